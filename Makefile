@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# ucpumap top-level Makefile.
+#
+#   make                  library (static + shared), apps, tests
+#   make check            build and run every test; ends "N passed, N failed"
+#   make check SANITIZE=address|thread|undefined
+#   make V=1              show the commands
+#   make install PREFIX=/usr/local DESTDIR=...
+#
+# Objects go to build/ (build/$(SANITIZE)/ for sanitizer builds). Library
+# sources are compiled twice: release objects for libucpumap.{a,so} and the
+# apps, and debug objects (-DUCM_DEBUG: every frame move checked) for the
+# unit tests.
+
+VERSION_MAJOR := 0
+VERSION_MINOR := 1
+VERSION_PATCH := 0
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+.DEFAULT_GOAL := all
+
+ifeq ($(filter clean distclean help,$(MAKECMDGOALS)),)
+include config.mk
+endif
+
+config.mk: configure
+	sh configure
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+BUILD := build/$(SANITIZE)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+ifeq ($(SANITIZE),address)
+SAN_FLAGS += -fsanitize=undefined -fno-sanitize-recover=all
+endif
+else
+BUILD := build
+SAN_FLAGS :=
+endif
+
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden \
+	-Ilib/include -Ilib $(SAN_FLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+DBG_CFLAGS := $(BASE_CFLAGS) -DUCM_DEBUG
+LDLIBS_BASE := -lpthread $(SAN_FLAGS)
+
+LIB_SRCS := lib/log.c lib/ring.c lib/umem.c lib/pool.c lib/cpumap.c lib/pkt.c
+LIB_HDRS := $(wildcard lib/*.h lib/include/ucpumap/*.h)
+PUB_HDRS := $(wildcard lib/include/ucpumap/*.h)
+
+LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
+LIB_DBG_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.dbg.o,$(LIB_SRCS))
+
+STATIC_LIB := $(BUILD)/libucpumap.a
+DEBUG_LIB := $(BUILD)/libucpumap-debug.a
+SHARED_LIB := $(BUILD)/libucpumap.so.$(VERSION)
+SONAME := libucpumap.so.$(VERSION_MAJOR)
+
+APPS := $(BUILD)/ucpumap-bench
+APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c \
+	apps/common/util.c
+
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+
+# Everything is rebuilt when the flags change (a SANITIZE or V switch
+# must not mix objects).
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_NOW := $(CC) $(BASE_CFLAGS) $(LDFLAGS)
+$(shell mkdir -p $(BUILD) && (test -f $(FLAGS_STAMP) && \
+	[ "$$(cat $(FLAGS_STAMP))" = "$(FLAGS_NOW)" ] || echo "$(FLAGS_NOW)" > $(FLAGS_STAMP)))
+DEPS := Makefile config.mk $(FLAGS_STAMP)
+
+.PHONY: all lib apps tests check install clean distclean help
+all: lib apps tests
+
+lib: $(STATIC_LIB) $(SHARED_LIB) $(DEBUG_LIB)
+apps: $(APPS)
+tests: $(UNIT_TESTS)
+
+$(BUILD)/lib/%.o: lib/%.c $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -c $< -o $@
+
+$(BUILD)/lib/%.dbg.o: lib/%.c $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(DBG_CFLAGS) -c $< -o $@
+
+$(STATIC_LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(DEBUG_LIB): $(LIB_DBG_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(SHARED_LIB): $(LIB_OBJS) lib/libucpumap.map
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=lib/libucpumap.map $(LDFLAGS) \
+		-o $@ $(LIB_OBJS) $(LDLIBS_BASE)
+	$(Q)ln -sf $(notdir $@) $(BUILD)/$(SONAME)
+	$(Q)ln -sf $(SONAME) $(BUILD)/libucpumap.so
+
+APP_CFLAGS := $(BASE_CFLAGS) -Iapps/common
+
+$(BUILD)/ucpumap-bench: $(APP_SRCS_ucpumap-bench) $(wildcard apps/common/*.h apps/ucpumap-bench/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-bench) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/utest.h $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(DBG_CFLAGS) -o $@ $< $(DEBUG_LIB) $(LDFLAGS) $(LDLIBS_BASE)
+
+check: all
+	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(TESTS)
+
+ucpumap.pc: lib/libucpumap.pc.template Makefile
+	$(call msg,GEN,$@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		$< > $(BUILD)/libucpumap.pc
+
+install: lib apps ucpumap.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/ucpumap \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 0755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(SHARED_LIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libucpumap.so
+	install -m 0644 $(PUB_HDRS) $(DESTDIR)$(INCLUDEDIR)/ucpumap/
+	install -m 0644 $(BUILD)/libucpumap.pc $(DESTDIR)$(PKGCONFIGDIR)/
+	install -m 0755 $(APPS) $(DESTDIR)$(BINDIR)/
+
+clean:
+	rm -rf build
+
+distclean: clean
+	rm -f config.mk
+
+help:
+	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A very small unit-test harness. Each test binary holds a table of cases;
+ * every case prints exactly one line, "PASS: <binary>/<case>",
+ * "FAIL: <binary>/<case>: <why>" or "SKIP: <binary>/<case>: <why>", which
+ * tests/run-tests.sh counts. The exit code is 1 when any case failed.
+ *
+ *	static int test_foo(void) { UT_ASSERT(x == 1, "x is %d", x); return 0; }
+ *	static const struct ut_case cases[] = { UT_CASE(test_foo), {} };
+ *	int main(int argc, char **argv) { return ut_main(argc, argv, cases); }
+ *
+ * A case returns 0 to pass, UT_SKIP after ut_skip_reason() to skip, and
+ * anything else (UT_ASSERT does it) to fail. `<binary> -l` lists the cases,
+ * `<binary> NAME...` runs only those.
+ */
+#ifndef UCM_UTEST_H
+#define UCM_UTEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <libgen.h>
+
+#define UT_SKIP	77
+
+struct ut_case {
+	const char *name;
+	int (*fn)(void);
+};
+
+#define UT_CASE(f)	{ #f, f }
+
+static char ut_why[512];
+
+static inline void ut_fail_reason(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ut_why, sizeof(ut_why), fmt, ap);
+	va_end(ap);
+}
+
+#define ut_skip_reason ut_fail_reason
+
+#define UT_ASSERT(cond, fmt, ...)					\
+	do {								\
+		if (!(cond)) {						\
+			ut_fail_reason("%s:%d: %s: " fmt, __FILE__,	\
+				       __LINE__, #cond, ##__VA_ARGS__);	\
+			return 1;					\
+		}							\
+	} while (0)
+
+static inline int ut_main(int argc, char **argv, const struct ut_case *cases)
+{
+	const char *prog = basename(argv[0]);
+	int failed = 0, i, j;
+
+	if (argc > 1 && !strcmp(argv[1], "-l")) {
+		for (i = 0; cases[i].name; i++)
+			printf("%s\n", cases[i].name);
+		return 0;
+	}
+	for (i = 0; cases[i].name; i++) {
+		int ret, want = argc <= 1;
+
+		for (j = 1; j < argc && !want; j++)
+			want = !strcmp(argv[j], cases[i].name);
+		if (!want)
+			continue;
+		ut_why[0] = '\0';
+		ret = cases[i].fn();
+		if (ret == 0) {
+			printf("PASS: %s/%s\n", prog, cases[i].name);
+		} else if (ret == UT_SKIP) {
+			printf("SKIP: %s/%s: %s\n", prog, cases[i].name, ut_why);
+		} else {
+			printf("FAIL: %s/%s: %s\n", prog, cases[i].name,
+			       ut_why[0] ? ut_why : "failed");
+			failed++;
+		}
+		fflush(stdout);
+	}
+	return failed ? 1 : 0;
+}
+
+#endif /* UCM_UTEST_H */
