@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ucm_ring: a bounded FIFO of frame handles (64-bit UMEM addresses) with
+ * bulk produce and consume. It carries frames between threads: bulk queues
+ * into a cpumap worker, remote returns into a pool's recycle ring, TX
+ * completions back to their RX thread.
+ *
+ * Concurrency contract
+ * --------------------
+ * - Exactly one consumer thread at a time (the worker for a cpumap ring, the
+ *   pool's owner for a recycle ring). Consumer calls need no lock.
+ * - UCM_RING_SP: exactly one producer thread at a time.
+ *   UCM_RING_MP: any number of producers. Each *bulk* reserves its slots
+ *   with one CAS on prod.head, writes them, waits for earlier reservations
+ *   to publish, then publishes its own through prod.tail. Never one atomic
+ *   per item.
+ * - Produce and consume are best effort: they move as many handles as fit
+ *   (or are there) and return that count. Neither ever blocks; the caller
+ *   decides what a short count means (a counted drop, a spill elsewhere).
+ * - Indices are free-running u32; unsigned subtraction modulo 2^32 gives the
+ *   fill level, so sizes are powers of two no larger than 2^31.
+ *
+ * Memory ordering (labels are repeated at each site in the code)
+ * ---------------------------------------------------------------
+ *
+ *   producer                               consumer
+ *   (P1) LOAD-ACQUIRE  cons.tail           (C1) LOAD-ACQUIRE  prod.tail
+ *        [MP: CAS prod.head, relaxed]           LOAD slots
+ *        STORE slots                       (C2) STORE-RELEASE cons.tail
+ *        [MP: (P3) LOAD-ACQUIRE prod.tail
+ *             until it equals our head]
+ *   (P2) STORE-RELEASE prod.tail
+ *
+ *   P2 pairs with C1: slots written before P2 are seen by the consumer
+ *   once it observes the new tail.
+ *   C2 pairs with P1: the consumer has finished reading slots before a
+ *   producer that observes the new cons.tail overwrites them.
+ *   P3 pairs with the P2 of the previous reservation: its slot stores
+ *   happen before our P2, so a consumer that sees our tail sees them too.
+ *
+ * Layout: producer fields, consumer fields and the read-only fields live on
+ * three separate cache lines, as in ptr_ring, so the two sides only share
+ * the lines they must (the slots and one index each way). The consumer
+ * never writes a slot.
+ */
+#ifndef UCPUMAP_RING_H
+#define UCPUMAP_RING_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sched.h>
+
+#ifndef UCM_API
+#define UCM_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ucm_ring_flags {
+	UCM_RING_SP = 0,	/* single producer */
+	UCM_RING_MP = 1 << 0,	/* multiple producers, CAS reservation */
+};
+
+/* Do not access these members directly. Use the functions below. */
+struct ucm_ring {
+	struct {
+		uint32_t head;		/* MP: next slot to reserve */
+		uint32_t tail;		/* slots below it are published */
+		uint32_t cached_cons;	/* SP: producer's view of cons.tail */
+	} prod __attribute__((aligned(64)));
+	struct {
+		uint32_t tail;		/* slots below it are consumed */
+		uint32_t cached_prod;	/* consumer's view of prod.tail */
+	} cons __attribute__((aligned(64)));
+	/* Read-only by both sides after creation. */
+	uint32_t size __attribute__((aligned(64)));
+	uint32_t mask;
+	uint32_t flags;
+	uint64_t slots[] __attribute__((aligned(64)));
+};
+
+/**
+ * ucm_ring__create() - allocate a ring
+ * @size: number of slots, a power of two, 2 .. 2^31
+ * @flags: UCM_RING_SP or UCM_RING_MP
+ *
+ * Return: the ring, or NULL with errno set (EINVAL for a bad size, ENOMEM).
+ */
+UCM_API struct ucm_ring *ucm_ring__create(uint32_t size, uint32_t flags);
+UCM_API void ucm_ring__free(struct ucm_ring *r);
+
+/* Spin this many times on P3 before yielding the CPU: a producer preempted
+ * between its reservation and its publication must get to run. */
+#define UCM_RING_SPIN_BEFORE_YIELD	128
+
+static inline void __ucm_ring_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	__asm__ volatile("" ::: "memory");
+#endif
+}
+
+static inline void __ucm_ring_copy_in(struct ucm_ring *r, uint32_t at,
+				      const uint64_t *v, uint32_t n)
+{
+	uint32_t idx = at & r->mask, first = r->size - idx;
+
+	if (n <= first) {
+		memcpy(&r->slots[idx], v, n * sizeof(*v));
+	} else {
+		memcpy(&r->slots[idx], v, first * sizeof(*v));
+		memcpy(&r->slots[0], v + first, (n - first) * sizeof(*v));
+	}
+}
+
+static inline void __ucm_ring_copy_out(const struct ucm_ring *r, uint32_t at,
+				       uint64_t *v, uint32_t n)
+{
+	uint32_t idx = at & r->mask, first = r->size - idx;
+
+	if (n <= first) {
+		memcpy(v, &r->slots[idx], n * sizeof(*v));
+	} else {
+		memcpy(v, &r->slots[idx], first * sizeof(*v));
+		memcpy(v + first, &r->slots[0], (n - first) * sizeof(*v));
+	}
+}
+
+/* Single producer: only this thread writes prod.tail, so reading it back
+ * relaxed is enough; cons.tail is re-read only when the cached view says
+ * the ring is too full. */
+static inline uint32_t ucm_ring__produce_sp(struct ucm_ring *r,
+					    const uint64_t *v, uint32_t n)
+{
+	uint32_t tail = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
+	uint32_t free = r->size - (tail - r->prod.cached_cons);
+
+	if (free < n) {
+		/* P1: pairs with C2 */
+		r->prod.cached_cons = __atomic_load_n(&r->cons.tail,
+						      __ATOMIC_ACQUIRE);
+		free = r->size - (tail - r->prod.cached_cons);
+		if (n > free)
+			n = free;
+		if (!n)
+			return 0;
+	}
+	__ucm_ring_copy_in(r, tail, v, n);
+	/* P2: pairs with C1 */
+	__atomic_store_n(&r->prod.tail, tail + n, __ATOMIC_RELEASE);
+	return n;
+}
+
+static inline uint32_t ucm_ring__produce_mp(struct ucm_ring *r,
+					    const uint64_t *v, uint32_t n)
+{
+	uint32_t head, next, cons, free, spins = 0;
+
+	head = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
+	do {
+		/* P1: pairs with C2 */
+		cons = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
+		/* A stale head can make this exceed size; the CAS then
+		 * fails because prod.head has moved on, and we retry. */
+		free = r->size - (head - cons);
+		if (n > free)
+			n = free;
+		if (!n)
+			return 0;
+		next = head + n;
+	} while (!__atomic_compare_exchange_n(&r->prod.head, &head, next, true,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+
+	__ucm_ring_copy_in(r, head, v, n);
+
+	/* P3: pairs with P2 of the reservation before ours. */
+	while (__atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) != head) {
+		if (++spins < UCM_RING_SPIN_BEFORE_YIELD)
+			__ucm_ring_relax();
+		else
+			sched_yield();
+	}
+	/* P2: pairs with C1 */
+	__atomic_store_n(&r->prod.tail, next, __ATOMIC_RELEASE);
+	return n;
+}
+
+/**
+ * ucm_ring__produce() - append up to @n handles
+ *
+ * Return: how many were appended, 0 .. @n, in order from the front of @v.
+ */
+static inline uint32_t ucm_ring__produce(struct ucm_ring *r,
+					 const uint64_t *v, uint32_t n)
+{
+	if (r->flags & UCM_RING_MP)
+		return ucm_ring__produce_mp(r, v, n);
+	return ucm_ring__produce_sp(r, v, n);
+}
+
+/**
+ * ucm_ring__consume() - take up to @n handles, oldest first
+ *
+ * Consumer thread only. Return: how many were taken.
+ */
+static inline uint32_t ucm_ring__consume(struct ucm_ring *r, uint64_t *v,
+					 uint32_t n)
+{
+	uint32_t tail = r->cons.tail;	/* only we write it */
+	uint32_t avail = r->cons.cached_prod - tail;
+
+	if (avail < n) {
+		/* C1: pairs with P2 */
+		r->cons.cached_prod = __atomic_load_n(&r->prod.tail,
+						      __ATOMIC_ACQUIRE);
+		avail = r->cons.cached_prod - tail;
+		if (n > avail)
+			n = avail;
+		if (!n)
+			return 0;
+	}
+	__ucm_ring_copy_out(r, tail, v, n);
+	/* C2: pairs with P1 */
+	__atomic_store_n(&r->cons.tail, tail + n, __ATOMIC_RELEASE);
+	return n;
+}
+
+/**
+ * ucm_ring__empty() - is there nothing to consume?
+ *
+ * Consumer thread only. Reads prod.tail with acquire (C1), so a false
+ * answer means the slots up to the new tail are readable.
+ */
+static inline bool ucm_ring__empty(struct ucm_ring *r)
+{
+	if (r->cons.cached_prod != r->cons.tail)
+		return false;
+	r->cons.cached_prod = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	return r->cons.cached_prod == r->cons.tail;
+}
+
+/* Fill level seen from any thread: a snapshot for statistics, not a promise. */
+static inline uint32_t ucm_ring__count(const struct ucm_ring *r)
+{
+	uint32_t cons = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+	uint32_t prod = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
+
+	return prod - cons;
+}
+
+static inline uint32_t ucm_ring__size(const struct ucm_ring *r)
+{
+	return r->size;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UCPUMAP_RING_H */

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Creation and release of ucm_ring; the hot operations are inline in ring.h. */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "ucpumap/ring.h"
+
+/* Indices are u32 and the fill level is their difference. */
+#define UCM_RING_MAX_SIZE	(1u << 31)
+
+struct ucm_ring *ucm_ring__create(uint32_t size, uint32_t flags)
+{
+	struct ucm_ring *r;
+	size_t bytes;
+
+	if (size < 2 || size > UCM_RING_MAX_SIZE || !is_pow2(size) ||
+	    (flags & ~UCM_RING_MP))
+		return ucm_err_ptr(-EINVAL);
+
+	bytes = sizeof(*r) + (size_t)size * sizeof(r->slots[0]);
+	bytes = (bytes + UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1);
+	r = aligned_alloc(UCM_CACHELINE, bytes);
+	if (!r)
+		return ucm_err_ptr(-ENOMEM);
+	memset(r, 0, sizeof(*r));
+	r->size = size;
+	r->mask = size - 1;
+	r->flags = flags;
+	return r;
+}
+
+void ucm_ring__free(struct ucm_ring *r)
+{
+	free(r);
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucm_ring tests.
+ *
+ * The stress cases follow DPDK's ring stress test: every handle carries a
+ * stamp (producer id, sequence number) and a shared table of per-handle
+ * states catches a handle that is lost, seen twice, or seen out of order
+ * within its producer. Producers push random bulk sizes; the consumer
+ * pulls random bulk sizes; the run ends after a fixed count, bounded in
+ * time.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "ucpumap/ring.h"
+#include "utest.h"
+
+static int test_create_rejects_bad_sizes(void)
+{
+	static const uint32_t bad[] = { 0, 1, 3, 1000, 0x80000001u, 0xffffffffu };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		UT_ASSERT(!ucm_ring__create(bad[i], UCM_RING_SP) && errno == EINVAL,
+			  "size %u accepted", bad[i]);
+	}
+	errno = 0;
+	UT_ASSERT(!ucm_ring__create(64, 0x80) && errno == EINVAL, "bad flags accepted");
+	return 0;
+}
+
+/* Fill, overfill, drain, underdrain, across the wrap, both kinds. */
+static int test_bounds_and_wrap(void)
+{
+	uint32_t flags[] = { UCM_RING_SP, UCM_RING_MP };
+	uint64_t in[40], out[40];
+	unsigned int f, round, i;
+
+	for (i = 0; i < 40; i++)
+		in[i] = 1000 + i;
+	for (f = 0; f < 2; f++) {
+		struct ucm_ring *r = ucm_ring__create(32, flags[f]);
+		uint64_t next_in = 0, next_out = 0;
+
+		UT_ASSERT(r, "create");
+		UT_ASSERT(ucm_ring__empty(r), "new ring not empty");
+		UT_ASSERT(ucm_ring__consume(r, out, 8) == 0, "consumed from empty");
+		/* Walk the indices around the array several times with
+		 * uneven bulks so copies split at the end of the slots. */
+		for (round = 0; round < 50; round++) {
+			uint32_t want = 1 + round % 13, got;
+
+			for (i = 0; i < want; i++)
+				in[i] = next_in + i;
+			got = ucm_ring__produce(r, in, want);
+			UT_ASSERT(got == want, "round %u: produced %u of %u", round, got, want);
+			next_in += got;
+			got = ucm_ring__consume(r, out, 1 + round % 7);
+			for (i = 0; i < got; i++)
+				UT_ASSERT(out[i] == next_out + i, "round %u: got %llu want %llu",
+					  round, (unsigned long long)out[i],
+					  (unsigned long long)(next_out + i));
+			next_out += got;
+			/* drain when close to full */
+			if (ucm_ring__count(r) > 20) {
+				while ((got = ucm_ring__consume(r, out, 40))) {
+					for (i = 0; i < got; i++)
+						UT_ASSERT(out[i] == next_out + i, "drain order");
+					next_out += got;
+				}
+			}
+		}
+		/* Overfill: only the free slots are taken. */
+		while (ucm_ring__consume(r, out, 40))
+			;
+		UT_ASSERT(ucm_ring__produce(r, in, 40) == 32, "overfill took != 32");
+		UT_ASSERT(ucm_ring__produce(r, in, 1) == 0, "full ring took more");
+		UT_ASSERT(ucm_ring__count(r) == 32, "count %u", ucm_ring__count(r));
+		UT_ASSERT(ucm_ring__consume(r, out, 40) == 32, "drain took != 32");
+		for (i = 0; i < 32; i++)
+			UT_ASSERT(out[i] == in[i], "slot %u", i);
+		UT_ASSERT(ucm_ring__empty(r), "not empty after drain");
+		ucm_ring__free(r);
+	}
+	return 0;
+}
+
+/* ---- stress ---------------------------------------------------------------- */
+
+#define STRESS_PRODUCERS	4
+#define STRESS_PER_PRODUCER	2000000
+#define STRESS_TIMEOUT_S	60
+
+struct stress {
+	struct ucm_ring *r;
+	int nprod;
+	_Atomic uint32_t go;
+	/* seen[p][seq]: 0 not yet, 1 consumed */
+	uint8_t *seen[STRESS_PRODUCERS];
+	uint32_t full_retries[STRESS_PRODUCERS];
+};
+
+struct prod_arg {
+	struct stress *s;
+	uint32_t id;
+};
+
+static uint64_t stamp(uint32_t p, uint32_t seq)
+{
+	/* A recognisable pattern in the top bits catches a torn slot. */
+	return (0xA5ull << 56) | ((uint64_t)p << 32) | seq;
+}
+
+static uint32_t xorshift(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+static void *stress_producer(void *arg)
+{
+	struct prod_arg *a = arg;
+	struct stress *s = a->s;
+	uint32_t seq = 0, rnd = 0x9e3779b9u * (a->id + 1);
+	uint64_t buf[64];
+
+	while (!atomic_load(&s->go))
+		;
+	while (seq < STRESS_PER_PRODUCER) {
+		/* Random bursts of 1..44, DPDK-style. */
+		uint32_t n = 1 + xorshift(&rnd) % 44, i, done = 0;
+
+		if (n > STRESS_PER_PRODUCER - seq)
+			n = STRESS_PER_PRODUCER - seq;
+		for (i = 0; i < n; i++)
+			buf[i] = stamp(a->id, seq + i);
+		while (done < n) {
+			uint32_t k = ucm_ring__produce(s->r, buf + done, n - done);
+
+			if (!k) {
+				s->full_retries[a->id]++;
+				sched_yield();
+			}
+			done += k;
+		}
+		seq += n;
+	}
+	return NULL;
+}
+
+static int run_stress(uint32_t flags, int nprod, uint32_t size)
+{
+	struct stress s = { .nprod = nprod };
+	struct prod_arg args[STRESS_PRODUCERS];
+	pthread_t thr[STRESS_PRODUCERS];
+	uint32_t next[STRESS_PRODUCERS] = {};
+	uint64_t total = 0, want = (uint64_t)nprod * STRESS_PER_PRODUCER;
+	uint32_t rnd = 12345;
+	time_t start = time(NULL);
+	uint64_t buf[64];
+	int p, err = 0;
+
+	s.r = ucm_ring__create(size, flags);
+	UT_ASSERT(s.r, "create");
+	for (p = 0; p < nprod; p++) {
+		s.seen[p] = calloc(STRESS_PER_PRODUCER, 1);
+		UT_ASSERT(s.seen[p], "calloc");
+		args[p] = (struct prod_arg){ &s, (uint32_t)p };
+		UT_ASSERT(!pthread_create(&thr[p], NULL, stress_producer, &args[p]), "thread");
+	}
+	atomic_store(&s.go, 1);
+
+	/* After the first error keep draining (unchecked) so the producers
+	 * can finish and be joined. */
+	while (total < want) {
+		uint32_t n = ucm_ring__consume(s.r, buf, 1 + xorshift(&rnd) % 64), i;
+
+		for (i = 0; i < n && !err; i++) {
+			uint64_t v = buf[i];
+			uint32_t pid = (v >> 32) & 0xffffff, seq = (uint32_t)v;
+
+			if ((v >> 56) != 0xA5 || pid >= (uint32_t)nprod ||
+			    seq >= STRESS_PER_PRODUCER) {
+				ut_fail_reason("corrupt handle 0x%llx", (unsigned long long)v);
+				err = 1;
+			} else if (s.seen[pid][seq]) {
+				ut_fail_reason("handle p%u/%u consumed twice", pid, seq);
+				err = 1;
+			} else if (seq != next[pid]) {
+				/* Per producer, handles arrive in the order sent. */
+				ut_fail_reason("p%u: got seq %u, expected %u (lost or reordered)",
+					       pid, seq, next[pid]);
+				err = 1;
+			} else {
+				s.seen[pid][seq] = 1;
+				next[pid]++;
+			}
+		}
+		total += n;
+		if (!n && time(NULL) - start > STRESS_TIMEOUT_S) {
+			/* Producers may be stuck: leave them, report. */
+			ut_fail_reason("timeout: %llu of %llu handles after %d s",
+				       (unsigned long long)total, (unsigned long long)want,
+				       STRESS_TIMEOUT_S);
+			return 1;
+		}
+	}
+	for (p = 0; p < nprod; p++)
+		pthread_join(thr[p], NULL);
+	if (err)
+		return 1;
+	UT_ASSERT(ucm_ring__empty(s.r), "ring not empty at the end");
+	for (p = 0; p < nprod; p++)
+		UT_ASSERT(next[p] == STRESS_PER_PRODUCER, "p%d: %u consumed", p, next[p]);
+	for (p = 0; p < nprod; p++)
+		free(s.seen[p]);
+	ucm_ring__free(s.r);
+	return 0;
+}
+
+static int test_spsc_stress(void)
+{
+	return run_stress(UCM_RING_SP, 1, 256);
+}
+
+static int test_mpsc_stress(void)
+{
+	return run_stress(UCM_RING_MP, STRESS_PRODUCERS, 256);
+}
+
+/* A tiny ring forces producers to contend on every reservation and to wait
+ * on each other's publication (P3). */
+static int test_mpsc_stress_tiny_ring(void)
+{
+	return run_stress(UCM_RING_MP, STRESS_PRODUCERS, 16);
+}
+
+static const struct ut_case cases[] = {
+	UT_CASE(test_create_rejects_bad_sizes),
+	UT_CASE(test_bounds_and_wrap),
+	UT_CASE(test_spsc_stress),
+	UT_CASE(test_mpsc_stress),
+	UT_CASE(test_mpsc_stress_tiny_ring),
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return ut_main(argc, argv, cases);
+}
