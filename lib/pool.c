@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The frame pool: allocation and return paths (page_pool.c's role).
+ *
+ * Allocation, owner only:
+ *   fast path  - pop the alloc cache;
+ *   refill     - cache empty: take up to 64 from the recycle ring (lockless,
+ *                the owner is its only consumer);
+ *   slow path  - ring empty: take up to 64 from the backing stack under its
+ *                lock (hold += n).
+ * Each allocation is counted in exactly one of fast, refill and slow, as in
+ * page_pool: fast + refill + slow == frames allocated.
+ *
+ * Return, any thread:
+ *   owner (and direct allowed) - into the cache (cached), overflow counted
+ *                                cache_full and sent on to the ring;
+ *   others                     - into the recycle ring (ring), one
+ *                                reservation per bulk;
+ *   ring full                  - to the backing stack (ring_full,
+ *                                release += n), one lock per bulk.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool_internal.h"
+
+__thread char ucm_self_token __attribute__((tls_model("initial-exec")));
+
+static const char *const loc_names[UCM_LOC__MAX] = {
+	[UCM_LOC_STACK] = "stack",
+	[UCM_LOC_CACHE] = "cache",
+	[UCM_LOC_RING] = "ring",
+	[UCM_LOC_APP] = "app",
+	[UCM_LOC_BQ] = "bulkq",
+	[UCM_LOC_WQ] = "worker-ring",
+	[UCM_LOC_WORKER] = "worker",
+};
+
+const char *ucm_frame_loc_str(enum ucm_frame_loc loc)
+{
+	if ((unsigned int)loc >= UCM_LOC__MAX)
+		return "unknown";
+	return loc_names[loc];
+}
+
+#ifdef UCM_DEBUG
+void ucm_frame_bad_move(struct ucm_umem *umem, uint64_t addr,
+			enum ucm_frame_loc from, enum ucm_frame_loc to)
+{
+	pr_warn("frame 0x%llx: move %s -> %s, but it is in %s\n",
+		(unsigned long long)addr, ucm_frame_loc_str(from),
+		ucm_frame_loc_str(to),
+		ucm_frame_loc_str(ucm_frame_loc(umem, addr)));
+	abort();
+}
+#endif
+
+/* ---- the backing stack ------------------------------------------------- */
+
+/* Pop up to @n frames; they become CACHE. Caller: owner. */
+static uint32_t pool_stack_pop(struct ucm_pool *pool, uint64_t *out,
+			       uint32_t n)
+{
+	uint32_t k;
+
+	pthread_mutex_lock(&pool->stack.lock);
+	k = min(n, pool->stack.top);
+	pool->stack.top -= k;
+	memcpy(out, &pool->stack.frames[pool->stack.top], k * sizeof(*out));
+	WRITE_ONCE(pool->stack.hold, pool->stack.hold + k);
+	pthread_mutex_unlock(&pool->stack.lock);
+
+	ucm_frame_move_bulk(pool->umem, out, k, UCM_LOC_STACK, UCM_LOC_CACHE);
+	return k;
+}
+
+/*
+ * Push @n frames, whose tags are already UCM_LOC_STACK. A stack that would
+ * overflow can only mean a frame was returned twice: the excess is refused
+ * and counted (release builds' double-free detector).
+ */
+void ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
+			    uint32_t n)
+{
+	uint32_t k;
+
+	pthread_mutex_lock(&pool->stack.lock);
+	k = min(n, pool->nframes - pool->stack.top);
+	memcpy(&pool->stack.frames[pool->stack.top], addrs, k * sizeof(*addrs));
+	pool->stack.top += k;
+	WRITE_ONCE(pool->stack.release, pool->stack.release + k);
+	pthread_mutex_unlock(&pool->stack.lock);
+
+	if (unlikely(k < n)) {
+		__atomic_fetch_add(&pool->remote_stats.double_free, n - k,
+				   __ATOMIC_RELAXED);
+		pr_warn("pool %u: backing stack overflow: %u frames returned twice\n",
+			pool->idx, n - k);
+	}
+}
+
+/* ---- allocation (owner only) ------------------------------------------- */
+
+/* noinline: keep the fast path small, as page_pool_refill_alloc_cache(). */
+static __noinline uint32_t pool_refill_from_ring(struct ucm_pool *pool)
+{
+	uint32_t n;
+
+	n = ucm_ring__consume(pool->ring, pool->alloc.cache,
+			      UCM_POOL_CACHE_REFILL);
+	ucm_frame_move_bulk(pool->umem, pool->alloc.cache, n, UCM_LOC_RING,
+			    UCM_LOC_CACHE);
+	pool->alloc.count = n;
+	return n;
+}
+
+static __noinline uint32_t pool_alloc_slow(struct ucm_pool *pool)
+{
+	uint32_t n = pool_stack_pop(pool, pool->alloc.cache,
+				    UCM_POOL_STACK_BULK);
+
+	pool->alloc.count = n;
+	return n;
+}
+
+int ucm_pool__alloc_bulk(struct ucm_pool *pool, uint64_t *addrs, uint32_t n)
+{
+	uint32_t got = 0, k;
+
+	if (unlikely(!ucm_pool_local(pool)))
+		return ucm_err(-EPERM);
+
+	while (got < n) {
+		k = min(n - got, pool->alloc.count);
+		if (k) {
+			/* LIFO: hand out the most recently returned (hot)
+			 * frames first. */
+			pool->alloc.count -= k;
+			memcpy(&addrs[got], &pool->alloc.cache[pool->alloc.count],
+			       k * sizeof(*addrs));
+			ucm_frame_move_bulk(pool->umem, &addrs[got], k,
+					    UCM_LOC_CACHE, UCM_LOC_APP);
+			STAT_ADD(pool->owner_stats.fast, k);
+			got += k;
+			continue;
+		}
+		/* Cache empty: the next frame is a refill or a slow one,
+		 * the ones after it come from the refilled cache (fast). */
+		if (pool_refill_from_ring(pool)) {
+			STAT_ADD(pool->owner_stats.refill, 1);
+		} else {
+			STAT_ADD(pool->owner_stats.empty, 1);
+			if (!pool_alloc_slow(pool)) {
+				STAT_ADD(pool->owner_stats.exhausted, n - got);
+				break;
+			}
+			STAT_ADD(pool->owner_stats.slow, 1);
+		}
+		addrs[got++] = pool->alloc.cache[--pool->alloc.count];
+		ucm_frame_move(pool->umem, addrs[got - 1], UCM_LOC_CACHE,
+			       UCM_LOC_APP);
+	}
+	return got;
+}
+
+int ucm_pool__alloc(struct ucm_pool *pool, uint64_t *addr)
+{
+	int n = ucm_pool__alloc_bulk(pool, addr, 1);
+
+	if (n < 0)
+		return n;
+	return n ? 0 : ucm_err(-ENOBUFS);
+}
+
+/* ---- returns ----------------------------------------------------------- */
+
+/* Into the recycle ring; what does not fit goes to the backing stack. The
+ * tags of @addrs are already UCM_LOC_RING. */
+static void pool_recycle_ring(struct ucm_pool *pool, const uint64_t *addrs,
+			      uint32_t n)
+{
+	uint32_t k = ucm_ring__produce(pool->ring, addrs, n);
+
+	if (k)
+		__atomic_fetch_add(&pool->remote_stats.ring, k,
+				   __ATOMIC_RELAXED);
+	if (k < n) {
+		ucm_frame_move_bulk(pool->umem, addrs + k, n - k, UCM_LOC_RING,
+				    UCM_LOC_STACK);
+		ucm_pool_stack_push(pool, addrs + k, n - k);
+		__atomic_fetch_add(&pool->remote_stats.ring_full, n - k,
+				   __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * The core of every return: @addrs all belong to @pool and have been
+ * validated, and their tags already say @to (CACHE is decided here, so
+ * callers pass RING for "recycle" and STACK for "release").
+ */
+static void pool_put_validated(struct ucm_pool *pool, const uint64_t *addrs,
+			       uint32_t n, bool allow_direct, bool release)
+{
+	uint32_t k = 0;
+
+	if (release) {
+		ucm_pool_stack_push(pool, addrs, n);
+		__atomic_fetch_add(&pool->remote_stats.released, n,
+				   __ATOMIC_RELAXED);
+		return;
+	}
+	if (allow_direct) {
+		k = min(n, UCM_POOL_CACHE_SIZE - pool->alloc.count);
+		memcpy(&pool->alloc.cache[pool->alloc.count], addrs,
+		       k * sizeof(*addrs));
+		pool->alloc.count += k;
+		ucm_frame_move_bulk(pool->umem, addrs, k, UCM_LOC_RING,
+				    UCM_LOC_CACHE);
+		STAT_ADD(pool->owner_stats.cached, k);
+		if (k < n)
+			STAT_ADD(pool->owner_stats.cache_full, n - k);
+	}
+	if (k < n)
+		pool_recycle_ring(pool, addrs + k, n - k);
+}
+
+#ifdef UCM_DEBUG
+static bool loc_outside_pool(enum ucm_frame_loc loc)
+{
+	return loc != UCM_LOC_STACK && loc != UCM_LOC_CACHE &&
+	       loc != UCM_LOC_RING;
+}
+#endif
+
+/*
+ * Check one frame handle on its way back and, in debug builds, claim its
+ * tag (@from, or any location outside the pool when @from is
+ * UCM_LOC__MAX) for @to. A refused handle is counted on @pool, or on its
+ * owner (pool 0 for an address that has none).
+ *
+ * Return: 0, -EINVAL (bad address, or not @pool's), -EALREADY (already free).
+ */
+static int put_check(struct ucm_umem *umem, struct ucm_pool *pool,
+		     uint64_t addr, enum ucm_frame_loc from,
+		     enum ucm_frame_loc to)
+{
+	if (unlikely(!ucm_umem_addr_ok(umem, addr) ||
+		     (pool && ucm_umem_owner(umem, addr) != pool))) {
+		struct ucm_pool *p = pool ? pool : &umem->pools[0];
+
+		__atomic_fetch_add(&p->remote_stats.bad_addr, 1,
+				   __ATOMIC_RELAXED);
+		return -EINVAL;
+	}
+#ifdef UCM_DEBUG
+	enum ucm_frame_loc cur = ucm_frame_loc(umem, addr);
+
+	if (loc_outside_pool(cur) && from != UCM_LOC__MAX && cur != from)
+		ucm_frame_bad_move(umem, addr, from, to);
+	if (unlikely(!loc_outside_pool(cur) ||
+		     !ucm_frame_try_move(umem, addr, cur, to))) {
+		__atomic_fetch_add(&ucm_umem_owner(umem, addr)->remote_stats.double_free,
+				   1, __ATOMIC_RELAXED);
+		pr_warn("frame 0x%llx returned while in %s\n",
+			(unsigned long long)addr, ucm_frame_loc_str(cur));
+		return -EALREADY;
+	}
+#endif
+	return 0;
+}
+
+int ucm_pool__put(struct ucm_pool *pool, uint64_t addr)
+{
+	int err = put_check(pool->umem, pool, addr, UCM_LOC__MAX,
+			    UCM_LOC_RING);
+
+	if (err)
+		return ucm_err(err);
+	pool_put_validated(pool, &addr, 1, ucm_pool_local(pool), false);
+	return 0;
+}
+
+void ucm_pool_recycle_direct(struct ucm_pool *pool, const uint64_t *addrs,
+			     uint32_t n, enum ucm_frame_loc from)
+{
+	ucm_frame_move_bulk(pool->umem, addrs, n, from, UCM_LOC_RING);
+	pool_put_validated(pool, addrs, n, ucm_pool_local(pool), false);
+}
+
+/*
+ * page_pool_put_netmem_bulk(): take the first frame's pool, evaluate the
+ * locality rule once for it, gather its frames (16 at a time) and return
+ * them together; frames of other pools are compacted to the front and
+ * handled in the next round.
+ */
+int __ucm_umem_put_bulk(struct ucm_umem *umem, const uint64_t *addrs,
+			uint32_t n, enum ucm_frame_loc from, bool release)
+{
+	uint64_t bulk[UCM_POOL_PUT_BULK];
+	uint64_t rest[UCM_POOL_PUT_BULK * 4];
+	const uint64_t *src = addrs;
+	enum ucm_frame_loc to = release ? UCM_LOC_STACK : UCM_LOC_RING;
+	bool rejected = false;
+
+	/* Chunk the caller's array so the "foreign" scratch space is bounded. */
+	while (n) {
+		uint32_t chunk = min(n, (uint32_t)ARRAY_SIZE(rest));
+		uint32_t left = 0, i;
+
+		for (i = 0; i < chunk; i++) {
+			if (!put_check(umem, NULL, src[i], from, to))
+				rest[left++] = src[i];
+			else
+				rejected = true;
+		}
+		src += chunk;
+		n -= chunk;
+
+		while (left) {
+			struct ucm_pool *pool = ucm_umem_owner(umem, rest[0]);
+			bool direct = !(umem->flags & UCM_UMEM_F_NO_DIRECT_BULK) &&
+				      ucm_pool_local(pool);
+			uint32_t nb = 0, foreign = 0;
+
+			for (i = 0; i < left; i++) {
+				if (ucm_umem_owner(umem, rest[i]) != pool) {
+					rest[foreign++] = rest[i];
+					continue;
+				}
+				bulk[nb++] = rest[i];
+				if (nb == UCM_POOL_PUT_BULK) {
+					pool_put_validated(pool, bulk, nb,
+							   direct, release);
+					nb = 0;
+				}
+			}
+			if (nb)
+				pool_put_validated(pool, bulk, nb, direct,
+						   release);
+			left = foreign;
+		}
+	}
+	return rejected ? ucm_err(-EINVAL) : 0;
+}
+
+int ucm_umem__put_bulk(struct ucm_umem *umem, const uint64_t *addrs,
+		       uint32_t n)
+{
+	return __ucm_umem_put_bulk(umem, addrs, n, UCM_LOC__MAX, false);
+}
+
+int ucm_umem__release_bulk(struct ucm_umem *umem, const uint64_t *addrs,
+			   uint32_t n)
+{
+	return __ucm_umem_put_bulk(umem, addrs, n, UCM_LOC__MAX, true);
+}
+
+/* ---- ownership, statistics ---------------------------------------------- */
+
+int ucm_pool__set_owner(struct ucm_pool *pool)
+{
+	__atomic_store_n(&pool->owner, ucm_self(), __ATOMIC_RELEASE);
+	return 0;
+}
+
+void ucm_pool__clear_owner(struct ucm_pool *pool)
+{
+	__atomic_store_n(&pool->owner, NULL, __ATOMIC_RELEASE);
+}
+
+bool ucm_pool__is_owner(const struct ucm_pool *pool)
+{
+	return ucm_pool_local(pool);
+}
+
+uint32_t ucm_pool__index(const struct ucm_pool *pool)
+{
+	return pool->idx;
+}
+
+uint32_t ucm_pool__frames(const struct ucm_pool *pool)
+{
+	return pool->nframes;
+}
+
+int64_t ucm_pool__inflight(const struct ucm_pool *pool)
+{
+	/* Serial-number arithmetic, as page_pool_inflight(). */
+	return (int64_t)(READ_ONCE(pool->stack.hold) -
+			 READ_ONCE(pool->stack.release));
+}
+
+void ucm_pool__get_stats(const struct ucm_pool *pool,
+			 struct ucm_pool_stats *st)
+{
+	const struct ucm_pool *p = pool;
+
+	memset(st, 0, sizeof(*st));
+	st->alloc_fast = READ_ONCE(p->owner_stats.fast);
+	st->alloc_slow = READ_ONCE(p->owner_stats.slow);
+	st->alloc_empty = READ_ONCE(p->owner_stats.empty);
+	st->alloc_refill = READ_ONCE(p->owner_stats.refill);
+	st->alloc_exhausted = READ_ONCE(p->owner_stats.exhausted);
+	st->recycle_cached = READ_ONCE(p->owner_stats.cached);
+	st->recycle_cache_full = READ_ONCE(p->owner_stats.cache_full);
+	st->recycle_ring = READ_ONCE(p->remote_stats.ring);
+	st->recycle_ring_full = READ_ONCE(p->remote_stats.ring_full);
+	st->recycle_released = READ_ONCE(p->remote_stats.released);
+	st->bad_addr = READ_ONCE(p->remote_stats.bad_addr);
+	st->double_free = READ_ONCE(p->remote_stats.double_free);
+	st->hold = READ_ONCE(p->stack.hold);
+	st->release = READ_ONCE(p->stack.release);
+	st->inflight = (int64_t)(st->hold - st->release);
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The inside of ucm_umem and ucm_pool, shared by umem.c, pool.c, cpumap.c
+ * (and later xsk/). See include/ucpumap/pool.h for the model.
+ */
+#ifndef UCM_POOL_INTERNAL_H
+#define UCM_POOL_INTERNAL_H
+
+#include <pthread.h>
+
+#include "internal.h"
+#include "ucpumap/pool.h"
+#include "ucpumap/ring.h"
+
+/*
+ * Concurrency contract of struct ucm_pool
+ *  - alloc.*, alloc_stats, owner_stats: written only by the owner thread
+ *    (the thread whose token is in ->owner), without atomics. Counters are
+ *    published with WRITE_ONCE so readers never see torn values.
+ *  - ring: MPSC; any thread produces, only the owner consumes (refill) -
+ *    or ucm_umem__destroy() once no owner is left.
+ *  - remote_stats: any thread, __atomic_fetch_add relaxed, once per bulk.
+ *  - stack.*, hold, release: under stack.lock. hold and release are also
+ *    read without the lock (READ_ONCE) for statistics.
+ *  - owner: written by ucm_pool__set_owner()/clear_owner() (release), read
+ *    by every returning thread (relaxed: a thread only ever compares it with
+ *    its own token, which cannot change under it).
+ */
+struct ucm_pool {
+	/* Owner-only line(s): the lockless LIFO cache (page_pool's pool->alloc). */
+	struct {
+		uint32_t count;
+		uint64_t cache[UCM_POOL_CACHE_SIZE];
+	} alloc __cacheline_aligned;
+
+	struct {
+		uint64_t fast, slow, empty, refill, exhausted;
+		uint64_t cached, cache_full;
+	} owner_stats;
+
+	/* Read-mostly after creation. */
+	const void *owner __cacheline_aligned;
+	struct ucm_umem *umem;
+	struct ucm_ring *ring;
+	uint64_t base;		/* first frame handle of this pool */
+	uint32_t nframes;
+	uint32_t idx;
+
+	/* Returns from any thread, one atomic add per bulk. */
+	struct {
+		uint64_t ring, ring_full, released;
+		uint64_t bad_addr, double_free;
+	} remote_stats __cacheline_aligned;
+
+	/* The backing stack: our page allocator. */
+	struct {
+		pthread_mutex_t lock;
+		uint32_t top;
+		uint64_t hold;		/* frames taken out, ever */
+		uint64_t release;	/* frames given back, ever */
+		uint64_t *frames;	/* nframes slots */
+	} stack __cacheline_aligned;
+};
+
+/*
+ * Concurrency contract of struct ucm_umem: everything is read-only after
+ * ucm_umem__create() except the pools (see above) and, in debug builds,
+ * tags[], which are moved with a CAS per frame so that a frame claimed by
+ * two threads at once is caught.
+ */
+struct ucm_umem {
+	void *area;
+	size_t size;
+	uint32_t frame_size;
+	uint32_t frame_shift;
+	uint32_t pool_shift;	/* addr >> pool_shift == pool index */
+	uint32_t npools;
+	uint32_t frames_per_pool;
+	uint32_t flags;
+	uint8_t *tags;		/* debug builds: one enum ucm_frame_loc per frame */
+	struct ucm_pool *pools;	/* npools, each cache-line aligned */
+};
+
+static inline bool ucm_umem_addr_ok(const struct ucm_umem *umem, uint64_t addr)
+{
+	return addr < umem->size && !(addr & (umem->frame_size - 1));
+}
+
+static inline struct ucm_pool *ucm_umem_owner(struct ucm_umem *umem,
+					      uint64_t addr)
+{
+	return &umem->pools[addr >> umem->pool_shift];
+}
+
+/* The calling thread's token: the address of a thread-local byte is unique
+ * among live threads. initial-exec keeps it a single %fs-relative lea. */
+extern __thread char ucm_self_token __attribute__((tls_model("initial-exec")));
+
+static inline const void *ucm_self(void)
+{
+	return &ucm_self_token;
+}
+
+static inline bool ucm_pool_local(const struct ucm_pool *pool)
+{
+	return __atomic_load_n(&pool->owner, __ATOMIC_RELAXED) == ucm_self();
+}
+
+/*
+ * Frame tags (debug builds only). ucm_frame_move() checks that a frame is
+ * where the caller believes and moves it; a mismatch is a bug in the
+ * caller: a double return, a lost frame, or two threads owning one frame.
+ */
+#ifdef UCM_DEBUG
+#define UCM_HAVE_TAGS 1
+
+static inline uint8_t *ucm_frame_tag(struct ucm_umem *umem, uint64_t addr)
+{
+	return &umem->tags[addr >> umem->frame_shift];
+}
+
+static inline bool ucm_frame_try_move(struct ucm_umem *umem, uint64_t addr,
+				      enum ucm_frame_loc from,
+				      enum ucm_frame_loc to)
+{
+	uint8_t expect = from;
+
+	return __atomic_compare_exchange_n(ucm_frame_tag(umem, addr), &expect,
+					   to, false, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED);
+}
+
+void ucm_frame_bad_move(struct ucm_umem *umem, uint64_t addr,
+			enum ucm_frame_loc from, enum ucm_frame_loc to);
+
+/* Internal moves cannot fail in a correct program: abort loudly. */
+static inline void ucm_frame_move(struct ucm_umem *umem, uint64_t addr,
+				  enum ucm_frame_loc from,
+				  enum ucm_frame_loc to)
+{
+	if (unlikely(!ucm_frame_try_move(umem, addr, from, to)))
+		ucm_frame_bad_move(umem, addr, from, to);
+}
+
+static inline enum ucm_frame_loc ucm_frame_loc(struct ucm_umem *umem,
+					       uint64_t addr)
+{
+	return __atomic_load_n(ucm_frame_tag(umem, addr), __ATOMIC_RELAXED);
+}
+#else
+#define UCM_HAVE_TAGS 0
+static inline void ucm_frame_move(struct ucm_umem *umem, uint64_t addr,
+				  enum ucm_frame_loc from,
+				  enum ucm_frame_loc to)
+{
+}
+#endif
+
+static inline void ucm_frame_move_bulk(struct ucm_umem *umem,
+				       const uint64_t *addrs, uint32_t n,
+				       enum ucm_frame_loc from,
+				       enum ucm_frame_loc to)
+{
+#ifdef UCM_DEBUG
+	for (uint32_t i = 0; i < n; i++)
+		ucm_frame_move(umem, addrs[i], from, to);
+#endif
+}
+
+/* Owner-only: direct returns into the cache; overflow goes to the ring,
+ * then to the stack. Frames must come from a location outside the pool and
+ * belong to @pool. */
+void ucm_pool_recycle_direct(struct ucm_pool *pool, const uint64_t *addrs,
+			     uint32_t n, enum ucm_frame_loc from);
+
+/* Push frames tagged UCM_LOC_STACK onto the backing stack (under its lock);
+ * refuses and counts what would overflow it (a double return). */
+void ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
+			 uint32_t n);
+
+/* ucm_umem__put_bulk()/release_bulk() with the frames' expected location
+ * (@from; UCM_LOC__MAX: anywhere outside the pool). */
+int __ucm_umem_put_bulk(struct ucm_umem *umem, const uint64_t *addrs,
+			uint32_t n, enum ucm_frame_loc from, bool release);
+
+#endif /* UCM_POOL_INTERNAL_H */

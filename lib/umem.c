@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The UMEM area, its carving into per-queue pools, the audit and the
+ * shutdown that brings every frame home (page_pool_destroy()'s role).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+
+#include "pool_internal.h"
+
+#define UCM_UMEM_DEFAULT_FRAME_SIZE	4096
+#define UCM_UMEM_DEFAULT_FRAMES		4096
+/* Fewer frames than this cannot cover a fill ring and an RX ring of the
+ * smallest sizes anyone uses (64 + 64), plus the cache. */
+#define UCM_UMEM_MIN_FRAMES		256
+#define UCM_UMEM_MAX_POOLS		256
+/* How often ucm_umem__destroy() looks for late returns. */
+#define UCM_DESTROY_RETRY_MS		10
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int umem_parse_opts(const struct ucm_umem_opts *in,
+			   struct ucm_umem_opts *o)
+{
+	int err = UCM_OPTS_COPY(o, in, ucm_umem_opts);
+
+	if (err)
+		return err;
+	if (!o->frame_size)
+		o->frame_size = UCM_UMEM_DEFAULT_FRAME_SIZE;
+	if (!o->npools)
+		o->npools = 1;
+	if (!o->frames_per_pool)
+		o->frames_per_pool = UCM_UMEM_DEFAULT_FRAMES;
+	if (!o->ring_size)
+		o->ring_size = UCM_POOL_RING_DEFAULT;
+
+	if (o->frame_size != 2048 && o->frame_size != 4096) {
+		pr_warn("frame size %u: must be 2048 or 4096\n", o->frame_size);
+		return -EINVAL;
+	}
+	if (o->npools > UCM_UMEM_MAX_POOLS) {
+		pr_warn("%u pools: at most %u\n", o->npools, UCM_UMEM_MAX_POOLS);
+		return -EINVAL;
+	}
+	if (!is_pow2(o->frames_per_pool) ||
+	    o->frames_per_pool < UCM_UMEM_MIN_FRAMES) {
+		pr_warn("%u frames per pool: must be a power of two >= %u\n",
+			o->frames_per_pool, UCM_UMEM_MIN_FRAMES);
+		return -EINVAL;
+	}
+	if (!is_pow2(o->ring_size) || o->ring_size < UCM_POOL_PUT_BULK ||
+	    o->ring_size > UCM_POOL_RING_MAX) {
+		pr_warn("recycle ring size %u: must be a power of two between %u and %u\n",
+			o->ring_size, UCM_POOL_PUT_BULK, UCM_POOL_RING_MAX);
+		return -EINVAL;
+	}
+	if ((uint64_t)o->npools * o->frames_per_pool * o->frame_size >
+	    (1ull << 40)) {
+		pr_warn("UMEM of %u x %u x %u bytes is too large\n", o->npools,
+			o->frames_per_pool, o->frame_size);
+		return -EINVAL;
+	}
+	if (o->flags & ~UCM_UMEM_F_NO_DIRECT_BULK) {
+		pr_warn("unknown umem flags 0x%x\n", o->flags);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void pool_fini(struct ucm_pool *pool)
+{
+	if (pool->ring)
+		ucm_ring__free(pool->ring);
+	free(pool->stack.frames);
+	pthread_mutex_destroy(&pool->stack.lock);
+}
+
+static int pool_init(struct ucm_umem *umem, struct ucm_pool *pool,
+		     uint32_t idx, uint32_t ring_size)
+{
+	uint32_t i;
+
+	memset(pool, 0, sizeof(*pool));
+	pthread_mutex_init(&pool->stack.lock, NULL);
+	pool->umem = umem;
+	pool->idx = idx;
+	pool->nframes = umem->frames_per_pool;
+	pool->base = (uint64_t)idx << umem->pool_shift;
+	pool->ring = ucm_ring__create(ring_size, UCM_RING_MP);
+	if (!pool->ring) {
+		int err = -errno;
+
+		pool_fini(pool);
+		return err;
+	}
+	pool->stack.frames = calloc(pool->nframes, sizeof(uint64_t));
+	if (!pool->stack.frames) {
+		pool_fini(pool);
+		return -ENOMEM;
+	}
+	/* Every frame starts on the backing stack; pushed in reverse so the
+	 * first allocations come out in address order. */
+	for (i = 0; i < pool->nframes; i++)
+		pool->stack.frames[i] = pool->base +
+			(uint64_t)(pool->nframes - 1 - i) * umem->frame_size;
+	pool->stack.top = pool->nframes;
+	return 0;
+}
+
+struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts)
+{
+	struct ucm_umem_opts o;
+	struct ucm_umem *umem;
+	uint32_t i;
+	int err;
+
+	err = umem_parse_opts(opts, &o);
+	if (err)
+		return ucm_err_ptr(err);
+
+	umem = calloc(1, sizeof(*umem));
+	if (!umem)
+		return ucm_err_ptr(-ENOMEM);
+	umem->frame_size = o.frame_size;
+	umem->frame_shift = ilog2_u64(o.frame_size);
+	umem->npools = o.npools;
+	umem->frames_per_pool = o.frames_per_pool;
+	umem->pool_shift = umem->frame_shift + ilog2_u64(o.frames_per_pool);
+	umem->flags = o.flags;
+	umem->size = (size_t)o.npools * o.frames_per_pool * o.frame_size;
+
+	/* Page-aligned and zeroed, as AF_XDP wants its UMEM. */
+	umem->area = mmap(NULL, umem->size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (umem->area == MAP_FAILED) {
+		err = -errno;
+		pr_warn("cannot map a UMEM of %zu bytes: %s\n", umem->size,
+			strerror(-err));
+		goto out_umem;
+	}
+
+#ifdef UCM_DEBUG
+	/* calloc: every tag starts as UCM_LOC_STACK (0). */
+	umem->tags = calloc((size_t)o.npools * o.frames_per_pool, 1);
+	if (!umem->tags) {
+		err = -ENOMEM;
+		goto out_area;
+	}
+#endif
+	umem->pools = aligned_alloc(UCM_CACHELINE,
+				    sizeof(struct ucm_pool) * o.npools);
+	if (!umem->pools) {
+		err = -ENOMEM;
+		goto out_tags;
+	}
+	for (i = 0; i < o.npools; i++) {
+		err = pool_init(umem, &umem->pools[i], i, o.ring_size);
+		if (err)
+			goto out_pools;
+	}
+	return umem;
+
+out_pools:
+	while (i--)
+		pool_fini(&umem->pools[i]);
+	free(umem->pools);
+out_tags:
+	free(umem->tags);
+#ifdef UCM_DEBUG
+out_area:
+#endif
+	munmap(umem->area, umem->size);
+out_umem:
+	free(umem);
+	return ucm_err_ptr(err);
+}
+
+/* Move everything parked in the cache and the recycle ring back to the
+ * backing stack. Caller: the owner, or destroy once no owner is left. */
+static void pool_scrub(struct ucm_pool *pool)
+{
+	uint64_t buf[UCM_POOL_STACK_BULK];
+	uint32_t n;
+
+	if (pool->alloc.count) {
+		ucm_frame_move_bulk(pool->umem, pool->alloc.cache,
+				    pool->alloc.count, UCM_LOC_CACHE,
+				    UCM_LOC_STACK);
+		n = pool->alloc.count;
+		pool->alloc.count = 0;
+		/* Through a copy: the push may log, the cache is ours. */
+		for (uint32_t off = 0; off < n; off += UCM_POOL_STACK_BULK) {
+			uint32_t k = min(n - off, (uint32_t)UCM_POOL_STACK_BULK);
+
+			memcpy(buf, &pool->alloc.cache[off], k * sizeof(*buf));
+			ucm_pool_stack_push(pool, buf, k);
+		}
+	}
+	while ((n = ucm_ring__consume(pool->ring, buf, ARRAY_SIZE(buf)))) {
+		ucm_frame_move_bulk(pool->umem, buf, n, UCM_LOC_RING,
+				    UCM_LOC_STACK);
+		ucm_pool_stack_push(pool, buf, n);
+	}
+}
+
+int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
+{
+	uint64_t start = now_ms();
+	bool warned = false;
+	int64_t inflight;
+	uint32_t i;
+
+	if (!umem)
+		return 0;
+
+	/* page_pool_disable_direct_recycling(): from now on every return
+	 * goes through a ring, which we drain below. */
+	for (i = 0; i < umem->npools; i++)
+		ucm_pool__clear_owner(&umem->pools[i]);
+
+	for (;;) {
+		inflight = 0;
+		for (i = 0; i < umem->npools; i++) {
+			pool_scrub(&umem->pools[i]);
+			inflight += ucm_pool__inflight(&umem->pools[i]);
+		}
+		if (inflight <= 0)
+			break;
+		if (now_ms() - start >= timeout_ms) {
+			for (i = 0; i < umem->npools; i++) {
+				int64_t n = ucm_pool__inflight(&umem->pools[i]);
+
+				if (n)
+					pr_warn("stalled pool shutdown: pool %u, %lld frames inflight after %u ms\n",
+						i, (long long)n, timeout_ms);
+			}
+			return ucm_err(-EBUSY);
+		}
+		if (!warned) {
+			pr_info("waiting for %lld frames in flight\n",
+				(long long)inflight);
+			warned = true;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec =
+				UCM_DESTROY_RETRY_MS * 1000000 }, NULL);
+	}
+	if (inflight < 0)
+		pr_warn("negative inflight (%lld): frames were returned twice\n",
+			(long long)inflight);
+
+	for (i = 0; i < umem->npools; i++)
+		pool_fini(&umem->pools[i]);
+	free(umem->pools);
+	free(umem->tags);
+	munmap(umem->area, umem->size);
+	free(umem);
+	return 0;
+}
+
+void *ucm_umem__area(const struct ucm_umem *umem)
+{
+	return umem->area;
+}
+
+size_t ucm_umem__size(const struct ucm_umem *umem)
+{
+	return umem->size;
+}
+
+uint32_t ucm_umem__frame_size(const struct ucm_umem *umem)
+{
+	return umem->frame_size;
+}
+
+uint32_t ucm_umem__npools(const struct ucm_umem *umem)
+{
+	return umem->npools;
+}
+
+uint32_t ucm_umem__flags(const struct ucm_umem *umem)
+{
+	return umem->flags;
+}
+
+struct ucm_pool *ucm_umem__pool(struct ucm_umem *umem, uint32_t idx)
+{
+	if (idx >= umem->npools)
+		return ucm_err_ptr(-EINVAL);
+	return &umem->pools[idx];
+}
+
+/* ---- audit --------------------------------------------------------------- */
+
+/* Mark @addr seen; false if it already was (a frame in two places). */
+static bool audit_mark(const struct ucm_pool *pool, uint8_t *seen,
+		       uint64_t addr)
+{
+	uint64_t i = (addr - pool->base) >> pool->umem->frame_shift;
+
+	if (addr < pool->base || i >= pool->nframes ||
+	    (addr & (pool->umem->frame_size - 1))) {
+		pr_warn("audit: pool %u holds foreign handle 0x%llx\n",
+			pool->idx, (unsigned long long)addr);
+		return false;
+	}
+	if (seen[i])
+		return false;
+	seen[i] = 1;
+	return true;
+}
+
+static int audit_tier(struct ucm_pool *pool, uint8_t *seen,
+		      const char *tier, enum ucm_frame_loc loc, uint64_t addr)
+{
+	if (!audit_mark(pool, seen, addr)) {
+		pr_warn("audit: pool %u: frame 0x%llx is in two places (again in %s)\n",
+			pool->idx, (unsigned long long)addr, tier);
+		return -EUCLEAN;
+	}
+#ifdef UCM_DEBUG
+	if (ucm_frame_loc(pool->umem, addr) != loc) {
+		pr_warn("audit: pool %u: frame 0x%llx is in the %s but tagged %s\n",
+			pool->idx, (unsigned long long)addr, tier,
+			ucm_frame_loc_str(ucm_frame_loc(pool->umem, addr)));
+		return -EUCLEAN;
+	}
+#endif
+	return 0;
+}
+
+int ucm_pool__audit(struct ucm_pool *pool, struct ucm_pool_audit *a)
+{
+	struct ucm_pool_audit local;
+	struct ucm_ring *r = pool->ring;
+	uint32_t i, ring_n, parked;
+	int64_t inflight;
+	uint8_t *seen;
+	int err = 0;
+
+	if (!a)
+		a = &local;
+	memset(a, 0, sizeof(*a));
+	a->frames = pool->nframes;
+	seen = calloc(pool->nframes, 1);
+	if (!seen)
+		return ucm_err(-ENOMEM);
+
+	pthread_mutex_lock(&pool->stack.lock);
+	for (i = 0; i < pool->stack.top && !err; i++)
+		err = audit_tier(pool, seen, "backing stack", UCM_LOC_STACK,
+				 pool->stack.frames[i]);
+	for (i = 0; i < pool->alloc.count && !err; i++)
+		err = audit_tier(pool, seen, "alloc cache", UCM_LOC_CACHE,
+				 pool->alloc.cache[i]);
+	ring_n = ucm_ring__count(r);
+	for (i = 0; i < ring_n && !err; i++)
+		err = audit_tier(pool, seen, "recycle ring", UCM_LOC_RING,
+				 r->slots[(r->cons.tail + i) & r->mask]);
+
+	parked = pool->stack.top + pool->alloc.count + ring_n;
+	inflight = (int64_t)(pool->stack.hold - pool->stack.release);
+	if (!err && inflight != (int64_t)pool->nframes - pool->stack.top) {
+		pr_warn("audit: pool %u: inflight %lld but %u frames are off the backing stack\n",
+			pool->idx, (long long)inflight,
+			pool->nframes - pool->stack.top);
+		err = -EUCLEAN;
+	}
+
+#ifdef UCM_DEBUG
+	a->tagged = true;
+	for (i = 0; i < pool->nframes; i++) {
+		uint64_t addr = pool->base + ((uint64_t)i << pool->umem->frame_shift);
+		enum ucm_frame_loc loc = ucm_frame_loc(pool->umem, addr);
+
+		a->loc[loc < UCM_LOC__MAX ? loc : UCM_LOC_APP]++;
+		/* A frame tagged as parked in a tier must have been found
+		 * in it above. */
+		if (!err && !seen[i] && (loc == UCM_LOC_STACK ||
+					 loc == UCM_LOC_CACHE ||
+					 loc == UCM_LOC_RING)) {
+			pr_warn("audit: pool %u: frame 0x%llx tagged %s is not there\n",
+				pool->idx, (unsigned long long)addr,
+				ucm_frame_loc_str(loc));
+			err = -EUCLEAN;
+		}
+	}
+#else
+	a->loc[UCM_LOC_STACK] = pool->stack.top;
+	a->loc[UCM_LOC_CACHE] = pool->alloc.count;
+	a->loc[UCM_LOC_RING] = ring_n;
+	a->loc[UCM_LOC_APP] = parked <= pool->nframes ? pool->nframes - parked : 0;
+#endif
+	if (!err && parked > pool->nframes) {
+		pr_warn("audit: pool %u: %u frames parked, only %u exist\n",
+			pool->idx, parked, pool->nframes);
+		err = -EUCLEAN;
+	}
+	pthread_mutex_unlock(&pool->stack.lock);
+	free(seen);
+	return ucm_err(err);
+}
+
+int ucm_umem__audit(struct ucm_umem *umem, struct ucm_pool_audit *sum)
+{
+	struct ucm_pool_audit a;
+	int err = 0, ret;
+	uint32_t i, l;
+
+	if (sum)
+		memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < umem->npools; i++) {
+		ret = ucm_pool__audit(&umem->pools[i], &a);
+		if (ret && !err)
+			err = ret;
+		if (!sum)
+			continue;
+		sum->frames += a.frames;
+		sum->tagged = a.tagged;
+		for (l = 0; l < UCM_LOC__MAX; l++)
+			sum->loc[l] += a.loc[l];
+	}
+	return ucm_err(err);
+}
