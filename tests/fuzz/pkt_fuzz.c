@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined -Ilib/include \
+ *          -Ilib tests/fuzz/pkt_fuzz.c lib/pkt.c lib/log.c -o /tmp/pkt_fuzz
+ * Seed:  mkdir -p /tmp/pc && build/tests/test_pkt --write-corpus /tmp/pc
+ * Run:   /tmp/pkt_fuzz -max_total_time=30 /tmp/pc   (seeding is optional)
+ * Oracle: valid reason; on success every offset within the frame (check()).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <linux/if_ether.h>
+
+#include "ucpumap/pkt.h"
+
+#define CHECK(cond)				\
+	do {					\
+		if (!(cond))			\
+			abort();		\
+	} while (0)
+
+/* Header size the flags promise fits at l4_off, recomputed independently. */
+static uint32_t l4_min(const struct ucm_pkt *pkt, const uint8_t *data)
+{
+	switch (pkt->l4_proto) {
+	case IPPROTO_UDP:
+		return 8;
+	case IPPROTO_TCP:
+		CHECK(pkt->l4_off + 20u <= pkt->len);
+		return (data[pkt->l4_off + 12] >> 4) * 4;
+	case IPPROTO_ICMP:
+		return 8;
+	case IPPROTO_ICMPV6:
+		return 4;
+	default:
+		abort();	/* L4 set for a protocol we don't parse */
+	}
+}
+
+static void check(const struct ucm_pkt *pkt, const uint8_t *data,
+		  uint32_t len)
+{
+	uint32_t l3_end = pkt->l3_off + pkt->l3_len;
+	uint16_t f = pkt->flags;
+	int ip = !!(f & (UCM_PKT_F_IPV4 | UCM_PKT_F_IPV6));
+
+	CHECK(pkt->len == len);
+	CHECK(pkt->l3_off >= ETH_HLEN && pkt->l3_off <= len);
+	CHECK(pkt->l3_off == ETH_HLEN + 4 * pkt->nvlan);
+	CHECK(pkt->nvlan <= UCM_VLAN_MAX_DEPTH);
+	CHECK(pkt->l4_off <= len);
+	CHECK(l3_end <= len);
+	CHECK(!((f & UCM_PKT_F_IPV4) && (f & UCM_PKT_F_IPV6)));
+
+	if (!ip) {
+		/* Non-IP: nothing beyond the link layer is claimed. */
+		CHECK(f == 0 && !pkt->l4_proto && !pkt->l3_len &&
+		      !pkt->l4_off && !pkt->hash && !pkt->hash_sym);
+		CHECK(pkt->eth_proto != ETH_P_IP &&
+		      pkt->eth_proto != ETH_P_IPV6);
+		return;
+	}
+
+	CHECK(pkt->eth_proto == ((f & UCM_PKT_F_IPV4) ? ETH_P_IP :
+				 ETH_P_IPV6));
+	CHECK(pkt->l3_len >= ((f & UCM_PKT_F_IPV4) ? 20 : 40));
+	CHECK(pkt->l4_off >= pkt->l3_off + 20 && pkt->l4_off <= l3_end);
+	CHECK(pkt->hash && pkt->hash_sym);
+	if (f & UCM_PKT_F_FRAG_FIRST)
+		CHECK(f & UCM_PKT_F_FRAG);
+	if (f & UCM_PKT_F_IP_OPTS)
+		CHECK(f & UCM_PKT_F_IPV4);
+	if (f & UCM_PKT_F_IPV6_EXT)
+		CHECK(f & UCM_PKT_F_IPV6);
+	if (f & UCM_PKT_F_PORTS)
+		CHECK((f & UCM_PKT_F_L4) && (pkt->l4_proto == IPPROTO_UDP ||
+					     pkt->l4_proto == IPPROTO_TCP));
+	/* A later fragment carries no transport header. */
+	if ((f & UCM_PKT_F_FRAG) && !(f & UCM_PKT_F_FRAG_FIRST))
+		CHECK(!(f & UCM_PKT_F_L4));
+
+	if (f & UCM_PKT_F_L4) {
+		uint32_t need = l4_min(pkt, data);
+
+		CHECK(need >= 4 && pkt->l4_hlen == need);
+		CHECK(pkt->l4_off + need <= l3_end);
+	} else {
+		CHECK(!pkt->sport && !pkt->dport);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ucm_pkt pkt, again;
+	enum ucm_drop_reason ret;
+	uint8_t *buf;
+
+	if (size > UINT16_MAX)
+		return 0;
+	/* libFuzzer's buffer may have slack; an exact copy has none. */
+	buf = malloc(size ? size : 1);
+	if (!buf)
+		return 0;
+	memcpy(buf, data, size);
+
+	ret = ucm_pkt__parse(&pkt, buf, size);
+	CHECK((unsigned int)ret < UCM_DROP__MAX);
+	/* The parser only returns its own reasons. */
+	CHECK(ret != UCM_DROP_NON_IP && ret != UCM_DROP_ENQUEUE_FULL &&
+	      ret != UCM_DROP_SINK && ret != UCM_DROP_FRAME_BOUNDS &&
+	      ret != UCM_DROP_OVERSIZE);
+	if (ret == UCM_DROP_NONE) {
+		check(&pkt, buf, size);
+		/* Deterministic: a second parse gives the same descriptor. */
+		CHECK(ucm_pkt__parse(&again, buf, size) == UCM_DROP_NONE);
+		CHECK(!memcmp(&pkt, &again, sizeof(pkt)));
+	}
+	free(buf);
+	return 0;
+}
