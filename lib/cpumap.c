@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The cpumap: bulk queues, worker rings and worker threads
+ * (kernel/bpf/cpumap.c's role).
+ *
+ * Producer side, per RX thread (struct ucm_cpumap_producer):
+ *   enqueue - append the frame to the bulk queue of its worker; a full bulk
+ *             queue is flushed first (bq_enqueue()).
+ *   flush   - at the end of each RX batch, every non-empty bulk queue goes
+ *             into its worker's MPSC ring with one reservation; what the
+ *             ring cannot take is recycled directly into the producer's pool
+ *             and counted as a drop; then each worker that sleeps is woken
+ *             once (xdp_do_flush()).
+ *
+ * Worker side (worker_main(), cpu_map_kthread_run()):
+ *   consume up to 8, build the descriptors in the frames' headroom, hand
+ *   the batch to the sink, return the frames in bulk; when the ring is
+ *   empty, flush the sink and sleep without losing a wakeup; when told to
+ *   stop, drain the ring first.
+ *
+ * Sleep/wake protocol (S1 pairs with S2):
+ *
+ *   worker                              producer
+ *   seq = LOAD-ACQUIRE wake.seq         publish frames (ring P2, release)
+ *   STORE wake.sleeping = 1             (S2) FENCE seq_cst
+ *   (S1) FENCE seq_cst                  if LOAD wake.sleeping:
+ *   if ring not empty: don't sleep          wake.seq++ (release)
+ *   futex_wait(wake.seq, seq)               futex_wake(wake.seq)
+ *
+ * The two fences order each side's store before its load, so at least one
+ * side sees the other: the worker sees the frames and does not sleep, or
+ * the producer sees "sleeping" and bumps seq, which makes a futex_wait that
+ * has not started yet return at once (the value is no longer seq).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sched.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+#include "pool_internal.h"
+#include "cpumap_internal.h"
+#include "ucpumap/cpumap.h"
+
+#ifdef UCM_DEBUG
+void (*ucm_cpumap_test_hook)(uint32_t worker, enum ucm_cpumap_hook_point where);
+#define TEST_HOOK(w, where)						\
+	do {								\
+		if (ucm_cpumap_test_hook)				\
+			ucm_cpumap_test_hook((w)->idx, where);		\
+	} while (0)
+#else
+#define TEST_HOOK(w, where) do { } while (0)
+#endif
+
+/*
+ * Concurrency contract of struct ucm_worker
+ *  - ring: MPSC; producers flush bulks into it, only this worker consumes.
+ *  - wake.*: sleeping is written by the worker, read by producers; seq is
+ *    bumped by producers (and destroy), futex-waited on by the worker.
+ *  - stop: written once by destroy (release), read by the worker (acquire).
+ *  - stats: written by the worker only (WRITE_ONCE), read by anyone.
+ */
+struct ucm_worker {
+	struct ucm_ring *ring;
+	struct ucm_cpumap *map;
+	uint32_t idx;
+	int cpu;
+	pthread_t thread;
+	int open_err;		/* the sink's open() result, for create */
+	uint32_t running;	/* futex: 0 until the loop is about to start */
+
+	struct {
+		uint32_t sleeping;
+		uint32_t seq;
+		uint32_t stop;
+	} wake __cacheline_aligned;
+
+	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
+};
+
+struct ucm_cpumap {
+	struct ucm_umem *umem;
+	void *area;
+	uint32_t frame_size;
+	uint32_t flags;
+	const struct ucm_sink_ops *sink;
+	void *sink_ctx;
+	uint32_t nworkers;
+	struct ucm_worker **workers;
+
+	pthread_mutex_t lock;	/* the producer list */
+	struct ucm_cpumap_producer *producers;
+};
+
+struct ucm_bq {
+	uint32_t count;
+	uint64_t q[UCM_CPUMAP_BULK_SIZE];
+};
+
+/*
+ * Concurrency contract of struct ucm_cpumap_producer: used by one thread
+ * at a time (its RX thread); stats are written by it only (WRITE_ONCE) and
+ * read by anyone.
+ */
+struct ucm_cpumap_producer {
+	struct ucm_cpumap *map;
+	struct ucm_pool *pool;
+	struct ucm_cpumap_producer *next;
+	uint64_t dirty;		/* bit w: bq[w] is not empty (the flush list) */
+	struct ucm_cpumap_enqueue_stats *stats;	/* one per worker */
+	struct ucm_bq bq[];
+};
+
+static long futex(uint32_t *uaddr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+/* ---- producer side ------------------------------------------------------ */
+
+static void cpumap_wake(struct ucm_cpumap_producer *prod, uint32_t w)
+{
+	struct ucm_worker *wk = prod->map->workers[w];
+
+	/* S2: pairs with S1 in worker_sleep() */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&wk->wake.sleeping, __ATOMIC_RELAXED))
+		return;
+	/* Release: a worker that reads the new seq also sees stop. */
+	__atomic_fetch_add(&wk->wake.seq, 1, __ATOMIC_RELEASE);
+	futex(&wk->wake.seq, FUTEX_WAKE_PRIVATE, 1);
+	STAT_ADD(prod->stats[w].wakeups, 1);
+}
+
+/* bq_flush_to_queue(): one ring reservation for the whole bulk. */
+static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
+{
+	struct ucm_bq *bq = &prod->bq[w];
+	struct ucm_worker *wk = prod->map->workers[w];
+	struct ucm_umem *umem = prod->map->umem;
+	uint32_t n = bq->count, k;
+
+	/* Tags first: the worker may consume a frame the moment it lands. */
+	ucm_frame_move_bulk(umem, bq->q, n, UCM_LOC_BQ, UCM_LOC_WQ);
+	k = ucm_ring__produce(wk->ring, bq->q, n);
+	if (unlikely(k < n)) {
+		/* Ring full: back into our own pool, directly, as
+		 * xdp_return_frame_rx_napi() does. */
+		ucm_pool_recycle_direct(prod->pool, bq->q + k, n - k,
+					UCM_LOC_WQ);
+		STAT_ADD(prod->stats[w].drops, n - k);
+	}
+	STAT_ADD(prod->stats[w].processed, n);
+	STAT_ADD(prod->stats[w].events, 1);
+	bq->count = 0;
+}
+
+int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
+			uint64_t addr)
+{
+	struct ucm_bq *bq;
+
+	/* A frame of another pool would go back to the wrong pool on a
+	 * drop: refuse it along with a bad worker index. */
+	if (unlikely(worker >= prod->map->nworkers ||
+		     !ucm_umem_addr_ok(prod->map->umem, addr) ||
+		     ucm_umem_owner(prod->map->umem, addr) != prod->pool))
+		return ucm_err(-EINVAL);
+	bq = &prod->bq[worker];
+	if (unlikely(bq->count == UCM_CPUMAP_BULK_SIZE))
+		bq_flush(prod, worker);
+	ucm_frame_move(prod->map->umem, addr, UCM_LOC_APP, UCM_LOC_BQ);
+	bq->q[bq->count++] = addr;
+	prod->dirty |= 1ull << worker;
+	return 0;
+}
+
+void ucm_cpumap__flush(struct ucm_cpumap_producer *prod)
+{
+	uint64_t dirty = prod->dirty;
+
+	while (dirty) {
+		uint32_t w = __builtin_ctzll(dirty);
+
+		dirty &= dirty - 1;
+		if (prod->bq[w].count)
+			bq_flush(prod, w);
+		cpumap_wake(prod, w);
+	}
+	prod->dirty = 0;
+}
+
+struct ucm_cpumap_producer *
+ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
+{
+	struct ucm_cpumap_producer *prod;
+
+	if (!map || !pool || pool->umem != map->umem)
+		return ucm_err_ptr(-EINVAL);
+	prod = aligned_alloc(UCM_CACHELINE,
+			     (sizeof(*prod) +
+			      map->nworkers * sizeof(struct ucm_bq) +
+			      UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1));
+	if (!prod)
+		return ucm_err_ptr(-ENOMEM);
+	memset(prod, 0, sizeof(*prod) + map->nworkers * sizeof(struct ucm_bq));
+	prod->stats = calloc(map->nworkers, sizeof(*prod->stats));
+	if (!prod->stats) {
+		free(prod);
+		return ucm_err_ptr(-ENOMEM);
+	}
+	prod->map = map;
+	prod->pool = pool;
+
+	pthread_mutex_lock(&map->lock);
+	prod->next = map->producers;
+	map->producers = prod;
+	pthread_mutex_unlock(&map->lock);
+	return prod;
+}
+
+static void producer_free(struct ucm_cpumap_producer *prod)
+{
+	free(prod->stats);
+	free(prod);
+}
+
+void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod)
+{
+	struct ucm_cpumap *map;
+	struct ucm_cpumap_producer **pp;
+
+	if (!prod)
+		return;
+	map = prod->map;
+	/* Nothing staged may be lost: push it to the workers first. */
+	ucm_cpumap__flush(prod);
+
+	pthread_mutex_lock(&map->lock);
+	for (pp = &map->producers; *pp; pp = &(*pp)->next) {
+		if (*pp == prod) {
+			*pp = prod->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&map->lock);
+	producer_free(prod);
+}
+
+/* ---- worker side ---------------------------------------------------------- */
+
+/* Returns true when the worker must exit: told to stop and nothing left. */
+static bool worker_sleep(struct ucm_worker *w)
+{
+	uint32_t seq;
+
+	TEST_HOOK(w, UCM_CPUMAP_HOOK_EMPTY_SEEN);
+	seq = __atomic_load_n(&w->wake.seq, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&w->wake.sleeping, 1, __ATOMIC_RELAXED);
+	/* S1: pairs with S2 in cpumap_wake() */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* Recheck to avoid a lost wakeup. */
+	if (!ucm_ring__empty(w->ring))
+		goto awake;
+	if (__atomic_load_n(&w->wake.stop, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&w->wake.sleeping, 0, __ATOMIC_RELAXED);
+		return true;
+	}
+	TEST_HOOK(w, UCM_CPUMAP_HOOK_BEFORE_SLEEP);
+	/* EAGAIN (seq moved on) and EINTR both mean: look again. */
+	futex(&w->wake.seq, FUTEX_WAIT_PRIVATE, seq);
+	STAT_ADD(w->stats.sched, 1);
+awake:
+	__atomic_store_n(&w->wake.sleeping, 0, __ATOMIC_RELAXED);
+	return false;
+}
+
+/*
+ * One batch: the frames' headers were written by the producer; check them
+ * against the frame, parse, hand the good ones to the sink, and return the
+ * frames (all of them, or only the bad ones for a keeping sink).
+ */
+static void worker_run_batch(struct ucm_worker *w, uint64_t *addrs,
+			     uint32_t n)
+{
+	struct ucm_cpumap *map = w->map;
+	struct ucm_frame_hdr *frames[UCM_CPUMAP_BATCH];
+	uint64_t good[UCM_CPUMAP_BATCH], bad[UCM_CPUMAP_BATCH];
+	uint32_t ngood = 0, nbad = 0, i, dropped = 0;
+	bool keep = map->sink && (map->sink->flags & UCM_SINK_F_KEEP);
+
+	/*
+	 * Every header and every packet was last written on another CPU, so
+	 * each is a cache miss. Issue them all before using any: first the
+	 * headers (read, then written with the descriptor), then, once a
+	 * header says where its packet is, the packet's first line.
+	 */
+	for (i = 0; i < n; i++)
+		__builtin_prefetch((char *)map->area + addrs[i], 1);
+	for (i = 0; i < n; i++) {
+		struct ucm_frame_hdr *hdr = ucm_umem__frame(map->area, addrs[i]);
+
+		__builtin_prefetch((char *)hdr + hdr->data_off, 0);
+	}
+
+	for (i = 0; i < n; i++) {
+		struct ucm_frame_hdr *hdr = ucm_umem__frame(map->area, addrs[i]);
+		enum ucm_drop_reason reason;
+
+		ucm_frame_move(map->umem, addrs[i], UCM_LOC_WQ, UCM_LOC_WORKER);
+		if (unlikely(hdr->data_off < sizeof(*hdr) ||
+			     (uint32_t)hdr->data_off + hdr->len > map->frame_size))
+			reason = UCM_DROP_FRAME_BOUNDS;
+		else
+			reason = ucm_pkt__parse(&hdr->pkt, ucm_frame_data(hdr),
+						hdr->len);
+		if (unlikely(reason != UCM_DROP_NONE)) {
+			STAT_ADD(w->stats.drop_reason[reason], 1);
+			bad[nbad++] = addrs[i];
+			continue;
+		}
+		frames[ngood] = hdr;
+		good[ngood++] = addrs[i];
+	}
+
+	if (ngood && map->sink) {
+		int ret = map->sink->xmit(map->sink_ctx, w->idx, frames, good,
+					  ngood);
+
+		if (ret > 0) {
+			dropped = min((uint32_t)ret, ngood);
+			STAT_ADD(w->stats.drop_reason[UCM_DROP_SINK], dropped);
+		}
+	}
+
+	/* Our skb_mark_for_recycle(): back to the owner pools, in bulk. */
+	if (keep) {
+		if (nbad)
+			__ucm_umem_put_bulk(map->umem, bad, nbad,
+					    UCM_LOC_WORKER,
+					    map->flags & UCM_CPUMAP_F_NO_RECYCLE);
+	} else {
+		__ucm_umem_put_bulk(map->umem, addrs, n, UCM_LOC_WORKER,
+				    map->flags & UCM_CPUMAP_F_NO_RECYCLE);
+	}
+	STAT_ADD(w->stats.processed, n);
+	if (nbad + dropped)
+		STAT_ADD(w->stats.drops, nbad + dropped);
+}
+
+static void *worker_main(void *arg)
+{
+	struct ucm_worker *w = arg;
+	struct ucm_cpumap *map = w->map;
+	const struct ucm_sink_ops *sink = map->sink;
+	uint64_t addrs[UCM_CPUMAP_BATCH];
+	uint32_t n;
+
+	if (sink && sink->open)
+		w->open_err = sink->open(map->sink_ctx, w->idx);
+	/* kthread_running: create() waits for this before returning. */
+	__atomic_store_n(&w->running, 1, __ATOMIC_RELEASE);
+	futex(&w->running, FUTEX_WAKE_PRIVATE, 1);
+	if (w->open_err)
+		return NULL;
+
+	for (;;) {
+		n = ucm_ring__consume(w->ring, addrs, UCM_CPUMAP_BATCH);
+		if (n) {
+			worker_run_batch(w, addrs, n);
+			continue;
+		}
+		/* Ring empty: nothing may wait across an idle moment. */
+		if (sink && sink->flush)
+			sink->flush(map->sink_ctx, w->idx);
+		if (worker_sleep(w))
+			break;
+	}
+	if (sink && sink->close)
+		sink->close(map->sink_ctx, w->idx);
+	return NULL;
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static int cpu_allowed(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	return CPU_ISSET(cpu, &set);
+}
+
+static void worker_stop(struct ucm_worker *w)
+{
+	__atomic_store_n(&w->wake.stop, 1, __ATOMIC_RELEASE);
+	/* Always wake: the worker may sleep without having announced it to
+	 * us yet; seq moving on makes its futex_wait return. */
+	__atomic_fetch_add(&w->wake.seq, 1, __ATOMIC_RELEASE);
+	futex(&w->wake.seq, FUTEX_WAKE_PRIVATE, 1);
+	pthread_join(w->thread, NULL);
+}
+
+static void worker_free(struct ucm_worker *w)
+{
+	ucm_ring__free(w->ring);
+	free(w);
+}
+
+static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
+			uint32_t qsize)
+{
+	struct ucm_worker *w;
+	sigset_t all, old;
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err;
+
+	w = aligned_alloc(UCM_CACHELINE, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	memset(w, 0, sizeof(*w));
+	w->map = map;
+	w->idx = idx;
+	w->cpu = cpu;
+	w->ring = ucm_ring__create(qsize, UCM_RING_MP);
+	if (!w->ring) {
+		free(w);
+		return -ENOMEM;
+	}
+
+	pthread_attr_init(&attr);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	/* Workers take no signals: the application's control thread does. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&w->thread, &attr, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		pr_warn("cannot start the worker for CPU %d: %s\n", cpu,
+			strerror(-err));
+		worker_free(w);
+		return err;
+	}
+	while (!__atomic_load_n(&w->running, __ATOMIC_ACQUIRE))
+		futex(&w->running, FUTEX_WAIT_PRIVATE, 0);
+	if (w->open_err) {
+		err = w->open_err < 0 ? w->open_err : -EIO;
+		pr_warn("worker %u (CPU %d): sink open failed: %s\n", idx, cpu,
+			strerror(-err));
+		pthread_join(w->thread, NULL);
+		worker_free(w);
+		return err;
+	}
+	{
+		char name[16];
+
+		snprintf(name, sizeof(name), "ucpumap/%d", cpu);
+		pthread_setname_np(w->thread, name);
+	}
+	map->workers[idx] = w;
+	return 0;
+}
+
+struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
+				      const struct ucm_cpumap_opts *opts)
+{
+	struct ucm_cpumap_opts o;
+	struct ucm_cpumap *map;
+	uint32_t i, j;
+	int err;
+
+	err = UCM_OPTS_COPY(&o, opts, ucm_cpumap_opts);
+	if (err)
+		return ucm_err_ptr(err);
+	if (!umem) {
+		pr_warn("cpumap: no umem\n");
+		return ucm_err_ptr(-EINVAL);
+	}
+	if (!o.qsize)
+		o.qsize = UCM_CPUMAP_QSIZE_DEFAULT;
+	if (!is_pow2(o.qsize) || o.qsize > UCM_CPUMAP_QSIZE_MAX ||
+	    o.qsize < UCM_CPUMAP_BULK_SIZE) {
+		pr_warn("cpumap: queue size %u: must be a power of two between %u and %u\n",
+			o.qsize, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX);
+		return ucm_err_ptr(-EINVAL);
+	}
+	if (!o.cpus || !o.ncpus || o.ncpus > UCM_CPUMAP_MAX_WORKERS) {
+		pr_warn("cpumap: give between 1 and %u worker CPUs\n",
+			UCM_CPUMAP_MAX_WORKERS);
+		return ucm_err_ptr(-EINVAL);
+	}
+	for (i = 0; i < o.ncpus; i++) {
+		if (!cpu_allowed(o.cpus[i])) {
+			pr_warn("cpumap: CPU %d is not online or not in this process's affinity mask (nproc says %ld)\n",
+				o.cpus[i], sysconf(_SC_NPROCESSORS_ONLN));
+			return ucm_err_ptr(-EINVAL);
+		}
+		for (j = 0; j < i; j++) {
+			if (o.cpus[j] == o.cpus[i]) {
+				pr_warn("cpumap: CPU %d is listed twice\n",
+					o.cpus[i]);
+				return ucm_err_ptr(-EINVAL);
+			}
+		}
+	}
+	if (o.sink && !o.sink->xmit) {
+		pr_warn("cpumap: a sink needs an xmit callback\n");
+		return ucm_err_ptr(-EINVAL);
+	}
+	if (o.flags & ~UCM_CPUMAP_F_NO_RECYCLE) {
+		pr_warn("cpumap: unknown flags 0x%x\n", o.flags);
+		return ucm_err_ptr(-EINVAL);
+	}
+
+	map = calloc(1, sizeof(*map));
+	if (!map)
+		return ucm_err_ptr(-ENOMEM);
+	map->workers = calloc(o.ncpus, sizeof(*map->workers));
+	if (!map->workers) {
+		free(map);
+		return ucm_err_ptr(-ENOMEM);
+	}
+	pthread_mutex_init(&map->lock, NULL);
+	map->umem = umem;
+	map->area = ucm_umem__area(umem);
+	map->frame_size = ucm_umem__frame_size(umem);
+	map->flags = o.flags;
+	map->sink = o.sink;
+	map->sink_ctx = o.sink_ctx;
+
+	for (i = 0; i < o.ncpus; i++) {
+		err = worker_start(map, i, o.cpus[i], o.qsize);
+		if (err)
+			goto out_workers;
+		map->nworkers = i + 1;
+	}
+	return map;
+
+out_workers:
+	ucm_cpumap__destroy(map);
+	return ucm_err_ptr(err);
+}
+
+void ucm_cpumap__destroy(struct ucm_cpumap *map)
+{
+	struct ucm_cpumap_producer *prod, *next;
+	uint32_t i;
+
+	if (!map)
+		return;
+	/* 1. Whatever producers still stage goes to the rings: their
+	 *    threads have stopped, so their bulk queues are ours now. */
+	for (prod = map->producers; prod; prod = prod->next)
+		ucm_cpumap__flush(prod);
+	/* 2. Each worker drains its ring, closes its sink and exits. */
+	for (i = 0; i < map->nworkers; i++)
+		worker_stop(map->workers[i]);
+	for (i = 0; i < map->nworkers; i++) {
+		if (ucm_ring__count(map->workers[i]->ring))
+			pr_warn("cpumap: worker %u exited with %u frames queued\n",
+				i, ucm_ring__count(map->workers[i]->ring));
+		worker_free(map->workers[i]);
+	}
+	for (prod = map->producers; prod; prod = next) {
+		next = prod->next;
+		producer_free(prod);
+	}
+	pthread_mutex_destroy(&map->lock);
+	free(map->workers);
+	free(map);
+}
+
+/* The null sink: takes every batch, delivers nothing anywhere. */
+static int null_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
+		     const uint64_t *addrs, uint32_t n)
+{
+	return 0;
+}
+
+const struct ucm_sink_ops ucm_sink_null = {
+	.xmit = null_xmit,
+};
+
+/* ---- statistics ------------------------------------------------------------ */
+
+uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map)
+{
+	return map->nworkers;
+}
+
+int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w)
+{
+	if (w >= map->nworkers)
+		return ucm_err(-EINVAL);
+	return map->workers[w]->cpu;
+}
+
+int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
+			     struct ucm_cpumap_worker_stats *st)
+{
+	const struct ucm_cpumap_worker_stats *s;
+	uint32_t r;
+
+	if (w >= map->nworkers)
+		return ucm_err(-EINVAL);
+	s = &map->workers[w]->stats;
+	st->processed = READ_ONCE(s->processed);
+	st->drops = READ_ONCE(s->drops);
+	st->sched = READ_ONCE(s->sched);
+	for (r = 0; r < UCM_DROP__MAX; r++)
+		st->drop_reason[r] = READ_ONCE(s->drop_reason[r]);
+	return 0;
+}
+
+int ucm_cpumap__enqueue_stats(const struct ucm_cpumap_producer *prod,
+			      uint32_t w, struct ucm_cpumap_enqueue_stats *st)
+{
+	const struct ucm_cpumap_enqueue_stats *s;
+
+	if (w >= prod->map->nworkers)
+		return ucm_err(-EINVAL);
+	s = &prod->stats[w];
+	st->processed = READ_ONCE(s->processed);
+	st->drops = READ_ONCE(s->drops);
+	st->events = READ_ONCE(s->events);
+	st->wakeups = READ_ONCE(s->wakeups);
+	return 0;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ucm_cpumap: the kernel's cpumap in userspace.
+ *
+ * One worker thread per configured CPU, pinned there, consumes frames from
+ * its ring in batches of UCM_CPUMAP_BATCH, builds a packet descriptor (our
+ * skb) in each frame's headroom, hands the whole batch to a sink (our
+ * netif_receive_skb_list) and returns the frames to their pools in bulk.
+ *
+ * Producers (RX threads) never touch a worker ring per frame: each keeps a
+ * bulk queue of UCM_CPUMAP_BULK_SIZE per worker, flushed into the worker's
+ * ring when full and by ucm_cpumap__flush() at the end of every RX batch,
+ * with one ring reservation per bulk. A full ring sends the frame straight
+ * back to the producer's own pool (direct: the producer owns it) and counts
+ * an enqueue drop. A flush wakes each sleeping worker at most once.
+ *
+ * Threads: ucm_cpumap__create()/destroy() and producer create/destroy run
+ * on a control thread. A producer is used by one thread at a time. Stats
+ * may be read from any thread at any time.
+ */
+#ifndef UCPUMAP_CPUMAP_H
+#define UCPUMAP_CPUMAP_H
+
+#include <stdint.h>
+
+#include "ucpumap/pool.h"
+#include "ucpumap/pkt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 8 handles == one cache line of bulk queue (CPU_MAP_BULK_SIZE). */
+#define UCM_CPUMAP_BULK_SIZE		8
+/* Worker dequeue batch (CPUMAP_BATCH). */
+#define UCM_CPUMAP_BATCH		8
+/* Worker ring: xdp-bench redirect-cpu's default, the kernel's sanity cap. */
+#define UCM_CPUMAP_QSIZE_DEFAULT	2048
+#define UCM_CPUMAP_QSIZE_MAX		16384
+/* Workers are tracked in one 64-bit dirty mask per producer. */
+#define UCM_CPUMAP_MAX_WORKERS		64
+
+/*
+ * Our xdp_frame: at the base of every frame that goes through the cpumap.
+ * The producer fills data_off, len and rxq before enqueueing; the worker
+ * builds pkt. The packet itself starts data_off bytes into the frame.
+ */
+struct ucm_frame_hdr {
+	uint16_t data_off;	/* frame base -> packet (Ethernet header) */
+	uint16_t len;		/* packet length */
+	uint16_t rxq;		/* the queue it arrived on */
+	uint16_t flags;
+	struct ucm_pkt pkt;	/* our skb, built by the worker */
+};
+
+/* Smallest data_off that leaves room for the header. */
+#define UCM_FRAME_HDR_ROOM	((sizeof(struct ucm_frame_hdr) + 63) & ~63u)
+
+static inline void *ucm_frame_data(struct ucm_frame_hdr *hdr)
+{
+	return (char *)hdr + hdr->data_off;
+}
+
+enum ucm_sink_flags {
+	/* The sink keeps every frame passed to xmit and returns it itself
+	 * later (e.g. after a TX completion), with ucm_umem__put_bulk(). */
+	UCM_SINK_F_KEEP = 1 << 0,
+};
+
+/*
+ * Where a worker's batches go. Every callback runs on the worker thread.
+ * @open:  once, before the worker's loop (e.g. attach its tun queue);
+ *         non-zero fails ucm_cpumap__create(). Optional.
+ * @xmit:  the whole batch of parsed packets. Returns how many of them it
+ *         failed to deliver (counted as UCM_DROP_SINK); unless the sink has
+ *         UCM_SINK_F_KEEP, every frame returns to its pool after xmit.
+ * @flush: the worker's ring ran empty; release anything held. Optional.
+ * @close: once, after the loop has drained the ring. Optional.
+ */
+struct ucm_sink_ops {
+	int (*open)(void *ctx, uint32_t worker);
+	int (*xmit)(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
+		    const uint64_t *addrs, uint32_t n);
+	void (*flush)(void *ctx, uint32_t worker);
+	void (*close)(void *ctx, uint32_t worker);
+	uint32_t flags;
+};
+
+/* A sink that accepts every batch and does nothing with it. */
+UCM_API extern const struct ucm_sink_ops ucm_sink_null;
+
+enum ucm_cpumap_flags {
+	/* Frames finished by a worker skip cache and recycle ring and go to
+	 * their backing stacks: every allocation takes the slow path (the
+	 * "before" of skb page_pool recycling). */
+	UCM_CPUMAP_F_NO_RECYCLE = 1 << 0,
+};
+
+struct ucm_cpumap_opts {
+	size_t sz;
+	const int *cpus;	/* one worker per entry, pinned to that CPU */
+	uint32_t ncpus;
+	uint32_t qsize;		/* worker ring; power of two, default 2048, max 16384 */
+	const struct ucm_sink_ops *sink;
+	void *sink_ctx;
+	uint32_t flags;		/* enum ucm_cpumap_flags */
+	size_t :0;
+};
+#define ucm_cpumap_opts__last_field flags
+
+/**
+ * struct ucm_cpumap_enqueue_stats - per (producer, worker), after the
+ * xdp_cpumap_enqueue tracepoint
+ * @processed: frames flushed towards the worker (drops included)
+ * @drops: frames the worker ring had no room for
+ * @events: bulk flushes; processed / events is the bulk average
+ * @wakeups: times this producer woke the sleeping worker
+ */
+struct ucm_cpumap_enqueue_stats {
+	uint64_t processed;
+	uint64_t drops;
+	uint64_t events;
+	uint64_t wakeups;
+};
+
+/**
+ * struct ucm_cpumap_worker_stats - per worker, after xdp_cpumap_kthread
+ * @processed: frames dequeued
+ * @drops: frames not delivered (malformed, or refused by the sink)
+ * @sched: times the worker went to sleep on an empty ring
+ * @drop_reason: @drops by enum ucm_drop_reason
+ */
+struct ucm_cpumap_worker_stats {
+	uint64_t processed;
+	uint64_t drops;
+	uint64_t sched;
+	uint64_t drop_reason[UCM_DROP__MAX];
+};
+
+struct ucm_cpumap;
+struct ucm_cpumap_producer;
+
+/**
+ * ucm_cpumap__create() - start the workers
+ *
+ * Returns once every worker runs (its sink is open), so nothing enqueued
+ * afterwards can be missed. Return: the map, or NULL with errno (EINVAL for
+ * bad options, with a log line naming the fix).
+ */
+UCM_API struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
+					      const struct ucm_cpumap_opts *opts);
+
+/**
+ * ucm_cpumap__destroy() - flush, drain and stop
+ *
+ * Call once producer threads have stopped. Flushes what producers still
+ * hold, lets each worker drain its ring into the sink, joins the workers
+ * and frees the map (producers included). Every frame is back in a pool
+ * afterwards (or kept by a UCM_SINK_F_KEEP sink).
+ */
+UCM_API void ucm_cpumap__destroy(struct ucm_cpumap *map);
+
+/**
+ * ucm_cpumap__producer_create() - a bulk-queue set for one RX thread
+ * @pool: the producer's own pool, where enqueue drops go back directly
+ */
+UCM_API struct ucm_cpumap_producer *
+ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool);
+UCM_API void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod);
+
+/**
+ * ucm_cpumap__enqueue() - stage a frame for a worker (bq_enqueue)
+ *
+ * The frame header must be filled in. Return: 0, or -EINVAL for a worker
+ * index out of range (the frame stays with the caller).
+ */
+UCM_API int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod,
+				uint32_t worker, uint64_t addr);
+
+/* End of an RX batch: flush every non-empty bulk queue, wake each sleeping
+ * worker once (xdp_do_flush()). */
+UCM_API void ucm_cpumap__flush(struct ucm_cpumap_producer *prod);
+
+UCM_API uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map);
+UCM_API int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w);
+UCM_API int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
+				     struct ucm_cpumap_worker_stats *st);
+UCM_API int ucm_cpumap__enqueue_stats(const struct ucm_cpumap_producer *prod,
+				      uint32_t w,
+				      struct ucm_cpumap_enqueue_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UCPUMAP_CPUMAP_H */

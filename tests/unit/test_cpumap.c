@@ -1,0 +1,810 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cpumap tests: option checks, delivery, the sleep/wake protocol (with the
+ * worker parked inside its race windows), drain on stop, ring-full drops,
+ * malformed frames, the recycling switches, and a multi-producer run whose
+ * every frame is accounted for.
+ *
+ * Every case bounds itself in time: waits poll with a deadline
+ * (WAIT_MS) and fail instead of hanging.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "ucpumap/cpumap.h"
+#include "cpumap_internal.h"
+#include "utest.h"
+
+#define WAIT_MS		2000
+#define DATA_OFF	256
+#define PKT_LEN		64
+#define MAX_SEEN	(1 << 20)
+
+static int log_count;
+static int quiet_print(enum ucm_log_level level, const char *fmt, va_list ap)
+{
+	log_count++;
+	return 0;
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void msleep(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static int usable_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0, c;
+
+	sched_getaffinity(0, sizeof(set), &set);
+	for (c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
+/* Eth/IPv4/UDP with (producer, seq) in the payload. */
+static void build_udp(uint8_t *p, uint32_t producer, uint32_t seq)
+{
+	static const uint8_t hdr[42] = {
+		2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00,
+		0x45, 0, 0, PKT_LEN - 14, 0, 0, 0x40, 0, 64, 17, 0, 0,
+		198, 18, 0, 1, 198, 18, 0, 2,
+		0x30, 0x39, 0x23, 0x28, 0, PKT_LEN - 34, 0, 0,
+	};
+	uint32_t v[2] = { htonl(producer), htonl(seq) };
+
+	memset(p, 0, PKT_LEN);
+	memcpy(p, hdr, sizeof(hdr));
+	memcpy(p + 42, v, sizeof(v));
+}
+
+static struct ucm_frame_hdr *frame_prep(struct ucm_umem *umem, uint64_t addr,
+					uint32_t producer, uint32_t seq)
+{
+	struct ucm_frame_hdr *h = ucm_umem__frame(ucm_umem__area(umem), addr);
+
+	h->data_off = DATA_OFF;
+	h->len = PKT_LEN;
+	h->rxq = producer;
+	h->flags = 0;
+	build_udp(ucm_frame_data(h), producer, seq);
+	return h;
+}
+
+/* ---- a recording sink ------------------------------------------------------ */
+
+struct rec_sink {
+	pthread_mutex_t lock;
+	uint64_t delivered;
+	uint32_t max_prod;
+	uint8_t *seen;			/* [producer << 16 | seq] */
+	int errors;
+	char why[256];
+	/* Blocking: the sink waits while gate is closed. */
+	atomic_int gate_closed;
+	atomic_int in_xmit;
+	unsigned int delay_us;
+	/* KEEP sinks hand frames back here. */
+	uint64_t *kept;
+	uint32_t nkept;
+};
+
+static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
+		    const uint64_t *addrs, uint32_t n)
+{
+	struct rec_sink *s = ctx;
+	uint32_t i;
+
+	atomic_fetch_add(&s->in_xmit, 1);
+	while (atomic_load(&s->gate_closed))
+		msleep(1);
+	if (s->delay_us)
+		usleep(s->delay_us);
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n; i++) {
+		struct ucm_frame_hdr *h = frames[i];
+		const uint8_t *d = ucm_frame_data(h);
+		uint32_t prod, seq, key;
+
+		memcpy(&prod, d + 42, 4);
+		memcpy(&seq, d + 46, 4);
+		prod = ntohl(prod);
+		seq = ntohl(seq);
+		key = prod << 16 | (seq & 0xffff);
+		if (!(h->pkt.flags & UCM_PKT_F_PORTS) || h->pkt.sport != 12345 ||
+		    h->pkt.dport != 9000 || h->pkt.l4_proto != 17) {
+			snprintf(s->why, sizeof(s->why), "descriptor not built: flags 0x%x sport %u",
+				 h->pkt.flags, h->pkt.sport);
+			s->errors++;
+		} else if (prod > s->max_prod || seq > 0xffff) {
+			snprintf(s->why, sizeof(s->why), "bad stamp %u/%u", prod, seq);
+			s->errors++;
+		} else if (s->seen[key]++) {
+			snprintf(s->why, sizeof(s->why), "packet %u/%u delivered twice", prod, seq);
+			s->errors++;
+		}
+		if (s->kept)
+			s->kept[s->nkept++] = addrs[i];
+	}
+	s->delivered += n;
+	pthread_mutex_unlock(&s->lock);
+	atomic_fetch_sub(&s->in_xmit, 1);
+	return 0;
+}
+
+static const struct ucm_sink_ops rec_ops = { .xmit = rec_xmit };
+static const struct ucm_sink_ops rec_keep_ops = {
+	.xmit = rec_xmit, .flags = UCM_SINK_F_KEEP,
+};
+
+static void rec_init(struct rec_sink *s, uint32_t max_prod)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_init(&s->lock, NULL);
+	s->max_prod = max_prod;
+	s->seen = calloc(MAX_SEEN, 1);
+}
+
+static uint64_t rec_delivered(struct rec_sink *s)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&s->lock);
+	v = s->delivered;
+	pthread_mutex_unlock(&s->lock);
+	return v;
+}
+
+static bool wait_delivered(struct rec_sink *s, uint64_t want, unsigned int ms)
+{
+	uint64_t end = ms_now() + ms;
+
+	while (rec_delivered(s) < want) {
+		if (ms_now() > end)
+			return false;
+		msleep(1);
+	}
+	return true;
+}
+
+/* Wait for worker w's processed counter to reach @want. */
+static bool wait_processed(struct ucm_cpumap *map, uint32_t w, uint64_t want,
+			   unsigned int ms)
+{
+	struct ucm_cpumap_worker_stats st;
+	uint64_t end = ms_now() + ms;
+
+	for (;;) {
+		ucm_cpumap__worker_stats(map, w, &st);
+		if (st.processed >= want)
+			return true;
+		if (ms_now() > end)
+			return false;
+		msleep(1);
+	}
+}
+
+struct fixture {
+	struct ucm_umem *umem;
+	struct ucm_pool *pool;
+	struct ucm_cpumap *map;
+	struct ucm_cpumap_producer *prod;
+	struct rec_sink sink;
+};
+
+static int fixture_init(struct fixture *f, int ncpus, uint32_t qsize,
+			const struct ucm_sink_ops *ops, uint32_t map_flags,
+			uint32_t umem_flags, uint32_t frames)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = frames,
+		 .flags = umem_flags);
+	int cpus[4], n = usable_cpus(cpus, 4);
+
+	memset(f, 0, sizeof(*f));
+	rec_init(&f->sink, 8);
+	f->umem = ucm_umem__create(&uo);
+	UT_ASSERT(f->umem, "umem: %s", strerror(errno));
+	f->pool = ucm_umem__pool(f->umem, 0);
+	ucm_pool__set_owner(f->pool);
+	if (ncpus > n)
+		ncpus = n;
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = ncpus,
+			 .qsize = qsize, .sink = ops, .sink_ctx = &f->sink,
+			 .flags = map_flags);
+
+		f->map = ucm_cpumap__create(f->umem, &co);
+	}
+	UT_ASSERT(f->map, "cpumap: %s", strerror(errno));
+	f->prod = ucm_cpumap__producer_create(f->map, f->pool);
+	UT_ASSERT(f->prod, "producer");
+	return 0;
+}
+
+/* Destroy and prove that every frame came home. */
+static int fixture_fini(struct fixture *f)
+{
+	struct ucm_pool_audit a;
+	int err;
+
+	ucm_cpumap__destroy(f->map);
+	if (f->sink.kept && f->sink.nkept)
+		UT_ASSERT(!ucm_umem__put_bulk(f->umem, f->sink.kept, f->sink.nkept),
+			  "returning kept frames");
+	err = ucm_umem__audit(f->umem, &a);
+	UT_ASSERT(!err, "audit failed");
+	UT_ASSERT(a.loc[UCM_LOC_APP] + a.loc[UCM_LOC_BQ] + a.loc[UCM_LOC_WQ] +
+		  a.loc[UCM_LOC_WORKER] == 0, "%u frames still out",
+		  a.frames - a.loc[UCM_LOC_STACK] - a.loc[UCM_LOC_CACHE] -
+		  a.loc[UCM_LOC_RING]);
+	UT_ASSERT(!ucm_umem__destroy(f->umem, 1000), "frames did not come home");
+	free(f->sink.seen);
+	free(f->sink.kept);
+	return 0;
+}
+
+/* Allocate, stamp and enqueue @n frames to worker @w; flush every @batch.
+ * Callers that expect no enqueue drops give the worker a ring of >= @n. */
+static int send_frames(struct fixture *f, uint32_t w, uint32_t first_seq,
+		       uint32_t n, uint32_t batch)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t addr;
+
+		UT_ASSERT(!ucm_pool__alloc(f->pool, &addr), "alloc %u: %s", i, strerror(errno));
+		frame_prep(f->umem, addr, 0, first_seq + i);
+		UT_ASSERT(!ucm_cpumap__enqueue(f->prod, w, addr), "enqueue");
+		if ((i + 1) % batch == 0)
+			ucm_cpumap__flush(f->prod);
+	}
+	ucm_cpumap__flush(f->prod);
+	return 0;
+}
+
+/* ---- cases ------------------------------------------------------------------- */
+
+static int test_create_rejects_bad_options(void)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
+	struct ucm_umem *umem = ucm_umem__create(&uo);
+	struct ucm_sink_ops no_xmit = {};
+	int ok[1] = { 0 }, dup[2] = { 0, 0 }, far[1] = { 4095 }, neg[1] = { -1 };
+	struct {
+		const char *what;
+		struct ucm_cpumap_opts o;
+	} bad[] = {
+		{ "no cpus", { .sz = sizeof(struct ucm_cpumap_opts) } },
+		{ "qsize 1000", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 1000 } },
+		{ "qsize 32768", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 32768 } },
+		{ "qsize 4", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 4 } },
+		{ "duplicate cpu", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = dup, .ncpus = 2 } },
+		{ "cpu 4095", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = far, .ncpus = 1 } },
+		{ "cpu -1", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = neg, .ncpus = 1 } },
+		{ "sink without xmit", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .sink = &no_xmit } },
+		{ "unknown flags", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .flags = 0x100 } },
+	};
+	unsigned int i;
+
+	UT_ASSERT(umem, "umem");
+	usable_cpus(ok, 1);
+	dup[0] = dup[1] = ok[0];
+	log_count = 0;
+	ucm_set_print(quiet_print);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		struct ucm_cpumap *m = ucm_cpumap__create(umem, &bad[i].o);
+
+		if (m)
+			ucm_cpumap__destroy(m);
+		UT_ASSERT(!m && errno == EINVAL, "%s: accepted (errno %d)", bad[i].what, errno);
+	}
+	/* Every refusal says why. */
+	UT_ASSERT(log_count >= (int)(sizeof(bad) / sizeof(bad[0])), "only %d messages", log_count);
+	ucm_set_print(NULL);
+	UT_ASSERT(!ucm_umem__destroy(umem, 100), "umem destroy");
+	return 0;
+}
+
+static int test_delivery_and_descriptors(void)
+{
+	struct fixture f;
+	struct ucm_cpumap_enqueue_stats es;
+	struct ucm_cpumap_worker_stats ws;
+
+	if (fixture_init(&f, 1, 1024, &rec_ops, 0, 0, 4096))
+		return 1;
+	if (send_frames(&f, 0, 0, 1000, 64))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 1000, WAIT_MS), "delivered %llu of 1000",
+		  (unsigned long long)rec_delivered(&f.sink));
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	UT_ASSERT(wait_processed(f.map, 0, 1000, WAIT_MS), "processed");
+	ucm_cpumap__enqueue_stats(f.prod, 0, &es);
+	ucm_cpumap__worker_stats(f.map, 0, &ws);
+	UT_ASSERT(es.processed == 1000 && es.drops == 0, "enqueue %llu/%llu",
+		  (unsigned long long)es.processed, (unsigned long long)es.drops);
+	/* Bulks of 8 when full, plus the flush remainders: 1000 = 125 x 8. */
+	UT_ASSERT(es.events == 125, "events %llu", (unsigned long long)es.events);
+	UT_ASSERT(ws.processed == 1000 && ws.drops == 0, "worker %llu/%llu",
+		  (unsigned long long)ws.processed, (unsigned long long)ws.drops);
+	return fixture_fini(&f);
+}
+
+/* A test hook that parks the worker once, at one point, when armed. */
+static atomic_int hook_armed = -1;
+static atomic_int hook_parked, hook_release;
+
+static void park_hook(uint32_t worker, enum ucm_cpumap_hook_point where)
+{
+	int expect = where;
+
+	if (!atomic_compare_exchange_strong(&hook_armed, &expect, -1))
+		return;
+	atomic_store(&hook_parked, 1);
+	while (!atomic_load(&hook_release))
+		msleep(1);
+}
+
+static int run_park_test(enum ucm_cpumap_hook_point where)
+{
+	struct ucm_cpumap_enqueue_stats es0, es1;
+	struct fixture f;
+	uint64_t end;
+	int ret;
+
+	if (fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096))
+		return 1;
+	atomic_store(&hook_parked, 0);
+	atomic_store(&hook_release, 0);
+	ucm_cpumap_test_hook = park_hook;
+
+	/* One frame in, let it be delivered, then arm: the worker's next
+	 * pass through @where parks it (its ring is empty by then). */
+	if (send_frames(&f, 0, 0, 1, 1))
+		return 1;
+	UT_ASSERT(wait_processed(f.map, 0, 1, WAIT_MS), "first frame");
+	atomic_store(&hook_armed, (int)where);
+	/* Make it pass through the point again. */
+	if (send_frames(&f, 0, 1, 1, 1))
+		return 1;
+	end = ms_now() + WAIT_MS;
+	while (!atomic_load(&hook_parked) && ms_now() < end)
+		msleep(1);
+	UT_ASSERT(atomic_load(&hook_parked), "worker never reached the hook");
+
+	/* The worker is inside the window: enqueue now. */
+	ucm_cpumap__enqueue_stats(f.prod, 0, &es0);
+	if (send_frames(&f, 0, 2, 1, 1))
+		return 1;
+	ucm_cpumap__enqueue_stats(f.prod, 0, &es1);
+	atomic_store(&hook_release, 1);
+
+	/* No lost wakeup: the frame must arrive without any further push. */
+	ret = wait_delivered(&f.sink, 3, 1000);
+	ucm_cpumap_test_hook = NULL;
+	UT_ASSERT(ret, "frame enqueued in the window was not delivered within 1 s");
+	if (where == UCM_CPUMAP_HOOK_BEFORE_SLEEP)
+		/* It had announced sleep: the flush must have woken it. */
+		UT_ASSERT(es1.wakeups == es0.wakeups + 1, "wakeups %llu -> %llu",
+			  (unsigned long long)es0.wakeups, (unsigned long long)es1.wakeups);
+	else
+		/* Not yet announced: no wakeup, its own re-check finds it. */
+		UT_ASSERT(es1.wakeups == es0.wakeups, "woken although it had not announced sleep");
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	return fixture_fini(&f);
+}
+
+static int test_no_lost_wakeup_before_sleep(void)
+{
+	return run_park_test(UCM_CPUMAP_HOOK_BEFORE_SLEEP);
+}
+
+static int test_no_lost_wakeup_before_announce(void)
+{
+	return run_park_test(UCM_CPUMAP_HOOK_EMPTY_SEEN);
+}
+
+/* Destroy right after a burst: the worker drains its ring first. */
+static int test_drain_on_stop(void)
+{
+	struct fixture f;
+
+	if (fixture_init(&f, 1, 2048, &rec_ops, 0, 0, 4096))
+		return 1;
+	f.sink.delay_us = 200;	/* slow sink: the ring holds a backlog */
+	if (send_frames(&f, 0, 0, 1500, 64))
+		return 1;
+	UT_ASSERT(rec_delivered(&f.sink) < 1500, "no backlog to drain; test proves nothing");
+	ucm_cpumap__destroy(f.map);
+	f.map = NULL;
+	UT_ASSERT(f.sink.delivered == 1500, "delivered %llu of 1500 before exit",
+		  (unsigned long long)f.sink.delivered);
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	f.map = NULL;
+	{
+		struct ucm_pool_audit a;
+
+		UT_ASSERT(!ucm_umem__audit(f.umem, &a), "audit");
+		UT_ASSERT(a.loc[UCM_LOC_STACK] + a.loc[UCM_LOC_CACHE] + a.loc[UCM_LOC_RING] ==
+			  a.frames, "frames out after drain");
+		UT_ASSERT(!ucm_umem__destroy(f.umem, 1000), "umem destroy");
+	}
+	free(f.sink.seen);
+	return 0;
+}
+
+/* Staged frames that were never flushed are flushed by destroy. */
+static int test_destroy_flushes_bulk_queues(void)
+{
+	struct fixture f;
+	uint64_t addr;
+	uint32_t i;
+
+	if (fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096))
+		return 1;
+	for (i = 0; i < 5; i++) {	/* fewer than a bulk: nothing flushed */
+		UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
+		frame_prep(f.umem, addr, 0, i);
+		UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
+	}
+	msleep(20);
+	UT_ASSERT(rec_delivered(&f.sink) == 0, "delivered before a flush");
+	ucm_cpumap__destroy(f.map);
+	f.map = NULL;
+	UT_ASSERT(f.sink.delivered == 5, "delivered %llu of 5", (unsigned long long)f.sink.delivered);
+	UT_ASSERT(!ucm_umem__destroy(f.umem, 1000), "frames did not come home");
+	free(f.sink.seen);
+	return 0;
+}
+
+/* A full worker ring: the overflow is a counted drop, recycled directly
+ * into the producer's own cache. */
+static int test_ring_full_drops(void)
+{
+	struct ucm_cpumap_enqueue_stats es;
+	struct ucm_pool_stats ps0, ps1;
+	struct fixture f;
+	uint64_t end;
+
+	if (fixture_init(&f, 1, 16, &rec_ops, 0, 0, 4096))
+		return 1;
+	atomic_store(&f.sink.gate_closed, 1);	/* the worker blocks in xmit */
+	if (send_frames(&f, 0, 0, 8, 8))
+		return 1;
+	end = ms_now() + WAIT_MS;
+	while (!atomic_load(&f.sink.in_xmit) && ms_now() < end)
+		msleep(1);
+	UT_ASSERT(atomic_load(&f.sink.in_xmit), "worker never entered the sink");
+
+	ucm_pool__get_stats(f.pool, &ps0);
+	/* The worker holds 8 in its batch; the ring takes 16 more. */
+	if (send_frames(&f, 0, 8, 100, 8))
+		return 1;
+	ucm_pool__get_stats(f.pool, &ps1);
+	ucm_cpumap__enqueue_stats(f.prod, 0, &es);
+	UT_ASSERT(es.processed == 108, "processed %llu", (unsigned long long)es.processed);
+	UT_ASSERT(es.drops == 100 - 16, "drops %llu, want 84", (unsigned long long)es.drops);
+	UT_ASSERT(ps1.recycle_cached - ps0.recycle_cached == es.drops,
+		  "drops went %llu to the cache",
+		  (unsigned long long)(ps1.recycle_cached - ps0.recycle_cached));
+	atomic_store(&f.sink.gate_closed, 0);
+	UT_ASSERT(wait_delivered(&f.sink, 24, WAIT_MS), "delivered %llu of 24",
+		  (unsigned long long)rec_delivered(&f.sink));
+	return fixture_fini(&f);
+}
+
+static int test_malformed_frames_are_counted(void)
+{
+	struct ucm_cpumap_worker_stats ws;
+	struct fixture f;
+	uint64_t addr;
+
+	if (fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096))
+		return 1;
+	/* 1: data_off + len past the end of the frame */
+	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
+	frame_prep(f.umem, addr, 0, 0)->data_off = 4090;
+	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
+	/* 2: data_off inside the header */
+	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
+	frame_prep(f.umem, addr, 0, 1)->data_off = 4;
+	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
+	/* 3: a 10-byte runt */
+	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
+	frame_prep(f.umem, addr, 0, 2)->len = 10;
+	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
+	/* 4: a good one */
+	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
+	frame_prep(f.umem, addr, 0, 3);
+	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
+	ucm_cpumap__flush(f.prod);
+
+	UT_ASSERT(wait_processed(f.map, 0, 4, WAIT_MS), "processed");
+	ucm_cpumap__worker_stats(f.map, 0, &ws);
+	UT_ASSERT(ws.drops == 3, "drops %llu", (unsigned long long)ws.drops);
+	UT_ASSERT(ws.drop_reason[UCM_DROP_FRAME_BOUNDS] == 2, "frame_bounds %llu",
+		  (unsigned long long)ws.drop_reason[UCM_DROP_FRAME_BOUNDS]);
+	UT_ASSERT(ws.drop_reason[UCM_DROP_RUNT] == 1, "runt %llu",
+		  (unsigned long long)ws.drop_reason[UCM_DROP_RUNT]);
+	UT_ASSERT(rec_delivered(&f.sink) == 1, "delivered %llu", (unsigned long long)rec_delivered(&f.sink));
+	return fixture_fini(&f);
+}
+
+static int test_enqueue_rejects_bad_input(void)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256, .npools = 2);
+	struct ucm_cpumap *map;
+	struct ucm_cpumap_producer *prod;
+	struct ucm_umem *umem = ucm_umem__create(&uo);
+	struct ucm_pool *p0, *p1;
+	int cpu;
+	uint64_t a0, a1;
+
+	UT_ASSERT(umem, "umem");
+	usable_cpus(&cpu, 1);
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .cpus = &cpu, .ncpus = 1, .sink = &ucm_sink_null);
+
+		map = ucm_cpumap__create(umem, &co);
+	}
+	UT_ASSERT(map, "map");
+	p0 = ucm_umem__pool(umem, 0);
+	p1 = ucm_umem__pool(umem, 1);
+	ucm_pool__set_owner(p0);
+	ucm_pool__set_owner(p1);
+	prod = ucm_cpumap__producer_create(map, p0);
+	UT_ASSERT(prod, "producer");
+	UT_ASSERT(!ucm_pool__alloc(p0, &a0) && !ucm_pool__alloc(p1, &a1), "alloc");
+	UT_ASSERT(ucm_cpumap__enqueue(prod, 1, a0) == -EINVAL, "worker 1 of 1 accepted");
+	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, a1) == -EINVAL, "another pool's frame accepted");
+	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, a0 + 1) == -EINVAL, "unaligned accepted");
+	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, ucm_umem__size(umem)) == -EINVAL, "out of range accepted");
+	/* Refused frames stayed with us: give them back. */
+	UT_ASSERT(!ucm_pool__put(p0, a0) && !ucm_pool__put(p1, a1), "put back");
+	ucm_cpumap__destroy(map);
+	UT_ASSERT(!ucm_umem__destroy(umem, 100), "umem destroy");
+	return 0;
+}
+
+/* Recycling off: worker returns bypass cache and ring. */
+static int test_no_recycle_switch(void)
+{
+	struct ucm_pool_stats ps;
+	struct fixture f;
+
+	if (fixture_init(&f, 1, 512, &rec_ops, UCM_CPUMAP_F_NO_RECYCLE, 0, 4096))
+		return 1;
+	if (send_frames(&f, 0, 0, 500, 64))
+		return 1;
+	UT_ASSERT(wait_processed(f.map, 0, 500, WAIT_MS), "processed");
+	ucm_pool__get_stats(f.pool, &ps);
+	UT_ASSERT(ps.recycle_released == 500, "released %llu", (unsigned long long)ps.recycle_released);
+	UT_ASSERT(ps.recycle_ring == 0 && ps.recycle_cached == 0, "ring %llu cached %llu",
+		  (unsigned long long)ps.recycle_ring, (unsigned long long)ps.recycle_cached);
+	/* Every frame went back to the stack: only what the last slow-path
+	 * bulk left in the cache is off it. */
+	{
+		struct ucm_pool_audit a;
+
+		UT_ASSERT(!ucm_umem__audit(f.umem, &a), "audit");
+		UT_ASSERT(ucm_pool__inflight(f.pool) == a.loc[UCM_LOC_CACHE] &&
+			  a.loc[UCM_LOC_RING] == 0, "inflight %lld, cache %u, ring %u",
+			  (long long)ucm_pool__inflight(f.pool), a.loc[UCM_LOC_CACHE],
+			  a.loc[UCM_LOC_RING]);
+		UT_ASSERT(ps.alloc_refill == 0 && ps.alloc_slow >= 500 / 64,
+			  "refill %llu slow %llu", (unsigned long long)ps.alloc_refill,
+			  (unsigned long long)ps.alloc_slow);
+	}
+	return fixture_fini(&f);
+}
+
+/* Recycling on: worker returns come back through the recycle ring. */
+static int test_recycle_via_ring(void)
+{
+	struct ucm_pool_stats ps;
+	struct fixture f;
+
+	if (fixture_init(&f, 1, 512, &rec_ops, 0, 0, 4096))
+		return 1;
+	if (send_frames(&f, 0, 0, 500, 64))
+		return 1;
+	UT_ASSERT(wait_processed(f.map, 0, 500, WAIT_MS), "processed");
+	ucm_pool__get_stats(f.pool, &ps);
+	UT_ASSERT(ps.recycle_ring == 500 && ps.recycle_released == 0 && ps.recycle_cached == 0,
+		  "ring %llu released %llu cached %llu", (unsigned long long)ps.recycle_ring,
+		  (unsigned long long)ps.recycle_released, (unsigned long long)ps.recycle_cached);
+	return fixture_fini(&f);
+}
+
+/* A keeping sink owns the frames until it returns them. */
+static int test_keep_sink(void)
+{
+	struct ucm_pool_audit a;
+	struct fixture f;
+
+	if (fixture_init(&f, 1, 512, &rec_keep_ops, 0, 0, 4096))
+		return 1;
+	f.sink.kept = calloc(4096, sizeof(uint64_t));
+	if (send_frames(&f, 0, 0, 300, 64))
+		return 1;
+	UT_ASSERT(wait_processed(f.map, 0, 300, WAIT_MS), "processed");
+	UT_ASSERT(!ucm_umem__audit(f.umem, &a), "audit");
+	UT_ASSERT(a.loc[UCM_LOC_WORKER] == 300, "%u frames with the sink, want 300",
+		  a.loc[UCM_LOC_WORKER]);
+	return fixture_fini(&f);	/* returns the kept frames, then checks */
+}
+
+/* ---- several producers, several workers, random bursts ---------------------- */
+
+#define MP_PRODUCERS	3
+#define MP_FRAMES	4096
+#define MP_PER_PRODUCER	60000
+
+struct mp_arg {
+	struct ucm_umem *umem;
+	struct ucm_cpumap *map;
+	struct ucm_cpumap_producer *prod;
+	uint32_t id;
+	uint32_t nworkers;
+	uint64_t sent;
+	int err;
+	char why[128];
+};
+
+static uint32_t xs(uint32_t *r)
+{
+	*r ^= *r << 13;
+	*r ^= *r >> 17;
+	*r ^= *r << 5;
+	return *r;
+}
+
+static void *mp_producer(void *arg)
+{
+	struct mp_arg *a = arg;
+	struct ucm_pool *pool = ucm_umem__pool(a->umem, a->id);
+	uint32_t seq = 0, rnd = 2463534242u + a->id;
+	uint64_t addrs[64];
+	uint64_t end = ms_now() + 20000;
+
+	ucm_pool__set_owner(pool);
+	while (seq < MP_PER_PRODUCER && ms_now() < end && !a->err) {
+		uint32_t want = 1 + xs(&rnd) % 64;
+		int n, i;
+
+		if (want > MP_PER_PRODUCER - seq)
+			want = MP_PER_PRODUCER - seq;
+		n = ucm_pool__alloc_bulk(pool, addrs, want);
+		if (n < 0) {
+			a->err = 1;
+			snprintf(a->why, sizeof(a->why), "alloc_bulk: %d", n);
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			frame_prep(a->umem, addrs[i], a->id, seq++);
+			if (ucm_cpumap__enqueue(a->prod, xs(&rnd) % a->nworkers, addrs[i])) {
+				a->err = 1;
+				snprintf(a->why, sizeof(a->why), "enqueue refused");
+			}
+		}
+		ucm_cpumap__flush(a->prod);
+		if (!n)
+			sched_yield();	/* every frame is out: let the workers run */
+	}
+	a->sent = seq;
+	return NULL;
+}
+
+/*
+ * Three producers (one pool each) spray random bursts over the workers
+ * through small rings, so drops happen. Afterwards every frame is
+ * accounted for: each producer's sent == processed (flushed), the sink got
+ * exactly sum(processed - drops) packets, none twice, and every frame is
+ * home.
+ */
+static int test_multi_producer_accounting(void)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = MP_FRAMES, .npools = MP_PRODUCERS);
+	struct mp_arg args[MP_PRODUCERS];
+	pthread_t thr[MP_PRODUCERS];
+	struct ucm_cpumap_enqueue_stats es;
+	struct ucm_pool_audit a;
+	struct rec_sink sink;
+	struct ucm_umem *umem;
+	struct ucm_cpumap *map;
+	uint64_t accepted = 0, drops = 0;
+	int cpus[2], ncpu = usable_cpus(cpus, 2), p;
+	uint32_t w;
+
+	rec_init(&sink, MP_PRODUCERS);
+	umem = ucm_umem__create(&uo);
+	UT_ASSERT(umem, "umem");
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = ncpu, .qsize = 64,
+			 .sink = &rec_ops, .sink_ctx = &sink);
+
+		map = ucm_cpumap__create(umem, &co);
+	}
+	UT_ASSERT(map, "map");
+	for (p = 0; p < MP_PRODUCERS; p++) {
+		args[p] = (struct mp_arg){ .umem = umem, .map = map, .id = (uint32_t)p,
+					   .nworkers = (uint32_t)ncpu };
+		args[p].prod = ucm_cpumap__producer_create(map, ucm_umem__pool(umem, p));
+		UT_ASSERT(args[p].prod, "producer");
+	}
+	for (p = 0; p < MP_PRODUCERS; p++)
+		UT_ASSERT(!pthread_create(&thr[p], NULL, mp_producer, &args[p]), "thread");
+	for (p = 0; p < MP_PRODUCERS; p++)
+		pthread_join(thr[p], NULL);
+	for (p = 0; p < MP_PRODUCERS; p++) {
+		uint64_t processed = 0;
+
+		UT_ASSERT(!args[p].err, "producer %d: %s", p, args[p].why);
+		UT_ASSERT(args[p].sent == MP_PER_PRODUCER, "producer %d sent %llu (timeout?)",
+			  p, (unsigned long long)args[p].sent);
+		for (w = 0; w < (uint32_t)ncpu; w++) {
+			ucm_cpumap__enqueue_stats(args[p].prod, w, &es);
+			processed += es.processed;
+			drops += es.drops;
+			accepted += es.processed - es.drops;
+		}
+		/* Flushed at the end of every batch: nothing staged. */
+		UT_ASSERT(processed == args[p].sent, "producer %d: processed %llu of %llu",
+			  p, (unsigned long long)processed, (unsigned long long)args[p].sent);
+	}
+	/* The rings drain on destroy; after it, the books must close. */
+	for (p = 0; p < MP_PRODUCERS; p++)
+		ucm_pool__clear_owner(ucm_umem__pool(umem, p));
+	ucm_cpumap__destroy(map);
+	UT_ASSERT(!sink.errors, "%s", sink.why);
+	UT_ASSERT(sink.delivered == accepted, "delivered %llu, accepted %llu (drops %llu)",
+		  (unsigned long long)sink.delivered, (unsigned long long)accepted,
+		  (unsigned long long)drops);
+	UT_ASSERT(!ucm_umem__audit(umem, &a), "audit");
+	UT_ASSERT(a.loc[UCM_LOC_STACK] + a.loc[UCM_LOC_CACHE] + a.loc[UCM_LOC_RING] == a.frames,
+		  "frames out after destroy");
+	UT_ASSERT(!ucm_umem__destroy(umem, 1000), "frames did not come home");
+	free(sink.seen);
+	return 0;
+}
+
+static const struct ut_case cases[] = {
+	UT_CASE(test_create_rejects_bad_options),
+	UT_CASE(test_delivery_and_descriptors),
+	UT_CASE(test_no_lost_wakeup_before_sleep),
+	UT_CASE(test_no_lost_wakeup_before_announce),
+	UT_CASE(test_drain_on_stop),
+	UT_CASE(test_destroy_flushes_bulk_queues),
+	UT_CASE(test_ring_full_drops),
+	UT_CASE(test_malformed_frames_are_counted),
+	UT_CASE(test_enqueue_rejects_bad_input),
+	UT_CASE(test_no_recycle_switch),
+	UT_CASE(test_recycle_via_ring),
+	UT_CASE(test_keep_sink),
+	UT_CASE(test_multi_producer_accounting),
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return ut_main(argc, argv, cases);
+}
