@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int parse_uint(const char *s, unsigned long lo, unsigned long hi,
+	       const char *what, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	if (!s || !*s || *s == '-' || *s == '+')
+		goto bad;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	fprintf(stderr, "%s: '%s' is not a whole number between %lu and %lu\n",
+		what, s ? s : "", lo, hi);
+	return -1;
+}
+
+int cpu_online_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (int)n : 1;
+}
+
+bool cpu_usable(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(set), &set))
+		return false;
+	return CPU_ISSET(cpu, &set);
+}
+
+int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
+{
+	char *copy, *tok, *save = NULL;
+	int n = 0, i;
+
+	if (!s || !*s) {
+		fprintf(stderr, "%s: empty CPU list; give e.g. 1 or 0,2-3\n", what);
+		return -1;
+	}
+	copy = strdup(s);
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long a, b;
+		char *dash = strchr(tok, '-');
+
+		if (dash)
+			*dash = '\0';
+		if (parse_uint(tok, 0, CPU_SETSIZE - 1, what, &a))
+			goto bad;
+		b = a;
+		if (dash && (parse_uint(dash + 1, a, CPU_SETSIZE - 1, what, &b)))
+			goto bad;
+		for (; a <= b; a++) {
+			if (!cpu_usable((int)a)) {
+				fprintf(stderr, "%s: CPU %lu is not online or not allowed here (this machine has CPUs 0-%d)\n",
+					what, a, cpu_online_count() - 1);
+				goto bad;
+			}
+			for (i = 0; i < n; i++) {
+				if (cpus[i] == (int)a) {
+					fprintf(stderr, "%s: CPU %lu is listed twice\n", what, a);
+					goto bad;
+				}
+			}
+			if (n == max) {
+				fprintf(stderr, "%s: more than %d CPUs\n", what, max);
+				goto bad;
+			}
+			cpus[n++] = (int)a;
+		}
+	}
+	free(copy);
+	return n;
+bad:
+	free(copy);
+	return -1;
+}
+
+double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void sleep_sec(double s)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)s,
+		.tv_nsec = (long)((s - (time_t)s) * 1e9),
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+int pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+void run_stats(const double *v, int n, struct run_stats *st)
+{
+	double s[64];
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	if (n <= 0)
+		return;
+	if (n > 64)
+		n = 64;
+	for (i = 0; i < n; i++)
+		s[i] = v[i];
+	qsort(s, n, sizeof(double), cmp_double);
+	st->min = s[0];
+	st->max = s[n - 1];
+	st->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static void json_sep(struct json *j, const char *key)
+{
+	if (!j->first[j->depth])
+		fputc(',', j->f);
+	j->first[j->depth] = false;
+	if (key)
+		fprintf(j->f, "\"%s\":", key);
+}
+
+void json_begin(struct json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	j->first[0] = true;
+	fputc('{', f);
+}
+
+static void json_open(struct json *j, const char *key, char c)
+{
+	json_sep(j, key);
+	fputc(c, j->f);
+	j->first[++j->depth] = true;
+}
+
+void json_obj(struct json *j, const char *key) { json_open(j, key, '{'); }
+void json_arr(struct json *j, const char *key) { json_open(j, key, '['); }
+void json_obj_end(struct json *j) { fputc('}', j->f); j->depth--; }
+void json_arr_end(struct json *j) { fputc(']', j->f); j->depth--; }
+
+void json_str(struct json *j, const char *key, const char *v)
+{
+	json_sep(j, key);
+	fputc('"', j->f);
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			fputc('\\', j->f);
+		fputc(*v, j->f);
+	}
+	fputc('"', j->f);
+}
+
+void json_num(struct json *j, const char *key, double v)
+{
+	json_sep(j, key);
+	fprintf(j->f, "%.6g", v);
+}
+
+void json_u64(struct json *j, const char *key, uint64_t v)
+{
+	json_sep(j, key);
+	fprintf(j->f, "%llu", (unsigned long long)v);
+}
+
+void json_end(struct json *j)
+{
+	fputs("}\n", j->f);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Helpers shared by the apps: CPU lists, clocks, run statistics, JSON. */
+#ifndef UCM_APP_UTIL_H
+#define UCM_APP_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdbool.h>
+
+#define APP_MAX_CPUS	64
+
+/* "0,2-3" -> {0,2,3}. Return: the count, or -1 with a message on stderr
+ * naming @what. */
+int parse_cpu_list(const char *s, int *cpus, int max, const char *what);
+/* A whole non-negative integer in [lo, hi]; -1 with a message otherwise. */
+int parse_uint(const char *s, unsigned long lo, unsigned long hi,
+	       const char *what, unsigned long *out);
+int cpu_online_count(void);
+bool cpu_usable(int cpu);
+
+double now_sec(void);
+void sleep_sec(double s);
+
+/* Pin the calling thread. Return 0 or -errno. */
+int pin_self(int cpu);
+
+/* Order statistics of a small array of runs (copied, not reordered). */
+struct run_stats {
+	double median, min, max;
+};
+void run_stats(const double *v, int n, struct run_stats *st);
+
+/* A tiny JSON writer: enough for flat objects and arrays of numbers. */
+struct json {
+	FILE *f;
+	int depth;
+	bool first[16];
+};
+void json_begin(struct json *j, FILE *f);
+void json_obj(struct json *j, const char *key);	/* key NULL inside arrays */
+void json_obj_end(struct json *j);
+void json_arr(struct json *j, const char *key);
+void json_arr_end(struct json *j);
+void json_str(struct json *j, const char *key, const char *v);
+void json_num(struct json *j, const char *key, double v);
+void json_u64(struct json *j, const char *key, uint64_t v);
+void json_end(struct json *j);
+
+#endif /* UCM_APP_UTIL_H */

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* ucpumap-bench: the project's benchmarks, one subcommand each. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: ucpumap-bench COMMAND [options]\n"
+"\n"
+"Commands:\n"
+"  engine    the engine alone (frame pool + cpumap, no NIC, no tun): one\n"
+"            producer feeds one worker; rows recycle, no-recycle,\n"
+"            direct-bulk, no-direct-bulk\n"
+"\n"
+"'ucpumap-bench COMMAND --help' shows the options of a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "engine"))
+		return bench_engine(argc - 1, argv + 1);
+	fprintf(stderr, "ucpumap-bench: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumap-bench engine: the engine alone, no NIC and no tun.
+ *
+ * A producer thread (our RX thread: it owns the pool) allocates frames,
+ * fills in each frame's header as the RX path does, and feeds them through
+ * the cpumap's bulk queues to one worker on another CPU. The worker parses
+ * each 64-byte UDP frame into its descriptor and hands the batch to a sink
+ * that delivers nothing; the frames then go home. We count what the worker
+ * processed per second (the "dst CPU" rate of the seeds' tables).
+ *
+ * Rows (the mechanisms of the seeds, switched on and off):
+ *   recycle        - the worker returns frames through the pool's recycle
+ *                    ring; the owner refills its cache from it (seed 000 after)
+ *   no-recycle     - the worker gives frames straight back to the backing
+ *                    stack; every allocation takes the locked slow path
+ *                    (seed 000 before)
+ *   direct-bulk    - frames come home the way TX completions do: the sink
+ *                    passes them back to the producer, which returns them in
+ *                    bulk as the owner, straight into its cache (seed 003
+ *                    after)
+ *   no-direct-bulk - the same with direct bulk recycling off: the owner's bulk
+ *                    return goes through its own recycle ring (seed 003 before)
+ * Rows run interleaved, round after round, so drift hits all alike.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "ucpumap/cpumap.h"
+#include "ucpumap/ring.h"
+#include "util.h"
+#include "bench.h"
+
+#define ENG_MAX_ROUNDS		64
+#define ENG_FRAMES		8192	/* per pool: 4 worker rings' worth */
+/* Data where AF_XDP puts it: after XDP_PACKET_HEADROOM. */
+#define ENG_DATA_OFF		256
+#define ENG_PKT_LEN		64
+/* One producer batch: the NAPI budget. */
+#define ENG_RX_BATCH		64
+
+struct eng_row {
+	const char *name;
+	const char *what;
+	uint32_t cpumap_flags;
+	uint32_t umem_flags;
+	bool completion;
+};
+
+static const struct eng_row eng_rows[] = {
+	{ "recycle", "worker returns frames via the recycle ring", 0, 0, false },
+	{ "no-recycle", "worker releases frames to the backing stack",
+	  UCM_CPUMAP_F_NO_RECYCLE, 0, false },
+	{ "direct-bulk", "owner returns completions in bulk into its cache",
+	  0, 0, true },
+	{ "no-direct-bulk", "owner returns completions via its recycle ring",
+	  0, UCM_UMEM_F_NO_DIRECT_BULK, true },
+};
+
+/* Gains are reported for these pairs: after vs before. */
+static const struct { const char *after, *before, *seed; } eng_pairs[] = {
+	{ "recycle", "no-recycle", "seed 000: skb page_pool recycling" },
+	{ "direct-bulk", "no-direct-bulk", "seed 003: direct bulk recycling" },
+};
+
+struct eng_cfg {
+	int rounds;
+	double seconds, warmup;
+	int producer_cpu, worker_cpu;
+	uint32_t frames, qsize;
+	bool want[sizeof(eng_rows) / sizeof(eng_rows[0])];
+	const char *json;
+};
+
+/* What one run measured, over its measurement window. */
+struct eng_result {
+	double src_mpps, drop_mpps, dst_mpps;
+	struct ucm_pool_stats pool;	/* deltas over the window */
+	uint64_t sched, wakeups;
+};
+
+struct eng_run {
+	const struct eng_row *row;
+	struct ucm_umem *umem;
+	struct ucm_pool *pool;
+	struct ucm_cpumap *map;
+	struct ucm_cpumap_producer *prod;
+	struct ucm_ring *comp;		/* completion-shaped rows */
+	int cpu;
+	volatile int stop;
+	int err;
+};
+
+/* Completion-shaped sink: keep the frames and pass them back to the owner,
+ * as a TX ring hands frames to the completion ring. */
+static int comp_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
+		     const uint64_t *addrs, uint32_t n)
+{
+	struct eng_run *run = ctx;
+
+	/* Sized for every frame in the pool: cannot overflow. */
+	if (ucm_ring__produce_sp(run->comp, addrs, n) != n)
+		abort();
+	return 0;
+}
+
+static const struct ucm_sink_ops comp_sink = {
+	.xmit = comp_xmit,
+	.flags = UCM_SINK_F_KEEP,
+};
+
+static void eng_template(uint8_t *p)
+{
+	struct {
+		uint8_t dst[6], src[6];
+		uint16_t proto;
+	} __attribute__((packed)) eth = {
+		{ 0x02, 0, 0, 0, 0, 2 }, { 0x02, 0, 0, 0, 0, 1 }, htons(0x0800)
+	};
+	uint8_t ip[20] = { 0x45, 0, 0, ENG_PKT_LEN - 14, 0, 0, 0x40, 0, 64, 17,
+			   0, 0, 198, 18, 0, 1, 198, 18, 0, 2 };
+	uint8_t udp[8] = { 0x30, 0x39, 0x23, 0x28, 0, ENG_PKT_LEN - 34, 0, 0 };
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i < 20; i += 2)
+		sum += (ip[i] << 8) | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	sum = ~sum & 0xffff;
+	ip[10] = sum >> 8;
+	ip[11] = sum & 0xff;
+	memset(p, 0, ENG_PKT_LEN);
+	memcpy(p, &eth, 14);
+	memcpy(p + 14, ip, 20);
+	memcpy(p + 34, udp, 8);
+}
+
+static void *eng_producer(void *arg)
+{
+	struct eng_run *run = arg;
+	uint8_t *area = ucm_umem__area(run->umem);
+	uint64_t addrs[ENG_RX_BATCH];
+	int n, i;
+
+	pin_self(run->cpu);
+	ucm_pool__set_owner(run->pool);
+	while (!run->stop) {
+		if (run->comp) {
+			n = ucm_ring__consume(run->comp, addrs, ENG_RX_BATCH);
+			if (n)
+				ucm_umem__put_bulk(run->umem, addrs, n);
+		}
+		n = ucm_pool__alloc_bulk(run->pool, addrs, ENG_RX_BATCH);
+		if (n < 0) {
+			run->err = n;
+			break;
+		}
+		if (!n) {
+			/* Every frame is out: like an RX queue whose fill ring
+			 * ran dry, wait a moment before polling again. */
+			for (i = 0; i < 16; i++)
+				__builtin_ia32_pause();
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			struct ucm_frame_hdr *hdr = (void *)(area + addrs[i]);
+
+			hdr->data_off = ENG_DATA_OFF;
+			hdr->len = ENG_PKT_LEN;
+			hdr->rxq = 0;
+			hdr->flags = 0;
+			ucm_cpumap__enqueue(run->prod, 0, addrs[i]);
+		}
+		ucm_cpumap__flush(run->prod);
+	}
+	return NULL;
+}
+
+struct eng_snap {
+	double t;
+	struct ucm_cpumap_worker_stats w;
+	struct ucm_cpumap_enqueue_stats e;
+	struct ucm_pool_stats p;
+};
+
+static void eng_snapshot(struct eng_run *run, struct eng_snap *s)
+{
+	s->t = now_sec();
+	ucm_cpumap__worker_stats(run->map, 0, &s->w);
+	ucm_cpumap__enqueue_stats(run->prod, 0, &s->e);
+	ucm_pool__get_stats(run->pool, &s->p);
+}
+
+#define DELTA(f) (b->p.f - a->p.f)
+static void eng_pool_delta(const struct eng_snap *a, const struct eng_snap *b,
+			   struct ucm_pool_stats *d)
+{
+	d->alloc_fast = DELTA(alloc_fast);
+	d->alloc_slow = DELTA(alloc_slow);
+	d->alloc_empty = DELTA(alloc_empty);
+	d->alloc_refill = DELTA(alloc_refill);
+	d->alloc_exhausted = DELTA(alloc_exhausted);
+	d->recycle_cached = DELTA(recycle_cached);
+	d->recycle_cache_full = DELTA(recycle_cache_full);
+	d->recycle_ring = DELTA(recycle_ring);
+	d->recycle_ring_full = DELTA(recycle_ring_full);
+	d->recycle_released = DELTA(recycle_released);
+	d->hold = DELTA(hold);
+	d->release = DELTA(release);
+}
+#undef DELTA
+
+/* One run of one row. Return 0, or -errno (and a message) when the engine
+ * misbehaved: a setup failure, or frames that did not come home. */
+static int eng_run_once(const struct eng_cfg *cfg, const struct eng_row *row,
+			struct eng_result *res)
+{
+	UCM_OPTS(ucm_umem_opts, uopts, .frame_size = 4096,
+		 .frames_per_pool = cfg->frames, .flags = row->umem_flags);
+	struct eng_run run = { .row = row, .cpu = cfg->producer_cpu };
+	struct ucm_pool_audit audit;
+	struct eng_snap s0, s1;
+	pthread_t thr;
+	uint8_t *area;
+	uint64_t buf[ENG_RX_BATCH];
+	uint32_t i, n;
+	int err;
+
+	run.umem = ucm_umem__create(&uopts);
+	if (!run.umem)
+		return -errno;
+	run.pool = ucm_umem__pool(run.umem, 0);
+	area = ucm_umem__area(run.umem);
+	for (i = 0; i < cfg->frames; i++)
+		eng_template(area + (uint64_t)i * 4096 + ENG_DATA_OFF);
+
+	if (row->completion) {
+		run.comp = ucm_ring__create(cfg->frames, UCM_RING_SP);
+		if (!run.comp) {
+			err = -errno;
+			goto out_umem;
+		}
+	}
+	{
+		UCM_OPTS(ucm_cpumap_opts, copts, .cpus = &cfg->worker_cpu,
+			 .ncpus = 1, .qsize = cfg->qsize,
+			 .sink = row->completion ? &comp_sink : &ucm_sink_null,
+			 .sink_ctx = &run, .flags = row->cpumap_flags);
+
+		run.map = ucm_cpumap__create(run.umem, &copts);
+	}
+	if (!run.map) {
+		err = -errno;
+		goto out_comp;
+	}
+	run.prod = ucm_cpumap__producer_create(run.map, run.pool);
+	if (!run.prod) {
+		err = -errno;
+		goto out_map;
+	}
+	err = -pthread_create(&thr, NULL, eng_producer, &run);
+	if (err)
+		goto out_map;
+
+	sleep_sec(cfg->warmup);
+	eng_snapshot(&run, &s0);
+	sleep_sec(cfg->seconds);
+	eng_snapshot(&run, &s1);
+	run.stop = 1;
+	pthread_join(thr, NULL);
+	err = run.err;
+
+	res->dst_mpps = (s1.w.processed - s0.w.processed) / (s1.t - s0.t) / 1e6;
+	res->src_mpps = (s1.e.processed - s0.e.processed) / (s1.t - s0.t) / 1e6;
+	res->drop_mpps = (s1.e.drops - s0.e.drops) / (s1.t - s0.t) / 1e6;
+	res->sched = s1.w.sched - s0.w.sched;
+	res->wakeups = s1.e.wakeups - s0.e.wakeups;
+	eng_pool_delta(&s0, &s1, &res->pool);
+
+out_map:
+	/* Flushes the producer's bulk queues and drains the worker. */
+	ucm_cpumap__destroy(run.map);
+out_comp:
+	if (run.comp) {
+		while ((n = ucm_ring__consume(run.comp, buf, ENG_RX_BATCH)))
+			ucm_umem__put_bulk(run.umem, buf, n);
+		ucm_ring__free(run.comp);
+	}
+out_umem:
+	/* Every frame must be home: the audit balances and destroy frees. */
+	if (ucm_umem__audit(run.umem, &audit) && !err) {
+		fprintf(stderr, "engine: %s: the frame audit failed\n", row->name);
+		err = -EUCLEAN;
+	}
+	if (ucm_umem__destroy(run.umem, 1000) && !err) {
+		fprintf(stderr, "engine: %s: frames did not come home\n", row->name);
+		err = -EBUSY;
+	}
+	return err;
+}
+
+static void eng_usage(FILE *f)
+{
+	unsigned int i;
+
+	fprintf(f,
+"Usage: ucpumap-bench engine [options]\n"
+"\n"
+"Feeds frames from a producer thread through the cpumap to one worker on\n"
+"another CPU, whose sink delivers nothing, and prints the worker's rate for\n"
+"each row: median and min-max over the rounds, rows interleaved.\n"
+"\n"
+"  -r, --rounds N        rounds of every row (default 5, max %d)\n"
+"  -s, --seconds S       measured seconds per run (default 2)\n"
+"  -w, --warmup S        seconds before measuring (default 0.3)\n"
+"      --rows LIST       comma-separated rows (default: all)\n"
+"      --producer-cpu C  CPU of the producer (default 0)\n"
+"      --worker-cpu C    CPU of the worker (default 1)\n"
+"      --frames N        frames in the pool, power of two (default %d)\n"
+"      --qsize N         worker ring size, power of two (default %d)\n"
+"      --json FILE       write every run of every row as JSON\n"
+"  -h, --help            this text\n"
+"\nRows:\n", ENG_MAX_ROUNDS, ENG_FRAMES, UCM_CPUMAP_QSIZE_DEFAULT);
+	for (i = 0; i < sizeof(eng_rows) / sizeof(eng_rows[0]); i++)
+		fprintf(f, "  %-15s %s\n", eng_rows[i].name, eng_rows[i].what);
+}
+
+static int eng_parse_rows(const char *s, struct eng_cfg *cfg)
+{
+	char *copy = strdup(s), *tok, *save = NULL;
+	unsigned int i;
+	int ok = 0;
+
+	memset(cfg->want, 0, sizeof(cfg->want));
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < sizeof(eng_rows) / sizeof(eng_rows[0]); i++)
+			if (!strcmp(tok, eng_rows[i].name))
+				break;
+		if (i == sizeof(eng_rows) / sizeof(eng_rows[0])) {
+			fprintf(stderr, "engine: unknown row '%s'; see --help for the rows\n", tok);
+			free(copy);
+			return -1;
+		}
+		cfg->want[i] = true;
+		ok = 1;
+	}
+	free(copy);
+	if (!ok)
+		fprintf(stderr, "engine: --rows needs at least one row\n");
+	return ok ? 0 : -1;
+}
+
+static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
+{
+	enum { O_ROWS = 256, O_PCPU, O_WCPU, O_FRAMES, O_QSIZE, O_JSON };
+	static const struct option opts[] = {
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "rows", required_argument, NULL, O_ROWS },
+		{ "producer-cpu", required_argument, NULL, O_PCPU },
+		{ "worker-cpu", required_argument, NULL, O_WCPU },
+		{ "frames", required_argument, NULL, O_FRAMES },
+		{ "qsize", required_argument, NULL, O_QSIZE },
+		{ "json", required_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	unsigned long v;
+	char *end;
+	int c;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->rounds = 5;
+	cfg->seconds = 2;
+	cfg->warmup = 0.3;
+	cfg->producer_cpu = 0;
+	cfg->worker_cpu = cpu_online_count() > 1 ? 1 : 0;
+	cfg->frames = ENG_FRAMES;
+	cfg->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
+	memset(cfg->want, 1, sizeof(cfg->want));
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "r:s:w:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (parse_uint(optarg, 1, ENG_MAX_ROUNDS, "--rounds", &v))
+				return -1;
+			cfg->rounds = v;
+			break;
+		case 's':
+		case 'w':
+			errno = 0;
+			{
+				double d = strtod(optarg, &end);
+
+				if (errno || *end || !(d >= (c == 's' ? 0.05 : 0)) || d > 3600) {
+					fprintf(stderr, "%s: '%s' is not a number of seconds between %s and 3600\n",
+						c == 's' ? "--seconds" : "--warmup", optarg,
+						c == 's' ? "0.05" : "0");
+					return -1;
+				}
+				if (c == 's')
+					cfg->seconds = d;
+				else
+					cfg->warmup = d;
+			}
+			break;
+		case O_ROWS:
+			if (eng_parse_rows(optarg, cfg))
+				return -1;
+			break;
+		case O_PCPU:
+		case O_WCPU:
+			if (parse_cpu_list(optarg, c == O_PCPU ? &cfg->producer_cpu : &cfg->worker_cpu, 1,
+					   c == O_PCPU ? "--producer-cpu" : "--worker-cpu") != 1)
+				return -1;
+			break;
+		case O_FRAMES:
+			if (parse_uint(optarg, 256, 1u << 20, "--frames", &v))
+				return -1;
+			if (v & (v - 1)) {
+				fprintf(stderr, "--frames: %lu is not a power of two; try %lu\n",
+					v, 1ul << (63 - __builtin_clzl(v)));
+				return -1;
+			}
+			cfg->frames = v;
+			break;
+		case O_QSIZE:
+			if (parse_uint(optarg, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX, "--qsize", &v))
+				return -1;
+			if (v & (v - 1)) {
+				fprintf(stderr, "--qsize: %lu is not a power of two; try %lu\n",
+					v, 1ul << (63 - __builtin_clzl(v)));
+				return -1;
+			}
+			cfg->qsize = v;
+			break;
+		case O_JSON:
+			cfg->json = optarg;
+			break;
+		case 'h':
+			eng_usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "Try 'ucpumap-bench engine --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "engine: unexpected argument '%s'; try --help\n", argv[optind]);
+		return -1;
+	}
+	if (0) {
+		fprintf(stderr, "engine: --frames %u must be at least twice --qsize %u, or the worker ring can hold every frame\n",
+			cfg->frames, cfg->qsize);
+		return -1;
+	}
+	return 0;
+}
+
+static int row_index(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(eng_rows) / sizeof(eng_rows[0]); i++)
+		if (!strcmp(eng_rows[i].name, name))
+			return i;
+	return -1;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * part / whole : 0;
+}
+
+int bench_engine(int argc, char **argv)
+{
+	enum { NROWS = sizeof(eng_rows) / sizeof(eng_rows[0]) };
+	static struct eng_result res[NROWS][ENG_MAX_ROUNDS];
+	struct eng_cfg cfg;
+	struct run_stats st;
+	double v[ENG_MAX_ROUNDS];
+	int r, i, k, err;
+
+	if (eng_parse(argc, argv, &cfg))
+		return 2;
+	if (cfg.producer_cpu == cfg.worker_cpu)
+		fprintf(stderr, "engine: warning: producer and worker share CPU %d; the rates measure time-sharing\n",
+			cfg.worker_cpu);
+
+	printf("ucpumap engine benchmark: producer on CPU %d -> cpumap -> 1 worker on CPU %d, null sink\n",
+	       cfg.producer_cpu, cfg.worker_cpu);
+	printf("%d-byte IPv4/UDP frames, %u frames, worker ring %u, %d rounds x %.2f s per row, rows interleaved\n\n",
+	       ENG_PKT_LEN, cfg.frames, cfg.qsize, cfg.rounds, cfg.seconds);
+
+	for (r = 0; r < cfg.rounds; r++) {
+		for (i = 0; i < NROWS; i++) {
+			if (!cfg.want[i])
+				continue;
+			err = eng_run_once(&cfg, &eng_rows[i], &res[i][r]);
+			if (err) {
+				fprintf(stderr, "engine: row %s, round %d failed: %s\n",
+					eng_rows[i].name, r + 1, strerror(-err));
+				return 1;
+			}
+			fprintf(stderr, "  round %d/%d %-15s %6.2f Mpps\n", r + 1,
+				cfg.rounds, eng_rows[i].name, res[i][r].dst_mpps);
+		}
+	}
+
+	printf("%-15s %9s %9s %9s %17s\n", "row", "src Mpps", "drops", "dst Mpps", "dst min-max");
+	for (i = 0; i < NROWS; i++) {
+		struct run_stats s_src, s_drop;
+
+		if (!cfg.want[i])
+			continue;
+		for (r = 0; r < cfg.rounds; r++)
+			v[r] = res[i][r].src_mpps;
+		run_stats(v, cfg.rounds, &s_src);
+		for (r = 0; r < cfg.rounds; r++)
+			v[r] = res[i][r].drop_mpps;
+		run_stats(v, cfg.rounds, &s_drop);
+		for (r = 0; r < cfg.rounds; r++)
+			v[r] = res[i][r].dst_mpps;
+		run_stats(v, cfg.rounds, &st);
+		printf("%-15s %9.2f %9.2f %9.2f %8.2f-%-8.2f\n", eng_rows[i].name,
+		       s_src.median, s_drop.median, st.median, st.min, st.max);
+	}
+
+	printf("\npool, all rounds: share of allocations (fast/refill/slow) and of returns\n"
+	       "(cached/ring/ring_full/released)\n");
+	printf("%-15s %6s %6s %6s | %6s %6s %9s %8s\n", "row", "fast", "refill", "slow",
+	       "cached", "ring", "ring_full", "released");
+	for (i = 0; i < NROWS; i++) {
+		struct ucm_pool_stats t = {};
+		uint64_t allocs, rets;
+
+		if (!cfg.want[i])
+			continue;
+		for (r = 0; r < cfg.rounds; r++) {
+			t.alloc_fast += res[i][r].pool.alloc_fast;
+			t.alloc_refill += res[i][r].pool.alloc_refill;
+			t.alloc_slow += res[i][r].pool.alloc_slow;
+			t.recycle_cached += res[i][r].pool.recycle_cached;
+			t.recycle_ring += res[i][r].pool.recycle_ring;
+			t.recycle_ring_full += res[i][r].pool.recycle_ring_full;
+			t.recycle_released += res[i][r].pool.recycle_released;
+		}
+		allocs = t.alloc_fast + t.alloc_refill + t.alloc_slow;
+		rets = t.recycle_cached + t.recycle_ring + t.recycle_ring_full +
+		       t.recycle_released;
+		printf("%-15s %5.1f%% %5.1f%% %5.1f%% | %5.1f%% %5.1f%% %8.1f%% %7.1f%%\n",
+		       eng_rows[i].name, share(t.alloc_fast, allocs),
+		       share(t.alloc_refill, allocs), share(t.alloc_slow, allocs),
+		       share(t.recycle_cached, rets), share(t.recycle_ring, rets),
+		       share(t.recycle_ring_full, rets), share(t.recycle_released, rets));
+	}
+
+	printf("\ngains, computed round by round (dst rate of after / before - 1)\n");
+	for (k = 0; k < (int)(sizeof(eng_pairs) / sizeof(eng_pairs[0])); k++) {
+		int a = row_index(eng_pairs[k].after), b = row_index(eng_pairs[k].before);
+
+		if (!cfg.want[a] || !cfg.want[b])
+			continue;
+		for (r = 0; r < cfg.rounds; r++)
+			v[r] = 100.0 * (res[a][r].dst_mpps / res[b][r].dst_mpps - 1);
+		run_stats(v, cfg.rounds, &st);
+		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s\n",
+		       eng_pairs[k].after, eng_pairs[k].before, st.median, st.min,
+		       st.max, eng_pairs[k].seed);
+	}
+
+	if (cfg.json) {
+		FILE *f = fopen(cfg.json, "w");
+		struct json j;
+
+		if (!f) {
+			fprintf(stderr, "engine: cannot write %s: %s\n", cfg.json, strerror(errno));
+			return 1;
+		}
+		json_begin(&j, f);
+		json_str(&j, "bench", "engine");
+		json_num(&j, "seconds", cfg.seconds);
+		json_num(&j, "rounds", cfg.rounds);
+		json_num(&j, "producer_cpu", cfg.producer_cpu);
+		json_num(&j, "worker_cpu", cfg.worker_cpu);
+		json_arr(&j, "rows");
+		for (i = 0; i < NROWS; i++) {
+			if (!cfg.want[i])
+				continue;
+			for (r = 0; r < cfg.rounds; r++)
+				v[r] = res[i][r].dst_mpps;
+			run_stats(v, cfg.rounds, &st);
+			json_obj(&j, NULL);
+			json_str(&j, "name", eng_rows[i].name);
+			json_str(&j, "unit", "Mpps");
+			json_arr(&j, "runs");
+			for (r = 0; r < cfg.rounds; r++)
+				json_num(&j, NULL, v[r]);
+			json_arr_end(&j);
+			json_num(&j, "median", st.median);
+			json_num(&j, "min", st.min);
+			json_num(&j, "max", st.max);
+			json_arr(&j, "src_runs");
+			for (r = 0; r < cfg.rounds; r++)
+				json_num(&j, NULL, res[i][r].src_mpps);
+			json_arr_end(&j);
+			json_arr(&j, "drop_runs");
+			for (r = 0; r < cfg.rounds; r++)
+				json_num(&j, NULL, res[i][r].drop_mpps);
+			json_arr_end(&j);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_end(&j);
+		if (fclose(f)) {
+			fprintf(stderr, "engine: writing %s failed: %s\n", cfg.json, strerror(errno));
+			return 1;
+		}
+	}
+	return 0;
+}
