@@ -24,7 +24,17 @@
 
 #include "pool_internal.h"
 
-__thread char ucm_self_token __attribute__((tls_model("initial-exec")));
+__thread uint64_t ucm_self_id __attribute__((tls_model("initial-exec")));
+static uint64_t ucm_next_id;
+
+/* A thread's id is taken on first use and never reused, unlike the
+ * address of a thread-local (glibc hands a joined thread's TLS block to
+ * the next thread, which would inherit the dead thread's pools). */
+uint64_t ucm_self_slow(void)
+{
+	ucm_self_id = __atomic_add_fetch(&ucm_next_id, 1, __ATOMIC_RELAXED);
+	return ucm_self_id;
+}
 
 static const char *const loc_names[UCM_LOC__MAX] = {
 	[UCM_LOC_STACK] = "stack",
@@ -75,28 +85,38 @@ static uint32_t pool_stack_pop(struct ucm_pool *pool, uint64_t *out,
 }
 
 /*
- * Push @n frames, whose tags are already UCM_LOC_STACK. A stack that would
- * overflow can only mean a frame was returned twice: the excess is refused
- * and counted (release builds' double-free detector).
+ * Push @n frames, whose tags are already UCM_LOC_STACK, and add what was
+ * pushed to @stat (ring_full or released; NULL for none). A stack that
+ * would overflow can only mean a frame was returned twice: the excess is
+ * refused and counted (release builds' double-free detector).
+ *
+ * Everything a returner touches after its frames become visible happens
+ * here, under the lock: ucm_umem__destroy() takes and releases this lock
+ * before freeing, so no returner is left inside (page_pool_release()).
+ *
+ * Return: the number refused.
  */
-void ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
-			    uint32_t n)
+uint32_t ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
+			     uint32_t n, uint64_t *stat)
 {
-	uint32_t k;
+	uint32_t k, idx = pool->idx;
 
 	pthread_mutex_lock(&pool->stack.lock);
 	k = min(n, pool->nframes - pool->stack.top);
 	memcpy(&pool->stack.frames[pool->stack.top], addrs, k * sizeof(*addrs));
+	if (stat)
+		__atomic_fetch_add(stat, k, __ATOMIC_RELAXED);
+	if (unlikely(k < n))
+		__atomic_fetch_add(&pool->remote_stats.double_free, n - k,
+				   __ATOMIC_RELAXED);
 	pool->stack.top += k;
 	WRITE_ONCE(pool->stack.release, pool->stack.release + k);
 	pthread_mutex_unlock(&pool->stack.lock);
 
-	if (unlikely(k < n)) {
-		__atomic_fetch_add(&pool->remote_stats.double_free, n - k,
-				   __ATOMIC_RELAXED);
+	if (unlikely(k < n))
 		pr_warn("pool %u: backing stack overflow: %u frames returned twice\n",
-			pool->idx, n - k);
-	}
+			idx, n - k);
+	return n - k;
 }
 
 /* ---- allocation (owner only) ------------------------------------------- */
@@ -174,41 +194,44 @@ int ucm_pool__alloc(struct ucm_pool *pool, uint64_t *addr)
 
 /* ---- returns ----------------------------------------------------------- */
 
-/* Into the recycle ring; what does not fit goes to the backing stack. The
- * tags of @addrs are already UCM_LOC_RING. */
-static void pool_recycle_ring(struct ucm_pool *pool, const uint64_t *addrs,
-			      uint32_t n)
+/*
+ * Into the recycle ring; what does not fit goes to the backing stack. The
+ * tags of @addrs are already UCM_LOC_RING. The ring counter is added
+ * before the frames become visible and corrected under the stack lock, so
+ * nothing of the pool is touched after publication but under that lock.
+ * Return: the number refused (see ucm_pool_stack_push()).
+ */
+static uint32_t pool_recycle_ring(struct ucm_pool *pool,
+				  const uint64_t *addrs, uint32_t n)
 {
-	uint32_t k = ucm_ring__produce(pool->ring, addrs, n);
+	uint32_t k;
 
-	if (k)
-		__atomic_fetch_add(&pool->remote_stats.ring, k,
-				   __ATOMIC_RELAXED);
-	if (k < n) {
-		ucm_frame_move_bulk(pool->umem, addrs + k, n - k, UCM_LOC_RING,
-				    UCM_LOC_STACK);
-		ucm_pool_stack_push(pool, addrs + k, n - k);
-		__atomic_fetch_add(&pool->remote_stats.ring_full, n - k,
-				   __ATOMIC_RELAXED);
-	}
+	__atomic_fetch_add(&pool->remote_stats.ring, n, __ATOMIC_RELAXED);
+	k = ucm_ring__produce(pool->ring, addrs, n);
+	if (k == n)
+		return 0;
+	__atomic_fetch_sub(&pool->remote_stats.ring, n - k, __ATOMIC_RELAXED);
+	ucm_frame_move_bulk(pool->umem, addrs + k, n - k, UCM_LOC_RING,
+			    UCM_LOC_STACK);
+	return ucm_pool_stack_push(pool, addrs + k, n - k,
+				   &pool->remote_stats.ring_full);
 }
 
 /*
  * The core of every return: @addrs all belong to @pool and have been
  * validated, and their tags already say @to (CACHE is decided here, so
  * callers pass RING for "recycle" and STACK for "release").
+ * Return: the number refused as returned twice (release builds).
  */
-static void pool_put_validated(struct ucm_pool *pool, const uint64_t *addrs,
-			       uint32_t n, bool allow_direct, bool release)
+static uint32_t pool_put_validated(struct ucm_pool *pool,
+				   const uint64_t *addrs, uint32_t n,
+				   bool allow_direct, bool release)
 {
 	uint32_t k = 0;
 
-	if (release) {
-		ucm_pool_stack_push(pool, addrs, n);
-		__atomic_fetch_add(&pool->remote_stats.released, n,
-				   __ATOMIC_RELAXED);
-		return;
-	}
+	if (release)
+		return ucm_pool_stack_push(pool, addrs, n,
+					   &pool->remote_stats.released);
 	if (allow_direct) {
 		k = min(n, UCM_POOL_CACHE_SIZE - pool->alloc.count);
 		memcpy(&pool->alloc.cache[pool->alloc.count], addrs,
@@ -220,8 +243,7 @@ static void pool_put_validated(struct ucm_pool *pool, const uint64_t *addrs,
 		if (k < n)
 			STAT_ADD(pool->owner_stats.cache_full, n - k);
 	}
-	if (k < n)
-		pool_recycle_ring(pool, addrs + k, n - k);
+	return k < n ? pool_recycle_ring(pool, addrs + k, n - k) : 0;
 }
 
 #ifdef UCM_DEBUG
@@ -276,7 +298,8 @@ int ucm_pool__put(struct ucm_pool *pool, uint64_t addr)
 
 	if (err)
 		return ucm_err(err);
-	pool_put_validated(pool, &addr, 1, ucm_pool_local(pool), false);
+	if (pool_put_validated(pool, &addr, 1, ucm_pool_local(pool), false))
+		return ucm_err(-EALREADY);
 	return 0;
 }
 
@@ -284,6 +307,7 @@ void ucm_pool_recycle_direct(struct ucm_pool *pool, const uint64_t *addrs,
 			     uint32_t n, enum ucm_frame_loc from)
 {
 	ucm_frame_move_bulk(pool->umem, addrs, n, from, UCM_LOC_RING);
+	/* Frames from the producer's own staging cannot be free already. */
 	pool_put_validated(pool, addrs, n, ucm_pool_local(pool), false);
 }
 
@@ -329,14 +353,15 @@ int __ucm_umem_put_bulk(struct ucm_umem *umem, const uint64_t *addrs,
 				}
 				bulk[nb++] = rest[i];
 				if (nb == UCM_POOL_PUT_BULK) {
-					pool_put_validated(pool, bulk, nb,
-							   direct, release);
+					if (pool_put_validated(pool, bulk, nb,
+							       direct, release))
+						rejected = true;
 					nb = 0;
 				}
 			}
-			if (nb)
-				pool_put_validated(pool, bulk, nb, direct,
-						   release);
+			if (nb && pool_put_validated(pool, bulk, nb, direct,
+						     release))
+				rejected = true;
 			left = foreign;
 		}
 	}
@@ -365,7 +390,7 @@ int ucm_pool__set_owner(struct ucm_pool *pool)
 
 void ucm_pool__clear_owner(struct ucm_pool *pool)
 {
-	__atomic_store_n(&pool->owner, NULL, __ATOMIC_RELEASE);
+	__atomic_store_n(&pool->owner, 0, __ATOMIC_RELEASE);
 }
 
 bool ucm_pool__is_owner(const struct ucm_pool *pool)

@@ -22,9 +22,13 @@
  *  - remote_stats: any thread, __atomic_fetch_add relaxed, once per bulk.
  *  - stack.*, hold, release: under stack.lock. hold and release are also
  *    read without the lock (READ_ONCE) for statistics.
+ *  - A returning thread touches the pool only before its frames become
+ *    visible (ring publication) or under stack.lock; ucm_umem__destroy()
+ *    takes and releases every stack lock once nothing is in flight, so a
+ *    late returner has left before memory is freed.
  *  - owner: written by ucm_pool__set_owner()/clear_owner() (release), read
  *    by every returning thread (relaxed: a thread only ever compares it with
- *    its own token, which cannot change under it).
+ *    its own id, which no other thread ever has).
  */
 struct ucm_pool {
 	/* Owner-only line(s): the lockless LIFO cache (page_pool's pool->alloc). */
@@ -39,7 +43,7 @@ struct ucm_pool {
 	} owner_stats;
 
 	/* Read-mostly after creation. */
-	const void *owner __cacheline_aligned;
+	uint64_t owner __cacheline_aligned;	/* ucm_self() of the owner, 0: none */
 	struct ucm_umem *umem;
 	struct ucm_ring *ring;
 	uint64_t base;		/* first frame handle of this pool */
@@ -92,13 +96,16 @@ static inline struct ucm_pool *ucm_umem_owner(struct ucm_umem *umem,
 	return &umem->pools[addr >> umem->pool_shift];
 }
 
-/* The calling thread's token: the address of a thread-local byte is unique
- * among live threads. initial-exec keeps it a single %fs-relative lea. */
-extern __thread char ucm_self_token __attribute__((tls_model("initial-exec")));
+/* The calling thread's id: unique for the life of the process, never 0.
+ * initial-exec keeps the read a single %fs-relative load. */
+extern __thread uint64_t ucm_self_id __attribute__((tls_model("initial-exec")));
+uint64_t ucm_self_slow(void);
 
-static inline const void *ucm_self(void)
+static inline uint64_t ucm_self(void)
 {
-	return &ucm_self_token;
+	uint64_t id = ucm_self_id;
+
+	return likely(id) ? id : ucm_self_slow();
 }
 
 static inline bool ucm_pool_local(const struct ucm_pool *pool)
@@ -175,8 +182,8 @@ void ucm_pool_recycle_direct(struct ucm_pool *pool, const uint64_t *addrs,
 
 /* Push frames tagged UCM_LOC_STACK onto the backing stack (under its lock);
  * refuses and counts what would overflow it (a double return). */
-void ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
-			 uint32_t n);
+uint32_t ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
+			     uint32_t n, uint64_t *stat);
 
 /* ucm_umem__put_bulk()/release_bulk() with the frames' expected location
  * (@from; UCM_LOC__MAX: anywhere outside the pool). */

@@ -202,13 +202,13 @@ static void pool_scrub(struct ucm_pool *pool)
 			uint32_t k = min(n - off, (uint32_t)UCM_POOL_STACK_BULK);
 
 			memcpy(buf, &pool->alloc.cache[off], k * sizeof(*buf));
-			ucm_pool_stack_push(pool, buf, k);
+			ucm_pool_stack_push(pool, buf, k, NULL);
 		}
 	}
 	while ((n = ucm_ring__consume(pool->ring, buf, ARRAY_SIZE(buf)))) {
 		ucm_frame_move_bulk(pool->umem, buf, n, UCM_LOC_RING,
 				    UCM_LOC_STACK);
-		ucm_pool_stack_push(pool, buf, n);
+		ucm_pool_stack_push(pool, buf, n, NULL);
 	}
 }
 
@@ -256,6 +256,12 @@ int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 	if (inflight < 0)
 		pr_warn("negative inflight (%lld): frames were returned twice\n",
 			(long long)inflight);
+	/* Returners touch a pool after their frames are visible only under
+	 * its stack lock: once we have held it, none is left inside. */
+	for (i = 0; i < umem->npools; i++) {
+		pthread_mutex_lock(&umem->pools[i].stack.lock);
+		pthread_mutex_unlock(&umem->pools[i].stack.lock);
+	}
 
 	for (i = 0; i < umem->npools; i++)
 		pool_fini(&umem->pools[i]);
