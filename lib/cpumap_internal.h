@@ -13,7 +13,8 @@ enum ucm_cpumap_hook_point {
 };
 
 #ifdef UCM_DEBUG
-/* Called on the worker thread at each point when set. */
+/* Called on the worker thread at each point when set; set and cleared
+ * with atomic stores. */
 extern void (*ucm_cpumap_test_hook)(uint32_t worker,
 				    enum ucm_cpumap_hook_point where);
 #endif

@@ -375,7 +375,7 @@ static int run_park_test(enum ucm_cpumap_hook_point where)
 		return 1;
 	atomic_store(&hook_parked, 0);
 	atomic_store(&hook_release, 0);
-	ucm_cpumap_test_hook = park_hook;
+	__atomic_store_n(&ucm_cpumap_test_hook, park_hook, __ATOMIC_RELEASE);
 
 	/* One frame in, let it be delivered, then arm: the worker's next
 	 * pass through @where parks it (its ring is empty by then). */
@@ -400,7 +400,7 @@ static int run_park_test(enum ucm_cpumap_hook_point where)
 
 	/* No lost wakeup: the frame must arrive without any further push. */
 	ret = wait_delivered(&f.sink, 3, 1000);
-	ucm_cpumap_test_hook = NULL;
+	__atomic_store_n(&ucm_cpumap_test_hook, NULL, __ATOMIC_RELEASE);
 	UT_ASSERT(ret, "frame enqueued in the window was not delivered within 1 s");
 	if (where == UCM_CPUMAP_HOOK_BEFORE_SLEEP)
 		/* It had announced sleep: the flush must have woken it. */
