@@ -7,8 +7,9 @@
 #   tests/run-tests.sh [NAME...]     NAME: a unit test binary (test_pool)
 #                                    or a test script (tests/net/*.sh)
 #
-# Unit tests (tests/unit/test_*.c, built into $BUILD/tests/) need no root;
-# each prints one PASS/FAIL/SKIP line per case. Network tests
+# Unit tests (tests/unit/test_*.c, built into $BUILD/tests/) and app tests
+# (tests/apps/test-*.sh) need no root; each prints one PASS/FAIL/SKIP line
+# per case. Network tests
 # (tests/net/test-*.sh) need root and make their own namespaces; as
 # non-root they are reported as skipped, with the reason. Every test runs
 # under a time limit (TEST_TIMEOUT seconds, default 300); a timeout is a
@@ -69,6 +70,13 @@ for t in "$BUILD"/tests/test_*; do
 	name=$(basename "$t")
 	want "$name" || continue
 	run_one "$name" "$t"
+done
+
+# App tests: no root.
+for t in tests/apps/test-*.sh; do
+	[ -f "$t" ] || continue
+	want "$t" || want "$(basename "$t" .sh)" || continue
+	run_one "$(basename "$t" .sh)" env BUILD="$BUILD" bash "$t"
 done
 
 for t in tests/net/test-*.sh; do

@@ -63,10 +63,10 @@ int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
 
 		if (dash)
 			*dash = '\0';
-		if (parse_uint(tok, 0, CPU_SETSIZE - 1, what, &a))
+		if (parse_uint(tok, 0, 1u << 20, what, &a))
 			goto bad;
 		b = a;
-		if (dash && (parse_uint(dash + 1, a, CPU_SETSIZE - 1, what, &b)))
+		if (dash && (parse_uint(dash + 1, a, 1u << 20, what, &b)))
 			goto bad;
 		for (; a <= b; a++) {
 			if (!cpu_usable((int)a)) {

@@ -21,6 +21,15 @@ bool cpu_usable(int cpu);
 double now_sec(void);
 void sleep_sec(double s);
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#else
+	__asm__ volatile("" ::: "memory");
+#endif
+}
+
 /* Pin the calling thread. Return 0 or -errno. */
 int pin_self(int cpu);
 
