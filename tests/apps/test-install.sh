@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# make install into a staging directory, then build a program against the
+# installed headers and shared library through pkg-config and run it; check
+# that the shared library exports the public API and nothing else.
+set -u
+BUILD=${BUILD:-build}
+name=test-install
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { echo "PASS: $name/$1"; }
+bad() { echo "FAIL: $name/$1: $2"; }
+
+if [ -n "${SANITIZE:-}" ]; then
+	echo "SKIP: $name: runs in the plain build only (a sanitizer build's library needs its runtime in the user's program)"
+	exit 0
+fi
+
+if make -s install PREFIX=/usr DESTDIR="$tmp/stage" > "$tmp/log" 2>&1; then
+	ok install
+else
+	bad install "$(tail -3 "$tmp/log")"
+	exit 0
+fi
+
+for f in usr/include/ucpumap/cpumap.h usr/include/ucpumap/pool.h usr/include/ucpumap/ring.h \
+	 usr/include/ucpumap/pkt.h usr/include/ucpumap/log.h usr/lib/libucpumap.a \
+	 usr/lib/libucpumap.so usr/lib/pkgconfig/libucpumap.pc usr/bin/ucpumap-bench; do
+	[ -e "$tmp/stage/$f" ] || miss="${miss:-} $f"
+done
+[ -z "${miss:-}" ] && ok files || bad files "missing:$miss"
+
+export PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_LIBDIR="$tmp/stage/usr/lib/pkgconfig"
+flags=$(pkg-config --cflags --libs libucpumap 2>&1)
+if ${CC:-cc} -Wall -Werror -o "$tmp/link_test" tests/apps/link_test.c $flags -lpthread > "$tmp/cc" 2>&1; then
+	ok build-with-pkg-config
+else
+	bad build-with-pkg-config "$(head -5 "$tmp/cc")"
+fi
+if ldd "$tmp/link_test" 2>/dev/null | grep -q "libucpumap.so.0 => $tmp/stage" ||
+   LD_LIBRARY_PATH="$tmp/stage/usr/lib" ldd "$tmp/link_test" | grep -q "libucpumap.so.0 => $tmp/stage"; then
+	ok links-shared
+else
+	bad links-shared "not linked against the staged libucpumap.so.0"
+fi
+if out=$(LD_LIBRARY_PATH="$tmp/stage/usr/lib" timeout 20 "$tmp/link_test" 2>&1); then
+	ok run
+else
+	bad run "exit $?: $out"
+fi
+
+# Exports: exactly the ucm_ symbols the headers declare, nothing internal.
+exports=$(nm -D --defined-only "$tmp/stage/usr/lib/libucpumap.so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort)
+stray=$(echo "$exports" | grep -v '^ucm_' || true)
+internal=$(echo "$exports" | grep -E '^(ucm_log|ucm_opts_copy|ucm_pool_stack_push|ucm_self_slow|__ucm_)' || true)
+undeclared=""
+for s in $exports; do
+	grep -q "\b$s\b" lib/include/ucpumap/*.h || undeclared="$undeclared $s"
+done
+if [ -z "$stray$internal$undeclared" ] && [ -n "$exports" ]; then
+	ok exports
+else
+	bad exports "stray: $stray internal: $internal undeclared:$undeclared"
+fi
+exit 0
