@@ -29,6 +29,19 @@ bad:
 	return -1;
 }
 
+int parse_pow2(const char *s, unsigned long lo, unsigned long hi,
+	       const char *what, unsigned long *out)
+{
+	if (parse_uint(s, lo, hi, what, out))
+		return -1;
+	if (*out & (*out - 1)) {
+		fprintf(stderr, "%s: %lu is not a power of two; try %lu\n", what,
+			*out, 1ul << (63 - __builtin_clzl(*out)));
+		return -1;
+	}
+	return 0;
+}
+
 int cpu_online_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -15,6 +15,9 @@ int parse_cpu_list(const char *s, int *cpus, int max, const char *what);
 /* A whole non-negative integer in [lo, hi]; -1 with a message otherwise. */
 int parse_uint(const char *s, unsigned long lo, unsigned long hi,
 	       const char *what, unsigned long *out);
+/* The same, and a power of two (the message suggests the one below). */
+int parse_pow2(const char *s, unsigned long lo, unsigned long hi,
+	       const char *what, unsigned long *out);
 int cpu_online_count(void);
 bool cpu_usable(int cpu);
 

@@ -432,23 +432,14 @@ static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 				return -1;
 			break;
 		case O_FRAMES:
-			if (parse_uint(optarg, 256, 1u << 20, "--frames", &v))
+			if (parse_pow2(optarg, 256, 1u << 20, "--frames", &v))
 				return -1;
-			if (v & (v - 1)) {
-				fprintf(stderr, "--frames: %lu is not a power of two; try %lu\n",
-					v, 1ul << (63 - __builtin_clzl(v)));
-				return -1;
-			}
 			cfg->frames = v;
 			break;
 		case O_QSIZE:
-			if (parse_uint(optarg, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX, "--qsize", &v))
+			if (parse_pow2(optarg, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX,
+				       "--qsize", &v))
 				return -1;
-			if (v & (v - 1)) {
-				fprintf(stderr, "--qsize: %lu is not a power of two; try %lu\n",
-					v, 1ul << (63 - __builtin_clzl(v)));
-				return -1;
-			}
 			cfg->qsize = v;
 			break;
 		case O_JSON:

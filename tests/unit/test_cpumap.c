@@ -17,6 +17,7 @@
 #include <arpa/inet.h>
 
 #include "ucpumap/cpumap.h"
+#include "ucpumap/log.h"
 #include "cpumap_internal.h"
 #include "utest.h"
 

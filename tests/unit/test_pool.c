@@ -1565,47 +1565,16 @@ static int test_destroy_busy(void)
 	return 0;
 }
 
-/* Late returns through the ring while destroy waits. */
-static int test_destroy_waits_for_late_returns(void)
-{
-	struct ucm_umem *umem = mk_umem(1, 256, 0, 0);
-	struct ucm_pool *pool;
-	struct remote_job j;
-	uint64_t a[100], t0, ms;
-	int ret;
-
-	UT_ASSERT(umem, "create");
-	pool = ucm_umem__pool(umem, 0);
-	ucm_pool__set_owner(pool);
-	UT_ASSERT(ucm_pool__alloc_bulk(pool, a, 100) == 100, "alloc");
-	j = (struct remote_job){ .op = R_DELAYED_PUT, .umem = umem, .addrs = a, .n = 100,
-				 .delay_ms = 30 };
-	log_capture();
-	t0 = now_ns();
-	UT_ASSERT(pthread_create(&j.thr, NULL, remote_fn, &j) == 0, "thread");
-	ret = ucm_umem__destroy(umem, 2000);
-	ms = (now_ns() - t0) / 1000000;
-	pthread_join(j.thr, NULL);
-	ucm_set_print(NULL);
-	UT_ASSERT(ret == 0, "destroy: %d after %llu ms", ret, (unsigned long long)ms);
-	UT_ASSERT(j.ret == 0, "late put_bulk: %d", j.ret);
-	/* 30 ms, then 4 bulks 10 ms apart: destroy waited for the last. */
-	UT_ASSERT(ms >= 55 && ms < 2000, "destroy returned after %llu ms",
-		  (unsigned long long)ms);
-	UT_ASSERT(log_count("stalled") == 0, "warnings: %s", log_text);
-	return 0;
-}
-
 /*
- * The same with the late frames released straight to the backing stack
- * (ucm_umem__release_bulk(), no ring). destroy() must not free the pool
- * while the returning thread may still be inside it: it has to synchronise
- * with returners (page_pool takes and releases the producer lock before it
- * trusts inflight). Functionally this passes; under TSan a missing
- * synchronisation shows as a race between destroy's free() and the
- * returner's writes.
+ * destroy() while a thread returns the last @n frames late (@op: through
+ * the ring, or released straight to the backing stack): it must wait for
+ * them, and must not free the pool while the returner may still be inside
+ * it (page_pool takes and releases the producer lock before it trusts
+ * inflight; under TSan a missing synchronisation shows as a race between
+ * destroy's free() and the returner's writes). The job starts after 30 ms
+ * and returns in bulks 10 ms apart: destroy must take at least @min_ms.
  */
-static int test_destroy_waits_for_late_release(void)
+static int run_late_destroy(int op, uint32_t n, uint64_t min_ms)
 {
 	struct ucm_umem *umem = mk_umem(1, 256, 0, 0);
 	struct ucm_pool *pool;
@@ -1616,9 +1585,9 @@ static int test_destroy_waits_for_late_release(void)
 	UT_ASSERT(umem, "create");
 	pool = ucm_umem__pool(umem, 0);
 	ucm_pool__set_owner(pool);
-	UT_ASSERT(ucm_pool__alloc_bulk(pool, a, 200) == 200, "alloc");
-	j = (struct remote_job){ .op = R_DELAYED_RELEASE, .umem = umem, .addrs = a,
-				 .n = 200, .delay_ms = 30 };
+	UT_ASSERT(ucm_pool__alloc_bulk(pool, a, n) == (int)n, "alloc");
+	j = (struct remote_job){ .op = op, .umem = umem, .addrs = a, .n = n,
+				 .delay_ms = 30 };
 	log_capture();
 	t0 = now_ns();
 	UT_ASSERT(pthread_create(&j.thr, NULL, remote_fn, &j) == 0, "thread");
@@ -1627,11 +1596,22 @@ static int test_destroy_waits_for_late_release(void)
 	pthread_join(j.thr, NULL);
 	ucm_set_print(NULL);
 	UT_ASSERT(ret == 0, "destroy: %d after %llu ms", ret, (unsigned long long)ms);
-	UT_ASSERT(j.ret == 0, "late release_bulk: %d", j.ret);
-	UT_ASSERT(ms >= 25 && ms < 2000, "destroy returned after %llu ms",
+	UT_ASSERT(j.ret == 0, "late return: %d", j.ret);
+	UT_ASSERT(ms >= min_ms && ms < 2000, "destroy returned after %llu ms",
 		  (unsigned long long)ms);
 	UT_ASSERT(log_count("stalled") == 0, "warnings: %s", log_text);
 	return 0;
+}
+
+/* Through the ring: 30 ms, then 4 bulks 10 ms apart. */
+static int test_destroy_waits_for_late_returns(void)
+{
+	return run_late_destroy(R_DELAYED_PUT, 100, 55);
+}
+
+static int test_destroy_waits_for_late_release(void)
+{
+	return run_late_destroy(R_DELAYED_RELEASE, 200, 25);
 }
 
 /* ---- 12. concurrent remote returns (B4) -------------------------------------- */

@@ -9,9 +9,7 @@
 
 #include <stdarg.h>
 
-#ifndef UCM_API
-#define UCM_API __attribute__((visibility("default")))
-#endif
+#include "ucpumap/api.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "ucpumap/log.h"	/* UCM_API */
+#include "ucpumap/api.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -37,9 +37,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#ifndef UCM_API
-#define UCM_API __attribute__((visibility("default")))
-#endif
+#include "ucpumap/api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,12 +81,6 @@ struct ucm_umem_opts {
 	size_t :0;
 };
 #define ucm_umem_opts__last_field flags
-
-#define UCM_OPTS(TYPE, NAME, ...)					\
-	struct TYPE NAME = ({						\
-		memset(&NAME, 0, sizeof(struct TYPE));			\
-		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
-	})
 
 /* Where a frame is. Debug builds keep one tag per frame and check every
  * move; the audit counts them. */

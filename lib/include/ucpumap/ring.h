@@ -51,9 +51,7 @@
 #include <string.h>
 #include <sched.h>
 
-#ifndef UCM_API
-#define UCM_API __attribute__((visibility("default")))
-#endif
+#include "ucpumap/api.h"
 
 #ifdef __cplusplus
 extern "C" {
