@@ -93,6 +93,7 @@ struct ucm_cpumap {
 	struct ucm_umem *umem;
 	void *area;
 	uint32_t frame_size;
+	uint64_t base_mask;	/* descriptor address -> frame handle */
 	uint32_t flags;
 	const struct ucm_sink_ops *sink;
 	void *sink_ctx;
@@ -102,6 +103,29 @@ struct ucm_cpumap {
 	pthread_mutex_t lock;	/* the producer list */
 	struct ucm_cpumap_producer *producers;
 };
+
+/*
+ * Bulk queue and worker ring entries are descriptors: packet address
+ * (frame handle + offset) in the low 48 bits, length in the top 16. UMEM
+ * handles stay below 2^40 (ucm_umem_opts caps the size).
+ */
+#define DESC_LEN_SHIFT	48
+#define DESC_ADDR_MASK	((1ull << DESC_LEN_SHIFT) - 1)
+
+static inline uint64_t desc_make(uint64_t addr, uint32_t len)
+{
+	return (uint64_t)len << DESC_LEN_SHIFT | addr;
+}
+
+static inline uint64_t desc_addr(uint64_t desc)
+{
+	return desc & DESC_ADDR_MASK;
+}
+
+static inline uint32_t desc_len(uint64_t desc)
+{
+	return desc >> DESC_LEN_SHIFT;
+}
 
 struct ucm_bq {
 	uint32_t count;
@@ -142,22 +166,33 @@ static void cpumap_wake(struct ucm_cpumap_producer *prod, uint32_t w)
 	STAT_ADD(prod->stats[w].wakeups, 1);
 }
 
+static void desc_to_base(const struct ucm_cpumap *map, const uint64_t *desc,
+			 uint64_t *base, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		base[i] = desc_addr(desc[i]) & map->base_mask;
+}
+
 /* bq_flush_to_queue(): one ring reservation for the whole bulk. */
 static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 {
+	struct ucm_cpumap *map = prod->map;
 	struct ucm_bq *bq = &prod->bq[w];
-	struct ucm_worker *wk = prod->map->workers[w];
-	struct ucm_umem *umem = prod->map->umem;
+	struct ucm_worker *wk = map->workers[w];
+	uint64_t base[UCM_CPUMAP_BULK_SIZE];
 	uint32_t n = bq->count, k;
 
+#ifdef UCM_DEBUG
 	/* Tags first: the worker may consume a frame the moment it lands. */
-	ucm_frame_move_bulk(umem, bq->q, n, UCM_LOC_BQ, UCM_LOC_WQ);
+	desc_to_base(map, bq->q, base, n);
+	ucm_frame_move_bulk(map->umem, base, n, UCM_LOC_BQ, UCM_LOC_WQ);
+#endif
 	k = ucm_ring__produce(wk->ring, bq->q, n);
 	if (unlikely(k < n)) {
 		/* Ring full: back into our own pool, directly, as
 		 * xdp_return_frame_rx_napi() does. */
-		ucm_pool_recycle_direct(prod->pool, bq->q + k, n - k,
-					UCM_LOC_WQ);
+		desc_to_base(map, bq->q + k, base, n - k);
+		ucm_pool_recycle_direct(prod->pool, base, n - k, UCM_LOC_WQ);
 		STAT_ADD(prod->stats[w].drops, n - k);
 	}
 	STAT_ADD(prod->stats[w].processed, n);
@@ -166,21 +201,23 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 }
 
 int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
-			uint64_t addr)
+			uint64_t addr, uint32_t len)
 {
+	struct ucm_cpumap *map = prod->map;
+	uint64_t base = addr & map->base_mask;
 	struct ucm_bq *bq;
 
 	/* A frame of another pool would go back to the wrong pool on a
 	 * drop: refuse it along with a bad worker index. */
-	if (unlikely(worker >= prod->map->nworkers ||
-		     !ucm_umem_addr_ok(prod->map->umem, addr) ||
-		     ucm_umem_owner(prod->map->umem, addr) != prod->pool))
+	if (unlikely(worker >= map->nworkers || addr >= ucm_umem__size(map->umem) ||
+		     len > UINT16_MAX ||
+		     ucm_umem_owner(map->umem, base) != prod->pool))
 		return ucm_err(-EINVAL);
 	bq = &prod->bq[worker];
 	if (unlikely(bq->count == UCM_CPUMAP_BULK_SIZE))
 		bq_flush(prod, worker);
-	ucm_frame_move(prod->map->umem, addr, UCM_LOC_APP, UCM_LOC_BQ);
-	bq->q[bq->count++] = addr;
+	ucm_frame_move(map->umem, base, UCM_LOC_APP, UCM_LOC_BQ);
+	bq->q[bq->count++] = desc_make(addr, len);
 	prod->dirty |= 1ull << worker;
 	return 0;
 }
@@ -285,51 +322,53 @@ awake:
 }
 
 /*
- * One batch: the frames' headers were written by the producer; check them
- * against the frame, parse, hand the good ones to the sink, and return the
- * frames (all of them, or only the bad ones for a keeping sink).
+ * One batch: lay each frame's header out from its descriptor, parse the
+ * packet into it, hand the good ones to the sink, and return the frames
+ * (all of them, or only the bad ones for a keeping sink).
  */
-static void worker_run_batch(struct ucm_worker *w, uint64_t *addrs,
+static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			     uint32_t n)
 {
 	struct ucm_cpumap *map = w->map;
 	struct ucm_frame_hdr *frames[UCM_CPUMAP_BATCH];
-	uint64_t good[UCM_CPUMAP_BATCH], bad[UCM_CPUMAP_BATCH];
+	uint64_t base[UCM_CPUMAP_BATCH], good[UCM_CPUMAP_BATCH];
+	uint64_t bad[UCM_CPUMAP_BATCH];
 	uint32_t ngood = 0, nbad = 0, i, dropped = 0;
 	bool keep = map->sink && (map->sink->flags & UCM_SINK_F_KEEP);
 
 	/*
-	 * Every header and every packet was last written on another CPU, so
-	 * each is a cache miss. Issue them all before using any: first the
-	 * headers (read, then written with the descriptor), then, once a
-	 * header says where its packet is, the packet's first line.
+	 * The packets were last written on another CPU (by the NIC or the
+	 * kernel's copy): start fetching all of them, and the header lines
+	 * we are about to write, before touching any.
 	 */
-	for (i = 0; i < n; i++)
-		__builtin_prefetch((char *)map->area + addrs[i], 1);
 	for (i = 0; i < n; i++) {
-		struct ucm_frame_hdr *hdr = ucm_umem__frame(map->area, addrs[i]);
-
-		__builtin_prefetch((char *)hdr + hdr->data_off, 0);
+		base[i] = desc_addr(desc[i]) & map->base_mask;
+		__builtin_prefetch((char *)map->area + desc_addr(desc[i]), 0);
+		__builtin_prefetch((char *)map->area + base[i], 1);
 	}
 
 	for (i = 0; i < n; i++) {
-		struct ucm_frame_hdr *hdr = ucm_umem__frame(map->area, addrs[i]);
+		struct ucm_frame_hdr *hdr = ucm_umem__frame(map->area, base[i]);
+		uint32_t off = desc_addr(desc[i]) - base[i];
+		uint32_t len = desc_len(desc[i]);
 		enum ucm_drop_reason reason;
 
-		ucm_frame_move(map->umem, addrs[i], UCM_LOC_WQ, UCM_LOC_WORKER);
-		if (unlikely(hdr->data_off < sizeof(*hdr) ||
-			     (uint32_t)hdr->data_off + hdr->len > map->frame_size))
+		ucm_frame_move(map->umem, base[i], UCM_LOC_WQ, UCM_LOC_WORKER);
+		if (unlikely(off < UCM_FRAME_HDR_ROOM || off + len > map->frame_size)) {
 			reason = UCM_DROP_FRAME_BOUNDS;
-		else
-			reason = ucm_pkt__parse(&hdr->pkt, ucm_frame_data(hdr),
-						hdr->len);
+		} else {
+			hdr->data_off = off;
+			hdr->len = len;
+			hdr->flags = 0;
+			reason = ucm_pkt__parse(&hdr->pkt, ucm_frame_data(hdr), len);
+		}
 		if (unlikely(reason != UCM_DROP_NONE)) {
 			STAT_ADD(w->stats.drop_reason[reason], 1);
-			bad[nbad++] = addrs[i];
+			bad[nbad++] = base[i];
 			continue;
 		}
 		frames[ngood] = hdr;
-		good[ngood++] = addrs[i];
+		good[ngood++] = base[i];
 	}
 
 	if (ngood && map->sink) {
@@ -349,7 +388,7 @@ static void worker_run_batch(struct ucm_worker *w, uint64_t *addrs,
 					    UCM_LOC_WORKER,
 					    map->flags & UCM_CPUMAP_F_NO_RECYCLE);
 	} else {
-		__ucm_umem_put_bulk(map->umem, addrs, n, UCM_LOC_WORKER,
+		__ucm_umem_put_bulk(map->umem, base, n, UCM_LOC_WORKER,
 				    map->flags & UCM_CPUMAP_F_NO_RECYCLE);
 	}
 	STAT_ADD(w->stats.processed, n);
@@ -362,7 +401,7 @@ static void *worker_main(void *arg)
 	struct ucm_worker *w = arg;
 	struct ucm_cpumap *map = w->map;
 	const struct ucm_sink_ops *sink = map->sink;
-	uint64_t addrs[UCM_CPUMAP_BATCH];
+	uint64_t desc[UCM_CPUMAP_BATCH];
 	uint32_t n;
 
 	if (sink && sink->open)
@@ -374,9 +413,9 @@ static void *worker_main(void *arg)
 		return NULL;
 
 	for (;;) {
-		n = ucm_ring__consume(w->ring, addrs, UCM_CPUMAP_BATCH);
+		n = ucm_ring__consume(w->ring, desc, UCM_CPUMAP_BATCH);
 		if (n) {
-			worker_run_batch(w, addrs, n);
+			worker_run_batch(w, desc, n);
 			continue;
 		}
 		/* Ring empty: nothing may wait across an idle moment. */
@@ -540,6 +579,7 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->umem = umem;
 	map->area = ucm_umem__area(umem);
 	map->frame_size = ucm_umem__frame_size(umem);
+	map->base_mask = ~(uint64_t)(map->frame_size - 1);
 	map->flags = o.flags;
 	map->sink = o.sink;
 	map->sink_ctx = o.sink_ctx;

@@ -115,6 +115,28 @@ double now_sec(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double cpu_steal_sec(int cpu)
+{
+	unsigned long long v[8];
+	char name[32], want[32];
+	double ret = -1;
+	FILE *f = fopen("/proc/stat", "r");
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "cpu%d", cpu);
+	while (fscanf(f, "%31s %llu %llu %llu %llu %llu %llu %llu %llu%*[^\n]",
+		      name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+		      &v[7]) == 9) {
+		if (!strcmp(name, want)) {
+			ret = (double)v[7] / sysconf(_SC_CLK_TCK);
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
 void sleep_sec(double s)
 {
 	struct timespec ts = {
@@ -216,4 +238,54 @@ void json_u64(struct json *j, const char *key, uint64_t v)
 void json_end(struct json *j)
 {
 	fputs("}\n", j->f);
+}
+
+struct pingpong {
+	int cpu;
+	uint64_t *word;
+	uint64_t rounds;
+};
+
+static void *pingpong_peer(void *arg)
+{
+	struct pingpong *p = arg;
+	uint64_t v;
+
+	pin_self(p->cpu);
+	for (v = 1; v < 2 * p->rounds; v += 2) {
+		while (__atomic_load_n(p->word, __ATOMIC_ACQUIRE) != v)
+			cpu_relax();
+		__atomic_store_n(p->word, v + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+double cpu_pingpong_ns(int cpu_a, int cpu_b, double seconds)
+{
+	static uint64_t word __attribute__((aligned(64)));
+	struct pingpong p = { .cpu = cpu_b, .word = &word };
+	uint64_t v, n = 0;
+	pthread_t thr;
+	double t0, t;
+	cpu_set_t old;
+
+	if (cpu_a == cpu_b)
+		return 0;
+	pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
+	pin_self(cpu_a);
+	/* Calibrate: rounds for about @seconds at 200 ns a round trip. */
+	p.rounds = (uint64_t)(seconds / 200e-9) + 1;
+	__atomic_store_n(&word, 0, __ATOMIC_RELAXED);
+	if (pthread_create(&thr, NULL, pingpong_peer, &p))
+		return -1;
+	t0 = now_sec();
+	for (v = 0; v < 2 * p.rounds; v += 2, n++) {
+		__atomic_store_n(&word, v + 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&word, __ATOMIC_ACQUIRE) != v + 2)
+			cpu_relax();
+	}
+	t = now_sec() - t0;
+	pthread_join(thr, NULL);
+	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+	return t / n * 1e9;
 }

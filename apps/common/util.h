@@ -22,6 +22,9 @@ int cpu_online_count(void);
 bool cpu_usable(int cpu);
 
 double now_sec(void);
+/* Time the hypervisor took from @cpu since boot, in seconds (the steal
+ * column of /proc/stat); -1 when unknown. */
+double cpu_steal_sec(int cpu);
 void sleep_sec(double s);
 
 static inline void cpu_relax(void)
@@ -32,6 +35,11 @@ static inline void cpu_relax(void)
 	__asm__ volatile("" ::: "memory");
 #endif
 }
+
+/* Round trip of one cache line between two CPUs, in ns (a thread on each
+ * bounces a counter for @seconds). On a virtual machine it moves with the
+ * host's placement of the vCPUs, and with it every cross-CPU hand-off. */
+double cpu_pingpong_ns(int cpu_a, int cpu_b, double seconds);
 
 /* Pin the calling thread. Return 0 or -errno. */
 int pin_self(int cpu);

@@ -86,6 +86,8 @@ struct eng_cfg {
 /* What one run measured, over its measurement window. */
 struct eng_result {
 	double src_mpps, drop_mpps, dst_mpps;
+	double steal;			/* share of the window the host took */
+	double rtt_ns;			/* cross-CPU round trip before the run */
 	struct ucm_pool_stats pool;	/* deltas over the window */
 	uint64_t sched, wakeups;
 };
@@ -150,7 +152,6 @@ static void eng_template(uint8_t *p)
 static void *eng_producer(void *arg)
 {
 	struct eng_run *run = arg;
-	uint8_t *area = ucm_umem__area(run->umem);
 	uint64_t addrs[ENG_RX_BATCH];
 	int n, i;
 
@@ -174,15 +175,11 @@ static void *eng_producer(void *arg)
 				cpu_relax();
 			continue;
 		}
-		for (i = 0; i < n; i++) {
-			struct ucm_frame_hdr *hdr = (void *)(area + addrs[i]);
-
-			hdr->data_off = ENG_DATA_OFF;
-			hdr->len = ENG_PKT_LEN;
-			hdr->rxq = 0;
-			hdr->flags = 0;
-			ucm_cpumap__enqueue(run->prod, 0, addrs[i]);
-		}
+		/* What an RX thread does with its RX descriptors: pass
+		 * address and length on, without touching the frame. */
+		for (i = 0; i < n; i++)
+			ucm_cpumap__enqueue(run->prod, 0, addrs[i] + ENG_DATA_OFF,
+					    ENG_PKT_LEN);
 		ucm_cpumap__flush(run->prod);
 	}
 	return NULL;
@@ -190,14 +187,16 @@ static void *eng_producer(void *arg)
 
 struct eng_snap {
 	double t;
+	double steal;			/* both CPUs, seconds */
 	struct ucm_cpumap_worker_stats w;
 	struct ucm_cpumap_enqueue_stats e;
 	struct ucm_pool_stats p;
 };
 
-static void eng_snapshot(struct eng_run *run, struct eng_snap *s)
+static void eng_snapshot(struct eng_run *run, int wcpu, struct eng_snap *s)
 {
 	s->t = now_sec();
+	s->steal = cpu_steal_sec(run->cpu) + cpu_steal_sec(wcpu);
 	ucm_cpumap__worker_stats(run->map, 0, &s->w);
 	ucm_cpumap__enqueue_stats(run->prod, 0, &s->e);
 	ucm_pool__get_stats(run->pool, &s->p);
@@ -238,6 +237,7 @@ static int eng_run_once(const struct eng_cfg *cfg, const struct eng_row *row,
 	uint32_t i, n;
 	int err;
 
+	res->rtt_ns = cpu_pingpong_ns(cfg->producer_cpu, cfg->worker_cpu, 0.02);
 	run.umem = ucm_umem__create(&uopts);
 	if (!run.umem)
 		return -errno;
@@ -275,9 +275,9 @@ static int eng_run_once(const struct eng_cfg *cfg, const struct eng_row *row,
 		goto out_map;
 
 	sleep_sec(cfg->warmup);
-	eng_snapshot(&run, &s0);
+	eng_snapshot(&run, cfg->worker_cpu, &s0);
 	sleep_sec(cfg->seconds);
-	eng_snapshot(&run, &s1);
+	eng_snapshot(&run, cfg->worker_cpu, &s1);
 	__atomic_store_n(&run.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(thr, NULL);
 	err = run.err;
@@ -285,6 +285,7 @@ static int eng_run_once(const struct eng_cfg *cfg, const struct eng_row *row,
 	res->dst_mpps = (s1.w.processed - s0.w.processed) / (s1.t - s0.t) / 1e6;
 	res->src_mpps = (s1.e.processed - s0.e.processed) / (s1.t - s0.t) / 1e6;
 	res->drop_mpps = (s1.e.drops - s0.e.drops) / (s1.t - s0.t) / 1e6;
+	res->steal = (s1.steal - s0.steal) / (2 * (s1.t - s0.t));
 	res->sched = s1.w.sched - s0.w.sched;
 	res->wakeups = s1.e.wakeups - s0.e.wakeups;
 	eng_pool_delta(&s0, &s1, &res->pool);
@@ -322,9 +323,9 @@ static void eng_usage(FILE *f)
 "another CPU, whose sink delivers nothing, and prints the worker's rate for\n"
 "each row: median and min-max over the rounds, rows interleaved.\n"
 "\n"
-"  -r, --rounds N        rounds of every row (default 5, max %d)\n"
-"  -s, --seconds S       measured seconds per run (default 2)\n"
-"  -w, --warmup S        seconds before measuring (default 0.3)\n"
+"  -r, --rounds N        rounds of every row (default 10, max %d)\n"
+"  -s, --seconds S       measured seconds per run (default 1)\n"
+"  -w, --warmup S        seconds before measuring (default 0.2)\n"
 "      --rows LIST       comma-separated rows (default: all)\n"
 "      --producer-cpu C  CPU of the producer (default 0)\n"
 "      --worker-cpu C    CPU of the worker (default 1)\n"
@@ -386,9 +387,9 @@ static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 	int c;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->rounds = 5;
-	cfg->seconds = 2;
-	cfg->warmup = 0.3;
+	cfg->rounds = 10;
+	cfg->seconds = 1;
+	cfg->warmup = 0.2;
 	cfg->producer_cpu = 0;
 	cfg->worker_cpu = cpu_online_count() > 1 ? 1 : 0;
 	cfg->frames = ENG_FRAMES;
@@ -481,7 +482,7 @@ int bench_engine(int argc, char **argv)
 	static struct eng_result res[NROWS][ENG_MAX_ROUNDS];
 	struct eng_cfg cfg;
 	struct run_stats st;
-	double v[ENG_MAX_ROUNDS];
+	double v[ENG_MAX_ROUNDS], steal;
 	int r, i, k, err;
 
 	if (eng_parse(argc, argv, &cfg))
@@ -505,12 +506,15 @@ int bench_engine(int argc, char **argv)
 					eng_rows[i].name, r + 1, strerror(-err));
 				return 1;
 			}
-			fprintf(stderr, "  round %d/%d %-15s %6.2f Mpps\n", r + 1,
-				cfg.rounds, eng_rows[i].name, res[i][r].dst_mpps);
+			fprintf(stderr, "  round %d/%d %-15s %6.2f Mpps  (cross-CPU round trip %.0f ns, steal %.1f%%)\n",
+				r + 1, cfg.rounds, eng_rows[i].name,
+				res[i][r].dst_mpps, res[i][r].rtt_ns,
+				100 * res[i][r].steal);
 		}
 	}
 
-	printf("%-15s %9s %9s %9s %17s\n", "row", "src Mpps", "drops", "dst Mpps", "dst min-max");
+	printf("%-15s %9s %9s %9s %17s %7s\n", "row", "src Mpps", "drops", "dst Mpps",
+	       "dst min-max", "steal");
 	for (i = 0; i < NROWS; i++) {
 		struct run_stats s_src, s_drop;
 
@@ -525,8 +529,11 @@ int bench_engine(int argc, char **argv)
 		for (r = 0; r < cfg.rounds; r++)
 			v[r] = res[i][r].dst_mpps;
 		run_stats(v, cfg.rounds, &st);
-		printf("%-15s %9.2f %9.2f %9.2f %8.2f-%-8.2f\n", eng_rows[i].name,
-		       s_src.median, s_drop.median, st.median, st.min, st.max);
+		for (r = 0, steal = 0; r < cfg.rounds; r++)
+			steal += res[i][r].steal / cfg.rounds;
+		printf("%-15s %9.2f %9.2f %9.2f %8.2f-%-8.2f %6.1f%%\n", eng_rows[i].name,
+		       s_src.median, s_drop.median, st.median, st.min, st.max,
+		       100 * steal);
 	}
 
 	printf("\npool, all rounds: share of allocations (fast/refill/slow) and of returns\n"
@@ -610,6 +617,14 @@ int bench_engine(int argc, char **argv)
 			json_arr(&j, "drop_runs");
 			for (r = 0; r < cfg.rounds; r++)
 				json_num(&j, NULL, res[i][r].drop_mpps);
+			json_arr_end(&j);
+			json_arr(&j, "rtt_ns_runs");
+			for (r = 0; r < cfg.rounds; r++)
+				json_num(&j, NULL, res[i][r].rtt_ns);
+			json_arr_end(&j);
+			json_arr(&j, "steal_runs");
+			for (r = 0; r < cfg.rounds; r++)
+				json_num(&j, NULL, res[i][r].steal);
 			json_arr_end(&j);
 			json_obj_end(&j);
 		}

@@ -48,15 +48,12 @@ int main(void)
 	prod = ucm_cpumap__producer_create(map, pool);
 	for (i = 0; i < 500; i++) {
 		uint64_t addr;
-		struct ucm_frame_hdr *h;
 
 		if (ucm_pool__alloc(pool, &addr))
 			return 3;
-		h = ucm_umem__frame(ucm_umem__area(umem), addr);
-		h->data_off = 256;
-		h->len = sizeof(pkt);
-		memcpy(ucm_frame_data(h), pkt, sizeof(pkt));
-		if (ucm_cpumap__enqueue(prod, 0, addr))
+		memcpy((char *)ucm_umem__frame(ucm_umem__area(umem), addr) + 256,
+		       pkt, sizeof(pkt));
+		if (ucm_cpumap__enqueue(prod, 0, addr + 256, sizeof(pkt)))
 			return 4;
 		if (i % 64 == 63)
 			ucm_cpumap__flush(prod);

@@ -76,17 +76,13 @@ static void build_udp(uint8_t *p, uint32_t producer, uint32_t seq)
 	memcpy(p + 42, v, sizeof(v));
 }
 
-static struct ucm_frame_hdr *frame_prep(struct ucm_umem *umem, uint64_t addr,
-					uint32_t producer, uint32_t seq)
+/* Write the packet where the "NIC" put it: DATA_OFF into the frame. The
+ * frame header is the worker's to fill. */
+static void frame_prep(struct ucm_umem *umem, uint64_t addr, uint32_t producer,
+		       uint32_t seq)
 {
-	struct ucm_frame_hdr *h = ucm_umem__frame(ucm_umem__area(umem), addr);
-
-	h->data_off = DATA_OFF;
-	h->len = PKT_LEN;
-	h->rxq = producer;
-	h->flags = 0;
-	build_udp(ucm_frame_data(h), producer, seq);
-	return h;
+	build_udp((uint8_t *)ucm_umem__frame(ucm_umem__area(umem), addr) + DATA_OFF,
+		  producer, seq);
 }
 
 /* ---- a recording sink ------------------------------------------------------ */
@@ -273,7 +269,7 @@ static int send_frames(struct fixture *f, uint32_t w, uint32_t first_seq,
 
 		UT_ASSERT(!ucm_pool__alloc(f->pool, &addr), "alloc %u: %s", i, strerror(errno));
 		frame_prep(f->umem, addr, 0, first_seq + i);
-		UT_ASSERT(!ucm_cpumap__enqueue(f->prod, w, addr), "enqueue");
+		UT_ASSERT(!ucm_cpumap__enqueue(f->prod, w, addr + DATA_OFF, PKT_LEN), "enqueue");
 		if ((i + 1) % batch == 0)
 			ucm_cpumap__flush(f->prod);
 	}
@@ -465,7 +461,7 @@ static int test_destroy_flushes_bulk_queues(void)
 	for (i = 0; i < 5; i++) {	/* fewer than a bulk: nothing flushed */
 		UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
 		frame_prep(f.umem, addr, 0, i);
-		UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
+		UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
 	}
 	msleep(20);
 	UT_ASSERT(rec_delivered(&f.sink) == 0, "delivered before a flush");
@@ -521,22 +517,21 @@ static int test_malformed_frames_are_counted(void)
 
 	if (fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096))
 		return 1;
-	/* 1: data_off + len past the end of the frame */
+	/* 1: offset + len past the end of the frame */
 	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
-	frame_prep(f.umem, addr, 0, 0)->data_off = 4090;
-	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
-	/* 2: data_off inside the header */
+	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + 4090, PKT_LEN), "enqueue");
+	/* 2: no headroom left for the frame header */
 	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
-	frame_prep(f.umem, addr, 0, 1)->data_off = 4;
-	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
+	frame_prep(f.umem, addr, 0, 1);
+	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + 4, PKT_LEN), "enqueue");
 	/* 3: a 10-byte runt */
 	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
-	frame_prep(f.umem, addr, 0, 2)->len = 10;
-	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
+	frame_prep(f.umem, addr, 0, 2);
+	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + DATA_OFF, 10), "enqueue");
 	/* 4: a good one */
 	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
 	frame_prep(f.umem, addr, 0, 3);
-	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr), "enqueue");
+	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
 	ucm_cpumap__flush(f.prod);
 
 	UT_ASSERT(wait_processed(f.map, 0, 4, WAIT_MS), "processed");
@@ -575,10 +570,14 @@ static int test_enqueue_rejects_bad_input(void)
 	prod = ucm_cpumap__producer_create(map, p0);
 	UT_ASSERT(prod, "producer");
 	UT_ASSERT(!ucm_pool__alloc(p0, &a0) && !ucm_pool__alloc(p1, &a1), "alloc");
-	UT_ASSERT(ucm_cpumap__enqueue(prod, 1, a0) == -EINVAL, "worker 1 of 1 accepted");
-	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, a1) == -EINVAL, "another pool's frame accepted");
-	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, a0 + 1) == -EINVAL, "unaligned accepted");
-	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, ucm_umem__size(umem)) == -EINVAL, "out of range accepted");
+	UT_ASSERT(ucm_cpumap__enqueue(prod, 1, a0 + DATA_OFF, PKT_LEN) == -EINVAL,
+		  "worker 1 of 1 accepted");
+	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, a1 + DATA_OFF, PKT_LEN) == -EINVAL,
+		  "another pool's frame accepted");
+	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, ucm_umem__size(umem), PKT_LEN) == -EINVAL,
+		  "out of range accepted");
+	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, a0 + DATA_OFF, 65536) == -EINVAL,
+		  "length 65536 accepted");
 	/* Refused frames stayed with us: give them back. */
 	UT_ASSERT(!ucm_pool__put(p0, a0) && !ucm_pool__put(p1, a1), "put back");
 	ucm_cpumap__destroy(map);
@@ -702,7 +701,8 @@ static void *mp_producer(void *arg)
 		}
 		for (i = 0; i < n; i++) {
 			frame_prep(a->umem, addrs[i], a->id, seq++);
-			if (ucm_cpumap__enqueue(a->prod, xs(&rnd) % a->nworkers, addrs[i])) {
+			if (ucm_cpumap__enqueue(a->prod, xs(&rnd) % a->nworkers,
+						addrs[i] + DATA_OFF, PKT_LEN)) {
 				a->err = 1;
 				snprintf(a->why, sizeof(a->why), "enqueue refused");
 			}

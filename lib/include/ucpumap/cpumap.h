@@ -41,19 +41,25 @@ extern "C" {
 #define UCM_CPUMAP_MAX_WORKERS		64
 
 /*
- * Our xdp_frame: at the base of every frame that goes through the cpumap.
- * The producer fills data_off, len and rxq before enqueueing; the worker
- * builds pkt. The packet itself starts data_off bytes into the frame.
+ * What a worker hands its sink: our xdp_frame and skb, built by the worker
+ * at the base of the frame (its headroom). The packet starts data_off
+ * bytes into the frame.
+ *
+ * The producer does not write it: a frame travels through the bulk queues
+ * and the worker ring as one 64-bit descriptor, the frame handle plus the
+ * packet's offset in the low bits (as in an AF_XDP RX descriptor) and its
+ * length in the top 16, so an RX thread hands frames on without touching
+ * their memory, and a frame's first cache line only moves to the worker.
  */
 struct ucm_frame_hdr {
 	uint16_t data_off;	/* frame base -> packet (Ethernet header) */
 	uint16_t len;		/* packet length */
-	uint16_t rxq;		/* the queue it arrived on */
 	uint16_t flags;
-	struct ucm_pkt pkt;	/* our skb, built by the worker */
+	uint16_t rsvd;
+	struct ucm_pkt pkt;	/* our skb */
 };
 
-/* Smallest data_off that leaves room for the header. */
+/* Smallest packet offset that leaves room for the header. */
 #define UCM_FRAME_HDR_ROOM	((sizeof(struct ucm_frame_hdr) + 63) & ~63u)
 
 static inline void *ucm_frame_data(struct ucm_frame_hdr *hdr)
@@ -169,13 +175,21 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool);
 UCM_API void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod);
 
 /**
- * ucm_cpumap__enqueue() - stage a frame for a worker (bq_enqueue)
+ * ucm_cpumap__enqueue() - stage a packet for a worker (bq_enqueue)
+ * @addr: the packet's address: frame handle + offset of its first byte, as
+ *        an AF_XDP RX descriptor gives it
+ * @len: its length
  *
- * The frame header must be filled in. Return: 0, or -EINVAL for a worker
- * index out of range (the frame stays with the caller).
+ * The frame must belong to the producer's pool. Its memory is not touched
+ * here: a packet that does not fit its frame, or leaves no headroom for the
+ * frame header (offset < UCM_FRAME_HDR_ROOM), is dropped by the worker as
+ * UCM_DROP_FRAME_BOUNDS.
+ *
+ * Return: 0, or -EINVAL for a worker index out of range or a frame that is
+ * not the producer's (the frame stays with the caller).
  */
 UCM_API int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod,
-				uint32_t worker, uint64_t addr);
+				uint32_t worker, uint64_t addr, uint32_t len);
 
 /* End of an RX batch: flush every non-empty bulk queue, wake each sleeping
  * worker once (xdp_do_flush()). */
