@@ -86,6 +86,11 @@ struct ucm_worker {
 		uint32_t stop;
 	} wake __cacheline_aligned;
 
+	/* Worker-only: finished frames waiting to go home together
+	 * (xdp_frame_bulk): one return per UCM_POOL_PUT_BULK frames. */
+	uint32_t nret;
+	uint64_t ret[UCM_POOL_PUT_BULK + UCM_CPUMAP_BATCH];
+
 	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
 };
 
@@ -321,6 +326,17 @@ awake:
 	return false;
 }
 
+static void worker_return(struct ucm_worker *w)
+{
+	struct ucm_cpumap *map = w->map;
+
+	if (!w->nret)
+		return;
+	__ucm_umem_put_bulk(map->umem, w->ret, w->nret, UCM_LOC_WORKER,
+			    map->flags & UCM_CPUMAP_F_NO_RECYCLE);
+	w->nret = 0;
+}
+
 /*
  * One batch: lay each frame's header out from its descriptor, parse the
  * packet into it, hand the good ones to the sink, and return the frames
@@ -381,16 +397,16 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 		}
 	}
 
-	/* Our skb_mark_for_recycle(): back to the owner pools, in bulk. */
+	/* Our skb_mark_for_recycle(): home to the owner pools, in bulk. */
 	if (keep) {
-		if (nbad)
-			__ucm_umem_put_bulk(map->umem, bad, nbad,
-					    UCM_LOC_WORKER,
-					    map->flags & UCM_CPUMAP_F_NO_RECYCLE);
+		memcpy(&w->ret[w->nret], bad, nbad * sizeof(*bad));
+		w->nret += nbad;
 	} else {
-		__ucm_umem_put_bulk(map->umem, base, n, UCM_LOC_WORKER,
-				    map->flags & UCM_CPUMAP_F_NO_RECYCLE);
+		memcpy(&w->ret[w->nret], base, n * sizeof(*base));
+		w->nret += n;
 	}
+	if (w->nret >= UCM_POOL_PUT_BULK)
+		worker_return(w);
 	STAT_ADD(w->stats.processed, n);
 	if (nbad + dropped)
 		STAT_ADD(w->stats.drops, nbad + dropped);
@@ -421,6 +437,7 @@ static void *worker_main(void *arg)
 		/* Ring empty: nothing may wait across an idle moment. */
 		if (sink && sink->flush)
 			sink->flush(map->sink_ctx, w->idx);
+		worker_return(w);
 		if (worker_sleep(w))
 			break;
 	}
