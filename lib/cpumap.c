@@ -214,7 +214,7 @@ int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
 
 	/* A frame of another pool would go back to the wrong pool on a
 	 * drop: refuse it along with a bad worker index. */
-	if (unlikely(worker >= map->nworkers || addr >= ucm_umem__size(map->umem) ||
+	if (unlikely(worker >= map->nworkers || addr >= map->umem->size ||
 		     len > UINT16_MAX ||
 		     ucm_umem_owner(map->umem, base) != prod->pool))
 		return ucm_err(-EINVAL);
