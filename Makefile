@@ -56,11 +56,14 @@ endif
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden \
-	-Ilib/include -Ilib $(SAN_FLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+	-Ilib/include -Ilib $(LIBURING_CFLAGS) $(SAN_FLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 DBG_CFLAGS := $(BASE_CFLAGS) -DUCM_DEBUG
-LDLIBS_BASE := -lpthread $(SAN_FLAGS)
+# What the library itself links: liburing (tun batches); libxdp, libbpf,
+# libelf and zlib arrive with xsk/ and bpf/.
+LIB_LDLIBS := $(LIBURING_LIBS)
+LDLIBS_BASE := $(LIB_LDLIBS) -lpthread $(SAN_FLAGS)
 
-LIB_SRCS := lib/log.c lib/ring.c lib/umem.c lib/pool.c lib/cpumap.c lib/pkt.c
+LIB_SRCS := $(sort $(wildcard lib/*.c))
 LIB_HDRS := $(wildcard lib/*.h lib/include/ucpumap/*.h)
 PUB_HDRS := $(wildcard lib/include/ucpumap/*.h)
 
@@ -77,6 +80,8 @@ APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c
 	apps/common/util.c
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+# Helper programs of the network tests (tests/net/*.sh run them as root).
+NET_PROGS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(wildcard tests/net/*.c))
 
 # Everything is rebuilt when the flags change (a SANITIZE or V switch
 # must not mix objects).
@@ -91,7 +96,7 @@ all: lib apps tests
 
 lib: $(STATIC_LIB) $(SHARED_LIB) $(DEBUG_LIB)
 apps: $(APPS)
-tests: $(UNIT_TESTS)
+tests: $(UNIT_TESTS) $(NET_PROGS)
 
 $(BUILD)/lib/%.o: lib/%.c $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
@@ -130,6 +135,11 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/utest.h $(DEBUG_LIB) $(LIB_HDRS) $(D
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -o $@ $< $(DEBUG_LIB) $(LDFLAGS) $(LDLIBS_BASE)
+
+$(BUILD)/tests/net/%: tests/net/%.c $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(DBG_CFLAGS) -Itests/unit -o $@ $< $(DEBUG_LIB) $(LDFLAGS) $(LDLIBS_BASE)
 
 check: all
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(TESTS)

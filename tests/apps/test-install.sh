@@ -31,7 +31,7 @@ for f in usr/include/ucpumap/cpumap.h usr/include/ucpumap/pool.h usr/include/ucp
 done
 [ -z "${miss:-}" ] && ok files || bad files "missing:$miss"
 
-export PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_LIBDIR="$tmp/stage/usr/lib/pkgconfig"
+export PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_PATH="$tmp/stage/usr/lib/pkgconfig"
 flags=$(pkg-config --cflags --libs libucpumap 2>&1)
 if ${CC:-cc} -Wall -Werror -o "$tmp/link_test" tests/apps/link_test.c $flags -lpthread > "$tmp/cc" 2>&1; then
 	ok build-with-pkg-config
