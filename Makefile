@@ -56,19 +56,25 @@ endif
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden \
-	-Ilib/include -Ilib $(LIBURING_CFLAGS) $(SAN_FLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+	-Ilib/include -Ilib $(LIBURING_CFLAGS) $(LIBBPF_CFLAGS) $(SAN_FLAGS) \
+	$(CFLAGS) $(EXTRA_CFLAGS)
 DBG_CFLAGS := $(BASE_CFLAGS) -DUCM_DEBUG
-# What the library itself links: liburing (tun batches); libxdp, libbpf,
-# libelf and zlib arrive with xsk/ and bpf/.
-LIB_LDLIBS := $(LIBURING_LIBS)
+# What the library itself links: liburing (tun batches), libbpf (and its
+# libelf and zlib) for the XDP object; libxdp arrives with xsk/.
+LIB_LDLIBS := $(LIBURING_LIBS) $(LIBBPF_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS)
 LDLIBS_BASE := $(LIB_LDLIBS) -lpthread $(SAN_FLAGS)
 
 LIB_SRCS := $(sort $(wildcard lib/*.c))
 LIB_HDRS := $(wildcard lib/*.h lib/include/ucpumap/*.h)
 PUB_HDRS := $(wildcard lib/include/ucpumap/*.h)
 
-LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS))
-LIB_DBG_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.dbg.o,$(LIB_SRCS))
+# The XDP object, embedded in the library by lib/bpf_obj.S.
+BPF_OBJ := $(BUILD)/bpf/steer.bpf.o
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror $(ARCH_INCLUDES) -Ilib/include
+EMBED_OBJ := $(BUILD)/lib/bpf_obj.o
+
+LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS)) $(EMBED_OBJ)
+LIB_DBG_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.dbg.o,$(LIB_SRCS)) $(EMBED_OBJ)
 
 STATIC_LIB := $(BUILD)/libucpumap.a
 DEBUG_LIB := $(BUILD)/libucpumap-debug.a
@@ -107,6 +113,16 @@ $(BUILD)/lib/%.dbg.o: lib/%.c $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -c $< -o $@
+
+$(BPF_OBJ): bpf/steer.bpf.c $(wildcard bpf/*.h) lib/include/ucpumap/flowhash.h lib/include/ucpumap/steer.h $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(EMBED_OBJ): lib/bpf_obj.S $(BPF_OBJ) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,AS,$@)
+	$(Q)$(CC) -c -DUCM_STEER_OBJ='"$(BPF_OBJ)"' $< -o $@
 
 $(STATIC_LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)

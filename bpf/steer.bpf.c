@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * XDP steering: pick the worker for each packet with one of xdp-bench
+ * redirect-cpu's policies and hand the packet on.
+ *
+ *   ucm_xdp_steer   - writes the worker into the XDP metadata in front of
+ *                     the packet and redirects to the XSK socket of the
+ *                     receiving queue (ucpumap's path);
+ *   ucm_xdp_cpumap  - the same choice, redirected into a BPF cpumap served
+ *                     by the kernel's own kthreads (the baseline the
+ *                     benchmark sets ucpumap beside).
+ *
+ * Control traffic stays with the kernel (XDP_PASS): ARP, IPv6 neighbour
+ * discovery, and whatever the configuration does not claim.
+ *
+ * The flow hash and what goes into it mirror lib/pkt.c exactly, so that
+ * where metadata is missing (generic mode) userspace picks the same worker
+ * from its own descriptor: addresses and protocol always; ports only for
+ * UDP and TCP that are not fragments; for IPv6 fragments the protocol is the
+ * fragment header's next header.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "ucpumap/steer.h"
+#include "ucpumap/flowhash.h"
+
+#define VLAN_MAX_DEPTH		2	/* as UCM_VLAN_MAX_DEPTH */
+#define IPV6_EXT_MAX_CHAIN	6	/* as UCM_IPV6_EXT_MAX_CHAIN */
+
+#define ETH_P_8021Q_	0x8100
+#define ETH_P_8021AD_	0x88A8
+#define ETH_P_ARP_	0x0806
+#define ETH_P_IP_	0x0800
+#define ETH_P_IPV6_	0x86DD
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ucm_steer_cfg);
+} ucm_steer_cfg_map SEC(".maps");
+
+/* Round-robin position, per receiving CPU: no shared counter to bounce. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ucm_steer_rr SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, UCM_STEER_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} ucm_xsks SEC(".maps");
+
+/* Baseline: worker index -> CPU, and the kernel's cpumap keyed by CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, UCM_STEER_MAX_WORKERS);
+	__type(key, __u32);
+	__type(value, __u32);
+} ucm_worker_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+} ucm_cpu_map SEC(".maps");
+
+struct flow {
+	__u32 saddr[4], daddr[4];
+	__u16 sport, dport;	/* network order; 0 when not hashed */
+	__u8 proto;
+	__u8 v6;
+};
+
+/* Bounds-checked cursor: every header read goes through it. */
+#define PULL(ptr, pos, end)						\
+	({								\
+		void *__p = (pos);					\
+		(void *)(__p + sizeof(*(ptr))) > (end) ? NULL : __p;	\
+	})
+
+struct ethvlan { __be16 tci, proto; };
+struct ip4 { __u8 vihl, tos; __be16 tot_len, id, frag; __u8 ttl, proto;
+	     __be16 check; __be32 saddr, daddr; };
+struct ip6 { __be32 vtcfl; __be16 plen; __u8 nexthdr, hlim;
+	     __u32 saddr[4], daddr[4]; };
+struct ext6 { __u8 nexthdr, hdrlen; __be16 fo; };
+struct ports { __be16 sport, dport; };
+struct icmp6h { __u8 type, code; };
+
+/* Return 1: steer it (flow filled in); 0: leave it to the kernel. */
+static __always_inline int parse(void *data, void *end,
+				 const struct ucm_steer_cfg *cfg,
+				 struct flow *f)
+{
+	void *pos = data + ETH_HLEN;
+	__be16 proto;
+	int i;
+
+	if (data + ETH_HLEN > end)
+		return 0;
+	proto = *(__be16 *)(data + 12);
+
+#pragma unroll
+	for (i = 0; i < VLAN_MAX_DEPTH; i++) {
+		struct ethvlan *v;
+
+		if (proto != bpf_htons(ETH_P_8021Q_) &&
+		    proto != bpf_htons(ETH_P_8021AD_))
+			break;
+		v = PULL(v, pos, end);
+		if (!v)
+			return 0;
+		proto = v->proto;
+		pos += sizeof(*v);
+	}
+
+	if (proto == bpf_htons(ETH_P_IP_)) {
+		struct ip4 *ip = PULL(ip, pos, end);
+		__u32 ihl;
+
+		if (!ip || !(cfg->flags & UCM_STEER_F_IPV4))
+			return 0;
+		ihl = (ip->vihl & 0xf) * 4;
+		if (ihl < 20)
+			return 1;	/* malformed: the worker drops it */
+		f->saddr[0] = ip->saddr;
+		f->daddr[0] = ip->daddr;
+		f->proto = ip->proto;
+		if (ip->frag & bpf_htons(0x3fff))
+			return 1;	/* fragment: addresses and protocol */
+		pos += ihl;
+	} else if (proto == bpf_htons(ETH_P_IPV6_)) {
+		struct ip6 *ip = PULL(ip, pos, end);
+		__u8 nh;
+
+		if (!ip || !(cfg->flags & UCM_STEER_F_IPV6))
+			return 0;
+		__builtin_memcpy(f->saddr, ip->saddr, 16);
+		__builtin_memcpy(f->daddr, ip->daddr, 16);
+		f->v6 = 1;
+		nh = ip->nexthdr;
+		pos += sizeof(*ip);
+
+#pragma unroll
+		for (i = 0; i < IPV6_EXT_MAX_CHAIN; i++) {
+			struct ext6 *x;
+			__u32 len;
+
+			if (nh != IPPROTO_HOPOPTS && nh != IPPROTO_ROUTING &&
+			    nh != IPPROTO_DSTOPTS && nh != IPPROTO_AH &&
+			    nh != IPPROTO_FRAGMENT)
+				break;
+			x = PULL(x, pos, end);
+			if (!x)
+				return 1;
+			if (nh == IPPROTO_FRAGMENT) {
+				len = 8;
+				/* A real fragment: hash on its next header,
+				 * no ports. An atomic one is just a header. */
+				if (x->fo & bpf_htons(0xfff9)) {
+					f->proto = x->nexthdr;
+					return 1;
+				}
+			} else if (nh == IPPROTO_AH) {
+				len = (x->hdrlen + 2) * 4;
+			} else {
+				len = (x->hdrlen + 1) * 8;
+			}
+			nh = x->nexthdr;
+			pos += len;
+		}
+		f->proto = nh;
+		if (nh == IPPROTO_ICMPV6) {
+			struct icmp6h *ic = PULL(ic, pos, end);
+
+			/* Router/neighbour solicitation and advertisement,
+			 * redirect: the kernel keeps the interface reachable. */
+			if (ic && ic->type >= 133 && ic->type <= 137)
+				return 0;
+		}
+	} else {
+		return 0;	/* ARP and every other protocol: the kernel's */
+	}
+
+	if (f->proto == IPPROTO_UDP || f->proto == IPPROTO_TCP) {
+		struct ports *pt = PULL(pt, pos, end);
+
+		if (pt) {
+			f->sport = pt->sport;
+			f->dport = pt->dport;
+		}
+	}
+	return 1;
+}
+
+static __always_inline __u32 pick_worker(const struct ucm_steer_cfg *cfg,
+					 const struct flow *f)
+{
+	__u32 n = cfg->nworkers, key = 0, *rr, h;
+
+	if (n == 0 || n > UCM_STEER_MAX_WORKERS)
+		return 0;
+	switch (cfg->policy) {
+	case UCM_STEER_RR:
+		rr = bpf_map_lookup_elem(&ucm_steer_rr, &key);
+		if (!rr)
+			return 0;
+		return (*rr)++ % n;
+	case UCM_STEER_L4_HASH:
+		if (f->v6)
+			h = ucm_flow_hash_v6(f->saddr, f->daddr, f->sport,
+					     f->dport, f->proto,
+					     cfg->flags & UCM_STEER_F_SYMMETRIC);
+		else
+			h = ucm_flow_hash_v4(f->saddr[0], f->daddr[0], f->sport,
+					     f->dport, f->proto,
+					     cfg->flags & UCM_STEER_F_SYMMETRIC);
+		return h % n;
+	case UCM_STEER_L4_SPORT:
+		return bpf_ntohs(f->sport) % n;
+	case UCM_STEER_L4_DPORT:
+		return bpf_ntohs(f->dport) % n;
+	default:
+		return cfg->fixed < n ? cfg->fixed : 0;
+	}
+}
+
+/* Return 1 and the worker when the packet is ours; 0 to pass it. */
+static __always_inline int steer(struct xdp_md *ctx, __u32 *worker)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct ucm_steer_cfg *cfg;
+	struct flow f = {};
+	__u32 key = 0;
+
+	cfg = bpf_map_lookup_elem(&ucm_steer_cfg_map, &key);
+	if (!cfg || !parse(data, end, cfg, &f))
+		return 0;
+	*worker = pick_worker(cfg, &f);
+	return 1;
+}
+
+SEC("xdp")
+int ucm_xdp_steer(struct xdp_md *ctx)
+{
+	struct ucm_xdp_meta *meta;
+	__u32 worker;
+	void *data;
+
+	if (!steer(ctx, &worker))
+		return XDP_PASS;
+	/* Without room for metadata (some generic-mode paths), the RX thread
+	 * applies the same policy itself: no magic, no trust. */
+	if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta))) {
+		meta = (void *)(long)ctx->data_meta;
+		data = (void *)(long)ctx->data;
+		if ((void *)(meta + 1) <= data) {
+			meta->magic = UCM_XDP_META_MAGIC;
+			meta->worker = worker;
+			meta->rsvd = 0;
+		}
+	}
+	/* No socket on this queue: the kernel keeps the packet. */
+	return bpf_redirect_map(&ucm_xsks, ctx->rx_queue_index, XDP_PASS);
+}
+
+SEC("xdp")
+int ucm_xdp_cpumap(struct xdp_md *ctx)
+{
+	__u32 worker, *cpu;
+
+	if (!steer(ctx, &worker))
+		return XDP_PASS;
+	cpu = bpf_map_lookup_elem(&ucm_worker_cpu, &worker);
+	if (!cpu)
+		return XDP_PASS;
+	return bpf_redirect_map(&ucm_cpu_map, *cpu, 0);
+}
+
+char _license[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the XDP steering program and userspace share: its configuration,
+ * the metadata it writes in front of each packet, and the policies. Plain
+ * fixed-size types only: this header is compiled for BPF and for the host.
+ */
+#ifndef UCPUMAP_STEER_H
+#define UCPUMAP_STEER_H
+
+#include <linux/types.h>
+
+/* The policies of xdp-bench redirect-cpu. */
+enum ucm_steer_policy {
+	UCM_STEER_FIXED = 0,	/* every packet to one worker */
+	UCM_STEER_RR,		/* round-robin, per receiving CPU */
+	UCM_STEER_L4_HASH,	/* flow hash of addresses, protocol, ports */
+	UCM_STEER_L4_SPORT,	/* L4 source port modulo the workers */
+	UCM_STEER_L4_DPORT,	/* L4 destination port modulo the workers */
+	UCM_STEER__MAX,
+};
+
+enum ucm_steer_flags {
+	UCM_STEER_F_SYMMETRIC = 1 << 0,	/* L4_HASH: both directions alike */
+	UCM_STEER_F_IPV4 = 1 << 1,	/* steer IPv4 to ucpumap */
+	UCM_STEER_F_IPV6 = 1 << 2,	/* steer IPv6 to ucpumap */
+};
+
+/* The program's configuration: one entry of ucm_steer_cfg_map. */
+struct ucm_steer_cfg {
+	__u32 policy;		/* enum ucm_steer_policy */
+	__u32 nworkers;		/* 1 .. UCM_STEER_MAX_WORKERS */
+	__u32 fixed;		/* UCM_STEER_FIXED's worker */
+	__u32 flags;		/* enum ucm_steer_flags */
+};
+
+#define UCM_STEER_MAX_WORKERS	64
+#define UCM_STEER_MAX_QUEUES	64
+
+/*
+ * Written by the program just before the packet (XDP metadata), read by
+ * the RX thread at [addr - sizeof(meta), addr). 8 bytes: metadata must be
+ * a multiple of 4 and at most 32 bytes on older kernels.
+ */
+struct ucm_xdp_meta {
+	__u32 magic;		/* UCM_XDP_META_MAGIC: the program ran */
+	__u16 worker;		/* the chosen worker */
+	__u16 rsvd;
+};
+
+#define UCM_XDP_META_MAGIC	0x75636d31	/* "ucm1" */
+
+#ifndef __bpf__
+#include <stdint.h>
+#include "ucpumap/api.h"
+#include "ucpumap/pkt.h"
+
+/**
+ * ucm_steer__pick() - the XDP program's choice, made in userspace
+ * @cfg: the same configuration the program has
+ * @pkt: a parsed packet
+ * @rr: round-robin position, owned by the calling RX thread
+ *
+ * For packets that arrive without metadata (generic mode): the same
+ * policy on the same inputs gives the same worker as ucm_xdp_steer
+ * (round-robin excepted: the program keeps one position per CPU).
+ */
+UCM_API uint32_t ucm_steer__pick(const struct ucm_steer_cfg *cfg,
+				 const struct ucm_pkt *pkt, uint32_t *rr);
+#endif
+
+#endif /* UCPUMAP_STEER_H */

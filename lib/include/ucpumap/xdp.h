@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ucm_xdp: the XDP steering program, embedded in the library (no file on
+ * disk is needed), loaded with libbpf and configured from here.
+ *
+ * Programs in the object:
+ *   ucm_xdp__steer_fd()  - picks the worker, writes it into the XDP
+ *                          metadata, redirects to the XSK socket of the
+ *                          receiving queue (ucpumap's path);
+ *   ucm_xdp__cpumap_fd() - the same choice into the kernel's own cpumap
+ *                          (the benchmark's baseline).
+ * ARP and IPv6 neighbour discovery, and any family the configuration does
+ * not claim, get XDP_PASS.
+ *
+ * Threads: control path only; one thread at a time per object.
+ * Errors: 0 or a negative errno; pointers NULL with errno set.
+ */
+#ifndef UCPUMAP_XDP_H
+#define UCPUMAP_XDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ucpumap/api.h"
+#include "ucpumap/steer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ucm_xdp;
+
+struct ucm_xdp_opts {
+	size_t sz;
+	uint32_t policy;	/* enum ucm_steer_policy; default UCM_STEER_FIXED */
+	uint32_t nworkers;	/* 1 .. UCM_STEER_MAX_WORKERS; default 1 */
+	uint32_t fixed;		/* UCM_STEER_FIXED's worker */
+	uint32_t flags;		/* enum ucm_steer_flags; neither IPV4 nor IPV6: both */
+	size_t :0;
+};
+#define ucm_xdp_opts__last_field flags
+
+/**
+ * ucm_xdp__load() - load the embedded programs and configure them
+ *
+ * Needs CAP_BPF (or root). Return: the object, or NULL with errno: EINVAL
+ * for a bad option, EPERM without privileges; the log says which.
+ */
+UCM_API struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts);
+UCM_API void ucm_xdp__destroy(struct ucm_xdp *x);
+
+/* Replace the configuration (takes effect for the next packet). */
+UCM_API int ucm_xdp__configure(struct ucm_xdp *x, const struct ucm_steer_cfg *cfg);
+UCM_API void ucm_xdp__config(const struct ucm_xdp *x, struct ucm_steer_cfg *cfg);
+
+UCM_API int ucm_xdp__steer_fd(const struct ucm_xdp *x);
+UCM_API int ucm_xdp__cpumap_fd(const struct ucm_xdp *x);
+
+/* Point queue @queue at an XSK socket; @xsk_fd < 0 takes it out. */
+UCM_API int ucm_xdp__set_xsk(struct ucm_xdp *x, uint32_t queue, int xsk_fd);
+
+/**
+ * ucm_xdp__set_kernel_cpumap() - worker i -> CPU @cpus[i] for the
+ * baseline program, each CPU's kthread with a ring of @qsize (1..16384)
+ */
+UCM_API int ucm_xdp__set_kernel_cpumap(struct ucm_xdp *x, const int *cpus,
+				       uint32_t n, uint32_t qsize);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UCPUMAP_XDP_H */

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Loading and configuring the embedded XDP object (bpf/steer.bpf.c, built
+ * by clang and linked into the library as bytes by bpf_obj.S).
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "internal.h"
+#include "ucpumap/xdp.h"
+
+/* The object file's bytes, from bpf_obj.S. */
+extern const char ucm_steer_bpf_obj[] __attribute__((visibility("hidden")));
+extern const char ucm_steer_bpf_obj_end[] __attribute__((visibility("hidden")));
+
+/* The kernel's cpumap rejects larger rings (-EOVERFLOW). */
+#define UCM_KERNEL_CPUMAP_QSIZE_MAX	16384
+
+struct ucm_xdp {
+	struct bpf_object *obj;
+	int steer_fd, cpumap_fd;
+	int cfg_fd, xsks_fd, worker_cpu_fd, cpu_map_fd;
+	struct ucm_steer_cfg cfg;
+};
+
+/* libbpf's messages become ours, at debug level: the caller decides. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	char buf[512];
+
+	vsnprintf(buf, sizeof(buf), fmt, args);
+	ucm_log(level == LIBBPF_WARN ? UCM_LOG_INFO : UCM_LOG_DEBUG,
+		"libbpf: %s", buf);
+	return 0;
+}
+
+static int cfg_check(const struct ucm_steer_cfg *c)
+{
+	if (c->policy >= UCM_STEER__MAX) {
+		pr_warn("steering policy %u is unknown\n", c->policy);
+		return -EINVAL;
+	}
+	if (!c->nworkers || c->nworkers > UCM_STEER_MAX_WORKERS) {
+		pr_warn("%u workers: steering takes 1 to %u\n", c->nworkers,
+			UCM_STEER_MAX_WORKERS);
+		return -EINVAL;
+	}
+	if (c->fixed >= c->nworkers) {
+		pr_warn("fixed worker %u, but there are only %u\n", c->fixed,
+			c->nworkers);
+		return -EINVAL;
+	}
+	if (c->flags & ~(UCM_STEER_F_SYMMETRIC | UCM_STEER_F_IPV4 |
+			 UCM_STEER_F_IPV6)) {
+		pr_warn("unknown steering flags 0x%x\n", c->flags);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ucm_xdp__configure(struct ucm_xdp *x, const struct ucm_steer_cfg *cfg)
+{
+	struct ucm_steer_cfg c = *cfg;
+	uint32_t key = 0;
+	int err;
+
+	if (!(c.flags & (UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6)))
+		c.flags |= UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6;
+	err = cfg_check(&c);
+	if (err)
+		return ucm_err(err);
+	if (bpf_map_update_elem(x->cfg_fd, &key, &c, BPF_ANY))
+		return ucm_err(-errno);
+	x->cfg = c;
+	return 0;
+}
+
+void ucm_xdp__config(const struct ucm_xdp *x, struct ucm_steer_cfg *cfg)
+{
+	*cfg = x->cfg;
+}
+
+static int map_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
+
+	return m ? bpf_map__fd(m) : -ENOENT;
+}
+
+static int prog_fd(struct bpf_object *obj, const char *name)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, name);
+
+	return p ? bpf_program__fd(p) : -ENOENT;
+}
+
+struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ucm_steer");
+	struct ucm_xdp_opts o;
+	struct ucm_steer_cfg cfg;
+	struct ucm_xdp *x;
+	int err;
+
+	err = UCM_OPTS_COPY(&o, opts, ucm_xdp_opts);
+	if (err)
+		return ucm_err_ptr(err);
+	cfg = (struct ucm_steer_cfg){
+		.policy = o.policy,
+		.nworkers = o.nworkers ? o.nworkers : 1,
+		.fixed = o.fixed,
+		.flags = o.flags ? o.flags : UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6,
+	};
+	err = cfg_check(&cfg);
+	if (err)
+		return ucm_err_ptr(err);
+
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return ucm_err_ptr(-ENOMEM);
+	libbpf_set_print(libbpf_print);
+	x->obj = bpf_object__open_mem(ucm_steer_bpf_obj,
+				      ucm_steer_bpf_obj_end - ucm_steer_bpf_obj,
+				      &oo);
+	if (!x->obj) {
+		err = -errno;
+		pr_warn("cannot open the embedded XDP object: %s\n",
+			strerror(-err));
+		goto out_free;
+	}
+	err = bpf_object__load(x->obj);
+	if (err) {
+		err = err < 0 ? err : -EINVAL;
+		if (err == -EPERM)
+			pr_warn("loading the XDP program needs CAP_BPF and CAP_NET_ADMIN: run as root\n");
+		else
+			pr_warn("cannot load the XDP program: %s (the kernel needs BPF with BTF and XSK maps)\n",
+				strerror(-err));
+		goto out_obj;
+	}
+	x->steer_fd = prog_fd(x->obj, "ucm_xdp_steer");
+	x->cpumap_fd = prog_fd(x->obj, "ucm_xdp_cpumap");
+	x->cfg_fd = map_fd(x->obj, "ucm_steer_cfg_map");
+	x->xsks_fd = map_fd(x->obj, "ucm_xsks");
+	x->worker_cpu_fd = map_fd(x->obj, "ucm_worker_cpu");
+	x->cpu_map_fd = map_fd(x->obj, "ucm_cpu_map");
+	if (x->steer_fd < 0 || x->cpumap_fd < 0 || x->cfg_fd < 0 ||
+	    x->xsks_fd < 0 || x->worker_cpu_fd < 0 || x->cpu_map_fd < 0) {
+		pr_warn("the embedded XDP object lacks a program or map\n");
+		err = -ENOENT;
+		goto out_obj;
+	}
+	err = ucm_xdp__configure(x, &cfg);
+	if (err)
+		goto out_obj;
+	return x;
+
+out_obj:
+	bpf_object__close(x->obj);
+out_free:
+	free(x);
+	return ucm_err_ptr(err);
+}
+
+void ucm_xdp__destroy(struct ucm_xdp *x)
+{
+	if (!x)
+		return;
+	bpf_object__close(x->obj);
+	free(x);
+}
+
+int ucm_xdp__steer_fd(const struct ucm_xdp *x)
+{
+	return x->steer_fd;
+}
+
+int ucm_xdp__cpumap_fd(const struct ucm_xdp *x)
+{
+	return x->cpumap_fd;
+}
+
+int ucm_xdp__set_xsk(struct ucm_xdp *x, uint32_t queue, int xsk_fd)
+{
+	int err;
+
+	if (queue >= UCM_STEER_MAX_QUEUES)
+		return ucm_err(-EINVAL);
+	if (xsk_fd < 0)
+		err = bpf_map_delete_elem(x->xsks_fd, &queue);
+	else
+		err = bpf_map_update_elem(x->xsks_fd, &queue, &xsk_fd, BPF_ANY);
+	if (err && !(xsk_fd < 0 && errno == ENOENT))
+		return ucm_err(-errno);
+	return 0;
+}
+
+int ucm_xdp__set_kernel_cpumap(struct ucm_xdp *x, const int *cpus,
+			       uint32_t n, uint32_t qsize)
+{
+	struct bpf_cpumap_val val = { .qsize = qsize };
+	uint32_t i, cpu;
+
+	if (!n || n > UCM_STEER_MAX_WORKERS || !qsize ||
+	    qsize > UCM_KERNEL_CPUMAP_QSIZE_MAX) {
+		pr_warn("kernel cpumap: 1 to %u CPUs, queue size 1 to %u\n",
+			UCM_STEER_MAX_WORKERS, UCM_KERNEL_CPUMAP_QSIZE_MAX);
+		return ucm_err(-EINVAL);
+	}
+	for (i = 0; i < n; i++) {
+		if (cpus[i] < 0) {
+			pr_warn("kernel cpumap: CPU %d is not valid\n", cpus[i]);
+			return ucm_err(-EINVAL);
+		}
+		cpu = cpus[i];
+		if (bpf_map_update_elem(x->cpu_map_fd, &cpu, &val, BPF_ANY) ||
+		    bpf_map_update_elem(x->worker_cpu_fd, &i, &cpu, BPF_ANY)) {
+			int err = -errno;
+
+			pr_warn("kernel cpumap: CPU %u: %s\n", cpu, strerror(-err));
+			return ucm_err(err);
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The XDP steering program against its userspace twin. Each packet of a
+ * table (IPv4/IPv6, UDP/TCP/ICMP, VLAN tags, IPv4 options, fragments, IPv6
+ * extension headers, control traffic) runs through the loaded program with
+ * BPF_PROG_TEST_RUN; the worker it writes into the metadata must equal
+ * ucm_steer__pick() on ucm_pkt__parse() of the same bytes, for every
+ * policy. Control traffic must pass without metadata. Needs root (CAP_BPF);
+ * run by tests/net/test-steer.sh.
+ */
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include "ucpumap/xdp.h"
+#include "ucpumap/log.h"
+#include "utest.h"
+
+#define MAX_PKT	256
+
+struct tpkt {
+	char name[48];
+	uint8_t d[MAX_PKT];
+	uint32_t len;
+	int control;		/* must pass without metadata */
+};
+
+static struct tpkt pkts[512];
+static int npkts;
+static uint32_t rnd = 2463534242u;
+
+static uint32_t xs(void)
+{
+	rnd ^= rnd << 13;
+	rnd ^= rnd >> 17;
+	rnd ^= rnd << 5;
+	return rnd;
+}
+
+static uint8_t *put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = v; return p + 2; }
+
+static uint8_t *eth(uint8_t *p, uint16_t proto, int vlans)
+{
+	static const uint8_t macs[12] = { 2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1 };
+
+	memcpy(p, macs, 12);
+	p += 12;
+	if (vlans == 2) {
+		p = put16(p, 0x88a8);
+		p = put16(p, 100);
+	}
+	if (vlans >= 1) {
+		p = put16(p, 0x8100);
+		p = put16(p, 200);
+	}
+	return put16(p, proto);
+}
+
+static uint8_t *l4(uint8_t *p, uint8_t proto, uint16_t sport, uint16_t dport,
+		   uint32_t plen)
+{
+	memset(p, 0, 20);
+	if (proto == IPPROTO_UDP) {
+		put16(p, sport);
+		put16(p + 2, dport);
+		put16(p + 4, plen);
+		return p + plen;
+	}
+	if (proto == IPPROTO_TCP) {
+		put16(p, sport);
+		put16(p + 2, dport);
+		p[12] = 5 << 4;
+		return p + plen;
+	}
+	p[0] = proto == IPPROTO_ICMPV6 ? 128 : 8;	/* echo request */
+	return p + plen;
+}
+
+/* IPv4 with @opt option words, fragment field @frag, then L4. */
+static void add_v4(const char *name, int vlans, uint8_t proto, uint16_t frag,
+		   int opt)
+{
+	struct tpkt *t = &pkts[npkts++];
+	uint8_t *p = eth(t->d, 0x0800, vlans), *ip = p;
+	uint32_t ihl = 20 + 4 * opt, plen = 20;
+	uint32_t sa = htonl(0xc6120000 | (xs() & 0xffff));
+	uint32_t da = htonl(0xc6130000 | (xs() & 0xffff));
+
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	memset(ip, 0, ihl);
+	ip[0] = 0x40 | (ihl / 4);
+	put16(ip + 2, ihl + plen);
+	put16(ip + 6, frag);
+	ip[8] = 64;
+	ip[9] = proto;
+	memcpy(ip + 12, &sa, 4);
+	memcpy(ip + 16, &da, 4);
+	for (int i = 0; i < opt; i++)
+		ip[20 + 4 * i] = 1;	/* NOP options */
+	p = l4(ip + ihl, proto, 1024 + xs() % 60000, 1 + xs() % 65000, plen);
+	t->len = p - t->d < 60 ? 60 : p - t->d;
+}
+
+/* IPv6 with a chain of extension headers @ext (0-terminated list of next
+ * header numbers), then L4. */
+static void add_v6(const char *name, int vlans, uint8_t proto, const uint8_t *ext,
+		   uint16_t frag_fo)
+{
+	struct tpkt *t = &pkts[npkts++];
+	uint8_t *p = eth(t->d, 0x86dd, vlans), *ip = p, *cur, *nhp;
+	uint32_t plen = 20;
+
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	memset(ip, 0, 40);
+	ip[0] = 0x60;
+	ip[7] = 64;
+	for (int i = 0; i < 16; i++) {
+		ip[8 + i] = xs();
+		ip[24 + i] = xs();
+	}
+	nhp = ip + 6;
+	cur = ip + 40;
+	for (; ext && *ext; ext++) {
+		*nhp = *ext;
+		memset(cur, 0, 8);
+		if (*ext == IPPROTO_FRAGMENT)
+			put16(cur + 2, frag_fo);
+		else if (*ext == IPPROTO_AH)
+			cur[1] = 0;	/* (0 + 2) * 4 = 8 bytes */
+		nhp = cur;
+		cur += 8;
+	}
+	*nhp = proto;
+	p = l4(cur, proto, 1024 + xs() % 60000, 1 + xs() % 65000, plen);
+	put16(ip + 4, p - ip - 40);
+	t->len = p - t->d;
+}
+
+static void add_raw(const char *name, uint16_t proto, int control)
+{
+	struct tpkt *t = &pkts[npkts++];
+	uint8_t *p = eth(t->d, proto, 0);
+
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	memset(p, 0, 46);
+	t->len = 60;
+	t->control = control;
+}
+
+static void build_table(void)
+{
+	static const uint8_t hbh[] = { IPPROTO_HOPOPTS, 0 };
+	static const uint8_t chain[] = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING, 0 };
+	static const uint8_t ah[] = { IPPROTO_AH, 0 };
+	static const uint8_t frag[] = { IPPROTO_FRAGMENT, 0 };
+	static const uint8_t frag_dst[] = { IPPROTO_FRAGMENT, IPPROTO_DSTOPTS, 0 };
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		add_v4("v4 udp", i % 3, IPPROTO_UDP, 0x4000, 0);
+		add_v4("v4 tcp", 0, IPPROTO_TCP, 0, 0);
+		add_v6("v6 udp", i % 3, IPPROTO_UDP, NULL, 0);
+		add_v6("v6 tcp", 0, IPPROTO_TCP, NULL, 0);
+	}
+	for (i = 0; i < 5; i++) {
+		add_v4("v4 udp with options", 0, IPPROTO_UDP, 0, 3);
+		add_v4("v4 icmp", 0, IPPROTO_ICMP, 0, 0);
+		add_v4("v4 first fragment", 0, IPPROTO_UDP, 0x2000, 0);
+		add_v4("v4 later fragment", 0, IPPROTO_UDP, 0x0010, 0);
+		add_v4("v4 last fragment", 1, IPPROTO_UDP, 0x0020, 0);
+		add_v6("v6 hbh udp", 0, IPPROTO_UDP, hbh, 0);
+		add_v6("v6 hbh+dst+rt tcp", 1, IPPROTO_TCP, chain, 0);
+		add_v6("v6 ah udp", 0, IPPROTO_UDP, ah, 0);
+		add_v6("v6 first fragment", 0, IPPROTO_UDP, frag, 0x0001);
+		add_v6("v6 later fragment", 0, IPPROTO_UDP, frag, 0x0100);
+		add_v6("v6 atomic fragment", 0, IPPROTO_UDP, frag, 0);
+		add_v6("v6 fragment+dst", 0, IPPROTO_UDP, frag_dst, 0x0001);
+		add_v6("v6 echo", 0, IPPROTO_ICMPV6, NULL, 0);
+	}
+	add_raw("arp", 0x0806, 1);
+	add_raw("lldp", 0x88cc, 1);
+	/* IPv6 neighbour solicitation and advertisement. */
+	for (i = 0; i < 2; i++) {
+		add_v6(i ? "v6 neighbour advert" : "v6 neighbour solicit", 0,
+		       IPPROTO_ICMPV6, NULL, 0);
+		pkts[npkts - 1].d[14 + 40] = 135 + i;
+		pkts[npkts - 1].control = 1;
+	}
+}
+
+/* Run the program on one packet; return the XDP action, set *worker to the
+ * metadata's worker or -1 when there is none. */
+static int run_prog(int fd, const struct tpkt *t, int *worker)
+{
+	uint8_t out[MAX_PKT + 64];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = t->d, .data_size_in = t->len,
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+	struct ucm_xdp_meta meta;
+
+	if (bpf_prog_test_run_opts(fd, &o))
+		return -errno;
+	*worker = -1;
+	/* The output starts at the metadata when the program wrote some. */
+	if (o.data_size_out == t->len + sizeof(meta)) {
+		memcpy(&meta, out, sizeof(meta));
+		if (meta.magic == UCM_XDP_META_MAGIC)
+			*worker = meta.worker;
+	}
+	return o.retval;
+}
+
+static struct ucm_xdp *x;
+
+static int check_policy(uint32_t policy, uint32_t n, uint32_t flags, uint32_t fixed)
+{
+	struct ucm_steer_cfg cfg = { .policy = policy, .nworkers = n, .flags = flags,
+				     .fixed = fixed };
+	int fd = ucm_xdp__steer_fd(x), i, spread[UCM_STEER_MAX_WORKERS] = {};
+	uint32_t rr = 0;
+
+	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure: %s", strerror(errno));
+	for (i = 0; i < npkts; i++) {
+		const struct tpkt *t = &pkts[i];
+		struct ucm_pkt pkt;
+		int act, worker;
+		uint32_t want;
+
+		act = run_prog(fd, t, &worker);
+		UT_ASSERT(act >= 0, "%s: test run failed: %s", t->name, strerror(-act));
+		UT_ASSERT(act == XDP_PASS, "%s: action %d, want XDP_PASS (no socket)", t->name, act);
+		if (t->control) {
+			UT_ASSERT(worker == -1, "%s: control traffic got metadata", t->name);
+			continue;
+		}
+		UT_ASSERT(worker >= 0, "%s: no metadata", t->name);
+		UT_ASSERT(ucm_pkt__parse(&pkt, t->d, t->len) == UCM_DROP_NONE,
+			  "%s: the table packet is malformed", t->name);
+		want = ucm_steer__pick(&cfg, &pkt, &rr);
+		if (policy == UCM_STEER_RR)
+			continue;	/* checked below: one position per CPU */
+		UT_ASSERT((uint32_t)worker == want, "%s (#%d): XDP picked %d, userspace %u",
+			  t->name, i, worker, want);
+		spread[worker]++;
+	}
+	if (policy == UCM_STEER_L4_HASH || policy == UCM_STEER_L4_SPORT ||
+	    policy == UCM_STEER_L4_DPORT)
+		for (i = 0; i < (int)n; i++)
+			UT_ASSERT(spread[i] > 0, "worker %d got nothing: no spread", i);
+	return 0;
+}
+
+static int test_fixed(void) { return check_policy(UCM_STEER_FIXED, 4, 0, 2); }
+static int test_l4_hash(void) { return check_policy(UCM_STEER_L4_HASH, 3, 0, 0); }
+static int test_l4_hash_symmetric(void)
+{
+	return check_policy(UCM_STEER_L4_HASH, 3, UCM_STEER_F_SYMMETRIC, 0);
+}
+static int test_l4_sport(void) { return check_policy(UCM_STEER_L4_SPORT, 3, 0, 0); }
+static int test_l4_dport(void) { return check_policy(UCM_STEER_L4_DPORT, 4, 0, 0); }
+
+/* Round-robin: the program keeps one position per CPU; pinned, the
+ * workers come in turn. */
+static int test_round_robin(void)
+{
+	struct ucm_steer_cfg cfg = { .policy = UCM_STEER_RR, .nworkers = 3 };
+	int i, worker, prev = -1, act;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	sched_getaffinity(0, sizeof(set), &set);
+	for (i = 0; !CPU_ISSET(i, &set); i++)
+		;
+	CPU_ZERO(&set);
+	CPU_SET(i, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure");
+	for (i = 0; i < 30; i++) {
+		act = run_prog(ucm_xdp__steer_fd(x), &pkts[0], &worker);
+		UT_ASSERT(act == XDP_PASS && worker >= 0, "run %d: action %d worker %d", i, act, worker);
+		if (prev >= 0)
+			UT_ASSERT(worker == (prev + 1) % 3, "run %d: %d after %d", i, worker, prev);
+		prev = worker;
+	}
+	return 0;
+}
+
+/* Only IPv6 claimed: IPv4 passes without metadata. */
+static int test_family_filter(void)
+{
+	struct ucm_steer_cfg cfg = { .policy = UCM_STEER_FIXED, .nworkers = 2,
+				     .flags = UCM_STEER_F_IPV6 };
+	int worker, act;
+
+	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure");
+	act = run_prog(ucm_xdp__steer_fd(x), &pkts[0], &worker);	/* v4 */
+	UT_ASSERT(act == XDP_PASS && worker == -1, "IPv4 steered although only IPv6 is claimed");
+	act = run_prog(ucm_xdp__steer_fd(x), &pkts[2], &worker);	/* v6 */
+	UT_ASSERT(act == XDP_PASS && worker == 0, "IPv6 not steered (worker %d)", worker);
+	return 0;
+}
+
+/* The baseline program redirects into the kernel's cpumap. */
+static int test_kernel_cpumap(void)
+{
+	struct ucm_steer_cfg cfg = { .policy = UCM_STEER_L4_HASH, .nworkers = 1 };
+	int cpus[1] = { 0 }, worker, act, i;
+	cpu_set_t set;
+
+	sched_getaffinity(0, sizeof(set), &set);
+	for (i = 0; !CPU_ISSET(i, &set); i++)
+		;
+	cpus[0] = i;
+	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure");
+	UT_ASSERT(!ucm_xdp__set_kernel_cpumap(x, cpus, 1, 2048), "cpumap: %s", strerror(errno));
+	act = run_prog(ucm_xdp__cpumap_fd(x), &pkts[0], &worker);
+	UT_ASSERT(act == XDP_REDIRECT, "action %d, want XDP_REDIRECT", act);
+	act = run_prog(ucm_xdp__cpumap_fd(x), &pkts[npkts - 4], &worker);	/* arp */
+	UT_ASSERT(act == XDP_PASS, "arp: action %d, want XDP_PASS", act);
+	errno = 0;
+	UT_ASSERT(ucm_xdp__set_kernel_cpumap(x, cpus, 1, 20000) == -EINVAL,
+		  "queue size 20000 accepted");
+	return 0;
+}
+
+static int test_bad_config(void)
+{
+	static const struct ucm_steer_cfg bad[] = {
+		{ .policy = UCM_STEER__MAX, .nworkers = 1 },
+		{ .policy = UCM_STEER_FIXED, .nworkers = 0 },
+		{ .policy = UCM_STEER_FIXED, .nworkers = 65 },
+		{ .policy = UCM_STEER_FIXED, .nworkers = 2, .fixed = 2 },
+		{ .policy = UCM_STEER_FIXED, .nworkers = 2, .flags = 0x80 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		UT_ASSERT(ucm_xdp__configure(x, &bad[i]) == -EINVAL, "bad config %u accepted", i);
+	return 0;
+}
+
+static const struct ut_case cases[] = {
+	UT_CASE(test_fixed),
+	UT_CASE(test_l4_hash),
+	UT_CASE(test_l4_hash_symmetric),
+	UT_CASE(test_l4_sport),
+	UT_CASE(test_l4_dport),
+	UT_CASE(test_round_robin),
+	UT_CASE(test_family_filter),
+	UT_CASE(test_kernel_cpumap),
+	UT_CASE(test_bad_config),
+	{}
+};
+
+static int quiet(enum ucm_log_level level, const char *fmt, va_list ap)
+{
+	return level == UCM_LOG_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	ucm_set_print(quiet);
+	x = ucm_xdp__load(NULL);
+	if (!x) {
+		printf("FAIL: steer_check/load: %s\n", strerror(errno));
+		return 1;
+	}
+	build_table();
+	return ut_main(argc, argv, cases);
+}
