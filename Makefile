@@ -56,16 +56,16 @@ endif
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden \
-	-Ilib/include -Ilib $(LIBURING_CFLAGS) $(LIBBPF_CFLAGS) $(SAN_FLAGS) \
+	-Ilib/include -Ilib $(LIBURING_CFLAGS) $(LIBXDP_CFLAGS) $(LIBBPF_CFLAGS) $(SAN_FLAGS) \
 	$(CFLAGS) $(EXTRA_CFLAGS)
 DBG_CFLAGS := $(BASE_CFLAGS) -DUCM_DEBUG
-# What the library itself links: liburing (tun batches), libbpf (and its
-# libelf and zlib) for the XDP object; libxdp arrives with xsk/.
-LIB_LDLIBS := $(LIBURING_LIBS) $(LIBBPF_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS)
+# What the library itself links: liburing (tun batches), libxdp (AF_XDP
+# sockets), libbpf (and its libelf and zlib) for the XDP object.
+LIB_LDLIBS := $(LIBURING_LIBS) $(LIBXDP_LIBS) $(LIBBPF_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS)
 LDLIBS_BASE := $(LIB_LDLIBS) -lpthread $(SAN_FLAGS)
 
-LIB_SRCS := $(sort $(wildcard lib/*.c))
-LIB_HDRS := $(wildcard lib/*.h lib/include/ucpumap/*.h)
+LIB_SRCS := $(sort $(wildcard lib/*.c xsk/*.c))
+LIB_HDRS := $(wildcard lib/*.h xsk/*.h lib/include/ucpumap/*.h)
 PUB_HDRS := $(wildcard lib/include/ucpumap/*.h)
 
 # The XDP object, embedded in the library by lib/bpf_obj.S.
@@ -73,8 +73,8 @@ BPF_OBJ := $(BUILD)/bpf/steer.bpf.o
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror $(ARCH_INCLUDES) -Ilib/include
 EMBED_OBJ := $(BUILD)/lib/bpf_obj.o
 
-LIB_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRCS)) $(EMBED_OBJ)
-LIB_DBG_OBJS := $(patsubst lib/%.c,$(BUILD)/lib/%.dbg.o,$(LIB_SRCS)) $(EMBED_OBJ)
+LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(EMBED_OBJ)
+LIB_DBG_OBJS := $(patsubst %.c,$(BUILD)/%.dbg.o,$(LIB_SRCS)) $(EMBED_OBJ)
 
 STATIC_LIB := $(BUILD)/libucpumap.a
 DEBUG_LIB := $(BUILD)/libucpumap-debug.a
@@ -104,12 +104,12 @@ lib: $(STATIC_LIB) $(SHARED_LIB) $(DEBUG_LIB)
 apps: $(APPS)
 tests: $(UNIT_TESTS) $(NET_PROGS)
 
-$(BUILD)/lib/%.o: lib/%.c $(LIB_HDRS) $(DEPS)
+$(BUILD)/%.o: %.c $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) -c $< -o $@
 
-$(BUILD)/lib/%.dbg.o: lib/%.c $(LIB_HDRS) $(DEPS)
+$(BUILD)/%.dbg.o: %.c $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -c $< -o $@
