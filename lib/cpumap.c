@@ -87,9 +87,10 @@ struct ucm_worker {
 	} wake __cacheline_aligned;
 
 	/* Worker-only: finished frames waiting to go home together
-	 * (xdp_frame_bulk): one return per UCM_POOL_PUT_BULK frames. */
+	 * (xdp_frame_bulk): one return per UCM_POOL_PUT_BULK frames. Its own
+	 * lines: producers hit the wake line at every flush. */
+	uint64_t ret[UCM_POOL_PUT_BULK + UCM_CPUMAP_BATCH] __cacheline_aligned;
 	uint32_t nret;
-	uint64_t ret[UCM_POOL_PUT_BULK + UCM_CPUMAP_BATCH];
 
 	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
 };
@@ -132,10 +133,11 @@ static inline uint32_t desc_len(uint64_t desc)
 	return desc >> DESC_LEN_SHIFT;
 }
 
+/* One bulk queue is exactly one cache line of descriptors; its fill count
+ * lives in the producer's bq_count[] line with the others. */
 struct ucm_bq {
-	uint32_t count;
 	uint64_t q[UCM_CPUMAP_BULK_SIZE];
-};
+} __cacheline_aligned;
 
 /*
  * Concurrency contract of struct ucm_cpumap_producer: used by one thread
@@ -148,6 +150,7 @@ struct ucm_cpumap_producer {
 	struct ucm_cpumap_producer *next;
 	uint64_t dirty;		/* bit w: bq[w] is not empty (the flush list) */
 	struct ucm_cpumap_enqueue_stats *stats;	/* one per worker */
+	uint8_t bq_count[UCM_CPUMAP_MAX_WORKERS] __cacheline_aligned;
 	struct ucm_bq bq[];
 };
 
@@ -185,7 +188,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	struct ucm_bq *bq = &prod->bq[w];
 	struct ucm_worker *wk = map->workers[w];
 	uint64_t base[UCM_CPUMAP_BULK_SIZE];
-	uint32_t n = bq->count, k;
+	uint32_t n = prod->bq_count[w], k;
 
 #ifdef UCM_DEBUG
 	/* Tags first: the worker may consume a frame the moment it lands. */
@@ -202,7 +205,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	}
 	STAT_ADD(prod->stats[w].processed, n);
 	STAT_ADD(prod->stats[w].events, 1);
-	bq->count = 0;
+	prod->bq_count[w] = 0;
 }
 
 int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
@@ -219,10 +222,10 @@ int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
 		     ucm_umem_owner(map->umem, base) != prod->pool))
 		return ucm_err(-EINVAL);
 	bq = &prod->bq[worker];
-	if (unlikely(bq->count == UCM_CPUMAP_BULK_SIZE))
+	if (unlikely(prod->bq_count[worker] == UCM_CPUMAP_BULK_SIZE))
 		bq_flush(prod, worker);
 	ucm_frame_move(map->umem, base, UCM_LOC_APP, UCM_LOC_BQ);
-	bq->q[bq->count++] = desc_make(addr, len);
+	bq->q[prod->bq_count[worker]++] = desc_make(addr, len);
 	prod->dirty |= 1ull << worker;
 	return 0;
 }
@@ -235,7 +238,7 @@ void ucm_cpumap__flush(struct ucm_cpumap_producer *prod)
 		uint32_t w = __builtin_ctzll(dirty);
 
 		dirty &= dirty - 1;
-		if (prod->bq[w].count)
+		if (prod->bq_count[w])
 			bq_flush(prod, w);
 		cpumap_wake(prod, w);
 	}
@@ -318,9 +321,10 @@ static bool worker_sleep(struct ucm_worker *w)
 		return true;
 	}
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_BEFORE_SLEEP);
-	/* EAGAIN (seq moved on) and EINTR both mean: look again. */
-	futex(&w->wake.seq, FUTEX_WAIT_PRIVATE, seq);
-	STAT_ADD(w->stats.sched, 1);
+	/* EAGAIN (seq moved on) and EINTR both mean: look again; only a
+	 * real sleep counts as sched. */
+	if (!futex(&w->wake.seq, FUTEX_WAIT_PRIVATE, seq))
+		STAT_ADD(w->stats.sched, 1);
 awake:
 	__atomic_store_n(&w->wake.sleeping, 0, __ATOMIC_RELAXED);
 	return false;
@@ -391,8 +395,9 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 		int ret = map->sink->xmit(map->sink_ctx, w->idx, frames, good,
 					  ngood);
 
-		if (ret > 0) {
-			dropped = min((uint32_t)ret, ngood);
+		/* A negative errno means the whole batch failed. */
+		if (ret != 0) {
+			dropped = ret < 0 ? ngood : min((uint32_t)ret, ngood);
 			STAT_ADD(w->stats.drop_reason[UCM_DROP_SINK], dropped);
 		}
 	}

@@ -44,6 +44,7 @@ static const char *const loc_names[UCM_LOC__MAX] = {
 	[UCM_LOC_BQ] = "bulkq",
 	[UCM_LOC_WQ] = "worker-ring",
 	[UCM_LOC_WORKER] = "worker",
+	[UCM_LOC_KERNEL] = "kernel",
 };
 
 const char *ucm_frame_loc_str(enum ucm_frame_loc loc)
@@ -197,8 +198,9 @@ int ucm_pool__alloc(struct ucm_pool *pool, uint64_t *addr)
 /*
  * Into the recycle ring; what does not fit goes to the backing stack. The
  * tags of @addrs are already UCM_LOC_RING. The ring counter is added
- * before the frames become visible and corrected under the stack lock, so
- * nothing of the pool is touched after publication but under that lock.
+ * before the frames become visible (the pool may be freed once they are,
+ * see ucm_pool_stack_push()); a short produce corrects it right after,
+ * which is safe because the frames not yet pushed keep inflight above 0.
  * Return: the number refused (see ucm_pool_stack_push()).
  */
 static uint32_t pool_recycle_ring(struct ucm_pool *pool,

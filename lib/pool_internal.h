@@ -174,9 +174,10 @@ static inline void ucm_frame_move_bulk(struct ucm_umem *umem,
 #endif
 }
 
-/* Owner-only: direct returns into the cache; overflow goes to the ring,
- * then to the stack. Frames must come from a location outside the pool and
- * belong to @pool. */
+/* Returns of the pool's own frames that skip the checks: into the cache
+ * when the caller is the owner, else the ring, then the stack. For frames
+ * that cannot be free already (a producer's staged ones); @from is their
+ * tag. */
 void ucm_pool_recycle_direct(struct ucm_pool *pool, const uint64_t *addrs,
 			     uint32_t n, enum ucm_frame_loc from);
 
@@ -184,6 +185,14 @@ void ucm_pool_recycle_direct(struct ucm_pool *pool, const uint64_t *addrs,
  * refuses and counts what would overflow it (a double return). */
 uint32_t ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
 			     uint32_t n, uint64_t *stat);
+
+/*
+ * Take back the frames the kernel held when its sockets went away (fill and
+ * RX rings): every frame of @pool found in no tier. There must be exactly
+ * @expect of them, or frames are missing elsewhere: then nothing is moved
+ * and -EUCLEAN is returned. Owner stopped; control path only.
+ */
+int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect);
 
 /* ucm_umem__put_bulk()/release_bulk() with the frames' expected location
  * (@from; UCM_LOC__MAX: anywhere outside the pool). */

@@ -222,8 +222,23 @@ int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 	if (!umem)
 		return 0;
 
-	/* page_pool_disable_direct_recycling(): from now on every return
-	 * goes through a ring, which we drain below. */
+	/*
+	 * An owner thread touches its cache without any lock: it must be done
+	 * (joined, or having cleared its ownership as its last act) before we
+	 * drain that cache. The acquire pairs with the release in
+	 * ucm_pool__clear_owner(). Then page_pool_disable_direct_recycling():
+	 * from here every return goes through a ring, drained below.
+	 */
+	for (i = 0; i < umem->npools; i++) {
+		uint64_t owner = __atomic_load_n(&umem->pools[i].owner,
+						 __ATOMIC_ACQUIRE);
+
+		if (owner && owner != ucm_self()) {
+			pr_warn("pool %u still has an owner thread: it must call ucm_pool__clear_owner() (or be joined after doing so) before the UMEM is destroyed\n",
+				i);
+			return ucm_err(-EBUSY);
+		}
+	}
 	for (i = 0; i < umem->npools; i++)
 		ucm_pool__clear_owner(&umem->pools[i]);
 
@@ -253,9 +268,6 @@ int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 		nanosleep(&(struct timespec){ .tv_nsec =
 				UCM_DESTROY_RETRY_MS * 1000000 }, NULL);
 	}
-	if (inflight < 0)
-		pr_warn("negative inflight (%lld): frames were returned twice\n",
-			(long long)inflight);
 	/* Returners touch a pool after their frames are visible only under
 	 * its stack lock: once we have held it, none is left inside. */
 	for (i = 0; i < umem->npools; i++) {
@@ -413,6 +425,54 @@ int ucm_pool__audit(struct ucm_pool *pool, struct ucm_pool_audit *a)
 	pthread_mutex_unlock(&pool->stack.lock);
 	free(seen);
 	return ucm_err(err);
+}
+
+int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect)
+{
+	struct ucm_ring *r = pool->ring;
+	uint32_t i, n, ring_n, missing = 0;
+	uint64_t *addrs;
+	uint8_t *seen;
+	int err = 0;
+
+	seen = calloc(pool->nframes, 1);
+	addrs = calloc(pool->nframes, sizeof(*addrs));
+	if (!seen || !addrs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	pool_scrub(pool);	/* cache and ring to the stack: one tier left */
+	pthread_mutex_lock(&pool->stack.lock);
+	for (i = 0; i < pool->stack.top; i++)
+		audit_mark(pool, seen, pool->stack.frames[i]);
+	ring_n = ucm_ring__count(r);
+	pthread_mutex_unlock(&pool->stack.lock);
+	if (ring_n) {
+		pr_warn("pool %u: returns still arriving while reclaiming\n",
+			pool->idx);
+		err = -EBUSY;
+		goto out;
+	}
+	for (i = 0; i < pool->nframes; i++)
+		if (!seen[i])
+			addrs[missing++] = pool->base +
+				((uint64_t)i << pool->umem->frame_shift);
+	if (missing != expect) {
+		pr_warn("pool %u: %u frames are off the pool but the kernel held %u: %d frames are missing elsewhere\n",
+			pool->idx, missing, expect, (int)(missing - expect));
+		err = -EUCLEAN;
+		goto out;
+	}
+	for (i = 0; i < missing; i += n) {
+		n = min(missing - i, (uint32_t)UCM_POOL_STACK_BULK);
+		ucm_frame_move_bulk(pool->umem, addrs + i, n, UCM_LOC_KERNEL,
+				    UCM_LOC_STACK);
+		ucm_pool_stack_push(pool, addrs + i, n, NULL);
+	}
+out:
+	free(seen);
+	free(addrs);
+	return err;
 }
 
 int ucm_umem__audit(struct ucm_umem *umem, struct ucm_pool_audit *sum)

@@ -188,10 +188,13 @@ static void *eng_producer(void *arg)
 		/* What an RX thread does with its RX descriptors: pass
 		 * address and length on, without touching the frame. */
 		for (i = 0; i < n; i++)
-			ucm_cpumap__enqueue(run->prod, 0, addrs[i] + ENG_DATA_OFF,
-					    ENG_PKT_LEN);
+			if (ucm_cpumap__enqueue(run->prod, 0, addrs[i] + ENG_DATA_OFF,
+						ENG_PKT_LEN))
+				ucm_pool__put(run->pool, addrs[i]);	/* never lost */
 		ucm_cpumap__flush(run->prod);
 	}
+	/* Last act of an owner: the UMEM may now drain our cache. */
+	ucm_pool__clear_owner(run->pool);
 	return NULL;
 }
 
@@ -446,7 +449,8 @@ static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 				return -1;
 			break;
 		case O_FRAMES:
-			if (parse_pow2(optarg, 256, 1u << 20, "--frames", &v))
+			/* 4 KiB frames: 65536 of them are 256 MiB of UMEM. */
+			if (parse_pow2(optarg, 256, 65536, "--frames", &v))
 				return -1;
 			cfg->frames = v;
 			break;
@@ -621,7 +625,8 @@ int bench_engine(int argc, char **argv)
 		if (!cfg.want[a] || !cfg.want[b])
 			continue;
 		for (r = 0; r < cfg.rounds; r++)
-			v[r] = 100.0 * (res[a][r].dst_mpps / res[b][r].dst_mpps - 1);
+			v[r] = res[b][r].dst_mpps > 0 ?
+			       100.0 * (res[a][r].dst_mpps / res[b][r].dst_mpps - 1) : 0;
 		run_stats(v, cfg.rounds, &st);
 		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s\n",
 		       eng_pairs[k].after, eng_pairs[k].before, st.median, st.min,

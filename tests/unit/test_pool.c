@@ -604,6 +604,13 @@ static int test_owner_not_inherited(void)
 		}
 	}
 	UT_ASSERT(!ucm_pool__is_owner(pool), "main became owner");
+	/* The last owner exited without letting go: destroy refuses... */
+	log_capture();
+	UT_ASSERT(ucm_umem__destroy(umem, 0) == -EBUSY, "destroy with a foreign owner set");
+	UT_ASSERT(log_count("owner thread") == 1, "no message naming the owner: %s", log_text);
+	ucm_set_print(NULL);
+	/* ...until someone who joined it clears the ownership. */
+	ucm_pool__clear_owner(pool);
 	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
 	UT_ASSERT(inherited == 0 && allocs == 0,
 		  "a new thread found itself owner of a pool it never claimed "

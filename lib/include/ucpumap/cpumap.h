@@ -30,7 +30,7 @@
 extern "C" {
 #endif
 
-/* 8 handles == one cache line of bulk queue (CPU_MAP_BULK_SIZE). */
+/* 8 descriptors == one cache line of bulk queue (CPU_MAP_BULK_SIZE). */
 #define UCM_CPUMAP_BULK_SIZE		8
 /* Worker dequeue batch (CPUMAP_BATCH). */
 #define UCM_CPUMAP_BATCH		8
@@ -78,8 +78,9 @@ enum ucm_sink_flags {
  * @open:  once, before the worker's loop (e.g. attach its tun queue);
  *         non-zero fails ucm_cpumap__create(). Optional.
  * @xmit:  the whole batch of parsed packets. Returns how many of them it
- *         failed to deliver (counted as UCM_DROP_SINK); unless the sink has
- *         UCM_SINK_F_KEEP, every frame returns to its pool after xmit.
+ *         failed to deliver, or a negative errno when none was (counted as
+ *         UCM_DROP_SINK); unless the sink has UCM_SINK_F_KEEP, every frame
+ *         returns to its pool after xmit.
  * @flush: the worker's ring ran empty; release anything held. Optional.
  * @close: once, after the loop has drained the ring. Optional.
  */
@@ -150,7 +151,7 @@ struct ucm_cpumap_producer;
  * ucm_cpumap__create() - start the workers
  *
  * Returns once every worker runs (its sink is open), so nothing enqueued
- * afterwards can be missed. Return: the map, or NULL with errno (EINVAL for
+ * afterwards can be missed. @umem must outlive the map. Return: the map, or NULL with errno (EINVAL for
  * bad options, with a log line naming the fix).
  */
 UCM_API struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
@@ -181,12 +182,13 @@ UCM_API void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod);
  * @len: its length
  *
  * The frame must belong to the producer's pool. Its memory is not touched
- * here: a packet that does not fit its frame, or leaves no headroom for the
+ * here: a packet that runs past its frame, or leaves no headroom for the
  * frame header (offset < UCM_FRAME_HDR_ROOM), is dropped by the worker as
  * UCM_DROP_FRAME_BOUNDS.
  *
- * Return: 0, or -EINVAL for a worker index out of range or a frame that is
- * not the producer's (the frame stays with the caller).
+ * Return: 0, or -EINVAL (nothing counted, the frame stays with the caller)
+ * for a worker index out of range, an address outside the UMEM, a frame
+ * that is not the producer's pool's, or @len above 65535.
  */
 UCM_API int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod,
 				uint32_t worker, uint64_t addr, uint32_t len);

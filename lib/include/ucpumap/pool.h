@@ -24,7 +24,10 @@
  * Threads: ucm_pool__set_owner() names the thread that allocates (the RX
  * thread, our NAPI). Allocation is owner-only and never blocks. Returns are
  * allowed from any thread. Statistics may be read from any thread at any
- * time; they are per-field snapshots, each monotonic.
+ * time; they are per-field snapshots, each monotonic but recycle_ring,
+ * which can dip for a moment when a bulk spills (it is counted before the
+ * frames become visible and corrected after). The audit is not: it reads
+ * the owner's cache, so run it only while no thread moves frames.
  *
  * Errors: functions return 0 or a negative errno (also stored in errno);
  * pointer functions return NULL and set errno.
@@ -92,6 +95,7 @@ enum ucm_frame_loc {
 	UCM_LOC_BQ,		/* a cpumap bulk queue */
 	UCM_LOC_WQ,		/* a cpumap worker ring */
 	UCM_LOC_WORKER,		/* a worker's batch, or its sink */
+	UCM_LOC_KERNEL,		/* posted to a fill ring: the kernel's until RX */
 	UCM_LOC__MAX,
 };
 
@@ -114,8 +118,11 @@ UCM_API const char *ucm_frame_loc_str(enum ucm_frame_loc loc);
  * @inflight: hold - release: frames outside the backing stack
  * @bad_addr: returns rejected: outside the UMEM, not frame-aligned, or
  *            another pool's frame given to this pool
- * @double_free: returns of a frame that was already free (debug builds
- *               detect it per frame; release builds when the stack overflows)
+ * @double_free: returns of a frame that was already free. Debug builds
+ *               catch each one as it happens. Release builds notice only
+ *               when the backing stack would overflow, after the duplicate
+ *               went in: by then an innocent frame of that bulk is the one
+ *               refused (lost), and the audit reports the duplicate.
  */
 struct ucm_pool_stats {
 	uint64_t alloc_fast;
@@ -159,7 +166,11 @@ UCM_API struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts);
  * ucm_umem__destroy() - bring every frame home and free the UMEM
  * @timeout_ms: how long to wait for frames still out
  *
- * Call it once no thread allocates any more. It disables direct recycling,
+ * Call it once every owner thread is done: it must have called
+ * ucm_pool__clear_owner() as its last act (the calling thread may be an
+ * owner itself); otherwise it returns -EBUSY and touches nothing. Other
+ * threads may still be returning frames: they are waited for. It disables
+ * direct recycling,
  * drains caches and recycle rings into the backing stacks, and frees
  * everything only when no frame is in flight. While frames are out it
  * retries (late returns through the rings are taken in) until @timeout_ms
@@ -224,7 +235,9 @@ UCM_API int ucm_umem__audit(struct ucm_umem *umem, struct ucm_pool_audit *sum);
  */
 UCM_API int ucm_pool__set_owner(struct ucm_pool *pool);
 
-/* No owner: direct recycling off until the next ucm_pool__set_owner(). */
+/* No owner: direct recycling off until the next ucm_pool__set_owner().
+ * An owner thread calls it as its last act before it stops: the release
+ * pairs with ucm_umem__destroy()'s check, which then may drain the cache. */
 UCM_API void ucm_pool__clear_owner(struct ucm_pool *pool);
 UCM_API bool ucm_pool__is_owner(const struct ucm_pool *pool);
 

@@ -157,17 +157,18 @@ static inline uint32_t ucm_ring__produce_sp(struct ucm_ring *r,
 static inline uint32_t ucm_ring__produce_mp(struct ucm_ring *r,
 					    const uint64_t *v, uint32_t n)
 {
-	uint32_t head, next, cons, free, spins = 0;
+	uint32_t head, next, cons, free, want = n, spins = 0;
 
 	head = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
 	do {
 		/* P1: pairs with C2 */
 		cons = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
 		/* A stale head can make this exceed size; the CAS then
-		 * fails because prod.head has moved on, and we retry. */
+		 * fails because prod.head has moved on, and we retry. Each
+		 * try starts from the whole request: a stale view may have
+		 * clipped the last one. */
 		free = r->size - (head - cons);
-		if (n > free)
-			n = free;
+		n = want < free ? want : free;
 		if (!n)
 			return 0;
 		next = head + n;
@@ -246,7 +247,9 @@ static inline bool ucm_ring__empty(struct ucm_ring *r)
 /* Fill level seen from any thread: a snapshot for statistics, not a promise. */
 static inline uint32_t ucm_ring__count(const struct ucm_ring *r)
 {
-	uint32_t cons = __atomic_load_n(&r->cons.tail, __ATOMIC_RELAXED);
+	/* cons first, with acquire (pairs with C2): a weakly ordered CPU must
+	 * not read prod.tail older than cons.tail, or the count wraps. */
+	uint32_t cons = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
 	uint32_t prod = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
 
 	return prod - cons;
