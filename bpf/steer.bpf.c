@@ -11,7 +11,8 @@
  *                     benchmark sets ucpumap beside).
  *
  * Control traffic stays with the kernel (XDP_PASS): ARP, IPv6 neighbour
- * discovery, and whatever the configuration does not claim.
+ * discovery and multicast listener messages, and whatever the
+ * configuration does not claim.
  *
  * The flow hash and what goes into it mirror lib/pkt.c exactly, so that
  * where metadata is missing (generic mode) userspace picks the same worker
@@ -184,9 +185,11 @@ static __always_inline int parse(void *data, void *end,
 		if (nh == IPPROTO_ICMPV6) {
 			struct icmp6h *ic = PULL(ic, pos, end);
 
-			/* Router/neighbour solicitation and advertisement,
-			 * redirect: the kernel keeps the interface reachable. */
-			if (ic && ic->type >= 133 && ic->type <= 137)
+			/* Neighbour discovery (133-137) and multicast
+			 * listener messages (130-132, 143): link control the
+			 * kernel must see to keep the interface reachable. */
+			if (ic && ((ic->type >= 130 && ic->type <= 137) ||
+				   ic->type == 143))
 				return 0;
 		}
 	} else {

@@ -10,6 +10,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <stdio.h>
 
 #include "internal.h"
 #include "ucpumap/xdp.h"
@@ -23,6 +26,9 @@ extern const char ucm_steer_bpf_obj_end[] __attribute__((visibility("hidden")));
 
 struct ucm_xdp {
 	struct bpf_object *obj;
+	int attached_ifindex;		/* 0: not attached */
+	int attached_fd;
+	uint32_t attached_mode;		/* XDP_FLAGS_DRV_MODE or _SKB_MODE */
 	int steer_fd, cpumap_fd;
 	int cfg_fd, xsks_fd, worker_cpu_fd, cpu_map_fd;
 	struct ucm_steer_cfg cfg;
@@ -172,6 +178,7 @@ void ucm_xdp__destroy(struct ucm_xdp *x)
 {
 	if (!x)
 		return;
+	ucm_xdp__detach(x);
 	bpf_object__close(x->obj);
 	free(x);
 }
@@ -226,6 +233,107 @@ int ucm_xdp__set_kernel_cpumap(struct ucm_xdp *x, const int *cpus,
 			pr_warn("kernel cpumap: CPU %u: %s\n", cpu, strerror(-err));
 			return ucm_err(err);
 		}
+	}
+	return 0;
+}
+
+/* Is the program with this id one of ours (from an earlier run)? */
+static bool prog_is_ours(uint32_t id, char *name, size_t len)
+{
+	struct bpf_prog_info info = {};
+	uint32_t ilen = sizeof(info);
+	bool ours = false;
+	int fd = bpf_prog_get_fd_by_id(id);
+
+	snprintf(name, len, "id %u", id);
+	if (fd < 0)
+		return false;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen)) {
+		snprintf(name, len, "%s (id %u)", info.name, id);
+		ours = !strcmp(info.name, "ucm_xdp_steer") ||
+		       !strcmp(info.name, "ucm_xdp_cpumap");
+	}
+	close(fd);
+	return ours;
+}
+
+int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
+	uint32_t mode = flags & UCM_XDP_ATTACH_SKB ? XDP_FLAGS_SKB_MODE :
+						     XDP_FLAGS_DRV_MODE;
+	int fd = flags & UCM_XDP_ATTACH_CPUMAP ? x->cpumap_fd : x->steer_fd;
+	uint32_t xflags = mode, old_id;
+	int err, old_fd = -1;
+	char name[64], ifname[IF_NAMESIZE] = "?";
+
+	if (x->attached_ifindex)
+		return ucm_err(-EALREADY);
+	if_indextoname(ifindex, ifname);
+	if (bpf_xdp_query(ifindex, 0, &q)) {
+		err = -errno;
+		pr_warn("cannot query XDP on %s: %s\n", ifname, strerror(-err));
+		return ucm_err(err);
+	}
+	old_id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+	if (old_id) {
+		bool ours = prog_is_ours(old_id, name, sizeof(name));
+
+		if (!ours && !(flags & UCM_XDP_ATTACH_REPLACE)) {
+			pr_warn("%s already runs XDP program %s: detach it (ip link set dev %s xdp off) or ask to replace it\n",
+				ifname, name, ifname);
+			return ucm_err(-EBUSY);
+		}
+		if (ours)
+			pr_info("replacing our stale XDP program %s on %s\n",
+				name, ifname);
+		/* A program in the other mode has to go first. */
+		if ((q.drv_prog_id && mode != XDP_FLAGS_DRV_MODE) ||
+		    (q.skb_prog_id && mode != XDP_FLAGS_SKB_MODE)) {
+			bpf_xdp_detach(ifindex, q.drv_prog_id ? XDP_FLAGS_DRV_MODE :
+					       XDP_FLAGS_SKB_MODE, NULL);
+		} else {
+			old_fd = bpf_prog_get_fd_by_id(old_id);
+			if (old_fd >= 0) {
+				ao.old_prog_fd = old_fd;
+				xflags |= XDP_FLAGS_REPLACE;
+			}
+		}
+	} else {
+		xflags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
+	}
+	err = bpf_xdp_attach(ifindex, fd, xflags, &ao);
+	if (old_fd >= 0)
+		close(old_fd);
+	if (err) {
+		err = err < 0 ? err : -EINVAL;
+		pr_warn("cannot attach the XDP program to %s in %s mode: %s%s\n",
+			ifname, mode == XDP_FLAGS_SKB_MODE ? "generic" : "native",
+			strerror(-err),
+			err == -EOPNOTSUPP ? " (the driver has no native XDP: use generic mode)" : "");
+		return ucm_err(err);
+	}
+	x->attached_ifindex = ifindex;
+	x->attached_fd = fd;
+	x->attached_mode = mode;
+	return 0;
+}
+
+int ucm_xdp__detach(struct ucm_xdp *x)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, ao, .old_prog_fd = x->attached_fd);
+	int err;
+
+	if (!x->attached_ifindex)
+		return 0;
+	/* XDP_FLAGS_REPLACE with our fd: only our program is taken off. */
+	err = bpf_xdp_detach(x->attached_ifindex,
+			     x->attached_mode | XDP_FLAGS_REPLACE, &ao);
+	x->attached_ifindex = 0;
+	if (err && err != -ENOENT && err != -EEXIST && err != -ENODEV) {
+		pr_warn("detaching the XDP program: %s\n", strerror(-err));
+		return ucm_err(err);
 	}
 	return 0;
 }

@@ -181,12 +181,15 @@ static void build_table(void)
 	}
 	add_raw("arp", 0x0806, 1);
 	add_raw("lldp", 0x88cc, 1);
-	/* IPv6 neighbour solicitation and advertisement. */
-	for (i = 0; i < 2; i++) {
-		add_v6(i ? "v6 neighbour advert" : "v6 neighbour solicit", 0,
-		       IPPROTO_ICMPV6, NULL, 0);
-		pkts[npkts - 1].d[14 + 40] = 135 + i;
-		pkts[npkts - 1].control = 1;
+	/* IPv6 neighbour discovery and multicast listener messages. */
+	{
+		static const uint8_t types[] = { 133, 135, 136, 130, 143 };
+
+		for (i = 0; i < (int)sizeof(types); i++) {
+			add_v6("v6 nd/mld", 0, IPPROTO_ICMPV6, NULL, 0);
+			pkts[npkts - 1].d[14 + 40] = types[i];
+			pkts[npkts - 1].control = 1;
+		}
 	}
 }
 
@@ -316,7 +319,7 @@ static int test_kernel_cpumap(void)
 	UT_ASSERT(!ucm_xdp__set_kernel_cpumap(x, cpus, 1, 2048), "cpumap: %s", strerror(errno));
 	act = run_prog(ucm_xdp__cpumap_fd(x), &pkts[0], &worker);
 	UT_ASSERT(act == XDP_REDIRECT, "action %d, want XDP_REDIRECT", act);
-	act = run_prog(ucm_xdp__cpumap_fd(x), &pkts[npkts - 4], &worker);	/* arp */
+	act = run_prog(ucm_xdp__cpumap_fd(x), &pkts[npkts - 7], &worker);	/* arp */
 	UT_ASSERT(act == XDP_PASS, "arp: action %d, want XDP_PASS", act);
 	errno = 0;
 	UT_ASSERT(ucm_xdp__set_kernel_cpumap(x, cpus, 1, 20000) == -EINVAL,

@@ -66,6 +66,24 @@ UCM_API int ucm_xdp__set_xsk(struct ucm_xdp *x, uint32_t queue, int xsk_fd);
 UCM_API int ucm_xdp__set_kernel_cpumap(struct ucm_xdp *x, const int *cpus,
 				       uint32_t n, uint32_t qsize);
 
+enum ucm_xdp_attach_flags {
+	UCM_XDP_ATTACH_SKB = 1 << 0,	/* generic (skb) mode, not native */
+	UCM_XDP_ATTACH_CPUMAP = 1 << 1,	/* the kernel-cpumap baseline program */
+	UCM_XDP_ATTACH_REPLACE = 1 << 2,/* replace another program */
+};
+
+/**
+ * ucm_xdp__attach() - attach a program to @ifindex
+ *
+ * A program of ours left behind by a killed process is replaced; any other
+ * program makes this fail with -EBUSY and a message naming it, unless
+ * UCM_XDP_ATTACH_REPLACE. Return: 0 or -errno.
+ */
+UCM_API int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags);
+
+/* Detach what ucm_xdp__attach() attached, if it is still there. */
+UCM_API int ucm_xdp__detach(struct ucm_xdp *x);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ucm_xsk: AF_XDP sockets on one interface's queues, over one UMEM.
+ *
+ * The UMEM is a ucm_umem carved per queue: queue i's frames are pool i's,
+ * so a frame's owner follows from its address. Each queue has its own
+ * socket, fill and completion rings (XDP_SHARED_UMEM), and one RX thread,
+ * which owns the queue's pool: it refills the fill ring from the pool
+ * before it reads more, validates every RX descriptor, and hands packets
+ * on to the cpumap.
+ *
+ * Threads: open/close and the stats on a control thread; everything on a
+ * ucm_xsk_queue (refill, rx, poll) on that queue's RX thread only.
+ * Errors: 0 or a negative errno; pointers NULL with errno set; every
+ * failure of open says why in the log, naming the fix.
+ */
+#ifndef UCPUMAP_XSK_H
+#define UCPUMAP_XSK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ucpumap/api.h"
+#include "ucpumap/pool.h"
+#include "ucpumap/steer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UCM_XSK_MAX_QUEUES	64
+/* One RX batch: the NAPI budget. */
+#define UCM_XSK_RX_BATCH	64
+
+enum ucm_xsk_mode {
+	UCM_XSK_AUTO = 0,	/* zero-copy if the driver can, else copy */
+	UCM_XSK_COPY,
+	UCM_XSK_ZEROCOPY,
+};
+
+enum ucm_xsk_flags {
+	UCM_XSK_F_NO_NEED_WAKEUP = 1 << 0,	/* need_wakeup is on by default */
+	UCM_XSK_F_BUSY_POLL = 1 << 1,		/* SO_PREFER_BUSY_POLL + budget */
+};
+
+struct ucm_xsk_opts {
+	size_t sz;
+	const char *ifname;
+	const uint32_t *queues;		/* default: queue 0 */
+	uint32_t nqueues;
+	uint32_t frame_size;		/* 2048 or 4096; default 4096 */
+	uint32_t frames_per_queue;	/* power of two; default 4096 */
+	uint32_t rx_size;		/* powers of two; default 2048 */
+	uint32_t fill_size;		/* default 2 x rx_size */
+	uint32_t mode;			/* enum ucm_xsk_mode */
+	uint32_t flags;			/* enum ucm_xsk_flags */
+	uint32_t umem_flags;		/* enum ucm_umem_flags */
+	size_t :0;
+};
+#define ucm_xsk_opts__last_field umem_flags
+
+/**
+ * struct ucm_xsk_stats - one queue
+ * @rx: descriptors taken from the RX ring
+ * @rx_bad_desc: of them, outside the UMEM or longer than their frame;
+ *               their frame (when it has one) went straight back to the pool
+ * @fill: frames posted to the fill ring
+ * @fill_short: refills that found the pool with fewer frames than room
+ * @wakeups: need_wakeup kicks
+ * @rx_steer_err: packets steered to a worker the cpumap does not have
+ *                (configuration mismatch); recycled
+ * @kernel_*: the socket's XDP_STATISTICS
+ */
+struct ucm_xsk_stats {
+	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
+	uint64_t kernel_rx_dropped, kernel_rx_invalid_descs;
+	uint64_t kernel_tx_invalid_descs, kernel_rx_ring_full;
+	uint64_t kernel_rx_fill_ring_empty_descs, kernel_tx_ring_empty_descs;
+};
+
+/* A validated RX descriptor. */
+struct ucm_xsk_desc {
+	uint64_t addr;		/* packet address: frame + offset */
+	uint32_t len;
+	int32_t worker;		/* from the XDP metadata, or -1 */
+};
+
+struct ucm_xsk;
+struct ucm_xsk_queue;
+
+/**
+ * ucm_xsk__open() - UMEM and one socket per queue, bound, fill rings empty
+ *
+ * Loads no XDP program (see ucm_xdp). Return: the object, or NULL with
+ * errno: ENODEV (no such interface), EINVAL (a bad option, a queue the
+ * interface lacks), EOPNOTSUPP (zero-copy asked and not available), EPERM.
+ */
+UCM_API struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts);
+
+/**
+ * ucm_xsk__close() - delete the sockets and bring every frame home
+ *
+ * Call once the RX threads have stopped (each clearing its pool's
+ * ownership as its last act) and every frame they handed on has come back
+ * (cpumap destroyed). Frames still in the fill and RX rings when
+ * the sockets go are reclaimed: the kernel no longer owns them. Their
+ * number must match what the queues posted and did not receive; if it does
+ * not, frames are missing elsewhere and close reports it.
+ *
+ * Return: 0; -EBUSY when frames did not come home (nothing is freed then).
+ */
+UCM_API int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms);
+
+UCM_API struct ucm_umem *ucm_xsk__umem(const struct ucm_xsk *x);
+UCM_API uint32_t ucm_xsk__nqueues(const struct ucm_xsk *x);
+UCM_API int ucm_xsk__ifindex(const struct ucm_xsk *x);
+/* The mode the kernel really gave: true for zero-copy. */
+UCM_API bool ucm_xsk__zerocopy(const struct ucm_xsk *x);
+UCM_API struct ucm_xsk_queue *ucm_xsk__queue(struct ucm_xsk *x, uint32_t i);
+
+UCM_API int ucm_xsk_queue__fd(const struct ucm_xsk_queue *q);
+UCM_API uint32_t ucm_xsk_queue__id(const struct ucm_xsk_queue *q);
+UCM_API struct ucm_pool *ucm_xsk_queue__pool(const struct ucm_xsk_queue *q);
+UCM_API int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q,
+				 struct ucm_xsk_stats *st);
+
+/**
+ * ucm_xsk_queue__refill() - top the fill ring up from the queue's pool
+ *
+ * RX thread (pool owner) only. Return: frames posted, or -errno.
+ */
+UCM_API int ucm_xsk_queue__refill(struct ucm_xsk_queue *q);
+
+/**
+ * ucm_xsk_queue__rx() - take up to @max RX descriptors
+ *
+ * RX thread only. Each descriptor is validated (inside the UMEM, within
+ * its frame); bad ones are counted and their frames recycled. The worker
+ * comes from the XDP metadata when the program wrote it.
+ * Return: the number of good descriptors in @d.
+ */
+UCM_API uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q,
+				   struct ucm_xsk_desc *d, uint32_t max);
+
+struct ucm_cpumap_producer;
+
+/**
+ * ucm_xsk_queue__poll() - one RX batch into the cpumap
+ * @prod: this RX thread's cpumap producer (its pool: the queue's)
+ * @cfg: the steering configuration, for packets that came without the XDP
+ *       program's metadata (generic mode): the same policy, in userspace
+ * @rr: this thread's round-robin position
+ *
+ * Refills the fill ring, takes up to UCM_XSK_RX_BATCH descriptors, stages
+ * each for its worker and flushes the bulk queues (our NAPI poll). RX
+ * thread only. Return: packets handed on, or -errno.
+ */
+UCM_API int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
+				struct ucm_cpumap_producer *prod,
+				const struct ucm_steer_cfg *cfg, uint32_t *rr);
+
+/**
+ * ucm_xsk_queue__wait() - sleep until the RX ring has something or
+ * @timeout_ms passes (poll(2)); for an idle RX thread. Return: as poll(2).
+ */
+UCM_API int ucm_xsk_queue__wait(struct ucm_xsk_queue *q, int timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UCPUMAP_XSK_H */

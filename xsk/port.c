@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * AF_XDP sockets over libxdp: one UMEM per interface (a ucm_umem carved per
+ * queue), one socket per RX queue sharing it (XDP_SHARED_UMEM), each with
+ * its own fill and completion rings. libxdp loads no program here
+ * (INHIBIT_PROG_LOAD): ours is attached by ucm_xdp.
+ *
+ * A frame's trip: pool -> fill ring (UCM_LOC_KERNEL) -> RX ring ->
+ * validated and handed on (UCM_LOC_APP) -> cpumap -> back to the pool.
+ * Each queue counts the frames it posted and took back, so that close can
+ * prove the ones it reclaims from the kernel are exactly the ones the
+ * kernel held.
+ */
+#include <net/if.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <linux/if_xdp.h>
+#include <xdp/xsk.h>
+
+#include "pool_internal.h"
+#include "ucpumap/cpumap.h"
+#include "ucpumap/xsk.h"
+
+#define UCM_XSK_DEFAULT_RING	2048
+#define UCM_XSK_MAX_RING	16384
+/* Busy-poll budget: one RX batch (SO_BUSY_POLL_BUDGET). */
+#define UCM_XSK_BUSY_POLL_US	20
+
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL	69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET	70
+#endif
+
+/*
+ * Concurrency contract: everything below is the queue's RX thread's, but
+ * stats, which it publishes with WRITE_ONCE for any reader; the control
+ * thread uses the rest only before the RX thread starts and after it
+ * stopped.
+ */
+struct ucm_xsk_queue {
+	struct ucm_xsk *x;
+	struct xsk_socket *sock;
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	struct xsk_ring_prod tx;	/* unused until the reverse path */
+	struct ucm_pool *pool;
+	uint32_t id;
+	int fd;
+	uint64_t posted;	/* frames given to the fill ring, ever */
+	uint64_t taken;		/* frames taken back from the RX ring, ever */
+	struct ucm_xsk_stats stats;
+};
+
+struct ucm_xsk {
+	struct ucm_umem *umem;
+	struct xsk_umem *xumem;
+	void *area;
+	uint64_t size;
+	uint64_t base_mask;
+	uint32_t frame_size;
+	uint32_t fill_size;
+	int ifindex;
+	bool zerocopy;
+	uint32_t nqueues;
+	struct ucm_xsk_queue *q;
+};
+
+static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
+{
+	int err = UCM_OPTS_COPY(o, in, ucm_xsk_opts);
+
+	if (err)
+		return err;
+	if (!o->ifname || !*o->ifname) {
+		pr_warn("xsk: no interface given\n");
+		return -EINVAL;
+	}
+	if (!o->nqueues)
+		o->nqueues = 1;
+	if (o->nqueues > UCM_XSK_MAX_QUEUES) {
+		pr_warn("xsk: %u queues: at most %u\n", o->nqueues, UCM_XSK_MAX_QUEUES);
+		return -EINVAL;
+	}
+	if (!o->frames_per_queue)
+		o->frames_per_queue = 4096;
+	if (!o->rx_size)
+		o->rx_size = UCM_XSK_DEFAULT_RING;
+	if (!o->fill_size)
+		o->fill_size = 2 * o->rx_size;
+	if (!is_pow2(o->rx_size) || o->rx_size > UCM_XSK_MAX_RING ||
+	    !is_pow2(o->fill_size) || o->fill_size > 2 * UCM_XSK_MAX_RING) {
+		pr_warn("xsk: ring sizes must be powers of two (RX %u, fill %u; RX at most %u)\n",
+			o->rx_size, o->fill_size, UCM_XSK_MAX_RING);
+		return -EINVAL;
+	}
+	/* The fill and RX rings can hold this many frames at once; the pool
+	 * needs them plus room for the frames out in the cpumap. */
+	if (o->frames_per_queue < o->fill_size + o->rx_size) {
+		pr_warn("xsk: %u frames per queue cannot cover a fill ring of %u and an RX ring of %u: give at least %u\n",
+			o->frames_per_queue, o->fill_size, o->rx_size,
+			o->fill_size + o->rx_size);
+		return -EINVAL;
+	}
+	if (o->mode > UCM_XSK_ZEROCOPY ||
+	    (o->flags & ~(UCM_XSK_F_NO_NEED_WAKEUP | UCM_XSK_F_BUSY_POLL))) {
+		pr_warn("xsk: unknown mode %u or flags 0x%x\n", o->mode, o->flags);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int queue_exists(const char *ifname, uint32_t q)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues/rx-%u", ifname, q);
+	return access(path, F_OK) == 0;
+}
+
+static int count_rx_queues(const char *ifname)
+{
+	int n = 0;
+
+	while (n < 4096 && queue_exists(ifname, n))
+		n++;
+	return n;
+}
+
+static void queue_busy_poll(struct ucm_xsk_queue *q)
+{
+	int one = 1, us = UCM_XSK_BUSY_POLL_US, budget = UCM_XSK_RX_BATCH;
+
+	/* Best effort: older kernels lack some of these. */
+	if (setsockopt(q->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
+	    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us)) ||
+	    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)))
+		pr_warn("xsk: queue %u: busy-poll options refused: %s\n", q->id,
+			strerror(errno));
+}
+
+/* A socket closed a moment ago (a restart after a crash) leaves its
+ * queue busy until the kernel has torn it down, asynchronously: retry for
+ * up to a second, as the kernel's own selftests do. */
+#define UCM_XSK_BIND_RETRIES	40
+#define UCM_XSK_BIND_RETRY_US	25000
+
+static int queue_bind(struct ucm_xsk *x, const struct ucm_xsk_opts *o,
+		      struct ucm_xsk_queue *q, uint16_t bind_flags)
+{
+	struct xsk_socket_config cfg = {
+		.rx_size = o->rx_size,
+		.tx_size = 0,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = bind_flags,
+	};
+	int err;
+
+	int tries = 0;
+
+	for (;;) {
+		err = xsk_socket__create_shared(&q->sock, o->ifname, q->id,
+						x->xumem, &q->rx, NULL, &q->fill,
+						&q->comp, &cfg);
+		err = err < 0 ? err : -err;
+		if (err != -EBUSY || ++tries > UCM_XSK_BIND_RETRIES)
+			break;
+		usleep(UCM_XSK_BIND_RETRY_US);
+	}
+	if (err)
+		return err;
+	q->fd = xsk_socket__fd(q->sock);
+	return 0;
+}
+
+static bool sock_zerocopy(int fd)
+{
+	struct xdp_options opt = {};
+	socklen_t len = sizeof(opt);
+
+	return !getsockopt(fd, SOL_XDP, XDP_OPTIONS, &opt, &len) &&
+	       (opt.flags & XDP_OPTIONS_ZEROCOPY);
+}
+
+static const char *bind_hint(int err, uint32_t mode)
+{
+	switch (-err) {
+	case EOPNOTSUPP:
+		return mode == UCM_XSK_ZEROCOPY ?
+		       "the driver has no zero-copy AF_XDP support: use copy mode" :
+		       "the driver has no AF_XDP support";
+	case EBUSY:
+		return "the queue is already bound to another AF_XDP socket (or its last one is still closing: retry)";
+	case EPERM:
+		return "AF_XDP needs CAP_NET_ADMIN and CAP_BPF: run as root";
+	case ENETDOWN:
+		return "the interface is down: ip link set dev IFACE up";
+	case ENOMEM:
+	case ENOBUFS:
+		return "cannot pin the UMEM: raise RLIMIT_MEMLOCK (ulimit -l) or use fewer frames";
+	default:
+		return "see the kernel log";
+	}
+}
+
+struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
+{
+	static const uint32_t queue0;
+	struct xsk_umem_config ucfg = {};
+	struct ucm_xsk_opts o;
+	struct ucm_xsk *x;
+	uint16_t bind;
+	uint32_t i;
+	int err, nrx;
+
+	err = xsk_parse_opts(opts, &o);
+	if (err)
+		return ucm_err_ptr(err);
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return ucm_err_ptr(-ENOMEM);
+	x->ifindex = if_nametoindex(o.ifname);
+	if (!x->ifindex) {
+		pr_warn("xsk: no interface named '%s' (ip link shows the names)\n",
+			o.ifname);
+		err = -ENODEV;
+		goto out_free;
+	}
+	nrx = count_rx_queues(o.ifname);
+	for (i = 0; i < o.nqueues; i++) {
+		uint32_t qid = o.queues ? o.queues[i] : queue0;
+
+		if ((int)qid >= nrx) {
+			pr_warn("xsk: %s has RX queues 0-%d, not queue %u (ethtool -L %s combined N adds more)\n",
+				o.ifname, nrx - 1, qid, o.ifname);
+			err = -EINVAL;
+			goto out_free;
+		}
+	}
+
+	{
+		UCM_OPTS(ucm_umem_opts, uo, .frame_size = o.frame_size,
+			 .npools = o.nqueues, .frames_per_pool = o.frames_per_queue,
+			 .flags = o.umem_flags);
+
+		x->umem = ucm_umem__create(&uo);
+	}
+	if (!x->umem) {
+		err = -errno;
+		goto out_free;
+	}
+	x->area = ucm_umem__area(x->umem);
+	x->size = ucm_umem__size(x->umem);
+	x->frame_size = ucm_umem__frame_size(x->umem);
+	x->base_mask = ~(uint64_t)(x->frame_size - 1);
+	x->fill_size = o.fill_size;
+	x->nqueues = o.nqueues;
+	x->q = calloc(o.nqueues, sizeof(*x->q));
+	if (!x->q) {
+		err = -ENOMEM;
+		goto out_umem;
+	}
+
+	ucfg.fill_size = o.fill_size;
+	ucfg.comp_size = o.rx_size;
+	ucfg.frame_size = x->frame_size;
+	ucfg.frame_headroom = 0;
+	/* The first queue's fill and completion rings are the UMEM's. */
+	err = xsk_umem__create(&x->xumem, x->area, x->size, &x->q[0].fill,
+			       &x->q[0].comp, &ucfg);
+	if (err) {
+		err = err < 0 ? err : -err;
+		pr_warn("xsk: cannot register a UMEM of %llu bytes: %s (%s)\n",
+			(unsigned long long)x->size, strerror(-err),
+			bind_hint(err, o.mode));
+		goto out_q;
+	}
+
+	bind = o.flags & UCM_XSK_F_NO_NEED_WAKEUP ? 0 : XDP_USE_NEED_WAKEUP;
+	for (i = 0; i < o.nqueues; i++) {
+		struct ucm_xsk_queue *q = &x->q[i];
+		uint32_t mode = o.mode;
+
+		q->x = x;
+		q->id = o.queues ? o.queues[i] : queue0;
+		q->pool = ucm_umem__pool(x->umem, i);
+		q->fd = -1;
+		/* auto: the first queue tries zero-copy; the rest follow the
+		 * mode it got, since they share its UMEM. */
+		if (i > 0 && mode == UCM_XSK_AUTO)
+			mode = x->zerocopy ? UCM_XSK_ZEROCOPY : UCM_XSK_COPY;
+		if (mode == UCM_XSK_AUTO) {
+			err = queue_bind(x, &o, q, bind | XDP_ZEROCOPY);
+			if (err == -EOPNOTSUPP || err == -EINVAL) {
+				pr_info("xsk: %s queue %u: no zero-copy (%s), using copy mode\n",
+					o.ifname, q->id, strerror(-err));
+				err = queue_bind(x, &o, q, bind | XDP_COPY);
+			}
+		} else {
+			err = queue_bind(x, &o, q, bind | (mode == UCM_XSK_ZEROCOPY ?
+							 XDP_ZEROCOPY : XDP_COPY));
+		}
+		if (err) {
+			pr_warn("xsk: cannot bind %s queue %u: %s (%s)\n", o.ifname,
+				q->id, strerror(-err), bind_hint(err, mode));
+			goto out_socks;
+		}
+		if (i == 0)
+			x->zerocopy = sock_zerocopy(q->fd);
+		if (o.flags & UCM_XSK_F_BUSY_POLL)
+			queue_busy_poll(q);
+	}
+	return x;
+
+out_socks:
+	while (i--)
+		xsk_socket__delete(x->q[i].sock);
+	xsk_umem__delete(x->xumem);
+out_q:
+	free(x->q);
+out_umem:
+	ucm_umem__destroy(x->umem, 0);
+out_free:
+	free(x);
+	return ucm_err_ptr(err);
+}
+
+int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms)
+{
+	uint32_t i;
+	int err = 0, ret;
+
+	if (!x)
+		return 0;
+	/* The kernel lets go of the fill and RX rings with the sockets. */
+	for (i = 0; i < x->nqueues; i++) {
+		if (x->q[i].sock)
+			xsk_socket__delete(x->q[i].sock);
+		x->q[i].sock = NULL;
+	}
+	ret = xsk_umem__delete(x->xumem);
+	if (ret)
+		pr_warn("xsk: UMEM still in use: %s\n", strerror(-ret));
+	for (i = 0; i < x->nqueues; i++) {
+		struct ucm_xsk_queue *q = &x->q[i];
+
+		ret = ucm_pool_reclaim(q->pool, (uint32_t)(q->posted - q->taken));
+		if (ret && !err)
+			err = ret;
+	}
+	ret = ucm_umem__destroy(x->umem, timeout_ms);
+	if (ret)
+		return ucm_err(ret);	/* memory stays: frames are out */
+	free(x->q);
+	free(x);
+	return err ? ucm_err(err) : 0;
+}
+
+struct ucm_umem *ucm_xsk__umem(const struct ucm_xsk *x)
+{
+	return x->umem;
+}
+
+uint32_t ucm_xsk__nqueues(const struct ucm_xsk *x)
+{
+	return x->nqueues;
+}
+
+int ucm_xsk__ifindex(const struct ucm_xsk *x)
+{
+	return x->ifindex;
+}
+
+bool ucm_xsk__zerocopy(const struct ucm_xsk *x)
+{
+	return x->zerocopy;
+}
+
+struct ucm_xsk_queue *ucm_xsk__queue(struct ucm_xsk *x, uint32_t i)
+{
+	return i < x->nqueues ? &x->q[i] : ucm_err_ptr(-EINVAL);
+}
+
+int ucm_xsk_queue__fd(const struct ucm_xsk_queue *q)
+{
+	return q->fd;
+}
+
+uint32_t ucm_xsk_queue__id(const struct ucm_xsk_queue *q)
+{
+	return q->id;
+}
+
+struct ucm_pool *ucm_xsk_queue__pool(const struct ucm_xsk_queue *q)
+{
+	return q->pool;
+}
+
+int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st)
+{
+	struct xdp_statistics ks = {};
+	socklen_t len = sizeof(ks);
+
+	st->rx = READ_ONCE(q->stats.rx);
+	st->rx_bad_desc = READ_ONCE(q->stats.rx_bad_desc);
+	st->fill = READ_ONCE(q->stats.fill);
+	st->fill_short = READ_ONCE(q->stats.fill_short);
+	st->wakeups = READ_ONCE(q->stats.wakeups);
+	st->rx_steer_err = READ_ONCE(q->stats.rx_steer_err);
+	if (q->fd < 0 || getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &ks, &len))
+		return ucm_err(q->fd < 0 ? -EBADF : -errno);
+	st->kernel_rx_dropped = ks.rx_dropped;
+	st->kernel_rx_invalid_descs = ks.rx_invalid_descs;
+	st->kernel_tx_invalid_descs = ks.tx_invalid_descs;
+	/* Older kernels return the first three fields only. */
+	if (len >= offsetofend(struct xdp_statistics, tx_ring_empty_descs)) {
+		st->kernel_rx_ring_full = ks.rx_ring_full;
+		st->kernel_rx_fill_ring_empty_descs = ks.rx_fill_ring_empty_descs;
+		st->kernel_tx_ring_empty_descs = ks.tx_ring_empty_descs;
+	}
+	return 0;
+}
+
+/* ---- the RX thread's side ------------------------------------------------- */
+
+int ucm_xsk_queue__refill(struct ucm_xsk_queue *q)
+{
+	uint64_t addrs[UCM_XSK_RX_BATCH];
+	uint32_t room, idx = 0, i, total = 0;
+	int n;
+
+	room = xsk_prod_nb_free(&q->fill, q->x->fill_size);
+	while (room) {
+		uint32_t want = min(room, (uint32_t)UCM_XSK_RX_BATCH);
+
+		n = ucm_pool__alloc_bulk(q->pool, addrs, want);
+		if (n < 0)
+			return n;
+		if ((uint32_t)n < want)
+			STAT_ADD(q->stats.fill_short, 1);
+		if (!n)
+			break;
+		/* nb_free said there is room: reserve cannot come up short. */
+		xsk_ring_prod__reserve(&q->fill, n, &idx);
+		for (i = 0; i < (uint32_t)n; i++)
+			*xsk_ring_prod__fill_addr(&q->fill, idx + i) = addrs[i];
+		ucm_frame_move_bulk(q->x->umem, addrs, n, UCM_LOC_APP,
+				    UCM_LOC_KERNEL);
+		xsk_ring_prod__submit(&q->fill, n);
+		room -= n;
+		total += n;
+	}
+	if (total) {
+		q->posted += total;
+		STAT_ADD(q->stats.fill, total);
+	}
+	if (xsk_ring_prod__needs_wakeup(&q->fill)) {
+		recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		STAT_ADD(q->stats.wakeups, 1);
+	}
+	return total;
+}
+
+uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
+			   uint32_t max)
+{
+	struct ucm_xsk *x = q->x;
+	uint32_t idx = 0, n, i, good = 0, bad = 0;
+
+	n = xsk_ring_cons__peek(&q->rx, max, &idx);
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *rd = xsk_ring_cons__rx_desc(&q->rx, idx + i);
+		uint64_t addr = rd->addr, base = addr & x->base_mask;
+		struct ucm_xdp_meta *meta;
+
+		/* Never trust a descriptor: the frame must be ours and the
+		 * packet must fit it before a pool or a worker sees it. */
+		if (unlikely(addr >= x->size ||
+			     ucm_umem_owner(x->umem, base) != q->pool ||
+			     (addr - base) + rd->len > x->frame_size ||
+			     !rd->len)) {
+			bad++;
+			if (addr < x->size &&
+			    ucm_umem_owner(x->umem, base) == q->pool) {
+				q->taken++;
+				ucm_frame_move(x->umem, base, UCM_LOC_KERNEL,
+					       UCM_LOC_APP);
+				ucm_pool__put(q->pool, base);
+			}
+			continue;
+		}
+		q->taken++;
+		ucm_frame_move(x->umem, base, UCM_LOC_KERNEL, UCM_LOC_APP);
+		d[good].addr = addr;
+		d[good].len = rd->len;
+		d[good].worker = -1;
+		if (addr - base >= sizeof(*meta)) {
+			meta = ucm_umem__frame(x->area, addr - sizeof(*meta));
+			if (meta->magic == UCM_XDP_META_MAGIC) {
+				d[good].worker = meta->worker;
+				/* A recycled frame must not show it again
+				 * if the next packet comes without one. */
+				meta->magic = 0;
+			}
+		}
+		good++;
+	}
+	if (n) {
+		xsk_ring_cons__release(&q->rx, n);
+		STAT_ADD(q->stats.rx, n);
+		if (bad)
+			STAT_ADD(q->stats.rx_bad_desc, bad);
+	}
+	return good;
+}
+
+/*
+ * The RX thread's poll: the userspace NAPI poll of one queue. Refill the
+ * fill ring first (the kernel cannot receive into frames it does not
+ * have), take one batch, stage every packet for its worker, flush once.
+ */
+int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
+			struct ucm_cpumap_producer *prod,
+			const struct ucm_steer_cfg *cfg, uint32_t *rr)
+{
+	struct ucm_xsk_desc d[UCM_XSK_RX_BATCH];
+	uint32_t n, i, nw = cfg->nworkers ? cfg->nworkers : 1;
+	int err;
+
+	err = ucm_xsk_queue__refill(q);
+	if (err < 0)
+		return err;
+	n = ucm_xsk_queue__rx(q, d, UCM_XSK_RX_BATCH);
+	for (i = 0; i < n; i++) {
+		uint32_t w = d[i].worker;
+
+		if (d[i].worker < 0 || w >= nw) {
+			/* No metadata: the program's policy, here. A frame
+			 * that does not parse may go anywhere: its worker
+			 * drops and counts it. */
+			struct ucm_pkt pkt;
+
+			w = 0;
+			if (ucm_pkt__parse(&pkt, ucm_umem__frame(q->x->area, d[i].addr),
+					   d[i].len) == UCM_DROP_NONE)
+				w = ucm_steer__pick(cfg, &pkt, rr);
+		}
+		if (unlikely(ucm_cpumap__enqueue(prod, w, d[i].addr, d[i].len))) {
+			/* A steering configuration with more workers than
+			 * the cpumap: count it, keep the frame. */
+			STAT_ADD(q->stats.rx_steer_err, 1);
+			ucm_pool__put(q->pool, d[i].addr & q->x->base_mask);
+		}
+	}
+	if (n)
+		ucm_cpumap__flush(prod);
+	return n;
+}
+
+int ucm_xsk_queue__wait(struct ucm_xsk_queue *q, int timeout_ms)
+{
+	struct pollfd p = { .fd = q->fd, .events = POLLIN };
+
+	return poll(&p, 1, timeout_ms);
+}
