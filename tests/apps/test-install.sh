@@ -25,7 +25,8 @@ else
 fi
 
 for f in usr/include/ucpumap/cpumap.h usr/include/ucpumap/pool.h usr/include/ucpumap/ring.h \
-	 usr/include/ucpumap/pkt.h usr/include/ucpumap/log.h usr/lib/libucpumap.a \
+	 usr/include/ucpumap/pkt.h usr/include/ucpumap/log.h usr/include/ucpumap/tun.h \
+	 usr/include/ucpumap/xsk.h usr/include/ucpumap/xdp.h usr/lib/libucpumap.a \
 	 usr/lib/libucpumap.so usr/lib/pkgconfig/libucpumap.pc usr/bin/ucpumap-bench; do
 	[ -e "$tmp/stage/$f" ] || miss="${miss:-} $f"
 done

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The tun sink: where cpumap workers hand their batches to the kernel's
+ * stack (our netif_receive_skb_list()).
+ *
+ * A ucm_tun is a multi-queue tun (L3) or tap (L2) device opened with
+ * IFF_NO_PI | IFF_VNET_HDR, one non-blocking fd per queue. Worker w of a
+ * cpumap whose sink is ucm_tun__sink() writes to queue w % nqueues. By
+ * default each batch goes to the queue in one io_uring submission, one
+ * IORING_OP_WRITEV per packet: the virtio_net header (zeroed: no offloads
+ * yet) and the packet. In tun mode the Ethernet header and VLAN tags are
+ * stripped and non-IP frames are dropped (counted as non_ip); in tap mode
+ * frames go whole. The kernel runs its receive path inside each write, so
+ * the frames are done with when xmit returns and go back to their pools.
+ *
+ * Queue sharing: with more workers than queues, two workers write to the
+ * same queue fd (the kernel allows concurrent writes). Counters are kept
+ * per worker, each written by its worker only; ucm_tun__queue_stats() sums
+ * the workers of a queue, ucm_tun__worker_stats() gives one worker's.
+ *
+ * Threads: create/destroy run on a control thread; the tun must outlive
+ * every cpumap that uses it (destroy the cpumap first). The sink callbacks
+ * run on the worker threads. Stats may be read from any thread at any time.
+ *
+ * Errors: functions return 0 or a negative errno (also in errno); create
+ * returns NULL and sets errno, with a log line naming the fix.
+ */
+#ifndef UCPUMAP_TUN_H
+#define UCPUMAP_TUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ucpumap/api.h"
+#include "ucpumap/cpumap.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One queue per worker at most: a cpumap has at most 64 workers. */
+#define UCM_TUN_MAX_QUEUES	UCM_CPUMAP_MAX_WORKERS
+/* Packets per io_uring submission; larger sink batches are split. */
+#define UCM_TUN_BATCH_MAX	64
+
+enum ucm_tun_flags {
+	/* L2 tap: frames are written whole, Ethernet header included. */
+	UCM_TUN_F_TAP		= 1 << 0,
+	/* One writev() per packet, built and written one at a time: the
+	 * "before" of the batched write (seed 002). */
+	UCM_TUN_F_NO_BATCH	= 1 << 1,
+};
+
+/*
+ * @name:    device name, at most IFNAMSIZ - 1 (15) characters; an existing
+ *           tun/tap of that name is attached to (it must be multi-queue and
+ *           of the same type), otherwise one is created. NULL or "": the
+ *           kernel picks "tunN"/"tapN".
+ * @nqueues: queues (fds) to open, 1..UCM_TUN_MAX_QUEUES; default 1.
+ * @flags:   enum ucm_tun_flags.
+ * @mtu:     0 leaves the MTU as it is. The library cannot see the UMEM, so
+ *           the caller sizes it: the kernel does not check the MTU on what
+ *           we write, but it is what the stack uses for traffic routed out
+ *           through the device and what it advertises (PMTU, TCP MSS), so
+ *           it must describe packets that fit a UMEM frame: frame size
+ *           minus headroom, Ethernet header and VLAN tags (tap: the frame
+ *           minus headroom and Ethernet header).
+ *
+ * The link is brought up. Addresses are the caller's business.
+ */
+struct ucm_tun_opts {
+	size_t sz;
+	const char *name;
+	uint32_t nqueues;
+	uint32_t flags;
+	uint32_t mtu;
+	size_t :0;
+};
+#define ucm_tun_opts__last_field mtu
+
+/**
+ * struct ucm_tun_stats - write outcomes
+ * @packets: packets the kernel accepted
+ * @bytes: their bytes, virtio_net header excluded (tun: IP datagrams;
+ *         tap: whole frames)
+ * @submits: write syscalls: io_uring submissions (one per batch), or
+ *           writev() calls with UCM_TUN_F_NO_BATCH; packets / submits is
+ *           the batch average
+ * @non_ip: frames dropped in tun mode because they are not IPv4/IPv6
+ * @err_eio: writes refused with EIO: the link is down
+ * @err_ebadfd: writes refused with EBADFD: the device is gone
+ * @err_eagain: writes refused with EAGAIN
+ * @err_other: any other error, or a short write
+ */
+struct ucm_tun_stats {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t submits;
+	uint64_t non_ip;
+	uint64_t err_eio;
+	uint64_t err_ebadfd;
+	uint64_t err_eagain;
+	uint64_t err_other;
+};
+
+struct ucm_tun;
+
+/**
+ * ucm_tun__create() - create or attach a multi-queue tun/tap device
+ *
+ * Return: the device, or NULL with errno: EINVAL (bad option, name too
+ * long, a device of that name of another type, not multi-queue, or not a
+ * tun at all), EBUSY (in use by another program with other flags), EPERM
+ * (CAP_NET_ADMIN missing), ENOENT (no /dev/net/tun). On failure nothing
+ * this call created is left behind: our device is not persistent and
+ * disappears with its last fd.
+ */
+UCM_API struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts);
+
+/* Close every queue; call after the cpumaps using it are destroyed. */
+UCM_API void ucm_tun__destroy(struct ucm_tun *tun);
+
+UCM_API int ucm_tun__ifindex(const struct ucm_tun *tun);
+UCM_API const char *ucm_tun__name(const struct ucm_tun *tun);
+UCM_API uint32_t ucm_tun__nqueues(const struct ucm_tun *tun);
+
+/**
+ * ucm_tun__sink() - the sink callbacks; pass the struct ucm_tun * as ctx
+ *
+ * open() runs on each worker and sets up its state there (its io_uring);
+ * it fails with -EBUSY when that worker index of this tun is already open
+ * (one cpumap per tun at a time), and with the io_uring error when no ring
+ * can be made (the log names the fix). xmit() returns how many packets were
+ * not delivered (non-IP in tun mode and failed writes included).
+ */
+UCM_API const struct ucm_sink_ops *ucm_tun__sink(void);
+
+/* Counters of queue @q: the sum over the workers that write to it.
+ * Return: 0, or -EINVAL for a queue out of range. */
+UCM_API int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
+				 struct ucm_tun_stats *st);
+/* Counters of worker @w (0..UCM_CPUMAP_MAX_WORKERS-1). */
+UCM_API int ucm_tun__worker_stats(const struct ucm_tun *tun, uint32_t w,
+				  struct ucm_tun_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UCPUMAP_TUN_H */

@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The tun sink: cpumap batches into a multi-queue tun/tap device, one
+ * io_uring submission per batch (our netif_receive_skb_list()).
+ *
+ * Each worker owns its state (struct tun_wstate), made by open() on the
+ * worker thread: an io_uring with the queue's fd registered, and the iovec
+ * arrays of one batch, so building a batch allocates nothing. A packet is
+ * two iovecs, the zeroed virtio_net header and the packet (tun: the IP
+ * datagram, Ethernet and VLAN tags stripped; tap: the whole frame), and one
+ * IORING_OP_WRITEV. The batch is submitted with one
+ * io_uring_submit_and_wait() and every completion is reaped before xmit()
+ * returns: the worker returns the frames to their pools right after, so no
+ * write may still be reading them.
+ *
+ * The fds are non-blocking, so io_uring never parks a write on a worker
+ * thread (it completes it inline or fails it with EAGAIN), and a tun write
+ * never sleeps: waiting for the completions of a submitted batch cannot
+ * wait forever.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <ctype.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <net/if.h>
+#include <linux/if_tun.h>
+#include <linux/virtio_net.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <liburing.h>
+
+#include "internal.h"
+#include "ucpumap/tun.h"
+
+#define TUN_DEV		"/dev/net/tun"
+#define TUN_IFF_COMMON	(IFF_NO_PI | IFF_MULTI_QUEUE | IFF_VNET_HDR)
+
+/*
+ * Per-worker write state. Concurrency contract: made in open(), used by
+ * xmit() and torn down in close(), all on the worker thread that owns it;
+ * no other thread touches it.
+ */
+struct tun_wstate {
+	struct io_uring ring;
+	bool ring_ok;		/* false: NO_BATCH, or the ring broke */
+	int fd;			/* the queue's fd */
+	int sqe_fd;		/* what SQEs name: 0 (registered) or fd */
+	uint8_t sqe_flags;	/* IOSQE_FIXED_FILE when registered */
+	struct virtio_net_hdr vnet;	/* all zero: no offloads yet */
+	uint32_t len[UCM_TUN_BATCH_MAX];	/* bytes each write must take */
+	struct iovec iov[UCM_TUN_BATCH_MAX][2];
+};
+
+/*
+ * One per possible worker index. Concurrency contract:
+ *  - open: taken with an atomic exchange in open(), released (store,
+ *    release) in close(); keeps two cpumaps off one worker slot.
+ *  - st: written and read by the worker thread only (open/xmit/close).
+ *  - stats: written by that worker only (STAT_ADD), read by anyone
+ *    (READ_ONCE), at any time.
+ */
+struct tun_worker {
+	struct ucm_tun_stats stats;
+	struct tun_wstate *st;
+	uint32_t open;
+} __cacheline_aligned;
+
+/*
+ * Concurrency contract of struct ucm_tun: every field but wk[] is written
+ * by create() and read-only afterwards (workers read flags, nqueues and
+ * fds); wk[] follows its own contract above. destroy() runs once every
+ * worker has closed.
+ */
+struct ucm_tun {
+	char name[IFNAMSIZ];
+	int ifindex;
+	uint32_t flags;
+	uint32_t nqueues;
+	int fds[UCM_TUN_MAX_QUEUES];
+	struct tun_worker wk[UCM_CPUMAP_MAX_WORKERS];
+};
+
+/* ---- control path ------------------------------------------------------ */
+
+static const char *tun_kind(bool tap)
+{
+	return tap ? "tap" : "tun";
+}
+
+/* Any socket reaches the interface ioctls; AF_INET is there almost always,
+ * AF_UNIX is the fallback and needs no privilege either. */
+static int ctl_socket(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	return s < 0 ? -errno : s;
+}
+
+/* Names are checked against IFNAMSIZ before they get here. */
+static void ifname_copy(char *dst, const char *src)
+{
+	size_t n = strnlen(src, IFNAMSIZ - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static int ifreq_ioctl(int s, const char *name, unsigned long req,
+		       struct ifreq *ifr)
+{
+	ifname_copy(ifr->ifr_name, name);
+	return ioctl(s, req, ifr) ? -errno : 0;
+}
+
+/* The kernel's dev_valid_name(), so a bad name gets its own message. */
+static int check_name(const char *name)
+{
+	size_t len = strlen(name), i;
+
+	if (len >= IFNAMSIZ) {
+		pr_warn("tun: name '%s' is %zu characters; the limit is %d (IFNAMSIZ - 1)\n",
+			name, len, IFNAMSIZ - 1);
+		return -EINVAL;
+	}
+	if (!strcmp(name, ".") || !strcmp(name, "..")) {
+		pr_warn("tun: '%s' is not a valid interface name\n", name);
+		return -EINVAL;
+	}
+	for (i = 0; i < len; i++) {
+		if (name[i] == '/' || name[i] == ':' || isspace((unsigned char)name[i])) {
+			pr_warn("tun: interface name '%s' contains '/', ':' or a space\n",
+				name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * TUNSETIFF said EINVAL for a name that may exist: say which mismatch it
+ * is. The ethtool driver info is per network namespace, unlike a sysfs
+ * mount: the tun driver reports driver "tun" and bus "tun" or "tap".
+ */
+static void explain_einval(int s, const char *name, bool tap)
+{
+	struct ethtool_drvinfo di = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr = {};
+	const char *want = tun_kind(tap);
+	int err;
+
+	ifr.ifr_data = (void *)&di;
+	err = ifreq_ioctl(s, name, SIOCETHTOOL, &ifr);
+	if (err == -ENODEV) {
+		pr_warn("tun: the kernel refused to create %s '%s' (EINVAL)\n",
+			want, name);
+		return;
+	}
+	if (err || strcmp(di.driver, "tun")) {
+		pr_warn("tun: device %s exists and is not a tun/tap device (driver %s); delete it or pick another name\n",
+			name, err ? "unknown" : di.driver);
+		return;
+	}
+	if (!strcmp(di.bus_info, "tap") != tap) {
+		pr_warn("tun: device %s exists as a %s; delete it (ip link del %s) or %s\n",
+			name, tun_kind(!tap), name,
+			tap ? "open it as a tun (no --tap)" : "open it as a tap (--tap, UCM_TUN_F_TAP)");
+		return;
+	}
+	pr_warn("tun: device %s exists as a single-queue %s; delete it (ip link del %s) or re-create it with 'ip tuntap add dev %s mode %s multi_queue vnet_hdr'\n",
+		name, want, name, name, want);
+}
+
+/* Open one queue of @name (an empty name: the kernel picks one and
+ * @name receives it). */
+static int queue_open(int s, char *name, bool tap, bool existed)
+{
+	int want = (tap ? IFF_TAP : IFF_TUN) | TUN_IFF_COMMON;
+	struct ifreq ifr = {};
+	int fd, err;
+
+	fd = open(TUN_DEV, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ENOENT || err == -ENODEV)
+			pr_warn("tun: %s is missing: load the tun module (modprobe tun) or create the node (mknod %s c 10 200)\n",
+				TUN_DEV, TUN_DEV);
+		else
+			pr_warn("tun: cannot open %s: %s\n", TUN_DEV,
+				strerror(-err));
+		return err;
+	}
+	ifname_copy(ifr.ifr_name, name);
+	ifr.ifr_flags = want;
+	if (ioctl(fd, TUNSETIFF, &ifr)) {
+		err = -errno;
+		switch (err) {
+		case -EPERM:
+			if (existed)
+				pr_warn("tun: not allowed to attach to %s: it belongs to another user or group and CAP_NET_ADMIN is missing\n",
+					name);
+			else
+				pr_warn("tun: creating %s %s needs CAP_NET_ADMIN: run as root or grant the capability\n",
+					tun_kind(tap), name[0] ? name : "device");
+			break;
+		case -EINVAL:
+			explain_einval(s, name, tap);
+			break;
+		case -EBUSY:
+			pr_warn("tun: device %s is busy: attached elsewhere as a single queue; stop that user or delete it\n",
+				name);
+			break;
+		case -E2BIG:
+			pr_warn("tun: device %s has no free queue (256 at most per device)\n",
+				name);
+			break;
+		default:
+			pr_warn("tun: cannot attach to %s: %s\n", name,
+				strerror(-err));
+		}
+		close(fd);
+		return err;
+	}
+	/* A device that other programs hold keeps their flags: ours are
+	 * applied only by the first queue. Writes without the vnet header
+	 * layout we use would be garbage. */
+	if (ioctl(fd, TUNGETIFF, &ifr) || (ifr.ifr_flags & want) != want) {
+		pr_warn("tun: device %s is in use with other flags (0x%x, want 0x%x: vnet_hdr and no packet info); stop its other user or pick another name\n",
+			ifr.ifr_name, (unsigned int)(uint16_t)ifr.ifr_flags,
+			want);
+		close(fd);
+		return -EBUSY;
+	}
+	/* The real name, when the kernel picked it ("" or a "%d" template):
+	 * the other queues attach to that device. */
+	memcpy(name, ifr.ifr_name, IFNAMSIZ);
+	name[IFNAMSIZ - 1] = '\0';
+	return fd;
+}
+
+/* MTU (when asked) and link up, each only if it is not so already, so a
+ * prepared device can be attached without CAP_NET_ADMIN. */
+static int link_setup(int s, const char *name, uint32_t mtu)
+{
+	struct ifreq ifr = {};
+	int err;
+
+	if (mtu) {
+		err = ifreq_ioctl(s, name, SIOCGIFMTU, &ifr);
+		if (!err && (uint32_t)ifr.ifr_mtu != mtu) {
+			ifr.ifr_mtu = mtu;
+			err = ifreq_ioctl(s, name, SIOCSIFMTU, &ifr);
+		}
+		if (err) {
+			if (err == -EINVAL)
+				pr_warn("tun: MTU %u is out of range for %s (68..65535 for a tun, less for a tap)\n",
+					mtu, name);
+			else
+				pr_warn("tun: cannot set the MTU of %s to %u: %s%s\n",
+					name, mtu, strerror(-err),
+					err == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
+			return err;
+		}
+	}
+	err = ifreq_ioctl(s, name, SIOCGIFFLAGS, &ifr);
+	if (!err && !(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		err = ifreq_ioctl(s, name, SIOCSIFFLAGS, &ifr);
+	}
+	if (err)
+		pr_warn("tun: cannot bring %s up: %s%s\n", name, strerror(-err),
+			err == -EPERM ? " (needs CAP_NET_ADMIN)" : "");
+	return err;
+}
+
+struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
+{
+	struct ucm_tun_opts o;
+	struct ucm_tun *tun;
+	struct ifreq ifr = {};
+	bool tap, existed = false;
+	uint32_t q;
+	int s, err;
+
+	err = UCM_OPTS_COPY(&o, opts, ucm_tun_opts);
+	if (err)
+		return ucm_err_ptr(err);
+	if (o.flags & ~(UCM_TUN_F_TAP | UCM_TUN_F_NO_BATCH)) {
+		pr_warn("tun: unknown flags 0x%x\n", o.flags);
+		return ucm_err_ptr(-EINVAL);
+	}
+	if (!o.nqueues)
+		o.nqueues = 1;
+	if (o.nqueues > UCM_TUN_MAX_QUEUES) {
+		pr_warn("tun: %u queues: give between 1 and %u (one per worker)\n",
+			o.nqueues, UCM_TUN_MAX_QUEUES);
+		return ucm_err_ptr(-EINVAL);
+	}
+	if (o.name) {
+		err = check_name(o.name);
+		if (err)
+			return ucm_err_ptr(err);
+	}
+	tap = o.flags & UCM_TUN_F_TAP;
+
+	tun = aligned_alloc(UCM_CACHELINE, sizeof(*tun));
+	if (!tun)
+		return ucm_err_ptr(-ENOMEM);
+	memset(tun, 0, sizeof(*tun));
+	for (q = 0; q < UCM_TUN_MAX_QUEUES; q++)
+		tun->fds[q] = -1;
+	if (o.name)
+		ifname_copy(tun->name, o.name);
+	tun->flags = o.flags;
+	tun->nqueues = o.nqueues;
+
+	s = ctl_socket();
+	if (s < 0) {
+		err = s;
+		pr_warn("tun: no socket for interface ioctls: %s\n",
+			strerror(-err));
+		goto err_free;
+	}
+	/* Only for the messages: whether a refusal concerns a device that
+	 * was there before us. */
+	if (tun->name[0] && !strchr(tun->name, '%'))
+		existed = !ifreq_ioctl(s, tun->name, SIOCGIFINDEX, &ifr);
+
+	for (q = 0; q < o.nqueues; q++) {
+		err = queue_open(s, tun->name, tap, existed || q > 0);
+		if (err < 0)
+			goto err_close;
+		tun->fds[q] = err;
+	}
+	/* Per device: every queue takes this header before each packet. */
+	{
+		int sz = sizeof(struct virtio_net_hdr);
+
+		if (ioctl(tun->fds[0], TUNSETVNETHDRSZ, &sz)) {
+			err = -errno;
+			pr_warn("tun: %s: TUNSETVNETHDRSZ: %s\n", tun->name,
+				strerror(-err));
+			goto err_close;
+		}
+	}
+	err = link_setup(s, tun->name, o.mtu);
+	if (err)
+		goto err_close;
+	err = ifreq_ioctl(s, tun->name, SIOCGIFINDEX, &ifr);
+	if (err) {
+		pr_warn("tun: %s vanished while being set up: %s\n", tun->name,
+			strerror(-err));
+		goto err_close;
+	}
+	tun->ifindex = ifr.ifr_ifindex;
+	close(s);
+	pr_debug("tun: %s %s %s, %u queue%s, ifindex %d\n",
+		 existed ? "attached to" : "created", tun_kind(tap), tun->name,
+		 tun->nqueues, tun->nqueues > 1 ? "s" : "", tun->ifindex);
+	return tun;
+
+err_close:
+	/* Our device is not persistent: it goes with its last fd. */
+	for (q = 0; q < o.nqueues; q++)
+		if (tun->fds[q] >= 0)
+			close(tun->fds[q]);
+	close(s);
+err_free:
+	free(tun);
+	return ucm_err_ptr(err);
+}
+
+void ucm_tun__destroy(struct ucm_tun *tun)
+{
+	uint32_t q, w;
+
+	if (!tun)
+		return;
+	for (w = 0; w < UCM_CPUMAP_MAX_WORKERS; w++)
+		if (__atomic_load_n(&tun->wk[w].open, __ATOMIC_ACQUIRE))
+			pr_warn("tun: %s destroyed while worker %u still uses it: destroy the cpumap first\n",
+				tun->name, w);
+	for (q = 0; q < tun->nqueues; q++)
+		close(tun->fds[q]);
+	free(tun);
+}
+
+int ucm_tun__ifindex(const struct ucm_tun *tun)
+{
+	return tun->ifindex;
+}
+
+const char *ucm_tun__name(const struct ucm_tun *tun)
+{
+	return tun->name;
+}
+
+uint32_t ucm_tun__nqueues(const struct ucm_tun *tun)
+{
+	return tun->nqueues;
+}
+
+/* ---- worker side: open / close ---------------------------------------- */
+
+static int wstate_ring_init(struct tun_wstate *st)
+{
+	/* SUBMIT_ALL: one bad SQE does not strand the rest of the batch in
+	 * the SQ; SINGLE_ISSUER and COOP_TASKRUN: only this thread submits,
+	 * and it always waits for its completions itself. Older kernels
+	 * refuse those flags: retry without. */
+	static const unsigned int setup[] = {
+		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |
+			IORING_SETUP_SINGLE_ISSUER,
+		0,
+	};
+	struct io_uring_params p;
+	unsigned int i;
+	int err = -EINVAL;
+
+	for (i = 0; i < ARRAY_SIZE(setup) && err == -EINVAL; i++) {
+		memset(&p, 0, sizeof(p));
+		p.flags = setup[i];
+		err = io_uring_queue_init_params(UCM_TUN_BATCH_MAX, &st->ring, &p);
+	}
+	if (err)
+		return err;
+	/* A registered file spares the fd lookup per write; optional. */
+	if (!io_uring_register_files(&st->ring, &st->fd, 1)) {
+		st->sqe_fd = 0;
+		st->sqe_flags = IOSQE_FIXED_FILE;
+	} else {
+		st->sqe_fd = st->fd;
+		st->sqe_flags = 0;
+	}
+	st->ring_ok = true;
+	return 0;
+}
+
+/*
+ * The ring is torn down asynchronously by the kernel, and until then its
+ * registered file keeps the queue open (and a device we created alive).
+ * Unregistering first drops that reference now: nothing is in flight
+ * between batches.
+ */
+static void ring_exit(struct tun_wstate *st)
+{
+	if (st->sqe_flags & IOSQE_FIXED_FILE)
+		io_uring_unregister_files(&st->ring);
+	io_uring_queue_exit(&st->ring);
+	st->ring_ok = false;
+}
+
+static int tun_open(void *ctx, uint32_t w)
+{
+	struct ucm_tun *tun = ctx;
+	struct tun_worker *wk;
+	struct tun_wstate *st;
+	uint32_t i;
+	int err;
+
+	if (w >= UCM_CPUMAP_MAX_WORKERS)
+		return -EINVAL;
+	wk = &tun->wk[w];
+	if (__atomic_exchange_n(&wk->open, 1, __ATOMIC_ACQ_REL)) {
+		pr_warn("tun: %s: worker %u is already open: one cpumap per tun at a time\n",
+			tun->name, w);
+		return -EBUSY;
+	}
+	/* Allocated here, on the worker's CPU, so its memory is local. */
+	st = aligned_alloc(UCM_CACHELINE,
+			   (sizeof(*st) + UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1));
+	if (!st) {
+		err = -ENOMEM;
+		goto err_open;
+	}
+	memset(st, 0, sizeof(*st));
+	st->fd = tun->fds[w % tun->nqueues];
+	for (i = 0; i < UCM_TUN_BATCH_MAX; i++) {
+		st->iov[i][0].iov_base = &st->vnet;
+		st->iov[i][0].iov_len = sizeof(st->vnet);
+	}
+	if (!(tun->flags & UCM_TUN_F_NO_BATCH)) {
+		err = wstate_ring_init(st);
+		if (err) {
+			pr_warn("tun: %s: worker %u: no io_uring: %s (check the kernel.io_uring_disabled sysctl and RLIMIT_MEMLOCK, or write without batching: --no-batch, UCM_TUN_F_NO_BATCH)\n",
+				tun->name, w, strerror(-err));
+			goto err_free;
+		}
+	}
+	wk->st = st;
+	return 0;
+
+err_free:
+	free(st);
+err_open:
+	__atomic_store_n(&wk->open, 0, __ATOMIC_RELEASE);
+	return err;
+}
+
+static void tun_close(void *ctx, uint32_t w)
+{
+	struct ucm_tun *tun = ctx;
+	struct tun_worker *wk = &tun->wk[w];
+	struct tun_wstate *st = wk->st;
+
+	if (!st)
+		return;
+	if (st->ring_ok)
+		ring_exit(st);
+	free(st);
+	wk->st = NULL;
+	__atomic_store_n(&wk->open, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- worker side: xmit ------------------------------------------------- */
+
+static __hot_inline void count_err(struct ucm_tun_stats *a, int err)
+{
+	switch (err) {
+	case EIO:
+		a->err_eio++;	/* link down */
+		break;
+	case EBADFD:
+		a->err_ebadfd++;	/* device deleted under us */
+		break;
+	case EAGAIN:
+		a->err_eagain++;
+		break;
+	default:
+		a->err_other++;
+	}
+}
+
+/* A write's result: the whole vnet header + packet, or a failure. */
+static __hot_inline bool count_res(struct ucm_tun_stats *a, ssize_t res,
+				   uint32_t len)
+{
+	if (likely(res == (ssize_t)(len + sizeof(struct virtio_net_hdr)))) {
+		a->packets++;
+		a->bytes += len;
+		return true;
+	}
+	if (res < 0)
+		count_err(a, (int)-res);
+	else
+		a->err_other++;	/* short write */
+	return false;
+}
+
+/* Point iov[1] at what the device takes; false for a non-IP frame in tun
+ * mode (a tun has no Ethernet header to carry anything else). */
+static __hot_inline bool pkt_iov(const struct ucm_tun *tun,
+				 struct ucm_frame_hdr *hdr, struct iovec *iov,
+				 uint32_t *len)
+{
+	char *data = ucm_frame_data(hdr);
+
+	if (tun->flags & UCM_TUN_F_TAP) {
+		iov[1].iov_base = data;
+		*len = hdr->len;
+	} else {
+		if (unlikely(!(hdr->pkt.flags & (UCM_PKT_F_IPV4 | UCM_PKT_F_IPV6))))
+			return false;
+		/* l3_len, not len - l3_off: Ethernet padding stays out. */
+		iov[1].iov_base = data + hdr->pkt.l3_off;
+		*len = hdr->pkt.l3_len;
+	}
+	iov[1].iov_len = *len;
+	return true;
+}
+
+/* The "before": one packet built and written at a time. */
+static uint32_t xmit_writev(const struct ucm_tun *tun, struct tun_wstate *st,
+			    struct ucm_frame_hdr **frames, uint32_t n,
+			    struct ucm_tun_stats *a)
+{
+	struct iovec *iov = st->iov[0];
+	uint32_t i, failed = 0, len;
+	ssize_t res;
+
+	for (i = 0; i < n; i++) {
+		if (!pkt_iov(tun, frames[i], iov, &len)) {
+			a->non_ip++;
+			failed++;
+			continue;
+		}
+		res = writev(st->fd, iov, 2);
+		a->submits++;
+		if (!count_res(a, res < 0 ? -errno : res, len))
+			failed++;
+	}
+	return failed;
+}
+
+/*
+ * Throw the ring away and make a new one: SQEs the kernel did not take are
+ * still queued in it and name frames that go home after this batch, so
+ * they must never be submitted. If no new ring can be made, the worker
+ * goes on one writev() per packet.
+ */
+static void ring_reset(const struct ucm_tun *tun, struct tun_wstate *st)
+{
+	int err;
+
+	ring_exit(st);
+	err = wstate_ring_init(st);
+	if (err)
+		pr_warn("tun: %s: cannot rebuild an io_uring (%s): writing one packet per writev() from now on\n",
+			tun->name, strerror(-err));
+}
+
+/* Reap the completions of @nsub submitted writes, all of them. */
+static uint32_t reap(struct tun_wstate *st, uint32_t nsub,
+		     struct ucm_tun_stats *a)
+{
+	struct io_uring_cqe *cqe;
+	uint32_t got = 0, failed = 0;
+	unsigned int head, cnt;
+	int err;
+
+	while (got < nsub) {
+		cnt = 0;
+		io_uring_for_each_cqe(&st->ring, head, cqe) {
+			uint64_t slot = cqe->user_data;
+
+			if (!count_res(a, cqe->res, st->len[slot]))
+				failed++;
+			cnt++;
+		}
+		io_uring_cq_advance(&st->ring, cnt);
+		got += cnt;
+		if (got >= nsub)
+			break;
+		/* Submitted writes finish (a tun write never sleeps on a
+		 * non-blocking fd); their frames may not go home before. */
+		err = io_uring_wait_cqe(&st->ring, &cqe);
+		if (err && err != -EINTR && err != -EAGAIN) {
+			/* Completions lost (CQ overflow): nothing to wait
+			 * for any more. */
+			a->err_other += nsub - got;
+			failed += nsub - got;
+			break;
+		}
+	}
+	return failed;
+}
+
+static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
+			   struct ucm_frame_hdr **frames, uint32_t n,
+			   struct ucm_tun_stats *a)
+{
+	struct io_uring_sqe *sqe;
+	uint32_t i, nsub = 0, failed = 0, done;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (!pkt_iov(tun, frames[i], st->iov[nsub], &st->len[nsub])) {
+			a->non_ip++;
+			failed++;
+			continue;
+		}
+		/* Cannot fail: the SQ holds UCM_TUN_BATCH_MAX and is empty
+		 * between batches. */
+		sqe = io_uring_get_sqe(&st->ring);
+		if (unlikely(!sqe)) {
+			a->err_other += n - i;
+			failed += n - i;
+			break;
+		}
+		/* Offset -1: a tun is a stream, it has no file position. */
+		io_uring_prep_writev(sqe, st->sqe_fd, st->iov[nsub], 2, -1);
+		sqe->flags |= st->sqe_flags;
+		sqe->user_data = nsub;
+		nsub++;
+	}
+	if (!nsub)
+		return failed;
+
+	ret = io_uring_submit_and_wait(&st->ring, nsub);
+	a->submits++;
+	if (unlikely(ret < 0)) {
+		/* Nothing was taken: the batch fails as a whole. */
+		for (i = 0; i < nsub; i++)
+			count_err(a, -ret);
+		ring_reset(tun, st);
+		return failed + nsub;
+	}
+	done = min((uint32_t)ret, nsub);
+	failed += reap(st, done, a);
+	if (unlikely(done < nsub)) {
+		a->err_other += nsub - done;
+		failed += nsub - done;
+		ring_reset(tun, st);
+	}
+	return failed;
+}
+
+static void stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *a)
+{
+	if (a->packets) {
+		STAT_ADD(s->packets, a->packets);
+		STAT_ADD(s->bytes, a->bytes);
+	}
+	if (a->submits)
+		STAT_ADD(s->submits, a->submits);
+	if (unlikely(a->non_ip))
+		STAT_ADD(s->non_ip, a->non_ip);
+	if (unlikely(a->err_eio))
+		STAT_ADD(s->err_eio, a->err_eio);
+	if (unlikely(a->err_ebadfd))
+		STAT_ADD(s->err_ebadfd, a->err_ebadfd);
+	if (unlikely(a->err_eagain))
+		STAT_ADD(s->err_eagain, a->err_eagain);
+	if (unlikely(a->err_other))
+		STAT_ADD(s->err_other, a->err_other);
+}
+
+static int tun_xmit(void *ctx, uint32_t w, struct ucm_frame_hdr **frames,
+		    const uint64_t *addrs, uint32_t n)
+{
+	struct ucm_tun *tun = ctx;
+	struct tun_worker *wk = &tun->wk[w];
+	struct tun_wstate *st = wk->st;
+	struct ucm_tun_stats a = {};
+	uint32_t done = 0, k, failed = 0;
+
+	if (unlikely(!st))
+		return n;
+	while (done < n) {
+		k = min(n - done, (uint32_t)UCM_TUN_BATCH_MAX);
+		if (likely(st->ring_ok))
+			failed += xmit_uring(tun, st, frames + done, k, &a);
+		else
+			failed += xmit_writev(tun, st, frames + done, k, &a);
+		done += k;
+	}
+	stats_publish(&wk->stats, &a);
+	return failed;
+}
+
+static const struct ucm_sink_ops tun_sink_ops = {
+	.open = tun_open,
+	.xmit = tun_xmit,
+	.close = tun_close,
+};
+
+const struct ucm_sink_ops *ucm_tun__sink(void)
+{
+	return &tun_sink_ops;
+}
+
+/* ---- statistics -------------------------------------------------------- */
+
+static void stats_add(struct ucm_tun_stats *dst, const struct ucm_tun_stats *s)
+{
+	dst->packets += READ_ONCE(s->packets);
+	dst->bytes += READ_ONCE(s->bytes);
+	dst->submits += READ_ONCE(s->submits);
+	dst->non_ip += READ_ONCE(s->non_ip);
+	dst->err_eio += READ_ONCE(s->err_eio);
+	dst->err_ebadfd += READ_ONCE(s->err_ebadfd);
+	dst->err_eagain += READ_ONCE(s->err_eagain);
+	dst->err_other += READ_ONCE(s->err_other);
+}
+
+int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
+			 struct ucm_tun_stats *st)
+{
+	uint32_t w;
+
+	if (!tun || !st || q >= tun->nqueues)
+		return ucm_err(-EINVAL);
+	memset(st, 0, sizeof(*st));
+	for (w = q; w < UCM_CPUMAP_MAX_WORKERS; w += tun->nqueues)
+		stats_add(st, &tun->wk[w].stats);
+	return 0;
+}
+
+int ucm_tun__worker_stats(const struct ucm_tun *tun, uint32_t w,
+			  struct ucm_tun_stats *st)
+{
+	if (!tun || !st || w >= UCM_CPUMAP_MAX_WORKERS)
+		return ucm_err(-EINVAL);
+	memset(st, 0, sizeof(*st));
+	stats_add(st, &tun->wk[w].stats);
+	return 0;
+}
