@@ -81,7 +81,7 @@ DEBUG_LIB := $(BUILD)/libucpumap-debug.a
 SHARED_LIB := $(BUILD)/libucpumap.so.$(VERSION)
 SONAME := libucpumap.so.$(VERSION_MAJOR)
 
-APPS := $(BUILD)/ucpumap-bench
+APPS := $(BUILD)/ucpumap-bench $(BUILD)/ucpumapd
 APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c \
 	apps/common/util.c
 
@@ -146,6 +146,11 @@ $(BUILD)/ucpumap-bench: $(APP_SRCS_ucpumap-bench) $(wildcard apps/common/*.h app
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-bench) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
+
+$(BUILD)/ucpumapd: apps/ucpumapd/ucpumapd.c apps/common/util.c $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ apps/ucpumapd/ucpumapd.c apps/common/util.c $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/utest.h $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)

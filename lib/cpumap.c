@@ -108,6 +108,7 @@ struct ucm_cpumap {
 
 	pthread_mutex_t lock;	/* the producer list */
 	struct ucm_cpumap_producer *producers;
+	bool stopped;		/* workers joined (control thread only) */
 };
 
 /*
@@ -619,12 +620,12 @@ out_workers:
 	return ucm_err_ptr(err);
 }
 
-void ucm_cpumap__destroy(struct ucm_cpumap *map)
+void ucm_cpumap__stop(struct ucm_cpumap *map)
 {
-	struct ucm_cpumap_producer *prod, *next;
+	struct ucm_cpumap_producer *prod;
 	uint32_t i;
 
-	if (!map)
+	if (!map || map->stopped)
 		return;
 	/* 1. Whatever producers still stage goes to the rings: their
 	 *    threads have stopped, so their bulk queues are ours now. */
@@ -633,6 +634,17 @@ void ucm_cpumap__destroy(struct ucm_cpumap *map)
 	/* 2. Each worker drains its ring, closes its sink and exits. */
 	for (i = 0; i < map->nworkers; i++)
 		worker_stop(map->workers[i]);
+	map->stopped = true;
+}
+
+void ucm_cpumap__destroy(struct ucm_cpumap *map)
+{
+	struct ucm_cpumap_producer *prod, *next;
+	uint32_t i;
+
+	if (!map)
+		return;
+	ucm_cpumap__stop(map);
 	for (i = 0; i < map->nworkers; i++) {
 		if (ucm_ring__count(map->workers[i]->ring))
 			pr_warn("cpumap: worker %u exited with %u frames queued\n",

@@ -168,6 +168,13 @@ UCM_API struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 UCM_API void ucm_cpumap__destroy(struct ucm_cpumap *map);
 
 /**
+ * ucm_cpumap__stop() - destroy's first half: flush, drain, join the
+ * workers, but keep the map and its producers, so that the final counters
+ * can still be read. ucm_cpumap__destroy() afterwards frees it.
+ */
+UCM_API void ucm_cpumap__stop(struct ucm_cpumap *map);
+
+/**
  * ucm_cpumap__producer_create() - a bulk-queue set for one RX thread
  * @pool: the producer's own pool, where enqueue drops go back directly
  */

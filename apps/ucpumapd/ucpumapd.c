@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumapd: the forwarder. NIC queue -> XDP steering program -> XSK socket
+ * -> RX thread (owner of the queue's pool) -> cpumap workers -> tun -> the
+ * kernel's stack.
+ *
+ *   ucpumapd --dev IFACE --tun NAME [options]       (--help lists them)
+ *
+ * Start order: program first (it replaces a stale one of ours, whose XSK
+ * map would otherwise keep the queues busy), then sockets, tun, workers,
+ * RX threads, and last the sockets into the XSK map. Stop order
+ * (SIGINT/SIGTERM, or --duration): sockets out of the map, RX threads
+ * stop (flushing their bulk queues), workers drain, program off, tun
+ * closed, and the sockets closed with every frame brought home and
+ * audited; the final counters end with the conservation line.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ucpumap/cpumap.h"
+#include "ucpumap/log.h"
+#include "ucpumap/tun.h"
+#include "ucpumap/xdp.h"
+#include "ucpumap/xsk.h"
+#include "util.h"
+
+#define DEFAULT_FRAMES		8192
+#define DEFAULT_RX_RING		1024
+/* Frames must cover fill + RX rings and what is out in the cpumap. */
+#define SHUTDOWN_TIMEOUT_MS	1500
+
+struct cfg {
+	const char *dev, *tun, *stats_json;
+	uint32_t queues[UCM_XSK_MAX_QUEUES];
+	int nqueues;
+	int cpus[APP_MAX_CPUS];
+	int ncpus;
+	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace;
+	bool skb_mode;
+	uint32_t xsk_mode;
+	struct ucm_steer_cfg steer;
+	unsigned long frames, rx_size, fill_size, qsize, mtu;
+	double interval, duration;
+};
+
+struct rx_thread {
+	pthread_t thr;
+	struct ucm_xsk_queue *q;
+	struct ucm_cpumap *map;
+	struct ucm_cpumap_producer *_Atomic prod;
+	const struct ucm_steer_cfg *steer;
+	int err;
+	bool started;
+};
+
+static atomic_int stop_rx;
+
+static const char *const policy_names[UCM_STEER__MAX] = {
+	[UCM_STEER_FIXED] = "fixed",
+	[UCM_STEER_RR] = "round-robin",
+	[UCM_STEER_L4_HASH] = "l4-hash",
+	[UCM_STEER_L4_SPORT] = "l4-sport",
+	[UCM_STEER_L4_DPORT] = "l4-dport",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: ucpumapd --dev IFACE --tun NAME [options]\n"
+"\n"
+"Receives IPv4/IPv6 on IFACE's queues with AF_XDP, spreads it over worker\n"
+"threads (one per CPU) and hands it to the kernel through the tun device NAME.\n"
+"\n"
+"  --dev IFACE           the interface to receive on\n"
+"  --tun NAME            tun device to create or attach (at most 15 characters)\n"
+"  --queues LIST         RX queues, e.g. 0 or 0-3 (default 0)\n"
+"  --cpus LIST           worker CPUs, e.g. 1 or 1,3 (default: all but CPU 0, or 0)\n"
+"  --tap                 a tap device: frames go whole (L2)\n"
+"  --steer POLICY        fixed, round-robin, l4-hash, l4-sport, l4-dport\n"
+"                        (default l4-hash)\n"
+"  --symmetric           l4-hash: both directions of a flow to one worker\n"
+"  --fixed-worker N      the worker of --steer fixed (default 0)\n"
+"  --xdp-mode MODE       native (default) or skb\n"
+"  --copy | --zero-copy  AF_XDP mode (default: zero-copy when the driver can)\n"
+"  --busy-poll           busy-poll the sockets\n"
+"  --replace             replace another XDP program already on IFACE\n"
+"  --frames N            frames per queue, power of two (default %d)\n"
+"  --rx-size N           RX ring size, power of two (default %d; fill: twice)\n"
+"  --qsize N             worker ring size, power of two (default %d)\n"
+"  --mtu N               tun MTU (default: leave it)\n"
+"  --no-recycle          workers release frames to the backing stack\n"
+"  --no-batch            one write() per packet into tun\n"
+"  --no-direct-bulk      bulk returns never use the owner's cache\n"
+"  --interval SEC        statistics every SEC seconds (default 1; 0: none)\n"
+"  --stats-json FILE     the statistics as JSON lines too\n"
+"  --duration SEC        stop after SEC seconds (default: run until signalled)\n"
+"  -h, --help            this text\n"
+"\n"
+"SIGINT/SIGTERM stop it cleanly; SIGUSR1 prints the statistics now.\n",
+		DEFAULT_FRAMES, DEFAULT_RX_RING, UCM_CPUMAP_QSIZE_DEFAULT);
+}
+
+static int parse_queue_list(const char *s, struct cfg *c)
+{
+	int tmp[APP_MAX_CPUS], n, i;
+	char *end;
+
+	/* Same syntax as CPU lists, but any number is a candidate queue:
+	 * whether IFACE has it is checked when the sockets bind. */
+	n = 0;
+	for (const char *p = s; *p; ) {
+		unsigned long a = strtoul(p, &end, 10), b = a;
+
+		if (end == p || a >= UCM_XSK_MAX_QUEUES)
+			goto bad;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtoul(p, &end, 10);
+			if (end == p || b < a || b >= UCM_XSK_MAX_QUEUES)
+				goto bad;
+		}
+		for (; a <= b; a++) {
+			for (i = 0; i < n; i++)
+				if (tmp[i] == (int)a)
+					goto bad;
+			if (n == UCM_XSK_MAX_QUEUES)
+				goto bad;
+			tmp[n++] = (int)a;
+		}
+		if (*end == ',')
+			end++;
+		else if (*end)
+			goto bad;
+		p = end;
+	}
+	if (!n)
+		goto bad;
+	for (i = 0; i < n; i++)
+		c->queues[i] = tmp[i];
+	c->nqueues = n;
+	return 0;
+bad:
+	fprintf(stderr, "--queues: '%s' is not a list of distinct queues 0-%d, e.g. 0 or 0-3\n",
+		s, UCM_XSK_MAX_QUEUES - 1);
+	return -1;
+}
+
+static int parse_args(int argc, char **argv, struct cfg *c)
+{
+	enum {
+		O_DEV = 256, O_TUN, O_QUEUES, O_CPUS, O_TAP, O_STEER, O_SYM, O_FIXED,
+		O_XDPMODE, O_COPY, O_ZC, O_BUSY, O_REPLACE, O_FRAMES, O_RXSIZE,
+		O_QSIZE, O_MTU, O_NORECYCLE, O_NOBATCH, O_NODIRECT, O_INTERVAL,
+		O_JSON, O_DURATION,
+	};
+	static const struct option opts[] = {
+		{ "dev", required_argument, NULL, O_DEV },
+		{ "tun", required_argument, NULL, O_TUN },
+		{ "queues", required_argument, NULL, O_QUEUES },
+		{ "cpus", required_argument, NULL, O_CPUS },
+		{ "tap", no_argument, NULL, O_TAP },
+		{ "steer", required_argument, NULL, O_STEER },
+		{ "symmetric", no_argument, NULL, O_SYM },
+		{ "fixed-worker", required_argument, NULL, O_FIXED },
+		{ "xdp-mode", required_argument, NULL, O_XDPMODE },
+		{ "copy", no_argument, NULL, O_COPY },
+		{ "zero-copy", no_argument, NULL, O_ZC },
+		{ "busy-poll", no_argument, NULL, O_BUSY },
+		{ "replace", no_argument, NULL, O_REPLACE },
+		{ "frames", required_argument, NULL, O_FRAMES },
+		{ "rx-size", required_argument, NULL, O_RXSIZE },
+		{ "qsize", required_argument, NULL, O_QSIZE },
+		{ "mtu", required_argument, NULL, O_MTU },
+		{ "no-recycle", no_argument, NULL, O_NORECYCLE },
+		{ "no-batch", no_argument, NULL, O_NOBATCH },
+		{ "no-direct-bulk", no_argument, NULL, O_NODIRECT },
+		{ "interval", required_argument, NULL, O_INTERVAL },
+		{ "stats-json", required_argument, NULL, O_JSON },
+		{ "duration", required_argument, NULL, O_DURATION },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	unsigned long v;
+	bool copy = false, zc = false;
+	int opt, i;
+
+	memset(c, 0, sizeof(*c));
+	c->steer.policy = UCM_STEER_L4_HASH;
+	c->frames = DEFAULT_FRAMES;
+	c->rx_size = DEFAULT_RX_RING;
+	c->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
+	c->interval = 1;
+	c->nqueues = 1;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case O_DEV: c->dev = optarg; break;
+		case O_TUN: c->tun = optarg; break;
+		case O_QUEUES:
+			if (parse_queue_list(optarg, c))
+				return -1;
+			break;
+		case O_CPUS:
+			c->ncpus = parse_cpu_list(optarg, c->cpus, UCM_CPUMAP_MAX_WORKERS, "--cpus");
+			if (c->ncpus < 0)
+				return -1;
+			break;
+		case O_TAP: c->tap = true; break;
+		case O_STEER:
+			for (i = 0; i < UCM_STEER__MAX; i++)
+				if (!strcmp(optarg, policy_names[i]))
+					break;
+			if (i == UCM_STEER__MAX) {
+				fprintf(stderr, "--steer: unknown policy '%s'; use fixed, round-robin, l4-hash, l4-sport or l4-dport\n",
+					optarg);
+				return -1;
+			}
+			c->steer.policy = i;
+			break;
+		case O_SYM: c->steer.flags |= UCM_STEER_F_SYMMETRIC; break;
+		case O_FIXED:
+			if (parse_uint(optarg, 0, UCM_STEER_MAX_WORKERS - 1, "--fixed-worker", &v))
+				return -1;
+			c->steer.fixed = v;
+			break;
+		case O_XDPMODE:
+			if (!strcmp(optarg, "skb") || !strcmp(optarg, "generic")) {
+				c->skb_mode = true;
+			} else if (strcmp(optarg, "native") && strcmp(optarg, "drv")) {
+				fprintf(stderr, "--xdp-mode: '%s' is neither native nor skb\n", optarg);
+				return -1;
+			}
+			break;
+		case O_COPY: copy = true; break;
+		case O_ZC: zc = true; break;
+		case O_BUSY: c->busy_poll = true; break;
+		case O_REPLACE: c->replace = true; break;
+		case O_FRAMES:
+			if (parse_pow2(optarg, 256, 1u << 18, "--frames", &c->frames))
+				return -1;
+			break;
+		case O_RXSIZE:
+			if (parse_pow2(optarg, 64, 16384, "--rx-size", &c->rx_size))
+				return -1;
+			break;
+		case O_QSIZE:
+			if (parse_pow2(optarg, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX, "--qsize", &c->qsize))
+				return -1;
+			break;
+		case O_MTU:
+			if (parse_uint(optarg, 68, 65535, "--mtu", &c->mtu))
+				return -1;
+			break;
+		case O_NORECYCLE: c->no_recycle = true; break;
+		case O_NOBATCH: c->no_batch = true; break;
+		case O_NODIRECT: c->no_direct_bulk = true; break;
+		case O_INTERVAL:
+		case O_DURATION: {
+			char *end;
+			double d;
+
+			errno = 0;
+			d = strtod(optarg, &end);
+			if (errno || *end || !(d >= 0) || d > 1e7) {
+				fprintf(stderr, "--%s: '%s' is not a number of seconds\n",
+					opt == O_INTERVAL ? "interval" : "duration", optarg);
+				return -1;
+			}
+			if (opt == O_INTERVAL)
+				c->interval = d;
+			else
+				c->duration = d;
+			break;
+		}
+		case O_JSON: c->stats_json = optarg; break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "Try 'ucpumapd --help'.\n");
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ucpumapd: unexpected argument '%s'; try --help\n", argv[optind]);
+		return -1;
+	}
+	if (!c->dev || !c->tun) {
+		fprintf(stderr, "ucpumapd: --dev IFACE and --tun NAME are required; try --help\n");
+		return -1;
+	}
+	if (copy && zc) {
+		fprintf(stderr, "ucpumapd: --copy and --zero-copy exclude each other\n");
+		return -1;
+	}
+	c->xsk_mode = copy ? UCM_XSK_COPY : zc ? UCM_XSK_ZEROCOPY : UCM_XSK_AUTO;
+	if (strlen(c->tun) >= IF_NAMESIZE) {
+		fprintf(stderr, "--tun: '%s' is longer than %d characters\n", c->tun, IF_NAMESIZE - 1);
+		return -1;
+	}
+	if (!c->ncpus) {
+		/* CPU 0 takes the RX work (and, on veth, the sender's NAPI). */
+		int n = cpu_online_count();
+
+		for (i = n > 1 ? 1 : 0; i < n && c->ncpus < UCM_CPUMAP_MAX_WORKERS; i++)
+			if (cpu_usable(i))
+				c->cpus[c->ncpus++] = i;
+	}
+	c->steer.nworkers = c->ncpus;
+	if (c->steer.fixed >= c->steer.nworkers) {
+		fprintf(stderr, "--fixed-worker %u: there are only %d workers (--cpus)\n",
+			c->steer.fixed, c->ncpus);
+		return -1;
+	}
+	c->fill_size = 2 * c->rx_size;
+	if (c->frames < c->fill_size + c->rx_size + c->qsize) {
+		fprintf(stderr, "--frames %lu cannot cover the fill ring (%lu), the RX ring (%lu) and a worker ring (%lu): give at least %lu (a power of two)\n",
+			c->frames, c->fill_size, c->rx_size, c->qsize,
+			c->fill_size + c->rx_size + c->qsize);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- RX threads --------------------------------------------------------------- */
+
+static void *rx_main(void *arg)
+{
+	struct rx_thread *t = arg;
+	struct ucm_pool *pool = ucm_xsk_queue__pool(t->q);
+	struct ucm_cpumap_producer *prod;
+	uint32_t rr = 0;
+	int n;
+
+	ucm_pool__set_owner(pool);
+	prod = ucm_cpumap__producer_create(t->map, pool);
+	if (!prod) {
+		t->err = -errno;
+		ucm_pool__clear_owner(pool);
+		return NULL;
+	}
+	atomic_store(&t->prod, prod);
+	while (!atomic_load_explicit(&stop_rx, memory_order_relaxed)) {
+		n = ucm_xsk_queue__poll(t->q, prod, t->steer, &rr);
+		if (n < 0) {
+			t->err = n;
+			break;
+		}
+		if (!n)
+			ucm_xsk_queue__wait(t->q, 10);	/* idle: sleep in poll(2) */
+	}
+	/* Flush what is staged; the producer stays registered with the
+	 * cpumap (its stats are read at the end) and is freed with it. */
+	ucm_cpumap__flush(prod);
+	/* Last act of an owner. */
+	ucm_pool__clear_owner(pool);
+	return NULL;
+}
+
+/* ---- statistics --------------------------------------------------------------- */
+
+struct totals {
+	uint64_t rx, bad_desc, steer_err, enq_processed, enq_drops, events;
+	uint64_t w_processed, w_drops, w_reason[UCM_DROP__MAX];
+	uint64_t tun_packets, tun_eio, tun_ebadfd, tun_eagain, tun_other, tun_non_ip;
+};
+
+struct daemon {
+	struct cfg c;
+	struct ucm_xdp *xdp;
+	struct ucm_xsk *xsk;
+	struct ucm_tun *tun;
+	struct ucm_cpumap *map;
+	struct rx_thread rx[UCM_XSK_MAX_QUEUES];
+	FILE *json;
+	struct totals last;
+	double last_t;
+	bool running;		/* set up completely: there are counters */
+};
+
+static void gather(struct daemon *d, struct totals *t)
+{
+	int q, w, r;
+
+	memset(t, 0, sizeof(*t));
+	for (q = 0; q < d->c.nqueues; q++) {
+		struct ucm_cpumap_producer *prod = atomic_load(&d->rx[q].prod);
+		struct ucm_xsk_stats xs;
+
+		ucm_xsk_queue__stats(d->rx[q].q, &xs);
+		t->rx += xs.rx;
+		t->bad_desc += xs.rx_bad_desc;
+		t->steer_err += xs.rx_steer_err;
+		for (w = 0; prod && w < d->c.ncpus; w++) {
+			struct ucm_cpumap_enqueue_stats es;
+
+			ucm_cpumap__enqueue_stats(prod, w, &es);
+			t->enq_processed += es.processed;
+			t->enq_drops += es.drops;
+			t->events += es.events;
+		}
+	}
+	for (w = 0; w < d->c.ncpus; w++) {
+		struct ucm_cpumap_worker_stats ws;
+		struct ucm_tun_stats ts;
+
+		ucm_cpumap__worker_stats(d->map, w, &ws);
+		t->w_processed += ws.processed;
+		t->w_drops += ws.drops;
+		for (r = 0; r < UCM_DROP__MAX; r++)
+			t->w_reason[r] += ws.drop_reason[r];
+		ucm_tun__worker_stats(d->tun, w, &ts);
+		t->tun_packets += ts.packets;
+		t->tun_eio += ts.err_eio;
+		t->tun_ebadfd += ts.err_ebadfd;
+		t->tun_eagain += ts.err_eagain;
+		t->tun_other += ts.err_other;
+		t->tun_non_ip += ts.non_ip;
+	}
+}
+
+static void print_stats(struct daemon *d, bool final)
+{
+	double now = now_sec(), dt = now - d->last_t;
+	struct totals t, *l = &d->last;
+	int q, w;
+
+	gather(d, &t);
+	if (dt <= 0)
+		dt = 1;
+#define RATE(f) ((t.f - l->f) / dt)
+	printf("%s%s: rx %.0f pps | to workers %.0f pps, enqueue drops %.0f, bulk-avg %.1f | delivered %.0f pps, worker drops %.0f\n",
+	       final ? "total " : "", d->c.dev, RATE(rx), RATE(enq_processed) - RATE(enq_drops),
+	       RATE(enq_drops),
+	       t.events - l->events ? (double)(t.enq_processed - l->enq_processed) /
+				       (t.events - l->events) : 0,
+	       RATE(tun_packets), RATE(w_drops));
+	for (q = 0; q < d->c.nqueues; q++) {
+		struct ucm_xsk_stats xs;
+		struct ucm_pool_stats ps;
+
+		ucm_xsk_queue__stats(d->rx[q].q, &xs);
+		ucm_pool__get_stats(ucm_xsk_queue__pool(d->rx[q].q), &ps);
+		printf("  queue %u: rx %llu bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
+		       ucm_xsk_queue__id(d->rx[q].q), (unsigned long long)xs.rx,
+		       (unsigned long long)xs.rx_bad_desc,
+		       (unsigned long long)xs.kernel_rx_dropped,
+		       (unsigned long long)xs.kernel_rx_ring_full,
+		       (unsigned long long)xs.kernel_rx_fill_ring_empty_descs,
+		       (unsigned long long)xs.kernel_rx_invalid_descs,
+		       (unsigned long long)ps.alloc_fast, (unsigned long long)ps.alloc_refill,
+		       (unsigned long long)ps.alloc_slow, (unsigned long long)ps.recycle_cached,
+		       (unsigned long long)ps.recycle_ring, (unsigned long long)ps.recycle_ring_full,
+		       (unsigned long long)ps.recycle_released, (long long)ps.inflight);
+		for (w = 0; w < d->c.ncpus; w++) {
+			struct ucm_cpumap_producer *prod = atomic_load(&d->rx[q].prod);
+			struct ucm_cpumap_enqueue_stats es;
+
+			if (!prod || ucm_cpumap__enqueue_stats(prod, w, &es))
+				continue;
+			printf("    enqueue %u->%d: processed %llu drops %llu bulk-avg %.1f\n",
+			       ucm_xsk_queue__id(d->rx[q].q), w,
+			       (unsigned long long)es.processed, (unsigned long long)es.drops,
+			       es.events ? (double)es.processed / es.events : 0);
+		}
+	}
+	for (w = 0; w < d->c.ncpus; w++) {
+		struct ucm_cpumap_worker_stats ws;
+		struct ucm_tun_stats ts;
+
+		ucm_cpumap__worker_stats(d->map, w, &ws);
+		ucm_tun__worker_stats(d->tun, w, &ts);
+		printf("  worker %d (cpu %d): processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu\n",
+		       w, d->c.cpus[w], (unsigned long long)ws.processed,
+		       (unsigned long long)ws.drops, (unsigned long long)ws.sched,
+		       (unsigned long long)ts.packets, (unsigned long long)ts.submits,
+		       (unsigned long long)ts.non_ip, (unsigned long long)ts.err_eio,
+		       (unsigned long long)ts.err_ebadfd, (unsigned long long)ts.err_eagain,
+		       (unsigned long long)ts.err_other);
+	}
+	if (d->json) {
+		struct json j;
+
+		json_begin(&j, d->json);
+		json_num(&j, "time", now);
+		json_str(&j, "dev", d->c.dev);
+		json_u64(&j, "rx", t.rx);
+		json_u64(&j, "rx_bad_desc", t.bad_desc);
+		json_u64(&j, "rx_steer_err", t.steer_err);
+		json_u64(&j, "enqueue_processed", t.enq_processed);
+		json_u64(&j, "enqueue_drops", t.enq_drops);
+		json_u64(&j, "enqueue_events", t.events);
+		json_u64(&j, "worker_processed", t.w_processed);
+		json_u64(&j, "worker_drops", t.w_drops);
+		json_obj(&j, "worker_drop_reasons");
+		for (int r = 1; r < UCM_DROP__MAX; r++)
+			json_u64(&j, ucm_drop_reason_str(r), t.w_reason[r]);
+		json_obj_end(&j);
+		json_u64(&j, "tun_packets", t.tun_packets);
+		json_u64(&j, "tun_non_ip", t.tun_non_ip);
+		json_u64(&j, "tun_err_eio", t.tun_eio);
+		json_u64(&j, "tun_err_ebadfd", t.tun_ebadfd);
+		json_u64(&j, "tun_err_eagain", t.tun_eagain);
+		json_u64(&j, "tun_err_other", t.tun_other);
+		json_end(&j);
+		fflush(d->json);
+	}
+	fflush(stdout);
+	d->last = t;
+	d->last_t = now;
+}
+
+/* received = delivered + every drop, by reason. */
+static bool conservation(struct daemon *d)
+{
+	struct totals t;
+	uint64_t drops;
+	bool ok;
+	int r;
+
+	gather(d, &t);
+	drops = t.bad_desc + t.steer_err + t.enq_drops + t.w_drops;
+	ok = t.rx == t.tun_packets + drops;
+	printf("conservation: received %llu = delivered %llu + drops %llu (bad_desc %llu, steer %llu, enqueue_full %llu",
+	       (unsigned long long)t.rx, (unsigned long long)t.tun_packets,
+	       (unsigned long long)drops, (unsigned long long)t.bad_desc,
+	       (unsigned long long)t.steer_err, (unsigned long long)t.enq_drops);
+	for (r = 1; r < UCM_DROP__MAX; r++)
+		if (t.w_reason[r])
+			printf(", %s %llu", ucm_drop_reason_str(r),
+			       (unsigned long long)t.w_reason[r]);
+	printf("): %s\n", ok ? "holds" : "VIOLATED");
+	return ok;
+}
+
+/* ---- start and stop ------------------------------------------------------------- */
+
+static void stop_all(struct daemon *d, int *status)
+{
+	int q;
+
+	/* 1. The kernel stops redirecting to us. */
+	for (q = 0; q < d->c.nqueues; q++)
+		if (d->rx[q].q && d->xdp)
+			ucm_xdp__set_xsk(d->xdp, ucm_xsk_queue__id(d->rx[q].q), -1);
+	/* 2. RX threads flush their bulk queues and let go of their pools. */
+	atomic_store(&stop_rx, 1);
+	for (q = 0; q < d->c.nqueues; q++)
+		if (d->rx[q].started)
+			pthread_join(d->rx[q].thr, NULL);
+	if (d->map) {
+		/* 3. Workers drain into tun; final counters. */
+		ucm_cpumap__stop(d->map);
+		if (d->running) {
+			print_stats(d, true);
+			if (!conservation(d))
+				*status = 1;
+		}
+		ucm_cpumap__destroy(d->map);
+	}
+	/* 4. Program off, tun closed. */
+	if (d->xdp) {
+		ucm_xdp__detach(d->xdp);
+		ucm_xdp__destroy(d->xdp);
+	}
+	ucm_tun__destroy(d->tun);
+	/* 5. Sockets closed: every frame home, or the count of those missing. */
+	if (d->xsk) {
+		if (ucm_xsk__close(d->xsk, SHUTDOWN_TIMEOUT_MS)) {
+			printf("audit: frames did not come home (see above)\n");
+			*status = 1;
+		} else {
+			printf("audit: every frame came home\n");
+		}
+	}
+	if (d->json)
+		fclose(d->json);
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon d = {};
+	sigset_t sigs;
+	double end;
+	int q, err, status = 0;
+
+	if (parse_args(argc, argv, &d.c))
+		return 2;
+	if (geteuid() != 0) {
+		fprintf(stderr, "ucpumapd: needs root (CAP_NET_ADMIN and CAP_BPF): run it with sudo\n");
+		return 1;
+	}
+	if (!if_nametoindex(d.c.dev)) {
+		fprintf(stderr, "ucpumapd: no interface named '%s' (ip link shows the names)\n", d.c.dev);
+		return 1;
+	}
+	if (d.c.stats_json) {
+		d.json = fopen(d.c.stats_json, "w");
+		if (!d.json) {
+			fprintf(stderr, "ucpumapd: cannot write %s: %s\n", d.c.stats_json, strerror(errno));
+			return 1;
+		}
+	}
+	/* Signals go to the main thread only: every thread started below
+	 * inherits this mask. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+	{
+		UCM_OPTS(ucm_xdp_opts, xo, .policy = d.c.steer.policy,
+			 .nworkers = d.c.steer.nworkers, .fixed = d.c.steer.fixed,
+			 .flags = d.c.steer.flags);
+
+		d.xdp = ucm_xdp__load(&xo);
+	}
+	if (!d.xdp)
+		goto fail;
+	ucm_xdp__config(d.xdp, &d.c.steer);
+	err = ucm_xdp__attach(d.xdp, if_nametoindex(d.c.dev),
+			      (d.c.skb_mode ? UCM_XDP_ATTACH_SKB : 0) |
+			      (d.c.replace ? UCM_XDP_ATTACH_REPLACE : 0));
+	if (err)
+		goto fail;
+	{
+		UCM_OPTS(ucm_xsk_opts, so, .ifname = d.c.dev, .queues = d.c.queues,
+			 .nqueues = d.c.nqueues, .frames_per_queue = d.c.frames,
+			 .rx_size = d.c.rx_size, .fill_size = d.c.fill_size,
+			 .mode = d.c.xsk_mode,
+			 .flags = d.c.busy_poll ? UCM_XSK_F_BUSY_POLL : 0,
+			 .umem_flags = d.c.no_direct_bulk ? UCM_UMEM_F_NO_DIRECT_BULK : 0);
+
+		d.xsk = ucm_xsk__open(&so);
+	}
+	if (!d.xsk)
+		goto fail;
+	{
+		UCM_OPTS(ucm_tun_opts, to, .name = d.c.tun, .nqueues = d.c.ncpus,
+			 .flags = (d.c.tap ? UCM_TUN_F_TAP : 0) |
+				  (d.c.no_batch ? UCM_TUN_F_NO_BATCH : 0),
+			 .mtu = d.c.mtu);
+
+		d.tun = ucm_tun__create(&to);
+	}
+	if (!d.tun)
+		goto fail;
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .cpus = d.c.cpus, .ncpus = d.c.ncpus,
+			 .qsize = d.c.qsize, .sink = ucm_tun__sink(), .sink_ctx = d.tun,
+			 .flags = d.c.no_recycle ? UCM_CPUMAP_F_NO_RECYCLE : 0);
+
+		d.map = ucm_cpumap__create(ucm_xsk__umem(d.xsk), &co);
+	}
+	if (!d.map)
+		goto fail;
+	for (q = 0; q < d.c.nqueues; q++) {
+		struct rx_thread *t = &d.rx[q];
+
+		t->q = ucm_xsk__queue(d.xsk, q);
+		t->map = d.map;
+		t->steer = &d.c.steer;
+		if (pthread_create(&t->thr, NULL, rx_main, t)) {
+			fprintf(stderr, "ucpumapd: cannot start an RX thread\n");
+			goto fail;
+		}
+		t->started = true;
+	}
+	for (q = 0; q < d.c.nqueues; q++) {
+		while (!atomic_load(&d.rx[q].prod) && !d.rx[q].err)
+			sleep_sec(0.001);
+		if (d.rx[q].err) {
+			fprintf(stderr, "ucpumapd: RX thread %d: %s\n", q, strerror(-d.rx[q].err));
+			goto fail;
+		}
+		if (ucm_xdp__set_xsk(d.xdp, ucm_xsk_queue__id(d.rx[q].q),
+				     ucm_xsk_queue__fd(d.rx[q].q)))
+			goto fail;
+	}
+
+	printf("ucpumapd: %s queues", d.c.dev);
+	for (q = 0; q < d.c.nqueues; q++)
+		printf("%s%u", q ? "," : " ", d.c.queues[q]);
+	printf(" (%s XDP, %s) -> %d workers on CPUs", d.c.skb_mode ? "generic" : "native",
+	       ucm_xsk__zerocopy(d.xsk) ? "zero-copy" : "copy", d.c.ncpus);
+	for (q = 0; q < d.c.ncpus; q++)
+		printf("%s%d", q ? "," : " ", d.c.cpus[q]);
+	printf(" -> %s %s; steering %s%s%s%s%s\n", d.c.tap ? "tap" : "tun", ucm_tun__name(d.tun),
+	       policy_names[d.c.steer.policy],
+	       d.c.steer.flags & UCM_STEER_F_SYMMETRIC ? " (symmetric)" : "",
+	       d.c.no_recycle ? ", recycling off" : "", d.c.no_batch ? ", no batching" : "",
+	       d.c.no_direct_bulk ? ", no direct bulk recycling" : "");
+	fflush(stdout);
+
+	d.running = true;
+	d.last_t = now_sec();
+	end = d.c.duration > 0 ? now_sec() + d.c.duration : 0;
+	for (;;) {
+		double next = d.c.interval > 0 ? d.last_t + d.c.interval : now_sec() + 3600;
+		double until = end && end < next ? end : next, wait = until - now_sec();
+		struct timespec ts;
+		int sig;
+
+		if (wait < 0)
+			wait = 0;
+		ts.tv_sec = (time_t)wait;
+		ts.tv_nsec = (long)((wait - ts.tv_sec) * 1e9);
+		sig = sigtimedwait(&sigs, NULL, &ts);
+		if (sig == SIGINT || sig == SIGTERM)
+			break;
+		if (sig == SIGUSR1) {
+			print_stats(&d, false);
+			continue;
+		}
+		if (end && now_sec() >= end)
+			break;
+		if (d.c.interval > 0 && now_sec() >= next)
+			print_stats(&d, false);
+	}
+	stop_all(&d, &status);
+	return status;
+
+fail:
+	/* Whatever was set up is taken down; nothing is left attached. */
+	status = 1;
+	stop_all(&d, &status);
+	return status;
+}
