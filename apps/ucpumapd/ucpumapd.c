@@ -47,7 +47,7 @@ struct cfg {
 	bool skb_mode;
 	uint32_t xsk_mode;
 	struct ucm_steer_cfg steer;
-	unsigned long frames, rx_size, fill_size, qsize, mtu;
+	unsigned long frames, frame_size, rx_size, fill_size, qsize, mtu;
 	double interval, duration;
 };
 
@@ -87,15 +87,18 @@ static void usage(FILE *f)
 "  --steer POLICY        fixed, round-robin, l4-hash, l4-sport, l4-dport\n"
 "                        (default l4-hash)\n"
 "  --symmetric           l4-hash: both directions of a flow to one worker\n"
+"  --filter WHAT         what goes to ucpumap: ipv4, ipv6 or all (default);\n"
+"                        ARP, neighbour discovery and the rest stay with the kernel\n"
 "  --fixed-worker N      the worker of --steer fixed (default 0)\n"
 "  --xdp-mode MODE       native (default) or skb\n"
 "  --copy | --zero-copy  AF_XDP mode (default: zero-copy when the driver can)\n"
 "  --busy-poll           busy-poll the sockets\n"
 "  --replace             replace another XDP program already on IFACE\n"
 "  --frames N            frames per queue, power of two (default %d)\n"
+"  --frame-size N        2048 or 4096 bytes (default 4096)\n"
 "  --rx-size N           RX ring size, power of two (default %d; fill: twice)\n"
 "  --qsize N             worker ring size, power of two (default %d)\n"
-"  --mtu N               tun MTU (default: leave it)\n"
+"  --mtu N               tun MTU (default: what a frame holds, at most 9000)\n"
 "  --no-recycle          workers release frames to the backing stack\n"
 "  --no-batch            one write() per packet into tun\n"
 "  --no-direct-bulk      bulk returns never use the owner's cache\n"
@@ -159,7 +162,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		O_DEV = 256, O_TUN, O_QUEUES, O_CPUS, O_TAP, O_STEER, O_SYM, O_FIXED,
 		O_XDPMODE, O_COPY, O_ZC, O_BUSY, O_REPLACE, O_FRAMES, O_RXSIZE,
 		O_QSIZE, O_MTU, O_NORECYCLE, O_NOBATCH, O_NODIRECT, O_INTERVAL,
-		O_JSON, O_DURATION,
+		O_JSON, O_DURATION, O_FILTER, O_FRAMESIZE,
 	};
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, O_DEV },
@@ -185,6 +188,8 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "stats-json", required_argument, NULL, O_JSON },
 		{ "duration", required_argument, NULL, O_DURATION },
+		{ "filter", required_argument, NULL, O_FILTER },
+		{ "frame-size", required_argument, NULL, O_FRAMESIZE },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -195,6 +200,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	memset(c, 0, sizeof(*c));
 	c->steer.policy = UCM_STEER_L4_HASH;
 	c->frames = DEFAULT_FRAMES;
+	c->frame_size = 4096;
 	c->rx_size = DEFAULT_RX_RING;
 	c->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
 	c->interval = 1;
@@ -281,6 +287,26 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		}
 		case O_JSON: c->stats_json = optarg; break;
+		case O_FRAMESIZE:
+			if (parse_uint(optarg, 2048, 4096, "--frame-size", &c->frame_size))
+				return -1;
+			if (c->frame_size != 2048 && c->frame_size != 4096) {
+				fprintf(stderr, "--frame-size: %lu; AF_XDP frames are 2048 or 4096 bytes\n",
+					c->frame_size);
+				return -1;
+			}
+			break;
+		case O_FILTER:
+			c->steer.flags &= ~(UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6);
+			if (!strcmp(optarg, "ipv4"))
+				c->steer.flags |= UCM_STEER_F_IPV4;
+			else if (!strcmp(optarg, "ipv6"))
+				c->steer.flags |= UCM_STEER_F_IPV6;
+			else if (strcmp(optarg, "all")) {
+				fprintf(stderr, "--filter: '%s' is not ipv4, ipv6 or all\n", optarg);
+				return -1;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -320,6 +346,12 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			c->steer.fixed, c->ncpus);
 		return -1;
 	}
+	if (!c->mtu)
+		/* What a frame holds after the 256-byte XDP headroom, Ethernet
+		 * and two VLAN tags. */
+		c->mtu = c->frame_size - 256 - 14 - 8;
+	if (c->mtu > 9000)
+		c->mtu = 9000;
 	c->fill_size = 2 * c->rx_size;
 	if (c->frames < c->fill_size + c->rx_size + c->qsize) {
 		fprintf(stderr, "--frames %lu cannot cover the fill ring (%lu), the RX ring (%lu) and a worker ring (%lu): give at least %lu (a power of two)\n",
@@ -635,6 +667,7 @@ int main(int argc, char **argv)
 	{
 		UCM_OPTS(ucm_xsk_opts, so, .ifname = d.c.dev, .queues = d.c.queues,
 			 .nqueues = d.c.nqueues, .frames_per_queue = d.c.frames,
+			 .frame_size = d.c.frame_size,
 			 .rx_size = d.c.rx_size, .fill_size = d.c.fill_size,
 			 .mode = d.c.xsk_mode,
 			 .flags = d.c.busy_poll ? UCM_XSK_F_BUSY_POLL : 0,
