@@ -106,8 +106,9 @@ struct ucm_cpumap {
 	uint32_t nworkers;
 	struct ucm_worker **workers;
 
-	pthread_mutex_t lock;	/* the producer list */
+	pthread_mutex_t lock;	/* the producer list, inline_next */
 	struct ucm_cpumap_producer *producers;
+	uint32_t inline_next;	/* UCM_CPUMAP_F_INLINE: next worker to hand out */
 	bool stopped;		/* workers joined (control thread only) */
 };
 
@@ -150,10 +151,17 @@ struct ucm_cpumap_producer {
 	struct ucm_pool *pool;
 	struct ucm_cpumap_producer *next;
 	uint64_t dirty;		/* bit w: bq[w] is not empty (the flush list) */
+	int inline_w;		/* UCM_CPUMAP_F_INLINE: our worker, else -1 */
+	bool stopped;
 	struct ucm_cpumap_enqueue_stats *stats;	/* one per worker */
 	uint8_t bq_count[UCM_CPUMAP_MAX_WORKERS] __cacheline_aligned;
 	struct ucm_bq bq[];
 };
+
+static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
+			     uint32_t n);
+static void worker_return(struct ucm_worker *w);
+static void producer_free(struct ucm_cpumap_producer *prod);
 
 static long futex(uint32_t *uaddr, int op, uint32_t val)
 {
@@ -196,6 +204,14 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	desc_to_base(map, bq->q, base, n);
 	ucm_frame_move_bulk(map->umem, base, n, UCM_LOC_BQ, UCM_LOC_WQ);
 #endif
+	if (prod->inline_w >= 0) {
+		/* No ring, no thread: the worker's work, here and now. */
+		worker_run_batch(wk, bq->q, n);
+		STAT_ADD(prod->stats[w].processed, n);
+		STAT_ADD(prod->stats[w].events, 1);
+		prod->bq_count[w] = 0;
+		return;
+	}
 	k = ucm_ring__produce(wk->ring, bq->q, n);
 	if (unlikely(k < n)) {
 		/* Ring full: back into our own pool, directly, as
@@ -216,6 +232,9 @@ int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
 	uint64_t base = addr & map->base_mask;
 	struct ucm_bq *bq;
 
+	/* Inline: every packet is ours to run, whatever the steering said. */
+	if (prod->inline_w >= 0)
+		worker = prod->inline_w;
 	/* A frame of another pool would go back to the wrong pool on a
 	 * drop: refuse it along with a bad worker index. */
 	if (unlikely(worker >= map->nworkers || addr >= map->umem->size ||
@@ -235,6 +254,20 @@ void ucm_cpumap__flush(struct ucm_cpumap_producer *prod)
 {
 	uint64_t dirty = prod->dirty;
 
+	if (prod->inline_w >= 0) {
+		struct ucm_cpumap *map = prod->map;
+		struct ucm_worker *wk = map->workers[prod->inline_w];
+
+		if (prod->bq_count[prod->inline_w])
+			bq_flush(prod, prod->inline_w);
+		prod->dirty = 0;
+		/* End of the RX batch: what a worker does when its ring runs
+		 * empty, since nothing else will come before the next poll. */
+		if (map->sink && map->sink->flush)
+			map->sink->flush(map->sink_ctx, wk->idx);
+		worker_return(wk);
+		return;
+	}
 	while (dirty) {
 		uint32_t w = __builtin_ctzll(dirty);
 
@@ -244,6 +277,18 @@ void ucm_cpumap__flush(struct ucm_cpumap_producer *prod)
 		cpumap_wake(prod, w);
 	}
 	prod->dirty = 0;
+}
+
+void ucm_cpumap__producer_stop(struct ucm_cpumap_producer *prod)
+{
+	struct ucm_cpumap *map = prod->map;
+
+	if (prod->stopped)
+		return;
+	ucm_cpumap__flush(prod);
+	if (prod->inline_w >= 0 && map->sink && map->sink->close)
+		map->sink->close(map->sink_ctx, prod->inline_w);
+	prod->stopped = true;
 }
 
 struct ucm_cpumap_producer *
@@ -267,8 +312,33 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	}
 	prod->map = map;
 	prod->pool = pool;
+	prod->inline_w = -1;
 
 	pthread_mutex_lock(&map->lock);
+	if (map->flags & UCM_CPUMAP_F_INLINE) {
+		int err = 0;
+
+		if (map->inline_next >= map->nworkers) {
+			pr_warn("cpumap: inline mode has %u producers already\n",
+				map->nworkers);
+			err = -ENOSPC;
+		} else {
+			prod->inline_w = map->inline_next++;
+			/* The sink's per-worker state belongs to the thread
+			 * that will run the batches: this one. */
+			if (map->sink && map->sink->open)
+				err = map->sink->open(map->sink_ctx, prod->inline_w);
+			if (err) {
+				err = err < 0 ? err : -EIO;
+				map->inline_next--;
+			}
+		}
+		if (err) {
+			pthread_mutex_unlock(&map->lock);
+			producer_free(prod);
+			return ucm_err_ptr(err);
+		}
+	}
 	prod->next = map->producers;
 	map->producers = prod;
 	pthread_mutex_unlock(&map->lock);
@@ -290,7 +360,7 @@ void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod)
 		return;
 	map = prod->map;
 	/* Nothing staged may be lost: push it to the workers first. */
-	ucm_cpumap__flush(prod);
+	ucm_cpumap__producer_stop(prod);
 
 	pthread_mutex_lock(&map->lock);
 	for (pp = &map->producers; *pp; pp = &(*pp)->next) {
@@ -481,6 +551,21 @@ static void worker_free(struct ucm_worker *w)
 	free(w);
 }
 
+/* An inline worker: the state without the thread or the ring. */
+static int worker_inline(struct ucm_cpumap *map, uint32_t idx)
+{
+	struct ucm_worker *w = aligned_alloc(UCM_CACHELINE, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	memset(w, 0, sizeof(*w));
+	w->map = map;
+	w->idx = idx;
+	w->cpu = -1;
+	map->workers[idx] = w;
+	return 0;
+}
+
 static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 			uint32_t qsize)
 {
@@ -562,12 +647,17 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 			o.qsize, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX);
 		return ucm_err_ptr(-EINVAL);
 	}
-	if (!o.cpus || !o.ncpus || o.ncpus > UCM_CPUMAP_MAX_WORKERS) {
+	if (o.flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE)) {
+		pr_warn("cpumap: unknown flags 0x%x\n", o.flags);
+		return ucm_err_ptr(-EINVAL);
+	}
+	if (!o.ncpus || o.ncpus > UCM_CPUMAP_MAX_WORKERS ||
+	    (!o.cpus && !(o.flags & UCM_CPUMAP_F_INLINE))) {
 		pr_warn("cpumap: give between 1 and %u worker CPUs\n",
 			UCM_CPUMAP_MAX_WORKERS);
 		return ucm_err_ptr(-EINVAL);
 	}
-	for (i = 0; i < o.ncpus; i++) {
+	for (i = 0; i < o.ncpus && !(o.flags & UCM_CPUMAP_F_INLINE); i++) {
 		if (!cpu_allowed(o.cpus[i])) {
 			pr_warn("cpumap: CPU %d is not online or not in this process's affinity mask (nproc says %ld)\n",
 				o.cpus[i], sysconf(_SC_NPROCESSORS_ONLN));
@@ -583,10 +673,6 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	}
 	if (o.sink && !o.sink->xmit) {
 		pr_warn("cpumap: a sink needs an xmit callback\n");
-		return ucm_err_ptr(-EINVAL);
-	}
-	if (o.flags & ~UCM_CPUMAP_F_NO_RECYCLE) {
-		pr_warn("cpumap: unknown flags 0x%x\n", o.flags);
 		return ucm_err_ptr(-EINVAL);
 	}
 
@@ -608,7 +694,10 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->sink_ctx = o.sink_ctx;
 
 	for (i = 0; i < o.ncpus; i++) {
-		err = worker_start(map, i, o.cpus[i], o.qsize);
+		if (o.flags & UCM_CPUMAP_F_INLINE)
+			err = worker_inline(map, i);
+		else
+			err = worker_start(map, i, o.cpus[i], o.qsize);
 		if (err)
 			goto out_workers;
 		map->nworkers = i + 1;
@@ -628,12 +717,30 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 	if (!map || map->stopped)
 		return;
 	/* 1. Whatever producers still stage goes to the rings: their
-	 *    threads have stopped, so their bulk queues are ours now. */
-	for (prod = map->producers; prod; prod = prod->next)
-		ucm_cpumap__flush(prod);
+	 *    threads have stopped, so their bulk queues are ours now. An
+	 *    inline producer must have stopped itself (its sink is its
+	 *    thread's): anything it still holds goes home undelivered. */
+	for (prod = map->producers; prod; prod = prod->next) {
+		if (prod->inline_w < 0) {
+			ucm_cpumap__flush(prod);
+			continue;
+		}
+		if (prod->bq_count[prod->inline_w]) {
+			uint64_t base[UCM_CPUMAP_BULK_SIZE];
+			uint32_t n = prod->bq_count[prod->inline_w];
+
+			pr_warn("cpumap: inline producer %d not stopped: %u staged frames returned undelivered\n",
+				prod->inline_w, n);
+			desc_to_base(map, prod->bq[prod->inline_w].q, base, n);
+			ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_BQ);
+			prod->bq_count[prod->inline_w] = 0;
+		}
+		worker_return(map->workers[prod->inline_w]);
+	}
 	/* 2. Each worker drains its ring, closes its sink and exits. */
-	for (i = 0; i < map->nworkers; i++)
-		worker_stop(map->workers[i]);
+	if (!(map->flags & UCM_CPUMAP_F_INLINE))
+		for (i = 0; i < map->nworkers; i++)
+			worker_stop(map->workers[i]);
 	map->stopped = true;
 }
 
@@ -646,7 +753,7 @@ void ucm_cpumap__destroy(struct ucm_cpumap *map)
 		return;
 	ucm_cpumap__stop(map);
 	for (i = 0; i < map->nworkers; i++) {
-		if (ucm_ring__count(map->workers[i]->ring))
+		if (map->workers[i]->ring && ucm_ring__count(map->workers[i]->ring))
 			pr_warn("cpumap: worker %u exited with %u frames queued\n",
 				i, ucm_ring__count(map->workers[i]->ring));
 		worker_free(map->workers[i]);

@@ -43,7 +43,7 @@ struct cfg {
 	int nqueues;
 	int cpus[APP_MAX_CPUS];
 	int ncpus;
-	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace;
+	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool skb_mode;
 	uint32_t xsk_mode;
 	struct ucm_steer_cfg steer;
@@ -102,6 +102,8 @@ static void usage(FILE *f)
 "  --no-recycle          workers release frames to the backing stack\n"
 "  --no-batch            one write() per packet into tun\n"
 "  --no-direct-bulk      bulk returns never use the owner's cache\n"
+"  --pass                no workers: each RX thread writes to tun itself\n"
+"                        (the kernel's XDP_PASS, for comparison)\n"
 "  --interval SEC        statistics every SEC seconds (default 1; 0: none)\n"
 "  --stats-json FILE     the statistics as JSON lines too\n"
 "  --duration SEC        stop after SEC seconds (default: run until signalled)\n"
@@ -162,7 +164,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		O_DEV = 256, O_TUN, O_QUEUES, O_CPUS, O_TAP, O_STEER, O_SYM, O_FIXED,
 		O_XDPMODE, O_COPY, O_ZC, O_BUSY, O_REPLACE, O_FRAMES, O_RXSIZE,
 		O_QSIZE, O_MTU, O_NORECYCLE, O_NOBATCH, O_NODIRECT, O_INTERVAL,
-		O_JSON, O_DURATION, O_FILTER, O_FRAMESIZE,
+		O_JSON, O_DURATION, O_FILTER, O_FRAMESIZE, O_PASS,
 	};
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, O_DEV },
@@ -190,6 +192,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		{ "duration", required_argument, NULL, O_DURATION },
 		{ "filter", required_argument, NULL, O_FILTER },
 		{ "frame-size", required_argument, NULL, O_FRAMESIZE },
+		{ "pass", no_argument, NULL, O_PASS },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -287,6 +290,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		}
 		case O_JSON: c->stats_json = optarg; break;
+		case O_PASS: c->pass = true; break;
 		case O_FRAMESIZE:
 			if (parse_uint(optarg, 2048, 4096, "--frame-size", &c->frame_size))
 				return -1;
@@ -340,6 +344,12 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			if (cpu_usable(i))
 				c->cpus[c->ncpus++] = i;
 	}
+	if (c->pass) {
+		/* The RX threads are the workers: one "worker" per queue. */
+		c->ncpus = c->nqueues;
+		for (i = 0; i < c->ncpus; i++)
+			c->cpus[i] = -1;
+	}
 	c->steer.nworkers = c->ncpus;
 	if (c->steer.fixed >= c->steer.nworkers) {
 		fprintf(stderr, "--fixed-worker %u: there are only %d workers (--cpus)\n",
@@ -389,9 +399,10 @@ static void *rx_main(void *arg)
 		if (!n)
 			ucm_xsk_queue__wait(t->q, 10);	/* idle: sleep in poll(2) */
 	}
-	/* Flush what is staged; the producer stays registered with the
-	 * cpumap (its stats are read at the end) and is freed with it. */
-	ucm_cpumap__flush(prod);
+	/* Flush what is staged (and, with --pass, close our tun queue on
+	 * this thread); the producer stays registered with the cpumap, its
+	 * stats are read at the end, and is freed with it. */
+	ucm_cpumap__producer_stop(prod);
 	/* Last act of an owner. */
 	ucm_pool__clear_owner(pool);
 	return NULL;
@@ -690,7 +701,8 @@ int main(int argc, char **argv)
 	{
 		UCM_OPTS(ucm_cpumap_opts, co, .cpus = d.c.cpus, .ncpus = d.c.ncpus,
 			 .qsize = d.c.qsize, .sink = ucm_tun__sink(), .sink_ctx = d.tun,
-			 .flags = d.c.no_recycle ? UCM_CPUMAP_F_NO_RECYCLE : 0);
+			 .flags = (d.c.no_recycle ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
+				  (d.c.pass ? UCM_CPUMAP_F_INLINE : 0));
 
 		d.map = ucm_cpumap__create(ucm_xsk__umem(d.xsk), &co);
 	}
@@ -723,10 +735,15 @@ int main(int argc, char **argv)
 	printf("ucpumapd: %s queues", d.c.dev);
 	for (q = 0; q < d.c.nqueues; q++)
 		printf("%s%u", q ? "," : " ", d.c.queues[q]);
-	printf(" (%s XDP, %s) -> %d workers on CPUs", d.c.skb_mode ? "generic" : "native",
-	       ucm_xsk__zerocopy(d.xsk) ? "zero-copy" : "copy", d.c.ncpus);
-	for (q = 0; q < d.c.ncpus; q++)
-		printf("%s%d", q ? "," : " ", d.c.cpus[q]);
+	printf(" (%s XDP, %s) -> ", d.c.skb_mode ? "generic" : "native",
+	       ucm_xsk__zerocopy(d.xsk) ? "zero-copy" : "copy");
+	if (d.c.pass) {
+		printf("no workers (pass: RX threads write to tun)");
+	} else {
+		printf("%d workers on CPUs", d.c.ncpus);
+		for (q = 0; q < d.c.ncpus; q++)
+			printf("%s%d", q ? "," : " ", d.c.cpus[q]);
+	}
 	printf(" -> %s %s; steering %s%s%s%s%s\n", d.c.tap ? "tap" : "tun", ucm_tun__name(d.tun),
 	       policy_names[d.c.steer.policy],
 	       d.c.steer.flags & UCM_STEER_F_SYMMETRIC ? " (symmetric)" : "",

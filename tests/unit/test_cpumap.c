@@ -788,7 +788,90 @@ static int test_multi_producer_accounting(void)
 	return 0;
 }
 
+/* Inline mode: no threads; the producer's flush runs the batch, on the
+ * producer's thread, including the sink's open and close. */
+static int inline_opens, inline_closes;
+static pthread_t inline_thread;
+static int inline_open(void *ctx, uint32_t worker)
+{
+	inline_opens++;
+	inline_thread = pthread_self();
+	return 0;
+}
+static void inline_close(void *ctx, uint32_t worker)
+{
+	if (pthread_equal(inline_thread, pthread_self()))
+		inline_closes++;
+}
+static int inline_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
+		       const uint64_t *addrs, uint32_t n)
+{
+	if (!pthread_equal(inline_thread, pthread_self()))
+		return -EPERM;	/* counted as sink drops: the test fails */
+	return rec_xmit(ctx, worker, frames, addrs, n);
+}
+static const struct ucm_sink_ops inline_ops = {
+	.open = inline_open, .xmit = inline_xmit, .close = inline_close,
+};
+
+static int test_inline_mode(void)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 1024);
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_cpumap_producer *prod, *extra;
+	struct ucm_pool_audit a;
+	struct rec_sink sink;
+	struct ucm_umem *umem = ucm_umem__create(&uo);
+	struct ucm_pool *pool;
+	struct ucm_cpumap *map;
+	uint32_t i;
+
+	UT_ASSERT(umem, "umem");
+	rec_init(&sink, 1);
+	pool = ucm_umem__pool(umem, 0);
+	ucm_pool__set_owner(pool);
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .ncpus = 1, .sink = &inline_ops,
+			 .sink_ctx = &sink, .flags = UCM_CPUMAP_F_INLINE);
+
+		map = ucm_cpumap__create(umem, &co);
+	}
+	UT_ASSERT(map, "inline map: %s", strerror(errno));
+	prod = ucm_cpumap__producer_create(map, pool);
+	UT_ASSERT(prod && inline_opens == 1, "producer: sink opened %d times", inline_opens);
+	extra = ucm_cpumap__producer_create(map, pool);
+	UT_ASSERT(!extra && errno == ENOSPC, "a second producer for one inline worker");
+	for (i = 0; i < 100; i++) {
+		uint64_t addr;
+
+		UT_ASSERT(!ucm_pool__alloc(pool, &addr), "alloc");
+		frame_prep(umem, addr, 0, i);
+		/* The steering index does not matter inline. */
+		UT_ASSERT(!ucm_cpumap__enqueue(prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
+		if (i % 10 == 9) {
+			ucm_cpumap__flush(prod);
+			/* Synchronous: delivered by the time flush returns. */
+			UT_ASSERT(sink.delivered == i + 1, "after flush %u: %llu delivered",
+				  i, (unsigned long long)sink.delivered);
+		}
+	}
+	ucm_cpumap__producer_stop(prod);
+	UT_ASSERT(inline_closes == 1, "sink closed %d times on its thread", inline_closes);
+	ucm_cpumap__worker_stats(map, 0, &ws);
+	UT_ASSERT(ws.processed == 100 && ws.drops == 0, "worker %llu/%llu",
+		  (unsigned long long)ws.processed, (unsigned long long)ws.drops);
+	UT_ASSERT(!sink.errors, "%s", sink.why);
+	ucm_cpumap__destroy(map);
+	UT_ASSERT(!ucm_umem__audit(umem, &a), "audit");
+	UT_ASSERT(a.loc[UCM_LOC_STACK] + a.loc[UCM_LOC_CACHE] + a.loc[UCM_LOC_RING] == a.frames,
+		  "frames out");
+	UT_ASSERT(!ucm_umem__destroy(umem, 100), "destroy");
+	free(sink.seen);
+	return 0;
+}
+
 static const struct ut_case cases[] = {
+	UT_CASE(test_inline_mode),
 	UT_CASE(test_create_rejects_bad_options),
 	UT_CASE(test_delivery_and_descriptors),
 	UT_CASE(test_no_lost_wakeup_before_sleep),

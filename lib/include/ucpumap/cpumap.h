@@ -101,6 +101,12 @@ enum ucm_cpumap_flags {
 	 * their backing stacks: every allocation takes the slow path (the
 	 * "before" of skb page_pool recycling). */
 	UCM_CPUMAP_F_NO_RECYCLE = 1 << 0,
+	/* No worker threads: each producer's thread runs the worker's work
+	 * itself when it flushes (builds the descriptors, calls the sink,
+	 * returns the frames): the XDP_PASS row, where the receiving CPU
+	 * runs the stack. ncpus counts the producers; cpus is ignored;
+	 * producer k is "worker" k (its sink queue and its counters). */
+	UCM_CPUMAP_F_INLINE = 1 << 1,
 };
 
 struct ucm_cpumap_opts {
@@ -181,6 +187,15 @@ UCM_API void ucm_cpumap__stop(struct ucm_cpumap *map);
 UCM_API struct ucm_cpumap_producer *
 ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool);
 UCM_API void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod);
+
+/**
+ * ucm_cpumap__producer_stop() - the producer thread's last call
+ *
+ * Flushes what is staged; with UCM_CPUMAP_F_INLINE also returns the
+ * frames held and closes its sink, on the thread that opened it. The
+ * producer stays registered (its counters readable) until the map goes.
+ */
+UCM_API void ucm_cpumap__producer_stop(struct ucm_cpumap_producer *prod);
 
 /**
  * ucm_cpumap__enqueue() - stage a packet for a worker (bq_enqueue)
