@@ -425,6 +425,10 @@ struct daemon {
 	struct rx_thread rx[UCM_XSK_MAX_QUEUES];
 	FILE *json;
 	struct totals last;
+	/* Previous snapshots, for the per-line rates. */
+	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES];
+	uint64_t last_enq[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS][2];
+	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
 	double last_t;
 	bool running;		/* set up completely: there are counters */
 };
@@ -492,9 +496,9 @@ static void print_stats(struct daemon *d, bool final)
 
 		ucm_xsk_queue__stats(d->rx[q].q, &xs);
 		ucm_pool__get_stats(ucm_xsk_queue__pool(d->rx[q].q), &ps);
-		printf("  queue %u: rx %llu bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
-		       ucm_xsk_queue__id(d->rx[q].q), (unsigned long long)xs.rx,
-		       (unsigned long long)xs.rx_bad_desc,
+		printf("  queue %u: %.0f pps, rx %llu bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
+		       ucm_xsk_queue__id(d->rx[q].q), (xs.rx - d->last_q_rx[q]) / dt,
+		       (unsigned long long)xs.rx, (unsigned long long)xs.rx_bad_desc,
 		       (unsigned long long)xs.kernel_rx_dropped,
 		       (unsigned long long)xs.kernel_rx_ring_full,
 		       (unsigned long long)xs.kernel_rx_fill_ring_empty_descs,
@@ -503,16 +507,21 @@ static void print_stats(struct daemon *d, bool final)
 		       (unsigned long long)ps.alloc_slow, (unsigned long long)ps.recycle_cached,
 		       (unsigned long long)ps.recycle_ring, (unsigned long long)ps.recycle_ring_full,
 		       (unsigned long long)ps.recycle_released, (long long)ps.inflight);
+		d->last_q_rx[q] = xs.rx;
 		for (w = 0; w < d->c.ncpus; w++) {
 			struct ucm_cpumap_producer *prod = atomic_load(&d->rx[q].prod);
 			struct ucm_cpumap_enqueue_stats es;
 
 			if (!prod || ucm_cpumap__enqueue_stats(prod, w, &es))
 				continue;
-			printf("    enqueue %u->%d: processed %llu drops %llu bulk-avg %.1f\n",
+			printf("    enqueue %u->%d: %.0f pps, drops %.0f/s, processed %llu drops %llu bulk-avg %.1f\n",
 			       ucm_xsk_queue__id(d->rx[q].q), w,
+			       (es.processed - d->last_enq[q][w][0]) / dt,
+			       (es.drops - d->last_enq[q][w][1]) / dt,
 			       (unsigned long long)es.processed, (unsigned long long)es.drops,
 			       es.events ? (double)es.processed / es.events : 0);
+			d->last_enq[q][w][0] = es.processed;
+			d->last_enq[q][w][1] = es.drops;
 		}
 	}
 	for (w = 0; w < d->c.ncpus; w++) {
@@ -521,13 +530,16 @@ static void print_stats(struct daemon *d, bool final)
 
 		ucm_cpumap__worker_stats(d->map, w, &ws);
 		ucm_tun__worker_stats(d->tun, w, &ts);
-		printf("  worker %d (cpu %d): processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu\n",
-		       w, d->c.cpus[w], (unsigned long long)ws.processed,
+		printf("  worker %d (cpu %d): %.0f pps, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu\n",
+		       w, d->c.cpus[w], (ws.processed - d->last_w[w][0]) / dt,
+		       (ws.drops - d->last_w[w][1]) / dt, (unsigned long long)ws.processed,
 		       (unsigned long long)ws.drops, (unsigned long long)ws.sched,
 		       (unsigned long long)ts.packets, (unsigned long long)ts.submits,
 		       (unsigned long long)ts.non_ip, (unsigned long long)ts.err_eio,
 		       (unsigned long long)ts.err_ebadfd, (unsigned long long)ts.err_eagain,
 		       (unsigned long long)ts.err_other);
+		d->last_w[w][0] = ws.processed;
+		d->last_w[w][1] = ws.drops;
 	}
 	if (d->json) {
 		struct json j;
@@ -553,6 +565,65 @@ static void print_stats(struct daemon *d, bool final)
 		json_u64(&j, "tun_err_ebadfd", t.tun_ebadfd);
 		json_u64(&j, "tun_err_eagain", t.tun_eagain);
 		json_u64(&j, "tun_err_other", t.tun_other);
+		json_arr(&j, "queues");
+		for (q = 0; q < d->c.nqueues; q++) {
+			struct ucm_cpumap_producer *prod = atomic_load(&d->rx[q].prod);
+			struct ucm_xsk_stats xs;
+			struct ucm_pool_stats ps;
+
+			ucm_xsk_queue__stats(d->rx[q].q, &xs);
+			ucm_pool__get_stats(ucm_xsk_queue__pool(d->rx[q].q), &ps);
+			json_obj(&j, NULL);
+			json_u64(&j, "queue", ucm_xsk_queue__id(d->rx[q].q));
+			json_u64(&j, "rx", xs.rx);
+			json_u64(&j, "rx_bad_desc", xs.rx_bad_desc);
+			json_u64(&j, "fill", xs.fill);
+			json_u64(&j, "kernel_rx_dropped", xs.kernel_rx_dropped);
+			json_u64(&j, "kernel_rx_ring_full", xs.kernel_rx_ring_full);
+			json_u64(&j, "kernel_rx_fill_ring_empty_descs", xs.kernel_rx_fill_ring_empty_descs);
+			json_u64(&j, "kernel_rx_invalid_descs", xs.kernel_rx_invalid_descs);
+			json_u64(&j, "pool_alloc_fast", ps.alloc_fast);
+			json_u64(&j, "pool_alloc_refill", ps.alloc_refill);
+			json_u64(&j, "pool_alloc_slow", ps.alloc_slow);
+			json_u64(&j, "pool_recycle_cached", ps.recycle_cached);
+			json_u64(&j, "pool_recycle_ring", ps.recycle_ring);
+			json_u64(&j, "pool_recycle_ring_full", ps.recycle_ring_full);
+			json_u64(&j, "pool_recycle_released", ps.recycle_released);
+			json_num(&j, "pool_inflight", ps.inflight);
+			json_arr(&j, "enqueue");
+			for (w = 0; prod && w < d->c.ncpus; w++) {
+				struct ucm_cpumap_enqueue_stats es;
+
+				ucm_cpumap__enqueue_stats(prod, w, &es);
+				json_obj(&j, NULL);
+				json_u64(&j, "worker", w);
+				json_u64(&j, "processed", es.processed);
+				json_u64(&j, "drops", es.drops);
+				json_u64(&j, "events", es.events);
+				json_obj_end(&j);
+			}
+			json_arr_end(&j);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_arr(&j, "workers");
+		for (w = 0; w < d->c.ncpus; w++) {
+			struct ucm_cpumap_worker_stats ws;
+			struct ucm_tun_stats ts;
+
+			ucm_cpumap__worker_stats(d->map, w, &ws);
+			ucm_tun__worker_stats(d->tun, w, &ts);
+			json_obj(&j, NULL);
+			json_u64(&j, "worker", w);
+			json_num(&j, "cpu", d->c.cpus[w]);
+			json_u64(&j, "processed", ws.processed);
+			json_u64(&j, "drops", ws.drops);
+			json_u64(&j, "sched", ws.sched);
+			json_u64(&j, "tun_packets", ts.packets);
+			json_u64(&j, "tun_submits", ts.submits);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
 		json_end(&j);
 		fflush(d->json);
 	}
