@@ -61,7 +61,8 @@ struct {
 	__type(value, __u32);
 } ucm_xsks SEC(".maps");
 
-/* Baseline: worker index -> CPU, and the kernel's cpumap keyed by CPU. */
+/* Baseline: worker index -> CPU + 1 (0: not configured), and the
+ * kernel's cpumap keyed by CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, UCM_STEER_MAX_WORKERS);
@@ -286,10 +287,11 @@ int ucm_xdp_cpumap(struct xdp_md *ctx)
 
 	if (!steer(ctx, &worker))
 		return XDP_PASS;
+	/* Entries hold CPU + 1: 0 is a worker nobody configured. */
 	cpu = bpf_map_lookup_elem(&ucm_worker_cpu, &worker);
-	if (!cpu)
+	if (!cpu || !*cpu)
 		return XDP_PASS;
-	return bpf_redirect_map(&ucm_cpu_map, *cpu, 0);
+	return bpf_redirect_map(&ucm_cpu_map, *cpu - 1, XDP_PASS);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -212,7 +212,7 @@ int ucm_xdp__set_kernel_cpumap(struct ucm_xdp *x, const int *cpus,
 			       uint32_t n, uint32_t qsize)
 {
 	struct bpf_cpumap_val val = { .qsize = qsize };
-	uint32_t i, cpu;
+	uint32_t i, cpu, plus1;
 
 	if (!n || n > UCM_STEER_MAX_WORKERS || !qsize ||
 	    qsize > UCM_KERNEL_CPUMAP_QSIZE_MAX) {
@@ -226,8 +226,9 @@ int ucm_xdp__set_kernel_cpumap(struct ucm_xdp *x, const int *cpus,
 			return ucm_err(-EINVAL);
 		}
 		cpu = cpus[i];
+		plus1 = cpu + 1;	/* 0 marks an unconfigured worker */
 		if (bpf_map_update_elem(x->cpu_map_fd, &cpu, &val, BPF_ANY) ||
-		    bpf_map_update_elem(x->worker_cpu_fd, &i, &cpu, BPF_ANY)) {
+		    bpf_map_update_elem(x->worker_cpu_fd, &i, &plus1, BPF_ANY)) {
 			int err = -errno;
 
 			pr_warn("kernel cpumap: CPU %u: %s\n", cpu, strerror(-err));

@@ -27,7 +27,8 @@
 
 #define UCM_XSK_DEFAULT_RING	2048
 #define UCM_XSK_MAX_RING	16384
-/* Busy-poll budget: one RX batch (SO_BUSY_POLL_BUDGET). */
+/* Busy-poll time per poll (SO_BUSY_POLL, microseconds); the budget
+ * (SO_BUSY_POLL_BUDGET) is one RX batch. */
 #define UCM_XSK_BUSY_POLL_US	20
 
 #ifndef SO_PREFER_BUSY_POLL
@@ -89,7 +90,7 @@ static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 		return -EINVAL;
 	}
 	if (!o->frames_per_queue)
-		o->frames_per_queue = 4096;
+		o->frames_per_queue = 8192;	/* covers the default rings */
 	if (!o->rx_size)
 		o->rx_size = UCM_XSK_DEFAULT_RING;
 	if (!o->fill_size)
@@ -334,32 +335,40 @@ out_free:
 int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms)
 {
 	uint32_t i;
-	int err = 0, ret;
+	int ret;
 
 	if (!x)
 		return 0;
-	/* The kernel lets go of the fill and RX rings with the sockets. */
+	/* The kernel lets go of the fill and RX rings with the sockets. Each
+	 * step is done once: a close that failed can be called again. */
 	for (i = 0; i < x->nqueues; i++) {
 		if (x->q[i].sock)
 			xsk_socket__delete(x->q[i].sock);
 		x->q[i].sock = NULL;
+		x->q[i].fd = -1;
 	}
-	ret = xsk_umem__delete(x->xumem);
-	if (ret)
-		pr_warn("xsk: UMEM still in use: %s\n", strerror(-ret));
+	if (x->xumem) {
+		ret = xsk_umem__delete(x->xumem);
+		if (ret)
+			pr_warn("xsk: UMEM still in use: %s\n", strerror(-ret));
+		x->xumem = NULL;
+	}
 	for (i = 0; i < x->nqueues; i++) {
 		struct ucm_xsk_queue *q = &x->q[i];
 
+		if (q->posted == q->taken)
+			continue;
 		ret = ucm_pool_reclaim(q->pool, (uint32_t)(q->posted - q->taken));
-		if (ret && !err)
-			err = ret;
+		if (ret)
+			return ucm_err(ret);	/* nothing freed: see the log */
+		q->taken = q->posted;
 	}
 	ret = ucm_umem__destroy(x->umem, timeout_ms);
 	if (ret)
 		return ucm_err(ret);	/* memory stays: frames are out */
 	free(x->q);
 	free(x);
-	return err ? ucm_err(err) : 0;
+	return 0;
 }
 
 struct ucm_umem *ucm_xsk__umem(const struct ucm_xsk *x)

@@ -63,8 +63,9 @@ struct ucm_xsk_opts {
 /**
  * struct ucm_xsk_stats - one queue
  * @rx: descriptors taken from the RX ring
- * @rx_bad_desc: of them, outside the UMEM or longer than their frame;
- *               their frame (when it has one) went straight back to the pool
+ * @rx_bad_desc: of them, outside the UMEM, another queue's frame, empty,
+ *               or longer than their frame; their frame, when it is this
+ *               queue's, went straight back to the pool
  * @fill: frames posted to the fill ring
  * @fill_short: refills that found the pool with fewer frames than room
  * @wakeups: need_wakeup kicks
@@ -108,7 +109,10 @@ UCM_API struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts);
  * number must match what the queues posted and did not receive; if it does
  * not, frames are missing elsewhere and close reports it.
  *
- * Return: 0; -EBUSY when frames did not come home (nothing is freed then).
+ * Return: 0; -EUCLEAN when the frames off the pools are not exactly the
+ * ones the kernel held (frames missing elsewhere; the log says how many),
+ * or -EBUSY when frames are still out after @timeout_ms. Nothing is freed
+ * then (the sockets are gone), and close may be called again.
  */
 UCM_API int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms);
 
