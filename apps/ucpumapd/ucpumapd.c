@@ -15,6 +15,7 @@
  * audited; the final counters end with the conservation line.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <net/if.h>
 #include <pthread.h>
@@ -71,6 +72,17 @@ static const char *const policy_names[UCM_STEER__MAX] = {
 	[UCM_STEER_L4_DPORT] = "l4-dport",
 };
 
+static int verbose;
+
+/* The library's messages: warnings and notices always (what mode the
+ * sockets got, a stale program replaced), libbpf's chatter with -v. */
+static int daemon_print(enum ucm_log_level level, const char *fmt, va_list ap)
+{
+	if (level == UCM_LOG_DEBUG && !verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -107,6 +119,7 @@ static void usage(FILE *f)
 "  --interval SEC        statistics every SEC seconds (default 1; 0: none)\n"
 "  --stats-json FILE     the statistics as JSON lines too\n"
 "  --duration SEC        stop after SEC seconds (default: run until signalled)\n"
+"  -v, --verbose         the library's debug messages too (libbpf's among them)\n"
 "  -h, --help            this text\n"
 "\n"
 "SIGINT/SIGTERM stop it cleanly; SIGUSR1 prints the statistics now.\n",
@@ -193,6 +206,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		{ "filter", required_argument, NULL, O_FILTER },
 		{ "frame-size", required_argument, NULL, O_FRAMESIZE },
 		{ "pass", no_argument, NULL, O_PASS },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -209,7 +223,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	c->interval = 1;
 	c->nqueues = 1;
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
 		switch (opt) {
 		case O_DEV: c->dev = optarg; break;
 		case O_TUN: c->tun = optarg; break;
@@ -310,6 +324,9 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 				fprintf(stderr, "--filter: '%s' is not ipv4, ipv6 or all\n", optarg);
 				return -1;
 			}
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -706,6 +723,7 @@ int main(int argc, char **argv)
 	double end;
 	int q, err, status = 0;
 
+	ucm_set_print(daemon_print);
 	if (parse_args(argc, argv, &d.c))
 		return 2;
 	if (geteuid() != 0) {
