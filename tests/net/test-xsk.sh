@@ -3,8 +3,9 @@
 #
 # AF_XDP receive path on a veth pair between two namespaces: the steering
 # program, the XSK socket, the RX thread and the cpumap (xsk_rx.c), with UDP
-# sent by an ordinary socket from the peer namespace. Then: a restart after
-# SIGKILL replaces our stale program; nothing is left attached.
+# sent by an ordinary socket from the peer namespace, in native and in
+# generic (skb) XDP mode. Then: a restart after SIGKILL replaces our stale
+# program; nothing is left attached.
 set -u
 BUILD=${BUILD:-build}
 name=test-xsk
@@ -82,6 +83,31 @@ if ip -n "$dut" link show vd | grep -q ' xdp'; then
 	bad no-program-left "an XDP program is still on vd"
 else
 	ok no-program-left
+fi
+
+# 1b. the same in generic (skb) mode: metadata or the userspace policy
+start_skb() {
+	ip netns exec "$dut" "$prog" vd "$1" skb > "$tmp/out" 2> "$tmp/err" &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q READY "$tmp/out" 2>/dev/null && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+if start_skb 1000; then
+	send 1000
+	wait "$pid"
+	pid=
+	if grep -q '^PASS: xsk_rx/delivered' "$tmp/out" && grep -q '^PASS: xsk_rx/steering' "$tmp/out" &&
+	   grep -q '^PASS: xsk_rx/frames-home' "$tmp/out"; then
+		ok generic-mode
+	else
+		bad generic-mode "$(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
+	fi
+else
+	bad generic-mode "xsk_rx did not get ready in skb mode: $(tail -3 "$tmp/err")"
 fi
 
 # 2. SIGKILL leaves our program attached; the next run replaces it.
