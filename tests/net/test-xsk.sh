@@ -54,10 +54,10 @@ for i in range(n):
 PY
 }
 
-start() {	# wait for READY, at most 10 s
+start() {	# count [skb]: wait for READY, at most 10 s
 	# exec, not a wrapper: $pid must be the program itself (it bounds
 	# its own run to 20 s), so that SIGKILL reaches it.
-	ip netns exec "$dut" "$prog" vd "$1" > "$tmp/out" 2> "$tmp/err" &
+	ip netns exec "$dut" "$prog" vd "$@" > "$tmp/out" 2> "$tmp/err" &
 	pid=$!
 	for _ in $(seq 100); do
 		grep -q READY "$tmp/out" 2>/dev/null && return 0
@@ -86,17 +86,7 @@ else
 fi
 
 # 1b. the same in generic (skb) mode: metadata or the userspace policy
-start_skb() {
-	ip netns exec "$dut" "$prog" vd "$1" skb > "$tmp/out" 2> "$tmp/err" &
-	pid=$!
-	for _ in $(seq 100); do
-		grep -q READY "$tmp/out" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-if start_skb 1000; then
+if start 1000 skb; then
 	send 1000
 	wait "$pid"
 	pid=

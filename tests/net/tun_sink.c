@@ -77,32 +77,6 @@ static void log_reset(void)
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static uint64_t ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void msleep(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static int usable_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int n = 0, c;
-
-	sched_getaffinity(0, sizeof(set), &set);
-	for (c = 0; c < CPU_SETSIZE && n < max; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	return n;
-}
 
 static int sh(const char *fmt, ...)
 {
@@ -482,7 +456,7 @@ static int rig_init(struct rig *r, const char *name, const char *pre,
 	UT_ASSERT(r->umem, "umem: %s", strerror(errno));
 	r->pool = ucm_umem__pool(r->umem, 0);
 	ucm_pool__set_owner(r->pool);
-	r->nworkers = usable_cpus(cpus, 2);
+	r->nworkers = ut_usable_cpus(cpus, 2);
 	{
 		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = r->nworkers,
 			 .sink = ucm_tun__sink(), .sink_ctx = r->tun);
@@ -594,14 +568,14 @@ static uint64_t rig_sink_drops(struct rig *r)
 /* Flush and wait until the workers have taken everything enqueued. */
 static int rig_settle(struct rig *r)
 {
-	uint64_t end = ms_now() + WAIT_MS;
+	uint64_t end = ut_ms_now() + WAIT_MS;
 
 	ucm_cpumap__flush(r->prod);
 	while (rig_processed(r) < r->enq) {
-		UT_ASSERT(ms_now() < end, "workers processed %llu of %llu",
+		UT_ASSERT(ut_ms_now() < end, "workers processed %llu of %llu",
 			  (unsigned long long)rig_processed(r),
 			  (unsigned long long)r->enq);
-		msleep(1);
+		ut_msleep(1);
 	}
 	rig_drain(r);
 	return 0;
@@ -642,9 +616,9 @@ static int rig_feed(struct rig *r, uint32_t first, uint32_t n,
 /* Wait (bounded) for what is still in flight, then compare. */
 static int rig_check_delivery(struct rig *r)
 {
-	uint64_t end = ms_now() + 1000, snmp;
+	uint64_t end = ut_ms_now() + 1000, snmp;
 
-	while (r->rx + r->bad + r->dups < r->expected && ms_now() < end) {
+	while (r->rx + r->bad + r->dups < r->expected && ut_ms_now() < end) {
 		struct pollfd p[2] = { { r->s4, POLLIN, 0 }, { r->s6, POLLIN, 0 } };
 
 		poll(p, 2, 50);

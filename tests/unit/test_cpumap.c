@@ -33,32 +33,6 @@ static int quiet_print(enum ucm_log_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static uint64_t ms_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void msleep(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
-static int usable_cpus(int *cpus, int max)
-{
-	cpu_set_t set;
-	int n = 0, c;
-
-	sched_getaffinity(0, sizeof(set), &set);
-	for (c = 0; c < CPU_SETSIZE && n < max; c++)
-		if (CPU_ISSET(c, &set))
-			cpus[n++] = c;
-	return n;
-}
 
 /* Eth/IPv4/UDP with (producer, seq) in the payload. */
 static void build_udp(uint8_t *p, uint32_t producer, uint32_t seq)
@@ -111,7 +85,7 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 
 	atomic_fetch_add(&s->in_xmit, 1);
 	while (atomic_load(&s->gate_closed))
-		msleep(1);
+		ut_msleep(1);
 	if (s->delay_us)
 		usleep(s->delay_us);
 	pthread_mutex_lock(&s->lock);
@@ -171,12 +145,12 @@ static uint64_t rec_delivered(struct rec_sink *s)
 
 static bool wait_delivered(struct rec_sink *s, uint64_t want, unsigned int ms)
 {
-	uint64_t end = ms_now() + ms;
+	uint64_t end = ut_ms_now() + ms;
 
 	while (rec_delivered(s) < want) {
-		if (ms_now() > end)
+		if (ut_ms_now() > end)
 			return false;
-		msleep(1);
+		ut_msleep(1);
 	}
 	return true;
 }
@@ -186,15 +160,15 @@ static bool wait_processed(struct ucm_cpumap *map, uint32_t w, uint64_t want,
 			   unsigned int ms)
 {
 	struct ucm_cpumap_worker_stats st;
-	uint64_t end = ms_now() + ms;
+	uint64_t end = ut_ms_now() + ms;
 
 	for (;;) {
 		ucm_cpumap__worker_stats(map, w, &st);
 		if (st.processed >= want)
 			return true;
-		if (ms_now() > end)
+		if (ut_ms_now() > end)
 			return false;
-		msleep(1);
+		ut_msleep(1);
 	}
 }
 
@@ -212,7 +186,7 @@ static int fixture_init(struct fixture *f, int ncpus, uint32_t qsize,
 {
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = frames,
 		 .flags = umem_flags);
-	int cpus[4], n = usable_cpus(cpus, 4);
+	int cpus[4], n = ut_usable_cpus(cpus, 4);
 
 	memset(f, 0, sizeof(*f));
 	rec_init(&f->sink, 8);
@@ -302,7 +276,7 @@ static int test_create_rejects_bad_options(void)
 	unsigned int i;
 
 	UT_ASSERT(umem, "umem");
-	usable_cpus(ok, 1);
+	ut_usable_cpus(ok, 1);
 	dup[0] = dup[1] = ok[0];
 	log_count = 0;
 	ucm_set_print(quiet_print);
@@ -358,7 +332,7 @@ static void park_hook(uint32_t worker, enum ucm_cpumap_hook_point where)
 		return;
 	atomic_store(&hook_parked, 1);
 	while (!atomic_load(&hook_release))
-		msleep(1);
+		ut_msleep(1);
 }
 
 static int run_park_test(enum ucm_cpumap_hook_point where)
@@ -383,9 +357,9 @@ static int run_park_test(enum ucm_cpumap_hook_point where)
 	/* Make it pass through the point again. */
 	if (send_frames(&f, 0, 1, 1, 1))
 		return 1;
-	end = ms_now() + WAIT_MS;
-	while (!atomic_load(&hook_parked) && ms_now() < end)
-		msleep(1);
+	end = ut_ms_now() + WAIT_MS;
+	while (!atomic_load(&hook_parked) && ut_ms_now() < end)
+		ut_msleep(1);
 	UT_ASSERT(atomic_load(&hook_parked), "worker never reached the hook");
 
 	/* The worker is inside the window: enqueue now. */
@@ -463,7 +437,7 @@ static int test_destroy_flushes_bulk_queues(void)
 		frame_prep(f.umem, addr, 0, i);
 		UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
 	}
-	msleep(20);
+	ut_msleep(20);
 	UT_ASSERT(rec_delivered(&f.sink) == 0, "delivered before a flush");
 	ucm_cpumap__destroy(f.map);
 	f.map = NULL;
@@ -487,9 +461,9 @@ static int test_ring_full_drops(void)
 	atomic_store(&f.sink.gate_closed, 1);	/* the worker blocks in xmit */
 	if (send_frames(&f, 0, 0, 8, 8))
 		return 1;
-	end = ms_now() + WAIT_MS;
-	while (!atomic_load(&f.sink.in_xmit) && ms_now() < end)
-		msleep(1);
+	end = ut_ms_now() + WAIT_MS;
+	while (!atomic_load(&f.sink.in_xmit) && ut_ms_now() < end)
+		ut_msleep(1);
 	UT_ASSERT(atomic_load(&f.sink.in_xmit), "worker never entered the sink");
 
 	ucm_pool__get_stats(f.pool, &ps0);
@@ -556,7 +530,7 @@ static int test_enqueue_rejects_bad_input(void)
 	uint64_t a0, a1;
 
 	UT_ASSERT(umem, "umem");
-	usable_cpus(&cpu, 1);
+	ut_usable_cpus(&cpu, 1);
 	{
 		UCM_OPTS(ucm_cpumap_opts, co, .cpus = &cpu, .ncpus = 1, .sink = &ucm_sink_null);
 
@@ -684,10 +658,10 @@ static void *mp_producer(void *arg)
 	struct ucm_pool *pool = ucm_umem__pool(a->umem, a->id);
 	uint32_t seq = 0, rnd = 2463534242u + a->id;
 	uint64_t addrs[64];
-	uint64_t end = ms_now() + 20000;
+	uint64_t end = ut_ms_now() + 20000;
 
 	ucm_pool__set_owner(pool);
-	while (seq < MP_PER_PRODUCER && ms_now() < end && !a->err) {
+	while (seq < MP_PER_PRODUCER && ut_ms_now() < end && !a->err) {
 		uint32_t want = 1 + xs(&rnd) % 64;
 		int n, i;
 
@@ -733,7 +707,7 @@ static int test_multi_producer_accounting(void)
 	struct ucm_umem *umem;
 	struct ucm_cpumap *map;
 	uint64_t accepted = 0, drops = 0;
-	int cpus[2], ncpu = usable_cpus(cpus, 2), p;
+	int cpus[2], ncpu = ut_usable_cpus(cpus, 2), p;
 	uint32_t w;
 
 	rec_init(&sink, MP_PRODUCERS);

@@ -22,6 +22,9 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <libgen.h>
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
 
 #define UT_SKIP	77
 
@@ -53,6 +56,35 @@ static inline void ut_fail_reason(const char *fmt, ...)
 			return 1;					\
 		}							\
 	} while (0)
+
+/* Helpers the threaded tests share: a millisecond clock, a sleep, and the
+ * CPUs this process may run on. */
+static inline uint64_t ut_ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static inline void ut_msleep(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static inline int ut_usable_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0, c;
+
+	sched_getaffinity(0, sizeof(set), &set);
+	for (c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
 
 static inline int ut_main(int argc, char **argv, const struct ut_case *cases)
 {
