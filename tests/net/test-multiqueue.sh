@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# ucpumapd on two RX queues: a veth pair with two queues each way, so the
+# sender's flows land on both; two RX threads (one pool each, frames
+# carved per queue) feed two workers. Every datagram must arrive, both
+# queues must have received, and shutdown must bring every frame of both
+# pools home.
+set -u
+BUILD=${BUILD:-build}
+name=test-multiqueue
+daemon=$BUILD/ucpumapd
+gen=ucmqg$$
+dut=ucmqd$$
+tmp=$(mktemp -d)
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	sleep 0.2
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	ip netns del "$gen" 2>/dev/null
+	ip netns del "$dut" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT HUP INT TERM
+ok() { echo "PASS: $name/$1"; }
+bad() { echo "FAIL: $name/$1: $2"; }
+
+if [ "$(nproc)" -lt 2 ]; then
+	echo "SKIP: $name: needs two CPUs for two workers"
+	exit 0
+fi
+ip netns add "$gen" && ip netns add "$dut" &&
+ip -n "$gen" link add vg numtxqueues 2 numrxqueues 2 type veth \
+	peer name vd numtxqueues 2 numrxqueues 2 netns "$dut" &&
+ip -n "$gen" addr add 10.79.0.1/24 dev vg && ip -n "$dut" addr add 10.79.0.2/24 dev vd &&
+ip -n "$gen" link set vg up && ip -n "$dut" link set vd up &&
+ip -n "$gen" link set lo up && ip -n "$dut" link set lo up || {
+	bad setup "cannot build the namespaces"
+	exit 0
+}
+ip netns exec "$gen" ethtool -K vg tx off > /dev/null 2>&1
+ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+
+# A reader behind the tun: counts datagrams until told to stop.
+ip netns exec "$dut" python3 - "$tmp/stop" > "$tmp/got" <<'PY' &
+import os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+s.bind(("10.79.0.2", 9000))
+s.settimeout(0.2)
+n = 0
+while True:
+    try:
+        s.recv(2048)
+        n += 1
+    except socket.timeout:
+        if os.path.exists(sys.argv[1]):
+            break
+print(n)
+PY
+pids="$pids $!"
+
+ip netns exec "$dut" "$daemon" --dev vd --tun ucmq0 --queues 0-1 --cpus 0,1 \
+	--interval 0 --stats-json "$tmp/s.json" --duration 30 > "$tmp/out" 2> "$tmp/err" &
+dpid=$!
+pids="$pids $dpid"
+for _ in $(seq 50); do
+	ip -n "$dut" link show ucmq0 > /dev/null 2>&1 && grep -q '^ucpumapd:' "$tmp/out" && break
+	sleep 0.1
+done
+ip netns exec "$dut" sysctl -qw net.ipv4.conf.ucmq0.rp_filter=0 2>/dev/null
+
+# 64 flows (source ports), 50 datagrams each, paced.
+ip netns exec "$gen" python3 - > "$tmp/sent" <<'PY'
+import socket, time
+socks = []
+for f in range(64):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("10.79.0.1", 30000 + f))
+    socks.append(s)
+n = 0
+for i in range(50):
+    for s in socks:
+        s.sendto(b"m" * 32, ("10.79.0.2", 9000))
+        n += 1
+    time.sleep(0.005)
+print(n)
+PY
+sleep 0.5
+kill -USR1 "$dpid" 2>/dev/null	# one JSON line with the per-queue counters
+sleep 0.3
+kill -TERM "$dpid"
+end=$((SECONDS + 5))
+while kill -0 "$dpid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
+wait "$dpid"
+rc=$?
+touch "$tmp/stop"
+sleep 0.5
+sent=$(cat "$tmp/sent")
+got=$(cat "$tmp/got" 2>/dev/null)
+
+[ "$rc" -eq 0 ] && ok exit || bad exit "ucpumapd exited $rc: $(tail -3 "$tmp/err")"
+[ "${got:-0}" -eq "$sent" ] && ok delivered || bad delivered "$got of $sent datagrams arrived"
+q=$(python3 -c '
+import json, sys
+d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+print(" ".join(str(x["rx"]) for x in d["queues"]))' "$tmp/s.json" 2>/dev/null)
+set -- $q
+if [ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ]; then
+	ok both-queues
+else
+	bad both-queues "per-queue rx: '${q}' (the flows did not spread over the queues)"
+fi
+grep -q 'conservation: .*holds' "$tmp/out" && ok conservation ||
+	bad conservation "$(grep conservation "$tmp/out")"
+grep -q 'audit: every frame came home' "$tmp/out" && ok frames-home ||
+	bad frames-home "$(grep audit "$tmp/out") $(tail -2 "$tmp/err")"
+if ip -n "$dut" link show vd | grep -q ' xdp' || ip -n "$dut" link show ucmq0 > /dev/null 2>&1; then
+	bad nothing-left "an XDP program or the tun is still there"
+else
+	ok nothing-left
+fi
+exit 0
