@@ -44,6 +44,8 @@ struct cfg {
 	int nqueues;
 	int cpus[APP_MAX_CPUS];
 	int ncpus;
+	int rx_cpus[APP_MAX_CPUS];	/* RX thread i on rx_cpus[i % n_rx_cpus] */
+	int n_rx_cpus;
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool skb_mode;
 	uint32_t xsk_mode;
@@ -58,6 +60,7 @@ struct rx_thread {
 	struct ucm_cpumap *map;
 	struct ucm_cpumap_producer *_Atomic prod;
 	const struct ucm_steer_cfg *steer;
+	int cpu;		/* -1: not pinned */
 	int err;
 	bool started;
 };
@@ -95,6 +98,8 @@ static void usage(FILE *f)
 "  --tun NAME            tun device to create or attach (at most 15 characters)\n"
 "  --queues LIST         RX queues, e.g. 0 or 0-3 (default 0)\n"
 "  --cpus LIST           worker CPUs, e.g. 1 or 1,3 (default: all but CPU 0, or 0)\n"
+"  --rx-cpus LIST        pin RX thread i to the i-th CPU of LIST (default: unpinned;\n"
+"                        on a NIC, put each near its queue's interrupt)\n"
 "  --tap                 a tap device: frames go whole (L2)\n"
 "  --steer POLICY        fixed, round-robin, l4-hash, l4-sport, l4-dport\n"
 "                        (default l4-hash)\n"
@@ -177,7 +182,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		O_DEV = 256, O_TUN, O_QUEUES, O_CPUS, O_TAP, O_STEER, O_SYM, O_FIXED,
 		O_XDPMODE, O_COPY, O_ZC, O_BUSY, O_REPLACE, O_FRAMES, O_RXSIZE,
 		O_QSIZE, O_MTU, O_NORECYCLE, O_NOBATCH, O_NODIRECT, O_INTERVAL,
-		O_JSON, O_DURATION, O_FILTER, O_FRAMESIZE, O_PASS,
+		O_JSON, O_DURATION, O_FILTER, O_FRAMESIZE, O_PASS, O_RXCPUS,
 	};
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, O_DEV },
@@ -206,6 +211,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		{ "filter", required_argument, NULL, O_FILTER },
 		{ "frame-size", required_argument, NULL, O_FRAMESIZE },
 		{ "pass", no_argument, NULL, O_PASS },
+		{ "rx-cpus", required_argument, NULL, O_RXCPUS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -305,6 +311,11 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		}
 		case O_JSON: c->stats_json = optarg; break;
 		case O_PASS: c->pass = true; break;
+		case O_RXCPUS:
+			c->n_rx_cpus = parse_cpu_list(optarg, c->rx_cpus, APP_MAX_CPUS, "--rx-cpus");
+			if (c->n_rx_cpus < 0)
+				return -1;
+			break;
 		case O_FRAMESIZE:
 			if (parse_uint(optarg, 2048, 4096, "--frame-size", &c->frame_size))
 				return -1;
@@ -399,6 +410,13 @@ static void *rx_main(void *arg)
 	uint32_t rr = 0;
 	int n;
 
+	if (t->cpu >= 0) {
+		int err = pin_self(t->cpu);
+
+		if (err)
+			fprintf(stderr, "ucpumapd: cannot pin an RX thread to CPU %d: %s\n",
+				t->cpu, strerror(-err));
+	}
 	ucm_pool__set_owner(pool);
 	prod = ucm_cpumap__producer_create(t->map, pool);
 	if (!prod) {
@@ -803,6 +821,7 @@ int main(int argc, char **argv)
 		t->q = ucm_xsk__queue(d.xsk, q);
 		t->map = d.map;
 		t->steer = &d.c.steer;
+		t->cpu = d.c.n_rx_cpus ? d.c.rx_cpus[q % d.c.n_rx_cpus] : -1;
 		if (pthread_create(&t->thr, NULL, rx_main, t)) {
 			fprintf(stderr, "ucpumapd: cannot start an RX thread\n");
 			goto fail;
