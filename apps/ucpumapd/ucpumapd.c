@@ -61,7 +61,7 @@ struct rx_thread {
 	struct ucm_cpumap_producer *_Atomic prod;
 	const struct ucm_steer_cfg *steer;
 	int cpu;		/* -1: not pinned */
-	int err;
+	_Atomic int err;	/* set by the RX thread when it gives up */
 	bool started;
 };
 
@@ -879,6 +879,17 @@ int main(int argc, char **argv)
 			print_stats(&d, false);
 			continue;
 		}
+		for (q = 0; q < d.c.nqueues; q++) {
+			err = atomic_load(&d.rx[q].err);
+			if (err) {
+				fprintf(stderr, "ucpumapd: RX thread of queue %u stopped: %s\n",
+					ucm_xsk_queue__id(d.rx[q].q), strerror(-err));
+				status = 1;
+				break;
+			}
+		}
+		if (status)
+			break;
 		if (end && now_sec() >= end)
 			break;
 		if (d.c.interval > 0 && now_sec() >= next)
