@@ -339,6 +339,17 @@ int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms)
 
 	if (!x)
 		return 0;
+	/* The RX threads must be done: reclaiming drains their caches. */
+	for (i = 0; i < x->nqueues; i++) {
+		uint64_t owner = __atomic_load_n(&x->q[i].pool->owner,
+						 __ATOMIC_ACQUIRE);
+
+		if (owner && owner != ucm_self()) {
+			pr_warn("xsk: queue %u's RX thread still owns its pool: stop it (it clears its ownership last) before closing\n",
+				x->q[i].id);
+			return ucm_err(-EBUSY);
+		}
+	}
 	/* The kernel lets go of the fill and RX rings with the sockets. Each
 	 * step is done once: a close that failed can be called again. */
 	for (i = 0; i < x->nqueues; i++) {
