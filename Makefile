@@ -81,7 +81,7 @@ DEBUG_LIB := $(BUILD)/libucpumap-debug.a
 SHARED_LIB := $(BUILD)/libucpumap.so.$(VERSION)
 SONAME := libucpumap.so.$(VERSION_MAJOR)
 
-APPS := $(BUILD)/ucpumap-bench $(BUILD)/ucpumapd
+APPS := $(BUILD)/ucpumap-bench $(BUILD)/ucpumapd $(BUILD)/ucpumap-gen
 APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c \
 	apps/common/util.c
 
@@ -151,6 +151,29 @@ $(BUILD)/ucpumapd: apps/ucpumapd/ucpumapd.c apps/common/util.c $(wildcard apps/c
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ apps/ucpumapd/ucpumapd.c apps/common/util.c $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
+
+# The traffic generator: its own XDP object (bpf/gen.bpf.c), embedded in
+# the binary by apps/ucpumap-gen/gen_obj.S; it needs libbpf and libxdp, not
+# the library.
+GEN_BPF_OBJ := $(BUILD)/bpf/gen.bpf.o
+GEN_EMBED_OBJ := $(BUILD)/apps/ucpumap-gen/gen_obj.o
+
+$(GEN_BPF_OBJ): bpf/gen.bpf.c apps/ucpumap-gen/gen.h $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,CLANG,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Iapps/ucpumap-gen -c $< -o $@
+
+$(GEN_EMBED_OBJ): apps/ucpumap-gen/gen_obj.S $(GEN_BPF_OBJ) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,AS,$@)
+	$(Q)$(CC) -c -DUCM_GEN_OBJ='"$(GEN_BPF_OBJ)"' $< -o $@
+
+APP_SRCS_ucpumap-gen := apps/ucpumap-gen/gen.c apps/ucpumap-gen/xsk_tx.c apps/common/util.c
+
+$(BUILD)/ucpumap-gen: $(APP_SRCS_ucpumap-gen) $(wildcard apps/common/*.h apps/ucpumap-gen/*.h) $(GEN_EMBED_OBJ) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-gen) $(GEN_EMBED_OBJ) $(LDFLAGS) $(LIBXDP_LIBS) $(LIBBPF_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS) -lpthread $(SAN_FLAGS) -lm
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/utest.h $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)

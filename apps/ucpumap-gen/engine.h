@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ucpumap-gen's engines. Each sends copies of one template frame, rewriting
+ * per frame what varies (gen.h): the live engine in its XDP program
+ * (bpf/gen.bpf.c), the AF_XDP engine here, with gen_rewrite() below.
+ */
+#ifndef UCM_GEN_ENGINE_H
+#define UCM_GEN_ENGINE_H
+
+#include <arpa/inet.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gen.h"
+
+struct gen_tmpl {
+	const uint8_t *frame;
+	uint32_t size;		/* bytes, Ethernet header to the end of the payload */
+	uint32_t flags;		/* UCM_GEN_F_* */
+	uint32_t flows;		/* >= 1 */
+	uint16_t sport;		/* first source port, host order */
+};
+
+/* Set by SIGINT/SIGTERM: engines return early. */
+extern volatile sig_atomic_t gen_stop;
+
+static inline uint32_t gen_csum_add16(uint32_t sum, uint16_t old, uint16_t new)
+{
+	/* RFC 1624, eqn. 3, on 16-bit words as they sit in memory: the
+	 * one's complement sum does not care about byte order. */
+	return sum + (uint16_t)~old + new;
+}
+
+/*
+ * Frame @n of flow @flow: the source port and, with UCM_GEN_F_SEQ, the
+ * sequence number @n, with the UDP checksum updated from the values in the
+ * frame (whatever an earlier use of it left there: they always match the
+ * checksum). What bpf/gen.bpf.c does.
+ */
+static inline void gen_rewrite(uint8_t *f, const struct gen_tmpl *t, uint64_t n, uint32_t flow)
+{
+	uint8_t *udp = f + (t->flags & UCM_GEN_F_IPV6 ? UCM_GEN_UDP_OFF_V6 : UCM_GEN_UDP_OFF_V4);
+	uint16_t w, old, port = htons((uint16_t)(t->sport + flow));
+	uint32_t sum;
+	int i;
+
+	__builtin_memcpy(&w, udp + 6, 2);
+	sum = (uint16_t)~w;
+	__builtin_memcpy(&old, udp, 2);
+	sum = gen_csum_add16(sum, old, port);
+	__builtin_memcpy(udp, &port, 2);
+	if (t->flags & UCM_GEN_F_SEQ) {
+		for (i = 0; i < 4; i++) {
+			w = htons((uint16_t)(n >> (48 - 16 * i)));
+			__builtin_memcpy(&old, udp + 8 + 2 * i, 2);
+			sum = gen_csum_add16(sum, old, w);
+			__builtin_memcpy(udp + 8 + 2 * i, &w, 2);
+		}
+	}
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	w = (uint16_t)~sum;
+	if (!w)
+		w = 0xffff;
+	__builtin_memcpy(udp + 6, &w, 2);
+}
+
+/* ---- AF_XDP TX (xsk_tx.c) ------------------------------------------------ */
+
+struct xsk_tx;
+
+/* A TX-only AF_XDP socket on @dev's queue @queue (zero-copy when the driver
+ * can, else copy). NULL with a message on stderr. */
+struct xsk_tx *xsk_tx_open(const char *dev, uint32_t queue, const struct gen_tmpl *t,
+			   uint32_t batch);
+/* Send @n frames (fewer when stopped); return how many the kernel reported
+ * complete, or -errno. */
+int64_t xsk_tx_send(void *x, uint64_t n);
+bool xsk_tx_zerocopy(const struct xsk_tx *x);
+void xsk_tx_close(struct xsk_tx *x);
+
+#endif /* UCM_GEN_ENGINE_H */

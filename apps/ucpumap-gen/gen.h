@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What ucpumap-gen tells its XDP program (bpf/gen.bpf.c): shared by both,
+ * so it builds as is with "clang -target bpf" (no libc).
+ *
+ * The program runs once per frame under BPF_PROG_TEST_RUN with
+ * BPF_F_TEST_XDP_LIVE_FRAMES. The kernel copies the template into a page
+ * only when the page is first used and then recycles the page with whatever
+ * the last run left in it, so the program rewrites every varying field each
+ * time, and updates the UDP checksum from the values it finds there (they
+ * are always consistent with the checksum beside them).
+ *
+ * Frame layout: Ethernet, IPv4 (20 bytes, no options) or IPv6 (40 bytes,
+ * no extension headers), UDP; with UCM_GEN_F_SEQ the first 8 bytes of the
+ * UDP payload hold the sequence number, big-endian, counting from 0.
+ */
+#ifndef UCM_GEN_H
+#define UCM_GEN_H
+
+#include <linux/types.h>
+
+#define UCM_GEN_F_IPV6		(1U << 0)	/* IPv6, else IPv4 */
+#define UCM_GEN_F_SEQ		(1U << 1)	/* sequence number in the payload */
+
+#define UCM_GEN_UDP_OFF_V4	(14 + 20)
+#define UCM_GEN_UDP_OFF_V6	(14 + 40)
+#define UCM_GEN_SEQ_LEN		8
+
+/* The program's only read-only global (.rodata), set before load. */
+struct ucm_gen_cfg {
+	__u32 ifindex;		/* bpf_redirect() target */
+	__u32 flags;		/* UCM_GEN_F_* */
+	__u32 flows;		/* source ports: sport .. sport + flows - 1 (>= 1) */
+	__u16 sport;		/* first source port, host order */
+	__u16 pad;
+};
+
+#endif /* UCM_GEN_H */

@@ -1,0 +1,559 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# ucpumap-gen on a veth pair between two namespaces: the generator (vg) and
+# the receiver (vd), where a small XDP program compiled here counts what
+# arrives for the generator's UDP port (per source port, per frame length,
+# sequence numbers in order or not) and drops it; a second build of it
+# passes the frames on to the stack instead, whose counters check the
+# checksums.
+#
+#   arrives-*      every frame sent arrives (IPv4, IPv6), at the asked size
+#   flows          --flows N: exactly N source ports, evenly
+#   seq-*          --seq: 0, 1, 2, ... in order, none missing
+#   checksum-*     the stack of the receiver takes every frame: no checksum
+#                  error (IPv4 and IPv6, flows and sequence numbers on)
+#   rate           --rate 20000 for 2 s: within 2x of what was asked
+#   xsk-*          the AF_XDP engine: arrives, flows, sequence, checksums
+#   neighbour-*    the destination MAC from the neighbour table; a silent
+#                  destination is an error naming --dst-mac
+#   sigterm, sigkill  a clean total on SIGTERM; nothing left after SIGKILL
+#   bad-flag-*     a message and exit 2 (exit 1 for what depends on the
+#                  machine: no such device, MTU, not root)
+#   nothing-left   no device, program or namespace of ours at the end
+#
+# Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0.
+# Lines starting with '#' are figures and messages. Every generator run
+# has a count or a duration and a timeout backstop.
+set -u
+BUILD=${BUILD:-build}
+name=test-gen
+GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
+gen=ucmgg$$
+dut=ucmgd$$
+tmp=$(mktemp -d)
+pids=
+
+ok() { echo "PASS: $name/$1"; }
+bad() { echo "FAIL: $name/$1: $2"; }
+skip() { echo "SKIP: $name/$1: $2"; }
+
+cleanup() {
+	local p ns
+	for p in $pids; do kill -9 "$p" 2>/dev/null; done
+	for ns in "$gen" "$dut"; do
+		p=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$p" ] && kill -9 $p 2>/dev/null
+	done
+	ip netns del "$gen" 2>/dev/null
+	ip netns del "$dut" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: $name: needs root (namespaces, XDP)"
+	exit 0
+fi
+if [ ! -x "$GEN" ]; then
+	echo "FAIL: $name: $BUILD/ucpumap-gen is not built (run make)"
+	exit 0
+fi
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+for tool in clang bpftool; do
+	if ! command -v $tool > /dev/null; then
+		echo "SKIP: $name: needs $tool (the receiver's counting program)"
+		exit 0
+	fi
+done
+if [ -z "$PY" ]; then
+	echo "SKIP: $name: needs python3"
+	exit 0
+fi
+
+T0=$(date +%s%N)
+
+# ---- topology ------------------------------------------------------------------
+G4=10.204.0.1 D4=10.204.0.2 G6=fd00:204::1 D6=fd00:204::2
+if ! { ip netns add "$gen" && ip netns add "$dut" &&
+	ip -n "$gen" link add vg type veth peer name vd netns "$dut" &&
+	ip -n "$gen" addr add $G4/24 dev vg && ip -n "$dut" addr add $D4/24 dev vd &&
+	ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad &&
+	ip -n "$gen" link set lo up && ip -n "$dut" link set lo up &&
+	ip -n "$gen" link set vg up && ip -n "$dut" link set vd up; } 2> "$tmp/setup.err"
+then
+	echo "FAIL: $name/setup: cannot build the namespaces: $(head -3 "$tmp/setup.err")"
+	exit 0
+fi
+vdmac=$(ip netns exec "$dut" cat /sys/class/net/vd/address)
+
+# ---- the receiver's program ----------------------------------------------------
+DPORT=7777
+cat > "$tmp/sink.c" <<'EOF'
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+struct stats {
+	__u64 pkts, v4, v6, seq_next, seq_in_order, seq_gaps;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stats);
+} sink_stats SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u16);
+	__type(value, __u64);
+} sink_sports SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u16);
+	__type(value, __u64);
+} sink_lens SEC(".maps");
+
+static __always_inline void bump(void *map, __u16 key)
+{
+	__u64 one = 1, *v = bpf_map_lookup_elem(map, &key);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+	else
+		bpf_map_update_elem(map, &key, &one, BPF_NOEXIST);
+}
+
+/* UDP to DPORT over IPv4 (no options) or IPv6 (no extension headers) is
+ * counted; everything else (ARP, neighbour discovery) goes to the stack.
+ * One veth queue: the counters are never updated concurrently. */
+SEC("xdp")
+int sink(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u8 *p = data, *udp;
+	__u32 zero = 0;
+	struct stats *st;
+	__u64 seq;
+	int v6;
+
+	if (data + 14 > end)
+		return XDP_PASS;
+	if (p[12] == 0x08 && p[13] == 0x00) {
+		if (data + 34 > end || p[14] != 0x45 || p[23] != 17)
+			return XDP_PASS;
+		udp = data + 34;
+		v6 = 0;
+	} else if (p[12] == 0x86 && p[13] == 0xdd) {
+		if (data + 54 > end || p[20] != 17)
+			return XDP_PASS;
+		udp = data + 54;
+		v6 = 1;
+	} else {
+		return XDP_PASS;
+	}
+	if ((void *)(udp + 8) > end || udp[2] != (DPORT >> 8) || udp[3] != (DPORT & 0xff))
+		return XDP_PASS;
+	st = bpf_map_lookup_elem(&sink_stats, &zero);
+	if (!st)
+		return XDP_PASS;
+	st->pkts++;
+	if (v6)
+		st->v6++;
+	else
+		st->v4++;
+	bump(&sink_sports, (__u16)(udp[0] << 8 | udp[1]));
+	bump(&sink_lens, (__u16)(end - data));
+	if ((void *)(udp + 16) <= end) {
+		__builtin_memcpy(&seq, udp + 8, 8);
+		seq = bpf_be64_to_cpu(seq);
+		if (seq == st->seq_next)
+			st->seq_in_order++;
+		else
+			st->seq_gaps++;
+		st->seq_next = seq + 1;
+	}
+#ifdef PASS
+	return XDP_PASS;
+#else
+	return XDP_DROP;
+#endif
+}
+char _license[] SEC("license") = "GPL";
+EOF
+inc=/usr/include/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+if ! clang -O2 -g -target bpf -I"$inc" -DDPORT=$DPORT -c "$tmp/sink.c" -o "$tmp/sink.o" > "$tmp/cc.log" 2>&1 ||
+   ! clang -O2 -g -target bpf -I"$inc" -DDPORT=$DPORT -DPASS -c "$tmp/sink.c" -o "$tmp/sink-pass.o" >> "$tmp/cc.log" 2>&1; then
+	echo "SKIP: $name: cannot build the receiver's XDP program: $(head -3 "$tmp/cc.log" | tr '\n' ' ')"
+	exit 0
+fi
+
+# sink_load [pass]: a fresh program (fresh counters) on vd, native mode.
+sink_load() {
+	local obj=$tmp/sink.o
+	[ "${1:-}" = pass ] && obj=$tmp/sink-pass.o
+	ip -n "$dut" link set vd xdp off 2>/dev/null
+	ip -n "$dut" link set vd xdpdrv obj "$obj" sec xdp 2> "$tmp/attach.err"
+}
+
+# sink_read FILE: the counters as one JSON object: pkts, v4, v6, seq_next,
+# seq_in_order, seq_gaps, ports {port: n}, lens {length: n}.
+sink_read() {
+	local id
+	id=$(ip -n "$dut" link show vd | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+	[ -n "$id" ] || { echo '{}' > "$1"; return 1; }
+	"$PY" - "$id" > "$1" <<'PY'
+import json, subprocess, sys
+def bt(*a):
+    return json.loads(subprocess.run(["bpftool", "-j"] + list(a), check=True,
+                                     capture_output=True, text=True).stdout)
+out = {}
+for mid in bt("prog", "show", "id", sys.argv[1])["map_ids"]:
+    name = bt("map", "show", "id", str(mid))["name"]
+    ents = [e["formatted"] for e in bt("map", "dump", "id", str(mid))]
+    if name == "sink_stats":
+        out.update(ents[0]["value"])
+    elif name == "sink_sports":
+        out["ports"] = {e["key"]: e["value"] for e in ents}
+    elif name == "sink_lens":
+        out["lens"] = {e["key"]: e["value"] for e in ents}
+print(json.dumps(out))
+PY
+}
+
+sget() {	# file, python expression over d
+	"$PY" -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null
+}
+
+# run_gen LABEL ARGS...: the generator in its namespace; OUT, ERR, RC, TOTAL
+# (its "total:" line), MS (how long it ran).
+run_gen() {
+	local label=$1 t0 t1
+	shift
+	OUT=$tmp/$label.out
+	ERR=$tmp/$label.err
+	t0=$(date +%s%N)
+	ip netns exec "$gen" timeout 20 "$GEN" --dev vg "$@" > "$OUT" 2> "$ERR"
+	RC=$?
+	t1=$(date +%s%N)
+	MS=$(((t1 - t0) / 1000000))
+	TOTAL=$(sed -n 's/^total: \([0-9]*\) packets.*/\1/p' "$OUT")
+}
+
+why_gen() {
+	echo "ucpumap-gen exited $RC: $(tail -2 "$ERR" | tr '\n' ' ')"
+}
+
+# Received within the sent count: never more, at most 1% fewer.
+within() {	# received sent
+	[ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && [ "$1" -le "$2" ] && [ $(($1 * 100)) -ge $(($2 * 99)) ]
+}
+
+V4="--src-ip $G4 --dst-ip $D4 --dst-mac $vdmac --dst-port $DPORT"
+V6="--src-ip $G6 --dst-ip $D6 --dst-mac $vdmac --dst-port $DPORT"
+
+if ! sink_load; then
+	echo "SKIP: $name: cannot attach an XDP program to vd: $(head -2 "$tmp/attach.err" | tr '\n' ' ')"
+	exit 0
+fi
+
+# ---- 1. everything arrives, IPv4, as fast as it goes -----------------------------
+run_gen arrives4 $V4 --count 200000
+sink_read "$tmp/s1"
+got=$(sget "$tmp/s1" 'd["v4"]')
+if [ "$RC" = 0 ] && [ "$TOTAL" = 200000 ] && within "$got" "$TOTAL"; then
+	ok arrives-ipv4
+	echo "# $(grep '^total' "$OUT") (no rate limit); the receiver counted $got"
+else
+	bad arrives-ipv4 "sent ${TOTAL:-?} of 200000, the receiver counted ${got:-?}; $(why_gen)"
+fi
+lens=$(sget "$tmp/s1" 'sorted(d["lens"].items())')
+if [ "$lens" = "[('64', $got)]" ]; then
+	ok size-default-64
+else
+	bad size-default-64 "frame lengths seen (length, count): $lens; want only 64"
+fi
+
+# ---- 2. flows ------------------------------------------------------------------------
+sink_load
+run_gen flows $V4 --count 8000 --flows 8 --src-port 5000 --rate 200000
+sink_read "$tmp/s2"
+ports=$(sget "$tmp/s2" 'sorted((int(k), v) for k, v in d["ports"].items())')
+want=$("$PY" -c 'print(sorted((5000 + i, 1000) for i in range(8)))')
+if [ "$RC" = 0 ] && [ "$TOTAL" = 8000 ] && [ "$ports" = "$want" ]; then
+	ok flows
+else
+	bad flows "(port, count) seen: ${ports:-none}; want $want; $(why_gen)"
+fi
+
+# ---- 3. sequence numbers, IPv4 --------------------------------------------------------
+sink_load
+run_gen seq4 $V4 --count 5000 --seq --flows 3
+sink_read "$tmp/s3"
+r=$(sget "$tmp/s3" '"%d %d %d %d" % (d["pkts"], d["seq_in_order"], d["seq_gaps"], d["seq_next"])')
+if [ "$RC" = 0 ] && [ "$TOTAL" = 5000 ] && [ "$r" = "5000 5000 0 5000" ]; then
+	ok seq-ipv4
+else
+	bad seq-ipv4 "received, in order, out of order, next expected: ${r:-?} (want 5000 5000 0 5000); $(why_gen)"
+fi
+
+# ---- 4. IPv6: arrives, sized, flows, sequence ------------------------------------------
+sink_load
+run_gen ipv6 $V6 --count 3000 --seq --flows 4 --size 200 --rate 300000
+sink_read "$tmp/s4"
+r=$(sget "$tmp/s4" '"%d %d %d %d %d" % (d["v6"], d["seq_in_order"], d["seq_gaps"], len(d["ports"]), d["v4"])')
+lens=$(sget "$tmp/s4" 'sorted(d["lens"].items())')
+if [ "$RC" = 0 ] && [ "$TOTAL" = 3000 ] && [ "$r" = "3000 3000 0 4 0" ] && grep -q 'IPv6 UDP' "$OUT"; then
+	ok arrives-ipv6
+else
+	bad arrives-ipv6 "IPv6 received, in order, out of order, ports, IPv4 received: ${r:-?} (want 3000 3000 0 4 0); $(why_gen)"
+fi
+if [ "$lens" = "[('200', 3000)]" ]; then ok size-ipv6-200; else bad size-ipv6-200 "lengths seen: $lens"; fi
+
+# -6 alone: the default (benchmarking) addresses, IPv6; with --seq the
+# default size grows to the smallest that holds it.
+sink_load
+run_gen ipv6-flag -6 --seq --dst-mac "$vdmac" --dst-port $DPORT --count 100
+sink_read "$tmp/s4b"
+got=$(sget "$tmp/s4b" 'd["v6"]')
+lens=$(sget "$tmp/s4b" 'sorted(d["lens"].items())')
+if [ "$RC" = 0 ] && [ "$got" = 100 ] && grep -q '2001:2::1:1024 -> 2001:2::2:' "$OUT" &&
+   [ "$lens" = "[('70', 100)]" ]; then
+	ok ipv6-flag
+else
+	bad ipv6-flag "-6 --seq without addresses or size: IPv6 received ${got:-?} of 100, lengths $lens (want 70 only), start line: $(head -1 "$OUT"); $(why_gen)"
+fi
+
+# ---- 5. sizes ---------------------------------------------------------------------------
+sink_load
+run_gen size $V4 --count 1000 --size 1514 --seq
+sink_read "$tmp/s5"
+lens=$(sget "$tmp/s5" 'sorted(d["lens"].items())')
+if [ "$RC" = 0 ] && [ "$lens" = "[('1514', 1000)]" ]; then
+	ok size-ipv4-1514
+else
+	bad size-ipv4-1514 "lengths seen: ${lens:-none}; $(why_gen)"
+fi
+run_gen size-mtu $V4 --count 10 --size 1515
+if [ "$RC" = 1 ] && grep -q "MTU 1500 carries frames of at most 1514 bytes" "$ERR"; then
+	ok size-over-mtu
+	echo "#   exit 1: $(head -1 "$ERR")"
+else
+	bad size-over-mtu "--size 1515 on MTU 1500: exit $RC (want 1), said: $(head -2 "$ERR" | tr '\n' ' ')"
+fi
+
+# ---- 6. checksums: the receiver's stack checks them --------------------------------------
+snmp() {	# the receiver's UDP counters NoPorts and InCsumErrors (4 or 6)
+	if [ "$1" = 4 ]; then
+		ip netns exec "$dut" awk '/^Udp:/ { if (!h) { for (i = 1; i <= NF; i++) k[$i] = i; h = 1 }
+			else print $k["NoPorts"], $k["InCsumErrors"], $k["InErrors"] }' /proc/net/snmp
+	else
+		ip netns exec "$dut" awk '$1 == "Udp6NoPorts" { n = $2 } $1 == "Udp6InCsumErrors" { c = $2 }
+			$1 == "Udp6InErrors" { e = $2 } END { print n, c, e }' /proc/net/snmp6
+	fi
+}
+sink_load pass
+for fam in 4 6; do
+	read -r n0 c0 e0 <<< "$(snmp $fam)"
+	if [ $fam = 4 ]; then args=$V4; else args=$V6; fi
+	# Odd sizes and both varying fields: the incremental update must
+	# hold whatever the template's sum.
+	run_gen csum$fam $args --count 3000 --flows 7 --seq --size 301 --rate 50000
+	sleep 0.2
+	read -r n1 c1 e1 <<< "$(snmp $fam)"
+	if [ "$RC" = 0 ] && [ "$TOTAL" = 3000 ] && [ $((n1 - n0)) = 3000 ] && [ $((c1 - c0)) = 0 ] &&
+	   [ $((e1 - e0)) = 0 ]; then
+		ok checksum-ipv$fam
+	else
+		bad checksum-ipv$fam "sent ${TOTAL:-?}; the stack took $((n1 - n0)) (NoPorts), checksum errors $((c1 - c0)), errors $((e1 - e0)); $(why_gen)"
+	fi
+done
+
+# ---- 7. rate limit and duration ------------------------------------------------------------
+sink_load
+run_gen rate $V4 --rate 20000 --duration 2
+sink_read "$tmp/s7"
+got=$(sget "$tmp/s7" 'd["pkts"]')
+ticks=$(grep -c ' pps (' "$OUT")
+echo "# --rate 20000 --duration 2: sent ${TOTAL:-?} in $MS ms, received ${got:-?}; per second: $(grep ' pps (' "$OUT" | sed 's/ (.*//' | tr -s ' ' | tr '\n' ';')"
+if [ "$RC" = 0 ] && [ -n "$TOTAL" ] && [ "$TOTAL" -ge 20000 ] && [ "$TOTAL" -le 80000 ] &&
+   within "$got" "$TOTAL" && [ "$ticks" -ge 2 ]; then
+	ok rate
+else
+	bad rate "sent ${TOTAL:-?} (want 20000-80000: 20000 pps for 2 s within 2x), received ${got:-?}, $ticks per-second lines; $(why_gen)"
+fi
+if [ "$MS" -ge 1800 ] && [ "$MS" -le 5000 ]; then
+	ok duration
+else
+	bad duration "--duration 2 ran $MS ms"
+fi
+
+# ---- 8. the neighbour table ------------------------------------------------------------------
+sink_load
+ip -n "$gen" neigh flush dev vg 2>/dev/null
+run_gen neigh --dst-ip $D4 --dst-port $DPORT --count 1000
+sink_read "$tmp/s8"
+got=$(sget "$tmp/s8" 'd["pkts"]')
+if [ "$RC" = 0 ] && grep -q "^ucpumap-gen: vg -> $vdmac: IPv4 UDP $G4:1024 -> $D4:$DPORT" "$OUT" &&
+   [ "$got" = 1000 ]; then
+	ok neighbour-resolved
+	echo "#   $(head -1 "$ERR")"
+else
+	bad neighbour-resolved "want $vdmac from $G4 (the route's source): $(head -1 "$OUT"); received ${got:-?} of 1000; $(why_gen)"
+fi
+ip -n "$gen" -6 neigh flush dev vg 2>/dev/null
+run_gen neigh6 --dst-ip $D6 --dst-port $DPORT --count 10
+if [ "$RC" = 0 ] && grep -q "^ucpumap-gen: vg -> $vdmac: IPv6 UDP $G6:1024 -> $D6:" "$OUT"; then
+	ok neighbour-resolved-ipv6
+else
+	bad neighbour-resolved-ipv6 "$(head -1 "$OUT"); $(why_gen)"
+fi
+run_gen neigh-silent --dst-ip 10.204.0.99 --count 10
+if [ "$RC" = 1 ] && grep -q "10.204.0.99 did not answer on vg.*give --dst-mac" "$ERR" && [ "$MS" -lt 5000 ]; then
+	ok neighbour-silent
+	echo "#   exit 1 after $MS ms: $(head -1 "$ERR")"
+else
+	bad neighbour-silent "a destination that does not answer: exit $RC after $MS ms (want 1), said: $(head -2 "$ERR" | tr '\n' ' ')"
+fi
+
+# ---- 9. the AF_XDP engine ----------------------------------------------------------------
+sink_load
+run_gen xsk4 $V4 --engine xsk --count 20000 --flows 8 --seq --src-port 6000
+sink_read "$tmp/s9x"
+r=$(sget "$tmp/s9x" '"%d %d %d" % (d["v4"], d["seq_in_order"], d["seq_gaps"])')
+ports=$(sget "$tmp/s9x" 'sorted((int(k), v) for k, v in d["ports"].items())')
+want=$("$PY" -c 'print(sorted((6000 + i, 2500) for i in range(8)))')
+if [ "$RC" = 0 ] && [ "$TOTAL" = 20000 ] && [ "$r" = "20000 20000 0" ] && [ "$ports" = "$want" ] &&
+   grep -q 'xsk engine on queue 0' "$OUT"; then
+	ok xsk-ipv4
+	echo "# $(grep '^total' "$OUT") ($(grep -o 'xsk engine.*' "$OUT"))"
+else
+	bad xsk-ipv4 "sent ${TOTAL:-?} of 20000; received, in order, out of order: ${r:-?} (want 20000 20000 0); ports ${ports:-none}; $(why_gen)"
+fi
+sink_load pass
+read -r n0 c0 e0 <<< "$(snmp 6)"
+run_gen xsk-csum6 $V6 --engine xsk --count 2000 --flows 5 --seq --size 301 --rate 50000
+sleep 0.2
+read -r n1 c1 e1 <<< "$(snmp 6)"
+if [ "$RC" = 0 ] && [ "$TOTAL" = 2000 ] && [ $((n1 - n0)) = 2000 ] && [ $((c1 - c0)) = 0 ] && [ $((e1 - e0)) = 0 ]; then
+	ok xsk-checksum-ipv6
+else
+	bad xsk-checksum-ipv6 "sent ${TOTAL:-?}; the stack took $((n1 - n0)) (NoPorts), checksum errors $((c1 - c0)), errors $((e1 - e0)); $(why_gen)"
+fi
+
+# ---- 10. signals ------------------------------------------------------------------------------
+sink_load
+ip netns exec "$gen" timeout 20 "$GEN" --dev vg $V4 --rate 100000 > "$tmp/term.out" 2> "$tmp/term.err" &
+gpid=$!
+pids="$pids $gpid"
+sleep 1.2
+tap=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
+t0=$(date +%s%N)
+kill -TERM "$gpid" 2>/dev/null
+# timeout(1) passes SIGTERM on to the generator.
+wait "$gpid"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+sink_read "$tmp/s9"
+got=$(sget "$tmp/s9" 'd["pkts"]')
+total=$(sed -n 's/^total: \([0-9]*\) packets.*/\1/p' "$tmp/term.out")
+if [ "$rc" = 0 ] && [ -n "$total" ] && [ "$total" -gt 0 ] && [ "$ms" -lt 2000 ] && within "$got" "$total"; then
+	ok sigterm
+else
+	bad sigterm "exit $rc after $ms ms (want 0 within 2 s), total ${total:-none}, received ${got:-?}: $(tail -2 "$tmp/term.err" | tr '\n' ' ')"
+fi
+# The tap device that keeps the program in the kernel's XDP dispatcher
+# lives only as long as the generator, also when it is killed.
+ip netns exec "$gen" "$GEN" --dev vg $V4 --rate 1000 --duration 20 > /dev/null 2>&1 &
+gpid=$!
+pids="$pids $gpid"
+sleep 0.5
+during=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
+kill -9 "$gpid"
+wait "$gpid" 2>/dev/null
+sleep 0.2
+after=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
+if [ "$tap" = 1 ] && [ "$during" = 1 ] && [ "$after" = 0 ]; then
+	ok sigkill-leaves-nothing
+else
+	bad sigkill-leaves-nothing "ucmgen* devices while running: $tap and $during (want 1), after SIGKILL: $after (want 0)"
+fi
+
+# ---- 11. bad flags ---------------------------------------------------------------------------
+# bad_flag CASE STATUS REGEX [runner...] -- ARGS...
+bad_flag() {
+	local c=$1 want=$2 re=$3 rc
+	shift 3
+	local runner=()
+	while [ "$1" != -- ]; do runner+=("$1"); shift; done
+	shift
+	ip netns exec "$gen" timeout 10 "${runner[@]}" "$GEN" "$@" > "$tmp/bf.out" 2> "$tmp/bf.err"
+	rc=$?
+	if [ $rc = "$want" ] && grep -Eq -- "$re" "$tmp/bf.err" && ! grep -q '^total' "$tmp/bf.out"; then
+		ok bad-flag-$c
+		echo "#   exit $rc: $(head -1 "$tmp/bf.err")"
+	else
+		bad bad-flag-$c "ucpumap-gen $* exited $rc (want $want), said: $(head -3 "$tmp/bf.err" | tr '\n' ' ')(want /$re/)"
+	fi
+}
+M="--dst-mac $vdmac"
+bad_flag missing-dev 2 "--dev IFACE is required" -- $M
+bad_flag unknown-option 2 "unrecognized option|Try 'ucpumap-gen --help'" -- --dev vg $M --frobnicate
+bad_flag extra-argument 2 "unexpected argument 'extra'" -- --dev vg $M extra
+bad_flag size-too-small 2 "--size: '10' is not a whole number between 14 and 3408" -- --dev vg $M --size 10
+bad_flag size-too-big 2 "--size: '4000' is not a whole number between 14 and 3408" -- --dev vg $M --size 4000
+bad_flag size-below-ipv4-udp 2 "an IPv4 UDP frame needs at least 42 bytes" -- --dev vg $M --size 41
+bad_flag size-below-ipv6-udp 2 "an IPv6 UDP frame needs at least 62 bytes" -- --dev vg $M -6 --size 61
+bad_flag size-below-seq 2 "with --seq needs at least 50 bytes" -- --dev vg $M --seq --size 49
+bad_flag flows-zero 2 "--flows: '0' is not a whole number between 1 and 65535" -- --dev vg $M --flows 0
+bad_flag flows-past-65535 2 "runs past port 65535" -- --dev vg $M --src-port 65535 --flows 2
+bad_flag batch-zero 2 "--batch: '0' is not a whole number between 1 and 256" -- --dev vg $M --batch 0
+bad_flag batch-257 2 "--batch: '257' is not a whole number between 1 and 256" -- --dev vg $M --batch 257
+bad_flag rate-negative 2 "--rate: '-5' is not a whole number" -- --dev vg $M --rate -5
+bad_flag duration-zero 2 "--duration: '0' is not a positive number of seconds" -- --dev vg $M --duration 0
+bad_flag count-zero 2 "--count: '0' is not a whole number" -- --dev vg $M --count 0
+bad_flag bad-mac 2 "--dst-mac: '02:00:zz:00:00:01' is not a MAC address" -- --dev vg --dst-mac 02:00:zz:00:00:01
+bad_flag bad-ip 2 "--dst-ip: '10.1.2' is not an IPv4 or IPv6 address" -- --dev vg --dst-ip 10.1.2
+bad_flag mixed-families 2 "is IPv4 but --dst-ip fd00::1 is IPv6" -- --dev vg --src-ip 10.0.0.1 --dst-ip fd00::1 $M
+bad_flag ipv6-flag-with-ipv4 2 "-6 asks for IPv6 but 10.0.0.2 is an IPv4 address" -- --dev vg -6 --dst-ip 10.0.0.2 $M
+bad_flag no-destination 2 "give --dst-mac MAC, or --dst-ip B" -- --dev vg
+bad_flag queue-without-xsk 2 "--queue is for --engine xsk" -- --dev vg $M --queue 1
+bad_flag engine-unknown 2 "--engine: 'dpdk' is neither live nor xsk" -- --dev vg $M --engine dpdk
+bad_flag cpu-out-of-range 2 "--cpu: CPU 999 is not online" -- --dev vg $M --cpu 999
+bad_flag unknown-interface 1 "no interface named 'nosuchif0'" -- --dev nosuchif0 $M
+bad_flag not-ethernet 1 "lo: not an Ethernet device" -- --dev lo $M
+bad_flag xsk-missing-queue 1 "cannot bind an AF_XDP socket to vg queue 5.*no such queue" -- --dev vg $M --engine xsk --queue 5 --count 10
+if command -v setpriv > /dev/null; then
+	bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vg $M
+else
+	skip bad-flag-not-root "no setpriv to drop root with"
+fi
+run_gen cpu $V4 --cpu 0 --count 100
+if [ "$RC" = 0 ] && [ "$TOTAL" = 100 ] && grep -q 'on CPU 0$' "$OUT"; then
+	ok cpu-flag
+else
+	bad cpu-flag "--cpu 0: $(head -1 "$OUT"); $(why_gen)"
+fi
+
+# ---- the end: nothing left ---------------------------------------------------------------
+sleep 0.2
+l=
+ip -n "$gen" -o link show | grep -q ': ucmgen' && l="a ucmgen tap device in the generator's namespace;"
+ip -n "$gen" link show vg | grep -q ' xdp' && l="$l an XDP program on vg;"
+ip netns exec "$gen" true 2>/dev/null && [ -n "$(ip netns pids "$gen")" ] && l="$l processes in the generator's namespace: $(ip netns pids "$gen" | tr '\n' ' ');"
+cleanup
+trap - EXIT
+left=$(ip netns list 2>/dev/null | grep -E "^($gen|$dut)( |$)")
+if [ -z "$l" ] && [ -z "$left" ]; then
+	ok nothing-left
+else
+	bad nothing-left "${l}${left:+ namespaces left: $left}"
+fi
+now=$(date +%s%N)
+printf '# total: %d.%02d s\n' $(((now - T0) / 1000000000)) $(((now - T0) / 10000000 % 100))
+exit 0
