@@ -28,7 +28,7 @@ if [ "$(id -u)" -ne 0 ]; then
 	echo "demo: needs root (namespaces, XDP, tun): run it with sudo" >&2
 	exit 1
 fi
-[ -x "$BUILD/ucpumapd" ] || make -s || exit 1
+{ [ -x "$BUILD/ucpumapd" ] && [ -x "$BUILD/ucpumap-gen" ]; } || make -s || exit 1
 
 gen=ucm-demo-gen-$$
 dut=ucm-demo-dut-$$
@@ -67,6 +67,7 @@ ip netns exec "$dut" python3 - "$tmp/drain" <<'PY' &
 import os, socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("10.77.0.2", 9000))
+open(sys.argv[1] + ".bound", "w").close()
 while not os.path.exists(sys.argv[1]):
     time.sleep(0.1)
 s.setblocking(False)
@@ -78,8 +79,9 @@ except BlockingIOError:
 open(sys.argv[1] + ".done", "w").close()
 PY
 spid=$!
+for _ in $(seq 50); do [ -e "$tmp/drain.bound" ] && break; sleep 0.1; done
 
-ip netns exec "$dut" "$BUILD/ucpumapd" --dev vd --tun ucm0 --duration $((secs + 3)) "$@" &
+ip netns exec "$dut" "$BUILD/ucpumapd" --dev vd --tun ucm0 --duration $((secs + 2)) "$@" &
 dpid=$!
 for _ in $(seq 50); do
 	ip -n "$dut" link show ucm0 > /dev/null 2>&1 && break
@@ -97,40 +99,25 @@ snap() {	# delivered (InDatagrams + RcvbufErrors), NoPorts, InCsumErrors, InErro
 }
 read -r b_del b_noport b_csum b_err <<< "$(snap)"
 
-# The generator: 16 flows, paced to --rate.
-ip netns exec "$gen" python3 - "$secs" "$rate" > "$tmp/sent" <<'PY' &
-import socket, sys, time
-secs, rate = float(sys.argv[1]), int(sys.argv[2])
-socks = []
-for f in range(16):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("10.77.0.1", 20000 + f))
-    socks.append(s)
-payload = b"u" * 18
-sent, t0 = 0, time.time()
-while True:
-    now = time.time() - t0
-    if now >= secs:
-        break
-    due = int(now * rate)
-    while sent < due:
-        try:
-            socks[sent % 16].sendto(payload, ("10.77.0.2", 9000))
-        except OSError:
-            pass
-        sent += 1
-print(sent)
-PY
+# The generator: ucpumap-gen's live-frame engine (an XDP program the
+# kernel runs in a loop, sending out of vg), 16 flows, paced to --rate.
+ip netns exec "$gen" "$BUILD/ucpumap-gen" --dev vg --dst-ip 10.77.0.2 --dst-port 9000 \
+	--flows 16 --rate "$rate" --duration "$secs" > "$tmp/gen" 2> "$tmp/gen.err" &
 gpid=$!
 wait "$gpid"
 gpid=
-sleep 0.5
-touch "$tmp/drain"
-for _ in $(seq 50); do [ -e "$tmp/drain.done" ] && break; sleep 0.1; done
-read -r a_del a_noport a_csum a_err <<< "$(snap)"
+# The daemon stops on its own (--duration) once everything is through;
+# then the sink reads what is queued, and the kernel's counters are final.
 wait "$dpid"
 rc=$?
 dpid=
-sent=$(cat "$tmp/sent")
+touch "$tmp/drain"
+for _ in $(seq 50); do [ -e "$tmp/drain.done" ] && break; sleep 0.1; done
+read -r a_del a_noport a_csum a_err <<< "$(snap)"
+sent=$(awk '/^total:/ { print $2 }' "$tmp/gen")
+if [ -z "$sent" ]; then
+	echo "demo: the generator failed: $(tail -3 "$tmp/gen.err")" >&2
+	sent=0
+fi
 echo
 echo "demo: sent $sent UDP datagrams, $((a_del - b_del)) reached the socket behind the tun (Udp InDatagrams + RcvbufErrors; NoPorts $((a_noport - b_noport)), InCsumErrors $((a_csum - b_csum)), InErrors $((a_err - b_err))); ucpumapd exited $rc"
