@@ -83,6 +83,7 @@ SONAME := libucpumap.so.$(VERSION_MAJOR)
 
 APPS := $(BUILD)/ucpumap-bench $(BUILD)/ucpumapd $(BUILD)/ucpumap-gen
 APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c \
+	apps/ucpumap-bench/datapath.c \
 	apps/common/util.c
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))

@@ -14,6 +14,8 @@ static void usage(FILE *f)
 "  engine    the engine alone (frame pool + cpumap, no NIC, no tun): one\n"
 "            producer feeds one worker; rows recycle, no-recycle,\n"
 "            direct-bulk, no-direct-bulk\n"
+"  datapath  the whole path on veth (root): kernel XDP_PASS and cpumap,\n"
+"            ucpumapd's modes, the tun ceiling (dpdk: listed as skipped)\n"
 "\n"
 "'ucpumap-bench COMMAND --help' shows the options of a command.\n");
 }
@@ -30,6 +32,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "engine"))
 		return bench_engine(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "datapath"))
+		return bench_datapath(argc - 1, argv + 1);
 	fprintf(stderr, "ucpumap-bench: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return 2;

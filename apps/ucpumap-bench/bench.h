@@ -4,5 +4,6 @@
 
 /* Subcommands: each parses its own options; returns the exit status. */
 int bench_engine(int argc, char **argv);
+int bench_datapath(int argc, char **argv);
 
 #endif
