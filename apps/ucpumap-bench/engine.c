@@ -31,6 +31,7 @@
 #include <arpa/inet.h>
 
 #include "ucpumap/cpumap.h"
+#include "ucpumap/csum.h"
 #include "ucpumap/ring.h"
 #include "util.h"
 #include "bench.h"
@@ -143,14 +144,8 @@ static void eng_template(uint8_t *p)
 	uint8_t ip[20] = { 0x45, 0, 0, ENG_PKT_LEN - 14, 0, 0, 0x40, 0, 64, 17,
 			   0, 0, 198, 18, 0, 1, 198, 18, 0, 2 };
 	uint8_t udp[8] = { 0x30, 0x39, 0x23, 0x28, 0, ENG_PKT_LEN - 34, 0, 0 };
-	uint32_t sum = 0;
-	int i;
+	uint16_t sum = ucm_csum_fold(ucm_csum_add(0, ip, sizeof(ip)));
 
-	for (i = 0; i < 20; i += 2)
-		sum += (ip[i] << 8) | ip[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	sum = ~sum & 0xffff;
 	ip[10] = sum >> 8;
 	ip[11] = sum & 0xff;
 	memset(p, 0, ENG_PKT_LEN);

@@ -53,6 +53,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "ucpumap/csum.h"
 #include "engine.h"
 #include "util.h"
 
@@ -672,25 +673,6 @@ static int resolve(struct cfg *c, int ifindex)
 
 /* ---- the template frame --------------------------------------------------------- */
 
-static uint32_t csum_add(uint32_t sum, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)b[i] << 8 | b[i + 1];
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 static void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = v >> 8;
@@ -718,7 +700,7 @@ static void build_template(const struct cfg *c, const uint8_t *smac, uint8_t *f)
 		f[l3 + 7] = 64;
 		memcpy(f + l3 + 8, &c->src.v6, 16);
 		memcpy(f + l3 + 24, &c->dst.v6, 16);
-		sum = csum_add(0, f + l3 + 8, 32);
+		sum = ucm_csum_add(0, f + l3 + 8, 32);
 	} else {
 		l4 = l3 + IP4_HLEN;
 		ulen = c->size - l4;
@@ -728,8 +710,8 @@ static void build_template(const struct cfg *c, const uint8_t *smac, uint8_t *f)
 		f[l3 + 9] = IPPROTO_UDP;
 		memcpy(f + l3 + 12, &c->src.v4, 4);
 		memcpy(f + l3 + 16, &c->dst.v4, 4);
-		put16(f + l3 + 10, csum_fold(csum_add(0, f + l3, IP4_HLEN)));
-		sum = csum_add(0, f + l3 + 12, 8);
+		put16(f + l3 + 10, ucm_csum_fold(ucm_csum_add(0, f + l3, IP4_HLEN)));
+		sum = ucm_csum_add(0, f + l3 + 12, 8);
 	}
 	u = f + l4;
 	put16(u, c->sport);
@@ -737,8 +719,8 @@ static void build_template(const struct cfg *c, const uint8_t *smac, uint8_t *f)
 	put16(u + 4, ulen);
 	/* Pseudo-header: addresses (above), protocol, UDP length. */
 	sum += IPPROTO_UDP + ulen;
-	sum = csum_add(sum, u, ulen);
-	put16(u + 6, csum_fold(sum) ?: 0xffff);
+	sum = ucm_csum_add(sum, u, ulen);
+	put16(u + 6, ucm_csum_fold(sum) ?: 0xffff);
 }
 
 /* ---- the live engine ------------------------------------------------------------ */

@@ -31,6 +31,7 @@
 #include <linux/capability.h>
 #include <linux/if_tun.h>
 
+#include "ucpumap/csum.h"
 #include "ucpumap/cpumap.h"
 #include "ucpumap/log.h"
 #include "ucpumap/tun.h"
@@ -177,25 +178,6 @@ enum kind {
 	K_ARP,		/* an ARP request for nobody */
 };
 
-static uint32_t csum_add(uint32_t sum, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 static void put16(uint8_t *p, uint16_t v)
 {
 	p[0] = v >> 8;
@@ -300,7 +282,7 @@ static uint32_t build_frame(uint8_t *p, const struct addrs *a, enum kind k,
 		memcpy(l3 + 24, a->dst6, 16);
 		udp = l3 + 40;
 		len = 40 + 8 + plen;
-		sum = csum_add(0, l3 + 8, 32);
+		sum = ucm_csum_add(0, l3 + 8, 32);
 		break;
 	default:
 		put16(p + off, 0x0800);
@@ -314,10 +296,10 @@ static uint32_t build_frame(uint8_t *p, const struct addrs *a, enum kind k,
 		l3[9] = 17;
 		memcpy(l3 + 12, a->src4, 4);
 		memcpy(l3 + 16, a->dst4, 4);
-		put16(l3 + 10, csum_fold(csum_add(0, l3, 20)));
+		put16(l3 + 10, ucm_csum_fold(ucm_csum_add(0, l3, 20)));
 		udp = l3 + 20;
 		len = 20 + 8 + plen;
-		sum = csum_add(0, l3 + 12, 8);
+		sum = ucm_csum_add(0, l3 + 12, 8);
 		break;
 	}
 	put16(udp, sport);
@@ -326,7 +308,7 @@ static uint32_t build_frame(uint8_t *p, const struct addrs *a, enum kind k,
 	put16(udp + 6, 0);
 	payload_fill(udp + 8, seq, plen);
 	sum += 17 + 8 + plen;
-	sum = csum_fold(csum_add(sum, udp, 8 + plen));
+	sum = ucm_csum_fold(ucm_csum_add(sum, udp, 8 + plen));
 	put16(udp + 6, sum ? sum : 0xffff);
 	len += l3 - p;
 	if (len < 60) {
