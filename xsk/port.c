@@ -466,8 +466,13 @@ int ucm_xsk_queue__refill(struct ucm_xsk_queue *q)
 			STAT_ADD(q->stats.fill_short, 1);
 		if (!n)
 			break;
-		/* nb_free said there is room: reserve cannot come up short. */
-		xsk_ring_prod__reserve(&q->fill, n, &idx);
+		/* nb_free said there is room, so reserve takes all n; if it
+		 * ever did not, the frames go straight back, never lost. */
+		if (xsk_ring_prod__reserve(&q->fill, n, &idx) != (uint32_t)n) {
+			for (i = 0; i < (uint32_t)n; i++)
+				ucm_pool__put(q->pool, addrs[i]);
+			break;
+		}
 		for (i = 0; i < (uint32_t)n; i++)
 			*xsk_ring_prod__fill_addr(&q->fill, idx + i) = addrs[i];
 		ucm_frame_move_bulk(q->x->umem, addrs, n, UCM_LOC_APP,

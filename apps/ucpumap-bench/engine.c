@@ -100,7 +100,6 @@ struct eng_result {
 	double steal;			/* share of the window the host took */
 	double rtt_ns[2];		/* cross-CPU round trip before, after */
 	struct ucm_pool_stats pool;	/* deltas over the window */
-	uint64_t sched, wakeups;
 };
 
 struct eng_run {
@@ -297,8 +296,6 @@ static int eng_run_once(const struct eng_cfg *cfg, const struct eng_row *row,
 	res->src_mpps = (s1.e.processed - s0.e.processed) / (s1.t - s0.t) / 1e6;
 	res->drop_mpps = (s1.e.drops - s0.e.drops) / (s1.t - s0.t) / 1e6;
 	res->steal = (s1.steal - s0.steal) / (2 * (s1.t - s0.t));
-	res->sched = s1.w.sched - s0.w.sched;
-	res->wakeups = s1.e.wakeups - s0.e.wakeups;
 	eng_pool_delta(&s0, &s1, &res->pool);
 
 out_map:
