@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * ucpumap-bench datapath: the whole path on veth, row against row.
+ * ucpumap-bench datapath: the whole path, row against row.
  *
- * One topology for all rows: a generator namespace (ucpumap-gen's live
- * engine on vg, CPU 0) joined by a veth pair to a DUT namespace (vd) that
- * holds a bound UDP socket the bench never reads while traffic runs. The
- * bench itself enters the DUT namespace (setns), so the sink socket, the
- * kernel rows' XDP programs, the tun of the tun-ceiling row and the
- * /proc/net/snmp counters are all its own. ucpumapd and ucpumap-gen run as
- * child processes under `ip netns exec`.
+ * On veth (the default), one topology for all rows: a generator namespace
+ * (ucpumap-gen's live engine on vg, CPU 0) joined by a veth pair to a DUT
+ * namespace (vd) that holds a bound UDP socket the bench never reads while
+ * traffic runs. The bench itself enters the DUT namespace (setns), so the
+ * sink socket, the kernel rows' XDP programs, the tun of the tun-ceiling row
+ * and the /proc/net/snmp counters are all its own. ucpumapd, ucpumap-gen and
+ * dpdk-testpmd run as child processes under `ip netns exec`.
  *
- * Delivered = delta of Udp InDatagrams + RcvbufErrors around a run, the
- * socket drained before and after (the kernel counts InDatagrams when a
+ * With --dev IFACE (a real NIC), there is no topology: an external generator
+ * sends to --sink-ip, an address of this host, and the bench runs its rows on
+ * IFACE in its own namespace, counting what the NIC received as offered.
+ *
+ * Delivered = delta of Udp and Udp6 InDatagrams + RcvbufErrors around a run,
+ * the socket drained before and after (the kernel counts InDatagrams when a
  * datagram is read).
  */
 #include <errno.h>
@@ -38,12 +42,21 @@
 #include <bpf/libbpf.h>
 #include <liburing.h>
 
+#include "ucpumap/csum.h"
 #include "ucpumap/xdp.h"
 #include "bench.h"
 #include "util.h"
 
 #define MAX_ROUNDS	100
-#define SINK_PORT	9000
+#define DPDK_TAP_MAC	"02:00:00:00:00:01"	/* testpmd's tap: its frames go to it */
+
+/* ucpumapd's pool counters, summed over its queues (stats-json names). */
+static const char *const pool_keys[] = {
+	"pool_alloc_fast", "pool_alloc_refill", "pool_alloc_slow",
+	"pool_recycle_cached", "pool_recycle_ring", "pool_recycle_ring_full",
+	"pool_recycle_released",
+};
+#define NPOOL ((int)(sizeof(pool_keys) / sizeof(pool_keys[0])))
 
 enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK };
 
@@ -54,8 +67,14 @@ struct row {
 	bool on;
 	const char *skipped;		/* why, when it did not run */
 	double dst[MAX_ROUNDS];		/* delivered, pps */
-	double sent[MAX_ROUNDS], src[MAX_ROUNDS], daemon[MAX_ROUNDS];
-	bool have_src, have_daemon;
+	double sent[MAX_ROUNDS], src[MAX_ROUNDS];
+	/* ucpumapd's delivered count and the kernel's over the same window: on
+	 * veth ucpumapd's whole life; with --dev, where the outside generator's
+	 * packets reach the stack directly before the program is attached and
+	 * after it is gone, between two SIGUSR1 samples around the timed run */
+	double daemon[MAX_ROUNDS], kernel_cmp[MAX_ROUNDS];
+	double pool[NPOOL];		/* summed over the rounds */
+	bool have_src, have_daemon, have_pool;
 };
 
 static struct row rows[] = {
@@ -70,13 +89,29 @@ static struct row rows[] = {
 };
 #define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
 
+static struct row *row_by(const char *name)
+{
+	for (int i = 0; i < NROWS; i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
 static struct {
 	int rounds;
 	double seconds;
 	unsigned long rate;
 	const char *json, *chart;
 	char bindir[512];
-} cfg = { .rounds = 5, .seconds = 5 };
+	const char *dev;		/* NULL: the veth topology */
+	char ifname[IF_NAMESIZE];	/* where the rows run: vd or --dev */
+	const char *sink_ip, *cpus, *queues, *rx_cpus;
+	unsigned long sink_port;
+	bool v6, zero_copy, busy_poll;
+	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
+	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
+} cfg = { .rounds = 5, .seconds = 5, .sink_port = 9000, .cpus = "1", .queues = "0",
+	    .nq = 1 };
 
 static char ns_gen[64], ns_dut[64], tmpdir[128];
 static volatile sig_atomic_t stopping;
@@ -118,25 +153,34 @@ static int sh(const char *fmt, ...)
 	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
-/* Start argv (NULL-terminated) in namespace @ns, output to @out. */
+/* Start argv (NULL-terminated) in namespace @ns (empty: this one), output
+ * to @out. */
 static pid_t spawn(const char *ns, const char *out, char *const *argv)
 {
-	char *full[40];
+	char *full[48];
 	int n = 0;
 	pid_t p;
 
-	full[n++] = "ip";
-	full[n++] = "netns";
-	full[n++] = "exec";
-	full[n++] = (char *)ns;
-	for (int i = 0; argv[i] && n < 39; i++)
+	if (ns[0]) {
+		full[n++] = "ip";
+		full[n++] = "netns";
+		full[n++] = "exec";
+		full[n++] = (char *)ns;
+	}
+	for (int i = 0; argv[i] && n < 47; i++)
 		full[n++] = argv[i];
 	full[n] = NULL;
 	p = fork();
 	if (p < 0)
 		return -1;
 	if (!p) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int fd = open("/dev/null", O_RDONLY);
+
+		if (fd >= 0) {
+			dup2(fd, 0);
+			close(fd);
+		}
+		fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		if (fd >= 0) {
 			dup2(fd, 1);
@@ -191,6 +235,8 @@ static void cleanup(void)
 		sh("ip netns del %s 2>/dev/null", ns_dut);
 	if (tmpdir[0])
 		sh("rm -rf %s", tmpdir);
+	if (row_by("dpdk")->on)	/* testpmd's runtime directory (--file-prefix) */
+		sh("rm -rf /var/run/dpdk/ucm-bench-%d", getpid());
 	ns_gen[0] = ns_dut[0] = tmpdir[0] = 0;
 }
 
@@ -206,14 +252,26 @@ static int set_sysctl(const char *path, const char *v)
 
 /* ---- the sink ------------------------------------------------------------ */
 
-static uint64_t udp_counter(const char *name)
+/* A counter of /proc/net/snmp's Udp table ("InDatagrams") or of
+ * /proc/net/snmp6 ("Udp6InDatagrams"); 0 when absent. */
+static uint64_t udp_counter(bool v6, const char *name)
 {
 	char hdr[1024], val[1024], *hs, *vs, *h, *v;
-	FILE *f = fopen("/proc/net/snmp", "r");
+	FILE *f = fopen(v6 ? "/proc/net/snmp6" : "/proc/net/snmp", "r");
 	uint64_t r = 0;
 
 	if (!f)
 		return 0;
+	if (v6) {
+		char key[64];
+		unsigned long long x;
+
+		while (fgets(hdr, sizeof(hdr), f))
+			if (sscanf(hdr, "%63s %llu", key, &x) == 2 && !strcmp(key, name))
+				r = x;
+		fclose(f);
+		return r;
+	}
 	while (fgets(hdr, sizeof(hdr), f)) {
 		if (strncmp(hdr, "Udp:", 4) || !fgets(val, sizeof(val), f))
 			continue;
@@ -237,7 +295,40 @@ static uint64_t delivered_now(void)
 
 	while (recv(sink_fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
 		;
-	return udp_counter("InDatagrams") + udp_counter("RcvbufErrors");
+	return udp_counter(false, "InDatagrams") + udp_counter(false, "RcvbufErrors") +
+	       udp_counter(true, "Udp6InDatagrams") + udp_counter(true, "Udp6RcvbufErrors");
+}
+
+/* Bind the sink: a UDP socket on --sink-ip, never read while traffic runs. */
+static int sink_open(void)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len;
+
+	if (inet_pton(AF_INET6, cfg.sink_ip, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(cfg.sink_port);
+		len = sizeof(*a6);
+	} else {
+		inet_pton(AF_INET, cfg.sink_ip, &a4->sin_addr);
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(cfg.sink_port);
+		len = sizeof(*a4);
+	}
+	sink_fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+	if (sink_fd < 0 || bind(sink_fd, (struct sockaddr *)&ss, len)) {
+		int e = errno;
+
+		fprintf(stderr, "datapath: cannot bind the sink to %s port %lu: %s%s\n",
+			cfg.sink_ip, cfg.sink_port, strerror(e),
+			e == EADDRNOTAVAIL ? " (--sink-ip must be an address of this host, the one "
+					     "the generator sends to)" :
+			e == EADDRINUSE ? " (choose another --sink-port)" : "");
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- topology ------------------------------------------------------------ */
@@ -247,7 +338,6 @@ static char vd_mac[32];
 static int topology(void)
 {
 	char path[128];
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(SINK_PORT) };
 	int fd;
 
 	snprintf(ns_gen, sizeof(ns_gen), "ucm-bench-gen-%d", getpid());
@@ -255,9 +345,11 @@ static int topology(void)
 	if (sh("ip netns add %s && ip netns add %s && "
 	       "ip -n %s link add vg type veth peer name vd netns %s && "
 	       "ip -n %s addr add 10.77.0.1/24 dev vg && ip -n %s addr add 10.77.0.2/24 dev vd && "
+	       "ip -n %s addr add fd77::1/64 dev vg nodad && ip -n %s addr add fd77::2/64 dev vd nodad && "
 	       "ip -n %s link set vg up && ip -n %s link set vd up && "
 	       "ip -n %s link set lo up && ip -n %s link set lo up",
-	       ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut)) {
+	       ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut,
+	       ns_gen, ns_dut)) {
 		fprintf(stderr, "datapath: cannot build the namespaces\n");
 		return -1;
 	}
@@ -287,27 +379,87 @@ static int topology(void)
 		fprintf(stderr, "datapath: no MAC address on vd\n");
 		return -1;
 	}
-	sink_fd = socket(AF_INET, SOCK_DGRAM, 0);
-	inet_pton(AF_INET, "10.77.0.2", &a.sin_addr);
-	if (sink_fd < 0 || bind(sink_fd, (struct sockaddr *)&a, sizeof(a))) {
-		fprintf(stderr, "datapath: cannot bind the sink: %s\n", strerror(errno));
+	return sink_open();
+}
+
+/* --dev: the rows run on a NIC of this host, fed by an external generator.
+ * Nothing of the host's is changed; what would spoil a row is refused with
+ * its fix. */
+static int dev_setup(void)
+{
+	char path[128], v[16] = "";
+	unsigned int ifindex = if_nametoindex(cfg.ifname);
+	uint32_t prog = 0;
+	FILE *f;
+
+	if (!ifindex) {
+		fprintf(stderr, "datapath: --dev %s: no such interface in this network namespace\n",
+			cfg.ifname);
 		return -1;
 	}
-	return 0;
+	if (!bpf_xdp_query_id(ifindex, 0, &prog) && prog) {
+		fprintf(stderr, "datapath: --dev %s already has an XDP program (id %u); the rows "
+			"attach their own: detach it first (ip link set dev %s xdp off)\n",
+			cfg.ifname, prog, cfg.ifname);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/all/rp_filter");
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(v, sizeof(v), f))
+			v[0] = 0;
+		fclose(f);
+	}
+	if (!cfg.v6 && atoi(v) == 1) {
+		fprintf(stderr, "datapath: net.ipv4.conf.all.rp_filter is 1 (strict): packets that "
+			"reach the stack through a tun would be dropped as martians; set it to 2 "
+			"(loose) or 0 for the benchmark: sysctl -w net.ipv4.conf.all.rp_filter=2\n");
+		return -1;
+	}
+	return sink_open();
+}
+
+/* What IFACE received, from /proc/net/dev (this namespace's): packets plus
+ * the driver's drops, the offered load in --dev mode. */
+static uint64_t nic_rx_now(void)
+{
+	char line[512];
+	uint64_t r = 0;
+	FILE *f = fopen("/proc/net/dev", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':'), *n = line;
+		unsigned long long bytes, pkts, errs, drop;
+
+		if (!c)
+			continue;
+		*c = 0;
+		while (*n == ' ')
+			n++;
+		if (strcmp(n, cfg.ifname))
+			continue;
+		if (sscanf(c + 1, "%llu %llu %llu %llu", &bytes, &pkts, &errs, &drop) == 4)
+			r = pkts + drop;
+	}
+	fclose(f);
+	return r;
 }
 
 /* ---- the generator ------------------------------------------------------- */
 
 static pid_t gen_start(const char *out)
 {
-	char dur[32], rate[32], gen[600];
-	char *argv[] = { gen, "--dev", "vg", "--dst-ip", "10.77.0.2", "--dst-mac", vd_mac,
-			 "--dst-port", "9000", "--flows", "16", "--cpu", "0",
+	char dur[32], rate[32], gen[600], port[16];
+	char *argv[] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg.sink_ip, "--dst-mac", vd_mac,
+			 "--dst-port", port, "--flows", "16", "--cpu", "0",
 			 "--duration", dur, "--rate", rate, NULL };
 
 	snprintf(gen, sizeof(gen), "%s/ucpumap-gen", cfg.bindir);
 	snprintf(dur, sizeof(dur), "%g", cfg.seconds);
 	snprintf(rate, sizeof(rate), "%lu", cfg.rate);
+	snprintf(port, sizeof(port), "%lu", cfg.sink_port);
 	return spawn(ns_gen, out, argv);
 }
 
@@ -328,30 +480,39 @@ static double gen_total(const char *out)
 
 /* ---- the rows ------------------------------------------------------------ */
 
-/* XDP_PASS: r0 = 2; exit. */
-static int kernel_pass_attach(int ifindex)
+/* r0 = @action (XDP_PASS, XDP_DROP); exit. Return the program's fd. */
+static int xdp_const_attach(int ifindex, int action)
 {
 	struct bpf_insn insns[] = {
-		{ .code = 0xb7, .dst_reg = 0, .imm = 2 },	/* BPF_ALU64|BPF_MOV|BPF_K */
+		{ .code = 0xb7, .dst_reg = 0, .imm = action },	/* BPF_ALU64|BPF_MOV|BPF_K */
 		{ .code = 0x95 },				/* BPF_JMP|BPF_EXIT */
 	};
 	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "ucm_bench_pass", "GPL", insns, 2, NULL);
 
 	if (fd < 0)
 		return fd;
-	if (bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE, NULL)) {
+	if (bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL)) {
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-/* Run the generator against whatever is on vd now; fills @sent. */
-static int run_gen(const char *tag, double *sent)
+/* Offer traffic to whatever is on the interface now, for cfg.seconds; fills
+ * @sent. On veth the generator runs now; with --dev it is already running
+ * outside, and what the NIC received stands for what was sent. */
+static int run_traffic(const char *tag, double *sent)
 {
 	char out[256];
 	pid_t g;
 
+	if (cfg.dev) {
+		uint64_t n0 = nic_rx_now();
+
+		sleep_sec(cfg.seconds);
+		*sent = nic_rx_now() - n0;
+		return stopping ? -1 : 0;
+	}
 	snprintf(out, sizeof(out), "%s/gen-%s", tmpdir, tag);
 	g = gen_start(out);
 	if (g < 0 || reap(g, cfg.seconds + 10) != 0) {
@@ -365,22 +526,23 @@ static int run_gen(const char *tag, double *sent)
 
 static int row_kernel(struct row *r, int round)
 {
-	int ifindex = if_nametoindex("vd"), pfd = -1, rc;
+	int ifindex = if_nametoindex(cfg.ifname), pfd = -1, rc;
 	struct ucm_xdp *x = NULL;
 	uint64_t d0, d1;
 
 	if (r->kind == K_KPASS) {
-		pfd = kernel_pass_attach(ifindex);
+		pfd = xdp_const_attach(ifindex, XDP_PASS);
 		if (pfd < 0) {
 			fprintf(stderr, "datapath: kernel-pass: cannot attach XDP_PASS\n");
 			return -1;
 		}
 	} else {
-		struct ucm_xdp_opts o = { .sz = sizeof(o), .nworkers = 1 };
-		int cpu = 1;
+		/* ucpumapd's default steering, so both spread flows alike */
+		struct ucm_xdp_opts o = { .sz = sizeof(o), .nworkers = cfg.nwcpu,
+					  .policy = UCM_STEER_L4_HASH };
 
 		x = ucm_xdp__load(&o);
-		if (!x || ucm_xdp__set_kernel_cpumap(x, &cpu, 1, 2048) ||
+		if (!x || ucm_xdp__set_kernel_cpumap(x, cfg.wcpu, cfg.nwcpu, 2048) ||
 		    ucm_xdp__attach(x, ifindex, UCM_XDP_ATTACH_CPUMAP)) {
 			fprintf(stderr, "datapath: kernel-cpumap: cannot attach\n");
 			if (x)
@@ -390,7 +552,7 @@ static int row_kernel(struct row *r, int round)
 	}
 	sleep_sec(0.2);
 	d0 = delivered_now();
-	rc = run_gen(r->name, &r->sent[round]);
+	rc = run_traffic(r->name, &r->sent[round]);
 	sleep_sec(0.3);
 	d1 = delivered_now();
 	if (pfd >= 0) {
@@ -421,13 +583,66 @@ static int json_u64_field(const char *line, const char *key, double *v)
 	return 0;
 }
 
+/* The sum of every "@key": number in @line (one per queue). */
+static int json_sum_field(const char *line, const char *key, double *sum)
+{
+	char k[64];
+	const char *p = line;
+	int n = 0;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	*sum = 0;
+	while ((p = strstr(p, k))) {
+		p += strlen(k);
+		*sum += strtod(p, NULL);
+		n++;
+	}
+	return n ? 0 : -1;
+}
+
+/* ucpumapd's tun_packets now: SIGUSR1 makes it append a line to its
+ * --stats-json file. -1 when no line came within a second. @kern: the
+ * kernel's delivered count at about the same moment, the middle of two reads
+ * that bracket the signal (the daemon counts a packet after the kernel has). */
+static double daemon_sample(pid_t d, const char *js, double *kern)
+{
+	char line[16384];
+	double v = -1;
+	int n0 = 0, n;
+	uint64_t k0;
+	FILE *f;
+
+	f = fopen(js, "r");
+	while (f && fgets(line, sizeof(line), f))
+		n0++;
+	if (f)
+		fclose(f);
+	k0 = delivered_now();
+	kill(d, SIGUSR1);
+	for (int i = 0; i < 2000; i++) {	/* short steps: a narrow bracket */
+		sleep_sec(0.0005);
+		f = fopen(js, "r");
+		n = 0;
+		while (f && fgets(line, sizeof(line), f))
+			if (++n > n0 && strchr(line, '\n'))
+				json_u64_field(line, "tun_packets", &v);
+		if (f)
+			fclose(f);
+		if (v >= 0) {
+			*kern = (k0 + delivered_now()) / 2.0;
+			return v;
+		}
+	}
+	return -1;
+}
+
 static int row_daemon(struct row *r, int round)
 {
-	char out[256], js[256], bin[600], line[8192], last[8192] = "";
-	char *argv[16];
+	char out[256], js[256], bin[600], line[16384], last[16384] = "", cmd[64];
+	char *argv[32];
 	int n = 0, rc;
-	uint64_t d0, d1;
-	double sent = 0, v;
+	uint64_t l0, d0, d1;
+	double sent = 0, v, a_tun = -1, b_tun = -1, a_kern = 0, b_kern = 0;
 	pid_t d;
 	FILE *f;
 
@@ -436,14 +651,24 @@ static int row_daemon(struct row *r, int round)
 	snprintf(bin, sizeof(bin), "%s/ucpumapd", cfg.bindir);
 	unlink(js);
 	argv[n++] = bin;
-	argv[n++] = "--dev"; argv[n++] = "vd";
+	argv[n++] = "--dev"; argv[n++] = cfg.ifname;
 	argv[n++] = "--tun"; argv[n++] = "ucmb0";
-	argv[n++] = "--cpus"; argv[n++] = "1";
+	argv[n++] = "--cpus"; argv[n++] = (char *)cfg.cpus;
+	argv[n++] = "--queues"; argv[n++] = (char *)cfg.queues;
 	argv[n++] = "--interval"; argv[n++] = "0";
 	argv[n++] = "--stats-json"; argv[n++] = js;
+	if (cfg.rx_cpus) {
+		argv[n++] = "--rx-cpus";
+		argv[n++] = (char *)cfg.rx_cpus;
+	}
+	if (cfg.zero_copy)
+		argv[n++] = "--zero-copy";
+	if (cfg.busy_poll)
+		argv[n++] = "--busy-poll";
 	if (r->flag)
 		argv[n++] = (char *)r->flag;
 	argv[n] = NULL;
+	l0 = delivered_now();
 	d = spawn(ns_dut, out, argv);
 	if (d < 0)
 		return -1;
@@ -457,13 +682,20 @@ static int row_daemon(struct row *r, int round)
 		sleep_sec(0.05);
 	}
 	set_sysctl("/proc/sys/net/ipv4/conf/ucmb0/rp_filter", "0");
-	/* The tun comes before the program: wait for XDP on vd too. */
-	for (int i = 0; i < 100 && sh("ip link show vd | grep -q xdp"); i++)
+	/* The tun comes before the program: wait for XDP on the interface too. */
+	snprintf(cmd, sizeof(cmd), "ip link show %s | grep -q xdp", cfg.ifname);
+	for (int i = 0; i < 100 && sh("%s", cmd); i++)
 		sleep_sec(0.05);
 	sleep_sec(0.3);
 	d0 = delivered_now();
-	rc = run_gen(r->name, &sent);
-	sleep_sec(0.2);
+	if (cfg.dev)
+		a_tun = daemon_sample(d, js, &a_kern);
+	rc = run_traffic(r->name, &sent);
+	if (cfg.dev) {
+		b_tun = daemon_sample(d, js, &b_kern);
+	} else {
+		sleep_sec(0.2);
+	}
 	kill(d, SIGTERM);
 	if (reap(d, 10) != 0) {
 		fprintf(stderr, "datapath: %s: ucpumapd did not stop cleanly:\n", r->name);
@@ -473,13 +705,19 @@ static int row_daemon(struct row *r, int round)
 	d1 = delivered_now();
 	r->sent[round] = sent;
 	r->dst[round] = (d1 - d0) / cfg.seconds;
+	if (!cfg.dev)
+		r->kernel_cmp[round] = d1 - l0;
 	f = fopen(js, "r");
 	if (f) {
 		while (fgets(line, sizeof(line), f))
 			strcpy(last, line);
 		fclose(f);
 	}
-	if (!json_u64_field(last, "tun_packets", &v)) {
+	if (cfg.dev && a_tun >= 0 && b_tun >= 0) {
+		r->daemon[round] = b_tun - a_tun;
+		r->kernel_cmp[round] = b_kern - a_kern;
+		r->have_daemon = true;
+	} else if (!cfg.dev && !json_u64_field(last, "tun_packets", &v)) {
 		r->daemon[round] = v;
 		r->have_daemon = true;
 	}
@@ -487,72 +725,103 @@ static int row_daemon(struct row *r, int round)
 		r->src[round] = v / cfg.seconds;
 		r->have_src = true;
 	}
-	/* The daemon's count covers its whole life; the kernel's the run. The
-	 * generator sends only during the run, so they cover the same packets. */
+	for (int i = 0; i < NPOOL; i++) {
+		double sum;
 
+		if (json_sum_field(last, pool_keys[i], &sum))
+			continue;
+		r->pool[i] += sum;
+		r->have_pool = true;
+	}
 	return rc;
 }
 
-/* One thread writes prebuilt IPv4/UDP datagrams into a tun queue in
- * io_uring batches of 64: the sink's own limit. */
-static uint16_t csum(const void *p, int len)
+/* The tun-ceiling row's datagrams: 64-byte frames less the Ethernet header,
+ * from 198.18.0.1 / 2001:2::1 (RFC 2544's and RFC 5180's benchmarking
+ * ranges) to the sink, @n source ports. Return the length. */
+static int ceiling_packets(uint8_t (*pkt)[64], int n)
 {
-	const uint8_t *b = p;
-	uint32_t s = 0;
+	bool v6 = strchr(cfg.sink_ip, ':');
+	int len = 64 - 14, l3 = v6 ? 40 : 20, ulen = len - l3;
 
-	for (int i = 0; i + 1 < len; i += 2)
-		s += b[i] << 8 | b[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return ~s;
+	for (int i = 0; i < n; i++) {
+		uint8_t *p = pkt[i], *u = p + l3;
+		uint32_t sum;
+
+		memset(p, 0, 64);
+		if (v6) {
+			p[0] = 0x60;
+			p[4] = ulen >> 8; p[5] = ulen & 0xff;
+			p[6] = 17; p[7] = 64;
+			inet_pton(AF_INET6, "2001:2::1", p + 8);
+			inet_pton(AF_INET6, cfg.sink_ip, p + 24);
+		} else {
+			p[0] = 0x45;
+			p[2] = len >> 8; p[3] = len & 0xff;
+			p[8] = 64; p[9] = 17;
+			inet_pton(AF_INET, "198.18.0.1", p + 12);
+			inet_pton(AF_INET, cfg.sink_ip, p + 16);
+			sum = ucm_csum_fold(ucm_csum_add(0, p, 20));
+			p[10] = sum >> 8; p[11] = sum & 0xff;
+		}
+		u[0] = (1024 + i) >> 8; u[1] = (1024 + i) & 0xff;
+		u[2] = cfg.sink_port >> 8; u[3] = cfg.sink_port & 0xff;
+		u[4] = ulen >> 8; u[5] = ulen & 0xff;
+		if (v6) {	/* IPv6 requires the UDP checksum */
+			uint8_t ph[4] = { 0, 0, 0, 17 };
+
+			sum = ucm_csum_add(0, p + 8, 32);
+			sum = ucm_csum_add(sum, u + 4, 2);
+			sum = ucm_csum_add(sum, ph, 4);
+			sum = ucm_csum_fold(ucm_csum_add(sum, u, ulen));
+			if (!sum)
+				sum = 0xffff;
+			u[6] = sum >> 8; u[7] = sum & 0xff;
+		}	/* IPv4: UDP checksum 0, none, which IPv4 allows */
+	}
+	return len;
 }
 
+/* One thread on the first worker CPU writes prebuilt UDP datagrams into a
+ * tun queue in io_uring batches of 64: the sink's own limit. */
 static int row_tun(struct row *r, int round)
 {
-	enum { BATCH = 64, NPKT = 16, LEN = 50 };	/* 64-byte frames less the Ethernet header */
-	uint8_t pkt[NPKT][LEN];
+	enum { BATCH = 64, NPKT = 16 };
+	uint8_t pkt[NPKT][64];
 	struct ifreq ifr = { 0 };
 	struct io_uring ring;
 	uint64_t d0, d1, n = 0;
+	int fd, s, len, xfd = -1, rc = -1;
+	cpu_set_t old;
 	double end;
-	int fd, s;
 
+	len = ceiling_packets(pkt, NPKT);
+	if (cfg.dev) {
+		/* the outside generator keeps sending: keep it from the sink */
+		xfd = xdp_const_attach(if_nametoindex(cfg.ifname), XDP_DROP);
+		if (xfd < 0) {
+			fprintf(stderr, "datapath: tun-ceiling: cannot attach XDP_DROP to %s\n",
+				cfg.ifname);
+			return -1;
+		}
+	}
 	fd = open("/dev/net/tun", O_RDWR);
 	if (fd < 0)
-		return -1;
+		goto err_xdp;
 	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
 	strcpy(ifr.ifr_name, "ucmb1");
-	if (ioctl(fd, TUNSETIFF, &ifr)) {
-		close(fd);
-		return -1;
-	}
+	if (ioctl(fd, TUNSETIFF, &ifr))
+		goto err_fd;
 	s = socket(AF_INET, SOCK_DGRAM, 0);
 	ioctl(s, SIOCGIFFLAGS, &ifr);
 	ifr.ifr_flags |= IFF_UP;
 	ioctl(s, SIOCSIFFLAGS, &ifr);
 	close(s);
 	set_sysctl("/proc/sys/net/ipv4/conf/ucmb1/rp_filter", "0");
-	for (int i = 0; i < NPKT; i++) {
-		uint8_t *p = pkt[i];
-
-		memset(p, 0, LEN);
-		p[0] = 0x45;
-		p[2] = LEN >> 8; p[3] = LEN & 0xff;
-		p[8] = 64; p[9] = 17;
-		p[12] = 10; p[13] = 77; p[14] = 0; p[15] = 1;
-		p[16] = 10; p[17] = 77; p[18] = 0; p[19] = 2;
-		uint16_t c = csum(p, 20);
-		p[10] = c >> 8; p[11] = c & 0xff;
-		p[20] = (1024 + i) >> 8; p[21] = (1024 + i) & 0xff;
-		p[22] = SINK_PORT >> 8; p[23] = SINK_PORT & 0xff;
-		p[24] = (LEN - 20) >> 8; p[25] = (LEN - 20) & 0xff;
-		/* UDP checksum 0: none, which IPv4 allows */
-	}
-	if (io_uring_queue_init(BATCH * 2, &ring, 0)) {
-		close(fd);
-		return -1;
-	}
-	pin_self(1);
+	if (io_uring_queue_init(BATCH * 2, &ring, 0))
+		goto err_fd;
+	sched_getaffinity(0, sizeof(old), &old);
+	pin_self(cfg.wcpu[0]);
 	sleep_sec(0.1);
 	d0 = delivered_now();
 	end = now_sec() + cfg.seconds;
@@ -562,32 +831,110 @@ static int row_tun(struct row *r, int round)
 		for (int i = 0; i < BATCH; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
-			io_uring_prep_write(sqe, fd, pkt[i % NPKT], LEN, 0);
+			io_uring_prep_write(sqe, fd, pkt[i % NPKT], len, 0);
 		}
 		io_uring_submit_and_wait(&ring, BATCH);
 		for (int i = 0; i < BATCH; i++) {
 			if (io_uring_wait_cqe(&ring, &cqe))
 				break;
-			if (cqe->res == LEN)
+			if (cqe->res == len)
 				n++;
 			io_uring_cqe_seen(&ring, cqe);
 		}
 	}
 	io_uring_queue_exit(&ring);
-	close(fd);
-	{
-		cpu_set_t all;
-
-		CPU_ZERO(&all);
-		for (int c = 0; c < cpu_online_count(); c++)
-			CPU_SET(c, &all);
-		sched_setaffinity(0, sizeof(all), &all);
-	}
+	sched_setaffinity(0, sizeof(old), &old);
 	sleep_sec(0.1);
 	d1 = delivered_now();
 	r->sent[round] = n;
 	r->dst[round] = (d1 - d0) / cfg.seconds;
-	return 0;
+	rc = 0;
+err_fd:
+	close(fd);
+err_xdp:
+	if (xfd >= 0) {
+		bpf_xdp_detach(if_nametoindex(cfg.ifname), XDP_FLAGS_DRV_MODE, NULL);
+		close(xfd);
+	}
+	return rc;
+}
+
+/* dpdk-testpmd: net_af_xdp on the interface's queues, forwarding in mac mode
+ * to a net_tap whose kernel side has the MAC the frames are sent to. Its
+ * forwarding cores are the workers' CPUs, its main core CPU 0 (idle: stats
+ * only at exit). */
+static int row_dpdk(struct row *r, int round)
+{
+	char out[256], lcores[256], vdev0[128], nq[16], ncores[16], line[256], prefix[32];
+	/* No hugepages here: --no-huge and fewer mbufs than the default. --no-shconf
+	 * and our own --file-prefix keep it apart from any other DPDK process;
+	 * --stats-period keeps it running (and quiet) until SIGTERM. */
+	char *argv[] = { "dpdk-testpmd", "--no-shconf", "--file-prefix", prefix, "--no-huge",
+			 "-m", "1024", "--no-pci",
+			 "-l", lcores, "--main-lcore", "0", "--vdev", vdev0, "--vdev",
+			 "net_tap0,iface=ucmbt0,mac=" DPDK_TAP_MAC, "--log-level", "*:error", "--",
+			 "--total-num-mbufs=32768", "--forward-mode=mac",
+			 "--eth-peer=1," DPDK_TAP_MAC, "--nb-cores", ncores, "--rxq", nq, "--txq", nq,
+			 "--auto-start", "--stats-period", "3600", NULL };
+	double sent = 0, rx = -1;
+	uint64_t d0, d1;
+	int rc, l = 0, port = -1;
+	char cmd[64];
+	pid_t d;
+	FILE *f;
+
+	l += snprintf(lcores + l, sizeof(lcores) - l, "0");
+	for (int i = 0; i < cfg.nwcpu; i++)
+		l += snprintf(lcores + l, sizeof(lcores) - l, ",%d", cfg.wcpu[i]);
+	snprintf(vdev0, sizeof(vdev0), "net_af_xdp0,iface=%s,start_queue=%d,queue_count=%d",
+		 cfg.ifname, cfg.q0, cfg.nq);
+	snprintf(nq, sizeof(nq), "%d", cfg.nq);
+	snprintf(prefix, sizeof(prefix), "ucm-bench-%d", getpid());
+	snprintf(ncores, sizeof(ncores), "%d", cfg.nwcpu);
+	snprintf(out, sizeof(out), "%s/dpdk-%d", tmpdir, round);
+	d = spawn(ns_dut, out, argv);
+	if (d < 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "ip link show %s | grep -q xdp", cfg.ifname);
+	for (int i = 0; i < 200 && (!if_nametoindex("ucmbt0") || sh("%s", cmd)); i++) {
+		if (waitpid(d, NULL, WNOHANG) == d) {
+			kid_del(d);
+			fprintf(stderr, "datapath: dpdk: dpdk-testpmd did not start:\n");
+			sh("tail -5 %s >&2", out);
+			return -1;
+		}
+		sleep_sec(0.05);
+	}
+	sleep_sec(0.5);
+	d0 = delivered_now();
+	rc = run_traffic(r->name, &sent);
+	sleep_sec(0.2);
+	kill(d, SIGTERM);
+	if (reap(d, 10) != 0) {
+		fprintf(stderr, "datapath: dpdk: dpdk-testpmd did not stop cleanly:\n");
+		sh("tail -5 %s >&2", out);
+		rc = -1;
+	}
+	d1 = delivered_now();
+	r->sent[round] = sent;
+	r->dst[round] = (d1 - d0) / cfg.seconds;
+	/* "Forward statistics for port 0" then "RX-packets: N ..." */
+	f = fopen(out, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "Forward statistics for port "))
+			port = atoi(strstr(line, "port ") + 5);
+		else if (port == 0 && strstr(line, "RX-packets:")) {
+			rx = strtod(strstr(line, "RX-packets:") + 11, NULL);
+			port = -1;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (rx >= 0) {
+		r->src[round] = rx / cfg.seconds;
+		r->have_src = true;
+	}
+	return rc;
 }
 
 /* ---- output ---------------------------------------------------------------- */
@@ -602,14 +949,6 @@ static void print_stats_col(const double *v, int n, bool have)
 	}
 	run_stats(v, n, &st);
 	printf(" %6.3f (%5.3f-%5.3f)", st.median / 1e6, st.min / 1e6, st.max / 1e6);
-}
-
-static struct row *row_by(const char *name)
-{
-	for (int i = 0; i < NROWS; i++)
-		if (!strcmp(rows[i].name, name))
-			return &rows[i];
-	return NULL;
 }
 
 static void print_gain(const char *a, const char *b, const char *note, int nr)
@@ -627,6 +966,34 @@ static void print_gain(const char *a, const char *b, const char *note, int nr)
 	}
 	run_stats(g, nr, &st);
 	printf("  median %.3f (%+.0f%%)  %s\n", st.median, (st.median - 1) * 100, note);
+}
+
+/* Where ucpumapd's frames came from and went back to, per row, as shares
+ * of all allocations and returns over the rounds. */
+static void print_pool(int nr)
+{
+	bool any = false;
+
+	for (int i = 0; i < NROWS; i++)
+		any |= rows[i].on && rows[i].have_pool;
+	if (!any)
+		return;
+	printf("\nucpumapd's pools (all rounds; alloc: cache / refill from the recycle ring / "
+	       "backing stack; return: cache / ring / stack):\n");
+	printf("  %-18s %14s %24s %14s %24s %10s\n", "row", "allocs", "fast/refill/slow %",
+	       "returns", "cached/ring/released %", "ring full");
+	for (int i = 0; i < NROWS; i++) {
+		const double *p = rows[i].pool;
+		double a = p[0] + p[1] + p[2], f = p[3] + p[4] + p[6];
+
+		if (!rows[i].on || !rows[i].have_pool)
+			continue;
+		printf("  %-18s %14.0f %8.1f/%6.1f/%6.1f  %14.0f %8.1f/%6.1f/%6.1f  %10.0f\n",
+		       rows[i].name, a, a ? 100 * p[0] / a : 0, a ? 100 * p[1] / a : 0,
+		       a ? 100 * p[2] / a : 0, f, f ? 100 * p[3] / f : 0, f ? 100 * p[4] / f : 0,
+		       f ? 100 * p[6] / f : 0, p[5]);
+	}
+	(void)nr;
 }
 
 static void write_chart(int nr)
@@ -675,6 +1042,9 @@ static void write_json(int nr)
 	}
 	json_begin(&j, f);
 	json_str(&j, "bench", "datapath");
+	json_str(&j, "dev", cfg.dev ? cfg.dev : "veth");
+	json_str(&j, "sink_ip", cfg.sink_ip);
+	json_str(&j, "cpus", cfg.cpus);
 	json_num(&j, "seconds", cfg.seconds);
 	json_u64(&j, "rate", cfg.rate);
 	json_arr(&j, "rows");
@@ -700,11 +1070,28 @@ static void write_json(int nr)
 		for (int k = 0; k < nr; k++)
 			json_num(&j, NULL, r->sent[k]);
 		json_arr_end(&j);
+		if (r->have_src) {
+			json_arr(&j, "src_rx_pps");
+			for (int k = 0; k < nr; k++)
+				json_num(&j, NULL, r->src[k]);
+			json_arr_end(&j);
+		}
 		if (r->have_daemon) {
 			json_arr(&j, "daemon_tun_packets");
 			for (int k = 0; k < nr; k++)
 				json_num(&j, NULL, r->daemon[k]);
 			json_arr_end(&j);
+			json_str(&j, "count_window", cfg.dev ? "sigusr1-samples" : "daemon-life");
+			json_arr(&j, "kernel_delivered_same_window");
+			for (int k = 0; k < nr; k++)
+				json_num(&j, NULL, r->kernel_cmp[k]);
+			json_arr_end(&j);
+		}
+		if (r->have_pool) {
+			json_obj(&j, "pool");	/* summed over the rounds */
+			for (int k = 0; k < NPOOL; k++)
+				json_num(&j, pool_keys[k], r->pool[k]);
+			json_obj_end(&j);
 		}
 		run_stats(r->dst, nr, &st);
 		json_num(&j, "median", st.median);
@@ -717,6 +1104,29 @@ static void write_json(int nr)
 	fclose(f);
 }
 
+/* --queues as one range A or A-B (testpmd's start_queue/queue_count); a
+ * list that is not one range leaves cfg.nq 0. Bad syntax: -1. */
+static int queue_range(const char *s)
+{
+	unsigned long a, b;
+	char *end;
+
+	cfg.nq = 0;
+	if (strspn(s, "0123456789,-") != strlen(s) || !*s) {
+		fprintf(stderr, "datapath: --queues: give queue numbers, e.g. 0 or 0-3\n");
+		return -1;
+	}
+	a = strtoul(s, &end, 10);
+	b = a;
+	if (*end == '-')
+		b = strtoul(end + 1, &end, 10);
+	if (*end || b < a || b > 1023)
+		return 0;	/* a list: ucpumapd takes it, testpmd cannot */
+	cfg.q0 = a;
+	cfg.nq = b - a + 1;
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -724,16 +1134,33 @@ static void usage(FILE *f)
 "\n"
 "The whole datapath on a veth pair between two namespaces: ucpumap-gen on CPU 0\n"
 "sends 64-byte UDP (16 flows) to a bound, never-read socket in the DUT\n"
-"namespace; each row forwards it its own way; delivered = Udp InDatagrams +\n"
-"RcvbufErrors at the sink. Rows run interleaved, round after round. Needs root.\n"
+"namespace; each row forwards it its own way; delivered = Udp and Udp6\n"
+"InDatagrams + RcvbufErrors at the sink. Rows run interleaved, round after\n"
+"round. Needs root.\n"
 "\n"
 "  --rounds N      rounds (default 5)\n"
 "  --seconds S     seconds per row and round (default 5)\n"
 "  --rows LIST     comma-separated rows (default all): kernel-pass, kernel-cpumap,\n"
 "                  pass, cpumap-no-recycle, cpumap, cpumap-no-batch, tun-ceiling, dpdk\n"
 "  --rate PPS      the generator's rate (default 0: as fast as it goes)\n"
+"  -6, --ipv6      IPv6 traffic (fd77::1 -> fd77::2) instead of IPv4\n"
+"  --cpus LIST     the workers' CPUs (ucpumapd, kernel cpumap, testpmd's\n"
+"                  forwarding cores; the tun ceiling writes from the first)\n"
+"                  (default 1)\n"
 "  --json FILE     every run of every row as JSON\n"
-"  --chart FILE    a PNG chart of the rows (gnuplot)\n");
+"  --chart FILE    a PNG chart of the rows (gnuplot)\n"
+"\n"
+"On a real NIC, fed by an external generator (see docs/BENCHMARKS.md):\n"
+"  --dev IFACE     run the rows on IFACE, in this namespace; no veth, no\n"
+"                  ucpumap-gen; the NIC's received packets stand for sent\n"
+"  --sink-ip ADDR  the address the generator sends to, one of this host's\n"
+"                  (required with --dev)\n"
+"  --sink-port P   the UDP port it sends to (default 9000)\n"
+"  --queues LIST   the RX queues the rows use (default 0; testpmd needs one\n"
+"                  range, like 0-3)\n"
+"  --rx-cpus LIST  ucpumapd's --rx-cpus\n"
+"  --zero-copy     ucpumapd's --zero-copy\n"
+"  --busy-poll     ucpumapd's --busy-poll\n");
 }
 
 int bench_datapath(int argc, char **argv)
@@ -745,6 +1172,15 @@ int bench_datapath(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'p' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "chart", required_argument, NULL, 'c' },
+		{ "ipv6", no_argument, NULL, '6' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "dev", required_argument, NULL, 'd' },
+		{ "sink-ip", required_argument, NULL, 'I' },
+		{ "sink-port", required_argument, NULL, 'P' },
+		{ "queues", required_argument, NULL, 'q' },
+		{ "rx-cpus", required_argument, NULL, 'x' },
+		{ "zero-copy", no_argument, NULL, 'z' },
+		{ "busy-poll", no_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -754,7 +1190,7 @@ int bench_datapath(int argc, char **argv)
 	char self[512];
 	ssize_t sl;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "6h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			if (parse_uint(optarg, 1, MAX_ROUNDS, "--rounds", &v))
@@ -776,6 +1212,53 @@ int bench_datapath(int argc, char **argv)
 			break;
 		case 'j': cfg.json = optarg; break;
 		case 'c': cfg.chart = optarg; break;
+		case '6': cfg.v6 = true; break;
+		case 'C':
+			cfg.nwcpu = parse_cpu_list(optarg, cfg.wcpu, APP_MAX_CPUS, "--cpus");
+			if (cfg.nwcpu < 0)
+				return 2;
+			cfg.cpus = optarg;
+			break;
+		case 'd':
+			if (strlen(optarg) >= IF_NAMESIZE) {
+				fprintf(stderr, "datapath: --dev: at most %d characters\n",
+					IF_NAMESIZE - 1);
+				return 2;
+			}
+			cfg.dev = optarg;
+			break;
+		case 'I': {
+			struct in6_addr a;
+
+			if (inet_pton(AF_INET, optarg, &a) != 1 &&
+			    inet_pton(AF_INET6, optarg, &a) != 1) {
+				fprintf(stderr, "datapath: --sink-ip: '%s' is not an IPv4 or IPv6 "
+					"address\n", optarg);
+				return 2;
+			}
+			cfg.sink_ip = optarg;
+			break;
+		}
+		case 'P':
+			if (parse_uint(optarg, 1, 65535, "--sink-port", &v))
+				return 2;
+			cfg.sink_port = v;
+			break;
+		case 'q':
+			if (queue_range(optarg))
+				return 2;
+			cfg.queues = optarg;
+			break;
+		case 'x': {
+			int tmp[APP_MAX_CPUS];
+
+			if (parse_cpu_list(optarg, tmp, APP_MAX_CPUS, "--rx-cpus") < 0)
+				return 2;
+			cfg.rx_cpus = optarg;
+			break;
+		}
+		case 'z': cfg.zero_copy = true; break;
+		case 'b': cfg.busy_poll = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -783,6 +1266,41 @@ int bench_datapath(int argc, char **argv)
 	if (optind < argc) {
 		usage(stderr);
 		return 2;
+	}
+	if (!cfg.nwcpu) {
+		cfg.wcpu[0] = 1;
+		cfg.nwcpu = 1;
+	}
+	if (cfg.dev) {
+		if (!cfg.sink_ip) {
+			fprintf(stderr, "datapath: --dev needs --sink-ip, the address of this host "
+				"that the external generator sends to\n");
+			return 2;
+		}
+		if (cfg.rate || cfg.v6) {
+			fprintf(stderr, "datapath: --rate and --ipv6 are the generator's: with --dev "
+				"it runs outside, set them there (the sink's family follows "
+				"--sink-ip)\n");
+			return 2;
+		}
+		snprintf(cfg.ifname, sizeof(cfg.ifname), "%s", cfg.dev);
+		cfg.v6 = strchr(cfg.sink_ip, ':');
+	} else {
+		if (cfg.sink_ip || cfg.sink_port != 9000 || cfg.rx_cpus || cfg.zero_copy ||
+		    cfg.busy_poll || strcmp(cfg.queues, "0")) {
+			fprintf(stderr, "datapath: --sink-ip, --sink-port, --queues, --rx-cpus, "
+				"--zero-copy and --busy-poll go with --dev; on veth the sink is "
+				"10.77.0.2 (fd77::2 with --ipv6) port 9000, queue 0\n");
+			return 2;
+		}
+		for (int i = 0; i < cfg.nwcpu; i++)
+			if (cfg.wcpu[i] == 0) {
+				fprintf(stderr, "datapath: --cpus: CPU 0 carries the generator and the "
+					"veth's receive work; give the workers other CPUs\n");
+				return 2;
+			}
+		snprintf(cfg.ifname, sizeof(cfg.ifname), "vd");
+		cfg.sink_ip = cfg.v6 ? "fd77::2" : "10.77.0.2";
 	}
 	for (int i = 0; i < NROWS; i++)
 		rows[i].on = !rowlist;
@@ -817,10 +1335,21 @@ int bench_datapath(int argc, char **argv)
 		*strrchr(self, '/') = 0;
 	snprintf(cfg.bindir, sizeof(cfg.bindir), "%s", self);
 	if (row_by("dpdk")->on && sh("command -v dpdk-testpmd >/dev/null 2>&1"))
-		row_by("dpdk")->skipped =
-			"dpdk-testpmd not installed (Debian packages dpdk and librte-net-af-xdp23)";
+		row_by("dpdk")->skipped = "dpdk-testpmd is not installed (Debian's dpdk-dev; "
+					  "scripts/install-deps.sh installs it)";
+	else if (row_by("dpdk")->on &&
+		 sh("ls /usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so* "
+		    "/usr/lib/*/dpdk/pmds-*/librte_net_tap.so* >/dev/null 2>&1"))
+		row_by("dpdk")->skipped = "DPDK's af_xdp or tap driver is not installed (Debian's "
+					  "librte-net-af-xdp23 and librte-net-tap23)";
+	else if (row_by("dpdk")->on && !cfg.nq)
+		row_by("dpdk")->skipped = "testpmd's net_af_xdp takes one range of queues; give "
+					  "--queues as A or A-B";
 	else if (row_by("dpdk")->on)
-		row_by("dpdk")->skipped = "dpdk-testpmd found, but this bench does not drive it yet";
+		for (int i = 0; i < cfg.nwcpu; i++)
+			if (cfg.wcpu[i] == 0)
+				row_by("dpdk")->skipped = "testpmd's main core is CPU 0, which --cpus "
+							  "gives a worker";
 
 	{
 		struct sigaction sa = { .sa_handler = on_signal };
@@ -835,14 +1364,20 @@ int bench_datapath(int argc, char **argv)
 		return 1;
 	}
 	atexit(cleanup);
-	if (topology()) {
+	if (cfg.dev ? dev_setup() : topology()) {
 		cleanup();
 		return 1;
 	}
 	libbpf_set_print(NULL);
-	printf("datapath: veth vg (ns %s, ucpumap-gen live, CPU 0) -> vd (ns %s), 64-byte UDP, "
-	       "16 flows, rate %s, %d round(s) x %g s per row; workers on CPU 1\n",
-	       ns_gen, ns_dut, cfg.rate ? "fixed" : "as fast as it goes", cfg.rounds, cfg.seconds);
+	if (cfg.dev)
+		printf("datapath: %s queue(s) %s, external generator to %s port %lu, %d round(s) x "
+		       "%g s per row; workers on CPU(s) %s\n", cfg.dev, cfg.queues, cfg.sink_ip,
+		       cfg.sink_port, cfg.rounds, cfg.seconds, cfg.cpus);
+	else
+		printf("datapath: veth vg (ns %s, ucpumap-gen live, CPU 0) -> vd (ns %s), 64-byte "
+		       "%s UDP, 16 flows, rate %s, %d round(s) x %g s per row; workers on CPU(s) "
+		       "%s\n", ns_gen, ns_dut, cfg.v6 ? "IPv6" : "IPv4",
+		       cfg.rate ? "fixed" : "as fast as it goes", cfg.rounds, cfg.seconds, cfg.cpus);
 	if (cfg.rate)
 		printf("datapath: offered rate %lu pps\n", cfg.rate);
 	fflush(stdout);
@@ -859,7 +1394,7 @@ int bench_datapath(int argc, char **argv)
 			case K_KCPUMAP: rc = row_kernel(r, k); break;
 			case K_DAEMON: rc = row_daemon(r, k); break;
 			case K_TUN: rc = row_tun(r, k); break;
-			case K_DPDK: break;
+			case K_DPDK: rc = row_dpdk(r, k); break;
 			}
 			if (rc) {
 				failed++;
@@ -876,7 +1411,7 @@ int bench_datapath(int argc, char **argv)
 	}
 
 	printf("\n%-18s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
-	       "row", "sent", "src rx", "drops", "dst rx", nr);
+	       "row", cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
 	for (int i = 0; i < NROWS; i++) {
 		struct row *r = &rows[i];
 		double sent[MAX_ROUNDS], drops[MAX_ROUNDS];
@@ -903,8 +1438,11 @@ int bench_datapath(int argc, char **argv)
 	print_gain("cpumap", "cpumap-no-batch", "(seed 002)", nr);
 	print_gain("cpumap", "kernel-cpumap", "(target >= 1.0)", nr);
 	print_gain("cpumap", "tun-ceiling", "(target >= 0.9)", nr);
+	print_gain("cpumap", "dpdk", "(target >= 3.0)", nr);
+	print_pool(nr);
 
-	printf("\nucpumapd's tun_packets against the kernel's count at the socket:\n");
+	printf("\nucpumapd's tun_packets against the kernel's count at the socket, both over %s:\n",
+	       cfg.dev ? "the timed run (SIGUSR1 samples)" : "ucpumapd's life");
 	for (int i = 0; i < NROWS; i++) {
 		struct row *r = &rows[i];
 
@@ -916,7 +1454,7 @@ int bench_datapath(int argc, char **argv)
 			continue;
 		}
 		for (int k = 0; k < nr; k++) {
-			double kern = r->dst[k] * cfg.seconds;
+			double kern = r->kernel_cmp[k];
 
 			printf(" ucpumapd %.0f, kernel %.0f: %+.0f (%+.3f%%);", r->daemon[k], kern,
 			       r->daemon[k] - kern, kern > 0 ? 100 * (r->daemon[k] - kern) / kern : 0);

@@ -2,12 +2,16 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # ucpumap-bench datapath in its tiny mode (one round of one second per row):
-# every row present with a positive median (dpdk: skipped or positive), and
+# every row present with a positive median (dpdk: positive when dpdk-testpmd
+# and its drivers are installed, otherwise skipped with the reason), and
 # ucpumapd's own delivered count (tun_packets) within 1% of the kernel's
-# (Udp InDatagrams + RcvbufErrors at the sink). Never asserts speed.
+# (Udp/Udp6 InDatagrams + RcvbufErrors at the sink) over ucpumapd's life.
+# Then IPv6, then --dev on a veth fed by a generator the bench does not
+# start (what a NIC run looks like), then bad settings. Never asserts speed.
 #
 # Root. One PASS/FAIL/SKIP line per case; the bench makes and removes its
-# own namespaces (it is stopped by its pid if it overruns).
+# own namespaces; this script's own (--dev) are removed on exit, and every
+# process it started is stopped by its pid.
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
@@ -22,64 +26,186 @@ if [ ! -x "$BUILD/ucpumap-bench" ] || [ ! -x "$BUILD/ucpumapd" ] || [ ! -x "$BUI
 fi
 command -v python3 > /dev/null || { echo "SKIP: $name: needs python3"; exit 0; }
 tmp=$(mktemp -d)
-bpid=
+nsg=ucm-tbd-g-$$
+nsd=ucm-tbd-d-$$
+pids=()
 cleanup() {
-	[ -n "$bpid" ] && kill "$bpid" 2>/dev/null && wait "$bpid" 2>/dev/null
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	ip netns del "$nsg" 2>/dev/null
+	ip netns del "$nsd" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
 
-"$BUILD/ucpumap-bench" datapath --rounds 1 --seconds 1 --json "$tmp/out.json" \
-	> "$tmp/out" 2>&1 &
-bpid=$!
-for _ in $(seq 500); do kill -0 "$bpid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$bpid" 2>/dev/null; then
-	echo "FAIL: $name/run: still running after 50 s"
-	exit 0
+dpdk_ok=0
+if command -v dpdk-testpmd > /dev/null &&
+	ls /usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so* /usr/lib/*/dpdk/pmds-*/librte_net_tap.so* \
+		> /dev/null 2>&1; then
+	dpdk_ok=1
 fi
-wait "$bpid"
-rc=$?
-bpid=
-sed 's/^/# /' "$tmp/out"
-if [ "$rc" -ne 0 ] || [ ! -s "$tmp/out.json" ]; then
-	echo "FAIL: $name/run: exit $rc, no JSON"
-else
-	echo "PASS: $name/run"
+
+# run_bench TAG TIMEOUT [ns] -- ARGS: the bench in the background, bounded.
+run_bench() {
+	local tag=$1 limit=$2 ns=$3 bpid rc
+	shift 3
+	if [ -n "$ns" ]; then
+		ip netns exec "$ns" "$BUILD/ucpumap-bench" datapath "$@" > "$tmp/$tag.out" 2>&1 &
+	else
+		"$BUILD/ucpumap-bench" datapath "$@" > "$tmp/$tag.out" 2>&1 &
+	fi
+	bpid=$!
+	pids+=("$bpid")
+	for _ in $(seq $((limit * 10))); do kill -0 "$bpid" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$bpid" 2>/dev/null; then
+		echo "FAIL: $name/$tag-run: still running after $limit s"
+		return 1
+	fi
+	wait "$bpid"
+	rc=$?
+	sed 's/^/# /' "$tmp/$tag.out"
+	if [ "$rc" -ne 0 ] || [ ! -s "$tmp/$tag.json" ]; then
+		echo "FAIL: $name/$tag-run: exit $rc, no JSON"
+		return 1
+	fi
+	echo "PASS: $name/$tag-run"
+}
+
+# check TAG ROWS...: each row positive, ucpumapd's count within 1%.
+check() {
+	local tag=$1
+	shift
+	python3 - "$tmp/$tag.json" "$name/$tag" "$dpdk_ok" "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+name, dpdk_ok, want_rows = sys.argv[2], sys.argv[3] == "1", sys.argv[4:]
+rows = {r["name"]: r for r in d["rows"]}
+for want in want_rows:
+    r = rows.get(want)
+    if r is None:
+        print(f"FAIL: {name}/row-{want}: missing")
+        continue
+    if "skipped" in r:
+        ok = want == "dpdk" and not dpdk_ok
+        print(f"{'PASS' if ok else 'FAIL'}: {name}/row-{want}: skipped: {r['skipped']}")
+        continue
+    if r.get("median", 0) > 0 and all(x > 0 for x in r["runs"]):
+        print(f"PASS: {name}/row-{want}")
+    else:
+        print(f"FAIL: {name}/row-{want}: runs {r.get('runs')}")
+    if want in ("pass", "cpumap-no-recycle", "cpumap", "cpumap-no-batch"):
+        if "daemon_tun_packets" not in r:
+            print(f"FAIL: {name}/count-{want}: no statistics from ucpumapd")
+            continue
+        for own, kern in zip(r["daemon_tun_packets"], r["kernel_delivered_same_window"]):
+            diff = abs(own - kern) / kern if kern else 1
+            res = "PASS" if diff <= 0.01 else "FAIL"
+            print(f"{res}: {name}/count-{want}: ucpumapd {own:.0f}, kernel {kern:.0f} ({100*diff:.2f}%)")
+        p = r.get("pool", {})
+        allocs = p.get("pool_alloc_fast", 0) + p.get("pool_alloc_refill", 0) + p.get("pool_alloc_slow", 0)
+        print(f"{'PASS' if allocs > 0 else 'FAIL'}: {name}/pool-{want}: {allocs:.0f} allocations")
+PY
+}
+
+all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-no-batch tun-ceiling dpdk"
+if run_bench v4 60 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
+	check v4 $all
 fi
 if ip netns list | grep -q "ucm-bench-"; then
 	echo "FAIL: $name/cleanup: namespaces left: $(ip netns list | grep ucm-bench-)"
 else
 	echo "PASS: $name/cleanup"
 fi
-[ -s "$tmp/out.json" ] || exit 0
-python3 - "$tmp/out.json" "$name" <<'PY'
+if ls -d /var/run/dpdk/ucm-bench-* > /dev/null 2>&1; then
+	echo "FAIL: $name/cleanup-dpdk: testpmd's runtime directory left: $(ls -d /var/run/dpdk/ucm-bench-*)"
+else
+	echo "PASS: $name/cleanup-dpdk"
+fi
+
+if run_bench v6 30 "" --ipv6 --rounds 1 --seconds 1 --rows kernel-cpumap,cpumap,tun-ceiling \
+	--json "$tmp/v6.json"; then
+	check v6 kernel-cpumap cpumap tun-ceiling
+fi
+
+# --dev: a veth standing in for a NIC, an outside generator sending all along.
+ip netns add "$nsg" && ip netns add "$nsd" &&
+	ip -n "$nsg" link add vg type veth peer name vd netns "$nsd" &&
+	ip -n "$nsg" addr add 10.78.0.1/24 dev vg && ip -n "$nsd" addr add 10.78.0.2/24 dev vd &&
+	ip -n "$nsg" link set vg up && ip -n "$nsd" link set vd up &&
+	ip -n "$nsd" link set lo up && ip netns exec "$nsg" ethtool -K vg tx off > /dev/null &&
+	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
+	echo "FAIL: $name/dev-setup: cannot build the namespaces"
+	exit 0
+}
+mac=$(ip -n "$nsd" -o link show vd | sed 's/.*link\/ether \([^ ]*\).*/\1/')
+
+# Bad settings: a precise message, exit 2 (usage) or 1 (refused), nothing left.
+bad() {
+	local tag=$1 want_rc=$2 want_msg=$3 rc
+	shift 3
+	ip netns exec "$nsd" timeout 20 "$BUILD/ucpumap-bench" datapath "$@" > "$tmp/bad" 2>&1
+	rc=$?
+	if [ "$rc" -eq "$want_rc" ] && grep -q -- "$want_msg" "$tmp/bad" &&
+		! ip -n "$nsd" link show vd | grep -q xdp; then
+		echo "PASS: $name/bad-$tag"
+	else
+		echo "FAIL: $name/bad-$tag: exit $rc (want $want_rc): $(head -c 300 "$tmp/bad")"
+	fi
+}
+bad dev-no-sink 2 "needs --sink-ip" --dev vd
+bad sink-ip-veth 2 "go with --dev" --sink-ip 10.78.0.2
+bad sink-ip-syntax 2 "not an IPv4 or IPv6" --dev vd --sink-ip 10.78.0
+bad dev-missing 1 "no such interface" --dev nosuch0 --sink-ip 10.78.0.2
+bad sink-not-local 1 "must be an address of this host" --dev vd --sink-ip 10.78.0.9
+bad rate-with-dev 2 "the generator's" --dev vd --sink-ip 10.78.0.2 --rate 1000
+bad cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
+bad queues-syntax 2 "--queues: give queue numbers" --dev vd --sink-ip 10.78.0.2 --queues x
+bad unknown-row 2 "unknown row" --rows cpumap,nosuch
+ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=1
+bad rp-filter-strict 1 "rp_filter is 1" --dev vd --sink-ip 10.78.0.2
+ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0
+
+# A program already on the interface is refused, and stays.
+ip netns exec "$nsd" "$BUILD/ucpumapd" --dev vd --tun ucmt0 --interval 0 > "$tmp/holder" 2>&1 &
+hpid=$!
+pids+=("$hpid")
+for _ in $(seq 50); do ip -n "$nsd" link show vd | grep -q xdp && break; sleep 0.1; done
+ip netns exec "$nsd" timeout 20 "$BUILD/ucpumap-bench" datapath --dev vd --sink-ip 10.78.0.2 \
+	> "$tmp/bad" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "already has an XDP program" "$tmp/bad" &&
+	ip -n "$nsd" link show vd | grep -q xdp; then
+	echo "PASS: $name/bad-xdp-present"
+else
+	echo "FAIL: $name/bad-xdp-present: exit $rc: $(head -c 300 "$tmp/bad")"
+fi
+kill "$hpid" && wait "$hpid"
+
+ip netns exec "$nsg" "$BUILD/ucpumap-gen" --dev vg --dst-ip 10.78.0.2 --dst-mac "$mac" \
+	--dst-port 9100 --flows 16 --cpu 0 --rate 200000 --duration 60 > "$tmp/gen" 2>&1 &
+pids+=("$!")
+dev_rows="kernel-pass kernel-cpumap cpumap tun-ceiling"
+dpdk_args=
+[ "$dpdk_ok" = 1 ] && dev_rows="$dev_rows dpdk"
+if run_bench dev 40 "$nsd" --dev vd --sink-ip 10.78.0.2 --sink-port 9100 --rounds 1 \
+	--seconds 1 --rows "$(echo $dev_rows | tr ' ' ,)" --json "$tmp/dev.json"; then
+	check dev $dev_rows
+	# offered = what vd received, which the generator's pace bounds
+	python3 - "$tmp/dev.json" "$name/dev" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-name = sys.argv[2]
-rows = {r["name"]: r for r in d["rows"]}
-for want in ["kernel-pass", "kernel-cpumap", "pass", "cpumap-no-recycle", "cpumap",
-             "cpumap-no-batch", "tun-ceiling", "dpdk"]:
-    r = rows.get(want)
-    if r is None:
-        print(f"FAIL: {name}/row-{want}: missing")
-    elif "skipped" in r:
-        if want == "dpdk":
-            print(f"PASS: {name}/row-{want}: skipped: {r['skipped']}")
-        else:
-            print(f"FAIL: {name}/row-{want}: skipped: {r['skipped']}")
-    elif not r.get("median", 0) > 0:
-        print(f"FAIL: {name}/row-{want}: median {r.get('median')}")
-    else:
-        print(f"PASS: {name}/row-{want}")
-    if r is not None and "daemon_tun_packets" in r:
-        for own, rate in zip(r["daemon_tun_packets"], r["runs"]):
-            kern = rate * d["seconds"]
-            diff = abs(own - kern) / kern if kern else 1
-            if diff <= 0.01:
-                print(f"PASS: {name}/count-{want}: ucpumapd {own:.0f}, kernel {kern:.0f}")
-            else:
-                print(f"FAIL: {name}/count-{want}: ucpumapd {own:.0f}, kernel {kern:.0f} ({100*diff:.2f}%)")
-    elif r is not None and want in ("pass", "cpumap-no-recycle", "cpumap", "cpumap-no-batch"):
-        print(f"FAIL: {name}/count-{want}: no statistics from ucpumapd")
+for r in d["rows"]:
+    if "skipped" in r or r["name"] == "tun-ceiling":	# its own writes, not the NIC's
+        continue
+    s = r["sent_packets"][0]
+    ok = 0 < s <= 200000 * 1.2 * d["seconds"] + 1000
+    print(f"{'PASS' if ok else 'FAIL'}: {sys.argv[2]}/offered-{r['name']}: {s:.0f} packets at vd")
 PY
+fi
+if ip -n "$nsd" link show vd | grep -q xdp || ip -n "$nsd" link show ucmb0 > /dev/null 2>&1; then
+	echo "FAIL: $name/dev-cleanup: XDP or the tun left on the interface"
+else
+	echo "PASS: $name/dev-cleanup"
+fi
