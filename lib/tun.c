@@ -4,11 +4,15 @@
  * io_uring submission per batch (our netif_receive_skb_list()).
  *
  * Each worker owns its state (struct tun_wstate), made by open() on the
- * worker thread: an io_uring with the queue's fd registered, and the iovec
- * arrays of one batch, so building a batch allocates nothing. A packet is
- * two iovecs, the zeroed virtio_net header and the packet (tun: the IP
- * datagram, Ethernet and VLAN tags stripped; tap: the whole frame), and one
- * IORING_OP_WRITEV. The batch is submitted with one
+ * worker thread: an io_uring with the queue's fd registered, and the
+ * lengths of one batch, so building a batch allocates nothing. A packet is
+ * one contiguous buffer, one IORING_OP_WRITE: the zeroed virtio_net header,
+ * written into the frame right before the packet (tun: over the end of the
+ * Ethernet header, whose place the IP datagram takes; tap: in the
+ * headroom, UCM_FRAME_SINK_ROOM), then the packet (tun: the IP datagram,
+ * Ethernet and VLAN tags stripped; tap: the whole frame). One buffer
+ * instead of two iovecs spares the kernel an iovec import per packet. The
+ * batch is submitted with one
  * io_uring_submit_and_wait() and every completion is reaped before xmit()
  * returns: the worker returns the frames to their pools right after, so no
  * write may still be reading them.
@@ -25,7 +29,6 @@
 #include <ctype.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <net/if.h>
 #include <linux/if_tun.h>
 #include <linux/virtio_net.h>
@@ -50,10 +53,11 @@ struct tun_wstate {
 	int fd;			/* the queue's fd */
 	int sqe_fd;		/* what SQEs name: 0 (registered) or fd */
 	uint8_t sqe_flags;	/* IOSQE_FIXED_FILE when registered */
-	struct virtio_net_hdr vnet;	/* all zero: no offloads yet */
 	uint32_t len[UCM_TUN_BATCH_MAX];	/* bytes each write must take */
-	struct iovec iov[UCM_TUN_BATCH_MAX][2];
 };
+
+#define VNET_LEN	sizeof(struct virtio_net_hdr)
+_Static_assert(VNET_LEN <= UCM_FRAME_SINK_ROOM, "the sink's room holds the vnet header");
 
 /*
  * One per possible worker index. Concurrency contract:
@@ -460,7 +464,6 @@ static int tun_open(void *ctx, uint32_t w)
 	struct ucm_tun *tun = ctx;
 	struct tun_worker *wk;
 	struct tun_wstate *st;
-	uint32_t i;
 	int err;
 
 	if (w >= UCM_CPUMAP_MAX_WORKERS)
@@ -480,10 +483,6 @@ static int tun_open(void *ctx, uint32_t w)
 	}
 	memset(st, 0, sizeof(*st));
 	st->fd = tun->fds[w % tun->nqueues];
-	for (i = 0; i < UCM_TUN_BATCH_MAX; i++) {
-		st->iov[i][0].iov_base = &st->vnet;
-		st->iov[i][0].iov_len = sizeof(st->vnet);
-	}
 	if (!(tun->flags & UCM_TUN_F_NO_BATCH)) {
 		err = wstate_ring_init(st);
 		if (err) {
@@ -536,13 +535,14 @@ static __hot_inline void count_err(struct ucm_tun_stats *a, int err)
 	}
 }
 
-/* A write's result: the whole vnet header + packet, or a failure. */
+/* A write's result: the whole of it (@len: vnet header + packet), or a
+ * failure. */
 static __hot_inline bool count_res(struct ucm_tun_stats *a, ssize_t res,
 				   uint32_t len)
 {
-	if (likely(res == (ssize_t)(len + sizeof(struct virtio_net_hdr)))) {
+	if (likely(res == (ssize_t)len)) {
 		a->packets++;
-		a->bytes += len;
+		a->bytes += len - VNET_LEN;
 		return true;
 	}
 	if (res < 0)
@@ -552,44 +552,48 @@ static __hot_inline bool count_res(struct ucm_tun_stats *a, ssize_t res,
 	return false;
 }
 
-/* Point iov[1] at what the device takes; false for a non-IP frame in tun
- * mode (a tun has no Ethernet header to carry anything else). */
-static __hot_inline bool pkt_iov(const struct ucm_tun *tun,
-				 struct ucm_frame_hdr *hdr, struct iovec *iov,
-				 uint32_t *len)
+/* What the device takes, vnet header first, in one buffer; NULL for a
+ * non-IP frame in tun mode (a tun has no Ethernet header to carry anything
+ * else). The header goes right before the packet: over the Ethernet header
+ * in tun mode (l3_off >= 14), in the sink's room of the headroom in tap
+ * mode (data_off >= UCM_FRAME_HDR_ROOM, checked by the worker). */
+static __hot_inline char *pkt_buf(const struct ucm_tun *tun,
+				  struct ucm_frame_hdr *hdr, uint32_t *len)
 {
 	char *data = ucm_frame_data(hdr);
 
 	if (tun->flags & UCM_TUN_F_TAP) {
-		iov[1].iov_base = data;
 		*len = hdr->len;
 	} else {
 		if (unlikely(!(hdr->pkt.flags & (UCM_PKT_F_IPV4 | UCM_PKT_F_IPV6))))
-			return false;
+			return NULL;
 		/* l3_len, not len - l3_off: Ethernet padding stays out. */
-		iov[1].iov_base = data + hdr->pkt.l3_off;
+		data += hdr->pkt.l3_off;
 		*len = hdr->pkt.l3_len;
 	}
-	iov[1].iov_len = *len;
-	return true;
+	data -= VNET_LEN;
+	memset(data, 0, VNET_LEN);	/* no offloads */
+	*len += VNET_LEN;
+	return data;
 }
 
 /* The "before": one packet built and written at a time. */
-static uint32_t xmit_writev(const struct ucm_tun *tun, struct tun_wstate *st,
-			    struct ucm_frame_hdr **frames, uint32_t n,
-			    struct ucm_tun_stats *a)
+static uint32_t xmit_write(const struct ucm_tun *tun, struct tun_wstate *st,
+			   struct ucm_frame_hdr **frames, uint32_t n,
+			   struct ucm_tun_stats *a)
 {
-	struct iovec *iov = st->iov[0];
 	uint32_t i, failed = 0, len;
 	ssize_t res;
+	char *buf;
 
 	for (i = 0; i < n; i++) {
-		if (!pkt_iov(tun, frames[i], iov, &len)) {
+		buf = pkt_buf(tun, frames[i], &len);
+		if (!buf) {
 			a->non_ip++;
 			failed++;
 			continue;
 		}
-		res = writev(st->fd, iov, 2);
+		res = write(st->fd, buf, len);
 		a->submits++;
 		if (!count_res(a, res < 0 ? -errno : res, len))
 			failed++;
@@ -601,7 +605,7 @@ static uint32_t xmit_writev(const struct ucm_tun *tun, struct tun_wstate *st,
  * Throw the ring away and make a new one: SQEs the kernel did not take are
  * still queued in it and name frames that go home after this batch, so
  * they must never be submitted. If no new ring can be made, the worker
- * goes on one writev() per packet.
+ * goes on one write() per packet.
  */
 static void ring_reset(const struct ucm_tun *tun, struct tun_wstate *st)
 {
@@ -610,7 +614,7 @@ static void ring_reset(const struct ucm_tun *tun, struct tun_wstate *st)
 	ring_exit(st);
 	err = wstate_ring_init(st);
 	if (err)
-		pr_warn("tun: %s: cannot rebuild an io_uring (%s): writing one packet per writev() from now on\n",
+		pr_warn("tun: %s: cannot rebuild an io_uring (%s): writing one packet per write() from now on\n",
 			tun->name, strerror(-err));
 }
 
@@ -656,10 +660,12 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 {
 	struct io_uring_sqe *sqe;
 	uint32_t i, nsub = 0, failed = 0, done;
+	char *buf;
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		if (!pkt_iov(tun, frames[i], st->iov[nsub], &st->len[nsub])) {
+		buf = pkt_buf(tun, frames[i], &st->len[nsub]);
+		if (!buf) {
 			a->non_ip++;
 			failed++;
 			continue;
@@ -673,7 +679,7 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 			break;
 		}
 		/* Offset -1: a tun is a stream, it has no file position. */
-		io_uring_prep_writev(sqe, st->sqe_fd, st->iov[nsub], 2, -1);
+		io_uring_prep_write(sqe, st->sqe_fd, buf, st->len[nsub], -1);
 		sqe->flags |= st->sqe_flags;
 		sqe->user_data = nsub;
 		nsub++;
@@ -736,7 +742,7 @@ static int tun_xmit(void *ctx, uint32_t w, struct ucm_frame_hdr **frames,
 		if (likely(st->ring_ok))
 			failed += xmit_uring(tun, st, frames + done, k, &a);
 		else
-			failed += xmit_writev(tun, st, frames + done, k, &a);
+			failed += xmit_write(tun, st, frames + done, k, &a);
 		done += k;
 	}
 	stats_publish(&wk->stats, &a);

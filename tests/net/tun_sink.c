@@ -675,7 +675,7 @@ static int test_batched_v4_v6(void)
 	return rig_fini(&r);
 }
 
-/* NO_BATCH: one writev() per packet. One queue for two workers: they
+/* NO_BATCH: one write() per packet. One queue for two workers: they
  * share it, and the queue's counters add both up. */
 static int test_no_batch_shared_queue(void)
 {

@@ -43,7 +43,11 @@ extern "C" {
 /*
  * What a worker hands its sink: our xdp_frame and skb, built by the worker
  * at the base of the frame (its headroom). The packet starts data_off
- * bytes into the frame.
+ * bytes into the frame, at least UCM_FRAME_HDR_ROOM. The bytes between the
+ * header and the packet belong to the sink during xmit: the tun sink
+ * writes its virtio_net header right before what it hands the kernel, so
+ * each packet is one contiguous write (the kernel's XDP headroom, which
+ * ucpumap's frames always have, plays the same part for an skb).
  *
  * The producer does not write it: a frame travels through the bulk queues
  * and the worker ring as one 64-bit descriptor, the frame handle plus the
@@ -59,8 +63,12 @@ struct ucm_frame_hdr {
 	struct ucm_pkt pkt;	/* our skb */
 };
 
-/* Smallest packet offset that leaves room for the header. */
-#define UCM_FRAME_HDR_ROOM	((sizeof(struct ucm_frame_hdr) + 63) & ~63u)
+/* Bytes a sink may write right before the packet (a virtio_net header is
+ * 10 or 12). */
+#define UCM_FRAME_SINK_ROOM	16
+/* Smallest packet offset: the header, the sink's room, a cache line. */
+#define UCM_FRAME_HDR_ROOM	\
+	((sizeof(struct ucm_frame_hdr) + UCM_FRAME_SINK_ROOM + 63) & ~63u)
 
 static inline void *ucm_frame_data(struct ucm_frame_hdr *hdr)
 {

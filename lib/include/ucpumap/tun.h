@@ -46,7 +46,7 @@ extern "C" {
 enum ucm_tun_flags {
 	/* L2 tap: frames are written whole, Ethernet header included. */
 	UCM_TUN_F_TAP		= 1 << 0,
-	/* One writev() per packet, built and written one at a time: the
+	/* One write() per packet, built and written one at a time: the
 	 * "before" of the batched write (seed 002). */
 	UCM_TUN_F_NO_BATCH	= 1 << 1,
 };
@@ -84,7 +84,7 @@ struct ucm_tun_opts {
  * @bytes: their bytes, virtio_net header excluded (tun: IP datagrams;
  *         tap: whole frames)
  * @submits: write syscalls: io_uring submissions (one per batch), or
- *           writev() calls with UCM_TUN_F_NO_BATCH; packets / submits is
+ *           write() calls with UCM_TUN_F_NO_BATCH; packets / submits is
  *           the batch average
  * @non_ip: frames dropped in tun mode because they are not IPv4/IPv6
  * @err_eio: writes refused with EIO: the link is down
