@@ -6,7 +6,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 
+#include "ucpumap/csum.h"
 #include "util.h"
 
 int parse_uint(const char *s, unsigned long lo, unsigned long hi,
@@ -288,4 +290,45 @@ double cpu_pingpong_ns(int cpu_a, int cpu_b, double seconds)
 	pthread_join(thr, NULL);
 	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
 	return t / n * 1e9;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v;
+}
+
+void udp_build(uint8_t *l3, size_t len, bool v6, const void *src, const void *dst,
+	       uint16_t sport, uint16_t dport)
+{
+	size_t hlen = v6 ? 40 : 20, ulen = len - hlen;
+	uint8_t *u = l3 + hlen;
+	uint32_t sum;
+
+	memset(l3, 0, len);
+	if (v6) {
+		l3[0] = 0x60;
+		put16(l3 + 4, ulen);
+		l3[6] = IPPROTO_UDP;
+		l3[7] = 64;
+		memcpy(l3 + 8, src, 16);
+		memcpy(l3 + 24, dst, 16);
+		sum = ucm_csum_add(0, l3 + 8, 32);
+	} else {
+		l3[0] = 0x45;
+		put16(l3 + 2, len);
+		l3[8] = 64;
+		l3[9] = IPPROTO_UDP;
+		memcpy(l3 + 12, src, 4);
+		memcpy(l3 + 16, dst, 4);
+		put16(l3 + 10, ucm_csum_fold(ucm_csum_add(0, l3, 20)));
+		sum = ucm_csum_add(0, l3 + 12, 8);
+	}
+	put16(u, sport);
+	put16(u + 2, dport);
+	put16(u + 4, ulen);
+	/* Pseudo-header: addresses (above), protocol, UDP length. */
+	sum += IPPROTO_UDP + ulen;
+	sum = ucm_csum_add(sum, u, ulen);
+	put16(u + 6, ucm_csum_fold(sum) ?: 0xffff);
 }

@@ -3,6 +3,7 @@
 #ifndef UCM_APP_UTIL_H
 #define UCM_APP_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdbool.h>
@@ -19,6 +20,12 @@ int parse_uint(const char *s, unsigned long lo, unsigned long hi,
 int parse_pow2(const char *s, unsigned long lo, unsigned long hi,
 	       const char *what, unsigned long *out);
 int cpu_online_count(void);
+
+/* An IPv4 (20-byte header) or IPv6 header and a UDP header at @l3, for a
+ * datagram of @len bytes from the IP header on: TTL/hop limit 64, a zeroed
+ * payload, complete checksums. @src/@dst: 4 or 16 bytes, network order. */
+void udp_build(uint8_t *l3, size_t len, bool v6, const void *src, const void *dst,
+	       uint16_t sport, uint16_t dport);
 bool cpu_usable(int cpu);
 
 double now_sec(void);

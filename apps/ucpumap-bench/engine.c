@@ -31,7 +31,6 @@
 #include <arpa/inet.h>
 
 #include "ucpumap/cpumap.h"
-#include "ucpumap/csum.h"
 #include "ucpumap/ring.h"
 #include "util.h"
 #include "bench.h"
@@ -134,23 +133,11 @@ static const struct ucm_sink_ops comp_sink = {
 
 static void eng_template(uint8_t *p)
 {
-	struct {
-		uint8_t dst[6], src[6];
-		uint16_t proto;
-	} __attribute__((packed)) eth = {
-		{ 0x02, 0, 0, 0, 0, 2 }, { 0x02, 0, 0, 0, 0, 1 }, htons(0x0800)
-	};
-	uint8_t ip[20] = { 0x45, 0, 0, ENG_PKT_LEN - 14, 0, 0, 0x40, 0, 64, 17,
-			   0, 0, 198, 18, 0, 1, 198, 18, 0, 2 };
-	uint8_t udp[8] = { 0x30, 0x39, 0x23, 0x28, 0, ENG_PKT_LEN - 34, 0, 0 };
-	uint16_t sum = ucm_csum_fold(ucm_csum_add(0, ip, sizeof(ip)));
+	static const uint8_t eth[14] = { 0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00 };
+	static const uint8_t src[4] = { 198, 18, 0, 1 }, dst[4] = { 198, 18, 0, 2 };
 
-	ip[10] = sum >> 8;
-	ip[11] = sum & 0xff;
-	memset(p, 0, ENG_PKT_LEN);
-	memcpy(p, &eth, 14);
-	memcpy(p + 14, ip, 20);
-	memcpy(p + 34, udp, 8);
+	memcpy(p, eth, sizeof(eth));
+	udp_build(p + 14, ENG_PKT_LEN - 14, false, src, dst, 12345, 9000);
 }
 
 static void *eng_producer(void *arg)

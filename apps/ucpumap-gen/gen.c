@@ -683,44 +683,12 @@ static void put16(uint8_t *p, uint16_t v)
  * zero payload and correct checksums. */
 static void build_template(const struct cfg *c, const uint8_t *smac, uint8_t *f)
 {
-	size_t l3 = ETH_HLEN_, l4, ulen;
-	uint32_t sum;
-	uint8_t *u;
-
-	memset(f, 0, c->size);
 	memcpy(f, c->dmac, 6);
 	memcpy(f + 6, smac, 6);
 	put16(f + 12, c->ipv6 ? 0x86dd : 0x0800);
-	if (c->ipv6) {
-		l4 = l3 + IP6_HLEN;
-		ulen = c->size - l4;
-		f[l3] = 0x60;
-		put16(f + l3 + 4, ulen);
-		f[l3 + 6] = IPPROTO_UDP;
-		f[l3 + 7] = 64;
-		memcpy(f + l3 + 8, &c->src.v6, 16);
-		memcpy(f + l3 + 24, &c->dst.v6, 16);
-		sum = ucm_csum_add(0, f + l3 + 8, 32);
-	} else {
-		l4 = l3 + IP4_HLEN;
-		ulen = c->size - l4;
-		f[l3] = 0x45;
-		put16(f + l3 + 2, c->size - l3);
-		f[l3 + 8] = 64;
-		f[l3 + 9] = IPPROTO_UDP;
-		memcpy(f + l3 + 12, &c->src.v4, 4);
-		memcpy(f + l3 + 16, &c->dst.v4, 4);
-		put16(f + l3 + 10, ucm_csum_fold(ucm_csum_add(0, f + l3, IP4_HLEN)));
-		sum = ucm_csum_add(0, f + l3 + 12, 8);
-	}
-	u = f + l4;
-	put16(u, c->sport);
-	put16(u + 2, c->dport);
-	put16(u + 4, ulen);
-	/* Pseudo-header: addresses (above), protocol, UDP length. */
-	sum += IPPROTO_UDP + ulen;
-	sum = ucm_csum_add(sum, u, ulen);
-	put16(u + 6, ucm_csum_fold(sum) ?: 0xffff);
+	udp_build(f + ETH_HLEN_, c->size - ETH_HLEN_, c->ipv6,
+		  c->ipv6 ? (const void *)&c->src.v6 : (const void *)&c->src.v4,
+		  c->ipv6 ? (const void *)&c->dst.v6 : (const void *)&c->dst.v4, c->sport, c->dport);
 }
 
 /* ---- the live engine ------------------------------------------------------------ */
