@@ -753,7 +753,9 @@ static int ceiling_packets(uint8_t (*pkt)[64], int n)
 }
 
 /* One thread on the first worker CPU writes prebuilt UDP datagrams into a
- * tun queue in io_uring batches of 64: the sink's own limit. */
+ * tun queue in io_uring batches of 64: the sink's own limit. The traffic
+ * runs meanwhile, dropped by XDP on the interface, so the other CPU works
+ * as hard as in the other rows and none of it reaches the sink. */
 static int row_tun(struct row *r, int round)
 {
 	enum { BATCH = 64, NPKT = 16 };
@@ -761,19 +763,18 @@ static int row_tun(struct row *r, int round)
 	struct ifreq ifr = { 0 };
 	struct io_uring ring;
 	uint64_t d0, d1, n = 0;
-	int fd, s, len, xfd = -1, rc = -1;
+	int fd, s, len, xfd, rc = -1;
+	char out[256];
 	cpu_set_t old;
+	pid_t g = 0;
 	double end;
 
 	len = ceiling_packets(pkt, NPKT);
-	if (cfg.dev) {
-		/* the outside generator keeps sending: keep it from the sink */
-		xfd = xdp_const_attach(if_nametoindex(cfg.ifname), XDP_DROP);
-		if (xfd < 0) {
-			fprintf(stderr, "datapath: tun-ceiling: cannot attach XDP_DROP to %s\n",
-				cfg.ifname);
-			return -1;
-		}
+	xfd = xdp_const_attach(if_nametoindex(cfg.ifname), XDP_DROP);
+	if (xfd < 0) {
+		fprintf(stderr, "datapath: tun-ceiling: cannot attach XDP_DROP to %s\n",
+			cfg.ifname);
+		return -1;
 	}
 	fd = open("/dev/net/tun", O_RDWR);
 	if (fd < 0)
@@ -790,6 +791,12 @@ static int row_tun(struct row *r, int round)
 	set_sysctl("/proc/sys/net/ipv4/conf/ucmb1/rp_filter", "0");
 	if (io_uring_queue_init(BATCH * 2, &ring, 0))
 		goto err_fd;
+	if (!cfg.dev) {
+		snprintf(out, sizeof(out), "%s/gen-%s", tmpdir, r->name);
+		g = gen_start(out);
+		if (g < 0)
+			goto err_ring;
+	}
 	sched_getaffinity(0, sizeof(old), &old);
 	pin_self(cfg.wcpu[0]);
 	sleep_sec(0.1);
@@ -812,13 +819,19 @@ static int row_tun(struct row *r, int round)
 			io_uring_cqe_seen(&ring, cqe);
 		}
 	}
-	io_uring_queue_exit(&ring);
 	sched_setaffinity(0, sizeof(old), &old);
 	sleep_sec(0.1);
 	d1 = delivered_now();
 	r->sent[round] = n;
 	r->dst[round] = (d1 - d0) / cfg.seconds;
 	rc = 0;
+	if (g > 0 && reap(g, 10) != 0) {
+		fprintf(stderr, "datapath: tun-ceiling: the generator failed:\n");
+		sh("tail -3 %s >&2", out);
+		rc = -1;
+	}
+err_ring:
+	io_uring_queue_exit(&ring);
 err_fd:
 	close(fd);
 err_xdp:
