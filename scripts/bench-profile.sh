@@ -1,0 +1,65 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# Where the worker CPU's time goes, per delivered packet, row against row.
+#
+#   scripts/bench-profile.sh [ROW...]     (default: cpumap tun-ceiling kernel-cpumap)
+#
+# Runs each row of `ucpumap-bench datapath` alone for 6 s, samples CPU 1
+# (where workers, the cpumap kthread and the ceiling's writer run) with
+# `perf record -e cpu-clock` for 3 s in the middle, and prints the top kernel
+# and user symbols as ns per delivered packet (share of samples / delivered
+# rate), with the first row's figure against each other row's.
+#
+# Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
+# run one after the other, never side by side.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+rows=("$@")
+[ ${#rows[@]} -eq 0 ] && rows=(cpumap tun-ceiling kernel-cpumap)
+command -v perf > /dev/null || { echo "bench-profile: needs perf (apt-get install linux-perf)" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "bench-profile: needs root" >&2; exit 1; }
+[ -x "$BUILD/ucpumap-bench" ] || { echo "bench-profile: $BUILD/ucpumap-bench is not built (run make)" >&2; exit 1; }
+tmp=$(mktemp -d)
+bpid=
+cleanup() {
+	[ -n "$bpid" ] && kill "$bpid" 2>/dev/null && wait "$bpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+for row in "${rows[@]}"; do
+	"$BUILD/ucpumap-bench" datapath --rounds 1 --seconds 6 --rows "$row" > "$tmp/$row.bench" 2>&1 &
+	bpid=$!
+	sleep 3
+	perf record -q -C 1 -e cpu-clock -o "$tmp/$row.data" -- sleep 3 > /dev/null 2>&1
+	wait "$bpid" || { echo "bench-profile: the $row row failed:" >&2; cat "$tmp/$row.bench" >&2; exit 1; }
+	bpid=
+	perf report -i "$tmp/$row.data" --no-children --sort comm,sym --stdio 2> /dev/null |
+		grep '%' > "$tmp/$row.sym" || true
+	echo "$row: $(grep "^$row " "$tmp/$row.bench")"
+done
+python3 - "$tmp" "${rows[@]}" <<'PY'
+import re, sys
+tmp, rows = sys.argv[1], sys.argv[2:]
+rate, ns = {}, {}
+for row in rows:
+    for l in open(f"{tmp}/{row}.bench"):
+        if l.startswith(row + " "):
+            rate[row] = float(l.split()[-2]) * 1e6      # dst rx median, pps
+    for l in open(f"{tmp}/{row}.sym"):
+        m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(\S+)", l)
+        if m and rate.get(row):
+            key = ("user " if m.group(3) == "." else "") + m.group(4)
+            ns.setdefault(key, {})[row] = ns.get(key, {}).get(row, 0) + \
+                float(m.group(1)) / 100 / rate[row] * 1e9
+print("\nns per delivered packet on CPU 1 (cpu-clock samples / delivered rate)")
+print(f"{'symbol':44s}" + "".join(f"{r:>15s}" for r in rows))
+first = rows[0]
+order = sorted(ns, key=lambda k: -max(ns[k].values()))
+for k in order[:30]:
+    print(f"{k[:44]:44s}" + "".join(f"{ns[k].get(r, 0):15.1f}" for r in rows))
+print(f"{'total':44s}" + "".join(f"{sum(v.get(r, 0) for v in ns.values()):15.1f}" for r in rows))
+PY
