@@ -952,8 +952,9 @@ static void print_gain(const char *a, const char *b, const char *note, int nr)
 }
 
 /* Where ucpumapd's frames came from and went back to, per row, as shares
- * of all allocations and returns over the rounds. */
-static void print_pool(int nr)
+ * of all allocations and returns over the rounds. A return reaches the
+ * stack when recycling is off (released) or the recycle ring was full. */
+static void print_pool(void)
 {
 	bool any = false;
 
@@ -961,22 +962,21 @@ static void print_pool(int nr)
 		any |= rows[i].on && rows[i].have_pool;
 	if (!any)
 		return;
-	printf("\nucpumapd's pools (all rounds; alloc: cache / refill from the recycle ring / "
-	       "backing stack; return: cache / ring / stack):\n");
-	printf("  %-18s %14s %24s %14s %24s %10s\n", "row", "allocs", "fast/refill/slow %",
-	       "returns", "cached/ring/released %", "ring full");
+	printf("\nucpumapd's pools, all rounds (alloc: from the cache / refilled from the recycle "
+	       "ring / from the backing stack; return: into the cache / the ring / the stack):\n");
+	printf("  %-18s %12s %22s %12s %22s %12s\n", "row", "allocs", "cache/refill/stack %",
+	       "returns", "cache/ring/stack %", "ring full");
 	for (int i = 0; i < NROWS; i++) {
 		const double *p = rows[i].pool;
-		double a = p[0] + p[1] + p[2], f = p[3] + p[4] + p[6];
+		double a = p[0] + p[1] + p[2], stack = p[5] + p[6], f = p[3] + p[4] + stack;
 
 		if (!rows[i].on || !rows[i].have_pool)
 			continue;
-		printf("  %-18s %14.0f %8.1f/%6.1f/%6.1f  %14.0f %8.1f/%6.1f/%6.1f  %10.0f\n",
+		printf("  %-18s %12.0f %8.1f/%5.1f/%5.1f  %12.0f %8.1f/%5.1f/%5.1f  %12.0f\n",
 		       rows[i].name, a, a ? 100 * p[0] / a : 0, a ? 100 * p[1] / a : 0,
 		       a ? 100 * p[2] / a : 0, f, f ? 100 * p[3] / f : 0, f ? 100 * p[4] / f : 0,
-		       f ? 100 * p[6] / f : 0, p[5]);
+		       f ? 100 * stack / f : 0, p[5]);
 	}
-	(void)nr;
 }
 
 static void write_chart(int nr)
@@ -1146,7 +1146,64 @@ static void usage(FILE *f)
 "  --busy-poll     ucpumapd's --busy-poll\n");
 }
 
-int bench_datapath(int argc, char **argv)
+static void print_tables(int nr)
+{
+	printf("\n%-18s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
+	       "row", cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
+	for (int i = 0; i < NROWS; i++) {
+		struct row *r = &rows[i];
+		double sent[MAX_ROUNDS], drops[MAX_ROUNDS];
+
+		if (!r->on)
+			continue;
+		if (r->skipped) {
+			printf("%-18s skipped: %s\n", r->name, r->skipped);
+			continue;
+		}
+		for (int k = 0; k < nr; k++) {
+			sent[k] = r->sent[k] / cfg.seconds;
+			drops[k] = sent[k] - r->dst[k];
+		}
+		printf("%-18s", r->name);
+		print_stats_col(sent, nr, true);
+		print_stats_col(r->src, nr, r->have_src);
+		print_stats_col(drops, nr, true);
+		print_stats_col(r->dst, nr, true);
+		printf("\n");
+	}
+	printf("\ngains (dst rx, round by round):\n");
+	print_gain("cpumap", "cpumap-no-recycle", "(seed 000)", nr);
+	print_gain("cpumap", "cpumap-no-batch", "(seed 002)", nr);
+	print_gain("cpumap", "kernel-cpumap", "(target >= 1.0)", nr);
+	print_gain("cpumap", "tun-ceiling", "(target >= 0.9)", nr);
+	print_gain("cpumap", "dpdk", "(target >= 3.0)", nr);
+	print_pool();
+
+	printf("\nucpumapd's tun_packets against the kernel's count at the socket, both over %s:\n",
+	       cfg.dev ? "the timed run (SIGUSR1 samples)" : "ucpumapd's life");
+	for (int i = 0; i < NROWS; i++) {
+		struct row *r = &rows[i];
+
+		if (!r->on || r->kind != K_DAEMON)
+			continue;
+		printf("  %-18s", r->name);
+		if (!r->have_daemon) {
+			printf(" no statistics from ucpumapd\n");
+			continue;
+		}
+		for (int k = 0; k < nr; k++) {
+			double kern = r->kernel_cmp[k];
+
+			printf(" ucpumapd %.0f, kernel %.0f: %+.0f (%+.3f%%);", r->daemon[k], kern,
+			       r->daemon[k] - kern, kern > 0 ? 100 * (r->daemon[k] - kern) / kern : 0);
+		}
+		printf("\n");
+	}
+}
+
+/* Options into cfg and rows[].on. Return 0 to go on, -1 when done (help),
+ * or the exit code (2: usage). */
+static int parse_args(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "rounds", required_argument, NULL, 'r' },
@@ -1169,9 +1226,7 @@ int bench_datapath(int argc, char **argv)
 	};
 	const char *rowlist = NULL;
 	unsigned long v;
-	int c, nr = 0, failed = 0;
-	char self[512];
-	ssize_t sl;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "6h", opts, NULL)) != -1) {
 		switch (c) {
@@ -1242,7 +1297,7 @@ int bench_datapath(int argc, char **argv)
 		}
 		case 'z': cfg.zero_copy = true; break;
 		case 'b': cfg.busy_poll = true; break;
-		case 'h': usage(stdout); return 0;
+		case 'h': usage(stdout); return -1;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -1302,6 +1357,18 @@ int bench_datapath(int argc, char **argv)
 		}
 		free(l);
 	}
+	return 0;
+}
+
+int bench_datapath(int argc, char **argv)
+{
+	int nr = 0, failed = 0, rc;
+	char self[512];
+	ssize_t sl;
+
+	rc = parse_args(argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
 	if (geteuid()) {
 		fprintf(stderr, "datapath: needs root (namespaces, XDP, tun)\n");
 		return 1;
@@ -1368,10 +1435,10 @@ int bench_datapath(int argc, char **argv)
 	for (int k = 0; k < cfg.rounds && !stopping; k++) {
 		for (int i = 0; i < NROWS && !stopping; i++) {
 			struct row *r = &rows[i];
-			int rc = 0;
 
 			if (!r->on || r->skipped)
 				continue;
+			rc = 0;
 			switch (r->kind) {
 			case K_KPASS:
 			case K_KCPUMAP: rc = row_kernel(r, k); break;
@@ -1393,57 +1460,7 @@ int bench_datapath(int argc, char **argv)
 		return 1;
 	}
 
-	printf("\n%-18s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
-	       "row", cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
-	for (int i = 0; i < NROWS; i++) {
-		struct row *r = &rows[i];
-		double sent[MAX_ROUNDS], drops[MAX_ROUNDS];
-
-		if (!r->on)
-			continue;
-		if (r->skipped) {
-			printf("%-18s skipped: %s\n", r->name, r->skipped);
-			continue;
-		}
-		for (int k = 0; k < nr; k++) {
-			sent[k] = r->sent[k] / cfg.seconds;
-			drops[k] = sent[k] - r->dst[k];
-		}
-		printf("%-18s", r->name);
-		print_stats_col(sent, nr, true);
-		print_stats_col(r->src, nr, r->have_src);
-		print_stats_col(drops, nr, true);
-		print_stats_col(r->dst, nr, true);
-		printf("\n");
-	}
-	printf("\ngains (dst rx, round by round):\n");
-	print_gain("cpumap", "cpumap-no-recycle", "(seed 000)", nr);
-	print_gain("cpumap", "cpumap-no-batch", "(seed 002)", nr);
-	print_gain("cpumap", "kernel-cpumap", "(target >= 1.0)", nr);
-	print_gain("cpumap", "tun-ceiling", "(target >= 0.9)", nr);
-	print_gain("cpumap", "dpdk", "(target >= 3.0)", nr);
-	print_pool(nr);
-
-	printf("\nucpumapd's tun_packets against the kernel's count at the socket, both over %s:\n",
-	       cfg.dev ? "the timed run (SIGUSR1 samples)" : "ucpumapd's life");
-	for (int i = 0; i < NROWS; i++) {
-		struct row *r = &rows[i];
-
-		if (!r->on || r->kind != K_DAEMON)
-			continue;
-		printf("  %-18s", r->name);
-		if (!r->have_daemon) {
-			printf(" no statistics from ucpumapd\n");
-			continue;
-		}
-		for (int k = 0; k < nr; k++) {
-			double kern = r->kernel_cmp[k];
-
-			printf(" ucpumapd %.0f, kernel %.0f: %+.0f (%+.3f%%);", r->daemon[k], kern,
-			       r->daemon[k] - kern, kern > 0 ? 100 * (r->daemon[k] - kern) / kern : 0);
-		}
-		printf("\n");
-	}
+	print_tables(nr);
 	if (cfg.json)
 		write_json(nr);
 	if (cfg.chart)
