@@ -112,29 +112,6 @@ struct ucm_cpumap {
 	bool stopped;		/* workers joined (control thread only) */
 };
 
-/*
- * Bulk queue and worker ring entries are descriptors: packet address
- * (frame handle + offset) in the low 48 bits, length in the top 16. UMEM
- * handles stay below 2^40 (ucm_umem_opts caps the size).
- */
-#define DESC_LEN_SHIFT	48
-#define DESC_ADDR_MASK	((1ull << DESC_LEN_SHIFT) - 1)
-
-static inline uint64_t desc_make(uint64_t addr, uint32_t len)
-{
-	return (uint64_t)len << DESC_LEN_SHIFT | addr;
-}
-
-static inline uint64_t desc_addr(uint64_t desc)
-{
-	return desc & DESC_ADDR_MASK;
-}
-
-static inline uint32_t desc_len(uint64_t desc)
-{
-	return desc >> DESC_LEN_SHIFT;
-}
-
 /* One bulk queue is exactly one cache line of descriptors; its fill count
  * lives in the producer's bq_count[] line with the others. */
 struct ucm_bq {
@@ -187,7 +164,7 @@ static void desc_to_base(const struct ucm_cpumap *map, const uint64_t *desc,
 			 uint64_t *base, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		base[i] = desc_addr(desc[i]) & map->base_mask;
+		base[i] = ucm_desc_addr(desc[i]) & map->base_mask;
 }
 
 /* bq_flush_to_queue(): one ring reservation for the whole bulk. */
@@ -245,7 +222,7 @@ int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
 	if (unlikely(prod->bq_count[worker] == UCM_CPUMAP_BULK_SIZE))
 		bq_flush(prod, worker);
 	ucm_frame_move(map->umem, base, UCM_LOC_APP, UCM_LOC_BQ);
-	bq->q[prod->bq_count[worker]++] = desc_make(addr, len);
+	bq->q[prod->bq_count[worker]++] = ucm_desc_make(addr, len);
 	prod->dirty |= 1ull << worker;
 	return 0;
 }
@@ -433,15 +410,15 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 	 * we are about to write, before touching any.
 	 */
 	for (i = 0; i < n; i++) {
-		base[i] = desc_addr(desc[i]) & map->base_mask;
-		__builtin_prefetch((char *)map->area + desc_addr(desc[i]), 0);
+		base[i] = ucm_desc_addr(desc[i]) & map->base_mask;
+		__builtin_prefetch((char *)map->area + ucm_desc_addr(desc[i]), 0);
 		__builtin_prefetch((char *)map->area + base[i], 1);
 	}
 
 	for (i = 0; i < n; i++) {
 		struct ucm_frame_hdr *hdr = ucm_umem__frame(map->area, base[i]);
-		uint32_t off = desc_addr(desc[i]) - base[i];
-		uint32_t len = desc_len(desc[i]);
+		uint32_t off = ucm_desc_addr(desc[i]) - base[i];
+		uint32_t len = ucm_desc_len(desc[i]);
 		enum ucm_drop_reason reason;
 
 		ucm_frame_move(map->umem, base[i], UCM_LOC_WQ, UCM_LOC_WORKER);

@@ -7,9 +7,12 @@
  *
  * A frame's trip: pool -> fill ring (UCM_LOC_KERNEL) -> RX ring ->
  * validated and handed on (UCM_LOC_APP) -> cpumap -> back to the pool.
- * Each queue counts the frames it posted and took back, so that close can
- * prove the ones it reclaims from the kernel are exactly the ones the
- * kernel held.
+ * On the way out: pool -> filled by a worker (UCM_LOC_APP, see ucm_txq) ->
+ * TX ring (UCM_LOC_KERNEL) -> completion ring -> back to the pool, in bulk,
+ * by the queue's RX thread.
+ * Each queue counts the frames it posted and took back, on both paths, so
+ * that close can prove the ones it reclaims from the kernel are exactly the
+ * ones the kernel held.
  */
 #include <net/if.h>
 #include <poll.h>
@@ -27,6 +30,9 @@
 
 #define UCM_XSK_DEFAULT_RING	2048
 #define UCM_XSK_MAX_RING	16384
+/* TX ring: at most half the completion ring (rx_size, >= 2048 by default),
+ * so completions of a full TX ring always have room. */
+#define UCM_XSK_TX_RING		1024
 /* Busy-poll time per poll (SO_BUSY_POLL, microseconds); the budget
  * (SO_BUSY_POLL_BUDGET) is one RX batch. */
 #define UCM_XSK_BUSY_POLL_US	20
@@ -50,12 +56,15 @@ struct ucm_xsk_queue {
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod fill;
 	struct xsk_ring_cons comp;
-	struct xsk_ring_prod tx;	/* unused until the reverse path */
+	struct xsk_ring_prod tx;
 	struct ucm_pool *pool;
 	uint32_t id;
 	int fd;
+	uint16_t bind_flags;	/* XDP_USE_NEED_WAKEUP or 0 */
 	uint64_t posted;	/* frames given to the fill ring, ever */
 	uint64_t taken;		/* frames taken back from the RX ring, ever */
+	uint64_t tx_posted;	/* frames given to the TX ring, ever */
+	uint64_t tx_done;	/* frames taken back from the completion ring */
 	struct ucm_xsk_stats stats;
 };
 
@@ -157,7 +166,7 @@ static int queue_bind(struct ucm_xsk *x, const struct ucm_xsk_opts *o,
 {
 	struct xsk_socket_config cfg = {
 		.rx_size = o->rx_size,
-		.tx_size = 0,
+		.tx_size = min(o->rx_size, (uint32_t)UCM_XSK_TX_RING),
 		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
 		.bind_flags = bind_flags,
 	};
@@ -167,7 +176,7 @@ static int queue_bind(struct ucm_xsk *x, const struct ucm_xsk_opts *o,
 
 	for (;;) {
 		err = xsk_socket__create_shared(&q->sock, o->ifname, q->id,
-						x->xumem, &q->rx, NULL, &q->fill,
+						x->xumem, &q->rx, &q->tx, &q->fill,
 						&q->comp, &cfg);
 		err = err < 0 ? err : -err;
 		if (err != -EBUSY || ++tries > UCM_XSK_BIND_RETRIES)
@@ -177,6 +186,7 @@ static int queue_bind(struct ucm_xsk *x, const struct ucm_xsk_opts *o,
 	if (err)
 		return err;
 	q->fd = xsk_socket__fd(q->sock);
+	q->bind_flags = bind_flags;
 	return 0;
 }
 
@@ -366,13 +376,15 @@ int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms)
 	}
 	for (i = 0; i < x->nqueues; i++) {
 		struct ucm_xsk_queue *q = &x->q[i];
+		uint64_t held = (q->posted - q->taken) + (q->tx_posted - q->tx_done);
 
-		if (q->posted == q->taken)
+		if (!held)
 			continue;
-		ret = ucm_pool_reclaim(q->pool, (uint32_t)(q->posted - q->taken));
+		ret = ucm_pool_reclaim(q->pool, (uint32_t)held);
 		if (ret)
 			return ucm_err(ret);	/* nothing freed: see the log */
 		q->taken = q->posted;
+		q->tx_done = q->tx_posted;
 	}
 	ret = ucm_umem__destroy(x->umem, timeout_ms);
 	if (ret)
@@ -433,6 +445,13 @@ int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st
 	st->fill_short = READ_ONCE(q->stats.fill_short);
 	st->wakeups = READ_ONCE(q->stats.wakeups);
 	st->rx_steer_err = READ_ONCE(q->stats.rx_steer_err);
+	st->tx = READ_ONCE(q->stats.tx);
+	st->tx_ring_full = READ_ONCE(q->stats.tx_ring_full);
+	st->tx_kicks = READ_ONCE(q->stats.tx_kicks);
+	st->tx_kick_err = READ_ONCE(q->stats.tx_kick_err);
+	st->tx_completed = READ_ONCE(q->stats.tx_completed);
+	st->tx_comp_bulks = READ_ONCE(q->stats.tx_comp_bulks);
+	st->tx_comp_direct = READ_ONCE(q->stats.tx_comp_direct);
 	if (q->fd < 0 || getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &ks, &len))
 		return ucm_err(q->fd < 0 ? -EBADF : -errno);
 	st->kernel_rx_dropped = ks.rx_dropped;
@@ -543,6 +562,91 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 			STAT_ADD(q->stats.rx_bad_desc, bad);
 	}
 	return good;
+}
+
+/* ---- the way out: TX and completions (the RX thread's too) --------------- */
+
+/* Kick the kernel into sending: copy mode sends in this syscall; zero-copy
+ * drivers are woken. EAGAIN/EBUSY/ENOBUFS: the kernel is busy, the next
+ * kick sends what is left. */
+static void tx_kick(struct ucm_xsk_queue *q)
+{
+	STAT_ADD(q->stats.tx_kicks, 1);
+	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+		STAT_ADD(q->stats.tx_kick_err, 1);
+}
+
+uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
+			   uint32_t n)
+{
+	struct ucm_xsk *x = q->x;
+	uint32_t idx = 0, k, i;
+
+	/* reserve() is all or nothing: ask for what there is room for. */
+	k = n ? xsk_prod_nb_free(&q->tx, n) : 0;
+	if (k > n)
+		k = n;
+	if (k && xsk_ring_prod__reserve(&q->tx, k, &idx) != k)
+		k = 0;
+	for (i = 0; i < k; i++) {
+		struct xdp_desc *td = xsk_ring_prod__tx_desc(&q->tx, idx + i);
+
+		td->addr = ucm_desc_addr(desc[i]);
+		td->len = ucm_desc_len(desc[i]);
+		td->options = 0;
+		ucm_frame_move(x->umem, td->addr & x->base_mask, UCM_LOC_APP,
+			       UCM_LOC_KERNEL);
+	}
+	if (k) {
+		xsk_ring_prod__submit(&q->tx, k);
+		q->tx_posted += k;
+		STAT_ADD(q->stats.tx, k);
+	}
+	if (k < n)
+		STAT_ADD(q->stats.tx_ring_full, n - k);
+	/* Without need_wakeup the kernel must be kicked every time. */
+	if (k && (!(q->bind_flags & XDP_USE_NEED_WAKEUP) ||
+		  xsk_ring_prod__needs_wakeup(&q->tx)))
+		tx_kick(q);
+	return k;
+}
+
+uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
+{
+	struct ucm_xsk *x = q->x;
+	uint64_t addrs[UCM_XSK_RX_BATCH];
+	uint32_t idx = 0, n, i, total = 0;
+	uint64_t cached;
+
+	/* Copy mode sends only when kicked; a kick that met a busy kernel
+	 * left descriptors behind. */
+	if (q->tx_posted - q->tx_done > xsk_cons_nb_avail(&q->comp, UCM_XSK_TX_RING) &&
+	    xsk_ring_prod__needs_wakeup(&q->tx))
+		tx_kick(q);
+	while ((n = xsk_ring_cons__peek(&q->comp, UCM_XSK_RX_BATCH, &idx))) {
+		for (i = 0; i < n; i++)
+			addrs[i] = *xsk_ring_cons__comp_addr(&q->comp, idx + i) &
+				   x->base_mask;
+		xsk_ring_cons__release(&q->comp, n);
+		q->tx_done += n;
+		/* Our xdp_return_frame_bulk(): the owner's bulk goes
+		 * straight into its cache (unless NO_DIRECT_BULK); what
+		 * reached the cache is the direct share. */
+		cached = q->pool->owner_stats.cached;
+		__ucm_umem_put_bulk(x->umem, addrs, n, UCM_LOC_KERNEL, false);
+		STAT_ADD(q->stats.tx_comp_direct, q->pool->owner_stats.cached - cached);
+		STAT_ADD(q->stats.tx_comp_bulks, 1);
+		total += n;
+	}
+	if (total)
+		STAT_ADD(q->stats.tx_completed, total);
+	return total;
+}
+
+uint32_t ucm_xsk_queue__tx_pending(const struct ucm_xsk_queue *q)
+{
+	return (uint32_t)(q->tx_posted - q->tx_done);
 }
 
 /*

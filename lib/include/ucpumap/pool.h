@@ -189,6 +189,30 @@ UCM_API uint32_t ucm_umem__npools(const struct ucm_umem *umem);
 UCM_API struct ucm_pool *ucm_umem__pool(struct ucm_umem *umem, uint32_t idx);
 UCM_API uint32_t ucm_umem__flags(const struct ucm_umem *umem);
 
+/*
+ * A packet descriptor, as the cpumap's queues and the TX channels carry
+ * packets: its address (frame handle + offset, as in an AF_XDP descriptor)
+ * in the low 48 bits, its length in the top 16. UMEM handles stay below
+ * 2^40 (ucm_umem_opts caps the size).
+ */
+#define UCM_DESC_LEN_SHIFT	48
+#define UCM_DESC_ADDR_MASK	((1ull << UCM_DESC_LEN_SHIFT) - 1)
+
+static inline uint64_t ucm_desc_make(uint64_t addr, uint32_t len)
+{
+	return (uint64_t)len << UCM_DESC_LEN_SHIFT | addr;
+}
+
+static inline uint64_t ucm_desc_addr(uint64_t desc)
+{
+	return desc & UCM_DESC_ADDR_MASK;
+}
+
+static inline uint32_t ucm_desc_len(uint64_t desc)
+{
+	return desc >> UCM_DESC_LEN_SHIFT;
+}
+
 /* Frame pointer from a frame handle; no checks (the hot path). */
 static inline void *ucm_umem__frame(void *area, uint64_t addr)
 {

@@ -71,10 +71,23 @@ struct ucm_xsk_opts {
  * @wakeups: need_wakeup kicks
  * @rx_steer_err: packets steered to a worker the cpumap does not have
  *                (configuration mismatch); recycled
+ * @tx: descriptors put on the TX ring
+ * @tx_ring_full: descriptors the TX ring had no room for (the caller keeps
+ *                their frames)
+ * @tx_kicks: sendto() kicks (need_wakeup, or every post without it)
+ * @tx_kick_err: kicks that failed otherwise than busy (link down, ...)
+ * @tx_completed: frames taken back from the completion ring
+ * @tx_comp_bulks: completion bulks (tx_completed / tx_comp_bulks: the
+ *                 bulk average)
+ * @tx_comp_direct: completed frames that went straight into the pool's
+ *                  cache (direct bulk recycling); the rest went through
+ *                  the recycle ring
  * @kernel_*: the socket's XDP_STATISTICS
  */
 struct ucm_xsk_stats {
 	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
+	uint64_t tx, tx_ring_full, tx_kicks, tx_kick_err;
+	uint64_t tx_completed, tx_comp_bulks, tx_comp_direct;
 	uint64_t kernel_rx_dropped, kernel_rx_invalid_descs;
 	uint64_t kernel_tx_invalid_descs, kernel_rx_ring_full;
 	uint64_t kernel_rx_fill_ring_empty_descs, kernel_tx_ring_empty_descs;
@@ -146,6 +159,33 @@ UCM_API int ucm_xsk_queue__refill(struct ucm_xsk_queue *q);
  */
 UCM_API uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q,
 				   struct ucm_xsk_desc *d, uint32_t max);
+
+/**
+ * ucm_xsk_queue__tx() - put packets on the queue's TX ring
+ * @desc: packet descriptors (ucm_desc_make()) of this UMEM's frames
+ *
+ * Kicks the kernel when need_wakeup asks (copy mode sends in the kick).
+ * Frames of the descriptors taken belong to the kernel until they come
+ * back through the completion ring (ucm_xsk_queue__complete()). RX thread
+ * only: it owns the queue's TX and completion rings, as a driver's NAPI
+ * owns its queue's. Return: descriptors taken, from the first; the caller
+ * keeps the rest (ring full: retry or drop).
+ */
+UCM_API uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q,
+				   const uint64_t *desc, uint32_t n);
+/**
+ * ucm_xsk_queue__complete() - bring sent frames home, in bulk
+ *
+ * Takes everything on the completion ring and returns the frames with one
+ * bulk return per 64 (our xdp_return_frame_bulk()): frames of the calling
+ * thread's own pool go straight into its cache (unless the UMEM has
+ * UCM_UMEM_F_NO_DIRECT_BULK), others through their pools' recycle rings.
+ * Re-kicks when descriptors wait on the TX ring. RX thread only.
+ * Return: frames brought home.
+ */
+UCM_API uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q);
+/* Frames on the TX path, posted and not yet completed. */
+UCM_API uint32_t ucm_xsk_queue__tx_pending(const struct ucm_xsk_queue *q);
 
 struct ucm_cpumap_producer;
 

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ucm_txq: a worker's way out through one AF_XDP queue (the reverse path).
+ *
+ * A worker that sends (tun -> NIC) needs frames of the UMEM to copy packets
+ * into, and a TX ring to put them on. Both belong to the queue's RX thread:
+ * it owns the queue's pool (only the owner allocates from its cache) and
+ * the queue's TX and completion rings (one producer, one consumer each), as
+ * a driver's NAPI owns its queue. So the RX thread lends the worker empty
+ * frames of its pool, the worker hands them back filled, and the RX thread
+ * puts them on the TX ring and, when they complete, returns them to its own
+ * pool: straight into its cache, the direct bulk recycling of seed 003.
+ *
+ *   RX thread (pool owner)                    worker
+ *   ucm_txq__lend(): pool -> free ring  --->  ucm_txq__take(): free ring
+ *                                             copies a packet in
+ *   ucm_txq__collect(): out ring  <-------    ucm_txq__send(): out ring
+ *   ucm_xsk_queue__tx(), __complete()
+ *
+ * Concurrency contract: two SPSC rings. free: produced by the RX thread
+ * (lend), consumed by the worker (take). out: produced by the worker
+ * (send), consumed by the RX thread (collect). Each ring's ordering is
+ * ring.h's (publication with release, consumption with acquire), so a
+ * frame's contents written before send() are visible after collect().
+ * Counters are written by one side each (named below) and read by anyone.
+ * create/reclaim/destroy run on a control thread while neither side runs.
+ *
+ * Lent frames are the pool's allocated frames (UCM_LOC_APP) until they come
+ * home: through the TX path, through ucm_txq__drop() (a worker's frame it
+ * could not use), or through ucm_txq__reclaim() at shutdown.
+ */
+#ifndef UCPUMAP_TXQ_H
+#define UCPUMAP_TXQ_H
+
+#include <stdint.h>
+#include "ucpumap/api.h"
+#include "ucpumap/pool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Ring size of each direction: 4 worker batches of 64 in flight each way. */
+#define UCM_TXQ_DEFAULT_SIZE	256
+
+struct ucm_txq;
+
+/**
+ * struct ucm_txq_stats - one channel
+ * @lent: frames lent to the worker (RX thread)
+ * @lend_short: lends that found the pool with fewer frames than room (RX
+ *              thread)
+ * @sent: filled frames handed back to go out (worker)
+ * @send_full: frames the out ring had no room for, given back to the pool
+ *             unsent: counted drops (worker)
+ * @dropped: frames the worker gave back unused or unsent (worker)
+ * @collected: filled frames taken by the RX thread (RX thread)
+ */
+struct ucm_txq_stats {
+	uint64_t lent, lend_short, sent, send_full, dropped, collected;
+};
+
+/**
+ * ucm_txq__create() - a channel over @umem's frames
+ * @size: each ring's slots, a power of two (0: UCM_TXQ_DEFAULT_SIZE)
+ * Return: the channel, or NULL with errno (EINVAL, ENOMEM).
+ */
+UCM_API struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size);
+/**
+ * ucm_txq__destroy() - free an empty channel
+ * Return: 0, or -EBUSY when frames are still in it (ucm_txq__reclaim()
+ * first); nothing is freed then.
+ */
+UCM_API int ucm_txq__destroy(struct ucm_txq *t);
+
+/* RX thread (the owner of @pool). Top the free ring up from @pool.
+ * Return: frames lent now, or -errno (-EPERM: not the owner). */
+UCM_API int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool);
+/* RX thread. Take up to @max filled descriptors (ucm_desc_make()). */
+UCM_API uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc,
+				  uint32_t max);
+
+/* Worker. Take up to @max empty frames (frame handles). */
+UCM_API uint32_t ucm_txq__take(struct ucm_txq *t, uint64_t *addrs,
+			       uint32_t max);
+/* Worker. Hand @n filled descriptors back to go out. What the out ring
+ * cannot take goes home unsent (send_full). Return: descriptors taken. */
+UCM_API uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc,
+			       uint32_t n);
+/* Worker. Give frames back unused (through the pools' recycle rings). */
+UCM_API void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs,
+			   uint32_t n);
+
+/* Control thread, both sides stopped: every frame in the rings goes home.
+ * Return: the number of frames brought home. */
+UCM_API uint32_t ucm_txq__reclaim(struct ucm_txq *t);
+UCM_API void ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UCPUMAP_TXQ_H */

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The TX channel between a queue's RX thread and a worker: two SPSC rings
+ * of frame handles and descriptors (see ucpumap/txq.h for the contract).
+ */
+#include <stdlib.h>
+
+#include "pool_internal.h"
+#include "ucpumap/ring.h"
+#include "ucpumap/txq.h"
+
+/* Lend in bulks of this many: one pool call per bulk. */
+#define TXQ_LEND_BULK	64
+
+/*
+ * Concurrency contract: free and out follow ring.h's SPSC contract (free:
+ * RX thread -> worker; out: worker -> RX thread). rx_stats are written by
+ * the RX thread only, w_stats by the worker only (STAT_ADD), each on its
+ * own cache line; anyone reads them (READ_ONCE).
+ */
+struct ucm_txq {
+	struct ucm_umem *umem;
+	struct ucm_ring *free;
+	struct ucm_ring *out;
+	uint64_t base_mask;
+	struct {
+		uint64_t lent, lend_short, collected;
+	} rx_stats __cacheline_aligned;
+	struct {
+		uint64_t sent, send_full, dropped;
+	} w_stats __cacheline_aligned;
+};
+
+struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
+{
+	struct ucm_txq *t;
+
+	if (!size)
+		size = UCM_TXQ_DEFAULT_SIZE;
+	if (!umem || size < 2 || (size & (size - 1))) {
+		pr_warn("txq: the ring size must be a power of two (got %u)\n", size);
+		return ucm_err_ptr(-EINVAL);
+	}
+	t = aligned_alloc(UCM_CACHELINE, sizeof(*t));
+	if (!t)
+		return ucm_err_ptr(-ENOMEM);
+	memset(t, 0, sizeof(*t));
+	t->umem = umem;
+	t->base_mask = ~(uint64_t)(ucm_umem__frame_size(umem) - 1);
+	t->free = ucm_ring__create(size, UCM_RING_SP);
+	t->out = ucm_ring__create(size, UCM_RING_SP);
+	if (!t->free || !t->out) {
+		ucm_ring__free(t->free);
+		ucm_ring__free(t->out);
+		free(t);
+		return ucm_err_ptr(-ENOMEM);
+	}
+	return t;
+}
+
+int ucm_txq__destroy(struct ucm_txq *t)
+{
+	if (!t)
+		return 0;
+	if (!ucm_ring__empty(t->free) || !ucm_ring__empty(t->out)) {
+		pr_warn("txq: %u frames still in the channel: reclaim them first\n",
+			ucm_ring__count(t->free) + ucm_ring__count(t->out));
+		return ucm_err(-EBUSY);
+	}
+	ucm_ring__free(t->free);
+	ucm_ring__free(t->out);
+	free(t);
+	return 0;
+}
+
+/* ---- RX thread ---------------------------------------------------------- */
+
+int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool)
+{
+	uint32_t room = ucm_ring__size(t->free) - ucm_ring__count(t->free);
+	uint64_t addrs[TXQ_LEND_BULK];
+	int n, total = 0;
+
+	if (!ucm_pool_local(pool))
+		return ucm_err(-EPERM);
+	/* Top up only below half: lend in bulks, not a frame per call. */
+	if (room < ucm_ring__size(t->free) / 2)
+		return 0;
+	while (room) {
+		uint32_t want = min(room, (uint32_t)TXQ_LEND_BULK);
+
+		n = ucm_pool__alloc_bulk(pool, addrs, want);
+		if (n < 0)
+			return n;
+		if ((uint32_t)n < want)
+			STAT_ADD(t->rx_stats.lend_short, 1);
+		if (!n)
+			break;
+		/* Single producer with the room measured above: all fit. */
+		ucm_ring__produce_sp(t->free, addrs, n);
+		room -= n;
+		total += n;
+	}
+	if (total)
+		STAT_ADD(t->rx_stats.lent, total);
+	return total;
+}
+
+uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc, uint32_t max)
+{
+	uint32_t n = ucm_ring__consume(t->out, desc, max);
+
+	if (n)
+		STAT_ADD(t->rx_stats.collected, n);
+	return n;
+}
+
+/* ---- worker ------------------------------------------------------------- */
+
+uint32_t ucm_txq__take(struct ucm_txq *t, uint64_t *addrs, uint32_t max)
+{
+	return ucm_ring__consume(t->free, addrs, max);
+}
+
+void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs, uint32_t n)
+{
+	if (!n)
+		return;
+	__ucm_umem_put_bulk(t->umem, addrs, n, UCM_LOC_APP, false);
+	STAT_ADD(t->w_stats.dropped, n);
+}
+
+uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc, uint32_t n)
+{
+	uint64_t back[UCM_TXQ_DEFAULT_SIZE];
+	uint32_t k = ucm_ring__produce_sp(t->out, desc, n), i, m;
+
+	if (k)
+		STAT_ADD(t->w_stats.sent, k);
+	/* Back-pressure: the RX thread is behind; these never go out. */
+	for (i = k; i < n; i += m) {
+		m = min(n - i, (uint32_t)UCM_TXQ_DEFAULT_SIZE);
+		for (uint32_t j = 0; j < m; j++)
+			back[j] = ucm_desc_addr(desc[i + j]) & t->base_mask;
+		ucm_txq__drop(t, back, m);
+		STAT_ADD(t->w_stats.send_full, m);
+	}
+	return k;
+}
+
+/* ---- control ------------------------------------------------------------ */
+
+uint32_t ucm_txq__reclaim(struct ucm_txq *t)
+{
+	uint64_t v[TXQ_LEND_BULK];
+	uint32_t n, total = 0;
+
+	while ((n = ucm_ring__consume(t->free, v, TXQ_LEND_BULK))) {
+		__ucm_umem_put_bulk(t->umem, v, n, UCM_LOC_APP, false);
+		total += n;
+	}
+	while ((n = ucm_ring__consume(t->out, v, TXQ_LEND_BULK))) {
+		for (uint32_t i = 0; i < n; i++)
+			v[i] = ucm_desc_addr(v[i]) & t->base_mask;
+		__ucm_umem_put_bulk(t->umem, v, n, UCM_LOC_APP, false);
+		total += n;
+	}
+	return total;
+}
+
+void ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st)
+{
+	st->lent = READ_ONCE(t->rx_stats.lent);
+	st->lend_short = READ_ONCE(t->rx_stats.lend_short);
+	st->collected = READ_ONCE(t->rx_stats.collected);
+	st->sent = READ_ONCE(t->w_stats.sent);
+	st->send_full = READ_ONCE(t->w_stats.send_full);
+	st->dropped = READ_ONCE(t->w_stats.dropped);
+}
