@@ -42,6 +42,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
@@ -84,6 +85,9 @@ struct ucm_worker {
 		uint32_t sleeping;
 		uint32_t seq;
 		uint32_t stop;
+		/* eventfd when the sink sleeps on its own fds (ops->wait),
+		 * else -1: the futex on seq. Read-only after create. */
+		int fd;
 	} wake __cacheline_aligned;
 
 	/* Worker-only: finished frames waiting to go home together
@@ -145,6 +149,22 @@ static long futex(uint32_t *uaddr, int op, uint32_t val)
 	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
 }
 
+/* Wake a worker that may sleep: its futex, or the eventfd its sink's wait()
+ * watches. The caller has bumped wake.seq (release) first. */
+static void worker_kick(struct ucm_worker *wk)
+{
+	if (wk->wake.fd >= 0) {
+		uint64_t one = 1;
+
+		/* EAGAIN: the counter is already non-zero, the wake is on. */
+		if (write(wk->wake.fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			pr_warn("cpumap: worker %u: cannot wake it: %s\n", wk->idx,
+				strerror(errno));
+		return;
+	}
+	futex(&wk->wake.seq, FUTEX_WAKE_PRIVATE, 1);
+}
+
 /* ---- producer side ------------------------------------------------------ */
 
 static void cpumap_wake(struct ucm_cpumap_producer *prod, uint32_t w)
@@ -156,7 +176,7 @@ static void cpumap_wake(struct ucm_cpumap_producer *prod, uint32_t w)
 		return;
 	/* Release: a worker that reads the new seq also sees stop. */
 	__atomic_fetch_add(&wk->wake.seq, 1, __ATOMIC_RELEASE);
-	futex(&wk->wake.seq, FUTEX_WAKE_PRIVATE, 1);
+	worker_kick(wk);
 	STAT_ADD(prod->stats[w].wakeups, 1);
 }
 
@@ -369,6 +389,12 @@ static bool worker_sleep(struct ucm_worker *w)
 		return true;
 	}
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_BEFORE_SLEEP);
+	if (w->wake.fd >= 0) {
+		/* The eventfd keeps a wake that came before the wait. */
+		if (!w->map->sink->wait(w->map->sink_ctx, w->idx, w->wake.fd))
+			STAT_ADD(w->stats.sched, 1);
+		goto awake;
+	}
 	/* EAGAIN (seq moved on) and EINTR both mean: look again; only a
 	 * real sleep counts as sched. */
 	if (!futex(&w->wake.seq, FUTEX_WAIT_PRIVATE, seq))
@@ -485,12 +511,17 @@ static void *worker_main(void *arg)
 		n = ucm_ring__consume(w->ring, desc, UCM_CPUMAP_BATCH);
 		if (n) {
 			worker_run_batch(w, desc, n);
+			/* One bounded turn of the other direction per batch. */
+			if (sink && sink->poll)
+				sink->poll(map->sink_ctx, w->idx);
 			continue;
 		}
 		/* Ring empty: nothing may wait across an idle moment. */
 		if (sink && sink->flush)
 			sink->flush(map->sink_ctx, w->idx);
 		worker_return(w);
+		if (sink && sink->poll && sink->poll(map->sink_ctx, w->idx))
+			continue;
 		if (worker_sleep(w))
 			break;
 	}
@@ -516,14 +547,17 @@ static void worker_stop(struct ucm_worker *w)
 {
 	__atomic_store_n(&w->wake.stop, 1, __ATOMIC_RELEASE);
 	/* Always wake: the worker may sleep without having announced it to
-	 * us yet; seq moving on makes its futex_wait return. */
+	 * us yet; seq moving on makes its futex_wait return (an eventfd
+	 * keeps the wake). */
 	__atomic_fetch_add(&w->wake.seq, 1, __ATOMIC_RELEASE);
-	futex(&w->wake.seq, FUTEX_WAKE_PRIVATE, 1);
+	worker_kick(w);
 	pthread_join(w->thread, NULL);
 }
 
 static void worker_free(struct ucm_worker *w)
 {
+	if (w->wake.fd >= 0)
+		close(w->wake.fd);
 	ucm_ring__free(w->ring);
 	free(w);
 }
@@ -539,6 +573,7 @@ static int worker_inline(struct ucm_cpumap *map, uint32_t idx)
 	w->map = map;
 	w->idx = idx;
 	w->cpu = -1;
+	w->wake.fd = -1;
 	map->workers[idx] = w;
 	return 0;
 }
@@ -559,10 +594,19 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 	w->map = map;
 	w->idx = idx;
 	w->cpu = cpu;
+	w->wake.fd = -1;
 	w->ring = ucm_ring__create(qsize, UCM_RING_MP);
 	if (!w->ring) {
 		free(w);
 		return -ENOMEM;
+	}
+	if (map->sink && map->sink->wait) {
+		w->wake.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (w->wake.fd < 0) {
+			err = -errno;
+			worker_free(w);
+			return err;
+		}
 	}
 
 	pthread_attr_init(&attr);

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <arpa/inet.h>
 
 #include "ucpumap/cpumap.h"
@@ -75,6 +77,10 @@ struct rec_sink {
 	/* KEEP sinks hand frames back here. */
 	uint64_t *kept;
 	uint32_t nkept;
+	/* Waiting sinks (rec_wait_ops): the "other direction" is a pipe;
+	 * poll() reads it, wait() sleeps on it and the wake eventfd. */
+	int other[2];
+	atomic_ulong polled, waits;
 };
 
 static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
@@ -121,6 +127,37 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 }
 
 static const struct ucm_sink_ops rec_ops = { .xmit = rec_xmit };
+
+static uint32_t rec_poll(void *ctx, uint32_t worker)
+{
+	struct rec_sink *s = ctx;
+	char buf[64];
+	ssize_t n = read(s->other[0], buf, sizeof(buf));
+
+	if (n <= 0)
+		return 0;
+	atomic_fetch_add(&s->polled, n);
+	return n;
+}
+
+static int rec_wait(void *ctx, uint32_t worker, int wake_fd)
+{
+	struct rec_sink *s = ctx;
+	struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN },
+			       { .fd = s->other[0], .events = POLLIN } };
+	uint64_t v;
+
+	atomic_fetch_add(&s->waits, 1);
+	if (poll(p, 2, -1) < 0)
+		return -1;
+	if (p[0].revents & POLLIN && read(wake_fd, &v, sizeof(v)) < 0)
+		return -1;
+	return 0;
+}
+
+static const struct ucm_sink_ops rec_wait_ops = {
+	.xmit = rec_xmit, .poll = rec_poll, .wait = rec_wait,
+};
 static const struct ucm_sink_ops rec_keep_ops = {
 	.xmit = rec_xmit, .flags = UCM_SINK_F_KEEP,
 };
@@ -131,6 +168,8 @@ static void rec_init(struct rec_sink *s, uint32_t max_prod)
 	pthread_mutex_init(&s->lock, NULL);
 	s->max_prod = max_prod;
 	s->seen = calloc(MAX_SEEN, 1);
+	if (pipe2(s->other, O_NONBLOCK | O_CLOEXEC))
+		s->other[0] = s->other[1] = -1;
 }
 
 static uint64_t rec_delivered(struct rec_sink *s)
@@ -228,6 +267,8 @@ static int fixture_fini(struct fixture *f)
 	UT_ASSERT(!ucm_umem__destroy(f->umem, 1000), "frames did not come home");
 	free(f->sink.seen);
 	free(f->sink.kept);
+	close(f->sink.other[0]);
+	close(f->sink.other[1]);
 	return 0;
 }
 
@@ -335,14 +376,15 @@ static void park_hook(uint32_t worker, enum ucm_cpumap_hook_point where)
 		ut_msleep(1);
 }
 
-static int run_park_test(enum ucm_cpumap_hook_point where)
+static int run_park_test(enum ucm_cpumap_hook_point where,
+			 const struct ucm_sink_ops *ops)
 {
 	struct ucm_cpumap_enqueue_stats es0, es1;
 	struct fixture f;
 	uint64_t end;
 	int ret;
 
-	if (fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096))
+	if (fixture_init(&f, 1, 256, ops, 0, 0, 4096))
 		return 1;
 	atomic_store(&hook_parked, 0);
 	atomic_store(&hook_release, 0);
@@ -386,12 +428,61 @@ static int run_park_test(enum ucm_cpumap_hook_point where)
 
 static int test_no_lost_wakeup_before_sleep(void)
 {
-	return run_park_test(UCM_CPUMAP_HOOK_BEFORE_SLEEP);
+	return run_park_test(UCM_CPUMAP_HOOK_BEFORE_SLEEP, &rec_ops);
 }
 
 static int test_no_lost_wakeup_before_announce(void)
 {
-	return run_park_test(UCM_CPUMAP_HOOK_EMPTY_SEEN);
+	return run_park_test(UCM_CPUMAP_HOOK_EMPTY_SEEN, &rec_ops);
+}
+
+/* The same two windows with a sink that sleeps on its own fds: the wake
+ * goes through the worker's eventfd. */
+static int test_wait_sink_no_lost_wakeup_before_sleep(void)
+{
+	return run_park_test(UCM_CPUMAP_HOOK_BEFORE_SLEEP, &rec_wait_ops);
+}
+
+static int test_wait_sink_no_lost_wakeup_before_announce(void)
+{
+	return run_park_test(UCM_CPUMAP_HOOK_EMPTY_SEEN, &rec_wait_ops);
+}
+
+/* A sleeping worker wakes for the other direction's work (the sink's fd)
+ * as well as for frames, polls it after batches, and stops when told. */
+static int test_wait_sink_other_direction(void)
+{
+	struct fixture f;
+	uint64_t end;
+
+	if (fixture_init(&f, 1, 256, &rec_wait_ops, 0, 0, 4096))
+		return 1;
+	if (send_frames(&f, 0, 0, 100, 8))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 100, WAIT_MS), "frames");
+	/* Let it fall asleep, then give it work on the other side only. */
+	end = ut_ms_now() + WAIT_MS;
+	while (atomic_load(&f.sink.waits) == 0 && ut_ms_now() < end)
+		ut_msleep(1);
+	UT_ASSERT(atomic_load(&f.sink.waits) > 0, "the worker never waited");
+	UT_ASSERT(write(f.sink.other[1], "abcde", 5) == 5, "pipe");
+	end = ut_ms_now() + WAIT_MS;
+	while (atomic_load(&f.sink.polled) < 5 && ut_ms_now() < end)
+		ut_msleep(1);
+	UT_ASSERT(atomic_load(&f.sink.polled) == 5, "polled %lu of 5",
+		  atomic_load(&f.sink.polled));
+	/* Both directions at once: frames still flow. */
+	UT_ASSERT(write(f.sink.other[1], "xyz", 3) == 3, "pipe");
+	if (send_frames(&f, 0, 100, 100, 8))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 200, WAIT_MS), "frames after");
+	end = ut_ms_now() + WAIT_MS;
+	while (atomic_load(&f.sink.polled) < 8 && ut_ms_now() < end)
+		ut_msleep(1);
+	UT_ASSERT(atomic_load(&f.sink.polled) == 8, "polled %lu of 8",
+		  atomic_load(&f.sink.polled));
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	return fixture_fini(&f);	/* destroy must wake it through the eventfd */
 }
 
 /* Destroy right after a burst: the worker drains its ring first. */
@@ -850,6 +941,9 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_delivery_and_descriptors),
 	UT_CASE(test_no_lost_wakeup_before_sleep),
 	UT_CASE(test_no_lost_wakeup_before_announce),
+	UT_CASE(test_wait_sink_no_lost_wakeup_before_sleep),
+	UT_CASE(test_wait_sink_no_lost_wakeup_before_announce),
+	UT_CASE(test_wait_sink_other_direction),
 	UT_CASE(test_drain_on_stop),
 	UT_CASE(test_destroy_flushes_bulk_queues),
 	UT_CASE(test_ring_full_drops),

@@ -90,6 +90,15 @@ enum ucm_sink_flags {
  *         UCM_DROP_SINK); unless the sink has UCM_SINK_F_KEEP, every frame
  *         returns to its pool after xmit.
  * @flush: the worker's ring ran empty; release anything held. Optional.
+ * @poll:  the other direction's work (e.g. the tun's packets out to the
+ *         NIC), bounded per call: called after every batch and before the
+ *         worker sleeps, so neither direction starves the other. Returns
+ *         how much it did; 0 lets the worker sleep. Optional.
+ * @wait:  sleep until the sink has work for @poll or @wake_fd (an eventfd
+ *         the cpumap's producers and stop write to) is readable; consume
+ *         what made @wake_fd readable. Returns 0 after a real sleep, or
+ *         non-zero when it did not sleep. With @wait, the cpumap wakes the
+ *         worker through @wake_fd instead of a futex. Optional.
  * @close: once, after the loop has drained the ring. Optional.
  */
 struct ucm_sink_ops {
@@ -97,6 +106,8 @@ struct ucm_sink_ops {
 	int (*xmit)(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 		    const uint64_t *addrs, uint32_t n);
 	void (*flush)(void *ctx, uint32_t worker);
+	uint32_t (*poll)(void *ctx, uint32_t worker);
+	int (*wait)(void *ctx, uint32_t worker, int wake_fd);
 	void (*close)(void *ctx, uint32_t worker);
 	uint32_t flags;
 };
