@@ -36,57 +36,10 @@
 #include <linux/sockios.h>
 #include <liburing.h>
 
-#include "internal.h"
-#include "ucpumap/tun.h"
+#include "tun_internal.h"
 
 #define TUN_DEV		"/dev/net/tun"
 #define TUN_IFF_COMMON	(IFF_NO_PI | IFF_MULTI_QUEUE | IFF_VNET_HDR)
-
-/*
- * Per-worker write state. Concurrency contract: made in open(), used by
- * xmit() and torn down in close(), all on the worker thread that owns it;
- * no other thread touches it.
- */
-struct tun_wstate {
-	struct io_uring ring;
-	bool ring_ok;		/* false: NO_BATCH, or the ring broke */
-	int fd;			/* the queue's fd */
-	int sqe_fd;		/* what SQEs name: 0 (registered) or fd */
-	uint8_t sqe_flags;	/* IOSQE_FIXED_FILE when registered */
-	uint32_t len[UCM_TUN_BATCH_MAX];	/* bytes each write must take */
-};
-
-#define VNET_LEN	sizeof(struct virtio_net_hdr)
-_Static_assert(VNET_LEN <= UCM_FRAME_SINK_ROOM, "the sink's room holds the vnet header");
-
-/*
- * One per possible worker index. Concurrency contract:
- *  - open: taken with an atomic exchange in open(), released (store,
- *    release) in close(); keeps two cpumaps off one worker slot.
- *  - st: written and read by the worker thread only (open/xmit/close).
- *  - stats: written by that worker only (STAT_ADD), read by anyone
- *    (READ_ONCE), at any time.
- */
-struct tun_worker {
-	struct ucm_tun_stats stats;
-	struct tun_wstate *st;
-	uint32_t open;
-} __cacheline_aligned;
-
-/*
- * Concurrency contract of struct ucm_tun: every field but wk[] is written
- * by create() and read-only afterwards (workers read flags, nqueues and
- * fds); wk[] follows its own contract above. destroy() runs once every
- * worker has closed.
- */
-struct ucm_tun {
-	char name[IFNAMSIZ];
-	int ifindex;
-	uint32_t flags;
-	uint32_t nqueues;
-	int fds[UCM_TUN_MAX_QUEUES];
-	struct tun_worker wk[UCM_CPUMAP_MAX_WORKERS];
-};
 
 /* ---- control path ------------------------------------------------------ */
 
@@ -491,9 +444,17 @@ static int tun_open(void *ctx, uint32_t w)
 			goto err_free;
 		}
 	}
+	if (wk->txq) {
+		err = tun_rev_open(tun, w, st);
+		if (err)
+			goto err_ring;
+	}
 	wk->st = st;
 	return 0;
 
+err_ring:
+	if (st->ring_ok)
+		ring_exit(st);
 err_free:
 	free(st);
 err_open:
@@ -509,6 +470,8 @@ static void tun_close(void *ctx, uint32_t w)
 
 	if (!st)
 		return;
+	if (st->rev)
+		tun_rev_close(tun, w, st);
 	if (st->ring_ok)
 		ring_exit(st);
 	free(st);
@@ -758,6 +721,19 @@ static const struct ucm_sink_ops tun_sink_ops = {
 const struct ucm_sink_ops *ucm_tun__sink(void)
 {
 	return &tun_sink_ops;
+}
+
+static const struct ucm_sink_ops tun_duplex_ops = {
+	.open = tun_open,
+	.xmit = tun_xmit,
+	.poll = tun_rev_poll,
+	.wait = tun_rev_wait,
+	.close = tun_close,
+};
+
+const struct ucm_sink_ops *ucm_tun__sink_duplex(void)
+{
+	return &tun_duplex_ops;
 }
 
 /* ---- statistics -------------------------------------------------------- */

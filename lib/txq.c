@@ -4,6 +4,8 @@
  * of frame handles and descriptors (see ucpumap/txq.h for the contract).
  */
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include "pool_internal.h"
 #include "ucpumap/ring.h"
@@ -16,18 +18,21 @@
  * Concurrency contract: free and out follow ring.h's SPSC contract (free:
  * RX thread -> worker; out: worker -> RX thread). rx_stats are written by
  * the RX thread only, w_stats by the worker only (STAT_ADD), each on its
- * own cache line; anyone reads them (READ_ONCE).
+ * own cache line; anyone reads them (READ_ONCE). rx_sleeping: the W1/W2
+ * word of txq.h, on its own line; wake_fd is read-only after create.
  */
 struct ucm_txq {
 	struct ucm_umem *umem;
 	struct ucm_ring *free;
 	struct ucm_ring *out;
 	uint64_t base_mask;
+	int wake_fd;
+	uint32_t rx_sleeping __cacheline_aligned;
 	struct {
 		uint64_t lent, lend_short, collected;
 	} rx_stats __cacheline_aligned;
 	struct {
-		uint64_t sent, send_full, dropped;
+		uint64_t sent, send_full, dropped, wake_err;
 	} w_stats __cacheline_aligned;
 };
 
@@ -49,11 +54,16 @@ struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 	t->base_mask = ~(uint64_t)(ucm_umem__frame_size(umem) - 1);
 	t->free = ucm_ring__create(size, UCM_RING_SP);
 	t->out = ucm_ring__create(size, UCM_RING_SP);
-	if (!t->free || !t->out) {
+	t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!t->free || !t->out || t->wake_fd < 0) {
+		int err = t->wake_fd < 0 ? -errno : -ENOMEM;
+
 		ucm_ring__free(t->free);
 		ucm_ring__free(t->out);
+		if (t->wake_fd >= 0)
+			close(t->wake_fd);
 		free(t);
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(err);
 	}
 	return t;
 }
@@ -69,6 +79,7 @@ int ucm_txq__destroy(struct ucm_txq *t)
 	}
 	ucm_ring__free(t->free);
 	ucm_ring__free(t->out);
+	close(t->wake_fd);
 	free(t);
 	return 0;
 }
@@ -106,6 +117,28 @@ int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool)
 	return total;
 }
 
+bool ucm_txq__sleep_begin(struct ucm_txq *t)
+{
+	/* W1: pairs with W2 in ucm_txq__send() */
+	__atomic_exchange_n(&t->rx_sleeping, 1, __ATOMIC_SEQ_CST);
+	return ucm_ring__empty(t->out);
+}
+
+void ucm_txq__sleep_end(struct ucm_txq *t)
+{
+	uint64_t v;
+
+	__atomic_store_n(&t->rx_sleeping, 0, __ATOMIC_RELAXED);
+	/* Drain a wake (EAGAIN: none came). */
+	if (read(t->wake_fd, &v, sizeof(v)) < 0)
+		return;
+}
+
+int ucm_txq__wake_fd(const struct ucm_txq *t)
+{
+	return t->wake_fd;
+}
+
 uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc, uint32_t max)
 {
 	uint32_t n = ucm_ring__consume(t->out, desc, max);
@@ -116,6 +149,11 @@ uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc, uint32_t max)
 }
 
 /* ---- worker ------------------------------------------------------------- */
+
+uint32_t ucm_txq__available(struct ucm_txq *t)
+{
+	return ucm_ring__count(t->free);
+}
 
 uint32_t ucm_txq__take(struct ucm_txq *t, uint64_t *addrs, uint32_t max)
 {
@@ -135,8 +173,17 @@ uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc, uint32_t n)
 	uint64_t back[UCM_TXQ_DEFAULT_SIZE];
 	uint32_t k = ucm_ring__produce_sp(t->out, desc, n), i, m;
 
-	if (k)
+	if (k) {
 		STAT_ADD(t->w_stats.sent, k);
+		/* W2: pairs with W1 in ucm_txq__sleep_begin() */
+		if (__atomic_fetch_or(&t->rx_sleeping, 0, __ATOMIC_SEQ_CST)) {
+			uint64_t one = 1;
+
+			/* EAGAIN: a wake is already pending. */
+			if (write(t->wake_fd, &one, sizeof(one)) < 0)
+				STAT_ADD(t->w_stats.wake_err, errno != EAGAIN);
+		}
+	}
 	/* Back-pressure: the RX thread is behind; these never go out. */
 	for (i = k; i < n; i += m) {
 		m = min(n - i, (uint32_t)UCM_TXQ_DEFAULT_SIZE);
@@ -176,4 +223,9 @@ void ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st)
 	st->sent = READ_ONCE(t->w_stats.sent);
 	st->send_full = READ_ONCE(t->w_stats.send_full);
 	st->dropped = READ_ONCE(t->w_stats.dropped);
+}
+
+struct ucm_umem *ucm_txq__umem(const struct ucm_txq *t)
+{
+	return t->umem;
 }

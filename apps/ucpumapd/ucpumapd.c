@@ -18,8 +18,11 @@
 #include <stdarg.h>
 #include <getopt.h>
 #include <net/if.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,7 @@
 #include "ucpumap/cpumap.h"
 #include "ucpumap/log.h"
 #include "ucpumap/tun.h"
+#include "ucpumap/txq.h"
 #include "ucpumap/xdp.h"
 #include "ucpumap/xsk.h"
 #include "util.h"
@@ -37,6 +41,12 @@
 #define DEFAULT_RX_RING		1024
 /* Frames must cover fill + RX rings and what is out in the cpumap. */
 #define SHUTDOWN_TIMEOUT_MS	1500
+/* The TX ring the library makes (UCM_XSK_TX_RING), for the frame budget. */
+#define REV_TX_RING		1024
+/* An idle RX thread sleeps this long at most in poll(2); with frames on
+ * the TX path, this long (completions come without a wakeup). */
+#define RX_IDLE_MS		10
+#define RX_TX_PENDING_MS	1
 
 struct cfg {
 	const char *dev, *tun, *stats_json;
@@ -48,6 +58,9 @@ struct cfg {
 	int n_rx_cpus;
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool skb_mode;
+	bool reverse;			/* two-way: --peer-mac */
+	bool mtu_auto;			/* --mtu not given */
+	uint8_t peer_mac[6];
 	uint32_t xsk_mode;
 	struct ucm_steer_cfg steer;
 	unsigned long frames, frame_size, rx_size, fill_size, qsize, mtu;
@@ -63,6 +76,12 @@ struct rx_thread {
 	int cpu;		/* -1: not pinned */
 	_Atomic int err;	/* set by the RX thread when it gives up */
 	bool started;
+	/* The reverse path: the TX channels of the workers that send on
+	 * this queue (worker w on queue w % nqueues). */
+	struct ucm_txq *txq[UCM_CPUMAP_MAX_WORKERS];
+	int ntxq;
+	struct ucm_umem *umem;
+	_Atomic uint64_t tx_drops;	/* TX ring full after the retry */
 };
 
 static atomic_int stop_rx;
@@ -115,12 +134,16 @@ static void usage(FILE *f)
 "  --frame-size N        2048 or 4096 bytes (default 4096)\n"
 "  --rx-size N           RX ring size, power of two (default %d; fill: twice)\n"
 "  --qsize N             worker ring size, power of two (default %d)\n"
-"  --mtu N               tun MTU (default: what a frame holds, at most 9000)\n"
+"  --mtu N               tun MTU (default: what a frame holds, at most 9000;\n"
+"                        two-way: and at most IFACE's MTU)\n"
 "  --no-recycle          workers release frames to the backing stack\n"
 "  --no-batch            one write() per packet into tun\n"
 "  --no-direct-bulk      bulk returns never use the owner's cache\n"
 "  --pass                no workers: each RX thread writes to tun itself\n"
 "                        (the kernel's XDP_PASS, for comparison)\n"
+"  --peer-mac MAC        two-way: the workers also read the tun and send what\n"
+"                        the kernel routes into it out of IFACE, to this next\n"
+"                        hop (e.g. the gateway's or the peer's MAC address)\n"
 "  --interval SEC        statistics every SEC seconds (default 1; 0: none)\n"
 "  --stats-json FILE     the statistics as JSON lines too\n"
 "  --duration SEC        stop after SEC seconds (default: run until signalled)\n"
@@ -183,6 +206,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		O_XDPMODE, O_COPY, O_ZC, O_BUSY, O_REPLACE, O_FRAMES, O_RXSIZE,
 		O_QSIZE, O_MTU, O_NORECYCLE, O_NOBATCH, O_NODIRECT, O_INTERVAL,
 		O_JSON, O_DURATION, O_FILTER, O_FRAMESIZE, O_PASS, O_RXCPUS,
+		O_PEERMAC,
 	};
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, O_DEV },
@@ -212,6 +236,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		{ "frame-size", required_argument, NULL, O_FRAMESIZE },
 		{ "pass", no_argument, NULL, O_PASS },
 		{ "rx-cpus", required_argument, NULL, O_RXCPUS },
+		{ "peer-mac", required_argument, NULL, O_PEERMAC },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -311,6 +336,19 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		}
 		case O_JSON: c->stats_json = optarg; break;
 		case O_PASS: c->pass = true; break;
+		case O_PEERMAC: {
+			uint8_t *m = c->peer_mac;
+			char tail;
+
+			if (sscanf(optarg, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx%c", &m[0], &m[1],
+				   &m[2], &m[3], &m[4], &m[5], &tail) != 6) {
+				fprintf(stderr, "--peer-mac: '%s' is not a MAC address like 02:00:00:00:00:01\n",
+					optarg);
+				return -1;
+			}
+			c->reverse = true;
+			break;
+		}
 		case O_RXCPUS:
 			c->n_rx_cpus = parse_cpu_list(optarg, c->rx_cpus, APP_MAX_CPUS, "--rx-cpus");
 			if (c->n_rx_cpus < 0)
@@ -372,6 +410,14 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			if (cpu_usable(i))
 				c->cpus[c->ncpus++] = i;
 	}
+	if (c->reverse && c->tap) {
+		fprintf(stderr, "ucpumapd: the way back of a tap is not supported yet: use a tun with --peer-mac, or drop --peer-mac\n");
+		return -1;
+	}
+	if (c->reverse && c->pass) {
+		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass or --peer-mac\n");
+		return -1;
+	}
 	if (c->pass) {
 		/* The RX threads are the workers: one "worker" per queue. */
 		c->ncpus = c->nqueues;
@@ -384,23 +430,93 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			c->steer.fixed, c->ncpus);
 		return -1;
 	}
-	if (!c->mtu)
+	if (!c->mtu) {
 		/* What a frame holds after the 256-byte XDP headroom, Ethernet
 		 * and two VLAN tags. */
 		c->mtu = c->frame_size - 256 - 14 - 8;
+		c->mtu_auto = true;
+	}
 	if (c->mtu > 9000)
 		c->mtu = 9000;
 	c->fill_size = 2 * c->rx_size;
-	if (c->frames < c->fill_size + c->rx_size + c->qsize) {
-		fprintf(stderr, "--frames %lu cannot cover the fill ring (%lu), the RX ring (%lu) and a worker ring (%lu): give at least %lu (a power of two)\n",
-			c->frames, c->fill_size, c->rx_size, c->qsize,
-			c->fill_size + c->rx_size + c->qsize);
-		return -1;
+	{
+		/* Two-way: each queue also lends its workers' channels two
+		 * rings' worth and keeps a TX ring in flight. */
+		unsigned long wpq = (c->ncpus + c->nqueues - 1) / c->nqueues;
+		unsigned long tx = c->reverse ? REV_TX_RING + wpq * 2 * UCM_TXQ_DEFAULT_SIZE : 0;
+		unsigned long need = c->fill_size + c->rx_size + c->qsize + tx;
+
+		if (c->frames < need) {
+			fprintf(stderr, "--frames %lu cannot cover the fill ring (%lu), the RX ring (%lu), a worker ring (%lu)%s: give at least %lu (a power of two)\n",
+				c->frames, c->fill_size, c->rx_size, c->qsize,
+				tx ? " and the way back (TX ring and lent frames)" : "", need);
+			return -1;
+		}
 	}
 	return 0;
 }
 
 /* ---- RX threads --------------------------------------------------------------- */
+
+/*
+ * The RX thread's turn of the way out, as a driver's NAPI poll does its TX
+ * completions: lend its workers frames of its pool, put what they filled on
+ * the TX ring, and bring completed frames home, in bulk, straight into its
+ * own cache (seed 003). A full TX ring gets one retry after reaping, then
+ * its descriptors are counted drops: the RX direction never waits on TX.
+ */
+static int tx_turn(struct rx_thread *t)
+{
+	struct ucm_pool *pool = ucm_xsk_queue__pool(t->q);
+	uint64_t desc[UCM_XSK_RX_BATCH], drop[UCM_XSK_RX_BATCH];
+	uint32_t n, k, done = 0;
+	int i;
+
+	for (i = 0; i < t->ntxq; i++) {
+		ucm_txq__lend(t->txq[i], pool);
+		n = ucm_txq__collect(t->txq[i], desc, UCM_XSK_RX_BATCH);
+		if (!n)
+			continue;
+		k = ucm_xsk_queue__tx(t->q, desc, n);
+		if (k < n) {
+			ucm_xsk_queue__complete(t->q);
+			k += ucm_xsk_queue__tx(t->q, desc + k, n - k);
+		}
+		if (k < n) {
+			for (uint32_t j = k; j < n; j++)
+				drop[j - k] = ucm_desc_addr(desc[j]);
+			/* Our own pool's frames: home as the owner. */
+			ucm_umem__put_bulk(t->umem, drop, n - k);
+			atomic_fetch_add_explicit(&t->tx_drops, n - k, memory_order_relaxed);
+		}
+		done += n;
+	}
+	done += ucm_xsk_queue__complete(t->q);
+	return done;
+}
+
+/* Sleep until RX, a worker's send (its channel's eventfd), or a timeout. */
+static void rx_sleep(struct rx_thread *t)
+{
+	struct pollfd p[1 + UCM_CPUMAP_MAX_WORKERS];
+	bool busy = false;
+	int i;
+
+	for (i = 0; i < t->ntxq; i++)
+		busy |= !ucm_txq__sleep_begin(t->txq[i]);
+	if (!busy) {
+		p[0].fd = ucm_xsk_queue__fd(t->q);
+		p[0].events = POLLIN;
+		for (i = 0; i < t->ntxq; i++) {
+			p[1 + i].fd = ucm_txq__wake_fd(t->txq[i]);
+			p[1 + i].events = POLLIN;
+		}
+		poll(p, 1 + t->ntxq,
+		     ucm_xsk_queue__tx_pending(t->q) ? RX_TX_PENDING_MS : RX_IDLE_MS);
+	}
+	for (i = 0; i < t->ntxq; i++)
+		ucm_txq__sleep_end(t->txq[i]);
+}
 
 static void *rx_main(void *arg)
 {
@@ -431,8 +547,19 @@ static void *rx_main(void *arg)
 			t->err = n;
 			break;
 		}
-		if (!n)
-			ucm_xsk_queue__wait(t->q, 10);	/* idle: sleep in poll(2) */
+		if (t->ntxq)
+			n += tx_turn(t);
+		if (!n) {
+			if (t->ntxq)
+				rx_sleep(t);
+			else	/* idle: sleep in poll(2) */
+				ucm_xsk_queue__wait(t->q, RX_IDLE_MS);
+		}
+	}
+	/* What is on its way out gets a moment to complete. */
+	for (int i = 0; i < 100 && t->ntxq && ucm_xsk_queue__tx_pending(t->q); i++) {
+		ucm_xsk_queue__complete(t->q);
+		sleep_sec(0.001);
 	}
 	/* Flush what is staged (and, with --pass, close our tun queue on
 	 * this thread); the producer stays registered with the cpumap, its
@@ -449,6 +576,9 @@ struct totals {
 	uint64_t rx, bad_desc, steer_err, enq_processed, enq_drops, events;
 	uint64_t w_processed, w_drops, w_reason[UCM_DROP__MAX];
 	uint64_t tun_packets, tun_eio, tun_ebadfd, tun_eagain, tun_other, tun_non_ip;
+	/* the way back */
+	uint64_t rev_read, rev_drop_bad, rev_err, txq_sent, txq_full, txq_dropped;
+	uint64_t txq_collected, tx, tx_drops, tx_completed, tx_direct, tx_bulks;
 };
 
 struct daemon {
@@ -458,12 +588,15 @@ struct daemon {
 	struct ucm_tun *tun;
 	struct ucm_cpumap *map;
 	struct rx_thread rx[UCM_XSK_MAX_QUEUES];
+	struct ucm_txq *txq[UCM_CPUMAP_MAX_WORKERS];	/* two-way: per worker */
 	FILE *json;
 	struct totals last;
 	/* Previous snapshots, for the per-line rates. */
 	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES];
 	uint64_t last_enq[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
+	uint64_t last_q_tx[UCM_XSK_MAX_QUEUES];
+	uint64_t last_rev[UCM_CPUMAP_MAX_WORKERS];
 	double last_t;
 	bool running;		/* set up completely: there are counters */
 };
@@ -481,6 +614,11 @@ static void gather(struct daemon *d, struct totals *t)
 		t->rx += xs.rx;
 		t->bad_desc += xs.rx_bad_desc;
 		t->steer_err += xs.rx_steer_err;
+		t->tx += xs.tx;
+		t->tx_completed += xs.tx_completed;
+		t->tx_direct += xs.tx_comp_direct;
+		t->tx_bulks += xs.tx_comp_bulks;
+		t->tx_drops += atomic_load_explicit(&d->rx[q].tx_drops, memory_order_relaxed);
 		for (w = 0; prod && w < d->c.ncpus; w++) {
 			struct ucm_cpumap_enqueue_stats es;
 
@@ -506,6 +644,21 @@ static void gather(struct daemon *d, struct totals *t)
 		t->tun_eagain += ts.err_eagain;
 		t->tun_other += ts.err_other;
 		t->tun_non_ip += ts.non_ip;
+		if (d->txq[w]) {
+			struct ucm_tun_rev_stats rs;
+			struct ucm_txq_stats qs;
+
+			ucm_tun__rev_stats(d->tun, w, &rs);
+			ucm_txq__stats(d->txq[w], &qs);
+			t->rev_read += rs.packets + rs.drop_offload + rs.drop_too_big +
+				       rs.drop_non_ip;
+			t->rev_drop_bad += rs.drop_offload + rs.drop_too_big + rs.drop_non_ip;
+			t->rev_err += rs.err;
+			t->txq_sent += qs.sent;
+			t->txq_full += qs.send_full;
+			t->txq_dropped += qs.dropped;
+			t->txq_collected += qs.collected;
+		}
 	}
 }
 
@@ -543,6 +696,19 @@ static void print_stats(struct daemon *d, bool final)
 		       (unsigned long long)ps.recycle_ring, (unsigned long long)ps.recycle_ring_full,
 		       (unsigned long long)ps.recycle_released, (long long)ps.inflight);
 		d->last_q_rx[q] = xs.rx;
+		if (d->rx[q].ntxq) {
+			uint64_t drops = atomic_load_explicit(&d->rx[q].tx_drops,
+							      memory_order_relaxed);
+
+			printf("    tx: %.0f pps, tx %llu drops %llu (ring full %llu) | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
+			       (xs.tx - d->last_q_tx[q]) / dt, (unsigned long long)xs.tx,
+			       (unsigned long long)drops, (unsigned long long)xs.tx_ring_full,
+			       (unsigned long long)xs.tx_completed,
+			       xs.tx_comp_bulks ? (double)xs.tx_completed / xs.tx_comp_bulks : 0,
+			       xs.tx_completed ? 100.0 * xs.tx_comp_direct / xs.tx_completed : 0,
+			       (unsigned long long)xs.tx_kicks, (unsigned long long)xs.tx_kick_err);
+			d->last_q_tx[q] = xs.tx;
+		}
 		for (w = 0; w < d->c.ncpus; w++) {
 			struct ucm_cpumap_producer *prod = atomic_load(&d->rx[q].prod);
 			struct ucm_cpumap_enqueue_stats es;
@@ -575,6 +741,21 @@ static void print_stats(struct daemon *d, bool final)
 		       (unsigned long long)ts.err_other);
 		d->last_w[w][0] = ws.processed;
 		d->last_w[w][1] = ws.drops;
+		if (d->txq[w]) {
+			struct ucm_tun_rev_stats rs;
+			struct ucm_txq_stats qs;
+
+			ucm_tun__rev_stats(d->tun, w, &rs);
+			ucm_txq__stats(d->txq[w], &qs);
+			printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu, err %llu | to queue %u: sent %llu full %llu\n",
+			       (unsigned long long)rs.packets, (rs.packets - d->last_rev[w]) / dt,
+			       (unsigned long long)rs.reads, (unsigned long long)rs.no_frame,
+			       (unsigned long long)rs.drop_offload, (unsigned long long)rs.drop_too_big,
+			       (unsigned long long)rs.drop_non_ip, (unsigned long long)rs.err,
+			       d->c.queues[w % d->c.nqueues], (unsigned long long)qs.sent,
+			       (unsigned long long)qs.send_full);
+			d->last_rev[w] = rs.packets;
+		}
 	}
 	if (d->json) {
 		struct json j;
@@ -585,6 +766,18 @@ static void print_stats(struct daemon *d, bool final)
 		json_u64(&j, "rx", t.rx);
 		json_u64(&j, "rx_bad_desc", t.bad_desc);
 		json_u64(&j, "rx_steer_err", t.steer_err);
+		if (d->c.reverse) {
+			json_u64(&j, "back_read", t.rev_read);
+			json_u64(&j, "back_drop_bad", t.rev_drop_bad);
+			json_u64(&j, "back_read_err", t.rev_err);
+			json_u64(&j, "back_channel_sent", t.txq_sent);
+			json_u64(&j, "back_channel_full", t.txq_full);
+			json_u64(&j, "tx", t.tx);
+			json_u64(&j, "tx_drops", t.tx_drops);
+			json_u64(&j, "tx_completed", t.tx_completed);
+			json_u64(&j, "tx_comp_direct", t.tx_direct);
+			json_u64(&j, "tx_comp_bulks", t.tx_bulks);
+		}
 		json_u64(&j, "enqueue_processed", t.enq_processed);
 		json_u64(&j, "enqueue_drops", t.enq_drops);
 		json_u64(&j, "enqueue_events", t.events);
@@ -668,6 +861,16 @@ static void print_stats(struct daemon *d, bool final)
 }
 
 /* received = delivered + every drop, by reason. */
+/* Frames on the TX path of every queue, posted and not completed. */
+static uint64_t ucm_xsk_pending(struct daemon *d)
+{
+	uint64_t n = 0;
+
+	for (int q = 0; q < d->c.nqueues; q++)
+		n += ucm_xsk_queue__tx_pending(d->rx[q].q);
+	return n;
+}
+
 static bool conservation(struct daemon *d)
 {
 	struct totals t;
@@ -687,10 +890,86 @@ static bool conservation(struct daemon *d)
 			printf(", %s %llu", ucm_drop_reason_str(r),
 			       (unsigned long long)t.w_reason[r]);
 	printf("): %s\n", ok ? "holds" : "VIOLATED");
+	if (d->c.reverse) {
+		/* Read from the tun = handed on + dropped there; handed on =
+		 * sent on the TX ring + TX drops + left in the channel at the
+		 * end (counted here, brought home by the reclaim). */
+		uint64_t left = t.txq_sent - t.txq_collected;
+		bool back = t.rev_read == t.txq_sent + t.txq_full + t.rev_drop_bad &&
+			    t.txq_collected == t.tx + t.tx_drops &&
+			    t.tx == t.tx_completed + ucm_xsk_pending(d);
+
+		printf("conservation, way back: read %llu = sent %llu + drops %llu (bad %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu (%.1f%% straight into the cache): %s\n",
+		       (unsigned long long)t.rev_read, (unsigned long long)(t.tx),
+		       (unsigned long long)(t.rev_drop_bad + t.txq_full + t.tx_drops),
+		       (unsigned long long)t.rev_drop_bad, (unsigned long long)t.txq_full,
+		       (unsigned long long)t.tx_drops, (unsigned long long)left,
+		       (unsigned long long)t.tx_completed, (unsigned long long)t.tx,
+		       t.tx_completed ? 100.0 * t.tx_direct / t.tx_completed : 0,
+		       back ? "holds" : "VIOLATED");
+		ok &= back;
+	}
 	return ok;
 }
 
 /* ---- start and stop ------------------------------------------------------------- */
+
+static int if_mtu(const char *ifname)
+{
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM, 0), mtu = -1;
+
+	if (s < 0)
+		return -1;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (!ioctl(s, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	close(s);
+	return mtu;
+}
+
+static int if_mac(const char *ifname, uint8_t *mac)
+{
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM, 0), err = 0;
+
+	if (s < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(s, SIOCGIFHWADDR, &ifr))
+		err = -errno;
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(s);
+	return err;
+}
+
+/* Two-way: a TX channel per worker to its queue's RX thread (worker w
+ * sends on queue w % nqueues), and the tun's read path on each worker. */
+static int reverse_setup(struct daemon *d)
+{
+	struct ucm_tun_l2 l2;
+	int w, err;
+
+	err = if_mac(d->c.dev, l2.src);
+	if (err) {
+		fprintf(stderr, "ucpumapd: no MAC address on %s: %s\n", d->c.dev, strerror(-err));
+		return err;
+	}
+	memcpy(l2.dst, d->c.peer_mac, 6);
+	for (w = 0; w < d->c.ncpus; w++) {
+		struct rx_thread *t = &d->rx[w % d->c.nqueues];
+
+		d->txq[w] = ucm_txq__create(ucm_xsk__umem(d->xsk), 0);
+		if (!d->txq[w])
+			return -errno;
+		err = ucm_tun__set_reverse(d->tun, w, d->txq[w], &l2);
+		if (err)
+			return err;
+		t->txq[t->ntxq++] = d->txq[w];
+	}
+	return 0;
+}
 
 static void stop_all(struct daemon *d, int *status)
 {
@@ -715,13 +994,23 @@ static void stop_all(struct daemon *d, int *status)
 		}
 		ucm_cpumap__destroy(d->map);
 	}
-	/* 4. Program off, tun closed. */
+	/* 4. The way back's channels: what the workers left in them (lent,
+	 * or filled and not collected) goes home. */
+	for (q = 0; q < d->c.ncpus; q++) {
+		if (!d->txq[q])
+			continue;
+		ucm_txq__reclaim(d->txq[q]);
+		ucm_txq__destroy(d->txq[q]);
+		d->txq[q] = NULL;
+	}
+	/* 5. Program off, tun closed. */
 	if (d->xdp) {
 		ucm_xdp__detach(d->xdp);
 		ucm_xdp__destroy(d->xdp);
 	}
 	ucm_tun__destroy(d->tun);
-	/* 5. Sockets closed: every frame home, or the count of those missing. */
+	/* 6. Sockets closed: every frame home (fill, RX, TX and completion
+	 * rings included), or the count of those missing. */
 	if (d->xsk) {
 		if (ucm_xsk__close(d->xsk, SHUTDOWN_TIMEOUT_MS)) {
 			printf("audit: frames did not come home (see above)\n");
@@ -751,6 +1040,14 @@ int main(int argc, char **argv)
 	if (!if_nametoindex(d.c.dev)) {
 		fprintf(stderr, "ucpumapd: no interface named '%s' (ip link shows the names)\n", d.c.dev);
 		return 1;
+	}
+	if (d.c.reverse && d.c.mtu_auto) {
+		/* What the kernel routes into the tun leaves through IFACE:
+		 * no larger than IFACE takes. */
+		int mtu = if_mtu(d.c.dev);
+
+		if (mtu > 0 && (unsigned long)mtu < d.c.mtu)
+			d.c.mtu = mtu;
 	}
 	if (d.c.stats_json) {
 		d.json = fopen(d.c.stats_json, "w");
@@ -805,9 +1102,13 @@ int main(int argc, char **argv)
 	}
 	if (!d.tun)
 		goto fail;
+	if (d.c.reverse && reverse_setup(&d))
+		goto fail;
 	{
 		UCM_OPTS(ucm_cpumap_opts, co, .cpus = d.c.cpus, .ncpus = d.c.ncpus,
-			 .qsize = d.c.qsize, .sink = ucm_tun__sink(), .sink_ctx = d.tun,
+			 .qsize = d.c.qsize,
+			 .sink = d.c.reverse ? ucm_tun__sink_duplex() : ucm_tun__sink(),
+			 .sink_ctx = d.tun,
 			 .flags = (d.c.no_recycle ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
 				  (d.c.pass ? UCM_CPUMAP_F_INLINE : 0));
 
@@ -819,6 +1120,7 @@ int main(int argc, char **argv)
 		struct rx_thread *t = &d.rx[q];
 
 		t->q = ucm_xsk__queue(d.xsk, q);
+		t->umem = ucm_xsk__umem(d.xsk);
 		t->map = d.map;
 		t->steer = &d.c.steer;
 		t->cpu = d.c.n_rx_cpus ? d.c.rx_cpus[q % d.c.n_rx_cpus] : -1;

@@ -103,7 +103,40 @@ struct ucm_tun_stats {
 	uint64_t err_other;
 };
 
+/**
+ * struct ucm_tun_rev_stats - the read path of one worker (tun -> XSK TX)
+ * @packets: packets read from the tun and handed to the TX channel
+ * @bytes: their bytes as sent (tun: Ethernet header included)
+ * @reads: read submissions (one per batch); packets / reads is the batch
+ *         average
+ * @no_frame: turns that found packets waiting and no frame lent (the
+ *            queue's RX thread is behind lending); they wait in the tun
+ * @drop_offload: packets whose virtio_net header asks for an offload
+ *                (checksum, GSO) the path does not do
+ * @drop_too_big: packets larger than a frame holds
+ * @drop_non_ip: tun mode: packets neither IPv4 nor IPv6
+ * @err: reads that failed otherwise than EAGAIN
+ */
+struct ucm_tun_rev_stats {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t reads;
+	uint64_t no_frame;
+	uint64_t drop_offload;
+	uint64_t drop_too_big;
+	uint64_t drop_non_ip;
+	uint64_t err;
+};
+
+/* The Ethernet header the read path puts in front of what a tun gives
+ * (tun mode; a tap's frames go as they are). */
+struct ucm_tun_l2 {
+	uint8_t src[6];		/* the NIC's address */
+	uint8_t dst[6];		/* the next hop's */
+};
+
 struct ucm_tun;
+struct ucm_txq;
 
 /**
  * ucm_tun__create() - create or attach a multi-queue tun/tap device
@@ -134,6 +167,41 @@ UCM_API uint32_t ucm_tun__nqueues(const struct ucm_tun *tun);
  * not delivered (non-IP in tun mode and failed writes included).
  */
 UCM_API const struct ucm_sink_ops *ucm_tun__sink(void);
+
+/**
+ * ucm_tun__sink_duplex() - the sink callbacks of a two-way worker
+ *
+ * As ucm_tun__sink(), and each worker given a TX channel with
+ * ucm_tun__set_reverse() also reads its tun queue (poll), batched and
+ * non-blocking, at most UCM_TUN_REV_BATCH packets per turn: each packet
+ * is read into a frame lent through the channel (virtio_net header first,
+ * in the frame's headroom), given its Ethernet header in tun mode, and
+ * handed back through the channel to go out on the queue's TX ring. The
+ * worker sleeps (wait) until frames arrive for it or the tun has packets.
+ */
+UCM_API const struct ucm_sink_ops *ucm_tun__sink_duplex(void);
+
+/* Packets read per worker turn: a bounded share, so the RX direction
+ * keeps its turn too. */
+#define UCM_TUN_REV_BATCH	32
+/* Where a read packet starts in its frame: the headroom of an AF_XDP
+ * frame (XDP_PACKET_HEADROOM), so the vnet header and the Ethernet header
+ * fit before it. */
+#define UCM_TUN_REV_HEADROOM	256
+
+/**
+ * ucm_tun__set_reverse() - give worker @worker its way out
+ * @txq: the channel to the queue's RX thread (frames lent, packets out)
+ * @l2: tun mode: the Ethernet header to put in front (NULL for a tap)
+ *
+ * Before the cpumap is created (the worker opens with it).
+ * Return: 0, or -EINVAL (worker out of range, a tun without @l2),
+ * -EBUSY (the worker is open).
+ */
+UCM_API int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
+				 struct ucm_txq *txq, const struct ucm_tun_l2 *l2);
+UCM_API int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
+			       struct ucm_tun_rev_stats *st);
 
 /* Counters of queue @q: the sum over the workers that write to it.
  * Return: 0, or -EINVAL for a queue out of range. */

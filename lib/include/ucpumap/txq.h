@@ -25,6 +25,20 @@
  * Counters are written by one side each (named below) and read by anyone.
  * create/reclaim/destroy run on a control thread while neither side runs.
  *
+ * Sleep/wake of the RX thread (W1 pairs with W2), the cpumap's protocol:
+ *
+ *   RX thread                              worker
+ *   ucm_txq__sleep_begin():                ucm_txq__send():
+ *     (W1) XCHG rx_sleeping = 1, seq_cst     publish on out (release)
+ *     out ring not empty: do not sleep       (W2) s = FETCH_OR rx_sleeping,
+ *   poll(wake_fd, ...)                            0, seq_cst
+ *   ucm_txq__sleep_end(): rx_sleeping = 0,   if s: write(wake_fd)
+ *     read(wake_fd)
+ *
+ * Either W2 sees "sleeping" and the eventfd (which keeps a wake that comes
+ * before the poll) wakes the RX thread, or the RX thread's re-check after
+ * W1 sees the published descriptors.
+ *
  * Lent frames are the pool's allocated frames (UCM_LOC_APP) until they come
  * home: through the TX path, through ucm_txq__drop() (a worker's frame it
  * could not use), or through ucm_txq__reclaim() at shutdown.
@@ -76,10 +90,18 @@ UCM_API int ucm_txq__destroy(struct ucm_txq *t);
 /* RX thread (the owner of @pool). Top the free ring up from @pool.
  * Return: frames lent now, or -errno (-EPERM: not the owner). */
 UCM_API int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool);
+/* RX thread. Announce a sleep (W1); false: descriptors are waiting, do
+ * not sleep (call sleep_end all the same). */
+UCM_API bool ucm_txq__sleep_begin(struct ucm_txq *t);
+UCM_API void ucm_txq__sleep_end(struct ucm_txq *t);
+/* The eventfd a sleeping RX thread polls (POLLIN) with its socket. */
+UCM_API int ucm_txq__wake_fd(const struct ucm_txq *t);
 /* RX thread. Take up to @max filled descriptors (ucm_desc_make()). */
 UCM_API uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc,
 				  uint32_t max);
 
+/* Worker. Empty frames waiting to be taken (a hint: more may come). */
+UCM_API uint32_t ucm_txq__available(struct ucm_txq *t);
 /* Worker. Take up to @max empty frames (frame handles). */
 UCM_API uint32_t ucm_txq__take(struct ucm_txq *t, uint64_t *addrs,
 			       uint32_t max);
@@ -95,6 +117,7 @@ UCM_API void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs,
  * Return: the number of frames brought home. */
 UCM_API uint32_t ucm_txq__reclaim(struct ucm_txq *t);
 UCM_API void ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st);
+UCM_API struct ucm_umem *ucm_txq__umem(const struct ucm_txq *t);
 
 #ifdef __cplusplus
 }

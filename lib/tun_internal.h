@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The tun sink's state, shared by tun.c (both directions' control, the
+ * write path) and tun_rev.c (the read path: tun -> XSK TX). */
+#ifndef UCM_TUN_INTERNAL_H
+#define UCM_TUN_INTERNAL_H
+
+#include <net/if.h>
+#include <linux/virtio_net.h>
+#include <liburing.h>
+
+#include "internal.h"
+#include "ucpumap/tun.h"
+#include "ucpumap/txq.h"
+
+#define VNET_LEN	sizeof(struct virtio_net_hdr)
+_Static_assert(VNET_LEN <= UCM_FRAME_SINK_ROOM, "the sink's room holds the vnet header");
+
+struct tun_rev;
+
+/*
+ * Per-worker write state. Concurrency contract: made in open(), used by
+ * xmit() and torn down in close(), all on the worker thread that owns it;
+ * no other thread touches it.
+ */
+struct tun_wstate {
+	struct io_uring ring;
+	bool ring_ok;		/* false: NO_BATCH, or the ring broke */
+	int fd;			/* the queue's fd */
+	int sqe_fd;		/* what SQEs name: 0 (registered) or fd */
+	uint8_t sqe_flags;	/* IOSQE_FIXED_FILE when registered */
+	uint32_t len[UCM_TUN_BATCH_MAX];	/* bytes each write must take */
+	struct tun_rev *rev;	/* the read path's state, or NULL */
+};
+
+/*
+ * One per possible worker index. Concurrency contract:
+ *  - open: taken with an atomic exchange in open(), released (store,
+ *    release) in close(); keeps two cpumaps off one worker slot.
+ *  - st: written and read by the worker thread only (open/xmit/close).
+ *  - stats: written by that worker only (STAT_ADD), read by anyone
+ *    (READ_ONCE), at any time.
+ */
+struct tun_worker {
+	struct ucm_tun_stats stats;
+	struct ucm_tun_rev_stats rev_stats;	/* the read path's, same rules */
+	struct tun_wstate *st;
+	uint32_t open;
+	/* The read path's configuration: set by ucm_tun__set_reverse()
+	 * before the worker opens, read-only afterwards. */
+	struct ucm_txq *txq;
+	struct ucm_tun_l2 l2;
+} __cacheline_aligned;
+
+/*
+ * Concurrency contract of struct ucm_tun: every field but wk[] is written
+ * by create() and read-only afterwards (workers read flags, nqueues and
+ * fds); wk[] follows its own contract above. destroy() runs once every
+ * worker has closed.
+ */
+struct ucm_tun {
+	char name[IFNAMSIZ];
+	int ifindex;
+	uint32_t flags;
+	uint32_t nqueues;
+	int fds[UCM_TUN_MAX_QUEUES];
+	struct tun_worker wk[UCM_CPUMAP_MAX_WORKERS];
+};
+
+/* tun_rev.c: the read path of one worker, on its thread. */
+int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
+void tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
+uint32_t tun_rev_poll(void *ctx, uint32_t w);
+int tun_rev_wait(void *ctx, uint32_t w, int wake_fd);
+
+#endif /* UCM_TUN_INTERNAL_H */

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The tun sink's read path: what the kernel sends out through the tun
+ * (replies, locally generated traffic) goes to the NIC. Each two-way worker
+ * reads its tun queue in batches into frames lent by the queue's RX thread
+ * (ucm_txq), puts the Ethernet header in front in tun mode, and hands the
+ * frames back to go out on the TX ring.
+ *
+ * One io_uring per worker, apart from the write ring, holds two standing
+ * requests: a multishot poll on the tun queue (a completion each time a
+ * packet arrives: no syscall to learn that the tun is idle) and, while the
+ * worker sleeps, a poll on its wake eventfd. A batch of reads goes in one
+ * submission; with RWF_NOWAIT io_uring completes each read inline with a
+ * packet or -EAGAIN (it would otherwise park a read of an empty tun, even
+ * on an O_NONBLOCK fd), and every completion is reaped before the frames
+ * move on. Reads are handled in submission order, which is the
+ * tun's order: a flow's packets leave as they came.
+ *
+ * Frame layout of a read: the virtio_net header lands right before
+ * UCM_TUN_REV_HEADROOM, the packet at it; in tun mode the Ethernet header
+ * then overwrites the (consumed) vnet header's bytes, 14 before the packet.
+ *
+ * Concurrency contract: struct tun_rev is its worker's only; the stats are
+ * the worker's to write (STAT_ADD), anyone's to read.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tun_internal.h"
+
+#define REV_RING	64	/* SQEs: a batch of reads and the standing polls */
+#define TAG_POLL	(1ull << 62)
+#define TAG_WAKE	(1ull << 61)
+#define ETH_HLEN_	14
+/* A frame lent to the read path that cannot start it yet waits this long
+ * at most before the worker looks again (the RX thread lends every turn). */
+#define REV_NO_FRAME_WAIT_NS	1000000
+
+struct tun_rev {
+	struct io_uring ring;
+	struct ucm_txq *txq;
+	void *area;
+	uint32_t room;		/* bytes a read may take: vnet header + packet */
+	int fd;			/* the tun queue */
+	int wake_fd;		/* the worker's eventfd, once wait() named it */
+	bool tap;
+	bool readable;		/* packets may be waiting: read before sleeping */
+	bool poll_armed, wake_armed;
+	struct ucm_tun_l2 l2;
+	uint32_t nstash;	/* lent frames in hand */
+	uint64_t stash[UCM_TUN_REV_BATCH];
+	int32_t res[UCM_TUN_REV_BATCH];
+};
+
+static int rev_ring_init(struct io_uring *ring)
+{
+	static const unsigned int setup[] = {
+		IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
+		0,
+	};
+	struct io_uring_params p;
+	unsigned int i;
+	int err = -EINVAL;
+
+	for (i = 0; i < ARRAY_SIZE(setup) && err == -EINVAL; i++) {
+		memset(&p, 0, sizeof(p));
+		p.flags = setup[i];
+		err = io_uring_queue_init_params(REV_RING, ring, &p);
+	}
+	return err;
+}
+
+static void arm_poll(struct tun_rev *r)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+
+	if (!sqe)
+		return;
+	io_uring_prep_poll_multishot(sqe, r->fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, TAG_POLL);
+	r->poll_armed = true;
+}
+
+static void arm_wake(struct tun_rev *r)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+
+	if (!sqe)
+		return;
+	io_uring_prep_poll_add(sqe, r->wake_fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, TAG_WAKE);
+	r->wake_armed = true;
+}
+
+/* The standing requests' completions (no read is ever left pending). */
+static void reap_events(struct tun_rev *r)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, n = 0;
+	uint64_t v;
+
+	io_uring_for_each_cqe(&r->ring, head, cqe) {
+		uint64_t ud = io_uring_cqe_get_data64(cqe);
+
+		if (ud == TAG_POLL) {
+			r->readable = true;
+			if (!(cqe->flags & IORING_CQE_F_MORE))
+				r->poll_armed = false;	/* re-armed below */
+		} else if (ud == TAG_WAKE) {
+			r->wake_armed = false;
+			/* Consume the wake: the counter back to zero. */
+			if (read(r->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				r->readable = true;	/* look once more */
+		}
+		n++;
+	}
+	io_uring_cq_advance(&r->ring, n);
+	if (!r->poll_armed)
+		arm_poll(r);
+}
+
+int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
+{
+	struct tun_worker *wk = &tun->wk[w];
+	struct ucm_umem *umem = ucm_txq__umem(wk->txq);
+	struct tun_rev *r;
+	int err;
+
+	r = aligned_alloc(UCM_CACHELINE,
+			  (sizeof(*r) + UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1));
+	if (!r)
+		return -ENOMEM;
+	memset(r, 0, sizeof(*r));
+	err = rev_ring_init(&r->ring);
+	if (err) {
+		pr_warn("tun: %s: worker %u: no io_uring for the read path: %s\n",
+			tun->name, w, strerror(-err));
+		free(r);
+		return err;
+	}
+	r->txq = wk->txq;
+	r->area = ucm_umem__area(umem);
+	r->room = ucm_umem__frame_size(umem) - UCM_TUN_REV_HEADROOM + VNET_LEN;
+	r->fd = st->fd;
+	r->wake_fd = -1;
+	r->tap = tun->flags & UCM_TUN_F_TAP;
+	r->l2 = wk->l2;
+	r->readable = true;	/* packets may have queued before we came */
+	arm_poll(r);
+	io_uring_submit(&r->ring);
+	st->rev = r;
+	return 0;
+}
+
+void tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
+{
+	struct tun_rev *r = st->rev;
+
+	/* Frames in hand go home; the standing polls die with the ring. */
+	ucm_txq__drop(r->txq, r->stash, r->nstash);
+	r->nstash = 0;
+	io_uring_queue_exit(&r->ring);
+	free(r);
+	st->rev = NULL;
+}
+
+/* Submit the batch of reads and collect every result, in slot order. */
+static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
+{
+	struct io_uring_cqe *cqe;
+	uint32_t i, got = 0, n = r->nstash;
+	unsigned int head, cnt;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+
+		if (!sqe)
+			break;
+		/* Offset -1: a tun is a stream. */
+		io_uring_prep_read(sqe, r->fd,
+				   (char *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM - VNET_LEN,
+				   r->room, -1);
+		/* io_uring parks a read of a pollable file until data comes,
+		 * O_NONBLOCK or not; RWF_NOWAIT makes it answer -EAGAIN. */
+		sqe->rw_flags = RWF_NOWAIT;
+		io_uring_sqe_set_data64(sqe, i);
+		r->res[i] = -EAGAIN;
+	}
+	n = i;
+	ret = io_uring_submit(&r->ring);
+	if (ret < 0)
+		return ret;
+	STAT_ADD(a->reads, 1);
+	while (got < n) {
+		cnt = 0;
+		io_uring_for_each_cqe(&r->ring, head, cqe) {
+			uint64_t ud = io_uring_cqe_get_data64(cqe);
+
+			if (ud < UCM_TUN_REV_BATCH) {
+				r->res[ud] = cqe->res;
+				got++;
+			} else if (ud == TAG_POLL) {
+				r->readable = true;
+				if (!(cqe->flags & IORING_CQE_F_MORE))
+					r->poll_armed = false;
+			} else if (ud == TAG_WAKE) {
+				uint64_t v;
+
+				r->wake_armed = false;
+				if (read(r->wake_fd, &v, sizeof(v)) < 0)
+					(void)0;	/* EAGAIN: consumed already */
+			}
+			cnt++;
+		}
+		io_uring_cq_advance(&r->ring, cnt);
+		if (got >= n)
+			break;
+		/* Non-blocking reads complete inline; this only waits for
+		 * the completions to be posted. */
+		ret = io_uring_wait_cqe(&r->ring, &cqe);
+		if (ret && ret != -EINTR && ret != -EAGAIN)
+			return ret;
+	}
+	return n;
+}
+
+/* Make read slot @i a packet to send: its descriptor, or 0 to keep the
+ * frame for the next read. */
+static uint64_t slot_packet(struct tun_rev *r, uint32_t i,
+			    struct ucm_tun_rev_stats *a)
+{
+	char *pkt = (char *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM;
+	const struct virtio_net_hdr *vh = (const void *)(pkt - VNET_LEN);
+	int32_t res = r->res[i];
+	uint32_t len;
+	uint8_t *eth;
+
+	if (res == -EAGAIN) {
+		r->readable = false;	/* drained: the poll says when not */
+		return 0;
+	}
+	if (res < 0 || (uint32_t)res <= VNET_LEN) {
+		a->err++;
+		r->readable = false;
+		return 0;
+	}
+	if ((uint32_t)res >= r->room) {	/* maybe cut short: never send it */
+		a->drop_too_big++;
+		return 0;
+	}
+	if (vh->flags || vh->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+		a->drop_offload++;
+		return 0;
+	}
+	len = res - VNET_LEN;
+	if (r->tap)
+		return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM, len);
+	eth = (uint8_t *)pkt - ETH_HLEN_;
+	switch ((uint8_t)pkt[0] >> 4) {
+	case 4:
+		eth[12] = 0x08;
+		eth[13] = 0x00;
+		break;
+	case 6:
+		eth[12] = 0x86;
+		eth[13] = 0xdd;
+		break;
+	default:
+		a->drop_non_ip++;
+		return 0;
+	}
+	memcpy(eth, r->l2.dst, 6);
+	memcpy(eth + 6, r->l2.src, 6);
+	return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM - ETH_HLEN_, len + ETH_HLEN_);
+}
+
+static void rev_stats_publish(struct ucm_tun_rev_stats *s,
+			      const struct ucm_tun_rev_stats *a)
+{
+	const uint64_t *src = (const uint64_t *)a;
+	uint64_t *dst = (uint64_t *)s;
+
+	for (size_t i = 0; i < sizeof(*a) / sizeof(uint64_t); i++)
+		if (src[i])
+			STAT_ADD(dst[i], src[i]);
+}
+
+uint32_t tun_rev_poll(void *ctx, uint32_t w)
+{
+	struct ucm_tun *tun = ctx;
+	struct tun_wstate *st = tun->wk[w].st;
+	struct tun_rev *r = st ? st->rev : NULL;
+	struct ucm_tun_rev_stats a = {};
+	uint64_t out[UCM_TUN_REV_BATCH], d;
+	uint32_t i, n, nout = 0, keep = 0, done;
+	int ret;
+
+	if (!r)
+		return 0;
+	reap_events(r);
+	if (!r->readable) {
+		if (io_uring_sq_ready(&r->ring))
+			io_uring_submit(&r->ring);	/* a re-armed poll */
+		return 0;
+	}
+	if (r->nstash < UCM_TUN_REV_BATCH)
+		r->nstash += ucm_txq__take(r->txq, r->stash + r->nstash,
+					   UCM_TUN_REV_BATCH - r->nstash);
+	if (!r->nstash) {
+		STAT_ADD(tun->wk[w].rev_stats.no_frame, 1);
+		if (io_uring_sq_ready(&r->ring))
+			io_uring_submit(&r->ring);
+		return 0;
+	}
+	ret = read_batch(r, &a);
+	n = ret > 0 ? (uint32_t)ret : 0;
+	if (ret < 0) {
+		a.err++;
+		r->readable = false;
+	}
+	for (i = 0; i < n; i++) {
+		d = slot_packet(r, i, &a);
+		if (d) {
+			out[nout++] = d;
+			a.bytes += ucm_desc_len(d);
+		} else {
+			r->stash[keep++] = r->stash[i];	/* unused: next time */
+		}
+	}
+	/* Frames never offered to a read stay in hand too. */
+	for (; i < r->nstash; i++)
+		r->stash[keep++] = r->stash[i];
+	r->nstash = keep;
+	a.packets = nout;
+	done = nout + (uint32_t)(a.drop_offload + a.drop_too_big + a.drop_non_ip);
+	if (nout)
+		ucm_txq__send(r->txq, out, nout);
+	rev_stats_publish(&tun->wk[w].rev_stats, &a);
+	return done;
+}
+
+int tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
+{
+	struct ucm_tun *tun = ctx;
+	struct tun_wstate *st = tun->wk[w].st;
+	struct tun_rev *r = st ? st->rev : NULL;
+	struct __kernel_timespec ts = { .tv_nsec = REV_NO_FRAME_WAIT_NS };
+	struct io_uring_cqe *cqe;
+	struct pollfd p;
+
+	if (!r) {	/* a one-way worker of a duplex sink */
+		uint64_t v;
+
+		p.fd = wake_fd;
+		p.events = POLLIN;
+		if (poll(&p, 1, -1) < 0)
+			return -errno;
+		if (read(wake_fd, &v, sizeof(v)) < 0)
+			(void)0;	/* EAGAIN: another look consumed it */
+		return 0;
+	}
+	r->wake_fd = wake_fd;
+	reap_events(r);
+	if (!r->wake_armed)
+		arm_wake(r);
+	if (r->readable && (r->nstash || ucm_txq__available(r->txq))) {
+		io_uring_submit(&r->ring);
+		return 1;	/* work to do: no sleep */
+	}
+	if (r->readable)	/* packets wait for frames: look again soon */
+		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
+	else
+		io_uring_submit_and_wait(&r->ring, 1);
+	reap_events(r);
+	return 0;
+}
+
+/* ---- control ------------------------------------------------------------ */
+
+int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
+			 struct ucm_txq *txq, const struct ucm_tun_l2 *l2)
+{
+	struct tun_worker *wk;
+
+	if (!tun || !txq || worker >= UCM_CPUMAP_MAX_WORKERS)
+		return ucm_err(-EINVAL);
+	if (!l2 && !(tun->flags & UCM_TUN_F_TAP)) {
+		pr_warn("tun: %s: a tun's packets need an Ethernet header to go out: give one\n",
+			tun->name);
+		return ucm_err(-EINVAL);
+	}
+	wk = &tun->wk[worker];
+	if (__atomic_load_n(&wk->open, __ATOMIC_ACQUIRE))
+		return ucm_err(-EBUSY);
+	wk->txq = txq;
+	if (l2)
+		wk->l2 = *l2;
+	return 0;
+}
+
+int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
+		       struct ucm_tun_rev_stats *st)
+{
+	const uint64_t *src;
+	uint64_t *dst = (uint64_t *)st;
+
+	if (!tun || !st || worker >= UCM_CPUMAP_MAX_WORKERS)
+		return ucm_err(-EINVAL);
+	src = (const uint64_t *)&tun->wk[worker].rev_stats;
+	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		dst[i] = READ_ONCE(src[i]);
+	return 0;
+}

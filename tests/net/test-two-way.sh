@@ -1,0 +1,230 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# ucpumapd as a two-way forwarder (--peer-mac), with real clients, on a veth
+# pair between two namespaces. Routes send both directions through the
+# datapath only: the peer's packets to the DUT are all redirected to
+# AF_XDP by the program on vd, and the DUT reaches the peer through the tun
+# alone (a /32 route), so a broken direction fails every case.
+#
+#   ping-in, ping-out   ICMP echo, each side asking
+#   iperf3-in/out       a 50 MB TCP transfer each way with iperf3: all sent,
+#                       at least 90% counted by the server before the end message
+#   file-in/out         4 MB each way, SHA-256 compared at the far end
+#   stats               the way back's counters: tx, completions, direct share
+#   sigterm             SIGTERM during a two-way transfer: exit 0, both
+#                       conservation lines and the audit hold
+#   bad-flags           --peer-mac errors: precise message, exit 2, nothing
+#                       left attached
+#
+# Root. One PASS/FAIL/SKIP line per case; the namespaces and every process
+# started here go on exit, by pid.
+set -u
+BUILD=${BUILD:-build}
+name=test-two-way
+cd "$(dirname "$0")/../.."
+helper=tests/net/ucpumapd_traffic.py
+g=ucm2g$$
+d=ucm2d$$
+tmp=$(mktemp -d)
+pids=()
+dpid=
+
+cleanup() {
+	for p in "${pids[@]}" $dpid; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	ip netns del "$g" 2>/dev/null
+	ip netns del "$d" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
+
+ok() { echo "PASS: $name/$1"; }
+bad() { echo "FAIL: $name/$1: $2"; }
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: $name: needs root (namespaces, XDP, tun)"
+	exit 0
+fi
+[ -x "$BUILD/ucpumapd" ] || { bad build "$BUILD/ucpumapd is not built (make)"; exit 0; }
+for t in python3 iperf3; do
+	command -v $t > /dev/null || { echo "SKIP: $name: needs $t (scripts/install-deps.sh)"; exit 0; }
+done
+
+ip netns add "$g" && ip netns add "$d" &&
+	ip -n "$g" link add vg type veth peer name vd netns "$d" &&
+	ip -n "$g" addr add 10.204.0.1/24 dev vg && ip -n "$d" addr add 10.204.0.2/24 dev vd &&
+	ip -n "$g" link set vg up && ip -n "$d" link set vd up &&
+	ip -n "$g" link set lo up && ip -n "$d" link set lo up &&
+	ip netns exec "$g" ethtool -K vg tx off > /dev/null &&
+	ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
+	bad setup "cannot build the namespaces"
+	exit 0
+}
+gmac=$(ip -n "$g" -o link show vg | sed 's/.*link\/ether \([^ ]*\).*/\1/')
+
+# Foreground only: in the background, $! would be a subshell's pid, and a
+# signal meant for the program would miss it. Background programs are
+# started with `ip netns exec` directly (it execs: $! is the program).
+in_g() { ip netns exec "$g" "$@"; }
+in_d() { ip netns exec "$d" "$@"; }
+
+# start [flags]: ucpumapd two-way, the /32 route to the peer through the tun.
+start() {
+	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucm2 --peer-mac "$gmac" --interval 0 \
+		--stats-json "$tmp/stats.json" "$@" > "$tmp/d.out" 2> "$tmp/d.err" &
+	dpid=$!
+	# Its first line comes when everything is up (program, sockets, tun).
+	for _ in $(seq 200); do
+		grep -q "^ucpumapd: vd queues" "$tmp/d.out" 2> /dev/null && break
+		kill -0 "$dpid" 2> /dev/null || return 1
+		sleep 0.05
+	done
+	ip -n "$d" route add 10.204.0.1/32 dev ucm2 2> /dev/null
+	in_d sysctl -qw net.ipv4.conf.ucm2.rp_filter=0
+	ip -n "$d" route get 10.204.0.1 | grep -q "dev ucm2"
+}
+stop() {	# exit code of ucpumapd after SIGTERM, bounded
+	local rc
+	kill -TERM "$dpid"
+	for _ in $(seq 100); do kill -0 "$dpid" 2> /dev/null || break; sleep 0.05; done
+	if kill -0 "$dpid" 2> /dev/null; then
+		kill -9 "$dpid"
+		wait "$dpid"
+		dpid=
+		return 124
+	fi
+	wait "$dpid"
+	rc=$?
+	dpid=
+	return $rc
+}
+
+if ! start; then
+	bad start "ucpumapd did not come up or the route is not through the tun: $(head -c 400 "$tmp/d.err")"
+	exit 0
+fi
+
+# ---- ping, each side asking ----------------------------------------------------
+r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --timeout 5)
+[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
+	ok "ping-in: 10 of 10" || bad ping-in "$r"
+r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
+[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
+	ok "ping-out: 10 of 10" || bad ping-out "$r"
+
+# ---- iperf3, each way ------------------------------------------------------------
+iperf() {	# tag, server ns, server addr, client ns
+	local tag=$1 sns=$2 saddr=$3 cns=$4 spid
+	ip netns exec "$sns" iperf3 -s -B "$saddr" -1 -J > "$tmp/$tag.s" 2>&1 &
+	spid=$!
+	pids+=("$spid")
+	sleep 0.5
+	timeout 20 ip netns exec "$cns" iperf3 -c "$saddr" -n 50M -J > "$tmp/$tag.c" 2>&1
+	wait "$spid"
+	python3 - "$tmp/$tag.c" "$tmp/$tag.s" "$name/$tag" <<'PY'
+import json, sys
+try:
+    c, s = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+    sent = c["end"]["sum_sent"]["bytes"]	# -n: what was asked, or a block more
+    got = s["end"]["sum_received"]["bytes"]
+except Exception as e:
+    print(f"FAIL: {sys.argv[3]}: no result: {e}")
+    sys.exit(0)
+# iperf3's server stops counting when the client's end-of-test message
+# comes, which can overtake the data still queued in the socket buffers:
+# on a slower path it reports up to a few buffers less than arrived. The
+# exact byte count is the file cases' (SHA-256 over every byte).
+if "error" not in c and sent >= 50 << 20 and 0.9 * sent <= got <= sent:
+    print(f"PASS: {sys.argv[3]}: {sent} bytes sent, {got} counted by the server before "
+          f"the end message, {8 * sent / c['end']['sum_sent']['seconds'] / 1e6:.0f} Mbit/s")
+else:
+    print(f"FAIL: {sys.argv[3]}: sent {sent}, received {got}, error {c.get('error')}")
+PY
+}
+iperf iperf3-in "$d" 10.204.0.2 "$g"
+iperf iperf3-out "$g" 10.204.0.1 "$d"
+
+# ---- a file each way, SHA-256 at the far end --------------------------------------
+head -c $((4 << 20)) /dev/urandom > "$tmp/file"
+want=$(sha256sum "$tmp/file" | cut -d' ' -f1)
+file() {	# tag, server ns, server addr, client ns
+	local tag=$1 sns=$2 saddr=$3 cns=$4 spid got
+	rm -f "$tmp/ready"
+	ip netns exec "$sns" python3 "$helper" tcp-server --addr "$saddr" --port 5002 \
+		--ready "$tmp/ready" --out "$tmp/$tag.json" &
+	spid=$!
+	pids+=("$spid")
+	for _ in $(seq 50); do [ -e "$tmp/ready" ] && break; sleep 0.1; done
+	ip netns exec "$cns" python3 "$helper" tcp-client --addr "$saddr" --port 5002 \
+		--file "$tmp/file" > /dev/null
+	wait "$spid"
+	got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sha256"])' "$tmp/$tag.json" 2>/dev/null)
+	[ "$got" = "$want" ] && ok "$tag: 4 MB, SHA-256 matches" || bad "$tag" "sha256 $got, want $want"
+}
+file file-in "$d" 10.204.0.2 "$g"
+file file-out "$g" 10.204.0.1 "$d"
+
+# ---- the way back's counters ------------------------------------------------------
+kill -USR1 "$dpid"
+sleep 0.3
+python3 - "$tmp/stats.json" "$name" <<'PY'
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+tx, done, direct = last.get("tx", 0), last.get("tx_completed", 0), last.get("tx_comp_direct", 0)
+if tx > 1000 and done > 0 and 0 < direct <= done <= tx:
+    print(f"PASS: {sys.argv[2]}/stats: tx {tx}, completed {done}, {100 * direct / done:.0f}% straight into the cache, read from the tun {last.get('back_read')}")
+else:
+    print(f"FAIL: {sys.argv[2]}/stats: tx {tx} completed {done} direct {direct}")
+PY
+stop
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
+	grep -q "^conservation, way back: .*holds" "$tmp/d.out" &&
+	grep -q "^audit: every frame came home" "$tmp/d.out"; then
+	ok "clean-stop: exit 0, both directions conserved, every frame home"
+else
+	bad clean-stop "exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
+fi
+
+# ---- SIGTERM during a two-way transfer --------------------------------------------
+start --no-direct-bulk || bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
+ip netns exec "$d" iperf3 -s -B 10.204.0.2 -1 > /dev/null 2>&1 &
+spid=$!
+pids+=("$spid")
+sleep 0.5
+ip netns exec "$g" iperf3 -c 10.204.0.2 -t 10 --bidir > /dev/null 2>&1 &
+cpid=$!
+pids+=("$cpid")
+sleep 1.5
+stop
+rc=$?
+back=$(grep "^conservation, way back" "$tmp/d.out")
+if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
+	echo "$back" | grep -q "holds" && grep -q "^audit: every frame came home" "$tmp/d.out" &&
+	echo "$back" | grep -q "(0.0% straight into the cache)"; then
+	ok "sigterm: exit 0 mid-transfer, both directions conserved, every frame home (no-direct-bulk: 0% direct)"
+else
+	bad sigterm "exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
+fi
+kill "$cpid" "$spid" 2> /dev/null
+wait "$cpid" "$spid" 2> /dev/null
+
+# ---- bad flags ----------------------------------------------------------------------
+badflag() {	# tag, expected message, flags...
+	local tag=$1 msg=$2 rc
+	shift 2
+	in_d timeout 10 "$BUILD/ucpumapd" --dev vd --tun ucm2 "$@" > "$tmp/b.out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 2 ] && grep -q -- "$msg" "$tmp/b.out" &&
+		! ip -n "$d" link show vd | grep -q xdp && ! ip -n "$d" link show ucm2 > /dev/null 2>&1; then
+		ok "bad-flags/$tag"
+	else
+		bad "bad-flags/$tag" "exit $rc: $(head -c 300 "$tmp/b.out")"
+	fi
+}
+badflag peer-mac-syntax "is not a MAC address" --peer-mac 02:00:00:00:01
+badflag peer-mac-tap "way back of a tap" --peer-mac "$gmac" --tap
+badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass
