@@ -26,7 +26,9 @@
 #include <linux/if_link.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,7 +59,10 @@ static const char *const pool_keys[] = {
 };
 #define NPOOL ((int)(sizeof(pool_keys) / sizeof(pool_keys[0])))
 
-enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK };
+enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY };
+
+#define BACK_PORT	9001	/* the way back's sink, in the generator's namespace */
+#define BACK_BATCH	64	/* the way back's sender: datagrams per sendmmsg() */
 
 struct row {
 	const char *name;
@@ -74,6 +79,9 @@ struct row {
 	double daemon[MAX_ROUNDS], kernel_cmp[MAX_ROUNDS];
 	double pool[NPOOL];		/* summed over the rounds */
 	bool have_src, have_daemon, have_pool;
+	/* two-way rows: the way back, pps; the share of completions that went
+	 * straight into the cache, per round */
+	double back_sent[MAX_ROUNDS], back_dst[MAX_ROUNDS], direct[MAX_ROUNDS];
 };
 
 static struct row rows[] = {
@@ -85,6 +93,8 @@ static struct row rows[] = {
 	{ .name = "cpumap-no-batch", .kind = K_DAEMON, .flag = "--no-batch" },
 	{ .name = "tun-ceiling", .kind = K_TUN, .flag = NULL },
 	{ .name = "dpdk", .kind = K_DPDK, .flag = NULL },
+	{ .name = "two-way", .kind = K_TWOWAY, .flag = NULL },
+	{ .name = "two-way-no-direct-bulk", .kind = K_TWOWAY, .flag = "--no-direct-bulk" },
 };
 #define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
 
@@ -113,6 +123,7 @@ static struct {
 	    .nq = 1 };
 
 static char ns_gen[64], ns_dut[64], tmpdir[128];
+static int gen_ns_fd = -1, dut_ns_fd = -1, back_fd = -1;	/* the way back's sink */
 static volatile sig_atomic_t stopping;
 static pid_t kids[4];
 static int sink_fd = -1;
@@ -228,6 +239,13 @@ static void cleanup(void)
 	for (int i = 0; i < 4; i++)
 		if (kids[i] > 0)
 			reap(kids[i], 2);
+	if (back_fd >= 0)
+		close(back_fd);
+	if (gen_ns_fd >= 0)
+		close(gen_ns_fd);
+	if (dut_ns_fd >= 0)
+		close(dut_ns_fd);
+	back_fd = gen_ns_fd = dut_ns_fd = -1;
 	if (ns_gen[0])
 		sh("ip netns del %s 2>/dev/null", ns_gen);
 	if (ns_dut[0])
@@ -330,9 +348,107 @@ static int sink_open(void)
 	return 0;
 }
 
+/* ---- the way back's sink (two-way rows) ------------------------------------ */
+
+/* A UDP socket on 10.77.0.1:BACK_PORT in the generator's namespace, made
+ * there by this thread and kept when it goes back to the DUT's. */
+static int back_sink_open(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(BACK_PORT) };
+	char path[128];
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns_gen);
+	gen_ns_fd = open(path, O_RDONLY);
+	if (gen_ns_fd < 0 || setns(gen_ns_fd, CLONE_NEWNET))
+		goto err;
+	inet_pton(AF_INET, "10.77.0.1", &a.sin_addr);
+	back_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (back_fd < 0 || bind(back_fd, (struct sockaddr *)&a, sizeof(a)))
+		goto err;
+	if (setns(dut_ns_fd, CLONE_NEWNET))
+		goto err;
+	return 0;
+err:
+	fprintf(stderr, "datapath: cannot make the way back's sink in %s: %s\n", ns_gen,
+		strerror(errno));
+	return -1;
+}
+
+/* Delivered on the way back: the generator namespace's UDP counters. */
+static uint64_t back_delivered_now(void)
+{
+	char buf[2048];
+	uint64_t v;
+
+	while (recv(back_fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		;
+	if (setns(gen_ns_fd, CLONE_NEWNET))
+		return 0;
+	v = udp_counter(false, "InDatagrams") + udp_counter(false, "RcvbufErrors");
+	if (setns(dut_ns_fd, CLONE_NEWNET))
+		stopping = 1;	/* cannot happen; never measure in the wrong place */
+	return v;
+}
+
+/* The way back's traffic: 64-byte frames' worth of UDP from the DUT to the
+ * generator's address, which the two-way rows route through the tun, in
+ * sendmmsg() batches from CPU 0, until told to stop. */
+struct back_sender {
+	pthread_t thr;
+	atomic_int stop;
+	uint64_t sent;
+};
+
+static void *back_send_main(void *arg)
+{
+	struct back_sender *b = arg;
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(BACK_PORT) };
+	static char payload[64 - 14 - 20 - 8];
+	struct mmsghdr m[BACK_BATCH];
+	struct iovec iov = { payload, sizeof(payload) };
+	int fd, n;
+
+	pin_self(0);
+	inet_pton(AF_INET, "10.77.0.1", &dst.sin_addr);
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return NULL;
+	memset(m, 0, sizeof(m));
+	for (int i = 0; i < BACK_BATCH; i++) {
+		m[i].msg_hdr.msg_name = &dst;
+		m[i].msg_hdr.msg_namelen = sizeof(dst);
+		m[i].msg_hdr.msg_iov = &iov;
+		m[i].msg_hdr.msg_iovlen = 1;
+	}
+	while (!atomic_load_explicit(&b->stop, memory_order_relaxed)) {
+		n = sendmmsg(fd, m, BACK_BATCH, 0);
+		if (n > 0)
+			b->sent += n;
+		else
+			sched_yield();	/* ENOBUFS: the tun's queue is full */
+	}
+	close(fd);
+	return NULL;
+}
+
 /* ---- topology ------------------------------------------------------------ */
 
-static char vd_mac[32];
+static char vd_mac[32], vg_mac[32];
+
+/* An interface's MAC address, from `ip -o link` run in namespace @ns. */
+static void ns_mac(const char *ns, const char *ifname, char *mac, size_t sz)
+{
+	char cmd[256], line[512], *p;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ip -n %s -o link show %s", ns, ifname);
+	f = popen(cmd, "r");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) && (p = strstr(line, "link/ether ")))
+		snprintf(mac, sz, "%.17s", p + 11);
+	pclose(f);
+}
 
 static int topology(void)
 {
@@ -359,23 +475,16 @@ static int topology(void)
 		fprintf(stderr, "datapath: cannot enter %s: %s\n", ns_dut, strerror(errno));
 		return -1;
 	}
-	close(fd);
+	dut_ns_fd = fd;
+	if (back_sink_open())
+		return -1;
 	set_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", "0");
 	set_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0");
-	{
-		/* /sys is still the old namespace's: ask ip, in the DUT's. */
-		FILE *f = popen("ip -o link show vd", "r");
-
-		if (f) {
-			char line[512], *p;
-
-			if (fgets(line, sizeof(line), f) && (p = strstr(line, "link/ether ")))
-				sscanf(p + 11, "%31s", vd_mac);
-			pclose(f);
-		}
-	}
-	if (!vd_mac[0]) {
-		fprintf(stderr, "datapath: no MAC address on vd\n");
+	/* /sys is still the old namespace's: ask ip. */
+	ns_mac(ns_dut, "vd", vd_mac, sizeof(vd_mac));
+	ns_mac(ns_gen, "vg", vg_mac, sizeof(vg_mac));
+	if (!vd_mac[0] || !vg_mac[0]) {
+		fprintf(stderr, "datapath: no MAC address on vd or vg\n");
 		return -1;
 	}
 	return sink_open();
@@ -640,8 +749,10 @@ static int row_daemon(struct row *r, int round)
 	char out[256], js[256], bin[600], line[16384], last[16384] = "", cmd[64];
 	char *argv[32];
 	int n = 0, rc;
-	uint64_t l0, d0, d1;
+	uint64_t l0, d0, d1, b0 = 0;
 	double sent = 0, v, a_tun = -1, b_tun = -1, a_kern = 0, b_kern = 0;
+	struct back_sender back = {};
+	bool back_started = false;
 	pid_t d;
 	FILE *f;
 
@@ -664,6 +775,10 @@ static int row_daemon(struct row *r, int round)
 		argv[n++] = "--zero-copy";
 	if (cfg.busy_poll)
 		argv[n++] = "--busy-poll";
+	if (r->kind == K_TWOWAY) {
+		argv[n++] = "--peer-mac";
+		argv[n++] = vg_mac;
+	}
 	if (r->flag)
 		argv[n++] = (char *)r->flag;
 	argv[n] = NULL;
@@ -685,11 +800,24 @@ static int row_daemon(struct row *r, int round)
 	snprintf(cmd, sizeof(cmd), "ip link show %s | grep -q xdp", cfg.ifname);
 	for (int i = 0; i < 100 && sh("%s", cmd); i++)
 		sleep_sec(0.05);
+	if (r->kind == K_TWOWAY)	/* the way back: through the tun only */
+		sh("ip route replace 10.77.0.1/32 dev ucmb0");
 	sleep_sec(0.3);
 	d0 = delivered_now();
 	if (cfg.dev)
 		a_tun = daemon_sample(d, js, &a_kern);
+	if (r->kind == K_TWOWAY) {
+		b0 = back_delivered_now();
+		back_started = !pthread_create(&back.thr, NULL, back_send_main, &back);
+	}
 	rc = run_traffic(r->name, &sent);
+	if (back_started) {
+		atomic_store(&back.stop, 1);
+		pthread_join(back.thr, NULL);
+		sleep_sec(0.2);
+		r->back_sent[round] = back.sent / cfg.seconds;
+		r->back_dst[round] = (back_delivered_now() - b0) / cfg.seconds;
+	}
 	if (cfg.dev) {
 		b_tun = daemon_sample(d, js, &b_kern);
 	} else {
@@ -731,6 +859,13 @@ static int row_daemon(struct row *r, int round)
 			continue;
 		r->pool[i] += sum;
 		r->have_pool = true;
+	}
+	if (r->kind == K_TWOWAY) {
+		double done = 0, direct = 0;
+
+		json_u64_field(last, "tx_completed", &done);
+		json_u64_field(last, "tx_comp_direct", &direct);
+		r->direct[round] = done > 0 ? direct / done : 0;
 	}
 	return rc;
 }
@@ -934,7 +1069,9 @@ static void print_stats_col(const double *v, int n, bool have)
 	printf(" %6.3f (%5.3f-%5.3f)", st.median / 1e6, st.min / 1e6, st.max / 1e6);
 }
 
-static void print_gain(const char *a, const char *b, const char *note, int nr)
+/* Row @a's rate over row @b's, round by round: dst rx, or with @back the
+ * way back's delivered rate. */
+static void print_gain_of(const char *a, const char *b, const char *note, int nr, bool back)
 {
 	struct row *ra = row_by(a), *rb = row_by(b);
 	double g[MAX_ROUNDS];
@@ -942,9 +1079,11 @@ static void print_gain(const char *a, const char *b, const char *note, int nr)
 
 	if (!ra->on || !rb->on || ra->skipped || rb->skipped)
 		return;
-	printf("  %-8s vs %-18s", a, b);
+	printf("  %-8s vs %-24s", a, b);
 	for (int i = 0; i < nr; i++) {
-		g[i] = rb->dst[i] > 0 ? ra->dst[i] / rb->dst[i] : 0;
+		const double *x = back ? ra->back_dst : ra->dst, *y = back ? rb->back_dst : rb->dst;
+
+		g[i] = y[i] > 0 ? x[i] / y[i] : 0;
 		printf(" %5.3f", g[i]);
 	}
 	run_stats(g, nr, &st);
@@ -964,7 +1103,7 @@ static void print_pool(void)
 		return;
 	printf("\nucpumapd's pools, all rounds (alloc: from the cache / refilled from the recycle "
 	       "ring / from the backing stack; return: into the cache / the ring / the stack):\n");
-	printf("  %-18s %12s %22s %12s %22s %12s\n", "row", "allocs", "cache/refill/stack %",
+	printf("  %-24s %12s %22s %12s %22s %12s\n", "row", "allocs", "cache/refill/stack %",
 	       "returns", "cache/ring/stack %", "ring full");
 	for (int i = 0; i < NROWS; i++) {
 		const double *p = rows[i].pool;
@@ -972,11 +1111,49 @@ static void print_pool(void)
 
 		if (!rows[i].on || !rows[i].have_pool)
 			continue;
-		printf("  %-18s %12.0f %8.1f/%5.1f/%5.1f  %12.0f %8.1f/%5.1f/%5.1f  %12.0f\n",
+		printf("  %-24s %12.0f %8.1f/%5.1f/%5.1f  %12.0f %8.1f/%5.1f/%5.1f  %12.0f\n",
 		       rows[i].name, a, a ? 100 * p[0] / a : 0, a ? 100 * p[1] / a : 0,
 		       a ? 100 * p[2] / a : 0, f, f ? 100 * p[3] / f : 0, f ? 100 * p[4] / f : 0,
 		       f ? 100 * stack / f : 0, p[5]);
 	}
+}
+
+static void print_gain(const char *a, const char *b, const char *note, int nr)
+{
+	print_gain_of(a, b, note, nr, false);
+}
+
+/* The two-way rows: both directions at once (seed 003's load). */
+static void print_two_way(int nr)
+{
+	bool any = false;
+
+	for (int i = 0; i < NROWS; i++)
+		any |= rows[i].on && rows[i].kind == K_TWOWAY && !rows[i].skipped;
+	if (!any)
+		return;
+	printf("\ntwo-way: forward as above, and the way back (DUT -> tun -> ucpumapd -> XSK TX -> "
+	       "generator namespace) at the same time\n");
+	printf("%-24s %22s %22s %22s %22s\n", "row", "forward dst rx", "back sent", "back dst rx",
+	       "completions direct");
+	for (int i = 0; i < NROWS; i++) {
+		struct row *r = &rows[i];
+		double pct[MAX_ROUNDS];
+		struct run_stats st;
+
+		if (!r->on || r->kind != K_TWOWAY || r->skipped)
+			continue;
+		printf("%-24s", r->name);
+		print_stats_col(r->dst, nr, true);
+		print_stats_col(r->back_sent, nr, true);
+		print_stats_col(r->back_dst, nr, true);
+		for (int k = 0; k < nr; k++)
+			pct[k] = 100 * r->direct[k];
+		run_stats(pct, nr, &st);
+		printf("  %5.1f%% (%5.1f-%5.1f)\n", st.median, st.min, st.max);
+	}
+	printf("(Mpps, median (min-max); completions direct: the share that went straight into "
+	       "the RX thread's cache)\n");
 }
 
 static void write_chart(int nr)
@@ -1070,6 +1247,20 @@ static void write_json(int nr)
 				json_num(&j, NULL, r->kernel_cmp[k]);
 			json_arr_end(&j);
 		}
+		if (r->kind == K_TWOWAY) {
+			json_arr(&j, "back_sent_pps");
+			for (int k = 0; k < nr; k++)
+				json_num(&j, NULL, r->back_sent[k]);
+			json_arr_end(&j);
+			json_arr(&j, "back_runs");	/* the way back, delivered, pps */
+			for (int k = 0; k < nr; k++)
+				json_num(&j, NULL, r->back_dst[k]);
+			json_arr_end(&j);
+			json_arr(&j, "completions_direct_share");
+			for (int k = 0; k < nr; k++)
+				json_num(&j, NULL, r->direct[k]);
+			json_arr_end(&j);
+		}
 		if (r->have_pool) {
 			json_obj(&j, "pool");	/* summed over the rounds */
 			for (int k = 0; k < NPOOL; k++)
@@ -1148,7 +1339,7 @@ static void usage(FILE *f)
 
 static void print_tables(int nr)
 {
-	printf("\n%-18s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
+	printf("\n%-24s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
 	       "row", cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
 	for (int i = 0; i < NROWS; i++) {
 		struct row *r = &rows[i];
@@ -1157,26 +1348,29 @@ static void print_tables(int nr)
 		if (!r->on)
 			continue;
 		if (r->skipped) {
-			printf("%-18s skipped: %s\n", r->name, r->skipped);
+			printf("%-24s skipped: %s\n", r->name, r->skipped);
 			continue;
 		}
 		for (int k = 0; k < nr; k++) {
 			sent[k] = r->sent[k] / cfg.seconds;
 			drops[k] = sent[k] - r->dst[k];
 		}
-		printf("%-18s", r->name);
+		printf("%-24s", r->name);
 		print_stats_col(sent, nr, true);
 		print_stats_col(r->src, nr, r->have_src);
 		print_stats_col(drops, nr, true);
 		print_stats_col(r->dst, nr, true);
 		printf("\n");
 	}
+	print_two_way(nr);
 	printf("\ngains (dst rx, round by round):\n");
 	print_gain("cpumap", "cpumap-no-recycle", "(seed 000)", nr);
 	print_gain("cpumap", "cpumap-no-batch", "(seed 002)", nr);
 	print_gain("cpumap", "kernel-cpumap", "(target >= 1.0)", nr);
 	print_gain("cpumap", "tun-ceiling", "(target >= 0.9)", nr);
 	print_gain("cpumap", "dpdk", "(target >= 3.0)", nr);
+	print_gain_of("two-way", "two-way-no-direct-bulk", "(seed 003, forward)", nr, false);
+	print_gain_of("two-way", "two-way-no-direct-bulk", "(seed 003, way back)", nr, true);
 	print_pool();
 
 	printf("\nucpumapd's tun_packets against the kernel's count at the socket, both over %s:\n",
@@ -1184,9 +1378,9 @@ static void print_tables(int nr)
 	for (int i = 0; i < NROWS; i++) {
 		struct row *r = &rows[i];
 
-		if (!r->on || r->kind != K_DAEMON)
+		if (!r->on || (r->kind != K_DAEMON && r->kind != K_TWOWAY))
 			continue;
-		printf("  %-18s", r->name);
+		printf("  %-24s", r->name);
 		if (!r->have_daemon) {
 			printf(" no statistics from ucpumapd\n");
 			continue;
@@ -1392,6 +1586,13 @@ int bench_datapath(int argc, char **argv)
 		    "/usr/lib/*/dpdk/pmds-*/librte_net_tap.so* >/dev/null 2>&1"))
 		row_by("dpdk")->skipped = "DPDK's af_xdp or tap driver is not installed (Debian's "
 					  "librte-net-af-xdp23 and librte-net-tap23)";
+	for (int i = 0; i < NROWS; i++)
+		if (rows[i].on && rows[i].kind == K_TWOWAY && (cfg.dev || cfg.v6))
+			rows[i].skipped = cfg.dev ? "the way back's traffic comes from the veth "
+						    "topology's generator namespace: veth only" :
+						    "the way back's sender is IPv4 only";
+	if (row_by("dpdk")->skipped)
+		;
 	else if (row_by("dpdk")->on && !cfg.nq)
 		row_by("dpdk")->skipped = "testpmd's net_af_xdp takes one range of queues; give "
 					  "--queues as A or A-B";
@@ -1442,7 +1643,8 @@ int bench_datapath(int argc, char **argv)
 			switch (r->kind) {
 			case K_KPASS:
 			case K_KCPUMAP: rc = row_kernel(r, k); break;
-			case K_DAEMON: rc = row_daemon(r, k); break;
+			case K_DAEMON:
+			case K_TWOWAY: rc = row_daemon(r, k); break;
 			case K_TUN: rc = row_tun(r, k); break;
 			case K_DPDK: rc = row_dpdk(r, k); break;
 			}

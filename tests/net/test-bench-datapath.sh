@@ -5,7 +5,9 @@
 # every row present with a positive median (dpdk: positive when dpdk-testpmd
 # and its drivers are installed, otherwise skipped with the reason), and
 # ucpumapd's own delivered count (tun_packets) within 1% of the kernel's
-# (Udp/Udp6 InDatagrams + RcvbufErrors at the sink) over ucpumapd's life.
+# (Udp/Udp6 InDatagrams + RcvbufErrors at the sink) over ucpumapd's life;
+# the two-way rows deliver on the way back too, with completions straight
+# into the cache only when direct bulk recycling is on.
 # Then IPv6, then --dev on a veth fed by a generator the bench does not
 # start (what a NIC run looks like), then bad settings. Never asserts speed.
 #
@@ -95,7 +97,15 @@ for want in want_rows:
         print(f"PASS: {name}/row-{want}")
     else:
         print(f"FAIL: {name}/row-{want}: runs {r.get('runs')}")
-    if want in ("pass", "cpumap-no-recycle", "cpumap", "cpumap-no-batch"):
+    if want.startswith("two-way"):
+        back, share = r.get("back_runs", [0]), r.get("completions_direct_share", [-1])
+        direct_ok = all(x > 0 for x in share) if want == "two-way" else all(x == 0 for x in share)
+        if all(x > 0 for x in back) and direct_ok:
+            print(f"PASS: {name}/back-{want}: way back {back} pps, direct share {share}")
+        else:
+            print(f"FAIL: {name}/back-{want}: way back {back} pps, direct share {share}")
+    if want in ("pass", "cpumap-no-recycle", "cpumap", "cpumap-no-batch", "two-way",
+                "two-way-no-direct-bulk"):
         if "daemon_tun_packets" not in r:
             print(f"FAIL: {name}/count-{want}: no statistics from ucpumapd")
             continue
@@ -109,7 +119,8 @@ for want in want_rows:
 PY
 }
 
-all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-no-batch tun-ceiling dpdk"
+all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-no-batch tun-ceiling dpdk
+two-way two-way-no-direct-bulk"
 if run_bench v4 60 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
 	check v4 $all
 fi
