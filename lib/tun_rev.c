@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "neigh.h"
 #include "tun_internal.h"
 
 #define REV_RING	64	/* SQEs: a batch of reads and the standing polls */
@@ -50,6 +51,7 @@ struct tun_rev {
 	bool readable;		/* packets may be waiting: read before sleeping */
 	bool poll_armed, wake_armed;
 	struct ucm_tun_l2 l2;
+	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
 	uint32_t nstash;	/* lent frames in hand */
 	uint64_t stash[UCM_TUN_REV_BATCH];
 	int32_t res[UCM_TUN_REV_BATCH];
@@ -148,6 +150,17 @@ int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	r->wake_fd = -1;
 	r->tap = tun->flags & UCM_TUN_F_TAP;
 	r->l2 = wk->l2;
+	if (r->l2.resolve_ifindex > 0 && !r->tap) {
+		r->neigh = ucm_neigh_create(r->l2.resolve_ifindex);
+		if (!r->neigh) {
+			err = -errno;
+			pr_warn("tun: %s: worker %u: no netlink socket for the next hops: %s\n",
+				tun->name, w, strerror(-err));
+			io_uring_queue_exit(&r->ring);
+			free(r);
+			return err;
+		}
+	}
 	r->readable = true;	/* packets may have queued before we came */
 	arm_poll(r);
 	io_uring_submit(&r->ring);
@@ -162,6 +175,7 @@ void tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	/* Frames in hand go home; the standing polls die with the ring. */
 	ucm_txq__drop(r->txq, r->stash, r->nstash);
 	r->nstash = 0;
+	ucm_neigh_destroy(r->neigh);
 	io_uring_queue_exit(&r->ring);
 	free(r);
 	st->rev = NULL;
@@ -262,20 +276,35 @@ static uint64_t slot_packet(struct tun_rev *r, uint32_t i,
 	eth = (uint8_t *)pkt - ETH_HLEN_;
 	switch ((uint8_t)pkt[0] >> 4) {
 	case 4:
-		eth[12] = 0x08;
-		eth[13] = 0x00;
+		if (len < 20)
+			goto non_ip;
 		break;
 	case 6:
-		eth[12] = 0x86;
-		eth[13] = 0xdd;
+		if (len < 40)
+			goto non_ip;
 		break;
 	default:
-		a->drop_non_ip++;
-		return 0;
+		goto non_ip;
 	}
-	memcpy(eth, r->l2.dst, 6);
+	if (r->neigh) {
+		bool v6 = ((uint8_t)pkt[0] >> 4) == 6;
+		int err = ucm_neigh_lookup(r->neigh, v6, (const uint8_t *)pkt + (v6 ? 24 : 16),
+					   eth, &a->neigh_asks);
+
+		if (err) {
+			a->drop_no_neigh++;
+			return 0;
+		}
+	} else {
+		memcpy(eth, r->l2.dst, 6);
+	}
 	memcpy(eth + 6, r->l2.src, 6);
+	eth[12] = ((uint8_t)pkt[0] >> 4) == 6 ? 0x86 : 0x08;
+	eth[13] = ((uint8_t)pkt[0] >> 4) == 6 ? 0xdd : 0x00;
 	return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM - ETH_HLEN_, len + ETH_HLEN_);
+non_ip:
+	a->drop_non_ip++;
+	return 0;
 }
 
 static void rev_stats_publish(struct ucm_tun_rev_stats *s,
@@ -336,7 +365,8 @@ uint32_t tun_rev_poll(void *ctx, uint32_t w)
 		r->stash[keep++] = r->stash[i];
 	r->nstash = keep;
 	a.packets = nout;
-	done = nout + (uint32_t)(a.drop_offload + a.drop_too_big + a.drop_non_ip);
+	done = nout + (uint32_t)(a.drop_offload + a.drop_too_big + a.drop_non_ip +
+				 a.drop_no_neigh);
 	if (nout)
 		ucm_txq__send(r->txq, out, nout);
 	rev_stats_publish(&tun->wk[w].rev_stats, &a);
@@ -388,7 +418,7 @@ int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 
 	if (!tun || !txq || worker >= UCM_CPUMAP_MAX_WORKERS)
 		return ucm_err(-EINVAL);
-	if (!l2 && !(tun->flags & UCM_TUN_F_TAP)) {
+	if ((!l2 && !(tun->flags & UCM_TUN_F_TAP))) {
 		pr_warn("tun: %s: a tun's packets need an Ethernet header to go out: give one\n",
 			tun->name);
 		return ucm_err(-EINVAL);

@@ -58,7 +58,8 @@ struct cfg {
 	int n_rx_cpus;
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool skb_mode;
-	bool reverse;			/* two-way: --peer-mac */
+	bool reverse;			/* two-way: --two-way or --peer-mac */
+	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
 	bool mtu_auto;			/* --mtu not given */
 	uint8_t peer_mac[6];
 	uint32_t xsk_mode;
@@ -141,9 +142,10 @@ static void usage(FILE *f)
 "  --no-direct-bulk      bulk returns never use the owner's cache\n"
 "  --pass                no workers: each RX thread writes to tun itself\n"
 "                        (the kernel's XDP_PASS, for comparison)\n"
-"  --peer-mac MAC        two-way: the workers also read the tun and send what\n"
-"                        the kernel routes into it out of IFACE, to this next\n"
-"                        hop (e.g. the gateway's or the peer's MAC address)\n"
+"  --two-way             the workers also read the tun and send what the kernel\n"
+"                        routes into it out of IFACE, to the next hop the\n"
+"                        kernel's routing and neighbour tables give for IFACE\n"
+"  --peer-mac MAC        two-way, to this next hop (e.g. the gateway's MAC)\n"
 "  --interval SEC        statistics every SEC seconds (default 1; 0: none)\n"
 "  --stats-json FILE     the statistics as JSON lines too\n"
 "  --duration SEC        stop after SEC seconds (default: run until signalled)\n"
@@ -206,7 +208,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		O_XDPMODE, O_COPY, O_ZC, O_BUSY, O_REPLACE, O_FRAMES, O_RXSIZE,
 		O_QSIZE, O_MTU, O_NORECYCLE, O_NOBATCH, O_NODIRECT, O_INTERVAL,
 		O_JSON, O_DURATION, O_FILTER, O_FRAMESIZE, O_PASS, O_RXCPUS,
-		O_PEERMAC,
+		O_PEERMAC, O_TWOWAY,
 	};
 	static const struct option opts[] = {
 		{ "dev", required_argument, NULL, O_DEV },
@@ -237,6 +239,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		{ "pass", no_argument, NULL, O_PASS },
 		{ "rx-cpus", required_argument, NULL, O_RXCPUS },
 		{ "peer-mac", required_argument, NULL, O_PEERMAC },
+		{ "two-way", no_argument, NULL, O_TWOWAY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
@@ -347,8 +350,10 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 				return -1;
 			}
 			c->reverse = true;
+			c->peer_mac_set = true;
 			break;
 		}
+		case O_TWOWAY: c->reverse = true; break;
 		case O_RXCPUS:
 			c->n_rx_cpus = parse_cpu_list(optarg, c->rx_cpus, APP_MAX_CPUS, "--rx-cpus");
 			if (c->n_rx_cpus < 0)
@@ -411,11 +416,11 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 				c->cpus[c->ncpus++] = i;
 	}
 	if (c->reverse && c->tap) {
-		fprintf(stderr, "ucpumapd: the way back of a tap is not supported yet: use a tun with --peer-mac, or drop --peer-mac\n");
+		fprintf(stderr, "ucpumapd: the way back of a tap is not supported yet: use a tun with --two-way or --peer-mac, or drop them\n");
 		return -1;
 	}
 	if (c->reverse && c->pass) {
-		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass or --peer-mac\n");
+		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
 		return -1;
 	}
 	if (c->pass) {
@@ -651,8 +656,9 @@ static void gather(struct daemon *d, struct totals *t)
 			ucm_tun__rev_stats(d->tun, w, &rs);
 			ucm_txq__stats(d->txq[w], &qs);
 			t->rev_read += rs.packets + rs.drop_offload + rs.drop_too_big +
-				       rs.drop_non_ip;
-			t->rev_drop_bad += rs.drop_offload + rs.drop_too_big + rs.drop_non_ip;
+				       rs.drop_non_ip + rs.drop_no_neigh;
+			t->rev_drop_bad += rs.drop_offload + rs.drop_too_big + rs.drop_non_ip +
+					   rs.drop_no_neigh;
 			t->rev_err += rs.err;
 			t->txq_sent += qs.sent;
 			t->txq_full += qs.send_full;
@@ -747,11 +753,12 @@ static void print_stats(struct daemon *d, bool final)
 
 			ucm_tun__rev_stats(d->tun, w, &rs);
 			ucm_txq__stats(d->txq[w], &qs);
-			printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu, err %llu | to queue %u: sent %llu full %llu\n",
+			printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu, neigh_asks %llu, err %llu | to queue %u: sent %llu full %llu\n",
 			       (unsigned long long)rs.packets, (rs.packets - d->last_rev[w]) / dt,
 			       (unsigned long long)rs.reads, (unsigned long long)rs.no_frame,
 			       (unsigned long long)rs.drop_offload, (unsigned long long)rs.drop_too_big,
-			       (unsigned long long)rs.drop_non_ip, (unsigned long long)rs.err,
+			       (unsigned long long)rs.drop_non_ip, (unsigned long long)rs.drop_no_neigh,
+			       (unsigned long long)rs.neigh_asks, (unsigned long long)rs.err,
 			       d->c.queues[w % d->c.nqueues], (unsigned long long)qs.sent,
 			       (unsigned long long)qs.send_full);
 			d->last_rev[w] = rs.packets;
@@ -899,7 +906,7 @@ static bool conservation(struct daemon *d)
 			    t.txq_collected == t.tx + t.tx_drops &&
 			    t.tx == t.tx_completed + ucm_xsk_pending(d);
 
-		printf("conservation, way back: read %llu = sent %llu + drops %llu (bad %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu (%.1f%% straight into the cache): %s\n",
+		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable or no next hop %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu (%.1f%% straight into the cache): %s\n",
 		       (unsigned long long)t.rev_read, (unsigned long long)(t.tx),
 		       (unsigned long long)(t.rev_drop_bad + t.txq_full + t.tx_drops),
 		       (unsigned long long)t.rev_drop_bad, (unsigned long long)t.txq_full,
@@ -957,6 +964,7 @@ static int reverse_setup(struct daemon *d)
 		return err;
 	}
 	memcpy(l2.dst, d->c.peer_mac, 6);
+	l2.resolve_ifindex = d->c.peer_mac_set ? 0 : (int)if_nametoindex(d->c.dev);
 	for (w = 0; w < d->c.ncpus; w++) {
 		struct rx_thread *t = &d->rx[w % d->c.nqueues];
 

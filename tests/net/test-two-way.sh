@@ -1,18 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# ucpumapd as a two-way forwarder (--peer-mac), with real clients, on a veth
+# ucpumapd as a two-way forwarder, with real clients, on a veth
 # pair between two namespaces. Routes send both directions through the
 # datapath only: the peer's packets to the DUT are all redirected to
 # AF_XDP by the program on vd, and the DUT reaches the peer through the tun
 # alone (a /32 route), so a broken direction fails every case.
 #
+#   neigh-resolve       --two-way, the peer unknown to the DUT's neighbour table:
+#                       the first packet out makes the kernel resolve it, the
+#                       rest go (next hops from the kernel's tables)
 #   ping-in, ping-out   ICMP echo, each side asking
 #   iperf3-in/out       a 50 MB TCP transfer each way with iperf3: all sent,
 #                       at least 90% counted by the server before the end message
 #   file-in/out         4 MB each way, SHA-256 compared at the far end
 #   stats               the way back's counters: tx, completions, direct share
-#   sigterm             SIGTERM during a two-way transfer: exit 0, both
+#   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
+#                       next hop, and --no-direct-bulk): exit 0, both
 #                       conservation lines and the audit hold
 #   bad-flags           --peer-mac errors: precise message, exit 2, nothing
 #                       left attached
@@ -71,9 +75,10 @@ gmac=$(ip -n "$g" -o link show vg | sed 's/.*link\/ether \([^ ]*\).*/\1/')
 in_g() { ip netns exec "$g" "$@"; }
 in_d() { ip netns exec "$d" "$@"; }
 
-# start [flags]: ucpumapd two-way, the /32 route to the peer through the tun.
+# start [flags]: ucpumapd two-way (the flags say how), the /32 route to the
+# peer through the tun.
 start() {
-	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucm2 --peer-mac "$gmac" --interval 0 \
+	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucm2 --interval 0 \
 		--stats-json "$tmp/stats.json" "$@" > "$tmp/d.out" 2> "$tmp/d.err" &
 	dpid=$!
 	# Its first line comes when everything is up (program, sockets, tun).
@@ -102,9 +107,19 @@ stop() {	# exit code of ucpumapd after SIGTERM, bounded
 	return $rc
 }
 
-if ! start; then
+ip -n "$d" neigh flush dev vd
+if ! start --two-way; then
 	bad start "ucpumapd did not come up or the route is not through the tun: $(head -c 400 "$tmp/d.err")"
 	exit 0
+fi
+
+# ---- the next hop from the kernel's tables, unknown at first ----------------------
+r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --interval 0.1 --timeout 5)
+n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
+if [ "${n:-0}" -ge 8 ] && ip -n "$d" neigh show 10.204.0.1 dev vd | grep -q lladdr; then
+	ok "neigh-resolve: $n of 10 replies, the peer resolved by the kernel on vd"
+else
+	bad neigh-resolve "$r; neighbour: $(ip -n "$d" neigh show dev vd)"
 fi
 
 # ---- ping, each side asking ----------------------------------------------------
@@ -190,7 +205,7 @@ else
 fi
 
 # ---- SIGTERM during a two-way transfer --------------------------------------------
-start --no-direct-bulk || bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
+start --peer-mac "$gmac" --no-direct-bulk || bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
 ip netns exec "$d" iperf3 -s -B 10.204.0.2 -1 > /dev/null 2>&1 &
 spid=$!
 pids+=("$spid")

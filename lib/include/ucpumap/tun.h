@@ -115,6 +115,10 @@ struct ucm_tun_stats {
  *                (checksum, GSO) the path does not do
  * @drop_too_big: packets larger than a frame holds
  * @drop_non_ip: tun mode: packets neither IPv4 nor IPv6
+ * @drop_no_neigh: tun mode with resolve_ifindex: packets whose next hop the
+ *                 kernel does not know yet (it was asked to resolve it), or
+ *                 with no route through the NIC
+ * @neigh_asks: cache misses that asked the kernel (netlink)
  * @err: reads that failed otherwise than EAGAIN
  */
 struct ucm_tun_rev_stats {
@@ -125,6 +129,8 @@ struct ucm_tun_rev_stats {
 	uint64_t drop_offload;
 	uint64_t drop_too_big;
 	uint64_t drop_non_ip;
+	uint64_t drop_no_neigh;
+	uint64_t neigh_asks;
 	uint64_t err;
 };
 
@@ -132,7 +138,11 @@ struct ucm_tun_rev_stats {
  * (tun mode; a tap's frames go as they are). */
 struct ucm_tun_l2 {
 	uint8_t src[6];		/* the NIC's address */
-	uint8_t dst[6];		/* the next hop's */
+	uint8_t dst[6];		/* the next hop's, unless resolve_ifindex */
+	/* > 0: each packet's next hop from the kernel's routing and
+	 * neighbour tables for this interface (the NIC), cached per
+	 * destination for a second; dst is not used */
+	int resolve_ifindex;
 };
 
 struct ucm_tun;
