@@ -488,8 +488,10 @@ static int tx_turn(struct rx_thread *t)
 			k += ucm_xsk_queue__tx(t->q, desc + k, n - k);
 		}
 		if (k < n) {
+			uint64_t base = ~(uint64_t)(ucm_umem__frame_size(t->umem) - 1);
+
 			for (uint32_t j = k; j < n; j++)
-				drop[j - k] = ucm_desc_addr(desc[j]);
+				drop[j - k] = ucm_desc_addr(desc[j]) & base;
 			/* Our own pool's frames: home as the owner. */
 			ucm_umem__put_bulk(t->umem, drop, n - k);
 			atomic_fetch_add_explicit(&t->tx_drops, n - k, memory_order_relaxed);
