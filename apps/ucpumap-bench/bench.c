@@ -14,8 +14,9 @@ static void usage(FILE *f)
 "  engine    the engine alone (frame pool + cpumap, no NIC, no tun): one\n"
 "            producer feeds one worker; rows recycle, no-recycle,\n"
 "            direct-bulk, no-direct-bulk\n"
-"  datapath  the whole path on veth (root): kernel XDP_PASS and cpumap,\n"
-"            ucpumapd's modes, the tun ceiling (dpdk: listed as skipped)\n"
+"  datapath  the whole path on veth, or a NIC with --dev (root): kernel\n"
+"            XDP_PASS and cpumap, ucpumapd's modes, the tun ceiling, DPDK\n"
+"            testpmd, and both directions at once\n"
 "\n"
 "'ucpumap-bench COMMAND --help' shows the options of a command.\n");
 }
