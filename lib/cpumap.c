@@ -520,7 +520,10 @@ static void *worker_main(void *arg)
 		if (sink && sink->flush)
 			sink->flush(map->sink_ctx, w->idx);
 		worker_return(w);
-		if (sink && sink->poll && sink->poll(map->sink_ctx, w->idx))
+		/* The other direction's work keeps the worker up, but not
+		 * past a stop: only worker_sleep() looks at it. */
+		if (sink && sink->poll && !__atomic_load_n(&w->wake.stop, __ATOMIC_ACQUIRE) &&
+		    sink->poll(map->sink_ctx, w->idx))
 			continue;
 		if (worker_sleep(w))
 			break;

@@ -126,7 +126,9 @@ static int route_next_hop(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint
 		};
 		char buf[128];
 	} req = {};
-	int alen = v6 ? 16 : 4, len;
+	int alen = v6 ? 16 : 4, len, oif = 0;
+	uint32_t table;
+	struct rtmsg *rt;
 	struct rtattr *a;
 
 	req.h.nlmsg_len = NLMSG_LENGTH(sizeof(req.r));
@@ -139,15 +141,29 @@ static int route_next_hop(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint
 	len = nl_talk(n, (struct nlmsghdr *)req.buf, buf);
 	if (len <= 0)
 		return len ? len : -EPROTO;
+	rt = NLMSG_DATA(buf);
+	table = rt->rtm_table;
 	memcpy(hop, dst, alen);
 	len = RTM_PAYLOAD((struct nlmsghdr *)buf);
-	for (a = RTM_RTA(NLMSG_DATA(buf)); RTA_OK(a, len); a = RTA_NEXT(a, len))
+	for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == (unsigned int)alen)
 			memcpy(hop, RTA_DATA(a), alen);
+		else if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) == sizeof(int))
+			memcpy(&oif, RTA_DATA(a), sizeof(oif));
+		else if (a->rta_type == RTA_TABLE && RTA_PAYLOAD(a) == sizeof(uint32_t))
+			memcpy(&table, RTA_DATA(a), sizeof(table));
+	}
+	/* With an output interface and no route through it, the kernel
+	 * answers anyway, assuming the destination is on-link, from no
+	 * table: that is no route through the NIC. A local address is none
+	 * either. */
+	if (rt->rtm_type != RTN_UNICAST || oif != n->ifindex || table == RT_TABLE_UNSPEC)
+		return -ENETUNREACH;
 	return 0;
 }
 
-/* The neighbour entry of @hop on the NIC: 0 with @mac, or -EAGAIN. */
+/* The neighbour entry of @hop on the NIC: 0 with @mac (1: a stale one),
+ * or -EAGAIN. */
 static int neigh_get(struct ucm_neigh *n, bool v6, const uint8_t *hop, uint8_t *mac)
 {
 	char buf[NL_BUF];
@@ -181,12 +197,15 @@ static int neigh_get(struct ucm_neigh *n, bool v6, const uint8_t *hop, uint8_t *
 	     a = RTA_NEXT(a, len))
 		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
 			memcpy(mac, RTA_DATA(a), 6);
-			return 0;
+			/* In use, but the kernel cannot see it: tell it, so
+			 * a stale entry gets confirmed (or found gone). */
+			return nd->ndm_state & NUD_STALE ? 1 : 0;
 		}
 	return -EAGAIN;
 }
 
-/* Make the kernel resolve @hop on the NIC (NTF_USE: neigh_event_send()). */
+/* Make the kernel resolve @hop on the NIC, or confirm a stale entry
+ * (NTF_USE: neigh_event_send(), what traffic through the kernel does). */
 static void neigh_ask(struct ucm_neigh *n, bool v6, const uint8_t *hop)
 {
 	char buf[NL_BUF];
@@ -231,8 +250,10 @@ int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *
 	err = route_next_hop(n, v6, dst, hop);
 	if (!err) {
 		err = neigh_get(n, v6, hop, mac);
-		if (err == -EAGAIN)
+		if (err == -EAGAIN || err == 1)
 			neigh_ask(n, v6, hop);
+		if (err == 1)
+			err = 0;
 	}
 	e->used = true;
 	e->v6 = v6;

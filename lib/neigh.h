@@ -11,7 +11,9 @@
  * unknown neighbour makes the kernel resolve it (RTM_NEWNEIGH with
  * NTF_USE, what `ip neigh ... use` does) and is remembered as unknown for
  * 50 ms, during which its packets are dropped and counted, as the kernel
- * drops what overflows its own small queue of unresolved packets.
+ * drops what overflows its own small queue of unresolved packets. A stale
+ * entry is used and the kernel asked the same way to confirm it: our
+ * traffic bypasses its neighbour code, which would otherwise do so.
  */
 #ifndef UCM_NEIGH_H
 #define UCM_NEIGH_H

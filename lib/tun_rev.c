@@ -50,6 +50,9 @@ struct tun_rev {
 	bool tap;
 	bool readable;		/* packets may be waiting: read before sleeping */
 	bool poll_armed, wake_armed;
+	bool oneshot;		/* multishot poll refused: one-shot polls */
+	bool poll_dead;		/* no poll at all: read every turn */
+	bool dead;		/* the ring failed: the read path is off */
 	struct ucm_tun_l2 l2;
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
 	uint32_t nstash;	/* lent frames in hand */
@@ -77,11 +80,17 @@ static int rev_ring_init(struct io_uring *ring)
 
 static void arm_poll(struct tun_rev *r)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+	struct io_uring_sqe *sqe;
 
+	if (r->poll_dead)
+		return;
+	sqe = io_uring_get_sqe(&r->ring);
 	if (!sqe)
 		return;
-	io_uring_prep_poll_multishot(sqe, r->fd, POLLIN);
+	if (r->oneshot)
+		io_uring_prep_poll_add(sqe, r->fd, POLLIN);
+	else
+		io_uring_prep_poll_multishot(sqe, r->fd, POLLIN);
 	io_uring_sqe_set_data64(sqe, TAG_POLL);
 	r->poll_armed = true;
 }
@@ -97,31 +106,52 @@ static void arm_wake(struct tun_rev *r)
 	r->wake_armed = true;
 }
 
-/* The standing requests' completions (no read is ever left pending). */
-static void reap_events(struct tun_rev *r)
+/* A standing request's completion. Return true for a wake it consumed. */
+static bool standing_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe), v;
+
+	if (ud == TAG_POLL) {
+		if (cqe->res < 0) {
+			/* No multishot poll here: one-shot ones; none at all:
+			 * read every turn (a syscall per turn, but working). */
+			if (r->oneshot && !r->poll_dead)
+				pr_warn("tun: cannot poll a tun queue (%s): reading it every turn\n",
+					strerror(-cqe->res));
+			r->poll_dead = r->oneshot;
+			r->oneshot = true;
+		}
+		r->readable = true;
+		if (!(cqe->flags & IORING_CQE_F_MORE))
+			r->poll_armed = false;	/* re-armed by the caller */
+	} else if (ud == TAG_WAKE) {
+		r->wake_armed = false;
+		/* Consume the wake: the counter back to zero. */
+		if (read(r->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			r->readable = true;	/* look once more */
+		return true;
+	}
+	return false;
+}
+
+/* The standing requests' completions (no read is ever left pending).
+ * Return true when a wake was consumed. */
+static bool reap_events(struct tun_rev *r)
 {
 	struct io_uring_cqe *cqe;
 	unsigned int head, n = 0;
-	uint64_t v;
+	bool woke = false;
 
 	io_uring_for_each_cqe(&r->ring, head, cqe) {
-		uint64_t ud = io_uring_cqe_get_data64(cqe);
-
-		if (ud == TAG_POLL) {
-			r->readable = true;
-			if (!(cqe->flags & IORING_CQE_F_MORE))
-				r->poll_armed = false;	/* re-armed below */
-		} else if (ud == TAG_WAKE) {
-			r->wake_armed = false;
-			/* Consume the wake: the counter back to zero. */
-			if (read(r->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-				r->readable = true;	/* look once more */
-		}
+		woke |= standing_event(r, cqe);
 		n++;
 	}
 	io_uring_cq_advance(&r->ring, n);
 	if (!r->poll_armed)
 		arm_poll(r);
+	if (r->poll_dead)
+		r->readable = true;
+	return woke;
 }
 
 int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
@@ -172,21 +202,51 @@ void tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_rev *r = st->rev;
 
-	/* Frames in hand go home; the standing polls die with the ring. */
+	struct __kernel_timespec ts = { .tv_nsec = 50000000 };
+	struct io_uring_cqe *cqe;
+	struct io_uring_sqe *sqe;
+
+	/* Frames in hand go home. The standing polls hold the tun queue's
+	 * file until they end: cancel them and wait (briefly) for that, so
+	 * the queue closes with the sink, not with the ring's teardown. */
 	ucm_txq__drop(r->txq, r->stash, r->nstash);
 	r->nstash = 0;
 	ucm_neigh_destroy(r->neigh);
+	if (!r->dead) {
+		if (r->poll_armed && (sqe = io_uring_get_sqe(&r->ring)))
+			io_uring_prep_cancel64(sqe, TAG_POLL, 0);
+		if (r->wake_armed && (sqe = io_uring_get_sqe(&r->ring)))
+			io_uring_prep_cancel64(sqe, TAG_WAKE, 0);
+		io_uring_submit(&r->ring);
+		while ((r->poll_armed || r->wake_armed) &&
+		       !io_uring_wait_cqe_timeout(&r->ring, &cqe, &ts)) {
+			uint64_t ud = io_uring_cqe_get_data64(cqe);
+
+			if (ud == TAG_POLL && !(cqe->flags & IORING_CQE_F_MORE))
+				r->poll_armed = false;
+			else if (ud == TAG_WAKE)
+				r->wake_armed = false;
+			io_uring_cqe_seen(&r->ring, cqe);
+		}
+	}
 	io_uring_queue_exit(&r->ring);
 	free(r);
 	st->rev = NULL;
 }
 
-/* Submit the batch of reads and collect every result, in slot order. */
+/*
+ * Submit the batch of reads and collect every result, in slot order.
+ * readable is cleared first: a poll completion during the batch (a packet
+ * that came after a read found the queue empty) sets it again, so no packet
+ * is left waiting for the next one. A ring that fails to take the whole
+ * submission is given up (dead): SQEs left in it would read into frames
+ * that move on.
+ */
 static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 {
 	struct io_uring_cqe *cqe;
 	uint32_t i, got = 0, n = r->nstash;
-	unsigned int head, cnt;
+	unsigned int head, cnt, queued;
 	int ret;
 
 	for (i = 0; i < n; i++) {
@@ -205,10 +265,16 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 		r->res[i] = -EAGAIN;
 	}
 	n = i;
+	r->readable = false;
+	queued = io_uring_sq_ready(&r->ring);
 	ret = io_uring_submit(&r->ring);
-	if (ret < 0)
-		return ret;
-	STAT_ADD(a->reads, 1);
+	if (ret < 0 || (unsigned int)ret < queued) {
+		pr_warn("tun: the read path's io_uring took %d of %u requests: reading stops\n",
+			ret, queued);
+		r->dead = true;
+		return ret < 0 ? ret : -EIO;
+	}
+	a->reads++;
 	while (got < n) {
 		cnt = 0;
 		io_uring_for_each_cqe(&r->ring, head, cqe) {
@@ -217,16 +283,8 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 			if (ud < UCM_TUN_REV_BATCH) {
 				r->res[ud] = cqe->res;
 				got++;
-			} else if (ud == TAG_POLL) {
-				r->readable = true;
-				if (!(cqe->flags & IORING_CQE_F_MORE))
-					r->poll_armed = false;
-			} else if (ud == TAG_WAKE) {
-				uint64_t v;
-
-				r->wake_armed = false;
-				if (read(r->wake_fd, &v, sizeof(v)) < 0)
-					(void)0;	/* EAGAIN: consumed already */
+			} else {
+				standing_event(r, cqe);	/* the worker is awake */
 			}
 			cnt++;
 		}
@@ -253,20 +311,19 @@ static uint64_t slot_packet(struct tun_rev *r, uint32_t i,
 	uint32_t len;
 	uint8_t *eth;
 
-	if (res == -EAGAIN) {
-		r->readable = false;	/* drained: the poll says when not */
-		return 0;
-	}
+	if (res == -EAGAIN)
+		return 0;	/* drained: the poll says when it is not */
 	if (res < 0 || (uint32_t)res <= VNET_LEN) {
 		a->err++;
-		r->readable = false;
 		return 0;
 	}
 	if ((uint32_t)res >= r->room) {	/* maybe cut short: never send it */
 		a->drop_too_big++;
 		return 0;
 	}
-	if (vh->flags || vh->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+	/* DATA_VALID is a hint (a checksum already checked), not work. */
+	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) ||
+	    vh->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
 		a->drop_offload++;
 		return 0;
 	}
@@ -326,9 +383,10 @@ uint32_t tun_rev_poll(void *ctx, uint32_t w)
 	struct ucm_tun_rev_stats a = {};
 	uint64_t out[UCM_TUN_REV_BATCH], d;
 	uint32_t i, n, nout = 0, keep = 0, done;
+	bool drained = false, got_one = false;
 	int ret;
 
-	if (!r)
+	if (!r || r->dead)
 		return 0;
 	reap_events(r);
 	if (!r->readable) {
@@ -347,11 +405,11 @@ uint32_t tun_rev_poll(void *ctx, uint32_t w)
 	}
 	ret = read_batch(r, &a);
 	n = ret > 0 ? (uint32_t)ret : 0;
-	if (ret < 0) {
+	if (ret < 0)
 		a.err++;
-		r->readable = false;
-	}
 	for (i = 0; i < n; i++) {
+		drained |= r->res[i] == -EAGAIN;
+		got_one |= r->res[i] > (int32_t)VNET_LEN;
 		d = slot_packet(r, i, &a);
 		if (d) {
 			out[nout++] = d;
@@ -360,6 +418,10 @@ uint32_t tun_rev_poll(void *ctx, uint32_t w)
 			r->stash[keep++] = r->stash[i];	/* unused: next time */
 		}
 	}
+	/* Every read found a packet: more may wait, and no poll event will
+	 * say so (it fires on arrivals). */
+	if (!drained && got_one)
+		r->readable = true;
 	/* Frames never offered to a read stay in hand too. */
 	for (; i < r->nstash; i++)
 		r->stash[keep++] = r->stash[i];
@@ -382,7 +444,7 @@ int tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 	struct io_uring_cqe *cqe;
 	struct pollfd p;
 
-	if (!r) {	/* a one-way worker of a duplex sink */
+	if (!r || r->dead) {	/* a one-way worker, or reading stopped */
 		uint64_t v;
 
 		p.fd = wake_fd;
@@ -394,7 +456,12 @@ int tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 		return 0;
 	}
 	r->wake_fd = wake_fd;
-	reap_events(r);
+	/* A wake consumed here may be this sleep's (the producer saw our
+	 * announcement): do not sleep then. */
+	if (reap_events(r)) {
+		io_uring_submit(&r->ring);
+		return 1;
+	}
 	if (!r->wake_armed)
 		arm_wake(r);
 	if (r->readable && (r->nstash || ucm_txq__available(r->txq))) {

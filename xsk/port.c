@@ -622,7 +622,7 @@ uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
 	/* Copy mode sends only when kicked; a kick that met a busy kernel
 	 * left descriptors behind. */
 	if (q->tx_posted - q->tx_done > xsk_cons_nb_avail(&q->comp, UCM_XSK_TX_RING) &&
-	    xsk_ring_prod__needs_wakeup(&q->tx))
+	    (!(q->bind_flags & XDP_USE_NEED_WAKEUP) || xsk_ring_prod__needs_wakeup(&q->tx)))
 		tx_kick(q);
 	while ((n = xsk_ring_cons__peek(&q->comp, UCM_XSK_RX_BATCH, &idx))) {
 		for (i = 0; i < n; i++)
