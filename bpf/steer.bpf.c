@@ -11,8 +11,9 @@
  *                     benchmark sets ucpumap beside).
  *
  * Control traffic stays with the kernel (XDP_PASS): ARP, IPv6 neighbour
- * discovery and multicast listener messages, and whatever the
- * configuration does not claim.
+ * discovery and multicast listener messages (unless UCM_STEER_F_LINK_CTRL
+ * claims them for a tap behind ucpumap), and whatever the configuration
+ * does not claim.
  *
  * The flow hash and what goes into it mirror lib/pkt.c exactly, so that
  * where metadata is missing (generic mode) userspace picks the same worker
@@ -191,10 +192,13 @@ static __always_inline int parse(void *data, void *end,
 			 * kernel must see to keep the interface reachable. */
 			if (ic && ((ic->type >= 130 && ic->type <= 137) ||
 				   ic->type == 143))
-				return 0;
+				return !!(cfg->flags & UCM_STEER_F_LINK_CTRL);
 		}
+	} else if (proto == bpf_htons(ETH_P_ARP_)) {
+		/* No flow: one worker for all (the zero flow's). */
+		return !!(cfg->flags & UCM_STEER_F_LINK_CTRL);
 	} else {
-		return 0;	/* ARP and every other protocol: the kernel's */
+		return 0;	/* every other protocol: the kernel's */
 	}
 
 	if (f->proto == IPPROTO_UDP || f->proto == IPPROTO_TCP) {

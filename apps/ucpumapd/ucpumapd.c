@@ -144,7 +144,10 @@ static void usage(FILE *f)
 "                        (the kernel's XDP_PASS, for comparison)\n"
 "  --two-way             the workers also read the tun and send what the kernel\n"
 "                        routes into it out of IFACE, to the next hop the\n"
-"                        kernel's routing and neighbour tables give for IFACE\n"
+"                        kernel's routing and neighbour tables give for IFACE;\n"
+"                        with --tap, frames go as they are, the tap takes\n"
+"                        IFACE's MAC address and ARP and neighbour discovery\n"
+"                        go to the tap (give the tap IFACE's addresses)\n"
 "  --peer-mac MAC        two-way, to this next hop (e.g. the gateway's MAC)\n"
 "  --interval SEC        statistics every SEC seconds (default 1; 0: none)\n"
 "  --stats-json FILE     the statistics as JSON lines too\n"
@@ -415,10 +418,14 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			if (cpu_usable(i))
 				c->cpus[c->ncpus++] = i;
 	}
-	if (c->reverse && c->tap) {
-		fprintf(stderr, "ucpumapd: the way back of a tap is not supported yet: use a tun with --two-way or --peer-mac, or drop them\n");
+	if (c->peer_mac_set && c->tap) {
+		fprintf(stderr, "ucpumapd: --peer-mac is for a tun: a tap's frames carry their own Ethernet header; use --two-way\n");
 		return -1;
 	}
+	if (c->reverse && c->tap)
+		/* The tap is the host's interface on this link: its stack
+		 * must see ARP and neighbour discovery. */
+		c->steer.flags |= UCM_STEER_F_LINK_CTRL;
 	if (c->reverse && c->pass) {
 		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
 		return -1;
@@ -953,6 +960,30 @@ static int if_mac(const char *ifname, uint8_t *mac)
 	return err;
 }
 
+/* Two-way tap: the tap answers for IFACE on the link, with its address. */
+static int tap_take_mac(struct daemon *d)
+{
+	struct ifreq ifr = {};
+	uint8_t mac[6];
+	int s, err;
+
+	err = if_mac(d->c.dev, mac);
+	if (err)
+		return err;
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ucm_tun__name(d->tun));
+	ifr.ifr_hwaddr.sa_family = 1;	/* ARPHRD_ETHER */
+	memcpy(ifr.ifr_hwaddr.sa_data, mac, 6);
+	err = ioctl(s, SIOCSIFHWADDR, &ifr) ? -errno : 0;
+	close(s);
+	if (err)
+		fprintf(stderr, "ucpumapd: cannot give %s the address of %s: %s\n",
+			ucm_tun__name(d->tun), d->c.dev, strerror(-err));
+	return err;
+}
+
 /* Two-way: a TX channel per worker to its queue's RX thread (worker w
  * sends on queue w % nqueues), and the tun's read path on each worker. */
 static int reverse_setup(struct daemon *d)
@@ -966,7 +997,7 @@ static int reverse_setup(struct daemon *d)
 		return err;
 	}
 	memcpy(l2.dst, d->c.peer_mac, 6);
-	l2.resolve_ifindex = d->c.peer_mac_set ? 0 : (int)if_nametoindex(d->c.dev);
+	l2.resolve_ifindex = d->c.peer_mac_set || d->c.tap ? 0 : (int)if_nametoindex(d->c.dev);
 	for (w = 0; w < d->c.ncpus; w++) {
 		struct rx_thread *t = &d->rx[w % d->c.nqueues];
 
@@ -1111,6 +1142,8 @@ int main(int argc, char **argv)
 		d.tun = ucm_tun__create(&to);
 	}
 	if (!d.tun)
+		goto fail;
+	if (d.c.reverse && d.c.tap && tap_take_mac(&d))
 		goto fail;
 	if (d.c.reverse && reverse_setup(&d))
 		goto fail;

@@ -304,6 +304,33 @@ static int test_family_filter(void)
 	return 0;
 }
 
+/* UCM_STEER_F_LINK_CTRL: ARP and neighbour discovery get a worker (for a
+ * tap behind ucpumap); other non-IP still passes. Without it: see
+ * check_policy(), control traffic never gets metadata. */
+static int test_link_ctrl(void)
+{
+	struct ucm_steer_cfg cfg = { .policy = UCM_STEER_L4_HASH, .nworkers = 3,
+				     .flags = UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6 |
+					      UCM_STEER_F_LINK_CTRL };
+	int i, act, worker, steered = 0;
+
+	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure: %s", strerror(errno));
+	for (i = 0; i < npkts; i++) {
+		const struct tpkt *t = &pkts[i];
+
+		act = run_prog(ucm_xdp__steer_fd(x), t, &worker);
+		UT_ASSERT(act == XDP_PASS, "%s: action %d", t->name, act);
+		if (!strcmp(t->name, "lldp")) {
+			UT_ASSERT(worker == -1, "lldp got metadata");
+		} else if (t->control) {
+			UT_ASSERT(worker >= 0 && worker < 3, "%s: not steered (%d)", t->name, worker);
+			steered++;
+		}
+	}
+	UT_ASSERT(steered == 6, "%d of 6 control packets steered (arp, 5 nd/mld)", steered);
+	return 0;
+}
+
 /* The baseline program redirects into the kernel's cpumap. */
 static int test_kernel_cpumap(void)
 {
@@ -351,6 +378,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_l4_dport),
 	UT_CASE(test_round_robin),
 	UT_CASE(test_family_filter),
+	UT_CASE(test_link_ctrl),
 	UT_CASE(test_kernel_cpumap),
 	UT_CASE(test_bad_config),
 	{}

@@ -18,6 +18,9 @@
 #   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
 #                       next hop, and --no-direct-bulk): exit 0, both
 #                       conservation lines and the audit hold
+#   tap-*               --tap --two-way: the tap holds the DUT's address and
+#                       vd's MAC, ARP goes through ucpumapd both ways; ping
+#                       each way, a file each way, a clean stop
 #   bad-flags           --peer-mac errors: precise message, exit 2, nothing
 #                       left attached
 #
@@ -227,6 +230,46 @@ fi
 kill "$cpid" "$spid" 2> /dev/null
 wait "$cpid" "$spid" 2> /dev/null
 
+# ---- a tap, both ways: it is the DUT's interface on the link ---------------------
+ip -n "$d" addr del 10.204.0.2/24 dev vd
+# vd's own stack must not answer ARP for the tap's address in its place.
+in_d sysctl -qw net.ipv4.conf.vd.arp_ignore=1
+ip -n "$g" neigh flush dev vg
+ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucmt2 --tap --two-way --interval 0 \
+	> "$tmp/d.out" 2> "$tmp/d.err" &
+dpid=$!
+for _ in $(seq 200); do
+	grep -q "^ucpumapd: vd queues" "$tmp/d.out" 2> /dev/null && break
+	kill -0 "$dpid" 2> /dev/null || break
+	sleep 0.05
+done
+if ! ip -n "$d" addr add 10.204.0.2/24 dev ucmt2; then
+	bad tap-start "ucpumapd with a tap did not come up: $(head -c 300 "$tmp/d.err")"
+else
+	vmac=$(ip -n "$d" -o link show vd | sed 's/.*link\/ether \([^ ]*\).*/\1/')
+	tmac=$(ip -n "$d" -o link show ucmt2 | sed 's/.*link\/ether \([^ ]*\).*/\1/')
+	[ "$vmac" = "$tmac" ] && ok "tap-mac: the tap took vd's address" ||
+		bad tap-mac "vd $vmac, tap $tmac"
+	r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --interval 0.1 --timeout 5)
+	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
+	[ "${n:-0}" -ge 8 ] && ok "tap-ping-in: $n of 10 (ARP answered by the tap's stack)" ||
+		bad tap-ping-in "$r"
+	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --interval 0.1 --timeout 5)
+	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
+	[ "${n:-0}" -ge 8 ] && ok "tap-ping-out: $n of 10" || bad tap-ping-out "$r"
+	file tap-file-in "$d" 10.204.0.2 "$g"
+	file tap-file-out "$g" 10.204.0.1 "$d"
+	stop
+	rc=$?
+	if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
+		grep -q "^conservation, way back: .*holds" "$tmp/d.out" &&
+		grep -q "^audit: every frame came home" "$tmp/d.out"; then
+		ok "tap-clean-stop: exit 0, both directions conserved, every frame home"
+	else
+		bad tap-clean-stop "exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
+	fi
+fi
+
 # ---- bad flags ----------------------------------------------------------------------
 badflag() {	# tag, expected message, flags...
 	local tag=$1 msg=$2 rc
@@ -241,5 +284,5 @@ badflag() {	# tag, expected message, flags...
 	fi
 }
 badflag peer-mac-syntax "is not a MAC address" --peer-mac 02:00:00:00:01
-badflag peer-mac-tap "way back of a tap" --peer-mac "$gmac" --tap
+badflag peer-mac-tap "--peer-mac is for a tun" --peer-mac "$gmac" --tap
 badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass

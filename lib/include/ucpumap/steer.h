@@ -23,6 +23,10 @@ enum ucm_steer_flags {
 	UCM_STEER_F_SYMMETRIC = 1 << 0,	/* L4_HASH: both directions alike */
 	UCM_STEER_F_IPV4 = 1 << 1,	/* steer IPv4 to ucpumap */
 	UCM_STEER_F_IPV6 = 1 << 2,	/* steer IPv6 to ucpumap */
+	/* ARP, IPv6 neighbour discovery and multicast listener messages to
+	 * ucpumap too: when a tap behind it is the host's interface on this
+	 * link (two-way tap), its stack must see them */
+	UCM_STEER_F_LINK_CTRL = 1 << 3,
 };
 
 /* The program's configuration: one entry of ucm_steer_cfg_map. */
