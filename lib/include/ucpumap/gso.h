@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ucm_gso: coalescing same-flow UDP datagrams into one GSO_UDP_L4
+ * super-packet for a tun write (our cpumap GRO; issue 6). This is the
+ * planning half: which packets of a batch may merge, and the headers of
+ * the super-packet. The sink's write path uses it.
+ *
+ * The merge rules follow the kernel's UDP GRO, so that the datagrams the
+ * kernel cuts back out of a super-packet are the ones that arrived:
+ *   - UDP over IPv4 without options or fragmentation, or over IPv6 without
+ *     extension headers;
+ *   - same addresses, ports, TTL/hop limit, TOS/traffic class (and IPv6
+ *     flow label);
+ *   - a verified, non-zero UDP checksum: a datagram whose checksum is wrong
+ *     (or absent) is never merged, and goes through alone as it came, so
+ *     the kernel drops it as it would have;
+ *   - equal payload sizes, but a shorter last one, which closes the group;
+ *   - IPv4 IDs counting up by one, or equal with DF set on all (what the
+ *     kernel's segmentation gives back: incrementing IDs; for DF, the kernel
+ *     does not care);
+ *   - at most UCM_GSO_MAX_SEGS datagrams and UCM_GSO_MAX_BYTES of IP packet.
+ * Groups keep each flow's order: a flow's next group starts after its
+ * previous one closed, groups are written in the order of their first
+ * datagram, and a packet that goes alone (a bad checksum, a fragment...)
+ * closes the open groups of its addresses, so nothing of its flow that
+ * came after it is written before it.
+ */
+#ifndef UCPUMAP_GSO_H
+#define UCPUMAP_GSO_H
+
+#include <stdint.h>
+#include <linux/virtio_net.h>
+#include "ucpumap/api.h"
+#include "ucpumap/pkt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Linux 5.18's UDP segmentation offload type; Debian 12's headers (6.1
+ * uapi, older glibc copies) may lack it. */
+#ifndef VIRTIO_NET_HDR_GSO_UDP_L4
+#define VIRTIO_NET_HDR_GSO_UDP_L4	5
+#endif
+
+/* tun: 129 segments get EINVAL (kernel 6.18). */
+#define UCM_GSO_MAX_SEGS	128
+/* IP total length (IPv4) / payload length (IPv6): 16 bits. */
+#define UCM_GSO_MAX_BYTES	65535
+/* Packets one plan covers. */
+#define UCM_GSO_MAX_BATCH	256
+
+/**
+ * struct ucm_gso_plan - the groups of a batch, in write order
+ * @ngroups: groups (a datagram that merges with nothing is a group of 1)
+ * @head: each group's first packet (an index into the batch)
+ * @nseg: each group's packet count
+ * @next: for each packet, the next one of its group, or -1
+ */
+struct ucm_gso_plan {
+	uint32_t ngroups;
+	uint16_t head[UCM_GSO_MAX_BATCH];
+	uint16_t nseg[UCM_GSO_MAX_BATCH];
+	int16_t next[UCM_GSO_MAX_BATCH];
+};
+
+/**
+ * ucm_gso__plan() - decide which packets merge
+ * @pkts: the parsed descriptors; @data: each packet's frame data (Ethernet
+ *        header first, as ucm_pkt__parse() saw it); @n: at most
+ *        UCM_GSO_MAX_BATCH
+ *
+ * Reads the packets (to verify checksums) and writes nothing to them.
+ * Return: 0, or -EINVAL for too many packets.
+ */
+UCM_API int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
+			  uint32_t n, struct ucm_gso_plan *plan);
+
+/**
+ * ucm_gso__build() - turn a group's first datagram into its super-packet's
+ * headers
+ * @pkt, @data: the group's first packet (its IP and UDP headers are
+ *              rewritten in place: lengths, IPv4 header checksum, and the
+ *              UDP check field to the pseudo-header sum the kernel
+ *              completes)
+ * @nseg: datagrams in the group; @payload: their UDP payload bytes in all
+ * @vh: the virtio_net header to write before the IP header
+ *
+ * For a group of 1 nothing is rewritten and @vh is zeroed.
+ */
+UCM_API void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
+			    uint32_t payload, struct virtio_net_hdr *vh);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UCPUMAP_GSO_H */

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucm_gso tests: the merge rules of UDP coalescing on hand-built frames,
+ * with their boundaries (128 segments, 64 KiB, a short last datagram, an
+ * IPv4 ID gap, a bad checksum in a run), and the super-packet headers.
+ */
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ucpumap/csum.h"
+#include "ucpumap/gso.h"
+#include "ucpumap/pkt.h"
+#include "utest.h"
+
+#define MAXN	200
+#define FLEN	1600
+
+static uint8_t frame[MAXN][FLEN];
+static struct ucm_pkt pkt[MAXN];
+static const struct ucm_pkt *pp[MAXN];
+static const uint8_t *dp[MAXN];
+static struct ucm_gso_plan plan;
+
+struct spec {
+	bool v6;
+	uint16_t sport;		/* the flow */
+	uint16_t payload;
+	uint16_t id;		/* IPv4 */
+	bool df, bad_csum, zero_csum, ip_opts, frag, v6_ext;
+	uint8_t ttl;		/* 0: 64 */
+};
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+/* Ethernet, IP, UDP to port 9000 with a payload of @s->payload bytes. */
+static int build(int i, const struct spec *s)
+{
+	uint8_t *f = frame[i], *ip = f + 14, *u;
+	uint32_t l3h = s->v6 ? 40 + (s->v6_ext ? 8 : 0) : 20 + (s->ip_opts ? 4 : 0);
+	uint32_t ulen = 8 + s->payload, sum;
+	uint8_t ph[4] = { 0, 0, 0, 17 };
+
+	memset(f, 0, FLEN);
+	memset(f, 2, 12);
+	put16(f + 12, s->v6 ? 0x86dd : 0x0800);
+	if (s->v6) {
+		ip[0] = 0x60;
+		put16(ip + 4, ulen + (s->v6_ext ? 8 : 0));
+		ip[6] = s->v6_ext ? 60 : 17;	/* destination options, then UDP */
+		ip[7] = s->ttl ? s->ttl : 64;
+		ip[8] = 0x20, ip[23] = 1;
+		ip[24] = 0x20, ip[39] = 2;
+		if (s->v6_ext)
+			ip[40] = 17;	/* its next header; hdrlen 0: 8 bytes */
+	} else {
+		ip[0] = s->ip_opts ? 0x46 : 0x45;
+		put16(ip + 2, l3h + ulen);
+		put16(ip + 4, s->id);
+		ip[6] = s->df ? 0x40 : 0;
+		if (s->frag)
+			ip[6] |= 0x20;	/* MF */
+		ip[8] = s->ttl ? s->ttl : 64;
+		ip[9] = 17;
+		ip[12] = 10, ip[15] = 1;
+		ip[16] = 10, ip[19] = 2;
+		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
+	}
+	u = ip + l3h;
+	put16(u, s->sport);
+	put16(u + 2, 9000);
+	put16(u + 4, ulen);
+	for (uint32_t k = 0; k < s->payload; k++)
+		u[8 + k] = (uint8_t)(i + k);
+	if (!s->zero_csum) {
+		sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
+		sum = ucm_csum_add(sum, u + 4, 2);
+		sum = ucm_csum_add(sum, ph, 4);
+		sum = ucm_csum_fold(ucm_csum_add(sum, u, ulen));
+		put16(u + 6, (sum ? sum : 0xffff) ^ (s->bad_csum ? 0x0101 : 0));
+	}
+	UT_ASSERT(ucm_pkt__parse(&pkt[i], f, 14 + l3h + ulen) == UCM_DROP_NONE, "frame %d", i);
+	pp[i] = &pkt[i];
+	dp[i] = f;
+	return 0;
+}
+
+/* The groups as "0,1,2|3|4,5": members in chain order, groups in order. */
+static void groups_str(char *out, size_t sz)
+{
+	size_t o = 0;
+
+	out[0] = 0;
+	for (uint32_t g = 0; g < plan.ngroups; g++) {
+		int i = plan.head[g];
+		uint32_t k = 0;
+
+		if (g)
+			o += snprintf(out + o, sz - o, "|");
+		for (; i >= 0 && o < sz; i = plan.next[i], k++)
+			o += snprintf(out + o, sz - o, "%s%d", k ? "," : "", i);
+		if (k != plan.nseg[g])
+			o += snprintf(out + o, sz - o, "(nseg %u!)", plan.nseg[g]);
+	}
+}
+
+static int run(const struct spec *s, int n, const char *want)
+{
+	char got[4096];
+
+	for (int i = 0; i < n; i++)
+		if (build(i, &s[i]))
+			return 1;
+	UT_ASSERT(!ucm_gso__plan(pp, dp, n, &plan), "plan");
+	groups_str(got, sizeof(got));
+	UT_ASSERT(!strcmp(got, want), "groups %s, want %s", got, want);
+	return 0;
+}
+
+/* A datagram of flow A or B, 18 payload bytes (64-byte frames) unless said. */
+static struct spec with_defaults(struct spec s)
+{
+	if (!s.payload)
+		s.payload = 18;
+	return s;
+}
+#define A(...) with_defaults((struct spec){ .sport = 1000, __VA_ARGS__ })
+#define B(...) with_defaults((struct spec){ .sport = 2000, __VA_ARGS__ })
+
+static int test_one_flow(void)
+{
+	struct spec s[] = { A(.id = 1), A(.id = 2), A(.id = 3), A(.id = 4) };
+
+	return run(s, 4, "0,1,2,3");
+}
+
+static int test_two_flows_interleaved(void)
+{
+	struct spec s[] = { A(.id = 1), B(.id = 7), A(.id = 2), B(.id = 8), A(.id = 3) };
+
+	return run(s, 5, "0,2,4|1,3");
+}
+
+static int test_short_last_closes(void)
+{
+	struct spec s[] = { A(.id = 1), A(.id = 2), A(.id = 3, .payload = 5), A(.id = 4),
+			    A(.id = 5, .payload = 30) };
+
+	/* the short one ends its group; a longer one cannot join a group */
+	return run(s, 5, "0,1,2|3|4");
+}
+
+static int test_bad_checksum_alone(void)
+{
+	struct spec s[] = { A(.id = 1), A(.id = 2), A(.id = 3, .bad_csum = true), A(.id = 4),
+			    A(.id = 5) };
+
+	return run(s, 5, "0,1|2|3,4");
+}
+
+/* Order holds around a packet that goes alone, even where the datagrams
+ * after it could join the group before it (DF, equal IDs). */
+static int test_order_around_a_loner(void)
+{
+	struct spec bad[] = { A(.df = true), A(.df = true), A(.df = true, .bad_csum = true),
+			      A(.df = true), A(.df = true) };
+	struct spec frag[] = { A(.df = true), A(.df = true), A(.df = true, .frag = true),
+			       A(.df = true) };
+
+	if (run(bad, 5, "0,1|2|3,4"))
+		return 1;
+	return run(frag, 4, "0,1|2|3");
+}
+
+static int test_zero_checksum_alone(void)
+{
+	struct spec s[] = { A(.id = 1), A(.id = 2, .zero_csum = true), A(.id = 3), A(.id = 4) };
+
+	return run(s, 4, "0|1|2,3");
+}
+
+static int test_not_mergeable(void)
+{
+	struct spec s[] = { A(.id = 1, .ip_opts = true), A(.id = 2, .ip_opts = true),
+			    A(.id = 3, .frag = true), A(.id = 4, .frag = true),
+			    A(.v6 = true, .v6_ext = true), A(.v6 = true, .v6_ext = true) };
+
+	return run(s, 6, "0|1|2|3|4|5");
+}
+
+static int test_ipv4_ids(void)
+{
+	struct spec gap[] = { A(.id = 1), A(.id = 2), A(.id = 4), A(.id = 5) };
+	struct spec df[] = { A(.id = 0, .df = true), A(.id = 0, .df = true),
+			     A(.id = 0, .df = true) };
+	struct spec nodf[] = { A(.id = 9), A(.id = 9) };
+
+	if (run(gap, 4, "0,1|2,3") || run(df, 3, "0,1,2"))
+		return 1;
+	return run(nodf, 2, "0|1");
+}
+
+static int test_ttl_and_family(void)
+{
+	struct spec s[] = { A(.id = 1), A(.id = 2, .ttl = 9), A(.v6 = true), A(.v6 = true),
+			    A(.v6 = true, .ttl = 3) };
+
+	return run(s, 5, "0|1|2,3|4");
+}
+
+static int test_128_segments(void)
+{
+	static struct spec s[130];
+	char want[1024];
+	size_t o = 0;
+
+	for (int i = 0; i < 130; i++)
+		s[i] = A(.id = (uint16_t)(i + 1));
+	for (int i = 0; i < 128; i++)
+		o += snprintf(want + o, sizeof(want) - o, "%s%d", i ? "," : "", i);
+	snprintf(want + o, sizeof(want) - o, "|128,129");
+	return run(s, 130, want);
+}
+
+static int test_64k(void)
+{
+	static struct spec s[50];
+	char want[1024];
+	size_t o = 0;
+
+	/* 1428-byte IP packets: 1428 + 45 x 1400 = 64428 fits, one more not */
+	for (int i = 0; i < 50; i++)
+		s[i] = A(.id = (uint16_t)(i + 1), .payload = 1400);
+	for (int i = 0; i < 46; i++)
+		o += snprintf(want + o, sizeof(want) - o, "%s%d", i ? "," : "", i);
+	snprintf(want + o, sizeof(want) - o, "|46,47,48,49");
+	return run(s, 50, want);
+}
+
+/* The super-packet's headers: lengths, the IPv4 header checksum, the
+ * pseudo-header sum in the UDP check field, the vnet header. */
+static int test_build(void)
+{
+	for (int v6 = 0; v6 < 2; v6++) {
+		struct spec s[] = { A(.v6 = v6, .id = 1), A(.v6 = v6, .id = 2),
+				    A(.v6 = v6, .id = 3, .payload = 7) };
+		struct virtio_net_hdr vh;
+		uint8_t *ip = frame[0] + 14, *u = ip + (v6 ? 40 : 20);
+		uint8_t ph[4] = { 0, 0, 0, 17 };
+		uint32_t sum, total = 18 + 18 + 7, l3h = v6 ? 40 : 20;
+
+		if (run(s, 3, "0,1,2"))
+			return 1;
+		ucm_gso__build(&pkt[0], frame[0], 3, total, &vh);
+		UT_ASSERT(vh.flags == VIRTIO_NET_HDR_F_NEEDS_CSUM &&
+			  vh.gso_type == VIRTIO_NET_HDR_GSO_UDP_L4 && vh.gso_size == 18 &&
+			  vh.hdr_len == l3h + 8 && vh.csum_start == l3h && vh.csum_offset == 6,
+			  "v6 %d: vnet header %u %u %u %u %u %u", v6, vh.flags, vh.gso_type,
+			  vh.gso_size, vh.hdr_len, vh.csum_start, vh.csum_offset);
+		UT_ASSERT((uint32_t)((u[4] << 8) | u[5]) == 8 + total, "UDP length");
+		if (v6) {
+			UT_ASSERT((uint32_t)((ip[4] << 8) | ip[5]) == 8 + total, "payload length");
+		} else {
+			UT_ASSERT((uint32_t)((ip[2] << 8) | ip[3]) == 20 + 8 + total, "total length");
+			UT_ASSERT(ucm_csum_fold(ucm_csum_add(0, ip, 20)) == 0, "IP header checksum");
+		}
+		sum = ucm_csum_add(0, v6 ? ip + 8 : ip + 12, v6 ? 32 : 8);
+		sum = ucm_csum_add(sum, u + 4, 2);
+		sum = ucm_csum_add(sum, ph, 4);
+		UT_ASSERT(((u[6] << 8) | u[7]) == (uint16_t)~ucm_csum_fold(sum),
+			  "UDP check field: not the pseudo-header sum");
+	}
+	{
+		struct virtio_net_hdr vh;
+		struct spec one[] = { A(.id = 1) };
+
+		if (run(one, 1, "0"))
+			return 1;
+		ucm_gso__build(&pkt[0], frame[0], 1, 18, &vh);
+		UT_ASSERT(!vh.flags && !vh.gso_type, "a group of 1 got offloads");
+	}
+	return 0;
+}
+
+static int test_too_many(void)
+{
+	UT_ASSERT(ucm_gso__plan(pp, dp, UCM_GSO_MAX_BATCH + 1, &plan) == -EINVAL, "accepted");
+	return 0;
+}
+
+static const struct ut_case cases[] = {
+	UT_CASE(test_one_flow),
+	UT_CASE(test_two_flows_interleaved),
+	UT_CASE(test_short_last_closes),
+	UT_CASE(test_bad_checksum_alone),
+	UT_CASE(test_order_around_a_loner),
+	UT_CASE(test_zero_checksum_alone),
+	UT_CASE(test_not_mergeable),
+	UT_CASE(test_ipv4_ids),
+	UT_CASE(test_ttl_and_family),
+	UT_CASE(test_128_segments),
+	UT_CASE(test_64k),
+	UT_CASE(test_build),
+	UT_CASE(test_too_many),
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return ut_main(argc, argv, cases);
+}
