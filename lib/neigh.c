@@ -39,7 +39,7 @@ struct ucm_neigh {
 	struct neigh_entry slot[NEIGH_SLOTS];
 };
 
-static uint64_t mono_ns(void)
+uint64_t ucm_neigh_now(void)
 {
 	struct timespec ts;
 
@@ -228,18 +228,16 @@ static void neigh_ask(struct ucm_neigh *n, bool v6, const uint8_t *hop)
 }
 
 int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac,
-		     uint64_t *asks)
+		     uint64_t now, uint64_t *asks)
 {
 	int alen = v6 ? 16 : 4, err;
 	uint32_t h = 2166136261u;
 	struct neigh_entry *e;
 	uint8_t hop[16];
-	uint64_t now;
 
 	for (int i = 0; i < alen; i++)
 		h = (h ^ dst[i]) * 16777619u;	/* FNV-1a */
 	e = &n->slot[h % NEIGH_SLOTS];
-	now = mono_ns();
 	if (e->used && e->v6 == v6 && !memcmp(e->addr, dst, alen) && now < e->expires) {
 		if (!e->known)
 			return -EAGAIN;

@@ -27,9 +27,12 @@ struct ucm_neigh *ucm_neigh_create(int ifindex);
 void ucm_neigh_destroy(struct ucm_neigh *n);
 /* @dst: 4 (IPv4) or 16 (IPv6) bytes. Return: 0 with @mac filled, or
  * -EAGAIN (not resolved yet; resolution asked) or -ENETUNREACH (no route
- * through the NIC) or another -errno of netlink. @asks counts the lookups
- * that went to the kernel. */
+ * through the NIC) or another -errno of netlink. @now: ucm_neigh_now();
+ * @asks counts the lookups that went to the kernel. */
 int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac,
-		     uint64_t *asks);
+		     uint64_t now, uint64_t *asks);
+/* The clock the cache's lifetimes run on (CLOCK_MONOTONIC, ns): read once
+ * per batch by the caller, not once per packet. */
+uint64_t ucm_neigh_now(void);
 
 #endif /* UCM_NEIGH_H */

@@ -55,6 +55,7 @@ struct tun_rev {
 	bool dead;		/* the ring failed: the read path is off */
 	struct ucm_tun_l2 l2;
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
+	uint64_t now;		/* this batch's time, for the next-hop cache */
 	uint32_t nstash;	/* lent frames in hand */
 	uint64_t stash[UCM_TUN_REV_BATCH];
 	int32_t res[UCM_TUN_REV_BATCH];
@@ -310,6 +311,7 @@ static uint64_t slot_packet(struct tun_rev *r, uint32_t i,
 	int32_t res = r->res[i];
 	uint32_t len;
 	uint8_t *eth;
+	bool v6;
 
 	if (res == -EAGAIN)
 		return 0;	/* drained: the poll says when it is not */
@@ -331,37 +333,22 @@ static uint64_t slot_packet(struct tun_rev *r, uint32_t i,
 	if (r->tap)
 		return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM, len);
 	eth = (uint8_t *)pkt - ETH_HLEN_;
-	switch ((uint8_t)pkt[0] >> 4) {
-	case 4:
-		if (len < 20)
-			goto non_ip;
-		break;
-	case 6:
-		if (len < 40)
-			goto non_ip;
-		break;
-	default:
-		goto non_ip;
+	v6 = (uint8_t)pkt[0] >> 4 == 6;
+	if ((!v6 && (uint8_t)pkt[0] >> 4 != 4) || len < (v6 ? 40u : 20u)) {
+		a->drop_non_ip++;
+		return 0;
 	}
-	if (r->neigh) {
-		bool v6 = ((uint8_t)pkt[0] >> 4) == 6;
-		int err = ucm_neigh_lookup(r->neigh, v6, (const uint8_t *)pkt + (v6 ? 24 : 16),
-					   eth, &a->neigh_asks);
-
-		if (err) {
-			a->drop_no_neigh++;
-			return 0;
-		}
-	} else {
+	if (!r->neigh)
 		memcpy(eth, r->l2.dst, 6);
+	else if (ucm_neigh_lookup(r->neigh, v6, (const uint8_t *)pkt + (v6 ? 24 : 16), eth,
+				  r->now, &a->neigh_asks)) {
+		a->drop_no_neigh++;
+		return 0;
 	}
 	memcpy(eth + 6, r->l2.src, 6);
-	eth[12] = ((uint8_t)pkt[0] >> 4) == 6 ? 0x86 : 0x08;
-	eth[13] = ((uint8_t)pkt[0] >> 4) == 6 ? 0xdd : 0x00;
+	eth[12] = v6 ? 0x86 : 0x08;
+	eth[13] = v6 ? 0xdd : 0x00;
 	return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM - ETH_HLEN_, len + ETH_HLEN_);
-non_ip:
-	a->drop_non_ip++;
-	return 0;
 }
 
 static void rev_stats_publish(struct ucm_tun_rev_stats *s,
@@ -405,6 +392,8 @@ uint32_t tun_rev_poll(void *ctx, uint32_t w)
 	}
 	ret = read_batch(r, &a);
 	n = ret > 0 ? (uint32_t)ret : 0;
+	if (r->neigh && n)
+		r->now = ucm_neigh_now();
 	if (ret < 0)
 		a.err++;
 	for (i = 0; i < n; i++) {

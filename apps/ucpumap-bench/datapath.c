@@ -708,6 +708,31 @@ static int json_sum_field(const char *line, const char *key, double *sum)
 	return n ? 0 : -1;
 }
 
+/* Wait until child @pid (@what, output in @out) has made device @dev and
+ * put an XDP program on the interface: 0; -1 when it exits first (its last
+ * lines shown) or 10 s pass. */
+static int wait_ready(pid_t pid, const char *dev, const char *what, const char *out)
+{
+	uint32_t prog = 0;
+
+	for (int i = 0; i < 200; i++) {
+		if (if_nametoindex(dev) &&
+		    !bpf_xdp_query_id(if_nametoindex(cfg.ifname), 0, &prog) && prog)
+			return 0;
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			kid_del(pid);
+			fprintf(stderr, "datapath: %s did not start:\n", what);
+			sh("tail -5 %s >&2", out);
+			return -1;
+		}
+		sleep_sec(0.05);
+	}
+	fprintf(stderr, "datapath: %s did not come up within 10 s: stopped\n", what);
+	kill(pid, SIGTERM);
+	reap(pid, 5);
+	return -1;
+}
+
 /* ucpumapd's tun_packets now: SIGUSR1 makes it append a line to its
  * --stats-json file. -1 when no line came within a second. @kern: the
  * kernel's delivered count at about the same moment, the middle of two reads
@@ -746,7 +771,7 @@ static double daemon_sample(pid_t d, const char *js, double *kern)
 
 static int row_daemon(struct row *r, int round)
 {
-	char out[256], js[256], bin[600], line[16384], last[16384] = "", cmd[64];
+	char out[256], js[256], bin[600], line[16384], last[16384] = "";
 	char *argv[32];
 	int n = 0, rc;
 	uint64_t l0, d0, d1, b0 = 0;
@@ -784,22 +809,9 @@ static int row_daemon(struct row *r, int round)
 	argv[n] = NULL;
 	l0 = delivered_now();
 	d = spawn(ns_dut, out, argv);
-	if (d < 0)
+	if (d < 0 || wait_ready(d, "ucmb0", "ucpumapd", out))
 		return -1;
-	for (int i = 0; i < 100 && !if_nametoindex("ucmb0"); i++) {
-		if (waitpid(d, NULL, WNOHANG) == d) {
-			kid_del(d);
-			fprintf(stderr, "datapath: %s: ucpumapd did not start:\n", r->name);
-			sh("tail -5 %s >&2", out);
-			return -1;
-		}
-		sleep_sec(0.05);
-	}
 	set_sysctl("/proc/sys/net/ipv4/conf/ucmb0/rp_filter", "0");
-	/* The tun comes before the program: wait for XDP on the interface too. */
-	snprintf(cmd, sizeof(cmd), "ip link show %s | grep -q xdp", cfg.ifname);
-	for (int i = 0; i < 100 && sh("%s", cmd); i++)
-		sleep_sec(0.05);
 	if (r->kind == K_TWOWAY)	/* the way back: through the tun only */
 		sh("ip route replace 10.77.0.1/32 dev ucmb0");
 	sleep_sec(0.3);
@@ -997,7 +1009,6 @@ static int row_dpdk(struct row *r, int round)
 	double sent = 0, rx = -1;
 	uint64_t d0, d1;
 	int rc, l = 0, port = -1;
-	char cmd[64];
 	pid_t d;
 	FILE *f;
 
@@ -1011,18 +1022,8 @@ static int row_dpdk(struct row *r, int round)
 	snprintf(ncores, sizeof(ncores), "%d", cfg.nwcpu);
 	snprintf(out, sizeof(out), "%s/dpdk-%d", tmpdir, round);
 	d = spawn(ns_dut, out, argv);
-	if (d < 0)
+	if (d < 0 || wait_ready(d, "ucmbt0", "dpdk-testpmd", out))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "ip link show %s | grep -q xdp", cfg.ifname);
-	for (int i = 0; i < 200 && (!if_nametoindex("ucmbt0") || sh("%s", cmd)); i++) {
-		if (waitpid(d, NULL, WNOHANG) == d) {
-			kid_del(d);
-			fprintf(stderr, "datapath: dpdk: dpdk-testpmd did not start:\n");
-			sh("tail -5 %s >&2", out);
-			return -1;
-		}
-		sleep_sec(0.05);
-	}
 	sleep_sec(0.5);
 	d0 = delivered_now();
 	rc = run_traffic(r->name, &sent);

@@ -878,7 +878,7 @@ static void print_stats(struct daemon *d, bool final)
 
 /* received = delivered + every drop, by reason. */
 /* Frames on the TX path of every queue, posted and not completed. */
-static uint64_t ucm_xsk_pending(struct daemon *d)
+static uint64_t tx_pending_all(struct daemon *d)
 {
 	uint64_t n = 0;
 
@@ -913,7 +913,7 @@ static bool conservation(struct daemon *d)
 		uint64_t left = t.txq_sent - t.txq_collected;
 		bool back = t.rev_read == t.txq_sent + t.txq_full + t.rev_drop_bad &&
 			    t.txq_collected == t.tx + t.tx_drops &&
-			    t.tx == t.tx_completed + ucm_xsk_pending(d);
+			    t.tx == t.tx_completed + tx_pending_all(d);
 
 		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable or no next hop %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu (%.1f%% straight into the cache): %s\n",
 		       (unsigned long long)t.rev_read, (unsigned long long)(t.tx),

@@ -26,13 +26,20 @@ static struct ucm_umem *mk_umem(uint32_t flags)
 	return ucm_umem__create(&o);
 }
 
-/* Every frame home in the stack, cache or ring: nothing held. */
-static int all_home(struct ucm_umem *u)
+/* The end of every case: the channel's frames home (@want of them, or any
+ * number when -1), the channel gone, every frame in the stack, cache or
+ * ring and none held, the UMEM freed. */
+static int finish(struct ucm_umem *u, struct ucm_pool *p, struct ucm_txq *t, int want)
 {
 	struct ucm_pool_audit a;
+	uint32_t got = ucm_txq__reclaim(t);
 
+	UT_ASSERT(want < 0 || got == (uint32_t)want, "reclaimed %u, want %d", got, want);
+	UT_ASSERT(!ucm_txq__destroy(t), "destroy");
+	ucm_pool__clear_owner(p);
 	UT_ASSERT(!ucm_umem__audit(u, &a), "audit failed");
 	UT_ASSERT(a.loc[UCM_LOC_APP] == 0, "%u frames still held", a.loc[UCM_LOC_APP]);
+	UT_ASSERT(!ucm_umem__destroy(u, 100), "umem destroy");
 	return 0;
 }
 
@@ -78,13 +85,7 @@ static int test_round_trip(void)
 		  (unsigned long long)st.lent, (unsigned long long)st.sent,
 		  (unsigned long long)st.collected, (unsigned long long)st.dropped);
 	UT_ASSERT(ucm_txq__destroy(t) == -EBUSY, "destroy with 24 lent frames");
-	UT_ASSERT(ucm_txq__reclaim(t) == 24, "reclaim");
-	UT_ASSERT(!ucm_txq__destroy(t), "destroy");
-	ucm_pool__clear_owner(p);
-	if (all_home(u))
-		return 1;
-	UT_ASSERT(!ucm_umem__destroy(u, 100), "umem destroy");
-	return 0;
+	return finish(u, p, t, 24);
 }
 
 /* Only the pool's owner may lend (its cache is owner-only). */
@@ -123,13 +124,7 @@ static int test_send_full(void)
 	}
 	ucm_txq__stats(t, &st);
 	UT_ASSERT(st.sent == 16 && st.send_full == 16 && st.dropped == 16, "stats");
-	UT_ASSERT(ucm_txq__reclaim(t) == 16, "reclaim");
-	UT_ASSERT(!ucm_txq__destroy(t), "destroy");
-	ucm_pool__clear_owner(p);
-	if (all_home(u))
-		return 1;
-	UT_ASSERT(!ucm_umem__destroy(u, 100), "umem destroy");
-	return 0;
+	return finish(u, p, t, 16);
 }
 
 /* The owner and a worker run side by side for a while; at the end, after
@@ -206,13 +201,7 @@ static int test_threads(void)
 		  (unsigned long long)d.sent);
 	UT_ASSERT(!d.bad, "%llu frames out of order or changed", (unsigned long long)d.bad);
 	UT_ASSERT(got > 1000, "only %llu frames went round", (unsigned long long)got);
-	ucm_txq__reclaim(d.t);
-	UT_ASSERT(!ucm_txq__destroy(d.t), "destroy");
-	ucm_pool__clear_owner(p);
-	if (all_home(d.u))
-		return 1;
-	UT_ASSERT(!ucm_umem__destroy(d.u, 100), "umem destroy");
-	return 0;
+	return finish(d.u, p, d.t, -1);
 }
 
 static const struct ut_case cases[] = {
