@@ -162,11 +162,11 @@ static int route_next_hop(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint
 	return 0;
 }
 
-/* The neighbour entry of @hop on the NIC: 0 with @mac (1: a stale one),
- * or -EAGAIN. */
-static int neigh_get(struct ucm_neigh *n, bool v6, const uint8_t *hop, uint8_t *mac)
+/* A neighbour request about @hop on the NIC (@type, @flags, @ntf); the
+ * answer in @buf, as nl_talk(). */
+static int neigh_talk(struct ucm_neigh *n, int type, int flags, uint8_t ntf, bool v6,
+		      const uint8_t *hop, char *buf)
 {
-	char buf[NL_BUF];
 	union {
 		struct {
 			struct nlmsghdr h;
@@ -174,17 +174,27 @@ static int neigh_get(struct ucm_neigh *n, bool v6, const uint8_t *hop, uint8_t *
 		};
 		char buf[128];
 	} req = {};
-	int alen = v6 ? 16 : 4, len;
-	struct ndmsg *nd;
-	struct rtattr *a;
 
 	req.h.nlmsg_len = NLMSG_LENGTH(sizeof(req.nd));
-	req.h.nlmsg_type = RTM_GETNEIGH;
-	req.h.nlmsg_flags = NLM_F_REQUEST;
+	req.h.nlmsg_type = type;
+	req.h.nlmsg_flags = NLM_F_REQUEST | flags;
 	req.nd.ndm_family = v6 ? AF_INET6 : AF_INET;
 	req.nd.ndm_ifindex = n->ifindex;
-	put_attr((struct nlmsghdr *)req.buf, NDA_DST, hop, alen);
-	len = nl_talk(n, (struct nlmsghdr *)req.buf, buf);
+	req.nd.ndm_flags = ntf;
+	put_attr((struct nlmsghdr *)req.buf, NDA_DST, hop, v6 ? 16 : 4);
+	return nl_talk(n, (struct nlmsghdr *)req.buf, buf);
+}
+
+/* The neighbour entry of @hop on the NIC: 0 with @mac (1: a stale one),
+ * or -EAGAIN. */
+static int neigh_get(struct ucm_neigh *n, bool v6, const uint8_t *hop, uint8_t *mac)
+{
+	char buf[NL_BUF];
+	struct ndmsg *nd;
+	struct rtattr *a;
+	int len;
+
+	len = neigh_talk(n, RTM_GETNEIGH, 0, 0, v6, hop, buf);
 	if (len == -ENOENT)
 		return -EAGAIN;
 	if (len <= 0)
@@ -209,22 +219,9 @@ static int neigh_get(struct ucm_neigh *n, bool v6, const uint8_t *hop, uint8_t *
 static void neigh_ask(struct ucm_neigh *n, bool v6, const uint8_t *hop)
 {
 	char buf[NL_BUF];
-	union {
-		struct {
-			struct nlmsghdr h;
-			struct ndmsg nd;
-		};
-		char buf[128];
-	} req = {};
 
-	req.h.nlmsg_len = NLMSG_LENGTH(sizeof(req.nd));
-	req.h.nlmsg_type = RTM_NEWNEIGH;
-	req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_ACK;
-	req.nd.ndm_family = v6 ? AF_INET6 : AF_INET;
-	req.nd.ndm_ifindex = n->ifindex;
-	req.nd.ndm_flags = NTF_USE;
-	put_attr((struct nlmsghdr *)req.buf, NDA_DST, hop, v6 ? 16 : 4);
-	nl_talk(n, (struct nlmsghdr *)req.buf, buf);	/* best effort: the next miss asks again */
+	/* best effort: the next miss asks again */
+	neigh_talk(n, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_ACK, NTF_USE, v6, hop, buf);
 }
 
 int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac,

@@ -364,12 +364,14 @@ uint32_t ucm_tun__nqueues(const struct ucm_tun *tun)
 
 /* ---- worker side: open / close ---------------------------------------- */
 
-static int wstate_ring_init(struct tun_wstate *st)
+/*
+ * An io_uring of @entries for one worker's thread. SUBMIT_ALL: one bad SQE
+ * does not strand the rest of the batch in the SQ; SINGLE_ISSUER and
+ * COOP_TASKRUN: only this thread submits, and it always waits for its
+ * completions itself. Older kernels refuse those flags: retry without.
+ */
+int tun_uring_init(struct io_uring *ring, unsigned int entries)
 {
-	/* SUBMIT_ALL: one bad SQE does not strand the rest of the batch in
-	 * the SQ; SINGLE_ISSUER and COOP_TASKRUN: only this thread submits,
-	 * and it always waits for its completions itself. Older kernels
-	 * refuse those flags: retry without. */
 	static const unsigned int setup[] = {
 		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |
 			IORING_SETUP_SINGLE_ISSUER,
@@ -382,8 +384,15 @@ static int wstate_ring_init(struct tun_wstate *st)
 	for (i = 0; i < ARRAY_SIZE(setup) && err == -EINVAL; i++) {
 		memset(&p, 0, sizeof(p));
 		p.flags = setup[i];
-		err = io_uring_queue_init_params(UCM_TUN_BATCH_MAX, &st->ring, &p);
+		err = io_uring_queue_init_params(entries, ring, &p);
 	}
+	return err;
+}
+
+static int wstate_ring_init(struct tun_wstate *st)
+{
+	int err = tun_uring_init(&st->ring, UCM_TUN_BATCH_MAX);
+
 	if (err)
 		return err;
 	/* A registered file spares the fd lookup per write; optional. */

@@ -66,6 +66,8 @@ struct ucm_tun {
 	struct tun_worker wk[UCM_CPUMAP_MAX_WORKERS];
 };
 
+int tun_uring_init(struct io_uring *ring, unsigned int entries);
+
 /* tun_rev.c: the read path of one worker, on its thread. */
 int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
 void tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);

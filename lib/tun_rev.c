@@ -61,24 +61,6 @@ struct tun_rev {
 	int32_t res[UCM_TUN_REV_BATCH];
 };
 
-static int rev_ring_init(struct io_uring *ring)
-{
-	static const unsigned int setup[] = {
-		IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
-		0,
-	};
-	struct io_uring_params p;
-	unsigned int i;
-	int err = -EINVAL;
-
-	for (i = 0; i < ARRAY_SIZE(setup) && err == -EINVAL; i++) {
-		memset(&p, 0, sizeof(p));
-		p.flags = setup[i];
-		err = io_uring_queue_init_params(REV_RING, ring, &p);
-	}
-	return err;
-}
-
 static void arm_poll(struct tun_rev *r)
 {
 	struct io_uring_sqe *sqe;
@@ -167,7 +149,7 @@ int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	if (!r)
 		return -ENOMEM;
 	memset(r, 0, sizeof(*r));
-	err = rev_ring_init(&r->ring);
+	err = tun_uring_init(&r->ring, REV_RING);
 	if (err) {
 		pr_warn("tun: %s: worker %u: no io_uring for the read path: %s\n",
 			tun->name, w, strerror(-err));
