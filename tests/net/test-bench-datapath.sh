@@ -18,29 +18,15 @@ set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
 cd "$(dirname "$0")/../.."
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $name: needs root (namespaces, XDP, tun)"
-	exit 0
-fi
+. tests/net/lib.sh
+skip_unless_root "namespaces, XDP, tun"
 if [ ! -x "$BUILD/ucpumap-bench" ] || [ ! -x "$BUILD/ucpumapd" ] || [ ! -x "$BUILD/ucpumap-gen" ]; then
 	echo "FAIL: $name: $BUILD/ucpumap-bench, ucpumapd or ucpumap-gen is not built (run make)"
 	exit 0
 fi
 command -v python3 > /dev/null || { echo "SKIP: $name: needs python3"; exit 0; }
-tmp=$(mktemp -d)
 nsg=ucm-tbd-g-$$
 nsd=ucm-tbd-d-$$
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	ip netns del "$nsg" 2>/dev/null
-	ip netns del "$nsd" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
 
 dpdk_ok=0
 if command -v dpdk-testpmd > /dev/null &&
@@ -59,7 +45,7 @@ run_bench() {
 		"$BUILD/ucpumap-bench" datapath "$@" > "$tmp/$tag.out" 2>&1 &
 	fi
 	bpid=$!
-	pids+=("$bpid")
+	lib_pid "$bpid"
 	for _ in $(seq $((limit * 10))); do kill -0 "$bpid" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$bpid" 2>/dev/null; then
 		echo "FAIL: $name/$tag-run: still running after $limit s"
@@ -141,16 +127,12 @@ if run_bench v6 30 "" --ipv6 --rounds 1 --seconds 1 --rows kernel-cpumap,cpumap,
 fi
 
 # --dev: a veth standing in for a NIC, an outside generator sending all along.
-ip netns add "$nsg" && ip netns add "$nsd" &&
-	ip -n "$nsg" link add vg type veth peer name vd netns "$nsd" &&
-	ip -n "$nsg" addr add 10.78.0.1/24 dev vg && ip -n "$nsd" addr add 10.78.0.2/24 dev vd &&
-	ip -n "$nsg" link set vg up && ip -n "$nsd" link set vd up &&
-	ip -n "$nsd" link set lo up && ip netns exec "$nsg" ethtool -K vg tx off > /dev/null &&
+veth_pair "$nsg" "$nsd" vg vd 10.78.0.1/24 10.78.0.2/24 &&
 	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
 	echo "FAIL: $name/dev-setup: cannot build the namespaces"
 	exit 0
 }
-mac=$(ip -n "$nsd" -o link show vd | sed 's/.*link\/ether \([^ ]*\).*/\1/')
+mac=$(mac_of "$nsd" vd)
 
 # Bad settings: a precise message, exit 2 (usage) or 1 (refused), nothing left.
 bad() {
@@ -181,7 +163,7 @@ ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0
 # A program already on the interface is refused, and stays.
 ip netns exec "$nsd" "$BUILD/ucpumapd" --dev vd --tun ucmt0 --interval 0 > "$tmp/holder" 2>&1 &
 hpid=$!
-pids+=("$hpid")
+lib_pid "$hpid"
 for _ in $(seq 50); do ip -n "$nsd" link show vd | grep -q xdp && break; sleep 0.1; done
 ip netns exec "$nsd" timeout 20 "$BUILD/ucpumap-bench" datapath --dev vd --sink-ip 10.78.0.2 \
 	> "$tmp/bad" 2>&1
@@ -196,7 +178,7 @@ kill "$hpid" && wait "$hpid"
 
 ip netns exec "$nsg" "$BUILD/ucpumap-gen" --dev vg --dst-ip 10.78.0.2 --dst-mac "$mac" \
 	--dst-port 9100 --flows 16 --cpu 0 --rate 200000 --duration 60 > "$tmp/gen" 2>&1 &
-pids+=("$!")
+lib_pid "$!"
 dev_rows="kernel-pass kernel-cpumap cpumap tun-ceiling"
 dpdk_args=
 [ "$dpdk_ok" = 1 ] && dev_rows="$dev_rows dpdk"

@@ -12,24 +12,21 @@ BUILD=${BUILD:-build}
 name=test-gso
 prog=$BUILD/tests/net/gso_tun
 ns=ucmgso$$
-cleanup() { ip netns del "$ns" 2>/dev/null; }
-trap cleanup EXIT
-trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $name: needs root (a namespace, a tun)"
-	exit 0
-fi
-[ -x "$prog" ] || { echo "FAIL: $name: $prog is not built (make tests)"; exit 0; }
-ip netns add "$ns" && ip -n "$ns" link set lo up || { echo "FAIL: $name/setup: no namespace"; exit 0; }
+skip_unless_root "a namespace, a tun"
+[ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
+lib_ns+=("$ns")
+ip netns add "$ns" && ip -n "$ns" link set lo up || { bad setup "no namespace"; exit 0; }
 out=$(timeout 20 ip netns exec "$ns" "$prog" 2>&1)
 rc=$?
 echo "$out" | sed 's/^/# /'
 csum=$(ip netns exec "$ns" awk '/^Udp:/ { getline; print $8; exit }' /proc/net/snmp)
 if [ "$rc" -eq 0 ]; then
-	echo "PASS: $name/kernel-cuts-back: $(echo "$out" | grep -E '^(groups|PASS)' | tr '\n' ' ')"
+	ok kernel-cuts-back "$(echo "$out" | grep -E '^(groups|PASS)' | tr '\n' ' ')"
 else
-	echo "FAIL: $name/kernel-cuts-back: exit $rc"
+	bad kernel-cuts-back "exit $rc"
 fi
-[ "$csum" = 1 ] && echo "PASS: $name/bad-checksum-dropped-by-the-kernel: InCsumErrors 1" ||
-	echo "FAIL: $name/bad-checksum-dropped-by-the-kernel: InCsumErrors $csum, want 1"
+[ "$csum" = 1 ] && ok bad-checksum-dropped-by-the-kernel "InCsumErrors 1" ||
+	bad bad-checksum-dropped-by-the-kernel "InCsumErrors $csum, want 1"

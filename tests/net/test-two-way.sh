@@ -30,47 +30,25 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
 helper=tests/net/ucpumapd_traffic.py
 g=ucm2g$$
 d=ucm2d$$
-tmp=$(mktemp -d)
-pids=()
 dpid=
+lib_on_exit '[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null'
 
-cleanup() {
-	for p in "${pids[@]}" $dpid; do
-		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	ip netns del "$g" 2>/dev/null
-	ip netns del "$d" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
-
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $name: needs root (namespaces, XDP, tun)"
-	exit 0
-fi
+skip_unless_root "namespaces, XDP, tun"
 [ -x "$BUILD/ucpumapd" ] || { bad build "$BUILD/ucpumapd is not built (make)"; exit 0; }
 for t in python3 iperf3; do
 	command -v $t > /dev/null || { echo "SKIP: $name: needs $t (scripts/install-deps.sh)"; exit 0; }
 done
 
-ip netns add "$g" && ip netns add "$d" &&
-	ip -n "$g" link add vg type veth peer name vd netns "$d" &&
-	ip -n "$g" addr add 10.204.0.1/24 dev vg && ip -n "$d" addr add 10.204.0.2/24 dev vd &&
-	ip -n "$g" link set vg up && ip -n "$d" link set vd up &&
-	ip -n "$g" link set lo up && ip -n "$d" link set lo up &&
-	ip netns exec "$g" ethtool -K vg tx off > /dev/null &&
+veth_pair "$g" "$d" vg vd 10.204.0.1/24 10.204.0.2/24 &&
 	ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
 	bad setup "cannot build the namespaces"
 	exit 0
 }
-gmac=$(ip -n "$g" -o link show vg | sed 's/.*link\/ether \([^ ]*\).*/\1/')
+gmac=$(mac_of "$g" vg)
 
 # Foreground only: in the background, $! would be a subshell's pid, and a
 # signal meant for the program would miss it. Background programs are
@@ -138,7 +116,7 @@ iperf() {	# tag, server ns, server addr, client ns
 	local tag=$1 sns=$2 saddr=$3 cns=$4 spid
 	ip netns exec "$sns" iperf3 -s -B "$saddr" -1 -J > "$tmp/$tag.s" 2>&1 &
 	spid=$!
-	pids+=("$spid")
+	lib_pid "$spid"
 	sleep 0.5
 	timeout 20 ip netns exec "$cns" iperf3 -c "$saddr" -n 50M -J > "$tmp/$tag.c" 2>&1
 	wait "$spid"
@@ -175,7 +153,7 @@ file() {	# tag, server ns, server addr, client ns
 	ip netns exec "$sns" python3 "$helper" tcp-server --addr "$saddr" --port 5002 \
 		--ready "$tmp/ready" --out "$tmp/$tag.json" &
 	spid=$!
-	pids+=("$spid")
+	lib_pid "$spid"
 	for _ in $(seq 50); do [ -e "$tmp/ready" ] && break; sleep 0.1; done
 	ip netns exec "$cns" python3 "$helper" tcp-client --addr "$saddr" --port 5002 \
 		--file "$tmp/file" > /dev/null
@@ -212,11 +190,11 @@ fi
 start --peer-mac "$gmac" --no-direct-bulk || bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
 ip netns exec "$d" iperf3 -s -B 10.204.0.2 -1 > /dev/null 2>&1 &
 spid=$!
-pids+=("$spid")
+lib_pid "$spid"
 sleep 0.5
 ip netns exec "$g" iperf3 -c 10.204.0.2 -t 10 --bidir > /dev/null 2>&1 &
 cpid=$!
-pids+=("$cpid")
+lib_pid "$cpid"
 sleep 1.5
 stop
 rc=$?
@@ -247,8 +225,8 @@ done
 if ! ip -n "$d" addr add 10.204.0.2/24 dev ucmt2; then
 	bad tap-start "ucpumapd with a tap did not come up: $(head -c 300 "$tmp/d.err")"
 else
-	vmac=$(ip -n "$d" -o link show vd | sed 's/.*link\/ether \([^ ]*\).*/\1/')
-	tmac=$(ip -n "$d" -o link show ucmt2 | sed 's/.*link\/ether \([^ ]*\).*/\1/')
+	vmac=$(mac_of "$d" vd)
+	tmac=$(mac_of "$d" ucmt2)
 	[ "$vmac" = "$tmac" ] && ok "tap-mac: the tap took vd's address" ||
 		bad tap-mac "vd $vmac, tap $tmac"
 	r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --interval 0.1 --timeout 5)

@@ -17,35 +17,19 @@ name=test-xsk-tx
 prog=$BUILD/tests/net/xsk_tx
 a=ucmta$$
 b=ucmtb$$
-tmp=$(mktemp -d)
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
 rpid=
+lib_on_exit '[ -n "$rpid" ] && kill "$rpid" 2> /dev/null && wait "$rpid" 2> /dev/null'
 
-cleanup() {
-	[ -n "$rpid" ] && kill "$rpid" 2>/dev/null && wait "$rpid" 2>/dev/null
-	ip netns del "$a" 2>/dev/null
-	ip netns del "$b" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
-
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $name: needs root (namespaces, AF_XDP)"
-	exit 0
-fi
+skip_unless_root "namespaces, AF_XDP"
 [ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
-ip netns add "$a" && ip netns add "$b" &&
-	ip -n "$a" link add va type veth peer name vb netns "$b" &&
-	ip -n "$a" addr add 10.203.0.1/24 dev va && ip -n "$b" addr add 10.203.0.2/24 dev vb &&
-	ip -n "$a" link set va up && ip -n "$b" link set vb up || {
+veth_pair "$a" "$b" va vb 10.203.0.1/24 10.203.0.2/24 || {
 	bad setup "cannot build the namespaces"
 	exit 0
 }
-smac=$(ip -n "$a" -o link show va | sed 's/.*link\/ether \([^ ]*\).*/\1/')
-dmac=$(ip -n "$b" -o link show vb | sed 's/.*link\/ether \([^ ]*\).*/\1/')
+smac=$(mac_of "$a" va)
+dmac=$(mac_of "$b" vb)
 
 # recv_start: a socket that reads everything; on SIGTERM it prints the
 # datagrams read, the distinct sequence numbers and the duplicates.
