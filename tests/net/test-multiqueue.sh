@@ -46,7 +46,7 @@ ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.defa
 ip netns exec "$dut" python3 - "$tmp/stop" > "$tmp/got" <<'PY' &
 import os, socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # SO_RCVBUFFORCE: SO_RCVBUF stops at rmem_max
 s.bind(("10.79.0.2", 9000))
 s.settimeout(0.2)
 n = 0

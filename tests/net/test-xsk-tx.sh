@@ -37,7 +37,9 @@ recv_start() {
 	ip netns exec "$b" python3 - "$tmp/recv" <<'PY' &
 import signal, socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+# FORCE: a plain SO_RCVBUF stops at net.core.rmem_max (~200 KB), a few
+# hundred small datagrams, and a burst overflows it while Python reads.
+s.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)	# SO_RCVBUFFORCE (root)
 s.bind(("10.203.0.2", 9000))
 seen, total = set(), 0
 def done(*_):
