@@ -16,7 +16,9 @@
  *   consume up to 8, build the descriptors in the frames' headroom, hand
  *   the batch to the sink, return the frames in bulk; when the ring is
  *   empty, flush the sink and sleep without losing a wakeup; when told to
- *   stop, drain the ring first.
+ *   stop, drain the ring first. With UCM_CPUMAP_F_HOLD the parsed packets
+ *   wait in the worker (our gro_node) and go to the sink together once 64
+ *   are held or the ring runs empty, the kernel's GRO flush policy.
  *
  * Sleep/wake protocol (S1 pairs with S2):
  *
@@ -64,6 +66,9 @@ void (*ucm_cpumap_test_hook)(uint32_t worker, enum ucm_cpumap_hook_point where);
 #define TEST_HOOK(w, where) do { } while (0)
 #endif
 
+/* The most a worker holds for its sink: a full hold and one more batch. */
+#define HELD_MAX	(UCM_CPUMAP_HOLD_MAX + UCM_CPUMAP_BATCH - 1)
+
 /*
  * Concurrency contract of struct ucm_worker
  *  - ring: MPSC; producers flush bulks into it, only this worker consumes.
@@ -71,6 +76,7 @@ void (*ucm_cpumap_test_hook)(uint32_t worker, enum ucm_cpumap_hook_point where);
  *    bumped by producers (and destroy), futex-waited on by the worker.
  *  - stop: written once by destroy (release), read by the worker (acquire).
  *  - stats: written by the worker only (WRITE_ONCE), read by anyone.
+ *  - held, ret: the worker's only (or its inline producer's thread).
  */
 struct ucm_worker {
 	struct ucm_ring *ring;
@@ -90,10 +96,16 @@ struct ucm_worker {
 		int fd;
 	} wake __cacheline_aligned;
 
-	/* Worker-only: finished frames waiting to go home together
-	 * (xdp_frame_bulk): one return per UCM_POOL_PUT_BULK frames. Its own
-	 * lines: producers hit the wake line at every flush. */
-	uint64_t ret[UCM_POOL_PUT_BULK + UCM_CPUMAP_BATCH] __cacheline_aligned;
+	/* Parsed packets not handed to the sink yet: one batch, or with
+	 * UCM_CPUMAP_F_HOLD up to HOLD_MAX + BATCH - 1. Its own lines:
+	 * producers hit the wake line at every flush. */
+	struct ucm_frame_hdr *held[HELD_MAX] __cacheline_aligned;
+	uint64_t held_base[HELD_MAX];
+	uint32_t nheld;
+
+	/* Finished frames waiting to go home together (xdp_frame_bulk): one
+	 * return per UCM_POOL_PUT_BULK frames. */
+	uint64_t ret[UCM_POOL_PUT_BULK + HELD_MAX];
 	uint32_t nret;
 
 	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
@@ -141,6 +153,7 @@ struct ucm_cpumap_producer {
 
 static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			     uint32_t n);
+static void worker_idle(struct ucm_worker *w);
 static void worker_return(struct ucm_worker *w);
 static void producer_free(struct ucm_cpumap_producer *prod);
 
@@ -260,9 +273,7 @@ void ucm_cpumap__flush(struct ucm_cpumap_producer *prod)
 		prod->dirty = 0;
 		/* End of the RX batch: what a worker does when its ring runs
 		 * empty, since nothing else will come before the next poll. */
-		if (map->sink && map->sink->flush)
-			map->sink->flush(map->sink_ctx, wk->idx);
-		worker_return(wk);
+		worker_idle(wk);
 		return;
 	}
 	while (dirty) {
@@ -415,20 +426,72 @@ static void worker_return(struct ucm_worker *w)
 	w->nret = 0;
 }
 
+/* Queue finished frames for their pools, returning in bulk. */
+static void worker_ret_add(struct ucm_worker *w, const uint64_t *base, uint32_t n)
+{
+	if (w->nret + n > ARRAY_SIZE(w->ret))
+		worker_return(w);
+	memcpy(&w->ret[w->nret], base, n * sizeof(*base));
+	w->nret += n;
+	if (w->nret >= UCM_POOL_PUT_BULK)
+		worker_return(w);
+}
+
+/* Hand everything held to the sink (netif_receive_skb_list(), or the
+ * GRO flush with UCM_CPUMAP_F_HOLD), then send the frames home (all of
+ * them, or none for a keeping sink). */
+static void worker_xmit(struct ucm_worker *w)
+{
+	struct ucm_cpumap *map = w->map;
+	uint32_t n = w->nheld, dropped = 0;
+	int ret;
+
+	if (!n)
+		return;
+	w->nheld = 0;
+	if (map->sink) {
+		ret = map->sink->xmit(map->sink_ctx, w->idx, w->held, w->held_base, n);
+		STAT_ADD(w->stats.xmits, 1);
+		/* A negative errno means the whole batch failed. */
+		if (ret != 0) {
+			dropped = ret < 0 ? n : min((uint32_t)ret, n);
+			STAT_ADD(w->stats.drop_reason[UCM_DROP_SINK], dropped);
+			STAT_ADD(w->stats.drops, dropped);
+		}
+		if (map->sink->flags & UCM_SINK_F_KEEP)
+			return;
+	}
+	/* Our skb_mark_for_recycle(): home to the owner pools, in bulk. */
+	worker_ret_add(w, w->held_base, n);
+}
+
+/* Ring empty (or the inline producer's RX batch done): nothing may wait
+ * across an idle moment. */
+static void worker_idle(struct ucm_worker *w)
+{
+	struct ucm_cpumap *map = w->map;
+
+	if (w->nheld) {
+		STAT_ADD(w->stats.flush_empty, 1);
+		worker_xmit(w);
+	}
+	if (map->sink && map->sink->flush)
+		map->sink->flush(map->sink_ctx, w->idx);
+	worker_return(w);
+}
+
 /*
  * One batch: lay each frame's header out from its descriptor, parse the
- * packet into it, hand the good ones to the sink, and return the frames
- * (all of them, or only the bad ones for a keeping sink).
+ * packet into it, add the good ones to what is held for the sink and
+ * send the bad ones home; hand over what is held unless the map holds
+ * and fewer than UCM_CPUMAP_HOLD_MAX are.
  */
 static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			     uint32_t n)
 {
 	struct ucm_cpumap *map = w->map;
-	struct ucm_frame_hdr *frames[UCM_CPUMAP_BATCH];
-	uint64_t base[UCM_CPUMAP_BATCH], good[UCM_CPUMAP_BATCH];
-	uint64_t bad[UCM_CPUMAP_BATCH];
-	uint32_t ngood = 0, nbad = 0, i, dropped = 0;
-	bool keep = map->sink && (map->sink->flags & UCM_SINK_F_KEEP);
+	uint64_t base[UCM_CPUMAP_BATCH], bad[UCM_CPUMAP_BATCH];
+	uint32_t nbad = 0, i;
 
 	/*
 	 * The packets were last written on another CPU (by the NIC or the
@@ -461,34 +524,21 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			bad[nbad++] = base[i];
 			continue;
 		}
-		frames[ngood] = hdr;
-		good[ngood++] = base[i];
+		w->held[w->nheld] = hdr;
+		w->held_base[w->nheld++] = base[i];
 	}
-
-	if (ngood && map->sink) {
-		int ret = map->sink->xmit(map->sink_ctx, w->idx, frames, good,
-					  ngood);
-
-		/* A negative errno means the whole batch failed. */
-		if (ret != 0) {
-			dropped = ret < 0 ? ngood : min((uint32_t)ret, ngood);
-			STAT_ADD(w->stats.drop_reason[UCM_DROP_SINK], dropped);
-		}
+	if (nbad) {
+		STAT_ADD(w->stats.drops, nbad);
+		worker_ret_add(w, bad, nbad);
 	}
-
-	/* Our skb_mark_for_recycle(): home to the owner pools, in bulk. */
-	if (keep) {
-		memcpy(&w->ret[w->nret], bad, nbad * sizeof(*bad));
-		w->nret += nbad;
-	} else {
-		memcpy(&w->ret[w->nret], base, n * sizeof(*base));
-		w->nret += n;
+	if (!(map->flags & UCM_CPUMAP_F_HOLD)) {
+		worker_xmit(w);
+	} else if (w->nheld >= UCM_CPUMAP_HOLD_MAX) {
+		STAT_ADD(w->stats.flush_full, 1);
+		worker_xmit(w);
 	}
-	if (w->nret >= UCM_POOL_PUT_BULK)
-		worker_return(w);
+	/* After the sink: without a hold, processed counts what it saw. */
 	STAT_ADD(w->stats.processed, n);
-	if (nbad + dropped)
-		STAT_ADD(w->stats.drops, nbad + dropped);
 }
 
 static void *worker_main(void *arg)
@@ -517,9 +567,7 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		/* Ring empty: nothing may wait across an idle moment. */
-		if (sink && sink->flush)
-			sink->flush(map->sink_ctx, w->idx);
-		worker_return(w);
+		worker_idle(w);
 		/* The other direction's work keeps the worker up, but not
 		 * past a stop: only worker_sleep() looks at it. */
 		if (sink && sink->poll && !__atomic_load_n(&w->wake.stop, __ATOMIC_ACQUIRE) &&
@@ -671,7 +719,7 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 			o.qsize, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX);
 		return ucm_err_ptr(-EINVAL);
 	}
-	if (o.flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE)) {
+	if (o.flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD)) {
 		pr_warn("cpumap: unknown flags 0x%x\n", o.flags);
 		return ucm_err_ptr(-EINVAL);
 	}
@@ -736,6 +784,7 @@ out_workers:
 void ucm_cpumap__stop(struct ucm_cpumap *map)
 {
 	struct ucm_cpumap_producer *prod;
+	struct ucm_worker *wk;
 	uint32_t i;
 
 	if (!map || map->stopped)
@@ -759,7 +808,15 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 			ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_BQ);
 			prod->bq_count[prod->inline_w] = 0;
 		}
-		worker_return(map->workers[prod->inline_w]);
+		wk = map->workers[prod->inline_w];
+		if (wk->nheld) {
+			/* Its sink is closed: they cannot be delivered. */
+			STAT_ADD(wk->stats.drop_reason[UCM_DROP_SINK], wk->nheld);
+			STAT_ADD(wk->stats.drops, wk->nheld);
+			worker_ret_add(wk, wk->held_base, wk->nheld);
+			wk->nheld = 0;
+		}
+		worker_return(wk);
 	}
 	/* 2. Each worker drains its ring, closes its sink and exits. */
 	if (!(map->flags & UCM_CPUMAP_F_INLINE))
@@ -828,6 +885,9 @@ int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
 	st->processed = READ_ONCE(s->processed);
 	st->drops = READ_ONCE(s->drops);
 	st->sched = READ_ONCE(s->sched);
+	st->xmits = READ_ONCE(s->xmits);
+	st->flush_empty = READ_ONCE(s->flush_empty);
+	st->flush_full = READ_ONCE(s->flush_full);
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		st->drop_reason[r] = READ_ONCE(s->drop_reason[r]);
 	return 0;

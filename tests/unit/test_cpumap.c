@@ -81,6 +81,11 @@ struct rec_sink {
 	 * poll() reads it, wait() sleeps on it and the wake eventfd. */
 	int other[2];
 	atomic_ulong polled, waits;
+	/* Hand-over sizes, and (check_order: one producer, one worker)
+	 * whether packets came in the order they were sent. */
+	uint32_t max_n, xmits;
+	bool check_order;
+	uint32_t next_seq;
 };
 
 static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
@@ -116,11 +121,19 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 		} else if (s->seen[key]++) {
 			snprintf(s->why, sizeof(s->why), "packet %u/%u delivered twice", prod, seq);
 			s->errors++;
+		} else if (s->check_order && seq != s->next_seq) {
+			snprintf(s->why, sizeof(s->why), "packet %u came when %u was due", seq,
+				 s->next_seq);
+			s->errors++;
 		}
+		s->next_seq = seq + 1;
 		if (s->kept)
 			s->kept[s->nkept++] = addrs[i];
 	}
 	s->delivered += n;
+	s->xmits++;
+	if (n > s->max_n)
+		s->max_n = n;
 	pthread_mutex_unlock(&s->lock);
 	atomic_fetch_sub(&s->in_xmit, 1);
 	return 0;
@@ -718,6 +731,75 @@ static int test_keep_sink(void)
 	return fixture_fini(&f);	/* returns the kept frames, then checks */
 }
 
+/*
+ * UCM_CPUMAP_F_HOLD: with the ring full the worker hands the sink 64 at a
+ * time, in order; what is left when the ring runs empty goes at once.
+ * Without it, never more than a batch of 8.
+ */
+static int run_hold(uint32_t flags)
+{
+	struct ucm_cpumap_worker_stats ws;
+	struct fixture f;
+	bool hold = flags & UCM_CPUMAP_F_HOLD;
+
+	if (fixture_init(&f, 1, 512, &rec_ops, flags, 0, 4096))
+		return 1;
+	f.sink.check_order = true;
+	/* The first packet parks the worker in the sink, so the next 200
+	 * are all in its ring when it comes back. */
+	atomic_store(&f.sink.gate_closed, 1);
+	if (send_frames(&f, 0, 0, 1, 1))
+		return 1;
+	while (!atomic_load(&f.sink.in_xmit))
+		ut_msleep(1);
+	if (send_frames(&f, 0, 1, 200, 8))
+		return 1;
+	atomic_store(&f.sink.gate_closed, 0);
+	UT_ASSERT(wait_delivered(&f.sink, 201, WAIT_MS), "delivered %llu of 201",
+		  (unsigned long long)rec_delivered(&f.sink));
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	ucm_cpumap__worker_stats(f.map, 0, &ws);
+	UT_ASSERT(ws.xmits == f.sink.xmits, "xmits %llu, the sink saw %u",
+		  (unsigned long long)ws.xmits, f.sink.xmits);
+	if (hold) {
+		/* 1, then 64 64 64 (full), then 8 (empty). */
+		UT_ASSERT(f.sink.max_n == UCM_CPUMAP_HOLD_MAX, "largest hand-over %u",
+			  f.sink.max_n);
+		UT_ASSERT(ws.flush_full == 3 && ws.flush_empty == 2 && ws.xmits == 5,
+			  "full %llu empty %llu xmits %llu, want 3 2 5",
+			  (unsigned long long)ws.flush_full, (unsigned long long)ws.flush_empty,
+			  (unsigned long long)ws.xmits);
+	} else {
+		UT_ASSERT(f.sink.max_n == UCM_CPUMAP_BATCH, "largest hand-over %u",
+			  f.sink.max_n);
+		UT_ASSERT(!ws.flush_full && !ws.flush_empty, "hold counters move without hold");
+	}
+	return fixture_fini(&f);
+}
+
+static int test_hold_hands_over_64(void)
+{
+	return run_hold(UCM_CPUMAP_F_HOLD);
+}
+
+static int test_no_hold_hands_over_8(void)
+{
+	return run_hold(0);
+}
+
+/* A lone held packet does not wait for company. */
+static int test_hold_idle_flush(void)
+{
+	struct fixture f;
+
+	if (fixture_init(&f, 1, 512, &rec_ops, UCM_CPUMAP_F_HOLD, 0, 4096))
+		return 1;
+	if (send_frames(&f, 0, 0, 3, 8))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 3, 1000), "3 packets held past an idle moment");
+	return fixture_fini(&f);
+}
+
 /* ---- several producers, several workers, random bursts ---------------------- */
 
 #define MP_PRODUCERS	3
@@ -879,7 +961,7 @@ static const struct ucm_sink_ops inline_ops = {
 	.open = inline_open, .xmit = inline_xmit, .close = inline_close,
 };
 
-static int test_inline_mode(void)
+static int run_inline(uint32_t flags)
 {
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 1024);
 	struct ucm_cpumap_worker_stats ws;
@@ -893,11 +975,12 @@ static int test_inline_mode(void)
 
 	UT_ASSERT(umem, "umem");
 	rec_init(&sink, 1);
+	inline_opens = inline_closes = 0;
 	pool = ucm_umem__pool(umem, 0);
 	ucm_pool__set_owner(pool);
 	{
 		UCM_OPTS(ucm_cpumap_opts, co, .ncpus = 1, .sink = &inline_ops,
-			 .sink_ctx = &sink, .flags = UCM_CPUMAP_F_INLINE);
+			 .sink_ctx = &sink, .flags = UCM_CPUMAP_F_INLINE | flags);
 
 		map = ucm_cpumap__create(umem, &co);
 	}
@@ -935,8 +1018,20 @@ static int test_inline_mode(void)
 	return 0;
 }
 
+static int test_inline_mode(void)
+{
+	return run_inline(0);
+}
+
+/* Held packets go at the end of each RX batch (the producer's flush). */
+static int test_inline_mode_hold(void)
+{
+	return run_inline(UCM_CPUMAP_F_HOLD);
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_inline_mode),
+	UT_CASE(test_inline_mode_hold),
 	UT_CASE(test_create_rejects_bad_options),
 	UT_CASE(test_delivery_and_descriptors),
 	UT_CASE(test_no_lost_wakeup_before_sleep),
@@ -952,6 +1047,9 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_no_recycle_switch),
 	UT_CASE(test_recycle_via_ring),
 	UT_CASE(test_keep_sink),
+	UT_CASE(test_hold_hands_over_64),
+	UT_CASE(test_no_hold_hands_over_8),
+	UT_CASE(test_hold_idle_flush),
 	UT_CASE(test_multi_producer_accounting),
 	{}
 };

@@ -37,6 +37,11 @@ extern "C" {
 /* Worker ring: xdp-bench redirect-cpu's default, the kernel's sanity cap. */
 #define UCM_CPUMAP_QSIZE_DEFAULT	2048
 #define UCM_CPUMAP_QSIZE_MAX		16384
+/* UCM_CPUMAP_F_HOLD: packets a worker holds for its sink before handing
+ * them over even though its ring is not empty: NAPI_POLL_WEIGHT, where the
+ * kernel's cpumap flushes its GRO. A hand-over is at most
+ * UCM_CPUMAP_HOLD_MAX + UCM_CPUMAP_BATCH - 1 packets. */
+#define UCM_CPUMAP_HOLD_MAX		64
 /* Workers are tracked in one 64-bit dirty mask per producer. */
 #define UCM_CPUMAP_MAX_WORKERS		64
 
@@ -85,7 +90,9 @@ enum ucm_sink_flags {
  * Where a worker's batches go. Every callback runs on the worker thread.
  * @open:  once, before the worker's loop (e.g. attach its tun queue);
  *         non-zero fails ucm_cpumap__create(). Optional.
- * @xmit:  the whole batch of parsed packets. Returns how many of them it
+ * @xmit:  the whole batch of parsed packets: at most UCM_CPUMAP_BATCH, or
+ *         UCM_CPUMAP_HOLD_MAX + UCM_CPUMAP_BATCH - 1 with
+ *         UCM_CPUMAP_F_HOLD, in arrival order. Returns how many of them it
  *         failed to deliver, or a negative errno when none was (counted as
  *         UCM_DROP_SINK); unless the sink has UCM_SINK_F_KEEP, every frame
  *         returns to its pool after xmit.
@@ -126,6 +133,12 @@ enum ucm_cpumap_flags {
 	 * runs the stack. ncpus counts the producers; cpus is ignored;
 	 * producer k is "worker" k (its sink queue and its counters). */
 	UCM_CPUMAP_F_INLINE = 1 << 1,
+	/* Workers hold parsed packets across batches and hand the sink
+	 * everything held when UCM_CPUMAP_HOLD_MAX are held or the ring runs
+	 * empty (the kernel cpumap's GRO flush policy): a coalescing sink
+	 * (the tun's, UCM_TUN_F_COALESCE) then sees a flow's packets of up
+	 * to 64 together, not 8. Nothing waits across an idle moment. */
+	UCM_CPUMAP_F_HOLD = 1 << 2,
 };
 
 struct ucm_cpumap_opts {
@@ -161,12 +174,19 @@ struct ucm_cpumap_enqueue_stats {
  * @drops: frames not delivered (malformed, or refused by the sink)
  * @sched: times the worker went to sleep on an empty ring
  * @drop_reason: @drops by enum ucm_drop_reason
+ * @xmits: batches handed to the sink; delivered / xmits is the average
+ * @flush_empty: UCM_CPUMAP_F_HOLD: hand-overs because the ring ran empty
+ * @flush_full: UCM_CPUMAP_F_HOLD: hand-overs because UCM_CPUMAP_HOLD_MAX
+ *              packets were held
  */
 struct ucm_cpumap_worker_stats {
 	uint64_t processed;
 	uint64_t drops;
 	uint64_t sched;
 	uint64_t drop_reason[UCM_DROP__MAX];
+	uint64_t xmits;
+	uint64_t flush_empty;
+	uint64_t flush_full;
 };
 
 struct ucm_cpumap;
