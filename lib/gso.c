@@ -11,14 +11,17 @@
 #include "ucpumap/csum.h"
 #include "ucpumap/gso.h"
 
-#define UDP_HLEN	8
+#define UDP_HLEN	UCM_GSO_UDP_HLEN
 
 /* What a datagram brings to the merge test, read once. */
 struct seg {
 	const uint8_t *ip;
+	uint32_t hash;		/* the flow hash: a cheap first test */
 	uint32_t payload;	/* UDP payload bytes */
 	uint16_t id;		/* IPv4 ID */
-	bool v6, df, ok;	/* ok: may merge at all */
+	uint16_t sport, dport;
+	uint8_t proto;
+	bool v6, df, ports, ok;	/* ok: may merge at all */
 };
 
 static uint16_t get16(const uint8_t *p)
@@ -57,6 +60,11 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, struct seg *s
 		return;
 	s->ip = ip;	/* any IP packet: its addresses order its flow */
 	s->v6 = p->flags & UCM_PKT_F_IPV6;
+	s->hash = p->hash;
+	s->proto = p->l4_proto;
+	s->ports = p->flags & UCM_PKT_F_PORTS;
+	s->sport = p->sport;
+	s->dport = p->dport;
 	if (p->l4_proto != 17 || !(p->flags & UCM_PKT_F_PORTS) ||
 	    (p->flags & (UCM_PKT_F_FRAG | UCM_PKT_F_IP_OPTS | UCM_PKT_F_IPV6_EXT)))
 		return;
@@ -72,19 +80,21 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, struct seg *s
 	s->ok = s->payload > 0 && udp_csum_ok(ip, s->v6, udp, ulen);
 }
 
-/* Same addresses: packets that may belong to one flow (a fragment has no
- * ports), whose order must hold. */
-static bool same_addrs(const struct seg *a, const struct seg *b)
+/* Loner @l may belong to group head @h's flow, whose order must hold:
+ * same addresses and protocol, and the same ports unless @l has none (a
+ * fragment). */
+static bool may_share_flow(const struct seg *h, const struct seg *l)
 {
-	if (!a->ip || !b->ip || a->v6 != b->v6)
+	if (!l->ip || h->v6 != l->v6 || h->proto != l->proto ||
+	    (l->ports && (h->sport != l->sport || h->dport != l->dport)))
 		return false;
-	return a->v6 ? !memcmp(a->ip + 8, b->ip + 8, 32) : !memcmp(a->ip + 12, b->ip + 12, 8);
+	return h->v6 ? !memcmp(h->ip + 8, l->ip + 8, 32) : !memcmp(h->ip + 12, l->ip + 12, 8);
 }
 
 /* Same flow and the same per-packet IP fields the kernel's GRO compares. */
 static bool same_flow(const struct seg *a, const struct seg *b)
 {
-	if (a->v6 != b->v6)
+	if (a->hash != b->hash || a->v6 != b->v6)
 		return false;
 	if (a->v6)	/* version/class/label, next header, hop limit, addresses */
 		return !memcmp(a->ip, b->ip, 4) && !memcmp(a->ip + 6, b->ip + 6, 34) &&
@@ -115,7 +125,7 @@ int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 		/* A packet that goes alone closes the open groups it could
 		 * belong with: later datagrams of the flow must not pass it. */
 		for (g = 0; !s->ok && g < plan->ngroups; g++)
-			if (open[g] && same_addrs(&seg[plan->head[g]], s))
+			if (open[g] && may_share_flow(&seg[plan->head[g]], s))
 				open[g] = false;
 		for (g = 0; s->ok && g < plan->ngroups; g++) {
 			const struct seg *h = &seg[plan->head[g]], *l = &seg[last[g]];

@@ -5,14 +5,20 @@
  *
  * Each worker owns its state (struct tun_wstate), made by open() on the
  * worker thread: an io_uring with the queue's fd registered, and the
- * lengths of one batch, so building a batch allocates nothing. A packet is
+ * layout of one batch, so building a batch allocates nothing. A packet is
  * one contiguous buffer, one IORING_OP_WRITE: the zeroed virtio_net header,
  * written into the frame right before the packet (tun: over the end of the
  * Ethernet header, whose place the IP datagram takes; tap: in the
  * headroom, UCM_FRAME_SINK_ROOM), then the packet (tun: the IP datagram,
  * Ethernet and VLAN tags stripped; tap: the whole frame). One buffer
- * instead of two iovecs spares the kernel an iovec import per packet. The
- * batch is submitted with one
+ * instead of two iovecs spares the kernel an iovec import per packet.
+ * Coalescing (UCM_TUN_F_COALESCE, our cpumap GRO) plans the batch with
+ * ucm_gso__plan() and writes each group of same-flow UDP datagrams as one
+ * super-packet: the first datagram, its headers rewritten by
+ * ucm_gso__build(), then the other datagrams' payloads, one
+ * IORING_OP_WRITEV; the kernel takes it as one packet through its stack
+ * and cuts it back into the datagrams at the socket. The batch is
+ * submitted with one
  * io_uring_submit_and_wait() and every completion is reaped before xmit()
  * returns: the worker returns the frames to their pools right after, so no
  * write may still be reading them.
@@ -34,6 +40,7 @@
 #include <linux/virtio_net.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
+#include <sys/uio.h>
 #include <liburing.h>
 
 #include "tun_internal.h"
@@ -247,7 +254,7 @@ struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 	err = UCM_OPTS_COPY(&o, opts, ucm_tun_opts);
 	if (err)
 		return ucm_err_ptr(err);
-	if (o.flags & ~(UCM_TUN_F_TAP | UCM_TUN_F_NO_BATCH)) {
+	if (o.flags & ~(UCM_TUN_F_TAP | UCM_TUN_F_NO_BATCH | UCM_TUN_F_COALESCE)) {
 		pr_warn("tun: unknown flags 0x%x\n", o.flags);
 		return ucm_err_ptr(-EINVAL);
 	}
@@ -445,6 +452,8 @@ static int tun_open(void *ctx, uint32_t w)
 	}
 	memset(st, 0, sizeof(*st));
 	st->fd = tun->fds[w % tun->nqueues];
+	/* A tap's frames keep their Ethernet header: not merged yet. */
+	st->coalesce = (tun->flags & (UCM_TUN_F_COALESCE | UCM_TUN_F_TAP)) == UCM_TUN_F_COALESCE;
 	if (!(tun->flags & UCM_TUN_F_NO_BATCH)) {
 		err = wstate_ring_init(st);
 		if (err) {
@@ -507,21 +516,34 @@ static __hot_inline void count_err(struct ucm_tun_stats *a, int err)
 	}
 }
 
-/* A write's result: the whole of it (@len: vnet header + packet), or a
- * failure. */
-static __hot_inline bool count_res(struct ucm_tun_stats *a, ssize_t res,
-				   uint32_t len)
+/* Super-packet size histogram bucket: 2, 3-4, 5-8, ... 65-128 segments. */
+static __hot_inline uint32_t seg_bucket(uint32_t nseg)
 {
-	if (likely(res == (ssize_t)len)) {
-		a->packets++;
-		a->bytes += len - VNET_LEN;
-		return true;
+	uint32_t b = 31 - __builtin_clz(nseg - 1);
+
+	return min(b, (uint32_t)UCM_TUN_SEG_HIST - 1);
+}
+
+/* A write's result: the whole of it, or a failure. Returns the packets it
+ * failed to deliver. */
+static __hot_inline uint32_t count_res(struct ucm_tun_stats *a, ssize_t res,
+				       const struct tun_slot *sl)
+{
+	if (likely(res == (ssize_t)sl->len)) {
+		a->packets += sl->nseg;
+		a->bytes += sl->bytes;
+		if (sl->nseg > 1) {
+			a->super++;
+			a->super_segs += sl->nseg;
+			a->super_hist[seg_bucket(sl->nseg)]++;
+		}
+		return 0;
 	}
 	if (res < 0)
 		count_err(a, (int)-res);
 	else
 		a->err_other++;	/* short write */
-	return false;
+	return sl->nseg;
 }
 
 /* What the device takes, vnet header first, in one buffer; NULL for a
@@ -549,26 +571,100 @@ static __hot_inline char *pkt_buf(const struct ucm_tun *tun,
 	return data;
 }
 
-/* The "before": one packet built and written at a time. */
+/* A group of the plan as one write: the first datagram whole, its headers
+ * made the super-packet's, then each other datagram's UDP payload. */
+static __hot_inline void super_build(struct tun_wstate *st, struct ucm_frame_hdr **frames,
+				     uint32_t head, struct tun_slot *sl, struct iovec *iov)
+{
+	struct ucm_frame_hdr *h = frames[head];
+	uint8_t *data = ucm_frame_data(h);
+	uint32_t hlen = h->pkt.l4_off - h->pkt.l3_off + UCM_GSO_UDP_HLEN;
+	uint32_t payload = h->pkt.l3_len - hlen, k = 1;
+	int32_t j;
+
+	sl->bytes = h->pkt.l3_len;
+	for (j = st->plan.next[head]; j >= 0; j = st->plan.next[j]) {
+		struct ucm_frame_hdr *m = frames[j];
+		uint32_t mh = m->pkt.l4_off - m->pkt.l3_off + UCM_GSO_UDP_HLEN;
+
+		iov[k].iov_base = (uint8_t *)ucm_frame_data(m) + m->pkt.l4_off + UCM_GSO_UDP_HLEN;
+		iov[k].iov_len = m->pkt.l3_len - mh;
+		payload += iov[k].iov_len;
+		sl->bytes += m->pkt.l3_len;
+		k++;
+	}
+	ucm_gso__build(&h->pkt, data, k, payload,
+		       (struct virtio_net_hdr *)(data + h->pkt.l3_off - VNET_LEN));
+	iov[0].iov_base = data + h->pkt.l3_off - VNET_LEN;
+	iov[0].iov_len = VNET_LEN + h->pkt.l3_len;
+	sl->len = VNET_LEN + hlen + payload;
+	sl->nseg = k;
+	sl->niov = k;
+}
+
+/*
+ * Lay a batch out as writes in st->slot[] / st->iov[]: one per packet, or
+ * with coalescing one per group of the plan, in the plan's order (each
+ * flow's order kept). Packets that cannot go (non-IP in tun mode) are
+ * counted and added to *failed. Returns the number of writes.
+ */
+static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
+			     struct ucm_frame_hdr **frames, uint32_t n,
+			     struct ucm_tun_stats *a, uint32_t *failed)
+{
+	uint32_t i, g, nslot = 0, niov = 0, ngroups = n;
+	bool coalesce = st->coalesce;
+
+	if (coalesce) {
+		for (i = 0; i < n; i++) {
+			st->pkts[i] = &frames[i]->pkt;
+			st->data[i] = ucm_frame_data(frames[i]);
+		}
+		/* n <= UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH: cannot fail. */
+		ucm_gso__plan(st->pkts, st->data, n, &st->plan);
+		ngroups = st->plan.ngroups;
+	}
+	for (g = 0; g < ngroups; g++) {
+		struct tun_slot *sl = &st->slot[nslot];
+		struct iovec *iov = &st->iov[niov];
+
+		i = coalesce ? st->plan.head[g] : g;
+		if (coalesce && st->plan.nseg[g] > 1) {
+			super_build(st, frames, i, sl, iov);
+		} else {
+			iov->iov_base = pkt_buf(tun, frames[i], &sl->len);
+			if (unlikely(!iov->iov_base)) {
+				a->non_ip++;
+				(*failed)++;
+				continue;
+			}
+			iov->iov_len = sl->len;
+			sl->bytes = sl->len - VNET_LEN;
+			sl->nseg = 1;
+			sl->niov = 1;
+		}
+		sl->iov = niov;
+		niov += sl->niov;
+		nslot++;
+	}
+	return nslot;
+}
+
+/* The "before": one write at a time. */
 static uint32_t xmit_write(const struct ucm_tun *tun, struct tun_wstate *st,
 			   struct ucm_frame_hdr **frames, uint32_t n,
 			   struct ucm_tun_stats *a)
 {
-	uint32_t i, failed = 0, len;
+	uint32_t i, failed = 0, nslot;
 	ssize_t res;
-	char *buf;
 
-	for (i = 0; i < n; i++) {
-		buf = pkt_buf(tun, frames[i], &len);
-		if (!buf) {
-			a->non_ip++;
-			failed++;
-			continue;
-		}
-		res = write(st->fd, buf, len);
+	nslot = batch_layout(tun, st, frames, n, a, &failed);
+	for (i = 0; i < nslot; i++) {
+		const struct tun_slot *sl = &st->slot[i];
+
+		res = writev(st->fd, &st->iov[sl->iov], sl->niov);
 		a->submits++;
-		if (!count_res(a, res < 0 ? -errno : res, len))
-			failed++;
+		failed += count_res(a, res < 0 ? -errno : res, sl);
 	}
 	return failed;
 }
@@ -595,17 +691,14 @@ static uint32_t reap(struct tun_wstate *st, uint32_t nsub,
 		     struct ucm_tun_stats *a)
 {
 	struct io_uring_cqe *cqe;
-	uint32_t got = 0, failed = 0;
+	uint32_t got = 0, failed = 0, i;
 	unsigned int head, cnt;
 	int err;
 
 	while (got < nsub) {
 		cnt = 0;
 		io_uring_for_each_cqe(&st->ring, head, cqe) {
-			uint64_t slot = cqe->user_data;
-
-			if (!count_res(a, cqe->res, st->len[slot]))
-				failed++;
+			failed += count_res(a, cqe->res, &st->slot[cqe->user_data]);
 			cnt++;
 		}
 		io_uring_cq_advance(&st->ring, cnt);
@@ -617,9 +710,11 @@ static uint32_t reap(struct tun_wstate *st, uint32_t nsub,
 		err = io_uring_wait_cqe(&st->ring, &cqe);
 		if (err && err != -EINTR && err != -EAGAIN) {
 			/* Completions lost (CQ overflow): nothing to wait
-			 * for any more. */
+			 * for any more. Which writes they were is unknown:
+			 * count the packets of the batch's last slots. */
 			a->err_other += nsub - got;
-			failed += nsub - got;
+			for (i = got; i < nsub; i++)
+				failed += st->slot[i].nseg;
 			break;
 		}
 	}
@@ -631,31 +726,32 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 			   struct ucm_tun_stats *a)
 {
 	struct io_uring_sqe *sqe;
-	uint32_t i, nsub = 0, failed = 0, done;
-	char *buf;
+	uint32_t i, nsub, failed = 0, done;
 	int ret;
 
-	for (i = 0; i < n; i++) {
-		buf = pkt_buf(tun, frames[i], &st->len[nsub]);
-		if (!buf) {
-			a->non_ip++;
-			failed++;
-			continue;
-		}
+	nsub = batch_layout(tun, st, frames, n, a, &failed);
+	for (i = 0; i < nsub; i++) {
+		const struct tun_slot *sl = &st->slot[i];
+
 		/* Cannot fail: the SQ holds UCM_TUN_BATCH_MAX and is empty
 		 * between batches. */
 		sqe = io_uring_get_sqe(&st->ring);
 		if (unlikely(!sqe)) {
-			a->err_other += n - i;
-			failed += n - i;
+			for (; i < nsub; i++) {
+				a->err_other++;
+				failed += st->slot[i].nseg;
+			}
 			break;
 		}
 		/* Offset -1: a tun is a stream, it has no file position. */
-		io_uring_prep_write(sqe, st->sqe_fd, buf, st->len[nsub], -1);
+		if (likely(sl->niov == 1))
+			io_uring_prep_write(sqe, st->sqe_fd, st->iov[sl->iov].iov_base, sl->len, -1);
+		else
+			io_uring_prep_writev(sqe, st->sqe_fd, &st->iov[sl->iov], sl->niov, -1);
 		sqe->flags |= st->sqe_flags;
-		sqe->user_data = nsub;
-		nsub++;
+		sqe->user_data = i;
 	}
+	nsub = i;
 	if (!nsub)
 		return failed;
 
@@ -663,16 +759,22 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 	a->submits++;
 	if (unlikely(ret < 0)) {
 		/* Nothing was taken: the batch fails as a whole. */
-		for (i = 0; i < nsub; i++)
+		for (i = 0; i < nsub; i++) {
 			count_err(a, -ret);
+			failed += st->slot[i].nseg;
+		}
 		ring_reset(tun, st);
-		return failed + nsub;
+		return failed;
 	}
 	done = min((uint32_t)ret, nsub);
 	failed += reap(st, done, a);
 	if (unlikely(done < nsub)) {
-		a->err_other += nsub - done;
-		failed += nsub - done;
+		/* With SUBMIT_ALL the ring takes all or stops at a bad SQE:
+		 * the ones it did not take are the last. */
+		for (i = done; i < nsub; i++) {
+			a->err_other++;
+			failed += st->slot[i].nseg;
+		}
 		ring_reset(tun, st);
 	}
 	return failed;
@@ -686,6 +788,15 @@ static void stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *a
 	}
 	if (a->submits)
 		STAT_ADD(s->submits, a->submits);
+	if (a->super) {
+		uint32_t b;
+
+		STAT_ADD(s->super, a->super);
+		STAT_ADD(s->super_segs, a->super_segs);
+		for (b = 0; b < UCM_TUN_SEG_HIST; b++)
+			if (a->super_hist[b])
+				STAT_ADD(s->super_hist[b], a->super_hist[b]);
+	}
 	if (unlikely(a->non_ip))
 		STAT_ADD(s->non_ip, a->non_ip);
 	if (unlikely(a->err_eio))
@@ -749,9 +860,15 @@ const struct ucm_sink_ops *ucm_tun__sink_duplex(void)
 
 static void stats_add(struct ucm_tun_stats *dst, const struct ucm_tun_stats *s)
 {
+	uint32_t b;
+
 	dst->packets += READ_ONCE(s->packets);
 	dst->bytes += READ_ONCE(s->bytes);
 	dst->submits += READ_ONCE(s->submits);
+	dst->super += READ_ONCE(s->super);
+	dst->super_segs += READ_ONCE(s->super_segs);
+	for (b = 0; b < UCM_TUN_SEG_HIST; b++)
+		dst->super_hist[b] += READ_ONCE(s->super_hist[b]);
 	dst->non_ip += READ_ONCE(s->non_ip);
 	dst->err_eio += READ_ONCE(s->err_eio);
 	dst->err_ebadfd += READ_ONCE(s->err_ebadfd);

@@ -6,16 +6,29 @@
 
 #include <net/if.h>
 #include <linux/virtio_net.h>
+#include <sys/uio.h>
 #include <liburing.h>
 
 #include "internal.h"
 #include "ucpumap/tun.h"
 #include "ucpumap/txq.h"
+#include "ucpumap/gso.h"
 
 #define VNET_LEN	sizeof(struct virtio_net_hdr)
 _Static_assert(VNET_LEN <= UCM_FRAME_SINK_ROOM, "the sink's room holds the vnet header");
+_Static_assert(UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH, "one plan covers a batch");
 
 struct tun_rev;
+
+/* One write of a batch: a packet, or a group of packets as one
+ * super-packet. */
+struct tun_slot {
+	uint32_t len;		/* bytes the write must take */
+	uint32_t bytes;		/* the packets' own bytes (stats) */
+	uint16_t nseg;		/* packets in it */
+	uint16_t niov;		/* its iovecs, from iov */
+	uint32_t iov;
+};
 
 /*
  * Per-worker write state. Concurrency contract: made in open(), used by
@@ -28,7 +41,14 @@ struct tun_wstate {
 	int fd;			/* the queue's fd */
 	int sqe_fd;		/* what SQEs name: 0 (registered) or fd */
 	uint8_t sqe_flags;	/* IOSQE_FIXED_FILE when registered */
-	uint32_t len[UCM_TUN_BATCH_MAX];	/* bytes each write must take */
+	bool coalesce;		/* UCM_TUN_F_COALESCE, in tun mode */
+	/* One batch's writes: at most one slot and one iovec per packet. */
+	struct tun_slot slot[UCM_TUN_BATCH_MAX];
+	struct iovec iov[UCM_TUN_BATCH_MAX];
+	/* Coalescing: the plan and what it reads. */
+	struct ucm_gso_plan plan;
+	const struct ucm_pkt *pkts[UCM_TUN_BATCH_MAX];
+	const uint8_t *data[UCM_TUN_BATCH_MAX];
 	struct tun_rev *rev;	/* the read path's state, or NULL */
 };
 

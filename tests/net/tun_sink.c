@@ -94,9 +94,9 @@ static int sh(const char *fmt, ...)
 	return ret;
 }
 
-/* Udp InDatagrams + RcvbufErrors, and Udp6 likewise, of this namespace
- * (/proc/net follows the reader's namespace). */
-static uint64_t snmp_udp_delivered(void)
+/* Udp <field> + Udp6<field> of this namespace (/proc/net follows the
+ * reader's namespace). */
+static uint64_t snmp_udp(const char *field)
 {
 	char hdr[1024], val[1024], *hs, *vs, *h, *v;
 	uint64_t sum = 0;
@@ -110,7 +110,7 @@ static uint64_t snmp_udp_delivered(void)
 			h = strtok_r(hdr, " \n", &hs);
 			v = strtok_r(val, " \n", &vs);
 			while (h && v) {
-				if (!strcmp(h, "InDatagrams") || !strcmp(h, "RcvbufErrors"))
+				if (!strcmp(h, field))
 					sum += strtoull(v, NULL, 10);
 				h = strtok_r(NULL, " \n", &hs);
 				v = strtok_r(NULL, " \n", &vs);
@@ -125,11 +125,17 @@ static uint64_t snmp_udp_delivered(void)
 		unsigned long long x;
 
 		while (fscanf(f, "%127s %llu", name, &x) == 2)
-			if (!strcmp(name, "Udp6InDatagrams") || !strcmp(name, "Udp6RcvbufErrors"))
+			if (!strncmp(name, "Udp6", 4) && !strcmp(name + 4, field))
 				sum += x;
 		fclose(f);
 	}
 	return sum;
+}
+
+/* What the kernel handed to a socket (or dropped at a full one). */
+static uint64_t snmp_udp_delivered(void)
+{
+	return snmp_udp("InDatagrams") + snmp_udp("RcvbufErrors");
 }
 
 /* rx_packets of a device from /proc/net/dev (per namespace). */
@@ -174,8 +180,19 @@ enum kind {
 	K_V4_QINQ,	/* 802.1ad + 802.1Q */
 	K_V6,
 	K_V6_VLAN,
+	K_V4_OPTS,	/* IPv4 with 4 bytes of options (NOPs) */
+	K_V4_FRAG,	/* IPv4 in two fragments: two frames */
+	K_V6_EXT,	/* IPv6 with a destination options header */
 	K_NONIP,	/* an EtherType no stack handles (local experimental) */
 	K_ARP,		/* an ARP request for nobody */
+};
+
+/* What makes a frame of a datagram: its flow (source port), IPv4 ID, and
+ * a checksum spoiled on purpose. */
+struct fspec {
+	uint16_t sport;
+	uint16_t id;
+	bool bad_csum;
 };
 
 static void put16(uint8_t *p, uint16_t v)
@@ -230,14 +247,14 @@ static void addrs_init(struct addrs *a, int sub, const uint8_t *dmac)
 	memcpy(a->dmac, dmac ? dmac : bcast, 6);
 }
 
-/* Build a frame at @p; return its length (padded to 60 like a wire frame). */
+/* Build a frame at @p; return its length (padded to 60 like a wire
+ * frame). K_V4_FRAG builds the whole datagram: frag_split() cuts it. */
 static uint32_t build_frame(uint8_t *p, const struct addrs *a, enum kind k,
-			    uint32_t seq, uint32_t plen)
+			    uint32_t seq, uint32_t plen, const struct fspec *fs)
 {
 	static const uint8_t smac[6] = { 0x02, 0, 0, 0, 0, 0x02 };
 	uint8_t *l3, *udp;
-	uint32_t off = 12, len, sum;
-	uint16_t sport = 40000 + seq % 64;
+	uint32_t off = 12, len, sum, ext = 0;
 
 	memcpy(p, a->dmac, 6);
 	memcpy(p + 6, smac, 6);
@@ -271,45 +288,54 @@ static uint32_t build_frame(uint8_t *p, const struct addrs *a, enum kind k,
 		return off + 2 + 28 + 18;	/* padded to 60 */
 	case K_V6:
 	case K_V6_VLAN:
+	case K_V6_EXT:
+		ext = k == K_V6_EXT ? 8 : 0;
 		put16(p + off, 0x86dd);
 		l3 = p + off + 2;
-		memset(l3, 0, 40);
+		memset(l3, 0, 40 + ext);
 		l3[0] = 0x60;
-		put16(l3 + 4, 8 + plen);
-		l3[6] = 17;
+		put16(l3 + 4, ext + 8 + plen);
+		l3[6] = ext ? 60 : 17;	/* destination options, then UDP */
 		l3[7] = 64;
 		memcpy(l3 + 8, a->src6, 16);
 		memcpy(l3 + 24, a->dst6, 16);
-		udp = l3 + 40;
-		len = 40 + 8 + plen;
+		if (ext) {
+			l3[40] = 17;	/* length 0: 8 bytes, PadN fills them */
+			l3[42] = 1;
+			l3[43] = 4;
+		}
+		udp = l3 + 40 + ext;
+		len = 40 + ext + 8 + plen;
 		sum = ucm_csum_add(0, l3 + 8, 32);
 		break;
 	default:
+		ext = k == K_V4_OPTS ? 4 : 0;
 		put16(p + off, 0x0800);
 		l3 = p + off + 2;
 		memset(l3, 0, 20);
-		l3[0] = 0x45;
-		put16(l3 + 2, 20 + 8 + plen);
-		put16(l3 + 4, seq);
+		l3[0] = 0x45 + ext / 4;
+		put16(l3 + 2, 20 + ext + 8 + plen);
+		put16(l3 + 4, fs->id);
 		put16(l3 + 6, 0x4000);
 		l3[8] = 64;
 		l3[9] = 17;
 		memcpy(l3 + 12, a->src4, 4);
 		memcpy(l3 + 16, a->dst4, 4);
-		put16(l3 + 10, ucm_csum_fold(ucm_csum_add(0, l3, 20)));
-		udp = l3 + 20;
-		len = 20 + 8 + plen;
+		memset(l3 + 20, 1, ext);	/* NOP options */
+		put16(l3 + 10, ucm_csum_fold(ucm_csum_add(0, l3, 20 + ext)));
+		udp = l3 + 20 + ext;
+		len = 20 + ext + 8 + plen;
 		sum = ucm_csum_add(0, l3 + 12, 8);
 		break;
 	}
-	put16(udp, sport);
+	put16(udp, fs->sport);
 	put16(udp + 2, UDP_PORT);
 	put16(udp + 4, 8 + plen);
 	put16(udp + 6, 0);
 	payload_fill(udp + 8, seq, plen);
 	sum += 17 + 8 + plen;
 	sum = ucm_csum_fold(ucm_csum_add(sum, udp, 8 + plen));
-	put16(udp + 6, sum ? sum : 0xffff);
+	put16(udp + 6, (sum ? sum : 0xffff) ^ (fs->bad_csum ? 0x0100 : 0));
 	len += l3 - p;
 	if (len < 60) {
 		memset(p + len, 0, 60 - len);	/* Ethernet padding: not IP */
@@ -320,12 +346,35 @@ static uint32_t build_frame(uint8_t *p, const struct addrs *a, enum kind k,
 
 static bool kind_is_ip(enum kind k)
 {
-	return k <= K_V6_VLAN;
+	return k <= K_V6_EXT;
 }
 
 static bool kind_is_v6(enum kind k)
 {
-	return k == K_V6 || k == K_V6_VLAN;
+	return k == K_V6 || k == K_V6_VLAN || k == K_V6_EXT;
+}
+
+/* Cut the untagged IPv4 datagram in frame @p (@len bytes) into two
+ * fragments: @p keeps the first 24 bytes of its payload (UDP header
+ * included, MF set), @q gets the rest at offset 3 (x 8 bytes). Returns
+ * @q's length; @len becomes @p's. */
+static uint32_t frag_split(uint8_t *p, uint32_t *len, uint8_t *q)
+{
+	uint8_t *ip = p + 14, *ip2 = q + 14;
+	uint32_t tot = (uint32_t)ip[2] << 8 | ip[3], first = 24;
+
+	memcpy(q, p, 14 + 20);
+	memcpy(ip2 + 20, ip + 20 + first, tot - 20 - first);
+	put16(ip2 + 2, tot - first);
+	put16(ip2 + 6, first / 8);	/* DF off, MF off, offset 3 */
+	put16(ip2 + 10, 0);
+	put16(ip2 + 10, ucm_csum_fold(ucm_csum_add(0, ip2, 20)));
+	put16(ip + 2, 20 + first);
+	put16(ip + 6, 0x2000);		/* MF */
+	put16(ip + 10, 0);
+	put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, 20)));
+	*len = 14 + 20 + first < 60 ? 60 : 14 + 20 + first;
+	return 14 + tot - first < 60 ? 60 : 14 + tot - first;
 }
 
 /* ---- the rig: tun + sockets + umem + cpumap ------------------------------- */
@@ -349,6 +398,14 @@ struct rig {
 	uint8_t seen[MAX_SEQ];
 	uint64_t expected, rx, dups, bad;
 	char why[256];
+	/* Coalescing cases: @flows flows (source ports), each on one worker,
+	 * IPv4 IDs counting up per flow; every datagram @plen bytes; each
+	 * @bad_every'th one with a spoiled checksum (not expected); @pace
+	 * frames between waits. 0: the other cases' mix (64 flows, sizes
+	 * and IDs by seq, PACE). */
+	uint32_t flows, plen, bad_every, pace;
+	uint32_t next[64];	/* per flow: the least seq that may come next */
+	uint64_t disorder;
 };
 
 static int udp_socket(int family, const void *addr)
@@ -390,7 +447,7 @@ static int rig_init(struct rig *r, const char *name, const char *pre,
 {
 	UCM_OPTS(ucm_tun_opts, to, .name = name, .nqueues = nqueues,
 		 .flags = tflags, .mtu = mtu);
-	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 1024);
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 2048);
 	char a4[INET_ADDRSTRLEN], a6[INET6_ADDRSTRLEN];
 	int cpus[2];
 	bool tap = tflags & UCM_TUN_F_TAP;
@@ -440,8 +497,10 @@ static int rig_init(struct rig *r, const char *name, const char *pre,
 	ucm_pool__set_owner(r->pool);
 	r->nworkers = ut_usable_cpus(cpus, 2);
 	{
+		/* Coalescing sees what the worker holds: up to 64. */
 		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = r->nworkers,
-			 .sink = ucm_tun__sink(), .sink_ctx = r->tun);
+			 .sink = ucm_tun__sink(), .sink_ctx = r->tun,
+			 .flags = tflags & UCM_TUN_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0);
 
 		r->map = ucm_cpumap__create(r->umem, &co);
 	}
@@ -516,6 +575,16 @@ static void rig_drain(struct rig *r)
 				snprintf(r->why, sizeof(r->why), "seq %u arrived twice", seq);
 				continue;
 			}
+			if (r->flows) {
+				uint32_t f = seq % r->flows;
+
+				if (seq < r->next[f]) {
+					r->disorder++;
+					snprintf(r->why, sizeof(r->why), "seq %u after seq %u of its flow",
+						 seq, r->next[f] - r->flows);
+				}
+				r->next[f] = seq + r->flows;
+			}
 			r->rx++;
 		}
 	}
@@ -575,21 +644,43 @@ static int rig_feed(struct rig *r, uint32_t first, uint32_t n,
 
 	UT_ASSERT(first + n <= MAX_SEQ, "too many");
 	for (i = 0; i < n; i++) {
-		uint32_t seq = first + i, len;
+		uint32_t seq = first + i, len, w, plen, pace = r->pace ? r->pace : PACE;
 		enum kind k = kinds[seq % nkinds];
+		struct fspec fs = { .sport = 40000 + seq % 64, .id = seq };
+		uint8_t *p;
 		uint64_t addr;
 
+		if (r->flows) {
+			fs.sport = 40000 + seq % r->flows;
+			fs.id = seq / r->flows;
+			fs.bad_csum = r->bad_every && seq % r->bad_every == r->bad_every / 2;
+		}
+		/* A flow stays on one worker, as steering keeps it. */
+		w = (r->flows ? seq % r->flows : seq) % r->nworkers;
 		UT_ASSERT(!ucm_pool__alloc(r->pool, &addr), "alloc: %s", strerror(errno));
-		len = build_frame((uint8_t *)ucm_umem__frame(area, addr) + DATA_OFF,
-				  &r->a, k, seq, payload_len(seq, r->maxp));
-		if (deliver && kind_is_ip(k)) {
+		p = (uint8_t *)ucm_umem__frame(area, addr) + DATA_OFF;
+		plen = r->plen ? r->plen : payload_len(seq, r->maxp);
+		if (k == K_V4_FRAG && plen < 40)
+			plen += 40;	/* room for a second fragment */
+		len = build_frame(p, &r->a, k, seq, plen, &fs);
+		if (deliver && kind_is_ip(k) && !fs.bad_csum) {
 			r->want[seq] = kind_is_v6(k) ? 6 : 4;
 			r->expected++;
 		}
-		UT_ASSERT(!ucm_cpumap__enqueue(r->prod, seq % r->nworkers,
-					       addr + DATA_OFF, len), "enqueue");
+		if (k == K_V4_FRAG) {
+			uint64_t addr2;
+			uint32_t len2;
+
+			UT_ASSERT(!ucm_pool__alloc(r->pool, &addr2), "alloc: %s", strerror(errno));
+			len2 = frag_split(p, &len, (uint8_t *)ucm_umem__frame(area, addr2) + DATA_OFF);
+			UT_ASSERT(!ucm_cpumap__enqueue(r->prod, w, addr + DATA_OFF, len), "enqueue");
+			addr = addr2;
+			len = len2;
+			r->enq++;
+		}
+		UT_ASSERT(!ucm_cpumap__enqueue(r->prod, w, addr + DATA_OFF, len), "enqueue");
 		r->enq++;
-		if ((i + 1) % PACE == 0 && rig_settle(r))
+		if ((i + 1) % pace == 0 && rig_settle(r))
 			return 1;
 	}
 	return rig_settle(r);
@@ -606,7 +697,7 @@ static int rig_check_delivery(struct rig *r)
 		poll(p, 2, 50);
 		rig_drain(r);
 	}
-	UT_ASSERT(!r->bad && !r->dups, "%s", r->why);
+	UT_ASSERT(!r->bad && !r->dups && !r->disorder, "%s", r->why);
 	UT_ASSERT(r->rx == r->expected, "received %llu of %llu datagrams",
 		  (unsigned long long)r->rx, (unsigned long long)r->expected);
 	/* The kernel's own count, in this namespace: every datagram it
@@ -633,6 +724,8 @@ static void tun_stats_total(struct rig *r, struct ucm_tun_stats *t)
 		t->err_ebadfd += q.err_ebadfd;
 		t->err_eagain += q.err_eagain;
 		t->err_other += q.err_other;
+		t->super += q.super;
+		t->super_segs += q.super_segs;
 	}
 }
 
@@ -973,6 +1066,98 @@ static int test_no_cap_net_admin(void)
 	return 0;
 }
 
+/* ---- coalescing (UCM_TUN_F_COALESCE with a holding cpumap) --------------- */
+
+static void print_super(const char *what, const struct ucm_tun_stats *t)
+{
+	fprintf(stderr, "# %s: %llu packets, %llu super-packets of %.1f on average, %llu writes in %llu submissions\n",
+		what, (unsigned long long)t->packets, (unsigned long long)t->super,
+		t->super ? (double)t->super_segs / t->super : 0.0,
+		(unsigned long long)(t->packets - t->super_segs + t->super),
+		(unsigned long long)t->submits);
+}
+
+/* A few flows of equal-sized datagrams, IPv4 and IPv6: they go as
+ * super-packets, and every datagram comes out once, intact, in its flow's
+ * order. */
+static int test_coalesce_flows(void)
+{
+	static const enum kind mix[] = { K_V4, K_V6 };	/* flow f: mix[f % 2] */
+	struct ucm_tun_stats t;
+	struct rig r;
+
+	if (rig_init(&r, "ucmtun11", NULL, UCM_TUN_F_COALESCE, 2, 0, 11))
+		return 1;
+	r.flows = 4;
+	r.plen = 100;
+	r.pace = 512;
+	if (rig_feed(&r, 0, 6000, mix, 2, true) || rig_check_delivery(&r))
+		return 1;
+	tun_stats_total(&r, &t);
+	print_super("coalesce", &t);
+	UT_ASSERT(t.packets == 6000 && !tun_errors(&t), "tun: %llu packets, %llu errors",
+		  (unsigned long long)t.packets, (unsigned long long)tun_errors(&t));
+	/* Hand-overs of up to 64 with 2 flows per worker: most datagrams
+	 * share a write. */
+	UT_ASSERT(t.super && t.super_segs >= t.packets / 2,
+		  "%llu of %llu datagrams in %llu super-packets",
+		  (unsigned long long)t.super_segs, (unsigned long long)t.packets,
+		  (unsigned long long)t.super);
+	return rig_fini(&r);
+}
+
+/* Spoiled checksums inside same-flow runs: never merged, so the kernel
+ * drops exactly those (InCsumErrors) and delivers their neighbours. */
+static int test_coalesce_bad_checksum(void)
+{
+	static const enum kind mix[] = { K_V4, K_V6 };
+	uint64_t csum0, csum;
+	struct ucm_tun_stats t;
+	struct rig r;
+
+	if (rig_init(&r, "ucmtun12", NULL, UCM_TUN_F_COALESCE, 2, 0, 12))
+		return 1;
+	r.flows = 2;
+	r.plen = 64;
+	r.pace = 512;
+	r.bad_every = 10;
+	csum0 = snmp_udp("InCsumErrors");
+	if (rig_feed(&r, 0, 4000, mix, 2, true) || rig_check_delivery(&r))
+		return 1;
+	csum = snmp_udp("InCsumErrors") - csum0;
+	tun_stats_total(&r, &t);
+	print_super("bad checksums", &t);
+	UT_ASSERT(csum == 400, "the kernel counted %llu bad checksums, we spoiled 400",
+		  (unsigned long long)csum);
+	UT_ASSERT(t.packets == 4000 && t.super, "%llu packets, %llu super-packets",
+		  (unsigned long long)t.packets, (unsigned long long)t.super);
+	return rig_fini(&r);
+}
+
+/* What must not merge goes through as it came: IPv4 options, fragments,
+ * IPv6 extension headers; and 64 flows of mixed sizes whose IPv4 IDs do
+ * not follow each other. */
+static int test_coalesce_unmergeable(void)
+{
+	static const enum kind mix[] = { K_V4_OPTS, K_V4_FRAG, K_V6_EXT, K_V4 };
+	struct ucm_tun_stats t;
+	struct rig r;
+
+	if (rig_init(&r, "ucmtun13", NULL, UCM_TUN_F_COALESCE, 2, 0, 13))
+		return 1;
+	r.pace = 512;
+	if (rig_feed(&r, 0, 2000, mix, 4, true) || rig_check_delivery(&r))
+		return 1;
+	tun_stats_total(&r, &t);
+	print_super("unmergeable", &t);
+	/* 500 fragmented datagrams are two frames each. */
+	UT_ASSERT(t.packets == 2500 && !tun_errors(&t), "tun: %llu packets, %llu errors",
+		  (unsigned long long)t.packets, (unsigned long long)tun_errors(&t));
+	UT_ASSERT(!t.super, "%llu super-packets from packets that may not merge",
+		  (unsigned long long)t.super);
+	return rig_fini(&r);
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_batched_v4_v6),
 	UT_CASE(test_no_batch_shared_queue),
@@ -985,6 +1170,9 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_attach_mismatch),
 	UT_CASE(test_kernel_named),
 	UT_CASE(test_no_cap_net_admin),
+	UT_CASE(test_coalesce_flows),
+	UT_CASE(test_coalesce_bad_checksum),
+	UT_CASE(test_coalesce_unmergeable),
 	{}
 };
 

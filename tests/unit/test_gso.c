@@ -176,6 +176,15 @@ static int test_order_around_a_loner(void)
 	return run(frag, 4, "0,1|2|3");
 }
 
+/* A loner of another flow (other ports) leaves the group open. */
+static int test_other_flows_loner(void)
+{
+	struct spec s[] = { A(.id = 1), A(.id = 2), B(.id = 5, .bad_csum = true), A(.id = 3),
+			    B(.id = 6, .frag = true), A(.id = 4) };
+
+	return run(s, 6, "0,1,3,5|2|4");
+}
+
 static int test_zero_checksum_alone(void)
 {
 	struct spec s[] = { A(.id = 1), A(.id = 2, .zero_csum = true), A(.id = 3), A(.id = 4) };
@@ -298,6 +307,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_short_last_closes),
 	UT_CASE(test_bad_checksum_alone),
 	UT_CASE(test_order_around_a_loner),
+	UT_CASE(test_other_flows_loner),
 	UT_CASE(test_zero_checksum_alone),
 	UT_CASE(test_not_mergeable),
 	UT_CASE(test_ipv4_ids),

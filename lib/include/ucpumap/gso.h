@@ -22,8 +22,9 @@
  * Groups keep each flow's order: a flow's next group starts after its
  * previous one closed, groups are written in the order of their first
  * datagram, and a packet that goes alone (a bad checksum, a fragment...)
- * closes the open groups of its addresses, so nothing of its flow that
- * came after it is written before it.
+ * closes the open group of its flow (a fragment without ports: every
+ * group of its addresses and protocol), so nothing of its flow that came
+ * after it is written before it.
  */
 #ifndef UCPUMAP_GSO_H
 #define UCPUMAP_GSO_H
@@ -47,6 +48,8 @@ extern "C" {
 #define UCM_GSO_MAX_SEGS	128
 /* IP total length (IPv4) / payload length (IPv6): 16 bits. */
 #define UCM_GSO_MAX_BYTES	65535
+/* A UDP header. */
+#define UCM_GSO_UDP_HLEN	8
 /* Packets one plan covers. */
 #define UCM_GSO_MAX_BATCH	256
 

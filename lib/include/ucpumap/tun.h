@@ -7,10 +7,12 @@
  * IFF_NO_PI | IFF_VNET_HDR, one non-blocking fd per queue. Worker w of a
  * cpumap whose sink is ucm_tun__sink() writes to queue w % nqueues. By
  * default each batch goes to the queue in one io_uring submission, one
- * IORING_OP_WRITEV per packet: the virtio_net header (zeroed: no offloads
- * yet) and the packet. In tun mode the Ethernet header and VLAN tags are
- * stripped and non-IP frames are dropped (counted as non_ip); in tap mode
- * frames go whole. The kernel runs its receive path inside each write, so
+ * write per packet: the virtio_net header (zeroed: no offloads) and the
+ * packet. With UCM_TUN_F_COALESCE, same-flow UDP datagrams of a batch go
+ * as one super-packet per write (an IORING_OP_WRITEV of the first datagram
+ * and the others' payloads, with a GSO_UDP_L4 virtio_net header). In tun
+ * mode the Ethernet header and VLAN tags are stripped and non-IP frames
+ * are dropped (counted as non_ip); in tap mode frames go whole. The kernel runs its receive path inside each write, so
  * the frames are done with when xmit returns and go back to their pools.
  *
  * Queue sharing: with more workers than queues, two workers write to the
@@ -40,8 +42,12 @@ extern "C" {
 
 /* One queue per worker at most: a cpumap has at most 64 workers. */
 #define UCM_TUN_MAX_QUEUES	UCM_CPUMAP_MAX_WORKERS
-/* Packets per io_uring submission; larger sink batches are split. */
-#define UCM_TUN_BATCH_MAX	64
+/* Packets per io_uring submission; larger sink batches are split. A
+ * held hand-over (UCM_CPUMAP_F_HOLD: at most 71) fits in one. */
+#define UCM_TUN_BATCH_MAX	128
+/* Buckets of the super-packet size histogram: 2, 3-4, 5-8, 9-16, 17-32,
+ * 33-64, 65-128 segments. */
+#define UCM_TUN_SEG_HIST	7
 
 enum ucm_tun_flags {
 	/* L2 tap: frames are written whole, Ethernet header included. */
@@ -49,6 +55,13 @@ enum ucm_tun_flags {
 	/* One write() per packet, built and written one at a time: the
 	 * "before" of the batched write (seed 002). */
 	UCM_TUN_F_NO_BATCH	= 1 << 1,
+	/* Our cpumap GRO (tun mode): same-flow UDP datagrams of a batch go
+	 * as one GSO_UDP_L4 super-packet per write, which the kernel's stack
+	 * takes as one packet until its socket layer cuts it back into the
+	 * datagrams that came (rules: ucpumap/gso.h). Pair it with
+	 * UCM_CPUMAP_F_HOLD, so batches are up to 64 packets, not 8. A tap
+	 * ignores it for now. */
+	UCM_TUN_F_COALESCE	= 1 << 2,
 };
 
 /*
@@ -91,6 +104,12 @@ struct ucm_tun_opts {
  * @err_ebadfd: writes refused with EBADFD: the device is gone
  * @err_eagain: writes refused with EAGAIN
  * @err_other: any other error, or a short write
+ * @super: UCM_TUN_F_COALESCE: super-packets the kernel accepted (writes of
+ *         two packets or more; they count in @packets as their packets)
+ * @super_segs: the packets in them; super_segs / super is the average
+ * @super_hist: @super by packets in each (buckets: UCM_TUN_SEG_HIST)
+ *
+ * Errors count writes; a refused super-packet drops all its packets.
  */
 struct ucm_tun_stats {
 	uint64_t packets;
@@ -101,6 +120,9 @@ struct ucm_tun_stats {
 	uint64_t err_ebadfd;
 	uint64_t err_eagain;
 	uint64_t err_other;
+	uint64_t super;
+	uint64_t super_segs;
+	uint64_t super_hist[UCM_TUN_SEG_HIST];
 };
 
 /**
