@@ -317,6 +317,10 @@ void udp_build(uint8_t *l3, size_t len, bool v6, const void *src, const void *ds
 	} else {
 		l3[0] = 0x45;
 		put16(l3 + 2, len);
+		/* DF, ID 0: what a connected UDP socket sends when path MTU
+		 * discovery is on; a flow's datagrams may then coalesce (the
+		 * kernel's GRO takes equal IDs only with DF). */
+		l3[6] = 0x40;
 		l3[8] = 64;
 		l3[9] = IPPROTO_UDP;
 		memcpy(l3 + 12, src, 4);

@@ -22,8 +22,8 @@ int parse_pow2(const char *s, unsigned long lo, unsigned long hi,
 int cpu_online_count(void);
 
 /* An IPv4 (20-byte header) or IPv6 header and a UDP header at @l3, for a
- * datagram of @len bytes from the IP header on: TTL/hop limit 64, a zeroed
- * payload, complete checksums. @src/@dst: 4 or 16 bytes, network order. */
+ * datagram of @len bytes from the IP header on: TTL/hop limit 64, IPv4 DF
+ * with ID 0, a zeroed payload, complete checksums. @src/@dst: 4 or 16 bytes, network order. */
 void udp_build(uint8_t *l3, size_t len, bool v6, const void *src, const void *dst,
 	       uint16_t sport, uint16_t dport);
 bool cpu_usable(int cpu);

@@ -57,6 +57,7 @@ struct cfg {
 	int rx_cpus[APP_MAX_CPUS];	/* RX thread i on rx_cpus[i % n_rx_cpus] */
 	int n_rx_cpus;
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
+	bool no_coalesce;
 	bool skb_mode;
 	bool reverse;			/* two-way: --two-way or --peer-mac */
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
@@ -67,6 +68,12 @@ struct cfg {
 	unsigned long frames, frame_size, rx_size, fill_size, qsize, mtu;
 	double interval, duration;
 };
+
+/* Our GRO, unless turned off: a tun only (a tap writes frames whole). */
+static bool coalescing(const struct cfg *c)
+{
+	return !c->no_coalesce && !c->tap;
+}
 
 struct rx_thread {
 	pthread_t thr;
@@ -139,6 +146,9 @@ static void usage(FILE *f)
 "                        two-way: and at most IFACE's MTU)\n"
 "  --no-recycle          workers release frames to the backing stack\n"
 "  --no-batch            one write() per packet into tun\n"
+"  --no-coalesce         each UDP datagram its own write into tun (default: a\n"
+"                        flow's datagrams go as one GSO super-packet, our GRO;\n"
+"                        a tap does not coalesce)\n"
 "  --no-direct-bulk      bulk returns never use the owner's cache\n"
 "  --pass                no workers: each RX thread writes to tun itself\n"
 "                        (the kernel's XDP_PASS, for comparison)\n"
@@ -209,7 +219,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	enum {
 		O_DEV = 256, O_TUN, O_QUEUES, O_CPUS, O_TAP, O_STEER, O_SYM, O_FIXED,
 		O_XDPMODE, O_COPY, O_ZC, O_BUSY, O_REPLACE, O_FRAMES, O_RXSIZE,
-		O_QSIZE, O_MTU, O_NORECYCLE, O_NOBATCH, O_NODIRECT, O_INTERVAL,
+		O_QSIZE, O_MTU, O_NORECYCLE, O_NOBATCH, O_NOCOALESCE, O_NODIRECT, O_INTERVAL,
 		O_JSON, O_DURATION, O_FILTER, O_FRAMESIZE, O_PASS, O_RXCPUS,
 		O_PEERMAC, O_TWOWAY,
 	};
@@ -233,6 +243,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		{ "mtu", required_argument, NULL, O_MTU },
 		{ "no-recycle", no_argument, NULL, O_NORECYCLE },
 		{ "no-batch", no_argument, NULL, O_NOBATCH },
+		{ "no-coalesce", no_argument, NULL, O_NOCOALESCE },
 		{ "no-direct-bulk", no_argument, NULL, O_NODIRECT },
 		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "stats-json", required_argument, NULL, O_JSON },
@@ -321,6 +332,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			break;
 		case O_NORECYCLE: c->no_recycle = true; break;
 		case O_NOBATCH: c->no_batch = true; break;
+		case O_NOCOALESCE: c->no_coalesce = true; break;
 		case O_NODIRECT: c->no_direct_bulk = true; break;
 		case O_INTERVAL:
 		case O_DURATION: {
@@ -590,6 +602,7 @@ struct totals {
 	uint64_t rx, bad_desc, steer_err, enq_processed, enq_drops, events;
 	uint64_t w_processed, w_drops, w_reason[UCM_DROP__MAX];
 	uint64_t tun_packets, tun_eio, tun_ebadfd, tun_eagain, tun_other, tun_non_ip;
+	uint64_t tun_super, tun_super_segs;
 	/* the way back */
 	uint64_t rev_read, rev_drop_bad, rev_err, txq_sent, txq_full, txq_dropped;
 	uint64_t txq_collected, tx, tx_drops, tx_completed, tx_direct, tx_bulks;
@@ -658,6 +671,8 @@ static void gather(struct daemon *d, struct totals *t)
 		t->tun_eagain += ts.err_eagain;
 		t->tun_other += ts.err_other;
 		t->tun_non_ip += ts.non_ip;
+		t->tun_super += ts.super;
+		t->tun_super_segs += ts.super_segs;
 		if (d->txq[w]) {
 			struct ucm_tun_rev_stats rs;
 			struct ucm_txq_stats qs;
@@ -754,6 +769,15 @@ static void print_stats(struct daemon *d, bool final)
 		       (unsigned long long)ts.non_ip, (unsigned long long)ts.err_eio,
 		       (unsigned long long)ts.err_ebadfd, (unsigned long long)ts.err_eagain,
 		       (unsigned long long)ts.err_other);
+		if (coalescing(&d->c))
+			printf("    coalesce: super-packets %llu of %.1f on average (2 %llu, 3-4 %llu, 5-8 %llu, 9-16 %llu, 17-32 %llu, 33-64 %llu, 65-128 %llu) | hand-overs %llu: ring empty %llu, 64 held %llu\n",
+			       (unsigned long long)ts.super,
+			       ts.super ? (double)ts.super_segs / ts.super : 0,
+			       (unsigned long long)ts.super_hist[0], (unsigned long long)ts.super_hist[1],
+			       (unsigned long long)ts.super_hist[2], (unsigned long long)ts.super_hist[3],
+			       (unsigned long long)ts.super_hist[4], (unsigned long long)ts.super_hist[5],
+			       (unsigned long long)ts.super_hist[6], (unsigned long long)ws.xmits,
+			       (unsigned long long)ws.flush_empty, (unsigned long long)ws.flush_full);
 		d->last_w[w][0] = ws.processed;
 		d->last_w[w][1] = ws.drops;
 		if (d->txq[w]) {
@@ -809,6 +833,8 @@ static void print_stats(struct daemon *d, bool final)
 		json_u64(&j, "tun_err_ebadfd", t.tun_ebadfd);
 		json_u64(&j, "tun_err_eagain", t.tun_eagain);
 		json_u64(&j, "tun_err_other", t.tun_other);
+		json_u64(&j, "tun_super", t.tun_super);
+		json_u64(&j, "tun_super_segs", t.tun_super_segs);
 		json_arr(&j, "queues");
 		for (q = 0; q < d->c.nqueues; q++) {
 			struct ucm_cpumap_producer *prod = atomic_load(&d->rx[q].prod);
@@ -865,6 +891,15 @@ static void print_stats(struct daemon *d, bool final)
 			json_u64(&j, "sched", ws.sched);
 			json_u64(&j, "tun_packets", ts.packets);
 			json_u64(&j, "tun_submits", ts.submits);
+			json_u64(&j, "xmits", ws.xmits);
+			json_u64(&j, "flush_empty", ws.flush_empty);
+			json_u64(&j, "flush_full", ws.flush_full);
+			json_u64(&j, "tun_super", ts.super);
+			json_u64(&j, "tun_super_segs", ts.super_segs);
+			json_arr(&j, "tun_super_hist");
+			for (int b = 0; b < UCM_TUN_SEG_HIST; b++)
+				json_u64(&j, NULL, ts.super_hist[b]);
+			json_arr_end(&j);
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);
@@ -1136,7 +1171,8 @@ int main(int argc, char **argv)
 	{
 		UCM_OPTS(ucm_tun_opts, to, .name = d.c.tun, .nqueues = d.c.ncpus,
 			 .flags = (d.c.tap ? UCM_TUN_F_TAP : 0) |
-				  (d.c.no_batch ? UCM_TUN_F_NO_BATCH : 0),
+				  (d.c.no_batch ? UCM_TUN_F_NO_BATCH : 0) |
+				  (coalescing(&d.c) ? UCM_TUN_F_COALESCE : 0),
 			 .mtu = d.c.mtu);
 
 		d.tun = ucm_tun__create(&to);
@@ -1153,7 +1189,9 @@ int main(int argc, char **argv)
 			 .sink = d.c.reverse ? ucm_tun__sink_duplex() : ucm_tun__sink(),
 			 .sink_ctx = d.tun,
 			 .flags = (d.c.no_recycle ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
-				  (d.c.pass ? UCM_CPUMAP_F_INLINE : 0));
+				  (d.c.pass ? UCM_CPUMAP_F_INLINE : 0) |
+				  /* a coalescing sink sees up to 64 at once */
+				  (coalescing(&d.c) ? UCM_CPUMAP_F_HOLD : 0));
 
 		d.map = ucm_cpumap__create(ucm_xsk__umem(d.xsk), &co);
 	}
@@ -1197,11 +1235,12 @@ int main(int argc, char **argv)
 		for (q = 0; q < d.c.ncpus; q++)
 			printf("%s%d", q ? "," : " ", d.c.cpus[q]);
 	}
-	printf(" -> %s %s; steering %s%s%s%s%s\n", d.c.tap ? "tap" : "tun", ucm_tun__name(d.tun),
+	printf(" -> %s %s; steering %s%s%s%s%s%s\n", d.c.tap ? "tap" : "tun", ucm_tun__name(d.tun),
 	       policy_names[d.c.steer.policy],
 	       d.c.steer.flags & UCM_STEER_F_SYMMETRIC ? " (symmetric)" : "",
 	       d.c.no_recycle ? ", recycling off" : "", d.c.no_batch ? ", no batching" : "",
-	       d.c.no_direct_bulk ? ", no direct bulk recycling" : "");
+	       d.c.no_direct_bulk ? ", no direct bulk recycling" : "",
+	       coalescing(&d.c) ? ", coalescing" : "");
 	fflush(stdout);
 
 	d.running = true;
