@@ -68,6 +68,10 @@ struct row {
 	const char *name;
 	enum row_kind kind;
 	const char *flag;		/* ucpumapd's extra flag */
+	/* ucpumapd rows: coalescing on (the others run --no-coalesce, the
+	 * design before it); the generator's flows (0: DEFAULT_FLOWS) */
+	bool coalesce;
+	int flows;
 	bool on;
 	const char *skipped;		/* why, when it did not run */
 	double dst[MAX_ROUNDS];		/* delivered, pps */
@@ -82,7 +86,19 @@ struct row {
 	/* two-way rows: the way back, pps; the share of completions that went
 	 * straight into the cache, per round */
 	double back_sent[MAX_ROUNDS], back_dst[MAX_ROUNDS], direct[MAX_ROUNDS];
+	/* coalescing rows: datagrams per super-packet, and their share of
+	 * what was written, per round */
+	double segs[MAX_ROUNDS], merged[MAX_ROUNDS];
+	bool have_segs;
 };
+
+/* The generator's flows, in turn. */
+#define DEFAULT_FLOWS	16
+/* Few flows: each one's share of a 64-packet hold is 16 datagrams. */
+#define FEW_FLOWS	4
+/* Many flows: more than a hold's 64, so no two packets of a hand-over are
+ * of one flow and nothing merges (the cost of trying). */
+#define MANY_FLOWS	1024
 
 static struct row rows[] = {
 	{ .name = "kernel-pass", .kind = K_KPASS, .flag = NULL },
@@ -90,6 +106,9 @@ static struct row rows[] = {
 	{ .name = "pass", .kind = K_DAEMON, .flag = "--pass" },
 	{ .name = "cpumap-no-recycle", .kind = K_DAEMON, .flag = "--no-recycle" },
 	{ .name = "cpumap", .kind = K_DAEMON, .flag = NULL },
+	{ .name = "cpumap-coalesce", .kind = K_DAEMON, .coalesce = true, .flows = FEW_FLOWS },
+	{ .name = "cpumap-coalesce-many-flows", .kind = K_DAEMON, .coalesce = true,
+	  .flows = MANY_FLOWS },
 	{ .name = "cpumap-no-batch", .kind = K_DAEMON, .flag = "--no-batch" },
 	{ .name = "tun-ceiling", .kind = K_TUN, .flag = NULL },
 	{ .name = "dpdk", .kind = K_DPDK, .flag = NULL },
@@ -557,14 +576,15 @@ static uint64_t nic_rx_now(void)
 
 /* ---- the generator ------------------------------------------------------- */
 
-static pid_t gen_start(const char *out)
+static pid_t gen_start(const char *out, int flows)
 {
-	char dur[32], rate[32], gen[600], port[16];
+	char dur[32], rate[32], gen[600], port[16], nflows[16];
 	char *argv[] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg.sink_ip, "--dst-mac", vd_mac,
-			 "--dst-port", port, "--flows", "16", "--cpu", "0",
+			 "--dst-port", port, "--flows", nflows, "--cpu", "0",
 			 "--duration", dur, "--rate", rate, NULL };
 
 	snprintf(gen, sizeof(gen), "%s/ucpumap-gen", cfg.bindir);
+	snprintf(nflows, sizeof(nflows), "%d", flows ? flows : DEFAULT_FLOWS);
 	snprintf(dur, sizeof(dur), "%g", cfg.seconds);
 	snprintf(rate, sizeof(rate), "%lu", cfg.rate);
 	snprintf(port, sizeof(port), "%lu", cfg.sink_port);
@@ -609,7 +629,7 @@ static int xdp_const_attach(int ifindex, int action)
 /* Offer traffic to whatever is on the interface now, for cfg.seconds; fills
  * @sent. On veth the generator runs now; with --dev it is already running
  * outside, and what the NIC received stands for what was sent. */
-static int run_traffic(const char *tag, double *sent)
+static int run_traffic(const char *tag, int flows, double *sent)
 {
 	char out[256];
 	pid_t g;
@@ -622,7 +642,7 @@ static int run_traffic(const char *tag, double *sent)
 		return stopping ? -1 : 0;
 	}
 	snprintf(out, sizeof(out), "%s/gen-%s", tmpdir, tag);
-	g = gen_start(out);
+	g = gen_start(out, flows);
 	if (g < 0 || reap(g, cfg.seconds + 10) != 0) {
 		fprintf(stderr, "datapath: %s: the generator failed:\n", tag);
 		sh("tail -3 %s >&2", out);
@@ -660,7 +680,7 @@ static int row_kernel(struct row *r, int round)
 	}
 	sleep_sec(0.2);
 	d0 = delivered_now();
-	rc = run_traffic(r->name, &r->sent[round]);
+	rc = run_traffic(r->name, r->flows, &r->sent[round]);
 	sleep_sec(0.3);
 	d1 = delivered_now();
 	if (pfd >= 0) {
@@ -806,6 +826,8 @@ static int row_daemon(struct row *r, int round)
 	}
 	if (r->flag)
 		argv[n++] = (char *)r->flag;
+	if (!r->coalesce)
+		argv[n++] = "--no-coalesce";
 	argv[n] = NULL;
 	l0 = delivered_now();
 	d = spawn(ns_dut, out, argv);
@@ -822,7 +844,7 @@ static int row_daemon(struct row *r, int round)
 		b0 = back_delivered_now();
 		back_started = !pthread_create(&back.thr, NULL, back_send_main, &back);
 	}
-	rc = run_traffic(r->name, &sent);
+	rc = run_traffic(r->name, r->flows, &sent);
 	if (back_started) {
 		atomic_store(&back.stop, 1);
 		pthread_join(back.thr, NULL);
@@ -871,6 +893,16 @@ static int row_daemon(struct row *r, int round)
 			continue;
 		r->pool[i] += sum;
 		r->have_pool = true;
+	}
+	if (r->coalesce) {
+		double super = 0, segs = 0, pkts = 0;
+
+		json_u64_field(last, "tun_super", &super);
+		json_u64_field(last, "tun_super_segs", &segs);
+		json_u64_field(last, "tun_packets", &pkts);
+		r->segs[round] = super > 0 ? segs / super : 0;
+		r->merged[round] = pkts > 0 ? segs / pkts : 0;
+		r->have_segs = true;
 	}
 	if (r->kind == K_TWOWAY) {
 		double done = 0, direct = 0;
@@ -940,7 +972,7 @@ static int row_tun(struct row *r, int round)
 		goto err_fd;
 	if (!cfg.dev) {
 		snprintf(out, sizeof(out), "%s/gen-%s", tmpdir, r->name);
-		g = gen_start(out);
+		g = gen_start(out, 0);
 		if (g < 0)
 			goto err_ring;
 	}
@@ -1026,7 +1058,7 @@ static int row_dpdk(struct row *r, int round)
 		return -1;
 	sleep_sec(0.5);
 	d0 = delivered_now();
-	rc = run_traffic(r->name, &sent);
+	rc = run_traffic(r->name, r->flows, &sent);
 	sleep_sec(0.2);
 	kill(d, SIGTERM);
 	if (reap(d, 10) != 0) {
@@ -1080,7 +1112,7 @@ static void print_gain_of(const char *a, const char *b, const char *note, int nr
 
 	if (!ra->on || !rb->on || ra->skipped || rb->skipped)
 		return;
-	printf("  %-8s vs %-24s", a, b);
+	printf("  %-26s vs %-24s", a, b);
 	for (int i = 0; i < nr; i++) {
 		const double *x = back ? ra->back_dst : ra->dst, *y = back ? rb->back_dst : rb->dst;
 
@@ -1104,7 +1136,7 @@ static void print_pool(void)
 		return;
 	printf("\nucpumapd's pools, all rounds (alloc: from the cache / refilled from the recycle "
 	       "ring / from the backing stack; return: into the cache / the ring / the stack):\n");
-	printf("  %-24s %12s %22s %12s %22s %12s\n", "row", "allocs", "cache/refill/stack %",
+	printf("  %-28s %12s %22s %12s %22s %12s\n", "row", "allocs", "cache/refill/stack %",
 	       "returns", "cache/ring/stack %", "ring full");
 	for (int i = 0; i < NROWS; i++) {
 		const double *p = rows[i].pool;
@@ -1112,7 +1144,7 @@ static void print_pool(void)
 
 		if (!rows[i].on || !rows[i].have_pool)
 			continue;
-		printf("  %-24s %12.0f %8.1f/%5.1f/%5.1f  %12.0f %8.1f/%5.1f/%5.1f  %12.0f\n",
+		printf("  %-28s %12.0f %8.1f/%5.1f/%5.1f  %12.0f %8.1f/%5.1f/%5.1f  %12.0f\n",
 		       rows[i].name, a, a ? 100 * p[0] / a : 0, a ? 100 * p[1] / a : 0,
 		       a ? 100 * p[2] / a : 0, f, f ? 100 * p[3] / f : 0, f ? 100 * p[4] / f : 0,
 		       f ? 100 * stack / f : 0, p[5]);
@@ -1135,7 +1167,7 @@ static void print_two_way(int nr)
 		return;
 	printf("\ntwo-way: forward as above, and the way back (DUT -> tun -> ucpumapd -> XSK TX -> "
 	       "generator namespace) at the same time\n");
-	printf("%-24s %22s %22s %22s %22s\n", "row", "forward dst rx", "back sent", "back dst rx",
+	printf("%-28s %22s %22s %22s %22s\n", "row", "forward dst rx", "back sent", "back dst rx",
 	       "completions direct");
 	for (int i = 0; i < NROWS; i++) {
 		struct row *r = &rows[i];
@@ -1144,7 +1176,7 @@ static void print_two_way(int nr)
 
 		if (!r->on || r->kind != K_TWOWAY || r->skipped)
 			continue;
-		printf("%-24s", r->name);
+		printf("%-28s", r->name);
 		print_stats_col(r->dst, nr, true);
 		print_stats_col(r->back_sent, nr, true);
 		print_stats_col(r->back_dst, nr, true);
@@ -1192,6 +1224,15 @@ static void write_chart(int nr)
 	unlink(dat);
 }
 
+/* One value per round. */
+static void json_runs(struct json *j, const char *key, const double *v, int nr)
+{
+	json_arr(j, key);
+	for (int k = 0; k < nr; k++)
+		json_num(j, NULL, v[k]);
+	json_arr_end(j);
+}
+
 static void write_json(int nr)
 {
 	FILE *f = fopen(cfg.json, "w");
@@ -1223,44 +1264,23 @@ static void write_json(int nr)
 			continue;
 		}
 		json_str(&j, "unit", "pps");
-		json_arr(&j, "runs");	/* delivered, pps */
-		for (int k = 0; k < nr; k++)
-			json_num(&j, NULL, r->dst[k]);
-		json_arr_end(&j);
-		json_arr(&j, "sent_packets");
-		for (int k = 0; k < nr; k++)
-			json_num(&j, NULL, r->sent[k]);
-		json_arr_end(&j);
-		if (r->have_src) {
-			json_arr(&j, "src_rx_pps");
-			for (int k = 0; k < nr; k++)
-				json_num(&j, NULL, r->src[k]);
-			json_arr_end(&j);
-		}
+		json_runs(&j, "runs", r->dst, nr);	/* delivered, pps */
+		json_runs(&j, "sent_packets", r->sent, nr);
+		if (r->have_src)
+			json_runs(&j, "src_rx_pps", r->src, nr);
 		if (r->have_daemon) {
-			json_arr(&j, "daemon_tun_packets");
-			for (int k = 0; k < nr; k++)
-				json_num(&j, NULL, r->daemon[k]);
-			json_arr_end(&j);
+			json_runs(&j, "daemon_tun_packets", r->daemon, nr);
 			json_str(&j, "count_window", cfg.dev ? "sigusr1-samples" : "daemon-life");
-			json_arr(&j, "kernel_delivered_same_window");
-			for (int k = 0; k < nr; k++)
-				json_num(&j, NULL, r->kernel_cmp[k]);
-			json_arr_end(&j);
+			json_runs(&j, "kernel_delivered_same_window", r->kernel_cmp, nr);
+		}
+		if (r->have_segs) {
+			json_runs(&j, "super_segs_avg", r->segs, nr);
+			json_runs(&j, "coalesced_share", r->merged, nr);
 		}
 		if (r->kind == K_TWOWAY) {
-			json_arr(&j, "back_sent_pps");
-			for (int k = 0; k < nr; k++)
-				json_num(&j, NULL, r->back_sent[k]);
-			json_arr_end(&j);
-			json_arr(&j, "back_runs");	/* the way back, delivered, pps */
-			for (int k = 0; k < nr; k++)
-				json_num(&j, NULL, r->back_dst[k]);
-			json_arr_end(&j);
-			json_arr(&j, "completions_direct_share");
-			for (int k = 0; k < nr; k++)
-				json_num(&j, NULL, r->direct[k]);
-			json_arr_end(&j);
+			json_runs(&j, "back_sent_pps", r->back_sent, nr);
+			json_runs(&j, "back_runs", r->back_dst, nr);	/* the way back, delivered, pps */
+			json_runs(&j, "completions_direct_share", r->direct, nr);
 		}
 		if (r->have_pool) {
 			json_obj(&j, "pool");	/* summed over the rounds */
@@ -1308,16 +1328,19 @@ static void usage(FILE *f)
 "Usage: ucpumap-bench datapath [options]\n"
 "\n"
 "The whole datapath on a veth pair between two namespaces: ucpumap-gen on CPU 0\n"
-"sends 64-byte UDP (16 flows) to a bound, never-read socket in the DUT\n"
-"namespace; each row forwards it its own way; delivered = Udp and Udp6\n"
+"sends 64-byte UDP (16 flows; the coalescing rows: 4 and 1024) to a bound,\n"
+"never-read socket in the DUT namespace; each row forwards it its own way; delivered = Udp and Udp6\n"
 "InDatagrams + RcvbufErrors at the sink. Rows run interleaved, round after\n"
 "round. Needs root.\n"
 "\n"
 "  --rounds N      rounds (default 5)\n"
 "  --seconds S     seconds per row and round (default 5)\n"
 "  --rows LIST     comma-separated rows (default all): kernel-pass, kernel-cpumap,\n"
-"                  pass, cpumap-no-recycle, cpumap, cpumap-no-batch, tun-ceiling, dpdk,\n"
-"                  two-way, two-way-no-direct-bulk (both directions at once: seed 003)\n"
+"                  pass, cpumap-no-recycle, cpumap, cpumap-coalesce (4 flows),\n"
+"                  cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch,\n"
+"                  tun-ceiling, dpdk, two-way, two-way-no-direct-bulk (both\n"
+"                  directions at once: seed 003); every ucpumapd row but the\n"
+"                  cpumap-coalesce ones runs --no-coalesce\n"
 "  --rate PPS      the generator's rate (default 0: as fast as it goes)\n"
 "  -6, --ipv6      IPv6 traffic (fd77::1 -> fd77::2) instead of IPv4\n"
 "  --cpus LIST     the workers' CPUs (ucpumapd, kernel cpumap, testpmd's\n"
@@ -1339,6 +1362,29 @@ static void usage(FILE *f)
 "  --busy-poll     ucpumapd's --busy-poll\n");
 }
 
+#define xstr(x) str(x)
+#define str(x) #x
+
+/* What coalescing made of the rows' traffic. */
+static void print_coalesce(int nr)
+{
+	bool any = false;
+
+	for (int i = 0; i < NROWS; i++) {
+		struct row *r = &rows[i];
+
+		if (!r->on || r->skipped || !r->have_segs)
+			continue;
+		if (!any)
+			printf("\ncoalescing (per round: datagrams per super-packet, share of datagrams in one):\n");
+		any = true;
+		printf("  %-28s %5d flows:", r->name, r->flows ? r->flows : DEFAULT_FLOWS);
+		for (int k = 0; k < nr; k++)
+			printf(" %.1f %.0f%%;", r->segs[k], 100 * r->merged[k]);
+		printf("\n");
+	}
+}
+
 static void print_tables(int nr)
 {
 	printf("\n%-24s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
@@ -1350,14 +1396,14 @@ static void print_tables(int nr)
 		if (!r->on)
 			continue;
 		if (r->skipped) {
-			printf("%-24s skipped: %s\n", r->name, r->skipped);
+			printf("%-28s skipped: %s\n", r->name, r->skipped);
 			continue;
 		}
 		for (int k = 0; k < nr; k++) {
 			sent[k] = r->sent[k] / cfg.seconds;
 			drops[k] = sent[k] - r->dst[k];
 		}
-		printf("%-24s", r->name);
+		printf("%-28s", r->name);
 		print_stats_col(sent, nr, true);
 		print_stats_col(r->src, nr, r->have_src);
 		print_stats_col(drops, nr, true);
@@ -1371,9 +1417,13 @@ static void print_tables(int nr)
 	print_gain("cpumap", "kernel-cpumap", "(target >= 1.0)", nr);
 	print_gain("cpumap", "tun-ceiling", "(target >= 0.9)", nr);
 	print_gain("cpumap", "dpdk", "(target >= 3.0)", nr);
+	print_gain("cpumap-coalesce", "cpumap", "(coalescing, " xstr(FEW_FLOWS) " flows)", nr);
+	print_gain("cpumap-coalesce", "kernel-cpumap", "(target >= 3.0)", nr);
+	print_gain("cpumap-coalesce-many-flows", "cpumap", "(target >= 0.95)", nr);
 	print_gain_of("two-way", "two-way-no-direct-bulk", "(seed 003, forward)", nr, false);
 	print_gain_of("two-way", "two-way-no-direct-bulk", "(seed 003, way back)", nr, true);
 	print_pool();
+	print_coalesce(nr);
 
 	printf("\nucpumapd's tun_packets against the kernel's count at the socket, both over %s:\n",
 	       cfg.dev ? "the timed run (SIGUSR1 samples)" : "ucpumapd's life");
@@ -1382,7 +1432,7 @@ static void print_tables(int nr)
 
 		if (!r->on || (r->kind != K_DAEMON && r->kind != K_TWOWAY))
 			continue;
-		printf("  %-24s", r->name);
+		printf("  %-28s", r->name);
 		if (!r->have_daemon) {
 			printf(" no statistics from ucpumapd\n");
 			continue;
