@@ -13,11 +13,11 @@
  * Ethernet and VLAN tags stripped; tap: the whole frame). One buffer
  * instead of two iovecs spares the kernel an iovec import per packet.
  * Coalescing (UCM_TUN_F_COALESCE, our cpumap GRO) plans the batch with
- * ucm_gso__plan() and writes each group of same-flow UDP datagrams as one
- * super-packet: the first datagram, its headers rewritten by
- * ucm_gso__build(), then the other datagrams' payloads, one
+ * ucm_gso__plan() and writes each group of same-flow UDP datagrams or TCP
+ * segments as one super-packet: the first packet, its headers rewritten by
+ * ucm_gso__build(), then the other packets' payloads, one
  * IORING_OP_WRITEV; the kernel takes it as one packet through its stack
- * and cuts it back into the datagrams at the socket. The batch is
+ * (a UDP socket without UDP_GRO gets the datagrams cut back out). The batch is
  * submitted with one
  * io_uring_submit_and_wait() and every completion is reaped before xmit()
  * returns: the worker returns the frames to their pools right after, so no
@@ -571,29 +571,30 @@ static __hot_inline char *pkt_buf(const struct ucm_tun *tun,
 	return data;
 }
 
-/* A group of the plan as one write: the first datagram whole, its headers
- * made the super-packet's, then each other datagram's UDP payload. */
+/* A group of the plan as one write: the first packet whole, its headers
+ * made the super-packet's, then each other packet's L4 payload. */
 static __hot_inline void super_build(struct tun_wstate *st, struct ucm_frame_hdr **frames,
-				     uint32_t head, struct tun_slot *sl, struct iovec *iov)
+				     uint32_t g, struct tun_slot *sl, struct iovec *iov)
 {
+	uint32_t head = st->plan.head[g];
 	struct ucm_frame_hdr *h = frames[head];
 	uint8_t *data = ucm_frame_data(h);
-	uint32_t hlen = h->pkt.l4_off - h->pkt.l3_off + UCM_GSO_UDP_HLEN;
+	uint32_t hlen = h->pkt.l4_off - h->pkt.l3_off + h->pkt.l4_hlen;
 	uint32_t payload = h->pkt.l3_len - hlen, k = 1;
 	int32_t j;
 
 	sl->bytes = h->pkt.l3_len;
 	for (j = st->plan.next[head]; j >= 0; j = st->plan.next[j]) {
 		struct ucm_frame_hdr *m = frames[j];
-		uint32_t mh = m->pkt.l4_off - m->pkt.l3_off + UCM_GSO_UDP_HLEN;
+		uint32_t mh = m->pkt.l4_off - m->pkt.l3_off + m->pkt.l4_hlen;
 
-		iov[k].iov_base = (uint8_t *)ucm_frame_data(m) + m->pkt.l4_off + UCM_GSO_UDP_HLEN;
+		iov[k].iov_base = (uint8_t *)ucm_frame_data(m) + m->pkt.l4_off + m->pkt.l4_hlen;
 		iov[k].iov_len = m->pkt.l3_len - mh;
 		payload += iov[k].iov_len;
 		sl->bytes += m->pkt.l3_len;
 		k++;
 	}
-	ucm_gso__build(&h->pkt, data, k, payload,
+	ucm_gso__build(&h->pkt, data, k, payload, st->plan.push[g],
 		       (struct virtio_net_hdr *)(data + h->pkt.l3_off - VNET_LEN));
 	iov[0].iov_base = data + h->pkt.l3_off - VNET_LEN;
 	iov[0].iov_len = VNET_LEN + h->pkt.l3_len;
@@ -630,7 +631,7 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 
 		i = coalesce ? st->plan.head[g] : g;
 		if (coalesce && st->plan.nseg[g] > 1) {
-			super_build(st, frames, i, sl, iov);
+			super_build(st, frames, g, sl, iov);
 		} else {
 			iov->iov_base = pkt_buf(tun, frames[i], &sl->len);
 			if (unlikely(!iov->iov_base)) {

@@ -29,6 +29,12 @@ struct spec {
 	uint16_t id;		/* IPv4 */
 	bool df, bad_csum, zero_csum, ip_opts, frag, v6_ext;
 	uint8_t ttl;		/* 0: 64 */
+	/* TCP instead of UDP: sequence number, flags (0: ACK), ACK number,
+	 * window (0: 500), and a timestamp option when tsval is set */
+	bool tcp, empty;	/* empty: no payload at all */
+	uint32_t seq, ack, tsval;
+	uint8_t tflags;
+	uint16_t win;
 };
 
 static void put16(uint8_t *p, uint16_t v)
@@ -42,8 +48,8 @@ static int build(int i, const struct spec *s)
 {
 	uint8_t *f = frame[i], *ip = f + 14, *u;
 	uint32_t l3h = s->v6 ? 40 + (s->v6_ext ? 8 : 0) : 20 + (s->ip_opts ? 4 : 0);
-	uint32_t ulen = 8 + s->payload, sum;
-	uint8_t ph[4] = { 0, 0, 0, 17 };
+	uint32_t hl4 = s->tcp ? 20 + (s->tsval ? 12 : 0) : 8, ulen = hl4 + s->payload, sum;
+	uint8_t ph[4] = { 0, s->tcp ? 6 : 17, ulen >> 8, ulen & 0xff };
 
 	memset(f, 0, FLEN);
 	memset(f, 2, 12);
@@ -51,12 +57,12 @@ static int build(int i, const struct spec *s)
 	if (s->v6) {
 		ip[0] = 0x60;
 		put16(ip + 4, ulen + (s->v6_ext ? 8 : 0));
-		ip[6] = s->v6_ext ? 60 : 17;	/* destination options, then UDP */
+		ip[6] = s->v6_ext ? 60 : s->tcp ? 6 : 17;	/* destination options, then L4 */
 		ip[7] = s->ttl ? s->ttl : 64;
 		ip[8] = 0x20, ip[23] = 1;
 		ip[24] = 0x20, ip[39] = 2;
 		if (s->v6_ext)
-			ip[40] = 17;	/* its next header; hdrlen 0: 8 bytes */
+			ip[40] = s->tcp ? 6 : 17;	/* its next header; hdrlen 0: 8 bytes */
 	} else {
 		ip[0] = s->ip_opts ? 0x46 : 0x45;
 		put16(ip + 2, l3h + ulen);
@@ -65,7 +71,7 @@ static int build(int i, const struct spec *s)
 		if (s->frag)
 			ip[6] |= 0x20;	/* MF */
 		ip[8] = s->ttl ? s->ttl : 64;
-		ip[9] = 17;
+		ip[9] = s->tcp ? 6 : 17;
 		ip[12] = 10, ip[15] = 1;
 		ip[16] = 10, ip[19] = 2;
 		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
@@ -73,15 +79,33 @@ static int build(int i, const struct spec *s)
 	u = ip + l3h;
 	put16(u, s->sport);
 	put16(u + 2, 9000);
-	put16(u + 4, ulen);
+	if (s->tcp) {
+		put16(u + 4, s->seq >> 16);
+		put16(u + 6, s->seq & 0xffff);
+		put16(u + 8, s->ack >> 16);
+		put16(u + 10, s->ack & 0xffff);
+		u[12] = (hl4 / 4) << 4;
+		u[13] = s->tflags ? s->tflags : 0x10;
+		put16(u + 14, s->win ? s->win : 500);
+		if (s->tsval) {
+			u[20] = 1, u[21] = 1, u[22] = 8, u[23] = 10;	/* NOP NOP TS */
+			put16(u + 24, s->tsval >> 16);
+			put16(u + 26, s->tsval & 0xffff);
+		}
+	} else {
+		put16(u + 4, ulen);
+	}
 	for (uint32_t k = 0; k < s->payload; k++)
-		u[8 + k] = (uint8_t)(i + k);
+		u[hl4 + k] = (uint8_t)(i + k);
 	if (!s->zero_csum) {
+		uint8_t *check = u + (s->tcp ? 16 : 6);
+
 		sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
-		sum = ucm_csum_add(sum, u + 4, 2);
 		sum = ucm_csum_add(sum, ph, 4);
 		sum = ucm_csum_fold(ucm_csum_add(sum, u, ulen));
-		put16(u + 6, (sum ? sum : 0xffff) ^ (s->bad_csum ? 0x0101 : 0));
+		if (!s->tcp && !sum)
+			sum = 0xffff;
+		put16(check, sum ^ (s->bad_csum ? 0x0101 : 0));
 	}
 	UT_ASSERT(ucm_pkt__parse(&pkt[i], f, 14 + l3h + ulen) == UCM_DROP_NONE, "frame %d", i);
 	pp[i] = &pkt[i];
@@ -124,12 +148,20 @@ static int run(const struct spec *s, int n, const char *want)
 /* A datagram of flow A or B, 18 payload bytes (64-byte frames) unless said. */
 static struct spec with_defaults(struct spec s)
 {
-	if (!s.payload)
+	if (s.empty)
+		s.payload = 0;
+	else if (!s.payload)
 		s.payload = 18;
 	return s;
 }
 #define A(...) with_defaults((struct spec){ .sport = 1000, __VA_ARGS__ })
 #define B(...) with_defaults((struct spec){ .sport = 2000, __VA_ARGS__ })
+/* TCP segments of flow T: 100-byte payloads, DF, IDs counting up; the
+ * arguments override these defaults. */
+#pragma GCC diagnostic ignored "-Woverride-init"
+#define T(sq, ...) with_defaults((struct spec){ .sport = 3000, .tcp = true, .payload = 100, \
+					.df = true, .id = (uint16_t)(sq / 100), .seq = (sq), \
+					.ack = 777, __VA_ARGS__ })
 
 static int test_one_flow(void)
 {
@@ -264,7 +296,7 @@ static int test_build(void)
 
 		if (run(s, 3, "0,1,2"))
 			return 1;
-		ucm_gso__build(&pkt[0], frame[0], 3, total, &vh);
+		ucm_gso__build(&pkt[0], frame[0], 3, total, false, &vh);
 		UT_ASSERT(vh.flags == VIRTIO_NET_HDR_F_NEEDS_CSUM &&
 			  vh.gso_type == VIRTIO_NET_HDR_GSO_UDP_L4 && vh.gso_size == 18 &&
 			  vh.hdr_len == l3h + 8 && vh.csum_start == l3h && vh.csum_offset == 6,
@@ -289,8 +321,105 @@ static int test_build(void)
 
 		if (run(one, 1, "0"))
 			return 1;
-		ucm_gso__build(&pkt[0], frame[0], 1, 18, &vh);
+		ucm_gso__build(&pkt[0], frame[0], 1, 18, false, &vh);
 		UT_ASSERT(!vh.flags && !vh.gso_type, "a group of 1 got offloads");
+	}
+	return 0;
+}
+
+/* ---- TCP --------------------------------------------------------------------- */
+
+static int test_tcp_stream(void)
+{
+	struct spec s[] = { T(1000), T(1100), T(1200), T(1300) };
+
+	return run(s, 4, "0,1,2,3");
+}
+
+/* A gap, a retransmission, a different ACK, window or timestamp: a new
+ * group (the next may start one). */
+static int test_tcp_breaks(void)
+{
+	struct spec gap[] = { T(1000), T(1100), T(1300), T(1400) };
+	struct spec back[] = { T(1000), T(1100), T(1100), T(1200) };
+	struct spec ack[] = { T(1000), T(1100), T(1200, .ack = 900), T(1300, .ack = 900) };
+	struct spec win[] = { T(1000), T(1100, .win = 200), T(1200, .win = 200) };
+	struct spec ts[] = { T(1000, .tsval = 5), T(1100, .tsval = 5), T(1200, .tsval = 6),
+			     T(1300, .tsval = 6) };
+
+	if (run(gap, 4, "0,1|2,3") || run(back, 4, "0,1|2,3") || run(ack, 4, "0,1|2,3"))
+		return 1;
+	return run(win, 3, "0|1,2") || run(ts, 4, "0,1|2,3");
+}
+
+/* PSH ends a group (and does not start one); a shorter segment ends it. */
+static int test_tcp_push_and_short(void)
+{
+	struct spec psh[] = { T(1000), T(1100), T(1200, .tflags = 0x18), T(1300), T(1400) };
+	struct spec first[] = { T(1000, .tflags = 0x18), T(1100), T(1200) };
+	struct spec shortl[] = { T(1000), T(1100, .payload = 40), T(1140) };
+
+	if (run(psh, 5, "0,1,2|3,4") || run(first, 3, "0|1,2"))
+		return 1;
+	UT_ASSERT(plan.push[0] && !plan.push[1], "push flags %d %d", plan.push[0], plan.push[1]);
+	return run(shortl, 3, "0,1|2");
+}
+
+/* SYN, FIN, RST, URG, CWR, a pure ACK and a bad checksum go alone and
+ * close their flow's group; another flow's do not. */
+static int test_tcp_alone(void)
+{
+	struct spec fin[] = { T(1000), T(1100), T(1200, .tflags = 0x11), T(1300), T(1400) };
+	struct spec ack0[] = { T(1000), T(1100), T(1200, .empty = true), T(1200), T(1300) };
+	struct spec bad[] = { T(1000), T(1100), T(1200, .bad_csum = true), T(1300), T(1400) };
+	struct spec other[] = { T(1000), T(1100), B(.id = 1, .bad_csum = true), T(1200) };
+	const uint8_t flags[] = { 0x12, 0x14, 0x30, 0x90 };	/* SYN RST URG CWR */
+
+	if (run(fin, 5, "0,1|2|3,4") || run(ack0, 5, "0,1|2|3,4") || run(bad, 5, "0,1|2|3,4"))
+		return 1;
+	if (run(other, 4, "0,1,3|2"))
+		return 1;
+	for (int f = 0; f < 4; f++) {
+		struct spec s[] = { T(1000), T(1100), T(1200, .tflags = flags[f]), T(1300) };
+
+		if (run(s, 4, "0,1|2|3"))
+			return 1;
+	}
+	return 0;
+}
+
+/* The super-segment's headers: lengths, PSH from the last, the
+ * pseudo-header sum in the TCP check field, the vnet header. */
+static int test_tcp_build(void)
+{
+	for (int v6 = 0; v6 < 2; v6++) {
+		struct spec s[] = { T(1000, .v6 = v6, .tsval = 9), T(1100, .v6 = v6, .tsval = 9),
+				    T(1200, .v6 = v6, .tsval = 9, .tflags = 0x18) };
+		struct virtio_net_hdr vh;
+		uint32_t l3h = v6 ? 40 : 20, l4len = 32 + 300, sum;
+		uint8_t *ip = frame[0] + 14, *t = ip + l3h;
+		uint8_t ph[4] = { 0, 6, l4len >> 8, l4len & 0xff };
+
+		if (run(s, 3, "0,1,2"))
+			return 1;
+		ucm_gso__build(&pkt[0], frame[0], 3, 300, plan.push[0], &vh);
+		UT_ASSERT(vh.flags == VIRTIO_NET_HDR_F_NEEDS_CSUM &&
+			  vh.gso_type == (v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4) &&
+			  vh.gso_size == 100 && vh.hdr_len == l3h + 32 && vh.csum_start == l3h &&
+			  vh.csum_offset == 16,
+			  "v6 %d: vnet header %u %u %u %u %u %u", v6, vh.flags, vh.gso_type,
+			  vh.gso_size, vh.hdr_len, vh.csum_start, vh.csum_offset);
+		UT_ASSERT(t[13] == 0x18, "flags 0x%x: the last segment's PSH", t[13]);
+		if (v6) {
+			UT_ASSERT((uint32_t)((ip[4] << 8) | ip[5]) == l4len, "payload length");
+		} else {
+			UT_ASSERT((uint32_t)((ip[2] << 8) | ip[3]) == 20 + l4len, "total length");
+			UT_ASSERT(ucm_csum_fold(ucm_csum_add(0, ip, 20)) == 0, "IP header checksum");
+		}
+		sum = ucm_csum_add(0, v6 ? ip + 8 : ip + 12, v6 ? 32 : 8);
+		sum = ucm_csum_add(sum, ph, 4);
+		UT_ASSERT(((t[16] << 8) | t[17]) == (uint16_t)~ucm_csum_fold(sum),
+			  "TCP check field: not the pseudo-header sum");
 	}
 	return 0;
 }
@@ -315,6 +444,11 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_128_segments),
 	UT_CASE(test_64k),
 	UT_CASE(test_build),
+	UT_CASE(test_tcp_stream),
+	UT_CASE(test_tcp_breaks),
+	UT_CASE(test_tcp_push_and_short),
+	UT_CASE(test_tcp_alone),
+	UT_CASE(test_tcp_build),
 	UT_CASE(test_too_many),
 	{}
 };

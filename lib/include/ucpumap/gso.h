@@ -1,34 +1,45 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * ucm_gso: coalescing same-flow UDP datagrams into one GSO_UDP_L4
- * super-packet for a tun write (our cpumap GRO; issue 6). This is the
- * planning half: which packets of a batch may merge, and the headers of
- * the super-packet. The sink's write path uses it.
+ * ucm_gso: coalescing same-flow UDP datagrams and TCP segments into one
+ * GSO super-packet (GSO_UDP_L4, GSO_TCPV4, GSO_TCPV6) for a tun write (our
+ * cpumap GRO; issue 6). This is the planning half: which packets of a
+ * batch may merge, and the headers of the super-packet. The tun sink's
+ * write path (UCM_TUN_F_COALESCE) uses it.
  *
- * The merge rules follow the kernel's UDP GRO, so that the datagrams the
- * kernel cuts back out of a super-packet are the ones that arrived:
- *   - UDP over IPv4 without options or fragmentation, or over IPv6 without
+ * The merge rules follow the kernel's GRO, so that what the kernel's stack
+ * sees (and, when it cuts a super-packet back up, what it cuts out) is
+ * what arrived. For both protocols:
+ *   - over IPv4 without options or fragmentation, or over IPv6 without
  *     extension headers;
  *   - same addresses, ports, TTL/hop limit, TOS/traffic class (and IPv6
  *     flow label);
- *   - a verified, non-zero UDP checksum: a datagram whose checksum is wrong
- *     (or absent) is never merged, and goes through alone as it came, so
- *     the kernel drops it as it would have;
+ *   - a verified L4 checksum (for UDP also non-zero): a packet whose
+ *     checksum is wrong is never merged, and goes through alone as it
+ *     came, so the kernel drops it as it would have;
+ *   - a payload (an empty packet, such as a TCP pure ACK, goes alone);
  *   - equal payload sizes, but a shorter last one, which closes the group;
  *   - IPv4 IDs counting up by one, or equal with DF set on all (what the
- *     kernel's segmentation gives back: incrementing IDs; for DF, the kernel
- *     does not care);
- *   - at most UCM_GSO_MAX_SEGS datagrams and UCM_GSO_MAX_BYTES of IP packet.
+ *     kernel's segmentation gives back: incrementing IDs; for DF, the
+ *     kernel does not care);
+ *   - at most UCM_GSO_MAX_SEGS packets and UCM_GSO_MAX_BYTES of IP packet.
+ * TCP also (tcp_gro_receive()'s tests):
+ *   - the sequence number continues the group's last segment exactly;
+ *   - the same ACK number, window, header length and options (so the same
+ *     timestamps), and the same flags but PSH;
+ *   - no SYN, FIN, RST, URG or CWR: such a segment goes alone;
+ *   - PSH only on the last: a PSH segment joins a group and closes it, and
+ *     the super-packet carries PSH.
  * Groups keep each flow's order: a flow's next group starts after its
  * previous one closed, groups are written in the order of their first
- * datagram, and a packet that goes alone (a bad checksum, a fragment...)
- * closes the open group of its flow (a fragment without ports: every
- * group of its addresses and protocol), so nothing of its flow that came
- * after it is written before it.
+ * packet, and a packet that goes alone (a bad checksum, a fragment, a pure
+ * ACK...) closes the open group of its flow (a fragment without ports:
+ * every group of its addresses and protocol), so nothing of its flow that
+ * came after it is written before it.
  */
 #ifndef UCPUMAP_GSO_H
 #define UCPUMAP_GSO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/virtio_net.h>
 #include "ucpumap/api.h"
@@ -55,15 +66,17 @@ extern "C" {
 
 /**
  * struct ucm_gso_plan - the groups of a batch, in write order
- * @ngroups: groups (a datagram that merges with nothing is a group of 1)
+ * @ngroups: groups (a packet that merges with nothing is a group of 1)
  * @head: each group's first packet (an index into the batch)
  * @nseg: each group's packet count
+ * @push: TCP: each group's last segment carries PSH
  * @next: for each packet, the next one of its group, or -1
  */
 struct ucm_gso_plan {
 	uint32_t ngroups;
 	uint16_t head[UCM_GSO_MAX_BATCH];
 	uint16_t nseg[UCM_GSO_MAX_BATCH];
+	bool push[UCM_GSO_MAX_BATCH];
 	int16_t next[UCM_GSO_MAX_BATCH];
 };
 
@@ -80,19 +93,20 @@ UCM_API int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *cons
 			  uint32_t n, struct ucm_gso_plan *plan);
 
 /**
- * ucm_gso__build() - turn a group's first datagram into its super-packet's
+ * ucm_gso__build() - turn a group's first packet into its super-packet's
  * headers
- * @pkt, @data: the group's first packet (its IP and UDP headers are
- *              rewritten in place: lengths, IPv4 header checksum, and the
- *              UDP check field to the pseudo-header sum the kernel
+ * @pkt, @data: the group's first packet (its IP and L4 headers are
+ *              rewritten in place: lengths, IPv4 header checksum, TCP PSH,
+ *              and the L4 check field to the pseudo-header sum the kernel
  *              completes)
- * @nseg: datagrams in the group; @payload: their UDP payload bytes in all
+ * @nseg: packets in the group; @payload: their L4 payload bytes in all
+ * @push: TCP: the group's last segment has PSH (plan->push)
  * @vh: the virtio_net header to write before the IP header
  *
  * For a group of 1 nothing is rewritten and @vh is zeroed.
  */
 UCM_API void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
-			    uint32_t payload, struct virtio_net_hdr *vh);
+			    uint32_t payload, bool push, struct virtio_net_hdr *vh);
 
 #ifdef __cplusplus
 }

@@ -8,9 +8,9 @@
  * cpumap whose sink is ucm_tun__sink() writes to queue w % nqueues. By
  * default each batch goes to the queue in one io_uring submission, one
  * write per packet: the virtio_net header (zeroed: no offloads) and the
- * packet. With UCM_TUN_F_COALESCE, same-flow UDP datagrams of a batch go
- * as one super-packet per write (an IORING_OP_WRITEV of the first datagram
- * and the others' payloads, with a GSO_UDP_L4 virtio_net header). In tun
+ * packet. With UCM_TUN_F_COALESCE, same-flow UDP datagrams or TCP segments
+ * of a batch go as one super-packet per write (an IORING_OP_WRITEV of the
+ * first packet and the others' payloads, with a GSO virtio_net header). In tun
  * mode the Ethernet header and VLAN tags are stripped and non-IP frames
  * are dropped (counted as non_ip); in tap mode frames go whole. The kernel runs its receive path inside each write, so
  * the frames are done with when xmit returns and go back to their pools.
@@ -55,10 +55,11 @@ enum ucm_tun_flags {
 	/* One write() per packet, built and written one at a time: the
 	 * "before" of the batched write (seed 002). */
 	UCM_TUN_F_NO_BATCH	= 1 << 1,
-	/* Our cpumap GRO (tun mode): same-flow UDP datagrams of a batch go
-	 * as one GSO_UDP_L4 super-packet per write, which the kernel's stack
-	 * takes as one packet until its socket layer cuts it back into the
-	 * datagrams that came (rules: ucpumap/gso.h). Pair it with
+	/* Our cpumap GRO (tun mode): same-flow UDP datagrams or TCP
+	 * segments of a batch go as one GSO super-packet per write, which
+	 * the kernel's stack takes as one packet (a UDP socket without
+	 * UDP_GRO gets the datagrams cut back out; TCP takes the whole
+	 * run; rules: ucpumap/gso.h). Pair it with
 	 * UCM_CPUMAP_F_HOLD, so batches are up to 64 packets, not 8. A tap
 	 * ignores it for now. */
 	UCM_TUN_F_COALESCE	= 1 << 2,
