@@ -117,11 +117,12 @@ double now_sec(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-double cpu_steal_sec(int cpu)
+/* @cpu's line of /proc/stat: user nice system idle iowait irq softirq
+ * steal, in clock ticks. */
+static int cpu_stat(int cpu, unsigned long long v[8])
 {
-	unsigned long long v[8];
 	char name[32], want[32];
-	double ret = -1;
+	int ret = -1;
 	FILE *f = fopen("/proc/stat", "r");
 
 	if (!f)
@@ -131,12 +132,31 @@ double cpu_steal_sec(int cpu)
 		      name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
 		      &v[7]) == 9) {
 		if (!strcmp(name, want)) {
-			ret = (double)v[7] / sysconf(_SC_CLK_TCK);
+			ret = 0;
 			break;
 		}
 	}
 	fclose(f);
 	return ret;
+}
+
+double cpu_steal_sec(int cpu)
+{
+	unsigned long long v[8];
+
+	return cpu_stat(cpu, v) ? -1 : (double)v[7] / sysconf(_SC_CLK_TCK);
+}
+
+int cpu_busy_sec(int cpu, double *busy, double *all)
+{
+	unsigned long long v[8];
+	double tck = sysconf(_SC_CLK_TCK);
+
+	if (cpu_stat(cpu, v))
+		return -1;
+	*busy = (v[0] + v[1] + v[2] + v[5] + v[6]) / tck;
+	*all = (v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7]) / tck;
+	return 0;
 }
 
 void sleep_sec(double s)

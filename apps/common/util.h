@@ -32,6 +32,9 @@ double now_sec(void);
 /* Time the hypervisor took from @cpu since boot, in seconds (the steal
  * column of /proc/stat); -1 when unknown. */
 double cpu_steal_sec(int cpu);
+/* @cpu's time since boot, seconds: working (user, system, interrupts) and
+ * in all (idle and steal included). 0, or -1 when unknown. */
+int cpu_busy_sec(int cpu, double *busy, double *all);
 void sleep_sec(double s);
 
 static inline void cpu_relax(void)

@@ -59,10 +59,11 @@ static const char *const pool_keys[] = {
 };
 #define NPOOL ((int)(sizeof(pool_keys) / sizeof(pool_keys[0])))
 
-enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY };
+enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP };
 
 #define BACK_PORT	9001	/* the way back's sink, in the generator's namespace */
 #define BACK_BATCH	64	/* the way back's sender: datagrams per sendmmsg() */
+#define TCP_PORT	5201	/* the TCP rows' iperf3 */
 
 struct row {
 	const char *name;
@@ -90,6 +91,11 @@ struct row {
 	 * what was written, per round */
 	double segs[MAX_ROUNDS], merged[MAX_ROUNDS];
 	bool have_segs;
+	/* ucpumapd rows: the first worker CPU's working share during the
+	 * timed run, everything on it (what a rate cost, where the rate is
+	 * bound elsewhere) */
+	double busy[MAX_ROUNDS];
+	bool have_busy;
 };
 
 /* The generator's flows, in turn. */
@@ -114,6 +120,9 @@ static struct row rows[] = {
 	{ .name = "dpdk", .kind = K_DPDK, .flag = NULL },
 	{ .name = "two-way", .kind = K_TWOWAY, .flag = NULL },
 	{ .name = "two-way-no-direct-bulk", .kind = K_TWOWAY, .flag = "--no-direct-bulk" },
+	/* one iperf3 TCP stream through ucpumapd; dst is bit/s */
+	{ .name = "tcp", .kind = K_TCP },
+	{ .name = "tcp-coalesce", .kind = K_TCP, .coalesce = true },
 };
 #define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
 
@@ -789,6 +798,53 @@ static double daemon_sample(pid_t d, const char *js, double *kern)
 	return -1;
 }
 
+/* One iperf3 TCP stream from the generator's namespace (CPU 0) to the
+ * sink address, for cfg.seconds: its receiver's rate, bit/s, in @bps. */
+static int run_tcp(const char *tag, double *bps)
+{
+	char sout[256], cout[256], port[16], secs[32], line[512];
+	char *server[] = { "iperf3", "-s", "-1", "-B", (char *)cfg.sink_ip, "-p", port, NULL };
+	char *client[] = { "iperf3", "-c", (char *)cfg.sink_ip, "-p", port, "-t", secs, "-A", "0",
+			   "-J", NULL };
+	bool in_end = false;
+	pid_t s, c;
+	FILE *f;
+	int rc;
+
+	snprintf(port, sizeof(port), "%d", TCP_PORT);
+	snprintf(secs, sizeof(secs), "%g", cfg.seconds);
+	snprintf(sout, sizeof(sout), "%s/iperf3-s-%s", tmpdir, tag);
+	snprintf(cout, sizeof(cout), "%s/iperf3-c-%s", tmpdir, tag);
+	*bps = 0;
+	s = spawn(ns_dut, sout, server);
+	if (s < 0)
+		return -1;
+	sleep_sec(0.3);		/* listening */
+	c = spawn(ns_gen, cout, client);
+	rc = c < 0 ? -1 : reap(c, cfg.seconds + 15);
+	if (reap(s, 5) != 0)
+		rc = rc ?: -1;
+	if (rc) {
+		fprintf(stderr, "datapath: %s: iperf3 failed:\n", tag);
+		sh("tail -3 %s %s >&2", cout, sout);
+		return -1;
+	}
+	/* The receiver's figure: "sum_received" of the "end" object. */
+	f = fopen(cout, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "\"sum_received\""))
+			in_end = true;
+		if (in_end && strstr(line, "\"bits_per_second\"")) {
+			*bps = strtod(strchr(line, ':') + 1, NULL);
+			break;
+		}
+	}
+	fclose(f);
+	return *bps > 0 ? 0 : -1;
+}
+
 static int row_daemon(struct row *r, int round)
 {
 	char out[256], js[256], bin[600], line[16384], last[16384] = "";
@@ -796,8 +852,9 @@ static int row_daemon(struct row *r, int round)
 	int n = 0, rc;
 	uint64_t l0, d0, d1, b0 = 0;
 	double sent = 0, v, a_tun = -1, b_tun = -1, a_kern = 0, b_kern = 0;
+	double busy0 = 0, all0 = 0, busy1, all1;
 	struct back_sender back = {};
-	bool back_started = false;
+	bool back_started = false, have_b0;
 	pid_t d;
 	FILE *f;
 
@@ -844,7 +901,15 @@ static int row_daemon(struct row *r, int round)
 		b0 = back_delivered_now();
 		back_started = !pthread_create(&back.thr, NULL, back_send_main, &back);
 	}
-	rc = run_traffic(r->name, r->flows, &sent);
+	have_b0 = !cpu_busy_sec(cfg.wcpu[0], &busy0, &all0);
+	if (r->kind == K_TCP)
+		rc = run_tcp(r->name, &r->dst[round]);
+	else
+		rc = run_traffic(r->name, r->flows, &sent);
+	if (have_b0 && !cpu_busy_sec(cfg.wcpu[0], &busy1, &all1) && all1 > all0) {
+		r->busy[round] = (busy1 - busy0) / (all1 - all0);
+		r->have_busy = true;
+	}
 	if (back_started) {
 		atomic_store(&back.stop, 1);
 		pthread_join(back.thr, NULL);
@@ -865,7 +930,8 @@ static int row_daemon(struct row *r, int round)
 	}
 	d1 = delivered_now();
 	r->sent[round] = sent;
-	r->dst[round] = (d1 - d0) / cfg.seconds;
+	if (r->kind != K_TCP)
+		r->dst[round] = (d1 - d0) / cfg.seconds;
 	if (!cfg.dev)
 		r->kernel_cmp[round] = d1 - l0;
 	f = fopen(js, "r");
@@ -878,7 +944,7 @@ static int row_daemon(struct row *r, int round)
 		r->daemon[round] = b_tun - a_tun;
 		r->kernel_cmp[round] = b_kern - a_kern;
 		r->have_daemon = true;
-	} else if (!cfg.dev && !json_u64_field(last, "tun_packets", &v)) {
+	} else if (!cfg.dev && r->kind != K_TCP && !json_u64_field(last, "tun_packets", &v)) {
 		r->daemon[round] = v;
 		r->have_daemon = true;
 	}
@@ -1263,7 +1329,7 @@ static void write_json(int nr)
 			json_obj_end(&j);
 			continue;
 		}
-		json_str(&j, "unit", "pps");
+		json_str(&j, "unit", r->kind == K_TCP ? "bit/s" : "pps");
 		json_runs(&j, "runs", r->dst, nr);	/* delivered, pps */
 		json_runs(&j, "sent_packets", r->sent, nr);
 		if (r->have_src)
@@ -1273,6 +1339,8 @@ static void write_json(int nr)
 			json_str(&j, "count_window", cfg.dev ? "sigusr1-samples" : "daemon-life");
 			json_runs(&j, "kernel_delivered_same_window", r->kernel_cmp, nr);
 		}
+		if (r->have_busy)
+			json_runs(&j, "worker_cpu_busy", r->busy, nr);
 		if (r->have_segs) {
 			json_runs(&j, "super_segs_avg", r->segs, nr);
 			json_runs(&j, "coalesced_share", r->merged, nr);
@@ -1339,8 +1407,9 @@ static void usage(FILE *f)
 "                  pass, cpumap-no-recycle, cpumap, cpumap-coalesce (4 flows),\n"
 "                  cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch,\n"
 "                  tun-ceiling, dpdk, two-way, two-way-no-direct-bulk (both\n"
-"                  directions at once: seed 003); every ucpumapd row but the\n"
-"                  cpumap-coalesce ones runs --no-coalesce\n"
+"                  directions at once: seed 003), tcp, tcp-coalesce (one iperf3\n"
+"                  TCP stream, Gbit/s); every ucpumapd row but the *-coalesce\n"
+"                  ones runs --no-coalesce\n"
 "  --rate PPS      the generator's rate (default 0: as fast as it goes)\n"
 "  -6, --ipv6      IPv6 traffic (fd77::1 -> fd77::2) instead of IPv4\n"
 "  --cpus LIST     the workers' CPUs (ucpumapd, kernel cpumap, testpmd's\n"
@@ -1362,6 +1431,38 @@ static void usage(FILE *f)
 "  --busy-poll     ucpumapd's --busy-poll\n");
 }
 
+/* The TCP rows: the receiver's rate, Gbit/s. */
+static void print_tcp(int nr)
+{
+	bool any = false;
+
+	for (int i = 0; i < NROWS; i++) {
+		struct row *r = &rows[i];
+		double g[MAX_ROUNDS], b[MAX_ROUNDS];
+
+		if (!r->on || r->kind != K_TCP)
+			continue;
+		if (!any)
+			printf("\n%-28s %22s %22s   (one iperf3 stream, Gbit/s; the first worker\n"
+			       "%-28s %22s %22s    CPU's busy share, all its work: median (min-max))\n",
+			       "row", "received", "CPU busy %", "", "", "");
+		any = true;
+		if (r->skipped) {
+			printf("%-28s skipped: %s\n", r->name, r->skipped);
+			continue;
+		}
+		/* print_stats_col shows millions */
+		for (int k = 0; k < nr; k++) {
+			g[k] = r->dst[k] * 1e6 / 1e9;
+			b[k] = r->busy[k] * 1e6 * 100;
+		}
+		printf("%-28s", r->name);
+		print_stats_col(g, nr, true);
+		print_stats_col(b, nr, r->have_busy);
+		printf("\n");
+	}
+}
+
 #define xstr(x) str(x)
 #define str(x) #x
 
@@ -1378,23 +1479,38 @@ static void print_coalesce(int nr)
 		if (!any)
 			printf("\ncoalescing (per round: datagrams per super-packet, share of datagrams in one):\n");
 		any = true;
-		printf("  %-28s %5d flows:", r->name, r->flows ? r->flows : DEFAULT_FLOWS);
+		if (r->kind == K_TCP)
+			printf("  %-28s  1 stream:", r->name);
+		else
+			printf("  %-28s %5d flows:", r->name, r->flows ? r->flows : DEFAULT_FLOWS);
 		for (int k = 0; k < nr; k++)
 			printf(" %.1f %.0f%%;", r->segs[k], 100 * r->merged[k]);
+		if (r->have_busy) {
+			printf(" worker CPU busy:");
+			for (int k = 0; k < nr; k++)
+				printf(" %.0f%%", 100 * r->busy[k]);
+		}
 		printf("\n");
 	}
 }
 
 static void print_tables(int nr)
 {
-	printf("\n%-24s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
-	       "row", cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
+	bool flat = false;
+
+	for (int i = 0; i < NROWS; i++)
+		flat |= rows[i].on && rows[i].kind != K_TCP;
+	if (flat)
+		printf("\n%-28s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
+		       "row", cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
 	for (int i = 0; i < NROWS; i++) {
 		struct row *r = &rows[i];
 		double sent[MAX_ROUNDS], drops[MAX_ROUNDS];
 
 		if (!r->on)
 			continue;
+		if (r->kind == K_TCP)
+			continue;	/* their own table */
 		if (r->skipped) {
 			printf("%-28s skipped: %s\n", r->name, r->skipped);
 			continue;
@@ -1411,6 +1527,7 @@ static void print_tables(int nr)
 		printf("\n");
 	}
 	print_two_way(nr);
+	print_tcp(nr);
 	printf("\ngains (dst rx, round by round):\n");
 	print_gain("cpumap", "cpumap-no-recycle", "(seed 000)", nr);
 	print_gain("cpumap", "cpumap-no-batch", "(seed 002)", nr);
@@ -1420,6 +1537,7 @@ static void print_tables(int nr)
 	print_gain("cpumap-coalesce", "cpumap", "(coalescing, " xstr(FEW_FLOWS) " flows)", nr);
 	print_gain("cpumap-coalesce", "kernel-cpumap", "(target >= 3.0)", nr);
 	print_gain("cpumap-coalesce-many-flows", "cpumap", "(target >= 0.95)", nr);
+	print_gain("tcp-coalesce", "tcp", "(TCP throughput, target >= 2.0)", nr);
 	print_gain_of("two-way", "two-way-no-direct-bulk", "(seed 003, forward)", nr, false);
 	print_gain_of("two-way", "two-way-no-direct-bulk", "(seed 003, way back)", nr, true);
 	print_pool();
@@ -1643,6 +1761,15 @@ int bench_datapath(int argc, char **argv)
 			rows[i].skipped = cfg.dev ? "the way back's traffic comes from the veth "
 						    "topology's generator namespace: veth only" :
 						    "the way back's sender is IPv4 only";
+	for (int i = 0; i < NROWS; i++) {
+		if (!rows[i].on || rows[i].kind != K_TCP)
+			continue;
+		if (cfg.dev)
+			rows[i].skipped = "needs a TCP sender on the far side of IFACE: run iperf3 -c "
+					  "there against iperf3 -s here, with and without --no-coalesce";
+		else if (sh("command -v iperf3 >/dev/null 2>&1"))
+			rows[i].skipped = "iperf3 is not installed (scripts/install-deps.sh installs it)";
+	}
 	if (row_by("dpdk")->skipped)
 		;
 	else if (row_by("dpdk")->on && !cfg.nq)
@@ -1696,7 +1823,8 @@ int bench_datapath(int argc, char **argv)
 			case K_KPASS:
 			case K_KCPUMAP: rc = row_kernel(r, k); break;
 			case K_DAEMON:
-			case K_TWOWAY: rc = row_daemon(r, k); break;
+			case K_TWOWAY:
+			case K_TCP: rc = row_daemon(r, k); break;
 			case K_TUN: rc = row_tun(r, k); break;
 			case K_DPDK: rc = row_dpdk(r, k); break;
 			}
@@ -1704,7 +1832,12 @@ int bench_datapath(int argc, char **argv)
 				failed++;
 				fprintf(stderr, "datapath: round %d, row %s failed\n", k + 1, r->name);
 			}
-			printf("  round %d %-18s %7.3f Mpps delivered\n", k + 1, r->name, r->dst[k] / 1e6);
+			if (r->kind == K_TCP)
+				printf("  round %d %-18s %7.3f Gbit/s received\n", k + 1, r->name,
+				       r->dst[k] / 1e9);
+			else
+				printf("  round %d %-18s %7.3f Mpps delivered\n", k + 1, r->name,
+				       r->dst[k] / 1e6);
 			fflush(stdout);
 		}
 		nr = k + 1;
