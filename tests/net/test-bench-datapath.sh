@@ -8,8 +8,8 @@
 # (Udp/Udp6 InDatagrams + RcvbufErrors at the sink) over ucpumapd's life;
 # the two-way rows deliver on the way back too, with completions straight
 # into the cache only when direct bulk recycling is on; the coalescing
-# rows put nearly every datagram of 4 flows in a super-packet, and almost
-# none of 1024.
+# rows put nearly every datagram of 4 flows (and segment of the TCP
+# stream) in a super-packet, and almost none of 1024 flows.
 # Then IPv6, then --dev on a veth fed by a generator the bench does not
 # start (what a NIC run looks like), then bad settings. Never asserts speed.
 #
@@ -92,12 +92,12 @@ for want in want_rows:
             print(f"PASS: {name}/back-{want}: way back {back} pps, direct share {share}")
         else:
             print(f"FAIL: {name}/back-{want}: way back {back} pps, direct share {share}")
-    if want.startswith("cpumap-coalesce"):
+    if want.startswith("cpumap-coalesce") or want == "tcp-coalesce":
         # 4 flows in holds of up to 64: nearly all datagrams share a write;
         # 1024 flows: no two of a hold are of one flow (a burst lost in
         # between could make a rare pair)
         share = r.get("coalesced_share", [])
-        few = want == "cpumap-coalesce"
+        few = want in ("cpumap-coalesce", "tcp-coalesce")
         ok = share and all((x > 0.5) if few else (x < 0.05) for x in share)
         print(f"{'PASS' if ok else 'FAIL'}: {name}/merged-{want}: share of datagrams in super-packets {share}, "
               f"{r.get('super_segs_avg')} per super-packet")
@@ -117,7 +117,8 @@ PY
 }
 
 all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
-cpumap-coalesce-many-flows cpumap-no-batch tun-ceiling dpdk two-way two-way-no-direct-bulk"
+cpumap-coalesce-many-flows cpumap-no-batch tun-ceiling dpdk two-way two-way-no-direct-bulk
+tcp tcp-coalesce"
 if run_bench v4 60 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
 	check v4 $all
 fi
