@@ -68,6 +68,8 @@ void (*ucm_cpumap_test_hook)(uint32_t worker, enum ucm_cpumap_hook_point where);
 
 /* The most a worker holds for its sink: a full hold and one more batch. */
 #define HELD_MAX	(UCM_CPUMAP_HOLD_MAX + UCM_CPUMAP_BATCH - 1)
+/* An inline producer runs a whole bulk queue as one worker batch. */
+_Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
 
 /*
  * Concurrency contract of struct ucm_worker
@@ -810,7 +812,8 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 		}
 		wk = map->workers[prod->inline_w];
 		if (wk->nheld) {
-			/* Its sink is closed: they cannot be delivered. */
+			/* Its sink is its own thread's, which no longer runs
+			 * it: they cannot be delivered. */
 			STAT_ADD(wk->stats.drop_reason[UCM_DROP_SINK], wk->nheld);
 			STAT_ADD(wk->stats.drops, wk->nheld);
 			worker_ret_add(wk, wk->held_base, wk->nheld);

@@ -35,12 +35,15 @@ struct seg {
 	uint32_t hash;		/* the flow hash: a cheap first test */
 	uint32_t payload;	/* UDP/TCP payload bytes */
 	uint32_t tseq;		/* TCP sequence number */
+	uint16_t l4len;		/* L4 header and payload */
 	uint16_t hlen;		/* L4 header length */
 	uint16_t id;		/* IPv4 ID */
 	uint16_t sport, dport;
 	uint8_t proto;
 	uint8_t tflags;		/* TCP flags */
-	bool v6, df, ports, ok;	/* ok: may merge at all */
+	bool v6, df, ports;
+	bool elig;		/* its kind and headers allow merging */
+	int8_t good;		/* checksums: 1 right, -1 wrong, 0 not looked at yet */
 };
 
 static uint16_t get16(const uint8_t *p)
@@ -67,17 +70,32 @@ static uint32_t pseudo_sum(const uint8_t *ip, bool v6, uint8_t proto, uint32_t l
 	return ucm_csum_add(ucm_csum_add(0, v6 ? ip + 8 : ip + 12, v6 ? 32 : 8), ph, 4);
 }
 
-/* The L4 checksum over pseudo-header and segment is right (and, for UDP,
- * present: a zero field is "no checksum", nothing to carry over). */
-static bool l4_csum_ok(const uint8_t *ip, bool v6, uint8_t proto, const uint8_t *l4,
-		       uint32_t len)
+/*
+ * The packet's checksums are right: the IPv4 header's (the kernel's GRO
+ * and ip_rcv() drop a bad one; a super-packet's is rewritten, so it must
+ * not hide one) and the L4 one over pseudo-header and segment (for UDP
+ * also present: a zero field is "no checksum", nothing to carry over).
+ * Looked at only when the packet is about to share a write: most packets
+ * of many flows never are.
+ */
+static bool seg_good(struct seg *s)
 {
-	if (proto == IPPROTO_UDP && !get16(l4 + 6))
-		return false;
-	return ucm_csum_fold(ucm_csum_add(pseudo_sum(ip, v6, proto, len), l4, len)) == 0;
+	if (!s->good) {
+		bool ok = true;
+
+		if (!s->v6)
+			ok = ucm_csum_fold(ucm_csum_add(0, s->ip, 20)) == 0;
+		if (s->proto == IPPROTO_UDP && !get16(s->l4 + 6))
+			ok = false;
+		ok = ok && ucm_csum_fold(ucm_csum_add(pseudo_sum(s->ip, s->v6, s->proto, s->l4len),
+						      s->l4, s->l4len)) == 0;
+		s->good = ok ? 1 : -1;
+	}
+	return s->good > 0;
 }
 
-static void seg_read(const struct ucm_pkt *p, const uint8_t *data, struct seg *s)
+static void seg_read(const struct ucm_pkt *p, const uint8_t *data, uint32_t flags,
+		     struct seg *s)
 {
 	const uint8_t *ip = data + p->l3_off, *l4 = data + p->l4_off;
 	uint32_t l4len = p->l3_len - (p->l4_off - p->l3_off);
@@ -93,13 +111,16 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, struct seg *s
 	s->ports = p->flags & UCM_PKT_F_PORTS;
 	s->sport = p->sport;
 	s->dport = p->dport;
-	if ((p->l4_proto != IPPROTO_UDP && p->l4_proto != IPPROTO_TCP) ||
-	    !(p->flags & UCM_PKT_F_PORTS) || !(p->flags & UCM_PKT_F_L4) ||
+	if (!(p->flags & UCM_PKT_F_PORTS) || !(p->flags & UCM_PKT_F_L4) ||
 	    (p->flags & (UCM_PKT_F_FRAG | UCM_PKT_F_IP_OPTS | UCM_PKT_F_IPV6_EXT)))
+		return;
+	if (p->l4_proto == IPPROTO_UDP ? (flags & UCM_GSO_F_NO_UDP) :
+	    p->l4_proto != IPPROTO_TCP || (flags & UCM_GSO_F_NO_TCP))
 		return;
 	s->hlen = p->l4_hlen;
 	if (l4len < s->hlen)
 		return;
+	s->l4len = l4len;
 	/* UDP: its length must be the rest of the IP datagram exactly. */
 	if (p->l4_proto == IPPROTO_UDP && get16(l4 + 4) != l4len)
 		return;
@@ -116,7 +137,7 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, struct seg *s
 	}
 	/* Empty segments never merge: a TCP pure ACK is a signal of its own
 	 * (duplicate ACKs count). */
-	s->ok = s->payload > 0 && l4_csum_ok(ip, s->v6, s->proto, l4, l4len);
+	s->elig = s->payload > 0;
 }
 
 /* Loner @l may belong to group head @h's flow, whose order must hold:
@@ -130,17 +151,26 @@ static bool may_share_flow(const struct seg *h, const struct seg *l)
 	return h->v6 ? !memcmp(h->ip + 8, l->ip + 8, 32) : !memcmp(h->ip + 12, l->ip + 12, 8);
 }
 
-/* Same flow and the same per-packet IP fields the kernel's GRO compares. */
+/* One flow: addresses, protocol, ports, and for IPv6 the flow label (the
+ * kernel's GRO keeps flows apart by it too). */
 static bool same_flow(const struct seg *a, const struct seg *b)
 {
-	if (a->hash != b->hash || a->v6 != b->v6)
+	if (a->hash != b->hash || a->v6 != b->v6 || a->proto != b->proto ||
+	    a->sport != b->sport || a->dport != b->dport)
 		return false;
-	if (a->v6)	/* version/class/label, next header, hop limit, addresses */
-		return !memcmp(a->ip, b->ip, 4) && !memcmp(a->ip + 6, b->ip + 6, 34) &&
-		       !memcmp(a->ip + 40, b->ip + 40, 4);	/* ports */
-	/* TOS, TTL, protocol, addresses, ports */
-	return a->ip[1] == b->ip[1] && a->ip[8] == b->ip[8] && a->ip[9] == b->ip[9] &&
-	       !memcmp(a->ip + 12, b->ip + 12, 8) && !memcmp(a->ip + 20, b->ip + 20, 4);
+	if (a->v6)
+		return !((get32(a->ip) ^ get32(b->ip)) & 0xfffff) &&
+		       !memcmp(a->ip + 8, b->ip + 8, 32);
+	return !memcmp(a->ip + 12, b->ip + 12, 8);
+}
+
+/* The per-packet IP fields the kernel's GRO flushes a flow on when they
+ * change: TOS, TTL and DF; IPv6 traffic class and hop limit. */
+static bool same_ip_fields(const struct seg *a, const struct seg *b)
+{
+	if (a->v6)
+		return !((get32(a->ip) ^ get32(b->ip)) & 0x0ff00000) && a->ip[7] == b->ip[7];
+	return a->ip[1] == b->ip[1] && a->ip[8] == b->ip[8] && a->df == b->df;
 }
 
 /* TCP segment @s may follow @l, the last of head @h's group: the next bytes
@@ -156,46 +186,71 @@ static bool tcp_follows(const struct seg *h, const struct seg *l, const struct s
 	       !memcmp(h->l4 + TCP_HLEN, s->l4 + TCP_HLEN, h->hlen - TCP_HLEN);
 }
 
+/* IPv4 IDs: a group's second packet decides, as in the kernel's GRO,
+ * whether they count up by one or stay fixed (DF only); the rest follow. */
+enum { ID_ANY, ID_INC, ID_FIXED };
+
+static bool id_follows(const struct seg *l, const struct seg *s, uint8_t *mode)
+{
+	if (s->v6)
+		return true;
+	if (*mode != ID_FIXED && s->id == (uint16_t)(l->id + 1)) {
+		*mode = ID_INC;
+		return true;
+	}
+	if (*mode != ID_INC && s->df && s->id == l->id) {
+		*mode = ID_FIXED;
+		return true;
+	}
+	return false;
+}
+
 int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
-		  uint32_t n, struct ucm_gso_plan *plan)
+		  uint32_t n, uint32_t flags, struct ucm_gso_plan *plan)
 {
 	struct seg seg[UCM_GSO_MAX_BATCH];
-	/* per group: its last member, its bytes, whether it still takes more */
+	/* per group: its last member, its bytes, whether it still takes
+	 * more, how its IPv4 IDs go */
 	uint16_t last[UCM_GSO_MAX_BATCH];
 	uint32_t bytes[UCM_GSO_MAX_BATCH];
 	bool open[UCM_GSO_MAX_BATCH];
+	uint8_t idmode[UCM_GSO_MAX_BATCH];
 	uint32_t i, g;
 
-	if (n > UCM_GSO_MAX_BATCH)
+	if (n > UCM_GSO_MAX_BATCH || (flags & ~(UCM_GSO_F_NO_UDP | UCM_GSO_F_NO_TCP)))
 		return ucm_err(-EINVAL);
 	plan->ngroups = 0;
 	for (i = 0; i < n; i++) {
 		struct seg *s = &seg[i];
 		bool push;
 
-		seg_read(pkts[i], data[i], s);
+		seg_read(pkts[i], data[i], flags, s);
 		plan->next[i] = -1;
 		/* TCP PSH ends a group (it may end one, not start one). */
 		push = s->proto == IPPROTO_TCP && (s->tflags & TCP_PSH);
 		/* A packet that goes alone closes the open groups it could
 		 * belong with: later packets of the flow must not pass it. */
-		for (g = 0; !s->ok && g < plan->ngroups; g++)
+		for (g = 0; !s->elig && g < plan->ngroups; g++)
 			if (open[g] && may_share_flow(&seg[plan->head[g]], s))
 				open[g] = false;
-		for (g = 0; s->ok && g < plan->ngroups; g++) {
-			const struct seg *h = &seg[plan->head[g]], *l = &seg[last[g]];
+		for (g = 0; s->elig && g < plan->ngroups; g++) {
+			struct seg *h = &seg[plan->head[g]];
+			const struct seg *l = &seg[last[g]];
+			uint32_t max = s->proto == IPPROTO_UDP ? UCM_GSO_MAX_UDP_SEGS :
+								 UCM_GSO_MAX_SEGS;
 
 			if (!open[g] || !same_flow(h, s))
 				continue;
-			/* One open group per flow: this one, merge or not. */
+			/* The flow's open group: it takes @s or ends here. */
 			open[g] = false;
-			if (s->payload > h->payload || plan->nseg[g] >= UCM_GSO_MAX_SEGS ||
-			    bytes[g] + s->payload > UCM_GSO_MAX_BYTES)
+			if (!seg_good(s)) {
+				s->elig = false;	/* alone, after the group */
 				break;
-			if (!s->v6 && s->id != (uint16_t)(l->id + 1) &&
-			    !(s->df && l->df && s->id == l->id))
-				break;
-			if (s->proto == IPPROTO_TCP && !tcp_follows(h, l, s))
+			}
+			if (!seg_good(h) || !same_ip_fields(h, s) || s->payload > h->payload ||
+			    plan->nseg[g] >= max || bytes[g] + s->payload > UCM_GSO_MAX_BYTES ||
+			    !id_follows(l, s, &idmode[g]) ||
+			    (s->proto == IPPROTO_TCP && !tcp_follows(h, l, s)))
 				break;
 			plan->next[last[g]] = i;
 			last[g] = i;
@@ -211,8 +266,9 @@ int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 		plan->nseg[g] = 1;
 		plan->push[g] = push;
 		last[g] = i;
-		open[g] = s->ok && !push;
-		bytes[g] = s->ok ? (uint32_t)(pkts[i]->l3_len) : 0;
+		open[g] = s->elig && !push;
+		idmode[g] = ID_ANY;
+		bytes[g] = pkts[i]->l3_len;
 placed:
 		;
 	}
@@ -256,4 +312,24 @@ void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
 	/* NEEDS_CSUM: the field holds the pseudo-header sum, not inverted;
 	 * the kernel adds the segment and inverts. */
 	put16(check, (uint16_t)~ucm_csum_fold(pseudo_sum(ip, v6, pkt->l4_proto, l4len)));
+}
+
+void gso_restore(const struct ucm_pkt *pkt, uint8_t *data, uint16_t check, uint8_t tflags)
+{
+	uint8_t *ip = data + pkt->l3_off, *l4 = data + pkt->l4_off;
+	uint32_t l3h = pkt->l4_off - pkt->l3_off;
+	bool tcp = pkt->l4_proto == IPPROTO_TCP;
+
+	if (pkt->flags & UCM_PKT_F_IPV6) {
+		put16(ip + 4, pkt->l3_len - l3h);
+	} else {
+		put16(ip + 2, pkt->l3_len);
+		put16(ip + 10, 0);
+		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
+	}
+	if (tcp)
+		l4[13] = tflags;
+	else
+		put16(l4 + 4, pkt->l3_len - l3h);
+	memcpy(l4 + (tcp ? 16 : 6), &check, 2);
 }

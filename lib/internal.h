@@ -99,6 +99,11 @@ int ucm_opts_copy(void *dst, size_t dst_sz, size_t known, const void *src,
 __attribute__((format(printf, 2, 3)))
 void ucm_log(enum ucm_log_level level, const char *fmt, ...);
 
+struct ucm_pkt;
+/* gso.c: undo ucm_gso__build() on a group's first packet, given its L4
+ * check field and TCP flags as they were (network order, as stored). */
+void gso_restore(const struct ucm_pkt *pkt, uint8_t *data, uint16_t check, uint8_t tflags);
+
 #define pr_warn(fmt, ...)	ucm_log(UCM_LOG_WARN, "ucpumap: " fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...)	ucm_log(UCM_LOG_INFO, "ucpumap: " fmt, ##__VA_ARGS__)
 #define pr_debug(fmt, ...)	ucm_log(UCM_LOG_DEBUG, "ucpumap: " fmt, ##__VA_ARGS__)

@@ -41,11 +41,16 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <sys/uio.h>
+#include <netinet/in.h>
 #include <liburing.h>
 
 #include "tun_internal.h"
 
 #define TUN_DEV		"/dev/net/tun"
+
+#ifdef UCM_DEBUG
+int ucm_tun_test_refuse_super;
+#endif
 #define TUN_IFF_COMMON	(IFF_NO_PI | IFF_MULTI_QUEUE | IFF_VNET_HDR)
 
 /* ---- control path ------------------------------------------------------ */
@@ -594,13 +599,22 @@ static __hot_inline void super_build(struct tun_wstate *st, struct ucm_frame_hdr
 		sl->bytes += m->pkt.l3_len;
 		k++;
 	}
+	/* What ucm_gso__build() rewrites and cannot work out again, for a
+	 * kernel that refuses the super-packet (super_refused()). */
+	memcpy(&sl->check, data + h->pkt.l4_off + (h->pkt.l4_proto == IPPROTO_TCP ? 16 : 6), 2);
+	sl->tflags = data[h->pkt.l4_off + 13];
 	ucm_gso__build(&h->pkt, data, k, payload, st->plan.push[g],
 		       (struct virtio_net_hdr *)(data + h->pkt.l3_off - VNET_LEN));
+#ifdef UCM_DEBUG
+	if (__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED))
+		((struct virtio_net_hdr *)(data + h->pkt.l3_off - VNET_LEN))->gso_type = 0x7f;
+#endif
 	iov[0].iov_base = data + h->pkt.l3_off - VNET_LEN;
 	iov[0].iov_len = VNET_LEN + h->pkt.l3_len;
 	sl->len = VNET_LEN + hlen + payload;
 	sl->nseg = k;
 	sl->niov = k;
+	sl->g = g;
 }
 
 /*
@@ -622,7 +636,7 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			st->data[i] = ucm_frame_data(frames[i]);
 		}
 		/* n <= UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH: cannot fail. */
-		ucm_gso__plan(st->pkts, st->data, n, &st->plan);
+		ucm_gso__plan(st->pkts, st->data, n, st->gso_flags, &st->plan);
 		ngroups = st->plan.ngroups;
 	}
 	for (g = 0; g < ngroups; g++) {
@@ -644,11 +658,58 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			sl->nseg = 1;
 			sl->niov = 1;
 		}
+		sl->done = false;
 		sl->iov = niov;
 		niov += sl->niov;
 		nslot++;
 	}
 	return nslot;
+}
+
+/*
+ * The kernel refused a super-packet with EINVAL: too old for its GSO type
+ * (a tun takes UDP GSO from Linux 6.2 on). Put the first packet back as it
+ * came, write the group's packets one by one, and stop merging that
+ * protocol on this worker: nothing is lost, and it happens once.
+ */
+static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_wstate *st,
+					 struct ucm_frame_hdr **frames,
+					 const struct tun_slot *sl, struct ucm_tun_stats *a)
+{
+	int32_t j = st->plan.head[sl->g];
+	struct ucm_frame_hdr *h = frames[j];
+	bool tcp = h->pkt.l4_proto == IPPROTO_TCP;
+	uint32_t flag = tcp ? UCM_GSO_F_NO_TCP : UCM_GSO_F_NO_UDP, failed = 0;
+	ssize_t res;
+	char *buf;
+
+	a->super_refused++;
+	if (!(st->gso_flags & flag))
+		pr_warn("tun: %s: the kernel refused a %s super-packet (EINVAL; a tun takes UDP GSO from Linux 6.2): this worker writes %s packets one by one from now on\n",
+			tun->name, tcp ? "TCP" : "UDP", tcp ? "TCP" : "UDP");
+	st->gso_flags |= flag;
+	gso_restore(&h->pkt, ucm_frame_data(h), sl->check, sl->tflags);
+	for (; j >= 0; j = st->plan.next[j]) {
+		struct tun_slot one = { .nseg = 1 };
+
+		buf = pkt_buf(tun, frames[j], &one.len);	/* a zeroed vnet header */
+		one.bytes = one.len - VNET_LEN;
+		res = write(st->fd, buf, one.len);
+		a->submits++;
+		failed += count_res(a, res < 0 ? -errno : res, &one);
+	}
+	return failed;
+}
+
+/* A write's result, a refused super-packet's second chance included. */
+static __hot_inline uint32_t slot_result(const struct ucm_tun *tun, struct tun_wstate *st,
+					 struct ucm_frame_hdr **frames, struct tun_slot *sl,
+					 ssize_t res, struct ucm_tun_stats *a)
+{
+	sl->done = true;
+	if (unlikely(res == -EINVAL && sl->nseg > 1))
+		return super_refused(tun, st, frames, sl, a);
+	return count_res(a, res, sl);
 }
 
 /* The "before": one write at a time. */
@@ -665,7 +726,7 @@ static uint32_t xmit_write(const struct ucm_tun *tun, struct tun_wstate *st,
 
 		res = writev(st->fd, &st->iov[sl->iov], sl->niov);
 		a->submits++;
-		failed += count_res(a, res < 0 ? -errno : res, sl);
+		failed += slot_result(tun, st, frames, &st->slot[i], res < 0 ? -errno : res, a);
 	}
 	return failed;
 }
@@ -688,8 +749,8 @@ static void ring_reset(const struct ucm_tun *tun, struct tun_wstate *st)
 }
 
 /* Reap the completions of @nsub submitted writes, all of them. */
-static uint32_t reap(struct tun_wstate *st, uint32_t nsub,
-		     struct ucm_tun_stats *a)
+static uint32_t reap(const struct ucm_tun *tun, struct tun_wstate *st,
+		     struct ucm_frame_hdr **frames, uint32_t nsub, struct ucm_tun_stats *a)
 {
 	struct io_uring_cqe *cqe;
 	uint32_t got = 0, failed = 0, i;
@@ -699,7 +760,8 @@ static uint32_t reap(struct tun_wstate *st, uint32_t nsub,
 	while (got < nsub) {
 		cnt = 0;
 		io_uring_for_each_cqe(&st->ring, head, cqe) {
-			failed += count_res(a, cqe->res, &st->slot[cqe->user_data]);
+			failed += slot_result(tun, st, frames, &st->slot[cqe->user_data],
+					      cqe->res, a);
 			cnt++;
 		}
 		io_uring_cq_advance(&st->ring, cnt);
@@ -711,11 +773,11 @@ static uint32_t reap(struct tun_wstate *st, uint32_t nsub,
 		err = io_uring_wait_cqe(&st->ring, &cqe);
 		if (err && err != -EINTR && err != -EAGAIN) {
 			/* Completions lost (CQ overflow): nothing to wait
-			 * for any more. Which writes they were is unknown:
-			 * count the packets of the batch's last slots. */
+			 * for any more; the writes not reaped count as failed. */
 			a->err_other += nsub - got;
-			for (i = got; i < nsub; i++)
-				failed += st->slot[i].nseg;
+			for (i = 0; i < nsub; i++)
+				if (!st->slot[i].done)
+					failed += st->slot[i].nseg;
 			break;
 		}
 	}
@@ -768,10 +830,9 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 		return failed;
 	}
 	done = min((uint32_t)ret, nsub);
-	failed += reap(st, done, a);
+	failed += reap(tun, st, frames, done, a);
 	if (unlikely(done < nsub)) {
-		/* With SUBMIT_ALL the ring takes all or stops at a bad SQE:
-		 * the ones it did not take are the last. */
+		/* The SQEs not taken (EAGAIN, ENOMEM) are the last ones. */
 		for (i = done; i < nsub; i++) {
 			a->err_other++;
 			failed += st->slot[i].nseg;
@@ -789,6 +850,8 @@ static void stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *a
 	}
 	if (a->submits)
 		STAT_ADD(s->submits, a->submits);
+	if (unlikely(a->super_refused))
+		STAT_ADD(s->super_refused, a->super_refused);
 	if (a->super) {
 		uint32_t b;
 
@@ -868,6 +931,7 @@ static void stats_add(struct ucm_tun_stats *dst, const struct ucm_tun_stats *s)
 	dst->submits += READ_ONCE(s->submits);
 	dst->super += READ_ONCE(s->super);
 	dst->super_segs += READ_ONCE(s->super_segs);
+	dst->super_refused += READ_ONCE(s->super_refused);
 	for (b = 0; b < UCM_TUN_SEG_HIST; b++)
 		dst->super_hist[b] += READ_ONCE(s->super_hist[b]);
 	dst->non_ip += READ_ONCE(s->non_ip);

@@ -28,6 +28,12 @@ struct tun_slot {
 	uint16_t nseg;		/* packets in it */
 	uint16_t niov;		/* its iovecs, from iov */
 	uint32_t iov;
+	/* a super-packet's: its group, and the first packet's L4 check
+	 * field and TCP flags before ucm_gso__build() */
+	uint16_t g;
+	uint16_t check;
+	uint8_t tflags;
+	bool done;		/* its completion was reaped */
 };
 
 /*
@@ -42,6 +48,7 @@ struct tun_wstate {
 	int sqe_fd;		/* what SQEs name: 0 (registered) or fd */
 	uint8_t sqe_flags;	/* IOSQE_FIXED_FILE when registered */
 	bool coalesce;		/* UCM_TUN_F_COALESCE, in tun mode */
+	uint32_t gso_flags;	/* UCM_GSO_F_*: protocols the kernel refused */
 	/* One batch's writes: at most one slot and one iovec per packet. */
 	struct tun_slot slot[UCM_TUN_BATCH_MAX];
 	struct iovec iov[UCM_TUN_BATCH_MAX];
@@ -87,6 +94,12 @@ struct ucm_tun {
 };
 
 int tun_uring_init(struct io_uring *ring, unsigned int entries);
+
+#ifdef UCM_DEBUG
+/* Tests: non-zero makes every super-packet's GSO type invalid, so the
+ * kernel refuses it as an older kernel would (EINVAL). */
+extern int ucm_tun_test_refuse_super;
+#endif
 
 /* tun_rev.c: the read path of one worker, on its thread. */
 int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);

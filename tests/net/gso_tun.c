@@ -104,7 +104,7 @@ int main(void)
 		pp[i] = &pkt[i];
 		dp[i] = frame[i];
 	}
-	if (ucm_gso__plan(pp, dp, N, &plan))
+	if (ucm_gso__plan(pp, dp, N, 0, &plan))
 		return 1;
 
 	fd = open("/dev/net/tun", O_RDWR);

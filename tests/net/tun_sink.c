@@ -734,6 +734,7 @@ static void tun_stats_total(struct rig *r, struct ucm_tun_stats *t)
 		t->err_other += q.err_other;
 		t->super += q.super;
 		t->super_segs += q.super_segs;
+		t->super_refused += q.super_refused;
 	}
 }
 
@@ -1166,6 +1167,56 @@ static int test_coalesce_unmergeable(void)
 	return rig_fini(&r);
 }
 
+#ifdef UCM_DEBUG
+extern int ucm_tun_test_refuse_super;	/* lib/tun_internal.h */
+#endif
+
+/* A kernel that refuses the super-packets (as Linux before 6.2 refuses
+ * UDP GSO from a tun): the first refused one is written packet by packet,
+ * merging stops on that worker, and every datagram arrives, in order. */
+static int test_coalesce_refused(void)
+{
+#ifdef UCM_DEBUG
+	static const enum kind mix[] = { K_V4, K_V6 };
+	struct ucm_tun_stats t;
+	struct rig r;
+	int ret;
+
+	if (rig_init(&r, "ucmtun15", NULL, UCM_TUN_F_COALESCE, 2, 0, 15))
+		return 1;
+	r.flows = 4;
+	r.plen = 100;
+	r.pace = 512;
+	__atomic_store_n(&ucm_tun_test_refuse_super, 1, __ATOMIC_RELAXED);
+	ret = rig_feed(&r, 0, 3000, mix, 2, true) || rig_check_delivery(&r);
+	__atomic_store_n(&ucm_tun_test_refuse_super, 0, __ATOMIC_RELAXED);
+	if (ret)
+		return 1;
+	tun_stats_total(&r, &t);
+	print_super("refused", &t);
+	UT_ASSERT(t.packets == 3000 && !tun_errors(&t), "tun: %llu packets, %llu errors",
+		  (unsigned long long)t.packets, (unsigned long long)tun_errors(&t));
+	/* Refused: the super-packets of each worker's first hand-over (a
+	 * few flows'), then none is tried again. */
+	UT_ASSERT(t.super_refused >= 1 && t.super_refused <= 8 * r.nworkers && !t.super,
+		  "%llu refused, %llu accepted", (unsigned long long)t.super_refused,
+		  (unsigned long long)t.super);
+	{
+		const char *p = logbuf;
+		uint32_t warned = 0;
+
+		while ((p = strstr(p, "refused a UDP super-packet")))
+			warned++, p++;
+		UT_ASSERT(warned >= 1 && warned <= r.nworkers, "%u warnings for %u workers: %s",
+			  warned, r.nworkers, logbuf);
+	}
+	return rig_fini(&r);
+#else
+	ut_skip_reason("needs the debug library's test hook");
+	return UT_SKIP;
+#endif
+}
+
 /* A TCP segment of flow @sport (no connection behind it: the kernel
  * checks the checksum before it looks for a socket), @plen payload bytes
  * at stream offset @tseq. Returns the frame's length. */
@@ -1279,6 +1330,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_coalesce_bad_checksum),
 	UT_CASE(test_coalesce_unmergeable),
 	UT_CASE(test_coalesce_tcp_bad_checksum),
+	UT_CASE(test_coalesce_refused),
 	{}
 };
 

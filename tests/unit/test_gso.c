@@ -29,6 +29,8 @@ struct spec {
 	uint16_t id;		/* IPv4 */
 	bool df, bad_csum, zero_csum, ip_opts, frag, v6_ext;
 	uint8_t ttl;		/* 0: 64 */
+	uint8_t tos;		/* IPv4 TOS, IPv6 traffic class */
+	bool bad_iphdr;		/* IPv4 header checksum spoiled */
 	/* TCP instead of UDP: sequence number, flags (0: ACK), ACK number,
 	 * window (0: 500), and a timestamp option when tsval is set */
 	bool tcp, empty;	/* empty: no payload at all */
@@ -55,7 +57,8 @@ static int build(int i, const struct spec *s)
 	memset(f, 2, 12);
 	put16(f + 12, s->v6 ? 0x86dd : 0x0800);
 	if (s->v6) {
-		ip[0] = 0x60;
+		ip[0] = 0x60 | s->tos >> 4;
+		ip[1] = (uint8_t)(s->tos << 4);
 		put16(ip + 4, ulen + (s->v6_ext ? 8 : 0));
 		ip[6] = s->v6_ext ? 60 : s->tcp ? 6 : 17;	/* destination options, then L4 */
 		ip[7] = s->ttl ? s->ttl : 64;
@@ -74,7 +77,8 @@ static int build(int i, const struct spec *s)
 		ip[9] = s->tcp ? 6 : 17;
 		ip[12] = 10, ip[15] = 1;
 		ip[16] = 10, ip[19] = 2;
-		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
+		ip[1] = s->tos;
+		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)) ^ (s->bad_iphdr ? 0x0100 : 0));
 	}
 	u = ip + l3h;
 	put16(u, s->sport);
@@ -139,7 +143,7 @@ static int run(const struct spec *s, int n, const char *want)
 	for (int i = 0; i < n; i++)
 		if (build(i, &s[i]))
 			return 1;
-	UT_ASSERT(!ucm_gso__plan(pp, dp, n, &plan), "plan");
+	UT_ASSERT(!ucm_gso__plan(pp, dp, n, 0, &plan), "plan");
 	groups_str(got, sizeof(got));
 	UT_ASSERT(!strcmp(got, want), "groups %s, want %s", got, want);
 	return 0;
@@ -217,6 +221,30 @@ static int test_other_flows_loner(void)
 	return run(s, 6, "0,1,3,5|2|4");
 }
 
+/* A change of TOS/traffic class or DF ends the flow's group: nothing of
+ * the flow is written out of order. */
+static int test_ip_field_change(void)
+{
+	struct spec tos[] = { A(.id = 1), A(.id = 2, .tos = 4), A(.id = 3), A(.id = 4) };
+	struct spec tc6[] = { A(.v6 = true), A(.v6 = true, .tos = 2), A(.v6 = true),
+			      A(.v6 = true) };
+	struct spec df[] = { A(.id = 1, .df = true), A(.id = 2), A(.id = 3) };
+
+	if (run(tos, 4, "0|1|2,3") || run(tc6, 4, "0|1|2,3"))
+		return 1;
+	return run(df, 3, "0|1,2");
+}
+
+/* A bad IPv4 header checksum: never merged, as the head or later. */
+static int test_bad_ip_header_alone(void)
+{
+	struct spec mid[] = { A(.id = 1), A(.id = 2), A(.id = 3, .bad_iphdr = true), A(.id = 4),
+			      A(.id = 5) };
+	struct spec head[] = { A(.id = 1, .bad_iphdr = true), A(.id = 2), A(.id = 3) };
+
+	return run(mid, 5, "0,1|2|3,4") || run(head, 3, "0|1,2");
+}
+
 static int test_zero_checksum_alone(void)
 {
 	struct spec s[] = { A(.id = 1), A(.id = 2, .zero_csum = true), A(.id = 3), A(.id = 4) };
@@ -240,7 +268,15 @@ static int test_ipv4_ids(void)
 			     A(.id = 0, .df = true) };
 	struct spec nodf[] = { A(.id = 9), A(.id = 9) };
 
+	/* the second packet decides: fixed, or counting up */
+	struct spec fixed_then_inc[] = { A(.id = 7, .df = true), A(.id = 7, .df = true),
+					 A(.id = 8, .df = true) };
+	struct spec inc_then_fixed[] = { A(.id = 7, .df = true), A(.id = 8, .df = true),
+					 A(.id = 8, .df = true) };
+
 	if (run(gap, 4, "0,1|2,3") || run(df, 3, "0,1,2"))
+		return 1;
+	if (run(fixed_then_inc, 3, "0,1|2") || run(inc_then_fixed, 3, "0,1|2"))
 		return 1;
 	return run(nodf, 2, "0|1");
 }
@@ -253,7 +289,9 @@ static int test_ttl_and_family(void)
 	return run(s, 5, "0|1|2,3|4");
 }
 
-static int test_128_segments(void)
+/* At most 64 UDP datagrams (older kernels' UDP_MAX_SEGMENTS), 128 TCP
+ * segments. */
+static int test_max_segments(void)
 {
 	static struct spec s[130];
 	char want[1024];
@@ -261,9 +299,15 @@ static int test_128_segments(void)
 
 	for (int i = 0; i < 130; i++)
 		s[i] = A(.id = (uint16_t)(i + 1));
-	for (int i = 0; i < 128; i++)
-		o += snprintf(want + o, sizeof(want) - o, "%s%d", i ? "," : "", i);
-	snprintf(want + o, sizeof(want) - o, "|128,129");
+	for (int i = 0; i < 130; i++)
+		o += snprintf(want + o, sizeof(want) - o, "%s%d", !i ? "" : i % 64 ? "," : "|", i);
+	if (run(s, 130, want))
+		return 1;
+	o = 0;
+	for (int i = 0; i < 130; i++)
+		s[i] = T(1000 + 100 * i);
+	for (int i = 0; i < 130; i++)
+		o += snprintf(want + o, sizeof(want) - o, "%s%d", !i ? "" : i == 128 ? "|" : ",", i);
 	return run(s, 130, want);
 }
 
@@ -426,7 +470,7 @@ static int test_tcp_build(void)
 
 static int test_too_many(void)
 {
-	UT_ASSERT(ucm_gso__plan(pp, dp, UCM_GSO_MAX_BATCH + 1, &plan) == -EINVAL, "accepted");
+	UT_ASSERT(ucm_gso__plan(pp, dp, UCM_GSO_MAX_BATCH + 1, 0, &plan) == -EINVAL, "accepted");
 	return 0;
 }
 
@@ -437,11 +481,13 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_bad_checksum_alone),
 	UT_CASE(test_order_around_a_loner),
 	UT_CASE(test_other_flows_loner),
+	UT_CASE(test_ip_field_change),
+	UT_CASE(test_bad_ip_header_alone),
 	UT_CASE(test_zero_checksum_alone),
 	UT_CASE(test_not_mergeable),
 	UT_CASE(test_ipv4_ids),
 	UT_CASE(test_ttl_and_family),
-	UT_CASE(test_128_segments),
+	UT_CASE(test_max_segments),
 	UT_CASE(test_64k),
 	UT_CASE(test_build),
 	UT_CASE(test_tcp_stream),

@@ -11,17 +11,20 @@
  * what arrived. For both protocols:
  *   - over IPv4 without options or fragmentation, or over IPv6 without
  *     extension headers;
- *   - same addresses, ports, TTL/hop limit, TOS/traffic class (and IPv6
- *     flow label);
- *   - a verified L4 checksum (for UDP also non-zero): a packet whose
- *     checksum is wrong is never merged, and goes through alone as it
- *     came, so the kernel drops it as it would have;
+ *   - the same flow (addresses, protocol, ports, IPv6 flow label) and the
+ *     same TTL/hop limit, TOS/traffic class and DF: a change of those
+ *     ends the flow's group, the next packet starts a new one;
+ *   - verified checksums, IPv4 header and L4 (for UDP also non-zero): a
+ *     packet whose checksum is wrong is never merged, and goes through
+ *     alone as it came, so the kernel drops it as it would have (checked
+ *     only for packets about to share a write);
  *   - a payload (an empty packet, such as a TCP pure ACK, goes alone);
  *   - equal payload sizes, but a shorter last one, which closes the group;
- *   - IPv4 IDs counting up by one, or equal with DF set on all (what the
- *     kernel's segmentation gives back: incrementing IDs; for DF, the
- *     kernel does not care);
- *   - at most UCM_GSO_MAX_SEGS packets and UCM_GSO_MAX_BYTES of IP packet.
+ *   - IPv4 IDs counting up by one, or with DF all equal; the group's
+ *     second packet decides which, as in the kernel's GRO (the kernel's
+ *     segmentation gives incrementing IDs back; for DF it does not care);
+ *   - at most UCM_GSO_MAX_SEGS packets (UDP: UCM_GSO_MAX_UDP_SEGS) and
+ *     UCM_GSO_MAX_BYTES of IP packet.
  * TCP also (tcp_gro_receive()'s tests):
  *   - the sequence number continues the group's last segment exactly;
  *   - the same ACK number, window, header length and options (so the same
@@ -55,8 +58,11 @@ extern "C" {
 #define VIRTIO_NET_HDR_GSO_UDP_L4	5
 #endif
 
-/* tun: 129 segments get EINVAL (kernel 6.18). */
+/* Packets per super-packet: tun refuses 129 UDP segments (kernel 6.18);
+ * UDP_MAX_SEGMENTS was 64 before Linux 6.10, so UDP groups stop there,
+ * which a hold of at most 71 packets hardly notices. */
 #define UCM_GSO_MAX_SEGS	128
+#define UCM_GSO_MAX_UDP_SEGS	64
 /* IP total length (IPv4) / payload length (IPv6): 16 bits. */
 #define UCM_GSO_MAX_BYTES	65535
 /* A UDP header. */
@@ -80,17 +86,22 @@ struct ucm_gso_plan {
 	int16_t next[UCM_GSO_MAX_BATCH];
 };
 
+/* ucm_gso__plan() flags: leave a protocol alone (e.g. a kernel that
+ * refuses its super-packets: UDP GSO from a tun needs Linux 6.2). */
+#define UCM_GSO_F_NO_UDP	(1U << 0)
+#define UCM_GSO_F_NO_TCP	(1U << 1)
+
 /**
  * ucm_gso__plan() - decide which packets merge
  * @pkts: the parsed descriptors; @data: each packet's frame data (Ethernet
  *        header first, as ucm_pkt__parse() saw it); @n: at most
- *        UCM_GSO_MAX_BATCH
+ *        UCM_GSO_MAX_BATCH; @flags: UCM_GSO_F_*
  *
  * Reads the packets (to verify checksums) and writes nothing to them.
- * Return: 0, or -EINVAL for too many packets.
+ * Return: 0, or -EINVAL for too many packets or unknown flags.
  */
 UCM_API int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
-			  uint32_t n, struct ucm_gso_plan *plan);
+			  uint32_t n, uint32_t flags, struct ucm_gso_plan *plan);
 
 /**
  * ucm_gso__build() - turn a group's first packet into its super-packet's

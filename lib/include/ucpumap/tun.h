@@ -52,7 +52,8 @@ extern "C" {
 enum ucm_tun_flags {
 	/* L2 tap: frames are written whole, Ethernet header included. */
 	UCM_TUN_F_TAP		= 1 << 0,
-	/* One write() per packet, built and written one at a time: the
+	/* One write() per packet (per super-packet with
+	 * UCM_TUN_F_COALESCE), built and written one at a time: the
 	 * "before" of the batched write (seed 002). */
 	UCM_TUN_F_NO_BATCH	= 1 << 1,
 	/* Our cpumap GRO (tun mode): same-flow UDP datagrams or TCP
@@ -60,7 +61,7 @@ enum ucm_tun_flags {
 	 * the kernel's stack takes as one packet (a UDP socket without
 	 * UDP_GRO gets the datagrams cut back out; TCP takes the whole
 	 * run; rules: ucpumap/gso.h). Pair it with
-	 * UCM_CPUMAP_F_HOLD, so batches are up to 64 packets, not 8. A tap
+	 * UCM_CPUMAP_F_HOLD, so batches are up to 71 packets, not 8. A tap
 	 * ignores it for now. */
 	UCM_TUN_F_COALESCE	= 1 << 2,
 };
@@ -98,8 +99,8 @@ struct ucm_tun_opts {
  * @bytes: their bytes, virtio_net header excluded (tun: IP datagrams;
  *         tap: whole frames)
  * @submits: write syscalls: io_uring submissions (one per batch), or
- *           write() calls with UCM_TUN_F_NO_BATCH; packets / submits is
- *           the batch average
+ *           write()/writev() calls with UCM_TUN_F_NO_BATCH; packets /
+ *           submits is the batch average
  * @non_ip: frames dropped in tun mode because they are not IPv4/IPv6
  * @err_eio: writes refused with EIO: the link is down
  * @err_ebadfd: writes refused with EBADFD: the device is gone
@@ -109,8 +110,13 @@ struct ucm_tun_opts {
  *         two packets or more; they count in @packets as their packets)
  * @super_segs: the packets in them; super_segs / super is the average
  * @super_hist: @super by packets in each (buckets: UCM_TUN_SEG_HIST)
+ * @super_refused: super-packets the kernel refused with EINVAL (too old
+ *                 for that GSO type: UDP needs Linux 6.2): their packets
+ *                 were written one by one, and the worker stopped merging
+ *                 that protocol
  *
- * Errors count writes; a refused super-packet drops all its packets.
+ * Errors count writes; a super-packet that fails otherwise drops all its
+ * packets.
  */
 struct ucm_tun_stats {
 	uint64_t packets;
@@ -124,6 +130,7 @@ struct ucm_tun_stats {
 	uint64_t super;
 	uint64_t super_segs;
 	uint64_t super_hist[UCM_TUN_SEG_HIST];
+	uint64_t super_refused;
 };
 
 /**
