@@ -770,13 +770,14 @@ static void print_stats(struct daemon *d, bool final)
 		       (unsigned long long)ts.err_ebadfd, (unsigned long long)ts.err_eagain,
 		       (unsigned long long)ts.err_other);
 		if (coalescing(&d->c))
-			printf("    coalesce: super-packets %llu of %.1f on average (2 %llu, 3-4 %llu, 5-8 %llu, 9-16 %llu, 17-32 %llu, 33-64 %llu, 65-128 %llu) | hand-overs %llu: ring empty %llu, 64 held %llu\n",
+			printf("    coalesce: super-packets %llu of %.1f on average (2 %llu, 3-4 %llu, 5-8 %llu, 9-16 %llu, 17-32 %llu, 33-64 %llu, 65-128 %llu), refused %llu | hand-overs %llu: ring empty %llu, 64 held %llu\n",
 			       (unsigned long long)ts.super,
 			       ts.super ? (double)ts.super_segs / ts.super : 0,
 			       (unsigned long long)ts.super_hist[0], (unsigned long long)ts.super_hist[1],
 			       (unsigned long long)ts.super_hist[2], (unsigned long long)ts.super_hist[3],
 			       (unsigned long long)ts.super_hist[4], (unsigned long long)ts.super_hist[5],
-			       (unsigned long long)ts.super_hist[6], (unsigned long long)ws.xmits,
+			       (unsigned long long)ts.super_hist[6], (unsigned long long)ts.super_refused,
+			       (unsigned long long)ws.xmits,
 			       (unsigned long long)ws.flush_empty, (unsigned long long)ws.flush_full);
 		d->last_w[w][0] = ws.processed;
 		d->last_w[w][1] = ws.drops;
@@ -896,6 +897,7 @@ static void print_stats(struct daemon *d, bool final)
 			json_u64(&j, "flush_full", ws.flush_full);
 			json_u64(&j, "tun_super", ts.super);
 			json_u64(&j, "tun_super_segs", ts.super_segs);
+			json_u64(&j, "tun_super_refused", ts.super_refused);
 			json_arr(&j, "tun_super_hist");
 			for (int b = 0; b < UCM_TUN_SEG_HIST; b++)
 				json_u64(&j, NULL, ts.super_hist[b]);
