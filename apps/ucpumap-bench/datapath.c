@@ -91,10 +91,11 @@ struct row {
 	 * what was written, per round */
 	double segs[MAX_ROUNDS], merged[MAX_ROUNDS];
 	bool have_segs;
-	/* ucpumapd rows: the first worker CPU's working share during the
-	 * timed run, everything on it (what a rate cost, where the rate is
-	 * bound elsewhere) */
-	double busy[MAX_ROUNDS];
+	/* ucpumapd rows: the working share, everything on it, of the first
+	 * worker CPU and of CPU 0 (on veth: the generator, the veth's
+	 * receive, the RX thread) during the timed run: what a rate cost,
+	 * and where it was bound */
+	double busy[MAX_ROUNDS], busy_cpu0[MAX_ROUNDS];
 	bool have_busy;
 };
 
@@ -798,6 +799,29 @@ static double daemon_sample(pid_t d, const char *js, double *kern)
 	return -1;
 }
 
+/* A CPU's working share between a mark and now. */
+struct busy_mark {
+	int cpu;
+	double busy, all;
+	bool ok;
+};
+
+static void busy_mark(struct busy_mark *m, int cpu)
+{
+	m->cpu = cpu;
+	m->ok = !cpu_busy_sec(cpu, &m->busy, &m->all);
+}
+
+static int busy_share(const struct busy_mark *m, double *share)
+{
+	double busy, all;
+
+	if (!m->ok || cpu_busy_sec(m->cpu, &busy, &all) || all <= m->all)
+		return -1;
+	*share = (busy - m->busy) / (all - m->all);
+	return 0;
+}
+
 /* One iperf3 TCP stream from the generator's namespace (CPU 0) to the
  * sink address, for cfg.seconds: its receiver's rate, bit/s, in @bps. */
 static int run_tcp(const char *tag, double *bps)
@@ -852,9 +876,9 @@ static int row_daemon(struct row *r, int round)
 	int n = 0, rc;
 	uint64_t l0, d0, d1, b0 = 0;
 	double sent = 0, v, a_tun = -1, b_tun = -1, a_kern = 0, b_kern = 0;
-	double busy0 = 0, all0 = 0, busy1, all1;
+	struct busy_mark bw, bc0;
 	struct back_sender back = {};
-	bool back_started = false, have_b0;
+	bool back_started = false;
 	pid_t d;
 	FILE *f;
 
@@ -901,15 +925,13 @@ static int row_daemon(struct row *r, int round)
 		b0 = back_delivered_now();
 		back_started = !pthread_create(&back.thr, NULL, back_send_main, &back);
 	}
-	have_b0 = !cpu_busy_sec(cfg.wcpu[0], &busy0, &all0);
+	busy_mark(&bw, cfg.wcpu[0]);
+	busy_mark(&bc0, 0);
 	if (r->kind == K_TCP)
 		rc = run_tcp(r->name, &r->dst[round]);
 	else
 		rc = run_traffic(r->name, r->flows, &sent);
-	if (have_b0 && !cpu_busy_sec(cfg.wcpu[0], &busy1, &all1) && all1 > all0) {
-		r->busy[round] = (busy1 - busy0) / (all1 - all0);
-		r->have_busy = true;
-	}
+	r->have_busy = !busy_share(&bw, &r->busy[round]) && !busy_share(&bc0, &r->busy_cpu0[round]);
 	if (back_started) {
 		atomic_store(&back.stop, 1);
 		pthread_join(back.thr, NULL);
@@ -1339,8 +1361,10 @@ static void write_json(int nr)
 			json_str(&j, "count_window", cfg.dev ? "sigusr1-samples" : "daemon-life");
 			json_runs(&j, "kernel_delivered_same_window", r->kernel_cmp, nr);
 		}
-		if (r->have_busy)
+		if (r->have_busy) {
 			json_runs(&j, "worker_cpu_busy", r->busy, nr);
+			json_runs(&j, "cpu0_busy", r->busy_cpu0, nr);
+		}
 		if (r->have_segs) {
 			json_runs(&j, "super_segs_avg", r->segs, nr);
 			json_runs(&j, "coalesced_share", r->merged, nr);
@@ -1438,14 +1462,14 @@ static void print_tcp(int nr)
 
 	for (int i = 0; i < NROWS; i++) {
 		struct row *r = &rows[i];
-		double g[MAX_ROUNDS], b[MAX_ROUNDS];
+		double g[MAX_ROUNDS], b[MAX_ROUNDS], c[MAX_ROUNDS];
 
 		if (!r->on || r->kind != K_TCP)
 			continue;
 		if (!any)
-			printf("\n%-28s %22s %22s   (one iperf3 stream, Gbit/s; the first worker\n"
-			       "%-28s %22s %22s    CPU's busy share, all its work: median (min-max))\n",
-			       "row", "received", "CPU busy %", "", "", "");
+			printf("\n%-28s %22s %22s %22s   (one iperf3 stream, Gbit/s; busy\n"
+			       "%-28s %22s %22s %22s    shares, all work: median (min-max))\n",
+			       "row", "received", "worker CPU busy %", "CPU 0 busy %", "", "", "", "");
 		any = true;
 		if (r->skipped) {
 			printf("%-28s skipped: %s\n", r->name, r->skipped);
@@ -1455,10 +1479,12 @@ static void print_tcp(int nr)
 		for (int k = 0; k < nr; k++) {
 			g[k] = r->dst[k] * 1e6 / 1e9;
 			b[k] = r->busy[k] * 1e6 * 100;
+			c[k] = r->busy_cpu0[k] * 1e6 * 100;
 		}
 		printf("%-28s", r->name);
 		print_stats_col(g, nr, true);
 		print_stats_col(b, nr, r->have_busy);
+		print_stats_col(c, nr, r->have_busy);
 		printf("\n");
 	}
 }
@@ -1486,9 +1512,9 @@ static void print_coalesce(int nr)
 		for (int k = 0; k < nr; k++)
 			printf(" %.1f %.0f%%;", r->segs[k], 100 * r->merged[k]);
 		if (r->have_busy) {
-			printf(" worker CPU busy:");
+			printf(" busy, worker CPU / CPU 0:");
 			for (int k = 0; k < nr; k++)
-				printf(" %.0f%%", 100 * r->busy[k]);
+				printf(" %.0f/%.0f%%", 100 * r->busy[k], 100 * r->busy_cpu0[k]);
 		}
 		printf("\n");
 	}
