@@ -42,6 +42,7 @@ struct seg {
 	uint8_t proto;
 	uint8_t tflags;		/* TCP flags */
 	bool v6, df, ports;
+	bool frag;		/* hashed on addresses and protocol only */
 	bool elig;		/* its kind and headers allow merging */
 	int8_t good;		/* checksums: 1 right, -1 wrong, 0 not looked at yet */
 };
@@ -111,6 +112,7 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, uint32_t flag
 	s->ports = p->flags & UCM_PKT_F_PORTS;
 	s->sport = p->sport;
 	s->dport = p->dport;
+	s->frag = p->flags & UCM_PKT_F_FRAG;
 	if (!(p->flags & UCM_PKT_F_PORTS) || !(p->flags & UCM_PKT_F_L4) ||
 	    (p->flags & (UCM_PKT_F_FRAG | UCM_PKT_F_IP_OPTS | UCM_PKT_F_IPV6_EXT)))
 		return;
@@ -205,45 +207,63 @@ static bool id_follows(const struct seg *l, const struct seg *s, uint8_t *mode)
 	return false;
 }
 
+/* Groups are found by flow hash: buckets of the latest group, chained to
+ * older ones. A power of two, a few times the groups of a hand-over. */
+#define PLAN_BUCKETS	256
+
 int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 		  uint32_t n, uint32_t flags, struct ucm_gso_plan *plan)
 {
 	struct seg seg[UCM_GSO_MAX_BATCH];
 	/* per group: its last member, its bytes, whether it still takes
-	 * more, how its IPv4 IDs go */
+	 * more, how its IPv4 IDs go, the next older group of its bucket */
 	uint16_t last[UCM_GSO_MAX_BATCH];
 	uint32_t bytes[UCM_GSO_MAX_BATCH];
 	bool open[UCM_GSO_MAX_BATCH];
 	uint8_t idmode[UCM_GSO_MAX_BATCH];
-	uint32_t i, g;
+	int16_t chain[UCM_GSO_MAX_BATCH];
+	int16_t bucket[PLAN_BUCKETS];
+	uint32_t i;
+	int32_t g;
 
 	if (n > UCM_GSO_MAX_BATCH || (flags & ~(UCM_GSO_F_NO_UDP | UCM_GSO_F_NO_TCP)))
 		return ucm_err(-EINVAL);
+	memset(bucket, 0xff, sizeof(bucket));
 	plan->ngroups = 0;
 	for (i = 0; i < n; i++) {
 		struct seg *s = &seg[i];
+		uint32_t b;
 		bool push;
 
 		seg_read(pkts[i], data[i], flags, s);
+		b = s->hash & (PLAN_BUCKETS - 1);
 		plan->next[i] = -1;
 		/* TCP PSH ends a group (it may end one, not start one). */
 		push = s->proto == IPPROTO_TCP && (s->tflags & TCP_PSH);
-		/* A packet that goes alone closes the open groups it could
-		 * belong with: later packets of the flow must not pass it. */
-		for (g = 0; !s->elig && g < plan->ngroups; g++)
-			if (open[g] && may_share_flow(&seg[plan->head[g]], s))
-				open[g] = false;
-		for (g = 0; s->elig && g < plan->ngroups; g++) {
+		/*
+		 * A flow has at most one open group, its latest: found first
+		 * in its bucket. A packet that goes alone closes it (later
+		 * packets of the flow must not pass it); a fragment, hashed
+		 * without ports, every group it could belong to.
+		 */
+		if (s->frag) {
+			for (g = 0; g < (int32_t)plan->ngroups; g++)
+				if (open[g] && may_share_flow(&seg[plan->head[g]], s))
+					open[g] = false;
+		}
+		for (g = s->ip ? bucket[b] : -1; g >= 0; g = chain[g]) {
 			struct seg *h = &seg[plan->head[g]];
 			const struct seg *l = &seg[last[g]];
 			uint32_t max = s->proto == IPPROTO_UDP ? UCM_GSO_MAX_UDP_SEGS :
 								 UCM_GSO_MAX_SEGS;
 
-			if (!open[g] || !same_flow(h, s))
+			if (!same_flow(h, s))
 				continue;
+			if (!open[g])
+				break;
 			/* The flow's open group: it takes @s or ends here. */
 			open[g] = false;
-			if (!seg_good(s)) {
+			if (!s->elig || !seg_good(s)) {
 				s->elig = false;	/* alone, after the group */
 				break;
 			}
@@ -269,6 +289,10 @@ int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 		open[g] = s->elig && !push;
 		idmode[g] = ID_ANY;
 		bytes[g] = pkts[i]->l3_len;
+		if (s->ip) {
+			chain[g] = bucket[b];
+			bucket[b] = g;
+		}
 placed:
 		;
 	}

@@ -245,6 +245,22 @@ static int test_bad_ip_header_alone(void)
 	return run(mid, 5, "0,1|2|3,4") || run(head, 3, "0|1,2");
 }
 
+/* 100 flows twice over: every flow's pair found, however their hashes
+ * share buckets. */
+static int test_many_flows(void)
+{
+	static struct spec s[200];
+	char want[2048];
+	size_t o = 0;
+
+	for (int i = 0; i < 200; i++)
+		s[i] = with_defaults((struct spec){ .sport = (uint16_t)(5000 + i % 100),
+						    .id = (uint16_t)(1 + i / 100) });
+	for (int i = 0; i < 100; i++)
+		o += snprintf(want + o, sizeof(want) - o, "%s%d,%d", i ? "|" : "", i, i + 100);
+	return run(s, 200, want);
+}
+
 static int test_zero_checksum_alone(void)
 {
 	struct spec s[] = { A(.id = 1), A(.id = 2, .zero_csum = true), A(.id = 3), A(.id = 4) };
@@ -482,6 +498,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_order_around_a_loner),
 	UT_CASE(test_other_flows_loner),
 	UT_CASE(test_ip_field_change),
+	UT_CASE(test_many_flows),
 	UT_CASE(test_bad_ip_header_alone),
 	UT_CASE(test_zero_checksum_alone),
 	UT_CASE(test_not_mergeable),
