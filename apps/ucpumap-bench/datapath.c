@@ -59,7 +59,7 @@ static const char *const pool_keys[] = {
 };
 #define NPOOL ((int)(sizeof(pool_keys) / sizeof(pool_keys[0])))
 
-enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP };
+enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP, K_TCP_KERNEL };
 
 #define BACK_PORT	9001	/* the way back's sink, in the generator's namespace */
 #define BACK_BATCH	64	/* the way back's sender: datagrams per sendmmsg() */
@@ -122,10 +122,18 @@ static struct row rows[] = {
 	{ .name = "two-way", .kind = K_TWOWAY, .flag = NULL },
 	{ .name = "two-way-no-direct-bulk", .kind = K_TWOWAY, .flag = "--no-direct-bulk" },
 	/* one iperf3 TCP stream through ucpumapd; dst is bit/s */
+	/* the same stream over the kernel's own path: no XDP program on vd */
+	{ .name = "tcp-kernel", .kind = K_TCP_KERNEL },
 	{ .name = "tcp", .kind = K_TCP },
 	{ .name = "tcp-coalesce", .kind = K_TCP, .coalesce = true },
 };
 #define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
+
+/* A TCP row: Gbit/s of one iperf3 stream, not pps at the UDP sink. */
+static bool row_is_tcp(const struct row *r)
+{
+	return r->kind == K_TCP || r->kind == K_TCP_KERNEL;
+}
 
 static struct row *row_by(const char *name)
 {
@@ -869,6 +877,20 @@ static int run_tcp(const char *tag, double *bps)
 	return *bps > 0 ? 0 : -1;
 }
 
+/* The TCP stream over the kernel's own path, nothing attached to vd: what
+ * the sender and the stack reach without ucpumap in between. */
+static int row_tcp_kernel(struct row *r, int round)
+{
+	struct busy_mark bw, bc0;
+	int rc;
+
+	busy_mark(&bw, cfg.wcpu[0]);
+	busy_mark(&bc0, 0);
+	rc = run_tcp(r->name, &r->dst[round]);
+	r->have_busy = !busy_share(&bw, &r->busy[round]) && !busy_share(&bc0, &r->busy_cpu0[round]);
+	return rc;
+}
+
 static int row_daemon(struct row *r, int round)
 {
 	char out[256], js[256], bin[600], line[16384], last[16384] = "";
@@ -1351,7 +1373,7 @@ static void write_json(int nr)
 			json_obj_end(&j);
 			continue;
 		}
-		json_str(&j, "unit", r->kind == K_TCP ? "bit/s" : "pps");
+		json_str(&j, "unit", row_is_tcp(r) ? "bit/s" : "pps");
 		json_runs(&j, "runs", r->dst, nr);	/* delivered, pps */
 		json_runs(&j, "sent_packets", r->sent, nr);
 		if (r->have_src)
@@ -1431,9 +1453,10 @@ static void usage(FILE *f)
 "                  pass, cpumap-no-recycle, cpumap, cpumap-coalesce (4 flows),\n"
 "                  cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch,\n"
 "                  tun-ceiling, dpdk, two-way, two-way-no-direct-bulk (both\n"
-"                  directions at once: seed 003), tcp, tcp-coalesce (one iperf3\n"
-"                  TCP stream, Gbit/s); every ucpumapd row but the *-coalesce\n"
-"                  ones runs --no-coalesce\n"
+"                  directions at once: seed 003), tcp-kernel, tcp, tcp-coalesce\n"
+"                  (one iperf3 TCP stream, Gbit/s: the kernel's own path, then\n"
+"                  through ucpumapd); every ucpumapd row but the *-coalesce ones\n"
+"                  runs --no-coalesce\n"
 "  --rate PPS      the generator's rate (default 0: as fast as it goes)\n"
 "  -6, --ipv6      IPv6 traffic (fd77::1 -> fd77::2) instead of IPv4\n"
 "  --cpus LIST     the workers' CPUs (ucpumapd, kernel cpumap, testpmd's\n"
@@ -1464,7 +1487,7 @@ static void print_tcp(int nr)
 		struct row *r = &rows[i];
 		double g[MAX_ROUNDS], b[MAX_ROUNDS], c[MAX_ROUNDS];
 
-		if (!r->on || r->kind != K_TCP)
+		if (!r->on || !row_is_tcp(r))
 			continue;
 		if (!any)
 			printf("\n%-28s %22s %22s %22s   (one iperf3 stream, Gbit/s; busy\n"
@@ -1525,7 +1548,7 @@ static void print_tables(int nr)
 	bool flat = false;
 
 	for (int i = 0; i < NROWS; i++)
-		flat |= rows[i].on && rows[i].kind != K_TCP;
+		flat |= rows[i].on && !row_is_tcp(&rows[i]);
 	if (flat)
 		printf("\n%-28s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
 		       "row", cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
@@ -1535,7 +1558,7 @@ static void print_tables(int nr)
 
 		if (!r->on)
 			continue;
-		if (r->kind == K_TCP)
+		if (row_is_tcp(r))
 			continue;	/* their own table */
 		if (r->skipped) {
 			printf("%-28s skipped: %s\n", r->name, r->skipped);
@@ -1564,6 +1587,7 @@ static void print_tables(int nr)
 	print_gain("cpumap-coalesce", "kernel-cpumap", "(target >= 3.0)", nr);
 	print_gain("cpumap-coalesce-many-flows", "cpumap", "(target >= 0.95)", nr);
 	print_gain("tcp-coalesce", "tcp", "(TCP throughput, target >= 2.0)", nr);
+	print_gain("tcp-coalesce", "tcp-kernel", "(against the kernel's own path)", nr);
 	print_gain_of("two-way", "two-way-no-direct-bulk", "(seed 003, forward)", nr, false);
 	print_gain_of("two-way", "two-way-no-direct-bulk", "(seed 003, way back)", nr, true);
 	print_pool();
@@ -1788,7 +1812,7 @@ int bench_datapath(int argc, char **argv)
 						    "topology's generator namespace: veth only" :
 						    "the way back's sender is IPv4 only";
 	for (int i = 0; i < NROWS; i++) {
-		if (!rows[i].on || rows[i].kind != K_TCP)
+		if (!rows[i].on || !row_is_tcp(&rows[i]))
 			continue;
 		if (cfg.dev)
 			rows[i].skipped = "needs a TCP sender on the far side of IFACE: run iperf3 -c "
@@ -1851,6 +1875,7 @@ int bench_datapath(int argc, char **argv)
 			case K_DAEMON:
 			case K_TWOWAY:
 			case K_TCP: rc = row_daemon(r, k); break;
+			case K_TCP_KERNEL: rc = row_tcp_kernel(r, k); break;
 			case K_TUN: rc = row_tun(r, k); break;
 			case K_DPDK: rc = row_dpdk(r, k); break;
 			}
@@ -1858,7 +1883,7 @@ int bench_datapath(int argc, char **argv)
 				failed++;
 				fprintf(stderr, "datapath: round %d, row %s failed\n", k + 1, r->name);
 			}
-			if (r->kind == K_TCP)
+			if (row_is_tcp(r))
 				printf("  round %d %-18s %7.3f Gbit/s received\n", k + 1, r->name,
 				       r->dst[k] / 1e9);
 			else
