@@ -118,7 +118,7 @@ PY
 
 all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
 cpumap-coalesce-many-flows cpumap-no-batch tun-ceiling dpdk two-way two-way-no-direct-bulk
-tcp tcp-coalesce"
+tcp-kernel tcp tcp-coalesce"
 if run_bench v4 60 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
 	check v4 $all
 fi
