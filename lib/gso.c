@@ -32,6 +32,7 @@
 struct seg {
 	const uint8_t *ip;
 	const uint8_t *l4;
+	const uint8_t *eth;	/* UCM_GSO_F_L2: the Ethernet header */
 	uint32_t hash;		/* the flow hash: a cheap first test */
 	uint32_t payload;	/* UDP/TCP payload bytes */
 	uint32_t tseq;		/* TCP sequence number */
@@ -113,6 +114,11 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, uint32_t flag
 	s->sport = p->sport;
 	s->dport = p->dport;
 	s->frag = p->flags & UCM_PKT_F_FRAG;
+	s->eth = data;
+	/* Frames written whole: a VLAN tag would have to reach a VLAN
+	 * device through the kernel's segmentation; not merged. */
+	if ((flags & UCM_GSO_F_L2) && p->nvlan)
+		return;
 	if (!(p->flags & UCM_PKT_F_PORTS) || !(p->flags & UCM_PKT_F_L4) ||
 	    (p->flags & (UCM_PKT_F_FRAG | UCM_PKT_F_IP_OPTS | UCM_PKT_F_IPV6_EXT)))
 		return;
@@ -226,7 +232,8 @@ int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 	uint32_t i;
 	int32_t g;
 
-	if (n > UCM_GSO_MAX_BATCH || (flags & ~(UCM_GSO_F_NO_UDP | UCM_GSO_F_NO_TCP)))
+	if (n > UCM_GSO_MAX_BATCH ||
+	    (flags & ~(UCM_GSO_F_NO_UDP | UCM_GSO_F_NO_TCP | UCM_GSO_F_L2)))
 		return ucm_err(-EINVAL);
 	memset(bucket, 0xff, sizeof(bucket));
 	plan->ngroups = 0;
@@ -268,6 +275,7 @@ int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 				break;
 			}
 			if (!seg_good(h) || !same_ip_fields(h, s) || s->payload > h->payload ||
+			    ((flags & UCM_GSO_F_L2) && memcmp(h->eth, s->eth, 14)) ||
 			    plan->nseg[g] >= max || bytes[g] + s->payload > UCM_GSO_MAX_BYTES ||
 			    !id_follows(l, s, &idmode[g]) ||
 			    (s->proto == IPPROTO_TCP && !tcp_follows(h, l, s)))
@@ -300,7 +308,7 @@ placed:
 }
 
 void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
-		    uint32_t payload, bool push, struct virtio_net_hdr *vh)
+		    uint32_t payload, bool push, bool l2, struct virtio_net_hdr *vh)
 {
 	uint8_t *ip = data + pkt->l3_off, *l4 = data + pkt->l4_off;
 	uint32_t l3h = pkt->l4_off - pkt->l3_off, l4len = pkt->l4_hlen + payload;
@@ -315,10 +323,12 @@ void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
 		vh->gso_type = v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
 	else
 		vh->gso_type = VIRTIO_NET_HDR_GSO_UDP_L4;
-	vh->hdr_len = l3h + pkt->l4_hlen;
+	/* Offsets from where the write starts: the IP header, or for whole
+	 * frames the Ethernet header. */
+	vh->hdr_len = (l2 ? pkt->l4_off : l3h) + pkt->l4_hlen;
 	/* The first segment is a full one: its payload is the size. */
 	vh->gso_size = pkt->l3_len - l3h - pkt->l4_hlen;
-	vh->csum_start = l3h;
+	vh->csum_start = l2 ? pkt->l4_off : l3h;
 	vh->csum_offset = check - l4;
 	if (v6) {
 		put16(ip + 4, l4len);

@@ -457,8 +457,9 @@ static int tun_open(void *ctx, uint32_t w)
 	}
 	memset(st, 0, sizeof(*st));
 	st->fd = tun->fds[w % tun->nqueues];
-	/* A tap's frames keep their Ethernet header: not merged yet. */
-	st->coalesce = (tun->flags & (UCM_TUN_F_COALESCE | UCM_TUN_F_TAP)) == UCM_TUN_F_COALESCE;
+	st->coalesce = tun->flags & UCM_TUN_F_COALESCE;
+	/* A tap's frames go whole: merged under one Ethernet header only. */
+	st->gso_flags = tun->flags & UCM_TUN_F_TAP ? UCM_GSO_F_L2 : 0;
 	if (!(tun->flags & UCM_TUN_F_NO_BATCH)) {
 		err = wstate_ring_init(st);
 		if (err) {
@@ -578,17 +579,22 @@ static __hot_inline char *pkt_buf(const struct ucm_tun *tun,
 
 /* A group of the plan as one write: the first packet whole, its headers
  * made the super-packet's, then each other packet's L4 payload. */
-static __hot_inline void super_build(struct tun_wstate *st, struct ucm_frame_hdr **frames,
-				     uint32_t g, struct tun_slot *sl, struct iovec *iov)
+static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstate *st,
+				     struct ucm_frame_hdr **frames, uint32_t g,
+				     struct tun_slot *sl, struct iovec *iov)
 {
 	uint32_t head = st->plan.head[g];
 	struct ucm_frame_hdr *h = frames[head];
 	uint8_t *data = ucm_frame_data(h);
+	bool tap = tun->flags & UCM_TUN_F_TAP;
+	/* tun: from the IP header; tap: the whole frame, less any padding */
+	uint32_t start = tap ? 0 : h->pkt.l3_off;
 	uint32_t hlen = h->pkt.l4_off - h->pkt.l3_off + h->pkt.l4_hlen;
 	uint32_t payload = h->pkt.l3_len - hlen, k = 1;
+	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)(data + start - VNET_LEN);
 	int32_t j;
 
-	sl->bytes = h->pkt.l3_len;
+	sl->bytes = tap ? h->len : h->pkt.l3_len;
 	for (j = st->plan.next[head]; j >= 0; j = st->plan.next[j]) {
 		struct ucm_frame_hdr *m = frames[j];
 		uint32_t mh = m->pkt.l4_off - m->pkt.l3_off + m->pkt.l4_hlen;
@@ -596,22 +602,21 @@ static __hot_inline void super_build(struct tun_wstate *st, struct ucm_frame_hdr
 		iov[k].iov_base = (uint8_t *)ucm_frame_data(m) + m->pkt.l4_off + m->pkt.l4_hlen;
 		iov[k].iov_len = m->pkt.l3_len - mh;
 		payload += iov[k].iov_len;
-		sl->bytes += m->pkt.l3_len;
+		sl->bytes += tap ? m->len : m->pkt.l3_len;
 		k++;
 	}
 	/* What ucm_gso__build() rewrites and cannot work out again, for a
 	 * kernel that refuses the super-packet (super_refused()). */
 	memcpy(&sl->check, data + h->pkt.l4_off + (h->pkt.l4_proto == IPPROTO_TCP ? 16 : 6), 2);
 	sl->tflags = data[h->pkt.l4_off + 13];
-	ucm_gso__build(&h->pkt, data, k, payload, st->plan.push[g],
-		       (struct virtio_net_hdr *)(data + h->pkt.l3_off - VNET_LEN));
+	ucm_gso__build(&h->pkt, data, k, payload, st->plan.push[g], tap, vh);
 #ifdef UCM_DEBUG
 	if (__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED))
-		((struct virtio_net_hdr *)(data + h->pkt.l3_off - VNET_LEN))->gso_type = 0x7f;
+		vh->gso_type = 0x7f;
 #endif
-	iov[0].iov_base = data + h->pkt.l3_off - VNET_LEN;
-	iov[0].iov_len = VNET_LEN + h->pkt.l3_len;
-	sl->len = VNET_LEN + hlen + payload;
+	iov[0].iov_base = vh;
+	iov[0].iov_len = VNET_LEN + h->pkt.l3_off - start + h->pkt.l3_len;
+	sl->len = VNET_LEN + h->pkt.l3_off - start + hlen + payload;
 	sl->nseg = k;
 	sl->niov = k;
 	sl->g = g;
@@ -645,7 +650,7 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 
 		i = coalesce ? st->plan.head[g] : g;
 		if (coalesce && st->plan.nseg[g] > 1) {
-			super_build(st, frames, g, sl, iov);
+			super_build(tun, st, frames, g, sl, iov);
 		} else {
 			iov->iov_base = pkt_buf(tun, frames[i], &sl->len);
 			if (unlikely(!iov->iov_base)) {

@@ -47,7 +47,7 @@ struct tun_wstate {
 	int fd;			/* the queue's fd */
 	int sqe_fd;		/* what SQEs name: 0 (registered) or fd */
 	uint8_t sqe_flags;	/* IOSQE_FIXED_FILE when registered */
-	bool coalesce;		/* UCM_TUN_F_COALESCE, in tun mode */
+	bool coalesce;		/* UCM_TUN_F_COALESCE */
 	uint32_t gso_flags;	/* UCM_GSO_F_*: protocols the kernel refused */
 	/* One batch's writes: at most one slot and one iovec per packet. */
 	struct tun_slot slot[UCM_TUN_BATCH_MAX];

@@ -69,10 +69,10 @@ struct cfg {
 	double interval, duration;
 };
 
-/* Our GRO, unless turned off: a tun only (a tap writes frames whole). */
+/* Our GRO, unless turned off. */
 static bool coalescing(const struct cfg *c)
 {
-	return !c->no_coalesce && !c->tap;
+	return !c->no_coalesce;
 }
 
 struct rx_thread {
@@ -148,7 +148,7 @@ static void usage(FILE *f)
 "  --no-batch            one write() per packet into tun\n"
 "  --no-coalesce         each packet its own write into tun (default: a flow's\n"
 "                        UDP datagrams or TCP segments go as one GSO\n"
-"                        super-packet, our GRO; a tap does not coalesce)\n"
+"                        super-packet, our GRO)\n"
 "  --no-direct-bulk      bulk returns never use the owner's cache\n"
 "  --pass                no workers: each RX thread writes to tun itself\n"
 "                        (the kernel's XDP_PASS, for comparison)\n"

@@ -132,7 +132,7 @@ int main(void)
 
 		for (i = h; i >= 0; i = plan.next[i])
 			payload += pkt[i].l3_len - (pkt[i].l4_off - pkt[i].l3_off) - 8;
-		ucm_gso__build(&pkt[h], frame[h], plan.nseg[g], payload, plan.push[g], &vh);
+		ucm_gso__build(&pkt[h], frame[h], plan.nseg[g], payload, plan.push[g], false, &vh);
 		iov[n].iov_base = &vh;
 		iov[n++].iov_len = sizeof(vh);
 		iov[n].iov_base = frame[h] + pkt[h].l3_off;

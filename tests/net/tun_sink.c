@@ -1115,6 +1115,41 @@ static int test_coalesce_flows(void)
 	return rig_fini(&r);
 }
 
+/* A tap: frames whole, merged under their Ethernet header (the tap's
+ * MAC); VLAN-tagged ones go alone and, with no VLAN device, nowhere. */
+static int test_coalesce_tap(void)
+{
+	static const enum kind mix[] = { K_V4, K_V6, K_V4_VLAN, K_V4, K_V6, K_V6_VLAN };
+	struct ucm_tun_stats t;
+	struct rig r;
+	uint32_t i;
+
+	if (rig_init(&r, "ucmtap16", NULL, UCM_TUN_F_TAP | UCM_TUN_F_COALESCE, 2, 0, 16))
+		return 1;
+	r.flows = 6;	/* flow f: mix[f], so each flow has one kind */
+	r.plen = 100;
+	r.pace = 512;
+	if (rig_feed(&r, 0, 3000, mix, 6, true))
+		return 1;
+	/* the tagged ones have nowhere to go */
+	for (i = 0; i < 3000; i++)
+		if (mix[i % 6] == K_V4_VLAN || mix[i % 6] == K_V6_VLAN) {
+			r.want[i] = 0;
+			r.expected--;
+		}
+	if (rig_check_delivery(&r))
+		return 1;
+	tun_stats_total(&r, &t);
+	print_super("tap", &t);
+	UT_ASSERT(t.packets == 3000 && !tun_errors(&t), "tap: %llu packets, %llu errors",
+		  (unsigned long long)t.packets, (unsigned long long)tun_errors(&t));
+	/* the untagged two-thirds merge, the tagged third goes alone */
+	UT_ASSERT(t.super && t.super_segs >= 1000 && t.super_segs <= 2000,
+		  "%llu of %llu frames in %llu super-packets", (unsigned long long)t.super_segs,
+		  (unsigned long long)t.packets, (unsigned long long)t.super);
+	return rig_fini(&r);
+}
+
 /* Spoiled checksums inside same-flow runs: never merged, so the kernel
  * drops exactly those (InCsumErrors) and delivers their neighbours. */
 static int test_coalesce_bad_checksum(void)
@@ -1331,6 +1366,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_coalesce_unmergeable),
 	UT_CASE(test_coalesce_tcp_bad_checksum),
 	UT_CASE(test_coalesce_refused),
+	UT_CASE(test_coalesce_tap),
 	{}
 };
 

@@ -356,7 +356,7 @@ static int test_build(void)
 
 		if (run(s, 3, "0,1,2"))
 			return 1;
-		ucm_gso__build(&pkt[0], frame[0], 3, total, false, &vh);
+		ucm_gso__build(&pkt[0], frame[0], 3, total, false, false, &vh);
 		UT_ASSERT(vh.flags == VIRTIO_NET_HDR_F_NEEDS_CSUM &&
 			  vh.gso_type == VIRTIO_NET_HDR_GSO_UDP_L4 && vh.gso_size == 18 &&
 			  vh.hdr_len == l3h + 8 && vh.csum_start == l3h && vh.csum_offset == 6,
@@ -381,7 +381,7 @@ static int test_build(void)
 
 		if (run(one, 1, "0"))
 			return 1;
-		ucm_gso__build(&pkt[0], frame[0], 1, 18, false, &vh);
+		ucm_gso__build(&pkt[0], frame[0], 1, 18, false, false, &vh);
 		UT_ASSERT(!vh.flags && !vh.gso_type, "a group of 1 got offloads");
 	}
 	return 0;
@@ -462,7 +462,7 @@ static int test_tcp_build(void)
 
 		if (run(s, 3, "0,1,2"))
 			return 1;
-		ucm_gso__build(&pkt[0], frame[0], 3, 300, plan.push[0], &vh);
+		ucm_gso__build(&pkt[0], frame[0], 3, 300, plan.push[0], false, &vh);
 		UT_ASSERT(vh.flags == VIRTIO_NET_HDR_F_NEEDS_CSUM &&
 			  vh.gso_type == (v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4) &&
 			  vh.gso_size == 100 && vh.hdr_len == l3h + 32 && vh.csum_start == l3h &&

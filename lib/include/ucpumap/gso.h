@@ -90,6 +90,9 @@ struct ucm_gso_plan {
  * refuses its super-packets: UDP GSO from a tun needs Linux 6.2). */
 #define UCM_GSO_F_NO_UDP	(1U << 0)
 #define UCM_GSO_F_NO_TCP	(1U << 1)
+/* Frames are written whole (a tap): packets merge only under the same
+ * Ethernet header, and VLAN-tagged ones not at all. */
+#define UCM_GSO_F_L2		(1U << 2)
 
 /**
  * ucm_gso__plan() - decide which packets merge
@@ -112,12 +115,14 @@ UCM_API int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *cons
  *              completes)
  * @nseg: packets in the group; @payload: their L4 payload bytes in all
  * @push: TCP: the group's last segment has PSH (plan->push)
- * @vh: the virtio_net header to write before the IP header
+ * @l2: the frame is written whole, from its Ethernet header (a tap): the
+ *      vnet header's offsets count from there, not from the IP header
+ * @vh: the virtio_net header to write before what is written
  *
  * For a group of 1 nothing is rewritten and @vh is zeroed.
  */
 UCM_API void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
-			    uint32_t payload, bool push, struct virtio_net_hdr *vh);
+			    uint32_t payload, bool push, bool l2, struct virtio_net_hdr *vh);
 
 #ifdef __cplusplus
 }

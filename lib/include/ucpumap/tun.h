@@ -56,13 +56,13 @@ enum ucm_tun_flags {
 	 * UCM_TUN_F_COALESCE), built and written one at a time: the
 	 * "before" of the batched write (seed 002). */
 	UCM_TUN_F_NO_BATCH	= 1 << 1,
-	/* Our cpumap GRO (tun mode): same-flow UDP datagrams or TCP
+	/* Our cpumap GRO: same-flow UDP datagrams or TCP
 	 * segments of a batch go as one GSO super-packet per write, which
 	 * the kernel's stack takes as one packet (a UDP socket without
 	 * UDP_GRO gets the datagrams cut back out; TCP takes the whole
 	 * run; rules: ucpumap/gso.h). Pair it with
 	 * UCM_CPUMAP_F_HOLD, so batches are up to 71 packets, not 8. A tap
-	 * ignores it for now. */
+	 * merges only frames with the same Ethernet header and no VLAN tag. */
 	UCM_TUN_F_COALESCE	= 1 << 2,
 };
 
