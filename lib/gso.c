@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * UDP and TCP coalescing plan and super-packet headers (see ucpumap/gso.h
- * for the rules). Each packet is compared with the open groups of the
- * batch (at most one open group per flow); a batch is small (a worker's
- * hand-over), so a linear scan of the open groups, flow hash first, is
- * cheaper than any table.
+ * for the rules). A flow has at most one open group, its latest; each
+ * packet finds it through a bucket of its flow hash (the latest group of
+ * the bucket first, then older ones), so a hand-over of many flows costs
+ * no scan of every group.
  */
 #include <string.h>
 #include <netinet/in.h>

@@ -675,7 +675,10 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
  * The kernel refused a super-packet with EINVAL: too old for its GSO type
  * (a tun takes UDP GSO from Linux 6.2 on). Put the first packet back as it
  * came, write the group's packets one by one, and stop merging that
- * protocol on this worker: nothing is lost, and it happens once.
+ * protocol on this worker: nothing is lost, and it happens once. On the
+ * io_uring path the rest of the batch is already written by then, so a
+ * flow's next group in the same hand-over may pass these packets: a
+ * reordering once per protocol and worker.
  */
 static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_wstate *st,
 					 struct ucm_frame_hdr **frames,

@@ -30,6 +30,8 @@ struct spec {
 	bool df, bad_csum, zero_csum, ip_opts, frag, v6_ext;
 	uint8_t ttl;		/* 0: 64 */
 	uint8_t tos;		/* IPv4 TOS, IPv6 traffic class */
+	uint8_t dmac;		/* the destination MAC's last byte (0: 2) */
+	uint16_t vid;		/* an 802.1Q tag with this VLAN ID */
 	bool bad_iphdr;		/* IPv4 header checksum spoiled */
 	/* TCP instead of UDP: sequence number, flags (0: ACK), ACK number,
 	 * window (0: 500), and a timestamp option when tsval is set */
@@ -48,14 +50,20 @@ static void put16(uint8_t *p, uint16_t v)
 /* Ethernet, IP, UDP to port 9000 with a payload of @s->payload bytes. */
 static int build(int i, const struct spec *s)
 {
-	uint8_t *f = frame[i], *ip = f + 14, *u;
+	uint8_t *f = frame[i], *ip = f + 14 + (s->vid ? 4 : 0), *u;
 	uint32_t l3h = s->v6 ? 40 + (s->v6_ext ? 8 : 0) : 20 + (s->ip_opts ? 4 : 0);
 	uint32_t hl4 = s->tcp ? 20 + (s->tsval ? 12 : 0) : 8, ulen = hl4 + s->payload, sum;
 	uint8_t ph[4] = { 0, s->tcp ? 6 : 17, ulen >> 8, ulen & 0xff };
 
 	memset(f, 0, FLEN);
 	memset(f, 2, 12);
-	put16(f + 12, s->v6 ? 0x86dd : 0x0800);
+	if (s->dmac)
+		f[5] = s->dmac;
+	if (s->vid) {
+		put16(f + 12, 0x8100);
+		put16(f + 14, s->vid);
+	}
+	put16(ip - 2, s->v6 ? 0x86dd : 0x0800);
 	if (s->v6) {
 		ip[0] = 0x60 | s->tos >> 4;
 		ip[1] = (uint8_t)(s->tos << 4);
@@ -111,7 +119,7 @@ static int build(int i, const struct spec *s)
 			sum = 0xffff;
 		put16(check, sum ^ (s->bad_csum ? 0x0101 : 0));
 	}
-	UT_ASSERT(ucm_pkt__parse(&pkt[i], f, 14 + l3h + ulen) == UCM_DROP_NONE, "frame %d", i);
+	UT_ASSERT(ucm_pkt__parse(&pkt[i], f, (ip - f) + l3h + ulen) == UCM_DROP_NONE, "frame %d", i);
 	pp[i] = &pkt[i];
 	dp[i] = f;
 	return 0;
@@ -136,17 +144,22 @@ static void groups_str(char *out, size_t sz)
 	}
 }
 
-static int run(const struct spec *s, int n, const char *want)
+static int run_flags(const struct spec *s, int n, uint32_t flags, const char *want)
 {
 	char got[4096];
 
 	for (int i = 0; i < n; i++)
 		if (build(i, &s[i]))
 			return 1;
-	UT_ASSERT(!ucm_gso__plan(pp, dp, n, 0, &plan), "plan");
+	UT_ASSERT(!ucm_gso__plan(pp, dp, n, flags, &plan), "plan");
 	groups_str(got, sizeof(got));
 	UT_ASSERT(!strcmp(got, want), "groups %s, want %s", got, want);
 	return 0;
+}
+
+static int run(const struct spec *s, int n, const char *want)
+{
+	return run_flags(s, n, 0, want);
 }
 
 /* A datagram of flow A or B, 18 payload bytes (64-byte frames) unless said. */
@@ -484,6 +497,40 @@ static int test_tcp_build(void)
 	return 0;
 }
 
+/* Whole frames (a tap): one Ethernet header per super-packet, and a
+ * VLAN-tagged frame goes alone, closing its flow's group; without the
+ * flag (a tun, which strips both) they merge. */
+static int test_l2(void)
+{
+	struct spec mac[] = { A(.id = 1), A(.id = 2), A(.id = 3, .dmac = 9), A(.id = 4, .dmac = 9) };
+	struct spec vlan[] = { A(.id = 1), A(.id = 2), A(.id = 3, .vid = 5), A(.id = 4) };
+
+	if (run_flags(mac, 4, UCM_GSO_F_L2, "0,1|2,3") || run_flags(vlan, 4, UCM_GSO_F_L2, "0,1|2|3"))
+		return 1;
+	if (run_flags(mac, 4, 0, "0,1,2,3") || run_flags(vlan, 4, 0, "0,1,2,3"))
+		return 1;
+	/* the other protocol's flag leaves this one alone */
+	if (run_flags(mac, 4, UCM_GSO_F_NO_UDP, "0|1|2|3"))
+		return 1;
+	return run_flags(mac, 4, UCM_GSO_F_NO_TCP, "0,1,2,3");
+}
+
+/* A tap's super-packet: the vnet header's offsets count from the
+ * Ethernet header. */
+static int test_build_l2(void)
+{
+	struct spec s[] = { T(1000), T(1100) };
+	struct virtio_net_hdr vh;
+
+	if (run_flags(s, 2, UCM_GSO_F_L2, "0,1"))
+		return 1;
+	ucm_gso__build(&pkt[0], frame[0], 2, 200, false, true, &vh);
+	UT_ASSERT(vh.csum_start == 14 + 20 && vh.hdr_len == 14 + 20 + 20 && vh.csum_offset == 16 &&
+		  vh.gso_size == 100, "vnet header %u %u %u %u", vh.csum_start, vh.hdr_len,
+		  vh.csum_offset, vh.gso_size);
+	return 0;
+}
+
 static int test_too_many(void)
 {
 	UT_ASSERT(ucm_gso__plan(pp, dp, UCM_GSO_MAX_BATCH + 1, 0, &plan) == -EINVAL, "accepted");
@@ -512,6 +559,8 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_tcp_push_and_short),
 	UT_CASE(test_tcp_alone),
 	UT_CASE(test_tcp_build),
+	UT_CASE(test_l2),
+	UT_CASE(test_build_l2),
 	UT_CASE(test_too_many),
 	{}
 };
