@@ -1115,6 +1115,31 @@ static int test_coalesce_flows(void)
 	return rig_fini(&r);
 }
 
+/* NO_BATCH with coalescing: each super-packet its own writev(). */
+static int test_coalesce_no_batch(void)
+{
+	static const enum kind mix[] = { K_V4, K_V6 };
+	struct ucm_tun_stats t;
+	struct rig r;
+
+	if (rig_init(&r, "ucmtun17", NULL, UCM_TUN_F_COALESCE | UCM_TUN_F_NO_BATCH, 2, 0, 17))
+		return 1;
+	r.flows = 4;
+	r.plen = 100;
+	r.pace = 512;
+	if (rig_feed(&r, 0, 3000, mix, 2, true) || rig_check_delivery(&r))
+		return 1;
+	tun_stats_total(&r, &t);
+	print_super("no batch", &t);
+	UT_ASSERT(t.packets == 3000 && !tun_errors(&t) && t.super, "%llu packets, %llu super",
+		  (unsigned long long)t.packets, (unsigned long long)t.super);
+	/* one syscall per write: a super-packet or a lone packet */
+	UT_ASSERT(t.submits == t.packets - t.super_segs + t.super, "%llu writes for %llu",
+		  (unsigned long long)t.submits,
+		  (unsigned long long)(t.packets - t.super_segs + t.super));
+	return rig_fini(&r);
+}
+
 /* A tap: frames whole, merged under their Ethernet header (the tap's
  * MAC); VLAN-tagged ones go alone and, with no VLAN device, nowhere. */
 static int test_coalesce_tap(void)
@@ -1367,6 +1392,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_coalesce_tcp_bad_checksum),
 	UT_CASE(test_coalesce_refused),
 	UT_CASE(test_coalesce_tap),
+	UT_CASE(test_coalesce_no_batch),
 	{}
 };
 
