@@ -9,6 +9,8 @@
 #   coalesce-ipv4, -ipv6   every datagram once, intact, in order within its
 #                          flow; super-packets were written; conservation
 #                          and audit hold
+#   pass-coalesce          the same with --pass: the RX thread holds and
+#                          merges itself (inline mode)
 #   no-coalesce            the same traffic with --no-coalesce: delivered,
 #                          and not one super-packet
 #   tcp, tcp-ipv6          an 8 MB file over TCP through the daemon: its
@@ -186,6 +188,17 @@ elif [ "${super:-0}" -gt 0 ]; then
 	ok coalesce-ipv6 "$COUNT datagrams of $FLOWS flows, $super super-packets"
 else
 	bad coalesce-ipv6 "delivered, but ${super:-no} super-packets were written"
+fi
+
+# --pass: no workers, the RX thread holds and writes at the end of each RX
+# batch (inline mode).
+run pass-coalesce 10.207.1.1 100 --pass
+if [ -n "$why" ]; then
+	bad pass-coalesce "$why"
+elif [ "${super:-0}" -gt 0 ]; then
+	ok pass-coalesce "$COUNT datagrams of $FLOWS flows, $super super-packets"
+else
+	bad pass-coalesce "delivered, but ${super:-no} super-packets were written"
 fi
 
 run no-coalesce 10.207.1.1 100 --no-coalesce
