@@ -7,6 +7,7 @@
 #   ok CASE [DETAIL]   bad CASE WHY   skip_unless_root WHY
 #   veth_pair NS_A NS_B IF_A IF_B ADDR_A/LEN ADDR_B/LEN   (tx checksums off on IF_A)
 #   mac_of NS IF
+#   wait_file FILE TENTHS   jget JSON-FILE PYTHON-EXPR
 #   $tmp: a temporary directory, removed on exit
 
 tmp=$(mktemp -d)
@@ -53,4 +54,22 @@ veth_pair() {
 
 mac_of() {
 	ip -n "$1" -o link show "$2" | sed 's/.*link\/ether \([^ ]*\).*/\1/'
+}
+
+# Wait up to TENTHS tenths of a second for FILE (results appear whole:
+# written aside, then renamed).
+wait_file() {
+	for _ in $(seq "$2"); do
+		[ -e "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# A Python expression over d, the last JSON line of FILE.
+jget() {
+	python3 -c 'import json, sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+d = json.loads(lines[-1])
+print(eval(sys.argv[2]))' "$1" "$2" 2> /dev/null
 }

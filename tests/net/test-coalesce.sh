@@ -102,29 +102,11 @@ with open(out + ".tmp", "w") as f:
 os.rename(out + ".tmp", out)
 EOF
 
-wait_file() {	# file, tenths of a second
-	for _ in $(seq "$2"); do
-		[ -e "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-jget() {	# json file, python expression over d (its last line)
-	"$PY" -c 'import json, sys
-lines = [l for l in open(sys.argv[1]) if l.strip()]
-d = json.loads(lines[-1])
-print(eval(sys.argv[2]))' "$1" "$2" 2> /dev/null
-}
-
-# run CASE DST SIZE DAEMON-ARGS...: the daemon, the reader, the generator;
-# sets $why to what went wrong (empty: the delivery was exact) and $super
-# to the super-packets the daemon wrote.
-run() {
-	local c=$1 dst=$2 size=$3 dpid rpid r hl
-	shift 3
-	why=
-	super=
+# daemon_start CASE ARGS...: ucpumapd on vd with tun ucmc0 and its
+# addresses; $dpid. Non-zero, with $why, when it did not start.
+daemon_start() {
+	local c=$1
+	shift
 	ip netns exec $D "$daemon" --dev vd --tun ucmc0 --cpus 0,1 --interval 0 \
 		--stats-json "$tmp/$c.json" --duration 40 "$@" > "$tmp/$c.out" 2> "$tmp/$c.err" &
 	dpid=$!
@@ -136,16 +118,47 @@ run() {
 	done
 	if ! grep -q '^ucpumapd: ' "$tmp/$c.out"; then
 		why="ucpumapd did not start: $(tail -2 "$tmp/$c.err" | tr '\n' ' ')"
-		return
+		return 1
 	fi
 	ip -n $D addr add 10.207.1.1/24 dev ucmc0 && ip -n $D -6 addr add fd00:207:1::1/64 dev ucmc0 nodad
+}
+
+# daemon_stop CASE: its statistics now ($super, $segs), then SIGTERM; $why
+# gains its exit status, conservation and audit if they are wrong.
+daemon_stop() {
+	local c=$1 r
+	kill -USR1 $dpid
+	for _ in $(seq 40); do [ -s "$tmp/$c.json" ] && break; sleep 0.05; done
+	super=$(jget "$tmp/$c.json" 'd["tun_super"]')
+	segs=$(jget "$tmp/$c.json" 'd["tun_super_segs"]')
+	kill -TERM $dpid
+	wait $dpid
+	r=$?
+	[ "$r" = 0 ] || why="$why ucpumapd exit status $r;"
+	grep -q '^conservation: .*: holds$' "$tmp/$c.out" || why="$why $(grep '^conservation' "$tmp/$c.out" || echo 'no conservation line');"
+	grep -q '^audit: every frame came home$' "$tmp/$c.out" || why="$why $(grep '^audit' "$tmp/$c.out" || echo 'no audit line')"
+}
+
+# run CASE DST SIZE DAEMON-ARGS...: the daemon, the reader, the generator;
+# sets $why to what went wrong (empty: the delivery was exact) and $super
+# to the super-packets the daemon wrote.
+run() {
+	local c=$1 dst=$2 size=$3 rpid hl
+	shift 3
+	why=
+	super=
+	daemon_start $c "$@" || return
 	hl=28
 	case $dst in *:*) hl=48 ;; esac
 	ip netns exec $D "$PY" "$tmp/reader.py" $COUNT $FLOWS $((size - 14 - hl)) \
 		"$tmp/$c.ready" "$tmp/$c.stop" "$tmp/$c.res" > "$tmp/$c.reader" 2>&1 &
 	rpid=$!
 	lib_pid $rpid
-	wait_file "$tmp/$c.ready" 50 || { why="the reader did not start: $(tail -2 "$tmp/$c.reader")"; return; }
+	if ! wait_file "$tmp/$c.ready" 50; then
+		why="the reader did not start: $(tail -2 "$tmp/$c.reader");"
+		daemon_stop $c	# the next case needs vd free
+		return
+	fi
 	if ! timeout 30 ip netns exec $G "$gen" --dev vg --dst-ip "$dst" --dst-port 9000 --flows $FLOWS \
 		--seq --size "$size" --count $COUNT --rate 50000 > "$tmp/$c.gen" 2>&1; then
 		why="ucpumap-gen failed: $(tail -2 "$tmp/$c.gen" | tr '\n' ' ')"
@@ -153,22 +166,13 @@ run() {
 	sleep 0.5
 	touch "$tmp/$c.stop"
 	wait_file "$tmp/$c.res" 100
-	kill -USR1 $dpid
-	for _ in $(seq 40); do [ -s "$tmp/$c.json" ] && break; sleep 0.05; done
-	super=$(jget "$tmp/$c.json" 'd["tun_super"]')
-	kill -TERM $dpid
-	wait $dpid
-	r=$?
-	[ -n "$why" ] && return
-	[ -s "$tmp/$c.res" ] || { why="no result from the reader: $(tail -2 "$tmp/$c.reader")"; return; }
+	daemon_stop $c
+	[ -s "$tmp/$c.res" ] || { why="$why no result from the reader: $(tail -2 "$tmp/$c.reader")"; return; }
 	read -r got miss dup cor dis fl <<< "$(jget "$tmp/$c.res" \
 		'"%d %d %d %d %d %d" % (d["received"], d["missing"], d["duplicated"], d["corrupt"], d["disorder"], d["flows"])')"
 	if [ "$got" != $COUNT ] || [ "$dup" != 0 ] || [ "$cor" != 0 ] || [ "$dis" != 0 ] || [ "$fl" != $FLOWS ]; then
-		why="received $got of $COUNT in $fl flows: missing $miss $(jget "$tmp/$c.res" 'd["first_missing"]'), duplicated $dup, corrupt $cor, out of order $dis $(jget "$tmp/$c.res" 'd["first_disorder"]')"
+		why="received $got of $COUNT in $fl flows: missing $miss $(jget "$tmp/$c.res" 'd["first_missing"]'), duplicated $dup, corrupt $cor, out of order $dis $(jget "$tmp/$c.res" 'd["first_disorder"]'); $why"
 	fi
-	[ "$r" = 0 ] || why="$why ucpumapd exit status $r;"
-	grep -q '^conservation: .*: holds$' "$tmp/$c.out" || why="$why $(grep '^conservation' "$tmp/$c.out" || echo 'no conservation line');"
-	grep -q '^audit: every frame came home$' "$tmp/$c.out" || why="$why $(grep '^audit' "$tmp/$c.out" || echo 'no audit line')"
 	awk '/^total / { t = 1 } t && /^    coalesce/' "$tmp/$c.out" | sed 's/^ */# /'
 }
 
@@ -248,21 +252,9 @@ want=$(sha256sum "$tmp/blob" | cut -d' ' -f1)
 # tcp_case CASE ADDR: the daemon, a server behind the tun, a client in the
 # generator's namespace.
 tcp_case() {
-	local c=$1 addr=$2 dpid spid r got n
-	ip netns exec $D "$daemon" --dev vd --tun ucmc0 --cpus 0,1 --interval 0 \
-		--stats-json "$tmp/$c.json" --duration 40 > "$tmp/$c.out" 2> "$tmp/$c.err" &
-	dpid=$!
-	lib_pid $dpid
-	for _ in $(seq 100); do
-		grep -q '^ucpumapd: ' "$tmp/$c.out" && break
-		kill -0 $dpid 2> /dev/null || break
-		sleep 0.05
-	done
-	if ! grep -q '^ucpumapd: ' "$tmp/$c.out"; then
-		bad $c "ucpumapd did not start: $(tail -2 "$tmp/$c.err" | tr '\n' ' ')"
-		return
-	fi
-	ip -n $D addr add 10.207.1.1/24 dev ucmc0 && ip -n $D -6 addr add fd00:207:1::1/64 dev ucmc0 nodad
+	local c=$1 addr=$2 spid got n
+	why=
+	daemon_start $c || { bad $c "$why"; return; }
 	ip netns exec $D "$PY" "$tmp/tcp.py" server "$addr" 5001 "$tmp/$c.ready" "$tmp/$c.res" \
 		> "$tmp/$c.server" 2>&1 &
 	spid=$!
@@ -271,20 +263,10 @@ tcp_case() {
 	timeout 30 ip netns exec $G "$PY" "$tmp/tcp.py" client "$addr" 5001 "$tmp/blob" \
 		> "$tmp/$c.client" 2>&1
 	wait_file "$tmp/$c.res" 100
-	kill -USR1 $dpid
-	for _ in $(seq 40); do [ -s "$tmp/$c.json" ] && break; sleep 0.05; done
-	super=$(jget "$tmp/$c.json" 'd["tun_super"]')
-	segs=$(jget "$tmp/$c.json" 'd["tun_super_segs"]')
-	kill -TERM $dpid
-	wait $dpid
-	r=$?
+	daemon_stop $c
 	read -r got n < "$tmp/$c.res" 2> /dev/null
-	why=
-	[ "$got" = "$want" ] || why="received ${n:-no} bytes, sha256 ${got:-none} (sent 8388608, $want); client: $(tail -1 "$tmp/$c.client") server: $(tail -1 "$tmp/$c.server");"
+	[ "$got" = "$want" ] || why="$why received ${n:-no} bytes, sha256 ${got:-none} (sent 8388608, $want); client: $(tail -1 "$tmp/$c.client") server: $(tail -1 "$tmp/$c.server");"
 	[ "${super:-0}" -gt 0 ] || why="$why no super-packet (tun_super ${super:-?});"
-	[ "$r" = 0 ] || why="$why ucpumapd exit status $r;"
-	grep -q '^conservation: .*: holds$' "$tmp/$c.out" || why="$why $(grep '^conservation' "$tmp/$c.out" || echo 'no conservation line');"
-	grep -q '^audit: every frame came home$' "$tmp/$c.out" || why="$why $(grep '^audit' "$tmp/$c.out" || echo 'no audit line')"
 	if [ -z "$why" ]; then
 		ok $c "sha256 matches; $segs segments in $super super-packets"
 	else
