@@ -49,58 +49,9 @@ ip netns exec $D sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.
 COUNT=20000
 FLOWS=4
 
-# The reader: each datagram's source port is its flow, its first 8 bytes
-# the generator's sequence number (global, flows in turn), the rest zeros.
-cat > "$tmp/reader.py" << 'EOF'
-import json, os, select, socket, struct, sys, time
-count, flows, size, ready, stop, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:7]
-socks = []
-for fam, addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
-    s = socket.socket(fam, socket.SOCK_DGRAM)
-    if fam == socket.AF_INET6:
-        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-    s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)	# SO_RCVBUFFORCE
-    s.bind((addr, 9000))
-    s.setblocking(False)
-    socks.append(s)
-open(ready, "w").close()
-seen, last, bad, dup, disorder, first = set(), {}, [], 0, 0, None
-deadline, stopping = time.monotonic() + 25, False
-while True:
-    r, _, _ = select.select(socks, [], [], 0.05)
-    got = False
-    for s in r:
-        while True:
-            try:
-                data, addr = s.recvfrom(65536)
-            except BlockingIOError:
-                break
-            got = True
-            if len(data) != size or data[8:] != bytes(size - 8):
-                bad.append(len(data))
-                continue
-            seq = struct.unpack("!Q", data[:8])[0]
-            flow = addr[1]
-            if seq in seen:
-                dup += 1
-                continue
-            seen.add(seq)
-            if seq < last.get(flow, -1):
-                disorder += 1
-                first = first or "seq %d after %d in flow %d" % (seq, last[flow], flow)
-            last[flow] = seq
-    if stopping and not got:
-        break
-    if not stopping and (os.path.exists(stop) or time.monotonic() > deadline):
-        stopping = True
-missing = [i for i in range(count) if i not in seen]
-res = {"received": len(seen), "missing": len(missing), "first_missing": missing[:3],
-       "duplicated": dup, "corrupt": len(bad), "disorder": disorder, "first_disorder": first,
-       "flows": len(last)}
-with open(out + ".tmp", "w") as f:
-    json.dump(res, f)
-os.rename(out + ".tmp", out)
-EOF
+# Readers and the TCP ends: sockets behind the tun, a client in the
+# generator's namespace.
+helper=tests/net/ucpumapd_traffic.py
 
 # daemon_start CASE ARGS...: ucpumapd on vd with tun ucmc0 and its
 # addresses; $dpid. Non-zero, with $why, when it did not start.
@@ -150,8 +101,8 @@ run() {
 	daemon_start $c "$@" || return
 	hl=28
 	case $dst in *:*) hl=48 ;; esac
-	ip netns exec $D "$PY" "$tmp/reader.py" $COUNT $FLOWS $((size - 14 - hl)) \
-		"$tmp/$c.ready" "$tmp/$c.stop" "$tmp/$c.res" > "$tmp/$c.reader" 2>&1 &
+	ip netns exec $D "$PY" $helper seq-recv --count $COUNT --size $((size - 14 - hl)) \
+		--ready "$tmp/$c.ready" --stop "$tmp/$c.stop" --out "$tmp/$c.res" > "$tmp/$c.reader" 2>&1 &
 	rpid=$!
 	lib_pid $rpid
 	if ! wait_file "$tmp/$c.ready" 50; then
@@ -168,42 +119,36 @@ run() {
 	wait_file "$tmp/$c.res" 100
 	daemon_stop $c
 	[ -s "$tmp/$c.res" ] || { why="$why no result from the reader: $(tail -2 "$tmp/$c.reader")"; return; }
-	read -r got miss dup cor dis fl <<< "$(jget "$tmp/$c.res" \
-		'"%d %d %d %d %d %d" % (d["received"], d["missing"], d["duplicated"], d["corrupt"], d["disorder"], d["flows"])')"
-	if [ "$got" != $COUNT ] || [ "$dup" != 0 ] || [ "$cor" != 0 ] || [ "$dis" != 0 ] || [ "$fl" != $FLOWS ]; then
-		why="received $got of $COUNT in $fl flows: missing $miss $(jget "$tmp/$c.res" 'd["first_missing"]'), duplicated $dup, corrupt $cor, out of order $dis $(jget "$tmp/$c.res" 'd["first_disorder"]'); $why"
+	read -r got miss dup cor dis fl stopped <<< "$(jget "$tmp/$c.res" \
+		'"%d %d %d %d %d %d %s" % (d["received"], d["missing"], d["duplicated"], d["corrupt"], d["disorder"], d["flows"], d["stopped"])')"
+	if [ "$got" != $COUNT ] || [ "$dup" != 0 ] || [ "$cor" != 0 ] || [ "$dis" != 0 ] ||
+		[ "$fl" != $FLOWS ] || [ "$stopped" != True ]; then
+		why="received $got of $COUNT in $fl flows: missing $miss $(jget "$tmp/$c.res" 'd["first_missing"]'), duplicated $dup, corrupt $cor, out of order $dis $(jget "$tmp/$c.res" 'd["first_disorder"]'), stopped in time: $stopped; $why"
 	fi
 	awk '/^total / { t = 1 } t && /^    coalesce/' "$tmp/$c.out" | sed 's/^ */# /'
 }
 
+# merged CASE: the verdict of a run whose datagrams must share writes.
+merged() {
+	if [ -n "$why" ]; then
+		bad $1 "$why"
+	elif [ "${super:-0}" -gt 0 ]; then
+		ok $1 "$COUNT datagrams of $FLOWS flows, $super super-packets"
+	else
+		bad $1 "delivered, but ${super:-no} super-packets were written"
+	fi
+}
+
 run coalesce-ipv4 10.207.1.1 100
-if [ -n "$why" ]; then
-	bad coalesce-ipv4 "$why"
-elif [ "${super:-0}" -gt 0 ]; then
-	ok coalesce-ipv4 "$COUNT datagrams of $FLOWS flows, $super super-packets"
-else
-	bad coalesce-ipv4 "delivered, but ${super:-no} super-packets were written"
-fi
+merged coalesce-ipv4
 
 run coalesce-ipv6 fd00:207:1::1 120
-if [ -n "$why" ]; then
-	bad coalesce-ipv6 "$why"
-elif [ "${super:-0}" -gt 0 ]; then
-	ok coalesce-ipv6 "$COUNT datagrams of $FLOWS flows, $super super-packets"
-else
-	bad coalesce-ipv6 "delivered, but ${super:-no} super-packets were written"
-fi
+merged coalesce-ipv6
 
 # --pass: no workers, the RX thread holds and writes at the end of each RX
 # batch (inline mode).
 run pass-coalesce 10.207.1.1 100 --pass
-if [ -n "$why" ]; then
-	bad pass-coalesce "$why"
-elif [ "${super:-0}" -gt 0 ]; then
-	ok pass-coalesce "$COUNT datagrams of $FLOWS flows, $super super-packets"
-else
-	bad pass-coalesce "delivered, but ${super:-no} super-packets were written"
-fi
+merged pass-coalesce
 
 run no-coalesce 10.207.1.1 100 --no-coalesce
 if [ -n "$why" ]; then
@@ -215,37 +160,6 @@ else
 fi
 
 # ---- TCP: a real stack's stream through the coalescing datapath ------------------
-cat > "$tmp/tcp.py" << 'EOF'
-import hashlib, os, socket, sys
-mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-if mode == "server":
-    ready, out = sys.argv[4], sys.argv[5]
-    s = socket.socket(fam, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind((addr, port))
-    s.listen(1)
-    s.settimeout(20)
-    open(ready, "w").close()
-    c, _ = s.accept()
-    c.settimeout(20)
-    h, n = hashlib.sha256(), 0
-    while True:
-        b = c.recv(1 << 20)
-        if not b:
-            break
-        h.update(b)
-        n += len(b)
-    with open(out + ".tmp", "w") as f:
-        f.write("%s %d\n" % (h.hexdigest(), n))
-    os.rename(out + ".tmp", out)
-else:
-    s = socket.create_connection((addr, port), timeout=20)
-    with open(sys.argv[4], "rb") as f:
-        s.sendall(f.read())
-    s.shutdown(socket.SHUT_WR)
-    s.recv(1)
-EOF
 head -c 8388608 /dev/urandom > "$tmp/blob"
 want=$(sha256sum "$tmp/blob" | cut -d' ' -f1)
 
@@ -255,17 +169,17 @@ tcp_case() {
 	local c=$1 addr=$2 spid got n
 	why=
 	daemon_start $c || { bad $c "$why"; return; }
-	ip netns exec $D "$PY" "$tmp/tcp.py" server "$addr" 5001 "$tmp/$c.ready" "$tmp/$c.res" \
-		> "$tmp/$c.server" 2>&1 &
+	ip netns exec $D "$PY" $helper tcp-server --addr "$addr" --ready "$tmp/$c.ready" \
+		--out "$tmp/$c.res" --timeout 20 > "$tmp/$c.server" 2>&1 &
 	spid=$!
 	lib_pid $spid
 	wait_file "$tmp/$c.ready" 50
-	timeout 30 ip netns exec $G "$PY" "$tmp/tcp.py" client "$addr" 5001 "$tmp/blob" \
-		> "$tmp/$c.client" 2>&1
+	timeout 30 ip netns exec $G "$PY" $helper tcp-client --addr "$addr" --file "$tmp/blob" \
+		--timeout 20 > "$tmp/$c.client" 2>&1
 	wait_file "$tmp/$c.res" 100
 	daemon_stop $c
-	read -r got n < "$tmp/$c.res" 2> /dev/null
-	[ "$got" = "$want" ] || why="$why received ${n:-no} bytes, sha256 ${got:-none} (sent 8388608, $want); client: $(tail -1 "$tmp/$c.client") server: $(tail -1 "$tmp/$c.server");"
+	read -r got n <<< "$(jget "$tmp/$c.res" '"%s %d" % (d["sha256"], d["bytes"])')"
+	[ "$got" = "$want" ] && [ "$n" = 8388608 ] || why="$why received ${n:-no} bytes, sha256 ${got:-none} (sent 8388608, $want); client: $(tail -1 "$tmp/$c.client") server: $(tail -1 "$tmp/$c.server");"
 	[ "${super:-0}" -gt 0 ] || why="$why no super-packet (tun_super ${super:-?});"
 	if [ -z "$why" ]; then
 		ok $c "sha256 matches; $segs segments in $super super-packets"

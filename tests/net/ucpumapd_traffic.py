@@ -15,7 +15,10 @@ as one line of JSON on stdout, or writes it to --out.
   flood       UDP from 16 flows as fast as it can, for at most N seconds
   malformed   raw AF_PACKET frames with broken headers, mixed with valid UDP
   ping        ICMP echo over a raw socket
-  tcp-server / tcp-client   a file over TCP, SHA-256 at the far end
+  seq-recv    reads ucpumap-gen's --seq datagrams of N flows: each once,
+              intact (zeros after the number), in order within its flow
+  tcp-server / tcp-client   a file over TCP (IPv4 or IPv6), SHA-256 at the
+              far end
 """
 import argparse
 import errno
@@ -224,6 +227,34 @@ def exact_recv(a):
         if miss and len(r["problems"]) < 3:
             r["problems"].append("size %d: %d missing (first seq %d)" % (size, len(miss), miss[0]))
     emit({"paths": res, "stray": stray[:5], "nstray": len(stray), "stopped": ok}, a.out)
+
+
+def seq_recv(a):
+    """ucpumap-gen --seq: the first 8 bytes a sequence number counting
+    over all flows, the source port the flow, the rest zeros."""
+    socks = [bind_udp(socket.AF_INET, PORT), bind_udp(socket.AF_INET6, PORT)]
+    open(a.ready, "w").close()
+    st = {"seen": set(), "last": {}, "corrupt": 0, "dup": 0, "disorder": 0, "first": None}
+
+    def on(s, data, addr):
+        if len(data) != a.size or data[8:] != bytes(a.size - 8):
+            st["corrupt"] += 1
+            return
+        seq, flow = struct.unpack("!Q", data[:8])[0], addr[1]
+        if seq in st["seen"]:
+            st["dup"] += 1
+            return
+        st["seen"].add(seq)
+        if seq < st["last"].get(flow, -1):
+            st["disorder"] += 1
+            st["first"] = st["first"] or "seq %d after %d in flow %d" % (seq, st["last"][flow], flow)
+        st["last"][flow] = seq
+
+    ok = wait_stop_loop(socks, a.stop, time.monotonic() + a.timeout, on)
+    missing = [i for i in range(a.count) if i not in st["seen"]]
+    emit({"received": len(st["seen"]), "missing": len(missing), "first_missing": missing[:3],
+          "duplicated": st["dup"], "corrupt": st["corrupt"], "disorder": st["disorder"],
+          "first_disorder": st["first"], "flows": len(st["last"]), "stopped": ok}, a.out)
 
 
 # ---- steering flows -----------------------------------------------------------
@@ -459,7 +490,7 @@ def ping(a):
 
 
 def tcp_server(a):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls = socket.socket(socket.AF_INET6 if ":" in a.addr else socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((a.addr, a.port))
     ls.listen(1)
@@ -520,6 +551,12 @@ def main():
     for k in ("ready", "stop", "out"):
         p.add_argument("--" + k, required=True)
     p.add_argument("--timeout", type=float, default=30)
+    p = sub.add_parser("seq-recv")
+    p.add_argument("--count", type=int, required=True)
+    p.add_argument("--size", type=int, required=True, help="UDP payload bytes")
+    for k in ("ready", "stop", "out"):
+        p.add_argument("--" + k, required=True)
+    p.add_argument("--timeout", type=float, default=25)
     p = sub.add_parser("flows-send")
     p.add_argument("--src", required=True)
     p.add_argument("--dst", required=True)
@@ -558,7 +595,8 @@ def main():
     p.add_argument("--file", required=True)
     p.add_argument("--timeout", type=float, default=15)
     a = ap.parse_args()
-    {"exact-send": exact_send, "exact-recv": exact_recv, "flows-send": flows_send,
+    {"exact-send": exact_send, "exact-recv": exact_recv, "seq-recv": seq_recv,
+     "flows-send": flows_send,
      "sink": sink, "flood": flood, "malformed": malformed, "ping": ping,
      "tcp-server": tcp_server, "tcp-client": tcp_client}[a.mode](a)
 
