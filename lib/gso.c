@@ -13,7 +13,6 @@
 #include "ucpumap/csum.h"
 #include "ucpumap/gso.h"
 
-#define UDP_HLEN	UCM_GSO_UDP_HLEN
 #define TCP_HLEN	20	/* without options */
 
 /* TCP flags (byte 13 of the header) */

@@ -618,7 +618,6 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	iov[0].iov_len = VNET_LEN + h->pkt.l3_off - start + h->pkt.l3_len;
 	sl->len = VNET_LEN + h->pkt.l3_off - start + hlen + payload;
 	sl->nseg = k;
-	sl->niov = k;
 	sl->g = g;
 }
 
@@ -661,11 +660,10 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			iov->iov_len = sl->len;
 			sl->bytes = sl->len - VNET_LEN;
 			sl->nseg = 1;
-			sl->niov = 1;
 		}
 		sl->done = false;
 		sl->iov = niov;
-		niov += sl->niov;
+		niov += sl->nseg;
 		nslot++;
 	}
 	return nslot;
@@ -732,7 +730,7 @@ static uint32_t xmit_write(const struct ucm_tun *tun, struct tun_wstate *st,
 	for (i = 0; i < nslot; i++) {
 		const struct tun_slot *sl = &st->slot[i];
 
-		res = writev(st->fd, &st->iov[sl->iov], sl->niov);
+		res = writev(st->fd, &st->iov[sl->iov], sl->nseg);
 		a->submits++;
 		failed += slot_result(tun, st, frames, &st->slot[i], res < 0 ? -errno : res, a);
 	}
@@ -815,10 +813,10 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 			break;
 		}
 		/* Offset -1: a tun is a stream, it has no file position. */
-		if (likely(sl->niov == 1))
+		if (likely(sl->nseg == 1))
 			io_uring_prep_write(sqe, st->sqe_fd, st->iov[sl->iov].iov_base, sl->len, -1);
 		else
-			io_uring_prep_writev(sqe, st->sqe_fd, &st->iov[sl->iov], sl->niov, -1);
+			io_uring_prep_writev(sqe, st->sqe_fd, &st->iov[sl->iov], sl->nseg, -1);
 		sqe->flags |= st->sqe_flags;
 		sqe->user_data = i;
 	}

@@ -25,8 +25,7 @@ struct tun_rev;
 struct tun_slot {
 	uint32_t len;		/* bytes the write must take */
 	uint32_t bytes;		/* the packets' own bytes (stats) */
-	uint16_t nseg;		/* packets in it */
-	uint16_t niov;		/* its iovecs, from iov */
+	uint16_t nseg;		/* packets in it: its iovecs, from iov */
 	uint32_t iov;
 	/* a super-packet's: its group, and the first packet's L4 check
 	 * field and TCP flags before ucm_gso__build() */

@@ -277,8 +277,14 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 		/* Non-blocking reads complete inline; this only waits for
 		 * the completions to be posted. */
 		ret = io_uring_wait_cqe(&r->ring, &cqe);
-		if (ret && ret != -EINTR && ret != -EAGAIN)
+		if (ret && ret != -EINTR && ret != -EAGAIN) {
+			/* Reads still in flight name stash slots: a later
+			 * batch must not reuse them. */
+			pr_warn("tun: the read path's io_uring failed waiting (%s): reading stops\n",
+				strerror(-ret));
+			r->dead = true;
 			return ret;
+		}
 	}
 	return n;
 }

@@ -4,6 +4,7 @@
  * of frame handles and descriptors (see ucpumap/txq.h for the contract).
  */
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 
@@ -32,7 +33,7 @@ struct ucm_txq {
 		uint64_t lent, lend_short, collected;
 	} rx_stats __cacheline_aligned;
 	struct {
-		uint64_t sent, send_full, dropped, wake_err;
+		uint64_t sent, send_full, dropped;
 	} w_stats __cacheline_aligned;
 };
 
@@ -103,14 +104,14 @@ int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool)
 		n = ucm_pool__alloc_bulk(pool, addrs, want);
 		if (n < 0)
 			return n;
-		if ((uint32_t)n < want)
-			STAT_ADD(t->rx_stats.lend_short, 1);
-		if (!n)
-			break;
 		/* Single producer with the room measured above: all fit. */
 		ucm_ring__produce_sp(t->free, addrs, n);
 		room -= n;
 		total += n;
+		if ((uint32_t)n < want) {
+			STAT_ADD(t->rx_stats.lend_short, 1);	/* the pool ran dry */
+			break;
+		}
 	}
 	if (total)
 		STAT_ADD(t->rx_stats.lent, total);
@@ -180,8 +181,8 @@ uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc, uint32_t n)
 			uint64_t one = 1;
 
 			/* EAGAIN: a wake is already pending. */
-			if (write(t->wake_fd, &one, sizeof(one)) < 0)
-				STAT_ADD(t->w_stats.wake_err, errno != EAGAIN);
+			if (write(t->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+				pr_warn("txq: cannot wake the RX thread: %s\n", strerror(errno));
 		}
 	}
 	/* Back-pressure: the RX thread is behind; these never go out. */

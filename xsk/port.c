@@ -577,6 +577,12 @@ static void tx_kick(struct ucm_xsk_queue *q)
 		STAT_ADD(q->stats.tx_kick_err, 1);
 }
 
+/* Without need_wakeup the kernel must be kicked every time. */
+static bool tx_wants_kick(struct ucm_xsk_queue *q)
+{
+	return !(q->bind_flags & XDP_USE_NEED_WAKEUP) || xsk_ring_prod__needs_wakeup(&q->tx);
+}
+
 uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
 			   uint32_t n)
 {
@@ -605,9 +611,7 @@ uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
 	}
 	if (k < n)
 		STAT_ADD(q->stats.tx_ring_full, n - k);
-	/* Without need_wakeup the kernel must be kicked every time. */
-	if (k && (!(q->bind_flags & XDP_USE_NEED_WAKEUP) ||
-		  xsk_ring_prod__needs_wakeup(&q->tx)))
+	if (k && tx_wants_kick(q))
 		tx_kick(q);
 	return k;
 }
@@ -620,9 +624,9 @@ uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
 	uint64_t cached;
 
 	/* Copy mode sends only when kicked; a kick that met a busy kernel
-	 * left descriptors behind. */
-	if (q->tx_posted - q->tx_done > xsk_cons_nb_avail(&q->comp, UCM_XSK_TX_RING) &&
-	    (!(q->bind_flags & XDP_USE_NEED_WAKEUP) || xsk_ring_prod__needs_wakeup(&q->tx)))
+	 * left descriptors on the TX ring. Taken but not completed yet is
+	 * the driver's business (zero-copy): no kick for that. */
+	if (xsk_prod_nb_free(&q->tx, UCM_XSK_TX_RING) < UCM_XSK_TX_RING && tx_wants_kick(q))
 		tx_kick(q);
 	while ((n = xsk_ring_cons__peek(&q->comp, UCM_XSK_RX_BATCH, &idx))) {
 		for (i = 0; i < n; i++)

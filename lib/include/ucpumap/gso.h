@@ -65,8 +65,6 @@ extern "C" {
 #define UCM_GSO_MAX_UDP_SEGS	64
 /* IP total length (IPv4) / payload length (IPv6): 16 bits. */
 #define UCM_GSO_MAX_BYTES	65535
-/* A UDP header. */
-#define UCM_GSO_UDP_HLEN	8
 /* Packets one plan covers. */
 #define UCM_GSO_MAX_BATCH	256
 
