@@ -167,7 +167,7 @@ file file-out "$g" 10.204.0.1 "$d"
 # ---- the way back's counters ------------------------------------------------------
 kill -USR1 "$dpid"
 sleep 0.3
-python3 - "$tmp/stats.json" "$name" <<'PY'
+python3 - "$tmp/stats.json" "$name" <<'PY' || bad stats "no statistics line in $tmp/stats.json"
 import json, sys
 last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 tx, done, direct = last.get("tx", 0), last.get("tx_completed", 0), last.get("tx_comp_direct", 0)
@@ -196,15 +196,21 @@ ip netns exec "$g" iperf3 -c 10.204.0.2 -t 10 --bidir > /dev/null 2>&1 &
 cpid=$!
 lib_pid "$cpid"
 sleep 1.5
+running=no
+kill -0 "$cpid" 2> /dev/null && running=yes	# the transfer is on when we stop
 stop
 rc=$?
 back=$(grep "^conservation, way back" "$tmp/d.out")
+fwd=$(sed -n 's/^conservation: received \([0-9]*\) .*/\1/p' "$tmp/d.out")
+sent=$(echo "$back" | sed -n 's/.* = sent \([0-9]*\) .*/\1/p')
+# 1.5 s of iperf3 both ways: thousands of packets each way
 if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
 	echo "$back" | grep -q "holds" && grep -q "^audit: every frame came home" "$tmp/d.out" &&
-	echo "$back" | grep -q "(0.0% straight into the cache)"; then
-	ok "sigterm: exit 0 mid-transfer, both directions conserved, every frame home (no-direct-bulk: 0% direct)"
+	echo "$back" | grep -q "(0.0% straight into the cache)" && [ "$running" = yes ] &&
+	[ "${fwd:-0}" -gt 1000 ] && [ "${sent:-0}" -gt 1000 ]; then
+	ok "sigterm: exit 0 mid-transfer ($fwd in, $sent out), both directions conserved, every frame home (no-direct-bulk: 0% direct)"
 else
-	bad sigterm "exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
+	bad sigterm "exit $rc, transfer running: $running, in ${fwd:-?}, out ${sent:-?}: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
 fi
 kill "$cpid" "$spid" 2> /dev/null
 wait "$cpid" "$spid" 2> /dev/null

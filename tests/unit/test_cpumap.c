@@ -750,8 +750,16 @@ static int run_hold(uint32_t flags)
 	atomic_store(&f.sink.gate_closed, 1);
 	if (send_frames(&f, 0, 0, 1, 1))
 		return 1;
-	while (!atomic_load(&f.sink.in_xmit))
-		ut_msleep(1);
+	{
+		uint64_t end = ut_ms_now() + WAIT_MS;
+
+		while (!atomic_load(&f.sink.in_xmit) && ut_ms_now() < end)
+			ut_msleep(1);
+		if (!atomic_load(&f.sink.in_xmit)) {
+			atomic_store(&f.sink.gate_closed, 0);
+			UT_ASSERT(0, "the first packet never reached the sink");
+		}
+	}
 	if (send_frames(&f, 0, 1, 200, 8))
 		return 1;
 	atomic_store(&f.sink.gate_closed, 0);
@@ -1008,6 +1016,14 @@ static int run_inline(uint32_t flags)
 	ucm_cpumap__worker_stats(map, 0, &ws);
 	UT_ASSERT(ws.processed == 100 && ws.drops == 0, "worker %llu/%llu",
 		  (unsigned long long)ws.processed, (unsigned long long)ws.drops);
+	/* Flushes of 10: held, one hand-over each; else bulks of 8 and 2. */
+	if (flags & UCM_CPUMAP_F_HOLD)
+		UT_ASSERT(sink.xmits == 10 && sink.max_n == 10 && ws.flush_empty == 10,
+			  "%u hand-overs, largest %u, %llu at idle: want 10, 10, 10", sink.xmits,
+			  sink.max_n, (unsigned long long)ws.flush_empty);
+	else
+		UT_ASSERT(sink.xmits == 20 && sink.max_n == 8, "%u hand-overs, largest %u: want 20, 8",
+			  sink.xmits, sink.max_n);
 	UT_ASSERT(!sink.errors, "%s", sink.why);
 	ucm_cpumap__destroy(map);
 	UT_ASSERT(!ucm_umem__audit(umem, &a), "audit");
@@ -1015,6 +1031,8 @@ static int run_inline(uint32_t flags)
 		  "frames out");
 	UT_ASSERT(!ucm_umem__destroy(umem, 100), "destroy");
 	free(sink.seen);
+	close(sink.other[0]);
+	close(sink.other[1]);
 	return 0;
 }
 
