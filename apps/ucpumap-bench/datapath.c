@@ -434,6 +434,7 @@ struct back_sender {
 	pthread_t thr;
 	atomic_int stop;
 	uint64_t sent;
+	double secs;		/* how long it sent: its rates' time */
 };
 
 static void *back_send_main(void *arg)
@@ -443,6 +444,7 @@ static void *back_send_main(void *arg)
 	static char payload[64 - 14 - 20 - 8];
 	struct mmsghdr m[BACK_BATCH];
 	struct iovec iov = { payload, sizeof(payload) };
+	double t0;
 	int fd, n;
 
 	pin_self(0);
@@ -457,6 +459,7 @@ static void *back_send_main(void *arg)
 		m[i].msg_hdr.msg_iov = &iov;
 		m[i].msg_hdr.msg_iovlen = 1;
 	}
+	t0 = now_sec();
 	while (!atomic_load_explicit(&b->stop, memory_order_relaxed)) {
 		n = sendmmsg(fd, m, BACK_BATCH, 0);
 		if (n > 0)
@@ -464,6 +467,7 @@ static void *back_send_main(void *arg)
 		else
 			sched_yield();	/* ENOBUFS: the tun's queue is full */
 	}
+	b->secs = now_sec() - t0;
 	close(fd);
 	return NULL;
 }
@@ -830,6 +834,15 @@ static int busy_share(const struct busy_mark *m, double *share)
 	return 0;
 }
 
+/* Round @round's busy shares of @r; a row has them when every round has. */
+static void busy_done(struct row *r, int round, const struct busy_mark *bw,
+		      const struct busy_mark *bc0)
+{
+	bool ok = !busy_share(bw, &r->busy[round]) && !busy_share(bc0, &r->busy_cpu0[round]);
+
+	r->have_busy = (round == 0 || r->have_busy) && ok;
+}
+
 /* One iperf3 TCP stream from the generator's namespace (CPU 0) to the
  * sink address, for cfg.seconds: its receiver's rate, bit/s, in @bps. */
 static int run_tcp(const char *tag, double *bps)
@@ -887,7 +900,7 @@ static int row_tcp_kernel(struct row *r, int round)
 	busy_mark(&bw, cfg.wcpu[0]);
 	busy_mark(&bc0, 0);
 	rc = run_tcp(r->name, &r->dst[round]);
-	r->have_busy = !busy_share(&bw, &r->busy[round]) && !busy_share(&bc0, &r->busy_cpu0[round]);
+	busy_done(r, round, &bw, &bc0);
 	return rc;
 }
 
@@ -953,13 +966,17 @@ static int row_daemon(struct row *r, int round)
 		rc = run_tcp(r->name, &r->dst[round]);
 	else
 		rc = run_traffic(r->name, r->flows, &sent);
-	r->have_busy = !busy_share(&bw, &r->busy[round]) && !busy_share(&bc0, &r->busy_cpu0[round]);
+	busy_done(r, round, &bw, &bc0);
 	if (back_started) {
 		atomic_store(&back.stop, 1);
 		pthread_join(back.thr, NULL);
 		sleep_sec(0.2);
-		r->back_sent[round] = back.sent / cfg.seconds;
-		r->back_dst[round] = (back_delivered_now() - b0) / cfg.seconds;
+		/* It runs from before the generator starts until after it
+		 * is reaped: longer than cfg.seconds. */
+		if (back.secs > 0) {
+			r->back_sent[round] = back.sent / back.secs;
+			r->back_dst[round] = (back_delivered_now() - b0) / back.secs;
+		}
 	}
 	if (cfg.dev) {
 		b_tun = daemon_sample(d, js, &b_kern);
@@ -1007,12 +1024,13 @@ static int row_daemon(struct row *r, int round)
 	if (r->coalesce) {
 		double super = 0, segs = 0, pkts = 0;
 
-		json_u64_field(last, "tun_super", &super);
-		json_u64_field(last, "tun_super_segs", &segs);
-		json_u64_field(last, "tun_packets", &pkts);
+		bool ok = !json_u64_field(last, "tun_super", &super) &&
+			  !json_u64_field(last, "tun_super_segs", &segs) &&
+			  !json_u64_field(last, "tun_packets", &pkts);
+
 		r->segs[round] = super > 0 ? segs / super : 0;
 		r->merged[round] = pkts > 0 ? segs / pkts : 0;
-		r->have_segs = true;
+		r->have_segs = (round == 0 || r->have_segs) && ok;
 	}
 	if (r->kind == K_TWOWAY) {
 		double done = 0, direct = 0;
@@ -1296,7 +1314,8 @@ static void print_two_way(int nr)
 		printf("  %5.1f%% (%5.1f-%5.1f)\n", st.median, st.min, st.max);
 	}
 	printf("(Mpps, median (min-max); completions direct: the share that went straight into "
-	       "the RX thread's cache)\n");
+	       "the RX thread's cache;\n the way back's sender shares CPU 0 with the generator, "
+	       "so forward is not the one-way rows' figure)\n");
 }
 
 static void write_chart(int nr)
@@ -1374,8 +1393,9 @@ static void write_json(int nr)
 			continue;
 		}
 		json_str(&j, "unit", row_is_tcp(r) ? "bit/s" : "pps");
-		json_runs(&j, "runs", r->dst, nr);	/* delivered, pps */
-		json_runs(&j, "sent_packets", r->sent, nr);
+		json_runs(&j, "runs", r->dst, nr);	/* delivered, in "unit" */
+		if (!row_is_tcp(r))
+			json_runs(&j, "sent_packets", r->sent, nr);
 		if (r->have_src)
 			json_runs(&j, "src_rx_pps", r->src, nr);
 		if (r->have_daemon) {
