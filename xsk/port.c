@@ -30,9 +30,6 @@
 
 #define UCM_XSK_DEFAULT_RING	2048
 #define UCM_XSK_MAX_RING	16384
-/* TX ring: at most half the completion ring (rx_size, >= 2048 by default),
- * so completions of a full TX ring always have room. */
-#define UCM_XSK_TX_RING		1024
 /* Busy-poll time per poll (SO_BUSY_POLL, microseconds); the budget
  * (SO_BUSY_POLL_BUDGET) is one RX batch. */
 #define UCM_XSK_BUSY_POLL_US	20
@@ -626,7 +623,7 @@ uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
 	/* Copy mode sends only when kicked; a kick that met a busy kernel
 	 * left descriptors on the TX ring. Taken but not completed yet is
 	 * the driver's business (zero-copy): no kick for that. */
-	if (xsk_prod_nb_free(&q->tx, UCM_XSK_TX_RING) < UCM_XSK_TX_RING && tx_wants_kick(q))
+	if (xsk_prod_nb_free(&q->tx, q->tx.size) < q->tx.size && tx_wants_kick(q))
 		tx_kick(q);
 	while ((n = xsk_ring_cons__peek(&q->comp, UCM_XSK_RX_BATCH, &idx))) {
 		for (i = 0; i < n; i++)

@@ -318,6 +318,19 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = v;
 }
 
+int parse_mac(const char *s, uint8_t *mac)
+{
+	unsigned int b[6];
+	char tail;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
+		   &b[4], &b[5], &tail) != 6 || strlen(s) != 17)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		mac[i] = b[i];
+	return 0;
+}
+
 void udp_build(uint8_t *l3, size_t len, bool v6, const void *src, const void *dst,
 	       uint16_t sport, uint16_t dport)
 {

@@ -21,6 +21,9 @@ int parse_pow2(const char *s, unsigned long lo, unsigned long hi,
 	       const char *what, unsigned long *out);
 int cpu_online_count(void);
 
+/* "02:00:00:00:00:01" into 6 bytes: 0, or -1 for anything else. */
+int parse_mac(const char *s, uint8_t *mac);
+
 /* An IPv4 (20-byte header) or IPv6 header and a UDP header at @l3, for a
  * datagram of @len bytes from the IP header on: TTL/hop limit 64, IPv4 DF
  * with ID 0, a zeroed payload, complete checksums. @src/@dst: 4 or 16 bytes, network order. */

@@ -1635,6 +1635,17 @@ static void print_tables(int nr)
 	}
 }
 
+/* Why testpmd cannot run with these settings, or NULL. */
+static const char *dpdk_settings_problem(void)
+{
+	if (!cfg.nq)
+		return "testpmd's net_af_xdp takes one range of queues; give --queues as A or A-B";
+	for (int i = 0; i < cfg.nwcpu; i++)
+		if (cfg.wcpu[i] == 0)
+			return "testpmd's main core is CPU 0, which --cpus gives a worker";
+	return NULL;
+}
+
 /* Options into cfg and rows[].on. Return 0 to go on, -1 when done (help),
  * or the exit code (2: usage). */
 static int parse_args(int argc, char **argv)
@@ -1840,16 +1851,8 @@ int bench_datapath(int argc, char **argv)
 		else if (sh("command -v iperf3 >/dev/null 2>&1"))
 			rows[i].skipped = "iperf3 is not installed (scripts/install-deps.sh installs it)";
 	}
-	if (row_by("dpdk")->skipped)
-		;
-	else if (row_by("dpdk")->on && !cfg.nq)
-		row_by("dpdk")->skipped = "testpmd's net_af_xdp takes one range of queues; give "
-					  "--queues as A or A-B";
-	else if (row_by("dpdk")->on)
-		for (int i = 0; i < cfg.nwcpu; i++)
-			if (cfg.wcpu[i] == 0)
-				row_by("dpdk")->skipped = "testpmd's main core is CPU 0, which --cpus "
-							  "gives a worker";
+	if (row_by("dpdk")->on && !row_by("dpdk")->skipped)	/* the first reason stands */
+		row_by("dpdk")->skipped = dpdk_settings_problem();
 
 	{
 		struct sigaction sa = { .sa_handler = on_signal };

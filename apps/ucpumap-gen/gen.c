@@ -53,7 +53,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "ucpumap/csum.h"
 #include "engine.h"
 #include "util.h"
 
@@ -148,19 +147,6 @@ static void usage(FILE *f)
 "\n"
 "Prints the packets sent in each second and the total at the end.\n"
 "SIGINT/SIGTERM stop it (the total is printed).\n");
-}
-
-static int parse_mac(const char *s, uint8_t *mac)
-{
-	unsigned int b[6];
-	char tail;
-
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
-		   &b[4], &b[5], &tail) != 6 || strlen(s) != 17)
-		return -1;
-	for (int i = 0; i < 6; i++)
-		mac[i] = b[i];
-	return 0;
 }
 
 static const char *mac_str(const uint8_t *m, char *buf)

@@ -41,8 +41,6 @@
 #define DEFAULT_RX_RING		1024
 /* Frames must cover fill + RX rings and what is out in the cpumap. */
 #define SHUTDOWN_TIMEOUT_MS	1500
-/* The TX ring the library makes (UCM_XSK_TX_RING), for the frame budget. */
-#define REV_TX_RING		1024
 /* An idle RX thread sleeps this long at most in poll(2); with frames on
  * the TX path, this long (completions come without a wakeup). */
 #define RX_IDLE_MS		10
@@ -354,12 +352,8 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		}
 		case O_JSON: c->stats_json = optarg; break;
 		case O_PASS: c->pass = true; break;
-		case O_PEERMAC: {
-			uint8_t *m = c->peer_mac;
-			char tail;
-
-			if (sscanf(optarg, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx%c", &m[0], &m[1],
-				   &m[2], &m[3], &m[4], &m[5], &tail) != 6) {
+		case O_PEERMAC:
+			if (parse_mac(optarg, c->peer_mac)) {
 				fprintf(stderr, "--peer-mac: '%s' is not a MAC address like 02:00:00:00:00:01\n",
 					optarg);
 				return -1;
@@ -367,7 +361,6 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 			c->reverse = true;
 			c->peer_mac_set = true;
 			break;
-		}
 		case O_TWOWAY: c->reverse = true; break;
 		case O_RXCPUS:
 			c->n_rx_cpus = parse_cpu_list(optarg, c->rx_cpus, APP_MAX_CPUS, "--rx-cpus");
@@ -467,7 +460,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		/* Two-way: each queue also lends its workers' channels two
 		 * rings' worth and keeps a TX ring in flight. */
 		unsigned long wpq = (c->ncpus + c->nqueues - 1) / c->nqueues;
-		unsigned long tx = c->reverse ? REV_TX_RING + wpq * 2 * UCM_TXQ_DEFAULT_SIZE : 0;
+		unsigned long tx = c->reverse ? UCM_XSK_TX_RING + wpq * 2 * UCM_TXQ_DEFAULT_SIZE : 0;
 		unsigned long need = c->fill_size + c->rx_size + c->qsize + tx;
 
 		if (c->frames < need) {
@@ -486,8 +479,10 @@ static int parse_args(int argc, char **argv, struct cfg *c)
  * The RX thread's turn of the way out, as a driver's NAPI poll does its TX
  * completions: lend its workers frames of its pool, put what they filled on
  * the TX ring, and bring completed frames home, in bulk, straight into its
- * own cache (seed 003). A full TX ring gets one retry after reaping, then
- * its descriptors are counted drops: the RX direction never waits on TX.
+ * own cache (seed 003). Completions are reaped before each send, so the TX
+ * ring has all the room it can; what it still cannot take is dropped and
+ * counted (once: the library's tx_ring_full): the RX direction never waits
+ * on TX.
  */
 static int tx_turn(struct rx_thread *t)
 {
@@ -501,11 +496,8 @@ static int tx_turn(struct rx_thread *t)
 		n = ucm_txq__collect(t->txq[i], desc, UCM_XSK_RX_BATCH);
 		if (!n)
 			continue;
+		done += ucm_xsk_queue__complete(t->q);
 		k = ucm_xsk_queue__tx(t->q, desc, n);
-		if (k < n) {
-			ucm_xsk_queue__complete(t->q);
-			k += ucm_xsk_queue__tx(t->q, desc + k, n - k);
-		}
 		if (k < n) {
 			uint64_t base = ~(uint64_t)(ucm_umem__frame_size(t->umem) - 1);
 
@@ -604,7 +596,7 @@ struct totals {
 	uint64_t tun_packets, tun_eio, tun_ebadfd, tun_eagain, tun_other, tun_non_ip;
 	uint64_t tun_super, tun_super_segs;
 	/* the way back */
-	uint64_t rev_read, rev_drop_bad, rev_err, txq_sent, txq_full, txq_dropped;
+	uint64_t rev_read, rev_drop_bad, rev_err, txq_sent, txq_full;
 	uint64_t txq_collected, tx, tx_drops, tx_completed, tx_direct, tx_bulks;
 };
 
@@ -686,7 +678,6 @@ static void gather(struct daemon *d, struct totals *t)
 			t->rev_err += rs.err;
 			t->txq_sent += qs.sent;
 			t->txq_full += qs.send_full;
-			t->txq_dropped += qs.dropped;
 			t->txq_collected += qs.collected;
 		}
 	}
@@ -913,7 +904,6 @@ static void print_stats(struct daemon *d, bool final)
 	d->last_t = now;
 }
 
-/* received = delivered + every drop, by reason. */
 /* Frames on the TX path of every queue, posted and not completed. */
 static uint64_t tx_pending_all(struct daemon *d)
 {
@@ -924,6 +914,7 @@ static uint64_t tx_pending_all(struct daemon *d)
 	return n;
 }
 
+/* received = delivered + every drop, by reason. */
 static bool conservation(struct daemon *d)
 {
 	struct totals t;

@@ -32,6 +32,10 @@ extern "C" {
 #define UCM_XSK_MAX_QUEUES	64
 /* One RX batch: the NAPI budget. */
 #define UCM_XSK_RX_BATCH	64
+/* Each queue's TX ring: this, or the RX ring's size if smaller; at most
+ * half the completion ring (twice the RX ring), so completions of a full
+ * TX ring always have room. */
+#define UCM_XSK_TX_RING		1024
 
 enum ucm_xsk_mode {
 	UCM_XSK_AUTO = 0,	/* zero-copy if the driver can, else copy */
