@@ -47,22 +47,6 @@ struct seg {
 	int8_t good;		/* checksums: 1 right, -1 wrong, 0 not looked at yet */
 };
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
 /* The pseudo-header's sum: addresses, protocol, L4 length. */
 static uint32_t pseudo_sum(const uint8_t *ip, bool v6, uint8_t proto, uint32_t l4len)
 {
@@ -86,7 +70,7 @@ static bool seg_good(struct seg *s)
 
 		if (!s->v6)
 			ok = ucm_csum_fold(ucm_csum_add(0, s->ip, 20)) == 0;
-		if (s->proto == IPPROTO_UDP && !get16(s->l4 + 6))
+		if (s->proto == IPPROTO_UDP && !ld_be16(s->l4 + 6))
 			ok = false;
 		ok = ok && ucm_csum_fold(ucm_csum_add(pseudo_sum(s->ip, s->v6, s->proto, s->l4len),
 						      s->l4, s->l4len)) == 0;
@@ -129,17 +113,17 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, uint32_t flag
 		return;
 	s->l4len = l4len;
 	/* UDP: its length must be the rest of the IP datagram exactly. */
-	if (p->l4_proto == IPPROTO_UDP && get16(l4 + 4) != l4len)
+	if (p->l4_proto == IPPROTO_UDP && ld_be16(l4 + 4) != l4len)
 		return;
 	s->payload = l4len - s->hlen;
 	if (p->l4_proto == IPPROTO_TCP) {
-		s->tseq = get32(l4 + 4);
+		s->tseq = ld_be32(l4 + 4);
 		s->tflags = l4[13];
 		if (s->tflags & TCP_ALONE)
 			return;
 	}
 	if (!s->v6) {
-		s->id = get16(ip + 4);
+		s->id = ld_be16(ip + 4);
 		s->df = ip[6] & 0x40;
 	}
 	/* Empty segments never merge: a TCP pure ACK is a signal of its own
@@ -166,7 +150,7 @@ static bool same_flow(const struct seg *a, const struct seg *b)
 	    a->sport != b->sport || a->dport != b->dport)
 		return false;
 	if (a->v6)
-		return !((get32(a->ip) ^ get32(b->ip)) & 0xfffff) &&
+		return !((ld_be32(a->ip) ^ ld_be32(b->ip)) & 0xfffff) &&
 		       !memcmp(a->ip + 8, b->ip + 8, 32);
 	return !memcmp(a->ip + 12, b->ip + 12, 8);
 }
@@ -176,7 +160,7 @@ static bool same_flow(const struct seg *a, const struct seg *b)
 static bool same_ip_fields(const struct seg *a, const struct seg *b)
 {
 	if (a->v6)
-		return !((get32(a->ip) ^ get32(b->ip)) & 0x0ff00000) && a->ip[7] == b->ip[7];
+		return !((ld_be32(a->ip) ^ ld_be32(b->ip)) & 0x0ff00000) && a->ip[7] == b->ip[7];
 	return a->ip[1] == b->ip[1] && a->ip[8] == b->ip[8] && a->df == b->df;
 }
 
@@ -330,21 +314,21 @@ void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
 	vh->csum_start = l2 ? pkt->l4_off : l3h;
 	vh->csum_offset = check - l4;
 	if (v6) {
-		put16(ip + 4, l4len);
+		st_be16(ip + 4, l4len);
 	} else {
-		put16(ip + 2, l3h + l4len);
-		put16(ip + 10, 0);
-		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
+		st_be16(ip + 2, l3h + l4len);
+		st_be16(ip + 10, 0);
+		st_be16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
 	}
 	if (tcp) {
 		if (push)
 			l4[13] |= TCP_PSH;	/* the last segment's, as GRO keeps it */
 	} else {
-		put16(l4 + 4, l4len);
+		st_be16(l4 + 4, l4len);
 	}
 	/* NEEDS_CSUM: the field holds the pseudo-header sum, not inverted;
 	 * the kernel adds the segment and inverts. */
-	put16(check, (uint16_t)~ucm_csum_fold(pseudo_sum(ip, v6, pkt->l4_proto, l4len)));
+	st_be16(check, (uint16_t)~ucm_csum_fold(pseudo_sum(ip, v6, pkt->l4_proto, l4len)));
 }
 
 void gso_restore(const struct ucm_pkt *pkt, uint8_t *data, uint16_t check, uint8_t tflags)
@@ -354,15 +338,15 @@ void gso_restore(const struct ucm_pkt *pkt, uint8_t *data, uint16_t check, uint8
 	bool tcp = pkt->l4_proto == IPPROTO_TCP;
 
 	if (pkt->flags & UCM_PKT_F_IPV6) {
-		put16(ip + 4, pkt->l3_len - l3h);
+		st_be16(ip + 4, pkt->l3_len - l3h);
 	} else {
-		put16(ip + 2, pkt->l3_len);
-		put16(ip + 10, 0);
-		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
+		st_be16(ip + 2, pkt->l3_len);
+		st_be16(ip + 10, 0);
+		st_be16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
 	}
 	if (tcp)
 		l4[13] = tflags;
 	else
-		put16(l4 + 4, pkt->l3_len - l3h);
+		st_be16(l4 + 4, pkt->l3_len - l3h);
 	memcpy(l4 + (tcp ? 16 : 6), &check, 2);
 }

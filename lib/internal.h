@@ -26,6 +26,23 @@
 #define max(a, b)	({ __typeof__(a) _a = (a); __typeof__(b) _b = (b); _a > _b ? _a : _b; })
 #endif
 
+/* Big-endian (network order) loads and stores of header fields. */
+static inline uint16_t ld_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static inline uint32_t ld_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void st_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
 /* 64 bytes on every CPU we target (x86-64, arm64 Neoverse). */
 #define UCM_CACHELINE	64
 #define __cacheline_aligned	__attribute__((aligned(UCM_CACHELINE)))

@@ -62,11 +62,6 @@ const char *ucm_drop_reason_str(enum ucm_drop_reason r)
 	return drop_reason_names[r];
 }
 
-static inline uint16_t ld_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* Raw load keeps network order: that is what flowhash.h wants. */
 static inline uint32_t ld_raw32(const uint8_t *p)
 {

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/if_ether.h>
 
 #include "neigh.h"
 #include "tun_internal.h"
@@ -35,7 +36,6 @@
 #define REV_RING	64	/* SQEs: a batch of reads and the standing polls */
 #define TAG_POLL	(1ull << 62)
 #define TAG_WAKE	(1ull << 61)
-#define ETH_HLEN_	14
 /* A frame lent to the read path that cannot start it yet waits this long
  * at most before the worker looks again (the RX thread lends every turn). */
 #define REV_NO_FRAME_WAIT_NS	1000000
@@ -320,7 +320,7 @@ static uint64_t slot_packet(struct tun_rev *r, uint32_t i,
 	len = res - VNET_LEN;
 	if (r->tap)
 		return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM, len);
-	eth = (uint8_t *)pkt - ETH_HLEN_;
+	eth = (uint8_t *)pkt - ETH_HLEN;
 	v6 = (uint8_t)pkt[0] >> 4 == 6;
 	if ((!v6 && (uint8_t)pkt[0] >> 4 != 4) || len < (v6 ? 40u : 20u)) {
 		a->drop_non_ip++;
@@ -334,9 +334,8 @@ static uint64_t slot_packet(struct tun_rev *r, uint32_t i,
 		return 0;
 	}
 	memcpy(eth + 6, r->l2.src, 6);
-	eth[12] = v6 ? 0x86 : 0x08;
-	eth[13] = v6 ? 0xdd : 0x00;
-	return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM - ETH_HLEN_, len + ETH_HLEN_);
+	st_be16(eth + 12, v6 ? ETH_P_IPV6 : ETH_P_IP);
+	return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM - ETH_HLEN, len + ETH_HLEN);
 }
 
 static void rev_stats_publish(struct ucm_tun_rev_stats *s,
