@@ -290,13 +290,37 @@ placed:
 	return 0;
 }
 
+/* Where the L4 checksum sits: TCP's at 16, UDP's at 6. */
+static uint32_t check_off(const struct ucm_pkt *pkt)
+{
+	return pkt->l4_proto == IPPROTO_TCP ? 16 : 6;
+}
+
+/* The IP (and UDP) length fields for @l4len bytes of L4 header and
+ * payload, and the IPv4 header checksum again. */
+static void set_lengths(const struct ucm_pkt *pkt, uint8_t *data, uint32_t l4len)
+{
+	uint8_t *ip = data + pkt->l3_off, *l4 = data + pkt->l4_off;
+	uint32_t l3h = pkt->l4_off - pkt->l3_off;
+
+	if (pkt->flags & UCM_PKT_F_IPV6) {
+		st_be16(ip + 4, l4len);
+	} else {
+		st_be16(ip + 2, l3h + l4len);
+		st_be16(ip + 10, 0);
+		st_be16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
+	}
+	if (pkt->l4_proto == IPPROTO_UDP)
+		st_be16(l4 + 4, l4len);
+}
+
 void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
 		    uint32_t payload, bool push, bool l2, struct virtio_net_hdr *vh)
 {
 	uint8_t *ip = data + pkt->l3_off, *l4 = data + pkt->l4_off;
 	uint32_t l3h = pkt->l4_off - pkt->l3_off, l4len = pkt->l4_hlen + payload;
 	bool v6 = pkt->flags & UCM_PKT_F_IPV6, tcp = pkt->l4_proto == IPPROTO_TCP;
-	uint8_t *check = l4 + (tcp ? 16 : 6);
+	uint8_t *check = l4 + check_off(pkt);
 
 	memset(vh, 0, sizeof(*vh));
 	if (nseg < 2)
@@ -313,40 +337,28 @@ void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
 	vh->gso_size = pkt->l3_len - l3h - pkt->l4_hlen;
 	vh->csum_start = l2 ? pkt->l4_off : l3h;
 	vh->csum_offset = check - l4;
-	if (v6) {
-		st_be16(ip + 4, l4len);
-	} else {
-		st_be16(ip + 2, l3h + l4len);
-		st_be16(ip + 10, 0);
-		st_be16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
-	}
-	if (tcp) {
-		if (push)
-			l4[13] |= TCP_PSH;	/* the last segment's, as GRO keeps it */
-	} else {
-		st_be16(l4 + 4, l4len);
-	}
+	set_lengths(pkt, data, l4len);
+	if (tcp && push)
+		l4[13] |= TCP_PSH;	/* the last segment's, as GRO keeps it */
 	/* NEEDS_CSUM: the field holds the pseudo-header sum, not inverted;
 	 * the kernel adds the segment and inverts. */
 	st_be16(check, (uint16_t)~ucm_csum_fold(pseudo_sum(ip, v6, pkt->l4_proto, l4len)));
 }
 
-void gso_restore(const struct ucm_pkt *pkt, uint8_t *data, uint16_t check, uint8_t tflags)
+void gso_save(const struct ucm_pkt *pkt, const uint8_t *data, struct gso_undo *u)
 {
-	uint8_t *ip = data + pkt->l3_off, *l4 = data + pkt->l4_off;
-	uint32_t l3h = pkt->l4_off - pkt->l3_off;
-	bool tcp = pkt->l4_proto == IPPROTO_TCP;
+	const uint8_t *l4 = data + pkt->l4_off;
 
-	if (pkt->flags & UCM_PKT_F_IPV6) {
-		st_be16(ip + 4, pkt->l3_len - l3h);
-	} else {
-		st_be16(ip + 2, pkt->l3_len);
-		st_be16(ip + 10, 0);
-		st_be16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
-	}
-	if (tcp)
-		l4[13] = tflags;
-	else
-		st_be16(l4 + 4, pkt->l3_len - l3h);
-	memcpy(l4 + (tcp ? 16 : 6), &check, 2);
+	memcpy(&u->check, l4 + check_off(pkt), 2);
+	u->tflags = l4[13];	/* TCP's flags; a UDP payload byte, unused */
+}
+
+void gso_restore(const struct ucm_pkt *pkt, uint8_t *data, const struct gso_undo *u)
+{
+	uint8_t *l4 = data + pkt->l4_off;
+
+	set_lengths(pkt, data, pkt->l3_len - (pkt->l4_off - pkt->l3_off));
+	if (pkt->l4_proto == IPPROTO_TCP)
+		l4[13] = u->tflags;
+	memcpy(l4 + check_off(pkt), &u->check, 2);
 }

@@ -607,8 +607,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	}
 	/* What ucm_gso__build() rewrites and cannot work out again, for a
 	 * kernel that refuses the super-packet (super_refused()). */
-	memcpy(&sl->check, data + h->pkt.l4_off + (h->pkt.l4_proto == IPPROTO_TCP ? 16 : 6), 2);
-	sl->tflags = data[h->pkt.l4_off + 13];
+	gso_save(&h->pkt, data, &sl->undo);
 	ucm_gso__build(&h->pkt, data, k, payload, st->plan.push[g], tap, vh);
 #ifdef UCM_DEBUG
 	if (__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED))
@@ -694,7 +693,7 @@ static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_w
 		pr_warn("tun: %s: the kernel refused a %s super-packet (EINVAL; a tun takes UDP GSO from Linux 6.2): this worker writes %s packets one by one from now on\n",
 			tun->name, tcp ? "TCP" : "UDP", tcp ? "TCP" : "UDP");
 	st->gso_flags |= flag;
-	gso_restore(&h->pkt, ucm_frame_data(h), sl->check, sl->tflags);
+	gso_restore(&h->pkt, ucm_frame_data(h), &sl->undo);
 	for (; j >= 0; j = st->plan.next[j]) {
 		struct tun_slot one = { .nseg = 1 };
 

@@ -27,11 +27,9 @@ struct tun_slot {
 	uint32_t bytes;		/* the packets' own bytes (stats) */
 	uint16_t nseg;		/* packets in it: its iovecs, from iov */
 	uint32_t iov;
-	/* a super-packet's: its group, and the first packet's L4 check
-	 * field and TCP flags before ucm_gso__build() */
+	/* a super-packet's: its group, and what ucm_gso__build() overwrote */
 	uint16_t g;
-	uint16_t check;
-	uint8_t tflags;
+	struct gso_undo undo;
 	bool done;		/* its completion was reaped */
 };
 
