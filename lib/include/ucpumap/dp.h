@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ucm_dp: the whole datapath of one interface, as one object.
+ *
+ *   NIC queues -> XDP steering program -> XSK sockets -> one RX thread per
+ *   queue (our NAPI: owner of the queue's frame pool) -> cpumap workers
+ *   (one per CPU) -> tun or tap -> the kernel's stack
+ *
+ * and, two-way, the way back: each worker also reads its tun queue into
+ * frames its queue's RX thread lends it, and that RX thread puts them on
+ * the queue's XSK TX ring and brings the completed frames home in bulk.
+ *
+ * Life cycle (one control thread):
+ *
+ *   ucm_dp__create()   program loaded and attached (nothing redirected yet),
+ *                      sockets bound, tun, the way back's channels, workers
+ *   ucm_dp__start()    RX threads, then each socket into the XSK map: the
+ *                      kernel redirects from here on
+ *   ucm_dp__stop()     sockets out of the map, RX threads stop (flushing
+ *                      their bulk queues), workers drain into the tun, the
+ *                      way back's channels give their frames back, program
+ *                      off; the counters are final and checked (every
+ *                      packet received is delivered or a counted drop);
+ *                      tun closed, sockets closed, every frame audited home
+ *   ucm_dp__destroy()  memory (stops first if still running)
+ *
+ * Threads the object starts: one RX thread per queue (pinned when
+ * rx_cpus is given), one worker per CPU (pinned). Every thread it starts
+ * blocks all signals: signals stay with the application's threads.
+ * The statistics getters may be called from any thread at any time; after
+ * ucm_dp__stop() they return the final counters.
+ *
+ * Errors: 0 or a negative errno (also in errno); create returns NULL with
+ * errno set. Every failure says why in the log (ucm_set_print()), naming
+ * the fix, and leaves nothing attached.
+ */
+#ifndef UCPUMAP_DP_H
+#define UCPUMAP_DP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ucpumap/api.h"
+#include "ucpumap/cpumap.h"
+#include "ucpumap/pool.h"
+#include "ucpumap/tun.h"
+#include "ucpumap/txq.h"
+#include "ucpumap/xsk.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ucm_dp_flags {
+	/* A tap: frames go whole (L2), not IP datagrams. */
+	UCM_DP_F_TAP = 1 << 0,
+	/* The way back: what the kernel routes into the tun leaves through
+	 * the interface (to the next hop the kernel's tables give, or to
+	 * peer_mac). With a tap, the tap takes the interface's MAC address
+	 * and ARP and neighbour discovery go to it. */
+	UCM_DP_F_TWO_WAY = 1 << 1,
+	/* No workers: each RX thread writes to the tun itself (the kernel's
+	 * XDP_PASS, for comparison). Not with UCM_DP_F_TWO_WAY. */
+	UCM_DP_F_INLINE = 1 << 2,
+	/* Our GRO: workers hold parsed packets (UCM_CPUMAP_F_HOLD) and the
+	 * tun merges each flow's into GSO super-packets (UCM_TUN_F_COALESCE). */
+	UCM_DP_F_COALESCE = 1 << 3,
+	/* The seeds' "before" switches (see cpumap.h, tun.h, pool.h). */
+	UCM_DP_F_NO_RECYCLE = 1 << 4,
+	UCM_DP_F_NO_BATCH = 1 << 5,
+	UCM_DP_F_NO_DIRECT_BULK = 1 << 6,
+	/* Busy-poll the sockets (SO_PREFER_BUSY_POLL). */
+	UCM_DP_F_BUSY_POLL = 1 << 7,
+	/* Generic (skb) XDP instead of native. */
+	UCM_DP_F_XDP_SKB = 1 << 8,
+	/* Replace another XDP program already on the interface. */
+	UCM_DP_F_REPLACE = 1 << 9,
+};
+
+/* Defaults of the sizes, and why. */
+#define UCM_DP_FRAMES_DEFAULT	8192	/* rings + a worker ring + the way back */
+#define UCM_DP_RX_RING_DEFAULT	1024	/* the fill ring is twice this */
+#define UCM_DP_MTU_MAX		9000
+
+struct ucm_dp_opts {
+	size_t sz;
+	const char *ifname;		/* required */
+	const char *tun_name;		/* required: created, or attached */
+	const uint32_t *queues;		/* default: queue 0 */
+	uint32_t nqueues;
+	/* Worker i on cpus[i]; default: every CPU this process may use but
+	 * CPU 0 (which takes the RX work), or CPU 0 alone. Ignored inline. */
+	const int *cpus;
+	uint32_t ncpus;
+	/* RX thread i on rx_cpus[i % n_rx_cpus]; default: not pinned. */
+	const int *rx_cpus;
+	uint32_t n_rx_cpus;
+	uint32_t steer_policy;		/* enum ucm_steer_policy; 0: FIXED */
+	uint32_t steer_flags;		/* enum ucm_steer_flags */
+	uint32_t fixed_worker;		/* UCM_STEER_FIXED's worker */
+	uint32_t xsk_mode;		/* enum ucm_xsk_mode */
+	uint32_t frames_per_queue;	/* power of two; UCM_DP_FRAMES_DEFAULT */
+	uint32_t frame_size;		/* 2048 or 4096 (default) */
+	uint32_t rx_size;		/* power of two; UCM_DP_RX_RING_DEFAULT */
+	uint32_t qsize;			/* worker ring; UCM_CPUMAP_QSIZE_DEFAULT */
+	/* The tun's MTU; default: what a frame holds after the XDP headroom,
+	 * Ethernet and two VLAN tags, at most UCM_DP_MTU_MAX, and two-way at
+	 * most the interface's. */
+	uint32_t mtu;
+	/* Two-way over a tun: the next hop's MAC, instead of the kernel's
+	 * routing and neighbour tables; NULL: from the kernel. */
+	const uint8_t *peer_mac;
+	uint32_t flags;			/* enum ucm_dp_flags */
+	size_t :0;
+};
+#define ucm_dp_opts__last_field flags
+
+/* Drop reasons of the totals: room for every enum ucm_drop_reason, fixed
+ * so the struct does not change size when a reason is added. */
+#define UCM_DP_DROP_REASONS	32
+
+/**
+ * struct ucm_dp_stats - the whole datapath, summed over queues and workers
+ *
+ * The way in: @rx = @tun_packets + @rx_bad_desc + @rx_steer_err +
+ * @enqueue_drops + @worker_drops once stopped (ucm_dp_stats__violations()).
+ * @rx, @rx_bad_desc, @rx_steer_err: the RX rings (ucm_xsk_stats)
+ * @enqueue_processed, @enqueue_drops, @enqueue_events: the bulk queues
+ *                     (ucm_cpumap_enqueue_stats); drops: worker ring full
+ * @worker_processed, @worker_drops, @worker_drop_reason: the workers
+ * @tun_*: the writes into the tun (ucm_tun_stats)
+ *
+ * The way back (two-way): @back_read = the packets read from the tun,
+ * handed on or dropped there (@back_drop_bad: offload, too big, not IP, no
+ * next hop); handed on = @back_channel_sent + @back_channel_full; of the
+ * sent, @back_channel_collected reached the TX ring's turn: @tx went on
+ * it, @tx_drops found it full; @tx = @tx_completed + @tx_pending.
+ * @tx_comp_direct: completions straight into the owner's cache (seed 003).
+ *
+ * @state: UCM_DP_S_* bits.
+ */
+struct ucm_dp_stats {
+	uint64_t rx, rx_bad_desc, rx_steer_err;
+	uint64_t enqueue_processed, enqueue_drops, enqueue_events;
+	uint64_t worker_processed, worker_drops;
+	uint64_t worker_drop_reason[UCM_DP_DROP_REASONS];
+	uint64_t tun_packets, tun_non_ip, tun_err_eio, tun_err_ebadfd;
+	uint64_t tun_err_eagain, tun_err_other, tun_super, tun_super_segs;
+	uint64_t back_read, back_drop_bad, back_read_err;
+	uint64_t back_channel_sent, back_channel_full, back_channel_collected;
+	uint64_t tx, tx_drops, tx_completed, tx_comp_direct, tx_comp_bulks;
+	uint64_t tx_pending;
+	uint32_t state;
+};
+
+enum ucm_dp_state {
+	UCM_DP_S_RUNNING = 1 << 0,	/* started, not stopped */
+	UCM_DP_S_STOPPED = 1 << 1,	/* the counters are final */
+	UCM_DP_S_FRAMES_HOME = 1 << 2,	/* stopped, and every frame came home */
+};
+
+/* Which conservation equations fail on @st (0: all hold). */
+enum ucm_dp_violation {
+	UCM_DP_V_FORWARD = 1 << 0,	/* the way in */
+	UCM_DP_V_BACK = 1 << 1,		/* the way back */
+};
+
+struct ucm_dp;
+
+/**
+ * ucm_dp__create() - set the datapath up, nothing redirected yet
+ *
+ * Needs CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW (or root). Return: the
+ * object, or NULL with errno: EINVAL (a bad option; the log says which),
+ * ENODEV (no such interface), EBUSY (another XDP program on it), EPERM,
+ * EOPNOTSUPP (zero-copy asked and not available), or what a part reported.
+ */
+UCM_API struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts);
+
+/**
+ * ucm_dp__start() - start the RX threads and redirect the queues to them
+ *
+ * Return: 0, or -errno (an RX thread could not start; nothing is
+ * redirected then: call ucm_dp__stop() or ucm_dp__destroy()).
+ */
+UCM_API int ucm_dp__start(struct ucm_dp *dp);
+
+/**
+ * ucm_dp__stop() - drain in order, take everything down, prove it
+ * @timeout_ms: how long frames still out (on the TX path, in the kernel)
+ *              may take to come home
+ *
+ * The counters are final afterwards (UCM_DP_S_STOPPED). Return: 0 when
+ * the counters add up and every frame came home; -EUCLEAN when they do
+ * not (the log says which), -EBUSY when frames were still out after
+ * @timeout_ms. Calling it again returns the first verdict.
+ */
+UCM_API int ucm_dp__stop(struct ucm_dp *dp, unsigned int timeout_ms);
+
+/* Stops it if running, and frees it. NULL is fine. */
+UCM_API void ucm_dp__destroy(struct ucm_dp *dp);
+
+/**
+ * ucm_dp__err() - an RX thread gave up
+ *
+ * Return: 0 while every RX thread runs, else the first one's -errno (its
+ * queue in @queue when not NULL). For a control loop to notice and stop.
+ */
+UCM_API int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue);
+
+/**
+ * ucm_dp__stats() - the totals, into the caller's @st of @sz bytes
+ *
+ * A caller built against an older, smaller struct gets its part. Return:
+ * 0, or -EINVAL.
+ */
+UCM_API int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st,
+			  size_t sz);
+UCM_API uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st);
+
+/* What it runs on, as set up (defaults resolved). */
+UCM_API uint32_t ucm_dp__nqueues(const struct ucm_dp *dp);
+UCM_API uint32_t ucm_dp__queue_id(const struct ucm_dp *dp, uint32_t q);
+/* Workers; inline, one per queue (the RX threads). */
+UCM_API uint32_t ucm_dp__nworkers(const struct ucm_dp *dp);
+/* Worker @w's CPU; -1 inline. */
+UCM_API int ucm_dp__worker_cpu(const struct ucm_dp *dp, uint32_t w);
+UCM_API uint32_t ucm_dp__flags(const struct ucm_dp *dp);
+UCM_API uint32_t ucm_dp__mtu(const struct ucm_dp *dp);
+UCM_API bool ucm_dp__zerocopy(const struct ucm_dp *dp);
+UCM_API const char *ucm_dp__tun_name(const struct ucm_dp *dp);
+/* Frames each queue needs for the options' rings, workers and way back:
+ * ucm_dp__create() refuses fewer. */
+UCM_API uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts);
+
+/*
+ * The parts' own counters, per queue and per worker: live while running,
+ * final after ucm_dp__stop(). Return: 0, or -EINVAL (out of range) or
+ * -ENOENT (not there: an enqueue before its RX thread started, the way
+ * back of a one-way datapath).
+ */
+UCM_API int ucm_dp__queue_stats(const struct ucm_dp *dp, uint32_t q,
+				struct ucm_xsk_stats *xs,
+				struct ucm_pool_stats *ps);
+UCM_API int ucm_dp__enqueue_stats(const struct ucm_dp *dp, uint32_t q,
+				  uint32_t w,
+				  struct ucm_cpumap_enqueue_stats *es);
+UCM_API int ucm_dp__worker_stats(const struct ucm_dp *dp, uint32_t w,
+				 struct ucm_cpumap_worker_stats *ws,
+				 struct ucm_tun_stats *ts);
+UCM_API int ucm_dp__back_stats(const struct ucm_dp *dp, uint32_t w,
+			       struct ucm_tun_rev_stats *rs,
+			       struct ucm_txq_stats *qs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UCPUMAP_DP_H */

@@ -1,0 +1,1058 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucm_dp: the datapath of one interface (see dp.h for the life cycle).
+ *
+ * Threads and what they touch:
+ *   control thread: create, start, stop, destroy, the stats getters;
+ *   RX thread q:    dp->rx[q] (its queue, its pool as owner, its producer,
+ *                   the TX channels of the workers that send on it);
+ *   workers:        inside the cpumap and the tun (not here).
+ *
+ * Cross-thread fields, and their pairs:
+ *   rx->prod   RX thread stores it (release, R1) once its producer exists;
+ *              start and the stats load it (acquire, R1').
+ *   rx->err    RX thread stores it (release, R2) when it gives up; the
+ *              control thread loads it (acquire, R2').
+ *   dp->stop   control thread stores 1 (relaxed: pthread_join orders what
+ *              follows); RX threads poll it (relaxed) once per turn.
+ * Counters are the parts' own (each documents its readers).
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pool_internal.h"
+#include "ucpumap/dp.h"
+#include "ucpumap/xdp.h"
+
+/* An idle RX thread sleeps this long at most in poll(2); with frames on
+ * the TX path, this long (completions come without a wakeup). */
+#define DP_RX_IDLE_MS		10
+#define DP_RX_TX_PENDING_MS	1
+/* What is on its way out at stop gets this long to complete. */
+#define DP_TX_GRACE_MS		100
+/* An RX thread that has not made its producer by then is stuck. */
+#define DP_START_TIMEOUT_MS	5000
+/* The XDP headroom in front of a received packet, and what an MTU
+ * leaves room for: Ethernet and two VLAN tags. */
+#define DP_XDP_HEADROOM		256
+#define DP_L2_ROOM		(14 + 8)
+
+/* The options with every default resolved. */
+struct dp_cfg {
+	char ifname[IF_NAMESIZE], tun[IF_NAMESIZE];
+	uint32_t queues[UCM_XSK_MAX_QUEUES], nqueues;
+	int cpus[UCM_CPUMAP_MAX_WORKERS];
+	uint32_t nworkers;
+	int rx_cpus[UCM_XSK_MAX_QUEUES];
+	uint32_t n_rx_cpus;
+	struct ucm_steer_cfg steer;
+	uint32_t xsk_mode, frames, frame_size, rx_size, qsize, mtu, flags;
+	bool peer_mac_set;
+	uint8_t peer_mac[6];
+};
+
+/* One RX thread: the NAPI of one queue. */
+struct dp_rx {
+	struct ucm_dp *dp;
+	struct ucm_xsk_queue *q;
+	struct ucm_cpumap_producer *_Atomic prod;
+	_Atomic int err;
+	/* Two-way: the channels of the workers that send on this queue
+	 * (worker w on queue w % nqueues). */
+	struct ucm_txq *txq[UCM_CPUMAP_MAX_WORKERS];
+	uint32_t ntxq;
+	int cpu;			/* -1: not pinned */
+	pthread_t thr;
+	bool started;
+};
+
+/* The counters as ucm_dp__stop() left them. */
+struct dp_final {
+	struct ucm_dp_stats tot;
+	struct ucm_xsk_stats xs[UCM_XSK_MAX_QUEUES];
+	struct ucm_pool_stats ps[UCM_XSK_MAX_QUEUES];
+	struct ucm_cpumap_enqueue_stats *es;	/* [q * nworkers + w] */
+	bool *es_ok;
+	struct ucm_cpumap_worker_stats ws[UCM_CPUMAP_MAX_WORKERS];
+	struct ucm_tun_stats ts[UCM_CPUMAP_MAX_WORKERS];
+	struct ucm_tun_rev_stats rs[UCM_CPUMAP_MAX_WORKERS];
+	struct ucm_txq_stats qs[UCM_CPUMAP_MAX_WORKERS];
+};
+
+struct ucm_dp {
+	struct dp_cfg c;
+	struct ucm_xdp *xdp;
+	struct ucm_xsk *xsk;
+	struct ucm_tun *tun;
+	struct ucm_cpumap *map;
+	struct ucm_txq *txq[UCM_CPUMAP_MAX_WORKERS];	/* two-way: per worker */
+	struct dp_rx rx[UCM_XSK_MAX_QUEUES];
+	atomic_int stop;
+	uint32_t state;			/* enum ucm_dp_state */
+	int verdict;			/* of the first stop */
+	struct dp_final *fin;		/* valid once UCM_DP_S_STOPPED */
+};
+
+/* ---- options ------------------------------------------------------------ */
+
+/* Default workers: every CPU we may use but CPU 0, which takes the RX
+ * work (and, on veth, the sender's NAPI); CPU 0 alone on one CPU. */
+static uint32_t default_cpus(int *cpus)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	uint32_t n = 0;
+	int i;
+
+	if (online < 1)
+		online = 1;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		CPU_ZERO(&set);
+	for (i = online > 1 ? 1 : 0; i < online && i < CPU_SETSIZE &&
+	     n < UCM_CPUMAP_MAX_WORKERS; i++)
+		if (CPU_ISSET(i, &set))
+			cpus[n++] = i;
+	if (!n)
+		cpus[n++] = 0;
+	return n;
+}
+
+static int copy_name(char *dst, const char *src, const char *what)
+{
+	if (!src || !*src) {
+		pr_warn("dp: %s is required\n", what);
+		return -EINVAL;
+	}
+	if (strlen(src) >= IF_NAMESIZE) {
+		pr_warn("dp: %s '%s' is longer than %d characters\n", what, src,
+			IF_NAMESIZE - 1);
+		return -EINVAL;
+	}
+	strcpy(dst, src);
+	return 0;
+}
+
+static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
+{
+	uint32_t i;
+
+	if (o->nqueues > UCM_XSK_MAX_QUEUES || (o->nqueues && !o->queues) ||
+	    o->ncpus > UCM_CPUMAP_MAX_WORKERS || (o->ncpus && !o->cpus) ||
+	    o->n_rx_cpus > UCM_XSK_MAX_QUEUES || (o->n_rx_cpus && !o->rx_cpus)) {
+		pr_warn("dp: at most %d queues, %d worker CPUs and %d RX CPUs, each list with its array\n",
+			UCM_XSK_MAX_QUEUES, UCM_CPUMAP_MAX_WORKERS, UCM_XSK_MAX_QUEUES);
+		return -EINVAL;
+	}
+	c->nqueues = o->nqueues ? o->nqueues : 1;
+	for (i = 0; i < o->nqueues; i++)
+		c->queues[i] = o->queues[i];
+	c->n_rx_cpus = o->n_rx_cpus;
+	for (i = 0; i < o->n_rx_cpus; i++)
+		c->rx_cpus[i] = o->rx_cpus[i];
+	if (c->flags & UCM_DP_F_INLINE) {
+		/* The RX threads are the workers: one "worker" per queue. */
+		c->nworkers = c->nqueues;
+		for (i = 0; i < c->nworkers; i++)
+			c->cpus[i] = -1;
+	} else if (o->ncpus) {
+		c->nworkers = o->ncpus;
+		for (i = 0; i < o->ncpus; i++)
+			c->cpus[i] = o->cpus[i];
+	} else {
+		c->nworkers = default_cpus(c->cpus);
+	}
+	return 0;
+}
+
+static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
+{
+	c->frames = o->frames_per_queue ? o->frames_per_queue : UCM_DP_FRAMES_DEFAULT;
+	c->frame_size = o->frame_size ? o->frame_size : 4096;
+	c->rx_size = o->rx_size ? o->rx_size : UCM_DP_RX_RING_DEFAULT;
+	c->qsize = o->qsize ? o->qsize : UCM_CPUMAP_QSIZE_DEFAULT;
+	if (!is_pow2(c->frames) || !is_pow2(c->rx_size) || !is_pow2(c->qsize) ||
+	    (c->frame_size != 2048 && c->frame_size != 4096)) {
+		pr_warn("dp: frames per queue, the RX ring and the worker ring are powers of two, and frames 2048 or 4096 bytes\n");
+		return -EINVAL;
+	}
+	c->mtu = o->mtu;
+	return 0;
+}
+
+static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
+{
+	struct ucm_dp_opts o;
+	int err;
+
+	err = UCM_OPTS_COPY(&o, opts, ucm_dp_opts);
+	if (err)
+		return err;
+	memset(c, 0, sizeof(*c));
+	c->flags = o.flags;
+	c->xsk_mode = o.xsk_mode;
+	err = copy_name(c->ifname, o.ifname, "the interface (ifname)");
+	if (!err)
+		err = copy_name(c->tun, o.tun_name, "the tun (tun_name)");
+	if (!err)
+		err = resolve_lists(&o, c);
+	if (!err)
+		err = resolve_sizes(&o, c);
+	if (err)
+		return err;
+	if ((c->flags & UCM_DP_F_INLINE) && (c->flags & UCM_DP_F_TWO_WAY)) {
+		pr_warn("dp: inline has no workers to read the tun: not both UCM_DP_F_INLINE and UCM_DP_F_TWO_WAY\n");
+		return -EINVAL;
+	}
+	if (o.peer_mac) {
+		if (!(c->flags & UCM_DP_F_TWO_WAY) || (c->flags & UCM_DP_F_TAP)) {
+			pr_warn("dp: peer_mac is the next hop of the way back over a tun (UCM_DP_F_TWO_WAY, not UCM_DP_F_TAP)\n");
+			return -EINVAL;
+		}
+		c->peer_mac_set = true;
+		memcpy(c->peer_mac, o.peer_mac, 6);
+	}
+	c->steer.policy = o.steer_policy;
+	c->steer.flags = o.steer_flags;
+	c->steer.fixed = o.fixed_worker;
+	c->steer.nworkers = c->nworkers;
+	if ((c->flags & UCM_DP_F_TWO_WAY) && (c->flags & UCM_DP_F_TAP))
+		/* The tap is the host's interface on this link: its stack
+		 * must see ARP and neighbour discovery. */
+		c->steer.flags |= UCM_STEER_F_LINK_CTRL;
+	if (c->steer.fixed >= c->nworkers) {
+		pr_warn("dp: fixed worker %u: there are only %u workers\n",
+			c->steer.fixed, c->nworkers);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Fill and RX rings, a worker ring, and two-way the TX ring and what
+ * each queue lends its workers' channels (two rings' worth each). */
+static uint32_t frames_needed(const struct dp_cfg *c)
+{
+	uint32_t wpq = (c->nworkers + c->nqueues - 1) / c->nqueues;
+	uint32_t need = 2 * c->rx_size + c->rx_size + c->qsize;
+
+	if (c->flags & UCM_DP_F_TWO_WAY)
+		need += UCM_XSK_TX_RING + wpq * 2 * UCM_TXQ_DEFAULT_SIZE;
+	return need;
+}
+
+uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts)
+{
+	struct dp_cfg c;
+
+	if (dp_resolve(opts, &c))
+		return 0;
+	return frames_needed(&c);
+}
+
+/* ---- the interface ------------------------------------------------------ */
+
+/* SIOCGIFMTU or SIOCGIFHWADDR/SIOCSIFHWADDR on @ifname. */
+static int if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (s < 0)
+		return -errno;
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	if (ioctl(s, req, ifr))
+		err = -errno;
+	close(s);
+	return err;
+}
+
+static int if_mac(const char *ifname, uint8_t *mac)
+{
+	struct ifreq ifr = {};
+	int err = if_ioctl(ifname, SIOCGIFHWADDR, &ifr);
+
+	if (err)
+		pr_warn("dp: no MAC address on %s: %s\n", ifname, strerror(-err));
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return err;
+}
+
+static void resolve_mtu(struct dp_cfg *c)
+{
+	struct ifreq ifr = {};
+
+	if (!c->mtu) {
+		c->mtu = c->frame_size - DP_XDP_HEADROOM - DP_L2_ROOM;
+		/* What the kernel routes into the tun leaves through the
+		 * interface: no larger than it takes. */
+		if ((c->flags & UCM_DP_F_TWO_WAY) &&
+		    !if_ioctl(c->ifname, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0 &&
+		    (uint32_t)ifr.ifr_mtu < c->mtu)
+			c->mtu = ifr.ifr_mtu;
+	}
+	if (c->mtu > UCM_DP_MTU_MAX)
+		c->mtu = UCM_DP_MTU_MAX;
+}
+
+/* Two-way tap: the tap answers for the interface on the link, with its
+ * address. */
+static int tap_take_mac(struct ucm_dp *dp)
+{
+	struct ifreq ifr = {};
+	int err;
+
+	err = if_mac(dp->c.ifname, (uint8_t *)ifr.ifr_hwaddr.sa_data);
+	if (err)
+		return err;
+	ifr.ifr_hwaddr.sa_family = 1;	/* ARPHRD_ETHER */
+	err = if_ioctl(ucm_tun__name(dp->tun), SIOCSIFHWADDR, &ifr);
+	if (err)
+		pr_warn("dp: cannot give %s the address of %s: %s\n",
+			ucm_tun__name(dp->tun), dp->c.ifname, strerror(-err));
+	return err;
+}
+
+/* Two-way: a TX channel per worker to its queue's RX thread (worker w
+ * sends on queue w % nqueues), and the tun's read path on each worker. */
+static int back_setup(struct ucm_dp *dp)
+{
+	struct ucm_tun_l2 l2 = {};
+	uint32_t w;
+	int err;
+
+	err = if_mac(dp->c.ifname, l2.src);
+	if (err)
+		return err;
+	memcpy(l2.dst, dp->c.peer_mac, 6);
+	l2.resolve_ifindex = dp->c.peer_mac_set || (dp->c.flags & UCM_DP_F_TAP) ?
+			     0 : (int)if_nametoindex(dp->c.ifname);
+	for (w = 0; w < dp->c.nworkers; w++) {
+		struct dp_rx *rx = &dp->rx[w % dp->c.nqueues];
+
+		dp->txq[w] = ucm_txq__create(ucm_xsk__umem(dp->xsk), 0);
+		if (!dp->txq[w])
+			return -errno;
+		err = ucm_tun__set_reverse(dp->tun, w, dp->txq[w], &l2);
+		if (err)
+			return err;
+		rx->txq[rx->ntxq++] = dp->txq[w];
+	}
+	return 0;
+}
+
+/* ---- the RX thread -------------------------------------------------------- */
+
+/*
+ * The RX thread's turn of the way out, as a driver's NAPI poll does its TX
+ * completions: lend its workers frames of its pool, put what they filled on
+ * the TX ring, and bring completed frames home, in bulk, straight into its
+ * own cache (seed 003). Completions are reaped before each send, so the TX
+ * ring has all the room it can; what it still cannot take is dropped
+ * (counted once, as the queue's tx_ring_full): the RX direction never
+ * waits on TX.
+ */
+static uint32_t tx_turn(struct dp_rx *rx)
+{
+	struct ucm_pool *pool = ucm_xsk_queue__pool(rx->q);
+	struct ucm_umem *umem = ucm_xsk__umem(rx->dp->xsk);
+	uint64_t base = ~(uint64_t)(ucm_umem__frame_size(umem) - 1);
+	uint64_t desc[UCM_XSK_RX_BATCH];
+	uint32_t n, k, i, j, done = 0;
+
+	for (i = 0; i < rx->ntxq; i++) {
+		ucm_txq__lend(rx->txq[i], pool);
+		n = ucm_txq__collect(rx->txq[i], desc, UCM_XSK_RX_BATCH);
+		if (!n)
+			continue;
+		done += ucm_xsk_queue__complete(rx->q);
+		k = ucm_xsk_queue__tx(rx->q, desc, n);
+		if (k < n) {
+			for (j = k; j < n; j++)
+				desc[j - k] = ucm_desc_addr(desc[j]) & base;
+			/* Our own pool's frames: home as the owner. */
+			ucm_umem__put_bulk(umem, desc, n - k);
+		}
+		done += n;
+	}
+	return done + ucm_xsk_queue__complete(rx->q);
+}
+
+/* Sleep until RX, a worker's send (its channel's eventfd), or a timeout. */
+static void rx_sleep(struct dp_rx *rx)
+{
+	struct pollfd p[1 + UCM_CPUMAP_MAX_WORKERS];
+	bool busy = false;
+	uint32_t i;
+
+	for (i = 0; i < rx->ntxq; i++)
+		busy |= !ucm_txq__sleep_begin(rx->txq[i]);
+	if (!busy) {
+		p[0].fd = ucm_xsk_queue__fd(rx->q);
+		p[0].events = POLLIN;
+		for (i = 0; i < rx->ntxq; i++) {
+			p[1 + i].fd = ucm_txq__wake_fd(rx->txq[i]);
+			p[1 + i].events = POLLIN;
+		}
+		poll(p, 1 + rx->ntxq, ucm_xsk_queue__tx_pending(rx->q) ?
+		     DP_RX_TX_PENDING_MS : DP_RX_IDLE_MS);
+	}
+	for (i = 0; i < rx->ntxq; i++)
+		ucm_txq__sleep_end(rx->txq[i]);
+}
+
+static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
+{
+	const struct ucm_steer_cfg *steer = &rx->dp->c.steer;
+	struct timespec ms = { 0, 1000000 };
+	uint32_t rr = 0;
+	int n, i;
+
+	while (!atomic_load_explicit(&rx->dp->stop, memory_order_relaxed)) {
+		n = ucm_xsk_queue__poll(rx->q, prod, steer, &rr);
+		if (n < 0) {
+			atomic_store_explicit(&rx->err, n, memory_order_release); /* R2 */
+			break;
+		}
+		if (rx->ntxq)
+			n += tx_turn(rx);
+		if (n)
+			continue;
+		if (rx->ntxq)
+			rx_sleep(rx);
+		else	/* idle: sleep in poll(2) */
+			ucm_xsk_queue__wait(rx->q, DP_RX_IDLE_MS);
+	}
+	/* What is on its way out gets a moment to complete. */
+	for (i = 0; i < DP_TX_GRACE_MS && rx->ntxq &&
+	     ucm_xsk_queue__tx_pending(rx->q); i++) {
+		ucm_xsk_queue__complete(rx->q);
+		nanosleep(&ms, NULL);
+	}
+}
+
+static void *rx_main(void *arg)
+{
+	struct dp_rx *rx = arg;
+	struct ucm_pool *pool = ucm_xsk_queue__pool(rx->q);
+	struct ucm_cpumap_producer *prod;
+	cpu_set_t set;
+
+	if (rx->cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(rx->cpu, &set);
+		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+			pr_warn("dp: cannot pin the RX thread of queue %u to CPU %d\n",
+				ucm_xsk_queue__id(rx->q), rx->cpu);
+	}
+	ucm_pool__set_owner(pool);
+	prod = ucm_cpumap__producer_create(rx->dp->map, pool);
+	if (!prod) {
+		ucm_pool__clear_owner(pool);
+		atomic_store_explicit(&rx->err, -errno, memory_order_release); /* R2 */
+		return NULL;
+	}
+	atomic_store_explicit(&rx->prod, prod, memory_order_release); /* R1 */
+	rx_loop(rx, prod);
+	/* Flush what is staged (and, inline, close our tun queue on this
+	 * thread); the producer stays registered with the cpumap, its stats
+	 * are read at the end, and is freed with it. */
+	ucm_cpumap__producer_stop(prod);
+	/* Last act of an owner. */
+	ucm_pool__clear_owner(pool);
+	return NULL;
+}
+
+/* ---- statistics --------------------------------------------------------- */
+
+static struct ucm_cpumap_producer *rx_prod(const struct dp_rx *rx)
+{
+	return atomic_load_explicit(&((struct dp_rx *)rx)->prod,
+				    memory_order_acquire); /* R1' */
+}
+
+static bool stopped(const struct ucm_dp *dp)
+{
+	return dp->state & UCM_DP_S_STOPPED;
+}
+
+static int check_qw(const struct ucm_dp *dp, uint32_t q, uint32_t w)
+{
+	return !dp || q >= dp->c.nqueues || w >= dp->c.nworkers ? -EINVAL : 0;
+}
+
+int ucm_dp__queue_stats(const struct ucm_dp *dp, uint32_t q,
+			struct ucm_xsk_stats *xs, struct ucm_pool_stats *ps)
+{
+	if (check_qw(dp, q, 0))
+		return ucm_err(-EINVAL);
+	if (stopped(dp)) {
+		if (xs)
+			*xs = dp->fin->xs[q];
+		if (ps)
+			*ps = dp->fin->ps[q];
+		return 0;
+	}
+	if (xs)
+		ucm_xsk_queue__stats(dp->rx[q].q, xs);
+	if (ps)
+		ucm_pool__get_stats(ucm_xsk_queue__pool(dp->rx[q].q), ps);
+	return 0;
+}
+
+int ucm_dp__enqueue_stats(const struct ucm_dp *dp, uint32_t q, uint32_t w,
+			  struct ucm_cpumap_enqueue_stats *es)
+{
+	struct ucm_cpumap_producer *prod;
+
+	if (check_qw(dp, q, w) || !es)
+		return ucm_err(-EINVAL);
+	if (stopped(dp)) {
+		if (!dp->fin->es_ok[q * dp->c.nworkers + w])
+			return ucm_err(-ENOENT);
+		*es = dp->fin->es[q * dp->c.nworkers + w];
+		return 0;
+	}
+	prod = rx_prod(&dp->rx[q]);
+	if (!prod || ucm_cpumap__enqueue_stats(prod, w, es))
+		return ucm_err(-ENOENT);
+	return 0;
+}
+
+int ucm_dp__worker_stats(const struct ucm_dp *dp, uint32_t w,
+			 struct ucm_cpumap_worker_stats *ws,
+			 struct ucm_tun_stats *ts)
+{
+	if (check_qw(dp, 0, w))
+		return ucm_err(-EINVAL);
+	if (stopped(dp)) {
+		if (ws)
+			*ws = dp->fin->ws[w];
+		if (ts)
+			*ts = dp->fin->ts[w];
+		return 0;
+	}
+	if (ws)
+		ucm_cpumap__worker_stats(dp->map, w, ws);
+	if (ts)
+		ucm_tun__worker_stats(dp->tun, w, ts);
+	return 0;
+}
+
+int ucm_dp__back_stats(const struct ucm_dp *dp, uint32_t w,
+		       struct ucm_tun_rev_stats *rs, struct ucm_txq_stats *qs)
+{
+	if (check_qw(dp, 0, w))
+		return ucm_err(-EINVAL);
+	if (!(dp->c.flags & UCM_DP_F_TWO_WAY))
+		return ucm_err(-ENOENT);
+	if (stopped(dp)) {
+		if (rs)
+			*rs = dp->fin->rs[w];
+		if (qs)
+			*qs = dp->fin->qs[w];
+		return 0;
+	}
+	if (rs)
+		ucm_tun__rev_stats(dp->tun, w, rs);
+	if (qs)
+		ucm_txq__stats(dp->txq[w], qs);
+	return 0;
+}
+
+static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *t)
+{
+	struct ucm_cpumap_enqueue_stats es;
+	struct ucm_xsk_stats xs;
+	uint32_t w;
+
+	ucm_dp__queue_stats(dp, q, &xs, NULL);
+	t->rx += xs.rx;
+	t->rx_bad_desc += xs.rx_bad_desc;
+	t->rx_steer_err += xs.rx_steer_err;
+	t->tx += xs.tx;
+	t->tx_drops += xs.tx_ring_full;
+	t->tx_completed += xs.tx_completed;
+	t->tx_comp_direct += xs.tx_comp_direct;
+	t->tx_comp_bulks += xs.tx_comp_bulks;
+	for (w = 0; w < dp->c.nworkers; w++) {
+		if (ucm_dp__enqueue_stats(dp, q, w, &es))
+			continue;
+		t->enqueue_processed += es.processed;
+		t->enqueue_drops += es.drops;
+		t->enqueue_events += es.events;
+	}
+}
+
+static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats *t)
+{
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_tun_rev_stats rs;
+	struct ucm_tun_stats ts;
+	struct ucm_txq_stats qs;
+	uint64_t bad;
+	int r;
+
+	ucm_dp__worker_stats(dp, w, &ws, &ts);
+	t->worker_processed += ws.processed;
+	t->worker_drops += ws.drops;
+	for (r = 0; r < UCM_DROP__MAX; r++)
+		t->worker_drop_reason[r] += ws.drop_reason[r];
+	t->tun_packets += ts.packets;
+	t->tun_non_ip += ts.non_ip;
+	t->tun_err_eio += ts.err_eio;
+	t->tun_err_ebadfd += ts.err_ebadfd;
+	t->tun_err_eagain += ts.err_eagain;
+	t->tun_err_other += ts.err_other;
+	t->tun_super += ts.super;
+	t->tun_super_segs += ts.super_segs;
+	if (ucm_dp__back_stats(dp, w, &rs, &qs))
+		return;
+	bad = rs.drop_offload + rs.drop_too_big + rs.drop_non_ip + rs.drop_no_neigh;
+	t->back_read += rs.packets + bad;
+	t->back_drop_bad += bad;
+	t->back_read_err += rs.err;
+	t->back_channel_sent += qs.sent;
+	t->back_channel_full += qs.send_full;
+	t->back_channel_collected += qs.collected;
+}
+
+_Static_assert(UCM_DROP__MAX <= UCM_DP_DROP_REASONS, "drop reasons outgrew the stats");
+
+static void gather(const struct ucm_dp *dp, struct ucm_dp_stats *t)
+{
+	uint32_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < dp->c.nqueues; i++) {
+		add_queue(dp, i, t);
+		if (dp->rx[i].q)
+			t->tx_pending += ucm_xsk_queue__tx_pending(dp->rx[i].q);
+	}
+	for (i = 0; i < dp->c.nworkers; i++)
+		add_worker(dp, i, t);
+	t->state = dp->state;
+}
+
+int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st, size_t sz)
+{
+	struct ucm_dp_stats t;
+
+	if (!dp || !st || !sz)
+		return ucm_err(-EINVAL);
+	if (stopped(dp))
+		t = dp->fin->tot;
+	else
+		gather(dp, &t);
+	t.state = dp->state;
+	memcpy(st, &t, sz < sizeof(t) ? sz : sizeof(t));
+	if (sz > sizeof(t))
+		memset((char *)st + sizeof(t), 0, sz - sizeof(t));
+	return 0;
+}
+
+uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *t)
+{
+	uint64_t drops = t->rx_bad_desc + t->rx_steer_err + t->enqueue_drops +
+			 t->worker_drops;
+	uint32_t v = 0;
+
+	if (t->rx != t->tun_packets + drops)
+		v |= UCM_DP_V_FORWARD;
+	/* Read = handed on + dropped there; handed on = sent + channel full;
+	 * sent = collected + left in the channel (brought home at stop);
+	 * collected = on the TX ring + ring full; on it = completed +
+	 * pending. */
+	if (t->back_read != t->back_channel_sent + t->back_channel_full +
+			    t->back_drop_bad ||
+	    t->back_channel_collected != t->tx + t->tx_drops ||
+	    t->tx != t->tx_completed + t->tx_pending)
+		v |= UCM_DP_V_BACK;
+	return v;
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+static int dp_attach(struct ucm_dp *dp)
+{
+	UCM_OPTS(ucm_xdp_opts, xo, .policy = dp->c.steer.policy,
+		 .nworkers = dp->c.steer.nworkers, .fixed = dp->c.steer.fixed,
+		 .flags = dp->c.steer.flags);
+	uint32_t f = dp->c.flags;
+
+	/* The program first: it replaces a stale one of ours, whose XSK map
+	 * would otherwise keep the queues busy. */
+	dp->xdp = ucm_xdp__load(&xo);
+	if (!dp->xdp)
+		return -errno;
+	return ucm_xdp__attach(dp->xdp, if_nametoindex(dp->c.ifname),
+			       (f & UCM_DP_F_XDP_SKB ? UCM_XDP_ATTACH_SKB : 0) |
+			       (f & UCM_DP_F_REPLACE ? UCM_XDP_ATTACH_REPLACE : 0));
+}
+
+static int dp_open_xsk(struct ucm_dp *dp)
+{
+	uint32_t f = dp->c.flags;
+	UCM_OPTS(ucm_xsk_opts, so, .ifname = dp->c.ifname, .queues = dp->c.queues,
+		 .nqueues = dp->c.nqueues, .frames_per_queue = dp->c.frames,
+		 .frame_size = dp->c.frame_size, .rx_size = dp->c.rx_size,
+		 .fill_size = 2 * dp->c.rx_size, .mode = dp->c.xsk_mode,
+		 .flags = f & UCM_DP_F_BUSY_POLL ? UCM_XSK_F_BUSY_POLL : 0,
+		 .umem_flags = f & UCM_DP_F_NO_DIRECT_BULK ? UCM_UMEM_F_NO_DIRECT_BULK : 0);
+	uint32_t q;
+
+	dp->xsk = ucm_xsk__open(&so);
+	if (!dp->xsk)
+		return -errno;
+	for (q = 0; q < dp->c.nqueues; q++) {
+		struct dp_rx *rx = &dp->rx[q];
+
+		rx->dp = dp;
+		rx->q = ucm_xsk__queue(dp->xsk, q);
+		rx->cpu = dp->c.n_rx_cpus ? dp->c.rx_cpus[q % dp->c.n_rx_cpus] : -1;
+	}
+	return 0;
+}
+
+static int dp_open_tun(struct ucm_dp *dp)
+{
+	uint32_t f = dp->c.flags;
+	UCM_OPTS(ucm_tun_opts, to, .name = dp->c.tun, .nqueues = dp->c.nworkers,
+		 .flags = (f & UCM_DP_F_TAP ? UCM_TUN_F_TAP : 0) |
+			  (f & UCM_DP_F_NO_BATCH ? UCM_TUN_F_NO_BATCH : 0) |
+			  (f & UCM_DP_F_COALESCE ? UCM_TUN_F_COALESCE : 0),
+		 .mtu = dp->c.mtu);
+
+	dp->tun = ucm_tun__create(&to);
+	return dp->tun ? 0 : -errno;
+}
+
+static int dp_open_cpumap(struct ucm_dp *dp)
+{
+	uint32_t f = dp->c.flags;
+	UCM_OPTS(ucm_cpumap_opts, co, .cpus = dp->c.cpus, .ncpus = dp->c.nworkers,
+		 .qsize = dp->c.qsize,
+		 .sink = f & UCM_DP_F_TWO_WAY ? ucm_tun__sink_duplex() : ucm_tun__sink(),
+		 .sink_ctx = dp->tun,
+		 .flags = (f & UCM_DP_F_NO_RECYCLE ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
+			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
+			  /* a coalescing sink sees up to 64 at once */
+			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0));
+
+	dp->map = ucm_cpumap__create(ucm_xsk__umem(dp->xsk), &co);
+	return dp->map ? 0 : -errno;
+}
+
+struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
+{
+	struct ucm_dp *dp;
+	int err;
+
+	dp = calloc(1, sizeof(*dp));
+	if (!dp)
+		return ucm_err_ptr(-ENOMEM);
+	err = dp_resolve(opts, &dp->c);
+	if (err)
+		goto out_free;
+	if (dp->c.frames < frames_needed(&dp->c)) {
+		pr_warn("dp: %u frames per queue cannot cover the rings, a worker ring%s: give at least %u\n",
+			dp->c.frames, dp->c.flags & UCM_DP_F_TWO_WAY ?
+			" and the way back" : "", frames_needed(&dp->c));
+		err = -EINVAL;
+		goto out_free;
+	}
+	if (!if_nametoindex(dp->c.ifname)) {
+		pr_warn("dp: no interface named '%s'\n", dp->c.ifname);
+		err = -ENODEV;
+		goto out_free;
+	}
+	resolve_mtu(&dp->c);
+	dp->fin = calloc(1, sizeof(*dp->fin));
+	if (dp->fin) {
+		dp->fin->es = calloc(dp->c.nqueues * dp->c.nworkers, sizeof(*dp->fin->es));
+		dp->fin->es_ok = calloc(dp->c.nqueues * dp->c.nworkers, sizeof(bool));
+	}
+	if (!dp->fin || !dp->fin->es || !dp->fin->es_ok) {
+		err = -ENOMEM;
+		goto out_parts;
+	}
+	err = dp_attach(dp);
+	if (!err)
+		err = dp_open_xsk(dp);
+	if (!err)
+		err = dp_open_tun(dp);
+	if (!err && (dp->c.flags & UCM_DP_F_TWO_WAY) && (dp->c.flags & UCM_DP_F_TAP))
+		err = tap_take_mac(dp);
+	if (!err && (dp->c.flags & UCM_DP_F_TWO_WAY))
+		err = back_setup(dp);
+	if (!err)
+		err = dp_open_cpumap(dp);
+	if (err)
+		goto out_parts;
+	return dp;
+
+out_parts:
+	/* Whatever was set up is taken down; nothing is left attached. */
+	ucm_dp__stop(dp, 0);
+	ucm_dp__destroy(dp);
+	return ucm_err_ptr(err);
+out_free:
+	free(dp);
+	return ucm_err_ptr(err);
+}
+
+static int rx_start(struct dp_rx *rx)
+{
+	sigset_t all, old;
+	int err;
+
+	/* Signals stay with the application's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&rx->thr, NULL, rx_main, rx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pr_warn("dp: cannot start the RX thread of queue %u: %s\n",
+			ucm_xsk_queue__id(rx->q), strerror(err));
+		return -err;
+	}
+	rx->started = true;
+	return 0;
+}
+
+/* Wait for the RX thread's producer (R1'), or its error (R2'). */
+static int rx_ready(struct dp_rx *rx)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i, err;
+
+	for (i = 0; i < DP_START_TIMEOUT_MS; i++) {
+		if (rx_prod(rx))
+			return 0;
+		err = atomic_load_explicit(&rx->err, memory_order_acquire); /* R2' */
+		if (err) {
+			pr_warn("dp: RX thread of queue %u: %s\n",
+				ucm_xsk_queue__id(rx->q), strerror(-err));
+			return err;
+		}
+		nanosleep(&ms, NULL);
+	}
+	pr_warn("dp: RX thread of queue %u did not start in %d ms\n",
+		ucm_xsk_queue__id(rx->q), DP_START_TIMEOUT_MS);
+	return -ETIMEDOUT;
+}
+
+int ucm_dp__start(struct ucm_dp *dp)
+{
+	uint32_t q;
+	int err;
+
+	if (!dp || dp->state)
+		return ucm_err(-EINVAL);
+	for (q = 0; q < dp->c.nqueues; q++) {
+		err = rx_start(&dp->rx[q]);
+		if (err)
+			return ucm_err(err);
+	}
+	/* Last, the kernel starts redirecting to us. */
+	for (q = 0; q < dp->c.nqueues; q++) {
+		struct dp_rx *rx = &dp->rx[q];
+
+		err = rx_ready(rx);
+		if (!err)
+			err = ucm_xdp__set_xsk(dp->xdp, ucm_xsk_queue__id(rx->q),
+					       ucm_xsk_queue__fd(rx->q));
+		if (err)
+			return ucm_err(err);
+	}
+	dp->state = UCM_DP_S_RUNNING;
+	return 0;
+}
+
+int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue)
+{
+	uint32_t q;
+	int err;
+
+	for (q = 0; dp && q < dp->c.nqueues; q++) {
+		err = atomic_load_explicit(&((struct dp_rx *)&dp->rx[q])->err,
+					   memory_order_acquire); /* R2' */
+		if (err) {
+			if (queue)
+				*queue = ucm_xsk_queue__id(dp->rx[q].q);
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* The counters, as the stopped parts leave them. */
+static void snapshot(struct ucm_dp *dp)
+{
+	struct dp_final *f = dp->fin;
+	uint32_t q, w, nw = dp->c.nworkers;
+
+	for (q = 0; q < dp->c.nqueues; q++) {
+		ucm_dp__queue_stats(dp, q, &f->xs[q], &f->ps[q]);
+		for (w = 0; w < nw; w++)
+			f->es_ok[q * nw + w] =
+				!ucm_dp__enqueue_stats(dp, q, w, &f->es[q * nw + w]);
+	}
+	for (w = 0; w < nw; w++) {
+		ucm_dp__worker_stats(dp, w, &f->ws[w], &f->ts[w]);
+		ucm_dp__back_stats(dp, w, &f->rs[w], &f->qs[w]);
+	}
+	gather(dp, &f->tot);
+}
+
+/* Steps 1-3: nothing comes in any more, and what came in is out. */
+static void dp_quiesce(struct ucm_dp *dp)
+{
+	uint32_t q;
+
+	/* 1. The kernel stops redirecting to us. */
+	for (q = 0; q < dp->c.nqueues; q++)
+		if (dp->rx[q].q && dp->xdp)
+			ucm_xdp__set_xsk(dp->xdp, ucm_xsk_queue__id(dp->rx[q].q), -1);
+	/* 2. RX threads flush their bulk queues and let go of their pools. */
+	atomic_store_explicit(&dp->stop, 1, memory_order_relaxed);
+	for (q = 0; q < dp->c.nqueues; q++) {
+		if (!dp->rx[q].started)
+			continue;
+		pthread_join(dp->rx[q].thr, NULL);
+		dp->rx[q].started = false;
+	}
+	/* 3. Workers drain into the tun. */
+	if (dp->map)
+		ucm_cpumap__stop(dp->map);
+}
+
+/* Steps 4-6: every part down, every frame home. */
+static int dp_teardown(struct ucm_dp *dp, unsigned int timeout_ms)
+{
+	uint32_t w;
+	int err = 0;
+
+	ucm_cpumap__destroy(dp->map);
+	dp->map = NULL;
+	/* 4. The way back's channels: what the workers left in them (lent,
+	 * or filled and not collected) goes home. */
+	for (w = 0; w < UCM_CPUMAP_MAX_WORKERS; w++) {
+		if (!dp->txq[w])
+			continue;
+		ucm_txq__reclaim(dp->txq[w]);
+		ucm_txq__destroy(dp->txq[w]);
+		dp->txq[w] = NULL;
+	}
+	/* 5. Program off, tun closed. */
+	if (dp->xdp) {
+		ucm_xdp__detach(dp->xdp);
+		ucm_xdp__destroy(dp->xdp);
+		dp->xdp = NULL;
+	}
+	ucm_tun__destroy(dp->tun);
+	dp->tun = NULL;
+	/* 6. Sockets closed: every frame home (fill, RX, TX and completion
+	 * rings included), or the count of those missing. */
+	if (dp->xsk) {
+		err = ucm_xsk__close(dp->xsk, timeout_ms);
+		if (!err)
+			dp->xsk = NULL;
+	}
+	return err;
+}
+
+int ucm_dp__stop(struct ucm_dp *dp, unsigned int timeout_ms)
+{
+	bool counted = dp && dp->state & UCM_DP_S_RUNNING;
+	int err;
+
+	if (!dp)
+		return ucm_err(-EINVAL);
+	if (stopped(dp))
+		return ucm_err(dp->verdict);
+	dp_quiesce(dp);
+	if (counted && dp->fin) {
+		snapshot(dp);
+		if (ucm_dp_stats__violations(&dp->fin->tot)) {
+			pr_warn("dp: the counters do not add up: a packet or a frame went unaccounted\n");
+			dp->verdict = -EUCLEAN;
+		}
+	}
+	err = dp_teardown(dp, timeout_ms);
+	if (err && !dp->verdict)
+		dp->verdict = err;
+	/* Without a snapshot (stopped before it ran), there is nothing to
+	 * read: the getters see zeros. */
+	dp->state = UCM_DP_S_STOPPED | (err ? 0 : UCM_DP_S_FRAMES_HOME);
+	if (dp->fin)
+		dp->fin->tot.state = dp->state;
+	return ucm_err(dp->verdict);
+}
+
+void ucm_dp__destroy(struct ucm_dp *dp)
+{
+	if (!dp)
+		return;
+	if (!stopped(dp))
+		ucm_dp__stop(dp, 0);
+	/* Sockets that could not close keep their memory: frames are out. */
+	if (dp->fin) {
+		free(dp->fin->es);
+		free(dp->fin->es_ok);
+		free(dp->fin);
+	}
+	free(dp);
+}
+
+/* ---- what it runs on -------------------------------------------------- */
+
+uint32_t ucm_dp__nqueues(const struct ucm_dp *dp)
+{
+	return dp->c.nqueues;
+}
+
+uint32_t ucm_dp__queue_id(const struct ucm_dp *dp, uint32_t q)
+{
+	return q < dp->c.nqueues ? dp->c.queues[q] : 0;
+}
+
+uint32_t ucm_dp__nworkers(const struct ucm_dp *dp)
+{
+	return dp->c.nworkers;
+}
+
+int ucm_dp__worker_cpu(const struct ucm_dp *dp, uint32_t w)
+{
+	return w < dp->c.nworkers ? dp->c.cpus[w] : -1;
+}
+
+uint32_t ucm_dp__flags(const struct ucm_dp *dp)
+{
+	return dp->c.flags;
+}
+
+uint32_t ucm_dp__mtu(const struct ucm_dp *dp)
+{
+	return dp->c.mtu;
+}
+
+bool ucm_dp__zerocopy(const struct ucm_dp *dp)
+{
+	return dp->xsk ? ucm_xsk__zerocopy(dp->xsk) : false;
+}
+
+const char *ucm_dp__tun_name(const struct ucm_dp *dp)
+{
+	return dp->c.tun;
+}
