@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <net/if.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -61,6 +60,8 @@ struct dp_cfg {
 	uint32_t xsk_mode, frames, frame_size, rx_size, qsize, mtu, flags;
 	bool peer_mac_set;
 	uint8_t peer_mac[6];
+	const struct ucm_sink_ops *sink;	/* NULL: the tun */
+	void *sink_ctx;
 };
 
 /* One RX thread: the NAPI of one queue. */
@@ -202,8 +203,10 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	memset(c, 0, sizeof(*c));
 	c->flags = o.flags;
 	c->xsk_mode = o.xsk_mode;
+	c->sink = o.sink;
+	c->sink_ctx = o.sink_ctx;
 	err = copy_name(c->ifname, o.ifname, "the interface (ifname)");
-	if (!err)
+	if (!err && !c->sink)
 		err = copy_name(c->tun, o.tun_name, "the tun (tun_name)");
 	if (!err)
 		err = resolve_lists(&o, c);
@@ -211,6 +214,11 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		err = resolve_sizes(&o, c);
 	if (err)
 		return err;
+	if (c->sink && (c->flags & (UCM_DP_F_TAP | UCM_DP_F_TWO_WAY |
+				    UCM_DP_F_NO_BATCH | UCM_DP_F_COALESCE))) {
+		pr_warn("dp: UCM_DP_F_TAP, TWO_WAY, NO_BATCH and COALESCE are the tun's: not with a sink of one's own\n");
+		return -EINVAL;
+	}
 	if ((c->flags & UCM_DP_F_INLINE) && (c->flags & UCM_DP_F_TWO_WAY)) {
 		pr_warn("dp: inline has no workers to read the tun: not both UCM_DP_F_INLINE and UCM_DP_F_TWO_WAY\n");
 		return -EINVAL;
@@ -353,64 +361,6 @@ static int back_setup(struct ucm_dp *dp)
 
 /* ---- the RX thread -------------------------------------------------------- */
 
-/*
- * The RX thread's turn of the way out, as a driver's NAPI poll does its TX
- * completions: lend its workers frames of its pool, put what they filled on
- * the TX ring, and bring completed frames home, in bulk, straight into its
- * own cache (seed 003). Completions are reaped before each send, so the TX
- * ring has all the room it can; what it still cannot take is dropped
- * (counted once, as the queue's tx_ring_full): the RX direction never
- * waits on TX.
- */
-static uint32_t tx_turn(struct dp_rx *rx)
-{
-	struct ucm_pool *pool = ucm_xsk_queue__pool(rx->q);
-	struct ucm_umem *umem = ucm_xsk__umem(rx->dp->xsk);
-	uint64_t base = ~(uint64_t)(ucm_umem__frame_size(umem) - 1);
-	uint64_t desc[UCM_XSK_RX_BATCH];
-	uint32_t n, k, i, j, done = 0;
-
-	for (i = 0; i < rx->ntxq; i++) {
-		ucm_txq__lend(rx->txq[i], pool);
-		n = ucm_txq__collect(rx->txq[i], desc, UCM_XSK_RX_BATCH);
-		if (!n)
-			continue;
-		done += ucm_xsk_queue__complete(rx->q);
-		k = ucm_xsk_queue__tx(rx->q, desc, n);
-		if (k < n) {
-			for (j = k; j < n; j++)
-				desc[j - k] = ucm_desc_addr(desc[j]) & base;
-			/* Our own pool's frames: home as the owner. */
-			ucm_umem__put_bulk(umem, desc, n - k);
-		}
-		done += n;
-	}
-	return done + ucm_xsk_queue__complete(rx->q);
-}
-
-/* Sleep until RX, a worker's send (its channel's eventfd), or a timeout. */
-static void rx_sleep(struct dp_rx *rx)
-{
-	struct pollfd p[1 + UCM_CPUMAP_MAX_WORKERS];
-	bool busy = false;
-	uint32_t i;
-
-	for (i = 0; i < rx->ntxq; i++)
-		busy |= !ucm_txq__sleep_begin(rx->txq[i]);
-	if (!busy) {
-		p[0].fd = ucm_xsk_queue__fd(rx->q);
-		p[0].events = POLLIN;
-		for (i = 0; i < rx->ntxq; i++) {
-			p[1 + i].fd = ucm_txq__wake_fd(rx->txq[i]);
-			p[1 + i].events = POLLIN;
-		}
-		poll(p, 1 + rx->ntxq, ucm_xsk_queue__tx_pending(rx->q) ?
-		     DP_RX_TX_PENDING_MS : DP_RX_IDLE_MS);
-	}
-	for (i = 0; i < rx->ntxq; i++)
-		ucm_txq__sleep_end(rx->txq[i]);
-}
-
 static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 {
 	const struct ucm_steer_cfg *steer = &rx->dp->c.steer;
@@ -425,13 +375,11 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 			break;
 		}
 		if (rx->ntxq)
-			n += tx_turn(rx);
-		if (n)
-			continue;
-		if (rx->ntxq)
-			rx_sleep(rx);
-		else	/* idle: sleep in poll(2) */
-			ucm_xsk_queue__wait(rx->q, DP_RX_IDLE_MS);
+			n += ucm_xsk_queue__tx_turn(rx->q, rx->txq, rx->ntxq);
+		if (!n)
+			ucm_xsk_queue__sleep(rx->q, rx->txq, rx->ntxq,
+					     ucm_xsk_queue__tx_pending(rx->q) ?
+					     DP_RX_TX_PENDING_MS : DP_RX_IDLE_MS);
 	}
 	/* What is on its way out gets a moment to complete. */
 	for (i = 0; i < DP_TX_GRACE_MS && rx->ntxq &&
@@ -544,8 +492,10 @@ int ucm_dp__worker_stats(const struct ucm_dp *dp, uint32_t w,
 	}
 	if (ws)
 		ucm_cpumap__worker_stats(dp->map, w, ws);
-	if (ts)
+	if (ts && dp->tun)
 		ucm_tun__worker_stats(dp->tun, w, ts);
+	else if (ts)
+		memset(ts, 0, sizeof(*ts));
 	return 0;
 }
 
@@ -641,6 +591,8 @@ static void gather(const struct ucm_dp *dp, struct ucm_dp_stats *t)
 	}
 	for (i = 0; i < dp->c.nworkers; i++)
 		add_worker(dp, i, t);
+	t->delivered = dp->c.sink ? t->worker_processed - t->worker_drops :
+		       t->tun_packets;
 	t->state = dp->state;
 }
 
@@ -667,7 +619,7 @@ uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *t)
 			 t->worker_drops;
 	uint32_t v = 0;
 
-	if (t->rx != t->tun_packets + drops)
+	if (t->rx != t->delivered + drops)
 		v |= UCM_DP_V_FORWARD;
 	/* Read = handed on + dropped there; handed on = sent + channel full;
 	 * sent = collected + left in the channel (brought home at stop);
@@ -742,8 +694,9 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 	uint32_t f = dp->c.flags;
 	UCM_OPTS(ucm_cpumap_opts, co, .cpus = dp->c.cpus, .ncpus = dp->c.nworkers,
 		 .qsize = dp->c.qsize,
-		 .sink = f & UCM_DP_F_TWO_WAY ? ucm_tun__sink_duplex() : ucm_tun__sink(),
-		 .sink_ctx = dp->tun,
+		 .sink = dp->c.sink ? dp->c.sink : f & UCM_DP_F_TWO_WAY ?
+			 ucm_tun__sink_duplex() : ucm_tun__sink(),
+		 .sink_ctx = dp->c.sink ? dp->c.sink_ctx : dp->tun,
 		 .flags = (f & UCM_DP_F_NO_RECYCLE ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
 			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
 			  /* a coalescing sink sees up to 64 at once */
@@ -789,7 +742,7 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 	err = dp_attach(dp);
 	if (!err)
 		err = dp_open_xsk(dp);
-	if (!err)
+	if (!err && !dp->c.sink)
 		err = dp_open_tun(dp);
 	if (!err && (dp->c.flags & UCM_DP_F_TWO_WAY) && (dp->c.flags & UCM_DP_F_TAP))
 		err = tap_take_mac(dp);
@@ -1054,5 +1007,5 @@ bool ucm_dp__zerocopy(const struct ucm_dp *dp)
 
 const char *ucm_dp__tun_name(const struct ucm_dp *dp)
 {
-	return dp->c.tun;
+	return dp->c.sink ? NULL : dp->c.tun;
 }

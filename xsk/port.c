@@ -26,6 +26,7 @@
 
 #include "pool_internal.h"
 #include "ucpumap/cpumap.h"
+#include "ucpumap/txq.h"
 #include "ucpumap/xsk.h"
 
 #define UCM_XSK_DEFAULT_RING	2048
@@ -648,6 +649,64 @@ uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
 uint32_t ucm_xsk_queue__tx_pending(const struct ucm_xsk_queue *q)
 {
 	return (uint32_t)(q->tx_posted - q->tx_done);
+}
+
+/*
+ * The RX thread's turn of the way out, as a driver's NAPI poll does its TX
+ * completions: lend the workers frames of its pool, put what they filled
+ * on the TX ring, and bring completed frames home, in bulk, straight into
+ * its own cache (seed 003). Completions are reaped before each send, so the
+ * TX ring has all the room it can; what it still cannot take is dropped
+ * (counted once, in tx_ring_full): the RX direction never waits on TX.
+ */
+uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
+				struct ucm_txq *const *txq, uint32_t ntxq)
+{
+	uint64_t desc[UCM_XSK_RX_BATCH];
+	uint32_t n, k, i, j, done = 0;
+
+	for (i = 0; i < ntxq; i++) {
+		ucm_txq__lend(txq[i], q->pool);
+		n = ucm_txq__collect(txq[i], desc, UCM_XSK_RX_BATCH);
+		if (!n)
+			continue;
+		done += ucm_xsk_queue__complete(q);
+		k = ucm_xsk_queue__tx(q, desc, n);
+		if (k < n) {
+			for (j = k; j < n; j++)
+				desc[j - k] = ucm_desc_addr(desc[j]) & q->x->base_mask;
+			/* Our own pool's frames: home as the owner. */
+			ucm_umem__put_bulk(q->x->umem, desc, n - k);
+		}
+		done += n;
+	}
+	return done + ucm_xsk_queue__complete(q);
+}
+
+int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
+			 uint32_t ntxq, int timeout_ms)
+{
+	struct pollfd p[1 + UCM_XSK_MAX_TXQ];
+	bool busy = false;
+	uint32_t i;
+	int ret = 0;
+
+	if (ntxq > UCM_XSK_MAX_TXQ)
+		return ucm_err(-EINVAL);
+	for (i = 0; i < ntxq; i++)
+		busy |= !ucm_txq__sleep_begin(txq[i]);
+	if (!busy) {
+		p[0].fd = q->fd;
+		p[0].events = POLLIN;
+		for (i = 0; i < ntxq; i++) {
+			p[1 + i].fd = ucm_txq__wake_fd(txq[i]);
+			p[1 + i].events = POLLIN;
+		}
+		ret = poll(p, 1 + ntxq, timeout_ms);
+	}
+	for (i = 0; i < ntxq; i++)
+		ucm_txq__sleep_end(txq[i]);
+	return ret < 0 ? ucm_err(-errno) : ret;
 }
 
 /*

@@ -722,7 +722,7 @@ static void print_verdict(struct daemon *d)
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	v = ucm_dp_stats__violations(&t);
 	printf("conservation: received %llu = delivered %llu + drops %llu (bad_desc %llu, steer %llu, enqueue_full %llu",
-	       ULL(t.rx), ULL(t.tun_packets),
+	       ULL(t.rx), ULL(t.delivered),
 	       ULL(t.rx_bad_desc + t.rx_steer_err + t.enqueue_drops + t.worker_drops),
 	       ULL(t.rx_bad_desc), ULL(t.rx_steer_err), ULL(t.enqueue_drops));
 	for (r = 1; r < UCM_DROP__MAX; r++)

@@ -86,7 +86,8 @@ enum ucm_dp_flags {
 struct ucm_dp_opts {
 	size_t sz;
 	const char *ifname;		/* required */
-	const char *tun_name;		/* required: created, or attached */
+	const char *tun_name;		/* created, or attached; required
+					 * unless a sink of one's own */
 	const uint32_t *queues;		/* default: queue 0 */
 	uint32_t nqueues;
 	/* Worker i on cpus[i]; default: every CPU this process may use but
@@ -111,6 +112,11 @@ struct ucm_dp_opts {
 	/* Two-way over a tun: the next hop's MAC, instead of the kernel's
 	 * routing and neighbour tables; NULL: from the kernel. */
 	const uint8_t *peer_mac;
+	/* A sink of one's own instead of the tun (cpumap.h: struct
+	 * ucm_sink_ops): tun_name is then not used, and the tun's flags
+	 * (TAP, TWO_WAY, NO_BATCH, COALESCE) are refused. */
+	const struct ucm_sink_ops *sink;
+	void *sink_ctx;
 	uint32_t flags;			/* enum ucm_dp_flags */
 	size_t :0;
 };
@@ -123,8 +129,10 @@ struct ucm_dp_opts {
 /**
  * struct ucm_dp_stats - the whole datapath, summed over queues and workers
  *
- * The way in: @rx = @tun_packets + @rx_bad_desc + @rx_steer_err +
+ * The way in: @rx = @delivered + @rx_bad_desc + @rx_steer_err +
  * @enqueue_drops + @worker_drops once stopped (ucm_dp_stats__violations()).
+ * @delivered: what the sink took: the tun's @tun_packets, or for a sink
+ *             of one's own what the workers processed and did not drop
  * @rx, @rx_bad_desc, @rx_steer_err: the RX rings (ucm_xsk_stats)
  * @enqueue_processed, @enqueue_drops, @enqueue_events: the bulk queues
  *                     (ucm_cpumap_enqueue_stats); drops: worker ring full
@@ -141,7 +149,7 @@ struct ucm_dp_opts {
  * @state: UCM_DP_S_* bits.
  */
 struct ucm_dp_stats {
-	uint64_t rx, rx_bad_desc, rx_steer_err;
+	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
 	uint64_t enqueue_processed, enqueue_drops, enqueue_events;
 	uint64_t worker_processed, worker_drops;
 	uint64_t worker_drop_reason[UCM_DP_DROP_REASONS];
@@ -229,6 +237,7 @@ UCM_API int ucm_dp__worker_cpu(const struct ucm_dp *dp, uint32_t w);
 UCM_API uint32_t ucm_dp__flags(const struct ucm_dp *dp);
 UCM_API uint32_t ucm_dp__mtu(const struct ucm_dp *dp);
 UCM_API bool ucm_dp__zerocopy(const struct ucm_dp *dp);
+/* The tun's name; NULL with a sink of one's own. */
 UCM_API const char *ucm_dp__tun_name(const struct ucm_dp *dp);
 /* Frames each queue needs for the options' rings, workers and way back:
  * ucm_dp__create() refuses fewer. */
@@ -236,7 +245,7 @@ UCM_API uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts);
 
 /*
  * The parts' own counters, per queue and per worker: live while running,
- * final after ucm_dp__stop(). Return: 0, or -EINVAL (out of range) or
+ * final after ucm_dp__stop(); the tun's are zero with a sink of one's own. Return: 0, or -EINVAL (out of range) or
  * -ENOENT (not there: an enqueue before its RX thread started, the way
  * back of a one-way datapath).
  */

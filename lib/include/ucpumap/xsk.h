@@ -191,6 +191,37 @@ UCM_API uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q);
 /* Frames on the TX path, posted and not yet completed. */
 UCM_API uint32_t ucm_xsk_queue__tx_pending(const struct ucm_xsk_queue *q);
 
+struct ucm_txq;
+/* TX channels one RX thread serves at most (one per worker). */
+#define UCM_XSK_MAX_TXQ		64
+
+/**
+ * ucm_xsk_queue__tx_turn() - the way out's share of one RX thread's turn
+ * @txq: the TX channels of the workers that send on this queue
+ *
+ * Lends each channel frames of the queue's pool, puts what its worker
+ * filled on the TX ring, and brings completed frames home (before each
+ * send, so the ring has all the room it can). What the ring still cannot
+ * take goes home and is counted once, in tx_ring_full: the RX direction
+ * never waits on TX. RX thread only. Return: frames moved (sent, dropped
+ * and completed); 0 when there was nothing to do.
+ */
+UCM_API uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
+					struct ucm_txq *const *txq,
+					uint32_t ntxq);
+
+/**
+ * ucm_xsk_queue__sleep() - an idle RX thread's sleep
+ *
+ * Until the RX ring has something, a worker sends on one of @txq (its
+ * channel's wake-up, see txq.h), or @timeout_ms passes; not at all when
+ * a channel already has descriptors waiting. RX thread only.
+ * Return: as poll(2), or -EINVAL for more than UCM_XSK_MAX_TXQ channels.
+ */
+UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
+				 struct ucm_txq *const *txq, uint32_t ntxq,
+				 int timeout_ms);
+
 struct ucm_cpumap_producer;
 
 /**
