@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucm_dp's options, without root: every bad combination is refused with
+ * EINVAL and a message that names it, before anything is loaded, attached
+ * or opened; an unknown interface is ENODEV; the frames a datapath needs
+ * follow its rings, workers and way back. (The running datapath is tested
+ * as root by tests/net: xsk_rx.c runs on it, and ucpumapd is built on it.)
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ucpumap/dp.h"
+#include "ucpumap/log.h"
+#include "utest.h"
+
+static char last_msg[512];
+
+static int keep_msg(enum ucm_log_level level, const char *fmt, va_list ap)
+{
+	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	return 0;
+}
+
+static const struct ucm_sink_ops null_sink = { 0 };
+static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
+
+/* create() with @o fails with @err, and its message holds @words. */
+static int refused(const struct ucm_dp_opts *o, int err, const char *words)
+{
+	struct ucm_dp *dp;
+
+	last_msg[0] = 0;
+	errno = 0;
+	dp = ucm_dp__create(o);
+	UT_ASSERT(!dp, "created");
+	UT_ASSERT(errno == err, "errno %d (%s), want %d", errno, strerror(errno), err);
+	UT_ASSERT(strstr(last_msg, words), "message '%s' does not say '%s'", last_msg, words);
+	return 0;
+}
+
+static int test_bad_options(void)
+{
+	static const uint32_t many[UCM_XSK_MAX_QUEUES + 1];
+	UCM_OPTS(ucm_dp_opts, o, .ifname = "lo", .tun_name = "ucmt0");
+	struct ucm_dp_opts b;
+
+	b = o; b.ifname = NULL;
+	if (refused(&b, EINVAL, "interface (ifname) is required"))
+		return 1;
+	b = o; b.tun_name = "a-tun-name-of-16";
+	if (refused(&b, EINVAL, "longer than 15"))
+		return 1;
+	b = o; b.flags = UCM_DP_F_INLINE | UCM_DP_F_TWO_WAY;
+	if (refused(&b, EINVAL, "inline has no workers"))
+		return 1;
+	b = o; b.peer_mac = mac;
+	if (refused(&b, EINVAL, "peer_mac"))
+		return 1;
+	b = o; b.peer_mac = mac; b.flags = UCM_DP_F_TWO_WAY | UCM_DP_F_TAP;
+	if (refused(&b, EINVAL, "peer_mac"))
+		return 1;
+	b = o; b.sink = &null_sink; b.flags = UCM_DP_F_COALESCE;
+	if (refused(&b, EINVAL, "sink of one's own"))
+		return 1;
+	b = o; b.steer_policy = UCM_STEER_FIXED; b.fixed_worker = 64;
+	if (refused(&b, EINVAL, "fixed worker 64"))
+		return 1;
+	b = o; b.rx_size = 1000;
+	if (refused(&b, EINVAL, "powers of two"))
+		return 1;
+	b = o; b.frame_size = 3000;
+	if (refused(&b, EINVAL, "2048 or 4096"))
+		return 1;
+	b = o; b.frames_per_queue = 4096;
+	if (refused(&b, EINVAL, "4096 frames per queue cannot cover"))
+		return 1;
+	b = o; b.queues = many; b.nqueues = UCM_XSK_MAX_QUEUES + 1;
+	if (refused(&b, EINVAL, "at most 64 queues"))
+		return 1;
+	b = o; b.ifname = "ucm-no-such-if";
+	return refused(&b, ENODEV, "no interface named 'ucm-no-such-if'");
+}
+
+/* A caller's bytes past the fields this library knows must be zero. */
+static int test_opts_unknown_bytes(void)
+{
+	struct {
+		struct ucm_dp_opts o;
+		uint64_t future;
+	} big = { .o = { .sz = sizeof(big), .ifname = "lo", .tun_name = "t" },
+		  .future = 1 };
+
+	return refused(&big.o, EINVAL, "ucm_dp_opts");
+}
+
+static int test_frames_needed(void)
+{
+	static const int cpus4[4] = { 0, 1, 2, 3 };
+	static const uint32_t q2[2] = { 0, 1 };
+	UCM_OPTS(ucm_dp_opts, o, .ifname = "lo", .tun_name = "t", .cpus = cpus4,
+		 .ncpus = 1);
+	uint32_t n;
+
+	/* Fill (2 x 1024) + RX (1024) + a worker ring (2048). */
+	n = ucm_dp__frames_needed(&o);
+	UT_ASSERT(n == 5120, "one-way: %u", n);
+	/* Two-way, one worker on the queue: + the TX ring + two channel
+	 * rings' worth. */
+	o.flags = UCM_DP_F_TWO_WAY;
+	n = ucm_dp__frames_needed(&o);
+	UT_ASSERT(n == 5120 + UCM_XSK_TX_RING + 2 * UCM_TXQ_DEFAULT_SIZE, "two-way: %u", n);
+	/* Four workers on two queues: two channels each. */
+	o.ncpus = 4;
+	o.queues = q2;
+	o.nqueues = 2;
+	n = ucm_dp__frames_needed(&o);
+	UT_ASSERT(n == 5120 + UCM_XSK_TX_RING + 4 * UCM_TXQ_DEFAULT_SIZE,
+		  "two-way, 2 workers per queue: %u", n);
+	/* Bigger rings, bigger needs; bad options need nothing (0). */
+	o.flags = 0;
+	o.rx_size = 4096;
+	o.qsize = 8192;
+	n = ucm_dp__frames_needed(&o);
+	UT_ASSERT(n == 3 * 4096 + 8192, "big rings: %u", n);
+	o.rx_size = 1000;
+	n = ucm_dp__frames_needed(&o);
+	UT_ASSERT(n == 0, "bad options: %u", n);
+	return 0;
+}
+
+static const struct ut_case cases[] = {
+	UT_CASE(test_bad_options),
+	UT_CASE(test_opts_unknown_bytes),
+	UT_CASE(test_frames_needed),
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	ucm_set_print(keep_msg);
+	return ut_main(argc, argv, cases);
+}
