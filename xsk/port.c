@@ -218,15 +218,69 @@ static const char *bind_hint(int err, uint32_t mode)
 	}
 }
 
+/* Every queue asked for must be one the interface has. */
+static int check_queues(const struct ucm_xsk_opts *o)
+{
+	int nrx = count_rx_queues(o->ifname);
+	uint32_t i, qid;
+
+	for (i = 0; i < o->nqueues; i++) {
+		qid = o->queues ? o->queues[i] : 0;
+		if ((int)qid >= nrx) {
+			pr_warn("xsk: %s has RX queues 0-%d, not queue %u (ethtool -L %s combined N adds more)\n",
+				o->ifname, nrx - 1, qid, o->ifname);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Queue @i's socket, bound in the mode asked for: auto tries zero-copy on
+ * the first queue and falls back to copy; the rest follow the mode it
+ * got, since they share its UMEM. */
+static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t i)
+{
+	uint16_t bind = o->flags & UCM_XSK_F_NO_NEED_WAKEUP ? 0 : XDP_USE_NEED_WAKEUP;
+	struct ucm_xsk_queue *q = &x->q[i];
+	uint32_t mode = o->mode;
+	int err;
+
+	q->x = x;
+	q->id = o->queues ? o->queues[i] : 0;
+	q->pool = ucm_umem__pool(x->umem, i);
+	q->fd = -1;
+	if (i > 0 && mode == UCM_XSK_AUTO)
+		mode = x->zerocopy ? UCM_XSK_ZEROCOPY : UCM_XSK_COPY;
+	if (mode == UCM_XSK_AUTO) {
+		err = queue_bind(x, o, q, bind | XDP_ZEROCOPY);
+		if (err == -EOPNOTSUPP || err == -EINVAL) {
+			pr_info("xsk: %s queue %u: no zero-copy (%s), using copy mode\n",
+				o->ifname, q->id, strerror(-err));
+			err = queue_bind(x, o, q, bind | XDP_COPY);
+		}
+	} else {
+		err = queue_bind(x, o, q, bind | (mode == UCM_XSK_ZEROCOPY ?
+						 XDP_ZEROCOPY : XDP_COPY));
+	}
+	if (err) {
+		pr_warn("xsk: cannot bind %s queue %u: %s (%s)\n", o->ifname,
+			q->id, strerror(-err), bind_hint(err, mode));
+		return err;
+	}
+	if (i == 0)
+		x->zerocopy = sock_zerocopy(q->fd);
+	if (o->flags & UCM_XSK_F_BUSY_POLL)
+		queue_busy_poll(q);
+	return 0;
+}
+
 struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 {
-	static const uint32_t queue0;
 	struct xsk_umem_config ucfg = {};
 	struct ucm_xsk_opts o;
 	struct ucm_xsk *x;
-	uint16_t bind;
 	uint32_t i;
-	int err, nrx;
+	int err;
 
 	err = xsk_parse_opts(opts, &o);
 	if (err)
@@ -241,18 +295,9 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 		err = -ENODEV;
 		goto out_free;
 	}
-	nrx = count_rx_queues(o.ifname);
-	for (i = 0; i < o.nqueues; i++) {
-		uint32_t qid = o.queues ? o.queues[i] : queue0;
-
-		if ((int)qid >= nrx) {
-			pr_warn("xsk: %s has RX queues 0-%d, not queue %u (ethtool -L %s combined N adds more)\n",
-				o.ifname, nrx - 1, qid, o.ifname);
-			err = -EINVAL;
-			goto out_free;
-		}
-	}
-
+	err = check_queues(&o);
+	if (err)
+		goto out_free;
 	{
 		UCM_OPTS(ucm_umem_opts, uo, .frame_size = o.frame_size,
 			 .npools = o.nqueues, .frames_per_pool = o.frames_per_queue,
@@ -291,39 +336,10 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 		goto out_q;
 	}
 
-	bind = o.flags & UCM_XSK_F_NO_NEED_WAKEUP ? 0 : XDP_USE_NEED_WAKEUP;
 	for (i = 0; i < o.nqueues; i++) {
-		struct ucm_xsk_queue *q = &x->q[i];
-		uint32_t mode = o.mode;
-
-		q->x = x;
-		q->id = o.queues ? o.queues[i] : queue0;
-		q->pool = ucm_umem__pool(x->umem, i);
-		q->fd = -1;
-		/* auto: the first queue tries zero-copy; the rest follow the
-		 * mode it got, since they share its UMEM. */
-		if (i > 0 && mode == UCM_XSK_AUTO)
-			mode = x->zerocopy ? UCM_XSK_ZEROCOPY : UCM_XSK_COPY;
-		if (mode == UCM_XSK_AUTO) {
-			err = queue_bind(x, &o, q, bind | XDP_ZEROCOPY);
-			if (err == -EOPNOTSUPP || err == -EINVAL) {
-				pr_info("xsk: %s queue %u: no zero-copy (%s), using copy mode\n",
-					o.ifname, q->id, strerror(-err));
-				err = queue_bind(x, &o, q, bind | XDP_COPY);
-			}
-		} else {
-			err = queue_bind(x, &o, q, bind | (mode == UCM_XSK_ZEROCOPY ?
-							 XDP_ZEROCOPY : XDP_COPY));
-		}
-		if (err) {
-			pr_warn("xsk: cannot bind %s queue %u: %s (%s)\n", o.ifname,
-				q->id, strerror(-err), bind_hint(err, mode));
+		err = queue_open(x, &o, i);
+		if (err)
 			goto out_socks;
-		}
-		if (i == 0)
-			x->zerocopy = sock_zerocopy(q->fd);
-		if (o.flags & UCM_XSK_F_BUSY_POLL)
-			queue_busy_poll(q);
 	}
 	return x;
 
