@@ -2,11 +2,14 @@
 /*
  * A program built only against the installed headers and libucpumap.so,
  * through pkg-config, as a user's would be: it runs frames through a
- * cpumap to a counting sink and checks that every frame came home.
+ * cpumap to a counting sink and checks that every frame came home; the
+ * datapath object's header and symbols are there too (its sizing, which
+ * needs no root).
  */
 #include <stdio.h>
 #include <string.h>
 #include <ucpumap/cpumap.h>
+#include <ucpumap/dp.h>
 
 static unsigned long seen;
 
@@ -64,5 +67,14 @@ int main(void)
 	if (ucm_umem__audit(umem, NULL) || ucm_umem__destroy(umem, 1000))
 		return 5;
 	printf("delivered %lu of 500 (the rest dropped at a full ring)\n", seen);
-	return seen > 0 ? 0 : 6;
+	if (!seen)
+		return 6;
+	{
+		/* Fill (2 x 1024) + RX (1024) + a worker ring (2048). */
+		UCM_OPTS(ucm_dp_opts, dpo, .ifname = "lo", .tun_name = "ucm0");
+
+		if (ucm_dp__frames_needed(&dpo) != 5120)
+			return 7;
+	}
+	return 0;
 }
