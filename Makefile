@@ -182,6 +182,15 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/utest.h $(DEBUG_LIB) $(LIB_HDRS) $(D
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -o $@ $< $(DEBUG_LIB) $(LDFLAGS) $(LDLIBS_BASE)
 
+# The apps' option tables are tested on their own: apps/common is not the
+# library's.
+$(BUILD)/tests/test_opts: tests/unit/test_opts.c tests/unit/utest.h $(APP_COMMON) \
+		$(wildcard apps/common/*.h) $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(DBG_CFLAGS) -Iapps/common -o $@ $< $(APP_COMMON) $(DEBUG_LIB) $(LDFLAGS) \
+		$(LDLIBS_BASE)
+
 $(BUILD)/tests/net/%: tests/net/%.c $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)

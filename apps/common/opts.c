@@ -294,7 +294,7 @@ int opts_parse(const struct opts_cmd *cmd, void *cfg, int argc, char **argv)
 		return -1;
 	}
 	getopt_tables(cmd->opts, n, lo, so);
-	optind = 1;
+	optind = 0;	/* getopt starts afresh, even after a parse that stopped midway */
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		if (c == 'h') {
 			opts_usage(cmd, cfg, stdout);
