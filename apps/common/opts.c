@@ -28,6 +28,11 @@ static void *ref(void *cfg, size_t r)
 	return (char *)cfg + r - 1;
 }
 
+static const char *ref_str(const void *cfg, size_t r)
+{
+	return r ? *(const char *const *)((const char *)cfg + r - 1) : NULL;
+}
+
 static void put_uint(void *p, size_t size, unsigned long v)
 {
 	switch (size) {
@@ -248,6 +253,40 @@ static int check_required(const struct opts_cmd *cmd, const bool *given)
 	return -1;
 }
 
+static bool uint_fits(unsigned long v, size_t size)
+{
+	return size == sizeof(uint64_t) || (size < sizeof(uint64_t) && !(v >> (8 * size)));
+}
+
+/* The field is one the kind can fill, and an argument is taken when the
+ * kind needs one: a table's mistakes are found on its first run. */
+static bool opt_fits(const struct opt *o)
+{
+	bool takes_arg = o->kind >= OPT_STRING && o->kind != OPT_CUSTOM;
+
+	if (o->kind != OPT_CUSTOM && takes_arg != !!o->metavar)
+		return false;
+	switch (o->kind) {
+	case OPT_FLAG: return o->size == sizeof(bool);
+	case OPT_COUNT: return o->size == sizeof(int);
+	case OPT_STRING:
+	case OPT_ADDR: return o->size == sizeof(const char *);
+	case OPT_SECONDS: return o->size == sizeof(double);
+	case OPT_MAC: return o->size == 6;
+	case OPT_CPUS: return !(o->size % sizeof(int)) && o->hi * sizeof(int) <= o->size;
+	case OPT_BIT: return uint_fits(o->mask, o->size);
+	case OPT_UINT:
+	case OPT_POW2: return uint_fits(o->hi, o->size) && o->lo <= o->hi;
+	case OPT_ENUM:
+		for (const struct opt_enum *e = o->vals; e->name; e++)
+			if (e->val < 0 || !uint_fits(e->val, o->size))
+				return false;
+		return !!o->vals;
+	case OPT_CUSTOM: return !!o->parse;
+	}
+	return false;
+}
+
 /* getopt_long's tables from ours, with -h/--help at the end. */
 static void getopt_tables(const struct opt *opts, int n, struct option *lo, char *so)
 {
@@ -287,8 +326,13 @@ int opts_parse(const struct opts_cmd *cmd, void *cfg, int argc, char **argv)
 	bool given[OPTS_MAX] = {};
 	int n = 0, c, i;
 
-	while (cmd->opts[n].name)
-		n++;
+	for (; cmd->opts[n].name; n++) {
+		if (!opt_fits(&cmd->opts[n])) {
+			fprintf(stderr, "%s: --%s: its field or argument does not fit its kind (a bug)\n",
+				cmd->name, cmd->opts[n].name);
+			return -1;
+		}
+	}
 	if (n > OPTS_MAX) {
 		fprintf(stderr, "%s: more than %d options in its table\n", cmd->name, OPTS_MAX);
 		return -1;
@@ -323,7 +367,7 @@ int opts_parse(const struct opts_cmd *cmd, void *cfg, int argc, char **argv)
 static bool default_str(const struct opt *o, const void *cfg, char *buf, size_t len)
 {
 	const void *p = (const char *)cfg + o->off;
-	const char *text = o->text ? *(const char *const *)((const char *)cfg + o->text - 1) : NULL;
+	const char *text = ref_str(cfg, o->text);
 	unsigned long v;
 
 	switch (o->kind) {
@@ -354,7 +398,7 @@ static bool default_str(const struct opt *o, const void *cfg, char *buf, size_t 
 	case OPT_STRING:
 	case OPT_ADDR:
 	case OPT_CUSTOM:
-		text = text ?: (o->kind != OPT_CUSTOM ? *(const char *const *)p : NULL);
+		text = text ?: (o->kind != OPT_CUSTOM ? ref_str(cfg, o->off + 1) : NULL);
 		if (!text)
 			return false;
 		snprintf(buf, len, "%s", text);

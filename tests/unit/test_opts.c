@@ -291,11 +291,41 @@ static int test_help(void)
 	return 0;
 }
 
+/* A table whose field does not fit its kind is refused before any parse. */
+static int test_bad_table(void)
+{
+	static const struct opt bad[][2] = {
+		{ OPT_DEF("n", OPT_FLAG, struct tcfg, num, .help = "a flag on a long"), {} },
+		{ OPT_DEF("n", OPT_UINT, struct tcfg, port, .hi = 70000, .metavar = "P",
+			  .help = "past a u16"), {} },
+		{ OPT_DEF("n", OPT_UINT, struct tcfg, num, .hi = 9, .help = "no metavar"), {} },
+		{ OPT_DEF("n", OPT_SECONDS, struct tcfg, port, .metavar = "S", .help = "a u16"), {} },
+	};
+	char *argv[] = { "prog", NULL };
+
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct opts_cmd cmd = { .name = "t", .usage = "t", .opts = bad[i] };
+		struct tcfg c = {};
+		int rc, saved = dup(2), null = open("/dev/null", O_WRONLY);
+
+		fflush(stderr);
+		dup2(null, 2);
+		rc = opts_parse(&cmd, &c, 1, argv);
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		close(null);
+		UT_ASSERT(rc == -1, "table %u taken", i);
+	}
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_every_kind),
 	UT_CASE(test_bad_arguments),
 	UT_CASE(test_command_line),
 	UT_CASE(test_help),
+	UT_CASE(test_bad_table),
 	{}
 };
 
