@@ -82,9 +82,10 @@ SHARED_LIB := $(BUILD)/libucpumap.so.$(VERSION)
 SONAME := libucpumap.so.$(VERSION_MAJOR)
 
 APPS := $(BUILD)/ucpumap-bench $(BUILD)/ucpumapd $(BUILD)/ucpumap-gen
+# What the three apps share: helpers and the option tables' parser.
+APP_COMMON := apps/common/util.c apps/common/opts.c
 APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c \
-	apps/ucpumap-bench/datapath.c \
-	apps/common/util.c
+	apps/ucpumap-bench/datapath.c $(APP_COMMON)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 # Helper programs of the network tests (tests/net/*.sh run them as root).
@@ -148,10 +149,10 @@ $(BUILD)/ucpumap-bench: $(APP_SRCS_ucpumap-bench) $(wildcard apps/common/*.h app
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-bench) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
 
-$(BUILD)/ucpumapd: apps/ucpumapd/ucpumapd.c apps/common/util.c $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
+$(BUILD)/ucpumapd: apps/ucpumapd/ucpumapd.c $(APP_COMMON) $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(APP_CFLAGS) -o $@ apps/ucpumapd/ucpumapd.c apps/common/util.c $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ apps/ucpumapd/ucpumapd.c $(APP_COMMON) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
 
 # The traffic generator: its own XDP object (bpf/gen.bpf.c), embedded in
 # the binary by apps/ucpumap-gen/gen_obj.S; it needs libbpf and libxdp, not
@@ -169,7 +170,7 @@ $(GEN_EMBED_OBJ): apps/ucpumap-gen/gen_obj.S $(GEN_BPF_OBJ) $(DEPS)
 	$(call msg,AS,$@)
 	$(Q)$(CC) -c -DUCM_GEN_OBJ='"$(GEN_BPF_OBJ)"' $< -o $@
 
-APP_SRCS_ucpumap-gen := apps/ucpumap-gen/gen.c apps/ucpumap-gen/xsk_tx.c apps/common/util.c
+APP_SRCS_ucpumap-gen := apps/ucpumap-gen/gen.c apps/ucpumap-gen/xsk_tx.c $(APP_COMMON)
 
 $(BUILD)/ucpumap-gen: $(APP_SRCS_ucpumap-gen) $(wildcard apps/common/*.h apps/ucpumap-gen/*.h) $(GEN_EMBED_OBJ) $(DEPS)
 	@mkdir -p $(@D)
@@ -180,6 +181,15 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/utest.h $(DEBUG_LIB) $(LIB_HDRS) $(D
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -o $@ $< $(DEBUG_LIB) $(LDFLAGS) $(LDLIBS_BASE)
+
+# The apps' option tables are tested on their own: apps/common is not the
+# library's.
+$(BUILD)/tests/test_opts: tests/unit/test_opts.c tests/unit/utest.h $(APP_COMMON) \
+		$(wildcard apps/common/*.h) $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(DBG_CFLAGS) -Iapps/common -o $@ $< $(APP_COMMON) $(DEBUG_LIB) $(LDFLAGS) \
+		$(LDLIBS_BASE)
 
 $(BUILD)/tests/net/%: tests/net/%.c $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)

@@ -96,7 +96,8 @@ int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
 				}
 			}
 			if (n == max) {
-				fprintf(stderr, "%s: more than %d CPUs\n", what, max);
+				fprintf(stderr, "%s: more than %d CPU%s\n", what, max,
+					max == 1 ? "" : "s");
 				goto bad;
 			}
 			cpus[n++] = (int)a;

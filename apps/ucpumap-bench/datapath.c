@@ -20,7 +20,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <net/if.h>
 #include <linux/if_tun.h>
 #include <linux/if_link.h>
@@ -46,6 +45,7 @@
 
 #include "ucpumap/xdp.h"
 #include "bench.h"
+#include "opts.h"
 #include "util.h"
 
 #define MAX_ROUNDS	100
@@ -143,11 +143,11 @@ static struct row *row_by(const char *name)
 	return NULL;
 }
 
-static struct {
+static struct dp_cfg {
 	int rounds;
 	double seconds;
 	unsigned long rate;
-	const char *json, *chart;
+	const char *json, *chart, *rowlist;
 	char bindir[512];
 	const char *dev;		/* NULL: the veth topology */
 	char ifname[IF_NAMESIZE];	/* where the rows run: vd or --dev */
@@ -156,6 +156,7 @@ static struct {
 	bool v6, zero_copy, busy_poll;
 	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
 	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
+	int rx_cpu[APP_MAX_CPUS], n_rx_cpu;	/* --rx-cpus, checked; ucpumapd takes the text */
 } cfg = { .rounds = 5, .seconds = 5, .sink_port = 9000, .cpus = "1", .queues = "0",
 	    .nq = 1 };
 
@@ -1456,48 +1457,6 @@ static int queue_range(const char *s)
 	return 0;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-"Usage: ucpumap-bench datapath [options]\n"
-"\n"
-"The whole datapath on a veth pair between two namespaces: ucpumap-gen on CPU 0\n"
-"sends 64-byte UDP (16 flows; the coalescing rows: 4 and 1024) to a bound,\n"
-"never-read socket in the DUT namespace; each row forwards it its own way; delivered = Udp and Udp6\n"
-"InDatagrams + RcvbufErrors at the sink. Rows run interleaved, round after\n"
-"round. Needs root.\n"
-"\n"
-"  --rounds N      rounds (default 5)\n"
-"  --seconds S     seconds per row and round (default 5)\n"
-"  --rows LIST     comma-separated rows (default all): kernel-pass, kernel-cpumap,\n"
-"                  pass, cpumap-no-recycle, cpumap, cpumap-coalesce (4 flows),\n"
-"                  cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch,\n"
-"                  tun-ceiling, dpdk, two-way, two-way-no-direct-bulk (both\n"
-"                  directions at once: seed 003), tcp-kernel, tcp, tcp-coalesce\n"
-"                  (one iperf3 TCP stream, Gbit/s: the kernel's own path, then\n"
-"                  through ucpumapd); every ucpumapd row but the *-coalesce ones\n"
-"                  runs --no-coalesce\n"
-"  --rate PPS      the generator's rate (default 0: as fast as it goes)\n"
-"  -6, --ipv6      IPv6 traffic (fd77::1 -> fd77::2) instead of IPv4\n"
-"  --cpus LIST     the workers' CPUs (ucpumapd, kernel cpumap, testpmd's\n"
-"                  forwarding cores; the tun ceiling writes from the first)\n"
-"                  (default 1)\n"
-"  --json FILE     every run of every row as JSON\n"
-"  --chart FILE    a PNG chart of the rows (gnuplot)\n"
-"\n"
-"On a real NIC, fed by an external generator (see docs/BENCHMARKS.md):\n"
-"  --dev IFACE     run the rows on IFACE, in this namespace; no veth, no\n"
-"                  ucpumap-gen; the NIC's received packets stand for sent\n"
-"  --sink-ip ADDR  the address the generator sends to, one of this host's\n"
-"                  (required with --dev)\n"
-"  --sink-port P   the UDP port it sends to (default 9000)\n"
-"  --queues LIST   the RX queues the rows use (default 0; testpmd needs one\n"
-"                  range, like 0-3)\n"
-"  --rx-cpus LIST  ucpumapd's --rx-cpus\n"
-"  --zero-copy     ucpumapd's --zero-copy\n"
-"  --busy-poll     ucpumapd's --busy-poll\n");
-}
-
 /* The TCP rows: the receiver's rate, Gbit/s. */
 static void print_tcp(int nr)
 {
@@ -1646,110 +1605,103 @@ static const char *dpdk_settings_problem(void)
 	return NULL;
 }
 
-/* Options into cfg and rows[].on. Return 0 to go on, -1 when done (help),
- * or the exit code (2: usage). */
+static int opt_queues(const struct opt *o, const char *arg, void *c)
+{
+	return queue_range(arg);
+}
+
+static const struct opt dp_opts[] = {
+	OPT_DEF("rounds", OPT_UINT, struct dp_cfg, rounds, .lo = 1, .hi = MAX_ROUNDS,
+		.flags = OPT_F_DEFAULT, .metavar = "N", .help = "rounds"),
+	OPT_DEF("seconds", OPT_SECONDS, struct dp_cfg, seconds, .dlo = 0.2, .dhi = 3600,
+		.flags = OPT_F_DEFAULT, .metavar = "S", .help = "seconds per row and round"),
+	OPT_DEF("rows", OPT_STRING, struct dp_cfg, rowlist, .metavar = "LIST",
+		.help = "comma-separated rows (default all): kernel-pass, kernel-cpumap, pass, "
+			"cpumap-no-recycle, cpumap, cpumap-coalesce (4 flows), "
+			"cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch, tun-ceiling, "
+			"dpdk, two-way, two-way-no-direct-bulk (both directions at once: seed "
+			"003), tcp-kernel, tcp, tcp-coalesce (one iperf3 TCP stream, Gbit/s: the "
+			"kernel's own path, then through ucpumapd); every ucpumapd row but the "
+			"*-coalesce ones runs --no-coalesce"),
+	OPT_DEF("rate", OPT_UINT, struct dp_cfg, rate, .lo = 0, .hi = 1000000000,
+		.metavar = "PPS",
+		.help = "the generator's rate (default 0: as fast as it goes)"),
+	OPT_DEF("ipv6", OPT_FLAG, struct dp_cfg, v6, .short_opt = '6',
+		.help = "IPv6 traffic (fd77::1 -> fd77::2) instead of IPv4"),
+	OPT_DEF("cpus", OPT_CPUS, struct dp_cfg, wcpu, .count = OPT_REF(struct dp_cfg, nwcpu),
+		.text = OPT_REF(struct dp_cfg, cpus), .flags = OPT_F_DEFAULT, .metavar = "LIST",
+		.help = "the workers' CPUs (ucpumapd, kernel cpumap, testpmd's forwarding "
+			"cores; the tun ceiling writes from the first)"),
+	OPT_DEF("json", OPT_STRING, struct dp_cfg, json, .metavar = "FILE",
+		.help = "every run of every row as JSON"),
+	OPT_DEF("chart", OPT_STRING, struct dp_cfg, chart, .metavar = "FILE",
+		.help = "a PNG chart of the rows (gnuplot)"),
+	OPT_DEF("dev", OPT_STRING, struct dp_cfg, dev, .hi = IF_NAMESIZE - 1,
+		.metavar = "IFACE",
+		.heading = "On a real NIC, fed by an external generator (see docs/BENCHMARKS.md):",
+		.help = "run the rows on IFACE, in this namespace; no veth, no ucpumap-gen; the "
+			"NIC's received packets stand for sent"),
+	OPT_DEF("sink-ip", OPT_ADDR, struct dp_cfg, sink_ip, .metavar = "ADDR",
+		.help = "the address the generator sends to, one of this host's (required with "
+			"--dev)"),
+	OPT_DEF("sink-port", OPT_UINT, struct dp_cfg, sink_port, .lo = 1, .hi = 65535,
+		.flags = OPT_F_DEFAULT, .metavar = "P", .help = "the UDP port it sends to"),
+	OPT_DEF("queues", OPT_CUSTOM, struct dp_cfg, queues, .parse = opt_queues,
+		.text = OPT_REF(struct dp_cfg, queues), .flags = OPT_F_DEFAULT, .metavar = "LIST",
+		.help = "the RX queues the rows use; testpmd needs one range, like 0-3"),
+	OPT_DEF("rx-cpus", OPT_CPUS, struct dp_cfg, rx_cpu,
+		.count = OPT_REF(struct dp_cfg, n_rx_cpu), .text = OPT_REF(struct dp_cfg, rx_cpus),
+		.metavar = "LIST", .help = "ucpumapd's --rx-cpus"),
+	OPT_DEF("zero-copy", OPT_FLAG, struct dp_cfg, zero_copy, .help = "ucpumapd's --zero-copy"),
+	OPT_DEF("busy-poll", OPT_FLAG, struct dp_cfg, busy_poll, .help = "ucpumapd's --busy-poll"),
+	{}
+};
+
+static const struct opts_cmd dp_cmd = {
+	.name = "datapath",
+	.invoked = "ucpumap-bench datapath",
+	.usage = "ucpumap-bench datapath [options]",
+	.doc =
+"The whole datapath on a veth pair between two namespaces: ucpumap-gen on CPU 0\n"
+"sends 64-byte UDP (16 flows; the coalescing rows: 4 and 1024) to a bound,\n"
+"never-read socket in the DUT namespace; each row forwards it its own way;\n"
+"delivered = Udp and Udp6 InDatagrams + RcvbufErrors at the sink. Rows run\n"
+"interleaved, round after round. Needs root.\n",
+	.opts = dp_opts,
+};
+
+/* --rows into rows[].on. */
+static int select_rows(void)
+{
+	char *l, *sp, *t;
+
+	for (int i = 0; i < NROWS; i++)
+		rows[i].on = !cfg.rowlist;
+	if (!cfg.rowlist)
+		return 0;
+	l = strdup(cfg.rowlist);
+	for (t = strtok_r(l, ",", &sp); t; t = strtok_r(NULL, ",", &sp)) {
+		struct row *r = row_by(t);
+
+		if (!r) {
+			fprintf(stderr, "datapath: unknown row '%s'\n", t);
+			free(l);
+			return -1;
+		}
+		r->on = true;
+	}
+	free(l);
+	return 0;
+}
+
+/* Options into cfg and rows[].on. Return 0 to go on, OPTS_HELP when the
+ * help was asked for, or -1 after a message (usage). */
 static int parse_args(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "rows", required_argument, NULL, 'R' },
-		{ "rate", required_argument, NULL, 'p' },
-		{ "json", required_argument, NULL, 'j' },
-		{ "chart", required_argument, NULL, 'c' },
-		{ "ipv6", no_argument, NULL, '6' },
-		{ "cpus", required_argument, NULL, 'C' },
-		{ "dev", required_argument, NULL, 'd' },
-		{ "sink-ip", required_argument, NULL, 'I' },
-		{ "sink-port", required_argument, NULL, 'P' },
-		{ "queues", required_argument, NULL, 'q' },
-		{ "rx-cpus", required_argument, NULL, 'x' },
-		{ "zero-copy", no_argument, NULL, 'z' },
-		{ "busy-poll", no_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char *rowlist = NULL;
-	unsigned long v;
-	int c;
+	int rc = opts_parse(&dp_cmd, &cfg, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "6h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			if (parse_uint(optarg, 1, MAX_ROUNDS, "--rounds", &v))
-				return 2;
-			cfg.rounds = v;
-			break;
-		case 's':
-			cfg.seconds = strtod(optarg, NULL);
-			if (cfg.seconds < 0.2 || cfg.seconds > 3600) {
-				fprintf(stderr, "datapath: --seconds: 0.2 to 3600\n");
-				return 2;
-			}
-			break;
-		case 'R': rowlist = optarg; break;
-		case 'p':
-			if (parse_uint(optarg, 0, 1000000000, "--rate", &v))
-				return 2;
-			cfg.rate = v;
-			break;
-		case 'j': cfg.json = optarg; break;
-		case 'c': cfg.chart = optarg; break;
-		case '6': cfg.v6 = true; break;
-		case 'C':
-			cfg.nwcpu = parse_cpu_list(optarg, cfg.wcpu, APP_MAX_CPUS, "--cpus");
-			if (cfg.nwcpu < 0)
-				return 2;
-			cfg.cpus = optarg;
-			break;
-		case 'd':
-			if (strlen(optarg) >= IF_NAMESIZE) {
-				fprintf(stderr, "datapath: --dev: at most %d characters\n",
-					IF_NAMESIZE - 1);
-				return 2;
-			}
-			cfg.dev = optarg;
-			break;
-		case 'I': {
-			struct in6_addr a;
-
-			if (inet_pton(AF_INET, optarg, &a) != 1 &&
-			    inet_pton(AF_INET6, optarg, &a) != 1) {
-				fprintf(stderr, "datapath: --sink-ip: '%s' is not an IPv4 or IPv6 "
-					"address\n", optarg);
-				return 2;
-			}
-			cfg.sink_ip = optarg;
-			break;
-		}
-		case 'P':
-			if (parse_uint(optarg, 1, 65535, "--sink-port", &v))
-				return 2;
-			cfg.sink_port = v;
-			break;
-		case 'q':
-			if (queue_range(optarg))
-				return 2;
-			cfg.queues = optarg;
-			break;
-		case 'x': {
-			int tmp[APP_MAX_CPUS];
-
-			if (parse_cpu_list(optarg, tmp, APP_MAX_CPUS, "--rx-cpus") < 0)
-				return 2;
-			cfg.rx_cpus = optarg;
-			break;
-		}
-		case 'z': cfg.zero_copy = true; break;
-		case 'b': cfg.busy_poll = true; break;
-		case 'h': usage(stdout); return -1;
-		default: usage(stderr); return 2;
-		}
-	}
-	if (optind < argc) {
-		usage(stderr);
-		return 2;
-	}
+	if (rc)
+		return rc;
 	if (!cfg.nwcpu) {
 		cfg.wcpu[0] = 1;
 		cfg.nwcpu = 1;
@@ -1758,13 +1710,13 @@ static int parse_args(int argc, char **argv)
 		if (!cfg.sink_ip) {
 			fprintf(stderr, "datapath: --dev needs --sink-ip, the address of this host "
 				"that the external generator sends to\n");
-			return 2;
+			return -1;
 		}
 		if (cfg.rate || cfg.v6) {
 			fprintf(stderr, "datapath: --rate and --ipv6 are the generator's: with --dev "
 				"it runs outside, set them there (the sink's family follows "
 				"--sink-ip)\n");
-			return 2;
+			return -1;
 		}
 		snprintf(cfg.ifname, sizeof(cfg.ifname), "%s", cfg.dev);
 		cfg.v6 = strchr(cfg.sink_ip, ':');
@@ -1774,35 +1726,18 @@ static int parse_args(int argc, char **argv)
 			fprintf(stderr, "datapath: --sink-ip, --sink-port, --queues, --rx-cpus, "
 				"--zero-copy and --busy-poll go with --dev; on veth the sink is "
 				"10.77.0.2 (fd77::2 with --ipv6) port 9000, queue 0\n");
-			return 2;
+			return -1;
 		}
 		for (int i = 0; i < cfg.nwcpu; i++)
 			if (cfg.wcpu[i] == 0) {
 				fprintf(stderr, "datapath: --cpus: CPU 0 carries the generator and the "
 					"veth's receive work; give the workers other CPUs\n");
-				return 2;
+				return -1;
 			}
 		snprintf(cfg.ifname, sizeof(cfg.ifname), "vd");
 		cfg.sink_ip = cfg.v6 ? "fd77::2" : "10.77.0.2";
 	}
-	for (int i = 0; i < NROWS; i++)
-		rows[i].on = !rowlist;
-	if (rowlist) {
-		char *l = strdup(rowlist), *sp, *t;
-
-		for (t = strtok_r(l, ",", &sp); t; t = strtok_r(NULL, ",", &sp)) {
-			struct row *r = row_by(t);
-
-			if (!r) {
-				fprintf(stderr, "datapath: unknown row '%s'\n", t);
-				free(l);
-				return 2;
-			}
-			r->on = true;
-		}
-		free(l);
-	}
-	return 0;
+	return select_rows();
 }
 
 int bench_datapath(int argc, char **argv)
@@ -1813,7 +1748,7 @@ int bench_datapath(int argc, char **argv)
 
 	rc = parse_args(argc, argv);
 	if (rc)
-		return rc < 0 ? 0 : rc;
+		return rc == OPTS_HELP ? 0 : 2;
 	if (geteuid()) {
 		fprintf(stderr, "datapath: needs root (namespaces, XDP, tun)\n");
 		return 1;

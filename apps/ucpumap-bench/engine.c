@@ -24,7 +24,6 @@
  * Rows run interleaved, round after round, so drift hits all alike.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +31,7 @@
 
 #include "ucpumap/cpumap.h"
 #include "ucpumap/ring.h"
+#include "opts.h"
 #include "util.h"
 #include "bench.h"
 
@@ -307,35 +307,6 @@ out_umem:
 	return err;
 }
 
-static void eng_usage(FILE *f)
-{
-	unsigned int i;
-
-	fprintf(f,
-"Usage: ucpumap-bench engine [options]\n"
-"\n"
-"Feeds frames from a producer thread through the cpumap to one worker on\n"
-"another CPU, whose sink delivers nothing, and prints the worker's rate for\n"
-"each row: median and min-max over the rounds, rows interleaved.\n"
-"\n"
-"  -r, --rounds N        rounds of every row (default 10, max %d)\n"
-"  -s, --seconds S       measured seconds per run (default 1)\n"
-"  -w, --warmup S        seconds before measuring (default 0.2)\n"
-"      --rows LIST       comma-separated rows (default: all)\n"
-"      --producer-cpu C  CPU of the producer (default 0)\n"
-"      --worker-cpu C    CPU of the worker (default 1)\n"
-"      --frames N        frames in the pool, power of two (default %d: as\n"
-"                        many as the worker ring holds, so the producer is\n"
-"                        throttled by its pool and nothing is dropped; more\n"
-"                        floods the worker and drops at enqueue)\n"
-"      --qsize N         worker ring size, power of two (default %d)\n"
-"      --json FILE       write every run of every row as JSON\n"
-"  -h, --help            this text\n"
-"\nRows:\n", ENG_MAX_ROUNDS, ENG_FRAMES, UCM_CPUMAP_QSIZE_DEFAULT);
-	for (i = 0; i < sizeof(eng_rows) / sizeof(eng_rows[0]); i++)
-		fprintf(f, "  %-15s %s\n", eng_rows[i].name, eng_rows[i].what);
-}
-
 static int eng_parse_rows(const char *s, struct eng_cfg *cfg)
 {
 	char *copy = strdup(s), *tok, *save = NULL;
@@ -361,26 +332,67 @@ static int eng_parse_rows(const char *s, struct eng_cfg *cfg)
 	return ok ? 0 : -1;
 }
 
+static int opt_rows(const struct opt *o, const char *arg, void *cfg)
+{
+	return eng_parse_rows(arg, cfg);
+}
+
+#define xstr(x) str(x)
+#define str(x) #x
+
+static const struct opt eng_opts[] = {
+	OPT_DEF("rounds", OPT_UINT, struct eng_cfg, rounds, .short_opt = 'r', .lo = 1,
+		.hi = ENG_MAX_ROUNDS, .flags = OPT_F_DEFAULT, .metavar = "N",
+		.help = "rounds of every row, at most " xstr(ENG_MAX_ROUNDS)),
+	OPT_DEF("seconds", OPT_SECONDS, struct eng_cfg, seconds, .short_opt = 's',
+		.dlo = 0.05, .dhi = 3600, .flags = OPT_F_DEFAULT, .metavar = "S",
+		.help = "measured seconds per run"),
+	OPT_DEF("warmup", OPT_SECONDS, struct eng_cfg, warmup, .short_opt = 'w', .dhi = 3600,
+		.flags = OPT_F_DEFAULT, .metavar = "S", .help = "seconds before measuring"),
+	OPT_DEF("rows", OPT_CUSTOM, struct eng_cfg, want, .parse = opt_rows, .metavar = "LIST",
+		.help = "comma-separated rows (default: all)"),
+	OPT_DEF("producer-cpu", OPT_CPUS, struct eng_cfg, producer_cpu, .flags = OPT_F_DEFAULT,
+		.metavar = "C", .help = "CPU of the producer"),
+	OPT_DEF("worker-cpu", OPT_CPUS, struct eng_cfg, worker_cpu, .flags = OPT_F_DEFAULT,
+		.metavar = "C", .help = "CPU of the worker"),
+	/* 4 KiB frames: 65536 of them are 256 MiB of UMEM. */
+	OPT_DEF("frames", OPT_POW2, struct eng_cfg, frames, .lo = 256, .hi = 65536,
+		.flags = OPT_F_DEFAULT, .metavar = "N",
+		.help = "frames in the pool, power of two; by default as many as the worker "
+			"ring holds, so the producer is throttled by its pool and nothing is "
+			"dropped; more floods the worker and drops at enqueue"),
+	OPT_DEF("qsize", OPT_POW2, struct eng_cfg, qsize, .lo = UCM_CPUMAP_BULK_SIZE,
+		.hi = UCM_CPUMAP_QSIZE_MAX, .flags = OPT_F_DEFAULT, .metavar = "N",
+		.help = "worker ring size, power of two"),
+	OPT_DEF("json", OPT_STRING, struct eng_cfg, json, .metavar = "FILE",
+		.help = "write every run of every row as JSON"),
+	{}
+};
+
+static void eng_rows_help(FILE *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(eng_rows) / sizeof(eng_rows[0]); i++)
+		fprintf(f, "  %-15s %s\n", eng_rows[i].name, eng_rows[i].what);
+}
+
+static const struct opts_cmd eng_cmd = {
+	.name = "engine",
+	.invoked = "ucpumap-bench engine",
+	.usage = "ucpumap-bench engine [options]",
+	.doc =
+"Feeds frames from a producer thread through the cpumap to one worker on\n"
+"another CPU, whose sink delivers nothing, and prints the worker's rate for\n"
+"each row: median and min-max over the rounds, rows interleaved.\n",
+	.tail = "Rows:\n",
+	.tail_fn = eng_rows_help,
+	.opts = eng_opts,
+};
+
+/* Return 0, OPTS_HELP, or -1 after a message. */
 static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 {
-	enum { O_ROWS = 256, O_PCPU, O_WCPU, O_FRAMES, O_QSIZE, O_JSON };
-	static const struct option opts[] = {
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "seconds", required_argument, NULL, 's' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "rows", required_argument, NULL, O_ROWS },
-		{ "producer-cpu", required_argument, NULL, O_PCPU },
-		{ "worker-cpu", required_argument, NULL, O_WCPU },
-		{ "frames", required_argument, NULL, O_FRAMES },
-		{ "qsize", required_argument, NULL, O_QSIZE },
-		{ "json", required_argument, NULL, O_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	unsigned long v;
-	char *end;
-	int c;
-
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->rounds = 10;
 	cfg->seconds = 1;
@@ -390,71 +402,7 @@ static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 	cfg->frames = ENG_FRAMES;
 	cfg->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
 	memset(cfg->want, 1, sizeof(cfg->want));
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "r:s:w:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			if (parse_uint(optarg, 1, ENG_MAX_ROUNDS, "--rounds", &v))
-				return -1;
-			cfg->rounds = v;
-			break;
-		case 's':
-		case 'w':
-			errno = 0;
-			{
-				double d = strtod(optarg, &end);
-
-				if (errno || *end || !(d >= (c == 's' ? 0.05 : 0)) || d > 3600) {
-					fprintf(stderr, "%s: '%s' is not a number of seconds between %s and 3600\n",
-						c == 's' ? "--seconds" : "--warmup", optarg,
-						c == 's' ? "0.05" : "0");
-					return -1;
-				}
-				if (c == 's')
-					cfg->seconds = d;
-				else
-					cfg->warmup = d;
-			}
-			break;
-		case O_ROWS:
-			if (eng_parse_rows(optarg, cfg))
-				return -1;
-			break;
-		case O_PCPU:
-		case O_WCPU:
-			if (parse_cpu_list(optarg, c == O_PCPU ? &cfg->producer_cpu : &cfg->worker_cpu, 1,
-					   c == O_PCPU ? "--producer-cpu" : "--worker-cpu") != 1)
-				return -1;
-			break;
-		case O_FRAMES:
-			/* 4 KiB frames: 65536 of them are 256 MiB of UMEM. */
-			if (parse_pow2(optarg, 256, 65536, "--frames", &v))
-				return -1;
-			cfg->frames = v;
-			break;
-		case O_QSIZE:
-			if (parse_pow2(optarg, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX,
-				       "--qsize", &v))
-				return -1;
-			cfg->qsize = v;
-			break;
-		case O_JSON:
-			cfg->json = optarg;
-			break;
-		case 'h':
-			eng_usage(stdout);
-			exit(0);
-		default:
-			fprintf(stderr, "Try 'ucpumap-bench engine --help'.\n");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "engine: unexpected argument '%s'; try --help\n", argv[optind]);
-		return -1;
-	}
-	return 0;
+	return opts_parse(&eng_cmd, cfg, argc, argv);
 }
 
 static int row_index(const char *name)
@@ -489,8 +437,9 @@ int bench_engine(int argc, char **argv)
 	double v[ENG_MAX_ROUNDS], steal;
 	int r, i, k, err;
 
-	if (eng_parse(argc, argv, &cfg))
-		return 2;
+	err = eng_parse(argc, argv, &cfg);
+	if (err)
+		return err == OPTS_HELP ? 0 : 2;
 	if (cfg.producer_cpu == cfg.worker_cpu)
 		fprintf(stderr, "engine: warning: producer and worker share CPU %d; the rates measure time-sharing\n",
 			cfg.worker_cpu);

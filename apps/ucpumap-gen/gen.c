@@ -28,7 +28,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <net/if_arp.h>
 #include <linux/if_tun.h>
 #include <linux/neighbour.h>
@@ -54,6 +53,7 @@
 #include <bpf/libbpf.h>
 
 #include "engine.h"
+#include "opts.h"
 #include "util.h"
 
 extern const char ucm_gen_bpf_obj[] __attribute__((visibility("hidden")));
@@ -72,7 +72,10 @@ enum engine { ENGINE_LIVE, ENGINE_XSK };
 
 struct cfg {
 	const char *dev;
+	const char *src_s, *dst_s;	/* --src-ip, --dst-ip as given */
 	bool ipv6, have_dmac, have_src, have_dst, seq;
+	bool size_set, queue_set;
+	int verbose;
 	uint8_t dmac[6];
 	union {
 		struct in_addr v4;
@@ -99,55 +102,81 @@ static int gen_libbpf_print(enum libbpf_print_level level, const char *fmt, va_l
 	return vfprintf(stderr, fmt, ap);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-"Usage: ucpumap-gen --dev IFACE [options]\n"
-"\n"
+static const struct opt_enum engines[] = {
+	{ "live", ENGINE_LIVE },
+	{ "xsk", ENGINE_XSK },
+	{ NULL }
+};
+
+static const struct opt gen_opts[] = {
+	OPT_DEF("dev", OPT_STRING, struct cfg, dev, .hi = IF_NAMESIZE - 1,
+		.flags = OPT_F_REQUIRED, .metavar = "IFACE", .help = "the interface to send on"),
+	OPT_DEF("dst-mac", OPT_MAC, struct cfg, dmac, .seen = OPT_REF(struct cfg, have_dmac),
+		.metavar = "MAC",
+		.help = "destination MAC (default: the neighbour table's entry for the next hop "
+			"towards --dst-ip; if there is none, one empty UDP datagram to its port 9 "
+			"makes the kernel resolve it)"),
+	OPT_DEF("src-ip", OPT_ADDR, struct cfg, src_s, .metavar = "A",
+		.help = "source address (default: the one the kernel would use towards --dst-ip "
+			"on IFACE; 198.18.0.1 or 2001:2::1 without --dst-ip)"),
+	OPT_DEF("dst-ip", OPT_ADDR, struct cfg, dst_s, .metavar = "B",
+		.help = "destination address (default 198.18.0.2 or 2001:2::2, which then needs "
+			"--dst-mac)"),
+	OPT_DEF("ipv6", OPT_FLAG, struct cfg, ipv6, .short_opt = '6',
+		.help = "IPv6 (implied by IPv6 addresses)"),
+	OPT_DEF("src-port", OPT_UINT, struct cfg, sport, .lo = 1, .hi = 65535,
+		.flags = OPT_F_DEFAULT, .metavar = "P", .help = "first source port"),
+	OPT_DEF("dst-port", OPT_UINT, struct cfg, dport, .lo = 1, .hi = 65535,
+		.flags = OPT_F_DEFAULT, .metavar = "P", .help = "destination port"),
+	OPT_DEF("size", OPT_UINT, struct cfg, size, .lo = 14, .hi = MAX_FRAME,
+		.seen = OPT_REF(struct cfg, size_set), .metavar = "BYTES",
+		.help = "frame length from the Ethernet header to the end of the payload, no FCS "
+			"(default 64, or 70 for IPv6 with --seq; 42-3408 for IPv4, 62-3408 for "
+			"IPv6, 8 more with --seq; at most IFACE's MTU + 14)"),
+	OPT_DEF("flows", OPT_UINT, struct cfg, flows, .lo = 1, .hi = 65535,
+		.flags = OPT_F_DEFAULT, .metavar = "N",
+		.help = "N source ports, in turn: P .. P+N-1"),
+	OPT_DEF("seq", OPT_FLAG, struct cfg, seq,
+		.help = "a sequence number in the first 8 bytes of the UDP payload, big-endian, "
+			"counting from 0"),
+	OPT_DEF("rate", OPT_UINT, struct cfg, rate, .lo = 0, .hi = 1000000000, .metavar = "PPS",
+		.help = "at most PPS packets per second (default 0: as fast as it goes)"),
+	OPT_DEF("duration", OPT_SECONDS, struct cfg, duration, .flags = OPT_F_POSITIVE,
+		.metavar = "SEC", .help = "stop after SEC seconds (default: when signalled)"),
+	OPT_DEF("count", OPT_UINT, struct cfg, count, .lo = 1, .hi = ~0ul >> 1, .metavar = "N",
+		.help = "stop after N packets"),
+	OPT_DEF("batch", OPT_UINT, struct cfg, batch, .lo = 1, .hi = 256, .metavar = "N",
+		.help = "frames per batch, 1-256 (default 64): in the kernel's test run, or "
+			"descriptors per TX ring update (xsk)"),
+	OPT_DEF("cpu", OPT_CPUS, struct cfg, cpu, .metavar = "N",
+		.help = "run on CPU N (default: where the scheduler puts it)"),
+	OPT_DEF("engine", OPT_ENUM, struct cfg, engine, .vals = engines, .metavar = "ENGINE",
+		.help = "live (default): the XDP live-frame test run;\n"
+			"xsk: an AF_XDP socket's TX ring (zero-copy when the driver can; slower "
+			"on veth, which copies)"),
+	OPT_DEF("queue", OPT_UINT, struct cfg, queue, .lo = 0, .hi = 1023,
+		.seen = OPT_REF(struct cfg, queue_set), .metavar = "Q",
+		.help = "the TX queue of --engine xsk (default 0)"),
+	OPT_DEF("verbose", OPT_COUNT, struct cfg, verbose, .short_opt = 'v',
+		.help = "libbpf's debug messages too"),
+	{}
+};
+
+static const struct opts_cmd gen_cmd = {
+	.name = "ucpumap-gen",
+	.usage = "ucpumap-gen --dev IFACE [options]",
+	.doc =
 "Sends UDP over IPv4 or IPv6 out of IFACE from an XDP program run by the\n"
 "kernel's live-frame test run (BPF_F_TEST_XDP_LIVE_FRAMES), or from an AF_XDP\n"
 "socket (--engine xsk). Run it in IFACE's network namespace, as root. With the\n"
 "live engine on veth, the peer must have an XDP program (native mode), or the\n"
 "kernel drops the frames without a word; while it runs, a tap device of its\n"
-"own (ucmgenN) holds its program in the kernel, and goes with it.\n"
-"\n"
-"  --dev IFACE           the interface to send on\n"
-"  --dst-mac MAC         destination MAC (default: the neighbour table's entry\n"
-"                        for the next hop towards --dst-ip; if there is none,\n"
-"                        one empty UDP datagram to its port 9 makes the kernel\n"
-"                        resolve it)\n"
-"  --src-ip A            source address (default: the one the kernel would use\n"
-"                        towards --dst-ip on IFACE; 198.18.0.1 or 2001:2::1\n"
-"                        without --dst-ip)\n"
-"  --dst-ip B            destination address (default 198.18.0.2 or 2001:2::2,\n"
-"                        which then needs --dst-mac)\n"
-"  -6, --ipv6            IPv6 (implied by IPv6 addresses)\n"
-"  --src-port P          first source port (default 1024)\n"
-"  --dst-port P          destination port (default 9)\n"
-"  --size BYTES          frame length from the Ethernet header to the end of\n"
-"                        the payload, no FCS (default 64, or 70 for IPv6 with\n"
-"                        --seq; 42-3408 for IPv4, 62-3408 for IPv6, 8 more\n"
-"                        with --seq; at most IFACE's MTU + 14)\n"
-"  --flows N             N source ports, in turn: P .. P+N-1 (default 1)\n"
-"  --seq                 a sequence number in the first 8 bytes of the UDP\n"
-"                        payload, big-endian, counting from 0\n"
-"  --rate PPS            at most PPS packets per second (default 0: as fast as\n"
-"                        it goes)\n"
-"  --duration SEC        stop after SEC seconds (default: when signalled)\n"
-"  --count N             stop after N packets\n"
-"  --batch N             frames per batch, 1-256 (default 64): in the kernel's\n"
-"                        test run, or descriptors per TX ring update (xsk)\n"
-"  --cpu N               run on CPU N (default: where the scheduler puts it)\n"
-"  --engine ENGINE       live (default): the XDP live-frame test run;\n"
-"                        xsk: an AF_XDP socket's TX ring (zero-copy when the\n"
-"                        driver can; slower on veth, which copies)\n"
-"  --queue Q             the TX queue of --engine xsk (default 0)\n"
-"  -v, --verbose         libbpf's debug messages too\n"
-"  -h, --help            this text\n"
-"\n"
+"own (ucmgenN) holds its program in the kernel, and goes with it.\n",
+	.tail =
 "Prints the packets sent in each second and the total at the end.\n"
-"SIGINT/SIGTERM stop it (the total is printed).\n");
-}
+"SIGINT/SIGTERM stop it (the total is printed).\n",
+	.opts = gen_opts,
+};
 
 static const char *mac_str(const uint8_t *m, char *buf)
 {
@@ -155,194 +184,34 @@ static const char *mac_str(const uint8_t *m, char *buf)
 	return buf;
 }
 
-/* 4 or 6 for an address of that family, 0 for neither. */
+/* 4 or 6 for an address of that family, 0 for none (NULL). */
 static int parse_addr(const char *s, void *v4, void *v6)
 {
-	if (inet_pton(AF_INET, s, v4) == 1)
+	if (s && inet_pton(AF_INET, s, v4) == 1)
 		return 4;
-	if (inet_pton(AF_INET6, s, v6) == 1)
+	if (s && inet_pton(AF_INET6, s, v6) == 1)
 		return 6;
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct cfg *c)
+/* The family, from the addresses or -6, and the addresses not given. */
+static int pick_family(struct cfg *c)
 {
-	enum {
-		O_DEV = 256, O_DMAC, O_SRC, O_DST, O_SIZE, O_FLOWS, O_SEQ, O_RATE,
-		O_DURATION, O_BATCH, O_ENGINE, O_COUNT, O_SPORT, O_DPORT, O_CPU,
-		O_QUEUE,
-	};
-	static const struct option opts[] = {
-		{ "dev", required_argument, NULL, O_DEV },
-		{ "dst-mac", required_argument, NULL, O_DMAC },
-		{ "src-ip", required_argument, NULL, O_SRC },
-		{ "dst-ip", required_argument, NULL, O_DST },
-		{ "ipv6", no_argument, NULL, '6' },
-		{ "src-port", required_argument, NULL, O_SPORT },
-		{ "dst-port", required_argument, NULL, O_DPORT },
-		{ "size", required_argument, NULL, O_SIZE },
-		{ "flows", required_argument, NULL, O_FLOWS },
-		{ "seq", no_argument, NULL, O_SEQ },
-		{ "rate", required_argument, NULL, O_RATE },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "count", required_argument, NULL, O_COUNT },
-		{ "batch", required_argument, NULL, O_BATCH },
-		{ "cpu", required_argument, NULL, O_CPU },
-		{ "engine", required_argument, NULL, O_ENGINE },
-		{ "queue", required_argument, NULL, O_QUEUE },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	const char *src_s = NULL, *dst_s = NULL;
 	struct in_addr s4, d4;
 	struct in6_addr s6, d6;
-	int opt, sf = 0, df = 0;
-	unsigned long v, hdr;
-	bool flag6 = false, queue_set = false, size_set = false;
+	int sf = parse_addr(c->src_s, &s4, &s6), df = parse_addr(c->dst_s, &d4, &d6);
 
-	memset(c, 0, sizeof(*c));
-	c->size = 64;
-	c->flows = 1;
-	c->sport = 1024;
-	c->dport = 9;
-	c->cpu = -1;
-	c->engine = ENGINE_LIVE;
-
-	while ((opt = getopt_long(argc, argv, "6hv", opts, NULL)) != -1) {
-		switch (opt) {
-		case O_DEV: c->dev = optarg; break;
-		case O_DMAC:
-			if (parse_mac(optarg, c->dmac)) {
-				fprintf(stderr, "--dst-mac: '%s' is not a MAC address like 02:00:00:00:00:01\n", optarg);
-				return -1;
-			}
-			c->have_dmac = true;
-			break;
-		case O_SRC:
-			src_s = optarg;
-			sf = parse_addr(optarg, &s4, &s6);
-			if (!sf) {
-				fprintf(stderr, "--src-ip: '%s' is not an IPv4 or IPv6 address\n", optarg);
-				return -1;
-			}
-			break;
-		case O_DST:
-			dst_s = optarg;
-			df = parse_addr(optarg, &d4, &d6);
-			if (!df) {
-				fprintf(stderr, "--dst-ip: '%s' is not an IPv4 or IPv6 address\n", optarg);
-				return -1;
-			}
-			break;
-		case '6': flag6 = true; break;
-		case O_SPORT:
-		case O_DPORT:
-			if (parse_uint(optarg, 1, 65535, opt == O_SPORT ? "--src-port" : "--dst-port", &v))
-				return -1;
-			if (opt == O_SPORT)
-				c->sport = v;
-			else
-				c->dport = v;
-			break;
-		case O_SIZE:
-			if (parse_uint(optarg, 14, MAX_FRAME, "--size", &c->size))
-				return -1;
-			size_set = true;
-			break;
-		case O_FLOWS:
-			if (parse_uint(optarg, 1, 65535, "--flows", &c->flows))
-				return -1;
-			break;
-		case O_SEQ: c->seq = true; break;
-		case O_RATE:
-			if (parse_uint(optarg, 0, 1000000000, "--rate", &c->rate))
-				return -1;
-			break;
-		case O_COUNT:
-			if (parse_uint(optarg, 1, ~0ul >> 1, "--count", &c->count))
-				return -1;
-			break;
-		case O_BATCH:
-			if (parse_uint(optarg, 1, 256, "--batch", &c->batch))
-				return -1;
-			break;
-		case O_CPU:
-			if (parse_uint(optarg, 0, CPU_SETSIZE - 1, "--cpu", &v))
-				return -1;
-			if (!cpu_usable((int)v)) {
-				fprintf(stderr, "--cpu: CPU %lu is not online or not allowed here (this machine has CPUs 0-%d)\n",
-					v, cpu_online_count() - 1);
-				return -1;
-			}
-			c->cpu = (int)v;
-			break;
-		case O_DURATION: {
-			char *end;
-			double d;
-
-			errno = 0;
-			d = strtod(optarg, &end);
-			if (errno || *end || end == optarg || !(d > 0) || d > 1e7) {
-				fprintf(stderr, "--duration: '%s' is not a positive number of seconds\n", optarg);
-				return -1;
-			}
-			c->duration = d;
-			break;
-		}
-		case O_QUEUE:
-			if (parse_uint(optarg, 0, 1023, "--queue", &c->queue))
-				return -1;
-			queue_set = true;
-			break;
-		case O_ENGINE:
-			if (!strcmp(optarg, "live")) {
-				c->engine = ENGINE_LIVE;
-			} else if (!strcmp(optarg, "xsk")) {
-				c->engine = ENGINE_XSK;
-			} else {
-				fprintf(stderr, "--engine: '%s' is neither live nor xsk\n", optarg);
-				return -1;
-			}
-			break;
-		case 'v': verbose = 1; break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			fprintf(stderr, "Try 'ucpumap-gen --help'.\n");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "ucpumap-gen: unexpected argument '%s'; try --help\n", argv[optind]);
-		return -1;
-	}
-	if (!c->dev) {
-		fprintf(stderr, "ucpumap-gen: --dev IFACE is required; try --help\n");
-		return -1;
-	}
-	if (strlen(c->dev) >= IF_NAMESIZE) {
-		fprintf(stderr, "--dev: '%s' is longer than %d characters\n", c->dev, IF_NAMESIZE - 1);
-		return -1;
-	}
-	if (queue_set && c->engine != ENGINE_XSK) {
-		fprintf(stderr, "ucpumap-gen: --queue is for --engine xsk (the live engine sends where the kernel's XDP redirect puts it)\n");
-		return -1;
-	}
-
-	/* The family: from the addresses, or -6. */
 	if (sf && df && sf != df) {
 		fprintf(stderr, "ucpumap-gen: --src-ip %s is IPv%d but --dst-ip %s is IPv%d; give two of one family\n",
-			src_s, sf, dst_s, df);
+			c->src_s, sf, c->dst_s, df);
 		return -1;
 	}
-	if (flag6 && (sf == 4 || df == 4)) {
+	if (c->ipv6 && (sf == 4 || df == 4)) {
 		fprintf(stderr, "ucpumap-gen: -6 asks for IPv6 but %s is an IPv4 address\n",
-			sf == 4 ? src_s : dst_s);
+			sf == 4 ? c->src_s : c->dst_s);
 		return -1;
 	}
-	c->ipv6 = flag6 || sf == 6 || df == 6;
+	c->ipv6 |= sf == 6 || df == 6;
 	c->have_src = sf;
 	c->have_dst = df;
 	if (c->ipv6) {
@@ -360,13 +229,40 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		if (!df)
 			inet_pton(AF_INET, "198.18.0.2", &c->dst.v4);
 	}
-	if (!df && !c->have_dmac) {
+	return 0;
+}
+
+/* The options into @c, then what depends on more than one of them.
+ * Return 0, OPTS_HELP, or -1 after a message. */
+static int parse_args(int argc, char **argv, struct cfg *c)
+{
+	unsigned long hdr;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->size = 64;
+	c->flows = 1;
+	c->sport = 1024;
+	c->dport = 9;
+	c->cpu = -1;
+	c->engine = ENGINE_LIVE;
+	err = opts_parse(&gen_cmd, c, argc, argv);
+	if (err)
+		return err;
+	verbose = c->verbose;
+	if (c->queue_set && c->engine != ENGINE_XSK) {
+		fprintf(stderr, "ucpumap-gen: --queue is for --engine xsk (the live engine sends where the kernel's XDP redirect puts it)\n");
+		return -1;
+	}
+	if (pick_family(c))
+		return -1;
+	if (!c->have_dst && !c->have_dmac) {
 		fprintf(stderr, "ucpumap-gen: give --dst-mac MAC, or --dst-ip B to take B's MAC (or its gateway's) from the neighbour table\n");
 		return -1;
 	}
 
 	hdr = ETH_HLEN_ + (c->ipv6 ? IP6_HLEN : IP4_HLEN) + UDP_HLEN + (c->seq ? UCM_GEN_SEQ_LEN : 0);
-	if (!size_set && c->size < hdr)
+	if (!c->size_set && c->size < hdr)
 		c->size = hdr;		/* IPv6 with --seq: 70 */
 	if (c->size < hdr) {
 		fprintf(stderr, "--size %lu: an %s UDP frame%s needs at least %lu bytes\n", c->size,
@@ -983,8 +879,9 @@ int main(int argc, char **argv)
 	int ifindex, mtu = 0, err, status;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (parse_args(argc, argv, &c))
-		return 2;
+	err = parse_args(argc, argv, &c);
+	if (err)
+		return err == OPTS_HELP ? 0 : 2;
 	if (geteuid() != 0) {
 		fprintf(stderr, "ucpumap-gen: needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo\n");
 		return 1;
