@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <getopt.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +24,7 @@
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
 #include "ucpumap/log.h"
+#include "opts.h"
 #include "util.h"
 
 /* How long frames still out at the stop may take to come home. */
@@ -34,35 +34,29 @@ struct cfg {
 	const char *dev, *tun, *stats_json;
 	uint32_t queues[UCM_XSK_MAX_QUEUES];
 	int nqueues;
-	int cpus[APP_MAX_CPUS];
-	int ncpus;
-	int rx_cpus[APP_MAX_CPUS];	/* RX thread i on rx_cpus[i % n_rx_cpus] */
-	int n_rx_cpus;
+	int cpus[UCM_CPUMAP_MAX_WORKERS], ncpus;
+	int rx_cpus[UCM_XSK_MAX_QUEUES], n_rx_cpus;	/* RX thread i: rx_cpus[i % n] */
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
-	bool no_coalesce;
-	bool skb_mode;
+	bool no_coalesce, copy, zero_copy;
 	bool reverse;			/* two-way: --two-way or --peer-mac */
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
 	uint8_t peer_mac[6];
-	uint32_t xsk_mode;
-	struct ucm_steer_cfg steer;
-	unsigned long frames, frame_size, rx_size, qsize, mtu;
+	int skb_mode, policy, filter, verbose;
+	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu;
+	uint32_t steer_flags;
 	double interval, duration;
 };
 
-/* Our GRO, unless turned off. */
-static bool coalescing(const struct cfg *c)
-{
-	return !c->no_coalesce;
-}
-
-
-static const char *const policy_names[UCM_STEER__MAX] = {
-	[UCM_STEER_FIXED] = "fixed",
-	[UCM_STEER_RR] = "round-robin",
-	[UCM_STEER_L4_HASH] = "l4-hash",
-	[UCM_STEER_L4_SPORT] = "l4-sport",
-	[UCM_STEER_L4_DPORT] = "l4-dport",
+static const struct opt_enum policies[] = {
+	{ "fixed", UCM_STEER_FIXED }, { "round-robin", UCM_STEER_RR },
+	{ "l4-hash", UCM_STEER_L4_HASH }, { "l4-sport", UCM_STEER_L4_SPORT },
+	{ "l4-dport", UCM_STEER_L4_DPORT }, { NULL }
+};
+static const struct opt_enum xdp_modes[] = {
+	{ "native", 0 }, { "skb", 1 }, { "drv", 0 }, { "generic", 1 }, { NULL }
+};
+static const struct opt_enum filters[] = {
+	{ "all", 0 }, { "ipv4", UCM_STEER_F_IPV4 }, { "ipv6", UCM_STEER_F_IPV6 }, { NULL }
 };
 
 static int verbose;
@@ -76,71 +70,15 @@ static int daemon_print(enum ucm_log_level level, const char *fmt, va_list ap)
 	return vfprintf(stderr, fmt, ap);
 }
 
-static void usage(FILE *f)
+/* The syntax of CPU lists, but any number is a candidate queue: whether
+ * IFACE has it is checked when the sockets bind. */
+static int parse_queues(const struct opt *o, const char *s, void *cfg)
 {
-	fprintf(f,
-"Usage: ucpumapd --dev IFACE --tun NAME [options]\n"
-"\n"
-"Receives IPv4/IPv6 on IFACE's queues with AF_XDP, spreads it over worker\n"
-"threads (one per CPU) and hands it to the kernel through the tun device NAME.\n"
-"\n"
-"  --dev IFACE           the interface to receive on\n"
-"  --tun NAME            tun device to create or attach (at most 15 characters)\n"
-"  --queues LIST         RX queues, e.g. 0 or 0-3 (default 0)\n"
-"  --cpus LIST           worker CPUs, e.g. 1 or 1,3 (default: all but CPU 0, or 0)\n"
-"  --rx-cpus LIST        pin RX thread i to the i-th CPU of LIST (default: unpinned;\n"
-"                        on a NIC, put each near its queue's interrupt)\n"
-"  --tap                 a tap device: frames go whole (L2)\n"
-"  --steer POLICY        fixed, round-robin, l4-hash, l4-sport, l4-dport\n"
-"                        (default l4-hash)\n"
-"  --symmetric           l4-hash: both directions of a flow to one worker\n"
-"  --filter WHAT         what goes to ucpumap: ipv4, ipv6 or all (default);\n"
-"                        ARP, neighbour discovery and the rest stay with the kernel\n"
-"  --fixed-worker N      the worker of --steer fixed (default 0)\n"
-"  --xdp-mode MODE       native (default) or skb\n"
-"  --copy | --zero-copy  AF_XDP mode (default: zero-copy when the driver can)\n"
-"  --busy-poll           busy-poll the sockets\n"
-"  --replace             replace another XDP program already on IFACE\n"
-"  --frames N            frames per queue, power of two (default %d)\n"
-"  --frame-size N        2048 or 4096 bytes (default 4096)\n"
-"  --rx-size N           RX ring size, power of two (default %d; fill: twice)\n"
-"  --qsize N             worker ring size, power of two (default %d)\n"
-"  --mtu N               tun MTU (default: what a frame holds, at most 9000;\n"
-"                        two-way: and at most IFACE's MTU)\n"
-"  --no-recycle          workers release frames to the backing stack\n"
-"  --no-batch            one write() per packet into tun\n"
-"  --no-coalesce         each packet its own write into tun (default: a flow's\n"
-"                        UDP datagrams or TCP segments go as one GSO\n"
-"                        super-packet, our GRO)\n"
-"  --no-direct-bulk      bulk returns never use the owner's cache\n"
-"  --pass                no workers: each RX thread writes to tun itself\n"
-"                        (the kernel's XDP_PASS, for comparison)\n"
-"  --two-way             the workers also read the tun and send what the kernel\n"
-"                        routes into it out of IFACE, to the next hop the\n"
-"                        kernel's routing and neighbour tables give for IFACE;\n"
-"                        with --tap, frames go as they are, the tap takes\n"
-"                        IFACE's MAC address and ARP and neighbour discovery\n"
-"                        go to the tap (give the tap IFACE's addresses)\n"
-"  --peer-mac MAC        two-way, to this next hop (e.g. the gateway's MAC)\n"
-"  --interval SEC        statistics every SEC seconds (default 1; 0: none)\n"
-"  --stats-json FILE     the statistics as JSON lines too\n"
-"  --duration SEC        stop after SEC seconds (default: run until signalled)\n"
-"  -v, --verbose         the library's debug messages too (libbpf's among them)\n"
-"  -h, --help            this text\n"
-"\n"
-"SIGINT/SIGTERM stop it cleanly; SIGUSR1 prints the statistics now.\n",
-		UCM_DP_FRAMES_DEFAULT, UCM_DP_RX_RING_DEFAULT, UCM_CPUMAP_QSIZE_DEFAULT);
-}
-
-static int parse_queue_list(const char *s, struct cfg *c)
-{
-	int tmp[APP_MAX_CPUS], n, i;
+	struct cfg *c = cfg;
+	int tmp[UCM_XSK_MAX_QUEUES], n = 0, i;
 	char *end;
 
-	/* Same syntax as CPU lists, but any number is a candidate queue:
-	 * whether IFACE has it is checked when the sockets bind. */
-	n = 0;
-	for (const char *p = s; *p; ) {
+	for (const char *p = s; *p; p = end) {
 		unsigned long a = strtoul(p, &end, 10), b = a;
 
 		if (end == p || a >= UCM_XSK_MAX_QUEUES)
@@ -163,7 +101,6 @@ static int parse_queue_list(const char *s, struct cfg *c)
 			end++;
 		else if (*end)
 			goto bad;
-		p = end;
 	}
 	if (!n)
 		goto bad;
@@ -176,6 +113,80 @@ bad:
 		s, UCM_XSK_MAX_QUEUES - 1);
 	return -1;
 }
+
+#define D(name, kind, field, ...) OPT_DEF(name, kind, struct cfg, field, __VA_ARGS__)
+static const struct opt d_opts[] = {
+	D("dev", OPT_STRING, dev, .flags = OPT_F_REQUIRED, .metavar = "IFACE",
+	  .help = "the interface to receive on"),
+	D("tun", OPT_STRING, tun, .hi = IF_NAMESIZE - 1, .flags = OPT_F_REQUIRED,
+	  .metavar = "NAME", .help = "tun device to create or attach (at most 15 characters)"),
+	D("queues", OPT_CUSTOM, queues, .parse = parse_queues, .metavar = "LIST",
+	  .help = "RX queues, e.g. 0 or 0-3 (default 0)"),
+	D("cpus", OPT_CPUS, cpus, .count = OPT_REF(struct cfg, ncpus), .metavar = "LIST",
+	  .help = "worker CPUs, e.g. 1 or 1,3 (default: all but CPU 0, or 0)"),
+	D("rx-cpus", OPT_CPUS, rx_cpus, .count = OPT_REF(struct cfg, n_rx_cpus),
+	  .metavar = "LIST", .help = "pin RX thread i to the i-th CPU of LIST (default: "
+	  "unpinned; on a NIC, put each near its queue's interrupt)"),
+	D("tap", OPT_FLAG, tap, .help = "a tap device: frames go whole (L2)"),
+	D("steer", OPT_ENUM, policy, .vals = policies, .flags = OPT_F_DEFAULT,
+	  .bad = "unknown policy '%s'; use fixed, round-robin, l4-hash, l4-sport or l4-dport",
+	  .metavar = "POLICY", .help = "fixed, round-robin, l4-hash, l4-sport, l4-dport"),
+	D("symmetric", OPT_BIT, steer_flags, .mask = UCM_STEER_F_SYMMETRIC,
+	  .help = "l4-hash: both directions of a flow to one worker"),
+	D("filter", OPT_ENUM, filter, .vals = filters, .bad = "'%s' is not ipv4, ipv6 or all",
+	  .metavar = "WHAT", .help = "what goes to ucpumap: ipv4, ipv6 or all (default); ARP, "
+	  "neighbour discovery and the rest stay with the kernel"),
+	D("fixed-worker", OPT_UINT, fixed, .hi = UCM_STEER_MAX_WORKERS - 1, .metavar = "N",
+	  .help = "the worker of --steer fixed (default 0)"),
+	D("xdp-mode", OPT_ENUM, skb_mode, .vals = xdp_modes, .flags = OPT_F_DEFAULT,
+	  .bad = "'%s' is neither native nor skb", .metavar = "MODE", .help = "native or skb"),
+	D("copy", OPT_FLAG, copy, .help = "AF_XDP copy mode (default: zero-copy when the driver can)"),
+	D("zero-copy", OPT_FLAG, zero_copy, .help = "AF_XDP zero-copy mode"),
+	D("busy-poll", OPT_FLAG, busy_poll, .help = "busy-poll the sockets"),
+	D("replace", OPT_FLAG, replace, .help = "replace another XDP program already on IFACE"),
+	D("frames", OPT_POW2, frames, .lo = 256, .hi = 1u << 18, .flags = OPT_F_DEFAULT,
+	  .metavar = "N", .help = "frames per queue, power of two"),
+	D("frame-size", OPT_POW2, frame_size, .lo = 2048, .hi = 4096, .flags = OPT_F_DEFAULT,
+	  .metavar = "N", .help = "2048 or 4096 bytes"),
+	D("rx-size", OPT_POW2, rx_size, .lo = 64, .hi = 16384, .flags = OPT_F_DEFAULT,
+	  .metavar = "N", .help = "RX ring size, power of two (the fill ring: twice)"),
+	D("qsize", OPT_POW2, qsize, .lo = UCM_CPUMAP_BULK_SIZE, .hi = UCM_CPUMAP_QSIZE_MAX,
+	  .flags = OPT_F_DEFAULT, .metavar = "N", .help = "worker ring size, power of two"),
+	D("mtu", OPT_UINT, mtu, .lo = 68, .hi = 65535, .metavar = "N", .help = "tun MTU "
+	  "(default: what a frame holds, at most 9000; two-way: and at most IFACE's MTU)"),
+	D("no-recycle", OPT_FLAG, no_recycle, .help = "workers release frames to the backing stack"),
+	D("no-batch", OPT_FLAG, no_batch, .help = "one write() per packet into tun"),
+	D("no-coalesce", OPT_FLAG, no_coalesce, .help = "each packet its own write into tun "
+	  "(default: a flow's UDP datagrams or TCP segments go as one GSO super-packet, our GRO)"),
+	D("no-direct-bulk", OPT_FLAG, no_direct_bulk,
+	  .help = "bulk returns never use the owner's cache"),
+	D("pass", OPT_FLAG, pass, .help = "no workers: each RX thread writes to tun itself "
+	  "(the kernel's XDP_PASS, for comparison)"),
+	D("two-way", OPT_FLAG, reverse, .help = "what the kernel routes into the tun leaves "
+	  "through IFACE too, to the next hop from the kernel's tables; with --tap, the tap "
+	  "takes IFACE's MAC, ARP and neighbour discovery (give it IFACE's addresses)"),
+	D("peer-mac", OPT_MAC, peer_mac, .seen = OPT_REF(struct cfg, peer_mac_set),
+	  .metavar = "MAC", .help = "two-way, to this next hop (e.g. the gateway's MAC)"),
+	D("interval", OPT_SECONDS, interval, .flags = OPT_F_DEFAULT, .metavar = "SEC",
+	  .help = "statistics every SEC seconds (0: none)"),
+	D("stats-json", OPT_STRING, stats_json, .metavar = "FILE",
+	  .help = "the statistics as JSON lines too"),
+	D("duration", OPT_SECONDS, duration, .metavar = "SEC",
+	  .help = "stop after SEC seconds (default: run until signalled)"),
+	D("verbose", OPT_COUNT, verbose, .short_opt = 'v',
+	  .help = "the library's debug messages too (libbpf's among them)"),
+	{}
+};
+#undef D
+
+static const struct opts_cmd d_cmd = {
+	.name = "ucpumapd",
+	.usage = "ucpumapd --dev IFACE --tun NAME [options]",
+	.doc = "Receives IPv4/IPv6 on IFACE's queues with AF_XDP, spreads it over worker\n"
+	       "threads (one per CPU) and hands it to the kernel through the tun device NAME.\n",
+	.tail = "SIGINT/SIGTERM stop it cleanly; SIGUSR1 prints the statistics now.\n",
+	.opts = d_opts,
+};
 
 /* The library's options for what the flags say. */
 static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
@@ -190,10 +201,10 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 	o->ncpus = c->pass ? 0 : c->ncpus;
 	o->rx_cpus = c->rx_cpus;
 	o->n_rx_cpus = c->n_rx_cpus;
-	o->steer_policy = c->steer.policy;
-	o->steer_flags = c->steer.flags;
-	o->fixed_worker = c->steer.fixed;
-	o->xsk_mode = c->xsk_mode;
+	o->steer_policy = c->policy;
+	o->steer_flags = c->steer_flags;
+	o->fixed_worker = c->fixed;
+	o->xsk_mode = c->copy ? UCM_XSK_COPY : c->zero_copy ? UCM_XSK_ZEROCOPY : UCM_XSK_AUTO;
 	o->frames_per_queue = c->frames;
 	o->frame_size = c->frame_size;
 	o->rx_size = c->rx_size;
@@ -202,7 +213,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 	o->peer_mac = c->peer_mac_set ? c->peer_mac : NULL;
 	o->flags = (c->tap ? UCM_DP_F_TAP : 0) | (c->reverse ? UCM_DP_F_TWO_WAY : 0) |
 		   (c->pass ? UCM_DP_F_INLINE : 0) |
-		   (coalescing(c) ? UCM_DP_F_COALESCE : 0) |
+		   (!c->no_coalesce ? UCM_DP_F_COALESCE : 0) |
 		   (c->no_recycle ? UCM_DP_F_NO_RECYCLE : 0) |
 		   (c->no_batch ? UCM_DP_F_NO_BATCH : 0) |
 		   (c->no_direct_bulk ? UCM_DP_F_NO_DIRECT_BULK : 0) |
@@ -211,13 +222,42 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 		   (c->replace ? UCM_DP_F_REPLACE : 0);
 }
 
-/* Frames must cover the fill and RX rings, a worker ring, and two-way
- * what each queue lends its workers' channels and keeps on its TX ring. */
-static int frames_check(const struct cfg *c)
+/* What depends on more than one option. */
+static int check_args(struct cfg *c)
 {
 	struct ucm_dp_opts o;
 	unsigned long need;
+	int i, n;
 
+	if (c->copy && c->zero_copy) {
+		fprintf(stderr, "ucpumapd: --copy and --zero-copy exclude each other\n");
+		return -1;
+	}
+	if (c->peer_mac_set && c->tap) {
+		fprintf(stderr, "ucpumapd: --peer-mac is for a tun: a tap's frames carry their own Ethernet header; use --two-way\n");
+		return -1;
+	}
+	c->reverse |= c->peer_mac_set;
+	if (c->reverse && c->pass) {
+		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
+		return -1;
+	}
+	if (!c->ncpus) {
+		/* CPU 0 takes the RX work (and, on veth, the sender's NAPI). */
+		n = cpu_online_count();
+		for (i = n > 1 ? 1 : 0; i < n && c->ncpus < UCM_CPUMAP_MAX_WORKERS; i++)
+			if (cpu_usable(i))
+				c->cpus[c->ncpus++] = i;
+	}
+	n = c->pass ? c->nqueues : c->ncpus;	/* pass: the RX threads are the workers */
+	if (c->fixed >= (unsigned long)n) {
+		fprintf(stderr, "--fixed-worker %lu: there are only %d workers (--cpus)\n",
+			c->fixed, n);
+		return -1;
+	}
+	/* Frames must cover the fill and RX rings, a worker ring, and two-way
+	 * what each queue lends its workers' channels and keeps on its TX
+	 * ring. */
 	dp_opts(c, &o);
 	need = ucm_dp__frames_needed(&o);
 	if (c->frames >= need)
@@ -228,243 +268,27 @@ static int frames_check(const struct cfg *c)
 	return -1;
 }
 
+/* Return: 0, 1 after --help, or -1 after a message (exit 2). */
 static int parse_args(int argc, char **argv, struct cfg *c)
 {
-	enum {
-		O_DEV = 256, O_TUN, O_QUEUES, O_CPUS, O_TAP, O_STEER, O_SYM, O_FIXED,
-		O_XDPMODE, O_COPY, O_ZC, O_BUSY, O_REPLACE, O_FRAMES, O_RXSIZE,
-		O_QSIZE, O_MTU, O_NORECYCLE, O_NOBATCH, O_NOCOALESCE, O_NODIRECT, O_INTERVAL,
-		O_JSON, O_DURATION, O_FILTER, O_FRAMESIZE, O_PASS, O_RXCPUS,
-		O_PEERMAC, O_TWOWAY,
-	};
-	static const struct option opts[] = {
-		{ "dev", required_argument, NULL, O_DEV },
-		{ "tun", required_argument, NULL, O_TUN },
-		{ "queues", required_argument, NULL, O_QUEUES },
-		{ "cpus", required_argument, NULL, O_CPUS },
-		{ "tap", no_argument, NULL, O_TAP },
-		{ "steer", required_argument, NULL, O_STEER },
-		{ "symmetric", no_argument, NULL, O_SYM },
-		{ "fixed-worker", required_argument, NULL, O_FIXED },
-		{ "xdp-mode", required_argument, NULL, O_XDPMODE },
-		{ "copy", no_argument, NULL, O_COPY },
-		{ "zero-copy", no_argument, NULL, O_ZC },
-		{ "busy-poll", no_argument, NULL, O_BUSY },
-		{ "replace", no_argument, NULL, O_REPLACE },
-		{ "frames", required_argument, NULL, O_FRAMES },
-		{ "rx-size", required_argument, NULL, O_RXSIZE },
-		{ "qsize", required_argument, NULL, O_QSIZE },
-		{ "mtu", required_argument, NULL, O_MTU },
-		{ "no-recycle", no_argument, NULL, O_NORECYCLE },
-		{ "no-batch", no_argument, NULL, O_NOBATCH },
-		{ "no-coalesce", no_argument, NULL, O_NOCOALESCE },
-		{ "no-direct-bulk", no_argument, NULL, O_NODIRECT },
-		{ "interval", required_argument, NULL, O_INTERVAL },
-		{ "stats-json", required_argument, NULL, O_JSON },
-		{ "duration", required_argument, NULL, O_DURATION },
-		{ "filter", required_argument, NULL, O_FILTER },
-		{ "frame-size", required_argument, NULL, O_FRAMESIZE },
-		{ "pass", no_argument, NULL, O_PASS },
-		{ "rx-cpus", required_argument, NULL, O_RXCPUS },
-		{ "peer-mac", required_argument, NULL, O_PEERMAC },
-		{ "two-way", no_argument, NULL, O_TWOWAY },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	unsigned long v;
-	bool copy = false, zc = false;
-	int opt, i;
+	int rc;
 
 	memset(c, 0, sizeof(*c));
-	c->steer.policy = UCM_STEER_L4_HASH;
+	c->policy = UCM_STEER_L4_HASH;
 	c->frames = UCM_DP_FRAMES_DEFAULT;
 	c->frame_size = 4096;
 	c->rx_size = UCM_DP_RX_RING_DEFAULT;
 	c->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
 	c->interval = 1;
 	c->nqueues = 1;
-
-	while ((opt = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
-		switch (opt) {
-		case O_DEV: c->dev = optarg; break;
-		case O_TUN: c->tun = optarg; break;
-		case O_QUEUES:
-			if (parse_queue_list(optarg, c))
-				return -1;
-			break;
-		case O_CPUS:
-			c->ncpus = parse_cpu_list(optarg, c->cpus, UCM_CPUMAP_MAX_WORKERS, "--cpus");
-			if (c->ncpus < 0)
-				return -1;
-			break;
-		case O_TAP: c->tap = true; break;
-		case O_STEER:
-			for (i = 0; i < UCM_STEER__MAX; i++)
-				if (!strcmp(optarg, policy_names[i]))
-					break;
-			if (i == UCM_STEER__MAX) {
-				fprintf(stderr, "--steer: unknown policy '%s'; use fixed, round-robin, l4-hash, l4-sport or l4-dport\n",
-					optarg);
-				return -1;
-			}
-			c->steer.policy = i;
-			break;
-		case O_SYM: c->steer.flags |= UCM_STEER_F_SYMMETRIC; break;
-		case O_FIXED:
-			if (parse_uint(optarg, 0, UCM_STEER_MAX_WORKERS - 1, "--fixed-worker", &v))
-				return -1;
-			c->steer.fixed = v;
-			break;
-		case O_XDPMODE:
-			if (!strcmp(optarg, "skb") || !strcmp(optarg, "generic")) {
-				c->skb_mode = true;
-			} else if (strcmp(optarg, "native") && strcmp(optarg, "drv")) {
-				fprintf(stderr, "--xdp-mode: '%s' is neither native nor skb\n", optarg);
-				return -1;
-			}
-			break;
-		case O_COPY: copy = true; break;
-		case O_ZC: zc = true; break;
-		case O_BUSY: c->busy_poll = true; break;
-		case O_REPLACE: c->replace = true; break;
-		case O_FRAMES:
-			if (parse_pow2(optarg, 256, 1u << 18, "--frames", &c->frames))
-				return -1;
-			break;
-		case O_RXSIZE:
-			if (parse_pow2(optarg, 64, 16384, "--rx-size", &c->rx_size))
-				return -1;
-			break;
-		case O_QSIZE:
-			if (parse_pow2(optarg, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX, "--qsize", &c->qsize))
-				return -1;
-			break;
-		case O_MTU:
-			if (parse_uint(optarg, 68, 65535, "--mtu", &c->mtu))
-				return -1;
-			break;
-		case O_NORECYCLE: c->no_recycle = true; break;
-		case O_NOBATCH: c->no_batch = true; break;
-		case O_NOCOALESCE: c->no_coalesce = true; break;
-		case O_NODIRECT: c->no_direct_bulk = true; break;
-		case O_INTERVAL:
-		case O_DURATION: {
-			char *end;
-			double d;
-
-			errno = 0;
-			d = strtod(optarg, &end);
-			if (errno || *end || !(d >= 0) || d > 1e7) {
-				fprintf(stderr, "--%s: '%s' is not a number of seconds\n",
-					opt == O_INTERVAL ? "interval" : "duration", optarg);
-				return -1;
-			}
-			if (opt == O_INTERVAL)
-				c->interval = d;
-			else
-				c->duration = d;
-			break;
-		}
-		case O_JSON: c->stats_json = optarg; break;
-		case O_PASS: c->pass = true; break;
-		case O_PEERMAC:
-			if (parse_mac(optarg, c->peer_mac)) {
-				fprintf(stderr, "--peer-mac: '%s' is not a MAC address like 02:00:00:00:00:01\n",
-					optarg);
-				return -1;
-			}
-			c->reverse = true;
-			c->peer_mac_set = true;
-			break;
-		case O_TWOWAY: c->reverse = true; break;
-		case O_RXCPUS:
-			c->n_rx_cpus = parse_cpu_list(optarg, c->rx_cpus, APP_MAX_CPUS, "--rx-cpus");
-			if (c->n_rx_cpus < 0)
-				return -1;
-			break;
-		case O_FRAMESIZE:
-			if (parse_uint(optarg, 2048, 4096, "--frame-size", &c->frame_size))
-				return -1;
-			if (c->frame_size != 2048 && c->frame_size != 4096) {
-				fprintf(stderr, "--frame-size: %lu; AF_XDP frames are 2048 or 4096 bytes\n",
-					c->frame_size);
-				return -1;
-			}
-			break;
-		case O_FILTER:
-			c->steer.flags &= ~(UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6);
-			if (!strcmp(optarg, "ipv4"))
-				c->steer.flags |= UCM_STEER_F_IPV4;
-			else if (!strcmp(optarg, "ipv6"))
-				c->steer.flags |= UCM_STEER_F_IPV6;
-			else if (strcmp(optarg, "all")) {
-				fprintf(stderr, "--filter: '%s' is not ipv4, ipv6 or all\n", optarg);
-				return -1;
-			}
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			fprintf(stderr, "Try 'ucpumapd --help'.\n");
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "ucpumapd: unexpected argument '%s'; try --help\n", argv[optind]);
-		return -1;
-	}
-	if (!c->dev || !c->tun) {
-		fprintf(stderr, "ucpumapd: --dev IFACE and --tun NAME are required; try --help\n");
-		return -1;
-	}
-	if (copy && zc) {
-		fprintf(stderr, "ucpumapd: --copy and --zero-copy exclude each other\n");
-		return -1;
-	}
-	c->xsk_mode = copy ? UCM_XSK_COPY : zc ? UCM_XSK_ZEROCOPY : UCM_XSK_AUTO;
-	if (strlen(c->tun) >= IF_NAMESIZE) {
-		fprintf(stderr, "--tun: '%s' is longer than %d characters\n", c->tun, IF_NAMESIZE - 1);
-		return -1;
-	}
-	if (!c->ncpus) {
-		/* CPU 0 takes the RX work (and, on veth, the sender's NAPI). */
-		int n = cpu_online_count();
-
-		for (i = n > 1 ? 1 : 0; i < n && c->ncpus < UCM_CPUMAP_MAX_WORKERS; i++)
-			if (cpu_usable(i))
-				c->cpus[c->ncpus++] = i;
-	}
-	if (c->peer_mac_set && c->tap) {
-		fprintf(stderr, "ucpumapd: --peer-mac is for a tun: a tap's frames carry their own Ethernet header; use --two-way\n");
-		return -1;
-	}
-	if (c->reverse && c->tap)
-		/* The tap is the host's interface on this link: its stack
-		 * must see ARP and neighbour discovery. */
-		c->steer.flags |= UCM_STEER_F_LINK_CTRL;
-	if (c->reverse && c->pass) {
-		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
-		return -1;
-	}
-	if (c->pass) {
-		/* The RX threads are the workers: one "worker" per queue. */
-		c->ncpus = c->nqueues;
-		for (i = 0; i < c->ncpus; i++)
-			c->cpus[i] = -1;
-	}
-	c->steer.nworkers = c->ncpus;
-	if (c->steer.fixed >= c->steer.nworkers) {
-		fprintf(stderr, "--fixed-worker %u: there are only %d workers (--cpus)\n",
-			c->steer.fixed, c->ncpus);
-		return -1;
-	}
-	return frames_check(c);
+	rc = opts_parse(&d_cmd, c, argc, argv);
+	if (rc)
+		return rc == OPTS_HELP ? 1 : -1;
+	verbose = c->verbose;
+	c->steer_flags |= c->filter;
+	return check_args(c);
 }
+
 /* ---- statistics --------------------------------------------------------------- */
 
 struct daemon {
@@ -473,10 +297,9 @@ struct daemon {
 	FILE *json;
 	struct ucm_dp_stats last;
 	/* Previous snapshots, for the per-line rates. */
-	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES];
+	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES], last_q_tx[UCM_XSK_MAX_QUEUES];
 	uint64_t last_enq[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
-	uint64_t last_q_tx[UCM_XSK_MAX_QUEUES];
 	uint64_t last_rev[UCM_CPUMAP_MAX_WORKERS];
 	double last_t;
 };
@@ -547,7 +370,7 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 	       (ws.drops - d->last_w[w][1]) / dt, ULL(ws.processed), ULL(ws.drops),
 	       ULL(ws.sched), ULL(ts.packets), ULL(ts.submits), ULL(ts.non_ip),
 	       ULL(ts.err_eio), ULL(ts.err_ebadfd), ULL(ts.err_eagain), ULL(ts.err_other));
-	if (coalescing(&d->c))
+	if (!d->c.no_coalesce)
 		printf("    coalesce: super-packets %llu of %.1f on average (2 %llu, 3-4 %llu, 5-8 %llu, 9-16 %llu, 17-32 %llu, 33-64 %llu, 65-128 %llu), refused %llu | hand-overs %llu: ring empty %llu, 64 held %llu\n",
 		       ULL(ts.super), ts.super ? (double)ts.super_segs / ts.super : 0,
 		       ULL(ts.super_hist[0]), ULL(ts.super_hist[1]), ULL(ts.super_hist[2]),
@@ -760,11 +583,11 @@ static void print_banner(struct daemon *d)
 			printf("%s%d", i ? "," : " ", ucm_dp__worker_cpu(d->dp, i));
 	}
 	printf(" -> %s %s; steering %s%s%s%s%s%s\n", c->tap ? "tap" : "tun",
-	       ucm_dp__tun_name(d->dp), policy_names[c->steer.policy],
-	       c->steer.flags & UCM_STEER_F_SYMMETRIC ? " (symmetric)" : "",
+	       ucm_dp__tun_name(d->dp), policies[c->policy].name,
+	       c->steer_flags & UCM_STEER_F_SYMMETRIC ? " (symmetric)" : "",
 	       c->no_recycle ? ", recycling off" : "", c->no_batch ? ", no batching" : "",
 	       c->no_direct_bulk ? ", no direct bulk recycling" : "",
-	       coalescing(c) ? ", coalescing" : "");
+	       !c->no_coalesce ? ", coalescing" : "");
 	fflush(stdout);
 }
 
@@ -807,7 +630,7 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 	}
 }
 
-/* Drain, the final counters and the closing lines. */
+/* Drain, the final counters and the closing lines (when it ran). */
 static int stop(struct daemon *d, int status)
 {
 	struct ucm_dp_stats t;
@@ -836,8 +659,9 @@ int main(int argc, char **argv)
 	int status;
 
 	ucm_set_print(daemon_print);
-	if (parse_args(argc, argv, &d.c))
-		return 2;
+	status = parse_args(argc, argv, &d.c);
+	if (status)
+		return status > 0 ? 0 : 2;
 	if (geteuid() != 0) {
 		fprintf(stderr, "ucpumapd: needs root (CAP_NET_ADMIN and CAP_BPF): run it with sudo\n");
 		return 1;
@@ -861,22 +685,15 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	dp_opts(&d.c, &o);
-	d.dp = ucm_dp__create(&o);
+	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	if (!d.dp) {
 		status = 1;
-		goto out;
+	} else if (ucm_dp__start(d.dp)) {
+		status = stop(&d, 1);
+	} else {
+		print_banner(&d);
+		status = stop(&d, serve(&d, &sigs));
 	}
-	if (ucm_dp__start(d.dp)) {
-		/* Whatever was set up is taken down; nothing is left attached. */
-		ucm_dp__stop(d.dp, SHUTDOWN_TIMEOUT_MS);
-		ucm_dp__destroy(d.dp);
-		status = 1;
-		goto out;
-	}
-	print_banner(&d);
-	status = serve(&d, &sigs);
-	status = stop(&d, status);
-out:
 	if (d.json)
 		fclose(d.json);
 	return status;
