@@ -425,8 +425,7 @@ static void *rx_main(void *arg)
 
 static struct ucm_cpumap_producer *rx_prod(const struct dp_rx *rx)
 {
-	return atomic_load_explicit(&((struct dp_rx *)rx)->prod,
-				    memory_order_acquire); /* R1' */
+	return atomic_load_explicit(&rx->prod, memory_order_acquire); /* R1' */
 }
 
 static bool stopped(const struct ucm_dp *dp)
@@ -838,8 +837,7 @@ int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue)
 	int err;
 
 	for (q = 0; dp && q < dp->c.nqueues; q++) {
-		err = atomic_load_explicit(&((struct dp_rx *)&dp->rx[q])->err,
-					   memory_order_acquire); /* R2' */
+		err = atomic_load_explicit(&dp->rx[q].err, memory_order_acquire); /* R2' */
 		if (err) {
 			if (queue)
 				*queue = ucm_xsk_queue__id(dp->rx[q].q);
