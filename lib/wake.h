@@ -9,8 +9,8 @@
  * too, on an eventfd polled with its other fds (fd). One word, state,
  * carries the whole handshake:
  *
- *   0                           awake (or KICKED alone: a waker came while
- *                               it was awake; harmless, W1 overwrites it)
+ *   0, or KICKED alone          awake (KICKED alone: a waker came while it
+ *                               was awake; harmless, W1 overwrites it)
  *   SLEEPING                    announced; nobody has signalled yet
  *   SLEEPING | KICKED           announced, and one waker has signalled
  *                               (or is about to): the others stay quiet
@@ -34,8 +34,8 @@
  * Why no wake-up is lost (the argument, once)
  * -------------------------------------------
  * W1 and W2 are read-modify-writes of one word, so the modification order
- * of state puts every W2 either before or after a given W1, and each reads
- * the value the one before it wrote (RMWs always read the latest value).
+ * of state puts every W2 either before or after a given W1, and each RMW
+ * reads the value written by the one just before it in that order.
  *  - W2 before W1: W2 is a release RMW and W1 an acquire RMW reading the
  *    value W2 wrote (or a later one in W2's release sequence, which RMWs
  *    extend), so W2 synchronises with W1: the waker's publication happens
