@@ -289,14 +289,17 @@ static int test_wake_once(void)
 /*
  * Ping-pong: the worker sends a burst only once the previous one is
  * collected, after a random pause, so the RX thread is falling asleep,
- * announcing, re-checking or asleep when it comes. The RX thread sleeps
- * without a useful timeout: a lost wake-up is a poll that times out.
+ * announcing, re-checking or asleep when it comes. A lost wake-up is a
+ * poll that times out although a send had returned (its kick done) well
+ * before: a worker that was merely not scheduled is not one.
  */
 #define PINGPONG_ROUNDS	1000
 
 struct pingpong {
 	struct ucm_txq *t;
 	atomic_uint sent, collected;
+	atomic_uint done;		/* sent, counted after send() returned */
+	atomic_ullong done_ms;		/* when, stored before done */
 	atomic_bool last, stop;
 };
 
@@ -323,6 +326,8 @@ static void *pingpong_worker(void *arg)
 		atomic_fetch_add(&pp->sent, n);
 		if (ucm_txq__send(pp->t, desc, n) != n)
 			return (void *)1;	/* the out ring is never full here */
+		atomic_store(&pp->done_ms, ut_ms_now());
+		atomic_store(&pp->done, atomic_load(&pp->sent));
 	}
 	return NULL;
 }
@@ -332,7 +337,9 @@ static int test_wake_threads(void)
 	struct ucm_umem *u = mk_umem(0);
 	struct ucm_pool *p = ucm_umem__pool(u, 0);
 	struct pingpong pp = { .t = ucm_txq__create(u, 64) };
-	uint32_t sleeps = 0, timeouts = 0;
+	uint32_t sleeps = 0, lost = 0;
+	bool finished = false;
+	uint64_t deadline = ut_ms_now() + 60000;
 	uint64_t desc[64];
 	pthread_t th;
 	void *wret;
@@ -340,7 +347,7 @@ static int test_wake_threads(void)
 	UT_ASSERT(!ucm_pool__set_owner(p), "owner");
 	ucm_txq__lend(pp.t, p);
 	pthread_create(&th, NULL, pingpong_worker, &pp);
-	while (timeouts < 3) {
+	while (!lost && ut_ms_now() < deadline) {
 		struct pollfd pfd = { .fd = ucm_txq__wake_fd(pp.t), .events = POLLIN };
 		uint32_t n;
 
@@ -352,20 +359,25 @@ static int test_wake_threads(void)
 			continue;
 		}
 		if (atomic_load(&pp.last) &&
-		    atomic_load(&pp.collected) == atomic_load(&pp.sent))
-			break;	/* the last burst is in */
+		    atomic_load(&pp.collected) == atomic_load(&pp.sent)) {
+			finished = true;	/* the last burst is in */
+			break;
+		}
 		if (ucm_txq__sleep_begin(pp.t)) {
 			sleeps++;
-			if (poll(&pfd, 1, 2000) == 0)
-				timeouts++;
+			/* done first: done_ms is then its send's or later. */
+			if (poll(&pfd, 1, 1000) == 0 &&
+			    atomic_load(&pp.done) > atomic_load(&pp.collected) &&
+			    atomic_load(&pp.done_ms) + 100 < ut_ms_now())
+				lost++;
 		}
 		ucm_txq__sleep_end(pp.t);
 	}
 	atomic_store(&pp.stop, true);
 	pthread_join(th, &wret);
 	UT_ASSERT(!wret, "worker failed");
-	UT_ASSERT(!timeouts, "%u sleeps of 2 s with a send waiting (lost wake-ups)",
-		  timeouts);
+	UT_ASSERT(!lost, "a sleep of 1 s with a send done waiting (lost wake-up)");
+	UT_ASSERT(finished, "not done in 60 s");
 	UT_ASSERT(sleeps > 0, "the RX thread never slept");
 	/* A write that landed after the last sleep's end is still owed: the
 	 * next sleep's end takes it, and the fd is quiet again. */
