@@ -20,22 +20,23 @@
  *   wait in the worker (our gro_node) and go to the sink together once 64
  *   are held or the ring runs empty, the kernel's GRO flush policy.
  *
- * Sleep/wake protocol (S1 pairs with S2):
+ * Sleep/wake: lib/wake.h's protocol, where the argument is written out.
+ * The worker is the sleeper (worker_sleep()); producers (cpumap_wake())
+ * and the stop (worker_stop()) are the wakers:
  *
- *   worker                               producer
- *   seq = LOAD-ACQUIRE wake.seq          publish frames (ring P2, release)
- *   (S1) XCHG wake.sleeping = 1, seq_cst (S2) s = FETCH_OR wake.sleeping, 0,
- *   if ring not empty: don't sleep                      seq_cst
- *   futex_wait(wake.seq, seq)            if s: wake.seq++ (release)
- *                                                futex_wake(wake.seq)
+ *   worker                               producer (or stop)
+ *   (W0) seq = LOAD-ACQUIRE wake.seq     publish frames: ring P2, release
+ *   (W1) XCHG wake.state = SLEEPING,       (stop: (X1) STORE-RELEASE stop)
+ *        seq_cst                         (W2) s = FETCH_OR wake.state,
+ *   re-check the ring, then stop (X2):        KICKED, seq_cst
+ *     frames or stop: do not sleep       if s == SLEEPING:
+ *   futex_wait(wake.seq, seq), or the      (W4) wake.seq++ (release),
+ *     sink's wait() on wake.fd             futex_wake(wake.seq); or
+ *   (W3) XCHG wake.state = 0               write(wake.fd)
  *
- * S1 and S2 are read-modify-writes of the same word, so one reads from the
- * other and synchronises with it: either S2 comes later and sees
- * "sleeping" (and the producer bumps seq, which makes a futex_wait that
- * has not started yet return at once), or S1 comes later, the producer's
- * publication happens before the worker's re-check, and the worker sees
- * the frames. (Two RMWs on one location rather than two fences: the same
- * guarantee, stated in the C11 model and visible to ThreadSanitizer.)
+ * W1 pairs with W2, W0 with W4, X1 with X2 (and X3 in worker_main()).
+ * Only the first producer to find the worker asleep makes a system call.
+ * The stop is work like frames: stored before its W2, checked after W1.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,16 +45,16 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/eventfd.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 
 #include "pool_internal.h"
 #include "cpumap_internal.h"
+#include "wake.h"
 #include "ucpumap/cpumap.h"
 
 #ifdef UCM_DEBUG
 void (*ucm_cpumap_test_hook)(uint32_t worker, enum ucm_cpumap_hook_point where);
+/* H1: pairs with the release store of the test that sets the hook, so
+ * the state the hook uses is set up before it is called. */
 #define TEST_HOOK(w, where)						\
 	do {								\
 		void (*hook)(uint32_t, enum ucm_cpumap_hook_point) =	\
@@ -74,10 +75,15 @@ _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
 /*
  * Concurrency contract of struct ucm_worker
  *  - ring: MPSC; producers flush bulks into it, only this worker consumes.
- *  - wake.*: sleeping is written by the worker, read by producers; seq is
- *    bumped by producers (and destroy), futex-waited on by the worker.
- *  - stop: written once by destroy (release), read by the worker (acquire).
- *  - stats: written by the worker only (WRITE_ONCE), read by anyone.
+ *  - wake: the worker sleeps on it, producers and stop kick it (wake.h's
+ *    contract). wake.fd is an eventfd when the sink sleeps on its own fds
+ *    (ops->wait), which then drains it; else -1: the futex on wake.seq.
+ *  - stop: written once by stop (X1, release), read by the worker (X2,
+ *    X3, acquire).
+ *  - running: written once by the worker (R1, release), read by create
+ *    (R2, acquire).
+ *  - stats: written by the worker only (WRITE_ONCE), read by anyone
+ *    (READ_ONCE); relaxed, no pair: nothing is published through them.
  *  - held, ret: the worker's only (or its inline producer's thread).
  */
 struct ucm_worker {
@@ -89,14 +95,8 @@ struct ucm_worker {
 	int open_err;		/* the sink's open() result, for create */
 	uint32_t running;	/* futex: 0 until the loop is about to start */
 
-	struct {
-		uint32_t sleeping;
-		uint32_t seq;
-		uint32_t stop;
-		/* eventfd when the sink sleeps on its own fds (ops->wait),
-		 * else -1: the futex on seq. Read-only after create. */
-		int fd;
-	} wake __cacheline_aligned;
+	struct ucm_wake wake __cacheline_aligned;
+	uint32_t stop;
 
 	/* Parsed packets not handed to the sink yet: one batch, or with
 	 * UCM_CPUMAP_F_HOLD up to HOLD_MAX + BATCH - 1. Its own lines:
@@ -139,7 +139,7 @@ struct ucm_bq {
 /*
  * Concurrency contract of struct ucm_cpumap_producer: used by one thread
  * at a time (its RX thread); stats are written by it only (WRITE_ONCE) and
- * read by anyone.
+ * read by anyone (READ_ONCE), relaxed, no pair.
  */
 struct ucm_cpumap_producer {
 	struct ucm_cpumap *map;
@@ -159,40 +159,27 @@ static void worker_idle(struct ucm_worker *w);
 static void worker_return(struct ucm_worker *w);
 static void producer_free(struct ucm_cpumap_producer *prod);
 
-static long futex(uint32_t *uaddr, int op, uint32_t val)
+/* After publishing work (frames, or the stop): wake the worker if it
+ * sleeps and nobody has woken it yet. Return: true when this call did. */
+static bool worker_kick(struct ucm_worker *wk)
 {
-	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
-}
+	/* W2 (wake.h): pairs with W1 in worker_sleep() */
+	int ret = ucm_wake_kick(&wk->wake);
 
-/* Wake a worker that may sleep: its futex, or the eventfd its sink's wait()
- * watches. The caller has bumped wake.seq (release) first. */
-static void worker_kick(struct ucm_worker *wk)
-{
-	if (wk->wake.fd >= 0) {
-		uint64_t one = 1;
-
-		/* EAGAIN: the counter is already non-zero, the wake is on. */
-		if (write(wk->wake.fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-			pr_warn("cpumap: worker %u: cannot wake it: %s\n", wk->idx,
-				strerror(errno));
-		return;
-	}
-	futex(&wk->wake.seq, FUTEX_WAKE_PRIVATE, 1);
+	if (ret < 0)
+		pr_warn("cpumap: worker %u: cannot wake it: %s\n", wk->idx,
+			strerror(-ret));
+	return ret > 0;
 }
 
 /* ---- producer side ------------------------------------------------------ */
 
+/* After bq_flush() published the bulk (ring.h P2): the W2 that follows
+ * makes sure a sleeping worker sees it. */
 static void cpumap_wake(struct ucm_cpumap_producer *prod, uint32_t w)
 {
-	struct ucm_worker *wk = prod->map->workers[w];
-
-	/* S2: pairs with S1 in worker_sleep() */
-	if (!__atomic_fetch_or(&wk->wake.sleeping, 0, __ATOMIC_SEQ_CST))
-		return;
-	/* Release: a worker that reads the new seq also sees stop. */
-	__atomic_fetch_add(&wk->wake.seq, 1, __ATOMIC_RELEASE);
-	worker_kick(wk);
-	STAT_ADD(prod->stats[w].wakeups, 1);
+	if (worker_kick(prod->map->workers[w]))
+		STAT_ADD(prod->stats[w].wakeups, 1);
 }
 
 static void desc_to_base(const struct ucm_cpumap *map, const uint64_t *desc,
@@ -388,33 +375,38 @@ void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod)
 /* Returns true when the worker must exit: told to stop and nothing left. */
 static bool worker_sleep(struct ucm_worker *w)
 {
+	bool stop = false;
 	uint32_t seq;
 
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_EMPTY_SEEN);
-	seq = __atomic_load_n(&w->wake.seq, __ATOMIC_ACQUIRE);
-	/* S1: pairs with S2 in cpumap_wake() */
-	__atomic_exchange_n(&w->wake.sleeping, 1, __ATOMIC_SEQ_CST);
+	/* W0 (wake.h): pairs with W4 of the kick in worker_kick() */
+	seq = ucm_wake_prepare(&w->wake);
+	/* W1 (wake.h): pairs with W2 in worker_kick() */
+	ucm_wake_announce(&w->wake);
 	/* Recheck to avoid a lost wakeup. */
 	if (!ucm_ring__empty(w->ring))
 		goto awake;
-	if (__atomic_load_n(&w->wake.stop, __ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&w->wake.sleeping, 0, __ATOMIC_RELAXED);
-		return true;
-	}
+	/* X2: pairs with X1 in worker_stop() */
+	stop = __atomic_load_n(&w->stop, __ATOMIC_ACQUIRE);
+	if (stop)
+		goto awake;
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_BEFORE_SLEEP);
-	if (w->wake.fd >= 0) {
-		/* The eventfd keeps a wake that came before the wait. */
-		if (!w->map->sink->wait(w->map->sink_ctx, w->idx, w->wake.fd))
+	if (ucm_wake_fd(&w->wake) >= 0) {
+		/* The eventfd keeps a wake that came before the wait; the
+		 * sink's wait() consumes it. */
+		if (!w->map->sink->wait(w->map->sink_ctx, w->idx,
+					ucm_wake_fd(&w->wake)))
 			STAT_ADD(w->stats.sched, 1);
 		goto awake;
 	}
 	/* EAGAIN (seq moved on) and EINTR both mean: look again; only a
 	 * real sleep counts as sched. */
-	if (!futex(&w->wake.seq, FUTEX_WAIT_PRIVATE, seq))
+	if (!ucm_wake_sleep(&w->wake, seq))
 		STAT_ADD(w->stats.sched, 1);
 awake:
-	__atomic_store_n(&w->wake.sleeping, 0, __ATOMIC_RELAXED);
-	return false;
+	/* W3 (wake.h): the sink drains wake.fd, nothing to read here. */
+	ucm_wake_end(&w->wake);
+	return stop;
 }
 
 static void worker_return(struct ucm_worker *w)
@@ -553,9 +545,10 @@ static void *worker_main(void *arg)
 
 	if (sink && sink->open)
 		w->open_err = sink->open(map->sink_ctx, w->idx);
-	/* kthread_running: create() waits for this before returning. */
+	/* kthread_running: create() waits for this before returning.
+	 * R1: pairs with R2 in worker_start(), which then reads open_err. */
 	__atomic_store_n(&w->running, 1, __ATOMIC_RELEASE);
-	futex(&w->running, FUTEX_WAKE_PRIVATE, 1);
+	ucm_wake_futex(&w->running, FUTEX_WAKE_PRIVATE, 1);
 	if (w->open_err)
 		return NULL;
 
@@ -571,8 +564,9 @@ static void *worker_main(void *arg)
 		/* Ring empty: nothing may wait across an idle moment. */
 		worker_idle(w);
 		/* The other direction's work keeps the worker up, but not
-		 * past a stop: only worker_sleep() looks at it. */
-		if (sink && sink->poll && !__atomic_load_n(&w->wake.stop, __ATOMIC_ACQUIRE) &&
+		 * past a stop: only worker_sleep() looks at it.
+		 * X3: pairs with X1 in worker_stop() */
+		if (sink && sink->poll && !__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE) &&
 		    sink->poll(map->sink_ctx, w->idx))
 			continue;
 		if (worker_sleep(w))
@@ -598,19 +592,18 @@ static int cpu_allowed(int cpu)
 
 static void worker_stop(struct ucm_worker *w)
 {
-	__atomic_store_n(&w->wake.stop, 1, __ATOMIC_RELEASE);
-	/* Always wake: the worker may sleep without having announced it to
-	 * us yet; seq moving on makes its futex_wait return (an eventfd
-	 * keeps the wake). */
-	__atomic_fetch_add(&w->wake.seq, 1, __ATOMIC_RELEASE);
+	/* X1: pairs with X2 in worker_sleep() and X3 in worker_main(): a
+	 * worker that sees the stop sees all that came before it. */
+	__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+	/* The stop is work: a worker that announced its sleep before our W2
+	 * is woken by it; one that announces after re-checks stop (X2). */
 	worker_kick(w);
 	pthread_join(w->thread, NULL);
 }
 
 static void worker_free(struct ucm_worker *w)
 {
-	if (w->wake.fd >= 0)
-		close(w->wake.fd);
+	ucm_wake_fini(&w->wake);
 	ucm_ring__free(w->ring);
 	free(w);
 }
@@ -626,7 +619,7 @@ static int worker_inline(struct ucm_cpumap *map, uint32_t idx)
 	w->map = map;
 	w->idx = idx;
 	w->cpu = -1;
-	w->wake.fd = -1;
+	ucm_wake_init(&w->wake, false);	/* no fd: it cannot fail */
 	map->workers[idx] = w;
 	return 0;
 }
@@ -647,19 +640,16 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 	w->map = map;
 	w->idx = idx;
 	w->cpu = cpu;
-	w->wake.fd = -1;
+	/* With a sink that sleeps on its own fds, an eventfd among them. */
+	err = ucm_wake_init(&w->wake, map->sink && map->sink->wait);
+	if (err) {
+		free(w);
+		return err;
+	}
 	w->ring = ucm_ring__create(qsize, UCM_RING_MP);
 	if (!w->ring) {
-		free(w);
+		worker_free(w);
 		return -ENOMEM;
-	}
-	if (map->sink && map->sink->wait) {
-		w->wake.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (w->wake.fd < 0) {
-			err = -errno;
-			worker_free(w);
-			return err;
-		}
 	}
 
 	pthread_attr_init(&attr);
@@ -678,8 +668,9 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 		worker_free(w);
 		return err;
 	}
+	/* R2: pairs with R1 in worker_main(): open_err is its. */
 	while (!__atomic_load_n(&w->running, __ATOMIC_ACQUIRE))
-		futex(&w->running, FUTEX_WAIT_PRIVATE, 0);
+		ucm_wake_futex(&w->running, FUTEX_WAIT_PRIVATE, 0);
 	if (w->open_err) {
 		err = w->open_err < 0 ? w->open_err : -EIO;
 		pr_warn("worker %u (CPU %d): sink open failed: %s\n", idx, cpu,

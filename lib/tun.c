@@ -351,6 +351,8 @@ void ucm_tun__destroy(struct ucm_tun *tun)
 	if (!tun)
 		return;
 	for (w = 0; w < UCM_CPUMAP_MAX_WORKERS; w++)
+		/* O3: pairs with O2 in tun_close(): a slot seen free was
+		 * torn down before. */
 		if (__atomic_load_n(&tun->wk[w].open, __ATOMIC_ACQUIRE))
 			pr_warn("tun: %s destroyed while worker %u still uses it: destroy the cpumap first\n",
 				tun->name, w);
@@ -443,6 +445,8 @@ static int tun_open(void *ctx, uint32_t w)
 	if (w >= UCM_CPUMAP_MAX_WORKERS)
 		return -EINVAL;
 	wk = &tun->wk[w];
+	/* O1: pairs with O2 in tun_close() (and its error path below): the
+	 * last owner's teardown of this slot happens before we take it. */
 	if (__atomic_exchange_n(&wk->open, 1, __ATOMIC_ACQ_REL)) {
 		pr_warn("tun: %s: worker %u is already open: one cpumap per tun at a time\n",
 			tun->name, w);
@@ -482,6 +486,7 @@ err_ring:
 err_free:
 	free(st);
 err_open:
+	/* O2: pairs with O1 of the next open() and O3 in destroy() */
 	__atomic_store_n(&wk->open, 0, __ATOMIC_RELEASE);
 	return err;
 }
@@ -500,6 +505,7 @@ static void tun_close(void *ctx, uint32_t w)
 		ring_exit(st);
 	free(st);
 	wk->st = NULL;
+	/* O2: pairs with O1 of the next open() and O3 in destroy() */
 	__atomic_store_n(&wk->open, 0, __ATOMIC_RELEASE);
 }
 
@@ -610,6 +616,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	gso_save(&h->pkt, data, &sl->undo);
 	ucm_gso__build(&h->pkt, data, k, payload, st->plan.push[g], tap, vh);
 #ifdef UCM_DEBUG
+	/* Relaxed, no pair: a test's switch, nothing published with it. */
 	if (__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED))
 		vh->gso_type = 0x7f;
 #endif
@@ -847,6 +854,8 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 	return failed;
 }
 
+/* One batch's counts into the worker's: STAT_ADD, relaxed and without a
+ * pair (tun_worker's contract). */
 static void stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *a)
 {
 	if (a->packets) {
@@ -927,6 +936,8 @@ const struct ucm_sink_ops *ucm_tun__sink_duplex(void)
 
 /* ---- statistics -------------------------------------------------------- */
 
+/* READ_ONCE: relaxed, no pair; each counter is whole, the set is not a
+ * snapshot. */
 static void stats_add(struct ucm_tun_stats *dst, const struct ucm_tun_stats *s)
 {
 	uint32_t b;

@@ -58,11 +58,14 @@ struct tun_wstate {
 
 /*
  * One per possible worker index. Concurrency contract:
- *  - open: taken with an atomic exchange in open(), released (store,
- *    release) in close(); keeps two cpumaps off one worker slot.
+ *  - open: taken with an atomic exchange in open() (O1, acq_rel),
+ *    released in close() (O2, release), read by destroy() and
+ *    set_reverse() (O3, acquire);
+ *    keeps two cpumaps off one worker slot. O2 pairs with O1 and O3.
  *  - st: written and read by the worker thread only (open/xmit/close).
  *  - stats: written by that worker only (STAT_ADD), read by anyone
- *    (READ_ONCE), at any time.
+ *    (READ_ONCE), at any time; relaxed, no pair: nothing is published
+ *    through them.
  */
 struct tun_worker {
 	struct ucm_tun_stats stats;

@@ -467,6 +467,8 @@ int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 		return ucm_err(-EINVAL);
 	}
 	wk = &tun->wk[worker];
+	/* O3 (tun_internal.h): pairs with O2 in tun_close(). The worker's
+	 * open() reads txq and l2 later: its thread starts after this. */
 	if (__atomic_load_n(&wk->open, __ATOMIC_ACQUIRE))
 		return ucm_err(-EBUSY);
 	wk->txq = txq;

@@ -5,10 +5,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/eventfd.h>
 
 #include "pool_internal.h"
+#include "wake.h"
 #include "ucpumap/ring.h"
 #include "ucpumap/txq.h"
 
@@ -19,16 +18,16 @@
  * Concurrency contract: free and out follow ring.h's SPSC contract (free:
  * RX thread -> worker; out: worker -> RX thread). rx_stats are written by
  * the RX thread only, w_stats by the worker only (STAT_ADD), each on its
- * own cache line; anyone reads them (READ_ONCE). rx_sleeping: the W1/W2
- * word of txq.h, on its own line; wake_fd is read-only after create.
+ * own cache line; anyone reads them (READ_ONCE). rx_wake: the RX thread
+ * sleeps on it, the worker's sends kick it (wake.h's contract), on its
+ * own line.
  */
 struct ucm_txq {
 	struct ucm_umem *umem;
 	struct ucm_ring *free;
 	struct ucm_ring *out;
 	uint64_t base_mask;
-	int wake_fd;
-	uint32_t rx_sleeping __cacheline_aligned;
+	struct ucm_wake rx_wake __cacheline_aligned;
 	struct {
 		uint64_t lent, lend_short, collected;
 	} rx_stats __cacheline_aligned;
@@ -40,6 +39,7 @@ struct ucm_txq {
 struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 {
 	struct ucm_txq *t;
+	int err;
 
 	if (!size)
 		size = UCM_TXQ_DEFAULT_SIZE;
@@ -55,14 +55,12 @@ struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 	t->base_mask = ~(uint64_t)(ucm_umem__frame_size(umem) - 1);
 	t->free = ucm_ring__create(size, UCM_RING_SP);
 	t->out = ucm_ring__create(size, UCM_RING_SP);
-	t->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (!t->free || !t->out || t->wake_fd < 0) {
-		int err = t->wake_fd < 0 ? -errno : -ENOMEM;
-
+	err = ucm_wake_init(&t->rx_wake, true);
+	if (!t->free || !t->out || err) {
+		err = err ? err : -ENOMEM;
 		ucm_ring__free(t->free);
 		ucm_ring__free(t->out);
-		if (t->wake_fd >= 0)
-			close(t->wake_fd);
+		ucm_wake_fini(&t->rx_wake);
 		free(t);
 		return ucm_err_ptr(err);
 	}
@@ -80,7 +78,7 @@ int ucm_txq__destroy(struct ucm_txq *t)
 	}
 	ucm_ring__free(t->free);
 	ucm_ring__free(t->out);
-	close(t->wake_fd);
+	ucm_wake_fini(&t->rx_wake);
 	free(t);
 	return 0;
 }
@@ -120,24 +118,22 @@ int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool)
 
 bool ucm_txq__sleep_begin(struct ucm_txq *t)
 {
-	/* W1: pairs with W2 in ucm_txq__send() */
-	__atomic_exchange_n(&t->rx_sleeping, 1, __ATOMIC_SEQ_CST);
+	/* W1 (wake.h): pairs with W2 in ucm_txq__send() */
+	ucm_wake_announce(&t->rx_wake);
+	/* Re-check: descriptors sent before our W1 are seen here (C1 of
+	 * ring.h, after W1 synchronised with their W2). */
 	return ucm_ring__empty(t->out);
 }
 
 void ucm_txq__sleep_end(struct ucm_txq *t)
 {
-	uint64_t v;
-
-	__atomic_store_n(&t->rx_sleeping, 0, __ATOMIC_RELAXED);
-	/* Drain a wake (EAGAIN: none came). */
-	if (read(t->wake_fd, &v, sizeof(v)) < 0)
-		return;
+	/* W3, and read(wake_fd) only when a wake is owed (wake.h). */
+	ucm_wake_drain(&t->rx_wake);
 }
 
 int ucm_txq__wake_fd(const struct ucm_txq *t)
 {
-	return t->wake_fd;
+	return ucm_wake_fd(&t->rx_wake);
 }
 
 uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc, uint32_t max)
@@ -175,15 +171,15 @@ uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc, uint32_t n)
 	uint32_t k = ucm_ring__produce_sp(t->out, desc, n), i, m;
 
 	if (k) {
-		STAT_ADD(t->w_stats.sent, k);
-		/* W2: pairs with W1 in ucm_txq__sleep_begin() */
-		if (__atomic_fetch_or(&t->rx_sleeping, 0, __ATOMIC_SEQ_CST)) {
-			uint64_t one = 1;
+		int err;
 
-			/* EAGAIN: a wake is already pending. */
-			if (write(t->wake_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-				pr_warn("txq: cannot wake the RX thread: %s\n", strerror(errno));
-		}
+		STAT_ADD(t->w_stats.sent, k);
+		/* W2 (wake.h): pairs with W1 in ucm_txq__sleep_begin(); the
+		 * eventfd is written only by the send that finds the RX
+		 * thread asleep and not yet signalled. */
+		err = ucm_wake_kick(&t->rx_wake);
+		if (err < 0)
+			pr_warn("txq: cannot wake the RX thread: %s\n", strerror(-err));
 	}
 	/* Back-pressure: the RX thread is behind; these never go out. */
 	for (i = k; i < n; i += m) {

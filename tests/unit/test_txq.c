@@ -6,7 +6,12 @@
  * builds (the ones `make check` links) also check every frame move.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -204,11 +209,192 @@ static int test_threads(void)
 	return finish(d.u, p, d.t, -1);
 }
 
+/* The eventfd's counter, without reading it (which would take the wake). */
+static long long efd_count(int fd)
+{
+	char path[64], line[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "eventfd-count: %llx", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/* Back home as TX completion would bring them. */
+static void complete(struct ucm_umem *u, uint64_t *desc, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		desc[i] = ucm_desc_addr(desc[i]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
+	ucm_umem__put_bulk(u, desc, n);
+}
+
+/* The wake's system calls: a send writes the eventfd only when the RX
+ * thread announced a sleep and no send has signalled it yet; sleep_end
+ * takes what was written, so the fd is never left readable. */
+static int test_wake_once(void)
+{
+	struct ucm_umem *u = mk_umem(0);
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 64);
+	uint64_t addrs[8], desc[8];
+	int fd = ucm_txq__wake_fd(t);
+	uint32_t n;
+
+	UT_ASSERT(!ucm_pool__set_owner(p), "owner");
+	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
+	UT_ASSERT(ucm_txq__take(t, addrs, 8) == 8, "take");
+	for (uint32_t i = 0; i < 8; i++)
+		desc[i] = ucm_desc_make(addrs[i] + 256, 60);
+	UT_ASSERT(efd_count(fd) == 0, "count %lld at start", efd_count(fd));
+
+	UT_ASSERT(ucm_txq__send(t, desc, 1) == 1, "send");
+	UT_ASSERT(efd_count(fd) == 0, "awake, yet written: %lld", efd_count(fd));
+	UT_ASSERT(!ucm_txq__sleep_begin(t), "slept with a descriptor waiting");
+	ucm_txq__sleep_end(t);
+	UT_ASSERT(ucm_txq__collect(t, desc, 8) == 1, "collect");
+	complete(u, desc, 1);
+
+	UT_ASSERT(ucm_txq__sleep_begin(t), "no sleep on an empty channel");
+	for (uint32_t i = 1; i < 4; i++) {
+		desc[0] = ucm_desc_make(addrs[i] + 256, 60);
+		UT_ASSERT(ucm_txq__send(t, desc, 1) == 1, "send %u", i);
+		UT_ASSERT(efd_count(fd) == 1, "send %u while asleep: count %lld", i,
+			  efd_count(fd));
+	}
+	ucm_txq__sleep_end(t);
+	UT_ASSERT(efd_count(fd) == 0, "the wake is still there: %lld", efd_count(fd));
+	n = ucm_txq__collect(t, desc, 8);
+	UT_ASSERT(n == 3, "collected %u of 3", n);
+	complete(u, desc, n);
+
+	/* A sleep nobody signalled; a send after it, awake again. */
+	UT_ASSERT(ucm_txq__sleep_begin(t), "no sleep on an empty channel");
+	ucm_txq__sleep_end(t);
+	desc[0] = ucm_desc_make(addrs[4] + 256, 60);
+	UT_ASSERT(ucm_txq__send(t, desc, 1) == 1, "send");
+	UT_ASSERT(efd_count(fd) == 0, "awake, yet written: %lld", efd_count(fd));
+	UT_ASSERT(ucm_txq__collect(t, desc, 8) == 1, "collect");
+	complete(u, desc, 1);
+	ucm_txq__drop(t, addrs + 5, 3);
+	return finish(u, p, t, 56);
+}
+
+/*
+ * Ping-pong: the worker sends a burst only once the previous one is
+ * collected, after a random pause, so the RX thread is falling asleep,
+ * announcing, re-checking or asleep when it comes. A lost wake-up is a
+ * poll that times out although a send had returned (its kick done) well
+ * before: a worker that was merely not scheduled is not one.
+ */
+#define PINGPONG_ROUNDS	1000
+
+struct pingpong {
+	struct ucm_txq *t;
+	atomic_uint sent, collected;
+	atomic_uint done;		/* sent, counted after send() returned */
+	atomic_ullong done_ms;		/* when, stored before done */
+	atomic_bool last, stop;
+};
+
+static void *pingpong_worker(void *arg)
+{
+	struct pingpong *pp = arg;
+	uint64_t addrs[4], desc[4];
+	unsigned int seed = 1;
+
+	for (uint32_t r = 0; r < PINGPONG_ROUNDS && !atomic_load(&pp->stop); r++) {
+		uint32_t want = 1 + rand_r(&seed) % 4, n = 0;
+
+		while (atomic_load(&pp->collected) != atomic_load(&pp->sent) &&
+		       !atomic_load(&pp->stop))
+			sched_yield();
+		usleep(rand_r(&seed) % 200);
+		while (n < want && !atomic_load(&pp->stop))
+			n += ucm_txq__take(pp->t, addrs + n, want - n);
+		for (uint32_t i = 0; i < n; i++)
+			desc[i] = ucm_desc_make(addrs[i] + 256, 60);
+		/* Counted first: the RX thread may collect them at once. */
+		if (r == PINGPONG_ROUNDS - 1)
+			atomic_store(&pp->last, true);
+		atomic_fetch_add(&pp->sent, n);
+		if (ucm_txq__send(pp->t, desc, n) != n)
+			return (void *)1;	/* the out ring is never full here */
+		atomic_store(&pp->done_ms, ut_ms_now());
+		atomic_store(&pp->done, atomic_load(&pp->sent));
+	}
+	return NULL;
+}
+
+static int test_wake_threads(void)
+{
+	struct ucm_umem *u = mk_umem(0);
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct pingpong pp = { .t = ucm_txq__create(u, 64) };
+	uint32_t sleeps = 0, lost = 0;
+	bool finished = false;
+	uint64_t deadline = ut_ms_now() + 60000;
+	uint64_t desc[64];
+	pthread_t th;
+	void *wret;
+
+	UT_ASSERT(!ucm_pool__set_owner(p), "owner");
+	ucm_txq__lend(pp.t, p);
+	pthread_create(&th, NULL, pingpong_worker, &pp);
+	while (!lost && ut_ms_now() < deadline) {
+		struct pollfd pfd = { .fd = ucm_txq__wake_fd(pp.t), .events = POLLIN };
+		uint32_t n;
+
+		ucm_txq__lend(pp.t, p);
+		n = ucm_txq__collect(pp.t, desc, 64);
+		if (n) {
+			complete(u, desc, n);
+			atomic_fetch_add(&pp.collected, n);
+			continue;
+		}
+		if (atomic_load(&pp.last) &&
+		    atomic_load(&pp.collected) == atomic_load(&pp.sent)) {
+			finished = true;	/* the last burst is in */
+			break;
+		}
+		if (ucm_txq__sleep_begin(pp.t)) {
+			sleeps++;
+			/* done first: done_ms is then its send's or later. */
+			if (poll(&pfd, 1, 1000) == 0 &&
+			    atomic_load(&pp.done) > atomic_load(&pp.collected) &&
+			    atomic_load(&pp.done_ms) + 100 < ut_ms_now())
+				lost++;
+		}
+		ucm_txq__sleep_end(pp.t);
+	}
+	atomic_store(&pp.stop, true);
+	pthread_join(th, &wret);
+	UT_ASSERT(!wret, "worker failed");
+	UT_ASSERT(!lost, "a sleep of 1 s with a send done waiting (lost wake-up)");
+	UT_ASSERT(finished, "not done in 60 s");
+	UT_ASSERT(sleeps > 0, "the RX thread never slept");
+	/* A write that landed after the last sleep's end is still owed: the
+	 * next sleep's end takes it, and the fd is quiet again. */
+	UT_ASSERT(ucm_txq__sleep_begin(pp.t), "no sleep on an empty channel");
+	ucm_txq__sleep_end(pp.t);
+	UT_ASSERT(efd_count(ucm_txq__wake_fd(pp.t)) == 0, "the fd stays readable: %lld",
+		  efd_count(ucm_txq__wake_fd(pp.t)));
+	return finish(u, p, pp.t, -1);
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_round_trip),
 	UT_CASE(test_lend_needs_owner),
 	UT_CASE(test_send_full),
 	UT_CASE(test_threads),
+	UT_CASE(test_wake_once),
+	UT_CASE(test_wake_threads),
 	{}
 };
 

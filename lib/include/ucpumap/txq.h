@@ -25,19 +25,24 @@
  * Counters are written by one side each (named below) and read by anyone.
  * create/reclaim/destroy run on a control thread while neither side runs.
  *
- * Sleep/wake of the RX thread (W1 pairs with W2), the cpumap's protocol:
+ * Sleep/wake of the RX thread (W1 pairs with W2), the cpumap's protocol
+ * (lib/wake.h, where the argument is written out):
  *
  *   RX thread                              worker
  *   ucm_txq__sleep_begin():                ucm_txq__send():
- *     (W1) XCHG rx_sleeping = 1, seq_cst     publish on out (release)
- *     out ring not empty: do not sleep       (W2) s = FETCH_OR rx_sleeping,
- *   poll(wake_fd, ...)                            0, seq_cst
- *   ucm_txq__sleep_end(): rx_sleeping = 0,   if s: write(wake_fd)
- *     read(wake_fd)
+ *     (W1) XCHG rx_wake = SLEEPING,          publish on out (release)
+ *          seq_cst                           (W2) s = FETCH_OR rx_wake,
+ *     out ring not empty: do not sleep            KICKED, seq_cst
+ *   poll(wake_fd, ...)                       if s == SLEEPING: write(wake_fd)
+ *   ucm_txq__sleep_end(): (W3) XCHG
+ *     rx_wake = 0; read(wake_fd) if a
+ *     write is owed
  *
  * Either W2 sees "sleeping" and the eventfd (which keeps a wake that comes
  * before the poll) wakes the RX thread, or the RX thread's re-check after
- * W1 sees the published descriptors.
+ * W1 sees the published descriptors. Only the first send of a sleep writes
+ * the eventfd, and the RX thread reads it only after a sleep that a send
+ * signalled: no system call on either side otherwise.
  *
  * Lent frames are the pool's allocated frames (UCM_LOC_APP) until they come
  * home: through the TX path, through ucm_txq__drop() (a worker's frame it
@@ -94,7 +99,8 @@ UCM_API int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool);
  * not sleep (call sleep_end all the same). */
 UCM_API bool ucm_txq__sleep_begin(struct ucm_txq *t);
 UCM_API void ucm_txq__sleep_end(struct ucm_txq *t);
-/* The eventfd a sleeping RX thread polls (POLLIN) with its socket. */
+/* The eventfd a sleeping RX thread polls (POLLIN) with its socket. Poll
+ * it, never read it: ucm_txq__sleep_end() does, when a wake is owed. */
 UCM_API int ucm_txq__wake_fd(const struct ucm_txq *t);
 /* RX thread. Take up to @max filled descriptors (ucm_desc_make()). */
 UCM_API uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc,
