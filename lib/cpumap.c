@@ -117,7 +117,6 @@ struct ucm_cpumap {
 	struct ucm_umem *umem;
 	void *area;
 	uint32_t frame_size;
-	uint64_t base_mask;	/* descriptor address -> frame handle */
 	uint32_t flags;
 	const struct ucm_sink_ops *sink;
 	void *sink_ctx;
@@ -186,7 +185,7 @@ static void desc_to_base(const struct ucm_cpumap *map, const uint64_t *desc,
 			 uint64_t *base, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		base[i] = ucm_desc_addr(desc[i]) & map->base_mask;
+		base[i] = ucm_umem_desc_base(map->umem, desc[i]);
 }
 
 /* bq_flush_to_queue(): one ring reservation for the whole bulk. */
@@ -228,7 +227,7 @@ int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
 			uint64_t addr, uint32_t len)
 {
 	struct ucm_cpumap *map = prod->map;
-	uint64_t base = addr & map->base_mask;
+	uint64_t base = ucm_umem_base(map->umem, addr);
 	struct ucm_bq *bq;
 
 	/* Inline: every packet is ours to run, whatever the steering said. */
@@ -493,7 +492,7 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 	 * we are about to write, before touching any.
 	 */
 	for (i = 0; i < n; i++) {
-		base[i] = ucm_desc_addr(desc[i]) & map->base_mask;
+		base[i] = ucm_umem_desc_base(map->umem, desc[i]);
 		__builtin_prefetch((char *)map->area + ucm_desc_addr(desc[i]), 0);
 		__builtin_prefetch((char *)map->area + base[i], 1);
 	}
@@ -753,7 +752,6 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->umem = umem;
 	map->area = ucm_umem__area(umem);
 	map->frame_size = ucm_umem__frame_size(umem);
-	map->base_mask = ~(uint64_t)(map->frame_size - 1);
 	map->flags = o.flags;
 	map->sink = o.sink;
 	map->sink_ctx = o.sink_ctx;

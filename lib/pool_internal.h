@@ -90,6 +90,18 @@ static inline bool ucm_umem_addr_ok(const struct ucm_umem *umem, uint64_t addr)
 	return addr < umem->size && !(addr & (umem->frame_size - 1));
 }
 
+/* The frame an address lies in (a packet's, a descriptor's): its handle.
+ * Every layer that takes an address back to its frame asks here. */
+static inline uint64_t ucm_umem_base(const struct ucm_umem *umem, uint64_t addr)
+{
+	return addr & ~(uint64_t)(umem->frame_size - 1);
+}
+
+static inline uint64_t ucm_umem_desc_base(const struct ucm_umem *umem, uint64_t desc)
+{
+	return ucm_umem_base(umem, ucm_desc_addr(desc));
+}
+
 static inline struct ucm_pool *ucm_umem_owner(struct ucm_umem *umem,
 					      uint64_t addr)
 {

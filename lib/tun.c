@@ -350,7 +350,7 @@ void ucm_tun__destroy(struct ucm_tun *tun)
 
 	if (!tun)
 		return;
-	for (w = 0; w < UCM_CPUMAP_MAX_WORKERS; w++)
+	for (w = 0; w < UCM_TUN_MAX_WORKERS; w++)
 		/* O3: pairs with O2 in tun_close(): a slot seen free was
 		 * torn down before. */
 		if (__atomic_load_n(&tun->wk[w].open, __ATOMIC_ACQUIRE))
@@ -442,7 +442,7 @@ static int tun_open(void *ctx, uint32_t w)
 	struct tun_wstate *st;
 	int err;
 
-	if (w >= UCM_CPUMAP_MAX_WORKERS)
+	if (w >= UCM_TUN_MAX_WORKERS)
 		return -EINVAL;
 	wk = &tun->wk[w];
 	/* O1: pairs with O2 in tun_close() (and its error path below): the
@@ -965,7 +965,7 @@ int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
 	if (!tun || !st || q >= tun->nqueues)
 		return ucm_err(-EINVAL);
 	memset(st, 0, sizeof(*st));
-	for (w = q; w < UCM_CPUMAP_MAX_WORKERS; w += tun->nqueues)
+	for (w = q; w < UCM_TUN_MAX_WORKERS; w += tun->nqueues)
 		stats_add(st, &tun->wk[w].stats);
 	return 0;
 }
@@ -973,7 +973,7 @@ int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
 int ucm_tun__worker_stats(const struct ucm_tun *tun, uint32_t w,
 			  struct ucm_tun_stats *st)
 {
-	if (!tun || !st || w >= UCM_CPUMAP_MAX_WORKERS)
+	if (!tun || !st || w >= UCM_TUN_MAX_WORKERS)
 		return ucm_err(-EINVAL);
 	memset(st, 0, sizeof(*st));
 	stats_add(st, &tun->wk[w].stats);

@@ -90,7 +90,7 @@ struct ucm_tun {
 	uint32_t flags;
 	uint32_t nqueues;
 	int fds[UCM_TUN_MAX_QUEUES];
-	struct tun_worker wk[UCM_CPUMAP_MAX_WORKERS];
+	struct tun_worker wk[UCM_TUN_MAX_WORKERS];
 };
 
 int tun_uring_init(struct io_uring *ring, unsigned int entries);

@@ -459,7 +459,7 @@ int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 {
 	struct tun_worker *wk;
 
-	if (!tun || !txq || worker >= UCM_CPUMAP_MAX_WORKERS)
+	if (!tun || !txq || worker >= UCM_TUN_MAX_WORKERS)
 		return ucm_err(-EINVAL);
 	if ((!l2 && !(tun->flags & UCM_TUN_F_TAP))) {
 		pr_warn("tun: %s: a tun's packets need an Ethernet header to go out: give one\n",
@@ -483,7 +483,7 @@ int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
 	const uint64_t *src;
 	uint64_t *dst = (uint64_t *)st;
 
-	if (!tun || !st || worker >= UCM_CPUMAP_MAX_WORKERS)
+	if (!tun || !st || worker >= UCM_TUN_MAX_WORKERS)
 		return ucm_err(-EINVAL);
 	src = (const uint64_t *)&tun->wk[worker].rev_stats;
 	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)

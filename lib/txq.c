@@ -26,7 +26,6 @@ struct ucm_txq {
 	struct ucm_umem *umem;
 	struct ucm_ring *free;
 	struct ucm_ring *out;
-	uint64_t base_mask;
 	struct ucm_wake rx_wake __cacheline_aligned;
 	struct {
 		uint64_t lent, lend_short, collected;
@@ -52,7 +51,6 @@ struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 		return ucm_err_ptr(-ENOMEM);
 	memset(t, 0, sizeof(*t));
 	t->umem = umem;
-	t->base_mask = ~(uint64_t)(ucm_umem__frame_size(umem) - 1);
 	t->free = ucm_ring__create(size, UCM_RING_SP);
 	t->out = ucm_ring__create(size, UCM_RING_SP);
 	err = ucm_wake_init(&t->rx_wake, true);
@@ -185,7 +183,7 @@ uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc, uint32_t n)
 	for (i = k; i < n; i += m) {
 		m = min(n - i, (uint32_t)UCM_TXQ_DEFAULT_SIZE);
 		for (uint32_t j = 0; j < m; j++)
-			back[j] = ucm_desc_addr(desc[i + j]) & t->base_mask;
+			back[j] = ucm_umem_desc_base(t->umem, desc[i + j]);
 		ucm_txq__drop(t, back, m);
 		STAT_ADD(t->w_stats.send_full, m);
 	}
@@ -205,7 +203,7 @@ uint32_t ucm_txq__reclaim(struct ucm_txq *t)
 	}
 	while ((n = ucm_ring__consume(t->out, v, TXQ_LEND_BULK))) {
 		for (uint32_t i = 0; i < n; i++)
-			v[i] = ucm_desc_addr(v[i]) & t->base_mask;
+			v[i] = ucm_umem_desc_base(t->umem, v[i]);
 		__ucm_umem_put_bulk(t->umem, v, n, UCM_LOC_APP, false);
 		total += n;
 	}

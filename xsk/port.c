@@ -71,7 +71,6 @@ struct ucm_xsk {
 	struct xsk_umem *xumem;
 	void *area;
 	uint64_t size;
-	uint64_t base_mask;
 	uint32_t frame_size;
 	uint32_t fill_size;
 	int ifindex;
@@ -312,7 +311,6 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 	x->area = ucm_umem__area(x->umem);
 	x->size = ucm_umem__size(x->umem);
 	x->frame_size = ucm_umem__frame_size(x->umem);
-	x->base_mask = ~(uint64_t)(x->frame_size - 1);
 	x->fill_size = o.fill_size;
 	x->nqueues = o.nqueues;
 	x->q = calloc(o.nqueues, sizeof(*x->q));
@@ -534,7 +532,7 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 	n = xsk_ring_cons__peek(&q->rx, max, &idx);
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *rd = xsk_ring_cons__rx_desc(&q->rx, idx + i);
-		uint64_t addr = rd->addr, base = addr & x->base_mask;
+		uint64_t addr = rd->addr, base = ucm_umem_base(x->umem, addr);
 		struct ucm_xdp_meta *meta;
 
 		/* Never trust a descriptor: the frame must be ours and the
@@ -615,7 +613,7 @@ uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
 		td->addr = ucm_desc_addr(desc[i]);
 		td->len = ucm_desc_len(desc[i]);
 		td->options = 0;
-		ucm_frame_move(x->umem, td->addr & x->base_mask, UCM_LOC_APP,
+		ucm_frame_move(x->umem, ucm_umem_base(x->umem, td->addr), UCM_LOC_APP,
 			       UCM_LOC_KERNEL);
 	}
 	if (k) {
@@ -644,8 +642,8 @@ uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
 		tx_kick(q);
 	while ((n = xsk_ring_cons__peek(&q->comp, UCM_XSK_RX_BATCH, &idx))) {
 		for (i = 0; i < n; i++)
-			addrs[i] = *xsk_ring_cons__comp_addr(&q->comp, idx + i) &
-				   x->base_mask;
+			addrs[i] = ucm_umem_base(x->umem,
+						 *xsk_ring_cons__comp_addr(&q->comp, idx + i));
 		xsk_ring_cons__release(&q->comp, n);
 		q->tx_done += n;
 		/* Our xdp_return_frame_bulk(): the owner's bulk goes
@@ -690,7 +688,7 @@ uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 		k = ucm_xsk_queue__tx(q, desc, n);
 		if (k < n) {
 			for (j = k; j < n; j++)
-				desc[j - k] = ucm_desc_addr(desc[j]) & q->x->base_mask;
+				desc[j - k] = ucm_umem_desc_base(q->x->umem, desc[j]);
 			/* Our own pool's frames: home as the owner. */
 			ucm_umem__put_bulk(q->x->umem, desc, n - k);
 		}
@@ -760,7 +758,7 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 			/* A steering configuration with more workers than
 			 * the cpumap: count it, keep the frame. */
 			STAT_ADD(q->stats.rx_steer_err, 1);
-			ucm_pool__put(q->pool, d[i].addr & q->x->base_mask);
+			ucm_pool__put(q->pool, ucm_umem_base(q->x->umem, d[i].addr));
 		}
 	}
 	if (n)

@@ -40,8 +40,11 @@
 extern "C" {
 #endif
 
-/* One queue per worker at most: a cpumap has at most 64 workers. */
-#define UCM_TUN_MAX_QUEUES	UCM_CPUMAP_MAX_WORKERS
+/* Queues (fds) one tun opens, and sink workers (0..63) it keeps state
+ * for: 64, a bound on the memory of one tun; the kernel takes up to 256
+ * queues (MAX_TAP_QUEUES). */
+#define UCM_TUN_MAX_QUEUES	64
+#define UCM_TUN_MAX_WORKERS	64
 /* Packets per io_uring submission; larger sink batches are split. A
  * held hand-over (UCM_CPUMAP_F_HOLD: at most 71) fits in one. */
 #define UCM_TUN_BATCH_MAX	128
@@ -247,7 +250,7 @@ UCM_API int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
  * Return: 0, or -EINVAL for a queue out of range. */
 UCM_API int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
 				 struct ucm_tun_stats *st);
-/* Counters of worker @w (0..UCM_CPUMAP_MAX_WORKERS-1). */
+/* Counters of worker @w (0..UCM_TUN_MAX_WORKERS-1). */
 UCM_API int ucm_tun__worker_stats(const struct ucm_tun *tun, uint32_t w,
 				  struct ucm_tun_stats *st);
 
