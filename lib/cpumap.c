@@ -51,6 +51,14 @@
 #include "wake.h"
 #include "ucpumap/cpumap.h"
 
+/* The names of our places in the pool's messages. */
+__attribute__((constructor)) static void cpumap_loc_names(void)
+{
+	ucm_frame_loc_name(UCM_LOC_BQ, "bulkq");
+	ucm_frame_loc_name(UCM_LOC_WQ, "worker-ring");
+	ucm_frame_loc_name(UCM_LOC_WORKER, "worker");
+}
+
 #ifdef UCM_DEBUG
 void (*ucm_cpumap_test_hook)(uint32_t worker, enum ucm_cpumap_hook_point where);
 /* H1: pairs with the release store of the test that sets the hook, so

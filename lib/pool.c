@@ -36,20 +36,24 @@ uint64_t ucm_self_slow(void)
 	return ucm_self_id;
 }
 
-static const char *const loc_names[UCM_LOC__MAX] = {
+/* The pool's own places; the layers above name theirs at load time
+ * (ucm_frame_loc_name(), from a constructor: before any thread runs). */
+static const char *loc_names[UCM_LOC__MAX] = {
 	[UCM_LOC_STACK] = "stack",
 	[UCM_LOC_CACHE] = "cache",
 	[UCM_LOC_RING] = "ring",
 	[UCM_LOC_APP] = "app",
-	[UCM_LOC_BQ] = "bulkq",
-	[UCM_LOC_WQ] = "worker-ring",
-	[UCM_LOC_WORKER] = "worker",
-	[UCM_LOC_KERNEL] = "kernel",
 };
+
+void ucm_frame_loc_name(enum ucm_frame_loc loc, const char *name)
+{
+	if ((unsigned int)loc >= UCM_LOC_USER && (unsigned int)loc < UCM_LOC__MAX)
+		loc_names[loc] = name;
+}
 
 const char *ucm_frame_loc_str(enum ucm_frame_loc loc)
 {
-	if ((unsigned int)loc >= UCM_LOC__MAX)
+	if ((unsigned int)loc >= UCM_LOC__MAX || !loc_names[loc])
 		return "unknown";
 	return loc_names[loc];
 }

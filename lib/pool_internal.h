@@ -102,6 +102,10 @@ static inline uint64_t ucm_umem_desc_base(const struct ucm_umem *umem, uint64_t 
 	return ucm_umem_base(umem, ucm_desc_addr(desc));
 }
 
+/* A layer above the pool names its places (UCM_LOC_USER on) for the
+ * messages; from a constructor. */
+void ucm_frame_loc_name(enum ucm_frame_loc loc, const char *name);
+
 static inline struct ucm_pool *ucm_umem_owner(struct ucm_umem *umem,
 					      uint64_t addr)
 {
@@ -199,12 +203,14 @@ uint32_t ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
 			     uint32_t n, uint64_t *stat);
 
 /*
- * Take back the frames the kernel held when its sockets went away (fill and
- * RX rings): every frame of @pool found in no tier. There must be exactly
- * @expect of them, or frames are missing elsewhere: then nothing is moved
- * and -EUCLEAN is returned. Owner stopped; control path only.
+ * Take back the frames a user of the pool held all of when it let go of
+ * them (the kernel's, in @from, when its sockets went away): every frame
+ * of @pool found in no tier. There must be exactly @expect of them, or
+ * frames are missing elsewhere: then nothing is moved and -EUCLEAN is
+ * returned. Owner stopped; control path only.
  */
-int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect);
+int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect,
+		     enum ucm_frame_loc from);
 
 /* ucm_umem__put_bulk()/release_bulk() with the frames' expected location
  * (@from; UCM_LOC__MAX: anywhere outside the pool). */

@@ -427,7 +427,8 @@ int ucm_pool__audit(struct ucm_pool *pool, struct ucm_pool_audit *a)
 	return ucm_err(err);
 }
 
-int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect)
+int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect,
+		     enum ucm_frame_loc from)
 {
 	struct ucm_ring *r = pool->ring;
 	uint32_t i, n, ring_n, missing = 0;
@@ -465,8 +466,7 @@ int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect)
 	}
 	for (i = 0; i < missing; i += n) {
 		n = min(missing - i, (uint32_t)UCM_POOL_STACK_BULK);
-		ucm_frame_move_bulk(pool->umem, addrs + i, n, UCM_LOC_KERNEL,
-				    UCM_LOC_STACK);
+		ucm_frame_move_bulk(pool->umem, addrs + i, n, from, UCM_LOC_STACK);
 		ucm_pool_stack_push(pool, addrs + i, n, NULL);
 	}
 out:

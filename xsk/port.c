@@ -29,6 +29,12 @@
 #include "ucpumap/txq.h"
 #include "ucpumap/xsk.h"
 
+/* The name of our place in the pool's messages. */
+__attribute__((constructor)) static void xsk_loc_name(void)
+{
+	ucm_frame_loc_name(UCM_LOC_KERNEL, "kernel");
+}
+
 #define UCM_XSK_DEFAULT_RING	2048
 #define UCM_XSK_MAX_RING	16384
 /* Busy-poll time per poll (SO_BUSY_POLL, microseconds); the budget
@@ -392,7 +398,7 @@ int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms)
 
 		if (!held)
 			continue;
-		ret = ucm_pool_reclaim(q->pool, (uint32_t)held);
+		ret = ucm_pool_reclaim(q->pool, (uint32_t)held, UCM_LOC_KERNEL);
 		if (ret)
 			return ucm_err(ret);	/* nothing freed: see the log */
 		q->taken = q->posted;

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -1047,7 +1048,22 @@ static int test_inline_mode_hold(void)
 	return run_inline(UCM_CPUMAP_F_HOLD);
 }
 
+/* The pool names only its own places; the cpumap names its own. */
+static int test_loc_names(void)
+{
+	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC_CACHE), "cache"), "cache");
+	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC_BQ), "bulkq"), "%s",
+		  ucm_frame_loc_str(UCM_LOC_BQ));
+	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC_WQ), "worker-ring"), "%s",
+		  ucm_frame_loc_str(UCM_LOC_WQ));
+	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC_WORKER), "worker"), "%s",
+		  ucm_frame_loc_str(UCM_LOC_WORKER));
+	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC__MAX - 1), "unknown"), "unnamed");
+	return 0;
+}
+
 static const struct ut_case cases[] = {
+	UT_CASE(test_loc_names),
 	UT_CASE(test_inline_mode),
 	UT_CASE(test_inline_mode_hold),
 	UT_CASE(test_create_rejects_bad_options),

@@ -189,8 +189,9 @@ static int audit_pool(struct ucm_umem *umem, uint32_t p, uint32_t held,
 		  p, a.loc[UCM_LOC_APP], held);
 	UT_ASSERT(a.tagged == DEBUG_BUILD, "tagged %d in a %s build", a.tagged,
 		  DEBUG_BUILD ? "debug" : "release");
-	UT_ASSERT(!a.loc[UCM_LOC_BQ] && !a.loc[UCM_LOC_WQ] && !a.loc[UCM_LOC_WORKER],
-		  "pool %u: frames in cpumap locations without a cpumap", p);
+	for (int l = UCM_LOC_USER; l < UCM_LOC__MAX; l++)
+		UT_ASSERT(!a.loc[l], "pool %u: %u frames in place %s, which no user of the pool has",
+			  p, a.loc[l], ucm_frame_loc_str(l));
 	UT_ASSERT(ucm_pool__inflight(ucm_umem__pool(umem, p)) ==
 		  (int64_t)a.frames - a.loc[UCM_LOC_STACK],
 		  "pool %u: inflight %lld, %u frames off the stack", p,

@@ -26,6 +26,12 @@
 #include "ucpumap/pool.h"
 #include "ucpumap/pkt.h"
 
+/* The cpumap's places of a frame (pool.h's enum ucm_frame_loc). */
+#define UCM_LOC_BQ		(UCM_LOC_USER + 0)	/* a bulk queue */
+#define UCM_LOC_WQ		(UCM_LOC_USER + 1)	/* a worker ring */
+#define UCM_LOC_WORKER		(UCM_LOC_USER + 2)	/* a worker's batch, or its sink */
+#define UCM_LOC_CPUMAP_END	(UCM_LOC_USER + 3)	/* the next layer's first */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -86,17 +86,17 @@ struct ucm_umem_opts {
 #define ucm_umem_opts__last_field flags
 
 /* Where a frame is. Debug builds keep one tag per frame and check every
- * move; the audit counts them. */
+ * move; the audit counts them. The pool names its own places and the one
+ * out of it; the layers that hold frames above it number theirs from
+ * UCM_LOC_USER in their own headers (cpumap.h, xsk.h). */
 enum ucm_frame_loc {
 	UCM_LOC_STACK,		/* the pool's backing stack */
 	UCM_LOC_CACHE,		/* the owner's alloc cache */
 	UCM_LOC_RING,		/* the pool's recycle ring */
-	UCM_LOC_APP,		/* allocated: held by the application */
-	UCM_LOC_BQ,		/* a cpumap bulk queue */
-	UCM_LOC_WQ,		/* a cpumap worker ring */
-	UCM_LOC_WORKER,		/* a worker's batch, or its sink */
-	UCM_LOC_KERNEL,		/* posted to a fill ring: the kernel's until RX */
-	UCM_LOC__MAX,
+	UCM_LOC_APP,		/* allocated: out of the pool, held by its user */
+	UCM_LOC_USER,		/* the first place a user of the pool defines */
+	/* Tags are bytes; an audit counts this many places. */
+	UCM_LOC__MAX = 16,
 };
 
 UCM_API const char *ucm_frame_loc_str(enum ucm_frame_loc loc);

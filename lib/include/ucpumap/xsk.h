@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "ucpumap/api.h"
+#include "ucpumap/cpumap.h"
 #include "ucpumap/pool.h"
 #include "ucpumap/steer.h"
 
@@ -36,6 +37,11 @@ extern "C" {
  * half the completion ring (twice the RX ring), so completions of a full
  * TX ring always have room. */
 #define UCM_XSK_TX_RING		1024
+
+/* The sockets' place of a frame (pool.h's enum ucm_frame_loc): posted to a
+ * fill or TX ring, the kernel's until it comes back on the RX or
+ * completion ring. */
+#define UCM_LOC_KERNEL		UCM_LOC_CPUMAP_END
 
 enum ucm_xsk_mode {
 	UCM_XSK_AUTO = 0,	/* zero-copy if the driver can, else copy */
