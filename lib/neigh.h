@@ -19,8 +19,10 @@
 #define UCM_NEIGH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+struct nlmsghdr;
 struct ucm_neigh;
 
 struct ucm_neigh *ucm_neigh_create(int ifindex);
@@ -34,5 +36,23 @@ int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *
 /* The clock the cache's lifetimes run on (CLOCK_MONOTONIC, ns): read once
  * per batch by the caller, not once per packet. */
 uint64_t ucm_neigh_now(void);
+
+/* ---- for tests/unit/test_neigh.c ---------------------------------------- */
+
+/* Pure parsers over a received datagram. ucm_neigh_nl_find(): the reply to
+ * question @seq in @buf (@len bytes from @pid, the sender's nl_pid): 1
+ * with @msg, a message of @type with at least @hdr bytes of payload; 0
+ * when the datagram holds none (another sender's, another question's);
+ * the kernel's -errno; -EPROTO for a malformed message, an ACK or another
+ * type. */
+int ucm_neigh_nl_find(const void *buf, size_t len, uint32_t pid, uint32_t seq,
+		      uint16_t type, size_t hdr, const struct nlmsghdr **msg);
+/* A validated RTM_NEWROUTE: 0 with @hop (the gateway, or @dst on-link),
+ * -ENETUNREACH for no unicast route through @ifindex, -EPROTO. */
+int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
+			  const uint8_t *dst, uint8_t *hop);
+/* A validated RTM_NEWNEIGH: 0 with @mac, 1 with @mac of a stale entry,
+ * -EAGAIN for none usable, -EPROTO. */
+int ucm_neigh_parse_neigh(const struct nlmsghdr *h, int ifindex, bool v6, uint8_t *mac);
 
 #endif /* UCM_NEIGH_H */
