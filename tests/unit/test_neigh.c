@@ -3,7 +3,11 @@
  * The next-hop resolver (lib/neigh.c), without root: its netlink parsers
  * fed synthetic replies (good, truncated at every length from an
  * exact-size copy, wrong type, short, an error, an ACK, another sender,
- * another question).
+ * another question), its cache driven through a resolver-less instance
+ * whose questions the test answers (one question per destination, the
+ * answers used, refresh without a drop, negative answers backed off, the
+ * rate and in-flight bounds, the capacity of the seeded sets), and one
+ * real resolver thread asking the kernel about loopback addresses.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -11,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -19,6 +24,7 @@
 #include "utest.h"
 
 #define IFX	7		/* the NIC's ifindex in the synthetic replies */
+#define MS	1000000ull
 
 /* ---- building replies ------------------------------------------------------ */
 
@@ -277,6 +283,221 @@ static int test_parse_neigh(void)
 	return 0;
 }
 
+/* ---- the cache, the test as its resolver ---------------------------------------- */
+
+static void addr4(uint8_t *a, uint32_t i)
+{
+	uint32_t be = htonl(0x0a000000 | i);	/* 10.x.y.z */
+
+	memcpy(a, &be, 4);
+}
+
+static int take_all(struct ucm_neigh *n, uint8_t (*got)[16], int max)
+{
+	bool v6;
+	int k = 0;
+
+	while (k < max && !ucm_neigh_take_request(n, &v6, got[k]))
+		k++;
+	return k;
+}
+
+/* A miss asks once and drops; the answer is used at the next batch; a
+ * known next hop is asked about again after 1 s and used until the answer
+ * (the kernel's STALE), which replaces it, a negative one too. */
+static int test_cache_answer(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(1);
+	uint8_t a[4], mac[6], got[4][16];
+	uint64_t asks = 0, t = 1000 * MS;
+
+	UT_ASSERT(n, "create");
+	addr4(a, 1);
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss");
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss again");
+	UT_ASSERT(asks == 1, "%llu questions for one address", (unsigned long long)asks);
+	UT_ASSERT(take_all(n, got, 4) == 0, "a question before the kick");
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 4) == 1 && !memcmp(got[0], a, 4), "the question");
+	ucm_neigh_put_answer(n, false, got[0], 0, MAC);
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "before the sync");
+	t += MS;
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks) && !memcmp(mac, MAC, 6), "known");
+	t += 1000 * MS;
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks), "used while refreshed");
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks), "used while refreshed");
+	UT_ASSERT(asks == 2, "%llu questions", (unsigned long long)asks);
+	t += 5000 * MS;
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks), "used until the answer");
+	UT_ASSERT(asks == 2, "asked twice at once");
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 4) == 1, "the refresh question");
+	ucm_neigh_put_answer(n, false, got[0], -ENETUNREACH, NULL);
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -ENETUNREACH, "gone");
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
+/* Negative answers are kept and asked again after 25, 50, 100 ms ...; the
+ * kernel's own errno is what the lookup returns. */
+static int test_cache_negative(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(2);
+	uint8_t a[4], mac[6], got[4][16];
+	uint64_t asks = 0, t = 1000 * MS, wait = 25 * MS;
+
+	UT_ASSERT(n, "create");
+	addr4(a, 2);
+	ucm_neigh_sync(n, t);
+	ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	for (int round = 0; round < 4; round++) {
+		ucm_neigh_kick(n);
+		UT_ASSERT(take_all(n, got, 4) == 1, "round %d: no question", round);
+		ucm_neigh_put_answer(n, false, got[0], -ENETUNREACH, NULL);
+		ucm_neigh_sync(n, t);
+		UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t + wait - 1, &asks) == -ENETUNREACH,
+			  "round %d: answer", round);
+		UT_ASSERT(asks == (uint64_t)round + 1, "round %d: asked before %llu ms", round,
+			  (unsigned long long)(wait / MS));
+		t += wait;
+		ucm_neigh_sync(n, t);
+		UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -ENETUNREACH, "due");
+		UT_ASSERT(asks == (uint64_t)round + 2, "round %d: not asked at %llu ms", round,
+			  (unsigned long long)(wait / MS));
+		wait *= 2;
+	}
+	/* A positive answer ends the backoff. */
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 4) == 1, "the last question");
+	ucm_neigh_put_answer(n, false, got[0], 0, MAC);
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks), "resolved at last");
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
+/* A burst of new destinations: 32 questions at once, then one per ms, and
+ * never more than 64 unanswered. */
+static int test_cache_bounds(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(3);
+	uint8_t a[4], mac[6], got[128][16];
+	uint64_t asks = 0, t = 1000 * MS;
+	int k;
+
+	UT_ASSERT(n, "create");
+	ucm_neigh_sync(n, t);
+	for (uint32_t i = 0; i < 500; i++) {
+		addr4(a, 100 + i);
+		UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss");
+	}
+	UT_ASSERT(asks == 32, "%llu questions in a burst", (unsigned long long)asks);
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 128) == 32, "questions handed over");
+	t += 10 * MS;
+	ucm_neigh_sync(n, t);
+	for (uint32_t i = 0; i < 500; i++) {
+		addr4(a, 1000 + i);
+		ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	}
+	UT_ASSERT(asks == 42, "%llu questions after 10 ms", (unsigned long long)asks);
+	t += 1000 * MS;
+	ucm_neigh_sync(n, t);
+	for (uint32_t i = 0; i < 500; i++) {
+		addr4(a, 2000 + i);
+		ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	}
+	UT_ASSERT(asks == 64, "%llu questions unanswered", (unsigned long long)asks);
+	ucm_neigh_kick(n);
+	k = take_all(n, got, 128);
+	UT_ASSERT(k == 32, "%d more questions", k);
+	/* Answers make room again. */
+	for (int i = 0; i < 64; i++)
+		ucm_neigh_put_answer(n, false, got[i % 32], -EAGAIN, NULL);
+	ucm_neigh_sync(n, t);
+	addr4(a, 5000);
+	ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	UT_ASSERT(asks == 65, "no question after the answers");
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
+/* 512 destinations in 1024 places (4-way sets): 90% stay at least. */
+static int test_cache_capacity(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(0x9e3779b97f4a7c15ull);
+	uint8_t a[4], mac[6], got[64][16];
+	uint64_t asks = 0, t = 1000 * MS;
+	uint32_t hits = 0, next = 0;
+
+	UT_ASSERT(n, "create");
+	while (next < 512) {
+		int k;
+
+		ucm_neigh_sync(n, t);
+		for (uint32_t i = 0; i < 32 && next < 512; i++) {
+			addr4(a, next);
+			if (ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN)
+				next++;
+		}
+		ucm_neigh_kick(n);
+		k = take_all(n, got, 64);
+		for (int i = 0; i < k; i++)
+			ucm_neigh_put_answer(n, false, got[i], 0, MAC);
+		t += 32 * MS;
+	}
+	ucm_neigh_sync(n, t);
+	for (uint32_t i = 0; i < 512; i++) {
+		addr4(a, i);
+		hits += !ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	}
+	UT_ASSERT(hits >= 460, "%u of 512 destinations cached", hits);
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
+/* ---- a real resolver thread ------------------------------------------------------ */
+
+/* Loopback addresses through lo: local, so no route through the NIC, as
+ * the kernel answers without root. The worker never waits: it looks
+ * again per batch until the answer is in. */
+static int test_resolver_thread(void)
+{
+	static const uint8_t lo6[16] = { [15] = 1 };
+	uint8_t lo4[4] = { 127, 0, 0, 1 }, mac[6];
+	struct ucm_neigh *n = ucm_neigh_create(1);
+	uint64_t asks = 0, deadline = ut_ms_now() + 2000, t0;
+	int r4 = -EAGAIN, r6 = -EAGAIN;
+
+	if (!n) {
+		ut_skip_reason("no netlink socket: %s", strerror(errno));
+		return UT_SKIP;
+	}
+	while ((r4 == -EAGAIN || r6 == -EAGAIN) && ut_ms_now() < deadline) {
+		uint64_t now = ucm_neigh_now();
+
+		ucm_neigh_sync(n, now);
+		r4 = ucm_neigh_lookup(n, false, lo4, mac, now, &asks);
+		r6 = ucm_neigh_lookup(n, true, lo6, mac, now, &asks);
+		ucm_neigh_kick(n);
+		ut_msleep(1);
+	}
+	UT_ASSERT(r4 == -ENETUNREACH, "127.0.0.1 via lo: %d", r4);
+	UT_ASSERT(r6 == -ENETUNREACH || r6 == -EAFNOSUPPORT || r6 == -ENETDOWN,
+		  "::1 via lo: %d", r6);
+	UT_ASSERT(asks >= 2, "%llu questions for two addresses", (unsigned long long)asks);
+	t0 = ut_ms_now();
+	ucm_neigh_destroy(n);
+	UT_ASSERT(ut_ms_now() - t0 < 500, "destroy took %llu ms",
+		  (unsigned long long)(ut_ms_now() - t0));
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_find_good),
 	UT_CASE(test_find_truncated),
@@ -285,6 +506,11 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_find_foreign),
 	UT_CASE(test_parse_route),
 	UT_CASE(test_parse_neigh),
+	UT_CASE(test_cache_answer),
+	UT_CASE(test_cache_negative),
+	UT_CASE(test_cache_bounds),
+	UT_CASE(test_cache_capacity),
+	UT_CASE(test_resolver_thread),
 	{}
 };
 
