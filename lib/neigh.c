@@ -600,8 +600,10 @@ void ucm_neigh_destroy(struct ucm_neigh *n)
 
 /* ---- the worker's side ---------------------------------------------------- */
 
-/* A seeded hash of the destination, as the kernel seeds its neighbour
- * tables' (neigh_rand): no one outside picks addresses that collide. */
+/* A hash of the destination seeded per resolver, as the kernel seeds its
+ * neighbour tables' (neigh_rand): who picks the addresses (a remote
+ * sender, whose replies come back this way) does not know the seed, so
+ * cannot aim them all at one set. */
 static uint32_t neigh_hash(uint64_t seed, bool v6, const uint8_t *a)
 {
 	uint64_t h = seed ^ v6;

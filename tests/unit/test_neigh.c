@@ -6,8 +6,8 @@
  * another question), its cache driven through a resolver-less instance
  * whose questions the test answers (one question per destination, the
  * answers used, refresh without a drop, negative answers backed off, the
- * rate and in-flight bounds, the capacity of the seeded sets), and one
- * real resolver thread asking the kernel about loopback addresses.
+ * rate and in-flight bounds, the capacity of the seeded sets), and real
+ * resolver threads asking the kernel about loopback addresses.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -498,6 +498,50 @@ static int test_resolver_thread(void)
 	return 0;
 }
 
+/* 300 destinations through the rings many times round, the worker and
+ * the resolver on their own threads (TSan checks the pairs): every one
+ * answered, none twice at once. */
+static int test_resolver_many(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create(1);
+	uint64_t asks = 0, deadline = ut_ms_now() + 5000;
+	uint32_t done = 0, bad = 0;
+	uint8_t mac[6], a[4];
+	int ret[300];
+
+	if (!n) {
+		ut_skip_reason("no netlink socket: %s", strerror(errno));
+		return UT_SKIP;
+	}
+	for (int i = 0; i < 300; i++)
+		ret[i] = -EAGAIN;
+	while (done < 300 && ut_ms_now() < deadline) {
+		uint64_t now = ucm_neigh_now();
+
+		ucm_neigh_sync(n, now);
+		done = 0;
+		for (int i = 0; i < 300; i++) {
+			a[0] = 127;
+			a[1] = 1;
+			a[2] = i >> 8;
+			a[3] = i & 0xff;
+			if (ret[i] == -EAGAIN)
+				ret[i] = ucm_neigh_lookup(n, false, a, mac, now, &asks);
+			done += ret[i] != -EAGAIN;
+		}
+		ucm_neigh_kick(n);
+		ut_msleep(1);
+	}
+	for (int i = 0; i < 300; i++)
+		bad += ret[i] != -ENETUNREACH;
+	ucm_neigh_destroy(n);
+	UT_ASSERT(done == 300, "%u of 300 answered in 5 s", done);
+	UT_ASSERT(!bad, "%u answers not -ENETUNREACH", bad);
+	UT_ASSERT(asks >= 300 && asks < 400, "%llu questions for 300 addresses",
+		  (unsigned long long)asks);
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_find_good),
 	UT_CASE(test_find_truncated),
@@ -511,6 +555,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_cache_bounds),
 	UT_CASE(test_cache_capacity),
 	UT_CASE(test_resolver_thread),
+	UT_CASE(test_resolver_many),
 	{}
 };
 
