@@ -1,13 +1,65 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Next hops from the kernel (see neigh.h): a direct-mapped cache in front
- * of two netlink requests, RTM_GETROUTE (oif = the NIC) and RTM_GETNEIGH.
+ * Next hops from the kernel (see neigh.h): a seeded, 4-way set-associative
+ * cache on the worker, fed by a resolver thread that talks netlink.
+ *
+ * Why a thread, not a non-blocking socket on the worker: rtnetlink answers
+ * inside the sender's sendmsg() (RTM_NEWNEIGH under the RTNL mutex, which
+ * any `ip` command or link change holds), so even a MSG_DONTWAIT send can
+ * sleep for as long as someone else keeps that lock, and a route question
+ * and the neighbour question that depends on its answer would make the
+ * worker a state machine around its own sleep. On its own thread the
+ * resolver can talk synchronously (each wait bounded by SO_RCVTIMEO); the
+ * worker's part is a slot written per miss and, per batch with new
+ * questions, one release store and one eventfd write.
+ *
+ * Concurrency contract. Two threads: the worker (the one calling sync,
+ * lookup and kick; create and destroy too) and the resolver.
+ * - The cache (set[]), the budget (tokens, tokens_at), req_next and
+ *   ans_head are the worker's alone: no atomics.
+ * - req[] and req_tail: the worker writes a slot, then publishes it with a
+ *   store-release of req_tail in kick(), which pairs with the resolver's
+ *   load-acquire of req_tail in resolver_drain(). The resolver only reads
+ *   the slots and keeps its own req_head.
+ * - ans[] and ans_tail: the resolver writes a slot, then a store-release
+ *   of ans_tail, paired with the worker's load-acquire in sync(). The
+ *   worker keeps its own ans_head.
+ * - No ring can overrun: the worker queues a question only while fewer
+ *   than NEIGH_RING are unanswered (req_next - ans_head), and the resolver
+ *   answers each question once, held ones later than others. It reads the
+ *   question slots once each, in order, each before its answer: when the
+ *   worker has taken k answers, the slots of the first k questions are
+ *   read, and its acquire of ans_tail orders that before it rewrites one.
+ *   Answer slot j + NEIGH_RING is written for a question published after
+ *   the worker took answer j (its release of req_tail, the resolver's
+ *   acquire).
+ * - stop: destroy's store-release, paired with the resolver's load-acquire
+ *   after each wake; efd (eventfd) wakes it: kick() writes it after the
+ *   release of req_tail, the resolver reads it (resetting it) before it
+ *   loads req_tail, so a question published after that load leaves the
+ *   counter set and poll() returns at once: no lost wake-up.
+ * - fd (netlink), buf, seq, req_head, ans_next, held[] and nheld are the
+ *   resolver's alone.
+ *
+ * A question whose next hop the kernel is resolving is held by the
+ * resolver, which looks at the neighbour entry again after 1, 2, 4 ... ms
+ * (128 ms at most, its poll() timeout) and answers as soon as it is
+ * usable, or -EAGAIN after 1 s: the worker learns of the address within a
+ * few ms of the kernel, without asking again, so only the packets of that
+ * wait are dropped, as the kernel queues (and drops past its small queue)
+ * what waits for a neighbour.
  */
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
@@ -16,27 +68,85 @@
 #include "internal.h"
 #include "neigh.h"
 
-#define NEIGH_SLOTS	1024		/* destinations a worker sends to at once (40 KiB) */
-#define NEIGH_TTL_NS	1000000000ull	/* follow the kernel's table every second */
-#define NEIGH_NEG_NS	50000000ull	/* an unresolved one: ask again after 50 ms */
+#define NEIGH_WAYS	4
+#define NEIGH_SETS	256		/* 1024 destinations per worker (40 KiB) */
+#define NEIGH_REFRESH_NS 1000000000ull	/* a known next hop: ask again after 1 s */
+#define NEIGH_NEG_NS	25000000ull	/* a negative answer: ask again after 25 ms, */
+#define NEIGH_NEG_MAX	6		/* doubling each time up to 1.6 s */
+#define NEIGH_RING	64		/* questions in flight per worker */
+#define NEIGH_RATE_NS	1000000ull	/* the budget: a question per ms, */
+#define NEIGH_BURST	32		/* saved up to 32 */
 #define NL_BUF		8192
+#define NL_WAIT_MS	100		/* a netlink answer's wait, */
+#define NL_READS	8		/* and the datagrams read for one */
+#define HOLD_NS		1000000000ull	/* a neighbour the kernel resolves: watched 1 s, */
+#define HOLD_STEP_MS	1		/* looked at after 1, 2, 4 ... ms, */
+#define HOLD_STEP_MAX	128		/* then every 128 ms */
 /* Neighbour states with a usable address. */
 #define NUD_USABLE	(NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | \
 			 NUD_PERMANENT | NUD_NOARP)
 
+enum { NE_FREE, NE_KNOWN, NE_NEG };
+
 struct neigh_entry {
 	uint8_t addr[16];
 	uint8_t mac[6];
-	bool used, v6, known;
-	uint64_t expires;
+	uint8_t state;		/* NE_* */
+	uint8_t v6;
+	uint8_t pending;	/* a question is out */
+	uint8_t backoff;	/* NE_NEG: doublings of NEIGH_NEG_NS */
+	int16_t err;		/* NE_NEG: the answer */
+	uint64_t refresh;	/* ask again from then */
 };
 
-/* Concurrency contract: one worker's, like the tun read path using it. */
+struct neigh_req {
+	uint8_t addr[16];
+	uint8_t v6;
+};
+
+struct neigh_ans {
+	uint8_t addr[16];
+	uint8_t mac[6];
+	uint8_t v6;
+	int32_t err;
+};
+
+/* A question the resolver keeps open while the kernel resolves its hop. */
+struct neigh_held {
+	uint8_t addr[16];
+	uint8_t hop[16];
+	uint8_t v6;
+	uint32_t step_ms;
+	uint64_t next;		/* look again then */
+	uint64_t deadline;	/* answer -EAGAIN then */
+};
+
 struct ucm_neigh {
-	int fd;
+	/* the worker's */
+	struct neigh_entry set[NEIGH_SETS][NEIGH_WAYS];
+	uint64_t seed;
+	uint64_t tokens_at;	/* the budget's clock */
+	uint32_t tokens;
+	uint32_t req_next;	/* questions written */
+	uint32_t ans_head;	/* answers taken */
+	/* shared, see the contract */
+	uint32_t req_tail __cacheline_aligned;
+	uint32_t ans_tail __cacheline_aligned;
+	int stop;
+	int efd;
+	struct neigh_req req[NEIGH_RING];
+	struct neigh_ans ans[NEIGH_RING];
+	/* the resolver's */
+	int fd __cacheline_aligned;
 	int ifindex;
 	uint32_t seq;
-	struct neigh_entry slot[NEIGH_SLOTS];
+	uint32_t req_head;
+	uint32_t ans_next;
+	uint32_t nheld;
+	struct neigh_held held[NEIGH_RING];
+	pthread_t thread;
+	bool thread_ok;
+	char buf[NL_BUF] __attribute__((aligned(8)));
 };
 
 uint64_t ucm_neigh_now(void)
@@ -47,33 +157,108 @@ uint64_t ucm_neigh_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-struct ucm_neigh *ucm_neigh_create(int ifindex)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct ucm_neigh *n = calloc(1, sizeof(*n));
-	int err;
+/* ---- netlink replies: pure functions over a buffer ----------------------- */
 
-	if (!n)
-		return ucm_err_ptr(-ENOMEM);
-	n->ifindex = ifindex;
-	n->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (n->fd < 0 || bind(n->fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		err = -errno;
-		if (n->fd >= 0)
-			close(n->fd);
-		free(n);
-		return ucm_err_ptr(err);
+int ucm_neigh_nl_find(const void *buf, size_t len, uint32_t pid, uint32_t seq,
+		      uint16_t type, size_t hdr, const struct nlmsghdr **msg)
+{
+	const char *p = buf;
+
+	if (pid != 0)
+		return 0;	/* only the kernel answers our questions */
+	while (len >= NLMSG_HDRLEN) {
+		const struct nlmsghdr *h = (const struct nlmsghdr *)p;
+		size_t step;
+
+		if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > len)
+			return -EPROTO;
+		if (h->nlmsg_seq == seq) {
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) ||
+				    e->error >= 0 || e->error < -4095)
+					return -EPROTO;	/* short, or an ACK */
+				return e->error;
+			}
+			if (h->nlmsg_type != type || h->nlmsg_len < NLMSG_LENGTH(hdr))
+				return -EPROTO;
+			*msg = h;
+			return 1;
+		}
+		step = NLMSG_ALIGN(h->nlmsg_len);
+		if (step >= len)
+			break;
+		p += step;
+		len -= step;
 	}
-	return n;
+	return 0;
 }
 
-void ucm_neigh_destroy(struct ucm_neigh *n)
+/* The attributes after a fixed header of @hdr bytes, and their length. */
+static const struct rtattr *attrs(const struct nlmsghdr *h, size_t hdr, int *len)
 {
-	if (!n)
-		return;
-	close(n->fd);
-	free(n);
+	*len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(hdr));
+	return (const struct rtattr *)((const char *)NLMSG_DATA(h) + NLMSG_ALIGN(hdr));
 }
+
+int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
+			  const uint8_t *dst, uint8_t *hop)
+{
+	const struct rtmsg *rt = NLMSG_DATA(h);
+	unsigned int alen = v6 ? 16 : 4;
+	const struct rtattr *a;
+	uint32_t table;
+	int len, oif = 0;
+
+	if (h->nlmsg_type != RTM_NEWROUTE || h->nlmsg_len < NLMSG_LENGTH(sizeof(*rt)) ||
+	    rt->rtm_family != (v6 ? AF_INET6 : AF_INET))
+		return -EPROTO;
+	table = rt->rtm_table;
+	memcpy(hop, dst, alen);
+	for (a = attrs(h, sizeof(*rt), &len); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == alen)
+			memcpy(hop, RTA_DATA(a), alen);
+		else if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) == sizeof(int))
+			memcpy(&oif, RTA_DATA(a), sizeof(oif));
+		else if (a->rta_type == RTA_TABLE && RTA_PAYLOAD(a) == sizeof(uint32_t))
+			memcpy(&table, RTA_DATA(a), sizeof(table));
+	}
+	/* With an output interface and no route through it, the kernel
+	 * answers anyway, assuming the destination is on-link, from no
+	 * table: that is no route through the NIC. A local address is none
+	 * either. */
+	if (rt->rtm_type != RTN_UNICAST || oif != ifindex || table == RT_TABLE_UNSPEC)
+		return -ENETUNREACH;
+	return 0;
+}
+
+int ucm_neigh_parse_neigh(const struct nlmsghdr *h, int ifindex, bool v6, uint8_t *mac)
+{
+	const struct ndmsg *nd = NLMSG_DATA(h);
+	const struct rtattr *a;
+	int len;
+
+	if (h->nlmsg_type != RTM_NEWNEIGH || h->nlmsg_len < NLMSG_LENGTH(sizeof(*nd)) ||
+	    nd->ndm_family != (v6 ? AF_INET6 : AF_INET) || nd->ndm_ifindex != ifindex)
+		return -EPROTO;
+	if (!(nd->ndm_state & NUD_USABLE))
+		return -EAGAIN;
+	for (a = attrs(h, sizeof(*nd), &len); RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
+			memcpy(mac, RTA_DATA(a), 6);
+			return nd->ndm_state & NUD_STALE ? 1 : 0;
+		}
+	return -EAGAIN;
+}
+
+/* ---- the resolver thread: netlink, synchronous, bounded -------------------- */
+
+/* A request: room for a header and two addresses. */
+union nl_req {
+	struct nlmsghdr h;
+	char buf[128];
+};
 
 static void put_attr(struct nlmsghdr *h, int type, const void *data, int len)
 {
@@ -85,177 +270,522 @@ static void put_attr(struct nlmsghdr *h, int type, const void *data, int len)
 	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
 }
 
-/*
- * Send @req and read the answer into @buf: the first message of our
- * sequence number. Return its length, or -errno (from NLMSG_ERROR too);
- * 0 for an acknowledgement.
- */
-static int nl_talk(struct ucm_neigh *n, struct nlmsghdr *req, char *buf)
+static int nl_send(struct ucm_neigh *n, struct nlmsghdr *req)
 {
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
-	ssize_t len;
 
 	req->nlmsg_seq = ++n->seq;
 	if (sendto(n->fd, req, req->nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		return -errno;
-	for (;;) {
-		struct nlmsghdr *h;
-
-		len = recv(n->fd, buf, NL_BUF, 0);
-		if (len < 0)
-			return -errno;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
-			if (h->nlmsg_seq != n->seq)
-				continue;	/* a late answer to an older question */
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
-			memmove(buf, h, h->nlmsg_len);
-			return h->nlmsg_len;
-		}
-	}
-}
-
-/* The next hop towards @dst through the NIC: its gateway, or @dst. */
-static int route_next_hop(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *hop)
-{
-	char buf[NL_BUF];
-	union {
-		struct {
-			struct nlmsghdr h;
-			struct rtmsg r;
-		};
-		char buf[128];
-	} req = {};
-	int alen = v6 ? 16 : 4, len, oif = 0;
-	uint32_t table;
-	struct rtmsg *rt;
-	struct rtattr *a;
-
-	req.h.nlmsg_len = NLMSG_LENGTH(sizeof(req.r));
-	req.h.nlmsg_type = RTM_GETROUTE;
-	req.h.nlmsg_flags = NLM_F_REQUEST;
-	req.r.rtm_family = v6 ? AF_INET6 : AF_INET;
-	req.r.rtm_dst_len = alen * 8;
-	put_attr((struct nlmsghdr *)req.buf, RTA_DST, dst, alen);
-	put_attr((struct nlmsghdr *)req.buf, RTA_OIF, &n->ifindex, sizeof(n->ifindex));
-	len = nl_talk(n, (struct nlmsghdr *)req.buf, buf);
-	if (len <= 0)
-		return len ? len : -EPROTO;
-	rt = NLMSG_DATA(buf);
-	table = rt->rtm_table;
-	memcpy(hop, dst, alen);
-	len = RTM_PAYLOAD((struct nlmsghdr *)buf);
-	for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == (unsigned int)alen)
-			memcpy(hop, RTA_DATA(a), alen);
-		else if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) == sizeof(int))
-			memcpy(&oif, RTA_DATA(a), sizeof(oif));
-		else if (a->rta_type == RTA_TABLE && RTA_PAYLOAD(a) == sizeof(uint32_t))
-			memcpy(&table, RTA_DATA(a), sizeof(table));
-	}
-	/* With an output interface and no route through it, the kernel
-	 * answers anyway, assuming the destination is on-link, from no
-	 * table: that is no route through the NIC. A local address is none
-	 * either. */
-	if (rt->rtm_type != RTN_UNICAST || oif != n->ifindex || table == RT_TABLE_UNSPEC)
-		return -ENETUNREACH;
 	return 0;
 }
 
-/* A neighbour request about @hop on the NIC (@type, @flags, @ntf); the
- * answer in @buf, as nl_talk(). */
-static int neigh_talk(struct ucm_neigh *n, int type, int flags, uint8_t ntf, bool v6,
-		      const uint8_t *hop, char *buf)
+/*
+ * Send @req and find its answer, a @type message with @hdr bytes of
+ * payload, in n->buf: 0 with @msg, or -errno. Each read waits NL_WAIT_MS
+ * at most (SO_RCVTIMEO); late answers to older questions, and datagrams
+ * from anyone but the kernel, are read past, NL_READS at most.
+ */
+static int nl_talk(struct ucm_neigh *n, struct nlmsghdr *req, uint16_t type, size_t hdr,
+		   const struct nlmsghdr **msg)
 {
-	union {
-		struct {
-			struct nlmsghdr h;
-			struct ndmsg nd;
-		};
-		char buf[128];
-	} req = {};
+	int err = nl_send(n, req);
 
-	req.h.nlmsg_len = NLMSG_LENGTH(sizeof(req.nd));
-	req.h.nlmsg_type = type;
-	req.h.nlmsg_flags = NLM_F_REQUEST | flags;
-	req.nd.ndm_family = v6 ? AF_INET6 : AF_INET;
-	req.nd.ndm_ifindex = n->ifindex;
-	req.nd.ndm_flags = ntf;
-	put_attr((struct nlmsghdr *)req.buf, NDA_DST, hop, v6 ? 16 : 4);
-	return nl_talk(n, (struct nlmsghdr *)req.buf, buf);
+	for (int i = 0; !err && i < NL_READS; i++) {
+		struct sockaddr_nl from = {};
+		socklen_t flen = sizeof(from);
+		ssize_t len;
+
+		len = recvfrom(n->fd, n->buf, NL_BUF, MSG_TRUNC, (struct sockaddr *)&from, &flen);
+		if (len < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (flen != sizeof(from) || from.nl_family != AF_NETLINK)
+			continue;
+		if (len > NL_BUF)
+			return -EMSGSIZE;	/* cut: may have been ours */
+		err = ucm_neigh_nl_find(n->buf, len, from.nl_pid, n->seq, type, hdr, msg);
+		if (err)
+			return err < 0 ? err : 0;
+	}
+	return err ? err : -ETIMEDOUT;
 }
 
-/* The neighbour entry of @hop on the NIC: 0 with @mac (1: a stale one),
- * or -EAGAIN. */
+/* The next hop towards @dst through the NIC: its gateway, or @dst. */
+static int route_get(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *hop)
+{
+	union nl_req req = {};
+	struct nlmsghdr *h = (struct nlmsghdr *)req.buf;
+	struct rtmsg *rt = NLMSG_DATA(h);
+	const struct nlmsghdr *msg;
+	int alen = v6 ? 16 : 4, err;
+
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*rt));
+	h->nlmsg_type = RTM_GETROUTE;
+	h->nlmsg_flags = NLM_F_REQUEST;
+	rt->rtm_family = v6 ? AF_INET6 : AF_INET;
+	rt->rtm_dst_len = alen * 8;
+	put_attr(h, RTA_DST, dst, alen);
+	put_attr(h, RTA_OIF, &n->ifindex, sizeof(n->ifindex));
+	err = nl_talk(n, h, RTM_NEWROUTE, sizeof(struct rtmsg), &msg);
+	return err ? err : ucm_neigh_parse_route(msg, n->ifindex, v6, dst, hop);
+}
+
+/* A neighbour message about @hop on the NIC (@type, @flags, @ntf). */
+static void neigh_req(struct ucm_neigh *n, struct nlmsghdr *h, int type, int flags,
+		      uint8_t ntf, bool v6, const uint8_t *hop)
+{
+	struct ndmsg *nd = NLMSG_DATA(h);
+
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*nd));
+	h->nlmsg_type = type;
+	h->nlmsg_flags = NLM_F_REQUEST | flags;
+	nd->ndm_family = v6 ? AF_INET6 : AF_INET;
+	nd->ndm_ifindex = n->ifindex;
+	nd->ndm_flags = ntf;
+	put_attr(h, NDA_DST, hop, v6 ? 16 : 4);
+}
+
+/* The neighbour entry of @hop: 0 with @mac (1: a stale one), or -errno
+ * (-EAGAIN: none usable yet). */
 static int neigh_get(struct ucm_neigh *n, bool v6, const uint8_t *hop, uint8_t *mac)
 {
-	char buf[NL_BUF];
-	struct ndmsg *nd;
-	struct rtattr *a;
-	int len;
+	union nl_req req = {};
+	const struct nlmsghdr *msg;
+	int err;
 
-	len = neigh_talk(n, RTM_GETNEIGH, 0, 0, v6, hop, buf);
-	if (len == -ENOENT)
+	neigh_req(n, (struct nlmsghdr *)req.buf, RTM_GETNEIGH, 0, 0, v6, hop);
+	err = nl_talk(n, (struct nlmsghdr *)req.buf, RTM_NEWNEIGH, sizeof(struct ndmsg), &msg);
+	if (err == -ENOENT)
 		return -EAGAIN;
-	if (len <= 0)
-		return len ? len : -EPROTO;
-	nd = NLMSG_DATA(buf);
-	if (!(nd->ndm_state & NUD_USABLE))
-		return -EAGAIN;
-	len = RTM_PAYLOAD((struct nlmsghdr *)buf);
-	for (a = (struct rtattr *)((char *)nd + NLMSG_ALIGN(sizeof(*nd))); RTA_OK(a, len);
-	     a = RTA_NEXT(a, len))
-		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
-			memcpy(mac, RTA_DATA(a), 6);
-			/* In use, but the kernel cannot see it: tell it, so
-			 * a stale entry gets confirmed (or found gone). */
-			return nd->ndm_state & NUD_STALE ? 1 : 0;
-		}
-	return -EAGAIN;
+	return err ? err : ucm_neigh_parse_neigh(msg, n->ifindex, v6, mac);
 }
 
-/* Make the kernel resolve @hop on the NIC, or confirm a stale entry
- * (NTF_USE: neigh_event_send(), what traffic through the kernel does). */
-static void neigh_ask(struct ucm_neigh *n, bool v6, const uint8_t *hop)
+/* Make the kernel resolve @hop, or confirm a stale entry (NTF_USE:
+ * neigh_event_send(), what traffic through the kernel does). No ACK is
+ * asked for; an error the kernel sends anyway is read past later. */
+static void neigh_use(struct ucm_neigh *n, bool v6, const uint8_t *hop)
 {
-	char buf[NL_BUF];
+	union nl_req req = {};
 
-	/* best effort: the next miss asks again */
-	neigh_talk(n, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_ACK, NTF_USE, v6, hop, buf);
+	neigh_req(n, (struct nlmsghdr *)req.buf, RTM_NEWNEIGH, NLM_F_CREATE, NTF_USE, v6, hop);
+	nl_send(n, (struct nlmsghdr *)req.buf);	/* best effort: asked again later */
+}
+
+/* The answer to a question: 0 with @mac, -EAGAIN with @hop when the
+ * kernel was asked to resolve it, or -errno. */
+static int resolve(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *hop,
+		   uint8_t *mac)
+{
+	int err;
+
+	err = route_get(n, v6, dst, hop);
+	if (err)
+		return err == -EAGAIN ? -EBUSY : err;
+	err = neigh_get(n, v6, hop, mac);
+	if (err == -EAGAIN || err == 1)
+		neigh_use(n, v6, hop);
+	return err == 1 ? 0 : err;
+}
+
+static void answer(struct ucm_neigh *n, bool v6, const uint8_t *addr, int err,
+		   const uint8_t *mac)
+{
+	struct neigh_ans *a = &n->ans[n->ans_next % NEIGH_RING];
+
+	memcpy(a->addr, addr, sizeof(a->addr));
+	a->v6 = v6;
+	a->err = err;
+	memcpy(a->mac, mac, sizeof(a->mac));
+	/* Pairs with the worker's load-acquire in ucm_neigh_sync(). */
+	__atomic_store_n(&n->ans_tail, ++n->ans_next, __ATOMIC_RELEASE);
+}
+
+/* Answer every published question, or hold it while the kernel resolves
+ * its next hop (at most NEIGH_RING are unanswered: held has room). */
+static void resolver_drain(struct ucm_neigh *n)
+{
+	/* Pairs with the worker's store-release in ucm_neigh_kick(). */
+	uint32_t tail = __atomic_load_n(&n->req_tail, __ATOMIC_ACQUIRE);
+	uint64_t now;
+
+	while (n->req_head != tail) {
+		const struct neigh_req *q = &n->req[n->req_head++ % NEIGH_RING];
+		struct neigh_held *h = &n->held[n->nheld];
+		uint8_t mac[6] = {};
+		int err;
+
+		err = resolve(n, q->v6, q->addr, h->hop, mac);
+		if (err != -EAGAIN) {
+			answer(n, q->v6, q->addr, err, mac);
+			continue;
+		}
+		memcpy(h->addr, q->addr, sizeof(h->addr));
+		h->v6 = q->v6;
+		h->step_ms = HOLD_STEP_MS;
+		now = ucm_neigh_now();
+		h->next = now + HOLD_STEP_MS * 1000000ull;
+		h->deadline = now + HOLD_NS;
+		n->nheld++;
+	}
+}
+
+/* Look at the held questions that are due: answer those the kernel has
+ * resolved, or has not in HOLD_NS. Return the ms until the next is due,
+ * or -1 for none held. */
+static int resolver_recheck(struct ucm_neigh *n)
+{
+	uint64_t now = ucm_neigh_now(), first = UINT64_MAX;
+
+	for (uint32_t i = 0; i < n->nheld;) {
+		struct neigh_held *h = &n->held[i];
+		uint8_t mac[6] = {};
+		int err = -EAGAIN;
+
+		if (now >= h->next)
+			err = neigh_get(n, h->v6, h->hop, mac);
+		if (err == -EAGAIN && now < h->deadline) {
+			if (now >= h->next) {
+				h->step_ms = h->step_ms * 2 > HOLD_STEP_MAX ?
+					     HOLD_STEP_MAX : h->step_ms * 2;
+				h->next = now + h->step_ms * 1000000ull;
+			}
+			first = h->next < first ? h->next : first;
+			i++;
+			continue;
+		}
+		if (err == 1)
+			neigh_use(n, h->v6, h->hop);	/* stale already: confirm it */
+		answer(n, h->v6, h->addr, err == 1 ? 0 : err, mac);
+		*h = n->held[--n->nheld];	/* the last one, looked at next */
+	}
+	if (first == UINT64_MAX)
+		return -1;
+	return first <= now ? 0 : (int)((first - now + 999999) / 1000000);
+}
+
+static void *resolver_main(void *arg)
+{
+	struct ucm_neigh *n = arg;
+	struct pollfd p = { .fd = n->efd, .events = POLLIN };
+	uint64_t v;
+
+	for (;;) {
+		if (read(n->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			break;
+		/* Pairs with the store-release in ucm_neigh_destroy(). */
+		if (__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE))
+			break;
+		resolver_drain(n);
+		if (poll(&p, 1, resolver_recheck(n)) < 0 && errno != EINTR)
+			break;
+	}
+	return NULL;
+}
+
+/* ---- create and destroy ------------------------------------------------------ */
+
+static struct ucm_neigh *neigh_alloc(uint64_t seed)
+{
+	struct ucm_neigh *n;
+	size_t sz = (sizeof(*n) + UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1);
+
+	n = aligned_alloc(UCM_CACHELINE, sz);
+	if (!n)
+		return NULL;
+	memset(n, 0, sz);
+	n->fd = -1;
+	n->efd = -1;
+	n->seed = seed;
+	n->tokens = NEIGH_BURST;
+	return n;
+}
+
+static int open_netlink(struct ucm_neigh *n)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_usec = NL_WAIT_MS * 1000 };
+	int one = 1;
+
+	n->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (n->fd < 0)
+		return -errno;
+	if (bind(n->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(n->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	/* Errors without a copy of the request (best effort). */
+	setsockopt(n->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	return 0;
+}
+
+/* The resolver runs anywhere the process may (not on the worker's CPU
+ * only, where it would be created) and takes no signals. */
+static int start_resolver(struct ucm_neigh *n)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err;
+
+	pthread_attr_init(&attr);
+	CPU_ZERO(&set);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		CPU_SET(c, &set);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&n->thread, &attr, resolver_main, n);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return err;
+	n->thread_ok = true;
+	pthread_setname_np(n->thread, "ucpumap/neigh");
+	return 0;
+}
+
+static uint64_t random_seed(void)
+{
+	uint64_t seed;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
+		seed = ucm_neigh_now() ^ (uintptr_t)&seed;	/* no entropy yet */
+	return seed | 1;
+}
+
+struct ucm_neigh *ucm_neigh_create(int ifindex)
+{
+	struct ucm_neigh *n = neigh_alloc(random_seed());
+	int err;
+
+	if (!n)
+		return ucm_err_ptr(-ENOMEM);
+	n->ifindex = ifindex;
+	err = open_netlink(n);
+	if (err)
+		goto err_free;
+	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (n->efd < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	err = start_resolver(n);
+	if (err)
+		goto err_free;
+	return n;
+
+err_free:
+	ucm_neigh_destroy(n);
+	return ucm_err_ptr(err);
+}
+
+void ucm_neigh_destroy(struct ucm_neigh *n)
+{
+	uint64_t one = 1;
+
+	if (!n)
+		return;
+	if (n->thread_ok) {
+		/* Pairs with the load-acquire in resolver_main(). */
+		__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
+		if (write(n->efd, &one, sizeof(one)) < 0)
+			(void)0;	/* the counter is set already */
+		pthread_join(n->thread, NULL);
+	}
+	if (n->efd >= 0)
+		close(n->efd);
+	if (n->fd >= 0)
+		close(n->fd);
+	free(n);
+}
+
+/* ---- the worker's side ---------------------------------------------------- */
+
+/* A hash of the destination seeded per resolver, as the kernel seeds its
+ * neighbour tables' (neigh_rand): who picks the addresses (a remote
+ * sender, whose replies come back this way) does not know the seed, so
+ * cannot aim them all at one set. */
+static uint32_t neigh_hash(uint64_t seed, bool v6, const uint8_t *a)
+{
+	uint64_t h = seed ^ v6;
+	uint32_t w;
+
+	for (int i = 0; i < (v6 ? 16 : 4); i += 4) {
+		memcpy(&w, a + i, sizeof(w));
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 32;
+	}
+	/* murmur3's finaliser: every bit of the key moves the low ones */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+static struct neigh_entry *find(struct ucm_neigh *n, bool v6, const uint8_t *a,
+				struct neigh_entry **set)
+{
+	struct neigh_entry *s = n->set[neigh_hash(n->seed, v6, a) % NEIGH_SETS];
+
+	*set = s;
+	for (int i = 0; i < NEIGH_WAYS; i++)
+		if (s[i].state != NE_FREE && s[i].v6 == v6 && !memcmp(s[i].addr, a, v6 ? 16 : 4))
+			return &s[i];
+	return NULL;
+}
+
+/* The way to give a new destination: a free one, else the one due first,
+ * one with a question out only if @pending_too. */
+static struct neigh_entry *victim(struct neigh_entry *s, bool pending_too)
+{
+	struct neigh_entry *v = NULL;
+
+	for (int i = 0; i < NEIGH_WAYS; i++) {
+		if (s[i].state == NE_FREE)
+			return &s[i];
+		if (s[i].pending && !pending_too)
+			continue;
+		if (!v || s[i].refresh < v->refresh)
+			v = &s[i];
+	}
+	return v;
+}
+
+static void entry_init(struct neigh_entry *e, bool v6, const uint8_t *a)
+{
+	memset(e, 0, sizeof(*e));
+	memcpy(e->addr, a, v6 ? 16 : 4);
+	e->v6 = v6;
+	e->state = NE_NEG;
+	e->err = -EAGAIN;
+}
+
+/* Queue a question about @e, within the bounds. Return true if queued. */
+static bool ask(struct ucm_neigh *n, struct neigh_entry *e, uint64_t *asks)
+{
+	struct neigh_req *q;
+
+	if (!n->tokens || n->req_next - n->ans_head >= NEIGH_RING)
+		return false;
+	n->tokens--;
+	q = &n->req[n->req_next++ % NEIGH_RING];
+	memcpy(q->addr, e->addr, sizeof(q->addr));
+	q->v6 = e->v6;
+	e->pending = 1;
+	(*asks)++;
+	return true;
 }
 
 int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac,
 		     uint64_t now, uint64_t *asks)
 {
-	int alen = v6 ? 16 : 4, err;
-	uint32_t h = 2166136261u;
-	struct neigh_entry *e;
-	uint8_t hop[16];
+	struct neigh_entry *s, *e = find(n, v6, dst, &s);
 
-	for (int i = 0; i < alen; i++)
-		h = (h ^ dst[i]) * 16777619u;	/* FNV-1a */
-	e = &n->slot[h % NEIGH_SLOTS];
-	if (e->used && e->v6 == v6 && !memcmp(e->addr, dst, alen) && now < e->expires) {
-		if (!e->known)
-			return -EAGAIN;
-		memcpy(mac, e->mac, 6);
-		return 0;
+	if (!e) {
+		if (!n->tokens || n->req_next - n->ans_head >= NEIGH_RING)
+			return -EAGAIN;	/* no room to ask: keep what is cached */
+		e = victim(s, true);
+		entry_init(e, v6, dst);
+		ask(n, e, asks);
+		return -EAGAIN;
 	}
-	(*asks)++;
-	err = route_next_hop(n, v6, dst, hop);
-	if (!err) {
-		err = neigh_get(n, v6, hop, mac);
-		if (err == -EAGAIN || err == 1)
-			neigh_ask(n, v6, hop);
-		if (err == 1)
-			err = 0;
+	if (now >= e->refresh && !e->pending)
+		ask(n, e, asks);
+	if (e->state == NE_NEG)
+		return e->err;
+	memcpy(mac, e->mac, 6);
+	return 0;
+}
+
+/* An answer into the cache. */
+static void apply(struct ucm_neigh *n, const struct neigh_ans *a, uint64_t now)
+{
+	struct neigh_entry *s, *e = find(n, a->v6, a->addr, &s);
+
+	if (!e) {
+		/* Evicted while asked about: back in, if a way is not
+		 * waiting for an answer of its own. */
+		e = victim(s, false);
+		if (!e)
+			return;
+		entry_init(e, a->v6, a->addr);
 	}
-	e->used = true;
-	e->v6 = v6;
-	memcpy(e->addr, dst, alen);
-	e->known = !err;
-	if (!err)
-		memcpy(e->mac, mac, 6);
-	e->expires = now + (err ? NEIGH_NEG_NS : NEIGH_TTL_NS);
-	return err;
+	e->pending = 0;
+	if (!a->err) {
+		e->state = NE_KNOWN;
+		memcpy(e->mac, a->mac, 6);
+		e->backoff = 0;
+		e->refresh = now + NEIGH_REFRESH_NS;
+		return;
+	}
+	/* The first negative answer waits NEIGH_NEG_NS, each next one twice
+	 * as long as the one before (refresh is 0 until a first answer). */
+	if (e->state == NE_NEG && e->refresh && e->backoff < NEIGH_NEG_MAX)
+		e->backoff++;
+	e->state = NE_NEG;
+	e->err = a->err < -32768 ? -EPROTO : a->err;
+	e->refresh = now + (NEIGH_NEG_NS << e->backoff);
+}
+
+void ucm_neigh_sync(struct ucm_neigh *n, uint64_t now)
+{
+	/* Pairs with the resolver's store-release in resolver_drain(). */
+	uint32_t tail = __atomic_load_n(&n->ans_tail, __ATOMIC_ACQUIRE);
+	uint64_t earned;
+
+	while (n->ans_head != tail)
+		apply(n, &n->ans[n->ans_head++ % NEIGH_RING], now);
+	if (now <= n->tokens_at)
+		return;
+	earned = (now - n->tokens_at) / NEIGH_RATE_NS;
+	if (n->tokens + earned >= NEIGH_BURST) {
+		n->tokens = NEIGH_BURST;
+		n->tokens_at = now;
+	} else {
+		n->tokens += earned;
+		n->tokens_at += earned * NEIGH_RATE_NS;
+	}
+}
+
+void ucm_neigh_kick(struct ucm_neigh *n)
+{
+	uint64_t one = 1;
+
+	/* The worker's own last store: relaxed. */
+	if (n->req_next == __atomic_load_n(&n->req_tail, __ATOMIC_RELAXED))
+		return;
+	/* Pairs with the resolver's load-acquire in resolver_drain(). */
+	__atomic_store_n(&n->req_tail, n->req_next, __ATOMIC_RELEASE);
+	if (n->efd >= 0 && write(n->efd, &one, sizeof(one)) < 0)
+		(void)0;	/* EAGAIN: the counter is full, the resolver awake */
+}
+
+/* ---- the test's resolver ------------------------------------------------------ */
+
+struct ucm_neigh *ucm_neigh_create_detached(uint64_t seed)
+{
+	struct ucm_neigh *n = neigh_alloc(seed);
+
+	return n ? n : ucm_err_ptr(-ENOMEM);
+}
+
+int ucm_neigh_take_request(struct ucm_neigh *n, bool *v6, uint8_t *addr)
+{
+	const struct neigh_req *q;
+
+	if (n->req_head == __atomic_load_n(&n->req_tail, __ATOMIC_ACQUIRE))
+		return -ENOENT;
+	q = &n->req[n->req_head++ % NEIGH_RING];
+	*v6 = q->v6;
+	memcpy(addr, q->addr, 16);
+	return 0;
+}
+
+void ucm_neigh_put_answer(struct ucm_neigh *n, bool v6, const uint8_t *addr, int err,
+			  const uint8_t *mac)
+{
+	static const uint8_t none[6];
+
+	answer(n, v6, addr, err, mac ? mac : none);
 }

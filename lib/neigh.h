@@ -2,37 +2,83 @@
 /*
  * Next-hop MAC addresses from the kernel's routing and neighbour tables,
  * for packets that leave through a NIC without the kernel's help (the
- * tun's way back). One resolver per worker, used by that worker only.
+ * tun's way back). One resolver per worker: a cache the worker probes per
+ * packet, and a thread of its own that asks the kernel over netlink.
  *
- * A lookup is a hash probe in a small cache; a miss asks the kernel over
- * netlink (the route towards the address through the NIC, then its next
- * hop's neighbour entry): syscalls per new destination, not per packet.
- * Entries live 1 s, so changes in the kernel's tables are followed. An
- * unknown neighbour makes the kernel resolve it (RTM_NEWNEIGH with
- * NTF_USE, what `ip neigh ... use` does) and is remembered as unknown for
- * 50 ms, during which its packets are dropped and counted, as the kernel
- * drops what overflows its own small queue of unresolved packets. A stale
- * entry is used and the kernel asked the same way to confirm it: our
- * traffic bypasses its neighbour code, which would otherwise do so.
+ * A lookup is a hash probe in the worker's cache and never waits: a miss
+ * queues a question for the resolver thread (bounded, rate-limited) and
+ * its packet is dropped and counted, as the kernel drops what overflows
+ * its own small queue of unresolved packets. The answers come into the
+ * cache at the next batch. The resolver asks for the route towards the
+ * address through the NIC, then its next hop's neighbour entry; an unknown
+ * neighbour makes the kernel resolve it (RTM_NEWNEIGH with NTF_USE, what
+ * `ip neigh ... use` does), and the resolver answers when it is resolved
+ * (or after 1 s); a stale one is confirmed the same way: our traffic
+ * bypasses the kernel's neighbour code, which would otherwise do it. A
+ * known next hop is asked about again after 1 s of use and used meanwhile
+ * (as the kernel uses a STALE entry while it probes), so changes in the
+ * kernel's tables are followed without a drop; a negative answer is cached
+ * and asked again after a backoff that doubles (25 ms to 1.6 s).
  */
 #ifndef UCM_NEIGH_H
 #define UCM_NEIGH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+struct nlmsghdr;
 struct ucm_neigh;
 
+/* Start a resolver for the NIC @ifindex (its thread included); NULL with
+ * errno on failure. Destroy stops and joins the thread. */
 struct ucm_neigh *ucm_neigh_create(int ifindex);
 void ucm_neigh_destroy(struct ucm_neigh *n);
-/* @dst: 4 (IPv4) or 16 (IPv6) bytes. Return: 0 with @mac filled, or
- * -EAGAIN (not resolved yet; resolution asked) or -ENETUNREACH (no route
- * through the NIC) or another -errno of netlink. @now: ucm_neigh_now();
- * @asks counts the lookups that went to the kernel. */
+
+/*
+ * The worker's side, per batch: ucm_neigh_sync() before the packets (the
+ * resolver's answers into the cache, the request budget refilled), then
+ * ucm_neigh_lookup() per packet, then ucm_neigh_kick() (the new questions
+ * handed over: one eventfd write when there are some). Only lookup runs
+ * per packet: no syscall, lock, atomic or allocation.
+ *
+ * @dst: 4 (IPv4) or 16 (IPv6) bytes. Return: 0 with @mac filled, or
+ * -EAGAIN (not known yet: asked, or waiting for an answer or its turn) or
+ * the kernel's cached negative answer: -ENETUNREACH (no route through the
+ * NIC) or another -errno. @now: ucm_neigh_now() of the batch; @asks counts
+ * the questions queued for the kernel.
+ */
+void ucm_neigh_sync(struct ucm_neigh *n, uint64_t now);
 int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac,
 		     uint64_t now, uint64_t *asks);
+void ucm_neigh_kick(struct ucm_neigh *n);
 /* The clock the cache's lifetimes run on (CLOCK_MONOTONIC, ns): read once
  * per batch by the caller, not once per packet. */
 uint64_t ucm_neigh_now(void);
+
+/* ---- for tests/unit/test_neigh.c ---------------------------------------- */
+
+/* Pure parsers over a received datagram. ucm_neigh_nl_find(): the reply to
+ * question @seq in @buf (@len bytes from @pid, the sender's nl_pid): 1
+ * with @msg, a message of @type with at least @hdr bytes of payload; 0
+ * when the datagram holds none (another sender's, another question's);
+ * the kernel's -errno; -EPROTO for a malformed message, an ACK or another
+ * type. */
+int ucm_neigh_nl_find(const void *buf, size_t len, uint32_t pid, uint32_t seq,
+		      uint16_t type, size_t hdr, const struct nlmsghdr **msg);
+/* A validated RTM_NEWROUTE: 0 with @hop (the gateway, or @dst on-link),
+ * -ENETUNREACH for no unicast route through @ifindex, -EPROTO. */
+int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
+			  const uint8_t *dst, uint8_t *hop);
+/* A validated RTM_NEWNEIGH: 0 with @mac, 1 with @mac of a stale entry,
+ * -EAGAIN for none usable, -EPROTO. */
+int ucm_neigh_parse_neigh(const struct nlmsghdr *h, int ifindex, bool v6, uint8_t *mac);
+
+/* A cache without a thread or socket (@seed: its hash seed): the test is
+ * the resolver, taking the kicked questions and giving answers. */
+struct ucm_neigh *ucm_neigh_create_detached(uint64_t seed);
+int ucm_neigh_take_request(struct ucm_neigh *n, bool *v6, uint8_t *addr);
+void ucm_neigh_put_answer(struct ucm_neigh *n, bool v6, const uint8_t *addr, int err,
+			  const uint8_t *mac);
 
 #endif /* UCM_NEIGH_H */

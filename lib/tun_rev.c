@@ -20,8 +20,9 @@
  * UCM_TUN_REV_HEADROOM, the packet at it; in tun mode the Ethernet header
  * then overwrites the (consumed) vnet header's bytes, 14 before the packet.
  *
- * Concurrency contract: struct tun_rev is its worker's only; the stats are
- * the worker's to write (STAT_ADD), anyone's to read.
+ * Concurrency contract: struct tun_rev is its worker's only (its next-hop
+ * resolver has a thread of its own, behind ucm_neigh's rings: neigh.c);
+ * the stats are the worker's to write (STAT_ADD), anyone's to read.
  */
 #include <errno.h>
 #include <poll.h>
@@ -379,8 +380,10 @@ uint32_t tun_rev_poll(void *ctx, uint32_t w)
 	}
 	ret = read_batch(r, &a);
 	n = ret > 0 ? (uint32_t)ret : 0;
-	if (r->neigh && n)
+	if (r->neigh && n) {
 		r->now = ucm_neigh_now();
+		ucm_neigh_sync(r->neigh, r->now);	/* the resolver's answers */
+	}
 	if (ret < 0)
 		a.err++;
 	for (i = 0; i < n; i++) {
@@ -407,6 +410,8 @@ uint32_t tun_rev_poll(void *ctx, uint32_t w)
 				 a.drop_no_neigh);
 	if (nout)
 		ucm_txq__send(r->txq, out, nout);
+	if (r->neigh && a.neigh_asks)
+		ucm_neigh_kick(r->neigh);	/* the batch's questions, at once */
 	rev_stats_publish(&tun->wk[w].rev_stats, &a);
 	return done;
 }

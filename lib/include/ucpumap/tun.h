@@ -149,9 +149,11 @@ struct ucm_tun_stats {
  * @drop_too_big: packets larger than a frame holds
  * @drop_non_ip: tun mode: packets neither IPv4 nor IPv6
  * @drop_no_neigh: tun mode with resolve_ifindex: packets whose next hop the
- *                 kernel does not know yet (it was asked to resolve it), or
- *                 with no route through the NIC
- * @neigh_asks: cache misses that asked the kernel (netlink)
+ *                 kernel does not know yet (it was asked to resolve it, or
+ *                 the question waits its turn), or with no route through
+ *                 the NIC
+ * @neigh_asks: questions about next hops queued for the kernel (netlink,
+ *              on the worker's resolver thread): misses and refreshes
  * @err: reads that failed otherwise than EAGAIN
  */
 struct ucm_tun_rev_stats {
@@ -174,7 +176,7 @@ struct ucm_tun_l2 {
 	uint8_t dst[6];		/* the next hop's, unless resolve_ifindex */
 	/* > 0: each packet's next hop from the kernel's routing and
 	 * neighbour tables for this interface (the NIC), cached per
-	 * destination for a second; dst is not used */
+	 * destination and asked about again every second; dst is not used */
 	int resolve_ifindex;
 };
 

@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The next-hop resolver (lib/neigh.c), without root: its netlink parsers
+ * fed synthetic replies (good, truncated at every length from an
+ * exact-size copy, wrong type, short, an error, an ACK, another sender,
+ * another question), its cache driven through a resolver-less instance
+ * whose questions the test answers (one question per destination, the
+ * answers used, refresh without a drop, negative answers backed off, the
+ * rate and in-flight bounds, the capacity of the seeded sets), and real
+ * resolver threads asking the kernel about loopback addresses.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include "neigh.h"
+#include "utest.h"
+
+#define IFX	7		/* the NIC's ifindex in the synthetic replies */
+#define MS	1000000ull
+
+/* ---- building replies ------------------------------------------------------ */
+
+struct msgbuf {
+	uint64_t buf[512];	/* aligned as a received datagram */
+	size_t len;		/* the datagram so far */
+};
+
+static struct nlmsghdr *msg_start(struct msgbuf *b, uint16_t type, uint32_t seq,
+				  const void *hdr, size_t hlen)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)((char *)b->buf + b->len);
+
+	memset(h, 0, NLMSG_SPACE(hlen));
+	h->nlmsg_len = NLMSG_LENGTH(hlen);
+	h->nlmsg_type = type;
+	h->nlmsg_seq = seq;
+	memcpy(NLMSG_DATA(h), hdr, hlen);
+	return h;
+}
+
+static void msg_attr(struct nlmsghdr *h, uint16_t type, const void *data, size_t len)
+{
+	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	a->rta_type = type;
+	a->rta_len = RTA_LENGTH(len);
+	memcpy(RTA_DATA(a), data, len);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+static void msg_end(struct msgbuf *b, struct nlmsghdr *h)
+{
+	b->len += NLMSG_ALIGN(h->nlmsg_len);
+}
+
+/* A route reply: @type (RTN_*), through @oif, from @table, @gw or none. */
+static struct nlmsghdr *route_msg(struct msgbuf *b, uint32_t seq, bool v6, uint8_t type,
+				  int oif, uint32_t table, const uint8_t *gw)
+{
+	struct rtmsg rt = { .rtm_family = v6 ? AF_INET6 : AF_INET, .rtm_type = type,
+			    .rtm_table = table < 256 ? table : RT_TABLE_COMPAT };
+	struct nlmsghdr *h = msg_start(b, RTM_NEWROUTE, seq, &rt, sizeof(rt));
+
+	msg_attr(h, RTA_TABLE, &table, sizeof(table));
+	if (gw)
+		msg_attr(h, RTA_GATEWAY, gw, v6 ? 16 : 4);
+	msg_attr(h, RTA_OIF, &oif, sizeof(oif));
+	msg_end(b, h);
+	return h;
+}
+
+static struct nlmsghdr *neigh_msg(struct msgbuf *b, uint32_t seq, bool v6, int ifindex,
+				  uint16_t state, const uint8_t *mac, size_t maclen)
+{
+	struct ndmsg nd = { .ndm_family = v6 ? AF_INET6 : AF_INET, .ndm_ifindex = ifindex,
+			    .ndm_state = state };
+	struct nlmsghdr *h = msg_start(b, RTM_NEWNEIGH, seq, &nd, sizeof(nd));
+	uint8_t dst[4] = { 10, 0, 0, 1 };
+
+	msg_attr(h, NDA_DST, dst, sizeof(dst));
+	if (mac)
+		msg_attr(h, NDA_LLADDR, mac, maclen);
+	msg_end(b, h);
+	return h;
+}
+
+static void error_msg(struct msgbuf *b, uint32_t seq, int err, size_t cut)
+{
+	struct nlmsgerr e = { .error = err };
+	struct nlmsghdr *h = msg_start(b, NLMSG_ERROR, seq, &e, sizeof(e));
+
+	h->nlmsg_len -= cut;
+	msg_end(b, h);
+}
+
+static int find(const struct msgbuf *b, size_t len, uint32_t pid, uint32_t seq,
+		uint16_t type, const struct nlmsghdr **msg)
+{
+	size_t hdr = type == RTM_NEWROUTE ? sizeof(struct rtmsg) : sizeof(struct ndmsg);
+
+	*msg = NULL;
+	return ucm_neigh_nl_find(b->buf, len, pid, seq, type, hdr, msg);
+}
+
+static const uint8_t GW4[4] = { 10, 0, 0, 1 }, DST4[4] = { 192, 0, 2, 9 };
+static const uint8_t MAC[6] = { 0x02, 0, 0, 0, 0, 0x42 };
+
+/* ---- the reply finder ---------------------------------------------------------- */
+
+/* An older question's answer, then ours: ours is found, whole. */
+static int test_find_good(void)
+{
+	struct msgbuf b = {};
+	const struct nlmsghdr *m, *ours;
+
+	route_msg(&b, 4, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, NULL);
+	ours = route_msg(&b, 5, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, GW4);
+	UT_ASSERT(find(&b, b.len, 0, 5, RTM_NEWROUTE, &m) == 1, "ours not found");
+	UT_ASSERT(m == ours, "found another message");
+	UT_ASSERT(find(&b, b.len, 0, 6, RTM_NEWROUTE, &m) == 0 && !m, "a question never asked");
+	return 0;
+}
+
+/* Every prefix of a datagram, from an exact-size heap copy (ASan sees any
+ * read past it): nothing before the whole message is there. */
+static int test_find_truncated(void)
+{
+	struct msgbuf b = {};
+	const struct nlmsghdr *m;
+	struct nlmsghdr *h;
+
+	h = route_msg(&b, 9, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, GW4);
+	for (size_t len = 0; len <= b.len; len++) {
+		void *copy = malloc(len ? len : 1);
+		int ret;
+
+		memcpy(copy, b.buf, len);
+		m = NULL;
+		ret = ucm_neigh_nl_find(copy, len, 0, 9, RTM_NEWROUTE, sizeof(struct rtmsg), &m);
+		free(copy);
+		if (len == b.len)
+			UT_ASSERT(ret == 1, "whole: %d", ret);
+		else if (len < NLMSG_HDRLEN)
+			UT_ASSERT(ret == 0, "%zu bytes: %d", len, ret);
+		else
+			UT_ASSERT(ret == -EPROTO, "%zu of %zu bytes: %d", len, b.len, ret);
+	}
+	/* A length below the header's own. */
+	h->nlmsg_len = 8;
+	UT_ASSERT(find(&b, b.len, 0, 9, RTM_NEWROUTE, &m) == -EPROTO, "nlmsg_len 8");
+	return 0;
+}
+
+/* Ours, of another type or too short for its fixed header. */
+static int test_find_wrong_type(void)
+{
+	struct msgbuf b = {};
+	const struct nlmsghdr *m;
+	struct rtmsg rt = {};
+	struct nlmsghdr *h;
+
+	neigh_msg(&b, 3, false, IFX, NUD_REACHABLE, MAC, 6);
+	UT_ASSERT(find(&b, b.len, 0, 3, RTM_NEWROUTE, &m) == -EPROTO && !m, "a neighbour as a route");
+	memset(&b, 0, sizeof(b));
+	h = msg_start(&b, RTM_NEWROUTE, 3, &rt, 4);	/* 4 of 12 bytes */
+	msg_end(&b, h);
+	UT_ASSERT(find(&b, b.len, 0, 3, RTM_NEWROUTE, &m) == -EPROTO && !m, "a short rtmsg");
+	memset(&b, 0, sizeof(b));
+	h = msg_start(&b, NLMSG_DONE, 3, &rt, 4);
+	msg_end(&b, h);
+	UT_ASSERT(find(&b, b.len, 0, 3, RTM_NEWROUTE, &m) == -EPROTO && !m, "NLMSG_DONE");
+	return 0;
+}
+
+/* The kernel's error is the answer; an ACK, a short or a positive error
+ * is not one. */
+static int test_find_error(void)
+{
+	struct msgbuf b = {};
+	const struct nlmsghdr *m;
+
+	error_msg(&b, 2, -ENETUNREACH, 0);
+	UT_ASSERT(find(&b, b.len, 0, 2, RTM_NEWROUTE, &m) == -ENETUNREACH, "error");
+	memset(&b, 0, sizeof(b));
+	error_msg(&b, 2, 0, 0);
+	UT_ASSERT(find(&b, b.len, 0, 2, RTM_NEWROUTE, &m) == -EPROTO, "an ACK");
+	memset(&b, 0, sizeof(b));
+	error_msg(&b, 2, -ENOENT, 4);
+	UT_ASSERT(find(&b, b.len, 0, 2, RTM_NEWNEIGH, &m) == -EPROTO, "a short error");
+	memset(&b, 0, sizeof(b));
+	error_msg(&b, 2, 5, 0);
+	UT_ASSERT(find(&b, b.len, 0, 2, RTM_NEWNEIGH, &m) == -EPROTO, "a positive error");
+	memset(&b, 0, sizeof(b));
+	error_msg(&b, 2, -100000, 0);
+	UT_ASSERT(find(&b, b.len, 0, 2, RTM_NEWNEIGH, &m) == -EPROTO, "an error out of range");
+	/* Another question's error is not ours. */
+	memset(&b, 0, sizeof(b));
+	error_msg(&b, 1, -EBUSY, 0);
+	neigh_msg(&b, 2, false, IFX, NUD_REACHABLE, MAC, 6);
+	UT_ASSERT(find(&b, b.len, 0, 2, RTM_NEWNEIGH, &m) == 1, "ours after an old error");
+	return 0;
+}
+
+/* Only the kernel (nl_pid 0) answers: the same bytes from a process are
+ * read past, errors included. */
+static int test_find_foreign(void)
+{
+	struct msgbuf b = {};
+	const struct nlmsghdr *m;
+
+	route_msg(&b, 7, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, GW4);
+	UT_ASSERT(find(&b, b.len, 4242, 7, RTM_NEWROUTE, &m) == 0 && !m, "a process's route");
+	memset(&b, 0, sizeof(b));
+	error_msg(&b, 7, -ENETUNREACH, 0);
+	UT_ASSERT(find(&b, b.len, 4242, 7, RTM_NEWROUTE, &m) == 0, "a process's error");
+	return 0;
+}
+
+/* ---- the parsers ------------------------------------------------------------------ */
+
+static int test_parse_route(void)
+{
+	static const uint8_t dst6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 9 };
+	static const uint8_t gw6[16] = { 0xfe, 0x80, [15] = 1 };
+	struct msgbuf b = {};
+	uint8_t hop[16];
+	struct nlmsghdr *h;
+
+	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, GW4);
+	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, false, DST4, hop) && !memcmp(hop, GW4, 4), "gateway");
+	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, NULL);
+	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, false, DST4, hop) && !memcmp(hop, DST4, 4), "on-link");
+	h = route_msg(&b, 1, true, RTN_UNICAST, IFX, 1000, gw6);
+	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, true, dst6, hop) && !memcmp(hop, gw6, 16),
+		  "IPv6 gateway, table 1000");
+	h = route_msg(&b, 1, false, RTN_UNICAST, IFX + 1, RT_TABLE_MAIN, GW4);
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -ENETUNREACH, "another NIC");
+	h = route_msg(&b, 1, false, RTN_LOCAL, IFX, RT_TABLE_LOCAL, NULL);
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -ENETUNREACH, "local");
+	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_UNSPEC, NULL);
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -ENETUNREACH, "no table");
+	h = route_msg(&b, 1, true, RTN_UNICAST, IFX, RT_TABLE_MAIN, NULL);
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -EPROTO, "IPv6 for IPv4");
+	/* An attribute longer than the message: the walk stops before it. */
+	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, GW4);
+	((struct rtattr *)((char *)NLMSG_DATA(h) + NLMSG_ALIGN(sizeof(struct rtmsg))))->rta_len =
+		200;
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -ENETUNREACH,
+		  "a bad attribute read");
+	return 0;
+}
+
+static int test_parse_neigh(void)
+{
+	struct msgbuf b = {};
+	uint8_t mac[6];
+	struct nlmsghdr *h;
+
+	h = neigh_msg(&b, 1, false, IFX, NUD_REACHABLE, MAC, 6);
+	UT_ASSERT(!ucm_neigh_parse_neigh(h, IFX, false, mac) && !memcmp(mac, MAC, 6), "reachable");
+	h = neigh_msg(&b, 1, true, IFX, NUD_STALE, MAC, 6);
+	UT_ASSERT(ucm_neigh_parse_neigh(h, IFX, true, mac) == 1, "stale");
+	h = neigh_msg(&b, 1, false, IFX, NUD_INCOMPLETE, MAC, 6);
+	UT_ASSERT(ucm_neigh_parse_neigh(h, IFX, false, mac) == -EAGAIN, "incomplete");
+	h = neigh_msg(&b, 1, false, IFX, NUD_FAILED, NULL, 0);
+	UT_ASSERT(ucm_neigh_parse_neigh(h, IFX, false, mac) == -EAGAIN, "failed");
+	h = neigh_msg(&b, 1, false, IFX, NUD_REACHABLE, NULL, 0);
+	UT_ASSERT(ucm_neigh_parse_neigh(h, IFX, false, mac) == -EAGAIN, "no address");
+	h = neigh_msg(&b, 1, false, IFX, NUD_REACHABLE, MAC, 4);
+	UT_ASSERT(ucm_neigh_parse_neigh(h, IFX, false, mac) == -EAGAIN, "a 4-byte address");
+	h = neigh_msg(&b, 1, false, IFX + 1, NUD_REACHABLE, MAC, 6);
+	UT_ASSERT(ucm_neigh_parse_neigh(h, IFX, false, mac) == -EPROTO, "another NIC's");
+	h = neigh_msg(&b, 1, true, IFX, NUD_REACHABLE, MAC, 6);
+	UT_ASSERT(ucm_neigh_parse_neigh(h, IFX, false, mac) == -EPROTO, "IPv6 for IPv4");
+	return 0;
+}
+
+/* ---- the cache, the test as its resolver ---------------------------------------- */
+
+static void addr4(uint8_t *a, uint32_t i)
+{
+	uint32_t be = htonl(0x0a000000 | i);	/* 10.x.y.z */
+
+	memcpy(a, &be, 4);
+}
+
+static int take_all(struct ucm_neigh *n, uint8_t (*got)[16], int max)
+{
+	bool v6;
+	int k = 0;
+
+	while (k < max && !ucm_neigh_take_request(n, &v6, got[k]))
+		k++;
+	return k;
+}
+
+/* A miss asks once and drops; the answer is used at the next batch; a
+ * known next hop is asked about again after 1 s and used until the answer
+ * (the kernel's STALE), which replaces it, a negative one too. */
+static int test_cache_answer(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(1);
+	uint8_t a[4], mac[6], got[4][16];
+	uint64_t asks = 0, t = 1000 * MS;
+
+	UT_ASSERT(n, "create");
+	addr4(a, 1);
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss");
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss again");
+	UT_ASSERT(asks == 1, "%llu questions for one address", (unsigned long long)asks);
+	UT_ASSERT(take_all(n, got, 4) == 0, "a question before the kick");
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 4) == 1 && !memcmp(got[0], a, 4), "the question");
+	ucm_neigh_put_answer(n, false, got[0], 0, MAC);
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "before the sync");
+	t += MS;
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks) && !memcmp(mac, MAC, 6), "known");
+	t += 1000 * MS;
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks), "used while refreshed");
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks), "used while refreshed");
+	UT_ASSERT(asks == 2, "%llu questions", (unsigned long long)asks);
+	t += 5000 * MS;
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks), "used until the answer");
+	UT_ASSERT(asks == 2, "asked twice at once");
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 4) == 1, "the refresh question");
+	ucm_neigh_put_answer(n, false, got[0], -ENETUNREACH, NULL);
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -ENETUNREACH, "gone");
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
+/* Negative answers are kept and asked again after 25, 50, 100 ms ...; the
+ * kernel's own errno is what the lookup returns. */
+static int test_cache_negative(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(2);
+	uint8_t a[4], mac[6], got[4][16];
+	uint64_t asks = 0, t = 1000 * MS, wait = 25 * MS;
+
+	UT_ASSERT(n, "create");
+	addr4(a, 2);
+	ucm_neigh_sync(n, t);
+	ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	for (int round = 0; round < 4; round++) {
+		ucm_neigh_kick(n);
+		UT_ASSERT(take_all(n, got, 4) == 1, "round %d: no question", round);
+		ucm_neigh_put_answer(n, false, got[0], -ENETUNREACH, NULL);
+		ucm_neigh_sync(n, t);
+		UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t + wait - 1, &asks) == -ENETUNREACH,
+			  "round %d: answer", round);
+		UT_ASSERT(asks == (uint64_t)round + 1, "round %d: asked before %llu ms", round,
+			  (unsigned long long)(wait / MS));
+		t += wait;
+		ucm_neigh_sync(n, t);
+		UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -ENETUNREACH, "due");
+		UT_ASSERT(asks == (uint64_t)round + 2, "round %d: not asked at %llu ms", round,
+			  (unsigned long long)(wait / MS));
+		wait *= 2;
+	}
+	/* A positive answer ends the backoff. */
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 4) == 1, "the last question");
+	ucm_neigh_put_answer(n, false, got[0], 0, MAC);
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks), "resolved at last");
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
+/* A burst of new destinations: 32 questions at once, then one per ms, and
+ * never more than 64 unanswered. */
+static int test_cache_bounds(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(3);
+	uint8_t a[4], mac[6], got[128][16];
+	uint64_t asks = 0, t = 1000 * MS;
+	int k;
+
+	UT_ASSERT(n, "create");
+	ucm_neigh_sync(n, t);
+	for (uint32_t i = 0; i < 500; i++) {
+		addr4(a, 100 + i);
+		UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss");
+	}
+	UT_ASSERT(asks == 32, "%llu questions in a burst", (unsigned long long)asks);
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 128) == 32, "questions handed over");
+	t += 10 * MS;
+	ucm_neigh_sync(n, t);
+	for (uint32_t i = 0; i < 500; i++) {
+		addr4(a, 1000 + i);
+		ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	}
+	UT_ASSERT(asks == 42, "%llu questions after 10 ms", (unsigned long long)asks);
+	t += 1000 * MS;
+	ucm_neigh_sync(n, t);
+	for (uint32_t i = 0; i < 500; i++) {
+		addr4(a, 2000 + i);
+		ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	}
+	UT_ASSERT(asks == 64, "%llu questions unanswered", (unsigned long long)asks);
+	ucm_neigh_kick(n);
+	k = take_all(n, got, 128);
+	UT_ASSERT(k == 32, "%d more questions", k);
+	/* Answers make room again. */
+	for (int i = 0; i < 64; i++)
+		ucm_neigh_put_answer(n, false, got[i % 32], -EAGAIN, NULL);
+	ucm_neigh_sync(n, t);
+	addr4(a, 5000);
+	ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	UT_ASSERT(asks == 65, "no question after the answers");
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
+/* 512 destinations in 1024 places (4-way sets): 90% stay at least. */
+static int test_cache_capacity(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(0x9e3779b97f4a7c15ull);
+	uint8_t a[4], mac[6], got[64][16];
+	uint64_t asks = 0, t = 1000 * MS;
+	uint32_t hits = 0, next = 0;
+
+	UT_ASSERT(n, "create");
+	while (next < 512) {
+		int k;
+
+		ucm_neigh_sync(n, t);
+		for (uint32_t i = 0; i < 32 && next < 512; i++) {
+			addr4(a, next);
+			if (ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN)
+				next++;
+		}
+		ucm_neigh_kick(n);
+		k = take_all(n, got, 64);
+		for (int i = 0; i < k; i++)
+			ucm_neigh_put_answer(n, false, got[i], 0, MAC);
+		t += 32 * MS;
+	}
+	ucm_neigh_sync(n, t);
+	for (uint32_t i = 0; i < 512; i++) {
+		addr4(a, i);
+		hits += !ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	}
+	UT_ASSERT(hits >= 460, "%u of 512 destinations cached", hits);
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
+/* ---- a real resolver thread ------------------------------------------------------ */
+
+/* Loopback addresses through lo: local, so no route through the NIC, as
+ * the kernel answers without root. The worker never waits: it looks
+ * again per batch until the answer is in. */
+static int test_resolver_thread(void)
+{
+	static const uint8_t lo6[16] = { [15] = 1 };
+	uint8_t lo4[4] = { 127, 0, 0, 1 }, mac[6];
+	struct ucm_neigh *n = ucm_neigh_create(1);
+	uint64_t asks = 0, deadline = ut_ms_now() + 2000, t0;
+	int r4 = -EAGAIN, r6 = -EAGAIN;
+
+	if (!n) {
+		ut_skip_reason("no netlink socket: %s", strerror(errno));
+		return UT_SKIP;
+	}
+	while ((r4 == -EAGAIN || r6 == -EAGAIN) && ut_ms_now() < deadline) {
+		uint64_t now = ucm_neigh_now();
+
+		ucm_neigh_sync(n, now);
+		r4 = ucm_neigh_lookup(n, false, lo4, mac, now, &asks);
+		r6 = ucm_neigh_lookup(n, true, lo6, mac, now, &asks);
+		ucm_neigh_kick(n);
+		ut_msleep(1);
+	}
+	UT_ASSERT(r4 == -ENETUNREACH, "127.0.0.1 via lo: %d", r4);
+	UT_ASSERT(r6 == -ENETUNREACH || r6 == -EAFNOSUPPORT || r6 == -ENETDOWN,
+		  "::1 via lo: %d", r6);
+	UT_ASSERT(asks >= 2, "%llu questions for two addresses", (unsigned long long)asks);
+	t0 = ut_ms_now();
+	ucm_neigh_destroy(n);
+	UT_ASSERT(ut_ms_now() - t0 < 500, "destroy took %llu ms",
+		  (unsigned long long)(ut_ms_now() - t0));
+	return 0;
+}
+
+/* 300 destinations through the rings many times round, the worker and
+ * the resolver on their own threads (TSan checks the pairs): every one
+ * answered, none twice at once. */
+static int test_resolver_many(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create(1);
+	uint64_t asks = 0, deadline = ut_ms_now() + 5000;
+	uint32_t done = 0, bad = 0;
+	uint8_t mac[6], a[4];
+	int ret[300];
+
+	if (!n) {
+		ut_skip_reason("no netlink socket: %s", strerror(errno));
+		return UT_SKIP;
+	}
+	for (int i = 0; i < 300; i++)
+		ret[i] = -EAGAIN;
+	while (done < 300 && ut_ms_now() < deadline) {
+		uint64_t now = ucm_neigh_now();
+
+		ucm_neigh_sync(n, now);
+		done = 0;
+		for (int i = 0; i < 300; i++) {
+			a[0] = 127;
+			a[1] = 1;
+			a[2] = i >> 8;
+			a[3] = i & 0xff;
+			if (ret[i] == -EAGAIN)
+				ret[i] = ucm_neigh_lookup(n, false, a, mac, now, &asks);
+			done += ret[i] != -EAGAIN;
+		}
+		ucm_neigh_kick(n);
+		ut_msleep(1);
+	}
+	for (int i = 0; i < 300; i++)
+		bad += ret[i] != -ENETUNREACH;
+	ucm_neigh_destroy(n);
+	UT_ASSERT(done == 300, "%u of 300 answered in 5 s", done);
+	UT_ASSERT(!bad, "%u answers not -ENETUNREACH", bad);
+	UT_ASSERT(asks >= 300 && asks < 400, "%llu questions for 300 addresses",
+		  (unsigned long long)asks);
+	return 0;
+}
+
+static const struct ut_case cases[] = {
+	UT_CASE(test_find_good),
+	UT_CASE(test_find_truncated),
+	UT_CASE(test_find_wrong_type),
+	UT_CASE(test_find_error),
+	UT_CASE(test_find_foreign),
+	UT_CASE(test_parse_route),
+	UT_CASE(test_parse_neigh),
+	UT_CASE(test_cache_answer),
+	UT_CASE(test_cache_negative),
+	UT_CASE(test_cache_bounds),
+	UT_CASE(test_cache_capacity),
+	UT_CASE(test_resolver_thread),
+	UT_CASE(test_resolver_many),
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return ut_main(argc, argv, cases);
+}
