@@ -64,14 +64,17 @@ DBG_CFLAGS := $(BASE_CFLAGS) -DUCM_DEBUG
 LIB_LDLIBS := $(LIBURING_LIBS) $(LIBXDP_LIBS) $(LIBBPF_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS)
 LDLIBS_BASE := $(LIB_LDLIBS) -lpthread $(SAN_FLAGS)
 
-LIB_SRCS := $(sort $(wildcard lib/*.c xsk/*.c))
-LIB_HDRS := $(wildcard lib/*.h xsk/*.h lib/include/ucpumap/*.h)
+# The library's layers, each using only those before it (docs/ARCHITECTURE.md):
+# lib/core, lib/proto, lib/engine, lib/io, then xsk/ (the AF_XDP datapath).
+LAYERS := lib/core lib/proto lib/engine lib/io xsk
+LIB_SRCS := $(sort $(foreach l,$(LAYERS),$(wildcard $(l)/*.c)))
+LIB_HDRS := $(foreach l,$(LAYERS),$(wildcard $(l)/*.h)) $(wildcard lib/include/ucpumap/*.h)
 PUB_HDRS := $(wildcard lib/include/ucpumap/*.h)
 
-# The XDP object, embedded in the library by lib/bpf_obj.S.
+# The XDP object, embedded in the library by xsk/bpf_obj.S.
 BPF_OBJ := $(BUILD)/bpf/steer.bpf.o
 BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror $(ARCH_INCLUDES) -Ilib/include
-EMBED_OBJ := $(BUILD)/lib/bpf_obj.o
+EMBED_OBJ := $(BUILD)/xsk/bpf_obj.o
 
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(EMBED_OBJ)
 LIB_DBG_OBJS := $(patsubst %.c,$(BUILD)/%.dbg.o,$(LIB_SRCS)) $(EMBED_OBJ)
@@ -121,7 +124,7 @@ $(BPF_OBJ): bpf/steer.bpf.c $(wildcard bpf/*.h) lib/include/ucpumap/flowhash.h l
 	$(call msg,CLANG,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(EMBED_OBJ): lib/bpf_obj.S $(BPF_OBJ) $(DEPS)
+$(EMBED_OBJ): xsk/bpf_obj.S $(BPF_OBJ) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,AS,$@)
 	$(Q)$(CC) -c -DUCM_STEER_OBJ='"$(BPF_OBJ)"' $< -o $@

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pool_internal.h"
+#include "core/pool_internal.h"
 #include "ucpumap/dp.h"
 #include "ucpumap/xdp.h"
 

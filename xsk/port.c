@@ -24,7 +24,7 @@
 #include <linux/if_xdp.h>
 #include <xdp/xsk.h>
 
-#include "pool_internal.h"
+#include "core/pool_internal.h"
 #include "ucpumap/cpumap.h"
 #include "ucpumap/txq.h"
 #include "ucpumap/xsk.h"

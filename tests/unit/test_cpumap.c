@@ -21,7 +21,7 @@
 
 #include "ucpumap/cpumap.h"
 #include "ucpumap/log.h"
-#include "cpumap_internal.h"
+#include "engine/cpumap_internal.h"
 #include "utest.h"
 
 #define WAIT_MS		2000

@@ -20,7 +20,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
-#include "neigh.h"
+#include "io/neigh.h"
 #include "utest.h"
 
 #define IFX	7		/* the NIC's ifindex in the synthetic replies */

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool_internal.h"
+#include "core/pool_internal.h"
 
 __thread uint64_t ucm_self_id __attribute__((tls_model("initial-exec")));
 static uint64_t ucm_next_id;

@@ -14,7 +14,7 @@
 #include <net/if.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "ucpumap/xdp.h"
 
 /* The object file's bytes, from bpf_obj.S. */

@@ -8,7 +8,7 @@
 
 #include <pthread.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "ucpumap/pool.h"
 #include "ucpumap/ring.h"
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool_internal.h"
-#include "wake.h"
+#include "core/pool_internal.h"
+#include "engine/wake.h"
 #include "ucpumap/ring.h"
 #include "ucpumap/txq.h"
 

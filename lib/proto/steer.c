@@ -7,7 +7,7 @@
  */
 #include <arpa/inet.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "ucpumap/steer.h"
 
 uint32_t ucm_steer__pick(const struct ucm_steer_cfg *cfg,

@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 static int default_print(enum ucm_log_level level, const char *fmt,
 			 va_list args)

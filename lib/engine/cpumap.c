@@ -46,9 +46,9 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "pool_internal.h"
-#include "cpumap_internal.h"
-#include "wake.h"
+#include "core/pool_internal.h"
+#include "engine/cpumap_internal.h"
+#include "engine/wake.h"
 #include "ucpumap/cpumap.h"
 
 /* The names of our places in the pool's messages. */

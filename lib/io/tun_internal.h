@@ -9,7 +9,8 @@
 #include <sys/uio.h>
 #include <liburing.h>
 
-#include "internal.h"
+#include "core/internal.h"
+#include "proto/proto.h"
 #include "ucpumap/tun.h"
 #include "ucpumap/txq.h"
 #include "ucpumap/gso.h"
@@ -29,7 +30,7 @@ struct tun_slot {
 	uint32_t iov;
 	/* a super-packet's: its group, and what ucm_gso__build() overwrote */
 	uint16_t g;
-	struct gso_undo undo;
+	struct ucm_gso_undo undo;
 	bool done;		/* its completion was reaped */
 };
 
@@ -93,8 +94,6 @@ struct ucm_tun {
 	struct tun_worker wk[UCM_TUN_MAX_WORKERS];
 };
 
-int tun_uring_init(struct io_uring *ring, unsigned int entries);
-
 #ifdef UCM_DEBUG
 /* Tests: non-zero makes every super-packet's GSO type invalid, so the
  * kernel refuses it as an older kernel would (EINVAL). */
@@ -102,9 +101,9 @@ extern int ucm_tun_test_refuse_super;
 #endif
 
 /* tun_rev.c: the read path of one worker, on its thread. */
-int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
-void tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
-uint32_t tun_rev_poll(void *ctx, uint32_t w);
-int tun_rev_wait(void *ctx, uint32_t w, int wake_fd);
+int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
+void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
+uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w);
+int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd);
 
 #endif /* UCM_TUN_INTERNAL_H */

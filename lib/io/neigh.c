@@ -65,8 +65,8 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
-#include "internal.h"
-#include "neigh.h"
+#include "core/internal.h"
+#include "io/neigh.h"
 
 #define NEIGH_WAYS	4
 #define NEIGH_SETS	256		/* 1024 destinations per worker (40 KiB) */

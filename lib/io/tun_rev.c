@@ -31,8 +31,9 @@
 #include <unistd.h>
 #include <linux/if_ether.h>
 
-#include "neigh.h"
-#include "tun_internal.h"
+#include "io/neigh.h"
+#include "io/tun_internal.h"
+#include "io/uring.h"
 
 #define REV_RING	64	/* SQEs: a batch of reads and the standing polls */
 #define TAG_POLL	(1ull << 62)
@@ -138,7 +139,7 @@ static bool reap_events(struct tun_rev *r)
 	return woke;
 }
 
-int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
+int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_worker *wk = &tun->wk[w];
 	struct ucm_umem *umem = ucm_txq__umem(wk->txq);
@@ -150,7 +151,7 @@ int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	if (!r)
 		return -ENOMEM;
 	memset(r, 0, sizeof(*r));
-	err = tun_uring_init(&r->ring, REV_RING);
+	err = ucm_uring_init(&r->ring, REV_RING);
 	if (err) {
 		pr_warn("tun: %s: worker %u: no io_uring for the read path: %s\n",
 			tun->name, w, strerror(-err));
@@ -182,7 +183,7 @@ int tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	return 0;
 }
 
-void tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
+void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_rev *r = st->rev;
 
@@ -350,7 +351,7 @@ static void rev_stats_publish(struct ucm_tun_rev_stats *s,
 			STAT_ADD(dst[i], src[i]);
 }
 
-uint32_t tun_rev_poll(void *ctx, uint32_t w)
+uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 {
 	struct ucm_tun *tun = ctx;
 	struct tun_wstate *st = tun->wk[w].st;
@@ -416,7 +417,7 @@ uint32_t tun_rev_poll(void *ctx, uint32_t w)
 	return done;
 }
 
-int tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
+int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 {
 	struct ucm_tun *tun = ctx;
 	struct tun_wstate *st = tun->wk[w].st;

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <netinet/in.h>
 
-#include "internal.h"
+#include "core/internal.h"
+#include "proto/proto.h"
 #include "ucpumap/csum.h"
 #include "ucpumap/gso.h"
 
@@ -345,7 +346,7 @@ void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
 	st_be16(check, (uint16_t)~ucm_csum_fold(pseudo_sum(ip, v6, pkt->l4_proto, l4len)));
 }
 
-void gso_save(const struct ucm_pkt *pkt, const uint8_t *data, struct gso_undo *u)
+void ucm_gso_save(const struct ucm_pkt *pkt, const uint8_t *data, struct ucm_gso_undo *u)
 {
 	const uint8_t *l4 = data + pkt->l4_off;
 
@@ -353,7 +354,7 @@ void gso_save(const struct ucm_pkt *pkt, const uint8_t *data, struct gso_undo *u
 	u->tflags = l4[13];	/* TCP's flags; a UDP payload byte, unused */
 }
 
-void gso_restore(const struct ucm_pkt *pkt, uint8_t *data, const struct gso_undo *u)
+void ucm_gso_restore(const struct ucm_pkt *pkt, uint8_t *data, const struct ucm_gso_undo *u)
 {
 	uint8_t *l4 = data + pkt->l4_off;
 

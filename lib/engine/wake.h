@@ -89,7 +89,7 @@
 #include <sys/syscall.h>
 #include <linux/futex.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 enum ucm_wake_state {
 	UCM_WAKE_SLEEPING = 1 << 0,	/* written by the sleeper only */

@@ -2,7 +2,7 @@
 /* Creation and release of ucm_ring; the hot operations are inline in ring.h. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "ucpumap/ring.h"
 
 /* Indices are u32 and the fill level is their difference. */

@@ -44,7 +44,8 @@
 #include <netinet/in.h>
 #include <liburing.h>
 
-#include "tun_internal.h"
+#include "io/tun_internal.h"
+#include "io/uring.h"
 
 #define TUN_DEV		"/dev/net/tun"
 
@@ -378,34 +379,9 @@ uint32_t ucm_tun__nqueues(const struct ucm_tun *tun)
 
 /* ---- worker side: open / close ---------------------------------------- */
 
-/*
- * An io_uring of @entries for one worker's thread. SUBMIT_ALL: one bad SQE
- * does not strand the rest of the batch in the SQ; SINGLE_ISSUER and
- * COOP_TASKRUN: only this thread submits, and it always waits for its
- * completions itself. Older kernels refuse those flags: retry without.
- */
-int tun_uring_init(struct io_uring *ring, unsigned int entries)
-{
-	static const unsigned int setup[] = {
-		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |
-			IORING_SETUP_SINGLE_ISSUER,
-		0,
-	};
-	struct io_uring_params p;
-	unsigned int i;
-	int err = -EINVAL;
-
-	for (i = 0; i < ARRAY_SIZE(setup) && err == -EINVAL; i++) {
-		memset(&p, 0, sizeof(p));
-		p.flags = setup[i];
-		err = io_uring_queue_init_params(entries, ring, &p);
-	}
-	return err;
-}
-
 static int wstate_ring_init(struct tun_wstate *st)
 {
-	int err = tun_uring_init(&st->ring, UCM_TUN_BATCH_MAX);
+	int err = ucm_uring_init(&st->ring, UCM_TUN_BATCH_MAX);
 
 	if (err)
 		return err;
@@ -473,7 +449,7 @@ static int tun_open(void *ctx, uint32_t w)
 		}
 	}
 	if (wk->txq) {
-		err = tun_rev_open(tun, w, st);
+		err = ucm_tun_rev_open(tun, w, st);
 		if (err)
 			goto err_ring;
 	}
@@ -500,7 +476,7 @@ static void tun_close(void *ctx, uint32_t w)
 	if (!st)
 		return;
 	if (st->rev)
-		tun_rev_close(tun, w, st);
+		ucm_tun_rev_close(tun, w, st);
 	if (st->ring_ok)
 		ring_exit(st);
 	free(st);
@@ -613,7 +589,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	}
 	/* What ucm_gso__build() rewrites and cannot work out again, for a
 	 * kernel that refuses the super-packet (super_refused()). */
-	gso_save(&h->pkt, data, &sl->undo);
+	ucm_gso_save(&h->pkt, data, &sl->undo);
 	ucm_gso__build(&h->pkt, data, k, payload, st->plan.push[g], tap, vh);
 #ifdef UCM_DEBUG
 	/* Relaxed, no pair: a test's switch, nothing published with it. */
@@ -700,7 +676,7 @@ static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_w
 		pr_warn("tun: %s: the kernel refused a %s super-packet (EINVAL; a tun takes UDP GSO from Linux 6.2): this worker writes %s packets one by one from now on\n",
 			tun->name, tcp ? "TCP" : "UDP", tcp ? "TCP" : "UDP");
 	st->gso_flags |= flag;
-	gso_restore(&h->pkt, ucm_frame_data(h), &sl->undo);
+	ucm_gso_restore(&h->pkt, ucm_frame_data(h), &sl->undo);
 	for (; j >= 0; j = st->plan.next[j]) {
 		struct tun_slot one = { .nseg = 1 };
 
@@ -924,8 +900,8 @@ const struct ucm_sink_ops *ucm_tun__sink(void)
 static const struct ucm_sink_ops tun_duplex_ops = {
 	.open = tun_open,
 	.xmit = tun_xmit,
-	.poll = tun_rev_poll,
-	.wait = tun_rev_wait,
+	.poll = ucm_tun_rev_poll,
+	.wait = ucm_tun_rev_wait,
 	.close = tun_close,
 };
 

@@ -8,7 +8,7 @@
 #include <time.h>
 #include <sys/mman.h>
 
-#include "pool_internal.h"
+#include "core/pool_internal.h"
 
 #define UCM_UMEM_DEFAULT_FRAME_SIZE	4096
 #define UCM_UMEM_DEFAULT_FRAMES		4096

@@ -116,17 +116,6 @@ int ucm_opts_copy(void *dst, size_t dst_sz, size_t known, const void *src,
 __attribute__((format(printf, 2, 3)))
 void ucm_log(enum ucm_log_level level, const char *fmt, ...);
 
-struct ucm_pkt;
-/* gso.c: what ucm_gso__build() overwrites in a group's first packet and
- * cannot work out again (the L4 check field, TCP's flags), saved before
- * it and put back with the lengths by gso_restore(). */
-struct gso_undo {
-	uint16_t check;		/* as stored: network order */
-	uint8_t tflags;
-};
-void gso_save(const struct ucm_pkt *pkt, const uint8_t *data, struct gso_undo *u);
-void gso_restore(const struct ucm_pkt *pkt, uint8_t *data, const struct gso_undo *u);
-
 #define pr_warn(fmt, ...)	ucm_log(UCM_LOG_WARN, "ucpumap: " fmt, ##__VA_ARGS__)
 #define pr_info(fmt, ...)	ucm_log(UCM_LOG_INFO, "ucpumap: " fmt, ##__VA_ARGS__)
 #define pr_debug(fmt, ...)	ucm_log(UCM_LOG_DEBUG, "ucpumap: " fmt, ##__VA_ARGS__)

@@ -15,7 +15,7 @@
 #include <netinet/in.h>
 #include <linux/if_ether.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "ucpumap/pkt.h"
 #include "ucpumap/flowhash.h"
 

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The proto layer's private interface: what gso.c lends the io layer's
+ * write path, beside the public gso.h. */
+#ifndef UCM_PROTO_H
+#define UCM_PROTO_H
+
+#include <stdint.h>
+
+struct ucm_pkt;
+
+/* What ucm_gso__build() overwrites in a group's first packet and cannot
+ * work out again (the L4 check field, TCP's flags), saved before it and
+ * put back with the lengths by ucm_gso_restore(). */
+struct ucm_gso_undo {
+	uint16_t check;		/* as stored: network order */
+	uint8_t tflags;
+};
+void ucm_gso_save(const struct ucm_pkt *pkt, const uint8_t *data,
+		  struct ucm_gso_undo *u);
+void ucm_gso_restore(const struct ucm_pkt *pkt, uint8_t *data,
+		     const struct ucm_gso_undo *u);
+
+#endif /* UCM_PROTO_H */
