@@ -157,8 +157,10 @@ int stop_child(pid_t pid, const char *row, const char *what, const char *out);
 
 /* ---- the traffic (traffic.c) ---------------------------------------------- */
 
+#define GEN_OUT	256	/* the generator's output file name */
 int run_traffic(const char *tag, int flows, double *sent);
-pid_t gen_start(const char *out, int flows);
+pid_t gen_start(const char *tag, int flows, char *out);
+int gen_wait(pid_t g, const char *tag, const char *out, double timeout);
 int run_tcp(const char *tag, double *bps);
 
 /* The way back's traffic: 64-byte frames' worth of UDP from the DUT to the

@@ -14,7 +14,6 @@
 #include <arpa/inet.h>
 #include <sched.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -359,7 +358,7 @@ static int row_tun(struct row *r, int round)
 	uint8_t pkt[TUN_NPKT][64];
 	struct io_uring ring;
 	uint64_t d0, d1;
-	char out[256];
+	char out[GEN_OUT];
 	cpu_set_t old;
 	pid_t g = 0;
 
@@ -376,8 +375,7 @@ static int row_tun(struct row *r, int round)
 	if (io_uring_queue_init(TUN_BATCH * 2, &ring, 0))
 		goto err_fd;
 	if (!cfg.dev) {
-		snprintf(out, sizeof(out), "%s/gen-%s", tmpdir, r->def->name);
-		g = gen_start(out, r->def->flows);
+		g = gen_start(r->def->name, r->def->flows, out);
 		if (g < 0)
 			goto err_ring;
 	}
@@ -391,11 +389,8 @@ static int row_tun(struct row *r, int round)
 	d1 = delivered_now();
 	r->dst[round] = (d1 - d0) / cfg.seconds;
 	rc = 0;
-	if (g > 0 && reap(g, 10) != 0) {
-		fprintf(stderr, "datapath: tun-ceiling: the generator failed:\n");
-		show_tail(3, out, NULL);
+	if (g > 0 && gen_wait(g, r->def->name, out, 10))
 		rc = -1;
-	}
 err_ring:
 	io_uring_queue_exit(&ring);
 err_fd:

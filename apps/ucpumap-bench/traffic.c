@@ -15,13 +15,16 @@
 
 #include "datapath.h"
 
-pid_t gen_start(const char *out, int flows)
+/* Start ucpumap-gen in the generator's namespace for cfg.seconds, for row
+ * @tag; its output into @out (a buffer of GEN_OUT bytes). */
+pid_t gen_start(const char *tag, int flows, char *out)
 {
 	char dur[32], rate[32], gen[600], port[16], nflows[16];
 	char *argv[] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg.sink_ip, "--dst-mac", vd_mac,
 			 "--dst-port", port, "--flows", nflows, "--cpu", "0",
 			 "--duration", dur, "--rate", rate, NULL };
 
+	snprintf(out, GEN_OUT, "%s/gen-%s", tmpdir, tag);
 	snprintf(gen, sizeof(gen), "%s/ucpumap-gen", cfg.bindir);
 	snprintf(nflows, sizeof(nflows), "%d", flows ? flows : DEFAULT_FLOWS);
 	snprintf(dur, sizeof(dur), "%g", cfg.seconds);
@@ -30,12 +33,23 @@ pid_t gen_start(const char *out, int flows)
 	return spawn(ns_gen, out, argv);
 }
 
+/* Wait up to @timeout s for generator @g of row @tag: 0 when it exited
+ * cleanly; -1 otherwise (also when it did not start), its last lines shown. */
+int gen_wait(pid_t g, const char *tag, const char *out, double timeout)
+{
+	if (g > 0 && reap(g, timeout) == 0)
+		return 0;
+	fprintf(stderr, "datapath: %s: the generator failed:\n", tag);
+	show_tail(3, out, NULL);
+	return -1;
+}
+
 /* Offer traffic to whatever is on the interface now, for cfg.seconds; fills
  * @sent. On veth the generator runs now; with --dev it is already running
  * outside, and what the NIC received stands for what was sent. */
 int run_traffic(const char *tag, int flows, double *sent)
 {
-	char out[256];
+	char out[GEN_OUT];
 	pid_t g;
 
 	if (cfg.dev) {
@@ -45,13 +59,9 @@ int run_traffic(const char *tag, int flows, double *sent)
 		*sent = nic_rx_now() - n0;
 		return stopping ? -1 : 0;
 	}
-	snprintf(out, sizeof(out), "%s/gen-%s", tmpdir, tag);
-	g = gen_start(out, flows);
-	if (g < 0 || reap(g, cfg.seconds + 10) != 0) {
-		fprintf(stderr, "datapath: %s: the generator failed:\n", tag);
-		show_tail(3, out, NULL);
+	g = gen_start(tag, flows, out);
+	if (gen_wait(g, tag, out, cfg.seconds + 10))
 		return -1;
-	}
 	*sent = gen_total(out);
 	return 0;
 }
