@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -428,14 +429,226 @@ static double share(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * part / whole : 0;
 }
 
+#define ENG_NROWS	((int)(sizeof(eng_rows) / sizeof(eng_rows[0])))
+#define RES(f)		offsetof(struct eng_result, f)
+
+/* Every run: per row, per round. */
+static struct eng_result eng_res[ENG_NROWS][ENG_MAX_ROUNDS];
+
+/* The double at @off of struct eng_result, for each of @n runs. */
+static void eng_runs(const struct eng_result *rr, int n, size_t off, double *v)
+{
+	for (int r = 0; r < n; r++)
+		v[r] = *(const double *)((const char *)&rr[r] + off);
+}
+
+static void eng_stats(const struct eng_result *rr, int n, size_t off, struct run_stats *st)
+{
+	double v[ENG_MAX_ROUNDS];
+
+	eng_runs(rr, n, off, v);
+	run_stats(v, n, st);
+}
+
+/* Every selected row, interleaved, round after round. */
+static int eng_run_rounds(const struct eng_cfg *cfg)
+{
+	int r, i, err;
+
+	for (r = 0; r < cfg->rounds; r++) {
+		for (i = 0; i < ENG_NROWS; i++) {
+			struct eng_result *res = &eng_res[i][r];
+
+			if (!cfg->want[i])
+				continue;
+			err = eng_run_once(cfg, &eng_rows[i], res);
+			if (err) {
+				fprintf(stderr, "engine: row %s, round %d failed: %s\n",
+					eng_rows[i].name, r + 1, strerror(-err));
+				return -1;
+			}
+			fprintf(stderr, "  round %d/%d %-15s %6.2f Mpps  (cross-CPU round trip %.0f/%.0f ns, steal %.1f%%)\n",
+				r + 1, cfg->rounds, eng_rows[i].name, res->dst_mpps,
+				res->rtt_ns[0], res->rtt_ns[1], 100 * res->steal);
+		}
+	}
+	return 0;
+}
+
+static void print_rates(const struct eng_cfg *cfg)
+{
+	printf("%-15s %9s %9s %9s %17s %7s\n", "row", "src Mpps", "drops", "dst Mpps",
+	       "dst min-max", "steal");
+	for (int i = 0; i < ENG_NROWS; i++) {
+		struct run_stats s_src, s_drop, st;
+		double steal;
+		int r;
+
+		if (!cfg->want[i])
+			continue;
+		eng_stats(eng_res[i], cfg->rounds, RES(src_mpps), &s_src);
+		eng_stats(eng_res[i], cfg->rounds, RES(drop_mpps), &s_drop);
+		eng_stats(eng_res[i], cfg->rounds, RES(dst_mpps), &st);
+		for (r = 0, steal = 0; r < cfg->rounds; r++)
+			steal += eng_res[i][r].steal / cfg->rounds;
+		printf("%-15s %9.2f %9.2f %9.2f %8.2f-%-8.2f %6.1f%%\n", eng_rows[i].name,
+		       s_src.median, s_drop.median, st.median, st.min, st.max,
+		       100 * steal);
+	}
+}
+
+/* The rates apart by the cross-CPU round trip around each run. */
+static void print_by_rtt(const struct eng_cfg *cfg)
+{
+	printf("\nby cross-CPU round trip (probed before and after each run; near: both < %d ns,\n"
+	       "far: both >= %d ns)\n", ENG_RTT_SPLIT_NS, ENG_RTT_SPLIT_NS);
+	printf("%-15s %5s %9s %17s | %5s %9s %17s\n", "row", "near", "dst Mpps", "min-max",
+	       "far", "dst Mpps", "min-max");
+	for (int i = 0; i < ENG_NROWS; i++) {
+		double nv[ENG_MAX_ROUNDS], fv[ENG_MAX_ROUNDS];
+		struct run_stats ns, fs;
+		int nn = 0, nf = 0;
+
+		if (!cfg->want[i])
+			continue;
+		for (int r = 0; r < cfg->rounds; r++) {
+			const double *t = eng_res[i][r].rtt_ns;
+
+			if (t[0] < ENG_RTT_SPLIT_NS && t[1] < ENG_RTT_SPLIT_NS)
+				nv[nn++] = eng_res[i][r].dst_mpps;
+			else if (t[0] >= ENG_RTT_SPLIT_NS && t[1] >= ENG_RTT_SPLIT_NS)
+				fv[nf++] = eng_res[i][r].dst_mpps;
+		}
+		run_stats(nv, nn, &ns);
+		run_stats(fv, nf, &fs);
+		printf("%-15s ", eng_rows[i].name);
+		print_split(nn, &ns);
+		printf(" | ");
+		print_split(nf, &fs);
+		printf("\n");
+	}
+}
+
+static void print_pool(const struct eng_cfg *cfg)
+{
+	printf("\npool, all rounds: share of allocations (fast/refill/slow) and of returns\n"
+	       "(cached/ring/ring_full/released)\n");
+	printf("%-15s %6s %6s %6s | %6s %6s %9s %8s\n", "row", "fast", "refill", "slow",
+	       "cached", "ring", "ring_full", "released");
+	for (int i = 0; i < ENG_NROWS; i++) {
+		struct ucm_pool_stats t = {};
+		uint64_t allocs, rets;
+
+		if (!cfg->want[i])
+			continue;
+		for (int r = 0; r < cfg->rounds; r++) {
+			const struct ucm_pool_stats *p = &eng_res[i][r].pool;
+
+			t.alloc_fast += p->alloc_fast;
+			t.alloc_refill += p->alloc_refill;
+			t.alloc_slow += p->alloc_slow;
+			t.recycle_cached += p->recycle_cached;
+			t.recycle_ring += p->recycle_ring;
+			t.recycle_ring_full += p->recycle_ring_full;
+			t.recycle_released += p->recycle_released;
+		}
+		allocs = t.alloc_fast + t.alloc_refill + t.alloc_slow;
+		rets = t.recycle_cached + t.recycle_ring + t.recycle_ring_full +
+		       t.recycle_released;
+		printf("%-15s %5.1f%% %5.1f%% %5.1f%% | %5.1f%% %5.1f%% %8.1f%% %7.1f%%\n",
+		       eng_rows[i].name, share(t.alloc_fast, allocs),
+		       share(t.alloc_refill, allocs), share(t.alloc_slow, allocs),
+		       share(t.recycle_cached, rets), share(t.recycle_ring, rets),
+		       share(t.recycle_ring_full, rets), share(t.recycle_released, rets));
+	}
+}
+
+static void print_gains(const struct eng_cfg *cfg)
+{
+	printf("\ngains, computed round by round (dst rate of after / before - 1)\n");
+	for (int k = 0; k < (int)(sizeof(eng_pairs) / sizeof(eng_pairs[0])); k++) {
+		int a = row_index(eng_pairs[k].after), b = row_index(eng_pairs[k].before);
+		double v[ENG_MAX_ROUNDS];
+		struct run_stats st;
+
+		if (!cfg->want[a] || !cfg->want[b])
+			continue;
+		for (int r = 0; r < cfg->rounds; r++)
+			v[r] = eng_res[b][r].dst_mpps > 0 ?
+			       100.0 * (eng_res[a][r].dst_mpps / eng_res[b][r].dst_mpps - 1) : 0;
+		run_stats(v, cfg->rounds, &st);
+		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s\n",
+		       eng_pairs[k].after, eng_pairs[k].before, st.median, st.min,
+		       st.max, eng_pairs[k].seed);
+	}
+}
+
+/* The double at @off of each run, as an array under @key. */
+static void json_runs(struct json *j, const char *key, const struct eng_result *rr, int n,
+		      size_t off)
+{
+	double v[ENG_MAX_ROUNDS];
+
+	eng_runs(rr, n, off, v);
+	json_arr(j, key);
+	for (int r = 0; r < n; r++)
+		json_num(j, NULL, v[r]);
+	json_arr_end(j);
+}
+
+static void json_row(struct json *j, const struct eng_cfg *cfg, int i)
+{
+	const struct eng_result *rr = eng_res[i];
+	struct run_stats st;
+
+	eng_stats(rr, cfg->rounds, RES(dst_mpps), &st);
+	json_obj(j, NULL);
+	json_str(j, "name", eng_rows[i].name);
+	json_str(j, "unit", "Mpps");
+	json_runs(j, "runs", rr, cfg->rounds, RES(dst_mpps));
+	json_num(j, "median", st.median);
+	json_num(j, "min", st.min);
+	json_num(j, "max", st.max);
+	json_runs(j, "src_runs", rr, cfg->rounds, RES(src_mpps));
+	json_runs(j, "drop_runs", rr, cfg->rounds, RES(drop_mpps));
+	json_runs(j, "rtt_ns_before_runs", rr, cfg->rounds, RES(rtt_ns[0]));
+	json_runs(j, "rtt_ns_after_runs", rr, cfg->rounds, RES(rtt_ns[1]));
+	json_runs(j, "steal_runs", rr, cfg->rounds, RES(steal));
+	json_obj_end(j);
+}
+
+static int write_json(const struct eng_cfg *cfg)
+{
+	FILE *f = fopen(cfg->json, "w");
+	struct json j;
+
+	if (!f) {
+		fprintf(stderr, "engine: cannot write %s: %s\n", cfg->json, strerror(errno));
+		return -1;
+	}
+	json_begin(&j, f);
+	json_str(&j, "bench", "engine");
+	json_num(&j, "seconds", cfg->seconds);
+	json_num(&j, "rounds", cfg->rounds);
+	json_num(&j, "producer_cpu", cfg->producer_cpu);
+	json_num(&j, "worker_cpu", cfg->worker_cpu);
+	json_arr(&j, "rows");
+	for (int i = 0; i < ENG_NROWS; i++)
+		if (cfg->want[i])
+			json_row(&j, cfg, i);
+	json_arr_end(&j);
+	json_end(&j);
+	if (fclose(f)) {
+		fprintf(stderr, "engine: writing %s failed: %s\n", cfg->json, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int bench_engine(int argc, char **argv)
 {
-	enum { NROWS = sizeof(eng_rows) / sizeof(eng_rows[0]) };
-	static struct eng_result res[NROWS][ENG_MAX_ROUNDS];
 	struct eng_cfg cfg;
-	struct run_stats st;
-	double v[ENG_MAX_ROUNDS], steal;
-	int r, i, k, err;
+	int err;
 
 	err = eng_parse(argc, argv, &cfg);
 	if (err)
@@ -448,178 +661,13 @@ int bench_engine(int argc, char **argv)
 	       cfg.producer_cpu, cfg.worker_cpu);
 	printf("%d-byte IPv4/UDP frames, %u frames, worker ring %u, %d rounds x %.2f s per row, rows interleaved\n\n",
 	       ENG_PKT_LEN, cfg.frames, cfg.qsize, cfg.rounds, cfg.seconds);
-
-	for (r = 0; r < cfg.rounds; r++) {
-		for (i = 0; i < NROWS; i++) {
-			if (!cfg.want[i])
-				continue;
-			err = eng_run_once(&cfg, &eng_rows[i], &res[i][r]);
-			if (err) {
-				fprintf(stderr, "engine: row %s, round %d failed: %s\n",
-					eng_rows[i].name, r + 1, strerror(-err));
-				return 1;
-			}
-			fprintf(stderr, "  round %d/%d %-15s %6.2f Mpps  (cross-CPU round trip %.0f/%.0f ns, steal %.1f%%)\n",
-				r + 1, cfg.rounds, eng_rows[i].name,
-				res[i][r].dst_mpps, res[i][r].rtt_ns[0],
-				res[i][r].rtt_ns[1], 100 * res[i][r].steal);
-		}
-	}
-
-	printf("%-15s %9s %9s %9s %17s %7s\n", "row", "src Mpps", "drops", "dst Mpps",
-	       "dst min-max", "steal");
-	for (i = 0; i < NROWS; i++) {
-		struct run_stats s_src, s_drop;
-
-		if (!cfg.want[i])
-			continue;
-		for (r = 0; r < cfg.rounds; r++)
-			v[r] = res[i][r].src_mpps;
-		run_stats(v, cfg.rounds, &s_src);
-		for (r = 0; r < cfg.rounds; r++)
-			v[r] = res[i][r].drop_mpps;
-		run_stats(v, cfg.rounds, &s_drop);
-		for (r = 0; r < cfg.rounds; r++)
-			v[r] = res[i][r].dst_mpps;
-		run_stats(v, cfg.rounds, &st);
-		for (r = 0, steal = 0; r < cfg.rounds; r++)
-			steal += res[i][r].steal / cfg.rounds;
-		printf("%-15s %9.2f %9.2f %9.2f %8.2f-%-8.2f %6.1f%%\n", eng_rows[i].name,
-		       s_src.median, s_drop.median, st.median, st.min, st.max,
-		       100 * steal);
-	}
-
-	printf("\nby cross-CPU round trip (probed before and after each run; near: both < %d ns,\n"
-	       "far: both >= %d ns)\n", ENG_RTT_SPLIT_NS, ENG_RTT_SPLIT_NS);
-	printf("%-15s %5s %9s %17s | %5s %9s %17s\n", "row", "near", "dst Mpps", "min-max",
-	       "far", "dst Mpps", "min-max");
-	for (i = 0; i < NROWS; i++) {
-		double nv[ENG_MAX_ROUNDS], fv[ENG_MAX_ROUNDS];
-		struct run_stats ns, fs;
-		int nn = 0, nf = 0;
-
-		if (!cfg.want[i])
-			continue;
-		for (r = 0; r < cfg.rounds; r++) {
-			const double *t = res[i][r].rtt_ns;
-
-			if (t[0] < ENG_RTT_SPLIT_NS && t[1] < ENG_RTT_SPLIT_NS)
-				nv[nn++] = res[i][r].dst_mpps;
-			else if (t[0] >= ENG_RTT_SPLIT_NS && t[1] >= ENG_RTT_SPLIT_NS)
-				fv[nf++] = res[i][r].dst_mpps;
-		}
-		run_stats(nv, nn, &ns);
-		run_stats(fv, nf, &fs);
-		printf("%-15s ", eng_rows[i].name);
-		print_split(nn, &ns);
-		printf(" | ");
-		print_split(nf, &fs);
-		printf("\n");
-	}
-
-	printf("\npool, all rounds: share of allocations (fast/refill/slow) and of returns\n"
-	       "(cached/ring/ring_full/released)\n");
-	printf("%-15s %6s %6s %6s | %6s %6s %9s %8s\n", "row", "fast", "refill", "slow",
-	       "cached", "ring", "ring_full", "released");
-	for (i = 0; i < NROWS; i++) {
-		struct ucm_pool_stats t = {};
-		uint64_t allocs, rets;
-
-		if (!cfg.want[i])
-			continue;
-		for (r = 0; r < cfg.rounds; r++) {
-			t.alloc_fast += res[i][r].pool.alloc_fast;
-			t.alloc_refill += res[i][r].pool.alloc_refill;
-			t.alloc_slow += res[i][r].pool.alloc_slow;
-			t.recycle_cached += res[i][r].pool.recycle_cached;
-			t.recycle_ring += res[i][r].pool.recycle_ring;
-			t.recycle_ring_full += res[i][r].pool.recycle_ring_full;
-			t.recycle_released += res[i][r].pool.recycle_released;
-		}
-		allocs = t.alloc_fast + t.alloc_refill + t.alloc_slow;
-		rets = t.recycle_cached + t.recycle_ring + t.recycle_ring_full +
-		       t.recycle_released;
-		printf("%-15s %5.1f%% %5.1f%% %5.1f%% | %5.1f%% %5.1f%% %8.1f%% %7.1f%%\n",
-		       eng_rows[i].name, share(t.alloc_fast, allocs),
-		       share(t.alloc_refill, allocs), share(t.alloc_slow, allocs),
-		       share(t.recycle_cached, rets), share(t.recycle_ring, rets),
-		       share(t.recycle_ring_full, rets), share(t.recycle_released, rets));
-	}
-
-	printf("\ngains, computed round by round (dst rate of after / before - 1)\n");
-	for (k = 0; k < (int)(sizeof(eng_pairs) / sizeof(eng_pairs[0])); k++) {
-		int a = row_index(eng_pairs[k].after), b = row_index(eng_pairs[k].before);
-
-		if (!cfg.want[a] || !cfg.want[b])
-			continue;
-		for (r = 0; r < cfg.rounds; r++)
-			v[r] = res[b][r].dst_mpps > 0 ?
-			       100.0 * (res[a][r].dst_mpps / res[b][r].dst_mpps - 1) : 0;
-		run_stats(v, cfg.rounds, &st);
-		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s\n",
-		       eng_pairs[k].after, eng_pairs[k].before, st.median, st.min,
-		       st.max, eng_pairs[k].seed);
-	}
-
-	if (cfg.json) {
-		FILE *f = fopen(cfg.json, "w");
-		struct json j;
-
-		if (!f) {
-			fprintf(stderr, "engine: cannot write %s: %s\n", cfg.json, strerror(errno));
-			return 1;
-		}
-		json_begin(&j, f);
-		json_str(&j, "bench", "engine");
-		json_num(&j, "seconds", cfg.seconds);
-		json_num(&j, "rounds", cfg.rounds);
-		json_num(&j, "producer_cpu", cfg.producer_cpu);
-		json_num(&j, "worker_cpu", cfg.worker_cpu);
-		json_arr(&j, "rows");
-		for (i = 0; i < NROWS; i++) {
-			if (!cfg.want[i])
-				continue;
-			for (r = 0; r < cfg.rounds; r++)
-				v[r] = res[i][r].dst_mpps;
-			run_stats(v, cfg.rounds, &st);
-			json_obj(&j, NULL);
-			json_str(&j, "name", eng_rows[i].name);
-			json_str(&j, "unit", "Mpps");
-			json_arr(&j, "runs");
-			for (r = 0; r < cfg.rounds; r++)
-				json_num(&j, NULL, v[r]);
-			json_arr_end(&j);
-			json_num(&j, "median", st.median);
-			json_num(&j, "min", st.min);
-			json_num(&j, "max", st.max);
-			json_arr(&j, "src_runs");
-			for (r = 0; r < cfg.rounds; r++)
-				json_num(&j, NULL, res[i][r].src_mpps);
-			json_arr_end(&j);
-			json_arr(&j, "drop_runs");
-			for (r = 0; r < cfg.rounds; r++)
-				json_num(&j, NULL, res[i][r].drop_mpps);
-			json_arr_end(&j);
-			json_arr(&j, "rtt_ns_before_runs");
-			for (r = 0; r < cfg.rounds; r++)
-				json_num(&j, NULL, res[i][r].rtt_ns[0]);
-			json_arr_end(&j);
-			json_arr(&j, "rtt_ns_after_runs");
-			for (r = 0; r < cfg.rounds; r++)
-				json_num(&j, NULL, res[i][r].rtt_ns[1]);
-			json_arr_end(&j);
-			json_arr(&j, "steal_runs");
-			for (r = 0; r < cfg.rounds; r++)
-				json_num(&j, NULL, res[i][r].steal);
-			json_arr_end(&j);
-			json_obj_end(&j);
-		}
-		json_arr_end(&j);
-		json_end(&j);
-		if (fclose(f)) {
-			fprintf(stderr, "engine: writing %s failed: %s\n", cfg.json, strerror(errno));
-			return 1;
-		}
-	}
+	if (eng_run_rounds(&cfg))
+		return 1;
+	print_rates(&cfg);
+	print_by_rtt(&cfg);
+	print_pool(&cfg);
+	print_gains(&cfg);
+	if (cfg.json && write_json(&cfg))
+		return 1;
 	return 0;
 }

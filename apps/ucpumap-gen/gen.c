@@ -728,89 +728,124 @@ static void print_tick(double t, uint64_t n, double dt)
 
 typedef int64_t (*send_fn)(void *engine, uint64_t n);
 
+/* Where the sending loop is, in time and in frames. */
+struct pace {
+	double t0, end, next_print, last_print;
+	double pace0, quantum;		/* --rate: the schedule's start, frames per call */
+	double per_frame;		/* seconds a frame took, measured so far */
+	uint64_t sent, last_sent;
+};
+
+static void pace_init(const struct cfg *c, struct pace *p)
+{
+	*p = (struct pace){ .per_frame = 50e-9 };
+	p->t0 = now_sec();
+	p->end = c->duration > 0 ? p->t0 + c->duration : 0;
+	p->next_print = p->t0 + 1;
+	p->last_print = p->t0;
+	if (c->rate) {
+		/* About 10 ms of packets per call, the first call at once. */
+		p->quantum = c->rate * CALL_SEC;
+		if (p->quantum < 1)
+			p->quantum = 1;
+		p->pace0 = p->t0 - p->quantum / c->rate;
+	}
+}
+
+/* A line per second. */
+static void pace_tick(struct pace *p, double t)
+{
+	if (t < p->next_print)
+		return;
+	print_tick(t - p->t0, p->sent - p->last_sent, t - p->last_print);
+	p->last_sent = p->sent;
+	p->last_print = t;
+	p->next_print += 1;
+	if (p->next_print <= t)
+		p->next_print = t + 1;
+}
+
+/* With --rate: how many frames are due, at most @want; 0 after sleeping
+ * until a quantum is due (or a tick, or the end). */
+static double pace_due(const struct cfg *c, struct pace *p, double t, double want)
+{
+	double due = (t - p->pace0) * c->rate - (double)p->sent;
+	double need = p->quantum;
+
+	if (c->count && need > c->count - p->sent)
+		need = c->count - p->sent;
+	if (due < need) {
+		double wake = p->pace0 + (p->sent + need) / c->rate;
+		struct timespec ts;
+
+		if (wake > p->next_print)
+			wake = p->next_print;
+		if (p->end && wake > p->end)
+			wake = p->end;
+		ts.tv_sec = (time_t)wake;
+		ts.tv_nsec = (long)((wake - ts.tv_sec) * 1e9);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		return 0;
+	}
+	if (due > c->rate) {
+		/* More than a second behind (stopped, or the rate is out of
+		 * reach): do not make it up in a burst. */
+		p->pace0 = t - (p->sent + p->quantum) / (double)c->rate;
+		due = p->quantum;
+	}
+	return want > due ? due : want;
+}
+
+/* Frames to send now: about 10 ms at the speed measured so far, paced by
+ * --rate and bounded by --count; 0 when it slept instead. */
+static uint64_t pace_want(const struct cfg *c, struct pace *p, double t)
+{
+	double want = CALL_SEC / p->per_frame;
+	uint64_t n;
+
+	if (want < MIN_CHUNK)
+		want = MIN_CHUNK;
+	if (want > MAX_CHUNK)
+		want = MAX_CHUNK;
+	if (c->rate) {
+		want = pace_due(c, p, t, want);
+		if (want == 0)
+			return 0;
+	}
+	if (c->count && want > c->count - p->sent)
+		want = c->count - p->sent;
+	n = (uint64_t)want;
+	return n ? n : 1;
+}
+
 /* Send in chunks of about 10 ms, paced by --rate; a line per second. */
 static int run(const struct cfg *c, send_fn send, void *engine)
 {
-	double t0, t, end, next_print, last_print, pace0 = 0, quantum = 0, per_frame = 50e-9;
-	uint64_t sent = 0, last_sent = 0, n;
-	int64_t got;
+	struct pace p;
 	int status = 0, idle = 0;
+	double t;
 
-	t0 = now_sec();
-	end = c->duration > 0 ? t0 + c->duration : 0;
-	next_print = t0 + 1;
-	last_print = t0;
-	if (c->rate) {
-		/* About 10 ms of packets per call, the first call at once. */
-		quantum = c->rate * CALL_SEC;
-		if (quantum < 1)
-			quantum = 1;
-		pace0 = t0 - quantum / c->rate;
-	}
+	pace_init(c, &p);
 	while (!gen_stop) {
-		double chunk, want;
+		uint64_t n;
+		int64_t got;
 
 		t = now_sec();
-		if (t >= next_print) {
-			print_tick(t - t0, sent - last_sent, t - last_print);
-			last_sent = sent;
-			last_print = t;
-			next_print += 1;
-			if (next_print <= t)
-				next_print = t + 1;
-		}
-		if (end && t >= end)
+		pace_tick(&p, t);
+		if (p.end && t >= p.end)
 			break;
-		if (c->count && sent >= c->count)
+		if (c->count && p.sent >= c->count)
 			break;
-		/* Frames for about 10 ms at the speed measured so far. */
-		chunk = CALL_SEC / per_frame;
-		if (chunk < MIN_CHUNK)
-			chunk = MIN_CHUNK;
-		if (chunk > MAX_CHUNK)
-			chunk = MAX_CHUNK;
-		want = chunk;
-		if (c->rate) {
-			double due = (t - pace0) * c->rate - (double)sent;
-			double need = quantum;
-
-			if (c->count && need > c->count - sent)
-				need = c->count - sent;
-			if (due < need) {
-				/* Sleep until a quantum is due (or a tick, or the end). */
-				double wake = pace0 + (sent + need) / c->rate;
-				struct timespec ts;
-
-				if (wake > next_print)
-					wake = next_print;
-				if (end && wake > end)
-					wake = end;
-				ts.tv_sec = (time_t)wake;
-				ts.tv_nsec = (long)((wake - ts.tv_sec) * 1e9);
-				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-				continue;
-			}
-			if (due > c->rate) {
-				/* More than a second behind (stopped, or the rate
-				 * is out of reach): do not make it up in a burst. */
-				pace0 = t - (sent + quantum) / (double)c->rate;
-				due = quantum;
-			}
-			if (want > due)
-				want = due;
-		}
-		if (c->count && want > c->count - sent)
-			want = c->count - sent;
-		n = (uint64_t)want;
+		n = pace_want(c, &p, t);
 		if (!n)
-			n = 1;
+			continue;
 		got = send(engine, n);
 		if (got < 0) {
 			status = 1;
 			break;
 		}
 		n = (uint64_t)got;
-		sent += n;
+		p.sent += n;
 		/* (AF_XDP in zero-copy mode may report completions a call late.) */
 		idle = n || gen_stop ? 0 : idle + 1;
 		if (idle == 100) {
@@ -818,17 +853,14 @@ static int run(const struct cfg *c, send_fn send, void *engine)
 			status = 1;
 			break;
 		}
-		if (n >= MIN_CHUNK) {
-			double dt = now_sec() - t;
-
-			per_frame = 0.7 * per_frame + 0.3 * (dt / n);
-		}
+		if (n >= MIN_CHUNK)
+			p.per_frame = 0.7 * p.per_frame + 0.3 * ((now_sec() - t) / n);
 	}
 	t = now_sec();
-	if (t - last_print > 0.05 && sent > last_sent)
-		print_tick(t - t0, sent - last_sent, t - last_print);
-	printf("total: %llu packets in %.3f s, %llu pps\n", (unsigned long long)sent, t - t0,
-	       (unsigned long long)(t > t0 ? sent / (t - t0) + 0.5 : 0));
+	if (t - p.last_print > 0.05 && p.sent > p.last_sent)
+		print_tick(t - p.t0, p.sent - p.last_sent, t - p.last_print);
+	printf("total: %llu packets in %.3f s, %llu pps\n", (unsigned long long)p.sent, t - p.t0,
+	       (unsigned long long)(t > p.t0 ? p.sent / (t - p.t0) + 0.5 : 0));
 	fflush(stdout);
 	return status;
 }
@@ -862,21 +894,113 @@ out:
 	return err;
 }
 
-int main(int argc, char **argv)
+/* The interface: its index and MAC, and --size against its MTU. 0, or -1
+ * after a message. */
+static int dev_check(const struct cfg *c, int *ifindex, uint8_t *smac)
+{
+	int mtu = 0, err;
+
+	*ifindex = if_nametoindex(c->dev);
+	if (!*ifindex) {
+		fprintf(stderr, "ucpumap-gen: no interface named '%s' here (ip link shows the names; run the generator in the interface's network namespace)\n",
+			c->dev);
+		return -1;
+	}
+	err = dev_info(c->dev, smac, &mtu);
+	if (err) {
+		fprintf(stderr, "ucpumap-gen: %s: %s\n", c->dev,
+			err == -EPFNOSUPPORT ? "not an Ethernet device" : strerror(-err));
+		return -1;
+	}
+	if (c->size > (unsigned long)mtu + ETH_HLEN_) {
+		fprintf(stderr, "ucpumap-gen: --size %lu: %s's MTU %d carries frames of at most %d bytes; ask for less, or raise the MTU (ip link set %s mtu %lu)\n",
+			c->size, c->dev, mtu, mtu + ETH_HLEN_, c->dev, c->size - ETH_HLEN_);
+		return -1;
+	}
+	return 0;
+}
+
+/* What sends: the live frames' program or an AF_XDP socket. */
+struct sender {
+	send_fn send;
+	void *ctx;
+	char name[64];
+	struct live l;
+	struct bpf_test_run_opts to;
+	struct xsk_tx *x;
+};
+
+static int sender_open(const struct cfg *c, int ifindex, const struct gen_tmpl *t,
+		       struct sender *s)
+{
+	struct ucm_gen_cfg gc = {};
+
+	s->l.tap_fd = -1;
+	if (c->engine == ENGINE_XSK) {
+		s->x = xsk_tx_open(c->dev, c->queue, t, c->batch);
+		if (!s->x)
+			return -1;
+		s->send = xsk_tx_send;
+		s->ctx = s->x;
+		snprintf(s->name, sizeof(s->name), "xsk engine on queue %lu (%s)", c->queue,
+			 xsk_tx_zerocopy(s->x) ? "zero-copy" : "copy");
+		return 0;
+	}
+	gc.ifindex = ifindex;
+	gc.flags = t->flags;
+	gc.flows = c->flows;
+	gc.sport = c->sport;
+	if (live_load(&s->l, &gc)) {
+		live_close(&s->l);
+		return -1;
+	}
+	s->to = (struct bpf_test_run_opts){
+		.sz = sizeof(s->to), .data_in = t->frame, .data_size_in = c->size,
+		.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = c->batch,
+	};
+	s->l.opts = &s->to;
+	s->send = live_send;
+	s->ctx = &s->l;
+	snprintf(s->name, sizeof(s->name), "live engine");
+	return 0;
+}
+
+static void sender_close(const struct cfg *c, struct sender *s)
+{
+	if (c->engine == ENGINE_LIVE)
+		live_close(&s->l);
+	else
+		xsk_tx_close(s->x);
+}
+
+static void print_banner(const struct cfg *c, const char *ename)
 {
 	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN], m[18];
-	struct ucm_gen_cfg gc = {};
-	struct live l = { .tap_fd = -1 };
-	struct xsk_tx *x = NULL;
-	struct bpf_test_run_opts to;
-	struct gen_tmpl t;
-	char ename[64];
-	send_fn send;
-	void *engine;
+
+	printf("ucpumap-gen: %s -> %s: %s UDP %s:%lu", c->dev, mac_str(c->dmac, m),
+	       c->ipv6 ? "IPv6" : "IPv4", addr_str(c, &c->src, a), c->sport);
+	if (c->flows > 1)
+		printf("-%lu", c->sport + c->flows - 1);
+	printf(" -> %s:%lu, %lu-byte frames, %lu flow%s%s, ", addr_str(c, &c->dst, b), c->dport,
+	       c->size, c->flows, c->flows > 1 ? "s" : "", c->seq ? ", sequence numbers" : "");
+	if (c->rate)
+		printf("at most %lu pps", c->rate);
+	else
+		printf("no rate limit");
+	printf(", batch %lu, %s", c->batch ? c->batch : 64, ename);
+	if (c->cpu >= 0)
+		printf(" on CPU %d", c->cpu);
+	printf("\n");
+}
+
+int main(int argc, char **argv)
+{
 	struct sigaction sa = { .sa_handler = on_signal };
+	struct sender snd = {};
 	uint8_t smac[6], *frame;
+	struct gen_tmpl t;
+	int ifindex, err, status;
 	struct cfg c;
-	int ifindex, mtu = 0, err, status;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	err = parse_args(argc, argv, &c);
@@ -886,24 +1010,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ucpumap-gen: needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo\n");
 		return 1;
 	}
-	ifindex = if_nametoindex(c.dev);
-	if (!ifindex) {
-		fprintf(stderr, "ucpumap-gen: no interface named '%s' here (ip link shows the names; run the generator in the interface's network namespace)\n",
-			c.dev);
-		return 1;
-	}
-	err = dev_info(c.dev, smac, &mtu);
-	if (err) {
-		fprintf(stderr, "ucpumap-gen: %s: %s\n", c.dev,
-			err == -EPFNOSUPPORT ? "not an Ethernet device" : strerror(-err));
-		return 1;
-	}
-	if (c.size > (unsigned long)mtu + ETH_HLEN_) {
-		fprintf(stderr, "ucpumap-gen: --size %lu: %s's MTU %d carries frames of at most %d bytes; ask for less, or raise the MTU (ip link set %s mtu %lu)\n",
-			c.size, c.dev, mtu, mtu + ETH_HLEN_, c.dev, c.size - ETH_HLEN_);
-		return 1;
-	}
-	if (resolve(&c, ifindex))
+	if (dev_check(&c, &ifindex, smac) || resolve(&c, ifindex))
 		return 1;
 	if (c.cpu >= 0 && (err = pin_self(c.cpu))) {
 		fprintf(stderr, "ucpumap-gen: cannot run on CPU %d: %s\n", c.cpu, strerror(-err));
@@ -914,64 +1021,19 @@ int main(int argc, char **argv)
 	if (!frame)
 		return 1;
 	build_template(&c, smac, frame);
-
 	t = (struct gen_tmpl){
 		.frame = frame, .size = c.size, .flows = c.flows, .sport = c.sport,
 		.flags = (c.ipv6 ? UCM_GEN_F_IPV6 : 0) | (c.seq ? UCM_GEN_F_SEQ : 0),
 	};
-	if (c.engine == ENGINE_LIVE) {
-		gc.ifindex = ifindex;
-		gc.flags = t.flags;
-		gc.flows = c.flows;
-		gc.sport = c.sport;
-		if (live_load(&l, &gc)) {
-			live_close(&l);
-			free(frame);
-			return 1;
-		}
-		to = (struct bpf_test_run_opts){
-			.sz = sizeof(to), .data_in = frame, .data_size_in = c.size,
-			.flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = c.batch,
-		};
-		l.opts = &to;
-		send = live_send;
-		engine = &l;
-		snprintf(ename, sizeof(ename), "live engine");
-	} else {
-		x = xsk_tx_open(c.dev, c.queue, &t, c.batch);
-		if (!x) {
-			free(frame);
-			return 1;
-		}
-		send = xsk_tx_send;
-		engine = x;
-		snprintf(ename, sizeof(ename), "xsk engine on queue %lu (%s)", c.queue,
-			 xsk_tx_zerocopy(x) ? "zero-copy" : "copy");
+	if (sender_open(&c, ifindex, &t, &snd)) {
+		free(frame);
+		return 1;
 	}
-
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-
-	printf("ucpumap-gen: %s -> %s: %s UDP %s:%lu", c.dev, mac_str(c.dmac, m),
-	       c.ipv6 ? "IPv6" : "IPv4", addr_str(&c, &c.src, a), c.sport);
-	if (c.flows > 1)
-		printf("-%lu", c.sport + c.flows - 1);
-	printf(" -> %s:%lu, %lu-byte frames, %lu flow%s%s, ", addr_str(&c, &c.dst, b), c.dport,
-	       c.size, c.flows, c.flows > 1 ? "s" : "", c.seq ? ", sequence numbers" : "");
-	if (c.rate)
-		printf("at most %lu pps", c.rate);
-	else
-		printf("no rate limit");
-	printf(", batch %lu, %s", c.batch ? c.batch : 64, ename);
-	if (c.cpu >= 0)
-		printf(" on CPU %d", c.cpu);
-	printf("\n");
-
-	status = run(&c, send, engine);
-	if (c.engine == ENGINE_LIVE)
-		live_close(&l);
-	else
-		xsk_tx_close(x);
+	print_banner(&c, snd.name);
+	status = run(&c, snd.send, snd.ctx);
+	sender_close(&c, &snd);
 	free(frame);
 	return status;
 }

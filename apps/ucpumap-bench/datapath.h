@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ucpumap-bench datapath, its own header: the rows (rows.c: what each row
+ * is; kinds.c: how each kind of row runs), the topology and the processes
+ * (topo.c), the traffic (traffic.c), the counters (measure.c), and the run
+ * loop, options and output (datapath.c).
+ */
+#ifndef UCM_BENCH_DATAPATH_H
+#define UCM_BENCH_DATAPATH_H
+
+#include <net/if.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+#define MAX_ROUNDS	100
+#define DPDK_TAP_MAC	"02:00:00:00:00:01"	/* testpmd's tap: its frames go to it */
+#define BACK_PORT	9001	/* the way back's sink, in the generator's namespace */
+#define BACK_BATCH	64	/* the way back's sender: datagrams per sendmmsg() */
+#define TCP_PORT	5201	/* the TCP rows' iperf3 */
+
+/* The generator's flows, in turn. */
+#define DEFAULT_FLOWS	16
+/* Few flows: each one's share of a 64-packet hold is 16 datagrams. */
+#define FEW_FLOWS	4
+/* Many flows: more than a hold's 64, so no two packets of a hand-over are
+ * of one flow and nothing merges (the cost of trying). */
+#define MANY_FLOWS	1024
+
+/* ucpumapd's pool counters, summed over its queues (stats-json names). */
+#define NPOOL	7
+extern const char *const pool_keys[NPOOL];
+
+/* ---- the rows (rows.c, kinds.c) ------------------------------------------ */
+
+enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP, K_TCP_KERNEL };
+
+/* What a row is: one entry of rows.c's table. */
+struct row_def {
+	const char *name;
+	enum row_kind kind;
+	const char *flag;		/* ucpumapd's extra flag */
+	/* ucpumapd rows: coalescing on (the others run --no-coalesce, the
+	 * design before it); the generator's flows (0: DEFAULT_FLOWS) */
+	bool coalesce;
+	int flows;
+};
+
+/* A row of this run: selected or not, skipped or not, and what it measured. */
+struct row {
+	const struct row_def *def;
+	bool on;
+	const char *skipped;		/* why, when it did not run */
+	double dst[MAX_ROUNDS];		/* delivered, pps */
+	double sent[MAX_ROUNDS], src[MAX_ROUNDS];
+	/* ucpumapd's delivered count and the kernel's over the same window: on
+	 * veth ucpumapd's whole life; with --dev, where the outside generator's
+	 * packets reach the stack directly before the program is attached and
+	 * after it is gone, between two SIGUSR1 samples around the timed run */
+	double daemon[MAX_ROUNDS], kernel_cmp[MAX_ROUNDS];
+	double pool[NPOOL];		/* summed over the rounds */
+	bool have_src, have_daemon, have_pool;
+	/* two-way rows: the way back, pps; the share of completions that went
+	 * straight into the cache, per round */
+	double back_sent[MAX_ROUNDS], back_dst[MAX_ROUNDS], direct[MAX_ROUNDS];
+	/* coalescing rows: datagrams per super-packet, and their share of
+	 * what was written, per round */
+	double segs[MAX_ROUNDS], merged[MAX_ROUNDS];
+	bool have_segs;
+	/* ucpumapd rows: the working share, everything on it, of the first
+	 * worker CPU and of CPU 0 (on veth: the generator, the veth's
+	 * receive, the RX thread) during the timed run: what a rate cost,
+	 * and where it was bound */
+	double busy[MAX_ROUNDS], busy_cpu0[MAX_ROUNDS];
+	bool have_busy;
+};
+
+/* What a kind of row does (kinds.c). */
+struct row_kind_ops {
+	int (*run)(struct row *r, int round);
+	/* why rows of this kind cannot run here, or NULL */
+	const char *(*skip)(void);
+	bool tcp;		/* Gbit/s of one iperf3 stream, not pps at the UDP sink */
+	bool count;		/* ucpumapd's own count against the kernel's */
+	bool two_way;		/* both directions at once */
+};
+
+/* Row @a's rate over row @b's, round by round (rows.c's gains table). */
+struct row_gain {
+	const char *a, *b, *note;
+	bool back;		/* the way back's delivered rate, not dst rx */
+};
+
+extern struct row rows[];
+extern const int nrows;
+extern const struct row_gain row_gains[];
+extern const int nrow_gains;
+
+const struct row_kind_ops *row_ops(const struct row *r);
+struct row *row_by(const char *name);
+bool row_is_tcp(const struct row *r);
+bool row_kind_on(enum row_kind kind);
+int rows_select(const char *list);
+void rows_skip(void);
+
+/* ---- the configuration (datapath.c) -------------------------------------- */
+
+struct dp_cfg {
+	int rounds;
+	double seconds;
+	unsigned long rate;
+	const char *json, *chart, *rowlist;
+	char bindir[512];
+	const char *dev;		/* NULL: the veth topology */
+	char ifname[IF_NAMESIZE];	/* where the rows run: vd or --dev */
+	const char *sink_ip, *cpus, *queues, *rx_cpus;
+	unsigned long sink_port;
+	bool v6, zero_copy, busy_poll;
+	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
+	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
+	int rx_cpu[APP_MAX_CPUS], n_rx_cpu;	/* --rx-cpus, checked; ucpumapd takes the text */
+};
+extern struct dp_cfg cfg;
+
+/* ---- the topology and the processes (topo.c) ----------------------------- */
+
+extern volatile sig_atomic_t stopping;
+extern char ns_gen[64], ns_dut[64], tmpdir[128];
+extern char vd_mac[32], vg_mac[32];
+/* The sink (a bound UDP socket, never read while traffic runs) and the
+ * way back's, made in the generator's namespace; the namespaces' fds. */
+extern int sink_fd, back_fd, gen_ns_fd, dut_ns_fd;
+
+void topo_signals(void);
+int topo_tmpdir(void);
+int topology(void);
+int dev_setup(void);
+void cleanup(void);
+int set_sysctl(const char *path, const char *v);
+
+/* The shell-outs: each says what failed. */
+int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+bool have_prog(const char *name);
+bool have_files(const char *pattern);
+/* The last @n lines of @path (and of @path2 when not NULL), on stderr. */
+void show_tail(int n, const char *path, const char *path2);
+
+pid_t spawn(const char *ns, const char *out, char *const *argv);
+int reap(pid_t p, double timeout);
+int wait_ready(pid_t pid, const char *dev, const char *what, const char *out);
+int stop_child(pid_t pid, const char *row, const char *what, const char *out);
+
+/* ---- the traffic (traffic.c) ---------------------------------------------- */
+
+#define GEN_OUT	256	/* the generator's output file name */
+int run_traffic(const char *tag, int flows, double *sent);
+pid_t gen_start(const char *tag, int flows, char *out);
+int gen_wait(pid_t g, const char *tag, const char *out, double timeout);
+int run_tcp(const char *tag, double *bps);
+
+/* The way back's traffic: 64-byte frames' worth of UDP from the DUT to the
+ * generator's address, which the two-way rows route through the tun, in
+ * sendmmsg() batches from CPU 0, until told to stop. */
+struct back_sender {
+	pthread_t thr;
+	atomic_int stop;
+	bool started;
+	uint64_t d0;		/* delivered on the way back before it started */
+	uint64_t sent;
+	double secs;		/* how long it sent: its rates' time */
+};
+void back_start(struct back_sender *b);
+void back_stop(struct back_sender *b, double *sent_pps, double *dst_pps);
+
+/* ---- the counters (measure.c) ---------------------------------------------- */
+
+uint64_t delivered_now(void);
+uint64_t back_delivered_now(void);
+uint64_t nic_rx_now(void);
+
+/* A CPU's working share between a mark and now. */
+struct busy_mark {
+	int cpu;
+	double busy, all;
+	bool ok;
+};
+void busy_mark(struct busy_mark *m, int cpu);
+void busy_done(struct row *r, int round, const struct busy_mark *bw,
+	       const struct busy_mark *bc0);
+
+int json_u64_field(const char *line, const char *key, double *v);
+int json_sum_field(const char *line, const char *key, double *sum);
+double daemon_sample(pid_t d, const char *js, double *kern);
+void last_line(const char *path, char *line, size_t sz);
+double gen_total(const char *out);
+double iperf3_received(const char *out);
+double testpmd_rx(const char *out);
+
+#endif /* UCM_BENCH_DATAPATH_H */

@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumap-bench datapath: how each kind of row runs one round, and when it
+ * cannot run here. kernel-pass and kernel-cpumap attach an XDP program of
+ * their own; ucpumapd's rows (one-way, two-way, TCP) start the daemon with
+ * the row's flags; the tun ceiling writes into a tun itself; dpdk runs
+ * testpmd; tcp-kernel is the TCP stream with nothing attached.
+ */
+#include <fcntl.h>
+#include <net/if.h>
+#include <linux/if_tun.h>
+#include <linux/if_link.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <liburing.h>
+
+#include "ucpumap/xdp.h"
+#include "datapath.h"
+
+/* ---- kernel-pass, kernel-cpumap ------------------------------------------------- */
+
+/* r0 = @action (XDP_PASS, XDP_DROP); exit. Return the program's fd. */
+static int xdp_const_attach(int ifindex, int action)
+{
+	struct bpf_insn insns[] = {
+		{ .code = 0xb7, .dst_reg = 0, .imm = action },	/* BPF_ALU64|BPF_MOV|BPF_K */
+		{ .code = 0x95 },				/* BPF_JMP|BPF_EXIT */
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "ucm_bench_pass", "GPL", insns, 2, NULL);
+
+	if (fd < 0)
+		return fd;
+	if (bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void xdp_const_detach(int ifindex, int fd)
+{
+	bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
+	close(fd);
+}
+
+/* The kernel's own cpumap, with ucpumapd's default steering, so both
+ * spread flows alike. */
+static struct ucm_xdp *kernel_cpumap_attach(int ifindex)
+{
+	struct ucm_xdp_opts o = { .sz = sizeof(o), .nworkers = cfg.nwcpu,
+				  .policy = UCM_STEER_L4_HASH };
+	struct ucm_xdp *x = ucm_xdp__load(&o);
+
+	if (!x || ucm_xdp__set_kernel_cpumap(x, cfg.wcpu, cfg.nwcpu, 2048) ||
+	    ucm_xdp__attach(x, ifindex, UCM_XDP_ATTACH_CPUMAP)) {
+		fprintf(stderr, "datapath: kernel-cpumap: cannot attach\n");
+		if (x)
+			ucm_xdp__destroy(x);
+		return NULL;
+	}
+	return x;
+}
+
+static int row_kernel(struct row *r, int round)
+{
+	int ifindex = if_nametoindex(cfg.ifname), pfd = -1, rc;
+	struct ucm_xdp *x = NULL;
+	uint64_t d0, d1;
+
+	if (r->def->kind == K_KPASS) {
+		pfd = xdp_const_attach(ifindex, XDP_PASS);
+		if (pfd < 0) {
+			fprintf(stderr, "datapath: kernel-pass: cannot attach XDP_PASS\n");
+			return -1;
+		}
+	} else {
+		x = kernel_cpumap_attach(ifindex);
+		if (!x)
+			return -1;
+	}
+	sleep_sec(0.2);
+	d0 = delivered_now();
+	rc = run_traffic(r->def->name, r->def->flows, &r->sent[round]);
+	sleep_sec(0.3);
+	d1 = delivered_now();
+	if (pfd >= 0)
+		xdp_const_detach(ifindex, pfd);
+	if (x) {
+		ucm_xdp__detach(x);
+		ucm_xdp__destroy(x);
+	}
+	r->dst[round] = (d1 - d0) / cfg.seconds;
+	return rc;
+}
+
+/* ---- tcp-kernel ---------------------------------------------------------------- */
+
+/* The TCP stream over the kernel's own path, nothing attached to vd: what
+ * the sender and the stack reach without ucpumap in between. */
+static int row_tcp_kernel(struct row *r, int round)
+{
+	struct busy_mark bw, bc0;
+	int rc;
+
+	busy_mark(&bw, cfg.wcpu[0]);
+	busy_mark(&bc0, 0);
+	rc = run_tcp(r->def->name, &r->dst[round]);
+	busy_done(r, round, &bw, &bc0);
+	return rc;
+}
+
+/* ---- ucpumapd's rows ------------------------------------------------------------- */
+
+struct daemon_run {
+	char out[256], js[256], bin[600];
+	pid_t pid;
+	uint64_t l0;			/* delivered before it started */
+	double a_tun, b_tun, a_kern, b_kern;	/* --dev: SIGUSR1 samples */
+	int rc;
+};
+
+/* ucpumapd's command line for row @r. */
+static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
+{
+	int n = 0;
+
+	argv[n++] = d->bin;
+	argv[n++] = "--dev"; argv[n++] = cfg.ifname;
+	argv[n++] = "--tun"; argv[n++] = "ucmb0";
+	argv[n++] = "--cpus"; argv[n++] = (char *)cfg.cpus;
+	argv[n++] = "--queues"; argv[n++] = (char *)cfg.queues;
+	argv[n++] = "--interval"; argv[n++] = "0";
+	argv[n++] = "--stats-json"; argv[n++] = d->js;
+	if (cfg.rx_cpus) {
+		argv[n++] = "--rx-cpus";
+		argv[n++] = (char *)cfg.rx_cpus;
+	}
+	if (cfg.zero_copy)
+		argv[n++] = "--zero-copy";
+	if (cfg.busy_poll)
+		argv[n++] = "--busy-poll";
+	if (row_ops(r)->two_way) {
+		argv[n++] = "--peer-mac";
+		argv[n++] = vg_mac;
+	}
+	if (r->def->flag)
+		argv[n++] = (char *)r->def->flag;
+	if (!r->def->coalesce)
+		argv[n++] = "--no-coalesce";
+	argv[n] = NULL;
+}
+
+/* Start ucpumapd for row @r and wait until it is on the interface. */
+static int daemon_start(const struct row *r, struct daemon_run *d)
+{
+	char *argv[32];
+
+	snprintf(d->out, sizeof(d->out), "%s/d-%s", tmpdir, r->def->name);
+	snprintf(d->js, sizeof(d->js), "%s/d-%s.json", tmpdir, r->def->name);
+	snprintf(d->bin, sizeof(d->bin), "%s/ucpumapd", cfg.bindir);
+	unlink(d->js);
+	daemon_argv(r, d, argv);
+	d->l0 = delivered_now();
+	d->pid = spawn(ns_dut, d->out, argv);
+	if (d->pid < 0 || wait_ready(d->pid, "ucmb0", "ucpumapd", d->out))
+		return -1;
+	set_sysctl("/proc/sys/net/ipv4/conf/ucmb0/rp_filter", "0");
+	/* the way back: through the tun only */
+	if (row_ops(r)->two_way && sh("ip route replace 10.77.0.1/32 dev ucmb0")) {
+		fprintf(stderr, "datapath: %s: cannot route the way back through ucmb0\n",
+			r->def->name);
+		d->rc = -1;
+	}
+	return 0;
+}
+
+/* The coalescing rows' figures from ucpumapd's last statistics line. */
+static void daemon_segs(struct row *r, int round, const char *last)
+{
+	double super = 0, segs = 0, pkts = 0;
+	bool ok = !json_u64_field(last, "tun_super", &super) &&
+		  !json_u64_field(last, "tun_super_segs", &segs) &&
+		  !json_u64_field(last, "tun_packets", &pkts);
+
+	r->segs[round] = super > 0 ? segs / super : 0;
+	r->merged[round] = pkts > 0 ? segs / pkts : 0;
+	r->have_segs = (round == 0 || r->have_segs) && ok;
+}
+
+/* What ucpumapd counted, from its last statistics line (or, with --dev,
+ * from the two samples around the timed run). */
+static void daemon_results(struct row *r, int round, const struct daemon_run *d)
+{
+	char last[16384];
+	double v, sum;
+
+	last_line(d->js, last, sizeof(last));
+	if (cfg.dev && d->a_tun >= 0 && d->b_tun >= 0) {
+		r->daemon[round] = d->b_tun - d->a_tun;
+		r->kernel_cmp[round] = d->b_kern - d->a_kern;
+		r->have_daemon = true;
+	} else if (!cfg.dev && !row_is_tcp(r) && !json_u64_field(last, "tun_packets", &v)) {
+		r->daemon[round] = v;
+		r->have_daemon = true;
+	}
+	if (!json_u64_field(last, "rx", &v)) {
+		r->src[round] = v / cfg.seconds;
+		r->have_src = true;
+	}
+	for (int i = 0; i < NPOOL; i++) {
+		if (json_sum_field(last, pool_keys[i], &sum))
+			continue;
+		r->pool[i] += sum;
+		r->have_pool = true;
+	}
+	if (r->def->coalesce)
+		daemon_segs(r, round, last);
+	if (row_ops(r)->two_way) {
+		double done = 0, direct = 0;
+
+		json_u64_field(last, "tx_completed", &done);
+		json_u64_field(last, "tx_comp_direct", &direct);
+		r->direct[round] = done > 0 ? direct / done : 0;
+	}
+}
+
+static int row_daemon(struct row *r, int round)
+{
+	struct daemon_run d = { .a_tun = -1, .b_tun = -1 };
+	struct back_sender back = {};
+	struct busy_mark bw, bc0;
+	double sent = 0;
+	uint64_t d0, d1;
+	int rc;
+
+	if (daemon_start(r, &d))
+		return -1;
+	sleep_sec(0.3);
+	d0 = delivered_now();
+	if (cfg.dev)
+		d.a_tun = daemon_sample(d.pid, d.js, &d.a_kern);
+	if (row_ops(r)->two_way)
+		back_start(&back);
+	busy_mark(&bw, cfg.wcpu[0]);
+	busy_mark(&bc0, 0);
+	if (row_is_tcp(r))
+		rc = run_tcp(r->def->name, &r->dst[round]);
+	else
+		rc = run_traffic(r->def->name, r->def->flows, &sent);
+	busy_done(r, round, &bw, &bc0);
+	back_stop(&back, &r->back_sent[round], &r->back_dst[round]);
+	if (cfg.dev)
+		d.b_tun = daemon_sample(d.pid, d.js, &d.b_kern);
+	else
+		sleep_sec(0.2);
+	if (stop_child(d.pid, r->def->name, "ucpumapd", d.out))
+		rc = -1;
+	d1 = delivered_now();
+	r->sent[round] = sent;
+	if (!row_is_tcp(r))
+		r->dst[round] = (d1 - d0) / cfg.seconds;
+	if (!cfg.dev)
+		r->kernel_cmp[round] = d1 - d.l0;
+	daemon_results(r, round, &d);
+	return rc ?: d.rc;
+}
+
+/* ---- tun-ceiling ------------------------------------------------------------------ */
+
+/* The tun-ceiling row's datagrams: 64-byte frames less the Ethernet header,
+ * from 198.18.0.1 / 2001:2::1 (RFC 2544's and RFC 5180's benchmarking
+ * ranges) to the sink, @n source ports, with a UDP checksum as ucpumap-gen's
+ * carry (the kernel verifies it in every row alike). Return the length. */
+static int ceiling_packets(uint8_t (*pkt)[64], int n)
+{
+	bool v6 = strchr(cfg.sink_ip, ':');
+	uint8_t src[16], dst[16];
+	int len = 64 - 14;
+
+	inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? "2001:2::1" : "198.18.0.1", src);
+	inet_pton(v6 ? AF_INET6 : AF_INET, cfg.sink_ip, dst);
+	for (int i = 0; i < n; i++)
+		udp_build(pkt[i], len, v6, src, dst, 1024 + i, cfg.sink_port);
+	return len;
+}
+
+/* A tun named @name, up, without reverse-path filtering: its fd, or -1. */
+static int tun_open(const char *name)
+{
+	struct ifreq ifr = { 0 };
+	char path[128];
+	int fd, s;
+
+	fd = open("/dev/net/tun", O_RDWR);
+	if (fd < 0)
+		return -1;
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(fd, TUNSETIFF, &ifr)) {
+		close(fd);
+		return -1;
+	}
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	ioctl(s, SIOCGIFFLAGS, &ifr);
+	ifr.ifr_flags |= IFF_UP;
+	ioctl(s, SIOCSIFFLAGS, &ifr);
+	close(s);
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv4/conf/%s/rp_filter", name);
+	set_sysctl(path, "0");
+	return fd;
+}
+
+enum { TUN_BATCH = 64, TUN_NPKT = 16 };
+
+/* Write @pkt's datagrams of @len bytes into tun @fd in io_uring batches for
+ * cfg.seconds: how many were written. */
+static uint64_t tun_write_loop(int fd, struct io_uring *ring, uint8_t (*pkt)[64], int len)
+{
+	double end = now_sec() + cfg.seconds;
+	uint64_t n = 0;
+
+	while (now_sec() < end && !stopping) {
+		struct io_uring_cqe *cqe;
+
+		for (int i = 0; i < TUN_BATCH; i++) {
+			struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+			io_uring_prep_write(sqe, fd, pkt[i % TUN_NPKT], len, 0);
+		}
+		io_uring_submit_and_wait(ring, TUN_BATCH);
+		for (int i = 0; i < TUN_BATCH; i++) {
+			if (io_uring_wait_cqe(ring, &cqe))
+				break;
+			if (cqe->res == len)
+				n++;
+			io_uring_cqe_seen(ring, cqe);
+		}
+	}
+	return n;
+}
+
+/* One thread on the first worker CPU writes prebuilt UDP datagrams into a
+ * tun queue in io_uring batches of 64: the sink's own limit. The traffic
+ * runs meanwhile, dropped by XDP on the interface, so the other CPU works
+ * as hard as in the other rows and none of it reaches the sink. */
+static int row_tun(struct row *r, int round)
+{
+	int ifindex = if_nametoindex(cfg.ifname), fd, len, xfd, rc = -1;
+	uint8_t pkt[TUN_NPKT][64];
+	struct io_uring ring;
+	uint64_t d0, d1;
+	char out[GEN_OUT];
+	cpu_set_t old;
+	pid_t g = 0;
+
+	len = ceiling_packets(pkt, TUN_NPKT);
+	xfd = xdp_const_attach(ifindex, XDP_DROP);
+	if (xfd < 0) {
+		fprintf(stderr, "datapath: tun-ceiling: cannot attach XDP_DROP to %s\n",
+			cfg.ifname);
+		return -1;
+	}
+	fd = tun_open("ucmb1");
+	if (fd < 0)
+		goto err_xdp;
+	if (io_uring_queue_init(TUN_BATCH * 2, &ring, 0))
+		goto err_fd;
+	if (!cfg.dev) {
+		g = gen_start(r->def->name, r->def->flows, out);
+		if (g < 0)
+			goto err_ring;
+	}
+	sched_getaffinity(0, sizeof(old), &old);
+	pin_self(cfg.wcpu[0]);
+	sleep_sec(0.1);
+	d0 = delivered_now();
+	r->sent[round] = tun_write_loop(fd, &ring, pkt, len);
+	sched_setaffinity(0, sizeof(old), &old);
+	sleep_sec(0.1);
+	d1 = delivered_now();
+	r->dst[round] = (d1 - d0) / cfg.seconds;
+	rc = 0;
+	if (g > 0 && gen_wait(g, r->def->name, out, 10))
+		rc = -1;
+err_ring:
+	io_uring_queue_exit(&ring);
+err_fd:
+	close(fd);
+err_xdp:
+	xdp_const_detach(ifindex, xfd);
+	return rc;
+}
+
+/* ---- dpdk --------------------------------------------------------------------------- */
+
+/* dpdk-testpmd: net_af_xdp on the interface's queues, forwarding in mac mode
+ * to a net_tap whose kernel side has the MAC the frames are sent to. Its
+ * forwarding cores are the workers' CPUs, its main core CPU 0 (idle: stats
+ * only at exit). */
+static int row_dpdk(struct row *r, int round)
+{
+	char out[256], lcores[256], vdev0[128], nq[16], ncores[16], prefix[32];
+	/* No hugepages here: --no-huge and fewer mbufs than the default. --no-shconf
+	 * and our own --file-prefix keep it apart from any other DPDK process;
+	 * --stats-period keeps it running (and quiet) until SIGTERM. */
+	char *argv[] = { "dpdk-testpmd", "--no-shconf", "--file-prefix", prefix, "--no-huge",
+			 "-m", "1024", "--no-pci",
+			 "-l", lcores, "--main-lcore", "0", "--vdev", vdev0, "--vdev",
+			 "net_tap0,iface=ucmbt0,mac=" DPDK_TAP_MAC, "--log-level", "*:error", "--",
+			 "--total-num-mbufs=32768", "--forward-mode=mac",
+			 "--eth-peer=1," DPDK_TAP_MAC, "--nb-cores", ncores, "--rxq", nq, "--txq", nq,
+			 "--auto-start", "--stats-period", "3600", NULL };
+	double sent = 0, rx;
+	uint64_t d0, d1;
+	int rc, l = 0;
+	pid_t d;
+
+	l += snprintf(lcores + l, sizeof(lcores) - l, "0");
+	for (int i = 0; i < cfg.nwcpu; i++)
+		l += snprintf(lcores + l, sizeof(lcores) - l, ",%d", cfg.wcpu[i]);
+	snprintf(vdev0, sizeof(vdev0), "net_af_xdp0,iface=%s,start_queue=%d,queue_count=%d",
+		 cfg.ifname, cfg.q0, cfg.nq);
+	snprintf(nq, sizeof(nq), "%d", cfg.nq);
+	snprintf(prefix, sizeof(prefix), "ucm-bench-%d", getpid());
+	snprintf(ncores, sizeof(ncores), "%d", cfg.nwcpu);
+	snprintf(out, sizeof(out), "%s/dpdk-%d", tmpdir, round);
+	d = spawn(ns_dut, out, argv);
+	if (d < 0 || wait_ready(d, "ucmbt0", "dpdk-testpmd", out))
+		return -1;
+	sleep_sec(0.5);
+	d0 = delivered_now();
+	rc = run_traffic(r->def->name, r->def->flows, &sent);
+	sleep_sec(0.2);
+	if (stop_child(d, r->def->name, "dpdk-testpmd", out))
+		rc = -1;
+	d1 = delivered_now();
+	r->sent[round] = sent;
+	r->dst[round] = (d1 - d0) / cfg.seconds;
+	rx = testpmd_rx(out);
+	if (rx >= 0) {
+		r->src[round] = rx / cfg.seconds;
+		r->have_src = true;
+	}
+	return rc;
+}
+
+/* ---- when a kind cannot run ---------------------------------------------------------- */
+
+/* Why testpmd cannot run here, or NULL; the first reason stands. */
+static const char *skip_dpdk(void)
+{
+	if (!have_prog("dpdk-testpmd"))
+		return "dpdk-testpmd is not installed (Debian's dpdk-dev; "
+		       "scripts/install-deps.sh installs it)";
+	if (!have_files("/usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so*") ||
+	    !have_files("/usr/lib/*/dpdk/pmds-*/librte_net_tap.so*"))
+		return "DPDK's af_xdp or tap driver is not installed (Debian's "
+		       "librte-net-af-xdp23 and librte-net-tap23)";
+	if (!cfg.nq)
+		return "testpmd's net_af_xdp takes one range of queues; give --queues as A or A-B";
+	for (int i = 0; i < cfg.nwcpu; i++)
+		if (cfg.wcpu[i] == 0)
+			return "testpmd's main core is CPU 0, which --cpus gives a worker";
+	return NULL;
+}
+
+static const char *skip_two_way(void)
+{
+	if (cfg.dev)
+		return "the way back's traffic comes from the veth topology's generator "
+		       "namespace: veth only";
+	if (cfg.v6)
+		return "the way back's sender is IPv4 only";
+	return NULL;
+}
+
+static const char *skip_tcp(void)
+{
+	if (cfg.dev)
+		return "needs a TCP sender on the far side of IFACE: run iperf3 -c "
+		       "there against iperf3 -s here, with and without --no-coalesce";
+	if (!have_prog("iperf3"))
+		return "iperf3 is not installed (scripts/install-deps.sh installs it)";
+	return NULL;
+}
+
+static const struct row_kind_ops kinds[] = {
+	[K_KPASS]	= { .run = row_kernel },
+	[K_KCPUMAP]	= { .run = row_kernel },
+	[K_DAEMON]	= { .run = row_daemon, .count = true },
+	[K_TUN]		= { .run = row_tun },
+	[K_DPDK]	= { .run = row_dpdk, .skip = skip_dpdk },
+	[K_TWOWAY]	= { .run = row_daemon, .skip = skip_two_way, .count = true,
+			    .two_way = true },
+	[K_TCP]		= { .run = row_daemon, .skip = skip_tcp, .tcp = true },
+	[K_TCP_KERNEL]	= { .run = row_tcp_kernel, .skip = skip_tcp, .tcp = true },
+};
+
+const struct row_kind_ops *row_ops(const struct row *r)
+{
+	return &kinds[r->def->kind];
+}

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumap-bench datapath: the counters. Delivered = delta of Udp and Udp6
+ * InDatagrams + RcvbufErrors around a run, the socket drained before and
+ * after (the kernel counts InDatagrams when a datagram is read); the NIC's
+ * received packets (--dev); CPU busy shares; and what the children wrote:
+ * ucpumapd's --stats-json lines, ucpumap-gen's total, iperf3's receiver,
+ * testpmd's forward statistics.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "datapath.h"
+
+const char *const pool_keys[NPOOL] = {
+	"pool_alloc_fast", "pool_alloc_refill", "pool_alloc_slow",
+	"pool_recycle_cached", "pool_recycle_ring", "pool_recycle_ring_full",
+	"pool_recycle_released",
+};
+
+/* ---- the kernel's counters ------------------------------------------------- */
+
+/* A counter of /proc/net/snmp6 ("Udp6InDatagrams"); 0 when absent. */
+static uint64_t udp6_counter(const char *name)
+{
+	char line[1024], key[64];
+	unsigned long long x;
+	uint64_t r = 0;
+	FILE *f = fopen("/proc/net/snmp6", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %llu", key, &x) == 2 && !strcmp(key, name))
+			r = x;
+	fclose(f);
+	return r;
+}
+
+/* A counter of /proc/net/snmp's Udp table ("InDatagrams"); 0 when absent. */
+static uint64_t udp_counter(const char *name)
+{
+	char hdr[1024], val[1024], *hs, *vs, *h, *v;
+	FILE *f = fopen("/proc/net/snmp", "r");
+	uint64_t r = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(hdr, sizeof(hdr), f)) {
+		if (strncmp(hdr, "Udp:", 4) || !fgets(val, sizeof(val), f))
+			continue;
+		h = strtok_r(hdr, " \n", &hs);
+		v = strtok_r(val, " \n", &vs);
+		while (h && v) {
+			if (!strcmp(h, name))
+				r = strtoull(v, NULL, 10);
+			h = strtok_r(NULL, " \n", &hs);
+			v = strtok_r(NULL, " \n", &vs);
+		}
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+/* Delivered in this namespace: @fd drained, then UDP's (and with @v6
+ * UDP6's) InDatagrams + RcvbufErrors. */
+static uint64_t udp_delivered(int fd, bool v6)
+{
+	char buf[2048];
+	uint64_t n;
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		;
+	n = udp_counter("InDatagrams") + udp_counter("RcvbufErrors");
+	if (v6)
+		n += udp6_counter("Udp6InDatagrams") + udp6_counter("Udp6RcvbufErrors");
+	return n;
+}
+
+/* Delivered at the sink, IPv4 and IPv6. */
+uint64_t delivered_now(void)
+{
+	return udp_delivered(sink_fd, true);
+}
+
+/* Delivered on the way back: the generator namespace's UDP counters. */
+uint64_t back_delivered_now(void)
+{
+	uint64_t v;
+
+	if (setns(gen_ns_fd, CLONE_NEWNET))
+		return 0;
+	v = udp_delivered(back_fd, false);
+	if (setns(dut_ns_fd, CLONE_NEWNET))
+		stopping = 1;	/* cannot happen; never measure in the wrong place */
+	return v;
+}
+
+/* What IFACE received, from /proc/net/dev (this namespace's): packets plus
+ * the driver's drops, the offered load in --dev mode. */
+uint64_t nic_rx_now(void)
+{
+	char line[512];
+	uint64_t r = 0;
+	FILE *f = fopen("/proc/net/dev", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':'), *n = line;
+		unsigned long long bytes, pkts, errs, drop;
+
+		if (!c)
+			continue;
+		*c = 0;
+		while (*n == ' ')
+			n++;
+		if (strcmp(n, cfg.ifname))
+			continue;
+		if (sscanf(c + 1, "%llu %llu %llu %llu", &bytes, &pkts, &errs, &drop) == 4)
+			r = pkts + drop;
+	}
+	fclose(f);
+	return r;
+}
+
+/* ---- CPU busy shares ------------------------------------------------------- */
+
+void busy_mark(struct busy_mark *m, int cpu)
+{
+	m->cpu = cpu;
+	m->ok = !cpu_busy_sec(cpu, &m->busy, &m->all);
+}
+
+static int busy_share(const struct busy_mark *m, double *share)
+{
+	double busy, all;
+
+	if (!m->ok || cpu_busy_sec(m->cpu, &busy, &all) || all <= m->all)
+		return -1;
+	*share = (busy - m->busy) / (all - m->all);
+	return 0;
+}
+
+/* Round @round's busy shares of @r; a row has them when every round has. */
+void busy_done(struct row *r, int round, const struct busy_mark *bw,
+	       const struct busy_mark *bc0)
+{
+	bool ok = !busy_share(bw, &r->busy[round]) && !busy_share(bc0, &r->busy_cpu0[round]);
+
+	r->have_busy = (round == 0 || r->have_busy) && ok;
+}
+
+/* ---- what the children wrote --------------------------------------------------- */
+
+/* The number after "@key": in @line. */
+int json_u64_field(const char *line, const char *key, double *v)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(line, k);
+	if (!p)
+		return -1;
+	p += strlen(k);
+	while (*p == ' ')
+		p++;
+	*v = strtod(p, NULL);
+	return 0;
+}
+
+/* The sum of every "@key": number in @line (one per queue). */
+int json_sum_field(const char *line, const char *key, double *sum)
+{
+	char k[64];
+	const char *p = line;
+	int n = 0;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	*sum = 0;
+	while ((p = strstr(p, k))) {
+		p += strlen(k);
+		*sum += strtod(p, NULL);
+		n++;
+	}
+	return n ? 0 : -1;
+}
+
+static int count_lines(const char *path)
+{
+	char line[16384];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* "tun_packets" of a complete line after the first @skip lines of @js:
+ * 0, or -1 when there is none yet. */
+static int tun_packets_after(const char *js, int skip, double *v)
+{
+	char line[16384];
+	int n = 0;
+	FILE *f = fopen(js, "r");
+
+	*v = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (++n > skip && strchr(line, '\n'))
+			json_u64_field(line, "tun_packets", v);
+	if (f)
+		fclose(f);
+	return *v >= 0 ? 0 : -1;
+}
+
+/* ucpumapd's tun_packets now: SIGUSR1 makes it append a line to its
+ * --stats-json file. -1 when no line came within a second. @kern: the
+ * kernel's delivered count at about the same moment, the middle of two reads
+ * that bracket the signal (the daemon counts a packet after the kernel has). */
+double daemon_sample(pid_t d, const char *js, double *kern)
+{
+	int n0 = count_lines(js);
+	uint64_t k0 = delivered_now();
+	double v;
+
+	kill(d, SIGUSR1);
+	for (int i = 0; i < 2000; i++) {	/* short steps: a narrow bracket */
+		sleep_sec(0.0005);
+		if (!tun_packets_after(js, n0, &v)) {
+			*kern = (k0 + delivered_now()) / 2.0;
+			return v;
+		}
+	}
+	return -1;
+}
+
+/* The last line of @path into @line ("" when there is none). */
+void last_line(const char *path, char *line, size_t sz)
+{
+	char buf[16384];
+	FILE *f = fopen(path, "r");
+
+	line[0] = 0;
+	if (!f)
+		return;
+	while (fgets(buf, sizeof(buf), f))
+		snprintf(line, sz, "%s", buf);
+	fclose(f);
+}
+
+/* ucpumap-gen's "total:" packets; -1 when it wrote none. */
+double gen_total(const char *out)
+{
+	char line[256];
+	double v = -1;
+	FILE *f = fopen(out, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "total:", 6))
+			v = strtod(line + 6, NULL);
+	fclose(f);
+	return v;
+}
+
+/* iperf3 -J's receiver: "bits_per_second" of "sum_received" in the "end"
+ * object; 0 when absent. */
+double iperf3_received(const char *out)
+{
+	char line[512];
+	bool in_end = false;
+	double bps = 0;
+	FILE *f = fopen(out, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "\"sum_received\""))
+			in_end = true;
+		if (in_end && strstr(line, "\"bits_per_second\"")) {
+			bps = strtod(strchr(line, ':') + 1, NULL);
+			break;
+		}
+	}
+	fclose(f);
+	return bps;
+}
+
+/* testpmd's RX-packets of port 0 at exit ("Forward statistics for port 0"
+ * then "RX-packets: N ..."); -1 when absent. */
+double testpmd_rx(const char *out)
+{
+	char line[256];
+	double rx = -1;
+	int port = -1;
+	FILE *f = fopen(out, "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "Forward statistics for port "))
+			port = atoi(strstr(line, "port ") + 5);
+		else if (port == 0 && strstr(line, "RX-packets:")) {
+			rx = strtod(strstr(line, "RX-packets:") + 11, NULL);
+			port = -1;
+		}
+	}
+	if (f)
+		fclose(f);
+	return rx;
+}

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumap-bench datapath: the rows, as data. A row is a kind (how it runs:
+ * kinds.c) and its settings: ucpumapd's extra flag, coalescing, the
+ * generator's flows. A new row of a known kind is a new entry of row_defs[]
+ * (and of --rows' help in datapath.c); a gain to print is an entry of
+ * row_gains[]. Rows run in this order, interleaved, round after round.
+ * docs/BENCHMARKS.md says what each row measures.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datapath.h"
+
+#define ARRAY_SIZE(a)	((int)(sizeof(a) / sizeof((a)[0])))
+#define xstr(x) str(x)
+#define str(x) #x
+
+static const struct row_def row_defs[] = {
+	{ .name = "kernel-pass", .kind = K_KPASS },
+	{ .name = "kernel-cpumap", .kind = K_KCPUMAP },
+	{ .name = "pass", .kind = K_DAEMON, .flag = "--pass" },
+	{ .name = "cpumap-no-recycle", .kind = K_DAEMON, .flag = "--no-recycle" },
+	{ .name = "cpumap", .kind = K_DAEMON },
+	{ .name = "cpumap-coalesce", .kind = K_DAEMON, .coalesce = true, .flows = FEW_FLOWS },
+	{ .name = "cpumap-coalesce-many-flows", .kind = K_DAEMON, .coalesce = true,
+	  .flows = MANY_FLOWS },
+	{ .name = "cpumap-no-batch", .kind = K_DAEMON, .flag = "--no-batch" },
+	{ .name = "tun-ceiling", .kind = K_TUN },
+	{ .name = "dpdk", .kind = K_DPDK },
+	{ .name = "two-way", .kind = K_TWOWAY },
+	{ .name = "two-way-no-direct-bulk", .kind = K_TWOWAY, .flag = "--no-direct-bulk" },
+	/* one iperf3 TCP stream through ucpumapd; dst is bit/s */
+	/* the same stream over the kernel's own path: no XDP program on vd */
+	{ .name = "tcp-kernel", .kind = K_TCP_KERNEL },
+	{ .name = "tcp", .kind = K_TCP },
+	{ .name = "tcp-coalesce", .kind = K_TCP, .coalesce = true },
+};
+
+const int nrows = ARRAY_SIZE(row_defs);
+struct row rows[ARRAY_SIZE(row_defs)];
+
+/* The gains printed, in this order; a pair is shown when both rows ran. */
+const struct row_gain row_gains[] = {
+	{ .a = "cpumap", .b = "cpumap-no-recycle",
+	  .note = "(seed 000)" },
+	{ .a = "cpumap", .b = "cpumap-no-batch",
+	  .note = "(seed 002)" },
+	{ .a = "cpumap", .b = "kernel-cpumap",
+	  .note = "(target >= 1.0)" },
+	{ .a = "cpumap", .b = "tun-ceiling",
+	  .note = "(target >= 0.9)" },
+	{ .a = "cpumap", .b = "dpdk",
+	  .note = "(target >= 3.0)" },
+	{ .a = "cpumap-coalesce", .b = "cpumap",
+	  .note = "(coalescing, " xstr(FEW_FLOWS) " flows)" },
+	{ .a = "cpumap-coalesce", .b = "kernel-cpumap",
+	  .note = "(target >= 3.0)" },
+	{ .a = "cpumap-coalesce-many-flows", .b = "cpumap",
+	  .note = "(target >= 0.95)" },
+	{ .a = "tcp-coalesce", .b = "tcp",
+	  .note = "(TCP throughput, target >= 2.0)" },
+	{ .a = "tcp-coalesce", .b = "tcp-kernel",
+	  .note = "(against the kernel's own path)" },
+	{ .a = "two-way", .b = "two-way-no-direct-bulk",
+	  .note = "(seed 003, forward)" },
+	{ .a = "two-way", .b = "two-way-no-direct-bulk",
+	  .note = "(seed 003, way back)", .back = true },
+};
+
+const int nrow_gains = ARRAY_SIZE(row_gains);
+
+/* A TCP row: Gbit/s of one iperf3 stream, not pps at the UDP sink. */
+bool row_is_tcp(const struct row *r)
+{
+	return row_ops(r)->tcp;
+}
+
+struct row *row_by(const char *name)
+{
+	for (int i = 0; i < nrows; i++)
+		if (!strcmp(row_defs[i].name, name))
+			return &rows[i];
+	return NULL;
+}
+
+/* Is a row of @kind selected? */
+bool row_kind_on(enum row_kind kind)
+{
+	for (int i = 0; i < nrows; i++)
+		if (rows[i].on && rows[i].def->kind == kind)
+			return true;
+	return false;
+}
+
+/* @list (comma-separated names; NULL: every row) into rows[].on. */
+int rows_select(const char *list)
+{
+	char *l, *sp, *t;
+
+	for (int i = 0; i < nrows; i++) {
+		rows[i].def = &row_defs[i];
+		rows[i].on = !list;
+	}
+	if (!list)
+		return 0;
+	l = strdup(list);
+	for (t = strtok_r(l, ",", &sp); t; t = strtok_r(NULL, ",", &sp)) {
+		struct row *r = row_by(t);
+
+		if (!r) {
+			fprintf(stderr, "datapath: unknown row '%s'\n", t);
+			free(l);
+			return -1;
+		}
+		r->on = true;
+	}
+	free(l);
+	return 0;
+}
+
+/* Each selected row that cannot run here is skipped, with its kind's reason. */
+void rows_skip(void)
+{
+	for (int i = 0; i < nrows; i++) {
+		const struct row_kind_ops *k = row_ops(&rows[i]);
+
+		if (rows[i].on && k->skip)
+			rows[i].skipped = k->skip();
+	}
+}

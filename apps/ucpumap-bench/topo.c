@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumap-bench datapath: the topology and the processes.
+ *
+ * On veth, a generator namespace (vg, 10.77.0.1, fd77::1) and a DUT
+ * namespace (vd, 10.77.0.2, fd77::2) that the bench enters, with the sink
+ * bound there and the way back's sink bound in the generator's. With --dev,
+ * only checks that the NIC is fit for the rows, and the sink. The children
+ * (ucpumapd, ucpumap-gen, iperf3, dpdk-testpmd) are started with spawn() and
+ * stopped by their pid; the shell-outs go through sh(), have_prog() and
+ * have_files(), and a child's last lines through show_tail().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "datapath.h"
+
+#define MAX_KIDS	4
+
+volatile sig_atomic_t stopping;
+char ns_gen[64], ns_dut[64], tmpdir[128];
+char vd_mac[32], vg_mac[32];
+int sink_fd = -1, back_fd = -1, gen_ns_fd = -1, dut_ns_fd = -1;
+static pid_t kids[MAX_KIDS];
+
+static void on_signal(int sig)
+{
+	stopping = 1;
+}
+
+void topo_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* ---- shell-outs ------------------------------------------------------------ */
+
+/* Run a command line with /bin/sh: its exit status, -1 when it did not run
+ * or was killed. */
+int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/* Is @name a command on the PATH? */
+bool have_prog(const char *name)
+{
+	return !sh("command -v %s >/dev/null 2>&1", name);
+}
+
+/* Does some file match the glob @pattern? */
+bool have_files(const char *pattern)
+{
+	glob_t g;
+	int rc = glob(pattern, 0, NULL, &g);
+
+	if (!rc)
+		globfree(&g);
+	return !rc;
+}
+
+static void tail_one(int n, const char *path)
+{
+	char *ring[16] = { 0 }, *line = NULL;
+	size_t cap = 0;
+	int k = 0;
+	FILE *f = fopen(path, "r");
+
+	if (n > 16)
+		n = 16;
+	if (!f) {
+		fprintf(stderr, "datapath: cannot read %s: %s\n", path, strerror(errno));
+		return;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		free(ring[k % n]);
+		ring[k++ % n] = strdup(line);
+	}
+	free(line);
+	fclose(f);
+	for (int i = k > n ? k - n : 0; i < k; i++) {
+		if (ring[i % n])
+			fputs(ring[i % n], stderr);
+		free(ring[i % n]);
+		ring[i % n] = NULL;
+	}
+}
+
+void show_tail(int n, const char *path, const char *path2)
+{
+	if (!path2) {
+		tail_one(n, path);
+		return;
+	}
+	fprintf(stderr, "==> %s <==\n", path);
+	tail_one(n, path);
+	fprintf(stderr, "\n==> %s <==\n", path2);
+	tail_one(n, path2);
+}
+
+/* ---- children ---------------------------------------------------------------- */
+
+static void kid_add(pid_t p)
+{
+	for (int i = 0; i < MAX_KIDS; i++)
+		if (!kids[i]) {
+			kids[i] = p;
+			return;
+		}
+}
+
+static void kid_del(pid_t p)
+{
+	for (int i = 0; i < MAX_KIDS; i++)
+		if (kids[i] == p)
+			kids[i] = 0;
+}
+
+/* In the child: stdin from /dev/null, stdout and stderr to @out. */
+static void child_stdio(const char *out)
+{
+	int fd = open("/dev/null", O_RDONLY);
+
+	if (fd >= 0) {
+		dup2(fd, 0);
+		close(fd);
+	}
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
+}
+
+/* Start argv (NULL-terminated) in namespace @ns (empty: this one), output
+ * to @out. */
+pid_t spawn(const char *ns, const char *out, char *const *argv)
+{
+	char *full[48];
+	int n = 0;
+	pid_t p;
+
+	if (ns[0]) {
+		full[n++] = "ip";
+		full[n++] = "netns";
+		full[n++] = "exec";
+		full[n++] = (char *)ns;
+	}
+	for (int i = 0; argv[i] && n < 47; i++)
+		full[n++] = argv[i];
+	full[n] = NULL;
+	p = fork();
+	if (p < 0)
+		return -1;
+	if (!p) {
+		child_stdio(out);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(full[0], full);
+		_exit(127);
+	}
+	kid_add(p);
+	return p;
+}
+
+/* Wait up to @timeout s for @p: its exit status (128 + the signal when
+ * killed), or -1 when it had to be killed. */
+int reap(pid_t p, double timeout)
+{
+	double end = now_sec() + timeout;
+	bool told = false;
+	int st;
+
+	while (now_sec() < end) {
+		if (stopping && !told) {	/* interrupted: stop it now */
+			kill(p, SIGTERM);
+			told = true;
+		}
+		pid_t r = waitpid(p, &st, WNOHANG);
+
+		if (r == p) {
+			kid_del(p);
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
+		sleep_sec(0.02);
+	}
+	kill(p, SIGKILL);
+	waitpid(p, &st, 0);
+	kid_del(p);
+	return -1;
+}
+
+/* Wait until child @pid (@what, output in @out) has made device @dev and
+ * put an XDP program on the interface: 0; -1 when it exits first (its last
+ * lines shown) or 10 s pass. */
+int wait_ready(pid_t pid, const char *dev, const char *what, const char *out)
+{
+	uint32_t prog = 0;
+
+	for (int i = 0; i < 200; i++) {
+		if (if_nametoindex(dev) &&
+		    !bpf_xdp_query_id(if_nametoindex(cfg.ifname), 0, &prog) && prog)
+			return 0;
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			kid_del(pid);
+			fprintf(stderr, "datapath: %s did not start:\n", what);
+			show_tail(5, out, NULL);
+			return -1;
+		}
+		sleep_sec(0.05);
+	}
+	fprintf(stderr, "datapath: %s did not come up within 10 s: stopped\n", what);
+	kill(pid, SIGTERM);
+	reap(pid, 5);
+	return -1;
+}
+
+/* SIGTERM to child @pid (@what, run for row @row, output in @out): 0 when
+ * it exits cleanly within 10 s; -1 otherwise, its last lines shown. */
+int stop_child(pid_t pid, const char *row, const char *what, const char *out)
+{
+	kill(pid, SIGTERM);
+	if (reap(pid, 10) == 0)
+		return 0;
+	fprintf(stderr, "datapath: %s: %s did not stop cleanly:\n", row, what);
+	show_tail(5, out, NULL);
+	return -1;
+}
+
+/* ---- setting up and tearing down ----------------------------------------------- */
+
+int set_sysctl(const char *path, const char *v)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(v, f);
+	return fclose(f);
+}
+
+int topo_tmpdir(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ucm-bench-XXXXXX");
+	if (mkdtemp(tmpdir))
+		return 0;
+	tmpdir[0] = 0;
+	return -1;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void cleanup(void)
+{
+	for (int i = 0; i < MAX_KIDS; i++)
+		if (kids[i] > 0)
+			kill(kids[i], SIGTERM);
+	for (int i = 0; i < MAX_KIDS; i++)
+		if (kids[i] > 0)
+			reap(kids[i], 2);
+	close_fd(&back_fd);
+	close_fd(&gen_ns_fd);
+	close_fd(&dut_ns_fd);
+	/* what is not there is not an error: the status is not asked */
+	if (ns_gen[0])
+		sh("ip netns del %s 2>/dev/null", ns_gen);
+	if (ns_dut[0])
+		sh("ip netns del %s 2>/dev/null", ns_dut);
+	if (tmpdir[0])
+		sh("rm -rf %s", tmpdir);
+	if (row_kind_on(K_DPDK))	/* testpmd's runtime directory (--file-prefix) */
+		sh("rm -rf /var/run/dpdk/ucm-bench-%d", getpid());
+	ns_gen[0] = ns_dut[0] = tmpdir[0] = 0;
+}
+
+/* Bind the sink: a UDP socket on --sink-ip, never read while traffic runs. */
+static int sink_open(void)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	socklen_t len;
+
+	if (inet_pton(AF_INET6, cfg.sink_ip, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons(cfg.sink_port);
+		len = sizeof(*a6);
+	} else {
+		inet_pton(AF_INET, cfg.sink_ip, &a4->sin_addr);
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons(cfg.sink_port);
+		len = sizeof(*a4);
+	}
+	sink_fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+	if (sink_fd < 0 || bind(sink_fd, (struct sockaddr *)&ss, len)) {
+		int e = errno;
+
+		fprintf(stderr, "datapath: cannot bind the sink to %s port %lu: %s%s\n",
+			cfg.sink_ip, cfg.sink_port, strerror(e),
+			e == EADDRNOTAVAIL ? " (--sink-ip must be an address of this host, the one "
+					     "the generator sends to)" :
+			e == EADDRINUSE ? " (choose another --sink-port)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* The way back's sink (two-way rows): a UDP socket on 10.77.0.1:BACK_PORT in
+ * the generator's namespace, made there by this thread and kept when it
+ * goes back to the DUT's. */
+static int back_sink_open(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(BACK_PORT) };
+	char path[128];
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns_gen);
+	gen_ns_fd = open(path, O_RDONLY);
+	if (gen_ns_fd < 0 || setns(gen_ns_fd, CLONE_NEWNET))
+		goto err;
+	inet_pton(AF_INET, "10.77.0.1", &a.sin_addr);
+	back_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (back_fd < 0 || bind(back_fd, (struct sockaddr *)&a, sizeof(a)))
+		goto err;
+	if (setns(dut_ns_fd, CLONE_NEWNET))
+		goto err;
+	return 0;
+err:
+	fprintf(stderr, "datapath: cannot make the way back's sink in %s: %s\n", ns_gen,
+		strerror(errno));
+	return -1;
+}
+
+/* An interface's MAC address, from `ip -o link` run in namespace @ns. */
+static void ns_mac(const char *ns, const char *ifname, char *mac, size_t sz)
+{
+	char cmd[256], line[512], *p;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ip -n %s -o link show %s", ns, ifname);
+	f = popen(cmd, "r");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) && (p = strstr(line, "link/ether ")))
+		snprintf(mac, sz, "%.17s", p + 11);
+	if (pclose(f))
+		mac[0] = 0;
+}
+
+/* The two namespaces and the veth pair between them. */
+static int veth_pair(void)
+{
+	snprintf(ns_gen, sizeof(ns_gen), "ucm-bench-gen-%d", getpid());
+	snprintf(ns_dut, sizeof(ns_dut), "ucm-bench-dut-%d", getpid());
+	if (sh("ip netns add %s && ip netns add %s && "
+	       "ip -n %s link add vg type veth peer name vd netns %s && "
+	       "ip -n %s addr add 10.77.0.1/24 dev vg && ip -n %s addr add 10.77.0.2/24 dev vd && "
+	       "ip -n %s addr add fd77::1/64 dev vg nodad && ip -n %s addr add fd77::2/64 dev vd nodad && "
+	       "ip -n %s link set vg up && ip -n %s link set vd up && "
+	       "ip -n %s link set lo up && ip -n %s link set lo up",
+	       ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut,
+	       ns_gen, ns_dut)) {
+		fprintf(stderr, "datapath: cannot build the namespaces\n");
+		return -1;
+	}
+	/* best effort, as before: where ethtool is missing the rows still run */
+	sh("ip netns exec %s ethtool -K vg tx off >/dev/null 2>&1", ns_gen);
+	return 0;
+}
+
+int topology(void)
+{
+	char path[128];
+	int fd;
+
+	if (veth_pair())
+		return -1;
+	snprintf(path, sizeof(path), "/run/netns/%s", ns_dut);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		fprintf(stderr, "datapath: cannot enter %s: %s\n", ns_dut, strerror(errno));
+		return -1;
+	}
+	dut_ns_fd = fd;
+	if (back_sink_open())
+		return -1;
+	set_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", "0");
+	set_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0");
+	/* /sys is still the old namespace's: ask ip. */
+	ns_mac(ns_dut, "vd", vd_mac, sizeof(vd_mac));
+	ns_mac(ns_gen, "vg", vg_mac, sizeof(vg_mac));
+	if (!vd_mac[0] || !vg_mac[0]) {
+		fprintf(stderr, "datapath: no MAC address on vd or vg\n");
+		return -1;
+	}
+	return sink_open();
+}
+
+/* --dev: the rows run on a NIC of this host, fed by an external generator.
+ * Nothing of the host's is changed; what would spoil a row is refused with
+ * its fix. */
+int dev_setup(void)
+{
+	unsigned int ifindex = if_nametoindex(cfg.ifname);
+	uint32_t prog = 0;
+	char v[16] = "";
+	FILE *f;
+
+	if (!ifindex) {
+		fprintf(stderr, "datapath: --dev %s: no such interface in this network namespace\n",
+			cfg.ifname);
+		return -1;
+	}
+	if (!bpf_xdp_query_id(ifindex, 0, &prog) && prog) {
+		fprintf(stderr, "datapath: --dev %s already has an XDP program (id %u); the rows "
+			"attach their own: detach it first (ip link set dev %s xdp off)\n",
+			cfg.ifname, prog, cfg.ifname);
+		return -1;
+	}
+	f = fopen("/proc/sys/net/ipv4/conf/all/rp_filter", "r");
+	if (f) {
+		if (!fgets(v, sizeof(v), f))
+			v[0] = 0;
+		fclose(f);
+	}
+	if (!cfg.v6 && atoi(v) == 1) {
+		fprintf(stderr, "datapath: net.ipv4.conf.all.rp_filter is 1 (strict): packets that "
+			"reach the stack through a tun would be dropped as martians; set it to 2 "
+			"(loose) or 0 for the benchmark: sysctl -w net.ipv4.conf.all.rp_filter=2\n");
+		return -1;
+	}
+	return sink_open();
+}
