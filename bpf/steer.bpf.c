@@ -15,7 +15,7 @@
  * claims them for a tap behind ucpumap), and whatever the configuration
  * does not claim.
  *
- * The flow hash and what goes into it mirror lib/pkt.c exactly, so that
+ * The flow hash and what goes into it mirror lib/proto/pkt.c exactly, so that
  * where metadata is missing (generic mode) userspace picks the same worker
  * from its own descriptor: addresses and protocol always; ports only for
  * UDP and TCP that are not fragments; for IPv6 fragments the protocol is the

@@ -20,7 +20,7 @@
  *   wait in the worker (our gro_node) and go to the sink together once 64
  *   are held or the ring runs empty, the kernel's GRO flush policy.
  *
- * Sleep/wake: lib/wake.h's protocol, where the argument is written out.
+ * Sleep/wake: lib/engine/wake.h's protocol, where the argument is written out.
  * The worker is the sleeper (worker_sleep()); producers (cpumap_wake())
  * and the stop (worker_stop()) are the wakers:
  *

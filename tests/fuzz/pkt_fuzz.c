@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined -Ilib/include \
- *          -Ilib tests/fuzz/pkt_fuzz.c lib/pkt.c lib/log.c -o /tmp/pkt_fuzz
+ *          -Ilib tests/fuzz/pkt_fuzz.c lib/proto/pkt.c lib/core/log.c -o /tmp/pkt_fuzz
  * Seed:  mkdir -p /tmp/pc && build/tests/test_pkt --write-corpus /tmp/pc
  * Run:   /tmp/pkt_fuzz -max_total_time=30 /tmp/pc   (seeding is optional)
  * Oracle: valid reason; on success every offset within the frame (check()).

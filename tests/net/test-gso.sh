@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# The UDP coalescing plan and super-packet headers (lib/gso.c) against the
+# The UDP coalescing plan and super-packet headers (lib/proto/gso.c) against the
 # kernel (gso_tun.c): two interleaved flows, one datagram with a corrupted
 # checksum, written to a tun as GSO_UDP_L4 super-packets; a socket behind
 # it must read every good datagram once, byte for byte, in order within

@@ -1228,7 +1228,7 @@ static int test_coalesce_unmergeable(void)
 }
 
 #ifdef UCM_DEBUG
-extern int ucm_tun_test_refuse_super;	/* lib/tun_internal.h */
+extern int ucm_tun_test_refuse_super;	/* lib/io/tun_internal.h */
 #endif
 
 /* A kernel that refuses the super-packets (as Linux before 6.2 refuses

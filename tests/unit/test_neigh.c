@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The next-hop resolver (lib/neigh.c), without root: its netlink parsers
+ * The next-hop resolver (lib/io/neigh.c), without root: its netlink parsers
  * fed synthetic replies (good, truncated at every length from an
  * exact-size copy, wrong type, short, an error, an ACK, another sender,
  * another question), its cache driven through a resolver-less instance

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Flow hash shared by the userspace parser (lib/pkt.c) and the XDP program
+ * Flow hash shared by the userspace parser (lib/proto/pkt.c) and the XDP program
  * that steers frames to CPUs: both must agree bit for bit, so this header
  * is self-contained, libc-free and loop-free, and builds as is with
  * "clang -target bpf".

@@ -26,7 +26,7 @@
  * create/reclaim/destroy run on a control thread while neither side runs.
  *
  * Sleep/wake of the RX thread (W1 pairs with W2), the cpumap's protocol
- * (lib/wake.h, where the argument is written out):
+ * (lib/engine/wake.h, where the argument is written out):
  *
  *   RX thread                              worker
  *   ucm_txq__sleep_begin():                ucm_txq__send():
