@@ -17,11 +17,17 @@
 #   stop_pid PID [TENTHS]   SIGTERM, SIGKILL after TENTHS (30), reaped
 #   lib_wait PID       wait for a registered process that ends by itself
 #                      (its status); both forget the pid
+#   lib_run CMD...     CMD in the foreground as far as the script sees
+#                      (its status; stdin and redirections as given), but
+#                      registered: a signal interrupts the wait at once
+#                      and the cleanup stops CMD by its pid (a foreground
+#                      `timeout` would be out of reach in its own group)
 #   left_in NS [DEV...]    what is left in NS: XDP programs on any device,
 #                      devices other than lo and DEVs; empty when none
-#   lib_cleanup_check  the cleanup now ($tmp goes too); prints what
-#                      outlived it (our namespaces, registered processes);
-#                      empty when nothing did
+#   lib_cleanup_check  the cleanup now ($tmp goes too), in this shell
+#                      (not in $(...)); $lib_left: what outlived it (our
+#                      namespaces, registered processes), empty when
+#                      nothing did, and then the status is 0
 #   $tmp: a temporary directory, removed on exit (copied to $UCM_KEEP
 #   first when that is set)
 #
@@ -67,6 +73,14 @@ lib_wait() {
 	return $rc
 }
 
+lib_run() {
+	local p
+	"$@" <&0 &
+	p=$!
+	lib_pid $p
+	lib_wait $p
+}
+
 lib_cleanup() {
 	local p c pids
 	for c in "${lib_exit[@]}"; do eval "$c"; done
@@ -86,18 +100,23 @@ lib_cleanup() {
 	fi
 }
 trap lib_cleanup EXIT
-trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
+# The script's own stdout, for a signal that comes while a function runs
+# with its output redirected (lib_run CMD > FILE).
+exec {lib_out}>&1
+trap 'echo "FAIL: $name: interrupted" >&$lib_out; exit 1' HUP INT TERM
 
 lib_cleanup_check() {
-	local ns=("${lib_ns[@]}") pids=("${lib_pids[@]}") p l=
+	local ns=("${lib_ns[@]}") pids=("${lib_pids[@]}") p
+	lib_left=
 	lib_cleanup
 	for p in "${ns[@]}"; do
-		ip netns list 2> /dev/null | grep -qE "^$p( |$)" && l="$l namespace $p left;"
+		ip netns list 2> /dev/null | grep -qE "^$p( |$)" && lib_left="$lib_left namespace $p left;"
 	done
 	for p in "${pids[@]}"; do
-		kill -0 "$p" 2> /dev/null && l="$l process $p still runs;"
+		kill -0 "$p" 2> /dev/null && lib_left="$lib_left process $p still runs;"
 	done
-	echo "${l# }"
+	lib_left=${lib_left# }
+	[ -z "$lib_left" ]
 }
 
 skip_unless_root() {
