@@ -33,8 +33,8 @@
 #
 # The cleanup, in order: the lib_on_exit steps; every registered process
 # by its pid (stop_pid); whatever still runs in our namespaces, by pid
-# (SIGKILL); the namespaces, with their devices and XDP programs. It runs
-# once: a second call does nothing.
+# (SIGKILL); the namespaces, with their devices and XDP programs. Signals
+# wait while it runs. It runs once: a second call does nothing.
 
 tmp=$(mktemp -d)
 lib_pids=()
@@ -83,6 +83,7 @@ lib_run() {
 
 lib_cleanup() {
 	local p c pids
+	trap '' HUP INT TERM	# a second Ctrl-C must not cut it short
 	for c in "${lib_exit[@]}"; do eval "$c"; done
 	lib_exit=()
 	for p in "${lib_pids[@]}"; do stop_pid "$p"; done
@@ -98,12 +99,16 @@ lib_cleanup() {
 		[ -n "${UCM_KEEP:-}" ] && mkdir -p "$UCM_KEEP" && cp -r "$tmp/." "$UCM_KEEP/"
 		rm -rf "$tmp"
 	fi
+	lib_traps
 }
-trap lib_cleanup EXIT
 # The script's own stdout, for a signal that comes while a function runs
 # with its output redirected (lib_run CMD > FILE).
 exec {lib_out}>&1
-trap 'echo "FAIL: $name: interrupted" >&$lib_out; exit 1' HUP INT TERM
+lib_traps() {
+	trap lib_cleanup EXIT
+	trap 'echo "FAIL: $name: interrupted" >&$lib_out; exit 1' HUP INT TERM
+}
+lib_traps
 
 lib_cleanup_check() {
 	local ns=("${lib_ns[@]}") pids=("${lib_pids[@]}") p
