@@ -30,13 +30,18 @@
 #                      nothing did, and then the status is 0
 #   $tmp: a temporary directory, removed on exit (copied to $UCM_KEEP
 #   first when that is set)
+#   $PY: the Python interpreter itself, empty without python3 (not a
+#   wrapper such as pyenv's shim: $! of a background run must be its pid,
+#   and every start through the shim costs a fifth of a second)
 #
 # The cleanup, in order: the lib_on_exit steps; every registered process
 # by its pid (stop_pid); whatever still runs in our namespaces, by pid
-# (SIGKILL); the namespaces, with their devices and XDP programs. Signals
-# wait while it runs. It runs once: a second call does nothing.
+# (SIGKILL); the namespaces, with their devices and XDP programs. HUP, INT
+# and TERM are ignored while it runs. It runs once: a second call does
+# nothing.
 
 tmp=$(mktemp -d)
+PY=${PY:-$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)}
 lib_pids=()
 lib_ns=()
 lib_exit=()
@@ -192,7 +197,7 @@ left_in() {
 
 # A Python expression over d, the last JSON line of FILE.
 jget() {
-	python3 -c 'import json, sys
+	"${PY:-python3}" -c 'import json, sys
 lines = [l for l in open(sys.argv[1]) if l.strip()]
 d = json.loads(lines[-1])
 print(eval(sys.argv[2]))' "$1" "$2" 2> /dev/null

@@ -39,7 +39,6 @@ if [ ! -x "$GEN" ]; then
 	echo "FAIL: $name: $BUILD/ucpumap-gen is not built (run make)"
 	exit 0
 fi
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 for tool in clang bpftool; do
 	if ! command -v $tool > /dev/null; then
 		echo "SKIP: $name: needs $tool (the receiver's counting program)"

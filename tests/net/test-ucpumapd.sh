@@ -41,8 +41,8 @@ if [ ! -x "$daemon" ]; then
 	echo "FAIL: $name: $BUILD/ucpumapd is not built (run make)"
 	exit 0
 fi
-# The interpreter itself, not a wrapper script: $! must be its pid.
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+# $PY (lib.sh): the interpreter itself, not a wrapper script: $! must be
+# its pid.
 if [ -z "$PY" ]; then
 	echo "SKIP: $name: needs python3"
 	exit 0
