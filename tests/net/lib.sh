@@ -1,37 +1,133 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Sourced by network tests: result lines, the root check, a veth pair
-# between two namespaces, and a cleanup that runs on every exit. A script
-# sets `name` first, registers what it starts (lib_pid PID), and may add
-# its own steps with lib_on_exit 'command'.
+# Sourced by network tests: result lines, the root check, namespaces, and a
+# cleanup that runs on every exit (also on HUP, INT, TERM, which print a
+# FAIL line first). A script sets `name` first, registers what it starts
+# (lib_pid PID), and may add its own steps with lib_on_exit 'command'.
 #
-#   ok CASE [DETAIL]   bad CASE WHY   skip_unless_root WHY
-#   veth_pair NS_A NS_B IF_A IF_B ADDR_A/LEN ADDR_B/LEN   (tx checksums off on IF_A)
+#   ok CASE [DETAIL]   bad CASE WHY   skip CASE WHY   skip_unless_root WHY
+#   netns NS...        namespaces as they come (lo down), removed on exit
+#   veth_pair NS_A NS_B IF_A IF_B ADDR_A/LEN ADDR_B/LEN [LINK-OPTION...]
+#                      (tx checksums off on IF_A; LINK-OPTIONs, such as
+#                      numrxqueues 2, go to both ends)
 #   mac_of NS IF
 #   wait_file FILE TENTHS   jget JSON-FILE PYTHON-EXPR
-#   $tmp: a temporary directory, removed on exit
+#   wait_line FILE REGEX TENTHS [PID]
+#                      a line matching REGEX in FILE (a daemon's start
+#                      line); fails at once when PID has exited
+#   stop_pid PID [TENTHS]   SIGTERM, SIGKILL after TENTHS (30), reaped
+#   lib_wait PID       wait for a registered process that ends by itself
+#                      (its status); both forget the pid
+#   lib_run CMD...     CMD in the foreground as far as the script sees
+#                      (its status; stdin and redirections as given), but
+#                      registered: a signal interrupts the wait at once
+#                      and the cleanup stops CMD by its pid (a foreground
+#                      `timeout` would be out of reach in its own group)
+#   left_in NS [DEV...]    what is left in NS: XDP programs on any device,
+#                      devices other than lo and DEVs; empty when none
+#   lib_cleanup_check  the cleanup now ($tmp goes too), in this shell
+#                      (not in $(...)); $lib_left: what outlived it (our
+#                      namespaces, registered processes), empty when
+#                      nothing did, and then the status is 0
+#   $tmp: a temporary directory, removed on exit (copied to $UCM_KEEP
+#   first when that is set)
+#   $PY: the Python interpreter itself, empty without python3 (not a
+#   wrapper such as pyenv's shim: $! of a background run must be its pid,
+#   and every start through the shim costs a fifth of a second)
+#
+# The cleanup, in order: the lib_on_exit steps; every registered process
+# by its pid (stop_pid); whatever still runs in our namespaces, by pid
+# (SIGKILL); the namespaces, with their devices and XDP programs. HUP, INT
+# and TERM are ignored while it runs. It runs once: a second call does
+# nothing.
 
 tmp=$(mktemp -d)
+PY=${PY:-$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)}
 lib_pids=()
 lib_ns=()
 lib_exit=()
 
 ok() { echo "PASS: $name/$1${2:+: $2}"; }
 bad() { echo "FAIL: $name/$1: $2"; }
+skip() { echo "SKIP: $name/$1: $2"; }
 
 lib_pid() { lib_pids+=("$1"); }
 lib_on_exit() { lib_exit+=("$1"); }
 
-lib_cleanup() {
-	local p c
-	for c in "${lib_exit[@]}"; do eval "$c"; done
-	for p in "${lib_pids[@]}"; do
-		kill "$p" 2> /dev/null && wait "$p" 2> /dev/null
-	done
-	for p in "${lib_ns[@]}"; do ip netns del "$p" 2> /dev/null; done
-	rm -rf "$tmp"
+lib_forget() {
+	local p keep=()
+	for p in "${lib_pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	lib_pids=("${keep[@]}")
 }
-trap lib_cleanup EXIT
-trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
+
+stop_pid() {
+	kill "$1" 2> /dev/null
+	for _ in $(seq "${2:-30}"); do
+		kill -0 "$1" 2> /dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$1" 2> /dev/null
+	wait "$1" 2> /dev/null
+	lib_forget "$1"
+}
+
+lib_wait() {
+	local rc
+	wait "$1"
+	rc=$?
+	lib_forget "$1"
+	return $rc
+}
+
+lib_run() {
+	local p
+	"$@" <&0 &
+	p=$!
+	lib_pid $p
+	lib_wait $p
+}
+
+lib_cleanup() {
+	local p c pids
+	trap '' HUP INT TERM	# a second Ctrl-C must not cut it short
+	for c in "${lib_exit[@]}"; do eval "$c"; done
+	lib_exit=()
+	for p in "${lib_pids[@]}"; do stop_pid "$p"; done
+	lib_pids=()
+	for c in "${lib_ns[@]}"; do
+		# Only processes inside our namespaces: ours.
+		pids=$(ip netns pids "$c" 2> /dev/null)
+		[ -n "$pids" ] && kill -9 $pids 2> /dev/null
+		ip netns del "$c" 2> /dev/null
+	done
+	lib_ns=()
+	if [ -d "$tmp" ]; then
+		[ -n "${UCM_KEEP:-}" ] && mkdir -p "$UCM_KEEP" && cp -r "$tmp/." "$UCM_KEEP/"
+		rm -rf "$tmp"
+	fi
+	lib_traps
+}
+# The script's own stdout, for a signal that comes while a function runs
+# with its output redirected (lib_run CMD > FILE).
+exec {lib_out}>&1
+lib_traps() {
+	trap lib_cleanup EXIT
+	trap 'echo "FAIL: $name: interrupted" >&$lib_out; exit 1' HUP INT TERM
+}
+lib_traps
+
+lib_cleanup_check() {
+	local ns=("${lib_ns[@]}") pids=("${lib_pids[@]}") p
+	lib_left=
+	lib_cleanup
+	for p in "${ns[@]}"; do
+		ip netns list 2> /dev/null | grep -qE "^$p( |$)" && lib_left="$lib_left namespace $p left;"
+	done
+	for p in "${pids[@]}"; do
+		kill -0 "$p" 2> /dev/null && lib_left="$lib_left process $p still runs;"
+	done
+	lib_left=${lib_left# }
+	[ -z "$lib_left" ]
+}
 
 skip_unless_root() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -40,16 +136,25 @@ skip_unless_root() {
 	fi
 }
 
+netns() {
+	local ns
+	for ns in "$@"; do
+		lib_ns+=("$ns")
+		ip netns add "$ns" || return 1
+	done
+}
+
 # Two namespaces joined by a veth pair, both ends up with their address and
 # lo up. Full checksums leave IF_A, as a NIC's wire carries them.
 veth_pair() {
-	lib_ns+=("$1" "$2")
-	ip netns add "$1" && ip netns add "$2" &&
-		ip -n "$1" link add "$3" type veth peer name "$4" netns "$2" &&
-		ip -n "$1" addr add "$5" dev "$3" && ip -n "$2" addr add "$6" dev "$4" &&
-		ip -n "$1" link set "$3" up && ip -n "$2" link set "$4" up &&
-		ip -n "$1" link set lo up && ip -n "$2" link set lo up &&
-		ip netns exec "$1" ethtool -K "$3" tx off > /dev/null
+	local a=$1 b=$2 ia=$3 ib=$4 aa=$5 ab=$6
+	shift 6
+	netns "$a" "$b" &&
+		ip -n "$a" link add "$ia" "$@" type veth peer name "$ib" "$@" netns "$b" &&
+		ip -n "$a" addr add "$aa" dev "$ia" && ip -n "$b" addr add "$ab" dev "$ib" &&
+		ip -n "$a" link set "$ia" up && ip -n "$b" link set "$ib" up &&
+		ip -n "$a" link set lo up && ip -n "$b" link set lo up &&
+		ip netns exec "$a" ethtool -K "$ia" tx off > /dev/null
 }
 
 mac_of() {
@@ -66,9 +171,33 @@ wait_file() {
 	return 1
 }
 
+wait_line() {
+	for _ in $(seq "$3"); do
+		grep -Eq -- "$2" "$1" 2> /dev/null && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2> /dev/null && break
+		sleep 0.1
+	done
+	# It may have printed the line on its way out.
+	grep -Eq -- "$2" "$1" 2> /dev/null
+}
+
+left_in() {
+	local ns=$1 l
+	shift
+	l=$(ip -n "$ns" -o link show 2> /dev/null | awk -v keep=" lo $* " '
+		{ dev = $2; sub(/:$/, "", dev); sub(/@.*/, "", dev) }
+		/ xdp[a-z]* |prog\/xdp/ { xdp = xdp " " dev }
+		index(keep, " " dev " ") == 0 { devs = devs " " dev }
+		END {
+			if (xdp != "") printf "an XDP program on%s;", xdp
+			if (devs != "") printf " devices left:%s", devs
+		}')
+	echo "${l# }"
+}
+
 # A Python expression over d, the last JSON line of FILE.
 jget() {
-	python3 -c 'import json, sys
+	"${PY:-python3}" -c 'import json, sys
 lines = [l for l in open(sys.argv[1]) if l.strip()]
 d = json.loads(lines[-1])
 print(eval(sys.argv[2]))' "$1" "$2" 2> /dev/null

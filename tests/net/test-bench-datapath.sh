@@ -150,7 +150,7 @@ veth_pair "$nsg" "$nsd" vg vd 10.78.0.1/24 10.78.0.2/24 &&
 mac=$(mac_of "$nsd" vd)
 
 # Bad settings: a precise message, exit 2 (usage) or 1 (refused), nothing left.
-bad() {
+bad_setting() {
 	local tag=$1 want_rc=$2 want_msg=$3 rc
 	shift 3
 	ip netns exec "$nsd" timeout 20 "$BUILD/ucpumap-bench" datapath "$@" > "$tmp/bad" 2>&1
@@ -162,17 +162,17 @@ bad() {
 		echo "FAIL: $name/bad-$tag: exit $rc (want $want_rc): $(head -c 300 "$tmp/bad")"
 	fi
 }
-bad dev-no-sink 2 "needs --sink-ip" --dev vd
-bad sink-ip-veth 2 "go with --dev" --sink-ip 10.78.0.2
-bad sink-ip-syntax 2 "not an IPv4 or IPv6" --dev vd --sink-ip 10.78.0
-bad dev-missing 1 "no such interface" --dev nosuch0 --sink-ip 10.78.0.2
-bad sink-not-local 1 "must be an address of this host" --dev vd --sink-ip 10.78.0.9
-bad rate-with-dev 2 "the generator's" --dev vd --sink-ip 10.78.0.2 --rate 1000
-bad cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
-bad queues-syntax 2 "--queues: give queue numbers" --dev vd --sink-ip 10.78.0.2 --queues x
-bad unknown-row 2 "unknown row" --rows cpumap,nosuch
+bad_setting dev-no-sink 2 "needs --sink-ip" --dev vd
+bad_setting sink-ip-veth 2 "go with --dev" --sink-ip 10.78.0.2
+bad_setting sink-ip-syntax 2 "not an IPv4 or IPv6" --dev vd --sink-ip 10.78.0
+bad_setting dev-missing 1 "no such interface" --dev nosuch0 --sink-ip 10.78.0.2
+bad_setting sink-not-local 1 "must be an address of this host" --dev vd --sink-ip 10.78.0.9
+bad_setting rate-with-dev 2 "the generator's" --dev vd --sink-ip 10.78.0.2 --rate 1000
+bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
+bad_setting queues-syntax 2 "--queues: give queue numbers" --dev vd --sink-ip 10.78.0.2 --queues x
+bad_setting unknown-row 2 "unknown row" --rows cpumap,nosuch
 ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=1
-bad rp-filter-strict 1 "rp_filter is 1" --dev vd --sink-ip 10.78.0.2
+bad_setting rp-filter-strict 1 "rp_filter is 1" --dev vd --sink-ip 10.78.0.2
 ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0
 
 # A program already on the interface is refused, and stays.

@@ -31,36 +31,14 @@ name=test-gen
 GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
 gen=ucmgg$$
 dut=ucmgd$$
-tmp=$(mktemp -d)
-pids=
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
 
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
-skip() { echo "SKIP: $name/$1: $2"; }
-
-cleanup() {
-	local p ns
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	for ns in "$gen" "$dut"; do
-		p=$(ip netns pids "$ns" 2>/dev/null)
-		[ -n "$p" ] && kill -9 $p 2>/dev/null
-	done
-	ip netns del "$gen" 2>/dev/null
-	ip netns del "$dut" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $name: needs root (namespaces, XDP)"
-	exit 0
-fi
+skip_unless_root "namespaces, XDP"
 if [ ! -x "$GEN" ]; then
 	echo "FAIL: $name: $BUILD/ucpumap-gen is not built (run make)"
 	exit 0
 fi
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 for tool in clang bpftool; do
 	if ! command -v $tool > /dev/null; then
 		echo "SKIP: $name: needs $tool (the receiver's counting program)"
@@ -76,14 +54,10 @@ T0=$(date +%s%N)
 
 # ---- topology ------------------------------------------------------------------
 G4=10.204.0.1 D4=10.204.0.2 G6=fd00:204::1 D6=fd00:204::2
-if ! { ip netns add "$gen" && ip netns add "$dut" &&
-	ip -n "$gen" link add vg type veth peer name vd netns "$dut" &&
-	ip -n "$gen" addr add $G4/24 dev vg && ip -n "$dut" addr add $D4/24 dev vd &&
-	ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad &&
-	ip -n "$gen" link set lo up && ip -n "$dut" link set lo up &&
-	ip -n "$gen" link set vg up && ip -n "$dut" link set vd up; } 2> "$tmp/setup.err"
+if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
+	ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad; } 2> "$tmp/setup.err"
 then
-	echo "FAIL: $name/setup: cannot build the namespaces: $(head -3 "$tmp/setup.err")"
+	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err")"
 	exit 0
 fi
 vdmac=$(ip netns exec "$dut" cat /sys/class/net/vd/address)
@@ -238,7 +212,7 @@ run_gen() {
 	OUT=$tmp/$label.out
 	ERR=$tmp/$label.err
 	t0=$(date +%s%N)
-	ip netns exec "$gen" timeout 20 "$GEN" --dev vg "$@" > "$OUT" 2> "$ERR"
+	lib_run ip netns exec "$gen" timeout 20 "$GEN" --dev vg "$@" > "$OUT" 2> "$ERR"
 	RC=$?
 	t1=$(date +%s%N)
 	MS=$(((t1 - t0) / 1000000))
@@ -450,13 +424,13 @@ fi
 sink_load
 ip netns exec "$gen" timeout 20 "$GEN" --dev vg $V4 --rate 100000 > "$tmp/term.out" 2> "$tmp/term.err" &
 gpid=$!
-pids="$pids $gpid"
+lib_pid $gpid
 sleep 1.2
 tap=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
 t0=$(date +%s%N)
 kill -TERM "$gpid" 2>/dev/null
 # timeout(1) passes SIGTERM on to the generator.
-wait "$gpid"
+lib_wait "$gpid"
 rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 sink_read "$tmp/s9"
@@ -471,11 +445,11 @@ fi
 # lives only as long as the generator, also when it is killed.
 ip netns exec "$gen" "$GEN" --dev vg $V4 --rate 1000 --duration 20 > /dev/null 2>&1 &
 gpid=$!
-pids="$pids $gpid"
+lib_pid $gpid
 sleep 0.5
 during=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
 kill -9 "$gpid"
-wait "$gpid" 2>/dev/null
+lib_wait "$gpid" 2>/dev/null
 sleep 0.2
 after=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
 if [ "$tap" = 1 ] && [ "$during" = 1 ] && [ "$after" = 0 ]; then
@@ -492,7 +466,7 @@ bad_flag() {
 	local runner=()
 	while [ "$1" != -- ]; do runner+=("$1"); shift; done
 	shift
-	ip netns exec "$gen" timeout 10 "${runner[@]}" "$GEN" "$@" > "$tmp/bf.out" 2> "$tmp/bf.err"
+	lib_run ip netns exec "$gen" timeout 10 "${runner[@]}" "$GEN" "$@" > "$tmp/bf.out" 2> "$tmp/bf.err"
 	rc=$?
 	if [ $rc = "$want" ] && grep -Eq -- "$re" "$tmp/bf.err" && ! grep -q '^total' "$tmp/bf.out"; then
 		ok bad-flag-$c
@@ -542,17 +516,17 @@ fi
 
 # ---- the end: nothing left ---------------------------------------------------------------
 sleep 0.2
-l=
-ip -n "$gen" -o link show | grep -q ': ucmgen' && l="a ucmgen tap device in the generator's namespace;"
-ip -n "$gen" link show vg | grep -q ' xdp' && l="$l an XDP program on vg;"
-ip netns exec "$gen" true 2>/dev/null && [ -n "$(ip netns pids "$gen")" ] && l="$l processes in the generator's namespace: $(ip netns pids "$gen" | tr '\n' ' ');"
-cleanup
-trap - EXIT
-left=$(ip netns list 2>/dev/null | grep -E "^($gen|$dut)( |$)")
-if [ -z "$l" ] && [ -z "$left" ]; then
+# In the generator's namespace: no ucmgen tap device, no XDP program, no
+# process; then the cleanup must take both namespaces.
+l=$(left_in "$gen" vg)
+l="${l:+$l; }"
+p=$(ip netns pids "$gen" 2>/dev/null | tr '\n' ' ')
+[ -n "$p" ] && l="$l processes in the generator's namespace: $p;"
+lib_cleanup_check
+if [ -z "$l" ] && [ -z "$lib_left" ]; then
 	ok nothing-left
 else
-	bad nothing-left "${l}${left:+ namespaces left: $left}"
+	bad nothing-left "${l}${lib_left:+ after the cleanup: $lib_left}"
 fi
 now=$(date +%s%N)
 printf '# total: %d.%02d s\n' $(((now - T0) / 1000000000)) $(((now - T0) / 10000000 % 100))

@@ -17,8 +17,7 @@ cd "$(dirname "$0")/../.."
 
 skip_unless_root "a namespace, a tun"
 [ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
-lib_ns+=("$ns")
-ip netns add "$ns" && ip -n "$ns" link set lo up || { bad setup "no namespace"; exit 0; }
+netns "$ns" && ip -n "$ns" link set lo up || { bad setup "no namespace"; exit 0; }
 out=$(timeout 20 ip netns exec "$ns" "$prog" 2>&1)
 rc=$?
 echo "$out" | sed 's/^/# /'

@@ -12,34 +12,19 @@ name=test-multiqueue
 daemon=$BUILD/ucpumapd
 gen=ucmqg$$
 dut=ucmqd$$
-tmp=$(mktemp -d)
-pids=
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; done
-	sleep 0.2
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	ip netns del "$gen" 2>/dev/null
-	ip netns del "$dut" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT HUP INT TERM
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
 
+skip_unless_root "namespaces, XDP, tun"
+[ -x "$daemon" ] || { bad build "$daemon is not built (make)"; exit 0; }
 if [ "$(nproc)" -lt 2 ]; then
 	echo "SKIP: $name: needs two CPUs for two workers"
 	exit 0
 fi
-ip netns add "$gen" && ip netns add "$dut" &&
-ip -n "$gen" link add vg numtxqueues 2 numrxqueues 2 type veth \
-	peer name vd numtxqueues 2 numrxqueues 2 netns "$dut" &&
-ip -n "$gen" addr add 10.79.0.1/24 dev vg && ip -n "$dut" addr add 10.79.0.2/24 dev vd &&
-ip -n "$gen" link set vg up && ip -n "$dut" link set vd up &&
-ip -n "$gen" link set lo up && ip -n "$dut" link set lo up || {
+veth_pair "$gen" "$dut" vg vd 10.79.0.1/24 10.79.0.2/24 numtxqueues 2 numrxqueues 2 || {
 	bad setup "cannot build the namespaces"
 	exit 0
 }
-ip netns exec "$gen" ethtool -K vg tx off > /dev/null 2>&1
 ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
 
 # A reader behind the tun: counts datagrams until told to stop.
@@ -59,16 +44,14 @@ while True:
             break
 print(n)
 PY
-pids="$pids $!"
+lib_pid $!
 
 ip netns exec "$dut" "$daemon" --dev vd --tun ucmq0 --queues 0-1 --cpus 0,1 \
 	--interval 0 --stats-json "$tmp/s.json" --duration 30 > "$tmp/out" 2> "$tmp/err" &
 dpid=$!
-pids="$pids $dpid"
-for _ in $(seq 50); do
-	ip -n "$dut" link show ucmq0 > /dev/null 2>&1 && grep -q '^ucpumapd:' "$tmp/out" && break
-	sleep 0.1
-done
+lib_pid $dpid
+# Its start line comes once the tun is up.
+wait_line "$tmp/out" '^ucpumapd:' 50 $dpid
 ip netns exec "$dut" sysctl -qw net.ipv4.conf.ucmq0.rp_filter=0 2>/dev/null
 
 # 64 flows (source ports), 50 datagrams each, paced.
@@ -93,7 +76,8 @@ sleep 0.3
 kill -TERM "$dpid"
 end=$((SECONDS + 5))
 while kill -0 "$dpid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
-wait "$dpid"
+kill -0 "$dpid" 2>/dev/null && kill -9 "$dpid"
+lib_wait "$dpid"
 rc=$?
 touch "$tmp/stop"
 sleep 0.5
@@ -116,8 +100,9 @@ grep -q 'conservation: .*holds' "$tmp/out" && ok conservation ||
 	bad conservation "$(grep conservation "$tmp/out")"
 grep -q 'audit: every frame came home' "$tmp/out" && ok frames-home ||
 	bad frames-home "$(grep audit "$tmp/out") $(tail -2 "$tmp/err")"
-if ip -n "$dut" link show vd | grep -q ' xdp' || ip -n "$dut" link show ucmq0 > /dev/null 2>&1; then
-	bad nothing-left "an XDP program or the tun is still there"
+l=$(left_in "$dut" vd)
+if [ -n "$l" ]; then
+	bad nothing-left "$l (want no XDP program and no tun)"
 else
 	ok nothing-left
 fi

@@ -4,18 +4,24 @@
 # The XDP steering program, loaded from the library's embedded object and
 # run with BPF_PROG_TEST_RUN, against its userspace twin (steer_check.c).
 # Root: loading BPF needs CAP_BPF. It attaches nothing and sends nothing, so
-# it needs no namespace; it runs in a fresh one anyway, like every test here.
+# it needs no namespace; it runs in a fresh one anyway, like every test here
+# (unshare's: it goes with the program, which the cleanup stops by its pid).
 set -u
 BUILD=${BUILD:-build}
+name=test-steer
 prog=$BUILD/tests/net/steer_check
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
+
+skip_unless_root "loading BPF needs CAP_BPF"
 if [ ! -x "$prog" ]; then
 	echo "FAIL: test-steer: $prog is not built"
 	exit 0
 fi
-out=$(timeout 60 unshare -n "$prog" 2>&1)
+lib_run timeout 60 unshare -n "$prog" > "$tmp/out" 2>&1
 rc=$?
-echo "$out" | grep -E '^(PASS|FAIL|SKIP): '
-if [ $rc -ne 0 ] && ! echo "$out" | grep -q '^FAIL: '; then
-	echo "FAIL: test-steer: steer_check exited with status $rc: $(echo "$out" | tail -3)"
+grep -E '^(PASS|FAIL|SKIP): ' "$tmp/out"
+if [ $rc -ne 0 ] && ! grep -q '^FAIL: ' "$tmp/out"; then
+	echo "FAIL: test-steer: steer_check exited with status $rc: $(tail -3 "$tmp/out")"
 fi
 exit 0

@@ -15,34 +15,16 @@ name=test-tun-sink
 prog=$BUILD/tests/net/tun_sink
 NS=ucm-tun-$$
 LIMIT=${TUN_SINK_TIMEOUT:-120}
-tmp=$(mktemp -d)
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
 
-runner=
-cleanup() {
-	local pids
-	# timeout passes TERM on to the program and reaps it.
-	if [ -n "$runner" ]; then
-		kill -TERM "$runner" 2>/dev/null
-		wait "$runner" 2>/dev/null
-	fi
-	pids=$(ip netns pids "$NS" 2>/dev/null)
-	# Only processes inside our namespace: ours.
-	[ -n "$pids" ] && kill -9 $pids 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $name: needs root (network namespace, tun devices)"
-	exit 0
-fi
+skip_unless_root "network namespace, tun devices"
 if [ ! -x "$prog" ]; then
 	echo "FAIL: $name: $prog is not built (run make)"
 	exit 0
 fi
-if ! ip netns add "$NS" 2> "$tmp/err"; then
+# As it comes, lo down: the program wants it so.
+if ! netns "$NS" 2> "$tmp/err"; then
 	echo "FAIL: $name: ip netns add: $(cat "$tmp/err")"
 	exit 0
 fi
@@ -58,12 +40,13 @@ udp_delivered() {
 
 before=$(udp_delivered)
 # In the background: a signal to this script interrupts `wait` at once,
-# and the trap takes the program down with the namespace.
+# and the cleanup takes the program down (timeout passes SIGTERM on to it;
+# whatever is left in the namespace goes with it).
 timeout -k 5 "$LIMIT" ip netns exec "$NS" "$prog" > "$tmp/out" 2> "$tmp/err" &
 runner=$!
-wait $runner
+lib_pid $runner
+lib_wait $runner
 rc=$?
-runner=
 after=$(udp_delivered)
 
 grep -E '^(PASS|FAIL|SKIP): ' "$tmp/out"
@@ -78,17 +61,17 @@ fi
 
 total=$(sed -n 's/^# udp_received_total //p' "$tmp/out")
 if [ -z "$total" ]; then
-	echo "FAIL: $name/snmp_total: the program did not report its count"
+	bad snmp_total "the program did not report its count"
 elif [ $((after - before)) -eq "$total" ]; then
-	echo "PASS: $name/snmp_total"
+	ok snmp_total
 else
-	echo "FAIL: $name/snmp_total: the namespace's UDP counters grew by $((after - before)), the program read $total datagrams"
+	bad snmp_total "the namespace's UDP counters grew by $((after - before)), the program read $total datagrams"
 fi
 
-left=$(ip netns exec "$NS" ip -o link show 2>/dev/null | awk -F': ' '$2 != "lo" { print $2 }' | tr '\n' ' ')
+left=$(left_in "$NS")
 if [ -z "$left" ]; then
-	echo "PASS: $name/no_leftovers"
+	ok no_leftovers
 else
-	echo "FAIL: $name/no_leftovers: devices left in the namespace: $left"
+	bad no_leftovers "in the namespace: $left"
 fi
 exit 0

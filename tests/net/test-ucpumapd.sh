@@ -33,40 +33,16 @@ daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 gen=ucmug$$
 dut=ucmud$$
 tun=ucmt0
-tmp=$(mktemp -d)
-pids=		# every background process we started
+. "$here/lib.sh"
 dpid=		# the daemon now running
 
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
-skip() { echo "SKIP: $name/$1: $2"; }
-
-cleanup() {
-	local p ns
-	for p in $pids; do kill -9 "$p" 2>/dev/null; done
-	# Whatever still runs inside our namespaces is ours too.
-	for ns in "$gen" "$dut"; do
-		p=$(ip netns pids "$ns" 2>/dev/null)
-		[ -n "$p" ] && kill -9 $p 2>/dev/null
-	done
-	ip netns del "$gen" 2>/dev/null
-	ip netns del "$dut" 2>/dev/null
-	[ -n "${UCM_KEEP:-}" ] && mkdir -p "$UCM_KEEP" && cp -r "$tmp/." "$UCM_KEEP/"
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'echo "FAIL: $name: interrupted"; exit 1' HUP INT TERM
-
-if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP: $name: needs root (namespaces, XDP, tun)"
-	exit 0
-fi
+skip_unless_root "namespaces, XDP, tun"
 if [ ! -x "$daemon" ]; then
 	echo "FAIL: $name: $BUILD/ucpumapd is not built (run make)"
 	exit 0
 fi
-# The interpreter itself, not a wrapper script: $! must be its pid.
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+# $PY (lib.sh): the interpreter itself, not a wrapper script: $! must be
+# its pid.
 if [ -z "$PY" ]; then
 	echo "SKIP: $name: needs python3"
 	exit 0
@@ -84,65 +60,35 @@ timing() {	# label: time since the last call
 # ---- topology ------------------------------------------------------------------
 G4=10.203.0.1 D4=10.203.0.2 G6=fd00:203::1 D6=fd00:203::2
 GV4=10.203.10.1 DV4=10.203.10.2 GV6=fd00:210::1 DV6=fd00:210::2
-if ! { ip netns add "$gen" && ip netns add "$dut" &&
-	ip -n "$gen" link add vg type veth peer name vd netns "$dut" &&
-	ip -n "$gen" addr add $G4/24 dev vg && ip -n "$dut" addr add $D4/24 dev vd &&
+# Full checksums on the wire, as a NIC delivers them (veth_pair: veth would
+# send only the pseudo-header sum, and the stack behind the tun would drop
+# it all).
+if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
 	ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad &&
-	ip -n "$gen" link set vg up && ip -n "$dut" link set vd up &&
-	ip -n "$gen" link set lo up && ip -n "$dut" link set lo up &&
 	# VLAN 10's subnet: the DUT has no VLAN device (the daemon strips
 	# the tag), its addresses there sit on vd.
 	ip -n "$dut" addr add $DV4/24 dev vd && ip -n "$dut" addr add $DV6/64 dev vd nodad; } 2> "$tmp/setup.err"
 then
-	echo "FAIL: $name/setup: cannot build the namespaces: $(head -3 "$tmp/setup.err")"
+	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
 	exit 0
 fi
 vdmac=$(ip netns exec "$dut" cat /sys/class/net/vd/address)
 vgmac=$(ip netns exec "$gen" cat /sys/class/net/vg/address)
-# Full checksums on the wire, as a NIC delivers them (veth would send only
-# the pseudo-header sum, and the stack behind the tun would drop it all).
-if ! ip netns exec "$gen" ethtool -K vg tx off > "$tmp/setup.err" 2>&1; then
-	echo "FAIL: $name/setup: ethtool -K vg tx off: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
-	exit 0
-fi
 # Packets come back in through the tun, not vd: no reverse-path filter.
 ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
 timing setup
 
 # ---- helpers -------------------------------------------------------------------
-in_gen() { ip netns exec "$gen" "$@"; }
+# wait_file, jget and stop_pid (helpers: SIGTERM, SIGKILL after 3 s) are
+# tests/net/lib.sh's.
+in_gen() { lib_run ip netns exec "$gen" "$@"; }
 
 bg() {	# namespace, log, command...: in the background; $last is its pid
 	local ns=$1 log=$2
 	shift 2
 	ip netns exec "$ns" "$@" > "$log" 2>&1 &
 	last=$!
-	pids="$pids $last"
-}
-
-wait_file() {	# file, tenths of a second (results appear whole: renamed)
-	for _ in $(seq "$2"); do
-		[ -e "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
-stop_pid() {	# SIGTERM, then SIGKILL after 3 s; for helpers
-	kill "$1" 2>/dev/null
-	for _ in $(seq 30); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-}
-
-jget() {	# json file, python expression over d (the last line)
-	"$PY" -c 'import json, sys
-lines = [l for l in open(sys.argv[1]) if l.strip()]
-d = json.loads(lines[-1])
-print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null
+	lib_pid $last
 }
 
 # start_daemon LABEL ARGS...: runs ucpumapd on vd with tun $tun; 0 once it
@@ -156,22 +102,15 @@ start_daemon() {
 	# exec, not a wrapper: $dpid is the daemon itself.
 	ip netns exec "$dut" "$daemon" --dev vd --tun $tun "$@" > "$D_OUT" 2> "$D_ERR" &
 	dpid=$!
-	pids="$pids $dpid"
-	for _ in $(seq 100); do
-		grep -q '^ucpumapd: ' "$D_OUT" 2>/dev/null && return 0
-		if ! kill -0 "$dpid" 2>/dev/null; then
-			wait "$dpid"
-			D_RC=$?
-			dpid=
-			return 1
-		fi
-		sleep 0.05
-	done
-	kill -9 "$dpid" 2>/dev/null
-	wait "$dpid"
+	lib_pid $dpid
+	wait_line "$D_OUT" '^ucpumapd: ' 50 "$dpid" && return 0
+	if kill -0 "$dpid" 2>/dev/null; then
+		kill -9 "$dpid"
+		echo "ucpumapd printed no start line within 5 s" >> "$D_ERR"
+	fi
+	lib_wait "$dpid"
 	D_RC=$?
 	dpid=
-	echo "ucpumapd printed no start line within 5 s" >> "$D_ERR"
 	return 1
 }
 
@@ -187,7 +126,7 @@ stop_daemon() {
 		sleep 0.02
 	done
 	kill -0 "$dpid" 2>/dev/null && kill -9 "$dpid"
-	wait "$dpid"
+	lib_wait "$dpid"
 	D_RC=$?
 	t1=$(date +%s%N)
 	D_MS=$(((t1 - t0) / 1000000))
@@ -221,13 +160,9 @@ worker_processed() {	# worker index: the "processed N" of its final line
 		}' "$D_OUT"
 }
 
-leftovers() {	# empty when nothing of the daemon is left in the DUT
-	local l=
-	ip -n "$dut" link show vd 2>/dev/null | grep -q ' xdp' && l="an XDP program on vd;"
-	local devs
-	devs=$(ip -n "$dut" -o link show 2>/dev/null | awk -F': ' '{ sub(/@.*/, "", $2); if ($2 != "lo" && $2 != "vd") print $2 }' | tr '\n' ' ')
-	[ -n "$devs" ] && l="$l devices left: $devs"
-	echo "$l"
+leftovers() {	# empty when nothing of the daemon is left in the DUT: no XDP
+	# program, no device but lo and vd
+	left_in "$dut" vd
 }
 
 # ---- 1. byte-exact delivery ----------------------------------------------------
@@ -415,7 +350,7 @@ bad_flag() {
 	local runner=()
 	while [ "$1" != -- ]; do runner+=("$1"); shift; done
 	shift
-	ip netns exec "$dut" timeout 10 "${runner[@]}" "$daemon" "$@" --duration 5 > "$tmp/bf.out" 2> "$tmp/bf.err"
+	lib_run ip netns exec "$dut" timeout 10 "${runner[@]}" "$daemon" "$@" --duration 5 > "$tmp/bf.out" 2> "$tmp/bf.err"
 	rc=$?
 	l=$(leftovers)
 	if [ $rc = "$want" ] && grep -Eq -- "$re" "$tmp/bf.err" && [ -z "$l" ]; then
@@ -464,7 +399,7 @@ if ! clang -O2 -target bpf -I/usr/include/"$(gcc -print-multiarch 2>/dev/null ||
 	skip bad-flag-foreign-program "cannot attach a program of our own making: $(tail -2 "$tmp/foreign.log" | tr '\n' ' ')"
 	skip replace-foreign-program "no foreign program"
 else
-	ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --duration 5 > "$tmp/bf.out" 2> "$tmp/bf.err"
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --duration 5 > "$tmp/bf.out" 2> "$tmp/bf.err"
 	rc=$?
 	prog=$(xdp_prog)
 	devs=$(ip -n "$dut" -o link show | awk -F': ' '{ sub(/@.*/, "", $2); if ($2 != "lo" && $2 != "vd") print $2 }')
@@ -577,7 +512,7 @@ timing "malformed frames"
 # ---- 7. restart after SIGKILL ------------------------------------------------------
 if start_daemon killed --cpus 0,1 --duration 30; then
 	kill -9 "$dpid"
-	wait "$dpid" 2>/dev/null
+	lib_wait "$dpid" 2>/dev/null
 	dpid=
 	if ip -n "$dut" link show vd | grep -q ' xdp'; then
 		ok restart-stale-program-after-sigkill
@@ -624,13 +559,11 @@ timing restart
 
 # ---- the end: nothing left ---------------------------------------------------------
 l=$(leftovers)
-cleanup
-trap - EXIT
-left=$(ip netns list 2>/dev/null | grep -E "^($gen|$dut)( |$)")
-if [ -z "$l" ] && [ -z "$left" ]; then
+lib_cleanup_check	# the logs go to $UCM_KEEP here, when it is set
+if [ -z "$l" ] && [ -z "$lib_left" ]; then
 	ok nothing-left
 else
-	bad nothing-left "${l:-}${left:+ namespaces left: $left}"
+	bad nothing-left "${l:-}${lib_left:+ after the cleanup: $lib_left}"
 fi
 now=$(date +%s%N)
 printf '# total: %d.%02d s\n' $(((now - T0) / 1000000000)) $(((now - T0) / 10000000 % 100))

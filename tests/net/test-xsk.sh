@@ -12,30 +12,17 @@ name=test-xsk
 prog=$BUILD/tests/net/xsk_rx
 gen=ucmg$$
 dut=ucmd$$
-tmp=$(mktemp -d)
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
 pid=
 
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	ip netns del "$gen" 2>/dev/null
-	ip netns del "$dut" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT HUP INT TERM
-
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
-
-ip netns add "$gen" && ip netns add "$dut" &&
-ip -n "$gen" link add vg type veth peer name vd netns "$dut" &&
-ip -n "$gen" addr add 10.201.0.1/24 dev vg && ip -n "$dut" addr add 10.201.0.2/24 dev vd &&
-ip -n "$gen" link set vg up && ip -n "$dut" link set vd up &&
-ip -n "$gen" link set lo up && ip -n "$dut" link set lo up || {
+skip_unless_root "namespaces, XDP"
+[ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
+# Full checksums on the wire, as a NIC would deliver them (veth_pair).
+veth_pair "$gen" "$dut" vg vd 10.201.0.1/24 10.201.0.2/24 || {
 	bad setup "cannot build the namespaces"
 	exit 0
 }
-# Full checksums on the wire, as a NIC would deliver them.
-ip netns exec "$gen" ethtool -K vg tx off > /dev/null 2>&1
 
 send() {	# count: (flow, seq) datagrams from 16 source ports, paced
 	ip netns exec "$gen" python3 - "$1" <<'PY'
@@ -59,18 +46,16 @@ start() {	# count [skb]: wait for READY, at most 10 s
 	# its own run to 20 s), so that SIGKILL reaches it.
 	ip netns exec "$dut" "$prog" vd "$@" > "$tmp/out" 2> "$tmp/err" &
 	pid=$!
-	for _ in $(seq 100); do
-		grep -q READY "$tmp/out" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.1
-	done
+	lib_pid "$pid"
+	wait_line "$tmp/out" READY 100 "$pid" && return 0
+	stop_pid "$pid"	# the next case needs vd free
 	return 1
 }
 
 # 1. receive, steer, shut down
 if start 3000; then
 	send 3000
-	wait "$pid"
+	lib_wait "$pid"
 	rc=$?
 	pid=
 	grep -E '^(PASS|FAIL|SKIP): ' "$tmp/out"
@@ -79,8 +64,9 @@ if start 3000; then
 else
 	bad start "xsk_rx did not get ready: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
 fi
-if ip -n "$dut" link show vd | grep -q ' xdp'; then
-	bad no-program-left "an XDP program is still on vd"
+l=$(left_in "$dut" vd)
+if [ -n "$l" ]; then
+	bad no-program-left "$l"
 else
 	ok no-program-left
 fi
@@ -88,7 +74,7 @@ fi
 # 1b. the same in generic (skb) mode: metadata or the userspace policy
 if start 1000 skb; then
 	send 1000
-	wait "$pid"
+	lib_wait "$pid"
 	pid=
 	if grep -q '^PASS: xsk_rx/delivered' "$tmp/out" && grep -q '^PASS: xsk_rx/steering' "$tmp/out" &&
 	   grep -q '^PASS: xsk_rx/frames-home' "$tmp/out"; then
@@ -103,7 +89,7 @@ fi
 # 2. SIGKILL leaves our program attached; the next run replaces it.
 if start 100000; then
 	kill -9 "$pid"
-	wait "$pid" 2>/dev/null
+	lib_wait "$pid" 2>/dev/null
 	pid=
 	if ip -n "$dut" link show vd | grep -q ' xdp'; then
 		ok stale-program-after-sigkill
@@ -112,7 +98,7 @@ if start 100000; then
 	fi
 	if start 500; then
 		send 500
-		wait "$pid"
+		lib_wait "$pid"
 		pid=
 		if grep -q '^PASS: xsk_rx/delivered' "$tmp/out" && grep -q 'replacing our stale' "$tmp/err"; then
 			ok restart-replaces-stale-program
