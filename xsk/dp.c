@@ -8,6 +8,11 @@
  *                   the TX channels of the workers that send on it);
  *   workers:        inside the cpumap and the tun (not here).
  *
+ * The statistics getters may run on any thread, also during stop: they
+ * and stop's last reading of the parts hold dp->lock (never on a hot path),
+ * so a getter reads either the live parts or the final counters, never
+ * parts being taken down.
+ *
  * Cross-thread fields, and their pairs:
  *   rx->prod   RX thread stores it (release, R1) once its producer exists;
  *              start and the stats load it (acquire, R1').
@@ -101,9 +106,14 @@ struct ucm_dp {
 	struct ucm_txq *txq[UCM_CPUMAP_MAX_WORKERS];	/* two-way: per worker */
 	struct dp_rx rx[UCM_XSK_MAX_QUEUES];
 	atomic_int stop;
-	uint32_t state;			/* enum ucm_dp_state */
-	int verdict;			/* of the first stop */
-	struct dp_final *fin;		/* valid once UCM_DP_S_STOPPED */
+	bool started;			/* start() ran: it runs once */
+	/* The statistics getters and stop's last reading: under @lock, a
+	 * getter reads the parts while STOPPED is clear, @fin after; stop
+	 * sets STOPPED under it before it takes the parts down. */
+	pthread_mutex_t lock;
+	uint32_t state;			/* enum ucm_dp_state, under @lock */
+	int counted;			/* 0 or -EUCLEAN: the counters' verdict */
+	struct dp_final *fin;		/* read once UCM_DP_S_STOPPED */
 };
 
 /* ---- options ------------------------------------------------------------ */
@@ -217,6 +227,10 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	if (c->sink && (c->flags & (UCM_DP_F_TAP | UCM_DP_F_TWO_WAY |
 				    UCM_DP_F_NO_BATCH | UCM_DP_F_COALESCE))) {
 		pr_warn("dp: UCM_DP_F_TAP, TWO_WAY, NO_BATCH and COALESCE are the tun's: not with a sink of one's own\n");
+		return -EINVAL;
+	}
+	if (c->sink && (c->sink->flags & UCM_SINK_F_KEEP)) {
+		pr_warn("dp: a sink that keeps frames (UCM_SINK_F_KEEP) must return them itself: not with ucm_dp\n");
 		return -EINVAL;
 	}
 	if ((c->flags & UCM_DP_F_INLINE) && (c->flags & UCM_DP_F_TWO_WAY)) {
@@ -433,61 +447,60 @@ static bool stopped(const struct ucm_dp *dp)
 	return dp->state & UCM_DP_S_STOPPED;
 }
 
+/* The getters' lock is not the datapath's state: a const getter takes it. */
+static pthread_mutex_t *dp_lock(const struct ucm_dp *dp)
+{
+	return (pthread_mutex_t *)&dp->lock;
+}
+
 static int check_qw(const struct ucm_dp *dp, uint32_t q, uint32_t w)
 {
 	return !dp || q >= dp->c.nqueues || w >= dp->c.nworkers ? -EINVAL : 0;
 }
 
-int ucm_dp__queue_stats(const struct ucm_dp *dp, uint32_t q,
-			struct ucm_xsk_stats *xs, struct ucm_pool_stats *ps)
+/* The readings, under dp->lock: the live parts, or the final counters. */
+static void read_queue(const struct ucm_dp *dp, uint32_t q,
+		       struct ucm_xsk_stats *xs, struct ucm_pool_stats *ps)
 {
-	if (check_qw(dp, q, 0))
-		return ucm_err(-EINVAL);
 	if (stopped(dp)) {
 		if (xs)
 			*xs = dp->fin->xs[q];
 		if (ps)
 			*ps = dp->fin->ps[q];
-		return 0;
+		return;
 	}
 	if (xs)
 		ucm_xsk_queue__stats(dp->rx[q].q, xs);
 	if (ps)
 		ucm_pool__get_stats(ucm_xsk_queue__pool(dp->rx[q].q), ps);
-	return 0;
 }
 
-int ucm_dp__enqueue_stats(const struct ucm_dp *dp, uint32_t q, uint32_t w,
-			  struct ucm_cpumap_enqueue_stats *es)
+static int read_enqueue(const struct ucm_dp *dp, uint32_t q, uint32_t w,
+			struct ucm_cpumap_enqueue_stats *es)
 {
 	struct ucm_cpumap_producer *prod;
 
-	if (check_qw(dp, q, w) || !es)
-		return ucm_err(-EINVAL);
 	if (stopped(dp)) {
 		if (!dp->fin->es_ok[q * dp->c.nworkers + w])
-			return ucm_err(-ENOENT);
+			return -ENOENT;
 		*es = dp->fin->es[q * dp->c.nworkers + w];
 		return 0;
 	}
 	prod = rx_prod(&dp->rx[q]);
 	if (!prod || ucm_cpumap__enqueue_stats(prod, w, es))
-		return ucm_err(-ENOENT);
+		return -ENOENT;
 	return 0;
 }
 
-int ucm_dp__worker_stats(const struct ucm_dp *dp, uint32_t w,
-			 struct ucm_cpumap_worker_stats *ws,
-			 struct ucm_tun_stats *ts)
+static void read_worker(const struct ucm_dp *dp, uint32_t w,
+			struct ucm_cpumap_worker_stats *ws, struct ucm_tun_stats *ts)
 {
-	if (check_qw(dp, 0, w))
-		return ucm_err(-EINVAL);
 	if (stopped(dp)) {
 		if (ws)
 			*ws = dp->fin->ws[w];
 		if (ts)
 			*ts = dp->fin->ts[w];
-		return 0;
+		return;
 	}
 	if (ws)
 		ucm_cpumap__worker_stats(dp->map, w, ws);
@@ -495,16 +508,13 @@ int ucm_dp__worker_stats(const struct ucm_dp *dp, uint32_t w,
 		ucm_tun__worker_stats(dp->tun, w, ts);
 	else if (ts)
 		memset(ts, 0, sizeof(*ts));
-	return 0;
 }
 
-int ucm_dp__back_stats(const struct ucm_dp *dp, uint32_t w,
-		       struct ucm_tun_rev_stats *rs, struct ucm_txq_stats *qs)
+static int read_back(const struct ucm_dp *dp, uint32_t w,
+		     struct ucm_tun_rev_stats *rs, struct ucm_txq_stats *qs)
 {
-	if (check_qw(dp, 0, w))
-		return ucm_err(-EINVAL);
 	if (!(dp->c.flags & UCM_DP_F_TWO_WAY))
-		return ucm_err(-ENOENT);
+		return -ENOENT;
 	if (stopped(dp)) {
 		if (rs)
 			*rs = dp->fin->rs[w];
@@ -519,13 +529,62 @@ int ucm_dp__back_stats(const struct ucm_dp *dp, uint32_t w,
 	return 0;
 }
 
+int ucm_dp__queue_stats(const struct ucm_dp *dp, uint32_t q,
+			struct ucm_xsk_stats *xs, struct ucm_pool_stats *ps)
+{
+	if (check_qw(dp, q, 0))
+		return ucm_err(-EINVAL);
+	pthread_mutex_lock(dp_lock(dp));
+	read_queue(dp, q, xs, ps);
+	pthread_mutex_unlock(dp_lock(dp));
+	return 0;
+}
+
+int ucm_dp__enqueue_stats(const struct ucm_dp *dp, uint32_t q, uint32_t w,
+			  struct ucm_cpumap_enqueue_stats *es)
+{
+	int err;
+
+	if (check_qw(dp, q, w) || !es)
+		return ucm_err(-EINVAL);
+	pthread_mutex_lock(dp_lock(dp));
+	err = read_enqueue(dp, q, w, es);
+	pthread_mutex_unlock(dp_lock(dp));
+	return ucm_err(err);
+}
+
+int ucm_dp__worker_stats(const struct ucm_dp *dp, uint32_t w,
+			 struct ucm_cpumap_worker_stats *ws,
+			 struct ucm_tun_stats *ts)
+{
+	if (check_qw(dp, 0, w))
+		return ucm_err(-EINVAL);
+	pthread_mutex_lock(dp_lock(dp));
+	read_worker(dp, w, ws, ts);
+	pthread_mutex_unlock(dp_lock(dp));
+	return 0;
+}
+
+int ucm_dp__back_stats(const struct ucm_dp *dp, uint32_t w,
+		       struct ucm_tun_rev_stats *rs, struct ucm_txq_stats *qs)
+{
+	int err;
+
+	if (check_qw(dp, 0, w))
+		return ucm_err(-EINVAL);
+	pthread_mutex_lock(dp_lock(dp));
+	err = read_back(dp, w, rs, qs);
+	pthread_mutex_unlock(dp_lock(dp));
+	return ucm_err(err);
+}
+
 static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *t)
 {
 	struct ucm_cpumap_enqueue_stats es;
 	struct ucm_xsk_stats xs;
 	uint32_t w;
 
-	ucm_dp__queue_stats(dp, q, &xs, NULL);
+	read_queue(dp, q, &xs, NULL);
 	t->rx += xs.rx;
 	t->rx_bad_desc += xs.rx_bad_desc;
 	t->rx_steer_err += xs.rx_steer_err;
@@ -534,8 +593,11 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	t->tx_completed += xs.tx_completed;
 	t->tx_comp_direct += xs.tx_comp_direct;
 	t->tx_comp_bulks += xs.tx_comp_bulks;
+	/* The RX thread's own counters say the same; the TX ring's
+	 * positions are read once it has stopped (snapshot()). */
+	t->tx_pending += xs.tx - xs.tx_completed;
 	for (w = 0; w < dp->c.nworkers; w++) {
-		if (ucm_dp__enqueue_stats(dp, q, w, &es))
+		if (read_enqueue(dp, q, w, &es))
 			continue;
 		t->enqueue_processed += es.processed;
 		t->enqueue_drops += es.drops;
@@ -552,7 +614,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	uint64_t bad;
 	int r;
 
-	ucm_dp__worker_stats(dp, w, &ws, &ts);
+	read_worker(dp, w, &ws, &ts);
 	t->worker_processed += ws.processed;
 	t->worker_drops += ws.drops;
 	for (r = 0; r < UCM_DROP__MAX; r++)
@@ -565,7 +627,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->tun_err_other += ts.err_other;
 	t->tun_super += ts.super;
 	t->tun_super_segs += ts.super_segs;
-	if (ucm_dp__back_stats(dp, w, &rs, &qs))
+	if (read_back(dp, w, &rs, &qs))
 		return;
 	bad = rs.drop_offload + rs.drop_too_big + rs.drop_non_ip + rs.drop_no_neigh;
 	t->back_read += rs.packets + bad;
@@ -578,21 +640,18 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 
 _Static_assert(UCM_DROP__MAX <= UCM_DP_DROP_REASONS, "drop reasons outgrew the stats");
 
+/* The totals of the live parts, under dp->lock. */
 static void gather(const struct ucm_dp *dp, struct ucm_dp_stats *t)
 {
 	uint32_t i;
 
 	memset(t, 0, sizeof(*t));
-	for (i = 0; i < dp->c.nqueues; i++) {
+	for (i = 0; i < dp->c.nqueues; i++)
 		add_queue(dp, i, t);
-		if (dp->rx[i].q)
-			t->tx_pending += ucm_xsk_queue__tx_pending(dp->rx[i].q);
-	}
 	for (i = 0; i < dp->c.nworkers; i++)
 		add_worker(dp, i, t);
 	t->delivered = dp->c.sink ? t->worker_processed - t->worker_drops :
 		       t->tun_packets;
-	t->state = dp->state;
 }
 
 int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st, size_t sz)
@@ -601,33 +660,38 @@ int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st, size_t sz)
 
 	if (!dp || !st || !sz)
 		return ucm_err(-EINVAL);
+	pthread_mutex_lock(dp_lock(dp));
 	if (stopped(dp))
 		t = dp->fin->tot;
 	else
 		gather(dp, &t);
 	t.state = dp->state;
+	pthread_mutex_unlock(dp_lock(dp));
 	memcpy(st, &t, sz < sizeof(t) ? sz : sizeof(t));
 	if (sz > sizeof(t))
 		memset((char *)st + sizeof(t), 0, sz - sizeof(t));
 	return 0;
 }
 
-uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *t)
+uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st, size_t sz)
 {
-	uint64_t drops = t->rx_bad_desc + t->rx_steer_err + t->enqueue_drops +
-			 t->worker_drops;
+	struct ucm_dp_stats t = {};
+	uint64_t drops;
 	uint32_t v = 0;
 
-	if (t->rx != t->delivered + drops)
+	/* A caller's older, smaller struct: the fields it lacks read 0. */
+	memcpy(&t, st, sz < sizeof(t) ? sz : sizeof(t));
+	drops = t.rx_bad_desc + t.rx_steer_err + t.enqueue_drops + t.worker_drops;
+	if (t.rx != t.delivered + drops)
 		v |= UCM_DP_V_FORWARD;
 	/* Read = handed on + dropped there; handed on = sent + channel full;
 	 * sent = collected + left in the channel (brought home at stop);
 	 * collected = on the TX ring + ring full; on it = completed +
 	 * pending. */
-	if (t->back_read != t->back_channel_sent + t->back_channel_full +
-			    t->back_drop_bad ||
-	    t->back_channel_collected != t->tx + t->tx_drops ||
-	    t->tx != t->tx_completed + t->tx_pending)
+	if (t.back_read != t.back_channel_sent + t.back_channel_full +
+			   t.back_drop_bad ||
+	    t.back_channel_collected != t.tx + t.tx_drops ||
+	    t.tx != t.tx_completed + t.tx_pending)
 		v |= UCM_DP_V_BACK;
 	return v;
 }
@@ -685,7 +749,11 @@ static int dp_open_tun(struct ucm_dp *dp)
 		 .mtu = dp->c.mtu);
 
 	dp->tun = ucm_tun__create(&to);
-	return dp->tun ? 0 : -errno;
+	if (!dp->tun)
+		return -errno;
+	/* A name template (ucm%d) becomes the kernel's name. */
+	snprintf(dp->c.tun, sizeof(dp->c.tun), "%s", ucm_tun__name(dp->tun));
+	return 0;
 }
 
 static int dp_open_cpumap(struct ucm_dp *dp)
@@ -713,6 +781,7 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 	dp = calloc(1, sizeof(*dp));
 	if (!dp)
 		return ucm_err_ptr(-ENOMEM);
+	pthread_mutex_init(&dp->lock, NULL);
 	err = dp_resolve(opts, &dp->c);
 	if (err)
 		goto out_free;
@@ -759,6 +828,7 @@ out_parts:
 	ucm_dp__destroy(dp);
 	return ucm_err_ptr(err);
 out_free:
+	pthread_mutex_destroy(&dp->lock);
 	free(dp);
 	return ucm_err_ptr(err);
 }
@@ -794,40 +864,53 @@ static int rx_ready(struct dp_rx *rx)
 		err = atomic_load_explicit(&rx->err, memory_order_acquire); /* R2' */
 		if (err) {
 			pr_warn("dp: RX thread of queue %u: %s\n",
-				ucm_xsk_queue__id(rx->q), strerror(-err));
+				rx->dp->c.queues[rx - rx->dp->rx], strerror(-err));
 			return err;
 		}
 		nanosleep(&ms, NULL);
 	}
 	pr_warn("dp: RX thread of queue %u did not start in %d ms\n",
-		ucm_xsk_queue__id(rx->q), DP_START_TIMEOUT_MS);
+		rx->dp->c.queues[rx - rx->dp->rx], DP_START_TIMEOUT_MS);
 	return -ETIMEDOUT;
+}
+
+/* Point every queue at its socket, or none. */
+static int redirect_all(struct ucm_dp *dp)
+{
+	uint32_t q;
+	int err = 0;
+
+	for (q = 0; q < dp->c.nqueues && !err; q++)
+		err = ucm_xdp__set_xsk(dp->xdp, dp->c.queues[q],
+				       ucm_xsk_queue__fd(dp->rx[q].q));
+	if (err)
+		while (q--)
+			ucm_xdp__set_xsk(dp->xdp, dp->c.queues[q], -1);
+	return err;
 }
 
 int ucm_dp__start(struct ucm_dp *dp)
 {
 	uint32_t q;
-	int err;
+	int err = 0;
 
-	if (!dp || dp->state)
+	/* Once: a second start would put a second thread on a pool. */
+	if (!dp || dp->started)
 		return ucm_err(-EINVAL);
-	for (q = 0; q < dp->c.nqueues; q++) {
+	dp->started = true;
+	for (q = 0; q < dp->c.nqueues && !err; q++)
 		err = rx_start(&dp->rx[q]);
-		if (err)
-			return ucm_err(err);
-	}
-	/* Last, the kernel starts redirecting to us. */
-	for (q = 0; q < dp->c.nqueues; q++) {
-		struct dp_rx *rx = &dp->rx[q];
-
-		err = rx_ready(rx);
-		if (!err)
-			err = ucm_xdp__set_xsk(dp->xdp, ucm_xsk_queue__id(rx->q),
-					       ucm_xsk_queue__fd(rx->q));
-		if (err)
-			return ucm_err(err);
-	}
+	/* Last, once every RX thread has its producer, the kernel starts
+	 * redirecting to us. */
+	for (q = 0; q < dp->c.nqueues && !err; q++)
+		err = rx_ready(&dp->rx[q]);
+	if (!err)
+		err = redirect_all(dp);
+	if (err)
+		return ucm_err(err);
+	pthread_mutex_lock(&dp->lock);
 	dp->state = UCM_DP_S_RUNNING;
+	pthread_mutex_unlock(&dp->lock);
 	return 0;
 }
 
@@ -840,7 +923,7 @@ int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue)
 		err = atomic_load_explicit(&dp->rx[q].err, memory_order_acquire); /* R2' */
 		if (err) {
 			if (queue)
-				*queue = ucm_xsk_queue__id(dp->rx[q].q);
+				*queue = dp->c.queues[q];
 			return err;
 		}
 	}
@@ -848,22 +931,28 @@ int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue)
 }
 
 /* The counters, as the stopped parts leave them. */
+/* The counters, as the stopped parts leave them; under dp->lock. */
 static void snapshot(struct ucm_dp *dp)
 {
 	struct dp_final *f = dp->fin;
 	uint32_t q, w, nw = dp->c.nworkers;
 
 	for (q = 0; q < dp->c.nqueues; q++) {
-		ucm_dp__queue_stats(dp, q, &f->xs[q], &f->ps[q]);
+		read_queue(dp, q, &f->xs[q], &f->ps[q]);
 		for (w = 0; w < nw; w++)
 			f->es_ok[q * nw + w] =
-				!ucm_dp__enqueue_stats(dp, q, w, &f->es[q * nw + w]);
+				!read_enqueue(dp, q, w, &f->es[q * nw + w]);
 	}
 	for (w = 0; w < nw; w++) {
-		ucm_dp__worker_stats(dp, w, &f->ws[w], &f->ts[w]);
-		ucm_dp__back_stats(dp, w, &f->rs[w], &f->qs[w]);
+		read_worker(dp, w, &f->ws[w], &f->ts[w]);
+		read_back(dp, w, &f->rs[w], &f->qs[w]);
 	}
 	gather(dp, &f->tot);
+	/* The RX threads are joined: what is on the TX path by the ring's
+	 * own positions, which the counters must agree with. */
+	f->tot.tx_pending = 0;
+	for (q = 0; q < dp->c.nqueues; q++)
+		f->tot.tx_pending += ucm_xsk_queue__tx_pending(dp->rx[q].q);
 }
 
 /* Steps 1-3: nothing comes in any more, and what came in is out. */
@@ -888,11 +977,28 @@ static void dp_quiesce(struct ucm_dp *dp)
 		ucm_cpumap__stop(dp->map);
 }
 
+/* 6. Sockets closed: every frame home (fill, RX, TX and completion rings
+ * included), or the count of those missing. A close that found frames
+ * still out (-EBUSY) can be tried again. */
+static int dp_close(struct ucm_dp *dp, unsigned int timeout_ms)
+{
+	int err = 0;
+
+	if (dp->xsk) {
+		err = ucm_xsk__close(dp->xsk, timeout_ms);
+		if (!err)
+			dp->xsk = NULL;
+	}
+	pthread_mutex_lock(&dp->lock);
+	dp->state = UCM_DP_S_STOPPED | (err ? 0 : UCM_DP_S_FRAMES_HOME);
+	pthread_mutex_unlock(&dp->lock);
+	return err;
+}
+
 /* Steps 4-6: every part down, every frame home. */
 static int dp_teardown(struct ucm_dp *dp, unsigned int timeout_ms)
 {
 	uint32_t w;
-	int err = 0;
 
 	ucm_cpumap__destroy(dp->map);
 	dp->map = NULL;
@@ -913,42 +1019,37 @@ static int dp_teardown(struct ucm_dp *dp, unsigned int timeout_ms)
 	}
 	ucm_tun__destroy(dp->tun);
 	dp->tun = NULL;
-	/* 6. Sockets closed: every frame home (fill, RX, TX and completion
-	 * rings included), or the count of those missing. */
-	if (dp->xsk) {
-		err = ucm_xsk__close(dp->xsk, timeout_ms);
-		if (!err)
-			dp->xsk = NULL;
-	}
-	return err;
+	return dp_close(dp, timeout_ms);
 }
 
 int ucm_dp__stop(struct ucm_dp *dp, unsigned int timeout_ms)
 {
-	bool counted = dp && dp->state & UCM_DP_S_RUNNING;
+	bool ran;
 	int err;
 
 	if (!dp)
 		return ucm_err(-EINVAL);
-	if (stopped(dp))
-		return ucm_err(dp->verdict);
+	if (stopped(dp)) {
+		/* Frames were still out: look again. */
+		err = dp->xsk ? dp_close(dp, timeout_ms) : 0;
+		return ucm_err(dp->counted ? dp->counted : err);
+	}
+	ran = dp->state & UCM_DP_S_RUNNING;
 	dp_quiesce(dp);
-	if (counted && dp->fin) {
+	/* From here the getters read the final counters, while the parts go. */
+	pthread_mutex_lock(&dp->lock);
+	if (ran && dp->fin) {
 		snapshot(dp);
-		if (ucm_dp_stats__violations(&dp->fin->tot)) {
+		if (ucm_dp_stats__violations(&dp->fin->tot, sizeof(dp->fin->tot))) {
 			pr_warn("dp: the counters do not add up: a packet or a frame went unaccounted\n");
-			dp->verdict = -EUCLEAN;
+			dp->counted = -EUCLEAN;
 		}
 	}
+	/* Without a reading (it never ran), the getters see zeros. */
+	dp->state = UCM_DP_S_STOPPED;
+	pthread_mutex_unlock(&dp->lock);
 	err = dp_teardown(dp, timeout_ms);
-	if (err && !dp->verdict)
-		dp->verdict = err;
-	/* Without a snapshot (stopped before it ran), there is nothing to
-	 * read: the getters see zeros. */
-	dp->state = UCM_DP_S_STOPPED | (err ? 0 : UCM_DP_S_FRAMES_HOME);
-	if (dp->fin)
-		dp->fin->tot.state = dp->state;
-	return ucm_err(dp->verdict);
+	return ucm_err(dp->counted ? dp->counted : err);
 }
 
 void ucm_dp__destroy(struct ucm_dp *dp)
@@ -958,6 +1059,7 @@ void ucm_dp__destroy(struct ucm_dp *dp)
 	if (!stopped(dp))
 		ucm_dp__stop(dp, 0);
 	/* Sockets that could not close keep their memory: frames are out. */
+	pthread_mutex_destroy(&dp->lock);
 	if (dp->fin) {
 		free(dp->fin->es);
 		free(dp->fin->es_ok);
@@ -975,7 +1077,7 @@ uint32_t ucm_dp__nqueues(const struct ucm_dp *dp)
 
 uint32_t ucm_dp__queue_id(const struct ucm_dp *dp, uint32_t q)
 {
-	return q < dp->c.nqueues ? dp->c.queues[q] : 0;
+	return q < dp->c.nqueues ? dp->c.queues[q] : UINT32_MAX;
 }
 
 uint32_t ucm_dp__nworkers(const struct ucm_dp *dp)

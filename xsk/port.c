@@ -29,6 +29,8 @@
 #include "ucpumap/txq.h"
 #include "ucpumap/xsk.h"
 
+_Static_assert(UCM_LOC_KERNEL < UCM_LOC__MAX, "the pool's audit counts every place");
+
 /* The name of our place in the pool's messages. */
 __attribute__((constructor)) static void xsk_loc_name(void)
 {

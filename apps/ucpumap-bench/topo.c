@@ -220,12 +220,13 @@ int reap(pid_t p, double timeout)
 
 /* Wait until child @pid (@what, output in @out) has made device @dev and
  * put an XDP program on the interface: 0; -1 when it exits first (its last
- * lines shown) or 10 s pass. */
+ * lines shown) or 20 s pass. */
 int wait_ready(pid_t pid, const char *dev, const char *what, const char *out)
 {
 	uint32_t prog = 0;
 
-	for (int i = 0; i < 200; i++) {
+	/* 20 s: testpmd without hugepages can take 10 on a loaded machine. */
+	for (int i = 0; i < 400; i++) {
 		if (if_nametoindex(dev) &&
 		    !bpf_xdp_query_id(if_nametoindex(cfg.ifname), 0, &prog) && prog)
 			return 0;
@@ -237,7 +238,7 @@ int wait_ready(pid_t pid, const char *dev, const char *what, const char *out)
 		}
 		sleep_sec(0.05);
 	}
-	fprintf(stderr, "datapath: %s did not come up within 10 s: stopped\n", what);
+	fprintf(stderr, "datapath: %s did not come up within 20 s: stopped\n", what);
 	kill(pid, SIGTERM);
 	reap(pid, 5);
 	return -1;

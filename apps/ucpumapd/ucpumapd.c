@@ -116,7 +116,7 @@ bad:
 
 #define D(name, kind, field, ...) OPT_DEF(name, kind, struct cfg, field, __VA_ARGS__)
 static const struct opt d_opts[] = {
-	D("dev", OPT_STRING, dev, .flags = OPT_F_REQUIRED, .metavar = "IFACE",
+	D("dev", OPT_STRING, dev, .hi = IF_NAMESIZE - 1, .flags = OPT_F_REQUIRED, .metavar = "IFACE",
 	  .help = "the interface to receive on"),
 	D("tun", OPT_STRING, tun, .hi = IF_NAMESIZE - 1, .flags = OPT_F_REQUIRED,
 	  .metavar = "NAME", .help = "tun device to create or attach (at most 15 characters)"),
@@ -543,7 +543,7 @@ static void print_verdict(struct daemon *d)
 	int r;
 
 	ucm_dp__stats(d->dp, &t, sizeof(t));
-	v = ucm_dp_stats__violations(&t);
+	v = ucm_dp_stats__violations(&t, sizeof(t));
 	printf("conservation: received %llu = delivered %llu + drops %llu (bad_desc %llu, steer %llu, enqueue_full %llu",
 	       ULL(t.rx), ULL(t.delivered),
 	       ULL(t.rx_bad_desc + t.rx_steer_err + t.enqueue_drops + t.worker_drops),

@@ -13,6 +13,7 @@
  * frames reclaimed) and prints one PASS/FAIL line per check.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
@@ -79,6 +80,28 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 
 static const struct ucm_sink_ops rec_sink = { .xmit = rec_xmit };
 
+/* Reads every statistic of the datapath in a loop, as an exporter thread
+ * would, until told to stop: through ucm_dp__stop() too. */
+static atomic_int reading;
+static atomic_ulong readings;
+
+static void *stats_reader(void *arg)
+{
+	struct ucm_dp *dp = arg;
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_xsk_stats xs;
+	struct ucm_dp_stats t;
+
+	while (atomic_load(&reading)) {
+		ucm_dp__stats(dp, &t, sizeof(t));
+		ucm_dp__queue_stats(dp, 0, &xs, NULL);
+		for (uint32_t w = 0; w < NWORKERS; w++)
+			ucm_dp__worker_stats(dp, w, &ws, NULL);
+		atomic_fetch_add(&readings, 1);
+	}
+	return NULL;
+}
+
 static int logp(enum ucm_log_level level, const char *fmt, va_list ap)
 {
 	return level <= UCM_LOG_INFO ? vfprintf(stderr, fmt, ap) : 0;
@@ -93,6 +116,7 @@ int main(int argc, char **argv)
 	struct ucm_dp *dp;
 	unsigned long count;
 	int cpus[NWORKERS], ncpu = 0, c, err, rx_err, failed = 0;
+	pthread_t reader;
 	cpu_set_t set;
 	time_t end;
 
@@ -137,7 +161,15 @@ int main(int argc, char **argv)
 	usleep(200000);		/* anything extra would show as too many */
 
 	rx_err = ucm_dp__err(dp, NULL);
+	/* Stop with a statistics reader at work on another thread. */
+	atomic_store(&reading, 1);
+	if (pthread_create(&reader, NULL, stats_reader, dp))
+		atomic_store(&reading, 0);
+	usleep(20000);
 	err = ucm_dp__stop(dp, 1000);
+	usleep(20000);
+	if (atomic_exchange(&reading, 0))
+		pthread_join(reader, NULL);
 	ucm_dp__queue_stats(dp, 0, &st, NULL);
 	ucm_dp__stats(dp, &ds, sizeof(ds));
 
@@ -165,12 +197,19 @@ int main(int argc, char **argv)
 	      st.fill >= st.rx, "rx %llu (want >= %lu), bad %llu, steer errors %llu, fill %llu",
 	      (unsigned long long)st.rx, count, (unsigned long long)st.rx_bad_desc,
 	      (unsigned long long)st.rx_steer_err, (unsigned long long)st.fill);
-	CHECK("conservation", !ucm_dp_stats__violations(&ds) && ds.rx == st.rx &&
+	CHECK("conservation", !ucm_dp_stats__violations(&ds, sizeof(ds)) && ds.rx == st.rx &&
 	      ds.delivered == ds.rx, "received %llu, delivered %llu, drops %llu + %llu",
 	      (unsigned long long)ds.rx, (unsigned long long)ds.delivered,
 	      (unsigned long long)ds.enqueue_drops, (unsigned long long)ds.worker_drops);
 	CHECK("frames-home", !err && (ds.state & UCM_DP_S_FRAMES_HOME),
 	      "stop: %s", strerror(-err));
+	CHECK("stats-during-stop", atomic_load(&readings) > 0 &&
+	      (ds.state & UCM_DP_S_STOPPED) && !(ds.state & UCM_DP_S_RUNNING),
+	      "%lu readings, state %#x", atomic_load(&readings), ds.state);
+	err = ucm_dp__start(dp);
+	CHECK("start-once", err == -EINVAL, "a second start: %s", strerror(-err));
+	err = ucm_dp__stop(dp, 1000);
+	CHECK("stop-twice", !err, "a second stop: %s", strerror(-err));
 	ucm_dp__destroy(dp);
 	return failed ? 1 : 0;
 }

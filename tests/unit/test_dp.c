@@ -24,6 +24,7 @@ static int keep_msg(enum ucm_log_level level, const char *fmt, va_list ap)
 }
 
 static const struct ucm_sink_ops null_sink = { 0 };
+static const struct ucm_sink_ops keep_sink = { .flags = UCM_SINK_F_KEEP };
 static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
 
 /* create() with @o fails with @err, and its message holds @words. */
@@ -63,6 +64,9 @@ static int test_bad_options(void)
 		return 1;
 	b = o; b.sink = &null_sink; b.flags = UCM_DP_F_COALESCE;
 	if (refused(&b, EINVAL, "sink of one's own"))
+		return 1;
+	b = o; b.sink = &keep_sink;
+	if (refused(&b, EINVAL, "keeps frames"))
 		return 1;
 	b = o; b.steer_policy = UCM_STEER_FIXED; b.fixed_worker = 64;
 	if (refused(&b, EINVAL, "fixed worker 64"))

@@ -114,7 +114,8 @@ struct ucm_dp_opts {
 	const uint8_t *peer_mac;
 	/* A sink of one's own instead of the tun (cpumap.h: struct
 	 * ucm_sink_ops): tun_name is then not used, and the tun's flags
-	 * (TAP, TWO_WAY, NO_BATCH, COALESCE) are refused. */
+	 * (TAP, TWO_WAY, NO_BATCH, COALESCE) are refused, as is a sink that
+	 * keeps frames (UCM_SINK_F_KEEP). Both must outlive the datapath. */
 	const struct ucm_sink_ops *sink;
 	void *sink_ctx;
 	uint32_t flags;			/* enum ucm_dp_flags */
@@ -168,7 +169,8 @@ enum ucm_dp_state {
 	UCM_DP_S_FRAMES_HOME = 1 << 2,	/* stopped, and every frame came home */
 };
 
-/* Which conservation equations fail on @st (0: all hold). */
+/* Which conservation equations fail on @st, a struct of @sz bytes (0: all
+ * hold). Exact on a stopped datapath's counters. */
 enum ucm_dp_violation {
 	UCM_DP_V_FORWARD = 1 << 0,	/* the way in */
 	UCM_DP_V_BACK = 1 << 1,		/* the way back */
@@ -189,20 +191,23 @@ UCM_API struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts);
 /**
  * ucm_dp__start() - start the RX threads and redirect the queues to them
  *
- * Return: 0, or -errno (an RX thread could not start; nothing is
- * redirected then: call ucm_dp__stop() or ucm_dp__destroy()).
+ * Once per object. The queues are redirected only when every RX thread
+ * runs. Return: 0, or -errno (an RX thread could not start, or the XSK map
+ * refused a socket: nothing is redirected then; ucm_dp__stop() or
+ * ucm_dp__destroy() takes it down), -EINVAL when called again.
  */
 UCM_API int ucm_dp__start(struct ucm_dp *dp);
 
 /**
  * ucm_dp__stop() - drain in order, take everything down, prove it
- * @timeout_ms: how long frames still out (on the TX path, in the kernel)
- *              may take to come home
+ * @timeout_ms: how long frames still out (returns in flight to the pools)
+ *              may take to come home when the sockets close
  *
- * The counters are final afterwards (UCM_DP_S_STOPPED). Return: 0 when
- * the counters add up and every frame came home; -EUCLEAN when they do
- * not (the log says which), -EBUSY when frames were still out after
- * @timeout_ms. Calling it again returns the first verdict.
+ * The counters are final from its start (UCM_DP_S_STOPPED): statistics
+ * getters on other threads read them from then on. Return: 0 when the
+ * counters add up and every frame came home; -EUCLEAN when they do not
+ * (the log says which), -EBUSY when frames were still out after
+ * @timeout_ms. Called again after -EBUSY, it looks for them again.
  */
 UCM_API int ucm_dp__stop(struct ucm_dp *dp, unsigned int timeout_ms);
 
@@ -225,10 +230,12 @@ UCM_API int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue);
  */
 UCM_API int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st,
 			  size_t sz);
-UCM_API uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st);
+UCM_API uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st,
+					  size_t sz);
 
 /* What it runs on, as set up (defaults resolved). */
 UCM_API uint32_t ucm_dp__nqueues(const struct ucm_dp *dp);
+/* The interface's queue id of queue @q; UINT32_MAX out of range. */
 UCM_API uint32_t ucm_dp__queue_id(const struct ucm_dp *dp, uint32_t q);
 /* Workers; inline, one per queue (the RX threads). */
 UCM_API uint32_t ucm_dp__nworkers(const struct ucm_dp *dp);

@@ -95,8 +95,9 @@ enum ucm_frame_loc {
 	UCM_LOC_RING,		/* the pool's recycle ring */
 	UCM_LOC_APP,		/* allocated: out of the pool, held by its user */
 	UCM_LOC_USER,		/* the first place a user of the pool defines */
-	/* Tags are bytes; an audit counts this many places. */
-	UCM_LOC__MAX = 16,
+	/* The places an audit counts (struct ucm_pool_audit: its size is
+	 * ABI): the pool's four and four for the layers above. */
+	UCM_LOC__MAX = 8,
 };
 
 UCM_API const char *ucm_frame_loc_str(enum ucm_frame_loc loc);
