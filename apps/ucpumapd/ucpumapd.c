@@ -322,7 +322,7 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 	       ULL(ps.recycle_cached), ULL(ps.recycle_ring), ULL(ps.recycle_ring_full),
 	       ULL(ps.recycle_released), (long long)ps.inflight);
 	d->last_q_rx[q] = xs.rx;
-	if (d->c.reverse) {
+	if (d->c.reverse && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
 		printf("    tx: %.0f pps, tx %llu drops %llu (ring full %llu) | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
 		       (xs.tx - d->last_q_tx[q]) / dt, ULL(xs.tx), ULL(xs.tx_ring_full),
 		       ULL(xs.tx_ring_full), ULL(xs.tx_completed),
