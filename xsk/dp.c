@@ -67,6 +67,10 @@ struct dp_cfg {
 	uint8_t peer_mac[6];
 	const struct ucm_sink_ops *sink;	/* NULL: the tun */
 	void *sink_ctx;
+	ucm_verdict_fn verdict;
+	void *verdict_ctx;
+	ucm_steer_fn steer_fn;
+	void *steer_ctx;
 };
 
 /* One RX thread: the NAPI of one queue. */
@@ -215,6 +219,10 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	c->xsk_mode = o.xsk_mode;
 	c->sink = o.sink;
 	c->sink_ctx = o.sink_ctx;
+	c->verdict = o.verdict;
+	c->verdict_ctx = o.verdict_ctx;
+	c->steer_fn = o.steer_fn;
+	c->steer_ctx = o.steer_ctx;
 	err = copy_name(c->ifname, o.ifname, "the interface (ifname)");
 	if (!err && !c->sink)
 		err = copy_name(c->tun, o.tun_name, "the tun (tun_name)");
@@ -638,8 +646,6 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->back_channel_collected += qs.collected;
 }
 
-_Static_assert(UCM_DROP__MAX <= UCM_DP_DROP_REASONS, "drop reasons outgrew the stats");
-
 /* The totals of the live parts, under dp->lock. */
 static void gather(const struct ucm_dp *dp, struct ucm_dp_stats *t)
 {
@@ -735,6 +741,7 @@ static int dp_open_xsk(struct ucm_dp *dp)
 		rx->dp = dp;
 		rx->q = ucm_xsk__queue(dp->xsk, q);
 		rx->cpu = dp->c.n_rx_cpus ? dp->c.rx_cpus[q % dp->c.n_rx_cpus] : -1;
+		ucm_xsk_queue__set_steer(rx->q, dp->c.steer_fn, dp->c.steer_ctx);
 	}
 	return 0;
 }
@@ -767,7 +774,8 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 		 .flags = (f & UCM_DP_F_NO_RECYCLE ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
 			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
 			  /* a coalescing sink sees up to 64 at once */
-			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0));
+			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0),
+		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx);
 
 	dp->map = ucm_cpumap__create(ucm_xsk__umem(dp->xsk), &co);
 	return dp->map ? 0 : -errno;

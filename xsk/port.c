@@ -71,6 +71,8 @@ struct ucm_xsk_queue {
 	uint64_t taken;		/* frames taken back from the RX ring, ever */
 	uint64_t tx_posted;	/* frames given to the TX ring, ever */
 	uint64_t tx_done;	/* frames taken back from the completion ring */
+	ucm_steer_fn steer_fn;	/* the application's steering, or NULL */
+	void *steer_ctx;
 	struct ucm_xsk_stats stats;
 };
 
@@ -731,6 +733,26 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 	return ret < 0 ? ucm_err(-errno) : ret;
 }
 
+int ucm_xsk_queue__set_steer(struct ucm_xsk_queue *q, ucm_steer_fn fn, void *ctx)
+{
+	if (!q)
+		return ucm_err(-EINVAL);
+	q->steer_fn = fn;
+	q->steer_ctx = ctx;
+	return 0;
+}
+
+/* The application's choice (ucm_steer_fn) for one packet. */
+static uint32_t steer_app(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d)
+{
+	const uint8_t *data = ucm_umem__frame(q->x->area, d->addr);
+	struct ucm_pkt pkt;
+
+	if (ucm_pkt__parse(&pkt, data, d->len) != UCM_DROP_NONE)
+		return 0;
+	return q->steer_fn(q->steer_ctx, &pkt, data, d->len);
+}
+
 /*
  * The RX thread's poll: the userspace NAPI poll of one queue. Refill the
  * fill ring first (the kernel cannot receive into frames it does not
@@ -751,7 +773,9 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 	for (i = 0; i < n; i++) {
 		uint32_t w = d[i].worker;
 
-		if (d[i].worker < 0 || w >= nw) {
+		if (q->steer_fn) {
+			w = steer_app(q, &d[i]);
+		} else if (d[i].worker < 0 || w >= nw) {
 			/* No metadata: the program's policy, here. A frame
 			 * that does not parse may go anywhere: its worker
 			 * drops and counts it. */

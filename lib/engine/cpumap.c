@@ -128,6 +128,8 @@ struct ucm_cpumap {
 	uint32_t flags;
 	const struct ucm_sink_ops *sink;
 	void *sink_ctx;
+	ucm_verdict_fn verdict;
+	void *verdict_ctx;
 	uint32_t nworkers;
 	struct ucm_worker **workers;
 
@@ -519,6 +521,9 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			hdr->len = len;
 			hdr->flags = 0;
 			reason = ucm_pkt__parse(&hdr->pkt, ucm_frame_data(hdr), len);
+			if (map->verdict && reason == UCM_DROP_NONE &&
+			    map->verdict(map->verdict_ctx, w->idx, hdr) != UCM_VERDICT_PASS)
+				reason = UCM_DROP_VERDICT;
 		}
 		if (unlikely(reason != UCM_DROP_NONE)) {
 			STAT_ADD(w->stats.drop_reason[reason], 1);
@@ -763,6 +768,8 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->flags = o.flags;
 	map->sink = o.sink;
 	map->sink_ctx = o.sink_ctx;
+	map->verdict = o.verdict;
+	map->verdict_ctx = o.verdict_ctx;
 
 	for (i = 0; i < o.ncpus; i++) {
 		if (o.flags & UCM_CPUMAP_F_INLINE)

@@ -48,6 +48,7 @@ static const char *const drop_reason_names[] = {
 	[UCM_DROP_SINK]		= "sink",
 	[UCM_DROP_FRAME_BOUNDS]	= "frame_bounds",
 	[UCM_DROP_OVERSIZE]	= "oversize",
+	[UCM_DROP_VERDICT]	= "verdict",
 };
 
 _Static_assert(ARRAY_SIZE(drop_reason_names) == UCM_DROP__MAX,

@@ -86,6 +86,22 @@ else
 	bad generic-mode "xsk_rx did not get ready in skb mode: $(tail -3 "$tmp/err")"
 fi
 
+# 1c. the application's steering and verdict callbacks (ucm_dp's options)
+if start 1000 app; then
+	send 1000
+	lib_wait "$pid"
+	pid=
+	if grep -q '^PASS: xsk_rx/delivered' "$tmp/out" && grep -q '^PASS: xsk_rx/app-steering' "$tmp/out" &&
+	   grep -q '^PASS: xsk_rx/app-verdict' "$tmp/out" && grep -q '^PASS: xsk_rx/conservation' "$tmp/out" &&
+	   grep -q '^PASS: xsk_rx/frames-home' "$tmp/out"; then
+		ok app-callbacks
+	else
+		bad app-callbacks "$(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
+	fi
+else
+	bad app-callbacks "xsk_rx did not get ready with callbacks: $(tail -3 "$tmp/err")"
+fi
+
 # 2. SIGKILL leaves our program attached; the next run replaces it.
 if start 100000; then
 	kill -9 "$pid"

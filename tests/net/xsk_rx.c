@@ -4,7 +4,11 @@
  * thread -> cpumap -> a recording sink, on a real interface (a veth end in
  * a namespace; tests/net/test-xsk.sh sets it up and sends the traffic).
  *
- *   xsk_rx IFNAME COUNT [skb]
+ *   xsk_rx IFNAME COUNT [skb|app]
+ *
+ * app: the application picks the workers (a steering callback: flow f to
+ * worker f % 2) and passes only the test's datagrams, marked (a verdict
+ * callback); the checks add that both held for every packet.
  *
  * A ucm_dp with a sink of the test's own. Prints "READY" once attached,
  * then waits for COUNT UDP datagrams carrying (flow, seq) to reach the
@@ -33,7 +37,8 @@
 
 static uint8_t seen[MAX_FLOWS][MAX_SEQ];
 static int flow_worker[MAX_FLOWS];
-static atomic_ulong delivered, bad_payload, dups, flow_split;
+static atomic_ulong delivered, bad_payload, dups, flow_split, unmarked;
+static bool app_mode;	/* the application's steering and verdict */
 static atomic_ulong per_worker[NWORKERS];
 
 static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
@@ -72,6 +77,8 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 		}
 		if (__atomic_fetch_add(&seen[flow][seq], 1, __ATOMIC_RELAXED))
 			atomic_fetch_add(&dups, 1);
+		if (app_mode && (p->l4_off + 17u > p->len || d[p->l4_off + 16] != 'V'))
+			atomic_fetch_add(&unmarked, 1);
 		atomic_fetch_add(&per_worker[worker], 1);
 		atomic_fetch_add(&delivered, 1);
 	}
@@ -79,6 +86,34 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 }
 
 static const struct ucm_sink_ops rec_sink = { .xmit = rec_xmit };
+
+/* app mode: the test's traffic's flow f to worker f % 2; the rest to 0. */
+static uint32_t app_steer(void *ctx, const struct ucm_pkt *p, const uint8_t *d, uint32_t len)
+{
+	uint32_t flow;
+
+	if (p->l4_proto != IPPROTO_UDP || !(p->flags & UCM_PKT_F_PORTS) ||
+	    p->dport != 9000 || p->l4_off + 12u > len)
+		return 0;
+	memcpy(&flow, d + p->l4_off + 8, 4);
+	return ntohl(flow) % NWORKERS;
+}
+
+/* app mode: only the test's traffic passes, marked ('V' after the stamp). */
+static atomic_ulong verdict_drops;
+
+static int app_verdict(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
+{
+	struct ucm_pkt *p = &frame->pkt;
+
+	if (p->l4_proto != IPPROTO_UDP || !(p->flags & UCM_PKT_F_PORTS) ||
+	    p->dport != 9000 || p->l4_off + 17u > p->len) {
+		atomic_fetch_add(&verdict_drops, 1);
+		return UCM_VERDICT_DROP;
+	}
+	((uint8_t *)ucm_frame_data(frame))[p->l4_off + 16] = 'V';
+	return UCM_VERDICT_PASS;
+}
 
 /* Reads every statistic of the datapath in a loop, as an exporter thread
  * would, until told to stop: through ucm_dp__stop() too. */
@@ -121,7 +156,7 @@ int main(int argc, char **argv)
 	time_t end;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb]\n");
+		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app]\n");
 		return 2;
 	}
 	count = strtoul(argv[2], NULL, 0);
@@ -129,6 +164,11 @@ int main(int argc, char **argv)
 	o.ifname = argv[1];
 	if (argc > 3 && !strcmp(argv[3], "skb"))
 		o.flags |= UCM_DP_F_XDP_SKB;
+	app_mode = argc > 3 && !strcmp(argv[3], "app");
+	if (app_mode) {
+		o.steer_fn = app_steer;
+		o.verdict = app_verdict;
+	}
 	/* Two pinned workers on two CPUs: steering is what is tested. */
 	sched_getaffinity(0, sizeof(set), &set);
 	for (c = 0; c < CPU_SETSIZE && ncpu < NWORKERS; c++)
@@ -203,6 +243,19 @@ int main(int argc, char **argv)
 	      (unsigned long long)ds.enqueue_drops, (unsigned long long)ds.worker_drops);
 	CHECK("frames-home", !err && (ds.state & UCM_DP_S_FRAMES_HOME),
 	      "stop: %s", strerror(-err));
+	if (app_mode) {
+		int split = 0;
+
+		for (int f = 0; f < MAX_FLOWS; f++)
+			split += flow_worker[f] && flow_worker[f] != f % NWORKERS + 1;
+		CHECK("app-steering", !split, "%d flows not on the worker the callback chose", split);
+		CHECK("app-verdict", !atomic_load(&unmarked) &&
+		      ds.worker_drop_reason[UCM_DROP_VERDICT] == atomic_load(&verdict_drops),
+		      "%lu delivered unmarked; drops by verdict %llu, the callback dropped %lu",
+		      atomic_load(&unmarked),
+		      (unsigned long long)ds.worker_drop_reason[UCM_DROP_VERDICT],
+		      atomic_load(&verdict_drops));
+	}
 	CHECK("stats-during-stop", atomic_load(&readings) > 0 &&
 	      (ds.state & UCM_DP_S_STOPPED) && !(ds.state & UCM_DP_S_RUNNING),
 	      "%lu readings, state %#x", atomic_load(&readings), ds.state);

@@ -1062,7 +1062,141 @@ static int test_loc_names(void)
 	return 0;
 }
 
+/* ---- the application's verdict ---------------------------------------- */
+
+/* Drop every third packet; on the others, move the destination port from
+ * 9000 to 9001 (a rewrite the descriptor records: parsed again) and mark
+ * the payload after the stamp. The sink checks all three. */
+struct verdict_ctx {
+	atomic_ulong calls, dropped, bad_worker;
+	uint32_t nworkers;
+};
+
+static int drop_thirds(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
+{
+	struct verdict_ctx *v = ctx;
+	uint8_t *d = ucm_frame_data(frame);
+	uint32_t seq;
+
+	atomic_fetch_add(&v->calls, 1);
+	if (worker >= v->nworkers)
+		atomic_fetch_add(&v->bad_worker, 1);
+	memcpy(&seq, d + 46, 4);
+	if (ntohl(seq) % 3 == 0) {
+		atomic_fetch_add(&v->dropped, 1);
+		return UCM_VERDICT_DROP;
+	}
+	d[frame->pkt.l4_off + 3] = 9001 & 0xff;	/* 9000 = 0x2328 -> 0x2329 */
+	d[50] = 0xab;
+	return ucm_pkt__parse(&frame->pkt, d, frame->len) == UCM_DROP_NONE ?
+	       UCM_VERDICT_PASS : UCM_VERDICT_DROP;
+}
+
+struct verdict_sink {
+	atomic_ulong delivered, wrong;
+};
+
+static int verdict_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
+			const uint64_t *addrs, uint32_t n)
+{
+	struct verdict_sink *s = ctx;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *d = ucm_frame_data(frames[i]);
+		uint32_t seq;
+
+		memcpy(&seq, d + 46, 4);
+		if (ntohl(seq) % 3 == 0 || frames[i]->pkt.dport != 9001 || d[50] != 0xab)
+			atomic_fetch_add(&s->wrong, 1);
+	}
+	atomic_fetch_add(&s->delivered, n);
+	return 0;
+}
+
+static const struct ucm_sink_ops verdict_ops = { .xmit = verdict_xmit };
+
+static int run_verdict(uint32_t map_flags)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 4096);
+	struct verdict_ctx v = { .nworkers = 2 };
+	struct verdict_sink vs = {};
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_cpumap_producer *prod;
+	struct ucm_cpumap *map;
+	struct ucm_umem *umem;
+	struct ucm_pool *pool;
+	uint64_t drops = 0, reason = 0, addr;
+	int cpus[2], n = ut_usable_cpus(cpus, 2);
+	uint32_t i, w;
+
+	if (n < 2)
+		cpus[1] = cpus[0];
+	umem = ucm_umem__create(&uo);
+	UT_ASSERT(umem, "umem");
+	pool = ucm_umem__pool(umem, 0);
+	ucm_pool__set_owner(pool);
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = 2, .qsize = 1024,
+			 .sink = &verdict_ops, .sink_ctx = &vs, .flags = map_flags,
+			 .verdict = drop_thirds, .verdict_ctx = &v);
+
+		map = ucm_cpumap__create(umem, &co);
+	}
+	UT_ASSERT(map, "cpumap: %s", strerror(errno));
+	prod = ucm_cpumap__producer_create(map, pool);
+	UT_ASSERT(prod, "producer");
+	for (i = 0; i < 300; i++) {
+		UT_ASSERT(!ucm_pool__alloc(pool, &addr), "alloc");
+		frame_prep(umem, addr, 0, i);
+		UT_ASSERT(!ucm_cpumap__enqueue(prod, i % 2, addr + DATA_OFF, PKT_LEN), "enqueue");
+		if (i % 8 == 7)
+			ucm_cpumap__flush(prod);
+	}
+	ucm_cpumap__flush(prod);
+	ucm_cpumap__producer_stop(prod);
+	ucm_cpumap__stop(map);
+	for (w = 0; w < 2; w++) {
+		ucm_cpumap__worker_stats(map, w, &ws);
+		drops += ws.drops;
+		reason += ws.drop_reason[UCM_DROP_VERDICT];
+	}
+	UT_ASSERT(atomic_load(&v.calls) == 300 && !atomic_load(&v.bad_worker),
+		  "verdict called %lu times (want 300), %lu on a worker out of range",
+		  atomic_load(&v.calls), atomic_load(&v.bad_worker));
+	UT_ASSERT(atomic_load(&vs.delivered) == 200 && !atomic_load(&vs.wrong),
+		  "sink got %lu (want 200), %lu of them not as the verdict left them",
+		  atomic_load(&vs.delivered), atomic_load(&vs.wrong));
+	UT_ASSERT(drops == 100 && reason == 100, "drops %llu, by verdict %llu (want 100)",
+		  (unsigned long long)drops, (unsigned long long)reason);
+	UT_ASSERT(!strcmp(ucm_drop_reason_str(UCM_DROP_VERDICT), "verdict"), "name");
+	ucm_cpumap__destroy(map);
+	ucm_pool__clear_owner(pool);
+	UT_ASSERT(!ucm_umem__audit(umem, NULL), "audit");
+	UT_ASSERT(!ucm_umem__destroy(umem, 1000), "frames did not come home");
+	return 0;
+}
+
+static int test_verdict(void)
+{
+	return run_verdict(0);
+}
+
+/* Inline: the verdict runs on the producer's thread, as "worker" k. */
+static int test_verdict_inline(void)
+{
+	return run_verdict(UCM_CPUMAP_F_INLINE);
+}
+
+/* With the hold: the verdict runs as packets arrive, before they wait. */
+static int test_verdict_hold(void)
+{
+	return run_verdict(UCM_CPUMAP_F_HOLD);
+}
+
 static const struct ut_case cases[] = {
+	UT_CASE(test_verdict),
+	UT_CASE(test_verdict_inline),
+	UT_CASE(test_verdict_hold),
 	UT_CASE(test_loc_names),
 	UT_CASE(test_inline_mode),
 	UT_CASE(test_inline_mode_hold),

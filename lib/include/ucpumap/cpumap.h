@@ -147,6 +147,35 @@ enum ucm_cpumap_flags {
 	UCM_CPUMAP_F_HOLD = 1 << 2,
 };
 
+/* What a worker does with a packet (ucm_verdict_fn's answer). */
+enum ucm_verdict {
+	UCM_VERDICT_PASS = 0,	/* on to the sink */
+	UCM_VERDICT_DROP = 1,	/* home to its pool, counted as UCM_DROP_VERDICT */
+};
+
+/**
+ * typedef ucm_verdict_fn - the application's code on each packet
+ * @ctx: ucm_cpumap_opts.verdict_ctx
+ * @worker: the worker it runs on (0 .. ncpus-1; inline: the producer's)
+ * @frame: the packet, parsed: @frame->pkt says where its headers are,
+ *         ucm_frame_data(@frame) is its first byte, @frame->len its length
+ *
+ * Runs on the worker thread, for every packet that parsed, in arrival
+ * order, before the packet is held or handed to the sink: so the sink
+ * (and coalescing) sees what the verdict left. Returns enum ucm_verdict;
+ * any value but UCM_VERDICT_PASS drops the packet.
+ *
+ * It may rewrite the packet in place: bytes within [data, data + len),
+ * never the length. When it changes what the descriptor records (the
+ * addresses, ports, protocol, IP lengths, VLAN tags), it parses the packet
+ * again (ucm_pkt__parse(&frame->pkt, ucm_frame_data(frame), frame->len))
+ * and drops it unless that returns UCM_DROP_NONE; checksums it breaks are
+ * its to fix (csum.h). It must not keep @frame: after it returns, the
+ * frame is the worker's. It must not block: the worker's ring fills
+ * behind it.
+ */
+typedef int (*ucm_verdict_fn)(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame);
+
 struct ucm_cpumap_opts {
 	size_t sz;
 	const int *cpus;	/* one worker per entry, pinned to that CPU */
@@ -155,9 +184,11 @@ struct ucm_cpumap_opts {
 	const struct ucm_sink_ops *sink;
 	void *sink_ctx;
 	uint32_t flags;		/* enum ucm_cpumap_flags */
+	ucm_verdict_fn verdict;	/* NULL: every parsed packet passes */
+	void *verdict_ctx;
 	size_t :0;
 };
-#define ucm_cpumap_opts__last_field flags
+#define ucm_cpumap_opts__last_field verdict_ctx
 
 /**
  * struct ucm_cpumap_enqueue_stats - per (producer, worker), after the
@@ -189,7 +220,7 @@ struct ucm_cpumap_worker_stats {
 	uint64_t processed;
 	uint64_t drops;
 	uint64_t sched;
-	uint64_t drop_reason[UCM_DROP__MAX];
+	uint64_t drop_reason[UCM_DROP_REASONS_MAX];
 	uint64_t xmits;
 	uint64_t flush_empty;
 	uint64_t flush_full;

@@ -118,14 +118,19 @@ struct ucm_dp_opts {
 	 * keeps frames (UCM_SINK_F_KEEP). Both must outlive the datapath. */
 	const struct ucm_sink_ops *sink;
 	void *sink_ctx;
+	/* The application's code on each packet, on the workers (cpumap.h:
+	 * ucm_verdict_fn: pass or drop, rewrite in place), and its choice
+	 * of each packet's worker, on the RX threads (steer.h: ucm_steer_fn,
+	 * instead of steer_policy). NULL: none. */
+	ucm_verdict_fn verdict;
+	void *verdict_ctx;
+	ucm_steer_fn steer_fn;
+	void *steer_ctx;
 	uint32_t flags;			/* enum ucm_dp_flags */
 	size_t :0;
 };
 #define ucm_dp_opts__last_field flags
 
-/* Drop reasons of the totals: room for every enum ucm_drop_reason, fixed
- * so the struct does not change size when a reason is added. */
-#define UCM_DP_DROP_REASONS	32
 
 /**
  * struct ucm_dp_stats - the whole datapath, summed over queues and workers
@@ -153,7 +158,7 @@ struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
 	uint64_t enqueue_processed, enqueue_drops, enqueue_events;
 	uint64_t worker_processed, worker_drops;
-	uint64_t worker_drop_reason[UCM_DP_DROP_REASONS];
+	uint64_t worker_drop_reason[UCM_DROP_REASONS_MAX];
 	uint64_t tun_packets, tun_non_ip, tun_err_eio, tun_err_ebadfd;
 	uint64_t tun_err_eagain, tun_err_other, tun_super, tun_super_segs;
 	uint64_t back_read, back_drop_bad, back_read_err;

@@ -38,8 +38,14 @@ enum ucm_drop_reason {
 	UCM_DROP_FRAME_BOUNDS,	/* cpumap: data_off/len outside the UMEM frame */
 	/* parser, added after the others so that their values stay put */
 	UCM_DROP_OVERSIZE,	/* frame longer than UINT16_MAX: offsets would not fit */
+	UCM_DROP_VERDICT,	/* the application's verdict (cpumap.h: ucm_verdict_fn) */
 	UCM_DROP__MAX,
 };
+
+/* Counts by reason are arrays this long, whatever UCM_DROP__MAX is: a new
+ * reason changes no struct's size (the ABI). */
+#define UCM_DROP_REASONS_MAX	32
+_Static_assert(UCM_DROP__MAX <= UCM_DROP_REASONS_MAX, "room for every drop reason");
 
 /**
  * ucm_drop_reason_str() - short name of a drop reason

@@ -70,6 +70,21 @@ struct ucm_xdp_meta {
  */
 UCM_API uint32_t ucm_steer__pick(const struct ucm_steer_cfg *cfg,
 				 const struct ucm_pkt *pkt, uint32_t *rr);
+
+/**
+ * typedef ucm_steer_fn - the application picks each packet's worker
+ * @ctx: the context given with it
+ * @pkt: the packet, parsed
+ * @data: its first byte (read only); @len: its length
+ *
+ * Instead of the built-in policies and the XDP program's choice: runs on
+ * the queue's RX thread for every packet that parses (one that does not
+ * goes to worker 0, whose parse drops and counts it). Returns the worker,
+ * 0 .. nworkers - 1; anything else is counted (rx_steer_err) and the frame
+ * goes home. It must not block, nor keep @pkt or @data.
+ */
+typedef uint32_t (*ucm_steer_fn)(void *ctx, const struct ucm_pkt *pkt,
+				 const uint8_t *data, uint32_t len);
 #endif
 
 #endif /* UCPUMAP_STEER_H */

@@ -238,12 +238,25 @@ struct ucm_cpumap_producer;
  * @rr: this thread's round-robin position
  *
  * Refills the fill ring, takes up to UCM_XSK_RX_BATCH descriptors, stages
- * each for its worker and flushes the bulk queues (our NAPI poll). RX
- * thread only. Return: packets handed on, or -errno.
+ * each for its worker and flushes the bulk queues (our NAPI poll). Each
+ * packet's worker: the application's (ucm_xsk_queue__set_steer()), else
+ * the XDP program's metadata, else @cfg's policy. RX thread only.
+ * Return: packets handed on, or -errno.
  */
 UCM_API int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 				struct ucm_cpumap_producer *prod,
 				const struct ucm_steer_cfg *cfg, uint32_t *rr);
+
+/**
+ * ucm_xsk_queue__set_steer() - the application picks the workers
+ * @fn: called for each packet by ucm_xsk_queue__poll() (steer.h:
+ *      ucm_steer_fn); NULL: the XDP program's metadata, or the policy of
+ *      the configuration poll is given
+ *
+ * Before the queue's RX thread starts polling. Return: 0 or -EINVAL.
+ */
+UCM_API int ucm_xsk_queue__set_steer(struct ucm_xsk_queue *q, ucm_steer_fn fn,
+				     void *ctx);
 
 /**
  * ucm_xsk_queue__wait() - sleep until the RX ring has something or
