@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
 #include "core/pool_internal.h"
 #include "ucpumap/dp.h"
 #include "ucpumap/xdp.h"
@@ -71,6 +73,7 @@ struct dp_cfg {
 	void *verdict_ctx;
 	ucm_steer_fn steer_fn;
 	void *steer_ctx;
+	int xsks_map_fd;			/* UCM_DP_F_OWN_XDP */
 };
 
 /* One RX thread: the NAPI of one queue. */
@@ -223,6 +226,12 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	c->verdict_ctx = o.verdict_ctx;
 	c->steer_fn = o.steer_fn;
 	c->steer_ctx = o.steer_ctx;
+	c->xsks_map_fd = o.xsks_map_fd;
+	if ((c->flags & UCM_DP_F_OWN_XDP) &&
+	    (c->flags & (UCM_DP_F_XDP_SKB | UCM_DP_F_REPLACE))) {
+		pr_warn("dp: UCM_DP_F_XDP_SKB and UCM_DP_F_REPLACE attach our program: not with UCM_DP_F_OWN_XDP\n");
+		return -EINVAL;
+	}
 	err = copy_name(c->ifname, o.ifname, "the interface (ifname)");
 	if (!err && !c->sink)
 		err = copy_name(c->tun, o.tun_name, "the tun (tun_name)");
@@ -704,6 +713,48 @@ uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st, size_t sz)
 
 /* ---- life cycle ------------------------------------------------------------ */
 
+/* The application's XSKMAP (UCM_DP_F_OWN_XDP): an XSKMAP, with room for
+ * every queue id. */
+static int check_own_map(struct ucm_dp *dp)
+{
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info), q;
+
+	if (bpf_obj_get_info_by_fd(dp->c.xsks_map_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_XSKMAP) {
+		pr_warn("dp: xsks_map_fd %d is not an XSKMAP (BPF_MAP_TYPE_XSKMAP): give the map your XDP program redirects with\n",
+			dp->c.xsks_map_fd);
+		return -EINVAL;
+	}
+	for (q = 0; q < dp->c.nqueues; q++) {
+		if (dp->c.queues[q] >= info.max_entries) {
+			pr_warn("dp: the XSKMAP has %u entries, no room for queue %u\n",
+				info.max_entries, dp->c.queues[q]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Queue @q's socket into the XSK map (@fd), or out of it (-1). */
+static int dp_redirect(struct ucm_dp *dp, uint32_t q, int fd)
+{
+	uint32_t key = dp->c.queues[q];
+	int err;
+
+	if (!(dp->c.flags & UCM_DP_F_OWN_XDP))
+		return dp->xdp ? ucm_xdp__set_xsk(dp->xdp, key, fd) : 0;
+	if (fd >= 0)
+		err = bpf_map_update_elem(dp->c.xsks_map_fd, &key, &fd, 0);
+	else
+		err = bpf_map_delete_elem(dp->c.xsks_map_fd, &key);
+	if (err < 0 && !(fd < 0 && err == -ENOENT)) {
+		pr_warn("dp: queue %u in the application's XSKMAP: %s\n", key, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 static int dp_attach(struct ucm_dp *dp)
 {
 	UCM_OPTS(ucm_xdp_opts, xo, .policy = dp->c.steer.policy,
@@ -711,6 +762,8 @@ static int dp_attach(struct ucm_dp *dp)
 		 .flags = dp->c.steer.flags);
 	uint32_t f = dp->c.flags;
 
+	if (f & UCM_DP_F_OWN_XDP)
+		return check_own_map(dp);
 	/* The program first: it replaces a stale one of ours, whose XSK map
 	 * would otherwise keep the queues busy. */
 	dp->xdp = ucm_xdp__load(&xo);
@@ -889,11 +942,10 @@ static int redirect_all(struct ucm_dp *dp)
 	int err = 0;
 
 	for (q = 0; q < dp->c.nqueues && !err; q++)
-		err = ucm_xdp__set_xsk(dp->xdp, dp->c.queues[q],
-				       ucm_xsk_queue__fd(dp->rx[q].q));
+		err = dp_redirect(dp, q, ucm_xsk_queue__fd(dp->rx[q].q));
 	if (err)
 		while (q--)
-			ucm_xdp__set_xsk(dp->xdp, dp->c.queues[q], -1);
+			dp_redirect(dp, q, -1);
 	return err;
 }
 
@@ -970,8 +1022,8 @@ static void dp_quiesce(struct ucm_dp *dp)
 
 	/* 1. The kernel stops redirecting to us. */
 	for (q = 0; q < dp->c.nqueues; q++)
-		if (dp->rx[q].q && dp->xdp)
-			ucm_xdp__set_xsk(dp->xdp, ucm_xsk_queue__id(dp->rx[q].q), -1);
+		if (dp->rx[q].q)
+			dp_redirect(dp, q, -1);
 	/* 2. RX threads flush their bulk queues and let go of their pools. */
 	atomic_store_explicit(&dp->stop, 1, memory_order_relaxed);
 	for (q = 0; q < dp->c.nqueues; q++) {

@@ -102,6 +102,24 @@ else
 	bad app-callbacks "xsk_rx did not get ready with callbacks: $(tail -3 "$tmp/err")"
 fi
 
+# 1d. the application's own XDP program and XSKMAP
+if start 1000 own; then
+	send 1000
+	lib_wait "$pid"
+	pid=
+	if grep -q '^PASS: xsk_rx/delivered' "$tmp/out" && grep -q '^PASS: xsk_rx/steering' "$tmp/out" &&
+	   grep -q '^PASS: xsk_rx/own-program-kept' "$tmp/out" && grep -q '^PASS: xsk_rx/conservation' "$tmp/out" &&
+	   grep -q '^PASS: xsk_rx/frames-home' "$tmp/out"; then
+		ok own-program "delivered through the application's program and XSKMAP, which the datapath left in place"
+	else
+		bad own-program "$(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
+	fi
+else
+	bad own-program "xsk_rx did not get ready with its own program: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
+fi
+l=$(left_in "$dut" vd)
+[ -z "$l" ] && ok own-program-detached || bad own-program-detached "$l"
+
 # 2. SIGKILL leaves our program attached; the next run replaces it.
 if start 100000; then
 	kill -9 "$pid"

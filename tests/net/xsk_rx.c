@@ -4,8 +4,10 @@
  * thread -> cpumap -> a recording sink, on a real interface (a veth end in
  * a namespace; tests/net/test-xsk.sh sets it up and sends the traffic).
  *
- *   xsk_rx IFNAME COUNT [skb|app]
+ *   xsk_rx IFNAME COUNT [skb|app|own]
  *
+ * own: the application's XDP program and XSKMAP (UCM_DP_F_OWN_XDP); the
+ * checks add that the program is still there when the datapath stopped.
  * app: the application picks the workers (a steering callback: flow f to
  * worker f % 2) and passes only the test's datagrams, marked (a verdict
  * callback); the checks add that both held for every packet.
@@ -26,6 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+#include <stddef.h>
+
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
 #include "ucpumap/log.h"
@@ -39,6 +47,7 @@ static uint8_t seen[MAX_FLOWS][MAX_SEQ];
 static int flow_worker[MAX_FLOWS];
 static atomic_ulong delivered, bad_payload, dups, flow_split, unmarked;
 static bool app_mode;	/* the application's steering and verdict */
+static bool own_mode;	/* the application's XDP program and XSKMAP */
 static atomic_ulong per_worker[NWORKERS];
 
 static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
@@ -115,6 +124,34 @@ static int app_verdict(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
 	return UCM_VERDICT_PASS;
 }
 
+/*
+ * own mode: the application's XDP program and XSKMAP. The program is the
+ * least there is, loaded from its instructions:
+ *
+ *	r2 = ctx->rx_queue_index
+ *	r1 = &xsks_map
+ *	r3 = XDP_PASS
+ *	return bpf_redirect_map(r1, r2, r3)
+ *
+ * It writes no metadata: the worker comes from the policy, in userspace.
+ */
+static int own_prog(int map_fd)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_LDX | BPF_W | BPF_MEM, .dst_reg = BPF_REG_2,
+		  .src_reg = BPF_REG_1, .off = offsetof(struct xdp_md, rx_queue_index) },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map_fd },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_redirect_map },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	return bpf_prog_load(BPF_PROG_TYPE_XDP, "xsk_rx_own", "GPL", insns,
+			     sizeof(insns) / sizeof(insns[0]), NULL);
+}
+
 /* Reads every statistic of the datapath in a loop, as an exporter thread
  * would, until told to stop: through ucm_dp__stop() too. */
 static atomic_int reading;
@@ -150,13 +187,13 @@ int main(int argc, char **argv)
 	struct ucm_dp_stats ds;
 	struct ucm_dp *dp;
 	unsigned long count;
-	int cpus[NWORKERS], ncpu = 0, c, err, rx_err, failed = 0;
+	int cpus[NWORKERS], ncpu = 0, c, err, rx_err, failed = 0, map_fd = -1, prog_fd = -1;
 	pthread_t reader;
 	cpu_set_t set;
 	time_t end;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app]\n");
+		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own]\n");
 		return 2;
 	}
 	count = strtoul(argv[2], NULL, 0);
@@ -165,6 +202,21 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[3], "skb"))
 		o.flags |= UCM_DP_F_XDP_SKB;
 	app_mode = argc > 3 && !strcmp(argv[3], "app");
+	own_mode = argc > 3 && !strcmp(argv[3], "own");
+	if (own_mode) {
+		/* Ours, attached before the datapath exists, as an
+		 * application with its own program does. */
+		map_fd = bpf_map_create(BPF_MAP_TYPE_XSKMAP, "own_xsks", 4, 4, 64, NULL);
+		prog_fd = map_fd < 0 ? -1 : own_prog(map_fd);
+		if (prog_fd < 0 || bpf_xdp_attach(if_nametoindex(argv[1]), prog_fd,
+						  XDP_FLAGS_DRV_MODE, NULL)) {
+			printf("FAIL: xsk_rx/own-program: cannot load or attach: %s\n",
+			       strerror(errno));
+			return 1;
+		}
+		o.xsks_map_fd = map_fd;
+		o.flags |= UCM_DP_F_OWN_XDP;
+	}
 	if (app_mode) {
 		o.steer_fn = app_steer;
 		o.verdict = app_verdict;
@@ -243,6 +295,20 @@ int main(int argc, char **argv)
 	      (unsigned long long)ds.enqueue_drops, (unsigned long long)ds.worker_drops);
 	CHECK("frames-home", !err && (ds.state & UCM_DP_S_FRAMES_HOME),
 	      "stop: %s", strerror(-err));
+	if (own_mode) {
+		__u32 id = 0;
+		struct bpf_prog_info pi = {};
+		__u32 len = sizeof(pi);
+
+		bpf_obj_get_info_by_fd(prog_fd, &pi, &len);
+		bpf_xdp_query_id(if_nametoindex(argv[1]), XDP_FLAGS_DRV_MODE, &id);
+		CHECK("own-program-kept", id && id == pi.id,
+		      "after the datapath stopped, the program on the interface is %u, ours %u",
+		      id, pi.id);
+		bpf_xdp_detach(if_nametoindex(argv[1]), XDP_FLAGS_DRV_MODE, NULL);
+		close(prog_fd);
+		close(map_fd);
+	}
 	if (app_mode) {
 		int split = 0;
 

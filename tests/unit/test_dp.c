@@ -68,6 +68,12 @@ static int test_bad_options(void)
 	b = o; b.sink = &keep_sink;
 	if (refused(&b, EINVAL, "keeps frames"))
 		return 1;
+	b = o; b.flags = UCM_DP_F_OWN_XDP | UCM_DP_F_XDP_SKB;
+	if (refused(&b, EINVAL, "attach our program"))
+		return 1;
+	b = o; b.flags = UCM_DP_F_OWN_XDP; b.xsks_map_fd = 0;	/* stdin: no map */
+	if (refused(&b, EINVAL, "is not an XSKMAP"))
+		return 1;
 	b = o; b.steer_policy = UCM_STEER_FIXED; b.fixed_worker = 64;
 	if (refused(&b, EINVAL, "fixed worker 64"))
 		return 1;

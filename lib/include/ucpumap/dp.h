@@ -76,6 +76,15 @@ enum ucm_dp_flags {
 	UCM_DP_F_XDP_SKB = 1 << 8,
 	/* Replace another XDP program already on the interface. */
 	UCM_DP_F_REPLACE = 1 << 9,
+	/* Bring your own XDP program: the application loads and attaches
+	 * it, and gives its XSKMAP (ucm_dp_opts.xsks_map_fd), keyed by queue
+	 * id; ucm_dp loads no program, puts each socket into that map at
+	 * start and takes it out at stop, and leaves the program alone. A
+	 * program that writes struct ucm_xdp_meta (steer.h) in front of a
+	 * packet picks its worker; for the others, steer_fn or steer_policy
+	 * does, on the RX thread. Not with XDP_SKB or REPLACE, which are
+	 * about attaching ours. */
+	UCM_DP_F_OWN_XDP = 1 << 10,
 };
 
 /* Defaults of the sizes, and why. */
@@ -126,6 +135,7 @@ struct ucm_dp_opts {
 	void *verdict_ctx;
 	ucm_steer_fn steer_fn;
 	void *steer_ctx;
+	int xsks_map_fd;		/* UCM_DP_F_OWN_XDP: the program's XSKMAP */
 	uint32_t flags;			/* enum ucm_dp_flags */
 	size_t :0;
 };
