@@ -93,7 +93,24 @@ enum ucm_sink_flags {
 };
 
 /*
- * Where a worker's batches go. Every callback runs on the worker thread.
+ * Where a worker's batches go. Every callback runs on the worker thread
+ * of @worker (inline: on the producer's thread, as "worker" k).
+ *
+ * The contract:
+ * - Frames: in xmit, frames[i] is packet i, its descriptor (our skb) in
+ *   the frame's headroom, and addrs[i] its frame's handle in the UMEM
+ *   (what ucm_umem__put_bulk() takes). The sink may read and write the
+ *   packet and the UCM_FRAME_SINK_ROOM bytes before it, until xmit
+ *   returns; then the worker returns every frame to its pool, whatever
+ *   xmit said. Only a UCM_SINK_F_KEEP sink holds frames past xmit, and
+ *   returns each itself, once, with ucm_umem__put_bulk(): until then they
+ *   are out of their pools, and a UMEM is not destroyed under them.
+ * - Pairing: close is called once for every worker whose open succeeded
+ *   (or that had no open), after its ring has drained; never after a
+ *   failed open. A sink that wraps another forwards every callback,
+ *   close included (the tun sink holds the worker's queue until close).
+ * - It must not block for long: the worker's ring fills behind it.
+ *
  * @open:  once, before the worker's loop (e.g. attach its tun queue);
  *         non-zero fails ucm_cpumap__create(). Optional.
  * @xmit:  the whole batch of parsed packets: at most UCM_CPUMAP_BATCH, or
