@@ -3,7 +3,8 @@
 #
 # make install into a staging directory, then build a program against the
 # installed headers and shared library through pkg-config and run it; check
-# that the shared library exports the public API and nothing else.
+# that the shared library exports the public API and nothing else, and that
+# every global of the static archive carries the ucm_ prefix.
 set -u
 BUILD=${BUILD:-build}
 name=test-install
@@ -54,7 +55,7 @@ fi
 # Exports: exactly the ucm_ symbols the headers declare, nothing internal.
 exports=$(nm -D --defined-only "$tmp/stage/usr/lib/libucpumap.so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort)
 stray=$(echo "$exports" | grep -v '^ucm_' || true)
-internal=$(echo "$exports" | grep -E '^(ucm_log|ucm_opts_copy|ucm_pool_stack_push|ucm_self_slow|__ucm_)' || true)
+internal=$(echo "$exports" | grep -E '^(ucm_log|ucm_opts_copy|ucm_pool_stack_push|ucm_self_slow|ucm_umem_put_bulk_from|__ucm_)' || true)
 undeclared=""
 for s in $exports; do
 	grep -q "\b$s\b" lib/include/ucpumap/*.h || undeclared="$undeclared $s"
@@ -63,5 +64,17 @@ if [ -z "$stray$internal$undeclared" ] && [ -n "$exports" ]; then
 	ok exports
 else
 	bad exports "stray: $stray internal: $internal undeclared:$undeclared"
+fi
+
+# The static archive hides nothing from a static link: each of its globals
+# (internal ones too) must carry the ucm_ prefix, so none can collide with
+# a name of the program or of another library.
+globals=$(nm -g --defined-only "$tmp/stage/usr/lib/libucpumap.a" 2>/dev/null |
+	  awk 'NF == 3 { print $3 }' | sort -u)
+stray=$(echo "$globals" | grep -v '^ucm_' | paste -sd ' ')
+if [ -n "$globals" ] && [ -z "$stray" ]; then
+	ok static-exports
+else
+	bad static-exports "globals of libucpumap.a without the ucm_ prefix: ${stray:-(no globals found)}"
 fi
 exit 0
