@@ -13,10 +13,19 @@
 # apps, and debug objects (-DUCM_DEBUG: every frame move checked) for the
 # unit tests.
 
-VERSION_MAJOR := 0
-VERSION_MINOR := 1
-VERSION_PATCH := 0
-VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+# The version is the last node of the symbol map (UCPUMAP_x.y.z, one node
+# per release), as libxdp does: the map says which release this is, and
+# the file name of the shared library and the pkg-config file follow it.
+# The soname is libucpumap.so.$(VERSION_MAJOR).
+VERSION := $(shell sed -n 's/^UCPUMAP_\([0-9]*\.[0-9]*\.[0-9]*\) {.*/\1/p' \
+	lib/libucpumap.map | tail -n 1)
+ifeq ($(words $(subst ., ,$(VERSION))),3)
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
+VERSION_PATCH := $(word 3,$(subst ., ,$(VERSION)))
+else
+$(error lib/libucpumap.map: no version node 'UCPUMAP_x.y.z {' found)
+endif
 
 .DEFAULT_GOAL := all
 
@@ -204,7 +213,7 @@ $(BUILD)/tests/net/%: tests/net/%.c $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 check: all
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(TESTS)
 
-ucpumap.pc: lib/libucpumap.pc.template Makefile
+ucpumap.pc: lib/libucpumap.pc.template lib/libucpumap.map Makefile
 	$(call msg,GEN,$@)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \

@@ -3,8 +3,9 @@
 #
 # make install into a staging directory, then build a program against the
 # installed headers and shared library through pkg-config and run it; check
-# that the shared library exports the public API and nothing else, and that
-# every global of the static archive carries the ucm_ prefix.
+# that the shared library exports the public API and nothing else, that
+# every global of the static archive carries the ucm_ prefix, and that the
+# version is one (the symbol map's, pkg-config's, NEWS').
 set -u
 BUILD=${BUILD:-build}
 name=test-install
@@ -50,6 +51,19 @@ if out=$(LD_LIBRARY_PATH="$tmp/stage/usr/lib" timeout 20 "$tmp/link_test" 2>&1);
 	ok run
 else
 	bad run "exit $?: $out"
+fi
+
+# One version: the symbol map's last node (UCPUMAP_x.y.z), which the
+# Makefile reads, is what pkg-config answers, names the installed library
+# file, and heads NEWS.
+map_v=$(sed -n 's/^UCPUMAP_\([0-9]*\.[0-9]*\.[0-9]*\) {.*/\1/p' lib/libucpumap.map | tail -n 1)
+pc_v=$(pkg-config --modversion libucpumap 2>&1)
+news_v=$(sed -n 's/^ucpumap \([0-9][0-9.]*\) .*/\1/p' NEWS | head -n 1)
+so_v=$(cd "$tmp/stage/usr/lib" && ls libucpumap.so.*.*.* 2>/dev/null | sed 's/^libucpumap\.so\.//')
+if [ -n "$map_v" ] && [ "$pc_v" = "$map_v" ] && [ "$news_v" = "$map_v" ] && [ "$so_v" = "$map_v" ]; then
+	ok version
+else
+	bad version "map '$map_v', pkg-config '$pc_v', NEWS '$news_v', installed libucpumap.so.'$so_v'"
 fi
 
 # Exports: exactly the ucm_ symbols the headers declare, nothing internal.
