@@ -5,6 +5,8 @@
 #   make                  library (static + shared), apps, tests
 #   make check            build and run every test; ends "N passed, N failed"
 #   make check SANITIZE=address|thread|undefined
+#   make check-abi        the shared library's ABI against lib/abi/ (abigail-tools)
+#   make abi-baseline     write that baseline again (a deliberate commit)
 #   make V=1              show the commands
 #   make install PREFIX=/usr/local DESTDIR=...
 #
@@ -13,10 +15,19 @@
 # apps, and debug objects (-DUCM_DEBUG: every frame move checked) for the
 # unit tests.
 
-VERSION_MAJOR := 0
-VERSION_MINOR := 1
-VERSION_PATCH := 0
-VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+# The version is the last node of the symbol map (UCPUMAP_x.y.z, one node
+# per release), as libxdp does: the map says which release this is, and
+# the file name of the shared library and the pkg-config file follow it.
+# The soname is libucpumap.so.$(VERSION_MAJOR).
+VERSION := $(shell sed -n 's/^UCPUMAP_\([0-9]*\.[0-9]*\.[0-9]*\) {.*/\1/p' \
+	lib/libucpumap.map | tail -n 1)
+ifeq ($(words $(subst ., ,$(VERSION))),3)
+VERSION_MAJOR := $(word 1,$(subst ., ,$(VERSION)))
+VERSION_MINOR := $(word 2,$(subst ., ,$(VERSION)))
+VERSION_PATCH := $(word 3,$(subst ., ,$(VERSION)))
+else
+$(error lib/libucpumap.map: no version node 'UCPUMAP_x.y.z {' found)
+endif
 
 .DEFAULT_GOAL := all
 
@@ -104,7 +115,7 @@ $(shell mkdir -p $(BUILD) && (test -f $(FLAGS_STAMP) && \
 	[ "$$(cat $(FLAGS_STAMP))" = "$(FLAGS_NOW)" ] || echo "$(FLAGS_NOW)" > $(FLAGS_STAMP)))
 DEPS := Makefile config.mk $(FLAGS_STAMP)
 
-.PHONY: all lib apps tests check install clean distclean help
+.PHONY: all lib apps tests check check-abi abi-baseline install clean distclean help
 all: lib apps tests
 
 lib: $(STATIC_LIB) $(SHARED_LIB) $(DEBUG_LIB)
@@ -204,7 +215,32 @@ $(BUILD)/tests/net/%: tests/net/%.c $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 check: all
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(TESTS)
 
-ucpumap.pc: lib/libucpumap.pc.template Makefile
+# The ABI (libabigail): the shared library's exported functions and
+# variables and the public types they reach, as abidw writes them. No
+# absolute path goes in, so the baseline is the same file wherever the
+# tree is. check-abi fails on any change but additions
+# (scripts/check-abi.sh); abi-baseline writes the baseline again, for a
+# deliberate commit.
+ABI_BASELINE := lib/abi/libucpumap.abi
+ABI_DUMP := $(BUILD)/libucpumap.abi
+ABIDW_FLAGS := --no-corpus-path --no-comp-dir-path --drop-private-types \
+	--exported-interfaces-only --headers-dir lib/include/ucpumap
+
+$(ABI_DUMP): $(SHARED_LIB) $(PUB_HDRS)
+	@command -v abidw > /dev/null || { echo "abidw not found (Debian: abigail-tools;" \
+		"scripts/install-deps.sh installs it)" >&2; exit 1; }
+	$(call msg,ABIDW,$@)
+	$(Q)abidw $(ABIDW_FLAGS) --out-file $@ $(SHARED_LIB)
+
+check-abi: $(ABI_DUMP)
+	$(Q)sh scripts/check-abi.sh $(ABI_BASELINE) $(ABI_DUMP)
+
+abi-baseline: $(ABI_DUMP)
+	$(Q)mkdir -p $(dir $(ABI_BASELINE))
+	$(Q)cp $(ABI_DUMP) $(ABI_BASELINE)
+	@echo "  wrote $(ABI_BASELINE): commit it on its own, saying why the ABI changed"
+
+ucpumap.pc: lib/libucpumap.pc.template lib/libucpumap.map Makefile
 	$(call msg,GEN,$@)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
@@ -228,4 +264,4 @@ distclean: clean
 	rm -f config.mk
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'

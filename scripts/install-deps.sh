@@ -5,7 +5,7 @@
 # are missing. When everything is installed it changes nothing and does not
 # call apt-get at all.
 #
-#   scripts/install-deps.sh               build + test/run/benchmark packages
+#   scripts/install-deps.sh               build + test/run/ABI check/benchmark packages
 #   scripts/install-deps.sh --build-only  only what `make` needs
 #
 # Must run as root when something is missing.
@@ -17,6 +17,8 @@ BUILD_PKGS="gcc make libxdp-dev libbpf-dev libelf-dev zlib1g-dev liburing-dev cl
 # What the tests, benchmarks and scripts run: veth/netns setup, traffic,
 # capture, plots, BPF inspection, and python3 for the tests' JSON checks.
 TEST_PKGS="iproute2 ethtool iperf3 socat tcpdump gnuplot-nox bpftool python3"
+# `make check-abi`: libabigail's abidw and abidiff.
+ABI_PKGS="abigail-tools"
 # The benchmark's dpdk row: dpdk-testpmd (in dpdk-dev) with its AF_XDP and
 # tap drivers. Without them the row says it was skipped.
 BENCH_PKGS="dpdk-dev librte-net-af-xdp23 librte-net-tap23"
@@ -26,7 +28,7 @@ usage()
     sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//'
 }
 
-pkgs="$BUILD_PKGS $TEST_PKGS $BENCH_PKGS"
+pkgs="$BUILD_PKGS $TEST_PKGS $ABI_PKGS $BENCH_PKGS"
 for arg in "$@"; do
     case "$arg" in
         --build-only) pkgs="$BUILD_PKGS" ;;

@@ -660,7 +660,8 @@ uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
 		 * straight into its cache (unless NO_DIRECT_BULK); what
 		 * reached the cache is the direct share. */
 		cached = q->pool->owner_stats.cached;
-		__ucm_umem_put_bulk(x->umem, addrs, n, UCM_LOC_KERNEL, false);
+		ucm_umem_put_bulk_from(x->umem, addrs, n, UCM_LOC_KERNEL,
+				       false);
 		STAT_ADD(q->stats.tx_comp_direct, q->pool->owner_stats.cached - cached);
 		STAT_ADD(q->stats.tx_comp_bulks, 1);
 		total += n;

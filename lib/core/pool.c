@@ -323,8 +323,8 @@ void ucm_pool_recycle_direct(struct ucm_pool *pool, const uint64_t *addrs,
  * them together; frames of other pools are compacted to the front and
  * handled in the next round.
  */
-int __ucm_umem_put_bulk(struct ucm_umem *umem, const uint64_t *addrs,
-			uint32_t n, enum ucm_frame_loc from, bool release)
+int ucm_umem_put_bulk_from(struct ucm_umem *umem, const uint64_t *addrs,
+			   uint32_t n, enum ucm_frame_loc from, bool release)
 {
 	uint64_t bulk[UCM_POOL_PUT_BULK];
 	uint64_t rest[UCM_POOL_PUT_BULK * 4];
@@ -377,13 +377,13 @@ int __ucm_umem_put_bulk(struct ucm_umem *umem, const uint64_t *addrs,
 int ucm_umem__put_bulk(struct ucm_umem *umem, const uint64_t *addrs,
 		       uint32_t n)
 {
-	return __ucm_umem_put_bulk(umem, addrs, n, UCM_LOC__MAX, false);
+	return ucm_umem_put_bulk_from(umem, addrs, n, UCM_LOC__MAX, false);
 }
 
 int ucm_umem__release_bulk(struct ucm_umem *umem, const uint64_t *addrs,
 			   uint32_t n)
 {
-	return __ucm_umem_put_bulk(umem, addrs, n, UCM_LOC__MAX, true);
+	return ucm_umem_put_bulk_from(umem, addrs, n, UCM_LOC__MAX, true);
 }
 
 /* ---- ownership, statistics ---------------------------------------------- */

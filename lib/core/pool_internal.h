@@ -214,7 +214,7 @@ int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect,
 
 /* ucm_umem__put_bulk()/release_bulk() with the frames' expected location
  * (@from; UCM_LOC__MAX: anywhere outside the pool). */
-int __ucm_umem_put_bulk(struct ucm_umem *umem, const uint64_t *addrs,
-			uint32_t n, enum ucm_frame_loc from, bool release);
+int ucm_umem_put_bulk_from(struct ucm_umem *umem, const uint64_t *addrs,
+			   uint32_t n, enum ucm_frame_loc from, bool release);
 
 #endif /* UCM_POOL_INTERNAL_H */

@@ -424,8 +424,8 @@ static void worker_return(struct ucm_worker *w)
 
 	if (!w->nret)
 		return;
-	__ucm_umem_put_bulk(map->umem, w->ret, w->nret, UCM_LOC_WORKER,
-			    map->flags & UCM_CPUMAP_F_NO_RECYCLE);
+	ucm_umem_put_bulk_from(map->umem, w->ret, w->nret, UCM_LOC_WORKER,
+			       map->flags & UCM_CPUMAP_F_NO_RECYCLE);
 	w->nret = 0;
 }
 

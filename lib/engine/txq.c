@@ -159,7 +159,7 @@ void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs, uint32_t n)
 {
 	if (!n)
 		return;
-	__ucm_umem_put_bulk(t->umem, addrs, n, UCM_LOC_APP, false);
+	ucm_umem_put_bulk_from(t->umem, addrs, n, UCM_LOC_APP, false);
 	STAT_ADD(t->w_stats.dropped, n);
 }
 
@@ -198,13 +198,13 @@ uint32_t ucm_txq__reclaim(struct ucm_txq *t)
 	uint32_t n, total = 0;
 
 	while ((n = ucm_ring__consume(t->free, v, TXQ_LEND_BULK))) {
-		__ucm_umem_put_bulk(t->umem, v, n, UCM_LOC_APP, false);
+		ucm_umem_put_bulk_from(t->umem, v, n, UCM_LOC_APP, false);
 		total += n;
 	}
 	while ((n = ucm_ring__consume(t->out, v, TXQ_LEND_BULK))) {
 		for (uint32_t i = 0; i < n; i++)
 			v[i] = ucm_umem_desc_base(t->umem, v[i]);
-		__ucm_umem_put_bulk(t->umem, v, n, UCM_LOC_APP, false);
+		ucm_umem_put_bulk_from(t->umem, v, n, UCM_LOC_APP, false);
 		total += n;
 	}
 	return total;

@@ -3,7 +3,9 @@
 #
 # make install into a staging directory, then build a program against the
 # installed headers and shared library through pkg-config and run it; check
-# that the shared library exports the public API and nothing else.
+# that the shared library exports the public API and nothing else, that
+# every global of the static archive carries the ucm_ prefix, and that the
+# version is one (the symbol map's, pkg-config's, NEWS').
 set -u
 BUILD=${BUILD:-build}
 name=test-install
@@ -51,10 +53,23 @@ else
 	bad run "exit $?: $out"
 fi
 
+# One version: the symbol map's last node (UCPUMAP_x.y.z), which the
+# Makefile reads, is what pkg-config answers, names the installed library
+# file, and heads NEWS.
+map_v=$(sed -n 's/^UCPUMAP_\([0-9]*\.[0-9]*\.[0-9]*\) {.*/\1/p' lib/libucpumap.map | tail -n 1)
+pc_v=$(pkg-config --modversion libucpumap 2>&1)
+news_v=$(sed -n 's/^ucpumap \([0-9][0-9.]*\) .*/\1/p' NEWS | head -n 1)
+so_v=$(cd "$tmp/stage/usr/lib" && ls libucpumap.so.*.*.* 2>/dev/null | sed 's/^libucpumap\.so\.//')
+if [ -n "$map_v" ] && [ "$pc_v" = "$map_v" ] && [ "$news_v" = "$map_v" ] && [ "$so_v" = "$map_v" ]; then
+	ok version
+else
+	bad version "map '$map_v', pkg-config '$pc_v', NEWS '$news_v', installed libucpumap.so.'$so_v'"
+fi
+
 # Exports: exactly the ucm_ symbols the headers declare, nothing internal.
 exports=$(nm -D --defined-only "$tmp/stage/usr/lib/libucpumap.so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort)
 stray=$(echo "$exports" | grep -v '^ucm_' || true)
-internal=$(echo "$exports" | grep -E '^(ucm_log|ucm_opts_copy|ucm_pool_stack_push|ucm_self_slow|__ucm_)' || true)
+internal=$(echo "$exports" | grep -E '^(ucm_log|ucm_opts_copy|ucm_pool_stack_push|ucm_self_slow|ucm_umem_put_bulk_from|__ucm_)' || true)
 undeclared=""
 for s in $exports; do
 	grep -q "\b$s\b" lib/include/ucpumap/*.h || undeclared="$undeclared $s"
@@ -63,5 +78,17 @@ if [ -z "$stray$internal$undeclared" ] && [ -n "$exports" ]; then
 	ok exports
 else
 	bad exports "stray: $stray internal: $internal undeclared:$undeclared"
+fi
+
+# The static archive hides nothing from a static link: each of its globals
+# (internal ones too) must carry the ucm_ prefix, so none can collide with
+# a name of the program or of another library.
+globals=$(nm -g --defined-only "$tmp/stage/usr/lib/libucpumap.a" 2>/dev/null |
+	  awk 'NF == 3 { print $3 }' | sort -u)
+stray=$(echo "$globals" | grep -v '^ucm_' | paste -sd ' ')
+if [ -n "$globals" ] && [ -z "$stray" ]; then
+	ok static-exports
+else
+	bad static-exports "globals of libucpumap.a without the ucm_ prefix: ${stray:-(no globals found)}"
 fi
 exit 0
