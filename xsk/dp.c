@@ -246,6 +246,10 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		pr_warn("dp: UCM_DP_F_TAP, TWO_WAY, NO_BATCH and COALESCE are the tun's: not with a sink of one's own\n");
 		return -EINVAL;
 	}
+	if ((c->flags & UCM_DP_F_VERDICT_TX) && !o.verdict) {
+		pr_warn("dp: UCM_DP_F_VERDICT_TX gives a verdict's packets a way out: it needs a verdict\n");
+		return -EINVAL;
+	}
 	if (c->sink && (c->sink->flags & UCM_SINK_F_KEEP)) {
 		pr_warn("dp: a sink that keeps frames (UCM_SINK_F_KEEP) must return them itself: not with ucm_dp\n");
 		return -EINVAL;
@@ -278,14 +282,20 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	return 0;
 }
 
-/* Fill and RX rings, a worker ring, and two-way the TX ring and what
- * each queue lends its workers' channels (two rings' worth each). */
+/* With TX channels: two-way, or a verdict that sends. */
+static bool has_channels(uint32_t flags)
+{
+	return flags & (UCM_DP_F_TWO_WAY | UCM_DP_F_VERDICT_TX);
+}
+
+/* Fill and RX rings, a worker ring, and with TX channels the TX ring and
+ * what each queue lends its workers' channels (two rings' worth each). */
 static uint32_t frames_needed(const struct dp_cfg *c)
 {
 	uint32_t wpq = (c->nworkers + c->nqueues - 1) / c->nqueues;
 	uint32_t need = 2 * c->rx_size + c->rx_size + c->qsize;
 
-	if (c->flags & UCM_DP_F_TWO_WAY)
+	if (has_channels(c->flags))
 		need += UCM_XSK_TX_RING + wpq * 2 * UCM_TXQ_DEFAULT_SIZE;
 	return need;
 }
@@ -377,14 +387,25 @@ static int back_setup(struct ucm_dp *dp)
 	l2.resolve_ifindex = dp->c.peer_mac_set || (dp->c.flags & UCM_DP_F_TAP) ?
 			     0 : (int)if_nametoindex(dp->c.ifname);
 	for (w = 0; w < dp->c.nworkers; w++) {
+		err = ucm_tun__set_reverse(dp->tun, w, dp->txq[w], &l2);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* A TX channel per worker to its queue's RX thread (worker w sends on
+ * queue w % nqueues): the way back's, and the verdict's. */
+static int channels_setup(struct ucm_dp *dp)
+{
+	uint32_t w;
+
+	for (w = 0; w < dp->c.nworkers; w++) {
 		struct dp_rx *rx = &dp->rx[w % dp->c.nqueues];
 
 		dp->txq[w] = ucm_txq__create(ucm_xsk__umem(dp->xsk), 0);
 		if (!dp->txq[w])
 			return -errno;
-		err = ucm_tun__set_reverse(dp->tun, w, dp->txq[w], &l2);
-		if (err)
-			return err;
 		rx->txq[rx->ntxq++] = dp->txq[w];
 	}
 	return 0;
@@ -530,7 +551,7 @@ static void read_worker(const struct ucm_dp *dp, uint32_t w,
 static int read_back(const struct ucm_dp *dp, uint32_t w,
 		     struct ucm_tun_rev_stats *rs, struct ucm_txq_stats *qs)
 {
-	if (!(dp->c.flags & UCM_DP_F_TWO_WAY))
+	if (!has_channels(dp->c.flags))
 		return -ENOENT;
 	if (stopped(dp)) {
 		if (rs)
@@ -539,8 +560,10 @@ static int read_back(const struct ucm_dp *dp, uint32_t w,
 			*qs = dp->fin->qs[w];
 		return 0;
 	}
-	if (rs)
+	if (rs && (dp->c.flags & UCM_DP_F_TWO_WAY))
 		ucm_tun__rev_stats(dp->tun, w, rs);
+	else if (rs)
+		memset(rs, 0, sizeof(*rs));
 	if (qs)
 		ucm_txq__stats(dp->txq[w], qs);
 	return 0;
@@ -633,6 +656,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 
 	read_worker(dp, w, &ws, &ts);
 	t->worker_processed += ws.processed;
+	t->verdict_tx += ws.tx;
 	t->worker_drops += ws.drops;
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		t->worker_drop_reason[r] += ws.drop_reason[r];
@@ -665,8 +689,10 @@ static void gather(const struct ucm_dp *dp, struct ucm_dp_stats *t)
 		add_queue(dp, i, t);
 	for (i = 0; i < dp->c.nworkers; i++)
 		add_worker(dp, i, t);
-	t->delivered = dp->c.sink ? t->worker_processed - t->worker_drops :
-		       t->tun_packets;
+	/* A sink of one's own took what the workers processed and neither
+	 * dropped nor sent back out. */
+	t->delivered = dp->c.sink ? t->worker_processed - t->worker_drops -
+				    t->verdict_tx : t->tun_packets;
 }
 
 int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st, size_t sz)
@@ -697,14 +723,14 @@ uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st, size_t sz)
 	/* A caller's older, smaller struct: the fields it lacks read 0. */
 	memcpy(&t, st, sz < sizeof(t) ? sz : sizeof(t));
 	drops = t.rx_bad_desc + t.rx_steer_err + t.enqueue_drops + t.worker_drops;
-	if (t.rx != t.delivered + drops)
+	if (t.rx != t.delivered + drops + t.verdict_tx)
 		v |= UCM_DP_V_FORWARD;
-	/* Read = handed on + dropped there; handed on = sent + channel full;
-	 * sent = collected + left in the channel (brought home at stop);
-	 * collected = on the TX ring + ring full; on it = completed +
-	 * pending. */
-	if (t.back_read != t.back_channel_sent + t.back_channel_full +
-			   t.back_drop_bad ||
+	/* Read from the tun + sent by the verdict = handed to the channels +
+	 * dropped there; handed on = sent + channel full; sent = collected +
+	 * left in the channel (brought home at stop); collected = on the TX
+	 * ring + ring full; on it = completed + pending. */
+	if (t.back_read + t.verdict_tx != t.back_channel_sent + t.back_channel_full +
+					  t.back_drop_bad ||
 	    t.back_channel_collected != t.tx + t.tx_drops ||
 	    t.tx != t.tx_completed + t.tx_pending)
 		v |= UCM_DP_V_BACK;
@@ -828,7 +854,8 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
 			  /* a coalescing sink sees up to 64 at once */
 			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0),
-		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx);
+		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
+		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL);
 
 	dp->map = ucm_cpumap__create(ucm_xsk__umem(dp->xsk), &co);
 	return dp->map ? 0 : -errno;
@@ -848,7 +875,7 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 		goto out_free;
 	if (dp->c.frames < frames_needed(&dp->c)) {
 		pr_warn("dp: %u frames per queue cannot cover the rings, a worker ring%s: give at least %u\n",
-			dp->c.frames, dp->c.flags & UCM_DP_F_TWO_WAY ?
+			dp->c.frames, has_channels(dp->c.flags) ?
 			" and the way back" : "", frames_needed(&dp->c));
 		err = -EINVAL;
 		goto out_free;
@@ -875,6 +902,8 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 		err = dp_open_tun(dp);
 	if (!err && (dp->c.flags & UCM_DP_F_TWO_WAY) && (dp->c.flags & UCM_DP_F_TAP))
 		err = tap_take_mac(dp);
+	if (!err && has_channels(dp->c.flags))
+		err = channels_setup(dp);
 	if (!err && (dp->c.flags & UCM_DP_F_TWO_WAY))
 		err = back_setup(dp);
 	if (!err)

@@ -130,6 +130,7 @@ struct ucm_cpumap {
 	void *sink_ctx;
 	ucm_verdict_fn verdict;
 	void *verdict_ctx;
+	struct ucm_txq **txqs;	/* UCM_VERDICT_TX: per worker, or NULL */
 	uint32_t nworkers;
 	struct ucm_worker **workers;
 
@@ -493,8 +494,8 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			     uint32_t n)
 {
 	struct ucm_cpumap *map = w->map;
-	uint64_t base[UCM_CPUMAP_BATCH], bad[UCM_CPUMAP_BATCH];
-	uint32_t nbad = 0, i;
+	uint64_t base[UCM_CPUMAP_BATCH], bad[UCM_CPUMAP_BATCH], tx[UCM_CPUMAP_BATCH];
+	uint32_t nbad = 0, ntx = 0, i;
 
 	/*
 	 * The packets were last written on another CPU (by the NIC or the
@@ -512,6 +513,7 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 		uint32_t off = ucm_desc_addr(desc[i]) - base[i];
 		uint32_t len = ucm_desc_len(desc[i]);
 		enum ucm_drop_reason reason;
+		int verdict = UCM_VERDICT_PASS;
 
 		ucm_frame_move(map->umem, base[i], UCM_LOC_WQ, UCM_LOC_WORKER);
 		if (unlikely(off < UCM_FRAME_HDR_ROOM || off + len > map->frame_size)) {
@@ -521,8 +523,15 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			hdr->len = len;
 			hdr->flags = 0;
 			reason = ucm_pkt__parse(&hdr->pkt, ucm_frame_data(hdr), len);
-			if (map->verdict && reason == UCM_DROP_NONE &&
-			    map->verdict(map->verdict_ctx, w->idx, hdr) != UCM_VERDICT_PASS)
+			if (map->verdict && reason == UCM_DROP_NONE)
+				verdict = map->verdict(map->verdict_ctx, w->idx, hdr);
+			if (verdict == UCM_VERDICT_TX && map->txqs && map->txqs[w->idx]) {
+				/* Out as it is now: ucm_txq's from here. */
+				ucm_frame_move(map->umem, base[i], UCM_LOC_WORKER, UCM_LOC_APP);
+				tx[ntx++] = ucm_desc_make(base[i] + hdr->data_off, hdr->len);
+				continue;
+			}
+			if (verdict != UCM_VERDICT_PASS)
 				reason = UCM_DROP_VERDICT;
 		}
 		if (unlikely(reason != UCM_DROP_NONE)) {
@@ -536,6 +545,12 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 	if (nbad) {
 		STAT_ADD(w->stats.drops, nbad);
 		worker_ret_add(w, bad, nbad);
+	}
+	if (ntx) {
+		/* All of them are the channel's now: what it has no room for,
+		 * it sends home and counts. */
+		ucm_txq__send(map->txqs[w->idx], tx, ntx);
+		STAT_ADD(w->stats.tx, ntx);
 	}
 	if (!(map->flags & UCM_CPUMAP_F_HOLD)) {
 		worker_xmit(w);
@@ -770,6 +785,14 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->sink_ctx = o.sink_ctx;
 	map->verdict = o.verdict;
 	map->verdict_ctx = o.verdict_ctx;
+	if (o.txqs) {
+		map->txqs = calloc(o.ncpus, sizeof(*map->txqs));
+		if (!map->txqs) {
+			err = -ENOMEM;
+			goto out_workers;
+		}
+		memcpy(map->txqs, o.txqs, o.ncpus * sizeof(*map->txqs));
+	}
 
 	for (i = 0; i < o.ncpus; i++) {
 		if (o.flags & UCM_CPUMAP_F_INLINE)
@@ -852,6 +875,7 @@ void ucm_cpumap__destroy(struct ucm_cpumap *map)
 	}
 	pthread_mutex_destroy(&map->lock);
 	free(map->workers);
+	free(map->txqs);
 	free(map);
 }
 
@@ -889,7 +913,9 @@ int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
 	if (w >= map->nworkers)
 		return ucm_err(-EINVAL);
 	s = &map->workers[w]->stats;
+	memset(st, 0, sizeof(*st));	/* reasons past UCM_DROP__MAX read 0 */
 	st->processed = READ_ONCE(s->processed);
+	st->tx = READ_ONCE(s->tx);
 	st->drops = READ_ONCE(s->drops);
 	st->sched = READ_ONCE(s->sched);
 	st->xmits = READ_ONCE(s->xmits);

@@ -15,6 +15,8 @@
 #              and nothing reached port 9001
 #   pcap       N datagrams into its own sink: the file tcpdump reads back
 #              holds all N, the count it printed
+#   echo       N requests to UDP port 7, each answered exactly (same bytes,
+#              from port 7) through XSK TX by its verdict callback
 #
 # Root (namespaces, XDP, tun). One PASS/FAIL/SKIP line per case; the
 # namespaces and every process started here go on exit.
@@ -41,7 +43,7 @@ if ! make -s install PREFIX=/usr DESTDIR="$stage" > "$tmp/install.log" 2>&1; the
 fi
 if PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig" \
 	make -s -C examples O="$tmp" CFLAGS="-O2 -Werror" > "$tmp/build.log" 2>&1; then
-	ok build "forward, filter, pcap built with pkg-config against the staged install"
+	ok build "forward, filter, pcap, echo built with pkg-config against the staged install"
 else
 	bad build "$(tail -5 "$tmp/build.log")"
 	exit 0
@@ -175,6 +177,35 @@ if run pcap vd "$tmp/cap.pcap"; then
 		ok pcap "1000 sent, tcpdump reads 1000 back ($wrote packets in the file)"
 	else
 		bad pcap "exit $rc, sent ${sent:-?}, tcpdump reads $read_back to port 9000 and $all in all, it says it wrote ${wrote:-?}: $(tail -2 "$tmp/pcap.err")"
+	fi
+fi
+
+# ---- echo ------------------------------------------------------------------------
+if run echo vd; then
+	ip netns exec "$g" "$PY" - > "$tmp/echo.res" 2>&1 <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.205.0.1", 7007))
+s.settimeout(2)
+good = 0
+for i in range(500):
+    msg = b"ucpumap echo %05d" % i + bytes(range(32))
+    s.sendto(msg, ("10.205.0.2", 7))
+    try:
+        data, peer = s.recvfrom(2048)
+    except socket.timeout:
+        continue
+    good += data == msg and peer == ("10.205.0.2", 7)
+print(good)
+PY
+	finish
+	rc=$?
+	answered=$(sed -n 's/^echo: answered \([0-9]*\),.*/\1/p' "$tmp/echo.out")
+	good=$(tail -1 "$tmp/echo.res")
+	if [ "$rc" = 0 ] && [ "$good" = 500 ] && [ "${answered:-0}" -ge 500 ]; then
+		ok echo "500 requests to port 7, 500 exact answers sent back through XSK TX by the verdict"
+	else
+		bad echo "exit $rc, $good of 500 answered exactly, it says it answered ${answered:-?}: $(tail -1 "$tmp/echo.out") $(tail -2 "$tmp/echo.err")"
 	fi
 fi
 

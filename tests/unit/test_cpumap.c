@@ -20,6 +20,7 @@
 #include <arpa/inet.h>
 
 #include "ucpumap/cpumap.h"
+#include "ucpumap/txq.h"
 #include "ucpumap/log.h"
 #include "engine/cpumap_internal.h"
 #include "utest.h"
@@ -1115,6 +1116,15 @@ static int verdict_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frame
 
 static const struct ucm_sink_ops verdict_ops = { .xmit = verdict_xmit };
 
+static int count_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
+		      const uint64_t *addrs, uint32_t n)
+{
+	atomic_fetch_add(&((struct verdict_sink *)ctx)->delivered, n);
+	return 0;
+}
+
+static const struct ucm_sink_ops rec_count_ops = { .xmit = count_xmit };
+
 static int run_verdict(uint32_t map_flags)
 {
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 4096);
@@ -1193,8 +1203,98 @@ static int test_verdict_hold(void)
 	return run_verdict(UCM_CPUMAP_F_HOLD);
 }
 
+/* UCM_VERDICT_TX: odd packets back out through each worker's TX channel
+ * (collected here as the RX thread would), even ones on to the sink. */
+static int tx_odd(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
+{
+	uint32_t seq;
+
+	memcpy(&seq, (uint8_t *)ucm_frame_data(frame) + 46, 4);
+	if (!(ntohl(seq) & 1))
+		return UCM_VERDICT_PASS;
+	((uint8_t *)ucm_frame_data(frame))[50] = 0x7e;	/* as it is now */
+	return UCM_VERDICT_TX;
+}
+
+static int test_verdict_tx(void)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 4096);
+	struct verdict_sink vs = {};
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_cpumap_producer *prod;
+	struct ucm_txq *txq[2];
+	struct ucm_cpumap *map;
+	struct ucm_umem *umem;
+	struct ucm_pool *pool;
+	uint64_t desc[64], base[64], addr, tx = 0;
+	uint32_t i, w, n, got = 0, wrong = 0;
+	int cpus[2], nc = ut_usable_cpus(cpus, 2);
+
+	if (nc < 2)
+		cpus[1] = cpus[0];
+	umem = ucm_umem__create(&uo);
+	UT_ASSERT(umem, "umem");
+	pool = ucm_umem__pool(umem, 0);
+	ucm_pool__set_owner(pool);
+	for (w = 0; w < 2; w++) {
+		txq[w] = ucm_txq__create(umem, 256);
+		UT_ASSERT(txq[w], "txq");
+	}
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = 2, .qsize = 1024,
+			 .sink = &rec_count_ops, .sink_ctx = &vs, .verdict = tx_odd,
+			 .txqs = txq);
+
+		map = ucm_cpumap__create(umem, &co);
+	}
+	UT_ASSERT(map, "cpumap: %s", strerror(errno));
+	prod = ucm_cpumap__producer_create(map, pool);
+	UT_ASSERT(prod, "producer");
+	for (i = 0; i < 200; i++) {
+		UT_ASSERT(!ucm_pool__alloc(pool, &addr), "alloc");
+		frame_prep(umem, addr, 0, i);
+		UT_ASSERT(!ucm_cpumap__enqueue(prod, i % 2, addr + DATA_OFF, PKT_LEN), "enqueue");
+		if (i % 8 == 7)
+			ucm_cpumap__flush(prod);
+	}
+	ucm_cpumap__flush(prod);
+	ucm_cpumap__producer_stop(prod);
+	ucm_cpumap__stop(map);
+	/* The RX thread's side: what came out on the channels, home. */
+	for (w = 0; w < 2; w++) {
+		ucm_cpumap__worker_stats(map, w, &ws);
+		tx += ws.tx;
+		while ((n = ucm_txq__collect(txq[w], desc, 64))) {
+			for (i = 0; i < n; i++) {
+				const uint8_t *d = ucm_umem__frame(ucm_umem__area(umem),
+								   ucm_desc_addr(desc[i]));
+				uint32_t seq;
+
+				memcpy(&seq, d + 46, 4);
+				wrong += !(ntohl(seq) & 1) || d[50] != 0x7e ||
+					 ucm_desc_len(desc[i]) != PKT_LEN;
+				base[i] = ucm_desc_addr(desc[i]) & ~(uint64_t)4095;
+			}
+			UT_ASSERT(!ucm_umem__put_bulk(umem, base, n), "home");
+			got += n;
+		}
+	}
+	UT_ASSERT(got == 100 && !wrong && tx == 100, "out on the channels %u (want 100, %u wrong), tx %llu",
+		  got, wrong, (unsigned long long)tx);
+	UT_ASSERT(atomic_load(&vs.delivered) == 100, "sink got %lu, want the 100 even ones",
+		  atomic_load(&vs.delivered));
+	ucm_cpumap__destroy(map);
+	for (w = 0; w < 2; w++)
+		UT_ASSERT(!ucm_txq__destroy(txq[w]), "txq destroy");
+	ucm_pool__clear_owner(pool);
+	UT_ASSERT(!ucm_umem__audit(umem, NULL), "audit");
+	UT_ASSERT(!ucm_umem__destroy(umem, 1000), "frames did not come home");
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_verdict),
+	UT_CASE(test_verdict_tx),
 	UT_CASE(test_verdict_inline),
 	UT_CASE(test_verdict_hold),
 	UT_CASE(test_loc_names),

@@ -68,6 +68,9 @@ static int test_bad_options(void)
 	b = o; b.sink = &keep_sink;
 	if (refused(&b, EINVAL, "keeps frames"))
 		return 1;
+	b = o; b.flags = UCM_DP_F_VERDICT_TX;
+	if (refused(&b, EINVAL, "it needs a verdict"))
+		return 1;
 	b = o; b.flags = UCM_DP_F_OWN_XDP | UCM_DP_F_XDP_SKB;
 	if (refused(&b, EINVAL, "attach our program"))
 		return 1;

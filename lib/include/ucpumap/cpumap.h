@@ -25,6 +25,7 @@
 
 #include "ucpumap/pool.h"
 #include "ucpumap/pkt.h"
+#include "ucpumap/txq.h"
 
 /* The cpumap's places of a frame (pool.h's enum ucm_frame_loc). */
 #define UCM_LOC_BQ		(UCM_LOC_USER + 0)	/* a bulk queue */
@@ -168,6 +169,11 @@ enum ucm_cpumap_flags {
 enum ucm_verdict {
 	UCM_VERDICT_PASS = 0,	/* on to the sink */
 	UCM_VERDICT_DROP = 1,	/* home to its pool, counted as UCM_DROP_VERDICT */
+	/* Back out of the interface, as it is now (a userspace XDP_TX:
+	 * reflect, answer, bounce): through the worker's TX channel
+	 * (ucm_cpumap_opts.txqs) to its queue's TX ring. Without a channel,
+	 * as UCM_VERDICT_DROP. */
+	UCM_VERDICT_TX = 2,
 };
 
 /**
@@ -203,9 +209,14 @@ struct ucm_cpumap_opts {
 	uint32_t flags;		/* enum ucm_cpumap_flags */
 	ucm_verdict_fn verdict;	/* NULL: every parsed packet passes */
 	void *verdict_ctx;
+	/* UCM_VERDICT_TX: worker i's TX channel, txqs[i] (ncpus of them, or
+	 * NULL). The worker sends on it (txq.h: ucm_txq__send()), so a sink
+	 * that also sends on it (the tun's read path) must run on the same
+	 * worker: one producer. */
+	struct ucm_txq *const *txqs;
 	size_t :0;
 };
-#define ucm_cpumap_opts__last_field verdict_ctx
+#define ucm_cpumap_opts__last_field txqs
 
 /**
  * struct ucm_cpumap_enqueue_stats - per (producer, worker), after the
@@ -225,6 +236,8 @@ struct ucm_cpumap_enqueue_stats {
 /**
  * struct ucm_cpumap_worker_stats - per worker, after xdp_cpumap_kthread
  * @processed: frames dequeued
+ * @tx: packets the verdict sent back out (UCM_VERDICT_TX), handed to the
+ *      TX channel; what the channel had no room for it counts (send_full)
  * @drops: frames not delivered (malformed, or refused by the sink)
  * @sched: times the worker went to sleep on an empty ring
  * @drop_reason: @drops by enum ucm_drop_reason
@@ -235,6 +248,7 @@ struct ucm_cpumap_enqueue_stats {
  */
 struct ucm_cpumap_worker_stats {
 	uint64_t processed;
+	uint64_t tx;
 	uint64_t drops;
 	uint64_t sched;
 	uint64_t drop_reason[UCM_DROP_REASONS_MAX];

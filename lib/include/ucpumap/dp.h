@@ -85,6 +85,10 @@ enum ucm_dp_flags {
 	 * does, on the RX thread. Not with XDP_SKB or REPLACE, which are
 	 * about attaching ours. */
 	UCM_DP_F_OWN_XDP = 1 << 10,
+	/* The verdict may send packets back out (UCM_VERDICT_TX): each
+	 * worker gets a TX channel to its queue's RX thread (worker w on
+	 * queue w % nqueues), as two-way does, and the frames that takes. */
+	UCM_DP_F_VERDICT_TX = 1 << 11,
 };
 
 /* Defaults of the sizes, and why. */
@@ -146,18 +150,23 @@ struct ucm_dp_opts {
  * struct ucm_dp_stats - the whole datapath, summed over queues and workers
  *
  * The way in: @rx = @delivered + @rx_bad_desc + @rx_steer_err +
- * @enqueue_drops + @worker_drops once stopped (ucm_dp_stats__violations()).
+ * @enqueue_drops + @worker_drops + @verdict_tx once stopped
+ * (ucm_dp_stats__violations()).
+ * @verdict_tx: packets the verdict sent back out (UCM_VERDICT_TX), handed
+ *              to the TX channels; they go on as the way back's do
  * @delivered: what the sink took: the tun's @tun_packets, or for a sink
- *             of one's own what the workers processed and did not drop
+ *             of one's own what the workers processed and neither dropped
+ *             nor sent back out
  * @rx, @rx_bad_desc, @rx_steer_err: the RX rings (ucm_xsk_stats)
  * @enqueue_processed, @enqueue_drops, @enqueue_events: the bulk queues
  *                     (ucm_cpumap_enqueue_stats); drops: worker ring full
  * @worker_processed, @worker_drops, @worker_drop_reason: the workers
  * @tun_*: the writes into the tun (ucm_tun_stats)
  *
- * The way back (two-way): @back_read = the packets read from the tun,
- * handed on or dropped there (@back_drop_bad: offload, too big, not IP, no
- * next hop); handed on = @back_channel_sent + @back_channel_full; of the
+ * The way back (two-way, and the verdict's): @back_read = the packets read
+ * from the tun, handed on or dropped there (@back_drop_bad: offload, too
+ * big, not IP, no next hop); @back_read - @back_drop_bad + @verdict_tx =
+ * @back_channel_sent + @back_channel_full; of the
  * sent, @back_channel_collected reached the TX ring's turn: @tx went on
  * it, @tx_drops found it full; @tx = @tx_completed + @tx_pending.
  * @tx_comp_direct: completions straight into the owner's cache (seed 003).
@@ -175,6 +184,7 @@ struct ucm_dp_stats {
 	uint64_t back_channel_sent, back_channel_full, back_channel_collected;
 	uint64_t tx, tx_drops, tx_completed, tx_comp_direct, tx_comp_bulks;
 	uint64_t tx_pending;
+	uint64_t verdict_tx;
 	uint32_t state;
 };
 

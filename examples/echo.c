@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * echo: a UDP echo server (port 7) answered from userspace, as XDP_TX
+ * would: the verdict callback turns each request around in place (the
+ * Ethernet and IP addresses and the ports swapped, which keeps both
+ * checksums right) and sends it back out of the interface through XSK TX.
+ * Everything else goes to a sink that drops it (ucm_sink_null): ARP and
+ * the rest stay with the kernel anyway, through the XDP program.
+ *
+ *   echo IFACE [SECONDS]                 (root: CAP_NET_ADMIN, CAP_BPF)
+ *
+ * Its last line: "echo: answered N".
+ * Build: cc echo.c $(pkg-config --cflags --libs libucpumap)
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <ucpumap/dp.h>
+
+#define ECHO_PORT	7
+
+static volatile sig_atomic_t done;
+
+static void on_signal(int sig)
+{
+	done = 1;
+}
+
+static void swap(uint8_t *a, uint8_t *b, size_t n)
+{
+	uint8_t t[16];
+
+	memcpy(t, a, n);
+	memcpy(a, b, n);
+	memcpy(b, t, n);
+}
+
+/* On the worker: a request to port 7 goes back where it came from. */
+static int turn_around(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
+{
+	const struct ucm_pkt *p = &frame->pkt;
+	uint8_t *d = ucm_frame_data(frame);
+	size_t alen = p->flags & UCM_PKT_F_IPV6 ? 16 : 4;	/* the addresses */
+	size_t aoff = p->flags & UCM_PKT_F_IPV6 ? 8 : 12;
+
+	if (p->l4_proto != IPPROTO_UDP || !(p->flags & UCM_PKT_F_PORTS) ||
+	    p->dport != ECHO_PORT)
+		return UCM_VERDICT_DROP;
+	swap(d, d + 6, 6);					/* Ethernet */
+	swap(d + p->l3_off + aoff, d + p->l3_off + aoff + alen, alen);	/* IP */
+	swap(d + p->l4_off, d + p->l4_off + 2, 2);		/* UDP ports */
+	return UCM_VERDICT_TX;
+}
+
+int main(int argc, char **argv)
+{
+	struct ucm_dp_stats st;
+	struct ucm_dp *dp;
+	int secs, err;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: echo IFACE [SECONDS]\n");
+		return 2;
+	}
+	secs = argc > 2 ? atoi(argv[2]) : 0;
+	UCM_OPTS(ucm_dp_opts, o, .ifname = argv[1], .steer_policy = UCM_STEER_L4_HASH,
+		 .sink = &ucm_sink_null, .verdict = turn_around,
+		 .flags = UCM_DP_F_VERDICT_TX);
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	dp = ucm_dp__create(&o);
+	if (!dp) {
+		fprintf(stderr, "echo: %s\n", strerror(errno));
+		return 1;
+	}
+	err = ucm_dp__start(dp);
+	if (!err) {
+		printf("echo: answering UDP port %d on %s\n", ECHO_PORT, argv[1]);
+		fflush(stdout);
+		for (int t = 0; !done && (!secs || t < secs * 10) && !ucm_dp__err(dp, NULL); t++)
+			usleep(100000);
+	}
+	if (ucm_dp__stop(dp, 1500) && !err)
+		err = -errno;
+	ucm_dp__stats(dp, &st, sizeof(st));
+	printf("echo: answered %llu, completed %llu%s%s\n",
+	       (unsigned long long)st.verdict_tx, (unsigned long long)st.tx_completed,
+	       err ? ": " : "", err ? strerror(-err) : "");
+	ucm_dp__destroy(dp);
+	return err ? 1 : 0;
+}
