@@ -16,7 +16,7 @@ set -euo pipefail
 BUILD_PKGS="gcc make libxdp-dev libbpf-dev libelf-dev zlib1g-dev liburing-dev clang llvm pkg-config"
 # What the tests, benchmarks and scripts run: veth/netns setup, traffic,
 # capture, plots, BPF inspection, and python3 for the tests' JSON checks.
-TEST_PKGS="iproute2 ethtool iperf3 socat tcpdump gnuplot-nox bpftool python3"
+TEST_PKGS="iproute2 ethtool iperf3 socat tcpdump gnuplot-nox bpftool python3 groff-base man-db"
 # `make check-abi`: libabigail's abidw and abidiff.
 ABI_PKGS="abigail-tools"
 # The benchmark's dpdk row: dpdk-testpmd (in dpdk-dev) with its AF_XDP and
