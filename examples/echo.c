@@ -7,7 +7,7 @@
  * Everything else goes to a sink that drops it (ucm_sink_null): ARP and
  * the rest stay with the kernel anyway, through the XDP program.
  *
- *   echo IFACE [SECONDS]                 (root: CAP_NET_ADMIN, CAP_BPF)
+ *   echo IFACE [SECONDS]                 (root: CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW)
  *
  * Its last line: "echo: answered N".
  * Build: cc echo.c $(pkg-config --cflags --libs libucpumap)

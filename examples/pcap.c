@@ -4,7 +4,7 @@
  * program's sink instead of a tun: it writes every packet to FILE in the
  * pcap format (tcpdump -r FILE reads it), and the frames go home after.
  *
- *   pcap IFACE FILE [SECONDS]            (root: CAP_NET_ADMIN, CAP_BPF)
+ *   pcap IFACE FILE [SECONDS]            (root: CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW)
  *
  * Its last line: "pcap: wrote N packets to FILE".
  * Build: cc pcap.c $(pkg-config --cflags --libs libucpumap)

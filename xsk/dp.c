@@ -114,6 +114,7 @@ struct ucm_dp {
 	struct dp_rx rx[UCM_XSK_MAX_QUEUES];
 	atomic_int stop;
 	bool started;			/* start() ran: it runs once */
+	bool zerocopy;			/* the mode the sockets got */
 	/* The statistics getters and stop's last reading: under @lock, a
 	 * getter reads the parts while STOPPED is clear, @fin after; stop
 	 * sets STOPPED under it before it takes the parts down. */
@@ -814,6 +815,7 @@ static int dp_open_xsk(struct ucm_dp *dp)
 	dp->xsk = ucm_xsk__open(&so);
 	if (!dp->xsk)
 		return -errno;
+	dp->zerocopy = ucm_xsk__zerocopy(dp->xsk);
 	for (q = 0; q < dp->c.nqueues; q++) {
 		struct dp_rx *rx = &dp->rx[q];
 
@@ -1191,7 +1193,7 @@ uint32_t ucm_dp__mtu(const struct ucm_dp *dp)
 
 bool ucm_dp__zerocopy(const struct ucm_dp *dp)
 {
-	return dp->xsk ? ucm_xsk__zerocopy(dp->xsk) : false;
+	return dp->zerocopy;
 }
 
 const char *ucm_dp__tun_name(const struct ucm_dp *dp)

@@ -152,8 +152,8 @@ static const struct opt d_opts[] = {
 	  .metavar = "N", .help = "RX ring size, power of two (the fill ring: twice)"),
 	D("qsize", OPT_POW2, qsize, .lo = UCM_CPUMAP_BULK_SIZE, .hi = UCM_CPUMAP_QSIZE_MAX,
 	  .flags = OPT_F_DEFAULT, .metavar = "N", .help = "worker ring size, power of two"),
-	D("mtu", OPT_UINT, mtu, .lo = 68, .hi = 65535, .metavar = "N", .help = "tun MTU "
-	  "(default: what a frame holds, at most 9000; two-way: and at most IFACE's MTU)"),
+	D("mtu", OPT_UINT, mtu, .lo = 68, .hi = 65535, .metavar = "N", .help = "tun MTU, "
+	  "at most 9000 (default: what a frame holds; two-way: and at most IFACE's MTU)"),
 	D("no-recycle", OPT_FLAG, no_recycle, .help = "workers release frames to the backing stack"),
 	D("no-batch", OPT_FLAG, no_batch, .help = "one write() per packet into tun"),
 	D("no-coalesce", OPT_FLAG, no_coalesce, .help = "each packet its own write into tun "
@@ -323,9 +323,9 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 	       ULL(ps.recycle_released), (long long)ps.inflight);
 	d->last_q_rx[q] = xs.rx;
 	if (d->c.reverse && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
-		printf("    tx: %.0f pps, tx %llu drops %llu (ring full %llu) | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
+		printf("    tx: %.0f pps, tx %llu drops (ring full) %llu | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
 		       (xs.tx - d->last_q_tx[q]) / dt, ULL(xs.tx), ULL(xs.tx_ring_full),
-		       ULL(xs.tx_ring_full), ULL(xs.tx_completed),
+		       ULL(xs.tx_completed),
 		       xs.tx_comp_bulks ? (double)xs.tx_completed / xs.tx_comp_bulks : 0,
 		       xs.tx_completed ? 100.0 * xs.tx_comp_direct / xs.tx_completed : 0,
 		       ULL(xs.tx_kicks), ULL(xs.tx_kick_err));
@@ -663,7 +663,7 @@ int main(int argc, char **argv)
 	if (status)
 		return status > 0 ? 0 : 2;
 	if (geteuid() != 0) {
-		fprintf(stderr, "ucpumapd: needs root (CAP_NET_ADMIN and CAP_BPF): run it with sudo\n");
+		fprintf(stderr, "ucpumapd: needs root (CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW): run it with sudo\n");
 		return 1;
 	}
 	if (!if_nametoindex(d.c.dev)) {
