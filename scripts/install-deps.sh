@@ -21,8 +21,8 @@ TEST_PKGS="iproute2 ethtool iperf3 socat tcpdump gnuplot-nox bpftool python3"
 # tap drivers. Without them the row says it was skipped.
 BENCH_PKGS="dpdk-dev librte-net-af-xdp23 librte-net-tap23"
 # Building and checking the Debian packages (debian/, scripts/build-deb.sh,
-# tests/apps/test-deb.sh).
-PACKAGE_PKGS="debhelper dpkg-dev fakeroot lintian"
+# tests/apps/test-deb.sh); dpkg-buildpackage requires build-essential itself.
+PACKAGE_PKGS="build-essential debhelper dpkg-dev fakeroot lintian"
 
 usage()
 {
