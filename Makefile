@@ -7,8 +7,14 @@
 #   make check SANITIZE=address|thread|undefined
 #   make check-abi        the shared library's ABI against lib/abi/ (abigail-tools)
 #   make abi-baseline     write that baseline again (a deliberate commit)
+#   make check-unit       only the unit tests (no root, no network)
 #   make V=1              show the commands
+#   make WERROR=1         warnings are errors (the default when CI=true)
 #   make install PREFIX=/usr/local DESTDIR=...
+#                         = install-lib install-dev install-bin install-man
+#
+# CPPFLAGS, CFLAGS and LDFLAGS are taken from the environment or the command
+# line (as dpkg-buildflags sets them); CFLAGS defaults to -O2 -g.
 #
 # Objects go to build/ (build/$(SANITIZE)/ for sanitizer builds). Library
 # sources are compiled twice: release objects for libucpumap.{a,so} and the
@@ -50,6 +56,8 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 SANITIZE ?=
@@ -65,10 +73,14 @@ SAN_FLAGS :=
 endif
 
 CFLAGS ?= -O2 -g
-WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+# -Werror only when asked: WERROR=1, or CI=true (CI's `make check`). A
+# distribution's compiler or flags may warn where ours do not.
+WERROR ?= $(if $(filter true,$(CI)),1,0)
+WERROR_FLAG := $(if $(filter 1,$(WERROR)),-Werror)
+WARN := -Wall -Wextra $(WERROR_FLAG) -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden \
 	-Ilib/include -Ilib $(LIBURING_CFLAGS) $(LIBXDP_CFLAGS) $(LIBBPF_CFLAGS) $(SAN_FLAGS) \
-	$(CFLAGS) $(EXTRA_CFLAGS)
+	$(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 DBG_CFLAGS := $(BASE_CFLAGS) -DUCM_DEBUG
 # What the library itself links: liburing (tun batches), libxdp (AF_XDP
 # sockets), libbpf (and its libelf and zlib) for the XDP object.
@@ -84,7 +96,7 @@ PUB_HDRS := $(wildcard lib/include/ucpumap/*.h)
 
 # The XDP object, embedded in the library by xsk/bpf_obj.S.
 BPF_OBJ := $(BUILD)/bpf/steer.bpf.o
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror $(ARCH_INCLUDES) -Ilib/include
+BPF_CFLAGS := -target bpf -O2 -g -Wall $(WERROR_FLAG) $(ARCH_INCLUDES) -Ilib/include
 EMBED_OBJ := $(BUILD)/xsk/bpf_obj.o
 
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(EMBED_OBJ)
@@ -115,7 +127,8 @@ $(shell mkdir -p $(BUILD) && (test -f $(FLAGS_STAMP) && \
 	[ "$$(cat $(FLAGS_STAMP))" = "$(FLAGS_NOW)" ] || echo "$(FLAGS_NOW)" > $(FLAGS_STAMP)))
 DEPS := Makefile config.mk $(FLAGS_STAMP)
 
-.PHONY: all lib apps tests check check-abi abi-baseline install clean distclean help
+.PHONY: all lib apps tests check check-unit check-abi abi-baseline install install-lib \
+	install-dev install-bin install-man clean distclean help
 all: lib apps tests
 
 lib: $(STATIC_LIB) $(SHARED_LIB) $(DEBUG_LIB)
@@ -240,22 +253,59 @@ abi-baseline: $(ABI_DUMP)
 	$(Q)cp $(ABI_DUMP) $(ABI_BASELINE)
 	@echo "  wrote $(ABI_BASELINE): commit it on its own, saying why the ABI changed"
 
-ucpumap.pc: lib/libucpumap.pc.template lib/libucpumap.map Makefile
+
+# The unit tests alone: no root, no network (a package build runs these).
+check-unit: $(UNIT_TESTS)
+	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(notdir $(UNIT_TESTS))
+
+# The pkg-config file is rebuilt when the directories or the version it
+# names change (a later `make install PREFIX=/usr` after `make`).
+PC_FILE := $(BUILD)/libucpumap.pc
+PC_STAMP := $(BUILD)/.pcvars
+PC_NOW := $(PREFIX) $(LIBDIR) $(INCLUDEDIR) $(VERSION)
+$(shell mkdir -p $(BUILD) && (test -f $(PC_STAMP) && \
+	[ "$$(cat $(PC_STAMP))" = "$(PC_NOW)" ] || echo "$(PC_NOW)" > $(PC_STAMP)))
+
+$(PC_FILE): lib/libucpumap.pc.template lib/libucpumap.map $(PC_STAMP) Makefile
 	$(call msg,GEN,$@)
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
-		$< > $(BUILD)/libucpumap.pc
+		$< > $@.tmp && mv $@.tmp $@
 
-install: lib apps ucpumap.pc
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/ucpumap \
-		$(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGCONFIGDIR)
-	install -m 0644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+install: install-lib install-dev install-bin install-man
+
+# The shared library and its symlinks.
+install-lib: $(SHARED_LIB)
+	install -d $(DESTDIR)$(LIBDIR)
 	install -m 0755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(SHARED_LIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libucpumap.so
+
+# Headers, the static library and the pkg-config file.
+install-dev: $(STATIC_LIB) $(PC_FILE)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/ucpumap $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(PUB_HDRS) $(DESTDIR)$(INCLUDEDIR)/ucpumap/
-	install -m 0644 $(BUILD)/libucpumap.pc $(DESTDIR)$(PKGCONFIGDIR)/
-	install -m 0755 $(APPS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(PC_FILE) $(DESTDIR)$(PKGCONFIGDIR)/
+
+# The daemon in sbin (it needs root), the tools in bin.
+install-bin: $(APPS)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILD)/ucpumapd $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(BUILD)/ucpumap-gen $(BUILD)/ucpumap-bench $(DESTDIR)$(BINDIR)/
+
+# man/*.3 (the library) and man/*.8 (the programs), those that exist.
+MAN3 := $(wildcard man/*.3)
+MAN8 := $(wildcard man/*.8)
+install-man:
+ifneq ($(MAN3),)
+	install -d $(DESTDIR)$(MANDIR)/man3
+	install -m 0644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+endif
+ifneq ($(MAN8),)
+	install -d $(DESTDIR)$(MANDIR)/man8
+	install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+endif
 
 clean:
 	rm -rf build
@@ -264,4 +314,4 @@ distclean: clean
 	rm -f config.mk
 
 help:
-	@sed -n '3,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,22p' Makefile | sed 's/^# \{0,1\}//'

@@ -5,7 +5,7 @@
 # are missing. When everything is installed it changes nothing and does not
 # call apt-get at all.
 #
-#   scripts/install-deps.sh               build + test/run/ABI check/benchmark packages
+#   scripts/install-deps.sh               build + test/run/ABI check/benchmark + packaging
 #   scripts/install-deps.sh --build-only  only what `make` needs
 #
 # Must run as root when something is missing.
@@ -22,13 +22,16 @@ ABI_PKGS="abigail-tools"
 # The benchmark's dpdk row: dpdk-testpmd (in dpdk-dev) with its AF_XDP and
 # tap drivers. Without them the row says it was skipped.
 BENCH_PKGS="dpdk-dev librte-net-af-xdp23 librte-net-tap23"
+# Building and checking the Debian packages (debian/, scripts/build-deb.sh,
+# tests/apps/test-deb.sh); dpkg-buildpackage requires build-essential itself.
+PACKAGE_PKGS="build-essential debhelper dpkg-dev fakeroot lintian"
 
 usage()
 {
     sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//'
 }
 
-pkgs="$BUILD_PKGS $TEST_PKGS $ABI_PKGS $BENCH_PKGS"
+pkgs="$BUILD_PKGS $TEST_PKGS $ABI_PKGS $BENCH_PKGS $PACKAGE_PKGS"
 for arg in "$@"; do
     case "$arg" in
         --build-only) pkgs="$BUILD_PKGS" ;;

@@ -1,11 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# make install into a staging directory, then build a program against the
-# installed headers and shared library through pkg-config and run it; check
-# that the shared library exports the public API and nothing else, that
-# every global of the static archive carries the ucm_ prefix, and that the
-# version is one (the symbol map's, pkg-config's, NEWS').
+# make install into a staging directory (the daemon in sbin, the tools in
+# bin), then build a program against the installed headers and shared library
+# through pkg-config and run it; check that the shared library exports the
+# public API and nothing else, that every global of the static archive
+# carries the ucm_ prefix, that the version is one (the symbol map's,
+# pkg-config's, NEWS'), that the pkg-config file names the install's
+# prefix, and that install-lib installs the shared library alone.
 set -u
 BUILD=${BUILD:-build}
 name=test-install
@@ -19,6 +21,8 @@ if [ -n "${SANITIZE:-}" ]; then
 	exit 0
 fi
 
+# A pkg-config file made for another prefix first: install must remake it.
+make -s "$BUILD/libucpumap.pc" PREFIX=/opt/elsewhere > /dev/null 2>&1
 if make -s install PREFIX=/usr DESTDIR="$tmp/stage" > "$tmp/log" 2>&1; then
 	ok install
 else
@@ -29,10 +33,30 @@ fi
 for f in usr/include/ucpumap/cpumap.h usr/include/ucpumap/pool.h usr/include/ucpumap/ring.h \
 	 usr/include/ucpumap/pkt.h usr/include/ucpumap/log.h usr/include/ucpumap/tun.h \
 	 usr/include/ucpumap/xsk.h usr/include/ucpumap/xdp.h usr/lib/libucpumap.a \
-	 usr/lib/libucpumap.so usr/lib/pkgconfig/libucpumap.pc usr/bin/ucpumap-bench; do
+	 usr/lib/libucpumap.so usr/lib/libucpumap.so.0 usr/lib/pkgconfig/libucpumap.pc \
+	 usr/sbin/ucpumapd usr/bin/ucpumap-gen usr/bin/ucpumap-bench; do
 	[ -e "$tmp/stage/$f" ] || miss="${miss:-} $f"
 done
+[ -e "$tmp/stage/usr/bin/ucpumapd" ] && miss="${miss:-} (ucpumapd in bin, not sbin)"
 [ -z "${miss:-}" ] && ok files || bad files "missing:$miss"
+
+# The pkg-config file names the install's prefix, not the one `make` built
+# with before.
+pc="$tmp/stage/usr/lib/pkgconfig/libucpumap.pc"
+if grep -qx 'prefix=/usr' "$pc" 2>/dev/null && grep -qx 'libdir=/usr/lib' "$pc"; then
+	ok pc-prefix
+else
+	bad pc-prefix "$(grep -E '^(prefix|libdir)=' "$pc" 2>&1 | tr '\n' ' ')"
+fi
+
+# The split targets: install-lib installs the shared library and nothing else.
+if make -s install-lib PREFIX=/usr DESTDIR="$tmp/lib" > "$tmp/log" 2>&1 &&
+   [ "$(cd "$tmp/lib" && find . ! -type d | sort | tr '\n' ' ')" = \
+     "./usr/lib/libucpumap.so ./usr/lib/libucpumap.so.0 ./usr/lib/libucpumap.so.$(sed -n 's/^Version: //p' "$pc") " ]; then
+	ok install-lib
+else
+	bad install-lib "$(tail -3 "$tmp/log"; cd "$tmp/lib" 2>/dev/null && find . ! -type d | tr '\n' ' ')"
+fi
 
 export PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_PATH="$tmp/stage/usr/lib/pkgconfig"
 flags=$(pkg-config --cflags --libs libucpumap 2>&1)
