@@ -236,15 +236,28 @@ if ! sink_load; then
 	exit 0
 fi
 
+# Frames veth could not hand to vd because its ring was full (the kernel's
+# count, on the sending side): at full speed a host that takes the
+# receiving CPU away for a moment costs some.
+xmit_errors() {
+	ip netns exec "$gen" ethtool -S vg 2> /dev/null |
+		awk '/tx_queue_[0-9]+_xdp_xmit_errors:/ { s += $2 } END { print s + 0 }'
+}
+
 # ---- 1. everything arrives, IPv4, as fast as it goes -----------------------------
+# Every frame accounted for: received, or refused by veth and counted by
+# the kernel; never more received than sent.
+e0=$(xmit_errors)
 run_gen arrives4 $V4 --count 200000
 sink_read "$tmp/s1"
 got=$(sget "$tmp/s1" 'd["v4"]')
-if [ "$RC" = 0 ] && [ "$TOTAL" = 200000 ] && within "$got" "$TOTAL"; then
+lost=$(($(xmit_errors) - e0))
+if [ "$RC" = 0 ] && [ "$TOTAL" = 200000 ] && [ -n "$got" ] && [ "$got" -le "$TOTAL" ] &&
+	{ within "$got" "$TOTAL" || [ $((got + lost)) = "$TOTAL" ]; }; then
 	ok arrives-ipv4
-	echo "# $(grep '^total' "$OUT") (no rate limit); the receiver counted $got"
+	echo "# $(grep '^total' "$OUT") (no rate limit); the receiver counted $got, veth refused $lost (ring full)"
 else
-	bad arrives-ipv4 "sent ${TOTAL:-?} of 200000, the receiver counted ${got:-?}; $(why_gen)"
+	bad arrives-ipv4 "sent ${TOTAL:-?} of 200000, the receiver counted ${got:-?}, veth refused $lost; $(why_gen)"
 fi
 lens=$(sget "$tmp/s1" 'sorted(d["lens"].items())')
 if [ "$lens" = "[('64', $got)]" ]; then
