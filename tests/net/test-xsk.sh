@@ -71,52 +71,34 @@ else
 	ok no-program-left
 fi
 
+# mode_case CASE MODE CHECK...: xsk_rx in MODE on 1000 datagrams; CASE
+# passes when each xsk_rx CHECK passed.
+mode_case() {
+	local c=$1 mode=$2 k missing=
+	shift 2
+	if ! start 1000 "$mode"; then
+		bad "$c" "xsk_rx did not get ready in mode $mode: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
+		return
+	fi
+	send 1000
+	lib_wait "$pid"
+	pid=
+	for k in "$@"; do
+		grep -q "^PASS: xsk_rx/$k\$" "$tmp/out" || missing="$missing $k"
+	done
+	if [ -z "$missing" ]; then
+		ok "$c"
+	else
+		bad "$c" "not passed:$missing: $(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
+	fi
+}
+
 # 1b. the same in generic (skb) mode: metadata or the userspace policy
-if start 1000 skb; then
-	send 1000
-	lib_wait "$pid"
-	pid=
-	if grep -q '^PASS: xsk_rx/delivered' "$tmp/out" && grep -q '^PASS: xsk_rx/steering' "$tmp/out" &&
-	   grep -q '^PASS: xsk_rx/frames-home' "$tmp/out"; then
-		ok generic-mode
-	else
-		bad generic-mode "$(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
-	fi
-else
-	bad generic-mode "xsk_rx did not get ready in skb mode: $(tail -3 "$tmp/err")"
-fi
-
+mode_case generic-mode skb delivered steering frames-home
 # 1c. the application's steering and verdict callbacks (ucm_dp's options)
-if start 1000 app; then
-	send 1000
-	lib_wait "$pid"
-	pid=
-	if grep -q '^PASS: xsk_rx/delivered' "$tmp/out" && grep -q '^PASS: xsk_rx/app-steering' "$tmp/out" &&
-	   grep -q '^PASS: xsk_rx/app-verdict' "$tmp/out" && grep -q '^PASS: xsk_rx/conservation' "$tmp/out" &&
-	   grep -q '^PASS: xsk_rx/frames-home' "$tmp/out"; then
-		ok app-callbacks
-	else
-		bad app-callbacks "$(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
-	fi
-else
-	bad app-callbacks "xsk_rx did not get ready with callbacks: $(tail -3 "$tmp/err")"
-fi
-
-# 1d. the application's own XDP program and XSKMAP
-if start 1000 own; then
-	send 1000
-	lib_wait "$pid"
-	pid=
-	if grep -q '^PASS: xsk_rx/delivered' "$tmp/out" && grep -q '^PASS: xsk_rx/steering' "$tmp/out" &&
-	   grep -q '^PASS: xsk_rx/own-program-kept' "$tmp/out" && grep -q '^PASS: xsk_rx/conservation' "$tmp/out" &&
-	   grep -q '^PASS: xsk_rx/frames-home' "$tmp/out"; then
-		ok own-program "delivered through the application's program and XSKMAP, which the datapath left in place"
-	else
-		bad own-program "$(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
-	fi
-else
-	bad own-program "xsk_rx did not get ready with its own program: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
-fi
+mode_case app-callbacks app delivered app-steering app-verdict conservation frames-home
+# 1d. the application's own XDP program and XSKMAP, left in place
+mode_case own-program own delivered steering own-program-kept conservation frames-home
 l=$(left_in "$dut" vd)
 [ -z "$l" ] && ok own-program-detached || bad own-program-detached "$l"
 

@@ -1125,48 +1125,79 @@ static int count_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 
 static const struct ucm_sink_ops rec_count_ops = { .xmit = count_xmit };
 
-static int run_verdict(uint32_t map_flags)
-{
-	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 4096);
-	struct verdict_ctx v = { .nworkers = 2 };
-	struct verdict_sink vs = {};
-	struct ucm_cpumap_worker_stats ws;
-	struct ucm_cpumap_producer *prod;
-	struct ucm_cpumap *map;
+/* A verdict case: a UMEM and its pool (vrun_init), then two workers with
+ * @co's sink, verdict and channels and @n packets of sequence 0.. spread
+ * over them, flushed every 8, and stopped: the counters are final
+ * (vrun_run); at the end, the cpumap gone, every frame home (vrun_home). */
+struct vrun {
 	struct ucm_umem *umem;
 	struct ucm_pool *pool;
-	uint64_t drops = 0, reason = 0, addr;
-	int cpus[2], n = ut_usable_cpus(cpus, 2);
-	uint32_t i, w;
+	struct ucm_cpumap *map;
+};
 
-	if (n < 2)
+static int vrun_init(struct vrun *r)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 4096);
+
+	r->umem = ucm_umem__create(&uo);
+	UT_ASSERT(r->umem, "umem");
+	r->pool = ucm_umem__pool(r->umem, 0);
+	ucm_pool__set_owner(r->pool);
+	return 0;
+}
+
+static int vrun_run(struct vrun *r, struct ucm_cpumap_opts *co, uint32_t n)
+{
+	struct ucm_cpumap_producer *prod;
+	int cpus[2];
+	uint64_t addr;
+	uint32_t i;
+
+	if (ut_usable_cpus(cpus, 2) < 2)
 		cpus[1] = cpus[0];
-	umem = ucm_umem__create(&uo);
-	UT_ASSERT(umem, "umem");
-	pool = ucm_umem__pool(umem, 0);
-	ucm_pool__set_owner(pool);
-	{
-		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = 2, .qsize = 1024,
-			 .sink = &verdict_ops, .sink_ctx = &vs, .flags = map_flags,
-			 .verdict = drop_thirds, .verdict_ctx = &v);
-
-		map = ucm_cpumap__create(umem, &co);
-	}
-	UT_ASSERT(map, "cpumap: %s", strerror(errno));
-	prod = ucm_cpumap__producer_create(map, pool);
+	co->cpus = cpus;
+	co->ncpus = 2;
+	co->qsize = 1024;
+	r->map = ucm_cpumap__create(r->umem, co);
+	UT_ASSERT(r->map, "cpumap: %s", strerror(errno));
+	prod = ucm_cpumap__producer_create(r->map, r->pool);
 	UT_ASSERT(prod, "producer");
-	for (i = 0; i < 300; i++) {
-		UT_ASSERT(!ucm_pool__alloc(pool, &addr), "alloc");
-		frame_prep(umem, addr, 0, i);
+	for (i = 0; i < n; i++) {
+		UT_ASSERT(!ucm_pool__alloc(r->pool, &addr), "alloc");
+		frame_prep(r->umem, addr, 0, i);
 		UT_ASSERT(!ucm_cpumap__enqueue(prod, i % 2, addr + DATA_OFF, PKT_LEN), "enqueue");
 		if (i % 8 == 7)
 			ucm_cpumap__flush(prod);
 	}
 	ucm_cpumap__flush(prod);
 	ucm_cpumap__producer_stop(prod);
-	ucm_cpumap__stop(map);
+	ucm_cpumap__stop(r->map);
+	return 0;
+}
+
+static int vrun_home(struct vrun *r)
+{
+	ucm_pool__clear_owner(r->pool);
+	UT_ASSERT(!ucm_umem__audit(r->umem, NULL), "audit");
+	UT_ASSERT(!ucm_umem__destroy(r->umem, 1000), "frames did not come home");
+	return 0;
+}
+
+static int run_verdict(uint32_t map_flags)
+{
+	struct verdict_ctx v = { .nworkers = 2 };
+	struct verdict_sink vs = {};
+	struct ucm_cpumap_worker_stats ws;
+	uint64_t drops = 0, reason = 0;
+	struct vrun r;
+	uint32_t w;
+	UCM_OPTS(ucm_cpumap_opts, co, .sink = &verdict_ops, .sink_ctx = &vs,
+		 .flags = map_flags, .verdict = drop_thirds, .verdict_ctx = &v);
+
+	if (vrun_init(&r) || vrun_run(&r, &co, 300))
+		return 1;
 	for (w = 0; w < 2; w++) {
-		ucm_cpumap__worker_stats(map, w, &ws);
+		ucm_cpumap__worker_stats(r.map, w, &ws);
 		drops += ws.drops;
 		reason += ws.drop_reason[UCM_DROP_VERDICT];
 	}
@@ -1179,11 +1210,8 @@ static int run_verdict(uint32_t map_flags)
 	UT_ASSERT(drops == 100 && reason == 100, "drops %llu, by verdict %llu (want 100)",
 		  (unsigned long long)drops, (unsigned long long)reason);
 	UT_ASSERT(!strcmp(ucm_drop_reason_str(UCM_DROP_VERDICT), "verdict"), "name");
-	ucm_cpumap__destroy(map);
-	ucm_pool__clear_owner(pool);
-	UT_ASSERT(!ucm_umem__audit(umem, NULL), "audit");
-	UT_ASSERT(!ucm_umem__destroy(umem, 1000), "frames did not come home");
-	return 0;
+	ucm_cpumap__destroy(r.map);
+	return vrun_home(&r);
 }
 
 static int test_verdict(void)
@@ -1218,55 +1246,30 @@ static int tx_odd(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
 
 static int test_verdict_tx(void)
 {
-	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 4096);
 	struct verdict_sink vs = {};
 	struct ucm_cpumap_worker_stats ws;
-	struct ucm_cpumap_producer *prod;
 	struct ucm_txq *txq[2];
-	struct ucm_cpumap *map;
-	struct ucm_umem *umem;
-	struct ucm_pool *pool;
-	uint64_t desc[64], base[64], addr, tx = 0;
+	uint64_t desc[64], base[64], tx = 0;
 	uint32_t i, w, n, got = 0, wrong = 0;
-	int cpus[2], nc = ut_usable_cpus(cpus, 2);
+	struct vrun r;
+	UCM_OPTS(ucm_cpumap_opts, co, .sink = &rec_count_ops, .sink_ctx = &vs,
+		 .verdict = tx_odd, .txqs = txq);
 
-	if (nc < 2)
-		cpus[1] = cpus[0];
-	umem = ucm_umem__create(&uo);
-	UT_ASSERT(umem, "umem");
-	pool = ucm_umem__pool(umem, 0);
-	ucm_pool__set_owner(pool);
+	if (vrun_init(&r))
+		return 1;
 	for (w = 0; w < 2; w++) {
-		txq[w] = ucm_txq__create(umem, 256);
+		txq[w] = ucm_txq__create(r.umem, 256);
 		UT_ASSERT(txq[w], "txq");
 	}
-	{
-		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = 2, .qsize = 1024,
-			 .sink = &rec_count_ops, .sink_ctx = &vs, .verdict = tx_odd,
-			 .txqs = txq);
-
-		map = ucm_cpumap__create(umem, &co);
-	}
-	UT_ASSERT(map, "cpumap: %s", strerror(errno));
-	prod = ucm_cpumap__producer_create(map, pool);
-	UT_ASSERT(prod, "producer");
-	for (i = 0; i < 200; i++) {
-		UT_ASSERT(!ucm_pool__alloc(pool, &addr), "alloc");
-		frame_prep(umem, addr, 0, i);
-		UT_ASSERT(!ucm_cpumap__enqueue(prod, i % 2, addr + DATA_OFF, PKT_LEN), "enqueue");
-		if (i % 8 == 7)
-			ucm_cpumap__flush(prod);
-	}
-	ucm_cpumap__flush(prod);
-	ucm_cpumap__producer_stop(prod);
-	ucm_cpumap__stop(map);
+	if (vrun_run(&r, &co, 200))
+		return 1;
 	/* The RX thread's side: what came out on the channels, home. */
 	for (w = 0; w < 2; w++) {
-		ucm_cpumap__worker_stats(map, w, &ws);
+		ucm_cpumap__worker_stats(r.map, w, &ws);
 		tx += ws.tx;
 		while ((n = ucm_txq__collect(txq[w], desc, 64))) {
 			for (i = 0; i < n; i++) {
-				const uint8_t *d = ucm_umem__frame(ucm_umem__area(umem),
+				const uint8_t *d = ucm_umem__frame(ucm_umem__area(r.umem),
 								   ucm_desc_addr(desc[i]));
 				uint32_t seq;
 
@@ -1275,7 +1278,7 @@ static int test_verdict_tx(void)
 					 ucm_desc_len(desc[i]) != PKT_LEN;
 				base[i] = ucm_desc_addr(desc[i]) & ~(uint64_t)4095;
 			}
-			UT_ASSERT(!ucm_umem__put_bulk(umem, base, n), "home");
+			UT_ASSERT(!ucm_umem__put_bulk(r.umem, base, n), "home");
 			got += n;
 		}
 	}
@@ -1283,13 +1286,10 @@ static int test_verdict_tx(void)
 		  got, wrong, (unsigned long long)tx);
 	UT_ASSERT(atomic_load(&vs.delivered) == 100, "sink got %lu, want the 100 even ones",
 		  atomic_load(&vs.delivered));
-	ucm_cpumap__destroy(map);
+	ucm_cpumap__destroy(r.map);
 	for (w = 0; w < 2; w++)
 		UT_ASSERT(!ucm_txq__destroy(txq[w]), "txq destroy");
-	ucm_pool__clear_owner(pool);
-	UT_ASSERT(!ucm_umem__audit(umem, NULL), "audit");
-	UT_ASSERT(!ucm_umem__destroy(umem, 1000), "frames did not come home");
-	return 0;
+	return vrun_home(&r);
 }
 
 static const struct ut_case cases[] = {
