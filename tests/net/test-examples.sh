@@ -7,7 +7,8 @@
 # veth pair between two namespaces with ucpumap-gen's traffic, checked to
 # the packet:
 #
-#   build      all three build against the staged install
+#   build      all four build against the staged install
+#   readme-program  the README's complete program builds the same way
 #   forward    N datagrams to a socket behind the tun: all N arrive, it
 #              exits 0 saying every frame came home
 #   filter     N to port 9000 and M to 9001, 9001 dropped by its verdict
@@ -47,6 +48,17 @@ if PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig" \
 else
 	bad build "$(tail -5 "$tmp/build.log")"
 	exit 0
+fi
+# The README's complete program ("Using the library"), as it stands there.
+sed -n '/^## Using the library/,/^## /p' README.md | sed -n '/^```c$/,/^```$/p' |
+	sed '1d;/^```$/,$d' > "$tmp/readme.c"
+if [ -s "$tmp/readme.c" ] && grep -q 'int main' "$tmp/readme.c" &&
+	PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig" \
+	sh -c 'cc -O2 -Wall -Werror -o "$1/readme" "$1/readme.c" $(pkg-config --cflags --libs libucpumap) -lpthread' \
+	_ "$tmp" > "$tmp/readme.log" 2>&1; then
+	ok readme-program "the README's forwarder builds with pkg-config only"
+else
+	bad readme-program "$(head -5 "$tmp/readme.log") ($(wc -l < "$tmp/readme.c") lines taken from README.md)"
 fi
 export LD_LIBRARY_PATH="$stage/usr/lib"
 
