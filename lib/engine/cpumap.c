@@ -905,38 +905,42 @@ int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w)
 }
 
 int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
-			     struct ucm_cpumap_worker_stats *st)
+			     struct ucm_cpumap_worker_stats *st, size_t sz)
 {
+	struct ucm_cpumap_worker_stats o = {};	/* reasons past UCM_DROP__MAX read 0 */
 	const struct ucm_cpumap_worker_stats *s;
 	uint32_t r;
 
-	if (w >= map->nworkers)
+	if (!map || w >= map->nworkers || !st || !sz)
 		return ucm_err(-EINVAL);
 	s = &map->workers[w]->stats;
-	memset(st, 0, sizeof(*st));	/* reasons past UCM_DROP__MAX read 0 */
-	st->processed = READ_ONCE(s->processed);
-	st->tx = READ_ONCE(s->tx);
-	st->drops = READ_ONCE(s->drops);
-	st->sched = READ_ONCE(s->sched);
-	st->xmits = READ_ONCE(s->xmits);
-	st->flush_empty = READ_ONCE(s->flush_empty);
-	st->flush_full = READ_ONCE(s->flush_full);
+	o.processed = READ_ONCE(s->processed);
+	o.tx = READ_ONCE(s->tx);
+	o.drops = READ_ONCE(s->drops);
+	o.sched = READ_ONCE(s->sched);
+	o.xmits = READ_ONCE(s->xmits);
+	o.flush_empty = READ_ONCE(s->flush_empty);
+	o.flush_full = READ_ONCE(s->flush_full);
 	for (r = 0; r < UCM_DROP__MAX; r++)
-		st->drop_reason[r] = READ_ONCE(s->drop_reason[r]);
+		o.drop_reason[r] = READ_ONCE(s->drop_reason[r]);
+	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }
 
 int ucm_cpumap__enqueue_stats(const struct ucm_cpumap_producer *prod,
-			      uint32_t w, struct ucm_cpumap_enqueue_stats *st)
+			      uint32_t w, struct ucm_cpumap_enqueue_stats *st,
+			      size_t sz)
 {
+	struct ucm_cpumap_enqueue_stats o = {};
 	const struct ucm_cpumap_enqueue_stats *s;
 
-	if (w >= prod->map->nworkers)
+	if (!prod || w >= prod->map->nworkers || !st || !sz)
 		return ucm_err(-EINVAL);
 	s = &prod->stats[w];
-	st->processed = READ_ONCE(s->processed);
-	st->drops = READ_ONCE(s->drops);
-	st->events = READ_ONCE(s->events);
-	st->wakeups = READ_ONCE(s->wakeups);
+	o.processed = READ_ONCE(s->processed);
+	o.drops = READ_ONCE(s->drops);
+	o.events = READ_ONCE(s->events);
+	o.wakeups = READ_ONCE(s->wakeups);
+	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }

@@ -64,7 +64,7 @@ int main(void)
 	ucm_cpumap__producer_destroy(prod);
 	ucm_cpumap__destroy(map);
 	ucm_pool__clear_owner(pool);
-	if (ucm_umem__audit(umem, NULL) || ucm_umem__destroy(umem, 1000))
+	if (ucm_umem__audit(umem, NULL, 0) || ucm_umem__destroy(umem, 1000))
 		return 5;
 	printf("delivered %lu of 500 (the rest dropped at a full ring)\n", seen);
 	if (!seen)

@@ -328,11 +328,19 @@ UCM_API void ucm_cpumap__flush(struct ucm_cpumap_producer *prod);
 
 UCM_API uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map);
 UCM_API int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w);
+/*
+ * The statistics getters copy into the caller's @st of @sz bytes
+ * (sizeof(*@st) as the caller was built): an older, smaller struct gets
+ * its part; bytes past ours are zeroed. Return: 0, or -EINVAL (@w out of
+ * range, @st NULL or @sz 0).
+ */
 UCM_API int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
-				     struct ucm_cpumap_worker_stats *st);
+				     struct ucm_cpumap_worker_stats *st,
+				     size_t sz);
 UCM_API int ucm_cpumap__enqueue_stats(const struct ucm_cpumap_producer *prod,
 				      uint32_t w,
-				      struct ucm_cpumap_enqueue_stats *st);
+				      struct ucm_cpumap_enqueue_stats *st,
+				      size_t sz);
 
 #ifdef __cplusplus
 }
