@@ -39,6 +39,7 @@
 #include <bpf/bpf.h>
 
 #include "core/pool_internal.h"
+#include "engine/cpumap_internal.h"
 #include "ucpumap/dp.h"
 #include "ucpumap/xdp.h"
 
@@ -67,7 +68,8 @@ struct dp_cfg {
 	uint32_t xsk_mode, frames, frame_size, rx_size, qsize, mtu, flags;
 	bool peer_mac_set;
 	uint8_t peer_mac[6];
-	const struct ucm_sink_ops *sink;	/* NULL: the tun */
+	const struct ucm_sink_ops *sink;	/* &sink_ops; NULL: the tun */
+	struct ucm_sink_ops sink_ops;		/* the caller's, copied */
 	void *sink_ctx;
 	ucm_verdict_fn verdict;
 	void *verdict_ctx;
@@ -221,7 +223,12 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	memset(c, 0, sizeof(*c));
 	c->flags = o.flags;
 	c->xsk_mode = o.xsk_mode;
-	c->sink = o.sink;
+	if (o.sink) {
+		err = ucm_sink_ops_copy(&c->sink_ops, o.sink);
+		if (err)
+			return err;
+		c->sink = &c->sink_ops;
+	}
 	c->sink_ctx = o.sink_ctx;
 	c->verdict = o.verdict;
 	c->verdict_ctx = o.verdict_ctx;

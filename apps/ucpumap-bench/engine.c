@@ -128,6 +128,7 @@ static int comp_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 }
 
 static const struct ucm_sink_ops comp_sink = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.xmit = comp_xmit,
 	.flags = UCM_SINK_F_KEEP,
 };

@@ -126,7 +126,8 @@ struct ucm_cpumap {
 	void *area;
 	uint32_t frame_size;
 	uint32_t flags;
-	const struct ucm_sink_ops *sink;
+	const struct ucm_sink_ops *sink;	/* &sink_ops, or NULL */
+	struct ucm_sink_ops sink_ops;		/* the caller's, copied */
 	void *sink_ctx;
 	ucm_verdict_fn verdict;
 	void *verdict_ctx;
@@ -716,9 +717,19 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 	return 0;
 }
 
+int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src)
+{
+	if (!src->sz) {
+		pr_warn("sink: struct ucm_sink_ops has no sz: set .sz = sizeof(struct ucm_sink_ops) (or declare it with UCM_OPTS())\n");
+		return -EINVAL;
+	}
+	return UCM_OPTS_COPY(dst, src, ucm_sink_ops);
+}
+
 struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 				      const struct ucm_cpumap_opts *opts)
 {
+	struct ucm_sink_ops sink = {};
 	struct ucm_cpumap_opts o;
 	struct ucm_cpumap *map;
 	uint32_t i, j;
@@ -763,7 +774,10 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 			}
 		}
 	}
-	if (o.sink && !o.sink->xmit) {
+	err = o.sink ? ucm_sink_ops_copy(&sink, o.sink) : 0;
+	if (err)
+		return ucm_err_ptr(err);
+	if (o.sink && !sink.xmit) {
 		pr_warn("cpumap: a sink needs an xmit callback\n");
 		return ucm_err_ptr(-EINVAL);
 	}
@@ -781,7 +795,8 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->area = ucm_umem__area(umem);
 	map->frame_size = ucm_umem__frame_size(umem);
 	map->flags = o.flags;
-	map->sink = o.sink;
+	map->sink_ops = sink;
+	map->sink = o.sink ? &map->sink_ops : NULL;
 	map->sink_ctx = o.sink_ctx;
 	map->verdict = o.verdict;
 	map->verdict_ctx = o.verdict_ctx;
@@ -887,6 +902,7 @@ static int null_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 }
 
 const struct ucm_sink_ops ucm_sink_null = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.xmit = null_xmit,
 };
 

@@ -887,6 +887,7 @@ static int tun_xmit(void *ctx, uint32_t w, struct ucm_frame_hdr **frames,
 }
 
 static const struct ucm_sink_ops tun_sink_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.open = tun_open,
 	.xmit = tun_xmit,
 	.close = tun_close,
@@ -898,6 +899,7 @@ const struct ucm_sink_ops *ucm_tun__sink(void)
 }
 
 static const struct ucm_sink_ops tun_duplex_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.open = tun_open,
 	.xmit = tun_xmit,
 	.poll = ucm_tun_rev_poll,

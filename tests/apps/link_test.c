@@ -20,7 +20,10 @@ static int count_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	return 0;
 }
 
-static const struct ucm_sink_ops count_sink = { .xmit = count_xmit };
+static const struct ucm_sink_ops count_sink = {
+	.sz = sizeof(struct ucm_sink_ops),	/* the ops are extensible */
+	.xmit = count_xmit,
+};
 
 int main(void)
 {

@@ -94,7 +94,7 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	return 0;
 }
 
-static const struct ucm_sink_ops rec_sink = { .xmit = rec_xmit };
+static const struct ucm_sink_ops rec_sink = { .sz = sizeof(struct ucm_sink_ops), .xmit = rec_xmit };
 
 /* app mode: the test's traffic's flow f to worker f % 2; the rest to 0. */
 static uint32_t app_steer(void *ctx, const struct ucm_pkt *p, const uint8_t *d, uint32_t len)

@@ -31,9 +31,11 @@
 #define MAX_SEEN	(1 << 20)
 
 static int log_count;
+static char log_last[256];
 static int quiet_print(enum ucm_log_level level, const char *fmt, va_list ap)
 {
 	log_count++;
+	vsnprintf(log_last, sizeof(log_last), fmt, ap);
 	return 0;
 }
 
@@ -141,7 +143,7 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	return 0;
 }
 
-static const struct ucm_sink_ops rec_ops = { .xmit = rec_xmit };
+static const struct ucm_sink_ops rec_ops = { .sz = sizeof(struct ucm_sink_ops), .xmit = rec_xmit };
 
 static uint32_t rec_poll(void *ctx, uint32_t worker)
 {
@@ -171,9 +173,11 @@ static int rec_wait(void *ctx, uint32_t worker, int wake_fd)
 }
 
 static const struct ucm_sink_ops rec_wait_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.xmit = rec_xmit, .poll = rec_poll, .wait = rec_wait,
 };
 static const struct ucm_sink_ops rec_keep_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.xmit = rec_xmit, .flags = UCM_SINK_F_KEEP,
 };
 
@@ -313,7 +317,7 @@ static int test_create_rejects_bad_options(void)
 {
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
 	struct ucm_umem *umem = ucm_umem__create(&uo);
-	struct ucm_sink_ops no_xmit = {};
+	UCM_OPTS(ucm_sink_ops, no_xmit);
 	int ok[1] = { 0 }, dup[2] = { 0, 0 }, far[1] = { 4095 }, neg[1] = { -1 };
 	struct {
 		const char *what;
@@ -346,6 +350,84 @@ static int test_create_rejects_bad_options(void)
 	}
 	/* Every refusal says why. */
 	UT_ASSERT(log_count >= (int)(sizeof(bad) / sizeof(bad[0])), "only %d messages", log_count);
+	ucm_set_print(NULL);
+	UT_ASSERT(!ucm_umem__destroy(umem, 100), "umem destroy");
+	return 0;
+}
+
+static atomic_int sized_closes;
+static void sized_close(void *ctx, uint32_t worker)
+{
+	atomic_fetch_add(&sized_closes, 1);
+}
+
+/* Create with @ops as the sink: NULL and errno when refused. */
+static struct ucm_cpumap *sized_create(struct ucm_umem *umem, int *cpu,
+				       const struct ucm_sink_ops *ops)
+{
+	UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpu, .ncpus = 1, .sink = ops);
+
+	log_last[0] = 0;
+	errno = 0;
+	return ucm_cpumap__create(umem, &co);
+}
+
+/*
+ * The sink ops are copied by the opts rules: sz 0 refused with a message
+ * naming the fix; non-zero bytes past ours refused, zero ones accepted;
+ * callbacks past an older, smaller sz absent (close not called).
+ */
+static int test_sink_ops_sized(void)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
+	struct ucm_umem *umem = ucm_umem__create(&uo);
+	struct {
+		struct ucm_sink_ops ops;
+		uint64_t more;
+	} big;
+	struct ucm_sink_ops ops;
+	struct ucm_cpumap *m;
+	int cpu[1];
+
+	UT_ASSERT(umem, "umem");
+	ut_usable_cpus(cpu, 1);
+	ucm_set_print(quiet_print);
+
+	memset(&ops, 0, sizeof(ops));
+	ops.xmit = rec_xmit;
+	m = sized_create(umem, cpu, &ops);
+	UT_ASSERT(!m && errno == EINVAL, "sz 0 accepted (errno %d)", errno);
+	UT_ASSERT(strstr(log_last, ".sz = sizeof(struct ucm_sink_ops)"),
+		  "the message does not name the fix: '%s'", log_last);
+
+	memset(&big, 0, sizeof(big));
+	big.ops.sz = sizeof(big);
+	big.ops.xmit = rec_xmit;
+	big.more = 1;
+	m = sized_create(umem, cpu, &big.ops);
+	UT_ASSERT(!m && errno == EINVAL, "unknown non-zero bytes accepted (errno %d)", errno);
+	UT_ASSERT(strstr(log_last, "non-zero extra bytes"), "message '%s'", log_last);
+	big.more = 0;
+	m = sized_create(umem, cpu, &big.ops);
+	UT_ASSERT(m, "a newer, larger sink with zeros past ours refused: %s", log_last);
+	ucm_cpumap__destroy(m);
+
+	/* An older sink that knew open and xmit only: the bytes after are not
+	 * its, whatever they hold. */
+	ops.sz = offsetof(struct ucm_sink_ops, xmit) + sizeof(ops.xmit);
+	ops.close = sized_close;
+	atomic_store(&sized_closes, 0);
+	m = sized_create(umem, cpu, &ops);
+	UT_ASSERT(m, "an older, smaller sink refused: %s", log_last);
+	ucm_cpumap__destroy(m);
+	UT_ASSERT(atomic_load(&sized_closes) == 0, "close past its sz was called");
+	ops.sz = sizeof(ops);
+	m = sized_create(umem, cpu, &ops);
+	UT_ASSERT(m, "the full sink refused: %s", log_last);
+	ucm_cpumap__destroy(m);
+	UT_ASSERT(atomic_load(&sized_closes) == 1, "close called %d times",
+		  atomic_load(&sized_closes));
+
 	ucm_set_print(NULL);
 	UT_ASSERT(!ucm_umem__destroy(umem, 100), "umem destroy");
 	return 0;
@@ -968,6 +1050,7 @@ static int inline_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames
 	return rec_xmit(ctx, worker, frames, addrs, n);
 }
 static const struct ucm_sink_ops inline_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.open = inline_open, .xmit = inline_xmit, .close = inline_close,
 };
 
@@ -1114,7 +1197,7 @@ static int verdict_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frame
 	return 0;
 }
 
-static const struct ucm_sink_ops verdict_ops = { .xmit = verdict_xmit };
+static const struct ucm_sink_ops verdict_ops = { .sz = sizeof(struct ucm_sink_ops), .xmit = verdict_xmit };
 
 static int count_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 		      const uint64_t *addrs, uint32_t n)
@@ -1123,7 +1206,7 @@ static int count_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	return 0;
 }
 
-static const struct ucm_sink_ops rec_count_ops = { .xmit = count_xmit };
+static const struct ucm_sink_ops rec_count_ops = { .sz = sizeof(struct ucm_sink_ops), .xmit = count_xmit };
 
 /* A verdict case: a UMEM and its pool (vrun_init), then two workers with
  * @co's sink, verdict and channels and @n packets of sequence 0.. spread
@@ -1301,6 +1384,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_inline_mode),
 	UT_CASE(test_inline_mode_hold),
 	UT_CASE(test_create_rejects_bad_options),
+	UT_CASE(test_sink_ops_sized),
 	UT_CASE(test_delivery_and_descriptors),
 	UT_CASE(test_no_lost_wakeup_before_sleep),
 	UT_CASE(test_no_lost_wakeup_before_announce),

@@ -128,7 +128,8 @@ struct ucm_dp_opts {
 	/* A sink of one's own instead of the tun (cpumap.h: struct
 	 * ucm_sink_ops): tun_name is then not used, and the tun's flags
 	 * (TAP, TWO_WAY, NO_BATCH, COALESCE) are refused, as is a sink that
-	 * keeps frames (UCM_SINK_F_KEEP). Both must outlive the datapath. */
+	 * keeps frames (UCM_SINK_F_KEEP). The ops are copied at create (their
+	 * .sz set: cpumap.h, "Size"); sink_ctx must outlive the datapath. */
 	const struct ucm_sink_ops *sink;
 	void *sink_ctx;
 	/* The application's code on each packet, on the workers (cpumap.h:
