@@ -61,7 +61,10 @@ static int pcap_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	return failed;
 }
 
-static const struct ucm_sink_ops pcap_ops = { .xmit = pcap_xmit };
+static const struct ucm_sink_ops pcap_ops = {
+	.sz = sizeof(struct ucm_sink_ops),	/* the ops are extensible */
+	.xmit = pcap_xmit,
+};
 
 int main(int argc, char **argv)
 {

@@ -39,6 +39,7 @@
 #include <bpf/bpf.h>
 
 #include "core/pool_internal.h"
+#include "engine/cpumap_internal.h"
 #include "ucpumap/dp.h"
 #include "ucpumap/xdp.h"
 
@@ -67,7 +68,8 @@ struct dp_cfg {
 	uint32_t xsk_mode, frames, frame_size, rx_size, qsize, mtu, flags;
 	bool peer_mac_set;
 	uint8_t peer_mac[6];
-	const struct ucm_sink_ops *sink;	/* NULL: the tun */
+	const struct ucm_sink_ops *sink;	/* &sink_ops; NULL: the tun */
+	struct ucm_sink_ops sink_ops;		/* the caller's, copied */
 	void *sink_ctx;
 	ucm_verdict_fn verdict;
 	void *verdict_ctx;
@@ -221,7 +223,12 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	memset(c, 0, sizeof(*c));
 	c->flags = o.flags;
 	c->xsk_mode = o.xsk_mode;
-	c->sink = o.sink;
+	if (o.sink) {
+		err = ucm_sink_ops_copy(&c->sink_ops, o.sink);
+		if (err)
+			return err;
+		c->sink = &c->sink_ops;
+	}
 	c->sink_ctx = o.sink_ctx;
 	c->verdict = o.verdict;
 	c->verdict_ctx = o.verdict_ctx;
@@ -497,21 +504,25 @@ static int check_qw(const struct ucm_dp *dp, uint32_t q, uint32_t w)
 	return !dp || q >= dp->c.nqueues || w >= dp->c.nworkers ? -EINVAL : 0;
 }
 
-/* The readings, under dp->lock: the live parts, or the final counters. */
-static void read_queue(const struct ucm_dp *dp, uint32_t q,
-		       struct ucm_xsk_stats *xs, struct ucm_pool_stats *ps)
+/* The readings, under dp->lock: the live parts, or the final counters.
+ * Each fills the library's own struct, every byte of it. */
+static void read_xsk(const struct ucm_dp *dp, uint32_t q, struct ucm_xsk_stats *xs)
 {
-	if (stopped(dp)) {
-		if (xs)
-			*xs = dp->fin->xs[q];
-		if (ps)
-			*ps = dp->fin->ps[q];
-		return;
-	}
-	if (xs)
-		ucm_xsk_queue__stats(dp->rx[q].q, xs);
-	if (ps)
-		ucm_pool__get_stats(ucm_xsk_queue__pool(dp->rx[q].q), ps);
+	memset(xs, 0, sizeof(*xs));
+	if (stopped(dp))
+		*xs = dp->fin->xs[q];
+	else
+		ucm_xsk_queue__stats(dp->rx[q].q, xs, sizeof(*xs));
+}
+
+static void read_pool(const struct ucm_dp *dp, uint32_t q, struct ucm_pool_stats *ps)
+{
+	memset(ps, 0, sizeof(*ps));
+	if (stopped(dp))
+		*ps = dp->fin->ps[q];
+	else
+		ucm_pool__get_stats(ucm_xsk_queue__pool(dp->rx[q].q), ps,
+				    sizeof(*ps));
 }
 
 static int read_enqueue(const struct ucm_dp *dp, uint32_t q, uint32_t w,
@@ -519,6 +530,7 @@ static int read_enqueue(const struct ucm_dp *dp, uint32_t q, uint32_t w,
 {
 	struct ucm_cpumap_producer *prod;
 
+	memset(es, 0, sizeof(*es));
 	if (stopped(dp)) {
 		if (!dp->fin->es_ok[q * dp->c.nworkers + w])
 			return -ENOENT;
@@ -526,96 +538,95 @@ static int read_enqueue(const struct ucm_dp *dp, uint32_t q, uint32_t w,
 		return 0;
 	}
 	prod = rx_prod(&dp->rx[q]);
-	if (!prod || ucm_cpumap__enqueue_stats(prod, w, es))
+	if (!prod || ucm_cpumap__enqueue_stats(prod, w, es, sizeof(*es)))
 		return -ENOENT;
 	return 0;
 }
 
 static void read_worker(const struct ucm_dp *dp, uint32_t w,
-			struct ucm_cpumap_worker_stats *ws, struct ucm_tun_stats *ts)
+			struct ucm_cpumap_worker_stats *ws)
 {
-	if (stopped(dp)) {
-		if (ws)
-			*ws = dp->fin->ws[w];
-		if (ts)
-			*ts = dp->fin->ts[w];
-		return;
-	}
-	if (ws)
-		ucm_cpumap__worker_stats(dp->map, w, ws);
-	if (ts && dp->tun)
-		ucm_tun__worker_stats(dp->tun, w, ts);
-	else if (ts)
-		memset(ts, 0, sizeof(*ts));
+	memset(ws, 0, sizeof(*ws));
+	if (stopped(dp))
+		*ws = dp->fin->ws[w];
+	else
+		ucm_cpumap__worker_stats(dp->map, w, ws, sizeof(*ws));
 }
 
-static int read_back(const struct ucm_dp *dp, uint32_t w,
-		     struct ucm_tun_rev_stats *rs, struct ucm_txq_stats *qs)
+/* Zero with a sink of one's own (no tun). */
+static void read_tun(const struct ucm_dp *dp, uint32_t w, struct ucm_tun_stats *ts)
 {
+	memset(ts, 0, sizeof(*ts));
+	if (stopped(dp))
+		*ts = dp->fin->ts[w];
+	else if (dp->tun)
+		ucm_tun__worker_stats(dp->tun, w, ts, sizeof(*ts));
+}
+
+static int read_rev(const struct ucm_dp *dp, uint32_t w,
+		    struct ucm_tun_rev_stats *rs)
+{
+	memset(rs, 0, sizeof(*rs));
 	if (!has_channels(dp->c.flags))
 		return -ENOENT;
-	if (stopped(dp)) {
-		if (rs)
-			*rs = dp->fin->rs[w];
-		if (qs)
-			*qs = dp->fin->qs[w];
-		return 0;
-	}
-	if (rs && (dp->c.flags & UCM_DP_F_TWO_WAY))
-		ucm_tun__rev_stats(dp->tun, w, rs);
-	else if (rs)
-		memset(rs, 0, sizeof(*rs));
-	if (qs)
-		ucm_txq__stats(dp->txq[w], qs);
+	if (stopped(dp))
+		*rs = dp->fin->rs[w];
+	else if (dp->c.flags & UCM_DP_F_TWO_WAY)
+		ucm_tun__rev_stats(dp->tun, w, rs, sizeof(*rs));
 	return 0;
 }
 
-int ucm_dp__queue_stats(const struct ucm_dp *dp, uint32_t q,
-			struct ucm_xsk_stats *xs, struct ucm_pool_stats *ps)
+static int read_txq(const struct ucm_dp *dp, uint32_t w, struct ucm_txq_stats *qs)
 {
-	if (check_qw(dp, q, 0))
-		return ucm_err(-EINVAL);
-	pthread_mutex_lock(dp_lock(dp));
-	read_queue(dp, q, xs, ps);
-	pthread_mutex_unlock(dp_lock(dp));
+	memset(qs, 0, sizeof(*qs));
+	if (!has_channels(dp->c.flags))
+		return -ENOENT;
+	if (stopped(dp))
+		*qs = dp->fin->qs[w];
+	else
+		ucm_txq__stats(dp->txq[w], qs, sizeof(*qs));
 	return 0;
 }
+
+/*
+ * The getters: check, read under dp->lock into the library's own struct,
+ * copy out to the caller's @st of @sz bytes (zeros when not there).
+ */
+#define DP_GETTER(name, TYPE, q, w, read)				\
+int ucm_dp__##name##_stats(const struct ucm_dp *dp, uint32_t idx,	\
+			   struct TYPE *st, size_t sz)			\
+{									\
+	struct TYPE o;							\
+	int err;							\
+									\
+	if (check_qw(dp, q, w) || !st || !sz)				\
+		return ucm_err(-EINVAL);				\
+	pthread_mutex_lock(dp_lock(dp));				\
+	err = read;							\
+	pthread_mutex_unlock(dp_lock(dp));				\
+	ucm_stats_out(st, sz, &o, sizeof(o));				\
+	return ucm_err(err);						\
+}
+
+DP_GETTER(xsk, ucm_xsk_stats, idx, 0, (read_xsk(dp, idx, &o), 0))
+DP_GETTER(pool, ucm_pool_stats, idx, 0, (read_pool(dp, idx, &o), 0))
+DP_GETTER(worker, ucm_cpumap_worker_stats, 0, idx, (read_worker(dp, idx, &o), 0))
+DP_GETTER(tun, ucm_tun_stats, 0, idx, (read_tun(dp, idx, &o), 0))
+DP_GETTER(rev, ucm_tun_rev_stats, 0, idx, read_rev(dp, idx, &o))
+DP_GETTER(txq, ucm_txq_stats, 0, idx, read_txq(dp, idx, &o))
 
 int ucm_dp__enqueue_stats(const struct ucm_dp *dp, uint32_t q, uint32_t w,
-			  struct ucm_cpumap_enqueue_stats *es)
+			  struct ucm_cpumap_enqueue_stats *st, size_t sz)
 {
+	struct ucm_cpumap_enqueue_stats o;
 	int err;
 
-	if (check_qw(dp, q, w) || !es)
+	if (check_qw(dp, q, w) || !st || !sz)
 		return ucm_err(-EINVAL);
 	pthread_mutex_lock(dp_lock(dp));
-	err = read_enqueue(dp, q, w, es);
+	err = read_enqueue(dp, q, w, &o);
 	pthread_mutex_unlock(dp_lock(dp));
-	return ucm_err(err);
-}
-
-int ucm_dp__worker_stats(const struct ucm_dp *dp, uint32_t w,
-			 struct ucm_cpumap_worker_stats *ws,
-			 struct ucm_tun_stats *ts)
-{
-	if (check_qw(dp, 0, w))
-		return ucm_err(-EINVAL);
-	pthread_mutex_lock(dp_lock(dp));
-	read_worker(dp, w, ws, ts);
-	pthread_mutex_unlock(dp_lock(dp));
-	return 0;
-}
-
-int ucm_dp__back_stats(const struct ucm_dp *dp, uint32_t w,
-		       struct ucm_tun_rev_stats *rs, struct ucm_txq_stats *qs)
-{
-	int err;
-
-	if (check_qw(dp, 0, w))
-		return ucm_err(-EINVAL);
-	pthread_mutex_lock(dp_lock(dp));
-	err = read_back(dp, w, rs, qs);
-	pthread_mutex_unlock(dp_lock(dp));
+	ucm_stats_out(st, sz, &o, sizeof(o));
 	return ucm_err(err);
 }
 
@@ -625,7 +636,7 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	struct ucm_xsk_stats xs;
 	uint32_t w;
 
-	read_queue(dp, q, &xs, NULL);
+	read_xsk(dp, q, &xs);
 	t->rx += xs.rx;
 	t->rx_bad_desc += xs.rx_bad_desc;
 	t->rx_steer_err += xs.rx_steer_err;
@@ -655,7 +666,8 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	uint64_t bad;
 	int r;
 
-	read_worker(dp, w, &ws, &ts);
+	read_worker(dp, w, &ws);
+	read_tun(dp, w, &ts);
 	t->worker_processed += ws.processed;
 	t->verdict_tx += ws.tx;
 	t->worker_drops += ws.drops;
@@ -669,7 +681,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->tun_err_other += ts.err_other;
 	t->tun_super += ts.super;
 	t->tun_super_segs += ts.super_segs;
-	if (read_back(dp, w, &rs, &qs))
+	if (read_rev(dp, w, &rs) || read_txq(dp, w, &qs))
 		return;
 	bad = rs.drop_offload + rs.drop_too_big + rs.drop_non_ip + rs.drop_no_neigh;
 	t->back_read += rs.packets + bad;
@@ -709,9 +721,7 @@ int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st, size_t sz)
 		gather(dp, &t);
 	t.state = dp->state;
 	pthread_mutex_unlock(dp_lock(dp));
-	memcpy(st, &t, sz < sizeof(t) ? sz : sizeof(t));
-	if (sz > sizeof(t))
-		memset((char *)st + sizeof(t), 0, sz - sizeof(t));
+	ucm_stats_out(st, sz, &t, sizeof(t));
 	return 0;
 }
 
@@ -1029,14 +1039,17 @@ static void snapshot(struct ucm_dp *dp)
 	uint32_t q, w, nw = dp->c.nworkers;
 
 	for (q = 0; q < dp->c.nqueues; q++) {
-		read_queue(dp, q, &f->xs[q], &f->ps[q]);
+		read_xsk(dp, q, &f->xs[q]);
+		read_pool(dp, q, &f->ps[q]);
 		for (w = 0; w < nw; w++)
 			f->es_ok[q * nw + w] =
 				!read_enqueue(dp, q, w, &f->es[q * nw + w]);
 	}
 	for (w = 0; w < nw; w++) {
-		read_worker(dp, w, &f->ws[w], &f->ts[w]);
-		read_back(dp, w, &f->rs[w], &f->qs[w]);
+		read_worker(dp, w, &f->ws[w]);
+		read_tun(dp, w, &f->ts[w]);
+		read_rev(dp, w, &f->rs[w]);
+		read_txq(dp, w, &f->qs[w]);
 	}
 	gather(dp, &f->tot);
 	/* The RX threads are joined: what is on the TX path by the ring's

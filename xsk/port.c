@@ -456,36 +456,47 @@ struct ucm_pool *ucm_xsk_queue__pool(const struct ucm_xsk_queue *q)
 	return q->pool;
 }
 
-int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st)
+int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st,
+			 size_t sz)
 {
 	struct xdp_statistics ks = {};
 	socklen_t len = sizeof(ks);
+	struct ucm_xsk_stats o = {};
+	int err = 0;
 
-	st->rx = READ_ONCE(q->stats.rx);
-	st->rx_bad_desc = READ_ONCE(q->stats.rx_bad_desc);
-	st->fill = READ_ONCE(q->stats.fill);
-	st->fill_short = READ_ONCE(q->stats.fill_short);
-	st->wakeups = READ_ONCE(q->stats.wakeups);
-	st->rx_steer_err = READ_ONCE(q->stats.rx_steer_err);
-	st->tx = READ_ONCE(q->stats.tx);
-	st->tx_ring_full = READ_ONCE(q->stats.tx_ring_full);
-	st->tx_kicks = READ_ONCE(q->stats.tx_kicks);
-	st->tx_kick_err = READ_ONCE(q->stats.tx_kick_err);
-	st->tx_completed = READ_ONCE(q->stats.tx_completed);
-	st->tx_comp_bulks = READ_ONCE(q->stats.tx_comp_bulks);
-	st->tx_comp_direct = READ_ONCE(q->stats.tx_comp_direct);
-	if (q->fd < 0 || getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &ks, &len))
-		return ucm_err(q->fd < 0 ? -EBADF : -errno);
-	st->kernel_rx_dropped = ks.rx_dropped;
-	st->kernel_rx_invalid_descs = ks.rx_invalid_descs;
-	st->kernel_tx_invalid_descs = ks.tx_invalid_descs;
+	if (!q || !st || !sz)
+		return ucm_err(-EINVAL);
+
+	o.rx = READ_ONCE(q->stats.rx);
+	o.rx_bad_desc = READ_ONCE(q->stats.rx_bad_desc);
+	o.fill = READ_ONCE(q->stats.fill);
+	o.fill_short = READ_ONCE(q->stats.fill_short);
+	o.wakeups = READ_ONCE(q->stats.wakeups);
+	o.rx_steer_err = READ_ONCE(q->stats.rx_steer_err);
+	o.tx = READ_ONCE(q->stats.tx);
+	o.tx_ring_full = READ_ONCE(q->stats.tx_ring_full);
+	o.tx_kicks = READ_ONCE(q->stats.tx_kicks);
+	o.tx_kick_err = READ_ONCE(q->stats.tx_kick_err);
+	o.tx_completed = READ_ONCE(q->stats.tx_completed);
+	o.tx_comp_bulks = READ_ONCE(q->stats.tx_comp_bulks);
+	o.tx_comp_direct = READ_ONCE(q->stats.tx_comp_direct);
+	if (q->fd < 0 || getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &ks, &len)) {
+		/* The queue's own counters all the same; the kernel's read 0. */
+		err = q->fd < 0 ? -EBADF : -errno;
+		goto out;
+	}
+	o.kernel_rx_dropped = ks.rx_dropped;
+	o.kernel_rx_invalid_descs = ks.rx_invalid_descs;
+	o.kernel_tx_invalid_descs = ks.tx_invalid_descs;
 	/* Older kernels return the first three fields only. */
 	if (len >= offsetofend(struct xdp_statistics, tx_ring_empty_descs)) {
-		st->kernel_rx_ring_full = ks.rx_ring_full;
-		st->kernel_rx_fill_ring_empty_descs = ks.rx_fill_ring_empty_descs;
-		st->kernel_tx_ring_empty_descs = ks.tx_ring_empty_descs;
+		o.kernel_rx_ring_full = ks.rx_ring_full;
+		o.kernel_rx_fill_ring_empty_descs = ks.rx_fill_ring_empty_descs;
+		o.kernel_tx_ring_empty_descs = ks.tx_ring_empty_descs;
 	}
-	return 0;
+out:
+	ucm_stats_out(st, sz, &o, sizeof(o));
+	return ucm_err(err);
 }
 
 /* ---- the RX thread's side ------------------------------------------------- */

@@ -128,6 +128,7 @@ static int comp_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 }
 
 static const struct ucm_sink_ops comp_sink = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.xmit = comp_xmit,
 	.flags = UCM_SINK_F_KEEP,
 };
@@ -192,9 +193,9 @@ static void eng_snapshot(struct eng_run *run, int wcpu, struct eng_snap *s)
 {
 	s->t = now_sec();
 	s->steal = cpu_steal_sec(run->cpu) + cpu_steal_sec(wcpu);
-	ucm_cpumap__worker_stats(run->map, 0, &s->w);
-	ucm_cpumap__enqueue_stats(run->prod, 0, &s->e);
-	ucm_pool__get_stats(run->pool, &s->p);
+	ucm_cpumap__worker_stats(run->map, 0, &s->w, sizeof(s->w));
+	ucm_cpumap__enqueue_stats(run->prod, 0, &s->e, sizeof(s->e));
+	ucm_pool__get_stats(run->pool, &s->p, sizeof(s->p));
 }
 
 #define DELTA(f) (b->p.f - a->p.f)
@@ -297,7 +298,7 @@ out_comp:
 	}
 out_umem:
 	/* Every frame must be home: the audit balances and destroy frees. */
-	if (ucm_umem__audit(run.umem, &audit) && !err) {
+	if (ucm_umem__audit(run.umem, &audit, sizeof(audit)) && !err) {
 		fprintf(stderr, "engine: %s: the frame audit failed\n", row->name);
 		err = -EUCLEAN;
 	}

@@ -313,7 +313,8 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 	struct ucm_pool_stats ps;
 	uint32_t id = ucm_dp__queue_id(d->dp, q), w;
 
-	ucm_dp__queue_stats(d->dp, q, &xs, &ps);
+	ucm_dp__xsk_stats(d->dp, q, &xs, sizeof(xs));
+	ucm_dp__pool_stats(d->dp, q, &ps, sizeof(ps));
 	printf("  queue %u: %.0f pps, rx %llu bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
 	       id, (xs.rx - d->last_q_rx[q]) / dt, ULL(xs.rx), ULL(xs.rx_bad_desc),
 	       ULL(xs.kernel_rx_dropped), ULL(xs.kernel_rx_ring_full),
@@ -332,7 +333,7 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 		d->last_q_tx[q] = xs.tx;
 	}
 	for (w = 0; w < ucm_dp__nworkers(d->dp); w++) {
-		if (ucm_dp__enqueue_stats(d->dp, q, w, &es))
+		if (ucm_dp__enqueue_stats(d->dp, q, w, &es, sizeof(es)))
 			continue;
 		printf("    enqueue %u->%u: %.0f pps, drops %.0f/s, processed %llu drops %llu bulk-avg %.1f\n",
 		       id, w, (es.processed - d->last_enq[q][w][0]) / dt,
@@ -348,7 +349,7 @@ static void print_back(struct daemon *d, uint32_t w, double dt)
 	struct ucm_tun_rev_stats rs;
 	struct ucm_txq_stats qs;
 
-	if (ucm_dp__back_stats(d->dp, w, &rs, &qs))
+	if (ucm_dp__rev_stats(d->dp, w, &rs, sizeof(rs)) || ucm_dp__txq_stats(d->dp, w, &qs, sizeof(qs)))
 		return;
 	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu, neigh_asks %llu, err %llu | to queue %u: sent %llu full %llu\n",
 	       ULL(rs.packets), (rs.packets - d->last_rev[w]) / dt, ULL(rs.reads),
@@ -364,7 +365,8 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 	struct ucm_cpumap_worker_stats ws;
 	struct ucm_tun_stats ts;
 
-	ucm_dp__worker_stats(d->dp, w, &ws, &ts);
+	ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws));
+	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
 	printf("  worker %u (cpu %d): %.0f pps, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu\n",
 	       w, ucm_dp__worker_cpu(d->dp, w), (ws.processed - d->last_w[w][0]) / dt,
 	       (ws.drops - d->last_w[w][1]) / dt, ULL(ws.processed), ULL(ws.drops),
@@ -424,7 +426,8 @@ static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
 	struct ucm_xsk_stats xs;
 	struct ucm_pool_stats ps;
 
-	ucm_dp__queue_stats(d->dp, q, &xs, &ps);
+	ucm_dp__xsk_stats(d->dp, q, &xs, sizeof(xs));
+	ucm_dp__pool_stats(d->dp, q, &ps, sizeof(ps));
 	json_obj(j, NULL);
 	json_u64(j, "queue", ucm_dp__queue_id(d->dp, q));
 	json_u64(j, "rx", xs.rx);
@@ -444,7 +447,7 @@ static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
 	json_num(j, "pool_inflight", ps.inflight);
 	json_arr(j, "enqueue");
 	for (uint32_t w = 0; w < ucm_dp__nworkers(d->dp); w++) {
-		if (ucm_dp__enqueue_stats(d->dp, q, w, &es))
+		if (ucm_dp__enqueue_stats(d->dp, q, w, &es, sizeof(es)))
 			continue;
 		json_obj(j, NULL);
 		json_u64(j, "worker", w);
@@ -462,7 +465,8 @@ static void json_worker(struct json *j, const struct daemon *d, uint32_t w)
 	struct ucm_cpumap_worker_stats ws;
 	struct ucm_tun_stats ts;
 
-	ucm_dp__worker_stats(d->dp, w, &ws, &ts);
+	ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws));
+	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
 	json_obj(j, NULL);
 	json_u64(j, "worker", w);
 	json_num(j, "cpu", ucm_dp__worker_cpu(d->dp, w));
@@ -507,13 +511,11 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, double no
 
 static void print_stats(struct daemon *d, bool final)
 {
-	double now = now_sec(), dt = now - d->last_t;
+	double now = now_sec(), dt = now > d->last_t ? now - d->last_t : 1;
 	struct ucm_dp_stats t, *l = &d->last;
 	uint32_t i;
 
 	ucm_dp__stats(d->dp, &t, sizeof(t));
-	if (dt <= 0)
-		dt = 1;
 #define RATE(f) ((t.f - l->f) / dt)
 	printf("%s%s: rx %.0f pps | to workers %.0f pps, enqueue drops %.0f, bulk-avg %.1f | delivered %.0f pps, worker drops %.0f\n",
 	       final ? "total " : "", d->c.dev, RATE(rx),
@@ -645,10 +647,8 @@ static int stop(struct daemon *d, int status)
 		printf(t.state & UCM_DP_S_FRAMES_HOME ? "audit: every frame came home\n" :
 		       "audit: frames did not come home (see above)\n");
 	}
-	if (err)
-		status = 1;
 	ucm_dp__destroy(d->dp);
-	return status;
+	return err ? 1 : status;
 }
 
 int main(int argc, char **argv)

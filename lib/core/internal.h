@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <string.h>
 
 #include "ucpumap/log.h"
 
@@ -111,6 +112,19 @@ int ucm_opts_copy(void *dst, size_t dst_sz, size_t known, const void *src,
 #define UCM_OPTS_COPY(dst, src, TYPE)					\
 	ucm_opts_copy(dst, sizeof(struct TYPE),				\
 		      offsetofend(struct TYPE, TYPE##__last_field), src, #TYPE)
+
+/*
+ * Copy statistics out to a caller's @dst of @dst_sz bytes (libbpf's sz
+ * discipline): a caller built against an older, smaller struct gets its
+ * part, one built against a newer, larger one gets ours and zeroes past it.
+ */
+static inline void ucm_stats_out(void *dst, size_t dst_sz, const void *src,
+				 size_t src_sz)
+{
+	memcpy(dst, src, dst_sz < src_sz ? dst_sz : src_sz);
+	if (dst_sz > src_sz)
+		memset((char *)dst + src_sz, 0, dst_sz - src_sz);
+}
 
 /* Logging goes through the user's print callback (see log.h). */
 __attribute__((format(printf, 2, 3)))

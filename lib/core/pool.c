@@ -421,25 +421,29 @@ int64_t ucm_pool__inflight(const struct ucm_pool *pool)
 			 READ_ONCE(pool->stack.release));
 }
 
-void ucm_pool__get_stats(const struct ucm_pool *pool,
-			 struct ucm_pool_stats *st)
+int ucm_pool__get_stats(const struct ucm_pool *pool,
+			struct ucm_pool_stats *st, size_t sz)
 {
 	const struct ucm_pool *p = pool;
+	struct ucm_pool_stats o = {};
 
-	memset(st, 0, sizeof(*st));
-	st->alloc_fast = READ_ONCE(p->owner_stats.fast);
-	st->alloc_slow = READ_ONCE(p->owner_stats.slow);
-	st->alloc_empty = READ_ONCE(p->owner_stats.empty);
-	st->alloc_refill = READ_ONCE(p->owner_stats.refill);
-	st->alloc_exhausted = READ_ONCE(p->owner_stats.exhausted);
-	st->recycle_cached = READ_ONCE(p->owner_stats.cached);
-	st->recycle_cache_full = READ_ONCE(p->owner_stats.cache_full);
-	st->recycle_ring = READ_ONCE(p->remote_stats.ring);
-	st->recycle_ring_full = READ_ONCE(p->remote_stats.ring_full);
-	st->recycle_released = READ_ONCE(p->remote_stats.released);
-	st->bad_addr = READ_ONCE(p->remote_stats.bad_addr);
-	st->double_free = READ_ONCE(p->remote_stats.double_free);
-	st->hold = READ_ONCE(p->stack.hold);
-	st->release = READ_ONCE(p->stack.release);
-	st->inflight = (int64_t)(st->hold - st->release);
+	if (!pool || !st || !sz)
+		return ucm_err(-EINVAL);
+	o.alloc_fast = READ_ONCE(p->owner_stats.fast);
+	o.alloc_slow = READ_ONCE(p->owner_stats.slow);
+	o.alloc_empty = READ_ONCE(p->owner_stats.empty);
+	o.alloc_refill = READ_ONCE(p->owner_stats.refill);
+	o.alloc_exhausted = READ_ONCE(p->owner_stats.exhausted);
+	o.recycle_cached = READ_ONCE(p->owner_stats.cached);
+	o.recycle_cache_full = READ_ONCE(p->owner_stats.cache_full);
+	o.recycle_ring = READ_ONCE(p->remote_stats.ring);
+	o.recycle_ring_full = READ_ONCE(p->remote_stats.ring_full);
+	o.recycle_released = READ_ONCE(p->remote_stats.released);
+	o.bad_addr = READ_ONCE(p->remote_stats.bad_addr);
+	o.double_free = READ_ONCE(p->remote_stats.double_free);
+	o.hold = READ_ONCE(p->stack.hold);
+	o.release = READ_ONCE(p->stack.release);
+	o.inflight = (int64_t)(o.hold - o.release);
+	ucm_stats_out(st, sz, &o, sizeof(o));
+	return 0;
 }

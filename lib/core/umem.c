@@ -355,17 +355,15 @@ static int audit_tier(struct ucm_pool *pool, uint8_t *seen,
 	return 0;
 }
 
-int ucm_pool__audit(struct ucm_pool *pool, struct ucm_pool_audit *a)
+/* Into the library's own @a, every byte of it written. */
+static int pool_audit(struct ucm_pool *pool, struct ucm_pool_audit *a)
 {
-	struct ucm_pool_audit local;
 	struct ucm_ring *r = pool->ring;
 	uint32_t i, ring_n, parked;
 	int64_t inflight;
 	uint8_t *seen;
 	int err = 0;
 
-	if (!a)
-		a = &local;
 	memset(a, 0, sizeof(*a));
 	a->frames = pool->nframes;
 	seen = calloc(pool->nframes, 1);
@@ -424,6 +422,19 @@ int ucm_pool__audit(struct ucm_pool *pool, struct ucm_pool_audit *a)
 	}
 	pthread_mutex_unlock(&pool->stack.lock);
 	free(seen);
+	return err;
+}
+
+int ucm_pool__audit(struct ucm_pool *pool, struct ucm_pool_audit *a, size_t sz)
+{
+	struct ucm_pool_audit o;
+	int err;
+
+	if (!pool || (a && !sz))
+		return ucm_err(-EINVAL);
+	err = pool_audit(pool, &o);
+	if (a)
+		ucm_stats_out(a, sz, &o, sizeof(o));
 	return ucm_err(err);
 }
 
@@ -475,24 +486,26 @@ out:
 	return err;
 }
 
-int ucm_umem__audit(struct ucm_umem *umem, struct ucm_pool_audit *sum)
+int ucm_umem__audit(struct ucm_umem *umem, struct ucm_pool_audit *sum,
+		    size_t sz)
 {
-	struct ucm_pool_audit a;
+	struct ucm_pool_audit a, t;
 	int err = 0, ret;
 	uint32_t i, l;
 
-	if (sum)
-		memset(sum, 0, sizeof(*sum));
+	if (!umem || (sum && !sz))
+		return ucm_err(-EINVAL);
+	memset(&t, 0, sizeof(t));
 	for (i = 0; i < umem->npools; i++) {
-		ret = ucm_pool__audit(&umem->pools[i], &a);
+		ret = pool_audit(&umem->pools[i], &a);
 		if (ret && !err)
 			err = ret;
-		if (!sum)
-			continue;
-		sum->frames += a.frames;
-		sum->tagged = a.tagged;
+		t.frames += a.frames;
+		t.tagged = a.tagged;
 		for (l = 0; l < UCM_LOC__MAX; l++)
-			sum->loc[l] += a.loc[l];
+			t.loc[l] += a.loc[l];
 	}
+	if (sum)
+		ucm_stats_out(sum, sz, &t, sizeof(t));
 	return ucm_err(err);
 }

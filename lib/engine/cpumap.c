@@ -126,7 +126,8 @@ struct ucm_cpumap {
 	void *area;
 	uint32_t frame_size;
 	uint32_t flags;
-	const struct ucm_sink_ops *sink;
+	const struct ucm_sink_ops *sink;	/* &sink_ops, or NULL */
+	struct ucm_sink_ops sink_ops;		/* the caller's, copied */
 	void *sink_ctx;
 	ucm_verdict_fn verdict;
 	void *verdict_ctx;
@@ -716,9 +717,19 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 	return 0;
 }
 
+int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src)
+{
+	if (!src->sz) {
+		pr_warn("sink: struct ucm_sink_ops has no sz: set .sz = sizeof(struct ucm_sink_ops) (or declare it with UCM_OPTS())\n");
+		return -EINVAL;
+	}
+	return UCM_OPTS_COPY(dst, src, ucm_sink_ops);
+}
+
 struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 				      const struct ucm_cpumap_opts *opts)
 {
+	struct ucm_sink_ops sink = {};
 	struct ucm_cpumap_opts o;
 	struct ucm_cpumap *map;
 	uint32_t i, j;
@@ -763,7 +774,10 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 			}
 		}
 	}
-	if (o.sink && !o.sink->xmit) {
+	err = o.sink ? ucm_sink_ops_copy(&sink, o.sink) : 0;
+	if (err)
+		return ucm_err_ptr(err);
+	if (o.sink && !sink.xmit) {
 		pr_warn("cpumap: a sink needs an xmit callback\n");
 		return ucm_err_ptr(-EINVAL);
 	}
@@ -781,7 +795,8 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->area = ucm_umem__area(umem);
 	map->frame_size = ucm_umem__frame_size(umem);
 	map->flags = o.flags;
-	map->sink = o.sink;
+	map->sink_ops = sink;
+	map->sink = o.sink ? &map->sink_ops : NULL;
 	map->sink_ctx = o.sink_ctx;
 	map->verdict = o.verdict;
 	map->verdict_ctx = o.verdict_ctx;
@@ -887,6 +902,7 @@ static int null_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 }
 
 const struct ucm_sink_ops ucm_sink_null = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.xmit = null_xmit,
 };
 
@@ -905,38 +921,42 @@ int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w)
 }
 
 int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
-			     struct ucm_cpumap_worker_stats *st)
+			     struct ucm_cpumap_worker_stats *st, size_t sz)
 {
+	struct ucm_cpumap_worker_stats o = {};	/* reasons past UCM_DROP__MAX read 0 */
 	const struct ucm_cpumap_worker_stats *s;
 	uint32_t r;
 
-	if (w >= map->nworkers)
+	if (!map || w >= map->nworkers || !st || !sz)
 		return ucm_err(-EINVAL);
 	s = &map->workers[w]->stats;
-	memset(st, 0, sizeof(*st));	/* reasons past UCM_DROP__MAX read 0 */
-	st->processed = READ_ONCE(s->processed);
-	st->tx = READ_ONCE(s->tx);
-	st->drops = READ_ONCE(s->drops);
-	st->sched = READ_ONCE(s->sched);
-	st->xmits = READ_ONCE(s->xmits);
-	st->flush_empty = READ_ONCE(s->flush_empty);
-	st->flush_full = READ_ONCE(s->flush_full);
+	o.processed = READ_ONCE(s->processed);
+	o.tx = READ_ONCE(s->tx);
+	o.drops = READ_ONCE(s->drops);
+	o.sched = READ_ONCE(s->sched);
+	o.xmits = READ_ONCE(s->xmits);
+	o.flush_empty = READ_ONCE(s->flush_empty);
+	o.flush_full = READ_ONCE(s->flush_full);
 	for (r = 0; r < UCM_DROP__MAX; r++)
-		st->drop_reason[r] = READ_ONCE(s->drop_reason[r]);
+		o.drop_reason[r] = READ_ONCE(s->drop_reason[r]);
+	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }
 
 int ucm_cpumap__enqueue_stats(const struct ucm_cpumap_producer *prod,
-			      uint32_t w, struct ucm_cpumap_enqueue_stats *st)
+			      uint32_t w, struct ucm_cpumap_enqueue_stats *st,
+			      size_t sz)
 {
+	struct ucm_cpumap_enqueue_stats o = {};
 	const struct ucm_cpumap_enqueue_stats *s;
 
-	if (w >= prod->map->nworkers)
+	if (!prod || w >= prod->map->nworkers || !st || !sz)
 		return ucm_err(-EINVAL);
 	s = &prod->stats[w];
-	st->processed = READ_ONCE(s->processed);
-	st->drops = READ_ONCE(s->drops);
-	st->events = READ_ONCE(s->events);
-	st->wakeups = READ_ONCE(s->wakeups);
+	o.processed = READ_ONCE(s->processed);
+	o.drops = READ_ONCE(s->drops);
+	o.events = READ_ONCE(s->events);
+	o.wakeups = READ_ONCE(s->wakeups);
+	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }

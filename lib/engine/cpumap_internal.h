@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Test hooks of the cpumap worker loop: debug builds only, not public. */
+/* What the cpumap shares with the layers above it, not public: the copy
+ * of a caller's sink ops, and the worker loop's test hooks (debug builds). */
 #ifndef UCM_CPUMAP_INTERNAL_H
 #define UCM_CPUMAP_INTERNAL_H
 
 #include <stdint.h>
+
+#include "ucpumap/cpumap.h"
+
+/* Copy a caller's sink ops by the opts rules (cpumap.h, "Size"): @src not
+ * NULL; -EINVAL, with a message naming the fix, for sz 0 or unknown
+ * non-zero bytes. */
+int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src);
 
 enum ucm_cpumap_hook_point {
 	/* The worker found its ring empty and has not announced sleep yet. */

@@ -210,14 +210,20 @@ uint32_t ucm_txq__reclaim(struct ucm_txq *t)
 	return total;
 }
 
-void ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st)
+int ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st, size_t sz)
 {
-	st->lent = READ_ONCE(t->rx_stats.lent);
-	st->lend_short = READ_ONCE(t->rx_stats.lend_short);
-	st->collected = READ_ONCE(t->rx_stats.collected);
-	st->sent = READ_ONCE(t->w_stats.sent);
-	st->send_full = READ_ONCE(t->w_stats.send_full);
-	st->dropped = READ_ONCE(t->w_stats.dropped);
+	struct ucm_txq_stats s = {};
+
+	if (!t || !st || !sz)
+		return ucm_err(-EINVAL);
+	s.lent = READ_ONCE(t->rx_stats.lent);
+	s.lend_short = READ_ONCE(t->rx_stats.lend_short);
+	s.collected = READ_ONCE(t->rx_stats.collected);
+	s.sent = READ_ONCE(t->w_stats.sent);
+	s.send_full = READ_ONCE(t->w_stats.send_full);
+	s.dropped = READ_ONCE(t->w_stats.dropped);
+	ucm_stats_out(st, sz, &s, sizeof(s));
+	return 0;
 }
 
 struct ucm_umem *ucm_txq__umem(const struct ucm_txq *t)

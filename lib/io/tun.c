@@ -887,6 +887,7 @@ static int tun_xmit(void *ctx, uint32_t w, struct ucm_frame_hdr **frames,
 }
 
 static const struct ucm_sink_ops tun_sink_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.open = tun_open,
 	.xmit = tun_xmit,
 	.close = tun_close,
@@ -898,6 +899,7 @@ const struct ucm_sink_ops *ucm_tun__sink(void)
 }
 
 static const struct ucm_sink_ops tun_duplex_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.open = tun_open,
 	.xmit = tun_xmit,
 	.poll = ucm_tun_rev_poll,
@@ -934,24 +936,27 @@ static void stats_add(struct ucm_tun_stats *dst, const struct ucm_tun_stats *s)
 }
 
 int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
-			 struct ucm_tun_stats *st)
+			 struct ucm_tun_stats *st, size_t sz)
 {
+	struct ucm_tun_stats o = {};
 	uint32_t w;
 
-	if (!tun || !st || q >= tun->nqueues)
+	if (!tun || !st || !sz || q >= tun->nqueues)
 		return ucm_err(-EINVAL);
-	memset(st, 0, sizeof(*st));
 	for (w = q; w < UCM_TUN_MAX_WORKERS; w += tun->nqueues)
-		stats_add(st, &tun->wk[w].stats);
+		stats_add(&o, &tun->wk[w].stats);
+	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }
 
 int ucm_tun__worker_stats(const struct ucm_tun *tun, uint32_t w,
-			  struct ucm_tun_stats *st)
+			  struct ucm_tun_stats *st, size_t sz)
 {
-	if (!tun || !st || w >= UCM_TUN_MAX_WORKERS)
+	struct ucm_tun_stats o = {};
+
+	if (!tun || !st || !sz || w >= UCM_TUN_MAX_WORKERS)
 		return ucm_err(-EINVAL);
-	memset(st, 0, sizeof(*st));
-	stats_add(st, &tun->wk[w].stats);
+	stats_add(&o, &tun->wk[w].stats);
+	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }

@@ -484,15 +484,19 @@ int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 }
 
 int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
-		       struct ucm_tun_rev_stats *st)
+		       struct ucm_tun_rev_stats *st, size_t sz)
 {
+	struct ucm_tun_rev_stats o;
+	uint64_t *dst = (uint64_t *)&o;
 	const uint64_t *src;
-	uint64_t *dst = (uint64_t *)st;
 
-	if (!tun || !st || worker >= UCM_TUN_MAX_WORKERS)
+	_Static_assert(sizeof(o) % sizeof(uint64_t) == 0,
+		       "ucm_tun_rev_stats: counters of 64 bits only");
+	if (!tun || !st || !sz || worker >= UCM_TUN_MAX_WORKERS)
 		return ucm_err(-EINVAL);
 	src = (const uint64_t *)&tun->wk[worker].rev_stats;
-	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+	for (size_t i = 0; i < sizeof(o) / sizeof(uint64_t); i++)
 		dst[i] = READ_ONCE(src[i]);
+	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }

@@ -20,7 +20,10 @@ static int count_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	return 0;
 }
 
-static const struct ucm_sink_ops count_sink = { .xmit = count_xmit };
+static const struct ucm_sink_ops count_sink = {
+	.sz = sizeof(struct ucm_sink_ops),	/* the ops are extensible */
+	.xmit = count_xmit,
+};
 
 int main(void)
 {
@@ -64,7 +67,7 @@ int main(void)
 	ucm_cpumap__producer_destroy(prod);
 	ucm_cpumap__destroy(map);
 	ucm_pool__clear_owner(pool);
-	if (ucm_umem__audit(umem, NULL) || ucm_umem__destroy(umem, 1000))
+	if (ucm_umem__audit(umem, NULL, 0) || ucm_umem__destroy(umem, 1000))
 		return 5;
 	printf("delivered %lu of 500 (the rest dropped at a full ring)\n", seen);
 	if (!seen)

@@ -526,7 +526,7 @@ static int rig_fini(struct rig *r)
 
 	ucm_cpumap__destroy(r->map);
 	r->map = NULL;
-	UT_ASSERT(!ucm_umem__audit(r->umem, &a), "audit failed");
+	UT_ASSERT(!ucm_umem__audit(r->umem, &a, sizeof(a)), "audit failed");
 	UT_ASSERT(a.loc[UCM_LOC_APP] + a.loc[UCM_LOC_BQ] + a.loc[UCM_LOC_WQ] +
 		  a.loc[UCM_LOC_WORKER] == 0, "frames still out");
 	UT_ASSERT(!ucm_umem__destroy(r->umem, 1000), "frames did not come home");
@@ -605,7 +605,7 @@ static uint64_t rig_processed(struct rig *r)
 	uint32_t w;
 
 	for (w = 0; w < r->nworkers; w++) {
-		ucm_cpumap__worker_stats(r->map, w, &st);
+		ucm_cpumap__worker_stats(r->map, w, &st, sizeof(st));
 		sum += st.processed;
 	}
 	return sum;
@@ -618,7 +618,7 @@ static uint64_t rig_sink_drops(struct rig *r)
 	uint32_t w;
 
 	for (w = 0; w < r->nworkers; w++) {
-		ucm_cpumap__worker_stats(r->map, w, &st);
+		ucm_cpumap__worker_stats(r->map, w, &st, sizeof(st));
 		sum += st.drop_reason[UCM_DROP_SINK];
 	}
 	return sum;
@@ -723,7 +723,7 @@ static void tun_stats_total(struct rig *r, struct ucm_tun_stats *t)
 
 	memset(t, 0, sizeof(*t));
 	for (i = 0; i < ucm_tun__nqueues(r->tun); i++) {
-		ucm_tun__queue_stats(r->tun, i, &q);
+		ucm_tun__queue_stats(r->tun, i, &q, sizeof(q));
 		t->packets += q.packets;
 		t->bytes += q.bytes;
 		t->submits += q.submits;
@@ -793,12 +793,12 @@ static int test_no_batch_shared_queue(void)
 		  (unsigned long long)t.packets);
 	UT_ASSERT(t.submits == t.packets, "%llu writes for %llu packets",
 		  (unsigned long long)t.submits, (unsigned long long)t.packets);
-	ucm_tun__worker_stats(r.tun, 0, &w0);
-	ucm_tun__worker_stats(r.tun, 1, &w1);
+	ucm_tun__worker_stats(r.tun, 0, &w0, sizeof(w0));
+	ucm_tun__worker_stats(r.tun, 1, &w1, sizeof(w1));
 	UT_ASSERT(w0.packets + w1.packets == t.packets, "per-worker sums");
 	if (r.nworkers > 1)
 		UT_ASSERT(w0.packets && w1.packets, "both workers wrote");
-	UT_ASSERT(ucm_tun__queue_stats(r.tun, 1, &t) == -EINVAL, "queue 1 of 1");
+	UT_ASSERT(ucm_tun__queue_stats(r.tun, 1, &t, sizeof(t)) == -EINVAL, "queue 1 of 1");
 	return rig_fini(&r);
 }
 

@@ -94,7 +94,7 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	return 0;
 }
 
-static const struct ucm_sink_ops rec_sink = { .xmit = rec_xmit };
+static const struct ucm_sink_ops rec_sink = { .sz = sizeof(struct ucm_sink_ops), .xmit = rec_xmit };
 
 /* app mode: the test's traffic's flow f to worker f % 2; the rest to 0. */
 static uint32_t app_steer(void *ctx, const struct ucm_pkt *p, const uint8_t *d, uint32_t len)
@@ -166,9 +166,9 @@ static void *stats_reader(void *arg)
 
 	while (atomic_load(&reading)) {
 		ucm_dp__stats(dp, &t, sizeof(t));
-		ucm_dp__queue_stats(dp, 0, &xs, NULL);
+		ucm_dp__xsk_stats(dp, 0, &xs, sizeof(xs));
 		for (uint32_t w = 0; w < NWORKERS; w++)
-			ucm_dp__worker_stats(dp, w, &ws, NULL);
+			ucm_dp__worker_stats(dp, w, &ws, sizeof(ws));
 		atomic_fetch_add(&readings, 1);
 	}
 	return NULL;
@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 	usleep(20000);
 	if (atomic_exchange(&reading, 0))
 		pthread_join(reader, NULL);
-	ucm_dp__queue_stats(dp, 0, &st, NULL);
+	ucm_dp__xsk_stats(dp, 0, &st, sizeof(st));
 	ucm_dp__stats(dp, &ds, sizeof(ds));
 
 #define CHECK(name, cond, ...)						\

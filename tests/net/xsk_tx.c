@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 			 * it: what the ring cannot take is a counted drop
 			 * (the test sends slowly enough for none). */
 			ucm_xsk_queue__tx_turn(q, &txq, 1);
-			ucm_xsk_queue__stats(q, &now_st);
+			ucm_xsk_queue__stats(q, &now_st, sizeof(now_st));
 			if (atomic_load(&filled) == count &&
 			    now_st.tx + now_st.tx_ring_full == count &&
 			    !ucm_xsk_queue__tx_pending(q))
@@ -181,13 +181,13 @@ int main(int argc, char **argv)
 		ucm_txq__reclaim(txq);
 		ucm_txq__destroy(txq);
 	}
-	ucm_xsk_queue__stats(q, &st);
+	ucm_xsk_queue__stats(q, &st, sizeof(st));
 	printf("sent %llu\ncompleted %llu\ndirect %llu\nring_full %llu\npending %u\n",
 	       (unsigned long long)st.tx, (unsigned long long)st.tx_completed,
 	       (unsigned long long)st.tx_comp_direct, (unsigned long long)st.tx_ring_full,
 	       ucm_xsk_queue__tx_pending(q));
 	ucm_pool__clear_owner(ucm_xsk_queue__pool(q));
-	rc = ucm_umem__audit(umem, &a);
+	rc = ucm_umem__audit(umem, &a, sizeof(a));
 	(void)a;
 	rc = ucm_xsk__close(x, 1000);
 	printf("close %d\n", rc);

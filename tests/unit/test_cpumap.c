@@ -31,9 +31,11 @@
 #define MAX_SEEN	(1 << 20)
 
 static int log_count;
+static char log_last[256];
 static int quiet_print(enum ucm_log_level level, const char *fmt, va_list ap)
 {
 	log_count++;
+	vsnprintf(log_last, sizeof(log_last), fmt, ap);
 	return 0;
 }
 
@@ -141,7 +143,7 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	return 0;
 }
 
-static const struct ucm_sink_ops rec_ops = { .xmit = rec_xmit };
+static const struct ucm_sink_ops rec_ops = { .sz = sizeof(struct ucm_sink_ops), .xmit = rec_xmit };
 
 static uint32_t rec_poll(void *ctx, uint32_t worker)
 {
@@ -171,9 +173,11 @@ static int rec_wait(void *ctx, uint32_t worker, int wake_fd)
 }
 
 static const struct ucm_sink_ops rec_wait_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.xmit = rec_xmit, .poll = rec_poll, .wait = rec_wait,
 };
 static const struct ucm_sink_ops rec_keep_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.xmit = rec_xmit, .flags = UCM_SINK_F_KEEP,
 };
 
@@ -217,7 +221,7 @@ static bool wait_processed(struct ucm_cpumap *map, uint32_t w, uint64_t want,
 	uint64_t end = ut_ms_now() + ms;
 
 	for (;;) {
-		ucm_cpumap__worker_stats(map, w, &st);
+		ucm_cpumap__worker_stats(map, w, &st, sizeof(st));
 		if (st.processed >= want)
 			return true;
 		if (ut_ms_now() > end)
@@ -273,7 +277,7 @@ static int fixture_fini(struct fixture *f)
 	if (f->sink.kept && f->sink.nkept)
 		UT_ASSERT(!ucm_umem__put_bulk(f->umem, f->sink.kept, f->sink.nkept),
 			  "returning kept frames");
-	err = ucm_umem__audit(f->umem, &a);
+	err = ucm_umem__audit(f->umem, &a, sizeof(a));
 	UT_ASSERT(!err, "audit failed");
 	UT_ASSERT(a.loc[UCM_LOC_APP] + a.loc[UCM_LOC_BQ] + a.loc[UCM_LOC_WQ] +
 		  a.loc[UCM_LOC_WORKER] == 0, "%u frames still out",
@@ -313,7 +317,7 @@ static int test_create_rejects_bad_options(void)
 {
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
 	struct ucm_umem *umem = ucm_umem__create(&uo);
-	struct ucm_sink_ops no_xmit = {};
+	UCM_OPTS(ucm_sink_ops, no_xmit);
 	int ok[1] = { 0 }, dup[2] = { 0, 0 }, far[1] = { 4095 }, neg[1] = { -1 };
 	struct {
 		const char *what;
@@ -351,6 +355,84 @@ static int test_create_rejects_bad_options(void)
 	return 0;
 }
 
+static atomic_int sized_closes;
+static void sized_close(void *ctx, uint32_t worker)
+{
+	atomic_fetch_add(&sized_closes, 1);
+}
+
+/* Create with @ops as the sink: NULL and errno when refused. */
+static struct ucm_cpumap *sized_create(struct ucm_umem *umem, int *cpu,
+				       const struct ucm_sink_ops *ops)
+{
+	UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpu, .ncpus = 1, .sink = ops);
+
+	log_last[0] = 0;
+	errno = 0;
+	return ucm_cpumap__create(umem, &co);
+}
+
+/*
+ * The sink ops are copied by the opts rules: sz 0 refused with a message
+ * naming the fix; non-zero bytes past ours refused, zero ones accepted;
+ * callbacks past an older, smaller sz absent (close not called).
+ */
+static int test_sink_ops_sized(void)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
+	struct ucm_umem *umem = ucm_umem__create(&uo);
+	struct {
+		struct ucm_sink_ops ops;
+		uint64_t more;
+	} big;
+	struct ucm_sink_ops ops;
+	struct ucm_cpumap *m;
+	int cpu[1];
+
+	UT_ASSERT(umem, "umem");
+	ut_usable_cpus(cpu, 1);
+	ucm_set_print(quiet_print);
+
+	memset(&ops, 0, sizeof(ops));
+	ops.xmit = rec_xmit;
+	m = sized_create(umem, cpu, &ops);
+	UT_ASSERT(!m && errno == EINVAL, "sz 0 accepted (errno %d)", errno);
+	UT_ASSERT(strstr(log_last, ".sz = sizeof(struct ucm_sink_ops)"),
+		  "the message does not name the fix: '%s'", log_last);
+
+	memset(&big, 0, sizeof(big));
+	big.ops.sz = sizeof(big);
+	big.ops.xmit = rec_xmit;
+	big.more = 1;
+	m = sized_create(umem, cpu, &big.ops);
+	UT_ASSERT(!m && errno == EINVAL, "unknown non-zero bytes accepted (errno %d)", errno);
+	UT_ASSERT(strstr(log_last, "non-zero extra bytes"), "message '%s'", log_last);
+	big.more = 0;
+	m = sized_create(umem, cpu, &big.ops);
+	UT_ASSERT(m, "a newer, larger sink with zeros past ours refused: %s", log_last);
+	ucm_cpumap__destroy(m);
+
+	/* An older sink that knew open and xmit only: the bytes after are not
+	 * its, whatever they hold. */
+	ops.sz = offsetof(struct ucm_sink_ops, xmit) + sizeof(ops.xmit);
+	ops.close = sized_close;
+	atomic_store(&sized_closes, 0);
+	m = sized_create(umem, cpu, &ops);
+	UT_ASSERT(m, "an older, smaller sink refused: %s", log_last);
+	ucm_cpumap__destroy(m);
+	UT_ASSERT(atomic_load(&sized_closes) == 0, "close past its sz was called");
+	ops.sz = sizeof(ops);
+	m = sized_create(umem, cpu, &ops);
+	UT_ASSERT(m, "the full sink refused: %s", log_last);
+	ucm_cpumap__destroy(m);
+	UT_ASSERT(atomic_load(&sized_closes) == 1, "close called %d times",
+		  atomic_load(&sized_closes));
+
+	ucm_set_print(NULL);
+	UT_ASSERT(!ucm_umem__destroy(umem, 100), "umem destroy");
+	return 0;
+}
+
 static int test_delivery_and_descriptors(void)
 {
 	struct fixture f;
@@ -365,8 +447,8 @@ static int test_delivery_and_descriptors(void)
 		  (unsigned long long)rec_delivered(&f.sink));
 	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
 	UT_ASSERT(wait_processed(f.map, 0, 1000, WAIT_MS), "processed");
-	ucm_cpumap__enqueue_stats(f.prod, 0, &es);
-	ucm_cpumap__worker_stats(f.map, 0, &ws);
+	ucm_cpumap__enqueue_stats(f.prod, 0, &es, sizeof(es));
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
 	UT_ASSERT(es.processed == 1000 && es.drops == 0, "enqueue %llu/%llu",
 		  (unsigned long long)es.processed, (unsigned long long)es.drops);
 	/* Bulks of 8 when full, plus the flush remainders: 1000 = 125 x 8. */
@@ -420,10 +502,10 @@ static int run_park_test(enum ucm_cpumap_hook_point where,
 	UT_ASSERT(atomic_load(&hook_parked), "worker never reached the hook");
 
 	/* The worker is inside the window: enqueue now. */
-	ucm_cpumap__enqueue_stats(f.prod, 0, &es0);
+	ucm_cpumap__enqueue_stats(f.prod, 0, &es0, sizeof(es0));
 	if (send_frames(&f, 0, 2, 1, 1))
 		return 1;
-	ucm_cpumap__enqueue_stats(f.prod, 0, &es1);
+	ucm_cpumap__enqueue_stats(f.prod, 0, &es1, sizeof(es1));
 	atomic_store(&hook_release, 1);
 
 	/* No lost wakeup: the frame must arrive without any further push. */
@@ -520,7 +602,7 @@ static int test_drain_on_stop(void)
 	{
 		struct ucm_pool_audit a;
 
-		UT_ASSERT(!ucm_umem__audit(f.umem, &a), "audit");
+		UT_ASSERT(!ucm_umem__audit(f.umem, &a, sizeof(a)), "audit");
 		UT_ASSERT(a.loc[UCM_LOC_STACK] + a.loc[UCM_LOC_CACHE] + a.loc[UCM_LOC_RING] ==
 			  a.frames, "frames out after drain");
 		UT_ASSERT(!ucm_umem__destroy(f.umem, 1000), "umem destroy");
@@ -572,12 +654,12 @@ static int test_ring_full_drops(void)
 		ut_msleep(1);
 	UT_ASSERT(atomic_load(&f.sink.in_xmit), "worker never entered the sink");
 
-	ucm_pool__get_stats(f.pool, &ps0);
+	ucm_pool__get_stats(f.pool, &ps0, sizeof(ps0));
 	/* The worker holds 8 in its batch; the ring takes 16 more. */
 	if (send_frames(&f, 0, 8, 100, 8))
 		return 1;
-	ucm_pool__get_stats(f.pool, &ps1);
-	ucm_cpumap__enqueue_stats(f.prod, 0, &es);
+	ucm_pool__get_stats(f.pool, &ps1, sizeof(ps1));
+	ucm_cpumap__enqueue_stats(f.prod, 0, &es, sizeof(es));
 	UT_ASSERT(es.processed == 108, "processed %llu", (unsigned long long)es.processed);
 	UT_ASSERT(es.drops == 100 - 16, "drops %llu, want 84", (unsigned long long)es.drops);
 	UT_ASSERT(ps1.recycle_cached - ps0.recycle_cached == es.drops,
@@ -615,7 +697,7 @@ static int test_malformed_frames_are_counted(void)
 	ucm_cpumap__flush(f.prod);
 
 	UT_ASSERT(wait_processed(f.map, 0, 4, WAIT_MS), "processed");
-	ucm_cpumap__worker_stats(f.map, 0, &ws);
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
 	UT_ASSERT(ws.drops == 3, "drops %llu", (unsigned long long)ws.drops);
 	UT_ASSERT(ws.drop_reason[UCM_DROP_FRAME_BOUNDS] == 2, "frame_bounds %llu",
 		  (unsigned long long)ws.drop_reason[UCM_DROP_FRAME_BOUNDS]);
@@ -676,7 +758,7 @@ static int test_no_recycle_switch(void)
 	if (send_frames(&f, 0, 0, 500, 64))
 		return 1;
 	UT_ASSERT(wait_processed(f.map, 0, 500, WAIT_MS), "processed");
-	ucm_pool__get_stats(f.pool, &ps);
+	ucm_pool__get_stats(f.pool, &ps, sizeof(ps));
 	UT_ASSERT(ps.recycle_released == 500, "released %llu", (unsigned long long)ps.recycle_released);
 	UT_ASSERT(ps.recycle_ring == 0 && ps.recycle_cached == 0, "ring %llu cached %llu",
 		  (unsigned long long)ps.recycle_ring, (unsigned long long)ps.recycle_cached);
@@ -685,7 +767,7 @@ static int test_no_recycle_switch(void)
 	{
 		struct ucm_pool_audit a;
 
-		UT_ASSERT(!ucm_umem__audit(f.umem, &a), "audit");
+		UT_ASSERT(!ucm_umem__audit(f.umem, &a, sizeof(a)), "audit");
 		UT_ASSERT(ucm_pool__inflight(f.pool) == a.loc[UCM_LOC_CACHE] &&
 			  a.loc[UCM_LOC_RING] == 0, "inflight %lld, cache %u, ring %u",
 			  (long long)ucm_pool__inflight(f.pool), a.loc[UCM_LOC_CACHE],
@@ -708,7 +790,7 @@ static int test_recycle_via_ring(void)
 	if (send_frames(&f, 0, 0, 500, 64))
 		return 1;
 	UT_ASSERT(wait_processed(f.map, 0, 500, WAIT_MS), "processed");
-	ucm_pool__get_stats(f.pool, &ps);
+	ucm_pool__get_stats(f.pool, &ps, sizeof(ps));
 	UT_ASSERT(ps.recycle_ring == 500 && ps.recycle_released == 0 && ps.recycle_cached == 0,
 		  "ring %llu released %llu cached %llu", (unsigned long long)ps.recycle_ring,
 		  (unsigned long long)ps.recycle_released, (unsigned long long)ps.recycle_cached);
@@ -727,7 +809,7 @@ static int test_keep_sink(void)
 	if (send_frames(&f, 0, 0, 300, 64))
 		return 1;
 	UT_ASSERT(wait_processed(f.map, 0, 300, WAIT_MS), "processed");
-	UT_ASSERT(!ucm_umem__audit(f.umem, &a), "audit");
+	UT_ASSERT(!ucm_umem__audit(f.umem, &a, sizeof(a)), "audit");
 	UT_ASSERT(a.loc[UCM_LOC_WORKER] == 300, "%u frames with the sink, want 300",
 		  a.loc[UCM_LOC_WORKER]);
 	return fixture_fini(&f);	/* returns the kept frames, then checks */
@@ -768,7 +850,7 @@ static int run_hold(uint32_t flags)
 	UT_ASSERT(wait_delivered(&f.sink, 201, WAIT_MS), "delivered %llu of 201",
 		  (unsigned long long)rec_delivered(&f.sink));
 	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
-	ucm_cpumap__worker_stats(f.map, 0, &ws);
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
 	UT_ASSERT(ws.xmits == f.sink.xmits, "xmits %llu, the sink saw %u",
 		  (unsigned long long)ws.xmits, f.sink.xmits);
 	if (hold) {
@@ -920,7 +1002,7 @@ static int test_multi_producer_accounting(void)
 		UT_ASSERT(args[p].sent == MP_PER_PRODUCER, "producer %d sent %llu (timeout?)",
 			  p, (unsigned long long)args[p].sent);
 		for (w = 0; w < (uint32_t)ncpu; w++) {
-			ucm_cpumap__enqueue_stats(args[p].prod, w, &es);
+			ucm_cpumap__enqueue_stats(args[p].prod, w, &es, sizeof(es));
 			processed += es.processed;
 			drops += es.drops;
 			accepted += es.processed - es.drops;
@@ -937,7 +1019,7 @@ static int test_multi_producer_accounting(void)
 	UT_ASSERT(sink.delivered == accepted, "delivered %llu, accepted %llu (drops %llu)",
 		  (unsigned long long)sink.delivered, (unsigned long long)accepted,
 		  (unsigned long long)drops);
-	UT_ASSERT(!ucm_umem__audit(umem, &a), "audit");
+	UT_ASSERT(!ucm_umem__audit(umem, &a, sizeof(a)), "audit");
 	UT_ASSERT(a.loc[UCM_LOC_STACK] + a.loc[UCM_LOC_CACHE] + a.loc[UCM_LOC_RING] == a.frames,
 		  "frames out after destroy");
 	UT_ASSERT(!ucm_umem__destroy(umem, 1000), "frames did not come home");
@@ -968,6 +1050,7 @@ static int inline_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames
 	return rec_xmit(ctx, worker, frames, addrs, n);
 }
 static const struct ucm_sink_ops inline_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
 	.open = inline_open, .xmit = inline_xmit, .close = inline_close,
 };
 
@@ -1015,7 +1098,7 @@ static int run_inline(uint32_t flags)
 	}
 	ucm_cpumap__producer_stop(prod);
 	UT_ASSERT(inline_closes == 1, "sink closed %d times on its thread", inline_closes);
-	ucm_cpumap__worker_stats(map, 0, &ws);
+	ucm_cpumap__worker_stats(map, 0, &ws, sizeof(ws));
 	UT_ASSERT(ws.processed == 100 && ws.drops == 0, "worker %llu/%llu",
 		  (unsigned long long)ws.processed, (unsigned long long)ws.drops);
 	/* Flushes of 10: held, one hand-over each; else bulks of 8 and 2. */
@@ -1028,7 +1111,7 @@ static int run_inline(uint32_t flags)
 			  sink.xmits, sink.max_n);
 	UT_ASSERT(!sink.errors, "%s", sink.why);
 	ucm_cpumap__destroy(map);
-	UT_ASSERT(!ucm_umem__audit(umem, &a), "audit");
+	UT_ASSERT(!ucm_umem__audit(umem, &a, sizeof(a)), "audit");
 	UT_ASSERT(a.loc[UCM_LOC_STACK] + a.loc[UCM_LOC_CACHE] + a.loc[UCM_LOC_RING] == a.frames,
 		  "frames out");
 	UT_ASSERT(!ucm_umem__destroy(umem, 100), "destroy");
@@ -1114,7 +1197,7 @@ static int verdict_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frame
 	return 0;
 }
 
-static const struct ucm_sink_ops verdict_ops = { .xmit = verdict_xmit };
+static const struct ucm_sink_ops verdict_ops = { .sz = sizeof(struct ucm_sink_ops), .xmit = verdict_xmit };
 
 static int count_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 		      const uint64_t *addrs, uint32_t n)
@@ -1123,7 +1206,7 @@ static int count_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	return 0;
 }
 
-static const struct ucm_sink_ops rec_count_ops = { .xmit = count_xmit };
+static const struct ucm_sink_ops rec_count_ops = { .sz = sizeof(struct ucm_sink_ops), .xmit = count_xmit };
 
 /* A verdict case: a UMEM and its pool (vrun_init), then two workers with
  * @co's sink, verdict and channels and @n packets of sequence 0.. spread
@@ -1178,7 +1261,7 @@ static int vrun_run(struct vrun *r, struct ucm_cpumap_opts *co, uint32_t n)
 static int vrun_home(struct vrun *r)
 {
 	ucm_pool__clear_owner(r->pool);
-	UT_ASSERT(!ucm_umem__audit(r->umem, NULL), "audit");
+	UT_ASSERT(!ucm_umem__audit(r->umem, NULL, 0), "audit");
 	UT_ASSERT(!ucm_umem__destroy(r->umem, 1000), "frames did not come home");
 	return 0;
 }
@@ -1197,7 +1280,7 @@ static int run_verdict(uint32_t map_flags)
 	if (vrun_init(&r) || vrun_run(&r, &co, 300))
 		return 1;
 	for (w = 0; w < 2; w++) {
-		ucm_cpumap__worker_stats(r.map, w, &ws);
+		ucm_cpumap__worker_stats(r.map, w, &ws, sizeof(ws));
 		drops += ws.drops;
 		reason += ws.drop_reason[UCM_DROP_VERDICT];
 	}
@@ -1265,7 +1348,7 @@ static int test_verdict_tx(void)
 		return 1;
 	/* The RX thread's side: what came out on the channels, home. */
 	for (w = 0; w < 2; w++) {
-		ucm_cpumap__worker_stats(r.map, w, &ws);
+		ucm_cpumap__worker_stats(r.map, w, &ws, sizeof(ws));
 		tx += ws.tx;
 		while ((n = ucm_txq__collect(txq[w], desc, 64))) {
 			for (i = 0; i < n; i++) {
@@ -1301,6 +1384,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_inline_mode),
 	UT_CASE(test_inline_mode_hold),
 	UT_CASE(test_create_rejects_bad_options),
+	UT_CASE(test_sink_ops_sized),
 	UT_CASE(test_delivery_and_descriptors),
 	UT_CASE(test_no_lost_wakeup_before_sleep),
 	UT_CASE(test_no_lost_wakeup_before_announce),

@@ -23,8 +23,9 @@ static int keep_msg(enum ucm_log_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static const struct ucm_sink_ops null_sink = { 0 };
-static const struct ucm_sink_ops keep_sink = { .flags = UCM_SINK_F_KEEP };
+static const struct ucm_sink_ops null_sink = { .sz = sizeof(struct ucm_sink_ops) };
+static const struct ucm_sink_ops keep_sink = { .sz = sizeof(struct ucm_sink_ops), .flags = UCM_SINK_F_KEEP };
+static const struct ucm_sink_ops no_sz_sink = { .flags = 0 };	/* built without sz */
 static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
 
 /* create() with @o fails with @err, and its message holds @words. */
@@ -67,6 +68,9 @@ static int test_bad_options(void)
 		return 1;
 	b = o; b.sink = &keep_sink;
 	if (refused(&b, EINVAL, "keeps frames"))
+		return 1;
+	b = o; b.sink = &no_sz_sink;
+	if (refused(&b, EINVAL, ".sz = sizeof(struct ucm_sink_ops)"))
 		return 1;
 	b = o; b.flags = UCM_DP_F_VERDICT_TX;
 	if (refused(&b, EINVAL, "it needs a verdict"))

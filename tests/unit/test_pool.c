@@ -161,7 +161,7 @@ static struct ucm_pool *pool_for(struct ucm_umem *umem, uint64_t addr)
 
 static void stats(struct ucm_umem *umem, uint32_t p, struct ucm_pool_stats *st)
 {
-	ucm_pool__get_stats(ucm_umem__pool(umem, p), st);
+	ucm_pool__get_stats(ucm_umem__pool(umem, p), st, sizeof(*st));
 }
 
 static uint32_t loc_sum(const struct ucm_pool_audit *a)
@@ -178,7 +178,7 @@ static int audit_pool(struct ucm_umem *umem, uint32_t p, uint32_t held,
 		      struct ucm_pool_audit *out)
 {
 	struct ucm_pool_audit a;
-	int ret = ucm_pool__audit(ucm_umem__pool(umem, p), &a);
+	int ret = ucm_pool__audit(ucm_umem__pool(umem, p), &a, sizeof(a));
 
 	UT_ASSERT(ret == 0, "pool %u audit returned %d", p, ret);
 	UT_ASSERT(a.frames == ucm_pool__frames(ucm_umem__pool(umem, p)),
@@ -749,7 +749,7 @@ static int model_check(struct model *m)
 	}
 	{
 		struct ucm_pool_audit sum;
-		int ret = ucm_umem__audit(m->umem, &sum);
+		int ret = ucm_umem__audit(m->umem, &sum, sizeof(sum));
 
 		UT_ASSERT(ret == 0, "umem audit %d", ret);
 		UT_ASSERT(sum.frames == m->npools * m->fpp, "audit frames %u", sum.frames);
@@ -1024,7 +1024,7 @@ static int test_double_free_debug(void)
 		  (unsigned long long)st1.recycle_released);
 	CHECK(audit_pool(umem, 0, 5, NULL), "end pool 0");
 	CHECK(audit_pool(umem, 1, 0, NULL), "end pool 1");
-	UT_ASSERT(ucm_umem__audit(umem, NULL) == 0, "umem audit");
+	UT_ASSERT(ucm_umem__audit(umem, NULL, 0) == 0, "umem audit");
 
 	UT_ASSERT(ucm_umem__put_bulk(umem, &a[3], 5) == 0, "return the rest");
 	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
@@ -1108,7 +1108,7 @@ static int test_double_release_audit(void)
 	CHECK(audit_pool(umem, 0, 0, NULL), "debug: books intact");
 #else
 	UT_ASSERT(ret == 0 && st.double_free == 0, "release build detected it? %d", ret);
-	ret = ucm_pool__audit(pool, NULL);
+	ret = ucm_pool__audit(pool, NULL, 0);
 	UT_ASSERT(ret == -EUCLEAN, "audit missed a frame on the stack twice: %d", ret);
 	UT_ASSERT(log_count("two places") == 1, "audit log: %s", log_text);
 #endif
@@ -1128,7 +1128,7 @@ static int snap(struct ucm_umem *umem, struct snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
 	for (uint32_t p = 0; p < ucm_umem__npools(umem); p++) {
-		UT_ASSERT(ucm_pool__audit(ucm_umem__pool(umem, p), &s->a[p]) == 0, "audit %u", p);
+		UT_ASSERT(ucm_pool__audit(ucm_umem__pool(umem, p), &s->a[p], sizeof(s->a[p])) == 0, "audit %u", p);
 		stats(umem, p, &s->st[p]);
 	}
 	return 0;
@@ -1819,10 +1819,74 @@ static int test_concurrent_remote_returns(void)
 	UT_ASSERT(cached + ring + ring_full == total,
 		  "%llu returns counted, %llu frames allocated and returned",
 		  (unsigned long long)(cached + ring + ring_full), (unsigned long long)total);
-	UT_ASSERT(ucm_umem__audit(umem, NULL) == 0, "umem audit");
+	UT_ASSERT(ucm_umem__audit(umem, NULL, 0) == 0, "umem audit");
 	UT_ASSERT(log_warnings() == 0, "library warned: %s", log_last);
 	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
 	ucm_set_print(NULL);
+	return 0;
+}
+
+/*
+ * The getters take the caller's struct size: an older, smaller struct gets
+ * its part and nothing past it is written; a newer, larger one gets ours
+ * and zeros past it; no struct or size 0 is refused.
+ */
+static int test_stats_sized(void)
+{
+	struct ucm_umem *umem = mk_umem(1, 256, 0, 0);
+	struct ucm_pool *pool;
+	struct {
+		struct ucm_pool_stats st;
+		uint8_t more[16];
+	} big;
+	struct {
+		struct ucm_pool_audit a;
+		uint8_t more[16];
+	} bigger;
+	struct ucm_pool_stats st, full;
+	struct ucm_pool_audit a;
+	size_t part = offsetof(struct ucm_pool_stats, hold);
+	uint64_t addr;
+
+	UT_ASSERT(umem, "create");
+	pool = ucm_umem__pool(umem, 0);
+	ucm_pool__set_owner(pool);
+	UT_ASSERT(ucm_pool__alloc(pool, &addr) == 0, "alloc");
+	UT_ASSERT(ucm_pool__get_stats(pool, &full, sizeof(full)) == 0, "full size");
+	UT_ASSERT(full.hold && full.inflight > 0, "hold %llu inflight %lld",
+		  (unsigned long long)full.hold, (long long)full.inflight);
+
+	memset(&st, 0xa5, sizeof(st));
+	UT_ASSERT(ucm_pool__get_stats(pool, &st, part) == 0, "older, smaller");
+	UT_ASSERT(!memcmp(&st, &full, part), "the older struct's part");
+	for (size_t i = part; i < sizeof(st); i++)
+		UT_ASSERT(((uint8_t *)&st)[i] == 0xa5, "byte %zu past its size written", i);
+
+	memset(&big, 0xa5, sizeof(big));
+	UT_ASSERT(ucm_pool__get_stats(pool, &big.st, sizeof(big)) == 0, "newer, larger");
+	UT_ASSERT(!memcmp(&big.st, &full, sizeof(full)), "ours in the newer struct");
+	for (size_t i = 0; i < sizeof(big.more); i++)
+		UT_ASSERT(big.more[i] == 0, "byte %zu past ours not zeroed", i);
+
+	UT_ASSERT(ucm_pool__get_stats(pool, &st, 0) == -EINVAL && errno == EINVAL, "sz 0");
+	UT_ASSERT(ucm_pool__get_stats(pool, NULL, sizeof(st)) == -EINVAL, "no struct");
+
+	memset(&bigger, 0xa5, sizeof(bigger));
+	UT_ASSERT(ucm_pool__audit(pool, &bigger.a, sizeof(bigger)) == 0, "audit, larger");
+	UT_ASSERT(bigger.a.loc[UCM_LOC_APP] == 1, "the frame held is in APP");
+	for (size_t i = 0; i < sizeof(bigger.more); i++)
+		UT_ASSERT(bigger.more[i] == 0, "audit: byte %zu past ours not zeroed", i);
+	UT_ASSERT(ucm_pool__audit(pool, &a, 0) == -EINVAL, "audit: sz 0");
+	UT_ASSERT(ucm_pool__audit(pool, NULL, 0) == 0, "audit: no struct, sz ignored");
+	UT_ASSERT(ucm_umem__audit(umem, &a, 0) == -EINVAL, "umem audit: sz 0");
+	memset(&a, 0xa5, sizeof(a));
+	UT_ASSERT(ucm_umem__audit(umem, &a, offsetof(struct ucm_pool_audit, loc)) == 0,
+		  "umem audit, smaller");
+	UT_ASSERT(a.frames == 256 && a.loc[0] == 0xa5a5a5a5u, "umem audit: the part only");
+
+	UT_ASSERT(ucm_pool__put(pool, addr) == 0, "put");
+	ucm_pool__clear_owner(pool);
+	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
 	return 0;
 }
 
@@ -1833,6 +1897,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_owner_rule),
 	UT_CASE(test_owner_not_inherited),
 	UT_CASE(test_stats_identities),
+	UT_CASE(test_stats_sized),
 	UT_CASE(test_random_ops_audit),
 	UT_CASE(test_double_free_debug),
 	UT_CASE(test_double_free_stack_overflow),

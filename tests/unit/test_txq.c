@@ -42,7 +42,7 @@ static int finish(struct ucm_umem *u, struct ucm_pool *p, struct ucm_txq *t, int
 	UT_ASSERT(want < 0 || got == (uint32_t)want, "reclaimed %u, want %d", got, want);
 	UT_ASSERT(!ucm_txq__destroy(t), "destroy");
 	ucm_pool__clear_owner(p);
-	UT_ASSERT(!ucm_umem__audit(u, &a), "audit failed");
+	UT_ASSERT(!ucm_umem__audit(u, &a, sizeof(a)), "audit failed");
 	UT_ASSERT(a.loc[UCM_LOC_APP] == 0, "%u frames still held", a.loc[UCM_LOC_APP]);
 	UT_ASSERT(!ucm_umem__destroy(u, 100), "umem destroy");
 	return 0;
@@ -84,7 +84,7 @@ static int test_round_trip(void)
 		addrs[i] = ucm_desc_addr(desc[i]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
 	}
 	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, k), "home");	/* "completed" */
-	ucm_txq__stats(t, &st);
+	ucm_txq__stats(t, &st, sizeof(st));
 	UT_ASSERT(st.lent == 64 && st.sent == 30 && st.collected == 30 &&
 		  st.dropped == 10 && st.send_full == 0, "stats %llu %llu %llu %llu",
 		  (unsigned long long)st.lent, (unsigned long long)st.sent,
@@ -127,7 +127,7 @@ static int test_send_full(void)
 		n = ucm_txq__send(t, desc, 16);
 		UT_ASSERT(n == (round ? 0 : 16), "round %d: sent %u", round, n);
 	}
-	ucm_txq__stats(t, &st);
+	ucm_txq__stats(t, &st, sizeof(st));
 	UT_ASSERT(st.sent == 16 && st.send_full == 16 && st.dropped == 16, "stats");
 	return finish(u, p, t, 16);
 }

@@ -98,6 +98,13 @@ enum ucm_sink_flags {
  * of @worker (inline: on the producer's thread, as "worker" k).
  *
  * The contract:
+ * - Size: @sz first, as in the opts structs: sizeof(struct ucm_sink_ops)
+ *   as the sink was built (static const struct ucm_sink_ops my_ops = {
+ *   .sz = sizeof(struct ucm_sink_ops), .xmit = ... }, or UCM_OPTS() for
+ *   one on the stack, so its padding is zero). ucm_cpumap__create() and
+ *   ucm_dp__create() copy the ops: callbacks past a smaller @sz read as
+ *   absent; non-zero bytes past what the library knows, or @sz 0, are
+ *   refused (-EINVAL). The caller's struct need not outlive the create.
  * - Frames: in xmit, frames[i] is packet i, its descriptor (our skb) in
  *   the frame's headroom, and addrs[i] its frame's handle in the UMEM
  *   (what ucm_umem__put_bulk() takes). The sink may read and write the
@@ -133,6 +140,7 @@ enum ucm_sink_flags {
  * @close: once, after the loop has drained the ring. Optional.
  */
 struct ucm_sink_ops {
+	size_t sz;	/* sizeof(struct ucm_sink_ops): see "Size" above */
 	int (*open)(void *ctx, uint32_t worker);
 	int (*xmit)(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 		    const uint64_t *addrs, uint32_t n);
@@ -142,6 +150,7 @@ struct ucm_sink_ops {
 	void (*close)(void *ctx, uint32_t worker);
 	uint32_t flags;
 };
+#define ucm_sink_ops__last_field flags
 
 /* A sink that accepts every batch and does nothing with it. */
 UCM_API extern const struct ucm_sink_ops ucm_sink_null;
@@ -328,11 +337,19 @@ UCM_API void ucm_cpumap__flush(struct ucm_cpumap_producer *prod);
 
 UCM_API uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map);
 UCM_API int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w);
+/*
+ * The statistics getters copy into the caller's @st of @sz bytes
+ * (sizeof(*@st) as the caller was built): an older, smaller struct gets
+ * its part; bytes past ours are zeroed. Return: 0, or -EINVAL (@w out of
+ * range, @st NULL or @sz 0).
+ */
 UCM_API int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
-				     struct ucm_cpumap_worker_stats *st);
+				     struct ucm_cpumap_worker_stats *st,
+				     size_t sz);
 UCM_API int ucm_cpumap__enqueue_stats(const struct ucm_cpumap_producer *prod,
 				      uint32_t w,
-				      struct ucm_cpumap_enqueue_stats *st);
+				      struct ucm_cpumap_enqueue_stats *st,
+				      size_t sz);
 
 #ifdef __cplusplus
 }

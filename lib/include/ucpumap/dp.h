@@ -128,7 +128,8 @@ struct ucm_dp_opts {
 	/* A sink of one's own instead of the tun (cpumap.h: struct
 	 * ucm_sink_ops): tun_name is then not used, and the tun's flags
 	 * (TAP, TWO_WAY, NO_BATCH, COALESCE) are refused, as is a sink that
-	 * keeps frames (UCM_SINK_F_KEEP). Both must outlive the datapath. */
+	 * keeps frames (UCM_SINK_F_KEEP). The ops are copied at create (their
+	 * .sz set: cpumap.h, "Size"); sink_ctx must outlive the datapath. */
 	const struct ucm_sink_ops *sink;
 	void *sink_ctx;
 	/* The application's code on each packet, on the workers (cpumap.h:
@@ -276,23 +277,39 @@ UCM_API const char *ucm_dp__tun_name(const struct ucm_dp *dp);
 UCM_API uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts);
 
 /*
- * The parts' own counters, per queue and per worker: live while running,
- * final after ucm_dp__stop(); the tun's are zero with a sink of one's own. Return: 0, or -EINVAL (out of range) or
- * -ENOENT (not there: an enqueue before its RX thread started, the way
- * back of a one-way datapath).
+ * The parts' own counters, one struct per getter, per queue @q or per
+ * worker @w: live while running, final after ucm_dp__stop(); the tun's
+ * are zero with a sink of one's own. Each copies into the caller's @st of
+ * @sz bytes (sizeof(*@st) as the caller was built): an older, smaller
+ * struct gets its part; bytes past ours are zeroed.
+ *
+ * Return: 0, or -EINVAL (out of range, @st NULL or @sz 0) or -ENOENT (not
+ * there, and @st reads 0: an enqueue before its RX thread started; the
+ * way back, rev and txq, of a one-way datapath).
  */
-UCM_API int ucm_dp__queue_stats(const struct ucm_dp *dp, uint32_t q,
-				struct ucm_xsk_stats *xs,
-				struct ucm_pool_stats *ps);
+/* The queue's socket (ucm_xsk_queue__stats()). */
+UCM_API int ucm_dp__xsk_stats(const struct ucm_dp *dp, uint32_t q,
+			      struct ucm_xsk_stats *st, size_t sz);
+/* The queue's pool (ucm_pool__get_stats()). */
+UCM_API int ucm_dp__pool_stats(const struct ucm_dp *dp, uint32_t q,
+			       struct ucm_pool_stats *st, size_t sz);
+/* Queue @q's RX thread into worker @w (ucm_cpumap__enqueue_stats()). */
 UCM_API int ucm_dp__enqueue_stats(const struct ucm_dp *dp, uint32_t q,
 				  uint32_t w,
-				  struct ucm_cpumap_enqueue_stats *es);
+				  struct ucm_cpumap_enqueue_stats *st,
+				  size_t sz);
+/* The worker (ucm_cpumap__worker_stats()). */
 UCM_API int ucm_dp__worker_stats(const struct ucm_dp *dp, uint32_t w,
-				 struct ucm_cpumap_worker_stats *ws,
-				 struct ucm_tun_stats *ts);
-UCM_API int ucm_dp__back_stats(const struct ucm_dp *dp, uint32_t w,
-			       struct ucm_tun_rev_stats *rs,
-			       struct ucm_txq_stats *qs);
+				 struct ucm_cpumap_worker_stats *st, size_t sz);
+/* The worker's writes into the tun (ucm_tun__worker_stats()). */
+UCM_API int ucm_dp__tun_stats(const struct ucm_dp *dp, uint32_t w,
+			      struct ucm_tun_stats *st, size_t sz);
+/* The worker's reads from the tun, the way back (ucm_tun__rev_stats()). */
+UCM_API int ucm_dp__rev_stats(const struct ucm_dp *dp, uint32_t w,
+			      struct ucm_tun_rev_stats *st, size_t sz);
+/* The worker's channel to the RX thread, the way back (ucm_txq__stats()). */
+UCM_API int ucm_dp__txq_stats(const struct ucm_dp *dp, uint32_t w,
+			      struct ucm_txq_stats *st, size_t sz);
 
 #ifdef __cplusplus
 }

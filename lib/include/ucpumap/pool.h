@@ -245,11 +245,15 @@ UCM_API int ucm_umem__release_bulk(struct ucm_umem *umem,
 /**
  * ucm_umem__audit() - account for every frame of every pool
  * @sum: if not NULL, the per-location totals over all pools
+ * @sz: sizeof(*@sum) as the caller was built (an older, smaller struct
+ *      gets its part; bytes past ours are zeroed); ignored when @sum is NULL
  *
  * Exact only while no thread moves frames. Return: 0 when the books
- * balance; -EUCLEAN (and a log line per problem) when they do not.
+ * balance; -EUCLEAN (and a log line per problem) when they do not;
+ * -EINVAL for @sum with @sz 0.
  */
-UCM_API int ucm_umem__audit(struct ucm_umem *umem, struct ucm_pool_audit *sum);
+UCM_API int ucm_umem__audit(struct ucm_umem *umem, struct ucm_pool_audit *sum,
+			    size_t sz);
 
 /**
  * ucm_pool__set_owner() - make the calling thread the pool's owner
@@ -292,8 +296,11 @@ UCM_API int ucm_pool__put(struct ucm_pool *pool, uint64_t addr);
 
 UCM_API uint32_t ucm_pool__index(const struct ucm_pool *pool);
 UCM_API uint32_t ucm_pool__frames(const struct ucm_pool *pool);
-UCM_API void ucm_pool__get_stats(const struct ucm_pool *pool,
-				 struct ucm_pool_stats *st);
+/* page_pool_get_stats(): into the caller's @st of @sz bytes (sizeof(*@st)
+ * as the caller was built: an older, smaller struct gets its part; bytes
+ * past ours are zeroed). Return: 0, or -EINVAL (@st NULL or @sz 0). */
+UCM_API int ucm_pool__get_stats(const struct ucm_pool *pool,
+				struct ucm_pool_stats *st, size_t sz);
 UCM_API int64_t ucm_pool__inflight(const struct ucm_pool *pool);
 
 /**
@@ -302,10 +309,15 @@ UCM_API int64_t ucm_pool__inflight(const struct ucm_pool *pool);
  * Debug builds walk the per-frame tags and check each tier against them
  * (and the backing stack for duplicates); release builds check the counters.
  * Not for the data path. Exact only while no thread moves frames.
+ * @a: if not NULL, where the frames are
+ * @sz: sizeof(*@a) as the caller was built (an older, smaller struct gets
+ *      its part; bytes past ours are zeroed); ignored when @a is NULL
  *
- * Return: 0, or -EUCLEAN with a log line per discrepancy.
+ * Return: 0, or -EUCLEAN with a log line per discrepancy; -EINVAL for @a
+ * with @sz 0.
  */
-UCM_API int ucm_pool__audit(struct ucm_pool *pool, struct ucm_pool_audit *a);
+UCM_API int ucm_pool__audit(struct ucm_pool *pool, struct ucm_pool_audit *a,
+			    size_t sz);
 
 #ifdef __cplusplus
 }

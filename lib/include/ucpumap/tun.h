@@ -245,16 +245,21 @@ UCM_API const struct ucm_sink_ops *ucm_tun__sink_duplex(void);
  */
 UCM_API int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 				 struct ucm_txq *txq, const struct ucm_tun_l2 *l2);
+/*
+ * The statistics getters copy into the caller's @st of @sz bytes
+ * (sizeof(*@st) as the caller was built): an older, smaller struct gets
+ * its part; bytes past ours are zeroed. Return: 0, or -EINVAL (out of
+ * range, @st NULL or @sz 0).
+ */
+/* The read path of worker @worker (0..UCM_TUN_MAX_WORKERS-1). */
 UCM_API int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
-			       struct ucm_tun_rev_stats *st);
-
-/* Counters of queue @q: the sum over the workers that write to it.
- * Return: 0, or -EINVAL for a queue out of range. */
+			       struct ucm_tun_rev_stats *st, size_t sz);
+/* Counters of queue @q: the sum over the workers that write to it. */
 UCM_API int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
-				 struct ucm_tun_stats *st);
+				 struct ucm_tun_stats *st, size_t sz);
 /* Counters of worker @w (0..UCM_TUN_MAX_WORKERS-1). */
 UCM_API int ucm_tun__worker_stats(const struct ucm_tun *tun, uint32_t w,
-				  struct ucm_tun_stats *st);
+				  struct ucm_tun_stats *st, size_t sz);
 
 #ifdef __cplusplus
 }

@@ -122,7 +122,11 @@ UCM_API void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs,
 /* Control thread, both sides stopped: every frame in the rings goes home.
  * Return: the number of frames brought home. */
 UCM_API uint32_t ucm_txq__reclaim(struct ucm_txq *t);
-UCM_API void ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st);
+/* The channel's counters, into the caller's @st of @sz bytes (sizeof(*@st)
+ * as the caller was built: an older, smaller struct gets its part; bytes
+ * past ours are zeroed). Return: 0, or -EINVAL (@st NULL or @sz 0). */
+UCM_API int ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st,
+			   size_t sz);
 UCM_API struct ucm_umem *ucm_txq__umem(const struct ucm_txq *t);
 
 #ifdef __cplusplus

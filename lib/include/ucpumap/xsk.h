@@ -149,8 +149,17 @@ UCM_API struct ucm_xsk_queue *ucm_xsk__queue(struct ucm_xsk *x, uint32_t i);
 UCM_API int ucm_xsk_queue__fd(const struct ucm_xsk_queue *q);
 UCM_API uint32_t ucm_xsk_queue__id(const struct ucm_xsk_queue *q);
 UCM_API struct ucm_pool *ucm_xsk_queue__pool(const struct ucm_xsk_queue *q);
+/**
+ * ucm_xsk_queue__stats() - the queue's counters, into the caller's @st
+ * @sz: sizeof(*@st) as the caller was built: an older, smaller struct gets
+ *      its part; bytes past ours are zeroed.
+ *
+ * Return: 0; -EINVAL (@st NULL or @sz 0); -EBADF or -errno when the
+ * kernel's counters cannot be read (the queue's own are filled all the
+ * same, the kernel's read 0).
+ */
 UCM_API int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q,
-				 struct ucm_xsk_stats *st);
+				 struct ucm_xsk_stats *st, size_t sz);
 
 /**
  * ucm_xsk_queue__refill() - top the fill ring up from the queue's pool
