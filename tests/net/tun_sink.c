@@ -716,7 +716,29 @@ static int rig_check_delivery(struct rig *r)
 	return 0;
 }
 
+static void tun_stats_sum(struct rig *r, struct ucm_tun_stats *t);
+
+/*
+ * The tun's counters once its writes have settled: a worker counts a write
+ * when it reaps its completion, which can come after the kernel delivered
+ * the packet (what the delivery checks wait for), and frames that go
+ * nowhere (a tap's tagged ones) are not waited for at all. Settled: the
+ * same for 20 ms running, within 2 s.
+ */
 static void tun_stats_total(struct rig *r, struct ucm_tun_stats *t)
+{
+	struct ucm_tun_stats prev;
+	uint64_t end = ut_ms_now() + 2000;
+
+	tun_stats_sum(r, t);
+	do {
+		prev = *t;
+		ut_msleep(20);
+		tun_stats_sum(r, t);
+	} while (memcmp(&prev, t, sizeof(*t)) && ut_ms_now() < end);
+}
+
+static void tun_stats_sum(struct rig *r, struct ucm_tun_stats *t)
 {
 	struct ucm_tun_stats q;
 	uint32_t i;
