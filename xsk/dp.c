@@ -475,7 +475,7 @@ static void *rx_main(void *arg)
 	/* Flush what is staged (and, inline, close our tun queue on this
 	 * thread); the producer stays registered with the cpumap, its stats
 	 * are read at the end, and is freed with it. */
-	ucm_cpumap__producer_stop(prod);
+	ucm_cpumap_producer__stop(prod);
 	/* Last act of an owner. */
 	ucm_pool__clear_owner(pool);
 	return NULL;
@@ -538,7 +538,7 @@ static int read_enqueue(const struct ucm_dp *dp, uint32_t q, uint32_t w,
 		return 0;
 	}
 	prod = rx_prod(&dp->rx[q]);
-	if (!prod || ucm_cpumap__enqueue_stats(prod, w, es, sizeof(*es)))
+	if (!prod || ucm_cpumap_producer__enqueue_stats(prod, w, es, sizeof(*es)))
 		return -ENOENT;
 	return 0;
 }

@@ -798,7 +798,7 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 					   d[i].len) == UCM_DROP_NONE)
 				w = ucm_steer__pick(cfg, &pkt, rr);
 		}
-		if (unlikely(ucm_cpumap__enqueue(prod, w, d[i].addr, d[i].len))) {
+		if (unlikely(ucm_cpumap_producer__enqueue(prod, w, d[i].addr, d[i].len))) {
 			/* A steering configuration with more workers than
 			 * the cpumap: count it, keep the frame. */
 			STAT_ADD(q->stats.rx_steer_err, 1);
@@ -806,7 +806,7 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 		}
 	}
 	if (n)
-		ucm_cpumap__flush(prod);
+		ucm_cpumap_producer__flush(prod);
 	return n;
 }
 

@@ -171,10 +171,11 @@ static void *eng_producer(void *arg)
 		/* What an RX thread does with its RX descriptors: pass
 		 * address and length on, without touching the frame. */
 		for (i = 0; i < n; i++)
-			if (ucm_cpumap__enqueue(run->prod, 0, addrs[i] + ENG_DATA_OFF,
-						ENG_PKT_LEN))
+			if (ucm_cpumap_producer__enqueue(run->prod, 0,
+							 addrs[i] + ENG_DATA_OFF,
+							 ENG_PKT_LEN))
 				ucm_pool__put(run->pool, addrs[i]);	/* never lost */
-		ucm_cpumap__flush(run->prod);
+		ucm_cpumap_producer__flush(run->prod);
 	}
 	/* Last act of an owner: the UMEM may now drain our cache. */
 	ucm_pool__clear_owner(run->pool);
@@ -194,7 +195,7 @@ static void eng_snapshot(struct eng_run *run, int wcpu, struct eng_snap *s)
 	s->t = now_sec();
 	s->steal = cpu_steal_sec(run->cpu) + cpu_steal_sec(wcpu);
 	ucm_cpumap__worker_stats(run->map, 0, &s->w, sizeof(s->w));
-	ucm_cpumap__enqueue_stats(run->prod, 0, &s->e, sizeof(s->e));
+	ucm_cpumap_producer__enqueue_stats(run->prod, 0, &s->e, sizeof(s->e));
 	ucm_pool__get_stats(run->pool, &s->p, sizeof(s->p));
 }
 

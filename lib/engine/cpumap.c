@@ -235,8 +235,8 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	prod->bq_count[w] = 0;
 }
 
-int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
-			uint64_t addr, uint32_t len)
+int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
+				 uint32_t worker, uint64_t addr, uint32_t len)
 {
 	struct ucm_cpumap *map = prod->map;
 	uint64_t base = ucm_umem_base(map->umem, addr);
@@ -260,7 +260,7 @@ int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod, uint32_t worker,
 	return 0;
 }
 
-void ucm_cpumap__flush(struct ucm_cpumap_producer *prod)
+void ucm_cpumap_producer__flush(struct ucm_cpumap_producer *prod)
 {
 	uint64_t dirty = prod->dirty;
 
@@ -287,13 +287,13 @@ void ucm_cpumap__flush(struct ucm_cpumap_producer *prod)
 	prod->dirty = 0;
 }
 
-void ucm_cpumap__producer_stop(struct ucm_cpumap_producer *prod)
+void ucm_cpumap_producer__stop(struct ucm_cpumap_producer *prod)
 {
 	struct ucm_cpumap *map = prod->map;
 
 	if (prod->stopped)
 		return;
-	ucm_cpumap__flush(prod);
+	ucm_cpumap_producer__flush(prod);
 	if (prod->inline_w >= 0 && map->sink && map->sink->close)
 		map->sink->close(map->sink_ctx, prod->inline_w);
 	prod->stopped = true;
@@ -359,7 +359,7 @@ static void producer_free(struct ucm_cpumap_producer *prod)
 	free(prod);
 }
 
-void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod)
+void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
 {
 	struct ucm_cpumap *map;
 	struct ucm_cpumap_producer **pp;
@@ -368,7 +368,7 @@ void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod)
 		return;
 	map = prod->map;
 	/* Nothing staged may be lost: push it to the workers first. */
-	ucm_cpumap__producer_stop(prod);
+	ucm_cpumap_producer__stop(prod);
 
 	pthread_mutex_lock(&map->lock);
 	for (pp = &map->producers; *pp; pp = &(*pp)->next) {
@@ -839,7 +839,7 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 	 *    thread's): anything it still holds goes home undelivered. */
 	for (prod = map->producers; prod; prod = prod->next) {
 		if (prod->inline_w < 0) {
-			ucm_cpumap__flush(prod);
+			ucm_cpumap_producer__flush(prod);
 			continue;
 		}
 		if (prod->bq_count[prod->inline_w]) {
@@ -943,9 +943,10 @@ int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
 	return 0;
 }
 
-int ucm_cpumap__enqueue_stats(const struct ucm_cpumap_producer *prod,
-			      uint32_t w, struct ucm_cpumap_enqueue_stats *st,
-			      size_t sz)
+int ucm_cpumap_producer__enqueue_stats(const struct ucm_cpumap_producer *prod,
+				       uint32_t w,
+				       struct ucm_cpumap_enqueue_stats *st,
+				       size_t sz)
 {
 	struct ucm_cpumap_enqueue_stats o = {};
 	const struct ucm_cpumap_enqueue_stats *s;

@@ -59,12 +59,12 @@ int main(void)
 			return 3;
 		memcpy((char *)ucm_umem__frame(ucm_umem__area(umem), addr) + 256,
 		       pkt, sizeof(pkt));
-		if (ucm_cpumap__enqueue(prod, 0, addr + 256, sizeof(pkt)))
+		if (ucm_cpumap_producer__enqueue(prod, 0, addr + 256, sizeof(pkt)))
 			return 4;
 		if (i % 64 == 63)
-			ucm_cpumap__flush(prod);
+			ucm_cpumap_producer__flush(prod);
 	}
-	ucm_cpumap__producer_destroy(prod);
+	ucm_cpumap_producer__destroy(prod);
 	ucm_cpumap__destroy(map);
 	ucm_pool__clear_owner(pool);
 	if (ucm_umem__audit(umem, NULL, 0) || ucm_umem__destroy(umem, 1000))

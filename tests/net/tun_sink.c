@@ -629,7 +629,7 @@ static int rig_settle(struct rig *r)
 {
 	uint64_t end = ut_ms_now() + WAIT_MS;
 
-	ucm_cpumap__flush(r->prod);
+	ucm_cpumap_producer__flush(r->prod);
 	while (rig_processed(r) < r->enq) {
 		UT_ASSERT(ut_ms_now() < end, "workers processed %llu of %llu",
 			  (unsigned long long)rig_processed(r),
@@ -681,12 +681,12 @@ static int rig_feed(struct rig *r, uint32_t first, uint32_t n,
 
 			UT_ASSERT(!ucm_pool__alloc(r->pool, &addr2), "alloc: %s", strerror(errno));
 			len2 = frag_split(p, &len, (uint8_t *)ucm_umem__frame(area, addr2) + DATA_OFF);
-			UT_ASSERT(!ucm_cpumap__enqueue(r->prod, w, addr + DATA_OFF, len), "enqueue");
+			UT_ASSERT(!ucm_cpumap_producer__enqueue(r->prod, w, addr + DATA_OFF, len), "enqueue");
 			addr = addr2;
 			len = len2;
 			r->enq++;
 		}
-		UT_ASSERT(!ucm_cpumap__enqueue(r->prod, w, addr + DATA_OFF, len), "enqueue");
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(r->prod, w, addr + DATA_OFF, len), "enqueue");
 		r->enq++;
 		if ((i + 1) % pace == 0 && rig_settle(r))
 			return 1;
@@ -1371,7 +1371,7 @@ static int test_coalesce_tcp_bad_checksum(void)
 		len = build_tcp((uint8_t *)ucm_umem__frame(area, addr) + DATA_OFF, &r.a, flow,
 				41000 + flow, n, n * 200, 200, bad);
 		nbad += bad;
-		UT_ASSERT(!ucm_cpumap__enqueue(r.prod, flow % r.nworkers, addr + DATA_OFF, len),
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(r.prod, flow % r.nworkers, addr + DATA_OFF, len),
 			  "enqueue");
 		r.enq++;
 		if ((i + 1) % 256 == 0 && rig_settle(&r))

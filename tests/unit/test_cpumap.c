@@ -303,11 +303,11 @@ static int send_frames(struct fixture *f, uint32_t w, uint32_t first_seq,
 
 		UT_ASSERT(!ucm_pool__alloc(f->pool, &addr), "alloc %u: %s", i, strerror(errno));
 		frame_prep(f->umem, addr, 0, first_seq + i);
-		UT_ASSERT(!ucm_cpumap__enqueue(f->prod, w, addr + DATA_OFF, PKT_LEN), "enqueue");
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(f->prod, w, addr + DATA_OFF, PKT_LEN), "enqueue");
 		if ((i + 1) % batch == 0)
-			ucm_cpumap__flush(f->prod);
+			ucm_cpumap_producer__flush(f->prod);
 	}
-	ucm_cpumap__flush(f->prod);
+	ucm_cpumap_producer__flush(f->prod);
 	return 0;
 }
 
@@ -447,7 +447,7 @@ static int test_delivery_and_descriptors(void)
 		  (unsigned long long)rec_delivered(&f.sink));
 	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
 	UT_ASSERT(wait_processed(f.map, 0, 1000, WAIT_MS), "processed");
-	ucm_cpumap__enqueue_stats(f.prod, 0, &es, sizeof(es));
+	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &es, sizeof(es));
 	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
 	UT_ASSERT(es.processed == 1000 && es.drops == 0, "enqueue %llu/%llu",
 		  (unsigned long long)es.processed, (unsigned long long)es.drops);
@@ -502,10 +502,10 @@ static int run_park_test(enum ucm_cpumap_hook_point where,
 	UT_ASSERT(atomic_load(&hook_parked), "worker never reached the hook");
 
 	/* The worker is inside the window: enqueue now. */
-	ucm_cpumap__enqueue_stats(f.prod, 0, &es0, sizeof(es0));
+	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &es0, sizeof(es0));
 	if (send_frames(&f, 0, 2, 1, 1))
 		return 1;
-	ucm_cpumap__enqueue_stats(f.prod, 0, &es1, sizeof(es1));
+	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &es1, sizeof(es1));
 	atomic_store(&hook_release, 1);
 
 	/* No lost wakeup: the frame must arrive without any further push. */
@@ -623,7 +623,7 @@ static int test_destroy_flushes_bulk_queues(void)
 	for (i = 0; i < 5; i++) {	/* fewer than a bulk: nothing flushed */
 		UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
 		frame_prep(f.umem, addr, 0, i);
-		UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
 	}
 	ut_msleep(20);
 	UT_ASSERT(rec_delivered(&f.sink) == 0, "delivered before a flush");
@@ -659,7 +659,7 @@ static int test_ring_full_drops(void)
 	if (send_frames(&f, 0, 8, 100, 8))
 		return 1;
 	ucm_pool__get_stats(f.pool, &ps1, sizeof(ps1));
-	ucm_cpumap__enqueue_stats(f.prod, 0, &es, sizeof(es));
+	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &es, sizeof(es));
 	UT_ASSERT(es.processed == 108, "processed %llu", (unsigned long long)es.processed);
 	UT_ASSERT(es.drops == 100 - 16, "drops %llu, want 84", (unsigned long long)es.drops);
 	UT_ASSERT(ps1.recycle_cached - ps0.recycle_cached == es.drops,
@@ -681,20 +681,20 @@ static int test_malformed_frames_are_counted(void)
 		return 1;
 	/* 1: offset + len past the end of the frame */
 	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
-	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + 4090, PKT_LEN), "enqueue");
+	UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr + 4090, PKT_LEN), "enqueue");
 	/* 2: no headroom left for the frame header */
 	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
 	frame_prep(f.umem, addr, 0, 1);
-	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + 4, PKT_LEN), "enqueue");
+	UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr + 4, PKT_LEN), "enqueue");
 	/* 3: a 10-byte runt */
 	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
 	frame_prep(f.umem, addr, 0, 2);
-	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + DATA_OFF, 10), "enqueue");
+	UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr + DATA_OFF, 10), "enqueue");
 	/* 4: a good one */
 	UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
 	frame_prep(f.umem, addr, 0, 3);
-	UT_ASSERT(!ucm_cpumap__enqueue(f.prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
-	ucm_cpumap__flush(f.prod);
+	UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
+	ucm_cpumap_producer__flush(f.prod);
 
 	UT_ASSERT(wait_processed(f.map, 0, 4, WAIT_MS), "processed");
 	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
@@ -732,13 +732,13 @@ static int test_enqueue_rejects_bad_input(void)
 	prod = ucm_cpumap__producer_create(map, p0);
 	UT_ASSERT(prod, "producer");
 	UT_ASSERT(!ucm_pool__alloc(p0, &a0) && !ucm_pool__alloc(p1, &a1), "alloc");
-	UT_ASSERT(ucm_cpumap__enqueue(prod, 1, a0 + DATA_OFF, PKT_LEN) == -EINVAL,
+	UT_ASSERT(ucm_cpumap_producer__enqueue(prod, 1, a0 + DATA_OFF, PKT_LEN) == -EINVAL,
 		  "worker 1 of 1 accepted");
-	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, a1 + DATA_OFF, PKT_LEN) == -EINVAL,
+	UT_ASSERT(ucm_cpumap_producer__enqueue(prod, 0, a1 + DATA_OFF, PKT_LEN) == -EINVAL,
 		  "another pool's frame accepted");
-	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, ucm_umem__size(umem), PKT_LEN) == -EINVAL,
+	UT_ASSERT(ucm_cpumap_producer__enqueue(prod, 0, ucm_umem__size(umem), PKT_LEN) == -EINVAL,
 		  "out of range accepted");
-	UT_ASSERT(ucm_cpumap__enqueue(prod, 0, a0 + DATA_OFF, 65536) == -EINVAL,
+	UT_ASSERT(ucm_cpumap_producer__enqueue(prod, 0, a0 + DATA_OFF, 65536) == -EINVAL,
 		  "length 65536 accepted");
 	/* Refused frames stayed with us: give them back. */
 	UT_ASSERT(!ucm_pool__put(p0, a0) && !ucm_pool__put(p1, a1), "put back");
@@ -940,13 +940,13 @@ static void *mp_producer(void *arg)
 		}
 		for (i = 0; i < n; i++) {
 			frame_prep(a->umem, addrs[i], a->id, seq++);
-			if (ucm_cpumap__enqueue(a->prod, xs(&rnd) % a->nworkers,
+			if (ucm_cpumap_producer__enqueue(a->prod, xs(&rnd) % a->nworkers,
 						addrs[i] + DATA_OFF, PKT_LEN)) {
 				a->err = 1;
 				snprintf(a->why, sizeof(a->why), "enqueue refused");
 			}
 		}
-		ucm_cpumap__flush(a->prod);
+		ucm_cpumap_producer__flush(a->prod);
 		if (!n)
 			sched_yield();	/* every frame is out: let the workers run */
 	}
@@ -1002,7 +1002,7 @@ static int test_multi_producer_accounting(void)
 		UT_ASSERT(args[p].sent == MP_PER_PRODUCER, "producer %d sent %llu (timeout?)",
 			  p, (unsigned long long)args[p].sent);
 		for (w = 0; w < (uint32_t)ncpu; w++) {
-			ucm_cpumap__enqueue_stats(args[p].prod, w, &es, sizeof(es));
+			ucm_cpumap_producer__enqueue_stats(args[p].prod, w, &es, sizeof(es));
 			processed += es.processed;
 			drops += es.drops;
 			accepted += es.processed - es.drops;
@@ -1088,15 +1088,15 @@ static int run_inline(uint32_t flags)
 		UT_ASSERT(!ucm_pool__alloc(pool, &addr), "alloc");
 		frame_prep(umem, addr, 0, i);
 		/* The steering index does not matter inline. */
-		UT_ASSERT(!ucm_cpumap__enqueue(prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
 		if (i % 10 == 9) {
-			ucm_cpumap__flush(prod);
+			ucm_cpumap_producer__flush(prod);
 			/* Synchronous: delivered by the time flush returns. */
 			UT_ASSERT(sink.delivered == i + 1, "after flush %u: %llu delivered",
 				  i, (unsigned long long)sink.delivered);
 		}
 	}
-	ucm_cpumap__producer_stop(prod);
+	ucm_cpumap_producer__stop(prod);
 	UT_ASSERT(inline_closes == 1, "sink closed %d times on its thread", inline_closes);
 	ucm_cpumap__worker_stats(map, 0, &ws, sizeof(ws));
 	UT_ASSERT(ws.processed == 100 && ws.drops == 0, "worker %llu/%llu",
@@ -1248,12 +1248,12 @@ static int vrun_run(struct vrun *r, struct ucm_cpumap_opts *co, uint32_t n)
 	for (i = 0; i < n; i++) {
 		UT_ASSERT(!ucm_pool__alloc(r->pool, &addr), "alloc");
 		frame_prep(r->umem, addr, 0, i);
-		UT_ASSERT(!ucm_cpumap__enqueue(prod, i % 2, addr + DATA_OFF, PKT_LEN), "enqueue");
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(prod, i % 2, addr + DATA_OFF, PKT_LEN), "enqueue");
 		if (i % 8 == 7)
-			ucm_cpumap__flush(prod);
+			ucm_cpumap_producer__flush(prod);
 	}
-	ucm_cpumap__flush(prod);
-	ucm_cpumap__producer_stop(prod);
+	ucm_cpumap_producer__flush(prod);
+	ucm_cpumap_producer__stop(prod);
 	ucm_cpumap__stop(r->map);
 	return 0;
 }

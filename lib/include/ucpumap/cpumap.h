@@ -9,8 +9,8 @@
  *
  * Producers (RX threads) never touch a worker ring per frame: each keeps a
  * bulk queue of UCM_CPUMAP_BULK_SIZE per worker, flushed into the worker's
- * ring when full and by ucm_cpumap__flush() at the end of every RX batch,
- * with one ring reservation per bulk. A full ring sends the frame straight
+ * ring when full and by ucm_cpumap_producer__flush() at the end of every RX
+ * batch, with one ring reservation per bulk. A full ring sends the frame straight
  * back to the producer's own pool (direct: the producer owns it) and counts
  * an enqueue drop. A flush wakes each sleeping worker at most once.
  *
@@ -302,19 +302,19 @@ UCM_API void ucm_cpumap__stop(struct ucm_cpumap *map);
  */
 UCM_API struct ucm_cpumap_producer *
 ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool);
-UCM_API void ucm_cpumap__producer_destroy(struct ucm_cpumap_producer *prod);
+UCM_API void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod);
 
 /**
- * ucm_cpumap__producer_stop() - the producer thread's last call
+ * ucm_cpumap_producer__stop() - the producer thread's last call
  *
  * Flushes what is staged; with UCM_CPUMAP_F_INLINE also returns the
  * frames held and closes its sink, on the thread that opened it. The
  * producer stays registered (its counters readable) until the map goes.
  */
-UCM_API void ucm_cpumap__producer_stop(struct ucm_cpumap_producer *prod);
+UCM_API void ucm_cpumap_producer__stop(struct ucm_cpumap_producer *prod);
 
 /**
- * ucm_cpumap__enqueue() - stage a packet for a worker (bq_enqueue)
+ * ucm_cpumap_producer__enqueue() - stage a packet for a worker (bq_enqueue)
  * @addr: the packet's address: frame handle + offset of its first byte, as
  *        an AF_XDP RX descriptor gives it
  * @len: its length
@@ -328,12 +328,13 @@ UCM_API void ucm_cpumap__producer_stop(struct ucm_cpumap_producer *prod);
  * for a worker index out of range, an address outside the UMEM, a frame
  * that is not the producer's pool's, or @len above 65535.
  */
-UCM_API int ucm_cpumap__enqueue(struct ucm_cpumap_producer *prod,
-				uint32_t worker, uint64_t addr, uint32_t len);
+UCM_API int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
+					 uint32_t worker, uint64_t addr,
+					 uint32_t len);
 
 /* End of an RX batch: flush every non-empty bulk queue, wake each sleeping
  * worker once (xdp_do_flush()). */
-UCM_API void ucm_cpumap__flush(struct ucm_cpumap_producer *prod);
+UCM_API void ucm_cpumap_producer__flush(struct ucm_cpumap_producer *prod);
 
 UCM_API uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map);
 UCM_API int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w);
@@ -346,10 +347,10 @@ UCM_API int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w);
 UCM_API int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
 				     struct ucm_cpumap_worker_stats *st,
 				     size_t sz);
-UCM_API int ucm_cpumap__enqueue_stats(const struct ucm_cpumap_producer *prod,
-				      uint32_t w,
-				      struct ucm_cpumap_enqueue_stats *st,
-				      size_t sz);
+UCM_API int
+ucm_cpumap_producer__enqueue_stats(const struct ucm_cpumap_producer *prod,
+				   uint32_t w,
+				   struct ucm_cpumap_enqueue_stats *st, size_t sz);
 
 #ifdef __cplusplus
 }

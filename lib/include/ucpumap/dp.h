@@ -293,7 +293,7 @@ UCM_API int ucm_dp__xsk_stats(const struct ucm_dp *dp, uint32_t q,
 /* The queue's pool (ucm_pool__get_stats()). */
 UCM_API int ucm_dp__pool_stats(const struct ucm_dp *dp, uint32_t q,
 			       struct ucm_pool_stats *st, size_t sz);
-/* Queue @q's RX thread into worker @w (ucm_cpumap__enqueue_stats()). */
+/* Queue @q's RX thread into worker @w (ucm_cpumap_producer__enqueue_stats()). */
 UCM_API int ucm_dp__enqueue_stats(const struct ucm_dp *dp, uint32_t q,
 				  uint32_t w,
 				  struct ucm_cpumap_enqueue_stats *st,
