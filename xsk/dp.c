@@ -1089,7 +1089,7 @@ static int dp_close(struct ucm_dp *dp, unsigned int timeout_ms)
 	int err = 0;
 
 	if (dp->xsk) {
-		err = ucm_xsk__close(dp->xsk, timeout_ms);
+		err = ucm_xsk__destroy(dp->xsk, timeout_ms);
 		if (!err)
 			dp->xsk = NULL;
 	}

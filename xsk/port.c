@@ -11,7 +11,7 @@
  * TX ring (UCM_LOC_KERNEL) -> completion ring -> back to the pool, in bulk,
  * by the queue's RX thread.
  * Each queue counts the frames it posted and took back, on both paths, so
- * that close can prove the ones it reclaims from the kernel are exactly the
+ * that ucm_xsk__destroy can prove the ones it reclaims from the kernel are exactly the
  * ones the kernel held.
  */
 #include <net/if.h>
@@ -364,7 +364,7 @@ out_free:
 	return ucm_err_ptr(err);
 }
 
-int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms)
+int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms)
 {
 	uint32_t i;
 	int ret;
@@ -377,13 +377,13 @@ int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms)
 						 __ATOMIC_ACQUIRE);
 
 		if (owner && owner != ucm_self()) {
-			pr_warn("xsk: queue %u's RX thread still owns its pool: stop it (it clears its ownership last) before closing\n",
+			pr_warn("xsk: queue %u's RX thread still owns its pool: stop it (it clears its ownership last) before destroying\n",
 				x->q[i].id);
 			return ucm_err(-EBUSY);
 		}
 	}
 	/* The kernel lets go of the fill and RX rings with the sockets. Each
-	 * step is done once: a close that failed can be called again. */
+	 * step is done once: a destroy that failed can be called again. */
 	for (i = 0; i < x->nqueues; i++) {
 		if (x->q[i].sock)
 			xsk_socket__delete(x->q[i].sock);

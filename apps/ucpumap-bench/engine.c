@@ -295,7 +295,7 @@ out_comp:
 	if (run.comp) {
 		while ((n = ucm_ring__consume(run.comp, buf, ENG_RX_BATCH)))
 			ucm_umem__put_bulk(run.umem, buf, n);
-		ucm_ring__free(run.comp);
+		ucm_ring__destroy(run.comp);
 	}
 out_umem:
 	/* Every frame must be home: the audit balances and destroy frees. */

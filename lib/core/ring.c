@@ -29,7 +29,7 @@ struct ucm_ring *ucm_ring__create(uint32_t size, uint32_t flags)
 	return r;
 }
 
-void ucm_ring__free(struct ucm_ring *r)
+void ucm_ring__destroy(struct ucm_ring *r)
 {
 	free(r);
 }

@@ -79,7 +79,7 @@ static int umem_parse_opts(const struct ucm_umem_opts *in,
 static void pool_fini(struct ucm_pool *pool)
 {
 	if (pool->ring)
-		ucm_ring__free(pool->ring);
+		ucm_ring__destroy(pool->ring);
 	free(pool->stack.frames);
 	pthread_mutex_destroy(&pool->stack.lock);
 }

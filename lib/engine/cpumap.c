@@ -632,7 +632,7 @@ static void worker_stop(struct ucm_worker *w)
 static void worker_free(struct ucm_worker *w)
 {
 	ucm_wake_fini(&w->wake);
-	ucm_ring__free(w->ring);
+	ucm_ring__destroy(w->ring);
 	free(w);
 }
 

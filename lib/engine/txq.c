@@ -56,8 +56,8 @@ struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 	err = ucm_wake_init(&t->rx_wake, true);
 	if (!t->free || !t->out || err) {
 		err = err ? err : -ENOMEM;
-		ucm_ring__free(t->free);
-		ucm_ring__free(t->out);
+		ucm_ring__destroy(t->free);
+		ucm_ring__destroy(t->out);
 		ucm_wake_fini(&t->rx_wake);
 		free(t);
 		return ucm_err_ptr(err);
@@ -74,8 +74,8 @@ int ucm_txq__destroy(struct ucm_txq *t)
 			ucm_ring__count(t->free) + ucm_ring__count(t->out));
 		return ucm_err(-EBUSY);
 	}
-	ucm_ring__free(t->free);
-	ucm_ring__free(t->out);
+	ucm_ring__destroy(t->free);
+	ucm_ring__destroy(t->out);
 	ucm_wake_fini(&t->rx_wake);
 	free(t);
 	return 0;

@@ -189,7 +189,7 @@ int main(int argc, char **argv)
 	ucm_pool__clear_owner(ucm_xsk_queue__pool(q));
 	rc = ucm_umem__audit(umem, &a, sizeof(a));
 	(void)a;
-	rc = ucm_xsk__close(x, 1000);
+	rc = ucm_xsk__destroy(x, 1000);
 	printf("close %d\n", rc);
 	fflush(stdout);
 	return rc ? 1 : 0;

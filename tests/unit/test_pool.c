@@ -1777,7 +1777,7 @@ static int test_concurrent_remote_returns(void)
 		atomic_store_explicit(&rem[r].stop, 1, memory_order_release);
 	for (r = 0; r < CC_REMOTES; r++) {
 		pthread_join(rem[r].thr, NULL);
-		ucm_ring__free(rem[r].r);
+		ucm_ring__destroy(rem[r].r);
 	}
 	if (ret)
 		return ret;

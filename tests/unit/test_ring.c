@@ -84,7 +84,7 @@ static int test_bounds_and_wrap(void)
 		for (i = 0; i < 32; i++)
 			UT_ASSERT(out[i] == in[i], "slot %u", i);
 		UT_ASSERT(ucm_ring__empty(r), "not empty after drain");
-		ucm_ring__free(r);
+		ucm_ring__destroy(r);
 	}
 	return 0;
 }
@@ -220,7 +220,7 @@ static int run_stress(uint32_t flags, int nprod, uint32_t size)
 		UT_ASSERT(next[p] == STRESS_PER_PRODUCER, "p%d: %u consumed", p, next[p]);
 	for (p = 0; p < nprod; p++)
 		free(s.seen[p]);
-	ucm_ring__free(s.r);
+	ucm_ring__destroy(s.r);
 	return 0;
 }
 

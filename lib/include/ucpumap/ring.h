@@ -88,7 +88,7 @@ struct ucm_ring {
  * Return: the ring, or NULL with errno set (EINVAL for a bad size, ENOMEM).
  */
 UCM_API struct ucm_ring *ucm_ring__create(uint32_t size, uint32_t flags);
-UCM_API void ucm_ring__free(struct ucm_ring *r);
+UCM_API void ucm_ring__destroy(struct ucm_ring *r);
 
 /* Spin this many times on P3 before yielding the CPU: a producer preempted
  * between its reservation and its publication must get to run. */

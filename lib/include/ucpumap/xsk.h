@@ -123,21 +123,29 @@ struct ucm_xsk_queue;
 UCM_API struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts);
 
 /**
- * ucm_xsk__close() - delete the sockets and bring every frame home
+ * ucm_xsk__destroy() - delete the sockets, bring every frame home, free
+ * @timeout_ms: how long to wait for frames still out (as ucm_umem__destroy)
  *
  * Call once the RX threads have stopped (each clearing its pool's
  * ownership as its last act) and every frame they handed on has come back
  * (cpumap destroyed). Frames still in the fill and RX rings when
  * the sockets go are reclaimed: the kernel no longer owns them. Their
  * number must match what the queues posted and did not receive; if it does
- * not, frames are missing elsewhere and close reports it.
+ * not, frames are missing elsewhere and destroy reports it.
  *
- * Return: 0; -EUCLEAN when the frames off the pools are not exactly the
- * ones the kernel held (frames missing elsewhere; the log says how many),
- * or -EBUSY when frames are still out after @timeout_ms. Nothing is freed
- * then (the sockets are gone), and close may be called again.
+ * A destroy, like every other destructor, but one that can fail, as
+ * ucm_umem__destroy() (which it ends with) can: memory is never freed
+ * under a live frame. It was named ucm_xsk__close before 0.2.0.
+ *
+ * Return: 0 once everything is freed; -EBUSY when an RX thread still owns
+ * its pool (nothing touched) or when frames are still out after
+ * @timeout_ms; -EUCLEAN when the frames off the pools are not exactly the
+ * ones the kernel held (frames missing elsewhere; the log says how many).
+ * On an error nothing is freed (the sockets may be gone: each step is done
+ * once) and @x stays valid: call ucm_xsk__destroy() again, for example
+ * once the frames are back.
  */
-UCM_API int ucm_xsk__close(struct ucm_xsk *x, unsigned int timeout_ms);
+UCM_API int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms);
 
 UCM_API struct ucm_umem *ucm_xsk__umem(const struct ucm_xsk *x);
 UCM_API uint32_t ucm_xsk__nqueues(const struct ucm_xsk *x);
