@@ -725,7 +725,7 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 	struct pollfd p[1 + UCM_XSK_MAX_TXQ];
 	bool busy = false;
 	uint32_t i;
-	int ret = 0;
+	int ret = 1;	/* a channel has descriptors: work, no sleep */
 
 	if (ntxq > UCM_XSK_MAX_TXQ)
 		return ucm_err(-EINVAL);
@@ -739,10 +739,14 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			p[1 + i].events = POLLIN;
 		}
 		ret = poll(p, 1 + ntxq, timeout_ms);
+		if (ret < 0)
+			ret = -errno;
+		else if (ret > 0)
+			ret = 1;	/* poll's count of ready fds: not ours */
 	}
 	for (i = 0; i < ntxq; i++)
 		ucm_txq__sleep_end(txq[i]);
-	return ret < 0 ? ucm_err(-errno) : ret;
+	return ucm_err(ret);
 }
 
 int ucm_xsk_queue__set_steer(struct ucm_xsk_queue *q, ucm_steer_fn fn, void *ctx)
@@ -812,7 +816,16 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 
 int ucm_xsk_queue__wait(struct ucm_xsk_queue *q, int timeout_ms)
 {
-	struct pollfd p = { .fd = q->fd, .events = POLLIN };
+	struct pollfd p = { .events = POLLIN };
+	int ret;
 
-	return poll(&p, 1, timeout_ms);
+	if (!q || q->fd < 0)
+		return ucm_err(-EBADF);
+	p.fd = q->fd;
+	ret = poll(&p, 1, timeout_ms);
+	if (ret < 0)
+		return ucm_err(-errno);
+	if (p.revents & POLLNVAL)
+		return ucm_err(-EBADF);
+	return (p.revents & POLLIN) ? 1 : 0;
 }

@@ -8,7 +8,8 @@
 # completions must come home, many of them straight into the owner's cache
 # (the rest find it full and take the recycle ring) unless
 # direct bulk recycling is off; a post larger than the TX ring is cut and
-# counted; a close with frames still on the TX ring reclaims them.
+# counted; a close with frames still on the TX ring reclaims them; an idle
+# wait or sleep returns 0 when it times out.
 #
 # Root. One PASS/FAIL line per case; the namespaces go on exit.
 set -u
@@ -95,6 +96,14 @@ for mode in direct no-direct; do
 		bad "$mode" "sent $(val sent), completed $(val completed)"
 	else
 		ok "$mode: 20000 read once each, 20000 completed, close audited"
+	fi
+	if [ "$mode" = direct ]; then
+		if [ "$(val wait_idle)" = 0 ] && [ "$(val sleep_idle)" = 0 ] &&
+			[ "$(val sleep_many)" = -22 ]; then
+			ok "idle-wait: wait and sleep time out with 0, too many channels -EINVAL"
+		else
+			bad idle-wait "wait $(val wait_idle), sleep $(val sleep_idle), sleep_many $(val sleep_many)"
+		fi
 	fi
 	d=$(val direct)
 	# The share depends on how full the owner's cache is when a bulk comes

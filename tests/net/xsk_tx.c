@@ -162,6 +162,12 @@ int main(int argc, char **argv)
 		}
 	} else {
 		txq = ucm_txq__create(umem, 256);
+		/* Idle: no program sends to this socket, no worker yet. The
+		 * sleeps return 0 (timed out), not poll(2)'s count. */
+		printf("wait_idle %d\nsleep_idle %d\nsleep_many %d\n",
+		       ucm_xsk_queue__wait(q, 20),
+		       ucm_xsk_queue__sleep(q, &txq, 1, 20),
+		       ucm_xsk_queue__sleep(q, &txq, UCM_XSK_MAX_TXQ + 1, 20));
 		pthread_create(&th, NULL, worker, NULL);
 		end = now() + 15;
 		while (now() < end) {

@@ -239,7 +239,10 @@ UCM_API uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
  * Until the RX ring has something, a worker sends on one of @txq (its
  * channel's wake-up, see txq.h), or @timeout_ms passes; not at all when
  * a channel already has descriptors waiting. RX thread only.
- * Return: as poll(2), or -EINVAL for more than UCM_XSK_MAX_TXQ channels.
+ * Return: 1 when there is work (the RX ring has something, a channel's
+ * wake-up came, or a channel had descriptors waiting and it did not
+ * sleep), 0 when @timeout_ms passed with none; -EINVAL for more than
+ * UCM_XSK_MAX_TXQ channels, or -errno from poll(2) (-EINTR for a signal).
  */
 UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
 				 struct ucm_txq *const *txq, uint32_t ntxq,
@@ -277,7 +280,11 @@ UCM_API int ucm_xsk_queue__set_steer(struct ucm_xsk_queue *q, ucm_steer_fn fn,
 
 /**
  * ucm_xsk_queue__wait() - sleep until the RX ring has something or
- * @timeout_ms passes (poll(2)); for an idle RX thread. Return: as poll(2).
+ * @timeout_ms passes (-1: no limit); for an idle RX thread
+ *
+ * Return: 1 when the RX ring has something, 0 when @timeout_ms passed
+ * with nothing; -errno from poll(2) (-EINTR for a signal), or -EBADF when
+ * the queue has no socket (after ucm_xsk__destroy() deleted it).
  */
 UCM_API int ucm_xsk_queue__wait(struct ucm_xsk_queue *q, int timeout_ms);
 
