@@ -416,7 +416,7 @@ int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms)
 	return 0;
 }
 
-struct ucm_umem *ucm_xsk__umem(const struct ucm_xsk *x)
+struct ucm_umem *ucm_xsk__umem(struct ucm_xsk *x)
 {
 	return x->umem;
 }
@@ -451,7 +451,7 @@ uint32_t ucm_xsk_queue__id(const struct ucm_xsk_queue *q)
 	return q->id;
 }
 
-struct ucm_pool *ucm_xsk_queue__pool(const struct ucm_xsk_queue *q)
+struct ucm_pool *ucm_xsk_queue__pool(struct ucm_xsk_queue *q)
 {
 	return q->pool;
 }

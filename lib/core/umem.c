@@ -284,7 +284,7 @@ int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 	return 0;
 }
 
-void *ucm_umem__area(const struct ucm_umem *umem)
+void *ucm_umem__area(struct ucm_umem *umem)
 {
 	return umem->area;
 }

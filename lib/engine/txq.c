@@ -226,7 +226,7 @@ int ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st, size_t sz)
 	return 0;
 }
 
-struct ucm_umem *ucm_txq__umem(const struct ucm_txq *t)
+struct ucm_umem *ucm_txq__umem(struct ucm_txq *t)
 {
 	return t->umem;
 }

@@ -183,7 +183,8 @@ UCM_API struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts);
  */
 UCM_API int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms);
 
-UCM_API void *ucm_umem__area(const struct ucm_umem *umem);
+/* The frames' memory: writable, so the umem is taken non-const. */
+UCM_API void *ucm_umem__area(struct ucm_umem *umem);
 UCM_API size_t ucm_umem__size(const struct ucm_umem *umem);
 UCM_API uint32_t ucm_umem__frame_size(const struct ucm_umem *umem);
 UCM_API uint32_t ucm_umem__npools(const struct ucm_umem *umem);

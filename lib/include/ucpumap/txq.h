@@ -127,7 +127,8 @@ UCM_API uint32_t ucm_txq__reclaim(struct ucm_txq *t);
  * past ours are zeroed). Return: 0, or -EINVAL (@st NULL or @sz 0). */
 UCM_API int ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st,
 			   size_t sz);
-UCM_API struct ucm_umem *ucm_txq__umem(const struct ucm_txq *t);
+/* Non-const: the UMEM it returns is the one the channel lends frames of. */
+UCM_API struct ucm_umem *ucm_txq__umem(struct ucm_txq *t);
 
 #ifdef __cplusplus
 }

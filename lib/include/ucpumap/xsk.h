@@ -147,7 +147,9 @@ UCM_API struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts);
  */
 UCM_API int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms);
 
-UCM_API struct ucm_umem *ucm_xsk__umem(const struct ucm_xsk *x);
+/* The handles these two return let the caller change the object's frames
+ * (allocate, return, own a pool), so they take the object non-const. */
+UCM_API struct ucm_umem *ucm_xsk__umem(struct ucm_xsk *x);
 UCM_API uint32_t ucm_xsk__nqueues(const struct ucm_xsk *x);
 UCM_API int ucm_xsk__ifindex(const struct ucm_xsk *x);
 /* The mode the kernel really gave: true for zero-copy. */
@@ -156,7 +158,7 @@ UCM_API struct ucm_xsk_queue *ucm_xsk__queue(struct ucm_xsk *x, uint32_t i);
 
 UCM_API int ucm_xsk_queue__fd(const struct ucm_xsk_queue *q);
 UCM_API uint32_t ucm_xsk_queue__id(const struct ucm_xsk_queue *q);
-UCM_API struct ucm_pool *ucm_xsk_queue__pool(const struct ucm_xsk_queue *q);
+UCM_API struct ucm_pool *ucm_xsk_queue__pool(struct ucm_xsk_queue *q);
 /**
  * ucm_xsk_queue__stats() - the queue's counters, into the caller's @st
  * @sz: sizeof(*@st) as the caller was built: an older, smaller struct gets
