@@ -106,7 +106,8 @@ static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 		return -EINVAL;
 	}
 	if (!o->frames_per_queue)
-		o->frames_per_queue = 8192;	/* covers the default rings */
+		o->frames_per_queue = 8192;	/* covers the default rings:
+						 * xsk.h says why */
 	if (!o->rx_size)
 		o->rx_size = UCM_XSK_DEFAULT_RING;
 	if (!o->fill_size)

@@ -9,7 +9,8 @@
 # (the rest find it full and take the recycle ring) unless
 # direct bulk recycling is off; a post larger than the TX ring is cut and
 # counted; a close with frames still on the TX ring reclaims them; an idle
-# wait or sleep returns 0 when it times out.
+# wait or sleep returns 0 when it times out; the default frames_per_queue
+# covers the default rings, 4096 does not.
 #
 # Root. One PASS/FAIL line per case; the namespaces go on exit.
 set -u
@@ -98,6 +99,11 @@ for mode in direct no-direct; do
 		ok "$mode: 20000 read once each, 20000 completed, close audited"
 	fi
 	if [ "$mode" = direct ]; then
+		if [ "$(val open_4096)" = -22 ] && grep -q "4096 frames per queue cannot cover" "$tmp/err"; then
+			ok "frames-default: 4096 frames refused with the default rings, the default (8192) opens"
+		else
+			bad frames-default "open with 4096 frames: $(val open_4096): $(head -c 300 "$tmp/err")"
+		fi
 		if [ "$(val wait_idle)" = 0 ] && [ "$(val sleep_idle)" = 0 ] &&
 			[ "$(val sleep_many)" = -22 ]; then
 			ok "idle-wait: wait and sleep time out with 0, too many channels -EINVAL"

@@ -128,9 +128,16 @@ int main(int argc, char **argv)
 	count = strtoul(argv[6], NULL, 10);
 	mode = argv[7];
 	o.ifname = argv[1];
-	o.frames_per_queue = 8192;
 	if (!strcmp(mode, "no-direct"))
 		o.umem_flags = UCM_UMEM_F_NO_DIRECT_BULK;
+	/* As xsk.h says: 4096 frames cannot cover the default rings (a fill
+	 * ring of 4096 and an RX ring of 2048), the default (8192) can. */
+	o.frames_per_queue = 4096;
+	x = ucm_xsk__open(&o);
+	printf("open_4096 %d\n", x ? 0 : -errno);
+	if (x)
+		return 1;
+	o.frames_per_queue = 0;
 	x = ucm_xsk__open(&o);
 	if (!x) {
 		fprintf(stderr, "open: %s\n", strerror(errno));

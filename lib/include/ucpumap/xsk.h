@@ -60,7 +60,15 @@ struct ucm_xsk_opts {
 	const uint32_t *queues;		/* default: queue 0 */
 	uint32_t nqueues;
 	uint32_t frame_size;		/* 2048 or 4096; default 4096 */
-	uint32_t frames_per_queue;	/* power of two; default 4096 */
+	/*
+	 * Frames of each queue's pool, a power of two; at least fill_size +
+	 * rx_size, since both rings can be full at once and the frames out
+	 * in the cpumap come on top (open refuses less, saying how many).
+	 * Default 8192: the least power of two above the default rings'
+	 * 4096 + 2048 = 6144 (4096 would be refused). The default does not
+	 * grow with rx_size or fill_size: with larger rings, give it.
+	 */
+	uint32_t frames_per_queue;
 	uint32_t rx_size;		/* powers of two; default 2048 */
 	uint32_t fill_size;		/* default 2 x rx_size */
 	uint32_t mode;			/* enum ucm_xsk_mode */
