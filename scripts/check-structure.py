@@ -14,6 +14,10 @@ line per rule:
   no-mutual      no two files of the library call each other's functions
   function-size  no function over 100 lines in lib/, xsk/ or apps/
   daemon-size    apps/ucpumapd/ is at most 700 lines
+  reserved-names no name of ours in lib/ or xsk/ begins with an underscore
+                 (_ucm, __ucm, _UCM, ...: reserved in C, C11 7.1.3), and no
+                 public header defines a macro that does; a static inline helper
+                 that is not API ends in one instead (ucm_ring_copy_in_)
 """
 import glob
 import os
@@ -147,12 +151,31 @@ def check_daemon():
             ["apps/ucpumapd/ is %d lines, more than %d" % (n, DAEMON_MAX)])
 
 
+def check_reserved():
+    problems = []
+    ours = re.compile(r"(?<![\w])_+(ucm|ucpumap)\w*", re.I)
+    macro = re.compile(r"^\s*#\s*define\s+(_\w*)", re.M)
+    files = glob.glob("lib/include/ucpumap/*.h") + glob.glob("lib/*/*.[ch]") + \
+        glob.glob("xsk/*.[ch]")
+    for f in sorted(files):
+        text = open(f).read()
+        for m in ours.finditer(text):
+            problems.append("%s:%d %s" % (f, text.count("\n", 0, m.start()) + 1,
+                                          m.group(0)))
+        if f.startswith("lib/include/"):
+            for m in macro.finditer(text):
+                problems.append("%s:%d #define %s" % (
+                    f, text.count("\n", 0, m.start()) + 1, m.group(1)))
+    verdict("reserved-names", problems)
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     check_includes()
     check_symbols(build)
     check_functions()
     check_daemon()
+    check_reserved()
     return 1 if fails else 0
 
 

@@ -153,7 +153,7 @@ static inline int ucm_wake_fd(const struct ucm_wake *wk)
 /* Before the announcement: the futex value to sleep on (futex sleepers). */
 static inline uint32_t ucm_wake_prepare(struct ucm_wake *wk)
 {
-	/* W0: pairs with W4 in __ucm_wake_signal() */
+	/* W0: pairs with W4 in ucm_wake_signal_() */
 	return __atomic_load_n(&wk->seq, __ATOMIC_ACQUIRE);
 }
 
@@ -210,7 +210,7 @@ static inline void ucm_wake_drain(struct ucm_wake *wk)
 /* Signal the sleeper: bump seq and wake the futex, or write the eventfd.
  * Only ucm_wake_kick() calls it, once per sleep (see the top of this file).
  * Return: 0 or -errno from write(). */
-static inline int __ucm_wake_signal(struct ucm_wake *wk)
+static inline int ucm_wake_signal_(struct ucm_wake *wk)
 {
 	uint64_t one = 1;
 
@@ -243,7 +243,7 @@ static inline int ucm_wake_kick(struct ucm_wake *wk)
 	if (__atomic_fetch_or(&wk->state, UCM_WAKE_KICKED, __ATOMIC_SEQ_CST) !=
 	    UCM_WAKE_SLEEPING)
 		return 0;
-	err = __ucm_wake_signal(wk);
+	err = ucm_wake_signal_(wk);
 	return err ? err : 1;
 }
 

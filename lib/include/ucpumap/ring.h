@@ -94,7 +94,10 @@ UCM_API void ucm_ring__destroy(struct ucm_ring *r);
  * between its reservation and its publication must get to run. */
 #define UCM_RING_SPIN_BEFORE_YIELD	128
 
-static inline void __ucm_ring_relax(void)
+/* Helpers of the inline functions below, not API: a trailing underscore,
+ * since names beginning with two underscores are reserved to the
+ * implementation (C11 7.1.3). */
+static inline void ucm_ring_relax_(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	__builtin_ia32_pause();
@@ -103,8 +106,8 @@ static inline void __ucm_ring_relax(void)
 #endif
 }
 
-static inline void __ucm_ring_copy_in(struct ucm_ring *r, uint32_t at,
-				      const uint64_t *v, uint32_t n)
+static inline void ucm_ring_copy_in_(struct ucm_ring *r, uint32_t at,
+				     const uint64_t *v, uint32_t n)
 {
 	uint32_t idx = at & r->mask, first = r->size - idx;
 
@@ -116,8 +119,8 @@ static inline void __ucm_ring_copy_in(struct ucm_ring *r, uint32_t at,
 	}
 }
 
-static inline void __ucm_ring_copy_out(const struct ucm_ring *r, uint32_t at,
-				       uint64_t *v, uint32_t n)
+static inline void ucm_ring_copy_out_(const struct ucm_ring *r, uint32_t at,
+				      uint64_t *v, uint32_t n)
 {
 	uint32_t idx = at & r->mask, first = r->size - idx;
 
@@ -148,7 +151,7 @@ static inline uint32_t ucm_ring__produce_sp(struct ucm_ring *r,
 		if (!n)
 			return 0;
 	}
-	__ucm_ring_copy_in(r, tail, v, n);
+	ucm_ring_copy_in_(r, tail, v, n);
 	/* P2: pairs with C1 */
 	__atomic_store_n(&r->prod.tail, tail + n, __ATOMIC_RELEASE);
 	return n;
@@ -176,12 +179,12 @@ static inline uint32_t ucm_ring__produce_mp(struct ucm_ring *r,
 					      __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
 
-	__ucm_ring_copy_in(r, head, v, n);
+	ucm_ring_copy_in_(r, head, v, n);
 
 	/* P3: pairs with P2 of the reservation before ours. */
 	while (__atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) != head) {
 		if (++spins < UCM_RING_SPIN_BEFORE_YIELD)
-			__ucm_ring_relax();
+			ucm_ring_relax_();
 		else
 			sched_yield();
 	}
@@ -224,7 +227,7 @@ static inline uint32_t ucm_ring__consume(struct ucm_ring *r, uint64_t *v,
 		if (!n)
 			return 0;
 	}
-	__ucm_ring_copy_out(r, tail, v, n);
+	ucm_ring_copy_out_(r, tail, v, n);
 	/* C2: pairs with P1 */
 	__atomic_store_n(&r->cons.tail, tail + n, __ATOMIC_RELEASE);
 	return n;
