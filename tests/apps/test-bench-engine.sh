@@ -8,12 +8,9 @@
 set -u
 BUILD=${BUILD:-build}
 BENCH=$BUILD/ucpumap-bench
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
 name=test-bench-engine
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
 
 # 1. a tiny run of every row
 if "$BENCH" engine --rounds 2 --seconds 0.1 --warmup 0.05 --json "$tmp/e.json" \

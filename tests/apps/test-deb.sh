@@ -8,15 +8,8 @@
 set -u
 name=test-deb
 cd "$(dirname "$0")/../.."
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
-
-if [ -n "${SANITIZE:-}" ]; then
-	echo "SKIP: $name: runs in the plain build only (the packages do not depend on the sanitizer)"
-	exit 0
-fi
+. tests/net/lib.sh
+plain_build_only "the packages do not depend on the sanitizer"
 for tool in git dpkg-buildpackage dh fakeroot lintian dpkg-checkbuilddeps; do
 	if ! command -v "$tool" > /dev/null; then
 		echo "SKIP: $name: $tool not found (scripts/install-deps.sh installs the packaging tools)"

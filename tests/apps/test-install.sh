@@ -11,15 +11,9 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-install
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
-
-if [ -n "${SANITIZE:-}" ]; then
-	echo "SKIP: $name: runs in the plain build only (a sanitizer build's library needs its runtime in the user's program)"
-	exit 0
-fi
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
+plain_build_only "a sanitizer build's library needs its runtime in the user's program"
 
 # A pkg-config file made for another prefix first: install must remake it.
 make -s "$BUILD/libucpumap.pc" PREFIX=/opt/elsewhere > /dev/null 2>&1

@@ -15,11 +15,8 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-man
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-ok() { echo "PASS: $name/$1"; }
-bad() { echo "FAIL: $name/$1: $2"; }
-skip() { echo "SKIP: $name/$1: $2"; }
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
 
 PAGES="libucpumap.3 ucm_dp.3 ucpumapd.8 ucpumap-gen.8 ucpumap-bench.8"
 

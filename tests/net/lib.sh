@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Sourced by network tests: result lines, the root check, namespaces, and a
+# Sourced by the network tests and the app tests (tests/apps): result lines,
+# the root and plain-build checks, namespaces, and a
 # cleanup that runs on every exit (also on HUP, INT, TERM, which print a
 # FAIL line first). A script sets `name` first, registers what it starts
 # (lib_pid PID), and may add its own steps with lib_on_exit 'command'.
 #
 #   ok CASE [DETAIL]   bad CASE WHY   skip CASE WHY   skip_unless_root WHY
+#   plain_build_only WHY   the whole script skips in a sanitizer build
 #   netns NS...        namespaces as they come (lo down), removed on exit
 #   veth_pair NS_A NS_B IF_A IF_B ADDR_A/LEN ADDR_B/LEN [LINK-OPTION...]
 #                      (tx checksums off on IF_A; LINK-OPTIONs, such as
@@ -127,6 +129,13 @@ lib_cleanup_check() {
 	done
 	lib_left=${lib_left# }
 	[ -z "$lib_left" ]
+}
+
+plain_build_only() {
+	if [ -n "${SANITIZE:-}" ]; then
+		echo "SKIP: $name: runs in the plain build only ($1)"
+		exit 0
+	fi
 }
 
 skip_unless_root() {

@@ -27,10 +27,7 @@ name=test-examples
 cd "$(dirname "$0")/../.."
 . tests/net/lib.sh
 skip_unless_root "namespaces, XDP, tun"
-if [ -n "${SANITIZE:-}" ]; then
-	echo "SKIP: $name: the plain build only (a sanitizer build's library needs its runtime in the program)"
-	exit 0
-fi
+plain_build_only "a sanitizer build's library needs its runtime in the program"
 for t in pkg-config tcpdump; do
 	command -v $t > /dev/null || { echo "SKIP: $name: needs $t (scripts/install-deps.sh)"; exit 0; }
 done
