@@ -258,6 +258,13 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		pr_warn("dp: UCM_DP_F_VERDICT_TX gives a verdict's packets a way out: it needs a verdict\n");
 		return -EINVAL;
 	}
+	if ((c->flags & UCM_DP_F_VERDICT_TX) && c->nqueues > 1) {
+		/* A worker's channel goes to one queue, its frames come from
+		 * every queue's pool; the sockets' close counts what the
+		 * kernel holds per queue, in that queue's pool. */
+		pr_warn("dp: UCM_DP_F_VERDICT_TX takes one queue for now: a frame sent back out must leave on its own queue\n");
+		return -EINVAL;
+	}
 	if (c->sink && (c->sink->flags & UCM_SINK_F_KEEP)) {
 		pr_warn("dp: a sink that keeps frames (UCM_SINK_F_KEEP) must return them itself: not with ucm_dp\n");
 		return -EINVAL;
@@ -1031,7 +1038,6 @@ int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue)
 	return 0;
 }
 
-/* The counters, as the stopped parts leave them. */
 /* The counters, as the stopped parts leave them; under dp->lock. */
 static void snapshot(struct ucm_dp *dp)
 {

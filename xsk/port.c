@@ -712,8 +712,9 @@ uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 		if (k < n) {
 			for (j = k; j < n; j++)
 				desc[j - k] = ucm_umem_desc_base(q->x->umem, desc[j]);
-			/* Our own pool's frames: home as the owner. */
-			ucm_umem__put_bulk(q->x->umem, desc, n - k);
+			/* Home to their pools (ours straight into the cache:
+			 * we are its owner), from the channel's hands. */
+			ucm_umem_put_bulk_from(q->x->umem, desc, n - k, UCM_LOC_APP, false);
 		}
 		done += n;
 	}

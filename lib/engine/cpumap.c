@@ -529,7 +529,9 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			if (verdict == UCM_VERDICT_TX && map->txqs && map->txqs[w->idx]) {
 				/* Out as it is now: ucm_txq's from here. */
 				ucm_frame_move(map->umem, base[i], UCM_LOC_WORKER, UCM_LOC_APP);
-				tx[ntx++] = ucm_desc_make(base[i] + hdr->data_off, hdr->len);
+				/* The checked offset and length: the verdict
+				 * may not change them. */
+				tx[ntx++] = ucm_desc_make(base[i] + off, len);
 				continue;
 			}
 			if (verdict != UCM_VERDICT_PASS)
@@ -726,6 +728,27 @@ int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src)
 	return UCM_OPTS_COPY(dst, src, ucm_sink_ops);
 }
 
+/* UCM_VERDICT_TX's channels, one per worker (or none): this map's UMEM's. */
+static int map_set_txqs(struct ucm_cpumap *map, struct ucm_txq *const *txqs,
+			uint32_t n)
+{
+	uint32_t i;
+
+	if (!txqs)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (txqs[i] && ucm_txq__umem(txqs[i]) != map->umem) {
+			pr_warn("cpumap: TX channel %u is on another UMEM: it must carry this map's frames\n", i);
+			return -EINVAL;
+		}
+	}
+	map->txqs = calloc(n, sizeof(*map->txqs));
+	if (!map->txqs)
+		return -ENOMEM;
+	memcpy(map->txqs, txqs, n * sizeof(*map->txqs));
+	return 0;
+}
+
 struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 				      const struct ucm_cpumap_opts *opts)
 {
@@ -800,14 +823,9 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->sink_ctx = o.sink_ctx;
 	map->verdict = o.verdict;
 	map->verdict_ctx = o.verdict_ctx;
-	if (o.txqs) {
-		map->txqs = calloc(o.ncpus, sizeof(*map->txqs));
-		if (!map->txqs) {
-			err = -ENOMEM;
-			goto out_workers;
-		}
-		memcpy(map->txqs, o.txqs, o.ncpus * sizeof(*map->txqs));
-	}
+	err = map_set_txqs(map, o.txqs, o.ncpus);
+	if (err)
+		goto out_workers;
 
 	for (i = 0; i < o.ncpus; i++) {
 		if (o.flags & UCM_CPUMAP_F_INLINE)

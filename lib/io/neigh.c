@@ -517,8 +517,9 @@ static int open_netlink(struct ucm_neigh *n)
 	return 0;
 }
 
-/* The resolver runs anywhere the process may (not on the worker's CPU
- * only, where it would be created) and takes no signals. */
+/* The resolver runs anywhere the process may (the main thread's CPUs, as
+ * taskset left them; not the worker's CPU only, where it is created) and
+ * takes no signals. */
 static int start_resolver(struct ucm_neigh *n)
 {
 	sigset_t all, old;
@@ -527,10 +528,8 @@ static int start_resolver(struct ucm_neigh *n)
 	int err;
 
 	pthread_attr_init(&attr);
-	CPU_ZERO(&set);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		CPU_SET(c, &set);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (sched_getaffinity(getpid(), sizeof(set), &set) == 0)
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&n->thread, &attr, resolver_main, n);

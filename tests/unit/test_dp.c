@@ -23,6 +23,12 @@ static int keep_msg(enum ucm_log_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
+static int pass_all(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
+{
+	return UCM_VERDICT_PASS;
+}
+
+static const uint32_t two_q[2] = { 0, 1 };
 static const struct ucm_sink_ops null_sink = { .sz = sizeof(struct ucm_sink_ops) };
 static const struct ucm_sink_ops keep_sink = { .sz = sizeof(struct ucm_sink_ops), .flags = UCM_SINK_F_KEEP };
 static const struct ucm_sink_ops no_sz_sink = { .flags = 0 };	/* built without sz */
@@ -75,6 +81,9 @@ static int test_bad_options(void)
 	b = o; b.flags = UCM_DP_F_VERDICT_TX;
 	if (refused(&b, EINVAL, "it needs a verdict"))
 		return 1;
+	b = o; b.flags = UCM_DP_F_VERDICT_TX; b.verdict = pass_all; b.queues = two_q; b.nqueues = 2;
+	if (refused(&b, EINVAL, "takes one queue"))
+		return 1;
 	b = o; b.flags = UCM_DP_F_OWN_XDP | UCM_DP_F_XDP_SKB;
 	if (refused(&b, EINVAL, "attach our program"))
 		return 1;
@@ -109,7 +118,7 @@ static int test_opts_unknown_bytes(void)
 	} big = { .o = { .sz = sizeof(big), .ifname = "lo", .tun_name = "t" },
 		  .future = 1 };
 
-	return refused(&big.o, EINVAL, "ucm_dp_opts");
+	return refused(&big.o, EINVAL, "ucm_dp_opts has non-zero extra bytes");
 }
 
 static int test_frames_needed(void)

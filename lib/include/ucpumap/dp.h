@@ -86,8 +86,9 @@ enum ucm_dp_flags {
 	 * about attaching ours. */
 	UCM_DP_F_OWN_XDP = 1 << 10,
 	/* The verdict may send packets back out (UCM_VERDICT_TX): each
-	 * worker gets a TX channel to its queue's RX thread (worker w on
-	 * queue w % nqueues), as two-way does, and the frames that takes. */
+	 * worker gets a TX channel to the queue's RX thread, as two-way
+	 * does, and the frames that takes. One queue only, for now: a frame
+	 * must leave on the queue whose pool it belongs to. */
 	UCM_DP_F_VERDICT_TX = 1 << 11,
 };
 
