@@ -68,7 +68,10 @@ def check_includes():
         if me is None:
             problems.append("%s belongs to no layer" % f)
             continue
-        for inc in re.findall(r'#include "([^"]+)"', open(f).read()):
+        text = open(f).read()
+        incs = re.findall(r'#include "([^"]+)"', text)
+        incs += re.findall(r'#include <(ucpumap/[^>]+)>', text)
+        for inc in incs:
             top, _, name = inc.partition("/")
             if top == "ucpumap":
                 their = PUBLIC.get(name[:-2])

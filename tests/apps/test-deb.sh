@@ -50,7 +50,7 @@ check() {	# package, pattern...
 	done
 	[ -z "$miss" ] && ok "contents-$pkg" || bad "contents-$pkg" "missing:$miss"
 }
-check libucpumap0 'usr/lib/[^/]+/libucpumap\.so\.0' 'usr/lib/[^/]+/libucpumap\.so\.[0-9.]+'
+check libucpumap0 'usr/lib/[^/]+/libucpumap\.so\.0' 'usr/lib/[^/]+/libucpumap\.so\.[0-9]+\.[0-9]+\.[0-9]+'
 check libucpumap-dev 'usr/include/ucpumap/dp\.h' 'usr/lib/[^/]+/libucpumap\.a' \
 	'usr/lib/[^/]+/libucpumap\.so' 'usr/lib/[^/]+/pkgconfig/libucpumap\.pc'
 check ucpumap 'usr/sbin/ucpumapd' 'usr/bin/ucpumap-gen' 'usr/bin/ucpumap-bench'

@@ -1143,6 +1143,7 @@ static int test_loc_names(void)
 	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC_WORKER), "worker"), "%s",
 		  ucm_frame_loc_str(UCM_LOC_WORKER));
 	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC__MAX - 1), "unknown"), "unnamed");
+	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC__MAX), "unknown"), "out of range");
 	return 0;
 }
 
