@@ -178,10 +178,11 @@ $(BUILD)/ucpumap-bench: $(APP_SRCS_ucpumap-bench) $(wildcard apps/common/*.h app
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-bench) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
 
-$(BUILD)/ucpumapd: apps/ucpumapd/ucpumapd.c $(APP_COMMON) $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
+UCPUMAPD_SRCS := $(wildcard apps/ucpumapd/*.c)
+$(BUILD)/ucpumapd: $(UCPUMAPD_SRCS) $(wildcard apps/ucpumapd/*.h) $(APP_COMMON) $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(APP_CFLAGS) -o $@ apps/ucpumapd/ucpumapd.c $(APP_COMMON) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(UCPUMAPD_SRCS) $(APP_COMMON) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
 
 # The traffic generator: its own XDP object (bpf/gen.bpf.c), embedded in
 # the binary by apps/ucpumap-gen/gen_obj.S; it needs libbpf and libxdp, not

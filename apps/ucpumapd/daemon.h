@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* ucpumapd's pieces: its configuration, its state, and what each file
+ * gives the others. */
+#ifndef UCPUMAPD_DAEMON_H
+#define UCPUMAPD_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ucpumap/cpumap.h"
+#include "ucpumap/dp.h"
+
+struct cfg {
+	const char *dev, *tun, *stats_json;
+	uint32_t queues[UCM_XSK_MAX_QUEUES];
+	int nqueues;
+	int cpus[UCM_CPUMAP_MAX_WORKERS], ncpus;
+	int rx_cpus[UCM_XSK_MAX_QUEUES], n_rx_cpus;	/* RX thread i: rx_cpus[i % n] */
+	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
+	bool no_coalesce, copy, zero_copy;
+	bool reverse;			/* two-way: --two-way or --peer-mac */
+	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
+	uint8_t peer_mac[6];
+	int skb_mode, policy, filter, verbose;
+	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu;
+	uint32_t steer_flags;
+	double interval, duration;
+};
+
+struct daemon {
+	struct cfg c;
+	struct ucm_dp *dp;
+	FILE *json;
+	struct ucm_dp_stats last;
+	/* Previous snapshots, for the per-line rates. */
+	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES], last_q_tx[UCM_XSK_MAX_QUEUES];
+	uint64_t last_enq[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS][2];
+	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
+	uint64_t last_rev[UCM_CPUMAP_MAX_WORKERS];
+	double last_t;
+};
+
+/* stats.c: the statistics every interval (final: the totals), and the
+ * closing conservation lines. */
+void print_stats(struct daemon *d, bool final);
+void print_verdict(struct daemon *d);
+
+#endif /* UCPUMAPD_DAEMON_H */

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumapd's statistics: the lines every interval, the JSON lines, and
+ * the closing conservation lines. All from ucm_dp's getters, which any
+ * thread may call.
+ */
+#include <stdio.h>
+
+#include "daemon.h"
+#include "util.h"
+
+
+#define ULL(x) ((unsigned long long)(x))
+
+static void print_queue(struct daemon *d, uint32_t q, double dt)
+{
+	struct ucm_cpumap_enqueue_stats es;
+	struct ucm_xsk_stats xs;
+	struct ucm_pool_stats ps;
+	uint32_t id = ucm_dp__queue_id(d->dp, q), w;
+
+	ucm_dp__xsk_stats(d->dp, q, &xs, sizeof(xs));
+	ucm_dp__pool_stats(d->dp, q, &ps, sizeof(ps));
+	printf("  queue %u: %.0f pps, rx %llu bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
+	       id, (xs.rx - d->last_q_rx[q]) / dt, ULL(xs.rx), ULL(xs.rx_bad_desc),
+	       ULL(xs.kernel_rx_dropped), ULL(xs.kernel_rx_ring_full),
+	       ULL(xs.kernel_rx_fill_ring_empty_descs), ULL(xs.kernel_rx_invalid_descs),
+	       ULL(ps.alloc_fast), ULL(ps.alloc_refill), ULL(ps.alloc_slow),
+	       ULL(ps.recycle_cached), ULL(ps.recycle_ring), ULL(ps.recycle_ring_full),
+	       ULL(ps.recycle_released), (long long)ps.inflight);
+	d->last_q_rx[q] = xs.rx;
+	if (d->c.reverse && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
+		printf("    tx: %.0f pps, tx %llu drops (ring full) %llu | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
+		       (xs.tx - d->last_q_tx[q]) / dt, ULL(xs.tx), ULL(xs.tx_ring_full),
+		       ULL(xs.tx_completed),
+		       xs.tx_comp_bulks ? (double)xs.tx_completed / xs.tx_comp_bulks : 0,
+		       xs.tx_completed ? 100.0 * xs.tx_comp_direct / xs.tx_completed : 0,
+		       ULL(xs.tx_kicks), ULL(xs.tx_kick_err));
+		d->last_q_tx[q] = xs.tx;
+	}
+	for (w = 0; w < ucm_dp__nworkers(d->dp); w++) {
+		if (ucm_dp__enqueue_stats(d->dp, q, w, &es, sizeof(es)))
+			continue;
+		printf("    enqueue %u->%u: %.0f pps, drops %.0f/s, processed %llu drops %llu bulk-avg %.1f\n",
+		       id, w, (es.processed - d->last_enq[q][w][0]) / dt,
+		       (es.drops - d->last_enq[q][w][1]) / dt, ULL(es.processed), ULL(es.drops),
+		       es.events ? (double)es.processed / es.events : 0);
+		d->last_enq[q][w][0] = es.processed;
+		d->last_enq[q][w][1] = es.drops;
+	}
+}
+
+static void print_back(struct daemon *d, uint32_t w, double dt)
+{
+	struct ucm_tun_rev_stats rs;
+	struct ucm_txq_stats qs;
+
+	if (ucm_dp__rev_stats(d->dp, w, &rs, sizeof(rs)) || ucm_dp__txq_stats(d->dp, w, &qs, sizeof(qs)))
+		return;
+	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu, neigh_asks %llu, err %llu | to queue %u: sent %llu full %llu\n",
+	       ULL(rs.packets), (rs.packets - d->last_rev[w]) / dt, ULL(rs.reads),
+	       ULL(rs.no_frame), ULL(rs.drop_offload), ULL(rs.drop_too_big),
+	       ULL(rs.drop_non_ip), ULL(rs.drop_no_neigh), ULL(rs.neigh_asks), ULL(rs.err),
+	       ucm_dp__queue_id(d->dp, w % ucm_dp__nqueues(d->dp)), ULL(qs.sent),
+	       ULL(qs.send_full));
+	d->last_rev[w] = rs.packets;
+}
+
+static void print_worker(struct daemon *d, uint32_t w, double dt)
+{
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_tun_stats ts;
+
+	ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws));
+	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
+	printf("  worker %u (cpu %d): %.0f pps, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu\n",
+	       w, ucm_dp__worker_cpu(d->dp, w), (ws.processed - d->last_w[w][0]) / dt,
+	       (ws.drops - d->last_w[w][1]) / dt, ULL(ws.processed), ULL(ws.drops),
+	       ULL(ws.sched), ULL(ts.packets), ULL(ts.submits), ULL(ts.non_ip),
+	       ULL(ts.err_eio), ULL(ts.err_ebadfd), ULL(ts.err_eagain), ULL(ts.err_other));
+	if (!d->c.no_coalesce)
+		printf("    coalesce: super-packets %llu of %.1f on average (2 %llu, 3-4 %llu, 5-8 %llu, 9-16 %llu, 17-32 %llu, 33-64 %llu, 65-128 %llu), refused %llu | hand-overs %llu: ring empty %llu, 64 held %llu\n",
+		       ULL(ts.super), ts.super ? (double)ts.super_segs / ts.super : 0,
+		       ULL(ts.super_hist[0]), ULL(ts.super_hist[1]), ULL(ts.super_hist[2]),
+		       ULL(ts.super_hist[3]), ULL(ts.super_hist[4]), ULL(ts.super_hist[5]),
+		       ULL(ts.super_hist[6]), ULL(ts.super_refused), ULL(ws.xmits),
+		       ULL(ws.flush_empty), ULL(ws.flush_full));
+	d->last_w[w][0] = ws.processed;
+	d->last_w[w][1] = ws.drops;
+	print_back(d, w, dt);
+}
+
+static void json_totals(struct json *j, const struct daemon *d, const struct ucm_dp_stats *t)
+{
+	json_u64(j, "rx", t->rx);
+	json_u64(j, "rx_bad_desc", t->rx_bad_desc);
+	json_u64(j, "rx_steer_err", t->rx_steer_err);
+	if (d->c.reverse) {
+		json_u64(j, "back_read", t->back_read);
+		json_u64(j, "back_drop_bad", t->back_drop_bad);
+		json_u64(j, "back_read_err", t->back_read_err);
+		json_u64(j, "back_channel_sent", t->back_channel_sent);
+		json_u64(j, "back_channel_full", t->back_channel_full);
+		json_u64(j, "tx", t->tx);
+		json_u64(j, "tx_drops", t->tx_drops);
+		json_u64(j, "tx_completed", t->tx_completed);
+		json_u64(j, "tx_comp_direct", t->tx_comp_direct);
+		json_u64(j, "tx_comp_bulks", t->tx_comp_bulks);
+	}
+	json_u64(j, "enqueue_processed", t->enqueue_processed);
+	json_u64(j, "enqueue_drops", t->enqueue_drops);
+	json_u64(j, "enqueue_events", t->enqueue_events);
+	json_u64(j, "worker_processed", t->worker_processed);
+	json_u64(j, "worker_drops", t->worker_drops);
+	json_obj(j, "worker_drop_reasons");
+	for (int r = 1; r < UCM_DROP__MAX; r++)
+		json_u64(j, ucm_drop_reason_str(r), t->worker_drop_reason[r]);
+	json_obj_end(j);
+	json_u64(j, "tun_packets", t->tun_packets);
+	json_u64(j, "tun_non_ip", t->tun_non_ip);
+	json_u64(j, "tun_err_eio", t->tun_err_eio);
+	json_u64(j, "tun_err_ebadfd", t->tun_err_ebadfd);
+	json_u64(j, "tun_err_eagain", t->tun_err_eagain);
+	json_u64(j, "tun_err_other", t->tun_err_other);
+	json_u64(j, "tun_super", t->tun_super);
+	json_u64(j, "tun_super_segs", t->tun_super_segs);
+}
+
+static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
+{
+	struct ucm_cpumap_enqueue_stats es;
+	struct ucm_xsk_stats xs;
+	struct ucm_pool_stats ps;
+
+	ucm_dp__xsk_stats(d->dp, q, &xs, sizeof(xs));
+	ucm_dp__pool_stats(d->dp, q, &ps, sizeof(ps));
+	json_obj(j, NULL);
+	json_u64(j, "queue", ucm_dp__queue_id(d->dp, q));
+	json_u64(j, "rx", xs.rx);
+	json_u64(j, "rx_bad_desc", xs.rx_bad_desc);
+	json_u64(j, "fill", xs.fill);
+	json_u64(j, "kernel_rx_dropped", xs.kernel_rx_dropped);
+	json_u64(j, "kernel_rx_ring_full", xs.kernel_rx_ring_full);
+	json_u64(j, "kernel_rx_fill_ring_empty_descs", xs.kernel_rx_fill_ring_empty_descs);
+	json_u64(j, "kernel_rx_invalid_descs", xs.kernel_rx_invalid_descs);
+	json_u64(j, "pool_alloc_fast", ps.alloc_fast);
+	json_u64(j, "pool_alloc_refill", ps.alloc_refill);
+	json_u64(j, "pool_alloc_slow", ps.alloc_slow);
+	json_u64(j, "pool_recycle_cached", ps.recycle_cached);
+	json_u64(j, "pool_recycle_ring", ps.recycle_ring);
+	json_u64(j, "pool_recycle_ring_full", ps.recycle_ring_full);
+	json_u64(j, "pool_recycle_released", ps.recycle_released);
+	json_num(j, "pool_inflight", ps.inflight);
+	json_arr(j, "enqueue");
+	for (uint32_t w = 0; w < ucm_dp__nworkers(d->dp); w++) {
+		if (ucm_dp__enqueue_stats(d->dp, q, w, &es, sizeof(es)))
+			continue;
+		json_obj(j, NULL);
+		json_u64(j, "worker", w);
+		json_u64(j, "processed", es.processed);
+		json_u64(j, "drops", es.drops);
+		json_u64(j, "events", es.events);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void json_worker(struct json *j, const struct daemon *d, uint32_t w)
+{
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_tun_stats ts;
+
+	ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws));
+	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
+	json_obj(j, NULL);
+	json_u64(j, "worker", w);
+	json_num(j, "cpu", ucm_dp__worker_cpu(d->dp, w));
+	json_u64(j, "processed", ws.processed);
+	json_u64(j, "drops", ws.drops);
+	json_u64(j, "sched", ws.sched);
+	json_u64(j, "tun_packets", ts.packets);
+	json_u64(j, "tun_submits", ts.submits);
+	json_u64(j, "xmits", ws.xmits);
+	json_u64(j, "flush_empty", ws.flush_empty);
+	json_u64(j, "flush_full", ws.flush_full);
+	json_u64(j, "tun_super", ts.super);
+	json_u64(j, "tun_super_segs", ts.super_segs);
+	json_u64(j, "tun_super_refused", ts.super_refused);
+	json_arr(j, "tun_super_hist");
+	for (int b = 0; b < UCM_TUN_SEG_HIST; b++)
+		json_u64(j, NULL, ts.super_hist[b]);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void print_json(struct daemon *d, const struct ucm_dp_stats *t, double now)
+{
+	struct json j;
+	uint32_t i;
+
+	json_begin(&j, d->json);
+	json_num(&j, "time", now);
+	json_str(&j, "dev", d->c.dev);
+	json_totals(&j, d, t);
+	json_arr(&j, "queues");
+	for (i = 0; i < ucm_dp__nqueues(d->dp); i++)
+		json_queue(&j, d, i);
+	json_arr_end(&j);
+	json_arr(&j, "workers");
+	for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
+		json_worker(&j, d, i);
+	json_arr_end(&j);
+	json_end(&j);
+	fflush(d->json);
+}
+
+void print_stats(struct daemon *d, bool final)
+{
+	double now = now_sec(), dt = now > d->last_t ? now - d->last_t : 1;
+	struct ucm_dp_stats t, *l = &d->last;
+	uint32_t i;
+
+	ucm_dp__stats(d->dp, &t, sizeof(t));
+#define RATE(f) ((t.f - l->f) / dt)
+	printf("%s%s: rx %.0f pps | to workers %.0f pps, enqueue drops %.0f, bulk-avg %.1f | delivered %.0f pps, worker drops %.0f\n",
+	       final ? "total " : "", d->c.dev, RATE(rx),
+	       RATE(enqueue_processed) - RATE(enqueue_drops), RATE(enqueue_drops),
+	       t.enqueue_events - l->enqueue_events ?
+	       (double)(t.enqueue_processed - l->enqueue_processed) /
+	       (t.enqueue_events - l->enqueue_events) : 0,
+	       RATE(tun_packets), RATE(worker_drops));
+#undef RATE
+	for (i = 0; i < ucm_dp__nqueues(d->dp); i++)
+		print_queue(d, i, dt);
+	for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
+		print_worker(d, i, dt);
+	if (d->json)
+		print_json(d, &t, now);
+	fflush(stdout);
+	d->last = t;
+	d->last_t = now;
+}
+
+/* The closing lines: received = delivered + every drop, by reason; the
+ * way back's own; and whether every frame came home. */
+void print_verdict(struct daemon *d)
+{
+	struct ucm_dp_stats t;
+	uint32_t v;
+	int r;
+
+	ucm_dp__stats(d->dp, &t, sizeof(t));
+	v = ucm_dp_stats__violations(&t, sizeof(t));
+	printf("conservation: received %llu = delivered %llu + drops %llu (bad_desc %llu, steer %llu, enqueue_full %llu",
+	       ULL(t.rx), ULL(t.delivered),
+	       ULL(t.rx_bad_desc + t.rx_steer_err + t.enqueue_drops + t.worker_drops),
+	       ULL(t.rx_bad_desc), ULL(t.rx_steer_err), ULL(t.enqueue_drops));
+	for (r = 1; r < UCM_DROP__MAX; r++)
+		if (t.worker_drop_reason[r])
+			printf(", %s %llu", ucm_drop_reason_str(r), ULL(t.worker_drop_reason[r]));
+	printf("): %s\n", v & UCM_DP_V_FORWARD ? "VIOLATED" : "holds");
+	if (d->c.reverse)
+		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable or no next hop %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu (%.1f%% straight into the cache): %s\n",
+		       ULL(t.back_read), ULL(t.tx),
+		       ULL(t.back_drop_bad + t.back_channel_full + t.tx_drops),
+		       ULL(t.back_drop_bad), ULL(t.back_channel_full), ULL(t.tx_drops),
+		       ULL(t.back_channel_sent - t.back_channel_collected),
+		       ULL(t.tx_completed), ULL(t.tx),
+		       t.tx_completed ? 100.0 * t.tx_comp_direct / t.tx_completed : 0,
+		       v & UCM_DP_V_BACK ? "VIOLATED" : "holds");
+}
+
