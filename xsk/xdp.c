@@ -3,6 +3,7 @@
  * Loading and configuring the embedded XDP object (bpf/steer.bpf.c, built
  * by clang and linked into the library as bytes by bpf_obj.S).
  */
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ extern const char ucm_steer_bpf_obj_end[] __attribute__((visibility("hidden")));
 struct ucm_xdp {
 	struct bpf_object *obj;
 	int attached_ifindex;		/* 0: not attached */
+	int link_fd;			/* the XDP link; -1: netlink, or none */
 	int attached_fd;
 	uint32_t attached_mode;		/* XDP_FLAGS_DRV_MODE or _SKB_MODE */
 	int steer_fd, cpumap_fd;
@@ -130,6 +132,7 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return ucm_err_ptr(-ENOMEM);
+	x->link_fd = -1;
 	libbpf_set_print(libbpf_print);
 	x->obj = bpf_object__open_mem(ucm_steer_bpf_obj,
 				      ucm_steer_bpf_obj_end - ucm_steer_bpf_obj,
@@ -238,7 +241,8 @@ int ucm_xdp__set_kernel_cpumap(struct ucm_xdp *x, const int *cpus,
 	return 0;
 }
 
-/* Is the program with this id one of ours (from an earlier run)? */
+/* The name of program @id ("ucm_xdp_steer (id 40)"); whether it is one
+ * of ours (from an earlier run, or another instance). */
 static bool prog_is_ours(uint32_t id, char *name, size_t len)
 {
 	struct bpf_prog_info info = {};
@@ -258,16 +262,171 @@ static bool prog_is_ours(uint32_t id, char *name, size_t len)
 	return ours;
 }
 
+/* The XDP link on @ifindex, if one holds it: its id (0: none). */
+static uint32_t xdp_link_on(int ifindex)
+{
+	uint32_t id = 0, found = 0;
+
+	while (!found && !bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = {};
+		uint32_t len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;	/* gone meanwhile */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    info.type == BPF_LINK_TYPE_XDP &&
+		    (int)info.xdp.ifindex == ifindex)
+			found = id;
+		close(fd);
+	}
+	return found;
+}
+
+/* Does fdinfo file @path name link @id? */
+static bool fdinfo_names_link(const char *path, uint32_t id)
+{
+	char line[128];
+	bool hit = false;
+	FILE *f = fopen(path, "re");
+	unsigned int v;
+
+	if (!f)
+		return false;
+	while (!hit && fgets(line, sizeof(line), f))
+		hit = sscanf(line, "link_id: %u", &v) == 1 && v == id;
+	fclose(f);
+	return hit;
+}
+
+/* The process holding link @id open, by its fdinfo (bpftool's way): its
+ * pid and name in @who, or "no process we can see" (a pinned link, or
+ * another pid namespace). */
+static void link_holder(uint32_t id, char *who, size_t len)
+{
+	char path[600], comm[64] = "?";
+	struct dirent *p, *fd;
+	DIR *proc, *fds;
+	FILE *f;
+
+	snprintf(who, len, "no process we can see holds it (pinned?)");
+	proc = opendir("/proc");
+	if (!proc)
+		return;
+	while ((p = readdir(proc))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fdinfo", p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while ((fd = readdir(fds))) {
+			if (fd->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s",
+				 p->d_name, fd->d_name);
+			if (fdinfo_names_link(path, id))
+				break;
+		}
+		closedir(fds);
+		if (!fd)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", p->d_name);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(f);
+		}
+		snprintf(who, len, "held by pid %.20s (%.63s)", p->d_name, comm);
+		break;
+	}
+	closedir(proc);
+}
+
+/* A program attached the old way (netlink) is on @ifindex: take it off
+ * when it is a stale one of ours or @flags says replace; -EBUSY else. */
+static int netlink_prog_off(int ifindex, const char *ifname,
+			    const struct bpf_xdp_query_opts *q, uint32_t flags)
+{
+	uint32_t id = q->drv_prog_id ? q->drv_prog_id : q->skb_prog_id;
+	uint32_t mode = q->drv_prog_id ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+	LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
+	char name[64];
+	bool ours = prog_is_ours(id, name, sizeof(name));
+	int err;
+
+	if (!ours && !(flags & UCM_XDP_ATTACH_REPLACE)) {
+		pr_warn("%s already runs XDP program %s: detach it (ip link set dev %s xdp off) or ask to replace it\n",
+			ifname, name, ifname);
+		return -EBUSY;
+	}
+	if (ours)
+		/* SIGKILL of an older version, which attached through
+		 * netlink: nothing detached it. */
+		pr_info("replacing our stale XDP program %s on %s (attached the old way, by a process now gone)\n",
+			name, ifname);
+	/* Only that program: another may have come meanwhile. */
+	ao.old_prog_fd = bpf_prog_get_fd_by_id(id);
+	err = bpf_xdp_detach(ifindex, mode | (ao.old_prog_fd >= 0 ?
+					      XDP_FLAGS_REPLACE : 0), &ao);
+	if (ao.old_prog_fd >= 0)
+		close(ao.old_prog_fd);
+	if (err && err != -ENOENT) {
+		pr_warn("cannot take XDP program %s off %s: %s\n", name, ifname,
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* The old way, for kernels without XDP links (before 5.9): the program
+ * stays on the interface if we are killed, until the next start. */
+static int attach_netlink(struct ucm_xdp *x, int ifindex, int fd, uint32_t mode)
+{
+	int err = bpf_xdp_attach(ifindex, fd, mode | XDP_FLAGS_UPDATE_IF_NOEXIST,
+				 NULL);
+
+	if (err)
+		return err < 0 ? err : -EINVAL;
+	pr_info("this kernel has no XDP links: the program is attached through netlink and outlives a killed process (the next start replaces it)\n");
+	x->attached_ifindex = ifindex;
+	x->attached_fd = fd;
+	x->attached_mode = mode;
+	return 0;
+}
+
+/* Refuse an interface a link holds: another instance of ours, or a
+ * program attached as ours is. A link cannot be replaced. */
+static int refuse_link(uint32_t link, int ifindex, const char *ifname)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	char name[64] = "?", who[128];
+	bool ours = false;
+
+	if (!bpf_xdp_query(ifindex, 0, &q) && (q.drv_prog_id || q.skb_prog_id))
+		ours = prog_is_ours(q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id,
+				    name, sizeof(name));
+	link_holder(link, who, sizeof(who));
+	if (ours)
+		pr_warn("%s is served already: XDP link %u runs our %s, %s; one instance per interface: stop that one first\n",
+			ifname, link, name, who);
+	else
+		pr_warn("%s is taken: XDP link %u runs program %s, %s; a link cannot be replaced: stop its holder first\n",
+			ifname, link, name, who);
+	return -EBUSY;
+}
+
 int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
 	uint32_t mode = flags & UCM_XDP_ATTACH_SKB ? XDP_FLAGS_SKB_MODE :
 						     XDP_FLAGS_DRV_MODE;
 	int fd = flags & UCM_XDP_ATTACH_CPUMAP ? x->cpumap_fd : x->steer_fd;
-	uint32_t xflags = mode, old_id;
-	int err, old_fd = -1;
-	char name[64], ifname[IF_NAMESIZE] = "?";
+	char ifname[IF_NAMESIZE] = "?";
+	uint32_t link;
+	int err;
 
 	if (x->attached_ifindex)
 		return ucm_err(-EALREADY);
@@ -277,61 +436,51 @@ int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 		pr_warn("cannot query XDP on %s: %s\n", ifname, strerror(-err));
 		return ucm_err(err);
 	}
-	old_id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
-	if (old_id) {
-		bool ours = prog_is_ours(old_id, name, sizeof(name));
-
-		if (!ours && !(flags & UCM_XDP_ATTACH_REPLACE)) {
-			pr_warn("%s already runs XDP program %s: detach it (ip link set dev %s xdp off) or ask to replace it\n",
-				ifname, name, ifname);
-			return ucm_err(-EBUSY);
-		}
-		if (ours)
-			pr_info("replacing our stale XDP program %s on %s\n",
-				name, ifname);
-		/* A program in the other mode has to go first. */
-		if ((q.drv_prog_id && mode != XDP_FLAGS_DRV_MODE) ||
-		    (q.skb_prog_id && mode != XDP_FLAGS_SKB_MODE)) {
-			bpf_xdp_detach(ifindex, q.drv_prog_id ? XDP_FLAGS_DRV_MODE :
-					       XDP_FLAGS_SKB_MODE, NULL);
-		} else {
-			old_fd = bpf_prog_get_fd_by_id(old_id);
-			if (old_fd >= 0) {
-				ao.old_prog_fd = old_fd;
-				xflags |= XDP_FLAGS_REPLACE;
-			}
-		}
-	} else {
-		xflags |= XDP_FLAGS_UPDATE_IF_NOEXIST;
+	/* Before anything is touched: the holder of a link keeps it. */
+	link = xdp_link_on(ifindex);
+	if (link)
+		return ucm_err(refuse_link(link, ifindex, ifname));
+	if (q.drv_prog_id || q.skb_prog_id) {
+		err = netlink_prog_off(ifindex, ifname, &q, flags);
+		if (err)
+			return ucm_err(err);
 	}
-	err = bpf_xdp_attach(ifindex, fd, xflags, &ao);
-	if (old_fd >= 0)
-		close(old_fd);
+	/* A link: the kernel takes the program off when our last fd to it
+	 * closes, SIGKILL included, and refuses anybody else meanwhile. */
+	lo.flags = mode;
+	err = bpf_link_create(fd, ifindex, BPF_XDP, &lo);
+	if (err == -EINVAL)	/* no BPF_XDP links before 5.9 */
+		err = attach_netlink(x, ifindex, fd, mode);
+	else if (err >= 0)
+		x->link_fd = err, err = 0;
 	if (err) {
-		err = err < 0 ? err : -EINVAL;
 		pr_warn("cannot attach the XDP program to %s in %s mode: %s%s\n",
 			ifname, mode == XDP_FLAGS_SKB_MODE ? "generic" : "native",
 			strerror(-err),
-			err == -EOPNOTSUPP ? " (the driver has no native XDP: use generic mode)" : "");
+			err == -EOPNOTSUPP ? " (the driver has no native XDP: use generic mode)" :
+			err == -EBUSY ? " (another program came meanwhile)" : "");
 		return ucm_err(err);
 	}
 	x->attached_ifindex = ifindex;
-	x->attached_fd = fd;
-	x->attached_mode = mode;
 	return 0;
 }
 
 int ucm_xdp__detach(struct ucm_xdp *x)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, ao, .old_prog_fd = x->attached_fd);
-	int err;
+	int ifindex = x->attached_ifindex, err;
 
-	if (!x->attached_ifindex)
+	if (!ifindex)
 		return 0;
-	/* XDP_FLAGS_REPLACE with our fd: only our program is taken off. */
-	err = bpf_xdp_detach(x->attached_ifindex,
-			     x->attached_mode | XDP_FLAGS_REPLACE, &ao);
 	x->attached_ifindex = 0;
+	if (x->link_fd >= 0) {
+		/* The link's last fd: the kernel detaches. */
+		close(x->link_fd);
+		x->link_fd = -1;
+		return 0;
+	}
+	/* XDP_FLAGS_REPLACE with our fd: only our program is taken off. */
+	err = bpf_xdp_detach(ifindex, x->attached_mode | XDP_FLAGS_REPLACE, &ao);
 	if (err && err != -ENOENT && err != -EEXIST && err != -ENODEV) {
 		pr_warn("detaching the XDP program: %s\n", strerror(-err));
 		return ucm_err(err);

@@ -18,7 +18,11 @@
 #   bad-flag-*     each bad flag: its message, its exit code, nothing left;
 #                  and somebody else's XDP program (left alone, or --replace)
 #   malformed-*    broken frames from a raw socket among valid traffic
-#   restart-*      SIGKILL, then a restart replaces the stale program
+#   second-instance-*  a second daemon on vd is refused, naming the first,
+#                  which keeps forwarding
+#   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
+#                  the process); a restart works; a stale program of ours
+#                  attached the old way (netlink) is replaced
 #
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0. Each
 # daemon run has a --duration backstop and is stopped by its pid. Lines
@@ -30,6 +34,7 @@ name=test-ucpumapd
 here=$(cd "$(dirname "$0")" && pwd)
 helper=$here/ucpumapd_traffic.py
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
+bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
 gen=ucmug$$
 dut=ucmud$$
 tun=ucmt0
@@ -509,51 +514,86 @@ else
 fi
 timing "malformed frames"
 
-# ---- 7. restart after SIGKILL ------------------------------------------------------
+# ---- 7. one instance per interface; SIGKILL and restart ---------------------------
+# recv_100 LABEL: 100 datagrams sent, each received once and intact behind
+# the tun; empty when so, else why not.
+recv_100() {
+	local r e g m du co
+	bg "$dut" "$tmp/recv-$1.log" "$PY" "$helper" exact-recv --paths ipv4 --count 100 \
+		--ready "$tmp/r-$1" --stop "$tmp/s-$1" --out "$tmp/res-$1" --timeout 20
+	rpid=$last
+	wait_file "$tmp/r-$1" 50 &&
+		in_gen "$PY" "$helper" exact-send --paths ipv4 --count 100 --rate 3000 \
+			--v4 $D4 --src4 $G4 > "$tmp/send-$1" 2>&1
+	sleep 0.3
+	touch "$tmp/s-$1"
+	wait_file "$tmp/res-$1" 50
+	stop_pid "$rpid"
+	r=$(jget "$tmp/res-$1" "'%d %d %d %d %d' % tuple(d['paths']['ipv4'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
+	read -r e g m du co <<< "${r:-0 0 0 0 0}"
+	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
+		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co)"
+	fi
+}
+
+# A second instance on a served interface is refused before it touches
+# anything, naming the holder; the first keeps forwarding.
+if start_daemon first --cpus 0,1 --duration 30; then
+	first=$dpid
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ${tun}b --duration 5 \
+		> "$tmp/second.out" 2> "$tmp/second.err"
+	rc=$?
+	if [ $rc = 1 ] && grep -Eq "vd is served already: XDP link [0-9]+ runs our ucm_xdp_steer \(id [0-9]+\), held by pid $first \(ucpumapd\)" "$tmp/second.err" &&
+	   ! ip -n "$dut" link show ${tun}b > /dev/null 2>&1; then
+		ok second-instance-refused
+		echo "#   $(head -1 "$tmp/second.err")"
+	else
+		bad second-instance-refused "exit $rc (want 1), said: $(head -2 "$tmp/second.err" | tr '\n' ' ')(want the link, our program and pid $first)"
+	fi
+	why=$(recv_100 first)
+	stop_daemon
+	why="$why$(final_ok)"
+	if [ -z "$why" ]; then ok second-instance-first-forwards; else bad second-instance-first-forwards "$why"; fi
+else
+	bad second-instance-refused "$(why_start)"
+fi
+
+# SIGKILL: the kernel takes the program off with the link's last fd.
 if start_daemon killed --cpus 0,1 --duration 30; then
 	kill -9 "$dpid"
 	lib_wait "$dpid" 2>/dev/null
 	dpid=
 	if ip -n "$dut" link show vd | grep -q ' xdp'; then
-		ok restart-stale-program-after-sigkill
+		bad sigkill-leaves-no-program "after SIGKILL: $(ip -n "$dut" link show vd | grep -o 'prog/xdp.*')"
+		ip -n "$dut" link set vd xdp off
 	else
-		bad restart-stale-program-after-sigkill "no program left behind by SIGKILL: the restart case tests nothing"
+		ok sigkill-leaves-no-program
 	fi
 	if start_daemon restart --cpus 0,1 --duration 30; then
-		bg "$dut" "$tmp/recv7.log" "$PY" "$helper" exact-recv --paths ipv4 --count 100 \
-			--ready "$tmp/r7" --stop "$tmp/s7" --out "$tmp/res7" --timeout 20
-		rpid=$last
-		wait_file "$tmp/r7" 50 &&
-			in_gen "$PY" "$helper" exact-send --paths ipv4 --count 100 --rate 3000 \
-				--v4 $D4 --src4 $G4 > "$tmp/send7" 2>&1
-		sleep 0.3
-		touch "$tmp/s7"
-		wait_file "$tmp/res7" 50
-		stop_pid "$rpid"
+		why=$(recv_100 restart)
 		stop_daemon
-		r=$(jget "$tmp/res7" "'%d %d %d %d %d' % tuple(d['paths']['ipv4'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
-		read -r e g m du co <<< "${r:-0 0 0 0 0}"
-		why=$(final_ok)
-		l=$(leftovers)
-		if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
-			bad restart-delivers "after the restart: expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co)"
-		elif [ -n "$why$l" ]; then
-			bad restart-delivers "$why $l"
-		else
-			ok restart-delivers
-		fi
-		# The user is told that a program was replaced.
-		if grep -Eiq 'replac.*stale|stale.*replac' "$D_ERR"; then
-			ok restart-reports-replacing
-		else
-			bad restart-reports-replacing "the restarted ucpumapd replaced the stale program without a word: no 'replacing our stale XDP program' on stderr (stderr: '$(head -3 "$D_ERR" | tr '\n' ' ')')"
-		fi
+		why="$why$(final_ok)$(leftovers)"
+		if [ -z "$why" ]; then ok restart-delivers; else bad restart-delivers "$why"; fi
 	else
 		bad restart-delivers "the restart failed: $(why_start)"
-		bad restart-reports-replacing "the restart failed"
 	fi
 else
-	bad restart-stale-program-after-sigkill "$(why_start)"
+	bad sigkill-leaves-no-program "$(why_start)"
+fi
+
+# A stale program of ours attached the old way (netlink, as versions
+# before 0.3 did, left behind by a SIGKILL) is replaced, and said so.
+if ! ip -n "$dut" link set vd xdp obj "$bpf_obj" sec xdp 2> "$tmp/stale.log"; then
+	skip restart-replaces-stale-netlink "ip cannot attach $bpf_obj: $(tail -1 "$tmp/stale.log")"
+elif start_daemon stale --cpus 0,1 --duration 30; then
+	why=$(recv_100 stale)
+	stop_daemon
+	why="$why$(final_ok)$(leftovers)"
+	grep -Eiq 'replacing our stale XDP program' "$D_ERR" ||
+		why="$why the restarted ucpumapd replaced the stale program without a word (stderr: '$(head -3 "$D_ERR" | tr '\n' ' ')')"
+	if [ -z "$why" ]; then ok restart-replaces-stale-netlink; else bad restart-replaces-stale-netlink "$why"; fi
+else
+	bad restart-replaces-stale-netlink "$(why_start)"
 fi
 timing restart
 

@@ -73,15 +73,21 @@ enum ucm_xdp_attach_flags {
 };
 
 /**
- * ucm_xdp__attach() - attach a program to @ifindex
+ * ucm_xdp__attach() - attach a program to @ifindex, as a bpf_link
  *
- * A program of ours left behind by a killed process is replaced; any other
- * program makes this fail with -EBUSY and a message naming it, unless
- * UCM_XDP_ATTACH_REPLACE. Return: 0 or -errno.
+ * The kernel detaches a link when its last fd closes (also when the process
+ * is killed) and refuses everybody else meanwhile: an interface an XDP link
+ * holds (another instance) is refused with -EBUSY before anything is
+ * touched, the message naming the link, its program and its holder's pid.
+ * A program attached the old way (netlink) is replaced when it is a stale
+ * one of ours, refused with -EBUSY otherwise unless UCM_XDP_ATTACH_REPLACE.
+ * Kernels without XDP links (before 5.9) get the netlink attach, said so
+ * in the log. Return: 0 or -errno.
  */
 UCM_API int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags);
 
-/* Detach what ucm_xdp__attach() attached, if it is still there. */
+/* Detach what ucm_xdp__attach() attached (the link's fd closed), if it is
+ * still there. */
 UCM_API int ucm_xdp__detach(struct ucm_xdp *x);
 
 #ifdef __cplusplus
