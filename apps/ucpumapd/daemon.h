@@ -11,6 +11,20 @@
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
 
+/* The exit status: what a service manager and its operator act on
+ * (ucpumapd(8), EXIT STATUS). 0-2 as every tool; each fault its own. */
+enum {
+	EXIT_SETUP = 1,		/* could not start: the message says why */
+	EXIT_USAGE = 2,		/* a bad flag or setting */
+	EXIT_UNCLEAN = 3,	/* the counters did not add up, or frames were
+				 * missing at the stop: a bug to report */
+	EXIT_IFACE_GONE = 4,	/* the interface was deleted */
+	EXIT_TUN_GONE = 5,	/* the tun was deleted */
+	EXIT_XSK = 6,		/* a socket failed (the driver reset its queue) */
+	EXIT_THREAD = 7,	/* an RX thread or a worker failed */
+	EXIT_BACK = 8,		/* the way back's reads failed */
+};
+
 struct cfg {
 	const char *dev, *tun, *stats_json;
 	uint32_t queues[UCM_XSK_MAX_QUEUES];

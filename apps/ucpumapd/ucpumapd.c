@@ -302,21 +302,52 @@ static void print_banner(struct daemon *d)
 	fflush(stdout);
 }
 
-/* Statistics every interval until a signal, the duration, or a dead RX
- * thread. Return: the exit status so far. */
+/* How often the control thread looks for faults, whatever --interval: a
+ * deleted device or a failed thread is noticed within this. */
+#define CHECK_SEC	0.1
+
+/* The exit status of each fault (the man page lists them). */
+static const int fault_exit[UCM_DP_FAULT__MAX] = {
+	[UCM_DP_FAULT_IFACE_GONE] = EXIT_IFACE_GONE,
+	[UCM_DP_FAULT_TUN_GONE] = EXIT_TUN_GONE,
+	[UCM_DP_FAULT_XSK] = EXIT_XSK,
+	[UCM_DP_FAULT_RX_THREAD] = EXIT_THREAD,
+	[UCM_DP_FAULT_WORKER] = EXIT_THREAD,
+	[UCM_DP_FAULT_BACK] = EXIT_BACK,
+};
+
+/* A fault stops the daemon (the library said what it was). Return: its
+ * exit status, or 0 while there is none. */
+static int check_faults(struct daemon *d)
+{
+	struct ucm_dp_health h;
+
+	if (ucm_dp__check(d->dp, &h, sizeof(h)) != 1)
+		return 0;
+	fprintf(stderr, "ucpumapd: stopping: %s (exit %d)\n", ucm_dp_fault_str(h.fault),
+		fault_exit[h.fault]);
+	return fault_exit[h.fault];
+}
+
+/* Statistics every interval until a signal, the duration, or a fault.
+ * Return: the exit status so far. */
 static int serve(struct daemon *d, const sigset_t *sigs)
 {
 	double end = d->c.duration > 0 ? now_sec() + d->c.duration : 0;
-	uint32_t queue;
-	int err;
+	int status;
 
 	d->last_t = now_sec();
 	for (;;) {
 		double next = d->c.interval > 0 ? d->last_t + d->c.interval : now_sec() + 3600;
-		double until = end && end < next ? end : next, wait = until - now_sec();
+		double until = next, wait;
 		struct timespec ts;
 		int sig;
 
+		if (end && end < until)
+			until = end;
+		wait = until - now_sec();
+		if (wait > CHECK_SEC)
+			wait = CHECK_SEC;
 		if (wait < 0)
 			wait = 0;
 		ts.tv_sec = (time_t)wait;
@@ -328,12 +359,9 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 			print_stats(d, false);
 			continue;
 		}
-		err = ucm_dp__err(d->dp, &queue);
-		if (err) {
-			fprintf(stderr, "ucpumapd: RX thread of queue %u stopped: %s\n",
-				queue, strerror(-err));
-			return 1;
-		}
+		status = check_faults(d);
+		if (status)
+			return status;
 		if (end && now_sec() >= end)
 			return 0;
 		if (d->c.interval > 0 && now_sec() >= next)
@@ -357,7 +385,7 @@ static int stop(struct daemon *d, int status)
 		       "audit: frames did not come home (see above)\n");
 	}
 	ucm_dp__destroy(d->dp);
-	return err ? 1 : status;
+	return err ? EXIT_UNCLEAN : status;
 }
 
 int main(int argc, char **argv)
