@@ -53,11 +53,17 @@ struct daemon {
 	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_rev[UCM_CPUMAP_MAX_WORKERS];
 	double last_t;
+	double wd_period, wd_last;	/* systemd's watchdog: seconds; 0 off */
 };
 
 /* stats.c: the statistics every interval (final: the totals), and the
  * closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
+
+/* service.c: systemd's notifications (nothing without NOTIFY_SOCKET). */
+void svc_ready(struct daemon *d);
+void svc_tick(struct daemon *d);	/* every turn of the control loop */
+void svc_stopping(const char *why);
 
 #endif /* UCPUMAPD_DAEMON_H */

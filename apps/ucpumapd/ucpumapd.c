@@ -322,10 +322,13 @@ static int check_faults(struct daemon *d)
 {
 	struct ucm_dp_health h;
 
-	if (ucm_dp__check(d->dp, &h, sizeof(h)) != 1)
+	if (ucm_dp__check(d->dp, &h, sizeof(h)) != 1) {
+		svc_tick(d);	/* the watchdog is fed only while all is well */
 		return 0;
+	}
 	fprintf(stderr, "ucpumapd: stopping: %s (exit %d)\n", ucm_dp_fault_str(h.fault),
 		fault_exit[h.fault]);
+	svc_stopping(ucm_dp_fault_str(h.fault));
 	return fault_exit[h.fault];
 }
 
@@ -353,8 +356,10 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 		ts.tv_sec = (time_t)wait;
 		ts.tv_nsec = (long)((wait - ts.tv_sec) * 1e9);
 		sig = sigtimedwait(sigs, NULL, &ts);
-		if (sig == SIGINT || sig == SIGTERM)
+		if (sig == SIGINT || sig == SIGTERM) {
+			svc_stopping(sig == SIGINT ? "SIGINT" : "SIGTERM");
 			return 0;
+		}
 		if (sig == SIGUSR1) {
 			print_stats(d, false);
 			continue;
@@ -362,8 +367,10 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 		status = check_faults(d);
 		if (status)
 			return status;
-		if (end && now_sec() >= end)
+		if (end && now_sec() >= end) {
+			svc_stopping("--duration reached");
 			return 0;
+		}
 		if (d->c.interval > 0 && now_sec() >= next)
 			print_stats(d, false);
 	}
@@ -429,6 +436,7 @@ int main(int argc, char **argv)
 		status = stop(&d, 1);
 	} else {
 		print_banner(&d);
+		svc_ready(&d);
 		status = stop(&d, serve(&d, &sigs));
 	}
 	if (d.json)
