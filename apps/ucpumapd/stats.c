@@ -200,7 +200,7 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, double no
 	uint32_t i;
 
 	json_begin(&j, d->json);
-	json_num(&j, "time", now);
+	json_sec(&j, "time", now);
 	json_str(&j, "dev", d->c.dev);
 	json_totals(&j, d, t);
 	json_arr(&j, "queues");
