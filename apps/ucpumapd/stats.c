@@ -94,7 +94,7 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 	const struct ucm_dp_stats *l = &d->last;
 
 	if (final)
-		printf("total %s, averaged over the whole run (%.2f s): ", d->c.dev, dt);
+		printf("total %s, averaged over the whole run (%.3f s): ", d->c.dev, dt);
 	else
 		printf("%s: ", d->c.dev);
 	printf("rx %.0f pps, delivered %.0f pps, ", (t->rx - l->rx) / dt,
