@@ -33,6 +33,7 @@ struct cfg {
 	int rx_cpus[UCM_XSK_MAX_QUEUES], n_rx_cpus;	/* RX thread i: rx_cpus[i % n] */
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool no_coalesce, copy, zero_copy;
+	bool extended;			/* the per-queue and per-worker lines too */
 	bool reverse;			/* two-way: --two-way or --peer-mac */
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
 	uint8_t peer_mac[6];
@@ -40,6 +41,14 @@ struct cfg {
 	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu;
 	uint32_t steer_flags;
 	double interval, duration;
+};
+
+/* The drops the statistics line sums, by cause (stats.c names them): the
+ * way in's five of its own and the workers' reasons, the way back's six. */
+#define DROPS_IN	(5 + UCM_DROP_REASONS_MAX)
+#define DROPS_BACK	6
+struct drops {
+	uint64_t in[DROPS_IN], back[DROPS_BACK];
 };
 
 struct daemon {
@@ -52,12 +61,14 @@ struct daemon {
 	uint64_t last_enq[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_rev[UCM_CPUMAP_MAX_WORKERS];
+	struct drops last_drops;
 	double last_t;
 	double wd_period, wd_last;	/* systemd's watchdog: seconds; 0 off */
+	double start_t, stop_t;		/* the run, for the final averages */
 };
 
-/* stats.c: the statistics every interval (final: the totals), and the
- * closing conservation lines. */
+/* stats.c: the statistics every interval (final: the totals, averaged
+ * over start_t to stop_t), and the closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
 

@@ -154,6 +154,8 @@ static const struct opt d_opts[] = {
 	  .metavar = "MAC", .help = "two-way, to this next hop (e.g. the gateway's MAC)"),
 	D("interval", OPT_SECONDS, interval, .flags = OPT_F_DEFAULT, .metavar = "SEC",
 	  .help = "statistics every SEC seconds (0: none)"),
+	D("extended", OPT_FLAG, extended, .help = "after each statistics line, one per queue "
+	  "and per worker"),
 	D("stats-json", OPT_STRING, stats_json, .metavar = "FILE",
 	  .help = "the statistics as JSON lines too"),
 	D("duration", OPT_SECONDS, duration, .metavar = "SEC",
@@ -339,7 +341,7 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 	double end = d->c.duration > 0 ? now_sec() + d->c.duration : 0;
 	int status;
 
-	d->last_t = now_sec();
+	d->start_t = d->last_t = now_sec();
 	for (;;) {
 		double next = d->c.interval > 0 ? d->last_t + d->c.interval : now_sec() + 3600;
 		double until = next, wait;
@@ -382,6 +384,7 @@ static int stop(struct daemon *d, int status)
 	struct ucm_dp_stats t;
 	int err;
 
+	d->stop_t = now_sec();
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	err = ucm_dp__stop(d->dp, SHUTDOWN_TIMEOUT_MS);
 	if (t.state & UCM_DP_S_RUNNING) {
