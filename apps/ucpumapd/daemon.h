@@ -10,6 +10,7 @@
 
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
+#include "httpd.h"
 
 struct cfg {
 	const char *dev, *tun, *stats_json;
@@ -26,6 +27,7 @@ struct cfg {
 	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu;
 	uint32_t steer_flags;
 	double interval, duration;
+	struct httpd_addr metrics;	/* --metrics-listen; .len 0: none */
 };
 
 struct daemon {
@@ -39,11 +41,24 @@ struct daemon {
 	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_rev[UCM_CPUMAP_MAX_WORKERS];
 	double last_t;
+	struct metrics *metrics;	/* NULL without --metrics-listen */
 };
 
 /* stats.c: the statistics every interval (final: the totals), and the
  * closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
+
+/* metrics.c: --metrics-listen, GET /metrics (Prometheus) on a thread of
+ * its own. Open before ucm_dp__create() (a port in use fails first),
+ * start after ucm_dp__start(), stop before ucm_dp__stop(). Each is a
+ * no-op on NULL; 0 or -errno after a message. */
+struct opt;
+struct metrics;
+int metrics_parse_listen(const struct opt *o, const char *arg, void *cfg);
+int metrics__open(struct metrics **mp, const struct httpd_addr *a);
+int metrics__start(struct metrics *m, const struct daemon *d);
+void metrics__stop(struct metrics *m);
+void metrics__close(struct metrics *m);
 
 #endif /* UCPUMAPD_DAEMON_H */
