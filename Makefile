@@ -180,7 +180,8 @@ $(BUILD)/ucpumap-bench: $(APP_SRCS_ucpumap-bench) $(wildcard apps/common/*.h app
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-bench) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
 
-UCPUMAPD_SRCS := $(wildcard apps/ucpumapd/*.c)
+# The metrics' HTTP server is the daemon's alone among the apps.
+UCPUMAPD_SRCS := $(wildcard apps/ucpumapd/*.c) apps/common/httpd.c
 $(BUILD)/ucpumapd: $(UCPUMAPD_SRCS) $(wildcard apps/ucpumapd/*.h) $(APP_COMMON) $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)

@@ -10,6 +10,7 @@
 
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
+#include "httpd.h"
 
 /* The exit status: what a service manager and its operator act on
  * (ucpumapd(8), EXIT STATUS). 0-2 as every tool; each fault its own. */
@@ -41,6 +42,7 @@ struct cfg {
 	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu;
 	uint32_t steer_flags;
 	double interval, duration;
+	struct httpd_addr metrics;	/* --metrics-listen; .len 0: none */
 };
 
 /* The drops the statistics line sums, by cause (stats.c names them): the
@@ -65,6 +67,7 @@ struct daemon {
 	double last_t;
 	double wd_period, wd_last;	/* systemd's watchdog: seconds; 0 off */
 	double start_t, stop_t;		/* the run, for the final averages */
+	struct metrics *metrics;	/* NULL without --metrics-listen */
 };
 
 /* stats.c: the statistics every interval (final: the totals, averaged
@@ -76,5 +79,17 @@ void print_verdict(struct daemon *d);
 void svc_ready(struct daemon *d);
 void svc_tick(struct daemon *d);	/* every turn of the control loop */
 void svc_stopping(const char *why);
+
+/* metrics.c: --metrics-listen, GET /metrics (Prometheus) on a thread of
+ * its own. Open before ucm_dp__create() (a port in use fails first),
+ * start after ucm_dp__start(), stop before ucm_dp__stop(). Each is a
+ * no-op on NULL; 0 or -errno after a message. */
+struct opt;
+struct metrics;
+int metrics_parse_listen(const struct opt *o, const char *arg, void *cfg);
+int metrics__open(struct metrics **mp, const struct httpd_addr *a);
+int metrics__start(struct metrics *m, const struct daemon *d);
+void metrics__stop(struct metrics *m);
+void metrics__close(struct metrics *m);
 
 #endif /* UCPUMAPD_DAEMON_H */

@@ -158,6 +158,9 @@ static const struct opt d_opts[] = {
 	  "and per worker"),
 	D("stats-json", OPT_STRING, stats_json, .metavar = "FILE",
 	  .help = "the statistics as JSON lines too"),
+	D("metrics-listen", OPT_CUSTOM, metrics, .parse = metrics_parse_listen,
+	  .metavar = "ADDR:PORT", .help = "serve GET /metrics (Prometheus) on ADDR:PORT; "
+	  "PORT or :PORT alone: on 127.0.0.1"),
 	D("duration", OPT_SECONDS, duration, .metavar = "SEC",
 	  .help = "stop after SEC seconds (default: run until signalled)"),
 	D("verbose", OPT_COUNT, verbose, .short_opt = 'v',
@@ -385,6 +388,7 @@ static int stop(struct daemon *d, int status)
 	int err;
 
 	d->stop_t = now_sec();
+	metrics__stop(d->metrics);
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	err = ucm_dp__stop(d->dp, SHUTDOWN_TIMEOUT_MS);
 	if (t.state & UCM_DP_S_RUNNING) {
@@ -431,11 +435,18 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
+	/* The port before the datapath: one in use stops here. */
+	if (metrics__open(&d.metrics, &d.c.metrics)) {
+		if (d.json)
+			fclose(d.json);
+		return 1;
+	}
+
 	dp_opts(&d.c, &o);
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	if (!d.dp) {
 		status = 1;
-	} else if (ucm_dp__start(d.dp)) {
+	} else if (ucm_dp__start(d.dp) || metrics__start(d.metrics, &d)) {
 		status = stop(&d, 1);
 	} else {
 		print_banner(&d);
@@ -444,5 +455,6 @@ int main(int argc, char **argv)
 	}
 	if (d.json)
 		fclose(d.json);
+	metrics__close(d.metrics);
 	return status;
 }
