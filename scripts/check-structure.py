@@ -149,7 +149,7 @@ def check_functions():
     verdict("function-size", problems)
 
 
-DAEMON_CALLS = re.compile(r"^(ucm_dp__|ucm_dp_stats__|ucm_set_print$|"
+DAEMON_CALLS = re.compile(r"^(ucm_dp_|ucm_set_print$|"
                           r"ucm_drop_reason_str$)")
 
 
