@@ -1120,7 +1120,8 @@ static void fault_set(struct ucm_dp *dp, uint32_t fault, int err, uint32_t where
  * sockets and threads fail too, and is the one to name. */
 static void find_fault(struct ucm_dp *dp, int iface, int tun)
 {
-	uint32_t q, fault;
+	struct ucm_tun_rev_stats rs;
+	uint32_t q, w, fault;
 	int err;
 
 	if (iface == -ENODEV) {
@@ -1133,6 +1134,14 @@ static void find_fault(struct ucm_dp *dp, int iface, int tun)
 		fault_set(dp, UCM_DP_FAULT_TUN_GONE, -ENODEV, 0);
 		pr_warn("dp: the tun %s was deleted: the datapath cannot go on\n",
 			dp->c.tun);
+		return;
+	}
+	for (w = 0; w < dp->c.nworkers; w++) {
+		if (read_rev(dp, w, &rs) || !rs.stopped)
+			continue;
+		fault_set(dp, UCM_DP_FAULT_BACK, -EIO, w);
+		pr_warn("dp: worker %u stopped reading the tun (its io_uring failed): the way back is dead\n",
+			w);
 		return;
 	}
 	for (q = 0; q < dp->c.nqueues; q++) {

@@ -257,6 +257,7 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 		pr_warn("tun: the read path's io_uring took %d of %u requests: reading stops\n",
 			ret, queued);
 		r->dead = true;
+		a->stopped = 1;
 		return ret < 0 ? ret : -EIO;
 	}
 	a->reads++;
@@ -285,6 +286,7 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 			pr_warn("tun: the read path's io_uring failed waiting (%s): reading stops\n",
 				strerror(-ret));
 			r->dead = true;
+			a->stopped = 1;
 			return ret;
 		}
 	}
