@@ -1074,7 +1074,6 @@ static const char *const fault_names[UCM_DP_FAULT__MAX] = {
 	[UCM_DP_FAULT_TUN_GONE] = "tun gone",
 	[UCM_DP_FAULT_XSK] = "socket error",
 	[UCM_DP_FAULT_RX_THREAD] = "RX thread failed",
-	[UCM_DP_FAULT_WORKER] = "worker failed",
 	[UCM_DP_FAULT_BACK] = "way back failed",
 };
 

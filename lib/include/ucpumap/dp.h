@@ -263,7 +263,6 @@ enum ucm_dp_fault {
 	UCM_DP_FAULT_TUN_GONE,		/* the tun or tap was deleted */
 	UCM_DP_FAULT_XSK,		/* a socket reported an error (@where: queue id) */
 	UCM_DP_FAULT_RX_THREAD,		/* an RX thread gave up (@where: queue id) */
-	UCM_DP_FAULT_WORKER,		/* a worker's io_uring failed (@where: worker) */
 	UCM_DP_FAULT_BACK,		/* the way back's reads stopped (@where: worker) */
 	UCM_DP_FAULT__MAX,
 };
