@@ -98,7 +98,29 @@ struct ucm_tun {
 /* Tests: non-zero makes every super-packet's GSO type invalid, so the
  * kernel refuses it as an older kernel would (EINVAL). */
 extern int ucm_tun_test_refuse_super;
+/*
+ * Tests: non-zero makes the next wait for a batch's completions (the read
+ * path's) fail at once with EBADR, as when the kernel has dropped a
+ * completion. So that a request can really be in the kernel then, the
+ * read path leaves RWF_NOWAIT out: on a blocking socket a read of an
+ * empty one stays there, as a tun's never does.
+ */
+extern int ucm_tun_test_wait_fail;
 #endif
+
+/* The switch above, looked at (@take false) or used up (@take true);
+ * always false in release builds. Relaxed, no pair: a test sets it while
+ * the worker is not in a batch. */
+static inline bool tun_test_wait_fail(bool take)
+{
+#ifdef UCM_DEBUG
+	if (take)
+		return __atomic_exchange_n(&ucm_tun_test_wait_fail, 0, __ATOMIC_RELAXED);
+	return __atomic_load_n(&ucm_tun_test_wait_fail, __ATOMIC_RELAXED);
+#else
+	return false;
+#endif
+}
 
 /* tun_rev.c: the read path of one worker, on its thread. */
 int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
