@@ -10,7 +10,9 @@
  *
  * What each case checks is what the kernel did with the frames: nothing
  * may reach the socket from a frame, nor be read into one, once the frame
- * has gone home; and every frame is home at the end (the pool's audit).
+ * has gone home; a batch's result and counters are its own writes', late
+ * completions of an earlier batch aside; and every frame is home at the
+ * end (the pool's audit).
  */
 #include <errno.h>
 #include <dirent.h>
@@ -281,9 +283,233 @@ static int test_rev_close_keeps_order(void)
 	return finish(u, p);
 }
 
+/* ---- the write path ---------------------------------------------------------- */
+
+/* Fill @fd's way to its peer with one-byte datagrams; return how many. */
+static int fill_socket(int fd)
+{
+	int n = 0;
+
+	while (send(fd, "f", 1, MSG_DONTWAIT) == 1)
+		n++;
+	return n;
+}
+
+/* Take @n datagrams of the peer's, or all there are when @n < 0, each
+ * into @buf; return how many. */
+static int take_datagrams(int fd, int n, char *buf, size_t sz)
+{
+	int got = 0;
+
+	while ((n < 0 || got < n) && recv(fd, buf, sz, MSG_DONTWAIT) >= 0)
+		got++;
+	return got;
+}
+
+/* @n frames from the pool laid out as the worker hands them to its sink:
+ * packet i of @len + i bytes of @c at DATA_OFF. */
+static int frames_get(struct ucm_umem *u, uint64_t *addrs, struct ucm_frame_hdr **hdrs,
+		      uint32_t n, char c, uint16_t len)
+{
+	uint32_t i;
+
+	if (ucm_pool__alloc_bulk(ucm_umem__pool(u, 0), addrs, n) != (int)n)
+		return -1;
+	for (i = 0; i < n; i++) {
+		hdrs[i] = ucm_umem__frame(ucm_umem__area(u), addrs[i]);
+		memset(hdrs[i], 0, sizeof(*hdrs[i]));
+		hdrs[i]->data_off = DATA_OFF;
+		hdrs[i]->len = len + i;
+		memset(ucm_frame_data(hdrs[i]), c, len + i);
+	}
+	return 0;
+}
+
+/*
+ * A batch whose wait fails while its writes are still in the kernel (a
+ * full socket): they must be over when xmit returns, since the worker
+ * sends their frames home then, and the frames go out again at once, as
+ * the next batch's. Nothing of the first batch may reach the socket after
+ * that, and the next batch's completions must be its own: its result and
+ * counters exact.
+ */
+static int test_write_batch_given_up(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[NPKT];
+	uint64_t addrs[NPKT], bytes = 0;
+	struct ucm_tun_stats st;
+	int s[2], nfill, late = 0, reused = 0, good = 0, other = 0, err, failed_a, failed_b;
+	struct ucm_tun *tun;
+	char buf[512];
+	ssize_t n;
+	uint32_t i;
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	nfill = fill_socket(s[0]);
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	err = ops->open(tun, 0);
+	UT_ASSERT(!err, "open: %s", strerror(-err));
+
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'A', 100), "alloc");
+	ucm_tun_test_wait_fail = 1;
+	failed_a = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	UT_ASSERT(!ucm_tun_test_wait_fail, "the write path never waited for its batch");
+	UT_ASSERT(failed_a == NPKT, "%d of %d failed in a batch the socket had no room for",
+		  failed_a, NPKT);
+	/* The worker's part: home, and out again with the next batch. */
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'B', 200), "alloc again");
+
+	/* Room again: what is left of the first batch would go out now. */
+	UT_ASSERT(take_datagrams(s[1], nfill, buf, sizeof(buf)) == nfill, "drain");
+	ut_msleep(10);
+	while ((n = recv(s[1], buf, sizeof(buf), MSG_DONTWAIT)) >= 0) {
+		late++;
+		reused += n > 0 && buf[n - 1] == 'B';
+	}
+	failed_b = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	for (i = 0; i < NPKT + 4; i++) {
+		n = recv(s[1], buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0)
+			break;
+		if (n == (ssize_t)(VNET_LEN + 200 + good) && buf[n - 1] == 'B')
+			good++;
+		else
+			other++;
+	}
+	ucm_tun__worker_stats(tun, 0, &st, sizeof(st));
+	for (i = 0; i < NPKT; i++)
+		bytes += 200 + i;
+	UT_ASSERT(!late && !failed_b && good == NPKT && !other,
+		  "%d writes of the given-up batch went out after their frames went home (%d with the next batch's bytes); the next batch: %d failed, %d of its %d packets came, %d other datagrams",
+		  late, reused, failed_b, good, NPKT, other);
+	UT_ASSERT(st.packets == NPKT && st.bytes == bytes && st.err_other == NPKT,
+		  "stats: packets %llu bytes %llu err_other %llu, want %d %llu %d",
+		  (unsigned long long)st.packets, (unsigned long long)st.bytes,
+		  (unsigned long long)st.err_other, NPKT, (unsigned long long)bytes, NPKT);
+
+	ops->close(tun, 0);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	return finish(u, p);
+}
+
+/*
+ * A late completion of an earlier batch (here a NOP that carries what the
+ * earlier batch's first write carried, as the kernel's late answer would)
+ * must not pass for the write now in that slot: the next batch's result
+ * and counters stay its own, and its every write is reaped.
+ */
+static int test_write_stale_completion(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[NPKT];
+	struct io_uring_sqe *sqe;
+	struct ucm_tun_stats st;
+	struct tun_wstate *ws;
+	uint64_t addrs[NPKT];
+	int s[2], err, failed_a, failed_b, got;
+	struct ucm_tun *tun;
+	char buf[512];
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	err = ops->open(tun, 0);
+	UT_ASSERT(!err, "open: %s", strerror(-err));
+	ws = tun->wk[0].st;
+
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'A', 100), "alloc");
+	failed_a = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	UT_ASSERT(!failed_a, "%d of the first batch failed", failed_a);
+	sqe = io_uring_get_sqe(&ws->ring);
+	UT_ASSERT(sqe, "sqe");
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, tun_write_ud(ws, 0));
+	UT_ASSERT(io_uring_submit(&ws->ring) == 1, "submit the late answer");
+
+	failed_b = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	got = take_datagrams(s[1], -1, buf, sizeof(buf));
+	ucm_tun__worker_stats(tun, 0, &st, sizeof(st));
+	UT_ASSERT(!failed_b && got == 2 * NPKT && st.packets == 2 * NPKT && !st.err_other,
+		  "the next batch: %d failed; %d of %d datagrams came; stats packets %llu err_other %llu",
+		  failed_b, got, 2 * NPKT, (unsigned long long)st.packets,
+		  (unsigned long long)st.err_other);
+	/* Every write of it reaped: the CQ holds nothing of it now. */
+	UT_ASSERT(!io_uring_cq_ready(&ws->ring), "%u completions left over",
+		  io_uring_cq_ready(&ws->ring));
+
+	ops->close(tun, 0);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	return finish(u, p);
+}
+
+/*
+ * The worker stops right after a batch given up: its frames are home and
+ * the sink closes. Nothing of that batch may reach the socket afterwards,
+ * even while the ring lives on (a copy of its fd here).
+ */
+static int test_write_close_after_given_up(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[NPKT];
+	int s[2], dups[MAX_RINGS], ndup, nfill, late, err, failed;
+	uint64_t addrs[NPKT], before[16];
+	struct ucm_tun *tun;
+	char buf[512];
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	nfill = fill_socket(s[0]);
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	rings_now(before);
+	err = ops->open(tun, 0);
+	UT_ASSERT(!err, "open: %s", strerror(-err));
+	ndup = hold_rings(before, dups);
+	UT_ASSERT(ndup == 1, "%d new rings, want the writes'", ndup);
+
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'A', 100), "alloc");
+	ucm_tun_test_wait_fail = 1;
+	failed = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	UT_ASSERT(failed == NPKT, "%d of %d failed", failed, NPKT);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	ops->close(tun, 0);
+
+	UT_ASSERT(take_datagrams(s[1], nfill, buf, sizeof(buf)) == nfill, "drain");
+	ut_msleep(10);
+	late = take_datagrams(s[1], -1, buf, sizeof(buf));
+	close_all(dups, ndup);
+	UT_ASSERT(!late, "%d writes went out after their frames went home and the sink closed",
+		  late);
+
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	return finish(u, p);
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_rev_close_ends_reads),
 	UT_CASE(test_rev_close_keeps_order),
+	UT_CASE(test_write_batch_given_up),
+	UT_CASE(test_write_stale_completion),
+	UT_CASE(test_write_close_after_given_up),
 	{}
 };
 
