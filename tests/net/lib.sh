@@ -24,6 +24,10 @@
 #                      registered: a signal interrupts the wait at once
 #                      and the cleanup stops CMD by its pid (a foreground
 #                      `timeout` would be out of reach in its own group)
+#   exact_ipv4 LABEL DST SRC   100 datagrams from $gen to DST (from SRC),
+#                      received behind the daemon in $dut with
+#                      ucpumapd_traffic.py ($helper): empty when each came
+#                      once and intact, else what went wrong
 #   left_in NS [DEV...]    what is left in NS: XDP programs on any device,
 #                      devices other than lo and DEVs; empty when none
 #   lib_cleanup_check  the cleanup now ($tmp goes too), in this shell
@@ -210,4 +214,26 @@ jget() {
 lines = [l for l in open(sys.argv[1]) if l.strip()]
 d = json.loads(lines[-1])
 print(eval(sys.argv[2]))' "$1" "$2" 2> /dev/null
+}
+
+exact_ipv4() {
+	local r e g m du co rpid
+	rm -f "$tmp/r-$1" "$tmp/s-$1" "$tmp/res-$1"
+	ip netns exec "$dut" "$PY" "$helper" exact-recv --paths ipv4 --count 100 \
+		--ready "$tmp/r-$1" --stop "$tmp/s-$1" --out "$tmp/res-$1" --timeout 20 \
+		> "$tmp/recv-$1.log" 2>&1 &
+	rpid=$!
+	lib_pid $rpid
+	wait_file "$tmp/r-$1" 50 &&
+		lib_run ip netns exec "$gen" "$PY" "$helper" exact-send --paths ipv4 --count 100 \
+			--rate 3000 --v4 "$2" --src4 "$3" > "$tmp/send-$1.log" 2>&1
+	sleep 0.3
+	touch "$tmp/s-$1"
+	wait_file "$tmp/res-$1" 50
+	stop_pid "$rpid"
+	r=$(jget "$tmp/res-$1" "'%d %d %d %d %d' % tuple(d['paths']['ipv4'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
+	read -r e g m du co <<< "${r:-0 0 0 0 0}"
+	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
+		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co)"
+	fi
 }

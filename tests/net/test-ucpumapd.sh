@@ -516,27 +516,6 @@ fi
 timing "malformed frames"
 
 # ---- 7. one instance per interface; SIGKILL and restart ---------------------------
-# recv_100 LABEL: 100 datagrams sent, each received once and intact behind
-# the tun; empty when so, else why not.
-recv_100() {
-	local r e g m du co
-	bg "$dut" "$tmp/recv-$1.log" "$PY" "$helper" exact-recv --paths ipv4 --count 100 \
-		--ready "$tmp/r-$1" --stop "$tmp/s-$1" --out "$tmp/res-$1" --timeout 20
-	rpid=$last
-	wait_file "$tmp/r-$1" 50 &&
-		in_gen "$PY" "$helper" exact-send --paths ipv4 --count 100 --rate 3000 \
-			--v4 $D4 --src4 $G4 > "$tmp/send-$1" 2>&1
-	sleep 0.3
-	touch "$tmp/s-$1"
-	wait_file "$tmp/res-$1" 50
-	stop_pid "$rpid"
-	r=$(jget "$tmp/res-$1" "'%d %d %d %d %d' % tuple(d['paths']['ipv4'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
-	read -r e g m du co <<< "${r:-0 0 0 0 0}"
-	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
-		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co)"
-	fi
-}
-
 # A second instance on a served interface is refused before it touches
 # anything, naming the holder; the first keeps forwarding.
 if start_daemon first --cpus 0,1 --duration 30; then
@@ -551,7 +530,7 @@ if start_daemon first --cpus 0,1 --duration 30; then
 	else
 		bad second-instance-refused "exit $rc (want 1), said: $(head -2 "$tmp/second.err" | tr '\n' ' ')(want the link, our program and pid $first)"
 	fi
-	why=$(recv_100 first)
+	why=$(exact_ipv4 first $D4 $G4)
 	stop_daemon
 	why="$why$(final_ok)"
 	if [ -z "$why" ]; then ok second-instance-first-forwards; else bad second-instance-first-forwards "$why"; fi
@@ -571,7 +550,7 @@ if start_daemon killed --cpus 0,1 --duration 30; then
 		ok sigkill-leaves-no-program
 	fi
 	if start_daemon restart --cpus 0,1 --duration 30; then
-		why=$(recv_100 restart)
+		why=$(exact_ipv4 restart $D4 $G4)
 		stop_daemon
 		why="$why$(final_ok)$(leftovers)"
 		if [ -z "$why" ]; then ok restart-delivers; else bad restart-delivers "$why"; fi
@@ -587,7 +566,7 @@ fi
 if ! ip -n "$dut" link set vd xdp obj "$bpf_obj" sec xdp 2> "$tmp/stale.log"; then
 	skip restart-replaces-stale-netlink "ip cannot attach $bpf_obj: $(tail -1 "$tmp/stale.log")"
 elif start_daemon stale --cpus 0,1 --duration 30; then
-	why=$(recv_100 stale)
+	why=$(exact_ipv4 stale $D4 $G4)
 	stop_daemon
 	why="$why$(final_ok)$(leftovers)"
 	grep -Eiq 'replacing our stale XDP program' "$D_ERR" ||
