@@ -7,12 +7,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
 
 struct cfg {
 	const char *dev, *tun, *stats_json;
+	const char *user;		/* --user: who it runs as after set-up */
+	bool tun_any_owner;
 	uint32_t queues[UCM_XSK_MAX_QUEUES];
 	int nqueues;
 	int cpus[UCM_CPUMAP_MAX_WORKERS], ncpus;
@@ -28,8 +31,17 @@ struct cfg {
 	double interval, duration;
 };
 
+/* priv.c's state. */
+struct priv {
+	uid_t uid;			/* who it runs as after set-up */
+	gid_t gid;
+	uint64_t run;			/* the capabilities its run time keeps */
+	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
+};
+
 struct daemon {
 	struct cfg c;
+	struct priv priv;
 	struct ucm_dp *dp;
 	FILE *json;
 	struct ucm_dp_stats last;
@@ -45,5 +57,13 @@ struct daemon {
  * closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
+
+/* priv.c: least privilege (man/ucpumapd.8, PRIVILEGES) and the files it
+ * writes. priv_prepare() before ucm_dp__create() (the exit status after
+ * a message, 1 or 2: nothing attached), priv_drop() once ucm_dp__start() succeeded
+ * (-1 after a message: stop, exit 1), priv_reopen() on SIGHUP. */
+int priv_prepare(struct daemon *d);
+int priv_drop(struct daemon *d);
+void priv_reopen(struct daemon *d);
 
 #endif /* UCPUMAPD_DAEMON_H */
