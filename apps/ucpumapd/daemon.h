@@ -15,7 +15,7 @@
 struct cfg {
 	const char *dev, *tun, *stats_json;
 	const char *user;		/* --user: who it runs as after set-up */
-	bool tun_any_owner;
+	bool tun_any_owner, no_seccomp;
 	uint32_t queues[UCM_XSK_MAX_QUEUES];
 	int nqueues;
 	int cpus[UCM_CPUMAP_MAX_WORKERS], ncpus;
@@ -65,5 +65,8 @@ void print_verdict(struct daemon *d);
 int priv_prepare(struct daemon *d);
 int priv_drop(struct daemon *d);
 void priv_reopen(struct daemon *d);
+/* seccomp.c: the running phase's allow-list, on every thread. 0, or -1
+ * after a message. */
+int seccomp_start(struct daemon *d);
 
 #endif /* UCPUMAPD_DAEMON_H */

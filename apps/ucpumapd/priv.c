@@ -19,7 +19,8 @@
  *                   and setresuid(), which glibc applies to every thread;
  *                   leaving uid 0 empties each thread's capabilities.
  *                   Then this thread keeps what its run time needs
- *                   (nothing today).
+ *                   (nothing today), and the seccomp filter (seccomp.c)
+ *                   goes on every thread.
  *
  * No thread can set another's capabilities (capset(2) refuses any pid
  * but its own), so without --user the datapath's threads keep the
@@ -329,5 +330,7 @@ int priv_drop(struct daemon *d)
 			(unsigned long long)prm, (unsigned long long)eff);
 		return -1;
 	}
+	if (!d->c.no_seccomp && seccomp_start(d))
+		return -1;
 	return 0;
 }

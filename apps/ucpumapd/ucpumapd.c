@@ -162,6 +162,7 @@ static const struct opt d_opts[] = {
 	  "(and its group, no supplementary groups), with no capabilities"),
 	D("tun-any-owner", OPT_FLAG, tun_any_owner, .help = "attach to an existing tun or tap "
 	  "even when another user or group owns it"),
+	D("no-seccomp", OPT_FLAG, no_seccomp, .help = "no seccomp allow-list while running"),
 	D("verbose", OPT_COUNT, verbose, .short_opt = 'v',
 	  .help = "the library's debug messages too (libbpf's among them)"),
 	{}

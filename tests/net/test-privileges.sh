@@ -5,7 +5,8 @@
 # between two namespaces, the generator (g) and the DUT (d):
 #
 #   MODE-caps      while it runs, /proc/PID/status: nothing permitted or
-#                  effective, an empty bounding set, NoNewPrivs 1; with
+#                  effective, an empty bounding set, NoNewPrivs 1, the
+#                  seccomp filter on every thread; with
 #                  --user every thread so, as that user; without, the
 #                  datapath's threads hold exactly the set-up's five
 #   MODE-forwards  a known count of datagrams through it (and, two-way,
@@ -13,7 +14,9 @@
 #   MODE-stop      SIGTERM: exit 0, the conservation lines hold, every
 #                  frame home, nothing left attached
 #     MODE: one-way, one-way-user, two-way (the kernel resolves a next hop
-#     it did not know), peer-mac-user, tap-user
+#     it did not know), peer-mac-user, tap-user: each under the seccomp
+#     allow-list (Seccomp 2 on every thread; a sanitizer build runs
+#     without, and says so), and one-way-no-seccomp once without it
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
 #   unknown-user   --user of nobody we know: exit 1
 #   json-symlink   --stats-json to a symbolic link: exit 1, said, nothing
@@ -64,6 +67,9 @@ gmac=$(mac_of "$g" vg)
 # datapath's threads when it stays root.
 SETUP=0000008000207000
 NONE=0000000000000000
+# The seccomp filter: on (2) but in a sanitizer build.
+FILTER=2
+[ -n "${SANITIZE:-}" ] && FILTER=0
 
 # start LABEL ARGS...: the daemon on vd; 0 once its banner is out.
 start() {
@@ -96,7 +102,7 @@ field() { awk -v f="$2:" '$1 == f { print $2 }' "$1"; }
 # page says, else what differs. USER-MODE: yes (every thread nothing, as
 # nobody) or no (the main thread nothing, the others the set-up's).
 caps_check() {
-	local user=$1 why= t comm prm eff bnd nnp uid want
+	local user=$1 filter=${2:-$FILTER} why= t comm prm eff bnd nnp uid want sc
 	for t in /proc/$dpid/task/*; do
 		comm=$(cat "$t/comm" 2> /dev/null) || continue
 		case $comm in iou-*) continue ;; esac	# io_uring's, the kernel's
@@ -105,11 +111,13 @@ caps_check() {
 		bnd=$(field "$t/status" CapBnd)
 		nnp=$(field "$t/status" NoNewPrivs)
 		uid=$(field "$t/status" Uid)
+		sc=$(field "$t/status" Seccomp)
 		want=$NONE
 		[ "$user" = no ] && [ "${t##*/}" != "$dpid" ] && want=$SETUP
 		[ "$prm" = "$want" ] && [ "$eff" = "$want" ] || why="$why $comm: CapPrm $prm CapEff $eff (want $want);"
 		[ "$bnd" = $NONE ] || why="$why $comm: CapBnd $bnd;"
 		[ "$nnp" = 1 ] || why="$why $comm: NoNewPrivs $nnp;"
+		[ "$sc" = "$filter" ] || why="$why $comm: Seccomp $sc (want $filter);"
 		if [ "$user" = yes ]; then
 			[ "$uid" = 65534 ] || why="$why $comm: uid $uid;"
 		else
@@ -156,13 +164,14 @@ closing_ok() {	# TWO-WAY: empty when the stop was clean, else why not
 
 # run MODE USER(yes/no) TWO-WAY(yes/no) ARGS...: start, caps, traffic, stop.
 run() {
-	local mode=$1 user=$2 two=$3 why r n
+	local mode=$1 user=$2 two=$3 why r n filter=$FILTER
 	shift 3
+	case " $* " in *" --no-seccomp "*) filter=0 ;; esac
 	if ! start "$mode" "$@"; then
 		bad "$mode" "did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
 		return
 	fi
-	why=$(caps_check "$user")
+	why=$(caps_check "$user" "$filter")
 	if [ -z "$why" ]; then
 		ok "$mode-caps"
 	else
@@ -204,6 +213,7 @@ ip -n "$d" addr del 10.206.0.2/24 dev vd
 ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=1
 run tap-user yes yes --tun ucmpt --tap --two-way --user nobody
 ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=0
+run one-way-no-seccomp no no --tun ucmpt --no-seccomp
 
 # ---- refusals before anything is attached -----------------------------------------
 # refused CASE STATUS REGEX ARGS...
