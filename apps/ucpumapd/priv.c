@@ -31,7 +31,6 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,8 +267,6 @@ int priv_prepare(struct daemon *d)
 		fprintf(stderr, "ucpumapd: --user with --two-way over a tun: asking the kernel to resolve a next hop (RTM_NEWNEIGH) needs CAP_NET_ADMIN in the resolver thread, which the change of user takes from every thread; give --peer-mac, or run without --user\n");
 		return 2;
 	}
-	/* A reader that went away costs a write's EPIPE, not the daemon. */
-	signal(SIGPIPE, SIG_IGN);
 	if (lookup_user(d) || check_tun_owner(d) || open_files(d))
 		return 1;
 	err = caps_get(&prm, &eff);

@@ -399,6 +399,8 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGUSR1);
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	/* A reader of stdout that went away costs a write's EPIPE, not us. */
+	signal(SIGPIPE, SIG_IGN);
 
 	dp_opts(&d.c, &o);
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
