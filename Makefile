@@ -58,6 +58,8 @@ INCLUDEDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
+# ucpumapd@.service; Debian's packages want /lib/systemd/system (debian/rules).
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 SANITIZE ?=
@@ -178,12 +180,13 @@ $(BUILD)/ucpumap-bench: $(APP_SRCS_ucpumap-bench) $(wildcard apps/common/*.h app
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-bench) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
 
-UCPUMAPD_SRCS := $(wildcard apps/ucpumapd/*.c)
+# The metrics' HTTP server is the daemon's alone among the apps.
+UCPUMAPD_SRCS := $(wildcard apps/ucpumapd/*.c) apps/common/httpd.c
 $(BUILD)/ucpumapd: $(UCPUMAPD_SRCS) $(wildcard apps/ucpumapd/*.h) $(APP_COMMON) $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(APP_CFLAGS) $(LIBSECCOMP_CFLAGS) -o $@ $(UCPUMAPD_SRCS) $(APP_COMMON) $(STATIC_LIB) \
-		$(LDFLAGS) $(LDLIBS_BASE) $(LIBSECCOMP_LIBS) -lm
+		$(LDFLAGS) $(LDLIBS_BASE) $(LIBSYSTEMD_LIBS) $(LIBSECCOMP_LIBS) -lm
 
 # The traffic generator: its own XDP object (bpf/gen.bpf.c), embedded in
 # the binary by apps/ucpumap-gen/gen_obj.S; it needs libbpf and libxdp, not
@@ -290,11 +293,15 @@ install-dev: $(STATIC_LIB) $(PC_FILE)
 	install -m 0644 $(PUB_HDRS) $(DESTDIR)$(INCLUDEDIR)/ucpumap/
 	install -m 0644 $(PC_FILE) $(DESTDIR)$(PKGCONFIGDIR)/
 
-# The daemon in sbin (it needs root), the tools in bin.
+# The daemon in sbin (it needs root), the tools in bin, the daemon's
+# systemd unit with its ExecStart pointing at where the daemon went.
 install-bin: $(APPS)
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 0755 $(BUILD)/ucpumapd $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(BUILD)/ucpumap-gen $(BUILD)/ucpumap-bench $(DESTDIR)$(BINDIR)/
+	sed 's|/usr/sbin/ucpumapd|$(SBINDIR)/ucpumapd|' apps/ucpumapd/ucpumapd@.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/ucpumapd@.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/ucpumapd@.service
 
 # man/*.3 (the library) and man/*.8 (the programs), those that exist.
 MAN3 := $(wildcard man/*.3)

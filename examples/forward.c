@@ -28,6 +28,7 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
+	struct ucm_dp_health h;
 	struct ucm_dp_stats st;
 	struct ucm_dp *dp;
 	int secs, err;
@@ -57,8 +58,15 @@ int main(int argc, char **argv)
 	printf("forward: %s -> %s, %u workers\n", argv[1], ucm_dp__tun_name(dp),
 	       ucm_dp__nworkers(dp));
 	fflush(stdout);
-	for (int t = 0; !done && (!secs || t < secs * 10) && !ucm_dp__err(dp, NULL); t++)
+	/* Every 100 ms: the library looks for faults (the interface or tun
+	 * deleted, a socket or thread failed) and logs them and link changes. */
+	for (int t = 0; !done && (!secs || t < secs * 10); t++) {
+		if (ucm_dp__check(dp, &h, sizeof(h)) == 1) {
+			fprintf(stderr, "forward: stopping: %s\n", ucm_dp_fault_str(h.fault));
+			break;
+		}
 		usleep(100000);
+	}
 	/* Drain, take everything down, prove every frame came home. */
 	err = ucm_dp__stop(dp, 1500);
 	ucm_dp__stats(dp, &st, sizeof(st));

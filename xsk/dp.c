@@ -16,8 +16,9 @@
  * Cross-thread fields, and their pairs:
  *   rx->prod   RX thread stores it (release, R1) once its producer exists;
  *              start and the stats load it (acquire, R1').
- *   rx->err    RX thread stores it (release, R2) when it gives up; the
- *              control thread loads it (acquire, R2').
+ *   rx->err    RX thread stores it (release, R2) when it gives up, after
+ *              rx->fault (relaxed, published by R2); the control thread
+ *              loads err (acquire, R2'), then fault.
  *   dp->stop   control thread stores 1 (relaxed: pthread_join orders what
  *              follows); RX threads poll it (relaxed) once per turn.
  * Counters are the parts' own (each documents its readers).
@@ -37,6 +38,8 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 
 #include "core/pool_internal.h"
 #include "engine/cpumap_internal.h"
@@ -84,6 +87,7 @@ struct dp_rx {
 	struct ucm_xsk_queue *q;
 	struct ucm_cpumap_producer *_Atomic prod;
 	_Atomic int err;
+	_Atomic uint32_t fault;		/* enum ucm_dp_fault: why err */
 	/* Two-way: the channels of the workers that send on this queue
 	 * (worker w on queue w % nqueues). */
 	struct ucm_txq *txq[UCM_CPUMAP_MAX_WORKERS];
@@ -124,6 +128,12 @@ struct ucm_dp {
 	uint32_t state;			/* enum ucm_dp_state, under @lock */
 	int counted;			/* 0 or -EUCLEAN: the counters' verdict */
 	struct dp_final *fin;		/* read once UCM_DP_S_STOPPED */
+	/* ucm_dp__check(), control thread only. */
+	int ifindex, tun_ifindex;	/* tun_ifindex 0: no tun */
+	uint32_t links;			/* UCM_DP_LINK_*, as last said */
+	uint32_t links_last;		/* as the last look saw them */
+	bool links_seen;
+	struct ucm_dp_health health;	/* the first fault, kept */
 };
 
 /* ---- options ------------------------------------------------------------ */
@@ -428,6 +438,13 @@ static int channels_setup(struct ucm_dp *dp)
 
 /* ---- the RX thread -------------------------------------------------------- */
 
+/* The RX thread gives up: why, for ucm_dp__check(). */
+static void rx_fail(struct dp_rx *rx, uint32_t fault, int err)
+{
+	atomic_store_explicit(&rx->fault, fault, memory_order_relaxed);
+	atomic_store_explicit(&rx->err, err, memory_order_release); /* R2 */
+}
+
 static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 {
 	const struct ucm_steer_cfg *steer = &rx->dp->c.steer;
@@ -438,15 +455,22 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 	while (!atomic_load_explicit(&rx->dp->stop, memory_order_relaxed)) {
 		n = ucm_xsk_queue__poll(rx->q, prod, steer, &rr);
 		if (n < 0) {
-			atomic_store_explicit(&rx->err, n, memory_order_release); /* R2 */
+			rx_fail(rx, UCM_DP_FAULT_RX_THREAD, n);
 			break;
 		}
 		if (rx->ntxq)
 			n += ucm_xsk_queue__tx_turn(rx->q, rx->txq, rx->ntxq);
-		if (!n)
-			ucm_xsk_queue__sleep(rx->q, rx->txq, rx->ntxq,
-					     ucm_xsk_queue__tx_pending(rx->q) ?
-					     DP_RX_TX_PENDING_MS : DP_RX_IDLE_MS);
+		if (n)
+			continue;
+		n = ucm_xsk_queue__sleep(rx->q, rx->txq, rx->ntxq,
+					 ucm_xsk_queue__tx_pending(rx->q) ?
+					 DP_RX_TX_PENDING_MS : DP_RX_IDLE_MS);
+		if (n < 0 && n != -EINTR) {
+			/* The socket's error does not heal: the interface
+			 * went, or the driver reset the queue. */
+			rx_fail(rx, UCM_DP_FAULT_XSK, n);
+			break;
+		}
 	}
 	/* What is on its way out gets a moment to complete. */
 	for (i = 0; i < DP_TX_GRACE_MS && rx->ntxq &&
@@ -474,7 +498,7 @@ static void *rx_main(void *arg)
 	prod = ucm_cpumap__producer_create(rx->dp->map, pool);
 	if (!prod) {
 		ucm_pool__clear_owner(pool);
-		atomic_store_explicit(&rx->err, -errno, memory_order_release); /* R2 */
+		rx_fail(rx, UCM_DP_FAULT_RX_THREAD, -errno);
 		return NULL;
 	}
 	atomic_store_explicit(&rx->prod, prod, memory_order_release); /* R1 */
@@ -858,6 +882,9 @@ static int dp_open_tun(struct ucm_dp *dp)
 		return -errno;
 	/* A name template (ucm%d) becomes the kernel's name. */
 	snprintf(dp->c.tun, sizeof(dp->c.tun), "%s", ucm_tun__name(dp->tun));
+	/* The index, not the name: a tun made again under the name is not
+	 * the one our queues are attached to. */
+	dp->tun_ifindex = if_nametoindex(dp->c.tun);
 	return 0;
 }
 
@@ -904,6 +931,7 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 		err = -ENODEV;
 		goto out_free;
 	}
+	dp->ifindex = if_nametoindex(dp->c.ifname);
 	resolve_mtu(&dp->c);
 	dp->fin = calloc(1, sizeof(*dp->fin));
 	if (dp->fin) {
@@ -1036,6 +1064,151 @@ int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue)
 		}
 	}
 	return 0;
+}
+
+/* ---- faults at run time ------------------------------------------------ */
+
+static const char *const fault_names[UCM_DP_FAULT__MAX] = {
+	[UCM_DP_FAULT_NONE] = "none",
+	[UCM_DP_FAULT_IFACE_GONE] = "interface gone",
+	[UCM_DP_FAULT_TUN_GONE] = "tun gone",
+	[UCM_DP_FAULT_XSK] = "socket error",
+	[UCM_DP_FAULT_RX_THREAD] = "RX thread failed",
+	[UCM_DP_FAULT_BACK] = "way back failed",
+};
+
+const char *ucm_dp_fault_str(uint32_t fault)
+{
+	return fault < UCM_DP_FAULT__MAX ? fault_names[fault] : "unknown";
+}
+
+/* Device @ifindex: 1 up (@carrier: and with a carrier), 0 down, -ENODEV
+ * gone. What cannot be read counts as up: only a fact makes a fault. */
+static int link_state(int ifindex, bool carrier)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_GLINK };
+	char name[IF_NAMESIZE];
+	struct ifreq ifr = {};
+	int err, flags;
+
+	if (!if_indextoname(ifindex, name))
+		return errno == ENXIO || errno == ENODEV ? -ENODEV : 1;
+	err = if_ioctl(name, SIOCGIFFLAGS, &ifr);
+	if (err)	/* renamed meanwhile, or gone: the index says which */
+		return !if_indextoname(ifindex, name) && errno == ENXIO ? -ENODEV : 1;
+	flags = ifr.ifr_flags;
+	if (!(flags & IFF_UP) || !carrier)
+		return !!(flags & IFF_UP);
+	/* The carrier as the driver has it now: IFF_RUNNING is the operstate,
+	 * which the kernel's linkwatch updates up to a second late. */
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_data = (void *)&ev;
+	if (!if_ioctl(name, SIOCETHTOOL, &ifr))
+		return !!ev.data;
+	return !!(flags & IFF_RUNNING);
+}
+
+static void fault_set(struct ucm_dp *dp, uint32_t fault, int err, uint32_t where)
+{
+	dp->health.fault = fault;
+	dp->health.err = err;
+	dp->health.where = where;
+}
+
+/* The first fault, in the order of causes: a device gone makes its
+ * sockets and threads fail too, and is the one to name. */
+static void find_fault(struct ucm_dp *dp, int iface, int tun)
+{
+	struct ucm_tun_rev_stats rs;
+	uint32_t q, w, fault;
+	int err;
+
+	if (iface == -ENODEV) {
+		fault_set(dp, UCM_DP_FAULT_IFACE_GONE, -ENODEV, 0);
+		pr_warn("dp: the interface %s was deleted: the datapath cannot go on\n",
+			dp->c.ifname);
+		return;
+	}
+	if (tun == -ENODEV) {
+		fault_set(dp, UCM_DP_FAULT_TUN_GONE, -ENODEV, 0);
+		pr_warn("dp: the tun %s was deleted: the datapath cannot go on\n",
+			dp->c.tun);
+		return;
+	}
+	for (w = 0; w < dp->c.nworkers; w++) {
+		if (read_rev(dp, w, &rs) || !rs.stopped)
+			continue;
+		fault_set(dp, UCM_DP_FAULT_BACK, -EIO, w);
+		pr_warn("dp: worker %u stopped reading the tun (its io_uring failed): the way back is dead\n",
+			w);
+		return;
+	}
+	for (q = 0; q < dp->c.nqueues; q++) {
+		err = atomic_load_explicit(&dp->rx[q].err, memory_order_acquire); /* R2' */
+		if (!err)
+			continue;
+		fault = atomic_load_explicit(&dp->rx[q].fault, memory_order_relaxed);
+		fault_set(dp, fault, err, dp->c.queues[q]);
+		pr_warn("dp: %s queue %u: %s: %s; the queue is not served\n",
+			dp->c.ifname, dp->c.queues[q], ucm_dp_fault_str(fault),
+			strerror(-err));
+		return;
+	}
+}
+
+/* A link's change, said once per change, when two looks in a row agree:
+ * a carrier settles through a few states (the kernel's linkwatch). */
+static void links_say(struct ucm_dp *dp, uint32_t now)
+{
+	uint32_t was = dp->links_seen ? dp->links : UCM_DP_LINK_IFACE_UP |
+			(dp->tun_ifindex ? UCM_DP_LINK_TUN_UP : 0);
+	uint32_t ch = now ^ was;
+
+	if (now != dp->links_last) {
+		dp->links_last = now;
+		return;
+	}
+
+	if (ch & UCM_DP_LINK_IFACE_UP) {
+		if (now & UCM_DP_LINK_IFACE_UP)
+			pr_info("dp: %s is up again\n", dp->c.ifname);
+		else
+			pr_info("dp: %s is down or has no carrier: nothing comes in until it is up again\n",
+				dp->c.ifname);
+	}
+	if (ch & UCM_DP_LINK_TUN_UP) {
+		if (now & UCM_DP_LINK_TUN_UP)
+			pr_info("dp: the tun %s is up again\n", dp->c.tun);
+		else
+			pr_info("dp: the tun %s is down: what the workers write to it is dropped (tun eio) until it is up again\n",
+				dp->c.tun);
+	}
+	dp->links = now;
+	dp->links_seen = true;
+}
+
+int ucm_dp__check(struct ucm_dp *dp, struct ucm_dp_health *h, size_t sz)
+{
+	int iface, tun = 1;
+	uint32_t links = 0;
+
+	if (!dp || !h || !sz)
+		return ucm_err(-EINVAL);
+	/* Control thread only: it is the one that starts and stops. */
+	if (dp->state & UCM_DP_S_RUNNING) {
+		iface = link_state(dp->ifindex, true);
+		if (dp->tun_ifindex)
+			tun = link_state(dp->tun_ifindex, false);
+		if (!dp->health.fault)
+			find_fault(dp, iface, tun);
+		links = (iface > 0 ? UCM_DP_LINK_IFACE_UP : 0) |
+			(dp->tun_ifindex && tun > 0 ? UCM_DP_LINK_TUN_UP : 0);
+		if (iface >= 0 && tun >= 0)
+			links_say(dp, links);
+	}
+	dp->health.links = links;
+	ucm_stats_out(h, sz, &dp->health, sizeof(dp->health));
+	return dp->health.fault ? 1 : 0;
 }
 
 /* The counters, as the stopped parts leave them; under dp->lock. */

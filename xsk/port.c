@@ -721,6 +721,18 @@ uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 	return done + ucm_xsk_queue__complete(q);
 }
 
+/* The error a socket reports (SO_ERROR): -errno, -EIO when it has none
+ * to give (a hang-up, or an fd no longer open). */
+static int sock_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || !err)
+		return -EIO;
+	return -err;
+}
+
 int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			 uint32_t ntxq, int timeout_ms)
 {
@@ -743,6 +755,8 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 		ret = poll(p, 1 + ntxq, timeout_ms);
 		if (ret < 0)
 			ret = -errno;
+		else if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL))
+			ret = sock_error(q->fd);
 		else if (ret > 0)
 			ret = 1;	/* poll's count of ready fds: not ours */
 	}

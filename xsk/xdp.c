@@ -262,8 +262,10 @@ static bool prog_is_ours(uint32_t id, char *name, size_t len)
 	return ours;
 }
 
-/* The XDP link on @ifindex, if one holds it: its id (0: none). */
-static uint32_t xdp_link_on(int ifindex)
+/* The XDP link that runs program @prog on @ifindex, if one does: its id
+ * (0: none). The program too: an index is only unique in its network
+ * namespace, and the link's does not show. */
+static uint32_t xdp_link_on(int ifindex, uint32_t prog)
 {
 	uint32_t id = 0, found = 0;
 
@@ -275,7 +277,7 @@ static uint32_t xdp_link_on(int ifindex)
 		if (fd < 0)
 			continue;	/* gone meanwhile */
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-		    info.type == BPF_LINK_TYPE_XDP &&
+		    info.type == BPF_LINK_TYPE_XDP && info.prog_id == prog &&
 		    (int)info.xdp.ifindex == ifindex)
 			found = id;
 		close(fd);
@@ -436,11 +438,12 @@ int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 		pr_warn("cannot query XDP on %s: %s\n", ifname, strerror(-err));
 		return ucm_err(err);
 	}
-	/* Before anything is touched: the holder of a link keeps it. */
-	link = xdp_link_on(ifindex);
-	if (link)
-		return ucm_err(refuse_link(link, ifindex, ifname));
 	if (q.drv_prog_id || q.skb_prog_id) {
+		/* Before anything is touched: the holder of a link keeps it. */
+		link = xdp_link_on(ifindex, q.drv_prog_id ? q.drv_prog_id :
+							  q.skb_prog_id);
+		if (link)
+			return ucm_err(refuse_link(link, ifindex, ifname));
 		err = netlink_prog_off(ifindex, ifname, &q, flags);
 		if (err)
 			return ucm_err(err);

@@ -252,6 +252,14 @@ void json_num(struct json *j, const char *key, double v)
 	fprintf(j->f, "%.6g", v);
 }
 
+/* Seconds in fixed point, to the microsecond: %g's six digits would
+ * round a clock's seconds since boot to the second. */
+void json_sec(struct json *j, const char *key, double v)
+{
+	json_sep(j, key);
+	fprintf(j->f, "%.6f", v);
+}
+
 void json_u64(struct json *j, const char *key, uint64_t v)
 {
 	json_sep(j, key);

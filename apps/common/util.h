@@ -75,7 +75,8 @@ void json_obj_end(struct json *j);
 void json_arr(struct json *j, const char *key);
 void json_arr_end(struct json *j);
 void json_str(struct json *j, const char *key, const char *v);
-void json_num(struct json *j, const char *key, double v);
+void json_num(struct json *j, const char *key, double v);	/* %.6g */
+void json_sec(struct json *j, const char *key, double v);	/* %.6f */
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_end(struct json *j);
 

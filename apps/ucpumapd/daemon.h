@@ -11,6 +11,21 @@
 
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
+#include "httpd.h"
+
+/* The exit status: what a service manager and its operator act on
+ * (ucpumapd(8), EXIT STATUS). 0-2 as every tool; each fault its own. */
+enum {
+	EXIT_SETUP = 1,		/* could not start: the message says why */
+	EXIT_USAGE = 2,		/* a bad flag or setting */
+	EXIT_UNCLEAN = 3,	/* the counters did not add up, or frames were
+				 * missing at the stop: a bug to report */
+	EXIT_IFACE_GONE = 4,	/* the interface was deleted */
+	EXIT_TUN_GONE = 5,	/* the tun was deleted */
+	EXIT_XSK = 6,		/* a socket failed (the driver reset its queue) */
+	EXIT_THREAD = 7,	/* an RX thread failed */
+	EXIT_BACK = 8,		/* the way back's reads failed */
+};
 
 struct cfg {
 	const char *dev, *tun, *stats_json;
@@ -22,6 +37,7 @@ struct cfg {
 	int rx_cpus[UCM_XSK_MAX_QUEUES], n_rx_cpus;	/* RX thread i: rx_cpus[i % n] */
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool no_coalesce, copy, zero_copy;
+	bool extended;			/* the per-queue and per-worker lines too */
 	bool reverse;			/* two-way: --two-way or --peer-mac */
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
 	uint8_t peer_mac[6];
@@ -29,6 +45,15 @@ struct cfg {
 	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu;
 	uint32_t steer_flags;
 	double interval, duration;
+	struct httpd_addr metrics;	/* --metrics-listen; .len 0: none */
+};
+
+/* The drops the statistics line sums, by cause (stats.c names them): the
+ * way in's five of its own and the workers' reasons, the way back's six. */
+#define DROPS_IN	(5 + UCM_DROP_REASONS_MAX)
+#define DROPS_BACK	6
+struct drops {
+	uint64_t in[DROPS_IN], back[DROPS_BACK];
 };
 
 /* priv.c's state. */
@@ -50,13 +75,34 @@ struct daemon {
 	uint64_t last_enq[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_rev[UCM_CPUMAP_MAX_WORKERS];
+	struct drops last_drops;
 	double last_t;
+	double wd_period, wd_last;	/* systemd's watchdog: seconds; 0 off */
+	double start_t, stop_t;		/* the run, for the final averages */
+	struct metrics *metrics;	/* NULL without --metrics-listen */
 };
 
-/* stats.c: the statistics every interval (final: the totals), and the
- * closing conservation lines. */
+/* stats.c: the statistics every interval (final: the totals, averaged
+ * over start_t to stop_t), and the closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
+
+/* service.c: systemd's notifications (nothing without NOTIFY_SOCKET). */
+void svc_ready(struct daemon *d);
+void svc_tick(struct daemon *d);	/* every turn of the control loop */
+void svc_stopping(const char *why);
+
+/* metrics.c: --metrics-listen, GET /metrics (Prometheus) on a thread of
+ * its own. Open before ucm_dp__create() (a port in use fails first),
+ * start after ucm_dp__start(), stop before ucm_dp__stop(). Each is a
+ * no-op on NULL; 0 or -errno after a message. */
+struct opt;
+struct metrics;
+int metrics_parse_listen(const struct opt *o, const char *arg, void *cfg);
+int metrics__open(struct metrics **mp, const struct httpd_addr *a);
+int metrics__start(struct metrics *m, const struct daemon *d);
+void metrics__stop(struct metrics *m);
+void metrics__close(struct metrics *m);
 
 /* priv.c: least privilege (man/ucpumapd.8, PRIVILEGES) and the files it
  * writes. priv_prepare() before ucm_dp__create() (the exit status after

@@ -7,11 +7,13 @@
  * What it allows is what the threads were seen to call once running
  * (strace -f of each mode: one-way, two-way with the kernel's next hops,
  * --peer-mac, --tap --two-way, --pass, --no-batch, --busy-poll, SIGHUP,
- * the stop), what glibc calls for them (malloc, stdio, the clock, abort),
- * and what the daemon's coming parts will call (the metrics listener's
- * accept4/shutdown, sd_notify's datagram). Nothing creates a process,
- * runs a program, loads BPF, mounts, traces, or opens a socket other than
- * a unix or netlink one.
+ * the fault checks, the stop), what glibc calls for them (malloc, stdio,
+ * the clock, abort), the metrics listener's (accept4, poll, shutdown) and
+ * sd_notify's datagram. Nothing creates a process, runs a program, loads
+ * BPF, mounts, traces, or opens a socket other than a unix, netlink or IP
+ * datagram one. Seccomp is on by default, so every test that runs the
+ * daemon tests the list too: a call it misses shows as that test's
+ * failure (and in the kernel's log).
  *
  * Anything else fails with EPERM, and the kernel logs it
  * (SECCOMP_FILTER_FLAG_LOG: an audit record, "type=1326 ... syscall=N",
@@ -30,6 +32,7 @@
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -69,6 +72,15 @@ static const int allowed[] = {
 	SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
 };
 
+/* ioctl(2): stdio's question whether standard output is a terminal, and
+ * the fault checks' reading of the interface's and the tun's state
+ * (ucm_dp__check() every 100 ms: if_indextoname(), SIOCGIFFLAGS, the
+ * carrier by SIOCETHTOOL); without these it would read every device as
+ * up, and never report one gone. */
+static const unsigned long ioctls[] = {
+	TCGETS, SIOCGIFNAME, SIOCGIFINDEX, SIOCGIFFLAGS, SIOCETHTOOL,
+};
+
 /* bpf(2): the map elements (the stop takes the sockets out of the XSK
  * map), a link's detach, an object's info; no load, no map creation, no
  * look-up of others' objects by id. */
@@ -87,13 +99,19 @@ static int add_rules(scmp_filter_ctx ctx)
 	for (i = 0; !err && i < sizeof(bpf_cmds) / sizeof(bpf_cmds[0]); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
 				       SCMP_A0(SCMP_CMP_EQ, bpf_cmds[i]));
-	/* sd_notify's datagram, libbpf's netlink; no other socket. */
+	/* sd_notify's datagram and glibc's socket for interface ioctls
+	 * (unix), libbpf's netlink, the fault checks' ioctls (an IP
+	 * datagram socket, never bound); no other socket. */
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 				       SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 				       SCMP_A0(SCMP_CMP_EQ, AF_NETLINK));
+	for (i = 0; !err && i < 2; i++)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
+				       SCMP_A0(SCMP_CMP_EQ, i ? AF_INET6 : AF_INET),
+				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
 	/* A thread, never a process; clone3's flags are out of the filter's
 	 * reach: ENOSYS makes glibc use clone. */
 	if (!err)
@@ -101,10 +119,9 @@ static int add_rules(scmp_filter_ctx ctx)
 				       SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-	/* stdio asks whether standard output is a terminal. */
-	if (!err)
+	for (i = 0; !err && i < sizeof(ioctls) / sizeof(ioctls[0]); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				       SCMP_A1(SCMP_CMP_EQ, TCGETS));
+				       SCMP_A1(SCMP_CMP_EQ, ioctls[i]));
 	return err;
 }
 

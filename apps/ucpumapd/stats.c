@@ -1,16 +1,126 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * ucpumapd's statistics: the lines every interval, the JSON lines, and
- * the closing conservation lines. All from ucm_dp's getters, which any
- * thread may call.
+ * ucpumapd's statistics: one line every interval (with --extended, the
+ * per-queue and per-worker lines after it), the JSON lines, and the
+ * closing conservation lines. All from ucm_dp's getters, which any thread
+ * may call.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "daemon.h"
 #include "util.h"
 
 
 #define ULL(x) ((unsigned long long)(x))
+
+/* ---- the one line ---------------------------------------------------------- */
+
+/* The way in's causes of drops, before the workers' reasons (struct
+ * drops: in[5 + reason]); the kernel's two come before rx counts them. */
+static const char *const in_causes[] = {
+	"kernel_rx_dropped", "kernel_rx_ring_full", "bad_desc", "steer", "enqueue_full",
+};
+static const char *const back_causes[DROPS_BACK] = {
+	"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full",
+};
+#define N_IN_CAUSES	((int)(sizeof(in_causes) / sizeof(in_causes[0])))
+_Static_assert(N_IN_CAUSES + UCM_DROP_REASONS_MAX == DROPS_IN, "struct drops' way in");
+
+static const char *cause_name(bool back, int i)
+{
+	if (back)
+		return back_causes[i];
+	return i < N_IN_CAUSES ? in_causes[i] : ucm_drop_reason_str(i - N_IN_CAUSES);
+}
+
+/* Every drop so far, by cause: each packet lost on the way in (the
+ * kernel's at the sockets, ours after rx) and on the way back. */
+static void count_drops(const struct daemon *d, const struct ucm_dp_stats *t,
+			struct drops *n)
+{
+	struct ucm_tun_rev_stats rs;
+	struct ucm_xsk_stats xs;
+	uint32_t i;
+	int r;
+
+	memset(n, 0, sizeof(*n));
+	for (i = 0; i < ucm_dp__nqueues(d->dp); i++) {
+		ucm_dp__xsk_stats(d->dp, i, &xs, sizeof(xs));
+		n->in[0] += xs.kernel_rx_dropped;
+		n->in[1] += xs.kernel_rx_ring_full;
+	}
+	n->in[2] = t->rx_bad_desc;
+	n->in[3] = t->rx_steer_err;
+	n->in[4] = t->enqueue_drops;
+	for (r = 0; r < UCM_DROP__MAX; r++)
+		n->in[N_IN_CAUSES + r] = t->worker_drop_reason[r];
+	if (!d->c.reverse)
+		return;
+	for (i = 0; i < ucm_dp__nworkers(d->dp); i++) {
+		if (ucm_dp__rev_stats(d->dp, i, &rs, sizeof(rs)))
+			continue;
+		n->back[0] += rs.drop_offload;
+		n->back[1] += rs.drop_too_big;
+		n->back[2] += rs.drop_non_ip;
+		n->back[3] += rs.drop_no_neigh;
+	}
+	n->back[4] = t->back_channel_full;
+	n->back[5] = t->tx_drops;
+}
+
+/* "drops N/s", and the largest cause when there are drops. */
+static void print_drops(bool back, const uint64_t *now, const uint64_t *then, int n, double dt)
+{
+	uint64_t sum = 0, most = 0;
+	int i, which = 0;
+
+	for (i = 0; i < n; i++) {
+		sum += now[i] - then[i];
+		if (now[i] - then[i] > most) {
+			most = now[i] - then[i];
+			which = i;
+		}
+	}
+	printf("drops %.0f/s", sum / dt);
+	if (sum)
+		printf(" (largest: %s %.0f/s)", cause_name(back, which), most / dt);
+}
+
+/* The line: received, delivered, dropped; two-way, the way back's. */
+static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
+		       const struct drops *n, double dt, bool final)
+{
+	const struct ucm_dp_stats *l = &d->last;
+
+	if (final)
+		printf("total %s, averaged over the whole run (%.3f s): ", d->c.dev, dt);
+	else
+		printf("%s: ", d->c.dev);
+	printf("rx %.0f pps, delivered %.0f pps, ", (t->rx - l->rx) / dt,
+	       (t->delivered - l->delivered) / dt);
+	print_drops(false, n->in, d->last_drops.in, DROPS_IN, dt);
+	if (d->c.reverse) {
+		printf(" | back: %.0f pps, ", (t->tx - l->tx) / dt);
+		print_drops(true, n->back, d->last_drops.back, DROPS_BACK, dt);
+	}
+	putchar('\n');
+}
+
+/* ---- --extended: per queue, per worker ------------------------------------- */
+
+/* The cpumap's part of the totals: what reached the worker rings. */
+static void print_cpumap(const struct daemon *d, const struct ucm_dp_stats *t, double dt)
+{
+	const struct ucm_dp_stats *l = &d->last;
+	uint64_t ev = t->enqueue_events - l->enqueue_events;
+
+	printf("  cpumap: to workers %.0f pps, enqueue drops %.0f/s, bulk-avg %.1f, worker drops %.0f/s\n",
+	       (t->enqueue_processed - l->enqueue_processed - (t->enqueue_drops - l->enqueue_drops)) / dt,
+	       (t->enqueue_drops - l->enqueue_drops) / dt,
+	       ev ? (double)(t->enqueue_processed - l->enqueue_processed) / ev : 0,
+	       (t->worker_drops - l->worker_drops) / dt);
+}
 
 static void print_queue(struct daemon *d, uint32_t q, double dt)
 {
@@ -200,7 +310,7 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, double no
 	uint32_t i;
 
 	json_begin(&j, d->json);
-	json_num(&j, "time", now);
+	json_sec(&j, "time", now);
 	json_str(&j, "dev", d->c.dev);
 	json_totals(&j, d, t);
 	json_arr(&j, "queues");
@@ -215,30 +325,48 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, double no
 	fflush(d->json);
 }
 
+/* The final block's rates are the whole run's: from zero, over start to
+ * stop. */
+static void whole_run(struct daemon *d)
+{
+	memset(&d->last, 0, sizeof(d->last));
+	memset(d->last_q_rx, 0, sizeof(d->last_q_rx));
+	memset(d->last_q_tx, 0, sizeof(d->last_q_tx));
+	memset(d->last_enq, 0, sizeof(d->last_enq));
+	memset(d->last_w, 0, sizeof(d->last_w));
+	memset(d->last_rev, 0, sizeof(d->last_rev));
+	memset(&d->last_drops, 0, sizeof(d->last_drops));
+	d->last_t = d->start_t;
+}
+
 void print_stats(struct daemon *d, bool final)
 {
-	double now = now_sec(), dt = now > d->last_t ? now - d->last_t : 1;
-	struct ucm_dp_stats t, *l = &d->last;
+	double now = now_sec(), end = now, dt;
+	struct ucm_dp_stats t;
+	struct drops n;
 	uint32_t i;
 
 	ucm_dp__stats(d->dp, &t, sizeof(t));
-#define RATE(f) ((t.f - l->f) / dt)
-	printf("%s%s: rx %.0f pps | to workers %.0f pps, enqueue drops %.0f, bulk-avg %.1f | delivered %.0f pps, worker drops %.0f\n",
-	       final ? "total " : "", d->c.dev, RATE(rx),
-	       RATE(enqueue_processed) - RATE(enqueue_drops), RATE(enqueue_drops),
-	       t.enqueue_events - l->enqueue_events ?
-	       (double)(t.enqueue_processed - l->enqueue_processed) /
-	       (t.enqueue_events - l->enqueue_events) : 0,
-	       RATE(tun_packets), RATE(worker_drops));
-#undef RATE
-	for (i = 0; i < ucm_dp__nqueues(d->dp); i++)
-		print_queue(d, i, dt);
-	for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
-		print_worker(d, i, dt);
+	count_drops(d, &t, &n);
+	if (final) {
+		whole_run(d);
+		if (d->stop_t > 0)
+			end = d->stop_t;
+	}
+	dt = end > d->last_t ? end - d->last_t : 1;
+	print_line(d, &t, &n, dt, final);
+	if (d->c.extended) {
+		print_cpumap(d, &t, dt);
+		for (i = 0; i < ucm_dp__nqueues(d->dp); i++)
+			print_queue(d, i, dt);
+		for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
+			print_worker(d, i, dt);
+	}
 	if (d->json)
 		print_json(d, &t, now);
 	fflush(stdout);
 	d->last = t;
+	d->last_drops = n;
 	d->last_t = now;
 }
 

@@ -154,8 +154,13 @@ static const struct opt d_opts[] = {
 	  .metavar = "MAC", .help = "two-way, to this next hop (e.g. the gateway's MAC)"),
 	D("interval", OPT_SECONDS, interval, .flags = OPT_F_DEFAULT, .metavar = "SEC",
 	  .help = "statistics every SEC seconds (0: none)"),
+	D("extended", OPT_FLAG, extended, .help = "after each statistics line, one per queue "
+	  "and per worker"),
 	D("stats-json", OPT_STRING, stats_json, .metavar = "FILE",
 	  .help = "the statistics as JSON lines too"),
+	D("metrics-listen", OPT_CUSTOM, metrics, .parse = metrics_parse_listen,
+	  .metavar = "ADDR:PORT", .help = "serve GET /metrics (Prometheus) on ADDR:PORT; "
+	  "PORT or :PORT alone: on 127.0.0.1"),
 	D("duration", OPT_SECONDS, duration, .metavar = "SEC",
 	  .help = "stop after SEC seconds (default: run until signalled)"),
 	D("user", OPT_STRING, user, .metavar = "NAME", .help = "after set-up, run as user NAME "
@@ -308,28 +313,63 @@ static void print_banner(struct daemon *d)
 	fflush(stdout);
 }
 
-/* Statistics every interval until a signal, the duration, or a dead RX
- * thread. Return: the exit status so far. */
+/* How often the control thread looks for faults, whatever --interval: a
+ * deleted device or a failed thread is noticed within this. */
+#define CHECK_SEC	0.1
+
+/* The exit status of each fault (the man page lists them). */
+static const int fault_exit[UCM_DP_FAULT__MAX] = {
+	[UCM_DP_FAULT_IFACE_GONE] = EXIT_IFACE_GONE,
+	[UCM_DP_FAULT_TUN_GONE] = EXIT_TUN_GONE,
+	[UCM_DP_FAULT_XSK] = EXIT_XSK,
+	[UCM_DP_FAULT_RX_THREAD] = EXIT_THREAD,
+	[UCM_DP_FAULT_BACK] = EXIT_BACK,
+};
+
+/* A fault stops the daemon (the library said what it was). Return: its
+ * exit status, or 0 while there is none. */
+static int check_faults(struct daemon *d)
+{
+	struct ucm_dp_health h;
+
+	if (ucm_dp__check(d->dp, &h, sizeof(h)) != 1) {
+		svc_tick(d);	/* the watchdog is fed only while all is well */
+		return 0;
+	}
+	fprintf(stderr, "ucpumapd: stopping: %s (exit %d)\n", ucm_dp_fault_str(h.fault),
+		fault_exit[h.fault]);
+	svc_stopping(ucm_dp_fault_str(h.fault));
+	return fault_exit[h.fault];
+}
+
+/* Statistics every interval until a signal, the duration, or a fault.
+ * Return: the exit status so far. */
 static int serve(struct daemon *d, const sigset_t *sigs)
 {
 	double end = d->c.duration > 0 ? now_sec() + d->c.duration : 0;
-	uint32_t queue;
-	int err;
+	int status;
 
-	d->last_t = now_sec();
+	d->start_t = d->last_t = now_sec();
 	for (;;) {
 		double next = d->c.interval > 0 ? d->last_t + d->c.interval : now_sec() + 3600;
-		double until = end && end < next ? end : next, wait = until - now_sec();
+		double until = next, wait;
 		struct timespec ts;
 		int sig;
 
+		if (end && end < until)
+			until = end;
+		wait = until - now_sec();
+		if (wait > CHECK_SEC)
+			wait = CHECK_SEC;
 		if (wait < 0)
 			wait = 0;
 		ts.tv_sec = (time_t)wait;
 		ts.tv_nsec = (long)((wait - ts.tv_sec) * 1e9);
 		sig = sigtimedwait(sigs, NULL, &ts);
-		if (sig == SIGINT || sig == SIGTERM)
+		if (sig == SIGINT || sig == SIGTERM) {
+			svc_stopping(sig == SIGINT ? "SIGINT" : "SIGTERM");
 			return 0;
+		}
 		if (sig == SIGUSR1) {
 			print_stats(d, false);
 			continue;
@@ -338,14 +378,13 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 			priv_reopen(d);
 			continue;
 		}
-		err = ucm_dp__err(d->dp, &queue);
-		if (err) {
-			fprintf(stderr, "ucpumapd: RX thread of queue %u stopped: %s\n",
-				queue, strerror(-err));
-			return 1;
-		}
-		if (end && now_sec() >= end)
+		status = check_faults(d);
+		if (status)
+			return status;
+		if (end && now_sec() >= end) {
+			svc_stopping("--duration reached");
 			return 0;
+		}
 		if (d->c.interval > 0 && now_sec() >= next)
 			print_stats(d, false);
 	}
@@ -357,6 +396,8 @@ static int stop(struct daemon *d, int status)
 	struct ucm_dp_stats t;
 	int err;
 
+	d->stop_t = now_sec();
+	metrics__stop(d->metrics);
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	err = ucm_dp__stop(d->dp, SHUTDOWN_TIMEOUT_MS);
 	if (t.state & UCM_DP_S_RUNNING) {
@@ -367,7 +408,7 @@ static int stop(struct daemon *d, int status)
 		       "audit: frames did not come home (see above)\n");
 	}
 	ucm_dp__destroy(d->dp);
-	return err ? 1 : status;
+	return err ? EXIT_UNCLEAN : status;
 }
 
 int main(int argc, char **argv)
@@ -402,17 +443,26 @@ int main(int argc, char **argv)
 	/* A reader of stdout that went away costs a write's EPIPE, not us. */
 	signal(SIGPIPE, SIG_IGN);
 
+	/* The port before the datapath: one in use stops here. */
+	if (metrics__open(&d.metrics, &d.c.metrics)) {
+		if (d.json)
+			fclose(d.json);
+		return 1;
+	}
+
 	dp_opts(&d.c, &o);
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	if (!d.dp) {
 		status = 1;
-	} else if (ucm_dp__start(d.dp) || priv_drop(&d)) {
+	} else if (ucm_dp__start(d.dp) || priv_drop(&d) || metrics__start(d.metrics, &d)) {
 		status = stop(&d, 1);
 	} else {
 		print_banner(&d);
+		svc_ready(&d);
 		status = stop(&d, serve(&d, &sigs));
 	}
 	if (d.json)
 		fclose(d.json);
+	metrics__close(d.metrics);
 	return status;
 }

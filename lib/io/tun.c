@@ -21,7 +21,11 @@
  * submitted with one
  * io_uring_submit_and_wait() and every completion is reaped before xmit()
  * returns: the worker returns the frames to their pools right after, so no
- * write may still be reading them.
+ * write may still be reading them. A completion names its write exactly
+ * (the batch's number and the slot, in user_data): one of an earlier
+ * batch never passes for the write now in its slot. A wait that fails
+ * cancels the writes not reaped and waits for their answers; a ring that
+ * cannot account for every write is thrown away.
  *
  * The fds are non-blocking, so io_uring never parks a write on a worker
  * thread (it completes it inline or fails it with EAGAIN), and a tun write
@@ -401,7 +405,7 @@ static int wstate_ring_init(struct tun_wstate *st)
  * The ring is torn down asynchronously by the kernel, and until then its
  * registered file keeps the queue open (and a device we created alive).
  * Unregistering first drops that reference now: nothing is in flight
- * between batches.
+ * between batches (reap()).
  */
 static void ring_exit(struct tun_wstate *st)
 {
@@ -736,40 +740,130 @@ static void ring_reset(const struct ucm_tun *tun, struct tun_wstate *st)
 			tun->name, strerror(-err));
 }
 
-/* Reap the completions of @nsub submitted writes, all of them. */
-static uint32_t reap(const struct ucm_tun *tun, struct tun_wstate *st,
-		     struct ucm_frame_hdr **frames, uint32_t nsub, struct ucm_tun_stats *a)
+/* How long the answer to a batch's cancels may take, per completion. */
+#define REAP_CANCEL_WAIT_NS	100000000
+
+/*
+ * One completion while reaping the batch: a write's result, or the answer
+ * to a write's cancel, which settles the write only when it found nothing
+ * (ENOENT: the write was over, its completion lost). A stale one is
+ * dropped. *left counts the writes not settled. Return the packets failed.
+ */
+static __hot_inline uint32_t cqe_result(const struct ucm_tun *tun, struct tun_wstate *st,
+					struct ucm_frame_hdr **frames,
+					const struct io_uring_cqe *cqe, uint32_t *left,
+					struct ucm_tun_stats *a)
 {
+	uint64_t ud = cqe->user_data;
+	uint32_t i = ud & TUN_UD_SLOT_MASK;
+	struct tun_slot *sl;
+
+	if (unlikely(i >= UCM_TUN_BATCH_MAX || (ud & ~TUN_UD_CANCEL) != tun_write_ud(st, i)))
+		return 0;	/* stale */
+	sl = &st->slot[i];
+	if (unlikely(sl->done))
+		return 0;	/* settled by its cancel's ENOENT: stale too */
+	if (unlikely(ud & TUN_UD_CANCEL)) {
+		if (cqe->res != -ENOENT)
+			return 0;	/* cancelled or running: the write answers */
+		sl->done = true;
+		(*left)--;
+		a->err_other++;
+		return sl->nseg;
+	}
+	(*left)--;
+	return slot_result(tun, st, frames, sl, cqe->res, a);
+}
+
+/*
+ * Cancel each write of the batch not settled, by its user_data. False when
+ * nothing may go in: SQEs the kernel did not take are still queued (a
+ * short submit) and name frames that go home after this batch.
+ */
+static bool cancel_writes(struct tun_wstate *st, uint32_t nsub)
+{
+	struct io_uring_sqe *sqe;
+	uint32_t i, n = 0;
+
+	if (io_uring_sq_ready(&st->ring))
+		return false;
+	for (i = 0; i < nsub; i++) {
+		if (st->slot[i].done)
+			continue;
+		/* The SQ holds a batch and is empty: room for each. */
+		sqe = io_uring_get_sqe(&st->ring);
+		if (!sqe)
+			return false;
+		io_uring_prep_cancel64(sqe, tun_write_ud(st, i), 0);
+		io_uring_sqe_set_data64(sqe, tun_write_ud(st, i) | TUN_UD_CANCEL);
+		n++;
+	}
+	return io_uring_submit(&st->ring) == (int)n;
+}
+
+/*
+ * The writes left cannot be accounted for: they fail, and *broken tells
+ * the caller to throw the ring away, so that none of them is heard of
+ * again. Their frames go home when xmit returns, and the kernel, which
+ * tears a ring down on its own time, might still read them then: no way
+ * of ours can tell once the ring stops answering. Say so.
+ */
+static __noinline uint32_t reap_give_up(const struct ucm_tun *tun, struct tun_wstate *st,
+					uint32_t nsub, uint32_t left, int err,
+					struct ucm_tun_stats *a, bool *broken)
+{
+	uint32_t i, failed = 0;
+
+	pr_warn("tun: %s: %u writes of a batch did not answer (%s): the ring is rebuilt, and their frames go home unconfirmed\n",
+		tun->name, left, strerror(-err));
+	a->err_other += left;
+	for (i = 0; i < nsub; i++)
+		if (!st->slot[i].done)
+			failed += st->slot[i].nseg;
+	*broken = true;
+	return failed;
+}
+
+/*
+ * Reap the batch's @nsub submitted writes, every one: the worker sends
+ * their frames home when xmit returns, so none may be in the kernel then.
+ * A wait that fails (EBADR: the kernel dropped a completion) cancels the
+ * writes not settled and waits for the answers, REAP_CANCEL_WAIT_NS at
+ * most for each. Return the packets failed; *broken as reap_give_up().
+ */
+static uint32_t reap(const struct ucm_tun *tun, struct tun_wstate *st,
+		     struct ucm_frame_hdr **frames, uint32_t nsub,
+		     struct ucm_tun_stats *a, bool *broken)
+{
+	struct __kernel_timespec ts = { .tv_nsec = REAP_CANCEL_WAIT_NS };
 	struct io_uring_cqe *cqe;
-	uint32_t got = 0, failed = 0, i;
+	uint32_t left = nsub, failed = 0;
 	unsigned int head, cnt;
+	bool cancelled = false;
 	int err;
 
-	while (got < nsub) {
+	for (;;) {
 		cnt = 0;
 		io_uring_for_each_cqe(&st->ring, head, cqe) {
-			failed += slot_result(tun, st, frames, &st->slot[cqe->user_data],
-					      cqe->res, a);
+			failed += cqe_result(tun, st, frames, cqe, &left, a);
 			cnt++;
 		}
 		io_uring_cq_advance(&st->ring, cnt);
-		got += cnt;
-		if (got >= nsub)
-			break;
+		if (!left)
+			return failed;
 		/* Submitted writes finish (a tun write never sleeps on a
 		 * non-blocking fd); their frames may not go home before. */
-		err = io_uring_wait_cqe(&st->ring, &cqe);
-		if (err && err != -EINTR && err != -EAGAIN) {
-			/* Completions lost (CQ overflow): nothing to wait
-			 * for any more; the writes not reaped count as failed. */
-			a->err_other += nsub - got;
-			for (i = 0; i < nsub; i++)
-				if (!st->slot[i].done)
-					failed += st->slot[i].nseg;
-			break;
-		}
+		if (!cancelled)
+			err = tun_test_wait_fail(true) ? -EBADR :
+			      io_uring_wait_cqe(&st->ring, &cqe);
+		else
+			err = io_uring_wait_cqe_timeout(&st->ring, &cqe, &ts);
+		if (!err || err == -EINTR || err == -EAGAIN)
+			continue;
+		if (cancelled || !cancel_writes(st, nsub))
+			return failed + reap_give_up(tun, st, nsub, left, err, a, broken);
+		cancelled = true;
 	}
-	return failed;
 }
 
 static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
@@ -778,9 +872,11 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 {
 	struct io_uring_sqe *sqe;
 	uint32_t i, nsub, failed = 0, done;
+	bool broken = false;
 	int ret;
 
 	nsub = batch_layout(tun, st, frames, n, a, &failed);
+	st->seq++;
 	for (i = 0; i < nsub; i++) {
 		const struct tun_slot *sl = &st->slot[i];
 
@@ -800,13 +896,13 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 		else
 			io_uring_prep_writev(sqe, st->sqe_fd, &st->iov[sl->iov], sl->nseg, -1);
 		sqe->flags |= st->sqe_flags;
-		sqe->user_data = i;
+		sqe->user_data = tun_write_ud(st, i);
 	}
 	nsub = i;
 	if (!nsub)
 		return failed;
 
-	ret = io_uring_submit_and_wait(&st->ring, nsub);
+	ret = io_uring_submit_and_wait(&st->ring, tun_test_wait_fail(false) ? 0 : nsub);
 	a->submits++;
 	if (unlikely(ret < 0)) {
 		/* Nothing was taken: the batch fails as a whole. */
@@ -818,15 +914,14 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 		return failed;
 	}
 	done = min((uint32_t)ret, nsub);
-	failed += reap(tun, st, frames, done, a);
-	if (unlikely(done < nsub)) {
-		/* The SQEs not taken (EAGAIN, ENOMEM) are the last ones. */
-		for (i = done; i < nsub; i++) {
-			a->err_other++;
-			failed += st->slot[i].nseg;
-		}
-		ring_reset(tun, st);
+	failed += reap(tun, st, frames, done, a, &broken);
+	/* The SQEs not taken (EAGAIN, ENOMEM) are the last ones. */
+	for (i = done; i < nsub; i++) {
+		a->err_other++;
+		failed += st->slot[i].nseg;
 	}
+	if (unlikely(broken || done < nsub))
+		ring_reset(tun, st);
 	return failed;
 }
 

@@ -41,6 +41,7 @@ struct tun_slot {
  */
 struct tun_wstate {
 	struct io_uring ring;
+	uint64_t seq;		/* the batch's number, in its writes' user_data */
 	bool ring_ok;		/* false: NO_BATCH, or the ring broke */
 	int fd;			/* the queue's fd */
 	int sqe_fd;		/* what SQEs name: 0 (registered) or fd */
@@ -56,6 +57,22 @@ struct tun_wstate {
 	const uint8_t *data[UCM_TUN_BATCH_MAX];
 	struct tun_rev *rev;	/* the read path's state, or NULL */
 };
+
+/*
+ * A write's user_data: its batch's number over its slot. A completion of
+ * an earlier batch (the answer to a cancel, a write given up on) is stale:
+ * tun.c's reap() drops it, never takes it for the write now in its slot.
+ * TUN_UD_CANCEL marks a cancel's; the number wraps after 2^56 batches.
+ */
+#define TUN_UD_SLOT_BITS	7
+#define TUN_UD_SLOT_MASK	((1ull << TUN_UD_SLOT_BITS) - 1)
+#define TUN_UD_CANCEL		(1ull << 63)
+_Static_assert(UCM_TUN_BATCH_MAX <= TUN_UD_SLOT_MASK + 1, "a slot fits user_data's low bits");
+
+static inline uint64_t tun_write_ud(const struct tun_wstate *st, uint32_t slot)
+{
+	return (st->seq << TUN_UD_SLOT_BITS | slot) & ~TUN_UD_CANCEL;
+}
 
 /*
  * One per possible worker index. Concurrency contract:
@@ -98,7 +115,30 @@ struct ucm_tun {
 /* Tests: non-zero makes every super-packet's GSO type invalid, so the
  * kernel refuses it as an older kernel would (EINVAL). */
 extern int ucm_tun_test_refuse_super;
+/*
+ * Tests: non-zero makes the next wait for a batch's completions (the write
+ * path's or the read path's) fail at once with EBADR, as when the kernel
+ * has dropped a completion. So that a request can really be in the kernel
+ * then, the write path submits that batch without waiting and the read
+ * path leaves RWF_NOWAIT out: on a blocking socket a write into a full one
+ * or a read of an empty one stays there, as a tun's never does.
+ */
+extern int ucm_tun_test_wait_fail;
 #endif
+
+/* The switch above, looked at (@take false) or used up (@take true);
+ * always false in release builds. Relaxed, no pair: a test sets it while
+ * the worker is not in a batch. */
+static inline bool tun_test_wait_fail(bool take)
+{
+#ifdef UCM_DEBUG
+	if (take)
+		return __atomic_exchange_n(&ucm_tun_test_wait_fail, 0, __ATOMIC_RELAXED);
+	return __atomic_load_n(&ucm_tun_test_wait_fail, __ATOMIC_RELAXED);
+#else
+	return false;
+#endif
+}
 
 /* tun_rev.c: the read path of one worker, on its thread. */
 int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);

@@ -16,6 +16,12 @@
  * move on. Reads are handled in submission order, which is the
  * tun's order: a flow's packets leave as they came.
  *
+ * So between turns no read is in the kernel, and the frames kept in hand
+ * for the next turn are ours alone. Only a batch whose submission or wait
+ * fails can leave reads there (the read path stops then, dead); close
+ * cancels them and reaps their completions, tears the ring down, and only
+ * then sends the frames home.
+ *
  * Frame layout of a read: the virtio_net header lands right before
  * UCM_TUN_REV_HEADROOM, the packet at it; in tun mode the Ethernet header
  * then overwrites the (consumed) vnet header's bytes, 14 before the packet.
@@ -35,9 +41,18 @@
 #include "io/tun_internal.h"
 #include "io/uring.h"
 
+#ifdef UCM_DEBUG
+int ucm_tun_test_wait_fail;	/* here, not in tun.c: tun.c uses this file */
+#endif
+
 #define REV_RING	64	/* SQEs: a batch of reads and the standing polls */
 #define TAG_POLL	(1ull << 62)
 #define TAG_WAKE	(1ull << 61)
+/* A cancel's user_data: this bit over its target's (a slot or a tag). */
+#define TAG_CANCEL	(1ull << 60)
+/* What close waits at most for each completion it still expects. */
+#define REV_CLOSE_WAIT_NS	50000000
+
 /* A frame lent to the read path that cannot start it yet waits this long
  * at most before the worker looks again (the RX thread lends every turn). */
 #define REV_NO_FRAME_WAIT_NS	1000000
@@ -59,9 +74,16 @@ struct tun_rev {
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
 	uint64_t now;		/* this batch's time, for the next-hop cache */
 	uint32_t nstash;	/* lent frames in hand */
+	/* Slots whose read is in the kernel: set when it is submitted,
+	 * cleared by its completion. Non-zero only after a batch that
+	 * failed (dead), whose stash keeps its slot order. */
+	uint64_t inflight;
 	uint64_t stash[UCM_TUN_REV_BATCH];
 	int32_t res[UCM_TUN_REV_BATCH];
 };
+
+_Static_assert(UCM_TUN_REV_BATCH <= 64, "one bit of inflight per slot");
+_Static_assert(UCM_TUN_REV_BATCH < TAG_CANCEL, "a slot is not a tag");
 
 static void arm_poll(struct tun_rev *r)
 {
@@ -183,38 +205,99 @@ int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	return 0;
 }
 
+/* Ask the kernel to cancel the request @ud. */
+static void cancel_one(struct tun_rev *r, uint64_t ud)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+
+	if (!sqe) {	/* the SQ full: make room */
+		io_uring_submit(&r->ring);
+		sqe = io_uring_get_sqe(&r->ring);
+		if (!sqe)
+			return;	/* close waits for an answer in vain, then gives up */
+	}
+	io_uring_prep_cancel64(sqe, ud, 0);
+	io_uring_sqe_set_data64(sqe, TAG_CANCEL | ud);
+}
+
+/* A completion while closing: what it ends. A cancel that found nothing
+ * (ENOENT) ends its target too: it was over, its completion reaped or
+ * lost. */
+static void close_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
+{
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
+
+	if (ud & TAG_CANCEL) {
+		if (cqe->res != -ENOENT)
+			return;	/* cancelled, or running: it answers itself */
+		ud &= ~TAG_CANCEL;
+	} else if (ud == TAG_POLL && (cqe->flags & IORING_CQE_F_MORE)) {
+		return;	/* a multishot poll's event: not its end */
+	}
+	if (ud < UCM_TUN_REV_BATCH)
+		r->inflight &= ~(1ull << ud);
+	else if (ud == TAG_POLL)
+		r->poll_armed = false;
+	else if (ud == TAG_WAKE)
+		r->wake_armed = false;
+}
+
+/*
+ * Cancel everything the ring has in the kernel and reap until each has
+ * answered: the reads a failed batch left there, which write into our
+ * frames, and the standing polls, which hold the tun queue's file until
+ * they end (so the queue closes with the sink, not with the ring's
+ * teardown). Bounded: REV_CLOSE_WAIT_NS for each completion.
+ */
+static void cancel_all(struct tun_rev *r)
+{
+	struct __kernel_timespec ts = { .tv_nsec = REV_CLOSE_WAIT_NS };
+	struct io_uring_cqe *cqe;
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < UCM_TUN_REV_BATCH; i++)
+		if (r->inflight & (1ull << i))
+			cancel_one(r, i);
+	if (r->poll_armed)
+		cancel_one(r, TAG_POLL);
+	if (r->wake_armed)
+		cancel_one(r, TAG_WAKE);
+	/* Reads a failed submission left in the SQ go in first: each is in
+	 * inflight, and its cancel follows it. */
+	io_uring_submit(&r->ring);
+	while (r->inflight || r->poll_armed || r->wake_armed) {
+		err = io_uring_wait_cqe_timeout(&r->ring, &cqe, &ts);
+		if (err == -EINTR)
+			continue;
+		if (err)
+			break;
+		close_event(r, cqe);
+		io_uring_cqe_seen(&r->ring, cqe);
+	}
+}
+
 void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_rev *r = st->rev;
+	uint32_t i, keep = 0;
 
-	struct __kernel_timespec ts = { .tv_nsec = 50000000 };
-	struct io_uring_cqe *cqe;
-	struct io_uring_sqe *sqe;
-
-	/* Frames in hand go home. The standing polls hold the tun queue's
-	 * file until they end: cancel them and wait (briefly) for that, so
-	 * the queue closes with the sink, not with the ring's teardown. */
-	ucm_txq__drop(r->txq, r->stash, r->nstash);
-	r->nstash = 0;
 	ucm_neigh_destroy(r->neigh);
-	if (!r->dead) {
-		if (r->poll_armed && (sqe = io_uring_get_sqe(&r->ring)))
-			io_uring_prep_cancel64(sqe, TAG_POLL, 0);
-		if (r->wake_armed && (sqe = io_uring_get_sqe(&r->ring)))
-			io_uring_prep_cancel64(sqe, TAG_WAKE, 0);
-		io_uring_submit(&r->ring);
-		while ((r->poll_armed || r->wake_armed) &&
-		       !io_uring_wait_cqe_timeout(&r->ring, &cqe, &ts)) {
-			uint64_t ud = io_uring_cqe_get_data64(cqe);
-
-			if (ud == TAG_POLL && !(cqe->flags & IORING_CQE_F_MORE))
-				r->poll_armed = false;
-			else if (ud == TAG_WAKE)
-				r->wake_armed = false;
-			io_uring_cqe_seen(&r->ring, cqe);
-		}
-	}
+	cancel_all(r);
 	io_uring_queue_exit(&r->ring);
+	/*
+	 * Frames in hand go home, now that no read can write into them. One
+	 * whose read never answered may still be written by the kernel,
+	 * whose teardown of the ring is its own, later: it stays out of its
+	 * pool, and the audit counts it missing.
+	 */
+	for (i = 0; i < r->nstash; i++)
+		if (!(r->inflight & (1ull << i)))
+			r->stash[keep++] = r->stash[i];
+	if (keep < r->nstash)
+		pr_warn("tun: %s: worker %u: %u reads did not answer their cancel: their frames stay out of the pool\n",
+			tun->name, w, r->nstash - keep);
+	ucm_txq__drop(r->txq, r->stash, keep);
 	free(r);
 	st->rev = NULL;
 }
@@ -245,9 +328,10 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 				   r->room, -1);
 		/* io_uring parks a read of a pollable file until data comes,
 		 * O_NONBLOCK or not; RWF_NOWAIT makes it answer -EAGAIN. */
-		sqe->rw_flags = RWF_NOWAIT;
+		sqe->rw_flags = tun_test_wait_fail(false) ? 0 : RWF_NOWAIT;
 		io_uring_sqe_set_data64(sqe, i);
 		r->res[i] = -EAGAIN;
+		r->inflight |= 1ull << i;
 	}
 	n = i;
 	r->readable = false;
@@ -257,6 +341,7 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 		pr_warn("tun: the read path's io_uring took %d of %u requests: reading stops\n",
 			ret, queued);
 		r->dead = true;
+		a->stopped = 1;
 		return ret < 0 ? ret : -EIO;
 	}
 	a->reads++;
@@ -267,6 +352,7 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 
 			if (ud < UCM_TUN_REV_BATCH) {
 				r->res[ud] = cqe->res;
+				r->inflight &= ~(1ull << ud);
 				got++;
 			} else {
 				standing_event(r, cqe);	/* the worker is awake */
@@ -278,13 +364,14 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 			break;
 		/* Non-blocking reads complete inline; this only waits for
 		 * the completions to be posted. */
-		ret = io_uring_wait_cqe(&r->ring, &cqe);
+		ret = tun_test_wait_fail(true) ? -EBADR : io_uring_wait_cqe(&r->ring, &cqe);
 		if (ret && ret != -EINTR && ret != -EAGAIN) {
 			/* Reads still in flight name stash slots: a later
-			 * batch must not reuse them. */
+			 * batch must not reuse them (close cancels them). */
 			pr_warn("tun: the read path's io_uring failed waiting (%s): reading stops\n",
 				strerror(-ret));
 			r->dead = true;
+			a->stopped = 1;
 			return ret;
 		}
 	}

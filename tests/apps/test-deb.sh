@@ -53,5 +53,6 @@ check() {	# package, pattern...
 check libucpumap0 'usr/lib/[^/]+/libucpumap\.so\.0' 'usr/lib/[^/]+/libucpumap\.so\.[0-9]+\.[0-9]+\.[0-9]+'
 check libucpumap-dev 'usr/include/ucpumap/dp\.h' 'usr/lib/[^/]+/libucpumap\.a' \
 	'usr/lib/[^/]+/libucpumap\.so' 'usr/lib/[^/]+/pkgconfig/libucpumap\.pc'
-check ucpumap 'usr/sbin/ucpumapd' 'usr/bin/ucpumap-gen' 'usr/bin/ucpumap-bench'
+check ucpumap 'usr/sbin/ucpumapd' 'usr/bin/ucpumap-gen' 'usr/bin/ucpumap-bench' \
+	'lib/systemd/system/ucpumapd@\.service'
 exit 0

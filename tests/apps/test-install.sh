@@ -28,10 +28,13 @@ for f in usr/include/ucpumap/cpumap.h usr/include/ucpumap/pool.h usr/include/ucp
 	 usr/include/ucpumap/pkt.h usr/include/ucpumap/log.h usr/include/ucpumap/tun.h \
 	 usr/include/ucpumap/xsk.h usr/include/ucpumap/xdp.h usr/lib/libucpumap.a \
 	 usr/lib/libucpumap.so usr/lib/libucpumap.so.0 usr/lib/pkgconfig/libucpumap.pc \
-	 usr/sbin/ucpumapd usr/bin/ucpumap-gen usr/bin/ucpumap-bench; do
+	 usr/sbin/ucpumapd usr/bin/ucpumap-gen usr/bin/ucpumap-bench \
+	 usr/lib/systemd/system/ucpumapd@.service; do
 	[ -e "$tmp/stage/$f" ] || miss="${miss:-} $f"
 done
 [ -e "$tmp/stage/usr/bin/ucpumapd" ] && miss="${miss:-} (ucpumapd in bin, not sbin)"
+grep -qx 'ExecStart=/usr/sbin/ucpumapd .*' "$tmp/stage/usr/lib/systemd/system/ucpumapd@.service" 2>/dev/null ||
+	miss="${miss:-} (the unit's ExecStart is not /usr/sbin/ucpumapd)"
 [ -z "${miss:-}" ] && ok files || bad files "missing:$miss"
 
 # The pkg-config file names the install's prefix, not the one `make` built

@@ -54,11 +54,12 @@ FLOWS=4
 helper=tests/net/ucpumapd_traffic.py
 
 # daemon_start CASE ARGS...: ucpumapd on vd with tun ucmc0 and its
-# addresses; $dpid. Non-zero, with $why, when it did not start.
+# addresses, its per-worker lines on (--extended: run shows the final
+# coalesce lines); $dpid. Non-zero, with $why, when it did not start.
 daemon_start() {
 	local c=$1
 	shift
-	ip netns exec $D "$daemon" --dev vd --tun ucmc0 --cpus 0,1 --interval 0 \
+	ip netns exec $D "$daemon" --dev vd --tun ucmc0 --cpus 0,1 --interval 0 --extended \
 		--stats-json "$tmp/$c.json" --duration 40 "$@" > "$tmp/$c.out" 2> "$tmp/$c.err" &
 	dpid=$!
 	lib_pid $dpid

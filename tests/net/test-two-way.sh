@@ -15,6 +15,8 @@
 #                       at least 75% counted by the server before the end message
 #   file-in/out         4 MB each way, SHA-256 compared at the far end
 #   stats               the way back's counters: tx, completions, direct share
+#   total-line          the total line at the stop: rx, delivered and the way
+#                       back's pps, each its whole-run count over the run's time
 #   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
 #                       next hop, and --no-direct-bulk): exit 0, both
 #                       conservation lines and the audit hold
@@ -185,6 +187,33 @@ if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
 else
 	bad clean-stop "exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
 fi
+
+# ---- the total line: both ways, averaged over the whole run ------------------------
+python3 - "$tmp/d.out" "$tmp/stats.json" "$name" <<'PY'
+import json, re, sys
+out = open(sys.argv[1]).read().splitlines()
+last = [json.loads(l) for l in open(sys.argv[2]) if l.strip()][-1]
+TOTAL = re.compile(r"total vd, averaged over the whole run \(([0-9.]+) s\): rx (\d+) pps, "
+                   r"delivered (\d+) pps, drops \d+/s( \(largest: [a-z0-9_]+ \d+/s\))? "
+                   r"\| back: (\d+) pps, drops \d+/s( \(largest: [a-z0-9_]+ \d+/s\))?$")
+t = [TOTAL.match(l) for l in out if l.startswith("total ")]
+if len(t) != 1 or not t[0]:
+    print(f"FAIL: {sys.argv[3]}/total-line: {[l for l in out if l.startswith('total ')]}")
+    sys.exit(0)
+secs = float(t[0].group(1))
+why = []
+# Each rate is rounded to the packet per second, the time to the ms.
+for what, avg, n in (("rx", int(t[0].group(2)), last["rx"]),
+                     ("delivered", int(t[0].group(3)), last["tun_packets"]),
+                     ("back", int(t[0].group(5)), last["tx"])):
+    if not n or abs(avg * secs - n) > 1 + 0.5 * secs + 0.0005 * avg:
+        why.append(f"{what} {avg} pps over {secs:.3f} s, but {n} in all")
+if why:
+    print(f"FAIL: {sys.argv[3]}/total-line: {'; '.join(why)}")
+else:
+    print(f"PASS: {sys.argv[3]}/total-line: over {secs:.3f} s, {t[0].group(3)} pps in, "
+          f"{t[0].group(5)} pps back: the whole run's counts")
+PY
 
 # ---- SIGTERM during a two-way transfer --------------------------------------------
 start --peer-mac "$gmac" --no-direct-bulk || bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"

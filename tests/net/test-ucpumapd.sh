@@ -159,6 +159,7 @@ received() {	# the conservation line's "received N"
 }
 
 worker_processed() {	# worker index: the "processed N" of its final line
+	# (--extended)
 	awk -v w="$1" '/^total / { t = 1 }
 		t && $1 == "worker" && $2 == w {
 			for (i = 3; i < NF; i++) if ($i == "processed") { print $(i + 1); exit }
@@ -268,7 +269,7 @@ wait_file "$tmp/r3" 50
 for pol in round-robin l4-hash l4-sport l4-dport fixed; do
 	extra=
 	[ $pol = fixed ] && extra="--fixed-worker 1"
-	if ! start_daemon steer-$pol --cpus 0,1 --steer $pol $extra --duration 20; then
+	if ! start_daemon steer-$pol --cpus 0,1 --steer $pol $extra --extended --duration 20; then
 		bad steer-$pol "$(why_start)"
 		continue
 	fi

@@ -237,8 +237,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	o.cpus = cpus;
-	/* The datapath replaces a stale program of ours (a killed run),
-	 * whose XSK map would keep the queue busy. */
 	dp = ucm_dp__create(&o);
 	if (!dp) {
 		printf("FAIL: xsk_rx/create: %s\n", strerror(errno));

@@ -156,7 +156,26 @@ static int test_frames_needed(void)
 	return 0;
 }
 
+/* ucm_dp__check() refuses what it cannot look at; every fault has a
+ * name, and past the last one reads "unknown". */
+static int test_check_args(void)
+{
+	struct ucm_dp_health h;
+	uint32_t f;
+
+	UT_ASSERT(ucm_dp__check(NULL, &h, sizeof(h)) == -EINVAL, "NULL datapath");
+	UT_ASSERT(errno == EINVAL, "errno %d", errno);
+	for (f = 0; f < UCM_DP_FAULT__MAX; f++)
+		UT_ASSERT(strcmp(ucm_dp_fault_str(f), "unknown"), "fault %u has no name", f);
+	UT_ASSERT(!strcmp(ucm_dp_fault_str(UCM_DP_FAULT__MAX), "unknown"), "past the last: '%s'",
+		  ucm_dp_fault_str(UCM_DP_FAULT__MAX));
+	UT_ASSERT(!strcmp(ucm_dp_fault_str(UCM_DP_FAULT_TUN_GONE), "tun gone"), "'%s'",
+		  ucm_dp_fault_str(UCM_DP_FAULT_TUN_GONE));
+	return 0;
+}
+
 static const struct ut_case cases[] = {
+	UT_CASE(test_check_args),
 	UT_CASE(test_bad_options),
 	UT_CASE(test_opts_unknown_bytes),
 	UT_CASE(test_frames_needed),

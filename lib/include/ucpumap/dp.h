@@ -245,9 +245,60 @@ UCM_API void ucm_dp__destroy(struct ucm_dp *dp);
  * ucm_dp__err() - an RX thread gave up
  *
  * Return: 0 while every RX thread runs, else the first one's -errno (its
- * queue in @queue when not NULL). For a control loop to notice and stop.
+ * queue in @queue when not NULL). ucm_dp__check() says this and more.
  */
 UCM_API int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue);
+
+/*
+ * Faults at run time, and the links' states (ucm_dp__check()). The policy
+ * the library gives an application: a link going down or up is not a
+ * fault (nothing comes in, or the tun drops, until it is up again: the
+ * datapath keeps running and resumes); each fault below is, and the
+ * datapath cannot heal it: stop it (the counters and the audit still
+ * hold) and start again, as a service manager restarting a daemon does.
+ */
+enum ucm_dp_fault {
+	UCM_DP_FAULT_NONE = 0,
+	UCM_DP_FAULT_IFACE_GONE,	/* the interface was deleted */
+	UCM_DP_FAULT_TUN_GONE,		/* the tun or tap was deleted */
+	UCM_DP_FAULT_XSK,		/* a socket reported an error (@where: queue id) */
+	UCM_DP_FAULT_RX_THREAD,		/* an RX thread gave up (@where: queue id) */
+	UCM_DP_FAULT_BACK,		/* the way back's reads stopped (@where: worker) */
+	UCM_DP_FAULT__MAX,
+};
+
+enum ucm_dp_links {
+	UCM_DP_LINK_IFACE_UP = 1 << 0,	/* up, with a carrier */
+	UCM_DP_LINK_TUN_UP = 1 << 1,	/* up (no tun: 0) */
+};
+
+/**
+ * struct ucm_dp_health - what ucm_dp__check() found
+ * @fault: enum ucm_dp_fault, the first one seen (it stays)
+ * @err: its -errno
+ * @where: the queue id or the worker, as the fault says
+ * @links: UCM_DP_LINK_* of what is up now
+ */
+struct ucm_dp_health {
+	uint32_t fault;
+	int err;
+	uint32_t where;
+	uint32_t links;
+};
+
+/**
+ * ucm_dp__check() - look at a running datapath: faults and links
+ * @h: filled, @sz bytes of it (sizeof as the caller was built)
+ *
+ * For the control thread, every 100 ms or so while running (an interface
+ * lookup and two ioctls; it never touches the threads). A fault is logged
+ * once when first seen, and a link's change once per change, naming what
+ * it means. Return: 0 no fault (a link may be down), 1 a fault (in @h),
+ * -EINVAL.
+ */
+UCM_API int ucm_dp__check(struct ucm_dp *dp, struct ucm_dp_health *h, size_t sz);
+/* The fault's name ("interface gone"); "unknown" out of range. */
+UCM_API const char *ucm_dp_fault_str(uint32_t fault);
 
 /**
  * ucm_dp__stats() - the totals, into the caller's @st of @sz bytes

@@ -155,6 +155,8 @@ struct ucm_tun_stats {
  * @neigh_asks: questions about next hops queued for the kernel (netlink,
  *              on the worker's resolver thread): misses and refreshes
  * @err: reads that failed otherwise than EAGAIN
+ * @stopped: 1 once the read path gave up (its io_uring failed): nothing is
+ *           read from the tun any more (ucm_dp__check(): UCM_DP_FAULT_BACK)
  */
 struct ucm_tun_rev_stats {
 	uint64_t packets;
@@ -167,6 +169,7 @@ struct ucm_tun_rev_stats {
 	uint64_t drop_no_neigh;
 	uint64_t neigh_asks;
 	uint64_t err;
+	uint64_t stopped;
 };
 
 /* The Ethernet header the read path puts in front of what a tun gives

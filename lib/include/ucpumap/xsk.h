@@ -252,7 +252,10 @@ UCM_API uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
  * Return: 1 when there is work (the RX ring has something, a channel's
  * wake-up came, or a channel had descriptors waiting and it did not
  * sleep), 0 when @timeout_ms passed with none; -EINVAL for more than
- * UCM_XSK_MAX_TXQ channels, or -errno from poll(2) (-EINTR for a signal).
+ * UCM_XSK_MAX_TXQ channels, -errno from poll(2) (-EINTR for a signal), or
+ * the socket's own error when poll reports one (POLLERR, POLLHUP: SO_ERROR,
+ * -EIO when it gives none): a socket in error does not heal, and an RX
+ * thread that slept on it again would spin.
  */
 UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
 				 struct ucm_txq *const *txq, uint32_t ntxq,

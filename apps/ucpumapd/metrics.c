@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumapd's metrics: with --metrics-listen ADDR:PORT, GET /metrics in
+ * Prometheus' text exposition format 0.0.4, from the server of
+ * apps/common/httpd.h on a thread of its own (its bounds against bad
+ * clients are there).
+ *
+ *   metrics__open()    the socket bound: before ucm_dp__create(), so a
+ *                      port in use fails before anything is attached
+ *   metrics__start()   serving, once ucm_dp__start() succeeded
+ *   metrics__stop()    the thread joined, before ucm_dp__stop()
+ *   metrics__close()   sockets and memory (stops first)
+ *
+ * Concurrency: each scrape runs on the server's thread, one at a time,
+ * and reads the datapath through ucm_dp's getters only (any thread, any
+ * time, no lock the datapath's threads take) and the daemon's cfg, which
+ * nothing writes after the parse. struct metrics' snapshot is the
+ * thread's alone.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "httpd.h"
+#include "opts.h"
+
+/* The upper bounds of the tun's super-packet buckets (tun.h:
+ * UCM_TUN_SEG_HIST: 2, 3-4, 5-8, ..., 65-128 packets). */
+static const unsigned int seg_le[UCM_TUN_SEG_HIST] = { 2, 4, 8, 16, 32, 64, 128 };
+
+/* One scrape's reading of the counters: every family then lists each
+ * queue and worker from the same reading. */
+struct snap {
+	struct ucm_dp_stats t;
+	uint32_t nq, nw;
+	bool two_way;
+	uint32_t qid[UCM_XSK_MAX_QUEUES];
+	struct ucm_xsk_stats xs[UCM_XSK_MAX_QUEUES];
+	struct ucm_pool_stats ps[UCM_XSK_MAX_QUEUES];
+	struct ucm_cpumap_enqueue_stats es[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS];
+	bool es_ok[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS];
+	struct ucm_cpumap_worker_stats ws[UCM_CPUMAP_MAX_WORKERS];
+	struct ucm_tun_stats ts[UCM_CPUMAP_MAX_WORKERS];
+	struct ucm_tun_rev_stats rs[UCM_CPUMAP_MAX_WORKERS];
+};
+
+struct metrics {
+	struct httpd *srv;
+	const struct daemon *d;
+	struct snap snap;		/* the server's thread's */
+};
+
+/* --metrics-listen's OPT_CUSTOM parser. */
+int metrics_parse_listen(const struct opt *o, const char *arg, void *cfg)
+{
+	return httpd_parse_addr(arg, "--metrics-listen", &((struct cfg *)cfg)->metrics);
+}
+
+/* ---- the exposition ------------------------------------------------------------- */
+
+/* A label value: backslash, double quote and newline escaped. */
+static void label(struct tbuf *b, const char *name, const char *v)
+{
+	tbuf_printf(b, "%s=\"", name);
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			tbuf_printf(b, "\\%c", *v);
+		else if (*v == '\n')
+			tbuf_printf(b, "\\n");
+		else
+			tbuf_printf(b, "%c", *v);
+	}
+	tbuf_printf(b, "\"");
+}
+
+static void family(struct tbuf *b, const char *name, const char *type, const char *help)
+{
+	tbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+#define ULL(x) ((unsigned long long)(x))
+
+/* Per-queue and per-worker counters and gauges, by where they are read. */
+enum src { SRC_XSK, SRC_POOL, SRC_WORKER, SRC_TUN, SRC_REV };
+
+struct fam {
+	const char *name, *type, *help;
+	enum src src;
+	size_t off;			/* a uint64_t in the source's struct */
+	bool is_signed;			/* an int64_t instead */
+	bool two_way;			/* only on a two-way datapath */
+};
+
+#define C .type = "counter"
+#define G .type = "gauge"
+#define X(f) .src = SRC_XSK, .off = offsetof(struct ucm_xsk_stats, f)
+#define P(f) .src = SRC_POOL, .off = offsetof(struct ucm_pool_stats, f)
+#define W(f) .src = SRC_WORKER, .off = offsetof(struct ucm_cpumap_worker_stats, f)
+#define T(f) .src = SRC_TUN, .off = offsetof(struct ucm_tun_stats, f)
+#define R(f) .src = SRC_REV, .off = offsetof(struct ucm_tun_rev_stats, f)
+static const struct fam fams[] = {
+	{ .name = "ucpumap_rx_packets_total", C, X(rx),
+	  .help = "Packets taken from the queue's AF_XDP RX ring." },
+	{ .name = "ucpumap_xsk_rx_dropped_total", C, X(kernel_rx_dropped),
+	  .help = "The kernel's XDP_STATISTICS rx_dropped: packets the socket dropped." },
+	{ .name = "ucpumap_xsk_rx_ring_full_total", C, X(kernel_rx_ring_full),
+	  .help = "The kernel's rx_ring_full: packets dropped for a full RX ring." },
+	{ .name = "ucpumap_xsk_fill_ring_empty_total", C, X(kernel_rx_fill_ring_empty_descs),
+	  .help = "The kernel's rx_fill_ring_empty_descs: times the fill ring was empty." },
+	{ .name = "ucpumap_xsk_rx_invalid_descs_total", C, X(kernel_rx_invalid_descs),
+	  .help = "The kernel's rx_invalid_descs." },
+	{ .name = "ucpumap_pool_alloc_fast_total", C, P(alloc_fast),
+	  .help = "Frame allocations served from the pool's alloc cache." },
+	{ .name = "ucpumap_pool_alloc_refill_total", C, P(alloc_refill),
+	  .help = "Frame allocations served right after a refill from the recycle ring." },
+	{ .name = "ucpumap_pool_alloc_slow_total", C, P(alloc_slow),
+	  .help = "Frame allocations that took frames from the backing stack." },
+	{ .name = "ucpumap_pool_recycle_cached_total", C, P(recycle_cached),
+	  .help = "Frames returned straight into the alloc cache (owner only)." },
+	{ .name = "ucpumap_pool_recycle_ring_total", C, P(recycle_ring),
+	  .help = "Frames returned into the recycle ring." },
+	{ .name = "ucpumap_pool_recycle_ring_full_total", C, P(recycle_ring_full),
+	  .help = "Frame returns that found the recycle ring full and went to the backing stack." },
+	{ .name = "ucpumap_pool_recycle_released_total", C, P(recycle_released),
+	  .help = "Frames returned straight to the backing stack (recycling off)." },
+	{ .name = "ucpumap_pool_inflight", G, P(inflight), .is_signed = true,
+	  .help = "Frames of the pool outside its backing stack." },
+	{ .name = "ucpumap_tx_packets_total", C, X(tx), .two_way = true,
+	  .help = "Two-way: packets put on the queue's AF_XDP TX ring." },
+	{ .name = "ucpumap_tx_completed_total", C, X(tx_completed), .two_way = true,
+	  .help = "Two-way: TX frames the kernel completed." },
+	{ .name = "ucpumap_worker_processed_total", C, W(processed),
+	  .help = "Packets the worker took from its ring." },
+	{ .name = "ucpumap_worker_drops_total", C, W(drops),
+	  .help = "Packets the worker dropped (malformed, or refused by the tun)." },
+	{ .name = "ucpumap_worker_sleeps_total", C, W(sched),
+	  .help = "Times the worker slept on an empty ring." },
+	{ .name = "ucpumap_delivered_packets_total", C, T(packets),
+	  .help = "Packets the tun took from the worker." },
+	{ .name = "ucpumap_delivered_bytes_total", C, T(bytes),
+	  .help = "Bytes the tun took from the worker." },
+	{ .name = "ucpumap_back_packets_total", C, R(packets), .two_way = true,
+	  .help = "Two-way: packets the worker read from the tun for the way back." },
+};
+#undef C
+#undef G
+#undef X
+#undef P
+#undef W
+#undef T
+#undef R
+
+static const void *fam_base(const struct snap *s, enum src src, uint32_t i)
+{
+	switch (src) {
+	case SRC_XSK: return &s->xs[i];
+	case SRC_POOL: return &s->ps[i];
+	case SRC_WORKER: return &s->ws[i];
+	case SRC_TUN: return &s->ts[i];
+	case SRC_REV: return &s->rs[i];
+	}
+	return NULL;
+}
+
+static void render_fams(struct tbuf *b, const struct snap *s)
+{
+	const struct fam *f;
+	uint32_t i, n;
+
+	for (f = fams; f < fams + sizeof(fams) / sizeof(fams[0]); f++) {
+		bool per_queue = f->src == SRC_XSK || f->src == SRC_POOL;
+
+		if (f->two_way && !s->two_way)
+			continue;
+		family(b, f->name, f->type, f->help);
+		n = per_queue ? s->nq : s->nw;
+		for (i = 0; i < n; i++) {
+			const char *v = (const char *)fam_base(s, f->src, i) + f->off;
+
+			tbuf_printf(b, "%s{%s=\"%u\"} ", f->name, per_queue ? "queue" : "worker",
+				    per_queue ? s->qid[i] : i);
+			if (f->is_signed)
+				tbuf_printf(b, "%lld\n", (long long)*(const int64_t *)v);
+			else
+				tbuf_printf(b, "%llu\n", ULL(*(const uint64_t *)v));
+		}
+	}
+}
+
+/* Every drop, by the way it happened on and its reason: the way in's add
+ * up to received - delivered (the conservation line), the way back's to
+ * read - sent. A worker reason that has an RX-side name (enqueue_full)
+ * adds to it: one series per name. */
+static void render_drops(struct tbuf *b, const struct snap *s)
+{
+	const struct ucm_dp_stats *t = &s->t;
+	struct { const char *name; uint64_t v; } in[UCM_DROP__MAX + 3] = {
+		{ "bad_desc", t->rx_bad_desc }, { "steer", t->rx_steer_err },
+		{ "enqueue_full", t->enqueue_drops },
+	};
+	int n = 3, r, i;
+
+	for (r = 1; r < UCM_DROP__MAX; r++) {
+		const char *name = ucm_drop_reason_str(r);
+
+		for (i = 0; i < n && strcmp(in[i].name, name); i++)
+			;
+		if (i == n)
+			in[n++].name = name;
+		in[i].v += t->worker_drop_reason[r];
+	}
+	family(b, "ucpumap_drops_total", "counter",
+	       "Packets dropped, by way (in: received and not delivered; back: read from the tun and not sent) and reason.");
+	for (i = 0; i < n; i++)
+		tbuf_printf(b, "ucpumap_drops_total{way=\"in\",reason=\"%s\"} %llu\n", in[i].name,
+			    ULL(in[i].v));
+	if (!s->two_way)
+		return;
+	tbuf_printf(b, "ucpumap_drops_total{way=\"back\",reason=\"unsendable\"} %llu\n",
+		    ULL(t->back_drop_bad));
+	tbuf_printf(b, "ucpumap_drops_total{way=\"back\",reason=\"channel_full\"} %llu\n",
+		    ULL(t->back_channel_full));
+	tbuf_printf(b, "ucpumap_drops_total{way=\"back\",reason=\"tx_full\"} %llu\n",
+		    ULL(t->tx_drops));
+}
+
+static void render_enqueue(struct tbuf *b, const struct snap *s)
+{
+	static const char *const names[2] = {
+		"ucpumap_enqueue_packets_total", "ucpumap_enqueue_drops_total" };
+	static const char *const helps[2] = {
+		"Packets the queue's RX thread flushed towards the worker, drops included.",
+		"Packets the worker's ring had no room for." };
+	uint32_t q, w;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		family(b, names[k], "counter", helps[k]);
+		for (q = 0; q < s->nq; q++) {
+			for (w = 0; w < s->nw; w++) {
+				const struct ucm_cpumap_enqueue_stats *e = &s->es[q][w];
+
+				if (s->es_ok[q][w])
+					tbuf_printf(b, "%s{queue=\"%u\",worker=\"%u\"} %llu\n", names[k],
+						    s->qid[q], w, ULL(k ? e->drops : e->processed));
+			}
+		}
+	}
+}
+
+/* The tun's super-packet sizes as a histogram: cumulative buckets, and
+ * the count from them (the counters are read one by one, not as a set:
+ * @super may be a write ahead or behind), so that +Inf is the count. */
+static void render_coalesce(struct tbuf *b, const struct snap *s)
+{
+	uint32_t w;
+	int k;
+
+	family(b, "ucpumap_coalesce_segments", "histogram",
+	       "Packets in each GSO super-packet the worker wrote into the tun (our GRO).");
+	for (w = 0; w < s->nw; w++) {
+		uint64_t cum = 0;
+
+		for (k = 0; k < UCM_TUN_SEG_HIST; k++) {
+			cum += s->ts[w].super_hist[k];
+			tbuf_printf(b, "ucpumap_coalesce_segments_bucket{worker=\"%u\",le=\"%u\"} %llu\n",
+				    w, seg_le[k], ULL(cum));
+		}
+		tbuf_printf(b, "ucpumap_coalesce_segments_bucket{worker=\"%u\",le=\"+Inf\"} %llu\n",
+			    w, ULL(cum));
+		tbuf_printf(b, "ucpumap_coalesce_segments_sum{worker=\"%u\"} %llu\n", w,
+			    ULL(s->ts[w].super_segs));
+		tbuf_printf(b, "ucpumap_coalesce_segments_count{worker=\"%u\"} %llu\n", w, ULL(cum));
+	}
+}
+
+static void snap_read(struct snap *s, const struct daemon *d)
+{
+	uint32_t q, w;
+
+	ucm_dp__stats(d->dp, &s->t, sizeof(s->t));
+	s->two_way = ucm_dp__flags(d->dp) & UCM_DP_F_TWO_WAY;
+	s->nq = ucm_dp__nqueues(d->dp);
+	s->nw = ucm_dp__nworkers(d->dp);
+	for (q = 0; q < s->nq; q++) {
+		s->qid[q] = ucm_dp__queue_id(d->dp, q);
+		ucm_dp__xsk_stats(d->dp, q, &s->xs[q], sizeof(s->xs[q]));
+		ucm_dp__pool_stats(d->dp, q, &s->ps[q], sizeof(s->ps[q]));
+		for (w = 0; w < s->nw; w++)
+			s->es_ok[q][w] = !ucm_dp__enqueue_stats(d->dp, q, w, &s->es[q][w],
+								 sizeof(s->es[q][w]));
+	}
+	for (w = 0; w < s->nw; w++) {
+		ucm_dp__worker_stats(d->dp, w, &s->ws[w], sizeof(s->ws[w]));
+		ucm_dp__tun_stats(d->dp, w, &s->ts[w], sizeof(s->ts[w]));
+		if (ucm_dp__rev_stats(d->dp, w, &s->rs[w], sizeof(s->rs[w])))
+			memset(&s->rs[w], 0, sizeof(s->rs[w]));
+	}
+}
+
+/* The whole exposition into @b. Return: 0 or -errno (@b's). */
+static int render(struct metrics *m, struct tbuf *b)
+{
+	const struct daemon *d = m->d;
+	struct snap *s = &m->snap;
+
+	snap_read(s, d);
+	family(b, "ucpumap_up", "gauge", "1: ucpumapd runs and forwards.");
+	tbuf_printf(b, "ucpumap_up 1\n");
+	family(b, "ucpumap_info", "gauge", "The interface and the tun, as labels; always 1.");
+	tbuf_printf(b, "ucpumap_info{");
+	label(b, "dev", d->c.dev);
+	tbuf_printf(b, ",");
+	label(b, "tun", ucm_dp__tun_name(d->dp) ?: "");
+	tbuf_printf(b, "} 1\n");
+	render_drops(b, s);
+	render_fams(b, s);
+	render_enqueue(b, s);
+	render_coalesce(b, s);
+	return b->err;
+}
+
+/* ---- life cycle ------------------------------------------------------------------ */
+
+static int metrics_render(struct tbuf *b, void *ctx)
+{
+	return render(ctx, b);
+}
+
+int metrics__open(struct metrics **mp, const struct httpd_addr *a)
+{
+	struct metrics *m;
+	int err;
+
+	*mp = NULL;
+	if (!a->len)
+		return 0;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		fprintf(stderr, "ucpumapd: --metrics-listen: out of memory\n");
+		return -ENOMEM;
+	}
+	err = httpd__open(&m->srv, a);
+	if (err) {
+		free(m);
+		return err;
+	}
+	*mp = m;
+	return 0;
+}
+
+int metrics__start(struct metrics *m, const struct daemon *d)
+{
+	const struct httpd_opts o = {
+		.path = "/metrics",
+		.content_type = "text/plain; version=0.0.4; charset=utf-8",
+		.render = metrics_render,
+		.ctx = m,
+	};
+
+	if (!m)
+		return 0;
+	m->d = d;
+	return httpd__start(m->srv, &o);
+}
+
+void metrics__stop(struct metrics *m)
+{
+	if (m)
+		httpd__stop(m->srv);
+}
+
+void metrics__close(struct metrics *m)
+{
+	if (!m)
+		return;
+	httpd__close(m->srv);
+	free(m);
+}

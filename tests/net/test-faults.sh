@@ -1,0 +1,185 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# ucpumapd's policy for faults at run time (ucpumapd(8), FAULTS), each under
+# a flood from the generator's namespace (vg) into the DUT's (vd, the
+# daemon and its tun):
+#
+#   link-down-up        vg down for 2 s (vd loses its carrier), then up: the
+#                       daemon says so once each way and goes on; 100
+#                       datagrams after it arrive, each once
+#   tun-down-up         the same with the tun
+#   tun-gone[-two-way]  the tun deleted: the daemon stops within 3 s, exit 5,
+#                       with its closing lines (conservation holds, every
+#                       frame home) and nothing left on vd
+#   iface-gone          vd deleted: within 3 s, exit 4, closing lines
+#
+# Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0. Each
+# daemon run has a --duration backstop and is stopped by its pid.
+set -u
+BUILD=${BUILD:-build}
+name=test-faults
+here=$(cd "$(dirname "$0")" && pwd)
+helper=$here/ucpumapd_traffic.py
+daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
+gen=ucmfg$$
+dut=ucmfd$$
+tun=ucmft0
+. "$here/lib.sh"
+dpid=
+
+skip_unless_root "namespaces, XDP, tun"
+if [ ! -x "$daemon" ] || [ -z "$PY" ]; then
+	skip all "needs $daemon (make) and python3"
+	exit 0
+fi
+G4=10.204.0.1 D4=10.204.0.2
+
+topology() {
+	veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 2> "$tmp/setup.err" &&
+		ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+			net.ipv4.conf.default.rp_filter=0
+}
+if ! topology; then
+	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
+	exit 0
+fi
+
+start_daemon() {	# label, options...: the daemon, in the background
+	D_OUT=$tmp/$1.out D_ERR=$tmp/$1.err D_RC=
+	shift
+	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --cpus 0,1 --interval 0 \
+		--duration 30 "$@" > "$D_OUT" 2> "$D_ERR" &
+	dpid=$!
+	lib_pid $dpid
+	wait_line "$D_OUT" '^ucpumapd: ' 50 "$dpid" && return 0
+	stop_pid "$dpid"
+	dpid=
+	echo "ucpumapd did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')" >> "$D_ERR"
+	return 1
+}
+
+# wait_exit SECONDS: the daemon's own end; D_RC its status, D_MS the time
+# it took. Past SECONDS it is stopped (D_RC then says so).
+wait_exit() {
+	local t0 t1
+	t0=$(date +%s%N)
+	for _ in $(seq $(($1 * 50))); do
+		kill -0 "$dpid" 2>/dev/null || break
+		sleep 0.02
+	done
+	t1=$(date +%s%N)
+	D_MS=$(((t1 - t0) / 1000000))
+	if kill -0 "$dpid" 2>/dev/null; then
+		stop_pid "$dpid"
+		D_RC="still running after $1 s"
+	else
+		lib_wait "$dpid"
+		D_RC=$?
+	fi
+	dpid=
+}
+
+closing_ok() {	# empty when the closing lines say all held, else what
+	local why=
+	grep -q '^conservation: .*: holds$' "$D_OUT" ||
+		why="$(grep '^conservation' "$D_OUT" || echo 'no conservation line');"
+	grep -q '^audit: every frame came home$' "$D_OUT" ||
+		why="$why $(grep '^audit' "$D_OUT" || echo 'no audit line')"
+	echo "$why"
+}
+
+flood() {	# in the background for SECONDS; $fpid
+	ip netns exec "$gen" "$PY" "$helper" flood --src $G4 --dst $D4 --secs "$1" \
+		> "$tmp/flood.log" 2>&1 &
+	fpid=$!
+	lib_pid $fpid
+}
+
+# 100 datagrams through the daemon now: empty when each arrived once.
+recv_100() {
+	local r e g m du co rpid
+	rm -f "$tmp/r" "$tmp/s" "$tmp/res"
+	ip netns exec "$dut" "$PY" "$helper" exact-recv --paths ipv4 --count 100 \
+		--ready "$tmp/r" --stop "$tmp/s" --out "$tmp/res" --timeout 20 > "$tmp/recv.log" 2>&1 &
+	rpid=$!
+	lib_pid $rpid
+	wait_file "$tmp/r" 50 &&
+		lib_run ip netns exec "$gen" "$PY" "$helper" exact-send --paths ipv4 --count 100 \
+			--rate 3000 --v4 $D4 --src4 $G4 > "$tmp/send.log" 2>&1
+	sleep 0.3
+	touch "$tmp/s"
+	wait_file "$tmp/res" 50
+	stop_pid "$rpid"
+	r=$(jget "$tmp/res" "'%d %d %d %d %d' % tuple(d['paths']['ipv4'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
+	read -r e g m du co <<< "${r:-0 0 0 0 0}"
+	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
+		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co)"
+	fi
+}
+
+# down_up CASE DOWN-CMD UP-CMD DOWN-RE UP-RE: under a flood, down for 2 s,
+# then up; both said once, and the daemon still forwards.
+down_up() {
+	local c=$1 down=$2 up=$3 dre=$4 ure=$5 why=
+	if ! start_daemon "$c"; then
+		bad "$c" "$(tail -1 "$D_ERR")"
+		return
+	fi
+	flood 5
+	sleep 1
+	eval "$down"
+	sleep 2
+	eval "$up"
+	sleep 1
+	stop_pid "$fpid"
+	sleep 0.5
+	kill -0 "$dpid" 2>/dev/null || why="the daemon ended (stderr: $(tail -2 "$D_ERR" | tr '\n' ' '));"
+	[ "$(grep -Ec "$dre" "$D_ERR")" = 1 ] || why="$why want one line /$dre/ on stderr, got $(grep -Ec "$dre" "$D_ERR");"
+	[ "$(grep -Ec "$ure" "$D_ERR")" = 1 ] || why="$why want one line /$ure/ on stderr, got $(grep -Ec "$ure" "$D_ERR");"
+	[ -n "$why" ] || why=$(recv_100)
+	stop_pid "$dpid"
+	dpid=
+	why="$why$(closing_ok)"
+	if [ -z "$why" ]; then ok "$c"; else bad "$c" "$why"; fi
+}
+
+down_up link-down-up "ip -n $gen link set vg down" "ip -n $gen link set vg up" \
+	'vd is down or has no carrier' 'vd is up again'
+down_up tun-down-up "ip -n $dut link set $tun down" "ip -n $dut link set $tun up" \
+	"tun $tun is down" "tun $tun is up again"
+
+# gone CASE WHAT-CMD STATUS RE [options...]: under a flood, WHAT-CMD
+# deletes a device; the daemon ends by itself within 3 s with STATUS and
+# its closing lines.
+gone() {
+	local c=$1 cmd=$2 want=$3 re=$4 why= l
+	shift 4
+	if ! start_daemon "$c" "$@"; then
+		bad "$c" "$(tail -1 "$D_ERR")"
+		return
+	fi
+	flood 6
+	sleep 1.5
+	eval "$cmd"
+	wait_exit 3
+	stop_pid "$fpid"
+	[ "$D_RC" = "$want" ] || why="exit $D_RC after $D_MS ms (want $want within 3 s);"
+	grep -Eq "$re" "$D_ERR" || why="$why stderr does not say /$re/: $(tail -2 "$D_ERR" | tr '\n' ' ');"
+	why="$why$(closing_ok)"
+	l=$(left_in "$dut" vd)
+	[ -z "$l" ] || why="$why left: $l"
+	if [ -z "$why" ]; then
+		ok "$c" "exit $D_RC after $D_MS ms"
+	else
+		bad "$c" "$why"
+	fi
+}
+
+gone tun-gone "ip -n $dut link del $tun" 5 "tun $tun was deleted"
+gone tun-gone-two-way "ip -n $dut link del $tun" 5 "tun $tun was deleted" --two-way
+gone iface-gone "ip -n $dut link del vd" 4 "interface vd was deleted"
+
+lib_cleanup_check
+if [ -z "$lib_left" ]; then ok nothing-left; else bad nothing-left "$lib_left"; fi
+exit 0

@@ -1,0 +1,216 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# ucpumapd's statistics lines, on a veth pair: ucpumap-gen sends a known
+# number of datagrams at a known rate into ucpumapd, which prints a line
+# every half second and a JSON line with it (--stats-json), and stops by
+# itself (--duration).
+#
+#   one-line-per-interval  without --extended: between the banner and the
+#                          total line, only statistics lines, one per
+#                          interval: as many as JSON lines before the
+#                          last, each half a second after the one before;
+#                          the total line alone, then the conservation line
+#   line-rates             each line's rx, delivered and drops per second
+#                          are the counters' change over the time between
+#                          two JSON lines (their times to the microsecond)
+#   delivered-is-traffic   the lines' delivered rates times their intervals
+#                          add up to what the daemon delivered, and that
+#                          with the drops it counted is what the generator
+#                          sent; the busiest line is near the sending rate
+#   total-average          the total line's time is the run, --duration,
+#                          and its rates are the whole run's counts over it
+#   extended-lines         --extended: after each line, the cpumap line,
+#                          the queue's and each worker's lines
+#
+# Root. One PASS/FAIL/SKIP line per case; the script exits 0.
+set -u
+BUILD=${BUILD:-build}
+name=test-stats
+daemon=$BUILD/ucpumapd
+gen=$BUILD/ucpumap-gen
+G=ucmsg$$
+D=ucmsd$$
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
+
+skip_unless_root "namespaces, XDP, tun"
+[ -x "$daemon" ] && [ -x "$gen" ] || { bad build "$daemon or $gen is not built (make)"; exit 0; }
+[ -n "$PY" ] || { echo "SKIP: $name: needs python3"; exit 0; }
+if [ "$(nproc)" -lt 2 ]; then
+	echo "SKIP: $name: needs two CPUs for two workers"
+	exit 0
+fi
+veth_pair $G $D vg vd 10.208.0.1/24 10.208.0.2/24 || { bad setup "cannot build the namespaces"; exit 0; }
+ip netns exec $D sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+vdmac=$(mac_of $D vd)
+
+INTERVAL=0.5
+DURATION=5
+COUNT=40000
+RATE=20000
+
+# run CASE ARGS...: ucpumapd for DURATION seconds with ARGS, statistics
+# every INTERVAL; once its first line is out, COUNT datagrams at RATE.
+# $tmp/CASE.out, .json, .gen; $why when something did not run.
+run() {
+	local c=$1 dpid rc
+	shift
+	why=
+	ip netns exec $D "$daemon" --dev vd --tun ucms0 --cpus 0,1 --interval $INTERVAL \
+		--duration $DURATION --stats-json "$tmp/$c.json" "$@" > "$tmp/$c.out" 2> "$tmp/$c.err" &
+	dpid=$!
+	lib_pid $dpid
+	if ! wait_line "$tmp/$c.out" '^vd: rx ' 30 $dpid; then
+		why="no statistics line within 3 s: $(tail -2 "$tmp/$c.err" | tr '\n' ' ')"
+		stop_pid $dpid
+		return 1
+	fi
+	ip netns exec $D sysctl -qw net.ipv4.conf.ucms0.rp_filter=0 2> /dev/null
+	lib_run ip netns exec $G "$gen" --dev vg --dst-ip 10.208.0.2 --dst-mac "$vdmac" \
+		--dst-port 9000 --flows 4 --rate $RATE --count $COUNT --duration 10 \
+		> "$tmp/$c.gen" 2>&1 || why="ucpumap-gen failed: $(tail -2 "$tmp/$c.gen" | tr '\n' ' ');"
+	for _ in $(seq 100); do
+		kill -0 $dpid 2> /dev/null || break
+		sleep 0.1
+	done
+	if kill -0 $dpid 2> /dev/null; then
+		why="$why still running 10 s after --duration;"
+		stop_pid $dpid
+	else
+		lib_wait $dpid
+		rc=$?
+		[ $rc = 0 ] || why="$why exit status $rc: $(tail -2 "$tmp/$c.err" | tr '\n' ' ');"
+	fi
+	grep -q '^audit: every frame came home$' "$tmp/$c.out" ||
+		why="$why $(grep -E '^(conservation|audit)' "$tmp/$c.out" | tr '\n' ' ')"
+	[ -z "$why" ]
+}
+
+# verdicts OUT JSON SENT: one "CASE ok" or "CASE why" line per case.
+verdicts() {
+	"$PY" - "$@" $INTERVAL $DURATION $RATE <<'PY'
+import json, re, sys
+out, js, sent = open(sys.argv[1]).read().splitlines(), sys.argv[2], int(sys.argv[3])
+interval, duration, rate = float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+lines = [json.loads(l) for l in open(js) if l.strip()]
+LINE = re.compile(r"vd: rx (\d+) pps, delivered (\d+) pps, drops (\d+)/s"
+                  r"( \(largest: [a-z0-9_]+ \d+/s\))?$")
+TOTAL = re.compile(r"total vd, averaged over the whole run \(([0-9.]+) s\): rx (\d+) pps, "
+                   r"delivered (\d+) pps, drops (\d+)/s( \(largest: [a-z0-9_]+ \d+/s\))?$")
+
+def verdict(case, why):
+    print(case, "ok" if not why else "; ".join(why))
+
+# Between the banner and the total line: statistics lines only.
+start = next(i for i, l in enumerate(out) if l.startswith("ucpumapd: "))
+end = next((i for i, l in enumerate(out) if l.startswith("total ")), len(out))
+stats = out[start + 1:end]
+why = ["not a statistics line: %r" % l for l in stats if not LINE.match(l)][:2]
+after = out[end + 1:end + 2]
+if not after or not after[0].startswith("conservation: "):
+    why.append("after the total line: %r (want the conservation line)" % after)
+if len(stats) != len(lines) - 1:
+    why.append("%d lines, %d JSON lines before the last" % (len(stats), len(lines) - 1))
+gaps = [b["time"] - a["time"] for a, b in zip(lines, lines[1:-1])]
+if len(stats) < duration / interval - 2 or any(not 0.45 <= g <= 1.0 for g in gaps):
+    why.append("%d lines in %g s, %g s apart: %s" % (len(stats), duration, interval,
+               " ".join("%.3f" % g for g in gaps)))
+verdict("one-line-per-interval", why)
+
+# Each line against the counters of its JSON line and the one before (the
+# first line's interval starts before any JSON line).
+def drops(d):
+    return (d["rx_bad_desc"] + d["rx_steer_err"] + d["enqueue_drops"] + d["worker_drops"] +
+            sum(q["kernel_rx_dropped"] + q["kernel_rx_ring_full"] for q in d["queues"]))
+why = []
+parsed = [LINE.match(l) for l in stats]
+for i in range(1, min(len(parsed), len(lines) - 1)):
+    a, b, m = lines[i - 1], lines[i], parsed[i]
+    if not m:
+        continue
+    dt = b["time"] - a["time"]
+    for what, got, want in (("rx", int(m.group(1)), (b["rx"] - a["rx"]) / dt),
+                            ("delivered", int(m.group(2)), (b["tun_packets"] - a["tun_packets"]) / dt),
+                            ("drops", int(m.group(3)), (drops(b) - drops(a)) / dt)):
+        if abs(got - want) > 1 + want * 1e-4:
+            why.append("line %d: %s %d pps, the counters say %.1f" % (i + 1, what, got, want))
+verdict("line-rates", why[:3])
+
+# The traffic: the lines add up to it. The first line comes before it.
+why = []
+delivered = lines[-1]["tun_packets"]
+seen = sum(int(m.group(2)) * (lines[i]["time"] - lines[i - 1]["time"])
+           for i, m in enumerate(parsed) if m and 0 < i < len(lines) - 1)
+first = int(parsed[0].group(2)) if parsed and parsed[0] else None
+if first != 0:
+    why.append("the first line, before the traffic, says delivered %s pps" % first)
+if abs(seen - delivered) > 2 + delivered * 0.001:
+    why.append("the lines' delivered rates make %.0f datagrams, the daemon delivered %d"
+               % (seen, delivered))
+# Each datagram delivered or a counted drop (a loaded machine drops some);
+# the veth's own drops, before the socket, the daemon cannot see.
+if not sent * 0.99 <= delivered + drops(lines[-1]) <= sent:
+    why.append("the generator sent %d, the daemon delivered %d and counted %d drops"
+               % (sent, delivered, drops(lines[-1])))
+peak = max((int(m.group(2)) for m in parsed if m), default=0)
+if not 0.5 * rate <= peak <= 1.5 * rate:
+    why.append("the busiest line says %d pps, the generator sent %d pps" % (peak, rate))
+verdict("delivered-is-traffic", why)
+
+# The total line: the run's time, the run's averages.
+why = []
+t = [TOTAL.match(l) for l in out if l.startswith("total ")]
+if len(t) != 1 or not t[0]:
+    why.append("total line: %r" % [l for l in out if l.startswith("total ")])
+else:
+    secs, rx, dl = float(t[0].group(1)), int(t[0].group(2)), int(t[0].group(3))
+    if not duration - 0.05 <= secs <= duration + 0.5:
+        why.append("the run took %.2f s by the total line, --duration %g" % (secs, duration))
+    # Each rate is rounded to the packet per second, the time to the ms.
+    for what, avg, n in (("rx", rx, lines[-1]["rx"]), ("delivered", dl, delivered)):
+        if abs(avg * secs - n) > 1 + 0.5 * secs + 0.0005 * avg:
+            why.append("%s %d pps over %.3f s, but %d in all" % (what, avg, secs, n))
+verdict("total-average", why)
+PY
+}
+
+if run default; then
+	sent=$(awk '/^total:/ { print $2 }' "$tmp/default.gen")
+	verdicts "$tmp/default.out" "$tmp/default.json" "${sent:-0}" > "$tmp/v"
+	for c in one-line-per-interval line-rates delivered-is-traffic total-average; do
+		r=$(sed -n "s/^$c //p" "$tmp/v")
+		if [ "$r" = ok ]; then ok $c; else bad $c "${r:-no verdict: $(tail -2 "$tmp/v")}"; fi
+	done
+	sed -n '/^ucpumapd: /,/^total /p' "$tmp/default.out" | sed 's/^/# /'
+else
+	for c in one-line-per-interval line-rates delivered-is-traffic total-average; do
+		bad $c "$why"
+	done
+fi
+
+# --extended: each block is the line, the cpumap, queue 0, its enqueue
+# lines, and per worker its line and its coalesce line.
+if run extended --extended; then
+	r=$(awk '
+		function check() {
+			want = "|cpumap: to|queue 0:|enqueue 0->0:|enqueue 0->1:|worker 0|coalesce: super-packets|worker 1|coalesce: super-packets"
+			if (blk != want && !bad) { bad = 1; print "a block: " blk " (want " want ")" }
+			blocks++
+		}
+		/^(conservation|audit)/ { exit }
+		/^(vd: |total vd, )/ { if (n) check(); n = 1; blk = ""; next }
+		n { blk = blk "|" $1 " " $2 }
+		END { if (n) check(); if (!bad) print blocks " blocks" }' "$tmp/extended.out")
+	if [[ $r =~ ^([0-9]+)\ blocks$ ]] && [ "${BASH_REMATCH[1]}" -ge 5 ]; then
+		ok extended-lines "$r"
+	else
+		bad extended-lines "$r"
+	fi
+else
+	bad extended-lines "$why"
+fi
+
+lib_cleanup_check
+[ -z "$lib_left" ] && ok nothing-left || bad nothing-left "$lib_left"
+exit 0

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The tun sink's ways out of a batch the kernel has not finished, without a
+ * tun (no root): a struct ucm_tun made by hand whose one queue is an end of
+ * an AF_UNIX datagram socketpair. A blocking socket can keep an io_uring
+ * request in the kernel, as a tun queue never does: a write into a full
+ * one, a read of an empty one. The test switch ucm_tun_test_wait_fail
+ * (debug builds) then makes the wait for that batch fail, as a dropped
+ * completion would.
+ *
+ * What each case checks is what the kernel did with the frames: nothing
+ * may reach the socket from a frame, nor be read into one, once the frame
+ * has gone home; a batch's result and counters are its own writes', late
+ * completions of an earlier batch aside; and every frame is home at the
+ * end (the pool's audit).
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include "ucpumap/log.h"
+#include "ucpumap/pool.h"
+#include "ucpumap/txq.h"
+#include "io/tun_internal.h"
+#include "utest.h"
+
+#define FRAMES		256
+#define DATA_OFF	256	/* where a packet starts in its frame */
+#define NPKT		4
+#define MAX_RINGS	8
+
+/* ---- log capture --------------------------------------------------------- */
+
+static char logbuf[4096];
+static size_t loglen;
+
+static int capture_print(enum ucm_log_level level, const char *fmt, va_list ap)
+{
+	int n;
+
+	if (level > UCM_LOG_WARN || loglen >= sizeof(logbuf) - 1)
+		return 0;
+	n = vsnprintf(logbuf + loglen, sizeof(logbuf) - loglen, fmt, ap);
+	if (n > 0)
+		loglen = loglen + n < sizeof(logbuf) ? loglen + n : sizeof(logbuf) - 1;
+	return 0;
+}
+
+static void log_start(void)
+{
+	loglen = 0;
+	logbuf[0] = '\0';
+	ucm_set_print(capture_print);
+}
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static struct ucm_umem *mk_umem(void)
+{
+	struct ucm_umem_opts o = { .sz = sizeof(o), .frames_per_pool = FRAMES,
+				   .npools = 1 };
+
+	return ucm_umem__create(&o);
+}
+
+/* A tap of one queue, @fd: what ucm_tun__create() leaves, without the
+ * device. ucm_tun__destroy() closes @fd and frees it. */
+static struct ucm_tun *fake_tun(int fd)
+{
+	struct ucm_tun *tun = aligned_alloc(UCM_CACHELINE, sizeof(*tun));
+	uint32_t q;
+
+	if (!tun)
+		return NULL;
+	memset(tun, 0, sizeof(*tun));
+	for (q = 0; q < UCM_TUN_MAX_QUEUES; q++)
+		tun->fds[q] = -1;
+	strcpy(tun->name, "fake0");
+	tun->fds[0] = fd;
+	tun->nqueues = 1;
+	tun->flags = UCM_TUN_F_TAP;
+	return tun;
+}
+
+/* io_uring may be off where the tests run (a container's seccomp filter,
+ * kernel.io_uring_disabled): the case is skipped then. */
+#define OPEN_OR_SKIP(ops, tun)							\
+	do {									\
+		int err_ = (ops)->open((tun), 0);				\
+										\
+		if (err_ == -ENOSYS || err_ == -EPERM) {			\
+			ut_skip_reason("no io_uring here: %s", strerror(-err_));\
+			return UT_SKIP;						\
+		}								\
+		UT_ASSERT(!err_, "open: %s", strerror(-err_));			\
+	} while (0)
+
+static bool is_ring(int fd)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	return !strcmp(link, "anon_inode:[io_uring]");
+}
+
+/* The io_uring fds open now, as a bitmap of fds below 1024. */
+static void rings_now(uint64_t map[16])
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/fd");
+	int fd;
+
+	memset(map, 0, 16 * sizeof(uint64_t));
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		fd = atoi(de->d_name);
+		if (de->d_name[0] != '.' && fd < 1024 && fd != dirfd(d) && is_ring(fd))
+			map[fd / 64] |= 1ull << (fd % 64);
+	}
+	closedir(d);
+}
+
+/*
+ * A copy of each io_uring fd opened since @before: the rings then outlive
+ * io_uring_queue_exit(), as they do whenever another reference is left (a
+ * fork's) and, for a while, always: the kernel tears a ring down later,
+ * on its own. A request left in one goes on. Return: how many, in @dups.
+ */
+static int hold_rings(const uint64_t before[16], int *dups)
+{
+	uint64_t now[16];
+	int fd, n = 0;
+
+	rings_now(now);
+	for (fd = 0; fd < 1024 && n < MAX_RINGS; fd++)
+		if ((now[fd / 64] & ~before[fd / 64]) & (1ull << (fd % 64)))
+			dups[n++] = dup(fd);
+	return n;
+}
+
+static void close_all(int *fds, int n)
+{
+	while (n--)
+		close(fds[n]);
+}
+
+/* Is @pat anywhere in the UMEM? */
+static bool umem_has(struct ucm_umem *u, const char *pat)
+{
+	return memmem(ucm_umem__area(u), ucm_umem__size(u), pat, strlen(pat));
+}
+
+/* Every frame home, none held: the pool's books and the UMEM freed. */
+static int finish(struct ucm_umem *u, struct ucm_pool *p)
+{
+	struct ucm_pool_audit a;
+
+	ucm_pool__clear_owner(p);
+	UT_ASSERT(!ucm_umem__audit(u, &a, sizeof(a)), "audit failed");
+	UT_ASSERT(a.loc[UCM_LOC_APP] == 0, "%u frames still held", a.loc[UCM_LOC_APP]);
+	UT_ASSERT(!ucm_umem__destroy(u, 100), "umem destroy");
+	return 0;
+}
+
+/* ---- the read path ----------------------------------------------------------- */
+
+/*
+ * The read path gives up on a batch whose reads are still in the kernel
+ * (its wait failed): tun_rev_close() must end those reads before their
+ * frames go home. A datagram sent after close must still be in the socket,
+ * and in no frame.
+ */
+static int test_rev_close_ends_reads(void)
+{
+	static const char mark[] = "read-after-close";
+	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 64);
+	struct ucm_tun_rev_stats rs;
+	struct ucm_txq_stats ts;
+	uint64_t before[16];
+	int s[2], dups[MAX_RINGS], ndup;
+	struct ucm_tun *tun;
+	char buf[256];
+	ssize_t n;
+
+	UT_ASSERT(u && t, "umem, txq");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
+	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+
+	rings_now(before);
+	OPEN_OR_SKIP(ops, tun);
+	ndup = hold_rings(before, dups);
+	UT_ASSERT(ndup == 2, "%d new rings, want the writes' and the reads'", ndup);
+
+	log_start();
+	ucm_tun_test_wait_fail = 1;
+	UT_ASSERT(ops->poll(tun, 0) == 0, "a batch of reads of an empty socket read something");
+	UT_ASSERT(!ucm_tun_test_wait_fail, "the read path never waited for its batch");
+	ops->close(tun, 0);
+	ucm_set_print(NULL);
+
+	/* What the reads of that batch would take, were they still there. */
+	UT_ASSERT(send(s[1], mark, sizeof(mark), 0) == sizeof(mark), "send");
+	ut_msleep(20);
+	n = recv(s[0], buf, sizeof(buf), MSG_DONTWAIT);
+	close_all(dups, ndup);
+	UT_ASSERT(n == sizeof(mark),
+		  "the datagram sent after close is not in the socket (recv: %s): a read left in the kernel took it%s",
+		  n < 0 ? strerror(errno) : "short",
+		  umem_has(u, mark) ? ", into a frame that had gone home" : "");
+	UT_ASSERT(!umem_has(u, mark), "a frame holds the datagram too");
+
+	ucm_tun__rev_stats(tun, 0, &rs, sizeof(rs));
+	UT_ASSERT(rs.err == 1 && rs.packets == 0, "rev stats: err %llu packets %llu",
+		  (unsigned long long)rs.err, (unsigned long long)rs.packets);
+	ucm_txq__stats(t, &ts, sizeof(ts));
+	UT_ASSERT(ts.dropped == UCM_TUN_REV_BATCH, "%llu frames home from the read path, want %u",
+		  (unsigned long long)ts.dropped, UCM_TUN_REV_BATCH);
+	UT_ASSERT(strstr(logbuf, "reading stops"), "no word of the failed wait: '%s'", logbuf);
+
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	UT_ASSERT(ucm_txq__reclaim(t) == 64 - UCM_TUN_REV_BATCH, "reclaim");
+	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
+	return finish(u, p);
+}
+
+/*
+ * The usual close: a turn read one packet and keeps the rest of its frames
+ * for the next (no read in the kernel between turns); close sends them
+ * home, and the packet goes out through the channel.
+ */
+static int test_rev_close_keeps_order(void)
+{
+	static const char pkt[] = "one packet for the way back";
+	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 64);
+	char wire[VNET_LEN + sizeof(pkt)] = {};	/* a zeroed vnet header first */
+	struct ucm_txq_stats ts;
+	struct ucm_tun *tun;
+	uint64_t desc[4];
+	int s[2];
+	uint32_t n;
+
+	UT_ASSERT(u && t, "umem, txq");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
+	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+	OPEN_OR_SKIP(ops, tun);
+
+	memcpy(wire + VNET_LEN, pkt, sizeof(pkt));
+	UT_ASSERT(send(s[1], wire, sizeof(wire), 0) == sizeof(wire), "send");
+	UT_ASSERT(ops->poll(tun, 0) == 1, "the packet was not read");
+	ops->close(tun, 0);
+
+	n = ucm_txq__collect(t, desc, 4);
+	UT_ASSERT(n == 1 && ucm_desc_len(desc[0]) == sizeof(pkt), "%u packets out", n);
+	UT_ASSERT(!memcmp((char *)ucm_umem__area(u) + ucm_desc_addr(desc[0]), pkt, sizeof(pkt)),
+		  "the packet out is not the one read");
+	desc[0] = ucm_desc_addr(desc[0]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
+	UT_ASSERT(!ucm_umem__put_bulk(u, desc, 1), "home after TX");
+	ucm_txq__stats(t, &ts, sizeof(ts));
+	UT_ASSERT(ts.dropped == UCM_TUN_REV_BATCH - 1, "%llu frames home from the read path, want %u",
+		  (unsigned long long)ts.dropped, UCM_TUN_REV_BATCH - 1);
+
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	UT_ASSERT(ucm_txq__reclaim(t) == 64 - UCM_TUN_REV_BATCH, "reclaim");
+	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
+	return finish(u, p);
+}
+
+/* ---- the write path ---------------------------------------------------------- */
+
+/* Fill @fd's way to its peer with one-byte datagrams; return how many. */
+static int fill_socket(int fd)
+{
+	int n = 0;
+
+	while (send(fd, "f", 1, MSG_DONTWAIT) == 1)
+		n++;
+	return n;
+}
+
+/* Take @n datagrams of the peer's, or all there are when @n < 0, each
+ * into @buf; return how many. */
+static int take_datagrams(int fd, int n, char *buf, size_t sz)
+{
+	int got = 0;
+
+	while ((n < 0 || got < n) && recv(fd, buf, sz, MSG_DONTWAIT) >= 0)
+		got++;
+	return got;
+}
+
+/* @n frames from the pool laid out as the worker hands them to its sink:
+ * packet i of @len + i bytes of @c at DATA_OFF. */
+static int frames_get(struct ucm_umem *u, uint64_t *addrs, struct ucm_frame_hdr **hdrs,
+		      uint32_t n, char c, uint16_t len)
+{
+	uint32_t i;
+
+	if (ucm_pool__alloc_bulk(ucm_umem__pool(u, 0), addrs, n) != (int)n)
+		return -1;
+	for (i = 0; i < n; i++) {
+		hdrs[i] = ucm_umem__frame(ucm_umem__area(u), addrs[i]);
+		memset(hdrs[i], 0, sizeof(*hdrs[i]));
+		hdrs[i]->data_off = DATA_OFF;
+		hdrs[i]->len = len + i;
+		memset(ucm_frame_data(hdrs[i]), c, len + i);
+	}
+	return 0;
+}
+
+/*
+ * A batch whose wait fails while its writes are still in the kernel (a
+ * full socket): they must be over when xmit returns, since the worker
+ * sends their frames home then, and the frames go out again at once, as
+ * the next batch's. Nothing of the first batch may reach the socket after
+ * that, and the next batch's completions must be its own: its result and
+ * counters exact.
+ */
+static int test_write_batch_given_up(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[NPKT];
+	uint64_t addrs[NPKT], bytes = 0;
+	struct ucm_tun_stats st;
+	int s[2], nfill, late = 0, reused = 0, good = 0, other = 0, failed_a, failed_b;
+	struct ucm_tun *tun;
+	char buf[512];
+	ssize_t n;
+	uint32_t i;
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	nfill = fill_socket(s[0]);
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	OPEN_OR_SKIP(ops, tun);
+
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'A', 100), "alloc");
+	ucm_tun_test_wait_fail = 1;
+	failed_a = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	UT_ASSERT(!ucm_tun_test_wait_fail, "the write path never waited for its batch");
+	UT_ASSERT(failed_a == NPKT, "%d of %d failed in a batch the socket had no room for",
+		  failed_a, NPKT);
+	/* The worker's part: home, and out again with the next batch. */
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'B', 200), "alloc again");
+
+	/* Room again: what is left of the first batch would go out now. */
+	UT_ASSERT(take_datagrams(s[1], nfill, buf, sizeof(buf)) == nfill, "drain");
+	ut_msleep(10);
+	while ((n = recv(s[1], buf, sizeof(buf), MSG_DONTWAIT)) >= 0) {
+		late++;
+		reused += n > 0 && buf[n - 1] == 'B';
+	}
+	failed_b = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	for (i = 0; i < NPKT + 4; i++) {
+		n = recv(s[1], buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0)
+			break;
+		if (n == (ssize_t)(VNET_LEN + 200 + good) && buf[n - 1] == 'B')
+			good++;
+		else
+			other++;
+	}
+	ucm_tun__worker_stats(tun, 0, &st, sizeof(st));
+	for (i = 0; i < NPKT; i++)
+		bytes += 200 + i;
+	UT_ASSERT(!late && !failed_b && good == NPKT && !other,
+		  "%d writes of the given-up batch went out after their frames went home (%d with the next batch's bytes); the next batch: %d failed, %d of its %d packets came, %d other datagrams",
+		  late, reused, failed_b, good, NPKT, other);
+	UT_ASSERT(st.packets == NPKT && st.bytes == bytes && st.err_other == NPKT,
+		  "stats: packets %llu bytes %llu err_other %llu, want %d %llu %d",
+		  (unsigned long long)st.packets, (unsigned long long)st.bytes,
+		  (unsigned long long)st.err_other, NPKT, (unsigned long long)bytes, NPKT);
+
+	ops->close(tun, 0);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	return finish(u, p);
+}
+
+/*
+ * A late completion of an earlier batch (here a NOP that carries what the
+ * earlier batch's first write carried, as the kernel's late answer would)
+ * must not pass for the write now in that slot: the next batch's result
+ * and counters stay its own, and its every write is reaped.
+ */
+static int test_write_stale_completion(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[NPKT];
+	struct io_uring_sqe *sqe;
+	struct ucm_tun_stats st;
+	struct tun_wstate *ws;
+	uint64_t addrs[NPKT];
+	int s[2], failed_a, failed_b, got;
+	struct ucm_tun *tun;
+	char buf[512];
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	OPEN_OR_SKIP(ops, tun);
+	ws = tun->wk[0].st;
+
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'A', 100), "alloc");
+	failed_a = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	UT_ASSERT(!failed_a, "%d of the first batch failed", failed_a);
+	sqe = io_uring_get_sqe(&ws->ring);
+	UT_ASSERT(sqe, "sqe");
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, tun_write_ud(ws, 0));
+	UT_ASSERT(io_uring_submit(&ws->ring) == 1, "submit the late answer");
+
+	failed_b = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	got = take_datagrams(s[1], -1, buf, sizeof(buf));
+	ucm_tun__worker_stats(tun, 0, &st, sizeof(st));
+	UT_ASSERT(!failed_b && got == 2 * NPKT && st.packets == 2 * NPKT && !st.err_other,
+		  "the next batch: %d failed; %d of %d datagrams came; stats packets %llu err_other %llu",
+		  failed_b, got, 2 * NPKT, (unsigned long long)st.packets,
+		  (unsigned long long)st.err_other);
+	/* Every write of it reaped: the CQ holds nothing of it now. */
+	UT_ASSERT(!io_uring_cq_ready(&ws->ring), "%u completions left over",
+		  io_uring_cq_ready(&ws->ring));
+
+	ops->close(tun, 0);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	return finish(u, p);
+}
+
+/*
+ * The worker stops right after a batch given up: its frames are home and
+ * the sink closes. Nothing of that batch may reach the socket afterwards,
+ * even while the ring lives on (a copy of its fd here).
+ */
+static int test_write_close_after_given_up(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[NPKT];
+	int s[2], dups[MAX_RINGS], ndup, nfill, late, failed;
+	uint64_t addrs[NPKT], before[16];
+	struct ucm_tun *tun;
+	char buf[512];
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	nfill = fill_socket(s[0]);
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	rings_now(before);
+	OPEN_OR_SKIP(ops, tun);
+	ndup = hold_rings(before, dups);
+	UT_ASSERT(ndup == 1, "%d new rings, want the writes'", ndup);
+
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'A', 100), "alloc");
+	ucm_tun_test_wait_fail = 1;
+	failed = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	UT_ASSERT(failed == NPKT, "%d of %d failed", failed, NPKT);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	ops->close(tun, 0);
+
+	UT_ASSERT(take_datagrams(s[1], nfill, buf, sizeof(buf)) == nfill, "drain");
+	ut_msleep(10);
+	late = take_datagrams(s[1], -1, buf, sizeof(buf));
+	close_all(dups, ndup);
+	UT_ASSERT(!late, "%d writes went out after their frames went home and the sink closed",
+		  late);
+
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	return finish(u, p);
+}
+
+static const struct ut_case cases[] = {
+	UT_CASE(test_rev_close_ends_reads),
+	UT_CASE(test_rev_close_keeps_order),
+	UT_CASE(test_write_batch_given_up),
+	UT_CASE(test_write_stale_completion),
+	UT_CASE(test_write_close_after_given_up),
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return ut_main(argc, argv, cases);
+}
