@@ -30,6 +30,7 @@
 #include <linux/bpf.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/sockios.h>
@@ -89,6 +90,19 @@ static const int bpf_cmds[] = {
 	BPF_LINK_DETACH, BPF_OBJ_GET_INFO_BY_FD,
 };
 
+/* Argument @arg equal to @v; masked by @mask, equal to @v. (libseccomp's
+ * SCMP_A0() leaves a field out, which clang's -Wextra names.) */
+static struct scmp_arg_cmp arg_eq(unsigned int arg, uint64_t v)
+{
+	return (struct scmp_arg_cmp){ .arg = arg, .op = SCMP_CMP_EQ, .datum_a = v };
+}
+
+static struct scmp_arg_cmp arg_masked(unsigned int arg, uint64_t mask, uint64_t v)
+{
+	return (struct scmp_arg_cmp){ .arg = arg, .op = SCMP_CMP_MASKED_EQ,
+				      .datum_a = mask, .datum_b = v };
+}
+
 static int add_rules(scmp_filter_ctx ctx)
 {
 	size_t i;
@@ -98,30 +112,30 @@ static int add_rules(scmp_filter_ctx ctx)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
 	for (i = 0; !err && i < sizeof(bpf_cmds) / sizeof(bpf_cmds[0]); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
-				       SCMP_A0(SCMP_CMP_EQ, bpf_cmds[i]));
+				       arg_eq(0, bpf_cmds[i]));
 	/* sd_notify's datagram and glibc's socket for interface ioctls
 	 * (unix), libbpf's netlink, the fault checks' ioctls (an IP
 	 * datagram socket, never bound); no other socket. */
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				       SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+				       arg_eq(0, AF_UNIX));
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				       SCMP_A0(SCMP_CMP_EQ, AF_NETLINK));
+				       arg_eq(0, AF_NETLINK));
 	for (i = 0; !err && i < 2; i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
-				       SCMP_A0(SCMP_CMP_EQ, i ? AF_INET6 : AF_INET),
-				       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+				       arg_eq(0, i ? AF_INET6 : AF_INET),
+				       arg_masked(1, 0xf, SOCK_DGRAM));
 	/* A thread, never a process; clone3's flags are out of the filter's
 	 * reach: ENOSYS makes glibc use clone. */
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-				       SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
+				       arg_masked(0, CLONE_THREAD, CLONE_THREAD));
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	for (i = 0; !err && i < sizeof(ioctls) / sizeof(ioctls[0]); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				       SCMP_A1(SCMP_CMP_EQ, ioctls[i]));
+				       arg_eq(1, ioctls[i]));
 	return err;
 }
 
