@@ -185,7 +185,8 @@ UCPUMAPD_SRCS := $(wildcard apps/ucpumapd/*.c) apps/common/httpd.c
 $(BUILD)/ucpumapd: $(UCPUMAPD_SRCS) $(wildcard apps/ucpumapd/*.h) $(APP_COMMON) $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(UCPUMAPD_SRCS) $(APP_COMMON) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) $(LIBSYSTEMD_LIBS) -lm
+	$(Q)$(CC) $(APP_CFLAGS) $(LIBSECCOMP_CFLAGS) -o $@ $(UCPUMAPD_SRCS) $(APP_COMMON) $(STATIC_LIB) \
+		$(LDFLAGS) $(LDLIBS_BASE) $(LIBSYSTEMD_LIBS) $(LIBSECCOMP_LIBS) -lm
 
 # The traffic generator: its own XDP object (bpf/gen.bpf.c), embedded in
 # the binary by apps/ucpumap-gen/gen_obj.S; it needs libbpf and libxdp, not

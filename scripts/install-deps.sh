@@ -13,7 +13,7 @@
 set -euo pipefail
 
 # What configure and `make` need.
-BUILD_PKGS="gcc make libxdp-dev libbpf-dev libelf-dev zlib1g-dev liburing-dev libsystemd-dev clang llvm pkg-config"
+BUILD_PKGS="gcc make libxdp-dev libbpf-dev libelf-dev zlib1g-dev liburing-dev libsystemd-dev libseccomp-dev clang llvm pkg-config"
 # What the tests, benchmarks and scripts run: veth/netns setup, traffic,
 # capture, plots, BPF inspection, and python3 for the tests' JSON checks.
 TEST_PKGS="iproute2 ethtool iperf3 socat tcpdump gnuplot-nox bpftool python3 groff-base man-db"

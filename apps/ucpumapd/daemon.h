@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
@@ -28,6 +29,8 @@ enum {
 
 struct cfg {
 	const char *dev, *tun, *stats_json;
+	const char *user;		/* --user: who it runs as after set-up */
+	bool tun_any_owner, no_seccomp;
 	uint32_t queues[UCM_XSK_MAX_QUEUES];
 	int nqueues;
 	int cpus[UCM_CPUMAP_MAX_WORKERS], ncpus;
@@ -53,8 +56,17 @@ struct drops {
 	uint64_t in[DROPS_IN], back[DROPS_BACK];
 };
 
+/* priv.c's state. */
+struct priv {
+	uid_t uid;			/* who it runs as after set-up */
+	gid_t gid;
+	uint64_t run;			/* the capabilities its run time keeps */
+	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
+};
+
 struct daemon {
 	struct cfg c;
+	struct priv priv;
 	struct ucm_dp *dp;
 	FILE *json;
 	struct ucm_dp_stats last;
@@ -91,5 +103,16 @@ int metrics__open(struct metrics **mp, const struct httpd_addr *a);
 int metrics__start(struct metrics *m, const struct daemon *d);
 void metrics__stop(struct metrics *m);
 void metrics__close(struct metrics *m);
+
+/* priv.c: least privilege (man/ucpumapd.8, PRIVILEGES) and the files it
+ * writes. priv_prepare() before ucm_dp__create() (the exit status after
+ * a message, 1 or 2: nothing attached), priv_drop() once ucm_dp__start() succeeded
+ * (-1 after a message: stop, exit 1), priv_reopen() on SIGHUP. */
+int priv_prepare(struct daemon *d);
+int priv_drop(struct daemon *d);
+void priv_reopen(struct daemon *d);
+/* seccomp.c: the running phase's allow-list, on every thread. 0, or -1
+ * after a message. */
+int seccomp_start(struct daemon *d);
 
 #endif /* UCPUMAPD_DAEMON_H */

@@ -163,6 +163,11 @@ static const struct opt d_opts[] = {
 	  "PORT or :PORT alone: on 127.0.0.1"),
 	D("duration", OPT_SECONDS, duration, .metavar = "SEC",
 	  .help = "stop after SEC seconds (default: run until signalled)"),
+	D("user", OPT_STRING, user, .metavar = "NAME", .help = "after set-up, run as user NAME "
+	  "(and its group, no supplementary groups), with no capabilities"),
+	D("tun-any-owner", OPT_FLAG, tun_any_owner, .help = "attach to an existing tun or tap "
+	  "even when another user or group owns it"),
+	D("no-seccomp", OPT_FLAG, no_seccomp, .help = "no seccomp allow-list while running"),
 	D("verbose", OPT_COUNT, verbose, .short_opt = 'v',
 	  .help = "the library's debug messages too (libbpf's among them)"),
 	{}
@@ -174,7 +179,8 @@ static const struct opts_cmd d_cmd = {
 	.usage = "ucpumapd --dev IFACE --tun NAME [options]",
 	.doc = "Receives IPv4/IPv6 on IFACE's queues with AF_XDP, spreads it over worker\n"
 	       "threads (one per CPU) and hands it to the kernel through the tun device NAME.\n",
-	.tail = "SIGINT/SIGTERM stop it cleanly; SIGUSR1 prints the statistics now.\n",
+	.tail = "SIGINT/SIGTERM stop it cleanly; SIGUSR1 prints the statistics now; SIGHUP\n"
+		"reopens --stats-json's file.\n",
 	.opts = d_opts,
 };
 
@@ -368,6 +374,10 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 			print_stats(d, false);
 			continue;
 		}
+		if (sig == SIGHUP) {
+			priv_reopen(d);
+			continue;
+		}
 		status = check_faults(d);
 		if (status)
 			return status;
@@ -420,19 +430,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ucpumapd: no interface named '%s' (ip link shows the names)\n", d.c.dev);
 		return 1;
 	}
-	if (d.c.stats_json) {
-		d.json = fopen(d.c.stats_json, "w");
-		if (!d.json) {
-			fprintf(stderr, "ucpumapd: cannot write %s: %s\n", d.c.stats_json, strerror(errno));
-			return 1;
-		}
-	}
+	status = priv_prepare(&d);	/* files, and what the set-up needs */
+	if (status)
+		return status;
 	/* Signals go to this thread: sigtimedwait() takes them. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	/* A reader of stdout that went away costs a write's EPIPE, not us. */
+	signal(SIGPIPE, SIG_IGN);
 
 	/* The port before the datapath: one in use stops here. */
 	if (metrics__open(&d.metrics, &d.c.metrics)) {
@@ -445,7 +454,7 @@ int main(int argc, char **argv)
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	if (!d.dp) {
 		status = 1;
-	} else if (ucm_dp__start(d.dp) || metrics__start(d.metrics, &d)) {
+	} else if (ucm_dp__start(d.dp) || priv_drop(&d) || metrics__start(d.metrics, &d)) {
 		status = stop(&d, 1);
 	} else {
 		print_banner(&d);

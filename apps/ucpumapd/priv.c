@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumapd's least privilege: the capabilities it keeps, the user it
+ * becomes (--user), the tun it agrees to attach to, and the files it
+ * writes. man/ucpumapd.8, PRIVILEGES, says what is kept and why.
+ *
+ * Linux keeps capabilities, the bounding set and no_new_privs per thread,
+ * and a thread starts with its creator's. The datapath starts its threads
+ * (workers, the resolver, the RX threads) inside ucm_dp__create() and
+ * ucm_dp__start(), so the daemon works in two steps:
+ *
+ *   priv_prepare()  before create, on the only thread: no_new_privs, the
+ *                   bounding set down to what the run time keeps, the
+ *                   permitted and effective sets down to what the set-up
+ *                   needs (and, for --user, CAP_SETUID and CAP_SETGID),
+ *                   nothing inheritable or ambient. Every thread the
+ *                   datapath starts inherits this.
+ *   priv_drop()     after start: with --user, setgroups(), setresgid()
+ *                   and setresuid(), which glibc applies to every thread;
+ *                   leaving uid 0 empties each thread's capabilities.
+ *                   Then this thread keeps what its run time needs
+ *                   (nothing today), and the seccomp filter (seccomp.c)
+ *                   goes on every thread.
+ *
+ * No thread can set another's capabilities (capset(2) refuses any pid
+ * but its own), so without --user the datapath's threads keep the
+ * set-up's: only a change of user reaches them all.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+#define CAP(c)		(1ull << (c))
+
+/*
+ * What the set-up needs (ucm_dp__create() and __start(), found by
+ * dropping one at a time: tests/net/test-privileges.sh runs each mode):
+ *   CAP_BPF, CAP_NET_ADMIN  load the program and its maps, attach it (a
+ *                           bpf_link), create the tun, its MTU, link up,
+ *                           each worker's TUNSETIFF, a tap's MAC
+ *   CAP_NET_RAW             the AF_XDP sockets
+ *   CAP_IPC_LOCK            pin the UMEM (more than RLIMIT_MEMLOCK)
+ *   CAP_SYS_ADMIN           look up the links and programs already on
+ *                           IFACE by id (BPF_LINK_GET_FD_BY_ID,
+ *                           BPF_PROG_GET_FD_BY_ID): a second instance
+ *                           refused, a stale program replaced
+ */
+#define CAPS_SETUP	(CAP(CAP_BPF) | CAP(CAP_NET_ADMIN) | CAP(CAP_NET_RAW) | \
+			 CAP(CAP_IPC_LOCK) | CAP(CAP_SYS_ADMIN))
+/* --user: every thread must be able to change its ids (glibc aborts the
+ * process when one thread fails where another succeeded). */
+#define CAPS_SWITCH	(CAP(CAP_SETUID) | CAP(CAP_SETGID))
+/*
+ * What the main thread's run time needs, and the bounding set keeps:
+ * nothing. The statistics are getters; the stop takes the sockets out of
+ * the XSK map through the map's fd (no capability since Linux 6.5 moved
+ * the unprivileged check to map and program creation), closes the XDP
+ * link (the kernel detaches), the tun and the sockets.
+ */
+#define CAPS_RUN	0ull
+
+/* ---- capabilities ------------------------------------------------------ */
+
+static int caps_get(uint64_t *prm, uint64_t *eff)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct c[2] = {};
+
+	if (syscall(SYS_capget, &h, c))
+		return -errno;
+	*prm = c[0].permitted | (uint64_t)c[1].permitted << 32;
+	*eff = c[0].effective | (uint64_t)c[1].effective << 32;
+	return 0;
+}
+
+/* This thread's permitted and effective sets; nothing inheritable. */
+static int caps_set(uint64_t prm, uint64_t eff)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct c[2] = {
+		{ .permitted = (uint32_t)prm, .effective = (uint32_t)eff },
+		{ .permitted = (uint32_t)(prm >> 32), .effective = (uint32_t)(eff >> 32) },
+	};
+
+	return syscall(SYS_capset, &h, c) ? -errno : 0;
+}
+
+/* Drop every capability but @keep from this thread's bounding set (needs
+ * CAP_SETPCAP). */
+static int bounding_keep(uint64_t keep)
+{
+	for (int c = 0; c < 64; c++) {
+		int r = prctl(PR_CAPBSET_READ, c, 0, 0, 0);
+
+		if (r < 0)		/* past the kernel's last capability */
+			break;
+		if (r == 1 && !(keep & CAP(c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0))
+			return -errno;
+	}
+	return 0;
+}
+
+static int fail(const char *what, int err)
+{
+	fprintf(stderr, "ucpumapd: cannot drop privileges: %s: %s\n", what, strerror(-err));
+	return -1;
+}
+
+/* ---- --user and the tun's owner ------------------------------------------ */
+
+static int lookup_user(struct daemon *d)
+{
+	struct priv *p = &d->priv;
+	struct passwd *pw;
+
+	p->uid = geteuid();
+	p->gid = getegid();
+	if (!d->c.user)
+		return 0;
+	errno = 0;
+	pw = getpwnam(d->c.user);
+	if (!pw) {
+		fprintf(stderr, "ucpumapd: --user %s: %s\n", d->c.user,
+			errno ? strerror(errno) : "no such user (getent passwd shows the users)");
+		return -1;
+	}
+	if (pw->pw_uid == 0) {
+		fprintf(stderr, "ucpumapd: --user %s is root (uid 0): give a user without privileges, or no --user\n",
+			d->c.user);
+		return -1;
+	}
+	p->uid = pw->pw_uid;
+	p->gid = pw->pw_gid;
+	return 0;
+}
+
+/* /sys/class/net/@dev/@attr as a number: 0, -ENOENT (no such device or
+ * attribute) or another -errno. */
+static int sys_net_num(const char *dev, const char *attr, long *v)
+{
+	char path[128];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, attr);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%ld", v);
+	fclose(f);
+	return n == 1 ? 0 : -EINVAL;
+}
+
+/* An existing tun or tap may be attached to when nobody else owns it: its
+ * owner (and group) unset (-1), or the user the daemon runs as. */
+static int check_tun_owner(struct daemon *d)
+{
+	const char *dev = d->c.tun;
+	long flags, owner = -1, group = -1;
+
+	if (strchr(dev, '%') || sys_net_num(dev, "tun_flags", &flags))
+		return 0;	/* to be created, or not a tun: the library says */
+	if (sys_net_num(dev, "owner", &owner) || sys_net_num(dev, "group", &group)) {
+		fprintf(stderr, "ucpumapd: cannot read the owner of %s in /sys/class/net\n", dev);
+		return -1;
+	}
+	if ((owner == -1 || owner == (long)d->priv.uid) &&
+	    (group == -1 || group == (long)d->priv.gid))
+		return 0;
+	if (d->c.tun_any_owner) {
+		fprintf(stderr, "ucpumapd: %s belongs to user %ld, group %ld (--tun-any-owner): they can open queues of it too\n",
+			dev, owner, group);
+		return 0;
+	}
+	if (owner != -1 && owner != (long)d->priv.uid)
+		fprintf(stderr, "ucpumapd: %s belongs to user %ld, not to %s (uid %u): that user can open queues of it and read its traffic; --tun-any-owner attaches all the same\n",
+			dev, owner, d->c.user ? d->c.user : "root", (unsigned)d->priv.uid);
+	else
+		fprintf(stderr, "ucpumapd: %s belongs to group %ld, not to %s's (gid %u): that group can open queues of it and read its traffic; --tun-any-owner attaches all the same\n",
+			dev, group, d->c.user ? d->c.user : "root", (unsigned)d->priv.gid);
+	return -1;
+}
+
+/* ---- the files it writes ------------------------------------------------ */
+
+/* @path for writing, never through a symbolic link: a FILE, or NULL with
+ * errno. */
+static FILE *out_open(const char *path, int how)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | how, 0644);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, how & O_APPEND ? "a" : "w");
+	if (!f) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+	}
+	return f;
+}
+
+static int open_files(struct daemon *d)
+{
+	const char *path = d->c.stats_json;
+	struct stat st;
+
+	if (!path)
+		return 0;
+	d->json = out_open(path, O_TRUNC);
+	if (d->json)
+		return 0;
+	if (errno == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
+		fprintf(stderr, "ucpumapd: --stats-json %s is a symbolic link: refused (it could point at any file root may write); give the file's own path\n",
+			path);
+	else
+		fprintf(stderr, "ucpumapd: cannot write %s: %s\n", path, strerror(errno));
+	return -1;
+}
+
+/* SIGHUP: the files again by their names (a log rotation renamed them),
+ * appended to. A file that cannot be opened now, for one because --user
+ * may not write in its directory, is said once, and the one open goes on. */
+void priv_reopen(struct daemon *d)
+{
+	FILE *f;
+
+	if (!d->c.stats_json || !d->json)
+		return;
+	f = out_open(d->c.stats_json, O_APPEND);
+	if (!f) {
+		if (!d->priv.reopen_said)
+			fprintf(stderr, "ucpumapd: SIGHUP: cannot reopen %s%s%s: %s; the statistics go on into the file already open\n",
+				d->c.stats_json, d->c.user ? " as user " : "",
+				d->c.user ? d->c.user : "", strerror(errno));
+		d->priv.reopen_said = true;
+		return;
+	}
+	fclose(d->json);
+	d->json = f;
+}
+
+/* ---- the two steps ------------------------------------------------------ */
+
+/* Return: 0, or the exit status after a message. */
+int priv_prepare(struct daemon *d)
+{
+	uint64_t prm, eff, setup;
+	int err;
+
+	if (d->c.user && d->c.reverse && !d->c.tap && !d->c.peer_mac_set) {
+		/* Seen: 0 of 5 pings to a peer the DUT had not met. */
+		fprintf(stderr, "ucpumapd: --user with --two-way over a tun: asking the kernel to resolve a next hop (RTM_NEWNEIGH) needs CAP_NET_ADMIN in the resolver thread, which the change of user takes from every thread; give --peer-mac, or run without --user\n");
+		return 2;
+	}
+	if (lookup_user(d) || check_tun_owner(d) || open_files(d))
+		return 1;
+	err = caps_get(&prm, &eff);
+	if (err)
+		return -fail("capget", err);
+	/* What the set-up needs, of what we have: a capability missing is
+	 * the set-up's to report, with its fix. */
+	setup = (CAPS_SETUP | (d->c.user ? CAPS_SWITCH : 0)) & prm;
+	d->priv.run = CAPS_RUN & prm;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -fail("PR_SET_NO_NEW_PRIVS", -errno);
+	err = bounding_keep(d->priv.run);
+	if (err)
+		return -fail("PR_CAPBSET_DROP", err);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return -fail("PR_CAP_AMBIENT_CLEAR_ALL", -errno);
+	err = caps_set(setup, setup);
+	return err ? -fail("capset", err) : 0;
+}
+
+/* --user: the ids of every thread (glibc's set*id apply to them all). This
+ * thread keeps its permitted set across it (PR_SET_KEEPCAPS is its own);
+ * the others lose theirs. */
+static int switch_user(struct daemon *d)
+{
+	const struct priv *p = &d->priv;
+	int err = 0;
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+		return fail("PR_SET_KEEPCAPS", -errno);
+	if (setgroups(0, NULL))
+		err = fail("setgroups", -errno);
+	else if (setresgid(p->gid, p->gid, p->gid))
+		err = fail("setresgid", -errno);
+	else if (setresuid(p->uid, p->uid, p->uid))
+		err = fail("setresuid", -errno);
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) && !err)
+		err = fail("PR_SET_KEEPCAPS", -errno);
+	return err;
+}
+
+int priv_drop(struct daemon *d)
+{
+	uint64_t prm, eff;
+	int err;
+
+	if (d->c.user && switch_user(d))
+		return -1;
+	err = caps_set(d->priv.run, 0);
+	if (err)
+		return fail("capset", err);
+	/* Read back: never run with more than man/ucpumapd.8 says. */
+	err = caps_get(&prm, &eff);
+	if (err)
+		return fail("capget", err);
+	if (prm != d->priv.run || eff) {
+		fprintf(stderr, "ucpumapd: cannot drop privileges: still permitted %#llx, effective %#llx\n",
+			(unsigned long long)prm, (unsigned long long)eff);
+		return -1;
+	}
+	if (!d->c.no_seccomp && seccomp_start(d))
+		return -1;
+	return 0;
+}

@@ -1,0 +1,334 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# ucpumapd's least privilege (man/ucpumapd.8, PRIVILEGES) on a veth pair
+# between two namespaces, the generator (g) and the DUT (d):
+#
+#   MODE-caps      while it runs, /proc/PID/status: nothing permitted or
+#                  effective, an empty bounding set, NoNewPrivs 1, the
+#                  seccomp filter on every thread; with
+#                  --user every thread so, as that user; without, the
+#                  datapath's threads hold exactly the set-up's five
+#   MODE-forwards  a known count of datagrams through it (and, two-way,
+#                  pings out through the tun)
+#   MODE-stop      SIGTERM: exit 0, the conservation lines hold, every
+#                  frame home, nothing left attached
+#     MODE: one-way, one-way-user, two-way (the kernel resolves a next hop
+#     it did not know), peer-mac-user, tap-user: each under the seccomp
+#     allow-list (Seccomp 2 on every thread; a sanitizer build runs
+#     without, and says so), and one-way-no-seccomp once without it
+#   two-way-user-refused   --user --two-way over a tun without --peer-mac
+#   unknown-user   --user of nobody we know: exit 1
+#   json-symlink   --stats-json to a symbolic link: exit 1, said, nothing
+#                  attached, the link's target untouched
+#   sighup-reopen  rename the file, SIGHUP: a new file gets the lines
+#   sighup-user    --user, a directory it may not write: said once, the
+#                  lines go on into the open file
+#   sigpipe        stdout a pipe whose reader left: runs on, SIGTERM exit 0
+#   tun-owner      a tun owned by another uid refused, naming the owner and
+#                  --tun-any-owner; accepted with it
+#
+# Root. One PASS/FAIL/SKIP line per case; the whole script stops itself
+# after 280 s (a FAIL line); every process it starts is stopped by pid,
+# the namespaces go on exit.
+set -u
+BUILD=${BUILD:-build}
+name=test-privileges
+cd "$(dirname "$0")/../.."
+. tests/net/lib.sh
+helper=tests/net/ucpumapd_traffic.py
+daemon=$BUILD/ucpumapd
+g=ucmpg$$
+d=ucmpd$$
+dpid=
+
+skip_unless_root "namespaces, XDP, tun, users"
+[ -x "$daemon" ] || { bad build "$daemon is not built (make)"; exit 0; }
+[ -n "$PY" ] || { echo "SKIP: $name: needs python3"; exit 0; }
+id nobody > /dev/null 2>&1 || { echo "SKIP: $name: no user nobody"; exit 0; }
+
+# The whole script is bounded: lib.sh's TERM trap prints a FAIL line and
+# cleans up.
+( trap 'kill $s 2> /dev/null; exit 0' TERM; sleep 280 & s=$!; wait $s && kill -TERM $$ ) &
+lib_pid $!
+
+# A high ifindex of our own: main's XDP-link lookup compares ifindex only,
+# and another test's vd in another namespace may have vd's usual one.
+idx=$((20000 + $$ % 20000))
+if ! veth_pair "$g" "$d" vg vd 10.206.0.1/24 10.206.0.2/24 index $idx 2> "$tmp/setup.err"; then
+	bad setup "cannot build the namespaces: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
+	exit 0
+fi
+ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+gmac=$(mac_of "$g" vg)
+
+# Capabilities: the daemon keeps none; the set-up's (CAP_NET_ADMIN,
+# CAP_NET_RAW, CAP_IPC_LOCK, CAP_SYS_ADMIN, CAP_BPF) stay with the
+# datapath's threads when it stays root.
+SETUP=0000008000207000
+NONE=0000000000000000
+# The seccomp filter: on (2) but in a sanitizer build.
+FILTER=2
+[ -n "${SANITIZE:-}" ] && FILTER=0
+
+# start LABEL ARGS...: the daemon on vd; 0 once its banner is out.
+start() {
+	local label=$1
+	shift
+	D_OUT=$tmp/$label.out
+	D_ERR=$tmp/$label.err
+	ip netns exec "$d" "$daemon" --dev vd --interval 0 --duration 60 "$@" > "$D_OUT" 2> "$D_ERR" &
+	dpid=$!
+	lib_pid $dpid
+	wait_line "$D_OUT" '^ucpumapd: ' 100 "$dpid" && return 0
+	stop_pid "$dpid"
+	dpid=
+	return 1
+}
+
+# stop: SIGTERM, D_RC its status (137 when it had to be killed after 5 s).
+stop() {
+	kill -TERM "$dpid" 2> /dev/null
+	for _ in $(seq 50); do kill -0 "$dpid" 2> /dev/null || break; sleep 0.1; done
+	kill -0 "$dpid" 2> /dev/null && kill -9 "$dpid"
+	lib_wait "$dpid"
+	D_RC=$?
+	dpid=
+}
+
+field() { awk -v f="$2:" '$1 == f { print $2 }' "$1"; }
+
+# caps_check USER-MODE: empty when the daemon's threads hold what the man
+# page says, else what differs. USER-MODE: yes (every thread nothing, as
+# nobody) or no (the main thread nothing, the others the set-up's).
+caps_check() {
+	local user=$1 filter=${2:-$FILTER} why= t comm prm eff bnd nnp uid want sc
+	for t in /proc/$dpid/task/*; do
+		comm=$(cat "$t/comm" 2> /dev/null) || continue
+		case $comm in iou-*) continue ;; esac	# io_uring's, the kernel's
+		prm=$(field "$t/status" CapPrm)
+		eff=$(field "$t/status" CapEff)
+		bnd=$(field "$t/status" CapBnd)
+		nnp=$(field "$t/status" NoNewPrivs)
+		uid=$(field "$t/status" Uid)
+		sc=$(field "$t/status" Seccomp)
+		want=$NONE
+		[ "$user" = no ] && [ "${t##*/}" != "$dpid" ] && want=$SETUP
+		[ "$prm" = "$want" ] && [ "$eff" = "$want" ] || why="$why $comm: CapPrm $prm CapEff $eff (want $want);"
+		[ "$bnd" = $NONE ] || why="$why $comm: CapBnd $bnd;"
+		[ "$nnp" = 1 ] || why="$why $comm: NoNewPrivs $nnp;"
+		[ "$sc" = "$filter" ] || why="$why $comm: Seccomp $sc (want $filter);"
+		if [ "$user" = yes ]; then
+			[ "$uid" = 65534 ] || why="$why $comm: uid $uid;"
+		else
+			[ "$uid" = 0 ] || why="$why $comm: uid $uid;"
+		fi
+	done
+	echo "$why"
+}
+
+# forward COUNT: COUNT rounds of the ipv4 sizes from g through the tun;
+# prints "received expected".
+forward() {
+	rm -f "$tmp/r" "$tmp/s" "$tmp/res"
+	ip netns exec "$d" "$PY" $helper exact-recv --paths ipv4 --count "$1" \
+		--ready "$tmp/r" --stop "$tmp/s" --out "$tmp/res" --timeout 15 > /dev/null 2>&1 &
+	local rp=$!
+	lib_pid $rp
+	wait_file "$tmp/r" 50 && lib_run ip netns exec "$g" "$PY" $helper exact-send --paths ipv4 \
+		--count "$1" --rate 3000 --v4 10.206.0.2 --src4 10.206.0.1 > /dev/null 2>&1
+	sleep 0.3
+	touch "$tmp/s"
+	wait_file "$tmp/res" 50
+	stop_pid $rp
+	jget "$tmp/res" "'%d %d' % (d['paths']['ipv4']['received'], d['paths']['ipv4']['expected'])"
+}
+
+pings() {	# from NS to ADDR: the replies of 5
+	lib_run ip netns exec "$1" "$PY" $helper ping --dst "$2" --count 5 --interval 0.1 \
+		--timeout 3 > "$tmp/ping" 2>&1
+	jget "$tmp/ping" 'd["replies"]'
+}
+
+closing_ok() {	# TWO-WAY: empty when the stop was clean, else why not
+	local why=
+	[ "$D_RC" = 0 ] || why="exit status $D_RC;"
+	grep -q '^conservation: .*: holds$' "$D_OUT" || why="$why no forward conservation that holds;"
+	[ "$1" = yes ] && ! grep -q '^conservation, way back: .*: holds$' "$D_OUT" &&
+		why="$why no way-back conservation that holds;"
+	grep -q '^audit: every frame came home$' "$D_OUT" || why="$why no audit line;"
+	why="$why$(left_in "$d" vd ${KEEP_DEV:-})"
+	[ -n "$why" ] && why="$why stderr: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+	echo "$why"
+}
+
+# run MODE USER(yes/no) TWO-WAY(yes/no) ARGS...: start, caps, traffic, stop.
+run() {
+	local mode=$1 user=$2 two=$3 why r n filter=$FILTER
+	shift 3
+	case " $* " in *" --no-seccomp "*) filter=0 ;; esac
+	if ! start "$mode" "$@"; then
+		bad "$mode" "did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+		return
+	fi
+	why=$(caps_check "$user" "$filter")
+	if [ -z "$why" ]; then
+		ok "$mode-caps"
+	else
+		bad "$mode-caps" "$why"
+	fi
+	case $two in
+	yes)
+		if [ "$mode" != "${mode#tap}" ]; then
+			ip -n "$d" addr add 10.206.0.2/24 dev ucmpt
+		else
+			ip -n "$d" route add 10.206.0.1/32 dev ucmpt
+			ip netns exec "$d" sysctl -qw net.ipv4.conf.ucmpt.rp_filter=0
+		fi
+		# Out first, to a peer neither side has met: the next hop must
+		# be resolved for the way back (the kernel's, or --peer-mac).
+		ip -n "$d" neigh flush dev vd
+		ip -n "$g" neigh flush dev vg
+		n=$(pings "$d" 10.206.0.1)
+		;;
+	esac
+	read -r r e <<< "$(forward 20)"
+	if [ "${r:-0}" = "${e:-x}" ] && { [ $two = no ] || [ "${n:-0}" -ge 4 ]; }; then
+		ok "$mode-forwards" "$r of $e datagrams in${n:+, $n of 5 pings out}"
+	else
+		bad "$mode-forwards" "received ${r:-?} of ${e:-?} datagrams${n:+, $n of 5 pings out (want 4 at least)}"
+	fi
+	stop
+	why=$(closing_ok $two)
+	if [ -z "$why" ]; then ok "$mode-stop"; else bad "$mode-stop" "$why"; fi
+	[ $two = yes ] && [ "$mode" != "${mode#tap}" ] && ip -n "$d" addr add 10.206.0.2/24 dev vd
+}
+
+# ---- the modes --------------------------------------------------------------
+run one-way no no --tun ucmpt
+run one-way-user yes no --tun ucmpt --user nobody
+run two-way no yes --tun ucmpt --two-way
+run peer-mac-user yes yes --tun ucmpt --user nobody --peer-mac "$gmac"
+ip -n "$d" addr del 10.206.0.2/24 dev vd
+ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=1
+run tap-user yes yes --tun ucmpt --tap --two-way --user nobody
+ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=0
+run one-way-no-seccomp no no --tun ucmpt --no-seccomp
+
+# ---- refusals before anything is attached -----------------------------------------
+# refused CASE STATUS REGEX ARGS...
+refused() {
+	local c=$1 want=$2 re=$3 rc l
+	shift 3
+	lib_run ip netns exec "$d" timeout 10 "$daemon" --dev vd --duration 5 "$@" \
+		> "$tmp/ref.out" 2> "$tmp/ref.err"
+	rc=$?
+	l=$(left_in "$d" vd ${KEEP_DEV:-})
+	if [ $rc = "$want" ] && grep -Eq -- "$re" "$tmp/ref.err" && [ -z "$l" ]; then
+		ok "$c" "exit $rc: $(head -1 "$tmp/ref.err" | cut -c1-120)"
+	else
+		bad "$c" "exit $rc (want $want), said: $(head -2 "$tmp/ref.err" | tr '\n' ' ') (want /$re/)${l:+; left: $l}"
+	fi
+}
+refused two-way-user-refused 2 "needs CAP_NET_ADMIN in the resolver thread.*--peer-mac" \
+	--tun ucmpt --two-way --user nobody
+refused unknown-user 1 "--user nosuchuser0: no such user" --tun ucmpt --user nosuchuser0
+
+echo keep > "$tmp/target"
+ln -s "$tmp/target" "$tmp/link.json"
+refused json-symlink 1 "--stats-json .*link.json is a symbolic link: refused" \
+	--tun ucmpt --stats-json "$tmp/link.json"
+[ "$(cat "$tmp/target")" = keep ] || bad json-symlink-target "the link's target was written to"
+
+ip -n "$d" tuntap add ucmpo mode tun multi_queue vnet_hdr user 1234
+KEEP_DEV=ucmpo	# the test's own, persistent: it stays
+refused tun-owner-refused 1 "ucmpo belongs to user 1234, not to root.*--tun-any-owner" --tun ucmpo
+if start tun-owner-flag --tun ucmpo --tun-any-owner; then
+	stop
+	why=$(closing_ok no)
+	if [ -z "$why" ] && grep -q "belongs to user 1234" "$D_ERR"; then
+		ok tun-owner-flag "attached with --tun-any-owner, said so, stopped cleanly"
+	else
+		bad tun-owner-flag "$why $(head -2 "$D_ERR" | tr '\n' ' ')"
+	fi
+else
+	bad tun-owner-flag "did not start with --tun-any-owner: $(tail -2 "$D_ERR" | tr '\n' ' ')"
+fi
+ip -n "$d" link del ucmpo 2> /dev/null
+KEEP_DEV=
+
+# ---- files and signals ----------------------------------------------------------
+lines() { [ -f "$1" ] && wc -l < "$1" || echo 0; }
+
+# sighup CASE DIR USER-ARGS...: rename DIR/s.json, SIGHUP; $moved, $new: lines
+# of each a while later.
+sighup() {
+	local c=$1 dir=$2 n0
+	shift 2
+	if ! start "$c" --tun ucmpt --interval 0.1 --stats-json "$dir/s.json" "$@"; then
+		bad "$c" "did not start: $(tail -2 "$D_ERR" | tr '\n' ' ')"
+		return 1
+	fi
+	wait_line "$dir/s.json" '"rx"' 30
+	mv "$dir/s.json" "$dir/s.json.1"
+	kill -HUP "$dpid"
+	sleep 0.2
+	n0=$(lines "$dir/s.json.1")
+	kill -HUP "$dpid"	# a second one: said once at most
+	sleep 0.6
+	moved=$(( $(lines "$dir/s.json.1") - n0 ))
+	new=$(lines "$dir/s.json")
+	alive=yes
+	kill -0 "$dpid" 2> /dev/null || alive=no
+	stop
+}
+if sighup sighup-reopen "$tmp"; then
+	why=$(closing_ok no)
+	if [ "$alive" = yes ] && [ "$new" -ge 3 ] && [ "$moved" = 0 ] && [ -z "$why" ]; then
+		ok sighup-reopen "the new file got $new lines, the renamed one none after the SIGHUP"
+	else
+		bad sighup-reopen "alive $alive; new file $new lines, renamed file $moved more; $why"
+	fi
+fi
+# Root's 0700 directory: nobody may not create a file in it.
+mkdir -m 0700 "$tmp/private"
+if sighup sighup-user "$tmp/private" --user nobody; then
+	said=$(grep -c "SIGHUP: cannot reopen .*as user nobody: Permission denied; the statistics go on into the file already open" "$D_ERR")
+	why=$(closing_ok no)
+	if [ "$alive" = yes ] && [ "$said" = 1 ] && [ "$moved" -ge 3 ] && [ "$new" = 0 ] && [ -z "$why" ]; then
+		ok sighup-user "said once of two SIGHUPs; the open file got $moved more lines"
+	else
+		bad sighup-user "alive $alive; said $said times; open file $moved more lines, new file $new; $why"
+	fi
+fi
+
+# stdout a pipe whose reader leaves after the banner.
+mkfifo "$tmp/pipe"
+head -n 1 "$tmp/pipe" > "$tmp/first" &
+hpid=$!
+lib_pid $hpid
+ip netns exec "$d" "$daemon" --dev vd --tun ucmpt --interval 0.05 --duration 60 \
+	> "$tmp/pipe" 2> "$tmp/pipe.err" &
+dpid=$!
+lib_pid $dpid
+lib_wait $hpid
+sleep 1	# twenty statistics blocks into a closed pipe
+alive=yes
+kill -0 "$dpid" 2> /dev/null || alive=no
+stop
+if grep -q '^ucpumapd: ' "$tmp/first" && [ $alive = yes ] && [ "$D_RC" = 0 ] &&
+   [ -z "$(left_in "$d" vd)" ]; then
+	ok sigpipe "ran on after its reader left, SIGTERM: exit 0"
+else
+	bad sigpipe "banner read: $(head -c 80 "$tmp/first"); alive $alive; exit $D_RC; stderr: $(tail -2 "$tmp/pipe.err" | tr '\n' ' ')"
+fi
+
+# ---- the end -----------------------------------------------------------------------
+l=$(left_in "$d" vd)
+lib_cleanup_check
+if [ -z "$l" ] && [ -z "$lib_left" ]; then
+	ok nothing-left
+else
+	bad nothing-left "${l:-}${lib_left:+ after the cleanup: $lib_left}"
+fi
+exit 0
