@@ -466,8 +466,8 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 					 ucm_xsk_queue__tx_pending(rx->q) ?
 					 DP_RX_TX_PENDING_MS : DP_RX_IDLE_MS);
 		if (n < 0 && n != -EINTR) {
-			/* The socket's error does not heal: the interface
-			 * went, or the driver reset the queue. */
+			/* The socket's error does not heal (the kernel
+			 * unbound it: its device went). */
 			rx_fail(rx, UCM_DP_FAULT_XSK, n);
 			break;
 		}

@@ -721,6 +721,19 @@ uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 	return done + ucm_xsk_queue__complete(q);
 }
 
+/* After an idle sleep: the socket's pending error, 0 for none. An XSK's
+ * poll does not report sk_err (the kernel sets ENETDOWN when the device
+ * goes), so an idle RX thread asks: one syscall per idle timeout. */
+static int idle_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		return 0;
+	return -err;
+}
+
 /* The error a socket reports (SO_ERROR): -errno, -EIO when it has none
  * to give (a hang-up, or an fd no longer open). */
 static int sock_error(int fd)
@@ -759,6 +772,8 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			ret = sock_error(q->fd);
 		else if (ret > 0)
 			ret = 1;	/* poll's count of ready fds: not ours */
+		else
+			ret = idle_error(q->fd);
 	}
 	for (i = 0; i < ntxq; i++)
 		ucm_txq__sleep_end(txq[i]);

@@ -311,7 +311,7 @@ static void link_holder(uint32_t id, char *who, size_t len)
 	DIR *proc, *fds;
 	FILE *f;
 
-	snprintf(who, len, "no process we can see holds it (pinned?)");
+	snprintf(who, len, "held by a process we cannot inspect (another user's, or pinned)");
 	proc = opendir("/proc");
 	if (!proc)
 		return;
@@ -356,7 +356,7 @@ static int netlink_prog_off(int ifindex, const char *ifname,
 	LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
 	char name[64];
 	bool ours = prog_is_ours(id, name, sizeof(name));
-	int err;
+	int err, old_fd;
 
 	if (!ours && !(flags & UCM_XDP_ATTACH_REPLACE)) {
 		pr_warn("%s already runs XDP program %s: detach it (ip link set dev %s xdp off) or ask to replace it\n",
@@ -369,11 +369,13 @@ static int netlink_prog_off(int ifindex, const char *ifname,
 		pr_info("replacing our stale XDP program %s on %s (attached the old way, by a process now gone)\n",
 			name, ifname);
 	/* Only that program: another may have come meanwhile. */
-	ao.old_prog_fd = bpf_prog_get_fd_by_id(id);
-	err = bpf_xdp_detach(ifindex, mode | (ao.old_prog_fd >= 0 ?
-					      XDP_FLAGS_REPLACE : 0), &ao);
-	if (ao.old_prog_fd >= 0)
-		close(ao.old_prog_fd);
+	old_fd = bpf_prog_get_fd_by_id(id);
+	/* libbpf takes any non-zero old_prog_fd for "replace only this". */
+	ao.old_prog_fd = old_fd >= 0 ? old_fd : 0;
+	err = bpf_xdp_detach(ifindex, mode | (old_fd >= 0 ? XDP_FLAGS_REPLACE : 0),
+			     &ao);
+	if (old_fd >= 0)
+		close(old_fd);
 	if (err && err != -ENOENT) {
 		pr_warn("cannot take XDP program %s off %s: %s\n", name, ifname,
 			strerror(-err));

@@ -328,16 +328,19 @@ static void conn_read(struct httpd *h, struct conn *c)
 		respond(h, c, code, head);
 }
 
-/* After the answer: read and drop until the client closes. */
+/* After the answer: read and drop until the client closes, at most a few
+ * reads per turn (a client streaming on loopback would hold the thread). */
+#define LINGER_READS	4
 static void conn_linger(struct conn *c)
 {
 	char sink[4096];
 	ssize_t n;
+	int i = 0;
 
 	do
 		n = recv(c->fd, sink, sizeof(sink), MSG_DONTWAIT);
-	while (n > 0 || (n < 0 && errno == EINTR));
-	if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+	while ((n > 0 && ++i < LINGER_READS) || (n < 0 && errno == EINTR));
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
 		conn_close(c);
 }
 

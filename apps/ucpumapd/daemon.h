@@ -22,7 +22,7 @@ enum {
 				 * missing at the stop: a bug to report */
 	EXIT_IFACE_GONE = 4,	/* the interface was deleted */
 	EXIT_TUN_GONE = 5,	/* the tun was deleted */
-	EXIT_XSK = 6,		/* a socket failed (the driver reset its queue) */
+	EXIT_XSK = 6,		/* a socket failed (the kernel reported an error on it) */
 	EXIT_THREAD = 7,	/* an RX thread failed */
 	EXIT_BACK = 8,		/* the way back's reads failed */
 };

@@ -221,7 +221,10 @@ static int open_files(struct daemon *d)
 
 	if (!path)
 		return 0;
-	d->json = out_open(path, O_TRUNC);
+	/* Not truncated yet: an instance refused for a served interface
+	 * must not empty the running one's file (main() truncates it once
+	 * the datapath is ours). */
+	d->json = out_open(path, 0);
 	if (d->json)
 		return 0;
 	if (errno == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))

@@ -38,6 +38,9 @@ cd "$(dirname "$0")/../.."
 . tests/net/lib.sh
 helper=tests/net/ucpumapd_traffic.py
 daemon=$BUILD/ucpumapd
+# The kernel's log so far: the filter's refusals of this run come after.
+dmesg0=$(dmesg 2> /dev/null | wc -l)
+[ "$dmesg0" -gt 0 ] 2> /dev/null || dmesg0=
 g=ucmpg$$
 d=ucmpd$$
 dpid=
@@ -321,6 +324,22 @@ if grep -q '^ucpumapd: ' "$tmp/first" && [ $alive = yes ] && [ "$D_RC" = 0 ] &&
 	ok sigpipe "ran on after its reader left, SIGTERM: exit 0"
 else
 	bad sigpipe "banner read: $(head -c 80 "$tmp/first"); alive $alive; exit $D_RC; stderr: $(tail -2 "$tmp/pipe.err" | tr '\n' ' ')"
+fi
+
+# ---- what the filter refused -----------------------------------------------------
+# Every refusal is in the kernel's log (SECCOMP_FILTER_FLAG_LOG): none but
+# clone3 (435, which glibc then does with clone) may come from our runs.
+if [ -z "$dmesg0" ]; then
+	skip seccomp-refused-nothing "cannot read the kernel's log (dmesg)"
+else
+	refused=$(dmesg 2> /dev/null | tail -n +"$((dmesg0 + 1))" | grep 'type=1326' |
+		grep "exe=\"$(readlink -f "$daemon")\"" | grep -v ' syscall=435 ' |
+		sed -n 's/.*\(syscall=[0-9]*\).*/\1/p' | sort | uniq -c | tr '\n' ' ')
+	if [ -z "$refused" ]; then
+		ok seccomp-refused-nothing
+	else
+		bad seccomp-refused-nothing "the filter refused calls the daemon made (the allow-list misses them): $refused"
+	fi
 fi
 
 # ---- the end -----------------------------------------------------------------------

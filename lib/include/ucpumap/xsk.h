@@ -253,9 +253,10 @@ UCM_API uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
  * wake-up came, or a channel had descriptors waiting and it did not
  * sleep), 0 when @timeout_ms passed with none; -EINVAL for more than
  * UCM_XSK_MAX_TXQ channels, -errno from poll(2) (-EINTR for a signal), or
- * the socket's own error when poll reports one (POLLERR, POLLHUP: SO_ERROR,
- * -EIO when it gives none): a socket in error does not heal, and an RX
- * thread that slept on it again would spin.
+ * the socket's own error (SO_ERROR) when poll reports one (POLLERR,
+ * POLLHUP; -EIO when it gives none) or when a sleep timed out and the
+ * socket has one (an XSK's poll does not report it): a socket in error
+ * does not heal, and an RX thread that slept on it again would spin.
  */
 UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
 				 struct ucm_txq *const *txq, uint32_t ntxq,
