@@ -79,6 +79,8 @@ struct dp_cfg {
 	ucm_steer_fn steer_fn;
 	void *steer_ctx;
 	int xsks_map_fd;			/* UCM_DP_F_OWN_XDP */
+	ucm_dp_thread_fn thread_init;
+	void *thread_init_ctx;
 };
 
 /* One RX thread: the NAPI of one queue. */
@@ -245,6 +247,8 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	c->steer_fn = o.steer_fn;
 	c->steer_ctx = o.steer_ctx;
 	c->xsks_map_fd = o.xsks_map_fd;
+	c->thread_init = o.thread_init;
+	c->thread_init_ctx = o.thread_init_ctx;
 	if ((c->flags & UCM_DP_F_OWN_XDP) &&
 	    (c->flags & (UCM_DP_F_XDP_SKB | UCM_DP_F_REPLACE))) {
 		pr_warn("dp: UCM_DP_F_XDP_SKB and UCM_DP_F_REPLACE attach our program: not with UCM_DP_F_OWN_XDP\n");
@@ -501,6 +505,9 @@ static void *rx_main(void *arg)
 		rx_fail(rx, UCM_DP_FAULT_RX_THREAD, -errno);
 		return NULL;
 	}
+	if (rx->dp->c.thread_init)
+		rx->dp->c.thread_init(rx->dp->c.thread_init_ctx, UCM_DP_THREAD_RX,
+				      rx - rx->dp->rx);
 	atomic_store_explicit(&rx->prod, prod, memory_order_release); /* R1 */
 	rx_loop(rx, prod);
 	/* Flush what is staged (and, inline, close our tun queue on this
@@ -868,6 +875,21 @@ static int dp_open_xsk(struct ucm_dp *dp)
 	return 0;
 }
 
+/* The application's thread hook, for the parts' own (api.h: ucm_thread_fn). */
+static void dp_worker_init(void *ctx, uint32_t w)
+{
+	const struct dp_cfg *c = ctx;
+
+	c->thread_init(c->thread_init_ctx, UCM_DP_THREAD_WORKER, w);
+}
+
+static void dp_resolver_init(void *ctx, uint32_t w)
+{
+	const struct dp_cfg *c = ctx;
+
+	c->thread_init(c->thread_init_ctx, UCM_DP_THREAD_RESOLVER, w);
+}
+
 static int dp_open_tun(struct ucm_dp *dp)
 {
 	uint32_t f = dp->c.flags;
@@ -875,7 +897,9 @@ static int dp_open_tun(struct ucm_dp *dp)
 		 .flags = (f & UCM_DP_F_TAP ? UCM_TUN_F_TAP : 0) |
 			  (f & UCM_DP_F_NO_BATCH ? UCM_TUN_F_NO_BATCH : 0) |
 			  (f & UCM_DP_F_COALESCE ? UCM_TUN_F_COALESCE : 0),
-		 .mtu = dp->c.mtu);
+		 .mtu = dp->c.mtu,
+		 .resolver_init = dp->c.thread_init ? dp_resolver_init : NULL,
+		 .resolver_init_ctx = &dp->c);
 
 	dp->tun = ucm_tun__create(&to);
 	if (!dp->tun)
@@ -901,7 +925,9 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 			  /* a coalescing sink sees up to 64 at once */
 			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0),
 		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
-		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL);
+		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL,
+		 .worker_init = dp->c.thread_init ? dp_worker_init : NULL,
+		 .worker_init_ctx = &dp->c);
 
 	dp->map = ucm_cpumap__create(ucm_xsk__umem(dp->xsk), &co);
 	return dp->map ? 0 : -errno;

@@ -61,6 +61,10 @@ struct priv {
 	uid_t uid;			/* who it runs as after set-up */
 	gid_t gid;
 	uint64_t run;			/* the capabilities its run time keeps */
+	uint64_t setup;			/* what the set-up has */
+	/* The first failed drop on a datapath thread (-errno): written
+	 * there (release), read by priv_drop() (acquire). */
+	int thread_err;
 	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
 };
 
@@ -110,6 +114,7 @@ void metrics__close(struct metrics *m);
  * (-1 after a message: stop, exit 1), priv_reopen() on SIGHUP. */
 int priv_prepare(struct daemon *d);
 int priv_drop(struct daemon *d);
+void priv_thread(void *ctx, uint32_t kind, uint32_t idx);	/* ucm_dp_thread_fn */
 void priv_reopen(struct daemon *d);
 /* seccomp.c: the running phase's allow-list, on every thread. 0, or -1
  * after a message. */

@@ -15,16 +15,19 @@
  *                   needs (and, for --user, CAP_SETUID and CAP_SETGID),
  *                   nothing inheritable or ambient. Every thread the
  *                   datapath starts inherits this.
+ *   priv_thread()   on each thread the datapath starts, once its own
+ *                   set-up is done (ucm_dp_opts.thread_init, before
+ *                   create or start returns): the RX threads and workers
+ *                   keep nothing, a resolver CAP_NET_ADMIN (it asks the
+ *                   kernel to resolve next hops). No thread can set
+ *                   another's capabilities (capset(2) refuses any pid but
+ *                   its own): each drops its own.
  *   priv_drop()     after start: with --user, setgroups(), setresgid()
  *                   and setresuid(), which glibc applies to every thread;
  *                   leaving uid 0 empties each thread's capabilities.
  *                   Then this thread keeps what its run time needs
- *                   (nothing today), and the seccomp filter (seccomp.c)
- *                   goes on every thread.
- *
- * No thread can set another's capabilities (capset(2) refuses any pid
- * but its own), so without --user the datapath's threads keep the
- * set-up's: only a change of user reaches them all.
+ *                   (nothing today), a thread's failed drop is fatal, and
+ *                   the seccomp filter (seccomp.c) goes on every thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,6 +73,9 @@
  * link (the kernel detaches), the tun and the sockets.
  */
 #define CAPS_RUN	0ull
+/* A next-hop resolver's run time: RTM_NEWNEIGH, to have the kernel
+ * resolve a next hop it does not know yet. */
+#define CAPS_RESOLVER	CAP(CAP_NET_ADMIN)
 
 /* ---- capabilities ------------------------------------------------------ */
 
@@ -278,6 +284,7 @@ int priv_prepare(struct daemon *d)
 	/* What the set-up needs, of what we have: a capability missing is
 	 * the set-up's to report, with its fix. */
 	setup = (CAPS_SETUP | (d->c.user ? CAPS_SWITCH : 0)) & prm;
+	d->priv.setup = setup;
 	d->priv.run = CAPS_RUN & prm;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -fail("PR_SET_NO_NEW_PRIVS", -errno);
@@ -288,6 +295,30 @@ int priv_prepare(struct daemon *d)
 		return -fail("PR_CAP_AMBIENT_CLEAR_ALL", -errno);
 	err = caps_set(setup, setup);
 	return err ? -fail("capset", err) : 0;
+}
+
+/* On each thread the datapath starts (ucm_dp_thread_fn): down to what its
+ * run time needs. A failure is kept for priv_drop() (the first errno;
+ * release pairs with its acquire). */
+void priv_thread(void *ctx, uint32_t kind, uint32_t idx)
+{
+	struct daemon *d = ctx;
+	uint64_t keep = kind == UCM_DP_THREAD_RESOLVER ? CAPS_RESOLVER : 0;
+	int err;
+
+	(void)idx;
+	/* --user: the change of ids reaches every thread, and glibc aborts
+	 * the process when it fails on one; leaving uid 0 then empties
+	 * them all. */
+	if (d->c.user)
+		keep |= CAPS_SWITCH;
+	err = caps_set(keep & d->priv.setup, keep & d->priv.setup);
+	if (err) {
+		int zero = 0;
+
+		__atomic_compare_exchange_n(&d->priv.thread_err, &zero, err, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
 }
 
 /* --user: the ids of every thread (glibc's set*id apply to them all). This
@@ -316,6 +347,11 @@ int priv_drop(struct daemon *d)
 	uint64_t prm, eff;
 	int err;
 
+	/* Each datapath thread dropped its own before create or start
+	 * returned (pairs with priv_thread()'s release). */
+	err = __atomic_load_n(&d->priv.thread_err, __ATOMIC_ACQUIRE);
+	if (err)
+		return fail("capset on a datapath thread", err);
 	if (d->c.user && switch_user(d))
 		return -1;
 	err = caps_set(d->priv.run, 0);

@@ -453,6 +453,8 @@ int main(int argc, char **argv)
 	}
 
 	dp_opts(&d.c, &o);
+	o.thread_init = priv_thread;	/* each thread drops its own */
+	o.thread_init_ctx = &d;
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	if (d.dp && d.json && ftruncate(fileno(d.json), 0))
 		fprintf(stderr, "ucpumapd: cannot empty %s: %s\n", d.c.stats_json, strerror(errno));

@@ -131,6 +131,8 @@ struct ucm_cpumap {
 	void *sink_ctx;
 	ucm_verdict_fn verdict;
 	void *verdict_ctx;
+	ucm_thread_fn worker_init;
+	void *worker_init_ctx;
 	struct ucm_txq **txqs;	/* UCM_VERDICT_TX: per worker, or NULL */
 	uint32_t nworkers;
 	struct ucm_worker **workers;
@@ -575,6 +577,8 @@ static void *worker_main(void *arg)
 
 	if (sink && sink->open)
 		w->open_err = sink->open(map->sink_ctx, w->idx);
+	if (!w->open_err && map->worker_init)
+		map->worker_init(map->worker_init_ctx, w->idx);
 	/* kthread_running: create() waits for this before returning.
 	 * R1: pairs with R2 in worker_start(), which then reads open_err. */
 	__atomic_store_n(&w->running, 1, __ATOMIC_RELEASE);
@@ -823,6 +827,8 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->sink_ctx = o.sink_ctx;
 	map->verdict = o.verdict;
 	map->verdict_ctx = o.verdict_ctx;
+	map->worker_init = o.worker_init;
+	map->worker_init_ctx = o.worker_init_ctx;
 	err = map_set_txqs(map, o.txqs, o.ncpus);
 	if (err)
 		goto out_workers;

@@ -52,6 +52,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -146,6 +147,11 @@ struct ucm_neigh {
 	struct neigh_held held[NEIGH_RING];
 	pthread_t thread;
 	bool thread_ok;
+	/* Called on the thread first (ucm_neigh_create()'s). */
+	ucm_thread_fn init;
+	void *init_ctx;
+	uint32_t init_idx;
+	sem_t ready;		/* posted by the thread once init ran */
 	char buf[NL_BUF] __attribute__((aligned(8)));
 };
 
@@ -469,6 +475,9 @@ static void *resolver_main(void *arg)
 	struct pollfd p = { .fd = n->efd, .events = POLLIN };
 	uint64_t v;
 
+	if (n->init)
+		n->init(n->init_ctx, n->init_idx);
+	sem_post(&n->ready);	/* the creator returns after the hook */
 	for (;;) {
 		if (read(n->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			break;
@@ -531,14 +540,21 @@ static int start_resolver(struct ucm_neigh *n)
 	if (sched_getaffinity(getpid(), sizeof(set), &set) == 0)
 		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	sigfillset(&all);
+	sem_init(&n->ready, 0, 0);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&n->thread, &attr, resolver_main, n);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	if (err)
+	if (err) {
+		sem_destroy(&n->ready);
 		return err;
+	}
 	n->thread_ok = true;
 	pthread_setname_np(n->thread, "ucpumap/neigh");
+	/* Its hook has run when we return (neigh.h); the semaphore goes
+	 * after the join (sem_post may still be on its way out). */
+	while (sem_wait(&n->ready) && errno == EINTR)
+		;
 	return 0;
 }
 
@@ -551,7 +567,8 @@ static uint64_t random_seed(void)
 	return seed | 1;
 }
 
-struct ucm_neigh *ucm_neigh_create(int ifindex)
+struct ucm_neigh *ucm_neigh_create(int ifindex, ucm_thread_fn init, void *ctx,
+				   uint32_t idx)
 {
 	struct ucm_neigh *n = neigh_alloc(random_seed());
 	int err;
@@ -559,6 +576,9 @@ struct ucm_neigh *ucm_neigh_create(int ifindex)
 	if (!n)
 		return ucm_err_ptr(-ENOMEM);
 	n->ifindex = ifindex;
+	n->init = init;
+	n->init_ctx = ctx;
+	n->init_idx = idx;
 	err = open_netlink(n);
 	if (err)
 		goto err_free;
@@ -589,6 +609,7 @@ void ucm_neigh_destroy(struct ucm_neigh *n)
 		if (write(n->efd, &one, sizeof(one)) < 0)
 			(void)0;	/* the counter is set already */
 		pthread_join(n->thread, NULL);
+		sem_destroy(&n->ready);
 	}
 	if (n->efd >= 0)
 		close(n->efd);

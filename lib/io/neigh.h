@@ -27,12 +27,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ucpumap/api.h"
+
 struct nlmsghdr;
 struct ucm_neigh;
 
-/* Start a resolver for the NIC @ifindex (its thread included); NULL with
- * errno on failure. Destroy stops and joins the thread. */
-struct ucm_neigh *ucm_neigh_create(int ifindex);
+/* Start a resolver for the NIC @ifindex (its thread included, which calls
+ * @init(@ctx, @idx) first when @init is set); NULL with errno on failure.
+ * Destroy stops and joins the thread. */
+struct ucm_neigh *ucm_neigh_create(int ifindex, ucm_thread_fn init, void *ctx,
+				   uint32_t idx);
 void ucm_neigh_destroy(struct ucm_neigh *n);
 
 /*

@@ -292,6 +292,8 @@ struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 		ifname_copy(tun->name, o.name);
 	tun->flags = o.flags;
 	tun->nqueues = o.nqueues;
+	tun->resolver_init = o.resolver_init;
+	tun->resolver_init_ctx = o.resolver_init_ctx;
 
 	s = ctl_socket();
 	if (s < 0) {

@@ -109,6 +109,8 @@ struct ucm_tun {
 	uint32_t nqueues;
 	int fds[UCM_TUN_MAX_QUEUES];
 	struct tun_worker wk[UCM_TUN_MAX_WORKERS];
+	ucm_thread_fn resolver_init;	/* ucm_tun_opts' */
+	void *resolver_init_ctx;
 };
 
 #ifdef UCM_DEBUG

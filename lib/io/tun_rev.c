@@ -188,7 +188,8 @@ int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	r->tap = tun->flags & UCM_TUN_F_TAP;
 	r->l2 = wk->l2;
 	if (r->l2.resolve_ifindex > 0 && !r->tap) {
-		r->neigh = ucm_neigh_create(r->l2.resolve_ifindex);
+		r->neigh = ucm_neigh_create(r->l2.resolve_ifindex, tun->resolver_init,
+					    tun->resolver_init_ctx, w);
 		if (!r->neigh) {
 			err = -errno;
 			pr_warn("tun: %s: worker %u: no netlink socket for the next hops: %s\n",

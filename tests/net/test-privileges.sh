@@ -7,8 +7,9 @@
 #   MODE-caps      while it runs, /proc/PID/status: nothing permitted or
 #                  effective, an empty bounding set, NoNewPrivs 1, the
 #                  seccomp filter on every thread; with
-#                  --user every thread so, as that user; without, the
-#                  datapath's threads hold exactly the set-up's five
+#                  --user every thread so, as that user; without, every
+#                  thread so too but the next-hop resolver, which holds
+#                  CAP_NET_ADMIN alone
 #   MODE-forwards  a known count of datagrams through it (and, two-way,
 #                  pings out through the tun)
 #   MODE-stop      SIGTERM: exit 0, the conservation lines hold, every
@@ -65,10 +66,9 @@ fi
 ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
 gmac=$(mac_of "$g" vg)
 
-# Capabilities: the daemon keeps none; the set-up's (CAP_NET_ADMIN,
-# CAP_NET_RAW, CAP_IPC_LOCK, CAP_SYS_ADMIN, CAP_BPF) stay with the
-# datapath's threads when it stays root.
-SETUP=0000008000207000
+# Capabilities: no thread keeps any but the next-hop resolver (two-way
+# over a tun, root), which keeps CAP_NET_ADMIN.
+NET_ADMIN=0000000000001000
 NONE=0000000000000000
 # The seccomp filter: on (2) but in a sanitizer build.
 FILTER=2
@@ -103,7 +103,7 @@ field() { awk -v f="$2:" '$1 == f { print $2 }' "$1"; }
 
 # caps_check USER-MODE: empty when the daemon's threads hold what the man
 # page says, else what differs. USER-MODE: yes (every thread nothing, as
-# nobody) or no (the main thread nothing, the others the set-up's).
+# nobody) or no (as root: the resolver CAP_NET_ADMIN, the others nothing).
 caps_check() {
 	local user=$1 filter=${2:-$FILTER} why= t comm prm eff bnd nnp uid want sc
 	for t in /proc/$dpid/task/*; do
@@ -116,7 +116,7 @@ caps_check() {
 		uid=$(field "$t/status" Uid)
 		sc=$(field "$t/status" Seccomp)
 		want=$NONE
-		[ "$user" = no ] && [ "${t##*/}" != "$dpid" ] && want=$SETUP
+		[ "$user" = no ] && [ "$comm" = ucpumap/neigh ] && want=$NET_ADMIN
 		[ "$prm" = "$want" ] && [ "$eff" = "$want" ] || why="$why $comm: CapPrm $prm CapEff $eff (want $want);"
 		[ "$bnd" = $NONE ] || why="$why $comm: CapBnd $bnd;"
 		[ "$nnp" = 1 ] || why="$why $comm: NoNewPrivs $nnp;"

@@ -10,6 +10,7 @@
  * resolver threads asking the kernel about loopback addresses.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -466,11 +467,30 @@ static int test_cache_capacity(void)
 /* Loopback addresses through lo: local, so no route through the NIC, as
  * the kernel answers without root. The worker never waits: it looks
  * again per batch until the answer is in. */
+/* The thread hook: on the resolver's own thread, with its index, once
+ * before it answers anything. Release pairs with the test's acquire. */
+struct init_seen {
+	pthread_t caller;
+	int calls;		/* atomic */
+	int other_thread;
+	uint32_t idx;
+};
+
+static void resolver_init(void *ctx, uint32_t idx)
+{
+	struct init_seen *s = ctx;
+
+	s->other_thread = !pthread_equal(pthread_self(), s->caller);
+	s->idx = idx;
+	__atomic_fetch_add(&s->calls, 1, __ATOMIC_RELEASE);
+}
+
 static int test_resolver_thread(void)
 {
 	static const uint8_t lo6[16] = { [15] = 1 };
 	uint8_t lo4[4] = { 127, 0, 0, 1 }, mac[6];
-	struct ucm_neigh *n = ucm_neigh_create(1);
+	struct init_seen seen = { .caller = pthread_self() };
+	struct ucm_neigh *n = ucm_neigh_create(1, resolver_init, &seen, 7);
 	uint64_t asks = 0, deadline = ut_ms_now() + 2000, t0;
 	int r4 = -EAGAIN, r6 = -EAGAIN;
 
@@ -491,6 +511,11 @@ static int test_resolver_thread(void)
 	UT_ASSERT(r6 == -ENETUNREACH || r6 == -EAFNOSUPPORT || r6 == -ENETDOWN,
 		  "::1 via lo: %d", r6);
 	UT_ASSERT(asks >= 2, "%llu questions for two addresses", (unsigned long long)asks);
+	UT_ASSERT(__atomic_load_n(&seen.calls, __ATOMIC_ACQUIRE) == 1,
+		  "the thread hook ran %d times before the answers (want once)", seen.calls);
+	UT_ASSERT(seen.other_thread && seen.idx == 7,
+		  "the hook ran on the %s thread with index %u (want the resolver's, 7)",
+		  seen.other_thread ? "resolver's" : "caller's", seen.idx);
 	t0 = ut_ms_now();
 	ucm_neigh_destroy(n);
 	UT_ASSERT(ut_ms_now() - t0 < 500, "destroy took %llu ms",
@@ -503,7 +528,7 @@ static int test_resolver_thread(void)
  * answered, none twice at once. */
 static int test_resolver_many(void)
 {
-	struct ucm_neigh *n = ucm_neigh_create(1);
+	struct ucm_neigh *n = ucm_neigh_create(1, NULL, NULL, 0);
 	uint64_t asks = 0, deadline = ut_ms_now() + 5000;
 	uint32_t done = 0, bad = 0;
 	uint8_t mac[6], a[4];

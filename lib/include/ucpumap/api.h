@@ -22,4 +22,15 @@
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
 	})
 
+#include <stdint.h>
+
+/*
+ * A thread the library starts, on that thread, once its own set-up is done
+ * and before its loop (@idx: its worker or queue index): for the
+ * application to drop the thread's capabilities, name it, set its
+ * scheduling. It must not block; it cannot fail the thread (record a
+ * failure and act on it from the control thread).
+ */
+typedef void (*ucm_thread_fn)(void *ctx, uint32_t idx);
+
 #endif /* UCPUMAP_API_H */

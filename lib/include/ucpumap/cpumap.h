@@ -223,9 +223,12 @@ struct ucm_cpumap_opts {
 	 * that also sends on it (the tun's read path) must run on the same
 	 * worker: one producer. */
 	struct ucm_txq *const *txqs;
+	/* On each worker once its sink is open (api.h: ucm_thread_fn). */
+	ucm_thread_fn worker_init;
+	void *worker_init_ctx;
 	size_t :0;
 };
-#define ucm_cpumap_opts__last_field txqs
+#define ucm_cpumap_opts__last_field worker_init_ctx
 
 /**
  * struct ucm_cpumap_enqueue_stats - per (producer, worker), after the

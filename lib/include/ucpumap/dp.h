@@ -97,6 +97,23 @@ enum ucm_dp_flags {
 #define UCM_DP_RX_RING_DEFAULT	1024	/* the fill ring is twice this */
 #define UCM_DP_MTU_MAX		9000
 
+/* The threads ucm_dp starts, for ucm_dp_opts.thread_init. */
+enum ucm_dp_thread {
+	UCM_DP_THREAD_RX = 1,	/* an RX thread (@idx: the queue's index in queues) */
+	UCM_DP_THREAD_WORKER,	/* a worker (@idx: the worker) */
+	UCM_DP_THREAD_RESOLVER,	/* two-way over a tun, next hops from the kernel:
+				 * a worker's resolver (@idx: the worker); it
+				 * needs CAP_NET_ADMIN (RTM_NEWNEIGH) */
+};
+/* On each thread ucm_dp starts, once its own set-up is done and before its
+ * loop (@kind: enum ucm_dp_thread): to drop the thread's capabilities
+ * (none of the RX threads' or workers' run time needs one), name it, set
+ * its scheduling. It runs during ucm_dp__create() (workers, resolvers)
+ * and ucm_dp__start() (RX threads), before either returns; it must not
+ * block, and cannot fail a thread: it records a failure for the control
+ * thread to act on. */
+typedef void (*ucm_dp_thread_fn)(void *ctx, uint32_t kind, uint32_t idx);
+
 struct ucm_dp_opts {
 	size_t sz;
 	const char *ifname;		/* required */
@@ -143,9 +160,11 @@ struct ucm_dp_opts {
 	void *steer_ctx;
 	int xsks_map_fd;		/* UCM_DP_F_OWN_XDP: the program's XSKMAP */
 	uint32_t flags;			/* enum ucm_dp_flags */
+	ucm_dp_thread_fn thread_init;	/* NULL: none */
+	void *thread_init_ctx;
 	size_t :0;
 };
-#define ucm_dp_opts__last_field flags
+#define ucm_dp_opts__last_field thread_init_ctx
 
 
 /**

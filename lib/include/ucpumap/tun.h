@@ -92,9 +92,15 @@ struct ucm_tun_opts {
 	uint32_t nqueues;
 	uint32_t flags;
 	uint32_t mtu;
+	/* On each worker's next-hop resolver thread (the way back with
+	 * resolve_ifindex), before its loop (api.h: ucm_thread_fn; @idx: the
+	 * worker). The resolver asks the kernel to resolve next hops
+	 * (RTM_NEWNEIGH): it needs CAP_NET_ADMIN. */
+	ucm_thread_fn resolver_init;
+	void *resolver_init_ctx;
 	size_t :0;
 };
-#define ucm_tun_opts__last_field mtu
+#define ucm_tun_opts__last_field resolver_init_ctx
 
 /**
  * struct ucm_tun_stats - write outcomes
