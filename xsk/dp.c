@@ -709,6 +709,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->worker_processed += ws.processed;
 	t->verdict_tx += ws.tx;
 	t->worker_drops += ws.drops;
+	t->worker_sleep_ns += ws.sleep_ns;
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		t->worker_drop_reason[r] += ws.drop_reason[r];
 	t->tun_packets += ts.packets;

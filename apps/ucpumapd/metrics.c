@@ -89,6 +89,7 @@ struct fam {
 	enum src src;
 	size_t off;			/* a uint64_t in the source's struct */
 	bool is_signed;			/* an int64_t instead */
+	bool ns_to_s;			/* nanoseconds, shown in seconds */
 	bool two_way;			/* only on a two-way datapath */
 };
 
@@ -136,6 +137,8 @@ static const struct fam fams[] = {
 	  .help = "Packets the worker dropped (malformed, or refused by the tun)." },
 	{ .name = "ucpumap_worker_sleeps_total", C, W(sched),
 	  .help = "Times the worker slept on an empty ring." },
+	{ .name = "ucpumap_worker_sleep_seconds_total", C, W(sleep_ns), .ns_to_s = true,
+	  .help = "Time the worker slept on an empty ring; the rest of the time it was busy." },
 	{ .name = "ucpumap_delivered_packets_total", C, T(packets),
 	  .help = "Packets the tun took from the worker." },
 	{ .name = "ucpumap_delivered_bytes_total", C, T(bytes),
@@ -182,6 +185,8 @@ static void render_fams(struct tbuf *b, const struct snap *s)
 				    per_queue ? s->qid[i] : i);
 			if (f->is_signed)
 				tbuf_printf(b, "%lld\n", (long long)*(const int64_t *)v);
+			else if (f->ns_to_s)
+				tbuf_printf(b, "%.9f\n", *(const uint64_t *)v / 1e9);
 			else
 				tbuf_printf(b, "%llu\n", ULL(*(const uint64_t *)v));
 		}

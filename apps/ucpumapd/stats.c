@@ -88,6 +88,17 @@ static void print_drops(bool back, const uint64_t *now, const uint64_t *then, in
 }
 
 /* The line: received, delivered, dropped; two-way, the way back's. */
+/* The workers' busy share of the interval, in percent: what they did not
+ * sleep of it (xdp-bench's per-CPU load, from the library's own clock). */
+static double busy_share(const struct daemon *d, const struct ucm_dp_stats *t, double dt)
+{
+	double slept = (t->worker_sleep_ns - d->last.worker_sleep_ns) / 1e9;
+	double all = dt * ucm_dp__nworkers(d->dp);
+	double busy = all > 0 ? 100.0 * (1 - slept / all) : 0;
+
+	return busy < 0 ? 0 : busy > 100 ? 100 : busy;
+}
+
 static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 		       const struct drops *n, double dt, bool final)
 {
@@ -100,6 +111,8 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 	printf("rx %.0f pps, delivered %.0f pps, ", (t->rx - l->rx) / dt,
 	       (t->delivered - l->delivered) / dt);
 	print_drops(false, n->in, d->last_drops.in, DROPS_IN, dt);
+	if (!d->c.pass)
+		printf(", workers %.0f%% busy", busy_share(d, t, dt));
 	if (d->c.reverse) {
 		printf(" | back: %.0f pps, ", (t->tx - l->tx) / dt);
 		print_drops(true, n->back, d->last_drops.back, DROPS_BACK, dt);
@@ -289,6 +302,7 @@ static void json_worker(struct json *j, const struct daemon *d, uint32_t w)
 	json_u64(j, "processed", ws.processed);
 	json_u64(j, "drops", ws.drops);
 	json_u64(j, "sched", ws.sched);
+	json_u64(j, "sleep_ns", ws.sleep_ns);
 	json_u64(j, "tun_packets", ts.packets);
 	json_u64(j, "tun_submits", ts.submits);
 	json_u64(j, "xmits", ws.xmits);

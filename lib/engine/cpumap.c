@@ -119,6 +119,16 @@ struct ucm_worker {
 	uint32_t nret;
 
 	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
+	/*
+	 * Time asleep, so that a reader also counts a sleep still going on:
+	 * awake, the total shifted left by one; asleep, (total - the sleep's
+	 * start) shifted left by one, with bit 0 set (a reader adds its own
+	 * clock). One word, stored by the worker (relaxed, as STAT_ADD) at
+	 * each sleep's start and end; its readers load it once. @slept is
+	 * the worker's own copy of the total.
+	 */
+	uint64_t sleep_word;
+	uint64_t slept;
 };
 
 struct ucm_cpumap {
@@ -386,9 +396,30 @@ void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
 /* ---- worker side ---------------------------------------------------------- */
 
 /* Returns true when the worker must exit: told to stop and nothing left. */
+/* The clock of the workers' sleep time: twice per sleep, never per packet
+ * (vDSO, no syscall). */
+static uint64_t sleep_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The worker's time asleep now, a sleep going on included (sleep_word). */
+static uint64_t sleep_read(const struct ucm_worker *w)
+{
+	uint64_t x = READ_ONCE(w->sleep_word);
+
+	if (!(x & 1))
+		return x >> 1;
+	return (uint64_t)((int64_t)(x & ~1ull) / 2) + sleep_clock_ns();
+}
+
 static bool worker_sleep(struct ucm_worker *w)
 {
 	bool stop = false;
+	uint64_t t0 = 0;
 	uint32_t seq;
 
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_EMPTY_SEEN);
@@ -404,6 +435,8 @@ static bool worker_sleep(struct ucm_worker *w)
 	if (stop)
 		goto awake;
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_BEFORE_SLEEP);
+	t0 = sleep_clock_ns();
+	WRITE_ONCE(w->sleep_word, (uint64_t)((int64_t)(w->slept - t0) * 2) | 1);
 	if (ucm_wake_fd(&w->wake) >= 0) {
 		/* The eventfd keeps a wake that came before the wait; the
 		 * sink's wait() consumes it. */
@@ -417,6 +450,10 @@ static bool worker_sleep(struct ucm_worker *w)
 	if (!ucm_wake_sleep(&w->wake, seq))
 		STAT_ADD(w->stats.sched, 1);
 awake:
+	if (t0) {
+		w->slept += sleep_clock_ns() - t0;
+		WRITE_ONCE(w->sleep_word, w->slept << 1);
+	}
 	/* W3 (wake.h): the sink drains wake.fd, nothing to read here. */
 	ucm_wake_end(&w->wake);
 	return stop;
@@ -961,6 +998,7 @@ int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
 	o.xmits = READ_ONCE(s->xmits);
 	o.flush_empty = READ_ONCE(s->flush_empty);
 	o.flush_full = READ_ONCE(s->flush_full);
+	o.sleep_ns = sleep_read(map->workers[w]);
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		o.drop_reason[r] = READ_ONCE(s->drop_reason[r]);
 	ucm_stats_out(st, sz, &o, sizeof(o));

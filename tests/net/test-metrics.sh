@@ -224,7 +224,7 @@ for f in ucpumap_up:gauge ucpumap_rx_packets_total:counter ucpumap_delivered_pac
 	 ucpumap_pool_recycle_released_total:counter ucpumap_xsk_rx_dropped_total:counter \
 	 ucpumap_xsk_rx_ring_full_total:counter ucpumap_xsk_fill_ring_empty_total:counter \
 	 ucpumap_xsk_rx_invalid_descs_total:counter ucpumap_worker_processed_total:counter \
-	 ucpumap_worker_drops_total:counter; do
+	 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter; do
 	[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
 done
 q=$(J "$tmp/s1" '",".join(d.get("queues", []))')

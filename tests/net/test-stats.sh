@@ -13,7 +13,9 @@
 #                          the total line alone, then the conservation line
 #   line-rates             each line's rx, delivered and drops per second
 #                          are the counters' change over the time between
-#                          two JSON lines (their times to the microsecond)
+#                          two JSON lines (their times to the microsecond),
+#                          and its workers' busy share is their sleep's
+#                          (idle lines near 0%)
 #   delivered-is-traffic   the lines' delivered rates times their intervals
 #                          add up to what the daemon delivered, and that
 #                          with the drops it counted is what the generator
@@ -95,9 +97,10 @@ out, js, sent = open(sys.argv[1]).read().splitlines(), sys.argv[2], int(sys.argv
 interval, duration, rate = float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 lines = [json.loads(l) for l in open(js) if l.strip()]
 LINE = re.compile(r"vd: rx (\d+) pps, delivered (\d+) pps, drops (\d+)/s"
-                  r"( \(largest: [a-z0-9_]+ \d+/s\))?$")
+                  r"( \(largest: [a-z0-9_]+ \d+/s\))?, workers (\d+)% busy$")
 TOTAL = re.compile(r"total vd, averaged over the whole run \(([0-9.]+) s\): rx (\d+) pps, "
-                   r"delivered (\d+) pps, drops (\d+)/s( \(largest: [a-z0-9_]+ \d+/s\))?$")
+                   r"delivered (\d+) pps, drops (\d+)/s( \(largest: [a-z0-9_]+ \d+/s\))?"
+                   r", workers (\d+)% busy$")
 
 def verdict(case, why):
     print(case, "ok" if not why else "; ".join(why))
@@ -135,6 +138,15 @@ for i in range(1, min(len(parsed), len(lines) - 1)):
                             ("drops", int(m.group(3)), (drops(b) - drops(a)) / dt)):
         if abs(got - want) > 1 + want * 1e-4:
             why.append("line %d: %s %d pps, the counters say %.1f" % (i + 1, what, got, want))
+    # The workers' busy share: what they did not sleep of the interval.
+    nw = len(b["workers"])
+    slept = sum(w["sleep_ns"] for w in b["workers"]) - sum(w["sleep_ns"] for w in a["workers"])
+    busy = min(100.0, max(0.0, 100.0 * (1 - slept / 1e9 / (dt * nw))))
+    if abs(int(m.group(5)) - busy) > 1.5:
+        why.append("line %d: workers %s%% busy, their sleep says %.1f%%" % (i + 1, m.group(5), busy))
+# A line without traffic has idle workers (a sleep still going on counts).
+why += ["line %d: workers %s%% busy with nothing coming in" % (i + 1, m.group(5))
+        for i, m in enumerate(parsed) if m and m.group(1) == "0" and int(m.group(5)) > 10]
 verdict("line-rates", why[:3])
 
 # The traffic: the lines add up to it. The first line comes before it.

@@ -257,6 +257,9 @@ struct ucm_cpumap_enqueue_stats {
  * @flush_empty: UCM_CPUMAP_F_HOLD: hand-overs because the ring ran empty
  * @flush_full: UCM_CPUMAP_F_HOLD: hand-overs because UCM_CPUMAP_HOLD_MAX
  *              packets were held
+ * @sleep_ns: time asleep on an empty ring (ns, CLOCK_MONOTONIC, read
+ *            around each sleep, never per packet); the worker's busy share
+ *            of an interval is 1 - its sleep_ns over the interval
  */
 struct ucm_cpumap_worker_stats {
 	uint64_t processed;
@@ -267,6 +270,7 @@ struct ucm_cpumap_worker_stats {
 	uint64_t xmits;
 	uint64_t flush_empty;
 	uint64_t flush_full;
+	uint64_t sleep_ns;
 };
 
 struct ucm_cpumap;

@@ -193,6 +193,10 @@ struct ucm_dp_opts {
  * @tx_comp_direct: completions straight into the owner's cache (seed 003).
  *
  * @state: UCM_DP_S_* bits.
+ * @worker_sleep_ns: the workers' time asleep on an empty ring, summed
+ *                   (ucm_cpumap_worker_stats.sleep_ns): over an interval of
+ *                   T seconds and N workers, 1 - worker_sleep_ns / (N T 1e9)
+ *                   is their busy share
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -207,6 +211,7 @@ struct ucm_dp_stats {
 	uint64_t tx_pending;
 	uint64_t verdict_tx;
 	uint32_t state;
+	uint64_t worker_sleep_ns;	/* the workers' sleep_ns, summed */
 };
 
 enum ucm_dp_state {
