@@ -94,6 +94,12 @@ daemon_stop() {
 # run CASE DST SIZE DAEMON-ARGS...: the daemon, the reader, the generator;
 # sets $why to what went wrong (empty: the delivery was exact) and $super
 # to the super-packets the daemon wrote.
+# The DUT's UDP sockets' overflows so far (IPv4 and IPv6).
+rcvbuf_errors() {
+	ip netns exec $D awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { n += $6 } $1 == "Udp6RcvbufErrors" { n += $2 } END { print n + 0 }' \
+		/proc/net/snmp /proc/net/snmp6
+}
+
 run() {
 	local c=$1 dst=$2 size=$3 rpid hl
 	shift 3
@@ -111,6 +117,7 @@ run() {
 		daemon_stop $c	# the next case needs vd free
 		return
 	fi
+	rcv0=$(rcvbuf_errors)
 	if ! timeout 30 ip netns exec $G "$gen" --dev vg --dst-ip "$dst" --dst-port 9000 --flows $FLOWS \
 		--seq --size "$size" --count $COUNT --rate 50000 > "$tmp/$c.gen" 2>&1; then
 		why="ucpumap-gen failed: $(tail -2 "$tmp/$c.gen" | tr '\n' ' ')"
@@ -122,8 +129,17 @@ run() {
 	[ -s "$tmp/$c.res" ] || { why="$why no result from the reader: $(tail -2 "$tmp/$c.reader")"; return; }
 	read -r got miss dup cor dis fl stopped <<< "$(jget "$tmp/$c.res" \
 		'"%d %d %d %d %d %d %s" % (d["received"], d["missing"], d["duplicated"], d["corrupt"], d["disorder"], d["flows"], d["stopped"])')"
-	if [ "$got" != $COUNT ] || [ "$dup" != 0 ] || [ "$cor" != 0 ] || [ "$dis" != 0 ] ||
+	# On a loaded machine a few may be lost, but never silently: each
+	# missing datagram must be a drop the daemon counted (its own, or the
+	# kernel's at its sockets) or the reader's socket overflowed.
+	counted=$(( $(jget "$tmp/$c.json" 'd["rx_bad_desc"] + d["rx_steer_err"] + d["enqueue_drops"] + d["worker_drops"] + sum(q["kernel_rx_dropped"] + q["kernel_rx_ring_full"] for q in d["queues"])') + $(rcvbuf_errors) - rcv0 ))
+	if [ "$got" != $COUNT ] && [ "$dup" = 0 ] && [ "$cor" = 0 ] && [ "$dis" = 0 ] &&
+		[ "$fl" = $FLOWS ] && [ "$stopped" = True ] && [ "$miss" -le "$counted" ] &&
+		[ $((miss * 20)) -le $COUNT ]; then
+		echo "# $c: $miss of $COUNT lost under load, each counted ($counted drops counted)"
+	elif [ "$got" != $COUNT ] || [ "$dup" != 0 ] || [ "$cor" != 0 ] || [ "$dis" != 0 ] ||
 		[ "$fl" != $FLOWS ] || [ "$stopped" != True ]; then
+		why="$counted drops counted; $why"
 		why="received $got of $COUNT in $fl flows: missing $miss $(jget "$tmp/$c.res" 'd["first_missing"]'), duplicated $dup, corrupt $cor, out of order $dis $(jget "$tmp/$c.res" 'd["first_disorder"]'), stopped in time: $stopped; $why"
 	fi
 	awk '/^total / { t = 1 } t && /^    coalesce/' "$tmp/$c.out" | sed 's/^ */# /'
