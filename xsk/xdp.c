@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
@@ -384,6 +385,20 @@ static int netlink_prog_off(int ifindex, const char *ifname,
 	return 0;
 }
 
+/* XDP links came in Linux 5.9. Before, BPF_LINK_CREATE refuses the
+ * attach type with EINVAL; after, EINVAL is the driver's (an MTU too big
+ * for XDP, say) and the netlink attach must not hide it (it would lose
+ * the one-instance guarantee without a word). */
+static bool kernel_has_xdp_links(void)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return true;
+	return major > 5 || (major == 5 && minor >= 9);
+}
+
 /* The old way, for kernels without XDP links (before 5.9): the program
  * stays on the interface if we are killed, until the next start. */
 static int attach_netlink(struct ucm_xdp *x, int ifindex, int fd, uint32_t mode)
@@ -454,7 +469,7 @@ int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 	 * closes, SIGKILL included, and refuses anybody else meanwhile. */
 	lo.flags = mode;
 	err = bpf_link_create(fd, ifindex, BPF_XDP, &lo);
-	if (err == -EINVAL)	/* no BPF_XDP links before 5.9 */
+	if (err == -EINVAL && !kernel_has_xdp_links())
 		err = attach_netlink(x, ifindex, fd, mode);
 	else if (err >= 0)
 		x->link_fd = err, err = 0;
