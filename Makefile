@@ -119,7 +119,9 @@ APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 # Helper programs of the network tests (tests/net/*.sh run them as root).
-NET_PROGS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(wildcard tests/net/*.c))
+NET_PROGS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(filter-out tests/net/fault_shim.c,$(wildcard tests/net/*.c)))
+# Faults on demand in a running daemon (LD_PRELOAD), for test-faults.sh.
+NET_PROGS += $(BUILD)/tests/net/libfault_shim.so
 
 # Everything is rebuilt when the flags change (a SANITIZE or V switch
 # must not mix objects).
@@ -224,6 +226,12 @@ $(BUILD)/tests/test_opts: tests/unit/test_opts.c tests/unit/utest.h $(APP_COMMON
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -Iapps/common -o $@ $< $(APP_COMMON) $(DEBUG_LIB) $(LDFLAGS) \
 		$(LDLIBS_BASE)
+
+$(BUILD)/tests/net/libfault_shim.so: tests/net/fault_shim.c $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -fPIC $(LIBURING_CFLAGS) $(CPPFLAGS) $(CFLAGS) \
+		-shared -o $@ $< $(LDFLAGS) -ldl
 
 $(BUILD)/tests/net/%: tests/net/%.c $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)

@@ -50,6 +50,8 @@ int ucm_tun_test_wait_fail;	/* here, not in tun.c: tun.c uses this file */
 #define TAG_WAKE	(1ull << 61)
 /* A cancel's user_data: this bit over its target's (a slot or a tag). */
 #define TAG_CANCEL	(1ull << 60)
+/* A read the kernel never took, turned into a no-op (unqueue_reads()). */
+#define TAG_NOP		(1ull << 59)
 /* What close waits at most for each completion it still expects. */
 #define REV_CLOSE_WAIT_NS	50000000
 
@@ -304,6 +306,29 @@ void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 }
 
 /*
+ * A submission the kernel refused, or took in part: the reads it did not
+ * take are still in the SQ, and any later submission (close's cancels)
+ * would send them into frames that go home. Each becomes a no-op, and is
+ * no longer in flight. The kernel takes SQEs in order from its head:
+ * @pos[i] is where read i was queued (the SQ's tail then).
+ */
+static void unqueue_reads(struct tun_rev *r, const unsigned int *pos, uint32_t n)
+{
+	unsigned int khead = io_uring_smp_load_acquire(r->ring.sq.khead);
+	struct io_uring_sqe *sqe;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((int)(pos[i] - khead) < 0)
+			continue;	/* taken: its completion answers */
+		sqe = &r->ring.sq.sqes[pos[i] & r->ring.sq.ring_mask];
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, TAG_NOP);
+		r->inflight &= ~(1ull << i);
+	}
+}
+
+/*
  * Submit the batch of reads and collect every result, in slot order.
  * readable is cleared first: a poll completion during the batch (a packet
  * that came after a read found the queue empty) sets it again, so no packet
@@ -315,12 +340,14 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 {
 	struct io_uring_cqe *cqe;
 	uint32_t i, got = 0, n = r->nstash;
-	unsigned int head, cnt, queued;
+	unsigned int head, cnt, queued, pos[UCM_TUN_REV_BATCH];
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+		struct io_uring_sqe *sqe;
 
+		pos[i] = r->ring.sq.sqe_tail;	/* where get_sqe puts it */
+		sqe = io_uring_get_sqe(&r->ring);
 		if (!sqe)
 			break;
 		/* Offset -1: a tun is a stream. */
@@ -341,6 +368,7 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 	if (ret < 0 || (unsigned int)ret < queued) {
 		pr_warn("tun: the read path's io_uring took %d of %u requests: reading stops\n",
 			ret, queued);
+		unqueue_reads(r, pos, n);
 		r->dead = true;
 		a->stopped = 1;
 		return ret < 0 ? ret : -EIO;

@@ -13,6 +13,12 @@
 #                       with its closing lines (conservation holds, every
 #                       frame home) and nothing left on vd
 #   iface-gone          vd deleted: within 3 s, exit 4, closing lines
+#   socket-error        a socket's error (SO_ERROR ENETDOWN, from
+#                       tests/net/fault_shim.c, LD_PRELOAD): exit 6
+#   way-back-dead       two-way, the read path's io_uring refused
+#                       (fault_shim.c) while the DUT sends into the tun:
+#                       exit 8, not a silent switch to one way
+#   (the shim's cases skip in a sanitizer build: its runtime must be first)
 #
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0. Each
 # daemon run has a --duration backstop and is stopped by its pid.
@@ -48,8 +54,8 @@ fi
 start_daemon() {	# label, options...: the daemon, in the background
 	D_OUT=$tmp/$1.out D_ERR=$tmp/$1.err D_RC=
 	shift
-	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --cpus 0,1 --interval 0 \
-		--duration 30 "$@" > "$D_OUT" 2> "$D_ERR" &
+	ip netns exec "$dut" env ${SHIM:+LD_PRELOAD=$SHIM} "$daemon" --dev vd --tun $tun \
+		--cpus 0,1 --interval 0 --duration 30 "$@" > "$D_OUT" 2> "$D_ERR" &
 	dpid=$!
 	lib_pid $dpid
 	wait_line "$D_OUT" '^ucpumapd: ' 50 "$dpid" && return 0
@@ -157,6 +163,55 @@ gone() {
 gone tun-gone "ip -n $dut link del $tun" 5 "tun $tun was deleted"
 gone tun-gone-two-way "ip -n $dut link del $tun" 5 "tun $tun was deleted" --two-way
 gone iface-gone "ip -n $dut link del vd" 4 "interface vd was deleted"
+
+# ---- faults nothing here makes by itself: tests/net/fault_shim.c ---------------
+# shim_case CASE FAULT STATUS RE CMD [options...]: the daemon with the shim's
+# FAULT from 2.5 s on; CMD (in the background) gives it work meanwhile;
+# it ends by itself with STATUS and its closing lines.
+shim_case() {
+	local c=$1 fault=$2 want=$3 re=$4 cmd=$5 why= wpid
+	shift 5
+	if [ -n "${SANITIZE:-}" ]; then
+		skip "$c" "a sanitizer build: its runtime must come first in LD_PRELOAD"
+		return
+	fi
+	if [ ! -f "$shim_so" ]; then
+		bad "$c" "no $shim_so (make tests)"
+		return
+	fi
+	export UCM_SHIM_FAULT=$fault UCM_SHIM_AFTER_MS=2500 UCM_SHIM_COUNT=${COUNT:-1}
+	SHIM=$shim_so
+	if ! start_daemon "$c" "$@"; then
+		unset SHIM UCM_SHIM_FAULT UCM_SHIM_AFTER_MS UCM_SHIM_COUNT
+		bad "$c" "$(tail -1 "$D_ERR")"
+		return
+	fi
+	unset SHIM UCM_SHIM_FAULT UCM_SHIM_AFTER_MS UCM_SHIM_COUNT
+	why=$(exact_ipv4 "$c" $D4 $G4)
+	bash -c "$cmd" > "$tmp/$c.work" 2>&1 &
+	wpid=$!
+	lib_pid $wpid
+	wait_exit 5
+	stop_pid "$wpid"
+	[ "$D_RC" = "$want" ] || why="$why exit $D_RC (want $want);"
+	grep -Eq "$re" "$D_ERR" || why="$why stderr does not say /$re/: $(tail -2 "$D_ERR" | tr '\n' ' ');"
+	why="$why$(closing_ok)"
+	if [ -z "$why" ]; then ok "$c" "exit $D_RC"; else bad "$c" "$why"; fi
+}
+shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/net/libfault_shim.so
+# The veth pair went with iface-gone: again.
+ip netns del "$gen" 2> /dev/null
+ip netns del "$dut" 2> /dev/null
+if ! topology; then
+	bad shim-setup "cannot build the namespaces again: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
+else
+	# An idle RX thread asks its socket for an error each time its poll
+	# times out; the datagrams first show that it forwarded.
+	shim_case socket-error so_error 6 "socket error" "sleep 3"
+	# The DUT sends into the tun: the way back's reads submit.
+	COUNT=1000000 shim_case way-back-dead uring_submit 8 "way back is dead" \
+		"for i in \$(seq 60); do ip -n $dut route replace 10.204.9.0/24 dev $tun 2>/dev/null; ip netns exec $dut ping -c 1 -W 0.05 10.204.9.1; sleep 0.05; done" --two-way
+fi
 
 lib_cleanup_check
 if [ -z "$lib_left" ]; then ok nothing-left; else bad nothing-left "$lib_left"; fi

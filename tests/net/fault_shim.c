@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Faults on demand for a running ucpumapd (LD_PRELOAD=libfault_shim.so),
+ * for tests/net/test-faults.sh: what nothing on this machine makes happen
+ * by itself. UCM_SHIM_AFTER_MS after the process starts, and then
+ * UCM_SHIM_COUNT times (default 1):
+ *
+ *   UCM_SHIM_FAULT=so_error      an AF_XDP socket's SO_ERROR reads ENETDOWN
+ *                                (as when the kernel unbinds it)
+ *   UCM_SHIM_FAULT=uring_submit  io_uring_submit() fails with -EIO (the
+ *                                way back's reads submit with it; the tun
+ *                                writer uses io_uring_submit_and_wait())
+ *
+ * Everything is read in the constructor, before the daemon's seccomp
+ * filter: the calls themselves use only clock_gettime() (vDSO) and what
+ * they wrap.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+enum { SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT };
+
+static int shim_fault;
+static long shim_left = 1;
+static long long shim_at_ns;
+static int (*real_getsockopt)(int, int, int, void *, socklen_t *);
+static int (*real_submit)(struct io_uring *);
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+__attribute__((constructor)) static void shim_init(void)
+{
+	const char *f = getenv("UCM_SHIM_FAULT");
+	const char *after = getenv("UCM_SHIM_AFTER_MS");
+	const char *count = getenv("UCM_SHIM_COUNT");
+
+	real_getsockopt = dlsym(RTLD_NEXT, "getsockopt");
+	real_submit = dlsym(RTLD_NEXT, "io_uring_submit");
+	if (f && !strcmp(f, "so_error"))
+		shim_fault = SHIM_SO_ERROR;
+	else if (f && !strcmp(f, "uring_submit"))
+		shim_fault = SHIM_URING_SUBMIT;
+	shim_at_ns = now_ns() + (after ? atoll(after) : 0) * 1000000LL;
+	if (count)
+		shim_left = atol(count);
+}
+
+/* Is it time, and is a fault left? Takes one. */
+static int shim_take(int which)
+{
+	if (shim_fault != which || now_ns() < shim_at_ns)
+		return 0;
+	return __atomic_fetch_sub(&shim_left, 1, __ATOMIC_RELAXED) > 0;
+}
+
+#define SHIM_API __attribute__((visibility("default")))
+
+SHIM_API int getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	int domain = 0;
+	socklen_t dlen = sizeof(domain);
+
+	if (level == SOL_SOCKET && name == SO_ERROR && val && len && *len >= sizeof(int) &&
+	    shim_fault == SHIM_SO_ERROR &&
+	    !real_getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) &&
+	    domain == AF_XDP && shim_take(SHIM_SO_ERROR)) {
+		*(int *)val = ENETDOWN;
+		*len = sizeof(int);
+		return 0;
+	}
+	return real_getsockopt(fd, level, name, val, len);
+}
+
+SHIM_API int io_uring_submit(struct io_uring *ring)
+{
+	if (shim_take(SHIM_URING_SUBMIT))
+		return -EIO;
+	return real_submit(ring);
+}
