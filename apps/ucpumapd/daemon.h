@@ -97,8 +97,9 @@ void svc_tick(struct daemon *d);	/* every turn of the control loop */
 void svc_stopping(const char *why);
 
 /* metrics.c: --metrics-listen, GET /metrics (Prometheus) on a thread of
- * its own. Open before ucm_dp__create() (a port in use fails first),
- * start after ucm_dp__start(), stop before ucm_dp__stop(). Each is a
+ * its own. Open between ucm_dp__create() and __start() (a second
+ * instance hears that the interface is served; a port in use fails
+ * before anything is redirected), start after ucm_dp__start(), stop before ucm_dp__stop(). Each is a
  * no-op on NULL; 0 or -errno after a message. */
 struct opt;
 struct metrics;

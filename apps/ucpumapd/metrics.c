@@ -5,8 +5,10 @@
  * apps/common/httpd.h on a thread of its own (its bounds against bad
  * clients are there).
  *
- *   metrics__open()    the socket bound: before ucm_dp__create(), so a
- *                      port in use fails before anything is attached
+ *   metrics__open()    the socket bound: after ucm_dp__create() (a second
+ *                      instance is told the interface is served, not that
+ *                      the port is in use), before ucm_dp__start(): a
+ *                      port in use fails before anything is redirected
  *   metrics__start()   serving, once ucm_dp__start() succeeded
  *   metrics__stop()    the thread joined, before ucm_dp__stop()
  *   metrics__close()   sockets and memory (stops first)

@@ -445,13 +445,6 @@ int main(int argc, char **argv)
 	/* A reader of stdout that went away costs a write's EPIPE, not us. */
 	signal(SIGPIPE, SIG_IGN);
 
-	/* The port before the datapath: one in use stops here. */
-	if (metrics__open(&d.metrics, &d.c.metrics)) {
-		if (d.json)
-			fclose(d.json);
-		return 1;
-	}
-
 	dp_opts(&d.c, &o);
 	o.thread_init = priv_thread;	/* each thread drops its own */
 	o.thread_init_ctx = &d;
@@ -460,7 +453,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ucpumapd: cannot empty %s: %s\n", d.c.stats_json, strerror(errno));
 	if (!d.dp) {
 		status = 1;
-	} else if (ucm_dp__start(d.dp) || priv_drop(&d) || metrics__start(d.metrics, &d)) {
+	} else if (metrics__open(&d.metrics, &d.c.metrics) ||	/* after the interface is ours */
+		   ucm_dp__start(d.dp) || priv_drop(&d) || metrics__start(d.metrics, &d)) {
 		status = stop(&d, 1);
 	} else {
 		print_banner(&d);
