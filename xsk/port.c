@@ -805,6 +805,13 @@ static uint32_t steer_app(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d)
  * fill ring first (the kernel cannot receive into frames it does not
  * have), take one batch, stage every packet for its worker, flush once.
  */
+#ifdef UCM_DEBUG
+/* Tests: non-zero makes the next poll of any queue fail with -EIO, as an
+ * RX thread's own failure would (tests/net/xsk_rx.c, fault mode). Used up
+ * by that poll; relaxed, no pair. */
+int ucm_xsk_test_poll_fail;
+#endif
+
 int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 			struct ucm_cpumap_producer *prod,
 			const struct ucm_steer_cfg *cfg, uint32_t *rr)
@@ -813,6 +820,11 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 	uint32_t n, i, nw = cfg->nworkers ? cfg->nworkers : 1;
 	int err;
 
+#ifdef UCM_DEBUG
+	if (__atomic_load_n(&ucm_xsk_test_poll_fail, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&ucm_xsk_test_poll_fail, 0, __ATOMIC_RELAXED))
+		return ucm_err(-EIO);
+#endif
 	err = ucm_xsk_queue__refill(q);
 	if (err < 0)
 		return err;

@@ -101,6 +101,10 @@ mode_case app-callbacks app delivered app-steering app-verdict conservation fram
 mode_case own-program own delivered steering own-program-kept conservation frames-home
 l=$(left_in "$dut" vd)
 [ -z "$l" ] && ok own-program-detached || bad own-program-detached "$l"
+# 1e. an RX thread that fails while running (the library's debug switch):
+# ucm_dp__check() names it within a second, and the stop still accounts
+# for every packet and frame
+mode_case rx-thread-fault fault delivered rx-fault conservation frames-home
 
 # 2. SIGKILL: the kernel takes the program off with the link's last fd;
 # the next run starts on a clean interface.

@@ -48,6 +48,11 @@ static int flow_worker[MAX_FLOWS];
 static atomic_ulong delivered, bad_payload, dups, flow_split, unmarked;
 static bool app_mode;	/* the application's steering and verdict */
 static bool own_mode;	/* the application's XDP program and XSKMAP */
+/* fault mode: after the traffic, the RX thread's next poll fails (the
+ * library's debug switch, xsk/port.c): ucm_dp__check() must name it within
+ * a second, and the stop must still account for every frame. */
+static bool fault_mode;
+extern int ucm_xsk_test_poll_fail;
 static atomic_ulong per_worker[NWORKERS];
 
 static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
@@ -186,6 +191,8 @@ static int logp(enum ucm_log_level level, const char *fmt, va_list ap)
 
 int main(int argc, char **argv)
 {
+	struct ucm_dp_health health = {};
+	long fault_ms = -1;
 	UCM_OPTS(ucm_dp_opts, o, .steer_policy = UCM_STEER_L4_HASH,
 		 .xsk_mode = UCM_XSK_COPY, .sink = &rec_sink, .ncpus = NWORKERS);
 	struct ucm_xsk_stats st;
@@ -209,6 +216,7 @@ int main(int argc, char **argv)
 		o.flags |= UCM_DP_F_XDP_SKB;
 	app_mode = argc > 3 && !strcmp(argv[3], "app");
 	own_mode = argc > 3 && !strcmp(argv[3], "own");
+	fault_mode = argc > 3 && !strcmp(argv[3], "fault");
 	if (own_mode) {
 		/* Ours, attached before the datapath exists, as an
 		 * application with its own program does. */
@@ -256,6 +264,17 @@ int main(int argc, char **argv)
 		usleep(10000);
 	usleep(200000);		/* anything extra would show as too many */
 
+	if (fault_mode) {
+		struct timespec t0, t1;
+		int i;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		__atomic_store_n(&ucm_xsk_test_poll_fail, 1, __ATOMIC_RELAXED);
+		for (i = 0; i < 100 && ucm_dp__check(dp, &health, sizeof(health)) != 1; i++)
+			usleep(10000);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		fault_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	}
 	rx_err = ucm_dp__err(dp, NULL);
 	/* Stop with a statistics reader at work on another thread. */
 	atomic_store(&reading, 1);
@@ -283,7 +302,14 @@ int main(int argc, char **argv)
 		}							\
 	} while (0)
 
-	CHECK("rx-thread", !rx_err, "RX thread failed: %s", strerror(-rx_err));
+	if (fault_mode)
+		CHECK("rx-fault", health.fault == UCM_DP_FAULT_RX_THREAD && health.err == -EIO &&
+		      health.where == 0 && rx_err == -EIO && fault_ms <= 1000,
+		      "after %ld ms: fault '%s' (%d), queue %u, RX thread's error %d (want '%s', -EIO, queue 0, within 1 s)",
+		      fault_ms, ucm_dp_fault_str(health.fault), health.err, health.where, rx_err,
+		      ucm_dp_fault_str(UCM_DP_FAULT_RX_THREAD));
+	else
+		CHECK("rx-thread", !rx_err, "RX thread failed: %s", strerror(-rx_err));
 	CHECK("delivered", atomic_load(&delivered) == count && !atomic_load(&dups) &&
 	      !atomic_load(&bad_payload), "%lu of %lu delivered, %lu twice, %lu bad",
 	      atomic_load(&delivered), count, atomic_load(&dups), atomic_load(&bad_payload));
