@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Life cycles (issue 14, group I): a whole ucm_dp created, started,
+ * stopped and destroyed ROUNDS times in one process, on a real interface
+ * (a veth end in a namespace; tests/net/test-lifecycle.sh), alternating
+ * one-way and two-way (whose next-hop resolver threads and TX channels
+ * come and go too). After WARMUP rounds (the allocator's and the
+ * kernel's caches settle), nothing may grow:
+ *
+ *   lifecycle IFNAME ROUNDS
+ *
+ *   fds        the process's open files (/proc/self/fd)
+ *   rss        its resident memory (VmRSS), within RSS_SLACK_KB
+ *   bpf        BPF programs, maps and links on the system (by id)
+ *   devices    the namespace's network devices
+ *   threads    the process's threads (/proc/self/task)
+ *   stop       every stop returned 0: counters added up, frames home
+ *   census     a census taken while a datapath runs sees its files,
+ *              program, maps, link, tun and threads (so the others
+ *              could see them left behind)
+ *
+ * One PASS/FAIL line per check; exit 0 when all passed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "ucpumap/dp.h"
+#include "ucpumap/log.h"
+
+#define WARMUP		10
+/* What glibc's arenas may still take after the warm-up: a round maps and
+ * unmaps its UMEM (32 MB), so a leak of a round's worth shows at once. */
+#define RSS_SLACK_KB	2048
+
+struct census {
+	long fds, rss_kb, progs, maps, links, devs, threads;
+};
+
+static long count_dir(const char *path)
+{
+	struct dirent *e;
+	long n = 0;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static long rss_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* Objects of one kind on the system, by walking their ids. */
+static long count_ids(int (*next)(__u32, __u32 *))
+{
+	__u32 id = 0;
+	long n = 0;
+
+	while (!next(id, &id))
+		n++;
+	return n;
+}
+
+static long count_devs(void)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+	long n = 0;
+
+	if (!ifs)
+		return -1;
+	for (i = ifs; i->if_index; i++)
+		n++;
+	if_freenameindex(ifs);
+	return n;
+}
+
+static void take(struct census *c)
+{
+	c->fds = count_dir("/proc/self/fd");
+	c->rss_kb = rss_kb();
+	c->progs = count_ids(bpf_prog_get_next_id);
+	c->maps = count_ids(bpf_map_get_next_id);
+	c->links = count_ids(bpf_link_get_next_id);
+	c->devs = count_devs();
+	c->threads = count_dir("/proc/self/task");
+}
+
+static int quiet(enum ucm_log_level level, const char *fmt, va_list ap)
+{
+	return level == UCM_LOG_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+/* One life: 0, or the step that failed (its errno in *err); @mid, when
+ * not NULL, gets a census while it runs. */
+static const char *one_round(const char *ifname, uint32_t round, int *err,
+			     struct census *mid)
+{
+	static const int cpus[2] = { 0, 1 };
+	UCM_OPTS(ucm_dp_opts, o, .ifname = ifname, .tun_name = "ucmlc0", .cpus = cpus,
+		 .ncpus = 2, .xsk_mode = UCM_XSK_COPY,
+		 .flags = UCM_DP_F_COALESCE | (round % 2 ? UCM_DP_F_TWO_WAY : 0));
+	struct ucm_dp *dp = ucm_dp__create(&o);
+
+	if (!dp) {
+		*err = -errno;
+		return "create";
+	}
+	*err = ucm_dp__start(dp);
+	if (!*err && mid)
+		take(mid);
+	if (!*err)
+		*err = ucm_dp__stop(dp, 1000);
+	ucm_dp__destroy(dp);
+	return *err ? "start or stop" : NULL;
+}
+
+#define CHECK(name, cond, ...)						\
+	do {								\
+		if (cond) {						\
+			printf("PASS: lifecycle/%s\n", name);		\
+		} else {						\
+			printf("FAIL: lifecycle/%s: ", name);		\
+			printf(__VA_ARGS__);				\
+			printf("\n");					\
+			failed++;					\
+		}							\
+	} while (0)
+
+int main(int argc, char **argv)
+{
+	struct census a, b, m = {};
+	const char *step = NULL;
+	uint32_t rounds, r;
+	int failed = 0, err = 0;
+
+	if (argc != 3 || !(rounds = strtoul(argv[2], NULL, 0)) || rounds <= WARMUP) {
+		fprintf(stderr, "usage: lifecycle IFNAME ROUNDS (more than %d)\n", WARMUP);
+		return 2;
+	}
+	ucm_set_print(quiet);
+	for (r = 0; r < rounds && !step; r++) {
+		if (r == WARMUP)
+			take(&a);
+		step = one_round(argv[1], r, &err, r == WARMUP ? &m : NULL);
+	}
+	take(&b);
+	CHECK("stop", !step, "round %u: %s failed: %s", r, step, strerror(-err));
+	CHECK("census", m.fds > b.fds && m.progs > b.progs && m.maps > b.maps &&
+	      m.links > b.links && m.devs > b.devs && m.threads > b.threads,
+	      "running: fds %ld programs %ld maps %ld links %ld devices %ld threads %ld; after: %ld %ld %ld %ld %ld %ld",
+	      m.fds, m.progs, m.maps, m.links, m.devs, m.threads,
+	      b.fds, b.progs, b.maps, b.links, b.devs, b.threads);
+	CHECK("fds", a.fds == b.fds, "%ld open files after round %d, %ld after round %u",
+	      a.fds, WARMUP, b.fds, r);
+	CHECK("rss", b.rss_kb - a.rss_kb <= RSS_SLACK_KB,
+	      "VmRSS %ld kB after round %d, %ld kB after round %u", a.rss_kb, WARMUP,
+	      b.rss_kb, r);
+	CHECK("bpf", a.progs == b.progs && a.maps == b.maps && a.links == b.links,
+	      "programs %ld -> %ld, maps %ld -> %ld, links %ld -> %ld", a.progs, b.progs,
+	      a.maps, b.maps, a.links, b.links);
+	CHECK("devices", a.devs == b.devs, "%ld devices -> %ld", a.devs, b.devs);
+	CHECK("threads", a.threads == b.threads, "%ld threads -> %ld", a.threads, b.threads);
+	printf("# %u rounds: fds %ld, VmRSS %ld -> %ld kB, programs %ld, maps %ld, devices %ld\n",
+	       r, b.fds, a.rss_kb, b.rss_kb, b.progs, b.maps, b.devs);
+	return failed ? 1 : 0;
+}
