@@ -1013,6 +1013,12 @@ static int rx_start(struct dp_rx *rx)
 		return -err;
 	}
 	rx->started = true;
+	{
+		char name[16];	/* what top and /proc show: the queue */
+
+		snprintf(name, sizeof(name), "ucpumap/rx%u", ucm_xsk_queue__id(rx->q));
+		pthread_setname_np(rx->thr, name);
+	}
 	return 0;
 }
 

@@ -10,6 +10,9 @@
  *   UCM_SHIM_FAULT=uring_submit  io_uring_submit() fails with -EIO (the
  *                                way back's reads submit with it; the tun
  *                                writer uses io_uring_submit_and_wait())
+ *   UCM_SHIM_FAULT=stall_write   io_uring_submit_and_wait() (a worker's
+ *                                batch into the tun) first sleeps
+ *                                UCM_SHIM_STALL_MS: a stalled worker
  *
  * Everything is read in the constructor, before the daemon's seccomp
  * filter: the calls themselves use only clock_gettime() (vDSO) and what
@@ -30,13 +33,15 @@
 #define AF_XDP 44
 #endif
 
-enum { SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT };
+enum { SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT, SHIM_STALL_WRITE };
 
 static int shim_fault;
 static long shim_left = 1;
 static long long shim_at_ns;
 static int (*real_getsockopt)(int, int, int, void *, socklen_t *);
 static int (*real_submit)(struct io_uring *);
+static int (*real_submit_wait)(struct io_uring *, unsigned int);
+static long shim_stall_ms;
 
 static long long now_ns(void)
 {
@@ -54,10 +59,15 @@ __attribute__((constructor)) static void shim_init(void)
 
 	real_getsockopt = dlsym(RTLD_NEXT, "getsockopt");
 	real_submit = dlsym(RTLD_NEXT, "io_uring_submit");
+	real_submit_wait = dlsym(RTLD_NEXT, "io_uring_submit_and_wait");
+	if (getenv("UCM_SHIM_STALL_MS"))
+		shim_stall_ms = atol(getenv("UCM_SHIM_STALL_MS"));
 	if (f && !strcmp(f, "so_error"))
 		shim_fault = SHIM_SO_ERROR;
 	else if (f && !strcmp(f, "uring_submit"))
 		shim_fault = SHIM_URING_SUBMIT;
+	else if (f && !strcmp(f, "stall_write"))
+		shim_fault = SHIM_STALL_WRITE;
 	shim_at_ns = now_ns() + (after ? atoll(after) : 0) * 1000000LL;
 	if (count)
 		shim_left = atol(count);
@@ -94,4 +104,14 @@ SHIM_API int io_uring_submit(struct io_uring *ring)
 	if (shim_take(SHIM_URING_SUBMIT))
 		return -EIO;
 	return real_submit(ring);
+}
+
+SHIM_API int io_uring_submit_and_wait(struct io_uring *ring, unsigned int wait_nr)
+{
+	if (shim_take(SHIM_STALL_WRITE)) {
+		struct timespec ts = { shim_stall_ms / 1000, shim_stall_ms % 1000 * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return real_submit_wait(ring, wait_nr);
 }
