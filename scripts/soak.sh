@@ -1,0 +1,130 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# A soak (issue 14, group L): ucpumapd on the demo's topology (a veth pair
+# between two namespaces, a UDP reader behind the tun) at a steady rate for
+# N minutes, with one fault a minute in turn: the tun down 5 s, the link
+# down 5 s (the generator's end), a burst of malformed frames. Every 10 s
+# one line: the daemon's resident memory, open files, threads and counters.
+# At the end, SIGTERM: exit 0, the conservation lines and the audit, and
+# neither memory (after the first minute) nor files nor threads grown.
+#
+#   scripts/soak.sh [--minutes N] [--rate PPS]     (root; N default 30)
+#
+# The last line is the verdict: "soak: PASS ..." or "soak: FAIL: why".
+# Everything it makes (namespaces, processes) goes on exit, also on ^C.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+minutes=30
+rate=50000
+while [ $# -gt 0 ]; do
+	case $1 in
+	--minutes) minutes=$2; shift 2 ;;
+	--rate) rate=$2; shift 2 ;;
+	*) echo "soak.sh: unknown argument '$1'; use --minutes N, --rate PPS" >&2; exit 2 ;;
+	esac
+done
+if [ "$(id -u)" != 0 ]; then
+	echo "soak.sh: needs root (namespaces, XDP, tun)" >&2
+	exit 1
+fi
+{ [ -x "$BUILD/ucpumapd" ] && [ -x "$BUILD/ucpumap-gen" ]; } || make -s || exit 1
+name=soak
+PY=${PY:-$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)}
+. tests/net/lib.sh
+gen=ucm-soak-g$$
+dut=ucm-soak-d$$
+tun=ucmsoak0
+secs=$((minutes * 60))
+helper=tests/net/ucpumapd_traffic.py
+
+if ! veth_pair "$gen" "$dut" vg vd 10.78.0.1/24 10.78.0.2/24 2> "$tmp/setup.err"; then
+	echo "soak: FAIL: cannot build the namespaces: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
+	exit 1
+fi
+ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+gmac=$(mac_of "$gen" vg)
+dmac=$(mac_of "$dut" vd)
+
+ip netns exec "$dut" "$BUILD/ucpumapd" --dev vd --tun $tun --interval 10 \
+	--stats-json "$tmp/stats.json" --duration $((secs + 120)) > "$tmp/d.out" 2> "$tmp/d.err" &
+dpid=$!
+lib_pid $dpid
+if ! wait_line "$tmp/d.out" '^ucpumapd: ' 50 "$dpid"; then
+	echo "soak: FAIL: ucpumapd did not start: $(tail -2 "$tmp/d.err" | tr '\n' ' ')"
+	exit 1
+fi
+ip -n "$dut" addr add 10.78.1.1/24 dev $tun
+# A reader behind the tun, so that nothing piles up in a socket.
+ip netns exec "$dut" "$PY" "$helper" sink --ports 9000 --ready "$tmp/r" --stop "$tmp/s" \
+	--out "$tmp/sink" --timeout $((secs + 60)) > "$tmp/sink.log" 2>&1 &
+lib_pid $!
+wait_file "$tmp/r" 50
+ip netns exec "$gen" "$BUILD/ucpumap-gen" --dev vg --dst-ip 10.78.0.2 --dst-port 9000 \
+	--flows 16 --rate "$rate" --duration "$secs" > "$tmp/gen" 2> "$tmp/gen.err" &
+gpid=$!
+lib_pid $gpid
+
+sample() {	# one line: time, VmRSS, files, threads, the last counters
+	local rss fds thr
+	rss=$(awk '$1 == "VmRSS:" { print $2 }' /proc/$dpid/status 2> /dev/null)
+	fds=$(ls /proc/$dpid/fd 2> /dev/null | wc -l)
+	thr=$(ls /proc/$dpid/task 2> /dev/null | wc -l)
+	echo "$1 $rss $fds $thr" >> "$tmp/samples"
+	printf 'soak: %4d s  VmRSS %s kB  files %s  threads %s  %s\n' "$1" "$rss" "$fds" "$thr" \
+		"$(tail -n 1 "$tmp/stats.json" 2> /dev/null | "$PY" -c 'import json,sys
+d = json.loads(sys.stdin.read() or "{}")
+print("rx %s delivered %s drops %s" % (d.get("rx"), d.get("tun_packets"),
+      d.get("enqueue_drops", 0) + d.get("worker_drops", 0)))' 2> /dev/null)"
+}
+
+fault() {	# the k-th fault, in turn
+	case $(($1 % 3)) in
+	0) echo "soak: fault: the tun down 5 s"
+	   ip -n "$dut" link set $tun down; sleep 5; ip -n "$dut" link set $tun up
+	   ip -n "$dut" addr add 10.78.1.1/24 dev $tun 2> /dev/null ;;
+	1) echo "soak: fault: the link down 5 s (vg)"
+	   ip -n "$gen" link set vg down; sleep 5; ip -n "$gen" link set vg up ;;
+	2) echo "soak: fault: a burst of malformed frames"
+	   ip netns exec "$gen" "$PY" "$helper" malformed --ifname vg --dst-mac "$dmac" \
+		--src-mac "$gmac" --src 10.78.0.1 --dst 10.78.0.2 --src6 fd00:78::1 \
+		--dst6 fd00:78::2 --count 1000 --rate 5000 > "$tmp/malformed.log" 2>&1 ;;
+	esac
+}
+
+t0=$(date +%s)
+k=0
+while :; do
+	now=$(($(date +%s) - t0))
+	[ $now -ge $secs ] && break
+	kill -0 $dpid 2> /dev/null || break
+	if [ $((now % 10)) = 0 ]; then sample $now; fi
+	if [ $now -gt 0 ] && [ $((now % 60)) = 30 ]; then fault $k; k=$((k + 1)); fi
+	sleep 1
+done
+sample "$(($(date +%s) - t0))"
+kill -TERM $dpid 2> /dev/null
+for _ in $(seq 50); do kill -0 $dpid 2> /dev/null || break; sleep 0.1; done
+lib_wait $dpid
+rc=$?
+tail -4 "$tmp/d.out" | sed 's/^/soak: /'
+
+why=
+[ $rc = 0 ] || why="$why exit $rc;"
+grep -q '^conservation: .*: holds$' "$tmp/d.out" || why="$why conservation violated or missing;"
+grep -q '^audit: every frame came home$' "$tmp/d.out" || why="$why frames did not come home;"
+# After the first minute (the allocator's warm-up), nothing grows.
+why="$why$(awk 'NR == 1 { f = $3; t = $4 } $1 >= 60 && !r { r = $2 }
+	{ lr = $2; lf = $3; lt = $4 }
+	END {
+		if (r && lr - r > 4096) printf " VmRSS %d -> %d kB;", r, lr
+		if (lf != f) printf " open files %d -> %d;", f, lf
+		if (lt != t) printf " threads %d -> %d;", t, lt
+	}' "$tmp/samples")"
+faults=$k
+if [ -z "$why" ]; then
+	echo "soak: PASS: $minutes min at $rate pps, $faults faults; exit 0, conservation holds, every frame home, memory, files and threads flat"
+else
+	echo "soak: FAIL:$why"
+fi
