@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Write the fuzz targets' seeds: tests/fuzz/corpus/{pkt,gso,neigh}/.
+"""Write the fuzz targets' seeds: tests/fuzz/corpus/{pkt,gso,neigh,tun}/.
 
     python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
 
 The seeds are committed; this script says how they were made and makes
 them again (the same bytes each time). pkt: single frames; gso: batches in
-gso_fuzz.c's framing; neigh: netlink replies in neigh_fuzz.c's framing.
+gso_fuzz.c's framing; neigh: netlink replies in neigh_fuzz.c's framing;
+tun: tun reads in tun_fuzz.c's.
 """
 import os
 import struct
@@ -137,6 +138,29 @@ def gso_seeds():
     }
 
 
+def tun_read(ctl, room, vnet_flags, gso_type, frame):
+    """tun_fuzz.c's input: control, room, then the vnet header and packet."""
+    vnet = struct.pack('=BBHHHH', vnet_flags, gso_type, 0, 0, 0, 0)
+    return struct.pack('!BH', ctl, room) + vnet + frame
+
+
+def tun_seeds():
+    ip4, ip6 = udp4(18)[14:], tcp6(1000)[14:]
+    return {
+        'tun-udp4': tun_read(0, 2048, 0, 0, ip4),
+        'tun-tcp6': tun_read(0, 2048, 0, 0, ip6),
+        'tun-data-valid': tun_read(0, 2048, 2, 0, ip4),
+        'tun-needs-csum': tun_read(0, 2048, 1, 0, ip4),
+        'tun-gso-tcpv4': tun_read(0, 2048, 1, 1, tcp4(1000)[14:]),
+        'tun-filled-room': tun_read(0, 10 + len(ip4), 0, 0, ip4),
+        'tun-arp': tun_read(0, 2048, 0, 0, bytes(28)),
+        'tap-udp4': tun_read(1, 2048, 0, 0, udp4(18)),
+        'tap-gso-udp': tun_read(1, 2048, 1, 5, udp4(18)),
+        'eagain': tun_read(2, 2048, 0, 0, b''),
+        'vnet-only': tun_read(0, 2048, 0, 0, b''),
+    }
+
+
 # ---- netlink -------------------------------------------------------------
 
 RTM_NEWROUTE, RTM_NEWNEIGH, NLMSG_ERROR = 24, 28, 2
@@ -200,7 +224,7 @@ def main():
     top = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
                                                              'corpus')
     for name, seeds in (('pkt', pkt_seeds()), ('gso', gso_seeds()),
-                        ('neigh', neigh_seeds())):
+                        ('neigh', neigh_seeds()), ('tun', tun_seeds())):
         d = os.path.join(top, name)
         os.makedirs(d, exist_ok=True)
         for f, data in seeds.items():
