@@ -274,12 +274,12 @@ abi-baseline: $(ABI_DUMP)
 check-unit: $(UNIT_TESTS)
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(notdir $(UNIT_TESTS))
 
-# libFuzzer targets (tests/fuzz/*_fuzz.c), each linked with the library
-# sources it exercises, all compiled by clang with the fuzzer's coverage,
-# ASan and UBSan (a UBSan finding aborts, so libFuzzer reports it). They go
-# to build/fuzz/, apart from every other build. `make fuzz` runs each for
-# FUZZ_SECONDS from its seeds (tests/fuzz/corpus/NAME/) with its
-# dictionary (tests/fuzz/NAME.dict, where there is one); no clang or no
+# libFuzzer targets (tests/fuzz/*_fuzz.c), linked with an archive of the
+# library sources they exercise, all compiled by clang with the fuzzer's
+# coverage, ASan and UBSan (a UBSan finding aborts, so libFuzzer reports
+# it). They go to build/fuzz/, apart from every other build. `make fuzz`
+# runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus/NAME/) with
+# its dictionary (tests/fuzz/NAME.dict, where there is one); no clang or no
 # libFuzzer is a SKIP line, not a failure (tests/fuzz/run-fuzz.sh).
 FUZZ_CC ?= $(CLANG)
 FUZZ_SECONDS ?= 10
@@ -315,6 +315,7 @@ $(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c $(FUZZ_LIB) $(LIB_HDRS) $(FUZZ_DEPS)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpthread
 
 fuzz-build: $(FUZZ_BINS)
+	@:
 
 fuzz:
 	$(Q)MAKE="$(MAKE) --no-print-directory" FUZZ_CC="$(FUZZ_CC)" FUZZ_BUILD=$(FUZZ_BUILD) \
