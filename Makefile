@@ -8,6 +8,9 @@
 #   make check-abi        the shared library's ABI against lib/abi/ (abigail-tools)
 #   make abi-baseline     write that baseline again (a deliberate commit)
 #   make check-unit       only the unit tests (no root, no network)
+#   make fuzz FUZZ_SECONDS=S
+#                         each libFuzzer target (tests/fuzz/) for S seconds
+#                         (clang, ASan+UBSan; build/fuzz/)
 #   make V=1              show the commands
 #   make WERROR=1         warnings are errors (the default when CI=true)
 #   make install PREFIX=/usr/local DESTDIR=...
@@ -16,10 +19,10 @@
 # CPPFLAGS, CFLAGS and LDFLAGS are taken from the environment or the command
 # line (as dpkg-buildflags sets them); CFLAGS defaults to -O2 -g.
 #
-# Objects go to build/ (build/$(SANITIZE)/ for sanitizer builds). Library
-# sources are compiled twice: release objects for libucpumap.{a,so} and the
-# apps, and debug objects (-DUCM_DEBUG: every frame move checked) for the
-# unit tests.
+# Objects go to build/ (build/$(SANITIZE)/ for sanitizer builds, build/fuzz/
+# for the fuzz targets). Library sources are compiled twice: release objects
+# for libucpumap.{a,so} and the apps, and debug objects (-DUCM_DEBUG: every
+# frame move checked) for the unit tests.
 
 # The version is the last node of the symbol map (UCPUMAP_x.y.z, one node
 # per release), as libxdp does: the map says which release this is, and
@@ -131,8 +134,8 @@ $(shell mkdir -p $(BUILD) && (test -f $(FLAGS_STAMP) && \
 	[ "$$(cat $(FLAGS_STAMP))" = "$(FLAGS_NOW)" ] || echo "$(FLAGS_NOW)" > $(FLAGS_STAMP)))
 DEPS := Makefile config.mk $(FLAGS_STAMP)
 
-.PHONY: all lib apps tests check check-unit check-abi abi-baseline install install-lib \
-	install-dev install-bin install-man clean distclean help
+.PHONY: all lib apps tests check check-unit check-abi abi-baseline fuzz fuzz-build install \
+	install-lib install-dev install-bin install-man clean distclean help
 all: lib apps tests
 
 lib: $(STATIC_LIB) $(SHARED_LIB) $(DEBUG_LIB)
@@ -271,6 +274,53 @@ abi-baseline: $(ABI_DUMP)
 check-unit: $(UNIT_TESTS)
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(notdir $(UNIT_TESTS))
 
+# libFuzzer targets (tests/fuzz/*_fuzz.c), linked with an archive of the
+# library sources they exercise, all compiled by clang with the fuzzer's
+# coverage, ASan and UBSan (a UBSan finding aborts, so libFuzzer reports
+# it). They go to build/fuzz/, apart from every other build. `make fuzz`
+# runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus/NAME/) with
+# its dictionary (tests/fuzz/NAME.dict, where there is one); no clang or no
+# libFuzzer is a SKIP line, not a failure (tests/fuzz/run-fuzz.sh).
+FUZZ_CC ?= $(CLANG)
+FUZZ_SECONDS ?= 10
+FUZZ_BUILD := build/fuzz
+FUZZ_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib/include -Ilib -g -O1 \
+	-fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_LIB_SRCS := lib/core/log.c lib/proto/pkt.c lib/proto/gso.c lib/io/neigh.c
+FUZZ_LIB := $(FUZZ_BUILD)/libucpumap-fuzz.a
+FUZZ_NAMES := $(patsubst tests/fuzz/%_fuzz.c,%,$(wildcard tests/fuzz/*_fuzz.c))
+FUZZ_BINS := $(patsubst %,$(FUZZ_BUILD)/%_fuzz,$(FUZZ_NAMES))
+
+# Rebuilt when the compiler or flags change, as the other builds are.
+ifneq ($(filter fuzz fuzz-build,$(MAKECMDGOALS)),)
+FUZZ_STAMP := $(FUZZ_BUILD)/.flags
+FUZZ_NOW := $(FUZZ_CC) $(FUZZ_CFLAGS)
+$(shell mkdir -p $(FUZZ_BUILD) && (test -f $(FUZZ_STAMP) && \
+	[ "$$(cat $(FUZZ_STAMP))" = "$(FUZZ_NOW)" ] || echo "$(FUZZ_NOW)" > $(FUZZ_STAMP)))
+endif
+FUZZ_DEPS := Makefile config.mk $(FUZZ_STAMP)
+
+$(FUZZ_BUILD)/%.o: %.c $(LIB_HDRS) $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(call msg,CLANG,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_LIB): $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_LIB_SRCS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c $(FUZZ_LIB) $(LIB_HDRS) $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpthread
+
+fuzz-build: $(FUZZ_BINS)
+	@:
+
+fuzz:
+	$(Q)MAKE="$(MAKE) --no-print-directory" FUZZ_CC="$(FUZZ_CC)" FUZZ_BUILD=$(FUZZ_BUILD) \
+		sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
 # The pkg-config file is rebuilt when the directories or the version it
 # names change (a later `make install PREFIX=/usr` after `make`).
 PC_FILE := $(BUILD)/libucpumap.pc
@@ -331,4 +381,4 @@ distclean: clean
 	rm -f config.mk
 
 help:
-	@sed -n '3,22p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,25p' Makefile | sed 's/^# \{0,1\}//'

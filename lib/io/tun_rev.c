@@ -39,6 +39,7 @@
 
 #include "io/neigh.h"
 #include "io/tun_internal.h"
+#include "io/tun_read.h"
 #include "io/uring.h"
 
 #ifdef UCM_DEBUG
@@ -412,41 +413,34 @@ static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
 static uint64_t slot_packet(struct tun_rev *r, uint32_t i,
 			    struct ucm_tun_rev_stats *a)
 {
-	char *pkt = (char *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM;
-	const struct virtio_net_hdr *vh = (const void *)(pkt - VNET_LEN);
-	int32_t res = r->res[i];
-	uint32_t len;
-	uint8_t *eth;
-	bool v6;
+	uint8_t *pkt = (uint8_t *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM;
+	uint8_t *eth = pkt - ETH_HLEN;
+	uint32_t len = 0;
+	bool v6 = false;
 
-	if (res == -EAGAIN)
-		return 0;	/* drained: the poll says when it is not */
-	if (res < 0 || (uint32_t)res <= VNET_LEN) {
+	switch (ucm_tun_read_check(pkt - VNET_LEN, r->res[i], r->room, r->tap, &len, &v6)) {
+	case UCM_TUN_READ_PACKET:
+		break;
+	case UCM_TUN_READ_DRAINED:
+		return 0;
+	case UCM_TUN_READ_ERR:
 		a->err++;
 		return 0;
-	}
-	if ((uint32_t)res >= r->room) {	/* maybe cut short: never send it */
+	case UCM_TUN_READ_TOO_BIG:
 		a->drop_too_big++;
 		return 0;
-	}
-	/* DATA_VALID is a hint (a checksum already checked), not work. */
-	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) ||
-	    vh->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+	case UCM_TUN_READ_OFFLOAD:
 		a->drop_offload++;
 		return 0;
-	}
-	len = res - VNET_LEN;
-	if (r->tap)
-		return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM, len);
-	eth = (uint8_t *)pkt - ETH_HLEN;
-	v6 = (uint8_t)pkt[0] >> 4 == 6;
-	if ((!v6 && (uint8_t)pkt[0] >> 4 != 4) || len < (v6 ? 40u : 20u)) {
+	case UCM_TUN_READ_NON_IP:
 		a->drop_non_ip++;
 		return 0;
 	}
+	if (r->tap)
+		return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM, len);
 	if (!r->neigh)
 		memcpy(eth, r->l2.dst, 6);
-	else if (ucm_neigh_lookup(r->neigh, v6, (const uint8_t *)pkt + (v6 ? 24 : 16), eth,
+	else if (ucm_neigh_lookup(r->neigh, v6, pkt + (v6 ? 24 : 16), eth,
 				  r->now, &a->neigh_asks)) {
 		a->drop_no_neigh++;
 		return 0;

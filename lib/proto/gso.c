@@ -351,7 +351,8 @@ void ucm_gso_save(const struct ucm_pkt *pkt, const uint8_t *data, struct ucm_gso
 	const uint8_t *l4 = data + pkt->l4_off;
 
 	memcpy(&u->check, l4 + check_off(pkt), 2);
-	u->tflags = l4[13];	/* TCP's flags; a UDP payload byte, unused */
+	/* TCP's flags; a UDP datagram may end before byte 13 of its header. */
+	u->tflags = pkt->l4_proto == IPPROTO_TCP ? l4[13] : 0;
 }
 
 void ucm_gso_restore(const struct ucm_pkt *pkt, uint8_t *data, const struct ucm_gso_undo *u)

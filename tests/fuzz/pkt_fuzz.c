@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Build: clang -g -O1 -fsanitize=fuzzer,address,undefined -Ilib/include \
- *          -Ilib tests/fuzz/pkt_fuzz.c lib/proto/pkt.c lib/core/log.c -o /tmp/pkt_fuzz
- * Seed:  mkdir -p /tmp/pc && build/tests/test_pkt --write-corpus /tmp/pc
- * Run:   /tmp/pkt_fuzz -max_total_time=30 /tmp/pc   (seeding is optional)
- * Oracle: valid reason; on success every offset within the frame (check()).
+ * The frame parser on arbitrary bytes (`make fuzz`; the seeds in
+ * tests/fuzz/corpus/pkt/, more from `build/tests/test_pkt --write-corpus
+ * DIR`, one file per frame of its tables). The frame is an exact-size heap
+ * copy (ASan sees a read past it).
+ *
+ * Oracle: a reason the parser may give; on success every offset within
+ * the frame and the flags consistent (check()), and a second parse the
+ * same.
  */
 #include <stdint.h>
 #include <stdlib.h>

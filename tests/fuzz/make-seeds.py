@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Write the fuzz targets' seeds: tests/fuzz/corpus/{pkt,gso,neigh,tun}/.
+
+    python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
+
+The seeds are committed; this script says how they were made and makes
+them again (the same bytes each time). pkt: single frames; gso: batches in
+gso_fuzz.c's framing; neigh: netlink replies in neigh_fuzz.c's framing;
+tun: tun reads in tun_fuzz.c's.
+"""
+import os
+import struct
+import sys
+
+SRC4, DST4 = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2])
+SRC6 = bytes([0x20, 0x01, 0x0d, 0xb8] + [0] * 11 + [1])
+DST6 = bytes([0x20, 0x01, 0x0d, 0xb8] + [0] * 11 + [2])
+
+
+def csum(data):
+    if len(data) % 2:
+        data += b'\0'
+    s = sum(struct.unpack('!%dH' % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def eth(proto, vlan=None):
+    h = bytes([2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1])
+    if vlan is not None:
+        h += struct.pack('!HH', 0x8100, vlan)
+    return h + struct.pack('!H', proto)
+
+
+def l4(proto, src, dst, sport, payload, seq=0, flags=0x10, opts=b'', bad=False):
+    """A UDP datagram or TCP segment with its checksum over @src/@dst."""
+    if proto == 17:
+        hdr = struct.pack('!HHHH', sport, 9000, 8 + len(payload), 0)
+    else:
+        doff = (20 + len(opts)) // 4
+        hdr = struct.pack('!HHIIBBHHH', sport, 9000, seq, 777, doff << 4, flags,
+                          500, 0, 0) + opts
+    seg = hdr + payload
+    pseudo = src + dst + struct.pack('!BBH', 0, proto, len(seg))
+    c = csum(pseudo + seg) or (0xffff if proto == 17 else 0)
+    c ^= 0x0101 if bad else 0
+    at = 6 if proto == 17 else 16
+    return seg[:at] + struct.pack('!H', c) + seg[at + 2:]
+
+
+def ipv4(proto, seg, ident=1, df=False, frag=0, src=SRC4, dst=DST4):
+    hdr = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(seg), ident,
+                      (0x4000 if df else 0) | frag, 64, proto, 0, src, dst)
+    hdr = hdr[:10] + struct.pack('!H', csum(hdr)) + hdr[12:]
+    return eth(0x0800) + hdr + seg
+
+
+def ipv6(proto, seg, label=0, ext=b''):
+    """@ext: the first extension header's type, then its bytes."""
+    nh = proto if not ext else ext[0]
+    hdr = struct.pack('!IHBB16s16s', 0x60000000 | label, max(len(ext) - 1, 0) + len(seg),
+                      nh, 64, SRC6, DST6)
+    return eth(0x86dd) + hdr + ext[1:] + seg
+
+
+def udp4(n, ident=1, sport=1000, **kw):
+    return ipv4(17, l4(17, SRC4, DST4, sport, bytes(i & 0xff for i in range(n)), **kw), ident)
+
+
+def udp6(n, sport=1000, label=0, **kw):
+    return ipv6(17, l4(17, SRC6, DST6, sport, bytes(i & 0xff for i in range(n)), **kw), label)
+
+
+TS = bytes([1, 1, 8, 10, 0, 0, 0, 5, 0, 0, 0, 0])      # NOP NOP timestamp
+
+
+def tcp4(seq, n=100, flags=0x10, **kw):
+    return ipv4(6, l4(6, SRC4, DST4, 3000, bytes(n), seq, flags, TS, **kw),
+                ident=seq // 100 & 0xffff, df=True)
+
+
+def tcp6(seq, n=100, flags=0x10):
+    return ipv6(6, l4(6, SRC6, DST6, 3000, bytes(n), seq, flags, TS))
+
+
+def pkt_seeds():
+    frag_hdr = bytes([44, 17, 0, 0, 8, 0, 0, 0, 1])         # offset 1: a later one
+    dstopts = bytes([60, 17, 0, 0, 0, 0, 0, 0, 0])
+    qinq = eth(0x88a8)[:12] + struct.pack('!HHHHH', 0x88a8, 7, 0x8100, 9, 0x0800) + \
+        udp4(10)[14:]
+    return {
+        'udp4': udp4(18),
+        'tcp4-ts': tcp4(1000),
+        'udp6': udp6(18, label=0x12345),
+        'tcp6': tcp6(5000),
+        'ipv6-dstopts-udp': ipv6(17, l4(17, SRC6, DST6, 1, b'x' * 8), ext=dstopts),
+        'ipv6-frag-later': ipv6(17, b'y' * 16, ext=frag_hdr),
+        'ipv4-frag-first': ipv4(17, l4(17, SRC4, DST4, 1, b'z' * 16), frag=0x2000),
+        'ipv4-frag-later': ipv4(17, b'z' * 16, frag=0x0003),
+        'icmp4': ipv4(1, bytes([8, 0, 0xf7, 0xff, 0, 0, 0, 0])),
+        'qinq-udp4': qinq,
+        'arp': eth(0x0806) + bytes(28),
+        'ipv4-padded': udp4(1) + bytes(17),
+    }
+
+
+def rec(frame, fix=False):
+    """gso_fuzz.c's record: a packet."""
+    return struct.pack('!BH', 2 if fix else 0, len(frame)) + frame
+
+
+def clone(n, same_id=False, fix=True):
+    """gso_fuzz.c's record: @n next packets of the last one's stream."""
+    return struct.pack('!BH', 1 | (2 if fix else 0) | (4 if same_id else 0), n)
+
+
+def gso_seeds():
+    tcp_psh = [tcp4(1000 + 100 * i, flags=0x18 if i == 2 else 0x10) for i in range(5)]
+    return {
+        'udp4-one-flow': b'\0' + b''.join(rec(udp4(18, i + 1)) for i in range(4)),
+        'udp6-two-flows': b'\0' + b''.join(rec(udp6(18, sport=1000 + 1000 * (i % 2)))
+                                           for i in range(5)),
+        'udp4-short-last': b'\0' + b''.join(rec(udp4(n, i + 1))
+                                            for i, n in enumerate([18, 18, 5, 18])),
+        'udp4-bad-csum': b'\0' + b''.join(rec(udp4(18, i + 1, bad=i == 2)) for i in range(5)),
+        'tcp4-push': b'\0' + b''.join(rec(f) for f in tcp_psh),
+        'tcp6-stream': b'\0' + b''.join(rec(tcp6(1000 + 100 * i)) for i in range(4)),
+        'udp4-64k': b'\0' + rec(udp4(1400)) + clone(50),
+        'tcp4-130-segments': b'\0' + rec(tcp4(1000, n=10)) + clone(130),
+        'udp4-df-fixed-id': b'\0' + rec(ipv4(17, l4(17, SRC4, DST4, 1000, bytes(18)), 7,
+                                             df=True)) + clone(3, same_id=True),
+        'tap-udp4-fragment': b'\x04' + rec(udp4(18, 1)) + rec(udp4(18, 2)) +
+        rec(ipv4(17, b'z' * 16, frag=0x0003)) + rec(udp4(18, 3)),
+        'tap-mixed': b'\x84' + rec(eth(0x0806) + bytes(28)) + rec(udp4(18, 1)) +
+        rec(tcp4(1000)) + rec(udp4(18, 2)) + rec(tcp4(1100)),
+    }
+
+
+def tun_read(ctl, room, vnet_flags, gso_type, frame):
+    """tun_fuzz.c's input: control, room, then the vnet header and packet."""
+    vnet = struct.pack('=BBHHHH', vnet_flags, gso_type, 0, 0, 0, 0)
+    return struct.pack('!BH', ctl, room) + vnet + frame
+
+
+def tun_seeds():
+    ip4, ip6 = udp4(18)[14:], tcp6(1000)[14:]
+    return {
+        'tun-udp4': tun_read(0, 2048, 0, 0, ip4),
+        'tun-tcp6': tun_read(0, 2048, 0, 0, ip6),
+        'tun-data-valid': tun_read(0, 2048, 2, 0, ip4),
+        'tun-needs-csum': tun_read(0, 2048, 1, 0, ip4),
+        'tun-gso-tcpv4': tun_read(0, 2048, 1, 1, tcp4(1000)[14:]),
+        'tun-filled-room': tun_read(0, 10 + len(ip4), 0, 0, ip4),
+        'tun-arp': tun_read(0, 2048, 0, 0, bytes(28)),
+        'tap-udp4': tun_read(1, 2048, 0, 0, udp4(18)),
+        'tap-gso-udp': tun_read(1, 2048, 1, 5, udp4(18)),
+        'eagain': tun_read(2, 2048, 0, 0, b''),
+        'vnet-only': tun_read(0, 2048, 0, 0, b''),
+    }
+
+
+# ---- netlink -------------------------------------------------------------
+
+RTM_NEWROUTE, RTM_NEWNEIGH, NLMSG_ERROR = 24, 28, 2
+RTA_OIF, RTA_GATEWAY, RTA_TABLE = 4, 5, 15
+NDA_DST, NDA_LLADDR = 1, 2
+NUD_REACHABLE, NUD_STALE = 0x02, 0x04
+IFX = 7
+
+
+def attr(t, data):
+    a = struct.pack('=HH', 4 + len(data), t) + data
+    return a + bytes(-len(a) % 4)
+
+
+def nlmsg(t, seq, body):
+    return struct.pack('=IHHII', 16 + len(body), t, 0, seq, 0) + body
+
+
+def route(seq, v6, gw=None, oif=IFX, table=254, rtype=1):
+    body = struct.pack('=BBBBBBBBI', 10 if v6 else 2, 128 if v6 else 32, 0, 0,
+                       table if table < 256 else 252, 0, 0, rtype, 0)
+    body += attr(RTA_TABLE, struct.pack('=I', table))
+    if gw:
+        body += attr(RTA_GATEWAY, gw)
+    return nlmsg(RTM_NEWROUTE, seq, body + attr(RTA_OIF, struct.pack('=i', oif)))
+
+
+def neigh(seq, v6, state, mac=b'\x02\0\0\0\0\x42'):
+    body = struct.pack('=BxxxiHBB', 10 if v6 else 2, IFX, state, 0, 0)
+    body += attr(NDA_DST, DST6 if v6 else DST4)
+    return nlmsg(RTM_NEWNEIGH, seq, body + attr(NDA_LLADDR, mac))
+
+
+def error(seq, err):
+    return nlmsg(NLMSG_ERROR, seq, struct.pack('=i', err) + struct.pack('=IHHII', 16, 26, 5,
+                                                                         seq, 0))
+
+
+def question(ctl, seq, datagram):
+    return struct.pack('=BIi', ctl, seq, IFX) + datagram
+
+
+def neigh_seeds():
+    gw6 = bytes([0xfe, 0x80] + [0] * 13 + [1])
+    return {
+        'route4-gateway': question(0, 5, route(4, False) + route(5, False, gw=SRC4)),
+        'route4-other-nic': question(0, 5, route(5, False, oif=IFX + 1)),
+        'route6-onlink': question(2, 9, route(9, True)),
+        'route6-gateway-table1000': question(2, 9, route(9, True, gw=gw6, table=1000)),
+        'route4-local': question(0, 3, route(3, False, table=255, rtype=2)),
+        'neigh4-reachable': question(1, 2, neigh(2, False, NUD_REACHABLE)),
+        'neigh6-stale': question(3, 2, neigh(2, True, NUD_STALE)),
+        'neigh4-after-error': question(1, 2, error(1, -16) + neigh(2, False, NUD_REACHABLE)),
+        'error-netunreach': question(0, 2, error(2, -101)),
+        'ack': question(1, 2, error(2, 0)),
+        'foreign': question(4, 7, route(7, False, gw=SRC4)),
+    }
+
+
+def main():
+    top = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
+                                                             'corpus')
+    for name, seeds in (('pkt', pkt_seeds()), ('gso', gso_seeds()),
+                        ('neigh', neigh_seeds()), ('tun', tun_seeds())):
+        d = os.path.join(top, name)
+        os.makedirs(d, exist_ok=True)
+        for f, data in seeds.items():
+            with open(os.path.join(d, f), 'wb') as out:
+                out.write(data)
+
+
+if __name__ == '__main__':
+    main()

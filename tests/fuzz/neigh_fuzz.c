@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The next-hop resolver's netlink reply parsers (lib/io/neigh.c) on
+ * arbitrary datagrams, as its resolver thread calls them: the reply to a
+ * question found in a datagram (ucm_neigh_nl_find()), then read as a route
+ * or a neighbour entry.
+ *
+ * Input: a control byte, the question's sequence number and the NIC's
+ * ifindex (4 bytes each, host order), then the datagram, copied to a heap
+ * block of its exact size (ASan sees a read past it).
+ *   control: bit 0 a neighbour question (else a route), bit 1 IPv6,
+ *            bit 2 the datagram comes from a process (nl_pid 4242), not
+ *            the kernel
+ * The seeds (tests/fuzz/corpus/neigh/) are well-formed replies that the
+ * fuzzer mutates.
+ *
+ * The oracle is neigh.h's contract: find returns 1, 0, -EPROTO or the
+ * kernel's -errno, and never 1 for another sender; its message lies whole
+ * inside the datagram, of the asked type and sequence number, long enough
+ * for its fixed header. A route is 0, -ENETUNREACH or -EPROTO, and its hop
+ * the destination or a gateway attribute's address; a neighbour entry 0 or
+ * 1, -EAGAIN or -EPROTO, and its MAC a 6-byte link-layer attribute's. The
+ * parsers write nothing past the address's length.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include "io/neigh.h"
+
+#define CHECK(cond)				\
+	do {					\
+		if (!(cond))			\
+			abort();		\
+	} while (0)
+
+#define HDR_LEN	9	/* control, sequence number, ifindex */
+
+static const uint8_t DST4[4] = { 192, 0, 2, 9 };
+static const uint8_t DST6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 9 };
+
+/* Does message @h hold an attribute of @type whose payload is @want? An
+ * attribute walk of the oracle's own, bounded by the message. */
+static bool has_attr(const struct nlmsghdr *h, uint16_t type, const uint8_t *want,
+		     uint32_t len)
+{
+	const uint8_t *m = (const uint8_t *)h;
+	uint32_t off = NLMSG_LENGTH(NLMSG_ALIGN(sizeof(struct rtmsg)));
+
+	/* rtmsg and ndmsg are both 12 bytes: the attributes start alike. */
+	_Static_assert(sizeof(struct rtmsg) == sizeof(struct ndmsg), "fixed headers");
+	while (off + 4 <= h->nlmsg_len) {
+		uint16_t alen, atype;
+
+		memcpy(&alen, m + off, 2);
+		memcpy(&atype, m + off + 2, 2);
+		if (alen < 4 || off + alen > h->nlmsg_len)
+			return false;
+		if (atype == type && alen - 4u == len && !memcmp(m + off + 4, want, len))
+			return true;
+		off += (alen + 3u) & ~3u;
+	}
+	return false;
+}
+
+static void check_route(const struct nlmsghdr *h, int ifindex, bool v6)
+{
+	uint32_t alen = v6 ? 16 : 4;
+	const uint8_t *dst = v6 ? DST6 : DST4;
+	uint8_t hop[32];
+	int ret;
+
+	memset(hop, 0xa5, sizeof(hop));
+	ret = ucm_neigh_parse_route(h, ifindex, v6, dst, hop);
+	CHECK(ret == 0 || ret == -ENETUNREACH || ret == -EPROTO);
+	for (uint32_t i = alen; i < sizeof(hop); i++)
+		CHECK(hop[i] == 0xa5);
+	if (ret == 0)
+		CHECK(!memcmp(hop, dst, alen) || has_attr(h, RTA_GATEWAY, hop, alen));
+}
+
+static void check_neigh(const struct nlmsghdr *h, int ifindex, bool v6)
+{
+	uint8_t mac[16];
+	int ret;
+
+	memset(mac, 0xa5, sizeof(mac));
+	ret = ucm_neigh_parse_neigh(h, ifindex, v6, mac);
+	CHECK(ret == 0 || ret == 1 || ret == -EAGAIN || ret == -EPROTO);
+	for (uint32_t i = 6; i < sizeof(mac); i++)
+		CHECK(mac[i] == 0xa5);
+	if (ret == 0 || ret == 1)
+		CHECK(has_attr(h, NDA_LLADDR, mac, 6));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const struct nlmsghdr *msg = NULL;
+	bool neigh, v6, foreign;
+	uint32_t seq, pid;
+	uint16_t type;
+	size_t len, hdr, off;
+	int ifindex, ret;
+	uint8_t *buf;
+
+	if (size < HDR_LEN)
+		return 0;
+	neigh = data[0] & 1;
+	v6 = data[0] & 2;
+	foreign = data[0] & 4;
+	memcpy(&seq, data + 1, 4);
+	memcpy(&ifindex, data + 5, 4);
+	len = size - HDR_LEN;
+	buf = malloc(len ? len : 1);
+	CHECK(buf);
+	memcpy(buf, data + HDR_LEN, len);
+
+	pid = foreign ? 4242 : 0;
+	type = neigh ? RTM_NEWNEIGH : RTM_NEWROUTE;
+	hdr = neigh ? sizeof(struct ndmsg) : sizeof(struct rtmsg);
+	ret = ucm_neigh_nl_find(buf, len, pid, seq, type, hdr, &msg);
+	CHECK(ret == 1 || ret == 0 || ret == -EPROTO || (ret < 0 && ret >= -4095));
+	if (foreign)
+		CHECK(ret == 0);
+	if (ret == 1) {
+		off = (const uint8_t *)msg - buf;
+		CHECK((const uint8_t *)msg >= buf && off < len && off % NLMSG_ALIGNTO == 0);
+		CHECK(msg->nlmsg_len >= NLMSG_LENGTH(hdr) && msg->nlmsg_len <= len - off);
+		CHECK(msg->nlmsg_type == type && msg->nlmsg_seq == seq);
+		if (neigh)
+			check_neigh(msg, ifindex, v6);
+		else
+			check_route(msg, ifindex, v6);
+	}
+	free(buf);
+	return 0;
+}
