@@ -122,9 +122,11 @@ APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 # Helper programs of the network tests (tests/net/*.sh run them as root).
-NET_PROGS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(filter-out tests/net/fault_shim.c,$(wildcard tests/net/*.c)))
-# Faults on demand in a running daemon (LD_PRELOAD), for test-faults.sh.
-NET_PROGS += $(BUILD)/tests/net/libfault_shim.so
+NET_SHIMS := tests/net/fault_shim.c tests/net/setup_shim.c
+NET_PROGS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(filter-out $(NET_SHIMS),$(wildcard tests/net/*.c)))
+# Faults on demand (LD_PRELOAD): in a running daemon (test-faults.sh,
+# test-backpressure.sh), and at set-up (test-setupfail.sh).
+NET_PROGS += $(BUILD)/tests/net/libfault_shim.so $(BUILD)/tests/net/libsetup_shim.so
 
 # Everything is rebuilt when the flags change (a SANITIZE or V switch
 # must not mix objects).
@@ -230,7 +232,7 @@ $(BUILD)/tests/test_opts: tests/unit/test_opts.c tests/unit/utest.h $(APP_COMMON
 	$(Q)$(CC) $(DBG_CFLAGS) -Iapps/common -o $@ $< $(APP_COMMON) $(DEBUG_LIB) $(LDFLAGS) \
 		$(LDLIBS_BASE)
 
-$(BUILD)/tests/net/libfault_shim.so: tests/net/fault_shim.c $(DEPS)
+$(BUILD)/tests/net/lib%_shim.so: tests/net/%_shim.c $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -fPIC $(LIBURING_CFLAGS) $(CPPFLAGS) $(CFLAGS) \

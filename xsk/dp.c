@@ -941,7 +941,7 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 
 	dp = calloc(1, sizeof(*dp));
 	if (!dp)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("the datapath"));
 	pthread_mutex_init(&dp->lock, NULL);
 	err = dp_resolve(opts, &dp->c);
 	if (err)
@@ -966,7 +966,7 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 		dp->fin->es_ok = calloc(dp->c.nqueues * dp->c.nworkers, sizeof(bool));
 	}
 	if (!dp->fin || !dp->fin->es || !dp->fin->es_ok) {
-		err = -ENOMEM;
+		err = ucm_oom("the datapath's final counters");
 		goto out_parts;
 	}
 	err = dp_attach(dp);

@@ -297,7 +297,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 		return ucm_err_ptr(err);
 	x = calloc(1, sizeof(*x));
 	if (!x)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("the sockets"));
 	x->ifindex = if_nametoindex(o.ifname);
 	if (!x->ifindex) {
 		pr_warn("xsk: no interface named '%s' (ip link shows the names)\n",
@@ -326,7 +326,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 	x->nqueues = o.nqueues;
 	x->q = calloc(o.nqueues, sizeof(*x->q));
 	if (!x->q) {
-		err = -ENOMEM;
+		err = ucm_oom("the sockets' queues");
 		goto out_umem;
 	}
 

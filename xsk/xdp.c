@@ -132,7 +132,7 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 
 	x = calloc(1, sizeof(*x));
 	if (!x)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("the XDP program"));
 	x->link_fd = -1;
 	libbpf_set_print(libbpf_print);
 	x->obj = bpf_object__open_mem(ucm_steer_bpf_obj,

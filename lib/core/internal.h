@@ -134,4 +134,12 @@ void ucm_log(enum ucm_log_level level, const char *fmt, ...);
 #define pr_info(fmt, ...)	ucm_log(UCM_LOG_INFO, "ucpumap: " fmt, ##__VA_ARGS__)
 #define pr_debug(fmt, ...)	ucm_log(UCM_LOG_DEBUG, "ucpumap: " fmt, ##__VA_ARGS__)
 
+/* An allocation for @what failed: said in the log, as every failure is
+ * (a caller may not know which of its parts ran out). -ENOMEM. */
+static inline int ucm_oom(const char *what)
+{
+	pr_warn("out of memory: %s\n", what);
+	return -ENOMEM;
+}
+
 #endif /* UCM_INTERNAL_H */

@@ -21,7 +21,7 @@ struct ucm_ring *ucm_ring__create(uint32_t size, uint32_t flags)
 	bytes = (bytes + UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1);
 	r = aligned_alloc(UCM_CACHELINE, bytes);
 	if (!r)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("a ring"));
 	memset(r, 0, sizeof(*r));
 	r->size = size;
 	r->mask = size - 1;

@@ -105,7 +105,7 @@ static int pool_init(struct ucm_umem *umem, struct ucm_pool *pool,
 	pool->stack.frames = calloc(pool->nframes, sizeof(uint64_t));
 	if (!pool->stack.frames) {
 		pool_fini(pool);
-		return -ENOMEM;
+		return ucm_oom("a pool's backing stack");
 	}
 	/* Every frame starts on the backing stack; pushed in reverse so the
 	 * first allocations come out in address order. */
@@ -129,7 +129,7 @@ struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts)
 
 	umem = calloc(1, sizeof(*umem));
 	if (!umem)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("the UMEM"));
 	umem->frame_size = o.frame_size;
 	umem->frame_shift = ilog2_u64(o.frame_size);
 	umem->npools = o.npools;
@@ -152,14 +152,14 @@ struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts)
 	/* calloc: every tag starts as UCM_LOC_STACK (0). */
 	umem->tags = calloc((size_t)o.npools * o.frames_per_pool, 1);
 	if (!umem->tags) {
-		err = -ENOMEM;
+		err = ucm_oom("the UMEM's frame places");
 		goto out_area;
 	}
 #endif
 	umem->pools = aligned_alloc(UCM_CACHELINE,
 				    sizeof(struct ucm_pool) * o.npools);
 	if (!umem->pools) {
-		err = -ENOMEM;
+		err = ucm_oom("the UMEM's pools");
 		goto out_tags;
 	}
 	for (i = 0; i < o.npools; i++) {
@@ -368,7 +368,7 @@ static int pool_audit(struct ucm_pool *pool, struct ucm_pool_audit *a)
 	a->frames = pool->nframes;
 	seen = calloc(pool->nframes, 1);
 	if (!seen)
-		return ucm_err(-ENOMEM);
+		return ucm_err(ucm_oom("the audit"));
 
 	pthread_mutex_lock(&pool->stack.lock);
 	for (i = 0; i < pool->stack.top && !err; i++)
@@ -450,7 +450,7 @@ int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect,
 	seen = calloc(pool->nframes, 1);
 	addrs = calloc(pool->nframes, sizeof(*addrs));
 	if (!seen || !addrs) {
-		err = -ENOMEM;
+		err = ucm_oom("the audit");
 		goto out;
 	}
 	pool_scrub(pool);	/* cache and ring to the stack: one tier left */

@@ -323,12 +323,12 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 			      map->nworkers * sizeof(struct ucm_bq) +
 			      UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1));
 	if (!prod)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("a producer"));
 	memset(prod, 0, sizeof(*prod) + map->nworkers * sizeof(struct ucm_bq));
 	prod->stats = calloc(map->nworkers, sizeof(*prod->stats));
 	if (!prod->stats) {
 		free(prod);
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("a producer's counters"));
 	}
 	prod->map = map;
 	prod->pool = pool;
@@ -685,7 +685,7 @@ static int worker_inline(struct ucm_cpumap *map, uint32_t idx)
 	struct ucm_worker *w = aligned_alloc(UCM_CACHELINE, sizeof(*w));
 
 	if (!w)
-		return -ENOMEM;
+		return ucm_oom("a worker");
 	memset(w, 0, sizeof(*w));
 	w->map = map;
 	w->idx = idx;
@@ -706,7 +706,7 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 
 	w = aligned_alloc(UCM_CACHELINE, sizeof(*w));
 	if (!w)
-		return -ENOMEM;
+		return ucm_oom("a worker");
 	memset(w, 0, sizeof(*w));
 	w->map = map;
 	w->idx = idx;
@@ -720,7 +720,7 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 	w->ring = ucm_ring__create(qsize, UCM_RING_MP);
 	if (!w->ring) {
 		worker_free(w);
-		return -ENOMEM;
+		return -ENOMEM;		/* the ring said so */
 	}
 
 	pthread_attr_init(&attr);
@@ -785,7 +785,7 @@ static int map_set_txqs(struct ucm_cpumap *map, struct ucm_txq *const *txqs,
 	}
 	map->txqs = calloc(n, sizeof(*map->txqs));
 	if (!map->txqs)
-		return -ENOMEM;
+		return ucm_oom("the workers' TX channels");
 	memcpy(map->txqs, txqs, n * sizeof(*map->txqs));
 	return 0;
 }
@@ -848,11 +848,11 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 
 	map = calloc(1, sizeof(*map));
 	if (!map)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("the cpumap"));
 	map->workers = calloc(o.ncpus, sizeof(*map->workers));
 	if (!map->workers) {
 		free(map);
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("the cpumap's workers"));
 	}
 	pthread_mutex_init(&map->lock, NULL);
 	map->umem = umem;

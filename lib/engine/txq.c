@@ -48,7 +48,7 @@ struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 	}
 	t = aligned_alloc(UCM_CACHELINE, sizeof(*t));
 	if (!t)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("a TX channel"));
 	memset(t, 0, sizeof(*t));
 	t->umem = umem;
 	t->free = ucm_ring__create(size, UCM_RING_SP);

@@ -574,7 +574,7 @@ struct ucm_neigh *ucm_neigh_create(int ifindex, ucm_thread_fn init, void *ctx,
 	int err;
 
 	if (!n)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("a next-hop resolver"));
 	n->ifindex = ifindex;
 	n->init = init;
 	n->init_ctx = ctx;

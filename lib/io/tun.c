@@ -284,7 +284,7 @@ struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 
 	tun = aligned_alloc(UCM_CACHELINE, sizeof(*tun));
 	if (!tun)
-		return ucm_err_ptr(-ENOMEM);
+		return ucm_err_ptr(ucm_oom("the tun"));
 	memset(tun, 0, sizeof(*tun));
 	for (q = 0; q < UCM_TUN_MAX_QUEUES; q++)
 		tun->fds[q] = -1;
@@ -438,7 +438,7 @@ static int tun_open(void *ctx, uint32_t w)
 	st = aligned_alloc(UCM_CACHELINE,
 			   (sizeof(*st) + UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1));
 	if (!st) {
-		err = -ENOMEM;
+		err = ucm_oom("a worker's tun state");
 		goto err_open;
 	}
 	memset(st, 0, sizeof(*st));

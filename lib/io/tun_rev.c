@@ -174,7 +174,7 @@ int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	r = aligned_alloc(UCM_CACHELINE,
 			  (sizeof(*r) + UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1));
 	if (!r)
-		return -ENOMEM;
+		return ucm_oom("a worker's read path");
 	memset(r, 0, sizeof(*r));
 	err = ucm_uring_init(&r->ring, REV_RING);
 	if (err) {
