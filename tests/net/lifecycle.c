@@ -32,79 +32,12 @@
 
 #include "ucpumap/dp.h"
 #include "ucpumap/log.h"
+#include "census.h"
 
 #define WARMUP		10
 /* What glibc's arenas may still take after the warm-up: a round maps and
  * unmaps its UMEM (32 MB), so a leak of a round's worth shows at once. */
 #define RSS_SLACK_KB	2048
-
-struct census {
-	long fds, rss_kb, progs, maps, links, devs, threads;
-};
-
-static long count_dir(const char *path)
-{
-	struct dirent *e;
-	long n = 0;
-	DIR *d = opendir(path);
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-static long rss_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-/* Objects of one kind on the system, by walking their ids. */
-static long count_ids(int (*next)(__u32, __u32 *))
-{
-	__u32 id = 0;
-	long n = 0;
-
-	while (!next(id, &id))
-		n++;
-	return n;
-}
-
-static long count_devs(void)
-{
-	struct if_nameindex *ifs = if_nameindex(), *i;
-	long n = 0;
-
-	if (!ifs)
-		return -1;
-	for (i = ifs; i->if_index; i++)
-		n++;
-	if_freenameindex(ifs);
-	return n;
-}
-
-static void take(struct census *c)
-{
-	c->fds = count_dir("/proc/self/fd");
-	c->rss_kb = rss_kb();
-	c->progs = count_ids(bpf_prog_get_next_id);
-	c->maps = count_ids(bpf_map_get_next_id);
-	c->links = count_ids(bpf_link_get_next_id);
-	c->devs = count_devs();
-	c->threads = count_dir("/proc/self/task");
-}
 
 static int quiet(enum ucm_log_level level, const char *fmt, va_list ap)
 {
@@ -128,7 +61,7 @@ static const char *one_round(const char *ifname, uint32_t round, int *err,
 	}
 	*err = ucm_dp__start(dp);
 	if (!*err && mid)
-		take(mid);
+		census_take(mid);
 	if (!*err)
 		*err = ucm_dp__stop(dp, 1000);
 	ucm_dp__destroy(dp);
@@ -161,10 +94,10 @@ int main(int argc, char **argv)
 	ucm_set_print(quiet);
 	for (r = 0; r < rounds && !step; r++) {
 		if (r == WARMUP)
-			take(&a);
+			census_take(&a);
 		step = one_round(argv[1], r, &err, r == WARMUP ? &m : NULL);
 	}
-	take(&b);
+	census_take(&b);
 	CHECK("stop", !step, "round %u: %s failed: %s", r, step, strerror(-err));
 	CHECK("census", m.fds > b.fds && m.progs > b.progs && m.maps > b.maps &&
 	      m.links > b.links && m.devs > b.devs && m.threads > b.threads,

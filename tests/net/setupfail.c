@@ -34,57 +34,7 @@
 
 #include "ucpumap/dp.h"
 #include "ucpumap/log.h"
-
-struct census {
-	long fds, progs, maps, links, devs, threads;
-	size_t heap;
-};
-
-static bool same(const struct census *a, const struct census *b)
-{
-	return a->fds == b->fds && a->progs == b->progs && a->maps == b->maps &&
-	       a->links == b->links && a->devs == b->devs && a->threads == b->threads;
-}
-
-static long count_dir(const char *path)
-{
-	struct dirent *e;
-	long n = 0;
-	DIR *d = opendir(path);
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
-static long count_ids(int (*next)(__u32, __u32 *))
-{
-	__u32 id = 0;
-	long n = 0;
-
-	while (!next(id, &id))
-		n++;
-	return n;
-}
-
-static void take(struct census *c)
-{
-	struct if_nameindex *ifs = if_nameindex(), *i;
-
-	c->devs = 0;
-	for (i = ifs; i && i->if_index; i++)
-		c->devs++;
-	if_freenameindex(ifs);
-	c->fds = count_dir("/proc/self/fd");
-	c->progs = count_ids(bpf_prog_get_next_id);
-	c->maps = count_ids(bpf_map_get_next_id);
-	c->links = count_ids(bpf_link_get_next_id);
-	c->threads = count_dir("/proc/self/task");
-	c->heap = mallinfo2().uordblks;
-}
+#include "census.h"
 
 static int msgs;
 
@@ -135,7 +85,7 @@ int main(int argc, char **argv)
 	for (n = 1; n <= maxn && !why[0]; n++) {
 		int err = 0, m0 = msgs;
 
-		take(&a);
+		census_take(&a);
 		arm(argv[2], n);
 		dp = create(argv[1]);
 		err = dp ? 0 : errno;
@@ -159,13 +109,13 @@ int main(int argc, char **argv)
 		if (!dp && msgs == m0 && !why[0])
 			snprintf(why, sizeof(why), "call %ld failed: the create failed (%s) without a word in the log",
 				 n, strerror(err));
-		take(&b);
-		for (int t = 0; t < 100 && !same(&a, &b); t++) {
+		census_take(&b);
+		for (int t = 0; t < 100 && !census_same(&a, &b); t++) {
 			usleep(10000);
-			take(&b);
+			census_take(&b);
 		}
 		heap += (long)(b.heap - a.heap);
-		if (!why[0] && !same(&a, &b))
+		if (!why[0] && !census_same(&a, &b))
 			snprintf(why, sizeof(why), "call %ld failed (%s): left fds %+ld, programs %+ld, maps %+ld, links %+ld, devices %+ld, threads %+ld, heap %+ld bytes",
 				 n, dp ? "coped" : strerror(err), b.fds - a.fds, b.progs - a.progs,
 				 b.maps - a.maps, b.links - a.links, b.devs - a.devs,
