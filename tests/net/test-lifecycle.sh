@@ -31,7 +31,8 @@ fi
 rounds=${LIFECYCLE_ROUNDS:-300}
 t0=$(date +%s)
 # A round takes about 0.12 s here, a sanitizer's a few times that.
-lib_run ip netns exec "$dut" timeout $((60 + rounds / 2)) "$prog" vd "$rounds" > "$tmp/out" 2> "$tmp/err"
+lib_run ip netns exec "$dut" env ${SANITIZE:+LIFECYCLE_NO_RSS=1} timeout $((60 + rounds / 2)) \
+	"$prog" vd "$rounds" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 sed -n 's/^\(PASS\|FAIL\|SKIP\): lifecycle\//\1: test-lifecycle\//p; /^# /p' "$tmp/out"
 echo "# $rounds rounds in $(($(date +%s) - t0)) s"
