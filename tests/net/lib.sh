@@ -24,6 +24,11 @@
 #                      registered: a signal interrupts the wait at once
 #                      and the cleanup stops CMD by its pid (a foreground
 #                      `timeout` would be out of reach in its own group)
+#   closing_lines FILE   empty when a daemon's output FILE ends with the
+#                      conservation line(s) holding and every frame home,
+#                      else what it says instead
+#   udp_flood SECS     $helper's flood from $gen ($G4) to $D4 for SECS, in
+#                      the background, registered: $fpid
 #   exact_ipv4 LABEL DST SRC   100 datagrams from $gen to DST (from SRC),
 #                      received behind the daemon in $dut with
 #                      ucpumapd_traffic.py ($helper): empty when each came
@@ -236,4 +241,20 @@ exact_ipv4() {
 	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
 		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co)"
 	fi
+}
+
+closing_lines() {
+	local why=
+	grep -q '^conservation: .*: holds$' "$1" ||
+		why="$(grep '^conservation' "$1" || echo 'no conservation line');"
+	grep -q '^audit: every frame came home$' "$1" ||
+		why="$why $(grep '^audit' "$1" || echo 'no audit line')"
+	echo "$why"
+}
+
+udp_flood() {
+	ip netns exec "$gen" "$PY" "$helper" flood --src "$G4" --dst "$D4" --secs "$1" \
+		> "$tmp/flood.log" 2>&1 &
+	fpid=$!
+	lib_pid $fpid
 }

@@ -121,6 +121,9 @@ int main(int argc, char **argv)
 				 b.maps - a.maps, b.links - a.links, b.devs - a.devs,
 				 b.threads - a.threads, (long)(b.heap - a.heap));
 	}
+	if (!why[0] && n == 1)
+		snprintf(why, sizeof(why), "not one call of it failed: the shim did not take %s (LD_PRELOAD?)",
+			 argv[2]);
 	if (why[0])
 		printf("FAIL: setupfail/%s: %s\n", argv[2], why);
 	else

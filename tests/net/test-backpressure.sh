@@ -74,19 +74,9 @@ stop_daemon() {	# SIGTERM; D_RC the status, D_MS how long it took
 closing_ok() {	# empty when exit 0 and the closing lines hold
 	local why=
 	[ "$D_RC" = 0 ] || why="exit $D_RC;"
-	grep -q '^conservation: .*: holds$' "$D_OUT" ||
-		why="$why $(grep '^conservation' "$D_OUT" || echo 'no conservation line');"
-	grep -q '^audit: every frame came home$' "$D_OUT" ||
-		why="$why $(grep '^audit' "$D_OUT" || echo 'no audit line')"
-	echo "$why"
+	echo "$why$(closing_lines "$D_OUT")"
 }
-
-flood() {	# SECONDS in the background: $fpid
-	ip netns exec "$gen" "$PY" "$helper" flood --src $G4 --dst $D4 --secs "$1" \
-		> "$tmp/flood.log" 2>&1 &
-	fpid=$!
-	lib_pid $fpid
-}
+flood() { udp_flood "$1"; }
 
 # ---- few frames ------------------------------------------------------------------
 if start_daemon few --frames 256 --rx-size 64 --qsize 64 --interval 0; then

@@ -86,21 +86,8 @@ wait_exit() {
 	dpid=
 }
 
-closing_ok() {	# empty when the closing lines say all held, else what
-	local why=
-	grep -q '^conservation: .*: holds$' "$D_OUT" ||
-		why="$(grep '^conservation' "$D_OUT" || echo 'no conservation line');"
-	grep -q '^audit: every frame came home$' "$D_OUT" ||
-		why="$why $(grep '^audit' "$D_OUT" || echo 'no audit line')"
-	echo "$why"
-}
-
-flood() {	# in the background for SECONDS; $fpid
-	ip netns exec "$gen" "$PY" "$helper" flood --src $G4 --dst $D4 --secs "$1" \
-		> "$tmp/flood.log" 2>&1 &
-	fpid=$!
-	lib_pid $fpid
-}
+closing_ok() { closing_lines "$D_OUT"; }
+flood() { udp_flood "$1"; }
 
 # down_up CASE DOWN-CMD UP-CMD DOWN-RE UP-RE: under a flood, down for 2 s,
 # then up; both said once, and the daemon still forwards.
