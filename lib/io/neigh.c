@@ -40,6 +40,9 @@
  *   counter set and poll() returns at once: no lost wake-up.
  * - fd (netlink), buf, seq, req_head, ans_next, held[] and nheld are the
  *   resolver's alone.
+ * - The counters evicted, refused (the worker's) and requests (the
+ *   resolver's) have one writer each and are read by ucm_neigh_counts() on
+ *   any thread: relaxed stores and loads, nothing ordered by them.
  *
  * A question whose next hop the kernel is resolving is held by the
  * resolver, which looks at the neighbour entry again after 1, 2, 4 ... ms
@@ -75,8 +78,32 @@
 #define NEIGH_NEG_NS	25000000ull	/* a negative answer: ask again after 25 ms, */
 #define NEIGH_NEG_MAX	6		/* doubling each time up to 1.6 s */
 #define NEIGH_RING	64		/* questions in flight per worker */
-#define NEIGH_RATE_NS	1000000ull	/* the budget: a question per ms, */
-#define NEIGH_BURST	32		/* saved up to 32 */
+/*
+ * The budget: a question per ms, in two buckets of a question per 2 ms
+ * each, saved up to 16: one for new destinations (and negative ones asked
+ * again), one kept for the next hops in use (refreshes, and a destination
+ * that comes again; see NEIGH_IDLE_NS). Either may take from the other's
+ * bucket what is there beyond its first 8, so each class has the whole
+ * budget while the other is idle and half of it under contention: a flood
+ * of new destinations (a scan, spoofed sources) cannot stop the next hops
+ * in use from being asked about again, nor can a thousand next hops'
+ * refreshes stop new ones. The last 16 places in flight are the kept
+ * class's too.
+ */
+#define NEIGH_RATE_NS	2000000ull
+#define NEIGH_BURST	16
+#define NEIGH_LEND	(NEIGH_BURST / 2)
+#define NEIGH_KEEP_RING	16
+/* A known next hop looked up in the last second is in use: a new
+ * destination does not take its place (as the kernel's forced GC spares
+ * entries updated in the last 5 s) unless it comes again (it is one of
+ * the last two that missed in its set) and every way is in use: then it
+ * takes the one used longest ago, once per 100 ms per set at most. A set
+ * cannot hold more than four; the fifth is not starved, and a flood of
+ * new destinations, each seen once in a while, neither evicts one in use
+ * nor takes the questions kept for them. */
+#define NEIGH_IDLE_NS	1000000000ull
+#define NEIGH_FORCE_NS	100000000ull
 #define NL_BUF		8192
 #define NL_WAIT_MS	100		/* a netlink answer's wait, */
 #define NL_READS	8		/* and the datagrams read for one */
@@ -98,6 +125,7 @@ struct neigh_entry {
 	uint8_t backoff;	/* NE_NEG: doublings of NEIGH_NEG_NS */
 	int16_t err;		/* NE_NEG: the answer */
 	uint64_t refresh;	/* ask again from then */
+	uint64_t used;		/* last looked up */
 };
 
 struct neigh_req {
@@ -127,9 +155,13 @@ struct ucm_neigh {
 	struct neigh_entry set[NEIGH_SETS][NEIGH_WAYS];
 	uint64_t seed;
 	uint64_t tokens_at;	/* the budget's clock */
-	uint32_t tokens;
+	uint32_t tokens[2];	/* per class: [1] is the kept one */
 	uint32_t req_next;	/* questions written */
 	uint32_t ans_head;	/* answers taken */
+	uint64_t forced[NEIGH_SETS];	/* a set's last eviction of a way in use */
+	uint32_t missed[NEIGH_SETS][2];	/* the hashes of a set's last misses */
+	uint64_t evicted;	/* next hops in the cache given up for another */
+	uint64_t refused;	/* new destinations with every way in use */
 	/* shared, see the contract */
 	uint32_t req_tail __cacheline_aligned;
 	uint32_t ans_tail __cacheline_aligned;
@@ -141,6 +173,7 @@ struct ucm_neigh {
 	int fd __cacheline_aligned;
 	int ifindex;
 	uint32_t seq;
+	uint64_t requests;	/* messages sent (read anywhere) */
 	uint32_t req_head;
 	uint32_t ans_next;
 	uint32_t nheld;
@@ -276,11 +309,18 @@ static void put_attr(struct nlmsghdr *h, int type, const void *data, int len)
 	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
 }
 
+/* A counter of one writer, read by ucm_neigh_counts() on any thread. */
+static void count(uint64_t *c)
+{
+	__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
+}
+
 static int nl_send(struct ucm_neigh *n, struct nlmsghdr *req)
 {
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
 
 	req->nlmsg_seq = ++n->seq;
+	count(&n->requests);
 	if (sendto(n->fd, req, req->nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
 		return -errno;
 	return 0;
@@ -505,7 +545,7 @@ static struct ucm_neigh *neigh_alloc(uint64_t seed)
 	n->fd = -1;
 	n->efd = -1;
 	n->seed = seed;
-	n->tokens = NEIGH_BURST;
+	n->tokens[0] = n->tokens[1] = NEIGH_BURST;
 	return n;
 }
 
@@ -644,74 +684,143 @@ static uint32_t neigh_hash(uint64_t seed, bool v6, const uint8_t *a)
 }
 
 static struct neigh_entry *find(struct ucm_neigh *n, bool v6, const uint8_t *a,
-				struct neigh_entry **set)
+				uint32_t *hash)
 {
-	struct neigh_entry *s = n->set[neigh_hash(n->seed, v6, a) % NEIGH_SETS];
+	struct neigh_entry *s;
 
-	*set = s;
+	*hash = neigh_hash(n->seed, v6, a);
+	s = n->set[*hash % NEIGH_SETS];
 	for (int i = 0; i < NEIGH_WAYS; i++)
 		if (s[i].state != NE_FREE && s[i].v6 == v6 && !memcmp(s[i].addr, a, v6 ? 16 : 4))
 			return &s[i];
 	return NULL;
 }
 
-/* The way to give a new destination: a free one, else the one due first,
- * one with a question out only if @pending_too. */
-static struct neigh_entry *victim(struct neigh_entry *s, bool pending_too)
+void ucm_neigh_counts(const struct ucm_neigh *n, uint64_t *requests, uint64_t *evicted,
+		      uint64_t *refused)
 {
-	struct neigh_entry *v = NULL;
-
-	for (int i = 0; i < NEIGH_WAYS; i++) {
-		if (s[i].state == NE_FREE)
-			return &s[i];
-		if (s[i].pending && !pending_too)
-			continue;
-		if (!v || s[i].refresh < v->refresh)
-			v = &s[i];
-	}
-	return v;
+	*requests = __atomic_load_n(&n->requests, __ATOMIC_RELAXED);
+	*evicted = __atomic_load_n(&n->evicted, __ATOMIC_RELAXED);
+	*refused = __atomic_load_n(&n->refused, __ATOMIC_RELAXED);
 }
 
-static void entry_init(struct neigh_entry *e, bool v6, const uint8_t *a)
+/* A known next hop looked up within NEIGH_IDLE_NS. */
+static bool in_use(const struct neigh_entry *e, uint64_t now)
+{
+	return e->state == NE_KNOWN && now - e->used < NEIGH_IDLE_NS;
+}
+
+/*
+ * The way of set @si to give a new destination, in this order: a free
+ * one; a negative answer not being asked about; a known next hop idle for
+ * NEIGH_IDLE_NS; one being asked about (a new destination still unknown:
+ * only if @pending_too); and, if @again (it missed before, see above) and
+ * all four are known and in use, the one used longest ago, if the set has
+ * not given one up in NEIGH_FORCE_NS. Within a kind, the one used longest
+ * ago (a known one) or due first. NULL otherwise: the newcomer waits.
+ */
+static struct neigh_entry *victim(struct ucm_neigh *n, uint32_t si, uint64_t now,
+				  bool pending_too, bool again)
+{
+	struct neigh_entry *s = n->set[si], *v = NULL, *lru = NULL;
+	int vrank = 4, busy = 0;
+
+	for (int i = 0; i < NEIGH_WAYS; i++) {
+		struct neigh_entry *e = &s[i];
+		int rank;
+
+		if (e->state == NE_FREE)
+			return e;
+		if (in_use(e, now)) {
+			busy++;
+			if (!e->pending && (!lru || e->used < lru->used))
+				lru = e;
+			continue;
+		}
+		if (e->pending && (!pending_too || e->state == NE_KNOWN))
+			continue;
+		rank = e->state == NE_KNOWN ? 2 : e->pending ? 3 : 1;
+		if (rank < vrank || (rank == vrank &&
+				     (rank == 2 ? e->used < v->used : e->refresh < v->refresh))) {
+			v = e;
+			vrank = rank;
+		}
+	}
+	if (v || !again || busy < NEIGH_WAYS || !lru || now - n->forced[si] < NEIGH_FORCE_NS)
+		return v;
+	n->forced[si] = now;
+	return lru;
+}
+
+static void entry_init(struct neigh_entry *e, bool v6, const uint8_t *a, uint64_t now)
 {
 	memset(e, 0, sizeof(*e));
 	memcpy(e->addr, a, v6 ? 16 : 4);
 	e->v6 = v6;
 	e->state = NE_NEG;
 	e->err = -EAGAIN;
+	e->used = now;
 }
 
-/* Queue a question about @e, within the bounds. Return true if queued. */
-static bool ask(struct ucm_neigh *n, struct neigh_entry *e, uint64_t *asks)
+/* The bucket a question of class @keep (see NEIGH_RATE_NS) takes its
+ * token from, or -1 for none (no token, or no place in flight). */
+static int bucket(const struct ucm_neigh *n, bool keep)
+{
+	uint32_t ring = keep ? NEIGH_RING : NEIGH_RING - NEIGH_KEEP_RING;
+
+	if (n->req_next - n->ans_head >= ring)
+		return -1;
+	if (n->tokens[keep])
+		return keep;
+	return n->tokens[!keep] > NEIGH_LEND ? !keep : -1;
+}
+
+/* Queue a question about @e, within the bounds. */
+static void ask(struct ucm_neigh *n, struct neigh_entry *e, bool keep, uint64_t *asks)
 {
 	struct neigh_req *q;
+	int b = bucket(n, keep);
 
-	if (!n->tokens || n->req_next - n->ans_head >= NEIGH_RING)
-		return false;
-	n->tokens--;
+	if (b < 0)
+		return;
+	n->tokens[b]--;
 	q = &n->req[n->req_next++ % NEIGH_RING];
 	memcpy(q->addr, e->addr, sizeof(q->addr));
 	q->v6 = e->v6;
 	e->pending = 1;
 	(*asks)++;
-	return true;
 }
 
 int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac,
 		     uint64_t now, uint64_t *asks)
 {
-	struct neigh_entry *s, *e = find(n, v6, dst, &s);
+	uint32_t h, si;
+	struct neigh_entry *e = find(n, v6, dst, &h);
+	bool again;
 
 	if (!e) {
-		if (!n->tokens || n->req_next - n->ans_head >= NEIGH_RING)
+		si = h % NEIGH_SETS;
+		again = n->missed[si][0] == h || n->missed[si][1] == h;
+		if (!again) {
+			n->missed[si][1] = n->missed[si][0];
+			n->missed[si][0] = h;
+		}
+		if (bucket(n, again) < 0)
 			return -EAGAIN;	/* no room to ask: keep what is cached */
-		e = victim(s, true);
-		entry_init(e, v6, dst);
-		ask(n, e, asks);
+		e = victim(n, si, now, true, again);
+		if (!e) {
+			count(&n->refused);
+			return -EAGAIN;
+		}
+		if (e->state == NE_KNOWN)
+			count(&n->evicted);
+		entry_init(e, v6, dst, now);
+		ask(n, e, again, asks);
 		return -EAGAIN;
 	}
+	e->used = now;
 	if (now >= e->refresh && !e->pending)
-		ask(n, e, asks);
+		ask(n, e, e->state == NE_KNOWN, asks);
 	if (e->state == NE_NEG)
 		return e->err;
 	memcpy(mac, e->mac, 6);
@@ -721,15 +830,18 @@ int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *
 /* An answer into the cache. */
 static void apply(struct ucm_neigh *n, const struct neigh_ans *a, uint64_t now)
 {
-	struct neigh_entry *s, *e = find(n, a->v6, a->addr, &s);
+	uint32_t h;
+	struct neigh_entry *e = find(n, a->v6, a->addr, &h);
 
 	if (!e) {
-		/* Evicted while asked about: back in, if a way is not
-		 * waiting for an answer of its own. */
-		e = victim(s, false);
+		/* Evicted while asked about: back in, if a way is neither in
+		 * use nor waiting for an answer of its own. */
+		e = victim(n, h % NEIGH_SETS, now, false, false);
 		if (!e)
 			return;
-		entry_init(e, a->v6, a->addr);
+		if (e->state == NE_KNOWN)
+			count(&n->evicted);
+		entry_init(e, a->v6, a->addr, now);
 	}
 	e->pending = 0;
 	if (!a->err) {
@@ -759,13 +871,13 @@ void ucm_neigh_sync(struct ucm_neigh *n, uint64_t now)
 	if (now <= n->tokens_at)
 		return;
 	earned = (now - n->tokens_at) / NEIGH_RATE_NS;
-	if (n->tokens + earned >= NEIGH_BURST) {
-		n->tokens = NEIGH_BURST;
+	for (int b = 0; b < 2; b++)
+		n->tokens[b] = n->tokens[b] + earned >= NEIGH_BURST ? NEIGH_BURST :
+			       n->tokens[b] + (uint32_t)earned;
+	if (n->tokens[0] == NEIGH_BURST && n->tokens[1] == NEIGH_BURST)
 		n->tokens_at = now;
-	} else {
-		n->tokens += earned;
+	else
 		n->tokens_at += earned * NEIGH_RATE_NS;
-	}
 }
 
 void ucm_neigh_kick(struct ucm_neigh *n)
@@ -788,6 +900,11 @@ struct ucm_neigh *ucm_neigh_create_detached(uint64_t seed)
 	struct ucm_neigh *n = neigh_alloc(seed);
 
 	return n ? n : ucm_err_ptr(-ENOMEM);
+}
+
+uint32_t ucm_neigh_set_of(const struct ucm_neigh *n, bool v6, const uint8_t *addr)
+{
+	return neigh_hash(n->seed, v6, addr) % NEIGH_SETS;
 }
 
 int ucm_neigh_take_request(struct ucm_neigh *n, bool *v6, uint8_t *addr)

@@ -56,6 +56,14 @@ void ucm_neigh_sync(struct ucm_neigh *n, uint64_t now);
 int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac,
 		     uint64_t now, uint64_t *asks);
 void ucm_neigh_kick(struct ucm_neigh *n);
+/* Counters for the statistics, from any thread: @requests, messages sent
+ * to the kernel (netlink; a question costs two or three, and one per look
+ * at a neighbour the kernel resolves); @evicted, known next hops given up
+ * for another destination (idle ones: a sign the cache is too small for
+ * the traffic); @refused, new destinations not cached (nor asked about)
+ * because every way of their set was in use. */
+void ucm_neigh_counts(const struct ucm_neigh *n, uint64_t *requests, uint64_t *evicted,
+		      uint64_t *refused);
 /* The clock the cache's lifetimes run on (CLOCK_MONOTONIC, ns): read once
  * per batch by the caller, not once per packet. */
 uint64_t ucm_neigh_now(void);
@@ -82,6 +90,8 @@ int ucm_neigh_parse_neigh(const struct nlmsghdr *h, int ifindex, bool v6, uint8_
  * the resolver, taking the kicked questions and giving answers. */
 struct ucm_neigh *ucm_neigh_create_detached(uint64_t seed);
 int ucm_neigh_take_request(struct ucm_neigh *n, bool *v6, uint8_t *addr);
+/* The set @addr falls in (of 256, 4 ways each). */
+uint32_t ucm_neigh_set_of(const struct ucm_neigh *n, bool v6, const uint8_t *addr);
 void ucm_neigh_put_answer(struct ucm_neigh *n, bool v6, const uint8_t *addr, int err,
 			  const uint8_t *mac);
 

@@ -281,11 +281,28 @@ static void cancel_all(struct tun_rev *r)
 	}
 }
 
+/* The resolver's counts into the statistics (set, not added: they are
+ * totals), once a turn. */
+static void neigh_stats_publish(struct ucm_tun_rev_stats *s, const struct ucm_neigh *n)
+{
+	uint64_t req, ev, ref;
+
+	ucm_neigh_counts(n, &req, &ev, &ref);
+	if (req != s->neigh_requests)
+		WRITE_ONCE(s->neigh_requests, req);
+	if (ev != s->neigh_evicted)
+		WRITE_ONCE(s->neigh_evicted, ev);
+	if (ref != s->neigh_refused)
+		WRITE_ONCE(s->neigh_refused, ref);
+}
+
 void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_rev *r = st->rev;
 	uint32_t i, keep = 0;
 
+	if (r->neigh)
+		neigh_stats_publish(&tun->wk[w].rev_stats, r->neigh);
 	ucm_neigh_destroy(r->neigh);
 	cancel_all(r);
 	io_uring_queue_exit(&r->ring);
@@ -474,6 +491,8 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 
 	if (!r || r->dead)
 		return 0;
+	if (r->neigh)
+		neigh_stats_publish(&tun->wk[w].rev_stats, r->neigh);
 	reap_events(r);
 	if (!r->readable) {
 		if (io_uring_sq_ready(&r->ring))

@@ -163,6 +163,16 @@ struct ucm_tun_stats {
  * @err: reads that failed otherwise than EAGAIN
  * @stopped: 1 once the read path gave up (its io_uring failed): nothing is
  *           read from the tun any more (ucm_dp__check(): UCM_DP_FAULT_BACK)
+ * @neigh_requests: messages the resolver sent the kernel (netlink): two or
+ *                  three per question, and one per look at a neighbour the
+ *                  kernel is resolving (bounded: a question per ms at most)
+ * @neigh_evicted: known next hops given up for another destination (each
+ *                 idle for a second at least): many mean the cache (1024
+ *                 destinations per worker) is smaller than the traffic
+ * @neigh_refused: new destinations neither cached nor asked about, every
+ *                 place they could take being in use (their packets are in
+ *                 drop_no_neigh)
+ * The neigh_* counts are as of the worker's last turn.
  */
 struct ucm_tun_rev_stats {
 	uint64_t packets;
@@ -176,6 +186,9 @@ struct ucm_tun_rev_stats {
 	uint64_t neigh_asks;
 	uint64_t err;
 	uint64_t stopped;
+	uint64_t neigh_requests;
+	uint64_t neigh_evicted;
+	uint64_t neigh_refused;
 };
 
 /* The Ethernet header the read path puts in front of what a tun gives
