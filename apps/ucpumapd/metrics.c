@@ -147,6 +147,14 @@ static const struct fam fams[] = {
 	  .help = "Bytes the tun took from the worker." },
 	{ .name = "ucpumap_back_packets_total", C, R(packets), .two_way = true,
 	  .help = "Two-way: packets the worker read from the tun for the way back." },
+	{ .name = "ucpumap_back_neigh_questions_total", C, R(neigh_asks), .two_way = true,
+	  .help = "Two-way: next-hop questions the worker queued for its resolver (misses, refreshes)." },
+	{ .name = "ucpumap_back_neigh_requests_total", C, R(neigh_requests), .two_way = true,
+	  .help = "Two-way: netlink messages the worker's resolver sent the kernel." },
+	{ .name = "ucpumap_back_neigh_evicted_total", C, R(neigh_evicted), .two_way = true,
+	  .help = "Two-way: known next hops the cache gave up for another destination." },
+	{ .name = "ucpumap_back_neigh_refused_total", C, R(neigh_refused), .two_way = true,
+	  .help = "Two-way: new destinations not cached, every place in their set in use." },
 };
 #undef C
 #undef G

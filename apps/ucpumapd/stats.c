@@ -180,10 +180,11 @@ static void print_back(struct daemon *d, uint32_t w, double dt)
 
 	if (ucm_dp__rev_stats(d->dp, w, &rs, sizeof(rs)) || ucm_dp__txq_stats(d->dp, w, &qs, sizeof(qs)))
 		return;
-	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu, neigh_asks %llu, err %llu | to queue %u: sent %llu full %llu\n",
+	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu, neigh asks %llu requests %llu evicted %llu refused %llu, err %llu | to queue %u: sent %llu full %llu\n",
 	       ULL(rs.packets), (rs.packets - d->last_rev[w]) / dt, ULL(rs.reads),
 	       ULL(rs.no_frame), ULL(rs.drop_offload), ULL(rs.drop_too_big),
-	       ULL(rs.drop_non_ip), ULL(rs.drop_no_neigh), ULL(rs.neigh_asks), ULL(rs.err),
+	       ULL(rs.drop_non_ip), ULL(rs.drop_no_neigh), ULL(rs.neigh_asks),
+	       ULL(rs.neigh_requests), ULL(rs.neigh_evicted), ULL(rs.neigh_refused), ULL(rs.err),
 	       ucm_dp__queue_id(d->dp, w % ucm_dp__nqueues(d->dp)), ULL(qs.sent),
 	       ULL(qs.send_full));
 	d->last_rev[w] = rs.packets;

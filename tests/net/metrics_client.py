@@ -310,6 +310,10 @@ def summarize(r):
     res["workers"] = sorted(l["worker"] for n, l, v in samples
                             if n == "ucpumap_delivered_packets_total")
     res["coalesce_count"] = total("ucpumap_coalesce_segments_count")
+    res["neigh"] = {k: total("ucpumap_back_neigh_%s_total" % k)
+                    for k in ("questions", "requests", "evicted", "refused")}
+    res["back_drops"] = {l["reason"]: v for n, l, v in samples
+                         if n == "ucpumap_drops_total" and l.get("way") == "back"}
     res["reasons"] = sorted(l["reason"] for n, l, v in samples
                             if n == "ucpumap_drops_total" and l.get("way") == "in")
     return res

@@ -13,6 +13,8 @@ as one line of JSON on stdout, or writes it to --out.
               each steering policy over two workers
   sink        binds UDP ports and reads (counts) until told to stop
   flood       UDP from 16 flows as fast as it can, for at most N seconds
+  spray       UDP at a steady rate to N destinations in turn (a /16 and
+              up from --base), a --hot destination every --hot-every
   malformed   raw AF_PACKET frames with broken headers, mixed with valid UDP
   ping        ICMP echo over a raw socket
   seq-recv    reads ucpumap-gen's --seq datagrams of N flows: each once,
@@ -331,15 +333,18 @@ def sink(a):
         lo, _, hi = part.partition("-")
         ports += range(int(lo), int(hi or lo) + 1)
     socks = [bind_udp(socket.AF_INET, p) for p in ports]
-    count = {}
+    count, tags = {}, {}
     open(a.ready, "w").close()
 
     def on(s, data, addr):
         p = s.getsockname()[1]
         count[p] = count.get(p, 0) + 1
+        t = "%d:%s" % (p, chr(data[0]) if data else "")
+        tags[t] = tags.get(t, 0) + 1
 
     ok = wait_stop_loop(socks, a.stop, time.monotonic() + a.timeout, on)
-    emit({"total": sum(count.values()), "per_port": count, "stopped": ok}, a.out)
+    emit({"total": sum(count.values()), "per_port": count, "per_tag": tags, "stopped": ok},
+         a.out)
 
 
 def flood(a):
@@ -359,6 +364,50 @@ def flood(a):
                 except OSError:
                     pass
     emit({"sent": sent})
+
+
+def spray(a):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+    base = struct.unpack("!I", socket.inet_aton(a.base))[0]
+    dsts = [socket.inet_ntoa(struct.pack("!I", base + i)) for i in range(a.count)]
+    msg, warm = b"s" * 32, 0
+    # The hot destination alone first, from the same socket (one flow:
+    # the same tun queue and worker), marked apart.
+    t0 = time.monotonic()
+    while a.hot and time.monotonic() < t0 + a.warmup:
+        try:
+            s.sendto(b"w" * 32, (a.hot, a.hot_port))
+        except OSError:
+            pass
+        warm += 1
+        time.sleep(0.002)
+    sent = hot = errs = i = 0
+    t0 = time.monotonic()
+    end = t0 + a.secs
+    while True:
+        now = time.monotonic()
+        if now >= end:
+            break
+        # Catch up with the rate in bursts of at most 64.
+        due = min(int((now - t0) * a.rate) - sent - hot, 64)
+        if due <= 0:
+            time.sleep(0.0005)
+            continue
+        for _ in range(due):
+            is_hot = a.hot and (sent + hot) % a.hot_every == 0
+            to = (a.hot, a.hot_port) if is_hot else (dsts[i % a.count], a.port)
+            try:
+                s.sendto(msg, to)
+            except OSError:
+                errs += 1
+            if is_hot:
+                hot += 1
+            else:
+                sent += 1
+                i += 1
+    emit({"sent": sent, "hot_sent": hot, "warm_sent": warm, "send_errors": errs,
+          "secs": time.monotonic() - t0})
 
 
 # ---- malformed frames ---------------------------------------------------------
@@ -571,6 +620,16 @@ def main():
     p.add_argument("--src", required=True)
     p.add_argument("--dst", required=True)
     p.add_argument("--secs", type=float, default=5)
+    p = sub.add_parser("spray")
+    p.add_argument("--base", required=True)
+    p.add_argument("--count", type=int, default=1)
+    p.add_argument("--port", type=int, default=9300)
+    p.add_argument("--hot")
+    p.add_argument("--hot-port", type=int, default=9301)
+    p.add_argument("--hot-every", type=int, default=40)
+    p.add_argument("--warmup", type=float, default=0)
+    p.add_argument("--rate", type=float, default=1000)
+    p.add_argument("--secs", type=float, default=3)
     p = sub.add_parser("malformed")
     for k in ("ifname", "dst-mac", "src-mac", "src", "dst", "src6", "dst6"):
         p.add_argument("--" + k, required=True)
@@ -597,7 +656,7 @@ def main():
     a = ap.parse_args()
     {"exact-send": exact_send, "exact-recv": exact_recv, "seq-recv": seq_recv,
      "flows-send": flows_send,
-     "sink": sink, "flood": flood, "malformed": malformed, "ping": ping,
+     "sink": sink, "flood": flood, "spray": spray, "malformed": malformed, "ping": ping,
      "tcp-server": tcp_server, "tcp-client": tcp_client}[a.mode](a)
 
 

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# The way back asked for 10,000 new destinations (issue 14, group E): a
+# server behind ucpumapd --two-way answers as many clients behind a router
+# (the generator, which takes 10.99.0.0/16 as its own), 20,000 datagrams a
+# second for 3 s, while one client in use (the generator's own address)
+# gets every 40th datagram and the generator sends 2000 datagrams a second
+# the other way. The next hops come from the kernel (lib/io/neigh.c); the
+# DUT's stack routes 10.99/16 into the tun, the resolver finds it through
+# vd (a second route, of a higher metric, via the generator).
+#
+#   questions-bounded   the questions the workers queued for their
+#                       resolvers stay within the budget (32 saved, then
+#                       one per ms per worker), and each costs at most
+#                       three netlink messages (a route, a neighbour, a
+#                       confirmation)
+#   client-in-use       the client in use gets all its datagrams but 1%
+#                       during the flood: the flood neither evicts its next
+#                       hop nor takes the questions kept for its refresh
+#                       (no known next hop evicted at all: each of the
+#                       10,000 is seen twice a second, none idle)
+#   forward-rate        the other way delivers at least 90% of what it
+#                       delivered in the same time before the flood
+#   stop                exit 0, both conservation lines hold, every frame
+#                       home
+#
+# Root. One PASS/FAIL/SKIP line per case; namespaces and processes go on
+# exit (lib.sh). UCM_KEEP=DIR keeps the logs.
+set -u
+BUILD=${BUILD:-build}
+name=test-neigh-flood
+here=$(cd "$(dirname "$0")" && pwd)
+helper=$here/ucpumapd_traffic.py
+client=$here/metrics_client.py
+daemon=$(cd "$BUILD" 2> /dev/null && pwd)/ucpumapd
+gen=ucmng$$
+dut=ucmnd$$
+tun=ucmn0
+port=9424
+secs=3
+. "$here/lib.sh"
+dpid=
+
+skip_unless_root "namespaces, XDP, tun"
+if [ ! -x "$daemon" ] || [ -z "$PY" ]; then
+	skip all "needs $daemon (make) and python3"
+	exit 0
+fi
+G4=10.214.0.1 D4=10.214.0.2
+if ! veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 2> "$tmp/setup.err"; then
+	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
+	exit 0
+fi
+ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+ip -n "$gen" route add local 10.99.0.0/16 dev lo
+
+in_g() { ip netns exec "$gen" "$@"; }
+in_d() { ip netns exec "$dut" "$@"; }
+J() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1" 2> /dev/null; }
+scrape() { in_d timeout 15 "$PY" "$client" --port $port scrape --deadline 8 > "$1"; }
+
+# sink NS LABEL PORTS: a UDP reader in NS, in the background ($spid)
+sink() {
+	ip netns exec "$1" "$PY" "$helper" sink --ports "$3" --ready "$tmp/$2.ready" \
+		--stop "$tmp/$2.stop" --out "$tmp/$2.json" --timeout 30 &
+	spid=$!
+	lib_pid $spid
+	wait_file "$tmp/$2.ready" 50
+}
+sink_end() {	# label pid: the sink's count
+	touch "$tmp/$1.stop"
+	lib_wait "$2"
+}
+
+ip netns exec "$dut" "$daemon" --dev vd --tun $tun --two-way --cpus 0,1 --interval 0 --duration 60 \
+	--metrics-listen 127.0.0.1:$port > "$tmp/d.out" 2> "$tmp/d.err" &
+dpid=$!
+lib_pid $dpid
+if ! wait_line "$tmp/d.out" '^ucpumapd: ' 50 "$dpid"; then
+	bad start "ucpumapd did not come up: $(tail -2 "$tmp/d.err" | tr '\n' ' ')"
+	exit 0
+fi
+ip -n "$dut" route add $G4/32 dev $tun &&
+	ip -n "$dut" route add 10.99.0.0/16 dev $tun metric 10 &&
+	ip -n "$dut" route add 10.99.0.0/16 via $G4 dev vd metric 100 &&
+	in_d sysctl -qw net.ipv4.conf.$tun.rp_filter=0 || {
+	bad setup "routes through $tun"
+	exit 0
+}
+
+# ---- the other way alone, then with the flood -----------------------------------------
+sink "$dut" base 9302
+base_pid=$spid
+in_g "$PY" "$helper" spray --base $D4 --port 9302 --rate 2000 --secs $secs > "$tmp/base.send"
+sink_end base $base_pid
+
+sink "$gen" back 9300,9301
+back_pid=$spid
+sink "$dut" fwd 9302
+fwd_pid=$spid
+scrape "$tmp/m0.json"
+t0=$(date +%s%N)
+# The client in use alone for a second first, known when the flood begins
+# (its first datagrams wait for the kernel's ARP: dropped and counted);
+# the other way from then on.
+ip netns exec "$dut" "$PY" "$helper" spray --base 10.99.0.0 --count 10000 --port 9300 \
+	--hot $G4 --hot-port 9301 --hot-every 40 --warmup 1 --rate 20000 --secs $secs \
+	> "$tmp/flood.send" &
+ppid=$!
+lib_pid $ppid
+sleep 1
+in_g "$PY" "$helper" spray --base $D4 --port 9302 --rate 2000 --secs $secs > "$tmp/fwd.send"
+lib_wait $ppid
+scrape "$tmp/m1.json"
+t1=$(date +%s%N)
+sleep 0.3	# the last datagrams on their way
+sink_end back $back_pid
+sink_end fwd $fwd_pid
+
+# ---- questions and messages ------------------------------------------------------------
+ms=$(((t1 - t0) / 1000000))
+read -r q r ev rf <<< "$(J "$tmp/m1.json" '" ".join(str(int(d["neigh"][k])) for k in ("questions", "requests", "evicted", "refused"))')"
+read -r q0 r0 ev0 rf0 <<< "$(J "$tmp/m0.json" '" ".join(str(int(d["neigh"][k])) for k in ("questions", "requests", "evicted", "refused"))')"
+if [ -z "${q:-}" ] || [ -z "${q0:-}" ]; then
+	bad questions-bounded "no counts in the scrapes: $(head -c 300 "$tmp/m1.json")"
+else
+	dq=$((q - q0)) dr=$((r - r0)) dev=$((ev - ev0)) drf=$((rf - rf0))
+	# Two workers, each a question per ms and 32 saved; a question in
+	# flight at either scrape counts its messages on one side only.
+	qmax=$((2 * (32 + ms + 100)))
+	echo "# flood: ${ms} ms, $dq questions, $dr netlink messages, $dev evicted, $drf new ones refused a place; sent $(J "$tmp/flood.send" 'd["sent"]') to 10,000 destinations"
+	if [ $dq -le $qmax ] && [ $dr -le $((3 * dq + 3 * 2 * 64)) ] && [ $dq -gt 0 ]; then
+		ok questions-bounded "$dq questions in $ms ms (at most $qmax), $dr messages"
+	else
+		bad questions-bounded "$dq questions in $ms ms (at most $qmax), $dr messages (at most 3 each)"
+	fi
+fi
+
+# ---- the client in use -------------------------------------------------------------------
+hs=$(J "$tmp/flood.send" 'd["hot_sent"]')
+hg=$(J "$tmp/back.json" 'd["per_tag"].get("9301:s", 0)')
+fg=$(J "$tmp/back.json" 'd["per_port"].get("9300", 0)')
+echo "# client in use: $hg of $hs; the 10,000: $fg datagrams arrived"
+if [ -n "$hs" ] && [ "$hs" -gt 0 ] && [ $((hg * 100)) -ge $((hs * 99)) ] && [ "${dev:-1}" = 0 ]; then
+	ok client-in-use "$hg of $hs, no next hop evicted"
+else
+	bad client-in-use "$hg of $hs arrived, ${dev:-?} next hops evicted"
+fi
+
+# ---- the other way -----------------------------------------------------------------------
+bs=$(J "$tmp/base.send" 'd["sent"]')
+bg=$(J "$tmp/base.json" 'd["total"]')
+fs=$(J "$tmp/fwd.send" 'd["sent"]')
+fwd=$(J "$tmp/fwd.json" 'd["total"]')
+echo "# the other way: $bg of $bs before the flood, $fwd of $fs with it"
+if [ -n "$bs" ] && [ -n "$fs" ] && [ "${bg:-0}" -gt 0 ] && [ "$fs" -gt 0 ] &&
+   [ $((fwd * bs * 10)) -ge $((bg * fs * 9)) ]; then
+	ok forward-rate "$fwd of $fs with the flood, $bg of $bs before"
+else
+	bad forward-rate "$fwd of $fs with the flood, $bg of $bs before"
+fi
+
+# ---- stop ----------------------------------------------------------------------------------
+kill -TERM $dpid
+for _ in $(seq 50); do kill -0 $dpid 2> /dev/null || break; sleep 0.1; done
+lib_wait $dpid
+rc=$?
+dpid=
+why=$(closing_lines "$tmp/d.out")
+[ $rc = 0 ] || why="exit $rc; $why"
+grep -q '^conservation, way back' "$tmp/d.out" || why="$why no way-back conservation line"
+if [ -z "$(echo "$why" | tr -d ' ')" ]; then
+	ok stop "$(grep '^conservation, way back' "$tmp/d.out" | cut -c1-100)"
+else
+	bad stop "$why"
+fi
+exit 0
