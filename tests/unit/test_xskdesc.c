@@ -195,6 +195,7 @@ static int test_real_carving(void)
 	return 0;
 }
 
+#if UCM_HAVE_TAGS
 /* Two pools of 256 frames of 4096 bytes. */
 static struct ucm_umem *mk_umem(void)
 {
@@ -203,7 +204,6 @@ static struct ucm_umem *mk_umem(void)
 	return ucm_umem__create(&o);
 }
 
-#if UCM_HAVE_TAGS
 static int expect_loc(struct ucm_umem *umem, uint64_t addr, enum ucm_frame_loc want)
 {
 	enum ucm_frame_loc loc = ucm_frame_loc(umem, addr);
