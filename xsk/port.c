@@ -30,6 +30,10 @@
 #include "ucpumap/xsk.h"
 
 _Static_assert(UCM_LOC_KERNEL < UCM_LOC__MAX, "the pool's audit counts every place");
+/* Registered in aligned mode, a descriptor carrying an unaligned-mode
+ * offset is past the UMEM: refused by ucm_umem_desc_check(). */
+_Static_assert(UCM_UMEM_MAX_SIZE <= 1ull << XSK_UNALIGNED_BUF_OFFSET_SHIFT,
+	       "no UMEM address reaches the unaligned-mode offset bits");
 
 /* The name of our place in the pool's messages. */
 __attribute__((constructor)) static void xsk_loc_name(void)
@@ -549,23 +553,23 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 			   uint32_t max)
 {
 	struct ucm_xsk *x = q->x;
+	const struct ucm_umem_geom g = ucm_umem_geom_of(x->umem);
+	const uint32_t pool = q->pool->idx;
 	uint32_t idx = 0, n, i, good = 0, bad = 0;
+	enum ucm_umem_desc v;
 
 	n = xsk_ring_cons__peek(&q->rx, max, &idx);
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *rd = xsk_ring_cons__rx_desc(&q->rx, idx + i);
-		uint64_t addr = rd->addr, base = ucm_umem_base(x->umem, addr);
+		uint64_t addr = rd->addr, base;
 		struct ucm_xdp_meta *meta;
 
-		/* Never trust a descriptor: the frame must be ours and the
-		 * packet must fit it before a pool or a worker sees it. */
-		if (unlikely(addr >= x->size ||
-			     ucm_umem_owner(x->umem, base) != q->pool ||
-			     (addr - base) + rd->len > x->frame_size ||
-			     !rd->len)) {
+		/* umem_desc.h says what a good one is. A bad one is counted;
+		 * its frame, if it is ours, goes straight back to the pool. */
+		v = ucm_umem_desc_check(&g, pool, addr, rd->len, &base);
+		if (unlikely(v != UCM_UMEM_DESC_GOOD)) {
 			bad++;
-			if (addr < x->size &&
-			    ucm_umem_owner(x->umem, base) == q->pool) {
+			if (v == UCM_UMEM_DESC_BAD) {
 				q->taken++;
 				ucm_frame_move(x->umem, base, UCM_LOC_KERNEL,
 					       UCM_LOC_APP);

@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "core/internal.h"
+#include "core/umem_desc.h"
 #include "ucpumap/pool.h"
 #include "ucpumap/ring.h"
 
@@ -110,6 +111,15 @@ static inline struct ucm_pool *ucm_umem_owner(struct ucm_umem *umem,
 					      uint64_t addr)
 {
 	return &umem->pools[addr >> umem->pool_shift];
+}
+
+/* What ucm_umem_desc_check() needs of @umem, by value: a caller's copy
+ * stays in registers across stores into frames. */
+static inline struct ucm_umem_geom ucm_umem_geom_of(const struct ucm_umem *umem)
+{
+	return (struct ucm_umem_geom){ .size = umem->size,
+				       .frame_size = umem->frame_size,
+				       .pool_shift = umem->pool_shift };
 }
 
 /* The calling thread's id: unique for the life of the process, never 0.

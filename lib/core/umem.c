@@ -64,7 +64,7 @@ static int umem_parse_opts(const struct ucm_umem_opts *in,
 		return -EINVAL;
 	}
 	if ((uint64_t)o->npools * o->frames_per_pool * o->frame_size >
-	    (1ull << 40)) {
+	    UCM_UMEM_MAX_SIZE) {
 		pr_warn("UMEM of %u x %u x %u bytes is too large\n", o->npools,
 			o->frames_per_pool, o->frame_size);
 		return -EINVAL;

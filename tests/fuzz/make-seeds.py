@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Write the fuzz targets' seeds: tests/fuzz/corpus/{pkt,gso,neigh,tun}/.
+"""Write the fuzz targets' seeds: tests/fuzz/corpus/{pkt,gso,neigh,tun,xskdesc}/.
 
     python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
 
 The seeds are committed; this script says how they were made and makes
 them again (the same bytes each time). pkt: single frames; gso: batches in
 gso_fuzz.c's framing; neigh: netlink replies in neigh_fuzz.c's framing;
-tun: tun reads in tun_fuzz.c's.
+tun: tun reads in tun_fuzz.c's; xskdesc: RX batches in xskdesc_fuzz.c's.
 """
 import os
 import struct
@@ -161,6 +161,53 @@ def tun_seeds():
     }
 
 
+# ---- XSK descriptors -----------------------------------------------------
+
+AT_RAW, AT_UMEM, AT_POOL, AT_END, AT_TOP, AT_UNALIGNED, LEN_ROOM = 0, 1, 2, 3, 4, 8, 16
+
+
+def rx_batch(frame_2k, log_frames, npools, pool, descs):
+    """xskdesc_fuzz.c's input: the geometry, then (control, addr, len)s."""
+    geom = struct.pack('=BBBB', 1 if frame_2k else 0, log_frames, npools - 1, pool)
+    return geom + b''.join(struct.pack('=BQI', c, a, n) for c, a, n in descs)
+
+
+def xskdesc_seeds():
+    f4, f2 = 4096, 2048
+    span4 = f4 << 12                                    # 4096 frames a pool
+    return {
+        # Pool 0 of 2: a packet after headroom, the whole frame and a byte
+        # more, length 0, the frame's last byte and one past it.
+        'pool0-edges': rx_batch(False, 12, 2, 0, [
+            (AT_POOL, 3 * f4 + 256, 1000), (AT_POOL, 3 * f4, f4),
+            (AT_POOL, 3 * f4, f4 + 1), (AT_POOL, 3 * f4 + 256, 0),
+            (AT_POOL, 4 * f4 - 1, 1), (AT_POOL, 4 * f4 - 1, 2),
+            (AT_POOL | LEN_ROOM, 5 * f4 + 256, 0), (AT_POOL | LEN_ROOM, 6 * f4 + 256, 1),
+            (AT_POOL | LEN_ROOM, 7 * f4 + 64, 0xff)]),
+        # Pool 1 of 4 given the other pools' frames, and its own.
+        'pool1-others': rx_batch(False, 12, 4, 1, [
+            (AT_RAW, 256, 100), (AT_RAW, span4 + 256, 100), (AT_RAW, 2 * span4 + 256, 100),
+            (AT_RAW, 2 * span4 - 1, 1), (AT_RAW, 2 * span4, 1), (AT_UMEM, 3 * span4 + 64, 64)]),
+        # The UMEM's end, UINT64_MAX and a wrapping addr + len, frames of 2048.
+        'end-and-top-2k': rx_batch(True, 8, 3, 2, [
+            (AT_END, 32768 - f2, f2), (AT_END, 32768 - 1, 1), (AT_END, 32768, 1),
+            (AT_END, 32768 + f2 + 64, 64), (AT_TOP, 0, 1), (AT_TOP, 63, 64),
+            (AT_TOP, f2 - 1, f2), (AT_RAW, 0xffffffffffffffff, 0xffffffff)]),
+        # Unaligned-mode offsets over good packets.
+        'unaligned': rx_batch(False, 10, 1, 0, [
+            (AT_POOL | AT_UNALIGNED, (256 << 48) | 3 * f4, 100),
+            (AT_UMEM | AT_UNALIGNED, f4, 100), (AT_RAW, (1 << 48) | 256, 100)]),
+        # The smallest UMEM (one pool of one frame) and the largest (clamped).
+        'one-frame': rx_batch(True, 0, 1, 0, [
+            (AT_RAW, 0, f2), (AT_RAW, 0, f2 + 1), (AT_RAW, f2, 1), (AT_RAW, 8, 0)]),
+        'largest': rx_batch(False, 28, 256, 255, [
+            (AT_END, 32768 - 1, 1), (AT_END, 32768, 1), (AT_POOL | LEN_ROOM, 12345678, 0)]),
+        # A full batch of 64 and more: the rest is not read.
+        'full-batch': rx_batch(False, 12, 2, 0, [
+            (AT_POOL | (LEN_ROOM if i % 3 else 0), i * f4 + 16 * i, 60 + i) for i in range(70)]),
+    }
+
+
 # ---- netlink -------------------------------------------------------------
 
 RTM_NEWROUTE, RTM_NEWNEIGH, NLMSG_ERROR = 24, 28, 2
@@ -224,7 +271,8 @@ def main():
     top = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
                                                              'corpus')
     for name, seeds in (('pkt', pkt_seeds()), ('gso', gso_seeds()),
-                        ('neigh', neigh_seeds()), ('tun', tun_seeds())):
+                        ('neigh', neigh_seeds()), ('tun', tun_seeds()),
+                        ('xskdesc', xskdesc_seeds())):
         d = os.path.join(top, name)
         os.makedirs(d, exist_ok=True)
         for f, data in seeds.items():
