@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "ucpumap/log.h"
 
@@ -70,6 +71,17 @@ static inline void cpu_relax(void)
 #else
 	__asm__ volatile("" ::: "memory");
 #endif
+}
+
+/* CLOCK_MONOTONIC in ns: the library's one clock (the vDSO's, no system
+ * call; about 20 ns here), read per batch or bulk, never per packet. The
+ * XDP program's bpf_ktime_get_ns() is the same clock. */
+static inline uint64_t ucm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static inline bool is_pow2(uint64_t x)

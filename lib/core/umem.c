@@ -19,14 +19,6 @@
 /* How often ucm_umem__destroy() looks for late returns. */
 #define UCM_DESTROY_RETRY_MS		10
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int umem_parse_opts(const struct ucm_umem_opts *in,
 			   struct ucm_umem_opts *o)
 {
@@ -214,7 +206,7 @@ static void pool_scrub(struct ucm_pool *pool)
 
 int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 {
-	uint64_t start = now_ms();
+	uint64_t start = ucm_now_ns() / 1000000;
 	bool warned = false;
 	int64_t inflight;
 	uint32_t i;
@@ -250,7 +242,7 @@ int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 		}
 		if (inflight <= 0)
 			break;
-		if (now_ms() - start >= timeout_ms) {
+		if (ucm_now_ns() / 1000000 - start >= timeout_ms) {
 			for (i = 0; i < umem->npools; i++) {
 				int64_t n = ucm_pool__inflight(&umem->pools[i]);
 

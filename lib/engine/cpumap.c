@@ -395,17 +395,6 @@ void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
 
 /* ---- worker side ---------------------------------------------------------- */
 
-/* Returns true when the worker must exit: told to stop and nothing left. */
-/* The clock of the workers' sleep time: twice per sleep, never per packet
- * (vDSO, no syscall). */
-static uint64_t sleep_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* The worker's time asleep now, a sleep going on included (sleep_word). */
 static uint64_t sleep_read(const struct ucm_worker *w)
 {
@@ -413,7 +402,7 @@ static uint64_t sleep_read(const struct ucm_worker *w)
 
 	if (!(x & 1))
 		return x >> 1;
-	return (uint64_t)((int64_t)(x & ~1ull) / 2) + sleep_clock_ns();
+	return (uint64_t)((int64_t)(x & ~1ull) / 2) + ucm_now_ns();
 }
 
 static bool worker_sleep(struct ucm_worker *w)
@@ -435,7 +424,7 @@ static bool worker_sleep(struct ucm_worker *w)
 	if (stop)
 		goto awake;
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_BEFORE_SLEEP);
-	t0 = sleep_clock_ns();
+	t0 = ucm_now_ns();
 	WRITE_ONCE(w->sleep_word, (uint64_t)((int64_t)(w->slept - t0) * 2) | 1);
 	if (ucm_wake_fd(&w->wake) >= 0) {
 		/* The eventfd keeps a wake that came before the wait; the
@@ -451,7 +440,7 @@ static bool worker_sleep(struct ucm_worker *w)
 		STAT_ADD(w->stats.sched, 1);
 awake:
 	if (t0) {
-		w->slept += sleep_clock_ns() - t0;
+		w->slept += ucm_now_ns() - t0;
 		WRITE_ONCE(w->sleep_word, w->slept << 1);
 	}
 	/* W3 (wake.h): the sink drains wake.fd, nothing to read here. */

@@ -188,14 +188,6 @@ struct ucm_neigh {
 	char buf[NL_BUF] __attribute__((aligned(8)));
 };
 
-uint64_t ucm_neigh_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* ---- netlink replies: pure functions over a buffer ----------------------- */
 
 int ucm_neigh_nl_find(const void *buf, size_t len, uint32_t pid, uint32_t seq,
@@ -468,7 +460,7 @@ static void resolver_drain(struct ucm_neigh *n)
 		memcpy(h->addr, q->addr, sizeof(h->addr));
 		h->v6 = q->v6;
 		h->step_ms = HOLD_STEP_MS;
-		now = ucm_neigh_now();
+		now = ucm_now_ns();
 		h->next = now + HOLD_STEP_MS * 1000000ull;
 		h->deadline = now + HOLD_NS;
 		n->nheld++;
@@ -480,7 +472,7 @@ static void resolver_drain(struct ucm_neigh *n)
  * or -1 for none held. */
 static int resolver_recheck(struct ucm_neigh *n)
 {
-	uint64_t now = ucm_neigh_now(), first = UINT64_MAX;
+	uint64_t now = ucm_now_ns(), first = UINT64_MAX;
 
 	for (uint32_t i = 0; i < n->nheld;) {
 		struct neigh_held *h = &n->held[i];
@@ -603,7 +595,7 @@ static uint64_t random_seed(void)
 	uint64_t seed;
 
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
-		seed = ucm_neigh_now() ^ (uintptr_t)&seed;	/* no entropy yet */
+		seed = ucm_now_ns() ^ (uintptr_t)&seed;	/* no entropy yet */
 	return seed | 1;
 }
 

@@ -49,7 +49,7 @@ void ucm_neigh_destroy(struct ucm_neigh *n);
  * @dst: 4 (IPv4) or 16 (IPv6) bytes. Return: 0 with @mac filled, or
  * -EAGAIN (not known yet: asked, or waiting for an answer or its turn) or
  * the kernel's cached negative answer: -ENETUNREACH (no route through the
- * NIC) or another -errno. @now: ucm_neigh_now() of the batch; @asks counts
+ * NIC) or another -errno. @now: ucm_now_ns() of the batch (core/internal.h), read once per batch; @asks counts
  * the questions queued for the kernel.
  */
 void ucm_neigh_sync(struct ucm_neigh *n, uint64_t now);
@@ -64,9 +64,6 @@ void ucm_neigh_kick(struct ucm_neigh *n);
  * because every way of their set was in use. */
 void ucm_neigh_counts(const struct ucm_neigh *n, uint64_t *requests, uint64_t *evicted,
 		      uint64_t *refused);
-/* The clock the cache's lifetimes run on (CLOCK_MONOTONIC, ns): read once
- * per batch by the caller, not once per packet. */
-uint64_t ucm_neigh_now(void);
 
 /* ---- for tests/unit/test_neigh.c ---------------------------------------- */
 

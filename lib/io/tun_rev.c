@@ -511,7 +511,7 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 	ret = read_batch(r, &a);
 	n = ret > 0 ? (uint32_t)ret : 0;
 	if (r->neigh && n) {
-		r->now = ucm_neigh_now();
+		r->now = ucm_now_ns();
 		ucm_neigh_sync(r->neigh, r->now);	/* the resolver's answers */
 	}
 	if (ret < 0)

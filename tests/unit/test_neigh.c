@@ -21,6 +21,7 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include "core/internal.h"
 #include "io/neigh.h"
 #include "utest.h"
 
@@ -674,7 +675,7 @@ static int test_resolver_thread(void)
 		return UT_SKIP;
 	}
 	while ((r4 == -EAGAIN || r6 == -EAGAIN) && ut_ms_now() < deadline) {
-		uint64_t now = ucm_neigh_now();
+		uint64_t now = ucm_now_ns();
 
 		ucm_neigh_sync(n, now);
 		r4 = ucm_neigh_lookup(n, false, lo4, mac, now, &asks);
@@ -716,7 +717,7 @@ static int test_resolver_many(void)
 	for (int i = 0; i < 300; i++)
 		ret[i] = -EAGAIN;
 	while (done < 300 && ut_ms_now() < deadline) {
-		uint64_t now = ucm_neigh_now();
+		uint64_t now = ucm_now_ns();
 
 		ucm_neigh_sync(n, now);
 		done = 0;

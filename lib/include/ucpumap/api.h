@@ -33,4 +33,28 @@
  */
 typedef void (*ucm_thread_fn)(void *ctx, uint32_t idx);
 
+/*
+ * Latency histograms (ucm_cpumap_worker_stats.wait_hist and sink_hist,
+ * ucm_xsk_stats.rx_hist): counts in log2 buckets of microseconds, one
+ * count per bulk of packets (never per packet). Bucket 0 counts times
+ * under 1 us; bucket i, 1 <= i < UCM_LAT_BUCKETS - 1, times in
+ * [2^(i-1), 2^i) us; the last, 2^17 us (131 ms) and more. The times are
+ * CLOCK_MONOTONIC's.
+ */
+#define UCM_LAT_BUCKETS 19
+
+static inline uint32_t ucm_lat_bucket(uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+	uint32_t b = us ? 64 - (uint32_t)__builtin_clzll(us) : 0;
+
+	return b < UCM_LAT_BUCKETS - 1 ? b : UCM_LAT_BUCKETS - 1;
+}
+
+/* The upper bound of bucket @b, in ns (exclusive; 0 for the last: none). */
+static inline uint64_t ucm_lat_bucket_le_ns(uint32_t b)
+{
+	return b < UCM_LAT_BUCKETS - 1 ? 1000ull << b : 0;
+}
+
 #endif /* UCPUMAP_API_H */
