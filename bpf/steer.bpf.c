@@ -244,8 +244,9 @@ static __always_inline __u32 pick_worker(const struct ucm_steer_cfg *cfg,
 	}
 }
 
-/* Return 1 and the worker when the packet is ours; 0 to pass it. */
-static __always_inline int steer(struct xdp_md *ctx, __u32 *worker)
+/* Return 1, the worker and the configuration when the packet is ours; 0
+ * to pass it. */
+static __always_inline int steer(struct xdp_md *ctx, __u32 *worker, __u32 *flags)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -257,21 +258,40 @@ static __always_inline int steer(struct xdp_md *ctx, __u32 *worker)
 	if (!cfg || !parse(data, end, cfg, &f))
 		return 0;
 	*worker = pick_worker(cfg, &f);
+	*flags = cfg->flags;
 	return 1;
 }
+
+/* The metadata with its arrival stamp in front (UCM_STEER_F_STAMP). */
+struct meta_stamped {
+	struct ucm_xdp_stamp stamp;
+	struct ucm_xdp_meta meta;
+};
 
 SEC("xdp")
 int ucm_xdp_steer(struct xdp_md *ctx)
 {
+	struct meta_stamped *ms;
 	struct ucm_xdp_meta *meta;
-	__u32 worker;
+	__u32 worker, flags;
 	void *data;
 
-	if (!steer(ctx, &worker))
+	if (!steer(ctx, &worker, &flags))
 		return XDP_PASS;
 	/* Without room for metadata (some generic-mode paths), the RX thread
 	 * applies the same policy itself: no magic, no trust. */
-	if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta))) {
+	if (flags & UCM_STEER_F_STAMP) {
+		if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(*ms))) {
+			ms = (void *)(long)ctx->data_meta;
+			data = (void *)(long)ctx->data;
+			if ((void *)(ms + 1) <= data) {
+				ms->stamp.ns = bpf_ktime_get_ns();
+				ms->meta.magic = UCM_XDP_META_MAGIC_STAMP;
+				ms->meta.worker = worker;
+				ms->meta.rsvd = 0;
+			}
+		}
+	} else if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta))) {
 		meta = (void *)(long)ctx->data_meta;
 		data = (void *)(long)ctx->data;
 		if ((void *)(meta + 1) <= data) {
@@ -287,9 +307,9 @@ int ucm_xdp_steer(struct xdp_md *ctx)
 SEC("xdp")
 int ucm_xdp_cpumap(struct xdp_md *ctx)
 {
-	__u32 worker, *cpu;
+	__u32 worker, flags, *cpu;
 
-	if (!steer(ctx, &worker))
+	if (!steer(ctx, &worker, &flags))
 		return XDP_PASS;
 	/* Entries hold CPU + 1: 0 is a worker nobody configured. */
 	cpu = bpf_map_lookup_elem(&ucm_worker_cpu, &worker);

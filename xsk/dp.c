@@ -60,6 +60,9 @@
 #define DP_L2_ROOM		(14 + 8)
 
 /* The options with every default resolved. */
+/* Every UCM_DP_F_* flag: UCM_DP_F_NO_LATENCY is the last (dp.h). */
+#define DP_FLAGS_KNOWN	((uint32_t)UCM_DP_F_NO_LATENCY * 2 - 1)
+
 struct dp_cfg {
 	char ifname[IF_NAMESIZE], tun[IF_NAMESIZE];
 	uint32_t queues[UCM_XSK_MAX_QUEUES], nqueues;
@@ -234,6 +237,10 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		return err;
 	memset(c, 0, sizeof(*c));
 	c->flags = o.flags;
+	if (c->flags & ~DP_FLAGS_KNOWN) {
+		pr_warn("dp: unknown flags 0x%x\n", c->flags & ~DP_FLAGS_KNOWN);
+		return -EINVAL;
+	}
 	c->xsk_mode = o.xsk_mode;
 	if (o.sink) {
 		err = ucm_sink_ops_copy(&c->sink_ops, o.sink);
@@ -303,6 +310,8 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		/* The tap is the host's interface on this link: its stack
 		 * must see ARP and neighbour discovery. */
 		c->steer.flags |= UCM_STEER_F_LINK_CTRL;
+	if (!(c->flags & UCM_DP_F_NO_LATENCY))
+		c->steer.flags |= UCM_STEER_F_STAMP;
 	if (c->steer.fixed >= c->nworkers) {
 		pr_warn("dp: fixed worker %u: there are only %u workers\n",
 			c->steer.fixed, c->nworkers);
@@ -686,6 +695,9 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	/* The RX thread's own counters say the same; the TX ring's
 	 * positions are read once it has stopped (snapshot()). */
 	t->tx_pending += xs.tx - xs.tx_completed;
+	for (w = 0; w < UCM_LAT_BUCKETS; w++)
+		t->rx_hist[w] += xs.rx_hist[w];
+	t->rx_lat_ns += xs.rx_lat_ns;
 	for (w = 0; w < dp->c.nworkers; w++) {
 		if (read_enqueue(dp, q, w, &es))
 			continue;
@@ -712,6 +724,12 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->worker_sleep_ns += ws.sleep_ns;
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		t->worker_drop_reason[r] += ws.drop_reason[r];
+	for (r = 0; r < UCM_LAT_BUCKETS; r++) {
+		t->wait_hist[r] += ws.wait_hist[r];
+		t->sink_hist[r] += ws.sink_hist[r];
+	}
+	t->wait_ns += ws.wait_ns;
+	t->sink_ns += ws.sink_ns;
 	t->tun_packets += ts.packets;
 	t->tun_non_ip += ts.non_ip;
 	t->tun_err_eio += ts.err_eio;
@@ -924,7 +942,8 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 		 .flags = (f & UCM_DP_F_NO_RECYCLE ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
 			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
 			  /* a coalescing sink sees up to 64 at once */
-			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0),
+			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0) |
+			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0),
 		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
 		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL,
 		 .worker_init = dp->c.thread_init ? dp_worker_init : NULL,

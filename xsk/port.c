@@ -77,6 +77,7 @@ struct ucm_xsk_queue {
 	uint64_t tx_done;	/* frames taken back from the completion ring */
 	ucm_steer_fn steer_fn;	/* the application's steering, or NULL */
 	void *steer_ctx;
+	uint64_t rx_stamp;	/* the last RX batch's first arrival stamp, or 0 */
 	struct ucm_xsk_stats stats;
 };
 
@@ -485,6 +486,10 @@ int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st
 	o.tx_completed = READ_ONCE(q->stats.tx_completed);
 	o.tx_comp_bulks = READ_ONCE(q->stats.tx_comp_bulks);
 	o.tx_comp_direct = READ_ONCE(q->stats.tx_comp_direct);
+	for (int b = 0; b < UCM_LAT_BUCKETS; b++)
+		o.rx_hist[b] = READ_ONCE(q->stats.rx_hist[b]);
+	o.rx_lat_ns = READ_ONCE(q->stats.rx_lat_ns);
+	o.rx_batches = READ_ONCE(q->stats.rx_batches);
 	if (q->fd < 0 || getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &ks, &len)) {
 		/* The queue's own counters all the same; the kernel's read 0. */
 		err = q->fd < 0 ? -EBADF : -errno;
@@ -558,11 +563,13 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 	uint32_t idx = 0, n, i, good = 0, bad = 0;
 	enum ucm_umem_desc v;
 
+	q->rx_stamp = 0;
 	n = xsk_ring_cons__peek(&q->rx, max, &idx);
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *rd = xsk_ring_cons__rx_desc(&q->rx, idx + i);
 		uint64_t addr = rd->addr, base;
 		struct ucm_xdp_meta *meta;
+		struct ucm_xdp_stamp *st;
 
 		/* umem_desc.h says what a good one is. A bad one is counted;
 		 * its frame, if it is ours, goes straight back to the pool. */
@@ -584,8 +591,16 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 		d[good].worker = -1;
 		if (addr - base >= sizeof(*meta)) {
 			meta = ucm_umem__frame(x->area, addr - sizeof(*meta));
-			if (meta->magic == UCM_XDP_META_MAGIC) {
+			if (meta->magic == UCM_XDP_META_MAGIC ||
+			    meta->magic == UCM_XDP_META_MAGIC_STAMP) {
 				d[good].worker = meta->worker;
+				/* The batch's first arrival: one stamp per
+				 * batch, not per packet. */
+				if (meta->magic == UCM_XDP_META_MAGIC_STAMP && !q->rx_stamp &&
+				    addr - base >= sizeof(*meta) + sizeof(*st)) {
+					st = (void *)((char *)meta - sizeof(*st));
+					q->rx_stamp = st->ns;
+				}
 				/* A recycled frame must not show it again
 				 * if the next packet comes without one. */
 				meta->magic = 0;
@@ -856,8 +871,20 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 			ucm_pool__put(q->pool, ucm_umem_base(q->x->umem, d[i].addr));
 		}
 	}
-	if (n)
+	if (n) {
 		ucm_cpumap_producer__flush(prod);
+		STAT_ADD(q->stats.rx_batches, 1);
+	}
+	if (q->rx_stamp) {
+		uint64_t now = ucm_now_ns();
+		/* One clock on every CPU: a stamp from the future would be a
+		 * torn metadata, counted as no wait. */
+		uint64_t dt = now > q->rx_stamp ? now - q->rx_stamp : 0;
+
+		STAT_ADD(q->stats.rx_hist[ucm_lat_bucket(dt)], 1);
+		STAT_ADD(q->stats.rx_lat_ns, dt);
+		q->rx_stamp = 0;
+	}
 	return n;
 }
 

@@ -66,7 +66,7 @@ static int cfg_check(const struct ucm_steer_cfg *c)
 		return -EINVAL;
 	}
 	if (c->flags & ~(UCM_STEER_F_SYMMETRIC | UCM_STEER_F_IPV4 |
-			 UCM_STEER_F_IPV6 | UCM_STEER_F_LINK_CTRL)) {
+			 UCM_STEER_F_IPV6 | UCM_STEER_F_LINK_CTRL | UCM_STEER_F_STAMP)) {
 		pr_warn("unknown steering flags 0x%x\n", c->flags);
 		return -EINVAL;
 	}

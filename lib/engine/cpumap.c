@@ -77,6 +77,21 @@ void (*ucm_cpumap_test_hook)(uint32_t worker, enum ucm_cpumap_hook_point where);
 
 /* The most a worker holds for its sink: a full hold and one more batch. */
 #define HELD_MAX	(UCM_CPUMAP_HOLD_MAX + UCM_CPUMAP_BATCH - 1)
+
+/*
+ * A bulk's first descriptor in a worker ring carries this bit, and its
+ * frame's first 8 bytes the producer's flush time (ucm_now_ns()): the
+ * worker's wait_hist and sink_hist, one clock read per flush and two per
+ * worker batch, not per packet. The frame's first bytes are free until
+ * the worker lays its header there; the bit sits above every UMEM handle
+ * and below the length.
+ */
+#define DESC_STAMPED	(1ull << 47)
+_Static_assert(UCM_UMEM_MAX_SIZE <= DESC_STAMPED, "the stamp bit is not an address bit");
+_Static_assert(DESC_STAMPED < 1ull << UCM_DESC_LEN_SHIFT, "the stamp bit is not a length bit");
+/* Dequeue times of bulks whose packets are not gone yet: at most one per
+ * packet held, and a batch's worth more (a bulk's packets all dropped). */
+#define PEND_MAX	(HELD_MAX + UCM_CPUMAP_BATCH)
 /* An inline producer runs a whole bulk queue as one worker batch. */
 _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
 
@@ -92,7 +107,7 @@ _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
  *    (R2, acquire).
  *  - stats: written by the worker only (WRITE_ONCE), read by anyone
  *    (READ_ONCE); relaxed, no pair: nothing is published through them.
- *  - held, ret: the worker's only (or its inline producer's thread).
+ *  - held, ret, pend: the worker's only (or its inline producer's thread).
  */
 struct ucm_worker {
 	struct ucm_ring *ring;
@@ -117,6 +132,10 @@ struct ucm_worker {
 	 * return per UCM_POOL_PUT_BULK frames. */
 	uint64_t ret[UCM_POOL_PUT_BULK + HELD_MAX];
 	uint32_t nret;
+
+	/* When the stamped bulks not finished yet were dequeued. */
+	uint64_t pend[PEND_MAX];
+	uint32_t npend;
 
 	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
 	/*
@@ -234,10 +253,18 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		prod->bq_count[w] = 0;
 		return;
 	}
+	if (!(map->flags & UCM_CPUMAP_F_NO_LATENCY)) {
+		uint64_t *stamp = ucm_umem__frame(map->area,
+						  ucm_umem_desc_base(map->umem, bq->q[0]));
+
+		*stamp = ucm_now_ns();
+		bq->q[0] |= DESC_STAMPED;
+	}
 	k = ucm_ring__produce(wk->ring, bq->q, n);
 	if (unlikely(k < n)) {
 		/* Ring full: back into our own pool, directly, as
 		 * xdp_return_frame_rx_napi() does. */
+		bq->q[0] &= ~DESC_STAMPED;
 		desc_to_base(map, bq->q + k, base, n - k);
 		ucm_pool_recycle_direct(prod->pool, base, n - k, UCM_LOC_WQ);
 		STAT_ADD(prod->stats[w].drops, n - k);
@@ -470,6 +497,47 @@ static void worker_ret_add(struct ucm_worker *w, const uint64_t *base, uint32_t 
 		worker_return(w);
 }
 
+/* The stamped bulks dequeued so far are finished: their sink_hist. */
+static void worker_lat_done(struct ucm_worker *w)
+{
+	uint64_t now;
+
+	if (!w->npend)
+		return;
+	now = ucm_now_ns();
+	for (uint32_t i = 0; i < w->npend; i++) {
+		STAT_ADD(w->stats.sink_hist[ucm_lat_bucket(now - w->pend[i])], 1);
+		STAT_ADD(w->stats.sink_ns, now - w->pend[i]);
+	}
+	w->npend = 0;
+}
+
+/* A batch from the ring: strip the stamp bits, count each stamped bulk's
+ * wait and keep its dequeue time for sink_hist. */
+static void worker_lat_dequeue(struct ucm_worker *w, uint64_t *desc, uint32_t n)
+{
+	struct ucm_cpumap *map = w->map;
+	uint64_t now = 0, stamp, dt;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (!(desc[i] & DESC_STAMPED))
+			continue;
+		desc[i] &= ~DESC_STAMPED;
+		if (!now)
+			now = ucm_now_ns();
+		stamp = *(const uint64_t *)ucm_umem__frame(map->area,
+							   ucm_umem_desc_base(map->umem, desc[i]));
+		/* One clock on every CPU; a stamp from the future would be
+		 * a torn frame, counted as no wait. */
+		dt = now > stamp ? now - stamp : 0;
+		STAT_ADD(w->stats.wait_hist[ucm_lat_bucket(dt)], 1);
+		STAT_ADD(w->stats.wait_ns, dt);
+		if (w->npend == PEND_MAX)
+			worker_lat_done(w);
+		w->pend[w->npend++] = now;
+	}
+}
+
 /* Hand everything held to the sink (netif_receive_skb_list(), or the
  * GRO flush with UCM_CPUMAP_F_HOLD), then send the frames home (all of
  * them, or none for a keeping sink). */
@@ -485,6 +553,7 @@ static void worker_xmit(struct ucm_worker *w)
 	if (map->sink) {
 		ret = map->sink->xmit(map->sink_ctx, w->idx, w->held, w->held_base, n);
 		STAT_ADD(w->stats.xmits, 1);
+		worker_lat_done(w);
 		/* A negative errno means the whole batch failed. */
 		if (ret != 0) {
 			dropped = ret < 0 ? n : min((uint32_t)ret, n);
@@ -495,6 +564,7 @@ static void worker_xmit(struct ucm_worker *w)
 			return;
 	}
 	/* Our skb_mark_for_recycle(): home to the owner pools, in bulk. */
+	worker_lat_done(w);
 	worker_ret_add(w, w->held_base, n);
 }
 
@@ -589,6 +659,10 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 		STAT_ADD(w->stats.flush_full, 1);
 		worker_xmit(w);
 	}
+	/* Nothing held: every packet of the batch is gone (to the sink, a
+	 * channel or home). */
+	if (!w->nheld)
+		worker_lat_done(w);
 	/* After the sink: without a hold, processed counts what it saw. */
 	STAT_ADD(w->stats.processed, n);
 }
@@ -615,6 +689,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		n = ucm_ring__consume(w->ring, desc, UCM_CPUMAP_BATCH);
 		if (n) {
+			worker_lat_dequeue(w, desc, n);
 			worker_run_batch(w, desc, n);
 			/* One bounded turn of the other direction per batch. */
 			if (sink && sink->poll)
@@ -803,7 +878,8 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 			o.qsize, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX);
 		return ucm_err_ptr(-EINVAL);
 	}
-	if (o.flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD)) {
+	if (o.flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD |
+			UCM_CPUMAP_F_NO_LATENCY)) {
 		pr_warn("cpumap: unknown flags 0x%x\n", o.flags);
 		return ucm_err_ptr(-EINVAL);
 	}
@@ -990,6 +1066,12 @@ int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
 	o.sleep_ns = sleep_read(map->workers[w]);
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		o.drop_reason[r] = READ_ONCE(s->drop_reason[r]);
+	for (r = 0; r < UCM_LAT_BUCKETS; r++) {
+		o.wait_hist[r] = READ_ONCE(s->wait_hist[r]);
+		o.sink_hist[r] = READ_ONCE(s->sink_hist[r]);
+	}
+	o.wait_ns = READ_ONCE(s->wait_ns);
+	o.sink_ns = READ_ONCE(s->sink_ns);
 	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }

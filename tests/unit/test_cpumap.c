@@ -707,6 +707,72 @@ static int test_malformed_frames_are_counted(void)
 	return fixture_fini(&f);
 }
 
+/*
+ * The latency histograms count every bulk, once each: six bulks (one of
+ * runts, all dropped) through a sink that takes 3 ms per batch; with a
+ * hold too, where the bulks wait for the ring to run empty; none with
+ * UCM_CPUMAP_F_NO_LATENCY.
+ */
+static int lat_run(uint32_t flags)
+{
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_cpumap_enqueue_stats es;
+	uint64_t wait = 0, sink = 0, slow = 0, addr;
+	struct fixture f;
+	uint32_t b;
+
+	if (fixture_init(&f, 1, 256, &rec_ops, flags, 0, 4096))
+		return 1;
+	f.sink.delay_us = 3000;
+	if (send_frames(&f, 0, 0, 40, 8))
+		return 1;
+	for (int i = 0; i < 8; i++) {
+		UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
+		frame_prep(f.umem, addr, 0, 100 + i);
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr + DATA_OFF, 10), "runt");
+	}
+	ucm_cpumap_producer__flush(f.prod);
+	UT_ASSERT(wait_processed(f.map, 0, 48, WAIT_MS), "processed");
+	ucm_cpumap__stop(f.map);
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
+	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &es, sizeof(es));
+	for (b = 0; b < UCM_LAT_BUCKETS; b++) {
+		wait += ws.wait_hist[b];
+		sink += ws.sink_hist[b];
+		if (b >= ucm_lat_bucket(3000000))
+			slow += ws.sink_hist[b];
+	}
+	UT_ASSERT(es.events == 6, "%llu bulks flushed", (unsigned long long)es.events);
+	if (flags & UCM_CPUMAP_F_NO_LATENCY) {
+		UT_ASSERT(!wait && !sink, "unstamped, yet %llu waits and %llu sink times counted",
+			  (unsigned long long)wait, (unsigned long long)sink);
+	} else {
+		UT_ASSERT(wait == es.events, "%llu waits counted for %llu bulks",
+			  (unsigned long long)wait, (unsigned long long)es.events);
+		UT_ASSERT(sink == es.events, "%llu sink times counted for %llu bulks",
+			  (unsigned long long)sink, (unsigned long long)es.events);
+		/* The five good bulks each waited for a 3 ms hand-over. */
+		UT_ASSERT(slow >= 5, "%llu sink times of 3 ms or more, 5 expected",
+			  (unsigned long long)slow);
+	}
+	return fixture_fini(&f);
+}
+
+static int test_latency_hist(void)
+{
+	return lat_run(0);
+}
+
+static int test_latency_hist_hold(void)
+{
+	return lat_run(UCM_CPUMAP_F_HOLD);
+}
+
+static int test_latency_hist_off(void)
+{
+	return lat_run(UCM_CPUMAP_F_NO_LATENCY);
+}
+
 static int test_enqueue_rejects_bad_input(void)
 {
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256, .npools = 2);
@@ -1377,6 +1443,9 @@ static int test_verdict_tx(void)
 }
 
 static const struct ut_case cases[] = {
+	UT_CASE(test_latency_hist),
+	UT_CASE(test_latency_hist_hold),
+	UT_CASE(test_latency_hist_off),
 	UT_CASE(test_verdict),
 	UT_CASE(test_verdict_tx),
 	UT_CASE(test_verdict_inline),

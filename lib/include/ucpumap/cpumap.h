@@ -172,6 +172,10 @@ enum ucm_cpumap_flags {
 	 * (the tun's, UCM_TUN_F_COALESCE) then sees a flow's packets of up
 	 * to 64 together, not 8. Nothing waits across an idle moment. */
 	UCM_CPUMAP_F_HOLD = 1 << 2,
+	/* No latency histograms (ucm_cpumap_worker_stats.wait_hist and
+	 * sink_hist stay 0): the bulks go unstamped, which saves two clock
+	 * reads per worker batch; for measuring what they cost. */
+	UCM_CPUMAP_F_NO_LATENCY = 1 << 3,
 };
 
 /* What a worker does with a packet (ucm_verdict_fn's answer). */
@@ -260,6 +264,17 @@ struct ucm_cpumap_enqueue_stats {
  * @sleep_ns: time asleep on an empty ring (ns, CLOCK_MONOTONIC, read
  *            around each sleep, never per packet); the worker's busy share
  *            of an interval is 1 - its sleep_ns over the interval
+ * @wait_hist: per bulk a producer flushed to this worker, the time from
+ *             the flush to the worker's dequeue (in its ring, and the
+ *             worker's wake-up when it slept): UCM_LAT_BUCKETS log2
+ *             buckets of us (api.h). Its sum is the bulks dequeued.
+ * @sink_hist: per bulk, the time from the dequeue to the sink's
+ *             completion of its packets (xmit returned: the tun sink's
+ *             writes are done by then), or to their drop: the hold, the
+ *             parsing, the sink. Every bulk counted in @wait_hist is
+ *             counted here once its packets are gone.
+ * @wait_ns, @sink_ns: the sums of those times, in ns (a histogram's _sum)
+ * Neither with UCM_CPUMAP_F_NO_LATENCY or UCM_CPUMAP_F_INLINE (no ring).
  */
 struct ucm_cpumap_worker_stats {
 	uint64_t processed;
@@ -271,6 +286,10 @@ struct ucm_cpumap_worker_stats {
 	uint64_t flush_empty;
 	uint64_t flush_full;
 	uint64_t sleep_ns;
+	uint64_t wait_hist[UCM_LAT_BUCKETS];
+	uint64_t sink_hist[UCM_LAT_BUCKETS];
+	uint64_t wait_ns;
+	uint64_t sink_ns;
 };
 
 struct ucm_cpumap;

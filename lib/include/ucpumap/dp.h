@@ -90,6 +90,11 @@ enum ucm_dp_flags {
 	 * does, and the frames that takes. One queue only, for now: a frame
 	 * must leave on the queue whose pool it belongs to. */
 	UCM_DP_F_VERDICT_TX = 1 << 11,
+	/* No latency histograms: the XDP program does not stamp arrivals
+	 * (UCM_STEER_F_STAMP) and the cpumap does not stamp its bulks
+	 * (UCM_CPUMAP_F_NO_LATENCY); for measuring what they cost. The last
+	 * flag: dp refuses any above it. */
+	UCM_DP_F_NO_LATENCY = 1 << 12,
 };
 
 /* Defaults of the sizes, and why. */
@@ -197,6 +202,12 @@ struct ucm_dp_opts {
  *                   (ucm_cpumap_worker_stats.sleep_ns): over an interval of
  *                   T seconds and N workers, 1 - worker_sleep_ns / (N T 1e9)
  *                   is their busy share
+ * @rx_hist, @wait_hist, @sink_hist: the latency histograms, summed over
+ *            the queues (ucm_xsk_stats.rx_hist: arrival to flush) and the
+ *            workers (ucm_cpumap_worker_stats: flush to dequeue, dequeue
+ *            to the sink's completion); UCM_LAT_BUCKETS log2 buckets of
+ *            us (api.h), one count per bulk or RX batch
+ * @rx_lat_ns, @wait_ns, @sink_ns: their sums of times, ns
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -212,6 +223,10 @@ struct ucm_dp_stats {
 	uint64_t verdict_tx;
 	uint32_t state;
 	uint64_t worker_sleep_ns;	/* the workers' sleep_ns, summed */
+	uint64_t rx_hist[UCM_LAT_BUCKETS];
+	uint64_t wait_hist[UCM_LAT_BUCKETS];
+	uint64_t sink_hist[UCM_LAT_BUCKETS];
+	uint64_t rx_lat_ns, wait_ns, sink_ns;
 };
 
 enum ucm_dp_state {

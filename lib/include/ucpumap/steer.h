@@ -27,6 +27,10 @@ enum ucm_steer_flags {
 	 * ucpumap too: when a tap behind it is the host's interface on this
 	 * link (two-way tap), its stack must see them */
 	UCM_STEER_F_LINK_CTRL = 1 << 3,
+	/* Stamp each packet's arrival (bpf_ktime_get_ns(), CLOCK_MONOTONIC)
+	 * in front of its metadata (struct ucm_xdp_stamp): the RX thread's
+	 * rx_hist, from the RX ring to the workers */
+	UCM_STEER_F_STAMP = 1 << 4,
 };
 
 /* The program's configuration: one entry of ucm_steer_cfg_map. */
@@ -52,6 +56,15 @@ struct ucm_xdp_meta {
 };
 
 #define UCM_XDP_META_MAGIC	0x75636d31	/* "ucm1" */
+/* The same, with a struct ucm_xdp_stamp right in front (UCM_STEER_F_STAMP). */
+#define UCM_XDP_META_MAGIC_STAMP 0x75636d32	/* "ucm2" */
+
+/* The packet's arrival in the program, CLOCK_MONOTONIC ns: at
+ * [addr - sizeof(meta) - 8, addr - sizeof(meta)) when the meta's magic is
+ * UCM_XDP_META_MAGIC_STAMP. */
+struct ucm_xdp_stamp {
+	__u64 ns;
+};
 
 #ifndef __bpf__
 #include <stdint.h>

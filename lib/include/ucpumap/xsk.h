@@ -101,6 +101,13 @@ struct ucm_xsk_opts {
  *                  cache (direct bulk recycling); the rest went through
  *                  the recycle ring
  * @kernel_*: the socket's XDP_STATISTICS
+ * @rx_hist: per RX batch that ucm_xsk_queue__poll() flushed, the time from
+ *           its first packet's arrival in the XDP program (its metadata's
+ *           stamp, UCM_STEER_F_STAMP) to the flush towards the workers:
+ *           the RX ring, the RX thread's wake-up, the steering; log2
+ *           buckets of us (api.h). Batches without a stamp are not counted.
+ * @rx_batches: RX batches ucm_xsk_queue__poll() flushed (with stamps on,
+ *              the sum of @rx_hist)
  */
 struct ucm_xsk_stats {
 	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
@@ -109,6 +116,9 @@ struct ucm_xsk_stats {
 	uint64_t kernel_rx_dropped, kernel_rx_invalid_descs;
 	uint64_t kernel_tx_invalid_descs, kernel_rx_ring_full;
 	uint64_t kernel_rx_fill_ring_empty_descs, kernel_tx_ring_empty_descs;
+	uint64_t rx_hist[UCM_LAT_BUCKETS];
+	uint64_t rx_lat_ns;	/* the sum of rx_hist's times, in ns */
+	uint64_t rx_batches;
 };
 
 /* A validated RX descriptor. */
