@@ -21,6 +21,9 @@
  *                    after)
  *   no-direct-bulk - the same with direct bulk recycling off: the owner's bulk
  *                    return goes through its own recycle ring (seed 003 before)
+ *   no-latency     - recycle without the latency stamps (a clock read per
+ *                    bulk flushed, two per worker batch): recycle against
+ *                    it is their cost
  * Rows run interleaved, round after round, so drift hits all alike.
  */
 #include <errno.h>
@@ -77,12 +80,15 @@ static const struct eng_row eng_rows[] = {
 	  0, 0, true },
 	{ "no-direct-bulk", "owner returns completions via its recycle ring",
 	  0, UCM_UMEM_F_NO_DIRECT_BULK, true },
+	{ "no-latency", "recycle without the latency histograms' stamps",
+	  UCM_CPUMAP_F_NO_LATENCY, 0, false },
 };
 
 /* Gains are reported for these pairs: after vs before. */
 static const struct { const char *after, *before, *seed; } eng_pairs[] = {
 	{ "recycle", "no-recycle", "seed 000: skb page_pool recycling" },
 	{ "direct-bulk", "no-direct-bulk", "seed 003: direct bulk recycling" },
+	{ "recycle", "no-latency", "the latency stamps: under 1 is their cost" },
 };
 
 struct eng_cfg {

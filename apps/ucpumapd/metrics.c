@@ -290,6 +290,45 @@ static void render_coalesce(struct tbuf *b, const struct snap *s)
 	}
 }
 
+/* One latency histogram series (api.h's buckets) in seconds. */
+static void lat_series(struct tbuf *b, const char *name, const char *label, uint32_t id,
+		       const uint64_t *h, uint64_t sum_ns)
+{
+	uint64_t cum = 0;
+	uint32_t k;
+
+	for (k = 0; k < UCM_LAT_BUCKETS - 1; k++) {
+		cum += h[k];
+		tbuf_printf(b, "%s_bucket{%s=\"%u\",le=\"%g\"} %llu\n", name, label, id,
+			    ucm_lat_bucket_le_ns(k) / 1e9, ULL(cum));
+	}
+	cum += h[k];
+	tbuf_printf(b, "%s_bucket{%s=\"%u\",le=\"+Inf\"} %llu\n", name, label, id, ULL(cum));
+	tbuf_printf(b, "%s_sum{%s=\"%u\"} %.9f\n", name, label, id, sum_ns / 1e9);
+	tbuf_printf(b, "%s_count{%s=\"%u\"} %llu\n", name, label, id, ULL(cum));
+}
+
+static void render_latency(struct tbuf *b, const struct snap *s)
+{
+	uint32_t i;
+
+	family(b, "ucpumap_rx_latency_seconds", "histogram",
+	       "Per RX batch: its first packet's arrival in the XDP program to the RX thread's flush towards the workers.");
+	for (i = 0; i < s->nq; i++)
+		lat_series(b, "ucpumap_rx_latency_seconds", "queue", s->qid[i], s->xs[i].rx_hist,
+			   s->xs[i].rx_lat_ns);
+	family(b, "ucpumap_worker_wait_seconds", "histogram",
+	       "Per bulk: the RX thread's flush to the worker's dequeue.");
+	for (i = 0; i < s->nw; i++)
+		lat_series(b, "ucpumap_worker_wait_seconds", "worker", i, s->ws[i].wait_hist,
+			   s->ws[i].wait_ns);
+	family(b, "ucpumap_worker_sink_seconds", "histogram",
+	       "Per bulk: the worker's dequeue to the sink's completion of its packets (or their drop).");
+	for (i = 0; i < s->nw; i++)
+		lat_series(b, "ucpumap_worker_sink_seconds", "worker", i, s->ws[i].sink_hist,
+			   s->ws[i].sink_ns);
+}
+
 static void snap_read(struct snap *s, const struct daemon *d)
 {
 	uint32_t q, w;
@@ -333,6 +372,8 @@ static int render(struct metrics *m, struct tbuf *b)
 	render_fams(b, s);
 	render_enqueue(b, s);
 	render_coalesce(b, s);
+	if (!d->c.no_latency)
+		render_latency(b, s);
 	return b->err;
 }
 

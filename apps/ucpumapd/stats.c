@@ -135,12 +135,66 @@ static void print_cpumap(const struct daemon *d, const struct ucm_dp_stats *t, d
 	       (t->worker_drops - l->worker_drops) / dt);
 }
 
+/* The upper bound, in us, of the bucket where @h's count reaches the
+ * fraction @f of its total; 0 when empty; -1 past the last bound. */
+static double lat_quantile_us(const uint64_t *h, double f)
+{
+	uint64_t total = 0, sum = 0;
+	uint32_t b;
+
+	for (b = 0; b < UCM_LAT_BUCKETS; b++)
+		total += h[b];
+	if (!total)
+		return 0;
+	for (b = 0; b < UCM_LAT_BUCKETS; b++) {
+		sum += h[b];
+		if (sum >= f * total)
+			break;
+	}
+	return b < UCM_LAT_BUCKETS - 1 ? ucm_lat_bucket_le_ns(b) / 1000.0 : -1;
+}
+
+static uint64_t lat_count(const uint64_t *h)
+{
+	uint64_t n = 0;
+
+	for (uint32_t b = 0; b < UCM_LAT_BUCKETS; b++)
+		n += h[b];
+	return n;
+}
+
+/* "p50 <X p99 <Y" of a histogram, into @buf. */
+static const char *lat_str(char *buf, size_t sz, const uint64_t *h)
+{
+	double p50 = lat_quantile_us(h, 0.5), p99 = lat_quantile_us(h, 0.99);
+
+	if (!lat_count(h))
+		snprintf(buf, sz, "none");
+	else
+		snprintf(buf, sz, "p50 <%.0f p99 %s%.0f", p50, p99 < 0 ? ">" : "<",
+			 p99 < 0 ? ucm_lat_bucket_le_ns(UCM_LAT_BUCKETS - 2) / 1000.0 : p99);
+	return buf;
+}
+
+static void json_hist(struct json *j, const char *key, const uint64_t *h, uint64_t sum_ns)
+{
+	char k[64];
+
+	json_arr(j, key);
+	for (uint32_t b = 0; b < UCM_LAT_BUCKETS; b++)
+		json_u64(j, NULL, h[b]);
+	json_arr_end(j);
+	snprintf(k, sizeof(k), "%s_sum_ns", key);
+	json_u64(j, k, sum_ns);
+}
+
 static void print_queue(struct daemon *d, uint32_t q, double dt)
 {
 	struct ucm_cpumap_enqueue_stats es;
 	struct ucm_xsk_stats xs;
 	struct ucm_pool_stats ps;
 	uint32_t id = ucm_dp__queue_id(d->dp, q), w;
+	char lat[64];
 
 	ucm_dp__xsk_stats(d->dp, q, &xs, sizeof(xs));
 	ucm_dp__pool_stats(d->dp, q, &ps, sizeof(ps));
@@ -152,6 +206,9 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 	       ULL(ps.recycle_cached), ULL(ps.recycle_ring), ULL(ps.recycle_ring_full),
 	       ULL(ps.recycle_released), (long long)ps.inflight);
 	d->last_q_rx[q] = xs.rx;
+	if (!d->c.no_latency)
+		printf("    latency (us): arrival to flush %s (%llu batches)\n",
+		       lat_str(lat, sizeof(lat), xs.rx_hist), ULL(lat_count(xs.rx_hist)));
 	if (d->c.reverse && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
 		printf("    tx: %.0f pps, tx %llu drops (ring full) %llu | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
 		       (xs.tx - d->last_q_tx[q]) / dt, ULL(xs.tx), ULL(xs.tx_ring_full),
@@ -194,6 +251,7 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 {
 	struct ucm_cpumap_worker_stats ws;
 	struct ucm_tun_stats ts;
+	char l1[64], l2[64];
 
 	ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws));
 	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
@@ -209,6 +267,10 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 		       ULL(ts.super_hist[3]), ULL(ts.super_hist[4]), ULL(ts.super_hist[5]),
 		       ULL(ts.super_hist[6]), ULL(ts.super_refused), ULL(ws.xmits),
 		       ULL(ws.flush_empty), ULL(ws.flush_full));
+	if (!d->c.no_latency && !d->c.pass)
+		printf("    latency (us): flush to dequeue %s, dequeue to the sink's completion %s (%llu bulks)\n",
+		       lat_str(l1, sizeof(l1), ws.wait_hist), lat_str(l2, sizeof(l2), ws.sink_hist),
+		       ULL(lat_count(ws.wait_hist)));
 	d->last_w[w][0] = ws.processed;
 	d->last_w[w][1] = ws.drops;
 	print_back(d, w, dt);
@@ -248,6 +310,9 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 	json_u64(j, "tun_err_other", t->tun_err_other);
 	json_u64(j, "tun_super", t->tun_super);
 	json_u64(j, "tun_super_segs", t->tun_super_segs);
+	json_hist(j, "rx_hist", t->rx_hist, t->rx_lat_ns);
+	json_hist(j, "wait_hist", t->wait_hist, t->wait_ns);
+	json_hist(j, "sink_hist", t->sink_hist, t->sink_ns);
 }
 
 static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
@@ -275,6 +340,8 @@ static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
 	json_u64(j, "pool_recycle_ring_full", ps.recycle_ring_full);
 	json_u64(j, "pool_recycle_released", ps.recycle_released);
 	json_num(j, "pool_inflight", ps.inflight);
+	json_u64(j, "rx_batches", xs.rx_batches);
+	json_hist(j, "rx_hist", xs.rx_hist, xs.rx_lat_ns);
 	json_arr(j, "enqueue");
 	for (uint32_t w = 0; w < ucm_dp__nworkers(d->dp); w++) {
 		if (ucm_dp__enqueue_stats(d->dp, q, w, &es, sizeof(es)))
@@ -316,6 +383,8 @@ static void json_worker(struct json *j, const struct daemon *d, uint32_t w)
 	for (int b = 0; b < UCM_TUN_SEG_HIST; b++)
 		json_u64(j, NULL, ts.super_hist[b]);
 	json_arr_end(j);
+	json_hist(j, "wait_hist", ws.wait_hist, ws.wait_ns);
+	json_hist(j, "sink_hist", ws.sink_hist, ws.sink_ns);
 	json_obj_end(j);
 }
 

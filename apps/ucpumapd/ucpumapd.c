@@ -145,6 +145,8 @@ static const struct opt d_opts[] = {
 	  "(default: a flow's UDP datagrams or TCP segments go as one GSO super-packet, our GRO)"),
 	D("no-direct-bulk", OPT_FLAG, no_direct_bulk,
 	  .help = "bulk returns never use the owner's cache"),
+	D("no-latency", OPT_FLAG, no_latency, .help = "no latency histograms (arrivals and "
+	  "bulks go unstamped; their cost, for comparison)"),
 	D("pass", OPT_FLAG, pass, .help = "no workers: each RX thread writes to tun itself "
 	  "(the kernel's XDP_PASS, for comparison)"),
 	D("two-way", OPT_FLAG, reverse, .help = "what the kernel routes into the tun leaves "
@@ -215,7 +217,8 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 		   (c->no_direct_bulk ? UCM_DP_F_NO_DIRECT_BULK : 0) |
 		   (c->busy_poll ? UCM_DP_F_BUSY_POLL : 0) |
 		   (c->skb_mode ? UCM_DP_F_XDP_SKB : 0) |
-		   (c->replace ? UCM_DP_F_REPLACE : 0);
+		   (c->replace ? UCM_DP_F_REPLACE : 0) |
+		   (c->no_latency ? UCM_DP_F_NO_LATENCY : 0);
 }
 
 /* What depends on more than one option. */

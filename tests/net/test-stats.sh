@@ -24,6 +24,12 @@
 #                          and its rates are the whole run's counts over it
 #   extended-lines         --extended: after each line, the cpumap line,
 #                          the queue's and each worker's lines
+#   latency-counts         the last JSON line's latency histograms count
+#                          every RX batch (rx_hist: rx_batches) and every
+#                          bulk (wait_hist, sink_hist: the bulks flushed,
+#                          enqueue_events, none lost), in the totals as in
+#                          the queue and the workers; with --no-latency
+#                          none, and no latency line
 #
 # Root. One PASS/FAIL/SKIP line per case; the script exits 0.
 set -u
@@ -201,12 +207,13 @@ else
 	done
 fi
 
-# --extended: each block is the line, the cpumap, queue 0, its enqueue
-# lines, and per worker its line and its coalesce line.
+# --extended: each block is the line, the cpumap, queue 0, its latency
+# and enqueue lines, and per worker its line, its coalesce line and its
+# latency line.
 if run extended --extended; then
 	r=$(awk '
 		function check() {
-			want = "|cpumap: to|queue 0:|enqueue 0->0:|enqueue 0->1:|worker 0|coalesce: super-packets|worker 1|coalesce: super-packets"
+			want = "|cpumap: to|queue 0:|latency (us):|enqueue 0->0:|enqueue 0->1:|worker 0|coalesce: super-packets|latency (us):|worker 1|coalesce: super-packets|latency (us):"
 			if (blk != want && !bad) { bad = 1; print "a block: " blk " (want " want ")" }
 			blocks++
 		}
@@ -221,6 +228,55 @@ if run extended --extended; then
 	fi
 else
 	bad extended-lines "$why"
+fi
+
+# latency_counts JSON OFF: "ok" or what is wrong, from the last JSON line
+# (OFF 1: every histogram must be empty).
+latency_counts() {
+	"$PY" - "$1" "$2" <<'PY'
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+off = sys.argv[2] == "1"
+why = []
+n = lambda h: sum(h)
+q = last["queues"][0]
+ws = last["workers"]
+bulks = last["enqueue_events"]
+if off:
+    for k in ("rx_hist", "wait_hist", "sink_hist"):
+        if n(last[k]):
+            why.append("%s counted %d with --no-latency" % (k, n(last[k])))
+else:
+    if not bulks or last["enqueue_drops"]:
+        why.append("%d bulks, %d enqueue drops: nothing to judge" % (bulks, last["enqueue_drops"]))
+    if n(q["rx_hist"]) != q["rx_batches"] or not q["rx_batches"]:
+        why.append("rx_hist %d for %d RX batches" % (n(q["rx_hist"]), q["rx_batches"]))
+    for k in ("wait_hist", "sink_hist"):
+        if n(last[k]) != bulks:
+            why.append("%s %d for %d bulks" % (k, n(last[k]), bulks))
+        if sum(n(w[k]) for w in ws) != n(last[k]):
+            why.append("%s: the workers' %d, the total %d" % (k, sum(n(w[k]) for w in ws), n(last[k])))
+    if n(last["rx_hist"]) != n(q["rx_hist"]):
+        why.append("rx_hist: the queue's %d, the total %d" % (n(q["rx_hist"]), n(last["rx_hist"])))
+print("; ".join(why) or "ok %d RX batches, %d bulks" % (q["rx_batches"], bulks))
+PY
+}
+
+if [ -f "$tmp/default.json" ]; then
+	r=$(latency_counts "$tmp/default.json" 0)
+	if run nolat --no-latency --extended; then
+		r2=$(latency_counts "$tmp/nolat.json" 1)
+		grep -q "latency (us)" "$tmp/nolat.out" && r2="$r2; a latency line with --no-latency"
+	else
+		r2="--no-latency: $why"
+	fi
+	if [[ $r == ok* ]] && [[ $r2 == ok* ]]; then
+		ok latency-counts "${r#ok }; none with --no-latency"
+	else
+		bad latency-counts "$r; --no-latency: $r2"
+	fi
+else
+	bad latency-counts "no JSON from the default run"
 fi
 
 lib_cleanup_check
