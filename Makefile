@@ -117,7 +117,7 @@ APPS := $(BUILD)/ucpumap-bench $(BUILD)/ucpumapd $(BUILD)/ucpumap-gen
 APP_COMMON := apps/common/util.c apps/common/opts.c
 APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c \
 	apps/ucpumap-bench/topo.c apps/ucpumap-bench/traffic.c apps/ucpumap-bench/measure.c \
-	apps/ucpumap-bench/rows.c apps/ucpumap-bench/kinds.c \
+	apps/ucpumap-bench/rows.c apps/ucpumap-bench/kinds.c apps/ucpumap-bench/latency.c \
 	apps/ucpumap-bench/datapath.c $(APP_COMMON)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))

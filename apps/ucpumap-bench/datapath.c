@@ -151,7 +151,8 @@ static void write_chart(int nr)
 	for (int i = 0; i < nrows; i++) {
 		struct run_stats st;
 
-		if (!rows[i].on || rows[i].skipped)
+		if (!rows[i].on || rows[i].skipped || row_is_tcp(&rows[i]) ||
+		    row_ops(&rows[i])->latency)
 			continue;
 		run_stats(rows[i].dst, nr, &st);
 		fprintf(f, "\"%s\" %f %f %f\n", rows[i].def->name, st.median / 1e6, st.min / 1e6,
@@ -179,6 +180,106 @@ static void json_runs(struct json *j, const char *key, const double *v, int nr)
 	json_arr_end(j);
 }
 
+static const char *const lat_names[4] = { "p50", "p90", "p99", "p999" };
+
+/* A latency row's object: us; "runs" and "median" are the p50 at the
+ * probes' rate alone, the other percentiles beside it, and "load" the
+ * same under the background load. */
+static void json_latency(struct json *j, const struct row *r, int nr)
+{
+	double v[MAX_ROUNDS];
+
+	json_str(j, "unit", "us");
+	json_runs(j, "runs", r->dst, nr);
+	for (int p = 0; p < 4; p++) {
+		for (int k = 0; k < nr; k++)
+			v[k] = r->lat[k][p];
+		json_runs(j, lat_names[p], v, nr);
+	}
+	for (int k = 0; k < nr; k++)
+		v[k] = r->probes[k][0] - r->answered[k][0];
+	json_runs(j, "lost", v, nr);
+	json_runs(j, "capacity_pps", r->capacity, nr);
+	json_obj(j, "load");
+	json_runs(j, "pps", r->load_pps, nr);
+	for (int p = 0; p < 4; p++) {
+		for (int k = 0; k < nr; k++)
+			v[k] = r->lat_load[k][p];
+		json_runs(j, lat_names[p], v, nr);
+	}
+	for (int k = 0; k < nr; k++)
+		v[k] = r->probes[k][1] - r->answered[k][1];
+	json_runs(j, "lost", v, nr);
+	json_obj_end(j);
+}
+
+/* The latency rows: round trips, us, median over the rounds of each
+ * percentile; alone and under half the capacity. */
+static void print_latency(int nr)
+{
+	struct row *kern = row_by("latency-kernel-cpumap");
+	bool any = false;
+
+	for (int i = 0; i < nrows; i++) {
+		struct row *r = &rows[i];
+		double v[MAX_ROUNDS], lost = 0, sent = 0;
+		struct run_stats st;
+
+		if (!r->on || !row_ops(r)->latency)
+			continue;
+		if (!any)
+			printf("\nlatency (round trip of UDP probes at %d/s, kernel timestamps, us; median over "
+			       "the rounds):\n%-24s %7s %7s %7s %7s | %9s %7s %7s %7s %7s | %s\n",
+			       1000, "row", "p50", "p90", "p99", "p99.9", "load pps", "p50", "p90",
+			       "p99", "p99.9", "lost");
+		any = true;
+		if (r->skipped) {
+			printf("%-24s skipped: %s\n", r->def->name, r->skipped);
+			continue;
+		}
+		printf("%-24s", r->def->name);
+		for (int p = 0; p < 4; p++) {
+			for (int k = 0; k < nr; k++)
+				v[k] = r->lat[k][p];
+			run_stats(v, nr, &st);
+			printf(" %7.1f", st.median);
+		}
+		run_stats(r->load_pps, nr, &st);
+		printf(" | %9.0f", st.median);
+		for (int p = 0; p < 4; p++) {
+			for (int k = 0; k < nr; k++)
+				v[k] = r->lat_load[k][p];
+			run_stats(v, nr, &st);
+			printf(" %7.1f", st.median);
+		}
+		for (int k = 0; k < nr; k++) {
+			lost += r->probes[k][0] + r->probes[k][1] - r->answered[k][0] - r->answered[k][1];
+			sent += r->probes[k][0] + r->probes[k][1];
+		}
+		printf(" | %.0f of %.0f\n", lost, sent);
+	}
+	if (!any || !kern || !kern->on || kern->skipped)
+		return;
+	/* The bars: p50 and p99 against the kernel's cpumap. */
+	for (int i = 0; i < nrows; i++) {
+		struct row *r = &rows[i];
+		double a[MAX_ROUNDS], b[MAX_ROUNDS];
+		struct run_stats s50, s99;
+
+		if (!r->on || r->skipped || !row_ops(r)->latency || r == kern)
+			continue;
+		for (int k = 0; k < nr; k++) {
+			a[k] = kern->lat[k][0] > 0 ? r->lat[k][0] / kern->lat[k][0] : 0;
+			b[k] = kern->lat[k][2] > 0 ? r->lat[k][2] / kern->lat[k][2] : 0;
+		}
+		run_stats(a, nr, &s50);
+		run_stats(b, nr, &s99);
+		printf("  %s vs latency-kernel-cpumap: p50 %.2fx, p99 %.2fx (round by round; "
+		       "target p50 <= %s)\n", r->def->name, s50.median, s99.median,
+		       r->def->kind == K_LAT_TWOWAY ? "2.4x" : "1.2x, p99 <= 2x");
+	}
+}
+
 /* Row @r's object: every run, and what it measured besides. */
 static void json_row(struct json *j, const struct row *r, int nr)
 {
@@ -188,6 +289,15 @@ static void json_row(struct json *j, const struct row *r, int nr)
 	json_str(j, "name", r->def->name);
 	if (r->skipped) {
 		json_str(j, "skipped", r->skipped);
+		json_obj_end(j);
+		return;
+	}
+	if (row_ops(r)->latency) {
+		json_latency(j, r, nr);
+		run_stats(r->dst, nr, &st);
+		json_num(j, "median", st.median);
+		json_num(j, "min", st.min);
+		json_num(j, "max", st.max);
 		json_obj_end(j);
 		return;
 	}
@@ -322,7 +432,7 @@ static void print_flat(int nr)
 	bool flat = false;
 
 	for (int i = 0; i < nrows; i++)
-		flat |= rows[i].on && !row_is_tcp(&rows[i]);
+		flat |= rows[i].on && !row_is_tcp(&rows[i]) && !row_ops(&rows[i])->latency;
 	if (flat)
 		printf("\n%-28s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
 		       "row", cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
@@ -332,8 +442,8 @@ static void print_flat(int nr)
 
 		if (!r->on)
 			continue;
-		if (row_is_tcp(r))
-			continue;	/* their own table */
+		if (row_is_tcp(r) || row_ops(r)->latency)
+			continue;	/* their own tables */
 		if (r->skipped) {
 			printf("%-28s skipped: %s\n", r->def->name, r->skipped);
 			continue;
@@ -381,6 +491,7 @@ static void print_tables(int nr)
 	print_flat(nr);
 	print_two_way(nr);
 	print_tcp(nr);
+	print_latency(nr);
 	printf("\ngains (dst rx, round by round):\n");
 	for (int i = 0; i < nrow_gains; i++)
 		print_gain(&row_gains[i], nr);
@@ -569,7 +680,10 @@ static int run_round(int k)
 			failed++;
 			fprintf(stderr, "datapath: round %d, row %s failed\n", k + 1, r->def->name);
 		}
-		if (row_is_tcp(r))
+		if (row_ops(r)->latency)
+			printf("  round %d %-18s %7.1f us p50 alone, %.1f us under %.0f pps\n", k + 1,
+			       r->def->name, r->dst[k], r->lat_load[k][0], r->load_pps[k]);
+		else if (row_is_tcp(r))
 			printf("  round %d %-18s %7.3f Gbit/s received\n", k + 1, r->def->name,
 			       r->dst[k] / 1e9);
 		else

@@ -38,7 +38,8 @@ extern const char *const pool_keys[NPOOL];
 
 /* ---- the rows (rows.c, kinds.c) ------------------------------------------ */
 
-enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP, K_TCP_KERNEL };
+enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP, K_TCP_KERNEL,
+		K_LAT_KERNEL, K_LAT, K_LAT_TWOWAY };
 
 /* What a row is: one entry of rows.c's table. */
 struct row_def {
@@ -78,7 +79,16 @@ struct row {
 	 * and where it was bound */
 	double busy[MAX_ROUNDS], busy_cpu0[MAX_ROUNDS];
 	bool have_busy;
+	/* latency rows (dst: the p50 at the probes' rate alone, us): the
+	 * percentiles LAT_P of the round trip alone and under a background
+	 * load at half the capacity measured in the same round, that load,
+	 * and the probes sent and answered in each */
+	double lat[MAX_ROUNDS][4], lat_load[MAX_ROUNDS][4];
+	double capacity[MAX_ROUNDS], load_pps[MAX_ROUNDS];
+	double probes[MAX_ROUNDS][2], answered[MAX_ROUNDS][2];
 };
+/* The latency rows' percentiles. */
+#define LAT_P	{ 0.5, 0.9, 0.99, 0.999 }
 
 /* What a kind of row does (kinds.c). */
 struct row_kind_ops {
@@ -86,6 +96,7 @@ struct row_kind_ops {
 	/* why rows of this kind cannot run here, or NULL */
 	const char *(*skip)(void);
 	bool tcp;		/* Gbit/s of one iperf3 stream, not pps at the UDP sink */
+	bool latency;		/* round trips in us (latency.c), not a rate */
 	bool count;		/* ucpumapd's own count against the kernel's */
 	bool two_way;		/* both directions at once */
 };
@@ -95,6 +106,21 @@ struct row_gain {
 	const char *a, *b, *note;
 	bool back;		/* the way back's delivered rate, not dst rx */
 };
+
+/* A ucpumapd of a row (kinds.c). */
+struct daemon_run {
+	char out[256], js[256], bin[600];
+	pid_t pid;
+	uint64_t l0;			/* delivered before it started */
+	double a_tun, b_tun, a_kern, b_kern;	/* --dev: SIGUSR1 samples */
+	int rc;
+};
+int daemon_start(const struct row *r, struct daemon_run *d);
+struct ucm_xdp *kernel_cpumap_attach(int ifindex);
+
+/* The latency rows (latency.c). */
+int row_latency(struct row *r, int round);
+const char *skip_latency(void);
 
 extern struct row rows[];
 extern const int nrows;
@@ -160,6 +186,7 @@ int stop_child(pid_t pid, const char *row, const char *what, const char *out);
 #define GEN_OUT	256	/* the generator's output file name */
 int run_traffic(const char *tag, int flows, double *sent);
 pid_t gen_start(const char *tag, int flows, char *out);
+pid_t gen_start_at(const char *tag, int flows, double rate, double seconds, char *out);
 int gen_wait(pid_t g, const char *tag, const char *out, double timeout);
 int run_tcp(const char *tag, double *bps);
 

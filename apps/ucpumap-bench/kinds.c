@@ -54,7 +54,7 @@ static void xdp_const_detach(int ifindex, int fd)
 
 /* The kernel's own cpumap, with ucpumapd's default steering, so both
  * spread flows alike. */
-static struct ucm_xdp *kernel_cpumap_attach(int ifindex)
+struct ucm_xdp *kernel_cpumap_attach(int ifindex)
 {
 	struct ucm_xdp_opts o = { .sz = sizeof(o), .nworkers = cfg.nwcpu,
 				  .policy = UCM_STEER_L4_HASH };
@@ -120,14 +120,6 @@ static int row_tcp_kernel(struct row *r, int round)
 
 /* ---- ucpumapd's rows ------------------------------------------------------------- */
 
-struct daemon_run {
-	char out[256], js[256], bin[600];
-	pid_t pid;
-	uint64_t l0;			/* delivered before it started */
-	double a_tun, b_tun, a_kern, b_kern;	/* --dev: SIGUSR1 samples */
-	int rc;
-};
-
 /* ucpumapd's command line for row @r. */
 static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
 {
@@ -148,7 +140,7 @@ static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
 		argv[n++] = "--zero-copy";
 	if (cfg.busy_poll)
 		argv[n++] = "--busy-poll";
-	if (row_ops(r)->two_way) {
+	if (row_ops(r)->two_way || r->def->kind == K_LAT_TWOWAY) {
 		argv[n++] = "--peer-mac";
 		argv[n++] = vg_mac;
 	}
@@ -160,7 +152,7 @@ static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
 }
 
 /* Start ucpumapd for row @r and wait until it is on the interface. */
-static int daemon_start(const struct row *r, struct daemon_run *d)
+int daemon_start(const struct row *r, struct daemon_run *d)
 {
 	char *argv[32];
 
@@ -175,7 +167,8 @@ static int daemon_start(const struct row *r, struct daemon_run *d)
 		return -1;
 	set_sysctl("/proc/sys/net/ipv4/conf/ucmb0/rp_filter", "0");
 	/* the way back: through the tun only */
-	if (row_ops(r)->two_way && sh("ip route replace 10.77.0.1/32 dev ucmb0")) {
+	if ((row_ops(r)->two_way || r->def->kind == K_LAT_TWOWAY) &&
+	    sh("ip route replace 10.77.0.1/32 dev ucmb0")) {
 		fprintf(stderr, "datapath: %s: cannot route the way back through ucmb0\n",
 			r->def->name);
 		d->rc = -1;
@@ -503,6 +496,9 @@ static const struct row_kind_ops kinds[] = {
 			    .two_way = true },
 	[K_TCP]		= { .run = row_daemon, .skip = skip_tcp, .tcp = true },
 	[K_TCP_KERNEL]	= { .run = row_tcp_kernel, .skip = skip_tcp, .tcp = true },
+	[K_LAT_KERNEL]	= { .run = row_latency, .skip = skip_latency, .latency = true },
+	[K_LAT]		= { .run = row_latency, .skip = skip_latency, .latency = true },
+	[K_LAT_TWOWAY]	= { .run = row_latency, .skip = skip_latency, .latency = true },
 };
 
 const struct row_kind_ops *row_ops(const struct row *r)

@@ -36,6 +36,11 @@ static const struct row_def row_defs[] = {
 	{ .name = "tcp-kernel", .kind = K_TCP_KERNEL },
 	{ .name = "tcp", .kind = K_TCP },
 	{ .name = "tcp-coalesce", .kind = K_TCP, .coalesce = true },
+	/* round trips of probes, us (latency.c): through the kernel's cpumap,
+	 * through ucpumapd one way (its default, coalescing), both ways */
+	{ .name = "latency-kernel-cpumap", .kind = K_LAT_KERNEL },
+	{ .name = "latency-cpumap", .kind = K_LAT, .coalesce = true },
+	{ .name = "latency-two-way", .kind = K_LAT_TWOWAY, .coalesce = true },
 };
 
 const int nrows = ARRAY_SIZE(row_defs);

@@ -19,6 +19,12 @@
  * @tag; its output into @out (a buffer of GEN_OUT bytes). */
 pid_t gen_start(const char *tag, int flows, char *out)
 {
+	return gen_start_at(tag, flows, cfg.rate, cfg.seconds, out);
+}
+
+/* The same at @rate pps (0: as fast as it can) for @seconds. */
+pid_t gen_start_at(const char *tag, int flows, double rate_pps, double seconds, char *out)
+{
 	char dur[32], rate[32], gen[600], port[16], nflows[16];
 	char *argv[] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg.sink_ip, "--dst-mac", vd_mac,
 			 "--dst-port", port, "--flows", nflows, "--cpu", "0",
@@ -27,8 +33,8 @@ pid_t gen_start(const char *tag, int flows, char *out)
 	snprintf(out, GEN_OUT, "%s/gen-%s", tmpdir, tag);
 	snprintf(gen, sizeof(gen), "%s/ucpumap-gen", cfg.bindir);
 	snprintf(nflows, sizeof(nflows), "%d", flows ? flows : DEFAULT_FLOWS);
-	snprintf(dur, sizeof(dur), "%g", cfg.seconds);
-	snprintf(rate, sizeof(rate), "%lu", cfg.rate);
+	snprintf(dur, sizeof(dur), "%g", seconds);
+	snprintf(rate, sizeof(rate), "%.0f", rate_pps);
 	snprintf(port, sizeof(port), "%lu", cfg.sink_port);
 	return spawn(ns_gen, out, argv);
 }

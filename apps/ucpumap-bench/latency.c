@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumap-bench datapath: the latency rows.
+ *
+ * A probe is a UDP datagram from the generator's namespace to the sink
+ * address, answered at once by a responder in the DUT's namespace (this
+ * process, a thread): through the kernel's cpumap (latency-kernel-cpumap),
+ * through ucpumapd one way with the answer by the kernel's own path
+ * (latency-cpumap), or both ways through ucpumapd (latency-two-way, the
+ * answer routed into the tun). The round trip is taken from the kernel's
+ * software timestamps on the generator's socket (SO_TIMESTAMPING): the
+ * request's as veth sends it, the answer's as it is received. Neither
+ * side's scheduling of the prober itself is in the figure, only the
+ * path's (and the responder's wake-up, alike in every row).
+ *
+ * One probe in flight at a time, PROBE_RATE a second, for cfg.seconds:
+ * alone, then under a background load of half the capacity the same
+ * round measured (ucpumap-gen at cfg.rate for a second, what reached the
+ * sink), both directions' percentiles LAT_P. A probe unanswered within
+ * PROBE_WAIT_MS is lost, counted.
+ */
+#include <errno.h>
+#include <math.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ucpumap/xdp.h"
+#include "datapath.h"
+
+#define PROBE_PORT	9002
+#define PROBE_RATE	1000	/* a probe per ms: the low rate */
+#define PROBE_WAIT_MS	100	/* an answer waited for at most */
+#define PROBE_WARMUP	20	/* first probes, not counted: ARP, caches */
+/* The capacity probe before the loaded run: long enough for a rate. */
+#define CAPACITY_S	1.0
+
+/* ---- the responder: the DUT's end ------------------------------------------ */
+
+struct responder {
+	pthread_t thr;
+	atomic_int stop;
+	int fd;
+	bool started;
+};
+
+static void *responder_main(void *arg)
+{
+	struct responder *rs = arg;
+	struct pollfd p = { .fd = rs->fd, .events = POLLIN };
+	struct sockaddr_in from;
+	socklen_t fl;
+	char buf[64];
+	ssize_t n;
+
+	while (!atomic_load_explicit(&rs->stop, memory_order_relaxed)) {
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		fl = sizeof(from);
+		n = recvfrom(rs->fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+		if (n > 0)
+			sendto(rs->fd, buf, n, 0, (struct sockaddr *)&from, fl);
+	}
+	return NULL;
+}
+
+/* In this thread's namespace: the DUT's. */
+static int responder_start(struct responder *rs)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PROBE_PORT) };
+
+	rs->fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (rs->fd < 0 || bind(rs->fd, (struct sockaddr *)&a, sizeof(a))) {
+		fprintf(stderr, "datapath: the latency responder: %s\n", strerror(errno));
+		if (rs->fd >= 0)
+			close(rs->fd);
+		return -1;
+	}
+	rs->started = !pthread_create(&rs->thr, NULL, responder_main, rs);
+	return rs->started ? 0 : -1;
+}
+
+static void responder_stop(struct responder *rs)
+{
+	if (!rs->started)
+		return;
+	atomic_store(&rs->stop, 1);
+	pthread_join(rs->thr, NULL);
+	close(rs->fd);
+}
+
+/* ---- the prober: the generator's end ---------------------------------------- */
+
+struct prober {
+	double seconds;		/* how long, after the warm-up */
+	double *rtt_us;		/* the answered probes' round trips */
+	uint32_t n, sent;
+	int err;
+};
+
+static uint64_t ts_ns(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec;
+}
+
+/* The software timestamp in @m's control messages, or 0. */
+static uint64_t msg_ts(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPING)
+			return ts_ns(&((struct scm_timestamping *)CMSG_DATA(c))->ts[0]);
+	return 0;
+}
+
+/* The send timestamp of probe @id from the error queue, or 0. */
+static uint64_t tx_ts(int fd, uint32_t id)
+{
+	char ctl[256];
+	struct msghdr m;
+	uint64_t t;
+
+	for (;;) {
+		memset(&m, 0, sizeof(m));
+		m.msg_control = ctl;
+		m.msg_controllen = sizeof(ctl);
+		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return 0;
+		t = msg_ts(&m);
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+			struct sock_extended_err *e = (void *)CMSG_DATA(c);
+
+			if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) &&
+			    e->ee_origin == SO_EE_ORIGIN_TIMESTAMPING && e->ee_data == id)
+				return t;
+		}
+	}
+}
+
+/* Wait for probe @id's answer: its receive timestamp, or 0 when lost. */
+static uint64_t rx_answer(int fd, uint32_t id)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	double end = now_sec() + PROBE_WAIT_MS / 1000.0;
+	char ctl[256], buf[64];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr m;
+	uint32_t got;
+	int left;
+
+	while ((left = (int)((end - now_sec()) * 1000)) > 0) {
+		if (poll(&p, 1, left) <= 0)
+			continue;
+		memset(&m, 0, sizeof(m));
+		m.msg_iov = &iov;
+		m.msg_iovlen = 1;
+		m.msg_control = ctl;
+		m.msg_controllen = sizeof(ctl);
+		if (recvmsg(fd, &m, MSG_DONTWAIT) < (ssize_t)sizeof(got))
+			continue;
+		memcpy(&got, buf, sizeof(got));
+		if (got == id)	/* else a late answer to a lost one */
+			return msg_ts(&m);
+	}
+	return 0;
+}
+
+static int prober_socket(void)
+{
+	int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
+		    SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID |
+		    SOF_TIMESTAMPING_OPT_TSONLY;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PROBE_PORT) };
+	int fd;
+
+	if (setns(gen_ns_fd, CLONE_NEWNET))	/* this thread only */
+		return -1;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	inet_pton(AF_INET, cfg.sink_ip, &a.sin_addr);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)) ||
+	    connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void *prober_main(void *arg)
+{
+	struct prober *pr = arg;
+	uint32_t total = PROBE_WARMUP + (uint32_t)(pr->seconds * PROBE_RATE);
+	struct timespec next;
+	uint32_t key = 0;	/* the socket's own count of sends (OPT_ID) */
+	uint64_t tx, rx;
+	int fd;
+
+	pin_self(0);
+	fd = prober_socket();
+	if (fd < 0) {
+		pr->err = errno ? errno : EIO;
+		return NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (uint32_t id = 0; id < total && !stopping; id++) {
+		if (send(fd, &id, sizeof(id), 0) != sizeof(id))
+			continue;
+		rx = rx_answer(fd, id);
+		tx = tx_ts(fd, key++);
+		if (id >= PROBE_WARMUP) {
+			pr->sent++;
+			if (rx && tx && rx > tx)
+				pr->rtt_us[pr->n++] = (rx - tx) / 1000.0;
+		}
+		/* The next one a period after this one was due (catching up
+		 * after a lost one without a burst). */
+		next.tv_nsec += 1000000000 / PROBE_RATE;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	close(fd);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Probe for @seconds; the percentiles LAT_P of the round trips into @p. */
+static int probe(double seconds, double p[4], double *sent, double *answered)
+{
+	static const double q[4] = LAT_P;
+	struct prober pr = { .seconds = seconds };
+	pthread_t t;
+
+	pr.rtt_us = calloc((size_t)(seconds * PROBE_RATE) + 1, sizeof(double));
+	if (!pr.rtt_us || pthread_create(&t, NULL, prober_main, &pr)) {
+		free(pr.rtt_us);
+		return -1;
+	}
+	pthread_join(t, NULL);
+	*sent = pr.sent;
+	*answered = pr.n;
+	if (pr.err || !pr.n) {
+		fprintf(stderr, "datapath: latency probes: %s\n",
+			pr.err ? strerror(pr.err) : "none answered");
+		free(pr.rtt_us);
+		return -1;
+	}
+	qsort(pr.rtt_us, pr.n, sizeof(double), cmp_double);
+	for (int k = 0; k < 4; k++)	/* nearest rank */
+		p[k] = pr.rtt_us[(size_t)ceil(q[k] * pr.n) - 1];
+	free(pr.rtt_us);
+	return 0;
+}
+
+/* ---- the rows ------------------------------------------------------------------------ */
+
+/* Idle probes, the capacity, then probes under half of it. */
+static int latency_round(struct row *r, int round)
+{
+	char out[GEN_OUT], tag[64];
+	uint64_t d0;
+	pid_t g;
+	int rc;
+
+	if (probe(cfg.seconds, r->lat[round], &r->probes[round][0], &r->answered[round][0]))
+		return -1;
+	snprintf(tag, sizeof(tag), "%s-capacity", r->def->name);
+	d0 = delivered_now();
+	g = gen_start_at(tag, 0, cfg.rate, CAPACITY_S, out);
+	if (gen_wait(g, tag, out, CAPACITY_S + 10))
+		return -1;
+	sleep_sec(0.2);
+	r->capacity[round] = (delivered_now() - d0) / CAPACITY_S;
+	r->load_pps[round] = r->capacity[round] / 2;
+	if (r->load_pps[round] < 1)
+		return -1;
+	snprintf(tag, sizeof(tag), "%s-load", r->def->name);
+	g = gen_start_at(tag, 0, r->load_pps[round], cfg.seconds + 1, out);
+	sleep_sec(0.5);
+	rc = probe(cfg.seconds, r->lat_load[round], &r->probes[round][1], &r->answered[round][1]);
+	if (gen_wait(g, tag, out, cfg.seconds + 10))
+		rc = -1;
+	return rc;
+}
+
+int row_latency(struct row *r, int round)
+{
+	struct daemon_run d = { .a_tun = -1, .b_tun = -1 };
+	struct responder rs = {};
+	struct ucm_xdp *x = NULL;
+	int rc;
+
+	if (r->def->kind == K_LAT_KERNEL) {
+		x = kernel_cpumap_attach(if_nametoindex(cfg.ifname));
+		if (!x)
+			return -1;
+	} else if (daemon_start(r, &d)) {
+		return -1;
+	}
+	sleep_sec(0.3);
+	rc = responder_start(&rs) ?: latency_round(r, round);
+	responder_stop(&rs);
+	if (x) {
+		ucm_xdp__detach(x);
+		ucm_xdp__destroy(x);
+	} else if (stop_child(d.pid, r->def->name, "ucpumapd", d.out)) {
+		rc = -1;
+	}
+	r->dst[round] = r->lat[round][0];
+	return rc ?: d.rc;
+}
+
+const char *skip_latency(void)
+{
+	if (cfg.dev)
+		return "needs the prober on the far side of IFACE: veth only";
+	if (cfg.v6)
+		return "the probes are IPv4 only";
+	return NULL;
+}
