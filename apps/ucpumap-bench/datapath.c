@@ -200,6 +200,17 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 		v[k] = r->probes[k][0] - r->answered[k][0];
 	json_runs(j, "lost", v, nr);
 	json_runs(j, "capacity_pps", r->capacity, nr);
+	if (r->have_stage) {
+		static const char *const keys[3] = LAT_STAGES;
+
+		json_obj(j, "daemon_stage_p50_bound_us");
+		for (int p = 0; p < 3; p++) {
+			for (int k = 0; k < nr; k++)
+				v[k] = r->stage[k][p];
+			json_runs(j, keys[p], v, nr);
+		}
+		json_obj_end(j);
+	}
 	json_obj(j, "load");
 	json_runs(j, "pps", r->load_pps, nr);
 	for (int p = 0; p < 4; p++) {
@@ -257,6 +268,17 @@ static void print_latency(int nr)
 			sent += r->probes[k][0] + r->probes[k][1];
 		}
 		printf(" | %.0f of %.0f\n", lost, sent);
+		if (r->have_stage) {
+			printf("  %-22s ucpumapd's stages alone, median bound (us): arrival to flush", "");
+			for (int p = 0; p < 3; p++) {
+				for (int k = 0; k < nr; k++)
+					v[k] = r->stage[k][p];
+				run_stats(v, nr, &st);
+				printf("%s <%.0f", p == 1 ? ", flush to dequeue" :
+				       p == 2 ? ", dequeue to the tun's completion" : "", st.median);
+			}
+			printf("\n");
+		}
 	}
 	if (!any || !kern || !kern->on || kern->skipped)
 		return;

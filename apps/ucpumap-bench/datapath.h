@@ -86,7 +86,14 @@ struct row {
 	double lat[MAX_ROUNDS][4], lat_load[MAX_ROUNDS][4];
 	double capacity[MAX_ROUNDS], load_pps[MAX_ROUNDS];
 	double probes[MAX_ROUNDS][2], answered[MAX_ROUNDS][2];
+	/* ucpumapd's latency rows: its own histograms over the probes alone,
+	 * the median's bucket bound (us) of each stage, LAT_STAGES */
+	double stage[MAX_ROUNDS][3];
+	bool have_stage;
 };
+/* ucpumapd's histograms (stats-json names): arrival to flush, flush to
+ * dequeue, dequeue to the tun's completion. */
+#define LAT_STAGES	{ "rx_hist", "wait_hist", "sink_hist" }
 /* The latency rows' percentiles. */
 #define LAT_P	{ 0.5, 0.9, 0.99, 0.999 }
 
@@ -224,6 +231,8 @@ int json_u64_field(const char *line, const char *key, double *v);
 int json_sum_field(const char *line, const char *key, double *sum);
 double daemon_sample(pid_t d, const char *js, double *kern);
 void last_line(const char *path, char *line, size_t sz);
+int daemon_json_line(pid_t d, const char *js, char *line, size_t sz);
+int json_arr_field(const char *line, const char *key, double *v, int n);
 double gen_total(const char *out);
 double iperf3_received(const char *out);
 double testpmd_rx(const char *out);

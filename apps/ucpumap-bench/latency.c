@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ucpumap/api.h"
 #include "ucpumap/xdp.h"
 #include "datapath.h"
 
@@ -271,8 +272,34 @@ static int probe(double seconds, double p[4], double *sent, double *answered)
 
 /* ---- the rows ------------------------------------------------------------------------ */
 
+/* ucpumapd's own view of the probes alone: each stage's median bucket
+ * bound, from the statistics line SIGUSR1 makes (the histograms hold
+ * nothing else yet). */
+static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
+{
+	static const char *const keys[3] = LAT_STAGES;
+	double h[UCM_LAT_BUCKETS], total, sum;
+	char line[32768];
+	uint32_t b;
+
+	if (daemon_json_line(d->pid, d->js, line, sizeof(line)))
+		return;
+	for (int k = 0; k < 3; k++) {
+		if (json_arr_field(line, keys[k], h, UCM_LAT_BUCKETS) != UCM_LAT_BUCKETS)
+			return;
+		total = sum = 0;
+		for (b = 0; b < UCM_LAT_BUCKETS; b++)
+			total += h[b];
+		for (b = 0; b < UCM_LAT_BUCKETS - 1; b++)
+			if ((sum += h[b]) >= total / 2)
+				break;
+		r->stage[round][k] = ucm_lat_bucket_le_ns(b) / 1000.0;
+	}
+	r->have_stage = true;
+}
+
 /* Idle probes, the capacity, then probes under half of it. */
-static int latency_round(struct row *r, int round)
+static int latency_round(struct row *r, int round, const struct daemon_run *d)
 {
 	char out[GEN_OUT], tag[64];
 	uint64_t d0;
@@ -281,6 +308,8 @@ static int latency_round(struct row *r, int round)
 
 	if (probe(cfg.seconds, r->lat[round], &r->probes[round][0], &r->answered[round][0]))
 		return -1;
+	if (d)
+		daemon_stages(r, round, d);
 	snprintf(tag, sizeof(tag), "%s-capacity", r->def->name);
 	d0 = delivered_now();
 	g = gen_start_at(tag, 0, cfg.rate, CAPACITY_S, out);
@@ -315,7 +344,7 @@ int row_latency(struct row *r, int round)
 		return -1;
 	}
 	sleep_sec(0.3);
-	rc = responder_start(&rs) ?: latency_round(r, round);
+	rc = responder_start(&rs) ?: latency_round(r, round, x ? NULL : &d);
 	responder_stop(&rs);
 	if (x) {
 		ucm_xdp__detach(x);

@@ -194,7 +194,7 @@ int json_sum_field(const char *line, const char *key, double *sum)
 
 static int count_lines(const char *path)
 {
-	char line[16384];
+	char line[65536];
 	int n = 0;
 	FILE *f = fopen(path, "r");
 
@@ -209,7 +209,7 @@ static int count_lines(const char *path)
  * 0, or -1 when there is none yet. */
 static int tun_packets_after(const char *js, int skip, double *v)
 {
-	char line[16384];
+	char line[65536];
 	int n = 0;
 	FILE *f = fopen(js, "r");
 
@@ -243,10 +243,54 @@ double daemon_sample(pid_t d, const char *js, double *kern)
 	return -1;
 }
 
+/* ucpumapd's statistics now: the line SIGUSR1 makes it append to its
+ * --stats-json file, into @line; -1 when none came within a second. */
+int daemon_json_line(pid_t d, const char *js, char *line, size_t sz)
+{
+	int n0 = count_lines(js);
+
+	kill(d, SIGUSR1);
+	for (int i = 0; i < 1000; i++) {
+		sleep_sec(0.001);
+		if (count_lines(js) > n0) {
+			last_line(js, line, sz);
+			if (strchr(line, '\n'))
+				return 0;
+		}
+	}
+	return -1;
+}
+
+/* The first array "@key": [...] in @line (the totals') into @v, @n
+ * numbers at most: how many, or -1. */
+int json_arr_field(const char *line, const char *key, double *v, int n)
+{
+	char k[64], *end;
+	const char *p;
+	int i = 0;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(line, k);
+	if (!p)
+		return -1;
+	p = strchr(p, '[');
+	if (!p)
+		return -1;
+	for (p++; i < n && *p && *p != ']'; i++) {
+		v[i] = strtod(p, &end);
+		if (end == p)
+			return -1;
+		p = end;
+		while (*p == ',' || *p == ' ')
+			p++;
+	}
+	return i;
+}
+
 /* The last line of @path into @line ("" when there is none). */
 void last_line(const char *path, char *line, size_t sz)
 {
-	char buf[16384];
+	char buf[65536];
 	FILE *f = fopen(path, "r");
 
 	line[0] = 0;
