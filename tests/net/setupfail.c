@@ -110,12 +110,12 @@ int main(int argc, char **argv)
 			snprintf(why, sizeof(why), "call %ld failed: the create failed (%s) without a word in the log",
 				 n, strerror(err));
 		census_take(&b);
-		for (int t = 0; t < 100 && !census_same(&a, &b); t++) {
+		for (int t = 0; t < 100 && !census_none_left(&a, &b); t++) {
 			usleep(10000);
 			census_take(&b);
 		}
 		heap += (long)(b.heap - a.heap);
-		if (!why[0] && !census_same(&a, &b))
+		if (!why[0] && !census_none_left(&a, &b))
 			snprintf(why, sizeof(why), "call %ld failed (%s): left fds %+ld, programs %+ld, maps %+ld, links %+ld, devices %+ld, threads %+ld, heap %+ld bytes",
 				 n, dp ? "coped" : strerror(err), b.fds - a.fds, b.progs - a.progs,
 				 b.maps - a.maps, b.links - a.links, b.devs - a.devs,
