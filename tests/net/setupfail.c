@@ -3,7 +3,7 @@
  * Set-up failures (issue 14, group I): ucm_dp__create() with one call
  * failing, each in turn:
  *
- *   setupfail IFNAME KIND MAXN
+ *   setupfail IFNAME KIND[+] MAXN
  *
  *   malloc   malloc, calloc, realloc, aligned_alloc, posix_memalign,
  *            strdup: NULL, ENOMEM
@@ -13,6 +13,10 @@
  *   bpf      bpf_map_create, bpf_prog_load, bpf_btf_load, bpf_link_create:
  *            -ENOMEM
  *
+ * KIND fails the nth call alone; KIND+ the nth and every later one (the
+ * resource is gone: a fallback fails too, and libbpf's second try of a
+ * map without BTF).
+ *
  * The linker takes the calls: this program is linked with the library
  * and with libxdp, libbpf, libelf, zlib and liburing from their archives,
  * and -Wl,--wrap=SYM (Makefile) sends each of their calls of SYM to
@@ -21,15 +25,16 @@
  * (fopen's malloc) are out of reach.
  *
  * For n = 1, 2, ... up to MAXN, or until a create no longer reaches its
- * nth call of KIND: the nth call fails, and the create either fails with
- * an errno and a warning in the log, or copes (a fallback) and then runs,
- * stops and destroys cleanly. After each, nothing is left: open files,
- * BPF programs, maps and links (the kernel frees a map a little after its
- * last fd: looked at again for up to a second), devices and threads are
- * what they were before it, and in an ASan build LeakSanitizer finds no
- * memory leaked. The plain build reports the bytes glibc's malloc has
- * handed out (mallinfo2), no more: glibc keeps state of threads that came
- * and went, so a difference is not a leak by itself.
+ * nth call of KIND: the nth call fails (and the later ones, with +), and
+ * the create either fails with an errno and a warning in the log, or
+ * copes (a fallback) and then runs, stops and destroys cleanly. After
+ * each, nothing is left: open files, BPF programs, maps and links (the
+ * kernel frees a map a little after its last fd: looked at again for up
+ * to a second), devices and threads are what they were before it, and in
+ * an ASan build LeakSanitizer finds no memory leaked. The plain build
+ * reports the bytes glibc's malloc has handed out (mallinfo2), no more:
+ * glibc keeps state of threads that came and went, so a difference is
+ * not a leak by itself.
  *
  * Prints one PASS/FAIL line and a '#' line with what the attempts did.
  */
@@ -77,6 +82,7 @@ static const char *const kinds[] = {
 /* Set by the main thread; calls may come from any (a worker sets up its
  * io_uring in its own thread). */
 static int armed;
+static bool sticky;		/* every call from the nth on fails */
 static long left;		/* calls before the failing one */
 static int fired;
 
@@ -87,14 +93,19 @@ static void arm(int kind, long nth)
 	__atomic_store_n(&armed, kind, __ATOMIC_RELEASE);
 }
 
-/* Is this call of @kind the one to fail? One failure per arming. */
+/* Is this call of @kind to fail? */
 static bool take(int kind)
 {
+	long l;
+
 	if (__atomic_load_n(&armed, __ATOMIC_ACQUIRE) != kind)
 		return false;
-	if (__atomic_sub_fetch(&left, 1, __ATOMIC_RELAXED) != 0)
+	/* Below 0: another thread's call, after the one that failed. */
+	l = __atomic_sub_fetch(&left, 1, __ATOMIC_RELAXED);
+	if (l > 0 || (l < 0 && !sticky))
 		return false;
-	__atomic_store_n(&armed, K_NONE, __ATOMIC_RELAXED);
+	if (!sticky)
+		__atomic_store_n(&armed, K_NONE, __ATOMIC_RELAXED);
 	__atomic_store_n(&fired, 1, __ATOMIC_RELAXED);
 	return true;
 }
@@ -246,11 +257,17 @@ int main(int argc, char **argv)
 	char why[512] = "", mem[64];
 	struct ucm_dp *dp;
 
-	for (int k = K_MALLOC; k <= K_BPF && argc == 4; k++)
-		if (!strcmp(argv[2], kinds[k]))
+	for (int k = K_MALLOC; k <= K_BPF && argc == 4; k++) {
+		size_t len = strlen(kinds[k]);
+		const char *rest = argv[2] + len;
+
+		if (!strncmp(argv[2], kinds[k], len) && (!*rest || !strcmp(rest, "+"))) {
 			kind = k;
+			sticky = *rest;
+		}
+	}
 	if (argc != 4 || kind == K_NONE || (maxn = atol(argv[3])) < 1) {
-		fprintf(stderr, "usage: setupfail IFNAME malloc|uring|socket|bpf MAXN\n");
+		fprintf(stderr, "usage: setupfail IFNAME malloc|uring|socket|bpf[+] MAXN\n");
 		return 2;
 	}
 	/* LeakSanitizer's verdict at the exit ends the process before stdio
@@ -275,7 +292,7 @@ int main(int argc, char **argv)
 		dp = create(argv[1]);
 		err = dp ? 0 : errno;
 		hit = __atomic_load_n(&fired, __ATOMIC_RELAXED);
-		arm(K_NONE, 0);
+		arm(K_NONE, 0);	/* the rest runs as it would */
 		if (!hit) {
 			if (dp)
 				ucm_dp__destroy(dp);

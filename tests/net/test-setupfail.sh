@@ -24,7 +24,7 @@ if ! veth_pair "$gen" "$dut" vg vd 10.210.0.1/24 10.210.0.2/24 2> "$tmp/setup.er
 	bad setup "cannot build the namespaces: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
 	exit 0
 fi
-for kind in malloc uring socket bpf; do
+for kind in malloc malloc+ uring uring+ socket socket+ bpf bpf+; do
 	lib_run ip netns exec "$dut" timeout 120 "$prog" vd $kind 2000 \
 		> "$tmp/$kind.out" 2> "$tmp/$kind.err"
 	rc=$?
