@@ -251,8 +251,8 @@ $(BUILD)/tests/net/%: tests/net/%.c $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 # or a sanitizer's malloc, so LeakSanitizer judges in an ASan build.
 comma := ,
 SETUPFAIL_WRAP := malloc calloc realloc aligned_alloc posix_memalign strdup \
-	io_uring_queue_init_params socket bpf_map_create bpf_prog_load bpf_btf_load \
-	bpf_link_create
+	pthread_attr_setaffinity_np io_uring_queue_init_params socket bpf_map_create \
+	bpf_prog_load bpf_btf_load bpf_link_create pthread_create
 $(BUILD)/tests/net/setupfail: tests/net/setupfail.c tests/net/census.h $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)

@@ -6,12 +6,14 @@
  *   setupfail IFNAME KIND[+] MAXN
  *
  *   malloc   malloc, calloc, realloc, aligned_alloc, posix_memalign,
- *            strdup: NULL, ENOMEM
+ *            strdup: NULL, ENOMEM; pthread_attr_setaffinity_np (glibc's
+ *            allocates): ENOMEM
  *   uring    io_uring_queue_init_params: -ENOMEM
  *   socket   socket (libxdp's AF_XDP ones, libbpf's netlink ones, ours):
  *            EMFILE
  *   bpf      bpf_map_create, bpf_prog_load, bpf_btf_load, bpf_link_create:
  *            -ENOMEM
+ *   thread   pthread_create: EAGAIN
  *
  * KIND fails the nth call alone; KIND+ the nth and every later one (the
  * resource is gone: a fallback fails too, and libbpf's second try of a
@@ -22,7 +24,8 @@
  * and -Wl,--wrap=SYM (Makefile) sends each of their calls of SYM to
  * __wrap_SYM here, whose __real_SYM is the one it would have reached (the
  * sanitizer's malloc in a sanitizer build). glibc's calls inside itself
- * (fopen's malloc) are out of reach.
+ * (fopen's malloc) are out of reach: of those, only
+ * pthread_attr_setaffinity_np's is on the create's path, and taken whole.
  *
  * For n = 1, 2, ... up to MAXN, or until a create no longer reaches its
  * nth call of KIND: the nth call fails (and the later ones, with +), and
@@ -47,6 +50,8 @@
 
 #include <bpf/bpf.h>
 #include <liburing.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 
 #include "ucpumap/dp.h"
@@ -72,11 +77,11 @@
 #define leaked()	false
 #endif
 
-enum { K_NONE, K_MALLOC, K_URING, K_SOCKET, K_BPF };
+enum { K_NONE, K_MALLOC, K_URING, K_SOCKET, K_BPF, K_THREAD };
 
 static const char *const kinds[] = {
 	[K_MALLOC] = "malloc", [K_URING] = "uring", [K_SOCKET] = "socket",
-	[K_BPF] = "bpf",
+	[K_BPF] = "bpf", [K_THREAD] = "thread",
 };
 
 /* Set by the main thread; calls may come from any (a worker sets up its
@@ -128,6 +133,10 @@ int __real_bpf_prog_load(enum bpf_prog_type type, const char *name, const char *
 int __real_bpf_btf_load(const void *data, size_t size, struct bpf_btf_load_opts *opts);
 int __real_bpf_link_create(int prog_fd, int target_fd, enum bpf_attach_type type,
 			   const struct bpf_link_create_opts *opts);
+int __real_pthread_attr_setaffinity_np(pthread_attr_t *attr, size_t size,
+				       const cpu_set_t *set);
+int __real_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg);
 
 /* An allocation fails as glibc's does: NULL, ENOMEM. */
 #define FAIL_NULL_IF(kind)			\
@@ -230,6 +239,22 @@ int __wrap_bpf_link_create(int prog_fd, int target_fd, enum bpf_attach_type type
 	return __real_bpf_link_create(prog_fd, target_fd, type, opts);
 }
 
+int __wrap_pthread_attr_setaffinity_np(pthread_attr_t *attr, size_t size,
+				       const cpu_set_t *set)
+{
+	if (take(K_MALLOC))
+		return ENOMEM;
+	return __real_pthread_attr_setaffinity_np(attr, size, set);
+}
+
+int __wrap_pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	if (take(K_THREAD))
+		return EAGAIN;	/* a thread limit, or no memory for its stack */
+	return __real_pthread_create(thread, attr, fn, arg);
+}
+
 static int msgs;
 
 static int count_msgs(enum ucm_log_level level, const char *fmt, va_list ap)
@@ -257,7 +282,7 @@ int main(int argc, char **argv)
 	char why[512] = "", mem[64];
 	struct ucm_dp *dp;
 
-	for (int k = K_MALLOC; k <= K_BPF && argc == 4; k++) {
+	for (int k = K_MALLOC; k <= K_THREAD && argc == 4; k++) {
 		size_t len = strlen(kinds[k]);
 		const char *rest = argv[2] + len;
 
@@ -267,7 +292,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc != 4 || kind == K_NONE || (maxn = atol(argv[3])) < 1) {
-		fprintf(stderr, "usage: setupfail IFNAME malloc|uring|socket|bpf[+] MAXN\n");
+		fprintf(stderr, "usage: setupfail IFNAME malloc|uring|socket|bpf|thread[+] MAXN\n");
 		return 2;
 	}
 	/* LeakSanitizer's verdict at the exit ends the process before stdio

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # Set-up failures (issue 14, group I): ucm_dp__create() (two-way, the most
-# parts) with each allocation, each io_uring set-up, each socket and each
-# BPF map, program, BTF and link failing in turn, the library's and
-# libxdp's, libbpf's, libelf's (tests/net/setupfail.c: the linker's --wrap
-# takes the calls): each create fails with an errno and a warning, or
-# copes and then runs and stops cleanly, and leaves no file, BPF object,
-# device or thread behind. In an ASan build LeakSanitizer judges the
-# memory after each attempt and at the exit. Root.
+# parts) with each allocation, io_uring set-up, socket, BPF map, program,
+# BTF and link, and thread failing in turn, the library's and libxdp's,
+# libbpf's, libelf's (tests/net/setupfail.c: the linker's --wrap takes
+# the calls); KIND+ fails every later call of the kind too. Each create
+# fails with an errno and a warning, or copes and then runs and stops
+# cleanly, and leaves no file, BPF object, device or thread behind. In an
+# ASan build LeakSanitizer judges the memory after each attempt and at
+# the exit. Root.
 set -u
 BUILD=${BUILD:-build}
 name=test-setupfail
@@ -24,7 +25,7 @@ if ! veth_pair "$gen" "$dut" vg vd 10.210.0.1/24 10.210.0.2/24 2> "$tmp/setup.er
 	bad setup "cannot build the namespaces: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
 	exit 0
 fi
-for kind in malloc malloc+ uring uring+ socket socket+ bpf bpf+; do
+for kind in malloc malloc+ uring uring+ socket socket+ bpf bpf+ thread thread+; do
 	lib_run ip netns exec "$dut" timeout 120 "$prog" vd $kind 2000 \
 		> "$tmp/$kind.out" 2> "$tmp/$kind.err"
 	rc=$?
