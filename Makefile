@@ -122,11 +122,11 @@ APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 # Helper programs of the network tests (tests/net/*.sh run them as root).
-NET_SHIMS := tests/net/fault_shim.c tests/net/setup_shim.c
+NET_SHIMS := tests/net/fault_shim.c
 NET_PROGS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(filter-out $(NET_SHIMS),$(wildcard tests/net/*.c)))
-# Faults on demand (LD_PRELOAD): in a running daemon (test-faults.sh,
-# test-backpressure.sh), and at set-up (test-setupfail.sh).
-NET_PROGS += $(BUILD)/tests/net/libfault_shim.so $(BUILD)/tests/net/libsetup_shim.so
+# Faults on demand (LD_PRELOAD) in a running daemon (test-faults.sh,
+# test-backpressure.sh).
+NET_PROGS += $(BUILD)/tests/net/libfault_shim.so
 
 # Everything is rebuilt when the flags change (a SANITIZE or V switch
 # must not mix objects).
@@ -242,6 +242,23 @@ $(BUILD)/tests/net/%: tests/net/%.c $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -Itests/unit -o $@ $< $(DEBUG_LIB) $(LDFLAGS) $(LDLIBS_BASE)
+
+# Set-up failures (test-setupfail.sh): the calls setupfail.c makes fail,
+# taken by the linker's --wrap. It reaches only calls from the objects
+# linked in, so libxdp, libbpf, libelf, zlib and liburing come from their
+# archives too (their -dev packages ship them): their own allocations,
+# sockets and BPF objects fail as well. The real ones are __real_*: glibc's,
+# or a sanitizer's malloc, so LeakSanitizer judges in an ASan build.
+comma := ,
+SETUPFAIL_WRAP := malloc calloc realloc aligned_alloc posix_memalign strdup \
+	pthread_attr_setaffinity_np io_uring_queue_init_params socket bpf_map_create \
+	bpf_prog_load bpf_btf_load bpf_link_create pthread_create
+$(BUILD)/tests/net/setupfail: tests/net/setupfail.c tests/net/census.h $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(DBG_CFLAGS) -Itests/unit -o $@ $< $(DEBUG_LIB) $(LDFLAGS) \
+		$(patsubst %,-Wl$(comma)--wrap=%,$(SETUPFAIL_WRAP)) \
+		-Wl,-Bstatic $(LIB_LDLIBS) -Wl,-Bdynamic -lpthread $(SAN_FLAGS)
 
 check: all
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(TESTS)
