@@ -790,7 +790,15 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 	pthread_attr_init(&attr);
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	/* A worker off its CPU would run, unpinned, where nobody asked. */
+	err = -pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (err) {
+		pr_warn("cpumap: worker %u: cannot pin it to CPU %d: %s\n", idx, cpu,
+			strerror(-err));
+		pthread_attr_destroy(&attr);
+		worker_free(w);
+		return err;
+	}
 	/* Workers take no signals: the application's control thread does. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -569,8 +569,9 @@ static int start_resolver(struct ucm_neigh *n)
 	int err;
 
 	pthread_attr_init(&attr);
+	/* Best effort: unpinned, it runs where the creator's mask allows. */
 	if (sched_getaffinity(getpid(), sizeof(set), &set) == 0)
-		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		(void)pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	sigfillset(&all);
 	sem_init(&n->ready, 0, 0);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
