@@ -72,6 +72,7 @@ struct dp_cfg {
 	uint32_t n_rx_cpus;
 	struct ucm_steer_cfg steer;
 	uint32_t xsk_mode, frames, frame_size, rx_size, qsize, mtu, flags;
+	uint32_t spin_us;	/* the RX threads' and workers' look before sleeping */
 	bool peer_mac_set;
 	uint8_t peer_mac[6];
 	const struct ucm_sink_ops *sink;	/* &sink_ops; NULL: the tun */
@@ -242,6 +243,12 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		return -EINVAL;
 	}
 	c->xsk_mode = o.xsk_mode;
+	if (o.spin_us > UCM_SPIN_US_MAX) {
+		pr_warn("dp: spin_us %u: at most %u (beyond, it is busy polling)\n", o.spin_us,
+			UCM_SPIN_US_MAX);
+		return -EINVAL;
+	}
+	c->spin_us = o.spin_us;
 	if (o.sink) {
 		err = ucm_sink_ops_copy(&c->sink_ops, o.sink);
 		if (err)
@@ -474,6 +481,9 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 		if (rx->ntxq)
 			n += ucm_xsk_queue__tx_turn(rx->q, rx->txq, rx->ntxq);
 		if (n)
+			continue;
+		if (rx->dp->c.spin_us &&
+		    ucm_xsk_queue__spin(rx->q, rx->txq, rx->ntxq, rx->dp->c.spin_us) > 0)
 			continue;
 		n = ucm_xsk_queue__sleep(rx->q, rx->txq, rx->ntxq,
 					 ucm_xsk_queue__tx_pending(rx->q) ?
@@ -945,6 +955,7 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0) |
 			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0),
 		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
+		 .spin_us = dp->c.spin_us,
 		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL,
 		 .worker_init = dp->c.thread_init ? dp_worker_init : NULL,
 		 .worker_init_ctx = &dp->c);

@@ -799,6 +799,26 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 	return ucm_err(ret);
 }
 
+int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
+			uint32_t ntxq, uint32_t spin_us)
+{
+	uint64_t end;
+	uint32_t i;
+
+	if (!q || ntxq > UCM_XSK_MAX_TXQ || (ntxq && !txq) || spin_us > UCM_SPIN_US_MAX)
+		return ucm_err(-EINVAL);
+	end = ucm_now_ns() + (uint64_t)spin_us * 1000;
+	do {
+		if (xsk_cons_nb_avail(&q->rx, 1))
+			return 1;
+		for (i = 0; i < ntxq; i++)
+			if (ucm_txq__pending(txq[i]))
+				return 1;
+		cpu_relax();
+	} while (ucm_now_ns() < end);
+	return 0;
+}
+
 int ucm_xsk_queue__set_steer(struct ucm_xsk_queue *q, ucm_steer_fn fn, void *ctx)
 {
 	if (!q)

@@ -128,6 +128,9 @@ static const struct opt d_opts[] = {
 	D("copy", OPT_FLAG, copy, .help = "AF_XDP copy mode (default: zero-copy when the driver can)"),
 	D("zero-copy", OPT_FLAG, zero_copy, .help = "AF_XDP zero-copy mode"),
 	D("busy-poll", OPT_FLAG, busy_poll, .help = "busy-poll the sockets"),
+	D("spin-us", OPT_UINT, spin_us, .lo = 0, .hi = UCM_SPIN_US_MAX, .flags = OPT_F_DEFAULT,
+	  .metavar = "US", .help = "an idle RX thread and worker look again this long before "
+	  "they sleep (a packet meanwhile costs no wake-up); 0: sleep at once, to save power"),
 	D("replace", OPT_FLAG, replace, .help = "replace another XDP program already on IFACE"),
 	D("frames", OPT_POW2, frames, .lo = 256, .hi = 1u << 18, .flags = OPT_F_DEFAULT,
 	  .metavar = "N", .help = "frames per queue, power of two"),
@@ -208,6 +211,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 	o->rx_size = c->rx_size;
 	o->qsize = c->qsize;
 	o->mtu = c->mtu;
+	o->spin_us = c->spin_us;
 	o->peer_mac = c->peer_mac_set ? c->peer_mac : NULL;
 	o->flags = (c->tap ? UCM_DP_F_TAP : 0) | (c->reverse ? UCM_DP_F_TWO_WAY : 0) |
 		   (c->pass ? UCM_DP_F_INLINE : 0) |
@@ -278,6 +282,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	c->frame_size = 4096;
 	c->rx_size = UCM_DP_RX_RING_DEFAULT;
 	c->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
+	c->spin_us = UCM_DP_SPIN_US_DEFAULT;
 	c->interval = 1;
 	c->nqueues = 1;
 	rc = opts_parse(&d_cmd, c, argc, argv);

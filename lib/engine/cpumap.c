@@ -164,6 +164,7 @@ struct ucm_cpumap {
 	void *worker_init_ctx;
 	struct ucm_txq **txqs;	/* UCM_VERDICT_TX: per worker, or NULL */
 	uint32_t nworkers;
+	uint64_t spin_ns;	/* a worker's look before it sleeps */
 	struct ucm_worker **workers;
 
 	pthread_mutex_t lock;	/* the producer list, inline_next */
@@ -667,6 +668,30 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 	STAT_ADD(w->stats.processed, n);
 }
 
+/*
+ * Look again for up to map->spin_ns before sleeping: true when work came
+ * (a bulk in the ring, or the sink's other direction). Not announced as
+ * asleep meanwhile, so a producer's kick is one atomic and no system call
+ * (W2 finds no SLEEPING). A stop ends it (X3's pair, worker_stop()).
+ */
+static bool worker_spin(struct ucm_worker *w)
+{
+	struct ucm_cpumap *map = w->map;
+	const struct ucm_sink_ops *sink = map->sink;
+	uint64_t end = ucm_now_ns() + map->spin_ns;
+
+	do {
+		if (!ucm_ring__empty(w->ring))
+			return true;
+		if (__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE))
+			return false;
+		if (sink && sink->poll && sink->poll(map->sink_ctx, w->idx))
+			return true;
+		cpu_relax();
+	} while (ucm_now_ns() < end);
+	return false;
+}
+
 static void *worker_main(void *arg)
 {
 	struct ucm_worker *w = arg;
@@ -703,6 +728,8 @@ static void *worker_main(void *arg)
 		 * X3: pairs with X1 in worker_stop() */
 		if (sink && sink->poll && !__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE) &&
 		    sink->poll(map->sink_ctx, w->idx))
+			continue;
+		if (map->spin_ns && worker_spin(w))
 			continue;
 		if (worker_sleep(w))
 			break;
@@ -891,6 +918,11 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 		pr_warn("cpumap: unknown flags 0x%x\n", o.flags);
 		return ucm_err_ptr(-EINVAL);
 	}
+	if (o.spin_us > UCM_SPIN_US_MAX) {
+		pr_warn("cpumap: a spin of %u us: at most %u (beyond, it is busy polling)\n",
+			o.spin_us, UCM_SPIN_US_MAX);
+		return ucm_err_ptr(-EINVAL);
+	}
 	if (!o.ncpus || o.ncpus > UCM_CPUMAP_MAX_WORKERS ||
 	    (!o.cpus && !(o.flags & UCM_CPUMAP_F_INLINE))) {
 		pr_warn("cpumap: give between 1 and %u worker CPUs\n",
@@ -932,6 +964,7 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->area = ucm_umem__area(umem);
 	map->frame_size = ucm_umem__frame_size(umem);
 	map->flags = o.flags;
+	map->spin_ns = (uint64_t)o.spin_us * 1000;
 	map->sink_ops = sink;
 	map->sink = o.sink ? &map->sink_ops : NULL;
 	map->sink_ctx = o.sink_ctx;

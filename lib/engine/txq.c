@@ -134,6 +134,11 @@ int ucm_txq__wake_fd(const struct ucm_txq *t)
 	return ucm_wake_fd(&t->rx_wake);
 }
 
+uint32_t ucm_txq__pending(struct ucm_txq *t)
+{
+	return ucm_ring__count(t->out);
+}
+
 uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc, uint32_t max)
 {
 	uint32_t n = ucm_ring__consume(t->out, desc, max);

@@ -17,6 +17,7 @@
 #   stats               the way back's counters: tx, completions, direct share
 #   total-line          the total line at the stop: rx, delivered and the way
 #                       back's pps, each its whole-run count over the run's time
+#   spin                --spin-us 1000: ping each way, a clean stop
 #   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
 #                       next hop, and --no-direct-bulk): exit 0, both
 #                       conservation lines and the audit hold
@@ -216,6 +217,28 @@ else:
           f"{t[0].group(5)} pps back: the whole run's counts")
 PY
 
+# ---- a spin before sleeping, both ways -------------------------------------------
+# The RX thread and the worker look for work for a millisecond before they
+# sleep: ping each way, every answer but the first of a new daemon's (its
+# next hop unknown yet: dropped as no_neigh), and a clean stop.
+if start --two-way --spin-us 1000; then
+	r1=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --timeout 5)
+	r2=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
+	stop
+	rc=$?
+	n1=$(echo "$r1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
+	n2=$(echo "$r2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
+	if [ "${n1:-0}" -ge 9 ] && [ "${n2:-0}" = 10 ] && [ $rc = 0 ] &&
+		[ "$(grep -c '^conservation.*holds' "$tmp/d.out")" = 2 ] &&
+		grep -q "^audit: every frame came home" "$tmp/d.out"; then
+		ok "spin: --spin-us 1000, ping $n1 and $n2 of 10, a clean stop"
+	else
+		bad spin "ping in $r1, out $r2, exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out")"
+	fi
+else
+	bad spin "ucpumapd --spin-us 1000 did not start: $(head -c 300 "$tmp/d.err")"
+fi
+
 # ---- SIGTERM during a two-way transfer --------------------------------------------
 start --peer-mac "$gmac" --no-direct-bulk || bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
 ip netns exec "$d" iperf3 -s -B 10.204.0.2 -1 > /dev/null 2>&1 &
@@ -301,3 +324,4 @@ badflag() {	# tag, expected message, flags...
 badflag peer-mac-syntax "is not a MAC address" --peer-mac 02:00:00:00:01
 badflag peer-mac-tap "--peer-mac is for a tun" --peer-mac "$gmac" --tap
 badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass
+badflag spin-too-long "spin-us" --two-way --spin-us 1001

@@ -238,9 +238,9 @@ struct fixture {
 	struct rec_sink sink;
 };
 
-static int fixture_init(struct fixture *f, int ncpus, uint32_t qsize,
-			const struct ucm_sink_ops *ops, uint32_t map_flags,
-			uint32_t umem_flags, uint32_t frames)
+static int fixture_init_spin(struct fixture *f, int ncpus, uint32_t qsize,
+			     const struct ucm_sink_ops *ops, uint32_t map_flags,
+			     uint32_t umem_flags, uint32_t frames, uint32_t spin_us)
 {
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = frames,
 		 .flags = umem_flags);
@@ -257,7 +257,7 @@ static int fixture_init(struct fixture *f, int ncpus, uint32_t qsize,
 	{
 		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = ncpus,
 			 .qsize = qsize, .sink = ops, .sink_ctx = &f->sink,
-			 .flags = map_flags);
+			 .flags = map_flags, .spin_us = spin_us);
 
 		f->map = ucm_cpumap__create(f->umem, &co);
 	}
@@ -265,6 +265,13 @@ static int fixture_init(struct fixture *f, int ncpus, uint32_t qsize,
 	f->prod = ucm_cpumap__producer_create(f->map, f->pool);
 	UT_ASSERT(f->prod, "producer");
 	return 0;
+}
+
+static int fixture_init(struct fixture *f, int ncpus, uint32_t qsize,
+			const struct ucm_sink_ops *ops, uint32_t map_flags,
+			uint32_t umem_flags, uint32_t frames)
+{
+	return fixture_init_spin(f, ncpus, qsize, ops, map_flags, umem_flags, frames, 0);
 }
 
 /* Destroy and prove that every frame came home. */
@@ -327,6 +334,8 @@ static int test_create_rejects_bad_options(void)
 		{ "qsize 1000", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 1000 } },
 		{ "qsize 32768", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 32768 } },
 		{ "qsize 4", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 4 } },
+		{ "spin 1001 us", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1,
+				    .spin_us = UCM_SPIN_US_MAX + 1 } },
 		{ "duplicate cpu", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = dup, .ncpus = 2 } },
 		{ "cpu 4095", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = far, .ncpus = 1 } },
 		{ "cpu -1", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = neg, .ncpus = 1 } },
@@ -771,6 +780,47 @@ static int test_latency_hist_hold(void)
 static int test_latency_hist_off(void)
 {
 	return lat_run(UCM_CPUMAP_F_NO_LATENCY);
+}
+
+/*
+ * A worker with a spin looks again before it sleeps: bulks 20 us apart
+ * find it awake (it sleeps at most once per two of them even on a busy
+ * machine; without a spin, about once per bulk), and each is delivered.
+ */
+static int spin_run(uint32_t spin_us, uint64_t *sleeps)
+{
+	struct ucm_cpumap_worker_stats ws;
+	struct fixture f;
+
+	if (fixture_init_spin(&f, 1, 256, &rec_ops, 0, 0, 4096, spin_us))
+		return 1;
+	/* The worker's first sleep, before any bulk. */
+	ut_msleep(5);
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
+	*sleeps = ws.sched;
+	for (uint32_t b = 0; b < 40; b++) {
+		if (send_frames(&f, 0, b * 8, 8, 8))
+			return 1;
+		usleep(20);
+	}
+	UT_ASSERT(wait_delivered(&f.sink, 320, WAIT_MS), "delivered %llu of 320",
+		  (unsigned long long)rec_delivered(&f.sink));
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
+	*sleeps = ws.sched - *sleeps;
+	return fixture_fini(&f);
+}
+
+static int test_spin(void)
+{
+	uint64_t with = 0, without = 0;
+
+	if (spin_run(UCM_SPIN_US_MAX, &with) || spin_run(0, &without))
+		return 1;
+	printf("# 40 bulks 20 us apart: the worker slept %llu times with a 1 ms spin, "
+	       "%llu without\n", (unsigned long long)with, (unsigned long long)without);
+	UT_ASSERT(with <= 20, "slept %llu times between 40 bulks with a 1 ms spin",
+		  (unsigned long long)with);
+	return 0;
 }
 
 static int test_enqueue_rejects_bad_input(void)
@@ -1444,6 +1494,7 @@ static int test_verdict_tx(void)
 
 static const struct ut_case cases[] = {
 	UT_CASE(test_latency_hist),
+	UT_CASE(test_spin),
 	UT_CASE(test_latency_hist_hold),
 	UT_CASE(test_latency_hist_off),
 	UT_CASE(test_verdict),

@@ -230,9 +230,16 @@ struct ucm_cpumap_opts {
 	/* On each worker once its sink is open (api.h: ucm_thread_fn). */
 	ucm_thread_fn worker_init;
 	void *worker_init_ctx;
+	/* A worker whose ring ran empty looks again for up to this long
+	 * before it sleeps (its sink's poll() too): the next bulk then
+	 * costs no wake-up, and its producer no system call; 0: it sleeps
+	 * at once (a host that saves power). At most UCM_SPIN_US_MAX. */
+	uint32_t spin_us;
 	size_t :0;
 };
-#define ucm_cpumap_opts__last_field worker_init_ctx
+#define ucm_cpumap_opts__last_field spin_us
+/* The longest spin: beyond a millisecond it is busy polling. */
+#define UCM_SPIN_US_MAX	1000
 
 /**
  * struct ucm_cpumap_enqueue_stats - per (producer, worker), after the

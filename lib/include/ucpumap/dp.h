@@ -101,6 +101,8 @@ enum ucm_dp_flags {
 #define UCM_DP_FRAMES_DEFAULT	8192	/* rings + a worker ring + the way back */
 #define UCM_DP_RX_RING_DEFAULT	1024	/* the fill ring is twice this */
 #define UCM_DP_MTU_MAX		9000
+/* ucpumapd's --spin-us: see ucm_dp_opts.spin_us (the library's is 0). */
+#define UCM_DP_SPIN_US_DEFAULT	0
 
 /* The threads ucm_dp starts, for ucm_dp_opts.thread_init. */
 enum ucm_dp_thread {
@@ -167,9 +169,14 @@ struct ucm_dp_opts {
 	uint32_t flags;			/* enum ucm_dp_flags */
 	ucm_dp_thread_fn thread_init;	/* NULL: none */
 	void *thread_init_ctx;
+	/* An idle RX thread and worker look again for this long before they
+	 * sleep (ucm_xsk_queue__spin(), ucm_cpumap_opts.spin_us): a packet
+	 * that comes meanwhile costs no wake-up. 0: they sleep at once (a
+	 * host that saves power). At most UCM_SPIN_US_MAX. */
+	uint32_t spin_us;
 	size_t :0;
 };
-#define ucm_dp_opts__last_field thread_init_ctx
+#define ucm_dp_opts__last_field spin_us
 
 
 /**

@@ -102,6 +102,9 @@ UCM_API void ucm_txq__sleep_end(struct ucm_txq *t);
 /* The eventfd a sleeping RX thread polls (POLLIN) with its socket. Poll
  * it, never read it: ucm_txq__sleep_end() does, when a wake is owed. */
 UCM_API int ucm_txq__wake_fd(const struct ucm_txq *t);
+/* RX thread. Filled descriptors waiting to go out (a hint: the worker
+ * may be adding more); no system call, nothing announced. */
+UCM_API uint32_t ucm_txq__pending(struct ucm_txq *t);
 /* RX thread. Take up to @max filled descriptors (ucm_desc_make()). */
 UCM_API uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc,
 				  uint32_t max);

@@ -272,6 +272,18 @@ UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
 				 struct ucm_txq *const *txq, uint32_t ntxq,
 				 int timeout_ms);
 
+/**
+ * ucm_xsk_queue__spin() - an idle RX thread's look before it sleeps
+ *
+ * Looks at the RX ring and @txq's channels for up to @spin_us (at most
+ * UCM_SPIN_US_MAX), with no system call: the next packet or send then
+ * costs no wake-up, neither the kernel's nor the worker's (a worker's
+ * send finds no sleep announced). RX thread only. Return: 1 when work
+ * came, 0 when none did (then sleep), -EINVAL for a bad argument.
+ */
+UCM_API int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
+				uint32_t ntxq, uint32_t spin_us);
+
 struct ucm_cpumap_producer;
 
 /**
