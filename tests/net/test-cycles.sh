@@ -29,14 +29,14 @@
 #               a set-up's last window at most RSS_SLACK_KB (1024) above
 #               the highest of its first. Each run is a new process: what
 #               could make it grow is state outside it that grows with
-#               the runs. The runs' own spread was 424 kB here over 200
-#               (which frames the traffic touches); the slack is more
+#               the runs. From run to run it varied by 424 and 384 kB in
+#               two runs of 200 here, without a trend; the slack is more
 #               than twice that, and a growth of 7 kB a run over the 160
 #               runs between the windows passes it. Not judged in a
 #               sanitizer build (LeakSanitizer judges each run's leaks
 #               at its exit, and its quarantine holds freed memory)
 #
-#   CYCLES=N    runs (default 200: 332 s here, about 1.7 s a run; `make
+#   CYCLES=N    runs (default 200: 332 and 333 s here, 1.7 s a run; `make
 #               check` runs 10, `make check-long` 200). The first run of
 #               each set-up warms up: checked, but not a reference for
 #               the growth checks. A window is 20 runs of a set-up (a
