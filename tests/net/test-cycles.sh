@@ -207,7 +207,7 @@ run() {
 	if [ -n "$have_bpftool" ]; then
 		still_there "$tmp/held-c$c" > "$tmp/left"
 		[ -s "$tmp/left" ] && why="$why BPF objects it held still there a second after: $(cat "$tmp/left");"
-		read -r PROGS[c] MAPS[c] LINKS[c] _ OPROGS[c] OMAPS[c] OLINKS[c] <<< "$census"
+		read -r 'PROGS[c]' 'MAPS[c]' 'LINKS[c]' _ 'OPROGS[c]' 'OMAPS[c]' 'OLINKS[c]' <<< "$census"
 	fi
 	l=$(left_in "$dut" vd)
 	[ -n "$l" ] && why="$why $l;"
