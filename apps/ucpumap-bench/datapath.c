@@ -203,13 +203,15 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 	if (r->have_stage) {
 		static const char *const keys[3] = LAT_STAGES;
 
-		json_obj(j, "daemon_stage_p50_bound_us");
-		for (int p = 0; p < 3; p++) {
-			for (int k = 0; k < nr; k++)
-				v[k] = r->stage[k][p];
-			json_runs(j, keys[p], v, nr);
+		for (int q = 0; q < 2; q++) {
+			json_obj(j, q ? "daemon_stage_p99_bound_us" : "daemon_stage_p50_bound_us");
+			for (int p = 0; p < 3; p++) {
+				for (int k = 0; k < nr; k++)
+					v[k] = r->stage[k][p + 3 * q];
+				json_runs(j, keys[p], v, nr);
+			}
+			json_obj_end(j);
 		}
-		json_obj_end(j);
 	}
 	json_obj(j, "load");
 	json_runs(j, "pps", r->load_pps, nr);
@@ -269,13 +271,16 @@ static void print_latency(int nr)
 		}
 		printf(" | %.0f of %.0f\n", lost, sent);
 		if (r->have_stage) {
-			printf("  %-22s ucpumapd's stages alone, median bound (us): arrival to flush", "");
+			printf("  %-22s ucpumapd's stages alone, p50/p99 bounds (us): arrival to flush", "");
 			for (int p = 0; p < 3; p++) {
-				for (int k = 0; k < nr; k++)
-					v[k] = r->stage[k][p];
-				run_stats(v, nr, &st);
-				printf("%s <%.0f", p == 1 ? ", flush to dequeue" :
-				       p == 2 ? ", dequeue to the tun's completion" : "", st.median);
+				for (int q = 0; q < 2; q++) {
+					for (int k = 0; k < nr; k++)
+						v[k] = r->stage[k][p + 3 * q];
+					run_stats(v, nr, &st);
+					printf("%s%s%.0f", q ? "/" : p == 1 ? ", flush to dequeue " :
+					       p == 2 ? ", dequeue to the tun's completion " : " ",
+					       q ? "" : "", st.median);
+				}
 			}
 			printf("\n");
 		}

@@ -87,8 +87,9 @@ struct row {
 	double capacity[MAX_ROUNDS], load_pps[MAX_ROUNDS];
 	double probes[MAX_ROUNDS][2], answered[MAX_ROUNDS][2];
 	/* ucpumapd's latency rows: its own histograms over the probes alone,
-	 * the median's bucket bound (us) of each stage, LAT_STAGES */
-	double stage[MAX_ROUNDS][3];
+	 * the bucket bound (us) of each stage's median (0-2, LAT_STAGES) and
+	 * 99th percentile (3-5) */
+	double stage[MAX_ROUNDS][6];
 	bool have_stage;
 };
 /* ucpumapd's histograms (stats-json names): arrival to flush, flush to

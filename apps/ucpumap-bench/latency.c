@@ -272,8 +272,8 @@ static int probe(double seconds, double p[4], double *sent, double *answered)
 
 /* ---- the rows ------------------------------------------------------------------------ */
 
-/* ucpumapd's own view of the probes alone: each stage's median bucket
- * bound, from the statistics line SIGUSR1 makes (the histograms hold
+/* ucpumapd's own view of the probes alone: each stage's median and 99th
+ * percentile bucket bounds, from the statistics line SIGUSR1 makes (the histograms hold
  * nothing else yet). */
 static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 {
@@ -290,10 +290,13 @@ static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 		total = sum = 0;
 		for (b = 0; b < UCM_LAT_BUCKETS; b++)
 			total += h[b];
-		for (b = 0; b < UCM_LAT_BUCKETS - 1; b++)
-			if ((sum += h[b]) >= total / 2)
-				break;
-		r->stage[round][k] = ucm_lat_bucket_le_ns(b) / 1000.0;
+		for (int q = 0; q < 2; q++) {	/* the median, the 99th */
+			sum = 0;
+			for (b = 0; b < UCM_LAT_BUCKETS - 1; b++)
+				if ((sum += h[b]) >= total * (q ? 0.99 : 0.5))
+					break;
+			r->stage[round][k + 3 * q] = ucm_lat_bucket_le_ns(b) / 1000.0;
+		}
 	}
 	r->have_stage = true;
 }
