@@ -25,6 +25,7 @@
 #include <xdp/xsk.h>
 
 #include "core/pool_internal.h"
+#include "engine/cpumap_internal.h"
 #include "ucpumap/cpumap.h"
 #include "ucpumap/txq.h"
 #include "ucpumap/xsk.h"
@@ -896,7 +897,8 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 		STAT_ADD(q->stats.rx_batches, 1);
 	}
 	if (q->rx_stamp) {
-		uint64_t now = ucm_now_ns();
+		/* The flush's own stamp: no clock read of ours. */
+		uint64_t now = ucm_cpumap_producer_flush_ns(prod) ?: ucm_now_ns();
 		/* One clock on every CPU: a stamp from the future would be a
 		 * torn metadata, counted as no wait. */
 		uint64_t dt = now > q->rx_stamp ? now - q->rx_stamp : 0;

@@ -133,9 +133,10 @@ struct ucm_worker {
 	uint64_t ret[UCM_POOL_PUT_BULK + HELD_MAX];
 	uint32_t nret;
 
-	/* When the stamped bulks not finished yet were dequeued. */
+	/* When the stamped bulks not counted yet were dequeued; the first
+	 * nfin of them are finished (worker_lat_done()). */
 	uint64_t pend[PEND_MAX];
-	uint32_t npend;
+	uint32_t npend, nfin;
 
 	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
 	/*
@@ -189,6 +190,10 @@ struct ucm_cpumap_producer {
 	struct ucm_pool *pool;
 	struct ucm_cpumap_producer *next;
 	uint64_t dirty;		/* bit w: bq[w] is not empty (the flush list) */
+	/* The time stamped into this RX batch's bulks: read at its first
+	 * bulk flush, kept until ucm_cpumap_producer__flush() ends it (one
+	 * clock read per batch, not per bulk); flush_ns, the last one. */
+	uint64_t now, flush_ns;
 	int inline_w;		/* UCM_CPUMAP_F_INLINE: our worker, else -1 */
 	bool stopped;
 	struct ucm_cpumap_enqueue_stats *stats;	/* one per worker */
@@ -258,7 +263,9 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		uint64_t *stamp = ucm_umem__frame(map->area,
 						  ucm_umem_desc_base(map->umem, bq->q[0]));
 
-		*stamp = ucm_now_ns();
+		if (!prod->now)
+			prod->now = ucm_now_ns();
+		*stamp = prod->now;
 		bq->q[0] |= DESC_STAMPED;
 	}
 	k = ucm_ring__produce(wk->ring, bq->q, n);
@@ -325,6 +332,18 @@ void ucm_cpumap_producer__flush(struct ucm_cpumap_producer *prod)
 		cpumap_wake(prod, w);
 	}
 	prod->dirty = 0;
+	if (prod->now) {
+		prod->flush_ns = prod->now;
+		prod->now = 0;
+	}
+}
+
+uint64_t ucm_cpumap_producer_flush_ns(struct ucm_cpumap_producer *prod)
+{
+	uint64_t t = prod->flush_ns;
+
+	prod->flush_ns = 0;
+	return t;
 }
 
 void ucm_cpumap_producer__stop(struct ucm_cpumap_producer *prod)
@@ -498,28 +517,43 @@ static void worker_ret_add(struct ucm_worker *w, const uint64_t *base, uint32_t 
 		worker_return(w);
 }
 
-/* The stamped bulks dequeued so far are finished: their sink_hist. */
+/*
+ * The stamped bulks dequeued so far are finished (their packets went to
+ * the sink, a channel or home). Their sink_hist waits for the worker's
+ * next clock read, at its next dequeue or as it goes idle: one read per
+ * batch, and a time no earlier than the true one by the loop's turn.
+ */
 static void worker_lat_done(struct ucm_worker *w)
 {
-	uint64_t now;
+	w->nfin = w->npend;
+}
 
-	if (!w->npend)
-		return;
-	now = ucm_now_ns();
-	for (uint32_t i = 0; i < w->npend; i++) {
+/* Count the finished bulks as done at @now. */
+static void worker_lat_record(struct ucm_worker *w, uint64_t now)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nfin; i++) {
 		STAT_ADD(w->stats.sink_hist[ucm_lat_bucket(now - w->pend[i])], 1);
 		STAT_ADD(w->stats.sink_ns, now - w->pend[i]);
 	}
-	w->npend = 0;
+	memmove(w->pend, w->pend + w->nfin, (w->npend - w->nfin) * sizeof(w->pend[0]));
+	w->npend -= w->nfin;
+	w->nfin = 0;
 }
 
-/* A batch from the ring: strip the stamp bits, count each stamped bulk's
+/* A batch from the ring: one clock read, for the bulks finished before it
+ * and those it brings; strip the stamp bits, count each stamped bulk's
  * wait and keep its dequeue time for sink_hist. */
 static void worker_lat_dequeue(struct ucm_worker *w, uint64_t *desc, uint32_t n)
 {
 	struct ucm_cpumap *map = w->map;
 	uint64_t now = 0, stamp, dt;
 
+	if (w->nfin) {
+		now = ucm_now_ns();
+		worker_lat_record(w, now);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (!(desc[i] & DESC_STAMPED))
 			continue;
@@ -533,8 +567,12 @@ static void worker_lat_dequeue(struct ucm_worker *w, uint64_t *desc, uint32_t n)
 		dt = now > stamp ? now - stamp : 0;
 		STAT_ADD(w->stats.wait_hist[ucm_lat_bucket(dt)], 1);
 		STAT_ADD(w->stats.wait_ns, dt);
-		if (w->npend == PEND_MAX)
-			worker_lat_done(w);
+		/* Full only when a hold waits while whole bulks were dropped:
+		 * the oldest counts as done now. */
+		if (w->npend == PEND_MAX) {
+			w->nfin = 1;
+			worker_lat_record(w, now);
+		}
 		w->pend[w->npend++] = now;
 	}
 }
@@ -565,7 +603,7 @@ static void worker_xmit(struct ucm_worker *w)
 			return;
 	}
 	/* Our skb_mark_for_recycle(): home to the owner pools, in bulk. */
-	worker_lat_done(w);
+	worker_lat_done(w);	/* also without a sink */
 	worker_ret_add(w, w->held_base, n);
 }
 
@@ -581,6 +619,9 @@ static void worker_idle(struct ucm_worker *w)
 	}
 	if (map->sink && map->sink->flush)
 		map->sink->flush(map->sink_ctx, w->idx);
+	/* Before a sleep, the finished bulks' sink_hist: one clock read. */
+	if (w->nfin)
+		worker_lat_record(w, ucm_now_ns());
 	worker_return(w);
 }
 

@@ -13,6 +13,11 @@
  * non-zero bytes. */
 int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src);
 
+/* The RX thread's (the producer's thread): the time the last RX batch's
+ * bulks were stamped with, once; 0 when none was (stamps off, or asked
+ * already): its caller reads the clock itself then. */
+uint64_t ucm_cpumap_producer_flush_ns(struct ucm_cpumap_producer *prod);
+
 enum ucm_cpumap_hook_point {
 	/* The worker found its ring empty and has not announced sleep yet. */
 	UCM_CPUMAP_HOOK_EMPTY_SEEN,
