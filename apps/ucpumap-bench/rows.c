@@ -27,6 +27,8 @@ static const struct row_def row_defs[] = {
 	{ .name = "cpumap-coalesce-many-flows", .kind = K_DAEMON, .coalesce = true,
 	  .flows = MANY_FLOWS },
 	{ .name = "cpumap-no-batch", .kind = K_DAEMON, .flag = "--no-batch" },
+	/* the latency histograms' stamps off: cpumap against it is their cost */
+	{ .name = "cpumap-no-latency", .kind = K_DAEMON, .flag = "--no-latency" },
 	{ .name = "tun-ceiling", .kind = K_TUN },
 	{ .name = "dpdk", .kind = K_DPDK },
 	{ .name = "two-way", .kind = K_TWOWAY },
@@ -54,6 +56,8 @@ const struct row_gain row_gains[] = {
 	  .note = "(seed 002)" },
 	{ .a = "cpumap", .b = "kernel-cpumap",
 	  .note = "(target >= 1.0)" },
+	{ .a = "cpumap", .b = "cpumap-no-latency",
+	  .note = "(the latency stamps' cost)" },
 	{ .a = "cpumap", .b = "tun-ceiling",
 	  .note = "(target >= 0.9)" },
 	{ .a = "cpumap", .b = "dpdk",

@@ -118,7 +118,7 @@ for want in want_rows:
             (not few or (segs and all(x >= 8 for x in segs)))
         print(f"{'PASS' if ok else 'FAIL'}: {name}/merged-{want}: share of datagrams in super-packets {share}, "
               f"{r.get('super_segs_avg')} per super-packet")
-    if want in ("pass", "cpumap-no-recycle", "cpumap", "cpumap-no-batch", "two-way",
+    if want in ("pass", "cpumap-no-recycle", "cpumap", "cpumap-no-batch", "cpumap-no-latency", "two-way",
                 "two-way-no-direct-bulk", "cpumap-coalesce", "cpumap-coalesce-many-flows"):
         if "daemon_tun_packets" not in r:
             print(f"FAIL: {name}/count-{want}: no statistics from ucpumapd")
@@ -134,7 +134,7 @@ PY
 }
 
 all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
-cpumap-coalesce-many-flows cpumap-no-batch tun-ceiling dpdk two-way two-way-no-direct-bulk
+cpumap-coalesce-many-flows cpumap-no-batch cpumap-no-latency tun-ceiling dpdk two-way two-way-no-direct-bulk
 tcp-kernel tcp tcp-coalesce latency-kernel-cpumap latency-cpumap latency-two-way"
 if run_bench v4 90 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
 	check v4 $all
