@@ -33,6 +33,13 @@
 #                      received behind the daemon in $dut with
 #                      ucpumapd_traffic.py ($helper): empty when each came
 #                      once and intact, else what went wrong
+#   daemon_veth G4 D4  the daemon tests' start: root, $daemon and python3
+#                      or the script skips; daemon_pair, or a FAIL line;
+#                      either way the script ends (exit 0) unless all is
+#                      there. Sets G4 and D4.
+#   daemon_pair        $gen (vg, $G4/24) and $dut (vd, $D4/24) on a veth
+#                      pair, reverse-path filtering off in $dut (its errors
+#                      in $tmp/setup.err)
 #   left_in NS [DEV...]    what is left in NS: XDP programs on any device,
 #                      devices other than lo and DEVs; empty when none
 #   lib_cleanup_check  the cleanup now ($tmp goes too), in this shell
@@ -250,6 +257,25 @@ closing_lines() {
 	grep -q '^audit: every frame came home$' "$1" ||
 		why="$why $(grep '^audit' "$1" || echo 'no audit line')"
 	echo "$why"
+}
+
+daemon_veth() {
+	skip_unless_root "namespaces, XDP, tun"
+	if [ ! -x "$daemon" ] || [ -z "$PY" ]; then
+		skip all "needs $daemon (make) and python3"
+		exit 0
+	fi
+	G4=$1 D4=$2
+	if ! daemon_pair; then
+		bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
+		exit 0
+	fi
+}
+
+daemon_pair() {
+	veth_pair "$gen" "$dut" vg vd "$G4/24" "$D4/24" 2> "$tmp/setup.err" &&
+		ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+			net.ipv4.conf.default.rp_filter=0
 }
 
 udp_flood() {

@@ -35,17 +35,7 @@ tun=ucmbt0
 . "$here/lib.sh"
 dpid=
 
-skip_unless_root "namespaces, XDP, tun"
-if [ ! -x "$daemon" ] || [ -z "$PY" ]; then
-	skip all "needs $daemon (make) and python3"
-	exit 0
-fi
-G4=10.209.0.1 D4=10.209.0.2
-if ! veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 2> "$tmp/setup.err"; then
-	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
-	exit 0
-fi
-ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+daemon_veth 10.209.0.1 10.209.0.2
 
 start_daemon() {	# label, options...
 	D_OUT=$tmp/$1.out D_ERR=$tmp/$1.err D_RC=

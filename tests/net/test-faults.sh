@@ -34,22 +34,7 @@ tun=ucmft0
 . "$here/lib.sh"
 dpid=
 
-skip_unless_root "namespaces, XDP, tun"
-if [ ! -x "$daemon" ] || [ -z "$PY" ]; then
-	skip all "needs $daemon (make) and python3"
-	exit 0
-fi
-G4=10.204.0.1 D4=10.204.0.2
-
-topology() {
-	veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 2> "$tmp/setup.err" &&
-		ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
-			net.ipv4.conf.default.rp_filter=0
-}
-if ! topology; then
-	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
-	exit 0
-fi
+daemon_veth 10.204.0.1 10.204.0.2
 
 start_daemon() {	# label, options...: the daemon, in the background
 	D_OUT=$tmp/$1.out D_ERR=$tmp/$1.err D_RC=
@@ -189,7 +174,7 @@ shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/net/libfault_shim.so
 # The veth pair went with iface-gone: again.
 ip netns del "$gen" 2> /dev/null
 ip netns del "$dut" 2> /dev/null
-if ! topology; then
+if ! daemon_pair; then
 	bad shim-setup "cannot build the namespaces again: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
 else
 	# An idle RX thread asks its socket for an error each time its poll
