@@ -596,7 +596,10 @@ static const struct opt dp_opts[] = {
 		.help = "the RX queues the rows use; testpmd needs one range, like 0-3"),
 	OPT_DEF("rx-cpus", OPT_CPUS, struct dp_cfg, rx_cpu,
 		.count = OPT_REF(struct dp_cfg, n_rx_cpu), .text = OPT_REF(struct dp_cfg, rx_cpus),
-		.metavar = "LIST", .help = "ucpumapd's --rx-cpus"),
+		.metavar = "LIST", .help = "ucpumapd's --rx-cpus (on veth too: where its RX "
+			"thread runs)"),
+	OPT_DEF("spin-us", OPT_UINT, struct dp_cfg, spin_us, .lo = 0, .hi = 1000,
+		.metavar = "US", .help = "ucpumapd's --spin-us"),
 	OPT_DEF("zero-copy", OPT_FLAG, struct dp_cfg, zero_copy, .help = "ucpumapd's --zero-copy"),
 	OPT_DEF("busy-poll", OPT_FLAG, struct dp_cfg, busy_poll, .help = "ucpumapd's --busy-poll"),
 	{}
@@ -642,9 +645,9 @@ static int parse_args(int argc, char **argv)
 		snprintf(cfg.ifname, sizeof(cfg.ifname), "%s", cfg.dev);
 		cfg.v6 = strchr(cfg.sink_ip, ':');
 	} else {
-		if (cfg.sink_ip || cfg.sink_port != 9000 || cfg.rx_cpus || cfg.zero_copy ||
+		if (cfg.sink_ip || cfg.sink_port != 9000 || cfg.zero_copy ||
 		    cfg.busy_poll || strcmp(cfg.queues, "0")) {
-			fprintf(stderr, "datapath: --sink-ip, --sink-port, --queues, --rx-cpus, "
+			fprintf(stderr, "datapath: --sink-ip, --sink-port, --queues, "
 				"--zero-copy and --busy-poll go with --dev; on veth the sink is "
 				"10.77.0.2 (fd77::2 with --ipv6) port 9000, queue 0\n");
 			return -1;

@@ -117,7 +117,7 @@ struct row_gain {
 
 /* A ucpumapd of a row (kinds.c). */
 struct daemon_run {
-	char out[256], js[256], bin[600];
+	char out[256], js[256], bin[600], spin[24];
 	pid_t pid;
 	uint64_t l0;			/* delivered before it started */
 	double a_tun, b_tun, a_kern, b_kern;	/* --dev: SIGUSR1 samples */
@@ -155,6 +155,7 @@ struct dp_cfg {
 	const char *sink_ip, *cpus, *queues, *rx_cpus;
 	unsigned long sink_port;
 	bool v6, zero_copy, busy_poll;
+	unsigned long spin_us;		/* ucpumapd's --spin-us (0: its default) */
 	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
 	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
 	int rx_cpu[APP_MAX_CPUS], n_rx_cpu;	/* --rx-cpus, checked; ucpumapd takes the text */

@@ -140,6 +140,11 @@ static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
 		argv[n++] = "--zero-copy";
 	if (cfg.busy_poll)
 		argv[n++] = "--busy-poll";
+	if (cfg.spin_us) {
+		snprintf(d->spin, sizeof(d->spin), "%lu", cfg.spin_us);
+		argv[n++] = "--spin-us";
+		argv[n++] = d->spin;
+	}
 	if (row_ops(r)->two_way || r->def->kind == K_LAT_TWOWAY) {
 		argv[n++] = "--peer-mac";
 		argv[n++] = vg_mac;
