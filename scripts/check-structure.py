@@ -151,7 +151,7 @@ def check_functions():
 
 
 DAEMON_CALLS = re.compile(r"^(ucm_dp_|ucm_set_print$|"
-                          r"ucm_drop_reason_str$|ucm_lat_bucket)")
+                          r"ucm_drop_reason_str$|ucm_lat_)")
 
 
 def check_daemon():

@@ -277,9 +277,9 @@ static void print_latency(int nr)
 					for (int k = 0; k < nr; k++)
 						v[k] = r->stage[k][p + 3 * q];
 					run_stats(v, nr, &st);
-					printf("%s%s%.0f", q ? "/" : p == 1 ? ", flush to dequeue " :
+					printf("%s%.0f", q ? "/" : p == 1 ? ", flush to dequeue " :
 					       p == 2 ? ", dequeue to the tun's completion " : " ",
-					       q ? "" : "", st.median);
+					       st.median);
 				}
 			}
 			printf("\n");

@@ -278,24 +278,24 @@ static int probe(double seconds, double p[4], double *sent, double *answered)
 static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 {
 	static const char *const keys[3] = LAT_STAGES;
-	double h[UCM_LAT_BUCKETS], total, sum;
+	double v[UCM_LAT_BUCKETS];
+	uint64_t h[UCM_LAT_BUCKETS];
 	char line[32768];
 	uint32_t b;
 
 	if (daemon_json_line(d->pid, d->js, line, sizeof(line)))
 		return;
 	for (int k = 0; k < 3; k++) {
-		if (json_arr_field(line, keys[k], h, UCM_LAT_BUCKETS) != UCM_LAT_BUCKETS)
+		if (json_arr_field(line, keys[k], v, UCM_LAT_BUCKETS) != UCM_LAT_BUCKETS)
 			return;
-		total = sum = 0;
 		for (b = 0; b < UCM_LAT_BUCKETS; b++)
-			total += h[b];
+			h[b] = (uint64_t)v[b];
 		for (int q = 0; q < 2; q++) {	/* the median, the 99th */
-			sum = 0;
-			for (b = 0; b < UCM_LAT_BUCKETS - 1; b++)
-				if ((sum += h[b]) >= total * (q ? 0.99 : 0.5))
-					break;
-			r->stage[round][k + 3 * q] = ucm_lat_bucket_le_ns(b) / 1000.0;
+			b = ucm_lat_quantile(h, q ? 0.99 : 0.5);
+			/* None: 0; the last bucket, which has no bound: its
+			 * lower one. */
+			r->stage[round][k + 3 * q] = b == UCM_LAT_BUCKETS ? 0 :
+				ucm_lat_bucket_le_ns(b < UCM_LAT_BUCKETS - 1 ? b : b - 1) / 1000.0;
 		}
 	}
 	r->have_stage = true;

@@ -135,23 +135,23 @@ static void print_cpumap(const struct daemon *d, const struct ucm_dp_stats *t, d
 	       (t->worker_drops - l->worker_drops) / dt);
 }
 
-/* The upper bound, in us, of the bucket where @h's count reaches the
- * fraction @f of its total; 0 when empty; -1 past the last bound. */
-static double lat_quantile_us(const uint64_t *h, double f)
+/* "p50 <X p99 <Y" of a histogram (its buckets' upper bounds, us), into
+ * @buf; ">131072" for the last bucket, which has none. */
+static const char *lat_str(char *buf, size_t sz, const uint64_t *h)
 {
-	uint64_t total = 0, sum = 0;
-	uint32_t b;
+	uint32_t q[2] = { ucm_lat_quantile(h, 0.5), ucm_lat_quantile(h, 0.99) };
+	int n = 0;
 
-	for (b = 0; b < UCM_LAT_BUCKETS; b++)
-		total += h[b];
-	if (!total)
-		return 0;
-	for (b = 0; b < UCM_LAT_BUCKETS; b++) {
-		sum += h[b];
-		if (sum >= f * total)
-			break;
+	if (q[0] == UCM_LAT_BUCKETS) {
+		snprintf(buf, sz, "none");
+		return buf;
 	}
-	return b < UCM_LAT_BUCKETS - 1 ? ucm_lat_bucket_le_ns(b) / 1000.0 : -1;
+	for (int k = 0; k < 2; k++)
+		n += snprintf(buf + n, sz - n, "%sp%d %s%.0f", k ? " " : "", k ? 99 : 50,
+			      q[k] == UCM_LAT_BUCKETS - 1 ? ">" : "<",
+			      ucm_lat_bucket_le_ns(q[k] == UCM_LAT_BUCKETS - 1 ?
+						   q[k] - 1 : q[k]) / 1000.0);
+	return buf;
 }
 
 static uint64_t lat_count(const uint64_t *h)
@@ -161,19 +161,6 @@ static uint64_t lat_count(const uint64_t *h)
 	for (uint32_t b = 0; b < UCM_LAT_BUCKETS; b++)
 		n += h[b];
 	return n;
-}
-
-/* "p50 <X p99 <Y" of a histogram, into @buf. */
-static const char *lat_str(char *buf, size_t sz, const uint64_t *h)
-{
-	double p50 = lat_quantile_us(h, 0.5), p99 = lat_quantile_us(h, 0.99);
-
-	if (!lat_count(h))
-		snprintf(buf, sz, "none");
-	else
-		snprintf(buf, sz, "p50 <%.0f p99 %s%.0f", p50, p99 < 0 ? ">" : "<",
-			 p99 < 0 ? ucm_lat_bucket_le_ns(UCM_LAT_BUCKETS - 2) / 1000.0 : p99);
-	return buf;
 }
 
 static void json_hist(struct json *j, const char *key, const uint64_t *h, uint64_t sum_ns)

@@ -22,8 +22,8 @@
 #                       in 100 evicts a known next hop (each of the 10,000
 #                       comes twice a second, so only one whose datagrams a
 #                       stalled sender held back for a second is idle and
-#                       may go; with no place kept for the ones in use, a
-#                       third of the questions evicted one)
+#                       may go; a build with no place kept for the ones in
+#                       use evicted one per three questions: commit a48dc05)
 #   forward-rate        the other way delivers at least 90% of what it
 #                       delivered in the same time before the flood
 #   stop                exit 0, both conservation lines hold, every frame

@@ -57,4 +57,22 @@ static inline uint64_t ucm_lat_bucket_le_ns(uint32_t b)
 	return b < UCM_LAT_BUCKETS - 1 ? 1000ull << b : 0;
 }
 
+/* The bucket of histogram @h where its cumulative count first reaches the
+ * fraction @f of the total (0.5: the median's); UCM_LAT_BUCKETS when @h is
+ * empty. */
+static inline uint32_t ucm_lat_quantile(const uint64_t *h, double f)
+{
+	uint64_t total = 0, sum = 0;
+	uint32_t b;
+
+	for (b = 0; b < UCM_LAT_BUCKETS; b++)
+		total += h[b];
+	if (!total)
+		return UCM_LAT_BUCKETS;
+	for (b = 0; b < UCM_LAT_BUCKETS - 1; b++)
+		if ((sum += h[b]) >= f * total)
+			break;
+	return b;
+}
+
 #endif /* UCPUMAP_API_H */
