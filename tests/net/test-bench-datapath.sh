@@ -97,13 +97,14 @@ for want in want_rows:
             print(f"FAIL: {name}/back-{want}: way back {back} pps, direct share {share}")
     if want.startswith("latency-"):
         # round trips in us: ordered percentiles alone and under load, the
-        # load half a measured capacity, and nearly every probe answered
+        # load half a measured capacity (the JSON's numbers have 6 significant
+        # digits: 1331364 is 1.33136e+06), and nearly every probe answered
         ps = [r.get(k, []) for k in ("p50", "p90", "p99", "p999")]
         ld = r.get("load", {})
         lps = [ld.get(k, []) for k in ("p50", "p90", "p99", "p999")]
         ok = r.get("unit") == "us" and all(len(x) == len(r["runs"]) for x in ps + lps) and \
             all(a <= b for x in (ps, lps) for k in range(3) for a, b in zip(x[k], x[k + 1])) and \
-            all(0 < l <= c / 2 + 1 for l, c in zip(ld.get("pps", [0]), r.get("capacity_pps", [0]))) and \
+            all(0 < l <= c / 2 * 1.001 + 1 for l, c in zip(ld.get("pps", [0]), r.get("capacity_pps", [0]))) and \
             all(x <= 100 for x in r.get("lost", [1e9]) + ld.get("lost", [1e9]))
         print(f"{'PASS' if ok else 'FAIL'}: {name}/latency-{want}: p50 {r.get('p50')} p99 {r.get('p99')} us, "
               f"under {ld.get('pps')} pps p50 {ld.get('p50')}, lost {r.get('lost')} {ld.get('lost')}")
