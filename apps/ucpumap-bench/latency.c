@@ -123,8 +123,12 @@ static uint64_t msg_ts(struct msghdr *m)
 	return 0;
 }
 
-/* The send timestamp of probe @id from the error queue, or 0. */
-static uint64_t tx_ts(int fd, uint32_t id)
+/* Read the error queue dry; the send timestamp of the probe the socket
+ * counted @key into *@tx when it is there. Reading it as it comes matters:
+ * a timestamp left queued makes poll() report POLLERR at once, and the
+ * prober would spin on its CPU (where veth's softirq and, in ucpumapd's
+ * rows, the RX thread run) until the answer came. */
+static void tx_drain(int fd, uint32_t key, uint64_t *tx)
 {
 	char ctl[256];
 	struct msghdr m;
@@ -135,20 +139,22 @@ static uint64_t tx_ts(int fd, uint32_t id)
 		m.msg_control = ctl;
 		m.msg_controllen = sizeof(ctl);
 		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
-			return 0;
+			return;
 		t = msg_ts(&m);
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
 			struct sock_extended_err *e = (void *)CMSG_DATA(c);
 
 			if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) &&
-			    e->ee_origin == SO_EE_ORIGIN_TIMESTAMPING && e->ee_data == id)
-				return t;
+			    e->ee_origin == SO_EE_ORIGIN_TIMESTAMPING && e->ee_data == key)
+				*tx = t;
 		}
 	}
 }
 
-/* Wait for probe @id's answer: its receive timestamp, or 0 when lost. */
-static uint64_t rx_answer(int fd, uint32_t id)
+/* Wait, asleep, for probe @id's send timestamp (the socket's count @key)
+ * and its answer's receive timestamp; either left 0 when it did not come
+ * within PROBE_WAIT_MS. */
+static void probe_wait(int fd, uint32_t id, uint32_t key, uint64_t *tx, uint64_t *rx)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	double end = now_sec() + PROBE_WAIT_MS / 1000.0;
@@ -158,8 +164,13 @@ static uint64_t rx_answer(int fd, uint32_t id)
 	uint32_t got;
 	int left;
 
-	while ((left = (int)((end - now_sec()) * 1000)) > 0) {
+	*tx = *rx = 0;
+	while (!(*tx && *rx) && (left = (int)((end - now_sec()) * 1000)) > 0) {
 		if (poll(&p, 1, left) <= 0)
+			continue;
+		if (p.revents & POLLERR)
+			tx_drain(fd, key, tx);
+		if (!(p.revents & POLLIN))
 			continue;
 		memset(&m, 0, sizeof(m));
 		m.msg_iov = &iov;
@@ -170,9 +181,8 @@ static uint64_t rx_answer(int fd, uint32_t id)
 			continue;
 		memcpy(&got, buf, sizeof(got));
 		if (got == id)	/* else a late answer to a lost one */
-			return msg_ts(&m);
+			*rx = msg_ts(&m);
 	}
-	return 0;
 }
 
 static int prober_socket(void)
@@ -215,8 +225,7 @@ static void *prober_main(void *arg)
 	for (uint32_t id = 0; id < total && !stopping; id++) {
 		if (send(fd, &id, sizeof(id), 0) != sizeof(id))
 			continue;
-		rx = rx_answer(fd, id);
-		tx = tx_ts(fd, key++);
+		probe_wait(fd, id, key++, &tx, &rx);
 		if (id >= PROBE_WARMUP) {
 			pr->sent++;
 			if (rx && tx && rx > tx)
