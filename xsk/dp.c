@@ -73,6 +73,7 @@ struct dp_cfg {
 	struct ucm_steer_cfg steer;
 	uint32_t xsk_mode, frames, frame_size, rx_size, qsize, mtu, flags;
 	uint32_t spin_us;	/* the RX threads' and workers' look before sleeping */
+	bool prewake;		/* the workers' (UCM_CPUMAP_F_PREWAKE) */
 	bool peer_mac_set;
 	uint8_t peer_mac[6];
 	const struct ucm_sink_ops *sink;	/* &sink_ops; NULL: the tun */
@@ -228,6 +229,36 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 	return 0;
 }
 
+/* How the threads wait: the spin, the workers' pre-wake (AUTO: where
+ * every arrival is for the one worker, and it sleeps on its own). After
+ * the sink's copy and the worker count. */
+static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
+{
+	bool own_sleep = !(c->flags & (UCM_DP_F_TWO_WAY | UCM_DP_F_INLINE)) &&
+			 !(c->sink && c->sink->wait);
+
+	if (o->spin_us > UCM_SPIN_US_MAX) {
+		pr_warn("dp: spin_us %u: at most %u (beyond, it is busy polling)\n", o->spin_us,
+			UCM_SPIN_US_MAX);
+		return -EINVAL;
+	}
+	c->spin_us = o->spin_us;
+	if (o->prewake > UCM_DP_PREWAKE_AUTO) {
+		pr_warn("dp: prewake %u: give UCM_DP_PREWAKE_OFF, _ON or _AUTO\n", o->prewake);
+		return -EINVAL;
+	}
+	if (o->prewake == UCM_DP_PREWAKE_ON && !own_sleep) {
+		pr_warn("dp: a pre-wake needs workers that sleep on their own: %s; give UCM_DP_PREWAKE_OFF or _AUTO\n",
+			c->flags & UCM_DP_F_TWO_WAY ? "two-way workers sleep on the tun's fds" :
+			c->flags & UCM_DP_F_INLINE ? "inline workers never sleep" :
+			"the sink sleeps on its own fds (wait())");
+		return -EINVAL;
+	}
+	c->prewake = o->prewake == UCM_DP_PREWAKE_ON ||
+		     (o->prewake == UCM_DP_PREWAKE_AUTO && own_sleep && c->nworkers == 1);
+	return 0;
+}
+
 static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 {
 	struct ucm_dp_opts o;
@@ -243,12 +274,6 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		return -EINVAL;
 	}
 	c->xsk_mode = o.xsk_mode;
-	if (o.spin_us > UCM_SPIN_US_MAX) {
-		pr_warn("dp: spin_us %u: at most %u (beyond, it is busy polling)\n", o.spin_us,
-			UCM_SPIN_US_MAX);
-		return -EINVAL;
-	}
-	c->spin_us = o.spin_us;
 	if (o.sink) {
 		err = ucm_sink_ops_copy(&c->sink_ops, o.sink);
 		if (err)
@@ -313,6 +338,9 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	c->steer.flags = o.steer_flags;
 	c->steer.fixed = o.fixed_worker;
 	c->steer.nworkers = c->nworkers;
+	err = resolve_wake(&o, c);
+	if (err)
+		return err;
 	if ((c->flags & UCM_DP_F_TWO_WAY) && (c->flags & UCM_DP_F_TAP))
 		/* The tap is the host's interface on this link: its stack
 		 * must see ARP and neighbour discovery. */
@@ -740,6 +768,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	}
 	t->wait_ns += ws.wait_ns;
 	t->sink_ns += ws.sink_ns;
+	t->prewakes += ws.prewakes;
 	t->tun_packets += ts.packets;
 	t->tun_non_ip += ts.non_ip;
 	t->tun_err_eio += ts.err_eio;
@@ -943,7 +972,8 @@ static int dp_open_tun(struct ucm_dp *dp)
 
 static int dp_open_cpumap(struct ucm_dp *dp)
 {
-	uint32_t f = dp->c.flags;
+	uint32_t f = dp->c.flags, q;
+	int err;
 	UCM_OPTS(ucm_cpumap_opts, co, .cpus = dp->c.cpus, .ncpus = dp->c.nworkers,
 		 .qsize = dp->c.qsize,
 		 .sink = dp->c.sink ? dp->c.sink : f & UCM_DP_F_TWO_WAY ?
@@ -953,7 +983,8 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
 			  /* a coalescing sink sees up to 64 at once */
 			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0) |
-			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0),
+			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0) |
+			  (dp->c.prewake ? UCM_CPUMAP_F_PREWAKE : 0),
 		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
 		 .spin_us = dp->c.spin_us,
 		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL,
@@ -961,7 +992,15 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 		 .worker_init_ctx = &dp->c);
 
 	dp->map = ucm_cpumap__create(ucm_xsk__umem(dp->xsk), &co);
-	return dp->map ? 0 : -errno;
+	if (!dp->map)
+		return -errno;
+	/* The workers wake with the RX threads: at their sockets' arrivals. */
+	for (q = 0; q < dp->c.nqueues && dp->c.prewake; q++) {
+		err = ucm_cpumap__prewake_on(dp->map, ucm_xsk_queue__fd(dp->rx[q].q));
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
@@ -1444,6 +1483,11 @@ uint32_t ucm_dp__flags(const struct ucm_dp *dp)
 uint32_t ucm_dp__mtu(const struct ucm_dp *dp)
 {
 	return dp->c.mtu;
+}
+
+bool ucm_dp__prewake(const struct ucm_dp *dp)
+{
+	return dp->c.prewake;
 }
 
 bool ucm_dp__zerocopy(const struct ucm_dp *dp)

@@ -42,7 +42,7 @@ struct cfg {
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
 	uint8_t peer_mac[6];
 	int skb_mode, policy, filter, verbose;
-	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu, spin_us;
+	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu, spin_us, prewake;
 	uint32_t steer_flags;
 	double interval, duration;
 	struct httpd_addr metrics;	/* --metrics-listen; .len 0: none */

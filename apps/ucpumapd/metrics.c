@@ -141,6 +141,8 @@ static const struct fam fams[] = {
 	  .help = "Times the worker slept on an empty ring." },
 	{ .name = "ucpumap_worker_sleep_seconds_total", C, W(sleep_ns), .ns_to_s = true,
 	  .help = "Time the worker slept on an empty ring; the rest of the time it was busy." },
+	{ .name = "ucpumap_worker_prewakes_total", C, W(prewakes),
+	  .help = "Sleeps of the worker an arrival on its queues ended, before the RX thread's kick (--prewake)." },
 	{ .name = "ucpumap_delivered_packets_total", C, T(packets),
 	  .help = "Packets the tun took from the worker." },
 	{ .name = "ucpumap_delivered_bytes_total", C, T(bytes),

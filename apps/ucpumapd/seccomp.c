@@ -71,6 +71,8 @@ static const int allowed[] = {
 	SCMP_SYS(getsockname), SCMP_SYS(bind), SCMP_SYS(connect),
 	SCMP_SYS(accept4), SCMP_SYS(shutdown),
 	SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
+	/* a pre-woken worker's sleep (lib/engine/cpumap.c) */
+	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
 	/* a worker rebuilds a failed ring (lib/io/tun.c, ring_reset) */
 	SCMP_SYS(io_uring_setup),
 };

@@ -258,6 +258,9 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 		printf("    latency (us): flush to dequeue %s, dequeue to the sink's completion %s (%llu bulks)\n",
 		       lat_str(l1, sizeof(l1), ws.wait_hist), lat_str(l2, sizeof(l2), ws.sink_hist),
 		       ULL(lat_count(ws.wait_hist)));
+	if (ucm_dp__prewake(d->dp))
+		printf("    pre-wakes %llu (sleeps an arrival ended before the RX thread's kick)\n",
+		       ULL(ws.prewakes));
 	d->last_w[w][0] = ws.processed;
 	d->last_w[w][1] = ws.drops;
 	print_back(d, w, dt);
@@ -358,6 +361,7 @@ static void json_worker(struct json *j, const struct daemon *d, uint32_t w)
 	json_u64(j, "drops", ws.drops);
 	json_u64(j, "sched", ws.sched);
 	json_u64(j, "sleep_ns", ws.sleep_ns);
+	json_u64(j, "prewakes", ws.prewakes);
 	json_u64(j, "tun_packets", ts.packets);
 	json_u64(j, "tun_submits", ts.submits);
 	json_u64(j, "xmits", ws.xmits);

@@ -40,6 +40,10 @@ static const struct opt_enum policies[] = {
 static const struct opt_enum xdp_modes[] = {
 	{ "native", 0 }, { "skb", 1 }, { "drv", 0 }, { "generic", 1 }, { NULL }
 };
+static const struct opt_enum prewakes[] = {
+	{ "auto", UCM_DP_PREWAKE_AUTO }, { "on", UCM_DP_PREWAKE_ON },
+	{ "off", UCM_DP_PREWAKE_OFF }, { NULL }
+};
 static const struct opt_enum filters[] = {
 	{ "all", 0 }, { "ipv4", UCM_STEER_F_IPV4 }, { "ipv6", UCM_STEER_F_IPV6 }, { NULL }
 };
@@ -131,6 +135,10 @@ static const struct opt d_opts[] = {
 	D("spin-us", OPT_UINT, spin_us, .lo = 0, .hi = UCM_SPIN_US_MAX, .flags = OPT_F_DEFAULT,
 	  .metavar = "US", .help = "an idle RX thread and worker look again this long before "
 	  "they sleep (a packet meanwhile costs no wake-up); 0: sleep at once, to save power"),
+	D("prewake", OPT_ENUM, prewake, .vals = prewakes, .flags = OPT_F_DEFAULT,
+	  .bad = "'%s' is not auto, on or off", .metavar = "WHEN",
+	  .help = "an idle worker also wakes at its queues' arrivals, with the RX thread and not "
+	  "after it: on, off, or auto (on with one worker, one-way)"),
 	D("replace", OPT_FLAG, replace, .help = "replace another XDP program already on IFACE"),
 	D("frames", OPT_POW2, frames, .lo = 256, .hi = 1u << 18, .flags = OPT_F_DEFAULT,
 	  .metavar = "N", .help = "frames per queue, power of two"),
@@ -212,6 +220,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 	o->qsize = c->qsize;
 	o->mtu = c->mtu;
 	o->spin_us = c->spin_us;
+	o->prewake = c->prewake;
 	o->peer_mac = c->peer_mac_set ? c->peer_mac : NULL;
 	o->flags = (c->tap ? UCM_DP_F_TAP : 0) | (c->reverse ? UCM_DP_F_TWO_WAY : 0) |
 		   (c->pass ? UCM_DP_F_INLINE : 0) |
@@ -243,6 +252,12 @@ static int check_args(struct cfg *c)
 	c->reverse |= c->peer_mac_set;
 	if (c->reverse && c->pass) {
 		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
+		return -1;
+	}
+	if (c->prewake == UCM_DP_PREWAKE_ON && (c->reverse || c->pass)) {
+		fprintf(stderr, "ucpumapd: --prewake on: %s; give --prewake auto or off\n",
+			c->pass ? "--pass has no workers" :
+			"a two-way worker sleeps on the tun's fds, not the queues'");
 		return -1;
 	}
 	if (!c->ncpus) {
@@ -283,6 +298,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	c->rx_size = UCM_DP_RX_RING_DEFAULT;
 	c->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
 	c->spin_us = UCM_DP_SPIN_US_DEFAULT;
+	c->prewake = UCM_DP_PREWAKE_AUTO;
 	c->interval = 1;
 	c->nqueues = 1;
 	rc = opts_parse(&d_cmd, c, argc, argv);
@@ -312,12 +328,13 @@ static void print_banner(struct daemon *d)
 		for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
 			printf("%s%d", i ? "," : " ", ucm_dp__worker_cpu(d->dp, i));
 	}
-	printf(" -> %s %s; steering %s%s%s%s%s%s\n", c->tap ? "tap" : "tun",
+	printf(" -> %s %s; steering %s%s%s%s%s%s%s\n", c->tap ? "tap" : "tun",
 	       ucm_dp__tun_name(d->dp), policies[c->policy].name,
 	       c->steer_flags & UCM_STEER_F_SYMMETRIC ? " (symmetric)" : "",
 	       c->no_recycle ? ", recycling off" : "", c->no_batch ? ", no batching" : "",
 	       c->no_direct_bulk ? ", no direct bulk recycling" : "",
-	       !c->no_coalesce ? ", coalescing" : "");
+	       !c->no_coalesce ? ", coalescing" : "",
+	       ucm_dp__prewake(d->dp) ? ", pre-wake" : "");
 	fflush(stdout);
 }
 

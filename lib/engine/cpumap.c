@@ -31,17 +31,34 @@
  *   re-check the ring, then stop (X2):        KICKED, seq_cst
  *     frames or stop: do not sleep       if s == SLEEPING:
  *   futex_wait(wake.seq, seq), or the      (W4) wake.seq++ (release),
- *     sink's wait() on wake.fd             futex_wake(wake.seq); or
- *   (W3) XCHG wake.state = 0               write(wake.fd)
+ *     sink's wait() on wake.fd, or         futex_wake(wake.seq); or
+ *     epoll_wait() with the pre-wake fds   write(wake.fd)
+ *   (W3) XCHG wake.state = 0
  *
  * W1 pairs with W2, W0 with W4, X1 with X2 (and X3 in worker_main()).
  * Only the first producer to find the worker asleep makes a system call.
  * The stop is work like frames: stored before its W2, checked after W1.
+ *
+ * Pre-wake (UCM_CPUMAP_F_PREWAKE): the kernel wakes its cpumap kthread
+ * from the softirq that received the packet; ours is woken by an RX
+ * thread that must itself be woken first, two wake-ups in a row. So an
+ * idle worker may also sleep on the fds the packets arrive on (the XSK
+ * sockets, edge-triggered, in an epoll set with wake.fd): the kernel then
+ * wakes it in the same softirq as the RX thread, and its wake-up (an IPI
+ * to a sleeping CPU, tens of us in a VM) runs beside the RX thread's
+ * instead of after it. The RX thread's kick usually lands before the
+ * worker runs; a worker that runs first finds its ring empty and sleeps
+ * again, on a CPU that is awake now (a guest's haltpoll, a shallow idle
+ * state), so the kick that follows is cheap. No spin: a worker that
+ * shares its CPU with the RX thread must not hold it. It is only a head
+ * start: the protocol above still delivers every kick, so an arrival that
+ * wakes nobody costs latency, never a lost wake-up.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -100,7 +117,11 @@ _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
  *  - ring: MPSC; producers flush bulks into it, only this worker consumes.
  *  - wake: the worker sleeps on it, producers and stop kick it (wake.h's
  *    contract). wake.fd is an eventfd when the sink sleeps on its own fds
- *    (ops->wait), which then drains it; else -1: the futex on wake.seq.
+ *    (ops->wait), which then drains it, or with a pre-wake (in epfd);
+ *    else -1: the futex on wake.seq.
+ *  - epfd: the pre-wake's epoll set (wake.fd and the arrival fds), or -1.
+ *    The worker waits on it; ucm_cpumap__prewake_on() adds fds from the
+ *    control thread (epoll_ctl() is safe beside a wait).
  *  - stop: written once by stop (X1, release), read by the worker (X2,
  *    X3, acquire).
  *  - running: written once by the worker (R1, release), read by create
@@ -149,6 +170,7 @@ struct ucm_worker {
 	 */
 	uint64_t sleep_word;
 	uint64_t slept;
+	int epfd;
 };
 
 struct ucm_cpumap {
@@ -452,6 +474,37 @@ static uint64_t sleep_read(const struct ucm_worker *w)
 	return (uint64_t)((int64_t)(x & ~1ull) / 2) + ucm_now_ns();
 }
 
+/* Tags of the pre-wake's epoll events. */
+#define EP_WAKE		0u	/* wake.fd: a kick */
+#define EP_ARRIVAL	1u	/* an fd given to ucm_cpumap__prewake_on() */
+
+/*
+ * The pre-wake's sleep: until a kick (wake.fd, level) or an arrival (edge).
+ * An arrival with no kick beside it is a pre-wake. (An edge left by
+ * arrivals while the worker was awake ends the next wait at once: one
+ * more look at the ring, then a real sleep.) Return: 0 after a real sleep,
+ * -errno (EINTR: look again).
+ */
+static int prewake_sleep(struct ucm_worker *w)
+{
+	struct epoll_event ev[4];
+	bool kicked = false, arrived = false;
+	int n, i;
+
+	n = epoll_wait(w->epfd, ev, ARRAY_SIZE(ev), -1);
+	if (n < 0)
+		return -errno;
+	for (i = 0; i < n; i++) {
+		if (ev[i].data.u32 == EP_WAKE)
+			kicked = true;
+		else
+			arrived = true;
+	}
+	if (arrived && !kicked)
+		STAT_ADD(w->stats.prewakes, 1);
+	return 0;
+}
+
 static bool worker_sleep(struct ucm_worker *w)
 {
 	bool stop = false;
@@ -473,6 +526,11 @@ static bool worker_sleep(struct ucm_worker *w)
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_BEFORE_SLEEP);
 	t0 = ucm_now_ns();
 	WRITE_ONCE(w->sleep_word, (uint64_t)((int64_t)(w->slept - t0) * 2) | 1);
+	if (w->epfd >= 0) {
+		if (!prewake_sleep(w))
+			STAT_ADD(w->stats.sched, 1);
+		goto awake;
+	}
 	if (ucm_wake_fd(&w->wake) >= 0) {
 		/* The eventfd keeps a wake that came before the wait; the
 		 * sink's wait() consumes it. */
@@ -490,8 +548,11 @@ awake:
 		w->slept += ucm_now_ns() - t0;
 		WRITE_ONCE(w->sleep_word, w->slept << 1);
 	}
-	/* W3 (wake.h): the sink drains wake.fd, nothing to read here. */
-	ucm_wake_end(&w->wake);
+	/* W3 (wake.h): the sink drains wake.fd; with a pre-wake, we do. */
+	if (w->epfd >= 0)
+		ucm_wake_drain(&w->wake);
+	else
+		ucm_wake_end(&w->wake);
 	return stop;
 }
 
@@ -806,6 +867,8 @@ static void worker_stop(struct ucm_worker *w)
 
 static void worker_free(struct ucm_worker *w)
 {
+	if (w->epfd >= 0)
+		close(w->epfd);
 	ucm_wake_fini(&w->wake);
 	ucm_ring__destroy(w->ring);
 	free(w);
@@ -822,6 +885,7 @@ static int worker_inline(struct ucm_cpumap *map, uint32_t idx)
 	w->map = map;
 	w->idx = idx;
 	w->cpu = -1;
+	w->epfd = -1;
 	ucm_wake_init(&w->wake, false);	/* no fd: it cannot fail */
 	map->workers[idx] = w;
 	return 0;
@@ -843,11 +907,25 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 	w->map = map;
 	w->idx = idx;
 	w->cpu = cpu;
-	/* With a sink that sleeps on its own fds, an eventfd among them. */
-	err = ucm_wake_init(&w->wake, map->sink && map->sink->wait);
+	w->epfd = -1;
+	/* With a sink that sleeps on its own fds, an eventfd among them; with
+	 * a pre-wake, among the arrival fds. */
+	err = ucm_wake_init(&w->wake, (map->sink && map->sink->wait) ||
+				       (map->flags & UCM_CPUMAP_F_PREWAKE));
 	if (err) {
 		free(w);
 		return err;
+	}
+	if (map->flags & UCM_CPUMAP_F_PREWAKE) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = EP_WAKE };
+
+		w->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (w->epfd < 0 ||
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, ucm_wake_fd(&w->wake), &ev)) {
+			err = -errno;
+			worker_free(w);
+			return err;
+		}
 	}
 	w->ring = ucm_ring__create(qsize, UCM_RING_MP);
 	if (!w->ring) {
@@ -930,13 +1008,59 @@ static int map_set_txqs(struct ucm_cpumap *map, struct ucm_txq *const *txqs,
 	return 0;
 }
 
+/* The options that stand alone; the sink's are checked on its copy. */
+static int opts_check(struct ucm_cpumap_opts *o)
+{
+	uint32_t i, j;
+
+	if (!o->qsize)
+		o->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
+	if (!is_pow2(o->qsize) || o->qsize > UCM_CPUMAP_QSIZE_MAX ||
+	    o->qsize < UCM_CPUMAP_BULK_SIZE) {
+		pr_warn("cpumap: queue size %u: must be a power of two between %u and %u\n",
+			o->qsize, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX);
+		return -EINVAL;
+	}
+	if (o->flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD |
+			UCM_CPUMAP_F_NO_LATENCY | UCM_CPUMAP_F_PREWAKE)) {
+		pr_warn("cpumap: unknown flags 0x%x\n", o->flags);
+		return -EINVAL;
+	}
+	if (o->spin_us > UCM_SPIN_US_MAX) {
+		pr_warn("cpumap: a spin of %u us: at most %u (beyond, it is busy polling)\n",
+			o->spin_us, UCM_SPIN_US_MAX);
+		return -EINVAL;
+	}
+	if (!o->ncpus || o->ncpus > UCM_CPUMAP_MAX_WORKERS ||
+	    (!o->cpus && !(o->flags & UCM_CPUMAP_F_INLINE))) {
+		pr_warn("cpumap: give between 1 and %u worker CPUs\n",
+			UCM_CPUMAP_MAX_WORKERS);
+		return -EINVAL;
+	}
+	for (i = 0; i < o->ncpus && !(o->flags & UCM_CPUMAP_F_INLINE); i++) {
+		if (!cpu_allowed(o->cpus[i])) {
+			pr_warn("cpumap: CPU %d is not online or not in this process's affinity mask (nproc says %ld)\n",
+				o->cpus[i], sysconf(_SC_NPROCESSORS_ONLN));
+			return -EINVAL;
+		}
+		for (j = 0; j < i; j++) {
+			if (o->cpus[j] == o->cpus[i]) {
+				pr_warn("cpumap: CPU %d is listed twice\n",
+					o->cpus[i]);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 				      const struct ucm_cpumap_opts *opts)
 {
 	struct ucm_sink_ops sink = {};
 	struct ucm_cpumap_opts o;
 	struct ucm_cpumap *map;
-	uint32_t i, j;
+	uint32_t i;
 	int err;
 
 	err = UCM_OPTS_COPY(&o, opts, ucm_cpumap_opts);
@@ -946,49 +1070,21 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 		pr_warn("cpumap: no umem\n");
 		return ucm_err_ptr(-EINVAL);
 	}
-	if (!o.qsize)
-		o.qsize = UCM_CPUMAP_QSIZE_DEFAULT;
-	if (!is_pow2(o.qsize) || o.qsize > UCM_CPUMAP_QSIZE_MAX ||
-	    o.qsize < UCM_CPUMAP_BULK_SIZE) {
-		pr_warn("cpumap: queue size %u: must be a power of two between %u and %u\n",
-			o.qsize, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX);
-		return ucm_err_ptr(-EINVAL);
-	}
-	if (o.flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD |
-			UCM_CPUMAP_F_NO_LATENCY)) {
-		pr_warn("cpumap: unknown flags 0x%x\n", o.flags);
-		return ucm_err_ptr(-EINVAL);
-	}
-	if (o.spin_us > UCM_SPIN_US_MAX) {
-		pr_warn("cpumap: a spin of %u us: at most %u (beyond, it is busy polling)\n",
-			o.spin_us, UCM_SPIN_US_MAX);
-		return ucm_err_ptr(-EINVAL);
-	}
-	if (!o.ncpus || o.ncpus > UCM_CPUMAP_MAX_WORKERS ||
-	    (!o.cpus && !(o.flags & UCM_CPUMAP_F_INLINE))) {
-		pr_warn("cpumap: give between 1 and %u worker CPUs\n",
-			UCM_CPUMAP_MAX_WORKERS);
-		return ucm_err_ptr(-EINVAL);
-	}
-	for (i = 0; i < o.ncpus && !(o.flags & UCM_CPUMAP_F_INLINE); i++) {
-		if (!cpu_allowed(o.cpus[i])) {
-			pr_warn("cpumap: CPU %d is not online or not in this process's affinity mask (nproc says %ld)\n",
-				o.cpus[i], sysconf(_SC_NPROCESSORS_ONLN));
-			return ucm_err_ptr(-EINVAL);
-		}
-		for (j = 0; j < i; j++) {
-			if (o.cpus[j] == o.cpus[i]) {
-				pr_warn("cpumap: CPU %d is listed twice\n",
-					o.cpus[i]);
-				return ucm_err_ptr(-EINVAL);
-			}
-		}
-	}
+	err = opts_check(&o);
+	if (err)
+		return ucm_err_ptr(err);
 	err = o.sink ? ucm_sink_ops_copy(&sink, o.sink) : 0;
 	if (err)
 		return ucm_err_ptr(err);
 	if (o.sink && !sink.xmit) {
 		pr_warn("cpumap: a sink needs an xmit callback\n");
+		return ucm_err_ptr(-EINVAL);
+	}
+	if ((o.flags & UCM_CPUMAP_F_PREWAKE) &&
+	    (sink.wait || (o.flags & UCM_CPUMAP_F_INLINE))) {
+		pr_warn("cpumap: a pre-wake needs workers that sleep on their own: %s\n",
+			o.flags & UCM_CPUMAP_F_INLINE ? "inline workers never sleep" :
+			"this sink sleeps on its own fds (wait())");
 		return ucm_err_ptr(-EINVAL);
 	}
 
@@ -1128,6 +1224,30 @@ int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w)
 	return map->workers[w]->cpu;
 }
 
+int ucm_cpumap__prewake_on(struct ucm_cpumap *map, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u32 = EP_ARRIVAL };
+	uint32_t i, j;
+
+	if (!map || fd < 0)
+		return ucm_err(-EINVAL);
+	if (!(map->flags & UCM_CPUMAP_F_PREWAKE)) {
+		pr_warn("cpumap: no pre-wake: create the map with UCM_CPUMAP_F_PREWAKE\n");
+		return ucm_err(-EINVAL);
+	}
+	for (i = 0; i < map->nworkers; i++) {
+		if (!epoll_ctl(map->workers[i]->epfd, EPOLL_CTL_ADD, fd, &ev))
+			continue;
+		int err = -errno;
+
+		pr_warn("cpumap: worker %u: cannot wait on fd %d: %s\n", i, fd, strerror(-err));
+		for (j = 0; j < i; j++)
+			epoll_ctl(map->workers[j]->epfd, EPOLL_CTL_DEL, fd, NULL);
+		return ucm_err(err);
+	}
+	return 0;
+}
+
 int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
 			     struct ucm_cpumap_worker_stats *st, size_t sz)
 {
@@ -1154,6 +1274,7 @@ int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
 	}
 	o.wait_ns = READ_ONCE(s->wait_ns);
 	o.sink_ns = READ_ONCE(s->sink_ns);
+	o.prewakes = READ_ONCE(s->prewakes);
 	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }

@@ -30,6 +30,11 @@
 #                          enqueue_events, none lost), in the totals as in
 #                          the queue and the workers; with --no-latency
 #                          none, and no latency line
+#   prewake                one worker (--cpus 1): the pre-wake is on by
+#                          default (the banner says so) and the trickle of
+#                          datagrams ends sleeps before the RX thread's
+#                          kick (prewakes > 0, every frame home); with
+#                          --prewake off, none and not in the banner
 #
 # Root. One PASS/FAIL/SKIP line per case; the script exits 0.
 set -u
@@ -277,6 +282,34 @@ if [ -f "$tmp/default.json" ]; then
 	fi
 else
 	bad latency-counts "no JSON from the default run"
+fi
+
+# prewakes JSON: the workers' pre-wakes in the last JSON line.
+prewakes() {
+	"$PY" -c 'import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+print(sum(w["prewakes"] for w in last["workers"]))' "$1"
+}
+
+r=
+if run pw --cpus 1; then
+	n=$(prewakes "$tmp/pw.json")
+	grep -q "^ucpumapd: .*, pre-wake$" "$tmp/pw.out" || r="no pre-wake in the banner;"
+	[ "$n" -gt 0 ] || r="$r no pre-wake in $COUNT datagrams at $RATE/s;"
+else
+	r="--cpus 1: $why"
+fi
+if run pwoff --cpus 1 --prewake off; then
+	n2=$(prewakes "$tmp/pwoff.json")
+	grep -q "pre-wake" "$tmp/pwoff.out" && r="$r pre-wake in the banner with --prewake off;"
+	[ "$n2" = 0 ] || r="$r $n2 pre-wakes with --prewake off;"
+else
+	r="$r --prewake off: $why"
+fi
+if [ -z "$r" ]; then
+	ok prewake "$n pre-wakes with one worker, none with --prewake off"
+else
+	bad prewake "$r"
 fi
 
 lib_cleanup_check

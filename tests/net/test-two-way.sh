@@ -24,8 +24,9 @@
 #   tap-*               --tap --two-way: the tap holds the DUT's address and
 #                       vd's MAC, ARP goes through ucpumapd both ways; ping
 #                       each way, a file each way, a clean stop
-#   bad-flags           --peer-mac errors: precise message, exit 2, nothing
-#                       left attached
+#   bad-flags           --peer-mac errors, a spin too long, --prewake on with
+#                       --two-way: precise message, exit 2, nothing left
+#                       attached
 #
 # Root. One PASS/FAIL/SKIP line per case; the namespaces and every process
 # started here go on exit, by pid.
@@ -325,3 +326,4 @@ badflag peer-mac-syntax "is not a MAC address" --peer-mac 02:00:00:00:01
 badflag peer-mac-tap "--peer-mac is for a tun" --peer-mac "$gmac" --tap
 badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass
 badflag spin-too-long "spin-us" --two-way --spin-us 1001
+badflag prewake-two-way "prewake on: a two-way worker" --two-way --prewake on

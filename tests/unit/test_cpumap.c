@@ -9,6 +9,7 @@
  * (WAIT_MS) and fail instead of hanging.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -482,15 +483,15 @@ static void park_hook(uint32_t worker, enum ucm_cpumap_hook_point where)
 		ut_msleep(1);
 }
 
-static int run_park_test(enum ucm_cpumap_hook_point where,
-			 const struct ucm_sink_ops *ops)
+static int run_park_test_flags(enum ucm_cpumap_hook_point where,
+				const struct ucm_sink_ops *ops, uint32_t map_flags)
 {
 	struct ucm_cpumap_enqueue_stats es0, es1;
 	struct fixture f;
 	uint64_t end;
 	int ret;
 
-	if (fixture_init(&f, 1, 256, ops, 0, 0, 4096))
+	if (fixture_init(&f, 1, 256, ops, map_flags, 0, 4096))
 		return 1;
 	atomic_store(&hook_parked, 0);
 	atomic_store(&hook_release, 0);
@@ -532,6 +533,12 @@ static int run_park_test(enum ucm_cpumap_hook_point where,
 	return fixture_fini(&f);
 }
 
+static int run_park_test(enum ucm_cpumap_hook_point where,
+			 const struct ucm_sink_ops *ops)
+{
+	return run_park_test_flags(where, ops, 0);
+}
+
 static int test_no_lost_wakeup_before_sleep(void)
 {
 	return run_park_test(UCM_CPUMAP_HOOK_BEFORE_SLEEP, &rec_ops);
@@ -552,6 +559,113 @@ static int test_wait_sink_no_lost_wakeup_before_sleep(void)
 static int test_wait_sink_no_lost_wakeup_before_announce(void)
 {
 	return run_park_test(UCM_CPUMAP_HOOK_EMPTY_SEEN, &rec_wait_ops);
+}
+
+/* The same two windows with a pre-wake: the worker sleeps in its epoll
+ * set, the wake goes through its eventfd there. */
+static int test_prewake_no_lost_wakeup_before_sleep(void)
+{
+	return run_park_test_flags(UCM_CPUMAP_HOOK_BEFORE_SLEEP, &rec_ops, UCM_CPUMAP_F_PREWAKE);
+}
+
+static int test_prewake_no_lost_wakeup_before_announce(void)
+{
+	return run_park_test_flags(UCM_CPUMAP_HOOK_EMPTY_SEEN, &rec_ops, UCM_CPUMAP_F_PREWAKE);
+}
+
+static uint64_t worker_stat(struct ucm_cpumap *map, size_t off)
+{
+	struct ucm_cpumap_worker_stats ws;
+
+	ucm_cpumap__worker_stats(map, 0, &ws, sizeof(ws));
+	return *(uint64_t *)((char *)&ws + off);
+}
+
+/* Wait up to WAIT_MS for worker 0's counter at @off to reach @want. */
+static bool wait_stat(struct ucm_cpumap *map, size_t off, uint64_t want)
+{
+	uint64_t end = ut_ms_now() + WAIT_MS;
+
+	while (worker_stat(map, off) < want && ut_ms_now() < end)
+		ut_msleep(1);
+	return worker_stat(map, off) >= want;
+}
+
+/*
+ * A pre-wake: an arrival fd (a pipe here, never read) wakes the sleeping
+ * worker with no kick; edge-triggered, so a pipe that stays readable does
+ * not keep it up; frames are still delivered by the kick, the pre-woken
+ * worker asleep again. And what it refuses.
+ */
+static int test_prewake(void)
+{
+	const size_t pw = offsetof(struct ucm_cpumap_worker_stats, prewakes);
+	const size_t sched = offsetof(struct ucm_cpumap_worker_stats, sched);
+	const size_t slept = offsetof(struct ucm_cpumap_worker_stats, sleep_ns);
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
+	int ok[1] = { 0 }, p[2];
+	struct ucm_umem *umem;
+	struct ucm_cpumap *map;
+	struct fixture f;
+	uint64_t s0, n;
+
+	UT_ASSERT(!pipe2(p, O_CLOEXEC | O_NONBLOCK), "pipe");
+	if (fixture_init(&f, 1, 256, &rec_ops, UCM_CPUMAP_F_PREWAKE, 0, 4096))
+		return 1;
+	UT_ASSERT(!ucm_cpumap__prewake_on(f.map, p[0]), "prewake_on: %s", strerror(errno));
+	UT_ASSERT(ucm_cpumap__prewake_on(f.map, p[0]) == -EEXIST, "the same fd twice");
+	/* sleep_ns counts a sleep going on; sched, the sleeps that ended. */
+	UT_ASSERT(wait_stat(f.map, slept, 1), "the worker never slept");
+	UT_ASSERT(worker_stat(f.map, pw) == 0, "a pre-wake with no arrival");
+	s0 = worker_stat(f.map, sched);
+	UT_ASSERT(write(p[1], "x", 1) == 1, "pipe write");
+	UT_ASSERT(wait_stat(f.map, pw, 1), "an arrival did not wake the worker");
+	/* That sleep ended; the next lasts: the byte stays in the pipe. */
+	UT_ASSERT(wait_stat(f.map, sched, s0 + 1), "the pre-woken sleep is not counted");
+	ut_msleep(20);
+	n = worker_stat(f.map, pw);
+	UT_ASSERT(n == 1, "%llu pre-wakes for one arrival (a level-triggered wait?)",
+		  (unsigned long long)n);
+	/* A second arrival, a second pre-wake. */
+	UT_ASSERT(write(p[1], "y", 1) == 1, "pipe write");
+	UT_ASSERT(wait_stat(f.map, pw, 2), "a second arrival did not wake the worker");
+	/* Frames come by the kick as ever. */
+	if (send_frames(&f, 0, 0, 100, 8))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 100, WAIT_MS), "delivered %llu of 100",
+		  (unsigned long long)rec_delivered(&f.sink));
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	if (fixture_fini(&f))
+		return 1;
+	close(p[0]);
+	close(p[1]);
+
+	/* Refused: no flag; a sink that sleeps on its own fds; inline. */
+	umem = ucm_umem__create(&uo);
+	UT_ASSERT(umem, "umem");
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .cpus = ok, .ncpus = 1, .sink = &rec_ops);
+
+		map = ucm_cpumap__create(umem, &co);
+		UT_ASSERT(map, "cpumap: %s", strerror(errno));
+		UT_ASSERT(ucm_cpumap__prewake_on(map, 0) == -EINVAL, "prewake_on without the flag");
+		ucm_cpumap__destroy(map);
+	}
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .cpus = ok, .ncpus = 1, .sink = &rec_wait_ops,
+			 .flags = UCM_CPUMAP_F_PREWAKE);
+
+		UT_ASSERT(!ucm_cpumap__create(umem, &co) && errno == EINVAL,
+			  "pre-wake with a sink that waits");
+	}
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .ncpus = 1, .sink = &rec_ops,
+			 .flags = UCM_CPUMAP_F_PREWAKE | UCM_CPUMAP_F_INLINE);
+
+		UT_ASSERT(!ucm_cpumap__create(umem, &co) && errno == EINVAL, "pre-wake inline");
+	}
+	UT_ASSERT(!ucm_umem__destroy(umem, 1000), "umem");
+	return 0;
 }
 
 /* A sleeping worker wakes for the other direction's work (the sink's fd)
@@ -1512,6 +1626,9 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_wait_sink_no_lost_wakeup_before_sleep),
 	UT_CASE(test_wait_sink_no_lost_wakeup_before_announce),
 	UT_CASE(test_wait_sink_other_direction),
+	UT_CASE(test_prewake_no_lost_wakeup_before_sleep),
+	UT_CASE(test_prewake_no_lost_wakeup_before_announce),
+	UT_CASE(test_prewake),
 	UT_CASE(test_drain_on_stop),
 	UT_CASE(test_destroy_flushes_bulk_queues),
 	UT_CASE(test_ring_full_drops),

@@ -93,6 +93,15 @@ static int test_bad_options(void)
 	b = o; b.flags = UCM_DP_F_OWN_XDP; b.xsks_map_fd = 0;	/* stdin: no map */
 	if (refused(&b, EINVAL, "is not an XSKMAP"))
 		return 1;
+	b = o; b.prewake = UCM_DP_PREWAKE_AUTO + 1;
+	if (refused(&b, EINVAL, "prewake 3"))
+		return 1;
+	b = o; b.prewake = UCM_DP_PREWAKE_ON; b.flags = UCM_DP_F_TWO_WAY;
+	if (refused(&b, EINVAL, "two-way workers sleep on the tun's fds"))
+		return 1;
+	b = o; b.prewake = UCM_DP_PREWAKE_ON; b.flags = UCM_DP_F_INLINE;
+	if (refused(&b, EINVAL, "inline workers never sleep"))
+		return 1;
 	b = o; b.steer_policy = UCM_STEER_FIXED; b.fixed_worker = 64;
 	if (refused(&b, EINVAL, "fixed worker 64"))
 		return 1;

@@ -176,6 +176,16 @@ enum ucm_cpumap_flags {
 	 * sink_hist stay 0): the bulks go unstamped, which saves two clock
 	 * reads per worker batch; for measuring what they cost. */
 	UCM_CPUMAP_F_NO_LATENCY = 1 << 3,
+	/* Pre-wake: an idle worker also wakes when an fd given to
+	 * ucm_cpumap__prewake_on() turns readable (the sockets its packets
+	 * arrive on), in the same softirq that wakes the RX thread that will
+	 * flush them to it, as the kernel wakes its cpumap kthread: the
+	 * worker's wake-up (a sleeping CPU's) no longer waits for the RX
+	 * thread's. Every idle worker wakes at every arrival, so it is meant
+	 * for maps whose arrivals are all (or mostly) for the worker woken:
+	 * one worker. Not with inline workers or a sink that sleeps on its
+	 * own fds (wait()). */
+	UCM_CPUMAP_F_PREWAKE = 1 << 4,
 };
 
 /* What a worker does with a packet (ucm_verdict_fn's answer). */
@@ -282,6 +292,9 @@ struct ucm_cpumap_enqueue_stats {
  *             counted here once its packets are gone.
  * @wait_ns, @sink_ns: the sums of those times, in ns (a histogram's _sum)
  * Neither with UCM_CPUMAP_F_NO_LATENCY or UCM_CPUMAP_F_INLINE (no ring).
+ * @prewakes: UCM_CPUMAP_F_PREWAKE: sleeps an arrival ended before any
+ *            producer's kick: the wake-ups the pre-wake adds (when the
+ *            worker then finds no bulk, it sleeps again)
  */
 struct ucm_cpumap_worker_stats {
 	uint64_t processed;
@@ -297,6 +310,7 @@ struct ucm_cpumap_worker_stats {
 	uint64_t sink_hist[UCM_LAT_BUCKETS];
 	uint64_t wait_ns;
 	uint64_t sink_ns;
+	uint64_t prewakes;
 };
 
 struct ucm_cpumap;
@@ -311,6 +325,17 @@ struct ucm_cpumap_producer;
  */
 UCM_API struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 					      const struct ucm_cpumap_opts *opts);
+
+/**
+ * ucm_cpumap__prewake_on() - wake idle workers on @fd's arrivals too
+ * @fd: a file whose readiness means packets for the workers are coming
+ *      (an RX queue's XSK socket: ucm_xsk_queue__fd()); watched
+ *      edge-triggered, never read. It must stay open while the map runs.
+ *
+ * Return: 0, -EINVAL without UCM_CPUMAP_F_PREWAKE, or -errno from
+ * epoll_ctl() (nothing added then).
+ */
+UCM_API int ucm_cpumap__prewake_on(struct ucm_cpumap *map, int fd);
 
 /**
  * ucm_cpumap__destroy() - flush, drain and stop

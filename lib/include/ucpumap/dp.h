@@ -103,6 +103,18 @@ enum ucm_dp_flags {
 #define UCM_DP_MTU_MAX		9000
 /* ucpumapd's --spin-us: see ucm_dp_opts.spin_us (the library's is 0). */
 #define UCM_DP_SPIN_US_DEFAULT	0
+/* ucm_dp_opts.prewake: the worker's pre-wake (cpumap.h,
+ * UCM_CPUMAP_F_PREWAKE). Every idle worker wakes at every arrival on any
+ * queue, so it pays where the arrivals are all for the worker woken. */
+enum ucm_dp_prewake {
+	UCM_DP_PREWAKE_OFF = 0,
+	/* One-way only: not with UCM_DP_F_TWO_WAY, UCM_DP_F_INLINE or a sink
+	 * that sleeps on its own fds. */
+	UCM_DP_PREWAKE_ON,
+	/* On where every arrival is for the one worker (one worker, and
+	 * where ON is allowed), else off: ucpumapd's default. */
+	UCM_DP_PREWAKE_AUTO,
+};
 
 /* The threads ucm_dp starts, for ucm_dp_opts.thread_init. */
 enum ucm_dp_thread {
@@ -174,9 +186,13 @@ struct ucm_dp_opts {
 	 * that comes meanwhile costs no wake-up. 0: they sleep at once (a
 	 * host that saves power). At most UCM_SPIN_US_MAX. */
 	uint32_t spin_us;
+	/* enum ucm_dp_prewake: whether an idle worker is also woken by the
+	 * arrivals on the queues' XSK sockets, with the RX thread rather than
+	 * after it (UCM_CPUMAP_F_PREWAKE). 0: off. */
+	uint32_t prewake;
 	size_t :0;
 };
-#define ucm_dp_opts__last_field spin_us
+#define ucm_dp_opts__last_field prewake
 
 
 /**
@@ -215,6 +231,7 @@ struct ucm_dp_opts {
  *            to the sink's completion); UCM_LAT_BUCKETS log2 buckets of
  *            us (api.h), one count per bulk or RX batch
  * @rx_lat_ns, @wait_ns, @sink_ns: their sums of times, ns
+ * @prewakes: the workers' pre-wakes (ucm_cpumap_worker_stats), summed
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -234,6 +251,7 @@ struct ucm_dp_stats {
 	uint64_t wait_hist[UCM_LAT_BUCKETS];
 	uint64_t sink_hist[UCM_LAT_BUCKETS];
 	uint64_t rx_lat_ns, wait_ns, sink_ns;
+	uint64_t prewakes;
 };
 
 enum ucm_dp_state {
@@ -367,6 +385,8 @@ UCM_API uint32_t ucm_dp__nworkers(const struct ucm_dp *dp);
 UCM_API int ucm_dp__worker_cpu(const struct ucm_dp *dp, uint32_t w);
 UCM_API uint32_t ucm_dp__flags(const struct ucm_dp *dp);
 UCM_API uint32_t ucm_dp__mtu(const struct ucm_dp *dp);
+/* Whether the workers pre-wake (ucm_dp_opts.prewake, AUTO resolved). */
+UCM_API bool ucm_dp__prewake(const struct ucm_dp *dp);
 UCM_API bool ucm_dp__zerocopy(const struct ucm_dp *dp);
 /* The tun's name; NULL with a sink of one's own. */
 UCM_API const char *ucm_dp__tun_name(const struct ucm_dp *dp);
