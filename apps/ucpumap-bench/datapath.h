@@ -46,6 +46,7 @@ struct row_def {
 	const char *name;
 	enum row_kind kind;
 	const char *flag;		/* ucpumapd's extra flag */
+	const char *flag_arg;		/* and its value, or NULL */
 	/* ucpumapd rows: coalescing on (the others run --no-coalesce, the
 	 * design before it); the generator's flows (0: DEFAULT_FLOWS) */
 	bool coalesce;

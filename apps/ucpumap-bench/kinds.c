@@ -151,6 +151,8 @@ static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
 	}
 	if (r->def->flag)
 		argv[n++] = (char *)r->def->flag;
+	if (r->def->flag_arg)
+		argv[n++] = (char *)r->def->flag_arg;
 	if (!r->def->coalesce)
 		argv[n++] = "--no-coalesce";
 	argv[n] = NULL;

@@ -88,6 +88,8 @@ static int responder_start(struct responder *rs)
 		return -1;
 	}
 	rs->started = !pthread_create(&rs->thr, NULL, responder_main, rs);
+	if (rs->started)	/* names scripts/latency-hops.sh looks for */
+		pthread_setname_np(rs->thr, "ucmb-respond");
 	return rs->started ? 0 : -1;
 }
 
@@ -263,6 +265,7 @@ static int probe(double seconds, double p[4], double *sent, double *answered)
 		free(pr.rtt_us);
 		return -1;
 	}
+	pthread_setname_np(t, "ucmb-prober");
 	pthread_join(t, NULL);
 	*sent = pr.sent;
 	*answered = pr.n;

@@ -42,6 +42,10 @@ static const struct row_def row_defs[] = {
 	 * through ucpumapd one way (its default, coalescing), both ways */
 	{ .name = "latency-kernel-cpumap", .kind = K_LAT_KERNEL },
 	{ .name = "latency-cpumap", .kind = K_LAT, .coalesce = true },
+	/* the same without the worker's pre-wake (ucpumapd's default with
+	 * one worker): latency-cpumap against it is its gain */
+	{ .name = "latency-cpumap-no-prewake", .kind = K_LAT, .coalesce = true,
+	  .flag = "--prewake", .flag_arg = "off" },
 	{ .name = "latency-two-way", .kind = K_LAT_TWOWAY, .coalesce = true },
 };
 
