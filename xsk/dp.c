@@ -785,6 +785,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->back_read_err += rs.err;
 	t->back_channel_sent += qs.sent;
 	t->back_channel_full += qs.send_full;
+	t->back_channel_waits += rs.channel_waits;
 	t->back_channel_collected += qs.collected;
 }
 

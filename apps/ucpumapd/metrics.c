@@ -157,6 +157,8 @@ static const struct fam fams[] = {
 	  .help = "Two-way: known next hops the cache gave up for another destination." },
 	{ .name = "ucpumap_back_neigh_refused_total", C, R(neigh_refused), .two_way = true,
 	  .help = "Two-way: new destinations not cached, every place in their set in use." },
+	{ .name = "ucpumap_back_channel_waits_total", C, R(channel_waits), .two_way = true,
+	  .help = "Two-way: times the way back stopped reading the tun, its TX channel full (back-pressure, not drops)." },
 };
 #undef C
 #undef G

@@ -224,13 +224,13 @@ static void print_back(struct daemon *d, uint32_t w, double dt)
 
 	if (ucm_dp__rev_stats(d->dp, w, &rs, sizeof(rs)) || ucm_dp__txq_stats(d->dp, w, &qs, sizeof(qs)))
 		return;
-	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu, neigh asks %llu requests %llu evicted %llu refused %llu, err %llu | to queue %u: sent %llu full %llu\n",
+	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu, neigh asks %llu requests %llu evicted %llu refused %llu, err %llu | to queue %u: sent %llu full %llu, waits for room %llu\n",
 	       ULL(rs.packets), (rs.packets - d->last_rev[w]) / dt, ULL(rs.reads),
 	       ULL(rs.no_frame), ULL(rs.drop_offload), ULL(rs.drop_too_big),
 	       ULL(rs.drop_non_ip), ULL(rs.drop_no_neigh), ULL(rs.neigh_asks),
 	       ULL(rs.neigh_requests), ULL(rs.neigh_evicted), ULL(rs.neigh_refused), ULL(rs.err),
 	       ucm_dp__queue_id(d->dp, w % ucm_dp__nqueues(d->dp)), ULL(qs.sent),
-	       ULL(qs.send_full));
+	       ULL(qs.send_full), ULL(rs.channel_waits));
 	d->last_rev[w] = rs.packets;
 }
 
@@ -277,6 +277,7 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 		json_u64(j, "back_read_err", t->back_read_err);
 		json_u64(j, "back_channel_sent", t->back_channel_sent);
 		json_u64(j, "back_channel_full", t->back_channel_full);
+		json_u64(j, "back_channel_waits", t->back_channel_waits);
 		json_u64(j, "tx", t->tx);
 		json_u64(j, "tx_drops", t->tx_drops);
 		json_u64(j, "tx_completed", t->tx_completed);

@@ -20,13 +20,15 @@
  * the RX thread only, w_stats by the worker only (STAT_ADD), each on its
  * own cache line; anyone reads them (READ_ONCE). rx_wake: the RX thread
  * sleeps on it, the worker's sends kick it (wake.h's contract), on its
- * own line.
+ * own line. room_wake: the worker waits on it for room in out, the RX
+ * thread's collects kick it (the same contract), on its own line.
  */
 struct ucm_txq {
 	struct ucm_umem *umem;
 	struct ucm_ring *free;
 	struct ucm_ring *out;
 	struct ucm_wake rx_wake __cacheline_aligned;
+	struct ucm_wake room_wake __cacheline_aligned;
 	struct {
 		uint64_t lent, lend_short, collected;
 	} rx_stats __cacheline_aligned;
@@ -53,12 +55,16 @@ struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 	t->umem = umem;
 	t->free = ucm_ring__create(size, UCM_RING_SP);
 	t->out = ucm_ring__create(size, UCM_RING_SP);
+	t->room_wake.fd = -1;
 	err = ucm_wake_init(&t->rx_wake, true);
+	if (!err)
+		err = ucm_wake_init(&t->room_wake, true);
 	if (!t->free || !t->out || err) {
 		err = err ? err : -ENOMEM;
 		ucm_ring__destroy(t->free);
 		ucm_ring__destroy(t->out);
 		ucm_wake_fini(&t->rx_wake);
+		ucm_wake_fini(&t->room_wake);
 		free(t);
 		return ucm_err_ptr(err);
 	}
@@ -77,6 +83,7 @@ int ucm_txq__destroy(struct ucm_txq *t)
 	ucm_ring__destroy(t->free);
 	ucm_ring__destroy(t->out);
 	ucm_wake_fini(&t->rx_wake);
+	ucm_wake_fini(&t->room_wake);
 	free(t);
 	return 0;
 }
@@ -142,9 +149,16 @@ uint32_t ucm_txq__pending(struct ucm_txq *t)
 uint32_t ucm_txq__collect(struct ucm_txq *t, uint64_t *desc, uint32_t max)
 {
 	uint32_t n = ucm_ring__consume(t->out, desc, max);
+	int err;
 
-	if (n)
-		STAT_ADD(t->rx_stats.collected, n);
+	if (!n)
+		return 0;
+	STAT_ADD(t->rx_stats.collected, n);
+	/* W2 (wake.h): pairs with W1 in ucm_txq__room_wait_begin(); the
+	 * slots were freed before it (ring.h C2). */
+	err = ucm_wake_kick(&t->room_wake);
+	if (err < 0)
+		pr_warn("txq: cannot wake the worker: %s\n", strerror(-err));
 	return n;
 }
 
@@ -166,6 +180,30 @@ void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs, uint32_t n)
 		return;
 	ucm_umem_put_bulk_from(t->umem, addrs, n, UCM_LOC_APP, false);
 	STAT_ADD(t->w_stats.dropped, n);
+}
+
+uint32_t ucm_txq__room(struct ucm_txq *t)
+{
+	return ucm_ring__size(t->out) - ucm_ring__count(t->out);
+}
+
+bool ucm_txq__room_wait_begin(struct ucm_txq *t)
+{
+	/* W1 (wake.h): pairs with W2 in ucm_txq__collect() */
+	ucm_wake_announce(&t->room_wake);
+	/* Re-check: slots freed before our W1 are seen here. */
+	return !ucm_txq__room(t);
+}
+
+void ucm_txq__room_wait_end(struct ucm_txq *t)
+{
+	/* W3, and read(room_fd) only when a wake is owed (wake.h). */
+	ucm_wake_drain(&t->room_wake);
+}
+
+int ucm_txq__room_fd(const struct ucm_txq *t)
+{
+	return ucm_wake_fd(&t->room_wake);
 }
 
 uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc, uint32_t n)

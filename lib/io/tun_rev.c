@@ -16,6 +16,12 @@
  * move on. Reads are handled in submission order, which is the
  * tun's order: a flow's packets leave as they came.
  *
+ * A turn reads no more packets than the TX channel has room for: when the
+ * RX thread is behind, the packets stay in the tun's queue, where the
+ * kernel holds back their senders, instead of being read and dropped. A
+ * worker with nothing else to do then waits for the RX thread to take
+ * some (a third standing poll, on the channel's room eventfd).
+ *
  * So between turns no read is in the kernel, and the frames kept in hand
  * for the next turn are ours alone. Only a batch whose submission or wait
  * fails can leave reads there (the read path stops then, dead); close
@@ -49,6 +55,7 @@ int ucm_tun_test_wait_fail;	/* here, not in tun.c: tun.c uses this file */
 #define REV_RING	64	/* SQEs: a batch of reads and the standing polls */
 #define TAG_POLL	(1ull << 62)
 #define TAG_WAKE	(1ull << 61)
+#define TAG_ROOM	(1ull << 58)	/* the channel's room eventfd */
 /* A cancel's user_data: this bit over its target's (a slot or a tag). */
 #define TAG_CANCEL	(1ull << 60)
 /* A read the kernel never took, turned into a no-op (unqueue_reads()). */
@@ -69,7 +76,8 @@ struct tun_rev {
 	int wake_fd;		/* the worker's eventfd, once wait() named it */
 	bool tap;
 	bool readable;		/* packets may be waiting: read before sleeping */
-	bool poll_armed, wake_armed;
+	bool poll_armed, wake_armed, room_armed;
+	bool blocked;		/* the channel was full at the last turn */
 	bool oneshot;		/* multishot poll refused: one-shot polls */
 	bool poll_dead;		/* no poll at all: read every turn */
 	bool dead;		/* the ring failed: the read path is off */
@@ -105,15 +113,21 @@ static void arm_poll(struct tun_rev *r)
 	r->poll_armed = true;
 }
 
-static void arm_wake(struct tun_rev *r)
+/* A one-shot poll of @fd, tagged @tag; true once armed. */
+static bool arm_oneshot(struct tun_rev *r, int fd, uint64_t tag)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
 
 	if (!sqe)
-		return;
-	io_uring_prep_poll_add(sqe, r->wake_fd, POLLIN);
-	io_uring_sqe_set_data64(sqe, TAG_WAKE);
-	r->wake_armed = true;
+		return false;
+	io_uring_prep_poll_add(sqe, fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, tag);
+	return true;
+}
+
+static void arm_wake(struct tun_rev *r)
+{
+	r->wake_armed = arm_oneshot(r, r->wake_fd, TAG_WAKE);
 }
 
 /* A standing request's completion. Return true for a wake it consumed. */
@@ -134,6 +148,8 @@ static bool standing_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
 		r->readable = true;
 		if (!(cqe->flags & IORING_CQE_F_MORE))
 			r->poll_armed = false;	/* re-armed by the caller */
+	} else if (ud == TAG_ROOM) {
+		r->room_armed = false;	/* ucm_txq__room_wait_end() reads it */
 	} else if (ud == TAG_WAKE) {
 		r->wake_armed = false;
 		/* Consume the wake: the counter back to zero. */
@@ -244,6 +260,8 @@ static void close_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
 		r->poll_armed = false;
 	else if (ud == TAG_WAKE)
 		r->wake_armed = false;
+	else if (ud == TAG_ROOM)
+		r->room_armed = false;
 }
 
 /*
@@ -267,10 +285,12 @@ static void cancel_all(struct tun_rev *r)
 		cancel_one(r, TAG_POLL);
 	if (r->wake_armed)
 		cancel_one(r, TAG_WAKE);
+	if (r->room_armed)
+		cancel_one(r, TAG_ROOM);
 	/* Reads a failed submission left in the SQ go in first: each is in
 	 * inflight, and its cancel follows it. */
 	io_uring_submit(&r->ring);
-	while (r->inflight || r->poll_armed || r->wake_armed) {
+	while (r->inflight || r->poll_armed || r->wake_armed || r->room_armed) {
 		err = io_uring_wait_cqe_timeout(&r->ring, &cqe, &ts);
 		if (err == -EINTR)
 			continue;
@@ -347,17 +367,18 @@ static void unqueue_reads(struct tun_rev *r, const unsigned int *pos, uint32_t n
 }
 
 /*
- * Submit the batch of reads and collect every result, in slot order.
+ * Submit the batch of reads, into the first @max slots of the stash, and
+ * collect every result, in slot order.
  * readable is cleared first: a poll completion during the batch (a packet
  * that came after a read found the queue empty) sets it again, so no packet
  * is left waiting for the next one. A ring that fails to take the whole
  * submission is given up (dead): SQEs left in it would read into frames
  * that move on.
  */
-static int read_batch(struct tun_rev *r, struct ucm_tun_rev_stats *a)
+static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats *a)
 {
 	struct io_uring_cqe *cqe;
-	uint32_t i, got = 0, n = r->nstash;
+	uint32_t i, got = 0, n = min(r->nstash, max);
 	unsigned int head, cnt, queued, pos[UCM_TUN_REV_BATCH];
 	int ret;
 
@@ -485,7 +506,7 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 	struct tun_rev *r = st ? st->rev : NULL;
 	struct ucm_tun_rev_stats a = {};
 	uint64_t out[UCM_TUN_REV_BATCH], d;
-	uint32_t i, n, nout = 0, keep = 0, done;
+	uint32_t i, n, nout = 0, keep = 0, done, room;
 	bool drained = false, got_one = false;
 	int ret;
 
@@ -502,13 +523,21 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 	if (r->nstash < UCM_TUN_REV_BATCH)
 		r->nstash += ucm_txq__take(r->txq, r->stash + r->nstash,
 					   UCM_TUN_REV_BATCH - r->nstash);
-	if (!r->nstash) {
-		STAT_ADD(tun->wk[w].rev_stats.no_frame, 1);
+	/* Back-pressure: no more reads than the channel takes now; the
+	 * rest wait in the tun (the RX thread's collect frees room). */
+	room = ucm_txq__room(r->txq);
+	if (!r->nstash || !room) {
+		if (!r->nstash)
+			STAT_ADD(tun->wk[w].rev_stats.no_frame, 1);
+		else if (!r->blocked)
+			STAT_ADD(tun->wk[w].rev_stats.channel_waits, 1);
+		r->blocked = !room;
 		if (io_uring_sq_ready(&r->ring))
 			io_uring_submit(&r->ring);
 		return 0;
 	}
-	ret = read_batch(r, &a);
+	r->blocked = false;
+	ret = read_batch(r, room, &a);
 	n = ret > 0 ? (uint32_t)ret : 0;
 	if (r->neigh && n) {
 		r->now = ucm_now_ns();
@@ -546,6 +575,24 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 	return done;
 }
 
+/* Packets wait and the channel is full: sleep until the RX thread takes
+ * some (the room eventfd) or the worker is woken. Return: 1 when there is
+ * room again, 0 after a sleep. */
+static int room_wait(struct tun_rev *r)
+{
+	if (!ucm_txq__room_wait_begin(r->txq)) {
+		ucm_txq__room_wait_end(r->txq);
+		io_uring_submit(&r->ring);
+		return 1;
+	}
+	if (!r->room_armed)
+		r->room_armed = arm_oneshot(r, ucm_txq__room_fd(r->txq), TAG_ROOM);
+	io_uring_submit_and_wait(&r->ring, 1);
+	reap_events(r);
+	ucm_txq__room_wait_end(r->txq);
+	return 0;
+}
+
 int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 {
 	struct ucm_tun *tun = ctx;
@@ -575,10 +622,13 @@ int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 	}
 	if (!r->wake_armed)
 		arm_wake(r);
-	if (r->readable && (r->nstash || ucm_txq__available(r->txq))) {
+	if (r->readable && (r->nstash || ucm_txq__available(r->txq)) &&
+	    ucm_txq__room(r->txq)) {
 		io_uring_submit(&r->ring);
 		return 1;	/* work to do: no sleep */
 	}
+	if (r->readable && (r->nstash || ucm_txq__available(r->txq)))
+		return room_wait(r);
 	if (r->readable)	/* packets wait for frames: look again soon */
 		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
 	else

@@ -14,7 +14,12 @@
 #   iperf3-in/out       a 50 MB TCP transfer each way with iperf3: all sent,
 #                       at least 75% counted by the server before the end message
 #   file-in/out         4 MB each way, SHA-256 compared at the far end
-#   stats               the way back's counters: tx, completions, direct share
+#   download            50 MB by HTTP (curl in the peer's namespace, Python's
+#                       http.server behind the tun), SHA-256 compared: the
+#                       way back at a TCP sender's full speed
+#   stats               the way back's counters: tx, completions, direct share;
+#                       not one packet dropped for a full TX channel over
+#                       all of the above (the read path waits instead)
 #   total-line          the total line at the stop: rx, delivered and the way
 #                       back's pps, each its whole-run count over the run's time
 #   spin                --spin-us 1000: ping each way, a clean stop
@@ -168,6 +173,27 @@ file() {	# tag, server ns, server addr, client ns
 file file-in "$d" 10.204.0.2 "$g"
 file file-out "$g" 10.204.0.1 "$d"
 
+# ---- a download by HTTP: the way back as fast as TCP goes --------------------------
+if command -v curl > /dev/null; then
+	head -c $((50 << 20)) /dev/urandom > "$tmp/big"
+	bwant=$(sha256sum "$tmp/big" | cut -d' ' -f1)
+	(cd "$tmp" && exec ip netns exec "$d" python3 -m http.server 5003 --bind 10.204.0.2 \
+		> "$tmp/http.log" 2>&1) &
+	hpid=$!
+	lib_pid "$hpid"
+	for _ in $(seq 50); do
+		in_g curl -s -o /dev/null "http://10.204.0.2:5003/" && break
+		sleep 0.1
+	done
+	bgot=$(in_g timeout 60 curl -s "http://10.204.0.2:5003/big" | sha256sum | cut -d' ' -f1)
+	kill "$hpid" 2> /dev/null
+	wait "$hpid" 2> /dev/null
+	[ "$bgot" = "$bwant" ] && ok "download: 50 MB by HTTP, SHA-256 matches" ||
+		bad download "sha256 $bgot, want $bwant"
+else
+	echo "SKIP: $name/download: needs curl"
+fi
+
 # ---- the way back's counters ------------------------------------------------------
 kill -USR1 "$dpid"
 sleep 0.3
@@ -175,10 +201,11 @@ python3 - "$tmp/stats.json" "$name" <<'PY' || bad stats "no statistics line in $
 import json, sys
 last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 tx, done, direct = last.get("tx", 0), last.get("tx_completed", 0), last.get("tx_comp_direct", 0)
-if tx > 1000 and done > 0 and 0 < direct <= done <= tx:
-    print(f"PASS: {sys.argv[2]}/stats: tx {tx}, completed {done}, {100 * direct / done:.0f}% straight into the cache, read from the tun {last.get('back_read')}")
+full, waits = last.get("back_channel_full", -1), last.get("back_channel_waits", -1)
+if tx > 1000 and done > 0 and 0 < direct <= done <= tx and full == 0:
+    print(f"PASS: {sys.argv[2]}/stats: tx {tx}, completed {done}, {100 * direct / done:.0f}% straight into the cache, read from the tun {last.get('back_read')}, channel full 0 (the read path waited for room {waits} times)")
 else:
-    print(f"FAIL: {sys.argv[2]}/stats: tx {tx} completed {done} direct {direct}")
+    print(f"FAIL: {sys.argv[2]}/stats: tx {tx} completed {done} direct {direct} channel full {full} (want 0)")
 PY
 stop
 rc=$?

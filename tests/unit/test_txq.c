@@ -287,6 +287,66 @@ static int test_wake_once(void)
 }
 
 /*
+ * Back-pressure: a full out ring has no room; the worker's wait for room
+ * is signalled once by the collect that frees some (the eventfd written
+ * only when it announced a wait), read back by room_wait_end; a wait
+ * announced with room already there is no wait; collects with nobody
+ * waiting write nothing.
+ */
+static int test_room_wait(void)
+{
+	struct ucm_umem *u = mk_umem(0);
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 16);
+	uint64_t addrs[16], desc[16];
+	int fd = ucm_txq__room_fd(t);
+	uint32_t n;
+
+	UT_ASSERT(!ucm_pool__set_owner(p), "owner");
+	UT_ASSERT(ucm_txq__room(t) == 16, "room %u in an empty channel of 16", ucm_txq__room(t));
+	UT_ASSERT(ucm_txq__lend(t, p) == 16, "lend");
+	UT_ASSERT(ucm_txq__take(t, addrs, 16) == 16, "take");
+	for (uint32_t i = 0; i < 16; i++)
+		desc[i] = ucm_desc_make(addrs[i] + 256, 60);
+	UT_ASSERT(ucm_txq__send(t, desc, 16) == 16, "send 16");
+	UT_ASSERT(ucm_txq__room(t) == 0, "room %u in a full channel", ucm_txq__room(t));
+
+	/* Nobody waits: a collect writes nothing. */
+	UT_ASSERT(ucm_txq__collect(t, desc, 2) == 2, "collect");
+	complete(u, desc, 2);
+	UT_ASSERT(efd_count(fd) == 0, "written with nobody waiting: %lld", efd_count(fd));
+	UT_ASSERT(ucm_txq__room(t) == 2, "room %u after 2 collected", ucm_txq__room(t));
+	/* A wait with room: no wait. */
+	UT_ASSERT(!ucm_txq__room_wait_begin(t), "waited with room");
+	ucm_txq__room_wait_end(t);
+
+	/* Full again, a wait announced: the next collect writes once. */
+	UT_ASSERT(ucm_txq__lend(t, p) > 0, "lend");
+	UT_ASSERT(ucm_txq__take(t, addrs, 2) == 2, "take 2");
+	desc[0] = ucm_desc_make(addrs[0] + 256, 60);
+	desc[1] = ucm_desc_make(addrs[1] + 256, 60);
+	UT_ASSERT(ucm_txq__send(t, desc, 2) == 2, "send 2");
+	UT_ASSERT(ucm_txq__room_wait_begin(t), "no wait in a full channel");
+	UT_ASSERT(ucm_txq__collect(t, desc, 4) == 4, "collect 4");
+	complete(u, desc, 4);
+	{
+		struct pollfd pf = { .fd = fd, .events = POLLIN };
+
+		UT_ASSERT(poll(&pf, 1, 0) == 1, "the room fd is not readable after a collect");
+	}
+	UT_ASSERT(ucm_txq__collect(t, desc, 4) == 4, "collect 4 more");
+	complete(u, desc, 4);
+	UT_ASSERT(efd_count(fd) == 1, "count %lld: one write per wait", efd_count(fd));
+	ucm_txq__room_wait_end(t);
+	UT_ASSERT(efd_count(fd) == 0, "the wake is still there: %lld", efd_count(fd));
+	n = ucm_txq__collect(t, desc, 16);
+	UT_ASSERT(n == 8, "collected %u of the last 8", n);
+	complete(u, desc, n);
+	UT_ASSERT(efd_count(fd) == 0, "written after the wait: %lld", efd_count(fd));
+	return finish(u, p, t, -1);
+}
+
+/*
  * Ping-pong: the worker sends a burst only once the previous one is
  * collected, after a random pause, so the RX thread is falling asleep,
  * announcing, re-checking or asleep when it comes. A lost wake-up is a
@@ -394,6 +454,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_send_full),
 	UT_CASE(test_threads),
 	UT_CASE(test_wake_once),
+	UT_CASE(test_room_wait),
 	UT_CASE(test_wake_threads),
 	{}
 };

@@ -232,6 +232,9 @@ struct ucm_dp_opts {
  *            us (api.h), one count per bulk or RX batch
  * @rx_lat_ns, @wait_ns, @sink_ns: their sums of times, ns
  * @prewakes: the workers' pre-wakes (ucm_cpumap_worker_stats), summed
+ * @back_channel_waits: the way back stopped reading, its TX channel full
+ *                      (ucm_tun_rev_stats.channel_waits): back-pressure,
+ *                      not drops
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -252,6 +255,7 @@ struct ucm_dp_stats {
 	uint64_t sink_hist[UCM_LAT_BUCKETS];
 	uint64_t rx_lat_ns, wait_ns, sink_ns;
 	uint64_t prewakes;
+	uint64_t back_channel_waits;
 };
 
 enum ucm_dp_state {

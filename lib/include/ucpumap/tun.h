@@ -172,6 +172,10 @@ struct ucm_tun_stats {
  * @neigh_refused: new destinations neither cached nor asked about, every
  *                 place they could take being in use (their packets are in
  *                 drop_no_neigh)
+ * @channel_waits: times the TX channel was full with packets waiting: the
+ *                 worker stopped reading (they wait in the tun, whose
+ *                 senders the kernel then holds back) until the RX thread
+ *                 took some; not drops
  * The neigh_* counts are as of the worker's last turn.
  */
 struct ucm_tun_rev_stats {
@@ -189,6 +193,7 @@ struct ucm_tun_rev_stats {
 	uint64_t neigh_requests;
 	uint64_t neigh_evicted;
 	uint64_t neigh_refused;
+	uint64_t channel_waits;
 };
 
 /* The Ethernet header the read path puts in front of what a tun gives

@@ -44,6 +44,19 @@
  * the eventfd, and the RX thread reads it only after a sleep that a send
  * signalled: no system call on either side otherwise.
  *
+ * Back-pressure, the other way round: a worker whose out ring is full
+ * stops taking packets (the tun's read path leaves them in the tun's
+ * queue, as a driver stops its queue when its TX ring is full) and may
+ * sleep until the RX thread has taken some (room_wake, the same protocol):
+ *
+ *   worker                                 RX thread
+ *   ucm_txq__room_wait_begin():            ucm_txq__collect():
+ *     (W1) XCHG room_wake = SLEEPING,        consume from out (release)
+ *          seq_cst                           (W2) s = FETCH_OR room_wake,
+ *     room in out: do not sleep                   KICKED, seq_cst
+ *   poll(room_fd, ...)                       if s == SLEEPING:
+ *   ucm_txq__room_wait_end(): (W3)             write(room_fd)
+ *
  * Lent frames are the pool's allocated frames (UCM_LOC_APP) until they come
  * home: through the TX path, through ucm_txq__drop() (a worker's frame it
  * could not use), or through ucm_txq__reclaim() at shutdown.
@@ -115,9 +128,20 @@ UCM_API uint32_t ucm_txq__available(struct ucm_txq *t);
 UCM_API uint32_t ucm_txq__take(struct ucm_txq *t, uint64_t *addrs,
 			       uint32_t max);
 /* Worker. Hand @n filled descriptors back to go out. What the out ring
- * cannot take goes home unsent (send_full). Return: descriptors taken. */
+ * cannot take goes home unsent (send_full): a sender that must not drop
+ * sends no more than ucm_txq__room(). Return: descriptors taken. */
 UCM_API uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc,
 			       uint32_t n);
+/* Worker. Sends that fit in the out ring now (at least: only the RX thread
+ * frees slots). */
+UCM_API uint32_t ucm_txq__room(struct ucm_txq *t);
+/* Worker. Announce a wait for room (W1); false: there is room, do not
+ * sleep (call room_wait_end all the same). */
+UCM_API bool ucm_txq__room_wait_begin(struct ucm_txq *t);
+UCM_API void ucm_txq__room_wait_end(struct ucm_txq *t);
+/* The eventfd a worker waiting for room polls (POLLIN). Poll it, never
+ * read it: ucm_txq__room_wait_end() does, when a wake is owed. */
+UCM_API int ucm_txq__room_fd(const struct ucm_txq *t);
 /* Worker. Give frames back unused (through the pools' recycle rings). */
 UCM_API void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs,
 			   uint32_t n);
