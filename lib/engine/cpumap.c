@@ -512,6 +512,9 @@ static bool worker_sleep(struct ucm_worker *w)
 	uint32_t seq;
 
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_EMPTY_SEEN);
+	/* The last wake-up's read, put off until now (pre-wake). */
+	if (w->epfd >= 0)
+		ucm_wake_settle(&w->wake);
 	/* W0 (wake.h): pairs with W4 of the kick in worker_kick() */
 	seq = ucm_wake_prepare(&w->wake);
 	/* W1 (wake.h): pairs with W2 in worker_kick() */
@@ -548,9 +551,10 @@ awake:
 		w->slept += ucm_now_ns() - t0;
 		WRITE_ONCE(w->sleep_word, w->slept << 1);
 	}
-	/* W3 (wake.h): the sink drains wake.fd; with a pre-wake, we do. */
+	/* W3 (wake.h): the sink drains wake.fd; with a pre-wake, we do, at
+	 * the next sleep: not between the wake-up and the work. */
 	if (w->epfd >= 0)
-		ucm_wake_drain(&w->wake);
+		ucm_wake_end_owed(&w->wake);
 	else
 		ucm_wake_end(&w->wake);
 	return stop;

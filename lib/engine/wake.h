@@ -190,19 +190,34 @@ static inline bool ucm_wake_end(struct ucm_wake *wk)
 	return old & UCM_WAKE_KICKED;
 }
 
-/* ucm_wake_end() for a sleeper that reads its own eventfd: read it only
- * when a signal is owed (see the top of this file). */
-static inline void ucm_wake_drain(struct ucm_wake *wk)
+/* Read the eventfd when a signal is owed. Only while awake (between W3
+ * and the next W1): no waker writes then, so what is read is owed. */
+static inline void ucm_wake_settle(struct ucm_wake *wk)
 {
 	uint64_t v;
 
-	if (ucm_wake_end(wk))
-		wk->owed++;
 	if (!wk->owed)
 		return;
 	/* EAGAIN: the write has not landed yet; it stays owed. */
 	if (read(wk->fd, &v, sizeof(v)) == sizeof(v))
 		wk->owed -= v < wk->owed ? (uint32_t)v : wk->owed;
+}
+
+/* ucm_wake_end() for a sleeper that reads its own eventfd, leaving the
+ * read for later: ucm_wake_settle() before its next W1 (a sleeper in a
+ * hurry: the read is off the path from the wake-up to the work). */
+static inline void ucm_wake_end_owed(struct ucm_wake *wk)
+{
+	if (ucm_wake_end(wk))
+		wk->owed++;
+}
+
+/* ucm_wake_end() for a sleeper that reads its own eventfd: read it only
+ * when a signal is owed (see the top of this file). */
+static inline void ucm_wake_drain(struct ucm_wake *wk)
+{
+	ucm_wake_end_owed(wk);
+	ucm_wake_settle(wk);
 }
 
 /* ---- waker -------------------------------------------------------------- */
