@@ -61,7 +61,7 @@
 
 /* The options with every default resolved. */
 /* Every UCM_DP_F_* flag: UCM_DP_F_NO_LATENCY is the last (dp.h). */
-#define DP_FLAGS_KNOWN	((uint32_t)UCM_DP_F_NO_LATENCY * 2 - 1)
+#define DP_FLAGS_KNOWN	((uint32_t)UCM_DP_F_NO_HOLD * 2 - 1)
 
 struct dp_cfg {
 	char ifname[IF_NAMESIZE], tun[IF_NAMESIZE];
@@ -971,6 +971,19 @@ static int dp_open_tun(struct ucm_dp *dp)
 	return 0;
 }
 
+/* Whether the workers hold up to 64 for the tun: one io_uring submission
+ * (or a GSO super-packet) for them all. Coalescing always holds (inline
+ * too: the RX thread holds across its flushes). Not for a sink of one's
+ * own (its xmit() is handed a batch, as it always was). */
+static bool dp_hold(const struct ucm_dp *dp)
+{
+	uint32_t f = dp->c.flags;
+
+	if (f & UCM_DP_F_COALESCE)
+		return true;
+	return !dp->c.sink && !(f & (UCM_DP_F_NO_HOLD | UCM_DP_F_INLINE));
+}
+
 static int dp_open_cpumap(struct ucm_dp *dp)
 {
 	uint32_t f = dp->c.flags, q;
@@ -982,8 +995,8 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 		 .sink_ctx = dp->c.sink ? dp->c.sink_ctx : dp->tun,
 		 .flags = (f & UCM_DP_F_NO_RECYCLE ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
 			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
-			  /* a coalescing sink sees up to 64 at once */
-			  (f & UCM_DP_F_COALESCE ? UCM_CPUMAP_F_HOLD : 0) |
+			  /* the tun sees up to 64 at once: one submission */
+			  (dp_hold(dp) ? UCM_CPUMAP_F_HOLD : 0) |
 			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0) |
 			  (dp->c.prewake ? UCM_CPUMAP_F_PREWAKE : 0),
 		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,

@@ -563,7 +563,8 @@ static const struct opt dp_opts[] = {
 	OPT_DEF("rows", OPT_STRING, struct dp_cfg, rowlist, .metavar = "LIST",
 		.help = "comma-separated rows (default all): kernel-pass, kernel-cpumap, pass, "
 			"cpumap-no-recycle, cpumap, cpumap-coalesce (4 flows), "
-			"cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch, tun-ceiling, "
+			"cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch, "
+			"cpumap-no-hold, tun-ceiling, "
 			"dpdk, two-way, two-way-no-direct-bulk (both directions at once: seed "
 			"003), tcp-kernel, tcp, tcp-coalesce (one iperf3 TCP stream, Gbit/s: the "
 			"kernel's own path, then through ucpumapd), cpumap-no-latency, "

@@ -27,6 +27,8 @@ static const struct row_def row_defs[] = {
 	{ .name = "cpumap-coalesce-many-flows", .kind = K_DAEMON, .coalesce = true,
 	  .flows = MANY_FLOWS },
 	{ .name = "cpumap-no-batch", .kind = K_DAEMON, .flag = "--no-batch" },
+	/* the workers hand the tun each batch of 8, not up to 64 at once */
+	{ .name = "cpumap-no-hold", .kind = K_DAEMON, .flag = "--no-hold" },
 	/* the latency histograms' stamps off: cpumap against it is their cost */
 	{ .name = "cpumap-no-latency", .kind = K_DAEMON, .flag = "--no-latency" },
 	{ .name = "tun-ceiling", .kind = K_TUN },
@@ -62,6 +64,8 @@ const struct row_gain row_gains[] = {
 	  .note = "(target >= 1.0)" },
 	{ .a = "cpumap", .b = "cpumap-no-latency",
 	  .note = "(the latency stamps' cost)" },
+	{ .a = "cpumap", .b = "cpumap-no-hold",
+	  .note = "(up to 64 in one submission, not 8)" },
 	{ .a = "cpumap", .b = "tun-ceiling",
 	  .note = "(target >= 0.9)" },
 	{ .a = "cpumap", .b = "dpdk",

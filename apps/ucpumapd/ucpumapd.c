@@ -154,6 +154,8 @@ static const struct opt d_opts[] = {
 	D("no-batch", OPT_FLAG, no_batch, .help = "one write() per packet into tun"),
 	D("no-coalesce", OPT_FLAG, no_coalesce, .help = "each packet its own write into tun "
 	  "(default: a flow's UDP datagrams or TCP segments go as one GSO super-packet, our GRO)"),
+	D("no-hold", OPT_FLAG, no_hold, .help = "workers hand each batch of up to 8 to the tun "
+	  "(default: they hold up to 64 for one submission)"),
 	D("no-direct-bulk", OPT_FLAG, no_direct_bulk,
 	  .help = "bulk returns never use the owner's cache"),
 	D("no-latency", OPT_FLAG, no_latency, .help = "no latency histograms (arrivals and "
@@ -231,7 +233,8 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 		   (c->busy_poll ? UCM_DP_F_BUSY_POLL : 0) |
 		   (c->skb_mode ? UCM_DP_F_XDP_SKB : 0) |
 		   (c->replace ? UCM_DP_F_REPLACE : 0) |
-		   (c->no_latency ? UCM_DP_F_NO_LATENCY : 0);
+		   (c->no_latency ? UCM_DP_F_NO_LATENCY : 0) |
+		   (c->no_hold ? UCM_DP_F_NO_HOLD : 0);
 }
 
 /* What depends on more than one option. */
@@ -328,12 +331,12 @@ static void print_banner(struct daemon *d)
 		for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
 			printf("%s%d", i ? "," : " ", ucm_dp__worker_cpu(d->dp, i));
 	}
-	printf(" -> %s %s; steering %s%s%s%s%s%s%s\n", c->tap ? "tap" : "tun",
+	printf(" -> %s %s; steering %s%s%s%s%s%s%s%s\n", c->tap ? "tap" : "tun",
 	       ucm_dp__tun_name(d->dp), policies[c->policy].name,
 	       c->steer_flags & UCM_STEER_F_SYMMETRIC ? " (symmetric)" : "",
 	       c->no_recycle ? ", recycling off" : "", c->no_batch ? ", no batching" : "",
 	       c->no_direct_bulk ? ", no direct bulk recycling" : "",
-	       !c->no_coalesce ? ", coalescing" : "",
+	       !c->no_coalesce ? ", coalescing" : "", c->no_hold ? ", no hold" : "",
 	       ucm_dp__prewake(d->dp) ? ", pre-wake" : "");
 	fflush(stdout);
 }

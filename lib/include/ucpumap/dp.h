@@ -63,8 +63,8 @@ enum ucm_dp_flags {
 	/* No workers: each RX thread writes to the tun itself (the kernel's
 	 * XDP_PASS, for comparison). Not with UCM_DP_F_TWO_WAY. */
 	UCM_DP_F_INLINE = 1 << 2,
-	/* Our GRO: workers hold parsed packets (UCM_CPUMAP_F_HOLD) and the
-	 * tun merges each flow's into GSO super-packets (UCM_TUN_F_COALESCE). */
+	/* Our GRO: the tun merges each flow's held packets into GSO
+	 * super-packets (UCM_TUN_F_COALESCE). */
 	UCM_DP_F_COALESCE = 1 << 3,
 	/* The seeds' "before" switches (see cpumap.h, tun.h, pool.h). */
 	UCM_DP_F_NO_RECYCLE = 1 << 4,
@@ -92,9 +92,15 @@ enum ucm_dp_flags {
 	UCM_DP_F_VERDICT_TX = 1 << 11,
 	/* No latency histograms: the XDP program does not stamp arrivals
 	 * (UCM_STEER_F_STAMP) and the cpumap does not stamp its bulks
-	 * (UCM_CPUMAP_F_NO_LATENCY); for measuring what they cost. The last
-	 * flag: dp refuses any above it. */
+	 * (UCM_CPUMAP_F_NO_LATENCY); for measuring what they cost. */
 	UCM_DP_F_NO_LATENCY = 1 << 12,
+	/* The tun's workers hand over what they took at each batch of up to
+	 * 8 (the kernel cpumap's CPUMAP_BATCH), not holding up to 64 for one
+	 * submission (UCM_CPUMAP_F_HOLD: the default with the tun, held
+	 * until 64 wait or the ring runs empty); for comparison. Coalescing
+	 * holds all the same; a sink of one's own is never handed a hold.
+	 * The last flag: dp refuses any above it. */
+	UCM_DP_F_NO_HOLD = 1 << 13,
 };
 
 /* Defaults of the sizes, and why. */

@@ -1,0 +1,59 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# System calls per delivered packet, row against row: ucpumapd's whole
+# process (every thread) at the datapath bench's flood.
+#
+#   scripts/syscalls-per-packet.sh [ROW...]     (default: cpumap cpumap-no-hold)
+#
+# Runs each row of `ucpumap-bench datapath` alone for 5 s; once the daemon's
+# RX thread is up, counts its system calls (`perf stat -e
+# raw_syscalls:sys_enter -p`, every thread that exists then) until it exits,
+# and divides by the packets it delivered over its life (the bench's
+# tun_packets line). Set-up and stop are in the count: a few thousand calls.
+#
+# Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
+# run one after the other, never side by side.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+rows=("$@")
+[ ${#rows[@]} -eq 0 ] && rows=(cpumap cpumap-no-hold)
+command -v perf > /dev/null || { echo "syscalls-per-packet: needs perf (apt-get install linux-perf)" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "syscalls-per-packet: needs root" >&2; exit 1; }
+[ -x "$BUILD/ucpumap-bench" ] || { echo "syscalls-per-packet: $BUILD/ucpumap-bench is not built (run make)" >&2; exit 1; }
+if pgrep -x ucpumapd > /dev/null; then
+	echo "syscalls-per-packet: another ucpumapd runs: its count would mix in" >&2
+	exit 1
+fi
+tmp=$(mktemp -d)
+bpid=
+cleanup() {
+	[ -n "$bpid" ] && kill "$bpid" 2> /dev/null && wait "$bpid" 2> /dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+for row in "${rows[@]}"; do
+	"$BUILD/ucpumap-bench" datapath --rows "$row" --rounds 1 --seconds 5 > "$tmp/$row.out" 2>&1 &
+	bpid=$!
+	pid=
+	for _ in $(seq 500); do
+		pid=$(pgrep -x ucpumapd || true)
+		[ -n "$pid" ] && grep -qs "ucpumap/rx" /proc/"$pid"/task/*/comm && break
+		pid=
+		sleep 0.02
+	done
+	[ -n "$pid" ] || { echo "$row: ucpumapd did not come up"; wait "$bpid"; bpid=; continue; }
+	perf stat -x, -e raw_syscalls:sys_enter -p "$pid" -o "$tmp/$row.perf" 2> /dev/null || true
+	wait "$bpid" || true
+	bpid=
+	calls=$(grep raw_syscalls "$tmp/$row.perf" | cut -d, -f1)
+	got=$(grep -o "ucpumapd [0-9]*, kernel" "$tmp/$row.out" | awk '{print $2}' | tr -d ,)
+	if [ -z "$calls" ] || [ -z "$got" ] || [ "$got" = 0 ]; then
+		echo "$row: no count (calls '$calls', delivered '$got')"
+		continue
+	fi
+	awk -v r="$row" -v c="$calls" -v d="$got" \
+		'BEGIN { printf "%-24s %9d system calls, %9d delivered: %.4f per packet (1 per %.0f)\n", r, c, d, c / d, d / c }'
+done
