@@ -564,7 +564,7 @@ static const struct opt dp_opts[] = {
 		.help = "comma-separated rows (default all): kernel-pass, kernel-cpumap, pass, "
 			"cpumap-no-recycle, cpumap, cpumap-coalesce (4 flows), "
 			"cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch, "
-			"cpumap-no-hold, tun-ceiling, "
+			"cpumap-no-hold, cpumap-no-prewake, tun-ceiling, "
 			"dpdk, two-way, two-way-no-direct-bulk (both directions at once: seed "
 			"003), tcp-kernel, tcp, tcp-coalesce (one iperf3 TCP stream, Gbit/s: the "
 			"kernel's own path, then through ucpumapd), cpumap-no-latency, "

@@ -29,6 +29,8 @@ static const struct row_def row_defs[] = {
 	{ .name = "cpumap-no-batch", .kind = K_DAEMON, .flag = "--no-batch" },
 	/* the workers hand the tun each batch of 8, not up to 64 at once */
 	{ .name = "cpumap-no-hold", .kind = K_DAEMON, .flag = "--no-hold" },
+	/* the workers woken only by the RX thread: the pre-wake's cost at flood */
+	{ .name = "cpumap-no-prewake", .kind = K_DAEMON, .flag = "--prewake", .flag_arg = "off" },
 	/* the latency histograms' stamps off: cpumap against it is their cost */
 	{ .name = "cpumap-no-latency", .kind = K_DAEMON, .flag = "--no-latency" },
 	{ .name = "tun-ceiling", .kind = K_TUN },
@@ -66,6 +68,8 @@ const struct row_gain row_gains[] = {
 	  .note = "(the latency stamps' cost)" },
 	{ .a = "cpumap", .b = "cpumap-no-hold",
 	  .note = "(up to 64 in one submission, not 8)" },
+	{ .a = "cpumap", .b = "cpumap-no-prewake",
+	  .note = "(the pre-wake at flood)" },
 	{ .a = "cpumap", .b = "tun-ceiling",
 	  .note = "(target >= 0.9)" },
 	{ .a = "cpumap", .b = "dpdk",

@@ -1232,6 +1232,7 @@ int ucm_cpumap__prewake_on(struct ucm_cpumap *map, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u32 = EP_ARRIVAL };
 	uint32_t i, j;
+	int err;
 
 	if (!map || fd < 0)
 		return ucm_err(-EINVAL);
@@ -1242,8 +1243,7 @@ int ucm_cpumap__prewake_on(struct ucm_cpumap *map, int fd)
 	for (i = 0; i < map->nworkers; i++) {
 		if (!epoll_ctl(map->workers[i]->epfd, EPOLL_CTL_ADD, fd, &ev))
 			continue;
-		int err = -errno;
-
+		err = -errno;
 		pr_warn("cpumap: worker %u: cannot wait on fd %d: %s\n", i, fd, strerror(-err));
 		for (j = 0; j < i; j++)
 			epoll_ctl(map->workers[j]->epfd, EPOLL_CTL_DEL, fd, NULL);

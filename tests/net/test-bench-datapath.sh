@@ -135,7 +135,7 @@ PY
 }
 
 all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
-cpumap-coalesce-many-flows cpumap-no-batch cpumap-no-hold cpumap-no-latency tun-ceiling dpdk two-way two-way-no-direct-bulk
+cpumap-coalesce-many-flows cpumap-no-batch cpumap-no-hold cpumap-no-prewake cpumap-no-latency tun-ceiling dpdk two-way two-way-no-direct-bulk
 tcp-kernel tcp tcp-coalesce latency-kernel-cpumap latency-cpumap latency-cpumap-no-prewake
 latency-two-way"
 if run_bench v4 90 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
