@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Write the fuzz targets' seeds: tests/fuzz/corpus/{pkt,gso,neigh,tun,xskdesc}/.
+"""Write the fuzz targets' seeds: tests/fuzz/corpus/{pkt,gso,neigh,tun,xskdesc,split}/.
 
     python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
 
 The seeds are committed; this script says how they were made and makes
 them again (the same bytes each time). pkt: single frames; gso: batches in
 gso_fuzz.c's framing; neigh: netlink replies in neigh_fuzz.c's framing;
-tun: tun reads in tun_fuzz.c's; xskdesc: RX batches in xskdesc_fuzz.c's.
+tun: tun reads in tun_fuzz.c's; xskdesc: RX batches in xskdesc_fuzz.c's;
+split: offloaded tun reads in split_fuzz.c's.
 """
 import os
 import struct
@@ -267,12 +268,33 @@ def neigh_seeds():
     }
 
 
+def split_read(ctl, head, room, gso_type, gso_size, frame, csum_start, csum_off):
+    """split_fuzz.c's input: control, head, room, vnet header, packet."""
+    vnet = struct.pack('=BBHHHH', 1, gso_type, 0, gso_size, csum_start, csum_off)
+    return struct.pack('!BHH', ctl, head, room) + vnet + frame
+
+
+def split_seeds():
+    # Super-packets with full checksums in place: the cut must not care.
+    t4, t6 = tcp4(1000, n=4000)[14:], tcp6(1000, n=3000)[14:]
+    u4, u6 = udp4(2900)[14:], udp6(2000)[14:]
+    return {
+        'tcp4-gso': split_read(0, 2000, 1600, 1, 1448, t4, 20, 16),
+        'tcp6-gso': split_read(0, 100, 1600, 4, 1428, t6, 40, 16),
+        'udp4-uso': split_read(0, 1500, 1600, 5, 1400, u4, 20, 6),
+        'udp6-uso-short': split_read(0, 48, 1600, 5, 999, u6, 40, 6),
+        'tap-tcp4-gso': split_read(1, 3000, 1600, 1, 1448, tcp4(7, n=2000), 34, 16),
+        'needs-csum-udp4': split_read(0, 2000, 1600, 0, 0, udp4(100)[14:], 20, 6),
+        'gso-size-0': split_read(0, 2000, 1600, 1, 0, t4, 20, 16),
+    }
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
                                                              'corpus')
     for name, seeds in (('pkt', pkt_seeds()), ('gso', gso_seeds()),
                         ('neigh', neigh_seeds()), ('tun', tun_seeds()),
-                        ('xskdesc', xskdesc_seeds())):
+                        ('xskdesc', xskdesc_seeds()), ('split', split_seeds())):
         d = os.path.join(top, name)
         os.makedirs(d, exist_ok=True)
         for f, data in seeds.items():

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Segmentation and checksum completion for the way back (see split.h).
+ * Pure functions of the bytes given: tests/unit/test_split.c and
+ * tests/fuzz/split_fuzz.c call them on any.
+ */
+#include <string.h>
+#include <netinet/in.h>
+#include <linux/if_ether.h>
+
+#include "core/internal.h"
+#include "proto/split.h"
+#include "ucpumap/csum.h"
+#include "ucpumap/gso.h"	/* VIRTIO_NET_HDR_GSO_UDP_L4 on older headers */
+
+/* TCP flags (byte 13) a segment keeps only at one end of the run. */
+#define TCP_FIN		0x01
+#define TCP_PSH		0x08
+#define TCP_CWR		0x80
+
+/* IPv4: more fragments, or an offset: a fragment is never a GSO packet. */
+#define IP4_FRAG_MASK	0x3fff
+
+/* The IP and L4 headers of @pkt (its first @head bytes) for gso type @gt. */
+static enum ucm_split_err parse(const uint8_t *pkt, uint32_t head, uint32_t len,
+				uint8_t gt, struct ucm_split *s)
+{
+	const uint8_t *ip = pkt + s->l3_off, *l4;
+	uint32_t l3h, l4h;
+
+	if (head < s->l3_off + 20u)
+		return UCM_SPLIT_BAD_HDR;
+	s->v6 = ip[0] >> 4 == 6;
+	if (s->v6) {
+		/* No extension headers: the kernel's own TSO/USO packets
+		 * have none, and a jumbogram's length field is 0. */
+		l3h = 40;
+		if (head < s->l3_off + l3h || ld_be16(ip + 4) != len - s->l3_off - l3h)
+			return UCM_SPLIT_BAD_HDR;
+		s->proto = ip[6];
+	} else {
+		l3h = (ip[0] & 0xf) * 4u;
+		if (ip[0] >> 4 != 4 || l3h < 20 || head < s->l3_off + l3h ||
+		    ld_be16(ip + 2) != len - s->l3_off || (ld_be16(ip + 6) & IP4_FRAG_MASK))
+			return UCM_SPLIT_BAD_HDR;
+		s->proto = ip[9];
+	}
+	if ((gt == VIRTIO_NET_HDR_GSO_TCPV4 && (s->v6 || s->proto != IPPROTO_TCP)) ||
+	    (gt == VIRTIO_NET_HDR_GSO_TCPV6 && (!s->v6 || s->proto != IPPROTO_TCP)) ||
+	    (gt == VIRTIO_NET_HDR_GSO_UDP_L4 && s->proto != IPPROTO_UDP))
+		return UCM_SPLIT_BAD_HDR;
+	s->l4_off = s->l3_off + l3h;
+	l4 = pkt + s->l4_off;
+	/* The fixed header first: TCP's data offset is in it. */
+	l4h = s->proto == IPPROTO_TCP ? 20u : 8u;
+	if (head < s->l4_off + l4h)
+		return UCM_SPLIT_BAD_HDR;
+	if (s->proto == IPPROTO_TCP)
+		l4h = (l4[12] >> 4) * 4u;
+	if (l4h < 8 || (s->proto == IPPROTO_TCP && l4h < 20) || head < s->l4_off + l4h)
+		return UCM_SPLIT_BAD_HDR;
+	s->hlen = s->l4_off + l4h;
+	return UCM_SPLIT_OK;
+}
+
+enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t *pkt,
+				  uint32_t head, uint32_t len, bool l2, uint32_t seg_max,
+				  struct ucm_split *s)
+{
+	uint8_t gt = vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN;
+	enum ucm_split_err err;
+	uint32_t payload;
+
+	memset(s, 0, sizeof(*s));
+	if ((gt != VIRTIO_NET_HDR_GSO_TCPV4 && gt != VIRTIO_NET_HDR_GSO_TCPV6 &&
+	     gt != VIRTIO_NET_HDR_GSO_UDP_L4) || !vh->gso_size)
+		return UCM_SPLIT_BAD_GSO;
+	if (head > len)
+		head = len;
+	if (l2) {	/* a tap: untagged IPv4 or IPv6 frames only */
+		uint16_t et;
+
+		if (head < ETH_HLEN)
+			return UCM_SPLIT_BAD_HDR;
+		et = ld_be16(pkt + 12);
+		if (et != ETH_P_IP && et != ETH_P_IPV6)
+			return UCM_SPLIT_BAD_HDR;
+		s->l3_off = ETH_HLEN;
+	}
+	err = parse(pkt, head, len, gt, s);
+	if (err)
+		return err;
+	/* A checksum asked for must be the L4 one, where parse() found it. */
+	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
+	    (vh->csum_start != s->l4_off ||
+	     vh->csum_offset != (s->proto == IPPROTO_TCP ? 16 : 6)))
+		return UCM_SPLIT_BAD_HDR;
+	s->len = len;
+	s->mss = vh->gso_size;
+	if ((uint32_t)s->hlen + s->mss > seg_max)
+		return UCM_SPLIT_TOO_BIG;
+	payload = len - s->hlen;
+	s->nseg = payload ? (payload + s->mss - 1) / s->mss : 1;
+	return UCM_SPLIT_OK;
+}
+
+/* @n bytes of the packet from @off into @dst: from its head, then its tail. */
+static void gather(uint8_t *dst, const uint8_t *pkt, uint32_t head, const uint8_t *tail,
+		   uint32_t off, uint32_t n)
+{
+	uint32_t a = 0;
+
+	if (off < head) {
+		a = min(n, head - off);
+		memcpy(dst, pkt + off, a);
+	}
+	if (n > a)
+		memcpy(dst + a, tail + (off + a - head), n - a);
+}
+
+/* The L4 checksum of a segment whose headers and payload are in place. */
+static void l4_csum(const struct ucm_split *s, uint8_t *seg, uint32_t l4len)
+{
+	const uint8_t ph[4] = { 0, s->proto, l4len >> 8, l4len & 0xff };
+	uint8_t *ip = seg + s->l3_off, *l4 = seg + s->l4_off;
+	uint8_t *check = l4 + (s->proto == IPPROTO_TCP ? 16 : 6);
+	uint32_t sum;
+	uint16_t v;
+
+	st_be16(check, 0);
+	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
+	sum = ucm_csum_add(sum, ph, sizeof(ph));
+	v = ucm_csum_fold(ucm_csum_add(sum, l4, l4len));
+	/* 0 is "no checksum" to UDP; 0xffff is the same sum (RFC 768). */
+	st_be16(check, v ? v : 0xffff);
+}
+
+uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt,
+		       uint32_t head, const uint8_t *tail, uint8_t *dst)
+{
+	uint32_t off = s->hlen + k * (uint32_t)s->mss;
+	uint32_t n = min((uint32_t)s->mss, s->len - off);
+	uint32_t l3h = s->l4_off - s->l3_off, l4len = s->hlen - s->l4_off + n;
+	uint8_t *ip = dst + s->l3_off, *l4 = dst + s->l4_off;
+
+	memcpy(dst, pkt, s->hlen);
+	gather(dst + s->hlen, pkt, head, tail, off, n);
+	if (s->v6) {
+		st_be16(ip + 4, l4len);
+	} else {
+		st_be16(ip + 2, l3h + l4len);
+		st_be16(ip + 4, ld_be16(ip + 4) + k);
+		st_be16(ip + 10, 0);
+		st_be16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
+	}
+	if (s->proto == IPPROTO_TCP) {
+		uint32_t seq = ld_be32(l4 + 4) + k * (uint32_t)s->mss;
+
+		st_be16(l4 + 4, seq >> 16);
+		st_be16(l4 + 6, seq & 0xffff);
+		if (k + 1 < s->nseg)
+			l4[13] &= ~(TCP_FIN | TCP_PSH);
+		if (k)
+			l4[13] &= ~TCP_CWR;
+	} else {
+		st_be16(l4 + 4, l4len);
+	}
+	l4_csum(s, dst, l4len);
+	return s->hlen + n;
+}
+
+enum ucm_split_err ucm_split_csum(const struct virtio_net_hdr *vh, uint8_t *pkt,
+				  uint32_t len)
+{
+	uint32_t start = vh->csum_start, at = start + vh->csum_offset;
+	uint16_t v;
+
+	/* The field is within the summed bytes, and starts at an even
+	 * offset of them (a 16-bit word of the sum). */
+	if (start >= len || at + 2 > len || (vh->csum_offset & 1))
+		return UCM_SPLIT_BAD_HDR;
+	v = ucm_csum_fold(ucm_csum_add(0, pkt + start, len - start));
+	st_be16(pkt + at, v ? v : 0xffff);
+	return UCM_SPLIT_OK;
+}

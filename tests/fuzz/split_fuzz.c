@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The way back's segmentation (lib/proto/split.c, which tun_rev.c calls on
+ * every packet a tun with offloads gives it): a random virtio_net header
+ * and packet, read with its head apart from its tail at a random place.
+ *
+ * Input: a control byte (bit 0: a tap's whole frame), the head's length
+ * (16 bits, big-endian), a frame's room (16 bits), the vnet header, then
+ * the packet. Head and tail are heap blocks of exactly their bytes, and
+ * each segment goes into a block of exactly the room (ASan sees a look or
+ * a write past any).
+ *
+ * The oracle, from split.h's contract: a plan is taken only with its
+ * headers within the head and every segment within the room; its segments
+ * carry every payload byte once, in order; each has a right L4 checksum
+ * (and IPv4 header checksum). ucm_split_csum() writes only within the
+ * packet, and a completed checksum sums to zero with the pseudo-header's
+ * sum the field held.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#include "proto/split.h"
+#include "ucpumap/csum.h"
+
+#define CHECK(cond)				\
+	do {					\
+		if (!(cond))			\
+			abort();		\
+	} while (0)
+
+#define VNET	sizeof(struct virtio_net_hdr)
+
+static void check_seg(const struct ucm_split *s, const uint8_t *seg, uint32_t n)
+{
+	const uint8_t *ip = seg + s->l3_off, *l4 = seg + s->l4_off;
+	uint32_t l4len = n - s->l4_off, sum;
+	const uint8_t ph[4] = { 0, s->proto, l4len >> 8, l4len & 0xff };
+
+	if (!s->v6)
+		CHECK(ucm_csum_fold(ucm_csum_add(0, ip, s->l4_off - s->l3_off)) == 0);
+	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
+	CHECK(ucm_csum_fold(ucm_csum_add(ucm_csum_add(sum, ph, 4), l4, l4len)) == 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct virtio_net_hdr vh;
+	struct ucm_split s;
+	uint32_t head, room, len, k, off;
+	uint8_t *h, *t, *seg, field[2] = { 0, 0 };
+	bool tap;
+
+	if (size < 5 + VNET)
+		return 0;
+	tap = data[0] & 1;
+	head = (uint32_t)data[1] << 8 | data[2];
+	room = (uint32_t)data[3] << 8 | data[4];
+	memcpy(&vh, data + 5, VNET);
+	data += 5 + VNET;
+	len = size - 5 - VNET;
+	if (head > len)
+		head = len;
+	h = malloc(head ? head : 1);
+	t = malloc(len - head ? len - head : 1);
+	CHECK(h && t);
+	memcpy(h, data, head);
+	memcpy(t, data + head, len - head);
+
+	if (ucm_split_plan(&vh, h, head, len, tap, room, &s) == UCM_SPLIT_OK) {
+		CHECK(s.hlen <= head && s.hlen + s.mss <= room && s.nseg >= 1);
+		seg = malloc(room ? room : 1);
+		CHECK(seg);
+		for (k = 0, off = s.hlen; k < s.nseg; k++) {
+			uint32_t n = ucm_split_seg(&s, k, h, head, t, seg);
+
+			CHECK(n > s.hlen || (s.nseg == 1 && n == s.hlen));
+			CHECK(n <= room && !memcmp(seg + s.hlen, data + off, n - s.hlen));
+			off += n - s.hlen;
+			check_seg(&s, seg, n);
+		}
+		CHECK(off == len);
+		free(seg);
+	}
+	if (vh.csum_start + vh.csum_offset + 2u <= head)
+		memcpy(field, h + vh.csum_start + vh.csum_offset, 2);
+	if (ucm_split_csum(&vh, h, head) == UCM_SPLIT_OK) {
+		/* The bytes summed, the new field among them, plus what the
+		 * field held (the pseudo-header's sum): zero, folded. */
+		uint32_t sum = ucm_csum_add(0, h + vh.csum_start, head - vh.csum_start);
+
+		CHECK(ucm_csum_fold(ucm_csum_add(sum, field, 2)) == 0);
+	}
+	free(h);
+	free(t);
+	return 0;
+}

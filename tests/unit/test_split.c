@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The way back's segmentation (lib/proto/split.c): TCP and UDP
+ * super-packets over IPv4 and IPv6, as a tun with offloads gives them, cut
+ * into segments whose every field and checksum is checked here from
+ * scratch, their payloads put back together and compared; the head/tail
+ * split of a read at every place; each bad case's outcome; a partial
+ * checksum completed.
+ */
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <netinet/in.h>
+
+#include "proto/split.h"
+#include "ucpumap/csum.h"
+#include "ucpumap/gso.h"
+#include "utest.h"
+
+#define SP_MAX	(65536 + 64)
+#define SEG_MAX	3840		/* a 4 KiB frame less the headroom */
+
+static uint8_t sp[SP_MAX];		/* the super-packet */
+static uint8_t seg[SEG_MAX];
+static uint8_t payload_out[SP_MAX];
+
+struct spec {
+	bool v6, udp, tap;
+	uint32_t payload;
+	uint16_t mss;
+	uint8_t tflags;		/* TCP flags of the super-packet (0: ACK|PSH) */
+	uint16_t id;
+};
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+/* The sum over pseudo-header and L4 bytes: 0 folded when right. */
+static uint16_t l4_check(const uint8_t *ip, bool v6, uint8_t proto, const uint8_t *l4,
+			 uint32_t l4len)
+{
+	const uint8_t ph[4] = { 0, proto, l4len >> 8, l4len & 0xff };
+	uint32_t sum = ucm_csum_add(0, v6 ? ip + 8 : ip + 12, v6 ? 32 : 8);
+
+	return ucm_csum_fold(ucm_csum_add(ucm_csum_add(sum, ph, 4), l4, l4len));
+}
+
+/* A super-packet as the kernel hands it over: lengths of the whole, the L4
+ * field the pseudo-header's sum (NEEDS_CSUM). Return its length. */
+static uint32_t build(const struct spec *s, struct virtio_net_hdr *vh)
+{
+	uint32_t l2 = s->tap ? 14 : 0, l3h = s->v6 ? 40 : 20, l4h = s->udp ? 8 : 32;
+	uint32_t l4len = l4h + s->payload, len = l2 + l3h + l4len, i, sum;
+	uint8_t *ip = sp + l2, *l4 = ip + l3h;
+	uint8_t ph[4] = { 0, s->udp ? 17 : 6, l4len >> 8, l4len & 0xff };
+
+	memset(sp, 0, l2 + l3h + l4h);
+	if (s->tap) {
+		memset(sp, 0xaa, 12);
+		put16(sp + 12, s->v6 ? 0x86dd : 0x0800);
+	}
+	if (s->v6) {
+		ip[0] = 0x60;
+		put16(ip + 4, l4len);
+		ip[6] = s->udp ? 17 : 6;
+		ip[7] = 64;
+		ip[8] = 0xfd;
+		ip[23] = 1;
+		ip[24] = 0xfd;
+		ip[39] = 2;
+	} else {
+		ip[0] = 0x45;
+		put16(ip + 2, l3h + l4len);
+		put16(ip + 4, s->id);
+		put16(ip + 6, 0x4000);	/* DF */
+		ip[8] = 64;
+		ip[9] = s->udp ? 17 : 6;
+		memcpy(ip + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
+		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, 20)));
+	}
+	put16(l4, 5001);
+	put16(l4 + 2, 40000);
+	if (s->udp) {
+		put16(l4 + 4, l4len);
+	} else {
+		memcpy(l4 + 4, "\xff\xff\xf0\x00", 4);	/* wraps within 64 KiB */
+		memcpy(l4 + 8, "\x00\x00\x00\x07", 4);
+		l4[12] = 8 << 4;		/* a timestamp option's 12 bytes */
+		l4[13] = s->tflags ? s->tflags : 0x18;
+		put16(l4 + 14, 500);
+		memcpy(l4 + 20, "\x01\x01\x08\x0a\x00\x00\x00\x09\x00\x00\x00\x0b", 12);
+	}
+	for (i = 0; i < s->payload; i++)
+		l4[l4h + i] = (uint8_t)(i * 7 + i / 251);
+	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
+	put16(l4 + (s->udp ? 6 : 16), (uint16_t)~ucm_csum_fold(ucm_csum_add(sum, ph, 4)));
+	memset(vh, 0, sizeof(*vh));
+	vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	vh->gso_type = s->udp ? VIRTIO_NET_HDR_GSO_UDP_L4 :
+		       s->v6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
+	vh->gso_size = s->mss;
+	vh->hdr_len = l2 + l3h + l4h;
+	vh->csum_start = l2 + l3h;
+	vh->csum_offset = s->udp ? 6 : 16;
+	return len;
+}
+
+/* Cut @s with its first @head bytes apart from the rest, check every
+ * segment; the payloads back together must be the original's. */
+static int cut_and_check(const struct spec *s, uint32_t head)
+{
+	uint32_t l2 = s->tap ? 14 : 0, l3h = s->v6 ? 40 : 20, l4h = s->udp ? 8 : 32;
+	uint32_t hl = l2 + l3h + l4h, len, k, got = 0, n;
+	uint8_t tf = s->tflags ? s->tflags : 0x18;
+	struct virtio_net_hdr vh;
+	struct ucm_split pl;
+	static uint8_t headbuf[SP_MAX];
+
+	len = build(s, &vh);
+	if (head > len)
+		head = len;
+	/* The head apart, as a read's frame; the tail stays in sp. */
+	memcpy(headbuf, sp, head);
+	UT_ASSERT(ucm_split_plan(&vh, headbuf, head, len, s->tap, SEG_MAX, &pl) == UCM_SPLIT_OK,
+		  "a good super-packet refused (payload %u)", s->payload);
+	UT_ASSERT(pl.nseg == (s->payload + s->mss - 1) / s->mss && pl.hlen == hl,
+		  "plan: %u segments of headers %u (payload %u mss %u)", pl.nseg, pl.hlen,
+		  s->payload, s->mss);
+	for (k = 0; k < pl.nseg; k++) {
+		uint8_t *ip = seg + l2, *l4 = ip + l3h;
+		uint32_t want = k + 1 < pl.nseg ? s->mss : s->payload - k * s->mss;
+
+		memset(seg, 0x5a, sizeof(seg));
+		n = ucm_split_seg(&pl, k, headbuf, head, sp + head, seg);
+		UT_ASSERT(n == hl + want, "segment %u: %u bytes, not %u", k, n, hl + want);
+		UT_ASSERT(!memcmp(seg, sp, l2), "segment %u: the Ethernet header changed", k);
+		if (s->v6) {
+			UT_ASSERT(be16(ip + 4) == l4h + want, "segment %u: IPv6 payload length %u",
+				  k, be16(ip + 4));
+		} else {
+			UT_ASSERT(be16(ip + 2) == l3h + l4h + want, "segment %u: total length", k);
+			UT_ASSERT(be16(ip + 4) == (uint16_t)(s->id + k), "segment %u: IPv4 ID %u",
+				  k, be16(ip + 4));
+			UT_ASSERT(ucm_csum_fold(ucm_csum_add(0, ip, 20)) == 0,
+				  "segment %u: IPv4 header checksum", k);
+		}
+		UT_ASSERT(l4_check(ip, s->v6, s->udp ? 17 : 6, l4, l4h + want) == 0,
+			  "segment %u: L4 checksum wrong", k);
+		if (s->udp) {
+			UT_ASSERT(be16(l4 + 4) == 8 + want, "segment %u: UDP length", k);
+			UT_ASSERT(be16(l4 + 6) != 0, "segment %u: UDP checksum 0", k);
+		} else {
+			uint8_t f = tf;
+
+			UT_ASSERT(be32(l4 + 4) == 0xfffff000u + k * s->mss,
+				  "segment %u: sequence number %08x", k, be32(l4 + 4));
+			if (k + 1 < pl.nseg)
+				f &= ~0x09;	/* FIN, PSH: the last's */
+			if (k)
+				f &= ~0x80;	/* CWR: the first's */
+			UT_ASSERT(l4[13] == f, "segment %u: flags %02x, not %02x", k, l4[13], f);
+			UT_ASSERT(!memcmp(l4 + 20, sp + l2 + l3h + 20, 12),
+				  "segment %u: TCP options changed", k);
+		}
+		memcpy(payload_out + got, seg + hl, want);
+		got += want;
+	}
+	UT_ASSERT(got == s->payload && !memcmp(payload_out, sp + hl, got),
+		  "the payloads put back together are not the original (head %u)", head);
+	return 0;
+}
+
+static int test_tcp4(void)
+{
+	struct spec s = { .payload = 65535 - 20 - 32, .mss = 1448, .id = 0xfffe };
+
+	return cut_and_check(&s, SEG_MAX);
+}
+
+static int test_tcp6_cwr_fin(void)
+{
+	struct spec s = { .v6 = true, .payload = 10000, .mss = 1428, .tflags = 0x80 | 0x19 };
+
+	return cut_and_check(&s, SEG_MAX);
+}
+
+static int test_udp4_udp6_short_last(void)
+{
+	struct spec s = { .udp = true, .payload = 1400 * 20 + 17, .mss = 1400, .id = 7 };
+
+	if (cut_and_check(&s, SEG_MAX))
+		return -1;
+	s.v6 = true;
+	return cut_and_check(&s, SEG_MAX);
+}
+
+static int test_tap(void)
+{
+	struct spec s = { .tap = true, .payload = 5000, .mss = 1448 };
+
+	if (cut_and_check(&s, SEG_MAX))
+		return -1;
+	s.v6 = s.udp = true;
+	return cut_and_check(&s, SEG_MAX);
+}
+
+/* A read's head of every length from the headers' end on: segments
+ * straddle the head and tail everywhere, odd places included. */
+static int test_every_head(void)
+{
+	struct spec s = { .payload = 3000, .mss = 1000 };
+	uint32_t head;
+
+	for (head = 72; head <= 3100; head += 1)
+		if (cut_and_check(&s, head))
+			return -1;
+	return 0;
+}
+
+static int test_one_segment(void)
+{
+	struct spec s = { .payload = 100, .mss = 1448 };
+
+	return cut_and_check(&s, SEG_MAX);
+}
+
+/* Each bad case's outcome. */
+static int test_bad(void)
+{
+	struct spec s = { .payload = 4000, .mss = 1448 };
+	struct virtio_net_hdr vh;
+	struct ucm_split pl;
+	uint32_t len = build(&s, &vh);
+
+#define EXPECT(want, what)							\
+	UT_ASSERT(ucm_split_plan(&vh, sp, SEG_MAX, len, false, SEG_MAX, &pl) == (want), what)
+	vh.gso_size = 0;
+	EXPECT(UCM_SPLIT_BAD_GSO, "gso_size 0 taken");
+	vh.gso_size = 1448;
+	vh.gso_type = 2;	/* VIRTIO_NET_HDR_GSO_UDP (UFO): not ours */
+	EXPECT(UCM_SPLIT_BAD_GSO, "an unknown gso_type taken");
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
+	EXPECT(UCM_SPLIT_BAD_HDR, "TCPV6 on an IPv4 packet taken");
+	vh.gso_type = VIRTIO_NET_HDR_GSO_UDP_L4;
+	EXPECT(UCM_SPLIT_BAD_HDR, "UDP_L4 on a TCP packet taken");
+	vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4 | VIRTIO_NET_HDR_GSO_ECN;
+	EXPECT(UCM_SPLIT_OK, "the ECN bit refused");
+	vh.csum_start = 21;
+	EXPECT(UCM_SPLIT_BAD_HDR, "a checksum elsewhere taken");
+	vh.csum_start = 20;
+	UT_ASSERT(ucm_split_plan(&vh, sp, SEG_MAX, len - 1, false, SEG_MAX, &pl) ==
+		  UCM_SPLIT_BAD_HDR, "a length that is not the read's taken");
+	UT_ASSERT(ucm_split_plan(&vh, sp, 40, len, false, SEG_MAX, &pl) == UCM_SPLIT_BAD_HDR,
+		  "headers past the head taken");
+	UT_ASSERT(ucm_split_plan(&vh, sp, SEG_MAX, len, false, 1448 + 51, &pl) ==
+		  UCM_SPLIT_TOO_BIG, "a segment past a frame taken");
+	sp[12 + 20] = 4 << 4;	/* TCP data offset 16: shorter than a header */
+	EXPECT(UCM_SPLIT_BAD_HDR, "a TCP header of 16 bytes taken");
+	build(&s, &vh);
+	put16(sp + 6, 0x2000);	/* more fragments */
+	EXPECT(UCM_SPLIT_BAD_HDR, "a fragment taken");
+	build(&s, &vh);
+	sp[0] = 0x55;
+	EXPECT(UCM_SPLIT_BAD_HDR, "IP version 5 taken");
+	s.tap = true;
+	len = build(&s, &vh);
+	put16(sp + 12, 0x8100);
+	UT_ASSERT(ucm_split_plan(&vh, sp, SEG_MAX, len, true, SEG_MAX, &pl) == UCM_SPLIT_BAD_HDR,
+		  "a VLAN-tagged frame taken");
+#undef EXPECT
+	return 0;
+}
+
+/* NEEDS_CSUM alone: the field completed; offsets outside refused. */
+static int test_csum(void)
+{
+	struct spec s = { .udp = true, .payload = 333, .mss = 1400 };
+	struct virtio_net_hdr vh;
+	uint32_t len = build(&s, &vh);
+
+	vh.gso_type = VIRTIO_NET_HDR_GSO_NONE;
+	vh.gso_size = 0;
+	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_OK, "a good one refused");
+	UT_ASSERT(l4_check(sp, false, 17, sp + 20, len - 20) == 0, "UDP checksum wrong");
+	s.udp = false;
+	s.v6 = true;
+	len = build(&s, &vh);
+	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_OK, "a good one refused");
+	UT_ASSERT(l4_check(sp, true, 6, sp + 40, len - 40) == 0, "TCPv6 checksum wrong");
+	vh.csum_start = len;
+	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_BAD_HDR, "a start past the end taken");
+	vh.csum_start = 40;
+	vh.csum_offset = len - 41;
+	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_BAD_HDR, "a field past the end taken");
+	return 0;
+}
+
+static const struct ut_case cases[] = {
+	UT_CASE(test_tcp4),
+	UT_CASE(test_tcp6_cwr_fin),
+	UT_CASE(test_udp4_udp6_short_last),
+	UT_CASE(test_tap),
+	UT_CASE(test_every_head),
+	UT_CASE(test_one_segment),
+	UT_CASE(test_bad),
+	UT_CASE(test_csum),
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return ut_main(argc, argv, cases);
+}
