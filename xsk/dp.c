@@ -61,7 +61,7 @@
 
 /* The options with every default resolved. */
 /* Every UCM_DP_F_* flag: UCM_DP_F_NO_LATENCY is the last (dp.h). */
-#define DP_FLAGS_KNOWN	((uint32_t)UCM_DP_F_NO_HOLD * 2 - 1)
+#define DP_FLAGS_KNOWN	((uint32_t)UCM_DP_F_NO_OFFLOAD * 2 - 1)
 
 struct dp_cfg {
 	char ifname[IF_NAMESIZE], tun[IF_NAMESIZE];
@@ -324,6 +324,10 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	}
 	if ((c->flags & UCM_DP_F_INLINE) && (c->flags & UCM_DP_F_TWO_WAY)) {
 		pr_warn("dp: inline has no workers to read the tun: not both UCM_DP_F_INLINE and UCM_DP_F_TWO_WAY\n");
+		return -EINVAL;
+	}
+	if ((c->flags & UCM_DP_F_NO_OFFLOAD) && !(c->flags & UCM_DP_F_TWO_WAY)) {
+		pr_warn("dp: UCM_DP_F_NO_OFFLOAD is about the way back: give UCM_DP_F_TWO_WAY too, or leave it out\n");
 		return -EINVAL;
 	}
 	if (o.peer_mac) {
@@ -786,6 +790,9 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->back_channel_sent += qs.sent;
 	t->back_channel_full += qs.send_full;
 	t->back_channel_waits += rs.channel_waits;
+	t->back_super += rs.super_packets;
+	t->back_segments += rs.segments;
+	t->back_csum_completed += rs.csum_completed;
 	t->back_channel_collected += qs.collected;
 }
 
@@ -955,7 +962,8 @@ static int dp_open_tun(struct ucm_dp *dp)
 	UCM_OPTS(ucm_tun_opts, to, .name = dp->c.tun, .nqueues = dp->c.nworkers,
 		 .flags = (f & UCM_DP_F_TAP ? UCM_TUN_F_TAP : 0) |
 			  (f & UCM_DP_F_NO_BATCH ? UCM_TUN_F_NO_BATCH : 0) |
-			  (f & UCM_DP_F_COALESCE ? UCM_TUN_F_COALESCE : 0),
+			  (f & UCM_DP_F_COALESCE ? UCM_TUN_F_COALESCE : 0) |
+			  (f & UCM_DP_F_NO_OFFLOAD ? UCM_TUN_F_NO_OFFLOAD : 0),
 		 .mtu = dp->c.mtu,
 		 .resolver_init = dp->c.thread_init ? dp_resolver_init : NULL,
 		 .resolver_init_ctx = &dp->c);

@@ -159,6 +159,12 @@ static const struct fam fams[] = {
 	  .help = "Two-way: new destinations not cached, every place in their set in use." },
 	{ .name = "ucpumap_back_channel_waits_total", C, R(channel_waits), .two_way = true,
 	  .help = "Two-way: times the way back stopped reading the tun, its TX channel full (back-pressure, not drops)." },
+	{ .name = "ucpumap_back_super_packets_total", C, R(super_packets), .two_way = true,
+	  .help = "Two-way: GSO super-packets (TSO, USO) the way back read and cut into segments." },
+	{ .name = "ucpumap_back_segments_total", C, R(segments), .two_way = true,
+	  .help = "Two-way: segments the way back cut from super-packets (in ucpumap_back_packets_total)." },
+	{ .name = "ucpumap_back_csum_completed_total", C, R(csum_completed), .two_way = true,
+	  .help = "Two-way: partial checksums (NEEDS_CSUM) the way back completed." },
 };
 #undef C
 #undef G

@@ -156,6 +156,8 @@ static const struct opt d_opts[] = {
 	  "(default: a flow's UDP datagrams or TCP segments go as one GSO super-packet, our GRO)"),
 	D("no-hold", OPT_FLAG, no_hold, .help = "workers hand each batch of up to 8 to the tun "
 	  "(default: they hold up to 64 for one submission)"),
+	D("no-offload", OPT_FLAG, no_offload, .help = "two-way: the tun takes no offloads "
+	  "(default: TSO/USO super-packets, cut into segments by the way back)"),
 	D("no-direct-bulk", OPT_FLAG, no_direct_bulk,
 	  .help = "bulk returns never use the owner's cache"),
 	D("no-latency", OPT_FLAG, no_latency, .help = "no latency histograms (arrivals and "
@@ -234,7 +236,8 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 		   (c->skb_mode ? UCM_DP_F_XDP_SKB : 0) |
 		   (c->replace ? UCM_DP_F_REPLACE : 0) |
 		   (c->no_latency ? UCM_DP_F_NO_LATENCY : 0) |
-		   (c->no_hold ? UCM_DP_F_NO_HOLD : 0);
+		   (c->no_hold ? UCM_DP_F_NO_HOLD : 0) |
+		   (c->no_offload ? UCM_DP_F_NO_OFFLOAD : 0);
 }
 
 /* What depends on more than one option. */
@@ -253,6 +256,10 @@ static int check_args(struct cfg *c)
 		return -1;
 	}
 	c->reverse |= c->peer_mac_set;
+	if (c->no_offload && !c->reverse) {
+		fprintf(stderr, "ucpumapd: --no-offload is about the way back: add --two-way, or drop --no-offload\n");
+		return -1;
+	}
 	if (c->reverse && c->pass) {
 		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
 		return -1;

@@ -264,7 +264,8 @@ struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 	err = UCM_OPTS_COPY(&o, opts, ucm_tun_opts);
 	if (err)
 		return ucm_err_ptr(err);
-	if (o.flags & ~(UCM_TUN_F_TAP | UCM_TUN_F_NO_BATCH | UCM_TUN_F_COALESCE)) {
+	if (o.flags & ~(UCM_TUN_F_TAP | UCM_TUN_F_NO_BATCH | UCM_TUN_F_COALESCE |
+			UCM_TUN_F_NO_OFFLOAD)) {
 		pr_warn("tun: unknown flags 0x%x\n", o.flags);
 		return ucm_err_ptr(-EINVAL);
 	}

@@ -5,6 +5,7 @@
 #define UCM_TUN_INTERNAL_H
 
 #include <net/if.h>
+#include <linux/if_tun.h>
 #include <linux/virtio_net.h>
 #include <sys/uio.h>
 #include <liburing.h>
@@ -97,10 +98,12 @@ struct tun_worker {
 } __cacheline_aligned;
 
 /*
- * Concurrency contract of struct ucm_tun: every field but wk[] is written
- * by create() and read-only afterwards (workers read flags, nqueues and
- * fds); wk[] follows its own contract above. destroy() runs once every
- * worker has closed.
+ * Concurrency contract of struct ucm_tun: every field but wk[] and offload
+ * is written by create() and read-only afterwards (workers read flags,
+ * nqueues and fds); offload is written by the first set_reverse(), on the
+ * control thread before any worker opens, and read-only afterwards (the
+ * worker threads start after it); wk[] follows its own contract above.
+ * destroy() runs once every worker has closed.
  */
 struct ucm_tun {
 	char name[IFNAMSIZ];
@@ -111,7 +114,17 @@ struct ucm_tun {
 	struct tun_worker wk[UCM_TUN_MAX_WORKERS];
 	ucm_thread_fn resolver_init;	/* ucm_tun_opts' */
 	void *resolver_init_ctx;
+	/* The read path's offloads: TUN_F_* the kernel took, 0 for none;
+	 * offload_set once set_reverse() has asked. */
+	uint32_t offload;
+	bool offload_set;
 };
+
+/* Linux 6.2's USO bits; Debian 12's uapi headers (6.1) lack them. */
+#ifndef TUN_F_USO4
+#define TUN_F_USO4	0x20
+#define TUN_F_USO6	0x40
+#endif
 
 #ifdef UCM_DEBUG
 /* Tests: non-zero makes every super-packet's GSO type invalid, so the

@@ -21,6 +21,14 @@ enum ucm_tun_read {
 	UCM_TUN_READ_NON_IP,	/* tun mode: not IPv4 or IPv6, or shorter than its header */
 };
 
+/* Tun mode: the packet at @pkt of @len bytes starts an IPv4 or IPv6
+ * header (@v6: which). */
+static inline bool ucm_tun_read_ip(const uint8_t *pkt, uint32_t len, bool *v6)
+{
+	*v6 = pkt[0] >> 4 == 6;
+	return (*v6 || pkt[0] >> 4 == 4) && len >= (*v6 ? 40u : 20u);
+}
+
 /*
  * A read's result @res (bytes, or -errno) into @buf, which then holds the
  * virtio_net header and the packet after it; @room is what the read could
@@ -48,10 +56,7 @@ static inline enum ucm_tun_read ucm_tun_read_check(const uint8_t *buf, int32_t r
 	*len = res - sizeof(*vh);
 	if (tap)
 		return UCM_TUN_READ_PACKET;
-	*v6 = pkt[0] >> 4 == 6;
-	if ((!*v6 && pkt[0] >> 4 != 4) || *len < (*v6 ? 40u : 20u))
-		return UCM_TUN_READ_NON_IP;
-	return UCM_TUN_READ_PACKET;
+	return ucm_tun_read_ip(pkt, *len, v6) ? UCM_TUN_READ_PACKET : UCM_TUN_READ_NON_IP;
 }
 
 #endif /* UCM_TUN_READ_H */

@@ -38,15 +38,19 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <linux/if_ether.h>
 
 #include "io/neigh.h"
 #include "io/tun_internal.h"
 #include "io/tun_read.h"
 #include "io/uring.h"
+#include "proto/split.h"
 
 #ifdef UCM_DEBUG
 int ucm_tun_test_wait_fail;	/* here, not in tun.c: tun.c uses this file */
@@ -67,6 +71,17 @@ int ucm_tun_test_wait_fail;	/* here, not in tun.c: tun.c uses this file */
  * at most before the worker looks again (the RX thread lends every turn). */
 #define REV_NO_FRAME_WAIT_NS	1000000
 
+/* With offloads, what a read takes past its frame: a super-packet of up to
+ * 64 KiB (IPv4's total length, IPv6's payload length; a tap's Ethernet
+ * header fits in the frame's part). Mapped lazily: only what super-packets
+ * touch is memory. */
+#define REV_SPILL_LEN		65536
+/* A turn's descriptors for the channel, sent whenever this many wait. */
+#define REV_OUT			64
+/* A turn's free frames: a take for segments (at most a batch, and only
+ * when none are left) and the frames of the batch's reads. */
+#define REV_FREE		(2 * UCM_TUN_REV_BATCH)
+
 struct tun_rev {
 	struct io_uring ring;
 	struct ucm_txq *txq;
@@ -85,6 +100,25 @@ struct tun_rev {
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
 	uint64_t now;		/* this batch's time, for the next-hop cache */
 	uint32_t nstash;	/* lent frames in hand */
+	/* Offloads (the tun's, ucm_tun.offload): a read takes a frame's room
+	 * and then its slot's spill, up to cap bytes in all; a super-packet
+	 * is cut into segments in frames of their own. */
+	bool offload;
+	uint32_t cap;		/* bytes a read may take */
+	uint8_t *spill_area;
+	uint8_t *spill[UCM_TUN_REV_BATCH];	/* each slot's: moves with it */
+	struct iovec iov[UCM_TUN_REV_BATCH][2];
+	/* A turn that ran out of frames or room in the middle leaves the
+	 * rest of its reads for the next: the stash's first pend slots hold
+	 * them (in order), slot 0's super-packet at segment pend_seg, with
+	 * its plan and Ethernet header kept. No read is made while any
+	 * wait: a flow's packets leave in order. */
+	uint32_t pend;
+	uint32_t pend_seg;
+	bool in_super;		/* slot 0's super-packet is planned: resume it */
+	bool short_frames;	/* the last turn stopped for want of frames */
+	struct ucm_split plan;
+	uint8_t eth[ETH_HLEN];
 	/* Slots whose read is in the kernel: set when it is submitted,
 	 * cleared by its completion. Non-zero only after a batch that
 	 * failed (dead), whose stash keeps its slot order. */
@@ -180,6 +214,25 @@ static bool reap_events(struct tun_rev *r)
 	return woke;
 }
 
+/* Each read slot's spill, for a super-packet past its frame. */
+static int spill_map(struct tun_rev *r)
+{
+	uint32_t i;
+
+	r->spill_area = mmap(NULL, (size_t)UCM_TUN_REV_BATCH * REV_SPILL_LEN,
+			     PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r->spill_area == MAP_FAILED) {
+		r->spill_area = NULL;
+		return -errno;
+	}
+	for (i = 0; i < UCM_TUN_REV_BATCH; i++)
+		r->spill[i] = r->spill_area + (size_t)i * REV_SPILL_LEN;
+	r->offload = true;
+	r->cap = r->room + REV_SPILL_LEN;
+	return 0;
+}
+
 int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_worker *wk = &tun->wk[w];
@@ -202,6 +255,17 @@ int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	r->txq = wk->txq;
 	r->area = ucm_umem__area(umem);
 	r->room = ucm_umem__frame_size(umem) - UCM_TUN_REV_HEADROOM + VNET_LEN;
+	r->cap = r->room;
+	if (tun->offload) {
+		err = spill_map(r);
+		if (err) {
+			pr_warn("tun: %s: worker %u: no memory for super-packets: %s\n",
+				tun->name, w, strerror(-err));
+			io_uring_queue_exit(&r->ring);
+			free(r);
+			return err;
+		}
+	}
 	r->fd = st->fd;
 	r->wake_fd = -1;
 	r->tap = tun->flags & UCM_TUN_F_TAP;
@@ -339,6 +403,8 @@ void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 		pr_warn("tun: %s: worker %u: %u reads did not answer their cancel: their frames stay out of the pool\n",
 			tun->name, w, r->nstash - keep);
 	ucm_txq__drop(r->txq, r->stash, keep);
+	if (r->spill_area)
+		munmap(r->spill_area, (size_t)UCM_TUN_REV_BATCH * REV_SPILL_LEN);
 	free(r);
 	st->rev = NULL;
 }
@@ -390,9 +456,16 @@ static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats 
 		if (!sqe)
 			break;
 		/* Offset -1: a tun is a stream. */
-		io_uring_prep_read(sqe, r->fd,
-				   (char *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM - VNET_LEN,
-				   r->room, -1);
+		r->iov[i][0].iov_base = (char *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM -
+					VNET_LEN;
+		r->iov[i][0].iov_len = r->room;
+		if (r->offload) {	/* past the frame: the slot's spill */
+			r->iov[i][1].iov_base = r->spill[i];
+			r->iov[i][1].iov_len = REV_SPILL_LEN;
+			io_uring_prep_readv(sqe, r->fd, r->iov[i], 2, -1);
+		} else {
+			io_uring_prep_read(sqe, r->fd, r->iov[i][0].iov_base, r->room, -1);
+		}
 		/* io_uring parks a read of a pollable file until data comes,
 		 * O_NONBLOCK or not; RWF_NOWAIT makes it answer -EAGAIN. */
 		sqe->rw_flags = tun_test_wait_fail(false) ? 0 : RWF_NOWAIT;
@@ -446,46 +519,238 @@ static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats 
 	return n;
 }
 
-/* Make read slot @i a packet to send: its descriptor, or 0 to keep the
- * frame for the next read. */
-static uint64_t slot_packet(struct tun_rev *r, uint32_t i,
-			    struct ucm_tun_rev_stats *a)
-{
-	uint8_t *pkt = (uint8_t *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM;
-	uint8_t *eth = pkt - ETH_HLEN;
-	uint32_t len = 0;
-	bool v6 = false;
+/*
+ * One turn's hand-over: descriptors for the channel, in order, sent in
+ * bulks of REV_OUT; the channel's room left; the frames free for
+ * segments (the stash's past the reads, and the frames of reads done
+ * with), topped up from the channel when they run out.
+ */
+struct rev_turn {
+	struct ucm_tun_rev_stats a;
+	uint32_t room;
+	uint32_t nout, nfree;
+	uint64_t out[REV_OUT];
+	uint64_t free[REV_FREE];
+};
 
-	switch (ucm_tun_read_check(pkt - VNET_LEN, r->res[i], r->room, r->tap, &len, &v6)) {
-	case UCM_TUN_READ_PACKET:
-		break;
-	case UCM_TUN_READ_DRAINED:
-		return 0;
-	case UCM_TUN_READ_ERR:
-		a->err++;
-		return 0;
-	case UCM_TUN_READ_TOO_BIG:
-		a->drop_too_big++;
-		return 0;
-	case UCM_TUN_READ_OFFLOAD:
-		a->drop_offload++;
-		return 0;
-	case UCM_TUN_READ_NON_IP:
-		a->drop_non_ip++;
-		return 0;
+static void turn_emit(struct tun_rev *r, struct rev_turn *t, uint64_t d)
+{
+	t->out[t->nout++] = d;
+	t->room--;
+	t->a.packets++;
+	t->a.bytes += ucm_desc_len(d);
+	if (t->nout == REV_OUT) {
+		ucm_txq__send(r->txq, t->out, t->nout);
+		t->nout = 0;
 	}
-	if (r->tap)
-		return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM, len);
+}
+
+/* A frame for a segment into @f (0 is a frame too), of the @want the
+ * super-packet still needs: false when the channel lends none now. */
+static bool turn_frame(struct tun_rev *r, struct rev_turn *t, uint32_t want, uint64_t *f)
+{
+	if (!t->nfree)
+		t->nfree = ucm_txq__take(r->txq, t->free, min(want, (uint32_t)UCM_TUN_REV_BATCH));
+	if (!t->nfree)
+		return false;
+	*f = t->free[--t->nfree];
+	return true;
+}
+
+/* Tun mode: the Ethernet header for the IP packet at @pkt, into @eth (the
+ * next hop's address, ours, the type). Return false when the next hop is
+ * not known yet (drop_no_neigh). */
+static bool l2_header(struct tun_rev *r, const uint8_t *pkt, bool v6, uint8_t *eth,
+		      struct ucm_tun_rev_stats *a)
+{
 	if (!r->neigh)
 		memcpy(eth, r->l2.dst, 6);
-	else if (ucm_neigh_lookup(r->neigh, v6, pkt + (v6 ? 24 : 16), eth,
-				  r->now, &a->neigh_asks)) {
-		a->drop_no_neigh++;
-		return 0;
-	}
+	else if (ucm_neigh_lookup(r->neigh, v6, pkt + (v6 ? 24 : 16), eth, r->now,
+				  &a->neigh_asks))
+		return false;
 	memcpy(eth + 6, r->l2.src, 6);
 	st_be16(eth + 12, v6 ? ETH_P_IPV6 : ETH_P_IP);
-	return ucm_desc_make(r->stash[i] + UCM_TUN_REV_HEADROOM - ETH_HLEN, len + ETH_HLEN);
+	return true;
+}
+
+/* The packet of @len bytes at frame @f's headroom, sent as it is (tap) or
+ * behind its Ethernet header. Return false (a counted drop) without a
+ * next hop. */
+static bool send_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len,
+			bool v6)
+{
+	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
+
+	if (r->tap) {
+		turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM, len));
+		return true;
+	}
+	if (!l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a)) {
+		t->a.drop_no_neigh++;
+		return false;
+	}
+	turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM - ETH_HLEN, len + ETH_HLEN));
+	return true;
+}
+
+/* An offload asked of us that cannot be done: counted by its reason. */
+static void offload_drop(struct ucm_tun_rev_stats *a, enum ucm_split_err err)
+{
+	a->drop_offload++;
+	if (err == UCM_SPLIT_BAD_GSO)
+		a->offload_bad_type++;
+	else if (err == UCM_SPLIT_BAD_HDR)
+		a->offload_bad_header++;
+	else if (err == UCM_SPLIT_TOO_BIG)
+		a->offload_too_big++;
+}
+
+/*
+ * Slot @i's super-packet (@res bytes read, vnet header first): planned
+ * (or, for slot 0 of a turn that stopped in it, resumed at pend_seg) and
+ * cut into segments, each in a frame of its own. Return false when the
+ * turn ran out of frames or room before its last segment.
+ */
+static bool send_super(struct tun_rev *r, struct rev_turn *t, uint32_t i, int32_t res)
+{
+	uint8_t *pkt = (uint8_t *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM;
+	uint32_t len = res - VNET_LEN, head = min(len, r->room - (uint32_t)VNET_LEN);
+	uint32_t k = 0, n;
+	enum ucm_split_err err;
+	uint64_t f;
+
+	if (i == 0 && r->in_super) {
+		k = r->pend_seg;
+	} else {
+		err = ucm_split_plan((const struct virtio_net_hdr *)(pkt - VNET_LEN), pkt, head,
+				     len, r->tap, r->room - VNET_LEN, &r->plan);
+		if (err) {
+			offload_drop(&t->a, err);
+			return true;
+		}
+		if (!r->tap && !l2_header(r, pkt, r->plan.v6, r->eth, &t->a)) {
+			t->a.drop_no_neigh++;
+			return true;
+		}
+		t->a.super_packets++;
+	}
+	for (; k < r->plan.nseg; k++) {
+		if (!t->room || !turn_frame(r, t, r->plan.nseg - k, &f)) {
+			r->pend_seg = k;
+			r->in_super = true;
+			return false;
+		}
+		n = ucm_split_seg(&r->plan, k, pkt, head, r->spill[i],
+				  (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM);
+		if (r->tap) {
+			turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM, n));
+		} else {
+			memcpy((uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM - ETH_HLEN, r->eth,
+			       ETH_HLEN);
+			turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM - ETH_HLEN,
+						      n + ETH_HLEN));
+		}
+		t->a.segments++;
+	}
+	r->pend_seg = 0;
+	r->in_super = false;
+	return true;
+}
+
+/*
+ * Read slot @i, handed on or counted. Return false when the turn ran out
+ * of frames or room for it: it waits, with every read after it, for the
+ * next. Its frame goes to the free ones unless it left as its packet.
+ */
+static bool handle_slot(struct tun_rev *r, struct rev_turn *t, uint32_t i)
+{
+	uint64_t f = r->stash[i];
+	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
+	const struct virtio_net_hdr *vh = (const struct virtio_net_hdr *)(pkt - VNET_LEN);
+	uint32_t len = 0;
+	bool v6 = false, sent = false;
+	enum ucm_split_err err;
+
+	switch (ucm_tun_read_check(pkt - VNET_LEN, r->res[i], r->cap, r->tap, &len, &v6)) {
+	case UCM_TUN_READ_PACKET:
+		if (len > r->room - VNET_LEN) {	/* in a spill: past a frame */
+			t->a.drop_too_big++;
+			break;
+		}
+		if (!t->room)
+			return false;
+		sent = send_packet(r, t, f, len, v6);
+		break;
+	case UCM_TUN_READ_DRAINED:
+		break;
+	case UCM_TUN_READ_ERR:
+		t->a.err++;
+		break;
+	case UCM_TUN_READ_TOO_BIG:
+		t->a.drop_too_big++;
+		break;
+	case UCM_TUN_READ_NON_IP:
+		t->a.drop_non_ip++;
+		break;
+	case UCM_TUN_READ_OFFLOAD:
+		len = r->res[i] - VNET_LEN;
+		if (!r->offload) {
+			t->a.drop_offload++;
+		} else if (vh->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+			if (!send_super(r, t, i, r->res[i]))
+				return false;
+		} else if (len > r->room - VNET_LEN) {
+			t->a.drop_too_big++;
+		} else if (!t->room) {
+			return false;	/* before the checksum: it is done once */
+		} else if ((err = ucm_split_csum(vh, pkt, len))) {
+			offload_drop(&t->a, err);
+		} else if (!r->tap && !ucm_tun_read_ip(pkt, len, &v6)) {
+			t->a.drop_non_ip++;
+		} else {
+			t->a.csum_completed++;
+			sent = send_packet(r, t, f, len, v6);
+		}
+		break;
+	}
+	if (!sent)
+		t->free[t->nfree++] = f;
+	return true;
+}
+
+/*
+ * The turn's reads, handled in order from the stash's first slot, until
+ * one must wait. The stash then holds, in order, the reads still waiting
+ * (their spills moved along), then the free frames it has room for; the
+ * rest go home.
+ */
+static void handle_reads(struct tun_rev *r, struct rev_turn *t)
+{
+	uint8_t *spill[UCM_TUN_REV_BATCH];
+	uint32_t h = 0, i, keep;
+
+	/* The frames past the reads are free from the start. */
+	for (i = r->pend; i < r->nstash; i++)
+		t->free[t->nfree++] = r->stash[i];
+	while (h < r->pend && handle_slot(r, t, h))
+		h++;
+	r->short_frames = h < r->pend && t->room;
+	if (t->nout)
+		ucm_txq__send(r->txq, t->out, t->nout);
+	keep = r->pend - h;
+	if (h && r->offload) {	/* the spills of the waiting reads to the front */
+		memcpy(spill, r->spill, sizeof(spill));
+		for (i = 0; i < UCM_TUN_REV_BATCH; i++)
+			r->spill[i] = spill[(i + h) % UCM_TUN_REV_BATCH];
+	}
+	memmove(r->stash, r->stash + h, keep * sizeof(r->stash[0]));
+	memmove(r->res, r->res + h, keep * sizeof(r->res[0]));
+	r->pend = keep;
+	i = min(t->nfree, (uint32_t)UCM_TUN_REV_BATCH - keep);
+	memcpy(r->stash + keep, t->free, i * sizeof(r->stash[0]));
+	r->nstash = keep + i;
+	if (t->nfree > i)
+		ucm_txq__drop(r->txq, t->free + i, t->nfree - i);
 }
 
 static void rev_stats_publish(struct ucm_tun_rev_stats *s,
@@ -504,9 +769,8 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 	struct ucm_tun *tun = ctx;
 	struct tun_wstate *st = tun->wk[w].st;
 	struct tun_rev *r = st ? st->rev : NULL;
-	struct ucm_tun_rev_stats a = {};
-	uint64_t out[UCM_TUN_REV_BATCH], d;
-	uint32_t i, n, nout = 0, keep = 0, done, room;
+	struct rev_turn t;
+	uint32_t i, n;
 	bool drained = false, got_one = false;
 	int ret;
 
@@ -515,7 +779,7 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 	if (r->neigh)
 		neigh_stats_publish(&tun->wk[w].rev_stats, r->neigh);
 	reap_events(r);
-	if (!r->readable) {
+	if (!r->readable && !r->pend) {
 		if (io_uring_sq_ready(&r->ring))
 			io_uring_submit(&r->ring);	/* a re-armed poll */
 		return 0;
@@ -525,54 +789,46 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 					   UCM_TUN_REV_BATCH - r->nstash);
 	/* Back-pressure: no more reads than the channel takes now; the
 	 * rest wait in the tun (the RX thread's collect frees room). */
-	room = ucm_txq__room(r->txq);
-	if (!r->nstash || !room) {
+	t.room = ucm_txq__room(r->txq);
+	if (!r->nstash || !t.room) {
 		if (!r->nstash)
 			STAT_ADD(tun->wk[w].rev_stats.no_frame, 1);
 		else if (!r->blocked)
 			STAT_ADD(tun->wk[w].rev_stats.channel_waits, 1);
-		r->blocked = !room;
+		r->blocked = !t.room;
 		if (io_uring_sq_ready(&r->ring))
 			io_uring_submit(&r->ring);
 		return 0;
 	}
 	r->blocked = false;
-	ret = read_batch(r, room, &a);
-	n = ret > 0 ? (uint32_t)ret : 0;
-	if (r->neigh && n) {
+	memset(&t.a, 0, sizeof(t.a));
+	t.nout = t.nfree = 0;
+	if (!r->pend) {	/* nothing waits from the last turn: read */
+		ret = read_batch(r, t.room, &t.a);
+		n = ret > 0 ? (uint32_t)ret : 0;
+		if (ret < 0)
+			t.a.err++;
+		for (i = 0; i < n; i++) {
+			drained |= r->res[i] == -EAGAIN;
+			got_one |= r->res[i] > (int32_t)VNET_LEN;
+		}
+		/* Every read found a packet: more may wait, and no poll
+		 * event will say so (it fires on arrivals). */
+		if (!drained && got_one)
+			r->readable = true;
+		r->pend = n;
+	}
+	if (r->neigh && r->pend) {
 		r->now = ucm_now_ns();
 		ucm_neigh_sync(r->neigh, r->now);	/* the resolver's answers */
 	}
-	if (ret < 0)
-		a.err++;
-	for (i = 0; i < n; i++) {
-		drained |= r->res[i] == -EAGAIN;
-		got_one |= r->res[i] > (int32_t)VNET_LEN;
-		d = slot_packet(r, i, &a);
-		if (d) {
-			out[nout++] = d;
-			a.bytes += ucm_desc_len(d);
-		} else {
-			r->stash[keep++] = r->stash[i];	/* unused: next time */
-		}
-	}
-	/* Every read found a packet: more may wait, and no poll event will
-	 * say so (it fires on arrivals). */
-	if (!drained && got_one)
-		r->readable = true;
-	/* Frames never offered to a read stay in hand too. */
-	for (; i < r->nstash; i++)
-		r->stash[keep++] = r->stash[i];
-	r->nstash = keep;
-	a.packets = nout;
-	done = nout + (uint32_t)(a.drop_offload + a.drop_too_big + a.drop_non_ip +
-				 a.drop_no_neigh);
-	if (nout)
-		ucm_txq__send(r->txq, out, nout);
-	if (r->neigh && a.neigh_asks)
+	handle_reads(r, &t);
+	if (r->neigh && t.a.neigh_asks)
 		ucm_neigh_kick(r->neigh);	/* the batch's questions, at once */
-	rev_stats_publish(&tun->wk[w].rev_stats, &a);
-	return done;
+	rev_stats_publish(&tun->wk[w].rev_stats, &t.a);
+	/* Work done: packets sent or dropped (not empty reads). */
+	return (uint32_t)(t.a.packets + t.a.drop_offload + t.a.drop_too_big +
+			  t.a.drop_non_ip + t.a.drop_no_neigh);
 }
 
 /* Packets wait and the channel is full: sleep until the RX thread takes
@@ -622,6 +878,17 @@ int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 	}
 	if (!r->wake_armed)
 		arm_wake(r);
+	if (r->pend) {	/* reads wait for room or frames: never for the tun */
+		if (!ucm_txq__room(r->txq))
+			return room_wait(r);
+		if (!r->short_frames || ucm_txq__available(r->txq)) {
+			io_uring_submit(&r->ring);
+			return 1;
+		}
+		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
+		reap_events(r);
+		return 0;
+	}
 	if (r->readable && (r->nstash || ucm_txq__available(r->txq)) &&
 	    ucm_txq__room(r->txq)) {
 		io_uring_submit(&r->ring);
@@ -638,6 +905,54 @@ int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 }
 
 /* ---- control ------------------------------------------------------------ */
+
+/* The offloads' names, in the log line. */
+static const struct {
+	uint32_t bit;
+	const char *name;
+} offload_names[] = {
+	{ TUN_F_CSUM, "checksum" }, { TUN_F_TSO4, "TSO4" }, { TUN_F_TSO6, "TSO6" },
+	{ TUN_F_USO4, "USO4" }, { TUN_F_USO6, "USO6" },
+};
+
+/*
+ * Turn on the offloads the read path does in software: all five where the
+ * kernel has USO (6.2), else the three older ones, else none. The tun's
+ * features are the device's, so any queue's fd does; the kernel may then
+ * hand every reader super-packets and partial checksums.
+ */
+static void offload_on(struct ucm_tun *tun)
+{
+	static const uint32_t tries[] = {
+		TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_USO4 | TUN_F_USO6,
+		TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6,
+	};
+	char what[64] = "";
+	size_t i;
+	int err = 0;
+
+	tun->offload_set = true;
+	if (tun->flags & UCM_TUN_F_NO_OFFLOAD)
+		return;
+	for (i = 0; i < ARRAY_SIZE(tries); i++) {
+		if (!ioctl(tun->fds[0], TUNSETOFFLOAD, (unsigned long)tries[i])) {
+			tun->offload = tries[i];
+			break;
+		}
+		err = -errno;
+	}
+	if (!tun->offload) {
+		pr_info("tun: %s: no offloads on the way back (%s): the kernel cuts and checksums every packet before the tun\n",
+			tun->name, strerror(-err));
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(offload_names); i++)
+		if (tun->offload & offload_names[i].bit)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
+				 *what ? ", " : "", offload_names[i].name);
+	pr_info("tun: %s: offloads on the way back: %s (super-packets cut and checksums completed in software)\n",
+		tun->name, what);
+}
 
 int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 			 struct ucm_txq *txq, const struct ucm_tun_l2 *l2)
@@ -659,6 +974,8 @@ int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 	wk->txq = txq;
 	if (l2)
 		wk->l2 = *l2;
+	if (!tun->offload_set)
+		offload_on(tun);
 	return 0;
 }
 

@@ -354,3 +354,4 @@ badflag peer-mac-tap "--peer-mac is for a tun" --peer-mac "$gmac" --tap
 badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass
 badflag spin-too-long "spin-us" --two-way --spin-us 1001
 badflag prewake-two-way "prewake on: a two-way worker" --two-way --prewake on
+badflag no-offload-one-way "--no-offload is about the way back" --no-offload

@@ -63,8 +63,11 @@ static int test_bad_options(void)
 	b = o; b.flags = UCM_DP_F_INLINE | UCM_DP_F_TWO_WAY;
 	if (refused(&b, EINVAL, "inline has no workers"))
 		return 1;
-	b = o; b.flags = UCM_DP_F_NO_HOLD << 1;
-	if (refused(&b, EINVAL, "unknown flags 0x4000"))
+	b = o; b.flags = UCM_DP_F_NO_OFFLOAD << 1;
+	if (refused(&b, EINVAL, "unknown flags 0x8000"))
+		return 1;
+	b = o; b.flags = UCM_DP_F_NO_OFFLOAD;
+	if (refused(&b, EINVAL, "NO_OFFLOAD is about the way back"))
 		return 1;
 	b = o; b.peer_mac = mac;
 	if (refused(&b, EINVAL, "peer_mac"))

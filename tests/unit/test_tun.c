@@ -294,6 +294,106 @@ static int test_rev_close_keeps_order(void)
 	return finish(u, p);
 }
 
+/* A tap's TCPv4 super-packet as a tun with offloads gives it: vnet header
+ * (GSO_TCPV4, NEEDS_CSUM), Ethernet, IPv4, TCP, @payload bytes of @c. */
+static uint32_t super_tcp4(uint8_t *w, uint32_t payload, uint16_t mss, uint32_t seq, char c)
+{
+	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)w;
+	uint8_t *eth = w + VNET_LEN, *ip = eth + 14, *tcp = ip + 20;
+	uint32_t len = 14 + 20 + 20 + payload;
+
+	memset(w, 0, VNET_LEN + 54);
+	vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	vh->gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+	vh->gso_size = mss;
+	vh->csum_start = 34;
+	vh->csum_offset = 16;
+	eth[12] = 0x08;
+	ip[0] = 0x45;
+	st_be16(ip + 2, 20 + 20 + payload);
+	ip[8] = 64;
+	ip[9] = 6;
+	memcpy(ip + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
+	tcp[4] = seq >> 24;
+	tcp[5] = seq >> 16;
+	tcp[6] = seq >> 8;
+	tcp[7] = seq;
+	tcp[12] = 5 << 4;
+	tcp[13] = 0x18;
+	memset(tcp + 20, c, payload);
+	return VNET_LEN + len;
+}
+
+/*
+ * With offloads the read path cuts a super-packet into segments, each in a
+ * frame of its own, in order. Two super-packets of 45 segments need more
+ * frames than are lent and more room than the channel has: the turn stops
+ * in the first, the next turns go on from there once the channel is
+ * emptied and frames lent again, and every frame comes home.
+ */
+static int test_rev_super_packets(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 64);
+	static uint8_t wire[VNET_LEN + 65536];
+	struct ucm_tun_rev_stats rs;
+	uint32_t n, k, got = 0, turns = 0, seq = 1000;
+	uint64_t desc[64];
+	struct ucm_tun *tun;
+	int s[2], sz = 1 << 20;
+
+	UT_ASSERT(u && t, "umem, txq");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	setsockopt(s[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	tun->offload_set = true;	/* as the kernel's tun would take them */
+	tun->offload = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
+	ucm_pool__set_owner(p);
+	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
+	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+	OPEN_OR_SKIP(ops, tun);
+
+	for (k = 0; k < 2; k++) {
+		n = super_tcp4(wire, 45 * 1448, 1448, 1000 + k * 45 * 1448, 'a' + k);
+		UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	}
+	/* Turns until both are out: each collects what went out, sends those
+	 * frames home, and lends again. */
+	while (got < 90 && turns++ < 20) {
+		ops->poll(tun, 0);
+		while ((n = ucm_txq__collect(t, desc, 64))) {
+			for (k = 0; k < n; k++, got++) {
+				uint8_t *f = (uint8_t *)ucm_umem__area(u) + ucm_desc_addr(desc[k]);
+
+				UT_ASSERT(ucm_desc_len(desc[k]) == 54 + 1448,
+					  "segment %u: %u bytes", got, ucm_desc_len(desc[k]));
+				UT_ASSERT(ld_be32(f + 38) == seq, "segment %u: sequence %u, want %u",
+					  got, ld_be32(f + 38), seq);
+				UT_ASSERT(f[54] == (got < 45 ? 'a' : 'b'), "segment %u out of order", got);
+				seq += 1448;
+				desc[k] = ucm_desc_addr(desc[k]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
+			}
+			UT_ASSERT(!ucm_umem__put_bulk(u, desc, n), "home after TX");
+		}
+		ucm_txq__lend(t, p);
+	}
+	UT_ASSERT(got == 90, "%u segments out in %u turns, want 90", got, turns);
+	ucm_tun__rev_stats(tun, 0, &rs, sizeof(rs));
+	UT_ASSERT(rs.super_packets == 2 && rs.segments == 90 && rs.packets == 90,
+		  "stats: super %llu segments %llu packets %llu",
+		  (unsigned long long)rs.super_packets, (unsigned long long)rs.segments,
+		  (unsigned long long)rs.packets);
+	ops->close(tun, 0);
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	ucm_txq__reclaim(t);
+	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
+	return finish(u, p);
+}
+
 /* ---- the write path ---------------------------------------------------------- */
 
 /* Fill @fd's way to its peer with one-byte datagrams; return how many. */
@@ -515,6 +615,7 @@ static int test_write_close_after_given_up(void)
 static const struct ut_case cases[] = {
 	UT_CASE(test_rev_close_ends_reads),
 	UT_CASE(test_rev_close_keeps_order),
+	UT_CASE(test_rev_super_packets),
 	UT_CASE(test_write_batch_given_up),
 	UT_CASE(test_write_stale_completion),
 	UT_CASE(test_write_close_after_given_up),

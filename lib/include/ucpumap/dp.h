@@ -98,9 +98,13 @@ enum ucm_dp_flags {
 	 * 8 (the kernel cpumap's CPUMAP_BATCH), not holding up to 64 for one
 	 * submission (UCM_CPUMAP_F_HOLD: the default with the tun, held
 	 * until 64 wait or the ring runs empty); for comparison. Coalescing
-	 * holds all the same; a sink of one's own is never handed a hold.
-	 * The last flag: dp refuses any above it. */
+	 * holds all the same; a sink of one's own is never handed a hold. */
 	UCM_DP_F_NO_HOLD = 1 << 13,
+	/* Two-way: the tun's read path takes no offloads
+	 * (UCM_TUN_F_NO_OFFLOAD): one MTU-sized packet per read, every
+	 * checksum done by the kernel; for comparison. The last flag: dp
+	 * refuses any above it. */
+	UCM_DP_F_NO_OFFLOAD = 1 << 14,
 };
 
 /* Defaults of the sizes, and why. */
@@ -241,6 +245,11 @@ struct ucm_dp_opts {
  * @back_channel_waits: the way back stopped reading, its TX channel full
  *                      (ucm_tun_rev_stats.channel_waits): back-pressure,
  *                      not drops
+ * @back_super, @back_segments, @back_csum_completed: the way back's
+ *            offloads (ucm_tun_rev_stats.super_packets, segments,
+ *            csum_completed): super-packets read and the segments cut
+ *            from them, which back_read counts as packets, and partial
+ *            checksums completed
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -262,6 +271,7 @@ struct ucm_dp_stats {
 	uint64_t rx_lat_ns, wait_ns, sink_ns;
 	uint64_t prewakes;
 	uint64_t back_channel_waits;
+	uint64_t back_super, back_segments, back_csum_completed;
 };
 
 enum ucm_dp_state {

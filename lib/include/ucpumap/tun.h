@@ -67,6 +67,14 @@ enum ucm_tun_flags {
 	 * UCM_CPUMAP_F_HOLD, so batches are up to 71 packets, not 8. A tap
 	 * merges only frames with the same Ethernet header and no VLAN tag. */
 	UCM_TUN_F_COALESCE	= 1 << 2,
+	/* The read path (ucm_tun__sink_duplex()) takes no offloads: the
+	 * kernel cuts every TCP segment to MTU size and finishes every
+	 * checksum before the tun, as it does for a device without any;
+	 * for comparison. By default ucm_tun__set_reverse() turns on what
+	 * the kernel has of TUN_F_CSUM, TSO4, TSO6, USO4 and USO6, and the
+	 * read path cuts super-packets and completes checksums itself
+	 * (see ucm_tun_rev_stats). */
+	UCM_TUN_F_NO_OFFLOAD	= 1 << 3,
 };
 
 /*
@@ -151,7 +159,8 @@ struct ucm_tun_stats {
  * @no_frame: turns that found packets waiting and no frame lent (the
  *            queue's RX thread is behind lending); they wait in the tun
  * @drop_offload: packets whose virtio_net header asks for an offload
- *                (checksum, GSO) the path does not do
+ *                (checksum, GSO) that could not be done (reasons below;
+ *                with UCM_TUN_F_NO_OFFLOAD, any)
  * @drop_too_big: packets larger than a frame holds
  * @drop_non_ip: tun mode: packets neither IPv4 nor IPv6
  * @drop_no_neigh: tun mode with resolve_ifindex: packets whose next hop the
@@ -176,6 +185,18 @@ struct ucm_tun_stats {
  *                 worker stopped reading (they wait in the tun, whose
  *                 senders the kernel then holds back) until the RX thread
  *                 took some; not drops
+ * With offloads (not UCM_TUN_F_NO_OFFLOAD):
+ * @super_packets: GSO super-packets read (TSO, USO) and cut into segments
+ * @segments: the segments made of them, each a packet in @packets
+ * @csum_completed: packets whose checksum the kernel left to us
+ *                  (NEEDS_CSUM without GSO), completed
+ * @drop_offload counts the offloaded packets that could not be done, one
+ * of these reasons each:
+ * @offload_bad_type: a GSO type we do not know, or a gso_size of 0
+ * @offload_bad_header: headers that do not match the packet, its length
+ *                      or its GSO type, or a checksum's place outside it
+ * @offload_too_big: a segment that would not fit a frame (an MSS larger
+ *                   than the frame's room less the headers)
  * The neigh_* counts are as of the worker's last turn.
  */
 struct ucm_tun_rev_stats {
@@ -194,6 +215,12 @@ struct ucm_tun_rev_stats {
 	uint64_t neigh_evicted;
 	uint64_t neigh_refused;
 	uint64_t channel_waits;
+	uint64_t super_packets;
+	uint64_t segments;
+	uint64_t csum_completed;
+	uint64_t offload_bad_type;
+	uint64_t offload_bad_header;
+	uint64_t offload_too_big;
 };
 
 /* The Ethernet header the read path puts in front of what a tun gives
@@ -266,7 +293,11 @@ UCM_API const struct ucm_sink_ops *ucm_tun__sink_duplex(void);
  * @txq: the channel to the queue's RX thread (frames lent, packets out)
  * @l2: tun mode: the Ethernet header to put in front (NULL for a tap)
  *
- * Before the cpumap is created (the worker opens with it).
+ * Before the cpumap is created (the worker opens with it). The first call
+ * also turns the tun's offloads on (TUNSETOFFLOAD), unless
+ * UCM_TUN_F_NO_OFFLOAD: checksum, TSO4 and TSO6, and USO4 and USO6 where
+ * the kernel has them (Linux 6.2); it logs what it got, once. A kernel
+ * that takes none leaves the read path as with UCM_TUN_F_NO_OFFLOAD.
  * Return: 0, or -EINVAL (worker out of range, a tun without @l2),
  * -EBUSY (the worker is open).
  */
