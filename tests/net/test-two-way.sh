@@ -17,9 +17,14 @@
 #   download            50 MB by HTTP (curl in the peer's namespace, Python's
 #                       http.server behind the tun), SHA-256 compared: the
 #                       way back at a TCP sender's full speed
+#   uso-csum            5 UDP_SEGMENT sends of 8 datagrams and a plain
+#                       datagram from a DUT socket: 40 of 1200 bytes and the
+#                       plain one arrive intact (their checksums, done by the
+#                       way back, checked by the far end's kernel)
 #   stats               the way back's counters: tx, completions, direct share;
 #                       not one packet dropped for a full TX channel over
 #                       all of the above (the read path waits instead)
+#   offloads            super-packets were cut and checksums completed
 #   total-line          the total line at the stop: rx, delivered and the way
 #                       back's pps, each its whole-run count over the run's time
 #   spin                --spin-us 1000: ping each way, a clean stop
@@ -194,6 +199,52 @@ else
 	echo "SKIP: $name/download: needs curl"
 fi
 
+# ---- USO and a partial checksum: datagrams from a DUT socket ----------------------
+# With the tun's offloads on, a UDP_SEGMENT send reaches the way back as one
+# super-packet (GSO_UDP_L4), and a plain datagram with its checksum left to
+# the device (NEEDS_CSUM): the far end must get 40 datagrams of 1200 bytes,
+# each its own bytes, and the plain one, whose checksum its kernel checks
+# (a wrong one is dropped there, never delivered).
+rm -f "$tmp/uso.ready"
+ip netns exec "$g" python3 - "$tmp/uso.ready" > "$tmp/uso.json" <<'PY' &
+import json, os, socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.204.0.1", 5004))
+s.settimeout(3)
+open(sys.argv[1], "w").close()
+sizes, good = [], 0
+try:
+    while len(sizes) < 41:
+        d = s.recv(65536)
+        sizes.append(len(d))
+        good += d == bytes([d[0]]) * len(d)
+except socket.timeout:
+    pass
+print(json.dumps({"sizes": sizes, "good": good}))
+PY
+upid=$!
+lib_pid "$upid"
+for _ in $(seq 50); do [ -e "$tmp/uso.ready" ] && break; sleep 0.1; done
+in_d python3 - <<'PY'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_UDP, 103, 1200)	# UDP_SEGMENT
+for k in range(5):	# 5 sends of 8 datagrams each, each datagram its own byte
+    s.sendto(b"".join(bytes([65 + 8 * k + i]) * 1200 for i in range(8)), ("10.204.0.1", 5004))
+p = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+p.sendto(b"z" * 100, ("10.204.0.1", 5004))
+PY
+wait "$upid"
+python3 - "$tmp/uso.json" "$name" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+sz = r["sizes"]
+if sz.count(1200) == 40 and sz.count(100) == 1 and r["good"] == 41:
+    print(f"PASS: {sys.argv[2]}/uso-csum: 40 datagrams of 1200 bytes from 5 UDP_SEGMENT sends, and a plain one, each intact")
+else:
+    print(f"FAIL: {sys.argv[2]}/uso-csum: got {len(sz)} datagrams ({sz.count(1200)} of 1200, {sz.count(100)} of 100), {r['good']} intact; want 40, 1 and 41")
+PY
+
 # ---- the way back's counters ------------------------------------------------------
 kill -USR1 "$dpid"
 sleep 0.3
@@ -202,10 +253,17 @@ import json, sys
 last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 tx, done, direct = last.get("tx", 0), last.get("tx_completed", 0), last.get("tx_comp_direct", 0)
 full, waits = last.get("back_channel_full", -1), last.get("back_channel_waits", -1)
+sup, segs, cs = last.get("back_super", 0), last.get("back_segments", 0), last.get("back_csum_completed", 0)
 if tx > 1000 and done > 0 and 0 < direct <= done <= tx and full == 0:
     print(f"PASS: {sys.argv[2]}/stats: tx {tx}, completed {done}, {100 * direct / done:.0f}% straight into the cache, read from the tun {last.get('back_read')}, channel full 0 (the read path waited for room {waits} times)")
 else:
     print(f"FAIL: {sys.argv[2]}/stats: tx {tx} completed {done} direct {direct} channel full {full} (want 0)")
+# The offloads were used: super-packets cut (TSO, the USO sends) and
+# checksums completed.
+if sup >= 5 and segs > 2 * sup and cs > 0:
+    print(f"PASS: {sys.argv[2]}/offloads: {sup} super-packets cut into {segs} segments, {cs} checksums completed")
+else:
+    print(f"FAIL: {sys.argv[2]}/offloads: super {sup} segments {segs} checksums {cs}: the way back cut nothing")
 PY
 stop
 rc=$?
