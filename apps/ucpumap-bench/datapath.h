@@ -39,7 +39,7 @@ extern const char *const pool_keys[NPOOL];
 /* ---- the rows (rows.c, kinds.c) ------------------------------------------ */
 
 enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP, K_TCP_KERNEL,
-		K_LAT_KERNEL, K_LAT, K_LAT_TWOWAY };
+		K_TCP_KCPUMAP, K_TCP_BACK, K_UDP_BACK, K_LAT_KERNEL, K_LAT, K_LAT_TWOWAY };
 
 /* What a row is: one entry of rows.c's table. */
 struct row_def {
@@ -108,6 +108,9 @@ struct row_kind_ops {
 	bool latency;		/* round trips in us (latency.c), not a rate */
 	bool count;		/* ucpumapd's own count against the kernel's */
 	bool two_way;		/* both directions at once */
+	/* the row's traffic goes the way back only: from the DUT's
+	 * namespace through the tun and XSK TX to the generator's */
+	bool back;
 };
 
 /* Row @a's rate over row @b's, round by round (rows.c's gains table). */
@@ -198,7 +201,7 @@ int run_traffic(const char *tag, int flows, double *sent);
 pid_t gen_start(const char *tag, int flows, char *out);
 pid_t gen_start_at(const char *tag, int flows, double rate, double seconds, char *out);
 int gen_wait(pid_t g, const char *tag, const char *out, double timeout);
-int run_tcp(const char *tag, double *bps);
+int run_tcp(const char *tag, bool back, double *bps);
 
 /* The way back's traffic: 64-byte frames' worth of UDP from the DUT to the
  * generator's address, which the two-way rows route through the tun, in

@@ -102,23 +102,43 @@ static int row_kernel(struct row *r, int round)
 	return rc;
 }
 
-/* ---- tcp-kernel ---------------------------------------------------------------- */
+/* ---- tcp-kernel, tcp-kernel-cpumap ------------------------------------------------ */
 
 /* The TCP stream over the kernel's own path, nothing attached to vd: what
- * the sender and the stack reach without ucpumap in between. */
+ * the sender and the stack reach without ucpumap in between; or through
+ * the kernel's cpumap to the worker CPU (tcp-kernel-cpumap: its kthread
+ * runs GRO since Linux 6.14), the seed's design at its best. */
 static int row_tcp_kernel(struct row *r, int round)
 {
 	struct busy_mark bw, bc0;
+	struct ucm_xdp *x = NULL;
 	int rc;
 
+	if (r->def->kind == K_TCP_KCPUMAP) {
+		x = kernel_cpumap_attach(if_nametoindex(cfg.ifname));
+		if (!x)
+			return -1;
+		sleep_sec(0.2);
+	}
 	busy_mark(&bw, cfg.wcpu[0]);
 	busy_mark(&bc0, 0);
-	rc = run_tcp(r->def->name, &r->dst[round]);
+	rc = run_tcp(r->def->name, false, &r->dst[round]);
 	busy_done(r, round, &bw, &bc0);
+	if (x) {
+		ucm_xdp__detach(x);
+		ucm_xdp__destroy(x);
+	}
 	return rc;
 }
 
 /* ---- ucpumapd's rows ------------------------------------------------------------- */
+
+/* ucpumapd runs two-way: its way back to vg's MAC, the route to the
+ * generator's address through the tun. */
+static bool row_two_way(const struct row *r)
+{
+	return row_ops(r)->two_way || row_ops(r)->back || r->def->kind == K_LAT_TWOWAY;
+}
 
 /* ucpumapd's command line for row @r. */
 static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
@@ -145,7 +165,7 @@ static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
 		argv[n++] = "--spin-us";
 		argv[n++] = d->spin;
 	}
-	if (row_ops(r)->two_way || r->def->kind == K_LAT_TWOWAY) {
+	if (row_two_way(r)) {
 		argv[n++] = "--peer-mac";
 		argv[n++] = vg_mac;
 	}
@@ -174,8 +194,7 @@ int daemon_start(const struct row *r, struct daemon_run *d)
 		return -1;
 	set_sysctl("/proc/sys/net/ipv4/conf/ucmb0/rp_filter", "0");
 	/* the way back: through the tun only */
-	if ((row_ops(r)->two_way || r->def->kind == K_LAT_TWOWAY) &&
-	    sh("ip route replace 10.77.0.1/32 dev ucmb0")) {
+	if (row_two_way(r) && sh("ip route replace 10.77.0.1/32 dev ucmb0")) {
 		fprintf(stderr, "datapath: %s: cannot route the way back through ucmb0\n",
 			r->def->name);
 		d->rc = -1;
@@ -248,14 +267,18 @@ static int row_daemon(struct row *r, int round)
 	d0 = delivered_now();
 	if (cfg.dev)
 		d.a_tun = daemon_sample(d.pid, d.js, &d.a_kern);
-	if (row_ops(r)->two_way)
+	if (row_ops(r)->two_way || (row_ops(r)->back && !row_is_tcp(r)))
 		back_start(&back);
 	busy_mark(&bw, cfg.wcpu[0]);
 	busy_mark(&bc0, 0);
-	if (row_is_tcp(r))
-		rc = run_tcp(r->def->name, &r->dst[round]);
-	else
+	if (row_is_tcp(r)) {
+		rc = run_tcp(r->def->name, row_ops(r)->back, &r->dst[round]);
+	} else if (row_ops(r)->back) {	/* udp-back: the way back's sender alone */
+		sleep_sec(cfg.seconds);
+		rc = stopping ? -1 : 0;
+	} else {
 		rc = run_traffic(r->def->name, r->def->flows, &sent);
+	}
 	busy_done(r, round, &bw, &bc0);
 	back_stop(&back, &r->back_sent[round], &r->back_dst[round]);
 	if (cfg.dev)
@@ -266,8 +289,12 @@ static int row_daemon(struct row *r, int round)
 		rc = -1;
 	d1 = delivered_now();
 	r->sent[round] = sent;
-	if (!row_is_tcp(r))
+	if (row_ops(r)->back && !row_is_tcp(r)) {	/* its rate is the way back's */
+		r->sent[round] = r->back_sent[round] * cfg.seconds;	/* a count, as sent */
+		r->dst[round] = r->back_dst[round];
+	} else if (!row_is_tcp(r)) {
 		r->dst[round] = (d1 - d0) / cfg.seconds;
+	}
 	if (!cfg.dev)
 		r->kernel_cmp[round] = d1 - d.l0;
 	daemon_results(r, round, &d);
@@ -493,6 +520,12 @@ static const char *skip_tcp(void)
 	return NULL;
 }
 
+/* The way back's TCP stream: both reasons. */
+static const char *skip_tcp_back(void)
+{
+	return skip_two_way() ?: skip_tcp();
+}
+
 static const struct row_kind_ops kinds[] = {
 	[K_KPASS]	= { .run = row_kernel },
 	[K_KCPUMAP]	= { .run = row_kernel },
@@ -503,6 +536,9 @@ static const struct row_kind_ops kinds[] = {
 			    .two_way = true },
 	[K_TCP]		= { .run = row_daemon, .skip = skip_tcp, .tcp = true },
 	[K_TCP_KERNEL]	= { .run = row_tcp_kernel, .skip = skip_tcp, .tcp = true },
+	[K_TCP_KCPUMAP]	= { .run = row_tcp_kernel, .skip = skip_tcp, .tcp = true },
+	[K_TCP_BACK]	= { .run = row_daemon, .skip = skip_tcp_back, .tcp = true, .back = true },
+	[K_UDP_BACK]	= { .run = row_daemon, .skip = skip_two_way, .back = true },
 	[K_LAT_KERNEL]	= { .run = row_latency, .skip = skip_latency, .latency = true },
 	[K_LAT]		= { .run = row_latency, .skip = skip_latency, .latency = true },
 	[K_LAT_TWOWAY]	= { .run = row_latency, .skip = skip_latency, .latency = true },

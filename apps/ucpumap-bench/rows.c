@@ -42,6 +42,17 @@ static const struct row_def row_defs[] = {
 	{ .name = "tcp-kernel", .kind = K_TCP_KERNEL },
 	{ .name = "tcp", .kind = K_TCP },
 	{ .name = "tcp-coalesce", .kind = K_TCP, .coalesce = true },
+	/* the same stream through the kernel's cpumap (its kthread's GRO) */
+	{ .name = "tcp-kernel-cpumap", .kind = K_TCP_KCPUMAP },
+	/* one stream the other way: from the DUT through the tun, ucpumapd's
+	 * way back and XSK TX (two-way; its ACKs come the forward way), with
+	 * the tun's offloads (super-packets cut by ucpumapd) and without */
+	{ .name = "tcp-back", .kind = K_TCP_BACK, .coalesce = true },
+	{ .name = "tcp-back-no-offload", .kind = K_TCP_BACK, .coalesce = true,
+	  .flag = "--no-offload" },
+	/* 64-byte UDP datagrams the way back alone (the two-way rows' sender):
+	 * delivered in the generator's namespace, pps */
+	{ .name = "udp-back", .kind = K_UDP_BACK },
 	/* round trips of probes, us (latency.c): through the kernel's cpumap,
 	 * through ucpumapd one way (its default, coalescing), both ways */
 	{ .name = "latency-kernel-cpumap", .kind = K_LAT_KERNEL },
@@ -84,6 +95,10 @@ const struct row_gain row_gains[] = {
 	  .note = "(TCP throughput, target >= 2.0)" },
 	{ .a = "tcp-coalesce", .b = "tcp-kernel",
 	  .note = "(against the kernel's own path)" },
+	{ .a = "tcp-coalesce", .b = "tcp-kernel-cpumap",
+	  .note = "(target >= 1.0)" },
+	{ .a = "tcp-back", .b = "tcp-back-no-offload",
+	  .note = "(the way back's offloads, target >= 2.0)" },
 	{ .a = "two-way", .b = "two-way-no-direct-bulk",
 	  .note = "(seed 003, forward)" },
 	{ .a = "two-way", .b = "two-way-no-direct-bulk",

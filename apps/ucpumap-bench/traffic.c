@@ -73,12 +73,15 @@ int run_traffic(const char *tag, int flows, double *sent)
 }
 
 /* One iperf3 TCP stream from the generator's namespace (CPU 0) to the
- * sink address, for cfg.seconds: its receiver's rate, bit/s, in @bps. */
-int run_tcp(const char *tag, double *bps)
+ * sink address, for cfg.seconds: its receiver's rate, bit/s, in @bps.
+ * @back: the other way, from the DUT's namespace (CPU 0) to the
+ * generator's address (10.77.0.1), through the tun and the way back. */
+int run_tcp(const char *tag, bool back, double *bps)
 {
 	char sout[256], cout[256], port[16], secs[32];
-	char *server[] = { "iperf3", "-s", "-1", "-B", (char *)cfg.sink_ip, "-p", port, NULL };
-	char *client[] = { "iperf3", "-c", (char *)cfg.sink_ip, "-p", port, "-t", secs, "-A", "0",
+	char *to = back ? "10.77.0.1" : (char *)cfg.sink_ip;
+	char *server[] = { "iperf3", "-s", "-1", "-B", to, "-p", port, NULL };
+	char *client[] = { "iperf3", "-c", to, "-p", port, "-t", secs, "-A", "0",
 			   "-J", NULL };
 	pid_t s, c;
 	int rc;
@@ -88,11 +91,11 @@ int run_tcp(const char *tag, double *bps)
 	snprintf(sout, sizeof(sout), "%s/iperf3-s-%s", tmpdir, tag);
 	snprintf(cout, sizeof(cout), "%s/iperf3-c-%s", tmpdir, tag);
 	*bps = 0;
-	s = spawn(ns_dut, sout, server);
+	s = spawn(back ? ns_gen : ns_dut, sout, server);
 	if (s < 0)
 		return -1;
 	sleep_sec(0.3);		/* listening */
-	c = spawn(ns_gen, cout, client);
+	c = spawn(back ? ns_dut : ns_gen, cout, client);
 	rc = c < 0 ? -1 : reap(c, cfg.seconds + 15);
 	if (reap(s, 5) != 0)
 		rc = rc ?: -1;
