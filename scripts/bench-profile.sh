@@ -9,7 +9,8 @@
 # (where workers, the cpumap kthread and the ceiling's writer run) with
 # `perf record -e cpu-clock` for 3 s in the middle, and prints the top kernel
 # and user symbols as ns per delivered packet (share of samples / delivered
-# rate), with the first row's figure against each other row's.
+# rate), with the first row's figure against each other row's. A TCP row's
+# packet is 1448 bytes of its stream (an MSS at MTU 1500).
 #
 # Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
 # run one after the other, never side by side.
@@ -39,7 +40,7 @@ for row in "${rows[@]}"; do
 	bpid=
 	perf report -i "$tmp/$row.data" --no-children --sort comm,sym --stdio 2> /dev/null |
 		grep '%' > "$tmp/$row.sym" || true
-	echo "$row: $(grep "^$row " "$tmp/$row.bench")"
+	echo "$row: $(grep "round 1 $row " "$tmp/$row.bench" | sed 's/^ *round 1 //')"
 done
 python3 - "$tmp" "${rows[@]}" <<'PY'
 import re, sys
@@ -47,15 +48,20 @@ tmp, rows = sys.argv[1], sys.argv[2:]
 rate, ns = {}, {}
 for row in rows:
     for l in open(f"{tmp}/{row}.bench"):
-        if l.startswith(row + " "):
-            rate[row] = float(l.split()[-2]) * 1e6      # dst rx median, pps
+        m = re.match(r"\s*round 1 (\S+)\s+([\d.]+) (Mpps delivered|Gbit/s received)", l)
+        if m and m.group(1) == row:
+            # pps; a TCP row's Gbit/s in segments of 1448 bytes (an MSS
+            # at MTU 1500 with timestamps) a second
+            v = float(m.group(2))
+            rate[row] = v * 1e6 if m.group(3).startswith("Mpps") else v * 1e9 / 8 / 1448
     for l in open(f"{tmp}/{row}.sym"):
         m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(\S+)", l)
         if m and rate.get(row):
             key = ("user " if m.group(3) == "." else "") + m.group(4)
             ns.setdefault(key, {})[row] = ns.get(key, {}).get(row, 0) + \
                 float(m.group(1)) / 100 / rate[row] * 1e9
-print("\nns per delivered packet on CPU 1 (cpu-clock samples / delivered rate)")
+print("\nns per delivered packet on CPU 1 (cpu-clock samples / delivered rate; a TCP row's"
+      " packet: 1448 bytes received)")
 print(f"{'symbol':44s}" + "".join(f"{r:>15s}" for r in rows))
 first = rows[0]
 order = sorted(ns, key=lambda k: -max(ns[k].values()))
