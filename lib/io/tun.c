@@ -611,6 +611,28 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 }
 
 /*
+ * A protocol whose super-packet the kernel refused is merged again after
+ * GSO_RETRY_NS, then after twice that at each refusal, up to
+ * GSO_RETRY_MAX_NS. A kernel may refuse one shape and take the rest (Linux
+ * 6.6.44 refused a UDP super-packet with a short last segment), so one
+ * refusal does not end merging for good; a kernel that never takes it
+ * (a tun takes UDP GSO from Linux 6.2) costs one refused write a minute.
+ */
+#define GSO_RETRY_NS		1000000000ull
+#define GSO_RETRY_MAX_NS	64000000000ull
+
+/* Before a batch's plan, with a protocol off: back on when its time came. */
+static __noinline void gso_retry(struct tun_wstate *st)
+{
+	static const uint32_t flag[2] = { UCM_GSO_F_NO_TCP, UCM_GSO_F_NO_UDP };
+	uint64_t now = ucm_now_ns();
+
+	for (int p = 0; p < 2; p++)
+		if ((st->gso_flags & flag[p]) && now >= st->gso_retry_at[p])
+			st->gso_flags &= ~flag[p];
+}
+
+/*
  * Lay a batch out as writes in st->slot[] / st->iov[]: one per packet, or
  * with coalescing one per group of the plan, in the plan's order (each
  * flow's order kept). Packets that cannot go (non-IP in tun mode) are
@@ -628,6 +650,8 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			st->pkts[i] = &frames[i]->pkt;
 			st->data[i] = ucm_frame_data(frames[i]);
 		}
+		if (unlikely(st->gso_flags & (UCM_GSO_F_NO_TCP | UCM_GSO_F_NO_UDP)))
+			gso_retry(st);
 		/* n <= UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH: cannot fail. */
 		ucm_gso__plan(st->pkts, st->data, n, st->gso_flags, &st->plan);
 		ngroups = st->plan.ngroups;
@@ -658,14 +682,21 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 	return nslot;
 }
 
+/* A super-packet the kernel took, of a protocol it had refused: said once. */
+static __noinline void gso_taken(const struct ucm_tun *tun, struct tun_wstate *st, bool tcp)
+{
+	st->gso_backoff[!tcp] = 0;
+	pr_info("tun: %s: the kernel takes %s super-packets again\n", tun->name,
+		tcp ? "TCP" : "UDP");
+}
+
 /*
- * The kernel refused a super-packet with EINVAL: too old for its GSO type
- * (a tun takes UDP GSO from Linux 6.2 on). Put the first packet back as it
- * came, write the group's packets one by one, and stop merging that
- * protocol on this worker: nothing is lost, and it happens once. On the
- * io_uring path the rest of the batch is already written by then, so a
- * flow's next group in the same hand-over may pass these packets: a
- * reordering once per protocol and worker.
+ * The kernel refused a super-packet with EINVAL: too old for its GSO type,
+ * or this shape of it. Put the first packet back as it came, write the
+ * group's packets one by one, and stop merging that protocol on this
+ * worker until its retry (above): nothing is lost. On the io_uring path
+ * the rest of the batch is already written by then, so a flow's next group
+ * in the same hand-over may pass these packets: a reordering per refusal.
  */
 static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_wstate *st,
 					 struct ucm_frame_hdr **frames,
@@ -679,9 +710,18 @@ static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_w
 	char *buf;
 
 	a->super_refused++;
-	if (!(st->gso_flags & flag))
-		pr_warn("tun: %s: the kernel refused a %s super-packet (EINVAL; a tun takes UDP GSO from Linux 6.2): this worker writes %s packets one by one from now on\n",
+	if (!st->gso_warned[!tcp])
+		pr_warn("tun: %s: the kernel refused a %s super-packet (EINVAL; a tun takes UDP GSO from Linux 6.2): this worker writes %s packets one by one, and tries merging again after 1 s, then at doubling waits up to 64 s\n",
 			tun->name, tcp ? "TCP" : "UDP", tcp ? "TCP" : "UDP");
+	st->gso_warned[!tcp] = true;
+	/* The batch's first refusal of it sets the wait (its plan merged
+	 * more groups of the protocol, all refused alike). */
+	if (!(st->gso_flags & flag)) {
+		st->gso_backoff[!tcp] = st->gso_backoff[!tcp] ?
+					min(2 * st->gso_backoff[!tcp], GSO_RETRY_MAX_NS) :
+					GSO_RETRY_NS;
+		st->gso_retry_at[!tcp] = ucm_now_ns() + st->gso_backoff[!tcp];
+	}
 	st->gso_flags |= flag;
 	ucm_gso_restore(&h->pkt, ucm_frame_data(h), &sl->undo);
 	for (; j >= 0; j = st->plan.next[j]) {
@@ -704,6 +744,12 @@ static __hot_inline uint32_t slot_result(const struct ucm_tun *tun, struct tun_w
 	sl->done = true;
 	if (unlikely(res == -EINVAL && sl->nseg > 1))
 		return super_refused(tun, st, frames, sl, a);
+	if (unlikely((st->gso_backoff[0] | st->gso_backoff[1]) && sl->nseg > 1 && res > 0)) {
+		bool tcp = frames[st->plan.head[sl->g]]->pkt.l4_proto == IPPROTO_TCP;
+
+		if (st->gso_backoff[!tcp])
+			gso_taken(tun, st, tcp);
+	}
 	return count_res(a, res, sl);
 }
 

@@ -49,6 +49,11 @@ struct tun_wstate {
 	uint8_t sqe_flags;	/* IOSQE_FIXED_FILE when registered */
 	bool coalesce;		/* UCM_TUN_F_COALESCE */
 	uint32_t gso_flags;	/* UCM_GSO_F_*: protocols the kernel refused */
+	/* Per protocol (0 TCP, 1 UDP) whose super-packet the kernel refused:
+	 * when to try one again, the wait before that (doubling), and
+	 * whether this worker has said so (tun.c's gso_refused()). */
+	uint64_t gso_retry_at[2], gso_backoff[2];
+	bool gso_warned[2];
 	/* One batch's writes: at most one slot and one iovec per packet. */
 	struct tun_slot slot[UCM_TUN_BATCH_MAX];
 	struct iovec iov[UCM_TUN_BATCH_MAX];

@@ -1255,7 +1255,8 @@ extern int ucm_tun_test_refuse_super;	/* lib/io/tun_internal.h */
 
 /* A kernel that refuses the super-packets (as Linux before 6.2 refuses
  * UDP GSO from a tun): the first refused one is written packet by packet,
- * merging stops on that worker, and every datagram arrives, in order. */
+ * merging stops on that worker (for longer than this test: its retry is
+ * a second later), and every datagram arrives, in order. */
 static int test_coalesce_refused(void)
 {
 #ifdef UCM_DEBUG
@@ -1292,6 +1293,57 @@ static int test_coalesce_refused(void)
 		UT_ASSERT(warned >= 1 && warned <= r.nworkers, "%u warnings for %u workers: %s",
 			  warned, r.nworkers, logbuf);
 	}
+	return rig_fini(&r);
+#else
+	ut_skip_reason("needs the debug library's test hook");
+	return UT_SKIP;
+#endif
+}
+
+/* A kernel that refused a super-packet takes them again: merging comes
+ * back after the retry's wait (1 s), not before, and nothing is lost on
+ * the way. */
+static int test_coalesce_reprobe(void)
+{
+#ifdef UCM_DEBUG
+	static const enum kind mix[] = { K_V4, K_V6 };
+	struct ucm_tun_stats t;
+	uint64_t refused;
+	struct rig r;
+	int ret;
+
+	if (rig_init(&r, "ucmtun18", NULL, UCM_TUN_F_COALESCE, 1, 0, 18))
+		return 1;
+	r.flows = 4;
+	r.plen = 100;
+	r.pace = 512;
+	__atomic_store_n(&ucm_tun_test_refuse_super, 1, __ATOMIC_RELAXED);
+	ret = rig_feed(&r, 0, 1000, mix, 2, true);
+	__atomic_store_n(&ucm_tun_test_refuse_super, 0, __ATOMIC_RELAXED);
+	if (ret)
+		return 1;
+	tun_stats_total(&r, &t);
+	refused = t.super_refused;
+	UT_ASSERT(refused >= 1 && !t.super, "before: %llu refused, %llu accepted",
+		  (unsigned long long)refused, (unsigned long long)t.super);
+	/* Within the wait: still packet by packet. */
+	if (rig_feed(&r, 1000, 1000, mix, 2, true))
+		return 1;
+	tun_stats_total(&r, &t);
+	UT_ASSERT(!t.super && t.super_refused == refused,
+		  "merged again before the retry's wait: %llu accepted",
+		  (unsigned long long)t.super);
+	ut_msleep(1100);
+	if (rig_feed(&r, 2000, 1000, mix, 2, true) || rig_check_delivery(&r))
+		return 1;
+	tun_stats_total(&r, &t);
+	print_super("re-probed", &t);
+	UT_ASSERT(t.packets == 3000 && !tun_errors(&t), "tun: %llu packets, %llu errors",
+		  (unsigned long long)t.packets, (unsigned long long)tun_errors(&t));
+	UT_ASSERT(t.super > 0 && t.super_refused == refused,
+		  "after the wait: %llu accepted, %llu refused (want more than 0, %llu)",
+		  (unsigned long long)t.super, (unsigned long long)t.super_refused,
+		  (unsigned long long)refused);
 	return rig_fini(&r);
 #else
 	ut_skip_reason("needs the debug library's test hook");
@@ -1413,6 +1465,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_coalesce_unmergeable),
 	UT_CASE(test_coalesce_tcp_bad_checksum),
 	UT_CASE(test_coalesce_refused),
+	UT_CASE(test_coalesce_reprobe),
 	UT_CASE(test_coalesce_tap),
 	UT_CASE(test_coalesce_no_batch),
 	{}

@@ -128,9 +128,10 @@ struct ucm_tun_opts {
  * @super_segs: the packets in them; super_segs / super is the average
  * @super_hist: @super by packets in each (buckets: UCM_TUN_SEG_HIST)
  * @super_refused: super-packets the kernel refused with EINVAL (too old
- *                 for that GSO type: UDP needs Linux 6.2): their packets
- *                 were written one by one, and the worker stopped merging
- *                 that protocol
+ *                 for that GSO type: UDP needs Linux 6.2; or that shape of
+ *                 it): their packets were written one by one, and the
+ *                 worker stopped merging that protocol for a second, then
+ *                 twice as long at each refusal that follows, up to 64 s
  *
  * Errors count writes; a super-packet that fails otherwise drops all its
  * packets.
