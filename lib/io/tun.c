@@ -50,6 +50,7 @@
 
 #include "io/tun_internal.h"
 #include "io/uring.h"
+#include "ucpumap/csum.h"
 
 #define TUN_DEV		"/dev/net/tun"
 
@@ -252,6 +253,78 @@ static int link_setup(int s, const char *name, uint32_t mtu)
 	return err;
 }
 
+/* ---- what the kernel takes of our super-packets ------------------------- */
+
+/* A probe: 2 segments of GSO_PROBE_SEG bytes, the last @short_last less. */
+#define GSO_PROBE_SEG	64
+
+/*
+ * Write one probe super-packet of @proto: an IPv4 packet from 192.0.2.1
+ * to 192.0.2.2 (TEST-NET-1, RFC 5737) whose header checksum is wrong, so
+ * that the stack drops it as the first thing it checks (Ip InHdrErrors);
+ * the tun has taken or refused its GSO header by then. Return 1 taken, 0
+ * refused (EINVAL), -1 unknown (another error: the run time finds out).
+ */
+static int gso_probe_one(int fd, uint8_t proto, uint32_t short_last)
+{
+	uint8_t buf[VNET_LEN + 20 + 20 + 2 * GSO_PROBE_SEG] = { 0 };
+	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)buf;
+	uint8_t *ip = buf + VNET_LEN, *l4 = ip + 20;
+	bool tcp = proto == IPPROTO_TCP;
+	uint32_t l4h = tcp ? 20 : 8, l4len = l4h + 2 * GSO_PROBE_SEG - short_last;
+
+	vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	vh->gso_type = tcp ? VIRTIO_NET_HDR_GSO_TCPV4 : VIRTIO_NET_HDR_GSO_UDP_L4;
+	vh->gso_size = GSO_PROBE_SEG;
+	vh->hdr_len = 20 + l4h;
+	vh->csum_start = 20;
+	vh->csum_offset = tcp ? 16 : 6;
+	ip[0] = 0x45;
+	st_be16(ip + 2, 20 + l4len);
+	ip[8] = 1;
+	ip[9] = proto;
+	memcpy(ip + 12, "\xc0\x00\x02\x01\xc0\x00\x02\x02", 8);
+	st_be16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, 20)) ^ 0xffff);
+	st_be16(l4, 9);		/* discard */
+	st_be16(l4 + 2, 9);
+	if (tcp) {
+		l4[12] = 5 << 4;
+		l4[13] = 0x10;	/* ACK */
+	} else {
+		st_be16(l4 + 4, l4len);
+	}
+	if (write(fd, buf, VNET_LEN + 20 + l4len) >= 0)
+		return 1;
+	return errno == EINVAL ? 0 : -1;
+}
+
+/*
+ * At create, with coalescing in tun mode: does the kernel take a TCP
+ * super-packet, a UDP one (Linux 6.2), a UDP one whose last segment is
+ * short (6.6.44 refused it)? What it refuses is never planned
+ * (gso_refused: UCM_GSO_F_NO_TCP, _NO_UDP, _UDP_EQUAL), and said once.
+ * UDP groups stop at 64 segments, what every kernel with UDP GSO in a tun
+ * takes; a hold of at most 71 packets would gain little from 128.
+ */
+static void gso_probe(struct ucm_tun *tun)
+{
+	int t = gso_probe_one(tun->fds[0], IPPROTO_TCP, 0);
+	int u = gso_probe_one(tun->fds[0], IPPROTO_UDP, 0);
+	int us = u == 1 ? gso_probe_one(tun->fds[0], IPPROTO_UDP, GSO_PROBE_SEG / 2) : u;
+
+	tun->gso_refused = (t == 0 ? UCM_GSO_F_NO_TCP : 0) | (u == 0 ? UCM_GSO_F_NO_UDP : 0) |
+			   (u == 1 && us == 0 ? UCM_GSO_F_UDP_EQUAL : 0);
+	if (t < 0 || u < 0 || us < 0)
+		pr_info("tun: %s: could not ask the kernel which super-packets it takes (%s): the first refused one will say\n",
+			tun->name, strerror(errno));
+	else
+		pr_info("tun: %s: the kernel takes %s super-packets%s%s\n", tun->name,
+			t && u ? "TCP and UDP" : t ? "TCP (not UDP: Linux 6.2 does)" :
+			u ? "UDP (not TCP)" : "no", u && !us ?
+			", but not a UDP one with a short last segment" : "",
+			t && u && us ? "" : ": the others are written packet by packet");
+}
+
 struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 {
 	struct ucm_tun_opts o;
@@ -336,6 +409,8 @@ struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 	}
 	tun->ifindex = ifr.ifr_ifindex;
 	close(s);
+	if ((o.flags & UCM_TUN_F_COALESCE) && !tap)
+		gso_probe(tun);
 	pr_debug("tun: %s %s %s, %u queue%s, ifindex %d\n",
 		 existed ? "attached to" : "created", tun_kind(tap), tun->name,
 		 tun->nqueues, tun->nqueues > 1 ? "s" : "", tun->ifindex);
@@ -447,6 +522,10 @@ static int tun_open(void *ctx, uint32_t w)
 	st->coalesce = tun->flags & UCM_TUN_F_COALESCE;
 	/* A tap's frames go whole: merged under one Ethernet header only. */
 	st->gso_flags = tun->flags & UCM_TUN_F_TAP ? UCM_GSO_F_L2 : 0;
+	/* What the kernel refused at create is never tried again. */
+	st->gso_flags |= tun->gso_refused;
+	for (int p = 0; p < 2; p++)
+		st->gso_retry_at[p] = UINT64_MAX;
 	if (!(tun->flags & UCM_TUN_F_NO_BATCH)) {
 		err = wstate_ring_init(st);
 		if (err) {

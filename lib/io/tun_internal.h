@@ -119,6 +119,9 @@ struct ucm_tun {
 	struct tun_worker wk[UCM_TUN_MAX_WORKERS];
 	ucm_thread_fn resolver_init;	/* ucm_tun_opts' */
 	void *resolver_init_ctx;
+	/* UCM_GSO_F_NO_TCP, _NO_UDP, _UDP_EQUAL: the super-packets the
+	 * kernel refused when create() asked (tun.c's gso_probe()). */
+	uint32_t gso_refused;
 	/* The read path's offloads: TUN_F_* the kernel took, 0 for none;
 	 * offload_set once set_reverse() has asked. */
 	uint32_t offload;

@@ -217,7 +217,8 @@ int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 	int32_t g;
 
 	if (n > UCM_GSO_MAX_BATCH ||
-	    (flags & ~(UCM_GSO_F_NO_UDP | UCM_GSO_F_NO_TCP | UCM_GSO_F_L2)))
+	    (flags & ~(UCM_GSO_F_NO_UDP | UCM_GSO_F_NO_TCP | UCM_GSO_F_L2 |
+		       UCM_GSO_F_UDP_EQUAL)))
 		return ucm_err(-EINVAL);
 	memset(bucket, 0xff, sizeof(bucket));
 	plan->ngroups = 0;
@@ -259,6 +260,8 @@ int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 				break;
 			}
 			if (!seg_good(h) || !same_ip_fields(h, s) || s->payload > h->payload ||
+			    ((flags & UCM_GSO_F_UDP_EQUAL) && s->proto == IPPROTO_UDP &&
+			     s->payload != h->payload) ||
 			    ((flags & UCM_GSO_F_L2) && memcmp(h->eth, s->eth, 14)) ||
 			    plan->nseg[g] >= max || bytes[g] + s->payload > UCM_GSO_MAX_BYTES ||
 			    !id_follows(l, s, &idmode[g]) ||

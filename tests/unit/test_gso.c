@@ -206,6 +206,20 @@ static int test_short_last_closes(void)
 	return run(s, 5, "0,1,2|3|4");
 }
 
+/* UCM_GSO_F_UDP_EQUAL: a shorter datagram goes alone, not at the end of
+ * its flow's group (without the flag: "0,1,2|3,4"); TCP keeps its short
+ * last segment. */
+static int test_udp_equal(void)
+{
+	struct spec s[] = { A(.id = 1), A(.id = 2), A(.id = 3, .payload = 5), A(.id = 4),
+			    A(.id = 5) };
+	struct spec t[] = { T(1000), T(1100), T(1200, .payload = 50) };
+
+	if (run_flags(s, 5, UCM_GSO_F_UDP_EQUAL, "0,1|2|3,4"))
+		return 1;
+	return run_flags(t, 3, UCM_GSO_F_UDP_EQUAL, "0,1,2");
+}
+
 static int test_bad_checksum_alone(void)
 {
 	struct spec s[] = { A(.id = 1), A(.id = 2), A(.id = 3, .bad_csum = true), A(.id = 4),
@@ -583,6 +597,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_one_flow),
 	UT_CASE(test_two_flows_interleaved),
 	UT_CASE(test_short_last_closes),
+	UT_CASE(test_udp_equal),
 	UT_CASE(test_bad_checksum_alone),
 	UT_CASE(test_order_around_a_loner),
 	UT_CASE(test_other_flows_loner),

@@ -91,6 +91,10 @@ struct ucm_gso_plan {
 /* Frames are written whole (a tap): packets merge only under the same
  * Ethernet header, and VLAN-tagged ones not at all. */
 #define UCM_GSO_F_L2		(1U << 2)
+/* UDP groups take only datagrams of their first one's size: a shorter one
+ * starts a group of its own (a kernel that refuses a super-packet with a
+ * short last segment, as Linux 6.6.44 did). */
+#define UCM_GSO_F_UDP_EQUAL	(1U << 3)
 
 /**
  * ucm_gso__plan() - decide which packets merge
