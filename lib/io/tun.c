@@ -293,6 +293,11 @@ static int gso_probe_one(int fd, uint8_t proto, uint32_t short_last)
 	} else {
 		st_be16(l4 + 4, l4len);
 	}
+#ifdef UCM_DEBUG
+	/* Relaxed, no pair: a test's switch, set before the create. */
+	if (!tcp && (__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED) & 2))
+		vh->gso_type = 0x7f;	/* a kernel without UDP GSO in a tun */
+#endif
 	if (write(fd, buf, VNET_LEN + 20 + l4len) >= 0)
 		return 1;
 	return errno == EINVAL ? 0 : -1;
@@ -679,7 +684,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	ucm_gso__build(&h->pkt, data, k, payload, st->plan.push[g], tap, vh);
 #ifdef UCM_DEBUG
 	/* Relaxed, no pair: a test's switch, nothing published with it. */
-	if (__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED) & 1)
 		vh->gso_type = 0x7f;
 #endif
 	iov[0].iov_base = vh;

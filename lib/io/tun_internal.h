@@ -135,8 +135,9 @@ struct ucm_tun {
 #endif
 
 #ifdef UCM_DEBUG
-/* Tests: non-zero makes every super-packet's GSO type invalid, so the
- * kernel refuses it as an older kernel would (EINVAL). */
+/* Tests: bit 0 makes every super-packet's GSO type invalid, so the
+ * kernel refuses it as an older kernel would (EINVAL); bit 1 does so to
+ * create()'s UDP probes (a kernel without UDP GSO in a tun). */
 extern int ucm_tun_test_refuse_super;
 /*
  * Tests: non-zero makes the next wait for a batch's completions (the write

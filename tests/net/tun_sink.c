@@ -1351,6 +1351,39 @@ static int test_coalesce_reprobe(void)
 #endif
 }
 
+/* A kernel that refused the UDP probe at create: UDP is never merged (no
+ * refused write at run time), TCP would be, and every datagram arrives. */
+static int test_coalesce_probe_refused(void)
+{
+#ifdef UCM_DEBUG
+	static const enum kind mix[] = { K_V4, K_V6 };
+	struct ucm_tun_stats t;
+	struct rig r;
+	int ret;
+
+	__atomic_store_n(&ucm_tun_test_refuse_super, 2, __ATOMIC_RELAXED);
+	ret = rig_init(&r, "ucmtun19", NULL, UCM_TUN_F_COALESCE, 2, 0, 19);
+	__atomic_store_n(&ucm_tun_test_refuse_super, 0, __ATOMIC_RELAXED);
+	if (ret)
+		return 1;
+	r.flows = 4;
+	r.plen = 100;
+	r.pace = 512;
+	if (rig_feed(&r, 0, 2000, mix, 2, true) || rig_check_delivery(&r))
+		return 1;
+	tun_stats_total(&r, &t);
+	print_super("probe refused", &t);
+	UT_ASSERT(t.packets == 2000 && !tun_errors(&t), "tun: %llu packets, %llu errors",
+		  (unsigned long long)t.packets, (unsigned long long)tun_errors(&t));
+	UT_ASSERT(!t.super && !t.super_refused, "%llu super-packets, %llu refused: UDP was merged",
+		  (unsigned long long)t.super, (unsigned long long)t.super_refused);
+	return rig_fini(&r);
+#else
+	ut_skip_reason("needs the debug library's test hook");
+	return UT_SKIP;
+#endif
+}
+
 /* A TCP segment of flow @sport (no connection behind it: the kernel
  * checks the checksum before it looks for a socket), @plen payload bytes
  * at stream offset @tseq. Returns the frame's length. */
@@ -1466,6 +1499,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_coalesce_tcp_bad_checksum),
 	UT_CASE(test_coalesce_refused),
 	UT_CASE(test_coalesce_reprobe),
+	UT_CASE(test_coalesce_probe_refused),
 	UT_CASE(test_coalesce_tap),
 	UT_CASE(test_coalesce_no_batch),
 	{}
