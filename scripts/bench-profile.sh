@@ -6,7 +6,9 @@
 #   scripts/bench-profile.sh [ROW...]     (default: cpumap tun-ceiling kernel-cpumap)
 #
 # Runs each row of `ucpumap-bench datapath` alone for 6 s, samples CPU 1
-# (where workers, the cpumap kthread and the ceiling's writer run) with
+# (where workers, the cpumap kthread and the ceiling's writer run; CPU=0
+# in the environment samples CPU 0 instead: the generator, veth's receive
+# and the RX thread) with
 # `perf record -e cpu-clock` for 3 s in the middle, and prints the top kernel
 # and user symbols as ns per delivered packet (share of samples / delivered
 # rate), with the first row's figure against each other row's. A TCP row's
@@ -17,6 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+CPU=${CPU:-1}
+case "$CPU" in 0|1) ;; *) echo "bench-profile: CPU=$CPU: give 0 or 1" >&2; exit 1 ;; esac
 rows=("$@")
 [ ${#rows[@]} -eq 0 ] && rows=(cpumap tun-ceiling kernel-cpumap)
 command -v perf > /dev/null || { echo "bench-profile: needs perf (apt-get install linux-perf)" >&2; exit 1; }
@@ -35,16 +39,16 @@ for row in "${rows[@]}"; do
 	"$BUILD/ucpumap-bench" datapath --rounds 1 --seconds 6 --rows "$row" > "$tmp/$row.bench" 2>&1 &
 	bpid=$!
 	sleep 3
-	perf record -q -C 1 -e cpu-clock -o "$tmp/$row.data" -- sleep 3 > /dev/null 2>&1
+	perf record -q -C "$CPU" -e cpu-clock -o "$tmp/$row.data" -- sleep 3 > /dev/null 2>&1
 	wait "$bpid" || { echo "bench-profile: the $row row failed:" >&2; cat "$tmp/$row.bench" >&2; exit 1; }
 	bpid=
 	perf report -i "$tmp/$row.data" --no-children --sort comm,sym --stdio 2> /dev/null |
 		grep '%' > "$tmp/$row.sym" || true
 	echo "$row: $(grep "round 1 $row " "$tmp/$row.bench" | sed 's/^ *round 1 //')"
 done
-python3 - "$tmp" "${rows[@]}" <<'PY'
+python3 - "$tmp" "$CPU" "${rows[@]}" <<'PY'
 import re, sys
-tmp, rows = sys.argv[1], sys.argv[2:]
+tmp, cpu, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
 rate, ns = {}, {}
 for row in rows:
     for l in open(f"{tmp}/{row}.bench"):
@@ -60,7 +64,7 @@ for row in rows:
             key = ("user " if m.group(3) == "." else "") + m.group(4)
             ns.setdefault(key, {})[row] = ns.get(key, {}).get(row, 0) + \
                 float(m.group(1)) / 100 / rate[row] * 1e9
-print("\nns per delivered packet on CPU 1 (cpu-clock samples / delivered rate; a TCP row's"
+print(f"\nns per delivered packet on CPU {cpu} (cpu-clock samples / delivered rate; a TCP row's"
       " packet: 1448 bytes received)")
 print(f"{'symbol':44s}" + "".join(f"{r:>15s}" for r in rows))
 first = rows[0]
