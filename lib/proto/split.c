@@ -104,22 +104,36 @@ enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t
 	return UCM_SPLIT_OK;
 }
 
-/* @n bytes of the packet from @off into @dst: from its head, then its tail. */
-static void gather(uint8_t *dst, const uint8_t *pkt, uint32_t head, const uint8_t *tail,
-		   uint32_t off, uint32_t n)
+/*
+ * @n bytes of the packet from @off into @dst, from its head, then its tail;
+ * return their sum (as ucm_csum_add() over @dst). The tail's part starts
+ * at an odd offset of the payload when the head's is odd: its 16-bit sum
+ * is then byte-swapped (RFC 1071, 2.(B)).
+ */
+static uint32_t gather(uint8_t *dst, const uint8_t *pkt, uint32_t head, const uint8_t *tail,
+		       uint32_t off, uint32_t n)
 {
-	uint32_t a = 0;
+	uint32_t a = 0, sum = 0, b;
 
 	if (off < head) {
 		a = min(n, head - off);
-		memcpy(dst, pkt + off, a);
+		sum = ucm_csum_copy(dst, pkt + off, a, 0);
 	}
-	if (n > a)
-		memcpy(dst + a, tail + (off + a - head), n - a);
+	if (n > a) {
+		b = ucm_csum_copy(dst + a, tail + (off + a - head), n - a, 0);
+		if (a & 1) {
+			while (b >> 16)
+				b = (b & 0xffff) + (b >> 16);
+			b = __builtin_bswap16((uint16_t)b);
+		}
+		sum += b;
+	}
+	return sum;
 }
 
-/* The L4 checksum of a segment whose headers and payload are in place. */
-static void l4_csum(const struct ucm_split *s, uint8_t *seg, uint32_t l4len)
+/* The L4 checksum of a segment whose headers are in place and whose
+ * payload sums to @psum. */
+static void l4_csum(const struct ucm_split *s, uint8_t *seg, uint32_t l4len, uint32_t psum)
 {
 	const uint8_t ph[4] = { 0, s->proto, l4len >> 8, l4len & 0xff };
 	uint8_t *ip = seg + s->l3_off, *l4 = seg + s->l4_off;
@@ -128,9 +142,9 @@ static void l4_csum(const struct ucm_split *s, uint8_t *seg, uint32_t l4len)
 	uint16_t v;
 
 	st_be16(check, 0);
-	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
+	sum = ucm_csum_add(psum, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
 	sum = ucm_csum_add(sum, ph, sizeof(ph));
-	v = ucm_csum_fold(ucm_csum_add(sum, l4, l4len));
+	v = ucm_csum_fold(ucm_csum_add(sum, l4, s->hlen - s->l4_off));
 	/* 0 is "no checksum" to UDP; 0xffff is the same sum (RFC 768). */
 	st_be16(check, v ? v : 0xffff);
 }
@@ -142,9 +156,12 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
 	uint32_t n = min((uint32_t)s->mss, s->len - off);
 	uint32_t l3h = s->l4_off - s->l3_off, l4len = s->hlen - s->l4_off + n;
 	uint8_t *ip = dst + s->l3_off, *l4 = dst + s->l4_off;
+	uint32_t psum;
 
 	memcpy(dst, pkt, s->hlen);
-	gather(dst + s->hlen, pkt, head, tail, off, n);
+	/* The L4 header's length is a multiple of 4: the payload starts at
+	 * an even offset of the checksummed bytes. */
+	psum = gather(dst + s->hlen, pkt, head, tail, off, n);
 	if (s->v6) {
 		st_be16(ip + 4, l4len);
 	} else {
@@ -165,7 +182,7 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
 	} else {
 		st_be16(l4 + 4, l4len);
 	}
-	l4_csum(s, dst, l4len);
+	l4_csum(s, dst, l4len, psum);
 	return s->hlen + n;
 }
 

@@ -3,10 +3,11 @@
  * ucm_csum_add() against the definition (RFC 1071: the sum of big-endian
  * 16-bit words, the last odd byte padded with zero), for every length up to
  * 200 at even and odd start addresses, chained calls, and RFC 1071's own
- * example.
+ * example; ucm_csum_copy() likewise, and its copy.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ucpumap/csum.h"
 #include "utest.h"
@@ -74,10 +75,38 @@ static int test_chained(void)
 	return 0;
 }
 
+/* ucm_csum_copy(): the bytes copied exactly (nothing past them touched)
+ * and the sum the definition gives, every length and both alignments. */
+static int test_copy(void)
+{
+	static uint8_t src[256 + 1], dst[256 + 16];
+	uint32_t seed = 777;
+
+	for (int round = 0; round < 20; round++) {
+		for (size_t i = 0; i < sizeof(src); i++) {
+			seed = seed * 1103515245 + 12345;
+			src[i] = round % 4 == 0 ? 0xff : (uint8_t)(seed >> 16);
+		}
+		for (size_t off = 0; off < 2; off++)
+			for (size_t len = 0; len <= 200; len++) {
+				uint16_t want = ref_fold(src + off, len), got;
+
+				memset(dst, 0xa5, sizeof(dst));
+				got = ucm_csum_fold(ucm_csum_copy(dst + off, src + off, len, 0));
+				UT_ASSERT(got == want, "len %zu off %zu: %04x, want %04x", len, off,
+					  got, want);
+				UT_ASSERT(!memcmp(dst + off, src + off, len) && dst[off + len] == 0xa5,
+					  "len %zu off %zu: the copy is not the bytes", len, off);
+			}
+	}
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_rfc1071_example),
 	UT_CASE(test_against_definition),
 	UT_CASE(test_chained),
+	UT_CASE(test_copy),
 	{}
 };
 

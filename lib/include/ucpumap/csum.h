@@ -51,6 +51,47 @@ static inline uint32_t ucm_csum_add(uint32_t sum, const void *data, size_t len)
 	return sum + (uint32_t)acc;
 }
 
+/*
+ * Copy @len bytes from @src to @dst and add them to @sum, as
+ * ucm_csum_add(@sum, @src, @len) would: one pass over the bytes, not a
+ * copy and then a sum (the way back's segments, split.c). Eight bytes at a
+ * time, their two halves added into 64 bits.
+ */
+static inline uint32_t ucm_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
+{
+	const uint8_t *s = src;
+	uint8_t *d = dst;
+	uint64_t acc = 0, w;
+	uint16_t h;
+
+	for (; len >= 8; s += 8, d += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		memcpy(d, &w, 8);
+		acc += (uint32_t)w;
+		acc += w >> 32;
+	}
+	for (; len >= 2; s += 2, d += 2, len -= 2) {
+		memcpy(&h, s, 2);
+		memcpy(d, &h, 2);
+		acc += h;
+	}
+	if (len) {	/* the last byte is the high half of a zero-padded word */
+		h = 0;
+		memcpy(&h, s, 1);
+		*d = *s;
+		acc += h;
+	}
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	acc = (acc & 0xffff) + (acc >> 16);
+	acc = (acc & 0xffff) + (acc >> 16);
+	acc = (acc & 0xffff) + (acc >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	acc = __builtin_bswap16((uint16_t)acc);
+#endif
+	return sum + (uint32_t)acc;
+}
+
 /* Fold the carries and complement: the value to store in the field. */
 static inline uint16_t ucm_csum_fold(uint32_t sum)
 {
