@@ -313,7 +313,7 @@ static int gso_probe_one(int fd, uint8_t proto, uint32_t short_last)
  */
 static void gso_probe(struct ucm_tun *tun)
 {
-	int t = gso_probe_one(tun->fds[0], IPPROTO_TCP, 0);
+	int t = gso_probe_one(tun->fds[0], IPPROTO_TCP, 0), err = errno;
 	int u = gso_probe_one(tun->fds[0], IPPROTO_UDP, 0);
 	int us = u == 1 ? gso_probe_one(tun->fds[0], IPPROTO_UDP, GSO_PROBE_SEG / 2) : u;
 
@@ -321,13 +321,13 @@ static void gso_probe(struct ucm_tun *tun)
 			   (u == 1 && us == 0 ? UCM_GSO_F_UDP_EQUAL : 0);
 	if (t < 0 || u < 0 || us < 0)
 		pr_info("tun: %s: could not ask the kernel which super-packets it takes (%s): the first refused one will say\n",
-			tun->name, strerror(errno));
+			tun->name, strerror(t < 0 ? err : errno));
 	else
 		pr_info("tun: %s: the kernel takes %s super-packets%s%s\n", tun->name,
 			t && u ? "TCP and UDP" : t ? "TCP (not UDP: Linux 6.2 does)" :
 			u ? "UDP (not TCP)" : "no", u && !us ?
 			", but not a UDP one with a short last segment" : "",
-			t && u && us ? "" : ": the others are written packet by packet");
+			t && u && us ? "" : ": what it refuses is written packet by packet");
 }
 
 struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
