@@ -338,7 +338,7 @@ $(FUZZ_LIB): $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_LIB_SRCS))
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c $(FUZZ_LIB) $(LIB_HDRS) $(FUZZ_DEPS)
+$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.h $(FUZZ_LIB) $(LIB_HDRS) $(FUZZ_DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpthread

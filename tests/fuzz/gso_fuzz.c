@@ -53,12 +53,7 @@
 #include "ucpumap/gso.h"
 #include "ucpumap/pkt.h"
 #include "proto/proto.h"
-
-#define CHECK(cond)				\
-	do {					\
-		if (!(cond))			\
-			abort();		\
-	} while (0)
+#include "fuzz.h"
 
 #define MAX_PKT		4096	/* a UMEM frame at most */
 #define TCP_PSH		0x08

@@ -33,12 +33,7 @@
 #include <linux/rtnetlink.h>
 
 #include "io/neigh.h"
-
-#define CHECK(cond)				\
-	do {					\
-		if (!(cond))			\
-			abort();		\
-	} while (0)
+#include "fuzz.h"
 
 #define HDR_LEN	9	/* control, sequence number, ifindex */
 

@@ -16,12 +16,7 @@
 #include <linux/if_ether.h>
 
 #include "ucpumap/pkt.h"
-
-#define CHECK(cond)				\
-	do {					\
-		if (!(cond))			\
-			abort();		\
-	} while (0)
+#include "fuzz.h"
 
 /* Header size the flags promise fits at l4_off, recomputed independently. */
 static uint32_t l4_min(const struct ucm_pkt *pkt, const uint8_t *data)

@@ -25,12 +25,7 @@
 
 #include "proto/split.h"
 #include "ucpumap/csum.h"
-
-#define CHECK(cond)				\
-	do {					\
-		if (!(cond))			\
-			abort();		\
-	} while (0)
+#include "fuzz.h"
 
 #define VNET	sizeof(struct virtio_net_hdr)
 

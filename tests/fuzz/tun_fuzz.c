@@ -26,12 +26,7 @@
 #include <string.h>
 
 #include "io/tun_read.h"
-
-#define CHECK(cond)				\
-	do {					\
-		if (!(cond))			\
-			abort();		\
-	} while (0)
+#include "fuzz.h"
 
 #define VNET	sizeof(struct virtio_net_hdr)
 

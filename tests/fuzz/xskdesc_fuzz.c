@@ -41,12 +41,7 @@
 
 #include "core/umem_desc.h"
 #include "ucpumap/xsk.h"
-
-#define CHECK(cond)				\
-	do {					\
-		if (!(cond))			\
-			abort();		\
-	} while (0)
+#include "fuzz.h"
 
 #define GEOM_LEN	4
 #define DESC_LEN	13	/* control, address, length */

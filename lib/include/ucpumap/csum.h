@@ -11,6 +11,21 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A 64-bit sum of native-order words, folded to 16 bits and swapped to
+ * network order. */
+static inline uint32_t ucm_csum_acc(uint64_t acc)
+{
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	acc = (acc & 0xffff) + (acc >> 16);
+	acc = (acc & 0xffff) + (acc >> 16);
+	acc = (acc & 0xffff) + (acc >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	acc = __builtin_bswap16((uint16_t)acc);
+#endif
+	return (uint32_t)acc;
+}
+
 /*
  * Add @len bytes at @data to @sum. Each call's bytes must start at an even
  * offset of the checksummed stream (an odd length only at its end). Four
@@ -40,15 +55,7 @@ static inline uint32_t ucm_csum_add(uint32_t sum, const void *data, size_t len)
 		memcpy(&h, p, 1);
 		acc += h;
 	}
-	acc = (acc & 0xffffffff) + (acc >> 32);
-	acc = (acc & 0xffffffff) + (acc >> 32);
-	acc = (acc & 0xffff) + (acc >> 16);
-	acc = (acc & 0xffff) + (acc >> 16);
-	acc = (acc & 0xffff) + (acc >> 16);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	acc = __builtin_bswap16((uint16_t)acc);
-#endif
-	return sum + (uint32_t)acc;
+	return sum + ucm_csum_acc(acc);
 }
 
 /*
@@ -62,7 +69,6 @@ static inline uint32_t ucm_csum_copy(void *dst, const void *src, size_t len, uin
 	const uint8_t *s = src;
 	uint8_t *d = dst;
 	uint64_t acc = 0, w;
-	uint16_t h;
 
 	for (; len >= 8; s += 8, d += 8, len -= 8) {
 		memcpy(&w, s, 8);
@@ -70,26 +76,9 @@ static inline uint32_t ucm_csum_copy(void *dst, const void *src, size_t len, uin
 		acc += (uint32_t)w;
 		acc += w >> 32;
 	}
-	for (; len >= 2; s += 2, d += 2, len -= 2) {
-		memcpy(&h, s, 2);
-		memcpy(d, &h, 2);
-		acc += h;
-	}
-	if (len) {	/* the last byte is the high half of a zero-padded word */
-		h = 0;
-		memcpy(&h, s, 1);
-		*d = *s;
-		acc += h;
-	}
-	acc = (acc & 0xffffffff) + (acc >> 32);
-	acc = (acc & 0xffffffff) + (acc >> 32);
-	acc = (acc & 0xffff) + (acc >> 16);
-	acc = (acc & 0xffff) + (acc >> 16);
-	acc = (acc & 0xffff) + (acc >> 16);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	acc = __builtin_bswap16((uint16_t)acc);
-#endif
-	return sum + (uint32_t)acc;
+	/* The last few bytes start at an even offset: the plain sum's. */
+	memcpy(d, s, len);
+	return ucm_csum_add(sum + ucm_csum_acc(acc), s, len);
 }
 
 /* Fold the carries and complement: the value to store in the field. */
