@@ -82,7 +82,7 @@ const struct row_gain row_gains[] = {
 	{ .a = "cpumap", .b = "cpumap-no-prewake",
 	  .note = "(the pre-wake at flood)" },
 	{ .a = "cpumap", .b = "tun-ceiling",
-	  .note = "(target >= 0.9)" },
+	  .note = "(target >= 0.95, issue 16)" },
 	{ .a = "cpumap", .b = "dpdk",
 	  .note = "(target >= 3.0)" },
 	{ .a = "cpumap-coalesce", .b = "cpumap",
