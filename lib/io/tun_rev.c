@@ -100,10 +100,10 @@ struct tun_rev {
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
 	uint64_t now;		/* this batch's time, for the next-hop cache */
 	uint32_t nstash;	/* lent frames in hand */
-	/* Offloads (the tun's, ucm_tun.offload): a read takes a frame's room
-	 * and then its slot's spill, up to cap bytes in all; a super-packet
-	 * is cut into segments in frames of their own. */
-	bool offload;
+	/* Offloads (the tun's, ucm_tun.offload), when spill_area is mapped:
+	 * a read takes a frame's room and then its slot's spill, up to cap
+	 * bytes in all; a super-packet is cut into segments in frames of
+	 * their own. */
 	uint32_t cap;		/* bytes a read may take */
 	uint8_t *spill_area;
 	uint8_t *spill[UCM_TUN_REV_BATCH];	/* each slot's: moves with it */
@@ -228,7 +228,6 @@ static int spill_map(struct tun_rev *r)
 	}
 	for (i = 0; i < UCM_TUN_REV_BATCH; i++)
 		r->spill[i] = r->spill_area + (size_t)i * REV_SPILL_LEN;
-	r->offload = true;
 	r->cap = r->room + REV_SPILL_LEN;
 	return 0;
 }
@@ -459,7 +458,7 @@ static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats 
 		r->iov[i][0].iov_base = (char *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM -
 					VNET_LEN;
 		r->iov[i][0].iov_len = r->room;
-		if (r->offload) {	/* past the frame: the slot's spill */
+		if (r->spill_area) {	/* offloads: past the frame, the slot's spill */
 			r->iov[i][1].iov_base = r->spill[i];
 			r->iov[i][1].iov_len = REV_SPILL_LEN;
 			io_uring_prep_readv(sqe, r->fd, r->iov[i], 2, -1);
@@ -573,23 +572,29 @@ static bool l2_header(struct tun_rev *r, const uint8_t *pkt, bool v6, uint8_t *e
 	return true;
 }
 
-/* The packet of @len bytes at frame @f's headroom, sent as it is (tap) or
- * behind its Ethernet header. Return false (a counted drop) without a
- * next hop. */
+/* Out goes the packet of @len bytes at frame @f's headroom: as it is (a
+ * tap), or from the Ethernet header in front of it. */
+static void emit_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len)
+{
+	if (r->tap)
+		turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM, len));
+	else
+		turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM - ETH_HLEN,
+					      len + ETH_HLEN));
+}
+
+/* The read packet of @len bytes in frame @f, given its Ethernet header in
+ * tun mode. Return false (a counted drop) without a next hop. */
 static bool send_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len,
 			bool v6)
 {
 	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
 
-	if (r->tap) {
-		turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM, len));
-		return true;
-	}
-	if (!l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a)) {
+	if (!r->tap && !l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a)) {
 		t->a.drop_no_neigh++;
 		return false;
 	}
-	turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM - ETH_HLEN, len + ETH_HLEN));
+	emit_packet(r, t, f, len);
 	return true;
 }
 
@@ -617,6 +622,7 @@ static bool send_super(struct tun_rev *r, struct rev_turn *t, uint32_t i, int32_
 	uint32_t len = res - VNET_LEN, head = min(len, r->room - (uint32_t)VNET_LEN);
 	uint32_t k = 0, n;
 	enum ucm_split_err err;
+	uint8_t *seg;
 	uint64_t f;
 
 	if (i == 0 && r->in_super) {
@@ -640,16 +646,11 @@ static bool send_super(struct tun_rev *r, struct rev_turn *t, uint32_t i, int32_
 			r->in_super = true;
 			return false;
 		}
-		n = ucm_split_seg(&r->plan, k, pkt, head, r->spill[i],
-				  (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM);
-		if (r->tap) {
-			turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM, n));
-		} else {
-			memcpy((uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM - ETH_HLEN, r->eth,
-			       ETH_HLEN);
-			turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM - ETH_HLEN,
-						      n + ETH_HLEN));
-		}
+		seg = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
+		n = ucm_split_seg(&r->plan, k, pkt, head, r->spill[i], seg);
+		if (!r->tap)	/* the super-packet's, looked up once */
+			memcpy(seg - ETH_HLEN, r->eth, ETH_HLEN);
+		emit_packet(r, t, f, n);
 		t->a.segments++;
 	}
 	r->pend_seg = 0;
@@ -694,7 +695,7 @@ static bool handle_slot(struct tun_rev *r, struct rev_turn *t, uint32_t i)
 		break;
 	case UCM_TUN_READ_OFFLOAD:
 		len = r->res[i] - VNET_LEN;
-		if (!r->offload) {
+		if (!r->spill_area) {	/* no offloads: none asked of us */
 			t->a.drop_offload++;
 		} else if (vh->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
 			if (!send_super(r, t, i, r->res[i]))
@@ -738,7 +739,7 @@ static void handle_reads(struct tun_rev *r, struct rev_turn *t)
 	if (t->nout)
 		ucm_txq__send(r->txq, t->out, t->nout);
 	keep = r->pend - h;
-	if (h && r->offload) {	/* the spills of the waiting reads to the front */
+	if (h && r->spill_area) {	/* the spills of the waiting reads to the front */
 		memcpy(spill, r->spill, sizeof(spill));
 		for (i = 0; i < UCM_TUN_REV_BATCH; i++)
 			r->spill[i] = spill[(i + h) % UCM_TUN_REV_BATCH];

@@ -20,7 +20,9 @@
 #   uso-csum            5 UDP_SEGMENT sends of 8 datagrams and a plain
 #                       datagram from a DUT socket: 40 of 1200 bytes and the
 #                       plain one arrive intact (their checksums, done by the
-#                       way back, checked by the far end's kernel)
+#                       way back, checked by the far end's kernel), and the
+#                       daemon's counters show it cut the 5 (where the
+#                       kernel takes USO4) and completed the plain one's
 #   stats               the way back's counters: tx, completions, direct share;
 #                       not one packet dropped for a full TX channel over
 #                       all of the above (the read path waits instead)
@@ -205,6 +207,11 @@ fi
 # the device (NEEDS_CSUM): the far end must get 40 datagrams of 1200 bytes,
 # each its own bytes, and the plain one, whose checksum its kernel checks
 # (a wrong one is dropped there, never delivered).
+# The daemon's counters around it (SIGUSR1 writes a JSON line) say who
+# cut and checksummed them: the way back, not the kernel before the tun.
+kill -USR1 "$dpid"
+sleep 0.3
+tail -n 1 "$tmp/stats.json" > "$tmp/uso.before"
 rm -f "$tmp/uso.ready"
 ip netns exec "$g" python3 - "$tmp/uso.ready" > "$tmp/uso.json" <<'PY' &
 import json, os, socket, sys
@@ -235,14 +242,27 @@ p = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 p.sendto(b"z" * 100, ("10.204.0.1", 5004))
 PY
 wait "$upid"
-python3 - "$tmp/uso.json" "$name" <<'PY'
+kill -USR1 "$dpid"
+sleep 0.3
+tail -n 1 "$tmp/stats.json" > "$tmp/uso.after"
+uso=0
+grep -q "offloads on the way back: .*USO4" "$tmp/d.err" && uso=1
+python3 - "$tmp/uso.json" "$name" "$tmp/uso.before" "$tmp/uso.after" "$uso" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
+b, a = (json.load(open(f)) for f in sys.argv[3:5])
+uso = sys.argv[5] == "1"
 sz = r["sizes"]
-if sz.count(1200) == 40 and sz.count(100) == 1 and r["good"] == 41:
-    print(f"PASS: {sys.argv[2]}/uso-csum: 40 datagrams of 1200 bytes from 5 UDP_SEGMENT sends, and a plain one, each intact")
+cut = a.get("back_super", 0) - b.get("back_super", 0)
+done = a.get("back_csum_completed", 0) - b.get("back_csum_completed", 0)
+arrived = sz.count(1200) == 40 and sz.count(100) == 1 and r["good"] == 41
+# Each UDP_SEGMENT send is a super-packet the way back cut, where the
+# kernel took USO4 (Linux 6.2); the plain datagram a checksum it completed.
+ours = done >= 1 and (cut >= 5 if uso else cut == 0)
+if arrived and ours:
+    print(f"PASS: {sys.argv[2]}/uso-csum: 40 datagrams of 1200 bytes from 5 UDP_SEGMENT sends, and a plain one, each intact; the way back cut {cut} super-packets{'' if uso else ' (no USO4 here: the kernel cut them)'} and completed {done} checksums")
 else:
-    print(f"FAIL: {sys.argv[2]}/uso-csum: got {len(sz)} datagrams ({sz.count(1200)} of 1200, {sz.count(100)} of 100), {r['good']} intact; want 40, 1 and 41")
+    print(f"FAIL: {sys.argv[2]}/uso-csum: got {len(sz)} datagrams ({sz.count(1200)} of 1200, {sz.count(100)} of 100), {r['good']} intact, want 40, 1 and 41; the way back cut {cut} super-packets (want {'5 or more' if uso else 0}) and completed {done} checksums (want 1 or more)")
 PY
 
 # ---- the way back's counters ------------------------------------------------------
