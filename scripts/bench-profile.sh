@@ -11,8 +11,9 @@
 # and the RX thread) with
 # `perf record -e cpu-clock` for 3 s in the middle, and prints the top kernel
 # and user symbols as ns per delivered packet (share of samples / delivered
-# rate), with the first row's figure against each other row's. A TCP row's
-# packet is 1448 bytes of its stream (an MSS at MTU 1500).
+# rate), with the first row's figure against each other row's, then each
+# row's share of the CPU's samples by thread. A TCP row's packet is 1448
+# bytes of its stream (an MSS at MTU 1500).
 #
 # Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
 # run one after the other, never side by side.
@@ -23,17 +24,7 @@ CPU=${CPU:-1}
 case "$CPU" in 0|1) ;; *) echo "bench-profile: CPU=$CPU: give 0 or 1" >&2; exit 1 ;; esac
 rows=("$@")
 [ ${#rows[@]} -eq 0 ] && rows=(cpumap tun-ceiling kernel-cpumap)
-command -v perf > /dev/null || { echo "bench-profile: needs perf (apt-get install linux-perf)" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "bench-profile: needs root" >&2; exit 1; }
-[ -x "$BUILD/ucpumap-bench" ] || { echo "bench-profile: $BUILD/ucpumap-bench is not built (run make)" >&2; exit 1; }
-tmp=$(mktemp -d)
-bpid=
-cleanup() {
-	[ -n "$bpid" ] && kill "$bpid" 2>/dev/null && wait "$bpid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
+. scripts/perf-lib.sh bench-profile
 
 for row in "${rows[@]}"; do
 	"$BUILD/ucpumap-bench" datapath --rounds 1 --seconds 6 --rows "$row" > "$tmp/$row.bench" 2>&1 &
@@ -44,6 +35,8 @@ for row in "${rows[@]}"; do
 	bpid=
 	perf report -i "$tmp/$row.data" --no-children --sort comm,sym --stdio 2> /dev/null |
 		grep '%' > "$tmp/$row.sym" || true
+	perf report -i "$tmp/$row.data" --no-children --sort comm --stdio 2> /dev/null |
+		grep '%' > "$tmp/$row.comm" || true
 	echo "$row: $(grep "round 1 $row " "$tmp/$row.bench" | sed 's/^ *round 1 //')"
 done
 python3 - "$tmp" "$CPU" "${rows[@]}" <<'PY'
@@ -72,4 +65,12 @@ order = sorted(ns, key=lambda k: -max(ns[k].values()))
 for k in order[:30]:
     print(f"{k[:44]:44s}" + "".join(f"{ns[k].get(r, 0):15.1f}" for r in rows))
 print(f"{'total':44s}" + "".join(f"{sum(v.get(r, 0) for v in ns.values()):15.1f}" for r in rows))
+print(f"\nshare of CPU {cpu}'s samples by thread (the first 5 of each row)")
+for row in rows:
+    shares = []
+    for l in open(f"{tmp}/{row}.comm"):
+        m = re.match(r"\s*([\d.]+)%\s+(.+?)\s*$", l)
+        if m:
+            shares.append(f"{m.group(2)} {float(m.group(1)):.1f}%")
+    print(f"{row:28s} " + ", ".join(shares[:5]))
 PY

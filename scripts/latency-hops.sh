@@ -21,13 +21,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 rows=${1:-latency-kernel-cpumap,latency-cpumap,latency-cpumap-no-prewake}
-command -v perf > /dev/null || { echo "latency-hops: needs perf (apt-get install linux-perf)" >&2; exit 1; }
-command -v python3 > /dev/null || { echo "latency-hops: needs python3" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "latency-hops: needs root" >&2; exit 1; }
-[ -x "$BUILD/ucpumap-bench" ] || { echo "latency-hops: $BUILD/ucpumap-bench is not built (run make)" >&2; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+. scripts/perf-lib.sh latency-hops
+perf_lib_tracefs
 
 perf sched record -a -o "$tmp/sched.data" -- \
 	"$BUILD/ucpumap-bench" datapath --rows "$rows" --rounds 1 --seconds 3 > "$tmp/bench.out" 2>&1

@@ -19,20 +19,12 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 rows=("$@")
 [ ${#rows[@]} -eq 0 ] && rows=(cpumap cpumap-no-hold)
-command -v perf > /dev/null || { echo "syscalls-per-packet: needs perf (apt-get install linux-perf)" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || { echo "syscalls-per-packet: needs root" >&2; exit 1; }
-[ -x "$BUILD/ucpumap-bench" ] || { echo "syscalls-per-packet: $BUILD/ucpumap-bench is not built (run make)" >&2; exit 1; }
+. scripts/perf-lib.sh syscalls-per-packet
+perf_lib_tracefs	# raw_syscalls:sys_enter
 if pgrep -x ucpumapd > /dev/null; then
 	echo "syscalls-per-packet: another ucpumapd runs: its count would mix in" >&2
 	exit 1
 fi
-tmp=$(mktemp -d)
-bpid=
-cleanup() {
-	[ -n "$bpid" ] && kill "$bpid" 2> /dev/null && wait "$bpid" 2> /dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 for row in "${rows[@]}"; do
 	"$BUILD/ucpumap-bench" datapath --rows "$row" --rounds 1 --seconds 5 > "$tmp/$row.out" 2>&1 &
