@@ -61,7 +61,7 @@
 
 /* The options with every default resolved. */
 /* Every UCM_DP_F_* flag: UCM_DP_F_NO_LATENCY is the last (dp.h). */
-#define DP_FLAGS_KNOWN	((uint32_t)UCM_DP_F_NO_OFFLOAD * 2 - 1)
+#define DP_FLAGS_KNOWN	((uint32_t)UCM_DP_F_NO_TX_CSUM * 2 - 1)
 
 struct dp_cfg {
 	char ifname[IF_NAMESIZE], tun[IF_NAMESIZE];
@@ -259,6 +259,33 @@ static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 	return 0;
 }
 
+/* The way back's flags, and its next hop. */
+static int resolve_way_back(const struct ucm_dp_opts *o, struct dp_cfg *c)
+{
+	if ((c->flags & UCM_DP_F_INLINE) && (c->flags & UCM_DP_F_TWO_WAY)) {
+		pr_warn("dp: inline has no workers to read the tun: not both UCM_DP_F_INLINE and UCM_DP_F_TWO_WAY\n");
+		return -EINVAL;
+	}
+	if ((c->flags & UCM_DP_F_NO_TX_CSUM) &&
+	    (c->flags & (UCM_DP_F_TWO_WAY | UCM_DP_F_NO_OFFLOAD)) != UCM_DP_F_TWO_WAY) {
+		pr_warn("dp: UCM_DP_F_NO_TX_CSUM is about the way back's offloads: give UCM_DP_F_TWO_WAY without UCM_DP_F_NO_OFFLOAD, or leave it out\n");
+		return -EINVAL;
+	}
+	if ((c->flags & UCM_DP_F_NO_OFFLOAD) && !(c->flags & UCM_DP_F_TWO_WAY)) {
+		pr_warn("dp: UCM_DP_F_NO_OFFLOAD is about the way back: give UCM_DP_F_TWO_WAY too, or leave it out\n");
+		return -EINVAL;
+	}
+	if (o->peer_mac) {
+		if (!(c->flags & UCM_DP_F_TWO_WAY) || (c->flags & UCM_DP_F_TAP)) {
+			pr_warn("dp: peer_mac is the next hop of the way back over a tun (UCM_DP_F_TWO_WAY, not UCM_DP_F_TAP)\n");
+			return -EINVAL;
+		}
+		c->peer_mac_set = true;
+		memcpy(c->peer_mac, o->peer_mac, 6);
+	}
+	return 0;
+}
+
 static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 {
 	struct ucm_dp_opts o;
@@ -322,22 +349,9 @@ static int dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		pr_warn("dp: a sink that keeps frames (UCM_SINK_F_KEEP) must return them itself: not with ucm_dp\n");
 		return -EINVAL;
 	}
-	if ((c->flags & UCM_DP_F_INLINE) && (c->flags & UCM_DP_F_TWO_WAY)) {
-		pr_warn("dp: inline has no workers to read the tun: not both UCM_DP_F_INLINE and UCM_DP_F_TWO_WAY\n");
-		return -EINVAL;
-	}
-	if ((c->flags & UCM_DP_F_NO_OFFLOAD) && !(c->flags & UCM_DP_F_TWO_WAY)) {
-		pr_warn("dp: UCM_DP_F_NO_OFFLOAD is about the way back: give UCM_DP_F_TWO_WAY too, or leave it out\n");
-		return -EINVAL;
-	}
-	if (o.peer_mac) {
-		if (!(c->flags & UCM_DP_F_TWO_WAY) || (c->flags & UCM_DP_F_TAP)) {
-			pr_warn("dp: peer_mac is the next hop of the way back over a tun (UCM_DP_F_TWO_WAY, not UCM_DP_F_TAP)\n");
-			return -EINVAL;
-		}
-		c->peer_mac_set = true;
-		memcpy(c->peer_mac, o.peer_mac, 6);
-	}
+	err = resolve_way_back(&o, c);
+	if (err)
+		return err;
 	c->steer.policy = o.steer_policy;
 	c->steer.flags = o.steer_flags;
 	c->steer.fixed = o.fixed_worker;
@@ -483,6 +497,7 @@ static int channels_setup(struct ucm_dp *dp)
 		dp->txq[w] = ucm_txq__create(ucm_xsk__umem(dp->xsk), 0);
 		if (!dp->txq[w])
 			return -errno;
+		ucm_txq__set_tx_csum(dp->txq[w], ucm_xsk__tx_csum(dp->xsk));
 		rx->txq[rx->ntxq++] = dp->txq[w];
 	}
 	return 0;
@@ -793,6 +808,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->back_super += rs.super_packets;
 	t->back_segments += rs.segments;
 	t->back_csum_completed += rs.csum_completed;
+	t->back_csum_offloaded += rs.csum_offloaded;
 	t->back_channel_collected += qs.collected;
 }
 
@@ -922,7 +938,11 @@ static int dp_open_xsk(struct ucm_dp *dp)
 		 .nqueues = dp->c.nqueues, .frames_per_queue = dp->c.frames,
 		 .frame_size = dp->c.frame_size, .rx_size = dp->c.rx_size,
 		 .fill_size = 2 * dp->c.rx_size, .mode = dp->c.xsk_mode,
-		 .flags = f & UCM_DP_F_BUSY_POLL ? UCM_XSK_F_BUSY_POLL : 0,
+		 .flags = (f & UCM_DP_F_BUSY_POLL ? UCM_XSK_F_BUSY_POLL : 0) |
+			  /* The way back's cut leaves checksums to the kernel. */
+			  ((f & UCM_DP_F_TWO_WAY) &&
+			   !(f & (UCM_DP_F_NO_OFFLOAD | UCM_DP_F_NO_TX_CSUM)) ?
+			   UCM_XSK_F_TX_CSUM : 0),
 		 .umem_flags = f & UCM_DP_F_NO_DIRECT_BULK ? UCM_UMEM_F_NO_DIRECT_BULK : 0);
 	uint32_t q;
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * AF_XDP sockets over libxdp: one UMEM per interface (a ucm_umem carved per
- * queue), one socket per RX queue sharing it (XDP_SHARED_UMEM), each with
- * its own fill and completion rings. libxdp loads no program here
- * (INHIBIT_PROG_LOAD): ours is attached by ucm_xdp.
+ * AF_XDP sockets: one UMEM per interface (a ucm_umem carved per queue), one
+ * socket per RX queue sharing it (XDP_SHARED_UMEM), each with its own fill
+ * and completion rings. The sockets are set up here from the kernel's uapi;
+ * libxdp gives the rings' inline accessors (<xdp/xsk.h>), and ucm_xdp
+ * attaches our program. libxdp's own socket setup cannot register a UMEM
+ * with TX metadata (1.3.1, Debian 12), which the way back's checksum
+ * offload needs (UCM_XSK_F_TX_CSUM).
  *
  * A frame's trip: pool -> fill ring (UCM_LOC_KERNEL) -> RX ring ->
  * validated and handed on (UCM_LOC_APP) -> cpumap -> back to the pool.
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <linux/if_xdp.h>
@@ -48,6 +52,31 @@ __attribute__((constructor)) static void xsk_loc_name(void)
  * (SO_BUSY_POLL_BUDGET) is one RX batch. */
 #define UCM_XSK_BUSY_POLL_US	20
 
+/* Linux 6.11 (and 6.8's stable updates): a UMEM with TX metadata in front
+ * of each packet, and a TX descriptor that says it carries some. Older
+ * headers lack them. */
+#ifndef XDP_UMEM_TX_METADATA_LEN
+#define XDP_UMEM_TX_METADATA_LEN	(1 << 2)
+#endif
+#ifndef XDP_TX_METADATA
+#define XDP_TX_METADATA			(1 << 1)
+#endif
+
+/* struct xdp_umem_reg with the field older headers leave as padding. */
+struct umem_reg {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t chunk_size;
+	uint32_t headroom;
+	uint32_t flags;
+	uint32_t tx_metadata_len;
+};
+_Static_assert(sizeof(struct umem_reg) == 32, "the kernel's layout");
+_Static_assert(UCM_TXQ_META_LEN % 8 == 0, "the kernel takes multiples of 8");
+
+/* A socket's mapped rings, unmapped when it closes. */
+enum { RING_RX, RING_TX, RING_FILL, RING_COMP, RING__MAX };
+
 #ifndef SO_PREFER_BUSY_POLL
 #define SO_PREFER_BUSY_POLL	69
 #endif
@@ -63,15 +92,16 @@ __attribute__((constructor)) static void xsk_loc_name(void)
  */
 struct ucm_xsk_queue {
 	struct ucm_xsk *x;
-	struct xsk_socket *sock;
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod fill;
 	struct xsk_ring_cons comp;
 	struct xsk_ring_prod tx;
 	struct ucm_pool *pool;
 	uint32_t id;
-	int fd;
+	int fd;			/* queue 0's is the UMEM's */
 	uint16_t bind_flags;	/* XDP_USE_NEED_WAKEUP or 0 */
+	void *map[RING__MAX];
+	size_t map_len[RING__MAX];
 	uint64_t posted;	/* frames given to the fill ring, ever */
 	uint64_t taken;		/* frames taken back from the RX ring, ever */
 	uint64_t tx_posted;	/* frames given to the TX ring, ever */
@@ -84,13 +114,13 @@ struct ucm_xsk_queue {
 
 struct ucm_xsk {
 	struct ucm_umem *umem;
-	struct xsk_umem *xumem;
 	void *area;
 	uint64_t size;
 	uint32_t frame_size;
 	uint32_t fill_size;
 	int ifindex;
 	bool zerocopy;
+	bool tx_meta;		/* the UMEM has UCM_TXQ_META_LEN in front of TX packets */
 	uint32_t nqueues;
 	struct ucm_xsk_queue *q;
 };
@@ -133,7 +163,8 @@ static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 		return -EINVAL;
 	}
 	if (o->mode > UCM_XSK_ZEROCOPY ||
-	    (o->flags & ~(UCM_XSK_F_NO_NEED_WAKEUP | UCM_XSK_F_BUSY_POLL))) {
+	    (o->flags & ~(UCM_XSK_F_NO_NEED_WAKEUP | UCM_XSK_F_BUSY_POLL |
+			   UCM_XSK_F_TX_CSUM))) {
 		pr_warn("xsk: unknown mode %u or flags 0x%x\n", o->mode, o->flags);
 		return -EINVAL;
 	}
@@ -169,37 +200,137 @@ static void queue_busy_poll(struct ucm_xsk_queue *q)
 			strerror(errno));
 }
 
+/* ---- sockets and their rings ---------------------------------------------- */
+
+/* The UMEM, registered on queue 0's socket; with @meta_len bytes of TX
+ * metadata in front of every packet sent. */
+static int umem_register(struct ucm_xsk *x, int fd, uint32_t meta_len)
+{
+	struct umem_reg mr = {
+		.addr = (uintptr_t)x->area,
+		.len = x->size,
+		.chunk_size = x->frame_size,
+		.flags = meta_len ? XDP_UMEM_TX_METADATA_LEN : 0,
+		.tx_metadata_len = meta_len,
+	};
+
+	return setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)) ? -errno : 0;
+}
+
+/* The same fields for either direction: libxdp's two ring types agree. */
+#define RING_INIT(r, m, off, n)	do {					\
+	(r)->mask = (n) - 1;						\
+	(r)->size = (n);						\
+	(r)->producer = (void *)((char *)(m) + (off)->producer);	\
+	(r)->consumer = (void *)((char *)(m) + (off)->consumer);	\
+	(r)->flags = (void *)((char *)(m) + (off)->flags);		\
+	(r)->ring = (char *)(m) + (off)->desc;				\
+	(r)->cached_prod = *(r)->producer;				\
+	(r)->cached_cons = *(r)->consumer;				\
+} while (0)
+
+/* Map ring @which of @n entries of @esz bytes, at @pgoff of @q's socket.
+ * One of @prod and @cons is given: a producer's cached consumer runs a
+ * ring ahead of the real one (xsk_prod_nb_free()). */
+static int ring_map(struct ucm_xsk_queue *q, unsigned int which, uint64_t pgoff,
+		    const struct xdp_ring_offset *off, uint32_t n, size_t esz,
+		    struct xsk_ring_prod *prod, struct xsk_ring_cons *cons)
+{
+	size_t len = off->desc + (size_t)n * esz;
+	void *m;
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		 q->fd, (off_t)pgoff);
+	if (m == MAP_FAILED)
+		return -errno;
+	q->map[which] = m;
+	q->map_len[which] = len;
+	if (prod) {
+		RING_INIT(prod, m, off, n);
+		prod->cached_cons += n;
+	} else {
+		RING_INIT(cons, m, off, n);
+	}
+	return 0;
+}
+
+/* @q's four rings: sized, then mapped. The completion ring is as large as
+ * the RX ring (the TX ring is at most that). */
+static int queue_rings(struct ucm_xsk *x, struct ucm_xsk_queue *q, uint32_t rx_size,
+		       uint32_t tx_size)
+{
+	struct xdp_mmap_offsets off;
+	socklen_t len = sizeof(off);
+	int err;
+
+	if (setsockopt(q->fd, SOL_XDP, XDP_UMEM_FILL_RING, &x->fill_size, sizeof(uint32_t)) ||
+	    setsockopt(q->fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &rx_size, sizeof(uint32_t)) ||
+	    setsockopt(q->fd, SOL_XDP, XDP_RX_RING, &rx_size, sizeof(uint32_t)) ||
+	    setsockopt(q->fd, SOL_XDP, XDP_TX_RING, &tx_size, sizeof(uint32_t)))
+		return -errno;
+	if (getsockopt(q->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &len))
+		return -errno;
+	if (len < sizeof(off))
+		return -EOPNOTSUPP;	/* before Linux 5.4: no ring flags */
+	err = ring_map(q, RING_FILL, XDP_UMEM_PGOFF_FILL_RING, &off.fr, x->fill_size,
+		       sizeof(uint64_t), &q->fill, NULL);
+	if (!err)
+		err = ring_map(q, RING_COMP, XDP_UMEM_PGOFF_COMPLETION_RING, &off.cr,
+			       rx_size, sizeof(uint64_t), NULL, &q->comp);
+	if (!err)
+		err = ring_map(q, RING_RX, XDP_PGOFF_RX_RING, &off.rx, rx_size,
+			       sizeof(struct xdp_desc), NULL, &q->rx);
+	if (!err)
+		err = ring_map(q, RING_TX, XDP_PGOFF_TX_RING, &off.tx, tx_size,
+			       sizeof(struct xdp_desc), &q->tx, NULL);
+	return err;
+}
+
+/* Unmap @q's rings and close its socket; again is a no-op. */
+static void queue_close(struct ucm_xsk_queue *q)
+{
+	for (unsigned int r = 0; r < RING__MAX; r++) {
+		if (q->map[r])
+			munmap(q->map[r], q->map_len[r]);
+		q->map[r] = NULL;
+	}
+	if (q->fd >= 0)
+		close(q->fd);
+	q->fd = -1;
+}
+
 /* A socket closed a moment ago (a restart after a crash) leaves its
  * queue busy until the kernel has torn it down, asynchronously: retry for
  * up to a second, as the kernel's own selftests do. */
 #define UCM_XSK_BIND_RETRIES	40
 #define UCM_XSK_BIND_RETRY_US	25000
 
-static int queue_bind(struct ucm_xsk *x, const struct ucm_xsk_opts *o,
-		      struct ucm_xsk_queue *q, uint16_t bind_flags)
+/* Bind @q, its rings set up. Queue 0 binds in the mode of @bind_flags;
+ * the others share its UMEM, and the kernel gives them its mode and
+ * need_wakeup. A bind that failed leaves the socket as it was: it can be
+ * bound again, in another mode. */
+static int queue_bind(struct ucm_xsk *x, struct ucm_xsk_queue *q, uint16_t bind_flags)
 {
-	struct xsk_socket_config cfg = {
-		.rx_size = o->rx_size,
-		.tx_size = min(o->rx_size, (uint32_t)UCM_XSK_TX_RING),
-		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-		.bind_flags = bind_flags,
+	struct sockaddr_xdp sa = {
+		.sxdp_family = AF_XDP,
+		.sxdp_ifindex = (uint32_t)x->ifindex,
+		.sxdp_queue_id = q->id,
+		.sxdp_flags = bind_flags,
 	};
-	int err;
+	int err, tries = 0;
 
-	int tries = 0;
-
+	if (q != &x->q[0]) {
+		sa.sxdp_flags = XDP_SHARED_UMEM;
+		sa.sxdp_shared_umem_fd = (uint32_t)x->q[0].fd;
+	}
 	for (;;) {
-		err = xsk_socket__create_shared(&q->sock, o->ifname, q->id,
-						x->xumem, &q->rx, &q->tx, &q->fill,
-						&q->comp, &cfg);
-		err = err < 0 ? err : -err;
+		err = bind(q->fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
 		if (err != -EBUSY || ++tries > UCM_XSK_BIND_RETRIES)
 			break;
 		usleep(UCM_XSK_BIND_RETRY_US);
 	}
 	if (err)
 		return err;
-	q->fd = xsk_socket__fd(q->sock);
 	q->bind_flags = bind_flags;
 	return 0;
 }
@@ -251,9 +382,10 @@ static int check_queues(const struct ucm_xsk_opts *o)
 	return 0;
 }
 
-/* Queue @i's socket, bound in the mode asked for: auto tries zero-copy on
- * the first queue and falls back to copy; the rest follow the mode it
- * got, since they share its UMEM. */
+/* Queue @i's socket (queue 0's exists: it holds the UMEM), its rings, and
+ * its bind in the mode asked for: auto tries zero-copy on the first queue
+ * and falls back to copy; the rest follow the mode it got, since they
+ * share its UMEM. */
 static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t i)
 {
 	uint16_t bind = o->flags & UCM_XSK_F_NO_NEED_WAKEUP ? 0 : XDP_USE_NEED_WAKEUP;
@@ -264,19 +396,33 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 	q->x = x;
 	q->id = o->queues ? o->queues[i] : 0;
 	q->pool = ucm_umem__pool(x->umem, i);
-	q->fd = -1;
+	if (i > 0) {
+		q->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+		if (q->fd < 0) {
+			err = -errno;
+			pr_warn("xsk: no AF_XDP socket for %s queue %u: %s (%s)\n",
+				o->ifname, q->id, strerror(-err), bind_hint(err, mode));
+			return err;
+		}
+	}
+	err = queue_rings(x, q, o->rx_size, min(o->rx_size, (uint32_t)UCM_XSK_TX_RING));
+	if (err) {
+		pr_warn("xsk: cannot set up the rings of %s queue %u: %s (%s)\n",
+			o->ifname, q->id, strerror(-err), bind_hint(err, mode));
+		return err;
+	}
 	if (i > 0 && mode == UCM_XSK_AUTO)
 		mode = x->zerocopy ? UCM_XSK_ZEROCOPY : UCM_XSK_COPY;
 	if (mode == UCM_XSK_AUTO) {
-		err = queue_bind(x, o, q, bind | XDP_ZEROCOPY);
+		err = queue_bind(x, q, bind | XDP_ZEROCOPY);
 		if (err == -EOPNOTSUPP || err == -EINVAL) {
 			pr_info("xsk: %s queue %u: no zero-copy (%s), using copy mode\n",
 				o->ifname, q->id, strerror(-err));
-			err = queue_bind(x, o, q, bind | XDP_COPY);
+			err = queue_bind(x, q, bind | XDP_COPY);
 		}
 	} else {
-		err = queue_bind(x, o, q, bind | (mode == UCM_XSK_ZEROCOPY ?
-						 XDP_ZEROCOPY : XDP_COPY));
+		err = queue_bind(x, q, bind | (mode == UCM_XSK_ZEROCOPY ?
+					       XDP_ZEROCOPY : XDP_COPY));
 	}
 	if (err) {
 		pr_warn("xsk: cannot bind %s queue %u: %s (%s)\n", o->ifname,
@@ -290,9 +436,55 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 	return 0;
 }
 
+/* The UMEM on queue 0's new socket: with TX metadata when asked for and
+ * the kernel has it (Linux 6.11, or 6.8's stable updates), else without. */
+static int umem_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
+{
+	int fd, err = -EINVAL;
+
+	fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("xsk: no AF_XDP socket: %s (%s)\n", strerror(-err),
+			bind_hint(err, o->mode));
+		return err;
+	}
+	x->q[0].fd = fd;
+	if (o->flags & UCM_XSK_F_TX_CSUM) {
+		err = umem_register(x, fd, UCM_TXQ_META_LEN);
+		x->tx_meta = !err;
+		if (err == -EINVAL)
+			pr_info("xsk: %s: the kernel takes no TX metadata (Linux 6.11 has it): checksums in software\n",
+				o->ifname);
+	}
+	if (err == -EINVAL)
+		err = umem_register(x, fd, 0);
+	if (err)
+		pr_warn("xsk: cannot register a UMEM of %llu bytes: %s (%s)\n",
+			(unsigned long long)x->size, strerror(-err),
+			bind_hint(err, o->mode));
+	return err;
+}
+
+/* Say once what became of the TX checksum offload asked for. Copy mode
+ * sends through an skb, which takes the request as a checksum left partial
+ * (the device or the stack finishes it); a zero-copy driver must say it
+ * takes requests (the netdev family's xsk-features), which is not asked:
+ * there the way back computes checksums itself. */
+static void xsk_report_tx_csum(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
+{
+	if (!x->tx_meta)
+		return;
+	if (x->zerocopy)
+		pr_info("xsk: %s: zero-copy: the driver's TX checksum offload is not probed: checksums in software\n",
+			o->ifname);
+	else
+		pr_info("xsk: %s: TX checksum offload: on (copy mode: the kernel or the device finishes each checksum)\n",
+			o->ifname);
+}
+
 struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 {
-	struct xsk_umem_config ucfg = {};
 	struct ucm_xsk_opts o;
 	struct ucm_xsk *x;
 	uint32_t i;
@@ -333,36 +525,25 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 	x->q = calloc(o.nqueues, sizeof(*x->q));
 	if (!x->q) {
 		err = ucm_oom("the sockets' queues");
-		goto out_umem;
+		goto out_umem;	/* nothing of x->q to close */
 	}
 
-	ucfg.fill_size = o.fill_size;
-	ucfg.comp_size = o.rx_size;
-	ucfg.frame_size = x->frame_size;
-	ucfg.frame_headroom = 0;
-	/* The first queue's fill and completion rings are the UMEM's. */
-	err = xsk_umem__create(&x->xumem, x->area, x->size, &x->q[0].fill,
-			       &x->q[0].comp, &ucfg);
-	if (err) {
-		err = err < 0 ? err : -err;
-		pr_warn("xsk: cannot register a UMEM of %llu bytes: %s (%s)\n",
-			(unsigned long long)x->size, strerror(-err),
-			bind_hint(err, o.mode));
-		goto out_q;
-	}
-
+	for (i = 0; i < o.nqueues; i++)
+		x->q[i].fd = -1;
+	err = umem_open(x, &o);
+	if (err)
+		goto out_socks;
 	for (i = 0; i < o.nqueues; i++) {
 		err = queue_open(x, &o, i);
 		if (err)
 			goto out_socks;
 	}
+	xsk_report_tx_csum(x, &o);
 	return x;
 
 out_socks:
-	while (i--)
-		xsk_socket__delete(x->q[i].sock);
-	xsk_umem__delete(x->xumem);
-out_q:
+	for (i = o.nqueues; i--;)
+		queue_close(&x->q[i]);
 	free(x->q);
 out_umem:
 	ucm_umem__destroy(x->umem, 0);
@@ -391,18 +572,8 @@ int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms)
 	}
 	/* The kernel lets go of the fill and RX rings with the sockets. Each
 	 * step is done once: a destroy that failed can be called again. */
-	for (i = 0; i < x->nqueues; i++) {
-		if (x->q[i].sock)
-			xsk_socket__delete(x->q[i].sock);
-		x->q[i].sock = NULL;
-		x->q[i].fd = -1;
-	}
-	if (x->xumem) {
-		ret = xsk_umem__delete(x->xumem);
-		if (ret)
-			pr_warn("xsk: UMEM still in use: %s\n", strerror(-ret));
-		x->xumem = NULL;
-	}
+	for (i = x->nqueues; i--;)
+		queue_close(&x->q[i]);	/* queue 0's, the UMEM's, last */
 	for (i = 0; i < x->nqueues; i++) {
 		struct ucm_xsk_queue *q = &x->q[i];
 		uint64_t held = (q->posted - q->taken) + (q->tx_posted - q->tx_done);
@@ -441,6 +612,11 @@ int ucm_xsk__ifindex(const struct ucm_xsk *x)
 bool ucm_xsk__zerocopy(const struct ucm_xsk *x)
 {
 	return x->zerocopy;
+}
+
+bool ucm_xsk__tx_csum(const struct ucm_xsk *x)
+{
+	return x->tx_meta && !x->zerocopy;
 }
 
 struct ucm_xsk_queue *ucm_xsk__queue(struct ucm_xsk *x, uint32_t i)
@@ -652,9 +828,12 @@ uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
 	for (i = 0; i < k; i++) {
 		struct xdp_desc *td = xsk_ring_prod__tx_desc(&q->tx, idx + i);
 
-		td->addr = ucm_desc_addr(desc[i]);
-		td->len = ucm_desc_len(desc[i]);
-		td->options = 0;
+		uint64_t d = desc[i];
+
+		td->addr = ucm_desc_addr(ucm_txq_desc_plain(d));
+		td->len = ucm_desc_len(d);
+		/* The sender asks only where ucm_xsk__tx_csum() said yes. */
+		td->options = d & UCM_TXQ_DESC_CSUM ? XDP_TX_METADATA : 0;
 		ucm_frame_move(x->umem, ucm_umem_base(x->umem, td->addr), UCM_LOC_APP,
 			       UCM_LOC_KERNEL);
 	}
@@ -731,7 +910,8 @@ uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 		k = ucm_xsk_queue__tx(q, desc, n);
 		if (k < n) {
 			for (j = k; j < n; j++)
-				desc[j - k] = ucm_umem_desc_base(q->x->umem, desc[j]);
+				desc[j - k] = ucm_umem_desc_base(q->x->umem,
+								 ucm_txq_desc_plain(desc[j]));
 			/* Home to their pools (ours straight into the cache:
 			 * we are its owner), from the channel's hands. */
 			ucm_umem_put_bulk_from(q->x->umem, desc, n - k, UCM_LOC_APP, false);

@@ -50,6 +50,10 @@ static const struct row_def row_defs[] = {
 	{ .name = "tcp-back", .kind = K_TCP_BACK, .coalesce = true },
 	{ .name = "tcp-back-no-offload", .kind = K_TCP_BACK, .coalesce = true,
 	  .flag = "--no-offload" },
+	/* the offloads, every checksum computed by the way back (none left
+	 * to the kernel through AF_XDP TX metadata) */
+	{ .name = "tcp-back-sw-csum", .kind = K_TCP_BACK, .coalesce = true,
+	  .flag = "--no-tx-csum" },
 	/* 64-byte UDP datagrams the way back alone (the two-way rows' sender):
 	 * delivered in the generator's namespace, pps */
 	{ .name = "udp-back", .kind = K_UDP_BACK },
@@ -99,6 +103,8 @@ const struct row_gain row_gains[] = {
 	  .note = "(target >= 1.0)" },
 	{ .a = "tcp-back", .b = "tcp-back-no-offload",
 	  .note = "(the way back's offloads, target >= 2.0)" },
+	{ .a = "tcp-back", .b = "tcp-back-sw-csum",
+	  .note = "(checksums left to the kernel: AF_XDP TX metadata)" },
 	{ .a = "two-way", .b = "two-way-no-direct-bulk",
 	  .note = "(seed 003, forward)" },
 	{ .a = "two-way", .b = "two-way-no-direct-bulk",

@@ -165,6 +165,8 @@ static const struct fam fams[] = {
 	  .help = "Two-way: segments the way back cut from super-packets (in ucpumap_back_packets_total)." },
 	{ .name = "ucpumap_back_csum_completed_total", C, R(csum_completed), .two_way = true,
 	  .help = "Two-way: partial checksums (NEEDS_CSUM) the way back completed." },
+	{ .name = "ucpumap_back_csum_offloaded_total", C, R(csum_offloaded), .two_way = true,
+	  .help = "Two-way: packets the way back sent with their checksum left to the kernel or the device (AF_XDP TX metadata)." },
 };
 #undef C
 #undef G

@@ -231,9 +231,10 @@ static void print_back(struct daemon *d, uint32_t w, double dt)
 	       ULL(rs.neigh_requests), ULL(rs.neigh_evicted), ULL(rs.neigh_refused), ULL(rs.err),
 	       ucm_dp__queue_id(d->dp, w % ucm_dp__nqueues(d->dp)), ULL(qs.sent),
 	       ULL(qs.send_full), ULL(rs.channel_waits));
-	if (rs.super_packets || rs.csum_completed || rs.drop_offload)
-		printf("    back offloads: %llu super-packets cut into %llu segments, %llu checksums completed; refused: bad type %llu, bad header %llu, too big %llu\n",
+	if (rs.super_packets || rs.csum_completed || rs.csum_offloaded || rs.drop_offload)
+		printf("    back offloads: %llu super-packets cut into %llu segments, %llu checksums completed, %llu left to the kernel; refused: bad type %llu, bad header %llu, too big %llu\n",
 		       ULL(rs.super_packets), ULL(rs.segments), ULL(rs.csum_completed),
+		       ULL(rs.csum_offloaded),
 		       ULL(rs.offload_bad_type), ULL(rs.offload_bad_header),
 		       ULL(rs.offload_too_big));
 	d->last_rev[w] = rs.packets;
@@ -286,6 +287,7 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 		json_u64(j, "back_super", t->back_super);
 		json_u64(j, "back_segments", t->back_segments);
 		json_u64(j, "back_csum_completed", t->back_csum_completed);
+		json_u64(j, "back_csum_offloaded", t->back_csum_offloaded);
 		json_u64(j, "tx", t->tx);
 		json_u64(j, "tx_drops", t->tx_drops);
 		json_u64(j, "tx_completed", t->tx_completed);

@@ -158,6 +158,8 @@ static const struct opt d_opts[] = {
 	  "(default: they hold up to 64 for one submission)"),
 	D("no-offload", OPT_FLAG, no_offload, .help = "two-way: the tun takes no offloads "
 	  "(default: TSO/USO super-packets, cut into segments by the way back)"),
+	D("no-tx-csum", OPT_FLAG, no_tx_csum, .help = "two-way: the way back computes every "
+	  "checksum (default: left to the kernel or the device where AF_XDP takes TX metadata)"),
 	D("no-direct-bulk", OPT_FLAG, no_direct_bulk,
 	  .help = "bulk returns never use the owner's cache"),
 	D("no-latency", OPT_FLAG, no_latency, .help = "no latency histograms (arrivals and "
@@ -237,7 +239,8 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 		   (c->replace ? UCM_DP_F_REPLACE : 0) |
 		   (c->no_latency ? UCM_DP_F_NO_LATENCY : 0) |
 		   (c->no_hold ? UCM_DP_F_NO_HOLD : 0) |
-		   (c->no_offload ? UCM_DP_F_NO_OFFLOAD : 0);
+		   (c->no_offload ? UCM_DP_F_NO_OFFLOAD : 0) |
+		   (c->no_tx_csum ? UCM_DP_F_NO_TX_CSUM : 0);
 }
 
 /* What depends on more than one option. */
@@ -258,6 +261,11 @@ static int check_args(struct cfg *c)
 	c->reverse |= c->peer_mac_set;
 	if (c->no_offload && !c->reverse) {
 		fprintf(stderr, "ucpumapd: --no-offload is about the way back: add --two-way, or drop --no-offload\n");
+		return -1;
+	}
+	if (c->no_tx_csum && (!c->reverse || c->no_offload)) {
+		fprintf(stderr, "ucpumapd: --no-tx-csum is about the way back's offloads: add --two-way, or drop %s\n",
+			c->reverse ? "--no-offload (it computes every checksum already)" : "--no-tx-csum");
 		return -1;
 	}
 	if (c->reverse && c->pass) {

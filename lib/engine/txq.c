@@ -27,6 +27,7 @@ struct ucm_txq {
 	struct ucm_umem *umem;
 	struct ucm_ring *free;
 	struct ucm_ring *out;
+	bool tx_csum;		/* set before the worker runs */
 	struct ucm_wake rx_wake __cacheline_aligned;
 	struct ucm_wake room_wake __cacheline_aligned;
 	struct {
@@ -226,7 +227,7 @@ uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc, uint32_t n)
 	for (i = k; i < n; i += m) {
 		m = min(n - i, (uint32_t)UCM_TXQ_DEFAULT_SIZE);
 		for (uint32_t j = 0; j < m; j++)
-			back[j] = ucm_umem_desc_base(t->umem, desc[i + j]);
+			back[j] = ucm_umem_desc_base(t->umem, ucm_txq_desc_plain(desc[i + j]));
 		ucm_txq__drop(t, back, m);
 		STAT_ADD(t->w_stats.send_full, m);
 	}
@@ -246,7 +247,7 @@ uint32_t ucm_txq__reclaim(struct ucm_txq *t)
 	}
 	while ((n = ucm_ring__consume(t->out, v, TXQ_LEND_BULK))) {
 		for (uint32_t i = 0; i < n; i++)
-			v[i] = ucm_umem_desc_base(t->umem, v[i]);
+			v[i] = ucm_umem_desc_base(t->umem, ucm_txq_desc_plain(v[i]));
 		ucm_umem_put_bulk_from(t->umem, v, n, UCM_LOC_APP, false);
 		total += n;
 	}
@@ -267,6 +268,16 @@ int ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st, size_t sz)
 	s.dropped = READ_ONCE(t->w_stats.dropped);
 	ucm_stats_out(st, sz, &s, sizeof(s));
 	return 0;
+}
+
+void ucm_txq__set_tx_csum(struct ucm_txq *t, bool on)
+{
+	t->tx_csum = on;
+}
+
+bool ucm_txq__tx_csum(const struct ucm_txq *t)
+{
+	return t->tx_csum;
 }
 
 struct ucm_umem *ucm_txq__umem(struct ucm_txq *t)

@@ -96,6 +96,7 @@ struct tun_rev {
 	bool oneshot;		/* multishot poll refused: one-shot polls */
 	bool poll_dead;		/* no poll at all: read every turn */
 	bool dead;		/* the ring failed: the read path is off */
+	bool tx_csum;		/* the way out finishes L4 checksums (ucm_txq__tx_csum()) */
 	struct ucm_tun_l2 l2;
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
 	uint64_t now;		/* this batch's time, for the next-hop cache */
@@ -252,6 +253,7 @@ int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 		return err;
 	}
 	r->txq = wk->txq;
+	r->tx_csum = ucm_txq__tx_csum(wk->txq);
 	r->area = ucm_umem__area(umem);
 	r->room = ucm_umem__frame_size(umem) - UCM_TUN_REV_HEADROOM + VNET_LEN;
 	r->cap = r->room;
@@ -572,21 +574,33 @@ static bool l2_header(struct tun_rev *r, const uint8_t *pkt, bool v6, uint8_t *e
 	return true;
 }
 
+/* A checksum the way out is to finish: its start and its field's place
+ * from there (a start of 0: none). */
+struct rev_csum {
+	uint16_t start, off;
+};
+
 /* Out goes the packet of @len bytes at frame @f's headroom: as it is (a
- * tap), or from the Ethernet header in front of it. */
-static void emit_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len)
+ * tap), or from the Ethernet header in front of it; with its checksum left
+ * to the way out when @cs says where. */
+static void emit_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len,
+			struct rev_csum cs)
 {
-	if (r->tap)
-		turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM, len));
-	else
-		turn_emit(r, t, ucm_desc_make(f + UCM_TUN_REV_HEADROOM - ETH_HLEN,
-					      len + ETH_HLEN));
+	uint32_t l2 = r->tap ? 0 : ETH_HLEN;
+	uint64_t at = f + UCM_TUN_REV_HEADROOM - l2;
+	uint64_t d = ucm_desc_make(at, len + l2);
+
+	if (cs.start) {
+		d = ucm_txq_meta_csum((char *)r->area + at, d, cs.start + l2, cs.off);
+		t->a.csum_offloaded++;
+	}
+	turn_emit(r, t, d);
 }
 
 /* The read packet of @len bytes in frame @f, given its Ethernet header in
  * tun mode. Return false (a counted drop) without a next hop. */
 static bool send_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len,
-			bool v6)
+			bool v6, struct rev_csum cs)
 {
 	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
 
@@ -594,7 +608,7 @@ static bool send_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint3
 		t->a.drop_no_neigh++;
 		return false;
 	}
-	emit_packet(r, t, f, len);
+	emit_packet(r, t, f, len, cs);
 	return true;
 }
 
@@ -638,6 +652,7 @@ static bool send_super(struct tun_rev *r, struct rev_turn *t, uint32_t i, int32_
 			t->a.drop_no_neigh++;
 			return true;
 		}
+		r->plan.partial = r->tx_csum;
 		t->a.super_packets++;
 	}
 	for (; k < r->plan.nseg; k++) {
@@ -650,12 +665,41 @@ static bool send_super(struct tun_rev *r, struct rev_turn *t, uint32_t i, int32_
 		n = ucm_split_seg(&r->plan, k, pkt, head, r->spill[i], seg);
 		if (!r->tap)	/* the super-packet's, looked up once */
 			memcpy(seg - ETH_HLEN, r->eth, ETH_HLEN);
-		emit_packet(r, t, f, n);
+		emit_packet(r, t, f, n, r->plan.partial ?
+			    (struct rev_csum){ r->plan.l4_off, ucm_split_csum_off(r->plan.proto) } :
+			    (struct rev_csum){ 0, 0 });
 		t->a.segments++;
 	}
 	r->pend_seg = 0;
 	r->in_super = false;
 	return true;
+}
+
+/* NEEDS_CSUM without GSO: the packet of @len bytes in frame @f, its
+ * checksum completed here or left to the way out. Return false when it
+ * did not go (a counted drop). */
+static bool send_csum(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len)
+{
+	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
+	const struct virtio_net_hdr *vh = (const struct virtio_net_hdr *)(pkt - VNET_LEN);
+	struct rev_csum cs = { 0, 0 };
+	enum ucm_split_err err;
+	bool v6 = false;
+
+	err = r->tx_csum ? ucm_split_csum_check(vh, len) : ucm_split_csum(vh, pkt, len);
+	if (err) {
+		offload_drop(&t->a, err);
+		return false;
+	}
+	if (!r->tap && !ucm_tun_read_ip(pkt, len, &v6)) {
+		t->a.drop_non_ip++;
+		return false;
+	}
+	if (r->tx_csum)
+		cs = (struct rev_csum){ vh->csum_start, vh->csum_offset };
+	else
+		t->a.csum_completed++;
+	return send_packet(r, t, f, len, v6, cs);
 }
 
 /*
@@ -670,7 +714,6 @@ static bool handle_slot(struct tun_rev *r, struct rev_turn *t, uint32_t i)
 	const struct virtio_net_hdr *vh = (const struct virtio_net_hdr *)(pkt - VNET_LEN);
 	uint32_t len = 0;
 	bool v6 = false, sent = false;
-	enum ucm_split_err err;
 
 	switch (ucm_tun_read_check(pkt - VNET_LEN, r->res[i], r->cap, r->tap, &len, &v6)) {
 	case UCM_TUN_READ_PACKET:
@@ -680,7 +723,7 @@ static bool handle_slot(struct tun_rev *r, struct rev_turn *t, uint32_t i)
 		}
 		if (!t->room)
 			return false;
-		sent = send_packet(r, t, f, len, v6);
+		sent = send_packet(r, t, f, len, v6, (struct rev_csum){ 0, 0 });
 		break;
 	case UCM_TUN_READ_DRAINED:
 		break;
@@ -704,13 +747,8 @@ static bool handle_slot(struct tun_rev *r, struct rev_turn *t, uint32_t i)
 			t->a.drop_too_big++;
 		} else if (!t->room) {
 			return false;	/* before the checksum: it is done once */
-		} else if ((err = ucm_split_csum(vh, pkt, len))) {
-			offload_drop(&t->a, err);
-		} else if (!r->tap && !ucm_tun_read_ip(pkt, len, &v6)) {
-			t->a.drop_non_ip++;
 		} else {
-			t->a.csum_completed++;
-			sent = send_packet(r, t, f, len, v6);
+			sent = send_csum(r, t, f, len);
 		}
 		break;
 	}

@@ -93,12 +93,13 @@ enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t
 	/* A checksum asked for must be the L4 one, where parse() found it. */
 	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
 	    (vh->csum_start != s->l4_off ||
-	     vh->csum_offset != (s->proto == IPPROTO_TCP ? 16 : 6)))
+	     vh->csum_offset != ucm_split_csum_off(s->proto)))
 		return UCM_SPLIT_BAD_HDR;
 	s->len = len;
 	s->mss = vh->gso_size;
 	if ((uint32_t)s->hlen + s->mss > seg_max)
 		return UCM_SPLIT_TOO_BIG;
+	s->partial = false;
 	payload = len - s->hlen;
 	s->nseg = payload ? (payload + s->mss - 1) / s->mss : 1;
 	return UCM_SPLIT_OK;
@@ -131,19 +132,38 @@ static uint32_t gather(uint8_t *dst, const uint8_t *pkt, uint32_t head, const ui
 	return sum;
 }
 
+/* @n bytes of the packet from @off into @dst, unsummed: as gather(). */
+static void gather_copy(uint8_t *dst, const uint8_t *pkt, uint32_t head,
+			const uint8_t *tail, uint32_t off, uint32_t n)
+{
+	uint32_t a = 0;
+
+	if (off < head) {
+		a = min(n, head - off);
+		memcpy(dst, pkt + off, a);
+	}
+	if (n > a)
+		memcpy(dst + a, tail + (off + a - head), n - a);
+}
+
 /* The L4 checksum of a segment whose headers are in place and whose
- * payload sums to @psum. */
+ * payload sums to @psum; partial: the pseudo-header's sum alone, not
+ * complemented (what the one finishing it adds the rest to). */
 static void l4_csum(const struct ucm_split *s, uint8_t *seg, uint32_t l4len, uint32_t psum)
 {
 	const uint8_t ph[4] = { 0, s->proto, l4len >> 8, l4len & 0xff };
 	uint8_t *ip = seg + s->l3_off, *l4 = seg + s->l4_off;
-	uint8_t *check = l4 + (s->proto == IPPROTO_TCP ? 16 : 6);
+	uint8_t *check = l4 + ucm_split_csum_off(s->proto);
 	uint32_t sum;
 	uint16_t v;
 
 	st_be16(check, 0);
 	sum = ucm_csum_add(psum, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
 	sum = ucm_csum_add(sum, ph, sizeof(ph));
+	if (s->partial) {
+		st_be16(check, (uint16_t)~ucm_csum_fold(sum));
+		return;
+	}
 	v = ucm_csum_fold(ucm_csum_add(sum, l4, s->hlen - s->l4_off));
 	/* 0 is "no checksum" to UDP; 0xffff is the same sum (RFC 768). */
 	st_be16(check, v ? v : 0xffff);
@@ -156,12 +176,15 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
 	uint32_t n = min((uint32_t)s->mss, s->len - off);
 	uint32_t l3h = s->l4_off - s->l3_off, l4len = s->hlen - s->l4_off + n;
 	uint8_t *ip = dst + s->l3_off, *l4 = dst + s->l4_off;
-	uint32_t psum;
+	uint32_t psum = 0;
 
 	memcpy(dst, pkt, s->hlen);
 	/* The L4 header's length is a multiple of 4: the payload starts at
 	 * an even offset of the checksummed bytes. */
-	psum = gather(dst + s->hlen, pkt, head, tail, off, n);
+	if (s->partial)
+		gather_copy(dst + s->hlen, pkt, head, tail, off, n);
+	else
+		psum = gather(dst + s->hlen, pkt, head, tail, off, n);
 	if (s->v6) {
 		st_be16(ip + 4, l4len);
 	} else {
@@ -186,15 +209,24 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
 	return s->hlen + n;
 }
 
+enum ucm_split_err ucm_split_csum_check(const struct virtio_net_hdr *vh, uint32_t len)
+{
+	uint32_t start = vh->csum_start, at = start + vh->csum_offset;
+
+	/* The field is within the summed bytes, and starts at an even
+	 * offset of them (a 16-bit word of the sum). */
+	if (start >= len || at + 2 > len || (vh->csum_offset & 1))
+		return UCM_SPLIT_BAD_HDR;
+	return UCM_SPLIT_OK;
+}
+
 enum ucm_split_err ucm_split_csum(const struct virtio_net_hdr *vh, uint8_t *pkt,
 				  uint32_t len)
 {
 	uint32_t start = vh->csum_start, at = start + vh->csum_offset;
 	uint16_t v;
 
-	/* The field is within the summed bytes, and starts at an even
-	 * offset of them (a 16-bit word of the sum). */
-	if (start >= len || at + 2 > len || (vh->csum_offset & 1))
+	if (ucm_split_csum_check(vh, len))
 		return UCM_SPLIT_BAD_HDR;
 	v = ucm_csum_fold(ucm_csum_add(0, pkt + start, len - start));
 	st_be16(pkt + at, v ? v : 0xffff);

@@ -16,12 +16,18 @@
  * TCP: sequence number + k * gso_size, FIN and PSH on the last segment
  * only, CWR on the first only (tcp_gso_segment()); UDP: a datagram of its
  * own, a zero checksum sent as 0xffff.
+ *
+ * Where the way out finishes checksums itself (AF_XDP TX metadata,
+ * ucm_txq__tx_csum()), a plan's @partial leaves each segment's L4
+ * checksum as the kernel's CHECKSUM_PARTIAL does: the field holds the
+ * pseudo-header's sum, and the payload is copied, not summed.
  */
 #ifndef UCM_SPLIT_H
 #define UCM_SPLIT_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <linux/virtio_net.h>
 
 /* What ucm_split_plan() finds wrong, each a counted drop of the read path. */
@@ -39,13 +45,22 @@ enum ucm_split_err {
  * @hlen: all its headers' bytes, copied in front of every segment
  * @mss: payload bytes per segment (the last may have fewer)
  * @nseg: segments
+ * @partial: the caller's: leave the L4 checksums partial (the field at
+ *           l4_off + ucm_split_csum_off() to be finished from l4_off on)
  */
 struct ucm_split {
 	uint32_t len;
 	uint16_t l3_off, l4_off, hlen, mss, nseg;
 	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
 	bool v6;
+	bool partial;
 };
+
+/* Where a TCP or UDP header holds its checksum. */
+static inline uint16_t ucm_split_csum_off(uint8_t proto)
+{
+	return proto == IPPROTO_TCP ? 16 : 6;
+}
 
 /*
  * The plan of the GSO packet @pkt of @len bytes, whose first @head bytes
@@ -74,5 +89,7 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
  */
 enum ucm_split_err ucm_split_csum(const struct virtio_net_hdr *vh, uint8_t *pkt,
 				  uint32_t len);
+/* The same checks, for a checksum left partial on the way out. */
+enum ucm_split_err ucm_split_csum_check(const struct virtio_net_hdr *vh, uint32_t len);
 
 #endif /* UCM_SPLIT_H */

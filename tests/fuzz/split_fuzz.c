@@ -4,7 +4,8 @@
  * every packet a tun with offloads gives it): a random virtio_net header
  * and packet, read with its head apart from its tail at a random place.
  *
- * Input: a control byte (bit 0: a tap's whole frame), the head's length
+ * Input: a control byte (bit 0: a tap's whole frame; bit 1: checksums
+ * left partial, finished here as a device does), the head's length
  * (16 bits, big-endian), a frame's room (16 bits), the vnet header, then
  * the packet. Head and tail are heap blocks of exactly their bytes, and
  * each segment goes into a block of exactly the room (ASan sees a look or
@@ -15,7 +16,7 @@
  * carry every payload byte once, in order; each has a right L4 checksum
  * (and IPv4 header checksum). ucm_split_csum() writes only within the
  * packet, and a completed checksum sums to zero with the pseudo-header's
- * sum the field held.
+ * sum the field held; ucm_split_csum_check() takes what it takes.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,11 +48,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ucm_split s;
 	uint32_t head, room, len, k, off;
 	uint8_t *h, *t, *seg, field[2] = { 0, 0 };
-	bool tap;
+	bool tap, partial, ok;
 
 	if (size < 5 + VNET)
 		return 0;
 	tap = data[0] & 1;
+	partial = data[0] & 2;
 	head = (uint32_t)data[1] << 8 | data[2];
 	room = (uint32_t)data[3] << 8 | data[4];
 	memcpy(&vh, data + 5, VNET);
@@ -67,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (ucm_split_plan(&vh, h, head, len, tap, room, &s) == UCM_SPLIT_OK) {
 		CHECK(s.hlen <= head && s.hlen + s.mss <= room && s.nseg >= 1);
+		s.partial = partial;
 		seg = malloc(room ? room : 1);
 		CHECK(seg);
 		for (k = 0, off = s.hlen; k < s.nseg; k++) {
@@ -75,6 +78,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(n > s.hlen || (s.nseg == 1 && n == s.hlen));
 			CHECK(n <= room && !memcmp(seg + s.hlen, data + off, n - s.hlen));
 			off += n - s.hlen;
+			if (partial) {	/* the sum from the L4 header on, the field's */
+				uint8_t *at = seg + s.l4_off + ucm_split_csum_off(s.proto);
+				uint16_t v = ucm_csum_fold(ucm_csum_add(0, seg + s.l4_off,
+									n - s.l4_off));
+
+				at[0] = v >> 8;
+				at[1] = v & 0xff;
+			}
 			check_seg(&s, seg, n);
 		}
 		CHECK(off == len);
@@ -82,12 +93,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (vh.csum_start + vh.csum_offset + 2u <= head)
 		memcpy(field, h + vh.csum_start + vh.csum_offset, 2);
+	ok = ucm_split_csum_check(&vh, head) == UCM_SPLIT_OK;
 	if (ucm_split_csum(&vh, h, head) == UCM_SPLIT_OK) {
+		CHECK(ok);
 		/* The bytes summed, the new field among them, plus what the
 		 * field held (the pseudo-header's sum): zero, folded. */
 		uint32_t sum = ucm_csum_add(0, h + vh.csum_start, head - vh.csum_start);
 
 		CHECK(ucm_csum_fold(ucm_csum_add(sum, field, 2)) == 0);
+	} else {
+		CHECK(!ok);
 	}
 	free(h);
 	free(t);

@@ -6,7 +6,7 @@
 # and its drivers are installed, otherwise skipped with the reason), and
 # ucpumapd's own delivered count (tun_packets) within 1% of the kernel's
 # (Udp/Udp6 InDatagrams + RcvbufErrors at the sink) over ucpumapd's life;
-# the two-way rows (and tcp-back, tcp-back-no-offload, udp-back) deliver on
+# the two-way rows (and the tcp-back rows, udp-back) deliver on
 # the way back too, the two-way ones with completions straight
 # into the cache only when direct bulk recycling is on; the coalescing
 # rows put nearly every datagram of 4 flows (and segment of the TCP
@@ -137,7 +137,7 @@ PY
 
 all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
 cpumap-coalesce-many-flows cpumap-no-batch cpumap-no-hold cpumap-no-prewake cpumap-no-latency tun-ceiling dpdk two-way two-way-no-direct-bulk
-tcp-kernel tcp tcp-coalesce tcp-kernel-cpumap tcp-back tcp-back-no-offload udp-back
+tcp-kernel tcp tcp-coalesce tcp-kernel-cpumap tcp-back tcp-back-no-offload tcp-back-sw-csum udp-back
 latency-kernel-cpumap latency-cpumap latency-cpumap-no-prewake latency-two-way"
 if run_bench v4 120 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
 	check v4 $all

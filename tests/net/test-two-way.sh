@@ -20,9 +20,10 @@
 #   uso-csum            5 UDP_SEGMENT sends of 8 datagrams and a plain
 #                       datagram from a DUT socket: 40 of 1200 bytes and the
 #                       plain one arrive intact (their checksums, done by the
-#                       way back, checked by the far end's kernel), and the
-#                       daemon's counters show it cut the 5 (where the
-#                       kernel takes USO4) and completed the plain one's
+#                       way back or left to the kernel, checked by the far
+#                       end's kernel), and the daemon's counters show it cut
+#                       the 5 (where the kernel takes USO4) and completed the
+#                       plain one's, or left all 41 to the kernel
 #   stats               the way back's counters: tx, completions, direct share;
 #                       not one packet dropped for a full TX channel over
 #                       all of the above (the read path waits instead)
@@ -30,6 +31,8 @@
 #   total-line          the total line at the stop: rx, delivered and the way
 #                       back's pps, each its whole-run count over the run's time
 #   spin                --spin-us 1000: ping each way, a clean stop
+#   sw-csum             --no-tx-csum: a 4 MB file out, SHA-256 compared, every
+#                       checksum the way back's own (none left to the kernel)
 #   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
 #                       next hop, and --no-direct-bulk): exit 0, both
 #                       conservation lines and the audit hold
@@ -37,8 +40,9 @@
 #                       vd's MAC, ARP goes through ucpumapd both ways; ping
 #                       each way, a file each way, a clean stop
 #   bad-flags           --peer-mac errors, a spin too long, --prewake on with
-#                       --two-way: precise message, exit 2, nothing left
-#                       attached
+#                       --two-way, --no-offload or --no-tx-csum one way,
+#                       --no-tx-csum with --no-offload: precise message,
+#                       exit 2, nothing left attached
 #
 # Root. One PASS/FAIL/SKIP line per case; the namespaces and every process
 # started here go on exit, by pid.
@@ -65,6 +69,15 @@ veth_pair "$g" "$d" vg vd 10.204.0.1/24 10.204.0.2/24 &&
 	exit 0
 }
 gmac=$(mac_of "$g" vg)
+# The way back leaves L4 checksums to the device where the kernel takes AF_XDP
+# TX metadata. veth would carry them partial to vg, whose kernel trusts a
+# partial checksum. With vd's TX checksumming off the kernel finishes each one
+# in software from the partial sum the way back wrote, and vg's kernel checks
+# it: every byte-exact case below then checks those sums too.
+ip netns exec "$d" ethtool -K vd tx off > /dev/null || {
+	bad setup "ethtool -K vd tx off failed"
+	exit 0
+}
 
 # Foreground only: in the background, $! would be a subshell's pid, and a
 # signal meant for the program would miss it. Background programs are
@@ -245,24 +258,29 @@ wait "$upid"
 kill -USR1 "$dpid"
 sleep 0.3
 tail -n 1 "$tmp/stats.json" > "$tmp/uso.after"
-uso=0
+uso=0 txcsum=0
 grep -q "offloads on the way back: .*USO4" "$tmp/d.err" && uso=1
-python3 - "$tmp/uso.json" "$name" "$tmp/uso.before" "$tmp/uso.after" "$uso" <<'PY'
+grep -q "TX checksum offload: on" "$tmp/d.err" && txcsum=1
+python3 - "$tmp/uso.json" "$name" "$tmp/uso.before" "$tmp/uso.after" "$uso" "$txcsum" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 b, a = (json.load(open(f)) for f in sys.argv[3:5])
-uso = sys.argv[5] == "1"
+uso, txcsum = sys.argv[5] == "1", sys.argv[6] == "1"
 sz = r["sizes"]
 cut = a.get("back_super", 0) - b.get("back_super", 0)
 done = a.get("back_csum_completed", 0) - b.get("back_csum_completed", 0)
+left = a.get("back_csum_offloaded", 0) - b.get("back_csum_offloaded", 0)
 arrived = sz.count(1200) == 40 and sz.count(100) == 1 and r["good"] == 41
 # Each UDP_SEGMENT send is a super-packet the way back cut, where the
-# kernel took USO4 (Linux 6.2); the plain datagram a checksum it completed.
-ours = done >= 1 and (cut >= 5 if uso else cut == 0)
+# kernel took USO4 (Linux 6.2); the plain datagram a checksum it completed,
+# or, with the TX checksum offload, all 41 checksums left to the kernel
+# (which vd's settings make it finish in software, for vg to check).
+ours = (left >= 41 if txcsum else done >= 1) and (cut >= 5 if uso else cut == 0)
+how = f"left {left} checksums to the kernel" if txcsum else f"completed {done} checksums"
 if arrived and ours:
-    print(f"PASS: {sys.argv[2]}/uso-csum: 40 datagrams of 1200 bytes from 5 UDP_SEGMENT sends, and a plain one, each intact; the way back cut {cut} super-packets{'' if uso else ' (no USO4 here: the kernel cut them)'} and completed {done} checksums")
+    print(f"PASS: {sys.argv[2]}/uso-csum: 40 datagrams of 1200 bytes from 5 UDP_SEGMENT sends, and a plain one, each intact; the way back cut {cut} super-packets{'' if uso else ' (no USO4 here: the kernel cut them)'} and {how}")
 else:
-    print(f"FAIL: {sys.argv[2]}/uso-csum: got {len(sz)} datagrams ({sz.count(1200)} of 1200, {sz.count(100)} of 100), {r['good']} intact, want 40, 1 and 41; the way back cut {cut} super-packets (want {'5 or more' if uso else 0}) and completed {done} checksums (want 1 or more)")
+    print(f"FAIL: {sys.argv[2]}/uso-csum: got {len(sz)} datagrams ({sz.count(1200)} of 1200, {sz.count(100)} of 100), {r['good']} intact, want 40, 1 and 41; the way back cut {cut} super-packets (want {'5 or more' if uso else 0}) and {how} (want {'41' if txcsum else '1'} or more)")
 PY
 
 # ---- the way back's counters ------------------------------------------------------
@@ -274,16 +292,17 @@ last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 tx, done, direct = last.get("tx", 0), last.get("tx_completed", 0), last.get("tx_comp_direct", 0)
 full, waits = last.get("back_channel_full", -1), last.get("back_channel_waits", -1)
 sup, segs, cs = last.get("back_super", 0), last.get("back_segments", 0), last.get("back_csum_completed", 0)
+left = last.get("back_csum_offloaded", 0)
 if tx > 1000 and done > 0 and 0 < direct <= done <= tx and full == 0:
     print(f"PASS: {sys.argv[2]}/stats: tx {tx}, completed {done}, {100 * direct / done:.0f}% straight into the cache, read from the tun {last.get('back_read')}, channel full 0 (the read path waited for room {waits} times)")
 else:
     print(f"FAIL: {sys.argv[2]}/stats: tx {tx} completed {done} direct {direct} channel full {full} (want 0)")
 # The offloads were used: super-packets cut (TSO, the USO sends) and
-# checksums completed.
-if sup >= 5 and segs > 2 * sup and cs > 0:
-    print(f"PASS: {sys.argv[2]}/offloads: {sup} super-packets cut into {segs} segments, {cs} checksums completed")
+# checksums completed, or left to the kernel.
+if sup >= 5 and segs > 2 * sup and cs + left > 0:
+    print(f"PASS: {sys.argv[2]}/offloads: {sup} super-packets cut into {segs} segments, {cs} checksums completed, {left} left to the kernel")
 else:
-    print(f"FAIL: {sys.argv[2]}/offloads: super {sup} segments {segs} checksums {cs}: the way back cut nothing")
+    print(f"FAIL: {sys.argv[2]}/offloads: super {sup} segments {segs} checksums {cs} completed, {left} left to the kernel: the way back cut nothing")
 PY
 stop
 rc=$?
@@ -343,6 +362,30 @@ if start --two-way --spin-us 1000; then
 	fi
 else
 	bad spin "ucpumapd --spin-us 1000 did not start: $(head -c 300 "$tmp/d.err")"
+fi
+
+# ---- every checksum the way back's own: --no-tx-csum -------------------------------
+# The runs above leave checksums to the kernel (vd's TX checksumming off makes
+# it finish them, for vg to check). Here the way back computes them all: the
+# file arrives whole, and the counters show checksums done here, none left.
+if start --two-way --no-tx-csum; then
+	file sw-csum-file-out "$g" 10.204.0.1 "$d"
+	kill -USR1 "$dpid"
+	sleep 0.3
+	stop
+	rc=$?
+	python3 - "$tmp/stats.json" "$name" "$rc" "$tmp/d.err" <<'PY'
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+segs, left = last.get("back_segments", 0), last.get("back_csum_offloaded", -1)
+said = "TX checksum offload: on" in open(sys.argv[4]).read()
+if sys.argv[3] == "0" and segs > 0 and left == 0 and not said:
+    print(f"PASS: {sys.argv[2]}/sw-csum: --no-tx-csum: {segs} segments cut, every checksum computed by the way back, none left to the kernel, a clean stop")
+else:
+    print(f"FAIL: {sys.argv[2]}/sw-csum: exit {sys.argv[3]}, {segs} segments, {left} checksums left to the kernel (want 0), offload said on: {said}")
+PY
+else
+	bad sw-csum "ucpumapd --no-tx-csum did not start: $(head -c 300 "$tmp/d.err")"
 fi
 
 # ---- SIGTERM during a two-way transfer --------------------------------------------
@@ -433,3 +476,5 @@ badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass
 badflag spin-too-long "spin-us" --two-way --spin-us 1001
 badflag prewake-two-way "prewake on: a two-way worker" --two-way --prewake on
 badflag no-offload-one-way "--no-offload is about the way back" --no-offload
+badflag no-tx-csum-one-way "--no-tx-csum is about the way back" --no-tx-csum
+badflag no-tx-csum-no-offload "drop --no-offload" --two-way --no-offload --no-tx-csum

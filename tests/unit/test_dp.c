@@ -63,11 +63,17 @@ static int test_bad_options(void)
 	b = o; b.flags = UCM_DP_F_INLINE | UCM_DP_F_TWO_WAY;
 	if (refused(&b, EINVAL, "inline has no workers"))
 		return 1;
-	b = o; b.flags = UCM_DP_F_NO_OFFLOAD << 1;
-	if (refused(&b, EINVAL, "unknown flags 0x8000"))
+	b = o; b.flags = UCM_DP_F_NO_TX_CSUM << 1;
+	if (refused(&b, EINVAL, "unknown flags 0x10000"))
 		return 1;
 	b = o; b.flags = UCM_DP_F_NO_OFFLOAD;
 	if (refused(&b, EINVAL, "NO_OFFLOAD is about the way back"))
+		return 1;
+	b = o; b.flags = UCM_DP_F_NO_TX_CSUM;
+	if (refused(&b, EINVAL, "NO_TX_CSUM is about the way back's offloads"))
+		return 1;
+	b = o; b.flags = UCM_DP_F_NO_TX_CSUM | UCM_DP_F_TWO_WAY | UCM_DP_F_NO_OFFLOAD;
+	if (refused(&b, EINVAL, "without UCM_DP_F_NO_OFFLOAD"))
 		return 1;
 	b = o; b.peer_mac = mac;
 	if (refused(&b, EINVAL, "peer_mac"))

@@ -31,6 +31,7 @@ struct spec {
 	uint16_t mss;
 	uint8_t tflags;		/* TCP flags of the super-packet (0: ACK|PSH) */
 	uint16_t id;
+	bool partial;		/* checksums left partial, finished here as a device does */
 };
 
 static uint16_t be16(const uint8_t *p)
@@ -119,6 +120,15 @@ static uint32_t build(const struct spec *s, struct virtio_net_hdr *vh)
 	return len;
 }
 
+/* A device's (or skb_checksum_help()'s) part of a checksum left partial:
+ * the sum from @start to the end of @n bytes, the field included. */
+static void finish_partial(uint8_t *pkt, uint32_t n, uint32_t start, uint32_t at, bool udp)
+{
+	uint16_t v = ucm_csum_fold(ucm_csum_add(0, pkt + start, n - start));
+
+	put16(pkt + at, v || !udp ? v : 0xffff);
+}
+
 /* Cut @s with its first @head bytes apart from the rest, check every
  * segment; the payloads back together must be the original's. */
 static int cut_and_check(const struct spec *s, uint32_t head)
@@ -137,6 +147,7 @@ static int cut_and_check(const struct spec *s, uint32_t head)
 	memcpy(headbuf, sp, head);
 	UT_ASSERT(ucm_split_plan(&vh, headbuf, head, len, s->tap, SEG_MAX, &pl) == UCM_SPLIT_OK,
 		  "a good super-packet refused (payload %u)", s->payload);
+	pl.partial = s->partial;
 	UT_ASSERT(pl.nseg == (s->payload + s->mss - 1) / s->mss && pl.hlen == hl,
 		  "plan: %u segments of headers %u (payload %u mss %u)", pl.nseg, pl.hlen,
 		  s->payload, s->mss);
@@ -147,6 +158,9 @@ static int cut_and_check(const struct spec *s, uint32_t head)
 		memset(seg, 0x5a, sizeof(seg));
 		n = ucm_split_seg(&pl, k, headbuf, head, sp + head, seg);
 		UT_ASSERT(n == hl + want, "segment %u: %u bytes, not %u", k, n, hl + want);
+		if (s->partial)
+			finish_partial(seg, n, l2 + l3h, l2 + l3h + ucm_split_csum_off(s->udp ? 17 : 6),
+				       s->udp);
 		UT_ASSERT(!memcmp(seg, sp, l2), "segment %u: the Ethernet header changed", k);
 		if (s->v6) {
 			UT_ASSERT(be16(ip + 4) == l4h + want, "segment %u: IPv6 payload length %u",
@@ -231,6 +245,27 @@ static int test_every_head(void)
 	return 0;
 }
 
+/* Checksums left partial: finished from the pseudo-header's sum the way
+ * a device does, they are the full ones (every check of cut_and_check()). */
+static int test_partial(void)
+{
+	struct spec s = { .payload = 20000, .mss = 1448, .id = 3, .partial = true };
+
+	if (cut_and_check(&s, SEG_MAX) || cut_and_check(&s, 1000))
+		return -1;
+	s.v6 = true;
+	if (cut_and_check(&s, SEG_MAX))
+		return -1;
+	s.udp = true;
+	s.payload = 1400 * 9 + 1;
+	s.mss = 1400;
+	if (cut_and_check(&s, SEG_MAX))
+		return -1;
+	s.v6 = false;
+	s.tap = true;
+	return cut_and_check(&s, 777);
+}
+
 static int test_one_segment(void)
 {
 	struct spec s = { .payload = 100, .mss = 1448 };
@@ -301,11 +336,18 @@ static int test_csum(void)
 	len = build(&s, &vh);
 	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_OK, "a good one refused");
 	UT_ASSERT(l4_check(sp, true, 6, sp + 40, len - 40) == 0, "TCPv6 checksum wrong");
+	UT_ASSERT(ucm_split_csum_check(&vh, len) == UCM_SPLIT_OK, "a good one refused (check)");
 	vh.csum_start = len;
 	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_BAD_HDR, "a start past the end taken");
+	UT_ASSERT(ucm_split_csum_check(&vh, len) == UCM_SPLIT_BAD_HDR,
+		  "a start past the end taken (check)");
 	vh.csum_start = 40;
 	vh.csum_offset = len - 41;
 	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_BAD_HDR, "a field past the end taken");
+	UT_ASSERT(ucm_split_csum_check(&vh, len) == UCM_SPLIT_BAD_HDR,
+		  "a field past the end taken (check)");
+	vh.csum_offset = 17;
+	UT_ASSERT(ucm_split_csum_check(&vh, len) == UCM_SPLIT_BAD_HDR, "an odd field taken (check)");
 	return 0;
 }
 
@@ -315,6 +357,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_udp4_udp6_short_last),
 	UT_CASE(test_tap),
 	UT_CASE(test_every_head),
+	UT_CASE(test_partial),
 	UT_CASE(test_one_segment),
 	UT_CASE(test_bad),
 	UT_CASE(test_csum),

@@ -102,9 +102,13 @@ enum ucm_dp_flags {
 	UCM_DP_F_NO_HOLD = 1 << 13,
 	/* Two-way: the tun's read path takes no offloads
 	 * (UCM_TUN_F_NO_OFFLOAD): one MTU-sized packet per read, every
-	 * checksum done by the kernel; for comparison. The last flag: dp
-	 * refuses any above it. */
+	 * checksum done by the kernel; for comparison. */
 	UCM_DP_F_NO_OFFLOAD = 1 << 14,
+	/* Two-way with offloads: the way back computes every checksum
+	 * itself, not leaving them to the kernel or the device through
+	 * AF_XDP TX metadata (UCM_XSK_F_TX_CSUM: copy mode, Linux 6.11); for
+	 * comparison. The last flag: dp refuses any above it. */
+	UCM_DP_F_NO_TX_CSUM = 1 << 15,
 };
 
 /* Defaults of the sizes, and why. */
@@ -250,6 +254,8 @@ struct ucm_dp_opts {
  *            csum_completed): super-packets read and the segments cut
  *            from them, which back_read counts as packets, and partial
  *            checksums completed
+ * @back_csum_offloaded: packets the way back sent with their checksum
+ *            left to the kernel or the device (ucm_tun_rev_stats.csum_offloaded)
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -272,6 +278,7 @@ struct ucm_dp_stats {
 	uint64_t prewakes;
 	uint64_t back_channel_waits;
 	uint64_t back_super, back_segments, back_csum_completed;
+	uint64_t back_csum_offloaded;
 };
 
 enum ucm_dp_state {

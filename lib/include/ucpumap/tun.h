@@ -191,6 +191,9 @@ struct ucm_tun_stats {
  * @segments: the segments made of them, each a packet in @packets
  * @csum_completed: packets whose checksum the kernel left to us
  *                  (NEEDS_CSUM without GSO), completed
+ * @csum_offloaded: packets sent with their L4 checksum left for the way
+ *                  out to finish (ucm_txq__tx_csum(): AF_XDP TX metadata):
+ *                  the segments, and the NEEDS_CSUM packets not completed
  * @drop_offload counts the offloaded packets that could not be done, one
  * of these reasons each:
  * @offload_bad_type: a GSO type we do not know, or a gso_size of 0
@@ -222,6 +225,7 @@ struct ucm_tun_rev_stats {
 	uint64_t offload_bad_type;
 	uint64_t offload_bad_header;
 	uint64_t offload_too_big;
+	uint64_t csum_offloaded;
 };
 
 /* The Ethernet header the read path puts in front of what a tun gives

@@ -60,10 +60,20 @@
  * Lent frames are the pool's allocated frames (UCM_LOC_APP) until they come
  * home: through the TX path, through ucm_txq__drop() (a worker's frame it
  * could not use), or through ucm_txq__reclaim() at shutdown.
+ *
+ * A checksum left for the way out to finish: where the queue's sockets
+ * take TX metadata (ucm_txq__tx_csum(); AF_XDP, Linux 6.11), a worker may
+ * send a packet whose L4 checksum is partial, as the kernel's
+ * CHECKSUM_PARTIAL: the field holds the pseudo-header's sum, the
+ * UCM_TXQ_META_LEN bytes in front of the packet in its frame hold a struct
+ * ucm_txq_meta asking for the rest (ucm_txq_meta_csum()), and its
+ * descriptor carries UCM_TXQ_DESC_CSUM. Every other descriptor goes out as
+ * it is.
  */
 #ifndef UCPUMAP_TXQ_H
 #define UCPUMAP_TXQ_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "ucpumap/api.h"
 #include "ucpumap/pool.h"
@@ -74,6 +84,41 @@ extern "C" {
 
 /* Ring size of each direction: 4 worker batches of 64 in flight each way. */
 #define UCM_TXQ_DEFAULT_SIZE	256
+
+/* The uapi's struct xsk_tx_metadata (<linux/if_xdp.h>, Linux 6.8) as far
+ * as a checksum request goes, in the UCM_TXQ_META_LEN bytes before the
+ * packet: the sockets register that much (a multiple of 8, as the kernel
+ * wants). */
+struct ucm_txq_meta {
+	uint64_t flags;		/* UCM_TXQ_META_F_CSUM */
+	uint16_t csum_start;	/* from the packet's first byte */
+	uint16_t csum_offset;	/* from csum_start to the checksum field */
+	uint32_t pad;
+};
+#define UCM_TXQ_META_LEN	16
+#define UCM_TXQ_META_F_CSUM	(1ull << 1)	/* XDP_TXMD_FLAGS_CHECKSUM */
+/* A descriptor's request bit: above every UMEM address (at most 2^40),
+ * below the length (ucm_desc_make()). */
+#define UCM_TXQ_DESC_CSUM	(1ull << 46)
+
+/* Ask for @pkt's checksum at @start + @off to be finished on the way out;
+ * @desc is @pkt's descriptor. Return: the descriptor to send. */
+static inline uint64_t ucm_txq_meta_csum(void *pkt, uint64_t desc, uint16_t start,
+					 uint16_t off)
+{
+	struct ucm_txq_meta *m = (struct ucm_txq_meta *)((char *)pkt - UCM_TXQ_META_LEN);
+
+	m->flags = UCM_TXQ_META_F_CSUM;
+	m->csum_start = start;
+	m->csum_offset = off;
+	return desc | UCM_TXQ_DESC_CSUM;
+}
+
+/* A descriptor without its request bit: its frame and length. */
+static inline uint64_t ucm_txq_desc_plain(uint64_t desc)
+{
+	return desc & ~UCM_TXQ_DESC_CSUM;
+}
 
 struct ucm_txq;
 
@@ -154,6 +199,12 @@ UCM_API uint32_t ucm_txq__reclaim(struct ucm_txq *t);
  * past ours are zeroed). Return: 0, or -EINVAL (@st NULL or @sz 0). */
 UCM_API int ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st,
 			   size_t sz);
+/* Control thread, before the worker runs: the queue's sockets finish the
+ * checksums UCM_TXQ_DESC_CSUM asks for (ucm_xsk__tx_csum()). Off at
+ * create. */
+UCM_API void ucm_txq__set_tx_csum(struct ucm_txq *t, bool on);
+/* Worker: whether it may send UCM_TXQ_DESC_CSUM. */
+UCM_API bool ucm_txq__tx_csum(const struct ucm_txq *t);
 /* Non-const: the UMEM it returns is the one the channel lends frames of. */
 UCM_API struct ucm_umem *ucm_txq__umem(struct ucm_txq *t);
 

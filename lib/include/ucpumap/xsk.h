@@ -52,6 +52,14 @@ enum ucm_xsk_mode {
 enum ucm_xsk_flags {
 	UCM_XSK_F_NO_NEED_WAKEUP = 1 << 0,	/* need_wakeup is on by default */
 	UCM_XSK_F_BUSY_POLL = 1 << 1,		/* SO_PREFER_BUSY_POLL + budget */
+	/*
+	 * Register the UMEM with TX metadata (UCM_TXQ_META_LEN bytes in front
+	 * of every packet sent, which must then start that far into its
+	 * frame), so that a descriptor with UCM_TXQ_DESC_CSUM has its
+	 * checksum finished by the kernel (ucm_xsk__tx_csum() says whether it
+	 * is: copy mode on a kernel that takes TX metadata). Logged once.
+	 */
+	UCM_XSK_F_TX_CSUM = 1 << 2,
 };
 
 struct ucm_xsk_opts {
@@ -172,6 +180,9 @@ UCM_API uint32_t ucm_xsk__nqueues(const struct ucm_xsk *x);
 UCM_API int ucm_xsk__ifindex(const struct ucm_xsk *x);
 /* The mode the kernel really gave: true for zero-copy. */
 UCM_API bool ucm_xsk__zerocopy(const struct ucm_xsk *x);
+/* UCM_XSK_F_TX_CSUM was asked for and is on: descriptors with
+ * UCM_TXQ_DESC_CSUM have their checksums finished by the kernel. */
+UCM_API bool ucm_xsk__tx_csum(const struct ucm_xsk *x);
 UCM_API struct ucm_xsk_queue *ucm_xsk__queue(struct ucm_xsk *x, uint32_t i);
 
 UCM_API int ucm_xsk_queue__fd(const struct ucm_xsk_queue *q);
