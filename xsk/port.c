@@ -30,6 +30,7 @@
 
 #include "core/pool_internal.h"
 #include "engine/cpumap_internal.h"
+#include "io/netdev.h"
 #include "ucpumap/cpumap.h"
 #include "ucpumap/txq.h"
 #include "ucpumap/xsk.h"
@@ -121,6 +122,7 @@ struct ucm_xsk {
 	int ifindex;
 	bool zerocopy;
 	bool tx_meta;		/* the UMEM has UCM_TXQ_META_LEN in front of TX packets */
+	bool tx_csum;		/* and the kernel finishes the checksums they ask for */
 	uint32_t nqueues;
 	struct ucm_xsk_queue *q;
 };
@@ -466,21 +468,36 @@ static int umem_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 	return err;
 }
 
-/* Say once what became of the TX checksum offload asked for. Copy mode
- * sends through an skb, which takes the request as a checksum left partial
- * (the device or the stack finishes it); a zero-copy driver must say it
- * takes requests (the netdev family's xsk-features), which is not asked:
- * there the way back computes checksums itself. */
-static void xsk_report_tx_csum(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
+/* Whether the checksum requests are taken, said once. Copy mode sends
+ * through an skb, which takes a request as a checksum left partial (the
+ * device or the stack finishes it). A zero-copy driver hands it to the
+ * device only if it says so (the netdev family's xsk-features); one that
+ * does not would send the checksum unfinished, so the way back computes
+ * them there. */
+static void xsk_probe_tx_csum(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 {
+	uint64_t feat = 0;
+	int err;
+
 	if (!x->tx_meta)
 		return;
-	if (x->zerocopy)
-		pr_info("xsk: %s: zero-copy: the driver's TX checksum offload is not probed: checksums in software\n",
-			o->ifname);
-	else
+	if (!x->zerocopy) {
+		x->tx_csum = true;
 		pr_info("xsk: %s: TX checksum offload: on (copy mode: the kernel or the device finishes each checksum)\n",
 			o->ifname);
+		return;
+	}
+	err = ucm_netdev_xsk_features(x->ifindex, &feat);
+	x->tx_csum = !err && (feat & UCM_NETDEV_XSK_TX_CHECKSUM);
+	if (x->tx_csum)
+		pr_info("xsk: %s: TX checksum offload: on (zero-copy: the driver takes checksum requests)\n",
+			o->ifname);
+	else if (err)
+		pr_info("xsk: %s: zero-copy, and the kernel cannot say whether the driver takes TX checksum requests (%s): checksums in software\n",
+			o->ifname, strerror(-err));
+	else
+		pr_info("xsk: %s: zero-copy, and the driver takes no TX checksum requests (xsk-features 0x%llx): checksums in software\n",
+			o->ifname, (unsigned long long)feat);
 }
 
 struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
@@ -538,7 +555,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 		if (err)
 			goto out_socks;
 	}
-	xsk_report_tx_csum(x, &o);
+	xsk_probe_tx_csum(x, &o);
 	return x;
 
 out_socks:
@@ -616,7 +633,7 @@ bool ucm_xsk__zerocopy(const struct ucm_xsk *x)
 
 bool ucm_xsk__tx_csum(const struct ucm_xsk *x)
 {
-	return x->tx_meta && !x->zerocopy;
+	return x->tx_csum;
 }
 
 struct ucm_xsk_queue *ucm_xsk__queue(struct ucm_xsk *x, uint32_t i)

@@ -291,7 +291,7 @@ union nl_req {
 	char buf[128];
 };
 
-static void put_attr(struct nlmsghdr *h, int type, const void *data, int len)
+void ucm_nl_put_attr(struct nlmsghdr *h, int type, const void *data, int len)
 {
 	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
 
@@ -362,8 +362,8 @@ static int route_get(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *
 	h->nlmsg_flags = NLM_F_REQUEST;
 	rt->rtm_family = v6 ? AF_INET6 : AF_INET;
 	rt->rtm_dst_len = alen * 8;
-	put_attr(h, RTA_DST, dst, alen);
-	put_attr(h, RTA_OIF, &n->ifindex, sizeof(n->ifindex));
+	ucm_nl_put_attr(h, RTA_DST, dst, alen);
+	ucm_nl_put_attr(h, RTA_OIF, &n->ifindex, sizeof(n->ifindex));
 	err = nl_talk(n, h, RTM_NEWROUTE, sizeof(struct rtmsg), &msg);
 	return err ? err : ucm_neigh_parse_route(msg, n->ifindex, v6, dst, hop);
 }
@@ -380,7 +380,7 @@ static void neigh_req(struct ucm_neigh *n, struct nlmsghdr *h, int type, int fla
 	nd->ndm_family = v6 ? AF_INET6 : AF_INET;
 	nd->ndm_ifindex = n->ifindex;
 	nd->ndm_flags = ntf;
-	put_attr(h, NDA_DST, hop, v6 ? 16 : 4);
+	ucm_nl_put_attr(h, NDA_DST, hop, v6 ? 16 : 4);
 }
 
 /* The neighbour entry of @hop: 0 with @mac (1: a stale one), or -errno

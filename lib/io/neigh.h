@@ -65,6 +65,10 @@ void ucm_neigh_kick(struct ucm_neigh *n);
 void ucm_neigh_counts(const struct ucm_neigh *n, uint64_t *requests, uint64_t *evicted,
 		      uint64_t *refused);
 
+/* Append an attribute of @len bytes to the request @h (room is the
+ * caller's): rtnetlink's and generic netlink's are laid out alike. */
+void ucm_nl_put_attr(struct nlmsghdr *h, int type, const void *data, int len);
+
 /* ---- for tests/unit/test_neigh.c ---------------------------------------- */
 
 /* Pure parsers over a received datagram. ucm_neigh_nl_find(): the reply to

@@ -17,12 +17,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
+#include <linux/genetlink.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
 #include "core/internal.h"
 #include "io/neigh.h"
+#include "io/netdev.h"
 #include "utest.h"
 
 #define IFX	7		/* the NIC's ifindex in the synthetic replies */
@@ -48,16 +50,6 @@ static struct nlmsghdr *msg_start(struct msgbuf *b, uint16_t type, uint32_t seq,
 	return h;
 }
 
-static void msg_attr(struct nlmsghdr *h, uint16_t type, const void *data, size_t len)
-{
-	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
-
-	a->rta_type = type;
-	a->rta_len = RTA_LENGTH(len);
-	memcpy(RTA_DATA(a), data, len);
-	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
-}
-
 static void msg_end(struct msgbuf *b, struct nlmsghdr *h)
 {
 	b->len += NLMSG_ALIGN(h->nlmsg_len);
@@ -71,10 +63,10 @@ static struct nlmsghdr *route_msg(struct msgbuf *b, uint32_t seq, bool v6, uint8
 			    .rtm_table = table < 256 ? table : RT_TABLE_COMPAT };
 	struct nlmsghdr *h = msg_start(b, RTM_NEWROUTE, seq, &rt, sizeof(rt));
 
-	msg_attr(h, RTA_TABLE, &table, sizeof(table));
+	ucm_nl_put_attr(h, RTA_TABLE, &table, sizeof(table));
 	if (gw)
-		msg_attr(h, RTA_GATEWAY, gw, v6 ? 16 : 4);
-	msg_attr(h, RTA_OIF, &oif, sizeof(oif));
+		ucm_nl_put_attr(h, RTA_GATEWAY, gw, v6 ? 16 : 4);
+	ucm_nl_put_attr(h, RTA_OIF, &oif, sizeof(oif));
 	msg_end(b, h);
 	return h;
 }
@@ -87,9 +79,9 @@ static struct nlmsghdr *neigh_msg(struct msgbuf *b, uint32_t seq, bool v6, int i
 	struct nlmsghdr *h = msg_start(b, RTM_NEWNEIGH, seq, &nd, sizeof(nd));
 	uint8_t dst[4] = { 10, 0, 0, 1 };
 
-	msg_attr(h, NDA_DST, dst, sizeof(dst));
+	ucm_nl_put_attr(h, NDA_DST, dst, sizeof(dst));
 	if (mac)
-		msg_attr(h, NDA_LLADDR, mac, maclen);
+		ucm_nl_put_attr(h, NDA_LLADDR, mac, maclen);
 	msg_end(b, h);
 	return h;
 }
@@ -743,6 +735,72 @@ static int test_resolver_many(void)
 	return 0;
 }
 
+/* ---- the netdev family's replies (io/netdev.c) ---------------------------- */
+
+/* A generic netlink reply of family @type: its header, then attributes. */
+static struct nlmsghdr *gnl_msg(struct msgbuf *b, uint16_t type)
+{
+	struct genlmsghdr g = { .cmd = 1, .version = 1 };
+
+	b->len = 0;
+	return msg_start(b, type, 2, &g, GENL_HDRLEN);
+}
+
+static int test_netdev_parse(void)
+{
+	uint64_t xdp = 0x7f, xsk = UCM_NETDEV_XSK_TX_CHECKSUM, got = 0;
+	uint32_t ifx = IFX, short4 = 2;
+	struct msgbuf b;
+	struct nlmsghdr *h;
+	uint16_t id = 0, fam = 0x21;
+
+	h = gnl_msg(&b, GENL_ID_CTRL);
+	ucm_nl_put_attr(h, CTRL_ATTR_FAMILY_NAME, "netdev", 7);
+	ucm_nl_put_attr(h, CTRL_ATTR_FAMILY_ID, &fam, sizeof(fam));
+	UT_ASSERT(ucm_netdev_parse_family(h, &id) == 0 && id == 0x21, "family id %u", id);
+	h = gnl_msg(&b, GENL_ID_CTRL);
+	ucm_nl_put_attr(h, CTRL_ATTR_FAMILY_NAME, "netdev", 7);
+	UT_ASSERT(ucm_netdev_parse_family(h, &id) == -EPROTO, "a reply without an id taken");
+
+	/* ifindex, xdp-features (3), xsk-features (6): 4-byte aligned u64s */
+	h = gnl_msg(&b, fam);
+	ucm_nl_put_attr(h, 1, &ifx, sizeof(ifx));
+	ucm_nl_put_attr(h, 3, &xdp, sizeof(xdp));
+	ucm_nl_put_attr(h, 6, &xsk, sizeof(xsk));
+	UT_ASSERT(ucm_netdev_parse_xsk(h, &got) == 0 && got == xsk, "xsk-features 0x%llx",
+		  (unsigned long long)got);
+	h = gnl_msg(&b, fam);	/* a kernel before 6.8 */
+	ucm_nl_put_attr(h, 1, &ifx, sizeof(ifx));
+	ucm_nl_put_attr(h, 3, &xdp, sizeof(xdp));
+	UT_ASSERT(ucm_netdev_parse_xsk(h, &got) == -EOPNOTSUPP, "features where none are");
+	h = gnl_msg(&b, fam);	/* too short to be a u64 */
+	ucm_nl_put_attr(h, 6, &short4, sizeof(short4));
+	UT_ASSERT(ucm_netdev_parse_xsk(h, &got) == -EPROTO, "a short xsk-features taken");
+	h = gnl_msg(&b, fam);	/* an attribute running past the message */
+	ucm_nl_put_attr(h, 3, &xdp, sizeof(xdp));
+	((struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN))->nla_len = 200;
+	UT_ASSERT(ucm_netdev_parse_xsk(h, &got) == -EPROTO, "an attribute past the end walked");
+	return 0;
+}
+
+/* The kernel's own answer about lo (no root needed): no TX metadata
+ * support there; an unknown device is -ENODEV. A kernel before 6.8 cannot
+ * say (-EOPNOTSUPP), which is an answer too. */
+static int test_netdev_live(void)
+{
+	uint64_t f = ~0ull;
+	int err = ucm_netdev_xsk_features(1, &f);
+
+	UT_ASSERT(err == 0 || err == -EOPNOTSUPP, "lo: %d (%s)", err, strerror(-err));
+	UT_ASSERT(err || !(f & UCM_NETDEV_XSK_TX_CHECKSUM), "lo takes TX checksum requests: 0x%llx",
+		  (unsigned long long)f);
+	if (!err) {
+		err = ucm_netdev_xsk_features(0x7ffffff0, &f);
+		UT_ASSERT(err == -ENODEV, "no such device: %d (%s)", err, strerror(-err));
+	}
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_find_good),
 	UT_CASE(test_find_truncated),
@@ -759,6 +817,8 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_cache_crowded_set),
 	UT_CASE(test_resolver_thread),
 	UT_CASE(test_resolver_many),
+	UT_CASE(test_netdev_parse),
+	UT_CASE(test_netdev_live),
 	{}
 };
 

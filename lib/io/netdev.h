@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What a device's driver says it does for AF_XDP, asked of the kernel's
+ * netdev family (generic netlink, Linux 6.3; its xsk-features, 6.8):
+ * whether a zero-copy driver finishes the TX checksums that AF_XDP TX
+ * metadata asks for. Asked once, when the sockets open: no hot path.
+ */
+#ifndef UCM_IO_NETDEV_H
+#define UCM_IO_NETDEV_H
+
+#include <stdint.h>
+
+struct nlmsghdr;
+
+/* netdev's xsk-features bits (enum netdev_xsk_flags, <linux/netdev.h>) */
+#define UCM_NETDEV_XSK_TX_TIMESTAMP	(1ull << 0)
+#define UCM_NETDEV_XSK_TX_CHECKSUM	(1ull << 1)
+
+/*
+ * The xsk-features of the device @ifindex into @features. Return: 0,
+ * -EOPNOTSUPP when the kernel cannot say (no netdev family before Linux
+ * 6.3, no xsk-features before 6.8), or another -errno (-ENODEV: no such
+ * device; -ETIMEDOUT: no answer within a second).
+ */
+int ucm_netdev_xsk_features(int ifindex, uint64_t *features);
+
+/* ---- for tests/unit/test_neigh.c: pure parsers over a reply ----------- */
+
+/* A CTRL_CMD_GETFAMILY reply's family id. Return: 0, -EPROTO without one. */
+int ucm_netdev_parse_family(const struct nlmsghdr *h, uint16_t *id);
+/* A NETDEV_CMD_DEV_GET reply's xsk-features. Return: 0, -EOPNOTSUPP
+ * without them (a kernel before 6.8), -EPROTO for a short attribute. */
+int ucm_netdev_parse_xsk(const struct nlmsghdr *h, uint64_t *features);
+
+#endif /* UCM_IO_NETDEV_H */
