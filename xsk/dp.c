@@ -745,7 +745,7 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	t->rx_bad_desc += xs.rx_bad_desc;
 	t->rx_steer_err += xs.rx_steer_err;
 	t->tx += xs.tx;
-	t->tx_drops += xs.tx_ring_full;
+	t->tx_drops += xs.tx_ring_full + xs.tx_bad_desc;
 	t->tx_completed += xs.tx_completed;
 	t->tx_comp_direct += xs.tx_comp_direct;
 	t->tx_comp_bulks += xs.tx_comp_bulks;

@@ -22,10 +22,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/ethtool.h>
 #include <linux/if_xdp.h>
+#include <linux/sockios.h>
 #include <xdp/xsk.h>
 
 #include "core/pool_internal.h"
@@ -123,6 +126,8 @@ struct ucm_xsk {
 	bool zerocopy;
 	bool tx_meta;		/* the UMEM has UCM_TXQ_META_LEN in front of TX packets */
 	bool tx_csum;		/* and the kernel finishes the checksums they ask for */
+	bool copy_csum;		/* the driver's copy path is known to finish them */
+	bool zc_csum;		/* the driver takes them in zero-copy (xsk-features) */
 	uint32_t nqueues;
 	struct ucm_xsk_queue *q;
 };
@@ -438,8 +443,35 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 	return 0;
 }
 
-/* The UMEM on queue 0's new socket: with TX metadata when asked for and
- * the kernel has it (Linux 6.11, or 6.8's stable updates), else without. */
+/*
+ * Where TX checksum requests can work, asked before the UMEM is registered
+ * (its metadata room is for every packet sent, so it is only taken where a
+ * request can be honoured). Copy mode hands the driver an skb with the
+ * checksum partial but no network header, which a NIC driver's checksum
+ * offload reads: only veth's copy path is known to be right (it hands the
+ * skb to its peer as it is; the stack finishes it where the peer's side
+ * does not offload), and it is the one tested. Zero-copy: the driver says
+ * so in its xsk-features (Linux 6.8).
+ */
+static void tx_csum_where(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
+{
+	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr = { .ifr_data = (void *)&info };
+	uint64_t feat = 0;
+	int fd;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", o->ifname);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	x->copy_csum = fd >= 0 && !ioctl(fd, SIOCETHTOOL, &ifr) && !strcmp(info.driver, "veth");
+	if (fd >= 0)
+		close(fd);
+	x->zc_csum = !ucm_netdev_xsk_features(x->ifindex, &feat) &&
+		     (feat & UCM_NETDEV_XSK_TX_CHECKSUM);
+}
+
+/* The UMEM on queue 0's new socket: with TX metadata when asked for, where
+ * a request can be honoured and the kernel has it (Linux 6.11, or 6.8's
+ * stable updates), else without. */
 static int umem_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 {
 	int fd, err = -EINVAL;
@@ -452,7 +484,9 @@ static int umem_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 		return err;
 	}
 	x->q[0].fd = fd;
-	if (o->flags & UCM_XSK_F_TX_CSUM) {
+	if (o->flags & UCM_XSK_F_TX_CSUM)
+		tx_csum_where(x, o);
+	if (x->copy_csum || x->zc_csum) {
 		err = umem_register(x, fd, UCM_TXQ_META_LEN);
 		x->tx_meta = !err;
 		if (err == -EINVAL)
@@ -468,36 +502,23 @@ static int umem_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 	return err;
 }
 
-/* Whether the checksum requests are taken, said once. Copy mode sends
- * through an skb, which takes a request as a checksum left partial (the
- * device or the stack finishes it). A zero-copy driver hands it to the
- * device only if it says so (the netdev family's xsk-features); one that
- * does not would send the checksum unfinished, so the way back computes
- * them there. */
-static void xsk_probe_tx_csum(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
+/* Whether TX checksum requests are taken in the mode the sockets got,
+ * said once. */
+static void xsk_report_tx_csum(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 {
-	uint64_t feat = 0;
-	int err;
-
-	if (!x->tx_meta)
+	if (!(o->flags & UCM_XSK_F_TX_CSUM))
 		return;
-	if (!x->zerocopy) {
-		x->tx_csum = true;
-		pr_info("xsk: %s: TX checksum offload: on (copy mode: the kernel or the device finishes each checksum)\n",
-			o->ifname);
-		return;
-	}
-	err = ucm_netdev_xsk_features(x->ifindex, &feat);
-	x->tx_csum = !err && (feat & UCM_NETDEV_XSK_TX_CHECKSUM);
+	x->tx_csum = x->tx_meta && (x->zerocopy ? x->zc_csum : x->copy_csum);
 	if (x->tx_csum)
-		pr_info("xsk: %s: TX checksum offload: on (zero-copy: the driver takes checksum requests)\n",
+		pr_info("xsk: %s: TX checksum offload: on (%s)\n", o->ifname,
+			x->zerocopy ? "zero-copy: the driver takes checksum requests" :
+			"copy mode on veth: the kernel finishes each checksum");
+	else if (x->zerocopy)
+		pr_info("xsk: %s: zero-copy, and the driver takes no TX checksum requests (netdev xsk-features): checksums in software\n",
 			o->ifname);
-	else if (err)
-		pr_info("xsk: %s: zero-copy, and the kernel cannot say whether the driver takes TX checksum requests (%s): checksums in software\n",
-			o->ifname, strerror(-err));
-	else
-		pr_info("xsk: %s: zero-copy, and the driver takes no TX checksum requests (xsk-features 0x%llx): checksums in software\n",
-			o->ifname, (unsigned long long)feat);
+	else if (!x->copy_csum)
+		pr_info("xsk: %s: copy mode: TX checksum requests are trusted on veth only (a NIC driver's offload needs what the copy path leaves out): checksums in software\n",
+			o->ifname);
 }
 
 struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
@@ -555,7 +576,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 		if (err)
 			goto out_socks;
 	}
-	xsk_probe_tx_csum(x, &o);
+	xsk_report_tx_csum(x, &o);
 	return x;
 
 out_socks:
@@ -675,6 +696,7 @@ int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st
 	o.rx_steer_err = READ_ONCE(q->stats.rx_steer_err);
 	o.tx = READ_ONCE(q->stats.tx);
 	o.tx_ring_full = READ_ONCE(q->stats.tx_ring_full);
+	o.tx_bad_desc = READ_ONCE(q->stats.tx_bad_desc);
 	o.tx_kicks = READ_ONCE(q->stats.tx_kicks);
 	o.tx_kick_err = READ_ONCE(q->stats.tx_kick_err);
 	o.tx_completed = READ_ONCE(q->stats.tx_completed);
@@ -830,11 +852,24 @@ static bool tx_wants_kick(struct ucm_xsk_queue *q)
 	return !(q->bind_flags & XDP_USE_NEED_WAKEUP) || xsk_ring_prod__needs_wakeup(&q->tx);
 }
 
+/* A descriptor the kernel would take without ever completing it, losing
+ * its frame (or, for a request it cannot honour, stall the ring on):
+ * with TX metadata, a packet less than UCM_TXQ_META_LEN into its frame;
+ * a checksum request where there is none to make. */
+static bool tx_desc_bad(const struct ucm_xsk *x, uint64_t d)
+{
+	uint64_t addr = ucm_desc_addr(ucm_txq_desc_plain(d));
+
+	if ((d & UCM_TXQ_DESC_CSUM) && !x->tx_csum)
+		return true;
+	return x->tx_meta && addr - ucm_umem_base(x->umem, addr) < UCM_TXQ_META_LEN;
+}
+
 uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
 			   uint32_t n)
 {
 	struct ucm_xsk *x = q->x;
-	uint32_t idx = 0, k, i;
+	uint32_t idx = 0, k, i, used = 0;
 
 	/* reserve() is all or nothing: ask for what there is room for. */
 	k = n ? xsk_prod_nb_free(&q->tx, n) : 0;
@@ -842,28 +877,38 @@ uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
 		k = n;
 	if (k && xsk_ring_prod__reserve(&q->tx, k, &idx) != k)
 		k = 0;
-	for (i = 0; i < k; i++) {
-		struct xdp_desc *td = xsk_ring_prod__tx_desc(&q->tx, idx + i);
+	for (i = 0; i < n && used < k; i++) {
+		uint64_t d = desc[i], addr = ucm_desc_addr(ucm_txq_desc_plain(d));
+		struct xdp_desc *td;
 
-		uint64_t d = desc[i];
-
-		td->addr = ucm_desc_addr(ucm_txq_desc_plain(d));
+		if (unlikely(tx_desc_bad(x, d))) {
+			ucm_umem_put_bulk_from(x->umem, (uint64_t[]){ ucm_umem_base(x->umem, addr) },
+					       1, UCM_LOC_APP, false);
+			STAT_ADD(q->stats.tx_bad_desc, 1);
+			continue;
+		}
+		/* A zero-copy driver may read the metadata of every packet,
+		 * asked for or not: no stale request. */
+		if (x->tx_meta && x->zerocopy && !(d & UCM_TXQ_DESC_CSUM))
+			((struct ucm_txq_meta *)((char *)x->area + addr - UCM_TXQ_META_LEN))->flags = 0;
+		td = xsk_ring_prod__tx_desc(&q->tx, idx + used++);
+		td->addr = addr;
 		td->len = ucm_desc_len(d);
-		/* The sender asks only where ucm_xsk__tx_csum() said yes. */
 		td->options = d & UCM_TXQ_DESC_CSUM ? XDP_TX_METADATA : 0;
-		ucm_frame_move(x->umem, ucm_umem_base(x->umem, td->addr), UCM_LOC_APP,
+		ucm_frame_move(x->umem, ucm_umem_base(x->umem, addr), UCM_LOC_APP,
 			       UCM_LOC_KERNEL);
 	}
-	if (k) {
-		xsk_ring_prod__submit(&q->tx, k);
-		q->tx_posted += k;
-		STAT_ADD(q->stats.tx, k);
+	q->tx.cached_prod -= k - used;	/* the slots bad ones left: not ours */
+	if (used) {
+		xsk_ring_prod__submit(&q->tx, used);
+		q->tx_posted += used;
+		STAT_ADD(q->stats.tx, used);
 	}
-	if (k < n)
-		STAT_ADD(q->stats.tx_ring_full, n - k);
-	if (k && tx_wants_kick(q))
+	if (i < n)
+		STAT_ADD(q->stats.tx_ring_full, n - i);
+	if (used && tx_wants_kick(q))
 		tx_kick(q);
-	return k;
+	return i;
 }
 
 uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)

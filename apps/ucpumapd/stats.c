@@ -197,8 +197,9 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 		printf("    latency (us): arrival to flush %s (%llu batches)\n",
 		       lat_str(lat, sizeof(lat), xs.rx_hist), ULL(lat_count(xs.rx_hist)));
 	if (d->c.reverse && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
-		printf("    tx: %.0f pps, tx %llu drops (ring full) %llu | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
+		printf("    tx: %.0f pps, tx %llu drops (ring full) %llu (bad) %llu | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
 		       (xs.tx - d->last_q_tx[q]) / dt, ULL(xs.tx), ULL(xs.tx_ring_full),
+		       ULL(xs.tx_bad_desc),
 		       ULL(xs.tx_completed),
 		       xs.tx_comp_bulks ? (double)xs.tx_completed / xs.tx_comp_bulks : 0,
 		       xs.tx_completed ? 100.0 * xs.tx_comp_direct / xs.tx_completed : 0,

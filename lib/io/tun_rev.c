@@ -682,11 +682,12 @@ static bool send_csum(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_
 {
 	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
 	const struct virtio_net_hdr *vh = (const struct virtio_net_hdr *)(pkt - VNET_LEN);
+	bool own = r->tx_csum && ucm_split_csum_own(vh, pkt, len, r->tap);
 	struct rev_csum cs = { 0, 0 };
 	enum ucm_split_err err;
 	bool v6 = false;
 
-	err = r->tx_csum ? ucm_split_csum_check(vh, len) : ucm_split_csum(vh, pkt, len);
+	err = own ? ucm_split_csum_check(vh, len) : ucm_split_csum(vh, pkt, len);
 	if (err) {
 		offload_drop(&t->a, err);
 		return false;
@@ -695,7 +696,7 @@ static bool send_csum(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_
 		t->a.drop_non_ip++;
 		return false;
 	}
-	if (r->tx_csum)
+	if (own)
 		cs = (struct rev_csum){ vh->csum_start, vh->csum_offset };
 	else
 		t->a.csum_completed++;

@@ -63,6 +63,23 @@ static enum ucm_split_err parse(const uint8_t *pkt, uint32_t head, uint32_t len,
 	return UCM_SPLIT_OK;
 }
 
+/* @l2: a tap's frame, untagged IPv4 or IPv6 only; its IP header's place. */
+static enum ucm_split_err parse_l2(const uint8_t *pkt, uint32_t head, bool l2,
+				   struct ucm_split *s)
+{
+	uint16_t et;
+
+	if (!l2)
+		return UCM_SPLIT_OK;
+	if (head < ETH_HLEN)
+		return UCM_SPLIT_BAD_HDR;
+	et = ld_be16(pkt + 12);
+	if (et != ETH_P_IP && et != ETH_P_IPV6)
+		return UCM_SPLIT_BAD_HDR;
+	s->l3_off = ETH_HLEN;
+	return UCM_SPLIT_OK;
+}
+
 enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t *pkt,
 				  uint32_t head, uint32_t len, bool l2, uint32_t seg_max,
 				  struct ucm_split *s)
@@ -77,17 +94,9 @@ enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t
 		return UCM_SPLIT_BAD_GSO;
 	if (head > len)
 		head = len;
-	if (l2) {	/* a tap: untagged IPv4 or IPv6 frames only */
-		uint16_t et;
-
-		if (head < ETH_HLEN)
-			return UCM_SPLIT_BAD_HDR;
-		et = ld_be16(pkt + 12);
-		if (et != ETH_P_IP && et != ETH_P_IPV6)
-			return UCM_SPLIT_BAD_HDR;
-		s->l3_off = ETH_HLEN;
-	}
-	err = parse(pkt, head, len, gt, s);
+	err = parse_l2(pkt, head, l2, s);
+	if (!err)
+		err = parse(pkt, head, len, gt, s);
 	if (err)
 		return err;
 	/* A checksum asked for must be the L4 one, where parse() found it. */
@@ -218,6 +227,17 @@ enum ucm_split_err ucm_split_csum_check(const struct virtio_net_hdr *vh, uint32_
 	if (start >= len || at + 2 > len || (vh->csum_offset & 1))
 		return UCM_SPLIT_BAD_HDR;
 	return UCM_SPLIT_OK;
+}
+
+bool ucm_split_csum_own(const struct virtio_net_hdr *vh, const uint8_t *pkt, uint32_t len,
+			bool l2)
+{
+	struct ucm_split s = {};
+
+	if (parse_l2(pkt, len, l2, &s) || parse(pkt, len, len, VIRTIO_NET_HDR_GSO_NONE, &s) ||
+	    (s.proto != IPPROTO_TCP && s.proto != IPPROTO_UDP))
+		return false;
+	return vh->csum_start == s.l4_off && vh->csum_offset == ucm_split_csum_off(s.proto);
 }
 
 enum ucm_split_err ucm_split_csum(const struct virtio_net_hdr *vh, uint8_t *pkt,

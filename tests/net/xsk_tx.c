@@ -11,10 +11,14 @@
  * MODE: direct (default bulk returns), no-direct (UCM_UMEM_F_NO_DIRECT_BULK),
  * leave (post COUNT without reaping or kicking again, then close: the close
  * must reclaim the frames the kernel still holds), full (one post larger
- * than the TX ring). Prints "key value" lines: sent, completed, direct,
- * ring_full, audit.
+ * than the TX ring), csum (UCM_XSK_F_TX_CSUM: every other datagram's UDP
+ * checksum left partial for the kernel to finish, then 4 packets posted at
+ * their frames' start, where the TX metadata would be: refused, home).
+ * Prints "key value" lines: sent, completed, direct, ring_full, tx_csum,
+ * bad, audit.
  */
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,6 +42,7 @@ static struct ucm_umem *umem;
 static struct ucm_txq *txq;
 static uint32_t count;
 static atomic_uint filled;
+static bool csum;	/* ask for every other UDP checksum */
 
 static int parse_mac(const char *s, uint8_t *m)
 {
@@ -76,6 +81,22 @@ static uint32_t build(uint8_t *f, uint32_t seq)
 	return 14 + 20 + 8 + PAYLOAD;
 }
 
+/* The UDP checksum left partial: the pseudo-header's sum in the field,
+ * the rest asked of the kernel (vd's TX checksumming is off: the stack
+ * finishes it, and the peer's UDP checks it). */
+static uint64_t ask_csum(uint8_t *f, uint64_t desc)
+{
+	uint8_t ph[12], *u = f + 14 + 20;
+	uint16_t v;
+
+	memcpy(ph, &sip, 4);
+	memcpy(ph + 4, &dip, 4);
+	ph[8] = 0; ph[9] = 17; ph[10] = 0; ph[11] = 8 + PAYLOAD;
+	v = ~csum16(ph, sizeof(ph), 0);
+	u[6] = v >> 8; u[7] = v;
+	return ucm_txq_meta_csum(f, desc, 14 + 20, 6);
+}
+
 static void *worker(void *arg)
 {
 	uint64_t addrs[32], desc[32];
@@ -91,6 +112,8 @@ static void *worker(void *arg)
 			uint8_t *f = ucm_umem__frame(ucm_umem__area(umem), addrs[i] + OFF);
 
 			desc[i] = ucm_desc_make(addrs[i] + OFF, build(f, seq + i));
+			if (csum && !((seq + i) & 1))
+				desc[i] = ask_csum(f, desc[i]);
 		}
 		k = ucm_txq__send(txq, desc, n);
 		seq += k;	/* the unsent went home: sent again next time */
@@ -130,6 +153,9 @@ int main(int argc, char **argv)
 	o.ifname = argv[1];
 	if (!strcmp(mode, "no-direct"))
 		o.umem_flags = UCM_UMEM_F_NO_DIRECT_BULK;
+	csum = !strcmp(mode, "csum");
+	if (csum)
+		o.flags = UCM_XSK_F_TX_CSUM;
 	/* As xsk.h says: 4096 frames cannot cover the default rings (a fill
 	 * ring of 4096 and an RX ring of 2048), the default (8192) can. */
 	o.frames_per_queue = 4096;
@@ -194,11 +220,20 @@ int main(int argc, char **argv)
 		ucm_txq__reclaim(txq);
 		ucm_txq__destroy(txq);
 	}
+	if (csum) {	/* no room for the metadata in front: refused, home */
+		uint64_t bad[4];
+		int got = ucm_pool__alloc_bulk(ucm_xsk_queue__pool(q), bad, 4);
+
+		for (int i = 0; i < got; i++)
+			bad[i] = ucm_desc_make(bad[i], 60);
+		printf("tx_csum %d\nbad_taken %u\n", ucm_xsk__tx_csum(x),
+		       ucm_xsk_queue__tx(q, bad, got));
+	}
 	ucm_xsk_queue__stats(q, &st, sizeof(st));
-	printf("sent %llu\ncompleted %llu\ndirect %llu\nring_full %llu\npending %u\n",
+	printf("sent %llu\ncompleted %llu\ndirect %llu\nring_full %llu\nbad %llu\npending %u\n",
 	       (unsigned long long)st.tx, (unsigned long long)st.tx_completed,
 	       (unsigned long long)st.tx_comp_direct, (unsigned long long)st.tx_ring_full,
-	       ucm_xsk_queue__tx_pending(q));
+	       (unsigned long long)st.tx_bad_desc, ucm_xsk_queue__tx_pending(q));
 	ucm_pool__clear_owner(ucm_xsk_queue__pool(q));
 	rc = ucm_umem__audit(umem, &a, sizeof(a));
 	(void)a;

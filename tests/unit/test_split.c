@@ -337,6 +337,28 @@ static int test_csum(void)
 	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_OK, "a good one refused");
 	UT_ASSERT(l4_check(sp, true, 6, sp + 40, len - 40) == 0, "TCPv6 checksum wrong");
 	UT_ASSERT(ucm_split_csum_check(&vh, len) == UCM_SPLIT_OK, "a good one refused (check)");
+	UT_ASSERT(ucm_split_csum_own(&vh, sp, len, false), "TCPv6's own checksum not seen as such");
+	vh.csum_offset = 6;
+	UT_ASSERT(!ucm_split_csum_own(&vh, sp, len, false), "UDP's field in a TCP packet taken");
+	vh.csum_offset = 16;
+	vh.csum_start = 40 + 20;	/* inside the L4 header: an inner checksum's place */
+	UT_ASSERT(!ucm_split_csum_own(&vh, sp, len, false), "a start past the L4 header taken");
+	UT_ASSERT(!ucm_split_csum_own(&vh, sp, len - 1, false), "a length that does not match taken");
+	vh.csum_start = 40;
+	sp[6] = 1;		/* ICMP's number: not TCP or UDP */
+	UT_ASSERT(!ucm_split_csum_own(&vh, sp, len, false), "another protocol's checksum taken");
+	sp[6] = 6;
+	s.tap = true;
+	s.v6 = false;
+	s.udp = true;
+	len = build(&s, &vh);
+	vh.gso_type = VIRTIO_NET_HDR_GSO_NONE;
+	UT_ASSERT(ucm_split_csum_own(&vh, sp, len, true), "a tap frame's own UDP checksum not seen");
+	UT_ASSERT(!ucm_split_csum_own(&vh, sp, len, false), "a tap frame read as an IP packet");
+	s.tap = false;
+	s.udp = false;
+	s.v6 = true;
+	len = build(&s, &vh);
 	vh.csum_start = len;
 	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_BAD_HDR, "a start past the end taken");
 	UT_ASSERT(ucm_split_csum_check(&vh, len) == UCM_SPLIT_BAD_HDR,

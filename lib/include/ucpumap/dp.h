@@ -106,7 +106,8 @@ enum ucm_dp_flags {
 	UCM_DP_F_NO_OFFLOAD = 1 << 14,
 	/* Two-way with offloads: the way back computes every checksum
 	 * itself, not leaving them to the kernel or the device through
-	 * AF_XDP TX metadata (UCM_XSK_F_TX_CSUM: copy mode, Linux 6.11); for
+	 * AF_XDP TX metadata (UCM_XSK_F_TX_CSUM: Linux 6.11, where the
+	 * device takes the requests); for
 	 * comparison. The last flag: dp refuses any above it. */
 	UCM_DP_F_NO_TX_CSUM = 1 << 15,
 };
@@ -231,7 +232,8 @@ struct ucm_dp_opts {
  * big, not IP, no next hop); @back_read - @back_drop_bad + @verdict_tx =
  * @back_channel_sent + @back_channel_full; of the
  * sent, @back_channel_collected reached the TX ring's turn: @tx went on
- * it, @tx_drops found it full; @tx = @tx_completed + @tx_pending.
+ * it, @tx_drops found it full or were refused (ucm_xsk_stats.tx_ring_full,
+ * tx_bad_desc); @tx = @tx_completed + @tx_pending.
  * @tx_comp_direct: completions straight into the owner's cache (seed 003).
  *
  * @state: UCM_DP_S_* bits.

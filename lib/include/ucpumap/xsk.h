@@ -57,7 +57,9 @@ enum ucm_xsk_flags {
 	 * of every packet sent, which must then start that far into its
 	 * frame), so that a descriptor with UCM_TXQ_DESC_CSUM has its
 	 * checksum finished by the kernel (ucm_xsk__tx_csum() says whether it
-	 * is: copy mode on a kernel that takes TX metadata). Logged once.
+	 * is: on a kernel that takes TX metadata, copy mode on veth, or
+	 * zero-copy where the driver's xsk-features say tx-checksum; the
+	 * metadata is registered only where one of them can be). Logged once.
 	 */
 	UCM_XSK_F_TX_CSUM = 1 << 2,
 };
@@ -116,6 +118,10 @@ struct ucm_xsk_opts {
  *           buckets of us (api.h). Batches without a stamp are not counted.
  * @rx_batches: RX batches ucm_xsk_queue__poll() flushed (with stamps on,
  *              the sum of @rx_hist)
+ * @tx_bad_desc: descriptors ucm_xsk_queue__tx() refused, their frames
+ *               home: with TX metadata (UCM_XSK_F_TX_CSUM), a packet less
+ *               than UCM_TXQ_META_LEN into its frame; a checksum request
+ *               (UCM_TXQ_DESC_CSUM) where ucm_xsk__tx_csum() is false
  */
 struct ucm_xsk_stats {
 	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
@@ -127,6 +133,7 @@ struct ucm_xsk_stats {
 	uint64_t rx_hist[UCM_LAT_BUCKETS];
 	uint64_t rx_lat_ns;	/* the sum of rx_hist's times, in ns */
 	uint64_t rx_batches;
+	uint64_t tx_bad_desc;
 };
 
 /* A validated RX descriptor. */
@@ -226,8 +233,10 @@ UCM_API uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q,
  * Frames of the descriptors taken belong to the kernel until they come
  * back through the completion ring (ucm_xsk_queue__complete()). RX thread
  * only: it owns the queue's TX and completion rings, as a driver's NAPI
- * owns its queue's. Return: descriptors taken, from the first; the caller
- * keeps the rest (ring full: retry or drop).
+ * owns its queue's. A descriptor the kernel would lose (tx_bad_desc) is
+ * not posted: its frame goes home, counted. Return: descriptors taken,
+ * from the first (posted, or refused as bad); the caller keeps the rest
+ * (ring full: retry or drop).
  */
 UCM_API uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q,
 				   const uint64_t *desc, uint32_t n);
