@@ -509,6 +509,8 @@ static void xsk_report_tx_csum(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 	if (!(o->flags & UCM_XSK_F_TX_CSUM))
 		return;
 	x->tx_csum = x->tx_meta && (x->zerocopy ? x->zc_csum : x->copy_csum);
+	if (!x->tx_meta && (x->copy_csum || x->zc_csum))
+		return;	/* the kernel refused the metadata: said then */
 	if (x->tx_csum)
 		pr_info("xsk: %s: TX checksum offload: on (%s)\n", o->ifname,
 			x->zerocopy ? "zero-copy: the driver takes checksum requests" :
