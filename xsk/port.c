@@ -77,6 +77,7 @@ struct umem_reg {
 };
 _Static_assert(sizeof(struct umem_reg) == 32, "the kernel's layout");
 _Static_assert(UCM_TXQ_META_LEN % 8 == 0, "the kernel takes multiples of 8");
+_Static_assert(sizeof(struct ucm_txq_meta) == UCM_TXQ_META_LEN, "the metadata fills its room");
 
 /* A socket's mapped rings, unmapped when it closes. */
 enum { RING_RX, RING_TX, RING_FILL, RING_COMP, RING__MAX };
@@ -892,7 +893,7 @@ uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
 		/* A zero-copy driver may read the metadata of every packet,
 		 * asked for or not: no stale request. */
 		if (x->tx_meta && x->zerocopy && !(d & UCM_TXQ_DESC_CSUM))
-			((struct ucm_txq_meta *)((char *)x->area + addr - UCM_TXQ_META_LEN))->flags = 0;
+			memset((char *)x->area + addr - UCM_TXQ_META_LEN, 0, sizeof(uint64_t));
 		td = xsk_ring_prod__tx_desc(&q->tx, idx + used++);
 		td->addr = addr;
 		td->len = ucm_desc_len(d);

@@ -74,10 +74,14 @@ if start_daemon few --frames 256 --rx-size 64 --qsize 64 --interval 0; then
 	lib_wait "$fpid"
 	why=$(exact_ipv4 few $D4 $G4)
 	# Rings of 64 may drop some of a burst (counted; more in a slower
-	# sanitizer build, which lost 20 of 600): none duplicated or corrupt,
-	# and at most a tenth missing.
+	# sanitizer build, which lost 20 of 600 once, and 97 in a fresh-clone
+	# CI run whose plain build lost none): none duplicated or corrupt, and
+	# at most a tenth missing, a quarter in a sanitizer build.
+	keep_pct=90
+	[ -n "${SANITIZE:-}" ] && keep_pct=75
 	if [[ $why =~ ^expected\ ([0-9]+)\ datagrams,\ received\ ([0-9]+)\ \(missing\ [0-9]+,\ duplicated\ 0,\ corrupt\ 0\)$ ]] &&
-	   [ "${BASH_REMATCH[1]}" -gt 0 ] && [ $((BASH_REMATCH[2] * 10)) -ge $((BASH_REMATCH[1] * 9)) ]; then
+	   [ "${BASH_REMATCH[1]}" -gt 0 ] &&
+	   [ $((BASH_REMATCH[2] * 100)) -ge $((BASH_REMATCH[1] * keep_pct)) ]; then
 		echo "# few-frames: $why (counted drops at rings of 64)"
 		why=
 	fi

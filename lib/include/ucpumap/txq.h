@@ -75,6 +75,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include "ucpumap/api.h"
 #include "ucpumap/pool.h"
 
@@ -102,15 +103,17 @@ struct ucm_txq_meta {
 #define UCM_TXQ_DESC_CSUM	(1ull << 46)
 
 /* Ask for @pkt's checksum at @start + @off to be finished on the way out;
- * @desc is @pkt's descriptor. Return: the descriptor to send. */
+ * @desc is @pkt's descriptor. Return: the descriptor to send. The metadata
+ * sits wherever the packet puts it (a tun's packets 2 bytes off 8 behind
+ * their Ethernet header): copied in, never stored through the struct. */
 static inline uint64_t ucm_txq_meta_csum(void *pkt, uint64_t desc, uint16_t start,
 					 uint16_t off)
 {
-	struct ucm_txq_meta *m = (struct ucm_txq_meta *)((char *)pkt - UCM_TXQ_META_LEN);
+	struct ucm_txq_meta m = {
+		.flags = UCM_TXQ_META_F_CSUM, .csum_start = start, .csum_offset = off,
+	};
 
-	m->flags = UCM_TXQ_META_F_CSUM;
-	m->csum_start = start;
-	m->csum_offset = off;
+	memcpy((char *)pkt - UCM_TXQ_META_LEN, &m, sizeof(m));
 	return desc | UCM_TXQ_DESC_CSUM;
 }
 
