@@ -475,7 +475,7 @@ static void tx_csum_where(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
  * stable updates), else without. */
 static int umem_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 {
-	int fd, err = -EINVAL;
+	int fd, err;
 
 	fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
@@ -494,8 +494,7 @@ static int umem_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 			pr_info("xsk: %s: the kernel takes no TX metadata (Linux 6.11 has it): checksums in software\n",
 				o->ifname);
 	}
-	if (err == -EINVAL)
-		err = umem_register(x, fd, 0);
+	err = x->tx_meta ? 0 : umem_register(x, fd, 0);
 	if (err)
 		pr_warn("xsk: cannot register a UMEM of %llu bytes: %s (%s)\n",
 			(unsigned long long)x->size, strerror(-err),
@@ -503,9 +502,9 @@ static int umem_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 	return err;
 }
 
-/* Whether TX checksum requests are taken in the mode the sockets got,
- * said once. */
-static void xsk_report_tx_csum(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
+/* Whether TX checksum requests are taken in the mode the sockets got
+ * (ucm_xsk__tx_csum()), said once. */
+static void tx_csum_decide(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 {
 	if (!(o->flags & UCM_XSK_F_TX_CSUM))
 		return;
@@ -579,7 +578,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 		if (err)
 			goto out_socks;
 	}
-	xsk_report_tx_csum(x, &o);
+	tx_csum_decide(x, &o);
 	return x;
 
 out_socks:

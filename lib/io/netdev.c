@@ -63,28 +63,29 @@ static const void *gnl_attr(const struct nlmsghdr *h, uint16_t type, size_t size
 	return NULL;
 }
 
-int ucm_netdev_parse_family(const struct nlmsghdr *h, uint16_t *id)
+/* Attribute @type's @size bytes into @out (attributes are 4-byte aligned
+ * only: copied). Return: 0, @absent without it, -EPROTO when short. */
+static int gnl_get(const struct nlmsghdr *h, uint16_t type, void *out, size_t size,
+		   int absent)
 {
 	const void *v;
 	int err;
 
-	v = gnl_attr(h, CTRL_ATTR_FAMILY_ID, sizeof(*id), &err);
+	v = gnl_attr(h, type, size, &err);
 	if (!v)
-		return err ? err : -EPROTO;
-	memcpy(id, v, sizeof(*id));
+		return err ? err : absent;
+	memcpy(out, v, size);
 	return 0;
+}
+
+int ucm_netdev_parse_family(const struct nlmsghdr *h, uint16_t *id)
+{
+	return gnl_get(h, CTRL_ATTR_FAMILY_ID, id, sizeof(*id), -EPROTO);
 }
 
 int ucm_netdev_parse_xsk(const struct nlmsghdr *h, uint64_t *features)
 {
-	const void *v;
-	int err;
-
-	v = gnl_attr(h, NETDEV_A_DEV_XSK_FEATURES, sizeof(*features), &err);
-	if (!v)
-		return err ? err : -EOPNOTSUPP;
-	memcpy(features, v, sizeof(*features));	/* 4-byte aligned only */
-	return 0;
+	return gnl_get(h, NETDEV_A_DEV_XSK_FEATURES, features, sizeof(*features), -EOPNOTSUPP);
 }
 
 /* Send @r as question @seq and find its answer, a message of @type, in

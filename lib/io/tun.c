@@ -734,7 +734,10 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			st->pkts[i] = &frames[i]->pkt;
 			st->data[i] = ucm_frame_data(frames[i]);
 		}
-		if (unlikely(st->gso_flags & (UCM_GSO_F_NO_TCP | UCM_GSO_F_NO_UDP)))
+		/* Refused at run time: its retry's clock. (Refused at create
+		 * is for good: no clock read per batch for it.) */
+		if (unlikely(st->gso_flags & (UCM_GSO_F_NO_TCP | UCM_GSO_F_NO_UDP) &
+			     ~tun->gso_refused))
 			gso_retry(st);
 		/* n <= UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH: cannot fail. */
 		ucm_gso__plan(st->pkts, st->data, n, st->gso_flags, &st->plan);

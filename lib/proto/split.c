@@ -108,29 +108,37 @@ enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t
 	s->mss = vh->gso_size;
 	if ((uint32_t)s->hlen + s->mss > seg_max)
 		return UCM_SPLIT_TOO_BIG;
-	s->partial = false;
 	payload = len - s->hlen;
 	s->nseg = payload ? (payload + s->mss - 1) / s->mss : 1;
 	return UCM_SPLIT_OK;
 }
 
+/* @n bytes from @src into @dst: their sum when @summed, else 0. */
+static inline uint32_t copy_part(uint8_t *dst, const uint8_t *src, uint32_t n, bool summed)
+{
+	if (summed)
+		return ucm_csum_copy(dst, src, n, 0);
+	memcpy(dst, src, n);
+	return 0;
+}
+
 /*
  * @n bytes of the packet from @off into @dst, from its head, then its tail;
- * return their sum (as ucm_csum_add() over @dst). The tail's part starts
- * at an odd offset of the payload when the head's is odd: its 16-bit sum
- * is then byte-swapped (RFC 1071, 2.(B)).
+ * with @summed, return their sum (as ucm_csum_add() over @dst). The tail's
+ * part starts at an odd offset of the payload when the head's is odd: its
+ * 16-bit sum is then byte-swapped (RFC 1071, 2.(B)).
  */
 static uint32_t gather(uint8_t *dst, const uint8_t *pkt, uint32_t head, const uint8_t *tail,
-		       uint32_t off, uint32_t n)
+		       uint32_t off, uint32_t n, bool summed)
 {
 	uint32_t a = 0, sum = 0, b;
 
 	if (off < head) {
 		a = min(n, head - off);
-		sum = ucm_csum_copy(dst, pkt + off, a, 0);
+		sum = copy_part(dst, pkt + off, a, summed);
 	}
 	if (n > a) {
-		b = ucm_csum_copy(dst + a, tail + (off + a - head), n - a, 0);
+		b = copy_part(dst + a, tail + (off + a - head), n - a, summed);
 		if (a & 1) {
 			while (b >> 16)
 				b = (b & 0xffff) + (b >> 16);
@@ -139,20 +147,6 @@ static uint32_t gather(uint8_t *dst, const uint8_t *pkt, uint32_t head, const ui
 		sum += b;
 	}
 	return sum;
-}
-
-/* @n bytes of the packet from @off into @dst, unsummed: as gather(). */
-static void gather_copy(uint8_t *dst, const uint8_t *pkt, uint32_t head,
-			const uint8_t *tail, uint32_t off, uint32_t n)
-{
-	uint32_t a = 0;
-
-	if (off < head) {
-		a = min(n, head - off);
-		memcpy(dst, pkt + off, a);
-	}
-	if (n > a)
-		memcpy(dst + a, tail + (off + a - head), n - a);
 }
 
 /* The L4 checksum of a segment whose headers are in place and whose
@@ -185,15 +179,12 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
 	uint32_t n = min((uint32_t)s->mss, s->len - off);
 	uint32_t l3h = s->l4_off - s->l3_off, l4len = s->hlen - s->l4_off + n;
 	uint8_t *ip = dst + s->l3_off, *l4 = dst + s->l4_off;
-	uint32_t psum = 0;
+	uint32_t psum;
 
 	memcpy(dst, pkt, s->hlen);
 	/* The L4 header's length is a multiple of 4: the payload starts at
 	 * an even offset of the checksummed bytes. */
-	if (s->partial)
-		gather_copy(dst + s->hlen, pkt, head, tail, off, n);
-	else
-		psum = gather(dst + s->hlen, pkt, head, tail, off, n);
+	psum = gather(dst + s->hlen, pkt, head, tail, off, n, !s->partial);
 	if (s->v6) {
 		st_be16(ip + 4, l4len);
 	} else {
@@ -218,17 +209,6 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
 	return s->hlen + n;
 }
 
-enum ucm_split_err ucm_split_csum_check(const struct virtio_net_hdr *vh, uint32_t len)
-{
-	uint32_t start = vh->csum_start, at = start + vh->csum_offset;
-
-	/* The field is within the summed bytes, and starts at an even
-	 * offset of them (a 16-bit word of the sum). */
-	if (start >= len || at + 2 > len || (vh->csum_offset & 1))
-		return UCM_SPLIT_BAD_HDR;
-	return UCM_SPLIT_OK;
-}
-
 bool ucm_split_csum_own(const struct virtio_net_hdr *vh, const uint8_t *pkt, uint32_t len,
 			bool l2)
 {
@@ -237,6 +217,7 @@ bool ucm_split_csum_own(const struct virtio_net_hdr *vh, const uint8_t *pkt, uin
 	if (parse_l2(pkt, len, l2, &s) || parse(pkt, len, len, VIRTIO_NET_HDR_GSO_NONE, &s) ||
 	    (s.proto != IPPROTO_TCP && s.proto != IPPROTO_UDP))
 		return false;
+	/* parse() found the whole L4 header within @len: the field is too. */
 	return vh->csum_start == s.l4_off && vh->csum_offset == ucm_split_csum_off(s.proto);
 }
 
@@ -246,7 +227,9 @@ enum ucm_split_err ucm_split_csum(const struct virtio_net_hdr *vh, uint8_t *pkt,
 	uint32_t start = vh->csum_start, at = start + vh->csum_offset;
 	uint16_t v;
 
-	if (ucm_split_csum_check(vh, len))
+	/* The field is within the summed bytes, and starts at an even
+	 * offset of them (a 16-bit word of the sum). */
+	if (start >= len || at + 2 > len || (vh->csum_offset & 1))
 		return UCM_SPLIT_BAD_HDR;
 	v = ucm_csum_fold(ucm_csum_add(0, pkt + start, len - start));
 	st_be16(pkt + at, v ? v : 0xffff);

@@ -89,14 +89,13 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
  */
 enum ucm_split_err ucm_split_csum(const struct virtio_net_hdr *vh, uint8_t *pkt,
 				  uint32_t len);
-/* The same checks, for a checksum left partial on the way out. */
-enum ucm_split_err ucm_split_csum_check(const struct virtio_net_hdr *vh, uint32_t len);
 /*
  * Whether @pkt's partial checksum is its own TCP or UDP one: the L4 header
  * right after an IPv4 header or an IPv6 one without extensions, lengths
- * that match, the field where the protocol has it. Only such a checksum is
- * left to the way out: a device may finish what it finds at the packet's
- * L4 header whatever csum_start says (an inner header's, a tunnel's).
+ * that match, the field where the protocol has it (so within the packet:
+ * ucm_split_csum()'s checks hold). Only such a checksum is left to the way
+ * out: a device may finish what it finds at the packet's L4 header
+ * whatever csum_start says (an inner header's, a tunnel's).
  */
 bool ucm_split_csum_own(const struct virtio_net_hdr *vh, const uint8_t *pkt, uint32_t len,
 			bool l2);

@@ -182,6 +182,16 @@ veth_pair() {
 		ip netns exec "$a" ethtool -K "$ia" tx off > /dev/null
 }
 
+# kernel_at_least MAJOR MINOR: the running kernel is that release or later.
+kernel_at_least() {
+	local v maj min
+	v=$(uname -r)
+	maj=${v%%.*}
+	min=${v#*.}
+	min=${min%%[!0-9]*}
+	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
+}
+
 mac_of() {
 	ip -n "$1" -o link show "$2" | sed 's/.*link\/ether \([^ ]*\).*/\1/'
 }
