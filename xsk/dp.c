@@ -230,12 +230,13 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 }
 
 /* How the threads wait: the spin, the workers' pre-wake (AUTO: where
- * every arrival is for the one worker, and it sleeps on its own). After
- * the sink's copy and the worker count. */
+ * every arrival is for the one worker). After the sink's copy and the
+ * worker count. The two-way workers sleep in the tun's io_uring, which
+ * polls the pre-wake's set (UCM_SINK_F_POLL_WAKE). */
 static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
-	bool own_sleep = !(c->flags & (UCM_DP_F_TWO_WAY | UCM_DP_F_INLINE)) &&
-			 !(c->sink && c->sink->wait);
+	bool own_sleep = !(c->flags & UCM_DP_F_INLINE) &&
+			 !(c->sink && c->sink->wait && !(c->sink->flags & UCM_SINK_F_POLL_WAKE));
 
 	if (o->spin_us > UCM_SPIN_US_MAX) {
 		pr_warn("dp: spin_us %u: at most %u (beyond, it is busy polling)\n", o->spin_us,
@@ -249,9 +250,8 @@ static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 	}
 	if (o->prewake == UCM_DP_PREWAKE_ON && !own_sleep) {
 		pr_warn("dp: a pre-wake needs workers that sleep on their own: %s; give UCM_DP_PREWAKE_OFF or _AUTO\n",
-			c->flags & UCM_DP_F_TWO_WAY ? "two-way workers sleep on the tun's fds" :
 			c->flags & UCM_DP_F_INLINE ? "inline workers never sleep" :
-			"the sink sleeps on its own fds (wait())");
+			"the sink reads its wake fd in wait() (no UCM_SINK_F_POLL_WAKE)");
 		return -EINVAL;
 	}
 	c->prewake = o->prewake == UCM_DP_PREWAKE_ON ||

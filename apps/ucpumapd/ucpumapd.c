@@ -272,10 +272,8 @@ static int check_args(struct cfg *c)
 		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
 		return -1;
 	}
-	if (c->prewake == UCM_DP_PREWAKE_ON && (c->reverse || c->pass)) {
-		fprintf(stderr, "ucpumapd: --prewake on: %s; give --prewake auto or off\n",
-			c->pass ? "--pass has no workers" :
-			"a two-way worker sleeps on the tun's fds, not the queues'");
+	if (c->prewake == UCM_DP_PREWAKE_ON && c->pass) {
+		fprintf(stderr, "ucpumapd: --prewake on: --pass has no workers; give --prewake auto or off\n");
 		return -1;
 	}
 	if (!c->ncpus) {

@@ -52,7 +52,12 @@
  * state), so the kick that follows is cheap. No spin: a worker that
  * shares its CPU with the RX thread must not hold it. It is only a head
  * start: the protocol above still delivers every kick, so an arrival that
- * wakes nobody costs latency, never a lost wake-up.
+ * wakes nobody costs latency, never a lost wake-up. A sink that sleeps on
+ * its own fds and only polls its wake fd (UCM_SINK_F_POLL_WAKE: the tun's,
+ * whose two-way workers sleep in its io_uring) polls the epoll set
+ * instead; the worker then takes the set's edges (epoll_wait() with no
+ * wait) after each real sleep, or a stale edge would end every later poll
+ * of the set while the RX ring holds packets.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -117,11 +122,13 @@ _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
  *  - ring: MPSC; producers flush bulks into it, only this worker consumes.
  *  - wake: the worker sleeps on it, producers and stop kick it (wake.h's
  *    contract). wake.fd is an eventfd when the sink sleeps on its own fds
- *    (ops->wait), which then drains it, or with a pre-wake (in epfd);
- *    else -1: the futex on wake.seq.
+ *    (ops->wait), which then drains it (the worker does when the sink has
+ *    UCM_SINK_F_POLL_WAKE), or with a pre-wake (in epfd); else -1: the
+ *    futex on wake.seq.
  *  - epfd: the pre-wake's epoll set (wake.fd and the arrival fds), or -1.
- *    The worker waits on it; ucm_cpumap__prewake_on() adds fds from the
- *    control thread (epoll_ctl() is safe beside a wait).
+ *    The worker waits on it, or the sink's wait() polls it;
+ *    ucm_cpumap__prewake_on() adds fds from the control thread
+ *    (epoll_ctl() is safe beside a wait).
  *  - stop: written once by stop (X1, release), read by the worker (X2,
  *    X3, acquire).
  *  - running: written once by the worker (R1, release), read by create
@@ -479,19 +486,20 @@ static uint64_t sleep_read(const struct ucm_worker *w)
 #define EP_ARRIVAL	1u	/* an fd given to ucm_cpumap__prewake_on() */
 
 /*
- * The pre-wake's sleep: until a kick (wake.fd, level) or an arrival (edge).
- * An arrival with no kick beside it is a pre-wake. (An edge left by
- * arrivals while the worker was awake ends the next wait at once: one
- * more look at the ring, then a real sleep.) Return: 0 after a real sleep,
- * -errno (EINTR: look again).
+ * The pre-wake's sleep: until a kick (wake.fd, level) or an arrival (edge),
+ * for @timeout_ms (-1: no limit; 0: only take what a sink's wait() saw, so
+ * that no edge stays in the set). An arrival with no kick beside it is a
+ * pre-wake. (An edge left by arrivals while the worker was awake ends the
+ * next wait at once: one more look at the ring, then a real sleep.)
+ * Return: 0 after a real sleep, -errno (EINTR: look again).
  */
-static int prewake_sleep(struct ucm_worker *w)
+static int prewake_sleep(struct ucm_worker *w, int timeout_ms)
 {
 	struct epoll_event ev[4];
 	bool kicked = false, arrived = false;
 	int n, i;
 
-	n = epoll_wait(w->epfd, ev, ARRAY_SIZE(ev), -1);
+	n = epoll_wait(w->epfd, ev, ARRAY_SIZE(ev), timeout_ms);
 	if (n < 0)
 		return -errno;
 	for (i = 0; i < n; i++) {
@@ -505,6 +513,28 @@ static int prewake_sleep(struct ucm_worker *w)
 	return 0;
 }
 
+/* Whether the worker reads its own eventfd (ucm_wake_settle()): with a
+ * pre-wake, or a sink that only polls it; else the sink's wait() does. */
+static bool worker_drains(const struct ucm_worker *w)
+{
+	return w->epfd >= 0 ||
+	       (w->map->sink && (w->map->sink->flags & UCM_SINK_F_POLL_WAKE));
+}
+
+/* The sink's sleep: on the pre-wake's epoll set, when there is one, whose
+ * edges are then taken. Return: 0 after a real sleep. */
+static int worker_sink_wait(struct ucm_worker *w)
+{
+	const struct ucm_sink_ops *sink = w->map->sink;
+
+	if (w->epfd < 0)
+		return sink->wait(w->map->sink_ctx, w->idx, ucm_wake_fd(&w->wake));
+	if (sink->wait(w->map->sink_ctx, w->idx, w->epfd))
+		return 1;
+	prewake_sleep(w, 0);
+	return 0;
+}
+
 static bool worker_sleep(struct ucm_worker *w)
 {
 	bool stop = false;
@@ -512,8 +542,8 @@ static bool worker_sleep(struct ucm_worker *w)
 	uint32_t seq;
 
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_EMPTY_SEEN);
-	/* The last wake-up's read, put off until now (pre-wake). */
-	if (w->epfd >= 0)
+	/* The last wake-up's read, put off until now. */
+	if (worker_drains(w))
 		ucm_wake_settle(&w->wake);
 	/* W0 (wake.h): pairs with W4 of the kick in worker_kick() */
 	seq = ucm_wake_prepare(&w->wake);
@@ -529,16 +559,15 @@ static bool worker_sleep(struct ucm_worker *w)
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_BEFORE_SLEEP);
 	t0 = ucm_now_ns();
 	WRITE_ONCE(w->sleep_word, (uint64_t)((int64_t)(w->slept - t0) * 2) | 1);
-	if (w->epfd >= 0) {
-		if (!prewake_sleep(w))
+	if (w->map->sink && w->map->sink->wait) {
+		/* The eventfd keeps a wake that came before the wait; the
+		 * sink's wait() consumes it, or we do (worker_drains()). */
+		if (!worker_sink_wait(w))
 			STAT_ADD(w->stats.sched, 1);
 		goto awake;
 	}
-	if (ucm_wake_fd(&w->wake) >= 0) {
-		/* The eventfd keeps a wake that came before the wait; the
-		 * sink's wait() consumes it. */
-		if (!w->map->sink->wait(w->map->sink_ctx, w->idx,
-					ucm_wake_fd(&w->wake)))
+	if (w->epfd >= 0) {
+		if (!prewake_sleep(w, -1))
 			STAT_ADD(w->stats.sched, 1);
 		goto awake;
 	}
@@ -551,9 +580,9 @@ awake:
 		w->slept += ucm_now_ns() - t0;
 		WRITE_ONCE(w->sleep_word, w->slept << 1);
 	}
-	/* W3 (wake.h): the sink drains wake.fd; with a pre-wake, we do, at
-	 * the next sleep: not between the wake-up and the work. */
-	if (w->epfd >= 0)
+	/* W3 (wake.h): the sink drains wake.fd, or we do, at the next sleep:
+	 * not between the wake-up and the work. */
+	if (worker_drains(w))
 		ucm_wake_end_owed(&w->wake);
 	else
 		ucm_wake_end(&w->wake);
@@ -1084,11 +1113,16 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 		pr_warn("cpumap: a sink needs an xmit callback\n");
 		return ucm_err_ptr(-EINVAL);
 	}
+	if (sink.flags & ~(uint32_t)(UCM_SINK_F_KEEP | UCM_SINK_F_POLL_WAKE)) {
+		pr_warn("cpumap: sink flags %#x: unknown to this library\n", sink.flags);
+		return ucm_err_ptr(-EINVAL);
+	}
 	if ((o.flags & UCM_CPUMAP_F_PREWAKE) &&
-	    (sink.wait || (o.flags & UCM_CPUMAP_F_INLINE))) {
-		pr_warn("cpumap: a pre-wake needs workers that sleep on their own: %s\n",
+	    ((sink.wait && !(sink.flags & UCM_SINK_F_POLL_WAKE)) ||
+	     (o.flags & UCM_CPUMAP_F_INLINE))) {
+		pr_warn("cpumap: a pre-wake needs workers that sleep on their own or on a sink that only polls: %s\n",
 			o.flags & UCM_CPUMAP_F_INLINE ? "inline workers never sleep" :
-			"this sink sleeps on its own fds (wait())");
+			"this sink reads its wake fd in wait() (no UCM_SINK_F_POLL_WAKE)");
 		return ucm_err_ptr(-EINVAL);
 	}
 

@@ -1136,6 +1136,7 @@ static const struct ucm_sink_ops tun_duplex_ops = {
 	.poll = ucm_tun_rev_poll,
 	.wait = ucm_tun_rev_wait,
 	.close = tun_close,
+	.flags = UCM_SINK_F_POLL_WAKE,
 };
 
 const struct ucm_sink_ops *ucm_tun__sink_duplex(void)

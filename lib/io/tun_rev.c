@@ -88,7 +88,8 @@ struct tun_rev {
 	void *area;
 	uint32_t room;		/* bytes a read may take: vnet header + packet */
 	int fd;			/* the tun queue */
-	int wake_fd;		/* the worker's eventfd, once wait() named it */
+	int wake_fd;		/* the worker's wake fd, once wait() named it:
+				 * polled, never read (UCM_SINK_F_POLL_WAKE) */
 	bool tap;
 	bool readable;		/* packets may be waiting: read before sleeping */
 	bool poll_armed, wake_armed, room_armed;
@@ -165,10 +166,10 @@ static void arm_wake(struct tun_rev *r)
 	r->wake_armed = arm_oneshot(r, r->wake_fd, TAG_WAKE);
 }
 
-/* A standing request's completion. Return true for a wake it consumed. */
+/* A standing request's completion. Return true for a wake. */
 static bool standing_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
 {
-	uint64_t ud = io_uring_cqe_get_data64(cqe), v;
+	uint64_t ud = io_uring_cqe_get_data64(cqe);
 
 	if (ud == TAG_POLL) {
 		if (cqe->res < 0) {
@@ -186,17 +187,15 @@ static bool standing_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
 	} else if (ud == TAG_ROOM) {
 		r->room_armed = false;	/* ucm_txq__room_wait_end() reads it */
 	} else if (ud == TAG_WAKE) {
+		/* The worker reads the wake (UCM_SINK_F_POLL_WAKE). */
 		r->wake_armed = false;
-		/* Consume the wake: the counter back to zero. */
-		if (read(r->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-			r->readable = true;	/* look once more */
 		return true;
 	}
 	return false;
 }
 
 /* The standing requests' completions (no read is ever left pending).
- * Return true when a wake was consumed. */
+ * Return true when a wake came. */
 static bool reap_events(struct tun_rev *r)
 {
 	struct io_uring_cqe *cqe;
@@ -900,18 +899,14 @@ int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 	struct pollfd p;
 
 	if (!r || r->dead) {	/* a one-way worker, or reading stopped */
-		uint64_t v;
-
 		p.fd = wake_fd;
 		p.events = POLLIN;
 		if (poll(&p, 1, -1) < 0)
 			return -errno;
-		if (read(wake_fd, &v, sizeof(v)) < 0)
-			(void)0;	/* EAGAIN: another look consumed it */
-		return 0;
+		return 0;	/* the worker reads the wake */
 	}
 	r->wake_fd = wake_fd;
-	/* A wake consumed here may be this sleep's (the producer saw our
+	/* A wake seen here may be this sleep's (the producer saw our
 	 * announcement): do not sleep then. */
 	if (reap_events(r)) {
 		io_uring_submit(&r->ring);

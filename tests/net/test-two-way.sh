@@ -28,6 +28,10 @@
 #                       not one packet dropped for a full TX channel over
 #                       all of the above (the read path waits instead)
 #   offloads            super-packets were cut and checksums completed
+#   prewake             one worker: the pre-wake on (the banner), and the
+#                       worker, asleep in the tun's io_uring, woken by the
+#                       queues' arrivals (prewakes > 0); skipped with more
+#                       workers, where it is off by default
 #   total-line          the total line at the stop: rx, delivered and the way
 #                       back's pps, each its whole-run count over the run's time
 #   spin                --spin-us 1000: ping each way, a clean stop
@@ -40,7 +44,7 @@
 #                       vd's MAC, ARP goes through ucpumapd both ways; ping
 #                       each way, a file each way, a clean stop
 #   bad-flags           --peer-mac errors, a spin too long, --prewake on with
-#                       --two-way, --no-offload or --no-tx-csum one way,
+#                       --pass, --no-offload or --no-tx-csum one way,
 #                       --no-tx-csum with --no-offload: precise message,
 #                       exit 2, nothing left attached
 #
@@ -290,9 +294,19 @@ PY
 # ---- the way back's counters ------------------------------------------------------
 kill -USR1 "$dpid"
 sleep 0.3
-python3 - "$tmp/stats.json" "$name" <<'PY' || bad stats "no statistics line in $tmp/stats.json"
-import json, sys
+python3 - "$tmp/stats.json" "$name" "$tmp/d.out" <<'PY' || bad stats "no statistics line in $tmp/stats.json"
+import json, re, sys
 last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+# One worker (a 2-CPU machine): the pre-wake is on by default, and the
+# worker, asleep in the tun's io_uring, is woken by the queues' arrivals.
+banner = [l for l in open(sys.argv[3]) if l.startswith("ucpumapd: vd queues")]
+pw = sum(w["prewakes"] for w in last["workers"])
+if not banner or len(last["workers"]) > 1:
+    print(f"SKIP: {sys.argv[2]}/prewake: {len(last['workers'])} workers: the pre-wake is off by default")
+elif banner[0].rstrip().endswith(", pre-wake") and pw > 0:
+    print(f"PASS: {sys.argv[2]}/prewake: one two-way worker, pre-woken {pw} times by arrivals while asleep in the tun's io_uring")
+else:
+    print(f"FAIL: {sys.argv[2]}/prewake: banner {banner[0].strip()!r}, {pw} pre-wakes (want the pre-wake on and more than 0)")
 tx, done, direct = last.get("tx", 0), last.get("tx_completed", 0), last.get("tx_comp_direct", 0)
 full, waits = last.get("back_channel_full", -1), last.get("back_channel_waits", -1)
 sup, segs, cs = last.get("back_super", 0), last.get("back_segments", 0), last.get("back_csum_completed", 0)
@@ -478,7 +492,7 @@ badflag peer-mac-syntax "is not a MAC address" --peer-mac 02:00:00:00:01
 badflag peer-mac-tap "--peer-mac is for a tun" --peer-mac "$gmac" --tap
 badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass
 badflag spin-too-long "spin-us" --two-way --spin-us 1001
-badflag prewake-two-way "prewake on: a two-way worker" --two-way --prewake on
+badflag prewake-pass "prewake on: --pass has no workers" --pass --prewake on
 badflag no-offload-one-way "--no-offload is about the way back" --no-offload
 badflag no-tx-csum-one-way "--no-tx-csum is about the way back" --no-tx-csum
 badflag no-tx-csum-no-offload "drop --no-offload" --two-way --no-offload --no-tx-csum

@@ -158,9 +158,10 @@ static uint32_t rec_poll(void *ctx, uint32_t worker)
 	return n;
 }
 
-static int rec_wait(void *ctx, uint32_t worker, int wake_fd)
+/* Sleep on the wake fd and the other direction; read the wake when
+ * @drain (a sink without UCM_SINK_F_POLL_WAKE). */
+static int rec_wait_body(struct rec_sink *s, int wake_fd, bool drain)
 {
-	struct rec_sink *s = ctx;
 	struct pollfd p[2] = { { .fd = wake_fd, .events = POLLIN },
 			       { .fd = s->other[0], .events = POLLIN } };
 	uint64_t v;
@@ -168,14 +169,30 @@ static int rec_wait(void *ctx, uint32_t worker, int wake_fd)
 	atomic_fetch_add(&s->waits, 1);
 	if (poll(p, 2, -1) < 0)
 		return -1;
-	if (p[0].revents & POLLIN && read(wake_fd, &v, sizeof(v)) < 0)
+	if (drain && p[0].revents & POLLIN && read(wake_fd, &v, sizeof(v)) < 0)
 		return -1;
 	return 0;
+}
+
+static int rec_wait(void *ctx, uint32_t worker, int wake_fd)
+{
+	return rec_wait_body(ctx, wake_fd, true);
+}
+
+static int rec_poll_wait(void *ctx, uint32_t worker, int wake_fd)
+{
+	return rec_wait_body(ctx, wake_fd, false);
 }
 
 static const struct ucm_sink_ops rec_wait_ops = {
 	.sz = sizeof(struct ucm_sink_ops),
 	.xmit = rec_xmit, .poll = rec_poll, .wait = rec_wait,
+};
+/* The tun's kind: wait() polls the wake fd, the worker reads it. */
+static const struct ucm_sink_ops rec_poll_wait_ops = {
+	.sz = sizeof(struct ucm_sink_ops),
+	.xmit = rec_xmit, .poll = rec_poll, .wait = rec_poll_wait,
+	.flags = UCM_SINK_F_POLL_WAKE,
 };
 static const struct ucm_sink_ops rec_keep_ops = {
 	.sz = sizeof(struct ucm_sink_ops),
@@ -573,6 +590,30 @@ static int test_prewake_no_lost_wakeup_before_announce(void)
 	return run_park_test_flags(UCM_CPUMAP_HOOK_EMPTY_SEEN, &rec_ops, UCM_CPUMAP_F_PREWAKE);
 }
 
+/* A sink that only polls its wake fd: the worker reads it; and with a
+ * pre-wake, the sink polls the epoll set. */
+static int test_poll_wait_sink_no_lost_wakeup_before_sleep(void)
+{
+	return run_park_test(UCM_CPUMAP_HOOK_BEFORE_SLEEP, &rec_poll_wait_ops);
+}
+
+static int test_poll_wait_sink_no_lost_wakeup_before_announce(void)
+{
+	return run_park_test(UCM_CPUMAP_HOOK_EMPTY_SEEN, &rec_poll_wait_ops);
+}
+
+static int test_poll_wait_prewake_no_lost_wakeup_before_sleep(void)
+{
+	return run_park_test_flags(UCM_CPUMAP_HOOK_BEFORE_SLEEP, &rec_poll_wait_ops,
+				   UCM_CPUMAP_F_PREWAKE);
+}
+
+static int test_poll_wait_prewake_no_lost_wakeup_before_announce(void)
+{
+	return run_park_test_flags(UCM_CPUMAP_HOOK_EMPTY_SEEN, &rec_poll_wait_ops,
+				   UCM_CPUMAP_F_PREWAKE);
+}
+
 static uint64_t worker_stat(struct ucm_cpumap *map, size_t off)
 {
 	struct ucm_cpumap_worker_stats ws;
@@ -594,23 +635,21 @@ static bool wait_stat(struct ucm_cpumap *map, size_t off, uint64_t want)
 /*
  * A pre-wake: an arrival fd (a pipe here, never read) wakes the sleeping
  * worker with no kick; edge-triggered, so a pipe that stays readable does
- * not keep it up; frames are still delivered by the kick, the pre-woken
- * worker asleep again. And what it refuses.
+ * not keep it up (nor, with a sink that polls the epoll set, an edge left
+ * in the set); frames are still delivered by the kick, the pre-woken
+ * worker asleep again.
  */
-static int test_prewake(void)
+static int prewake_case(const struct ucm_sink_ops *ops)
 {
 	const size_t pw = offsetof(struct ucm_cpumap_worker_stats, prewakes);
 	const size_t sched = offsetof(struct ucm_cpumap_worker_stats, sched);
 	const size_t slept = offsetof(struct ucm_cpumap_worker_stats, sleep_ns);
-	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
-	int ok[1] = { 0 }, p[2];
-	struct ucm_umem *umem;
-	struct ucm_cpumap *map;
+	int p[2];
 	struct fixture f;
 	uint64_t s0, n;
 
 	UT_ASSERT(!pipe2(p, O_CLOEXEC | O_NONBLOCK), "pipe");
-	if (fixture_init(&f, 1, 256, &rec_ops, UCM_CPUMAP_F_PREWAKE, 0, 4096))
+	if (fixture_init(&f, 1, 256, ops, UCM_CPUMAP_F_PREWAKE, 0, 4096))
 		return 1;
 	UT_ASSERT(!ucm_cpumap__prewake_on(f.map, p[0]), "prewake_on: %s", strerror(errno));
 	UT_ASSERT(ucm_cpumap__prewake_on(f.map, p[0]) == -EEXIST, "the same fd twice");
@@ -626,6 +665,9 @@ static int test_prewake(void)
 	n = worker_stat(f.map, pw);
 	UT_ASSERT(n == 1, "%llu pre-wakes for one arrival (a level-triggered wait?)",
 		  (unsigned long long)n);
+	n = worker_stat(f.map, sched) - s0;
+	UT_ASSERT(n <= 2, "%llu sleeps ended after one arrival (an edge left in the set?)",
+		  (unsigned long long)n);
 	/* A second arrival, a second pre-wake. */
 	UT_ASSERT(write(p[1], "y", 1) == 1, "pipe write");
 	UT_ASSERT(wait_stat(f.map, pw, 2), "a second arrival did not wake the worker");
@@ -639,8 +681,23 @@ static int test_prewake(void)
 		return 1;
 	close(p[0]);
 	close(p[1]);
+	return 0;
+}
 
-	/* Refused: no flag; a sink that sleeps on its own fds; inline. */
+/* The pre-wake with a worker's own sleep and with a sink that polls; what
+ * it refuses. */
+static int test_prewake(void)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
+	int ok[1] = { 0 };
+	struct ucm_umem *umem;
+	struct ucm_cpumap *map;
+
+	if (prewake_case(&rec_ops) || prewake_case(&rec_poll_wait_ops))
+		return 1;
+
+	/* Refused: no flag; a sink that reads its wake fd; inline; sink
+	 * flags this library does not know. */
 	umem = ucm_umem__create(&uo);
 	UT_ASSERT(umem, "umem");
 	{
@@ -664,18 +721,26 @@ static int test_prewake(void)
 
 		UT_ASSERT(!ucm_cpumap__create(umem, &co) && errno == EINVAL, "pre-wake inline");
 	}
+	{
+		struct ucm_sink_ops odd = rec_ops;
+		UCM_OPTS(ucm_cpumap_opts, co, .cpus = ok, .ncpus = 1, .sink = &odd);
+
+		odd.flags = 1u << 7;
+		UT_ASSERT(!ucm_cpumap__create(umem, &co) && errno == EINVAL,
+			  "an unknown sink flag");
+	}
 	UT_ASSERT(!ucm_umem__destroy(umem, 1000), "umem");
 	return 0;
 }
 
 /* A sleeping worker wakes for the other direction's work (the sink's fd)
  * as well as for frames, polls it after batches, and stops when told. */
-static int test_wait_sink_other_direction(void)
+static int other_direction_case(const struct ucm_sink_ops *ops, uint32_t flags)
 {
 	struct fixture f;
-	uint64_t end;
+	uint64_t end, w0;
 
-	if (fixture_init(&f, 1, 256, &rec_wait_ops, 0, 0, 4096))
+	if (fixture_init(&f, 1, 256, ops, flags, 0, 4096))
 		return 1;
 	if (send_frames(&f, 0, 0, 100, 8))
 		return 1;
@@ -685,6 +750,13 @@ static int test_wait_sink_other_direction(void)
 	while (atomic_load(&f.sink.waits) == 0 && ut_ms_now() < end)
 		ut_msleep(1);
 	UT_ASSERT(atomic_load(&f.sink.waits) > 0, "the worker never waited");
+	/* Asleep for good: no wake left readable (a kick the worker owed a
+	 * read, an edge in the pre-wake's set) ends its waits over and over. */
+	ut_msleep(10);
+	w0 = atomic_load(&f.sink.waits);
+	ut_msleep(20);
+	UT_ASSERT(atomic_load(&f.sink.waits) - w0 <= 1, "%lu waits in 20 ms asleep",
+		  atomic_load(&f.sink.waits) - w0);
 	UT_ASSERT(write(f.sink.other[1], "abcde", 5) == 5, "pipe");
 	end = ut_ms_now() + WAIT_MS;
 	while (atomic_load(&f.sink.polled) < 5 && ut_ms_now() < end)
@@ -703,6 +775,15 @@ static int test_wait_sink_other_direction(void)
 		  atomic_load(&f.sink.polled));
 	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
 	return fixture_fini(&f);	/* destroy must wake it through the eventfd */
+}
+
+/* A sink with the other direction: one that reads its wake, one that only
+ * polls it, and that one polling a pre-wake's set (a two-way tun's). */
+static int test_wait_sink_other_direction(void)
+{
+	return other_direction_case(&rec_wait_ops, 0) ||
+	       other_direction_case(&rec_poll_wait_ops, 0) ||
+	       other_direction_case(&rec_poll_wait_ops, UCM_CPUMAP_F_PREWAKE);
 }
 
 /* Destroy right after a burst: the worker drains its ring first. */
@@ -1628,6 +1709,10 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_wait_sink_other_direction),
 	UT_CASE(test_prewake_no_lost_wakeup_before_sleep),
 	UT_CASE(test_prewake_no_lost_wakeup_before_announce),
+	UT_CASE(test_poll_wait_sink_no_lost_wakeup_before_sleep),
+	UT_CASE(test_poll_wait_sink_no_lost_wakeup_before_announce),
+	UT_CASE(test_poll_wait_prewake_no_lost_wakeup_before_sleep),
+	UT_CASE(test_poll_wait_prewake_no_lost_wakeup_before_announce),
 	UT_CASE(test_prewake),
 	UT_CASE(test_drain_on_stop),
 	UT_CASE(test_destroy_flushes_bulk_queues),

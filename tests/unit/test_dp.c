@@ -32,6 +32,16 @@ static const uint32_t two_q[2] = { 0, 1 };
 static const struct ucm_sink_ops null_sink = { .sz = sizeof(struct ucm_sink_ops) };
 static const struct ucm_sink_ops keep_sink = { .sz = sizeof(struct ucm_sink_ops), .flags = UCM_SINK_F_KEEP };
 static const struct ucm_sink_ops no_sz_sink = { .flags = 0 };	/* built without sz */
+
+static int wait_never(void *ctx, uint32_t worker, int wake_fd)
+{
+	return 1;
+}
+
+/* A sink that sleeps on its own fds and reads its wake fd. */
+static const struct ucm_sink_ops reading_wait_sink = {
+	.sz = sizeof(struct ucm_sink_ops), .wait = wait_never,
+};
 static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
 
 /* create() with @o fails with @err, and its message holds @words. */
@@ -105,8 +115,8 @@ static int test_bad_options(void)
 	b = o; b.prewake = UCM_DP_PREWAKE_AUTO + 1;
 	if (refused(&b, EINVAL, "prewake 3"))
 		return 1;
-	b = o; b.prewake = UCM_DP_PREWAKE_ON; b.flags = UCM_DP_F_TWO_WAY;
-	if (refused(&b, EINVAL, "two-way workers sleep on the tun's fds"))
+	b = o; b.prewake = UCM_DP_PREWAKE_ON; b.sink = &reading_wait_sink;
+	if (refused(&b, EINVAL, "the sink reads its wake fd"))
 		return 1;
 	b = o; b.prewake = UCM_DP_PREWAKE_ON; b.flags = UCM_DP_F_INLINE;
 	if (refused(&b, EINVAL, "inline workers never sleep"))

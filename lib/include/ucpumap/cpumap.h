@@ -91,6 +91,10 @@ enum ucm_sink_flags {
 	/* The sink keeps every frame passed to xmit and returns it itself
 	 * later (e.g. after a TX completion), with ucm_umem__put_bulk(). */
 	UCM_SINK_F_KEEP = 1 << 0,
+	/* wait() only polls @wake_fd and never reads it: the worker consumes
+	 * what woke it. Such a sink may sleep with a pre-wake
+	 * (UCM_CPUMAP_F_PREWAKE): @wake_fd is then an epoll set. */
+	UCM_SINK_F_POLL_WAKE = 1 << 1,
 };
 
 /*
@@ -134,9 +138,12 @@ enum ucm_sink_flags {
  *         how much it did; 0 lets the worker sleep. Optional.
  * @wait:  sleep until the sink has work for @poll or @wake_fd (an eventfd
  *         the cpumap's producers and stop write to) is readable; consume
- *         what made @wake_fd readable. Returns 0 after a real sleep, or
- *         non-zero when it did not sleep. With @wait, the cpumap wakes the
- *         worker through @wake_fd instead of a futex. Optional.
+ *         what made @wake_fd readable, unless the sink has
+ *         UCM_SINK_F_POLL_WAKE (then only poll it: the worker reads it, and
+ *         with UCM_CPUMAP_F_PREWAKE it is an epoll set that also turns
+ *         readable at arrivals). Returns 0 after a real sleep, or non-zero
+ *         when it did not sleep. With @wait, the cpumap wakes the worker
+ *         through @wake_fd instead of a futex. Optional.
  * @close: once, after the loop has drained the ring. Optional.
  */
 struct ucm_sink_ops {
@@ -183,8 +190,8 @@ enum ucm_cpumap_flags {
 	 * worker's wake-up (a sleeping CPU's) no longer waits for the RX
 	 * thread's. Every idle worker wakes at every arrival, so it is meant
 	 * for maps whose arrivals are all (or mostly) for the worker woken:
-	 * one worker. Not with inline workers or a sink that sleeps on its
-	 * own fds (wait()). */
+	 * one worker. Not with inline workers, nor with a sink that sleeps
+	 * on its own fds (wait()) unless it has UCM_SINK_F_POLL_WAKE. */
 	UCM_CPUMAP_F_PREWAKE = 1 << 4,
 };
 

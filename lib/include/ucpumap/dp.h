@@ -123,8 +123,9 @@ enum ucm_dp_flags {
  * queue, so it pays where the arrivals are all for the worker woken. */
 enum ucm_dp_prewake {
 	UCM_DP_PREWAKE_OFF = 0,
-	/* One-way only: not with UCM_DP_F_TWO_WAY, UCM_DP_F_INLINE or a sink
-	 * that sleeps on its own fds. */
+	/* Not with UCM_DP_F_INLINE, nor with a sink that reads its wake fd
+	 * in wait() (one without UCM_SINK_F_POLL_WAKE). Two-way workers
+	 * sleep in the tun's io_uring, which polls the pre-wake's set. */
 	UCM_DP_PREWAKE_ON,
 	/* On where every arrival is for the one worker (one worker, and
 	 * where ON is allowed), else off: ucpumapd's default. */
