@@ -230,9 +230,11 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 }
 
 /* How the threads wait: the spin, the workers' pre-wake (AUTO: where
- * every arrival is for the one worker). After the sink's copy and the
- * worker count. The two-way workers sleep in the tun's io_uring, which
- * polls the pre-wake's set (UCM_SINK_F_POLL_WAKE). */
+ * every arrival is for the one worker, one way). After the sink's copy
+ * and the worker count. The two-way workers sleep in the tun's io_uring,
+ * which polls the pre-wake's set (UCM_SINK_F_POLL_WAKE); AUTO leaves them
+ * without: they sleep between the way back's turns too, and a pre-wake
+ * then is mostly one wake-up more (BENCHMARKS.md, "Latency"). */
 static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
 	bool own_sleep = !(c->flags & UCM_DP_F_INLINE) &&
@@ -255,7 +257,8 @@ static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 		return -EINVAL;
 	}
 	c->prewake = o->prewake == UCM_DP_PREWAKE_ON ||
-		     (o->prewake == UCM_DP_PREWAKE_AUTO && own_sleep && c->nworkers == 1);
+		     (o->prewake == UCM_DP_PREWAKE_AUTO && own_sleep && c->nworkers == 1 &&
+		      !(c->flags & UCM_DP_F_TWO_WAY));
 	return 0;
 }
 

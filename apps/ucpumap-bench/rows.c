@@ -36,6 +36,9 @@ static const struct row_def row_defs[] = {
 	{ .name = "tun-ceiling", .kind = K_TUN },
 	{ .name = "dpdk", .kind = K_DPDK },
 	{ .name = "two-way", .kind = K_TWOWAY },
+	/* with the pre-wake, off by default for two-way workers: two-way
+	 * against it is what it costs at flood */
+	{ .name = "two-way-prewake", .kind = K_TWOWAY, .flag = "--prewake", .flag_arg = "on" },
 	{ .name = "two-way-no-direct-bulk", .kind = K_TWOWAY, .flag = "--no-direct-bulk" },
 	/* one iperf3 TCP stream through ucpumapd; dst is bit/s */
 	/* the same stream over the kernel's own path: no XDP program on vd */
@@ -48,6 +51,9 @@ static const struct row_def row_defs[] = {
 	 * way back and XSK TX (two-way; its ACKs come the forward way), with
 	 * the tun's offloads (super-packets cut by ucpumapd) and without */
 	{ .name = "tcp-back", .kind = K_TCP_BACK, .coalesce = true },
+	/* the same with the pre-wake (its cost to one stream the way back) */
+	{ .name = "tcp-back-prewake", .kind = K_TCP_BACK, .coalesce = true,
+	  .flag = "--prewake", .flag_arg = "on" },
 	{ .name = "tcp-back-no-offload", .kind = K_TCP_BACK, .coalesce = true,
 	  .flag = "--no-offload" },
 	/* the offloads, every checksum computed by the way back (none left
@@ -66,6 +72,10 @@ static const struct row_def row_defs[] = {
 	{ .name = "latency-cpumap-no-prewake", .kind = K_LAT, .coalesce = true,
 	  .flag = "--prewake", .flag_arg = "off" },
 	{ .name = "latency-two-way", .kind = K_LAT_TWOWAY, .coalesce = true },
+	/* the same with the pre-wake (off by default for a two-way worker):
+	 * against latency-two-way, its gain */
+	{ .name = "latency-two-way-prewake", .kind = K_LAT_TWOWAY, .coalesce = true,
+	  .flag = "--prewake", .flag_arg = "on" },
 };
 
 const int nrows = ARRAY_SIZE(row_defs);
@@ -109,6 +119,12 @@ const struct row_gain row_gains[] = {
 	  .note = "(seed 003, forward)" },
 	{ .a = "two-way", .b = "two-way-no-direct-bulk",
 	  .note = "(seed 003, way back)", .back = true },
+	{ .a = "two-way", .b = "two-way-prewake",
+	  .note = "(without the pre-wake, forward)" },
+	{ .a = "two-way", .b = "two-way-prewake",
+	  .note = "(without the pre-wake, way back)", .back = true },
+	{ .a = "tcp-back", .b = "tcp-back-prewake",
+	  .note = "(without the pre-wake)" },
 };
 
 const int nrow_gains = ARRAY_SIZE(row_gains);

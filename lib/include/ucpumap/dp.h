@@ -127,8 +127,10 @@ enum ucm_dp_prewake {
 	 * in wait() (one without UCM_SINK_F_POLL_WAKE). Two-way workers
 	 * sleep in the tun's io_uring, which polls the pre-wake's set. */
 	UCM_DP_PREWAKE_ON,
-	/* On where every arrival is for the one worker (one worker, and
-	 * where ON is allowed), else off: ucpumapd's default. */
+	/* On where every arrival is for the one worker and it only waits
+	 * for them (one worker, one way, and where ON is allowed), else off:
+	 * ucpumapd's default. A two-way worker also sleeps between the way
+	 * back's turns, where a pre-wake is mostly a wake-up more: ON. */
 	UCM_DP_PREWAKE_AUTO,
 };
 
