@@ -313,10 +313,9 @@ static void queue_close(struct ucm_xsk_queue *q)
 #define UCM_XSK_BIND_RETRIES	40
 #define UCM_XSK_BIND_RETRY_US	25000
 
-/* Bind @q, its rings set up. Queue 0 binds in the mode of @bind_flags;
- * the others share its UMEM, and the kernel gives them its mode and
- * need_wakeup. A bind that failed leaves the socket as it was: it can be
- * bound again, in another mode. */
+/* Bind @q, its rings set up. Queue 0 binds in the mode of @bind_flags
+ * (neither XDP_ZEROCOPY nor XDP_COPY: the kernel's choice); the others
+ * share its UMEM, and the kernel gives them its mode and need_wakeup. */
 static int queue_bind(struct ucm_xsk *x, struct ucm_xsk_queue *q, uint16_t bind_flags)
 {
 	struct sockaddr_xdp sa = {
@@ -391,9 +390,9 @@ static int check_queues(const struct ucm_xsk_opts *o)
 }
 
 /* Queue @i's socket (queue 0's exists: it holds the UMEM), its rings, and
- * its bind in the mode asked for: auto tries zero-copy on the first queue
- * and falls back to copy; the rest follow the mode it got, since they
- * share its UMEM. */
+ * its bind in the mode asked for: auto lets the kernel try zero-copy on the
+ * first queue and fall back to copy; the rest follow the mode it got, since
+ * they share its UMEM. */
 static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t i)
 {
 	uint16_t bind = o->flags & UCM_XSK_F_NO_NEED_WAKEUP ? 0 : XDP_USE_NEED_WAKEUP;
@@ -421,17 +420,11 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 	}
 	if (i > 0 && mode == UCM_XSK_AUTO)
 		mode = x->zerocopy ? UCM_XSK_ZEROCOPY : UCM_XSK_COPY;
-	if (mode == UCM_XSK_AUTO) {
-		err = queue_bind(x, q, bind | XDP_ZEROCOPY);
-		if (err == -EOPNOTSUPP || err == -EINVAL) {
-			pr_info("xsk: %s queue %u: no zero-copy (%s), using copy mode\n",
-				o->ifname, q->id, strerror(-err));
-			err = queue_bind(x, q, bind | XDP_COPY);
-		}
-	} else {
-		err = queue_bind(x, q, bind | (mode == UCM_XSK_ZEROCOPY ?
-					       XDP_ZEROCOPY : XDP_COPY));
-	}
+	/* Auto: neither mode flag; the kernel tries zero-copy and falls back
+	 * to copy itself, in one bind, and XDP_OPTIONS says which it took. */
+	if (mode != UCM_XSK_AUTO)
+		bind |= mode == UCM_XSK_ZEROCOPY ? XDP_ZEROCOPY : XDP_COPY;
+	err = queue_bind(x, q, bind);
 	if (err) {
 		pr_warn("xsk: cannot bind %s queue %u: %s (%s)\n", o->ifname,
 			q->id, strerror(-err), bind_hint(err, mode));
@@ -439,6 +432,8 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 	}
 	if (i == 0)
 		x->zerocopy = sock_zerocopy(q->fd);
+	if (i == 0 && mode == UCM_XSK_AUTO && !x->zerocopy)
+		pr_info("xsk: %s: the driver gave no zero-copy: copy mode\n", o->ifname);
 	if (o->flags & UCM_XSK_F_BUSY_POLL)
 		queue_busy_poll(q);
 	return 0;
