@@ -31,7 +31,8 @@
  *   re-check the ring, then stop (X2):        KICKED, seq_cst
  *     frames or stop: do not sleep       if s == SLEEPING:
  *   futex_wait(wake.seq, seq), or the      (W4) wake.seq++ (release),
- *     sink's wait() on wake.fd, or         futex_wake(wake.seq); or
+ *     sink's wait() on wake.fd (or on      futex_wake(wake.seq); or
+ *     epfd: the pre-wake's set), or
  *     epoll_wait() with the pre-wake fds   write(wake.fd)
  *   (W3) XCHG wake.state = 0
  *
@@ -517,8 +518,10 @@ static int prewake_sleep(struct ucm_worker *w, int timeout_ms)
  * pre-wake, or a sink that only polls it; else the sink's wait() does. */
 static bool worker_drains(const struct ucm_worker *w)
 {
+	const struct ucm_sink_ops *sink = w->map->sink;
+
 	return w->epfd >= 0 ||
-	       (w->map->sink && (w->map->sink->flags & UCM_SINK_F_POLL_WAKE));
+	       (sink && sink->wait && (sink->flags & UCM_SINK_F_POLL_WAKE));
 }
 
 /* The sink's sleep: on the pre-wake's epoll set, when there is one, whose

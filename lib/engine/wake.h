@@ -72,9 +72,11 @@
  * its write), so what a read did not find stays owed and is read at the
  * next sleep's end: that sleep's poll sees the late write and returns at
  * once, a spurious wake-up, never a lost one nor an fd left readable for
- * good (which would make every later poll return at once). A sleeper whose
- * fd is drained by whoever polls it (the cpumap's sink, through @wait)
- * ends with ucm_wake_end() and never drains here.
+ * good (which would make every later poll return at once). The cpumap's
+ * worker drains this way with a pre-wake or a sink that only polls its fd
+ * (UCM_SINK_F_POLL_WAKE); a sleeper whose fd is drained by whoever polls
+ * it (a sink's @wait that reads it) ends with ucm_wake_end() and never
+ * drains here.
  *
  * Nothing may write to the eventfd but ucm_wake_kick(): a write that is
  * not counted as owed would stay unread by ucm_wake_drain().

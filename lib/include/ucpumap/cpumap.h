@@ -120,7 +120,8 @@ enum ucm_sink_flags {
  * - Pairing: close is called once for every worker whose open succeeded
  *   (or that had no open), after its ring has drained; never after a
  *   failed open. A sink that wraps another forwards every callback,
- *   close included (the tun sink holds the worker's queue until close).
+ *   close included (the tun sink holds the worker's queue until close),
+ *   and keeps its flags.
  * - It must not block for long: the worker's ring fills behind it.
  *
  * @open:  once, before the worker's loop (e.g. attach its tun queue);
@@ -141,8 +142,10 @@ enum ucm_sink_flags {
  *         what made @wake_fd readable, unless the sink has
  *         UCM_SINK_F_POLL_WAKE (then only poll it: the worker reads it, and
  *         with UCM_CPUMAP_F_PREWAKE it is an epoll set that also turns
- *         readable at arrivals). Returns 0 after a real sleep, or non-zero
- *         when it did not sleep. With @wait, the cpumap wakes the worker
+ *         readable at arrivals, whose events the worker takes after a
+ *         wait() that returned 0: so return 0 whenever a poll of @wake_fd
+ *         ended the wait). Returns 0 after a real sleep, or non-zero when
+ *         it did not sleep. With @wait, the cpumap wakes the worker
  *         through @wake_fd instead of a futex. Optional.
  * @close: once, after the loop has drained the ring. Optional.
  */

@@ -282,6 +282,9 @@ UCM_API const struct ucm_sink_ops *ucm_tun__sink(void);
  * in the frame's headroom), given its Ethernet header in tun mode, and
  * handed back through the channel to go out on the queue's TX ring. The
  * worker sleeps (wait) until frames arrive for it or the tun has packets.
+ * Its flags include UCM_SINK_F_POLL_WAKE (wait() never reads the wake fd:
+ * the worker does): a sink that wraps it forwards its flags with its
+ * callbacks, or nothing reads the wake fd and the worker spins.
  */
 UCM_API const struct ucm_sink_ops *ucm_tun__sink_duplex(void);
 
