@@ -500,6 +500,23 @@ static void park_hook(uint32_t worker, enum ucm_cpumap_hook_point where)
 		ut_msleep(1);
 }
 
+/* Worker 0 asleep: its sleep time grows while we look (sleep_ns counts a
+ * sleep going on). */
+static bool wait_asleep(struct ucm_cpumap *map)
+{
+	struct ucm_cpumap_worker_stats a, b;
+	uint64_t end = ut_ms_now() + WAIT_MS;
+
+	while (ut_ms_now() < end) {
+		ucm_cpumap__worker_stats(map, 0, &a, sizeof(a));
+		ut_msleep(2);
+		ucm_cpumap__worker_stats(map, 0, &b, sizeof(b));
+		if (b.sleep_ns - a.sleep_ns >= 1000000)
+			return true;
+	}
+	return false;
+}
+
 static int run_park_test_flags(enum ucm_cpumap_hook_point where,
 				const struct ucm_sink_ops *ops, uint32_t map_flags)
 {
@@ -519,6 +536,10 @@ static int run_park_test_flags(enum ucm_cpumap_hook_point where,
 	if (send_frames(&f, 0, 0, 1, 1))
 		return 1;
 	UT_ASSERT(wait_processed(f.map, 0, 1, WAIT_MS), "first frame");
+	/* Asleep again first: armed earlier, the hook could park the worker
+	 * on its way to that sleep, and the next frame's kick would then be
+	 * the one the window's frame is meant to make. */
+	UT_ASSERT(wait_asleep(f.map), "the worker never went back to sleep");
 	atomic_store(&hook_armed, (int)where);
 	/* Make it pass through the point again. */
 	if (send_frames(&f, 0, 1, 1, 1))
