@@ -237,8 +237,7 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
  * then is mostly one wake-up more (BENCHMARKS.md, "Latency"). */
 static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
-	bool own_sleep = !(c->flags & UCM_DP_F_INLINE) &&
-			 !(c->sink && c->sink->wait && !(c->sink->flags & UCM_SINK_F_POLL_WAKE));
+	bool can = !(c->flags & UCM_DP_F_INLINE) && !ucm_sink_reads_wake(c->sink);
 
 	if (o->spin_us > UCM_SPIN_US_MAX) {
 		pr_warn("dp: spin_us %u: at most %u (beyond, it is busy polling)\n", o->spin_us,
@@ -250,14 +249,14 @@ static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 		pr_warn("dp: prewake %u: give UCM_DP_PREWAKE_OFF, _ON or _AUTO\n", o->prewake);
 		return -EINVAL;
 	}
-	if (o->prewake == UCM_DP_PREWAKE_ON && !own_sleep) {
+	if (o->prewake == UCM_DP_PREWAKE_ON && !can) {
 		pr_warn("dp: a pre-wake needs workers that sleep on their own: %s; give UCM_DP_PREWAKE_OFF or _AUTO\n",
 			c->flags & UCM_DP_F_INLINE ? "inline workers never sleep" :
 			"the sink reads its wake fd in wait() (no UCM_SINK_F_POLL_WAKE)");
 		return -EINVAL;
 	}
 	c->prewake = o->prewake == UCM_DP_PREWAKE_ON ||
-		     (o->prewake == UCM_DP_PREWAKE_AUTO && own_sleep && c->nworkers == 1 &&
+		     (o->prewake == UCM_DP_PREWAKE_AUTO && can && c->nworkers == 1 &&
 		      !(c->flags & UCM_DP_F_TWO_WAY));
 	return 0;
 }

@@ -430,10 +430,11 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 			q->id, strerror(-err), bind_hint(err, mode));
 		return err;
 	}
-	if (i == 0)
+	if (i == 0) {
 		x->zerocopy = sock_zerocopy(q->fd);
-	if (i == 0 && mode == UCM_XSK_AUTO && !x->zerocopy)
-		pr_info("xsk: %s: the driver gave no zero-copy: copy mode\n", o->ifname);
+		if (mode == UCM_XSK_AUTO && !x->zerocopy)
+			pr_info("xsk: %s: the driver gave no zero-copy: copy mode\n", o->ifname);
+	}
 	if (o->flags & UCM_XSK_F_BUSY_POLL)
 		queue_busy_poll(q);
 	return 0;

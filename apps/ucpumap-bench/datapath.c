@@ -566,16 +566,17 @@ static const struct opt dp_opts[] = {
 			"cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch, "
 			"cpumap-no-hold, cpumap-no-prewake, tun-ceiling, "
 			"dpdk, two-way, two-way-no-direct-bulk, two-way-prewake (both directions "
-			"at once: seed 003; the pre-wake's cost), tcp-kernel, tcp, tcp-coalesce, tcp-kernel-cpumap (one iperf3 TCP "
-			"stream, Gbit/s: the kernel's own path, through ucpumapd, through the "
-			"kernel's cpumap), tcp-back, tcp-back-no-offload, tcp-back-sw-csum, "
-			"tcp-back-prewake (the stream from the DUT through the way back, with "
-			"and without the tun's offloads, with every checksum its own, and with "
-			"the pre-wake), udp-back (64-byte "
-			"datagrams the way back, pps), cpumap-no-latency, "
+			"at once: seed 003; the pre-wake's cost), tcp-kernel, tcp, tcp-coalesce, "
+			"tcp-kernel-cpumap (one iperf3 TCP stream, Gbit/s: the kernel's own "
+			"path, through ucpumapd, through the kernel's cpumap), tcp-back, "
+			"tcp-back-no-offload, tcp-back-sw-csum, tcp-back-prewake (the stream "
+			"from the DUT through the way back, with and without the tun's "
+			"offloads, with every checksum its own, and with the pre-wake), "
+			"udp-back (64-byte datagrams the way back, pps), cpumap-no-latency, "
 			"latency-kernel-cpumap, latency-cpumap, latency-cpumap-no-prewake, "
-			"latency-two-way, latency-two-way-prewake (UDP round trips, us); every ucpumapd row but the "
-			"*-coalesce, tcp-back* and latency ones runs --no-coalesce"),
+			"latency-two-way, latency-two-way-prewake (UDP round trips, us); every "
+			"ucpumapd row but the *-coalesce, tcp-back* and latency ones runs "
+			"--no-coalesce"),
 	OPT_DEF("rate", OPT_UINT, struct dp_cfg, rate, .lo = 0, .hi = 1000000000,
 		.metavar = "PPS",
 		.help = "the generator's rate (default 0: as fast as it goes)"),

@@ -528,13 +528,12 @@ static bool worker_drains(const struct ucm_worker *w)
  * edges are then taken. Return: 0 after a real sleep. */
 static int worker_sink_wait(struct ucm_worker *w)
 {
-	const struct ucm_sink_ops *sink = w->map->sink;
+	int fd = w->epfd >= 0 ? w->epfd : ucm_wake_fd(&w->wake);
 
-	if (w->epfd < 0)
-		return sink->wait(w->map->sink_ctx, w->idx, ucm_wake_fd(&w->wake));
-	if (sink->wait(w->map->sink_ctx, w->idx, w->epfd))
+	if (w->map->sink->wait(w->map->sink_ctx, w->idx, fd))
 		return 1;
-	prewake_sleep(w, 0);
+	if (w->epfd >= 0)
+		prewake_sleep(w, 0);
 	return 0;
 }
 
@@ -1121,8 +1120,7 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 		return ucm_err_ptr(-EINVAL);
 	}
 	if ((o.flags & UCM_CPUMAP_F_PREWAKE) &&
-	    ((sink.wait && !(sink.flags & UCM_SINK_F_POLL_WAKE)) ||
-	     (o.flags & UCM_CPUMAP_F_INLINE))) {
+	    (ucm_sink_reads_wake(&sink) || (o.flags & UCM_CPUMAP_F_INLINE))) {
 		pr_warn("cpumap: a pre-wake needs workers that sleep on their own or on a sink that only polls: %s\n",
 			o.flags & UCM_CPUMAP_F_INLINE ? "inline workers never sleep" :
 			"this sink reads its wake fd in wait() (no UCM_SINK_F_POLL_WAKE)");

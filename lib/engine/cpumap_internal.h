@@ -4,6 +4,7 @@
 #ifndef UCM_CPUMAP_INTERNAL_H
 #define UCM_CPUMAP_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ucpumap/cpumap.h"
@@ -12,6 +13,14 @@
  * NULL; -EINVAL, with a message naming the fix, for sz 0 or unknown
  * non-zero bytes. */
 int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src);
+
+/* A sink whose wait() reads its wake fd: its worker cannot pre-wake
+ * (UCM_CPUMAP_F_PREWAKE needs a sink without wait() or one that only
+ * polls, UCM_SINK_F_POLL_WAKE). */
+static inline bool ucm_sink_reads_wake(const struct ucm_sink_ops *s)
+{
+	return s && s->wait && !(s->flags & UCM_SINK_F_POLL_WAKE);
+}
 
 /* The RX thread's (the producer's thread): the time the last RX batch's
  * bulks were stamped with, once; 0 when none was (stamps off, or asked
