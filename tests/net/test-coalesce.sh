@@ -110,9 +110,12 @@ daemon_stop() {
 # run CASE DST SIZE DAEMON-ARGS...: the daemon, the reader, the generator;
 # sets $why to what went wrong (empty: the delivery was exact) and $super
 # to the super-packets the daemon wrote.
-# The DUT's UDP sockets' overflows so far (IPv4 and IPv6).
-rcvbuf_errors() {
-	ip netns exec $D awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { n += $6 } $1 == "Udp6RcvbufErrors" { n += $2 } END { print n + 0 }' \
+# What the DUT's UDP layer dropped so far, IPv4 and IPv6: InErrors, which
+# counts a full receive buffer (RcvbufErrors) and the rest alike (the
+# protocol's memory limit, MemErrors; a super-packet the socket could not
+# cut, a checksum).
+udp_errors() {
+	ip netns exec $D awk '$1 == "Udp:" && $2 ~ /^[0-9]/ { n += $4 } $1 == "Udp6InErrors" { n += $2 } END { print n + 0 }' \
 		/proc/net/snmp /proc/net/snmp6
 }
 
@@ -152,7 +155,7 @@ run() {
 		daemon_stop $c	# the next case needs vd free
 		return
 	fi
-	rcv0=$(rcvbuf_errors)
+	rcv0=$(udp_errors)
 	vd0=$(veth_drops)
 	kernel_counts > "$tmp/$c.k0"
 	if ! timeout 30 ip netns exec $G "$gen" --dev vg --dst-ip "$dst" --dst-port 9000 --flows $FLOWS \
@@ -169,10 +172,10 @@ run() {
 		'"%d %d %d %d %d %d %s" % (d["received"], d["missing"], d["duplicated"], d["corrupt"], d["disorder"], d["flows"], d["stopped"])')"
 	# On a loaded machine a few may be lost, but never silently: each
 	# missing datagram must be a drop the daemon counted (its own, or the
-	# kernel's at its sockets), the reader's socket overflowed, or the veth
+	# kernel's at its sockets), the DUT's UDP layer dropped it, or the veth
 	# dropped it before vd.
 	vd0=$(( $(veth_drops) - vd0 ))
-	counted=$(( $(jget "$tmp/$c.json" 'd["rx_bad_desc"] + d["rx_steer_err"] + d["enqueue_drops"] + d["worker_drops"] + sum(q["kernel_rx_dropped"] + q["kernel_rx_ring_full"] for q in d["queues"])') + $(rcvbuf_errors) - rcv0 + vd0 ))
+	counted=$(( $(jget "$tmp/$c.json" 'd["rx_bad_desc"] + d["rx_steer_err"] + d["enqueue_drops"] + d["worker_drops"] + sum(q["kernel_rx_dropped"] + q["kernel_rx_ring_full"] for q in d["queues"])') + $(udp_errors) - rcv0 + vd0 ))
 	if [ "$got" != $COUNT ] && [ "$dup" = 0 ] && [ "$cor" = 0 ] && [ "$dis" = 0 ] &&
 		[ "$fl" = $FLOWS ] && [ "$stopped" = True ] && [ "$miss" -le "$counted" ] &&
 		[ $((miss * 20)) -le $COUNT ]; then
