@@ -41,13 +41,14 @@
 
 #define ENG_MAX_ROUNDS		64
 /*
- * Frames in the pool. As many as the worker ring holds: the producer is
- * throttled by its pool, as an RX queue is by its fill ring, and the ring
- * never overflows, so the rate is the worker's capacity. More frames than
- * the ring holds (--frames 8192) floods the worker instead: drops at
- * enqueue, the regime of the seeds' "bombed with 27 Mpps" tables.
+ * Frames in the pool: by default as many as the worker ring holds (--qsize),
+ * at least ENG_FRAMES_MIN. The producer is then throttled by its pool, as
+ * an RX queue is by its fill ring, and the ring never overflows, so the
+ * rate is the worker's capacity. More frames than the ring holds
+ * (--frames 8192 with the default ring) floods the worker instead: drops
+ * at enqueue, the regime of the seeds' "bombed with 27 Mpps" tables.
  */
-#define ENG_FRAMES		2048
+#define ENG_FRAMES_MIN		256
 /* Data where AF_XDP puts it: after XDP_PACKET_HEADROOM. */
 #define ENG_DATA_OFF		256
 #define ENG_PKT_LEN		64
@@ -365,11 +366,12 @@ static const struct opt eng_opts[] = {
 	OPT_DEF("worker-cpu", OPT_CPUS, struct eng_cfg, worker_cpu, .flags = OPT_F_DEFAULT,
 		.metavar = "C", .help = "CPU of the worker"),
 	/* 4 KiB frames: 65536 of them are 256 MiB of UMEM. */
-	OPT_DEF("frames", OPT_POW2, struct eng_cfg, frames, .lo = 256, .hi = 65536,
-		.flags = OPT_F_DEFAULT, .metavar = "N",
-		.help = "frames in the pool, power of two; by default as many as the worker "
-			"ring holds, so the producer is throttled by its pool and nothing is "
-			"dropped; more floods the worker and drops at enqueue"),
+	OPT_DEF("frames", OPT_POW2, struct eng_cfg, frames, .lo = ENG_FRAMES_MIN, .hi = 65536,
+		.metavar = "N",
+		.help = "frames in the pool, power of two (default: as many as the worker "
+			"ring holds, at least " xstr(ENG_FRAMES_MIN) "), so the producer is "
+			"throttled by its pool and nothing is dropped; more floods the worker "
+			"and drops at enqueue"),
 	OPT_DEF("qsize", OPT_POW2, struct eng_cfg, qsize, .lo = UCM_CPUMAP_BULK_SIZE,
 		.hi = UCM_CPUMAP_QSIZE_MAX, .flags = OPT_F_DEFAULT, .metavar = "N",
 		.help = "worker ring size, power of two"),
@@ -402,16 +404,20 @@ static const struct opts_cmd eng_cmd = {
 /* Return 0, OPTS_HELP, or -1 after a message. */
 static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 {
+	int ret;
+
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->rounds = 10;
 	cfg->seconds = 1;
 	cfg->warmup = 0.2;
 	cfg->producer_cpu = 0;
 	cfg->worker_cpu = cpu_online_count() > 1 ? 1 : 0;
-	cfg->frames = ENG_FRAMES;
 	cfg->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
 	memset(cfg->want, 1, sizeof(cfg->want));
-	return opts_parse(&eng_cmd, cfg, argc, argv);
+	ret = opts_parse(&eng_cmd, cfg, argc, argv);
+	if (!ret && !cfg->frames)	/* the default: what the ring holds */
+		cfg->frames = cfg->qsize > ENG_FRAMES_MIN ? cfg->qsize : ENG_FRAMES_MIN;
+	return ret;
 }
 
 static int row_index(const char *name)

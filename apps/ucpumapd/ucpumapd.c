@@ -154,8 +154,8 @@ static const struct opt d_opts[] = {
 	D("no-batch", OPT_FLAG, no_batch, .help = "one write() per packet into tun"),
 	D("no-coalesce", OPT_FLAG, no_coalesce, .help = "each packet its own write into tun "
 	  "(default: a flow's UDP datagrams or TCP segments go as one GSO super-packet, our GRO)"),
-	D("no-hold", OPT_FLAG, no_hold, .help = "workers hand each batch of up to 8 to the tun "
-	  "(default: they hold up to 64 for one submission)"),
+	D("no-hold", OPT_FLAG, no_hold, .help = "with --no-coalesce: workers hand each batch of "
+	  "up to 8 to the tun (default: they hold up to 64 for one submission)"),
 	D("no-offload", OPT_FLAG, no_offload, .help = "two-way: the tun takes no offloads "
 	  "(default: TSO/USO super-packets, cut into segments by the way back)"),
 	D("no-tx-csum", OPT_FLAG, no_tx_csum, .help = "two-way: the way back computes every "
@@ -266,6 +266,11 @@ static int check_args(struct cfg *c)
 	if (c->no_tx_csum && (!c->reverse || c->no_offload)) {
 		fprintf(stderr, "ucpumapd: --no-tx-csum is about the way back's offloads: add --two-way, or drop %s\n",
 			c->reverse ? "--no-offload (it computes every checksum already)" : "--no-tx-csum");
+		return -1;
+	}
+	if (c->no_hold && !c->no_coalesce) {
+		/* Merging needs the hold: the library holds all the same. */
+		fprintf(stderr, "ucpumapd: --no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce, or drop --no-hold\n");
 		return -1;
 	}
 	if (c->reverse && c->pass) {

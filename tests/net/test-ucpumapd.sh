@@ -377,6 +377,7 @@ bad_flag tun-name-too-long 2 "longer than 15 characters" -- --dev vd --tun ucm-t
 bad_flag unknown-steer 2 "unknown policy 'sideways'" -- --dev vd --tun $tun --steer sideways
 bad_flag missing-dev 2 "--dev IFACE and --tun NAME are required" -- --tun $tun
 bad_flag copy-and-zero-copy 2 "exclude each other" -- --dev vd --tun $tun --copy --zero-copy
+bad_flag no-hold-coalescing 2 "--no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce" -- --dev vd --tun $tun --no-hold
 bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2
 if command -v setpriv > /dev/null; then
 	bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vd --tun $tun
