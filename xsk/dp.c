@@ -382,14 +382,16 @@ static bool has_channels(uint32_t flags)
 }
 
 /* Fill and RX rings, a worker ring, and with TX channels the TX ring and
- * what each queue lends its workers' channels (two rings' worth each). */
+ * each of the queue's workers' channels: its out ring, and with the way
+ * back its free ring too (what the queue lends it). */
 static uint32_t frames_needed(const struct dp_cfg *c)
 {
 	uint32_t wpq = (c->nworkers + c->nqueues - 1) / c->nqueues;
 	uint32_t need = 2 * c->rx_size + c->rx_size + c->qsize;
+	uint32_t rings = c->flags & UCM_DP_F_TWO_WAY ? 2 : 1;
 
 	if (has_channels(c->flags))
-		need += UCM_XSK_TX_RING + wpq * 2 * UCM_TXQ_DEFAULT_SIZE;
+		need += UCM_XSK_TX_RING + wpq * rings * UCM_TXQ_DEFAULT_SIZE;
 	return need;
 }
 
@@ -500,6 +502,9 @@ static int channels_setup(struct ucm_dp *dp)
 		if (!dp->txq[w])
 			return -errno;
 		ucm_txq__set_tx_csum(dp->txq[w], ucm_xsk__tx_csum(dp->xsk));
+		/* Without the way back only the verdict sends, frames it
+		 * received: nothing to lend it. */
+		ucm_txq__set_lend(dp->txq[w], dp->c.flags & UCM_DP_F_TWO_WAY);
 		rx->txq[rx->ntxq++] = dp->txq[w];
 	}
 	return 0;

@@ -28,6 +28,7 @@ struct ucm_txq {
 	struct ucm_ring *free;
 	struct ucm_ring *out;
 	bool tx_csum;		/* set before the worker runs */
+	bool no_lend;		/* the same: a worker that only sends */
 	struct ucm_wake rx_wake __cacheline_aligned;
 	struct ucm_wake room_wake __cacheline_aligned;
 	struct {
@@ -99,6 +100,8 @@ int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool)
 
 	if (!ucm_pool_local(pool))
 		return ucm_err(-EPERM);
+	if (t->no_lend)
+		return 0;
 	/* Top up only below half: lend in bulks, not a frame per call. */
 	if (room < ucm_ring__size(t->free) / 2)
 		return 0;
@@ -273,6 +276,11 @@ int ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st, size_t sz)
 void ucm_txq__set_tx_csum(struct ucm_txq *t, bool on)
 {
 	t->tx_csum = on;
+}
+
+void ucm_txq__set_lend(struct ucm_txq *t, bool on)
+{
+	t->no_lend = !on;
 }
 
 bool ucm_txq__tx_csum(const struct ucm_txq *t)

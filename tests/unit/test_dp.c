@@ -175,6 +175,16 @@ static int test_frames_needed(void)
 	n = ucm_dp__frames_needed(&o);
 	UT_ASSERT(n == 5120 + UCM_XSK_TX_RING + 4 * UCM_TXQ_DEFAULT_SIZE,
 		  "two-way, 2 workers per queue: %u", n);
+	/* Only the verdict sends (one queue): its channels are lent
+	 * nothing, so each needs its out ring alone. */
+	o.flags = UCM_DP_F_VERDICT_TX;
+	o.verdict = pass_all;
+	o.queues = q2;
+	o.nqueues = 1;
+	n = ucm_dp__frames_needed(&o);
+	UT_ASSERT(n == 5120 + UCM_XSK_TX_RING + 4 * UCM_TXQ_DEFAULT_SIZE,
+		  "verdict TX, 4 workers on a queue: %u", n);
+	o.verdict = NULL;
 	/* Bigger rings, bigger needs; bad options need nothing (0). */
 	o.flags = 0;
 	o.rx_size = 4096;

@@ -106,6 +106,36 @@ static int test_lend_needs_owner(void)
 	return 0;
 }
 
+/* A channel that only sends (the verdict's) is lent nothing: its free
+ * ring stays empty, and what it sends comes out as ever. */
+static int test_no_lend(void)
+{
+	struct ucm_umem *u = mk_umem(0);
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 64);
+	struct ucm_txq_stats st;
+	uint64_t a, d;
+
+	UT_ASSERT(t, "create: %s", strerror(errno));
+	UT_ASSERT(!ucm_pool__set_owner(p), "owner");
+	ucm_txq__set_lend(t, false);
+	UT_ASSERT(ucm_txq__lend(t, p) == 0, "lent with lending off");
+	UT_ASSERT(ucm_txq__available(t) == 0, "frames in the free ring");
+	/* A received frame, sent back out. */
+	UT_ASSERT(ucm_pool__alloc_bulk(p, &a, 1) == 1, "alloc");
+	d = ucm_desc_make(a + 256, 60);
+	UT_ASSERT(ucm_txq__send(t, &d, 1) == 1, "send");
+	UT_ASSERT(ucm_txq__collect(t, &d, 1) == 1 && ucm_desc_addr(d) == a + 256, "collect");
+	UT_ASSERT(!ucm_umem__put_bulk(u, &a, 1), "home");
+	ucm_txq__set_lend(t, true);
+	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lending on again");
+	ucm_txq__stats(t, &st, sizeof(st));
+	UT_ASSERT(st.lent == 64 && st.sent == 1 && st.collected == 1, "stats %llu %llu %llu",
+		  (unsigned long long)st.lent, (unsigned long long)st.sent,
+		  (unsigned long long)st.collected);
+	return finish(u, p, t, 64);
+}
+
 /* A full out ring (the RX thread behind): the rest go home unsent and are
  * counted, never lost. */
 static int test_send_full(void)
@@ -451,6 +481,7 @@ static int test_wake_threads(void)
 static const struct ut_case cases[] = {
 	UT_CASE(test_round_trip),
 	UT_CASE(test_lend_needs_owner),
+	UT_CASE(test_no_lend),
 	UT_CASE(test_send_full),
 	UT_CASE(test_threads),
 	UT_CASE(test_wake_once),

@@ -153,7 +153,8 @@ UCM_API struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size);
  */
 UCM_API int ucm_txq__destroy(struct ucm_txq *t);
 
-/* RX thread (the owner of @pool). Top the free ring up from @pool.
+/* RX thread (the owner of @pool). Top the free ring up from @pool (none
+ * when ucm_txq__set_lend() turned lending off).
  * Return: frames lent now, or -errno (-EPERM: not the owner). */
 UCM_API int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool);
 /* RX thread. Announce a sleep (W1); false: descriptors are waiting, do
@@ -206,6 +207,11 @@ UCM_API int ucm_txq__stats(const struct ucm_txq *t, struct ucm_txq_stats *st,
  * checksums UCM_TXQ_DESC_CSUM asks for (ucm_xsk__tx_csum()). Off at
  * create. */
 UCM_API void ucm_txq__set_tx_csum(struct ucm_txq *t, bool on);
+/* Control thread, before either side runs: whether ucm_txq__lend() lends
+ * (on at create). Off for a worker that only sends frames it received
+ * (UCM_VERDICT_TX) and never takes: frames lent to it would sit in the
+ * free ring until reclaim, out of the pool's reach. */
+UCM_API void ucm_txq__set_lend(struct ucm_txq *t, bool on);
 /* Worker: whether it may send UCM_TXQ_DESC_CSUM. */
 UCM_API bool ucm_txq__tx_csum(const struct ucm_txq *t);
 /* Non-const: the UMEM it returns is the one the channel lends frames of. */
