@@ -692,12 +692,15 @@ int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st
 	o.fill_short = READ_ONCE(q->stats.fill_short);
 	o.wakeups = READ_ONCE(q->stats.wakeups);
 	o.rx_steer_err = READ_ONCE(q->stats.rx_steer_err);
+	/* Completions before sends: tx_completed never passes tx, so a live
+	 * reader's tx - tx_completed (pending) cannot wrap. S2: pairs with S1
+	 * in ucm_xsk_queue__complete(). */
+	o.tx_completed = __atomic_load_n(&q->stats.tx_completed, __ATOMIC_ACQUIRE);
 	o.tx = READ_ONCE(q->stats.tx);
 	o.tx_ring_full = READ_ONCE(q->stats.tx_ring_full);
 	o.tx_bad_desc = READ_ONCE(q->stats.tx_bad_desc);
 	o.tx_kicks = READ_ONCE(q->stats.tx_kicks);
 	o.tx_kick_err = READ_ONCE(q->stats.tx_kick_err);
-	o.tx_completed = READ_ONCE(q->stats.tx_completed);
 	o.tx_comp_bulks = READ_ONCE(q->stats.tx_comp_bulks);
 	o.tx_comp_direct = READ_ONCE(q->stats.tx_comp_direct);
 	for (int b = 0; b < UCM_LAT_BUCKETS; b++)
@@ -937,8 +940,11 @@ uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
 		STAT_ADD(q->stats.tx_comp_bulks, 1);
 		total += n;
 	}
+	/* S1: release, so a reader that sees these completions sees the
+	 * sends before them (S2 in ucm_xsk_queue__stats()). */
 	if (total)
-		STAT_ADD(q->stats.tx_completed, total);
+		__atomic_store_n(&q->stats.tx_completed,
+				 READ_ONCE(q->stats.tx_completed) + total, __ATOMIC_RELEASE);
 	return total;
 }
 

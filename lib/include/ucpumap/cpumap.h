@@ -245,7 +245,12 @@ struct ucm_cpumap_opts {
 	/* UCM_VERDICT_TX: worker i's TX channel, txqs[i] (ncpus of them, or
 	 * NULL). The worker sends on it (txq.h: ucm_txq__send()), so a sink
 	 * that also sends on it (the tun's read path) must run on the same
-	 * worker: one producer. */
+	 * worker: one producer. A frame leaves on the TX ring its channel
+	 * feeds, whichever queue received it: with more than one queue, only
+	 * a frame of that queue's own pool may be sent back out, or
+	 * ucm_xsk__destroy() cannot account for the frames still on a TX
+	 * ring at stop (-EUCLEAN). ucm_dp takes one queue with
+	 * UCM_DP_F_VERDICT_TX for this reason. */
 	struct ucm_txq *const *txqs;
 	/* On each worker once its sink is open (api.h: ucm_thread_fn). */
 	ucm_thread_fn worker_init;
