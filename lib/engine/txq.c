@@ -22,6 +22,9 @@
  * sleeps on it, the worker's sends kick it (wake.h's contract), on its
  * own line. room_wake: the worker waits on it for room in out, the RX
  * thread's collects kick it (the same contract), on its own line.
+ * want: the worker asks for frames (ucm_txq__want(): set, then a kick of
+ * rx_wake); the RX thread's lend clears it, and its re-check before a
+ * sleep reads it (F1/F2 below), on rx_wake's line.
  */
 struct ucm_txq {
 	struct ucm_umem *umem;
@@ -30,6 +33,7 @@ struct ucm_txq {
 	bool tx_csum;		/* set before the worker runs */
 	bool no_lend;		/* the same: a worker that only sends */
 	struct ucm_wake rx_wake __cacheline_aligned;
+	uint32_t want;		/* 1: the worker came up short of frames */
 	struct ucm_wake room_wake __cacheline_aligned;
 	struct {
 		uint64_t lent, lend_short, collected;
@@ -100,6 +104,10 @@ int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool)
 
 	if (!ucm_pool_local(pool))
 		return ucm_err(-EPERM);
+	/* The worker's ask is answered by this lend, whatever it brings: a
+	 * pool that ran dry is asked again at the worker's next look, not
+	 * by an RX thread that would spin on it. */
+	__atomic_store_n(&t->want, 0, __ATOMIC_RELAXED);
 	if (t->no_lend)
 		return 0;
 	/* Top up only below half: lend in bulks, not a frame per call. */
@@ -127,11 +135,12 @@ int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool)
 
 bool ucm_txq__sleep_begin(struct ucm_txq *t)
 {
-	/* W1 (wake.h): pairs with W2 in ucm_txq__send() */
+	/* W1 (wake.h): pairs with W2 in ucm_txq__send() and ucm_txq__want() */
 	ucm_wake_announce(&t->rx_wake);
 	/* Re-check: descriptors sent before our W1 are seen here (C1 of
-	 * ring.h, after W1 synchronised with their W2). */
-	return ucm_ring__empty(t->out);
+	 * ring.h, after W1 synchronised with their W2), and so is an ask
+	 * for frames (F2: pairs with F1 in ucm_txq__want()). */
+	return ucm_ring__empty(t->out) && !__atomic_load_n(&t->want, __ATOMIC_RELAXED);
 }
 
 void ucm_txq__sleep_end(struct ucm_txq *t)
@@ -176,6 +185,19 @@ uint32_t ucm_txq__available(struct ucm_txq *t)
 uint32_t ucm_txq__take(struct ucm_txq *t, uint64_t *addrs, uint32_t max)
 {
 	return ucm_ring__consume(t->free, addrs, max);
+}
+
+void ucm_txq__want(struct ucm_txq *t)
+{
+	int err;
+
+	/* F1: the ask, ordered before the kick's W2 (seq_cst), so an RX
+	 * thread whose W1 follows sees it (F2 in ucm_txq__sleep_begin()). */
+	__atomic_store_n(&t->want, 1, __ATOMIC_RELAXED);
+	/* W2 (wake.h): pairs with W1 in ucm_txq__sleep_begin() */
+	err = ucm_wake_kick(&t->rx_wake);
+	if (err < 0)
+		pr_warn("txq: cannot wake the RX thread: %s\n", strerror(-err));
 }
 
 void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs, uint32_t n)

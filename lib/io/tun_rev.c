@@ -67,8 +67,10 @@ int ucm_tun_test_wait_fail;	/* here, not in tun.c: tun.c uses this file */
 /* What close waits at most for each completion it still expects. */
 #define REV_CLOSE_WAIT_NS	50000000
 
-/* A frame lent to the read path that cannot start it yet waits this long
- * at most before the worker looks again (the RX thread lends every turn). */
+/* A read path short of frames asks the RX thread for them
+ * (ucm_txq__want(): it lends at once, woken if asleep) and looks again
+ * after this long at most: a pool that had none to lend may have some
+ * by then, and the ask is made again. */
 #define REV_NO_FRAME_WAIT_NS	1000000
 
 /* With offloads, what a read takes past its frame: a super-packet of up to
@@ -921,6 +923,7 @@ int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 			io_uring_submit(&r->ring);
 			return 1;
 		}
+		ucm_txq__want(r->txq);	/* the RX thread lends now, not at its idle timeout */
 		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
 		reap_events(r);
 		return 0;
@@ -932,10 +935,12 @@ int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 	}
 	if (r->readable && (r->nstash || ucm_txq__available(r->txq)))
 		return room_wait(r);
-	if (r->readable)	/* packets wait for frames: look again soon */
+	if (r->readable) {	/* packets wait for frames: ask, look again soon */
+		ucm_txq__want(r->txq);
 		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
-	else
+	} else {
 		io_uring_submit_and_wait(&r->ring, 1);
+	}
 	reap_events(r);
 	return 0;
 }

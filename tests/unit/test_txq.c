@@ -136,6 +136,46 @@ static int test_no_lend(void)
 	return finish(u, p, t, 64);
 }
 
+static long long efd_count(int fd);
+
+/* A worker short of frames asks: an awake RX thread's re-check sees the
+ * ask (no sleep until a lend answers it, even an empty one: no spin on
+ * a dry pool), and a sleeping one is woken once. */
+static int test_want(void)
+{
+	struct ucm_umem *u = mk_umem(0);
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 64);
+	uint64_t hold[FRAMES];
+	int fd = ucm_txq__wake_fd(t), n;
+
+	UT_ASSERT(!ucm_pool__set_owner(p), "owner");
+	/* The RX thread awake: the ask comes before its W1. */
+	ucm_txq__want(t);
+	UT_ASSERT(efd_count(fd) == 0, "awake, yet written: %lld", efd_count(fd));
+	UT_ASSERT(!ucm_txq__sleep_begin(t), "slept with an ask waiting");
+	ucm_txq__sleep_end(t);
+	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
+	UT_ASSERT(ucm_txq__sleep_begin(t), "the lend did not answer the ask");
+	/* Asleep: the ask writes the eventfd, once. */
+	ucm_txq__want(t);
+	ucm_txq__want(t);
+	UT_ASSERT(efd_count(fd) == 1, "asleep: count %lld", efd_count(fd));
+	ucm_txq__sleep_end(t);
+	UT_ASSERT(efd_count(fd) == 0, "left readable: %lld", efd_count(fd));
+	/* A dry pool: the lend brings nothing but answers the ask. */
+	UT_ASSERT(ucm_txq__take(t, hold, 64) == 64, "take");
+	n = ucm_pool__alloc_bulk(p, hold + 64, FRAMES - 64);
+	UT_ASSERT(n == FRAMES - 64, "drained %d", n);
+	ucm_txq__want(t);
+	UT_ASSERT(ucm_txq__lend(t, p) == 0, "lent from a dry pool");
+	UT_ASSERT(ucm_txq__sleep_begin(t), "an answered ask kept the RX thread up");
+	ucm_txq__sleep_end(t);
+	ucm_txq__drop(t, hold, 64);
+	UT_ASSERT(!ucm_umem__put_bulk(u, hold + 64, FRAMES - 64), "home");
+	return finish(u, p, t, 0);
+}
+
 /* A full out ring (the RX thread behind): the rest go home unsent and are
  * counted, never lost. */
 static int test_send_full(void)
@@ -478,15 +518,89 @@ static int test_wake_threads(void)
 	return finish(u, p, pp.t, -1);
 }
 
+/*
+ * The ask's ping-pong: the worker empties the free ring, asks for frames
+ * after a random pause and waits for them, so the ask finds the RX thread
+ * lending, announcing, re-checking or asleep. A lost ask is a poll that
+ * times out although an ask was made well before and not yet answered.
+ */
+struct askpong {
+	struct ucm_txq *t;
+	atomic_uint asked, answered;	/* rounds */
+	atomic_ullong asked_ms;		/* stored before asked */
+	atomic_bool stop;
+};
+
+static void *askpong_worker(void *arg)
+{
+	struct askpong *ap = arg;
+	uint64_t addrs[64];
+	unsigned int seed = 2;
+
+	for (uint32_t r = 1; r <= PINGPONG_ROUNDS && !atomic_load(&ap->stop); r++) {
+		usleep(rand_r(&seed) % 200);
+		ucm_txq__drop(ap->t, addrs, ucm_txq__take(ap->t, addrs, 64));
+		atomic_store(&ap->asked_ms, ut_ms_now());
+		atomic_store(&ap->asked, r);
+		ucm_txq__want(ap->t);
+		while (!ucm_txq__available(ap->t) && !atomic_load(&ap->stop))
+			sched_yield();
+		atomic_store(&ap->answered, r);
+	}
+	return NULL;
+}
+
+static int test_want_threads(void)
+{
+	struct ucm_umem *u = mk_umem(0);
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct askpong ap = { .t = ucm_txq__create(u, 64) };
+	uint64_t deadline = ut_ms_now() + 60000;
+	uint32_t sleeps = 0, lost = 0;
+	pthread_t th;
+
+	UT_ASSERT(!ucm_pool__set_owner(p), "owner");
+	pthread_create(&th, NULL, askpong_worker, &ap);
+	while (!lost && ut_ms_now() < deadline) {
+		struct pollfd pfd = { .fd = ucm_txq__wake_fd(ap.t), .events = POLLIN };
+
+		if (ucm_txq__lend(ap.t, p) > 0)
+			continue;
+		if (atomic_load(&ap.answered) == PINGPONG_ROUNDS)
+			break;
+		if (ucm_txq__sleep_begin(ap.t)) {
+			sleeps++;
+			if (poll(&pfd, 1, 1000) == 0 &&
+			    atomic_load(&ap.asked) > atomic_load(&ap.answered) &&
+			    atomic_load(&ap.asked_ms) + 100 < ut_ms_now())
+				lost++;
+		}
+		ucm_txq__sleep_end(ap.t);
+	}
+	atomic_store(&ap.stop, true);
+	pthread_join(th, NULL);
+	UT_ASSERT(!lost, "a sleep of 1 s with an ask waiting (lost wake-up)");
+	UT_ASSERT(atomic_load(&ap.answered) == PINGPONG_ROUNDS, "%u of %u asks answered in 60 s",
+		  atomic_load(&ap.answered), PINGPONG_ROUNDS);
+	UT_ASSERT(sleeps > 0, "the RX thread never slept");
+	ucm_txq__sleep_begin(ap.t);
+	ucm_txq__sleep_end(ap.t);
+	UT_ASSERT(efd_count(ucm_txq__wake_fd(ap.t)) == 0, "the fd stays readable: %lld",
+		  efd_count(ucm_txq__wake_fd(ap.t)));
+	return finish(u, p, ap.t, -1);
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_round_trip),
 	UT_CASE(test_lend_needs_owner),
 	UT_CASE(test_no_lend),
+	UT_CASE(test_want),
 	UT_CASE(test_send_full),
 	UT_CASE(test_threads),
 	UT_CASE(test_wake_once),
 	UT_CASE(test_room_wait),
 	UT_CASE(test_wake_threads),
+	UT_CASE(test_want_threads),
 	{}
 };
 

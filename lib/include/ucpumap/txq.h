@@ -42,7 +42,9 @@
  * before the poll) wakes the RX thread, or the RX thread's re-check after
  * W1 sees the published descriptors. Only the first send of a sleep writes
  * the eventfd, and the RX thread reads it only after a sleep that a send
- * signalled: no system call on either side otherwise.
+ * signalled: no system call on either side otherwise. A worker short of
+ * frames asks the same way (ucm_txq__want(): a flag, then W2), and the
+ * re-check sees the flag, which the next lend clears.
  *
  * Back-pressure, the other way round: a worker whose out ring is full
  * stops taking packets (the tun's read path leaves them in the tun's
@@ -191,6 +193,11 @@ UCM_API void ucm_txq__room_wait_end(struct ucm_txq *t);
 /* The eventfd a worker waiting for room polls (POLLIN). Poll it, never
  * read it: ucm_txq__room_wait_end() does, when a wake is owed. */
 UCM_API int ucm_txq__room_fd(const struct ucm_txq *t);
+/* Worker. Ask for frames now (a take came up short and packets wait):
+ * the RX thread lends at its next turn, woken if it sleeps (W2, as a
+ * send's). One lend answers the ask, even one the pool left short: ask
+ * again at the next look. */
+UCM_API void ucm_txq__want(struct ucm_txq *t);
 /* Worker. Give frames back unused (through the pools' recycle rings). */
 UCM_API void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs,
 			   uint32_t n);
