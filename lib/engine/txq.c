@@ -23,8 +23,9 @@
  * own line. room_wake: the worker waits on it for room in out, the RX
  * thread's collects kick it (the same contract), on its own line.
  * want: the worker asks for frames (ucm_txq__want(): set, then a kick of
- * rx_wake); the RX thread's lend clears it, and its re-check before a
- * sleep reads it (F1/F2 below), on rx_wake's line.
+ * rx_wake); the RX thread's lend clears it before it measures the free
+ * ring, and its re-check before a sleep reads it (F1-F3 below), on
+ * its own line.
  */
 struct ucm_txq {
 	struct ucm_umem *umem;
@@ -33,7 +34,9 @@ struct ucm_txq {
 	bool tx_csum;		/* set before the worker runs */
 	bool no_lend;		/* the same: a worker that only sends */
 	struct ucm_wake rx_wake __cacheline_aligned;
-	uint32_t want;		/* 1: the worker came up short of frames */
+	/* 1: the worker came up short of frames. On a line of its own: the
+	 * RX thread looks at it every turn, the worker writes it rarely. */
+	uint32_t want __cacheline_aligned;
 	struct ucm_wake room_wake __cacheline_aligned;
 	struct {
 		uint64_t lent, lend_short, collected;
@@ -98,18 +101,22 @@ int ucm_txq__destroy(struct ucm_txq *t)
 
 int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool)
 {
-	uint32_t room = ucm_ring__size(t->free) - ucm_ring__count(t->free);
 	uint64_t addrs[TXQ_LEND_BULK];
 	int n, total = 0;
+	uint32_t room;
 
 	if (!ucm_pool_local(pool))
 		return ucm_err(-EPERM);
 	/* The worker's ask is answered by this lend, whatever it brings: a
 	 * pool that ran dry is asked again at the worker's next look, not
-	 * by an RX thread that would spin on it. */
-	__atomic_store_n(&t->want, 0, __ATOMIC_RELAXED);
+	 * by an RX thread that would spin on it. Taken before the room is
+	 * measured: F3, acquire, pairs with F1 in ucm_txq__want(), so the
+	 * takes before an ask we clear are in the count below. */
+	if (__atomic_load_n(&t->want, __ATOMIC_RELAXED))	/* no RMW per turn */
+		__atomic_exchange_n(&t->want, 0, __ATOMIC_ACQUIRE);
 	if (t->no_lend)
 		return 0;
+	room = ucm_ring__size(t->free) - ucm_ring__count(t->free);
 	/* Top up only below half: lend in bulks, not a frame per call. */
 	if (room < ucm_ring__size(t->free) / 2)
 		return 0;
@@ -191,9 +198,10 @@ void ucm_txq__want(struct ucm_txq *t)
 {
 	int err;
 
-	/* F1: the ask, ordered before the kick's W2 (seq_cst), so an RX
+	/* F1: the ask, release (the takes that came up short before it; F3
+	 * in ucm_txq__lend()), and before the kick's W2 (seq_cst), so an RX
 	 * thread whose W1 follows sees it (F2 in ucm_txq__sleep_begin()). */
-	__atomic_store_n(&t->want, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->want, 1, __ATOMIC_RELEASE);
 	/* W2 (wake.h): pairs with W1 in ucm_txq__sleep_begin() */
 	err = ucm_wake_kick(&t->rx_wake);
 	if (err < 0)
