@@ -805,7 +805,8 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->tun_super_segs += ts.super_segs;
 	if (read_rev(dp, w, &rs) || read_txq(dp, w, &qs))
 		return;
-	bad = rs.drop_offload + rs.drop_too_big + rs.drop_non_ip + rs.drop_no_neigh;
+	bad = rs.drop_offload + rs.drop_too_big + rs.drop_non_ip + rs.drop_no_neigh +
+	      rs.drop_stopped;
 	t->back_read += rs.packets + bad;
 	t->back_drop_bad += bad;
 	t->back_read_err += rs.err;

@@ -385,11 +385,18 @@ static void neigh_stats_publish(struct ucm_tun_rev_stats *s, const struct ucm_ne
 void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_rev *r = st->rev;
-	uint32_t i, keep = 0;
+	uint32_t i, keep = 0, left = 0;
 
 	if (r->neigh)
 		neigh_stats_publish(&tun->wk[w].rev_stats, r->neigh);
 	ucm_neigh_destroy(r->neigh);
+	/* Packets read that waited for the next turn (not the slots of a
+	 * failed batch, still in the kernel): counted, not lost. */
+	for (i = 0; i < r->pend; i++)
+		if (!(r->inflight & (1ull << i)) && r->res[i] > (int32_t)VNET_LEN)
+			left++;
+	if (left)
+		STAT_ADD(tun->wk[w].rev_stats.drop_stopped, left);
 	cancel_all(r);
 	io_uring_queue_exit(&r->ring);
 	/*

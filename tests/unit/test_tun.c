@@ -394,6 +394,64 @@ static int test_rev_super_packets(void)
 	return finish(u, p);
 }
 
+/*
+ * A turn that stops in a super-packet (45 segments, fewer frames in hand)
+ * keeps it and the read after it for the next turn; a close before that
+ * turn counts both as drop_stopped, sends their frames home, and nothing
+ * of them goes out.
+ */
+static int test_rev_close_counts_waiting(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 64);
+	static uint8_t wire[VNET_LEN + 65536];
+	struct ucm_tun_rev_stats rs;
+	uint64_t desc[64];
+	struct ucm_tun *tun;
+	uint32_t n, k, out;
+	int s[2], sz = 1 << 20;
+
+	UT_ASSERT(u && t, "umem, txq");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	setsockopt(s[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	tun->offload_set = true;
+	tun->offload = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
+	ucm_pool__set_owner(p);
+	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
+	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+	OPEN_OR_SKIP(ops, tun);
+
+	for (k = 0; k < 2; k++) {
+		n = super_tcp4(wire, 45 * 1448, 1448, 1000 + k * 45 * 1448, 'a' + k);
+		UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	}
+	ops->poll(tun, 0);
+	ops->close(tun, 0);
+
+	out = 0;
+	while ((n = ucm_txq__collect(t, desc, 64))) {
+		for (k = 0; k < n; k++)
+			desc[k] = ucm_desc_addr(desc[k]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
+		UT_ASSERT(!ucm_umem__put_bulk(u, desc, n), "home after TX");
+		out += n;
+	}
+	ucm_tun__rev_stats(tun, 0, &rs, sizeof(rs));
+	UT_ASSERT(out > 0 && out < 45, "%u segments out before the close, want some of the first 45",
+		  out);
+	UT_ASSERT(rs.packets == out, "packets %llu, %u out", (unsigned long long)rs.packets, out);
+	UT_ASSERT(rs.drop_stopped == 2, "drop_stopped %llu, want 2 (the super-packet sent in part, the one after it)",
+		  (unsigned long long)rs.drop_stopped);
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	ucm_txq__reclaim(t);
+	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
+	return finish(u, p);
+}
+
 /* ---- the write path ---------------------------------------------------------- */
 
 /* Fill @fd's way to its peer with one-byte datagrams; return how many. */
@@ -616,6 +674,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_rev_close_ends_reads),
 	UT_CASE(test_rev_close_keeps_order),
 	UT_CASE(test_rev_super_packets),
+	UT_CASE(test_rev_close_counts_waiting),
 	UT_CASE(test_write_batch_given_up),
 	UT_CASE(test_write_stale_completion),
 	UT_CASE(test_write_close_after_given_up),

@@ -232,7 +232,7 @@ struct ucm_dp_opts {
  *
  * The way back (two-way, and the verdict's): @back_read = the packets read
  * from the tun, handed on or dropped there (@back_drop_bad: offload, too
- * big, not IP, no next hop); @back_read - @back_drop_bad + @verdict_tx =
+ * big, not IP, no next hop, left waiting at the stop); @back_read - @back_drop_bad + @verdict_tx =
  * @back_channel_sent + @back_channel_full; of the
  * sent, @back_channel_collected reached the TX ring's turn: @tx went on
  * it, @tx_drops found it full or were refused (ucm_xsk_stats.tx_ring_full,

@@ -201,6 +201,9 @@ struct ucm_tun_stats {
  *                      or its GSO type, or a checksum's place outside it
  * @offload_too_big: a segment that would not fit a frame (an MSS larger
  *                   than the frame's room less the headers)
+ * @drop_stopped: packets read and still waiting for room or frames when
+ *                the worker stopped (a super-packet sent in part counts
+ *                once): they go no further, their frames home
  * The neigh_* counts are as of the worker's last turn.
  */
 struct ucm_tun_rev_stats {
@@ -226,6 +229,7 @@ struct ucm_tun_rev_stats {
 	uint64_t offload_bad_header;
 	uint64_t offload_too_big;
 	uint64_t csum_offloaded;
+	uint64_t drop_stopped;
 };
 
 /* The Ethernet header the read path puts in front of what a tun gives
