@@ -21,14 +21,15 @@
 /* IPv4: more fragments, or an offset: a fragment is never a GSO packet. */
 #define IP4_FRAG_MASK	0x3fff
 
-/* The IP and L4 headers of @pkt (its first @head bytes) for gso type @gt. */
+/* The IP and L4 headers of @pkt (its first @head bytes) for gso type @gt;
+ * @ver, the IP version a tap's ethertype says (0: a tun's, any). */
 static enum ucm_split_err parse(const uint8_t *pkt, uint32_t head, uint32_t len,
-				uint8_t gt, struct ucm_split *s)
+				uint8_t gt, uint8_t ver, struct ucm_split *s)
 {
 	const uint8_t *ip = pkt + s->l3_off, *l4;
 	uint32_t l3h, l4h;
 
-	if (head < s->l3_off + 20u)
+	if (head < s->l3_off + 20u || (ver && ip[0] >> 4 != ver))
 		return UCM_SPLIT_BAD_HDR;
 	s->v6 = ip[0] >> 4 == 6;
 	if (s->v6) {
@@ -63,12 +64,15 @@ static enum ucm_split_err parse(const uint8_t *pkt, uint32_t head, uint32_t len,
 	return UCM_SPLIT_OK;
 }
 
-/* @l2: a tap's frame, untagged IPv4 or IPv6 only; its IP header's place. */
+/* @l2: a tap's frame, untagged IPv4 or IPv6 only; its IP header's place,
+ * and in @ver the version the ethertype says (0 without @l2): a segment
+ * goes out with the frame's Ethernet header, so the two must agree. */
 static enum ucm_split_err parse_l2(const uint8_t *pkt, uint32_t head, bool l2,
-				   struct ucm_split *s)
+				   struct ucm_split *s, uint8_t *ver)
 {
 	uint16_t et;
 
+	*ver = 0;
 	if (!l2)
 		return UCM_SPLIT_OK;
 	if (head < ETH_HLEN)
@@ -76,6 +80,7 @@ static enum ucm_split_err parse_l2(const uint8_t *pkt, uint32_t head, bool l2,
 	et = ld_be16(pkt + 12);
 	if (et != ETH_P_IP && et != ETH_P_IPV6)
 		return UCM_SPLIT_BAD_HDR;
+	*ver = et == ETH_P_IP ? 4 : 6;
 	s->l3_off = ETH_HLEN;
 	return UCM_SPLIT_OK;
 }
@@ -87,6 +92,7 @@ enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t
 	uint8_t gt = vh->gso_type & ~VIRTIO_NET_HDR_GSO_ECN;
 	enum ucm_split_err err;
 	uint32_t payload;
+	uint8_t ver;
 
 	memset(s, 0, sizeof(*s));
 	if ((gt != VIRTIO_NET_HDR_GSO_TCPV4 && gt != VIRTIO_NET_HDR_GSO_TCPV6 &&
@@ -94,9 +100,9 @@ enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t
 		return UCM_SPLIT_BAD_GSO;
 	if (head > len)
 		head = len;
-	err = parse_l2(pkt, head, l2, s);
+	err = parse_l2(pkt, head, l2, s, &ver);
 	if (!err)
-		err = parse(pkt, head, len, gt, s);
+		err = parse(pkt, head, len, gt, ver, s);
 	if (err)
 		return err;
 	/* A checksum asked for must be the L4 one, where parse() found it. */
@@ -213,8 +219,10 @@ bool ucm_split_csum_own(const struct virtio_net_hdr *vh, const uint8_t *pkt, uin
 			bool l2)
 {
 	struct ucm_split s = {};
+	uint8_t ver;
 
-	if (parse_l2(pkt, len, l2, &s) || parse(pkt, len, len, VIRTIO_NET_HDR_GSO_NONE, &s) ||
+	if (parse_l2(pkt, len, l2, &s, &ver) ||
+	    parse(pkt, len, len, VIRTIO_NET_HDR_GSO_NONE, ver, &s) ||
 	    (s.proto != IPPROTO_TCP && s.proto != IPPROTO_UDP))
 		return false;
 	/* parse() found the whole L4 header within @len: the field is too. */

@@ -316,6 +316,21 @@ static int test_bad(void)
 	put16(sp + 12, 0x8100);
 	UT_ASSERT(ucm_split_plan(&vh, sp, SEG_MAX, len, true, SEG_MAX, &pl) == UCM_SPLIT_BAD_HDR,
 		  "a VLAN-tagged frame taken");
+	/* Each segment goes out under the frame's Ethernet header: an
+	 * ethertype that says the other IP version is refused. */
+	put16(sp + 12, 0x86dd);
+	UT_ASSERT(ucm_split_plan(&vh, sp, SEG_MAX, len, true, SEG_MAX, &pl) == UCM_SPLIT_BAD_HDR,
+		  "an IPv4 packet under the IPv6 ethertype taken");
+	s.v6 = true;
+	len = build(&s, &vh);
+	put16(sp + 12, 0x0800);
+	UT_ASSERT(ucm_split_plan(&vh, sp, SEG_MAX, len, true, SEG_MAX, &pl) == UCM_SPLIT_BAD_HDR,
+		  "an IPv6 packet under the IPv4 ethertype taken");
+	vh.gso_type = VIRTIO_NET_HDR_GSO_NONE;
+	UT_ASSERT(!ucm_split_csum_own(&vh, sp, len, true),
+		  "an IPv6 packet's checksum under the IPv4 ethertype taken");
+	put16(sp + 12, 0x86dd);
+	UT_ASSERT(ucm_split_csum_own(&vh, sp, len, true), "the IPv6 frame's checksum not seen");
 #undef EXPECT
 	return 0;
 }
