@@ -4,8 +4,9 @@
  * stopped and destroyed ROUNDS times in one process, on a real interface
  * (a veth end in a namespace; tests/net/test-lifecycle.sh), alternating
  * one-way and two-way (whose next-hop resolver threads and TX channels
- * come and go too). After WARMUP rounds (the allocator's and the
- * kernel's caches settle), nothing may grow:
+ * come and go too), and a third kind whose verdict sends packets back out
+ * (UCM_DP_F_VERDICT_TX, its own TX channels). After WARMUP rounds (the
+ * allocator's and the kernel's caches settle), nothing may grow:
  *
  *   lifecycle IFNAME ROUNDS
  *
@@ -20,6 +21,10 @@
  *   census     a census taken while a datapath runs sees its files,
  *              program, maps, link, tun and threads (so the others
  *              could see them left behind)
+ *   lend       in the warm-up's rounds, after two of the RX thread's
+ *              idle turns: the verdict-only channels were lent no frame
+ *              (they never take one: ucm_txq__set_lend()), the two-way
+ *              ones were (so a lend is there to be seen)
  *
  * One PASS/FAIL line per check; exit 0 when all passed.
  */
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 
@@ -46,15 +52,51 @@ static int quiet(enum ucm_log_level level, const char *fmt, va_list ap)
 	return level == UCM_LOG_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
+enum round_kind { ONE_WAY, TWO_WAY, VERDICT_TX, KINDS };
+
+/* Frames lent to the TX channels in the rounds that looked (lend_look()):
+ * the most a verdict-only round saw, the least a two-way one did. */
+static uint64_t verdict_lent_max, two_way_lent_min = UINT64_MAX;
+static uint32_t lend_looks;
+
+static int send_back(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
+{
+	return UCM_VERDICT_TX;
+}
+
+/* After two of the RX thread's idle turns (10 ms each), the frames its
+ * turns lent the workers' channels. */
+static void lend_look(struct ucm_dp *dp, enum round_kind kind)
+{
+	struct ucm_txq_stats ts;
+	uint64_t lent = 0;
+	uint32_t w;
+
+	usleep(30000);
+	for (w = 0; w < ucm_dp__nworkers(dp); w++)
+		if (!ucm_dp__txq_stats(dp, w, &ts, sizeof(ts)))
+			lent += ts.lent;
+	if (kind == VERDICT_TX && lent > verdict_lent_max)
+		verdict_lent_max = lent;
+	if (kind == TWO_WAY && lent < two_way_lent_min)
+		two_way_lent_min = lent;
+	lend_looks++;
+}
+
 /* One life: 0, or the step that failed (its errno in *err); @mid, when
- * not NULL, gets a census while it runs. */
+ * not NULL, gets a census while it runs; @look: lend_look() too. */
 static const char *one_round(const char *ifname, uint32_t round, int *err,
-			     struct census *mid)
+			     struct census *mid, bool look)
 {
 	static const int cpus[2] = { 0, 1 };
+	static const uint32_t flags[KINDS] = {
+		[ONE_WAY] = 0, [TWO_WAY] = UCM_DP_F_TWO_WAY, [VERDICT_TX] = UCM_DP_F_VERDICT_TX,
+	};
+	enum round_kind kind = round % KINDS;
 	UCM_OPTS(ucm_dp_opts, o, .ifname = ifname, .tun_name = "ucmlc0", .cpus = cpus,
 		 .ncpus = 2, .xsk_mode = UCM_XSK_COPY,
-		 .flags = UCM_DP_F_COALESCE | (round % 2 ? UCM_DP_F_TWO_WAY : 0));
+		 .flags = UCM_DP_F_COALESCE | flags[kind],
+		 .verdict = kind == VERDICT_TX ? send_back : NULL);
 	struct ucm_dp *dp = ucm_dp__create(&o);
 
 	if (!dp) {
@@ -64,6 +106,8 @@ static const char *one_round(const char *ifname, uint32_t round, int *err,
 	*err = ucm_dp__start(dp);
 	if (!*err && mid)
 		census_take(mid);
+	if (!*err && look && kind != ONE_WAY)
+		lend_look(dp, kind);
 	if (!*err)
 		*err = ucm_dp__stop(dp, 1000);
 	ucm_dp__destroy(dp);
@@ -97,7 +141,7 @@ int main(int argc, char **argv)
 	for (r = 0; r < rounds && !step; r++) {
 		if (r == WARMUP)
 			census_take(&a);
-		step = one_round(argv[1], r, &err, r == WARMUP ? &m : NULL);
+		step = one_round(argv[1], r, &err, r == WARMUP ? &m : NULL, r < WARMUP);
 	}
 	census_take(&b);
 	CHECK("stop", !step, "round %u: %s failed: %s", r, step, strerror(-err));
@@ -106,6 +150,11 @@ int main(int argc, char **argv)
 	      "running: fds %ld programs %ld maps %ld links %ld devices %ld threads %ld; after: %ld %ld %ld %ld %ld %ld",
 	      m.fds, m.progs, m.maps, m.links, m.devs, m.threads,
 	      b.fds, b.progs, b.maps, b.links, b.devs, b.threads);
+	CHECK("lend", lend_looks && !verdict_lent_max && two_way_lent_min &&
+	      two_way_lent_min != UINT64_MAX,
+	      "%u rounds looked: verdict-only channels were lent up to %llu frames (want 0), two-way ones at least %llu (want some)",
+	      lend_looks, (unsigned long long)verdict_lent_max,
+	      (unsigned long long)(two_way_lent_min == UINT64_MAX ? 0 : two_way_lent_min));
 	CHECK("fds", a.fds == b.fds, "%ld open files after round %d, %ld after round %u",
 	      a.fds, WARMUP, b.fds, r);
 	if (getenv("LIFECYCLE_NO_RSS"))

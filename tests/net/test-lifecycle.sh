@@ -3,9 +3,11 @@
 #
 # Life cycles (issue 14, group I): a whole ucm_dp created, started, stopped
 # and destroyed many times in one process (tests/net/lifecycle.c) on a veth
-# end in a namespace, one-way and two-way by turns; nothing may grow: open
-# files, resident memory, BPF programs, maps and links, devices, threads;
-# every stop must find the counters adding up and every frame home.
+# end in a namespace, one-way, two-way and with a verdict that sends back
+# out, by turns; nothing may grow: open files, resident memory, BPF
+# programs, maps and links, devices, threads; every stop must find the
+# counters adding up and every frame home; a verdict-only channel is lent
+# no frame.
 #
 #   LIFECYCLE_ROUNDS=N   rounds (default 300, about 40 s here; the first 10
 #                        warm up). 1000 took 124 s, everything flat.
