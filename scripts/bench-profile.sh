@@ -8,12 +8,14 @@
 # Runs each row of `ucpumap-bench datapath` alone for 6 s, samples CPU 1
 # (where workers, the cpumap kthread and the ceiling's writer run; CPU=0
 # in the environment samples CPU 0 instead: the generator, veth's receive
-# and the RX thread) with
+# and the RX thread; CPU=all samples every CPU, so that a thread's cost per
+# packet does not depend on where the scheduler put it) with
 # `perf record -e cpu-clock` for 3 s in the middle, and prints the top kernel
 # and user symbols as ns per delivered packet (share of samples / delivered
 # rate), with the first row's figure against each other row's, then each
 # row's share of the CPU's samples by thread. A TCP row's packet is 1448
-# bytes of its stream (an MSS at MTU 1500).
+# bytes of its stream (an MSS at MTU 1500). TOP=N: the first N symbols
+# (default 30).
 #
 # Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
 # run one after the other, never side by side.
@@ -21,7 +23,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 CPU=${CPU:-1}
-case "$CPU" in 0|1) ;; *) echo "bench-profile: CPU=$CPU: give 0 or 1" >&2; exit 1 ;; esac
+case "$CPU" in
+0|1) where=(-C "$CPU"); ncpu=1 ;;
+all) where=(-a); ncpu=$(nproc) ;;
+*) echo "bench-profile: CPU=$CPU: give 0, 1 or all" >&2; exit 1 ;;
+esac
 rows=("$@")
 [ ${#rows[@]} -eq 0 ] && rows=(cpumap tun-ceiling kernel-cpumap)
 . scripts/perf-lib.sh bench-profile
@@ -30,7 +36,7 @@ for row in "${rows[@]}"; do
 	"$BUILD/ucpumap-bench" datapath --rounds 1 --seconds 6 --rows "$row" > "$tmp/$row.bench" 2>&1 &
 	bpid=$!
 	sleep 3
-	perf record -q -C "$CPU" -e cpu-clock -o "$tmp/$row.data" -- sleep 3 > /dev/null 2>&1
+	perf record -q "${where[@]}" -e cpu-clock -o "$tmp/$row.data" -- sleep 3 > /dev/null 2>&1
 	wait "$bpid" || { echo "bench-profile: the $row row failed:" >&2; cat "$tmp/$row.bench" >&2; exit 1; }
 	bpid=
 	perf report -i "$tmp/$row.data" --no-children --sort comm,sym --stdio 2> /dev/null |
@@ -39,9 +45,10 @@ for row in "${rows[@]}"; do
 		grep '%' > "$tmp/$row.comm" || true
 	echo "$row: $(grep "round 1 $row " "$tmp/$row.bench" | sed 's/^ *round 1 //')"
 done
-python3 - "$tmp" "$CPU" "${rows[@]}" <<'PY'
-import re, sys
-tmp, cpu, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
+TOP=${TOP:-30} python3 - "$tmp" "$CPU" "$ncpu" "${rows[@]}" <<'PY'
+import os, re, sys
+tmp, cpu, ncpu, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+where = "all CPUs" if cpu == "all" else f"CPU {cpu}"
 rate, ns = {}, {}
 for row in rows:
     for l in open(f"{tmp}/{row}.bench"):
@@ -56,16 +63,17 @@ for row in rows:
         if m and rate.get(row):
             key = ("user " if m.group(3) == "." else "") + m.group(4)
             ns.setdefault(key, {})[row] = ns.get(key, {}).get(row, 0) + \
-                float(m.group(1)) / 100 / rate[row] * 1e9
-print(f"\nns per delivered packet on CPU {cpu} (cpu-clock samples / delivered rate; a TCP row's"
+                float(m.group(1)) / 100 * ncpu / rate[row] * 1e9
+print(f"\nns per delivered packet on {where} (cpu-clock samples / delivered rate; a TCP row's"
       " packet: 1448 bytes received)")
 print(f"{'symbol':44s}" + "".join(f"{r:>15s}" for r in rows))
 first = rows[0]
 order = sorted(ns, key=lambda k: -max(ns[k].values()))
-for k in order[:30]:
+for k in order[:int(os.environ["TOP"])]:
     print(f"{k[:44]:44s}" + "".join(f"{ns[k].get(r, 0):15.1f}" for r in rows))
 print(f"{'total':44s}" + "".join(f"{sum(v.get(r, 0) for v in ns.values()):15.1f}" for r in rows))
-print(f"\nshare of CPU {cpu}'s samples by thread (the first 5 of each row)")
+print(f"\nshare of {where}' samples by thread (the first 5 of each row)" if cpu == "all" else
+      f"\nshare of {where}'s samples by thread (the first 5 of each row)")
 for row in rows:
     shares = []
     for l in open(f"{tmp}/{row}.comm"):
