@@ -25,7 +25,7 @@ BUILD=${BUILD:-build}
 CPU=${CPU:-1}
 case "$CPU" in
 0|1) where=(-C "$CPU"); ncpu=1 ;;
-all) where=(-a); ncpu=$(nproc) ;;
+all) where=(-a); ncpu=$(getconf _NPROCESSORS_ONLN) ;;
 *) echo "bench-profile: CPU=$CPU: give 0, 1 or all" >&2; exit 1 ;;
 esac
 rows=("$@")

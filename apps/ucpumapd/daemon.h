@@ -49,7 +49,7 @@ struct cfg {
 };
 
 /* The drops the statistics line sums, by cause (stats.c names them): the
- * way in's five of its own and the workers' reasons, the way back's six. */
+ * way in's five of its own and the workers' reasons, the way back's seven. */
 #define DROPS_IN	(5 + UCM_DROP_REASONS_MAX)
 #define DROPS_BACK	7
 struct drops {

@@ -127,6 +127,7 @@ struct tun_rev {
 	 * cleared by its completion. Non-zero only after a batch that
 	 * failed (dead), whose stash keeps its slot order. */
 	uint64_t inflight;
+	uint32_t late_packets;	/* of those, answered with a packet at close */
 	uint64_t stash[UCM_TUN_REV_BATCH];
 	int32_t res[UCM_TUN_REV_BATCH];
 };
@@ -320,9 +321,13 @@ static void close_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
 	} else if (ud == TAG_POLL && (cqe->flags & IORING_CQE_F_MORE)) {
 		return;	/* a multishot poll's event: not its end */
 	}
-	if (ud < UCM_TUN_REV_BATCH)
+	if (ud < UCM_TUN_REV_BATCH) {
+		/* A read a failed batch left in the kernel answered with a
+		 * packet after all: it goes no further either. */
+		if (!(io_uring_cqe_get_data64(cqe) & TAG_CANCEL) && cqe->res > (int32_t)VNET_LEN)
+			r->late_packets++;
 		r->inflight &= ~(1ull << ud);
-	else if (ud == TAG_POLL)
+	} else if (ud == TAG_POLL)
 		r->poll_armed = false;
 	else if (ud == TAG_WAKE)
 		r->wake_armed = false;
@@ -390,14 +395,15 @@ void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	if (r->neigh)
 		neigh_stats_publish(&tun->wk[w].rev_stats, r->neigh);
 	ucm_neigh_destroy(r->neigh);
-	/* Packets read that waited for the next turn (not the slots of a
-	 * failed batch, still in the kernel): counted, not lost. */
+	/* Packets read that waited for the next turn: counted, not lost
+	 * (a failed batch leaves none waiting: read_batch() counted its). */
 	for (i = 0; i < r->pend; i++)
-		if (!(r->inflight & (1ull << i)) && r->res[i] > (int32_t)VNET_LEN)
+		if (r->res[i] > (int32_t)VNET_LEN)
 			left++;
+	cancel_all(r);
+	left += r->late_packets;
 	if (left)
 		STAT_ADD(tun->wk[w].rev_stats.drop_stopped, left);
-	cancel_all(r);
 	io_uring_queue_exit(&r->ring);
 	/*
 	 * Frames in hand go home, now that no read can write into them. One
@@ -522,6 +528,10 @@ static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats 
 				strerror(-ret));
 			r->dead = true;
 			a->stopped = 1;
+			/* The reads that did answer go no further. */
+			for (i = 0; i < n; i++)
+				if (!(r->inflight & (1ull << i)) && r->res[i] > (int32_t)VNET_LEN)
+					a->drop_stopped++;
 			return ret;
 		}
 	}

@@ -452,6 +452,59 @@ static int test_rev_close_counts_waiting(void)
 	return finish(u, p);
 }
 
+/*
+ * A failed batch's reads are still in the kernel when a packet comes: one
+ * of them may take it before close's cancel. Whichever wins, the count
+ * must say so: the datagram taken into a frame <=> drop_stopped 1 (its
+ * frame goes home with the rest, the audit sees to that).
+ */
+static int test_rev_close_counts_late(void)
+{
+	static const char pkt[] = "a packet for a read given up";
+	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 64);
+	char wire[VNET_LEN + sizeof(pkt)] = {}, buf[256];
+	struct ucm_tun_rev_stats rs;
+	struct ucm_tun *tun;
+	bool taken;
+	int s[2];
+
+	UT_ASSERT(u && t, "umem, txq");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
+	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+	OPEN_OR_SKIP(ops, tun);
+
+	log_start();
+	ucm_tun_test_wait_fail = 1;
+	UT_ASSERT(ops->poll(tun, 0) == 0, "a batch of reads of an empty socket read something");
+	memcpy(wire + VNET_LEN, pkt, sizeof(pkt));
+	UT_ASSERT(send(s[1], wire, sizeof(wire), 0) == sizeof(wire), "send");
+	ut_msleep(20);
+	ops->close(tun, 0);
+	ucm_set_print(NULL);
+
+	taken = recv(s[0], buf, sizeof(buf), MSG_DONTWAIT) < 0;
+	ucm_tun__rev_stats(tun, 0, &rs, sizeof(rs));
+	UT_ASSERT(rs.drop_stopped == (taken ? 1 : 0),
+		  "the datagram was %s a read, drop_stopped %llu", taken ? "taken by" : "left to",
+		  (unsigned long long)rs.drop_stopped);
+	UT_ASSERT(rs.packets == 0, "packets %llu", (unsigned long long)rs.packets);
+	printf("# test_rev_close_counts_late: the datagram was %s\n",
+	       taken ? "taken by a read before its cancel" : "left in the socket");
+
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	UT_ASSERT(ucm_txq__reclaim(t) == 64 - UCM_TUN_REV_BATCH, "reclaim");
+	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
+	return finish(u, p);
+}
+
 /* ---- the write path ---------------------------------------------------------- */
 
 /* Fill @fd's way to its peer with one-byte datagrams; return how many. */
@@ -675,6 +728,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_rev_close_keeps_order),
 	UT_CASE(test_rev_super_packets),
 	UT_CASE(test_rev_close_counts_waiting),
+	UT_CASE(test_rev_close_counts_late),
 	UT_CASE(test_write_batch_given_up),
 	UT_CASE(test_write_stale_completion),
 	UT_CASE(test_write_close_after_given_up),

@@ -168,6 +168,11 @@ struct ucm_tun_stats {
  *                 kernel does not know yet (it was asked to resolve it, or
  *                 the question waits its turn), or with no route through
  *                 the NIC
+ * @drop_stopped: packets read and not handed on because reading stopped:
+ *                the worker's stop came while they waited for room or
+ *                frames (a super-packet sent in part counts once), or the
+ *                read path's io_uring failed with them in hand (@stopped);
+ *                their frames go home
  * @neigh_asks: questions about next hops queued for the kernel (netlink,
  *              on the worker's resolver thread): misses and refreshes
  * @err: reads that failed otherwise than EAGAIN
@@ -201,9 +206,6 @@ struct ucm_tun_stats {
  *                      or its GSO type, or a checksum's place outside it
  * @offload_too_big: a segment that would not fit a frame (an MSS larger
  *                   than the frame's room less the headers)
- * @drop_stopped: packets read and still waiting for room or frames when
- *                the worker stopped (a super-packet sent in part counts
- *                once): they go no further, their frames home
  * The neigh_* counts are as of the worker's last turn.
  */
 struct ucm_tun_rev_stats {
