@@ -178,6 +178,53 @@ static int finish(struct ucm_umem *u, struct ucm_pool *p)
 /* ---- the read path ----------------------------------------------------------- */
 
 /*
+ * The read path's set-up: a UMEM, a channel of 64 frames lent by the
+ * test (the pool's owner), a tap at s[0] whose peer is s[1], the way back
+ * set. @offload: the tap takes checksum and TSO as the kernel's tun would,
+ * and the peer may send a super-packet (a send buffer of 1 MiB). The case
+ * opens the sink itself.
+ */
+static int rev_setup(struct ucm_umem **u, struct ucm_pool **p, struct ucm_txq **t,
+		     struct ucm_tun **tun, int s[2], bool offload)
+{
+	int sz = 1 << 20;
+
+	*u = mk_umem();
+	UT_ASSERT(*u, "umem");
+	*p = ucm_umem__pool(*u, 0);
+	*t = ucm_txq__create(*u, 64);
+	UT_ASSERT(*t, "txq");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	if (offload)
+		setsockopt(s[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	*tun = fake_tun(s[0]);
+	UT_ASSERT(*tun, "tun");
+	if (offload) {
+		(*tun)->offload_set = true;
+		(*tun)->offload = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
+	}
+	ucm_pool__set_owner(*p);
+	UT_ASSERT(ucm_txq__lend(*t, *p) == 64, "lend");
+	UT_ASSERT(!ucm_tun__set_reverse(*tun, 0, *t, NULL), "set_reverse");
+	return 0;
+}
+
+/* Undo rev_setup() once the sink is closed: the channel gives back
+ * @reclaim frames (-1: any number), and every frame is home. */
+static int rev_done(struct ucm_umem *u, struct ucm_pool *p, struct ucm_txq *t,
+		    struct ucm_tun *tun, int s[2], int reclaim)
+{
+	uint32_t n;
+
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	n = ucm_txq__reclaim(t);
+	UT_ASSERT(reclaim < 0 || n == (uint32_t)reclaim, "reclaim: %u frames, want %d", n, reclaim);
+	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
+	return finish(u, p);
+}
+
+/*
  * The read path gives up on a batch whose reads are still in the kernel
  * (its wait failed): tun_rev_close() must end those reads before their
  * frames go home. A datagram sent after close must still be in the socket,
@@ -187,9 +234,9 @@ static int test_rev_close_ends_reads(void)
 {
 	static const char mark[] = "read-after-close";
 	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
-	struct ucm_umem *u = mk_umem();
-	struct ucm_pool *p = ucm_umem__pool(u, 0);
-	struct ucm_txq *t = ucm_txq__create(u, 64);
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
 	struct ucm_tun_rev_stats rs;
 	struct ucm_txq_stats ts;
 	uint64_t before[16];
@@ -198,13 +245,8 @@ static int test_rev_close_ends_reads(void)
 	char buf[256];
 	ssize_t n;
 
-	UT_ASSERT(u && t, "umem, txq");
-	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
-	tun = fake_tun(s[0]);
-	UT_ASSERT(tun, "tun");
-	ucm_pool__set_owner(p);
-	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
-	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+	if (rev_setup(&u, &p, &t, &tun, s, false))
+		return 1;
 
 	rings_now(before);
 	OPEN_OR_SKIP(ops, tun);
@@ -237,11 +279,7 @@ static int test_rev_close_ends_reads(void)
 		  (unsigned long long)ts.dropped, UCM_TUN_REV_BATCH);
 	UT_ASSERT(strstr(logbuf, "reading stops"), "no word of the failed wait: '%s'", logbuf);
 
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	UT_ASSERT(ucm_txq__reclaim(t) == 64 - UCM_TUN_REV_BATCH, "reclaim");
-	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
-	return finish(u, p);
+	return rev_done(u, p, t, tun, s, 64 - UCM_TUN_REV_BATCH);
 }
 
 /*
@@ -253,9 +291,9 @@ static int test_rev_close_keeps_order(void)
 {
 	static const char pkt[] = "one packet for the way back";
 	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
-	struct ucm_umem *u = mk_umem();
-	struct ucm_pool *p = ucm_umem__pool(u, 0);
-	struct ucm_txq *t = ucm_txq__create(u, 64);
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
 	char wire[VNET_LEN + sizeof(pkt)] = {};	/* a zeroed vnet header first */
 	struct ucm_txq_stats ts;
 	struct ucm_tun *tun;
@@ -263,13 +301,8 @@ static int test_rev_close_keeps_order(void)
 	int s[2];
 	uint32_t n;
 
-	UT_ASSERT(u && t, "umem, txq");
-	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
-	tun = fake_tun(s[0]);
-	UT_ASSERT(tun, "tun");
-	ucm_pool__set_owner(p);
-	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
-	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+	if (rev_setup(&u, &p, &t, &tun, s, false))
+		return 1;
 	OPEN_OR_SKIP(ops, tun);
 
 	memcpy(wire + VNET_LEN, pkt, sizeof(pkt));
@@ -287,11 +320,7 @@ static int test_rev_close_keeps_order(void)
 	UT_ASSERT(ts.dropped == UCM_TUN_REV_BATCH - 1, "%llu frames home from the read path, want %u",
 		  (unsigned long long)ts.dropped, UCM_TUN_REV_BATCH - 1);
 
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	UT_ASSERT(ucm_txq__reclaim(t) == 64 - UCM_TUN_REV_BATCH, "reclaim");
-	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
-	return finish(u, p);
+	return rev_done(u, p, t, tun, s, 64 - UCM_TUN_REV_BATCH);
 }
 
 /* A tap's TCPv4 super-packet as a tun with offloads gives it: vnet header
@@ -324,6 +353,20 @@ static uint32_t super_tcp4(uint8_t *w, uint32_t payload, uint16_t mss, uint32_t 
 	return VNET_LEN + len;
 }
 
+/* Two of them into @fd, 45 segments of 1448 bytes each, of 'a's then 'b's,
+ * the second's sequence following the first's from 1000. */
+static int send_two_supers(int fd)
+{
+	static uint8_t wire[VNET_LEN + 65536];
+	uint32_t k, n;
+
+	for (k = 0; k < 2; k++) {
+		n = super_tcp4(wire, 45 * 1448, 1448, 1000 + k * 45 * 1448, 'a' + k);
+		UT_ASSERT(send(fd, wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	}
+	return 0;
+}
+
 /*
  * With offloads the read path cuts a super-packet into segments, each in a
  * frame of its own, in order. Two super-packets of 45 segments need more
@@ -334,32 +377,21 @@ static uint32_t super_tcp4(uint8_t *w, uint32_t payload, uint16_t mss, uint32_t 
 static int test_rev_super_packets(void)
 {
 	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
-	struct ucm_umem *u = mk_umem();
-	struct ucm_pool *p = ucm_umem__pool(u, 0);
-	struct ucm_txq *t = ucm_txq__create(u, 64);
-	static uint8_t wire[VNET_LEN + 65536];
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
 	struct ucm_tun_rev_stats rs;
 	uint32_t n, k, got = 0, turns = 0, seq = 1000;
 	uint64_t desc[64];
 	struct ucm_tun *tun;
-	int s[2], sz = 1 << 20;
+	int s[2];
 
-	UT_ASSERT(u && t, "umem, txq");
-	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
-	setsockopt(s[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	tun = fake_tun(s[0]);
-	UT_ASSERT(tun, "tun");
-	tun->offload_set = true;	/* as the kernel's tun would take them */
-	tun->offload = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
-	ucm_pool__set_owner(p);
-	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
-	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+	if (rev_setup(&u, &p, &t, &tun, s, true))
+		return 1;
 	OPEN_OR_SKIP(ops, tun);
 
-	for (k = 0; k < 2; k++) {
-		n = super_tcp4(wire, 45 * 1448, 1448, 1000 + k * 45 * 1448, 'a' + k);
-		UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
-	}
+	if (send_two_supers(s[1]))
+		return 1;
 	/* Turns until both are out: each collects what went out, sends those
 	 * frames home, and lends again. */
 	while (got < 90 && turns++ < 20) {
@@ -387,11 +419,7 @@ static int test_rev_super_packets(void)
 		  (unsigned long long)rs.super_packets, (unsigned long long)rs.segments,
 		  (unsigned long long)rs.packets);
 	ops->close(tun, 0);
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	ucm_txq__reclaim(t);
-	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
-	return finish(u, p);
+	return rev_done(u, p, t, tun, s, -1);
 }
 
 /*
@@ -403,32 +431,21 @@ static int test_rev_super_packets(void)
 static int test_rev_close_counts_waiting(void)
 {
 	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
-	struct ucm_umem *u = mk_umem();
-	struct ucm_pool *p = ucm_umem__pool(u, 0);
-	struct ucm_txq *t = ucm_txq__create(u, 64);
-	static uint8_t wire[VNET_LEN + 65536];
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
 	struct ucm_tun_rev_stats rs;
 	uint64_t desc[64];
 	struct ucm_tun *tun;
 	uint32_t n, k, out;
-	int s[2], sz = 1 << 20;
+	int s[2];
 
-	UT_ASSERT(u && t, "umem, txq");
-	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
-	setsockopt(s[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	tun = fake_tun(s[0]);
-	UT_ASSERT(tun, "tun");
-	tun->offload_set = true;
-	tun->offload = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6;
-	ucm_pool__set_owner(p);
-	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
-	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+	if (rev_setup(&u, &p, &t, &tun, s, true))
+		return 1;
 	OPEN_OR_SKIP(ops, tun);
 
-	for (k = 0; k < 2; k++) {
-		n = super_tcp4(wire, 45 * 1448, 1448, 1000 + k * 45 * 1448, 'a' + k);
-		UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
-	}
+	if (send_two_supers(s[1]))
+		return 1;
 	ops->poll(tun, 0);
 	ops->close(tun, 0);
 
@@ -445,11 +462,7 @@ static int test_rev_close_counts_waiting(void)
 	UT_ASSERT(rs.packets == out, "packets %llu, %u out", (unsigned long long)rs.packets, out);
 	UT_ASSERT(rs.drop_stopped == 2, "drop_stopped %llu, want 2 (the super-packet sent in part, the one after it)",
 		  (unsigned long long)rs.drop_stopped);
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	ucm_txq__reclaim(t);
-	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
-	return finish(u, p);
+	return rev_done(u, p, t, tun, s, -1);
 }
 
 /*
@@ -462,22 +475,17 @@ static int test_rev_close_counts_late(void)
 {
 	static const char pkt[] = "a packet for a read given up";
 	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
-	struct ucm_umem *u = mk_umem();
-	struct ucm_pool *p = ucm_umem__pool(u, 0);
-	struct ucm_txq *t = ucm_txq__create(u, 64);
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
 	char wire[VNET_LEN + sizeof(pkt)] = {}, buf[256];
 	struct ucm_tun_rev_stats rs;
 	struct ucm_tun *tun;
 	bool taken;
 	int s[2];
 
-	UT_ASSERT(u && t, "umem, txq");
-	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
-	tun = fake_tun(s[0]);
-	UT_ASSERT(tun, "tun");
-	ucm_pool__set_owner(p);
-	UT_ASSERT(ucm_txq__lend(t, p) == 64, "lend");
-	UT_ASSERT(!ucm_tun__set_reverse(tun, 0, t, NULL), "set_reverse");
+	if (rev_setup(&u, &p, &t, &tun, s, false))
+		return 1;
 	OPEN_OR_SKIP(ops, tun);
 
 	log_start();
@@ -498,11 +506,7 @@ static int test_rev_close_counts_late(void)
 	printf("# test_rev_close_counts_late: the datagram was %s\n",
 	       taken ? "taken by a read before its cancel" : "left in the socket");
 
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	UT_ASSERT(ucm_txq__reclaim(t) == 64 - UCM_TUN_REV_BATCH, "reclaim");
-	UT_ASSERT(!ucm_txq__destroy(t), "txq destroy");
-	return finish(u, p);
+	return rev_done(u, p, t, tun, s, 64 - UCM_TUN_REV_BATCH);
 }
 
 /* ---- the write path ---------------------------------------------------------- */
