@@ -114,6 +114,7 @@ struct ucm_xsk_queue {
 	ucm_steer_fn steer_fn;	/* the application's steering, or NULL */
 	void *steer_ctx;
 	uint64_t rx_stamp;	/* the last RX batch's first arrival stamp, or 0 */
+	bool fill_dry;		/* the last refill found the pool short */
 	struct ucm_xsk_stats stats;
 };
 
@@ -735,14 +736,17 @@ int ucm_xsk_queue__refill(struct ucm_xsk_queue *q)
 	int n;
 
 	room = xsk_prod_nb_free(&q->fill, q->x->fill_size);
+	q->fill_dry = false;
 	while (room) {
 		uint32_t want = min(room, (uint32_t)UCM_XSK_RX_BATCH);
 
 		n = ucm_pool__alloc_bulk(q->pool, addrs, want);
 		if (n < 0)
 			return n;
-		if ((uint32_t)n < want)
+		if ((uint32_t)n < want) {
 			STAT_ADD(q->stats.fill_short, 1);
+			q->fill_dry = true;
+		}
 		if (!n)
 			break;
 		/* nb_free said there is room, so reserve takes all n; if it
@@ -1033,6 +1037,17 @@ static int sock_error(int fd)
 	return -err;
 }
 
+/*
+ * An RX thread whose last refill found the pool short sleeps this long at
+ * most: the frames that come home meanwhile (the recycle ring) wake
+ * nobody, and the socket is not readable while the device has no buffer,
+ * so it looks again soon, as a driver that could not allocate keeps its
+ * NAPI scheduled. A millisecond: a dry pool costs a thousand cheap looks
+ * a second, not a spin (test-backpressure), and the device's loss to a
+ * pool that has frames again is a millisecond's, not the idle timeout's.
+ */
+#define XSK_DRY_SLEEP_MS	1
+
 int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			 uint32_t ntxq, int timeout_ms)
 {
@@ -1043,6 +1058,8 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 
 	if (ntxq > UCM_XSK_MAX_TXQ)
 		return ucm_err(-EINVAL);
+	if (q->fill_dry && (timeout_ms < 0 || timeout_ms > XSK_DRY_SLEEP_MS))
+		timeout_ms = XSK_DRY_SLEEP_MS;
 	for (i = 0; i < ntxq; i++)
 		busy |= !ucm_txq__sleep_begin(txq[i]);
 	if (!busy) {

@@ -122,6 +122,15 @@ for mode in $modes; do
 		else
 			bad idle-wait "wait $(val wait_idle), sleep $(val sleep_idle), sleep_many $(val sleep_many)"
 		fi
+		# The pool dry: a sleep of 200 ms is cut to about 1 (50 leaves
+		# room for a loaded machine's scheduling); fed again, a sleep of
+		# 50 ms lasts (40: poll's own slack is far less).
+		if [ "$(val dry_sleep)" = 0 ] && [ "$(val dry_sleep_ms)" -lt 50 ] &&
+			[ "$(val fed_sleep)" = 0 ] && [ "$(val fed_sleep_ms)" -ge 40 ]; then
+			ok "dry-sleep: the pool dry, a 200 ms sleep lasted $(val dry_sleep_ms) ms; fed, a 50 ms one $(val fed_sleep_ms) ms"
+		else
+			bad dry-sleep "the pool dry: sleep $(val dry_sleep) in $(val dry_sleep_ms) ms (want 0 in under 50); fed: $(val fed_sleep) in $(val fed_sleep_ms) ms (want 0 in 40 or more)"
+		fi
 	fi
 	d=$(val direct)
 	# The share depends on how full the owner's cache is when a bulk comes

@@ -15,7 +15,8 @@
  * checksum left partial for the kernel to finish, then 4 packets posted at
  * their frames' start, where the TX metadata would be: refused, home).
  * Prints "key value" lines: sent, completed, direct, ring_full, tx_csum,
- * bad, audit.
+ * bad, audit; the idle sleeps', and the sleeps' with the pool dry and fed
+ * again (dry_sleeps()).
  */
 #include <arpa/inet.h>
 #include <stdbool.h>
@@ -130,6 +131,33 @@ static double now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/*
+ * The RX thread's sleep with its pool dry: every frame taken, a refill
+ * finds none, and a sleep of 200 ms lasts about 1 (frames coming home
+ * would wake nobody); with them home and the fill ring refilled, a sleep
+ * of 50 ms lasts its time. Prints each sleep's result and length in ms.
+ */
+static void dry_sleeps(struct ucm_xsk_queue *q, struct ucm_txq **t)
+{
+	static uint64_t all[1 << 16];
+	struct ucm_pool *pool = ucm_xsk_queue__pool(q);
+	int n = 0, k, r;
+	double t0;
+
+	while (n + 64 <= (int)(sizeof(all) / sizeof(all[0])) &&
+	       (k = ucm_pool__alloc_bulk(pool, all + n, 64)) > 0)
+		n += k;
+	ucm_xsk_queue__refill(q);
+	t0 = now();
+	r = ucm_xsk_queue__sleep(q, t, 1, 200);
+	printf("dry_sleep %d\ndry_sleep_ms %.0f\n", r, (now() - t0) * 1000);
+	ucm_umem__put_bulk(umem, all, n);
+	ucm_xsk_queue__refill(q);
+	t0 = now();
+	r = ucm_xsk_queue__sleep(q, t, 1, 50);
+	printf("fed_sleep %d\nfed_sleep_ms %.0f\n", r, (now() - t0) * 1000);
+}
+
 int main(int argc, char **argv)
 {
 	struct ucm_xsk_opts o = { .sz = sizeof(o), .mode = UCM_XSK_COPY };
@@ -201,6 +229,7 @@ int main(int argc, char **argv)
 		       ucm_xsk_queue__wait(q, 20),
 		       ucm_xsk_queue__sleep(q, &txq, 1, 20),
 		       ucm_xsk_queue__sleep(q, &txq, UCM_XSK_MAX_TXQ + 1, 20));
+		dry_sleeps(q, &txq);
 		pthread_create(&th, NULL, worker, NULL);
 		end = now() + 15;
 		while (now() < end) {

@@ -278,7 +278,9 @@ UCM_API uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
  *
  * Until the RX ring has something, a worker sends on one of @txq (its
  * channel's wake-up, see txq.h), or @timeout_ms passes; not at all when
- * a channel already has descriptors waiting. RX thread only.
+ * a channel already has descriptors waiting. At most 1 ms when the last
+ * ucm_xsk_queue__refill() found the pool short: frames coming home wake
+ * nobody, and the device drops while it has no buffer. RX thread only.
  * Return: 1 when there is work (the RX ring has something, a channel's
  * wake-up came, or a channel had descriptors waiting and it did not
  * sleep), 0 when @timeout_ms passed with none; -EINVAL for more than
