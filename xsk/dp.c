@@ -1383,8 +1383,10 @@ static void snapshot(struct ucm_dp *dp)
 		read_txq(dp, w, &f->qs[w]);
 	}
 	gather(dp, &f->tot);
-	/* The RX threads are joined: what is on the TX path by the ring's
-	 * own positions, which the counters must agree with. */
+	/* The RX threads are joined: what is on the TX path by the queues'
+	 * own counts of frames posted and reaped, which the statistics must
+	 * agree with (the audit at close then checks the counts against the
+	 * frames the kernel gives back). */
 	f->tot.tx_pending = 0;
 	for (q = 0; q < dp->c.nqueues; q++)
 		f->tot.tx_pending += ucm_xsk_queue__tx_pending(dp->rx[q].q);

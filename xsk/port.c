@@ -263,17 +263,19 @@ static int ring_map(struct ucm_xsk_queue *q, unsigned int which, uint64_t pgoff,
 	return 0;
 }
 
-/* @q's four rings: sized, then mapped. The completion ring is as large as
- * the RX ring (the TX ring is at most that). */
+/* @q's four rings: sized, then mapped. The completion ring is twice the
+ * RX ring, so at least twice the TX ring (xsk.h, UCM_XSK_TX_RING): a full
+ * TX ring's completions have room beside those not reaped yet. */
 static int queue_rings(struct ucm_xsk *x, struct ucm_xsk_queue *q, uint32_t rx_size,
 		       uint32_t tx_size)
 {
 	struct xdp_mmap_offsets off;
 	socklen_t len = sizeof(off);
+	uint32_t comp_size = 2 * rx_size;
 	int err;
 
 	if (setsockopt(q->fd, SOL_XDP, XDP_UMEM_FILL_RING, &x->fill_size, sizeof(uint32_t)) ||
-	    setsockopt(q->fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &rx_size, sizeof(uint32_t)) ||
+	    setsockopt(q->fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &comp_size, sizeof(uint32_t)) ||
 	    setsockopt(q->fd, SOL_XDP, XDP_RX_RING, &rx_size, sizeof(uint32_t)) ||
 	    setsockopt(q->fd, SOL_XDP, XDP_TX_RING, &tx_size, sizeof(uint32_t)))
 		return -errno;
@@ -285,7 +287,7 @@ static int queue_rings(struct ucm_xsk *x, struct ucm_xsk_queue *q, uint32_t rx_s
 		       sizeof(uint64_t), &q->fill, NULL);
 	if (!err)
 		err = ring_map(q, RING_COMP, XDP_UMEM_PGOFF_COMPLETION_RING, &off.cr,
-			       rx_size, sizeof(uint64_t), NULL, &q->comp);
+			       comp_size, sizeof(uint64_t), NULL, &q->comp);
 	if (!err)
 		err = ring_map(q, RING_RX, XDP_PGOFF_RX_RING, &off.rx, rx_size,
 			       sizeof(struct xdp_desc), NULL, &q->rx);
