@@ -512,6 +512,8 @@ static int channels_setup(struct ucm_dp *dp)
 
 /* ---- the RX thread -------------------------------------------------------- */
 
+static int dp_redirect(struct ucm_dp *dp, uint32_t q, int fd);
+
 /* The RX thread gives up: why, for ucm_dp__check(). */
 static void rx_fail(struct dp_rx *rx, uint32_t fault, int err)
 {
@@ -583,6 +585,14 @@ static void *rx_main(void *arg)
 				      rx - rx->dp->rx);
 	atomic_store_explicit(&rx->prod, prod, memory_order_release); /* R1 */
 	rx_loop(rx, prod);
+	/* Given up: the queue's traffic goes to the kernel's stack (the
+	 * program passes what it cannot redirect), not to a socket nobody
+	 * reads, until the application stops the datapath. */
+	if (atomic_load_explicit(&rx->err, memory_order_relaxed)) {
+		pr_warn("dp: queue %u: its RX thread gave up: its traffic goes to the kernel's stack\n",
+			ucm_xsk_queue__id(rx->q));
+		dp_redirect(rx->dp, rx - rx->dp->rx, -1);
+	}
 	/* Flush what is staged (and, inline, close our tun queue on this
 	 * thread); the producer stays registered with the cpumap, its stats
 	 * are read at the end, and is freed with it. */

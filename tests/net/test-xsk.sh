@@ -105,6 +105,11 @@ l=$(left_in "$dut" vd)
 # ucm_dp__check() names it within a second, and the stop still accounts
 # for every packet and frame
 mode_case rx-thread-fault fault delivered rx-fault conservation frames-home
+# 1f. the same with the application's XSKMAP: the failed thread's socket is
+# out of it (the queue's traffic goes to the kernel's stack, not to nobody)
+mode_case rx-thread-fault-own own-fault delivered rx-fault fault-unredirected own-program-kept conservation frames-home
+l=$(left_in "$dut" vd)
+[ -z "$l" ] && ok own-fault-detached || bad own-fault-detached "$l"
 
 # 2. SIGKILL: the kernel takes the program off with the link's last fd;
 # the next run starts on a clean interface.

@@ -4,7 +4,7 @@
  * thread -> cpumap -> a recording sink, on a real interface (a veth end in
  * a namespace; tests/net/test-xsk.sh sets it up and sends the traffic).
  *
- *   xsk_rx IFNAME COUNT [skb|app|own]
+ *   xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault]
  *
  * own: the application's XDP program and XSKMAP (UCM_DP_F_OWN_XDP); the
  * checks add that the program is still there when the datapath stopped.
@@ -50,7 +50,9 @@ static bool app_mode;	/* the application's steering and verdict */
 static bool own_mode;	/* the application's XDP program and XSKMAP */
 /* fault mode: after the traffic, the RX thread's next poll fails (the
  * library's debug switch, xsk/port.c): ucm_dp__check() must name it within
- * a second, and the stop must still account for every frame. */
+ * a second, and the stop must still account for every frame. own-fault:
+ * the same with own's XSKMAP, where the queue's socket must be gone once
+ * the thread gave up (its traffic to the kernel's stack). */
 static bool fault_mode;
 extern int ucm_xsk_test_poll_fail;
 static atomic_ulong per_worker[NWORKERS];
@@ -184,6 +186,20 @@ static void *stats_reader(void *arg)
 	return NULL;
 }
 
+/* The datapath's one AF_XDP socket among the process's fds, or -1. */
+static int xsk_fd(void)
+{
+	int fd, dom;
+	socklen_t len;
+
+	for (fd = 3; fd < 1024; fd++) {
+		len = sizeof(dom);
+		if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &len) && dom == AF_XDP)
+			return fd;
+	}
+	return -1;
+}
+
 static int logp(enum ucm_log_level level, const char *fmt, va_list ap)
 {
 	return level <= UCM_LOG_INFO ? vfprintf(stderr, fmt, ap) : 0;
@@ -192,7 +208,9 @@ static int logp(enum ucm_log_level level, const char *fmt, va_list ap)
 int main(int argc, char **argv)
 {
 	struct ucm_dp_health health = {};
+	bool unredirected = false;
 	long fault_ms = -1;
+	int del_err = 1;
 	UCM_OPTS(ucm_dp_opts, o, .steer_policy = UCM_STEER_L4_HASH,
 		 .xsk_mode = UCM_XSK_COPY, .sink = &rec_sink, .ncpus = NWORKERS);
 	struct ucm_xsk_stats st;
@@ -206,7 +224,7 @@ int main(int argc, char **argv)
 	time_t end;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own]\n");
+		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault]\n");
 		return 2;
 	}
 	count = strtoul(argv[2], NULL, 0);
@@ -215,8 +233,8 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[3], "skb"))
 		o.flags |= UCM_DP_F_XDP_SKB;
 	app_mode = argc > 3 && !strcmp(argv[3], "app");
-	own_mode = argc > 3 && !strcmp(argv[3], "own");
-	fault_mode = argc > 3 && !strcmp(argv[3], "fault");
+	own_mode = argc > 3 && (!strcmp(argv[3], "own") || !strcmp(argv[3], "own-fault"));
+	fault_mode = argc > 3 && (!strcmp(argv[3], "fault") || !strcmp(argv[3], "own-fault"));
 	if (own_mode) {
 		/* Ours, attached before the datapath exists, as an
 		 * application with its own program does. */
@@ -274,6 +292,20 @@ int main(int argc, char **argv)
 			usleep(10000);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		fault_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		if (own_mode) {
+			__u32 key = 0;	/* queue 0's */
+
+			int xfd = xsk_fd();
+
+			/* The thread takes its socket out right after it
+			 * reports. An update that must find the entry
+			 * (BPF_EXIST) fails with ENOENT then, and changes
+			 * nothing (an XSKMAP's delete says 0 either way). */
+			usleep(100000);
+			del_err = xfd < 0 ? -EBADF :
+				  bpf_map_update_elem(map_fd, &key, &xfd, BPF_EXIST) ? -errno : 0;
+			unredirected = del_err == -ENOENT;
+		}
 	}
 	rx_err = ucm_dp__err(dp, NULL);
 	/* Stop with a statistics reader at work on another thread. */
@@ -310,6 +342,10 @@ int main(int argc, char **argv)
 		      ucm_dp_fault_str(UCM_DP_FAULT_RX_THREAD));
 	else
 		CHECK("rx-thread", !rx_err, "RX thread failed: %s", strerror(-rx_err));
+	if (fault_mode && own_mode)
+		CHECK("fault-unredirected", unredirected,
+		      "queue 0's entry in the XSKMAP after the fault: %s (want ENOENT: the failed RX thread's socket out of it)",
+		      del_err ? strerror(-del_err) : "still there (the queue's traffic goes to nobody)");
 	CHECK("delivered", atomic_load(&delivered) == count && !atomic_load(&dups) &&
 	      !atomic_load(&bad_payload), "%lu of %lu delivered, %lu twice, %lu bad",
 	      atomic_load(&delivered), count, atomic_load(&dups), atomic_load(&bad_payload));

@@ -340,6 +340,8 @@ UCM_API void ucm_dp__destroy(struct ucm_dp *dp);
 /**
  * ucm_dp__err() - an RX thread gave up
  *
+ * An RX thread that gives up takes its socket out of the XSK map: its
+ * queue's traffic goes to the kernel's stack until the datapath stops.
  * Return: 0 while every RX thread runs, else the first one's -errno (its
  * queue in @queue when not NULL). ucm_dp__check() says this and more.
  */
