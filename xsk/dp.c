@@ -514,6 +514,13 @@ static int channels_setup(struct ucm_dp *dp)
 
 static int dp_redirect(struct ucm_dp *dp, uint32_t q, int fd);
 
+#ifdef UCM_DEBUG
+/* Tests: non-zero keeps every RX thread from taking anything off its ring
+ * (it only refills) until the stop (tests/net/xsk_rx.c, drain mode);
+ * relaxed, no pair. */
+int ucm_dp_test_rx_hold;
+#endif
+
 /* The RX thread gives up: why, for ucm_dp__check(). */
 static void rx_fail(struct dp_rx *rx, uint32_t fault, int err)
 {
@@ -529,6 +536,13 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 	int n, i;
 
 	while (!atomic_load_explicit(&rx->dp->stop, memory_order_relaxed)) {
+#ifdef UCM_DEBUG
+		if (__atomic_load_n(&ucm_dp_test_rx_hold, __ATOMIC_RELAXED)) {
+			ucm_xsk_queue__refill(rx->q);	/* the device has buffers */
+			nanosleep(&ms, NULL);
+			continue;
+		}
+#endif
 		n = ucm_xsk_queue__poll(rx->q, prod, steer, &rr);
 		if (n < 0) {
 			rx_fail(rx, UCM_DP_FAULT_RX_THREAD, n);
@@ -551,6 +565,15 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 			break;
 		}
 	}
+	/*
+	 * Stopped, not failed: the kernel redirects to us no more (the stop's
+	 * step 1), and what it had put on the ring is ours to deliver, as a
+	 * NAPI poll finishes its budget: a ring's worth of turns at most.
+	 */
+	if (!atomic_load_explicit(&rx->err, memory_order_relaxed))
+		for (i = 0; i <= (int)(rx->dp->c.rx_size / UCM_XSK_RX_BATCH); i++)
+			if (ucm_xsk_queue__poll(rx->q, prod, steer, &rr) <= 0)
+				break;
 	/* What is on its way out gets a moment to complete. */
 	for (i = 0; i < DP_TX_GRACE_MS && rx->ntxq &&
 	     ucm_xsk_queue__tx_pending(rx->q); i++) {

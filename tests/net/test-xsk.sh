@@ -76,11 +76,13 @@ fi
 mode_case() {
 	local c=$1 mode=$2 k missing=
 	shift 2
-	if ! start 1000 "$mode"; then
+	rm -f "$tmp/sent"
+	if ! start 1000 "$mode" "$tmp/sent"; then
 		bad "$c" "xsk_rx did not get ready in mode $mode: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
 		return
 	fi
 	send 1000
+	touch "$tmp/sent"	# drain mode waits for it
 	lib_wait "$pid"
 	pid=
 	for k in "$@"; do
@@ -108,6 +110,9 @@ mode_case rx-thread-fault fault delivered rx-fault conservation frames-home
 # 1f. the same with the application's XSKMAP: the failed thread's socket is
 # out of it (the queue's traffic goes to the kernel's stack, not to nobody)
 mode_case rx-thread-fault-own own-fault delivered rx-fault fault-unredirected own-program-kept conservation frames-home
+# 1g. what waits on the RX ring when the stop comes (the RX thread held
+# off it by the library's debug switch) is delivered by the stop
+mode_case stop-drains-ring drain drain delivered conservation frames-home
 l=$(left_in "$dut" vd)
 [ -z "$l" ] && ok own-fault-detached || bad own-fault-detached "$l"
 

@@ -4,7 +4,7 @@
  * thread -> cpumap -> a recording sink, on a real interface (a veth end in
  * a namespace; tests/net/test-xsk.sh sets it up and sends the traffic).
  *
- *   xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault]
+ *   xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|drain SENT_FILE]
  *
  * own: the application's XDP program and XSKMAP (UCM_DP_F_OWN_XDP); the
  * checks add that the program is still there when the datapath stopped.
@@ -52,9 +52,14 @@ static bool own_mode;	/* the application's XDP program and XSKMAP */
  * library's debug switch, xsk/port.c): ucm_dp__check() must name it within
  * a second, and the stop must still account for every frame. own-fault:
  * the same with own's XSKMAP, where the queue's socket must be gone once
- * the thread gave up (its traffic to the kernel's stack). */
+ * the thread gave up (its traffic to the kernel's stack). drain: the RX
+ * thread takes nothing (the library's debug switch) until the stop, which
+ * must deliver what waits on the ring; argv[4] is a file the script makes
+ * once it sent everything. */
 static bool fault_mode;
+static bool drain_mode;
 extern int ucm_xsk_test_poll_fail;
+extern int ucm_dp_test_rx_hold;
 static atomic_ulong per_worker[NWORKERS];
 
 static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
@@ -209,6 +214,7 @@ int main(int argc, char **argv)
 {
 	struct ucm_dp_health health = {};
 	bool unredirected = false;
+	unsigned long held = 0;
 	long fault_ms = -1;
 	int del_err = 1;
 	UCM_OPTS(ucm_dp_opts, o, .steer_policy = UCM_STEER_L4_HASH,
@@ -224,7 +230,7 @@ int main(int argc, char **argv)
 	time_t end;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault]\n");
+		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|drain SENT_FILE]\n");
 		return 2;
 	}
 	count = strtoul(argv[2], NULL, 0);
@@ -235,6 +241,9 @@ int main(int argc, char **argv)
 	app_mode = argc > 3 && !strcmp(argv[3], "app");
 	own_mode = argc > 3 && (!strcmp(argv[3], "own") || !strcmp(argv[3], "own-fault"));
 	fault_mode = argc > 3 && (!strcmp(argv[3], "fault") || !strcmp(argv[3], "own-fault"));
+	drain_mode = argc > 4 && !strcmp(argv[3], "drain");
+	if (drain_mode)
+		__atomic_store_n(&ucm_dp_test_rx_hold, 1, __ATOMIC_RELAXED);
 	if (own_mode) {
 		/* Ours, attached before the datapath exists, as an
 		 * application with its own program does. */
@@ -278,7 +287,16 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	end = time(NULL) + 20;
-	while (atomic_load(&delivered) < count && time(NULL) < end && !ucm_dp__err(dp, NULL))
+	if (drain_mode) {
+		/* Everything sent (veth delivers in the sender's own call),
+		 * and a moment more; the thread must have taken none. */
+		while (access(argv[4], F_OK) && time(NULL) < end)
+			usleep(10000);
+		usleep(200000);
+		held = atomic_load(&delivered);
+	}
+	while (atomic_load(&delivered) < count && time(NULL) < end && !ucm_dp__err(dp, NULL) &&
+	       !drain_mode)
 		usleep(10000);
 	usleep(200000);		/* anything extra would show as too many */
 
@@ -342,13 +360,21 @@ int main(int argc, char **argv)
 		      ucm_dp_fault_str(UCM_DP_FAULT_RX_THREAD));
 	else
 		CHECK("rx-thread", !rx_err, "RX thread failed: %s", strerror(-rx_err));
+	if (drain_mode)
+		CHECK("drain", !held, "%lu delivered while the RX thread held off its ring (want 0)",
+		      held);
+
 	if (fault_mode && own_mode)
 		CHECK("fault-unredirected", unredirected,
 		      "queue 0's entry in the XSKMAP after the fault: %s (want ENOENT: the failed RX thread's socket out of it)",
 		      del_err ? strerror(-del_err) : "still there (the queue's traffic goes to nobody)");
 	CHECK("delivered", atomic_load(&delivered) == count && !atomic_load(&dups) &&
-	      !atomic_load(&bad_payload), "%lu of %lu delivered, %lu twice, %lu bad",
-	      atomic_load(&delivered), count, atomic_load(&dups), atomic_load(&bad_payload));
+	      !atomic_load(&bad_payload),
+	      "%lu of %lu delivered, %lu twice, %lu bad; the kernel dropped %llu (fill ring empty %llu, RX ring full %llu)",
+	      atomic_load(&delivered), count, atomic_load(&dups), atomic_load(&bad_payload),
+	      (unsigned long long)st.kernel_rx_dropped,
+	      (unsigned long long)st.kernel_rx_fill_ring_empty_descs,
+	      (unsigned long long)st.kernel_rx_ring_full);
 	CHECK("steering", atomic_load(&per_worker[0]) && atomic_load(&per_worker[1]) &&
 	      !atomic_load(&flow_split), "worker 0 got %lu, worker 1 got %lu, %lu flows split",
 	      atomic_load(&per_worker[0]), atomic_load(&per_worker[1]),
