@@ -53,21 +53,16 @@ FLOWS=4
 # generator's namespace.
 helper=tests/net/ucpumapd_traffic.py
 
-# Rings four times the default (RX 4096, each worker's 8192, frames to
-# match): at 50,000 datagrams a second a stall of this machine's vCPUs of
-# up to 80 ms fits in them. A fresh-clone CI run lost 1800 in a row (9%,
-# each counted) to a stall with the default rings, over the 5% allowed.
-# A TSan build stalls once early in each run: here 1000 to 5000 datagrams
-# were lost to a full RX ring (each counted), starting 7000 to 11000 in,
-# and no more when the run was four times as long. Its RX ring is four
-# times larger again (330 ms at this rate): none lost in 4 runs of the
-# first case and 2 of the whole test.
-RX_SIZE=4096
-FRAMES=32768
-if [ "${SANITIZE:-}" = thread ]; then
-	RX_SIZE=16384
-	FRAMES=65536
-fi
+# Rings large enough for this machine's stalls: an RX ring of 16384 (330
+# ms at 50,000 datagrams a second), each worker's 8192, frames to match.
+# With the default rings a fresh-clone CI run lost 1800 in a row (9%, each
+# counted), over the 5% allowed; with an RX ring of 4096 (80 ms) CI runs
+# lost 1287 and 1761 in a row in two cases of one run (2026-12-02), and a
+# TSan build 1000 to 5000 here, starting 7000 to 11000 in, each counted.
+# With 16384 the TSan build lost none in 4 runs of the first case and 2 of
+# the whole test, and its CI runs none since.
+RX_SIZE=16384
+FRAMES=65536
 
 # daemon_start CASE ARGS...: ucpumapd on vd with tun ucmc0 and its
 # addresses, its per-worker lines on (--extended: run shows the final
