@@ -135,6 +135,22 @@ struct tun_rev {
 _Static_assert(UCM_TUN_REV_BATCH <= 64, "one bit of inflight per slot");
 _Static_assert(UCM_TUN_REV_BATCH < TAG_CANCEL, "a slot is not a tag");
 
+/* A read's result that brought a packet: more than the vnet header. */
+static inline bool read_got_packet(int32_t res)
+{
+	return res > (int32_t)VNET_LEN;
+}
+
+/* The slots below @n whose read answered with a packet. */
+static uint32_t reads_with_packet(const struct tun_rev *r, uint32_t n)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		k += !(r->inflight & (1ull << i)) && read_got_packet(r->res[i]);
+	return k;
+}
+
 static void arm_poll(struct tun_rev *r)
 {
 	struct io_uring_sqe *sqe;
@@ -313,8 +329,9 @@ static void cancel_one(struct tun_rev *r, uint64_t ud)
 static void close_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
 {
 	uint64_t ud = io_uring_cqe_get_data64(cqe);
+	bool own = !(ud & TAG_CANCEL);	/* the request's own answer */
 
-	if (ud & TAG_CANCEL) {
+	if (!own) {
 		if (cqe->res != -ENOENT)
 			return;	/* cancelled, or running: it answers itself */
 		ud &= ~TAG_CANCEL;
@@ -324,7 +341,7 @@ static void close_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
 	if (ud < UCM_TUN_REV_BATCH) {
 		/* A read a failed batch left in the kernel answered with a
 		 * packet after all: it goes no further either. */
-		if (!(io_uring_cqe_get_data64(cqe) & TAG_CANCEL) && cqe->res > (int32_t)VNET_LEN)
+		if (own && read_got_packet(cqe->res))
 			r->late_packets++;
 		r->inflight &= ~(1ull << ud);
 	} else if (ud == TAG_POLL)
@@ -390,16 +407,14 @@ static void neigh_stats_publish(struct ucm_tun_rev_stats *s, const struct ucm_ne
 void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_rev *r = st->rev;
-	uint32_t i, keep = 0, left = 0;
+	uint32_t i, keep = 0, left;
 
 	if (r->neigh)
 		neigh_stats_publish(&tun->wk[w].rev_stats, r->neigh);
 	ucm_neigh_destroy(r->neigh);
 	/* Packets read that waited for the next turn: counted, not lost
 	 * (a failed batch leaves none waiting: read_batch() counted its). */
-	for (i = 0; i < r->pend; i++)
-		if (r->res[i] > (int32_t)VNET_LEN)
-			left++;
+	left = reads_with_packet(r, r->pend);
 	cancel_all(r);
 	left += r->late_packets;
 	if (left)
@@ -529,9 +544,7 @@ static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats 
 			r->dead = true;
 			a->stopped = 1;
 			/* The reads that did answer go no further. */
-			for (i = 0; i < n; i++)
-				if (!(r->inflight & (1ull << i)) && r->res[i] > (int32_t)VNET_LEN)
-					a->drop_stopped++;
+			a->drop_stopped += reads_with_packet(r, n);
 			return ret;
 		}
 	}
@@ -869,7 +882,7 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 			t.a.err++;
 		for (i = 0; i < n; i++) {
 			drained |= r->res[i] == -EAGAIN;
-			got_one |= r->res[i] > (int32_t)VNET_LEN;
+			got_one |= read_got_packet(r->res[i]);
 		}
 		/* Every read found a packet: more may wait, and no poll
 		 * event will say so (it fires on arrivals). */

@@ -57,7 +57,7 @@ enum round_kind { ONE_WAY, TWO_WAY, VERDICT_TX, KINDS };
 /* Frames lent to the TX channels in the rounds that looked (lend_look()):
  * the most a verdict-only round saw, the least a two-way one did. */
 static uint64_t verdict_lent_max, two_way_lent_min = UINT64_MAX;
-static uint32_t lend_looks;
+static uint32_t lend_looks[KINDS];
 
 static int send_back(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
 {
@@ -80,7 +80,7 @@ static void lend_look(struct ucm_dp *dp, enum round_kind kind)
 		verdict_lent_max = lent;
 	if (kind == TWO_WAY && lent < two_way_lent_min)
 		two_way_lent_min = lent;
-	lend_looks++;
+	lend_looks[kind]++;
 }
 
 /* One life: 0, or the step that failed (its errno in *err); @mid, when
@@ -150,11 +150,11 @@ int main(int argc, char **argv)
 	      "running: fds %ld programs %ld maps %ld links %ld devices %ld threads %ld; after: %ld %ld %ld %ld %ld %ld",
 	      m.fds, m.progs, m.maps, m.links, m.devs, m.threads,
 	      b.fds, b.progs, b.maps, b.links, b.devs, b.threads);
-	CHECK("lend", lend_looks && !verdict_lent_max && two_way_lent_min &&
-	      two_way_lent_min != UINT64_MAX,
-	      "%u rounds looked: verdict-only channels were lent up to %llu frames (want 0), two-way ones at least %llu (want some)",
-	      lend_looks, (unsigned long long)verdict_lent_max,
-	      (unsigned long long)(two_way_lent_min == UINT64_MAX ? 0 : two_way_lent_min));
+	CHECK("lend", lend_looks[VERDICT_TX] && lend_looks[TWO_WAY] && !verdict_lent_max &&
+	      two_way_lent_min,
+	      "%u verdict-only rounds looked: lent up to %llu frames (want 0); %u two-way ones: at least %llu (want some)",
+	      lend_looks[VERDICT_TX], (unsigned long long)verdict_lent_max, lend_looks[TWO_WAY],
+	      (unsigned long long)(lend_looks[TWO_WAY] ? two_way_lent_min : 0));
 	CHECK("fds", a.fds == b.fds, "%ld open files after round %d, %ld after round %u",
 	      a.fds, WARMUP, b.fds, r);
 	if (getenv("LIFECYCLE_NO_RSS"))
