@@ -72,7 +72,8 @@ struct dp_cfg {
 	uint32_t n_rx_cpus;
 	struct ucm_steer_cfg steer;
 	uint32_t xsk_mode, frames, frame_size, rx_size, qsize, mtu, flags;
-	uint32_t spin_us;	/* the RX threads' and workers' look before sleeping */
+	uint32_t spin_us;	/* the workers' look before sleeping */
+	uint32_t rx_spin_us;	/* the RX threads': with busy polling, its polls */
 	bool prewake;		/* the workers' (UCM_CPUMAP_F_PREWAKE) */
 	bool peer_mac_set;
 	uint8_t peer_mac[6];
@@ -245,6 +246,8 @@ static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 		return -EINVAL;
 	}
 	c->spin_us = o->spin_us;
+	c->rx_spin_us = o->spin_us ? o->spin_us :
+			c->flags & UCM_DP_F_BUSY_POLL ? UCM_DP_BUSY_POLL_US : 0;
 	if (o->prewake > UCM_DP_PREWAKE_AUTO) {
 		pr_warn("dp: prewake %u: give UCM_DP_PREWAKE_OFF, _ON or _AUTO\n", o->prewake);
 		return -EINVAL;
@@ -552,8 +555,8 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 			n += ucm_xsk_queue__tx_turn(rx->q, rx->txq, rx->ntxq);
 		if (n)
 			continue;
-		if (rx->dp->c.spin_us &&
-		    ucm_xsk_queue__spin(rx->q, rx->txq, rx->ntxq, rx->dp->c.spin_us) > 0)
+		if (rx->dp->c.rx_spin_us &&
+		    ucm_xsk_queue__spin(rx->q, rx->txq, rx->ntxq, rx->dp->c.rx_spin_us) > 0)
 			continue;
 		n = ucm_xsk_queue__sleep(rx->q, rx->txq, rx->ntxq,
 					 ucm_xsk_queue__tx_pending(rx->q) ?

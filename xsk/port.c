@@ -115,6 +115,7 @@ struct ucm_xsk_queue {
 	void *steer_ctx;
 	uint64_t rx_stamp;	/* the last RX batch's first arrival stamp, or 0 */
 	bool fill_dry;		/* the last refill found the pool short */
+	bool busy_poll;		/* UCM_XSK_F_BUSY_POLL: the spin polls the device */
 	struct ucm_xsk_stats stats;
 };
 
@@ -438,8 +439,10 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 		if (mode == UCM_XSK_AUTO && !x->zerocopy)
 			pr_info("xsk: %s: the driver gave no zero-copy: copy mode\n", o->ifname);
 	}
-	if (o->flags & UCM_XSK_F_BUSY_POLL)
+	if (o->flags & UCM_XSK_F_BUSY_POLL) {
 		queue_busy_poll(q);
+		q->busy_poll = true;
+	}
 	return 0;
 }
 
@@ -710,6 +713,7 @@ int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st
 		o.rx_hist[b] = READ_ONCE(q->stats.rx_hist[b]);
 	o.rx_lat_ns = READ_ONCE(q->stats.rx_lat_ns);
 	o.rx_batches = READ_ONCE(q->stats.rx_batches);
+	o.busy_polls = READ_ONCE(q->stats.busy_polls);
 	if (q->fd < 0 || getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &ks, &len)) {
 		/* The queue's own counters all the same; the kernel's read 0. */
 		err = q->fd < 0 ? -EBADF : -errno;
@@ -1102,7 +1106,18 @@ int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 		for (i = 0; i < ntxq; i++)
 			if (ucm_txq__pending(txq[i]))
 				return 1;
-		cpu_relax();
+		if (q->busy_poll) {
+			/* The kernel runs the device's NAPI poll here
+			 * (sk_busy_loop(), SO_BUSY_POLL_BUDGET): with
+			 * SO_PREFER_BUSY_POLL and the device's interrupts
+			 * deferred, nothing else would until its
+			 * gro_flush_timeout. Its errors are the sleep's to
+			 * report (SO_ERROR), as without busy polling. */
+			recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+			STAT_ADD(q->stats.busy_polls, 1);
+		} else {
+			cpu_relax();
+		}
 	} while (ucm_now_ns() < end);
 	return 0;
 }

@@ -346,6 +346,7 @@ static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
 	json_u64(j, "pool_recycle_released", ps.recycle_released);
 	json_num(j, "pool_inflight", ps.inflight);
 	json_u64(j, "rx_batches", xs.rx_batches);
+	json_u64(j, "busy_polls", xs.busy_polls);
 	json_hist(j, "rx_hist", xs.rx_hist, xs.rx_lat_ns);
 	json_arr(j, "enqueue");
 	for (uint32_t w = 0; w < ucm_dp__nworkers(d->dp); w++) {

@@ -131,7 +131,7 @@ static const struct opt d_opts[] = {
 	  .bad = "'%s' is neither native nor skb", .metavar = "MODE", .help = "native or skb"),
 	D("copy", OPT_FLAG, copy, .help = "AF_XDP copy mode (default: zero-copy when the driver can)"),
 	D("zero-copy", OPT_FLAG, zero_copy, .help = "AF_XDP zero-copy mode"),
-	D("busy-poll", OPT_FLAG, busy_poll, .help = "busy-poll the sockets"),
+	D("busy-poll", OPT_FLAG, busy_poll, .help = "busy-poll the device: an idle RX thread runs its NAPI poll"),
 	D("spin-us", OPT_UINT, spin_us, .lo = 0, .hi = UCM_SPIN_US_MAX, .flags = OPT_F_DEFAULT,
 	  .metavar = "US", .help = "an idle RX thread and worker look again this long before "
 	  "they sleep (a packet meanwhile costs no wake-up); 0: sleep at once, to save power"),

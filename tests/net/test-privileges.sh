@@ -15,7 +15,8 @@
 #   MODE-stop      SIGTERM: exit 0, the conservation lines hold, every
 #                  frame home, nothing left attached
 #     MODE: one-way, one-way-user, two-way (the kernel resolves a next hop
-#     it did not know), peer-mac-user, tap-user: each under the seccomp
+#     it did not know), peer-mac-user, tap-user, one-way-busy-poll (its
+#     RX thread's polls of the device): each under the seccomp
 #     allow-list (Seccomp 2 on every thread; a sanitizer build runs
 #     without, and says so), and one-way-no-seccomp once without it
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
@@ -216,6 +217,7 @@ ip -n "$d" addr del 10.206.0.2/24 dev vd
 ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=1
 run tap-user yes yes --tun ucmpt --tap --two-way --user nobody
 ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=0
+run one-way-busy-poll no no --tun ucmpt --busy-poll
 run one-way-no-seccomp no no --tun ucmpt --no-seccomp
 
 # ---- refusals before anything is attached -----------------------------------------

@@ -115,6 +115,16 @@ mode_case rx-thread-fault-own own-fault delivered rx-fault fault-unredirected ow
 mode_case stop-drains-ring drain drain delivered conservation frames-home
 l=$(left_in "$dut" vd)
 [ -z "$l" ] && ok own-fault-detached || bad own-fault-detached "$l"
+# 1h. busy polling (UCM_DP_F_BUSY_POLL), the device's interrupts deferred
+# as BENCHMARKS.md's NIC runbook has them: the socket carries the options,
+# the idle RX thread polls the device, and everything arrives
+vdsys=/sys/class/net/vd
+if ip netns exec "$dut" sh -c "echo 2 > $vdsys/napi_defer_hard_irqs && echo 200000 > $vdsys/gro_flush_timeout"; then
+	mode_case busy-poll busy-poll delivered steering busy-poll conservation frames-home
+	ip netns exec "$dut" sh -c "echo 0 > $vdsys/napi_defer_hard_irqs; echo 0 > $vdsys/gro_flush_timeout"
+else
+	bad busy-poll "cannot defer vd's interrupts (napi_defer_hard_irqs, gro_flush_timeout)"
+fi
 
 # 2. SIGKILL: the kernel takes the program off with the link's last fd;
 # the next run starts on a clean interface.

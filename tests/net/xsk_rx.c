@@ -4,7 +4,7 @@
  * thread -> cpumap -> a recording sink, on a real interface (a veth end in
  * a namespace; tests/net/test-xsk.sh sets it up and sends the traffic).
  *
- *   xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|drain SENT_FILE]
+ *   xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|busy-poll|drain SENT_FILE]
  *
  * own: the application's XDP program and XSKMAP (UCM_DP_F_OWN_XDP); the
  * checks add that the program is still there when the datapath stopped.
@@ -55,9 +55,12 @@ static bool own_mode;	/* the application's XDP program and XSKMAP */
  * the thread gave up (its traffic to the kernel's stack). drain: the RX
  * thread takes nothing (the library's debug switch) until the stop, which
  * must deliver what waits on the ring; argv[4] is a file the script makes
- * once it sent everything. */
+ * once it sent everything. busy-poll: UCM_DP_F_BUSY_POLL (the script defers
+ * the device's interrupts as the NIC runbook does): the socket must carry
+ * the options and the idle RX thread must have polled the device. */
 static bool fault_mode;
 static bool drain_mode;
+static bool busy_mode;
 extern int ucm_xsk_test_poll_fail;
 extern int ucm_dp_test_rx_hold;
 static atomic_ulong per_worker[NWORKERS];
@@ -230,7 +233,7 @@ int main(int argc, char **argv)
 	time_t end;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|drain SENT_FILE]\n");
+		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|busy-poll|drain SENT_FILE]\n");
 		return 2;
 	}
 	count = strtoul(argv[2], NULL, 0);
@@ -242,6 +245,9 @@ int main(int argc, char **argv)
 	own_mode = argc > 3 && (!strcmp(argv[3], "own") || !strcmp(argv[3], "own-fault"));
 	fault_mode = argc > 3 && (!strcmp(argv[3], "fault") || !strcmp(argv[3], "own-fault"));
 	drain_mode = argc > 4 && !strcmp(argv[3], "drain");
+	busy_mode = argc > 3 && !strcmp(argv[3], "busy-poll");
+	if (busy_mode)
+		o.flags |= UCM_DP_F_BUSY_POLL;
 	if (drain_mode)
 		__atomic_store_n(&ucm_dp_test_rx_hold, 1, __ATOMIC_RELAXED);
 	if (own_mode) {
@@ -325,6 +331,31 @@ int main(int argc, char **argv)
 			unredirected = del_err == -ENOENT;
 		}
 	}
+
+#define CHECK(name, cond, ...)						\
+	do {								\
+		if (cond) {						\
+			printf("PASS: xsk_rx/%s\n", name);		\
+		} else {						\
+			printf("FAIL: xsk_rx/%s: ", name);		\
+			printf(__VA_ARGS__);				\
+			printf("\n");					\
+			failed++;					\
+		}							\
+	} while (0)
+
+	if (busy_mode) {
+		int fd = xsk_fd(), us = 0, prefer = 0;
+		socklen_t len = sizeof(us);
+
+		getsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &us, &len);
+		len = sizeof(prefer);
+		getsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &prefer, &len);
+		ucm_dp__xsk_stats(dp, 0, &st, sizeof(st));
+		CHECK("busy-poll", us > 0 && prefer && st.busy_polls,
+		      "SO_BUSY_POLL %d us, SO_PREFER_BUSY_POLL %d, %llu busy polls of the device (want all three non-zero)",
+		      us, prefer, (unsigned long long)st.busy_polls);
+	}
 	rx_err = ucm_dp__err(dp, NULL);
 	/* Stop with a statistics reader at work on another thread. */
 	atomic_store(&reading, 1);
@@ -340,17 +371,6 @@ int main(int argc, char **argv)
 	ucm_dp__xsk_stats(dp, 0, &st, sizeof(st));
 	ucm_dp__stats(dp, &ds, sizeof(ds));
 
-#define CHECK(name, cond, ...)						\
-	do {								\
-		if (cond) {						\
-			printf("PASS: xsk_rx/%s\n", name);		\
-		} else {						\
-			printf("FAIL: xsk_rx/%s: ", name);		\
-			printf(__VA_ARGS__);				\
-			printf("\n");					\
-			failed++;					\
-		}							\
-	} while (0)
 
 	if (fault_mode)
 		CHECK("rx-fault", health.fault == UCM_DP_FAULT_RX_THREAD && health.err == -EIO &&

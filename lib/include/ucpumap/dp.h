@@ -70,7 +70,9 @@ enum ucm_dp_flags {
 	UCM_DP_F_NO_RECYCLE = 1 << 4,
 	UCM_DP_F_NO_BATCH = 1 << 5,
 	UCM_DP_F_NO_DIRECT_BULK = 1 << 6,
-	/* Busy-poll the sockets (SO_PREFER_BUSY_POLL). */
+	/* Busy-poll the device (UCM_XSK_F_BUSY_POLL): an idle RX thread
+	 * runs its NAPI poll itself for spin_us, or UCM_DP_BUSY_POLL_US,
+	 * before it sleeps. */
 	UCM_DP_F_BUSY_POLL = 1 << 7,
 	/* Generic (skb) XDP instead of native. */
 	UCM_DP_F_XDP_SKB = 1 << 8,
@@ -118,6 +120,15 @@ enum ucm_dp_flags {
 #define UCM_DP_MTU_MAX		9000
 /* ucpumapd's --spin-us: see ucm_dp_opts.spin_us (the library's is 0). */
 #define UCM_DP_SPIN_US_DEFAULT	0
+/*
+ * With UCM_DP_F_BUSY_POLL and no spin_us, how long an idle RX thread polls
+ * the device before it sleeps. Preferred busy polling leaves the device's
+ * interrupts off for its gro_flush_timeout after each poll, so what comes
+ * in a gap shorter than that waits for the timer unless the thread still
+ * polls: the gro_flush_timeout given with napi_defer_hard_irqs in
+ * BENCHMARKS.md's NIC runbook.
+ */
+#define UCM_DP_BUSY_POLL_US	200
 /* ucm_dp_opts.prewake: the worker's pre-wake (cpumap.h,
  * UCM_CPUMAP_F_PREWAKE). Every idle worker wakes at every arrival on any
  * queue, so it pays where the arrivals are all for the worker woken. */
@@ -202,7 +213,9 @@ struct ucm_dp_opts {
 	/* An idle RX thread and worker look again for this long before they
 	 * sleep (ucm_xsk_queue__spin(), ucm_cpumap_opts.spin_us): a packet
 	 * that comes meanwhile costs no wake-up. 0: they sleep at once (a
-	 * host that saves power). At most UCM_SPIN_US_MAX. */
+	 * host that saves power). At most UCM_SPIN_US_MAX. With
+	 * UCM_DP_F_BUSY_POLL the RX threads' look polls the device, and 0
+	 * is UCM_DP_BUSY_POLL_US for them. */
 	uint32_t spin_us;
 	/* enum ucm_dp_prewake: whether an idle worker is also woken by the
 	 * arrivals on the queues' XSK sockets, with the RX thread rather than

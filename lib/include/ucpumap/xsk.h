@@ -51,7 +51,9 @@ enum ucm_xsk_mode {
 
 enum ucm_xsk_flags {
 	UCM_XSK_F_NO_NEED_WAKEUP = 1 << 0,	/* need_wakeup is on by default */
-	UCM_XSK_F_BUSY_POLL = 1 << 1,		/* SO_PREFER_BUSY_POLL + budget */
+	/* SO_PREFER_BUSY_POLL, SO_BUSY_POLL and its budget, and the idle
+	 * look (ucm_xsk_queue__spin()) drives the device's NAPI poll. */
+	UCM_XSK_F_BUSY_POLL = 1 << 1,
 	/*
 	 * Register the UMEM with TX metadata (UCM_TXQ_META_LEN bytes in front
 	 * of every packet sent, which must then start that far into its
@@ -122,6 +124,8 @@ struct ucm_xsk_opts {
  *               home: with TX metadata (UCM_XSK_F_TX_CSUM), a packet less
  *               than UCM_TXQ_META_LEN into its frame; a checksum request
  *               (UCM_TXQ_DESC_CSUM) where ucm_xsk__tx_csum() is false
+ * @busy_polls: with UCM_XSK_F_BUSY_POLL, the device's NAPI polls that
+ *              ucm_xsk_queue__spin() asked for (recvfrom(MSG_DONTWAIT))
  */
 struct ucm_xsk_stats {
 	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
@@ -134,6 +138,7 @@ struct ucm_xsk_stats {
 	uint64_t rx_lat_ns;	/* the sum of rx_hist's times, in ns */
 	uint64_t rx_batches;
 	uint64_t tx_bad_desc;
+	uint64_t busy_polls;
 };
 
 /* A validated RX descriptor. */
@@ -300,8 +305,13 @@ UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
  * Looks at the RX ring and @txq's channels for up to @spin_us (at most
  * UCM_SPIN_US_MAX), with no system call: the next packet or send then
  * costs no wake-up, neither the kernel's nor the worker's (a worker's
- * send finds no sleep announced). RX thread only. Return: 1 when work
- * came, 0 when none did (then sleep), -EINVAL for a bad argument.
+ * send finds no sleep announced). With UCM_XSK_F_BUSY_POLL each look
+ * that finds nothing is a busy poll instead, a recvfrom(MSG_DONTWAIT) in
+ * which the kernel runs the device's NAPI poll on this thread: with
+ * SO_PREFER_BUSY_POLL and the device's interrupts deferred
+ * (napi_defer_hard_irqs, gro_flush_timeout) that is how packets arrive
+ * while the thread looks. RX thread only. Return: 1 when work came, 0
+ * when none did (then sleep), -EINVAL for a bad argument.
  */
 UCM_API int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 				uint32_t ntxq, uint32_t spin_us);
