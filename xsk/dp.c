@@ -1205,8 +1205,18 @@ static int redirect_all(struct ucm_dp *dp)
 	uint32_t q;
 	int err = 0;
 
-	for (q = 0; q < dp->c.nqueues && !err; q++)
+	for (q = 0; q < dp->c.nqueues && !err; q++) {
 		err = dp_redirect(dp, q, ucm_xsk_queue__fd(dp->rx[q].q));
+		/*
+		 * An RX thread that already gave up took its socket out of a
+		 * map it was not in yet: out again. Its error is stored
+		 * (R2) before its delete, and the map orders the delete and
+		 * our update: if ours came second, this load sees the error;
+		 * if first, the thread's delete undoes it.
+		 */
+		if (!err && atomic_load_explicit(&dp->rx[q].err, memory_order_acquire)) /* R2' */
+			dp_redirect(dp, q, -1);
+	}
 	if (err)
 		while (q--)
 			dp_redirect(dp, q, -1);

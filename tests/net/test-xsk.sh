@@ -110,6 +110,9 @@ mode_case rx-thread-fault fault delivered rx-fault conservation frames-home
 # 1f. the same with the application's XSKMAP: the failed thread's socket is
 # out of it (the queue's traffic goes to the kernel's stack, not to nobody)
 mode_case rx-thread-fault-own own-fault delivered rx-fault fault-unredirected own-program-kept conservation frames-home
+# 1f'. the same with the RX thread failing at its first poll, while
+# ucm_dp__start() puts the sockets into the map: it must not put it back
+mode_case rx-thread-fault-at-start own-start-fault rx-fault fault-unredirected own-program-kept conservation frames-home
 # 1g. what waits on the RX ring when the stop comes (the RX thread held
 # off it by the library's debug switch) is delivered by the stop
 mode_case stop-drains-ring drain drain delivered conservation frames-home

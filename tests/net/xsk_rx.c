@@ -4,7 +4,8 @@
  * thread -> cpumap -> a recording sink, on a real interface (a veth end in
  * a namespace; tests/net/test-xsk.sh sets it up and sends the traffic).
  *
- *   xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|busy-poll|drain SENT_FILE]
+ *   xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|own-start-fault|busy-poll|
+ *                        drain SENT_FILE]
  *
  * own: the application's XDP program and XSKMAP (UCM_DP_F_OWN_XDP); the
  * checks add that the program is still there when the datapath stopped.
@@ -52,13 +53,17 @@ static bool own_mode;	/* the application's XDP program and XSKMAP */
  * library's debug switch, xsk/port.c): ucm_dp__check() must name it within
  * a second, and the stop must still account for every frame. own-fault:
  * the same with own's XSKMAP, where the queue's socket must be gone once
- * the thread gave up (its traffic to the kernel's stack). drain: the RX
+ * the thread gave up (its traffic to the kernel's stack). own-start-fault:
+ * the same with the RX thread's first poll failing, inside
+ * ucm_dp__start(), which puts the sockets into the map: nothing is
+ * delivered, and the socket must be out all the same. drain: the RX
  * thread takes nothing (the library's debug switch) until the stop, which
  * must deliver what waits on the ring; argv[4] is a file the script makes
  * once it sent everything. busy-poll: UCM_DP_F_BUSY_POLL (the script defers
  * the device's interrupts as the NIC runbook does): the socket must carry
  * the options and the idle RX thread must have polled the device. */
 static bool fault_mode;
+static bool start_fault;
 static bool drain_mode;
 static bool busy_mode;
 extern int ucm_xsk_test_poll_fail;
@@ -233,7 +238,7 @@ int main(int argc, char **argv)
 	time_t end;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|busy-poll|drain SENT_FILE]\n");
+		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|own-start-fault|busy-poll|drain SENT_FILE]\n");
 		return 2;
 	}
 	count = strtoul(argv[2], NULL, 0);
@@ -242,8 +247,11 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[3], "skb"))
 		o.flags |= UCM_DP_F_XDP_SKB;
 	app_mode = argc > 3 && !strcmp(argv[3], "app");
-	own_mode = argc > 3 && (!strcmp(argv[3], "own") || !strcmp(argv[3], "own-fault"));
-	fault_mode = argc > 3 && (!strcmp(argv[3], "fault") || !strcmp(argv[3], "own-fault"));
+	start_fault = argc > 3 && !strcmp(argv[3], "own-start-fault");
+	own_mode = start_fault ||
+		   (argc > 3 && (!strcmp(argv[3], "own") || !strcmp(argv[3], "own-fault")));
+	fault_mode = start_fault ||
+		     (argc > 3 && (!strcmp(argv[3], "fault") || !strcmp(argv[3], "own-fault")));
 	drain_mode = argc > 4 && !strcmp(argv[3], "drain");
 	busy_mode = argc > 3 && !strcmp(argv[3], "busy-poll");
 	if (busy_mode)
@@ -283,6 +291,8 @@ int main(int argc, char **argv)
 		printf("FAIL: xsk_rx/create: %s\n", strerror(errno));
 		return 1;
 	}
+	if (start_fault)
+		__atomic_store_n(&ucm_xsk_test_poll_fail, 1, __ATOMIC_RELAXED);
 	err = ucm_dp__start(dp);
 	if (err) {
 		printf("FAIL: xsk_rx/start: %s\n", strerror(-err));
@@ -311,7 +321,8 @@ int main(int argc, char **argv)
 		int i;
 
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		__atomic_store_n(&ucm_xsk_test_poll_fail, 1, __ATOMIC_RELAXED);
+		if (!start_fault)	/* it failed at its first poll */
+			__atomic_store_n(&ucm_xsk_test_poll_fail, 1, __ATOMIC_RELAXED);
 		for (i = 0; i < 100 && ucm_dp__check(dp, &health, sizeof(health)) != 1; i++)
 			usleep(10000);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -388,6 +399,8 @@ int main(int argc, char **argv)
 		CHECK("fault-unredirected", unredirected,
 		      "queue 0's entry in the XSKMAP after the fault: %s (want ENOENT: the failed RX thread's socket out of it)",
 		      del_err ? strerror(-del_err) : "still there (the queue's traffic goes to nobody)");
+	if (start_fault)	/* nothing to deliver, to steer or to count */
+		goto counted;
 	CHECK("delivered", atomic_load(&delivered) == count && !atomic_load(&dups) &&
 	      !atomic_load(&bad_payload),
 	      "%lu of %lu delivered, %lu twice, %lu bad; the kernel dropped %llu (fill ring empty %llu, RX ring full %llu)",
@@ -403,6 +416,7 @@ int main(int argc, char **argv)
 	      st.fill >= st.rx, "rx %llu (want >= %lu), bad %llu, steer errors %llu, fill %llu",
 	      (unsigned long long)st.rx, count, (unsigned long long)st.rx_bad_desc,
 	      (unsigned long long)st.rx_steer_err, (unsigned long long)st.fill);
+counted:
 	CHECK("conservation", !ucm_dp_stats__violations(&ds, sizeof(ds)) && ds.rx == st.rx &&
 	      ds.delivered == ds.rx, "received %llu, delivered %llu, drops %llu + %llu",
 	      (unsigned long long)ds.rx, (unsigned long long)ds.delivered,
