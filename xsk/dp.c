@@ -452,6 +452,27 @@ static void resolve_mtu(struct dp_cfg *c)
 		c->mtu = UCM_DP_MTU_MAX;
 }
 
+/*
+ * The interface's MTU against what a frame holds. AF_XDP takes each
+ * packet whole into one frame here (no multi-buffer, and our program is
+ * not frags-aware), so a larger packet could never come in; most drivers
+ * refuse the program at such an MTU, with a bare ERANGE or EINVAL that
+ * names neither the MTU nor the fix.
+ */
+static int check_if_mtu(const struct dp_cfg *c)
+{
+	uint32_t holds = c->frame_size - DP_XDP_HEADROOM - DP_L2_ROOM;
+	struct ifreq ifr = {};
+
+	if (if_ioctl(c->ifname, SIOCGIFMTU, &ifr) || ifr.ifr_mtu <= 0 ||
+	    (uint32_t)ifr.ifr_mtu <= holds)
+		return 0;
+	pr_warn("dp: %s's MTU %d is more than a %u-byte frame holds (%u after the XDP headroom, an Ethernet header and two VLAN tags; a packet comes in whole in one frame): lower it (ip link set dev %s mtu %u)%s\n",
+		c->ifname, ifr.ifr_mtu, c->frame_size, holds, c->ifname, holds,
+		c->frame_size < 4096 ? ", or give 4096-byte frames" : "");
+	return -ERANGE;
+}
+
 /* Two-way tap: the tap answers for the interface on the link, with its
  * address. */
 static int tap_take_mac(struct ucm_dp *dp)
@@ -1114,6 +1135,9 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 		goto out_free;
 	}
 	dp->ifindex = if_nametoindex(dp->c.ifname);
+	err = check_if_mtu(&dp->c);
+	if (err)
+		goto out_free;
 	resolve_mtu(&dp->c);
 	dp->fin = calloc(1, sizeof(*dp->fin));
 	if (dp->fin) {

@@ -478,7 +478,8 @@ int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 			ifname, mode == XDP_FLAGS_SKB_MODE ? "generic" : "native",
 			strerror(-err),
 			err == -EOPNOTSUPP ? " (the driver has no native XDP: use generic mode)" :
-			err == -EBUSY ? " (another program came meanwhile)" : "");
+			err == -EBUSY ? " (another program came meanwhile)" :
+			err == -ERANGE ? " (an MTU over the driver's limit for XDP: lower it; a veth counts its peer's)" : "");
 		return ucm_err(err);
 	}
 	x->attached_ifindex = ifindex;

@@ -389,6 +389,20 @@ bad_flag zero-copy-unsupported 1 "[Zz]ero-copy|copy mode" -- --dev vd --tun $tun
 # The tun name is a device of another kind: fails after the program and the
 # sockets are up, which must all go again.
 bad_flag tun-name-taken 1 "device lo exists and is not a tun" -- --dev vd --tun lo
+# An MTU over what a frame holds: said with the fix before anything is
+# attached; one the driver refuses (veth: its peer's) names the MTU too.
+if ip -n "$dut" link set vd mtu 9000; then
+	bad_flag iface-mtu-over-frame 1 "vd's MTU 9000 is more than a 4096-byte frame holds .*ip link set dev vd mtu 3818" -- --dev vd --tun $tun
+	ip -n "$dut" link set vd mtu 1500
+else
+	bad bad-flag-iface-mtu-over-frame "cannot set vd's MTU to 9000"
+fi
+if ip -n "$gen" link set vg mtu 9000; then
+	bad_flag iface-mtu-over-driver 1 "cannot attach the XDP program to vd .*an MTU over the driver's limit for XDP" -- --dev vd --tun $tun
+	ip -n "$gen" link set vg mtu 1500
+else
+	bad bad-flag-iface-mtu-over-driver "cannot set vg's MTU to 9000"
+fi
 
 # Somebody else's XDP program on vd: ucpumapd says so and leaves it alone;
 # with --replace it takes over, and takes its own program off at the end.

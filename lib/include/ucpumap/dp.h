@@ -319,8 +319,10 @@ struct ucm_dp;
  *
  * Needs CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW (or root). Return: the
  * object, or NULL with errno: EINVAL (a bad option; the log says which),
- * ENODEV (no such interface), EBUSY (another XDP program on it), EPERM,
- * EOPNOTSUPP (zero-copy asked and not available), or what a part reported.
+ * ENODEV (no such interface), ERANGE (its MTU is more than a frame holds,
+ * or than the driver takes with XDP), EBUSY (another XDP program on it),
+ * EPERM, EOPNOTSUPP (zero-copy asked and not available), or what a part
+ * reported.
  */
 UCM_API struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts);
 
