@@ -983,9 +983,14 @@ static int dp_attach(struct ucm_dp *dp)
 		 .nworkers = dp->c.steer.nworkers, .fixed = dp->c.steer.fixed,
 		 .flags = dp->c.steer.flags);
 	uint32_t f = dp->c.flags;
+	int err;
 
-	if (f & UCM_DP_F_OWN_XDP)
-		return check_own_map(dp);
+	/* What cannot work is refused before anything is touched. */
+	err = f & UCM_DP_F_OWN_XDP ? check_own_map(dp) : 0;
+	if (!err)
+		err = check_if_mtu(&dp->c);
+	if (err || (f & UCM_DP_F_OWN_XDP))
+		return err;
 	/* The program first: it replaces a stale one of ours, whose XSK map
 	 * would otherwise keep the queues busy. */
 	dp->xdp = ucm_xdp__load(&xo);
@@ -1135,9 +1140,6 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 		goto out_free;
 	}
 	dp->ifindex = if_nametoindex(dp->c.ifname);
-	err = check_if_mtu(&dp->c);
-	if (err)
-		goto out_free;
 	resolve_mtu(&dp->c);
 	dp->fin = calloc(1, sizeof(*dp->fin));
 	if (dp->fin) {
