@@ -879,10 +879,14 @@ static void tx_kick(struct ucm_xsk_queue *q)
 		STAT_ADD(q->stats.tx_kick_err, 1);
 }
 
-/* Without need_wakeup the kernel must be kicked every time. */
+/* Without need_wakeup the kernel must be kicked every time; with busy
+ * polling too: each kick is a busy poll, which runs the driver's TX while
+ * its interrupts are deferred (need_wakeup tells of the interrupt-driven
+ * path only; xdpsock kicks every time then as well). */
 static bool tx_wants_kick(struct ucm_xsk_queue *q)
 {
-	return !(q->bind_flags & XDP_USE_NEED_WAKEUP) || xsk_ring_prod__needs_wakeup(&q->tx);
+	return !(q->bind_flags & XDP_USE_NEED_WAKEUP) || q->busy_poll ||
+	       xsk_ring_prod__needs_wakeup(&q->tx);
 }
 
 /* A descriptor the kernel would take without ever completing it, losing
