@@ -178,6 +178,10 @@ static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 		pr_warn("xsk: unknown mode %u or flags 0x%x\n", o->mode, o->flags);
 		return -EINVAL;
 	}
+	if (o->umem_flags & UCM_UMEM_F_NUMA_NODE) {
+		pr_warn("xsk: umem_flags: the NUMA node is the device's, taken by the open itself: leave UCM_UMEM_F_NUMA_NODE out\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -187,6 +191,23 @@ static int queue_exists(const char *ifname, uint32_t q)
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/queues/rx-%u", ifname, q);
 	return access(path, F_OK) == 0;
+}
+
+/* The device's NUMA node, or -1: none known (a virtual device, one node). */
+static int device_numa_node(const char *ifname)
+{
+	char path[128];
+	int node = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device/numa_node", ifname);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &node) != 1)
+		node = -1;
+	fclose(f);
+	return node;
 }
 
 static int count_rx_queues(const char *ifname)
@@ -549,11 +570,17 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 	if (err)
 		goto out_free;
 	{
+		/* The frames near the device, as page_pool takes its pages
+		 * from the device's node. */
+		int node = device_numa_node(o.ifname);
 		UCM_OPTS(ucm_umem_opts, uo, .frame_size = o.frame_size,
 			 .npools = o.nqueues, .frames_per_pool = o.frames_per_queue,
-			 .flags = o.umem_flags);
+			 .flags = o.umem_flags | (node >= 0 ? UCM_UMEM_F_NUMA_NODE : 0),
+			 .numa_node = node >= 0 ? node : 0);
 
 		x->umem = ucm_umem__create(&uo);
+		if (x->umem && node >= 0)
+			pr_info("xsk: %s: the frames on NUMA node %d, the device's\n", o.ifname, node);
 	}
 	if (!x->umem) {
 		err = -errno;

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/mempolicy.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "core/pool_internal.h"
 
@@ -61,9 +64,35 @@ static int umem_parse_opts(const struct ucm_umem_opts *in,
 			o->frames_per_pool, o->frame_size);
 		return -EINVAL;
 	}
-	if (o->flags & ~UCM_UMEM_F_NO_DIRECT_BULK) {
+	if (o->flags & ~(UCM_UMEM_F_NO_DIRECT_BULK | UCM_UMEM_F_NUMA_NODE)) {
 		pr_warn("unknown umem flags 0x%x\n", o->flags);
 		return -EINVAL;
+	}
+	if ((o->flags & UCM_UMEM_F_NUMA_NODE) && o->numa_node >= UCM_UMEM_NUMA_NODES) {
+		pr_warn("NUMA node %u: at most %u\n", o->numa_node, UCM_UMEM_NUMA_NODES - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The area's pages from @node, preferred: a node short of memory still
+ * gives some elsewhere, as page_pool's allocation does. Set before any
+ * page exists: they are made when the sockets register the area (which
+ * pins it), or at first touch.
+ */
+static int umem_set_node(void *area, size_t size, uint32_t node)
+{
+	unsigned long mask[UCM_UMEM_NUMA_NODES / (8 * sizeof(unsigned long))] = {};
+	const unsigned long bits = 8 * sizeof(unsigned long);
+
+	mask[node / bits] |= 1UL << (node % bits);
+	/* maxnode: the kernel reads one bit less than it is given. */
+	if (syscall(SYS_mbind, area, size, MPOL_PREFERRED, mask, 8 * sizeof(mask) + 1, 0)) {
+		int err = -errno;
+
+		pr_warn("cannot place the UMEM on NUMA node %u: %s\n", node, strerror(-err));
+		return err;
 	}
 	return 0;
 }
@@ -139,13 +168,18 @@ struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts)
 			strerror(-err));
 		goto out_umem;
 	}
+	if (o.flags & UCM_UMEM_F_NUMA_NODE) {
+		err = umem_set_node(umem->area, umem->size, o.numa_node);
+		if (err)
+			goto out_unmap;
+	}
 
 #ifdef UCM_DEBUG
 	/* calloc: every tag starts as UCM_LOC_STACK (0). */
 	umem->tags = calloc((size_t)o.npools * o.frames_per_pool, 1);
 	if (!umem->tags) {
 		err = ucm_oom("the UMEM's frame places");
-		goto out_area;
+		goto out_unmap;
 	}
 #endif
 	umem->pools = aligned_alloc(UCM_CACHELINE,
@@ -167,9 +201,7 @@ out_pools:
 	free(umem->pools);
 out_tags:
 	free(umem->tags);
-#ifdef UCM_DEBUG
-out_area:
-#endif
+out_unmap:
 	munmap(umem->area, umem->size);
 out_umem:
 	free(umem);

@@ -31,7 +31,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
+#include <linux/mempolicy.h>
+#include <sys/syscall.h>
 
+#include "core/internal.h"
 #include "ucpumap/log.h"
 #include "ucpumap/pool.h"
 #include "ucpumap/ring.h"
@@ -342,7 +346,7 @@ static int test_options(void)
 		{ 0, 0, 0, 65536, 0, "ring_size 65536" },
 		{ 0, 257, 256, 0, 0, "npools 257" },
 		{ 0, 256, 1u << 21, 0, 0, "a UMEM over 1 TiB" },
-		{ 0, 0, 0, 0, 1u << 1, "flags 0x2" },
+		{ 0, 0, 0, 0, 1u << 2, "flags 0x4" },
 		{ 0, 0, 0, 0, 1u << 31, "flags 0x80000000" },
 	};
 	static const struct {
@@ -483,24 +487,31 @@ static int test_options_ring_size_1(void)
 
 /*
  * libbpf's OPTS_VALID checks every byte past offsetofend(last_field), so a
- * newer caller's field placed in today's tail padding (bytes 28..31 here,
- * inside sizeof) is refused, not silently ignored (the first version
- * checked only from sizeof on).
+ * newer caller's field placed in today's tail padding (bytes 12..15 of an
+ * options struct like this one, inside sizeof) is refused, not silently
+ * ignored (the first version checked only from sizeof on). On the copy
+ * every create does (UCM_OPTS_COPY()): ucm_umem_opts itself has no tail
+ * padding since numa_node.
  */
+struct padded_opts {
+	size_t sz;
+	uint32_t last;
+};
+
 static int test_options_tail_padding(void)
 {
-	size_t end = offsetof(struct ucm_umem_opts, flags) + sizeof(uint32_t);
-	struct ucm_umem_opts o;
+	size_t end = offsetof(struct padded_opts, last) + sizeof(uint32_t);
+	struct padded_opts o, out;
 
-	if (end >= sizeof(o)) {
-		ut_skip_reason("no tail padding in struct ucm_umem_opts");
-		return UT_SKIP;
-	}
+	_Static_assert(sizeof(struct padded_opts) > offsetof(struct padded_opts, last) +
+		       sizeof(uint32_t), "no tail padding to test");
 	memset(&o, 0, sizeof(o));
 	o.sz = sizeof(o);
+	UT_ASSERT(!ucm_opts_copy(&out, sizeof(out), end, &o, "padded_opts"), "clean opts refused");
 	((unsigned char *)&o)[end] = 1;
 	log_capture();
-	CHECK(expect_einval(&o, "non-zero byte after the last field"), "tail padding");
+	UT_ASSERT(ucm_opts_copy(&out, sizeof(out), end, &o, "padded_opts") == -EINVAL,
+		  "a non-zero byte after the last field accepted");
 	ucm_set_print(NULL);
 	return 0;
 }
@@ -1890,8 +1901,62 @@ static int test_stats_sized(void)
 	return 0;
 }
 
+/* ---- NUMA placement -------------------------------------------------------- */
+
+/* The area's policy as the kernel keeps it (get_mempolicy(MPOL_F_ADDR)). */
+static int area_policy(struct ucm_umem *umem, int *mode, unsigned long *mask, size_t bits)
+{
+	return syscall(SYS_get_mempolicy, mode, mask, bits + 1, ucm_umem__area(umem),
+		       MPOL_F_ADDR) ? -errno : 0;
+}
+
+/*
+ * UCM_UMEM_F_NUMA_NODE: the area prefers the node (page_pool's nid); its
+ * pages, made later, come from there. Without it the area keeps the
+ * process's default. A node the machine does not have is refused, said.
+ */
+static int test_numa_node(void)
+{
+	UCM_OPTS(ucm_umem_opts, o, .flags = UCM_UMEM_F_NUMA_NODE, .numa_node = 0);
+	UCM_OPTS(ucm_umem_opts, plain);
+	unsigned long mask[UCM_UMEM_NUMA_NODES / (8 * sizeof(unsigned long))];
+	struct ucm_umem *umem;
+	int mode = -1;
+
+	umem = ucm_umem__create(&o);
+	if (!umem && errno == ENOSYS) {
+		ut_skip_reason("a kernel without NUMA (mbind: ENOSYS)");
+		return UT_SKIP;
+	}
+	UT_ASSERT(umem, "node 0: %s", strerror(errno));
+	memset(mask, 0, sizeof(mask));
+	UT_ASSERT(!area_policy(umem, &mode, mask, 8 * sizeof(mask)), "get_mempolicy: %s",
+		  strerror(errno));
+	UT_ASSERT(mode == MPOL_PREFERRED && mask[0] == 1,
+		  "node 0: the area's policy %d, nodes 0x%lx (want MPOL_PREFERRED %d, 0x1)",
+		  mode, mask[0], MPOL_PREFERRED);
+	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
+
+	umem = ucm_umem__create(&plain);
+	UT_ASSERT(umem, "no node: %s", strerror(errno));
+	UT_ASSERT(!area_policy(umem, &mode, mask, 8 * sizeof(mask)), "get_mempolicy");
+	UT_ASSERT(mode == MPOL_DEFAULT, "no node: the area's policy %d (want MPOL_DEFAULT)", mode);
+	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
+
+	/* The last node a mask can name: no machine here has it. */
+	o.numa_node = UCM_UMEM_NUMA_NODES - 1;
+	log_capture();
+	CHECK(expect_einval(&o, "node 1023, not on this machine"), "node 1023");
+	UT_ASSERT(log_warnings() == 1, "node 1023: %d warnings, want 1", log_warnings());
+	o.numa_node = UCM_UMEM_NUMA_NODES;
+	CHECK(expect_einval(&o, "node 1024, over the most"), "node 1024");
+	ucm_set_print(NULL);
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_options),
+	UT_CASE(test_numa_node),
 	UT_CASE(test_options_ring_size_1),
 	UT_CASE(test_options_tail_padding),
 	UT_CASE(test_owner_rule),

@@ -70,7 +70,14 @@ enum ucm_umem_flags {
 	/* Bulk returns never use the owner's cache, even from the owner
 	 * (the "before" of page_pool direct bulk recycling). */
 	UCM_UMEM_F_NO_DIRECT_BULK = 1 << 0,
+	/* The area's pages come from ucm_umem_opts.numa_node, preferred
+	 * (page_pool's nid: the device's node, so that its DMA stays
+	 * local); without, from the node of the thread that first touches
+	 * them, the one that registers the sockets. */
+	UCM_UMEM_F_NUMA_NODE = 1 << 1,
 };
+/* NUMA nodes ucm_umem_opts.numa_node may name: the kernel's most. */
+#define UCM_UMEM_NUMA_NODES	1024
 
 /* Extensible options, libbpf style: zero-initialise, set .sz, or use
  * UCM_OPTS(). Zero fields take their defaults. */
@@ -81,9 +88,10 @@ struct ucm_umem_opts {
 	uint32_t frames_per_pool;	/* power of two >= 256; default 4096 */
 	uint32_t ring_size;		/* recycle ring, power of two 16..32768; default 1024 */
 	uint32_t flags;			/* enum ucm_umem_flags */
+	uint32_t numa_node;		/* with UCM_UMEM_F_NUMA_NODE */
 	size_t :0;
 };
-#define ucm_umem_opts__last_field flags
+#define ucm_umem_opts__last_field numa_node
 
 /* Where a frame is. Debug builds keep one tag per frame and check every
  * move; the audit counts them. The pool names its own places and the one

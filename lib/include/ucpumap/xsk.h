@@ -85,7 +85,9 @@ struct ucm_xsk_opts {
 	uint32_t fill_size;		/* default 2 x rx_size */
 	uint32_t mode;			/* enum ucm_xsk_mode */
 	uint32_t flags;			/* enum ucm_xsk_flags */
-	uint32_t umem_flags;		/* enum ucm_umem_flags */
+	/* enum ucm_umem_flags but UCM_UMEM_F_NUMA_NODE: the frames' node is
+	 * the device's (sysfs), where it has one, said once. */
+	uint32_t umem_flags;
 	size_t :0;
 };
 #define ucm_xsk_opts__last_field umem_flags
