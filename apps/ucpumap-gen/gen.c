@@ -65,6 +65,10 @@ extern const char ucm_gen_bpf_obj_end[] __attribute__((visibility("hidden")));
 #define IP6_HLEN	40
 #define UDP_HLEN	8
 #define CALL_SEC	0.010	/* aim of one test-run call */
+/* --rate makes up for a late wake-up or a short stall, up to this much:
+ * any second then carries at most 1.1 x the rate (a second's catch-up
+ * made a receiver's second carry up to twice it). */
+#define PACE_CATCHUP_SEC	0.1
 #define MIN_CHUNK	64
 #define MAX_CHUNK	(1u << 22)
 
@@ -787,9 +791,9 @@ static double pace_due(const struct cfg *c, struct pace *p, double t, double wan
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		return 0;
 	}
-	if (due > c->rate) {
-		/* More than a second behind (stopped, or the rate is out of
-		 * reach): do not make it up in a burst. */
+	if (due > c->rate * PACE_CATCHUP_SEC) {
+		/* Further behind (stopped, or the rate is out of reach): do
+		 * not make it up in a burst. */
 		p->pace0 = t - (p->sent + p->quantum) / (double)c->rate;
 		due = p->quantum;
 	}
