@@ -349,13 +349,13 @@ static void print_banner(struct daemon *d)
 		for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
 			printf("%s%d", i ? "," : " ", ucm_dp__worker_cpu(d->dp, i));
 	}
-	printf(" -> %s %s; steering %s%s%s%s%s%s%s%s\n", c->tap ? "tap" : "tun",
+	printf(" -> %s %s; steering %s%s%s%s%s%s%s%s%s\n", c->tap ? "tap" : "tun",
 	       ucm_dp__tun_name(d->dp), policies[c->policy].name,
 	       c->steer_flags & UCM_STEER_F_SYMMETRIC ? " (symmetric)" : "",
 	       c->no_recycle ? ", recycling off" : "", c->no_batch ? ", no batching" : "",
 	       c->no_direct_bulk ? ", no direct bulk recycling" : "",
 	       !c->no_coalesce ? ", coalescing" : "", c->no_hold ? ", no hold" : "",
-	       ucm_dp__prewake(d->dp) ? ", pre-wake" : "");
+	       c->busy_poll ? ", busy-poll" : "", ucm_dp__prewake(d->dp) ? ", pre-wake" : "");
 	fflush(stdout);
 }
 

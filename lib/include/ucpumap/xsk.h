@@ -106,7 +106,8 @@ struct ucm_xsk_opts {
  * @tx: descriptors put on the TX ring
  * @tx_ring_full: descriptors the TX ring had no room for (the caller keeps
  *                their frames)
- * @tx_kicks: sendto() kicks (need_wakeup, or every post without it)
+ * @tx_kicks: sendto() kicks (need_wakeup, or every post without it or
+ *            with UCM_XSK_F_BUSY_POLL)
  * @tx_kick_err: kicks that failed otherwise than busy (link down, ...)
  * @tx_completed: frames taken back from the completion ring
  * @tx_comp_bulks: completion bulks (tx_completed / tx_comp_bulks: the
