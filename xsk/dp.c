@@ -18,7 +18,8 @@
  *              start and the stats load it (acquire, R1').
  *   rx->err    RX thread stores it (release, R2) when it gives up, after
  *              rx->fault (relaxed, published by R2); the control thread
- *              loads err (acquire, R2'), then fault.
+ *              loads err (acquire, R2'), then fault. At start, against
+ *              the thread's delete from the XSK map: the map's lock.
  *   dp->stop   control thread stores 1 (relaxed: pthread_join orders what
  *              follows); RX threads poll it (relaxed) once per turn.
  * Counters are the parts' own (each documents its readers).
@@ -435,12 +436,19 @@ static int if_mac(const char *ifname, uint8_t *mac)
 	return err;
 }
 
+/* The largest MTU a frame holds: after the XDP headroom, Ethernet and two
+ * VLAN tags. */
+static uint32_t frame_mtu(const struct dp_cfg *c)
+{
+	return c->frame_size - DP_XDP_HEADROOM - DP_L2_ROOM;
+}
+
 static void resolve_mtu(struct dp_cfg *c)
 {
 	struct ifreq ifr = {};
 
 	if (!c->mtu) {
-		c->mtu = c->frame_size - DP_XDP_HEADROOM - DP_L2_ROOM;
+		c->mtu = frame_mtu(c);
 		/* What the kernel routes into the tun leaves through the
 		 * interface: no larger than it takes. */
 		if ((c->flags & UCM_DP_F_TWO_WAY) &&
@@ -461,7 +469,7 @@ static void resolve_mtu(struct dp_cfg *c)
  */
 static int check_if_mtu(const struct dp_cfg *c)
 {
-	uint32_t holds = c->frame_size - DP_XDP_HEADROOM - DP_L2_ROOM;
+	uint32_t holds = frame_mtu(c);
 	struct ifreq ifr = {};
 
 	if (if_ioctl(c->ifname, SIOCGIFMTU, &ifr) || ifr.ifr_mtu <= 0 ||
@@ -1235,13 +1243,16 @@ static int redirect_all(struct ucm_dp *dp)
 		err = dp_redirect(dp, q, ucm_xsk_queue__fd(dp->rx[q].q));
 		/*
 		 * An RX thread that already gave up took its socket out of a
-		 * map it was not in yet: out again. Its error is stored
-		 * (R2) before its delete, and the map orders the delete and
-		 * our update: if ours came second, this load sees the error;
+		 * map it was not in yet: out again. The thread stores its
+		 * error, then deletes; we update, then load it. What orders
+		 * the two is the map's lock, which its update and delete both
+		 * take: if our update came second, this load sees the error;
 		 * if first, the thread's delete undoes it.
 		 */
-		if (!err && atomic_load_explicit(&dp->rx[q].err, memory_order_acquire)) /* R2' */
-			dp_redirect(dp, q, -1);
+		if (!err && atomic_load_explicit(&dp->rx[q].err, memory_order_acquire) && /* R2' */
+		    dp_redirect(dp, q, -1))
+			pr_warn("dp: queue %u: its RX thread gave up, and its socket stays in the XSK map\n",
+				dp->c.queues[q]);
 	}
 	if (err)
 		while (q--)

@@ -25,9 +25,11 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/ethtool.h>
 #include <linux/if_xdp.h>
+#include <linux/mempolicy.h>
 #include <linux/sockios.h>
 #include <xdp/xsk.h>
 
@@ -193,13 +195,19 @@ static int queue_exists(const char *ifname, uint32_t q)
 	return access(path, F_OK) == 0;
 }
 
-/* The device's NUMA node, or -1: none known (a virtual device, one node). */
-static int device_numa_node(const char *ifname)
+/*
+ * The node for the frames: the device's, as page_pool's; -1 for none: no
+ * node known (a virtual device, one node), or the process has a memory
+ * policy of its own (numactl), which wins.
+ */
+static int frames_node(const char *ifname)
 {
 	char path[128];
-	int node = -1;
+	int node = -1, mode = MPOL_DEFAULT;
 	FILE *f;
 
+	if (syscall(SYS_get_mempolicy, &mode, NULL, 0, NULL, 0) || mode != MPOL_DEFAULT)
+		return -1;
 	snprintf(path, sizeof(path), "/sys/class/net/%s/device/numa_node", ifname);
 	f = fopen(path, "re");
 	if (!f)
@@ -219,16 +227,25 @@ static int count_rx_queues(const char *ifname)
 	return n;
 }
 
-static void queue_busy_poll(struct ucm_xsk_queue *q)
+/* Best effort, each on its own: kernels before 5.11 lack the preference
+ * and the budget. True when SO_BUSY_POLL took: without it a recvfrom
+ * polls nothing, and the queue does not busy-poll. */
+static bool queue_busy_poll(struct ucm_xsk_queue *q)
 {
 	int one = 1, us = UCM_XSK_BUSY_POLL_US, budget = UCM_XSK_RX_BATCH;
 
-	/* Best effort: older kernels lack some of these. */
-	if (setsockopt(q->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
-	    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us)) ||
-	    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)))
-		pr_warn("xsk: queue %u: busy-poll options refused: %s\n", q->id,
+	if (setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL, &us, sizeof(us))) {
+		pr_warn("xsk: queue %u: SO_BUSY_POLL refused: %s: no busy polling\n", q->id,
 			strerror(errno));
+		return false;
+	}
+	if (setsockopt(q->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)))
+		pr_warn("xsk: queue %u: SO_PREFER_BUSY_POLL refused: %s\n", q->id,
+			strerror(errno));
+	if (setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget)))
+		pr_warn("xsk: queue %u: SO_BUSY_POLL_BUDGET refused: %s\n", q->id,
+			strerror(errno));
+	return true;
 }
 
 /* ---- sockets and their rings ---------------------------------------------- */
@@ -460,10 +477,8 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 		if (mode == UCM_XSK_AUTO && !x->zerocopy)
 			pr_info("xsk: %s: the driver gave no zero-copy: copy mode\n", o->ifname);
 	}
-	if (o->flags & UCM_XSK_F_BUSY_POLL) {
-		queue_busy_poll(q);
-		q->busy_poll = true;
-	}
+	if (o->flags & UCM_XSK_F_BUSY_POLL)
+		q->busy_poll = queue_busy_poll(q);
 	return 0;
 }
 
@@ -570,17 +585,22 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 	if (err)
 		goto out_free;
 	{
-		/* The frames near the device, as page_pool takes its pages
-		 * from the device's node. */
-		int node = device_numa_node(o.ifname);
+		int node = frames_node(o.ifname);
 		UCM_OPTS(ucm_umem_opts, uo, .frame_size = o.frame_size,
 			 .npools = o.nqueues, .frames_per_pool = o.frames_per_queue,
 			 .flags = o.umem_flags | (node >= 0 ? UCM_UMEM_F_NUMA_NODE : 0),
 			 .numa_node = node >= 0 ? node : 0);
 
 		x->umem = ucm_umem__create(&uo);
-		if (x->umem && node >= 0)
+		if (!x->umem && node >= 0) {
+			/* A preference, not a need (a container may forbid
+			 * mbind, a cpuset the node): as before, then. */
+			pr_warn("xsk: %s: the frames go where the kernel puts them\n", o.ifname);
+			uo.flags &= ~UCM_UMEM_F_NUMA_NODE;
+			x->umem = ucm_umem__create(&uo);
+		} else if (x->umem && node >= 0) {
 			pr_info("xsk: %s: the frames on NUMA node %d, the device's\n", o.ifname, node);
+		}
 	}
 	if (!x->umem) {
 		err = -errno;

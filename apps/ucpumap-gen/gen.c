@@ -66,8 +66,9 @@ extern const char ucm_gen_bpf_obj_end[] __attribute__((visibility("hidden")));
 #define UDP_HLEN	8
 #define CALL_SEC	0.010	/* aim of one test-run call */
 /* --rate makes up for a late wake-up or a short stall, up to this much:
- * any second then carries at most 1.1 x the rate (a second's catch-up
- * made a receiver's second carry up to twice it). */
+ * any second then carries about 1.1 x the rate at most (this, and one
+ * call's 10 ms); a second's catch-up made a receiver's second carry up to
+ * twice it. */
 #define PACE_CATCHUP_SEC	0.1
 #define MIN_CHUNK	64
 #define MAX_CHUNK	(1u << 22)

@@ -171,7 +171,7 @@ struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts)
 	if (o.flags & UCM_UMEM_F_NUMA_NODE) {
 		err = umem_set_node(umem->area, umem->size, o.numa_node);
 		if (err)
-			goto out_unmap;
+			goto out_area;
 	}
 
 #ifdef UCM_DEBUG
@@ -179,7 +179,7 @@ struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts)
 	umem->tags = calloc((size_t)o.npools * o.frames_per_pool, 1);
 	if (!umem->tags) {
 		err = ucm_oom("the UMEM's frame places");
-		goto out_unmap;
+		goto out_area;
 	}
 #endif
 	umem->pools = aligned_alloc(UCM_CACHELINE,
@@ -201,7 +201,7 @@ out_pools:
 	free(umem->pools);
 out_tags:
 	free(umem->tags);
-out_unmap:
+out_area:
 	munmap(umem->area, umem->size);
 out_umem:
 	free(umem);

@@ -122,7 +122,9 @@ l=$(left_in "$dut" vd)
 # as BENCHMARKS.md's NIC runbook has them: the socket carries the options,
 # the idle RX thread polls the device, and everything arrives
 vdsys=/sys/class/net/vd
-if ip netns exec "$dut" sh -c "echo 2 > $vdsys/napi_defer_hard_irqs && echo 200000 > $vdsys/gro_flush_timeout"; then
+if ! ip netns exec "$dut" test -e $vdsys/napi_defer_hard_irqs; then
+	skip busy-poll "this kernel cannot defer a device's interrupts (no napi_defer_hard_irqs: before 5.10)"
+elif ip netns exec "$dut" sh -c "echo 2 > $vdsys/napi_defer_hard_irqs && echo 200000 > $vdsys/gro_flush_timeout"; then
 	mode_case busy-poll busy-poll delivered steering busy-poll conservation frames-home
 	ip netns exec "$dut" sh -c "echo 0 > $vdsys/napi_defer_hard_irqs; echo 0 > $vdsys/gro_flush_timeout"
 else

@@ -306,10 +306,11 @@ UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
  * ucm_xsk_queue__spin() - an idle RX thread's look before it sleeps
  *
  * Looks at the RX ring and @txq's channels for up to @spin_us (at most
- * UCM_SPIN_US_MAX), with no system call: the next packet or send then
- * costs no wake-up, neither the kernel's nor the worker's (a worker's
- * send finds no sleep announced). With UCM_XSK_F_BUSY_POLL each look
- * that finds nothing is a busy poll instead, a recvfrom(MSG_DONTWAIT) in
+ * UCM_SPIN_US_MAX), with no system call (but with busy polling, below):
+ * the next packet or send then costs no wake-up, neither the kernel's nor
+ * the worker's (a worker's send finds no sleep announced). With
+ * UCM_XSK_F_BUSY_POLL each look that finds nothing is a busy poll, a
+ * recvfrom(MSG_DONTWAIT) in
  * which the kernel runs the device's NAPI poll on this thread: with
  * SO_PREFER_BUSY_POLL and the device's interrupts deferred
  * (napi_defer_hard_irqs, gro_flush_timeout) that is how packets arrive
