@@ -598,7 +598,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 			pr_warn("xsk: %s: the frames go where the kernel puts them\n", o.ifname);
 			uo.flags &= ~UCM_UMEM_F_NUMA_NODE;
 			x->umem = ucm_umem__create(&uo);
-		} else if (x->umem && node >= 0) {
+		} else if (node >= 0) {
 			pr_info("xsk: %s: the frames on NUMA node %d, the device's\n", o.ifname, node);
 		}
 	}

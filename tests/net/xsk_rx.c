@@ -224,7 +224,7 @@ int main(int argc, char **argv)
 	bool unredirected = false;
 	unsigned long held = 0;
 	long fault_ms = -1;
-	int del_err = 1;
+	int probe_err = 1;
 	UCM_OPTS(ucm_dp_opts, o, .steer_policy = UCM_STEER_L4_HASH,
 		 .xsk_mode = UCM_XSK_COPY, .sink = &rec_sink, .ncpus = NWORKERS);
 	struct ucm_xsk_stats st;
@@ -329,7 +329,6 @@ int main(int argc, char **argv)
 		fault_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 		if (own_mode) {
 			__u32 key = 0;	/* queue 0's */
-
 			int xfd = xsk_fd();
 
 			/* The thread takes its socket out right after it
@@ -337,9 +336,9 @@ int main(int argc, char **argv)
 			 * (BPF_EXIST) fails with ENOENT then, and changes
 			 * nothing (an XSKMAP's delete says 0 either way). */
 			usleep(100000);
-			del_err = xfd < 0 ? -EBADF :
+			probe_err = xfd < 0 ? -EBADF :
 				  bpf_map_update_elem(map_fd, &key, &xfd, BPF_EXIST) ? -errno : 0;
-			unredirected = del_err == -ENOENT;
+			unredirected = probe_err == -ENOENT;
 		}
 	}
 
@@ -382,7 +381,6 @@ int main(int argc, char **argv)
 	ucm_dp__xsk_stats(dp, 0, &st, sizeof(st));
 	ucm_dp__stats(dp, &ds, sizeof(ds));
 
-
 	if (fault_mode)
 		CHECK("rx-fault", health.fault == UCM_DP_FAULT_RX_THREAD && health.err == -EIO &&
 		      health.where == 0 && rx_err == -EIO && fault_ms <= 1000,
@@ -398,7 +396,7 @@ int main(int argc, char **argv)
 	if (fault_mode && own_mode)
 		CHECK("fault-unredirected", unredirected,
 		      "queue 0's entry in the XSKMAP after the fault: %s (want ENOENT: the failed RX thread's socket out of it)",
-		      del_err ? strerror(-del_err) : "still there (the queue's traffic goes to nobody)");
+		      probe_err ? strerror(-probe_err) : "still there (the queue's traffic goes to nobody)");
 	if (start_fault)	/* nothing to deliver, to steer or to count */
 		goto counted;
 	CHECK("delivered", atomic_load(&delivered) == count && !atomic_load(&dups) &&
