@@ -4,7 +4,8 @@
 # System calls per delivered packet, row against row: ucpumapd's whole
 # process (every thread) at the datapath bench's flood.
 #
-#   scripts/syscalls-per-packet.sh [ROW...]     (default: cpumap cpumap-no-hold)
+#   scripts/syscalls-per-packet.sh [--split] [ROW...]
+#                                          (default rows: cpumap cpumap-no-hold)
 #
 # Runs each row of `ucpumap-bench datapath` alone for 5 s; once the daemon's
 # RX thread is up, counts its system calls (`perf stat -e
@@ -12,11 +13,21 @@
 # and divides by the packets it delivered over its life (the bench's
 # tun_packets line). Set-up and stop are in the count: a few thousand calls.
 #
+# --split: records the calls instead (`perf trace record`, entry and exit:
+# more overhead than a count) and also prints them per thread and call
+# (`perf trace -s`): each thread's calls made more than once per 10000
+# packets, at most five.
+#
 # Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
 # run one after the other, never side by side.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
+split=
+if [ "${1:-}" = --split ]; then
+	split=1
+	shift
+fi
 rows=("$@")
 [ ${#rows[@]} -eq 0 ] && rows=(cpumap cpumap-no-hold)
 . scripts/perf-lib.sh syscalls-per-packet
@@ -37,10 +48,22 @@ for row in "${rows[@]}"; do
 		sleep 0.02
 	done
 	[ -n "$pid" ] || { echo "$row: ucpumapd did not come up"; wait "$bpid"; bpid=; continue; }
-	perf stat -x, -e raw_syscalls:sys_enter -p "$pid" -o "$tmp/$row.perf" 2> /dev/null || true
+	if [ -n "$split" ]; then
+		perf trace record -q -p "$pid" -o "$tmp/$row.data" > /dev/null 2>&1 || true
+	else
+		perf stat -x, -e raw_syscalls:sys_enter -p "$pid" -o "$tmp/$row.perf" 2> /dev/null || true
+	fi
 	wait "$bpid" || true
 	bpid=
-	calls=$(grep raw_syscalls "$tmp/$row.perf" | cut -d, -f1)
+	if [ -n "$split" ]; then
+		# perf trace -s (on stderr): a "comm (tid), N events" line per thread, then
+		# "name calls errors ..." per call.
+		perf trace -i "$tmp/$row.data" -s > "$tmp/$row.sum" 2>&1 || true
+		calls=$(awk '$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 8 { n += $2 }
+			END { if (n) print n }' "$tmp/$row.sum")
+	else
+		calls=$(grep raw_syscalls "$tmp/$row.perf" | cut -d, -f1)
+	fi
 	got=$(grep -o "ucpumapd [0-9]*, kernel" "$tmp/$row.out" | awk '{print $2}' | tr -d ,)
 	if [ -z "$calls" ] || [ -z "$got" ] || [ "$got" = 0 ]; then
 		echo "$row: no count (calls '$calls', delivered '$got')"
@@ -48,4 +71,11 @@ for row in "${rows[@]}"; do
 	fi
 	awk -v r="$row" -v c="$calls" -v d="$got" \
 		'BEGIN { printf "%-24s %9d system calls, %9d delivered: %.4f per packet (1 per %.0f)\n", r, c, d, c / d, d / c }'
+	[ -n "$split" ] || continue
+	awk -v d="$got" '
+		/^ .* \([0-9]+\), [0-9]+ events/ { t = $1; shown = 0; next }
+		$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 8 && shown < 5 && $2 * 10000 > d {
+			printf "    %-16s %-16s %9d  (1 per %.0f packets)\n", t, $1, $2, d / $2
+			shown++
+		}' "$tmp/$row.sum"
 done
