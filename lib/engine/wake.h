@@ -74,9 +74,17 @@
  * once, a spurious wake-up, never a lost one nor an fd left readable for
  * good (which would make every later poll return at once). The cpumap's
  * worker drains this way with a pre-wake or a sink that only polls its fd
- * (UCM_SINK_F_POLL_WAKE); a sleeper whose fd is drained by whoever polls
- * it (a sink's @wait that reads it) ends with ucm_wake_end() and never
- * drains here.
+ * (UCM_SINK_F_POLL_WAKE) and no pre-wake; a sleeper whose fd is drained
+ * by whoever polls it (a sink's @wait that reads it) ends with
+ * ucm_wake_end() and never drains here.
+ *
+ * A sleeper that waits for the eventfd's edges (EPOLLET in an epoll set,
+ * the cpumap's pre-wake) never reads it and ends with ucm_wake_end():
+ * every write wakes the fd's waiters, so every write is an edge, counter
+ * read or not. A write that lands after W3 leaves an edge that ends the
+ * next wait at once (a spurious wake-up, as above), and the edge is gone
+ * once taken: the set does not stay readable. The counter only grows,
+ * one per sleep at most; it would take 2^64 - 2 of them to fill it.
  *
  * Nothing may write to the eventfd but ucm_wake_kick(): a write that is
  * not counted as owed would stay unread by ucm_wake_drain().
@@ -239,7 +247,8 @@ static inline int ucm_wake_signal_(struct ucm_wake *wk)
 		return 0;
 	}
 	/* EAGAIN (the counter at its maximum) cannot happen with one write
-	 * per sleep, and would mean a wake is pending anyway. */
+	 * per sleep (2^64 - 2 sleeps for an edge sleeper that never reads),
+	 * and would mean a wake is pending anyway. */
 	if (write(wk->fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return -errno;
 	return 0;

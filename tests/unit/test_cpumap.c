@@ -668,6 +668,7 @@ static int prewake_case(const struct ucm_sink_ops *ops)
 	int p[2];
 	struct fixture f;
 	uint64_t s0, n;
+	uint32_t r;
 
 	UT_ASSERT(!pipe2(p, O_CLOEXEC | O_NONBLOCK), "pipe");
 	if (fixture_init(&f, 1, 256, ops, UCM_CPUMAP_F_PREWAKE, 0, 4096))
@@ -692,12 +693,24 @@ static int prewake_case(const struct ucm_sink_ops *ops)
 	/* A second arrival, a second pre-wake. */
 	UT_ASSERT(write(p[1], "y", 1) == 1, "pipe write");
 	UT_ASSERT(wait_stat(f.map, pw, 2), "a second arrival did not wake the worker");
-	/* Frames come by the kick as ever. */
-	if (send_frames(&f, 0, 0, 100, 8))
-		return 1;
-	UT_ASSERT(wait_delivered(&f.sink, 100, WAIT_MS), "delivered %llu of 100",
-		  (unsigned long long)rec_delivered(&f.sink));
+	/* Frames come by the kick as ever, a few times over: each kick of a
+	 * sleeping worker writes its eventfd, which nobody reads. */
+	for (r = 0; r < 5; r++) {
+		ut_msleep(5);	/* asleep again */
+		s0 = worker_stat(f.map, sched);
+		if (send_frames(&f, 0, r * 20, 20, 8))
+			return 1;
+		UT_ASSERT(wait_delivered(&f.sink, 20 * (r + 1), WAIT_MS), "delivered %llu of %u",
+			  (unsigned long long)rec_delivered(&f.sink), 20 * (r + 1));
+		UT_ASSERT(wait_stat(f.map, sched, s0 + 1), "round %u's kick ended no sleep", r);
+	}
 	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	/* An edge each: the unread count does not keep it up. */
+	s0 = worker_stat(f.map, sched);
+	ut_msleep(20);
+	n = worker_stat(f.map, sched) - s0;
+	UT_ASSERT(n <= 2, "%llu sleeps ended while idle after kicks (the wake fd level-triggered?)",
+		  (unsigned long long)n);
 	if (fixture_fini(&f))
 		return 1;
 	close(p[0]);
