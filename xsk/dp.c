@@ -44,6 +44,7 @@
 
 #include "core/pool_internal.h"
 #include "engine/cpumap_internal.h"
+#include "io/cpus.h"
 #include "ucpumap/dp.h"
 #include "ucpumap/xdp.h"
 
@@ -71,6 +72,7 @@ struct dp_cfg {
 	uint32_t nworkers;
 	int rx_cpus[UCM_XSK_MAX_QUEUES];
 	uint32_t n_rx_cpus;
+	int cpus_node;		/* default workers narrowed to this node, or -1 */
 	struct ucm_steer_cfg steer;
 	uint32_t xsk_mode, frames, frame_size, rx_size, qsize, mtu, flags;
 	uint32_t spin_us;	/* the workers' look before sleeping */
@@ -147,26 +149,43 @@ struct ucm_dp {
 
 /* ---- options ------------------------------------------------------------ */
 
-/* Default workers: every CPU we may use but CPU 0, which takes the RX
- * work (and, on veth, the sender's NAPI); CPU 0 alone on one CPU. */
-static uint32_t default_cpus(int *cpus)
+/* Default workers (ucm_pick_worker_cpus()): every CPU we may use but CPU
+ * 0, only those of @ifname's NUMA node when it has some of them. *node:
+ * the node, when it left some out; else -1. */
+static uint32_t default_cpus(const char *ifname, int *cpus, uint32_t max, int *node)
 {
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-	uint32_t n = 0;
-	int i;
+	int all[UCM_CPUMAP_MAX_WORKERS];
+	bool some_near = false, some_far = false;
+	cpu_set_t allowed, near;
+	uint32_t n_all, i;
 
-	if (online < 1)
-		online = 1;
-	if (sched_getaffinity(0, sizeof(set), &set))
-		CPU_ZERO(&set);
-	for (i = online > 1 ? 1 : 0; i < online && i < CPU_SETSIZE &&
-	     n < UCM_CPUMAP_MAX_WORKERS; i++)
-		if (CPU_ISSET(i, &set))
-			cpus[n++] = i;
-	if (!n)
-		cpus[n++] = 0;
-	return n;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);
+	*node = ucm_dev_numa_node(ifname);
+	if (*node < 0 || ucm_node_cpus(*node, &near)) {
+		*node = -1;
+		return ucm_pick_worker_cpus(&allowed, online, NULL, cpus, max);
+	}
+	n_all = ucm_pick_worker_cpus(&allowed, online, NULL, all, ARRAY_SIZE(all));
+	for (i = 0; i < n_all; i++) {
+		if (CPU_ISSET(all[i], &near))
+			some_near = true;
+		else
+			some_far = true;
+	}
+	if (!some_near || !some_far)
+		*node = -1;
+	return ucm_pick_worker_cpus(&allowed, online, &near, cpus, max);
+}
+
+int ucm_dp__default_cpus(const char *ifname, int *cpus, uint32_t max)
+{
+	int node;
+
+	if (!cpus || !max)
+		return ucm_err(-EINVAL);
+	return (int)default_cpus(ifname, cpus, max, &node);
 }
 
 static int copy_name(char *dst, const char *src, const char *what)
@@ -195,6 +214,7 @@ static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
 			UCM_XSK_MAX_QUEUES, UCM_CPUMAP_MAX_WORKERS, UCM_XSK_MAX_QUEUES);
 		return -EINVAL;
 	}
+	c->cpus_node = -1;
 	c->nqueues = o->nqueues ? o->nqueues : 1;
 	for (i = 0; i < o->nqueues; i++)
 		c->queues[i] = o->queues[i];
@@ -211,7 +231,8 @@ static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
 		for (i = 0; i < o->ncpus; i++)
 			c->cpus[i] = o->cpus[i];
 	} else {
-		c->nworkers = default_cpus(c->cpus);
+		c->nworkers = default_cpus(c->ifname, c->cpus, UCM_CPUMAP_MAX_WORKERS,
+					   &c->cpus_node);
 	}
 	return 0;
 }
@@ -1135,6 +1156,17 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 	err = dp_resolve(opts, &dp->c);
 	if (err)
 		goto out_free;
+	if (dp->c.cpus_node >= 0) {
+		char list[UCM_CPUMAP_MAX_WORKERS * 6] = "";
+		uint32_t i;
+		size_t len = 0;
+
+		for (i = 0; i < dp->c.nworkers; i++)
+			len += snprintf(list + len, sizeof(list) - len, "%s%d",
+					i ? "," : "", dp->c.cpus[i]);
+		pr_info("dp: workers on CPUs %s, those of %s's NUMA node %d\n", list,
+			dp->c.ifname, dp->c.cpus_node);
+	}
 	if (dp->c.frames < frames_needed(&dp->c)) {
 		pr_warn("dp: %u frames per queue cannot cover the rings, a worker ring%s: give at least %u\n",
 			dp->c.frames, has_channels(dp->c.flags) ?

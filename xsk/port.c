@@ -35,6 +35,7 @@
 
 #include "core/pool_internal.h"
 #include "engine/cpumap_internal.h"
+#include "io/cpus.h"
 #include "io/netdev.h"
 #include "ucpumap/cpumap.h"
 #include "ucpumap/txq.h"
@@ -202,20 +203,11 @@ static int queue_exists(const char *ifname, uint32_t q)
  */
 static int frames_node(const char *ifname)
 {
-	char path[128];
-	int node = -1, mode = MPOL_DEFAULT;
-	FILE *f;
+	int mode = MPOL_DEFAULT;
 
 	if (syscall(SYS_get_mempolicy, &mode, NULL, 0, NULL, 0) || mode != MPOL_DEFAULT)
 		return -1;
-	snprintf(path, sizeof(path), "/sys/class/net/%s/device/numa_node", ifname);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &node) != 1)
-		node = -1;
-	fclose(f);
-	return node;
+	return ucm_dev_numa_node(ifname);
 }
 
 static int count_rx_queues(const char *ifname)

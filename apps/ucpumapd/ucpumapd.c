@@ -112,7 +112,7 @@ static const struct opt d_opts[] = {
 	D("queues", OPT_CUSTOM, queues, .parse = parse_queues, .metavar = "LIST",
 	  .help = "RX queues, e.g. 0 or 0-3 (default 0)"),
 	D("cpus", OPT_CPUS, cpus, .count = OPT_REF(struct cfg, ncpus), .metavar = "LIST",
-	  .help = "worker CPUs, e.g. 1 or 1,3 (default: all but CPU 0, or 0)"),
+	  .help = "worker CPUs, e.g. 1 or 1,3 (default: all but CPU 0, on the device's NUMA node when it has some; or 0)"),
 	D("rx-cpus", OPT_CPUS, rx_cpus, .count = OPT_REF(struct cfg, n_rx_cpus),
 	  .metavar = "LIST", .help = "pin RX thread i to the i-th CPU of LIST (default: "
 	  "unpinned; on a NIC, put each near its queue's interrupt)"),
@@ -248,7 +248,7 @@ static int check_args(struct cfg *c)
 {
 	struct ucm_dp_opts o;
 	unsigned long need;
-	int i, n;
+	int n;
 
 	if (c->copy && c->zero_copy) {
 		fprintf(stderr, "ucpumapd: --copy and --zero-copy exclude each other\n");
@@ -281,12 +281,11 @@ static int check_args(struct cfg *c)
 		fprintf(stderr, "ucpumapd: --prewake on: --pass has no workers; give --prewake auto or off\n");
 		return -1;
 	}
-	if (!c->ncpus) {
-		/* CPU 0 takes the RX work (and, on veth, the sender's NAPI). */
-		n = cpu_online_count();
-		for (i = n > 1 ? 1 : 0; i < n && c->ncpus < UCM_CPUMAP_MAX_WORKERS; i++)
-			if (cpu_usable(i))
-				c->cpus[c->ncpus++] = i;
+	if (!c->ncpus && !c->pass) {
+		/* The library's default, near the device; named here so that
+		 * --fixed-worker can be checked against it. */
+		n = ucm_dp__default_cpus(c->dev, c->cpus, UCM_CPUMAP_MAX_WORKERS);
+		c->ncpus = n > 0 ? n : 0;
 	}
 	n = c->pass ? c->nqueues : c->ncpus;	/* pass: the RX threads are the workers */
 	if (c->fixed >= (unsigned long)n) {

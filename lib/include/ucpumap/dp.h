@@ -169,8 +169,10 @@ struct ucm_dp_opts {
 					 * unless a sink of one's own */
 	const uint32_t *queues;		/* default: queue 0 */
 	uint32_t nqueues;
-	/* Worker i on cpus[i]; default: every CPU this process may use but
-	 * CPU 0 (which takes the RX work), or CPU 0 alone. Ignored inline. */
+	/* Worker i on cpus[i]; default (ucm_dp__default_cpus()): every CPU
+	 * this process may use but CPU 0 (which takes the RX work), only those
+	 * of the device's NUMA node when it has some, or CPU 0 alone. Ignored
+	 * inline. */
 	const int *cpus;
 	uint32_t ncpus;
 	/* RX thread i on rx_cpus[i % n_rx_cpus]; default: not pinned. */
@@ -442,6 +444,21 @@ UCM_API const char *ucm_dp__tun_name(const struct ucm_dp *dp);
 /* Frames each queue needs for the options' rings, workers and way back:
  * ucm_dp__create() refuses fewer. */
 UCM_API uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts);
+
+/**
+ * ucm_dp__default_cpus() - the worker CPUs of ucm_dp_opts.ncpus = 0
+ * @ifname: the interface, or NULL
+ * @cpus: the CPUs, in increasing order, at most @max
+ *
+ * Every CPU this process may use (sched_getaffinity()) but CPU 0, which
+ * takes the RX work; of those, only the ones on @ifname's device's NUMA
+ * node (sysfs) when it has some, as page_pool takes its pages from the
+ * device's node; CPU 0 alone when nothing else is left. ucm_dp__create()
+ * says which node narrowed the list, at UCM_LOG_INFO.
+ *
+ * Return: how many (1 or more), or -EINVAL without @cpus or @max.
+ */
+UCM_API int ucm_dp__default_cpus(const char *ifname, int *cpus, uint32_t max);
 
 /*
  * The parts' own counters, one struct per getter, per queue @q or per
