@@ -117,6 +117,7 @@ struct row_kind_ops {
 struct row_gain {
 	const char *a, *b, *note;
 	bool back;		/* the way back's delivered rate, not dst rx */
+	double target;		/* a's at least this times b's (the note's), or 0 */
 };
 
 /* A ucpumapd of a row (kinds.c). */
