@@ -13,10 +13,10 @@
 # and divides by the packets it delivered over its life (the bench's
 # tun_packets line). Set-up and stop are in the count: a few thousand calls.
 #
-# --split: records the calls instead (`perf trace record`, entry and exit:
-# more overhead than a count) and also prints them per thread and call
-# (`perf trace -s`): each thread's calls made more than once per 10000
-# packets, at most five.
+# --split (first): records the calls instead (`perf trace record`, entry
+# and exit: more overhead than a count; the total is of the calls seen
+# complete) and also prints them per thread and call (`perf trace -s`):
+# each thread's calls made more than once per 10000 packets, most first.
 #
 # Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
 # run one after the other, never side by side.
@@ -72,10 +72,10 @@ for row in "${rows[@]}"; do
 	awk -v r="$row" -v c="$calls" -v d="$got" \
 		'BEGIN { printf "%-24s %9d system calls, %9d delivered: %.4f per packet (1 per %.0f)\n", r, c, d, c / d, d / c }'
 	[ -n "$split" ] || continue
+	# Per thread (in perf's order), its calls by count.
 	awk -v d="$got" '
-		/^ .* \([0-9]+\), [0-9]+ events/ { t = $1; shown = 0; next }
-		$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 8 && shown < 5 && $2 * 10000 > d {
-			printf "    %-16s %-16s %9d  (1 per %.0f packets)\n", t, $1, $2, d / $2
-			shown++
-		}' "$tmp/$row.sum"
+		/^ .* \([0-9]+\), [0-9]+ events/ { t = $1; nt++; next }
+		$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 8 && $2 * 10000 > d {
+			printf "%d %d %-16s %-16s %9d  (1 per %.0f packets)\n", nt, -$2, t, $1, $2, d / $2
+		}' "$tmp/$row.sum" | sort -k1,1n -k2,2n | cut -d" " -f3- | sed 's/^/    /'
 done

@@ -154,29 +154,21 @@ struct ucm_dp {
  * the node, when it left some out; else -1. */
 static uint32_t default_cpus(const char *ifname, int *cpus, uint32_t max, int *node)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	int all[UCM_CPUMAP_MAX_WORKERS];
-	bool some_near = false, some_far = false;
 	cpu_set_t allowed, near;
-	uint32_t n_all, i;
+	bool narrowed = false;
+	uint32_t n;
+	int dev;
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
 		CPU_ZERO(&allowed);
-	*node = ucm_dev_numa_node(ifname);
-	if (*node < 0 || ucm_node_cpus(*node, &near)) {
-		*node = -1;
-		return ucm_pick_worker_cpus(&allowed, online, NULL, cpus, max);
-	}
-	n_all = ucm_pick_worker_cpus(&allowed, online, NULL, all, ARRAY_SIZE(all));
-	for (i = 0; i < n_all; i++) {
-		if (CPU_ISSET(all[i], &near))
-			some_near = true;
-		else
-			some_far = true;
-	}
-	if (!some_near || !some_far)
-		*node = -1;
-	return ucm_pick_worker_cpus(&allowed, online, &near, cpus, max);
+	dev = ucm_dev_numa_node(ifname);
+	if (max > UCM_CPUMAP_MAX_WORKERS)
+		max = UCM_CPUMAP_MAX_WORKERS;	/* what a map takes */
+	n = ucm_pick_worker_cpus(&allowed, sysconf(_SC_NPROCESSORS_ONLN),
+				 dev >= 0 && !ucm_node_cpus(dev, &near) ? &near : NULL,
+				 cpus, max, &narrowed);
+	*node = narrowed ? dev : -1;
+	return n;
 }
 
 int ucm_dp__default_cpus(const char *ifname, int *cpus, uint32_t max)

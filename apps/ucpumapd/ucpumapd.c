@@ -281,13 +281,13 @@ static int check_args(struct cfg *c)
 		fprintf(stderr, "ucpumapd: --prewake on: --pass has no workers; give --prewake auto or off\n");
 		return -1;
 	}
-	if (!c->ncpus && !c->pass) {
-		/* The library's default, near the device; named here so that
-		 * --fixed-worker can be checked against it. */
-		n = ucm_dp__default_cpus(c->dev, c->cpus, UCM_CPUMAP_MAX_WORKERS);
-		c->ncpus = n > 0 ? n : 0;
-	}
-	n = c->pass ? c->nqueues : c->ncpus;	/* pass: the RX threads are the workers */
+	if (c->pass)
+		n = c->nqueues;		/* the RX threads are the workers */
+	else if (c->ncpus)
+		n = c->ncpus;
+	else	/* the library's default, near the device (and said by it) */
+		n = ucm_dp__default_cpus(c->dev, (int[UCM_CPUMAP_MAX_WORKERS]){ 0 },
+					 UCM_CPUMAP_MAX_WORKERS);
 	if (c->fixed >= (unsigned long)n) {
 		fprintf(stderr, "--fixed-worker %lu: there are only %d workers (--cpus)\n",
 			c->fixed, n);

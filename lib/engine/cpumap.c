@@ -124,8 +124,9 @@ _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
  *  - wake: the worker sleeps on it, producers and stop kick it (wake.h's
  *    contract). wake.fd is an eventfd when the sink sleeps on its own fds
  *    (ops->wait), which then drains it (the worker does when the sink has
- *    UCM_SINK_F_POLL_WAKE), or with a pre-wake (in epfd, edge-triggered:
- *    nobody reads it); else -1: the futex on wake.seq.
+ *    UCM_SINK_F_POLL_WAKE), or with a pre-wake (in epfd; edge-triggered
+ *    and never read when no sink polls the set); else -1: the futex on
+ *    wake.seq.
  *  - epfd: the pre-wake's epoll set (wake.fd and the arrival fds), or -1.
  *    The worker waits on it, or the sink's wait() polls it;
  *    ucm_cpumap__prewake_on() adds fds from the control thread
@@ -487,8 +488,8 @@ static uint64_t sleep_read(const struct ucm_worker *w)
 #define EP_ARRIVAL	1u	/* an fd given to ucm_cpumap__prewake_on() */
 
 /*
- * The pre-wake's sleep: until a kick (wake.fd) or an arrival, both edges,
- * for @timeout_ms (-1: no limit; 0: only take what a sink's wait() saw, so
+ * The pre-wake's sleep: until a kick (wake.fd: an edge, or a level with a
+ * sink that polls the set) or an arrival (an edge), for @timeout_ms (-1: no limit; 0: only take what a sink's wait() saw, so
  * that no edge stays in the set). An arrival with no kick beside it is a
  * pre-wake. (An edge left by arrivals while the worker was awake ends the
  * next wait at once: one more look at the ring, then a real sleep.)
@@ -515,15 +516,15 @@ static int prewake_sleep(struct ucm_worker *w, int timeout_ms)
 }
 
 /* Whether the worker reads its own eventfd (ucm_wake_settle()): with a
- * sink that only polls it. A sink's wait() that reads it drains it; with a
- * pre-wake nobody does: the set takes its edges (wake.h, edge sleepers),
- * one system call fewer per kicked sleep. */
+ * sink that only polls it (or the pre-wake's set), as cpumap.h promises
+ * such a sink. A sink's wait() that reads it drains it. A worker that
+ * sleeps in the pre-wake's set itself never reads it: it waits for its
+ * edges (wake.h, edge sleepers), one system call fewer per kicked sleep. */
 static bool worker_drains(const struct ucm_worker *w)
 {
 	const struct ucm_sink_ops *sink = w->map->sink;
 
-	return w->epfd < 0 && sink && sink->wait &&
-	       (sink->flags & UCM_SINK_F_POLL_WAKE);
+	return sink && sink->wait && (sink->flags & UCM_SINK_F_POLL_WAKE);
 }
 
 /* The sink's sleep: on the pre-wake's epoll set, when there is one, whose
@@ -564,9 +565,8 @@ static bool worker_sleep(struct ucm_worker *w)
 	t0 = ucm_now_ns();
 	WRITE_ONCE(w->sleep_word, (uint64_t)((int64_t)(w->slept - t0) * 2) | 1);
 	if (w->map->sink && w->map->sink->wait) {
-		/* The eventfd keeps a wake that came before the wait (the
-		 * epoll set its edge): the sink's wait() consumes it, or we
-		 * do (worker_drains(), or the set's edges taken). */
+		/* The eventfd keeps a wake that came before the wait: the
+		 * sink's wait() consumes it, or we do (worker_drains()). */
 		if (!worker_sink_wait(w))
 			STAT_ADD(w->stats.sched, 1);
 		goto awake;
@@ -955,10 +955,13 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 		return err;
 	}
 	if (map->flags & UCM_CPUMAP_F_PREWAKE) {
-		/* Edges: each kick is one, and the worker never reads the
-		 * eventfd (worker_drains()). */
-		struct epoll_event ev = { .events = EPOLLIN | EPOLLET,
-					  .data.u32 = EP_WAKE };
+		/* Edges when only the worker's epoll_wait() sees the set:
+		 * each kick is one and it never reads the eventfd
+		 * (worker_drains()). A sink that polls the set gets a level
+		 * the worker's read clears, as cpumap.h says. */
+		struct epoll_event ev = {
+			.events = EPOLLIN | (map->sink && map->sink->wait ? 0 : EPOLLET),
+			.data.u32 = EP_WAKE };
 
 		w->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (w->epfd < 0 ||

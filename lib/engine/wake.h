@@ -73,18 +73,21 @@
  * next sleep's end: that sleep's poll sees the late write and returns at
  * once, a spurious wake-up, never a lost one nor an fd left readable for
  * good (which would make every later poll return at once). The cpumap's
- * worker drains this way with a pre-wake or a sink that only polls its fd
- * (UCM_SINK_F_POLL_WAKE) and no pre-wake; a sleeper whose fd is drained
+ * worker drains this way with a sink that only polls its fd
+ * (UCM_SINK_F_POLL_WAKE); a sleeper whose fd is drained
  * by whoever polls it (a sink's @wait that reads it) ends with
  * ucm_wake_end() and never drains here.
  *
- * A sleeper that waits for the eventfd's edges (EPOLLET in an epoll set,
- * the cpumap's pre-wake) never reads it and ends with ucm_wake_end():
+ * A sleeper that waits for the eventfd's edges (EPOLLET in an epoll set
+ * that only its own epoll_wait() looks at: the cpumap's pre-wake without
+ * a sink that polls the set) never reads it and ends with ucm_wake_end():
  * every write wakes the fd's waiters, so every write is an edge, counter
  * read or not. A write that lands after W3 leaves an edge that ends the
- * next wait at once (a spurious wake-up, as above), and the edge is gone
- * once taken: the set does not stay readable. The counter only grows,
- * one per sleep at most; it would take 2^64 - 2 of them to fill it.
+ * next wait at once (a spurious wake-up, as above), and epoll_wait() takes
+ * the edge: the set does not stay readable. (A poll of the set would not
+ * take it, and an eventfd never read stays readable: so not with a set
+ * that anyone else polls.) The counter only grows, one per sleep at most;
+ * it would take 2^64 - 2 of them to fill it.
  *
  * Nothing may write to the eventfd but ucm_wake_kick(): a write that is
  * not counted as owed would stay unread by ucm_wake_drain().
@@ -247,8 +250,8 @@ static inline int ucm_wake_signal_(struct ucm_wake *wk)
 		return 0;
 	}
 	/* EAGAIN (the counter at its maximum) cannot happen with one write
-	 * per sleep (2^64 - 2 sleeps for an edge sleeper that never reads),
-	 * and would mean a wake is pending anyway. */
+	 * per sleep (nor in 2^64 - 2 sleeps of an edge sleeper that never
+	 * reads), and would mean a wake is pending anyway. */
 	if (write(wk->fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return -errno;
 	return 0;

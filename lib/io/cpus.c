@@ -93,12 +93,15 @@ int ucm_node_cpus(int node, cpu_set_t *set)
 }
 
 uint32_t ucm_pick_worker_cpus(const cpu_set_t *allowed, long online,
-			      const cpu_set_t *near, int *cpus, uint32_t max)
+			      const cpu_set_t *near, int *cpus, uint32_t max,
+			      bool *narrowed)
 {
-	bool use_near = false;
+	bool some_near = false, some_far = false;
 	uint32_t n = 0;
 	int i, first;
 
+	if (narrowed)
+		*narrowed = false;
 	if (!max)
 		return 0;
 	if (online < 1)
@@ -106,13 +109,20 @@ uint32_t ucm_pick_worker_cpus(const cpu_set_t *allowed, long online,
 	if (online > CPU_SETSIZE)
 		online = CPU_SETSIZE;
 	first = online > 1 ? 1 : 0;
-	if (near)
-		for (i = first; i < online && !use_near; i++)
-			use_near = CPU_ISSET(i, allowed) && CPU_ISSET(i, near);
+	for (i = first; near && i < online; i++) {
+		if (!CPU_ISSET(i, allowed))
+			continue;
+		if (CPU_ISSET(i, near))
+			some_near = true;
+		else
+			some_far = true;
+	}
 	for (i = first; i < online && n < max; i++)
-		if (CPU_ISSET(i, allowed) && (!use_near || CPU_ISSET(i, near)))
+		if (CPU_ISSET(i, allowed) && (!some_near || CPU_ISSET(i, near)))
 			cpus[n++] = i;
 	if (!n)
 		cpus[n++] = 0;
+	if (narrowed)
+		*narrowed = some_near && some_far;
 	return n;
 }

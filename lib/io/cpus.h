@@ -9,6 +9,7 @@
 #define UCM_IO_CPUS_H
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -37,9 +38,11 @@ int ucm_parse_cpulist(const char *s, cpu_set_t *set);
  * the CPUs of @allowed below @online but CPU 0, which takes the RX work
  * (and, on veth, the sender's NAPI); of those, only the ones in @near when
  * @near (the device's node) holds any; CPU 0 alone when nothing else is
- * left. Return: how many, at least 1 when @max is.
+ * left. *@narrowed (when not NULL): @near left some of them out. Return:
+ * how many, at least 1 when @max is.
  */
 uint32_t ucm_pick_worker_cpus(const cpu_set_t *allowed, long online,
-			      const cpu_set_t *near, int *cpus, uint32_t max);
+			      const cpu_set_t *near, int *cpus, uint32_t max,
+			      bool *narrowed);
 
 #endif /* UCM_IO_CPUS_H */

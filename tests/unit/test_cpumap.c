@@ -696,7 +696,9 @@ static int prewake_case(const struct ucm_sink_ops *ops)
 	/* Frames come by the kick as ever, a few times over: each kick of a
 	 * sleeping worker writes its eventfd, which nobody reads. */
 	for (r = 0; r < 5; r++) {
-		ut_msleep(5);	/* asleep again */
+		/* Asleep again: its time asleep grows. */
+		UT_ASSERT(wait_stat(f.map, slept, worker_stat(f.map, slept) + 1),
+			  "the worker did not sleep again before round %u", r);
 		s0 = worker_stat(f.map, sched);
 		if (send_frames(&f, 0, r * 20, 20, 8))
 			return 1;

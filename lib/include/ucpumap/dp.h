@@ -448,7 +448,8 @@ UCM_API uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts);
 /**
  * ucm_dp__default_cpus() - the worker CPUs of ucm_dp_opts.ncpus = 0
  * @ifname: the interface, or NULL
- * @cpus: the CPUs, in increasing order, at most @max
+ * @cpus: the CPUs, in increasing order, at most @max (and at most 64,
+ *        UCM_CPUMAP_MAX_WORKERS, as a datapath takes)
  *
  * Every CPU this process may use (sched_getaffinity()) but CPU 0, which
  * takes the RX work; of those, only the ones on @ifname's device's NUMA
