@@ -483,32 +483,53 @@ static uint64_t sleep_read(const struct ucm_worker *w)
 	return (uint64_t)((int64_t)(x & ~1ull) / 2) + ucm_now_ns();
 }
 
+/* The pre-wake's events are taken PREWAKE_BATCH at a time, at most
+ * PREWAKE_BATCHES times a sleep: a set of 64 queues' fds and the kick
+ * (UCM_XSK_MAX_QUEUES) is taken whole, with a batch to spare. */
+#define PREWAKE_BATCH		8
+#define PREWAKE_BATCHES		10
+
 /* Tags of the pre-wake's epoll events. */
 #define EP_WAKE		0u	/* wake.fd: a kick */
 #define EP_ARRIVAL	1u	/* an fd given to ucm_cpumap__prewake_on() */
 
 /*
  * The pre-wake's sleep: until a kick (wake.fd: an edge, or a level with a
- * sink that polls the set) or an arrival (an edge), for @timeout_ms (-1: no limit; 0: only take what a sink's wait() saw, so
- * that no edge stays in the set). An arrival with no kick beside it is a
- * pre-wake. (An edge left by arrivals while the worker was awake ends the
- * next wait at once: one more look at the ring, then a real sleep.)
+ * sink that polls the set) or an arrival (an edge), for @timeout_ms (-1:
+ * no limit; 0: only take what a sink's wait() saw, so that no edge stays
+ * in the set). An arrival with no kick beside it is a pre-wake. The set
+ * holds an arrival fd per queue (or any number a library user gives), so
+ * the ready list is taken whole, a batch at a time: a kick behind a batch
+ * of arrivals is still seen, and its edge does not end the next wait. (An
+ * edge left by arrivals while the worker was awake ends the next wait at
+ * once: one more look at the ring, then a real sleep.)
  * Return: 0 after a real sleep, -errno (EINTR: look again).
  */
 static int prewake_sleep(struct ucm_worker *w, int timeout_ms)
 {
-	struct epoll_event ev[4];
+	struct epoll_event ev[PREWAKE_BATCH];
 	bool kicked = false, arrived = false;
-	int n, i;
+	int n, i, b;
 
 	n = epoll_wait(w->epfd, ev, ARRAY_SIZE(ev), timeout_ms);
 	if (n < 0)
 		return -errno;
-	for (i = 0; i < n; i++) {
-		if (ev[i].data.u32 == EP_WAKE)
-			kicked = true;
-		else
-			arrived = true;
+	for (b = 1;; b++) {
+		for (i = 0; i < n; i++) {
+			if (ev[i].data.u32 == EP_WAKE)
+				kicked = true;
+			else
+				arrived = true;
+		}
+		if (n < (int)ARRAY_SIZE(ev) || b == PREWAKE_BATCHES)
+			break;
+		/* A full batch: the rest of the ready list, not waited for.
+		 * The arrivals are edges, taken once; only a polled set's
+		 * wake.fd is a level, one item. Bounded all the same: new
+		 * arrivals keep adding edges while we look. */
+		n = epoll_wait(w->epfd, ev, ARRAY_SIZE(ev), 0);
+		if (n <= 0)
+			break;
 	}
 	if (arrived && !kicked)
 		STAT_ADD(w->stats.prewakes, 1);

@@ -720,6 +720,79 @@ static int prewake_case(const struct ucm_sink_ops *ops)
 	return 0;
 }
 
+/*
+ * A kick behind many arrivals: with the worker parked just before its
+ * sleep, every arrival fd turns readable and then a frame's kick comes,
+ * so the one epoll_wait() finds PREWAKE_FDS arrivals ahead of the kick in
+ * its ready list. That sleep was kicked: no pre-wake may be counted, and
+ * the kick's edge must not be left to end the next sleep at once.
+ */
+#define PREWAKE_FDS	20	/* more than two of the worker's batches */
+
+static int prewake_many_case(const struct ucm_sink_ops *ops)
+{
+	const size_t pw = offsetof(struct ucm_cpumap_worker_stats, prewakes);
+	const size_t sched = offsetof(struct ucm_cpumap_worker_stats, sched);
+	int p[PREWAKE_FDS][2];
+	struct fixture f;
+	uint64_t end, pw0, s0, n;
+	int i;
+
+	if (fixture_init(&f, 1, 256, ops, UCM_CPUMAP_F_PREWAKE, 0, 4096))
+		return 1;
+	for (i = 0; i < PREWAKE_FDS; i++) {
+		UT_ASSERT(!pipe2(p[i], O_CLOEXEC | O_NONBLOCK), "pipe");
+		UT_ASSERT(!ucm_cpumap__prewake_on(f.map, p[i][0]), "prewake_on: %s",
+			  strerror(errno));
+	}
+	atomic_store(&hook_parked, 0);
+	atomic_store(&hook_release, 0);
+	__atomic_store_n(&ucm_cpumap_test_hook, park_hook, __ATOMIC_RELEASE);
+	if (send_frames(&f, 0, 0, 1, 1))
+		return 1;
+	UT_ASSERT(wait_processed(f.map, 0, 1, WAIT_MS), "first frame");
+	UT_ASSERT(wait_asleep(f.map), "the worker never went back to sleep");
+	atomic_store(&hook_armed, (int)UCM_CPUMAP_HOOK_BEFORE_SLEEP);
+	if (send_frames(&f, 0, 1, 1, 1))
+		return 1;
+	end = ut_ms_now() + WAIT_MS;
+	while (!atomic_load(&hook_parked) && ut_ms_now() < end)
+		ut_msleep(1);
+	UT_ASSERT(atomic_load(&hook_parked), "worker never reached the hook");
+
+	/* Parked after announcing its sleep: the arrivals, then the kick. */
+	pw0 = worker_stat(f.map, pw);
+	for (i = 0; i < PREWAKE_FDS; i++)
+		UT_ASSERT(write(p[i][1], "x", 1) == 1, "pipe write");
+	if (send_frames(&f, 0, 2, 1, 1))
+		return 1;
+	s0 = worker_stat(f.map, sched);
+	atomic_store(&hook_release, 1);
+	UT_ASSERT(wait_delivered(&f.sink, 3, 1000), "the kicked frame was not delivered");
+	__atomic_store_n(&ucm_cpumap_test_hook, NULL, __ATOMIC_RELEASE);
+	UT_ASSERT(wait_asleep(f.map), "the worker never went back to sleep");
+	n = worker_stat(f.map, pw) - pw0;
+	UT_ASSERT(n == 0, "%llu pre-wakes counted for a kicked sleep behind %d arrivals",
+		  (unsigned long long)n, PREWAKE_FDS);
+	/* The kicked sleep ended; no edge of it ended another. */
+	n = worker_stat(f.map, sched) - s0;
+	UT_ASSERT(n == 1, "%llu sleeps ended for one kick (an edge left in the set?)",
+		  (unsigned long long)n);
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	if (fixture_fini(&f))
+		return 1;
+	for (i = 0; i < PREWAKE_FDS; i++) {
+		close(p[i][0]);
+		close(p[i][1]);
+	}
+	return 0;
+}
+
+static int test_prewake_many_fds(void)
+{
+	return prewake_many_case(&rec_ops) || prewake_many_case(&rec_poll_wait_ops);
+}
+
 /* The pre-wake with a worker's own sleep and with a sink that polls; what
  * it refuses. */
 static int test_prewake(void)
@@ -1750,6 +1823,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_poll_wait_prewake_no_lost_wakeup_before_sleep),
 	UT_CASE(test_poll_wait_prewake_no_lost_wakeup_before_announce),
 	UT_CASE(test_prewake),
+	UT_CASE(test_prewake_many_fds),
 	UT_CASE(test_drain_on_stop),
 	UT_CASE(test_destroy_flushes_bulk_queues),
 	UT_CASE(test_ring_full_drops),
