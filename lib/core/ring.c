@@ -23,6 +23,8 @@ struct ucm_ring *ucm_ring__create(uint32_t size, uint32_t flags)
 	if (!r)
 		return ucm_err_ptr(ucm_oom("a ring"));
 	memset(r, 0, sizeof(*r));
+	if (flags & UCM_RING_MP)	/* every slot free (ring.h) */
+		memset(r->slots, 0xff, (size_t)size * sizeof(r->slots[0]));
 	r->size = size;
 	r->mask = size - 1;
 	r->flags = flags;

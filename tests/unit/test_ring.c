@@ -89,6 +89,81 @@ static int test_bounds_and_wrap(void)
 	return 0;
 }
 
+/*
+ * An MP producer stalled between its reservation and its writes (a thread
+ * preempted there) holds back no other producer: another bulk goes in at
+ * once, from another thread, and only the consumer waits, at the stalled
+ * bulk's first slot; once that is written, both come out in order.
+ */
+struct late_prod {
+	struct ucm_ring *r;
+	uint64_t v[4];
+	_Atomic uint32_t n;
+	_Atomic int done;
+};
+
+static void *late_prod_main(void *arg)
+{
+	struct late_prod *lp = arg;
+
+	atomic_store(&lp->n, ucm_ring__produce(lp->r, lp->v, 4));
+	atomic_store(&lp->done, 1);
+	return NULL;
+}
+
+static int test_mp_stalled_producer(void)
+{
+	struct ucm_ring *r = ucm_ring__create(16, UCM_RING_MP);
+	struct late_prod lp = { .v = { 20, 21, 22, 23 } };
+	uint64_t first[4] = { 10, 11, 12, 13 }, out[16];
+	struct timespec ms = { 0, 1000000 };
+	uint32_t head = 0, i;
+	pthread_t t;
+
+	UT_ASSERT(r, "create");
+	lp.r = r;
+	/* The stalled producer: reserved, not written. */
+	UT_ASSERT(ucm_ring_reserve_mp_(r, first, 4, &head) == 4, "reserve");
+	UT_ASSERT(ucm_ring__count(r) == 4, "count %u of a reservation", ucm_ring__count(r));
+	UT_ASSERT(!pthread_create(&t, NULL, late_prod_main, &lp), "thread");
+	for (i = 0; i < 1000 && !atomic_load(&lp.done); i++)
+		nanosleep(&ms, NULL);
+	UT_ASSERT(atomic_load(&lp.done), "a producer waited 1 s for a stalled one");
+	pthread_join(t, NULL);
+	UT_ASSERT(atomic_load(&lp.n) == 4, "the second bulk: %u of 4", atomic_load(&lp.n));
+	/* The consumer stops at the stalled bulk's first slot. */
+	UT_ASSERT(ucm_ring__empty(r), "empty while the first bulk is unwritten");
+	UT_ASSERT(ucm_ring__consume(r, out, 16) == 0, "consumed past an unwritten slot");
+	ucm_ring_publish_mp_(r, head, first, 4);
+	UT_ASSERT(!ucm_ring__empty(r), "empty after the first bulk was written");
+	UT_ASSERT(ucm_ring__consume(r, out, 16) == 8, "both bulks");
+	for (i = 0; i < 8; i++)
+		UT_ASSERT(out[i] == (i < 4 ? first[i] : lp.v[i - 4]), "slot %u: %llu", i,
+			  (unsigned long long)out[i]);
+	UT_ASSERT(ucm_ring__empty(r) && !ucm_ring__count(r), "not empty after");
+	ucm_ring__destroy(r);
+	return 0;
+}
+
+/* UCM_RING_NO_HANDLE marks an MP ring's free slot: produce stops before
+ * it; an SP ring carries any value. */
+static int test_mp_no_handle(void)
+{
+	uint64_t in[4] = { 1, 2, UCM_RING_NO_HANDLE, 4 }, out[4];
+	struct ucm_ring *mp = ucm_ring__create(8, UCM_RING_MP);
+	struct ucm_ring *sp = ucm_ring__create(8, UCM_RING_SP);
+
+	UT_ASSERT(mp && sp, "create");
+	UT_ASSERT(ucm_ring__produce(mp, in, 4) == 2, "MP took past its free mark");
+	UT_ASSERT(ucm_ring__produce(mp, in + 2, 2) == 0, "MP took its free mark");
+	UT_ASSERT(ucm_ring__consume(mp, out, 4) == 2 && out[0] == 1 && out[1] == 2, "MP out");
+	UT_ASSERT(ucm_ring__produce(sp, in, 4) == 4, "SP refused a value");
+	UT_ASSERT(ucm_ring__consume(sp, out, 4) == 4 && out[2] == UCM_RING_NO_HANDLE, "SP out");
+	ucm_ring__destroy(mp);
+	ucm_ring__destroy(sp);
+	return 0;
+}
+
 /* ---- stress ---------------------------------------------------------------- */
 
 #define STRESS_PRODUCERS	4
@@ -244,6 +319,8 @@ static int test_mpsc_stress_tiny_ring(void)
 static const struct ut_case cases[] = {
 	UT_CASE(test_create_rejects_bad_sizes),
 	UT_CASE(test_bounds_and_wrap),
+	UT_CASE(test_mp_stalled_producer),
+	UT_CASE(test_mp_no_handle),
 	UT_CASE(test_spsc_stress),
 	UT_CASE(test_mpsc_stress),
 	UT_CASE(test_mpsc_stress_tiny_ring),

@@ -11,9 +11,13 @@
  *   pool's owner for a recycle ring). Consumer calls need no lock.
  * - UCM_RING_SP: exactly one producer thread at a time.
  *   UCM_RING_MP: any number of producers. Each *bulk* reserves its slots
- *   with one CAS on prod.head, writes them, waits for earlier reservations
- *   to publish, then publishes its own through prod.tail. Never one atomic
- *   per item.
+ *   with one CAS on prod.head and publishes them by writing them. Never one
+ *   atomic read-modify-write per item, and no producer waits for another:
+ *   a producer preempted between its reservation and its writes (a user
+ *   thread can be, where the kernel's ptr_ring holds a lock with bottom
+ *   halves off) only holds back the consumer, at its first slot, until it
+ *   runs again. A free slot holds UCM_RING_NO_HANDLE, which is therefore
+ *   not a handle an MP ring carries (produce stops before it).
  * - Produce and consume are best effort: they move as many handles as fit
  *   (or are there) and return that count. Neither ever blocks; the caller
  *   decides what a short count means (a counted drop, a spill elsewhere).
@@ -23,25 +27,28 @@
  * Memory ordering (labels are repeated at each site in the code)
  * ---------------------------------------------------------------
  *
- *   producer                               consumer
+ *   SP producer                            SP consumer
  *   (P1) LOAD-ACQUIRE  cons.tail           (C1) LOAD-ACQUIRE  prod.tail
- *        [MP: CAS prod.head, relaxed]           LOAD slots
- *        STORE slots                       (C2) STORE-RELEASE cons.tail
- *        [MP: (P3) LOAD-ACQUIRE prod.tail
- *             until it equals our head]
- *   (P2) STORE-RELEASE prod.tail
+ *        STORE slots                            LOAD slots
+ *   (P2) STORE-RELEASE prod.tail           (C2) STORE-RELEASE cons.tail
  *
- *   P2 pairs with C1: slots written before P2 are seen by the consumer
- *   once it observes the new tail.
- *   C2 pairs with P1: the consumer has finished reading slots before a
- *   producer that observes the new cons.tail overwrites them.
- *   P3 pairs with the P2 of the previous reservation: its slot stores
- *   happen before our P2, so a consumer that sees our tail sees them too.
+ *   MP producer                            MP consumer
+ *   (P1) LOAD-ACQUIRE  cons.tail           (C1) LOAD-ACQUIRE each slot, up
+ *        CAS prod.head, relaxed                 to the first free one
+ *   (P2) STORE-RELEASE each slot                STORE free marks in them
+ *                                          (C2) STORE-RELEASE cons.tail
+ *
+ *   P2 pairs with C1: what a producer wrote before P2 is seen by the
+ *   consumer once it observes the new tail (SP) or the slot's handle (MP).
+ *   C2 pairs with P1: the consumer has finished with the slots (read them,
+ *   MP: marked them free) before a producer that observes the new
+ *   cons.tail writes them again.
  *
  * Layout: producer fields, consumer fields and the read-only fields live on
  * three separate cache lines, as in ptr_ring, so the two sides only share
- * the lines they must (the slots and one index each way). The consumer
- * never writes a slot.
+ * the lines they must (the slots and one index each way). An SP ring's
+ * consumer never writes a slot; an MP ring's marks the slots it took free,
+ * lines the producers write next anyway.
  */
 #ifndef UCPUMAP_RING_H
 #define UCPUMAP_RING_H
@@ -49,7 +56,6 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sched.h>
 
 #include "ucpumap/api.h"
 
@@ -62,16 +68,19 @@ enum ucm_ring_flags {
 	UCM_RING_MP = 1 << 0,	/* multiple producers, CAS reservation */
 };
 
+/* An MP ring's free slot. No UMEM address or descriptor is all ones. */
+#define UCM_RING_NO_HANDLE	UINT64_MAX
+
 /* Do not access these members directly. Use the functions below. */
 struct ucm_ring {
 	struct {
 		uint32_t head;		/* MP: next slot to reserve */
-		uint32_t tail;		/* slots below it are published */
+		uint32_t tail;		/* SP: slots below it are published */
 		uint32_t cached_cons;	/* SP: producer's view of cons.tail */
 	} prod __attribute__((aligned(64)));
 	struct {
 		uint32_t tail;		/* slots below it are consumed */
-		uint32_t cached_prod;	/* consumer's view of prod.tail */
+		uint32_t cached_prod;	/* SP: consumer's view of prod.tail */
 	} cons __attribute__((aligned(64)));
 	/* Read-only by both sides after creation. */
 	uint32_t size __attribute__((aligned(64)));
@@ -90,22 +99,9 @@ struct ucm_ring {
 UCM_API struct ucm_ring *ucm_ring__create(uint32_t size, uint32_t flags);
 UCM_API void ucm_ring__destroy(struct ucm_ring *r);
 
-/* Spin this many times on P3 before yielding the CPU: a producer preempted
- * between its reservation and its publication must get to run. */
-#define UCM_RING_SPIN_BEFORE_YIELD	128
-
 /* Helpers of the inline functions below, not API: a trailing underscore,
  * since names beginning with two underscores are reserved to the
  * implementation (C11 7.1.3). */
-static inline void ucm_ring_relax_(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#else
-	__asm__ volatile("" ::: "memory");
-#endif
-}
-
 static inline void ucm_ring_copy_in_(struct ucm_ring *r, uint32_t at,
 				     const uint64_t *v, uint32_t n)
 {
@@ -157,12 +153,18 @@ static inline uint32_t ucm_ring__produce_sp(struct ucm_ring *r,
 	return n;
 }
 
-static inline uint32_t ucm_ring__produce_mp(struct ucm_ring *r,
-					    const uint64_t *v, uint32_t n)
+/* MP: reserve up to @n slots (P1, the CAS); *@head is the first. Stops
+ * before a UCM_RING_NO_HANDLE in @v. Return: how many were reserved. */
+static inline uint32_t ucm_ring_reserve_mp_(struct ucm_ring *r, const uint64_t *v,
+					    uint32_t n, uint32_t *head)
 {
-	uint32_t head, next, cons, free, want = n, spins = 0;
+	uint32_t h, cons, free, want = 0;
 
-	head = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
+	while (want < n && v[want] != UCM_RING_NO_HANDLE)
+		want++;
+	if (!want)
+		return 0;
+	h = __atomic_load_n(&r->prod.head, __ATOMIC_RELAXED);
 	do {
 		/* P1: pairs with C2 */
 		cons = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
@@ -170,26 +172,34 @@ static inline uint32_t ucm_ring__produce_mp(struct ucm_ring *r,
 		 * fails because prod.head has moved on, and we retry. Each
 		 * try starts from the whole request: a stale view may have
 		 * clipped the last one. */
-		free = r->size - (head - cons);
+		free = r->size - (h - cons);
 		n = want < free ? want : free;
 		if (!n)
 			return 0;
-		next = head + n;
-	} while (!__atomic_compare_exchange_n(&r->prod.head, &head, next, true,
+	} while (!__atomic_compare_exchange_n(&r->prod.head, &h, h + n, true,
 					      __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
+	*head = h;
+	return n;
+}
 
-	ucm_ring_copy_in_(r, head, v, n);
+/* MP: publish the @n slots reserved at @head, in order. */
+static inline void ucm_ring_publish_mp_(struct ucm_ring *r, uint32_t head,
+					const uint64_t *v, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		/* P2: pairs with C1 */
+		__atomic_store_n(&r->slots[(head + i) & r->mask], v[i],
+				 __ATOMIC_RELEASE);
+}
 
-	/* P3: pairs with P2 of the reservation before ours. */
-	while (__atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE) != head) {
-		if (++spins < UCM_RING_SPIN_BEFORE_YIELD)
-			ucm_ring_relax_();
-		else
-			sched_yield();
-	}
-	/* P2: pairs with C1 */
-	__atomic_store_n(&r->prod.tail, next, __ATOMIC_RELEASE);
+static inline uint32_t ucm_ring__produce_mp(struct ucm_ring *r,
+					    const uint64_t *v, uint32_t n)
+{
+	uint32_t head = 0;
+
+	n = ucm_ring_reserve_mp_(r, v, n, &head);
+	ucm_ring_publish_mp_(r, head, v, n);
 	return n;
 }
 
@@ -211,12 +221,42 @@ static inline uint32_t ucm_ring__produce(struct ucm_ring *r,
  *
  * Consumer thread only. Return: how many were taken.
  */
+/* MP: take up to @n published handles, up to the first free slot. */
+static inline uint32_t ucm_ring_consume_mp_(struct ucm_ring *r, uint64_t *v,
+					    uint32_t n)
+{
+	uint32_t tail = r->cons.tail, k;	/* only we write it */
+	uint64_t *slot;
+
+	if (n > r->size)	/* the slots past the last are the first */
+		n = r->size;
+	for (k = 0; k < n; k++) {
+		/* C1: pairs with P2 */
+		v[k] = __atomic_load_n(&r->slots[(tail + k) & r->mask],
+				       __ATOMIC_ACQUIRE);
+		if (v[k] == UCM_RING_NO_HANDLE)
+			break;
+	}
+	if (!k)
+		return 0;
+	for (uint32_t i = 0; i < k; i++) {
+		slot = &r->slots[(tail + i) & r->mask];
+		/* Free again; ordered before C2 by its release. */
+		__atomic_store_n(slot, UCM_RING_NO_HANDLE, __ATOMIC_RELAXED);
+	}
+	/* C2: pairs with P1 */
+	__atomic_store_n(&r->cons.tail, tail + k, __ATOMIC_RELEASE);
+	return k;
+}
+
 static inline uint32_t ucm_ring__consume(struct ucm_ring *r, uint64_t *v,
 					 uint32_t n)
 {
 	uint32_t tail = r->cons.tail;	/* only we write it */
 	uint32_t avail = r->cons.cached_prod - tail;
 
+	if (r->flags & UCM_RING_MP)
+		return ucm_ring_consume_mp_(r, v, n);
 	if (avail < n) {
 		/* C1: pairs with P2 */
 		r->cons.cached_prod = __atomic_load_n(&r->prod.tail,
@@ -241,19 +281,26 @@ static inline uint32_t ucm_ring__consume(struct ucm_ring *r, uint64_t *v,
  */
 static inline bool ucm_ring__empty(struct ucm_ring *r)
 {
+	if (r->flags & UCM_RING_MP)
+		/* C1: pairs with P2 */
+		return __atomic_load_n(&r->slots[r->cons.tail & r->mask],
+				       __ATOMIC_ACQUIRE) == UCM_RING_NO_HANDLE;
 	if (r->cons.cached_prod != r->cons.tail)
 		return false;
 	r->cons.cached_prod = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
 	return r->cons.cached_prod == r->cons.tail;
 }
 
-/* Fill level seen from any thread: a snapshot for statistics, not a promise. */
+/* Fill level seen from any thread: a snapshot for statistics, not a
+ * promise. An MP ring counts the slots reserved, written or not yet. */
 static inline uint32_t ucm_ring__count(const struct ucm_ring *r)
 {
 	/* cons first, with acquire (pairs with C2): a weakly ordered CPU must
-	 * not read prod.tail older than cons.tail, or the count wraps. */
+	 * not read the producer's index older than cons.tail, or the count
+	 * wraps. */
 	uint32_t cons = __atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE);
-	uint32_t prod = __atomic_load_n(&r->prod.tail, __ATOMIC_RELAXED);
+	uint32_t prod = __atomic_load_n((r->flags & UCM_RING_MP) ? &r->prod.head :
+					&r->prod.tail, __ATOMIC_RELAXED);
 
 	return prod - cons;
 }
