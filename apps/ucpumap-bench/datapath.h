@@ -125,7 +125,7 @@ struct daemon_run {
 	char out[256], js[256], bin[600], spin[24];
 	pid_t pid;
 	uint64_t l0;			/* delivered before it started */
-	double a_tun, b_tun, a_kern, b_kern;	/* --dev: SIGUSR1 samples */
+	double a_tun, b_tun, a_kern, b_kern, a_rx, b_rx;	/* --dev: SIGUSR1 samples */
 	int rc;
 };
 int daemon_start(const struct row *r, struct daemon_run *d);
@@ -198,7 +198,7 @@ int stop_child(pid_t pid, const char *row, const char *what, const char *out);
 /* ---- the traffic (traffic.c) ---------------------------------------------- */
 
 #define GEN_OUT	256	/* the generator's output file name */
-int run_traffic(const char *tag, int flows, double *sent);
+int run_traffic(const char *tag, int flows, double *sent, double *dev_dst);
 pid_t gen_start(const char *tag, int flows, char *out);
 pid_t gen_start_at(const char *tag, int flows, double rate, double seconds, char *out);
 int gen_wait(pid_t g, const char *tag, const char *out, double timeout);
@@ -236,7 +236,7 @@ void busy_done(struct row *r, int round, const struct busy_mark *bw,
 
 int json_u64_field(const char *line, const char *key, double *v);
 int json_sum_field(const char *line, const char *key, double *sum);
-double daemon_sample(pid_t d, const char *js, double *kern);
+double daemon_sample(pid_t d, const char *js, double *kern, double *rx);
 void last_line(const char *path, char *line, size_t sz);
 int daemon_json_line(pid_t d, const char *js, char *line, size_t sz);
 int json_arr_field(const char *line, const char *key, double *v, int n);

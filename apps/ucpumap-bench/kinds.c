@@ -74,6 +74,7 @@ static int row_kernel(struct row *r, int round)
 {
 	int ifindex = if_nametoindex(cfg.ifname), pfd = -1, rc;
 	struct ucm_xdp *x = NULL;
+	double dev_dst = 0;
 	uint64_t d0, d1;
 
 	if (r->def->kind == K_KPASS) {
@@ -89,7 +90,7 @@ static int row_kernel(struct row *r, int round)
 	}
 	sleep_sec(0.2);
 	d0 = delivered_now();
-	rc = run_traffic(r->def->name, r->def->flows, &r->sent[round]);
+	rc = run_traffic(r->def->name, r->def->flows, &r->sent[round], &dev_dst);
 	sleep_sec(0.3);
 	d1 = delivered_now();
 	if (pfd >= 0)
@@ -98,7 +99,7 @@ static int row_kernel(struct row *r, int round)
 		ucm_xdp__detach(x);
 		ucm_xdp__destroy(x);
 	}
-	r->dst[round] = (d1 - d0) / cfg.seconds;
+	r->dst[round] = (cfg.dev ? dev_dst : d1 - d0) / cfg.seconds;
 	return rc;
 }
 
@@ -231,7 +232,14 @@ static void daemon_results(struct row *r, int round, const struct daemon_run *d)
 		r->daemon[round] = v;
 		r->have_daemon = true;
 	}
-	if (!json_u64_field(last, "rx", &v)) {
+	if (cfg.dev) {
+		/* Over the timed run, as the offered load: the far side's
+		 * generator also ran while the daemon started and stopped. */
+		if (d->a_rx >= 0 && d->b_rx >= d->a_rx) {
+			r->src[round] = (d->b_rx - d->a_rx) / cfg.seconds;
+			r->have_src = true;
+		}
+	} else if (!json_u64_field(last, "rx", &v)) {
 		r->src[round] = v / cfg.seconds;
 		r->have_src = true;
 	}
@@ -254,10 +262,10 @@ static void daemon_results(struct row *r, int round, const struct daemon_run *d)
 
 static int row_daemon(struct row *r, int round)
 {
-	struct daemon_run d = { .a_tun = -1, .b_tun = -1 };
+	struct daemon_run d = { .a_tun = -1, .b_tun = -1, .a_rx = -1, .b_rx = -1 };
 	struct back_sender back = {};
 	struct busy_mark bw, bc0;
-	double sent = 0;
+	double sent = 0, dev_dst = 0;
 	uint64_t d0, d1;
 	int rc;
 
@@ -266,7 +274,7 @@ static int row_daemon(struct row *r, int round)
 	sleep_sec(0.3);
 	d0 = delivered_now();
 	if (cfg.dev)
-		d.a_tun = daemon_sample(d.pid, d.js, &d.a_kern);
+		d.a_tun = daemon_sample(d.pid, d.js, &d.a_kern, &d.a_rx);
 	if (row_ops(r)->two_way || (row_ops(r)->back && !row_is_tcp(r)))
 		back_start(&back);
 	busy_mark(&bw, cfg.wcpu[0]);
@@ -277,12 +285,12 @@ static int row_daemon(struct row *r, int round)
 		sleep_sec(cfg.seconds);
 		rc = stopping ? -1 : 0;
 	} else {
-		rc = run_traffic(r->def->name, r->def->flows, &sent);
+		rc = run_traffic(r->def->name, r->def->flows, &sent, &dev_dst);
 	}
 	busy_done(r, round, &bw, &bc0);
 	back_stop(&back, &r->back_sent[round], &r->back_dst[round]);
 	if (cfg.dev)
-		d.b_tun = daemon_sample(d.pid, d.js, &d.b_kern);
+		d.b_tun = daemon_sample(d.pid, d.js, &d.b_kern, &d.b_rx);
 	else
 		sleep_sec(0.2);
 	if (stop_child(d.pid, r->def->name, "ucpumapd", d.out))
@@ -293,7 +301,7 @@ static int row_daemon(struct row *r, int round)
 		r->sent[round] = r->back_sent[round] * cfg.seconds;	/* a count, as sent */
 		r->dst[round] = r->back_dst[round];
 	} else if (!row_is_tcp(r)) {
-		r->dst[round] = (d1 - d0) / cfg.seconds;
+		r->dst[round] = (cfg.dev ? dev_dst : d1 - d0) / cfg.seconds;
 	}
 	if (!cfg.dev)
 		r->kernel_cmp[round] = d1 - d.l0;
@@ -446,7 +454,7 @@ static int row_dpdk(struct row *r, int round)
 			 "--total-num-mbufs=32768", "--forward-mode=mac",
 			 "--eth-peer=1," DPDK_TAP_MAC, "--nb-cores", ncores, "--rxq", nq, "--txq", nq,
 			 "--auto-start", "--stats-period", "3600", NULL };
-	double sent = 0, rx;
+	double sent = 0, rx, dev_dst = 0;
 	uint64_t d0, d1;
 	int rc, l = 0;
 	pid_t d;
@@ -465,15 +473,17 @@ static int row_dpdk(struct row *r, int round)
 		return -1;
 	sleep_sec(0.5);
 	d0 = delivered_now();
-	rc = run_traffic(r->def->name, r->def->flows, &sent);
+	rc = run_traffic(r->def->name, r->def->flows, &sent, &dev_dst);
 	sleep_sec(0.2);
 	if (stop_child(d, r->def->name, "dpdk-testpmd", out))
 		rc = -1;
 	d1 = delivered_now();
 	r->sent[round] = sent;
-	r->dst[round] = (d1 - d0) / cfg.seconds;
+	r->dst[round] = (cfg.dev ? dev_dst : d1 - d0) / cfg.seconds;
 	rx = testpmd_rx(out);
-	if (rx >= 0) {
+	/* testpmd's count is its whole run's: with --dev the far side's
+	 * generator ran all along, so it is no rate of the timed run. */
+	if (rx >= 0 && !cfg.dev) {
 		r->src[round] = rx / cfg.seconds;
 		r->have_src = true;
 	}
