@@ -517,37 +517,45 @@ static bool wait_asleep(struct ucm_cpumap *map)
 	return false;
 }
 
-static int run_park_test_flags(enum ucm_cpumap_hook_point where,
-				const struct ucm_sink_ops *ops, uint32_t map_flags)
+/*
+ * Park worker 0 at @where: frame 0 in and delivered, the worker asleep
+ * again, then armed, frame 1 makes it pass through @where, where the hook
+ * holds it until hook_release. Frames 0 and 1 are the fixture's first.
+ */
+static int park_worker(struct fixture *f, enum ucm_cpumap_hook_point where)
 {
-	struct ucm_cpumap_enqueue_stats es0, es1;
-	struct fixture f;
 	uint64_t end;
-	int ret;
 
-	if (fixture_init(&f, 1, 256, ops, map_flags, 0, 4096))
-		return 1;
 	atomic_store(&hook_parked, 0);
 	atomic_store(&hook_release, 0);
 	__atomic_store_n(&ucm_cpumap_test_hook, park_hook, __ATOMIC_RELEASE);
-
-	/* One frame in, let it be delivered, then arm: the worker's next
-	 * pass through @where parks it (its ring is empty by then). */
-	if (send_frames(&f, 0, 0, 1, 1))
+	if (send_frames(f, 0, 0, 1, 1))
 		return 1;
-	UT_ASSERT(wait_processed(f.map, 0, 1, WAIT_MS), "first frame");
+	UT_ASSERT(wait_processed(f->map, 0, 1, WAIT_MS), "first frame");
 	/* Asleep again first: armed earlier, the hook could park the worker
 	 * on its way to that sleep, and the next frame's kick would then be
 	 * the one the window's frame is meant to make. */
-	UT_ASSERT(wait_asleep(f.map), "the worker never went back to sleep");
+	UT_ASSERT(wait_asleep(f->map), "the worker never went back to sleep");
 	atomic_store(&hook_armed, (int)where);
 	/* Make it pass through the point again. */
-	if (send_frames(&f, 0, 1, 1, 1))
+	if (send_frames(f, 0, 1, 1, 1))
 		return 1;
 	end = ut_ms_now() + WAIT_MS;
 	while (!atomic_load(&hook_parked) && ut_ms_now() < end)
 		ut_msleep(1);
 	UT_ASSERT(atomic_load(&hook_parked), "worker never reached the hook");
+	return 0;
+}
+
+static int run_park_test_flags(enum ucm_cpumap_hook_point where,
+				const struct ucm_sink_ops *ops, uint32_t map_flags)
+{
+	struct ucm_cpumap_enqueue_stats es0, es1;
+	struct fixture f;
+	int ret;
+
+	if (fixture_init(&f, 1, 256, ops, map_flags, 0, 4096) || park_worker(&f, where))
+		return 1;
 
 	/* The worker is inside the window: enqueue now. */
 	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &es0, sizeof(es0));
@@ -735,7 +743,7 @@ static int prewake_many_case(const struct ucm_sink_ops *ops)
 	const size_t sched = offsetof(struct ucm_cpumap_worker_stats, sched);
 	int p[PREWAKE_FDS][2];
 	struct fixture f;
-	uint64_t end, pw0, s0, n;
+	uint64_t pw0, s0, n;
 	int i;
 
 	if (fixture_init(&f, 1, 256, ops, UCM_CPUMAP_F_PREWAKE, 0, 4096))
@@ -745,20 +753,8 @@ static int prewake_many_case(const struct ucm_sink_ops *ops)
 		UT_ASSERT(!ucm_cpumap__prewake_on(f.map, p[i][0]), "prewake_on: %s",
 			  strerror(errno));
 	}
-	atomic_store(&hook_parked, 0);
-	atomic_store(&hook_release, 0);
-	__atomic_store_n(&ucm_cpumap_test_hook, park_hook, __ATOMIC_RELEASE);
-	if (send_frames(&f, 0, 0, 1, 1))
+	if (park_worker(&f, UCM_CPUMAP_HOOK_BEFORE_SLEEP))
 		return 1;
-	UT_ASSERT(wait_processed(f.map, 0, 1, WAIT_MS), "first frame");
-	UT_ASSERT(wait_asleep(f.map), "the worker never went back to sleep");
-	atomic_store(&hook_armed, (int)UCM_CPUMAP_HOOK_BEFORE_SLEEP);
-	if (send_frames(&f, 0, 1, 1, 1))
-		return 1;
-	end = ut_ms_now() + WAIT_MS;
-	while (!atomic_load(&hook_parked) && ut_ms_now() < end)
-		ut_msleep(1);
-	UT_ASSERT(atomic_load(&hook_parked), "worker never reached the hook");
 
 	/* Parked after announcing its sleep: the arrivals, then the kick. */
 	pw0 = worker_stat(f.map, pw);
