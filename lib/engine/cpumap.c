@@ -578,10 +578,16 @@ static bool worker_sleep(struct ucm_worker *w)
 	/* Recheck to avoid a lost wakeup. */
 	if (!ucm_ring__empty(w->ring))
 		goto awake;
+	TEST_HOOK(w, UCM_CPUMAP_HOOK_STOP_CHECK);
 	/* X2: pairs with X1 in worker_stop() */
 	stop = __atomic_load_n(&w->stop, __ATOMIC_ACQUIRE);
-	if (stop)
+	if (stop) {
+		/* What the stop's flush put in the ring after the re-check
+		 * came before X1, so X2 sees it: drained before the stop. */
+		if (!ucm_ring__empty(w->ring))
+			stop = false;
 		goto awake;
+	}
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_BEFORE_SLEEP);
 	t0 = ucm_now_ns();
 	WRITE_ONCE(w->sleep_word, (uint64_t)((int64_t)(w->slept - t0) * 2) | 1);

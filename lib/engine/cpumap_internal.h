@@ -32,6 +32,8 @@ enum ucm_cpumap_hook_point {
 	UCM_CPUMAP_HOOK_EMPTY_SEEN,
 	/* It announced sleep and re-checked the ring: empty. Next: sleep. */
 	UCM_CPUMAP_HOOK_BEFORE_SLEEP,
+	/* Between that re-check and its look at the stop. */
+	UCM_CPUMAP_HOOK_STOP_CHECK,
 };
 
 #ifdef UCM_DEBUG

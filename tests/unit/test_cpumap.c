@@ -920,6 +920,48 @@ static int test_drain_on_stop(void)
 	return 0;
 }
 
+/*
+ * The stop's own flush racing the worker: parked after its re-check found
+ * the ring empty and before its look at the stop, the worker must still
+ * deliver what ucm_cpumap__stop() flushes (frames a producer staged) and
+ * then sets the stop behind: the stop comes after them, not instead.
+ */
+static void *stop_main(void *arg)
+{
+	ucm_cpumap__stop(arg);
+	return NULL;
+}
+
+static int test_stop_flush_in_window(void)
+{
+	struct fixture f;
+	pthread_t t;
+	uint64_t addr;
+	uint32_t i;
+
+	if (fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096) ||
+	    park_worker(&f, UCM_CPUMAP_HOOK_STOP_CHECK))
+		return 1;
+	for (i = 0; i < 5; i++) {	/* fewer than a bulk: staged, not flushed */
+		UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
+		frame_prep(f.umem, addr, 0, 2 + i);
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr + DATA_OFF, PKT_LEN),
+			  "enqueue");
+	}
+	UT_ASSERT(!pthread_create(&t, NULL, stop_main, f.map), "thread");
+	/* The stop flushes, kicks, sets the flag and waits for the worker:
+	 * a moment, then the worker goes on to its look at the stop. (Were
+	 * the flag not set yet, the kick would wake it: no false failure.) */
+	ut_msleep(100);
+	atomic_store(&hook_release, 1);
+	pthread_join(t, NULL);
+	__atomic_store_n(&ucm_cpumap_test_hook, NULL, __ATOMIC_RELEASE);
+	UT_ASSERT(f.sink.delivered == 7, "delivered %llu of 7 by the stop",
+		  (unsigned long long)f.sink.delivered);
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	return fixture_fini(&f);
+}
+
 /* Staged frames that were never flushed are flushed by destroy. */
 static int test_destroy_flushes_bulk_queues(void)
 {
@@ -1821,6 +1863,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_prewake),
 	UT_CASE(test_prewake_many_fds),
 	UT_CASE(test_drain_on_stop),
+	UT_CASE(test_stop_flush_in_window),
 	UT_CASE(test_destroy_flushes_bulk_queues),
 	UT_CASE(test_ring_full_drops),
 	UT_CASE(test_malformed_frames_are_counted),

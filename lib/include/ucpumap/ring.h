@@ -276,8 +276,9 @@ static inline uint32_t ucm_ring__consume(struct ucm_ring *r, uint64_t *v,
 /**
  * ucm_ring__empty() - is there nothing to consume?
  *
- * Consumer thread only. Reads prod.tail with acquire (C1), so a false
- * answer means the slots up to the new tail are readable.
+ * Consumer thread only. Reads prod.tail (SP) or the next slot (MP) with
+ * acquire (C1), so a false answer means what it saw is readable. An MP
+ * ring whose next slot is reserved but not written yet is empty to it.
  */
 static inline bool ucm_ring__empty(struct ucm_ring *r)
 {
