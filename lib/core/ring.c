@@ -8,7 +8,20 @@
 /* Indices are u32 and the fill level is their difference. */
 #define UCM_RING_MAX_SIZE	(1u << 31)
 
-struct ucm_ring *ucm_ring__create(uint32_t size, uint32_t flags)
+/*
+ * Two versions, one function. 0.3.0's ring.h reads an MP ring's free
+ * marks, which only this create writes: a binary built against it links
+ * ucm_ring__create@@UCPUMAP_0.3.0, so a 0.2.0 library, whose create
+ * leaves the slots unset, refuses to load it. A binary built against
+ * 0.2.0's header keeps ucm_ring__create@UCPUMAP_0.2.0, the same function
+ * (its inline code never reads the marks).
+ */
+UCM_API __attribute__((symver("ucm_ring__create@@UCPUMAP_0.3.0")))
+struct ucm_ring *ucm_ring_create_v0_3_0(uint32_t size, uint32_t flags);
+UCM_API __attribute__((symver("ucm_ring__create@UCPUMAP_0.2.0"), alias("ucm_ring_create_v0_3_0")))
+struct ucm_ring *ucm_ring_create_v0_2_0(uint32_t size, uint32_t flags);
+
+struct ucm_ring *ucm_ring_create_v0_3_0(uint32_t size, uint32_t flags)
 {
 	struct ucm_ring *r;
 	size_t bytes;
