@@ -7,7 +7,8 @@
 #
 #   ok CASE [DETAIL]   bad CASE WHY   skip CASE WHY   skip_unless_root WHY
 #   plain_build_only WHY   the whole script skips in a sanitizer build
-#   netns NS...        namespaces as they come (lo down), removed on exit
+#   netns NS...        namespaces as they come (lo down), removed on exit;
+#                      the first call removes those a killed run left
 #   veth_pair NS_A NS_B IF_A IF_B ADDR_A/LEN ADDR_B/LEN [LINK-OPTION...]
 #                      (tx checksums off on IF_A; LINK-OPTIONs, such as
 #                      numrxqueues 2, go to both ends)
@@ -161,8 +162,25 @@ skip_unless_root() {
 	fi
 }
 
+# Namespaces a killed run left behind: a SIGKILL (a session or CI job
+# ended under it) reaches no trap. Ours are named ucm...PID after the
+# script that made them; one whose PID is gone and that holds no process
+# is an orphan, removed. A PID in use again keeps its namespace.
+lib_reap_orphans() {
+	local ns pid
+	for ns in $(ip netns list 2> /dev/null | cut -d' ' -f1); do
+		case $ns in ucm*[0-9]) ;; *) continue ;; esac
+		pid=${ns##*[!0-9]}
+		kill -0 "$pid" 2> /dev/null && continue
+		[ -n "$(ip netns pids "$ns" 2> /dev/null)" ] && continue
+		ip netns del "$ns" 2> /dev/null && echo "# $name: removed $ns, left by a run that was killed"
+	done
+	lib_reaped=1
+}
+
 netns() {
 	local ns
+	[ -n "${lib_reaped:-}" ] || lib_reap_orphans
 	for ns in "$@"; do
 		lib_ns+=("$ns")
 		ip netns add "$ns" || return 1

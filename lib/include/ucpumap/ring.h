@@ -216,17 +216,11 @@ static inline uint32_t ucm_ring__produce(struct ucm_ring *r,
 	return ucm_ring__produce_sp(r, v, n);
 }
 
-/**
- * ucm_ring__consume() - take up to @n handles, oldest first
- *
- * Consumer thread only. Return: how many were taken.
- */
 /* MP: take up to @n published handles, up to the first free slot. */
 static inline uint32_t ucm_ring_consume_mp_(struct ucm_ring *r, uint64_t *v,
 					    uint32_t n)
 {
 	uint32_t tail = r->cons.tail, k;	/* only we write it */
-	uint64_t *slot;
 
 	if (n > r->size)	/* the slots past the last are the first */
 		n = r->size;
@@ -239,24 +233,29 @@ static inline uint32_t ucm_ring_consume_mp_(struct ucm_ring *r, uint64_t *v,
 	}
 	if (!k)
 		return 0;
-	for (uint32_t i = 0; i < k; i++) {
-		slot = &r->slots[(tail + i) & r->mask];
-		/* Free again; ordered before C2 by its release. */
-		__atomic_store_n(slot, UCM_RING_NO_HANDLE, __ATOMIC_RELAXED);
-	}
+	/* Free again; ordered before C2 by its release. */
+	for (uint32_t i = 0; i < k; i++)
+		__atomic_store_n(&r->slots[(tail + i) & r->mask],
+				 UCM_RING_NO_HANDLE, __ATOMIC_RELAXED);
 	/* C2: pairs with P1 */
 	__atomic_store_n(&r->cons.tail, tail + k, __ATOMIC_RELEASE);
 	return k;
 }
 
+/**
+ * ucm_ring__consume() - take up to @n handles, oldest first
+ *
+ * Consumer thread only. Return: how many were taken.
+ */
 static inline uint32_t ucm_ring__consume(struct ucm_ring *r, uint64_t *v,
 					 uint32_t n)
 {
-	uint32_t tail = r->cons.tail;	/* only we write it */
-	uint32_t avail = r->cons.cached_prod - tail;
+	uint32_t tail, avail;
 
 	if (r->flags & UCM_RING_MP)
 		return ucm_ring_consume_mp_(r, v, n);
+	tail = r->cons.tail;	/* only we write it */
+	avail = r->cons.cached_prod - tail;
 	if (avail < n) {
 		/* C1: pairs with P2 */
 		r->cons.cached_prod = __atomic_load_n(&r->prod.tail,
