@@ -1117,7 +1117,10 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 			  /* the tun sees up to 64 at once: one submission */
 			  (dp_hold(dp) ? UCM_CPUMAP_F_HOLD : 0) |
 			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0) |
-			  (dp->c.prewake ? UCM_CPUMAP_F_PREWAKE : 0),
+			  (dp->c.prewake ? UCM_CPUMAP_F_PREWAKE : 0) |
+			  /* one RX thread: single-producer worker rings */
+			  (dp->c.nqueues == 1 && !(f & UCM_DP_F_INLINE) ?
+			   UCM_CPUMAP_F_ONE_PRODUCER : 0),
 		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
 		 .spin_us = dp->c.spin_us,
 		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL,

@@ -121,6 +121,9 @@ _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
 /*
  * Concurrency contract of struct ucm_worker
  *  - ring: MPSC; producers flush bulks into it, only this worker consumes.
+ *    SPSC with UCM_CPUMAP_F_ONE_PRODUCER: producer_create keeps a second
+ *    producer out, so one thread flushes at a time (a producer is used
+ *    by one thread at a time, and a new one follows a destroy).
  *  - wake: the worker sleeps on it, producers and stop kick it (wake.h's
  *    contract). wake.fd is an eventfd when the sink sleeps on its own fds
  *    (ops->wait), which then drains it (the worker does when the sink has
@@ -413,6 +416,12 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	prod->inline_w = -1;
 
 	pthread_mutex_lock(&map->lock);
+	if ((map->flags & UCM_CPUMAP_F_ONE_PRODUCER) && map->producers) {
+		pthread_mutex_unlock(&map->lock);
+		pr_warn("cpumap: the map was made for one producer (UCM_CPUMAP_F_ONE_PRODUCER) and has it: destroy that one first, or make the map without the flag\n");
+		producer_free(prod);
+		return ucm_err_ptr(-EBUSY);
+	}
 	if (map->flags & UCM_CPUMAP_F_INLINE) {
 		int err = 0;
 
@@ -998,7 +1007,8 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 			return err;
 		}
 	}
-	w->ring = ucm_ring__create(qsize, UCM_RING_MP);
+	w->ring = ucm_ring__create(qsize, map->flags & UCM_CPUMAP_F_ONE_PRODUCER ?
+					 UCM_RING_SP : UCM_RING_MP);
 	if (!w->ring) {
 		worker_free(w);
 		return -ENOMEM;		/* the ring said so */
@@ -1093,8 +1103,14 @@ static int opts_check(struct ucm_cpumap_opts *o)
 		return -EINVAL;
 	}
 	if (o->flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD |
-			UCM_CPUMAP_F_NO_LATENCY | UCM_CPUMAP_F_PREWAKE)) {
+			UCM_CPUMAP_F_NO_LATENCY | UCM_CPUMAP_F_PREWAKE |
+			UCM_CPUMAP_F_ONE_PRODUCER)) {
 		pr_warn("cpumap: unknown flags 0x%x\n", o->flags);
+		return -EINVAL;
+	}
+	if ((o->flags & UCM_CPUMAP_F_ONE_PRODUCER) && (o->flags & UCM_CPUMAP_F_INLINE) &&
+	    o->ncpus > 1) {
+		pr_warn("cpumap: inline mode has a producer per worker: UCM_CPUMAP_F_ONE_PRODUCER needs ncpus 1\n");
 		return -EINVAL;
 	}
 	if (o->spin_us > UCM_SPIN_US_MAX) {

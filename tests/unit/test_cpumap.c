@@ -359,6 +359,8 @@ static int test_create_rejects_bad_options(void)
 		{ "cpu -1", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = neg, .ncpus = 1 } },
 		{ "sink without xmit", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .sink = &no_xmit } },
 		{ "unknown flags", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .flags = 0x100 } },
+		{ "one producer, two inline workers", { .sz = sizeof(struct ucm_cpumap_opts), .ncpus = 2,
+				.flags = UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_ONE_PRODUCER } },
 	};
 	unsigned int i;
 
@@ -460,13 +462,13 @@ static int test_sink_ops_sized(void)
 	return 0;
 }
 
-static int test_delivery_and_descriptors(void)
+static int delivery_case(uint32_t map_flags)
 {
 	struct fixture f;
 	struct ucm_cpumap_enqueue_stats es;
 	struct ucm_cpumap_worker_stats ws;
 
-	if (fixture_init(&f, 1, 1024, &rec_ops, 0, 0, 4096))
+	if (fixture_init(&f, 1, 1024, &rec_ops, map_flags, 0, 4096))
 		return 1;
 	if (send_frames(&f, 0, 0, 1000, 64))
 		return 1;
@@ -482,6 +484,53 @@ static int test_delivery_and_descriptors(void)
 	UT_ASSERT(es.events == 125, "events %llu", (unsigned long long)es.events);
 	UT_ASSERT(ws.processed == 1000 && ws.drops == 0, "worker %llu/%llu",
 		  (unsigned long long)ws.processed, (unsigned long long)ws.drops);
+	return fixture_fini(&f);
+}
+
+static int test_delivery_and_descriptors(void)
+{
+	return delivery_case(0);
+}
+
+/*
+ * UCM_CPUMAP_F_ONE_PRODUCER: single-producer worker rings carry the same
+ * traffic (delivery, a full ring's drops), and the map keeps a second
+ * producer out while its first exists, not after it is gone.
+ */
+static int ring_full_case(uint32_t map_flags);
+
+static int test_one_producer(void)
+{
+	struct ucm_cpumap_producer *p2;
+	struct fixture f;
+
+	if (delivery_case(UCM_CPUMAP_F_ONE_PRODUCER) ||
+	    ring_full_case(UCM_CPUMAP_F_ONE_PRODUCER))
+		return 1;
+	if (fixture_init(&f, 1, 1024, &rec_ops, UCM_CPUMAP_F_ONE_PRODUCER, 0, 4096))
+		return 1;
+	f.sink.check_order = true;
+	log_count = 0;
+	ucm_set_print(quiet_print);
+	errno = 0;
+	p2 = ucm_cpumap__producer_create(f.map, f.pool);
+	ucm_set_print(NULL);
+	UT_ASSERT(!p2 && errno == EBUSY, "a second producer: %p, errno %d", (void *)p2, errno);
+	UT_ASSERT(log_count == 1 && strstr(log_last, "one producer"), "said: %s", log_last);
+	if (send_frames(&f, 0, 0, 100, 8))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 100, WAIT_MS), "delivered %llu of 100",
+		  (unsigned long long)rec_delivered(&f.sink));
+	/* Its producer gone (its thread done), the map takes a new one,
+	 * which goes on from where the ring is. */
+	ucm_cpumap_producer__destroy(f.prod);
+	f.prod = ucm_cpumap__producer_create(f.map, f.pool);
+	UT_ASSERT(f.prod, "a producer after the first's destroy: %s", strerror(errno));
+	if (send_frames(&f, 0, 100, 100, 8))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 200, WAIT_MS), "delivered %llu of 200",
+		  (unsigned long long)rec_delivered(&f.sink));
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
 	return fixture_fini(&f);
 }
 
@@ -988,14 +1037,14 @@ static int test_destroy_flushes_bulk_queues(void)
 
 /* A full worker ring: the overflow is a counted drop, recycled directly
  * into the producer's own cache. */
-static int test_ring_full_drops(void)
+static int ring_full_case(uint32_t map_flags)
 {
 	struct ucm_cpumap_enqueue_stats es;
 	struct ucm_pool_stats ps0, ps1;
 	struct fixture f;
 	uint64_t end;
 
-	if (fixture_init(&f, 1, 16, &rec_ops, 0, 0, 4096))
+	if (fixture_init(&f, 1, 16, &rec_ops, map_flags, 0, 4096))
 		return 1;
 	atomic_store(&f.sink.gate_closed, 1);	/* the worker blocks in xmit */
 	if (send_frames(&f, 0, 0, 8, 8))
@@ -1020,6 +1069,11 @@ static int test_ring_full_drops(void)
 	UT_ASSERT(wait_delivered(&f.sink, 24, WAIT_MS), "delivered %llu of 24",
 		  (unsigned long long)rec_delivered(&f.sink));
 	return fixture_fini(&f);
+}
+
+static int test_ring_full_drops(void)
+{
+	return ring_full_case(0);
 }
 
 static int test_malformed_frames_are_counted(void)
@@ -1866,6 +1920,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_stop_flush_in_window),
 	UT_CASE(test_destroy_flushes_bulk_queues),
 	UT_CASE(test_ring_full_drops),
+	UT_CASE(test_one_producer),
 	UT_CASE(test_malformed_frames_are_counted),
 	UT_CASE(test_enqueue_rejects_bad_input),
 	UT_CASE(test_no_recycle_switch),

@@ -196,6 +196,13 @@ enum ucm_cpumap_flags {
 	 * one worker. Not with inline workers, nor with a sink that sleeps
 	 * on its own fds (wait()) unless it has UCM_SINK_F_POLL_WAKE. */
 	UCM_CPUMAP_F_PREWAKE = 1 << 4,
+	/* The map has one producer (one RX thread) for its whole life: the
+	 * worker rings are single-producer (ring.h), so a flush reserves its
+	 * slots with no atomic read-modify-write and the worker writes no
+	 * free mark into the slots it takes. ucm_cpumap__producer_create()
+	 * then refuses a second one while the first exists (EBUSY). ucm_dp
+	 * sets it for one RX queue. */
+	UCM_CPUMAP_F_ONE_PRODUCER = 1 << 5,
 };
 
 /* What a worker does with a packet (ucm_verdict_fn's answer). */
@@ -372,6 +379,10 @@ UCM_API void ucm_cpumap__stop(struct ucm_cpumap *map);
 /**
  * ucm_cpumap__producer_create() - a bulk-queue set for one RX thread
  * @pool: the producer's own pool, where enqueue drops go back directly
+ *
+ * Return: the producer, or NULL with errno set: EINVAL, ENOMEM, ENOSPC
+ * (inline: every worker has its producer), EBUSY (UCM_CPUMAP_F_ONE_PRODUCER
+ * and the map's producer exists: destroy it first).
  */
 UCM_API struct ucm_cpumap_producer *
 ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool);
