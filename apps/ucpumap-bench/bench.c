@@ -13,7 +13,7 @@ static void usage(FILE *f)
 "Commands:\n"
 "  engine    the engine alone (frame pool + cpumap, no NIC, no tun): one\n"
 "            producer feeds one worker; rows recycle, no-recycle,\n"
-"            direct-bulk, no-direct-bulk, no-latency\n"
+"            direct-bulk, no-direct-bulk, no-latency, mp-ring\n"
 "  datapath  the whole path on veth, or a NIC with --dev (root): kernel\n"
 "            XDP_PASS and cpumap, ucpumapd's modes, the tun ceiling, DPDK\n"
 "            testpmd, and both directions at once\n"

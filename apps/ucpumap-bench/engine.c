@@ -71,18 +71,21 @@ struct eng_row {
 	uint32_t cpumap_flags;
 	uint32_t umem_flags;
 	bool completion;
+	bool mp_ring;		/* worker ring MPSC: as with more than one RX queue */
 };
 
 static const struct eng_row eng_rows[] = {
-	{ "recycle", "worker returns frames via the recycle ring", 0, 0, false },
+	{ "recycle", "worker returns frames via the recycle ring", 0, 0, false, false },
 	{ "no-recycle", "worker releases frames to the backing stack",
-	  UCM_CPUMAP_F_NO_RECYCLE, 0, false },
+	  UCM_CPUMAP_F_NO_RECYCLE, 0, false, false },
 	{ "direct-bulk", "owner returns completions in bulk into its cache",
-	  0, 0, true },
+	  0, 0, true, false },
 	{ "no-direct-bulk", "owner returns completions via its recycle ring",
-	  0, UCM_UMEM_F_NO_DIRECT_BULK, true },
+	  0, UCM_UMEM_F_NO_DIRECT_BULK, true, false },
 	{ "no-latency", "recycle without the latency histograms' stamps",
-	  UCM_CPUMAP_F_NO_LATENCY, 0, false },
+	  UCM_CPUMAP_F_NO_LATENCY, 0, false, false },
+	{ "mp-ring", "recycle through a multi-producer worker ring",
+	  0, 0, false, true },
 };
 
 /* Gains are reported for these pairs: after vs before. */
@@ -90,6 +93,7 @@ static const struct { const char *after, *before, *seed; } eng_pairs[] = {
 	{ "recycle", "no-recycle", "seed 000: skb page_pool recycling" },
 	{ "direct-bulk", "no-direct-bulk", "seed 003: direct bulk recycling" },
 	{ "recycle", "no-latency", "the latency stamps: under 1 is their cost" },
+	{ "recycle", "mp-ring", "one producer: single-producer worker rings" },
 };
 
 struct eng_cfg {
@@ -262,7 +266,9 @@ static int eng_run_once(const struct eng_cfg *cfg, const struct eng_row *row,
 		UCM_OPTS(ucm_cpumap_opts, copts, .cpus = &cfg->worker_cpu,
 			 .ncpus = 1, .qsize = cfg->qsize,
 			 .sink = row->completion ? &comp_sink : &ucm_sink_null,
-			 .sink_ctx = &run, .flags = row->cpumap_flags);
+			 .sink_ctx = &run, .flags = row->cpumap_flags |
+				  /* one producer, as ucm_dp with one queue */
+				  (row->mp_ring ? 0 : UCM_CPUMAP_F_ONE_PRODUCER));
 
 		run.map = ucm_cpumap__create(run.umem, &copts);
 	}
