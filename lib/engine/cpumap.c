@@ -7,7 +7,8 @@
  *   enqueue - append the frame to the bulk queue of its worker; a full bulk
  *             queue is flushed first (bq_enqueue()).
  *   flush   - at the end of each RX batch, every non-empty bulk queue goes
- *             into its worker's MPSC ring with one reservation; what the
+ *             into its worker's ring (MPSC; SPSC with
+ *             UCM_CPUMAP_F_ONE_PRODUCER) with one reservation; what the
  *             ring cannot take is recycled directly into the producer's pool
  *             and counted as a drop; then each worker that sleeps is woken
  *             once (xdp_do_flush()).
