@@ -22,7 +22,7 @@ fi
 
 # 2. the table has every row with a positive median
 miss=""
-for row in recycle no-recycle direct-bulk no-direct-bulk no-latency; do
+for row in recycle no-recycle direct-bulk no-direct-bulk no-latency mp-ring; do
 	med=$(awk -v r="$row" '$1 == r && NF >= 4 { print $4; exit }' "$tmp/out")
 	if [ -z "$med" ] || ! awk -v m="$med" 'BEGIN { exit !(m > 0) }'; then
 		miss="$miss $row(${med:-absent})"
@@ -35,7 +35,7 @@ if python3 - "$tmp/e.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 rows = {r["name"]: r for r in d["rows"]}
-assert set(rows) == {"recycle", "no-recycle", "direct-bulk", "no-direct-bulk", "no-latency"}, rows.keys()
+assert set(rows) == {"recycle", "no-recycle", "direct-bulk", "no-direct-bulk", "no-latency", "mp-ring"}, rows.keys()
 for r in rows.values():
     assert r["unit"] == "Mpps" and len(r["runs"]) == 2, r
     assert all(v > 0 for v in r["runs"]), r
@@ -43,9 +43,9 @@ for r in rows.values():
 PY
 then ok json; else bad json "malformed or incomplete $tmp/e.json"; fi
 
-# 4. gains are printed for the three pairs
+# 4. gains are printed for the four pairs
 n=$(grep -c ' vs ' "$tmp/out")
-[ "$n" -eq 3 ] && ok gains || bad gains "$n gain lines, want 3"
+[ "$n" -eq 4 ] && ok gains || bad gains "$n gain lines, want 4"
 
 # 5. bad flags: a message naming the problem, exit 2
 check_bad() {	# label, expected text, args...
