@@ -209,6 +209,15 @@ struct ucm_cpumap {
 	bool stopped;		/* workers joined (control thread only) */
 };
 
+#ifdef UCM_DEBUG
+int ucm_cpumap_test_ring_flags(const struct ucm_cpumap *map, uint32_t w)
+{
+	if (!map || w >= map->nworkers || !map->workers[w] || !map->workers[w]->ring)
+		return -1;
+	return (int)map->workers[w]->ring->flags;
+}
+#endif
+
 /* One bulk queue is exactly one cache line of descriptors; its fill count
  * lives in the producer's bq_count[] line with the others. */
 struct ucm_bq {

@@ -41,6 +41,9 @@ enum ucm_cpumap_hook_point {
  * with atomic stores. */
 extern void (*ucm_cpumap_test_hook)(uint32_t worker,
 				    enum ucm_cpumap_hook_point where);
+/* Tests: worker @w's ring's flags (UCM_RING_*), or -1 for no such ring
+ * (inline, or @w out of range). */
+int ucm_cpumap_test_ring_flags(const struct ucm_cpumap *map, uint32_t w);
 #endif
 
 #endif /* UCM_CPUMAP_INTERNAL_H */

@@ -23,6 +23,7 @@
 #include "ucpumap/cpumap.h"
 #include "ucpumap/txq.h"
 #include "ucpumap/log.h"
+#include "ucpumap/ring.h"
 #include "engine/cpumap_internal.h"
 #include "utest.h"
 
@@ -507,8 +508,18 @@ static int test_one_producer(void)
 	if (delivery_case(UCM_CPUMAP_F_ONE_PRODUCER) ||
 	    ring_full_case(UCM_CPUMAP_F_ONE_PRODUCER))
 		return 1;
+	/* Without it, multi-producer (producers come after the map). */
+	if (fixture_init(&f, 1, 1024, &rec_ops, 0, 0, 4096))
+		return 1;
+	UT_ASSERT(ucm_cpumap_test_ring_flags(f.map, 0) == UCM_RING_MP, "ring flags %d, want MP",
+		  ucm_cpumap_test_ring_flags(f.map, 0));
+	if (fixture_fini(&f))
+		return 1;
 	if (fixture_init(&f, 1, 1024, &rec_ops, UCM_CPUMAP_F_ONE_PRODUCER, 0, 4096))
 		return 1;
+	/* What the flag is for: the worker's ring is single-producer. */
+	UT_ASSERT(ucm_cpumap_test_ring_flags(f.map, 0) == UCM_RING_SP, "ring flags %d, want SP",
+		  ucm_cpumap_test_ring_flags(f.map, 0));
 	f.sink.check_order = true;
 	log_count = 0;
 	ucm_set_print(quiet_print);
@@ -596,8 +607,8 @@ static int park_worker(struct fixture *f, enum ucm_cpumap_hook_point where)
 	return 0;
 }
 
-static int run_park_test_flags(enum ucm_cpumap_hook_point where,
-				const struct ucm_sink_ops *ops, uint32_t map_flags)
+static int park_case(enum ucm_cpumap_hook_point where,
+		     const struct ucm_sink_ops *ops, uint32_t map_flags)
 {
 	struct ucm_cpumap_enqueue_stats es0, es1;
 	struct fixture f;
@@ -626,6 +637,15 @@ static int run_park_test_flags(enum ucm_cpumap_hook_point where,
 		UT_ASSERT(es1.wakeups == es0.wakeups, "woken although it had not announced sleep");
 	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
 	return fixture_fini(&f);
+}
+
+/* Each window with both worker rings: multi-producer, and single-producer
+ * (UCM_CPUMAP_F_ONE_PRODUCER: ucm_dp's with one queue). */
+static int run_park_test_flags(enum ucm_cpumap_hook_point where,
+			       const struct ucm_sink_ops *ops, uint32_t map_flags)
+{
+	return park_case(where, ops, map_flags) ||
+	       park_case(where, ops, map_flags | UCM_CPUMAP_F_ONE_PRODUCER);
 }
 
 static int run_park_test(enum ucm_cpumap_hook_point where,
@@ -981,14 +1001,14 @@ static void *stop_main(void *arg)
 	return NULL;
 }
 
-static int test_stop_flush_in_window(void)
+static int stop_flush_case(uint32_t map_flags)
 {
 	struct fixture f;
 	pthread_t t;
 	uint64_t addr;
 	uint32_t i;
 
-	if (fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096) ||
+	if (fixture_init(&f, 1, 256, &rec_ops, map_flags, 0, 4096) ||
 	    park_worker(&f, UCM_CPUMAP_HOOK_STOP_CHECK))
 		return 1;
 	for (i = 0; i < 5; i++) {	/* fewer than a bulk: staged, not flushed */
@@ -1009,6 +1029,11 @@ static int test_stop_flush_in_window(void)
 		  (unsigned long long)f.sink.delivered);
 	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
 	return fixture_fini(&f);
+}
+
+static int test_stop_flush_in_window(void)
+{
+	return stop_flush_case(0) || stop_flush_case(UCM_CPUMAP_F_ONE_PRODUCER);
 }
 
 /* Staged frames that were never flushed are flushed by destroy. */

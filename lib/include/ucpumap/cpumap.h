@@ -196,8 +196,8 @@ enum ucm_cpumap_flags {
 	 * one worker. Not with inline workers, nor with a sink that sleeps
 	 * on its own fds (wait()) unless it has UCM_SINK_F_POLL_WAKE. */
 	UCM_CPUMAP_F_PREWAKE = 1 << 4,
-	/* The map has one producer (one RX thread) for its whole life: the
-	 * worker rings are single-producer (ring.h), so a flush reserves its
+	/* The map has one producer (one RX thread) at a time: the worker
+	 * rings are single-producer (ring.h), so a flush reserves its
 	 * slots with no atomic read-modify-write and the worker writes no
 	 * free mark into the slots it takes. ucm_cpumap__producer_create()
 	 * then refuses a second one while the first exists (EBUSY). ucm_dp
