@@ -70,6 +70,14 @@ struct ucm_xdp *kernel_cpumap_attach(int ifindex)
 	return x;
 }
 
+/* A row's delivered rate: on veth what the sink counted from before the
+ * generator started to after the row drained (d0, d1); with --dev what
+ * run_traffic() counted over the offered load's own window. */
+static double delivered_rate(uint64_t d0, uint64_t d1, double dev_dst)
+{
+	return (cfg.dev ? dev_dst : (double)(d1 - d0)) / cfg.seconds;
+}
+
 static int row_kernel(struct row *r, int round)
 {
 	int ifindex = if_nametoindex(cfg.ifname), pfd = -1, rc;
@@ -99,7 +107,7 @@ static int row_kernel(struct row *r, int round)
 		ucm_xdp__detach(x);
 		ucm_xdp__destroy(x);
 	}
-	r->dst[round] = (cfg.dev ? dev_dst : d1 - d0) / cfg.seconds;
+	r->dst[round] = delivered_rate(d0, d1, dev_dst);
 	return rc;
 }
 
@@ -301,7 +309,7 @@ static int row_daemon(struct row *r, int round)
 		r->sent[round] = r->back_sent[round] * cfg.seconds;	/* a count, as sent */
 		r->dst[round] = r->back_dst[round];
 	} else if (!row_is_tcp(r)) {
-		r->dst[round] = (cfg.dev ? dev_dst : d1 - d0) / cfg.seconds;
+		r->dst[round] = delivered_rate(d0, d1, dev_dst);
 	}
 	if (!cfg.dev)
 		r->kernel_cmp[round] = d1 - d.l0;
@@ -479,7 +487,7 @@ static int row_dpdk(struct row *r, int round)
 		rc = -1;
 	d1 = delivered_now();
 	r->sent[round] = sent;
-	r->dst[round] = (cfg.dev ? dev_dst : d1 - d0) / cfg.seconds;
+	r->dst[round] = delivered_rate(d0, d1, dev_dst);
 	rx = testpmd_rx(out);
 	/* testpmd's count is its whole run's: with --dev the far side's
 	 * generator ran all along, so it is no rate of the timed run. */
