@@ -564,6 +564,13 @@ static int dp_redirect(struct ucm_dp *dp, uint32_t q, int fd);
  * (it only refills) until the stop (tests/net/xsk_rx.c, drain mode);
  * relaxed, no pair. */
 int ucm_dp_test_rx_hold;
+
+/* Tests: the datapath's cpumap, for the cpumap's own test helpers
+ * (engine/cpumap_internal.h). */
+struct ucm_cpumap *ucm_dp_test_map(struct ucm_dp *dp)
+{
+	return dp->map;
+}
 #endif
 
 /* The RX thread gives up: why, for ucm_dp__check(). */
@@ -1118,9 +1125,9 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 			  (dp_hold(dp) ? UCM_CPUMAP_F_HOLD : 0) |
 			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0) |
 			  (dp->c.prewake ? UCM_CPUMAP_F_PREWAKE : 0) |
-			  /* one RX thread: single-producer worker rings */
-			  (dp->c.nqueues == 1 && !(f & UCM_DP_F_INLINE) ?
-			   UCM_CPUMAP_F_ONE_PRODUCER : 0),
+			  /* one RX thread: single-producer worker rings
+			   * (inline, one "worker" per queue: no ring) */
+			  (dp->c.nqueues == 1 ? UCM_CPUMAP_F_ONE_PRODUCER : 0),
 		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
 		 .spin_us = dp->c.spin_us,
 		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL,

@@ -38,6 +38,8 @@
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
 #include "ucpumap/log.h"
+#include "ucpumap/ring.h"
+#include "engine/cpumap_internal.h"
 #include "utest.h"
 
 #define MAX_FLOWS	64
@@ -68,6 +70,7 @@ static bool drain_mode;
 static bool busy_mode;
 extern int ucm_xsk_test_poll_fail;
 extern int ucm_dp_test_rx_hold;
+extern struct ucm_cpumap *ucm_dp_test_map(struct ucm_dp *dp);
 static atomic_ulong per_worker[NWORKERS];
 
 static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
@@ -353,6 +356,16 @@ int main(int argc, char **argv)
 			failed++;					\
 		}							\
 	} while (0)
+
+	/* One queue: its RX thread is the map's one producer, and every
+	 * worker ring is single-producer (UCM_CPUMAP_F_ONE_PRODUCER). */
+	for (c = 0; c < NWORKERS - 1; c++)	/* the first that is not, or the last */
+		if (ucm_cpumap_test_ring_flags(ucm_dp_test_map(dp), c) != UCM_RING_SP)
+			break;
+	CHECK("one-producer-rings",
+	      ucm_cpumap_test_ring_flags(ucm_dp_test_map(dp), c) == UCM_RING_SP,
+	      "worker %d's ring flags %d, want SP", c,
+	      ucm_cpumap_test_ring_flags(ucm_dp_test_map(dp), c));
 
 	if (busy_mode) {
 		int fd = xsk_fd(), us = 0, prefer = 0;
