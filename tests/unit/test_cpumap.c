@@ -1060,14 +1060,21 @@ static int test_destroy_flushes_bulk_queues(void)
 	return 0;
 }
 
-/* A full worker ring: the overflow is a counted drop, recycled directly
- * into the producer's own cache. */
-static int ring_full_case(uint32_t map_flags)
+/*
+ * A full worker ring: the overflow is a counted drop, recycled directly
+ * into the producer's own cache. The ring takes 16 packets: two bulks of
+ * 8, or five of 3 and the first packet of the sixth, whose stamp (in its
+ * first frame) the latency histograms count with the bulks that went in
+ * whole; none with UCM_CPUMAP_F_NO_LATENCY.
+ */
+static int ring_full_run(uint32_t map_flags, uint32_t bulk, uint32_t kept,
+			 uint32_t stamps)
 {
+	struct ucm_cpumap_worker_stats ws;
 	struct ucm_cpumap_enqueue_stats es;
 	struct ucm_pool_stats ps0, ps1;
+	uint64_t end, wait = 0, sink = 0;
 	struct fixture f;
-	uint64_t end;
 
 	if (fixture_init(&f, 1, 16, &rec_ops, map_flags, 0, 4096))
 		return 1;
@@ -1080,20 +1087,39 @@ static int ring_full_case(uint32_t map_flags)
 	UT_ASSERT(atomic_load(&f.sink.in_xmit), "worker never entered the sink");
 
 	ucm_pool__get_stats(f.pool, &ps0, sizeof(ps0));
-	/* The worker holds 8 in its batch; the ring takes 16 more. */
-	if (send_frames(&f, 0, 8, 100, 8))
+	/* The worker holds 8 in its batch; the ring is empty. */
+	if (send_frames(&f, 0, 8, 100, bulk))
 		return 1;
 	ucm_pool__get_stats(f.pool, &ps1, sizeof(ps1));
 	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &es, sizeof(es));
 	UT_ASSERT(es.processed == 108, "processed %llu", (unsigned long long)es.processed);
-	UT_ASSERT(es.drops == 100 - 16, "drops %llu, want 84", (unsigned long long)es.drops);
+	UT_ASSERT(es.drops == 100 - kept, "bulks of %u: drops %llu, want %u", bulk,
+		  (unsigned long long)es.drops, 100 - kept);
 	UT_ASSERT(ps1.recycle_cached - ps0.recycle_cached == es.drops,
 		  "drops went %llu to the cache",
 		  (unsigned long long)(ps1.recycle_cached - ps0.recycle_cached));
 	atomic_store(&f.sink.gate_closed, 0);
-	UT_ASSERT(wait_delivered(&f.sink, 24, WAIT_MS), "delivered %llu of 24",
-		  (unsigned long long)rec_delivered(&f.sink));
+	UT_ASSERT(wait_delivered(&f.sink, 8 + kept, WAIT_MS), "delivered %llu of %u",
+		  (unsigned long long)rec_delivered(&f.sink), 8 + kept);
+	ucm_cpumap__stop(f.map);
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
+	for (uint32_t b = 0; b < UCM_LAT_BUCKETS; b++) {
+		wait += ws.wait_hist[b];
+		sink += ws.sink_hist[b];
+	}
+	UT_ASSERT(wait == stamps && sink == stamps,
+		  "bulks of %u: %llu waits and %llu sink times, want %u", bulk,
+		  (unsigned long long)wait, (unsigned long long)sink, stamps);
+	UT_ASSERT(rec_delivered(&f.sink) == 8 + kept, "delivered %llu of %u",
+		  (unsigned long long)rec_delivered(&f.sink), 8 + kept);
 	return fixture_fini(&f);
+}
+
+static int ring_full_case(uint32_t map_flags)
+{
+	return ring_full_run(map_flags, 8, 16, 3) ||
+	       ring_full_run(map_flags, 3, 16, 7) ||
+	       ring_full_run(map_flags | UCM_CPUMAP_F_NO_LATENCY, 8, 16, 0);
 }
 
 static int test_ring_full_drops(void)
@@ -1138,13 +1164,16 @@ static int test_malformed_frames_are_counted(void)
 }
 
 /*
- * The latency histograms count every bulk, once each: six bulks (one of
- * runts, all dropped) through a sink that takes 3 ms per batch; with a
- * hold too, where the bulks wait for the ring to run empty; none with
- * UCM_CPUMAP_F_NO_LATENCY.
+ * The latency histograms count every bulk, once each: bulks of @bulk
+ * packets and one of runts (all dropped) through a sink that takes 3 ms
+ * per batch; with a hold too, where the bulks wait for the ring to run
+ * empty; none with UCM_CPUMAP_F_NO_LATENCY. Bulks of 3 pile up while
+ * the sink works, so that a worker batch takes a bulk's first packets
+ * (its stamp) and the next batch the rest.
  */
-static int lat_run(uint32_t flags)
+static int lat_run(uint32_t flags, uint32_t bulk)
 {
+	uint32_t good = (40 + bulk - 1) / bulk;
 	struct ucm_cpumap_worker_stats ws;
 	struct ucm_cpumap_enqueue_stats es;
 	uint64_t wait = 0, sink = 0, slow = 0, addr;
@@ -1154,7 +1183,7 @@ static int lat_run(uint32_t flags)
 	if (fixture_init(&f, 1, 256, &rec_ops, flags, 0, 4096))
 		return 1;
 	f.sink.delay_us = 3000;
-	if (send_frames(&f, 0, 0, 40, 8))
+	if (send_frames(&f, 0, 0, 40, bulk))
 		return 1;
 	for (int i = 0; i < 8; i++) {
 		UT_ASSERT(!ucm_pool__alloc(f.pool, &addr), "alloc");
@@ -1172,7 +1201,7 @@ static int lat_run(uint32_t flags)
 		if (b >= ucm_lat_bucket(3000000))
 			slow += ws.sink_hist[b];
 	}
-	UT_ASSERT(es.events == 6, "%llu bulks flushed", (unsigned long long)es.events);
+	UT_ASSERT(es.events == good + 1, "%llu bulks flushed", (unsigned long long)es.events);
 	if (flags & UCM_CPUMAP_F_NO_LATENCY) {
 		UT_ASSERT(!wait && !sink, "unstamped, yet %llu waits and %llu sink times counted",
 			  (unsigned long long)wait, (unsigned long long)sink);
@@ -1181,26 +1210,26 @@ static int lat_run(uint32_t flags)
 			  (unsigned long long)wait, (unsigned long long)es.events);
 		UT_ASSERT(sink == es.events, "%llu sink times counted for %llu bulks",
 			  (unsigned long long)sink, (unsigned long long)es.events);
-		/* The five good bulks each waited for a 3 ms hand-over. */
-		UT_ASSERT(slow >= 5, "%llu sink times of 3 ms or more, 5 expected",
-			  (unsigned long long)slow);
+		/* The good bulks each waited for a 3 ms hand-over. */
+		UT_ASSERT(slow >= good, "%llu sink times of 3 ms or more, %u expected",
+			  (unsigned long long)slow, good);
 	}
 	return fixture_fini(&f);
 }
 
 static int test_latency_hist(void)
 {
-	return lat_run(0);
+	return lat_run(0, 8) || lat_run(0, 3);
 }
 
 static int test_latency_hist_hold(void)
 {
-	return lat_run(UCM_CPUMAP_F_HOLD);
+	return lat_run(UCM_CPUMAP_F_HOLD, 8) || lat_run(UCM_CPUMAP_F_HOLD, 3);
 }
 
 static int test_latency_hist_off(void)
 {
-	return lat_run(UCM_CPUMAP_F_NO_LATENCY);
+	return lat_run(UCM_CPUMAP_F_NO_LATENCY, 8);
 }
 
 /*
