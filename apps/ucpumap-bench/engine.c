@@ -41,12 +41,15 @@
 
 #define ENG_MAX_ROUNDS		64
 /*
- * Frames in the pool: by default as many as the worker ring holds (--qsize),
- * at least ENG_FRAMES_MIN. The producer is then throttled by its pool, as
- * an RX queue is by its fill ring, and the ring never overflows, so the
- * rate is the worker's capacity. More frames than the ring holds
- * (--frames 8192 with the default ring) floods the worker instead: drops
- * at enqueue, the regime of the seeds' "bombed with 27 Mpps" tables.
+ * Frames in the pool: by default as many as the worker ring holds, at least
+ * ENG_FRAMES_MIN. A ring of --qsize entries holds 8/9 of that in packets
+ * when each bulk of 8 takes an entry more for its latency stamp, so the
+ * power of two it holds in every row is half of --qsize. The producer is
+ * then throttled by its pool, as an RX queue is by its fill ring, and the
+ * ring never overflows, so the rate is the worker's capacity. More frames
+ * than the ring holds (--frames 8192 with the default ring) floods the
+ * worker instead: drops at enqueue, the regime of the seeds' "bombed with
+ * 27 Mpps" tables.
  */
 #define ENG_FRAMES_MIN		256
 /* Data where AF_XDP puts it: after XDP_PACKET_HEADROOM. */
@@ -375,10 +378,11 @@ static const struct opt eng_opts[] = {
 	OPT_DEF("frames", OPT_POW2, struct eng_cfg, frames, .lo = ENG_FRAMES_MIN, .hi = 65536,
 		.metavar = "N",
 		.help = "frames in the pool, power of two (default: as many as the worker "
-			"ring holds, at least " xstr(ENG_FRAMES_MIN) "), so the producer is "
+			"ring holds with the latency stamps, half of --qsize, at least "
+			xstr(ENG_FRAMES_MIN) "), so the producer is "
 			"throttled by its pool and nothing is dropped; more floods the worker "
 			"and drops at enqueue"),
-	OPT_DEF("qsize", OPT_POW2, struct eng_cfg, qsize, .lo = UCM_CPUMAP_BULK_SIZE,
+	OPT_DEF("qsize", OPT_POW2, struct eng_cfg, qsize, .lo = UCM_CPUMAP_QSIZE_MIN,
 		.hi = UCM_CPUMAP_QSIZE_MAX, .flags = OPT_F_DEFAULT, .metavar = "N",
 		.help = "worker ring size, power of two"),
 	OPT_DEF("json", OPT_STRING, struct eng_cfg, json, .metavar = "FILE",
@@ -422,7 +426,7 @@ static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 	memset(cfg->want, 1, sizeof(cfg->want));
 	ret = opts_parse(&eng_cmd, cfg, argc, argv);
 	if (!ret && !cfg->frames)	/* the default: what the ring holds */
-		cfg->frames = cfg->qsize > ENG_FRAMES_MIN ? cfg->qsize : ENG_FRAMES_MIN;
+		cfg->frames = cfg->qsize / 2 > ENG_FRAMES_MIN ? cfg->qsize / 2 : ENG_FRAMES_MIN;
 	return ret;
 }
 

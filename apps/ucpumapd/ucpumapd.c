@@ -146,7 +146,7 @@ static const struct opt d_opts[] = {
 	  .metavar = "N", .help = "2048 or 4096 bytes"),
 	D("rx-size", OPT_POW2, rx_size, .lo = 64, .hi = 16384, .flags = OPT_F_DEFAULT,
 	  .metavar = "N", .help = "RX ring size, power of two (the fill ring: twice)"),
-	D("qsize", OPT_POW2, qsize, .lo = UCM_CPUMAP_BULK_SIZE, .hi = UCM_CPUMAP_QSIZE_MAX,
+	D("qsize", OPT_POW2, qsize, .lo = UCM_CPUMAP_QSIZE_MIN, .hi = UCM_CPUMAP_QSIZE_MAX,
 	  .flags = OPT_F_DEFAULT, .metavar = "N", .help = "worker ring size, power of two"),
 	D("mtu", OPT_UINT, mtu, .lo = 68, .hi = 65535, .metavar = "N", .help = "tun MTU, "
 	  "at most 9000 (default: what a frame holds; two-way: and at most IFACE's MTU)"),

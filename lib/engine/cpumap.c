@@ -103,16 +103,22 @@ void (*ucm_cpumap_test_hook)(uint32_t worker, enum ucm_cpumap_hook_point where);
 #define HELD_MAX	(UCM_CPUMAP_HOLD_MAX + UCM_CPUMAP_BATCH - 1)
 
 /*
- * A bulk's first descriptor in a worker ring carries this bit, and its
- * frame's first 8 bytes the producer's flush time (ucm_now_ns()): the
- * worker's wait_hist and sink_hist, one clock read per flush and two per
- * worker batch, not per packet. The frame's first bytes are free until
- * the worker lays its header there; the bit sits above every UMEM handle
- * and below the length.
+ * A bulk's stamp: an entry of its own in the worker ring, just before the
+ * bulk's descriptors, holding the producer's flush time (ucm_now_ns(), its
+ * low 47 bits) for the worker's wait_hist and sink_hist: one clock read per
+ * flush and two per worker batch, not per packet. Not in the bulk's first
+ * frame: that line would cross from the producer's CPU to the worker's
+ * for every bulk (docs/BENCHMARKS.md, "Where the latency stamps' cost
+ * goes"). Bit 47 tells a stamp from a descriptor: it is above every UMEM
+ * handle and below the length. A wait is read modulo 2^47 ns (39 hours).
  */
-#define DESC_STAMPED	(1ull << 47)
-_Static_assert(UCM_UMEM_MAX_SIZE <= DESC_STAMPED, "the stamp bit is not an address bit");
-_Static_assert(DESC_STAMPED < 1ull << UCM_DESC_LEN_SHIFT, "the stamp bit is not a length bit");
+#define RING_STAMP	(1ull << 47)
+#define STAMP_MASK	(RING_STAMP - 1)
+_Static_assert(UCM_UMEM_MAX_SIZE <= RING_STAMP, "the stamp bit is not an address bit");
+_Static_assert(RING_STAMP < 1ull << UCM_DESC_LEN_SHIFT, "the stamp bit is not a length bit");
+/* A worker takes one entry more than a batch: every run of entries that
+ * long holds a stamp, so at most a batch of descriptors. */
+#define RING_TAKE_MAX	(UCM_CPUMAP_BATCH + 1)
 /* Dequeue times of bulks whose packets are not gone yet: at most one per
  * packet held, and a batch's worth more (a bulk's packets all dropped). */
 #define PEND_MAX	(HELD_MAX + UCM_CPUMAP_BATCH)
@@ -171,6 +177,9 @@ struct ucm_worker {
 	 * nfin of them are finished (worker_lat_done()). */
 	uint64_t pend[PEND_MAX];
 	uint32_t npend, nfin;
+	/* A stamp that ended a batch: its bulk's descriptors come with the
+	 * next one (0: none). */
+	uint64_t stamp_next;
 
 	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
 	/*
@@ -218,11 +227,16 @@ int ucm_cpumap_test_ring_flags(const struct ucm_cpumap *map, uint32_t w)
 }
 #endif
 
-/* One bulk queue is exactly one cache line of descriptors; its fill count
- * lives in the producer's bq_count[] line with the others. */
+/* One bulk queue is exactly one cache line of descriptors, with its
+ * latency stamp (RING_STAMP) in the word before them, so that one ring
+ * produce takes both without a copy; its fill count lives in the
+ * producer's bq_count[] line with the others. */
 struct ucm_bq {
+	uint64_t pad_[UCM_CACHELINE / sizeof(uint64_t) - 1];
+	uint64_t stamp;
 	uint64_t q[UCM_CPUMAP_BULK_SIZE];
 } __cacheline_aligned;
+_Static_assert(offsetof(struct ucm_bq, q) == UCM_CACHELINE, "descriptors on a line of their own");
 
 /*
  * Concurrency contract of struct ucm_cpumap_producer: used by one thread
@@ -281,14 +295,16 @@ static void desc_to_base(const struct ucm_cpumap *map, const uint64_t *desc,
 		base[i] = ucm_umem_desc_base(map->umem, desc[i]);
 }
 
-/* bq_flush_to_queue(): one ring reservation for the whole bulk. */
+/* bq_flush_to_queue(): one ring reservation for the whole bulk, its stamp
+ * first. */
 static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 {
 	struct ucm_cpumap *map = prod->map;
 	struct ucm_bq *bq = &prod->bq[w];
 	struct ucm_worker *wk = map->workers[w];
 	uint64_t base[UCM_CPUMAP_BULK_SIZE];
-	uint32_t n = prod->bq_count[w], k;
+	const uint64_t *v = bq->q;
+	uint32_t n = prod->bq_count[w], m = n, lead = 0, k;
 
 #ifdef UCM_DEBUG
 	/* Tags first: the worker may consume a frame the moment it lands. */
@@ -304,19 +320,19 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		return;
 	}
 	if (!(map->flags & UCM_CPUMAP_F_NO_LATENCY)) {
-		uint64_t *stamp = ucm_umem__frame(map->area,
-						  ucm_umem_desc_base(map->umem, bq->q[0]));
-
 		if (!prod->now)
 			prod->now = ucm_now_ns();
-		*stamp = prod->now;
-		bq->q[0] |= DESC_STAMPED;
+		bq->stamp = RING_STAMP | (prod->now & STAMP_MASK);
+		v = &bq->stamp;
+		m = n + 1;
+		lead = 1;
 	}
-	k = ucm_ring__produce(wk->ring, bq->q, n);
-	if (unlikely(k < n)) {
+	k = ucm_ring__produce(wk->ring, v, m);
+	if (unlikely(k < m)) {
 		/* Ring full: back into our own pool, directly, as
-		 * xdp_return_frame_rx_napi() does. */
-		bq->q[0] &= ~DESC_STAMPED;
+		 * xdp_return_frame_rx_napi() does. A stamp that went in
+		 * alone counts as a bulk whose packets were all dropped. */
+		k = k > lead ? k - lead : 0;
 		desc_to_base(map, bq->q + k, base, n - k);
 		ucm_pool_recycle_direct(prod->pool, base, n - k, UCM_LOC_WQ);
 		STAT_ADD(prod->stats[w].drops, n - k);
@@ -687,39 +703,61 @@ static void worker_lat_record(struct ucm_worker *w, uint64_t now)
 	w->nfin = 0;
 }
 
-/* A batch from the ring: one clock read, for the bulks finished before it
- * and those it brings; strip the stamp bits, count each stamped bulk's
- * wait and keep its dequeue time for sink_hist. */
-static void worker_lat_dequeue(struct ucm_worker *w, uint64_t *desc, uint32_t n)
+/* A bulk's stamp taken from the ring at @now: count its wait, keep its
+ * dequeue time for sink_hist. */
+static void worker_lat_stamp(struct ucm_worker *w, uint64_t stamp, uint64_t now)
 {
-	struct ucm_cpumap *map = w->map;
-	uint64_t now = 0, stamp, dt;
+	uint64_t dt = (now - stamp) & STAMP_MASK;
 
-	if (w->nfin) {
+	/* One clock on every CPU: a stamp from the future cannot be, and
+	 * counts as no wait. */
+	if (dt > STAMP_MASK / 2)
+		dt = 0;
+	STAT_ADD(w->stats.wait_hist[ucm_lat_bucket(dt)], 1);
+	STAT_ADD(w->stats.wait_ns, dt);
+	/* Full only when a hold waits while whole bulks were dropped: the
+	 * oldest counts as done now. */
+	if (w->npend == PEND_MAX) {
+		w->nfin = 1;
+		worker_lat_record(w, now);
+	}
+	w->pend[w->npend++] = now;
+}
+
+/*
+ * Entries from the ring: one clock read, for the bulks finished before
+ * them and those they bring. Takes the stamps out and leaves the
+ * descriptors at the front of @desc. Return: how many descriptors.
+ */
+static uint32_t worker_lat_dequeue(struct ucm_worker *w, uint64_t *desc, uint32_t n)
+{
+	uint64_t now = 0;
+	uint32_t i, k = 0;
+
+	if (w->nfin || w->stamp_next) {
 		now = ucm_now_ns();
 		worker_lat_record(w, now);
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		if (!(desc[i] & DESC_STAMPED))
+	if (w->stamp_next) {
+		worker_lat_stamp(w, w->stamp_next, now);
+		w->stamp_next = 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (!(desc[i] & RING_STAMP)) {
+			desc[k++] = desc[i];
 			continue;
-		desc[i] &= ~DESC_STAMPED;
+		}
+		/* Last: its bulk is dequeued with the next batch (or is a
+		 * stamp alone, worker_idle()). */
+		if (i == n - 1) {
+			w->stamp_next = desc[i];
+			break;
+		}
 		if (!now)
 			now = ucm_now_ns();
-		stamp = *(const uint64_t *)ucm_umem__frame(map->area,
-							   ucm_umem_desc_base(map->umem, desc[i]));
-		/* One clock on every CPU; a stamp from the future would be
-		 * a torn frame, counted as no wait. */
-		dt = now > stamp ? now - stamp : 0;
-		STAT_ADD(w->stats.wait_hist[ucm_lat_bucket(dt)], 1);
-		STAT_ADD(w->stats.wait_ns, dt);
-		/* Full only when a hold waits while whole bulks were dropped:
-		 * the oldest counts as done now. */
-		if (w->npend == PEND_MAX) {
-			w->nfin = 1;
-			worker_lat_record(w, now);
-		}
-		w->pend[w->npend++] = now;
+		worker_lat_stamp(w, desc[i], now);
 	}
+	return k;
 }
 
 /* Hand everything held to the sink (netif_receive_skb_list(), or the
@@ -764,9 +802,20 @@ static void worker_idle(struct ucm_worker *w)
 	}
 	if (map->sink && map->sink->flush)
 		map->sink->flush(map->sink_ctx, w->idx);
-	/* Before a sleep, the finished bulks' sink_hist: one clock read. */
-	if (w->nfin)
-		worker_lat_record(w, ucm_now_ns());
+	/* Before a sleep, the finished bulks' sink_hist: one clock read.
+	 * A stamp still kept had no descriptor after it (the full ring
+	 * dropped them, or a producer has not written them yet): a bulk
+	 * whose packets are gone. */
+	if (w->nfin || w->stamp_next) {
+		uint64_t now = ucm_now_ns();
+
+		if (w->stamp_next) {
+			worker_lat_stamp(w, w->stamp_next, now);
+			w->stamp_next = 0;
+			worker_lat_done(w);
+		}
+		worker_lat_record(w, now);
+	}
 	worker_return(w);
 }
 
@@ -883,7 +932,8 @@ static void *worker_main(void *arg)
 	struct ucm_worker *w = arg;
 	struct ucm_cpumap *map = w->map;
 	const struct ucm_sink_ops *sink = map->sink;
-	uint64_t desc[UCM_CPUMAP_BATCH];
+	uint64_t desc[RING_TAKE_MAX];
+	uint32_t take = map->flags & UCM_CPUMAP_F_NO_LATENCY ? UCM_CPUMAP_BATCH : RING_TAKE_MAX;
 	uint32_t n;
 
 	if (sink && sink->open)
@@ -898,10 +948,12 @@ static void *worker_main(void *arg)
 		return NULL;
 
 	for (;;) {
-		n = ucm_ring__consume(w->ring, desc, UCM_CPUMAP_BATCH);
+		n = ucm_ring__consume(w->ring, desc, take);
 		if (n) {
-			worker_lat_dequeue(w, desc, n);
-			worker_run_batch(w, desc, n);
+			if (take == RING_TAKE_MAX)
+				n = worker_lat_dequeue(w, desc, n);
+			if (n)
+				worker_run_batch(w, desc, n);
 			/* One bounded turn of the other direction per batch. */
 			if (sink && sink->poll)
 				sink->poll(map->sink_ctx, w->idx);
@@ -1107,9 +1159,9 @@ static int opts_check(struct ucm_cpumap_opts *o)
 	if (!o->qsize)
 		o->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
 	if (!is_pow2(o->qsize) || o->qsize > UCM_CPUMAP_QSIZE_MAX ||
-	    o->qsize < UCM_CPUMAP_BULK_SIZE) {
+	    o->qsize < UCM_CPUMAP_QSIZE_MIN) {
 		pr_warn("cpumap: queue size %u: must be a power of two between %u and %u\n",
-			o->qsize, UCM_CPUMAP_BULK_SIZE, UCM_CPUMAP_QSIZE_MAX);
+			o->qsize, UCM_CPUMAP_QSIZE_MIN, UCM_CPUMAP_QSIZE_MAX);
 		return -EINVAL;
 	}
 	if (o->flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD |

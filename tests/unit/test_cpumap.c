@@ -353,6 +353,8 @@ static int test_create_rejects_bad_options(void)
 		{ "qsize 1000", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 1000 } },
 		{ "qsize 32768", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 32768 } },
 		{ "qsize 4", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 4 } },
+		/* A full bulk and its stamp take 9 entries. */
+		{ "qsize 8", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .qsize = 8 } },
 		{ "spin 1001 us", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1,
 				    .spin_us = UCM_SPIN_US_MAX + 1 } },
 		{ "duplicate cpu", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = dup, .ncpus = 2 } },
@@ -1062,10 +1064,12 @@ static int test_destroy_flushes_bulk_queues(void)
 
 /*
  * A full worker ring: the overflow is a counted drop, recycled directly
- * into the producer's own cache. The ring takes 16 packets: two bulks of
- * 8, or five of 3 and the first packet of the sixth, whose stamp (in its
- * first frame) the latency histograms count with the bulks that went in
- * whole; none with UCM_CPUMAP_F_NO_LATENCY.
+ * into the producer's own cache. The ring's 16 entries take each bulk's
+ * packets after its latency stamp: bulks of 8 leave room for 8 and then
+ * 6; bulks of 5 for 5, 5 and 3; bulks of 2 for five whole bulks and a
+ * stamp alone, which the histograms count as a bulk all dropped. Without
+ * stamps (UCM_CPUMAP_F_NO_LATENCY) 16 packets go in, and nothing is
+ * counted.
  */
 static int ring_full_run(uint32_t map_flags, uint32_t bulk, uint32_t kept,
 			 uint32_t stamps)
@@ -1117,8 +1121,9 @@ static int ring_full_run(uint32_t map_flags, uint32_t bulk, uint32_t kept,
 
 static int ring_full_case(uint32_t map_flags)
 {
-	return ring_full_run(map_flags, 8, 16, 3) ||
-	       ring_full_run(map_flags, 3, 16, 7) ||
+	return ring_full_run(map_flags, 8, 14, 3) ||
+	       ring_full_run(map_flags, 5, 13, 4) ||
+	       ring_full_run(map_flags, 2, 10, 7) ||
 	       ring_full_run(map_flags | UCM_CPUMAP_F_NO_LATENCY, 8, 16, 0);
 }
 
@@ -1168,8 +1173,8 @@ static int test_malformed_frames_are_counted(void)
  * packets and one of runts (all dropped) through a sink that takes 3 ms
  * per batch; with a hold too, where the bulks wait for the ring to run
  * empty; none with UCM_CPUMAP_F_NO_LATENCY. Bulks of 3 pile up while
- * the sink works, so that a worker batch takes a bulk's first packets
- * (its stamp) and the next batch the rest.
+ * the sink works, so that a worker's take of 9 entries ends with a
+ * bulk's stamp and the bulk's packets come with the next one.
  */
 static int lat_run(uint32_t flags, uint32_t bulk)
 {

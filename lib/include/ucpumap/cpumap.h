@@ -44,6 +44,8 @@ extern "C" {
 /* Worker ring: xdp-bench redirect-cpu's default, the kernel's sanity cap. */
 #define UCM_CPUMAP_QSIZE_DEFAULT	2048
 #define UCM_CPUMAP_QSIZE_MAX		16384
+/* The smallest worker ring that takes a full bulk and its latency stamp. */
+#define UCM_CPUMAP_QSIZE_MIN		16
 /* UCM_CPUMAP_F_HOLD: packets a worker holds for its sink before handing
  * them over even though its ring is not empty: NAPI_POLL_WEIGHT, where the
  * kernel's cpumap flushes its GRO. A hand-over is at most
@@ -183,8 +185,9 @@ enum ucm_cpumap_flags {
 	 * to 64 together, not 8. Nothing waits across an idle moment. */
 	UCM_CPUMAP_F_HOLD = 1 << 2,
 	/* No latency histograms (ucm_cpumap_worker_stats.wait_hist and
-	 * sink_hist stay 0): the bulks go unstamped, which saves two clock
-	 * reads per worker batch; for measuring what they cost. */
+	 * sink_hist stay 0): the bulks go unstamped, which saves a ring
+	 * entry per bulk and two clock reads per worker batch; for
+	 * measuring what they cost. */
 	UCM_CPUMAP_F_NO_LATENCY = 1 << 3,
 	/* Pre-wake: an idle worker also wakes when an fd given to
 	 * ucm_cpumap__prewake_on() turns readable (the sockets its packets
@@ -243,7 +246,11 @@ struct ucm_cpumap_opts {
 	size_t sz;
 	const int *cpus;	/* one worker per entry, pinned to that CPU */
 	uint32_t ncpus;
-	uint32_t qsize;		/* worker ring; power of two, default 2048, max 16384 */
+	/* Worker ring entries; power of two, default 2048, max 16384. A
+	 * bulk takes one entry more than its packets for its latency stamp
+	 * (not with UCM_CPUMAP_F_NO_LATENCY): full bulks of 8 fill a ring
+	 * with 8/9 of qsize packets. */
+	uint32_t qsize;
 	const struct ucm_sink_ops *sink;
 	void *sink_ctx;
 	uint32_t flags;		/* enum ucm_cpumap_flags */
@@ -306,7 +313,9 @@ struct ucm_cpumap_enqueue_stats {
  * @wait_hist: per bulk a producer flushed to this worker, the time from
  *             the flush to the worker's dequeue (in its ring, and the
  *             worker's wake-up when it slept): UCM_LAT_BUCKETS log2
- *             buckets of us (api.h). Its sum is the bulks dequeued.
+ *             buckets of us (api.h). Its sum is the bulks dequeued (a
+ *             bulk's stamp is an entry of its own in the ring, before its
+ *             packets: one that a full ring took without them counts).
  * @sink_hist: per bulk, the time from the dequeue to the sink's
  *             completion of its packets (xmit returned: the tun sink's
  *             writes are done by then), or to their drop: the hold, the
