@@ -14,7 +14,8 @@
  *             once (xdp_do_flush()).
  *
  * Worker side (worker_main(), cpu_map_kthread_run()):
- *   consume up to 8, build the descriptors in the frames' headroom, hand
+ *   consume up to 8 descriptors (9 ring entries with the latency stamps),
+ *   build the descriptors in the frames' headroom, hand
  *   the batch to the sink, return the frames in bulk; when the ring is
  *   empty, flush the sink and sleep without losing a wakeup; when told to
  *   stop, drain the ring first. With UCM_CPUMAP_F_HOLD the parsed packets
@@ -120,7 +121,8 @@ _Static_assert(RING_STAMP < 1ull << UCM_DESC_LEN_SHIFT, "the stamp bit is not a 
  * long holds a stamp, so at most a batch of descriptors. */
 #define RING_TAKE_MAX	(UCM_CPUMAP_BATCH + 1)
 /* Dequeue times of bulks whose packets are not gone yet: at most one per
- * packet held, and a batch's worth more (a bulk's packets all dropped). */
+ * packet held, and a batch's worth more (a stamp without packets, all
+ * dropped by a full ring, is done at once: worker_lat_dequeue()). */
 #define PEND_MAX	(HELD_MAX + UCM_CPUMAP_BATCH)
 /* An inline producer runs a whole bulk queue as one worker batch. */
 _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
@@ -704,8 +706,10 @@ static void worker_lat_record(struct ucm_worker *w, uint64_t now)
 }
 
 /* A bulk's stamp taken from the ring at @now: count its wait, keep its
- * dequeue time for sink_hist. */
-static void worker_lat_stamp(struct ucm_worker *w, uint64_t stamp, uint64_t now)
+ * dequeue time for sink_hist; or with @gone (a full ring took the stamp
+ * without its packets) count its sink time too, none. */
+static void worker_lat_stamp(struct ucm_worker *w, uint64_t stamp, uint64_t now,
+			     bool gone)
 {
 	uint64_t dt = (now - stamp) & STAMP_MASK;
 
@@ -715,6 +719,10 @@ static void worker_lat_stamp(struct ucm_worker *w, uint64_t stamp, uint64_t now)
 		dt = 0;
 	STAT_ADD(w->stats.wait_hist[ucm_lat_bucket(dt)], 1);
 	STAT_ADD(w->stats.wait_ns, dt);
+	if (gone) {
+		STAT_ADD(w->stats.sink_hist[ucm_lat_bucket(0)], 1);
+		return;
+	}
 	/* Full only when a hold waits while whole bulks were dropped: the
 	 * oldest counts as done now. */
 	if (w->npend == PEND_MAX) {
@@ -739,7 +747,7 @@ static uint32_t worker_lat_dequeue(struct ucm_worker *w, uint64_t *desc, uint32_
 		worker_lat_record(w, now);
 	}
 	if (w->stamp_next) {
-		worker_lat_stamp(w, w->stamp_next, now);
+		worker_lat_stamp(w, w->stamp_next, now, desc[0] & RING_STAMP);
 		w->stamp_next = 0;
 	}
 	for (i = 0; i < n; i++) {
@@ -755,7 +763,9 @@ static uint32_t worker_lat_dequeue(struct ucm_worker *w, uint64_t *desc, uint32_
 		}
 		if (!now)
 			now = ucm_now_ns();
-		worker_lat_stamp(w, desc[i], now);
+		/* Another stamp next: a full ring took this one without
+		 * its packets. */
+		worker_lat_stamp(w, desc[i], now, desc[i + 1] & RING_STAMP);
 	}
 	return k;
 }
@@ -795,6 +805,7 @@ static void worker_xmit(struct ucm_worker *w)
 static void worker_idle(struct ucm_worker *w)
 {
 	struct ucm_cpumap *map = w->map;
+	bool alone;
 
 	if (w->nheld) {
 		STAT_ADD(w->stats.flush_empty, 1);
@@ -803,16 +814,19 @@ static void worker_idle(struct ucm_worker *w)
 	if (map->sink && map->sink->flush)
 		map->sink->flush(map->sink_ctx, w->idx);
 	/* Before a sleep, the finished bulks' sink_hist: one clock read.
-	 * A stamp still kept had no descriptor after it (the full ring
-	 * dropped them, or a producer has not written them yet): a bulk
-	 * whose packets are gone. */
-	if (w->nfin || w->stamp_next) {
+	 * A stamp still kept with nothing after it in the ring had its
+	 * packets dropped by a full ring: a bulk whose packets are gone.
+	 * With an MP ring's slots reserved but not written yet, they are
+	 * coming: it waits for them (their producer's kick follows). An
+	 * inline worker has no ring and no stamps. */
+	alone = w->stamp_next && !ucm_ring__count(w->ring);
+
+	if (w->nfin || alone) {
 		uint64_t now = ucm_now_ns();
 
-		if (w->stamp_next) {
-			worker_lat_stamp(w, w->stamp_next, now);
+		if (alone) {
+			worker_lat_stamp(w, w->stamp_next, now, true);
 			w->stamp_next = 0;
-			worker_lat_done(w);
 		}
 		worker_lat_record(w, now);
 	}
@@ -972,6 +986,9 @@ static void *worker_main(void *arg)
 		if (worker_sleep(w))
 			break;
 	}
+	/* Stopped with a producer cut short at its stamp: counted, gone. */
+	if (w->stamp_next)
+		worker_lat_stamp(w, w->stamp_next, ucm_now_ns(), true);
 	if (sink && sink->close)
 		sink->close(map->sink_ctx, w->idx);
 	return NULL;
@@ -1337,7 +1354,7 @@ void ucm_cpumap__destroy(struct ucm_cpumap *map)
 	ucm_cpumap__stop(map);
 	for (i = 0; i < map->nworkers; i++) {
 		if (map->workers[i]->ring && ucm_ring__count(map->workers[i]->ring))
-			pr_warn("cpumap: worker %u exited with %u frames queued\n",
+			pr_warn("cpumap: worker %u exited with %u ring entries queued\n",
 				i, ucm_ring__count(map->workers[i]->ring));
 		worker_free(map->workers[i]);
 	}
