@@ -707,7 +707,7 @@ static void worker_lat_record(struct ucm_worker *w, uint64_t now)
 
 /* A bulk's stamp taken from the ring at @now: count its wait, keep its
  * dequeue time for sink_hist; or with @gone (a full ring took the stamp
- * without its packets) count its sink time too, none. */
+ * without its packets) count a sink time of none too. */
 static void worker_lat_stamp(struct ucm_worker *w, uint64_t stamp, uint64_t now,
 			     bool gone)
 {
