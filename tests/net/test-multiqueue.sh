@@ -85,7 +85,8 @@ sent=$(cat "$tmp/sent")
 got=$(cat "$tmp/got" 2>/dev/null)
 
 [ "$rc" -eq 0 ] && ok exit || bad exit "ucpumapd exited $rc: $(tail -3 "$tmp/err")"
-[ "${got:-0}" -eq "$sent" ] && ok delivered || bad delivered "$got of $sent datagrams arrived"
+[ "${got:-0}" -eq "$sent" ] && ok delivered ||
+	bad delivered "$got of $sent datagrams arrived; ucpumapd: $(grep -E 'conservation|drops' "$tmp/out" | tr '\n' ' ')"
 q=$(python3 -c '
 import json, sys
 d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
