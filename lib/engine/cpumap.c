@@ -239,6 +239,8 @@ struct ucm_bq {
 	uint64_t q[UCM_CPUMAP_BULK_SIZE];
 } __cacheline_aligned;
 _Static_assert(offsetof(struct ucm_bq, q) == UCM_CACHELINE, "descriptors on a line of their own");
+_Static_assert(offsetof(struct ucm_bq, stamp) + sizeof(uint64_t) == offsetof(struct ucm_bq, q),
+	       "the stamp and the descriptors are one run of entries");
 
 /*
  * Concurrency contract of struct ucm_cpumap_producer: used by one thread
@@ -305,8 +307,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	struct ucm_bq *bq = &prod->bq[w];
 	struct ucm_worker *wk = map->workers[w];
 	uint64_t base[UCM_CPUMAP_BULK_SIZE];
-	const uint64_t *v = bq->q;
-	uint32_t n = prod->bq_count[w], m = n, lead = 0, k;
+	uint32_t n = prod->bq_count[w], lead = 0, k;
 
 #ifdef UCM_DEBUG
 	/* Tags first: the worker may consume a frame the moment it lands. */
@@ -325,12 +326,10 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		if (!prod->now)
 			prod->now = ucm_now_ns();
 		bq->stamp = RING_STAMP | (prod->now & STAMP_MASK);
-		v = &bq->stamp;
-		m = n + 1;
 		lead = 1;
 	}
-	k = ucm_ring__produce(wk->ring, v, m);
-	if (unlikely(k < m)) {
+	k = ucm_ring__produce(wk->ring, lead ? &bq->stamp : bq->q, n + lead);
+	if (unlikely(k < n + lead)) {
 		/* Ring full: back into our own pool, directly, as
 		 * xdp_return_frame_rx_napi() does. A stamp that went in
 		 * alone counts as a bulk whose packets were all dropped. */
@@ -986,9 +985,6 @@ static void *worker_main(void *arg)
 		if (worker_sleep(w))
 			break;
 	}
-	/* Stopped with a producer cut short at its stamp: counted, gone. */
-	if (w->stamp_next)
-		worker_lat_stamp(w, w->stamp_next, ucm_now_ns(), true);
 	if (sink && sink->close)
 		sink->close(map->sink_ctx, w->idx);
 	return NULL;

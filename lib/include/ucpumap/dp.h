@@ -185,7 +185,7 @@ struct ucm_dp_opts {
 	uint32_t frames_per_queue;	/* power of two; UCM_DP_FRAMES_DEFAULT */
 	uint32_t frame_size;		/* 2048 or 4096 (default) */
 	uint32_t rx_size;		/* power of two; UCM_DP_RX_RING_DEFAULT */
-	uint32_t qsize;			/* worker ring entries (ucm_cpumap_opts); UCM_CPUMAP_QSIZE_DEFAULT */
+	uint32_t qsize;			/* worker ring entries; UCM_CPUMAP_QSIZE_DEFAULT */
 	/* The tun's MTU; default: what a frame holds after the XDP headroom,
 	 * Ethernet and two VLAN tags, at most UCM_DP_MTU_MAX, and two-way at
 	 * most the interface's. */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ucm_ring: a bounded FIFO of frame handles (64-bit UMEM addresses or
- * descriptors; a cpumap worker ring also carries its bulks' latency stamps) with
- * bulk produce and consume. It carries frames between threads: bulk queues
- * into a cpumap worker, remote returns into a pool's recycle ring, TX
- * completions back to their RX thread.
+ * descriptors; a cpumap worker ring also carries its bulks' latency
+ * stamps) with bulk produce and consume. It carries frames between
+ * threads: bulk queues into a cpumap worker, remote returns into a pool's
+ * recycle ring, TX completions back to their RX thread.
  *
  * Concurrency contract
  * --------------------
