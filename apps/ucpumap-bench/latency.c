@@ -11,7 +11,8 @@
  * software timestamps on the generator's socket (SO_TIMESTAMPING): the
  * request's as veth sends it, the answer's as it is received. Neither
  * side's scheduling of the prober itself is in the figure, only the
- * path's (and the responder's wake-up, alike in every row).
+ * path's (and the responder's wake-up, alike in every row: the responder
+ * is pinned to the first worker CPU, RESPOND_CPU_WHY).
  *
  * One probe in flight at a time, PROBE_RATE a second, for cfg.seconds:
  * alone, then under a background load of half the capacity the same
@@ -48,6 +49,19 @@
 
 /* ---- the responder: the DUT's end ------------------------------------------ */
 
+/*
+ * RESPOND_CPU_WHY: the responder runs on the first worker CPU, in every
+ * row. Left to the scheduler, its CPU is a coin flip that decides a
+ * row's figure: the kernel's cpumap kthread is a per-CPU kthread, and
+ * select_idle_sibling() stacks a task it wakes on its own CPU only when
+ * the task last ran there; a responder that once ran on the prober's CPU
+ * stays there, and every answer then waits for an idle vCPU's wake-up
+ * (about 40 us here). The same row read 85 to 89 us one run and 46 to
+ * 53 us the next (docs/BENCHMARKS.md, "Where the responder runs").
+ * Pinned where the kthread puts it, the kernel's row is at its best and
+ * every row wakes its responder the same way: from the worker's CPU.
+ */
+
 struct responder {
 	pthread_t thr;
 	atomic_int stop;
@@ -64,6 +78,9 @@ static void *responder_main(void *arg)
 	char buf[64];
 	ssize_t n;
 
+	if (pin_self(cfg.wcpu[0]))	/* the figure would be the scheduler's */
+		fprintf(stderr, "datapath: cannot pin the latency responder to CPU %d\n",
+			cfg.wcpu[0]);
 	while (!atomic_load_explicit(&rs->stop, memory_order_relaxed)) {
 		if (poll(&p, 1, 50) <= 0)
 			continue;
