@@ -266,6 +266,8 @@ struct ucm_cpumap_producer {
 static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			     uint32_t n);
 static void worker_idle(struct ucm_worker *w);
+static void worker_lat_stamp(struct ucm_worker *w, uint64_t stamp, uint64_t now,
+			     bool gone);
 static void worker_return(struct ucm_worker *w);
 static void producer_free(struct ucm_cpumap_producer *prod);
 
@@ -315,7 +317,15 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	ucm_frame_move_bulk(map->umem, base, n, UCM_LOC_BQ, UCM_LOC_WQ);
 #endif
 	if (prod->inline_w >= 0) {
-		/* No ring, no thread: the worker's work, here and now. */
+		/* No ring, no thread: the worker's work, here and now. Its
+		 * bulk waited for nothing (wait_hist's first bucket), and its
+		 * sink time runs from the RX batch's first flush, the one
+		 * clock read of the batch. */
+		if (!(map->flags & UCM_CPUMAP_F_NO_LATENCY)) {
+			if (!prod->now)
+				prod->now = ucm_now_ns();
+			worker_lat_stamp(wk, prod->now, prod->now, false);
+		}
 		worker_run_batch(wk, bq->q, n);
 		STAT_ADD(prod->stats[w].processed, n);
 		STAT_ADD(prod->stats[w].events, 1);
@@ -378,13 +388,11 @@ void ucm_cpumap_producer__flush(struct ucm_cpumap_producer *prod)
 
 		if (prod->bq_count[prod->inline_w])
 			bq_flush(prod, prod->inline_w);
-		prod->dirty = 0;
 		/* End of the RX batch: what a worker does when its ring runs
 		 * empty, since nothing else will come before the next poll. */
 		worker_idle(wk);
-		return;
 	}
-	while (dirty) {
+	while (prod->inline_w < 0 && dirty) {
 		uint32_t w = __builtin_ctzll(dirty);
 
 		dirty &= dirty - 1;
@@ -817,7 +825,7 @@ static void worker_idle(struct ucm_worker *w)
 	 * packets dropped by a full ring: a bulk whose packets are gone.
 	 * With an MP ring's slots reserved but not written yet, they are
 	 * coming: it waits for them (their producer's kick follows). An
-	 * inline worker has no ring and no stamps. */
+	 * inline worker has no ring: it never keeps a stamp. */
 	alone = w->stamp_next && !ucm_ring__count(w->ring);
 
 	if (w->nfin || alone) {

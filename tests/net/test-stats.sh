@@ -30,6 +30,9 @@
 #                          enqueue_events, none lost), in the totals as in
 #                          the queue and the workers; with --no-latency
 #                          none, and no latency line
+#   latency-counts-inline  the same with --pass (the RX thread runs the
+#                          worker's work inline): every bulk counted, in
+#                          wait_hist's first bucket (no ring, no wait)
 #   prewake                one worker (--cpus 1): the pre-wake is on by
 #                          default (the banner says so) and the trickle of
 #                          datagrams ends sleeps before the RX thread's
@@ -282,6 +285,19 @@ if [ -f "$tmp/default.json" ]; then
 	fi
 else
 	bad latency-counts "no JSON from the default run"
+fi
+
+if run inline --pass; then
+	r=$(latency_counts "$tmp/inline.json" 0)
+	w=$("$PY" -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1]) if x.strip()][-1]; print(sum(l["wait_hist"][1:]))' "$tmp/inline.json")
+	[ "$w" = 0 ] || r="$r; $w bulks waited, inline"
+	if [[ $r == ok* ]]; then
+		ok latency-counts-inline "${r#ok }, none waited"
+	else
+		bad latency-counts-inline "$r"
+	fi
+else
+	bad latency-counts-inline "$why"
 fi
 
 # prewakes JSON: the workers' pre-wakes in the last JSON line.

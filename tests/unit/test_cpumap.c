@@ -1680,6 +1680,21 @@ static int run_inline(uint32_t flags)
 	else
 		UT_ASSERT(sink.xmits == 20 && sink.max_n == 8, "%u hand-overs, largest %u: want 20, 8",
 			  sink.xmits, sink.max_n);
+	/* The latency histograms count every bulk inline too (a bulk of 8
+	 * and one of 2 per flush), all without a wait: there is no ring. */
+	{
+		uint64_t nw = 0, ns = 0, want = flags & UCM_CPUMAP_F_NO_LATENCY ? 0 : 20;
+
+		for (i = 0; i < UCM_LAT_BUCKETS; i++) {
+			nw += ws.wait_hist[i];
+			ns += ws.sink_hist[i];
+		}
+		UT_ASSERT(nw == want && ns == want && ws.wait_hist[0] == want && !ws.wait_ns,
+			  "%llu waits (%llu none, %llu ns) and %llu sink times, want %llu bulks",
+			  (unsigned long long)nw, (unsigned long long)ws.wait_hist[0],
+			  (unsigned long long)ws.wait_ns, (unsigned long long)ns,
+			  (unsigned long long)want);
+	}
 	UT_ASSERT(!sink.errors, "%s", sink.why);
 	ucm_cpumap__destroy(map);
 	UT_ASSERT(!ucm_umem__audit(umem, &a, sizeof(a)), "audit");
@@ -1701,6 +1716,12 @@ static int test_inline_mode(void)
 static int test_inline_mode_hold(void)
 {
 	return run_inline(UCM_CPUMAP_F_HOLD);
+}
+
+/* No stamps: the histograms stay empty. */
+static int test_inline_mode_no_latency(void)
+{
+	return run_inline(UCM_CPUMAP_F_NO_LATENCY);
 }
 
 /* The pool names only its own places; the cpumap names its own. */
@@ -1959,6 +1980,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_loc_names),
 	UT_CASE(test_inline_mode),
 	UT_CASE(test_inline_mode_hold),
+	UT_CASE(test_inline_mode_no_latency),
 	UT_CASE(test_create_rejects_bad_options),
 	UT_CASE(test_sink_ops_sized),
 	UT_CASE(test_delivery_and_descriptors),

@@ -316,13 +316,17 @@ struct ucm_cpumap_enqueue_stats {
  *             buckets of us (api.h). Its sum is the bulks dequeued (a
  *             bulk's stamp is an entry of its own in the ring, before its
  *             packets: one that a full ring took without them counts).
+ *             With UCM_CPUMAP_F_INLINE a bulk waits for nothing: every
+ *             one is in the first bucket.
  * @sink_hist: per bulk, the time from the dequeue to the sink's
  *             completion of its packets (xmit returned: the tun sink's
  *             writes are done by then), or to their drop: the hold, the
  *             parsing, the sink. Every bulk counted in @wait_hist is
- *             counted here once its packets are gone.
+ *             counted here once its packets are gone. Inline, the time
+ *             runs from the producer's first bulk of its RX batch (one
+ *             clock read per batch).
  * @wait_ns, @sink_ns: the sums of those times, in ns (a histogram's _sum)
- * Neither with UCM_CPUMAP_F_NO_LATENCY or UCM_CPUMAP_F_INLINE (no ring).
+ * Neither with UCM_CPUMAP_F_NO_LATENCY.
  * @prewakes: UCM_CPUMAP_F_PREWAKE: sleeps an arrival ended before any
  *            producer's kick: the wake-ups the pre-wake adds (when the
  *            worker then finds no bulk, it sleeps again)

@@ -118,7 +118,8 @@ struct ucm_xsk_opts {
  * @kernel_*: the socket's XDP_STATISTICS
  * @rx_hist: per RX batch that ucm_xsk_queue__poll() flushed, the time from
  *           its first packet's arrival in the XDP program (its metadata's
- *           stamp, UCM_STEER_F_STAMP) to the flush towards the workers:
+ *           stamp, UCM_STEER_F_STAMP) to the flush towards the workers
+ *           (an inline worker's: to the start of its work):
  *           the RX ring, the RX thread's wake-up, the steering; log2
  *           buckets of us (api.h). Batches without a stamp are not counted.
  * @rx_batches: RX batches ucm_xsk_queue__poll() flushed (with stamps on,
