@@ -619,7 +619,8 @@ static const struct opt dp_opts[] = {
 			"offloads, with every checksum its own, and with the pre-wake), "
 			"udp-back (64-byte datagrams the way back, pps), cpumap-no-latency, "
 			"latency-kernel-cpumap, latency-cpumap, latency-cpumap-no-prewake, "
-			"latency-two-way, latency-two-way-prewake (UDP round trips, us; the "
+			"latency-pass, latency-two-way, latency-two-way-prewake (UDP round "
+			"trips, us; the "
 			"responder on the first --cpus CPU); every "
 			"ucpumapd row but the *-coalesce, tcp-back* and latency ones runs "
 			"--no-coalesce"),

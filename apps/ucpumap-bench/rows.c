@@ -71,6 +71,9 @@ static const struct row_def row_defs[] = {
 	 * one worker): latency-cpumap against it is its gain */
 	{ .name = "latency-cpumap-no-prewake", .kind = K_LAT, .coalesce = true,
 	  .flag = "--prewake", .flag_arg = "off" },
+	/* the RX thread writes the tun itself (--pass, no cpumap): the floor
+	 * of an AF_XDP-to-tun path, without the hand-over to a worker */
+	{ .name = "latency-pass", .kind = K_LAT, .coalesce = true, .flag = "--pass" },
 	{ .name = "latency-two-way", .kind = K_LAT_TWOWAY, .coalesce = true },
 	/* the same with the pre-wake (off by default for a two-way worker):
 	 * against latency-two-way, its gain */
