@@ -230,17 +230,21 @@ int ucm_cpumap_test_ring_flags(const struct ucm_cpumap *map, uint32_t w)
 #endif
 
 /* One bulk queue is exactly one cache line of descriptors, with its
- * latency stamp (RING_STAMP) in the word before them, so that one ring
- * produce takes both without a copy; its fill count lives in the
+ * latency stamp (RING_STAMP) in the entry before them, one array, so that
+ * one ring produce takes both without a copy; its fill count lives in the
  * producer's bq_count[] line with the others. */
 struct ucm_bq {
 	uint64_t pad_[UCM_CACHELINE / sizeof(uint64_t) - 1];
-	uint64_t stamp;
-	uint64_t q[UCM_CPUMAP_BULK_SIZE];
+	uint64_t ent[1 + UCM_CPUMAP_BULK_SIZE];	/* the stamp, the descriptors */
 } __cacheline_aligned;
-_Static_assert(offsetof(struct ucm_bq, q) == UCM_CACHELINE, "descriptors on a line of their own");
-_Static_assert(offsetof(struct ucm_bq, stamp) + sizeof(uint64_t) == offsetof(struct ucm_bq, q),
-	       "the stamp and the descriptors are one run of entries");
+_Static_assert(offsetof(struct ucm_bq, ent) + sizeof(uint64_t) == UCM_CACHELINE,
+	       "descriptors on a line of their own");
+
+/* The bulk's descriptors, after its stamp. */
+static inline uint64_t *bq_desc(struct ucm_bq *bq)
+{
+	return bq->ent + 1;
+}
 
 /*
  * Concurrency contract of struct ucm_cpumap_producer: used by one thread
@@ -313,7 +317,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 
 #ifdef UCM_DEBUG
 	/* Tags first: the worker may consume a frame the moment it lands. */
-	desc_to_base(map, bq->q, base, n);
+	desc_to_base(map, bq_desc(bq), base, n);
 	ucm_frame_move_bulk(map->umem, base, n, UCM_LOC_BQ, UCM_LOC_WQ);
 #endif
 	if (prod->inline_w >= 0) {
@@ -326,7 +330,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 				prod->now = ucm_now_ns();
 			worker_lat_stamp(wk, prod->now, prod->now, false);
 		}
-		worker_run_batch(wk, bq->q, n);
+		worker_run_batch(wk, bq_desc(bq), n);
 		STAT_ADD(prod->stats[w].processed, n);
 		STAT_ADD(prod->stats[w].events, 1);
 		prod->bq_count[w] = 0;
@@ -335,16 +339,16 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	if (!(map->flags & UCM_CPUMAP_F_NO_LATENCY)) {
 		if (!prod->now)
 			prod->now = ucm_now_ns();
-		bq->stamp = RING_STAMP | (prod->now & STAMP_MASK);
+		bq->ent[0] = RING_STAMP | (prod->now & STAMP_MASK);
 		lead = 1;
 	}
-	k = ucm_ring__produce(wk->ring, lead ? &bq->stamp : bq->q, n + lead);
+	k = ucm_ring__produce(wk->ring, bq->ent + 1 - lead, n + lead);
 	if (unlikely(k < n + lead)) {
 		/* Ring full: back into our own pool, directly, as
 		 * xdp_return_frame_rx_napi() does. A stamp that went in
 		 * alone counts as a bulk whose packets were all dropped. */
 		k = k > lead ? k - lead : 0;
-		desc_to_base(map, bq->q + k, base, n - k);
+		desc_to_base(map, bq_desc(bq) + k, base, n - k);
 		ucm_pool_recycle_direct(prod->pool, base, n - k, UCM_LOC_WQ);
 		STAT_ADD(prod->stats[w].drops, n - k);
 	}
@@ -373,7 +377,7 @@ int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 	if (unlikely(prod->bq_count[worker] == UCM_CPUMAP_BULK_SIZE))
 		bq_flush(prod, worker);
 	ucm_frame_move(map->umem, base, UCM_LOC_APP, UCM_LOC_BQ);
-	bq->q[prod->bq_count[worker]++] = ucm_desc_make(addr, len);
+	bq_desc(bq)[prod->bq_count[worker]++] = ucm_desc_make(addr, len);
 	prod->dirty |= 1ull << worker;
 	return 0;
 }
@@ -1326,7 +1330,7 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 
 			pr_warn("cpumap: inline producer %d not stopped: %u staged frames returned undelivered\n",
 				prod->inline_w, n);
-			desc_to_base(map, prod->bq[prod->inline_w].q, base, n);
+			desc_to_base(map, bq_desc(&prod->bq[prod->inline_w]), base, n);
 			ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_BQ);
 			prod->bq_count[prod->inline_w] = 0;
 		}
