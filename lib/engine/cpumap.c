@@ -272,6 +272,7 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 static void worker_idle(struct ucm_worker *w);
 static void worker_lat_stamp(struct ucm_worker *w, uint64_t stamp, uint64_t now,
 			     bool gone);
+static void worker_lat_record(struct ucm_worker *w, uint64_t now);
 static void worker_return(struct ucm_worker *w);
 static void producer_free(struct ucm_cpumap_producer *prod);
 
@@ -323,11 +324,16 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	if (prod->inline_w >= 0) {
 		/* No ring, no thread: the worker's work, here and now. Its
 		 * bulk waited for nothing (wait_hist's first bucket), and its
-		 * sink time runs from the RX batch's first flush, the one
-		 * clock read of the batch. */
+		 * sink time runs from the RX batch's first flush (its first
+		 * clock read; worker_idle() takes the second, at its end). */
 		if (!(map->flags & UCM_CPUMAP_F_NO_LATENCY)) {
 			if (!prod->now)
 				prod->now = ucm_now_ns();
+			/* Only an application's flush of more bulks than an
+			 * RX batch has fills pend: what is finished is done
+			 * by now, at a clock read of its own. */
+			if (wk->npend == PEND_MAX)
+				worker_lat_record(wk, ucm_now_ns());
 			worker_lat_stamp(wk, prod->now, prod->now, false);
 		}
 		worker_run_batch(wk, bq_desc(bq), n);
@@ -405,10 +411,10 @@ void ucm_cpumap_producer__flush(struct ucm_cpumap_producer *prod)
 		cpumap_wake(prod, w);
 	}
 	prod->dirty = 0;
-	if (prod->now) {
-		prod->flush_ns = prod->now;
-		prod->now = 0;
-	}
+	/* 0 when nothing was stamped: no time of an earlier batch is left
+	 * for ucm_cpumap_producer_flush_ns(). */
+	prod->flush_ns = prod->now;
+	prod->now = 0;
 }
 
 uint64_t ucm_cpumap_producer_flush_ns(struct ucm_cpumap_producer *prod)
@@ -734,8 +740,9 @@ static void worker_lat_stamp(struct ucm_worker *w, uint64_t stamp, uint64_t now,
 		STAT_ADD(w->stats.sink_hist[ucm_lat_bucket(0)], 1);
 		return;
 	}
-	/* Full only when a hold waits while whole bulks were dropped: the
-	 * oldest counts as done now. */
+	/* Full only when a hold waits while whole bulks were dropped (an
+	 * inline bq_flush() records the finished ones first): the oldest
+	 * counts as done now. */
 	if (w->npend == PEND_MAX) {
 		w->nfin = 1;
 		worker_lat_record(w, now);
@@ -1343,6 +1350,11 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 			worker_ret_add(wk, wk->held_base, wk->nheld);
 			wk->nheld = 0;
 		}
+		/* Every stamped bulk's packets are gone now: sink_hist
+		 * counts each bulk wait_hist did. */
+		worker_lat_done(wk);
+		if (wk->npend)
+			worker_lat_record(wk, ucm_now_ns());
 		worker_return(wk);
 	}
 	/* 2. Each worker drains its ring, closes its sink and exits. */

@@ -1724,6 +1724,77 @@ static int test_inline_mode_no_latency(void)
 	return run_inline(UCM_CPUMAP_F_NO_LATENCY);
 }
 
+/* A map stopped under an inline producer that never flushed: its staged
+ * frame goes home, a held bulk's packets are sink drops, and the bulk
+ * wait_hist counted is in sink_hist too. */
+static int run_inline_not_stopped(uint32_t flags)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 1024);
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_cpumap_producer *prod;
+	struct ucm_pool_audit a;
+	struct rec_sink sink;
+	struct ucm_umem *umem = ucm_umem__create(&uo);
+	struct ucm_pool *pool;
+	struct ucm_cpumap *map;
+	uint64_t nw = 0, ns = 0, held = flags & UCM_CPUMAP_F_HOLD ? 8 : 0;
+	uint32_t i;
+
+	UT_ASSERT(umem, "umem");
+	rec_init(&sink, 1);
+	pool = ucm_umem__pool(umem, 0);
+	ucm_pool__set_owner(pool);
+	{
+		UCM_OPTS(ucm_cpumap_opts, co, .ncpus = 1, .sink = &inline_ops,
+			 .sink_ctx = &sink, .flags = UCM_CPUMAP_F_INLINE | flags);
+
+		map = ucm_cpumap__create(umem, &co);
+	}
+	UT_ASSERT(map, "inline map: %s", strerror(errno));
+	prod = ucm_cpumap__producer_create(map, pool);
+	UT_ASSERT(prod, "producer");
+	/* The ninth runs the first eight as a bulk and stays staged. */
+	for (i = 0; i < 9; i++) {
+		uint64_t addr;
+
+		UT_ASSERT(!ucm_pool__alloc(pool, &addr), "alloc");
+		frame_prep(umem, addr, 0, i);
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
+	}
+	ucm_cpumap__stop(map);
+	ucm_cpumap__worker_stats(map, 0, &ws, sizeof(ws));
+	for (i = 0; i < UCM_LAT_BUCKETS; i++) {
+		nw += ws.wait_hist[i];
+		ns += ws.sink_hist[i];
+	}
+	UT_ASSERT(nw == 1 && ns == 1, "%llu waits and %llu sink times, want 1 bulk",
+		  (unsigned long long)nw, (unsigned long long)ns);
+	UT_ASSERT(sink.delivered == 8 - held && ws.drop_reason[UCM_DROP_SINK] == held,
+		  "%llu delivered, %llu sink drops: want %llu, %llu",
+		  (unsigned long long)sink.delivered,
+		  (unsigned long long)ws.drop_reason[UCM_DROP_SINK],
+		  (unsigned long long)(8 - held), (unsigned long long)held);
+	ucm_cpumap__destroy(map);
+	UT_ASSERT(!ucm_umem__audit(umem, &a, sizeof(a)), "audit");
+	UT_ASSERT(a.loc[UCM_LOC_STACK] + a.loc[UCM_LOC_CACHE] + a.loc[UCM_LOC_RING] == a.frames,
+		  "frames out");
+	UT_ASSERT(!ucm_umem__destroy(umem, 100), "destroy");
+	free(sink.seen);
+	close(sink.other[0]);
+	close(sink.other[1]);
+	return 0;
+}
+
+static int test_inline_not_stopped(void)
+{
+	return run_inline_not_stopped(0);
+}
+
+static int test_inline_not_stopped_hold(void)
+{
+	return run_inline_not_stopped(UCM_CPUMAP_F_HOLD);
+}
+
 /* The pool names only its own places; the cpumap names its own. */
 static int test_loc_names(void)
 {
@@ -1981,6 +2052,8 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_inline_mode),
 	UT_CASE(test_inline_mode_hold),
 	UT_CASE(test_inline_mode_no_latency),
+	UT_CASE(test_inline_not_stopped),
+	UT_CASE(test_inline_not_stopped_hold),
 	UT_CASE(test_create_rejects_bad_options),
 	UT_CASE(test_sink_ops_sized),
 	UT_CASE(test_delivery_and_descriptors),

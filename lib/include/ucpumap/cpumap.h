@@ -323,8 +323,8 @@ struct ucm_cpumap_enqueue_stats {
  *             writes are done by then), or to their drop: the hold, the
  *             parsing, the sink. Every bulk counted in @wait_hist is
  *             counted here once its packets are gone. Inline, the time
- *             runs from the producer's first bulk of its RX batch (one
- *             clock read per batch).
+ *             runs from the producer's first bulk of its RX batch (two
+ *             clock reads per batch: there and at its end).
  * @wait_ns, @sink_ns: the sums of those times, in ns (a histogram's _sum)
  * Neither with UCM_CPUMAP_F_NO_LATENCY.
  * @prewakes: UCM_CPUMAP_F_PREWAKE: sleeps an arrival ended before any
