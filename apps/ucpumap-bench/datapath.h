@@ -122,7 +122,7 @@ struct row_gain {
 
 /* A ucpumapd of a row (kinds.c). */
 struct daemon_run {
-	char out[256], js[256], bin[600], spin[24];
+	char out[256], js[256], bin[600], spin[24], rx_cpu[16];
 	pid_t pid;
 	uint64_t l0;			/* delivered before it started */
 	double a_tun, b_tun, a_kern, b_kern, a_rx, b_rx;	/* --dev: SIGUSR1 samples */

@@ -164,6 +164,13 @@ static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
 	if (cfg.rx_cpus) {
 		argv[n++] = "--rx-cpus";
 		argv[n++] = (char *)cfg.rx_cpus;
+	} else if (r->def->kind == K_LAT && r->def->flag && !strcmp(r->def->flag, "--pass")) {
+		/* Inline, the RX thread is the worker: on the workers' CPU,
+		 * as --cpus puts them, beside the responder (latency.c,
+		 * RESPOND_CPU_WHY). */
+		snprintf(d->rx_cpu, sizeof(d->rx_cpu), "%d", cfg.wcpu[0]);
+		argv[n++] = "--rx-cpus";
+		argv[n++] = d->rx_cpu;
 	}
 	if (cfg.zero_copy)
 		argv[n++] = "--zero-copy";
