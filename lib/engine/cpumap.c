@@ -401,14 +401,15 @@ void ucm_cpumap_producer__flush(struct ucm_cpumap_producer *prod)
 		/* End of the RX batch: what a worker does when its ring runs
 		 * empty, since nothing else will come before the next poll. */
 		worker_idle(wk);
-	}
-	while (prod->inline_w < 0 && dirty) {
-		uint32_t w = __builtin_ctzll(dirty);
+	} else {
+		while (dirty) {
+			uint32_t w = __builtin_ctzll(dirty);
 
-		dirty &= dirty - 1;
-		if (prod->bq_count[w])
-			bq_flush(prod, w);
-		cpumap_wake(prod, w);
+			dirty &= dirty - 1;
+			if (prod->bq_count[w])
+				bq_flush(prod, w);
+			cpumap_wake(prod, w);
+		}
 	}
 	prod->dirty = 0;
 	/* 0 when nothing was stamped: no time of an earlier batch is left
