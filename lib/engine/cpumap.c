@@ -314,8 +314,12 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	struct ucm_bq *bq = &prod->bq[w];
 	struct ucm_worker *wk = map->workers[w];
 	uint64_t base[UCM_CPUMAP_BULK_SIZE];
-	uint32_t n = prod->bq_count[w], lead = 0, k;
+	/* Stamped: the flush time, an entry of the ring in front of the
+	 * descriptors (inline, the worker's wait of none at once). */
+	uint32_t n = prod->bq_count[w], lead = !(map->flags & UCM_CPUMAP_F_NO_LATENCY), k;
 
+	if (lead && !prod->now)
+		prod->now = ucm_now_ns();
 #ifdef UCM_DEBUG
 	/* Tags first: the worker may consume a frame the moment it lands. */
 	desc_to_base(map, bq_desc(bq), base, n);
@@ -326,9 +330,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		 * bulk waited for nothing (wait_hist's first bucket), and its
 		 * sink time runs from the RX batch's first flush (its first
 		 * clock read; worker_idle() takes the second, at its end). */
-		if (!(map->flags & UCM_CPUMAP_F_NO_LATENCY)) {
-			if (!prod->now)
-				prod->now = ucm_now_ns();
+		if (lead) {
 			/* Only an application's flush of more bulks than an
 			 * RX batch has fills pend: what is finished is done
 			 * by now, at a clock read of its own. */
@@ -337,26 +339,20 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 			worker_lat_stamp(wk, prod->now, prod->now, false);
 		}
 		worker_run_batch(wk, bq_desc(bq), n);
-		STAT_ADD(prod->stats[w].processed, n);
-		STAT_ADD(prod->stats[w].events, 1);
-		prod->bq_count[w] = 0;
-		return;
-	}
-	if (!(map->flags & UCM_CPUMAP_F_NO_LATENCY)) {
-		if (!prod->now)
-			prod->now = ucm_now_ns();
-		bq->ent[0] = RING_STAMP | (prod->now & STAMP_MASK);
-		lead = 1;
-	}
-	k = ucm_ring__produce(wk->ring, bq->ent + 1 - lead, n + lead);
-	if (unlikely(k < n + lead)) {
-		/* Ring full: back into our own pool, directly, as
-		 * xdp_return_frame_rx_napi() does. A stamp that went in
-		 * alone counts as a bulk whose packets were all dropped. */
-		k = k > lead ? k - lead : 0;
-		desc_to_base(map, bq_desc(bq) + k, base, n - k);
-		ucm_pool_recycle_direct(prod->pool, base, n - k, UCM_LOC_WQ);
-		STAT_ADD(prod->stats[w].drops, n - k);
+	} else {
+		if (lead)
+			bq->ent[0] = RING_STAMP | (prod->now & STAMP_MASK);
+		k = ucm_ring__produce(wk->ring, bq->ent + 1 - lead, n + lead);
+		if (unlikely(k < n + lead)) {
+			/* Ring full: back into our own pool, directly, as
+			 * xdp_return_frame_rx_napi() does. A stamp that went
+			 * in alone counts as a bulk whose packets were all
+			 * dropped. */
+			k = k > lead ? k - lead : 0;
+			desc_to_base(map, bq_desc(bq) + k, base, n - k);
+			ucm_pool_recycle_direct(prod->pool, base, n - k, UCM_LOC_WQ);
+			STAT_ADD(prod->stats[w].drops, n - k);
+		}
 	}
 	STAT_ADD(prod->stats[w].processed, n);
 	STAT_ADD(prod->stats[w].events, 1);
