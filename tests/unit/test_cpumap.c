@@ -317,10 +317,8 @@ static int fixture_fini(struct fixture *f)
 	return 0;
 }
 
-/* Allocate, stamp and enqueue @n frames to worker @w; flush every @batch.
- * Callers that expect no enqueue drops give the worker a ring of >= @n. */
-static int send_frames(struct fixture *f, uint32_t w, uint32_t first_seq,
-		       uint32_t n, uint32_t batch)
+/* Allocate, stamp and enqueue @n frames to worker @w, no flush. */
+static int enqueue_frames(struct fixture *f, uint32_t w, uint32_t first_seq, uint32_t n)
 {
 	uint32_t i;
 
@@ -330,11 +328,38 @@ static int send_frames(struct fixture *f, uint32_t w, uint32_t first_seq,
 		UT_ASSERT(!ucm_pool__alloc(f->pool, &addr), "alloc %u: %s", i, strerror(errno));
 		frame_prep(f->umem, addr, 0, first_seq + i);
 		UT_ASSERT(!ucm_cpumap_producer__enqueue(f->prod, w, addr + DATA_OFF, PKT_LEN), "enqueue");
-		if ((i + 1) % batch == 0)
+	}
+	return 0;
+}
+
+/* The same, flushed every @batch and at the end. Callers that expect no
+ * enqueue drops give the worker a ring of >= @n. */
+static int send_frames(struct fixture *f, uint32_t w, uint32_t first_seq,
+		       uint32_t n, uint32_t batch)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < n; i += k) {
+		k = n - i < batch ? n - i : batch;
+		if (enqueue_frames(f, w, first_seq + i, k))
+			return 1;
+		if (k == batch)
 			ucm_cpumap_producer__flush(f->prod);
 	}
 	ucm_cpumap_producer__flush(f->prod);
 	return 0;
+}
+
+/* The bulks counted in wait_hist and in sink_hist. */
+static void lat_counts(const struct ucm_cpumap_worker_stats *ws, uint64_t *nw, uint64_t *ns)
+{
+	uint32_t b;
+
+	*nw = *ns = 0;
+	for (b = 0; b < UCM_LAT_BUCKETS; b++) {
+		*nw += ws->wait_hist[b];
+		*ns += ws->sink_hist[b];
+	}
 }
 
 /* ---- cases ------------------------------------------------------------------- */
@@ -1077,7 +1102,7 @@ static int ring_full_run(uint32_t map_flags, uint32_t bulk, uint32_t kept,
 	struct ucm_cpumap_worker_stats ws;
 	struct ucm_cpumap_enqueue_stats es;
 	struct ucm_pool_stats ps0, ps1;
-	uint64_t end, wait = 0, sink = 0;
+	uint64_t end, wait, sink;
 	struct fixture f;
 
 	if (fixture_init(&f, 1, 16, &rec_ops, map_flags, 0, 4096))
@@ -1107,10 +1132,7 @@ static int ring_full_run(uint32_t map_flags, uint32_t bulk, uint32_t kept,
 		  (unsigned long long)rec_delivered(&f.sink), 8 + kept);
 	ucm_cpumap__stop(f.map);
 	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
-	for (uint32_t b = 0; b < UCM_LAT_BUCKETS; b++) {
-		wait += ws.wait_hist[b];
-		sink += ws.sink_hist[b];
-	}
+	lat_counts(&ws, &wait, &sink);
 	UT_ASSERT(wait == stamps && sink == stamps,
 		  "bulks of %u: %llu waits and %llu sink times, want %u", bulk,
 		  (unsigned long long)wait, (unsigned long long)sink, stamps);
@@ -1625,109 +1647,40 @@ static const struct ucm_sink_ops inline_ops = {
 	.open = inline_open, .xmit = inline_xmit, .close = inline_close,
 };
 
-/* An inline map over a UMEM of one pool, its sink recording. */
-struct inline_rig {
-	struct ucm_umem *umem;
-	struct ucm_pool *pool;
-	struct ucm_cpumap *map;
-	struct rec_sink sink;
-};
-
-static int inline_rig_up(struct inline_rig *r, uint32_t flags)
-{
-	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 1024);
-	UCM_OPTS(ucm_cpumap_opts, co, .ncpus = 1, .sink = &inline_ops,
-		 .sink_ctx = &r->sink, .flags = UCM_CPUMAP_F_INLINE | flags);
-
-	r->umem = ucm_umem__create(&uo);
-	UT_ASSERT(r->umem, "umem");
-	rec_init(&r->sink, 1);
-	inline_opens = inline_closes = 0;
-	r->pool = ucm_umem__pool(r->umem, 0);
-	ucm_pool__set_owner(r->pool);
-	r->map = ucm_cpumap__create(r->umem, &co);
-	UT_ASSERT(r->map, "inline map: %s", strerror(errno));
-	return 0;
-}
-
-/* Packet @i, from the pool, through @prod. */
-static int inline_rig_send(struct inline_rig *r, struct ucm_cpumap_producer *prod, uint32_t i)
-{
-	uint64_t addr;
-
-	UT_ASSERT(!ucm_pool__alloc(r->pool, &addr), "alloc");
-	frame_prep(r->umem, addr, 0, i);
-	/* The steering index does not matter inline. */
-	UT_ASSERT(!ucm_cpumap_producer__enqueue(prod, 0, addr + DATA_OFF, PKT_LEN), "enqueue");
-	return 0;
-}
-
-/* The map gone, every frame home. */
-static int inline_rig_down(struct inline_rig *r)
-{
-	struct ucm_pool_audit a;
-
-	ucm_cpumap__destroy(r->map);
-	UT_ASSERT(!ucm_umem__audit(r->umem, &a, sizeof(a)), "audit");
-	UT_ASSERT(a.loc[UCM_LOC_STACK] + a.loc[UCM_LOC_CACHE] + a.loc[UCM_LOC_RING] == a.frames,
-		  "frames out");
-	UT_ASSERT(!ucm_umem__destroy(r->umem, 100), "destroy");
-	free(r->sink.seen);
-	close(r->sink.other[0]);
-	close(r->sink.other[1]);
-	return 0;
-}
-
-/* The bulks counted in wait_hist and in sink_hist. */
-static void lat_counts(const struct ucm_cpumap_worker_stats *ws, uint64_t *nw, uint64_t *ns)
-{
-	uint32_t b;
-
-	*nw = *ns = 0;
-	for (b = 0; b < UCM_LAT_BUCKETS; b++) {
-		*nw += ws->wait_hist[b];
-		*ns += ws->sink_hist[b];
-	}
-}
-
 static int run_inline(uint32_t flags)
 {
 	struct ucm_cpumap_worker_stats ws;
-	struct ucm_cpumap_producer *prod, *extra;
-	struct inline_rig r;
-	struct rec_sink *sink = &r.sink;
+	struct ucm_cpumap_producer *extra;
+	struct fixture f;
 	uint64_t nw, ns, want = flags & UCM_CPUMAP_F_NO_LATENCY ? 0 : 20;
 	uint32_t i;
 
-	if (inline_rig_up(&r, flags))
+	inline_opens = inline_closes = 0;
+	if (fixture_init(&f, 1, 0, &inline_ops, UCM_CPUMAP_F_INLINE | flags, 0, 1024))
 		return 1;
-	prod = ucm_cpumap__producer_create(r.map, r.pool);
-	UT_ASSERT(prod && inline_opens == 1, "producer: sink opened %d times", inline_opens);
-	extra = ucm_cpumap__producer_create(r.map, r.pool);
+	UT_ASSERT(inline_opens == 1, "producer: sink opened %d times", inline_opens);
+	extra = ucm_cpumap__producer_create(f.map, f.pool);
 	UT_ASSERT(!extra && errno == ENOSPC, "a second producer for one inline worker");
-	for (i = 0; i < 100; i++) {
-		if (inline_rig_send(&r, prod, i))
+	for (i = 0; i < 100; i += 10) {
+		if (send_frames(&f, 0, i, 10, 10))
 			return 1;
-		if (i % 10 == 9) {
-			ucm_cpumap_producer__flush(prod);
-			/* Synchronous: delivered by the time flush returns. */
-			UT_ASSERT(sink->delivered == i + 1, "after flush %u: %llu delivered",
-				  i, (unsigned long long)sink->delivered);
-		}
+		/* Synchronous: delivered by the time flush returns. */
+		UT_ASSERT(f.sink.delivered == i + 10, "after flush %u: %llu delivered",
+			  i + 9, (unsigned long long)f.sink.delivered);
 	}
-	ucm_cpumap_producer__stop(prod);
+	ucm_cpumap_producer__stop(f.prod);
 	UT_ASSERT(inline_closes == 1, "sink closed %d times on its thread", inline_closes);
-	ucm_cpumap__worker_stats(r.map, 0, &ws, sizeof(ws));
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
 	UT_ASSERT(ws.processed == 100 && ws.drops == 0, "worker %llu/%llu",
 		  (unsigned long long)ws.processed, (unsigned long long)ws.drops);
 	/* Flushes of 10: held, one hand-over each; else bulks of 8 and 2. */
 	if (flags & UCM_CPUMAP_F_HOLD)
-		UT_ASSERT(sink->xmits == 10 && sink->max_n == 10 && ws.flush_empty == 10,
-			  "%u hand-overs, largest %u, %llu at idle: want 10, 10, 10", sink->xmits,
-			  sink->max_n, (unsigned long long)ws.flush_empty);
+		UT_ASSERT(f.sink.xmits == 10 && f.sink.max_n == 10 && ws.flush_empty == 10,
+			  "%u hand-overs, largest %u, %llu at idle: want 10, 10, 10", f.sink.xmits,
+			  f.sink.max_n, (unsigned long long)ws.flush_empty);
 	else
-		UT_ASSERT(sink->xmits == 20 && sink->max_n == 8, "%u hand-overs, largest %u: want 20, 8",
-			  sink->xmits, sink->max_n);
+		UT_ASSERT(f.sink.xmits == 20 && f.sink.max_n == 8,
+			  "%u hand-overs, largest %u: want 20, 8", f.sink.xmits, f.sink.max_n);
 	/* The latency histograms count every bulk inline too (a bulk of 8
 	 * and one of 2 per flush), all without a wait: there is no ring. */
 	lat_counts(&ws, &nw, &ns);
@@ -1736,8 +1689,8 @@ static int run_inline(uint32_t flags)
 		  (unsigned long long)nw, (unsigned long long)ws.wait_hist[0],
 		  (unsigned long long)ws.wait_ns, (unsigned long long)ns,
 		  (unsigned long long)want);
-	UT_ASSERT(!sink->errors, "%s", sink->why);
-	return inline_rig_down(&r);
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	return fixture_fini(&f);
 }
 
 static int test_inline_mode(void)
@@ -1763,30 +1716,25 @@ static int test_inline_mode_no_latency(void)
 static int run_inline_not_stopped(uint32_t flags)
 {
 	struct ucm_cpumap_worker_stats ws;
-	struct ucm_cpumap_producer *prod;
-	struct inline_rig r;
+	struct fixture f;
 	uint64_t nw, ns, held = flags & UCM_CPUMAP_F_HOLD ? 8 : 0;
-	uint32_t i;
 
-	if (inline_rig_up(&r, flags))
+	if (fixture_init(&f, 1, 0, &inline_ops, UCM_CPUMAP_F_INLINE | flags, 0, 1024))
 		return 1;
-	prod = ucm_cpumap__producer_create(r.map, r.pool);
-	UT_ASSERT(prod, "producer");
 	/* The ninth runs the first eight as a bulk and stays staged. */
-	for (i = 0; i < 9; i++)
-		if (inline_rig_send(&r, prod, i))
-			return 1;
-	ucm_cpumap__stop(r.map);
-	ucm_cpumap__worker_stats(r.map, 0, &ws, sizeof(ws));
+	if (enqueue_frames(&f, 0, 0, 9))
+		return 1;
+	ucm_cpumap__stop(f.map);
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
 	lat_counts(&ws, &nw, &ns);
 	UT_ASSERT(nw == 1 && ns == 1, "%llu waits and %llu sink times, want 1 bulk",
 		  (unsigned long long)nw, (unsigned long long)ns);
-	UT_ASSERT(r.sink.delivered == 8 - held && ws.drop_reason[UCM_DROP_SINK] == held,
+	UT_ASSERT(f.sink.delivered == 8 - held && ws.drop_reason[UCM_DROP_SINK] == held,
 		  "%llu delivered, %llu sink drops: want %llu, %llu",
-		  (unsigned long long)r.sink.delivered,
+		  (unsigned long long)f.sink.delivered,
 		  (unsigned long long)ws.drop_reason[UCM_DROP_SINK],
 		  (unsigned long long)(8 - held), (unsigned long long)held);
-	return inline_rig_down(&r);
+	return fixture_fini(&f);
 }
 
 static int test_inline_not_stopped(void)
