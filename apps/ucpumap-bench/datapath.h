@@ -51,6 +51,9 @@ struct row_def {
 	 * design before it); the generator's flows (0: DEFAULT_FLOWS) */
 	bool coalesce;
 	int flows;
+	/* ucpumapd's RX thread on the first --cpus CPU unless --rx-cpus:
+	 * with --pass it is the worker (latency-pass) */
+	bool rx_on_wcpu;
 };
 
 /* A row of this run: selected or not, skipped or not, and what it measured. */

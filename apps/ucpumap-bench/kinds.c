@@ -164,7 +164,7 @@ static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
 	if (cfg.rx_cpus) {
 		argv[n++] = "--rx-cpus";
 		argv[n++] = (char *)cfg.rx_cpus;
-	} else if (r->def->kind == K_LAT && r->def->flag && !strcmp(r->def->flag, "--pass")) {
+	} else if (r->def->rx_on_wcpu) {
 		/* Inline, the RX thread is the worker: on the workers' CPU,
 		 * as --cpus puts them, beside the responder (latency.c,
 		 * RESPOND_CPU_WHY). */

@@ -74,7 +74,8 @@ static const struct row_def row_defs[] = {
 	/* the RX thread writes the tun itself (--pass, no cpumap): the floor
 	 * of an AF_XDP-to-tun path, without the hand-over to a worker; the
 	 * RX thread on the first --cpus CPU unless --rx-cpus (kinds.c) */
-	{ .name = "latency-pass", .kind = K_LAT, .coalesce = true, .flag = "--pass" },
+	{ .name = "latency-pass", .kind = K_LAT, .coalesce = true, .flag = "--pass",
+	  .rx_on_wcpu = true },
 	{ .name = "latency-two-way", .kind = K_LAT_TWOWAY, .coalesce = true },
 	/* the same with the pre-wake (off by default for a two-way worker):
 	 * against latency-two-way, its gain */
