@@ -56,8 +56,9 @@
  * select_idle_sibling() stacks a task it wakes on its own CPU only when
  * the task last ran there; a responder that once ran on the prober's CPU
  * stays there, and every answer then waits for an idle vCPU's wake-up
- * (about 40 us here). The same row read 85 to 89 us one run and 46 to
- * 53 us the next (docs/BENCHMARKS.md, "Where the responder runs").
+ * (about 40 us here). Unpinned, the same row read 84 to 89 us a round
+ * in two runs and 51 to 55 us in two others (docs/BENCHMARKS.md, "Where
+ * the responder runs").
  * Pinned where the kthread puts it, the kernel's row is at its best and
  * every row wakes its responder the same way: from the worker's CPU.
  */
