@@ -118,10 +118,8 @@ SONAME := libucpumap.so.$(VERSION_MAJOR)
 APPS := $(BUILD)/ucpumap-bench $(BUILD)/ucpumapd $(BUILD)/ucpumap-gen
 # What the three apps share: helpers and the option tables' parser.
 APP_COMMON := apps/common/util.c apps/common/opts.c
-APP_SRCS_ucpumap-bench := apps/ucpumap-bench/bench.c apps/ucpumap-bench/engine.c \
-	apps/ucpumap-bench/topo.c apps/ucpumap-bench/traffic.c apps/ucpumap-bench/measure.c \
-	apps/ucpumap-bench/rows.c apps/ucpumap-bench/kinds.c apps/ucpumap-bench/latency.c \
-	apps/ucpumap-bench/datapath.c $(APP_COMMON)
+# Each program is every source of its folder and what the apps share.
+APP_SRCS_ucpumap-bench := $(sort $(wildcard apps/ucpumap-bench/*.c)) $(APP_COMMON)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 # Helper programs of the network tests (tests/net/*.sh run them as root).
@@ -214,7 +212,7 @@ $(GEN_EMBED_OBJ): apps/ucpumap-gen/gen_obj.S $(GEN_BPF_OBJ) $(DEPS)
 	$(call msg,AS,$@)
 	$(Q)$(CC) -c -DUCM_GEN_OBJ='"$(GEN_BPF_OBJ)"' $< -o $@
 
-APP_SRCS_ucpumap-gen := apps/ucpumap-gen/gen.c apps/ucpumap-gen/xsk_tx.c $(APP_COMMON)
+APP_SRCS_ucpumap-gen := $(sort $(wildcard apps/ucpumap-gen/*.c)) $(APP_COMMON)
 
 $(BUILD)/ucpumap-gen: $(APP_SRCS_ucpumap-gen) $(wildcard apps/common/*.h apps/ucpumap-gen/*.h) $(GEN_EMBED_OBJ) $(DEPS)
 	@mkdir -p $(@D)
@@ -409,5 +407,6 @@ clean:
 distclean: clean
 	rm -f config.mk
 
+# The header comment, from its third line to the first line that is not one.
 help:
-	@sed -n '3,28p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' Makefile
