@@ -27,7 +27,9 @@
 #include "engine/cpumap_internal.h"
 #include "utest.h"
 
-#define WAIT_MS		2000
+/* A deadline, never a measure: a loaded machine (a package build beside
+ * other jobs) left a worker unscheduled for more than 2 s. */
+#define WAIT_MS		10000
 #define DATA_OFF	256
 #define PKT_LEN		64
 #define MAX_SEEN	(1 << 20)
