@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ucpumap-gen's engines. Each sends copies of one template frame, rewriting
- * per frame what varies (gen.h): the live engine in its XDP program
- * (bpf/gen.bpf.c), the AF_XDP engine here, with gen_rewrite() below.
+ * per frame what varies (gen.h): the live engine (live.c) in its XDP
+ * program (bpf/gen.bpf.c), the AF_XDP engine (xsk_tx.c) with gen_rewrite()
+ * below. Either is called through a gen_send_fn by the sending loop
+ * (pace.c).
  */
 #ifndef UCM_GEN_ENGINE_H
 #define UCM_GEN_ENGINE_H
@@ -22,8 +24,9 @@ struct gen_tmpl {
 	uint16_t sport;		/* first source port, host order */
 };
 
-/* Set by SIGINT/SIGTERM: engines return early. */
-extern volatile sig_atomic_t gen_stop;
+/* Send @n frames through @engine; return how many went out (fewer when
+ * stopped), or -errno after a message. */
+typedef int64_t (*gen_send_fn)(void *engine, uint64_t n);
 
 static inline uint32_t gen_csum_add16(uint32_t sum, uint16_t old, uint16_t new)
 {
@@ -66,16 +69,29 @@ static inline void gen_rewrite(uint8_t *f, const struct gen_tmpl *t, uint64_t n,
 	__builtin_memcpy(udp + 6, &w, 2);
 }
 
+/* ---- the live engine (live.c) ---------------------------------------------- */
+
+struct live;
+
+/* The embedded XDP program loaded with @gc, to send @t (@batch frames per
+ * batch of the kernel's test run; 0: its default). @verbose: libbpf's debug
+ * messages too. NULL with a message on stderr. */
+struct live *live_open(const struct ucm_gen_cfg *gc, const struct gen_tmpl *t, uint32_t batch,
+		       bool verbose);
+/* A gen_send_fn: the frames the program ran on. */
+int64_t live_send(void *l, uint64_t n);
+void live_close(struct live *l);
+
 /* ---- AF_XDP TX (xsk_tx.c) ------------------------------------------------ */
 
 struct xsk_tx;
 
 /* A TX-only AF_XDP socket on @dev's queue @queue (zero-copy when the driver
- * can, else copy). NULL with a message on stderr. */
+ * can, else copy); a send returns early once *@stop is set. NULL with a
+ * message on stderr. */
 struct xsk_tx *xsk_tx_open(const char *dev, uint32_t queue, const struct gen_tmpl *t,
-			   uint32_t batch);
-/* Send @n frames (fewer when stopped); return how many the kernel reported
- * complete, or -errno. */
+			   uint32_t batch, const volatile sig_atomic_t *stop);
+/* A gen_send_fn: the frames the kernel reported complete. */
 int64_t xsk_tx_send(void *x, uint64_t n);
 bool xsk_tx_zerocopy(const struct xsk_tx *x);
 void xsk_tx_close(struct xsk_tx *x);

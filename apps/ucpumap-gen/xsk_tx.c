@@ -40,6 +40,7 @@ struct xsk_tx {
 	uint64_t seq, completed, outstanding;
 	uint32_t flow;
 	const struct gen_tmpl *t;
+	const volatile sig_atomic_t *stop;	/* a send returns when set */
 	int fd;
 	bool zc;
 };
@@ -61,7 +62,7 @@ static const char *bind_hint(int err)
 }
 
 struct xsk_tx *xsk_tx_open(const char *dev, uint32_t queue, const struct gen_tmpl *t,
-			   uint32_t batch)
+			   uint32_t batch, const volatile sig_atomic_t *stop)
 {
 	struct xsk_umem_config ucfg = {
 		.fill_size = XSK_RING_PROD__DEFAULT_NUM_DESCS,
@@ -84,6 +85,7 @@ struct xsk_tx *xsk_tx_open(const char *dev, uint32_t queue, const struct gen_tmp
 	if (!x)
 		return NULL;
 	x->t = t;
+	x->stop = stop;
 	x->batch = batch ? batch : 64;
 	x->frame_size = t->size <= 2048 ? 2048 : 4096;
 	x->area_len = (size_t)NFRAMES * x->frame_size;
@@ -173,7 +175,7 @@ int64_t xsk_tx_send(void *arg, uint64_t n)
 	uint32_t idx, k, i, idle = 0;
 	int err;
 
-	while (queued < n && !gen_stop) {
+	while (queued < n && !*x->stop) {
 		reap(x);
 		k = n - queued < x->batch ? (uint32_t)(n - queued) : x->batch;
 		if (k > x->nfree)
