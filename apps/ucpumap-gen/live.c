@@ -193,8 +193,10 @@ struct live *live_open(const struct ucm_gen_cfg *gc, const struct gen_tmpl *t, u
 {
 	struct live *l = calloc(1, sizeof(*l));
 
-	if (!l)
+	if (!l) {
+		fprintf(stderr, "ucpumap-gen: out of memory\n");
 		return NULL;
+	}
 	l->tap_fd = -1;
 	live_verbose = verbose;
 	if (live_load(l, gc)) {
