@@ -2,8 +2,8 @@
 /*
  * ucpumap-bench datapath, its own header: the rows (rows.c: what each row
  * is; kinds.c: how each kind of row runs), the topology and the processes
- * (topo.c), the traffic (traffic.c), the counters (measure.c), and the run
- * loop, options and output (datapath.c).
+ * (topo.c), the traffic (traffic.c), the counters (measure.c), the results
+ * (report.c), and the options and the run loop (datapath.c).
  */
 #ifndef UCM_BENCH_DATAPATH_H
 #define UCM_BENCH_DATAPATH_H
@@ -246,5 +246,14 @@ int json_arr_field(const char *line, const char *key, double *v, int n);
 double gen_total(const char *out);
 double iperf3_received(const char *out);
 double testpmd_rx(const char *out);
+
+/* ---- the results (report.c) ------------------------------------------------- */
+
+/* The tables, after @nr rounds. */
+void print_tables(int nr);
+/* Every run of every row to --json's file. */
+void write_json(int nr);
+/* --chart's PNG, by gnuplot. */
+void write_chart(int nr);
 
 #endif /* UCM_BENCH_DATAPATH_H */
