@@ -19,8 +19,8 @@
  * datagram is read).
  *
  * This file: the options and the run loop (rows interleaved, round after
- * round). The rows are rows.c's table, run by kinds.c; the results are
- * report.c's.
+ * round). The rows are rows.c's table, each run by its kind's function
+ * (kinds.c, latency.c); the results are report.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,17 +34,14 @@
 #include "datapath.h"
 #include "opts.h"
 
-struct dp_cfg cfg = { .rounds = 5, .seconds = 5, .sink_port = 9000, .cpus = "1", .queues = "0",
-		      .nq = 1 };
-
 /* --queues as one range A or A-B (testpmd's start_queue/queue_count); a
- * list that is not one range leaves cfg.nq 0. Bad syntax: -1. */
-static int queue_range(const char *s)
+ * list that is not one range leaves cfg->nq 0. Bad syntax: -1. */
+static int queue_range(struct bench_cfg *cfg, const char *s)
 {
 	unsigned long a, b;
 	char *end;
 
-	cfg.nq = 0;
+	cfg->nq = 0;
 	if (strspn(s, "0123456789,-") != strlen(s) || !*s) {
 		fprintf(stderr, "datapath: --queues: give queue numbers, e.g. 0 or 0-3\n");
 		return -1;
@@ -55,22 +52,22 @@ static int queue_range(const char *s)
 		b = strtoul(end + 1, &end, 10);
 	if (*end || b < a || b > 1023)
 		return 0;	/* a list: ucpumapd takes it, testpmd cannot */
-	cfg.q0 = a;
-	cfg.nq = b - a + 1;
+	cfg->q0 = a;
+	cfg->nq = b - a + 1;
 	return 0;
 }
 
-static int opt_queues(const struct opt *o, const char *arg, void *c)
+static int opt_queues(const struct opt *o, const char *arg, void *cfg)
 {
-	return queue_range(arg);
+	return queue_range(cfg, arg);
 }
 
 static const struct opt dp_opts[] = {
-	OPT_DEF("rounds", OPT_UINT, struct dp_cfg, rounds, .lo = 1, .hi = MAX_ROUNDS,
+	OPT_DEF("rounds", OPT_UINT, struct bench_cfg, rounds, .lo = 1, .hi = MAX_ROUNDS,
 		.flags = OPT_F_DEFAULT, .metavar = "N", .help = "rounds"),
-	OPT_DEF("seconds", OPT_SECONDS, struct dp_cfg, seconds, .dlo = 0.2, .dhi = 3600,
+	OPT_DEF("seconds", OPT_SECONDS, struct bench_cfg, seconds, .dlo = 0.2, .dhi = 3600,
 		.flags = OPT_F_DEFAULT, .metavar = "S", .help = "seconds per row and round"),
-	OPT_DEF("rows", OPT_STRING, struct dp_cfg, rowlist, .metavar = "LIST",
+	OPT_DEF("rows", OPT_STRING, struct bench_cfg, rowlist, .metavar = "LIST",
 		.help = "comma-separated rows (default all): kernel-pass, kernel-cpumap, pass, "
 			"cpumap-no-recycle, cpumap, cpumap-coalesce (4 flows), "
 			"cpumap-coalesce-many-flows (1024 flows), cpumap-no-batch, "
@@ -89,40 +86,40 @@ static const struct opt dp_opts[] = {
 			"responder on the first --cpus CPU); every "
 			"ucpumapd row but the *-coalesce, tcp-back* and latency ones runs "
 			"--no-coalesce"),
-	OPT_DEF("rate", OPT_UINT, struct dp_cfg, rate, .lo = 0, .hi = 1000000000,
+	OPT_DEF("rate", OPT_UINT, struct bench_cfg, rate, .lo = 0, .hi = 1000000000,
 		.metavar = "PPS",
 		.help = "the generator's rate (default 0: as fast as it goes)"),
-	OPT_DEF("ipv6", OPT_FLAG, struct dp_cfg, v6, .short_opt = '6',
+	OPT_DEF("ipv6", OPT_FLAG, struct bench_cfg, v6, .short_opt = '6',
 		.help = "IPv6 traffic (fd77::1 -> fd77::2) instead of IPv4"),
-	OPT_DEF("cpus", OPT_CPUS, struct dp_cfg, wcpu, .count = OPT_REF(struct dp_cfg, nwcpu),
-		.text = OPT_REF(struct dp_cfg, cpus), .flags = OPT_F_DEFAULT, .metavar = "LIST",
+	OPT_DEF("cpus", OPT_CPUS, struct bench_cfg, wcpu, .count = OPT_REF(struct bench_cfg, nwcpu),
+		.text = OPT_REF(struct bench_cfg, cpus), .flags = OPT_F_DEFAULT, .metavar = "LIST",
 		.help = "the workers' CPUs (ucpumapd, kernel cpumap, testpmd's forwarding "
 			"cores; the tun ceiling writes from the first)"),
-	OPT_DEF("json", OPT_STRING, struct dp_cfg, json, .metavar = "FILE",
+	OPT_DEF("json", OPT_STRING, struct bench_cfg, json, .metavar = "FILE",
 		.help = "every run of every row as JSON"),
-	OPT_DEF("chart", OPT_STRING, struct dp_cfg, chart, .metavar = "FILE",
+	OPT_DEF("chart", OPT_STRING, struct bench_cfg, chart, .metavar = "FILE",
 		.help = "a PNG chart of the rows (gnuplot)"),
-	OPT_DEF("dev", OPT_STRING, struct dp_cfg, dev, .hi = IF_NAMESIZE - 1,
+	OPT_DEF("dev", OPT_STRING, struct bench_cfg, dev, .hi = IF_NAMESIZE - 1,
 		.metavar = "IFACE",
 		.heading = "On a real NIC, fed by an external generator (see docs/BENCHMARKS.md):",
 		.help = "run the rows on IFACE, in this namespace; no veth, no ucpumap-gen; the "
 			"NIC's received packets stand for sent"),
-	OPT_DEF("sink-ip", OPT_ADDR, struct dp_cfg, sink_ip, .metavar = "ADDR",
+	OPT_DEF("sink-ip", OPT_ADDR, struct bench_cfg, sink_ip, .metavar = "ADDR",
 		.help = "the address the generator sends to, one of this host's (required with "
 			"--dev)"),
-	OPT_DEF("sink-port", OPT_UINT, struct dp_cfg, sink_port, .lo = 1, .hi = 65535,
+	OPT_DEF("sink-port", OPT_UINT, struct bench_cfg, sink_port, .lo = 1, .hi = 65535,
 		.flags = OPT_F_DEFAULT, .metavar = "P", .help = "the UDP port it sends to"),
-	OPT_DEF("queues", OPT_CUSTOM, struct dp_cfg, queues, .parse = opt_queues,
-		.text = OPT_REF(struct dp_cfg, queues), .flags = OPT_F_DEFAULT, .metavar = "LIST",
+	OPT_DEF("queues", OPT_CUSTOM, struct bench_cfg, queues, .parse = opt_queues,
+		.text = OPT_REF(struct bench_cfg, queues), .flags = OPT_F_DEFAULT, .metavar = "LIST",
 		.help = "the RX queues the rows use; testpmd needs one range, like 0-3"),
-	OPT_DEF("rx-cpus", OPT_CPUS, struct dp_cfg, rx_cpu,
-		.count = OPT_REF(struct dp_cfg, n_rx_cpu), .text = OPT_REF(struct dp_cfg, rx_cpus),
+	OPT_DEF("rx-cpus", OPT_CPUS, struct bench_cfg, rx_cpu,
+		.count = OPT_REF(struct bench_cfg, n_rx_cpu), .text = OPT_REF(struct bench_cfg, rx_cpus),
 		.metavar = "LIST", .help = "ucpumapd's --rx-cpus (on veth too: where its RX "
 			"thread runs)"),
-	OPT_DEF("spin-us", OPT_UINT, struct dp_cfg, spin_us, .lo = 0, .hi = 1000,
+	OPT_DEF("spin-us", OPT_UINT, struct bench_cfg, spin_us, .lo = 0, .hi = 1000,
 		.metavar = "US", .help = "ucpumapd's --spin-us"),
-	OPT_DEF("zero-copy", OPT_FLAG, struct dp_cfg, zero_copy, .help = "ucpumapd's --zero-copy"),
-	OPT_DEF("busy-poll", OPT_FLAG, struct dp_cfg, busy_poll, .help = "ucpumapd's --busy-poll"),
+	OPT_DEF("zero-copy", OPT_FLAG, struct bench_cfg, zero_copy, .help = "ucpumapd's --zero-copy"),
+	OPT_DEF("busy-poll", OPT_FLAG, struct bench_cfg, busy_poll, .help = "ucpumapd's --busy-poll"),
 	{}
 };
 
@@ -139,54 +136,55 @@ static const struct opts_cmd dp_cmd = {
 	.opts = dp_opts,
 };
 
-/* Options into cfg and rows[].on. Return 0 to go on, OPTS_HELP when the
- * help was asked for, or -1 after a message (usage). */
-static int parse_args(int argc, char **argv)
+/* Options into br->cfg, and the rows into br->rows. Return 0 to go on,
+ * OPTS_HELP when the help was asked for, or -1 after a message (usage). */
+static int parse_args(struct bench_run *br, int argc, char **argv)
 {
-	int rc = opts_parse(&dp_cmd, &cfg, argc, argv);
+	struct bench_cfg *cfg = &br->cfg;
+	int rc = opts_parse(&dp_cmd, cfg, argc, argv);
 
 	if (rc)
 		return rc;
-	if (!cfg.nwcpu) {
-		cfg.wcpu[0] = 1;
-		cfg.nwcpu = 1;
+	if (!cfg->nwcpu) {
+		cfg->wcpu[0] = 1;
+		cfg->nwcpu = 1;
 	}
-	if (cfg.dev) {
-		if (!cfg.sink_ip) {
+	if (cfg->dev) {
+		if (!cfg->sink_ip) {
 			fprintf(stderr, "datapath: --dev needs --sink-ip, the address of this host "
 				"that the external generator sends to\n");
 			return -1;
 		}
-		if (cfg.rate || cfg.v6) {
+		if (cfg->rate || cfg->v6) {
 			fprintf(stderr, "datapath: --rate and --ipv6 are the generator's: with --dev "
 				"it runs outside, set them there (the sink's family follows "
 				"--sink-ip)\n");
 			return -1;
 		}
-		snprintf(cfg.ifname, sizeof(cfg.ifname), "%s", cfg.dev);
-		cfg.v6 = strchr(cfg.sink_ip, ':');
+		snprintf(cfg->ifname, sizeof(cfg->ifname), "%s", cfg->dev);
+		cfg->v6 = strchr(cfg->sink_ip, ':');
 	} else {
-		if (cfg.sink_ip || cfg.sink_port != 9000 || cfg.zero_copy ||
-		    cfg.busy_poll || strcmp(cfg.queues, "0")) {
+		if (cfg->sink_ip || cfg->sink_port != 9000 || cfg->zero_copy ||
+		    cfg->busy_poll || strcmp(cfg->queues, "0")) {
 			fprintf(stderr, "datapath: --sink-ip, --sink-port, --queues, "
 				"--zero-copy and --busy-poll go with --dev; on veth the sink is "
 				"10.77.0.2 (fd77::2 with --ipv6) port 9000, queue 0\n");
 			return -1;
 		}
-		for (int i = 0; i < cfg.nwcpu; i++)
-			if (cfg.wcpu[i] == 0) {
+		for (int i = 0; i < cfg->nwcpu; i++)
+			if (cfg->wcpu[i] == 0) {
 				fprintf(stderr, "datapath: --cpus: CPU 0 carries the generator and the "
 					"veth's receive work; give the workers other CPUs\n");
 				return -1;
 			}
-		snprintf(cfg.ifname, sizeof(cfg.ifname), "vd");
-		cfg.sink_ip = cfg.v6 ? "fd77::2" : "10.77.0.2";
+		snprintf(cfg->ifname, sizeof(cfg->ifname), "vd");
+		cfg->sink_ip = cfg->v6 ? "fd77::2" : "10.77.0.2";
 	}
-	return rows_select(cfg.rowlist);
+	return rows_select(br, cfg->rowlist);
 }
 
 /* Where ucpumapd and ucpumap-gen are: this binary's folder. */
-static int find_bindir(void)
+static int find_bindir(struct bench_cfg *cfg)
 {
 	char self[512];
 	ssize_t sl;
@@ -197,41 +195,43 @@ static int find_bindir(void)
 	self[sl] = 0;
 	if (strrchr(self, '/'))
 		*strrchr(self, '/') = 0;
-	snprintf(cfg.bindir, sizeof(cfg.bindir), "%s", self);
+	snprintf(cfg->bindir, sizeof(cfg->bindir), "%s", self);
 	return 0;
 }
 
-static void print_header(void)
+static void print_header(const struct bench_run *br)
 {
-	if (cfg.dev)
+	const struct bench_cfg *cfg = &br->cfg;
+
+	if (cfg->dev)
 		printf("datapath: %s queue(s) %s, external generator to %s port %lu, %d round(s) x "
-		       "%g s per row; workers on CPU(s) %s\n", cfg.dev, cfg.queues, cfg.sink_ip,
-		       cfg.sink_port, cfg.rounds, cfg.seconds, cfg.cpus);
+		       "%g s per row; workers on CPU(s) %s\n", cfg->dev, cfg->queues, cfg->sink_ip,
+		       cfg->sink_port, cfg->rounds, cfg->seconds, cfg->cpus);
 	else
 		printf("datapath: veth vg (ns %s, ucpumap-gen live, CPU 0) -> vd (ns %s), 64-byte "
 		       "%s UDP, 16 flows, rate %s, %d round(s) x %g s per row; workers on CPU(s) "
-		       "%s\n", ns_gen, ns_dut, cfg.v6 ? "IPv6" : "IPv4",
-		       cfg.rate ? "fixed" : "as fast as it goes", cfg.rounds, cfg.seconds, cfg.cpus);
-	if (cfg.rate)
-		printf("datapath: offered rate %lu pps\n", cfg.rate);
+		       "%s\n", br->topo.ns_gen, br->topo.ns_dut, cfg->v6 ? "IPv6" : "IPv4",
+		       cfg->rate ? "fixed" : "as fast as it goes", cfg->rounds, cfg->seconds, cfg->cpus);
+	if (cfg->rate)
+		printf("datapath: offered rate %lu pps\n", cfg->rate);
 	fflush(stdout);
 }
 
 /* Round @k of every row that runs, in the table's order: the failures. */
-static int run_round(int k)
+static int run_round(struct bench_run *br, int k)
 {
 	int failed = 0;
 
-	for (int i = 0; i < nrows && !stopping; i++) {
-		struct row *r = &rows[i];
+	for (int i = 0; i < br->nrows && !bench_stopped(); i++) {
+		struct row *r = &br->rows[i];
 
 		if (!r->on || r->skipped)
 			continue;
-		if (row_ops(r)->run(r, k)) {
+		if (r->def->ops->run(br, r, k)) {
 			failed++;
 			fprintf(stderr, "datapath: round %d, row %s failed\n", k + 1, r->def->name);
 		}
-		if (row_ops(r)->latency)
+		if (r->def->ops->latency)
 			printf("  round %d %-18s %7.1f us p50 alone, %.1f us under %.0f pps\n", k + 1,
 			       r->def->name, r->dst[k], r->lat_load[k][0], r->load_pps[k]);
 		else if (row_is_tcp(r))
@@ -247,46 +247,54 @@ static int run_round(int k)
 
 int bench_datapath(int argc, char **argv)
 {
+	struct bench_run br = {
+		.cfg = { .rounds = 5, .seconds = 5, .sink_port = 9000, .cpus = "1",
+			 .queues = "0", .nq = 1 },
+	};
 	int nr = 0, failed = 0, rc;
 
-	rc = parse_args(argc, argv);
-	if (rc)
-		return rc == OPTS_HELP ? 0 : 2;
+	topo_init(&br.topo);
+	rc = parse_args(&br, argc, argv);
+	if (rc) {
+		rc = rc == OPTS_HELP ? 0 : 2;
+		goto out;
+	}
+	rc = 1;
 	if (geteuid()) {
 		fprintf(stderr, "datapath: needs root (namespaces, XDP, tun)\n");
-		return 1;
+		goto out;
 	}
 	if (cpu_online_count() < 2) {
 		fprintf(stderr, "datapath: needs CPUs 0 and 1\n");
-		return 1;
+		goto out;
 	}
-	if (find_bindir())
-		return 1;
-	rows_skip();
+	if (find_bindir(&br.cfg))
+		goto out;
+	rows_skip(&br);
 	topo_signals();
-	if (topo_tmpdir())
-		return 1;
-	atexit(cleanup);
-	if (cfg.dev ? dev_setup() : topology()) {
-		cleanup();
-		return 1;
-	}
+	if (topo_tmpdir(&br.topo))
+		goto out;
+	if (br.cfg.dev ? topo_dev(&br.topo, &br.cfg) : topo_veth(&br.topo, &br.cfg))
+		goto out_topo;
 	libbpf_set_print(NULL);
-	print_header();
-	for (int k = 0; k < cfg.rounds && !stopping; k++) {
-		failed += run_round(k);
+	print_header(&br);
+	for (int k = 0; k < br.cfg.rounds && !bench_stopped(); k++) {
+		failed += run_round(&br, k);
 		nr = k + 1;
 	}
-	if (stopping) {
+	if (bench_stopped()) {
 		fprintf(stderr, "datapath: interrupted\n");
-		return 1;
+		goto out_topo;
 	}
-	print_tables(nr);
-	if (cfg.json)
-		write_json(nr);
-	if (cfg.chart)
-		write_chart(nr);
-	cleanup();
-	return failed ? 1 : 0;
+	report_tables(&br, nr);
+	if (br.cfg.json)
+		report_json(&br, nr);
+	if (br.cfg.chart)
+		report_chart(&br, nr);
+	rc = failed ? 1 : 0;
+out_topo:
+	topo_cleanup(&br.topo, row_kind_on(&br, K_DPDK));
+out:
+	free(br.rows);
+	return rc;
 }
-

@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ucpumap-bench datapath, its own header: the rows (rows.c: what each row
- * is; kinds.c: how each kind of row runs), the topology and the processes
+ * is and which kind; kinds.c and latency.c: how each kind of row runs),
+ * ucpumapd as a row runs it (daemon.c), the topology and the processes
  * (topo.c), the traffic (traffic.c), the counters (measure.c), the results
  * (report.c), and the options and the run loop (datapath.c).
+ *
+ * These files share no variable: a struct bench_run, made by datapath.c,
+ * holds the configuration, the topology and the rows, and is passed to
+ * whatever needs them. The stop flag a signal sets is topo.c's own, read
+ * through bench_stopped().
  */
 #ifndef UCM_BENCH_DATAPATH_H
 #define UCM_BENCH_DATAPATH_H
@@ -32,23 +38,63 @@
  * of one flow and nothing merges (the cost of trying). */
 #define MANY_FLOWS	1024
 
-/* ucpumapd's pool counters, summed over its queues (stats-json names). */
+/* ucpumapd's pool counters, summed over its queues (stats-json names, in
+ * the order pool_key() gives them). */
 #define NPOOL	7
-extern const char *const pool_keys[NPOOL];
+const char *pool_key(int i);
 
-/* ---- the rows (rows.c, kinds.c) ------------------------------------------ */
+struct bench_run;
+
+/* ---- the configuration (datapath.c) -------------------------------------- */
+
+struct bench_cfg {
+	int rounds;
+	double seconds;
+	unsigned long rate;
+	const char *json, *chart, *rowlist;
+	char bindir[512];
+	const char *dev;		/* NULL: the veth topology */
+	char ifname[IF_NAMESIZE];	/* where the rows run: vd or --dev */
+	const char *sink_ip, *cpus, *queues, *rx_cpus;
+	unsigned long sink_port;
+	bool v6, zero_copy, busy_poll;
+	unsigned long spin_us;		/* ucpumapd's --spin-us (0: its default) */
+	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
+	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
+	int rx_cpu[APP_MAX_CPUS], n_rx_cpu;	/* --rx-cpus, checked; ucpumapd takes the text */
+};
+
+/* ---- the rows (rows.c, kinds.c, latency.c) -------------------------------- */
 
 enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP, K_TCP_KERNEL,
 		K_TCP_KCPUMAP, K_TCP_BACK, K_UDP_BACK, K_LAT_KERNEL, K_LAT, K_LAT_TWOWAY };
 
+struct row;
+
+/* What a kind of row does: one entry of rows.c's kinds table. */
+struct row_kind_ops {
+	enum row_kind kind;
+	/* one round of row @r (kinds.c, latency.c): 0, or -1 when it failed */
+	int (*run)(struct bench_run *br, struct row *r, int round);
+	/* why rows of this kind cannot run with @cfg here, or NULL */
+	const char *(*skip)(const struct bench_cfg *cfg);
+	bool tcp;		/* Gbit/s of one iperf3 stream, not pps at the UDP sink */
+	bool latency;		/* round trips in us (latency.c), not a rate */
+	bool count;		/* ucpumapd's own count against the kernel's */
+	bool two_way;		/* both directions at once */
+	/* the row's traffic goes the way back only: from the DUT's
+	 * namespace through the tun and XSK TX to the generator's */
+	bool back;
+};
+
 /* What a row is: one entry of rows.c's table. */
 struct row_def {
 	const char *name;
-	enum row_kind kind;
+	const struct row_kind_ops *ops;	/* its kind */
 	const char *flag;		/* ucpumapd's extra flag */
 	const char *flag_arg;		/* and its value, or NULL */
-	/* ucpumapd rows: coalescing on (the others run --no-coalesce, the
-	 * design before it); the generator's flows (0: DEFAULT_FLOWS) */
+	/* ucpumapd rows: coalescing on (the others run --no-coalesce: the
+	 * path without it); the generator's flows (0: DEFAULT_FLOWS) */
 	bool coalesce;
 	int flows;
 	/* ucpumapd's RX thread on the first --cpus CPU unless --rx-cpus:
@@ -102,19 +148,16 @@ struct row {
 /* The latency rows' percentiles. */
 #define LAT_P	{ 0.5, 0.9, 0.99, 0.999 }
 
-/* What a kind of row does (kinds.c). */
-struct row_kind_ops {
-	int (*run)(struct row *r, int round);
-	/* why rows of this kind cannot run here, or NULL */
-	const char *(*skip)(void);
-	bool tcp;		/* Gbit/s of one iperf3 stream, not pps at the UDP sink */
-	bool latency;		/* round trips in us (latency.c), not a rate */
-	bool count;		/* ucpumapd's own count against the kernel's */
-	bool two_way;		/* both directions at once */
-	/* the row's traffic goes the way back only: from the DUT's
-	 * namespace through the tun and XSK TX to the generator's */
-	bool back;
-};
+static inline enum row_kind row_kind(const struct row *r)
+{
+	return r->def->ops->kind;
+}
+
+/* A TCP row: Gbit/s of one iperf3 stream, not pps at the UDP sink. */
+static inline bool row_is_tcp(const struct row *r)
+{
+	return r->def->ops->tcp;
+}
 
 /* Row @a's rate over row @b's, round by round (rows.c's gains table). */
 struct row_gain {
@@ -123,67 +166,59 @@ struct row_gain {
 	double target;		/* a's at least this times b's (the note's), or 0 */
 };
 
-/* A ucpumapd of a row (kinds.c). */
-struct daemon_run {
-	char out[256], js[256], bin[600], spin[24], rx_cpu[16];
-	pid_t pid;
-	uint64_t l0;			/* delivered before it started */
-	double a_tun, b_tun, a_kern, b_kern, a_rx, b_rx;	/* --dev: SIGUSR1 samples */
-	int rc;
-};
-int daemon_start(const struct row *r, struct daemon_run *d);
-struct ucm_xdp *kernel_cpumap_attach(int ifindex);
+/* rows.c */
+int rows_select(struct bench_run *br, const char *list);
+void rows_skip(struct bench_run *br);
+struct row *row_by(const struct bench_run *br, const char *name);
+bool row_kind_on(const struct bench_run *br, enum row_kind kind);
+/* The gains to print, in order: *@n of them. */
+const struct row_gain *row_gains(int *n);
+
+/* How each kind runs (kinds.c). */
+int row_kernel(struct bench_run *br, struct row *r, int round);
+int row_tcp_kernel(struct bench_run *br, struct row *r, int round);
+int row_daemon(struct bench_run *br, struct row *r, int round);
+int row_tun(struct bench_run *br, struct row *r, int round);
+int row_dpdk(struct bench_run *br, struct row *r, int round);
+const char *skip_dpdk(const struct bench_cfg *cfg);
+const char *skip_two_way(const struct bench_cfg *cfg);
+const char *skip_tcp(const struct bench_cfg *cfg);
+const char *skip_tcp_back(const struct bench_cfg *cfg);
+struct ucm_xdp *kernel_cpumap_attach(const struct bench_cfg *cfg, int ifindex);
 
 /* The latency rows (latency.c). */
-int row_latency(struct row *r, int round);
-const char *skip_latency(void);
-
-extern struct row rows[];
-extern const int nrows;
-extern const struct row_gain row_gains[];
-extern const int nrow_gains;
-
-const struct row_kind_ops *row_ops(const struct row *r);
-struct row *row_by(const char *name);
-bool row_is_tcp(const struct row *r);
-bool row_kind_on(enum row_kind kind);
-int rows_select(const char *list);
-void rows_skip(void);
-
-/* ---- the configuration (datapath.c) -------------------------------------- */
-
-struct dp_cfg {
-	int rounds;
-	double seconds;
-	unsigned long rate;
-	const char *json, *chart, *rowlist;
-	char bindir[512];
-	const char *dev;		/* NULL: the veth topology */
-	char ifname[IF_NAMESIZE];	/* where the rows run: vd or --dev */
-	const char *sink_ip, *cpus, *queues, *rx_cpus;
-	unsigned long sink_port;
-	bool v6, zero_copy, busy_poll;
-	unsigned long spin_us;		/* ucpumapd's --spin-us (0: its default) */
-	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
-	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
-	int rx_cpu[APP_MAX_CPUS], n_rx_cpu;	/* --rx-cpus, checked; ucpumapd takes the text */
-};
-extern struct dp_cfg cfg;
+int row_latency(struct bench_run *br, struct row *r, int round);
+const char *skip_latency(const struct bench_cfg *cfg);
 
 /* ---- the topology and the processes (topo.c) ----------------------------- */
 
-extern volatile sig_atomic_t stopping;
-extern char ns_gen[64], ns_dut[64], tmpdir[128];
-extern char vd_mac[32], vg_mac[32];
-/* The sink (a bound UDP socket, never read while traffic runs) and the
- * way back's, made in the generator's namespace; the namespaces' fds. */
-extern int sink_fd, back_fd, gen_ns_fd, dut_ns_fd;
+#define MAX_KIDS	4
 
+/* The veth topology's namespaces and sinks, or with --dev the sink alone;
+ * and the children running. */
+struct bench_topo {
+	char ns_gen[64], ns_dut[64], tmpdir[128];	/* "": none */
+	char vd_mac[32], vg_mac[32];
+	/* The sink (a bound UDP socket, never read while traffic runs) and the
+	 * way back's, made in the generator's namespace; the namespaces' fds
+	 * (-1: none). */
+	int sink_fd, back_fd, gen_ns_fd, dut_ns_fd;
+	pid_t kids[MAX_KIDS];		/* started and not reaped (0: free) */
+};
+
+/* SIGINT, SIGTERM and SIGHUP set the stop flag; bench_stopped() reads it,
+ * bench_stop() sets it from the bench itself. */
 void topo_signals(void);
-int topo_tmpdir(void);
-int topology(void);
-int dev_setup(void);
-void cleanup(void);
+bool bench_stopped(void);
+void bench_stop(void);
+
+void topo_init(struct bench_topo *t);
+int topo_tmpdir(struct bench_topo *t);
+int topo_veth(struct bench_topo *t, const struct bench_cfg *cfg);
+int topo_dev(struct bench_topo *t, const struct bench_cfg *cfg);
+/* Stop the children, remove the namespaces and the temporary folder, and
+ * with @dpdk testpmd's runtime folder too. */
+void topo_cleanup(struct bench_topo *t, bool dpdk);
 int set_sysctl(const char *path, const char *v);
 
 /* The shell-outs: each says what failed. */
@@ -193,19 +228,50 @@ bool have_files(const char *pattern);
 /* The last @n lines of @path (and of @path2 when not NULL), on stderr. */
 void show_tail(int n, const char *path, const char *path2);
 
-pid_t spawn(const char *ns, const char *out, char *const *argv);
-int reap(pid_t p, double timeout);
-int wait_ready(pid_t pid, const char *dev, const char *what, const char *out);
-int stop_child(pid_t pid, const char *row, const char *what, const char *out);
+pid_t spawn(struct bench_topo *t, const char *ns, const char *out, char *const *argv);
+int reap(struct bench_topo *t, pid_t p, double timeout);
+int wait_ready(struct bench_run *br, pid_t pid, const char *dev, const char *what,
+	       const char *out);
+int stop_child(struct bench_topo *t, pid_t pid, const char *row, const char *what,
+	       const char *out);
+
+/* ---- the run (datapath.c) -------------------------------------------------- */
+
+/* One run of the datapath bench: what its files are given. */
+struct bench_run {
+	struct bench_cfg cfg;
+	struct bench_topo topo;
+	struct row *rows;		/* nrows, in rows.c's order (rows_select()) */
+	int nrows;
+};
+
+/* ---- ucpumapd as a row runs it (daemon.c) ---------------------------------- */
+
+struct daemon_run {
+	char out[256], js[256], bin[600], spin[24], rx_cpu[16];
+	pid_t pid;
+	uint64_t l0;			/* delivered before it started */
+	double a_tun, b_tun, a_kern, b_kern, a_rx, b_rx;	/* --dev: SIGUSR1 samples */
+	int rc;
+};
+/* Start ucpumapd for row @r and wait until it is on the interface. */
+int daemon_start(struct bench_run *br, const struct row *r, struct daemon_run *d);
+/* Stop it: 0 when it exits cleanly, -1 otherwise (its last lines shown). */
+int daemon_stop(struct bench_run *br, const struct row *r, const struct daemon_run *d);
+double daemon_sample(const struct bench_topo *t, const struct daemon_run *d, double *kern,
+		     double *rx);
+int daemon_json_line(const struct daemon_run *d, char *line, size_t sz);
 
 /* ---- the traffic (traffic.c) ---------------------------------------------- */
 
 #define GEN_OUT	256	/* the generator's output file name */
-int run_traffic(const char *tag, int flows, double *sent, double *dev_dst);
-pid_t gen_start(const char *tag, int flows, char *out);
-pid_t gen_start_at(const char *tag, int flows, double rate, double seconds, char *out);
-int gen_wait(pid_t g, const char *tag, const char *out, double timeout);
-int run_tcp(const char *tag, bool back, double *bps);
+int run_traffic(struct bench_run *br, const char *tag, int flows, double *sent,
+		double *dev_dst);
+pid_t gen_start(struct bench_run *br, const char *tag, int flows, char *out);
+pid_t gen_start_at(struct bench_run *br, const char *tag, int flows, double rate,
+		   double seconds, char *out);
+int gen_wait(struct bench_topo *t, pid_t g, const char *tag, const char *out, double timeout);
+int run_tcp(struct bench_run *br, const char *tag, bool back, double *bps);
 
 /* The way back's traffic: 64-byte frames' worth of UDP from the DUT to the
  * generator's address, which the two-way rows route through the tun, in
@@ -218,14 +284,15 @@ struct back_sender {
 	uint64_t sent;
 	double secs;		/* how long it sent: its rates' time */
 };
-void back_start(struct back_sender *b);
-void back_stop(struct back_sender *b, double *sent_pps, double *dst_pps);
+void back_start(const struct bench_topo *t, struct back_sender *b);
+void back_stop(const struct bench_topo *t, struct back_sender *b, double *sent_pps,
+	       double *dst_pps);
 
 /* ---- the counters (measure.c) ---------------------------------------------- */
 
-uint64_t delivered_now(void);
-uint64_t back_delivered_now(void);
-uint64_t nic_rx_now(void);
+uint64_t delivered_now(const struct bench_topo *t);
+uint64_t back_delivered_now(const struct bench_topo *t);
+uint64_t nic_rx_now(const char *ifname);
 
 /* A CPU's working share between a mark and now. */
 struct busy_mark {
@@ -239,9 +306,7 @@ void busy_done(struct row *r, int round, const struct busy_mark *bw,
 
 int json_u64_field(const char *line, const char *key, double *v);
 int json_sum_field(const char *line, const char *key, double *sum);
-double daemon_sample(pid_t d, const char *js, double *kern, double *rx);
 void last_line(const char *path, char *line, size_t sz);
-int daemon_json_line(pid_t d, const char *js, char *line, size_t sz);
 int json_arr_field(const char *line, const char *key, double *v, int n);
 double gen_total(const char *out);
 double iperf3_received(const char *out);
@@ -250,10 +315,10 @@ double testpmd_rx(const char *out);
 /* ---- the results (report.c) ------------------------------------------------- */
 
 /* The tables, after @nr rounds. */
-void print_tables(int nr);
+void report_tables(const struct bench_run *br, int nr);
 /* Every run of every row to --json's file. */
-void write_json(int nr);
+void report_json(const struct bench_run *br, int nr);
 /* --chart's PNG, by gnuplot. */
-void write_chart(int nr);
+void report_chart(const struct bench_run *br, int nr);
 
 #endif /* UCM_BENCH_DATAPATH_H */

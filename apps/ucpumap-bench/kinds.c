@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ucpumap-bench datapath: how each kind of row runs one round, and when it
- * cannot run here. kernel-pass and kernel-cpumap attach an XDP program of
- * their own; ucpumapd's rows (one-way, two-way, TCP) start the daemon with
- * the row's flags; the tun ceiling writes into a tun itself; dpdk runs
- * testpmd; tcp-kernel is the TCP stream with nothing attached.
+ * cannot run here (rows.c's kinds table names these functions; the latency
+ * rows' are latency.c's). kernel-pass and kernel-cpumap attach an XDP
+ * program of their own; ucpumapd's rows (one-way, two-way, TCP) start the
+ * daemon with the row's flags (daemon.c); the tun ceiling writes into a tun
+ * itself; dpdk runs testpmd; tcp-kernel is the TCP stream with nothing
+ * attached.
  */
 #include <fcntl.h>
 #include <net/if.h>
@@ -54,13 +56,13 @@ static void xdp_const_detach(int ifindex, int fd)
 
 /* The kernel's own cpumap, with ucpumapd's default steering, so both
  * spread flows alike. */
-struct ucm_xdp *kernel_cpumap_attach(int ifindex)
+struct ucm_xdp *kernel_cpumap_attach(const struct bench_cfg *cfg, int ifindex)
 {
-	struct ucm_xdp_opts o = { .sz = sizeof(o), .nworkers = cfg.nwcpu,
+	struct ucm_xdp_opts o = { .sz = sizeof(o), .nworkers = cfg->nwcpu,
 				  .policy = UCM_STEER_L4_HASH };
 	struct ucm_xdp *x = ucm_xdp__load(&o);
 
-	if (!x || ucm_xdp__set_kernel_cpumap(x, cfg.wcpu, cfg.nwcpu, 2048) ||
+	if (!x || ucm_xdp__set_kernel_cpumap(x, cfg->wcpu, cfg->nwcpu, 2048) ||
 	    ucm_xdp__attach(x, ifindex, UCM_XDP_ATTACH_CPUMAP)) {
 		fprintf(stderr, "datapath: kernel-cpumap: cannot attach\n");
 		if (x)
@@ -73,41 +75,43 @@ struct ucm_xdp *kernel_cpumap_attach(int ifindex)
 /* A row's delivered rate: on veth what the sink counted from before the
  * generator started to after the row drained (d0, d1); with --dev what
  * run_traffic() counted over the offered load's own window. */
-static double delivered_rate(uint64_t d0, uint64_t d1, double dev_dst)
+static double delivered_rate(const struct bench_cfg *cfg, uint64_t d0, uint64_t d1,
+			     double dev_dst)
 {
-	return (cfg.dev ? dev_dst : (double)(d1 - d0)) / cfg.seconds;
+	return (cfg->dev ? dev_dst : (double)(d1 - d0)) / cfg->seconds;
 }
 
-static int row_kernel(struct row *r, int round)
+int row_kernel(struct bench_run *br, struct row *r, int round)
 {
-	int ifindex = if_nametoindex(cfg.ifname), pfd = -1, rc;
+	const struct bench_cfg *cfg = &br->cfg;
+	int ifindex = if_nametoindex(cfg->ifname), pfd = -1, rc;
 	struct ucm_xdp *x = NULL;
 	double dev_dst = 0;
 	uint64_t d0, d1;
 
-	if (r->def->kind == K_KPASS) {
+	if (row_kind(r) == K_KPASS) {
 		pfd = xdp_const_attach(ifindex, XDP_PASS);
 		if (pfd < 0) {
 			fprintf(stderr, "datapath: kernel-pass: cannot attach XDP_PASS\n");
 			return -1;
 		}
 	} else {
-		x = kernel_cpumap_attach(ifindex);
+		x = kernel_cpumap_attach(cfg, ifindex);
 		if (!x)
 			return -1;
 	}
 	sleep_sec(0.2);
-	d0 = delivered_now();
-	rc = run_traffic(r->def->name, r->def->flows, &r->sent[round], &dev_dst);
+	d0 = delivered_now(&br->topo);
+	rc = run_traffic(br, r->def->name, r->def->flows, &r->sent[round], &dev_dst);
 	sleep_sec(0.3);
-	d1 = delivered_now();
+	d1 = delivered_now(&br->topo);
 	if (pfd >= 0)
 		xdp_const_detach(ifindex, pfd);
 	if (x) {
 		ucm_xdp__detach(x);
 		ucm_xdp__destroy(x);
 	}
-	r->dst[round] = delivered_rate(d0, d1, dev_dst);
+	r->dst[round] = delivered_rate(cfg, d0, d1, dev_dst);
 	return rc;
 }
 
@@ -117,21 +121,22 @@ static int row_kernel(struct row *r, int round)
  * the sender and the stack reach without ucpumap in between; or through
  * the kernel's cpumap to the worker CPU (tcp-kernel-cpumap: its kthread
  * runs GRO since Linux 6.14), the seed's design at its best. */
-static int row_tcp_kernel(struct row *r, int round)
+int row_tcp_kernel(struct bench_run *br, struct row *r, int round)
 {
+	const struct bench_cfg *cfg = &br->cfg;
 	struct busy_mark bw, bc0;
 	struct ucm_xdp *x = NULL;
 	int rc;
 
-	if (r->def->kind == K_TCP_KCPUMAP) {
-		x = kernel_cpumap_attach(if_nametoindex(cfg.ifname));
+	if (row_kind(r) == K_TCP_KCPUMAP) {
+		x = kernel_cpumap_attach(cfg, if_nametoindex(cfg->ifname));
 		if (!x)
 			return -1;
 		sleep_sec(0.2);
 	}
-	busy_mark(&bw, cfg.wcpu[0]);
+	busy_mark(&bw, cfg->wcpu[0]);
 	busy_mark(&bc0, 0);
-	rc = run_tcp(r->def->name, false, &r->dst[round]);
+	rc = run_tcp(br, r->def->name, false, &r->dst[round]);
 	busy_done(r, round, &bw, &bc0);
 	if (x) {
 		ucm_xdp__detach(x);
@@ -141,82 +146,6 @@ static int row_tcp_kernel(struct row *r, int round)
 }
 
 /* ---- ucpumapd's rows ------------------------------------------------------------- */
-
-/* ucpumapd runs two-way: its way back to vg's MAC, the route to the
- * generator's address through the tun. */
-static bool row_two_way(const struct row *r)
-{
-	return row_ops(r)->two_way || row_ops(r)->back || r->def->kind == K_LAT_TWOWAY;
-}
-
-/* ucpumapd's command line for row @r. */
-static void daemon_argv(const struct row *r, struct daemon_run *d, char **argv)
-{
-	int n = 0;
-
-	argv[n++] = d->bin;
-	argv[n++] = "--dev"; argv[n++] = cfg.ifname;
-	argv[n++] = "--tun"; argv[n++] = "ucmb0";
-	argv[n++] = "--cpus"; argv[n++] = (char *)cfg.cpus;
-	argv[n++] = "--queues"; argv[n++] = (char *)cfg.queues;
-	argv[n++] = "--interval"; argv[n++] = "0";
-	argv[n++] = "--stats-json"; argv[n++] = d->js;
-	if (cfg.rx_cpus) {
-		argv[n++] = "--rx-cpus";
-		argv[n++] = (char *)cfg.rx_cpus;
-	} else if (r->def->rx_on_wcpu) {
-		/* Inline, the RX thread is the worker: on the workers' CPU,
-		 * as --cpus puts them, beside the responder (latency.c,
-		 * RESPOND_CPU_WHY). */
-		snprintf(d->rx_cpu, sizeof(d->rx_cpu), "%d", cfg.wcpu[0]);
-		argv[n++] = "--rx-cpus";
-		argv[n++] = d->rx_cpu;
-	}
-	if (cfg.zero_copy)
-		argv[n++] = "--zero-copy";
-	if (cfg.busy_poll)
-		argv[n++] = "--busy-poll";
-	if (cfg.spin_us) {
-		snprintf(d->spin, sizeof(d->spin), "%lu", cfg.spin_us);
-		argv[n++] = "--spin-us";
-		argv[n++] = d->spin;
-	}
-	if (row_two_way(r)) {
-		argv[n++] = "--peer-mac";
-		argv[n++] = vg_mac;
-	}
-	if (r->def->flag)
-		argv[n++] = (char *)r->def->flag;
-	if (r->def->flag_arg)
-		argv[n++] = (char *)r->def->flag_arg;
-	if (!r->def->coalesce)
-		argv[n++] = "--no-coalesce";
-	argv[n] = NULL;
-}
-
-/* Start ucpumapd for row @r and wait until it is on the interface. */
-int daemon_start(const struct row *r, struct daemon_run *d)
-{
-	char *argv[32];
-
-	snprintf(d->out, sizeof(d->out), "%s/d-%s", tmpdir, r->def->name);
-	snprintf(d->js, sizeof(d->js), "%s/d-%s.json", tmpdir, r->def->name);
-	snprintf(d->bin, sizeof(d->bin), "%s/ucpumapd", cfg.bindir);
-	unlink(d->js);
-	daemon_argv(r, d, argv);
-	d->l0 = delivered_now();
-	d->pid = spawn(ns_dut, d->out, argv);
-	if (d->pid < 0 || wait_ready(d->pid, "ucmb0", "ucpumapd", d->out))
-		return -1;
-	set_sysctl("/proc/sys/net/ipv4/conf/ucmb0/rp_filter", "0");
-	/* the way back: through the tun only */
-	if (row_two_way(r) && sh("ip route replace 10.77.0.1/32 dev ucmb0")) {
-		fprintf(stderr, "datapath: %s: cannot route the way back through ucmb0\n",
-			r->def->name);
-		d->rc = -1;
-	}
-	return 0;
-}
 
 /* The coalescing rows' figures from ucpumapd's last statistics line. */
 static void daemon_segs(struct row *r, int round, const char *last)
@@ -233,40 +162,41 @@ static void daemon_segs(struct row *r, int round, const char *last)
 
 /* What ucpumapd counted, from its last statistics line (or, with --dev,
  * from the two samples around the timed run). */
-static void daemon_results(struct row *r, int round, const struct daemon_run *d)
+static void daemon_results(const struct bench_cfg *cfg, struct row *r, int round,
+			   const struct daemon_run *d)
 {
 	char last[16384];
 	double v, sum;
 
 	last_line(d->js, last, sizeof(last));
-	if (cfg.dev && d->a_tun >= 0 && d->b_tun >= 0) {
+	if (cfg->dev && d->a_tun >= 0 && d->b_tun >= 0) {
 		r->daemon[round] = d->b_tun - d->a_tun;
 		r->kernel_cmp[round] = d->b_kern - d->a_kern;
 		r->have_daemon = true;
-	} else if (!cfg.dev && !row_is_tcp(r) && !json_u64_field(last, "tun_packets", &v)) {
+	} else if (!cfg->dev && !row_is_tcp(r) && !json_u64_field(last, "tun_packets", &v)) {
 		r->daemon[round] = v;
 		r->have_daemon = true;
 	}
-	if (cfg.dev) {
+	if (cfg->dev) {
 		/* Over the timed run, as the offered load: the far side's
 		 * generator also ran while the daemon started and stopped. */
 		if (d->a_rx >= 0 && d->b_rx >= d->a_rx) {
-			r->src[round] = (d->b_rx - d->a_rx) / cfg.seconds;
+			r->src[round] = (d->b_rx - d->a_rx) / cfg->seconds;
 			r->have_src = true;
 		}
 	} else if (!json_u64_field(last, "rx", &v)) {
-		r->src[round] = v / cfg.seconds;
+		r->src[round] = v / cfg->seconds;
 		r->have_src = true;
 	}
 	for (int i = 0; i < NPOOL; i++) {
-		if (json_sum_field(last, pool_keys[i], &sum))
+		if (json_sum_field(last, pool_key(i), &sum))
 			continue;
 		r->pool[i] += sum;
 		r->have_pool = true;
 	}
 	if (r->def->coalesce)
 		daemon_segs(r, round, last);
-	if (row_ops(r)->two_way) {
+	if (r->def->ops->two_way) {
 		double done = 0, direct = 0;
 
 		json_u64_field(last, "tx_completed", &done);
@@ -275,52 +205,55 @@ static void daemon_results(struct row *r, int round, const struct daemon_run *d)
 	}
 }
 
-static int row_daemon(struct row *r, int round)
+int row_daemon(struct bench_run *br, struct row *r, int round)
 {
 	struct daemon_run d = { .a_tun = -1, .b_tun = -1, .a_rx = -1, .b_rx = -1 };
+	const struct row_kind_ops *k = r->def->ops;
+	const struct bench_cfg *cfg = &br->cfg;
+	struct bench_topo *t = &br->topo;
 	struct back_sender back = {};
 	struct busy_mark bw, bc0;
 	double sent = 0, dev_dst = 0;
 	uint64_t d0, d1;
 	int rc;
 
-	if (daemon_start(r, &d))
+	if (daemon_start(br, r, &d))
 		return -1;
 	sleep_sec(0.3);
-	d0 = delivered_now();
-	if (cfg.dev)
-		d.a_tun = daemon_sample(d.pid, d.js, &d.a_kern, &d.a_rx);
-	if (row_ops(r)->two_way || (row_ops(r)->back && !row_is_tcp(r)))
-		back_start(&back);
-	busy_mark(&bw, cfg.wcpu[0]);
+	d0 = delivered_now(t);
+	if (cfg->dev)
+		d.a_tun = daemon_sample(t, &d, &d.a_kern, &d.a_rx);
+	if (k->two_way || (k->back && !k->tcp))
+		back_start(t, &back);
+	busy_mark(&bw, cfg->wcpu[0]);
 	busy_mark(&bc0, 0);
-	if (row_is_tcp(r)) {
-		rc = run_tcp(r->def->name, row_ops(r)->back, &r->dst[round]);
-	} else if (row_ops(r)->back) {	/* udp-back: the way back's sender alone */
-		sleep_sec(cfg.seconds);
-		rc = stopping ? -1 : 0;
+	if (k->tcp) {
+		rc = run_tcp(br, r->def->name, k->back, &r->dst[round]);
+	} else if (k->back) {	/* udp-back: the way back's sender alone */
+		sleep_sec(cfg->seconds);
+		rc = bench_stopped() ? -1 : 0;
 	} else {
-		rc = run_traffic(r->def->name, r->def->flows, &sent, &dev_dst);
+		rc = run_traffic(br, r->def->name, r->def->flows, &sent, &dev_dst);
 	}
 	busy_done(r, round, &bw, &bc0);
-	back_stop(&back, &r->back_sent[round], &r->back_dst[round]);
-	if (cfg.dev)
-		d.b_tun = daemon_sample(d.pid, d.js, &d.b_kern, &d.b_rx);
+	back_stop(t, &back, &r->back_sent[round], &r->back_dst[round]);
+	if (cfg->dev)
+		d.b_tun = daemon_sample(t, &d, &d.b_kern, &d.b_rx);
 	else
 		sleep_sec(0.2);
-	if (stop_child(d.pid, r->def->name, "ucpumapd", d.out))
+	if (daemon_stop(br, r, &d))
 		rc = -1;
-	d1 = delivered_now();
+	d1 = delivered_now(t);
 	r->sent[round] = sent;
-	if (row_ops(r)->back && !row_is_tcp(r)) {	/* its rate is the way back's */
-		r->sent[round] = r->back_sent[round] * cfg.seconds;	/* a count, as sent */
+	if (k->back && !k->tcp) {	/* its rate is the way back's */
+		r->sent[round] = r->back_sent[round] * cfg->seconds;	/* a count, as sent */
 		r->dst[round] = r->back_dst[round];
-	} else if (!row_is_tcp(r)) {
-		r->dst[round] = delivered_rate(d0, d1, dev_dst);
+	} else if (!k->tcp) {
+		r->dst[round] = delivered_rate(cfg, d0, d1, dev_dst);
 	}
-	if (!cfg.dev)
+	if (!cfg->dev)
 		r->kernel_cmp[round] = d1 - d.l0;
-	daemon_results(r, round, &d);
+	daemon_results(cfg, r, round, &d);
 	return rc ?: d.rc;
 }
 
@@ -330,16 +263,16 @@ static int row_daemon(struct row *r, int round)
  * from 198.18.0.1 / 2001:2::1 (RFC 2544's and RFC 5180's benchmarking
  * ranges) to the sink, @n source ports, with a UDP checksum as ucpumap-gen's
  * carry (the kernel verifies it in every row alike). Return the length. */
-static int ceiling_packets(uint8_t (*pkt)[64], int n)
+static int ceiling_packets(const struct bench_cfg *cfg, uint8_t (*pkt)[64], int n)
 {
-	bool v6 = strchr(cfg.sink_ip, ':');
+	bool v6 = strchr(cfg->sink_ip, ':');
 	uint8_t src[16], dst[16];
 	int len = 64 - 14;
 
 	inet_pton(v6 ? AF_INET6 : AF_INET, v6 ? "2001:2::1" : "198.18.0.1", src);
-	inet_pton(v6 ? AF_INET6 : AF_INET, cfg.sink_ip, dst);
+	inet_pton(v6 ? AF_INET6 : AF_INET, cfg->sink_ip, dst);
 	for (int i = 0; i < n; i++)
-		udp_build(pkt[i], len, v6, src, dst, 1024 + i, cfg.sink_port);
+		udp_build(pkt[i], len, v6, src, dst, 1024 + i, cfg->sink_port);
 	return len;
 }
 
@@ -372,13 +305,14 @@ static int tun_open(const char *name)
 enum { TUN_BATCH = 64, TUN_NPKT = 16 };
 
 /* Write @pkt's datagrams of @len bytes into tun @fd in io_uring batches for
- * cfg.seconds: how many were written. */
-static uint64_t tun_write_loop(int fd, struct io_uring *ring, uint8_t (*pkt)[64], int len)
+ * @seconds: how many were written. */
+static uint64_t tun_write_loop(int fd, struct io_uring *ring, uint8_t (*pkt)[64], int len,
+			       double seconds)
 {
-	double end = now_sec() + cfg.seconds;
+	double end = now_sec() + seconds;
 	uint64_t n = 0;
 
-	while (now_sec() < end && !stopping) {
+	while (now_sec() < end && !bench_stopped()) {
 		struct io_uring_cqe *cqe;
 
 		for (int i = 0; i < TUN_BATCH; i++) {
@@ -402,9 +336,10 @@ static uint64_t tun_write_loop(int fd, struct io_uring *ring, uint8_t (*pkt)[64]
  * tun queue in io_uring batches of 64: the sink's own limit. The traffic
  * runs meanwhile, dropped by XDP on the interface, so the other CPU works
  * as hard as in the other rows and none of it reaches the sink. */
-static int row_tun(struct row *r, int round)
+int row_tun(struct bench_run *br, struct row *r, int round)
 {
-	int ifindex = if_nametoindex(cfg.ifname), fd, len, xfd, rc = -1;
+	const struct bench_cfg *cfg = &br->cfg;
+	int ifindex = if_nametoindex(cfg->ifname), fd, len, xfd, rc = -1;
 	uint8_t pkt[TUN_NPKT][64];
 	struct io_uring ring;
 	uint64_t d0, d1;
@@ -412,11 +347,11 @@ static int row_tun(struct row *r, int round)
 	cpu_set_t old;
 	pid_t g = 0;
 
-	len = ceiling_packets(pkt, TUN_NPKT);
+	len = ceiling_packets(cfg, pkt, TUN_NPKT);
 	xfd = xdp_const_attach(ifindex, XDP_DROP);
 	if (xfd < 0) {
 		fprintf(stderr, "datapath: tun-ceiling: cannot attach XDP_DROP to %s\n",
-			cfg.ifname);
+			cfg->ifname);
 		return -1;
 	}
 	fd = tun_open("ucmb1");
@@ -424,22 +359,22 @@ static int row_tun(struct row *r, int round)
 		goto err_xdp;
 	if (io_uring_queue_init(TUN_BATCH * 2, &ring, 0))
 		goto err_fd;
-	if (!cfg.dev) {
-		g = gen_start(r->def->name, r->def->flows, out);
+	if (!cfg->dev) {
+		g = gen_start(br, r->def->name, r->def->flows, out);
 		if (g < 0)
 			goto err_ring;
 	}
 	sched_getaffinity(0, sizeof(old), &old);
-	pin_self(cfg.wcpu[0]);
+	pin_self(cfg->wcpu[0]);
 	sleep_sec(0.1);
-	d0 = delivered_now();
-	r->sent[round] = tun_write_loop(fd, &ring, pkt, len);
+	d0 = delivered_now(&br->topo);
+	r->sent[round] = tun_write_loop(fd, &ring, pkt, len, cfg->seconds);
 	sched_setaffinity(0, sizeof(old), &old);
 	sleep_sec(0.1);
-	d1 = delivered_now();
-	r->dst[round] = (d1 - d0) / cfg.seconds;
+	d1 = delivered_now(&br->topo);
+	r->dst[round] = (d1 - d0) / cfg->seconds;
 	rc = 0;
-	if (g > 0 && gen_wait(g, r->def->name, out, 10))
+	if (g > 0 && gen_wait(&br->topo, g, r->def->name, out, 10))
 		rc = -1;
 err_ring:
 	io_uring_queue_exit(&ring);
@@ -456,8 +391,10 @@ err_xdp:
  * to a net_tap whose kernel side has the MAC the frames are sent to. Its
  * forwarding cores are the workers' CPUs, its main core CPU 0 (idle: stats
  * only at exit). */
-static int row_dpdk(struct row *r, int round)
+int row_dpdk(struct bench_run *br, struct row *r, int round)
 {
+	const struct bench_cfg *cfg = &br->cfg;
+	struct bench_topo *t = &br->topo;
 	char out[256], lcores[256], vdev0[128], nq[16], ncores[16], prefix[32];
 	/* No hugepages here: --no-huge and fewer mbufs than the default. --no-shconf
 	 * and our own --file-prefix keep it apart from any other DPDK process;
@@ -475,31 +412,31 @@ static int row_dpdk(struct row *r, int round)
 	pid_t d;
 
 	l += snprintf(lcores + l, sizeof(lcores) - l, "0");
-	for (int i = 0; i < cfg.nwcpu; i++)
-		l += snprintf(lcores + l, sizeof(lcores) - l, ",%d", cfg.wcpu[i]);
+	for (int i = 0; i < cfg->nwcpu; i++)
+		l += snprintf(lcores + l, sizeof(lcores) - l, ",%d", cfg->wcpu[i]);
 	snprintf(vdev0, sizeof(vdev0), "net_af_xdp0,iface=%s,start_queue=%d,queue_count=%d",
-		 cfg.ifname, cfg.q0, cfg.nq);
-	snprintf(nq, sizeof(nq), "%d", cfg.nq);
+		 cfg->ifname, cfg->q0, cfg->nq);
+	snprintf(nq, sizeof(nq), "%d", cfg->nq);
 	snprintf(prefix, sizeof(prefix), "ucm-bench-%d", getpid());
-	snprintf(ncores, sizeof(ncores), "%d", cfg.nwcpu);
-	snprintf(out, sizeof(out), "%s/dpdk-%d", tmpdir, round);
-	d = spawn(ns_dut, out, argv);
-	if (d < 0 || wait_ready(d, "ucmbt0", "dpdk-testpmd", out))
+	snprintf(ncores, sizeof(ncores), "%d", cfg->nwcpu);
+	snprintf(out, sizeof(out), "%s/dpdk-%d", t->tmpdir, round);
+	d = spawn(t, t->ns_dut, out, argv);
+	if (d < 0 || wait_ready(br, d, "ucmbt0", "dpdk-testpmd", out))
 		return -1;
 	sleep_sec(0.5);
-	d0 = delivered_now();
-	rc = run_traffic(r->def->name, r->def->flows, &sent, &dev_dst);
+	d0 = delivered_now(t);
+	rc = run_traffic(br, r->def->name, r->def->flows, &sent, &dev_dst);
 	sleep_sec(0.2);
-	if (stop_child(d, r->def->name, "dpdk-testpmd", out))
+	if (stop_child(t, d, r->def->name, "dpdk-testpmd", out))
 		rc = -1;
-	d1 = delivered_now();
+	d1 = delivered_now(t);
 	r->sent[round] = sent;
-	r->dst[round] = delivered_rate(d0, d1, dev_dst);
+	r->dst[round] = delivered_rate(cfg, d0, d1, dev_dst);
 	rx = testpmd_rx(out);
 	/* testpmd's count is its whole run's: with --dev the far side's
 	 * generator ran all along, so it is no rate of the timed run. */
-	if (rx >= 0 && !cfg.dev) {
-		r->src[round] = rx / cfg.seconds;
+	if (rx >= 0 && !cfg->dev) {
+		r->src[round] = rx / cfg->seconds;
 		r->have_src = true;
 	}
 	return rc;
@@ -508,7 +445,7 @@ static int row_dpdk(struct row *r, int round)
 /* ---- when a kind cannot run ---------------------------------------------------------- */
 
 /* Why testpmd cannot run here, or NULL; the first reason stands. */
-static const char *skip_dpdk(void)
+const char *skip_dpdk(const struct bench_cfg *cfg)
 {
 	if (!have_prog("dpdk-testpmd"))
 		return "dpdk-testpmd is not installed (Debian's dpdk-dev; "
@@ -517,27 +454,27 @@ static const char *skip_dpdk(void)
 	    !have_files("/usr/lib/*/dpdk/pmds-*/librte_net_tap.so*"))
 		return "DPDK's af_xdp or tap driver is not installed (Debian's "
 		       "librte-net-af-xdp23 and librte-net-tap23)";
-	if (!cfg.nq)
+	if (!cfg->nq)
 		return "testpmd's net_af_xdp takes one range of queues; give --queues as A or A-B";
-	for (int i = 0; i < cfg.nwcpu; i++)
-		if (cfg.wcpu[i] == 0)
+	for (int i = 0; i < cfg->nwcpu; i++)
+		if (cfg->wcpu[i] == 0)
 			return "testpmd's main core is CPU 0, which --cpus gives a worker";
 	return NULL;
 }
 
-static const char *skip_two_way(void)
+const char *skip_two_way(const struct bench_cfg *cfg)
 {
-	if (cfg.dev)
+	if (cfg->dev)
 		return "the way back's traffic comes from the veth topology's generator "
 		       "namespace: veth only";
-	if (cfg.v6)
+	if (cfg->v6)
 		return "the way back's sender is IPv4 only";
 	return NULL;
 }
 
-static const char *skip_tcp(void)
+const char *skip_tcp(const struct bench_cfg *cfg)
 {
-	if (cfg.dev)
+	if (cfg->dev)
 		return "needs a TCP sender on the far side of IFACE: run iperf3 -c "
 		       "there against iperf3 -s here, with and without --no-coalesce";
 	if (!have_prog("iperf3"))
@@ -546,30 +483,7 @@ static const char *skip_tcp(void)
 }
 
 /* The way back's TCP stream: both reasons. */
-static const char *skip_tcp_back(void)
+const char *skip_tcp_back(const struct bench_cfg *cfg)
 {
-	return skip_two_way() ?: skip_tcp();
-}
-
-static const struct row_kind_ops kinds[] = {
-	[K_KPASS]	= { .run = row_kernel },
-	[K_KCPUMAP]	= { .run = row_kernel },
-	[K_DAEMON]	= { .run = row_daemon, .count = true },
-	[K_TUN]		= { .run = row_tun },
-	[K_DPDK]	= { .run = row_dpdk, .skip = skip_dpdk },
-	[K_TWOWAY]	= { .run = row_daemon, .skip = skip_two_way, .count = true,
-			    .two_way = true },
-	[K_TCP]		= { .run = row_daemon, .skip = skip_tcp, .tcp = true },
-	[K_TCP_KERNEL]	= { .run = row_tcp_kernel, .skip = skip_tcp, .tcp = true },
-	[K_TCP_KCPUMAP]	= { .run = row_tcp_kernel, .skip = skip_tcp, .tcp = true },
-	[K_TCP_BACK]	= { .run = row_daemon, .skip = skip_tcp_back, .tcp = true, .back = true },
-	[K_UDP_BACK]	= { .run = row_daemon, .skip = skip_two_way, .back = true },
-	[K_LAT_KERNEL]	= { .run = row_latency, .skip = skip_latency, .latency = true },
-	[K_LAT]		= { .run = row_latency, .skip = skip_latency, .latency = true },
-	[K_LAT_TWOWAY]	= { .run = row_latency, .skip = skip_latency, .latency = true },
-};
-
-const struct row_kind_ops *row_ops(const struct row *r)
-{
-	return &kinds[r->def->kind];
+	return skip_two_way(cfg) ?: skip_tcp(cfg);
 }

@@ -14,9 +14,9 @@
  * path's (and the responder's wake-up, alike in every row: the responder
  * is pinned to the first worker CPU, RESPOND_CPU_WHY).
  *
- * One probe in flight at a time, PROBE_RATE a second, for cfg.seconds:
+ * One probe in flight at a time, PROBE_RATE a second, for --seconds:
  * alone, then under a background load of half the capacity the same
- * round measured (ucpumap-gen at cfg.rate for a second, what reached the
+ * round measured (ucpumap-gen at --rate for a second, what reached the
  * sink), both directions' percentiles LAT_P. A probe unanswered within
  * PROBE_WAIT_MS is lost, counted.
  */
@@ -67,6 +67,7 @@ struct responder {
 	pthread_t thr;
 	atomic_int stop;
 	int fd;
+	int cpu;		/* the first worker CPU: RESPOND_CPU_WHY */
 	bool started;
 };
 
@@ -79,9 +80,9 @@ static void *responder_main(void *arg)
 	char buf[64];
 	ssize_t n;
 
-	if (pin_self(cfg.wcpu[0]))	/* the figure would be the scheduler's */
+	if (pin_self(rs->cpu))	/* the figure would be the scheduler's */
 		fprintf(stderr, "datapath: cannot pin the latency responder to CPU %d\n",
-			cfg.wcpu[0]);
+			rs->cpu);
 	while (!atomic_load_explicit(&rs->stop, memory_order_relaxed)) {
 		if (poll(&p, 1, 50) <= 0)
 			continue;
@@ -93,11 +94,12 @@ static void *responder_main(void *arg)
 	return NULL;
 }
 
-/* In this thread's namespace: the DUT's. */
-static int responder_start(struct responder *rs)
+/* In this thread's namespace: the DUT's; its thread on @cpu. */
+static int responder_start(struct responder *rs, int cpu)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PROBE_PORT) };
 
+	rs->cpu = cpu;
 	rs->fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (rs->fd < 0 || bind(rs->fd, (struct sockaddr *)&a, sizeof(a))) {
 		fprintf(stderr, "datapath: the latency responder: %s\n", strerror(errno));
@@ -123,6 +125,8 @@ static void responder_stop(struct responder *rs)
 /* ---- the prober: the generator's end ---------------------------------------- */
 
 struct prober {
+	int ns_fd;		/* the generator's namespace */
+	const char *sink_ip;	/* the responder's address */
 	double seconds;		/* how long, after the warm-up */
 	double *rtt_us;		/* the answered probes' round trips */
 	uint32_t n, sent;
@@ -205,7 +209,7 @@ static void probe_wait(int fd, uint32_t id, uint32_t key, uint64_t *tx, uint64_t
 	}
 }
 
-static int prober_socket(void)
+static int prober_socket(const struct prober *pr)
 {
 	int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_RX_SOFTWARE |
 		    SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID |
@@ -213,10 +217,10 @@ static int prober_socket(void)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PROBE_PORT) };
 	int fd;
 
-	if (setns(gen_ns_fd, CLONE_NEWNET))	/* this thread only */
+	if (setns(pr->ns_fd, CLONE_NEWNET))	/* this thread only */
 		return -1;
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	inet_pton(AF_INET, cfg.sink_ip, &a.sin_addr);
+	inet_pton(AF_INET, pr->sink_ip, &a.sin_addr);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof(flags)) ||
 	    connect(fd, (struct sockaddr *)&a, sizeof(a))) {
 		if (fd >= 0)
@@ -236,13 +240,13 @@ static void *prober_main(void *arg)
 	int fd;
 
 	pin_self(0);
-	fd = prober_socket();
+	fd = prober_socket(pr);
 	if (fd < 0) {
 		pr->err = errno ? errno : EIO;
 		return NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (uint32_t id = 0; id < total && !stopping; id++) {
+	for (uint32_t id = 0; id < total && !bench_stopped(); id++) {
 		if (send(fd, &id, sizeof(id), 0) != sizeof(id))
 			continue;
 		probe_wait(fd, id, key++, &tx, &rx);
@@ -272,10 +276,12 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Probe for @seconds; the percentiles LAT_P of the round trips into @p. */
-static int probe(double seconds, double p[4], double *sent, double *answered)
+static int probe(const struct bench_run *br, double seconds, double p[4], double *sent,
+		 double *answered)
 {
 	static const double q[4] = LAT_P;
-	struct prober pr = { .seconds = seconds };
+	struct prober pr = { .ns_fd = br->topo.gen_ns_fd, .sink_ip = br->cfg.sink_ip,
+			     .seconds = seconds };
 	pthread_t t;
 
 	pr.rtt_us = calloc((size_t)(seconds * PROBE_RATE) + 1, sizeof(double));
@@ -313,7 +319,7 @@ static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 	char line[32768];
 	uint32_t b;
 
-	if (daemon_json_line(d->pid, d->js, line, sizeof(line)))
+	if (daemon_json_line(d, line, sizeof(line)))
 		return;
 	for (int k = 0; k < 3; k++) {
 		if (json_arr_field(line, keys[k], v, UCM_LAT_BUCKETS) != UCM_LAT_BUCKETS)
@@ -332,68 +338,72 @@ static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 }
 
 /* Idle probes, the capacity, then probes under half of it. */
-static int latency_round(struct row *r, int round, const struct daemon_run *d)
+static int latency_round(struct bench_run *br, struct row *r, int round,
+			 const struct daemon_run *d)
 {
+	const struct bench_cfg *cfg = &br->cfg;
+	struct bench_topo *t = &br->topo;
 	char out[GEN_OUT], tag[64];
 	uint64_t d0;
 	pid_t g;
 	int rc;
 
-	if (probe(cfg.seconds, r->lat[round], &r->probes[round][0], &r->answered[round][0]))
+	if (probe(br, cfg->seconds, r->lat[round], &r->probes[round][0], &r->answered[round][0]))
 		return -1;
 	if (d)
 		daemon_stages(r, round, d);
 	snprintf(tag, sizeof(tag), "%s-capacity", r->def->name);
-	d0 = delivered_now();
-	g = gen_start_at(tag, 0, cfg.rate, CAPACITY_S, out);
-	if (gen_wait(g, tag, out, CAPACITY_S + 10))
+	d0 = delivered_now(t);
+	g = gen_start_at(br, tag, 0, cfg->rate, CAPACITY_S, out);
+	if (gen_wait(t, g, tag, out, CAPACITY_S + 10))
 		return -1;
 	sleep_sec(0.2);
-	r->capacity[round] = (delivered_now() - d0) / CAPACITY_S;
+	r->capacity[round] = (delivered_now(t) - d0) / CAPACITY_S;
 	r->load_pps[round] = r->capacity[round] / 2;
 	if (r->load_pps[round] < 1)
 		return -1;
 	snprintf(tag, sizeof(tag), "%s-load", r->def->name);
-	g = gen_start_at(tag, 0, r->load_pps[round], cfg.seconds + 1, out);
+	g = gen_start_at(br, tag, 0, r->load_pps[round], cfg->seconds + 1, out);
 	sleep_sec(0.5);
-	rc = probe(cfg.seconds, r->lat_load[round], &r->probes[round][1], &r->answered[round][1]);
-	if (gen_wait(g, tag, out, cfg.seconds + 10))
+	rc = probe(br, cfg->seconds, r->lat_load[round], &r->probes[round][1],
+		   &r->answered[round][1]);
+	if (gen_wait(t, g, tag, out, cfg->seconds + 10))
 		rc = -1;
 	return rc;
 }
 
-int row_latency(struct row *r, int round)
+int row_latency(struct bench_run *br, struct row *r, int round)
 {
 	struct daemon_run d = { .a_tun = -1, .b_tun = -1 };
 	struct responder rs = {};
 	struct ucm_xdp *x = NULL;
 	int rc;
 
-	if (r->def->kind == K_LAT_KERNEL) {
-		x = kernel_cpumap_attach(if_nametoindex(cfg.ifname));
+	if (row_kind(r) == K_LAT_KERNEL) {
+		x = kernel_cpumap_attach(&br->cfg, if_nametoindex(br->cfg.ifname));
 		if (!x)
 			return -1;
-	} else if (daemon_start(r, &d)) {
+	} else if (daemon_start(br, r, &d)) {
 		return -1;
 	}
 	sleep_sec(0.3);
-	rc = responder_start(&rs) ?: latency_round(r, round, x ? NULL : &d);
+	rc = responder_start(&rs, br->cfg.wcpu[0]) ?: latency_round(br, r, round, x ? NULL : &d);
 	responder_stop(&rs);
 	if (x) {
 		ucm_xdp__detach(x);
 		ucm_xdp__destroy(x);
-	} else if (stop_child(d.pid, r->def->name, "ucpumapd", d.out)) {
+	} else if (daemon_stop(br, r, &d)) {
 		rc = -1;
 	}
 	r->dst[round] = r->lat[round][0];
 	return rc ?: d.rc;
 }
 
-const char *skip_latency(void)
+const char *skip_latency(const struct bench_cfg *cfg)
 {
-	if (cfg.dev)
+	if (cfg->dev)
 		return "needs the prober on the far side of IFACE: veth only";
-	if (cfg.v6)
+	if (cfg->v6)
 		return "the probes are IPv4 only";
 	return NULL;
 }

@@ -4,8 +4,8 @@
  * InDatagrams + RcvbufErrors around a run, the socket drained before and
  * after (the kernel counts InDatagrams when a datagram is read); the NIC's
  * received packets (--dev); CPU busy shares; and what the children wrote:
- * ucpumapd's --stats-json lines, ucpumap-gen's total, iperf3's receiver,
- * testpmd's forward statistics.
+ * the fields of ucpumapd's --stats-json lines (daemon.c asks for them),
+ * ucpumap-gen's total, iperf3's receiver, testpmd's forward statistics.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -16,11 +16,16 @@
 
 #include "datapath.h"
 
-const char *const pool_keys[NPOOL] = {
+static const char *const pool_keys[NPOOL] = {
 	"pool_alloc_fast", "pool_alloc_refill", "pool_alloc_slow",
 	"pool_recycle_cached", "pool_recycle_ring", "pool_recycle_ring_full",
 	"pool_recycle_released",
 };
+
+const char *pool_key(int i)
+{
+	return pool_keys[i];
+}
 
 /* ---- the kernel's counters ------------------------------------------------- */
 
@@ -83,21 +88,21 @@ static uint64_t udp_delivered(int fd, bool v6)
 }
 
 /* Delivered at the sink, IPv4 and IPv6. */
-uint64_t delivered_now(void)
+uint64_t delivered_now(const struct bench_topo *t)
 {
-	return udp_delivered(sink_fd, true);
+	return udp_delivered(t->sink_fd, true);
 }
 
 /* Delivered on the way back: the generator namespace's UDP counters. */
-uint64_t back_delivered_now(void)
+uint64_t back_delivered_now(const struct bench_topo *t)
 {
 	uint64_t v;
 
-	if (setns(gen_ns_fd, CLONE_NEWNET))
+	if (setns(t->gen_ns_fd, CLONE_NEWNET))
 		return 0;
-	v = udp_delivered(back_fd, false);
-	if (setns(dut_ns_fd, CLONE_NEWNET))
-		stopping = 1;	/* cannot happen; never measure in the wrong place */
+	v = udp_delivered(t->back_fd, false);
+	if (setns(t->dut_ns_fd, CLONE_NEWNET))
+		bench_stop();	/* cannot happen; never measure in the wrong place */
 	return v;
 }
 
@@ -108,7 +113,7 @@ uint64_t back_delivered_now(void)
  * both (seen on 6.18: 222675 read where the generator sent about 200000
  * and the sockets took 177542), so there the offered load reads high by
  * the socket's drops. */
-uint64_t nic_rx_now(void)
+uint64_t nic_rx_now(const char *ifname)
 {
 	char line[512];
 	uint64_t r = 0;
@@ -125,7 +130,7 @@ uint64_t nic_rx_now(void)
 		*c = 0;
 		while (*n == ' ')
 			n++;
-		if (strcmp(n, cfg.ifname))
+		if (strcmp(n, ifname))
 			continue;
 		if (sscanf(c + 1, "%llu %llu %llu %llu", &bytes, &pkts, &errs, &drop) == 4)
 			r = pkts + drop;
@@ -195,78 +200,6 @@ int json_sum_field(const char *line, const char *key, double *sum)
 		n++;
 	}
 	return n ? 0 : -1;
-}
-
-static int count_lines(const char *path)
-{
-	char line[65536];
-	int n = 0;
-	FILE *f = fopen(path, "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		n++;
-	if (f)
-		fclose(f);
-	return n;
-}
-
-/* "tun_packets" (and "rx" into *@rx, -1 without it) of a complete line
- * after the first @skip lines of @js: 0, or -1 when there is none yet. */
-static int tun_packets_after(const char *js, int skip, double *v, double *rx)
-{
-	char line[65536];
-	int n = 0;
-	FILE *f = fopen(js, "r");
-
-	*v = *rx = -1;
-	while (f && fgets(line, sizeof(line), f))
-		if (++n > skip && strchr(line, '\n')) {
-			json_u64_field(line, "tun_packets", v);
-			json_u64_field(line, "rx", rx);
-		}
-	if (f)
-		fclose(f);
-	return *v >= 0 ? 0 : -1;
-}
-
-/* ucpumapd's tun_packets now: SIGUSR1 makes it append a line to its
- * --stats-json file. -1 when no line came within a second. @kern: the
- * kernel's delivered count at about the same moment, the middle of two reads
- * that bracket the signal (the daemon counts a packet after the kernel has).
- * @rx: the line's "rx", what its sockets received (-1 without it). */
-double daemon_sample(pid_t d, const char *js, double *kern, double *rx)
-{
-	int n0 = count_lines(js);
-	uint64_t k0 = delivered_now();
-	double v;
-
-	kill(d, SIGUSR1);
-	for (int i = 0; i < 2000; i++) {	/* short steps: a narrow bracket */
-		sleep_sec(0.0005);
-		if (!tun_packets_after(js, n0, &v, rx)) {
-			*kern = (k0 + delivered_now()) / 2.0;
-			return v;
-		}
-	}
-	return -1;
-}
-
-/* ucpumapd's statistics now: the line SIGUSR1 makes it append to its
- * --stats-json file, into @line; -1 when none came within a second. */
-int daemon_json_line(pid_t d, const char *js, char *line, size_t sz)
-{
-	int n0 = count_lines(js);
-
-	kill(d, SIGUSR1);
-	for (int i = 0; i < 1000; i++) {
-		sleep_sec(0.001);
-		if (count_lines(js) > n0) {
-			last_line(js, line, sz);
-			if (strchr(line, '\n'))
-				return 0;
-		}
-	}
-	return -1;
 }
 
 /* The first array "@key": [...] in @line (the totals') into @v, @n

@@ -14,6 +14,8 @@
 
 #include "datapath.h"
 
+/* ---- the tables ------------------------------------------------------------ */
+
 static void print_stats_col(const double *v, int n, bool have)
 {
 	struct run_stats st;
@@ -26,120 +28,66 @@ static void print_stats_col(const double *v, int n, bool have)
 	printf(" %6.3f (%5.3f-%5.3f)", st.median / 1e6, st.min / 1e6, st.max / 1e6);
 }
 
-/*
- * A target no row's offered load could reach: in every round, delivering
- * every packet the generator offered to any row in that round (the most
- * it sent) would still fall short of target times b's dst rx. Said, so
- * that such a miss is not read as the code's. On a machine where the
- * generator shares the CPUs, what it offers depends on the row: hence the
- * most of the round, not row a's own (UDP rows: TCP clocks itself, and the
- * way back has its own sender). A round with nothing sent says nothing.
- */
-/* Whether the generator's traffic is what the row's sent counts. */
-static bool gen_row(const struct row *r)
+/* The UDP rows: sent (offered), src rx, drops, dst rx. */
+static void print_flat(const struct bench_run *br, int nr)
 {
-	switch (r->def->kind) {
-	case K_KPASS: case K_KCPUMAP: case K_DAEMON: case K_DPDK: case K_TWOWAY:
-		return true;
-	default:	/* the tun writer's, the way back's sender's, TCP, probes */
-		return false;
+	bool flat = false;
+
+	for (int i = 0; i < br->nrows; i++) {
+		const struct row *r = &br->rows[i];
+
+		flat |= r->on && !r->def->ops->tcp && !r->def->ops->latency;
 	}
-}
+	if (flat)
+		printf("\n%-28s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
+		       "row", br->cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
+	for (int i = 0; i < br->nrows; i++) {
+		struct row *r = &br->rows[i];
+		double sent[MAX_ROUNDS], drops[MAX_ROUNDS];
 
-static void print_gain_reach(const struct row_gain *gn, const struct row *rb, int nr)
-{
-	double most[MAX_ROUNDS];
-	struct run_stats sm, sb;
-
-	if (!gn->target || gn->back || !gen_row(row_by(gn->a)))
-		return;
-	for (int i = 0; i < nr; i++) {
-		most[i] = 0;
-		for (int j = 0; j < nrows; j++) {
-			const struct row *r = &rows[j];
-
-			if (r->on && !r->skipped && gen_row(r) && r->sent[i] / cfg.seconds > most[i])
-				most[i] = r->sent[i] / cfg.seconds;
-		}
-		if (!most[i] || most[i] >= gn->target * rb->dst[i])
-			return;
-	}
-	run_stats(most, nr, &sm);
-	run_stats(rb->dst, nr, &sb);
-	printf("    cannot be met in this run: %gx %s is %.3f Mpps (median), more than the generator offered any row (%.3f, the median of each round's most)\n",
-	       gn->target, gn->b, gn->target * sb.median / 1e6, sm.median / 1e6);
-}
-
-/* Row a's rate over row b's, round by round: dst rx, or with .back the
- * way back's delivered rate; only when both ran. */
-static void print_gain(const struct row_gain *gn, int nr)
-{
-	struct row *ra = row_by(gn->a), *rb = row_by(gn->b);
-	bool back = gn->back;
-	double g[MAX_ROUNDS];
-	struct run_stats st;
-
-	if (!ra->on || !rb->on || ra->skipped || rb->skipped)
-		return;
-	printf("  %-26s vs %-24s", gn->a, gn->b);
-	for (int i = 0; i < nr; i++) {
-		const double *x = back ? ra->back_dst : ra->dst, *y = back ? rb->back_dst : rb->dst;
-
-		g[i] = y[i] > 0 ? x[i] / y[i] : 0;
-		printf(" %5.3f", g[i]);
-	}
-	run_stats(g, nr, &st);
-	printf("  median %.3f (%+.0f%%)  %s\n", st.median, (st.median - 1) * 100, gn->note);
-	print_gain_reach(gn, rb, nr);
-}
-
-/* Where ucpumapd's frames came from and went back to, per row, as shares
- * of all allocations and returns over the rounds. A return reaches the
- * stack when recycling is off (released) or the recycle ring was full. */
-static void print_pool(void)
-{
-	bool any = false;
-
-	for (int i = 0; i < nrows; i++)
-		any |= rows[i].on && rows[i].have_pool;
-	if (!any)
-		return;
-	printf("\nucpumapd's pools, all rounds (alloc: from the cache / refilled from the recycle "
-	       "ring / from the backing stack; return: into the cache / the ring / the stack):\n");
-	printf("  %-28s %12s %22s %12s %22s %12s\n", "row", "allocs", "cache/refill/stack %",
-	       "returns", "cache/ring/stack %", "ring full");
-	for (int i = 0; i < nrows; i++) {
-		const double *p = rows[i].pool;
-		double a = p[0] + p[1] + p[2], stack = p[5] + p[6], f = p[3] + p[4] + stack;
-
-		if (!rows[i].on || !rows[i].have_pool)
+		if (!r->on)
 			continue;
-		printf("  %-28s %12.0f %8.1f/%5.1f/%5.1f  %12.0f %8.1f/%5.1f/%5.1f  %12.0f\n",
-		       rows[i].def->name, a, a ? 100 * p[0] / a : 0, a ? 100 * p[1] / a : 0,
-		       a ? 100 * p[2] / a : 0, f, f ? 100 * p[3] / f : 0, f ? 100 * p[4] / f : 0,
-		       f ? 100 * stack / f : 0, p[5]);
+		if (row_is_tcp(r) || r->def->ops->latency)
+			continue;	/* their own tables */
+		if (r->skipped) {
+			printf("%-28s skipped: %s\n", r->def->name, r->skipped);
+			continue;
+		}
+		for (int k = 0; k < nr; k++) {
+			sent[k] = r->sent[k] / br->cfg.seconds;
+			drops[k] = sent[k] - r->dst[k];
+		}
+		printf("%-28s", r->def->name);
+		print_stats_col(sent, nr, true);
+		print_stats_col(r->src, nr, r->have_src);
+		print_stats_col(drops, nr, true);
+		print_stats_col(r->dst, nr, true);
+		printf("\n");
 	}
 }
 
 /* The two-way rows: both directions at once (seed 003's load). */
-static void print_two_way(int nr)
+static void print_two_way(const struct bench_run *br, int nr)
 {
 	bool any = false;
 
-	for (int i = 0; i < nrows; i++)
-		any |= rows[i].on && row_ops(&rows[i])->two_way && !rows[i].skipped;
+	for (int i = 0; i < br->nrows; i++) {
+		const struct row *r = &br->rows[i];
+
+		any |= r->on && r->def->ops->two_way && !r->skipped;
+	}
 	if (!any)
 		return;
 	printf("\ntwo-way: forward as above, and the way back (DUT -> tun -> ucpumapd -> XSK TX -> "
 	       "generator namespace) at the same time\n");
 	printf("%-28s %22s %22s %22s %22s\n", "row", "forward dst rx", "back sent", "back dst rx",
 	       "completions direct");
-	for (int i = 0; i < nrows; i++) {
-		struct row *r = &rows[i];
+	for (int i = 0; i < br->nrows; i++) {
+		struct row *r = &br->rows[i];
 		double pct[MAX_ROUNDS];
 		struct run_stats st;
 
-		if (!r->on || !row_ops(r)->two_way || r->skipped)
+		if (!r->on || !r->def->ops->two_way || r->skipped)
 			continue;
 		printf("%-28s", r->def->name);
 		print_stats_col(r->dst, nr, true);
@@ -155,41 +103,290 @@ static void print_two_way(int nr)
 	       "so forward is not the one-way rows' figure)\n");
 }
 
-void write_chart(int nr)
+/* The TCP rows: the receiver's rate, Gbit/s. */
+static void print_tcp(const struct bench_run *br, int nr)
 {
-	char dat[256];
-	FILE *f;
+	bool any = false;
 
-	if (!have_prog("gnuplot")) {
-		printf("chart: skipped, gnuplot is not installed\n");
-		return;
+	for (int i = 0; i < br->nrows; i++) {
+		struct row *r = &br->rows[i];
+		double g[MAX_ROUNDS], b[MAX_ROUNDS], c[MAX_ROUNDS];
+
+		if (!r->on || !row_is_tcp(r))
+			continue;
+		if (!any)
+			printf("\n%-28s %22s %22s %22s   (one iperf3 stream, Gbit/s; busy\n"
+			       "%-28s %22s %22s %22s    shares, all work: median (min-max))\n",
+			       "row", "received", "worker CPU busy %", "CPU 0 busy %", "", "", "", "");
+		any = true;
+		if (r->skipped) {
+			printf("%-28s skipped: %s\n", r->def->name, r->skipped);
+			continue;
+		}
+		/* print_stats_col shows millions */
+		for (int k = 0; k < nr; k++) {
+			g[k] = r->dst[k] * 1e6 / 1e9;
+			b[k] = r->busy[k] * 1e6 * 100;
+			c[k] = r->busy_cpu0[k] * 1e6 * 100;
+		}
+		printf("%-28s", r->def->name);
+		print_stats_col(g, nr, true);
+		print_stats_col(b, nr, r->have_busy);
+		print_stats_col(c, nr, r->have_busy);
+		printf("\n");
 	}
-	snprintf(dat, sizeof(dat), "/tmp/ucm-bench-chart-%d.dat", getpid());
-	f = fopen(dat, "w");
-	if (!f)
-		return;
-	for (int i = 0; i < nrows; i++) {
+}
+
+/* The latency rows: round trips, us, median over the rounds of each
+ * percentile; alone and under half the capacity. */
+static void print_latency(const struct bench_run *br, int nr)
+{
+	struct row *kern = row_by(br, "latency-kernel-cpumap");
+	bool any = false;
+
+	for (int i = 0; i < br->nrows; i++) {
+		struct row *r = &br->rows[i];
+		double v[MAX_ROUNDS], lost = 0, sent = 0;
 		struct run_stats st;
 
-		if (!rows[i].on || rows[i].skipped || row_is_tcp(&rows[i]) ||
-		    row_ops(&rows[i])->latency)
+		if (!r->on || !r->def->ops->latency)
 			continue;
-		run_stats(rows[i].dst, nr, &st);
-		fprintf(f, "\"%s\" %f %f %f\n", rows[i].def->name, st.median / 1e6, st.min / 1e6,
-			st.max / 1e6);
+		if (!any)
+			printf("\nlatency (round trip of UDP probes at %d/s, kernel timestamps, us; median over "
+			       "the rounds):\n%-24s %7s %7s %7s %7s | %9s %7s %7s %7s %7s | %s\n",
+			       1000, "row", "p50", "p90", "p99", "p99.9", "load pps", "p50", "p90",
+			       "p99", "p99.9", "lost");
+		any = true;
+		if (r->skipped) {
+			printf("%-24s skipped: %s\n", r->def->name, r->skipped);
+			continue;
+		}
+		printf("%-24s", r->def->name);
+		for (int p = 0; p < 4; p++) {
+			for (int k = 0; k < nr; k++)
+				v[k] = r->lat[k][p];
+			run_stats(v, nr, &st);
+			printf(" %7.1f", st.median);
+		}
+		run_stats(r->load_pps, nr, &st);
+		printf(" | %9.0f", st.median);
+		for (int p = 0; p < 4; p++) {
+			for (int k = 0; k < nr; k++)
+				v[k] = r->lat_load[k][p];
+			run_stats(v, nr, &st);
+			printf(" %7.1f", st.median);
+		}
+		for (int k = 0; k < nr; k++) {
+			lost += r->probes[k][0] + r->probes[k][1] - r->answered[k][0] - r->answered[k][1];
+			sent += r->probes[k][0] + r->probes[k][1];
+		}
+		printf(" | %.0f of %.0f\n", lost, sent);
+		if (r->have_stage) {
+			printf("  %-22s ucpumapd's stages alone, p50/p99 bounds (us): arrival to flush", "");
+			for (int p = 0; p < 3; p++) {
+				for (int q = 0; q < 2; q++) {
+					for (int k = 0; k < nr; k++)
+						v[k] = r->stage[k][p + 3 * q];
+					run_stats(v, nr, &st);
+					printf("%s%.0f", q ? "/" : p == 1 ? ", flush to dequeue " :
+					       p == 2 ? ", dequeue to the tun's completion " : " ",
+					       st.median);
+				}
+			}
+			printf("\n");
+		}
 	}
-	fclose(f);
-	if (sh("gnuplot -e \"set terminal pngcairo size 900,500; set output '%s';"
-	       "set title 'ucpumap datapath on veth: delivered at the UDP socket (median, min-max)';"
-	       "set ylabel 'Mpps'; set yrange [0:*]; set style fill solid 0.6; set boxwidth 0.6;"
-	       "set xtics rotate by -30; unset key;"
-	       "plot '%s' using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt -1\" 2>&1",
-	       cfg.chart, dat))
-		printf("chart: gnuplot failed\n");
-	else
-		printf("chart: %s\n", cfg.chart);
-	unlink(dat);
+	if (!any || !kern || !kern->on || kern->skipped)
+		return;
+	/* The issue's bars: p50 and p99 against the kernel's cpumap. */
+	for (int i = 0; i < br->nrows; i++) {
+		struct row *r = &br->rows[i];
+		double a[MAX_ROUNDS], b[MAX_ROUNDS];
+		struct run_stats s50, s99;
+
+		if (!r->on || r->skipped || !r->def->ops->latency || r == kern)
+			continue;
+		for (int k = 0; k < nr; k++) {
+			a[k] = kern->lat[k][0] > 0 ? r->lat[k][0] / kern->lat[k][0] : 0;
+			b[k] = kern->lat[k][2] > 0 ? r->lat[k][2] / kern->lat[k][2] : 0;
+		}
+		run_stats(a, nr, &s50);
+		run_stats(b, nr, &s99);
+		printf("  %s vs latency-kernel-cpumap: p50 %.2fx, p99 %.2fx (round by round; "
+		       "target p50 <= %s)\n", r->def->name, s50.median, s99.median,
+		       row_kind(r) == K_LAT_TWOWAY ? "2.4x" : "1.2x, p99 <= 2x");
+	}
 }
+
+/* Whether the generator's traffic is what the row's sent counts. */
+static bool gen_row(const struct row *r)
+{
+	switch (row_kind(r)) {
+	case K_KPASS: case K_KCPUMAP: case K_DAEMON: case K_DPDK: case K_TWOWAY:
+		return true;
+	default:	/* the tun writer's, the way back's sender's, TCP, probes */
+		return false;
+	}
+}
+
+/*
+ * A target no row's offered load could reach: in every round, delivering
+ * every packet the generator offered to any row in that round (the most
+ * it sent) would still fall short of target times b's dst rx. Said, so
+ * that such a miss is not read as the code's. On a machine where the
+ * generator shares the CPUs, what it offers depends on the row: hence the
+ * most of the round, not row a's own (UDP rows: TCP clocks itself, and the
+ * way back has its own sender). A round with nothing sent says nothing.
+ */
+static void print_gain_reach(const struct bench_run *br, const struct row_gain *gn,
+			     const struct row *rb, int nr)
+{
+	double most[MAX_ROUNDS];
+	struct run_stats sm, sb;
+
+	if (!gn->target || gn->back || !gen_row(row_by(br, gn->a)))
+		return;
+	for (int i = 0; i < nr; i++) {
+		most[i] = 0;
+		for (int j = 0; j < br->nrows; j++) {
+			const struct row *r = &br->rows[j];
+
+			if (r->on && !r->skipped && gen_row(r) && r->sent[i] / br->cfg.seconds > most[i])
+				most[i] = r->sent[i] / br->cfg.seconds;
+		}
+		if (!most[i] || most[i] >= gn->target * rb->dst[i])
+			return;
+	}
+	run_stats(most, nr, &sm);
+	run_stats(rb->dst, nr, &sb);
+	printf("    cannot be met in this run: %gx %s is %.3f Mpps (median), more than the generator offered any row (%.3f, the median of each round's most)\n",
+	       gn->target, gn->b, gn->target * sb.median / 1e6, sm.median / 1e6);
+}
+
+/* Row a's rate over row b's, round by round: dst rx, or with .back the
+ * way back's delivered rate; only when both ran. */
+static void print_gain(const struct bench_run *br, const struct row_gain *gn, int nr)
+{
+	struct row *ra = row_by(br, gn->a), *rb = row_by(br, gn->b);
+	bool back = gn->back;
+	double g[MAX_ROUNDS];
+	struct run_stats st;
+
+	if (!ra->on || !rb->on || ra->skipped || rb->skipped)
+		return;
+	printf("  %-26s vs %-24s", gn->a, gn->b);
+	for (int i = 0; i < nr; i++) {
+		const double *x = back ? ra->back_dst : ra->dst, *y = back ? rb->back_dst : rb->dst;
+
+		g[i] = y[i] > 0 ? x[i] / y[i] : 0;
+		printf(" %5.3f", g[i]);
+	}
+	run_stats(g, nr, &st);
+	printf("  median %.3f (%+.0f%%)  %s\n", st.median, (st.median - 1) * 100, gn->note);
+	print_gain_reach(br, gn, rb, nr);
+}
+
+/* Where ucpumapd's frames came from and went back to, per row, as shares
+ * of all allocations and returns over the rounds. A return reaches the
+ * stack when recycling is off (released) or the recycle ring was full. */
+static void print_pool(const struct bench_run *br)
+{
+	bool any = false;
+
+	for (int i = 0; i < br->nrows; i++)
+		any |= br->rows[i].on && br->rows[i].have_pool;
+	if (!any)
+		return;
+	printf("\nucpumapd's pools, all rounds (alloc: from the cache / refilled from the recycle "
+	       "ring / from the backing stack; return: into the cache / the ring / the stack):\n");
+	printf("  %-28s %12s %22s %12s %22s %12s\n", "row", "allocs", "cache/refill/stack %",
+	       "returns", "cache/ring/stack %", "ring full");
+	for (int i = 0; i < br->nrows; i++) {
+		const struct row *r = &br->rows[i];
+		const double *p = r->pool;
+		double a = p[0] + p[1] + p[2], stack = p[5] + p[6], f = p[3] + p[4] + stack;
+
+		if (!r->on || !r->have_pool)
+			continue;
+		printf("  %-28s %12.0f %8.1f/%5.1f/%5.1f  %12.0f %8.1f/%5.1f/%5.1f  %12.0f\n",
+		       r->def->name, a, a ? 100 * p[0] / a : 0, a ? 100 * p[1] / a : 0,
+		       a ? 100 * p[2] / a : 0, f, f ? 100 * p[3] / f : 0, f ? 100 * p[4] / f : 0,
+		       f ? 100 * stack / f : 0, p[5]);
+	}
+}
+
+/* What coalescing made of the rows' traffic. */
+static void print_coalesce(const struct bench_run *br, int nr)
+{
+	bool any = false;
+
+	for (int i = 0; i < br->nrows; i++) {
+		struct row *r = &br->rows[i];
+
+		if (!r->on || r->skipped || !r->have_segs)
+			continue;
+		if (!any)
+			printf("\ncoalescing (per round: datagrams per super-packet, share of datagrams in one):\n");
+		any = true;
+		if (row_is_tcp(r))
+			printf("  %-28s  1 stream:", r->def->name);
+		else
+			printf("  %-28s %5d flows:", r->def->name, r->def->flows ? r->def->flows : DEFAULT_FLOWS);
+		for (int k = 0; k < nr; k++)
+			printf(" %.1f %.0f%%;", r->segs[k], 100 * r->merged[k]);
+		if (r->have_busy) {
+			printf(" busy, worker CPU / CPU 0:");
+			for (int k = 0; k < nr; k++)
+				printf(" %.0f/%.0f%%", 100 * r->busy[k], 100 * r->busy_cpu0[k]);
+		}
+		printf("\n");
+	}
+}
+
+/* ucpumapd's own delivered count against the kernel's. */
+static void print_counts(const struct bench_run *br, int nr)
+{
+	printf("\nucpumapd's tun_packets against the kernel's count at the socket, both over %s:\n",
+	       br->cfg.dev ? "the timed run (SIGUSR1 samples)" : "ucpumapd's life");
+	for (int i = 0; i < br->nrows; i++) {
+		struct row *r = &br->rows[i];
+
+		if (!r->on || !r->def->ops->count)
+			continue;
+		printf("  %-28s", r->def->name);
+		if (!r->have_daemon) {
+			printf(" no statistics from ucpumapd\n");
+			continue;
+		}
+		for (int k = 0; k < nr; k++) {
+			double kern = r->kernel_cmp[k];
+
+			printf(" ucpumapd %.0f, kernel %.0f: %+.0f (%+.3f%%);", r->daemon[k], kern,
+			       r->daemon[k] - kern, kern > 0 ? 100 * (r->daemon[k] - kern) / kern : 0);
+		}
+		printf("\n");
+	}
+}
+
+void report_tables(const struct bench_run *br, int nr)
+{
+	const struct row_gain *gains;
+	int ngains;
+
+	print_flat(br, nr);
+	print_two_way(br, nr);
+	print_tcp(br, nr);
+	print_latency(br, nr);
+	printf("\ngains (dst rx, round by round):\n");
+	gains = row_gains(&ngains);
+	for (int i = 0; i < ngains; i++)
+		print_gain(br, &gains[i], nr);
+	print_pool(br);
+	print_coalesce(br, nr);
+	print_counts(br, nr);
+}
+
+/* ---- the JSON file --------------------------------------------------------- */
 
 /* One value per round. */
 static void json_runs(struct json *j, const char *key, const double *v, int nr)
@@ -246,89 +443,8 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 	json_obj_end(j);
 }
 
-/* The latency rows: round trips, us, median over the rounds of each
- * percentile; alone and under half the capacity. */
-static void print_latency(int nr)
-{
-	struct row *kern = row_by("latency-kernel-cpumap");
-	bool any = false;
-
-	for (int i = 0; i < nrows; i++) {
-		struct row *r = &rows[i];
-		double v[MAX_ROUNDS], lost = 0, sent = 0;
-		struct run_stats st;
-
-		if (!r->on || !row_ops(r)->latency)
-			continue;
-		if (!any)
-			printf("\nlatency (round trip of UDP probes at %d/s, kernel timestamps, us; median over "
-			       "the rounds):\n%-24s %7s %7s %7s %7s | %9s %7s %7s %7s %7s | %s\n",
-			       1000, "row", "p50", "p90", "p99", "p99.9", "load pps", "p50", "p90",
-			       "p99", "p99.9", "lost");
-		any = true;
-		if (r->skipped) {
-			printf("%-24s skipped: %s\n", r->def->name, r->skipped);
-			continue;
-		}
-		printf("%-24s", r->def->name);
-		for (int p = 0; p < 4; p++) {
-			for (int k = 0; k < nr; k++)
-				v[k] = r->lat[k][p];
-			run_stats(v, nr, &st);
-			printf(" %7.1f", st.median);
-		}
-		run_stats(r->load_pps, nr, &st);
-		printf(" | %9.0f", st.median);
-		for (int p = 0; p < 4; p++) {
-			for (int k = 0; k < nr; k++)
-				v[k] = r->lat_load[k][p];
-			run_stats(v, nr, &st);
-			printf(" %7.1f", st.median);
-		}
-		for (int k = 0; k < nr; k++) {
-			lost += r->probes[k][0] + r->probes[k][1] - r->answered[k][0] - r->answered[k][1];
-			sent += r->probes[k][0] + r->probes[k][1];
-		}
-		printf(" | %.0f of %.0f\n", lost, sent);
-		if (r->have_stage) {
-			printf("  %-22s ucpumapd's stages alone, p50/p99 bounds (us): arrival to flush", "");
-			for (int p = 0; p < 3; p++) {
-				for (int q = 0; q < 2; q++) {
-					for (int k = 0; k < nr; k++)
-						v[k] = r->stage[k][p + 3 * q];
-					run_stats(v, nr, &st);
-					printf("%s%.0f", q ? "/" : p == 1 ? ", flush to dequeue " :
-					       p == 2 ? ", dequeue to the tun's completion " : " ",
-					       st.median);
-				}
-			}
-			printf("\n");
-		}
-	}
-	if (!any || !kern || !kern->on || kern->skipped)
-		return;
-	/* The issue's bars: p50 and p99 against the kernel's cpumap. */
-	for (int i = 0; i < nrows; i++) {
-		struct row *r = &rows[i];
-		double a[MAX_ROUNDS], b[MAX_ROUNDS];
-		struct run_stats s50, s99;
-
-		if (!r->on || r->skipped || !row_ops(r)->latency || r == kern)
-			continue;
-		for (int k = 0; k < nr; k++) {
-			a[k] = kern->lat[k][0] > 0 ? r->lat[k][0] / kern->lat[k][0] : 0;
-			b[k] = kern->lat[k][2] > 0 ? r->lat[k][2] / kern->lat[k][2] : 0;
-		}
-		run_stats(a, nr, &s50);
-		run_stats(b, nr, &s99);
-		printf("  %s vs latency-kernel-cpumap: p50 %.2fx, p99 %.2fx (round by round; "
-		       "target p50 <= %s)\n", r->def->name, s50.median, s99.median,
-		       r->def->kind == K_LAT_TWOWAY ? "2.4x" : "1.2x, p99 <= 2x");
-	}
-}
-
 /* Row @r's object: every run, and what it measured besides. */
-static void json_row(struct json *j, const struct row *r, int nr)
+static void json_row(const struct bench_run *br, struct json *j, const struct row *r, int nr)
 {
 	struct run_stats st;
 
@@ -339,7 +455,7 @@ static void json_row(struct json *j, const struct row *r, int nr)
 		json_obj_end(j);
 		return;
 	}
-	if (row_ops(r)->latency) {
+	if (r->def->ops->latency) {
 		json_latency(j, r, nr);
 		run_stats(r->dst, nr, &st);
 		json_num(j, "median", st.median);
@@ -356,7 +472,7 @@ static void json_row(struct json *j, const struct row *r, int nr)
 		json_runs(j, "src_rx_pps", r->src, nr);
 	if (r->have_daemon) {
 		json_runs(j, "daemon_tun_packets", r->daemon, nr);
-		json_str(j, "count_window", cfg.dev ? "sigusr1-samples" : "daemon-life");
+		json_str(j, "count_window", br->cfg.dev ? "sigusr1-samples" : "daemon-life");
 		json_runs(j, "kernel_delivered_same_window", r->kernel_cmp, nr);
 	}
 	if (r->have_busy) {
@@ -367,7 +483,7 @@ static void json_row(struct json *j, const struct row *r, int nr)
 		json_runs(j, "super_segs_avg", r->segs, nr);
 		json_runs(j, "coalesced_share", r->merged, nr);
 	}
-	if (row_ops(r)->two_way) {
+	if (r->def->ops->two_way) {
 		json_runs(j, "back_sent_pps", r->back_sent, nr);
 		json_runs(j, "back_runs", r->back_dst, nr);	/* the way back, delivered, pps */
 		json_runs(j, "completions_direct_share", r->direct, nr);
@@ -375,7 +491,7 @@ static void json_row(struct json *j, const struct row *r, int nr)
 	if (r->have_pool) {
 		json_obj(j, "pool");	/* summed over the rounds */
 		for (int k = 0; k < NPOOL; k++)
-			json_num(j, pool_keys[k], r->pool[k]);
+			json_num(j, pool_key(k), r->pool[k]);
 		json_obj_end(j);
 	}
 	run_stats(r->dst, nr, &st);
@@ -385,164 +501,65 @@ static void json_row(struct json *j, const struct row *r, int nr)
 	json_obj_end(j);
 }
 
-void write_json(int nr)
+void report_json(const struct bench_run *br, int nr)
 {
-	FILE *f = fopen(cfg.json, "w");
+	FILE *f = fopen(br->cfg.json, "w");
 	struct json j;
 
 	if (!f) {
-		fprintf(stderr, "datapath: %s: %s\n", cfg.json, strerror(errno));
+		fprintf(stderr, "datapath: %s: %s\n", br->cfg.json, strerror(errno));
 		return;
 	}
 	json_begin(&j, f);
 	json_str(&j, "bench", "datapath");
-	json_str(&j, "dev", cfg.dev ? cfg.dev : "veth");
-	json_str(&j, "sink_ip", cfg.sink_ip);
-	json_str(&j, "cpus", cfg.cpus);
-	json_num(&j, "seconds", cfg.seconds);
-	json_u64(&j, "rate", cfg.rate);
+	json_str(&j, "dev", br->cfg.dev ? br->cfg.dev : "veth");
+	json_str(&j, "sink_ip", br->cfg.sink_ip);
+	json_str(&j, "cpus", br->cfg.cpus);
+	json_num(&j, "seconds", br->cfg.seconds);
+	json_u64(&j, "rate", br->cfg.rate);
 	json_arr(&j, "rows");
-	for (int i = 0; i < nrows; i++)
-		if (rows[i].on)
-			json_row(&j, &rows[i], nr);
+	for (int i = 0; i < br->nrows; i++)
+		if (br->rows[i].on)
+			json_row(br, &j, &br->rows[i], nr);
 	json_arr_end(&j);
 	json_end(&j);
 	fclose(f);
 }
 
-/* The TCP rows: the receiver's rate, Gbit/s. */
-static void print_tcp(int nr)
+/* ---- the chart ------------------------------------------------------------ */
+
+void report_chart(const struct bench_run *br, int nr)
 {
-	bool any = false;
+	char dat[256];
+	FILE *f;
 
-	for (int i = 0; i < nrows; i++) {
-		struct row *r = &rows[i];
-		double g[MAX_ROUNDS], b[MAX_ROUNDS], c[MAX_ROUNDS];
-
-		if (!r->on || !row_is_tcp(r))
-			continue;
-		if (!any)
-			printf("\n%-28s %22s %22s %22s   (one iperf3 stream, Gbit/s; busy\n"
-			       "%-28s %22s %22s %22s    shares, all work: median (min-max))\n",
-			       "row", "received", "worker CPU busy %", "CPU 0 busy %", "", "", "", "");
-		any = true;
-		if (r->skipped) {
-			printf("%-28s skipped: %s\n", r->def->name, r->skipped);
-			continue;
-		}
-		/* print_stats_col shows millions */
-		for (int k = 0; k < nr; k++) {
-			g[k] = r->dst[k] * 1e6 / 1e9;
-			b[k] = r->busy[k] * 1e6 * 100;
-			c[k] = r->busy_cpu0[k] * 1e6 * 100;
-		}
-		printf("%-28s", r->def->name);
-		print_stats_col(g, nr, true);
-		print_stats_col(b, nr, r->have_busy);
-		print_stats_col(c, nr, r->have_busy);
-		printf("\n");
+	if (!have_prog("gnuplot")) {
+		printf("chart: skipped, gnuplot is not installed\n");
+		return;
 	}
-}
+	snprintf(dat, sizeof(dat), "/tmp/ucm-bench-chart-%d.dat", getpid());
+	f = fopen(dat, "w");
+	if (!f)
+		return;
+	for (int i = 0; i < br->nrows; i++) {
+		const struct row *r = &br->rows[i];
+		struct run_stats st;
 
-
-/* What coalescing made of the rows' traffic. */
-static void print_coalesce(int nr)
-{
-	bool any = false;
-
-	for (int i = 0; i < nrows; i++) {
-		struct row *r = &rows[i];
-
-		if (!r->on || r->skipped || !r->have_segs)
+		if (!r->on || r->skipped || r->def->ops->tcp || r->def->ops->latency)
 			continue;
-		if (!any)
-			printf("\ncoalescing (per round: datagrams per super-packet, share of datagrams in one):\n");
-		any = true;
-		if (row_is_tcp(r))
-			printf("  %-28s  1 stream:", r->def->name);
-		else
-			printf("  %-28s %5d flows:", r->def->name, r->def->flows ? r->def->flows : DEFAULT_FLOWS);
-		for (int k = 0; k < nr; k++)
-			printf(" %.1f %.0f%%;", r->segs[k], 100 * r->merged[k]);
-		if (r->have_busy) {
-			printf(" busy, worker CPU / CPU 0:");
-			for (int k = 0; k < nr; k++)
-				printf(" %.0f/%.0f%%", 100 * r->busy[k], 100 * r->busy_cpu0[k]);
-		}
-		printf("\n");
+		run_stats(r->dst, nr, &st);
+		fprintf(f, "\"%s\" %f %f %f\n", r->def->name, st.median / 1e6, st.min / 1e6,
+			st.max / 1e6);
 	}
-}
-
-/* The UDP rows: sent (offered), src rx, drops, dst rx. */
-static void print_flat(int nr)
-{
-	bool flat = false;
-
-	for (int i = 0; i < nrows; i++)
-		flat |= rows[i].on && !row_is_tcp(&rows[i]) && !row_ops(&rows[i])->latency;
-	if (flat)
-		printf("\n%-28s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
-		       "row", cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
-	for (int i = 0; i < nrows; i++) {
-		struct row *r = &rows[i];
-		double sent[MAX_ROUNDS], drops[MAX_ROUNDS];
-
-		if (!r->on)
-			continue;
-		if (row_is_tcp(r) || row_ops(r)->latency)
-			continue;	/* their own tables */
-		if (r->skipped) {
-			printf("%-28s skipped: %s\n", r->def->name, r->skipped);
-			continue;
-		}
-		for (int k = 0; k < nr; k++) {
-			sent[k] = r->sent[k] / cfg.seconds;
-			drops[k] = sent[k] - r->dst[k];
-		}
-		printf("%-28s", r->def->name);
-		print_stats_col(sent, nr, true);
-		print_stats_col(r->src, nr, r->have_src);
-		print_stats_col(drops, nr, true);
-		print_stats_col(r->dst, nr, true);
-		printf("\n");
-	}
-}
-
-/* ucpumapd's own delivered count against the kernel's. */
-static void print_counts(int nr)
-{
-	printf("\nucpumapd's tun_packets against the kernel's count at the socket, both over %s:\n",
-	       cfg.dev ? "the timed run (SIGUSR1 samples)" : "ucpumapd's life");
-	for (int i = 0; i < nrows; i++) {
-		struct row *r = &rows[i];
-
-		if (!r->on || !row_ops(r)->count)
-			continue;
-		printf("  %-28s", r->def->name);
-		if (!r->have_daemon) {
-			printf(" no statistics from ucpumapd\n");
-			continue;
-		}
-		for (int k = 0; k < nr; k++) {
-			double kern = r->kernel_cmp[k];
-
-			printf(" ucpumapd %.0f, kernel %.0f: %+.0f (%+.3f%%);", r->daemon[k], kern,
-			       r->daemon[k] - kern, kern > 0 ? 100 * (r->daemon[k] - kern) / kern : 0);
-		}
-		printf("\n");
-	}
-}
-
-void print_tables(int nr)
-{
-	print_flat(nr);
-	print_two_way(nr);
-	print_tcp(nr);
-	print_latency(nr);
-	printf("\ngains (dst rx, round by round):\n");
-	for (int i = 0; i < nrow_gains; i++)
-		print_gain(&row_gains[i], nr);
-	print_pool();
-	print_coalesce(nr);
-	print_counts(nr);
+	fclose(f);
+	if (sh("gnuplot -e \"set terminal pngcairo size 900,500; set output '%s';"
+	       "set title 'ucpumap datapath on veth: delivered at the UDP socket (median, min-max)';"
+	       "set ylabel 'Mpps'; set yrange [0:*]; set style fill solid 0.6; set boxwidth 0.6;"
+	       "set xtics rotate by -30; unset key;"
+	       "plot '%s' using 0:2:xtic(1) with boxes, '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt -1\" 2>&1",
+	       br->cfg.chart, dat))
+		printf("chart: gnuplot failed\n");
+	else
+		printf("chart: %s\n", br->cfg.chart);
+	unlink(dat);
 }

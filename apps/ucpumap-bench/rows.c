@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * ucpumap-bench datapath: the rows, as data. A row is a kind (how it runs:
- * kinds.c) and its settings: ucpumapd's extra flag, coalescing, the
- * generator's flows. A new row of a known kind is a new entry of row_defs[]
- * (and of --rows' help in datapath.c); a gain to print is an entry of
- * row_gains[]. Rows run in this order, interleaved, round after round.
- * docs/BENCHMARKS.md says what each row measures.
+ * ucpumap-bench datapath: the rows, as data. A row is a kind (kinds[]: the
+ * function that runs it, of kinds.c or latency.c, the one that says when it
+ * cannot run, and what it reports) and its settings: ucpumapd's extra flag,
+ * coalescing, the generator's flows. A new row of a known kind is a new
+ * entry of row_defs[] (and of --rows' help in datapath.c); a gain to print
+ * is an entry of gains[]. Rows run in this order, interleaved, round after
+ * round. docs/BENCHMARKS.md says what each row measures.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,77 +18,102 @@
 #define xstr(x) str(x)
 #define str(x) #x
 
+static const struct row_kind_ops kinds[] = {
+	[K_KPASS]	= { .kind = K_KPASS, .run = row_kernel },
+	[K_KCPUMAP]	= { .kind = K_KCPUMAP, .run = row_kernel },
+	[K_DAEMON]	= { .kind = K_DAEMON, .run = row_daemon, .count = true },
+	[K_TUN]		= { .kind = K_TUN, .run = row_tun },
+	[K_DPDK]	= { .kind = K_DPDK, .run = row_dpdk, .skip = skip_dpdk },
+	[K_TWOWAY]	= { .kind = K_TWOWAY, .run = row_daemon, .skip = skip_two_way,
+			    .count = true, .two_way = true },
+	[K_TCP]		= { .kind = K_TCP, .run = row_daemon, .skip = skip_tcp, .tcp = true },
+	[K_TCP_KERNEL]	= { .kind = K_TCP_KERNEL, .run = row_tcp_kernel, .skip = skip_tcp,
+			    .tcp = true },
+	[K_TCP_KCPUMAP]	= { .kind = K_TCP_KCPUMAP, .run = row_tcp_kernel, .skip = skip_tcp,
+			    .tcp = true },
+	[K_TCP_BACK]	= { .kind = K_TCP_BACK, .run = row_daemon, .skip = skip_tcp_back,
+			    .tcp = true, .back = true },
+	[K_UDP_BACK]	= { .kind = K_UDP_BACK, .run = row_daemon, .skip = skip_two_way,
+			    .back = true },
+	[K_LAT_KERNEL]	= { .kind = K_LAT_KERNEL, .run = row_latency, .skip = skip_latency,
+			    .latency = true },
+	[K_LAT]		= { .kind = K_LAT, .run = row_latency, .skip = skip_latency,
+			    .latency = true },
+	[K_LAT_TWOWAY]	= { .kind = K_LAT_TWOWAY, .run = row_latency, .skip = skip_latency,
+			    .latency = true },
+};
+
 static const struct row_def row_defs[] = {
-	{ .name = "kernel-pass", .kind = K_KPASS },
-	{ .name = "kernel-cpumap", .kind = K_KCPUMAP },
-	{ .name = "pass", .kind = K_DAEMON, .flag = "--pass" },
-	{ .name = "cpumap-no-recycle", .kind = K_DAEMON, .flag = "--no-recycle" },
-	{ .name = "cpumap", .kind = K_DAEMON },
-	{ .name = "cpumap-coalesce", .kind = K_DAEMON, .coalesce = true, .flows = FEW_FLOWS },
-	{ .name = "cpumap-coalesce-many-flows", .kind = K_DAEMON, .coalesce = true,
+	{ .name = "kernel-pass", .ops = &kinds[K_KPASS] },
+	{ .name = "kernel-cpumap", .ops = &kinds[K_KCPUMAP] },
+	{ .name = "pass", .ops = &kinds[K_DAEMON], .flag = "--pass" },
+	{ .name = "cpumap-no-recycle", .ops = &kinds[K_DAEMON], .flag = "--no-recycle" },
+	{ .name = "cpumap", .ops = &kinds[K_DAEMON] },
+	{ .name = "cpumap-coalesce", .ops = &kinds[K_DAEMON], .coalesce = true,
+	  .flows = FEW_FLOWS },
+	{ .name = "cpumap-coalesce-many-flows", .ops = &kinds[K_DAEMON], .coalesce = true,
 	  .flows = MANY_FLOWS },
-	{ .name = "cpumap-no-batch", .kind = K_DAEMON, .flag = "--no-batch" },
+	{ .name = "cpumap-no-batch", .ops = &kinds[K_DAEMON], .flag = "--no-batch" },
 	/* the workers hand the tun each batch of 8, not up to 64 at once */
-	{ .name = "cpumap-no-hold", .kind = K_DAEMON, .flag = "--no-hold" },
+	{ .name = "cpumap-no-hold", .ops = &kinds[K_DAEMON], .flag = "--no-hold" },
 	/* the workers woken only by the RX thread: the pre-wake's cost at flood */
-	{ .name = "cpumap-no-prewake", .kind = K_DAEMON, .flag = "--prewake", .flag_arg = "off" },
+	{ .name = "cpumap-no-prewake", .ops = &kinds[K_DAEMON], .flag = "--prewake",
+	  .flag_arg = "off" },
 	/* the latency histograms' stamps off: cpumap against it is their cost */
-	{ .name = "cpumap-no-latency", .kind = K_DAEMON, .flag = "--no-latency" },
-	{ .name = "tun-ceiling", .kind = K_TUN },
-	{ .name = "dpdk", .kind = K_DPDK },
-	{ .name = "two-way", .kind = K_TWOWAY },
+	{ .name = "cpumap-no-latency", .ops = &kinds[K_DAEMON], .flag = "--no-latency" },
+	{ .name = "tun-ceiling", .ops = &kinds[K_TUN] },
+	{ .name = "dpdk", .ops = &kinds[K_DPDK] },
+	{ .name = "two-way", .ops = &kinds[K_TWOWAY] },
 	/* with the pre-wake, off by default for two-way workers: two-way
 	 * against it is what it costs at flood */
-	{ .name = "two-way-prewake", .kind = K_TWOWAY, .flag = "--prewake", .flag_arg = "on" },
-	{ .name = "two-way-no-direct-bulk", .kind = K_TWOWAY, .flag = "--no-direct-bulk" },
-	/* one iperf3 TCP stream through ucpumapd; dst is bit/s */
-	/* the same stream over the kernel's own path: no XDP program on vd */
-	{ .name = "tcp-kernel", .kind = K_TCP_KERNEL },
-	{ .name = "tcp", .kind = K_TCP },
-	{ .name = "tcp-coalesce", .kind = K_TCP, .coalesce = true },
+	{ .name = "two-way-prewake", .ops = &kinds[K_TWOWAY], .flag = "--prewake",
+	  .flag_arg = "on" },
+	{ .name = "two-way-no-direct-bulk", .ops = &kinds[K_TWOWAY], .flag = "--no-direct-bulk" },
+	/* one iperf3 TCP stream, dst in bit/s: over the kernel's own path (no
+	 * XDP program on vd), then through ucpumapd */
+	{ .name = "tcp-kernel", .ops = &kinds[K_TCP_KERNEL] },
+	{ .name = "tcp", .ops = &kinds[K_TCP] },
+	{ .name = "tcp-coalesce", .ops = &kinds[K_TCP], .coalesce = true },
 	/* the same stream through the kernel's cpumap (its kthread's GRO) */
-	{ .name = "tcp-kernel-cpumap", .kind = K_TCP_KCPUMAP },
+	{ .name = "tcp-kernel-cpumap", .ops = &kinds[K_TCP_KCPUMAP] },
 	/* one stream the other way: from the DUT through the tun, ucpumapd's
 	 * way back and XSK TX (two-way; its ACKs come the forward way), with
 	 * the tun's offloads (super-packets cut by ucpumapd) and without */
-	{ .name = "tcp-back", .kind = K_TCP_BACK, .coalesce = true },
+	{ .name = "tcp-back", .ops = &kinds[K_TCP_BACK], .coalesce = true },
 	/* the same with the pre-wake (its cost to one stream the way back) */
-	{ .name = "tcp-back-prewake", .kind = K_TCP_BACK, .coalesce = true,
+	{ .name = "tcp-back-prewake", .ops = &kinds[K_TCP_BACK], .coalesce = true,
 	  .flag = "--prewake", .flag_arg = "on" },
-	{ .name = "tcp-back-no-offload", .kind = K_TCP_BACK, .coalesce = true,
+	{ .name = "tcp-back-no-offload", .ops = &kinds[K_TCP_BACK], .coalesce = true,
 	  .flag = "--no-offload" },
 	/* the offloads, every checksum computed by the way back (none left
 	 * to the kernel through AF_XDP TX metadata) */
-	{ .name = "tcp-back-sw-csum", .kind = K_TCP_BACK, .coalesce = true,
+	{ .name = "tcp-back-sw-csum", .ops = &kinds[K_TCP_BACK], .coalesce = true,
 	  .flag = "--no-tx-csum" },
 	/* 64-byte UDP datagrams the way back alone (the two-way rows' sender):
 	 * delivered in the generator's namespace, pps */
-	{ .name = "udp-back", .kind = K_UDP_BACK },
+	{ .name = "udp-back", .ops = &kinds[K_UDP_BACK] },
 	/* round trips of probes, us (latency.c): through the kernel's cpumap,
 	 * through ucpumapd one way (its default, coalescing), both ways */
-	{ .name = "latency-kernel-cpumap", .kind = K_LAT_KERNEL },
-	{ .name = "latency-cpumap", .kind = K_LAT, .coalesce = true },
+	{ .name = "latency-kernel-cpumap", .ops = &kinds[K_LAT_KERNEL] },
+	{ .name = "latency-cpumap", .ops = &kinds[K_LAT], .coalesce = true },
 	/* the same without the worker's pre-wake (ucpumapd's default with
 	 * one worker): latency-cpumap against it is its gain */
-	{ .name = "latency-cpumap-no-prewake", .kind = K_LAT, .coalesce = true,
+	{ .name = "latency-cpumap-no-prewake", .ops = &kinds[K_LAT], .coalesce = true,
 	  .flag = "--prewake", .flag_arg = "off" },
 	/* the RX thread writes the tun itself (--pass, no cpumap): the floor
 	 * of an AF_XDP-to-tun path, without the hand-over to a worker; the
-	 * RX thread on the first --cpus CPU unless --rx-cpus (kinds.c) */
-	{ .name = "latency-pass", .kind = K_LAT, .coalesce = true, .flag = "--pass",
+	 * RX thread on the first --cpus CPU unless --rx-cpus (daemon.c) */
+	{ .name = "latency-pass", .ops = &kinds[K_LAT], .coalesce = true, .flag = "--pass",
 	  .rx_on_wcpu = true },
-	{ .name = "latency-two-way", .kind = K_LAT_TWOWAY, .coalesce = true },
+	{ .name = "latency-two-way", .ops = &kinds[K_LAT_TWOWAY], .coalesce = true },
 	/* the same with the pre-wake (off by default for a two-way worker):
 	 * against latency-two-way, its gain */
-	{ .name = "latency-two-way-prewake", .kind = K_LAT_TWOWAY, .coalesce = true,
+	{ .name = "latency-two-way-prewake", .ops = &kinds[K_LAT_TWOWAY], .coalesce = true,
 	  .flag = "--prewake", .flag_arg = "on" },
 };
 
-const int nrows = ARRAY_SIZE(row_defs);
-struct row rows[ARRAY_SIZE(row_defs)];
-
 /* The gains printed, in this order; a pair is shown when both rows ran. */
-const struct row_gain row_gains[] = {
+static const struct row_gain gains[] = {
 	{ .a = "cpumap", .b = "cpumap-no-recycle",
 	  .note = "(seed 000)" },
 	{ .a = "cpumap", .b = "cpumap-no-batch",
@@ -132,45 +158,51 @@ const struct row_gain row_gains[] = {
 	  .note = "(without the pre-wake)" },
 };
 
-const int nrow_gains = ARRAY_SIZE(row_gains);
-
-/* A TCP row: Gbit/s of one iperf3 stream, not pps at the UDP sink. */
-bool row_is_tcp(const struct row *r)
+const struct row_gain *row_gains(int *n)
 {
-	return row_ops(r)->tcp;
+	*n = ARRAY_SIZE(gains);
+	return gains;
 }
 
-struct row *row_by(const char *name)
+struct row *row_by(const struct bench_run *br, const char *name)
 {
-	for (int i = 0; i < nrows; i++)
-		if (!strcmp(row_defs[i].name, name))
-			return &rows[i];
+	for (int i = 0; i < br->nrows; i++)
+		if (!strcmp(br->rows[i].def->name, name))
+			return &br->rows[i];
 	return NULL;
 }
 
 /* Is a row of @kind selected? */
-bool row_kind_on(enum row_kind kind)
+bool row_kind_on(const struct bench_run *br, enum row_kind kind)
 {
-	for (int i = 0; i < nrows; i++)
-		if (rows[i].on && rows[i].def->kind == kind)
+	for (int i = 0; i < br->nrows; i++)
+		if (br->rows[i].on && row_kind(&br->rows[i]) == kind)
 			return true;
 	return false;
 }
 
-/* @list (comma-separated names; NULL: every row) into rows[].on. */
-int rows_select(const char *list)
+/* The rows of the run, in row_defs[]' order, into br->rows (the caller
+ * frees it); @list (comma-separated names; NULL: every row) into their
+ * .on. 0, or -1 after a message. */
+int rows_select(struct bench_run *br, const char *list)
 {
 	char *l, *sp, *t;
 
-	for (int i = 0; i < nrows; i++) {
-		rows[i].def = &row_defs[i];
-		rows[i].on = !list;
+	br->rows = calloc(ARRAY_SIZE(row_defs), sizeof(*br->rows));
+	if (!br->rows) {
+		fprintf(stderr, "datapath: out of memory\n");
+		return -1;
+	}
+	br->nrows = ARRAY_SIZE(row_defs);
+	for (int i = 0; i < br->nrows; i++) {
+		br->rows[i].def = &row_defs[i];
+		br->rows[i].on = !list;
 	}
 	if (!list)
 		return 0;
 	l = strdup(list);
 	for (t = strtok_r(l, ",", &sp); t; t = strtok_r(NULL, ",", &sp)) {
-		struct row *r = row_by(t);
+		struct row *r = row_by(br, t);
 
 		if (!r) {
 			fprintf(stderr, "datapath: unknown row '%s'\n", t);
@@ -184,12 +216,12 @@ int rows_select(const char *list)
 }
 
 /* Each selected row that cannot run here is skipped, with its kind's reason. */
-void rows_skip(void)
+void rows_skip(struct bench_run *br)
 {
-	for (int i = 0; i < nrows; i++) {
-		const struct row_kind_ops *k = row_ops(&rows[i]);
+	for (int i = 0; i < br->nrows; i++) {
+		const struct row_kind_ops *k = br->rows[i].def->ops;
 
-		if (rows[i].on && k->skip)
-			rows[i].skipped = k->skip();
+		if (br->rows[i].on && k->skip)
+			br->rows[i].skipped = k->skip(&br->cfg);
 	}
 }

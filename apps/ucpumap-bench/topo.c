@@ -6,9 +6,11 @@
  * namespace (vd, 10.77.0.2, fd77::2) that the bench enters, with the sink
  * bound there and the way back's sink bound in the generator's. With --dev,
  * only checks that the NIC is fit for the rows, and the sink. The children
- * (ucpumapd, ucpumap-gen, iperf3, dpdk-testpmd) are started with spawn() and
- * stopped by their pid; the shell-outs go through sh(), have_prog() and
- * have_files(), and a child's last lines through show_tail().
+ * (ucpumapd, ucpumap-gen, iperf3, dpdk-testpmd) are started with spawn(),
+ * kept in the topology's kids[] until reaped, and stopped by their pid;
+ * the shell-outs go through sh(), have_prog() and have_files(), and a
+ * child's last lines through show_tail(). The stop flag that SIGINT,
+ * SIGTERM and SIGHUP set is here too, since reap() heeds it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,13 +32,8 @@
 
 #include "datapath.h"
 
-#define MAX_KIDS	4
-
-volatile sig_atomic_t stopping;
-char ns_gen[64], ns_dut[64], tmpdir[128];
-char vd_mac[32], vg_mac[32];
-int sink_fd = -1, back_fd = -1, gen_ns_fd = -1, dut_ns_fd = -1;
-static pid_t kids[MAX_KIDS];
+/* Set by a signal (or bench_stop()): every loop of the bench ends early. */
+static volatile sig_atomic_t stopping;
 
 static void on_signal(int sig)
 {
@@ -50,6 +47,16 @@ void topo_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
+
+bool bench_stopped(void)
+{
+	return stopping;
+}
+
+void bench_stop(void)
+{
+	stopping = 1;
 }
 
 /* ---- shell-outs ------------------------------------------------------------ */
@@ -127,20 +134,20 @@ void show_tail(int n, const char *path, const char *path2)
 
 /* ---- children ---------------------------------------------------------------- */
 
-static void kid_add(pid_t p)
+static void kid_add(struct bench_topo *t, pid_t p)
 {
 	for (int i = 0; i < MAX_KIDS; i++)
-		if (!kids[i]) {
-			kids[i] = p;
+		if (!t->kids[i]) {
+			t->kids[i] = p;
 			return;
 		}
 }
 
-static void kid_del(pid_t p)
+static void kid_del(struct bench_topo *t, pid_t p)
 {
 	for (int i = 0; i < MAX_KIDS; i++)
-		if (kids[i] == p)
-			kids[i] = 0;
+		if (t->kids[i] == p)
+			t->kids[i] = 0;
 }
 
 /* In the child: stdin from /dev/null, stdout and stderr to @out. */
@@ -162,7 +169,7 @@ static void child_stdio(const char *out)
 
 /* Start argv (NULL-terminated) in namespace @ns (empty: this one), output
  * to @out. */
-pid_t spawn(const char *ns, const char *out, char *const *argv)
+pid_t spawn(struct bench_topo *t, const char *ns, const char *out, char *const *argv)
 {
 	char *full[48];
 	int n = 0;
@@ -187,51 +194,52 @@ pid_t spawn(const char *ns, const char *out, char *const *argv)
 		execvp(full[0], full);
 		_exit(127);
 	}
-	kid_add(p);
+	kid_add(t, p);
 	return p;
 }
 
 /* Wait up to @timeout s for @p: its exit status (128 + the signal when
  * killed), or -1 when it had to be killed. */
-int reap(pid_t p, double timeout)
+int reap(struct bench_topo *t, pid_t p, double timeout)
 {
 	double end = now_sec() + timeout;
 	bool told = false;
 	int st;
 
 	while (now_sec() < end) {
-		if (stopping && !told) {	/* interrupted: stop it now */
+		if (bench_stopped() && !told) {	/* interrupted: stop it now */
 			kill(p, SIGTERM);
 			told = true;
 		}
 		pid_t r = waitpid(p, &st, WNOHANG);
 
 		if (r == p) {
-			kid_del(p);
+			kid_del(t, p);
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 		}
 		sleep_sec(0.02);
 	}
 	kill(p, SIGKILL);
 	waitpid(p, &st, 0);
-	kid_del(p);
+	kid_del(t, p);
 	return -1;
 }
 
 /* Wait until child @pid (@what, output in @out) has made device @dev and
  * put an XDP program on the interface: 0; -1 when it exits first (its last
  * lines shown) or 20 s pass. */
-int wait_ready(pid_t pid, const char *dev, const char *what, const char *out)
+int wait_ready(struct bench_run *br, pid_t pid, const char *dev, const char *what,
+	       const char *out)
 {
 	uint32_t prog = 0;
 
 	/* 20 s: testpmd without hugepages can take 10 on a loaded machine. */
 	for (int i = 0; i < 400; i++) {
 		if (if_nametoindex(dev) &&
-		    !bpf_xdp_query_id(if_nametoindex(cfg.ifname), 0, &prog) && prog)
+		    !bpf_xdp_query_id(if_nametoindex(br->cfg.ifname), 0, &prog) && prog)
 			return 0;
 		if (waitpid(pid, NULL, WNOHANG) == pid) {
-			kid_del(pid);
+			kid_del(&br->topo, pid);
 			fprintf(stderr, "datapath: %s did not start:\n", what);
 			show_tail(5, out, NULL);
 			return -1;
@@ -240,16 +248,17 @@ int wait_ready(pid_t pid, const char *dev, const char *what, const char *out)
 	}
 	fprintf(stderr, "datapath: %s did not come up within 20 s: stopped\n", what);
 	kill(pid, SIGTERM);
-	reap(pid, 5);
+	reap(&br->topo, pid, 5);
 	return -1;
 }
 
 /* SIGTERM to child @pid (@what, run for row @row, output in @out): 0 when
  * it exits cleanly within 10 s; -1 otherwise, its last lines shown. */
-int stop_child(pid_t pid, const char *row, const char *what, const char *out)
+int stop_child(struct bench_topo *t, pid_t pid, const char *row, const char *what,
+	       const char *out)
 {
 	kill(pid, SIGTERM);
-	if (reap(pid, 10) == 0)
+	if (reap(t, pid, 10) == 0)
 		return 0;
 	fprintf(stderr, "datapath: %s: %s did not stop cleanly:\n", row, what);
 	show_tail(5, out, NULL);
@@ -268,12 +277,19 @@ int set_sysctl(const char *path, const char *v)
 	return fclose(f);
 }
 
-int topo_tmpdir(void)
+/* Nothing made yet: no fd, no child, no namespace, no folder. */
+void topo_init(struct bench_topo *t)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/ucm-bench-XXXXXX");
-	if (mkdtemp(tmpdir))
+	*t = (struct bench_topo){ .sink_fd = -1, .back_fd = -1, .gen_ns_fd = -1,
+				  .dut_ns_fd = -1 };
+}
+
+int topo_tmpdir(struct bench_topo *t)
+{
+	snprintf(t->tmpdir, sizeof(t->tmpdir), "/tmp/ucm-bench-XXXXXX");
+	if (mkdtemp(t->tmpdir))
 		return 0;
-	tmpdir[0] = 0;
+	t->tmpdir[0] = 0;
 	return -1;
 }
 
@@ -284,53 +300,53 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-void cleanup(void)
+void topo_cleanup(struct bench_topo *t, bool dpdk)
 {
 	for (int i = 0; i < MAX_KIDS; i++)
-		if (kids[i] > 0)
-			kill(kids[i], SIGTERM);
+		if (t->kids[i] > 0)
+			kill(t->kids[i], SIGTERM);
 	for (int i = 0; i < MAX_KIDS; i++)
-		if (kids[i] > 0)
-			reap(kids[i], 2);
-	close_fd(&back_fd);
-	close_fd(&gen_ns_fd);
-	close_fd(&dut_ns_fd);
+		if (t->kids[i] > 0)
+			reap(t, t->kids[i], 2);
+	close_fd(&t->back_fd);
+	close_fd(&t->gen_ns_fd);
+	close_fd(&t->dut_ns_fd);
 	/* what is not there is not an error: the status is not asked */
-	if (ns_gen[0])
-		sh("ip netns del %s 2>/dev/null", ns_gen);
-	if (ns_dut[0])
-		sh("ip netns del %s 2>/dev/null", ns_dut);
-	if (tmpdir[0])
-		sh("rm -rf %s", tmpdir);
-	if (row_kind_on(K_DPDK))	/* testpmd's runtime directory (--file-prefix) */
+	if (t->ns_gen[0])
+		sh("ip netns del %s 2>/dev/null", t->ns_gen);
+	if (t->ns_dut[0])
+		sh("ip netns del %s 2>/dev/null", t->ns_dut);
+	if (t->tmpdir[0])
+		sh("rm -rf %s", t->tmpdir);
+	if (dpdk)	/* testpmd's runtime directory (--file-prefix) */
 		sh("rm -rf /var/run/dpdk/ucm-bench-%d", getpid());
-	ns_gen[0] = ns_dut[0] = tmpdir[0] = 0;
+	t->ns_gen[0] = t->ns_dut[0] = t->tmpdir[0] = 0;
 }
 
 /* Bind the sink: a UDP socket on --sink-ip, never read while traffic runs. */
-static int sink_open(void)
+static int sink_open(struct bench_topo *t, const struct bench_cfg *cfg)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
 	socklen_t len;
 
-	if (inet_pton(AF_INET6, cfg.sink_ip, &a6->sin6_addr) == 1) {
+	if (inet_pton(AF_INET6, cfg->sink_ip, &a6->sin6_addr) == 1) {
 		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons(cfg.sink_port);
+		a6->sin6_port = htons(cfg->sink_port);
 		len = sizeof(*a6);
 	} else {
-		inet_pton(AF_INET, cfg.sink_ip, &a4->sin_addr);
+		inet_pton(AF_INET, cfg->sink_ip, &a4->sin_addr);
 		a4->sin_family = AF_INET;
-		a4->sin_port = htons(cfg.sink_port);
+		a4->sin_port = htons(cfg->sink_port);
 		len = sizeof(*a4);
 	}
-	sink_fd = socket(ss.ss_family, SOCK_DGRAM, 0);
-	if (sink_fd < 0 || bind(sink_fd, (struct sockaddr *)&ss, len)) {
+	t->sink_fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+	if (t->sink_fd < 0 || bind(t->sink_fd, (struct sockaddr *)&ss, len)) {
 		int e = errno;
 
 		fprintf(stderr, "datapath: cannot bind the sink to %s port %lu: %s%s\n",
-			cfg.sink_ip, cfg.sink_port, strerror(e),
+			cfg->sink_ip, cfg->sink_port, strerror(e),
 			e == EADDRNOTAVAIL ? " (--sink-ip must be an address of this host, the one "
 					     "the generator sends to)" :
 			e == EADDRINUSE ? " (choose another --sink-port)" : "");
@@ -342,24 +358,24 @@ static int sink_open(void)
 /* The way back's sink (two-way rows): a UDP socket on 10.77.0.1:BACK_PORT in
  * the generator's namespace, made there by this thread and kept when it
  * goes back to the DUT's. */
-static int back_sink_open(void)
+static int back_sink_open(struct bench_topo *t)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(BACK_PORT) };
 	char path[128];
 
-	snprintf(path, sizeof(path), "/run/netns/%s", ns_gen);
-	gen_ns_fd = open(path, O_RDONLY);
-	if (gen_ns_fd < 0 || setns(gen_ns_fd, CLONE_NEWNET))
+	snprintf(path, sizeof(path), "/run/netns/%s", t->ns_gen);
+	t->gen_ns_fd = open(path, O_RDONLY);
+	if (t->gen_ns_fd < 0 || setns(t->gen_ns_fd, CLONE_NEWNET))
 		goto err;
 	inet_pton(AF_INET, "10.77.0.1", &a.sin_addr);
-	back_fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (back_fd < 0 || bind(back_fd, (struct sockaddr *)&a, sizeof(a)))
+	t->back_fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (t->back_fd < 0 || bind(t->back_fd, (struct sockaddr *)&a, sizeof(a)))
 		goto err;
-	if (setns(dut_ns_fd, CLONE_NEWNET))
+	if (setns(t->dut_ns_fd, CLONE_NEWNET))
 		goto err;
 	return 0;
 err:
-	fprintf(stderr, "datapath: cannot make the way back's sink in %s: %s\n", ns_gen,
+	fprintf(stderr, "datapath: cannot make the way back's sink in %s: %s\n", t->ns_gen,
 		strerror(errno));
 	return -1;
 }
@@ -381,10 +397,12 @@ static void ns_mac(const char *ns, const char *ifname, char *mac, size_t sz)
 }
 
 /* The two namespaces and the veth pair between them. */
-static int veth_pair(void)
+static int veth_pair(struct bench_topo *t)
 {
-	snprintf(ns_gen, sizeof(ns_gen), "ucm-bench-gen-%d", getpid());
-	snprintf(ns_dut, sizeof(ns_dut), "ucm-bench-dut-%d", getpid());
+	const char *ns_gen = t->ns_gen, *ns_dut = t->ns_dut;
+
+	snprintf(t->ns_gen, sizeof(t->ns_gen), "ucm-bench-gen-%d", getpid());
+	snprintf(t->ns_dut, sizeof(t->ns_dut), "ucm-bench-dut-%d", getpid());
 	if (sh("ip netns add %s && ip netns add %s && "
 	       "ip -n %s link add vg type veth peer name vd netns %s && "
 	       "ip -n %s addr add 10.77.0.1/24 dev vg && ip -n %s addr add 10.77.0.2/24 dev vd && "
@@ -396,58 +414,59 @@ static int veth_pair(void)
 		fprintf(stderr, "datapath: cannot build the namespaces\n");
 		return -1;
 	}
-	/* best effort, as before: where ethtool is missing the rows still run */
+	/* best effort: where ethtool is missing the rows still run */
 	sh("ip netns exec %s ethtool -K vg tx off >/dev/null 2>&1", ns_gen);
 	return 0;
 }
 
-int topology(void)
+/* The veth topology, entered: the bench runs in the DUT's namespace. */
+int topo_veth(struct bench_topo *t, const struct bench_cfg *cfg)
 {
 	char path[128];
 	int fd;
 
-	if (veth_pair())
+	if (veth_pair(t))
 		return -1;
-	snprintf(path, sizeof(path), "/run/netns/%s", ns_dut);
+	snprintf(path, sizeof(path), "/run/netns/%s", t->ns_dut);
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		fprintf(stderr, "datapath: cannot enter %s: %s\n", ns_dut, strerror(errno));
+		fprintf(stderr, "datapath: cannot enter %s: %s\n", t->ns_dut, strerror(errno));
 		return -1;
 	}
-	dut_ns_fd = fd;
-	if (back_sink_open())
+	t->dut_ns_fd = fd;
+	if (back_sink_open(t))
 		return -1;
 	set_sysctl("/proc/sys/net/ipv4/conf/all/rp_filter", "0");
 	set_sysctl("/proc/sys/net/ipv4/conf/default/rp_filter", "0");
-	/* /sys is still the old namespace's: ask ip. */
-	ns_mac(ns_dut, "vd", vd_mac, sizeof(vd_mac));
-	ns_mac(ns_gen, "vg", vg_mac, sizeof(vg_mac));
-	if (!vd_mac[0] || !vg_mac[0]) {
+	/* /sys is still that of the namespace the bench started in: ask ip. */
+	ns_mac(t->ns_dut, "vd", t->vd_mac, sizeof(t->vd_mac));
+	ns_mac(t->ns_gen, "vg", t->vg_mac, sizeof(t->vg_mac));
+	if (!t->vd_mac[0] || !t->vg_mac[0]) {
 		fprintf(stderr, "datapath: no MAC address on vd or vg\n");
 		return -1;
 	}
-	return sink_open();
+	return sink_open(t, cfg);
 }
 
 /* --dev: the rows run on a NIC of this host, fed by an external generator.
  * Nothing of the host's is changed; what would spoil a row is refused with
  * its fix. */
-int dev_setup(void)
+int topo_dev(struct bench_topo *t, const struct bench_cfg *cfg)
 {
-	unsigned int ifindex = if_nametoindex(cfg.ifname);
+	unsigned int ifindex = if_nametoindex(cfg->ifname);
 	uint32_t prog = 0;
 	char v[16] = "";
 	FILE *f;
 
 	if (!ifindex) {
 		fprintf(stderr, "datapath: --dev %s: no such interface in this network namespace\n",
-			cfg.ifname);
+			cfg->ifname);
 		return -1;
 	}
 	if (!bpf_xdp_query_id(ifindex, 0, &prog) && prog) {
 		fprintf(stderr, "datapath: --dev %s already has an XDP program (id %u); the rows "
 			"attach their own: detach it first (ip link set dev %s xdp off)\n",
-			cfg.ifname, prog, cfg.ifname);
+			cfg->ifname, prog, cfg->ifname);
 		return -1;
 	}
 	f = fopen("/proc/sys/net/ipv4/conf/all/rp_filter", "r");
@@ -456,11 +475,11 @@ int dev_setup(void)
 			v[0] = 0;
 		fclose(f);
 	}
-	if (!cfg.v6 && atoi(v) == 1) {
+	if (!cfg->v6 && atoi(v) == 1) {
 		fprintf(stderr, "datapath: net.ipv4.conf.all.rp_filter is 1 (strict): packets that "
 			"reach the stack through a tun would be dropped as martians; set it to 2 "
 			"(loose) or 0 for the benchmark: sysctl -w net.ipv4.conf.all.rp_filter=2\n");
 		return -1;
 	}
-	return sink_open();
+	return sink_open(t, cfg);
 }

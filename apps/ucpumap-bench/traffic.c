@@ -15,75 +15,82 @@
 
 #include "datapath.h"
 
-/* Start ucpumap-gen in the generator's namespace for cfg.seconds, for row
+/* Start ucpumap-gen in the generator's namespace for --seconds, for row
  * @tag; its output into @out (a buffer of GEN_OUT bytes). */
-pid_t gen_start(const char *tag, int flows, char *out)
+pid_t gen_start(struct bench_run *br, const char *tag, int flows, char *out)
 {
-	return gen_start_at(tag, flows, cfg.rate, cfg.seconds, out);
+	return gen_start_at(br, tag, flows, br->cfg.rate, br->cfg.seconds, out);
 }
 
 /* The same at @rate pps (0: as fast as it can) for @seconds. */
-pid_t gen_start_at(const char *tag, int flows, double rate_pps, double seconds, char *out)
+pid_t gen_start_at(struct bench_run *br, const char *tag, int flows, double rate_pps,
+		   double seconds, char *out)
 {
+	const struct bench_cfg *cfg = &br->cfg;
+	struct bench_topo *t = &br->topo;
 	char dur[32], rate[32], gen[600], port[16], nflows[16];
-	char *argv[] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg.sink_ip, "--dst-mac", vd_mac,
-			 "--dst-port", port, "--flows", nflows, "--cpu", "0",
+	char *argv[] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg->sink_ip, "--dst-mac",
+			 t->vd_mac, "--dst-port", port, "--flows", nflows, "--cpu", "0",
 			 "--duration", dur, "--rate", rate, NULL };
 
-	snprintf(out, GEN_OUT, "%s/gen-%s", tmpdir, tag);
-	snprintf(gen, sizeof(gen), "%s/ucpumap-gen", cfg.bindir);
+	snprintf(out, GEN_OUT, "%s/gen-%s", t->tmpdir, tag);
+	snprintf(gen, sizeof(gen), "%s/ucpumap-gen", cfg->bindir);
 	snprintf(nflows, sizeof(nflows), "%d", flows ? flows : DEFAULT_FLOWS);
 	snprintf(dur, sizeof(dur), "%g", seconds);
 	snprintf(rate, sizeof(rate), "%.0f", rate_pps);
-	snprintf(port, sizeof(port), "%lu", cfg.sink_port);
-	return spawn(ns_gen, out, argv);
+	snprintf(port, sizeof(port), "%lu", cfg->sink_port);
+	return spawn(t, t->ns_gen, out, argv);
 }
 
 /* Wait up to @timeout s for generator @g of row @tag: 0 when it exited
  * cleanly; -1 otherwise (also when it did not start), its last lines shown. */
-int gen_wait(pid_t g, const char *tag, const char *out, double timeout)
+int gen_wait(struct bench_topo *t, pid_t g, const char *tag, const char *out, double timeout)
 {
-	if (g > 0 && reap(g, timeout) == 0)
+	if (g > 0 && reap(t, g, timeout) == 0)
 		return 0;
 	fprintf(stderr, "datapath: %s: the generator failed:\n", tag);
 	show_tail(3, out, NULL);
 	return -1;
 }
 
-/* Offer traffic to whatever is on the interface now, for cfg.seconds; fills
+/* Offer traffic to whatever is on the interface now, for --seconds; fills
  * @sent. On veth the generator runs now; with --dev it is already running
  * outside, and what the NIC received stands for what was sent. */
-int run_traffic(const char *tag, int flows, double *sent, double *dev_dst)
+int run_traffic(struct bench_run *br, const char *tag, int flows, double *sent,
+		double *dev_dst)
 {
+	const struct bench_cfg *cfg = &br->cfg;
 	char out[GEN_OUT];
 	pid_t g;
 
-	if (cfg.dev) {
+	if (cfg->dev) {
 		/* The far side's generator does not stop with the window:
 		 * what is delivered is counted over the same window as what
 		 * was offered, not over the row's set-up and drain. */
-		uint64_t n0 = nic_rx_now(), k0 = delivered_now();
+		uint64_t n0 = nic_rx_now(cfg->ifname), k0 = delivered_now(&br->topo);
 
-		sleep_sec(cfg.seconds);
-		*sent = nic_rx_now() - n0;
-		*dev_dst = delivered_now() - k0;
-		return stopping ? -1 : 0;
+		sleep_sec(cfg->seconds);
+		*sent = nic_rx_now(cfg->ifname) - n0;
+		*dev_dst = delivered_now(&br->topo) - k0;
+		return bench_stopped() ? -1 : 0;
 	}
-	g = gen_start(tag, flows, out);
-	if (gen_wait(g, tag, out, cfg.seconds + 10))
+	g = gen_start(br, tag, flows, out);
+	if (gen_wait(&br->topo, g, tag, out, cfg->seconds + 10))
 		return -1;
 	*sent = gen_total(out);
 	return 0;
 }
 
 /* One iperf3 TCP stream from the generator's namespace (CPU 0) to the
- * sink address, for cfg.seconds: its receiver's rate, bit/s, in @bps.
+ * sink address, for --seconds: its receiver's rate, bit/s, in @bps.
  * @back: the other way, from the DUT's namespace (CPU 0) to the
  * generator's address (10.77.0.1), through the tun and the way back. */
-int run_tcp(const char *tag, bool back, double *bps)
+int run_tcp(struct bench_run *br, const char *tag, bool back, double *bps)
 {
+	const struct bench_cfg *cfg = &br->cfg;
+	struct bench_topo *t = &br->topo;
 	char sout[256], cout[256], port[16], secs[32];
-	char *to = back ? "10.77.0.1" : (char *)cfg.sink_ip;
+	char *to = back ? "10.77.0.1" : (char *)cfg->sink_ip;
 	char *server[] = { "iperf3", "-s", "-1", "-B", to, "-p", port, NULL };
 	char *client[] = { "iperf3", "-c", to, "-p", port, "-t", secs, "-A", "0",
 			   "-J", NULL };
@@ -91,17 +98,17 @@ int run_tcp(const char *tag, bool back, double *bps)
 	int rc;
 
 	snprintf(port, sizeof(port), "%d", TCP_PORT);
-	snprintf(secs, sizeof(secs), "%g", cfg.seconds);
-	snprintf(sout, sizeof(sout), "%s/iperf3-s-%s", tmpdir, tag);
-	snprintf(cout, sizeof(cout), "%s/iperf3-c-%s", tmpdir, tag);
+	snprintf(secs, sizeof(secs), "%g", cfg->seconds);
+	snprintf(sout, sizeof(sout), "%s/iperf3-s-%s", t->tmpdir, tag);
+	snprintf(cout, sizeof(cout), "%s/iperf3-c-%s", t->tmpdir, tag);
 	*bps = 0;
-	s = spawn(back ? ns_gen : ns_dut, sout, server);
+	s = spawn(t, back ? t->ns_gen : t->ns_dut, sout, server);
 	if (s < 0)
 		return -1;
 	sleep_sec(0.3);		/* listening */
-	c = spawn(back ? ns_dut : ns_gen, cout, client);
-	rc = c < 0 ? -1 : reap(c, cfg.seconds + 15);
-	if (reap(s, 5) != 0)
+	c = spawn(t, back ? t->ns_dut : t->ns_gen, cout, client);
+	rc = c < 0 ? -1 : reap(t, c, cfg->seconds + 15);
+	if (reap(t, s, 5) != 0)
 		rc = rc ?: -1;
 	if (rc) {
 		fprintf(stderr, "datapath: %s: iperf3 failed:\n", tag);
@@ -149,14 +156,15 @@ static void *back_send_main(void *arg)
 	return NULL;
 }
 
-void back_start(struct back_sender *b)
+void back_start(const struct bench_topo *t, struct back_sender *b)
 {
-	b->d0 = back_delivered_now();
+	b->d0 = back_delivered_now(t);
 	b->started = !pthread_create(&b->thr, NULL, back_send_main, b);
 }
 
 /* Stop the sender; its rates, sent and delivered, when it ran. */
-void back_stop(struct back_sender *b, double *sent_pps, double *dst_pps)
+void back_stop(const struct bench_topo *t, struct back_sender *b, double *sent_pps,
+	       double *dst_pps)
 {
 	if (!b->started)
 		return;
@@ -164,9 +172,9 @@ void back_stop(struct back_sender *b, double *sent_pps, double *dst_pps)
 	pthread_join(b->thr, NULL);
 	sleep_sec(0.2);
 	/* It runs from before the generator starts until after it is
-	 * reaped: longer than cfg.seconds. */
+	 * reaped: longer than --seconds. */
 	if (b->secs > 0) {
 		*sent_pps = b->sent / b->secs;
-		*dst_pps = (back_delivered_now() - b->d0) / b->secs;
+		*dst_pps = (back_delivered_now(t) - b->d0) / b->secs;
 	}
 }
