@@ -9,22 +9,27 @@
  * that delivers nothing; the frames then go home. We count what the worker
  * processed per second (the "dst CPU" rate of the seeds' tables).
  *
- * Rows (the mechanisms of the seeds, switched on and off):
+ * Rows, each the engine with one mechanism on or off:
  *   recycle        - the worker returns frames through the pool's recycle
- *                    ring; the owner refills its cache from it (seed 000 after)
+ *                    ring; the owner refills its cache from it
  *   no-recycle     - the worker gives frames straight back to the backing
- *                    stack; every allocation takes the locked slow path
- *                    (seed 000 before)
+ *                    stack; every allocation takes the locked slow path:
+ *                    recycle against it is the recycle ring's gain
  *   direct-bulk    - frames come home the way TX completions do: the sink
  *                    passes them back to the producer, which returns them in
- *                    bulk as the owner, straight into its cache (seed 003
- *                    after)
+ *                    bulk as the owner, straight into its cache
  *   no-direct-bulk - the same with direct bulk recycling off: the owner's bulk
- *                    return goes through its own recycle ring (seed 003 before)
+ *                    return goes through its own recycle ring: direct-bulk
+ *                    against it is the direct return's gain
  *   no-latency     - recycle without the latency stamps (a clock read per
  *                    bulk flushed, two per worker batch): recycle against
  *                    it is their cost
- * Rows run interleaved, round after round, so drift hits all alike.
+ *   mp-ring        - recycle through a multi-producer worker ring, as with
+ *                    more than one RX queue: recycle against it is the
+ *                    single-producer ring's gain
+ * Rows run interleaved, round after round, so drift hits all alike. The
+ * pairs compared are eng_pairs[]; each one's note names what it measures
+ * (the issue's seed, where there is one).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -91,8 +96,8 @@ static const struct eng_row eng_rows[] = {
 	  0, 0, false, true },
 };
 
-/* Gains are reported for these pairs: after vs before. */
-static const struct { const char *after, *before, *seed; } eng_pairs[] = {
+/* Gains are reported for these pairs: a row against its base. */
+static const struct { const char *row, *base, *note; } eng_pairs[] = {
 	{ "recycle", "no-recycle", "seed 000: skb page_pool recycling" },
 	{ "direct-bulk", "no-direct-bulk", "seed 003: direct bulk recycling" },
 	{ "recycle", "no-latency", "the latency stamps: under 1 is their cost" },
@@ -591,7 +596,7 @@ static void print_gains(const struct eng_cfg *cfg)
 {
 	printf("\ngains, computed round by round (dst rate of after / before - 1)\n");
 	for (int k = 0; k < (int)(sizeof(eng_pairs) / sizeof(eng_pairs[0])); k++) {
-		int a = row_index(eng_pairs[k].after), b = row_index(eng_pairs[k].before);
+		int a = row_index(eng_pairs[k].row), b = row_index(eng_pairs[k].base);
 		double v[ENG_MAX_ROUNDS];
 		struct run_stats st;
 
@@ -602,8 +607,8 @@ static void print_gains(const struct eng_cfg *cfg)
 			       100.0 * (eng_res[a][r].dst_mpps / eng_res[b][r].dst_mpps - 1) : 0;
 		run_stats(v, cfg->rounds, &st);
 		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s\n",
-		       eng_pairs[k].after, eng_pairs[k].before, st.median, st.min,
-		       st.max, eng_pairs[k].seed);
+		       eng_pairs[k].row, eng_pairs[k].base, st.median, st.min,
+		       st.max, eng_pairs[k].note);
 	}
 }
 
