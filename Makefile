@@ -95,7 +95,7 @@ DBG_CFLAGS := $(BASE_CFLAGS) -DUCM_DEBUG
 LIB_LDLIBS := $(LIBURING_LIBS) $(LIBXDP_LIBS) $(LIBBPF_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS)
 LDLIBS_BASE := $(LIB_LDLIBS) -lpthread $(SAN_FLAGS)
 
-# The library's layers, each using only those before it (docs/ARCHITECTURE.md):
+# The library's layers, each using only those before it (docs/design/overview.md, "Layers"):
 # lib/core, lib/proto, lib/engine, lib/io, then xsk/ (the AF_XDP datapath).
 LAYERS := lib/core lib/proto lib/engine lib/io xsk
 LIB_SRCS := $(sort $(foreach l,$(LAYERS),$(wildcard $(l)/*.c)))

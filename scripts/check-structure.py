@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""The rules of the tree's shape (docs/ARCHITECTURE.md, "Layers"), checked.
+"""The rules of the tree's shape (docs/design/overview.md, "Layers"), checked.
 
   check-structure.py BUILD_DIR
 

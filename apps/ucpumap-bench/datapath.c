@@ -101,7 +101,7 @@ static const struct opt dp_opts[] = {
 		.help = "a PNG chart of the rows (gnuplot)"),
 	OPT_DEF("dev", OPT_STRING, struct bench_cfg, dev, .hi = IF_NAMESIZE - 1,
 		.metavar = "IFACE",
-		.heading = "On a real NIC, fed by an external generator (see docs/BENCHMARKS.md):",
+		.heading = "On a real NIC, fed by an external generator (see docs/BENCHMARKING.md):",
 		.help = "run the rows on IFACE, in this namespace; no veth, no ucpumap-gen; the "
 			"NIC's received packets stand for sent"),
 	OPT_DEF("sink-ip", OPT_ADDR, struct bench_cfg, sink_ip, .metavar = "ADDR",

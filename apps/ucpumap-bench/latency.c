@@ -57,8 +57,8 @@
  * the task last ran there; a responder that once ran on the prober's CPU
  * stays there, and every answer then waits for an idle vCPU's wake-up
  * (about 40 us here). Unpinned, the same row read 84 to 89 us a round
- * in two runs and 51 to 55 us in two others (docs/BENCHMARKS.md, "Where
- * the responder runs").
+ * in two runs and 51 to 55 us in two others (docs/BENCHMARKING.md, "Where
+ * the threads run").
  * Pinned where the kthread puts it, the kernel's row is at its best and
  * every row wakes its responder the same way: from the worker's CPU.
  */

@@ -6,7 +6,7 @@
  * coalescing, the generator's flows. A new row of a known kind is a new
  * entry of row_defs[] (and of --rows' help in datapath.c); a gain to print
  * is an entry of gains[]. Rows run in this order, interleaved, round after
- * round. docs/BENCHMARKS.md says what each row measures.
+ * round. docs/BENCHMARKING.md says what each row measures.
  */
 #include <stdio.h>
 #include <stdlib.h>
