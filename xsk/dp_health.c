@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucm_dp's faults at run time, and its links' states: ucm_dp__check() and
+ * ucm_dp__err(), on the control thread (dp_internal.h). A fault is named
+ * once, in the order of its causes; a link's change once per change.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <string.h>
+
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+
+#include "dp_internal.h"
+
+int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue)
+{
+	uint32_t q;
+	int err;
+
+	for (q = 0; dp && q < dp->c.nqueues; q++) {
+		err = atomic_load_explicit(&dp->rx[q].err, memory_order_acquire); /* R2' */
+		if (err) {
+			if (queue)
+				*queue = dp->c.queues[q];
+			return err;
+		}
+	}
+	return 0;
+}
+
+static const char *const fault_names[UCM_DP_FAULT__MAX] = {
+	[UCM_DP_FAULT_NONE] = "none",
+	[UCM_DP_FAULT_IFACE_GONE] = "interface gone",
+	[UCM_DP_FAULT_TUN_GONE] = "tun gone",
+	[UCM_DP_FAULT_XSK] = "socket error",
+	[UCM_DP_FAULT_RX_THREAD] = "RX thread failed",
+	[UCM_DP_FAULT_BACK] = "way back failed",
+};
+
+const char *ucm_dp_fault_str(uint32_t fault)
+{
+	return fault < UCM_DP_FAULT__MAX ? fault_names[fault] : "unknown";
+}
+
+/* Device @ifindex: 1 up (@carrier: and with a carrier), 0 down, -ENODEV
+ * gone. What cannot be read counts as up: only a fact makes a fault. */
+static int link_state(int ifindex, bool carrier)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_GLINK };
+	char name[IF_NAMESIZE];
+	struct ifreq ifr = {};
+	int err, flags;
+
+	if (!if_indextoname(ifindex, name))
+		return errno == ENXIO || errno == ENODEV ? -ENODEV : 1;
+	err = ucm_dp_if_ioctl(name, SIOCGIFFLAGS, &ifr);
+	if (err)	/* renamed meanwhile, or gone: the index says which */
+		return !if_indextoname(ifindex, name) && errno == ENXIO ? -ENODEV : 1;
+	flags = ifr.ifr_flags;
+	if (!(flags & IFF_UP) || !carrier)
+		return !!(flags & IFF_UP);
+	/* The carrier as the driver has it now: IFF_RUNNING is the operstate,
+	 * which the kernel's linkwatch updates up to a second late. */
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_data = (void *)&ev;
+	if (!ucm_dp_if_ioctl(name, SIOCETHTOOL, &ifr))
+		return !!ev.data;
+	return !!(flags & IFF_RUNNING);
+}
+
+static void fault_set(struct ucm_dp *dp, uint32_t fault, int err, uint32_t where)
+{
+	dp->health.fault = fault;
+	dp->health.err = err;
+	dp->health.where = where;
+}
+
+/* The first fault, in the order of causes: a device gone makes its
+ * sockets and threads fail too, and is the one to name. */
+static void find_fault(struct ucm_dp *dp, int iface, int tun)
+{
+	struct ucm_tun_rev_stats rs;
+	uint32_t q, w, fault;
+	int err;
+
+	if (iface == -ENODEV) {
+		fault_set(dp, UCM_DP_FAULT_IFACE_GONE, -ENODEV, 0);
+		pr_warn("dp: the interface %s was deleted: the datapath cannot go on\n",
+			dp->c.ifname);
+		return;
+	}
+	if (tun == -ENODEV) {
+		fault_set(dp, UCM_DP_FAULT_TUN_GONE, -ENODEV, 0);
+		pr_warn("dp: the tun %s was deleted: the datapath cannot go on\n",
+			dp->c.tun);
+		return;
+	}
+	for (w = 0; w < dp->c.nworkers; w++) {
+		if (ucm_dp_read_rev(dp, w, &rs) || !rs.stopped)
+			continue;
+		fault_set(dp, UCM_DP_FAULT_BACK, -EIO, w);
+		pr_warn("dp: worker %u stopped reading the tun (its io_uring failed): the way back is dead\n",
+			w);
+		return;
+	}
+	for (q = 0; q < dp->c.nqueues; q++) {
+		err = atomic_load_explicit(&dp->rx[q].err, memory_order_acquire); /* R2' */
+		if (!err)
+			continue;
+		fault = atomic_load_explicit(&dp->rx[q].fault, memory_order_relaxed);
+		fault_set(dp, fault, err, dp->c.queues[q]);
+		pr_warn("dp: %s queue %u: %s: %s; the queue is not served\n",
+			dp->c.ifname, dp->c.queues[q], ucm_dp_fault_str(fault),
+			strerror(-err));
+		return;
+	}
+}
+
+/* A link's change, said once per change, when two looks in a row agree:
+ * a carrier settles through a few states (the kernel's linkwatch). */
+static void links_say(struct ucm_dp *dp, uint32_t now)
+{
+	uint32_t was = dp->links_seen ? dp->links : UCM_DP_LINK_IFACE_UP |
+			(dp->tun_ifindex ? UCM_DP_LINK_TUN_UP : 0);
+	uint32_t ch = now ^ was;
+
+	if (now != dp->links_last) {
+		dp->links_last = now;
+		return;
+	}
+
+	if (ch & UCM_DP_LINK_IFACE_UP) {
+		if (now & UCM_DP_LINK_IFACE_UP)
+			pr_info("dp: %s is up again\n", dp->c.ifname);
+		else
+			pr_info("dp: %s is down or has no carrier: nothing comes in until it is up again\n",
+				dp->c.ifname);
+	}
+	if (ch & UCM_DP_LINK_TUN_UP) {
+		if (now & UCM_DP_LINK_TUN_UP)
+			pr_info("dp: the tun %s is up again\n", dp->c.tun);
+		else
+			pr_info("dp: the tun %s is down: what the workers write to it is dropped (tun eio) until it is up again\n",
+				dp->c.tun);
+	}
+	dp->links = now;
+	dp->links_seen = true;
+}
+
+int ucm_dp__check(struct ucm_dp *dp, struct ucm_dp_health *h, size_t sz)
+{
+	int iface, tun = 1;
+	uint32_t links = 0;
+
+	if (!dp || !h || !sz)
+		return ucm_err(-EINVAL);
+	/* Control thread only: it is the one that starts and stops. */
+	if (dp->state & UCM_DP_S_RUNNING) {
+		iface = link_state(dp->ifindex, true);
+		if (dp->tun_ifindex)
+			tun = link_state(dp->tun_ifindex, false);
+		if (!dp->health.fault)
+			find_fault(dp, iface, tun);
+		links = (iface > 0 ? UCM_DP_LINK_IFACE_UP : 0) |
+			(dp->tun_ifindex && tun > 0 ? UCM_DP_LINK_TUN_UP : 0);
+		if (iface >= 0 && tun >= 0)
+			links_say(dp, links);
+	}
+	dp->health.links = links;
+	ucm_stats_out(h, sz, &dp->health, sizeof(dp->health));
+	return dp->health.fault ? 1 : 0;
+}

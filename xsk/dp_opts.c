@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucm_dp's options: every default resolved, every bad combination refused
+ * with a message that names it, before anything is loaded or opened; the
+ * interface they are resolved against (its MTU); and what a datapath
+ * reports of them. Control thread only (dp_internal.h).
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/sockios.h>
+
+#include "dp_internal.h"
+#include "engine/cpumap_internal.h"
+#include "io/cpus.h"
+
+/* The XDP headroom in front of a received packet, and what an MTU
+ * leaves room for: Ethernet and two VLAN tags. */
+#define DP_XDP_HEADROOM		256
+#define DP_L2_ROOM		(14 + 8)
+
+/* Every UCM_DP_F_* flag: UCM_DP_F_NO_LATENCY is the last (dp.h). */
+#define DP_FLAGS_KNOWN	((uint32_t)UCM_DP_F_NO_TX_CSUM * 2 - 1)
+
+/* Default workers (ucm_pick_worker_cpus()): every CPU we may use but CPU
+ * 0, only those of @ifname's NUMA node when it has some of them. *node:
+ * the node, when it left some out; else -1. */
+static uint32_t default_cpus(const char *ifname, int *cpus, uint32_t max, int *node)
+{
+	cpu_set_t allowed, near;
+	bool narrowed = false;
+	uint32_t n;
+	int dev;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);
+	dev = ucm_dev_numa_node(ifname);
+	if (max > UCM_CPUMAP_MAX_WORKERS)
+		max = UCM_CPUMAP_MAX_WORKERS;	/* what a map takes */
+	n = ucm_pick_worker_cpus(&allowed, sysconf(_SC_NPROCESSORS_ONLN),
+				 dev >= 0 && !ucm_node_cpus(dev, &near) ? &near : NULL,
+				 cpus, max, &narrowed);
+	*node = narrowed ? dev : -1;
+	return n;
+}
+
+int ucm_dp__default_cpus(const char *ifname, int *cpus, uint32_t max)
+{
+	int node;
+
+	if (!cpus || !max)
+		return ucm_err(-EINVAL);
+	return (int)default_cpus(ifname, cpus, max, &node);
+}
+
+static int copy_name(char *dst, const char *src, const char *what)
+{
+	if (!src || !*src) {
+		pr_warn("dp: %s is required\n", what);
+		return -EINVAL;
+	}
+	if (strlen(src) >= IF_NAMESIZE) {
+		pr_warn("dp: %s '%s' is longer than %d characters\n", what, src,
+			IF_NAMESIZE - 1);
+		return -EINVAL;
+	}
+	strcpy(dst, src);
+	return 0;
+}
+
+static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
+{
+	uint32_t i;
+
+	if (o->nqueues > UCM_XSK_MAX_QUEUES || (o->nqueues && !o->queues) ||
+	    o->ncpus > UCM_CPUMAP_MAX_WORKERS || (o->ncpus && !o->cpus) ||
+	    o->n_rx_cpus > UCM_XSK_MAX_QUEUES || (o->n_rx_cpus && !o->rx_cpus)) {
+		pr_warn("dp: at most %d queues, %d worker CPUs and %d RX CPUs, each list with its array\n",
+			UCM_XSK_MAX_QUEUES, UCM_CPUMAP_MAX_WORKERS, UCM_XSK_MAX_QUEUES);
+		return -EINVAL;
+	}
+	c->cpus_node = -1;
+	c->nqueues = o->nqueues ? o->nqueues : 1;
+	for (i = 0; i < o->nqueues; i++)
+		c->queues[i] = o->queues[i];
+	c->n_rx_cpus = o->n_rx_cpus;
+	for (i = 0; i < o->n_rx_cpus; i++)
+		c->rx_cpus[i] = o->rx_cpus[i];
+	if (c->flags & UCM_DP_F_INLINE) {
+		/* The RX threads are the workers: one "worker" per queue. */
+		c->nworkers = c->nqueues;
+		for (i = 0; i < c->nworkers; i++)
+			c->cpus[i] = -1;
+	} else if (o->ncpus) {
+		c->nworkers = o->ncpus;
+		for (i = 0; i < o->ncpus; i++)
+			c->cpus[i] = o->cpus[i];
+	} else {
+		c->nworkers = default_cpus(c->ifname, c->cpus, UCM_CPUMAP_MAX_WORKERS,
+					   &c->cpus_node);
+	}
+	return 0;
+}
+
+static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
+{
+	c->frames = o->frames_per_queue ? o->frames_per_queue : UCM_DP_FRAMES_DEFAULT;
+	c->frame_size = o->frame_size ? o->frame_size : 4096;
+	c->rx_size = o->rx_size ? o->rx_size : UCM_DP_RX_RING_DEFAULT;
+	c->qsize = o->qsize ? o->qsize : UCM_CPUMAP_QSIZE_DEFAULT;
+	if (!is_pow2(c->frames) || !is_pow2(c->rx_size) || !is_pow2(c->qsize) ||
+	    (c->frame_size != 2048 && c->frame_size != 4096)) {
+		pr_warn("dp: frames per queue, the RX ring and the worker ring are powers of two, and frames 2048 or 4096 bytes\n");
+		return -EINVAL;
+	}
+	c->mtu = o->mtu;
+	return 0;
+}
+
+/* How the threads wait: the spin, the workers' pre-wake (AUTO: where
+ * every arrival is for the one worker, one way). After the sink's copy
+ * and the worker count. The two-way workers sleep in the tun's io_uring,
+ * which polls the pre-wake's set (UCM_SINK_F_POLL_WAKE); AUTO leaves them
+ * without: they sleep between the way back's turns too, and a pre-wake
+ * then is mostly one wake-up more (BENCHMARKS.md, "Latency"). */
+static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
+{
+	bool can = !(c->flags & UCM_DP_F_INLINE) && !ucm_sink_reads_wake(c->sink);
+
+	if (o->spin_us > UCM_SPIN_US_MAX) {
+		pr_warn("dp: spin_us %u: at most %u (beyond, it is busy polling)\n", o->spin_us,
+			UCM_SPIN_US_MAX);
+		return -EINVAL;
+	}
+	c->spin_us = o->spin_us;
+	c->rx_spin_us = o->spin_us ? o->spin_us :
+			c->flags & UCM_DP_F_BUSY_POLL ? UCM_DP_BUSY_POLL_US : 0;
+	if (o->prewake > UCM_DP_PREWAKE_AUTO) {
+		pr_warn("dp: prewake %u: give UCM_DP_PREWAKE_OFF, _ON or _AUTO\n", o->prewake);
+		return -EINVAL;
+	}
+	if (o->prewake == UCM_DP_PREWAKE_ON && !can) {
+		pr_warn("dp: a pre-wake needs workers that sleep on their own: %s; give UCM_DP_PREWAKE_OFF or _AUTO\n",
+			c->flags & UCM_DP_F_INLINE ? "inline workers never sleep" :
+			"the sink reads its wake fd in wait() (no UCM_SINK_F_POLL_WAKE)");
+		return -EINVAL;
+	}
+	c->prewake = o->prewake == UCM_DP_PREWAKE_ON ||
+		     (o->prewake == UCM_DP_PREWAKE_AUTO && can && c->nworkers == 1 &&
+		      !(c->flags & UCM_DP_F_TWO_WAY));
+	return 0;
+}
+
+/* The way back's flags, and its next hop. */
+static int resolve_way_back(const struct ucm_dp_opts *o, struct dp_cfg *c)
+{
+	if ((c->flags & UCM_DP_F_INLINE) && (c->flags & UCM_DP_F_TWO_WAY)) {
+		pr_warn("dp: inline has no workers to read the tun: not both UCM_DP_F_INLINE and UCM_DP_F_TWO_WAY\n");
+		return -EINVAL;
+	}
+	if ((c->flags & UCM_DP_F_NO_TX_CSUM) &&
+	    (c->flags & (UCM_DP_F_TWO_WAY | UCM_DP_F_NO_OFFLOAD)) != UCM_DP_F_TWO_WAY) {
+		pr_warn("dp: UCM_DP_F_NO_TX_CSUM is about the way back's offloads: give UCM_DP_F_TWO_WAY without UCM_DP_F_NO_OFFLOAD, or leave it out\n");
+		return -EINVAL;
+	}
+	if ((c->flags & UCM_DP_F_NO_OFFLOAD) && !(c->flags & UCM_DP_F_TWO_WAY)) {
+		pr_warn("dp: UCM_DP_F_NO_OFFLOAD is about the way back: give UCM_DP_F_TWO_WAY too, or leave it out\n");
+		return -EINVAL;
+	}
+	if (o->peer_mac) {
+		if (!(c->flags & UCM_DP_F_TWO_WAY) || (c->flags & UCM_DP_F_TAP)) {
+			pr_warn("dp: peer_mac is the next hop of the way back over a tun (UCM_DP_F_TWO_WAY, not UCM_DP_F_TAP)\n");
+			return -EINVAL;
+		}
+		c->peer_mac_set = true;
+		memcpy(c->peer_mac, o->peer_mac, 6);
+	}
+	return 0;
+}
+
+int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
+{
+	struct ucm_dp_opts o;
+	int err;
+
+	err = UCM_OPTS_COPY(&o, opts, ucm_dp_opts);
+	if (err)
+		return err;
+	memset(c, 0, sizeof(*c));
+	c->flags = o.flags;
+	if (c->flags & ~DP_FLAGS_KNOWN) {
+		pr_warn("dp: unknown flags 0x%x\n", c->flags & ~DP_FLAGS_KNOWN);
+		return -EINVAL;
+	}
+	c->xsk_mode = o.xsk_mode;
+	if (o.sink) {
+		err = ucm_sink_ops_copy(&c->sink_ops, o.sink);
+		if (err)
+			return err;
+		c->sink = &c->sink_ops;
+	}
+	c->sink_ctx = o.sink_ctx;
+	c->verdict = o.verdict;
+	c->verdict_ctx = o.verdict_ctx;
+	c->steer_fn = o.steer_fn;
+	c->steer_ctx = o.steer_ctx;
+	c->xsks_map_fd = o.xsks_map_fd;
+	c->thread_init = o.thread_init;
+	c->thread_init_ctx = o.thread_init_ctx;
+	if ((c->flags & UCM_DP_F_OWN_XDP) &&
+	    (c->flags & (UCM_DP_F_XDP_SKB | UCM_DP_F_REPLACE))) {
+		pr_warn("dp: UCM_DP_F_XDP_SKB and UCM_DP_F_REPLACE attach our program: not with UCM_DP_F_OWN_XDP\n");
+		return -EINVAL;
+	}
+	err = copy_name(c->ifname, o.ifname, "the interface (ifname)");
+	if (!err && !c->sink)
+		err = copy_name(c->tun, o.tun_name, "the tun (tun_name)");
+	if (!err)
+		err = resolve_lists(&o, c);
+	if (!err)
+		err = resolve_sizes(&o, c);
+	if (err)
+		return err;
+	if (c->sink && (c->flags & (UCM_DP_F_TAP | UCM_DP_F_TWO_WAY |
+				    UCM_DP_F_NO_BATCH | UCM_DP_F_COALESCE))) {
+		pr_warn("dp: UCM_DP_F_TAP, TWO_WAY, NO_BATCH and COALESCE are the tun's: not with a sink of one's own\n");
+		return -EINVAL;
+	}
+	if ((c->flags & UCM_DP_F_VERDICT_TX) && !o.verdict) {
+		pr_warn("dp: UCM_DP_F_VERDICT_TX gives a verdict's packets a way out: it needs a verdict\n");
+		return -EINVAL;
+	}
+	if ((c->flags & UCM_DP_F_VERDICT_TX) && c->nqueues > 1) {
+		/* A worker's channel goes to one queue, its frames come from
+		 * every queue's pool; the sockets' close counts what the
+		 * kernel holds per queue, in that queue's pool. */
+		pr_warn("dp: UCM_DP_F_VERDICT_TX takes one queue for now: a frame sent back out must leave on its own queue\n");
+		return -EINVAL;
+	}
+	if (c->sink && (c->sink->flags & UCM_SINK_F_KEEP)) {
+		pr_warn("dp: a sink that keeps frames (UCM_SINK_F_KEEP) must return them itself: not with ucm_dp\n");
+		return -EINVAL;
+	}
+	err = resolve_way_back(&o, c);
+	if (err)
+		return err;
+	c->steer.policy = o.steer_policy;
+	c->steer.flags = o.steer_flags;
+	c->steer.fixed = o.fixed_worker;
+	c->steer.nworkers = c->nworkers;
+	err = resolve_wake(&o, c);
+	if (err)
+		return err;
+	if ((c->flags & UCM_DP_F_TWO_WAY) && (c->flags & UCM_DP_F_TAP))
+		/* The tap is the host's interface on this link: its stack
+		 * must see ARP and neighbour discovery. */
+		c->steer.flags |= UCM_STEER_F_LINK_CTRL;
+	if (!(c->flags & UCM_DP_F_NO_LATENCY))
+		c->steer.flags |= UCM_STEER_F_STAMP;
+	if (c->steer.fixed >= c->nworkers) {
+		pr_warn("dp: fixed worker %u: there are only %u workers\n",
+			c->steer.fixed, c->nworkers);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Fill and RX rings, a worker ring, and with TX channels the TX ring and
+ * each of the queue's workers' channels: its out ring, and with the way
+ * back its free ring too (what the queue lends it). */
+uint32_t ucm_dp_frames_needed(const struct dp_cfg *c)
+{
+	uint32_t wpq = (c->nworkers + c->nqueues - 1) / c->nqueues;
+	uint32_t need = 2 * c->rx_size + c->rx_size + c->qsize;
+	uint32_t rings = c->flags & UCM_DP_F_TWO_WAY ? 2 : 1;
+
+	if (dp_has_channels(c->flags))
+		need += UCM_XSK_TX_RING + wpq * rings * UCM_TXQ_DEFAULT_SIZE;
+	return need;
+}
+
+uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts)
+{
+	struct dp_cfg c;
+
+	if (ucm_dp_resolve(opts, &c))
+		return 0;
+	return ucm_dp_frames_needed(&c);
+}
+
+/* ---- the interface ------------------------------------------------------ */
+
+int ucm_dp_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
+
+	if (s < 0)
+		return -errno;
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	if (ioctl(s, req, ifr))
+		err = -errno;
+	close(s);
+	return err;
+}
+
+/* The largest MTU a frame holds: after the XDP headroom, Ethernet and two
+ * VLAN tags. */
+static uint32_t frame_mtu(const struct dp_cfg *c)
+{
+	return c->frame_size - DP_XDP_HEADROOM - DP_L2_ROOM;
+}
+
+void ucm_dp_resolve_mtu(struct dp_cfg *c)
+{
+	struct ifreq ifr = {};
+
+	if (!c->mtu) {
+		c->mtu = frame_mtu(c);
+		/* What the kernel routes into the tun leaves through the
+		 * interface: no larger than it takes. */
+		if ((c->flags & UCM_DP_F_TWO_WAY) &&
+		    !ucm_dp_if_ioctl(c->ifname, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0 &&
+		    (uint32_t)ifr.ifr_mtu < c->mtu)
+			c->mtu = ifr.ifr_mtu;
+	}
+	if (c->mtu > UCM_DP_MTU_MAX)
+		c->mtu = UCM_DP_MTU_MAX;
+}
+
+/*
+ * The interface's MTU against what a frame holds. AF_XDP takes each
+ * packet whole into one frame here (no multi-buffer, and our program is
+ * not frags-aware), so a larger packet could never come in; most drivers
+ * refuse the program at such an MTU, with a bare ERANGE or EINVAL that
+ * names neither the MTU nor the fix.
+ */
+int ucm_dp_check_if_mtu(const struct dp_cfg *c)
+{
+	uint32_t holds = frame_mtu(c);
+	struct ifreq ifr = {};
+
+	if (ucm_dp_if_ioctl(c->ifname, SIOCGIFMTU, &ifr) || ifr.ifr_mtu <= 0 ||
+	    (uint32_t)ifr.ifr_mtu <= holds)
+		return 0;
+	pr_warn("dp: %s's MTU %d is more than a %u-byte frame holds (%u after the XDP headroom, an Ethernet header and two VLAN tags; a packet comes in whole in one frame): lower it (ip link set dev %s mtu %u)%s\n",
+		c->ifname, ifr.ifr_mtu, c->frame_size, holds, c->ifname, holds,
+		c->frame_size < 4096 ? ", or give 4096-byte frames" : "");
+	return -ERANGE;
+}
+
+/* ---- what it runs on -------------------------------------------------- */
+
+uint32_t ucm_dp__nqueues(const struct ucm_dp *dp)
+{
+	return dp->c.nqueues;
+}
+
+uint32_t ucm_dp__queue_id(const struct ucm_dp *dp, uint32_t q)
+{
+	return q < dp->c.nqueues ? dp->c.queues[q] : UINT32_MAX;
+}
+
+uint32_t ucm_dp__nworkers(const struct ucm_dp *dp)
+{
+	return dp->c.nworkers;
+}
+
+int ucm_dp__worker_cpu(const struct ucm_dp *dp, uint32_t w)
+{
+	return w < dp->c.nworkers ? dp->c.cpus[w] : -1;
+}
+
+uint32_t ucm_dp__flags(const struct ucm_dp *dp)
+{
+	return dp->c.flags;
+}
+
+uint32_t ucm_dp__mtu(const struct ucm_dp *dp)
+{
+	return dp->c.mtu;
+}
+
+bool ucm_dp__prewake(const struct ucm_dp *dp)
+{
+	return dp->c.prewake;
+}
+
+bool ucm_dp__zerocopy(const struct ucm_dp *dp)
+{
+	return dp->zerocopy;
+}
+
+const char *ucm_dp__tun_name(const struct ucm_dp *dp)
+{
+	return dp->c.sink ? NULL : dp->c.tun;
+}

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucm_dp's parts, set up in order by ucm_dp__create() and taken down in
+ * order by ucm_dp__stop(): the XDP program (or the application's XSKMAP),
+ * the sockets, the tun, the TX channels of the way back and the verdict,
+ * the cpumap and its workers. Control thread only (dp_internal.h).
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <linux/sockios.h>
+
+#include "dp_internal.h"
+
+static int if_mac(const char *ifname, uint8_t *mac)
+{
+	struct ifreq ifr = {};
+	int err = ucm_dp_if_ioctl(ifname, SIOCGIFHWADDR, &ifr);
+
+	if (err)
+		pr_warn("dp: no MAC address on %s: %s\n", ifname, strerror(-err));
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	return err;
+}
+
+/* Two-way tap: the tap answers for the interface on the link, with its
+ * address. */
+static int tap_take_mac(struct ucm_dp *dp)
+{
+	struct ifreq ifr = {};
+	int err;
+
+	err = if_mac(dp->c.ifname, (uint8_t *)ifr.ifr_hwaddr.sa_data);
+	if (err)
+		return err;
+	ifr.ifr_hwaddr.sa_family = 1;	/* ARPHRD_ETHER */
+	err = ucm_dp_if_ioctl(ucm_tun__name(dp->tun), SIOCSIFHWADDR, &ifr);
+	if (err)
+		pr_warn("dp: cannot give %s the address of %s: %s\n",
+			ucm_tun__name(dp->tun), dp->c.ifname, strerror(-err));
+	return err;
+}
+
+/* Two-way: a TX channel per worker to its queue's RX thread (worker w
+ * sends on queue w % nqueues), and the tun's read path on each worker. */
+static int back_setup(struct ucm_dp *dp)
+{
+	struct ucm_tun_l2 l2 = {};
+	uint32_t w;
+	int err;
+
+	err = if_mac(dp->c.ifname, l2.src);
+	if (err)
+		return err;
+	memcpy(l2.dst, dp->c.peer_mac, 6);
+	l2.resolve_ifindex = dp->c.peer_mac_set || (dp->c.flags & UCM_DP_F_TAP) ?
+			     0 : (int)if_nametoindex(dp->c.ifname);
+	for (w = 0; w < dp->c.nworkers; w++) {
+		err = ucm_tun__set_reverse(dp->tun, w, dp->txq[w], &l2);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* A TX channel per worker to its queue's RX thread (worker w sends on
+ * queue w % nqueues): the way back's, and the verdict's. */
+static int channels_setup(struct ucm_dp *dp)
+{
+	uint32_t w;
+
+	for (w = 0; w < dp->c.nworkers; w++) {
+		struct dp_rx *rx = &dp->rx[w % dp->c.nqueues];
+
+		dp->txq[w] = ucm_txq__create(ucm_xsk__umem(dp->xsk), 0);
+		if (!dp->txq[w])
+			return -errno;
+		ucm_txq__set_tx_csum(dp->txq[w], ucm_xsk__tx_csum(dp->xsk));
+		/* Without the way back only the verdict sends, frames it
+		 * received: nothing to lend it. */
+		ucm_txq__set_lend(dp->txq[w], dp->c.flags & UCM_DP_F_TWO_WAY);
+		rx->txq[rx->ntxq++] = dp->txq[w];
+	}
+	return 0;
+}
+
+/* The application's XSKMAP (UCM_DP_F_OWN_XDP): an XSKMAP, with room for
+ * every queue id. */
+static int check_own_map(struct ucm_dp *dp)
+{
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info), q;
+
+	if (bpf_obj_get_info_by_fd(dp->c.xsks_map_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_XSKMAP) {
+		pr_warn("dp: xsks_map_fd %d is not an XSKMAP (BPF_MAP_TYPE_XSKMAP): give the map your XDP program redirects with\n",
+			dp->c.xsks_map_fd);
+		return -EINVAL;
+	}
+	for (q = 0; q < dp->c.nqueues; q++) {
+		if (dp->c.queues[q] >= info.max_entries) {
+			pr_warn("dp: the XSKMAP has %u entries, no room for queue %u\n",
+				info.max_entries, dp->c.queues[q]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int dp_attach(struct ucm_dp *dp)
+{
+	UCM_OPTS(ucm_xdp_opts, xo, .policy = dp->c.steer.policy,
+		 .nworkers = dp->c.steer.nworkers, .fixed = dp->c.steer.fixed,
+		 .flags = dp->c.steer.flags);
+	uint32_t f = dp->c.flags;
+	int err;
+
+	/* What cannot work is refused before anything is touched. */
+	err = f & UCM_DP_F_OWN_XDP ? check_own_map(dp) : 0;
+	if (!err)
+		err = ucm_dp_check_if_mtu(&dp->c);
+	if (err || (f & UCM_DP_F_OWN_XDP))
+		return err;
+	/* The program first: it replaces a stale one of ours, whose XSK map
+	 * would otherwise keep the queues busy. */
+	dp->xdp = ucm_xdp__load(&xo);
+	if (!dp->xdp)
+		return -errno;
+	return ucm_xdp__attach(dp->xdp, if_nametoindex(dp->c.ifname),
+			       (f & UCM_DP_F_XDP_SKB ? UCM_XDP_ATTACH_SKB : 0) |
+			       (f & UCM_DP_F_REPLACE ? UCM_XDP_ATTACH_REPLACE : 0));
+}
+
+static int dp_open_xsk(struct ucm_dp *dp)
+{
+	uint32_t f = dp->c.flags;
+	UCM_OPTS(ucm_xsk_opts, so, .ifname = dp->c.ifname, .queues = dp->c.queues,
+		 .nqueues = dp->c.nqueues, .frames_per_queue = dp->c.frames,
+		 .frame_size = dp->c.frame_size, .rx_size = dp->c.rx_size,
+		 .fill_size = 2 * dp->c.rx_size, .mode = dp->c.xsk_mode,
+		 .flags = (f & UCM_DP_F_BUSY_POLL ? UCM_XSK_F_BUSY_POLL : 0) |
+			  /* The way back's cut leaves checksums to the kernel. */
+			  ((f & UCM_DP_F_TWO_WAY) &&
+			   !(f & (UCM_DP_F_NO_OFFLOAD | UCM_DP_F_NO_TX_CSUM)) ?
+			   UCM_XSK_F_TX_CSUM : 0),
+		 .umem_flags = f & UCM_DP_F_NO_DIRECT_BULK ? UCM_UMEM_F_NO_DIRECT_BULK : 0);
+	uint32_t q;
+
+	dp->xsk = ucm_xsk__open(&so);
+	if (!dp->xsk)
+		return -errno;
+	dp->zerocopy = ucm_xsk__zerocopy(dp->xsk);
+	for (q = 0; q < dp->c.nqueues; q++) {
+		struct dp_rx *rx = &dp->rx[q];
+
+		rx->dp = dp;
+		rx->q = ucm_xsk__queue(dp->xsk, q);
+		rx->cpu = dp->c.n_rx_cpus ? dp->c.rx_cpus[q % dp->c.n_rx_cpus] : -1;
+		ucm_xsk_queue__set_steer(rx->q, dp->c.steer_fn, dp->c.steer_ctx);
+	}
+	return 0;
+}
+
+/* The application's thread hook, for the parts' own (api.h: ucm_thread_fn). */
+static void dp_worker_init(void *ctx, uint32_t w)
+{
+	const struct dp_cfg *c = ctx;
+
+	c->thread_init(c->thread_init_ctx, UCM_DP_THREAD_WORKER, w);
+}
+
+static void dp_resolver_init(void *ctx, uint32_t w)
+{
+	const struct dp_cfg *c = ctx;
+
+	c->thread_init(c->thread_init_ctx, UCM_DP_THREAD_RESOLVER, w);
+}
+
+static int dp_open_tun(struct ucm_dp *dp)
+{
+	uint32_t f = dp->c.flags;
+	UCM_OPTS(ucm_tun_opts, to, .name = dp->c.tun, .nqueues = dp->c.nworkers,
+		 .flags = (f & UCM_DP_F_TAP ? UCM_TUN_F_TAP : 0) |
+			  (f & UCM_DP_F_NO_BATCH ? UCM_TUN_F_NO_BATCH : 0) |
+			  (f & UCM_DP_F_COALESCE ? UCM_TUN_F_COALESCE : 0) |
+			  (f & UCM_DP_F_NO_OFFLOAD ? UCM_TUN_F_NO_OFFLOAD : 0),
+		 .mtu = dp->c.mtu,
+		 .resolver_init = dp->c.thread_init ? dp_resolver_init : NULL,
+		 .resolver_init_ctx = &dp->c);
+
+	dp->tun = ucm_tun__create(&to);
+	if (!dp->tun)
+		return -errno;
+	/* A name template (ucm%d) becomes the kernel's name. */
+	snprintf(dp->c.tun, sizeof(dp->c.tun), "%s", ucm_tun__name(dp->tun));
+	/* The index, not the name: a tun made again under the name is not
+	 * the one our queues are attached to. */
+	dp->tun_ifindex = if_nametoindex(dp->c.tun);
+	return 0;
+}
+
+/* Whether the workers hold up to 64 for the tun: one io_uring submission
+ * (or a GSO super-packet) for them all. Coalescing always holds (inline
+ * too: the RX thread holds across its flushes). Not for a sink of one's
+ * own (its xmit() is handed a batch, as it always was). */
+static bool dp_hold(const struct ucm_dp *dp)
+{
+	uint32_t f = dp->c.flags;
+
+	if (f & UCM_DP_F_COALESCE)
+		return true;
+	return !dp->c.sink && !(f & (UCM_DP_F_NO_HOLD | UCM_DP_F_INLINE));
+}
+
+static int dp_open_cpumap(struct ucm_dp *dp)
+{
+	uint32_t f = dp->c.flags, q;
+	int err;
+	UCM_OPTS(ucm_cpumap_opts, co, .cpus = dp->c.cpus, .ncpus = dp->c.nworkers,
+		 .qsize = dp->c.qsize,
+		 .sink = dp->c.sink ? dp->c.sink : f & UCM_DP_F_TWO_WAY ?
+			 ucm_tun__sink_duplex() : ucm_tun__sink(),
+		 .sink_ctx = dp->c.sink ? dp->c.sink_ctx : dp->tun,
+		 .flags = (f & UCM_DP_F_NO_RECYCLE ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
+			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
+			  /* the tun sees up to 64 at once: one submission */
+			  (dp_hold(dp) ? UCM_CPUMAP_F_HOLD : 0) |
+			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0) |
+			  (dp->c.prewake ? UCM_CPUMAP_F_PREWAKE : 0) |
+			  /* one RX thread: single-producer worker rings
+			   * (inline, one "worker" per queue: no ring) */
+			  (dp->c.nqueues == 1 ? UCM_CPUMAP_F_ONE_PRODUCER : 0),
+		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
+		 .spin_us = dp->c.spin_us,
+		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL,
+		 .worker_init = dp->c.thread_init ? dp_worker_init : NULL,
+		 .worker_init_ctx = &dp->c);
+
+	dp->map = ucm_cpumap__create(ucm_xsk__umem(dp->xsk), &co);
+	if (!dp->map)
+		return -errno;
+	/* The workers wake with the RX threads: at their sockets' arrivals. */
+	for (q = 0; q < dp->c.nqueues && dp->c.prewake; q++) {
+		err = ucm_cpumap__prewake_on(dp->map, ucm_xsk_queue__fd(dp->rx[q].q));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- up and down ---------------------------------------------------------- */
+
+/* Each after what it takes: the program first (it replaces a stale one of
+ * ours, whose XSK map would keep the queues busy), the sockets and their
+ * UMEM, the tun, the channels (the UMEM's frames, the tun's reads), the
+ * workers last (the sink, the channels). */
+int ucm_dp_parts_open(struct ucm_dp *dp)
+{
+	uint32_t f = dp->c.flags;
+	int err;
+
+	err = dp_attach(dp);
+	if (!err)
+		err = dp_open_xsk(dp);
+	if (!err && !dp->c.sink)
+		err = dp_open_tun(dp);
+	if (!err && (f & UCM_DP_F_TWO_WAY) && (f & UCM_DP_F_TAP))
+		err = tap_take_mac(dp);
+	if (!err && dp_has_channels(f))
+		err = channels_setup(dp);
+	if (!err && (f & UCM_DP_F_TWO_WAY))
+		err = back_setup(dp);
+	if (!err)
+		err = dp_open_cpumap(dp);
+	return err;
+}
+
+/* 6. Sockets closed: every frame home (fill, RX, TX and completion rings
+ * included), or the count of those missing. A close that found frames
+ * still out (-EBUSY) can be tried again. */
+int ucm_dp_close_xsk(struct ucm_dp *dp, unsigned int timeout_ms)
+{
+	int err = 0;
+
+	if (dp->xsk) {
+		err = ucm_xsk__destroy(dp->xsk, timeout_ms);
+		if (!err)
+			dp->xsk = NULL;
+	}
+	pthread_mutex_lock(&dp->lock);
+	dp->state = UCM_DP_S_STOPPED | (err ? 0 : UCM_DP_S_FRAMES_HOME);
+	pthread_mutex_unlock(&dp->lock);
+	return err;
+}
+
+/* Steps 4-6 of the stop: every part down, every frame home. */
+int ucm_dp_parts_close(struct ucm_dp *dp, unsigned int timeout_ms)
+{
+	uint32_t w;
+
+	ucm_cpumap__destroy(dp->map);
+	dp->map = NULL;
+	/* 4. The way back's channels: what the workers left in them (lent,
+	 * or filled and not collected) goes home. */
+	for (w = 0; w < UCM_CPUMAP_MAX_WORKERS; w++) {
+		if (!dp->txq[w])
+			continue;
+		ucm_txq__reclaim(dp->txq[w]);
+		ucm_txq__destroy(dp->txq[w]);
+		dp->txq[w] = NULL;
+	}
+	/* 5. Program off, tun closed. */
+	if (dp->xdp) {
+		ucm_xdp__detach(dp->xdp);
+		ucm_xdp__destroy(dp->xdp);
+		dp->xdp = NULL;
+	}
+	ucm_tun__destroy(dp->tun);
+	dp->tun = NULL;
+	return ucm_dp_close_xsk(dp, timeout_ms);
+}
