@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The AF_XDP sockets' state, shared by port.c (the UMEM and the sockets
+ * set up and closed: ucm_xsk__*) and queue.c (a queue's operations on its
+ * RX thread: ucm_xsk_queue__*). Neither calls the other.
+ *
+ * A frame's trip: pool -> fill ring (UCM_LOC_KERNEL) -> RX ring ->
+ * validated and handed on (UCM_LOC_APP) -> cpumap -> back to the pool.
+ * On the way out: pool -> filled by a worker (UCM_LOC_APP, see ucm_txq) ->
+ * TX ring (UCM_LOC_KERNEL) -> completion ring -> back to the pool, in bulk,
+ * by the queue's RX thread.
+ * Each queue counts the frames it posted and took back, on both paths, so
+ * that ucm_xsk__destroy() can prove the ones it reclaims from the kernel
+ * are exactly the ones the kernel held.
+ */
+#ifndef UCM_XSK_PORT_INTERNAL_H
+#define UCM_XSK_PORT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <xdp/xsk.h>
+
+#include "core/pool_internal.h"
+#include "ucpumap/xsk.h"
+
+/* A socket's mapped rings, unmapped when it closes. */
+enum { RING_RX, RING_TX, RING_FILL, RING_COMP, RING__MAX };
+
+/*
+ * Concurrency contract: everything below is the queue's RX thread's, but
+ * stats, which it publishes with WRITE_ONCE (STAT_ADD) for any reader,
+ * tx_completed with release (S1 in ucm_xsk_queue__complete(), paired with
+ * S2 in ucm_xsk_queue__stats()); the control thread uses the rest only
+ * before the RX thread starts and after it stopped.
+ */
+struct ucm_xsk_queue {
+	struct ucm_xsk *x;
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	struct xsk_ring_prod tx;
+	struct ucm_pool *pool;
+	uint32_t id;
+	int fd;			/* queue 0's is the UMEM's */
+	uint16_t bind_flags;	/* XDP_USE_NEED_WAKEUP or 0 */
+	void *map[RING__MAX];
+	size_t map_len[RING__MAX];
+	uint64_t posted;	/* frames given to the fill ring, ever */
+	uint64_t taken;		/* frames taken back from the RX ring, ever */
+	uint64_t tx_posted;	/* frames given to the TX ring, ever */
+	uint64_t tx_done;	/* frames taken back from the completion ring */
+	ucm_steer_fn steer_fn;	/* the application's steering, or NULL */
+	void *steer_ctx;
+	uint64_t rx_stamp;	/* the last RX batch's first arrival stamp, or 0 */
+	bool fill_dry;		/* the last refill found the pool short */
+	bool busy_poll;		/* UCM_XSK_F_BUSY_POLL: the spin polls the device */
+	struct ucm_xsk_stats stats;
+};
+
+/* Written by ucm_xsk__open() on the control thread, read-only after: the
+ * RX threads read it through their queues until they stop. */
+struct ucm_xsk {
+	struct ucm_umem *umem;
+	void *area;
+	uint64_t size;
+	uint32_t frame_size;
+	uint32_t fill_size;
+	int ifindex;
+	bool zerocopy;
+	bool tx_meta;		/* the UMEM has UCM_TXQ_META_LEN in front of TX packets */
+	bool tx_csum;		/* and the kernel finishes the checksums they ask for */
+	bool copy_csum;		/* the driver's copy path is known to finish them */
+	bool zc_csum;		/* the driver takes them in zero-copy (xsk-features) */
+	uint32_t nqueues;
+	struct ucm_xsk_queue *q;
+};
+
+#endif /* UCM_XSK_PORT_INTERNAL_H */

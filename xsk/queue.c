@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * An AF_XDP queue's operations, on its RX thread (the queue's NAPI): the
+ * fill ring topped up from the queue's pool, RX descriptors validated and
+ * handed on to the cpumap, the way out's TX ring and completions, and the
+ * idle thread's look and sleep. The sockets themselves are set up and
+ * closed in port.c (port_internal.h).
+ */
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/if_xdp.h>
+#include <xdp/xsk.h>
+
+#include "core/pool_internal.h"
+#include "engine/cpumap_internal.h"
+#include "ucpumap/txq.h"
+#include "port_internal.h"
+
+/* Linux 6.11 (and 6.8's stable updates): a TX descriptor that says it
+ * carries TX metadata. Older headers lack it. */
+#ifndef XDP_TX_METADATA
+#define XDP_TX_METADATA			(1 << 1)
+#endif
+
+/* ---- what a queue is, and its counters (any thread) ----------------------- */
+
+int ucm_xsk_queue__fd(const struct ucm_xsk_queue *q)
+{
+	return q->fd;
+}
+
+uint32_t ucm_xsk_queue__id(const struct ucm_xsk_queue *q)
+{
+	return q->id;
+}
+
+struct ucm_pool *ucm_xsk_queue__pool(struct ucm_xsk_queue *q)
+{
+	return q->pool;
+}
+
+int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st,
+			 size_t sz)
+{
+	struct xdp_statistics ks = {};
+	socklen_t len = sizeof(ks);
+	struct ucm_xsk_stats o = {};
+	int err = 0;
+
+	if (!q || !st || !sz)
+		return ucm_err(-EINVAL);
+
+	o.rx = READ_ONCE(q->stats.rx);
+	o.rx_bad_desc = READ_ONCE(q->stats.rx_bad_desc);
+	o.fill = READ_ONCE(q->stats.fill);
+	o.fill_short = READ_ONCE(q->stats.fill_short);
+	o.wakeups = READ_ONCE(q->stats.wakeups);
+	o.rx_steer_err = READ_ONCE(q->stats.rx_steer_err);
+	/* Completions before sends: tx_completed never passes tx, so a live
+	 * reader's tx - tx_completed (pending) cannot wrap. S2: pairs with S1
+	 * in ucm_xsk_queue__complete(). */
+	o.tx_completed = __atomic_load_n(&q->stats.tx_completed, __ATOMIC_ACQUIRE);
+	o.tx = READ_ONCE(q->stats.tx);
+	o.tx_ring_full = READ_ONCE(q->stats.tx_ring_full);
+	o.tx_bad_desc = READ_ONCE(q->stats.tx_bad_desc);
+	o.tx_kicks = READ_ONCE(q->stats.tx_kicks);
+	o.tx_kick_err = READ_ONCE(q->stats.tx_kick_err);
+	o.tx_comp_bulks = READ_ONCE(q->stats.tx_comp_bulks);
+	o.tx_comp_direct = READ_ONCE(q->stats.tx_comp_direct);
+	for (int b = 0; b < UCM_LAT_BUCKETS; b++)
+		o.rx_hist[b] = READ_ONCE(q->stats.rx_hist[b]);
+	o.rx_lat_ns = READ_ONCE(q->stats.rx_lat_ns);
+	o.rx_batches = READ_ONCE(q->stats.rx_batches);
+	o.busy_polls = READ_ONCE(q->stats.busy_polls);
+	if (q->fd < 0 || getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &ks, &len)) {
+		/* The queue's own counters all the same; the kernel's read 0. */
+		err = q->fd < 0 ? -EBADF : -errno;
+		goto out;
+	}
+	o.kernel_rx_dropped = ks.rx_dropped;
+	o.kernel_rx_invalid_descs = ks.rx_invalid_descs;
+	o.kernel_tx_invalid_descs = ks.tx_invalid_descs;
+	/* Older kernels return the first three fields only. */
+	if (len >= offsetofend(struct xdp_statistics, tx_ring_empty_descs)) {
+		o.kernel_rx_ring_full = ks.rx_ring_full;
+		o.kernel_rx_fill_ring_empty_descs = ks.rx_fill_ring_empty_descs;
+		o.kernel_tx_ring_empty_descs = ks.tx_ring_empty_descs;
+	}
+out:
+	ucm_stats_out(st, sz, &o, sizeof(o));
+	return ucm_err(err);
+}
+
+/* ---- the RX thread's side ------------------------------------------------- */
+
+int ucm_xsk_queue__refill(struct ucm_xsk_queue *q)
+{
+	uint64_t addrs[UCM_XSK_RX_BATCH];
+	uint32_t room, idx = 0, i, total = 0;
+	int n;
+
+	room = xsk_prod_nb_free(&q->fill, q->x->fill_size);
+	q->fill_dry = false;
+	while (room) {
+		uint32_t want = min(room, (uint32_t)UCM_XSK_RX_BATCH);
+
+		n = ucm_pool__alloc_bulk(q->pool, addrs, want);
+		if (n < 0)
+			return n;
+		if ((uint32_t)n < want) {
+			STAT_ADD(q->stats.fill_short, 1);
+			q->fill_dry = true;
+		}
+		if (!n)
+			break;
+		/* nb_free said there is room, so reserve takes all n; if it
+		 * ever did not, the frames go straight back, never lost. */
+		if (xsk_ring_prod__reserve(&q->fill, n, &idx) != (uint32_t)n) {
+			for (i = 0; i < (uint32_t)n; i++)
+				ucm_pool__put(q->pool, addrs[i]);
+			break;
+		}
+		for (i = 0; i < (uint32_t)n; i++)
+			*xsk_ring_prod__fill_addr(&q->fill, idx + i) = addrs[i];
+		ucm_frame_move_bulk(q->x->umem, addrs, n, UCM_LOC_APP,
+				    UCM_LOC_KERNEL);
+		xsk_ring_prod__submit(&q->fill, n);
+		room -= n;
+		total += n;
+	}
+	if (total) {
+		q->posted += total;
+		STAT_ADD(q->stats.fill, total);
+	}
+	if (xsk_ring_prod__needs_wakeup(&q->fill)) {
+		recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		STAT_ADD(q->stats.wakeups, 1);
+	}
+	return total;
+}
+
+/*
+ * Fetch the metadata line of the packet RX_PREFETCH places ahead. The
+ * kernel wrote it (the NIC, or the copy on the softirq's CPU, often not
+ * ours), so each read of it is a miss; fetched early, a batch's misses
+ * overlap instead of following one another, as the worker's do (and
+ * drivers' for headers). For write: we clear the magic. 4 in flight: 8
+ * measured the same (the commit that brought it gives both profiles).
+ * Only an address in the UMEM.
+ */
+#define RX_PREFETCH	4
+
+static inline void rx_prefetch(const struct ucm_xsk *x, const struct ucm_umem_geom *g,
+			       const struct xdp_desc *rd)
+{
+	if (rd->addr >= sizeof(struct ucm_xdp_meta) && rd->addr < g->size)
+		__builtin_prefetch((char *)x->area + rd->addr - sizeof(struct ucm_xdp_meta), 1);
+}
+
+uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
+			   uint32_t max)
+{
+	struct ucm_xsk *x = q->x;
+	const struct ucm_umem_geom g = ucm_umem_geom_of(x->umem);
+	const uint32_t pool = q->pool->idx;
+	uint32_t idx = 0, n, i, good = 0, bad = 0;
+	enum ucm_umem_desc v;
+
+	q->rx_stamp = 0;
+	n = xsk_ring_cons__peek(&q->rx, max, &idx);
+	for (i = 0; i < n && i < RX_PREFETCH; i++)
+		rx_prefetch(x, &g, xsk_ring_cons__rx_desc(&q->rx, idx + i));
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *rd = xsk_ring_cons__rx_desc(&q->rx, idx + i);
+		uint64_t addr = rd->addr, base;
+		struct ucm_xdp_meta *meta;
+		struct ucm_xdp_stamp *st;
+
+		if (i + RX_PREFETCH < n)
+			rx_prefetch(x, &g, xsk_ring_cons__rx_desc(&q->rx, idx + i + RX_PREFETCH));
+		/* umem_desc.h says what a good one is. A bad one is counted;
+		 * its frame, if it is ours, goes straight back to the pool. */
+		v = ucm_umem_desc_check(&g, pool, addr, rd->len, &base);
+		if (unlikely(v != UCM_UMEM_DESC_GOOD)) {
+			bad++;
+			if (v == UCM_UMEM_DESC_BAD) {
+				q->taken++;
+				ucm_frame_move(x->umem, base, UCM_LOC_KERNEL,
+					       UCM_LOC_APP);
+				ucm_pool__put(q->pool, base);
+			}
+			continue;
+		}
+		q->taken++;
+		ucm_frame_move(x->umem, base, UCM_LOC_KERNEL, UCM_LOC_APP);
+		d[good].addr = addr;
+		d[good].len = rd->len;
+		d[good].worker = -1;
+		if (addr - base >= sizeof(*meta)) {
+			meta = ucm_umem__frame(x->area, addr - sizeof(*meta));
+			if (meta->magic == UCM_XDP_META_MAGIC ||
+			    meta->magic == UCM_XDP_META_MAGIC_STAMP) {
+				d[good].worker = meta->worker;
+				/* The batch's first arrival: one stamp per
+				 * batch, not per packet. */
+				if (meta->magic == UCM_XDP_META_MAGIC_STAMP && !q->rx_stamp &&
+				    addr - base >= sizeof(*meta) + sizeof(*st)) {
+					st = (void *)((char *)meta - sizeof(*st));
+					q->rx_stamp = st->ns;
+				}
+				/* A recycled frame must not show it again
+				 * if the next packet comes without one. */
+				meta->magic = 0;
+			}
+		}
+		good++;
+	}
+	if (n) {
+		xsk_ring_cons__release(&q->rx, n);
+		STAT_ADD(q->stats.rx, n);
+		if (bad)
+			STAT_ADD(q->stats.rx_bad_desc, bad);
+	}
+	return good;
+}
+
+/* ---- the way out: TX and completions (the RX thread's too) --------------- */
+
+/* Kick the kernel into sending: copy mode sends in this syscall; zero-copy
+ * drivers are woken. EAGAIN/EBUSY/ENOBUFS: the kernel is busy, the next
+ * kick sends what is left. */
+static void tx_kick(struct ucm_xsk_queue *q)
+{
+	STAT_ADD(q->stats.tx_kicks, 1);
+	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
+	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+		STAT_ADD(q->stats.tx_kick_err, 1);
+}
+
+/* Without need_wakeup the kernel must be kicked every time; with busy
+ * polling too: each kick is a busy poll, which runs the driver's TX while
+ * its interrupts are deferred (need_wakeup tells of the interrupt-driven
+ * path only; xdpsock kicks every time then as well). */
+static bool tx_wants_kick(struct ucm_xsk_queue *q)
+{
+	return !(q->bind_flags & XDP_USE_NEED_WAKEUP) || q->busy_poll ||
+	       xsk_ring_prod__needs_wakeup(&q->tx);
+}
+
+/* A descriptor the kernel would take without ever completing it, losing
+ * its frame (or, for a request it cannot honour, stall the ring on):
+ * with TX metadata, a packet less than UCM_TXQ_META_LEN into its frame;
+ * a checksum request where there is none to make. */
+static bool tx_desc_bad(const struct ucm_xsk *x, uint64_t d)
+{
+	uint64_t addr = ucm_desc_addr(ucm_txq_desc_plain(d));
+
+	if ((d & UCM_TXQ_DESC_CSUM) && !x->tx_csum)
+		return true;
+	return x->tx_meta && addr - ucm_umem_base(x->umem, addr) < UCM_TXQ_META_LEN;
+}
+
+uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
+			   uint32_t n)
+{
+	struct ucm_xsk *x = q->x;
+	uint32_t idx = 0, k, i, used = 0;
+
+	/* reserve() is all or nothing: ask for what there is room for. */
+	k = n ? xsk_prod_nb_free(&q->tx, n) : 0;
+	if (k > n)
+		k = n;
+	if (k && xsk_ring_prod__reserve(&q->tx, k, &idx) != k)
+		k = 0;
+	for (i = 0; i < n && used < k; i++) {
+		uint64_t d = desc[i], addr = ucm_desc_addr(ucm_txq_desc_plain(d));
+		struct xdp_desc *td;
+
+		if (unlikely(tx_desc_bad(x, d))) {
+			ucm_umem_put_bulk_from(x->umem, (uint64_t[]){ ucm_umem_base(x->umem, addr) },
+					       1, UCM_LOC_APP, false);
+			STAT_ADD(q->stats.tx_bad_desc, 1);
+			continue;
+		}
+		/* A zero-copy driver may read the metadata of every packet,
+		 * asked for or not: no stale request. */
+		if (x->tx_meta && x->zerocopy && !(d & UCM_TXQ_DESC_CSUM))
+			memset((char *)x->area + addr - UCM_TXQ_META_LEN, 0, sizeof(uint64_t));
+		td = xsk_ring_prod__tx_desc(&q->tx, idx + used++);
+		td->addr = addr;
+		td->len = ucm_desc_len(d);
+		td->options = d & UCM_TXQ_DESC_CSUM ? XDP_TX_METADATA : 0;
+		ucm_frame_move(x->umem, ucm_umem_base(x->umem, addr), UCM_LOC_APP,
+			       UCM_LOC_KERNEL);
+	}
+	q->tx.cached_prod -= k - used;	/* the slots bad ones left: not ours */
+	if (used) {
+		xsk_ring_prod__submit(&q->tx, used);
+		q->tx_posted += used;
+		STAT_ADD(q->stats.tx, used);
+	}
+	if (i < n)
+		STAT_ADD(q->stats.tx_ring_full, n - i);
+	if (used && tx_wants_kick(q))
+		tx_kick(q);
+	return i;
+}
+
+uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
+{
+	struct ucm_xsk *x = q->x;
+	uint64_t addrs[UCM_XSK_RX_BATCH];
+	uint32_t idx = 0, n, i, total = 0;
+	uint64_t cached;
+
+	/* Copy mode sends only when kicked; a kick that met a busy kernel
+	 * left descriptors on the TX ring. Taken but not completed yet is
+	 * the driver's business (zero-copy): no kick for that. */
+	if (xsk_prod_nb_free(&q->tx, q->tx.size) < q->tx.size && tx_wants_kick(q))
+		tx_kick(q);
+	while ((n = xsk_ring_cons__peek(&q->comp, UCM_XSK_RX_BATCH, &idx))) {
+		for (i = 0; i < n; i++)
+			addrs[i] = ucm_umem_base(x->umem,
+						 *xsk_ring_cons__comp_addr(&q->comp, idx + i));
+		xsk_ring_cons__release(&q->comp, n);
+		q->tx_done += n;
+		/* Our xdp_return_frame_bulk(): the owner's bulk goes
+		 * straight into its cache (unless NO_DIRECT_BULK); what
+		 * reached the cache is the direct share. */
+		cached = q->pool->owner_stats.cached;
+		ucm_umem_put_bulk_from(x->umem, addrs, n, UCM_LOC_KERNEL,
+				       false);
+		STAT_ADD(q->stats.tx_comp_direct, q->pool->owner_stats.cached - cached);
+		STAT_ADD(q->stats.tx_comp_bulks, 1);
+		total += n;
+	}
+	/* S1: release, so a reader that sees these completions sees the
+	 * sends before them (S2 in ucm_xsk_queue__stats()). */
+	if (total)
+		__atomic_store_n(&q->stats.tx_completed,
+				 READ_ONCE(q->stats.tx_completed) + total, __ATOMIC_RELEASE);
+	return total;
+}
+
+uint32_t ucm_xsk_queue__tx_pending(const struct ucm_xsk_queue *q)
+{
+	return (uint32_t)(q->tx_posted - q->tx_done);
+}
+
+/*
+ * The RX thread's turn of the way out, as a driver's NAPI poll does its TX
+ * completions: lend the workers frames of its pool, put what they filled
+ * on the TX ring, and bring completed frames home, in bulk, straight into
+ * its own cache (seed 003). Completions are reaped before each send, so the
+ * TX ring has all the room it can; what it still cannot take is dropped
+ * (counted once, in tx_ring_full): the RX direction never waits on TX.
+ */
+uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
+				struct ucm_txq *const *txq, uint32_t ntxq)
+{
+	uint64_t desc[UCM_XSK_RX_BATCH];
+	uint32_t n, k, i, j, done = 0;
+
+	for (i = 0; i < ntxq; i++) {
+		ucm_txq__lend(txq[i], q->pool);
+		n = ucm_txq__collect(txq[i], desc, UCM_XSK_RX_BATCH);
+		if (!n)
+			continue;
+		done += ucm_xsk_queue__complete(q);
+		k = ucm_xsk_queue__tx(q, desc, n);
+		if (k < n) {
+			for (j = k; j < n; j++)
+				desc[j - k] = ucm_umem_desc_base(q->x->umem,
+								 ucm_txq_desc_plain(desc[j]));
+			/* Home to their pools (ours straight into the cache:
+			 * we are its owner), from the channel's hands. */
+			ucm_umem_put_bulk_from(q->x->umem, desc, n - k, UCM_LOC_APP, false);
+		}
+		done += n;
+	}
+	return done + ucm_xsk_queue__complete(q);
+}
+
+/* After an idle sleep: the socket's pending error, 0 for none. An XSK's
+ * poll does not report sk_err (the kernel sets ENETDOWN when the device
+ * goes), so an idle RX thread asks: one syscall per idle timeout. */
+static int idle_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
+		return 0;
+	return -err;
+}
+
+/* The error a socket reports (SO_ERROR): -errno, -EIO when it has none
+ * to give (a hang-up, or an fd no longer open). */
+static int sock_error(int fd)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) || !err)
+		return -EIO;
+	return -err;
+}
+
+/*
+ * An RX thread whose last refill found the pool short sleeps this long at
+ * most: the frames that come home meanwhile (the recycle ring) wake
+ * nobody, and the socket is not readable while the device has no buffer,
+ * so it looks again soon, as a driver that could not allocate keeps its
+ * NAPI scheduled. A millisecond: a dry pool costs a thousand cheap looks
+ * a second, not a spin (test-backpressure), and the device's loss to a
+ * pool that has frames again is a millisecond's, not the idle timeout's.
+ */
+#define XSK_DRY_SLEEP_MS	1
+
+int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
+			 uint32_t ntxq, int timeout_ms)
+{
+	struct pollfd p[1 + UCM_XSK_MAX_TXQ];
+	bool busy = false;
+	uint32_t i;
+	int ret = 1;	/* a channel has descriptors: work, no sleep */
+
+	if (ntxq > UCM_XSK_MAX_TXQ)
+		return ucm_err(-EINVAL);
+	if (q->fill_dry && (timeout_ms < 0 || timeout_ms > XSK_DRY_SLEEP_MS))
+		timeout_ms = XSK_DRY_SLEEP_MS;
+	for (i = 0; i < ntxq; i++)
+		busy |= !ucm_txq__sleep_begin(txq[i]);
+	if (!busy) {
+		p[0].fd = q->fd;
+		p[0].events = POLLIN;
+		for (i = 0; i < ntxq; i++) {
+			p[1 + i].fd = ucm_txq__wake_fd(txq[i]);
+			p[1 + i].events = POLLIN;
+		}
+		ret = poll(p, 1 + ntxq, timeout_ms);
+		if (ret < 0)
+			ret = -errno;
+		else if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL))
+			ret = sock_error(q->fd);
+		else if (ret > 0)
+			ret = 1;	/* poll's count of ready fds: not ours */
+		else
+			ret = idle_error(q->fd);
+	}
+	for (i = 0; i < ntxq; i++)
+		ucm_txq__sleep_end(txq[i]);
+	return ucm_err(ret);
+}
+
+int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
+			uint32_t ntxq, uint32_t spin_us)
+{
+	uint64_t end;
+	uint32_t i;
+
+	if (!q || ntxq > UCM_XSK_MAX_TXQ || (ntxq && !txq) || spin_us > UCM_SPIN_US_MAX)
+		return ucm_err(-EINVAL);
+	end = ucm_now_ns() + (uint64_t)spin_us * 1000;
+	do {
+		if (xsk_cons_nb_avail(&q->rx, 1))
+			return 1;
+		for (i = 0; i < ntxq; i++)
+			if (ucm_txq__pending(txq[i]))
+				return 1;
+		if (q->busy_poll) {
+			/* The kernel runs the device's NAPI poll here
+			 * (sk_busy_loop(), SO_BUSY_POLL_BUDGET): with
+			 * SO_PREFER_BUSY_POLL and the device's interrupts
+			 * deferred, nothing else would until its
+			 * gro_flush_timeout. Its errors are the sleep's to
+			 * report (SO_ERROR), as without busy polling. */
+			recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+			STAT_ADD(q->stats.busy_polls, 1);
+		} else {
+			cpu_relax();
+		}
+	} while (ucm_now_ns() < end);
+	return 0;
+}
+
+int ucm_xsk_queue__set_steer(struct ucm_xsk_queue *q, ucm_steer_fn fn, void *ctx)
+{
+	if (!q)
+		return ucm_err(-EINVAL);
+	q->steer_fn = fn;
+	q->steer_ctx = ctx;
+	return 0;
+}
+
+/* The application's choice (ucm_steer_fn) for one packet. */
+static uint32_t steer_app(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d)
+{
+	const uint8_t *data = ucm_umem__frame(q->x->area, d->addr);
+	struct ucm_pkt pkt;
+
+	if (ucm_pkt__parse(&pkt, data, d->len) != UCM_DROP_NONE)
+		return 0;
+	return q->steer_fn(q->steer_ctx, &pkt, data, d->len);
+}
+
+/*
+ * The RX thread's poll: the userspace NAPI poll of one queue. Refill the
+ * fill ring first (the kernel cannot receive into frames it does not
+ * have), take one batch, stage every packet for its worker, flush once.
+ */
+#ifdef UCM_DEBUG
+/* Tests: non-zero makes the next poll of any queue fail with -EIO, as an
+ * RX thread's own failure would (tests/net/xsk_rx.c, fault mode). Used up
+ * by that poll; relaxed, no pair. */
+int ucm_xsk_test_poll_fail;
+#endif
+
+int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
+			struct ucm_cpumap_producer *prod,
+			const struct ucm_steer_cfg *cfg, uint32_t *rr)
+{
+	struct ucm_xsk_desc d[UCM_XSK_RX_BATCH];
+	uint32_t n, i, nw = cfg->nworkers ? cfg->nworkers : 1;
+	int err;
+
+#ifdef UCM_DEBUG
+	if (__atomic_load_n(&ucm_xsk_test_poll_fail, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&ucm_xsk_test_poll_fail, 0, __ATOMIC_RELAXED))
+		return ucm_err(-EIO);
+#endif
+	err = ucm_xsk_queue__refill(q);
+	if (err < 0)
+		return err;
+	n = ucm_xsk_queue__rx(q, d, UCM_XSK_RX_BATCH);
+	for (i = 0; i < n; i++) {
+		uint32_t w = d[i].worker;
+
+		if (q->steer_fn) {
+			w = steer_app(q, &d[i]);
+		} else if (d[i].worker < 0 || w >= nw) {
+			/* No metadata: the program's policy, here. A frame
+			 * that does not parse may go anywhere: its worker
+			 * drops and counts it. */
+			struct ucm_pkt pkt;
+
+			w = 0;
+			if (ucm_pkt__parse(&pkt, ucm_umem__frame(q->x->area, d[i].addr),
+					   d[i].len) == UCM_DROP_NONE)
+				w = ucm_steer__pick(cfg, &pkt, rr);
+		}
+		if (unlikely(ucm_cpumap_producer__enqueue(prod, w, d[i].addr, d[i].len))) {
+			/* A steering configuration with more workers than
+			 * the cpumap: count it, keep the frame. */
+			STAT_ADD(q->stats.rx_steer_err, 1);
+			ucm_pool__put(q->pool, ucm_umem_base(q->x->umem, d[i].addr));
+		}
+	}
+	if (n) {
+		ucm_cpumap_producer__flush(prod);
+		STAT_ADD(q->stats.rx_batches, 1);
+	}
+	if (q->rx_stamp) {
+		/* The flush's own stamp: no clock read of ours. */
+		uint64_t now = ucm_cpumap_producer_flush_ns(prod) ?: ucm_now_ns();
+		/* One clock on every CPU: a stamp from the future would be a
+		 * torn metadata, counted as no wait. */
+		uint64_t dt = now > q->rx_stamp ? now - q->rx_stamp : 0;
+
+		STAT_ADD(q->stats.rx_hist[ucm_lat_bucket(dt)], 1);
+		STAT_ADD(q->stats.rx_lat_ns, dt);
+		q->rx_stamp = 0;
+	}
+	return n;
+}
+
+int ucm_xsk_queue__wait(struct ucm_xsk_queue *q, int timeout_ms)
+{
+	struct pollfd p = { .events = POLLIN };
+	int ret;
+
+	if (!q || q->fd < 0)
+		return ucm_err(-EBADF);
+	p.fd = q->fd;
+	ret = poll(&p, 1, timeout_ms);
+	if (ret < 0)
+		return ucm_err(-errno);
+	if (p.revents & POLLNVAL)
+		return ucm_err(-EBADF);
+	return (p.revents & POLLIN) ? 1 : 0;
+}
