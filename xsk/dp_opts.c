@@ -25,9 +25,6 @@
 #define DP_XDP_HEADROOM		256
 #define DP_L2_ROOM		(14 + 8)
 
-/* Every UCM_DP_F_* flag: UCM_DP_F_NO_LATENCY is the last (dp.h). */
-#define DP_FLAGS_KNOWN	((uint32_t)UCM_DP_F_NO_TX_CSUM * 2 - 1)
-
 /* Default workers (ucm_pick_worker_cpus()): every CPU we may use but CPU
  * 0, only those of @ifname's NUMA node when it has some of them. *node:
  * the node, when it left some out; else -1. */
@@ -194,8 +191,8 @@ int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		return err;
 	memset(c, 0, sizeof(*c));
 	c->flags = o.flags;
-	if (c->flags & ~DP_FLAGS_KNOWN) {
-		pr_warn("dp: unknown flags 0x%x\n", c->flags & ~DP_FLAGS_KNOWN);
+	if (c->flags & ~UCM_DP_F_MASK) {
+		pr_warn("dp: unknown flags 0x%x\n", c->flags & ~UCM_DP_F_MASK);
 		return -EINVAL;
 	}
 	c->xsk_mode = o.xsk_mode;

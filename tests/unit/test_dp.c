@@ -219,8 +219,34 @@ static int test_check_args(void)
 	return 0;
 }
 
+/* UCM_DP_F_MASK names every flag (a flag left out of it would leave a
+ * hole), and every bit outside it is refused as unknown. */
+static int test_flags_mask(void)
+{
+	UCM_OPTS(ucm_dp_opts, o, .ifname = "lo", .tun_name = "t");
+	uint32_t bit;
+
+	UT_ASSERT(UCM_DP_F_MASK & UCM_DP_F_NO_TX_CSUM, "mask 0x%x", UCM_DP_F_MASK);
+	UT_ASSERT(!(UCM_DP_F_MASK & (UCM_DP_F_MASK + 1)), "a hole in mask 0x%x",
+		  UCM_DP_F_MASK);
+	for (bit = 1; bit; bit <<= 1) {
+		char words[64];
+
+		if (UCM_DP_F_MASK & bit)
+			continue;
+		o.flags = bit;
+		snprintf(words, sizeof(words), "unknown flags 0x%x", bit);
+		last_msg[0] = 0;
+		UT_ASSERT(!ucm_dp__frames_needed(&o), "flag 0x%x taken", bit);
+		UT_ASSERT(strstr(last_msg, words), "message '%s' does not say '%s'",
+			  last_msg, words);
+	}
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_check_args),
+	UT_CASE(test_flags_mask),
 	UT_CASE(test_bad_options),
 	UT_CASE(test_opts_unknown_bytes),
 	UT_CASE(test_frames_needed),

@@ -109,10 +109,20 @@ enum ucm_dp_flags {
 	/* Two-way with offloads: the way back computes every checksum
 	 * itself, not leaving them to the kernel or the device through
 	 * AF_XDP TX metadata (UCM_XSK_F_TX_CSUM: Linux 6.11, where the
-	 * device takes the requests); for
-	 * comparison. The last flag: dp refuses any above it. */
+	 * device takes the requests); for comparison. */
 	UCM_DP_F_NO_TX_CSUM = 1 << 15,
 };
+/* Every UCM_DP_F_* flag: ucm_dp__create() refuses any other bit, so a
+ * flag added to the enum must be added here too. */
+#define UCM_DP_F_MASK	((uint32_t)(UCM_DP_F_TAP | UCM_DP_F_TWO_WAY |		\
+				    UCM_DP_F_INLINE | UCM_DP_F_COALESCE |	\
+				    UCM_DP_F_NO_RECYCLE | UCM_DP_F_NO_BATCH |	\
+				    UCM_DP_F_NO_DIRECT_BULK |			\
+				    UCM_DP_F_BUSY_POLL | UCM_DP_F_XDP_SKB |	\
+				    UCM_DP_F_REPLACE | UCM_DP_F_OWN_XDP |	\
+				    UCM_DP_F_VERDICT_TX |			\
+				    UCM_DP_F_NO_LATENCY | UCM_DP_F_NO_HOLD |	\
+				    UCM_DP_F_NO_OFFLOAD | UCM_DP_F_NO_TX_CSUM))
 
 /* Defaults of the sizes, and why. */
 #define UCM_DP_FRAMES_DEFAULT	8192	/* rings + a worker ring + the way back */
