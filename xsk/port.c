@@ -42,7 +42,9 @@ __attribute__((constructor)) static void xsk_loc_name(void)
 	ucm_frame_loc_name(UCM_LOC_KERNEL, "kernel");
 }
 
-#define UCM_XSK_DEFAULT_RING	2048
+_Static_assert(UCM_XSK_FRAMES_DEFAULT >= 3 * UCM_XSK_RX_RING_DEFAULT,
+	       "the default frames cover the default fill and RX rings");
+
 #define UCM_XSK_MAX_RING	16384
 /* Busy-poll time per poll (SO_BUSY_POLL, microseconds); the budget
  * (SO_BUSY_POLL_BUDGET) is one RX batch. */
@@ -91,10 +93,9 @@ static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 		return -EINVAL;
 	}
 	if (!o->frames_per_queue)
-		o->frames_per_queue = 8192;	/* covers the default rings:
-						 * xsk.h says why */
+		o->frames_per_queue = UCM_XSK_FRAMES_DEFAULT;
 	if (!o->rx_size)
-		o->rx_size = UCM_XSK_DEFAULT_RING;
+		o->rx_size = UCM_XSK_RX_RING_DEFAULT;
 	if (!o->fill_size)
 		o->fill_size = 2 * o->rx_size;
 	if (!is_pow2(o->rx_size) || o->rx_size > UCM_XSK_MAX_RING ||

@@ -124,10 +124,17 @@ enum ucm_dp_flags {
 				    UCM_DP_F_NO_LATENCY | UCM_DP_F_NO_HOLD |	\
 				    UCM_DP_F_NO_OFFLOAD | UCM_DP_F_NO_TX_CSUM))
 
-/* Defaults of the sizes, and why. */
-#define UCM_DP_FRAMES_DEFAULT	8192	/* rings + a worker ring + the way back */
-#define UCM_DP_RX_RING_DEFAULT	1024	/* the fill ring is twice this */
-#define UCM_DP_MTU_MAX		9000
+/* Defaults of the options, and why. */
+/* The sockets' own: it covers ucm_dp__frames_needed() of the defaults
+ * below one way (5120), and two-way up to four workers per queue (8192). */
+#define UCM_DP_FRAMES_DEFAULT		UCM_XSK_FRAMES_DEFAULT
+/* A page per frame: it holds an MTU of 3818 (ucm_dp_opts.mtu). */
+#define UCM_DP_FRAME_SIZE_DEFAULT	4096
+/* 16 RX batches (UCM_XSK_RX_BATCH); with the fill ring (twice this), a
+ * worker ring and the way back, within UCM_DP_FRAMES_DEFAULT. */
+#define UCM_DP_RX_RING_DEFAULT		1024
+/* The common jumbo-frame MTU: the tun's largest. */
+#define UCM_DP_MTU_MAX			9000
 /* ucpumapd's --spin-us: see ucm_dp_opts.spin_us (the library's is 0). */
 #define UCM_DP_SPIN_US_DEFAULT	0
 /*
@@ -193,7 +200,7 @@ struct ucm_dp_opts {
 	uint32_t fixed_worker;		/* UCM_STEER_FIXED's worker */
 	uint32_t xsk_mode;		/* enum ucm_xsk_mode */
 	uint32_t frames_per_queue;	/* power of two; UCM_DP_FRAMES_DEFAULT */
-	uint32_t frame_size;		/* 2048 or 4096 (default) */
+	uint32_t frame_size;		/* 2048 or 4096; UCM_DP_FRAME_SIZE_DEFAULT */
 	uint32_t rx_size;		/* power of two; UCM_DP_RX_RING_DEFAULT */
 	uint32_t qsize;			/* worker ring entries; UCM_CPUMAP_QSIZE_DEFAULT */
 	/* The tun's MTU; default: what a frame holds after the XDP headroom,

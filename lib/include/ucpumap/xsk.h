@@ -37,6 +37,12 @@ extern "C" {
  * half the completion ring (twice the RX ring), so completions of a full
  * TX ring always have room. */
 #define UCM_XSK_TX_RING		1024
+/* Each queue's RX ring by default (ucm_dp gives UCM_DP_RX_RING_DEFAULT);
+ * the fill ring is twice it by default. */
+#define UCM_XSK_RX_RING_DEFAULT	2048
+/* Each queue's frames, by default: the least power of two above what the
+ * default rings hold at once (4096 fill + 2048 RX). */
+#define UCM_XSK_FRAMES_DEFAULT	8192
 
 /* The sockets' place of a frame (pool.h's enum ucm_frame_loc): posted to a
  * fill or TX ring, the kernel's until it comes back on the RX or
@@ -76,12 +82,11 @@ struct ucm_xsk_opts {
 	 * Frames of each queue's pool, a power of two; at least fill_size +
 	 * rx_size, since both rings can be full at once and the frames out
 	 * in the cpumap come on top (open refuses less, saying how many).
-	 * Default 8192: the least power of two above the default rings'
-	 * 4096 + 2048 = 6144 (4096 would be refused). The default does not
-	 * grow with rx_size or fill_size: with larger rings, give it.
+	 * Default UCM_XSK_FRAMES_DEFAULT, which does not grow with rx_size
+	 * or fill_size: with larger rings, give it.
 	 */
 	uint32_t frames_per_queue;
-	uint32_t rx_size;		/* powers of two; default 2048 */
+	uint32_t rx_size;		/* powers of two; UCM_XSK_RX_RING_DEFAULT */
 	uint32_t fill_size;		/* default 2 x rx_size */
 	uint32_t mode;			/* enum ucm_xsk_mode */
 	uint32_t flags;			/* enum ucm_xsk_flags */
