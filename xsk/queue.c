@@ -522,9 +522,12 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 			const struct ucm_steer_cfg *cfg, uint32_t *rr)
 {
 	struct ucm_xsk_desc d[UCM_XSK_RX_BATCH];
-	uint32_t n, i, nw = cfg->nworkers ? cfg->nworkers : 1;
+	uint32_t n, i, nw;
 	int err;
 
+	if (!q || !prod || !cfg || !rr)
+		return ucm_err(-EINVAL);
+	nw = cfg->nworkers ? cfg->nworkers : 1;
 #ifdef UCM_DEBUG
 	if (__atomic_load_n(&ucm_xsk_test_poll_fail, __ATOMIC_RELAXED) &&
 	    __atomic_exchange_n(&ucm_xsk_test_poll_fail, 0, __ATOMIC_RELAXED))

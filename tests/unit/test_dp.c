@@ -3,8 +3,10 @@
  * ucm_dp's options, without root: every bad combination is refused with
  * EINVAL and a message that names it, before anything is loaded, attached
  * or opened; an unknown interface is ENODEV; the frames a datapath needs
- * follow its rings, workers and way back. (The running datapath is tested
- * as root by tests/net: xsk_rx.c runs on it, and ucpumapd is built on it.)
+ * follow its rings, workers and way back; the RX thread's poll
+ * (ucm_xsk_queue__poll()) refuses a NULL argument. (The running datapath
+ * is tested as root by tests/net: xsk_rx.c runs on it, and ucpumapd is
+ * built on it.)
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -244,9 +246,34 @@ static int test_flags_mask(void)
 	return 0;
 }
 
+/* The RX thread's poll refuses a NULL argument before it touches any: the
+ * queue and producer here are never read. */
+static int test_xsk_poll_args(void)
+{
+	struct ucm_steer_cfg cfg = { .nworkers = 1 };
+	uint64_t never[8] = {};
+	struct ucm_xsk_queue *q = (struct ucm_xsk_queue *)never;
+	struct ucm_cpumap_producer *prod = (struct ucm_cpumap_producer *)never;
+	uint32_t rr = 0;
+	int ret;
+
+	errno = 0;
+	ret = ucm_xsk_queue__poll(q, prod, NULL, &rr);
+	UT_ASSERT(ret == -EINVAL, "NULL cfg: %d", ret);
+	UT_ASSERT(errno == EINVAL, "errno %d", errno);
+	ret = ucm_xsk_queue__poll(NULL, prod, &cfg, &rr);
+	UT_ASSERT(ret == -EINVAL, "NULL queue: %d", ret);
+	ret = ucm_xsk_queue__poll(q, NULL, &cfg, &rr);
+	UT_ASSERT(ret == -EINVAL, "NULL producer: %d", ret);
+	ret = ucm_xsk_queue__poll(q, prod, &cfg, NULL);
+	UT_ASSERT(ret == -EINVAL, "NULL rr: %d", ret);
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_check_args),
 	UT_CASE(test_flags_mask),
+	UT_CASE(test_xsk_poll_args),
 	UT_CASE(test_bad_options),
 	UT_CASE(test_opts_unknown_bytes),
 	UT_CASE(test_frames_needed),

@@ -339,7 +339,7 @@ struct ucm_cpumap_producer;
  * each for its worker and flushes the bulk queues (our NAPI poll). Each
  * packet's worker: the application's (ucm_xsk_queue__set_steer()), else
  * the XDP program's metadata, else @cfg's policy. RX thread only.
- * Return: packets handed on, or -errno.
+ * Return: packets handed on, or -errno (-EINVAL when an argument is NULL).
  */
 UCM_API int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 				struct ucm_cpumap_producer *prod,
