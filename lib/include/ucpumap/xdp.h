@@ -47,10 +47,33 @@ struct ucm_xdp_opts {
  * for a bad option, EPERM without privileges; the log says which.
  */
 UCM_API struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts);
+
+/**
+ * ucm_xdp__destroy() - detach, unload and free
+ *
+ * Detaches what ucm_xdp__attach() attached, if it is still there (as
+ * ucm_xdp__detach() does), then closes the programs and their maps. NULL
+ * is fine.
+ */
 UCM_API void ucm_xdp__destroy(struct ucm_xdp *x);
 
-/* Replace the configuration (takes effect for the next packet). */
+/**
+ * ucm_xdp__configure() - replace the steering configuration
+ * @cfg: the new one; neither UCM_STEER_F_IPV4 nor _IPV6 means both
+ *
+ * Takes effect for the next packet. Return: 0, or -EINVAL for a bad
+ * configuration (the log says which) or -errno when the map refused it;
+ * the current configuration stays then.
+ */
 UCM_API int ucm_xdp__configure(struct ucm_xdp *x, const struct ucm_steer_cfg *cfg);
+
+/**
+ * ucm_xdp__config() - read the current steering configuration
+ * @cfg: filled with what ucm_xdp__load() or the last successful
+ *       ucm_xdp__configure() set (both families flagged where neither was)
+ *
+ * Reads only: ucm_xdp__configure() is the one that replaces it.
+ */
 UCM_API void ucm_xdp__config(const struct ucm_xdp *x, struct ucm_steer_cfg *cfg);
 
 UCM_API int ucm_xdp__steer_fd(const struct ucm_xdp *x);
