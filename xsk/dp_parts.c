@@ -206,7 +206,7 @@ static int dp_open_tun(struct ucm_dp *dp)
 /* Whether the workers hold up to 64 for the tun: one io_uring submission
  * (or a GSO super-packet) for them all. Coalescing always holds (inline
  * too: the RX thread holds across its flushes). Not for a sink of one's
- * own (its xmit() is handed a batch, as it always was). */
+ * own: its xmit() is handed each batch. */
 static bool dp_hold(const struct ucm_dp *dp)
 {
 	uint32_t f = dp->c.flags;

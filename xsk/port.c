@@ -523,7 +523,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 		x->umem = ucm_umem__create(&uo);
 		if (!x->umem && node >= 0) {
 			/* A preference, not a need (a container may forbid
-			 * mbind, a cpuset the node): as before, then. */
+			 * mbind, a cpuset the node): without a node, then. */
 			pr_warn("xsk: %s: the frames go where the kernel puts them\n", o.ifname);
 			uo.flags &= ~UCM_UMEM_F_NUMA_NODE;
 			x->umem = ucm_umem__create(&uo);

@@ -352,9 +352,10 @@ uint32_t ucm_xsk_queue__tx_pending(const struct ucm_xsk_queue *q)
  * The RX thread's turn of the way out, as a driver's NAPI poll does its TX
  * completions: lend the workers frames of its pool, put what they filled
  * on the TX ring, and bring completed frames home, in bulk, straight into
- * its own cache (seed 003). Completions are reaped before each send, so the
- * TX ring has all the room it can; what it still cannot take is dropped
- * (counted once, in tx_ring_full): the RX direction never waits on TX.
+ * its own cache (direct bulk recycling). Completions are reaped before
+ * each send, so the TX ring has all the room it can; what it still cannot
+ * take is dropped (counted once, in tx_ring_full): the RX direction never
+ * waits on TX.
  */
 uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 				struct ucm_txq *const *txq, uint32_t ntxq)

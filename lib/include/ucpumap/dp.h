@@ -66,7 +66,10 @@ enum ucm_dp_flags {
 	/* Our GRO: the tun merges each flow's held packets into GSO
 	 * super-packets (UCM_TUN_F_COALESCE). */
 	UCM_DP_F_COALESCE = 1 << 3,
-	/* The seeds' "before" switches (see cpumap.h, tun.h, pool.h). */
+	/* The "before" of the kernel patches ucpumap reproduces, for
+	 * comparison: workers release frames to the backing stack, one
+	 * write per packet into the tun, bulk returns never into the
+	 * owner's cache (cpumap.h, tun.h, pool.h). */
 	UCM_DP_F_NO_RECYCLE = 1 << 4,
 	UCM_DP_F_NO_BATCH = 1 << 5,
 	UCM_DP_F_NO_DIRECT_BULK = 1 << 6,
@@ -269,7 +272,8 @@ struct ucm_dp_opts {
  * @back_channel_full; of the sent, @back_channel_collected reached the TX ring's turn: @tx went on
  * it, @tx_drops found it full or were refused (ucm_xsk_stats.tx_ring_full,
  * tx_bad_desc); @tx = @tx_completed + @tx_pending.
- * @tx_comp_direct: completions straight into the owner's cache (seed 003).
+ * @tx_comp_direct: completions straight into the owner's cache (direct
+ *                  bulk recycling).
  *
  * @state: UCM_DP_S_* bits.
  * @worker_sleep_ns: the workers' time asleep on an empty ring, summed

@@ -180,9 +180,8 @@ UCM_API struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts);
  * number must match what the queues posted and did not receive; if it does
  * not, frames are missing elsewhere and destroy reports it.
  *
- * A destroy, like every other destructor, but one that can fail, as
- * ucm_umem__destroy() (which it ends with) can: memory is never freed
- * under a live frame. It was named ucm_xsk__close before 0.2.0.
+ * Unlike most destructors it can fail, as ucm_umem__destroy() (which it
+ * ends with) can: memory is never freed under a live frame.
  *
  * Return: 0 once everything is freed; -EBUSY when an RX thread still owns
  * its pool (nothing touched) or when frames are still out after
