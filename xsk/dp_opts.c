@@ -25,9 +25,10 @@
 #define DP_XDP_HEADROOM		256
 #define DP_L2_ROOM		(14 + 8)
 
-_Static_assert(UCM_DP_FRAMES_DEFAULT >= 3 * UCM_DP_RX_RING_DEFAULT + UCM_CPUMAP_QSIZE_DEFAULT +
-	       UCM_XSK_TX_RING + 4 * 2 * UCM_TXQ_DEFAULT_SIZE,
-	       "the default frames cover the default rings, two-way with four workers a queue");
+_Static_assert(UCM_DP_FRAMES_DEFAULT >= 3 * UCM_DP_RX_RING_DEFAULT +
+	       UCM_CPUMAP_QSIZE_DEFAULT + UCM_XSK_TX_RING +
+	       4 * 2 * UCM_TXQ_DEFAULT_SIZE,
+	       "the default frames cover the default rings, two-way");
 
 /* Default workers (ucm_pick_worker_cpus()): every CPU we may use but CPU
  * 0, only those of @ifname's NUMA node when it has some of them. *node:
@@ -112,7 +113,8 @@ static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
 static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
 	c->frames = o->frames_per_queue ? o->frames_per_queue : UCM_DP_FRAMES_DEFAULT;
-	c->frame_size = o->frame_size ? o->frame_size : UCM_DP_FRAME_SIZE_DEFAULT;
+	c->frame_size = o->frame_size ? o->frame_size :
+					 UCM_DP_FRAME_SIZE_DEFAULT;
 	c->rx_size = o->rx_size ? o->rx_size : UCM_DP_RX_RING_DEFAULT;
 	c->qsize = o->qsize ? o->qsize : UCM_CPUMAP_QSIZE_DEFAULT;
 	if (!is_pow2(c->frames) || !is_pow2(c->rx_size) || !is_pow2(c->qsize) ||

@@ -252,7 +252,7 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 	return 0;
 }
 
-/* ---- up and down ---------------------------------------------------------- */
+/* ---- up and down ------------------------------------------------------- */
 
 /* Each after what it takes: the program first (it replaces a stale one of
  * ours, whose XSK map would keep the queues busy), the sockets and their

@@ -23,7 +23,7 @@
 #define XDP_TX_METADATA			(1 << 1)
 #endif
 
-/* ---- what a queue is, and its counters (any thread) ----------------------- */
+/* ---- what a queue is, and its counters (any thread) -------------------- */
 
 int ucm_xsk_queue__fd(const struct ucm_xsk_queue *q)
 {

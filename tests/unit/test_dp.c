@@ -228,7 +228,8 @@ static int test_flags_mask(void)
 	UCM_OPTS(ucm_dp_opts, o, .ifname = "lo", .tun_name = "t");
 	uint32_t bit;
 
-	UT_ASSERT(UCM_DP_F_MASK & UCM_DP_F_NO_TX_CSUM, "mask 0x%x", UCM_DP_F_MASK);
+	UT_ASSERT(UCM_DP_F_MASK & UCM_DP_F_NO_TX_CSUM, "mask 0x%x",
+		  UCM_DP_F_MASK);
 	UT_ASSERT(!(UCM_DP_F_MASK & (UCM_DP_F_MASK + 1)), "a hole in mask 0x%x",
 		  UCM_DP_F_MASK);
 	for (bit = 1; bit; bit <<= 1) {
@@ -240,8 +241,8 @@ static int test_flags_mask(void)
 		snprintf(words, sizeof(words), "unknown flags 0x%x", bit);
 		last_msg[0] = 0;
 		UT_ASSERT(!ucm_dp__frames_needed(&o), "flag 0x%x taken", bit);
-		UT_ASSERT(strstr(last_msg, words), "message '%s' does not say '%s'",
-			  last_msg, words);
+		UT_ASSERT(strstr(last_msg, words),
+			  "message '%s' does not say '%s'", last_msg, words);
 	}
 	return 0;
 }

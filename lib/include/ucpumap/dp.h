@@ -117,15 +117,15 @@ enum ucm_dp_flags {
 };
 /* Every UCM_DP_F_* flag: ucm_dp__create() refuses any other bit, so a
  * flag added to the enum must be added here too. */
-#define UCM_DP_F_MASK	((uint32_t)(UCM_DP_F_TAP | UCM_DP_F_TWO_WAY |		\
-				    UCM_DP_F_INLINE | UCM_DP_F_COALESCE |	\
-				    UCM_DP_F_NO_RECYCLE | UCM_DP_F_NO_BATCH |	\
-				    UCM_DP_F_NO_DIRECT_BULK |			\
-				    UCM_DP_F_BUSY_POLL | UCM_DP_F_XDP_SKB |	\
-				    UCM_DP_F_REPLACE | UCM_DP_F_OWN_XDP |	\
-				    UCM_DP_F_VERDICT_TX |			\
-				    UCM_DP_F_NO_LATENCY | UCM_DP_F_NO_HOLD |	\
-				    UCM_DP_F_NO_OFFLOAD | UCM_DP_F_NO_TX_CSUM))
+#define UCM_DP_F_MASK							\
+	((uint32_t)(UCM_DP_F_TAP | UCM_DP_F_TWO_WAY | UCM_DP_F_INLINE |	\
+		    UCM_DP_F_COALESCE | UCM_DP_F_NO_RECYCLE |		\
+		    UCM_DP_F_NO_BATCH | UCM_DP_F_NO_DIRECT_BULK |	\
+		    UCM_DP_F_BUSY_POLL | UCM_DP_F_XDP_SKB |		\
+		    UCM_DP_F_REPLACE | UCM_DP_F_OWN_XDP |		\
+		    UCM_DP_F_VERDICT_TX | UCM_DP_F_NO_LATENCY |		\
+		    UCM_DP_F_NO_HOLD | UCM_DP_F_NO_OFFLOAD |		\
+		    UCM_DP_F_NO_TX_CSUM))
 
 /* Defaults of the options, and why. */
 /* The sockets' own: it covers ucm_dp__frames_needed() of the defaults
@@ -203,7 +203,8 @@ struct ucm_dp_opts {
 	uint32_t fixed_worker;		/* UCM_STEER_FIXED's worker */
 	uint32_t xsk_mode;		/* enum ucm_xsk_mode */
 	uint32_t frames_per_queue;	/* power of two; UCM_DP_FRAMES_DEFAULT */
-	uint32_t frame_size;		/* 2048 or 4096; UCM_DP_FRAME_SIZE_DEFAULT */
+	/* 2048 or 4096; UCM_DP_FRAME_SIZE_DEFAULT */
+	uint32_t frame_size;
 	uint32_t rx_size;		/* power of two; UCM_DP_RX_RING_DEFAULT */
 	uint32_t qsize;			/* worker ring entries; UCM_CPUMAP_QSIZE_DEFAULT */
 	/* The tun's MTU; default: what a frame holds after the XDP headroom,

@@ -86,7 +86,8 @@ struct ucm_xsk_opts {
 	 * or fill_size: with larger rings, give it.
 	 */
 	uint32_t frames_per_queue;
-	uint32_t rx_size;		/* powers of two; UCM_XSK_RX_RING_DEFAULT */
+	/* A power of two; default UCM_XSK_RX_RING_DEFAULT. */
+	uint32_t rx_size;
 	uint32_t fill_size;		/* default 2 x rx_size */
 	uint32_t mode;			/* enum ucm_xsk_mode */
 	uint32_t flags;			/* enum ucm_xsk_flags */
