@@ -13,6 +13,11 @@ line per rule:
                  and lower ones (nm on BUILD_DIR's release objects)
   no-mutual      no two files of the library call each other's functions
   function-size  no function over 100 lines in lib/, xsk/ or apps/
+  file-size      no source file over 800 lines in lib/, xsk/ or apps/: a
+                 file that grows past it holds two concerns, and splits
+                 at their seam
+  app-globals    no header of apps/ declares a variable: a program's files
+                 pass what they share (the bench's struct bench_run)
   daemon-api     the datapath is not in the daemon: apps/ucpumapd/ calls
                  only ucm_dp's API (ucm_dp_*: ucm_dp__*, ucm_dp_stats__*, ucm_dp_fault_str),
                  the log's and the latency buckets' (api.h), and no file of it
@@ -39,6 +44,7 @@ PUBLIC = {
 }
 PRIVATE = {"core": 0, "proto": 1, "engine": 2, "io": 3}
 FUNC_MAX = 100
+FILE_MAX = 800
 DAEMON_MAX = 700
 
 fails = 0
@@ -76,7 +82,9 @@ def check_includes():
         incs += re.findall(r'#include <(ucpumap/[^>]+)>', text)
         for inc in incs:
             top, _, name = inc.partition("/")
-            if top == "ucpumap":
+            if not name and os.path.exists(os.path.join(os.path.dirname(f), inc)):
+                their = me      # a private header beside the file: its layer
+            elif top == "ucpumap":
                 their = PUBLIC.get(name[:-2])
             else:
                 their = PRIVATE.get(top)
@@ -150,6 +158,27 @@ def check_functions():
     verdict("function-size", problems)
 
 
+def check_files():
+    problems = []
+    files = glob.glob("lib/*/*.c") + glob.glob("xsk/*.c") + glob.glob("apps/*/*.c")
+    for f in sorted(files):
+        n = open(f).read().count("\n")
+        if n > FILE_MAX:
+            problems.append("%s is %d lines" % (f, n))
+    verdict("file-size", problems)
+
+
+def check_app_globals():
+    problems = []
+    decl = re.compile(r"^extern\s+(?!\"C\")[^(]*;", re.M)
+    for f in sorted(glob.glob("apps/*/*.h")):
+        text = open(f).read()
+        for m in decl.finditer(text):
+            problems.append("%s:%d %s" % (f, text.count("\n", 0, m.start()) + 1,
+                                          m.group(0)))
+    verdict("app-globals", problems)
+
+
 DAEMON_CALLS = re.compile(r"^(ucm_dp_|ucm_set_print$|"
                           r"ucm_drop_reason_str$|ucm_lat_)")
 
@@ -194,6 +223,8 @@ def main():
     check_includes()
     check_symbols(build)
     check_functions()
+    check_files()
+    check_app_globals()
     check_daemon()
     check_reserved()
     return 1 if fails else 0

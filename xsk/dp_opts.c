@@ -131,7 +131,7 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
  * and the worker count. The two-way workers sleep in the tun's io_uring,
  * which polls the pre-wake's set (UCM_SINK_F_POLL_WAKE); AUTO leaves them
  * without: they sleep between the way back's turns too, and a pre-wake
- * then is mostly one wake-up more (BENCHMARKS.md, "Latency"). */
+ * then is mostly one wake-up more (docs/experiments.md, "The pre-wake on by default for a two-way worker"). */
 static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
 	bool can = !(c->flags & UCM_DP_F_INLINE) && !ucm_sink_reads_wake(c->sink);

@@ -146,7 +146,7 @@ enum ucm_dp_flags {
  * interrupts off for its gro_flush_timeout after each poll, so what comes
  * in a gap shorter than that waits for the timer unless the thread still
  * polls: the gro_flush_timeout given with napi_defer_hard_irqs in
- * BENCHMARKS.md's NIC runbook.
+ * the NIC runbook in docs/BENCHMARKING.md.
  */
 #define UCM_DP_BUSY_POLL_US	200
 /* ucm_dp_opts.prewake: the worker's pre-wake (cpumap.h,
