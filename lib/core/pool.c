@@ -421,8 +421,8 @@ int64_t ucm_pool__inflight(const struct ucm_pool *pool)
 			 READ_ONCE(pool->stack.release));
 }
 
-int ucm_pool__get_stats(const struct ucm_pool *pool,
-			struct ucm_pool_stats *st, size_t sz)
+int ucm_pool__stats(const struct ucm_pool *pool, struct ucm_pool_stats *st,
+		    size_t sz)
 {
 	const struct ucm_pool *p = pool;
 	struct ucm_pool_stats o = {};
@@ -446,4 +446,12 @@ int ucm_pool__get_stats(const struct ucm_pool *pool,
 	o.inflight = (int64_t)(o.hold - o.release);
 	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
+}
+
+/* The old name (pool.h): a function of its own rather than an alias
+ * symbol, so that the ABI's description keeps it under its own name. */
+int ucm_pool__get_stats(const struct ucm_pool *pool, struct ucm_pool_stats *st,
+			size_t sz)
+{
+	return ucm_pool__stats(pool, st, sz);
 }

@@ -1901,6 +1901,45 @@ static int test_stats_sized(void)
 	return 0;
 }
 
+/* ucm_pool__get_stats(), the old name of ucm_pool__stats(): the same
+ * answers, sizes and errors. */
+static int test_stats_old_name(void)
+{
+	struct ucm_umem *umem = mk_umem(1, 256, 0, 0);
+	struct ucm_pool_stats st, old;
+	size_t part = offsetof(struct ucm_pool_stats, hold);
+	struct ucm_pool *pool;
+	uint64_t addr;
+
+	UT_ASSERT(umem, "create");
+	pool = ucm_umem__pool(umem, 0);
+	ucm_pool__set_owner(pool);
+	UT_ASSERT(ucm_pool__alloc(pool, &addr) == 0, "alloc");
+	memset(&st, 0xa5, sizeof(st));
+	memset(&old, 0x5a, sizeof(old));
+	UT_ASSERT(ucm_pool__stats(pool, &st, sizeof(st)) == 0, "stats");
+	UT_ASSERT(ucm_pool__get_stats(pool, &old, sizeof(old)) == 0, "get_stats");
+	UT_ASSERT(!memcmp(&st, &old, sizeof(st)), "the same counters");
+	UT_ASSERT(st.hold && st.inflight > 0, "hold %llu inflight %lld",
+		  (unsigned long long)st.hold, (long long)st.inflight);
+
+	memset(&st, 0xa5, sizeof(st));
+	memset(&old, 0xa5, sizeof(old));
+	UT_ASSERT(ucm_pool__stats(pool, &st, part) == 0 &&
+		  ucm_pool__get_stats(pool, &old, part) == 0, "older, smaller");
+	UT_ASSERT(!memcmp(&st, &old, sizeof(st)), "the same part, the rest untouched");
+
+	errno = 0;
+	UT_ASSERT(ucm_pool__get_stats(pool, &old, 0) == -EINVAL && errno == EINVAL, "sz 0");
+	UT_ASSERT(ucm_pool__get_stats(NULL, &old, sizeof(old)) == -EINVAL, "no pool");
+	UT_ASSERT(ucm_pool__stats(pool, NULL, sizeof(st)) == -EINVAL, "no struct");
+
+	UT_ASSERT(ucm_pool__put(pool, addr) == 0, "put");
+	ucm_pool__clear_owner(pool);
+	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
+	return 0;
+}
+
 /* ---- NUMA placement -------------------------------------------------------- */
 
 /* The area's policy as the kernel keeps it (get_mempolicy(MPOL_F_ADDR)). */
@@ -1984,6 +2023,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_owner_not_inherited),
 	UT_CASE(test_stats_identities),
 	UT_CASE(test_stats_sized),
+	UT_CASE(test_stats_old_name),
 	UT_CASE(test_random_ops_audit),
 	UT_CASE(test_double_free_debug),
 	UT_CASE(test_double_free_stack_overflow),

@@ -308,6 +308,10 @@ UCM_API uint32_t ucm_pool__frames(const struct ucm_pool *pool);
 /* page_pool_get_stats(): into the caller's @st of @sz bytes (sizeof(*@st)
  * as the caller was built: an older, smaller struct gets its part; bytes
  * past ours are zeroed). Return: 0, or -EINVAL (@st NULL or @sz 0). */
+UCM_API int ucm_pool__stats(const struct ucm_pool *pool,
+			    struct ucm_pool_stats *st, size_t sz);
+/* The old name of ucm_pool__stats() (0.2.0): the same function, kept for
+ * the programs that call it. */
 UCM_API int ucm_pool__get_stats(const struct ucm_pool *pool,
 				struct ucm_pool_stats *st, size_t sz);
 UCM_API int64_t ucm_pool__inflight(const struct ucm_pool *pool);
