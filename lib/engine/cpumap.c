@@ -306,19 +306,23 @@ static void desc_to_base(const struct ucm_cpumap *map, const uint64_t *desc,
 		base[i] = ucm_umem_desc_base(map->umem, desc[i]);
 }
 
-/* bq_flush_to_queue(): one ring reservation for the whole bulk, its stamp
- * first. */
+/*
+ * bq_flush_to_queue(): bulk queue @w to its worker, one ring reservation
+ * for the whole bulk. Stamped unless the map has UCM_CPUMAP_F_NO_LATENCY:
+ * nstamp, the bulk's stamp entries (1 or 0), go into the ring in front of
+ * its descriptors, bq->ent[0] just before bq_desc() (an inline worker
+ * counts its wait of none at once).
+ */
 static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 {
 	struct ucm_cpumap *map = prod->map;
 	struct ucm_bq *bq = &prod->bq[w];
 	struct ucm_worker *wk = map->workers[w];
 	uint64_t base[UCM_CPUMAP_BULK_SIZE];
-	/* Stamped: the flush time, an entry of the ring in front of the
-	 * descriptors (inline, the worker's wait of none at once). */
-	uint32_t n = prod->bq_count[w], lead = !(map->flags & UCM_CPUMAP_F_NO_LATENCY), k;
+	uint32_t n = prod->bq_count[w], nstamp = !(map->flags & UCM_CPUMAP_F_NO_LATENCY);
+	uint32_t k, sent;
 
-	if (lead && !prod->now)
+	if (nstamp && !prod->now)
 		prod->now = ucm_now_ns();
 #ifdef UCM_DEBUG
 	/* Tags first: the worker may consume a frame the moment it lands. */
@@ -330,7 +334,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		 * bulk waited for nothing (wait_hist's first bucket), and its
 		 * sink time runs from the RX batch's first flush (its first
 		 * clock read; worker_idle() takes the second, at its end). */
-		if (lead) {
+		if (nstamp) {
 			/* Only an application's flush of more bulks than an
 			 * RX batch has fills pend: what is finished is done
 			 * by now, at a clock read of its own. */
@@ -340,18 +344,20 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		}
 		worker_run_batch(wk, bq_desc(bq), n);
 	} else {
-		if (lead)
+		if (nstamp)
 			bq->ent[0] = RING_STAMP | (prod->now & STAMP_MASK);
-		k = ucm_ring__produce(wk->ring, bq->ent + 1 - lead, n + lead);
-		if (unlikely(k < n + lead)) {
+		/* From the stamp when there is one, else from the first
+		 * descriptor (bq->ent + 1). */
+		k = ucm_ring__produce(wk->ring, bq->ent + 1 - nstamp, n + nstamp);
+		if (unlikely(k < n + nstamp)) {
 			/* Ring full: back into our own pool, directly, as
 			 * xdp_return_frame_rx_napi() does. A stamp that went
 			 * in alone counts as a bulk whose packets were all
 			 * dropped. */
-			k = k > lead ? k - lead : 0;
-			desc_to_base(map, bq_desc(bq) + k, base, n - k);
-			ucm_pool_recycle_direct(prod->pool, base, n - k, UCM_LOC_WQ);
-			STAT_ADD(prod->stats[w].drops, n - k);
+			sent = k > nstamp ? k - nstamp : 0;	/* descriptors taken */
+			desc_to_base(map, bq_desc(bq) + sent, base, n - sent);
+			ucm_pool_recycle_direct(prod->pool, base, n - sent, UCM_LOC_WQ);
+			STAT_ADD(prod->stats[w].drops, n - sent);
 		}
 	}
 	STAT_ADD(prod->stats[w].processed, n);
