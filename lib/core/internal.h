@@ -51,6 +51,8 @@ static inline void st_be16(uint8_t *p, uint16_t v)
 
 #define __noinline	__attribute__((noinline))
 #define __hot_inline	inline __attribute__((always_inline))
+/* A static function of a header that some of its includers do not call. */
+#define __maybe_unused	__attribute__((unused))
 
 /*
  * Relaxed loads and stores of single-writer counters: the writer updates

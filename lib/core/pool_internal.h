@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The inside of ucm_umem and ucm_pool, shared by umem.c, pool.c, cpumap.c
- * (and later xsk/). See include/ucpumap/pool.h for the model.
+ * The inside of ucm_umem and ucm_pool, shared by umem.c and pool.c with
+ * the engine (cpumap, txq) and xsk/. See include/ucpumap/pool.h for the
+ * model.
  */
 #ifndef UCM_POOL_INTERNAL_H
 #define UCM_POOL_INTERNAL_H

@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The cpumap's control path: options, create (a thread per worker, each
+ * pinned, started and waited for), stop and destroy (kernel/bpf/cpumap.c's
+ * teardown: the producers' bulk queues flushed, then each worker drains
+ * its ring and exits), producers, and the statistics' readers. The map's
+ * calls run on the control thread, a producer's on its RX thread, the
+ * readers on any (cpumap.h). The hot path is cpumap.c; the structures
+ * they share, cpumap_priv.h.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+
+#include "engine/cpumap_lat.h"
+#include "engine/cpumap_priv.h"
+
+#ifdef UCM_DEBUG
+int ucm_cpumap_test_ring_flags(const struct ucm_cpumap *map, uint32_t w)
+{
+	if (!map || w >= map->nworkers || !map->workers[w] || !map->workers[w]->ring)
+		return -1;
+	return (int)map->workers[w]->ring->flags;
+}
+#endif
+
+/* A producer's memory: create's undo, and destroy's last step. */
+static void producer_free(struct ucm_cpumap_producer *prod)
+{
+	free(prod->stats);
+	free(prod);
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static int cpu_allowed(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return 0;
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	return CPU_ISSET(cpu, &set);
+}
+
+static void worker_stop(struct ucm_worker *w)
+{
+	/* X1: pairs with X2 in worker_sleep() and X3 in
+	 * ucm_cpumap_worker_main() (cpumap.c): a worker that sees the stop
+	 * sees all that came before it. */
+	__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+	/* The stop is work: a worker that announced its sleep before our W2
+	 * is woken by it; one that announces after re-checks stop (X2). */
+	ucm_cpumap_worker_kick(w);
+	pthread_join(w->thread, NULL);
+}
+
+static void worker_free(struct ucm_worker *w)
+{
+	if (w->epfd >= 0)
+		close(w->epfd);
+	ucm_wake_fini(&w->wake);
+	ucm_ring__destroy(w->ring);
+	free(w);
+}
+
+/* An inline worker: the state without the thread or the ring. */
+static int worker_inline(struct ucm_cpumap *map, uint32_t idx)
+{
+	struct ucm_worker *w = aligned_alloc(UCM_CACHELINE, sizeof(*w));
+
+	if (!w)
+		return ucm_oom("a worker");
+	memset(w, 0, sizeof(*w));
+	w->map = map;
+	w->idx = idx;
+	w->cpu = -1;
+	w->epfd = -1;
+	ucm_wake_init(&w->wake, false);	/* no fd: it cannot fail */
+	map->workers[idx] = w;
+	return 0;
+}
+
+static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
+			uint32_t qsize)
+{
+	struct ucm_worker *w;
+	sigset_t all, old;
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err;
+
+	w = aligned_alloc(UCM_CACHELINE, sizeof(*w));
+	if (!w)
+		return ucm_oom("a worker");
+	memset(w, 0, sizeof(*w));
+	w->map = map;
+	w->idx = idx;
+	w->cpu = cpu;
+	w->epfd = -1;
+	/* With a sink that sleeps on its own fds, an eventfd among them; with
+	 * a pre-wake, among the arrival fds. */
+	err = ucm_wake_init(&w->wake, (map->sink && map->sink->wait) ||
+				       (map->flags & UCM_CPUMAP_F_PREWAKE));
+	if (err) {
+		free(w);
+		return err;
+	}
+	if (map->flags & UCM_CPUMAP_F_PREWAKE) {
+		/* Edges when only the worker's epoll_wait() sees the set:
+		 * each kick is one and it never reads the eventfd
+		 * (worker_drains()). A sink that polls the set gets a level
+		 * the worker's read clears, as cpumap.h says. */
+		struct epoll_event ev = {
+			.events = EPOLLIN | (map->sink && map->sink->wait ? 0 : EPOLLET),
+			.data.u32 = EP_WAKE };
+
+		w->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (w->epfd < 0 ||
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, ucm_wake_fd(&w->wake), &ev)) {
+			err = -errno;
+			worker_free(w);
+			return err;
+		}
+	}
+	w->ring = ucm_ring__create(qsize, map->flags & UCM_CPUMAP_F_ONE_PRODUCER ?
+					 UCM_RING_SP : UCM_RING_MP);
+	if (!w->ring) {
+		worker_free(w);
+		return -ENOMEM;		/* the ring said so */
+	}
+
+	pthread_attr_init(&attr);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	/* A worker off its CPU would run, unpinned, where nobody asked. */
+	err = -pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (err) {
+		pr_warn("cpumap: worker %u: cannot pin it to CPU %d: %s\n", idx, cpu,
+			strerror(-err));
+		pthread_attr_destroy(&attr);
+		worker_free(w);
+		return err;
+	}
+	/* Workers take no signals: the application's control thread does. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&w->thread, &attr, ucm_cpumap_worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		pr_warn("cannot start the worker for CPU %d: %s\n", cpu,
+			strerror(-err));
+		worker_free(w);
+		return err;
+	}
+	/* R2: pairs with R1 in ucm_cpumap_worker_main(): open_err is its. */
+	while (!__atomic_load_n(&w->running, __ATOMIC_ACQUIRE))
+		ucm_wake_futex(&w->running, FUTEX_WAIT_PRIVATE, 0);
+	if (w->open_err) {
+		err = w->open_err < 0 ? w->open_err : -EIO;
+		pr_warn("worker %u (CPU %d): sink open failed: %s\n", idx, cpu,
+			strerror(-err));
+		pthread_join(w->thread, NULL);
+		worker_free(w);
+		return err;
+	}
+	{
+		char name[16];
+
+		snprintf(name, sizeof(name), "ucpumap/%d", cpu);
+		pthread_setname_np(w->thread, name);
+	}
+	map->workers[idx] = w;
+	return 0;
+}
+
+int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src)
+{
+	if (!src->sz) {
+		pr_warn("sink: struct ucm_sink_ops has no sz: set .sz = sizeof(struct ucm_sink_ops) (or declare it with UCM_OPTS())\n");
+		return -EINVAL;
+	}
+	return UCM_OPTS_COPY(dst, src, ucm_sink_ops);
+}
+
+/* UCM_VERDICT_TX's channels, one per worker (or none): this map's UMEM's. */
+static int map_set_txqs(struct ucm_cpumap *map, struct ucm_txq *const *txqs,
+			uint32_t n)
+{
+	uint32_t i;
+
+	if (!txqs)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (txqs[i] && ucm_txq__umem(txqs[i]) != map->umem) {
+			pr_warn("cpumap: TX channel %u is on another UMEM: it must carry this map's frames\n", i);
+			return -EINVAL;
+		}
+	}
+	map->txqs = calloc(n, sizeof(*map->txqs));
+	if (!map->txqs)
+		return ucm_oom("the workers' TX channels");
+	memcpy(map->txqs, txqs, n * sizeof(*map->txqs));
+	return 0;
+}
+
+/* The options that stand alone; the sink's are checked on its copy. */
+static int opts_check(struct ucm_cpumap_opts *o)
+{
+	uint32_t i, j;
+
+	if (!o->qsize)
+		o->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
+	if (!is_pow2(o->qsize) || o->qsize > UCM_CPUMAP_QSIZE_MAX ||
+	    o->qsize < UCM_CPUMAP_QSIZE_MIN) {
+		pr_warn("cpumap: queue size %u: must be a power of two between %u and %u\n",
+			o->qsize, UCM_CPUMAP_QSIZE_MIN, UCM_CPUMAP_QSIZE_MAX);
+		return -EINVAL;
+	}
+	if (o->flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD |
+			UCM_CPUMAP_F_NO_LATENCY | UCM_CPUMAP_F_PREWAKE |
+			UCM_CPUMAP_F_ONE_PRODUCER)) {
+		pr_warn("cpumap: unknown flags 0x%x\n", o->flags);
+		return -EINVAL;
+	}
+	if ((o->flags & UCM_CPUMAP_F_ONE_PRODUCER) && (o->flags & UCM_CPUMAP_F_INLINE) &&
+	    o->ncpus > 1) {
+		pr_warn("cpumap: inline mode has a producer per worker: UCM_CPUMAP_F_ONE_PRODUCER needs ncpus 1\n");
+		return -EINVAL;
+	}
+	if (o->spin_us > UCM_SPIN_US_MAX) {
+		pr_warn("cpumap: a spin of %u us: at most %u (beyond, it is busy polling)\n",
+			o->spin_us, UCM_SPIN_US_MAX);
+		return -EINVAL;
+	}
+	if (!o->ncpus || o->ncpus > UCM_CPUMAP_MAX_WORKERS ||
+	    (!o->cpus && !(o->flags & UCM_CPUMAP_F_INLINE))) {
+		pr_warn("cpumap: give between 1 and %u worker CPUs\n",
+			UCM_CPUMAP_MAX_WORKERS);
+		return -EINVAL;
+	}
+	for (i = 0; i < o->ncpus && !(o->flags & UCM_CPUMAP_F_INLINE); i++) {
+		if (!cpu_allowed(o->cpus[i])) {
+			pr_warn("cpumap: CPU %d is not online or not in this process's affinity mask (nproc says %ld)\n",
+				o->cpus[i], sysconf(_SC_NPROCESSORS_ONLN));
+			return -EINVAL;
+		}
+		for (j = 0; j < i; j++) {
+			if (o->cpus[j] == o->cpus[i]) {
+				pr_warn("cpumap: CPU %d is listed twice\n",
+					o->cpus[i]);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
+struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
+				      const struct ucm_cpumap_opts *opts)
+{
+	struct ucm_sink_ops sink = {};
+	struct ucm_cpumap_opts o;
+	struct ucm_cpumap *map;
+	uint32_t i;
+	int err;
+
+	err = UCM_OPTS_COPY(&o, opts, ucm_cpumap_opts);
+	if (err)
+		return ucm_err_ptr(err);
+	if (!umem) {
+		pr_warn("cpumap: no umem\n");
+		return ucm_err_ptr(-EINVAL);
+	}
+	err = opts_check(&o);
+	if (err)
+		return ucm_err_ptr(err);
+	err = o.sink ? ucm_sink_ops_copy(&sink, o.sink) : 0;
+	if (err)
+		return ucm_err_ptr(err);
+	if (o.sink && !sink.xmit) {
+		pr_warn("cpumap: a sink needs an xmit callback\n");
+		return ucm_err_ptr(-EINVAL);
+	}
+	if (sink.flags & ~(uint32_t)(UCM_SINK_F_KEEP | UCM_SINK_F_POLL_WAKE)) {
+		pr_warn("cpumap: sink flags %#x: unknown to this library\n", sink.flags);
+		return ucm_err_ptr(-EINVAL);
+	}
+	if ((o.flags & UCM_CPUMAP_F_PREWAKE) &&
+	    (ucm_sink_reads_wake(&sink) || (o.flags & UCM_CPUMAP_F_INLINE))) {
+		pr_warn("cpumap: a pre-wake needs workers that sleep on their own or on a sink that only polls: %s\n",
+			o.flags & UCM_CPUMAP_F_INLINE ? "inline workers never sleep" :
+			"this sink reads its wake fd in wait() (no UCM_SINK_F_POLL_WAKE)");
+		return ucm_err_ptr(-EINVAL);
+	}
+
+	map = calloc(1, sizeof(*map));
+	if (!map)
+		return ucm_err_ptr(ucm_oom("the cpumap"));
+	map->workers = calloc(o.ncpus, sizeof(*map->workers));
+	if (!map->workers) {
+		free(map);
+		return ucm_err_ptr(ucm_oom("the cpumap's workers"));
+	}
+	pthread_mutex_init(&map->lock, NULL);
+	map->umem = umem;
+	map->area = ucm_umem__area(umem);
+	map->frame_size = ucm_umem__frame_size(umem);
+	map->flags = o.flags;
+	map->spin_ns = (uint64_t)o.spin_us * 1000;
+	map->sink_ops = sink;
+	map->sink = o.sink ? &map->sink_ops : NULL;
+	map->sink_ctx = o.sink_ctx;
+	map->verdict = o.verdict;
+	map->verdict_ctx = o.verdict_ctx;
+	map->worker_init = o.worker_init;
+	map->worker_init_ctx = o.worker_init_ctx;
+	err = map_set_txqs(map, o.txqs, o.ncpus);
+	if (err)
+		goto out_workers;
+
+	for (i = 0; i < o.ncpus; i++) {
+		if (o.flags & UCM_CPUMAP_F_INLINE)
+			err = worker_inline(map, i);
+		else
+			err = worker_start(map, i, o.cpus[i], o.qsize);
+		if (err)
+			goto out_workers;
+		map->nworkers = i + 1;
+	}
+	return map;
+
+out_workers:
+	ucm_cpumap__destroy(map);
+	return ucm_err_ptr(err);
+}
+
+void ucm_cpumap__stop(struct ucm_cpumap *map)
+{
+	struct ucm_cpumap_producer *prod;
+	struct ucm_worker *wk;
+	uint32_t i;
+
+	if (!map || map->stopped)
+		return;
+	/* 1. Whatever producers still stage goes to the rings: their
+	 *    threads have stopped, so their bulk queues are ours now. An
+	 *    inline producer must have stopped itself (its sink is its
+	 *    thread's): anything it still holds goes home undelivered. */
+	for (prod = map->producers; prod; prod = prod->next) {
+		if (prod->inline_w < 0) {
+			ucm_cpumap_producer__flush(prod);
+			continue;
+		}
+		if (prod->bq_count[prod->inline_w]) {
+			uint64_t base[UCM_CPUMAP_BULK_SIZE];
+			uint32_t n = prod->bq_count[prod->inline_w];
+
+			pr_warn("cpumap: inline producer %d not stopped: %u staged frames returned undelivered\n",
+				prod->inline_w, n);
+			desc_to_base(map, bq_desc(&prod->bq[prod->inline_w]), base, n);
+			ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_BQ);
+			prod->bq_count[prod->inline_w] = 0;
+		}
+		wk = map->workers[prod->inline_w];
+		if (wk->nheld) {
+			/* Its sink is its own thread's, which no longer runs
+			 * it: they cannot be delivered. */
+			STAT_ADD(wk->stats.drop_reason[UCM_DROP_SINK], wk->nheld);
+			STAT_ADD(wk->stats.drops, wk->nheld);
+			worker_ret_add(wk, wk->held_base, wk->nheld);
+			wk->nheld = 0;
+		}
+		/* Every stamped bulk's packets are gone now: sink_hist
+		 * counts each bulk wait_hist did. */
+		worker_lat_done(wk);
+		if (wk->npend)
+			worker_lat_record(wk, ucm_now_ns());
+		worker_return(wk);
+	}
+	/* 2. Each worker drains its ring, closes its sink and exits. */
+	if (!(map->flags & UCM_CPUMAP_F_INLINE))
+		for (i = 0; i < map->nworkers; i++)
+			worker_stop(map->workers[i]);
+	map->stopped = true;
+}
+
+void ucm_cpumap__destroy(struct ucm_cpumap *map)
+{
+	struct ucm_cpumap_producer *prod, *next;
+	uint32_t i;
+
+	if (!map)
+		return;
+	ucm_cpumap__stop(map);
+	for (i = 0; i < map->nworkers; i++) {
+		if (map->workers[i]->ring && ucm_ring__count(map->workers[i]->ring))
+			pr_warn("cpumap: worker %u exited with %u ring entries queued\n",
+				i, ucm_ring__count(map->workers[i]->ring));
+		worker_free(map->workers[i]);
+	}
+	for (prod = map->producers; prod; prod = next) {
+		next = prod->next;
+		producer_free(prod);
+	}
+	pthread_mutex_destroy(&map->lock);
+	free(map->workers);
+	free(map->txqs);
+	free(map);
+}
+
+int ucm_cpumap__prewake_on(struct ucm_cpumap *map, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u32 = EP_ARRIVAL };
+	uint32_t i, j;
+	int err;
+
+	if (!map || fd < 0)
+		return ucm_err(-EINVAL);
+	if (!(map->flags & UCM_CPUMAP_F_PREWAKE)) {
+		pr_warn("cpumap: no pre-wake: create the map with UCM_CPUMAP_F_PREWAKE\n");
+		return ucm_err(-EINVAL);
+	}
+	for (i = 0; i < map->nworkers; i++) {
+		if (!epoll_ctl(map->workers[i]->epfd, EPOLL_CTL_ADD, fd, &ev))
+			continue;
+		err = -errno;
+		pr_warn("cpumap: worker %u: cannot wait on fd %d: %s\n", i, fd, strerror(-err));
+		for (j = 0; j < i; j++)
+			epoll_ctl(map->workers[j]->epfd, EPOLL_CTL_DEL, fd, NULL);
+		return ucm_err(err);
+	}
+	return 0;
+}
+
+/* The null sink: takes every batch, delivers nothing anywhere. */
+static int null_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
+		     const uint64_t *addrs, uint32_t n)
+{
+	return 0;
+}
+
+const struct ucm_sink_ops ucm_sink_null = {
+	.sz = sizeof(struct ucm_sink_ops),
+	.xmit = null_xmit,
+};
+
+/* ---- producers ------------------------------------------------------------ */
+
+struct ucm_cpumap_producer *
+ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
+{
+	struct ucm_cpumap_producer *prod;
+
+	if (!map || !pool || pool->umem != map->umem)
+		return ucm_err_ptr(-EINVAL);
+	prod = aligned_alloc(UCM_CACHELINE,
+			     (sizeof(*prod) +
+			      map->nworkers * sizeof(struct ucm_bq) +
+			      UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1));
+	if (!prod)
+		return ucm_err_ptr(ucm_oom("a producer"));
+	memset(prod, 0, sizeof(*prod) + map->nworkers * sizeof(struct ucm_bq));
+	prod->stats = calloc(map->nworkers, sizeof(*prod->stats));
+	if (!prod->stats) {
+		free(prod);
+		return ucm_err_ptr(ucm_oom("a producer's counters"));
+	}
+	prod->map = map;
+	prod->pool = pool;
+	prod->inline_w = -1;
+
+	pthread_mutex_lock(&map->lock);
+	if ((map->flags & UCM_CPUMAP_F_ONE_PRODUCER) && map->producers) {
+		pthread_mutex_unlock(&map->lock);
+		pr_warn("cpumap: the map was made for one producer (UCM_CPUMAP_F_ONE_PRODUCER) and has it: destroy that one first, or make the map without the flag\n");
+		producer_free(prod);
+		return ucm_err_ptr(-EBUSY);
+	}
+	if (map->flags & UCM_CPUMAP_F_INLINE) {
+		int err = 0;
+
+		if (map->inline_next >= map->nworkers) {
+			pr_warn("cpumap: inline mode has %u producers already\n",
+				map->nworkers);
+			err = -ENOSPC;
+		} else {
+			prod->inline_w = map->inline_next++;
+			/* The sink's per-worker state belongs to the thread
+			 * that will run the batches: this one. */
+			if (map->sink && map->sink->open)
+				err = map->sink->open(map->sink_ctx, prod->inline_w);
+			if (err) {
+				err = err < 0 ? err : -EIO;
+				map->inline_next--;
+			}
+		}
+		if (err) {
+			pthread_mutex_unlock(&map->lock);
+			producer_free(prod);
+			return ucm_err_ptr(err);
+		}
+	}
+	prod->next = map->producers;
+	map->producers = prod;
+	pthread_mutex_unlock(&map->lock);
+	return prod;
+}
+
+void ucm_cpumap_producer__stop(struct ucm_cpumap_producer *prod)
+{
+	struct ucm_cpumap *map = prod->map;
+
+	if (prod->stopped)
+		return;
+	ucm_cpumap_producer__flush(prod);
+	if (prod->inline_w >= 0 && map->sink && map->sink->close)
+		map->sink->close(map->sink_ctx, prod->inline_w);
+	prod->stopped = true;
+}
+
+void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
+{
+	struct ucm_cpumap *map;
+	struct ucm_cpumap_producer **pp;
+
+	if (!prod)
+		return;
+	map = prod->map;
+	/* Nothing staged may be lost: push it to the workers first. */
+	ucm_cpumap_producer__stop(prod);
+
+	pthread_mutex_lock(&map->lock);
+	for (pp = &map->producers; *pp; pp = &(*pp)->next) {
+		if (*pp == prod) {
+			*pp = prod->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&map->lock);
+	producer_free(prod);
+}
+
+/* ---- queries and statistics ------------------------------------------------ */
+
+uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map)
+{
+	return map->nworkers;
+}
+
+int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w)
+{
+	if (w >= map->nworkers)
+		return ucm_err(-EINVAL);
+	return map->workers[w]->cpu;
+}
+
+/* The worker's time asleep now, a sleep going on included (sleep_word). */
+static uint64_t sleep_read(const struct ucm_worker *w)
+{
+	uint64_t x = READ_ONCE(w->sleep_word);
+
+	if (!(x & 1))
+		return x >> 1;
+	return (uint64_t)((int64_t)(x & ~1ull) / 2) + ucm_now_ns();
+}
+
+int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
+			     struct ucm_cpumap_worker_stats *st, size_t sz)
+{
+	struct ucm_cpumap_worker_stats o = {};	/* reasons past UCM_DROP__MAX read 0 */
+	const struct ucm_cpumap_worker_stats *s;
+	uint32_t r;
+
+	if (!map || w >= map->nworkers || !st || !sz)
+		return ucm_err(-EINVAL);
+	s = &map->workers[w]->stats;
+	o.processed = READ_ONCE(s->processed);
+	o.tx = READ_ONCE(s->tx);
+	o.drops = READ_ONCE(s->drops);
+	o.sched = READ_ONCE(s->sched);
+	o.xmits = READ_ONCE(s->xmits);
+	o.flush_empty = READ_ONCE(s->flush_empty);
+	o.flush_full = READ_ONCE(s->flush_full);
+	o.sleep_ns = sleep_read(map->workers[w]);
+	for (r = 0; r < UCM_DROP__MAX; r++)
+		o.drop_reason[r] = READ_ONCE(s->drop_reason[r]);
+	for (r = 0; r < UCM_LAT_BUCKETS; r++) {
+		o.wait_hist[r] = READ_ONCE(s->wait_hist[r]);
+		o.sink_hist[r] = READ_ONCE(s->sink_hist[r]);
+	}
+	o.wait_ns = READ_ONCE(s->wait_ns);
+	o.sink_ns = READ_ONCE(s->sink_ns);
+	o.prewakes = READ_ONCE(s->prewakes);
+	ucm_stats_out(st, sz, &o, sizeof(o));
+	return 0;
+}
+
+int ucm_cpumap_producer__enqueue_stats(const struct ucm_cpumap_producer *prod,
+				       uint32_t w,
+				       struct ucm_cpumap_enqueue_stats *st,
+				       size_t sz)
+{
+	struct ucm_cpumap_enqueue_stats o = {};
+	const struct ucm_cpumap_enqueue_stats *s;
+
+	if (!prod || w >= prod->map->nworkers || !st || !sz)
+		return ucm_err(-EINVAL);
+	s = &prod->stats[w];
+	o.processed = READ_ONCE(s->processed);
+	o.drops = READ_ONCE(s->drops);
+	o.events = READ_ONCE(s->events);
+	o.wakeups = READ_ONCE(s->wakeups);
+	ucm_stats_out(st, sz, &o, sizeof(o));
+	return 0;
+}
+

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The cpumap's own structures and the helpers its files share, for them
+ * alone: cpumap.c (the hot path: bulk queues, flush, the worker loop),
+ * cpumap_lat.h (the latency stamps, on that path too) and cpumap_ctl.c
+ * (create, start, stop, destroy, producers, statistics). What the layers
+ * above use is in cpumap_internal.h.
+ *
+ * Calls between the files go one way, cpumap_ctl.c to cpumap.c (the
+ * worker thread's entry, the kick; the public flush). What both files use
+ * of the worker's per-batch code is static here or in cpumap_lat.h, as it
+ * was within one file, so the hot path makes no call it did not make
+ * before.
+ */
+#ifndef UCM_CPUMAP_PRIV_H
+#define UCM_CPUMAP_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/pool_internal.h"
+#include "engine/cpumap_internal.h"
+#include "engine/wake.h"
+#include "ucpumap/cpumap.h"
+
+/* The most a worker holds for its sink: a full hold and one more batch. */
+#define HELD_MAX	(UCM_CPUMAP_HOLD_MAX + UCM_CPUMAP_BATCH - 1)
+/* Dequeue times of bulks whose packets are not gone yet (cpumap_lat.h): at
+ * most one per packet held, and a batch's worth more (a stamp without
+ * packets, all dropped by a full ring, is done at once:
+ * worker_lat_dequeue()). */
+#define PEND_MAX	(HELD_MAX + UCM_CPUMAP_BATCH)
+/* An inline producer runs a whole bulk queue as one worker batch. */
+_Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
+
+/* Tags of the pre-wake's epoll events. */
+#define EP_WAKE		0u	/* wake.fd: a kick */
+#define EP_ARRIVAL	1u	/* an fd given to ucm_cpumap__prewake_on() */
+
+/*
+ * Concurrency contract of struct ucm_worker
+ *  - ring: MPSC; producers flush bulks into it, only this worker consumes.
+ *    SPSC with UCM_CPUMAP_F_ONE_PRODUCER: producer_create keeps a second
+ *    producer out, so one thread flushes at a time (a producer is used
+ *    by one thread at a time, and a new one follows a destroy).
+ *  - wake: the worker sleeps on it, producers and stop kick it (wake.h's
+ *    contract). wake.fd is an eventfd when the sink sleeps on its own fds
+ *    (ops->wait), which then drains it (the worker does when the sink has
+ *    UCM_SINK_F_POLL_WAKE), or with a pre-wake (in epfd; edge-triggered
+ *    and never read when no sink polls the set); else -1: the futex on
+ *    wake.seq.
+ *  - epfd: the pre-wake's epoll set (wake.fd and the arrival fds), or -1.
+ *    The worker waits on it, or the sink's wait() polls it;
+ *    ucm_cpumap__prewake_on() adds fds from the control thread
+ *    (epoll_ctl() is safe beside a wait).
+ *  - stop: written once by stop (X1, release), read by the worker (X2,
+ *    X3, acquire).
+ *  - running: written once by the worker (R1, release), read by create
+ *    (R2, acquire).
+ *  - stats: written by the worker only (WRITE_ONCE), read by anyone
+ *    (READ_ONCE); relaxed, no pair: nothing is published through them.
+ *  - held, ret, pend: the worker's only (or its inline producer's thread).
+ */
+struct ucm_worker {
+	struct ucm_ring *ring;
+	struct ucm_cpumap *map;
+	uint32_t idx;
+	int cpu;
+	pthread_t thread;
+	int open_err;		/* the sink's open() result, for create */
+	uint32_t running;	/* futex: 0 until the loop is about to start */
+
+	struct ucm_wake wake __cacheline_aligned;
+	uint32_t stop;
+
+	/* Parsed packets not handed to the sink yet: one batch, or with
+	 * UCM_CPUMAP_F_HOLD up to HOLD_MAX + BATCH - 1. Its own lines:
+	 * producers hit the wake line at every flush. */
+	struct ucm_frame_hdr *held[HELD_MAX] __cacheline_aligned;
+	uint64_t held_base[HELD_MAX];
+	uint32_t nheld;
+
+	/* Finished frames waiting to go home together (xdp_frame_bulk): one
+	 * return per UCM_POOL_PUT_BULK frames. */
+	uint64_t ret[UCM_POOL_PUT_BULK + HELD_MAX];
+	uint32_t nret;
+
+	/* When the stamped bulks not counted yet were dequeued; the first
+	 * nfin of them are finished (worker_lat_done()). */
+	uint64_t pend[PEND_MAX];
+	uint32_t npend, nfin;
+	/* A stamp that ended a batch: its bulk's descriptors come with the
+	 * next one (0: none). */
+	uint64_t stamp_next;
+
+	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
+	/*
+	 * Time asleep, so that a reader also counts a sleep still going on:
+	 * awake, the total shifted left by one; asleep, (total - the sleep's
+	 * start) shifted left by one, with bit 0 set (a reader adds its own
+	 * clock). One word, stored by the worker (relaxed, as STAT_ADD) at
+	 * each sleep's start and end; its readers load it once. @slept is
+	 * the worker's own copy of the total.
+	 */
+	uint64_t sleep_word;
+	uint64_t slept;
+	int epfd;
+};
+
+/*
+ * Concurrency contract of struct ucm_cpumap: written by create and
+ * read-only afterwards, but for the producer list and inline_next (under
+ * lock, on any thread that makes or destroys a producer) and stopped (the
+ * control thread's). The workers read it, never write it.
+ */
+struct ucm_cpumap {
+	struct ucm_umem *umem;
+	void *area;
+	uint32_t frame_size;
+	uint32_t flags;
+	const struct ucm_sink_ops *sink;	/* &sink_ops, or NULL */
+	struct ucm_sink_ops sink_ops;		/* the caller's, copied */
+	void *sink_ctx;
+	ucm_verdict_fn verdict;
+	void *verdict_ctx;
+	ucm_thread_fn worker_init;
+	void *worker_init_ctx;
+	struct ucm_txq **txqs;	/* UCM_VERDICT_TX: per worker, or NULL */
+	uint32_t nworkers;
+	uint64_t spin_ns;	/* a worker's look before it sleeps */
+	struct ucm_worker **workers;
+
+	pthread_mutex_t lock;	/* the producer list, inline_next */
+	struct ucm_cpumap_producer *producers;
+	uint32_t inline_next;	/* UCM_CPUMAP_F_INLINE: next worker to hand out */
+	bool stopped;		/* workers joined (control thread only) */
+};
+
+/* One bulk queue is exactly one cache line of descriptors, with its
+ * latency stamp (RING_STAMP) in the entry before them, one array, so that
+ * one ring produce takes both without a copy; its fill count lives in the
+ * producer's bq_count[] line with the others. */
+struct ucm_bq {
+	uint64_t pad_[UCM_CACHELINE / sizeof(uint64_t) - 1];
+	uint64_t ent[1 + UCM_CPUMAP_BULK_SIZE];	/* the stamp, the descriptors */
+} __cacheline_aligned;
+_Static_assert(offsetof(struct ucm_bq, ent) + sizeof(uint64_t) == UCM_CACHELINE,
+	       "descriptors on a line of their own");
+
+/* The bulk's descriptors, after its stamp. */
+static inline uint64_t *bq_desc(struct ucm_bq *bq)
+{
+	return bq->ent + 1;
+}
+
+/*
+ * Concurrency contract of struct ucm_cpumap_producer: used by one thread
+ * at a time (its RX thread); stats are written by it only (WRITE_ONCE) and
+ * read by anyone (READ_ONCE), relaxed, no pair.
+ */
+struct ucm_cpumap_producer {
+	struct ucm_cpumap *map;
+	struct ucm_pool *pool;
+	struct ucm_cpumap_producer *next;
+	uint64_t dirty;		/* bit w: bq[w] is not empty (the flush list) */
+	/* The time stamped into this RX batch's bulks: read at its first
+	 * bulk flush, kept until ucm_cpumap_producer__flush() ends it (one
+	 * clock read per batch, not per bulk); flush_ns, the last one. */
+	uint64_t now, flush_ns;
+	int inline_w;		/* UCM_CPUMAP_F_INLINE: our worker, else -1 */
+	bool stopped;
+	struct ucm_cpumap_enqueue_stats *stats;	/* one per worker */
+	uint8_t bq_count[UCM_CPUMAP_MAX_WORKERS] __cacheline_aligned;
+	struct ucm_bq bq[];
+};
+
+/* The frames (their base addresses) of @n descriptors. */
+static inline void desc_to_base(const struct ucm_cpumap *map, const uint64_t *desc,
+				uint64_t *base, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		base[i] = ucm_umem_desc_base(map->umem, desc[i]);
+}
+
+/* The finished frames home to their pools, in one bulk. */
+static inline void worker_return(struct ucm_worker *w)
+{
+	struct ucm_cpumap *map = w->map;
+
+	if (!w->nret)
+		return;
+	ucm_umem_put_bulk_from(map->umem, w->ret, w->nret, UCM_LOC_WORKER,
+			       map->flags & UCM_CPUMAP_F_NO_RECYCLE);
+	w->nret = 0;
+}
+
+/* Queue finished frames for their pools, returning in bulk. */
+static inline void worker_ret_add(struct ucm_worker *w, const uint64_t *base, uint32_t n)
+{
+	if (w->nret + n > ARRAY_SIZE(w->ret))
+		worker_return(w);
+	memcpy(&w->ret[w->nret], base, n * sizeof(*base));
+	w->nret += n;
+	if (w->nret >= UCM_POOL_PUT_BULK)
+		worker_return(w);
+}
+
+/* cpumap.c: the worker thread's loop, and the kick that wakes a worker
+ * after work (frames, or the stop) was published. */
+void *ucm_cpumap_worker_main(void *arg);
+bool ucm_cpumap_worker_kick(struct ucm_worker *wk);
+
+#endif /* UCM_CPUMAP_PRIV_H */
