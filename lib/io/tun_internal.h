@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The tun sink's state, shared by tun.c (both directions' control, the
- * write path) and tun_rev.c (the read path: tun -> XSK TX). */
+/*
+ * The tun sink's state, shared by its files: tun_dev.c (the device's
+ * set-up), tun.c (the workers' open and close, the write path),
+ * tun_read.c and tun_read_tx.c (the read path: tun -> XSK TX). Calls go
+ * one way: tun.c to tun_read.c, tun_read.c to tun_read_tx.c; tun_dev.c
+ * calls none of them.
+ */
 #ifndef UCM_TUN_INTERNAL_H
 #define UCM_TUN_INTERNAL_H
 
 #include <net/if.h>
+#include <linux/if_ether.h>
 #include <linux/if_tun.h>
 #include <linux/virtio_net.h>
 #include <sys/uio.h>
 #include <liburing.h>
 
 #include "core/internal.h"
+#include "io/neigh.h"
 #include "proto/proto.h"
+#include "proto/split.h"
 #include "ucpumap/tun.h"
 #include "ucpumap/txq.h"
 #include "ucpumap/gso.h"
@@ -19,8 +27,6 @@
 #define VNET_LEN	sizeof(struct virtio_net_hdr)
 _Static_assert(VNET_LEN <= UCM_FRAME_SINK_ROOM, "the sink's room holds the vnet header");
 _Static_assert(UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH, "one plan covers a batch");
-
-struct tun_rev;
 
 /* One write of a batch: a packet, or a group of packets as one
  * super-packet. */
@@ -51,7 +57,7 @@ struct tun_wstate {
 	uint32_t gso_flags;	/* UCM_GSO_F_*: protocols the kernel refused */
 	/* Per protocol (0 TCP, 1 UDP) whose super-packet the kernel refused:
 	 * when to try one again, the wait before that (doubling), and
-	 * whether this worker has said so (tun.c's gso_refused()). */
+	 * whether this worker has said so (tun.c's super_refused()). */
 	uint64_t gso_retry_at[2], gso_backoff[2];
 	bool gso_warned[2];
 	/* One batch's writes: at most one slot and one iovec per packet. */
@@ -120,7 +126,7 @@ struct ucm_tun {
 	ucm_thread_fn resolver_init;	/* ucm_tun_opts' */
 	void *resolver_init_ctx;
 	/* UCM_GSO_F_NO_TCP, _NO_UDP, _UDP_EQUAL: the super-packets the
-	 * kernel refused when create() asked (tun.c's gso_probe()). */
+	 * kernel refused when create() asked (tun_dev.c's gso_probe()). */
 	uint32_t gso_refused;
 	/* The read path's offloads: TUN_F_* the kernel took, 0 for none;
 	 * offload_set once set_reverse() has asked. */
@@ -164,10 +170,92 @@ static inline bool tun_test_wait_fail(bool take)
 #endif
 }
 
-/* tun_rev.c: the read path of one worker, on its thread. */
+/* ---- the read path (tun_read.c, tun_read_tx.c) ------------------------ */
+
+/* A turn's descriptors for the channel, sent whenever this many wait. */
+#define REV_OUT			64
+/* A turn's free frames: a take for segments (at most a batch, and only
+ * when none are left) and the frames of the batch's reads. */
+#define REV_FREE		(2 * UCM_TUN_REV_BATCH)
+
+/*
+ * One worker's read path. Concurrency contract: its worker's only, made in
+ * its open(), used by its poll() and wait(), torn down in its close() (its
+ * next-hop resolver has a thread of its own, behind ucm_neigh's rings:
+ * neigh.c); the stats it counts are the worker's to write (STAT_ADD),
+ * anyone's to read (tun_worker).
+ */
+struct tun_rev {
+	struct io_uring ring;
+	struct ucm_txq *txq;
+	void *area;
+	uint32_t room;		/* bytes a read may take: vnet header + packet */
+	int fd;			/* the tun queue */
+	int wake_fd;		/* the worker's wake fd, once wait() named it:
+				 * polled, never read (UCM_SINK_F_POLL_WAKE) */
+	bool tap;
+	bool readable;		/* packets may be waiting: read before sleeping */
+	bool poll_armed, wake_armed, room_armed;
+	bool blocked;		/* the channel was full at the last turn */
+	bool oneshot;		/* multishot poll refused: one-shot polls */
+	bool poll_dead;		/* no poll at all: read every turn */
+	bool dead;		/* the ring failed: the read path is off */
+	bool tx_csum;		/* the way out finishes L4 checksums (ucm_txq__tx_csum()) */
+	struct ucm_tun_l2 l2;
+	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
+	uint64_t now;		/* this batch's time, for the next-hop cache */
+	uint32_t nstash;	/* lent frames in hand */
+	/* Offloads (the tun's, ucm_tun.offload), when spill_area is mapped:
+	 * a read takes a frame's room and then its slot's spill, up to cap
+	 * bytes in all; a super-packet is cut into segments in frames of
+	 * their own. */
+	uint32_t cap;		/* bytes a read may take */
+	uint8_t *spill_area;
+	uint8_t *spill[UCM_TUN_REV_BATCH];	/* each slot's: moves with it */
+	struct iovec iov[UCM_TUN_REV_BATCH][2];
+	/* A turn that ran out of frames or room in the middle leaves the
+	 * rest of its reads for the next: the stash's first pend slots hold
+	 * them (in order), slot 0's super-packet at segment pend_seg, with
+	 * its plan and Ethernet header kept. No read is made while any
+	 * wait: a flow's packets leave in order. */
+	uint32_t pend;
+	uint32_t pend_seg;
+	bool in_super;		/* slot 0's super-packet is planned: resume it */
+	bool short_frames;	/* the last turn stopped for want of frames */
+	struct ucm_split plan;
+	uint8_t eth[ETH_HLEN];
+	/* Slots whose read is in the kernel: set when it is submitted,
+	 * cleared by its completion. Non-zero only after a batch that
+	 * failed (dead), whose stash keeps its slot order. */
+	uint64_t inflight;
+	uint32_t late_packets;	/* of those, answered with a packet at close */
+	uint64_t stash[UCM_TUN_REV_BATCH];
+	int32_t res[UCM_TUN_REV_BATCH];
+};
+
+/*
+ * One turn's hand-over: descriptors for the channel, in order, sent in
+ * bulks of REV_OUT; the channel's room left; the frames free for
+ * segments (the stash's past the reads, and the frames of reads done
+ * with), topped up from the channel when they run out.
+ */
+struct rev_turn {
+	struct ucm_tun_rev_stats a;
+	uint32_t room;
+	uint32_t nout, nfree;
+	uint64_t out[REV_OUT];
+	uint64_t free[REV_FREE];
+};
+
+/* tun_read.c: the read path of one worker, on its thread. */
 int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
 void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
 uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w);
 int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd);
+/* tun_read_tx.c: a turn's reads, from the stash's first slot, out to the
+ * channel until one must wait for room or frames; the stash then holds,
+ * in order, the reads still waiting, then the free frames it has room
+ * for (the rest go home). */
+void ucm_tun_rev_handle_reads(struct tun_rev *r, struct rev_turn *t);
 
 #endif /* UCM_TUN_INTERNAL_H */

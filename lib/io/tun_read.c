@@ -4,7 +4,9 @@
  * (replies, locally generated traffic) goes to the NIC. Each two-way worker
  * reads its tun queue in batches into frames lent by the queue's RX thread
  * (ucm_txq), puts the Ethernet header in front in tun mode, and hands the
- * frames back to go out on the TX ring.
+ * frames back to go out on the TX ring. This file is the reading: the
+ * ring, its reads, the worker's poll() and wait(), open and close;
+ * tun_read_tx.c sends what the reads brought.
  *
  * One io_uring per worker, apart from the write ring, holds two standing
  * requests: a multishot poll on the tun queue (a completion each time a
@@ -32,9 +34,7 @@
  * UCM_TUN_REV_HEADROOM, the packet at it; in tun mode the Ethernet header
  * then overwrites the (consumed) vnet header's bytes, 14 before the packet.
  *
- * Concurrency contract: struct tun_rev is its worker's only (its next-hop
- * resolver has a thread of its own, behind ucm_neigh's rings: neigh.c);
- * the stats are the worker's to write (STAT_ADD), anyone's to read.
+ * Concurrency contract: struct tun_rev's, in tun_internal.h.
  */
 #include <errno.h>
 #include <poll.h>
@@ -42,19 +42,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <linux/if_ether.h>
 
 #include "io/neigh.h"
 #include "io/tun_internal.h"
-#include "io/tun_read.h"
 #include "io/uring.h"
-#include "proto/split.h"
-
-#ifdef UCM_DEBUG
-int ucm_tun_test_wait_fail;	/* here, not in tun.c: tun.c uses this file */
-#endif
 
 #define REV_RING	64	/* SQEs: a batch of reads and the standing polls */
 #define TAG_POLL	(1ull << 62)
@@ -78,59 +70,6 @@ int ucm_tun_test_wait_fail;	/* here, not in tun.c: tun.c uses this file */
  * header fits in the frame's part). Mapped lazily: only what super-packets
  * touch is memory. */
 #define REV_SPILL_LEN		65536
-/* A turn's descriptors for the channel, sent whenever this many wait. */
-#define REV_OUT			64
-/* A turn's free frames: a take for segments (at most a batch, and only
- * when none are left) and the frames of the batch's reads. */
-#define REV_FREE		(2 * UCM_TUN_REV_BATCH)
-
-struct tun_rev {
-	struct io_uring ring;
-	struct ucm_txq *txq;
-	void *area;
-	uint32_t room;		/* bytes a read may take: vnet header + packet */
-	int fd;			/* the tun queue */
-	int wake_fd;		/* the worker's wake fd, once wait() named it:
-				 * polled, never read (UCM_SINK_F_POLL_WAKE) */
-	bool tap;
-	bool readable;		/* packets may be waiting: read before sleeping */
-	bool poll_armed, wake_armed, room_armed;
-	bool blocked;		/* the channel was full at the last turn */
-	bool oneshot;		/* multishot poll refused: one-shot polls */
-	bool poll_dead;		/* no poll at all: read every turn */
-	bool dead;		/* the ring failed: the read path is off */
-	bool tx_csum;		/* the way out finishes L4 checksums (ucm_txq__tx_csum()) */
-	struct ucm_tun_l2 l2;
-	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
-	uint64_t now;		/* this batch's time, for the next-hop cache */
-	uint32_t nstash;	/* lent frames in hand */
-	/* Offloads (the tun's, ucm_tun.offload), when spill_area is mapped:
-	 * a read takes a frame's room and then its slot's spill, up to cap
-	 * bytes in all; a super-packet is cut into segments in frames of
-	 * their own. */
-	uint32_t cap;		/* bytes a read may take */
-	uint8_t *spill_area;
-	uint8_t *spill[UCM_TUN_REV_BATCH];	/* each slot's: moves with it */
-	struct iovec iov[UCM_TUN_REV_BATCH][2];
-	/* A turn that ran out of frames or room in the middle leaves the
-	 * rest of its reads for the next: the stash's first pend slots hold
-	 * them (in order), slot 0's super-packet at segment pend_seg, with
-	 * its plan and Ethernet header kept. No read is made while any
-	 * wait: a flow's packets leave in order. */
-	uint32_t pend;
-	uint32_t pend_seg;
-	bool in_super;		/* slot 0's super-packet is planned: resume it */
-	bool short_frames;	/* the last turn stopped for want of frames */
-	struct ucm_split plan;
-	uint8_t eth[ETH_HLEN];
-	/* Slots whose read is in the kernel: set when it is submitted,
-	 * cleared by its completion. Non-zero only after a batch that
-	 * failed (dead), whose stash keeps its slot order. */
-	uint64_t inflight;
-	uint32_t late_packets;	/* of those, answered with a packet at close */
-	uint64_t stash[UCM_TUN_REV_BATCH];
-	int32_t res[UCM_TUN_REV_BATCH];
-};
 
 _Static_assert(UCM_TUN_REV_BATCH <= 64, "one bit of inflight per slot");
 _Static_assert(UCM_TUN_REV_BATCH < TAG_CANCEL, "a slot is not a tag");
@@ -551,280 +490,6 @@ static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats 
 	return n;
 }
 
-/*
- * One turn's hand-over: descriptors for the channel, in order, sent in
- * bulks of REV_OUT; the channel's room left; the frames free for
- * segments (the stash's past the reads, and the frames of reads done
- * with), topped up from the channel when they run out.
- */
-struct rev_turn {
-	struct ucm_tun_rev_stats a;
-	uint32_t room;
-	uint32_t nout, nfree;
-	uint64_t out[REV_OUT];
-	uint64_t free[REV_FREE];
-};
-
-static void turn_emit(struct tun_rev *r, struct rev_turn *t, uint64_t d)
-{
-	t->out[t->nout++] = d;
-	t->room--;
-	t->a.packets++;
-	t->a.bytes += ucm_desc_len(d);
-	if (t->nout == REV_OUT) {
-		ucm_txq__send(r->txq, t->out, t->nout);
-		t->nout = 0;
-	}
-}
-
-/* A frame for a segment into @f (0 is a frame too), of the @want the
- * super-packet still needs: false when the channel lends none now. */
-static bool turn_frame(struct tun_rev *r, struct rev_turn *t, uint32_t want, uint64_t *f)
-{
-	if (!t->nfree)
-		t->nfree = ucm_txq__take(r->txq, t->free, min(want, (uint32_t)UCM_TUN_REV_BATCH));
-	if (!t->nfree)
-		return false;
-	*f = t->free[--t->nfree];
-	return true;
-}
-
-/* Tun mode: the Ethernet header for the IP packet at @pkt, into @eth (the
- * next hop's address, ours, the type). Return false when the next hop is
- * not known yet (drop_no_neigh). */
-static bool l2_header(struct tun_rev *r, const uint8_t *pkt, bool v6, uint8_t *eth,
-		      struct ucm_tun_rev_stats *a)
-{
-	if (!r->neigh)
-		memcpy(eth, r->l2.dst, 6);
-	else if (ucm_neigh_lookup(r->neigh, v6, pkt + (v6 ? 24 : 16), eth, r->now,
-				  &a->neigh_asks))
-		return false;
-	memcpy(eth + 6, r->l2.src, 6);
-	st_be16(eth + 12, v6 ? ETH_P_IPV6 : ETH_P_IP);
-	return true;
-}
-
-/* A checksum the way out is to finish: its start and its field's place
- * from there (a start of 0: none). */
-struct rev_csum {
-	uint16_t start, off;
-};
-
-/* Out goes the packet of @len bytes at frame @f's headroom: as it is (a
- * tap), or from the Ethernet header in front of it; with its checksum left
- * to the way out when @cs says where. */
-static void emit_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len,
-			struct rev_csum cs)
-{
-	uint32_t l2 = r->tap ? 0 : ETH_HLEN;
-	uint64_t at = f + UCM_TUN_REV_HEADROOM - l2;
-	uint64_t d = ucm_desc_make(at, len + l2);
-
-	if (cs.start) {
-		d = ucm_txq_meta_csum((char *)r->area + at, d, cs.start + l2, cs.off);
-		t->a.csum_offloaded++;
-	}
-	turn_emit(r, t, d);
-}
-
-/* The read packet of @len bytes in frame @f, given its Ethernet header in
- * tun mode. Return false (a counted drop) without a next hop. */
-static bool send_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len,
-			bool v6, struct rev_csum cs)
-{
-	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
-
-	if (!r->tap && !l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a)) {
-		t->a.drop_no_neigh++;
-		return false;
-	}
-	emit_packet(r, t, f, len, cs);
-	return true;
-}
-
-/* An offload asked of us that cannot be done: counted by its reason. */
-static void offload_drop(struct ucm_tun_rev_stats *a, enum ucm_split_err err)
-{
-	a->drop_offload++;
-	if (err == UCM_SPLIT_BAD_GSO)
-		a->offload_bad_type++;
-	else if (err == UCM_SPLIT_BAD_HDR)
-		a->offload_bad_header++;
-	else if (err == UCM_SPLIT_TOO_BIG)
-		a->offload_too_big++;
-}
-
-/*
- * Slot @i's super-packet (@res bytes read, vnet header first): planned
- * (or, for slot 0 of a turn that stopped in it, resumed at pend_seg) and
- * cut into segments, each in a frame of its own. Return false when the
- * turn ran out of frames or room before its last segment.
- */
-static bool send_super(struct tun_rev *r, struct rev_turn *t, uint32_t i, int32_t res)
-{
-	uint8_t *pkt = (uint8_t *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM;
-	uint32_t len = res - VNET_LEN, head = min(len, r->room - (uint32_t)VNET_LEN);
-	uint32_t k = 0, n;
-	enum ucm_split_err err;
-	uint8_t *seg;
-	uint64_t f;
-
-	if (i == 0 && r->in_super) {
-		k = r->pend_seg;
-	} else {
-		err = ucm_split_plan((const struct virtio_net_hdr *)(pkt - VNET_LEN), pkt, head,
-				     len, r->tap, r->room - VNET_LEN, &r->plan);
-		if (err) {
-			offload_drop(&t->a, err);
-			return true;
-		}
-		if (!r->tap && !l2_header(r, pkt, r->plan.v6, r->eth, &t->a)) {
-			t->a.drop_no_neigh++;
-			return true;
-		}
-		r->plan.partial = r->tx_csum;
-		t->a.super_packets++;
-	}
-	for (; k < r->plan.nseg; k++) {
-		if (!t->room || !turn_frame(r, t, r->plan.nseg - k, &f)) {
-			r->pend_seg = k;
-			r->in_super = true;
-			return false;
-		}
-		seg = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
-		n = ucm_split_seg(&r->plan, k, pkt, head, r->spill[i], seg);
-		if (!r->tap)	/* the super-packet's, looked up once */
-			memcpy(seg - ETH_HLEN, r->eth, ETH_HLEN);
-		emit_packet(r, t, f, n, r->plan.partial ?
-			    (struct rev_csum){ r->plan.l4_off, ucm_split_csum_off(r->plan.proto) } :
-			    (struct rev_csum){ 0, 0 });
-		t->a.segments++;
-	}
-	r->pend_seg = 0;
-	r->in_super = false;
-	return true;
-}
-
-/* NEEDS_CSUM without GSO: the packet of @len bytes in frame @f, its
- * checksum completed here or left to the way out. Return false when it
- * did not go (a counted drop). */
-static bool send_csum(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len)
-{
-	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
-	const struct virtio_net_hdr *vh = (const struct virtio_net_hdr *)(pkt - VNET_LEN);
-	bool own = r->tx_csum && ucm_split_csum_own(vh, pkt, len, r->tap);
-	struct rev_csum cs = { 0, 0 };
-	enum ucm_split_err err;
-	bool v6 = false;
-
-	/* Left to the way out, it is within the packet (csum_own()). */
-	err = own ? UCM_SPLIT_OK : ucm_split_csum(vh, pkt, len);
-	if (err) {
-		offload_drop(&t->a, err);
-		return false;
-	}
-	if (!r->tap && !ucm_tun_read_ip(pkt, len, &v6)) {
-		t->a.drop_non_ip++;
-		return false;
-	}
-	if (own)
-		cs = (struct rev_csum){ vh->csum_start, vh->csum_offset };
-	else
-		t->a.csum_completed++;
-	return send_packet(r, t, f, len, v6, cs);
-}
-
-/*
- * Read slot @i, handed on or counted. Return false when the turn ran out
- * of frames or room for it: it waits, with every read after it, for the
- * next. Its frame goes to the free ones unless it left as its packet.
- */
-static bool handle_slot(struct tun_rev *r, struct rev_turn *t, uint32_t i)
-{
-	uint64_t f = r->stash[i];
-	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
-	const struct virtio_net_hdr *vh = (const struct virtio_net_hdr *)(pkt - VNET_LEN);
-	uint32_t len = 0;
-	bool v6 = false, sent = false;
-
-	switch (ucm_tun_read_check(pkt - VNET_LEN, r->res[i], r->cap, r->tap, &len, &v6)) {
-	case UCM_TUN_READ_PACKET:
-		if (len > r->room - VNET_LEN) {	/* in a spill: past a frame */
-			t->a.drop_too_big++;
-			break;
-		}
-		if (!t->room)
-			return false;
-		sent = send_packet(r, t, f, len, v6, (struct rev_csum){ 0, 0 });
-		break;
-	case UCM_TUN_READ_DRAINED:
-		break;
-	case UCM_TUN_READ_ERR:
-		t->a.err++;
-		break;
-	case UCM_TUN_READ_TOO_BIG:
-		t->a.drop_too_big++;
-		break;
-	case UCM_TUN_READ_NON_IP:
-		t->a.drop_non_ip++;
-		break;
-	case UCM_TUN_READ_OFFLOAD:
-		len = r->res[i] - VNET_LEN;
-		if (!r->spill_area) {	/* no offloads: none asked of us */
-			t->a.drop_offload++;
-		} else if (vh->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
-			if (!send_super(r, t, i, r->res[i]))
-				return false;
-		} else if (len > r->room - VNET_LEN) {
-			t->a.drop_too_big++;
-		} else if (!t->room) {
-			return false;	/* before the checksum: it is done once */
-		} else {
-			sent = send_csum(r, t, f, len);
-		}
-		break;
-	}
-	if (!sent)
-		t->free[t->nfree++] = f;
-	return true;
-}
-
-/*
- * The turn's reads, handled in order from the stash's first slot, until
- * one must wait. The stash then holds, in order, the reads still waiting
- * (their spills moved along), then the free frames it has room for; the
- * rest go home.
- */
-static void handle_reads(struct tun_rev *r, struct rev_turn *t)
-{
-	uint8_t *spill[UCM_TUN_REV_BATCH];
-	uint32_t h = 0, i, keep;
-
-	/* The frames past the reads are free from the start. */
-	for (i = r->pend; i < r->nstash; i++)
-		t->free[t->nfree++] = r->stash[i];
-	while (h < r->pend && handle_slot(r, t, h))
-		h++;
-	r->short_frames = h < r->pend && t->room;
-	if (t->nout)
-		ucm_txq__send(r->txq, t->out, t->nout);
-	keep = r->pend - h;
-	if (h && r->spill_area) {	/* the spills of the waiting reads to the front */
-		memcpy(spill, r->spill, sizeof(spill));
-		for (i = 0; i < UCM_TUN_REV_BATCH; i++)
-			r->spill[i] = spill[(i + h) % UCM_TUN_REV_BATCH];
-	}
-	memmove(r->stash, r->stash + h, keep * sizeof(r->stash[0]));
-	memmove(r->res, r->res + h, keep * sizeof(r->res[0]));
-	r->pend = keep;
-	i = min(t->nfree, (uint32_t)UCM_TUN_REV_BATCH - keep);
-	memcpy(r->stash + keep, t->free, i * sizeof(r->stash[0]));
-	r->nstash = keep + i;
-	if (t->nfree > i)
-		ucm_txq__drop(r->txq, t->free + i, t->nfree - i);
-}
-
 static void rev_stats_publish(struct ucm_tun_rev_stats *s,
 			      const struct ucm_tun_rev_stats *a)
 {
@@ -894,7 +559,7 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 		r->now = ucm_now_ns();
 		ucm_neigh_sync(r->neigh, r->now);	/* the resolver's answers */
 	}
-	handle_reads(r, &t);
+	ucm_tun_rev_handle_reads(r, &t);
 	if (r->neigh && t.a.neigh_asks)
 		ucm_neigh_kick(r->neigh);	/* the batch's questions, at once */
 	rev_stats_publish(&tun->wk[w].rev_stats, &t.a);
@@ -972,81 +637,6 @@ int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 		io_uring_submit_and_wait(&r->ring, 1);
 	}
 	reap_events(r);
-	return 0;
-}
-
-/* ---- control ------------------------------------------------------------ */
-
-/* The offloads' names, in the log line. */
-static const struct {
-	uint32_t bit;
-	const char *name;
-} offload_names[] = {
-	{ TUN_F_CSUM, "checksum" }, { TUN_F_TSO4, "TSO4" }, { TUN_F_TSO6, "TSO6" },
-	{ TUN_F_USO4, "USO4" }, { TUN_F_USO6, "USO6" },
-};
-
-/*
- * Turn on the offloads the read path does in software: all five where the
- * kernel has USO (6.2), else the three older ones, else none. The tun's
- * features are the device's, so any queue's fd does; the kernel may then
- * hand every reader super-packets and partial checksums.
- */
-static void offload_on(struct ucm_tun *tun)
-{
-	static const uint32_t tries[] = {
-		TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_USO4 | TUN_F_USO6,
-		TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6,
-	};
-	char what[64] = "";
-	size_t i;
-	int err = 0;
-
-	tun->offload_set = true;
-	if (tun->flags & UCM_TUN_F_NO_OFFLOAD)
-		return;
-	for (i = 0; i < ARRAY_SIZE(tries); i++) {
-		if (!ioctl(tun->fds[0], TUNSETOFFLOAD, (unsigned long)tries[i])) {
-			tun->offload = tries[i];
-			break;
-		}
-		err = -errno;
-	}
-	if (!tun->offload) {
-		pr_info("tun: %s: no offloads on the way back (%s): the kernel cuts and checksums every packet before the tun\n",
-			tun->name, strerror(-err));
-		return;
-	}
-	for (i = 0; i < ARRAY_SIZE(offload_names); i++)
-		if (tun->offload & offload_names[i].bit)
-			snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
-				 *what ? ", " : "", offload_names[i].name);
-	pr_info("tun: %s: offloads on the way back: %s (super-packets cut and checksums completed in software)\n",
-		tun->name, what);
-}
-
-int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
-			 struct ucm_txq *txq, const struct ucm_tun_l2 *l2)
-{
-	struct tun_worker *wk;
-
-	if (!tun || !txq || worker >= UCM_TUN_MAX_WORKERS)
-		return ucm_err(-EINVAL);
-	if ((!l2 && !(tun->flags & UCM_TUN_F_TAP))) {
-		pr_warn("tun: %s: a tun's packets need an Ethernet header to go out: give one\n",
-			tun->name);
-		return ucm_err(-EINVAL);
-	}
-	wk = &tun->wk[worker];
-	/* O3 (tun_internal.h): pairs with O2 in tun_close(). The worker's
-	 * open() reads txq and l2 later: its thread starts after this. */
-	if (__atomic_load_n(&wk->open, __ATOMIC_ACQUIRE))
-		return ucm_err(-EBUSY);
-	wk->txq = txq;
-	if (l2)
-		wk->l2 = *l2;
-	if (!tun->offload_set)
-		offload_on(tun);
 	return 0;
 }
 
