@@ -114,7 +114,7 @@ bool ucm_cpumap_worker_kick(struct ucm_worker *wk)
 	return ret > 0;
 }
 
-/* ---- producer side ------------------------------------------------------ */
+/* ---- producer side ---------------------------------------------------- */
 
 /* After bq_flush() published the bulk (ring.h P2): the W2 that follows
  * makes sure a sleeping worker sees it. */
@@ -246,7 +246,7 @@ uint64_t ucm_cpumap_producer_flush_ns(struct ucm_cpumap_producer *prod)
 	return t;
 }
 
-/* ---- worker side ---------------------------------------------------------- */
+/* ---- worker side ------------------------------------------------------ */
 
 /* The pre-wake's events are taken PREWAKE_BATCH at a time, at most
  * PREWAKE_BATCHES times a sleep: a set of 64 queues' fds and the kick

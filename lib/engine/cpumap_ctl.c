@@ -36,7 +36,7 @@ static void producer_free(struct ucm_cpumap_producer *prod)
 	free(prod);
 }
 
-/* ---- lifecycle ------------------------------------------------------------ */
+/* ---- lifecycle -------------------------------------------------------- */
 
 static int cpu_allowed(int cpu)
 {
@@ -452,7 +452,7 @@ const struct ucm_sink_ops ucm_sink_null = {
 	.xmit = null_xmit,
 };
 
-/* ---- producers ------------------------------------------------------------ */
+/* ---- producers -------------------------------------------------------- */
 
 struct ucm_cpumap_producer *
 ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
@@ -548,7 +548,7 @@ void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
 	producer_free(prod);
 }
 
-/* ---- queries and statistics ------------------------------------------------ */
+/* ---- queries and statistics ------------------------------------------- */
 
 uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map)
 {

@@ -158,7 +158,7 @@ static void tun_close(void *ctx, uint32_t w)
 	__atomic_store_n(&wk->open, 0, __ATOMIC_RELEASE);
 }
 
-/* ---- worker side: xmit ------------------------------------------------- */
+/* ---- worker side: xmit ------------------------------------------------ */
 
 static __hot_inline void count_err(struct ucm_tun_stats *a, int err)
 {
@@ -727,7 +727,7 @@ const struct ucm_sink_ops *ucm_tun__sink_duplex(void)
 	return &tun_duplex_ops;
 }
 
-/* ---- statistics -------------------------------------------------------- */
+/* ---- statistics ------------------------------------------------------- */
 
 /* READ_ONCE: relaxed, no pair; each counter is whole, the set is not a
  * snapshot. */
