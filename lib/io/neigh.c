@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Next hops from the kernel (see neigh.h): a seeded, 4-way set-associative
- * cache on the worker, fed by a resolver thread that talks netlink.
+ * cache on the worker, fed by a resolver thread that talks netlink (its
+ * questions and the parsers of their answers: neigh_nl.c).
  *
  * Why a thread, not a non-blocking socket on the worker: rtnetlink answers
  * inside the sender's sendmsg() (RTM_NEWNEIGH under the RTNL mutex, which
@@ -38,11 +39,12 @@
  *   release of req_tail, the resolver reads it (resetting it) before it
  *   loads req_tail, so a question published after that load leaves the
  *   counter set and poll() returns at once: no lost wake-up.
- * - fd (netlink), buf, seq, req_head, ans_next, held[] and nheld are the
+ * - nl (the netlink socket), req_head, ans_next, held[] and nheld are the
  *   resolver's alone.
- * - The counters evicted, refused (the worker's) and requests (the
+ * - The counters evicted, refused (the worker's) and nl.requests (the
  *   resolver's) have one writer each and are read by ucm_neigh_counts() on
- *   any thread: relaxed stores and loads, nothing ordered by them.
+ *   any thread: relaxed stores and loads (STAT_ADD), nothing ordered by
+ *   them.
  *
  * A question whose next hop the kernel is resolving is held by the
  * resolver, which looks at the neighbour entry again after 1, 2, 4 ... ms
@@ -64,13 +66,10 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
-#include <sys/socket.h>
-#include <linux/neighbour.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 
 #include "core/internal.h"
 #include "io/neigh.h"
+#include "io/neigh_nl.h"
 
 #define NEIGH_WAYS	4
 #define NEIGH_SETS	256		/* 1024 destinations per worker (40 KiB) */
@@ -104,15 +103,9 @@
  * nor takes the questions kept for them. */
 #define NEIGH_IDLE_NS	1000000000ull
 #define NEIGH_FORCE_NS	100000000ull
-#define NL_BUF		8192
-#define NL_WAIT_MS	100		/* a netlink answer's wait, */
-#define NL_READS	8		/* and the datagrams read for one */
 #define HOLD_NS		1000000000ull	/* a neighbour the kernel resolves: watched 1 s, */
 #define HOLD_STEP_MS	1		/* looked at after 1, 2, 4 ... ms, */
 #define HOLD_STEP_MAX	128		/* then every 128 ms */
-/* Neighbour states with a usable address. */
-#define NUD_USABLE	(NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | \
-			 NUD_PERMANENT | NUD_NOARP)
 
 enum { NE_FREE, NE_KNOWN, NE_NEG };
 
@@ -170,11 +163,7 @@ struct ucm_neigh {
 	struct neigh_req req[NEIGH_RING];
 	struct neigh_ans ans[NEIGH_RING];
 	/* the resolver's */
-	int fd __cacheline_aligned;
-	int ifindex;
-	uint32_t seq;
-	uint64_t requests;	/* messages sent (read anywhere) */
-	uint32_t req_head;
+	uint32_t req_head __cacheline_aligned;
 	uint32_t ans_next;
 	uint32_t nheld;
 	struct neigh_held held[NEIGH_RING];
@@ -185,246 +174,12 @@ struct ucm_neigh {
 	void *init_ctx;
 	uint32_t init_idx;
 	sem_t ready;		/* posted by the thread once init ran */
-	char buf[NL_BUF] __attribute__((aligned(8)));
+	struct neigh_nl nl;	/* its netlink socket (neigh_nl.c) */
 };
 
-/* ---- netlink replies: pure functions over a buffer ----------------------- */
+/* ---- the resolver thread ---------------------------------------------- */
 
-int ucm_neigh_nl_find(const void *buf, size_t len, uint32_t pid, uint32_t seq,
-		      uint16_t type, size_t hdr, const struct nlmsghdr **msg)
-{
-	const char *p = buf;
-
-	if (pid != 0)
-		return 0;	/* only the kernel answers our questions */
-	while (len >= NLMSG_HDRLEN) {
-		const struct nlmsghdr *h = (const struct nlmsghdr *)p;
-		size_t step;
-
-		if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > len)
-			return -EPROTO;
-		if (h->nlmsg_seq == seq) {
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				const struct nlmsgerr *e = NLMSG_DATA(h);
-
-				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) ||
-				    e->error >= 0 || e->error < -4095)
-					return -EPROTO;	/* short, or an ACK */
-				return e->error;
-			}
-			if (h->nlmsg_type != type || h->nlmsg_len < NLMSG_LENGTH(hdr))
-				return -EPROTO;
-			*msg = h;
-			return 1;
-		}
-		step = NLMSG_ALIGN(h->nlmsg_len);
-		if (step >= len)
-			break;
-		p += step;
-		len -= step;
-	}
-	return 0;
-}
-
-/* The attributes after a fixed header of @hdr bytes, and their length. */
-static const struct rtattr *attrs(const struct nlmsghdr *h, size_t hdr, int *len)
-{
-	*len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(hdr));
-	return (const struct rtattr *)((const char *)NLMSG_DATA(h) + NLMSG_ALIGN(hdr));
-}
-
-int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
-			  const uint8_t *dst, uint8_t *hop)
-{
-	const struct rtmsg *rt = NLMSG_DATA(h);
-	unsigned int alen = v6 ? 16 : 4;
-	const struct rtattr *a;
-	uint32_t table;
-	int len, oif = 0;
-
-	if (h->nlmsg_type != RTM_NEWROUTE || h->nlmsg_len < NLMSG_LENGTH(sizeof(*rt)) ||
-	    rt->rtm_family != (v6 ? AF_INET6 : AF_INET))
-		return -EPROTO;
-	table = rt->rtm_table;
-	memcpy(hop, dst, alen);
-	for (a = attrs(h, sizeof(*rt), &len); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == alen)
-			memcpy(hop, RTA_DATA(a), alen);
-		else if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) == sizeof(int))
-			memcpy(&oif, RTA_DATA(a), sizeof(oif));
-		else if (a->rta_type == RTA_TABLE && RTA_PAYLOAD(a) == sizeof(uint32_t))
-			memcpy(&table, RTA_DATA(a), sizeof(table));
-	}
-	/* With an output interface and no route through it, the kernel
-	 * answers anyway, assuming the destination is on-link, from no
-	 * table: that is no route through the NIC. A local address is none
-	 * either. */
-	if (rt->rtm_type != RTN_UNICAST || oif != ifindex || table == RT_TABLE_UNSPEC)
-		return -ENETUNREACH;
-	return 0;
-}
-
-int ucm_neigh_parse_neigh(const struct nlmsghdr *h, int ifindex, bool v6, uint8_t *mac)
-{
-	const struct ndmsg *nd = NLMSG_DATA(h);
-	const struct rtattr *a;
-	int len;
-
-	if (h->nlmsg_type != RTM_NEWNEIGH || h->nlmsg_len < NLMSG_LENGTH(sizeof(*nd)) ||
-	    nd->ndm_family != (v6 ? AF_INET6 : AF_INET) || nd->ndm_ifindex != ifindex)
-		return -EPROTO;
-	if (!(nd->ndm_state & NUD_USABLE))
-		return -EAGAIN;
-	for (a = attrs(h, sizeof(*nd), &len); RTA_OK(a, len); a = RTA_NEXT(a, len))
-		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
-			memcpy(mac, RTA_DATA(a), 6);
-			return nd->ndm_state & NUD_STALE ? 1 : 0;
-		}
-	return -EAGAIN;
-}
-
-/* ---- the resolver thread: netlink, synchronous, bounded -------------------- */
-
-/* A request: room for a header and two addresses. */
-union nl_req {
-	struct nlmsghdr h;
-	char buf[128];
-};
-
-void ucm_nl_put_attr(struct nlmsghdr *h, int type, const void *data, int len)
-{
-	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
-
-	a->rta_type = type;
-	a->rta_len = RTA_LENGTH(len);
-	memcpy(RTA_DATA(a), data, len);
-	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
-}
-
-/* A counter of one writer, read by ucm_neigh_counts() on any thread. */
-static void count(uint64_t *c)
-{
-	__atomic_store_n(c, *c + 1, __ATOMIC_RELAXED);
-}
-
-static int nl_send(struct ucm_neigh *n, struct nlmsghdr *req)
-{
-	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
-
-	req->nlmsg_seq = ++n->seq;
-	count(&n->requests);
-	if (sendto(n->fd, req, req->nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * Send @req and find its answer, a @type message with @hdr bytes of
- * payload, in n->buf: 0 with @msg, or -errno. Each read waits NL_WAIT_MS
- * at most (SO_RCVTIMEO); late answers to older questions, and datagrams
- * from anyone but the kernel, are read past, NL_READS at most.
- */
-static int nl_talk(struct ucm_neigh *n, struct nlmsghdr *req, uint16_t type, size_t hdr,
-		   const struct nlmsghdr **msg)
-{
-	int err = nl_send(n, req);
-
-	for (int i = 0; !err && i < NL_READS; i++) {
-		struct sockaddr_nl from = {};
-		socklen_t flen = sizeof(from);
-		ssize_t len;
-
-		len = recvfrom(n->fd, n->buf, NL_BUF, MSG_TRUNC, (struct sockaddr *)&from, &flen);
-		if (len < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		if (flen != sizeof(from) || from.nl_family != AF_NETLINK)
-			continue;
-		if (len > NL_BUF)
-			return -EMSGSIZE;	/* cut: may have been ours */
-		err = ucm_neigh_nl_find(n->buf, len, from.nl_pid, n->seq, type, hdr, msg);
-		if (err)
-			return err < 0 ? err : 0;
-	}
-	return err ? err : -ETIMEDOUT;
-}
-
-/* The next hop towards @dst through the NIC: its gateway, or @dst. */
-static int route_get(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *hop)
-{
-	union nl_req req = {};
-	struct nlmsghdr *h = (struct nlmsghdr *)req.buf;
-	struct rtmsg *rt = NLMSG_DATA(h);
-	const struct nlmsghdr *msg;
-	int alen = v6 ? 16 : 4, err;
-
-	h->nlmsg_len = NLMSG_LENGTH(sizeof(*rt));
-	h->nlmsg_type = RTM_GETROUTE;
-	h->nlmsg_flags = NLM_F_REQUEST;
-	rt->rtm_family = v6 ? AF_INET6 : AF_INET;
-	rt->rtm_dst_len = alen * 8;
-	ucm_nl_put_attr(h, RTA_DST, dst, alen);
-	ucm_nl_put_attr(h, RTA_OIF, &n->ifindex, sizeof(n->ifindex));
-	err = nl_talk(n, h, RTM_NEWROUTE, sizeof(struct rtmsg), &msg);
-	return err ? err : ucm_neigh_parse_route(msg, n->ifindex, v6, dst, hop);
-}
-
-/* A neighbour message about @hop on the NIC (@type, @flags, @ntf). */
-static void neigh_req(struct ucm_neigh *n, struct nlmsghdr *h, int type, int flags,
-		      uint8_t ntf, bool v6, const uint8_t *hop)
-{
-	struct ndmsg *nd = NLMSG_DATA(h);
-
-	h->nlmsg_len = NLMSG_LENGTH(sizeof(*nd));
-	h->nlmsg_type = type;
-	h->nlmsg_flags = NLM_F_REQUEST | flags;
-	nd->ndm_family = v6 ? AF_INET6 : AF_INET;
-	nd->ndm_ifindex = n->ifindex;
-	nd->ndm_flags = ntf;
-	ucm_nl_put_attr(h, NDA_DST, hop, v6 ? 16 : 4);
-}
-
-/* The neighbour entry of @hop: 0 with @mac (1: a stale one), or -errno
- * (-EAGAIN: none usable yet). */
-static int neigh_get(struct ucm_neigh *n, bool v6, const uint8_t *hop, uint8_t *mac)
-{
-	union nl_req req = {};
-	const struct nlmsghdr *msg;
-	int err;
-
-	neigh_req(n, (struct nlmsghdr *)req.buf, RTM_GETNEIGH, 0, 0, v6, hop);
-	err = nl_talk(n, (struct nlmsghdr *)req.buf, RTM_NEWNEIGH, sizeof(struct ndmsg), &msg);
-	if (err == -ENOENT)
-		return -EAGAIN;
-	return err ? err : ucm_neigh_parse_neigh(msg, n->ifindex, v6, mac);
-}
-
-/* Make the kernel resolve @hop, or confirm a stale entry (NTF_USE:
- * neigh_event_send(), what traffic through the kernel does). No ACK is
- * asked for; an error the kernel sends anyway is read past later. */
-static void neigh_use(struct ucm_neigh *n, bool v6, const uint8_t *hop)
-{
-	union nl_req req = {};
-
-	neigh_req(n, (struct nlmsghdr *)req.buf, RTM_NEWNEIGH, NLM_F_CREATE, NTF_USE, v6, hop);
-	nl_send(n, (struct nlmsghdr *)req.buf);	/* best effort: asked again later */
-}
-
-/* The answer to a question: 0 with @mac, -EAGAIN with @hop when the
- * kernel was asked to resolve it, or -errno. */
-static int resolve(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *hop,
-		   uint8_t *mac)
-{
-	int err;
-
-	err = route_get(n, v6, dst, hop);
-	if (err)
-		return err == -EAGAIN ? -EBUSY : err;
-	err = neigh_get(n, v6, hop, mac);
-	if (err == -EAGAIN || err == 1)
-		neigh_use(n, v6, hop);
-	return err == 1 ? 0 : err;
-}
-
+/* An answer published to the worker (its slot, then ans_tail). */
 static void answer(struct ucm_neigh *n, bool v6, const uint8_t *addr, int err,
 		   const uint8_t *mac)
 {
@@ -452,7 +207,7 @@ static void resolver_drain(struct ucm_neigh *n)
 		uint8_t mac[6] = {};
 		int err;
 
-		err = resolve(n, q->v6, q->addr, h->hop, mac);
+		err = ucm_neigh_nl_resolve(&n->nl, q->v6, q->addr, h->hop, mac);
 		if (err != -EAGAIN) {
 			answer(n, q->v6, q->addr, err, mac);
 			continue;
@@ -480,7 +235,7 @@ static int resolver_recheck(struct ucm_neigh *n)
 		int err = -EAGAIN;
 
 		if (now >= h->next)
-			err = neigh_get(n, h->v6, h->hop, mac);
+			err = ucm_neigh_nl_get(&n->nl, h->v6, h->hop, mac);
 		if (err == -EAGAIN && now < h->deadline) {
 			if (now >= h->next) {
 				h->step_ms = h->step_ms * 2 > HOLD_STEP_MAX ?
@@ -492,7 +247,7 @@ static int resolver_recheck(struct ucm_neigh *n)
 			continue;
 		}
 		if (err == 1)
-			neigh_use(n, h->v6, h->hop);	/* stale already: confirm it */
+			ucm_neigh_nl_use(&n->nl, h->v6, h->hop);	/* stale already: confirm it */
 		answer(n, h->v6, h->addr, err == 1 ? 0 : err, mac);
 		*h = n->held[--n->nheld];	/* the last one, looked at next */
 	}
@@ -523,7 +278,7 @@ static void *resolver_main(void *arg)
 	return NULL;
 }
 
-/* ---- create and destroy ------------------------------------------------------ */
+/* ---- create and destroy ----------------------------------------------- */
 
 static struct ucm_neigh *neigh_alloc(uint64_t seed)
 {
@@ -534,28 +289,11 @@ static struct ucm_neigh *neigh_alloc(uint64_t seed)
 	if (!n)
 		return NULL;
 	memset(n, 0, sz);
-	n->fd = -1;
+	n->nl.fd = -1;
 	n->efd = -1;
 	n->seed = seed;
 	n->tokens[0] = n->tokens[1] = NEIGH_BURST;
 	return n;
-}
-
-static int open_netlink(struct ucm_neigh *n)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct timeval tv = { .tv_usec = NL_WAIT_MS * 1000 };
-	int one = 1;
-
-	n->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (n->fd < 0)
-		return -errno;
-	if (bind(n->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    setsockopt(n->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
-		return -errno;
-	/* Errors without a copy of the request (best effort). */
-	setsockopt(n->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	return 0;
 }
 
 /* The resolver runs anywhere the process may (the main thread's CPUs, as
@@ -608,11 +346,10 @@ struct ucm_neigh *ucm_neigh_create(int ifindex, ucm_thread_fn init, void *ctx,
 
 	if (!n)
 		return ucm_err_ptr(ucm_oom("a next-hop resolver"));
-	n->ifindex = ifindex;
 	n->init = init;
 	n->init_ctx = ctx;
 	n->init_idx = idx;
-	err = open_netlink(n);
+	err = ucm_neigh_nl_open(&n->nl, ifindex);
 	if (err)
 		goto err_free;
 	n->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -646,12 +383,12 @@ void ucm_neigh_destroy(struct ucm_neigh *n)
 	}
 	if (n->efd >= 0)
 		close(n->efd);
-	if (n->fd >= 0)
-		close(n->fd);
+	if (n->nl.fd >= 0)
+		close(n->nl.fd);
 	free(n);
 }
 
-/* ---- the worker's side ---------------------------------------------------- */
+/* ---- the worker's side ------------------------------------------------ */
 
 /* A hash of the destination seeded per resolver, as the kernel seeds its
  * neighbour tables' (neigh_rand): who picks the addresses (a remote
@@ -692,7 +429,7 @@ static struct neigh_entry *find(struct ucm_neigh *n, bool v6, const uint8_t *a,
 void ucm_neigh_counts(const struct ucm_neigh *n, uint64_t *requests, uint64_t *evicted,
 		      uint64_t *refused)
 {
-	*requests = __atomic_load_n(&n->requests, __ATOMIC_RELAXED);
+	*requests = __atomic_load_n(&n->nl.requests, __ATOMIC_RELAXED);
 	*evicted = __atomic_load_n(&n->evicted, __ATOMIC_RELAXED);
 	*refused = __atomic_load_n(&n->refused, __ATOMIC_RELAXED);
 }
@@ -802,11 +539,11 @@ int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *
 			return -EAGAIN;	/* no room to ask: keep what is cached */
 		e = victim(n, si, now, true, again);
 		if (!e) {
-			count(&n->refused);
+			STAT_ADD(n->refused, 1);
 			return -EAGAIN;
 		}
 		if (e->state == NE_KNOWN)
-			count(&n->evicted);
+			STAT_ADD(n->evicted, 1);
 		entry_init(e, v6, dst, now);
 		ask(n, e, again, asks);
 		return -EAGAIN;
@@ -833,7 +570,7 @@ static void apply(struct ucm_neigh *n, const struct neigh_ans *a, uint64_t now)
 		if (!e)
 			return;
 		if (e->state == NE_KNOWN)
-			count(&n->evicted);
+			STAT_ADD(n->evicted, 1);
 		entry_init(e, a->v6, a->addr, now);
 	}
 	e->pending = 0;
@@ -886,7 +623,7 @@ void ucm_neigh_kick(struct ucm_neigh *n)
 		(void)0;	/* EAGAIN: the counter is full, the resolver awake */
 }
 
-/* ---- the test's resolver ------------------------------------------------------ */
+/* ---- the test's resolver ---------------------------------------------- */
 
 struct ucm_neigh *ucm_neigh_create_detached(uint64_t seed)
 {

@@ -49,8 +49,9 @@ void ucm_neigh_destroy(struct ucm_neigh *n);
  * @dst: 4 (IPv4) or 16 (IPv6) bytes. Return: 0 with @mac filled, or
  * -EAGAIN (not known yet: asked, or waiting for an answer or its turn) or
  * the kernel's cached negative answer: -ENETUNREACH (no route through the
- * NIC) or another -errno. @now: ucm_now_ns() of the batch (core/internal.h), read once per batch; @asks counts
- * the questions queued for the kernel.
+ * NIC) or another -errno. @now: ucm_now_ns() of the batch
+ * (core/internal.h), read once per batch; @asks counts the questions
+ * queued for the kernel.
  */
 void ucm_neigh_sync(struct ucm_neigh *n, uint64_t now);
 int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac,
@@ -71,12 +72,12 @@ void ucm_nl_put_attr(struct nlmsghdr *h, int type, const void *data, int len);
 
 /* ---- for tests/unit/test_neigh.c ---------------------------------------- */
 
-/* Pure parsers over a received datagram. ucm_neigh_nl_find(): the reply to
- * question @seq in @buf (@len bytes from @pid, the sender's nl_pid): 1
- * with @msg, a message of @type with at least @hdr bytes of payload; 0
- * when the datagram holds none (another sender's, another question's);
- * the kernel's -errno; -EPROTO for a malformed message, an ACK or another
- * type. */
+/* Pure parsers over a received datagram (neigh_nl.c, as is
+ * ucm_nl_put_attr()). ucm_neigh_nl_find(): the reply to question @seq in
+ * @buf (@len bytes from @pid, the sender's nl_pid): 1 with @msg, a message
+ * of @type with at least @hdr bytes of payload; 0 when the datagram holds
+ * none (another sender's, another question's); the kernel's -errno;
+ * -EPROTO for a malformed message, an ACK or another type. */
 int ucm_neigh_nl_find(const void *buf, size_t len, uint32_t pid, uint32_t seq,
 		      uint16_t type, size_t hdr, const struct nlmsghdr **msg);
 /* A validated RTM_NEWROUTE: 0 with @hop (the gateway, or @dst on-link),

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The next-hop resolver's netlink (neigh.h, neigh_nl.h): the questions it
+ * asks the kernel over rtnetlink (RTM_GETROUTE through the NIC, then
+ * RTM_GETNEIGH, and RTM_NEWNEIGH with NTF_USE to have an entry resolved or
+ * confirmed) and the parsers of the answers, pure functions over a buffer
+ * that the unit test and the fuzz target feed. Synchronous and bounded: a
+ * question's wait is SO_RCVTIMEO's. On the resolver's thread only; the
+ * cache and the thread are neigh.c's.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+
+#include "core/internal.h"
+#include "io/neigh.h"
+#include "io/neigh_nl.h"
+
+#define NL_WAIT_MS	100		/* a netlink answer's wait, */
+#define NL_READS	8		/* and the datagrams read for one */
+/* Neighbour states with a usable address. */
+#define NUD_USABLE	(NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | \
+			 NUD_PERMANENT | NUD_NOARP)
+
+/* ---- netlink replies: pure functions over a buffer -------------------- */
+
+int ucm_neigh_nl_find(const void *buf, size_t len, uint32_t pid, uint32_t seq,
+		      uint16_t type, size_t hdr, const struct nlmsghdr **msg)
+{
+	const char *p = buf;
+
+	if (pid != 0)
+		return 0;	/* only the kernel answers our questions */
+	while (len >= NLMSG_HDRLEN) {
+		const struct nlmsghdr *h = (const struct nlmsghdr *)p;
+		size_t step;
+
+		if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > len)
+			return -EPROTO;
+		if (h->nlmsg_seq == seq) {
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) ||
+				    e->error >= 0 || e->error < -4095)
+					return -EPROTO;	/* short, or an ACK */
+				return e->error;
+			}
+			if (h->nlmsg_type != type || h->nlmsg_len < NLMSG_LENGTH(hdr))
+				return -EPROTO;
+			*msg = h;
+			return 1;
+		}
+		step = NLMSG_ALIGN(h->nlmsg_len);
+		if (step >= len)
+			break;
+		p += step;
+		len -= step;
+	}
+	return 0;
+}
+
+/* The attributes after a fixed header of @hdr bytes, and their length. */
+static const struct rtattr *attrs(const struct nlmsghdr *h, size_t hdr, int *len)
+{
+	*len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(NLMSG_ALIGN(hdr));
+	return (const struct rtattr *)((const char *)NLMSG_DATA(h) + NLMSG_ALIGN(hdr));
+}
+
+int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
+			  const uint8_t *dst, uint8_t *hop)
+{
+	const struct rtmsg *rt = NLMSG_DATA(h);
+	unsigned int alen = v6 ? 16 : 4;
+	const struct rtattr *a;
+	uint32_t table;
+	int len, oif = 0;
+
+	if (h->nlmsg_type != RTM_NEWROUTE || h->nlmsg_len < NLMSG_LENGTH(sizeof(*rt)) ||
+	    rt->rtm_family != (v6 ? AF_INET6 : AF_INET))
+		return -EPROTO;
+	table = rt->rtm_table;
+	memcpy(hop, dst, alen);
+	for (a = attrs(h, sizeof(*rt), &len); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == alen)
+			memcpy(hop, RTA_DATA(a), alen);
+		else if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) == sizeof(int))
+			memcpy(&oif, RTA_DATA(a), sizeof(oif));
+		else if (a->rta_type == RTA_TABLE && RTA_PAYLOAD(a) == sizeof(uint32_t))
+			memcpy(&table, RTA_DATA(a), sizeof(table));
+	}
+	/* With an output interface and no route through it, the kernel
+	 * answers anyway, assuming the destination is on-link, from no
+	 * table: that is no route through the NIC. A local address is none
+	 * either. */
+	if (rt->rtm_type != RTN_UNICAST || oif != ifindex || table == RT_TABLE_UNSPEC)
+		return -ENETUNREACH;
+	return 0;
+}
+
+int ucm_neigh_parse_neigh(const struct nlmsghdr *h, int ifindex, bool v6, uint8_t *mac)
+{
+	const struct ndmsg *nd = NLMSG_DATA(h);
+	const struct rtattr *a;
+	int len;
+
+	if (h->nlmsg_type != RTM_NEWNEIGH || h->nlmsg_len < NLMSG_LENGTH(sizeof(*nd)) ||
+	    nd->ndm_family != (v6 ? AF_INET6 : AF_INET) || nd->ndm_ifindex != ifindex)
+		return -EPROTO;
+	if (!(nd->ndm_state & NUD_USABLE))
+		return -EAGAIN;
+	for (a = attrs(h, sizeof(*nd), &len); RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
+			memcpy(mac, RTA_DATA(a), 6);
+			return nd->ndm_state & NUD_STALE ? 1 : 0;
+		}
+	return -EAGAIN;
+}
+
+/* ---- questions: synchronous, bounded ---------------------------------- */
+
+/* A request: room for a header and two addresses. */
+union nl_req {
+	struct nlmsghdr h;
+	char buf[128];
+};
+
+void ucm_nl_put_attr(struct nlmsghdr *h, int type, const void *data, int len)
+{
+	struct rtattr *a = (struct rtattr *)((char *)h + NLMSG_ALIGN(h->nlmsg_len));
+
+	a->rta_type = type;
+	a->rta_len = RTA_LENGTH(len);
+	memcpy(RTA_DATA(a), data, len);
+	h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+}
+
+int ucm_neigh_nl_open(struct neigh_nl *nl, int ifindex)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_usec = NL_WAIT_MS * 1000 };
+	int one = 1;
+
+	nl->ifindex = ifindex;
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (nl->fd < 0)
+		return -errno;
+	if (bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(nl->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		return -errno;
+	/* Errors without a copy of the request (best effort). */
+	setsockopt(nl->fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	return 0;
+}
+
+static int nl_send(struct neigh_nl *nl, struct nlmsghdr *req)
+{
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
+
+	req->nlmsg_seq = ++nl->seq;
+	STAT_ADD(nl->requests, 1);
+	if (sendto(nl->fd, req, req->nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Send @req and find its answer, a @type message with @hdr bytes of
+ * payload, in nl->buf: 0 with @msg, or -errno. Each read waits NL_WAIT_MS
+ * at most (SO_RCVTIMEO); late answers to older questions, and datagrams
+ * from anyone but the kernel, are read past, NL_READS at most.
+ */
+static int nl_talk(struct neigh_nl *nl, struct nlmsghdr *req, uint16_t type, size_t hdr,
+		   const struct nlmsghdr **msg)
+{
+	int err = nl_send(nl, req);
+
+	for (int i = 0; !err && i < NL_READS; i++) {
+		struct sockaddr_nl from = {};
+		socklen_t flen = sizeof(from);
+		ssize_t len;
+
+		len = recvfrom(nl->fd, nl->buf, NL_BUF, MSG_TRUNC, (struct sockaddr *)&from, &flen);
+		if (len < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (flen != sizeof(from) || from.nl_family != AF_NETLINK)
+			continue;
+		if (len > NL_BUF)
+			return -EMSGSIZE;	/* cut: may have been ours */
+		err = ucm_neigh_nl_find(nl->buf, len, from.nl_pid, nl->seq, type, hdr, msg);
+		if (err)
+			return err < 0 ? err : 0;
+	}
+	return err ? err : -ETIMEDOUT;
+}
+
+/* The next hop towards @dst through the NIC: its gateway, or @dst. */
+static int route_get(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8_t *hop)
+{
+	union nl_req req = {};
+	struct nlmsghdr *h = (struct nlmsghdr *)req.buf;
+	struct rtmsg *rt = NLMSG_DATA(h);
+	const struct nlmsghdr *msg;
+	int alen = v6 ? 16 : 4, err;
+
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*rt));
+	h->nlmsg_type = RTM_GETROUTE;
+	h->nlmsg_flags = NLM_F_REQUEST;
+	rt->rtm_family = v6 ? AF_INET6 : AF_INET;
+	rt->rtm_dst_len = alen * 8;
+	ucm_nl_put_attr(h, RTA_DST, dst, alen);
+	ucm_nl_put_attr(h, RTA_OIF, &nl->ifindex, sizeof(nl->ifindex));
+	err = nl_talk(nl, h, RTM_NEWROUTE, sizeof(struct rtmsg), &msg);
+	return err ? err : ucm_neigh_parse_route(msg, nl->ifindex, v6, dst, hop);
+}
+
+/* A neighbour message about @hop on the NIC (@type, @flags, @ntf). */
+static void neigh_req(struct neigh_nl *nl, struct nlmsghdr *h, int type, int flags,
+		      uint8_t ntf, bool v6, const uint8_t *hop)
+{
+	struct ndmsg *nd = NLMSG_DATA(h);
+
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*nd));
+	h->nlmsg_type = type;
+	h->nlmsg_flags = NLM_F_REQUEST | flags;
+	nd->ndm_family = v6 ? AF_INET6 : AF_INET;
+	nd->ndm_ifindex = nl->ifindex;
+	nd->ndm_flags = ntf;
+	ucm_nl_put_attr(h, NDA_DST, hop, v6 ? 16 : 4);
+}
+
+/* The neighbour entry of @hop: 0 with @mac (1: a stale one), or -errno
+ * (-EAGAIN: none usable yet). */
+int ucm_neigh_nl_get(struct neigh_nl *nl, bool v6, const uint8_t *hop, uint8_t *mac)
+{
+	union nl_req req = {};
+	const struct nlmsghdr *msg;
+	int err;
+
+	neigh_req(nl, (struct nlmsghdr *)req.buf, RTM_GETNEIGH, 0, 0, v6, hop);
+	err = nl_talk(nl, (struct nlmsghdr *)req.buf, RTM_NEWNEIGH, sizeof(struct ndmsg), &msg);
+	if (err == -ENOENT)
+		return -EAGAIN;
+	return err ? err : ucm_neigh_parse_neigh(msg, nl->ifindex, v6, mac);
+}
+
+/* Make the kernel resolve @hop, or confirm a stale entry (NTF_USE:
+ * neigh_event_send(), what traffic through the kernel does). No ACK is
+ * asked for; an error the kernel sends anyway is read past later. */
+void ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop)
+{
+	union nl_req req = {};
+
+	neigh_req(nl, (struct nlmsghdr *)req.buf, RTM_NEWNEIGH, NLM_F_CREATE, NTF_USE, v6, hop);
+	nl_send(nl, (struct nlmsghdr *)req.buf);	/* best effort: asked again later */
+}
+
+/* The answer to a question: 0 with @mac, -EAGAIN with @hop when the
+ * kernel was asked to resolve it, or -errno. */
+int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8_t *hop,
+			 uint8_t *mac)
+{
+	int err;
+
+	err = route_get(nl, v6, dst, hop);
+	if (err)
+		return err == -EAGAIN ? -EBUSY : err;
+	err = ucm_neigh_nl_get(nl, v6, hop, mac);
+	if (err == -EAGAIN || err == 1)
+		ucm_neigh_nl_use(nl, v6, hop);
+	return err == 1 ? 0 : err;
+}
