@@ -10,13 +10,16 @@
  * Producers (RX threads) never touch a worker ring per frame: each keeps a
  * bulk queue of UCM_CPUMAP_BULK_SIZE per worker, flushed into the worker's
  * ring when full and by ucm_cpumap_producer__flush() at the end of every RX
- * batch, with one ring reservation per bulk. A full ring sends the frame straight
- * back to the producer's own pool (direct: the producer owns it) and counts
- * an enqueue drop. A flush wakes each sleeping worker at most once.
+ * batch, with one ring reservation per bulk. A full ring sends the frame
+ * straight back to the producer's own pool (direct: the producer owns it)
+ * and counts an enqueue drop. A flush wakes each sleeping worker at most once.
  *
  * Threads: ucm_cpumap__create()/destroy() and producer create/destroy run
  * on a control thread. A producer is used by one thread at a time. Stats
- * may be read from any thread at any time.
+ * may be read from any thread at any time. The worker threads block every
+ * signal (UCM_CPUMAP_F_INLINE starts none): a program's signal handlers
+ * run on its own threads, never in the middle of a worker's batch or its
+ * sink's callbacks.
  */
 #ifndef UCPUMAP_CPUMAP_H
 #define UCPUMAP_CPUMAP_H
