@@ -332,9 +332,9 @@ static bool worker_sleep(struct ucm_worker *w)
 	/* The last wake-up's read, put off until now. */
 	if (worker_drains(w))
 		ucm_wake_settle(&w->wake);
-	/* W0 (wake.h): pairs with W4 of the kick in worker_kick() */
+	/* W0 (wake.h): pairs with W4 of the kick, ucm_cpumap_worker_kick() */
 	seq = ucm_wake_prepare(&w->wake);
-	/* W1 (wake.h): pairs with W2 in worker_kick() */
+	/* W1 (wake.h): pairs with W2 in ucm_cpumap_worker_kick() */
 	ucm_wake_announce(&w->wake);
 	/* Recheck to avoid a lost wakeup. */
 	if (!ucm_ring__empty(w->ring))

@@ -17,9 +17,9 @@
  * once a batch or more. They are static inline for the files that call
  * them (cpumap.c; cpumap_ctl.c at an inline producer's stop), so the hot
  * path makes no call across files. worker_lat_record() and
- * worker_lat_stamp() are static and out of line, as the compiler placed
- * them when they were static in one file: each has several callers on the
- * worker's path, and inlined they would make its loop a third longer.
+ * worker_lat_stamp() are static but out of line: each has several callers
+ * on the worker's path, and inlined they would make its loop a third
+ * longer.
  */
 #ifndef UCM_CPUMAP_LAT_H
 #define UCM_CPUMAP_LAT_H

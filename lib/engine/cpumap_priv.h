@@ -8,9 +8,8 @@
  *
  * Calls between the files go one way, cpumap_ctl.c to cpumap.c (the
  * worker thread's entry, the kick; the public flush). What both files use
- * of the worker's per-batch code is static here or in cpumap_lat.h, as it
- * was within one file, so the hot path makes no call it did not make
- * before.
+ * of the worker's per-batch code is static, here or in cpumap_lat.h, so
+ * that the hot path calls nothing across files.
  */
 #ifndef UCM_CPUMAP_PRIV_H
 #define UCM_CPUMAP_PRIV_H

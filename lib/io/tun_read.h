@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What one read from a tun queue brought (the read path, tun_rev.c): a
+ * What one read from a tun queue brought (the read path, tun_read_tx.c): a
  * pure function of the bytes read, apart so that tests/fuzz/tun_fuzz.c
  * can give it any.
  */

@@ -172,7 +172,7 @@ static bool send_csum(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_
 	enum ucm_split_err err;
 	bool v6 = false;
 
-	/* Left to the way out, it is within the packet (csum_own()). */
+	/* Left to the way out, it is within the packet (ucm_split_csum_own()). */
 	err = own ? UCM_SPLIT_OK : ucm_split_csum(vh, pkt, len);
 	if (err) {
 		offload_drop(&t->a, err);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The io layer's io_uring set-up, shared by the tun's write path (tun.c)
- * and its read path (tun_rev.c). */
+ * and its read path (tun_read.c). */
 #ifndef UCM_IO_URING_H
 #define UCM_IO_URING_H
 

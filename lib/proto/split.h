@@ -4,7 +4,7 @@
  * USO4/6) gives its reader into what a wire takes: a GSO super-packet into
  * segments, a checksum the kernel left partial (NEEDS_CSUM) completed. A
  * NIC does this for its driver; the way back's XSK TX has neither, so the
- * read path does it in software (lib/io/tun_rev.c).
+ * read path does it in software (lib/io/tun_read_tx.c).
  *
  * Of the virtio_net header only flags, gso_type and gso_size are trusted:
  * the headers are parsed from the packet itself (hdr_len is not used: the

@@ -2,9 +2,9 @@
 /*
  * ucm_gso: coalescing same-flow UDP datagrams and TCP segments into one
  * GSO super-packet (GSO_UDP_L4, GSO_TCPV4, GSO_TCPV6) for a tun write (our
- * cpumap GRO; issue 6). This is the planning half: which packets of a
- * batch may merge, and the headers of the super-packet. The tun sink's
- * write path (UCM_TUN_F_COALESCE) uses it.
+ * cpumap GRO). This is the planning half: which packets of a batch may
+ * merge, and the headers of the super-packet. The tun sink's write path
+ * (UCM_TUN_F_COALESCE) uses it.
  *
  * The merge rules follow the kernel's GRO, so that what the kernel's stack
  * sees (and, when it cuts a super-packet back up, what it cuts out) is

@@ -57,7 +57,8 @@ enum ucm_tun_flags {
 	UCM_TUN_F_TAP		= 1 << 0,
 	/* One write() per packet (per super-packet with
 	 * UCM_TUN_F_COALESCE), built and written one at a time: the
-	 * "before" of the batched write (seed 002). */
+	 * unbatched way, the baseline the batched write is measured
+	 * against. */
 	UCM_TUN_F_NO_BATCH	= 1 << 1,
 	/* Our cpumap GRO: same-flow UDP datagrams or TCP
 	 * segments of a batch go as one GSO super-packet per write, which

@@ -9,7 +9,7 @@
  * a driver's NAPI owns its queue. So the RX thread lends the worker empty
  * frames of its pool, the worker hands them back filled, and the RX thread
  * puts them on the TX ring and, when they complete, returns them to its own
- * pool: straight into its cache, the direct bulk recycling of seed 003.
+ * pool: straight into its cache, the pool's direct bulk recycling.
  *
  *   RX thread (pool owner)                    worker
  *   ucm_txq__lend(): pool -> free ring  --->  ucm_txq__take(): free ring
