@@ -313,7 +313,7 @@ FUZZ_SECONDS ?= 10
 FUZZ_BUILD := build/fuzz
 FUZZ_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib/include -Ilib -g -O1 \
 	-fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_LIB_SRCS := lib/core/log.c lib/proto/pkt.c lib/proto/gso.c lib/proto/split.c lib/io/neigh.c
+FUZZ_LIB_SRCS := lib/core/log.c lib/proto/pkt.c lib/proto/gso.c lib/proto/split.c lib/io/neigh_nl.c
 FUZZ_LIB := $(FUZZ_BUILD)/libucpumap-fuzz.a
 FUZZ_NAMES := $(patsubst tests/fuzz/%_fuzz.c,%,$(wildcard tests/fuzz/*_fuzz.c))
 FUZZ_BINS := $(patsubst %,$(FUZZ_BUILD)/%_fuzz,$(FUZZ_NAMES))

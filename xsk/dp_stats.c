@@ -39,7 +39,7 @@ static void read_pool(const struct ucm_dp *dp, uint32_t q, struct ucm_pool_stats
 	if (dp_stopped(dp))
 		*ps = dp->fin->ps[q];
 	else
-		ucm_pool__get_stats(ucm_xsk_queue__pool(dp->rx[q].q), ps,
+		ucm_pool__stats(ucm_xsk_queue__pool(dp->rx[q].q), ps,
 				    sizeof(*ps));
 }
 

@@ -215,7 +215,7 @@ static void eng_snapshot(struct eng_run *run, int wcpu, struct eng_snap *s)
 	s->steal = cpu_steal_sec(run->cpu) + cpu_steal_sec(wcpu);
 	ucm_cpumap__worker_stats(run->map, 0, &s->w, sizeof(s->w));
 	ucm_cpumap_producer__enqueue_stats(run->prod, 0, &s->e, sizeof(s->e));
-	ucm_pool__get_stats(run->pool, &s->p, sizeof(s->p));
+	ucm_pool__stats(run->pool, &s->p, sizeof(s->p));
 }
 
 #define DELTA(f) (b->p.f - a->p.f)

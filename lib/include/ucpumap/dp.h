@@ -497,7 +497,7 @@ UCM_API int ucm_dp__default_cpus(const char *ifname, int *cpus, uint32_t max);
 /* The queue's socket (ucm_xsk_queue__stats()). */
 UCM_API int ucm_dp__xsk_stats(const struct ucm_dp *dp, uint32_t q,
 			      struct ucm_xsk_stats *st, size_t sz);
-/* The queue's pool (ucm_pool__get_stats()). */
+/* The queue's pool (ucm_pool__stats()). */
 UCM_API int ucm_dp__pool_stats(const struct ucm_dp *dp, uint32_t q,
 			       struct ucm_pool_stats *st, size_t sz);
 /* Queue @q's RX thread into worker @w (ucm_cpumap_producer__enqueue_stats()). */
