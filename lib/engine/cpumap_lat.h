@@ -7,8 +7,8 @@
  * the bulk's descriptors, holding the producer's flush time (ucm_now_ns(),
  * its low 47 bits): one clock read per flush and two per worker batch, not
  * per packet. Not in the bulk's first frame: that line would cross from
- * the producer's CPU to the worker's for every bulk (docs/BENCHMARKS.md,
- * "Where the latency stamps' cost goes"). Bit 47 tells a stamp from a
+ * the producer's CPU to the worker's for every bulk (docs/experiments.md,
+ * "The latency stamps without the frame's write"). Bit 47 tells a stamp from a
  * descriptor: it is above every UMEM handle and below the length. A wait
  * is read modulo 2^47 ns (39 hours).
  *
