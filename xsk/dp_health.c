@@ -80,7 +80,7 @@ static void fault_set(struct ucm_dp *dp, uint32_t fault, int err, uint32_t where
  * sockets and threads fail too, and is the one to name. */
 static void find_fault(struct ucm_dp *dp, int iface, int tun)
 {
-	struct ucm_tun_rev_stats rs;
+	struct ucm_tun_back_stats rs;
 	uint32_t q, w, fault;
 	int err;
 
@@ -97,7 +97,7 @@ static void find_fault(struct ucm_dp *dp, int iface, int tun)
 		return;
 	}
 	for (w = 0; w < dp->c.nworkers; w++) {
-		if (ucm_dp_read_rev(dp, w, &rs) || !rs.stopped)
+		if (ucm_dp_read_back(dp, w, &rs) || !rs.stopped)
 			continue;
 		fault_set(dp, UCM_DP_FAULT_BACK, -EIO, w);
 		pr_warn("dp: worker %u stopped reading the tun (its io_uring failed): the way back is dead\n",

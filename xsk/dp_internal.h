@@ -99,7 +99,7 @@ struct dp_final {
 	bool *es_ok;
 	struct ucm_cpumap_worker_stats ws[UCM_CPUMAP_MAX_WORKERS];
 	struct ucm_tun_stats ts[UCM_CPUMAP_MAX_WORKERS];
-	struct ucm_tun_rev_stats rs[UCM_CPUMAP_MAX_WORKERS];
+	struct ucm_tun_back_stats rs[UCM_CPUMAP_MAX_WORKERS];
 	struct ucm_txq_stats qs[UCM_CPUMAP_MAX_WORKERS];
 };
 
@@ -160,8 +160,8 @@ int ucm_dp_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr);
 
 /* dp_stats.c */
 /* The way back's counters of worker @w, under dp->lock; -ENOENT one way. */
-int ucm_dp_read_rev(const struct ucm_dp *dp, uint32_t w,
-		    struct ucm_tun_rev_stats *rs);
+int ucm_dp_read_back(const struct ucm_dp *dp, uint32_t w,
+		    struct ucm_tun_back_stats *rs);
 /* The final counters, from the stopped parts; under dp->lock. */
 void ucm_dp_snapshot(struct ucm_dp *dp);
 

@@ -60,7 +60,7 @@ static int back_setup(struct ucm_dp *dp)
 	l2.resolve_ifindex = dp->c.peer_mac_set || (dp->c.flags & UCM_DP_F_TAP) ?
 			     0 : (int)if_nametoindex(dp->c.ifname);
 	for (w = 0; w < dp->c.nworkers; w++) {
-		err = ucm_tun__set_reverse(dp->tun, w, dp->txq[w], &l2);
+		err = ucm_tun__set_back(dp->tun, w, dp->txq[w], &l2);
 		if (err)
 			return err;
 	}
@@ -223,7 +223,7 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 	UCM_OPTS(ucm_cpumap_opts, co, .cpus = dp->c.cpus, .ncpus = dp->c.nworkers,
 		 .qsize = dp->c.qsize,
 		 .sink = dp->c.sink ? dp->c.sink : f & UCM_DP_F_TWO_WAY ?
-			 ucm_tun__sink_duplex() : ucm_tun__sink(),
+			 ucm_tun__sink_back() : ucm_tun__sink(),
 		 .sink_ctx = dp->c.sink ? dp->c.sink_ctx : dp->tun,
 		 .flags = (f & UCM_DP_F_NO_RECYCLE ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
 			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |

@@ -81,8 +81,8 @@ static void read_tun(const struct ucm_dp *dp, uint32_t w, struct ucm_tun_stats *
 		ucm_tun__worker_stats(dp->tun, w, ts, sizeof(*ts));
 }
 
-int ucm_dp_read_rev(const struct ucm_dp *dp, uint32_t w,
-		    struct ucm_tun_rev_stats *rs)
+int ucm_dp_read_back(const struct ucm_dp *dp, uint32_t w,
+		    struct ucm_tun_back_stats *rs)
 {
 	memset(rs, 0, sizeof(*rs));
 	if (!dp_has_channels(dp->c.flags))
@@ -90,7 +90,7 @@ int ucm_dp_read_rev(const struct ucm_dp *dp, uint32_t w,
 	if (dp_stopped(dp))
 		*rs = dp->fin->rs[w];
 	else if (dp->c.flags & UCM_DP_F_TWO_WAY)
-		ucm_tun__rev_stats(dp->tun, w, rs, sizeof(*rs));
+		ucm_tun__back_stats(dp->tun, w, rs, sizeof(*rs));
 	return 0;
 }
 
@@ -130,8 +130,15 @@ DP_GETTER(xsk, ucm_xsk_stats, idx, 0, (read_xsk(dp, idx, &o), 0))
 DP_GETTER(pool, ucm_pool_stats, idx, 0, (read_pool(dp, idx, &o), 0))
 DP_GETTER(worker, ucm_cpumap_worker_stats, 0, idx, (read_worker(dp, idx, &o), 0))
 DP_GETTER(tun, ucm_tun_stats, 0, idx, (read_tun(dp, idx, &o), 0))
-DP_GETTER(rev, ucm_tun_rev_stats, 0, idx, ucm_dp_read_rev(dp, idx, &o))
+DP_GETTER(back, ucm_tun_back_stats, 0, idx, ucm_dp_read_back(dp, idx, &o))
 DP_GETTER(txq, ucm_txq_stats, 0, idx, read_txq(dp, idx, &o))
+
+/* The 0.2.0 name (dp.h). */
+int ucm_dp__rev_stats(const struct ucm_dp *dp, uint32_t w,
+		      struct ucm_tun_back_stats *st, size_t sz)
+{
+	return ucm_dp__back_stats(dp, w, st, sz);
+}
 
 int ucm_dp__enqueue_stats(const struct ucm_dp *dp, uint32_t q, uint32_t w,
 			  struct ucm_cpumap_enqueue_stats *st, size_t sz)
@@ -181,7 +188,7 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats *t)
 {
 	struct ucm_cpumap_worker_stats ws;
-	struct ucm_tun_rev_stats rs;
+	struct ucm_tun_back_stats rs;
 	struct ucm_tun_stats ts;
 	struct ucm_txq_stats qs;
 	uint64_t bad;
@@ -210,7 +217,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->tun_err_other += ts.err_other;
 	t->tun_super += ts.super;
 	t->tun_super_segs += ts.super_segs;
-	if (ucm_dp_read_rev(dp, w, &rs) || read_txq(dp, w, &qs))
+	if (ucm_dp_read_back(dp, w, &rs) || read_txq(dp, w, &qs))
 		return;
 	bad = rs.drop_offload + rs.drop_too_big + rs.drop_non_ip + rs.drop_no_neigh +
 	      rs.drop_stopped;
@@ -299,7 +306,7 @@ void ucm_dp_snapshot(struct ucm_dp *dp)
 	for (w = 0; w < nw; w++) {
 		read_worker(dp, w, &f->ws[w]);
 		read_tun(dp, w, &f->ts[w]);
-		ucm_dp_read_rev(dp, w, &f->rs[w]);
+		ucm_dp_read_back(dp, w, &f->rs[w]);
 		read_txq(dp, w, &f->qs[w]);
 	}
 	gather(dp, &f->tot);

@@ -38,7 +38,7 @@ struct cfg {
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool no_coalesce, copy, zero_copy, no_latency, no_hold, no_offload, no_tx_csum;
 	bool extended;			/* the per-queue and per-worker lines too */
-	bool reverse;			/* two-way: --two-way or --peer-mac */
+	bool two_way;			/* two-way: --two-way or --peer-mac */
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
 	uint8_t peer_mac[6];
 	int skb_mode, policy, filter, verbose;
@@ -78,7 +78,7 @@ struct daemon {
 	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES], last_q_tx[UCM_XSK_MAX_QUEUES];
 	uint64_t last_enq[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
-	uint64_t last_rev[UCM_CPUMAP_MAX_WORKERS];
+	uint64_t last_back[UCM_CPUMAP_MAX_WORKERS];
 	struct drops last_drops;
 	double last_t;
 	double wd_period, wd_last;	/* systemd's watchdog: seconds; 0 off */

@@ -44,7 +44,7 @@ struct snap {
 	bool es_ok[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS];
 	struct ucm_cpumap_worker_stats ws[UCM_CPUMAP_MAX_WORKERS];
 	struct ucm_tun_stats ts[UCM_CPUMAP_MAX_WORKERS];
-	struct ucm_tun_rev_stats rs[UCM_CPUMAP_MAX_WORKERS];
+	struct ucm_tun_back_stats rs[UCM_CPUMAP_MAX_WORKERS];
 };
 
 struct metrics {
@@ -84,7 +84,7 @@ static void family(struct tbuf *b, const char *name, const char *type, const cha
 #define ULL(x) ((unsigned long long)(x))
 
 /* Per-queue and per-worker counters and gauges, by where they are read. */
-enum src { SRC_XSK, SRC_POOL, SRC_WORKER, SRC_TUN, SRC_REV };
+enum src { SRC_XSK, SRC_POOL, SRC_WORKER, SRC_TUN, SRC_BACK };
 
 struct fam {
 	const char *name, *type, *help;
@@ -101,7 +101,7 @@ struct fam {
 #define P(f) .src = SRC_POOL, .off = offsetof(struct ucm_pool_stats, f)
 #define W(f) .src = SRC_WORKER, .off = offsetof(struct ucm_cpumap_worker_stats, f)
 #define T(f) .src = SRC_TUN, .off = offsetof(struct ucm_tun_stats, f)
-#define R(f) .src = SRC_REV, .off = offsetof(struct ucm_tun_rev_stats, f)
+#define R(f) .src = SRC_BACK, .off = offsetof(struct ucm_tun_back_stats, f)
 static const struct fam fams[] = {
 	{ .name = "ucpumap_rx_packets_total", C, X(rx),
 	  .help = "Packets taken from the queue's AF_XDP RX ring." },
@@ -183,7 +183,7 @@ static const void *fam_base(const struct snap *s, enum src src, uint32_t i)
 	case SRC_POOL: return &s->ps[i];
 	case SRC_WORKER: return &s->ws[i];
 	case SRC_TUN: return &s->ts[i];
-	case SRC_REV: return &s->rs[i];
+	case SRC_BACK: return &s->rs[i];
 	}
 	return NULL;
 }
@@ -360,7 +360,7 @@ static void snap_read(struct snap *s, const struct daemon *d)
 	for (w = 0; w < s->nw; w++) {
 		ucm_dp__worker_stats(d->dp, w, &s->ws[w], sizeof(s->ws[w]));
 		ucm_dp__tun_stats(d->dp, w, &s->ts[w], sizeof(s->ts[w]));
-		if (ucm_dp__rev_stats(d->dp, w, &s->rs[w], sizeof(s->rs[w])))
+		if (ucm_dp__back_stats(d->dp, w, &s->rs[w], sizeof(s->rs[w])))
 			memset(&s->rs[w], 0, sizeof(s->rs[w]));
 	}
 }

@@ -271,7 +271,7 @@ int priv_prepare(struct daemon *d)
 	uint64_t prm, eff, setup;
 	int err;
 
-	if (d->c.user && d->c.reverse && !d->c.tap && !d->c.peer_mac_set) {
+	if (d->c.user && d->c.two_way && !d->c.tap && !d->c.peer_mac_set) {
 		/* Seen: 0 of 5 pings to a peer the DUT had not met. */
 		fprintf(stderr, "ucpumapd: --user with --two-way over a tun: asking the kernel to resolve a next hop (RTM_NEWNEIGH) needs CAP_NET_ADMIN in the resolver thread, which the change of user takes from every thread; give --peer-mac, or run without --user\n");
 		return 2;

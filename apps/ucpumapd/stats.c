@@ -40,7 +40,7 @@ static const char *cause_name(bool back, int i)
 static void count_drops(const struct daemon *d, const struct ucm_dp_stats *t,
 			struct drops *n)
 {
-	struct ucm_tun_rev_stats rs;
+	struct ucm_tun_back_stats rs;
 	struct ucm_xsk_stats xs;
 	uint32_t i;
 	int r;
@@ -56,10 +56,10 @@ static void count_drops(const struct daemon *d, const struct ucm_dp_stats *t,
 	n->in[4] = t->enqueue_drops;
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		n->in[N_IN_CAUSES + r] = t->worker_drop_reason[r];
-	if (!d->c.reverse)
+	if (!d->c.two_way)
 		return;
 	for (i = 0; i < ucm_dp__nworkers(d->dp); i++) {
-		if (ucm_dp__rev_stats(d->dp, i, &rs, sizeof(rs)))
+		if (ucm_dp__back_stats(d->dp, i, &rs, sizeof(rs)))
 			continue;
 		n->back[0] += rs.drop_offload;
 		n->back[1] += rs.drop_too_big;
@@ -115,7 +115,7 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 	print_drops(false, n->in, d->last_drops.in, DROPS_IN, dt);
 	if (!d->c.pass)
 		printf(", workers %.0f%% busy", busy_share(d, t, dt));
-	if (d->c.reverse) {
+	if (d->c.two_way) {
 		printf(" | back: %.0f pps, ", (t->tx - l->tx) / dt);
 		print_drops(true, n->back, d->last_drops.back, DROPS_BACK, dt);
 	}
@@ -198,7 +198,7 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 	if (!d->c.no_latency)
 		printf("    latency (us): arrival to flush %s (%llu batches)\n",
 		       lat_str(lat, sizeof(lat), xs.rx_hist), ULL(lat_count(xs.rx_hist)));
-	if (d->c.reverse && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
+	if (d->c.two_way && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
 		printf("    tx: %.0f pps, tx %llu drops (ring full) %llu (bad) %llu | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
 		       (xs.tx - d->last_q_tx[q]) / dt, ULL(xs.tx), ULL(xs.tx_ring_full),
 		       ULL(xs.tx_bad_desc),
@@ -222,13 +222,13 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 
 static void print_back(struct daemon *d, uint32_t w, double dt)
 {
-	struct ucm_tun_rev_stats rs;
+	struct ucm_tun_back_stats rs;
 	struct ucm_txq_stats qs;
 
-	if (ucm_dp__rev_stats(d->dp, w, &rs, sizeof(rs)) || ucm_dp__txq_stats(d->dp, w, &qs, sizeof(qs)))
+	if (ucm_dp__back_stats(d->dp, w, &rs, sizeof(rs)) || ucm_dp__txq_stats(d->dp, w, &qs, sizeof(qs)))
 		return;
 	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu stopped %llu, neigh asks %llu requests %llu evicted %llu refused %llu, err %llu | to queue %u: sent %llu full %llu, waits for room %llu\n",
-	       ULL(rs.packets), (rs.packets - d->last_rev[w]) / dt, ULL(rs.reads),
+	       ULL(rs.packets), (rs.packets - d->last_back[w]) / dt, ULL(rs.reads),
 	       ULL(rs.no_frame), ULL(rs.drop_offload), ULL(rs.drop_too_big),
 	       ULL(rs.drop_non_ip), ULL(rs.drop_no_neigh), ULL(rs.drop_stopped),
 	       ULL(rs.neigh_asks),
@@ -241,7 +241,7 @@ static void print_back(struct daemon *d, uint32_t w, double dt)
 		       ULL(rs.csum_offloaded),
 		       ULL(rs.offload_bad_type), ULL(rs.offload_bad_header),
 		       ULL(rs.offload_too_big));
-	d->last_rev[w] = rs.packets;
+	d->last_back[w] = rs.packets;
 }
 
 static void print_worker(struct daemon *d, uint32_t w, double dt)
@@ -281,7 +281,7 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 	json_u64(j, "rx", t->rx);
 	json_u64(j, "rx_bad_desc", t->rx_bad_desc);
 	json_u64(j, "rx_steer_err", t->rx_steer_err);
-	if (d->c.reverse) {
+	if (d->c.two_way) {
 		json_u64(j, "back_read", t->back_read);
 		json_u64(j, "back_drop_bad", t->back_drop_bad);
 		json_u64(j, "back_read_err", t->back_read_err);
@@ -425,7 +425,7 @@ static void whole_run(struct daemon *d)
 	memset(d->last_q_tx, 0, sizeof(d->last_q_tx));
 	memset(d->last_enq, 0, sizeof(d->last_enq));
 	memset(d->last_w, 0, sizeof(d->last_w));
-	memset(d->last_rev, 0, sizeof(d->last_rev));
+	memset(d->last_back, 0, sizeof(d->last_back));
 	memset(&d->last_drops, 0, sizeof(d->last_drops));
 	d->last_t = d->start_t;
 }
@@ -479,7 +479,7 @@ void print_verdict(struct daemon *d)
 		if (t.worker_drop_reason[r])
 			printf(", %s %llu", ucm_drop_reason_str(r), ULL(t.worker_drop_reason[r]));
 	printf("): %s\n", v & UCM_DP_V_FORWARD ? "VIOLATED" : "holds");
-	if (d->c.reverse)
+	if (d->c.two_way)
 		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable, no next hop or stopped %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu (%.1f%% straight into the cache): %s\n",
 		       ULL(t.back_read), ULL(t.tx),
 		       ULL(t.back_drop_bad + t.back_channel_full + t.tx_drops),

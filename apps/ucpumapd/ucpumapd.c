@@ -166,7 +166,7 @@ static const struct opt d_opts[] = {
 	  "bulks go unstamped; their cost, for comparison)"),
 	D("pass", OPT_FLAG, pass, .help = "no workers: each RX thread writes to tun itself "
 	  "(the kernel's XDP_PASS, for comparison)"),
-	D("two-way", OPT_FLAG, reverse, .help = "what the kernel routes into the tun leaves "
+	D("two-way", OPT_FLAG, two_way, .help = "what the kernel routes into the tun leaves "
 	  "through IFACE too, to the next hop from the kernel's tables; with --tap, the tap "
 	  "takes IFACE's MAC, ARP and neighbour discovery (give it IFACE's addresses)"),
 	D("peer-mac", OPT_MAC, peer_mac, .seen = OPT_REF(struct cfg, peer_mac_set),
@@ -228,7 +228,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 	o->spin_us = c->spin_us;
 	o->prewake = c->prewake;
 	o->peer_mac = c->peer_mac_set ? c->peer_mac : NULL;
-	o->flags = (c->tap ? UCM_DP_F_TAP : 0) | (c->reverse ? UCM_DP_F_TWO_WAY : 0) |
+	o->flags = (c->tap ? UCM_DP_F_TAP : 0) | (c->two_way ? UCM_DP_F_TWO_WAY : 0) |
 		   (c->pass ? UCM_DP_F_INLINE : 0) |
 		   (!c->no_coalesce ? UCM_DP_F_COALESCE : 0) |
 		   (c->no_recycle ? UCM_DP_F_NO_RECYCLE : 0) |
@@ -258,14 +258,14 @@ static int check_args(struct cfg *c)
 		fprintf(stderr, "ucpumapd: --peer-mac is for a tun: a tap's frames carry their own Ethernet header; use --two-way\n");
 		return -1;
 	}
-	c->reverse |= c->peer_mac_set;
-	if (c->no_offload && !c->reverse) {
+	c->two_way |= c->peer_mac_set;
+	if (c->no_offload && !c->two_way) {
 		fprintf(stderr, "ucpumapd: --no-offload is about the way back: add --two-way, or drop --no-offload\n");
 		return -1;
 	}
-	if (c->no_tx_csum && (!c->reverse || c->no_offload)) {
+	if (c->no_tx_csum && (!c->two_way || c->no_offload)) {
 		fprintf(stderr, "ucpumapd: --no-tx-csum is about the way back's offloads: add --two-way, or drop %s\n",
-			c->reverse ? "--no-offload (it computes every checksum already)" : "--no-tx-csum");
+			c->two_way ? "--no-offload (it computes every checksum already)" : "--no-tx-csum");
 		return -1;
 	}
 	if (c->no_hold && !c->no_coalesce) {
@@ -273,7 +273,7 @@ static int check_args(struct cfg *c)
 		fprintf(stderr, "ucpumapd: --no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce, or drop --no-hold\n");
 		return -1;
 	}
-	if (c->reverse && c->pass) {
+	if (c->two_way && c->pass) {
 		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
 		return -1;
 	}
@@ -302,7 +302,7 @@ static int check_args(struct cfg *c)
 		return 0;
 	fprintf(stderr, "--frames %lu cannot cover the fill ring (%lu), the RX ring (%lu), a worker ring (%lu)%s: give at least %lu (a power of two)\n",
 		c->frames, 2 * c->rx_size, c->rx_size, c->qsize,
-		c->reverse ? " and the way back (TX ring and lent frames)" : "", need);
+		c->two_way ? " and the way back (TX ring and lent frames)" : "", need);
 	return -1;
 }
 

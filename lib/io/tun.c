@@ -122,7 +122,7 @@ static int tun_open(void *ctx, uint32_t w)
 		}
 	}
 	if (wk->txq) {
-		err = ucm_tun_rev_open(tun, w, st);
+		err = ucm_tun_back_open(tun, w, st);
 		if (err)
 			goto err_ring;
 	}
@@ -148,8 +148,8 @@ static void tun_close(void *ctx, uint32_t w)
 
 	if (!st)
 		return;
-	if (st->rev)
-		ucm_tun_rev_close(tun, w, st);
+	if (st->back)
+		ucm_tun_back_close(tun, w, st);
 	if (st->ring_ok)
 		ring_exit(st);
 	free(st);
@@ -712,19 +712,26 @@ const struct ucm_sink_ops *ucm_tun__sink(void)
 	return &tun_sink_ops;
 }
 
-static const struct ucm_sink_ops tun_duplex_ops = {
+static const struct ucm_sink_ops tun_back_ops = {
 	.sz = sizeof(struct ucm_sink_ops),
 	.open = tun_open,
 	.xmit = tun_xmit,
-	.poll = ucm_tun_rev_poll,
-	.wait = ucm_tun_rev_wait,
+	.poll = ucm_tun_back_poll,
+	.wait = ucm_tun_back_wait,
 	.close = tun_close,
 	.flags = UCM_SINK_F_POLL_WAKE,
 };
 
+const struct ucm_sink_ops *ucm_tun__sink_back(void)
+{
+	return &tun_back_ops;
+}
+
+/* The 0.2.0 name (tun.h): a function of its own, so that the ABI's
+ * description keeps it under its own name. */
 const struct ucm_sink_ops *ucm_tun__sink_duplex(void)
 {
-	return &tun_duplex_ops;
+	return &tun_back_ops;
 }
 
 /* ---- statistics ------------------------------------------------------- */

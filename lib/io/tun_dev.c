@@ -3,7 +3,7 @@
  * The tun device's set-up: create opens its queues (TUNSETIFF with
  * IFF_MULTI_QUEUE and IFF_VNET_HDR, every refusal explained), sets the
  * vnet header's size, the MTU and the link up, and with coalescing asks
- * the kernel which super-packets it takes; set_reverse gives a worker its
+ * the kernel which super-packets it takes; set_back gives a worker its
  * way back and turns on the offloads the read path does in software;
  * destroy closes the queues. All of it on the control thread, before the
  * workers open (tun.c) or after they closed.
@@ -494,8 +494,8 @@ static void offload_on(struct ucm_tun *tun)
 		tun->name, what);
 }
 
-int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
-			 struct ucm_txq *txq, const struct ucm_tun_l2 *l2)
+int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
+		      struct ucm_txq *txq, const struct ucm_tun_l2 *l2)
 {
 	struct tun_worker *wk;
 
@@ -518,4 +518,11 @@ int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 	if (!tun->offload_set)
 		offload_on(tun);
 	return 0;
+}
+
+/* The 0.2.0 name (tun.h). */
+int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
+			 struct ucm_txq *txq, const struct ucm_tun_l2 *l2)
+{
+	return ucm_tun__set_back(tun, worker, txq, l2);
 }

@@ -67,7 +67,7 @@ struct tun_wstate {
 	struct ucm_gso_plan plan;
 	const struct ucm_pkt *pkts[UCM_TUN_BATCH_MAX];
 	const uint8_t *data[UCM_TUN_BATCH_MAX];
-	struct tun_rev *rev;	/* the read path's state, or NULL */
+	struct tun_back *back;	/* the read path's state, or NULL */
 };
 
 /*
@@ -90,7 +90,7 @@ static inline uint64_t tun_write_ud(const struct tun_wstate *st, uint32_t slot)
  * One per possible worker index. Concurrency contract:
  *  - open: taken with an atomic exchange in open() (O1, acq_rel),
  *    released in close() (O2, release), read by destroy() and
- *    set_reverse() (O3, acquire);
+ *    set_back() (O3, acquire);
  *    keeps two cpumaps off one worker slot. O2 pairs with O1 and O3.
  *  - st: written and read by the worker thread only (open/xmit/close).
  *  - stats: written by that worker only (STAT_ADD), read by anyone
@@ -99,10 +99,10 @@ static inline uint64_t tun_write_ud(const struct tun_wstate *st, uint32_t slot)
  */
 struct tun_worker {
 	struct ucm_tun_stats stats;
-	struct ucm_tun_rev_stats rev_stats;	/* the read path's, same rules */
+	struct ucm_tun_back_stats back_stats;	/* the read path's, same rules */
 	struct tun_wstate *st;
 	uint32_t open;
-	/* The read path's configuration: set by ucm_tun__set_reverse()
+	/* The read path's configuration: set by ucm_tun__set_back()
 	 * before the worker opens, read-only afterwards. */
 	struct ucm_txq *txq;
 	struct ucm_tun_l2 l2;
@@ -111,7 +111,7 @@ struct tun_worker {
 /*
  * Concurrency contract of struct ucm_tun: every field but wk[] and offload
  * is written by create() and read-only afterwards (workers read flags,
- * nqueues and fds); offload is written by the first set_reverse(), on the
+ * nqueues and fds); offload is written by the first set_back(), on the
  * control thread before any worker opens, and read-only afterwards (the
  * worker threads start after it); wk[] follows its own contract above.
  * destroy() runs once every worker has closed.
@@ -129,7 +129,7 @@ struct ucm_tun {
 	 * kernel refused when create() asked (tun_dev.c's gso_probe()). */
 	uint32_t gso_refused;
 	/* The read path's offloads: TUN_F_* the kernel took, 0 for none;
-	 * offload_set once set_reverse() has asked. */
+	 * offload_set once set_back() has asked. */
 	uint32_t offload;
 	bool offload_set;
 };
@@ -173,10 +173,10 @@ static inline bool tun_test_wait_fail(bool take)
 /* ---- the read path (tun_read.c, tun_read_tx.c) ------------------------ */
 
 /* A turn's descriptors for the channel, sent whenever this many wait. */
-#define REV_OUT			64
+#define BACK_OUT			64
 /* A turn's free frames: a take for segments (at most a batch, and only
  * when none are left) and the frames of the batch's reads. */
-#define REV_FREE		(2 * UCM_TUN_REV_BATCH)
+#define BACK_FREE		(2 * UCM_TUN_BACK_BATCH)
 
 /*
  * One worker's read path. Concurrency contract: its worker's only, made in
@@ -185,7 +185,7 @@ static inline bool tun_test_wait_fail(bool take)
  * neigh.c); the stats it counts are the worker's to write (STAT_ADD),
  * anyone's to read (tun_worker).
  */
-struct tun_rev {
+struct tun_back {
 	struct io_uring ring;
 	struct ucm_txq *txq;
 	void *area;
@@ -211,8 +211,8 @@ struct tun_rev {
 	 * their own. */
 	uint32_t cap;		/* bytes a read may take */
 	uint8_t *spill_area;
-	uint8_t *spill[UCM_TUN_REV_BATCH];	/* each slot's: moves with it */
-	struct iovec iov[UCM_TUN_REV_BATCH][2];
+	uint8_t *spill[UCM_TUN_BACK_BATCH];	/* each slot's: moves with it */
+	struct iovec iov[UCM_TUN_BACK_BATCH][2];
 	/* A turn that ran out of frames or room in the middle leaves the
 	 * rest of its reads for the next: the stash's first pend slots hold
 	 * them (in order), slot 0's super-packet at segment pend_seg, with
@@ -229,33 +229,33 @@ struct tun_rev {
 	 * failed (dead), whose stash keeps its slot order. */
 	uint64_t inflight;
 	uint32_t late_packets;	/* of those, answered with a packet at close */
-	uint64_t stash[UCM_TUN_REV_BATCH];
-	int32_t res[UCM_TUN_REV_BATCH];
+	uint64_t stash[UCM_TUN_BACK_BATCH];
+	int32_t res[UCM_TUN_BACK_BATCH];
 };
 
 /*
  * One turn's hand-over: descriptors for the channel, in order, sent in
- * bulks of REV_OUT; the channel's room left; the frames free for
+ * bulks of BACK_OUT; the channel's room left; the frames free for
  * segments (the stash's past the reads, and the frames of reads done
  * with), topped up from the channel when they run out.
  */
-struct rev_turn {
-	struct ucm_tun_rev_stats a;
+struct back_turn {
+	struct ucm_tun_back_stats a;
 	uint32_t room;
 	uint32_t nout, nfree;
-	uint64_t out[REV_OUT];
-	uint64_t free[REV_FREE];
+	uint64_t out[BACK_OUT];
+	uint64_t free[BACK_FREE];
 };
 
 /* tun_read.c: the read path of one worker, on its thread. */
-int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
-void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
-uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w);
-int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd);
+int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
+void ucm_tun_back_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
+uint32_t ucm_tun_back_poll(void *ctx, uint32_t w);
+int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd);
 /* tun_read_tx.c: a turn's reads, from the stash's first slot, out to the
  * channel until one must wait for room or frames; the stash then holds,
  * in order, the reads still waiting, then the free frames it has room
  * for (the rest go home). */
-void ucm_tun_rev_handle_reads(struct tun_rev *r, struct rev_turn *t);
+void ucm_tun_back_handle_reads(struct tun_back *r, struct back_turn *t);
 
 #endif /* UCM_TUN_INTERNAL_H */

@@ -31,10 +31,10 @@
  * then sends the frames home.
  *
  * Frame layout of a read: the virtio_net header lands right before
- * UCM_TUN_REV_HEADROOM, the packet at it; in tun mode the Ethernet header
+ * UCM_TUN_BACK_HEADROOM, the packet at it; in tun mode the Ethernet header
  * then overwrites the (consumed) vnet header's bytes, 14 before the packet.
  *
- * Concurrency contract: struct tun_rev's, in tun_internal.h.
+ * Concurrency contract: struct tun_back's, in tun_internal.h.
  */
 #include <errno.h>
 #include <poll.h>
@@ -48,7 +48,7 @@
 #include "io/tun_internal.h"
 #include "io/uring.h"
 
-#define REV_RING	64	/* SQEs: a batch of reads and the standing polls */
+#define BACK_RING	64	/* SQEs: a batch of reads and the standing polls */
 #define TAG_POLL	(1ull << 62)
 #define TAG_WAKE	(1ull << 61)
 #define TAG_ROOM	(1ull << 58)	/* the channel's room eventfd */
@@ -57,22 +57,22 @@
 /* A read the kernel never took, turned into a no-op (unqueue_reads()). */
 #define TAG_NOP		(1ull << 59)
 /* What close waits at most for each completion it still expects. */
-#define REV_CLOSE_WAIT_NS	50000000
+#define BACK_CLOSE_WAIT_NS	50000000
 
 /* A read path short of frames asks the RX thread for them
  * (ucm_txq__want(): it lends at once, woken if asleep) and looks again
  * after this long at most: a pool that had none to lend may have some
  * by then, and the ask is made again. */
-#define REV_NO_FRAME_WAIT_NS	1000000
+#define BACK_NO_FRAME_WAIT_NS	1000000
 
 /* With offloads, what a read takes past its frame: a super-packet of up to
  * 64 KiB (IPv4's total length, IPv6's payload length; a tap's Ethernet
  * header fits in the frame's part). Mapped lazily: only what super-packets
  * touch is memory. */
-#define REV_SPILL_LEN		65536
+#define BACK_SPILL_LEN		65536
 
-_Static_assert(UCM_TUN_REV_BATCH <= 64, "one bit of inflight per slot");
-_Static_assert(UCM_TUN_REV_BATCH < TAG_CANCEL, "a slot is not a tag");
+_Static_assert(UCM_TUN_BACK_BATCH <= 64, "one bit of inflight per slot");
+_Static_assert(UCM_TUN_BACK_BATCH < TAG_CANCEL, "a slot is not a tag");
 
 /* A read's result that brought a packet: more than the vnet header. */
 static inline bool read_got_packet(int32_t res)
@@ -81,7 +81,7 @@ static inline bool read_got_packet(int32_t res)
 }
 
 /* The slots below @n whose read answered with a packet. */
-static uint32_t reads_with_packet(const struct tun_rev *r, uint32_t n)
+static uint32_t reads_with_packet(const struct tun_back *r, uint32_t n)
 {
 	uint32_t i, k = 0;
 
@@ -90,7 +90,7 @@ static uint32_t reads_with_packet(const struct tun_rev *r, uint32_t n)
 	return k;
 }
 
-static void arm_poll(struct tun_rev *r)
+static void arm_poll(struct tun_back *r)
 {
 	struct io_uring_sqe *sqe;
 
@@ -108,7 +108,7 @@ static void arm_poll(struct tun_rev *r)
 }
 
 /* A one-shot poll of @fd, tagged @tag; true once armed. */
-static bool arm_oneshot(struct tun_rev *r, int fd, uint64_t tag)
+static bool arm_oneshot(struct tun_back *r, int fd, uint64_t tag)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
 
@@ -119,13 +119,13 @@ static bool arm_oneshot(struct tun_rev *r, int fd, uint64_t tag)
 	return true;
 }
 
-static void arm_wake(struct tun_rev *r)
+static void arm_wake(struct tun_back *r)
 {
 	r->wake_armed = arm_oneshot(r, r->wake_fd, TAG_WAKE);
 }
 
 /* A standing request's completion. Return true for a wake. */
-static bool standing_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
+static bool standing_event(struct tun_back *r, const struct io_uring_cqe *cqe)
 {
 	uint64_t ud = io_uring_cqe_get_data64(cqe);
 
@@ -154,7 +154,7 @@ static bool standing_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
 
 /* The standing requests' completions (no read is ever left pending).
  * Return true when a wake came. */
-static bool reap_events(struct tun_rev *r)
+static bool reap_events(struct tun_back *r)
 {
 	struct io_uring_cqe *cqe;
 	unsigned int head, n = 0;
@@ -173,28 +173,28 @@ static bool reap_events(struct tun_rev *r)
 }
 
 /* Each read slot's spill, for a super-packet past its frame. */
-static int spill_map(struct tun_rev *r)
+static int spill_map(struct tun_back *r)
 {
 	uint32_t i;
 
-	r->spill_area = mmap(NULL, (size_t)UCM_TUN_REV_BATCH * REV_SPILL_LEN,
+	r->spill_area = mmap(NULL, (size_t)UCM_TUN_BACK_BATCH * BACK_SPILL_LEN,
 			     PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r->spill_area == MAP_FAILED) {
 		r->spill_area = NULL;
 		return -errno;
 	}
-	for (i = 0; i < UCM_TUN_REV_BATCH; i++)
-		r->spill[i] = r->spill_area + (size_t)i * REV_SPILL_LEN;
-	r->cap = r->room + REV_SPILL_LEN;
+	for (i = 0; i < UCM_TUN_BACK_BATCH; i++)
+		r->spill[i] = r->spill_area + (size_t)i * BACK_SPILL_LEN;
+	r->cap = r->room + BACK_SPILL_LEN;
 	return 0;
 }
 
-int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
+int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_worker *wk = &tun->wk[w];
 	struct ucm_umem *umem = ucm_txq__umem(wk->txq);
-	struct tun_rev *r;
+	struct tun_back *r;
 	int err;
 
 	r = aligned_alloc(UCM_CACHELINE,
@@ -202,7 +202,7 @@ int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	if (!r)
 		return ucm_oom("a worker's read path");
 	memset(r, 0, sizeof(*r));
-	err = ucm_uring_init(&r->ring, REV_RING);
+	err = ucm_uring_init(&r->ring, BACK_RING);
 	if (err) {
 		pr_warn("tun: %s: worker %u: no io_uring for the read path: %s\n",
 			tun->name, w, strerror(-err));
@@ -212,7 +212,7 @@ int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	r->txq = wk->txq;
 	r->tx_csum = ucm_txq__tx_csum(wk->txq);
 	r->area = ucm_umem__area(umem);
-	r->room = ucm_umem__frame_size(umem) - UCM_TUN_REV_HEADROOM + VNET_LEN;
+	r->room = ucm_umem__frame_size(umem) - UCM_TUN_BACK_HEADROOM + VNET_LEN;
 	r->cap = r->room;
 	if (tun->offload) {
 		err = spill_map(r);
@@ -243,12 +243,12 @@ int ucm_tun_rev_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	r->readable = true;	/* packets may have queued before we came */
 	arm_poll(r);
 	io_uring_submit(&r->ring);
-	st->rev = r;
+	st->back = r;
 	return 0;
 }
 
 /* Ask the kernel to cancel the request @ud. */
-static void cancel_one(struct tun_rev *r, uint64_t ud)
+static void cancel_one(struct tun_back *r, uint64_t ud)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
 
@@ -265,7 +265,7 @@ static void cancel_one(struct tun_rev *r, uint64_t ud)
 /* A completion while closing: what it ends. A cancel that found nothing
  * (ENOENT) ends its target too: it was over, its completion reaped or
  * lost. */
-static void close_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
+static void close_event(struct tun_back *r, const struct io_uring_cqe *cqe)
 {
 	uint64_t ud = io_uring_cqe_get_data64(cqe);
 	bool own = !(ud & TAG_CANCEL);	/* the request's own answer */
@@ -277,7 +277,7 @@ static void close_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
 	} else if (ud == TAG_POLL && (cqe->flags & IORING_CQE_F_MORE)) {
 		return;	/* a multishot poll's event: not its end */
 	}
-	if (ud < UCM_TUN_REV_BATCH) {
+	if (ud < UCM_TUN_BACK_BATCH) {
 		/* A read a failed batch left in the kernel answered with a
 		 * packet after all: it goes no further either. */
 		if (own && read_got_packet(cqe->res))
@@ -296,16 +296,16 @@ static void close_event(struct tun_rev *r, const struct io_uring_cqe *cqe)
  * answered: the reads a failed batch left there, which write into our
  * frames, and the standing polls, which hold the tun queue's file until
  * they end (so the queue closes with the sink, not with the ring's
- * teardown). Bounded: REV_CLOSE_WAIT_NS for each completion.
+ * teardown). Bounded: BACK_CLOSE_WAIT_NS for each completion.
  */
-static void cancel_all(struct tun_rev *r)
+static void cancel_all(struct tun_back *r)
 {
-	struct __kernel_timespec ts = { .tv_nsec = REV_CLOSE_WAIT_NS };
+	struct __kernel_timespec ts = { .tv_nsec = BACK_CLOSE_WAIT_NS };
 	struct io_uring_cqe *cqe;
 	uint32_t i;
 	int err;
 
-	for (i = 0; i < UCM_TUN_REV_BATCH; i++)
+	for (i = 0; i < UCM_TUN_BACK_BATCH; i++)
 		if (r->inflight & (1ull << i))
 			cancel_one(r, i);
 	if (r->poll_armed)
@@ -330,7 +330,7 @@ static void cancel_all(struct tun_rev *r)
 
 /* The resolver's counts into the statistics (set, not added: they are
  * totals), once a turn. */
-static void neigh_stats_publish(struct ucm_tun_rev_stats *s, const struct ucm_neigh *n)
+static void neigh_stats_publish(struct ucm_tun_back_stats *s, const struct ucm_neigh *n)
 {
 	uint64_t req, ev, ref;
 
@@ -343,13 +343,13 @@ static void neigh_stats_publish(struct ucm_tun_rev_stats *s, const struct ucm_ne
 		WRITE_ONCE(s->neigh_refused, ref);
 }
 
-void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
+void ucm_tun_back_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
-	struct tun_rev *r = st->rev;
+	struct tun_back *r = st->back;
 	uint32_t i, keep = 0, left;
 
 	if (r->neigh)
-		neigh_stats_publish(&tun->wk[w].rev_stats, r->neigh);
+		neigh_stats_publish(&tun->wk[w].back_stats, r->neigh);
 	ucm_neigh_destroy(r->neigh);
 	/* Packets read that waited for the next turn: counted, not lost
 	 * (a failed batch leaves none waiting: read_batch() counted its). */
@@ -357,7 +357,7 @@ void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	cancel_all(r);
 	left += r->late_packets;
 	if (left)
-		STAT_ADD(tun->wk[w].rev_stats.drop_stopped, left);
+		STAT_ADD(tun->wk[w].back_stats.drop_stopped, left);
 	io_uring_queue_exit(&r->ring);
 	/*
 	 * Frames in hand go home, now that no read can write into them. One
@@ -373,9 +373,9 @@ void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 			tun->name, w, r->nstash - keep);
 	ucm_txq__drop(r->txq, r->stash, keep);
 	if (r->spill_area)
-		munmap(r->spill_area, (size_t)UCM_TUN_REV_BATCH * REV_SPILL_LEN);
+		munmap(r->spill_area, (size_t)UCM_TUN_BACK_BATCH * BACK_SPILL_LEN);
 	free(r);
-	st->rev = NULL;
+	st->back = NULL;
 }
 
 /*
@@ -385,7 +385,7 @@ void ucm_tun_rev_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
  * no longer in flight. The kernel takes SQEs in order from its head:
  * @pos[i] is where read i was queued (the SQ's tail then).
  */
-static void unqueue_reads(struct tun_rev *r, const unsigned int *pos, uint32_t n)
+static void unqueue_reads(struct tun_back *r, const unsigned int *pos, uint32_t n)
 {
 	unsigned int khead = io_uring_smp_load_acquire(r->ring.sq.khead);
 	struct io_uring_sqe *sqe;
@@ -410,11 +410,11 @@ static void unqueue_reads(struct tun_rev *r, const unsigned int *pos, uint32_t n
  * submission is given up (dead): SQEs left in it would read into frames
  * that move on.
  */
-static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats *a)
+static int read_batch(struct tun_back *r, uint32_t max, struct ucm_tun_back_stats *a)
 {
 	struct io_uring_cqe *cqe;
 	uint32_t i, got = 0, n = min(r->nstash, max);
-	unsigned int head, cnt, queued, pos[UCM_TUN_REV_BATCH];
+	unsigned int head, cnt, queued, pos[UCM_TUN_BACK_BATCH];
 	int ret;
 
 	for (i = 0; i < n; i++) {
@@ -425,12 +425,12 @@ static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats 
 		if (!sqe)
 			break;
 		/* Offset -1: a tun is a stream. */
-		r->iov[i][0].iov_base = (char *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM -
+		r->iov[i][0].iov_base = (char *)r->area + r->stash[i] + UCM_TUN_BACK_HEADROOM -
 					VNET_LEN;
 		r->iov[i][0].iov_len = r->room;
 		if (r->spill_area) {	/* offloads: past the frame, the slot's spill */
 			r->iov[i][1].iov_base = r->spill[i];
-			r->iov[i][1].iov_len = REV_SPILL_LEN;
+			r->iov[i][1].iov_len = BACK_SPILL_LEN;
 			io_uring_prep_readv(sqe, r->fd, r->iov[i], 2, -1);
 		} else {
 			io_uring_prep_read(sqe, r->fd, r->iov[i][0].iov_base, r->room, -1);
@@ -460,7 +460,7 @@ static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats 
 		io_uring_for_each_cqe(&r->ring, head, cqe) {
 			uint64_t ud = io_uring_cqe_get_data64(cqe);
 
-			if (ud < UCM_TUN_REV_BATCH) {
+			if (ud < UCM_TUN_BACK_BATCH) {
 				r->res[ud] = cqe->res;
 				r->inflight &= ~(1ull << ud);
 				got++;
@@ -490,8 +490,8 @@ static int read_batch(struct tun_rev *r, uint32_t max, struct ucm_tun_rev_stats 
 	return n;
 }
 
-static void rev_stats_publish(struct ucm_tun_rev_stats *s,
-			      const struct ucm_tun_rev_stats *a)
+static void back_stats_publish(struct ucm_tun_back_stats *s,
+			      const struct ucm_tun_back_stats *a)
 {
 	const uint64_t *src = (const uint64_t *)a;
 	uint64_t *dst = (uint64_t *)s;
@@ -501,12 +501,12 @@ static void rev_stats_publish(struct ucm_tun_rev_stats *s,
 			STAT_ADD(dst[i], src[i]);
 }
 
-uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
+uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 {
 	struct ucm_tun *tun = ctx;
 	struct tun_wstate *st = tun->wk[w].st;
-	struct tun_rev *r = st ? st->rev : NULL;
-	struct rev_turn t;
+	struct tun_back *r = st ? st->back : NULL;
+	struct back_turn t;
 	uint32_t i, n;
 	bool drained = false, got_one = false;
 	int ret;
@@ -514,24 +514,24 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 	if (!r || r->dead)
 		return 0;
 	if (r->neigh)
-		neigh_stats_publish(&tun->wk[w].rev_stats, r->neigh);
+		neigh_stats_publish(&tun->wk[w].back_stats, r->neigh);
 	reap_events(r);
 	if (!r->readable && !r->pend) {
 		if (io_uring_sq_ready(&r->ring))
 			io_uring_submit(&r->ring);	/* a re-armed poll */
 		return 0;
 	}
-	if (r->nstash < UCM_TUN_REV_BATCH)
+	if (r->nstash < UCM_TUN_BACK_BATCH)
 		r->nstash += ucm_txq__take(r->txq, r->stash + r->nstash,
-					   UCM_TUN_REV_BATCH - r->nstash);
+					   UCM_TUN_BACK_BATCH - r->nstash);
 	/* Back-pressure: no more reads than the channel takes now; the
 	 * rest wait in the tun (the RX thread's collect frees room). */
 	t.room = ucm_txq__room(r->txq);
 	if (!r->nstash || !t.room) {
 		if (!r->nstash)
-			STAT_ADD(tun->wk[w].rev_stats.no_frame, 1);
+			STAT_ADD(tun->wk[w].back_stats.no_frame, 1);
 		else if (!r->blocked)
-			STAT_ADD(tun->wk[w].rev_stats.channel_waits, 1);
+			STAT_ADD(tun->wk[w].back_stats.channel_waits, 1);
 		r->blocked = !t.room;
 		if (io_uring_sq_ready(&r->ring))
 			io_uring_submit(&r->ring);
@@ -559,10 +559,10 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 		r->now = ucm_now_ns();
 		ucm_neigh_sync(r->neigh, r->now);	/* the resolver's answers */
 	}
-	ucm_tun_rev_handle_reads(r, &t);
+	ucm_tun_back_handle_reads(r, &t);
 	if (r->neigh && t.a.neigh_asks)
 		ucm_neigh_kick(r->neigh);	/* the batch's questions, at once */
-	rev_stats_publish(&tun->wk[w].rev_stats, &t.a);
+	back_stats_publish(&tun->wk[w].back_stats, &t.a);
 	/* Work done: packets sent or dropped (not empty reads). */
 	return (uint32_t)(t.a.packets + t.a.drop_offload + t.a.drop_too_big +
 			  t.a.drop_non_ip + t.a.drop_no_neigh);
@@ -571,7 +571,7 @@ uint32_t ucm_tun_rev_poll(void *ctx, uint32_t w)
 /* Packets wait and the channel is full: sleep until the RX thread takes
  * some (the room eventfd) or the worker is woken. Return: 1 when there is
  * room again, 0 after a sleep. */
-static int room_wait(struct tun_rev *r)
+static int room_wait(struct tun_back *r)
 {
 	if (!ucm_txq__room_wait_begin(r->txq)) {
 		ucm_txq__room_wait_end(r->txq);
@@ -586,12 +586,12 @@ static int room_wait(struct tun_rev *r)
 	return 0;
 }
 
-int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
+int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd)
 {
 	struct ucm_tun *tun = ctx;
 	struct tun_wstate *st = tun->wk[w].st;
-	struct tun_rev *r = st ? st->rev : NULL;
-	struct __kernel_timespec ts = { .tv_nsec = REV_NO_FRAME_WAIT_NS };
+	struct tun_back *r = st ? st->back : NULL;
+	struct __kernel_timespec ts = { .tv_nsec = BACK_NO_FRAME_WAIT_NS };
 	struct io_uring_cqe *cqe;
 	struct pollfd p;
 
@@ -640,20 +640,27 @@ int ucm_tun_rev_wait(void *ctx, uint32_t w, int wake_fd)
 	return 0;
 }
 
-int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
-		       struct ucm_tun_rev_stats *st, size_t sz)
+int ucm_tun__back_stats(const struct ucm_tun *tun, uint32_t worker,
+			struct ucm_tun_back_stats *st, size_t sz)
 {
-	struct ucm_tun_rev_stats o;
+	struct ucm_tun_back_stats o;
 	uint64_t *dst = (uint64_t *)&o;
 	const uint64_t *src;
 
 	_Static_assert(sizeof(o) % sizeof(uint64_t) == 0,
-		       "ucm_tun_rev_stats: counters of 64 bits only");
+		       "ucm_tun_back_stats: counters of 64 bits only");
 	if (!tun || !st || !sz || worker >= UCM_TUN_MAX_WORKERS)
 		return ucm_err(-EINVAL);
-	src = (const uint64_t *)&tun->wk[worker].rev_stats;
+	src = (const uint64_t *)&tun->wk[worker].back_stats;
 	for (size_t i = 0; i < sizeof(o) / sizeof(uint64_t); i++)
 		dst[i] = READ_ONCE(src[i]);
 	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
+}
+
+/* The 0.2.0 name (tun.h). */
+int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
+		       struct ucm_tun_back_stats *st, size_t sz)
+{
+	return ucm_tun__back_stats(tun, worker, st, sz);
 }

@@ -9,7 +9,7 @@
  * its reason. A turn stops at the channel's room or when no frame is left
  * for a segment: the reads after it wait, in order, for the next.
  *
- * On the worker's thread, like the rest of its struct tun_rev.
+ * On the worker's thread, like the rest of its struct tun_back.
  */
 #include <string.h>
 #include <linux/if_ether.h>
@@ -19,13 +19,13 @@
 #include "io/tun_read.h"
 #include "proto/split.h"
 
-static void turn_emit(struct tun_rev *r, struct rev_turn *t, uint64_t d)
+static void turn_emit(struct tun_back *r, struct back_turn *t, uint64_t d)
 {
 	t->out[t->nout++] = d;
 	t->room--;
 	t->a.packets++;
 	t->a.bytes += ucm_desc_len(d);
-	if (t->nout == REV_OUT) {
+	if (t->nout == BACK_OUT) {
 		ucm_txq__send(r->txq, t->out, t->nout);
 		t->nout = 0;
 	}
@@ -33,10 +33,10 @@ static void turn_emit(struct tun_rev *r, struct rev_turn *t, uint64_t d)
 
 /* A frame for a segment into @f (0 is a frame too), of the @want the
  * super-packet still needs: false when the channel lends none now. */
-static bool turn_frame(struct tun_rev *r, struct rev_turn *t, uint32_t want, uint64_t *f)
+static bool turn_frame(struct tun_back *r, struct back_turn *t, uint32_t want, uint64_t *f)
 {
 	if (!t->nfree)
-		t->nfree = ucm_txq__take(r->txq, t->free, min(want, (uint32_t)UCM_TUN_REV_BATCH));
+		t->nfree = ucm_txq__take(r->txq, t->free, min(want, (uint32_t)UCM_TUN_BACK_BATCH));
 	if (!t->nfree)
 		return false;
 	*f = t->free[--t->nfree];
@@ -46,8 +46,8 @@ static bool turn_frame(struct tun_rev *r, struct rev_turn *t, uint32_t want, uin
 /* Tun mode: the Ethernet header for the IP packet at @pkt, into @eth (the
  * next hop's address, ours, the type). Return false when the next hop is
  * not known yet (drop_no_neigh). */
-static bool l2_header(struct tun_rev *r, const uint8_t *pkt, bool v6, uint8_t *eth,
-		      struct ucm_tun_rev_stats *a)
+static bool l2_header(struct tun_back *r, const uint8_t *pkt, bool v6, uint8_t *eth,
+		      struct ucm_tun_back_stats *a)
 {
 	if (!r->neigh)
 		memcpy(eth, r->l2.dst, 6);
@@ -61,18 +61,18 @@ static bool l2_header(struct tun_rev *r, const uint8_t *pkt, bool v6, uint8_t *e
 
 /* A checksum the way out is to finish: its start and its field's place
  * from there (a start of 0: none). */
-struct rev_csum {
+struct back_csum {
 	uint16_t start, off;
 };
 
 /* Out goes the packet of @len bytes at frame @f's headroom: as it is (a
  * tap), or from the Ethernet header in front of it; with its checksum left
  * to the way out when @cs says where. */
-static void emit_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len,
-			struct rev_csum cs)
+static void emit_packet(struct tun_back *r, struct back_turn *t, uint64_t f, uint32_t len,
+			struct back_csum cs)
 {
 	uint32_t l2 = r->tap ? 0 : ETH_HLEN;
-	uint64_t at = f + UCM_TUN_REV_HEADROOM - l2;
+	uint64_t at = f + UCM_TUN_BACK_HEADROOM - l2;
 	uint64_t d = ucm_desc_make(at, len + l2);
 
 	if (cs.start) {
@@ -84,10 +84,10 @@ static void emit_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint3
 
 /* The read packet of @len bytes in frame @f, given its Ethernet header in
  * tun mode. Return false (a counted drop) without a next hop. */
-static bool send_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len,
-			bool v6, struct rev_csum cs)
+static bool send_packet(struct tun_back *r, struct back_turn *t, uint64_t f, uint32_t len,
+			bool v6, struct back_csum cs)
 {
-	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
+	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM;
 
 	if (!r->tap && !l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a)) {
 		t->a.drop_no_neigh++;
@@ -98,7 +98,7 @@ static bool send_packet(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint3
 }
 
 /* An offload asked of us that cannot be done: counted by its reason. */
-static void offload_drop(struct ucm_tun_rev_stats *a, enum ucm_split_err err)
+static void offload_drop(struct ucm_tun_back_stats *a, enum ucm_split_err err)
 {
 	a->drop_offload++;
 	if (err == UCM_SPLIT_BAD_GSO)
@@ -115,9 +115,9 @@ static void offload_drop(struct ucm_tun_rev_stats *a, enum ucm_split_err err)
  * cut into segments, each in a frame of its own. Return false when the
  * turn ran out of frames or room before its last segment.
  */
-static bool send_super(struct tun_rev *r, struct rev_turn *t, uint32_t i, int32_t res)
+static bool send_super(struct tun_back *r, struct back_turn *t, uint32_t i, int32_t res)
 {
-	uint8_t *pkt = (uint8_t *)r->area + r->stash[i] + UCM_TUN_REV_HEADROOM;
+	uint8_t *pkt = (uint8_t *)r->area + r->stash[i] + UCM_TUN_BACK_HEADROOM;
 	uint32_t len = res - VNET_LEN, head = min(len, r->room - (uint32_t)VNET_LEN);
 	uint32_t k = 0, n;
 	enum ucm_split_err err;
@@ -146,13 +146,13 @@ static bool send_super(struct tun_rev *r, struct rev_turn *t, uint32_t i, int32_
 			r->in_super = true;
 			return false;
 		}
-		seg = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
+		seg = (uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM;
 		n = ucm_split_seg(&r->plan, k, pkt, head, r->spill[i], seg);
 		if (!r->tap)	/* the super-packet's, looked up once */
 			memcpy(seg - ETH_HLEN, r->eth, ETH_HLEN);
 		emit_packet(r, t, f, n, r->plan.partial ?
-			    (struct rev_csum){ r->plan.l4_off, ucm_split_csum_off(r->plan.proto) } :
-			    (struct rev_csum){ 0, 0 });
+			    (struct back_csum){ r->plan.l4_off, ucm_split_csum_off(r->plan.proto) } :
+			    (struct back_csum){ 0, 0 });
 		t->a.segments++;
 	}
 	r->pend_seg = 0;
@@ -163,12 +163,12 @@ static bool send_super(struct tun_rev *r, struct rev_turn *t, uint32_t i, int32_
 /* NEEDS_CSUM without GSO: the packet of @len bytes in frame @f, its
  * checksum completed here or left to the way out. Return false when it
  * did not go (a counted drop). */
-static bool send_csum(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_t len)
+static bool send_csum(struct tun_back *r, struct back_turn *t, uint64_t f, uint32_t len)
 {
-	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
+	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM;
 	const struct virtio_net_hdr *vh = (const struct virtio_net_hdr *)(pkt - VNET_LEN);
 	bool own = r->tx_csum && ucm_split_csum_own(vh, pkt, len, r->tap);
-	struct rev_csum cs = { 0, 0 };
+	struct back_csum cs = { 0, 0 };
 	enum ucm_split_err err;
 	bool v6 = false;
 
@@ -183,7 +183,7 @@ static bool send_csum(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_
 		return false;
 	}
 	if (own)
-		cs = (struct rev_csum){ vh->csum_start, vh->csum_offset };
+		cs = (struct back_csum){ vh->csum_start, vh->csum_offset };
 	else
 		t->a.csum_completed++;
 	return send_packet(r, t, f, len, v6, cs);
@@ -194,10 +194,10 @@ static bool send_csum(struct tun_rev *r, struct rev_turn *t, uint64_t f, uint32_
  * of frames or room for it: it waits, with every read after it, for the
  * next. Its frame goes to the free ones unless it left as its packet.
  */
-static bool handle_slot(struct tun_rev *r, struct rev_turn *t, uint32_t i)
+static bool handle_slot(struct tun_back *r, struct back_turn *t, uint32_t i)
 {
 	uint64_t f = r->stash[i];
-	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_REV_HEADROOM;
+	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM;
 	const struct virtio_net_hdr *vh = (const struct virtio_net_hdr *)(pkt - VNET_LEN);
 	uint32_t len = 0;
 	bool v6 = false, sent = false;
@@ -210,7 +210,7 @@ static bool handle_slot(struct tun_rev *r, struct rev_turn *t, uint32_t i)
 		}
 		if (!t->room)
 			return false;
-		sent = send_packet(r, t, f, len, v6, (struct rev_csum){ 0, 0 });
+		sent = send_packet(r, t, f, len, v6, (struct back_csum){ 0, 0 });
 		break;
 	case UCM_TUN_READ_DRAINED:
 		break;
@@ -250,9 +250,9 @@ static bool handle_slot(struct tun_rev *r, struct rev_turn *t, uint32_t i)
  * (their spills moved along), then the free frames it has room for; the
  * rest go home.
  */
-void ucm_tun_rev_handle_reads(struct tun_rev *r, struct rev_turn *t)
+void ucm_tun_back_handle_reads(struct tun_back *r, struct back_turn *t)
 {
-	uint8_t *spill[UCM_TUN_REV_BATCH];
+	uint8_t *spill[UCM_TUN_BACK_BATCH];
 	uint32_t h = 0, i, keep;
 
 	/* The frames past the reads are free from the start. */
@@ -266,13 +266,13 @@ void ucm_tun_rev_handle_reads(struct tun_rev *r, struct rev_turn *t)
 	keep = r->pend - h;
 	if (h && r->spill_area) {	/* the spills of the waiting reads to the front */
 		memcpy(spill, r->spill, sizeof(spill));
-		for (i = 0; i < UCM_TUN_REV_BATCH; i++)
-			r->spill[i] = spill[(i + h) % UCM_TUN_REV_BATCH];
+		for (i = 0; i < UCM_TUN_BACK_BATCH; i++)
+			r->spill[i] = spill[(i + h) % UCM_TUN_BACK_BATCH];
 	}
 	memmove(r->stash, r->stash + h, keep * sizeof(r->stash[0]));
 	memmove(r->res, r->res + h, keep * sizeof(r->res[0]));
 	r->pend = keep;
-	i = min(t->nfree, (uint32_t)UCM_TUN_REV_BATCH - keep);
+	i = min(t->nfree, (uint32_t)UCM_TUN_BACK_BATCH - keep);
 	memcpy(r->stash + keep, t->free, i * sizeof(r->stash[0]));
 	r->nstash = keep + i;
 	if (t->nfree > i)

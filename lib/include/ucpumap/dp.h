@@ -289,15 +289,15 @@ struct ucm_dp_opts {
  * @rx_lat_ns, @wait_ns, @sink_ns: their sums of times, ns
  * @prewakes: the workers' pre-wakes (ucm_cpumap_worker_stats), summed
  * @back_channel_waits: the way back stopped reading, its TX channel full
- *                      (ucm_tun_rev_stats.channel_waits): back-pressure,
+ *                      (ucm_tun_back_stats.channel_waits): back-pressure,
  *                      not drops
  * @back_super, @back_segments, @back_csum_completed: the way back's
- *            offloads (ucm_tun_rev_stats.super_packets, segments,
+ *            offloads (ucm_tun_back_stats.super_packets, segments,
  *            csum_completed): super-packets read and the segments cut
  *            from them, which back_read counts as packets, and partial
  *            checksums completed
  * @back_csum_offloaded: packets the way back sent with their checksum
- *            left to the kernel or the device (ucm_tun_rev_stats.csum_offloaded)
+ *            left to the kernel or the device (ucm_tun_back_stats.csum_offloaded)
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -492,7 +492,8 @@ UCM_API int ucm_dp__default_cpus(const char *ifname, int *cpus, uint32_t max);
  *
  * Return: 0, or -EINVAL (out of range, @st NULL or @sz 0) or -ENOENT (not
  * there, and @st reads 0: an enqueue before its RX thread started; the
- * way back, rev and txq, of a one-way datapath).
+ * getters of the way back, back_stats and txq_stats, on a one-way
+ * datapath).
  */
 /* The queue's socket (ucm_xsk_queue__stats()). */
 UCM_API int ucm_dp__xsk_stats(const struct ucm_dp *dp, uint32_t q,
@@ -511,9 +512,13 @@ UCM_API int ucm_dp__worker_stats(const struct ucm_dp *dp, uint32_t w,
 /* The worker's writes into the tun (ucm_tun__worker_stats()). */
 UCM_API int ucm_dp__tun_stats(const struct ucm_dp *dp, uint32_t w,
 			      struct ucm_tun_stats *st, size_t sz);
-/* The worker's reads from the tun, the way back (ucm_tun__rev_stats()). */
+/* The worker's reads from the tun, the way back (ucm_tun__back_stats()). */
+UCM_API int ucm_dp__back_stats(const struct ucm_dp *dp, uint32_t w,
+			       struct ucm_tun_back_stats *st, size_t sz);
+/* The old name of ucm_dp__back_stats() (0.2.0), kept for the programs
+ * that call it. */
 UCM_API int ucm_dp__rev_stats(const struct ucm_dp *dp, uint32_t w,
-			      struct ucm_tun_rev_stats *st, size_t sz);
+			      struct ucm_tun_back_stats *st, size_t sz);
 /* The worker's channel to the RX thread, the way back (ucm_txq__stats()). */
 UCM_API int ucm_dp__txq_stats(const struct ucm_dp *dp, uint32_t w,
 			      struct ucm_txq_stats *st, size_t sz);

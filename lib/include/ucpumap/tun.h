@@ -68,13 +68,13 @@ enum ucm_tun_flags {
 	 * UCM_CPUMAP_F_HOLD, so batches are up to 71 packets, not 8. A tap
 	 * merges only frames with the same Ethernet header and no VLAN tag. */
 	UCM_TUN_F_COALESCE	= 1 << 2,
-	/* The read path (ucm_tun__sink_duplex()) takes no offloads: the
+	/* The read path (ucm_tun__sink_back()) takes no offloads: the
 	 * kernel cuts every TCP segment to MTU size and finishes every
 	 * checksum before the tun, as it does for a device without any;
-	 * for comparison. By default ucm_tun__set_reverse() turns on what
+	 * for comparison. By default ucm_tun__set_back() turns on what
 	 * the kernel has of TUN_F_CSUM, TSO4, TSO6, USO4 and USO6, and the
 	 * read path cuts super-packets and completes checksums itself
-	 * (see ucm_tun_rev_stats). */
+	 * (see ucm_tun_back_stats). */
 	UCM_TUN_F_NO_OFFLOAD	= 1 << 3,
 };
 
@@ -152,8 +152,13 @@ struct ucm_tun_stats {
 	uint64_t super_refused;
 };
 
+/* The struct's tag in the 0.2.0 ABI is ucm_tun_rev_stats; the source
+ * calls it ucm_tun_back_stats, which the old tag stands behind, so the
+ * ABI keeps its name and the source has one name for the way back. */
+#define ucm_tun_back_stats	ucm_tun_rev_stats
+
 /**
- * struct ucm_tun_rev_stats - the read path of one worker (tun -> XSK TX)
+ * struct ucm_tun_back_stats - the read path of one worker (tun -> XSK TX)
  * @packets: packets read from the tun and handed to the TX channel
  * @bytes: their bytes as sent (tun: Ethernet header included)
  * @reads: read submissions (one per batch); packets / reads is the batch
@@ -209,7 +214,7 @@ struct ucm_tun_stats {
  *                   than the frame's room less the headers)
  * The neigh_* counts are as of the worker's last turn.
  */
-struct ucm_tun_rev_stats {
+struct ucm_tun_back_stats {
 	uint64_t packets;
 	uint64_t bytes;
 	uint64_t reads;
@@ -280,11 +285,11 @@ UCM_API uint32_t ucm_tun__nqueues(const struct ucm_tun *tun);
 UCM_API const struct ucm_sink_ops *ucm_tun__sink(void);
 
 /**
- * ucm_tun__sink_duplex() - the sink callbacks of a two-way worker
+ * ucm_tun__sink_back() - the sink callbacks of a two-way worker
  *
  * As ucm_tun__sink(), and each worker given a TX channel with
- * ucm_tun__set_reverse() also reads its tun queue (poll), batched and
- * non-blocking, at most UCM_TUN_REV_BATCH packets per turn: each packet
+ * ucm_tun__set_back() also reads its tun queue (poll), batched and
+ * non-blocking, at most UCM_TUN_BACK_BATCH packets per turn: each packet
  * is read into a frame lent through the channel (virtio_net header first,
  * in the frame's headroom), given its Ethernet header in tun mode, and
  * handed back through the channel to go out on the queue's TX ring. The
@@ -293,18 +298,18 @@ UCM_API const struct ucm_sink_ops *ucm_tun__sink(void);
  * the worker does): a sink that wraps it forwards its flags with its
  * callbacks, or nothing reads the wake fd and the worker spins.
  */
-UCM_API const struct ucm_sink_ops *ucm_tun__sink_duplex(void);
+UCM_API const struct ucm_sink_ops *ucm_tun__sink_back(void);
 
 /* Packets read per worker turn: a bounded share, so the RX direction
  * keeps its turn too. */
-#define UCM_TUN_REV_BATCH	32
+#define UCM_TUN_BACK_BATCH	32
 /* Where a read packet starts in its frame: the headroom of an AF_XDP
  * frame (XDP_PACKET_HEADROOM), so the vnet header and the Ethernet header
  * fit before it. */
-#define UCM_TUN_REV_HEADROOM	256
+#define UCM_TUN_BACK_HEADROOM	256
 
 /**
- * ucm_tun__set_reverse() - give worker @worker its way out
+ * ucm_tun__set_back() - give worker @worker its way out
  * @txq: the channel to the queue's RX thread (frames lent, packets out)
  * @l2: tun mode: the Ethernet header to put in front (NULL for a tap)
  *
@@ -316,8 +321,8 @@ UCM_API const struct ucm_sink_ops *ucm_tun__sink_duplex(void);
  * Return: 0, or -EINVAL (worker out of range, a tun without @l2),
  * -EBUSY (the worker is open).
  */
-UCM_API int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
-				 struct ucm_txq *txq, const struct ucm_tun_l2 *l2);
+UCM_API int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
+			      struct ucm_txq *txq, const struct ucm_tun_l2 *l2);
 /*
  * The statistics getters copy into the caller's @st of @sz bytes
  * (sizeof(*@st) as the caller was built): an older, smaller struct gets
@@ -325,14 +330,26 @@ UCM_API int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
  * range, @st NULL or @sz 0).
  */
 /* The read path of worker @worker (0..UCM_TUN_MAX_WORKERS-1). */
-UCM_API int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
-			       struct ucm_tun_rev_stats *st, size_t sz);
+UCM_API int ucm_tun__back_stats(const struct ucm_tun *tun, uint32_t worker,
+				struct ucm_tun_back_stats *st, size_t sz);
 /* Counters of queue @q: the sum over the workers that write to it. */
 UCM_API int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
 				 struct ucm_tun_stats *st, size_t sz);
 /* Counters of worker @w (0..UCM_TUN_MAX_WORKERS-1). */
 UCM_API int ucm_tun__worker_stats(const struct ucm_tun *tun, uint32_t w,
 				  struct ucm_tun_stats *st, size_t sz);
+
+/*
+ * The way back's 0.2.0 names, kept for the programs written against them:
+ * the same constants and functions under the names above.
+ */
+#define UCM_TUN_REV_BATCH	UCM_TUN_BACK_BATCH
+#define UCM_TUN_REV_HEADROOM	UCM_TUN_BACK_HEADROOM
+UCM_API const struct ucm_sink_ops *ucm_tun__sink_duplex(void);
+UCM_API int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
+				 struct ucm_txq *txq, const struct ucm_tun_l2 *l2);
+UCM_API int ucm_tun__rev_stats(const struct ucm_tun *tun, uint32_t worker,
+			       struct ucm_tun_back_stats *st, size_t sz);
 
 #ifdef __cplusplus
 }
