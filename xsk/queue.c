@@ -146,7 +146,7 @@ int ucm_xsk_queue__refill(struct ucm_xsk_queue *q)
  * ours), so each read of it is a miss; fetched early, a batch's misses
  * overlap instead of following one another, as the worker's do (and
  * drivers' for headers). For write: we clear the magic. 4 in flight: 8
- * measured the same (commit ae61045 gives both profiles).
+ * measured the same.
  * Only an address in the UMEM.
  */
 #define RX_PREFETCH	4
