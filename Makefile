@@ -121,7 +121,7 @@ APP_COMMON := apps/common/util.c apps/common/opts.c
 # Each program is every source of its folder and what the apps share.
 APP_SRCS_ucpumap-bench := $(sort $(wildcard apps/ucpumap-bench/*.c)) $(APP_COMMON)
 
-UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
 # Helper programs of the network tests (tests/net/*.sh run them as root).
 NET_SHIMS := tests/net/fault_shim.c
 NET_PROGS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(filter-out $(NET_SHIMS),$(wildcard tests/net/*.c)))
@@ -226,7 +226,7 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/utest.h $(DEBUG_LIB) $(LIB_HDRS) $(D
 
 # The apps' option tables are tested on their own: apps/common is not the
 # library's.
-$(BUILD)/tests/test_opts: tests/unit/test_opts.c tests/unit/utest.h $(APP_COMMON) \
+$(BUILD)/tests/test-opts: tests/unit/test-opts.c tests/unit/utest.h $(APP_COMMON) \
 		$(wildcard apps/common/*.h) $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
@@ -301,12 +301,12 @@ abi-baseline: $(ABI_DUMP)
 check-unit: $(UNIT_TESTS)
 	$(Q)BUILD=$(BUILD) SANITIZE=$(SANITIZE) sh tests/run-tests.sh $(notdir $(UNIT_TESTS))
 
-# libFuzzer targets (tests/fuzz/*_fuzz.c), linked with an archive of the
+# libFuzzer targets (tests/fuzz/fuzz-NAME.c), linked with an archive of the
 # library sources they exercise, all compiled by clang with the fuzzer's
 # coverage, ASan and UBSan (a UBSan finding aborts, so libFuzzer reports
 # it). They go to build/fuzz/, apart from every other build. `make fuzz`
-# runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus/NAME/) with
-# its dictionary (tests/fuzz/NAME.dict, where there is one); no clang or no
+# runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus/fuzz-NAME/)
+# with its dictionary (tests/fuzz/fuzz-NAME.dict, where there is one); no clang or no
 # libFuzzer is a SKIP line, not a failure (tests/fuzz/run-fuzz.sh).
 FUZZ_CC ?= $(CLANG)
 FUZZ_SECONDS ?= 10
@@ -315,8 +315,8 @@ FUZZ_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Ilib/include -Ilib -g -O1 \
 	-fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 FUZZ_LIB_SRCS := lib/core/log.c lib/proto/pkt.c lib/proto/gso.c lib/proto/split.c lib/io/neigh_nl.c
 FUZZ_LIB := $(FUZZ_BUILD)/libucpumap-fuzz.a
-FUZZ_NAMES := $(patsubst tests/fuzz/%_fuzz.c,%,$(wildcard tests/fuzz/*_fuzz.c))
-FUZZ_BINS := $(patsubst %,$(FUZZ_BUILD)/%_fuzz,$(FUZZ_NAMES))
+FUZZ_NAMES := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_BINS := $(patsubst %,$(FUZZ_BUILD)/%,$(FUZZ_NAMES))
 
 # Rebuilt when the compiler or flags change, as the other builds are.
 ifneq ($(filter fuzz fuzz-build,$(MAKECMDGOALS)),)
@@ -336,7 +336,7 @@ $(FUZZ_LIB): $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_LIB_SRCS))
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(FUZZ_BUILD)/%_fuzz: tests/fuzz/%_fuzz.c tests/fuzz/fuzz.h $(FUZZ_LIB) $(LIB_HDRS) $(FUZZ_DEPS)
+$(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz.h $(FUZZ_LIB) $(LIB_HDRS) $(FUZZ_DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpthread

@@ -4,10 +4,10 @@
 # Runs every test of ucpumap and ends with one line "N passed, N failed"
 # (", N skipped" when some were skipped). Called by `make check`.
 #
-#   tests/run-tests.sh [NAME...]     NAME: a unit test binary (test_pool)
+#   tests/run-tests.sh [NAME...]     NAME: a unit test binary (test-pool)
 #                                    or a test script (tests/net/*.sh)
 #
-# Unit tests (tests/unit/test_*.c, built into $BUILD/tests/) and app tests
+# Unit tests (tests/unit/test-*.c, built into $BUILD/tests/) and app tests
 # (tests/apps/test-*.sh) need no root; each prints one PASS/FAIL/SKIP line
 # per case. Network tests
 # (tests/net/test-*.sh) need root and make their own namespaces; as
@@ -69,7 +69,7 @@ want() {	# is $1 selected by the arguments? (none: everything is)
 }
 SELECTED="$*"
 
-for t in "$BUILD"/tests/test_*; do
+for t in "$BUILD"/tests/test-*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	want "$name" || continue

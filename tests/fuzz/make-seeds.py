@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Write the fuzz targets' seeds: tests/fuzz/corpus/{pkt,gso,neigh,tun,xskdesc,split}/.
+"""Write the fuzz targets' seeds: tests/fuzz/corpus/fuzz-{pkt,gso,neigh,tun,xskdesc,split}/.
 
     python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
 
 The seeds are committed; this script says how they were made and makes
 them again (the same bytes each time). pkt: single frames; gso: batches in
-gso_fuzz.c's framing; neigh: netlink replies in neigh_fuzz.c's framing;
-tun: tun reads in tun_fuzz.c's; xskdesc: RX batches in xskdesc_fuzz.c's;
-split: offloaded tun reads in split_fuzz.c's.
+fuzz-gso.c's framing; neigh: netlink replies in fuzz-neigh.c's framing;
+tun: tun reads in fuzz-tun.c's; xskdesc: RX batches in fuzz-xskdesc.c's;
+split: offloaded tun reads in fuzz-split.c's.
 """
 import os
 import struct
@@ -108,12 +108,12 @@ def pkt_seeds():
 
 
 def rec(frame, fix=False):
-    """gso_fuzz.c's record: a packet."""
+    """fuzz-gso.c's record: a packet."""
     return struct.pack('!BH', 2 if fix else 0, len(frame)) + frame
 
 
 def clone(n, same_id=False, fix=True):
-    """gso_fuzz.c's record: @n next packets of the last one's stream."""
+    """fuzz-gso.c's record: @n next packets of the last one's stream."""
     return struct.pack('!BH', 1 | (2 if fix else 0) | (4 if same_id else 0), n)
 
 
@@ -140,7 +140,7 @@ def gso_seeds():
 
 
 def tun_read(ctl, room, vnet_flags, gso_type, frame):
-    """tun_fuzz.c's input: control, room, then the vnet header and packet."""
+    """fuzz-tun.c's input: control, room, then the vnet header and packet."""
     vnet = struct.pack('=BBHHHH', vnet_flags, gso_type, 0, 0, 0, 0)
     return struct.pack('!BH', ctl, room) + vnet + frame
 
@@ -168,7 +168,7 @@ AT_RAW, AT_UMEM, AT_POOL, AT_END, AT_TOP, AT_UNALIGNED, LEN_ROOM = 0, 1, 2, 3, 4
 
 
 def rx_batch(frame_2k, log_frames, npools, pool, descs):
-    """xskdesc_fuzz.c's input: the geometry, then (control, addr, len)s."""
+    """fuzz-xskdesc.c's input: the geometry, then (control, addr, len)s."""
     geom = struct.pack('=BBBB', 1 if frame_2k else 0, log_frames, npools - 1, pool)
     return geom + b''.join(struct.pack('=BQI', c, a, n) for c, a, n in descs)
 
@@ -269,7 +269,7 @@ def neigh_seeds():
 
 
 def split_read(ctl, head, room, gso_type, gso_size, frame, csum_start, csum_off):
-    """split_fuzz.c's input: control, head, room, vnet header, packet."""
+    """fuzz-split.c's input: control, head, room, vnet header, packet."""
     vnet = struct.pack('=BBHHHH', 1, gso_type, 0, gso_size, csum_start, csum_off)
     return struct.pack('!BHH', ctl, head, room) + vnet + frame
 
@@ -295,7 +295,7 @@ def main():
     for name, seeds in (('pkt', pkt_seeds()), ('gso', gso_seeds()),
                         ('neigh', neigh_seeds()), ('tun', tun_seeds()),
                         ('xskdesc', xskdesc_seeds()), ('split', split_seeds())):
-        d = os.path.join(top, name)
+        d = os.path.join(top, 'fuzz-' + name)
         os.makedirs(d, exist_ok=True)
         for f, data in seeds.items():
             with open(os.path.join(d, f), 'wb') as out:

@@ -6,15 +6,15 @@
 #
 #   tests/fuzz/run-fuzz.sh SECONDS NAME...
 #
-# Each target NAME (build/fuzz/NAME_fuzz, from tests/fuzz/NAME_fuzz.c) runs
-# for SECONDS (-max_total_time) from its seeds, tests/fuzz/corpus/NAME/
+# Each target NAME (fuzz-pkt: build/fuzz/fuzz-pkt, from tests/fuzz/fuzz-pkt.c)
+# runs for SECONDS (-max_total_time) from its seeds, tests/fuzz/corpus/NAME/
 # (read only: what it finds goes to build/fuzz/corpus/NAME/, kept for the
 # next run), with tests/fuzz/NAME.dict if there is one. For each the
 # script prints libFuzzer's own "Done N runs in S second(s)" line and a
 # PASS or FAIL line; it ends with "N passed, N failed" and exits 1 when a
 # target crashed, leaked or hung (an input over 10 s). The input that did
 # it is kept as build/fuzz/crashes/NAME-*; to reproduce, run the target on
-# it: build/fuzz/NAME_fuzz build/fuzz/crashes/NAME-crash-...
+# it: build/fuzz/NAME build/fuzz/crashes/NAME-crash-...
 #
 # No clang, or a clang without libFuzzer (Debian: libclang-rt-14-dev), is
 # a SKIP line and exit status 0.
@@ -49,7 +49,7 @@ pass=0
 fail=0
 mkdir -p "$FUZZ_BUILD/crashes"
 for name in "$@"; do
-	bin=$FUZZ_BUILD/${name}_fuzz
+	bin=$FUZZ_BUILD/$name
 	seeds=tests/fuzz/corpus/$name
 	work=$FUZZ_BUILD/corpus/$name
 	log=$FUZZ_BUILD/$name.log
@@ -65,7 +65,7 @@ for name in "$@"; do
 	done_line=$(grep '^Done [0-9]* runs' "$log")
 	if [ $rc -eq 0 ] && [ -n "$done_line" ]; then
 		echo "$done_line"
-		echo "PASS: fuzz/$name"
+		echo "PASS: $name"
 		pass=$((pass + 1))
 		continue
 	fi
@@ -73,7 +73,7 @@ for name in "$@"; do
 	# input went.
 	grep -v -e '^#[0-9]' -e '^INFO: ' "$log" | head -n 30 | sed 's/^/    /'
 	artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
-	echo "FAIL: fuzz/$name: exit status $rc${artifact:+; reproduce: $bin $artifact}" \
+	echo "FAIL: $name: exit status $rc${artifact:+; reproduce: $bin $artifact}" \
 		"(the whole log: $log)"
 	fail=$((fail + 1))
 done

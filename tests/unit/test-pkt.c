@@ -1496,7 +1496,7 @@ static const struct ut_case cases[] = {
 	{}
 };
 
-/* Seeds for tests/fuzz/pkt_fuzz.c: every table frame, one file each. */
+/* Seeds for tests/fuzz/fuzz-pkt.c: every table frame, one file each. */
 static int write_corpus(const char *dir)
 {
 	char path[4096];

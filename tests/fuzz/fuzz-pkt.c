@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The frame parser on arbitrary bytes (`make fuzz`; the seeds in
- * tests/fuzz/corpus/pkt/, more from `build/tests/test_pkt --write-corpus
+ * tests/fuzz/corpus/fuzz-pkt/, more from `build/tests/test-pkt --write-corpus
  * DIR`, one file per frame of its tables). The frame is an exact-size heap
  * copy (ASan sees a read past it).
  *

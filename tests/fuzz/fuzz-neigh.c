@@ -11,7 +11,7 @@
  *   control: bit 0 a neighbour question (else a route), bit 1 IPv6,
  *            bit 2 the datagram comes from a process (nl_pid 4242), not
  *            the kernel
- * The seeds (tests/fuzz/corpus/neigh/) are well-formed replies that the
+ * The seeds (tests/fuzz/corpus/fuzz-neigh/) are well-formed replies that the
  * fuzzer mutates.
  *
  * The oracle is neigh.h's contract: find returns 1, 0, -EPROTO or the

@@ -19,7 +19,7 @@
  *             unaligned-mode offset on top (bits 48-63); bit 4 the length
  *             is the room left in the address's frame plus the length's
  *             low byte as a signed delta (at least 0)
- * The seeds (tests/fuzz/corpus/xskdesc/) are batches at the edges.
+ * The seeds (tests/fuzz/corpus/fuzz-xskdesc/) are batches at the edges.
  *
  * The oracle is umem_desc.h's promise, worked out with ranges and
  * division rather than masks and shifts: an address in no frame of the

@@ -552,7 +552,7 @@ static int test_build_l2(void)
  * What the write path saves before the build and puts back when the kernel
  * refuses a super-packet reads nothing past the first packet: a UDP
  * datagram of 5 payload bytes ends 13 bytes into its L4 header. Found by
- * tests/fuzz/gso_fuzz.c: the save read TCP's flags byte (the 14th) of UDP
+ * tests/fuzz/fuzz-gso.c: the save read TCP's flags byte (the 14th) of UDP
  * datagrams too. The packet ends against a page nothing may touch, so
  * such a read faults in any build, not only under ASan.
  */

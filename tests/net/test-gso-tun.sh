@@ -9,7 +9,7 @@
 # on exit.
 set -u
 BUILD=${BUILD:-build}
-name=test-gso
+name=test-gso-tun
 prog=$BUILD/tests/net/gso_tun
 ns=ucmgso$$
 cd "$(dirname "$0")/../.."
