@@ -4,6 +4,9 @@
 #
 #   make                  library (static + shared), apps, tests
 #   make check            build and run every test; ends "N passed, N failed"
+#   make check TESTS="test-xsk test-pool:test_ring_full test-xsk:recv"
+#                         only those tests, or only those cases of a test
+#                         (NAME:CASE; tests/run-tests.sh)
 #   make check SANITIZE=address|thread|undefined
 #   make check-long       the long loops: ucpumapd started and stopped 200
 #                         times (test-cycles; check runs 10), and 1000 ucm_dp

@@ -4,8 +4,18 @@
 # Runs every test of ucpumap and ends with one line "N passed, N failed"
 # (", N skipped" when some were skipped). Called by `make check`.
 #
-#   tests/run-tests.sh [NAME...]     NAME: a unit test binary (test-pool)
-#                                    or a test script (tests/net/*.sh)
+#   tests/run-tests.sh [NAME[:CASE]...]
+#
+#   NAME       a unit test binary (test-pool) or a test script (test-xsk,
+#              or its path tests/net/test-xsk.sh): all of its cases
+#   NAME:CASE  that case alone; several NAME:CASE words of one NAME run
+#              together, in the test's own order. A unit test's cases
+#              are its functions (test-pool:test_ring_full, `BIN -l` lists
+#              them), a script's the case functions it defines (its
+#              header lists them; test-xsk:recv). A case that needs
+#              another runs that one first; a CASE the test does not
+#              have is a FAIL line that lists those it has.
+#   (none)     every test
 #
 # Unit tests (tests/unit/test-*.c, built into $BUILD/tests/) and app tests
 # (tests/apps/test-*.sh) need no root; each prints one PASS/FAIL/SKIP line
@@ -60,38 +70,53 @@ run_one() {	# name, command...
 	count
 }
 
-want() {	# is $1 selected by the arguments? (none: everything is)
+# picked NAME [PATH]: is the test selected by the arguments (none: every
+# test is)? $cases: the cases asked for, empty for all of them.
+picked() {
+	cases=
 	[ -z "$SELECTED" ] && return 0
+	hit=1
 	for w in $SELECTED; do
-		[ "$w" = "$1" ] && return 0
+		case $w in
+		"$1" | "${2:-$1}") cases= && return 0 ;;
+		"$1":* | "${2:-$1}":*) cases="$cases ${w#*:}" hit=0 ;;
+		*) continue ;;
+		esac
 	done
-	return 1
+	return $hit
 }
 SELECTED="$*"
+# Every argument must name a test.
+for w in $SELECTED; do
+	t=${w%%:*}
+	[ -f "$BUILD/tests/$t" ] || [ -f "tests/apps/$t.sh" ] || [ -f "tests/net/$t.sh" ] ||
+		[ -f "$t" ] || { echo "FAIL: $t: no such test"; fail=$((fail + 1)); }
+done
 
 for t in "$BUILD"/tests/test-*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
-	want "$name" || continue
-	run_one "$name" "$t"
+	picked "$name" || continue
+	# $cases unquoted: the case names, one word each.
+	run_one "$name" "$t" $cases
 done
 
 # App tests: no root.
 for t in tests/apps/test-*.sh; do
 	[ -f "$t" ] || continue
-	want "$t" || want "$(basename "$t" .sh)" || continue
-	run_one "$(basename "$t" .sh)" env BUILD="$BUILD" bash "$t"
+	picked "$(basename "$t" .sh)" "$t" || continue
+	run_one "$(basename "$t" .sh)" env BUILD="$BUILD" bash "$t" $cases
 done
 
 for t in tests/net/test-*.sh; do
 	[ -f "$t" ] || continue
-	want "$t" || want "$(basename "$t" .sh)" || continue
+	picked "$(basename "$t" .sh)" "$t" || continue
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "SKIP: $(basename "$t" .sh): network tests need root (they create namespaces and veth pairs)"
 		skip=$((skip + 1))
 		continue
 	fi
-	run_one "$(basename "$t" .sh)" env BUILD="$BUILD" bash "$t"
+	run_one "$(basename "$t" .sh)" env BUILD="$BUILD" bash "$t" $cases
 done
 
 if [ "$skip" -gt 0 ]; then

@@ -11,7 +11,8 @@
  *
  * A case returns 0 to pass, UT_SKIP after ut_skip_reason() to skip, and
  * anything else (UT_ASSERT does it) to fail. `<binary> -l` lists the cases,
- * `<binary> NAME...` runs only those.
+ * `<binary> NAME...` runs only those; a NAME it does not have is a FAIL
+ * line listing the ones it has, and then nothing runs.
  */
 #ifndef UCM_UTEST_H
 #define UCM_UTEST_H
@@ -86,6 +87,26 @@ static inline int ut_usable_cpus(int *cpus, int max)
 	return n;
 }
 
+/* The names asked for that are no case: a FAIL line each, with the cases. */
+static inline int ut_unknown(const char *prog, int argc, char **argv,
+			     const struct ut_case *cases)
+{
+	int bad = 0, i, j;
+
+	for (j = 1; j < argc; j++) {
+		for (i = 0; cases[i].name && strcmp(argv[j], cases[i].name); i++)
+			;
+		if (cases[i].name)
+			continue;
+		printf("FAIL: %s/%s: no such case; the cases:", prog, argv[j]);
+		for (i = 0; cases[i].name; i++)
+			printf(" %s", cases[i].name);
+		printf("\n");
+		bad++;
+	}
+	return bad;
+}
+
 static inline int ut_main(int argc, char **argv, const struct ut_case *cases)
 {
 	const char *prog = basename(argv[0]);
@@ -96,6 +117,8 @@ static inline int ut_main(int argc, char **argv, const struct ut_case *cases)
 			printf("%s\n", cases[i].name);
 		return 0;
 	}
+	if (ut_unknown(prog, argc, argv, cases))
+		return 1;
 	for (i = 0; cases[i].name; i++) {
 		int ret, want = argc <= 1;
 
