@@ -125,12 +125,15 @@ APP_COMMON := apps/common/util.c apps/common/opts.c
 APP_SRCS_ucpumap-bench := $(sort $(wildcard apps/ucpumap-bench/*.c)) $(APP_COMMON)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
-# Helper programs of the network tests (tests/net/*.sh run them as root).
-NET_SHIMS := tests/net/fault_shim.c
-NET_PROGS := $(patsubst tests/net/%.c,$(BUILD)/tests/net/%,$(filter-out $(NET_SHIMS),$(wildcard tests/net/*.c)))
+# Programs the test scripts run (tests/progs/). link_test.c is built by
+# test-install.sh against the installed library, not here.
+PROG_SHIMS := tests/progs/fault_shim.c
+PROG_OWN_BUILD := tests/progs/link_test.c
+TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,\
+	$(filter-out $(PROG_SHIMS) $(PROG_OWN_BUILD),$(wildcard tests/progs/*.c)))
 # Faults on demand (LD_PRELOAD) in a running daemon (test-faults.sh,
 # test-backpressure.sh).
-NET_PROGS += $(BUILD)/tests/net/libfault_shim.so
+TEST_PROGS += $(BUILD)/tests/progs/libfault_shim.so
 
 # Everything is rebuilt when the flags change (a SANITIZE or V switch
 # must not mix objects).
@@ -146,7 +149,7 @@ all: lib apps tests
 
 lib: $(STATIC_LIB) $(SHARED_LIB) $(DEBUG_LIB)
 apps: $(APPS)
-tests: $(UNIT_TESTS) $(NET_PROGS)
+tests: $(UNIT_TESTS) $(TEST_PROGS)
 
 $(BUILD)/%.o: %.c $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
@@ -236,13 +239,14 @@ $(BUILD)/tests/test-opts: tests/unit/test-opts.c tests/unit/utest.h $(APP_COMMON
 	$(Q)$(CC) $(DBG_CFLAGS) -Iapps/common -o $@ $< $(APP_COMMON) $(DEBUG_LIB) $(LDFLAGS) \
 		$(LDLIBS_BASE)
 
-$(BUILD)/tests/net/lib%_shim.so: tests/net/%_shim.c $(DEPS)
+$(BUILD)/tests/progs/lib%_shim.so: tests/progs/%_shim.c $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -fPIC $(LIBURING_CFLAGS) $(CPPFLAGS) $(CFLAGS) \
 		-shared -o $@ $< $(LDFLAGS) -ldl
 
-$(BUILD)/tests/net/%: tests/net/%.c $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
+$(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h) tests/unit/utest.h \
+		$(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -Itests/unit -o $@ $< $(DEBUG_LIB) $(LDFLAGS) $(LDLIBS_BASE)
@@ -257,7 +261,8 @@ comma := ,
 SETUPFAIL_WRAP := malloc calloc realloc aligned_alloc posix_memalign strdup \
 	pthread_attr_setaffinity_np io_uring_queue_init_params socket bpf_map_create \
 	bpf_prog_load bpf_btf_load bpf_link_create pthread_create
-$(BUILD)/tests/net/setupfail: tests/net/setupfail.c tests/net/census.h $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
+$(BUILD)/tests/progs/setupfail: tests/progs/setupfail.c tests/progs/census.h \
+		$(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -Itests/unit -o $@ $< $(DEBUG_LIB) $(LDFLAGS) \
@@ -309,8 +314,8 @@ check-unit: $(UNIT_TESTS)
 # coverage, ASan and UBSan (a UBSan finding aborts, so libFuzzer reports
 # it). They go to build/fuzz/, apart from every other build. `make fuzz`
 # runs each for FUZZ_SECONDS from its seeds (tests/fuzz/corpus/fuzz-NAME/)
-# with its dictionary (tests/fuzz/fuzz-NAME.dict, where there is one); no clang or no
-# libFuzzer is a SKIP line, not a failure (tests/fuzz/run-fuzz.sh).
+# with its dictionary (tests/fuzz/fuzz-NAME.dict, where there is one); no
+# clang or no libFuzzer is a SKIP line, not a failure (tests/fuzz/run-fuzz.sh).
 FUZZ_CC ?= $(CLANG)
 FUZZ_SECONDS ?= 10
 FUZZ_BUILD := build/fuzz

@@ -10,7 +10,7 @@ BUILD=${BUILD:-build}
 BENCH=$BUILD/ucpumap-bench
 name=test-bench-engine
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 
 # 1. a tiny run of every row
 if "$BENCH" engine --rounds 2 --seconds 0.1 --warmup 0.05 --json "$tmp/e.json" \

@@ -8,7 +8,7 @@
 set -u
 name=test-deb
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 plain_build_only "the packages do not depend on the sanitizer"
 for tool in git dpkg-buildpackage dh fakeroot lintian dpkg-checkbuilddeps; do
 	if ! command -v "$tool" > /dev/null; then

@@ -12,7 +12,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-install
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 plain_build_only "a sanitizer build's library needs its runtime in the user's program"
 
 # A pkg-config file made for another prefix first: install must remake it.
@@ -57,7 +57,7 @@ fi
 
 export PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_PATH="$tmp/stage/usr/lib/pkgconfig"
 flags=$(pkg-config --cflags --libs libucpumap 2>&1)
-if ${CC:-cc} -Wall -Werror -o "$tmp/link_test" tests/apps/link_test.c $flags -lpthread > "$tmp/cc" 2>&1; then
+if ${CC:-cc} -Wall -Werror -o "$tmp/link_test" "$progs/link_test.c" $flags -lpthread > "$tmp/cc" 2>&1; then
 	ok build-with-pkg-config
 else
 	bad build-with-pkg-config "$(head -5 "$tmp/cc")"

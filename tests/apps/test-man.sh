@@ -16,7 +16,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-man
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 
 PAGES="libucpumap.3 ucm_dp.3 ucpumapd.8 ucpumap-gen.8 ucpumap-bench.8"
 

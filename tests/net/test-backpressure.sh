@@ -10,7 +10,7 @@
 #                   may drop and count some), SIGTERM exits 0, the counters
 #                   add up, every frame home
 #   worker-stall    both workers stall 2 s in their write into the tun
-#                   (tests/net/fault_shim.c) while the flood goes on: the
+#                   (tests/progs/fault_shim.c) while the flood goes on: the
 #                   worker rings fill and what they cannot take is counted
 #                   (enqueue_full; then, every frame held, the kernel's
 #                   fill_ring_empty), nothing is lost (the counters add
@@ -26,13 +26,13 @@ set -u
 BUILD=${BUILD:-build}
 name=test-backpressure
 here=$(cd "$(dirname "$0")" && pwd)
-helper=$here/ucpumapd_traffic.py
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
-shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/net/libfault_shim.so
+shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
 gen=ucmbg$$
 dut=ucmbd$$
 tun=ucmbt0
-. "$here/lib.sh"
+. "$here/../lib.sh"
+. "$here/daemon.sh"
 dpid=
 
 daemon_veth 10.209.0.1 10.209.0.2

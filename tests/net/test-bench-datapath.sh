@@ -23,7 +23,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 skip_unless_root "namespaces, XDP, tun"
 if [ ! -x "$BUILD/ucpumap-bench" ] || [ ! -x "$BUILD/ucpumapd" ] || [ ! -x "$BUILD/ucpumap-gen" ]; then
 	echo "FAIL: $name: $BUILD/ucpumap-bench, ucpumapd or ucpumap-gen is not built (run make)"

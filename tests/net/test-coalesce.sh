@@ -22,7 +22,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-coalesce
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 
 skip_unless_root "namespaces, XDP, tun"
 daemon=$BUILD/ucpumapd
@@ -51,7 +51,7 @@ FLOWS=4
 
 # Readers and the TCP ends: sockets behind the tun, a client in the
 # generator's namespace.
-helper=tests/net/ucpumapd_traffic.py
+helper=$progs/ucpumapd_traffic.py
 
 # Rings large enough for this machine's stalls: an RX ring of 16384 (330
 # ms at 50,000 datagrams a second), each worker's 8192, frames to match.

@@ -49,12 +49,12 @@ set -u
 BUILD=${BUILD:-build}
 name=test-cycles
 here=$(cd "$(dirname "$0")" && pwd)
-helper=$here/ucpumapd_traffic.py
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 gen=ucmcg$$
 dut=ucmcd$$
 tun=ucmct0
-. "$here/lib.sh"
+. "$here/../lib.sh"
+. "$here/daemon.sh"
 dpid=
 
 cycles=${CYCLES:-200}

@@ -25,7 +25,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-examples
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 skip_unless_root "namespaces, XDP, tun"
 plain_build_only "a sanitizer build's library needs its runtime in the program"
 for t in pkg-config tcpdump; do

@@ -14,7 +14,7 @@
 #                       frame home) and nothing left on vd
 #   iface-gone          vd deleted: within 3 s, exit 4, closing lines
 #   socket-error        a socket's error (SO_ERROR ENETDOWN, from
-#                       tests/net/fault_shim.c, LD_PRELOAD): exit 6
+#                       tests/progs/fault_shim.c, LD_PRELOAD): exit 6
 #   way-back-dead       two-way, the read path's io_uring refused
 #                       (fault_shim.c) while the DUT sends into the tun:
 #                       exit 8, not a silent switch to one way
@@ -26,12 +26,12 @@ set -u
 BUILD=${BUILD:-build}
 name=test-faults
 here=$(cd "$(dirname "$0")" && pwd)
-helper=$here/ucpumapd_traffic.py
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 gen=ucmfg$$
 dut=ucmfd$$
 tun=ucmft0
-. "$here/lib.sh"
+. "$here/../lib.sh"
+. "$here/daemon.sh"
 dpid=
 
 daemon_veth 10.204.0.1 10.204.0.2
@@ -136,7 +136,7 @@ gone tun-gone "ip -n $dut link del $tun" 5 "tun $tun was deleted"
 gone tun-gone-two-way "ip -n $dut link del $tun" 5 "tun $tun was deleted" --two-way
 gone iface-gone "ip -n $dut link del vd" 4 "interface vd was deleted"
 
-# ---- faults nothing here makes by itself: tests/net/fault_shim.c ---------------
+# ---- faults nothing here makes by itself: tests/progs/fault_shim.c ---------------
 # shim_case CASE FAULT STATUS RE CMD [options...]: the daemon with the shim's
 # FAULT from 2.5 s on; CMD (in the background) gives it work meanwhile;
 # it ends by itself with STATUS and its closing lines.
@@ -170,7 +170,7 @@ shim_case() {
 	why="$why$(closing_ok)"
 	if [ -z "$why" ]; then ok "$c" "exit $D_RC"; else bad "$c" "$why"; fi
 }
-shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/net/libfault_shim.so
+shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
 # The veth pair went with iface-gone: again.
 ip netns del "$gen" 2> /dev/null
 ip netns del "$dut" 2> /dev/null

@@ -32,7 +32,7 @@ GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
 gen=ucmgg$$
 dut=ucmgd$$
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 
 skip_unless_root "namespaces, XDP"
 if [ ! -x "$GEN" ]; then

@@ -10,10 +10,10 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-gso-tun
-prog=$BUILD/tests/net/gso_tun
+prog=$BUILD/tests/progs/gso_tun
 ns=ucmgso$$
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 
 skip_unless_root "a namespace, a tun"
 [ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }

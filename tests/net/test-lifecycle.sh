@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # Life cycles (issue 14, group I): a whole ucm_dp created, started, stopped
-# and destroyed many times in one process (tests/net/lifecycle.c) on a veth
+# and destroyed many times in one process (tests/progs/lifecycle.c) on a veth
 # end in a namespace, one-way, two-way and with a verdict that sends back
 # out, by turns; nothing may grow: open files, resident memory, BPF
 # programs, maps and links, devices, threads; every stop must find the
@@ -19,10 +19,10 @@ set -u
 BUILD=${BUILD:-build}
 name=test-lifecycle
 here=$(cd "$(dirname "$0")" && pwd)
-prog=$BUILD/tests/net/lifecycle
+prog=$BUILD/tests/progs/lifecycle
 gen=ucmlg$$
 dut=ucmld$$
-. "$here/lib.sh"
+. "$here/../lib.sh"
 
 skip_unless_root "namespaces, XDP, tun"
 [ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }

@@ -3,8 +3,8 @@
 #
 # ucpumapd --metrics-listen on a veth pair between two namespaces: the
 # generator (vg) and the DUT (vd: the daemon, its tun, and the scrapes,
-# on 127.0.0.1 there). Clients are tests/net/metrics_client.py (with the
-# strict text-format parser), traffic tests/net/ucpumapd_traffic.py.
+# on 127.0.0.1 there). Clients are tests/progs/metrics_client.py (with the
+# strict text-format parser), traffic tests/progs/ucpumapd_traffic.py.
 #
 #   parser-self-check   the parser refuses broken expositions (else the
 #                       format case below proves nothing)
@@ -29,14 +29,14 @@ set -u
 BUILD=${BUILD:-build}
 name=test-metrics
 here=$(cd "$(dirname "$0")" && pwd)
-traffic=$here/ucpumapd_traffic.py
-client=$here/metrics_client.py
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 gen=ucmmg$$
 dut=ucmmd$$
 tun=ucmm0
 port=9423
-. "$here/lib.sh"
+. "$here/../lib.sh"
+traffic=$progs/ucpumapd_traffic.py
+client=$progs/metrics_client.py
 dpid=
 
 skip_unless_root "namespaces, XDP, tun"

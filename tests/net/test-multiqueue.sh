@@ -13,7 +13,7 @@ daemon=$BUILD/ucpumapd
 gen=ucmqg$$
 dut=ucmqd$$
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 
 skip_unless_root "namespaces, XDP, tun"
 [ -x "$daemon" ] || { bad build "$daemon is not built (make)"; exit 0; }

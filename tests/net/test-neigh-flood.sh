@@ -35,15 +35,15 @@ set -u
 BUILD=${BUILD:-build}
 name=test-neigh-flood
 here=$(cd "$(dirname "$0")" && pwd)
-helper=$here/ucpumapd_traffic.py
-client=$here/metrics_client.py
 daemon=$(cd "$BUILD" 2> /dev/null && pwd)/ucpumapd
 gen=ucmng$$
 dut=ucmnd$$
 tun=ucmn0
 port=9424
 secs=3
-. "$here/lib.sh"
+. "$here/../lib.sh"
+. "$here/daemon.sh"
+client=$progs/metrics_client.py
 dpid=
 
 daemon_veth 10.214.0.1 10.214.0.2

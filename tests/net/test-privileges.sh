@@ -37,8 +37,8 @@ set -u
 BUILD=${BUILD:-build}
 name=test-privileges
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
-helper=tests/net/ucpumapd_traffic.py
+. tests/lib.sh
+helper=$progs/ucpumapd_traffic.py
 daemon=$BUILD/ucpumapd
 # The kernel's log so far: the filter's refusals of this run come after.
 dmesg0=$(dmesg 2> /dev/null | wc -l)

@@ -4,7 +4,7 @@
 # Set-up failures (issue 14, group I): ucm_dp__create() (two-way, the most
 # parts) with each allocation, io_uring set-up, socket, BPF map, program,
 # BTF and link, and thread failing in turn, the library's and libxdp's,
-# libbpf's, libelf's (tests/net/setupfail.c: the linker's --wrap takes
+# libbpf's, libelf's (tests/progs/setupfail.c: the linker's --wrap takes
 # the calls); KIND+ fails every later call of the kind too. Each create
 # fails with an errno and a warning, or copes and then runs and stops
 # cleanly, and leaves no file, BPF object, device or thread behind. In an
@@ -14,10 +14,10 @@ set -u
 BUILD=${BUILD:-build}
 name=test-setupfail
 here=$(cd "$(dirname "$0")" && pwd)
-prog=$BUILD/tests/net/setupfail
+prog=$BUILD/tests/progs/setupfail
 gen=ucmsg$$
 dut=ucmsd$$
-. "$here/lib.sh"
+. "$here/../lib.sh"
 
 skip_unless_root "namespaces, XDP, tun"
 [ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }

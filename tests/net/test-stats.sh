@@ -48,7 +48,7 @@ gen=$BUILD/ucpumap-gen
 G=ucmsg$$
 D=ucmsd$$
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 
 skip_unless_root "namespaces, XDP, tun"
 [ -x "$daemon" ] && [ -x "$gen" ] || { bad build "$daemon or $gen is not built (make)"; exit 0; }

@@ -9,9 +9,9 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-steer
-prog=$BUILD/tests/net/steer_check
+prog=$BUILD/tests/progs/steer_check
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 
 skip_unless_root "loading BPF needs CAP_BPF"
 if [ ! -x "$prog" ]; then

@@ -25,7 +25,7 @@ daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 unit=$root/apps/ucpumapd/ucpumapd@.service
 gen=ucmsg$$
 dut=ucmsd$$
-. "$here/lib.sh"
+. "$here/../lib.sh"
 
 # ---- the unit ---------------------------------------------------------------
 if ! command -v systemd-analyze > /dev/null; then

@@ -12,11 +12,11 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-tun-sink
-prog=$BUILD/tests/net/tun_sink
+prog=$BUILD/tests/progs/tun_sink
 NS=ucm-tun-$$
 LIMIT=${TUN_SINK_TIMEOUT:-120}
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 
 skip_unless_root "network namespace, tun devices"
 if [ ! -x "$prog" ]; then

@@ -56,8 +56,8 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
-helper=tests/net/ucpumapd_traffic.py
+. tests/lib.sh
+helper=$progs/ucpumapd_traffic.py
 g=ucm2g$$
 d=ucm2d$$
 dpid=

@@ -3,7 +3,7 @@
 #
 # ucpumapd end to end on a veth pair between two namespaces: the generator
 # (vg) and the DUT (vd, where the daemon runs with a tun behind it). Traffic
-# and readers are tests/net/ucpumapd_traffic.py. This kernel has no VLAN
+# and readers are tests/progs/ucpumapd_traffic.py. This kernel has no VLAN
 # devices (CONFIG_VLAN_8021Q is off), so 802.1Q-tagged traffic is built and
 # sent on a raw socket.
 #
@@ -32,13 +32,13 @@ set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
 here=$(cd "$(dirname "$0")" && pwd)
-helper=$here/ucpumapd_traffic.py
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
 gen=ucmug$$
 dut=ucmud$$
 tun=ucmt0
-. "$here/lib.sh"
+. "$here/../lib.sh"
+. "$here/daemon.sh"
 dpid=		# the daemon now running
 
 skip_unless_root "namespaces, XDP, tun"
@@ -85,7 +85,7 @@ timing setup
 
 # ---- helpers -------------------------------------------------------------------
 # wait_file, jget and stop_pid (helpers: SIGTERM, SIGKILL after 3 s) are
-# tests/net/lib.sh's.
+# tests/lib.sh's.
 in_gen() { lib_run ip netns exec "$gen" "$@"; }
 
 bg() {	# namespace, log, command...: in the background; $last is its pid

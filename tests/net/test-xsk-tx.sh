@@ -18,11 +18,11 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-xsk-tx
-prog=$BUILD/tests/net/xsk_tx
+prog=$BUILD/tests/progs/xsk_tx
 a=ucmta$$
 b=ucmtb$$
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 rpid=
 lib_on_exit '[ -n "$rpid" ] && kill "$rpid" 2> /dev/null && wait "$rpid" 2> /dev/null'
 

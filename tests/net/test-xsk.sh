@@ -9,11 +9,11 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-xsk
-prog=$BUILD/tests/net/xsk_rx
+prog=$BUILD/tests/progs/xsk_rx
 gen=ucmg$$
 dut=ucmd$$
 cd "$(dirname "$0")/../.."
-. tests/net/lib.sh
+. tests/lib.sh
 pid=
 
 skip_unless_root "namespaces, XDP"

@@ -7,7 +7,7 @@
  * payloads), and a socket behind the tun reads what the kernel cut back
  * out. Every good datagram must arrive exactly once, byte for byte and in
  * order within its flow; the corrupted one must not arrive. Run inside a
- * fresh network namespace (test-gso.sh), as root.
+ * fresh network namespace (test-gso-tun.sh), as root.
  *
  * Prints "groups N segs-in-largest M", then one line per check; exit 0
  * when all hold.

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# Sourced by the network tests and the app tests (tests/apps): result lines,
-# the root and plain-build checks, namespaces, and a
-# cleanup that runs on every exit (also on HUP, INT, TERM, which print a
-# FAIL line first). A script sets `name` first, registers what it starts
-# (lib_pid PID), and may add its own steps with lib_on_exit 'command'.
+# The test scripts' harness, sourced by tests/net/*.sh and tests/apps/*.sh:
+# result lines, the root and plain-build checks, namespaces and veth pairs,
+# waits, the processes a script starts, and a cleanup that runs on every
+# exit (also on HUP, INT, TERM, which print a FAIL line first). The daemon
+# tests' own helpers are in tests/net/daemon.sh.
+#
+# A script sets `name` first, registers what it starts (lib_pid PID), and
+# may add its own steps to the cleanup with lib_on_exit 'command'.
 #
 #   ok CASE [DETAIL]   bad CASE WHY   skip CASE WHY   skip_unless_root WHY
 #   plain_build_only WHY   the whole script skips in a sanitizer build
@@ -12,7 +15,7 @@
 #   veth_pair NS_A NS_B IF_A IF_B ADDR_A/LEN ADDR_B/LEN [LINK-OPTION...]
 #                      (tx checksums off on IF_A; LINK-OPTIONs, such as
 #                      numrxqueues 2, go to both ends)
-#   mac_of NS IF
+#   mac_of NS IF       kernel_at_least MAJOR MINOR
 #   wait_file FILE TENTHS   jget JSON-FILE PYTHON-EXPR
 #   wait_line FILE REGEX TENTHS [PID]
 #                      a line matching REGEX in FILE (a daemon's start
@@ -25,22 +28,6 @@
 #                      registered: a signal interrupts the wait at once
 #                      and the cleanup stops CMD by its pid (a foreground
 #                      `timeout` would be out of reach in its own group)
-#   closing_lines FILE   empty when a daemon's output FILE ends with the
-#                      conservation line(s) holding and every frame home,
-#                      else what it says instead
-#   udp_flood SECS     $helper's flood from $gen ($G4) to $D4 for SECS, in
-#                      the background, registered: $fpid
-#   exact_ipv4 LABEL DST SRC   100 datagrams from $gen to DST (from SRC),
-#                      received behind the daemon in $dut with
-#                      ucpumapd_traffic.py ($helper): empty when each came
-#                      once and intact, else what went wrong
-#   daemon_veth G4 D4  the daemon tests' start: root, $daemon and python3
-#                      or the script skips; daemon_pair, or a FAIL line;
-#                      either way the script ends (exit 0) unless all is
-#                      there. Sets G4 and D4.
-#   daemon_pair        $gen (vg, $G4/24) and $dut (vd, $D4/24) on a veth
-#                      pair, reverse-path filtering off in $dut (its errors
-#                      in $tmp/setup.err)
 #   left_in NS [DEV...]    what is left in NS: XDP programs on any device,
 #                      devices other than lo and DEVs; empty when none
 #   lib_cleanup_check  the cleanup now ($tmp goes too), in this shell
@@ -52,6 +39,7 @@
 #   $PY: the Python interpreter itself, empty without python3 (not a
 #   wrapper such as pyenv's shim: $! of a background run must be its pid,
 #   and every start through the shim costs a fifth of a second)
+#   $progs: tests/progs, the programs the scripts run, by absolute path
 #
 # The cleanup, in order: the lib_on_exit steps; every registered process
 # by its pid (stop_pid); whatever still runs in our namespaces, by pid
@@ -60,6 +48,7 @@
 # nothing.
 
 tmp=$(mktemp -d)
+progs=$(cd "$(dirname "${BASH_SOURCE[0]}")/progs" && pwd)
 PY=${PY:-$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)}
 lib_pids=()
 lib_ns=()
@@ -254,61 +243,4 @@ jget() {
 lines = [l for l in open(sys.argv[1]) if l.strip()]
 d = json.loads(lines[-1])
 print(eval(sys.argv[2]))' "$1" "$2" 2> /dev/null
-}
-
-exact_ipv4() {
-	local r e g m du co rpid
-	rm -f "$tmp/r-$1" "$tmp/s-$1" "$tmp/res-$1"
-	ip netns exec "$dut" "$PY" "$helper" exact-recv --paths ipv4 --count 100 \
-		--ready "$tmp/r-$1" --stop "$tmp/s-$1" --out "$tmp/res-$1" --timeout 20 \
-		> "$tmp/recv-$1.log" 2>&1 &
-	rpid=$!
-	lib_pid $rpid
-	wait_file "$tmp/r-$1" 50 &&
-		lib_run ip netns exec "$gen" "$PY" "$helper" exact-send --paths ipv4 --count 100 \
-			--rate 3000 --v4 "$2" --src4 "$3" > "$tmp/send-$1.log" 2>&1
-	sleep 0.3
-	touch "$tmp/s-$1"
-	wait_file "$tmp/res-$1" 50
-	stop_pid "$rpid"
-	r=$(jget "$tmp/res-$1" "'%d %d %d %d %d' % tuple(d['paths']['ipv4'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
-	read -r e g m du co <<< "${r:-0 0 0 0 0}"
-	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
-		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co)"
-	fi
-}
-
-closing_lines() {
-	local why=
-	grep -q '^conservation: .*: holds$' "$1" ||
-		why="$(grep '^conservation' "$1" || echo 'no conservation line');"
-	grep -q '^audit: every frame came home$' "$1" ||
-		why="$why $(grep '^audit' "$1" || echo 'no audit line')"
-	echo "$why"
-}
-
-daemon_veth() {
-	skip_unless_root "namespaces, XDP, tun"
-	if [ ! -x "$daemon" ] || [ -z "$PY" ]; then
-		skip all "needs $daemon (make) and python3"
-		exit 0
-	fi
-	G4=$1 D4=$2
-	if ! daemon_pair; then
-		bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
-		exit 0
-	fi
-}
-
-daemon_pair() {
-	veth_pair "$gen" "$dut" vg vd "$G4/24" "$D4/24" 2> "$tmp/setup.err" &&
-		ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
-			net.ipv4.conf.default.rp_filter=0
-}
-
-udp_flood() {
-	ip netns exec "$gen" "$PY" "$helper" flood --src "$G4" --dst "$D4" --secs "$1" \
-		> "$tmp/flood.log" 2>&1 &
-	fpid=$!
-	lib_pid $fpid
 }
