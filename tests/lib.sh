@@ -5,8 +5,22 @@
 # exit (also on HUP, INT, TERM, which print a FAIL line first). The daemon
 # tests' own helpers are in tests/net/daemon.sh.
 #
-# A script sets `name` first, registers what it starts (lib_pid PID), and
-# may add its own steps to the cleanup with lib_on_exit 'command'.
+# A script sets `name` (test-xsk) and `cases` (its case names, in order),
+# defines a function per case (case_NAME, NAME's dashes as underscores)
+# and may define `setup` (the checks and the set-up every case needs); it
+# sources this file and ends with `lib_run_cases "$@"`.
+#
+#   lib_run_cases [CASE...]  setup, then the cases asked for (none: all),
+#                      in the order of $cases; a CASE not in $cases is a
+#                      FAIL line naming those there are, and nothing runs.
+#                      Exits 0: the result lines are the verdict.
+#   lib_need CASE...   run each CASE now unless it ran already (a case
+#                      that needs what another leaves calls this first)
+#   lib_once FN        run FN (a set-up step several cases share) unless
+#                      it ran already; its status, that of its one run
+#
+# What a script starts is registered (lib_pid PID), and it may add its own
+# steps to the cleanup with lib_on_exit 'command'.
 #
 #   ok CASE [DETAIL]   bad CASE WHY   skip CASE WHY   skip_unless_root WHY
 #   plain_build_only WHY   the whole script skips in a sanitizer build
@@ -243,4 +257,44 @@ jget() {
 lines = [l for l in open(sys.argv[1]) if l.strip()]
 d = json.loads(lines[-1])
 print(eval(sys.argv[2]))' "$1" "$2" 2> /dev/null
+}
+
+# ---- cases -------------------------------------------------------------------
+lib_ran=
+
+lib_need() {
+	local c
+	for c in "$@"; do
+		[[ " $lib_ran " == *" $c "* ]] && continue
+		lib_ran="$lib_ran $c"
+		"case_${c//-/_}"
+	done
+}
+
+lib_once() {
+	local v=lib_once_$1
+	[ -n "${!v:-}" ] || { "$1"; printf -v "$v" '%d' $?; }
+	return "${!v}"
+}
+
+lib_run_cases() {
+	local c unknown=
+	cases=$(echo $cases)	# one line, one space between names
+	for c in $cases; do
+		declare -F "case_${c//-/_}" > /dev/null ||
+			echo "FAIL: $name/$c: the script defines no case_${c//-/_}"
+	done
+	for c in "$@"; do
+		[[ " $cases " == *" $c "* ]] && continue
+		echo "FAIL: $name/$c: no such case; the cases: $cases"
+		unknown=1
+	done
+	[ -n "$unknown" ] && exit 0
+	if declare -F setup > /dev/null; then
+		setup
+	fi
+	for c in $cases; do
+		[ $# -eq 0 ] || [[ " $* " == *" $c "* ]] && lib_need "$c"
+	done
+	exit 0
 }

@@ -5,33 +5,45 @@
 # positive, the JSON holds every run, frames come home (the bench fails a
 # run whose audit or shutdown does not balance), and bad flags get a
 # message and exit 2. Never asserts speed. No root needed.
+#
+#   run            a tiny run of every row
+#   table, json, gains    that run's table, JSON and gain lines
+#   bad-flags      bad-flag-*: a message naming the problem, exit 2
+#   bad-command    an unknown command: exit 2
 set -u
 BUILD=${BUILD:-build}
 BENCH=$BUILD/ucpumap-bench
 name=test-bench-engine
+cases="run table json gains bad-flags bad-command"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-# 1. a tiny run of every row
-if "$BENCH" engine --rounds 2 --seconds 0.1 --warmup 0.05 --json "$tmp/e.json" \
-	> "$tmp/out" 2> "$tmp/err"; then
-	ok run
-else
-	bad run "exit $?: $(tail -3 "$tmp/err")"
-fi
-
-# 2. the table has every row with a positive median
-miss=""
-for row in recycle no-recycle direct-bulk no-direct-bulk no-latency mp-ring; do
-	med=$(awk -v r="$row" '$1 == r && NF >= 4 { print $4; exit }' "$tmp/out")
-	if [ -z "$med" ] || ! awk -v m="$med" 'BEGIN { exit !(m > 0) }'; then
-		miss="$miss $row(${med:-absent})"
+case_run() {
+	if "$BENCH" engine --rounds 2 --seconds 0.1 --warmup 0.05 --json "$tmp/e.json" \
+		> "$tmp/out" 2> "$tmp/err"; then
+		ok run
+	else
+		bad run "exit $?: $(tail -3 "$tmp/err")"
 	fi
-done
-[ -z "$miss" ] && ok table || bad table "rows without a positive median:$miss"
+}
 
-# 3. the JSON: every row, 2 runs each, all positive, unit Mpps
-if python3 - "$tmp/e.json" <<'PY'
+# The table has every row with a positive median.
+case_table() {
+	local miss="" row med
+	lib_need run
+	for row in recycle no-recycle direct-bulk no-direct-bulk no-latency mp-ring; do
+		med=$(awk -v r="$row" '$1 == r && NF >= 4 { print $4; exit }' "$tmp/out")
+		if [ -z "$med" ] || ! awk -v m="$med" 'BEGIN { exit !(m > 0) }'; then
+			miss="$miss $row(${med:-absent})"
+		fi
+	done
+	[ -z "$miss" ] && ok table || bad table "rows without a positive median:$miss"
+}
+
+# The JSON: every row, 2 runs each, all positive, unit Mpps.
+case_json() {
+	lib_need run
+	if python3 - "$tmp/e.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 rows = {r["name"]: r for r in d["rows"]}
@@ -41,15 +53,20 @@ for r in rows.values():
     assert all(v > 0 for v in r["runs"]), r
     assert r["min"] <= r["median"] <= r["max"], r
 PY
-then ok json; else bad json "malformed or incomplete $tmp/e.json"; fi
+	then ok json; else bad json "malformed or incomplete $tmp/e.json"; fi
+}
 
-# 4. gains are printed for the four pairs
-n=$(grep -c ' vs ' "$tmp/out")
-[ "$n" -eq 4 ] && ok gains || bad gains "$n gain lines, want 4"
+# Gains are printed for the four pairs.
+case_gains() {
+	local n
+	lib_need run
+	n=$(grep -c ' vs ' "$tmp/out")
+	[ "$n" -eq 4 ] && ok gains || bad gains "$n gain lines, want 4"
+}
 
-# 5. bad flags: a message naming the problem, exit 2
+# Bad flags: a message naming the problem, exit 2.
 check_bad() {	# label, expected text, args...
-	label=$1 want=$2
+	local label=$1 want=$2 rc
 	shift 2
 	"$BENCH" engine "$@" > "$tmp/o" 2> "$tmp/e"
 	rc=$?
@@ -59,14 +76,22 @@ check_bad() {	# label, expected text, args...
 		bad "bad-flag-$label" "exit $rc, stderr: $(head -2 "$tmp/e")"
 	fi
 }
-check_bad rounds "--rounds" --rounds 0
-check_bad seconds "--seconds" --seconds abc
-check_bad row "unknown row 'fast'" --rows fast
-check_bad cpu "CPU 4095" --worker-cpu 4095
-check_bad frames "power of two" --frames 3000
-check_bad qsize "--qsize" --qsize 65536
-check_bad extra "unexpected argument" extra
-"$BENCH" nosuch > /dev/null 2> "$tmp/e"
-rc=$?
-[ $rc -eq 2 ] && grep -q "unknown command" "$tmp/e" && ok bad-command || bad bad-command "exit $rc"
-exit 0
+
+case_bad_flags() {
+	check_bad rounds "--rounds" --rounds 0
+	check_bad seconds "--seconds" --seconds abc
+	check_bad row "unknown row 'fast'" --rows fast
+	check_bad cpu "CPU 4095" --worker-cpu 4095
+	check_bad frames "power of two" --frames 3000
+	check_bad qsize "--qsize" --qsize 65536
+	check_bad extra "unexpected argument" extra
+}
+
+case_bad_command() {
+	local rc
+	"$BENCH" nosuch > /dev/null 2> "$tmp/e"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "unknown command" "$tmp/e" && ok bad-command || bad bad-command "exit $rc"
+}
+
+lib_run_cases "$@"

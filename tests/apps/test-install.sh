@@ -8,108 +8,163 @@
 # carries the ucm_ prefix, that the version is one (the symbol map's,
 # pkg-config's, NEWS'), that the pkg-config file names the install's
 # prefix, and that install-lib installs the shared library alone.
+#
+# The cases, in order: install, files, pc-prefix, install-lib,
+# build-with-pkg-config, links-shared, run, version, exports,
+# static-exports. Each needs install's staging tree (install runs first);
+# links-shared and run need the program build-with-pkg-config built.
 set -u
 BUILD=${BUILD:-build}
 name=test-install
+cases="install files pc-prefix install-lib build-with-pkg-config links-shared run version exports
+static-exports"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
-plain_build_only "a sanitizer build's library needs its runtime in the user's program"
+pc="$tmp/stage/usr/lib/pkgconfig/libucpumap.pc"
 
-# A pkg-config file made for another prefix first: install must remake it.
-make -s "$BUILD/libucpumap.pc" PREFIX=/opt/elsewhere > /dev/null 2>&1
-if make -s install PREFIX=/usr DESTDIR="$tmp/stage" > "$tmp/log" 2>&1; then
-	ok install
-else
-	bad install "$(tail -3 "$tmp/log")"
-	exit 0
-fi
+setup() {
+	plain_build_only "a sanitizer build's library needs its runtime in the user's program"
+}
 
-for f in usr/include/ucpumap/cpumap.h usr/include/ucpumap/pool.h usr/include/ucpumap/ring.h \
-	 usr/include/ucpumap/pkt.h usr/include/ucpumap/log.h usr/include/ucpumap/tun.h \
-	 usr/include/ucpumap/xsk.h usr/include/ucpumap/xdp.h usr/lib/libucpumap.a \
-	 usr/lib/libucpumap.so usr/lib/libucpumap.so.0 usr/lib/pkgconfig/libucpumap.pc \
-	 usr/sbin/ucpumapd usr/bin/ucpumap-gen usr/bin/ucpumap-bench \
-	 usr/lib/systemd/system/ucpumapd@.service; do
-	[ -e "$tmp/stage/$f" ] || miss="${miss:-} $f"
-done
-[ -e "$tmp/stage/usr/bin/ucpumapd" ] && miss="${miss:-} (ucpumapd in bin, not sbin)"
-grep -qx 'ExecStart=/usr/sbin/ucpumapd .*' "$tmp/stage/usr/lib/systemd/system/ucpumapd@.service" 2>/dev/null ||
-	miss="${miss:-} (the unit's ExecStart is not /usr/sbin/ucpumapd)"
-[ -z "${miss:-}" ] && ok files || bad files "missing:$miss"
+case_install() {
+	# A pkg-config file made for another prefix first: install must remake it.
+	make -s "$BUILD/libucpumap.pc" PREFIX=/opt/elsewhere > /dev/null 2>&1
+	if make -s install PREFIX=/usr DESTDIR="$tmp/stage" > "$tmp/log" 2>&1; then
+		ok install
+	else
+		bad install "$(tail -3 "$tmp/log")"
+		exit 0
+	fi
+}
+
+case_files() {
+	local f miss=
+	lib_need install
+	for f in usr/include/ucpumap/cpumap.h usr/include/ucpumap/pool.h usr/include/ucpumap/ring.h \
+		 usr/include/ucpumap/pkt.h usr/include/ucpumap/log.h usr/include/ucpumap/tun.h \
+		 usr/include/ucpumap/xsk.h usr/include/ucpumap/xdp.h usr/lib/libucpumap.a \
+		 usr/lib/libucpumap.so usr/lib/libucpumap.so.0 usr/lib/pkgconfig/libucpumap.pc \
+		 usr/sbin/ucpumapd usr/bin/ucpumap-gen usr/bin/ucpumap-bench \
+		 usr/lib/systemd/system/ucpumapd@.service; do
+		[ -e "$tmp/stage/$f" ] || miss="${miss:-} $f"
+	done
+	[ -e "$tmp/stage/usr/bin/ucpumapd" ] && miss="${miss:-} (ucpumapd in bin, not sbin)"
+	grep -qx 'ExecStart=/usr/sbin/ucpumapd .*' "$tmp/stage/usr/lib/systemd/system/ucpumapd@.service" 2>/dev/null ||
+		miss="${miss:-} (the unit's ExecStart is not /usr/sbin/ucpumapd)"
+	[ -z "${miss:-}" ] && ok files || bad files "missing:$miss"
+}
 
 # The pkg-config file names the install's prefix, not the one `make` built
 # with before.
-pc="$tmp/stage/usr/lib/pkgconfig/libucpumap.pc"
-if grep -qx 'prefix=/usr' "$pc" 2>/dev/null && grep -qx 'libdir=/usr/lib' "$pc"; then
-	ok pc-prefix
-else
-	bad pc-prefix "$(grep -E '^(prefix|libdir)=' "$pc" 2>&1 | tr '\n' ' ')"
-fi
+case_pc_prefix() {
+	lib_need install
+	if grep -qx 'prefix=/usr' "$pc" 2>/dev/null && grep -qx 'libdir=/usr/lib' "$pc"; then
+		ok pc-prefix
+	else
+		bad pc-prefix "$(grep -E '^(prefix|libdir)=' "$pc" 2>&1 | tr '\n' ' ')"
+	fi
+}
 
 # The split targets: install-lib installs the shared library and nothing else.
-if make -s install-lib PREFIX=/usr DESTDIR="$tmp/lib" > "$tmp/log" 2>&1 &&
-   [ "$(cd "$tmp/lib" && find . ! -type d | sort | tr '\n' ' ')" = \
-     "./usr/lib/libucpumap.so ./usr/lib/libucpumap.so.0 ./usr/lib/libucpumap.so.$(sed -n 's/^Version: //p' "$pc") " ]; then
-	ok install-lib
-else
-	bad install-lib "$(tail -3 "$tmp/log"; cd "$tmp/lib" 2>/dev/null && find . ! -type d | tr '\n' ' ')"
-fi
+case_install_lib() {
+	lib_need install
+	if make -s install-lib PREFIX=/usr DESTDIR="$tmp/lib" > "$tmp/log" 2>&1 &&
+	   [ "$(cd "$tmp/lib" && find . ! -type d | sort | tr '\n' ' ')" = \
+	     "./usr/lib/libucpumap.so ./usr/lib/libucpumap.so.0 ./usr/lib/libucpumap.so.$(sed -n 's/^Version: //p' "$pc") " ]; then
+		ok install-lib
+	else
+		bad install-lib "$(tail -3 "$tmp/log"; cd "$tmp/lib" 2>/dev/null && find . ! -type d | tr '\n' ' ')"
+	fi
+}
 
-export PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_PATH="$tmp/stage/usr/lib/pkgconfig"
-flags=$(pkg-config --cflags --libs libucpumap 2>&1)
-if ${CC:-cc} -Wall -Werror -o "$tmp/link_test" "$progs/link_test.c" $flags -lpthread > "$tmp/cc" 2>&1; then
-	ok build-with-pkg-config
-else
-	bad build-with-pkg-config "$(head -5 "$tmp/cc")"
-fi
-if ldd "$tmp/link_test" 2>/dev/null | grep -q "libucpumap.so.0 => $tmp/stage" ||
-   LD_LIBRARY_PATH="$tmp/stage/usr/lib" ldd "$tmp/link_test" | grep -q "libucpumap.so.0 => $tmp/stage"; then
-	ok links-shared
-else
-	bad links-shared "not linked against the staged libucpumap.so.0"
-fi
-if out=$(LD_LIBRARY_PATH="$tmp/stage/usr/lib" timeout 20 "$tmp/link_test" 2>&1); then
-	ok run
-else
-	bad run "exit $?: $out"
-fi
+# The staged install's pkg-config file, for what follows (after the make
+# runs above: the Makefile asks pkg-config too).
+pc_env() {
+	export PKG_CONFIG_SYSROOT_DIR="$tmp/stage" PKG_CONFIG_PATH="$tmp/stage/usr/lib/pkgconfig"
+}
+
+case_build_with_pkg_config() {
+	local flags
+	lib_need install
+	lib_once pc_env
+	flags=$(pkg-config --cflags --libs libucpumap 2>&1)
+	if ${CC:-cc} -Wall -Werror -o "$tmp/link_test" "$progs/link_test.c" $flags -lpthread > "$tmp/cc" 2>&1; then
+		ok build-with-pkg-config
+	else
+		bad build-with-pkg-config "$(head -5 "$tmp/cc")"
+	fi
+}
+
+case_links_shared() {
+	lib_need build-with-pkg-config
+	if ldd "$tmp/link_test" 2>/dev/null | grep -q "libucpumap.so.0 => $tmp/stage" ||
+	   LD_LIBRARY_PATH="$tmp/stage/usr/lib" ldd "$tmp/link_test" | grep -q "libucpumap.so.0 => $tmp/stage"; then
+		ok links-shared
+	else
+		bad links-shared "not linked against the staged libucpumap.so.0"
+	fi
+}
+
+case_run() {
+	local out
+	lib_need build-with-pkg-config
+	if out=$(LD_LIBRARY_PATH="$tmp/stage/usr/lib" timeout 20 "$tmp/link_test" 2>&1); then
+		ok run
+	else
+		bad run "exit $?: $out"
+	fi
+}
 
 # One version: the symbol map's last node (UCPUMAP_x.y.z), which the
 # Makefile reads, is what pkg-config answers, names the installed library
 # file, and heads NEWS.
-map_v=$(sed -n 's/^UCPUMAP_\([0-9]*\.[0-9]*\.[0-9]*\) {.*/\1/p' lib/libucpumap.map | tail -n 1)
-pc_v=$(pkg-config --modversion libucpumap 2>&1)
-news_v=$(sed -n 's/^ucpumap \([0-9][0-9.]*\) .*/\1/p' NEWS | head -n 1)
-so_v=$(cd "$tmp/stage/usr/lib" && ls libucpumap.so.*.*.* 2>/dev/null | sed 's/^libucpumap\.so\.//')
-if [ -n "$map_v" ] && [ "$pc_v" = "$map_v" ] && [ "$news_v" = "$map_v" ] && [ "$so_v" = "$map_v" ]; then
-	ok version
-else
-	bad version "map '$map_v', pkg-config '$pc_v', NEWS '$news_v', installed libucpumap.so.'$so_v'"
-fi
+case_version() {
+	local map_v pc_v news_v so_v
+	lib_need install
+	lib_once pc_env
+	map_v=$(sed -n 's/^UCPUMAP_\([0-9]*\.[0-9]*\.[0-9]*\) {.*/\1/p' lib/libucpumap.map | tail -n 1)
+	pc_v=$(pkg-config --modversion libucpumap 2>&1)
+	news_v=$(sed -n 's/^ucpumap \([0-9][0-9.]*\) .*/\1/p' NEWS | head -n 1)
+	so_v=$(cd "$tmp/stage/usr/lib" && ls libucpumap.so.*.*.* 2>/dev/null | sed 's/^libucpumap\.so\.//')
+	if [ -n "$map_v" ] && [ "$pc_v" = "$map_v" ] && [ "$news_v" = "$map_v" ] && [ "$so_v" = "$map_v" ]; then
+		ok version
+	else
+		bad version "map '$map_v', pkg-config '$pc_v', NEWS '$news_v', installed libucpumap.so.'$so_v'"
+	fi
+}
 
 # Exports: exactly the ucm_ symbols the headers declare, nothing internal.
-exports=$(nm -D --defined-only "$tmp/stage/usr/lib/libucpumap.so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort)
-stray=$(echo "$exports" | grep -v '^ucm_' || true)
-internal=$(echo "$exports" | grep -E '^(ucm_log|ucm_opts_copy|ucm_pool_stack_push|ucm_self_slow|ucm_umem_put_bulk_from|__ucm_)' || true)
-undeclared=""
-for s in $exports; do
-	grep -q "\b$s\b" lib/include/ucpumap/*.h || undeclared="$undeclared $s"
-done
-if [ -z "$stray$internal$undeclared" ] && [ -n "$exports" ]; then
-	ok exports
-else
-	bad exports "stray: $stray internal: $internal undeclared:$undeclared"
-fi
+case_exports() {
+	local exports stray internal undeclared s
+	lib_need install
+	exports=$(nm -D --defined-only "$tmp/stage/usr/lib/libucpumap.so" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort)
+	stray=$(echo "$exports" | grep -v '^ucm_' || true)
+	internal=$(echo "$exports" | grep -E '^(ucm_log|ucm_opts_copy|ucm_pool_stack_push|ucm_self_slow|ucm_umem_put_bulk_from|__ucm_)' || true)
+	undeclared=""
+	for s in $exports; do
+		grep -q "\b$s\b" lib/include/ucpumap/*.h || undeclared="$undeclared $s"
+	done
+	if [ -z "$stray$internal$undeclared" ] && [ -n "$exports" ]; then
+		ok exports
+	else
+		bad exports "stray: $stray internal: $internal undeclared:$undeclared"
+	fi
+}
 
 # The static archive hides nothing from a static link: each of its globals
 # (internal ones too) must carry the ucm_ prefix, so none can collide with
 # a name of the program or of another library.
-globals=$(nm -g --defined-only "$tmp/stage/usr/lib/libucpumap.a" 2>/dev/null |
-	  awk 'NF == 3 { print $3 }' | sort -u)
-stray=$(echo "$globals" | grep -v '^ucm_' | paste -sd ' ')
-if [ -n "$globals" ] && [ -z "$stray" ]; then
-	ok static-exports
-else
-	bad static-exports "globals of libucpumap.a without the ucm_ prefix: ${stray:-(no globals found)}"
-fi
-exit 0
+case_static_exports() {
+	local globals stray
+	lib_need install
+	globals=$(nm -g --defined-only "$tmp/stage/usr/lib/libucpumap.a" 2>/dev/null |
+		  awk 'NF == 3 { print $3 }' | sort -u)
+	stray=$(echo "$globals" | grep -v '^ucm_' | paste -sd ' ')
+	if [ -n "$globals" ] && [ -z "$stray" ]; then
+		ok static-exports
+	else
+		bad static-exports "globals of libucpumap.a without the ucm_ prefix: ${stray:-(no globals found)}"
+	fi
+}
+
+lib_run_cases "$@"

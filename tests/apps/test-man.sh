@@ -11,60 +11,71 @@
 #   - every --option the page mentions anywhere is one that --help text
 #     names (ucpumap-bench's page may also name ucpumapd's options: its
 #     rows are ucpumapd's modes).
+#
+# The cases: pages, render (render-PAGE, man-PAGE), example-compiles,
+# options-ucpumapd, options-ucpumap-gen, options-ucpumap-bench.
 # Needs no root and runs nothing but --help.
 set -u
 BUILD=${BUILD:-build}
 name=test-man
+cases="pages render example-compiles options-ucpumapd options-ucpumap-gen options-ucpumap-bench"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 PAGES="libucpumap.3 ucm_dp.3 ucpumapd.8 ucpumap-gen.8 ucpumap-bench.8"
 
-miss=""
-for p in $PAGES; do
-	[ -f "man/$p" ] || miss="$miss $p"
-done
-[ -z "$miss" ] && ok pages || bad pages "missing:$miss"
+case_pages() {
+	local p miss
+	miss=""
+	for p in $PAGES; do
+		[ -f "man/$p" ] || miss="$miss $p"
+	done
+	[ -z "$miss" ] && ok pages || bad pages "missing:$miss"
+}
 
 # ---- rendering -------------------------------------------------------------
-
-for f in man/*.3 man/*.8; do
-	[ -f "$f" ] || continue
-	p=$(basename "$f")
-	if ! command -v groff > /dev/null 2>&1; then
-		skip "render-$p" "groff is not installed (Debian: groff-base; scripts/install-deps.sh installs it)"
-		continue
-	fi
-	out=$(LC_ALL=C.UTF-8 groff -man -ww -z "$f" 2>&1)
-	if [ -n "$out" ]; then
-		bad "render-$p" "groff: $(echo "$out" | head -3 | tr '\n' ' ')"
-		continue
-	fi
-	if ! command -v man > /dev/null 2>&1; then
-		ok "render-$p"
-		skip "man-$p" "man is not installed (Debian: man-db; scripts/install-deps.sh installs it)"
-		continue
-	fi
-	out=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$f" 2>&1 > /dev/null)
-	if [ -n "$out" ]; then
-		bad "render-$p" "man: $(echo "$out" | head -3 | tr '\n' ' ')"
-	else
-		ok "render-$p"
-	fi
-done
+case_render() {
+	local f p out
+	for f in man/*.3 man/*.8; do
+		[ -f "$f" ] || continue
+		p=$(basename "$f")
+		if ! command -v groff > /dev/null 2>&1; then
+			skip "render-$p" "groff is not installed (Debian: groff-base; scripts/install-deps.sh installs it)"
+			continue
+		fi
+		out=$(LC_ALL=C.UTF-8 groff -man -ww -z "$f" 2>&1)
+		if [ -n "$out" ]; then
+			bad "render-$p" "groff: $(echo "$out" | head -3 | tr '\n' ' ')"
+			continue
+		fi
+		if ! command -v man > /dev/null 2>&1; then
+			ok "render-$p"
+			skip "man-$p" "man is not installed (Debian: man-db; scripts/install-deps.sh installs it)"
+			continue
+		fi
+		out=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$f" 2>&1 > /dev/null)
+		if [ -n "$out" ]; then
+			bad "render-$p" "man: $(echo "$out" | head -3 | tr '\n' ' ')"
+		else
+			ok "render-$p"
+		fi
+	done
+}
 
 # ---- the example of libucpumap(3) ----------------------------------------------
-
 # The first .EX block of EXAMPLES, with roff's escapes undone.
-awk '/^\.SH EXAMPLES/ { f = 1 } f && /^\.EX/ { g = 1; next } g && /^\.EE/ { exit } g' \
-	man/libucpumap.3 2>/dev/null | sed 's/\\e/\\/g; s/\\-/-/g; s/\\&//g' > "$tmp/example.c"
-if [ ! -s "$tmp/example.c" ]; then
-	bad example-compiles "no example in man/libucpumap.3"
-elif out=$(${CC:-cc} -fsyntax-only -Wall -Wextra -Werror -Ilib/include "$tmp/example.c" 2>&1); then
-	ok example-compiles
-else
-	bad example-compiles "$(echo "$out" | head -5 | tr '\n' ' ')"
-fi
+case_example_compiles() {
+	local out
+	awk '/^\.SH EXAMPLES/ { f = 1 } f && /^\.EX/ { g = 1; next } g && /^\.EE/ { exit } g' \
+		man/libucpumap.3 2>/dev/null | sed 's/\\e/\\/g; s/\\-/-/g; s/\\&//g' > "$tmp/example.c"
+	if [ ! -s "$tmp/example.c" ]; then
+		bad example-compiles "no example in man/libucpumap.3"
+	elif out=$(${CC:-cc} -fsyntax-only -Wall -Wextra -Werror -Ilib/include "$tmp/example.c" 2>&1); then
+		ok example-compiles
+	else
+		bad example-compiles "$(echo "$out" | head -5 | tr '\n' ' ')"
+	fi
+}
 
 # ---- options ----------------------------------------------------------------
 
@@ -123,20 +134,33 @@ help_of() {	# file, program, arguments...
 }
 
 : > "$tmp/none"
-if [ -x "$BUILD/ucpumapd" ] && help_of "$tmp/ucpumapd" ucpumapd; then
-	check man/ucpumapd.8 options-ucpumapd "$tmp/ucpumapd" "$tmp/none"
-else
-	bad options-ucpumapd "$BUILD/ucpumapd --help failed (make first)"
-fi
-if [ -x "$BUILD/ucpumap-gen" ] && help_of "$tmp/gen" ucpumap-gen; then
-	check man/ucpumap-gen.8 options-ucpumap-gen "$tmp/gen" "$tmp/none"
-else
-	bad options-ucpumap-gen "$BUILD/ucpumap-gen --help failed (make first)"
-fi
-if [ -x "$BUILD/ucpumap-bench" ] && help_of "$tmp/bench" ucpumap-bench &&
-   help_of "$tmp/bench" ucpumap-bench engine && help_of "$tmp/bench" ucpumap-bench datapath; then
-	check man/ucpumap-bench.8 options-ucpumap-bench "$tmp/bench" "$tmp/ucpumapd"
-else
-	bad options-ucpumap-bench "$BUILD/ucpumap-bench --help failed (make first)"
-fi
-exit 0
+# ucpumapd's --help, which ucpumap-bench's page may name too.
+daemon_help() { [ -x "$BUILD/ucpumapd" ] && help_of "$tmp/ucpumapd" ucpumapd; }
+
+case_options_ucpumapd() {
+	if lib_once daemon_help; then
+		check man/ucpumapd.8 options-ucpumapd "$tmp/ucpumapd" "$tmp/none"
+	else
+		bad options-ucpumapd "$BUILD/ucpumapd --help failed (make first)"
+	fi
+}
+
+case_options_ucpumap_gen() {
+	if [ -x "$BUILD/ucpumap-gen" ] && help_of "$tmp/gen" ucpumap-gen; then
+		check man/ucpumap-gen.8 options-ucpumap-gen "$tmp/gen" "$tmp/none"
+	else
+		bad options-ucpumap-gen "$BUILD/ucpumap-gen --help failed (make first)"
+	fi
+}
+
+case_options_ucpumap_bench() {
+	lib_once daemon_help
+	if [ -x "$BUILD/ucpumap-bench" ] && help_of "$tmp/bench" ucpumap-bench &&
+	   help_of "$tmp/bench" ucpumap-bench engine && help_of "$tmp/bench" ucpumap-bench datapath; then
+		check man/ucpumap-bench.8 options-ucpumap-bench "$tmp/bench" "$tmp/ucpumapd"
+	else
+		bad options-ucpumap-bench "$BUILD/ucpumap-bench --help failed (make first)"
+	fi
+}
+
+lib_run_cases "$@"

@@ -18,13 +18,16 @@
 #                   rate before within a second of the stall's end
 #   fill-ring-dry   in that stall the workers hold every frame the fill
 #                   ring could get: the RX thread does not spin (under a
-#                   fifth of a CPU meanwhile) and recovers
+#                   fifth of a CPU meanwhile) and recovers (a line of the
+#                   worker-stall case)
+#   nothing-left    the cleanup leaves no namespace and no process
 #
 # Root. One PASS/FAIL/SKIP line per case; the script exits 0. The shim's
 # cases skip in a sanitizer build (its runtime must come first).
 set -u
 BUILD=${BUILD:-build}
 name=test-backpressure
+cases="few-frames worker-stall nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
@@ -35,7 +38,7 @@ tun=ucmbt0
 . "$here/daemon.sh"
 dpid=
 
-daemon_veth 10.209.0.1 10.209.0.2
+setup() { daemon_veth 10.209.0.1 10.209.0.2; }
 
 start_daemon() {	# label, options...
 	D_OUT=$tmp/$1.out D_ERR=$tmp/$1.err D_RC=
@@ -69,29 +72,32 @@ closing_ok() {	# empty when exit 0 and the closing lines hold
 flood() { udp_flood "$1"; }
 
 # ---- few frames ------------------------------------------------------------------
-if start_daemon few --frames 256 --rx-size 64 --qsize 64 --interval 0; then
-	flood 3
-	lib_wait "$fpid"
-	why=$(exact_ipv4 few $D4 $G4)
-	# Rings of 64 may drop some of a burst (counted; more in a slower
-	# sanitizer build, which lost 20 of 600 once, and 97 in a fresh-clone
-	# CI run whose plain build lost none): none duplicated or corrupt, and
-	# at most a tenth missing, a quarter in a sanitizer build.
-	keep_pct=90
-	[ -n "${SANITIZE:-}" ] && keep_pct=75
-	if [[ $why =~ ^expected\ ([0-9]+)\ datagrams,\ received\ ([0-9]+)\ \(missing\ [0-9]+,\ duplicated\ 0,\ corrupt\ 0\)$ ]] &&
-	   [ "${BASH_REMATCH[1]}" -gt 0 ] &&
-	   [ $((BASH_REMATCH[2] * 100)) -ge $((BASH_REMATCH[1] * keep_pct)) ]; then
-		echo "# few-frames: $why (counted drops at rings of 64)"
-		why=
+case_few_frames() {
+	local why keep_pct
+	if start_daemon few --frames 256 --rx-size 64 --qsize 64 --interval 0; then
+		flood 3
+		lib_wait "$fpid"
+		why=$(exact_ipv4 few $D4 $G4)
+		# Rings of 64 may drop some of a burst (counted; more in a slower
+		# sanitizer build, which lost 20 of 600 once, and 97 in a fresh-clone
+		# CI run whose plain build lost none): none duplicated or corrupt, and
+		# at most a tenth missing, a quarter in a sanitizer build.
+		keep_pct=90
+		[ -n "${SANITIZE:-}" ] && keep_pct=75
+		if [[ $why =~ ^expected\ ([0-9]+)\ datagrams,\ received\ ([0-9]+)\ \(missing\ [0-9]+,\ duplicated\ 0,\ corrupt\ 0\)$ ]] &&
+		   [ "${BASH_REMATCH[1]}" -gt 0 ] &&
+		   [ $((BASH_REMATCH[2] * 100)) -ge $((BASH_REMATCH[1] * keep_pct)) ]; then
+			echo "# few-frames: $why (counted drops at rings of 64)"
+			why=
+		fi
+		stop_daemon
+		why="$why$(closing_ok)"
+		[ "$D_MS" -le 3000 ] || why="$why the stop took $D_MS ms;"
+		if [ -z "$why" ]; then ok few-frames "$(grep '^conservation' "$D_OUT" | cut -c1-90)"; else bad few-frames "$why"; fi
+	else
+		bad few-frames "did not start: $(tail -2 "$D_ERR" | tr '\n' ' ')"
 	fi
-	stop_daemon
-	why="$why$(closing_ok)"
-	[ "$D_MS" -le 3000 ] || why="$why the stop took $D_MS ms;"
-	if [ -z "$why" ]; then ok few-frames "$(grep '^conservation' "$D_OUT" | cut -c1-90)"; else bad few-frames "$why"; fi
-else
-	bad few-frames "did not start: $(tail -2 "$D_ERR" | tr '\n' ' ')"
-fi
+}
 
 # ---- a stalled worker ----------------------------------------------------------------
 # rx_cpu TID-FILE: the RX thread's CPU time so far, in clock ticks.
@@ -105,32 +111,34 @@ rx_ticks() {
 	echo -1
 }
 
-if [ -n "${SANITIZE:-}" ]; then
-	skip worker-stall "a sanitizer build: its runtime must come first in LD_PRELOAD"
-	skip fill-ring-dry "a sanitizer build"
-elif [ ! -f "$shim_so" ]; then
-	bad worker-stall "no $shim_so (make tests)"
-else
-	# Two workers, their rings (2048 each) able to hold every frame
-	# (4096): both stall from 2.5 s for 2 s.
-	export UCM_SHIM_FAULT=stall_write UCM_SHIM_AFTER_MS=2500 UCM_SHIM_STALL_MS=2000 UCM_SHIM_COUNT=2
-	SHIM=$shim_so
-	started=no
-	start_daemon stall --frames 4096 --rx-size 256 --qsize 2048 --interval 0.25 \
-		--stats-json "$tmp/stall.json" && started=yes
-	unset SHIM UCM_SHIM_FAULT UCM_SHIM_AFTER_MS UCM_SHIM_STALL_MS UCM_SHIM_COUNT
-	if [ $started = yes ]; then
-		flood 7
-		sleep 2.4	# the stall begins at about 2.5 s of the daemon's life
-		sleep 0.4
-		c0=$(rx_ticks)
-		sleep 1.0
-		c1=$(rx_ticks)
-		lib_wait "$fpid"
-		sleep 0.5
-		stop_daemon
-		why=$(closing_ok)
-		verdict=$("$PY" - "$tmp/stall.json" <<'PY'
+case_worker_stall() {
+	local started c0 c1 why verdict info swhy dry ticks
+	if [ -n "${SANITIZE:-}" ]; then
+		skip worker-stall "a sanitizer build: its runtime must come first in LD_PRELOAD"
+		skip fill-ring-dry "a sanitizer build"
+	elif [ ! -f "$shim_so" ]; then
+		bad worker-stall "no $shim_so (make tests)"
+	else
+		# Two workers, their rings (2048 each) able to hold every frame
+		# (4096): both stall from 2.5 s for 2 s.
+		export UCM_SHIM_FAULT=stall_write UCM_SHIM_AFTER_MS=2500 UCM_SHIM_STALL_MS=2000 UCM_SHIM_COUNT=2
+		SHIM=$shim_so
+		started=no
+		start_daemon stall --frames 4096 --rx-size 256 --qsize 2048 --interval 0.25 \
+			--stats-json "$tmp/stall.json" && started=yes
+		unset SHIM UCM_SHIM_FAULT UCM_SHIM_AFTER_MS UCM_SHIM_STALL_MS UCM_SHIM_COUNT
+		if [ $started = yes ]; then
+			flood 7
+			sleep 2.4	# the stall begins at about 2.5 s of the daemon's life
+			sleep 0.4
+			c0=$(rx_ticks)
+			sleep 1.0
+			c1=$(rx_ticks)
+			lib_wait "$fpid"
+			sleep 0.5
+			stop_daemon
+			why=$(closing_ok)
+			verdict=$("$PY" - "$tmp/stall.json" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 iv = []
@@ -182,27 +190,31 @@ else:
              back[1] - end if back else -1))
 print("stall " + "; ".join(why))
 PY
-)
-		info=$(sed -n 's/^info //p' <<< "$verdict")
-		swhy=$(sed -n 's/^stall //p' <<< "$verdict")
-		dry=$(sed -n 's/^dry //p' <<< "$verdict")
-		if [ -z "$why$swhy" ]; then ok worker-stall "$info"; else bad worker-stall "$why $swhy"; fi
-		# The RX thread in the stall: a second, in ticks of 1/100 s.
-		ticks=$((c1 - c0))
-		if [ "$c0" = -1 ] || [ "$c1" = -1 ]; then
-			bad fill-ring-dry "no thread ucpumap/rx0 found"
-		elif [ "${dry:-0}" -le 0 ]; then
-			skip fill-ring-dry "the fill ring did not run dry in the stall (no fill_ring_empty): the case tests nothing this run"
-		elif [ "$ticks" -le 20 ] && [ -z "$swhy" ]; then
-			ok fill-ring-dry "fill ring empty $dry times; the RX thread used $ticks/100 s of CPU in 1 s of it"
+	)
+			info=$(sed -n 's/^info //p' <<< "$verdict")
+			swhy=$(sed -n 's/^stall //p' <<< "$verdict")
+			dry=$(sed -n 's/^dry //p' <<< "$verdict")
+			if [ -z "$why$swhy" ]; then ok worker-stall "$info"; else bad worker-stall "$why $swhy"; fi
+			# The RX thread in the stall: a second, in ticks of 1/100 s.
+			ticks=$((c1 - c0))
+			if [ "$c0" = -1 ] || [ "$c1" = -1 ]; then
+				bad fill-ring-dry "no thread ucpumap/rx0 found"
+			elif [ "${dry:-0}" -le 0 ]; then
+				skip fill-ring-dry "the fill ring did not run dry in the stall (no fill_ring_empty): the case tests nothing this run"
+			elif [ "$ticks" -le 20 ] && [ -z "$swhy" ]; then
+				ok fill-ring-dry "fill ring empty $dry times; the RX thread used $ticks/100 s of CPU in 1 s of it"
+			else
+				bad fill-ring-dry "the RX thread used $ticks/100 s of CPU in 1 s of the stall (want at most 0.20); $swhy"
+			fi
 		else
-			bad fill-ring-dry "the RX thread used $ticks/100 s of CPU in 1 s of the stall (want at most 0.20); $swhy"
+			bad worker-stall "did not start: $(tail -2 "$D_ERR" | tr '\n' ' ')"
 		fi
-	else
-		bad worker-stall "did not start: $(tail -2 "$D_ERR" | tr '\n' ' ')"
 	fi
-fi
+}
 
-lib_cleanup_check
-if [ -z "$lib_left" ]; then ok nothing-left; else bad nothing-left "$lib_left"; fi
-exit 0
+case_nothing_left() {
+	lib_cleanup_check
+	if [ -z "$lib_left" ]; then ok nothing-left; else bad nothing-left "$lib_left"; fi
+}
+
+lib_run_cases "$@"

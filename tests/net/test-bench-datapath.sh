@@ -16,22 +16,36 @@
 # Then IPv6, then --dev on a veth fed by a generator the bench does not
 # start (what a NIC run looks like), then bad settings. Never asserts speed.
 #
+#   v4             every row (v4-run, row-*, back-*, latency-*, merged-*,
+#                  count-*, pool-* lines)
+#   cleanup        after v4, no namespace and no DPDK runtime left
+#                  (cleanup, cleanup-dpdk)
+#   v6             IPv6, three rows
+#   bad-settings   bad-*: each bad setting refused, nothing left
+#   bad-xdp-present    a program already on the interface is refused
+#   dev            --dev on a veth fed by a generator of its own (dev-run,
+#                  the rows, offered-*, delivered-*, src-rx-*, dev-cleanup)
+#
 # Root. One PASS/FAIL/SKIP line per case; the bench makes and removes its
 # own namespaces; this script's own (--dev) are removed on exit, and every
 # process it started is stopped by its pid.
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
+cases="v4 cleanup v6 bad-settings bad-xdp-present dev"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
-skip_unless_root "namespaces, XDP, tun"
-if [ ! -x "$BUILD/ucpumap-bench" ] || [ ! -x "$BUILD/ucpumapd" ] || [ ! -x "$BUILD/ucpumap-gen" ]; then
-	echo "FAIL: $name: $BUILD/ucpumap-bench, ucpumapd or ucpumap-gen is not built (run make)"
-	exit 0
-fi
-command -v python3 > /dev/null || { echo "SKIP: $name: needs python3"; exit 0; }
 nsg=ucm-tbd-g-$$
 nsd=ucm-tbd-d-$$
+
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	if [ ! -x "$BUILD/ucpumap-bench" ] || [ ! -x "$BUILD/ucpumapd" ] || [ ! -x "$BUILD/ucpumap-gen" ]; then
+		echo "FAIL: $name: $BUILD/ucpumap-bench, ucpumapd or ucpumap-gen is not built (run make)"
+		exit 0
+	fi
+	command -v python3 > /dev/null || { echo "SKIP: $name: needs python3"; exit 0; }
+}
 
 dpdk_ok=0
 if command -v dpdk-testpmd > /dev/null &&
@@ -140,32 +154,42 @@ all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
 cpumap-coalesce-many-flows cpumap-no-batch cpumap-no-hold cpumap-no-prewake cpumap-no-latency tun-ceiling dpdk two-way two-way-no-direct-bulk two-way-prewake
 tcp-kernel tcp tcp-coalesce tcp-kernel-cpumap tcp-back tcp-back-no-offload tcp-back-sw-csum tcp-back-prewake udp-back
 latency-kernel-cpumap latency-cpumap latency-cpumap-no-prewake latency-pass latency-two-way latency-two-way-prewake"
-if run_bench v4 120 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
-	check v4 $all
-fi
-if ip netns list | grep -q "ucm-bench-"; then
-	echo "FAIL: $name/cleanup: namespaces left: $(ip netns list | grep ucm-bench-)"
-else
-	echo "PASS: $name/cleanup"
-fi
-if ls -d /var/run/dpdk/ucm-bench-* > /dev/null 2>&1; then
-	echo "FAIL: $name/cleanup-dpdk: testpmd's runtime directory left: $(ls -d /var/run/dpdk/ucm-bench-*)"
-else
-	echo "PASS: $name/cleanup-dpdk"
-fi
+case_v4() {
+	if run_bench v4 120 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
+		check v4 $all
+	fi
+}
 
-if run_bench v6 30 "" --ipv6 --rounds 1 --seconds 1 --rows kernel-cpumap,cpumap,tun-ceiling \
-	--json "$tmp/v6.json"; then
-	check v6 kernel-cpumap cpumap tun-ceiling
-fi
+case_cleanup() {
+	lib_need v4
+	if ip netns list | grep -q "ucm-bench-"; then
+		echo "FAIL: $name/cleanup: namespaces left: $(ip netns list | grep ucm-bench-)"
+	else
+		echo "PASS: $name/cleanup"
+	fi
+	if ls -d /var/run/dpdk/ucm-bench-* > /dev/null 2>&1; then
+		echo "FAIL: $name/cleanup-dpdk: testpmd's runtime directory left: $(ls -d /var/run/dpdk/ucm-bench-*)"
+	else
+		echo "PASS: $name/cleanup-dpdk"
+	fi
+}
+
+case_v6() {
+	if run_bench v6 30 "" --ipv6 --rounds 1 --seconds 1 --rows kernel-cpumap,cpumap,tun-ceiling \
+		--json "$tmp/v6.json"; then
+		check v6 kernel-cpumap cpumap tun-ceiling
+	fi
+}
 
 # --dev: a veth standing in for a NIC, an outside generator sending all along.
-veth_pair "$nsg" "$nsd" vg vd 10.78.0.1/24 10.78.0.2/24 &&
-	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
-	echo "FAIL: $name/dev-setup: cannot build the namespaces"
-	exit 0
+dev_pair() {
+	veth_pair "$nsg" "$nsd" vg vd 10.78.0.1/24 10.78.0.2/24 &&
+		ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
+		echo "FAIL: $name/dev-setup: cannot build the namespaces"
+		exit 0
+	}
+	mac=$(mac_of "$nsd" vd)
 }
-mac=$(mac_of "$nsd" vd)
 
 # Bad settings: a precise message, exit 2 (usage) or 1 (refused), nothing left.
 bad_setting() {
@@ -180,46 +204,56 @@ bad_setting() {
 		echo "FAIL: $name/bad-$tag: exit $rc (want $want_rc): $(head -c 300 "$tmp/bad")"
 	fi
 }
-bad_setting dev-no-sink 2 "needs --sink-ip" --dev vd
-bad_setting sink-ip-veth 2 "go with --dev" --sink-ip 10.78.0.2
-bad_setting sink-ip-syntax 2 "not an IPv4 or IPv6" --dev vd --sink-ip 10.78.0
-bad_setting dev-missing 1 "no such interface" --dev nosuch0 --sink-ip 10.78.0.2
-bad_setting sink-not-local 1 "must be an address of this host" --dev vd --sink-ip 10.78.0.9
-bad_setting rate-with-dev 2 "the generator's" --dev vd --sink-ip 10.78.0.2 --rate 1000
-bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
-bad_setting queues-syntax 2 "--queues: give queue numbers" --dev vd --sink-ip 10.78.0.2 --queues x
-bad_setting unknown-row 2 "unknown row" --rows cpumap,nosuch
-ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=1
-bad_setting rp-filter-strict 1 "rp_filter is 1" --dev vd --sink-ip 10.78.0.2
-ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0
+case_bad_settings() {
+	lib_once dev_pair
+	bad_setting dev-no-sink 2 "needs --sink-ip" --dev vd
+	bad_setting sink-ip-veth 2 "go with --dev" --sink-ip 10.78.0.2
+	bad_setting sink-ip-syntax 2 "not an IPv4 or IPv6" --dev vd --sink-ip 10.78.0
+	bad_setting dev-missing 1 "no such interface" --dev nosuch0 --sink-ip 10.78.0.2
+	bad_setting sink-not-local 1 "must be an address of this host" --dev vd --sink-ip 10.78.0.9
+	bad_setting rate-with-dev 2 "the generator's" --dev vd --sink-ip 10.78.0.2 --rate 1000
+	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
+	bad_setting queues-syntax 2 "--queues: give queue numbers" --dev vd --sink-ip 10.78.0.2 --queues x
+	bad_setting unknown-row 2 "unknown row" --rows cpumap,nosuch
+	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=1
+	bad_setting rp-filter-strict 1 "rp_filter is 1" --dev vd --sink-ip 10.78.0.2
+	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0
+}
 
 # A program already on the interface is refused, and stays.
-ip netns exec "$nsd" "$BUILD/ucpumapd" --dev vd --tun ucmt0 --interval 0 > "$tmp/holder" 2>&1 &
-hpid=$!
-lib_pid "$hpid"
-for _ in $(seq 50); do ip -n "$nsd" link show vd | grep -q xdp && break; sleep 0.1; done
-ip netns exec "$nsd" timeout 20 "$BUILD/ucpumap-bench" datapath --dev vd --sink-ip 10.78.0.2 \
-	> "$tmp/bad" 2>&1
-rc=$?
-if [ "$rc" -eq 1 ] && grep -q "already has an XDP program" "$tmp/bad" &&
-	ip -n "$nsd" link show vd | grep -q xdp; then
-	echo "PASS: $name/bad-xdp-present"
-else
-	echo "FAIL: $name/bad-xdp-present: exit $rc: $(head -c 300 "$tmp/bad")"
-fi
-kill "$hpid" && wait "$hpid"
+case_bad_xdp_present() {
+	local hpid rc
+	lib_once dev_pair
+	ip netns exec "$nsd" "$BUILD/ucpumapd" --dev vd --tun ucmt0 --interval 0 > "$tmp/holder" 2>&1 &
+	hpid=$!
+	lib_pid "$hpid"
+	for _ in $(seq 50); do ip -n "$nsd" link show vd | grep -q xdp && break; sleep 0.1; done
+	ip netns exec "$nsd" timeout 20 "$BUILD/ucpumap-bench" datapath --dev vd --sink-ip 10.78.0.2 \
+		> "$tmp/bad" 2>&1
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q "already has an XDP program" "$tmp/bad" &&
+		ip -n "$nsd" link show vd | grep -q xdp; then
+		echo "PASS: $name/bad-xdp-present"
+	else
+		echo "FAIL: $name/bad-xdp-present: exit $rc: $(head -c 300 "$tmp/bad")"
+	fi
+	kill "$hpid" && wait "$hpid"
+}
 
-ip netns exec "$nsg" "$BUILD/ucpumap-gen" --dev vg --dst-ip 10.78.0.2 --dst-mac "$mac" \
-	--dst-port 9100 --flows 16 --cpu 0 --rate 200000 --duration 60 > "$tmp/gen" 2>&1 &
-lib_pid "$!"
-dev_rows="kernel-pass kernel-cpumap cpumap tun-ceiling"
-dpdk_args=
-[ "$dpdk_ok" = 1 ] && dev_rows="$dev_rows dpdk"
-if run_bench dev 40 "$nsd" --dev vd --sink-ip 10.78.0.2 --sink-port 9100 --rounds 1 \
-	--seconds 1 --rows "$(echo $dev_rows | tr ' ' ,)" --json "$tmp/dev.json"; then
-	check dev $dev_rows
-	# offered = what vd received, which the generator's pace bounds
-	python3 - "$tmp/dev.json" "$name/dev" <<'PY'
+case_dev() {
+	local dev_rows dpdk_args
+	lib_once dev_pair
+	ip netns exec "$nsg" "$BUILD/ucpumap-gen" --dev vg --dst-ip 10.78.0.2 --dst-mac "$mac" \
+		--dst-port 9100 --flows 16 --cpu 0 --rate 200000 --duration 60 > "$tmp/gen" 2>&1 &
+	lib_pid "$!"
+	dev_rows="kernel-pass kernel-cpumap cpumap tun-ceiling"
+	dpdk_args=
+	[ "$dpdk_ok" = 1 ] && dev_rows="$dev_rows dpdk"
+	if run_bench dev 40 "$nsd" --dev vd --sink-ip 10.78.0.2 --sink-port 9100 --rounds 1 \
+		--seconds 1 --rows "$(echo $dev_rows | tr ' ' ,)" --json "$tmp/dev.json"; then
+		check dev $dev_rows
+		# offered = what vd received, which the generator's pace bounds
+		python3 - "$tmp/dev.json" "$name/dev" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 for r in d["rows"]:
@@ -246,9 +280,12 @@ for r in d["rows"]:
         ok = 0 < v <= s * 1.02 + 5000
         print(f"{'PASS' if ok else 'FAIL'}: {sys.argv[2]}/{what}-{r['name']}: {v:.0f} of {s:.0f} offered")
 PY
-fi
-if ip -n "$nsd" link show vd | grep -q xdp || ip -n "$nsd" link show ucmb0 > /dev/null 2>&1; then
-	echo "FAIL: $name/dev-cleanup: XDP or the tun left on the interface"
-else
-	echo "PASS: $name/dev-cleanup"
-fi
+	fi
+	if ip -n "$nsd" link show vd | grep -q xdp || ip -n "$nsd" link show ucmb0 > /dev/null 2>&1; then
+		echo "FAIL: $name/dev-cleanup: XDP or the tun left on the interface"
+	else
+		echo "PASS: $name/dev-cleanup"
+	fi
+}
+
+lib_run_cases "$@"

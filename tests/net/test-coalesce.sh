@@ -21,30 +21,32 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-coalesce
+cases="coalesce-ipv4 coalesce-ipv6 pass-coalesce no-coalesce tcp tcp-ipv6"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
-
-skip_unless_root "namespaces, XDP, tun"
 daemon=$BUILD/ucpumapd
 gen=$BUILD/ucpumap-gen
-for b in "$daemon" "$gen"; do
-	[ -x "$b" ] || { bad build "$b is not built (make)"; exit 0; }
-done
-PY=$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)
-[ -n "$PY" ] || { echo "SKIP: $name: needs python3"; exit 0; }
-
 G=ucmcg$$
 D=ucmcd$$
-if ! veth_pair $G $D vg vd 10.207.0.1/24 10.207.0.2/24 2> "$tmp/setup.err" ||
-	! ip -n $G addr add fd00:207::1/64 dev vg nodad ||
-	! ip -n $D addr add fd00:207::2/64 dev vd nodad ||
-	! ip -n $G route add 10.207.1.0/24 via 10.207.0.2 ||
-	! ip -n $G -6 route add fd00:207:1::/64 via fd00:207::2; then
-	bad setup "$(head -3 "$tmp/setup.err")"
-	exit 0
-fi
-# Packets come in through the tun, not vd: no reverse-path filter.
-ip netns exec $D sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	for b in "$daemon" "$gen"; do
+		[ -x "$b" ] || { bad build "$b is not built (make)"; exit 0; }
+	done
+	PY=$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)
+	[ -n "$PY" ] || { echo "SKIP: $name: needs python3"; exit 0; }
+	if ! veth_pair $G $D vg vd 10.207.0.1/24 10.207.0.2/24 2> "$tmp/setup.err" ||
+		! ip -n $G addr add fd00:207::1/64 dev vg nodad ||
+		! ip -n $D addr add fd00:207::2/64 dev vd nodad ||
+		! ip -n $G route add 10.207.1.0/24 via 10.207.0.2 ||
+		! ip -n $G -6 route add fd00:207:1::/64 via fd00:207::2; then
+		bad setup "$(head -3 "$tmp/setup.err")"
+		exit 0
+	fi
+	# Packets come in through the tun, not vd: no reverse-path filter.
+	ip netns exec $D sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+}
 
 COUNT=20000
 FLOWS=4
@@ -199,34 +201,46 @@ merged() {
 	fi
 }
 
-run coalesce-ipv4 10.207.1.1 100
-merged coalesce-ipv4
+case_coalesce_ipv4() {
+	run coalesce-ipv4 10.207.1.1 100
+	merged coalesce-ipv4
+}
 
-run coalesce-ipv6 fd00:207:1::1 120
-merged coalesce-ipv6
+case_coalesce_ipv6() {
+	run coalesce-ipv6 fd00:207:1::1 120
+	merged coalesce-ipv6
+}
 
 # --pass: no workers, the RX thread holds and writes at the end of each RX
 # batch (inline mode).
-run pass-coalesce 10.207.1.1 100 --pass
-merged pass-coalesce
+case_pass_coalesce() {
+	run pass-coalesce 10.207.1.1 100 --pass
+	merged pass-coalesce
+}
 
-run no-coalesce 10.207.1.1 100 --no-coalesce
-if [ -n "$why" ]; then
-	bad no-coalesce "$why"
-elif [ "$super" = 0 ]; then
-	ok no-coalesce
-else
-	bad no-coalesce "${super:-no count of} super-packets with --no-coalesce"
-fi
+case_no_coalesce() {
+	run no-coalesce 10.207.1.1 100 --no-coalesce
+	if [ -n "$why" ]; then
+		bad no-coalesce "$why"
+	elif [ "$super" = 0 ]; then
+		ok no-coalesce
+	else
+		bad no-coalesce "${super:-no count of} super-packets with --no-coalesce"
+	fi
+}
 
 # ---- TCP: a real stack's stream through the coalescing datapath ------------------
-head -c 8388608 /dev/urandom > "$tmp/blob"
-want=$(sha256sum "$tmp/blob" | cut -d' ' -f1)
+# The file the TCP cases send: 8 MB, made once.
+blob() {
+	head -c 8388608 /dev/urandom > "$tmp/blob"
+	want=$(sha256sum "$tmp/blob" | cut -d' ' -f1)
+}
 
 # tcp_case CASE ADDR: the daemon, a server behind the tun, a client in the
 # generator's namespace.
 tcp_case() {
 	local c=$1 addr=$2 spid got n
+	lib_once blob
 	why=
 	daemon_start $c || { bad $c "$why"; return; }
 	ip netns exec $D "$PY" $helper tcp-server --addr "$addr" --ready "$tmp/$c.ready" \
@@ -248,5 +262,7 @@ tcp_case() {
 	fi
 }
 
-tcp_case tcp 10.207.1.1
-tcp_case tcp-ipv6 fd00:207:1::1
+case_tcp() { tcp_case tcp 10.207.1.1; }
+case_tcp_ipv6() { tcp_case tcp-ipv6 fd00:207:1::1; }
+
+lib_run_cases "$@"

@@ -43,11 +43,14 @@
 #               the growth checks. A window is 20 runs of a set-up (a
 #               quarter of them when fewer).
 #
-# After 5 failed runs the rest are not run. Root. One PASS/FAIL/SKIP line
-# per check, and `#` lines with the numbers; the script exits 0.
+# After 5 failed runs the rest are not run. The growth cases (fds,
+# threads, bpf, peak-rss) judge the runs: runs goes first. Root. One
+# PASS/FAIL/SKIP line per check, and `#` lines with the numbers; the
+# script exits 0.
 set -u
 BUILD=${BUILD:-build}
 name=test-cycles
+cases="runs fds threads bpf peak-rss"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 gen=ucmcg$$
@@ -59,25 +62,27 @@ dpid=
 
 cycles=${CYCLES:-200}
 slack_kb=${RSS_SLACK_KB:-1024}
-skip_unless_root "namespaces, XDP, tun"
-if [ ! -x "$daemon" ] || [ -z "$PY" ]; then
-	skip all "needs $daemon (make) and python3"
-	exit 0
-fi
-if ! [ "$cycles" -ge 6 ] 2> /dev/null; then
-	bad setup "CYCLES=$cycles: give at least 6 (the first of each set-up warms up, and growth needs two more)"
-	exit 0
-fi
 have_bpftool=
 command -v bpftool > /dev/null && have_bpftool=1
-
 G4=10.209.0.1 D4=10.209.0.2
-if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
-	ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
-		net.ipv4.conf.default.rp_filter=0; } 2> "$tmp/setup.err"; then
-	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
-	exit 0
-fi
+
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	if [ ! -x "$daemon" ] || [ -z "$PY" ]; then
+		skip all "needs $daemon (make) and python3"
+		exit 0
+	fi
+	if ! [ "$cycles" -ge 6 ] 2> /dev/null; then
+		bad setup "CYCLES=$cycles: give at least 6 (the first of each set-up warms up, and growth needs two more)"
+		exit 0
+	fi
+	if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
+		ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+			net.ipv4.conf.default.rp_filter=0; } 2> "$tmp/setup.err"; then
+		bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
+		exit 0
+	fi
+}
 
 # bpf_census [FILE]: the system's BPF programs, maps and links (bpftool),
 # as "progs maps links  orphans: progs maps links", the orphans being
@@ -219,23 +224,25 @@ run() {
 	return 0
 }
 
-T0=$(date +%s)
-failed=0
-done_runs=0
-for c in $(seq "$cycles"); do
-	run "$c"
-	done_runs=$c
-	if [ -n "$why" ]; then
-		bad "run-$c" "($([ $((c % 2)) = 0 ] && echo two-way || echo one-way)) $why"
-		failed=$((failed + 1))
-		if [ $failed -ge 5 ] && [ "$c" -lt "$cycles" ]; then
-			bad runs "5 runs failed: runs $((c + 1)) to $cycles not run"
-			break
+case_runs() {
+	local c failed=0
+	T0=$(date +%s)
+	done_runs=0
+	for c in $(seq "$cycles"); do
+		run "$c"
+		done_runs=$c
+		if [ -n "$why" ]; then
+			bad "run-$c" "($([ $((c % 2)) = 0 ] && echo two-way || echo one-way)) $why"
+			failed=$((failed + 1))
+			if [ $failed -ge 5 ] && [ "$c" -lt "$cycles" ]; then
+				bad runs "5 runs failed: runs $((c + 1)) to $cycles not run"
+				break
+			fi
 		fi
-	fi
-done
-secs=$(($(date +%s) - T0))
-[ $failed = 0 ] && ok runs "$cycles runs: each started, delivered, stopped with exit 0 and its closing lines, and left nothing"
+	done
+	[ $failed = 0 ] && ok runs "$cycles runs: each started, delivered, stopped with exit 0 and its closing lines, and left nothing"
+	lib_once windows && summary
+}
 
 # ---- growth --------------------------------------------------------------------
 # The judged runs of a set-up (1: one-way, 0: two-way), the first of each
@@ -246,11 +253,30 @@ judged() {
 		[ $((c % 2)) = "$1" ] && [ -n "${HWM[c]:-}" ] && echo "$c"
 	done
 }
-one=($(judged 1))
-two=($(judged 0))
-win=$(( (${#one[@]} < ${#two[@]} ? ${#one[@]} : ${#two[@]}) / 4 ))
-[ $win -gt 20 ] && win=20
-[ $win -lt 1 ] && win=1
+# windows: the judged runs of each set-up ($one, $two, $all) and the
+# windows of the growth checks ($win runs a set-up; $first, $last); a
+# FAIL line, and status 1, when too few runs reached the end.
+windows() {
+	local c
+	one=($(judged 1))
+	two=($(judged 0))
+	if [ ${#one[@]} -lt 2 ] || [ ${#two[@]} -lt 2 ]; then
+		bad growth "too few runs of each set-up reached the end (${#one[@]} one-way, ${#two[@]} two-way)"
+		return 1
+	fi
+	win=$(( (${#one[@]} < ${#two[@]} ? ${#one[@]} : ${#two[@]}) / 4 ))
+	[ $win -gt 20 ] && win=20
+	[ $win -lt 1 ] && win=1
+	all=($(for c in $(seq 3 "$done_runs"); do [ -n "${HWM[c]:-}" ] && echo "$c"; done))
+	first=("${all[@]:0:$((2 * win))}")
+	last=("${all[@]: -$((2 * win))}")
+}
+
+# growth: what every growth case needs first.
+growth() {
+	lib_need runs
+	lib_once windows
+}
 
 # same ARRAY WHAT RUNS...: each run's value the same as the first's.
 same() {
@@ -283,45 +309,58 @@ agg() {
 	echo "$m"
 }
 
-if [ ${#one[@]} -lt 2 ] || [ ${#two[@]} -lt 2 ]; then
-	bad growth "too few runs of each set-up reached the end (${#one[@]} one-way, ${#two[@]} two-way)"
-	exit 0
-fi
-for k in FDS:fds:"open files" THR:threads:threads; do
-	IFS=: read -r arr case what <<< "$k"
-	declare -n v=$arr
+# same_case CASE ARRAY WHAT: each run's value the same as the first's, for
+# each set-up.
+same_case() {
+	local c=$1 arr=$2 what=$3 r r2
+	growth || return
+	local -n v=$arr
 	r="$(same $arr "$what" "${one[@]}")"
 	r2="$(same $arr "$what" "${two[@]}")"
 	r="${r:+one-way: $r; }${r2:+two-way: $r2}"
-	[ -z "$r" ] && ok "$case" "$what: one-way ${v[${one[0]}]}, two-way ${v[${two[0]}]}, every run" ||
-		bad "$case" "$r"
-	unset -n v
-done
+	[ -z "$r" ] && ok "$c" "$what: one-way ${v[${one[0]}]}, two-way ${v[${two[0]}]}, every run" ||
+		bad "$c" "$r"
+}
 
-all=($(for c in $(seq 3 "$done_runs"); do [ -n "${HWM[c]:-}" ] && echo "$c"; done))
-first=("${all[@]:0:$((2 * win))}")
-last=("${all[@]: -$((2 * win))}")
-if [ -n "$have_bpftool" ]; then
-	r=
+case_fds() { same_case fds FDS "open files"; }
+case_threads() { same_case threads THR threads; }
+
+# orphans: the least count of BPF objects no process held, first and last
+# window, as "programs A/B, maps A/B, links A/B"; $bpf_grew: which grew.
+orphans() {
+	local k a b out=
+	bpf_grew=
 	for k in OPROGS:programs OMAPS:maps OLINKS:links; do
 		a=$(agg ${k%%:*} min "${first[@]}")
 		b=$(agg ${k%%:*} min "${last[@]}")
-		bpfnum="${bpfnum:-}${bpfnum:+, }${k#*:} $a/$b"
-		[ "$a" = "$b" ] || r="$r ${k#*:}: $a in runs ${first[0]}-${first[-1]}, $b in runs ${last[0]}-${last[-1]} (the least of each);"
+		out="$out${out:+, }${k#*:} $a/$b"
+		[ "$a" = "$b" ] || bpf_grew="$bpf_grew ${k#*:}: $a in runs ${first[0]}-${first[-1]}, $b in runs ${last[0]}-${last[-1]} (the least of each);"
 	done
-	[ -z "$r" ] && ok bpf "held by no process: $bpfnum (first/last window)" || bad bpf "held by no process: ${r# }"
-	bpfnum="held by no process $bpfnum; on the system (others' too) programs $(agg PROGS min "${all[@]}")-$(agg PROGS max "${all[@]}"), maps $(agg MAPS min "${all[@]}")-$(agg MAPS max "${all[@]}"), links $(agg LINKS min "${all[@]}")-$(agg LINKS max "${all[@]}")"
-else
-	bpfnum="not counted"
-	skip bpf "no bpftool (scripts/install-deps.sh installs it)"
-fi
+	echo "$out"
+}
 
-h1a=$(agg HWM max "${one[@]:0:$win}") h1b=$(agg HWM max "${one[@]: -$win}")
-h2a=$(agg HWM max "${two[@]:0:$win}") h2b=$(agg HWM max "${two[@]: -$win}")
-lo=$(agg HWM min "${all[@]}") hi=$(agg HWM max "${all[@]}")
-if [ -n "${SANITIZE:-}" ]; then
-	skip peak-rss "not judged in a sanitizer build (LeakSanitizer judges leaks)"
-else
+case_bpf() {
+	local n
+	growth || return
+	if [ -z "$have_bpftool" ]; then
+		skip bpf "no bpftool (scripts/install-deps.sh installs it)"
+		return
+	fi
+	orphans > "$tmp/orphans"	# in this shell: $bpf_grew
+	n=$(cat "$tmp/orphans")
+	[ -z "$bpf_grew" ] && ok bpf "held by no process: $n (first/last window)" ||
+		bad bpf "held by no process: ${bpf_grew# }"
+}
+
+case_peak_rss() {
+	local h1a h1b h2a h2b r
+	growth || return
+	if [ -n "${SANITIZE:-}" ]; then
+		skip peak-rss "not judged in a sanitizer build (LeakSanitizer judges leaks)"
+		return
+	fi
+	h1a=$(agg HWM max "${one[@]:0:$win}") h1b=$(agg HWM max "${one[@]: -$win}")
+	h2a=$(agg HWM max "${two[@]:0:$win}") h2b=$(agg HWM max "${two[@]: -$win}")
 	r=
 	[ "$h1b" -le $((h1a + slack_kb)) ] ||
 		r="one-way: $h1b kB in its last $win runs, $h1a kB in its first;"
@@ -329,16 +368,28 @@ else
 		r="$r two-way: $h2b kB in its last $win runs, $h2a kB in its first;"
 	[ -z "$r" ] && ok peak-rss "highest of first/last $win runs: one-way $h1a/$h1b kB, two-way $h2a/$h2b kB (slack $slack_kb kB)" ||
 		bad peak-rss "${r# } (slack $slack_kb kB)"
-fi
+}
 
 # What the last run of each set-up held, by kind: "1 prog, 3 map, 1 link".
 held_kinds() {
 	cut -d' ' -f1 "$tmp/held-c$1" | uniq -c | awk '{ printf "%s%d %s", (NR > 1 ? ", " : ""), $1, $2 }'
 }
-echo "# $done_runs runs in $secs s (the slowest stop $(agg STOP_MS max "${all[@]}") ms);" \
-	"windows of $win runs a set-up (runs ${first[0]}-${first[-1]} and ${last[0]}-${last[-1]});" \
-	"BPF objects held by a run: one-way $(held_kinds ${one[-1]}), two-way $(held_kinds ${two[-1]})"
-echo "# files one-way ${FDS[${one[0]}]}/${FDS[${one[-1]}]}, two-way ${FDS[${two[0]}]}/${FDS[${two[-1]}]};" \
-	"threads one-way ${THR[${one[0]}]}/${THR[${one[-1]}]}, two-way ${THR[${two[0]}]}/${THR[${two[-1]}]} (first/last run);" \
-	"BPF $bpfnum; VmHWM $lo-$hi kB"
-exit 0
+
+# summary: the runs' numbers, two `#` lines.
+summary() {
+	local secs bpfnum
+	secs=$(($(date +%s) - T0))
+	if [ -n "$have_bpftool" ]; then
+		bpfnum="held by no process $(orphans); on the system (others' too) programs $(agg PROGS min "${all[@]}")-$(agg PROGS max "${all[@]}"), maps $(agg MAPS min "${all[@]}")-$(agg MAPS max "${all[@]}"), links $(agg LINKS min "${all[@]}")-$(agg LINKS max "${all[@]}")"
+	else
+		bpfnum="not counted"
+	fi
+	echo "# $done_runs runs in $secs s (the slowest stop $(agg STOP_MS max "${all[@]}") ms);" \
+		"windows of $win runs a set-up (runs ${first[0]}-${first[-1]} and ${last[0]}-${last[-1]});" \
+		"BPF objects held by a run: one-way $(held_kinds ${one[-1]}), two-way $(held_kinds ${two[-1]})"
+	echo "# files one-way ${FDS[${one[0]}]}/${FDS[${one[-1]}]}, two-way ${FDS[${two[0]}]}/${FDS[${two[-1]}]};" \
+		"threads one-way ${THR[${one[0]}]}/${THR[${one[-1]}]}, two-way ${THR[${two[0]}]}/${THR[${two[-1]}]} (first/last run);" \
+		"BPF $bpfnum; VmHWM $(agg HWM min "${all[@]}")-$(agg HWM max "${all[@]}") kB"
+}
+
+lib_run_cases "$@"

@@ -18,53 +18,75 @@
 #              holds all N, the count it printed
 #   echo       N requests to UDP port 7, each answered exactly (same bytes,
 #              from port 7) through XSK TX by its verdict callback
+#   nothing-left   after them, no XDP program and no device but vd
 #
-# Root (namespaces, XDP, tun). One PASS/FAIL/SKIP line per case; the
+# Every case but build needs build's staged install (the case runs it
+# first); the examples run on one veth pair, made at the first that needs
+# it. Root (namespaces, XDP, tun). One PASS/FAIL/SKIP line per case; the
 # namespaces and every process started here go on exit.
 set -u
 BUILD=${BUILD:-build}
 name=test-examples
+cases="build readme-program forward filter pcap echo nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
-skip_unless_root "namespaces, XDP, tun"
-plain_build_only "a sanitizer build's library needs its runtime in the program"
-for t in pkg-config tcpdump; do
-	command -v $t > /dev/null || { echo "SKIP: $name: needs $t (scripts/install-deps.sh)"; exit 0; }
-done
-[ -x "$BUILD/ucpumap-gen" ] || { bad build "$BUILD/ucpumap-gen is not built (make)"; exit 0; }
+g=ucmxg$$
+d=ucmxd$$
+
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	plain_build_only "a sanitizer build's library needs its runtime in the program"
+	for t in pkg-config tcpdump; do
+		command -v $t > /dev/null || { echo "SKIP: $name: needs $t (scripts/install-deps.sh)"; exit 0; }
+	done
+	[ -x "$BUILD/ucpumap-gen" ] || { bad build "$BUILD/ucpumap-gen is not built (make)"; exit 0; }
+}
 
 # ---- build ---------------------------------------------------------------------
 stage=$tmp/stage
-if ! make -s install PREFIX=/usr DESTDIR="$stage" > "$tmp/install.log" 2>&1; then
-	bad build "make install: $(tail -3 "$tmp/install.log")"
-	exit 0
-fi
-if PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig" \
-	make -s -C examples O="$tmp" CFLAGS="-O2 -Werror" > "$tmp/build.log" 2>&1; then
-	ok build "forward, filter, pcap, echo built with pkg-config against the staged install"
-else
-	bad build "$(tail -5 "$tmp/build.log")"
-	exit 0
-fi
-# The README's complete program ("Using the library"), as it stands there.
-sed -n '/^## Using the library/,/^## /p' README.md | sed -n '/^```c$/,/^```$/p' |
-	sed '1d;/^```$/,$d' > "$tmp/readme.c"
-if [ -s "$tmp/readme.c" ] && grep -q 'int main' "$tmp/readme.c" &&
-	PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig" \
-	sh -c 'cc -O2 -Wall -Werror -o "$1/readme" "$1/readme.c" $(pkg-config --cflags --libs libucpumap) -lpthread' \
-	_ "$tmp" > "$tmp/readme.log" 2>&1; then
-	ok readme-program "the README's forwarder builds with pkg-config only"
-else
-	bad readme-program "$(head -5 "$tmp/readme.log") ($(wc -l < "$tmp/readme.c") lines taken from README.md)"
-fi
-export LD_LIBRARY_PATH="$stage/usr/lib"
+case_build() {
+	if ! make -s install PREFIX=/usr DESTDIR="$stage" > "$tmp/install.log" 2>&1; then
+		bad build "make install: $(tail -3 "$tmp/install.log")"
+		exit 0
+	fi
+	if PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig" \
+		make -s -C examples O="$tmp" CFLAGS="-O2 -Werror" > "$tmp/build.log" 2>&1; then
+		ok build "forward, filter, pcap, echo built with pkg-config against the staged install"
+	else
+		bad build "$(tail -5 "$tmp/build.log")"
+		exit 0
+	fi
+	export LD_LIBRARY_PATH="$stage/usr/lib"
+}
 
-g=ucmxg$$
-d=ucmxd$$
-veth_pair "$g" "$d" vg vd 10.205.0.1/24 10.205.0.2/24 &&
-	ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 || {
-	bad setup "cannot build the namespaces"
-	exit 0
+# The README's complete program ("Using the library"), as it stands there.
+case_readme_program() {
+	lib_need build
+	sed -n '/^## Using the library/,/^## /p' README.md | sed -n '/^```c$/,/^```$/p' |
+		sed '1d;/^```$/,$d' > "$tmp/readme.c"
+	if [ -s "$tmp/readme.c" ] && grep -q 'int main' "$tmp/readme.c" &&
+		PKG_CONFIG_SYSROOT_DIR="$stage" PKG_CONFIG_PATH="$stage/usr/lib/pkgconfig" \
+		sh -c 'cc -O2 -Wall -Werror -o "$1/readme" "$1/readme.c" $(pkg-config --cflags --libs libucpumap) -lpthread' \
+		_ "$tmp" > "$tmp/readme.log" 2>&1; then
+		ok readme-program "the README's forwarder builds with pkg-config only"
+	else
+		bad readme-program "$(head -5 "$tmp/readme.log") ($(wc -l < "$tmp/readme.c") lines taken from README.md)"
+	fi
+}
+
+# The veth pair the examples run on.
+pair() {
+	veth_pair "$g" "$d" vg vd 10.205.0.1/24 10.205.0.2/24 &&
+		ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0 || {
+		bad setup "cannot build the namespaces"
+		exit 0
+	}
+}
+
+# An example's case: the build, then the pair.
+needs() {
+	lib_need build
+	lib_once pair
 }
 
 # A bound socket on 9000 that reads nothing until told (then drains): the
@@ -131,52 +153,63 @@ finish() {	# SIGTERM; the example's exit status (SIGKILL after 5 s: a failure)
 }
 
 # ---- forward ---------------------------------------------------------------------
-sink_start
-before=$(udp_in)
-if run forward vd ucmx0; then
-	sent=$(send 5000 9000)
-	sleep 0.5
-	finish
-	rc=$?
-	sink_stop
-	got=$(($(udp_in) - before))
-	# Through the tun, not around it: what it delivered counts them.
-	fwd=$(sed -n 's/^forward: received [0-9]*, delivered \([0-9]*\),.*/\1/p' "$tmp/forward.out")
-	if [ "$rc" = 0 ] && [ "${sent:-0}" = 5000 ] && [ "$got" = 5000 ] && [ "${fwd:-0}" -ge 5000 ] &&
-		grep -q "every frame came home" "$tmp/forward.out"; then
-		ok forward "5000 sent, 5000 at the socket; $(tail -1 "$tmp/forward.out")"
+case_forward() {
+	local before sent got fwd rc
+	needs
+	sink_start
+	before=$(udp_in)
+	if run forward vd ucmx0; then
+		sent=$(send 5000 9000)
+		sleep 0.5
+		finish
+		rc=$?
+		sink_stop
+		got=$(($(udp_in) - before))
+		# Through the tun, not around it: what it delivered counts them.
+		fwd=$(sed -n 's/^forward: received [0-9]*, delivered \([0-9]*\),.*/\1/p' "$tmp/forward.out")
+		if [ "$rc" = 0 ] && [ "${sent:-0}" = 5000 ] && [ "$got" = 5000 ] && [ "${fwd:-0}" -ge 5000 ] &&
+			grep -q "every frame came home" "$tmp/forward.out"; then
+			ok forward "5000 sent, 5000 at the socket; $(tail -1 "$tmp/forward.out")"
+		else
+			bad forward "exit $rc, sent ${sent:-?}, $got at the socket: $(tail -1 "$tmp/forward.out") $(tail -2 "$tmp/forward.err")"
+		fi
 	else
-		bad forward "exit $rc, sent ${sent:-?}, $got at the socket: $(tail -1 "$tmp/forward.out") $(tail -2 "$tmp/forward.err")"
+		sink_stop
 	fi
-else
-	sink_stop
-fi
+}
 
 # ---- filter ----------------------------------------------------------------------
-sink_start
-before=$(udp_in)
-noports=$(snmp NoPorts)
-if run filter vd ucmx0 9001; then
-	pass=$(send 3000 9000)
-	drop=$(send 2000 9001)
-	sleep 0.5
-	finish
-	rc=$?
-	sink_stop
-	got=$(($(udp_in) - before))
-	np=$(($(snmp NoPorts) - noports))
-	if [ "$rc" = 0 ] && [ "${pass:-0}" = 3000 ] && [ "${drop:-0}" = 2000 ] && [ "$got" = 3000 ] &&
-		[ "$np" = 0 ] && grep -q "^filter: dropped 2000 to port 9001," "$tmp/filter.out"; then
-		ok filter "3000 to 9000 at the socket, 2000 to 9001 dropped by the verdict and counted"
+case_filter() {
+	local before noports pass drop rc got np
+	needs
+	sink_start
+	before=$(udp_in)
+	noports=$(snmp NoPorts)
+	if run filter vd ucmx0 9001; then
+		pass=$(send 3000 9000)
+		drop=$(send 2000 9001)
+		sleep 0.5
+		finish
+		rc=$?
+		sink_stop
+		got=$(($(udp_in) - before))
+		np=$(($(snmp NoPorts) - noports))
+		if [ "$rc" = 0 ] && [ "${pass:-0}" = 3000 ] && [ "${drop:-0}" = 2000 ] && [ "$got" = 3000 ] &&
+			[ "$np" = 0 ] && grep -q "^filter: dropped 2000 to port 9001," "$tmp/filter.out"; then
+			ok filter "3000 to 9000 at the socket, 2000 to 9001 dropped by the verdict and counted"
+		else
+			bad filter "exit $rc, sent ${pass:-?}/${drop:-?}, $got at the socket, $np to no port: $(tail -1 "$tmp/filter.out") $(tail -2 "$tmp/filter.err")"
+		fi
 	else
-		bad filter "exit $rc, sent ${pass:-?}/${drop:-?}, $got at the socket, $np to no port: $(tail -1 "$tmp/filter.out") $(tail -2 "$tmp/filter.err")"
+		sink_stop
 	fi
-else
-	sink_stop
-fi
+}
 
 # ---- pcap ------------------------------------------------------------------------
-if run pcap vd "$tmp/cap.pcap"; then
+case_pcap() {
+	local sent rc wrote read_back all
+	needs
+	run pcap vd "$tmp/cap.pcap" || return
 	sent=$(send 1000 9000)
 	sleep 0.5
 	finish
@@ -189,10 +222,13 @@ if run pcap vd "$tmp/cap.pcap"; then
 	else
 		bad pcap "exit $rc, sent ${sent:-?}, tcpdump reads $read_back to port 9000 and $all in all, it says it wrote ${wrote:-?}: $(tail -2 "$tmp/pcap.err")"
 	fi
-fi
+}
 
 # ---- echo ------------------------------------------------------------------------
-if run echo vd; then
+case_echo() {
+	local rc answered good
+	needs
+	run echo vd || return
 	ip netns exec "$g" "$PY" - > "$tmp/echo.res" 2>&1 <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -218,7 +254,13 @@ PY
 	else
 		bad echo "exit $rc, $good of 500 answered exactly, it says it answered ${answered:-?}: $(tail -1 "$tmp/echo.out") $(tail -2 "$tmp/echo.err")"
 	fi
-fi
+}
 
-l=$(left_in "$d" vd)
-[ -z "$l" ] && ok nothing-left || bad nothing-left "$l"
+case_nothing_left() {
+	local l
+	lib_once pair
+	l=$(left_in "$d" vd)
+	[ -z "$l" ] && ok nothing-left || bad nothing-left "$l"
+}
+
+lib_run_cases "$@"

@@ -19,14 +19,19 @@
 #                       (fault_shim.c) while the DUT sends into the tun:
 #                       exit 8, not a silent switch to one way
 #   (the shim's cases skip in a sanitizer build: its runtime must be first)
+#   nothing-left        the cleanup leaves no namespace and no process
 #
-# Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0. Each
-# daemon run has a --duration backstop and is stopped by its pid.
+# A case after iface-gone builds the veth pair again. Root. Every case
+# prints one PASS/FAIL/SKIP line; the script exits 0. Each daemon run has
+# a --duration backstop and is stopped by its pid.
 set -u
 BUILD=${BUILD:-build}
 name=test-faults
+cases="link-down-up tun-down-up tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
+nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
+shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
 gen=ucmfg$$
 dut=ucmfd$$
 tun=ucmft0
@@ -34,7 +39,18 @@ tun=ucmft0
 . "$here/daemon.sh"
 dpid=
 
-daemon_veth 10.204.0.1 10.204.0.2
+setup() { daemon_veth 10.204.0.1 10.204.0.2; }
+
+# pair_ready CASE: the veth pair, built again when a case deleted vd; a
+# FAIL line for CASE when it cannot be.
+pair_ready() {
+	ip -n "$dut" link show vd > /dev/null 2>&1 && return 0
+	ip netns del "$gen" 2> /dev/null
+	ip netns del "$dut" 2> /dev/null
+	daemon_pair && return 0
+	bad "$1" "cannot build the namespaces again: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
+	return 1
+}
 
 start_daemon() {	# label, options...: the daemon, in the background
 	D_OUT=$tmp/$1.out D_ERR=$tmp/$1.err D_RC=
@@ -78,6 +94,7 @@ flood() { udp_flood "$1"; }
 # then up; both said once, and the daemon still forwards.
 down_up() {
 	local c=$1 down=$2 up=$3 dre=$4 ure=$5 why=
+	pair_ready "$c" || return
 	if ! start_daemon "$c"; then
 		bad "$c" "$(tail -1 "$D_ERR")"
 		return
@@ -100,10 +117,14 @@ down_up() {
 	if [ -z "$why" ]; then ok "$c"; else bad "$c" "$why"; fi
 }
 
-down_up link-down-up "ip -n $gen link set vg down" "ip -n $gen link set vg up" \
-	'vd is down or has no carrier' 'vd is up again'
-down_up tun-down-up "ip -n $dut link set $tun down" "ip -n $dut link set $tun up" \
-	"tun $tun is down" "tun $tun is up again"
+case_link_down_up() {
+	down_up link-down-up "ip -n $gen link set vg down" "ip -n $gen link set vg up" \
+		'vd is down or has no carrier' 'vd is up again'
+}
+case_tun_down_up() {
+	down_up tun-down-up "ip -n $dut link set $tun down" "ip -n $dut link set $tun up" \
+		"tun $tun is down" "tun $tun is up again"
+}
 
 # gone CASE WHAT-CMD STATUS RE [options...]: under a flood, WHAT-CMD
 # deletes a device; the daemon ends by itself within 3 s with STATUS and
@@ -111,6 +132,7 @@ down_up tun-down-up "ip -n $dut link set $tun down" "ip -n $dut link set $tun up
 gone() {
 	local c=$1 cmd=$2 want=$3 re=$4 why= l
 	shift 4
+	pair_ready "$c" || return
 	if ! start_daemon "$c" "$@"; then
 		bad "$c" "$(tail -1 "$D_ERR")"
 		return
@@ -132,11 +154,13 @@ gone() {
 	fi
 }
 
-gone tun-gone "ip -n $dut link del $tun" 5 "tun $tun was deleted"
-gone tun-gone-two-way "ip -n $dut link del $tun" 5 "tun $tun was deleted" --two-way
-gone iface-gone "ip -n $dut link del vd" 4 "interface vd was deleted"
+case_tun_gone() { gone tun-gone "ip -n $dut link del $tun" 5 "tun $tun was deleted"; }
+case_tun_gone_two_way() {
+	gone tun-gone-two-way "ip -n $dut link del $tun" 5 "tun $tun was deleted" --two-way
+}
+case_iface_gone() { gone iface-gone "ip -n $dut link del vd" 4 "interface vd was deleted"; }
 
-# ---- faults nothing here makes by itself: tests/progs/fault_shim.c ---------------
+# ---- faults nothing here makes by itself: tests/progs/fault_shim.c ----------
 # shim_case CASE FAULT STATUS RE CMD [options...]: the daemon with the shim's
 # FAULT from 2.5 s on; CMD (in the background) gives it work meanwhile;
 # it ends by itself with STATUS and its closing lines.
@@ -151,6 +175,7 @@ shim_case() {
 		bad "$c" "no $shim_so (make tests)"
 		return
 	fi
+	pair_ready "$c" || return
 	export UCM_SHIM_FAULT=$fault UCM_SHIM_AFTER_MS=2500 UCM_SHIM_COUNT=${COUNT:-1}
 	SHIM=$shim_so
 	if ! start_daemon "$c" "$@"; then
@@ -170,21 +195,18 @@ shim_case() {
 	why="$why$(closing_ok)"
 	if [ -z "$why" ]; then ok "$c" "exit $D_RC"; else bad "$c" "$why"; fi
 }
-shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
-# The veth pair went with iface-gone: again.
-ip netns del "$gen" 2> /dev/null
-ip netns del "$dut" 2> /dev/null
-if ! daemon_pair; then
-	bad shim-setup "cannot build the namespaces again: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
-else
-	# An idle RX thread asks its socket for an error each time its poll
-	# times out; the datagrams first show that it forwarded.
-	shim_case socket-error so_error 6 "socket error" "sleep 3"
-	# The DUT sends into the tun: the way back's reads submit.
+# An idle RX thread asks its socket for an error each time its poll times
+# out; the datagrams first show that it forwarded.
+case_socket_error() { shim_case socket-error so_error 6 "socket error" "sleep 3"; }
+# The DUT sends into the tun: the way back's reads submit.
+case_way_back_dead() {
 	COUNT=1000000 shim_case way-back-dead uring_submit 8 "way back is dead" \
 		"for i in \$(seq 60); do ip -n $dut route replace 10.204.9.0/24 dev $tun 2>/dev/null; ip netns exec $dut ping -c 1 -W 0.05 10.204.9.1; sleep 0.05; done" --two-way
-fi
+}
 
-lib_cleanup_check
-if [ -z "$lib_left" ]; then ok nothing-left; else bad nothing-left "$lib_left"; fi
-exit 0
+case_nothing_left() {
+	lib_cleanup_check
+	if [ -z "$lib_left" ]; then ok nothing-left; else bad nothing-left "$lib_left"; fi
+}
+
+lib_run_cases "$@"

@@ -22,49 +22,61 @@
 #                  machine: no such device, MTU, not root)
 #   nothing-left   no device, program or namespace of ours at the end
 #
+# The cases: arrives-ipv4 (and size-default-64), flows, seq-ipv4,
+# arrives-ipv6 (and size-ipv6-200), ipv6-flag, size-ipv4-1514,
+# size-over-mtu, checksum-ipv4, checksum-ipv6, rate (and duration),
+# neighbour-resolved, neighbour-resolved-ipv6, neighbour-silent, xsk-ipv4,
+# xsk-checksum-ipv6, sigterm, sigkill-leaves-nothing (after sigterm),
+# bad-flags (bad-flag-*), cpu-flag, nothing-left.
+#
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0.
 # Lines starting with '#' are figures and messages. Every generator run
 # has a count or a duration and a timeout backstop.
 set -u
 BUILD=${BUILD:-build}
 name=test-gen
+cases="arrives-ipv4 flows seq-ipv4 arrives-ipv6 ipv6-flag size-ipv4-1514 size-over-mtu
+checksum-ipv4 checksum-ipv6 rate neighbour-resolved neighbour-resolved-ipv6 neighbour-silent
+xsk-ipv4 xsk-checksum-ipv6 sigterm sigkill-leaves-nothing bad-flags cpu-flag nothing-left"
 GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
 gen=ucmgg$$
 dut=ucmgd$$
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
+T0=$(date +%s%N)
+G4=10.204.0.1 D4=10.204.0.2 G6=fd00:204::1 D6=fd00:204::2
+DPORT=7777
 
-skip_unless_root "namespaces, XDP"
-if [ ! -x "$GEN" ]; then
-	echo "FAIL: $name: $BUILD/ucpumap-gen is not built (run make)"
-	exit 0
-fi
-for tool in clang bpftool; do
-	if ! command -v $tool > /dev/null; then
-		echo "SKIP: $name: needs $tool (the receiver's counting program)"
+# The checks, the topology, the receiver's program (built, and attached
+# once to see that it can be), the generator's addresses ($V4, $V6).
+setup() {
+	skip_unless_root "namespaces, XDP"
+	if [ ! -x "$GEN" ]; then
+		echo "FAIL: $name: $BUILD/ucpumap-gen is not built (run make)"
 		exit 0
 	fi
-done
-if [ -z "$PY" ]; then
-	echo "SKIP: $name: needs python3"
-	exit 0
-fi
+	for tool in clang bpftool; do
+		if ! command -v $tool > /dev/null; then
+			echo "SKIP: $name: needs $tool (the receiver's counting program)"
+			exit 0
+		fi
+	done
+	if [ -z "$PY" ]; then
+		echo "SKIP: $name: needs python3"
+		exit 0
+	fi
 
-T0=$(date +%s%N)
+	# The topology.
+	if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
+		ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad; } 2> "$tmp/setup.err"
+	then
+		bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err")"
+		exit 0
+	fi
+	vdmac=$(ip netns exec "$dut" cat /sys/class/net/vd/address)
 
-# ---- topology ------------------------------------------------------------------
-G4=10.204.0.1 D4=10.204.0.2 G6=fd00:204::1 D6=fd00:204::2
-if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
-	ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad; } 2> "$tmp/setup.err"
-then
-	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err")"
-	exit 0
-fi
-vdmac=$(ip netns exec "$dut" cat /sys/class/net/vd/address)
-
-# ---- the receiver's program ----------------------------------------------------
-DPORT=7777
-cat > "$tmp/sink.c" <<'EOF'
+	# The receiver's program.
+	cat > "$tmp/sink.c" <<'EOF'
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
@@ -158,12 +170,20 @@ int sink(struct xdp_md *ctx)
 }
 char _license[] SEC("license") = "GPL";
 EOF
-inc=/usr/include/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-if ! clang -O2 -g -target bpf -I"$inc" -DDPORT=$DPORT -c "$tmp/sink.c" -o "$tmp/sink.o" > "$tmp/cc.log" 2>&1 ||
-   ! clang -O2 -g -target bpf -I"$inc" -DDPORT=$DPORT -DPASS -c "$tmp/sink.c" -o "$tmp/sink-pass.o" >> "$tmp/cc.log" 2>&1; then
-	echo "SKIP: $name: cannot build the receiver's XDP program: $(head -3 "$tmp/cc.log" | tr '\n' ' ')"
-	exit 0
-fi
+	inc=/usr/include/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+	if ! clang -O2 -g -target bpf -I"$inc" -DDPORT=$DPORT -c "$tmp/sink.c" -o "$tmp/sink.o" > "$tmp/cc.log" 2>&1 ||
+	   ! clang -O2 -g -target bpf -I"$inc" -DDPORT=$DPORT -DPASS -c "$tmp/sink.c" -o "$tmp/sink-pass.o" >> "$tmp/cc.log" 2>&1; then
+		echo "SKIP: $name: cannot build the receiver's XDP program: $(head -3 "$tmp/cc.log" | tr '\n' ' ')"
+		exit 0
+	fi
+
+	V4="--src-ip $G4 --dst-ip $D4 --dst-mac $vdmac --dst-port $DPORT"
+	V6="--src-ip $G6 --dst-ip $D6 --dst-mac $vdmac --dst-port $DPORT"
+	if ! sink_load; then
+		echo "SKIP: $name: cannot attach an XDP program to vd: $(head -2 "$tmp/attach.err" | tr '\n' ' ')"
+		exit 0
+	fi
+}
 
 # sink_load [pass]: a fresh program (fresh counters) on vd, native mode.
 sink_load() {
@@ -228,13 +248,6 @@ within() {	# received sent
 	[ -n "$1" ] && [ -n "$2" ] && [ "$2" -gt 0 ] && [ "$1" -le "$2" ] && [ $(($1 * 100)) -ge $(($2 * 99)) ]
 }
 
-V4="--src-ip $G4 --dst-ip $D4 --dst-mac $vdmac --dst-port $DPORT"
-V6="--src-ip $G6 --dst-ip $D6 --dst-mac $vdmac --dst-port $DPORT"
-
-if ! sink_load; then
-	echo "SKIP: $name: cannot attach an XDP program to vd: $(head -2 "$tmp/attach.err" | tr '\n' ' ')"
-	exit 0
-fi
 
 # Frames veth could not hand to vd because its ring was full (the kernel's
 # count, on the sending side): at full speed a host that takes the
@@ -247,92 +260,115 @@ xmit_errors() {
 # ---- 1. everything arrives, IPv4, as fast as it goes -----------------------------
 # Every frame accounted for: received, or refused by veth and counted by
 # the kernel; never more received than sent.
-e0=$(xmit_errors)
-run_gen arrives4 $V4 --count 200000
-sink_read "$tmp/s1"
-got=$(sget "$tmp/s1" 'd["v4"]')
-lost=$(($(xmit_errors) - e0))
-if [ "$RC" = 0 ] && [ "$TOTAL" = 200000 ] && [ -n "$got" ] && [ "$got" -le "$TOTAL" ] &&
-	{ within "$got" "$TOTAL" || [ $((got + lost)) = "$TOTAL" ]; }; then
-	ok arrives-ipv4
-	echo "# $(grep '^total' "$OUT") (no rate limit); the receiver counted $got, veth refused $lost (ring full)"
-else
-	bad arrives-ipv4 "sent ${TOTAL:-?} of 200000, the receiver counted ${got:-?}, veth refused $lost; $(why_gen)"
-fi
-lens=$(sget "$tmp/s1" 'sorted(d["lens"].items())')
-if [ "$lens" = "[('64', $got)]" ]; then
-	ok size-default-64
-else
-	bad size-default-64 "frame lengths seen (length, count): $lens; want only 64"
-fi
+case_arrives_ipv4() {
+	local e0 got lost lens
+	sink_load
+	e0=$(xmit_errors)
+	run_gen arrives4 $V4 --count 200000
+	sink_read "$tmp/s1"
+	got=$(sget "$tmp/s1" 'd["v4"]')
+	lost=$(($(xmit_errors) - e0))
+	if [ "$RC" = 0 ] && [ "$TOTAL" = 200000 ] && [ -n "$got" ] && [ "$got" -le "$TOTAL" ] &&
+		{ within "$got" "$TOTAL" || [ $((got + lost)) = "$TOTAL" ]; }; then
+		ok arrives-ipv4
+		echo "# $(grep '^total' "$OUT") (no rate limit); the receiver counted $got, veth refused $lost (ring full)"
+	else
+		bad arrives-ipv4 "sent ${TOTAL:-?} of 200000, the receiver counted ${got:-?}, veth refused $lost; $(why_gen)"
+	fi
+	lens=$(sget "$tmp/s1" 'sorted(d["lens"].items())')
+	if [ "$lens" = "[('64', $got)]" ]; then
+		ok size-default-64
+	else
+		bad size-default-64 "frame lengths seen (length, count): $lens; want only 64"
+	fi
+}
 
 # ---- 2. flows ------------------------------------------------------------------------
-sink_load
-run_gen flows $V4 --count 8000 --flows 8 --src-port 5000 --rate 200000
-sink_read "$tmp/s2"
-ports=$(sget "$tmp/s2" 'sorted((int(k), v) for k, v in d["ports"].items())')
-want=$("$PY" -c 'print(sorted((5000 + i, 1000) for i in range(8)))')
-if [ "$RC" = 0 ] && [ "$TOTAL" = 8000 ] && [ "$ports" = "$want" ]; then
-	ok flows
-else
-	bad flows "(port, count) seen: ${ports:-none}; want $want; $(why_gen)"
-fi
+case_flows() {
+	local ports want
+	sink_load
+	run_gen flows $V4 --count 8000 --flows 8 --src-port 5000 --rate 200000
+	sink_read "$tmp/s2"
+	ports=$(sget "$tmp/s2" 'sorted((int(k), v) for k, v in d["ports"].items())')
+	want=$("$PY" -c 'print(sorted((5000 + i, 1000) for i in range(8)))')
+	if [ "$RC" = 0 ] && [ "$TOTAL" = 8000 ] && [ "$ports" = "$want" ]; then
+		ok flows
+	else
+		bad flows "(port, count) seen: ${ports:-none}; want $want; $(why_gen)"
+	fi
+}
 
 # ---- 3. sequence numbers, IPv4 --------------------------------------------------------
-sink_load
-run_gen seq4 $V4 --count 5000 --seq --flows 3
-sink_read "$tmp/s3"
-r=$(sget "$tmp/s3" '"%d %d %d %d" % (d["pkts"], d["seq_in_order"], d["seq_gaps"], d["seq_next"])')
-if [ "$RC" = 0 ] && [ "$TOTAL" = 5000 ] && [ "$r" = "5000 5000 0 5000" ]; then
-	ok seq-ipv4
-else
-	bad seq-ipv4 "received, in order, out of order, next expected: ${r:-?} (want 5000 5000 0 5000); $(why_gen)"
-fi
+case_seq_ipv4() {
+	local r
+	sink_load
+	run_gen seq4 $V4 --count 5000 --seq --flows 3
+	sink_read "$tmp/s3"
+	r=$(sget "$tmp/s3" '"%d %d %d %d" % (d["pkts"], d["seq_in_order"], d["seq_gaps"], d["seq_next"])')
+	if [ "$RC" = 0 ] && [ "$TOTAL" = 5000 ] && [ "$r" = "5000 5000 0 5000" ]; then
+		ok seq-ipv4
+	else
+		bad seq-ipv4 "received, in order, out of order, next expected: ${r:-?} (want 5000 5000 0 5000); $(why_gen)"
+	fi
+}
 
 # ---- 4. IPv6: arrives, sized, flows, sequence ------------------------------------------
-sink_load
-run_gen ipv6 $V6 --count 3000 --seq --flows 4 --size 200 --rate 300000
-sink_read "$tmp/s4"
-r=$(sget "$tmp/s4" '"%d %d %d %d %d" % (d["v6"], d["seq_in_order"], d["seq_gaps"], len(d["ports"]), d["v4"])')
-lens=$(sget "$tmp/s4" 'sorted(d["lens"].items())')
-if [ "$RC" = 0 ] && [ "$TOTAL" = 3000 ] && [ "$r" = "3000 3000 0 4 0" ] && grep -q 'IPv6 UDP' "$OUT"; then
-	ok arrives-ipv6
-else
-	bad arrives-ipv6 "IPv6 received, in order, out of order, ports, IPv4 received: ${r:-?} (want 3000 3000 0 4 0); $(why_gen)"
-fi
-if [ "$lens" = "[('200', 3000)]" ]; then ok size-ipv6-200; else bad size-ipv6-200 "lengths seen: $lens"; fi
+case_arrives_ipv6() {
+	local r lens
+	sink_load
+	run_gen ipv6 $V6 --count 3000 --seq --flows 4 --size 200 --rate 300000
+	sink_read "$tmp/s4"
+	r=$(sget "$tmp/s4" '"%d %d %d %d %d" % (d["v6"], d["seq_in_order"], d["seq_gaps"], len(d["ports"]), d["v4"])')
+	lens=$(sget "$tmp/s4" 'sorted(d["lens"].items())')
+	if [ "$RC" = 0 ] && [ "$TOTAL" = 3000 ] && [ "$r" = "3000 3000 0 4 0" ] && grep -q 'IPv6 UDP' "$OUT"; then
+		ok arrives-ipv6
+	else
+		bad arrives-ipv6 "IPv6 received, in order, out of order, ports, IPv4 received: ${r:-?} (want 3000 3000 0 4 0); $(why_gen)"
+	fi
+	if [ "$lens" = "[('200', 3000)]" ]; then ok size-ipv6-200; else bad size-ipv6-200 "lengths seen: $lens"; fi
+}
+
 
 # -6 alone: the default (benchmarking) addresses, IPv6; with --seq the
 # default size grows to the smallest that holds it.
-sink_load
-run_gen ipv6-flag -6 --seq --dst-mac "$vdmac" --dst-port $DPORT --count 100
-sink_read "$tmp/s4b"
-got=$(sget "$tmp/s4b" 'd["v6"]')
-lens=$(sget "$tmp/s4b" 'sorted(d["lens"].items())')
-if [ "$RC" = 0 ] && [ "$got" = 100 ] && grep -q '2001:2::1:1024 -> 2001:2::2:' "$OUT" &&
-   [ "$lens" = "[('70', 100)]" ]; then
-	ok ipv6-flag
-else
-	bad ipv6-flag "-6 --seq without addresses or size: IPv6 received ${got:-?} of 100, lengths $lens (want 70 only), start line: $(head -1 "$OUT"); $(why_gen)"
-fi
+case_ipv6_flag() {
+	local got lens
+	sink_load
+	run_gen ipv6-flag -6 --seq --dst-mac "$vdmac" --dst-port $DPORT --count 100
+	sink_read "$tmp/s4b"
+	got=$(sget "$tmp/s4b" 'd["v6"]')
+	lens=$(sget "$tmp/s4b" 'sorted(d["lens"].items())')
+	if [ "$RC" = 0 ] && [ "$got" = 100 ] && grep -q '2001:2::1:1024 -> 2001:2::2:' "$OUT" &&
+	   [ "$lens" = "[('70', 100)]" ]; then
+		ok ipv6-flag
+	else
+		bad ipv6-flag "-6 --seq without addresses or size: IPv6 received ${got:-?} of 100, lengths $lens (want 70 only), start line: $(head -1 "$OUT"); $(why_gen)"
+	fi
+}
 
 # ---- 5. sizes ---------------------------------------------------------------------------
-sink_load
-run_gen size $V4 --count 1000 --size 1514 --seq
-sink_read "$tmp/s5"
-lens=$(sget "$tmp/s5" 'sorted(d["lens"].items())')
-if [ "$RC" = 0 ] && [ "$lens" = "[('1514', 1000)]" ]; then
-	ok size-ipv4-1514
-else
-	bad size-ipv4-1514 "lengths seen: ${lens:-none}; $(why_gen)"
-fi
-run_gen size-mtu $V4 --count 10 --size 1515
-if [ "$RC" = 1 ] && grep -q "MTU 1500 carries frames of at most 1514 bytes" "$ERR"; then
-	ok size-over-mtu
-	echo "#   exit 1: $(head -1 "$ERR")"
-else
-	bad size-over-mtu "--size 1515 on MTU 1500: exit $RC (want 1), said: $(head -2 "$ERR" | tr '\n' ' ')"
-fi
+case_size_ipv4_1514() {
+	local lens
+	sink_load
+	run_gen size $V4 --count 1000 --size 1514 --seq
+	sink_read "$tmp/s5"
+	lens=$(sget "$tmp/s5" 'sorted(d["lens"].items())')
+	if [ "$RC" = 0 ] && [ "$lens" = "[('1514', 1000)]" ]; then
+		ok size-ipv4-1514
+	else
+		bad size-ipv4-1514 "lengths seen: ${lens:-none}; $(why_gen)"
+	fi
+}
+
+case_size_over_mtu() {
+	run_gen size-mtu $V4 --count 10 --size 1515
+	if [ "$RC" = 1 ] && grep -q "MTU 1500 carries frames of at most 1514 bytes" "$ERR"; then
+		ok size-over-mtu
+		echo "#   exit 1: $(head -1 "$ERR")"
+	else
+		bad size-over-mtu "--size 1515 on MTU 1500: exit $RC (want 1), said: $(head -2 "$ERR" | tr '\n' ' ')"
+	fi
+}
 
 # ---- 6. checksums: the receiver's stack checks them --------------------------------------
 snmp() {	# the receiver's UDP counters NoPorts and InCsumErrors (4 or 6)
@@ -344,8 +380,10 @@ snmp() {	# the receiver's UDP counters NoPorts and InCsumErrors (4 or 6)
 			$1 == "Udp6InErrors" { e = $2 } END { print n, c, e }' /proc/net/snmp6
 	fi
 }
-sink_load pass
-for fam in 4 6; do
+# csum_case FAM: the stack of the receiver takes every frame of IPv$FAM.
+csum_case() {
+	local fam=$1 n0 c0 e0 n1 c1 e1 args
+	sink_load pass
 	read -r n0 c0 e0 <<< "$(snmp $fam)"
 	if [ $fam = 4 ]; then args=$V4; else args=$V6; fi
 	# Odd sizes and both varying fields: the incremental update must
@@ -359,117 +397,146 @@ for fam in 4 6; do
 	else
 		bad checksum-ipv$fam "sent ${TOTAL:-?}; the stack took $((n1 - n0)) (NoPorts), checksum errors $((c1 - c0)), errors $((e1 - e0)); $(why_gen)"
 	fi
-done
+}
+case_checksum_ipv4() { csum_case 4; }
+case_checksum_ipv6() { csum_case 6; }
 
 # ---- 7. rate limit and duration ------------------------------------------------------------
-sink_load
-run_gen rate $V4 --rate 20000 --duration 2
-sink_read "$tmp/s7"
-got=$(sget "$tmp/s7" 'd["pkts"]')
-ticks=$(grep -c ' pps (' "$OUT")
-echo "# --rate 20000 --duration 2: sent ${TOTAL:-?} in $MS ms, received ${got:-?}; per second: $(grep ' pps (' "$OUT" | sed 's/ (.*//' | tr -s ' ' | tr '\n' ';')"
-if [ "$RC" = 0 ] && [ -n "$TOTAL" ] && [ "$TOTAL" -ge 20000 ] && [ "$TOTAL" -le 80000 ] &&
-   within "$got" "$TOTAL" && [ "$ticks" -ge 2 ]; then
-	ok rate
-else
-	bad rate "sent ${TOTAL:-?} (want 20000-80000: 20000 pps for 2 s within 2x), received ${got:-?}, $ticks per-second lines; $(why_gen)"
-fi
-if [ "$MS" -ge 1800 ] && [ "$MS" -le 5000 ]; then
-	ok duration
-else
-	bad duration "--duration 2 ran $MS ms"
-fi
+case_rate() {
+	local got ticks
+	sink_load
+	run_gen rate $V4 --rate 20000 --duration 2
+	sink_read "$tmp/s7"
+	got=$(sget "$tmp/s7" 'd["pkts"]')
+	ticks=$(grep -c ' pps (' "$OUT")
+	echo "# --rate 20000 --duration 2: sent ${TOTAL:-?} in $MS ms, received ${got:-?}; per second: $(grep ' pps (' "$OUT" | sed 's/ (.*//' | tr -s ' ' | tr '\n' ';')"
+	if [ "$RC" = 0 ] && [ -n "$TOTAL" ] && [ "$TOTAL" -ge 20000 ] && [ "$TOTAL" -le 80000 ] &&
+	   within "$got" "$TOTAL" && [ "$ticks" -ge 2 ]; then
+		ok rate
+	else
+		bad rate "sent ${TOTAL:-?} (want 20000-80000: 20000 pps for 2 s within 2x), received ${got:-?}, $ticks per-second lines; $(why_gen)"
+	fi
+	if [ "$MS" -ge 1800 ] && [ "$MS" -le 5000 ]; then
+		ok duration
+	else
+		bad duration "--duration 2 ran $MS ms"
+	fi
+}
 
 # ---- 8. the neighbour table ------------------------------------------------------------------
-sink_load
-ip -n "$gen" neigh flush dev vg 2>/dev/null
-run_gen neigh --dst-ip $D4 --dst-port $DPORT --count 1000
-sink_read "$tmp/s8"
-got=$(sget "$tmp/s8" 'd["pkts"]')
-if [ "$RC" = 0 ] && grep -q "^ucpumap-gen: vg -> $vdmac: IPv4 UDP $G4:1024 -> $D4:$DPORT" "$OUT" &&
-   [ "$got" = 1000 ]; then
-	ok neighbour-resolved
-	echo "#   $(head -1 "$ERR")"
-else
-	bad neighbour-resolved "want $vdmac from $G4 (the route's source): $(head -1 "$OUT"); received ${got:-?} of 1000; $(why_gen)"
-fi
-ip -n "$gen" -6 neigh flush dev vg 2>/dev/null
-run_gen neigh6 --dst-ip $D6 --dst-port $DPORT --count 10
-if [ "$RC" = 0 ] && grep -q "^ucpumap-gen: vg -> $vdmac: IPv6 UDP $G6:1024 -> $D6:" "$OUT"; then
-	ok neighbour-resolved-ipv6
-else
-	bad neighbour-resolved-ipv6 "$(head -1 "$OUT"); $(why_gen)"
-fi
-run_gen neigh-silent --dst-ip 10.204.0.99 --count 10
-if [ "$RC" = 1 ] && grep -q "10.204.0.99 did not answer on vg.*give --dst-mac" "$ERR" && [ "$MS" -lt 5000 ]; then
-	ok neighbour-silent
-	echo "#   exit 1 after $MS ms: $(head -1 "$ERR")"
-else
-	bad neighbour-silent "a destination that does not answer: exit $RC after $MS ms (want 1), said: $(head -2 "$ERR" | tr '\n' ' ')"
-fi
+case_neighbour_resolved() {
+	local got
+	sink_load
+	ip -n "$gen" neigh flush dev vg 2>/dev/null
+	run_gen neigh --dst-ip $D4 --dst-port $DPORT --count 1000
+	sink_read "$tmp/s8"
+	got=$(sget "$tmp/s8" 'd["pkts"]')
+	if [ "$RC" = 0 ] && grep -q "^ucpumap-gen: vg -> $vdmac: IPv4 UDP $G4:1024 -> $D4:$DPORT" "$OUT" &&
+	   [ "$got" = 1000 ]; then
+		ok neighbour-resolved
+		echo "#   $(head -1 "$ERR")"
+	else
+		bad neighbour-resolved "want $vdmac from $G4 (the route's source): $(head -1 "$OUT"); received ${got:-?} of 1000; $(why_gen)"
+	fi
+}
+
+case_neighbour_resolved_ipv6() {
+	ip -n "$gen" -6 neigh flush dev vg 2>/dev/null
+	run_gen neigh6 --dst-ip $D6 --dst-port $DPORT --count 10
+	if [ "$RC" = 0 ] && grep -q "^ucpumap-gen: vg -> $vdmac: IPv6 UDP $G6:1024 -> $D6:" "$OUT"; then
+		ok neighbour-resolved-ipv6
+	else
+		bad neighbour-resolved-ipv6 "$(head -1 "$OUT"); $(why_gen)"
+	fi
+}
+
+case_neighbour_silent() {
+	run_gen neigh-silent --dst-ip 10.204.0.99 --count 10
+	if [ "$RC" = 1 ] && grep -q "10.204.0.99 did not answer on vg.*give --dst-mac" "$ERR" && [ "$MS" -lt 5000 ]; then
+		ok neighbour-silent
+		echo "#   exit 1 after $MS ms: $(head -1 "$ERR")"
+	else
+		bad neighbour-silent "a destination that does not answer: exit $RC after $MS ms (want 1), said: $(head -2 "$ERR" | tr '\n' ' ')"
+	fi
+}
 
 # ---- 9. the AF_XDP engine ----------------------------------------------------------------
-sink_load
-run_gen xsk4 $V4 --engine xsk --count 20000 --flows 8 --seq --src-port 6000
-sink_read "$tmp/s9x"
-r=$(sget "$tmp/s9x" '"%d %d %d" % (d["v4"], d["seq_in_order"], d["seq_gaps"])')
-ports=$(sget "$tmp/s9x" 'sorted((int(k), v) for k, v in d["ports"].items())')
-want=$("$PY" -c 'print(sorted((6000 + i, 2500) for i in range(8)))')
-if [ "$RC" = 0 ] && [ "$TOTAL" = 20000 ] && [ "$r" = "20000 20000 0" ] && [ "$ports" = "$want" ] &&
-   grep -q 'xsk engine on queue 0' "$OUT"; then
-	ok xsk-ipv4
-	echo "# $(grep '^total' "$OUT") ($(grep -o 'xsk engine.*' "$OUT"))"
-else
-	bad xsk-ipv4 "sent ${TOTAL:-?} of 20000; received, in order, out of order: ${r:-?} (want 20000 20000 0); ports ${ports:-none}; $(why_gen)"
-fi
-sink_load pass
-read -r n0 c0 e0 <<< "$(snmp 6)"
-run_gen xsk-csum6 $V6 --engine xsk --count 2000 --flows 5 --seq --size 301 --rate 50000
-sleep 0.2
-read -r n1 c1 e1 <<< "$(snmp 6)"
-if [ "$RC" = 0 ] && [ "$TOTAL" = 2000 ] && [ $((n1 - n0)) = 2000 ] && [ $((c1 - c0)) = 0 ] && [ $((e1 - e0)) = 0 ]; then
-	ok xsk-checksum-ipv6
-else
-	bad xsk-checksum-ipv6 "sent ${TOTAL:-?}; the stack took $((n1 - n0)) (NoPorts), checksum errors $((c1 - c0)), errors $((e1 - e0)); $(why_gen)"
-fi
+case_xsk_ipv4() {
+	local r ports want
+	sink_load
+	run_gen xsk4 $V4 --engine xsk --count 20000 --flows 8 --seq --src-port 6000
+	sink_read "$tmp/s9x"
+	r=$(sget "$tmp/s9x" '"%d %d %d" % (d["v4"], d["seq_in_order"], d["seq_gaps"])')
+	ports=$(sget "$tmp/s9x" 'sorted((int(k), v) for k, v in d["ports"].items())')
+	want=$("$PY" -c 'print(sorted((6000 + i, 2500) for i in range(8)))')
+	if [ "$RC" = 0 ] && [ "$TOTAL" = 20000 ] && [ "$r" = "20000 20000 0" ] && [ "$ports" = "$want" ] &&
+	   grep -q 'xsk engine on queue 0' "$OUT"; then
+		ok xsk-ipv4
+		echo "# $(grep '^total' "$OUT") ($(grep -o 'xsk engine.*' "$OUT"))"
+	else
+		bad xsk-ipv4 "sent ${TOTAL:-?} of 20000; received, in order, out of order: ${r:-?} (want 20000 20000 0); ports ${ports:-none}; $(why_gen)"
+	fi
+}
+
+case_xsk_checksum_ipv6() {
+	local n0 c0 e0 n1 c1 e1
+	sink_load pass
+	read -r n0 c0 e0 <<< "$(snmp 6)"
+	run_gen xsk-csum6 $V6 --engine xsk --count 2000 --flows 5 --seq --size 301 --rate 50000
+	sleep 0.2
+	read -r n1 c1 e1 <<< "$(snmp 6)"
+	if [ "$RC" = 0 ] && [ "$TOTAL" = 2000 ] && [ $((n1 - n0)) = 2000 ] && [ $((c1 - c0)) = 0 ] && [ $((e1 - e0)) = 0 ]; then
+		ok xsk-checksum-ipv6
+	else
+		bad xsk-checksum-ipv6 "sent ${TOTAL:-?}; the stack took $((n1 - n0)) (NoPorts), checksum errors $((c1 - c0)), errors $((e1 - e0)); $(why_gen)"
+	fi
+}
 
 # ---- 10. signals ------------------------------------------------------------------------------
-sink_load
-ip netns exec "$gen" timeout 20 "$GEN" --dev vg $V4 --rate 100000 > "$tmp/term.out" 2> "$tmp/term.err" &
-gpid=$!
-lib_pid $gpid
-sleep 1.2
-tap=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
-t0=$(date +%s%N)
-kill -TERM "$gpid" 2>/dev/null
-# timeout(1) passes SIGTERM on to the generator.
-lib_wait "$gpid"
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-sink_read "$tmp/s9"
-got=$(sget "$tmp/s9" 'd["pkts"]')
-total=$(sed -n 's/^total: \([0-9]*\) packets.*/\1/p' "$tmp/term.out")
-if [ "$rc" = 0 ] && [ -n "$total" ] && [ "$total" -gt 0 ] && [ "$ms" -lt 2000 ] && within "$got" "$total"; then
-	ok sigterm
-else
-	bad sigterm "exit $rc after $ms ms (want 0 within 2 s), total ${total:-none}, received ${got:-?}: $(tail -2 "$tmp/term.err" | tr '\n' ' ')"
-fi
+case_sigterm() {
+	local gpid t0 rc ms got total
+	sink_load
+	ip netns exec "$gen" timeout 20 "$GEN" --dev vg $V4 --rate 100000 > "$tmp/term.out" 2> "$tmp/term.err" &
+	gpid=$!
+	lib_pid $gpid
+	sleep 1.2
+	tap=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
+	t0=$(date +%s%N)
+	kill -TERM "$gpid" 2>/dev/null
+	# timeout(1) passes SIGTERM on to the generator.
+	lib_wait "$gpid"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	sink_read "$tmp/s9"
+	got=$(sget "$tmp/s9" 'd["pkts"]')
+	total=$(sed -n 's/^total: \([0-9]*\) packets.*/\1/p' "$tmp/term.out")
+	if [ "$rc" = 0 ] && [ -n "$total" ] && [ "$total" -gt 0 ] && [ "$ms" -lt 2000 ] && within "$got" "$total"; then
+		ok sigterm
+	else
+		bad sigterm "exit $rc after $ms ms (want 0 within 2 s), total ${total:-none}, received ${got:-?}: $(tail -2 "$tmp/term.err" | tr '\n' ' ')"
+	fi
+}
+
 # The tap device that keeps the program in the kernel's XDP dispatcher
 # lives only as long as the generator, also when it is killed.
-ip netns exec "$gen" "$GEN" --dev vg $V4 --rate 1000 --duration 20 > /dev/null 2>&1 &
-gpid=$!
-lib_pid $gpid
-sleep 0.5
-during=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
-kill -9 "$gpid"
-lib_wait "$gpid" 2>/dev/null
-sleep 0.2
-after=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
-if [ "$tap" = 1 ] && [ "$during" = 1 ] && [ "$after" = 0 ]; then
-	ok sigkill-leaves-nothing
-else
-	bad sigkill-leaves-nothing "ucmgen* devices while running: $tap and $during (want 1), after SIGKILL: $after (want 0)"
-fi
+case_sigkill_leaves_nothing() {
+	local gpid during after
+	lib_need sigterm
+	ip netns exec "$gen" "$GEN" --dev vg $V4 --rate 1000 --duration 20 > /dev/null 2>&1 &
+	gpid=$!
+	lib_pid $gpid
+	sleep 0.5
+	during=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
+	kill -9 "$gpid"
+	lib_wait "$gpid" 2>/dev/null
+	sleep 0.2
+	after=$(ip -n "$gen" -o link show | grep -c ': ucmgen')
+	if [ "$tap" = 1 ] && [ "$during" = 1 ] && [ "$after" = 0 ]; then
+		ok sigkill-leaves-nothing
+	else
+		bad sigkill-leaves-nothing "ucmgen* devices while running: $tap and $during (want 1), after SIGKILL: $after (want 0)"
+	fi
+}
 
 # ---- 11. bad flags ---------------------------------------------------------------------------
 # bad_flag CASE STATUS REGEX [runner...] -- ARGS...
@@ -488,59 +555,69 @@ bad_flag() {
 		bad bad-flag-$c "ucpumap-gen $* exited $rc (want $want), said: $(head -3 "$tmp/bf.err" | tr '\n' ' ')(want /$re/)"
 	fi
 }
-M="--dst-mac $vdmac"
-bad_flag missing-dev 2 "--dev IFACE is required" -- $M
-bad_flag unknown-option 2 "unrecognized option|Try 'ucpumap-gen --help'" -- --dev vg $M --frobnicate
-bad_flag extra-argument 2 "unexpected argument 'extra'" -- --dev vg $M extra
-bad_flag size-too-small 2 "--size: '10' is not a whole number between 14 and 3408" -- --dev vg $M --size 10
-bad_flag size-too-big 2 "--size: '4000' is not a whole number between 14 and 3408" -- --dev vg $M --size 4000
-bad_flag size-below-ipv4-udp 2 "an IPv4 UDP frame needs at least 42 bytes" -- --dev vg $M --size 41
-bad_flag size-below-ipv6-udp 2 "an IPv6 UDP frame needs at least 62 bytes" -- --dev vg $M -6 --size 61
-bad_flag size-below-seq 2 "with --seq needs at least 50 bytes" -- --dev vg $M --seq --size 49
-bad_flag flows-zero 2 "--flows: '0' is not a whole number between 1 and 65535" -- --dev vg $M --flows 0
-bad_flag flows-past-65535 2 "runs past port 65535" -- --dev vg $M --src-port 65535 --flows 2
-bad_flag batch-zero 2 "--batch: '0' is not a whole number between 1 and 256" -- --dev vg $M --batch 0
-bad_flag batch-257 2 "--batch: '257' is not a whole number between 1 and 256" -- --dev vg $M --batch 257
-bad_flag rate-negative 2 "--rate: '-5' is not a whole number" -- --dev vg $M --rate -5
-bad_flag duration-zero 2 "--duration: '0' is not a positive number of seconds" -- --dev vg $M --duration 0
-bad_flag count-zero 2 "--count: '0' is not a whole number" -- --dev vg $M --count 0
-bad_flag bad-mac 2 "--dst-mac: '02:00:zz:00:00:01' is not a MAC address" -- --dev vg --dst-mac 02:00:zz:00:00:01
-bad_flag bad-ip 2 "--dst-ip: '10.1.2' is not an IPv4 or IPv6 address" -- --dev vg --dst-ip 10.1.2
-bad_flag mixed-families 2 "is IPv4 but --dst-ip fd00::1 is IPv6" -- --dev vg --src-ip 10.0.0.1 --dst-ip fd00::1 $M
-bad_flag ipv6-flag-with-ipv4 2 "-6 asks for IPv6 but 10.0.0.2 is an IPv4 address" -- --dev vg -6 --dst-ip 10.0.0.2 $M
-bad_flag no-destination 2 "give --dst-mac MAC, or --dst-ip B" -- --dev vg
-bad_flag queue-without-xsk 2 "--queue is for --engine xsk" -- --dev vg $M --queue 1
-bad_flag engine-unknown 2 "--engine: 'dpdk' is neither live nor xsk" -- --dev vg $M --engine dpdk
-bad_flag cpu-out-of-range 2 "--cpu: CPU 999 is not online" -- --dev vg $M --cpu 999
-bad_flag unknown-interface 1 "no interface named 'nosuchif0'" -- --dev nosuchif0 $M
-bad_flag not-ethernet 1 "lo: not an Ethernet device" -- --dev lo $M
-bad_flag xsk-missing-queue 1 "cannot bind an AF_XDP socket to vg queue 5.*no such queue" -- --dev vg $M --engine xsk --queue 5 --count 10
-if command -v setpriv > /dev/null; then
-	bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vg $M
-else
-	skip bad-flag-not-root "no setpriv to drop root with"
-fi
-run_gen cpu $V4 --cpu 0 --count 100
-if [ "$RC" = 0 ] && [ "$TOTAL" = 100 ] && grep -q 'on CPU 0$' "$OUT"; then
-	ok cpu-flag
-else
-	bad cpu-flag "--cpu 0: $(head -1 "$OUT"); $(why_gen)"
-fi
+case_bad_flags() {
+	local M
+	M="--dst-mac $vdmac"
+	bad_flag missing-dev 2 "--dev IFACE is required" -- $M
+	bad_flag unknown-option 2 "unrecognized option|Try 'ucpumap-gen --help'" -- --dev vg $M --frobnicate
+	bad_flag extra-argument 2 "unexpected argument 'extra'" -- --dev vg $M extra
+	bad_flag size-too-small 2 "--size: '10' is not a whole number between 14 and 3408" -- --dev vg $M --size 10
+	bad_flag size-too-big 2 "--size: '4000' is not a whole number between 14 and 3408" -- --dev vg $M --size 4000
+	bad_flag size-below-ipv4-udp 2 "an IPv4 UDP frame needs at least 42 bytes" -- --dev vg $M --size 41
+	bad_flag size-below-ipv6-udp 2 "an IPv6 UDP frame needs at least 62 bytes" -- --dev vg $M -6 --size 61
+	bad_flag size-below-seq 2 "with --seq needs at least 50 bytes" -- --dev vg $M --seq --size 49
+	bad_flag flows-zero 2 "--flows: '0' is not a whole number between 1 and 65535" -- --dev vg $M --flows 0
+	bad_flag flows-past-65535 2 "runs past port 65535" -- --dev vg $M --src-port 65535 --flows 2
+	bad_flag batch-zero 2 "--batch: '0' is not a whole number between 1 and 256" -- --dev vg $M --batch 0
+	bad_flag batch-257 2 "--batch: '257' is not a whole number between 1 and 256" -- --dev vg $M --batch 257
+	bad_flag rate-negative 2 "--rate: '-5' is not a whole number" -- --dev vg $M --rate -5
+	bad_flag duration-zero 2 "--duration: '0' is not a positive number of seconds" -- --dev vg $M --duration 0
+	bad_flag count-zero 2 "--count: '0' is not a whole number" -- --dev vg $M --count 0
+	bad_flag bad-mac 2 "--dst-mac: '02:00:zz:00:00:01' is not a MAC address" -- --dev vg --dst-mac 02:00:zz:00:00:01
+	bad_flag bad-ip 2 "--dst-ip: '10.1.2' is not an IPv4 or IPv6 address" -- --dev vg --dst-ip 10.1.2
+	bad_flag mixed-families 2 "is IPv4 but --dst-ip fd00::1 is IPv6" -- --dev vg --src-ip 10.0.0.1 --dst-ip fd00::1 $M
+	bad_flag ipv6-flag-with-ipv4 2 "-6 asks for IPv6 but 10.0.0.2 is an IPv4 address" -- --dev vg -6 --dst-ip 10.0.0.2 $M
+	bad_flag no-destination 2 "give --dst-mac MAC, or --dst-ip B" -- --dev vg
+	bad_flag queue-without-xsk 2 "--queue is for --engine xsk" -- --dev vg $M --queue 1
+	bad_flag engine-unknown 2 "--engine: 'dpdk' is neither live nor xsk" -- --dev vg $M --engine dpdk
+	bad_flag cpu-out-of-range 2 "--cpu: CPU 999 is not online" -- --dev vg $M --cpu 999
+	bad_flag unknown-interface 1 "no interface named 'nosuchif0'" -- --dev nosuchif0 $M
+	bad_flag not-ethernet 1 "lo: not an Ethernet device" -- --dev lo $M
+	bad_flag xsk-missing-queue 1 "cannot bind an AF_XDP socket to vg queue 5.*no such queue" -- --dev vg $M --engine xsk --queue 5 --count 10
+	if command -v setpriv > /dev/null; then
+		bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vg $M
+	else
+		skip bad-flag-not-root "no setpriv to drop root with"
+	fi
+}
+
+case_cpu_flag() {
+	run_gen cpu $V4 --cpu 0 --count 100
+	if [ "$RC" = 0 ] && [ "$TOTAL" = 100 ] && grep -q 'on CPU 0$' "$OUT"; then
+		ok cpu-flag
+	else
+		bad cpu-flag "--cpu 0: $(head -1 "$OUT"); $(why_gen)"
+	fi
+}
 
 # ---- the end: nothing left ---------------------------------------------------------------
-sleep 0.2
-# In the generator's namespace: no ucmgen tap device, no XDP program, no
-# process; then the cleanup must take both namespaces.
-l=$(left_in "$gen" vg)
-l="${l:+$l; }"
-p=$(ip netns pids "$gen" 2>/dev/null | tr '\n' ' ')
-[ -n "$p" ] && l="$l processes in the generator's namespace: $p;"
-lib_cleanup_check
-if [ -z "$l" ] && [ -z "$lib_left" ]; then
-	ok nothing-left
-else
-	bad nothing-left "${l}${lib_left:+ after the cleanup: $lib_left}"
-fi
-now=$(date +%s%N)
-printf '# total: %d.%02d s\n' $(((now - T0) / 1000000000)) $(((now - T0) / 10000000 % 100))
-exit 0
+case_nothing_left() {
+	local l p now
+	sleep 0.2
+	# In the generator's namespace: no ucmgen tap device, no XDP program, no
+	# process; then the cleanup must take both namespaces.
+	l=$(left_in "$gen" vg)
+	l="${l:+$l; }"
+	p=$(ip netns pids "$gen" 2>/dev/null | tr '\n' ' ')
+	[ -n "$p" ] && l="$l processes in the generator's namespace: $p;"
+	lib_cleanup_check
+	if [ -z "$l" ] && [ -z "$lib_left" ]; then
+		ok nothing-left
+	else
+		bad nothing-left "${l}${lib_left:+ after the cleanup: $lib_left}"
+	fi
+	now=$(date +%s%N)
+	printf '# total: %d.%02d s\n' $(((now - T0) / 1000000000)) $(((now - T0) / 10000000 % 100))
+}
+
+lib_run_cases "$@"

@@ -21,6 +21,12 @@
 #                       of datagrams is counted, exactly
 #   sigterm             exit 0, conservation holds, every frame home,
 #                       nothing left, the port closed
+#   cleanup             nothing outlives the cleanup (a line only when
+#                       something does)
+#
+# The cases from scrape-counts on share one daemon (started at the first
+# of them) and count what all of them sent; scrape-format judges
+# scrape-counts' scrape.
 #
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0. The
 # daemon has a --duration backstop and is stopped by its pid; each client
@@ -28,6 +34,9 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-metrics
+cases="parser-self-check bad-listen port-in-use scrape-counts scrape-format http-errors
+bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-100k-request
+sigterm cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 gen=ucmmg$$
@@ -39,15 +48,17 @@ traffic=$progs/ucpumapd_traffic.py
 client=$progs/metrics_client.py
 dpid=
 
-skip_unless_root "namespaces, XDP, tun"
-if [ ! -x "$daemon" ]; then
-	echo "FAIL: $name: $BUILD/ucpumapd is not built (run make)"
-	exit 0
-fi
-if [ -z "$PY" ]; then
-	echo "SKIP: $name: needs python3"
-	exit 0
-fi
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	if [ ! -x "$daemon" ]; then
+		echo "FAIL: $name: $BUILD/ucpumapd is not built (run make)"
+		exit 0
+	fi
+	if [ -z "$PY" ]; then
+		echo "SKIP: $name: needs python3"
+		exit 0
+	fi
+}
 
 # ---- the parser itself ---------------------------------------------------------
 # Each broken exposition must be refused, the good one taken.
@@ -56,30 +67,34 @@ parser_case() {	# want (ok|bad), text
 	r=$("$PY" "$client" parse "$tmp/p.txt" | "$PY" -c 'import json,sys; print("bad" if json.load(sys.stdin)["problems"] else "ok")')
 	[ "$r" = "$1" ] || echo "want $1, parser said $r: $2;"
 }
-why=
-G='# HELP h x\n# TYPE h histogram\n'
-why+=$(parser_case ok '# HELP a_total x\n# TYPE a_total counter\na_total{q="0"} 1\na_total{q="1"} 2\n'"$G"'h_bucket{le="2"} 1\nh_bucket{le="+Inf"} 3\nh_sum 7\nh_count 3\n')
-why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na{q="0} 1\n')
-why+=$(parser_case bad '# HELP a x\n# TYPE a counter\na 1\n')
-why+=$(parser_case bad 'a_total 1\n')
-why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na 1')
-why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na 1\n# HELP b x\n# TYPE b gauge\nb 1\na{x="1"} 2\n')
-why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na 1\na 2\n')
-why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na one\n')
-why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\n1a 1\n')
-why+=$(parser_case bad "$G"'h_bucket{le="2"} 5\nh_bucket{le="+Inf"} 3\nh_sum 1\nh_count 3\n')
-why+=$(parser_case bad "$G"'h_bucket{le="2"} 1\nh_bucket{le="+Inf"} 3\nh_sum 1\nh_count 4\n')
-why+=$(parser_case bad "$G"'h_bucket{le="2"} 1\nh_sum 1\nh_count 1\n')
-if [ -z "$why" ]; then ok parser-self-check; else bad parser-self-check "$why"; fi
+case_parser_self_check() {
+	local G why=
+	G='# HELP h x\n# TYPE h histogram\n'
+	why+=$(parser_case ok '# HELP a_total x\n# TYPE a_total counter\na_total{q="0"} 1\na_total{q="1"} 2\n'"$G"'h_bucket{le="2"} 1\nh_bucket{le="+Inf"} 3\nh_sum 7\nh_count 3\n')
+	why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na{q="0} 1\n')
+	why+=$(parser_case bad '# HELP a x\n# TYPE a counter\na 1\n')
+	why+=$(parser_case bad 'a_total 1\n')
+	why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na 1')
+	why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na 1\n# HELP b x\n# TYPE b gauge\nb 1\na{x="1"} 2\n')
+	why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na 1\na 2\n')
+	why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\na one\n')
+	why+=$(parser_case bad '# HELP a x\n# TYPE a gauge\n1a 1\n')
+	why+=$(parser_case bad "$G"'h_bucket{le="2"} 5\nh_bucket{le="+Inf"} 3\nh_sum 1\nh_count 3\n')
+	why+=$(parser_case bad "$G"'h_bucket{le="2"} 1\nh_bucket{le="+Inf"} 3\nh_sum 1\nh_count 4\n')
+	why+=$(parser_case bad "$G"'h_bucket{le="2"} 1\nh_sum 1\nh_count 1\n')
+	if [ -z "$why" ]; then ok parser-self-check; else bad parser-self-check "$why"; fi
+}
 
 # ---- topology ------------------------------------------------------------------
-G4=10.204.0.1 D4=10.204.0.2
-if ! veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 2> "$tmp/setup.err"; then
-	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
-	exit 0
-fi
-# Packets come back in through the tun, not vd: no reverse-path filter.
-ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+topology() {
+	G4=10.204.0.1 D4=10.204.0.2
+	if ! veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 2> "$tmp/setup.err"; then
+		bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
+		exit 0
+	fi
+	# Packets come back in through the tun, not vd: no reverse-path filter.
+	ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+}
 
 in_ns() {	# namespace, command...: in the foreground, registered
 	local ns=$1
@@ -117,55 +132,67 @@ bad_listen() {	# case, value, message regex
 		bad "bad-listen-$1" "--metrics-listen '$2' exited $rc (want 2), said: $(head -2 "$tmp/bl.err" | tr '\n' ' ')(want /$3/)${l:+; left: $l}"
 	fi
 }
-bad_listen no-port 10.0.0.1 "no port; give ADDR:PORT"
-bad_listen port-zero 127.0.0.1:0 "the port '0' is not a number from 1 to 65535"
-bad_listen port-too-big :70000 "the port '70000' is not a number from 1 to 65535"
-bad_listen name localhost:9423 "'localhost' is not a numeric IPv4 address"
-bad_listen ipv6-bare ::1:9423 "put an IPv6 address in brackets"
-bad_listen ipv6-no-port '[::1]' "no port after ']'"
+case_bad_listen() {
+	lib_once topology
+	bad_listen no-port 10.0.0.1 "no port; give ADDR:PORT"
+	bad_listen port-zero 127.0.0.1:0 "the port '0' is not a number from 1 to 65535"
+	bad_listen port-too-big :70000 "the port '70000' is not a number from 1 to 65535"
+	bad_listen name localhost:9423 "'localhost' is not a numeric IPv4 address"
+	bad_listen ipv6-bare ::1:9423 "put an IPv6 address in brackets"
+	bad_listen ipv6-no-port '[::1]' "no port after ']'"
+}
 
 # A port in use: refused before the datapath, nothing attached.
-bg "$dut" "$tmp/holder.log" "$PY" -c '
+case_port_in_use() {
+	local holder rc l
+	lib_once topology
+	bg "$dut" "$tmp/holder.log" "$PY" -c '
 import socket, sys, time
 s = socket.socket()
 s.bind(("127.0.0.1", int(sys.argv[1])))
 s.listen(1)
 print("ready", flush=True)
 time.sleep(30)' $port
-holder=$last
-if wait_line "$tmp/holder.log" '^ready' 50 "$holder"; then
-	in_ns "$dut" timeout 10 "$daemon" --dev vd --tun $tun --metrics-listen 127.0.0.1:$port \
-		--duration 5 > "$tmp/piu.out" 2> "$tmp/piu.err"
-	rc=$?
-	l=$(leftovers)
-	if [ $rc = 1 ] && grep -q "127.0.0.1:$port: .*the port is in use" "$tmp/piu.err" &&
-	   [ -z "$l" ] && ! grep -q '^ucpumapd: ' "$tmp/piu.out"; then
-		ok port-in-use "$(head -1 "$tmp/piu.err")"
+	holder=$last
+	if wait_line "$tmp/holder.log" '^ready' 50 "$holder"; then
+		in_ns "$dut" timeout 10 "$daemon" --dev vd --tun $tun --metrics-listen 127.0.0.1:$port \
+			--duration 5 > "$tmp/piu.out" 2> "$tmp/piu.err"
+		rc=$?
+		l=$(leftovers)
+		if [ $rc = 1 ] && grep -q "127.0.0.1:$port: .*the port is in use" "$tmp/piu.err" &&
+		   [ -z "$l" ] && ! grep -q '^ucpumapd: ' "$tmp/piu.out"; then
+			ok port-in-use "$(head -1 "$tmp/piu.err")"
+		else
+			bad port-in-use "exited $rc (want 1), said: $(head -2 "$tmp/piu.err" | tr '\n' ' ')${l:+; left: $l}"
+		fi
 	else
-		bad port-in-use "exited $rc (want 1), said: $(head -2 "$tmp/piu.err" | tr '\n' ' ')${l:+; left: $l}"
+		bad port-in-use "the holder did not listen: $(tail -2 "$tmp/holder.log")"
 	fi
-else
-	bad port-in-use "the holder did not listen: $(tail -2 "$tmp/holder.log")"
-fi
-stop_pid "$holder"
+	stop_pid "$holder"
+}
 
 # ---- the daemon ----------------------------------------------------------------
-# --filter ipv4 and IPv4 traffic only: the kernel's own IPv6 (neighbour
-# discovery, MLD) never reaches ucpumapd, and the counts can be exact.
-ip netns exec "$dut" "$daemon" --dev vd --tun $tun --cpus 0,1 --filter ipv4 --interval 0 \
-	--metrics-listen 127.0.0.1:$port --duration 120 > "$tmp/d.out" 2> "$tmp/d.err" &
-dpid=$!
-lib_pid $dpid
-if ! wait_line "$tmp/d.out" '^ucpumapd: ' 50 "$dpid"; then
-	bad start "ucpumapd did not start: $(tail -3 "$tmp/d.err" | tr '\n' ' ')"
-	exit 0
-fi
+# daemon_up: ucpumapd on vd, its metrics on 127.0.0.1:$port; a sink behind
+# its tun ($sink); $sent, the datagrams sent so far.
+daemon_up() {
+	lib_once topology
+	# --filter ipv4 and IPv4 traffic only: the kernel's own IPv6 (neighbour
+	# discovery, MLD) never reaches ucpumapd, and the counts can be exact.
+	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --cpus 0,1 --filter ipv4 --interval 0 \
+		--metrics-listen 127.0.0.1:$port --duration 120 > "$tmp/d.out" 2> "$tmp/d.err" &
+	dpid=$!
+	lib_pid $dpid
+	if ! wait_line "$tmp/d.out" '^ucpumapd: ' 50 "$dpid"; then
+		bad start "ucpumapd did not start: $(tail -3 "$tmp/d.err" | tr '\n' ' ')"
+		exit 0
+	fi
 
-bg "$dut" "$tmp/sink.log" "$PY" "$traffic" sink --ports 9000-9007 \
-	--ready "$tmp/sr" --stop "$tmp/ss" --out "$tmp/sink" --timeout 100
-sink=$last
-wait_file "$tmp/sr" 50
-sent=0		# datagrams sent so far
+	bg "$dut" "$tmp/sink.log" "$PY" "$traffic" sink --ports 9000-9007 \
+		--ready "$tmp/sr" --stop "$tmp/ss" --out "$tmp/sink" --timeout 100
+	sink=$last
+	wait_file "$tmp/sr" 50
+	sent=0		# datagrams sent so far
+}
 
 # batch: 16 flows, 760 datagrams, through the datapath; $sent grows.
 batch() {
@@ -209,119 +236,154 @@ still_serving() {
 }
 
 # ---- scrapes ---------------------------------------------------------------------
-if batch && scrape_until "$tmp/s1"; then
-	ok scrape-counts "rx $sent = delivered $sent = sent $sent"
-else
-	bad scrape-counts "sent ${sent}: $(counts "$tmp/s1")"
-fi
-why=$(J "$tmp/s1" '"; ".join(d["problems"])')
-fams=$(J "$tmp/s1" '" ".join("%s:%s" % kv for kv in sorted(d.get("families", {}).items()))')
-for f in ucpumap_up:gauge ucpumap_rx_packets_total:counter ucpumap_delivered_packets_total:counter \
-	 ucpumap_drops_total:counter ucpumap_coalesce_segments:histogram ucpumap_pool_inflight:gauge \
-	 ucpumap_pool_alloc_fast_total:counter ucpumap_pool_alloc_refill_total:counter \
-	 ucpumap_pool_alloc_slow_total:counter ucpumap_pool_recycle_cached_total:counter \
-	 ucpumap_pool_recycle_ring_total:counter ucpumap_pool_recycle_ring_full_total:counter \
-	 ucpumap_pool_recycle_released_total:counter ucpumap_xsk_rx_dropped_total:counter \
-	 ucpumap_xsk_rx_ring_full_total:counter ucpumap_xsk_fill_ring_empty_total:counter \
-	 ucpumap_xsk_rx_invalid_descs_total:counter ucpumap_worker_processed_total:counter \
-	 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter; do
-	[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
-done
-q=$(J "$tmp/s1" '",".join(d.get("queues", []))')
-w=$(J "$tmp/s1" '",".join(d.get("workers", []))')
-r=$(J "$tmp/s1" '",".join(d.get("reasons", []))')
-[ "$q" = 0 ] || why="$why queues '$q' (want 0);"
-[ "$w" = 0,1 ] || why="$why workers '$w' (want 0,1);"
-for reason in bad_desc steer enqueue_full ip_len l4_hdr sink; do
-	[[ ",$r," == *",$reason,"* ]] || why="$why no drop reason $reason;"
-done
-[ "$(J "$tmp/s1" 'int(d.get("drops_in", -1))')" = 0 ] || why="$why drops where none should be;"
-if [ -z "$why" ]; then
-	ok scrape-format "$(J "$tmp/s1" '"%d families, %d samples, %d ms" % (len(d["families"]), d["samples"], d["ms"])')"
-else
-	bad scrape-format "$why"
-fi
+case_scrape_counts() {
+	lib_once daemon_up
+	if batch && scrape_until "$tmp/s1"; then
+		ok scrape-counts "rx $sent = delivered $sent = sent $sent"
+	else
+		bad scrape-counts "sent ${sent}: $(counts "$tmp/s1")"
+	fi
+}
 
-mc "$tmp/he" http-errors
-why=$(J "$tmp/he" '"; ".join(d["problems"])' || echo "no result: $(tail -2 "$tmp/he.err")")
-if [ -n "$(J "$tmp/he" 'd["cases"]')" ] && [ -z "$why" ]; then
-	ok http-errors "$(J "$tmp/he" 'd["cases"]') requests, each its answer"
-else
-	bad http-errors "${why:-no result: $(tail -2 "$tmp/he.err" | tr '\n' ' ')}"
-fi
+case_scrape_format() {
+	local why fams q w r f reason
+	lib_need scrape-counts
+	why=$(J "$tmp/s1" '"; ".join(d["problems"])')
+	fams=$(J "$tmp/s1" '" ".join("%s:%s" % kv for kv in sorted(d.get("families", {}).items()))')
+	for f in ucpumap_up:gauge ucpumap_rx_packets_total:counter ucpumap_delivered_packets_total:counter \
+		 ucpumap_drops_total:counter ucpumap_coalesce_segments:histogram ucpumap_pool_inflight:gauge \
+		 ucpumap_pool_alloc_fast_total:counter ucpumap_pool_alloc_refill_total:counter \
+		 ucpumap_pool_alloc_slow_total:counter ucpumap_pool_recycle_cached_total:counter \
+		 ucpumap_pool_recycle_ring_total:counter ucpumap_pool_recycle_ring_full_total:counter \
+		 ucpumap_pool_recycle_released_total:counter ucpumap_xsk_rx_dropped_total:counter \
+		 ucpumap_xsk_rx_ring_full_total:counter ucpumap_xsk_fill_ring_empty_total:counter \
+		 ucpumap_xsk_rx_invalid_descs_total:counter ucpumap_worker_processed_total:counter \
+		 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter; do
+		[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
+	done
+	q=$(J "$tmp/s1" '",".join(d.get("queues", []))')
+	w=$(J "$tmp/s1" '",".join(d.get("workers", []))')
+	r=$(J "$tmp/s1" '",".join(d.get("reasons", []))')
+	[ "$q" = 0 ] || why="$why queues '$q' (want 0);"
+	[ "$w" = 0,1 ] || why="$why workers '$w' (want 0,1);"
+	for reason in bad_desc steer enqueue_full ip_len l4_hdr sink; do
+		[[ ",$r," == *",$reason,"* ]] || why="$why no drop reason $reason;"
+	done
+	[ "$(J "$tmp/s1" 'int(d.get("drops_in", -1))')" = 0 ] || why="$why drops where none should be;"
+	if [ -z "$why" ]; then
+		ok scrape-format "$(J "$tmp/s1" '"%d families, %d samples, %d ms" % (len(d["families"]), d["samples"], d["ms"])')"
+	else
+		bad scrape-format "$why"
+	fi
+}
+
+case_http_errors() {
+	local why
+	lib_once daemon_up
+	mc "$tmp/he" http-errors
+	why=$(J "$tmp/he" '"; ".join(d["problems"])' || echo "no result: $(tail -2 "$tmp/he.err")")
+	if [ -n "$(J "$tmp/he" 'd["cases"]')" ] && [ -z "$why" ]; then
+		ok http-errors "$(J "$tmp/he" 'd["cases"]') requests, each its answer"
+	else
+		bad http-errors "${why:-no result: $(tail -2 "$tmp/he.err" | tr '\n' ' ')}"
+	fi
+}
 
 # ---- bad clients -----------------------------------------------------------------
-mc "$tmp/garbage" garbage
-st=$(J "$tmp/garbage" 'd["status"]')
-ms=$(J "$tmp/garbage" 'd["ms"]')
-still_serving garbage
-if [ "$st" = 400 ] && [ "${ms:-9999}" -lt 1000 ] && [ -z "$why" ]; then
-	ok bad-client-garbage "400 in $ms ms; still counting ($sent)"
-else
-	bad bad-client-garbage "answer ${st:-?} ($(J "$tmp/garbage" 'd["how"]')) after ${ms:-?} ms (want 400 at once); $why"
-fi
+case_bad_client_garbage() {
+	local st ms
+	lib_once daemon_up
+	mc "$tmp/garbage" garbage
+	st=$(J "$tmp/garbage" 'd["status"]')
+	ms=$(J "$tmp/garbage" 'd["ms"]')
+	still_serving garbage
+	if [ "$st" = 400 ] && [ "${ms:-9999}" -lt 1000 ] && [ -z "$why" ]; then
+		ok bad-client-garbage "400 in $ms ms; still counting ($sent)"
+	else
+		bad bad-client-garbage "answer ${st:-?} ($(J "$tmp/garbage" 'd["how"]')) after ${ms:-?} ms (want 400 at once); $why"
+	fi
+}
 
-mc "$tmp/slow" slowloris
-cut=$(J "$tmp/slow" 'd["cut_after_ms"]')
-sm=$(J "$tmp/slow" 'd["scrape_meanwhile_ms"]')
-still_serving slow
-if [ "${cut:-0}" -ge 1500 ] && [ "${cut:-9999}" -le 3500 ] && [ "${sm:--1}" -ge 0 ] &&
-   [ "${sm:-9999}" -lt 1000 ] && [ -z "$why" ]; then
-	ok bad-client-slowloris "cut off after $cut ms ($(J "$tmp/slow" 'd["how"]'), $(J "$tmp/slow" 'd["bytes_sent"]') bytes); a scrape meanwhile took $sm ms; still counting"
-else
-	bad bad-client-slowloris "cut off after ${cut:-?} ms (want 2000 +- 500; $(J "$tmp/slow" 'd["how"]')), a scrape meanwhile ${sm:-?} ms; $why $(tail -2 "$tmp/slow.err" | tr '\n' ' ')"
-fi
+case_bad_client_slowloris() {
+	local cut sm
+	lib_once daemon_up
+	mc "$tmp/slow" slowloris
+	cut=$(J "$tmp/slow" 'd["cut_after_ms"]')
+	sm=$(J "$tmp/slow" 'd["scrape_meanwhile_ms"]')
+	still_serving slow
+	if [ "${cut:-0}" -ge 1500 ] && [ "${cut:-9999}" -le 3500 ] && [ "${sm:--1}" -ge 0 ] &&
+	   [ "${sm:-9999}" -lt 1000 ] && [ -z "$why" ]; then
+		ok bad-client-slowloris "cut off after $cut ms ($(J "$tmp/slow" 'd["how"]'), $(J "$tmp/slow" 'd["bytes_sent"]') bytes); a scrape meanwhile took $sm ms; still counting"
+	else
+		bad bad-client-slowloris "cut off after ${cut:-?} ms (want 2000 +- 500; $(J "$tmp/slow" 'd["how"]')), a scrape meanwhile ${sm:-?} ms; $why $(tail -2 "$tmp/slow.err" | tr '\n' ' ')"
+	fi
+}
 
-mc "$tmp/storm" storm --n 1000
-held=$(J "$tmp/storm" 'd["scrape_while_held"]')
-still_serving storm
-if [ "$held" = 200 ] && [ -z "$why" ]; then
-	ok bad-client-1000-connections "$(J "$tmp/storm" '"%d of %d connected; a scrape got through %d ms after, while they were held" % (d["connected"], d["opened"], d["scrape_ms_after_storm"])'); still counting"
-else
-	bad bad-client-1000-connections "scrape while held: ${held:-?} ($(J "$tmp/storm" '"; ".join(d["problems"])')); $why $(tail -2 "$tmp/storm.err" | tr '\n' ' ')"
-fi
+case_bad_client_1000_connections() {
+	local held
+	lib_once daemon_up
+	mc "$tmp/storm" storm --n 1000
+	held=$(J "$tmp/storm" 'd["scrape_while_held"]')
+	still_serving storm
+	if [ "$held" = 200 ] && [ -z "$why" ]; then
+		ok bad-client-1000-connections "$(J "$tmp/storm" '"%d of %d connected; a scrape got through %d ms after, while they were held" % (d["connected"], d["opened"], d["scrape_ms_after_storm"])'); still counting"
+	else
+		bad bad-client-1000-connections "scrape while held: ${held:-?} ($(J "$tmp/storm" '"; ".join(d["problems"])')); $why $(tail -2 "$tmp/storm.err" | tr '\n' ' ')"
+	fi
+}
 
-mc "$tmp/big" big --size 102400
-st=$(J "$tmp/big" 'd["status"]')
-still_serving big
-if [ "$st" = 431 ] && [ -z "$why" ]; then
-	ok bad-client-100k-request "431 in $(J "$tmp/big" 'd["ms"]') ms; still counting"
-else
-	bad bad-client-100k-request "answer ${st:-?} ($(J "$tmp/big" '"%s, send error %s" % (d["how"], d["send_error"])')); $why $(tail -2 "$tmp/big.err" | tr '\n' ' ')"
-fi
+case_bad_client_100k_request() {
+	local st
+	lib_once daemon_up
+	mc "$tmp/big" big --size 102400
+	st=$(J "$tmp/big" 'd["status"]')
+	still_serving big
+	if [ "$st" = 431 ] && [ -z "$why" ]; then
+		ok bad-client-100k-request "431 in $(J "$tmp/big" 'd["ms"]') ms; still counting"
+	else
+		bad bad-client-100k-request "answer ${st:-?} ($(J "$tmp/big" '"%s, send error %s" % (d["how"], d["send_error"])')); $why $(tail -2 "$tmp/big.err" | tr '\n' ' ')"
+	fi
+}
 
 # ---- the stop --------------------------------------------------------------------
-kill -TERM "$dpid"
-for _ in $(seq 50); do
-	kill -0 "$dpid" 2> /dev/null || break
-	sleep 0.1
-done
-lib_wait "$dpid"
-rc=$?
-dpid=
-touch "$tmp/ss"
-wait_file "$tmp/sink" 30
-stop_pid "$sink"
-rx=$(sed -n 's/^conservation: received \([0-9]*\) .*/\1/p' "$tmp/d.out")
-got=$(jget "$tmp/sink" 'd["total"]')
-why=
-[ "$rc" = 0 ] || why="exit status $rc;"
-grep -q '^conservation: .*: holds$' "$tmp/d.out" ||
-	why="$why $(grep '^conservation' "$tmp/d.out" || echo 'no conservation line');"
-grep -q '^audit: every frame came home$' "$tmp/d.out" ||
-	why="$why $(grep '^audit' "$tmp/d.out" || echo 'no audit line');"
-[ "$rx" = "$sent" ] || why="$why received ${rx:-?}, sent $sent;"
-[ "$got" = "$sent" ] || why="$why the sink behind the tun read ${got:-?} of $sent;"
-l=$(leftovers)
-[ -z "$l" ] || why="$why left: $l;"
-if in_ns "$dut" "$PY" -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' $port 2> /dev/null; then
-	why="$why the metrics port still answers;"
-fi
-if [ -z "$why" ]; then
-	ok sigterm "exit 0, $(grep '^conservation' "$tmp/d.out" | cut -c1-60)..., audit"
-else
-	bad sigterm "$why stderr: $(tail -3 "$tmp/d.err" | tr '\n' ' ')"
-fi
+case_sigterm() {
+	local rc rx got why l
+	lib_once daemon_up
+	kill -TERM "$dpid"
+	for _ in $(seq 50); do
+		kill -0 "$dpid" 2> /dev/null || break
+		sleep 0.1
+	done
+	lib_wait "$dpid"
+	rc=$?
+	dpid=
+	touch "$tmp/ss"
+	wait_file "$tmp/sink" 30
+	stop_pid "$sink"
+	rx=$(sed -n 's/^conservation: received \([0-9]*\) .*/\1/p' "$tmp/d.out")
+	got=$(jget "$tmp/sink" 'd["total"]')
+	why=
+	[ "$rc" = 0 ] || why="exit status $rc;"
+	grep -q '^conservation: .*: holds$' "$tmp/d.out" ||
+		why="$why $(grep '^conservation' "$tmp/d.out" || echo 'no conservation line');"
+	grep -q '^audit: every frame came home$' "$tmp/d.out" ||
+		why="$why $(grep '^audit' "$tmp/d.out" || echo 'no audit line');"
+	[ "$rx" = "$sent" ] || why="$why received ${rx:-?}, sent $sent;"
+	[ "$got" = "$sent" ] || why="$why the sink behind the tun read ${got:-?} of $sent;"
+	l=$(leftovers)
+	[ -z "$l" ] || why="$why left: $l;"
+	if in_ns "$dut" "$PY" -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' $port 2> /dev/null; then
+		why="$why the metrics port still answers;"
+	fi
+	if [ -z "$why" ]; then
+		ok sigterm "exit 0, $(grep '^conservation' "$tmp/d.out" | cut -c1-60)..., audit"
+	else
+		bad sigterm "$why stderr: $(tail -3 "$tmp/d.err" | tr '\n' ' ')"
+	fi
+}
 
-lib_cleanup_check || bad cleanup "$lib_left"
-exit 0
+case_cleanup() {
+	lib_cleanup_check || bad cleanup "$lib_left"
+}
+
+lib_run_cases "$@"

@@ -5,30 +5,43 @@
 # sender's flows land on both; two RX threads (one pool each, frames
 # carved per queue) feed two workers. Every datagram must arrive, both
 # queues must have received, and shutdown must bring every frame of both
-# pools home.
+# pools home. One run of the daemon; each case judges it:
+#
+#   exit           SIGTERM: exit 0
+#   delivered      every datagram arrived behind the tun
+#   both-queues    both queues received
+#   conservation, frames-home   its closing lines hold
+#   nothing-left   no XDP program and no tun after it
 set -u
 BUILD=${BUILD:-build}
 name=test-multiqueue
+cases="exit delivered both-queues conservation frames-home nothing-left"
 daemon=$BUILD/ucpumapd
 gen=ucmqg$$
 dut=ucmqd$$
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-skip_unless_root "namespaces, XDP, tun"
-[ -x "$daemon" ] || { bad build "$daemon is not built (make)"; exit 0; }
-if [ "$(nproc)" -lt 2 ]; then
-	echo "SKIP: $name: needs two CPUs for two workers"
-	exit 0
-fi
-veth_pair "$gen" "$dut" vg vd 10.79.0.1/24 10.79.0.2/24 numtxqueues 2 numrxqueues 2 || {
-	bad setup "cannot build the namespaces"
-	exit 0
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	[ -x "$daemon" ] || { bad build "$daemon is not built (make)"; exit 0; }
+	if [ "$(nproc)" -lt 2 ]; then
+		echo "SKIP: $name: needs two CPUs for two workers"
+		exit 0
+	fi
+	veth_pair "$gen" "$dut" vg vd 10.79.0.1/24 10.79.0.2/24 numtxqueues 2 numrxqueues 2 || {
+		bad setup "cannot build the namespaces"
+		exit 0
+	}
+	ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
 }
-ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
 
-# A reader behind the tun: counts datagrams until told to stop.
-ip netns exec "$dut" python3 - "$tmp/stop" > "$tmp/got" <<'PY' &
+# The run every case judges: a reader behind the tun, the daemon, 3200
+# datagrams, SIGTERM. $rc, $sent, $got.
+run() {
+	local dpid end
+	# A reader behind the tun: counts datagrams until told to stop.
+	ip netns exec "$dut" python3 - "$tmp/stop" > "$tmp/got" <<'PY' &
 import os, socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # SO_RCVBUFFORCE: SO_RCVBUF stops at rmem_max
@@ -44,18 +57,18 @@ while True:
             break
 print(n)
 PY
-lib_pid $!
+	lib_pid $!
 
-ip netns exec "$dut" "$daemon" --dev vd --tun ucmq0 --queues 0-1 --cpus 0,1 \
-	--interval 0 --stats-json "$tmp/s.json" --duration 30 > "$tmp/out" 2> "$tmp/err" &
-dpid=$!
-lib_pid $dpid
-# Its start line comes once the tun is up.
-wait_line "$tmp/out" '^ucpumapd:' 50 $dpid
-ip netns exec "$dut" sysctl -qw net.ipv4.conf.ucmq0.rp_filter=0 2>/dev/null
+	ip netns exec "$dut" "$daemon" --dev vd --tun ucmq0 --queues 0-1 --cpus 0,1 \
+		--interval 0 --stats-json "$tmp/s.json" --duration 30 > "$tmp/out" 2> "$tmp/err" &
+	dpid=$!
+	lib_pid $dpid
+	# Its start line comes once the tun is up.
+	wait_line "$tmp/out" '^ucpumapd:' 50 $dpid
+	ip netns exec "$dut" sysctl -qw net.ipv4.conf.ucmq0.rp_filter=0 2>/dev/null
 
-# 64 flows (source ports), 50 datagrams each, paced.
-ip netns exec "$gen" python3 - > "$tmp/sent" <<'PY'
+	# 64 flows (source ports), 50 datagrams each, paced.
+	ip netns exec "$gen" python3 - > "$tmp/sent" <<'PY'
 import socket, time
 socks = []
 for f in range(64):
@@ -70,41 +83,68 @@ for i in range(50):
     time.sleep(0.005)
 print(n)
 PY
-sleep 0.5
-kill -USR1 "$dpid" 2>/dev/null	# one JSON line with the per-queue counters
-sleep 0.3
-kill -TERM "$dpid"
-end=$((SECONDS + 5))
-while kill -0 "$dpid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
-kill -0 "$dpid" 2>/dev/null && kill -9 "$dpid"
-lib_wait "$dpid"
-rc=$?
-touch "$tmp/stop"
-sleep 0.5
-sent=$(cat "$tmp/sent")
-got=$(cat "$tmp/got" 2>/dev/null)
+	sleep 0.5
+	kill -USR1 "$dpid" 2>/dev/null	# one JSON line with the per-queue counters
+	sleep 0.3
+	kill -TERM "$dpid"
+	end=$((SECONDS + 5))
+	while kill -0 "$dpid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
+	kill -0 "$dpid" 2>/dev/null && kill -9 "$dpid"
+	lib_wait "$dpid"
+	rc=$?
+	touch "$tmp/stop"
+	sleep 0.5
+	sent=$(cat "$tmp/sent")
+	got=$(cat "$tmp/got" 2>/dev/null)
+}
 
-[ "$rc" -eq 0 ] && ok exit || bad exit "ucpumapd exited $rc: $(tail -3 "$tmp/err")"
-[ "${got:-0}" -eq "$sent" ] && ok delivered ||
-	bad delivered "$got of $sent datagrams arrived; ucpumapd: $(grep -E 'conservation|drops' "$tmp/out" | tr '\n' ' ')"
-q=$(python3 -c '
+case_exit() {
+	lib_once run
+	[ "$rc" -eq 0 ] && ok exit || bad exit "ucpumapd exited $rc: $(tail -3 "$tmp/err")"
+}
+
+case_delivered() {
+	lib_once run
+	[ "${got:-0}" -eq "$sent" ] && ok delivered ||
+		bad delivered "$got of $sent datagrams arrived; ucpumapd: $(grep -E 'conservation|drops' "$tmp/out" | tr '\n' ' ')"
+}
+
+case_both_queues() {
+	local q
+	lib_once run
+	q=$(python3 -c '
 import json, sys
 d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 print(" ".join(str(x["rx"]) for x in d["queues"]))' "$tmp/s.json" 2>/dev/null)
-set -- $q
-if [ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ]; then
-	ok both-queues
-else
-	bad both-queues "per-queue rx: '${q}' (the flows did not spread over the queues)"
-fi
-grep -q 'conservation: .*holds' "$tmp/out" && ok conservation ||
-	bad conservation "$(grep conservation "$tmp/out")"
-grep -q 'audit: every frame came home' "$tmp/out" && ok frames-home ||
-	bad frames-home "$(grep audit "$tmp/out") $(tail -2 "$tmp/err")"
-l=$(left_in "$dut" vd)
-if [ -n "$l" ]; then
-	bad nothing-left "$l (want no XDP program and no tun)"
-else
-	ok nothing-left
-fi
-exit 0
+	set -- $q
+	if [ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ]; then
+		ok both-queues
+	else
+		bad both-queues "per-queue rx: '${q}' (the flows did not spread over the queues)"
+	fi
+}
+
+case_conservation() {
+	lib_once run
+	grep -q 'conservation: .*holds' "$tmp/out" && ok conservation ||
+		bad conservation "$(grep conservation "$tmp/out")"
+}
+
+case_frames_home() {
+	lib_once run
+	grep -q 'audit: every frame came home' "$tmp/out" && ok frames-home ||
+		bad frames-home "$(grep audit "$tmp/out") $(tail -2 "$tmp/err")"
+}
+
+case_nothing_left() {
+	local l
+	lib_once run
+	l=$(left_in "$dut" vd)
+	if [ -n "$l" ]; then
+		bad nothing-left "$l (want no XDP program and no tun)"
+	else
+		ok nothing-left
+	fi
+}
+
+lib_run_cases "$@"

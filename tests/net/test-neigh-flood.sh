@@ -29,11 +29,14 @@
 #   stop                exit 0, both conservation lines hold, every frame
 #                       home
 #
+# One daemon for all; the first three cases judge one run of the traffic
+# (the other way alone, then with the flood), made at the first of them.
 # Root. One PASS/FAIL/SKIP line per case; namespaces and processes go on
-# exit (lib.sh). UCM_KEEP=DIR keeps the logs.
+# exit (tests/lib.sh). UCM_KEEP=DIR keeps the logs.
 set -u
 BUILD=${BUILD:-build}
 name=test-neigh-flood
+cases="questions-bounded client-in-use forward-rate stop"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2> /dev/null && pwd)/ucpumapd
 gen=ucmng$$
@@ -45,9 +48,6 @@ secs=3
 . "$here/daemon.sh"
 client=$progs/metrics_client.py
 dpid=
-
-daemon_veth 10.214.0.1 10.214.0.2
-ip -n "$gen" route add local 10.99.0.0/16 dev lo
 
 in_g() { ip netns exec "$gen" "$@"; }
 in_d() { ip netns exec "$dut" "$@"; }
@@ -67,107 +67,144 @@ sink_end() {	# label pid: the sink's count
 	lib_wait "$2"
 }
 
-ip netns exec "$dut" "$daemon" --dev vd --tun $tun --two-way --cpus 0,1 --interval 0 --duration 60 \
-	--metrics-listen 127.0.0.1:$port > "$tmp/d.out" 2> "$tmp/d.err" &
-dpid=$!
-lib_pid $dpid
-if ! wait_line "$tmp/d.out" '^ucpumapd: ' 50 "$dpid"; then
-	bad start "ucpumapd did not come up: $(tail -2 "$tmp/d.err" | tr '\n' ' ')"
-	exit 0
-fi
-ip -n "$dut" route add $G4/32 dev $tun &&
-	ip -n "$dut" route add 10.99.0.0/16 dev $tun metric 10 &&
-	ip -n "$dut" route add 10.99.0.0/16 via $G4 dev vd metric 100 &&
-	in_d sysctl -qw net.ipv4.conf.$tun.rp_filter=0 || {
-	bad setup "routes through $tun"
-	exit 0
+# The daemon, two-way, and the routes that take 10.99/16 into its tun.
+setup() {
+	daemon_veth 10.214.0.1 10.214.0.2
+	ip -n "$gen" route add local 10.99.0.0/16 dev lo
+	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --two-way --cpus 0,1 --interval 0 --duration 60 \
+		--metrics-listen 127.0.0.1:$port > "$tmp/d.out" 2> "$tmp/d.err" &
+	dpid=$!
+	lib_pid $dpid
+	if ! wait_line "$tmp/d.out" '^ucpumapd: ' 50 "$dpid"; then
+		bad start "ucpumapd did not come up: $(tail -2 "$tmp/d.err" | tr '\n' ' ')"
+		exit 0
+	fi
+	ip -n "$dut" route add $G4/32 dev $tun &&
+		ip -n "$dut" route add 10.99.0.0/16 dev $tun metric 10 &&
+		ip -n "$dut" route add 10.99.0.0/16 via $G4 dev vd metric 100 &&
+		in_d sysctl -qw net.ipv4.conf.$tun.rp_filter=0 || {
+		bad setup "routes through $tun"
+		exit 0
+	}
 }
 
 # ---- the other way alone, then with the flood -----------------------------------------
-sink "$dut" base 9302
-base_pid=$spid
-in_g "$PY" "$helper" spray --base $D4 --port 9302 --rate 2000 --secs $secs > "$tmp/base.send"
-sink_end base $base_pid
+# traffic: the other way alone, then with the flood; the scrapes before
+# and after it.
+traffic() {
+	local base_pid back_pid fwd_pid ppid
+	sink "$dut" base 9302
+	base_pid=$spid
+	in_g "$PY" "$helper" spray --base $D4 --port 9302 --rate 2000 --secs $secs > "$tmp/base.send"
+	sink_end base $base_pid
 
-sink "$gen" back 9300,9301
-back_pid=$spid
-sink "$dut" fwd 9302
-fwd_pid=$spid
-scrape "$tmp/m0.json"
-t0=$(date +%s%N)
-# The client in use alone for a second first, known when the flood begins
-# (its first datagrams wait for the kernel's ARP: dropped and counted);
-# the other way from then on.
-ip netns exec "$dut" "$PY" "$helper" spray --base 10.99.0.0 --count 10000 --port 9300 \
-	--hot $G4 --hot-port 9301 --hot-every 40 --warmup 1 --rate 20000 --secs $secs \
-	> "$tmp/flood.send" &
-ppid=$!
-lib_pid $ppid
-sleep 1
-in_g "$PY" "$helper" spray --base $D4 --port 9302 --rate 2000 --secs $secs > "$tmp/fwd.send"
-lib_wait $ppid
-scrape "$tmp/m1.json"
-t1=$(date +%s%N)
-sleep 0.3	# the last datagrams on their way
-sink_end back $back_pid
-sink_end fwd $fwd_pid
+	sink "$gen" back 9300,9301
+	back_pid=$spid
+	sink "$dut" fwd 9302
+	fwd_pid=$spid
+	scrape "$tmp/m0.json"
+	t0=$(date +%s%N)
+	# The client in use alone for a second first, known when the flood begins
+	# (its first datagrams wait for the kernel's ARP: dropped and counted);
+	# the other way from then on.
+	ip netns exec "$dut" "$PY" "$helper" spray --base 10.99.0.0 --count 10000 --port 9300 \
+		--hot $G4 --hot-port 9301 --hot-every 40 --warmup 1 --rate 20000 --secs $secs \
+		> "$tmp/flood.send" &
+	ppid=$!
+	lib_pid $ppid
+	sleep 1
+	in_g "$PY" "$helper" spray --base $D4 --port 9302 --rate 2000 --secs $secs > "$tmp/fwd.send"
+	lib_wait $ppid
+	scrape "$tmp/m1.json"
+	t1=$(date +%s%N)
+	sleep 0.3	# the last datagrams on their way
+	sink_end back $back_pid
+	sink_end fwd $fwd_pid
+}
 
 # ---- questions and messages ------------------------------------------------------------
-ms=$(((t1 - t0) / 1000000))
-read -r q r ev rf <<< "$(J "$tmp/m1.json" '" ".join(str(int(d["neigh"][k])) for k in ("questions", "requests", "evicted", "refused"))')"
-read -r q0 r0 ev0 rf0 <<< "$(J "$tmp/m0.json" '" ".join(str(int(d["neigh"][k])) for k in ("questions", "requests", "evicted", "refused"))')"
-if [ -z "${q:-}" ] || [ -z "${q0:-}" ]; then
-	bad questions-bounded "no counts in the scrapes: $(head -c 300 "$tmp/m1.json")"
-else
-	dq=$((q - q0)) dr=$((r - r0)) dev=$((ev - ev0)) drf=$((rf - rf0))
-	# Two workers, each a question per ms and 32 saved; a question in
-	# flight at either scrape counts its messages on one side only.
-	qmax=$((2 * (32 + ms + 100)))
-	echo "# flood: ${ms} ms, $dq questions, $dr netlink messages, $dev evicted, $drf new ones refused a place; sent $(J "$tmp/flood.send" 'd["sent"]') to 10,000 destinations"
-	if [ $dq -le $qmax ] && [ $dr -le $((3 * dq + 3 * 2 * 64)) ] && [ $dq -gt 0 ]; then
+# counts: the resolvers' counts over the flood ($dq questions, $dr
+# messages, $dev evicted, $drf refused; $nocounts when the scrapes had none),
+# and the budget of questions ($qmax).
+counts() {
+	local q r ev rf q0 r0 ev0 rf0
+	lib_once traffic
+	nocounts=
+	ms=$(((t1 - t0) / 1000000))
+	read -r q r ev rf <<< "$(J "$tmp/m1.json" '" ".join(str(int(d["neigh"][k])) for k in ("questions", "requests", "evicted", "refused"))')"
+	read -r q0 r0 ev0 rf0 <<< "$(J "$tmp/m0.json" '" ".join(str(int(d["neigh"][k])) for k in ("questions", "requests", "evicted", "refused"))')"
+	if [ -z "${q:-}" ] || [ -z "${q0:-}" ]; then
+		nocounts=1
+	else
+		dq=$((q - q0)) dr=$((r - r0)) dev=$((ev - ev0)) drf=$((rf - rf0))
+		# Two workers, each a question per ms and 32 saved; a question in
+		# flight at either scrape counts its messages on one side only.
+		qmax=$((2 * (32 + ms + 100)))
+		echo "# flood: ${ms} ms, $dq questions, $dr netlink messages, $dev evicted, $drf new ones refused a place; sent $(J "$tmp/flood.send" 'd["sent"]') to 10,000 destinations"
+	fi
+}
+
+case_questions_bounded() {
+	lib_once counts
+	if [ -n "$nocounts" ]; then
+		bad questions-bounded "no counts in the scrapes: $(head -c 300 "$tmp/m1.json")"
+	elif [ $dq -le $qmax ] && [ $dr -le $((3 * dq + 3 * 2 * 64)) ] && [ $dq -gt 0 ]; then
 		ok questions-bounded "$dq questions in $ms ms (at most $qmax), $dr messages"
 	else
 		bad questions-bounded "$dq questions in $ms ms (at most $qmax), $dr messages (at most 3 each)"
 	fi
-fi
+}
 
 # ---- the client in use -------------------------------------------------------------------
-hs=$(J "$tmp/flood.send" 'd["hot_sent"]')
-hg=$(J "$tmp/back.json" 'd["per_tag"].get("9301:s", 0)')
-fg=$(J "$tmp/back.json" 'd["per_port"].get("9300", 0)')
-echo "# client in use: $hg of $hs; the 10,000: $fg datagrams arrived"
-if [ -n "$hs" ] && [ "$hs" -gt 0 ] && [ $((hg * 100)) -ge $((hs * 99)) ] &&
-   [ -n "${dev:-}" ] && [ $((dev * 100)) -le "${dq:-0}" ]; then
-	ok client-in-use "$hg of $hs, $dev next hops evicted for $dq questions"
-else
-	bad client-in-use "$hg of $hs arrived, ${dev:-?} next hops evicted for ${dq:-?} questions"
-fi
+case_client_in_use() {
+	local hs hg fg
+	lib_once counts
+	hs=$(J "$tmp/flood.send" 'd["hot_sent"]')
+	hg=$(J "$tmp/back.json" 'd["per_tag"].get("9301:s", 0)')
+	fg=$(J "$tmp/back.json" 'd["per_port"].get("9300", 0)')
+	echo "# client in use: $hg of $hs; the 10,000: $fg datagrams arrived"
+	if [ -n "$hs" ] && [ "$hs" -gt 0 ] && [ $((hg * 100)) -ge $((hs * 99)) ] &&
+	   [ -n "${dev:-}" ] && [ $((dev * 100)) -le "${dq:-0}" ]; then
+		ok client-in-use "$hg of $hs, $dev next hops evicted for $dq questions"
+	else
+		bad client-in-use "$hg of $hs arrived, ${dev:-?} next hops evicted for ${dq:-?} questions"
+	fi
+}
 
 # ---- the other way -----------------------------------------------------------------------
-bs=$(J "$tmp/base.send" 'd["sent"]')
-bg=$(J "$tmp/base.json" 'd["total"]')
-fs=$(J "$tmp/fwd.send" 'd["sent"]')
-fwd=$(J "$tmp/fwd.json" 'd["total"]')
-echo "# the other way: $bg of $bs before the flood, $fwd of $fs with it"
-if [ -n "$bs" ] && [ -n "$fs" ] && [ "${bg:-0}" -gt 0 ] && [ "$fs" -gt 0 ] &&
-   [ $((fwd * bs * 10)) -ge $((bg * fs * 9)) ]; then
-	ok forward-rate "$fwd of $fs with the flood, $bg of $bs before"
-else
-	bad forward-rate "$fwd of $fs with the flood, $bg of $bs before"
-fi
+case_forward_rate() {
+	local bs bg fs fwd
+	lib_once traffic
+	bs=$(J "$tmp/base.send" 'd["sent"]')
+	bg=$(J "$tmp/base.json" 'd["total"]')
+	fs=$(J "$tmp/fwd.send" 'd["sent"]')
+	fwd=$(J "$tmp/fwd.json" 'd["total"]')
+	echo "# the other way: $bg of $bs before the flood, $fwd of $fs with it"
+	if [ -n "$bs" ] && [ -n "$fs" ] && [ "${bg:-0}" -gt 0 ] && [ "$fs" -gt 0 ] &&
+	   [ $((fwd * bs * 10)) -ge $((bg * fs * 9)) ]; then
+		ok forward-rate "$fwd of $fs with the flood, $bg of $bs before"
+	else
+		bad forward-rate "$fwd of $fs with the flood, $bg of $bs before"
+	fi
+}
 
 # ---- stop ----------------------------------------------------------------------------------
-kill -TERM $dpid
-for _ in $(seq 50); do kill -0 $dpid 2> /dev/null || break; sleep 0.1; done
-lib_wait $dpid
-rc=$?
-dpid=
-why=$(closing_lines "$tmp/d.out")
-[ $rc = 0 ] || why="exit $rc; $why"
-grep -q '^conservation, way back' "$tmp/d.out" || why="$why no way-back conservation line"
-if [ -z "$(echo "$why" | tr -d ' ')" ]; then
-	ok stop "$(grep '^conservation, way back' "$tmp/d.out" | cut -c1-100)"
-else
-	bad stop "$why"
-fi
-exit 0
+case_stop() {
+	local rc why
+	kill -TERM $dpid
+	for _ in $(seq 50); do kill -0 $dpid 2> /dev/null || break; sleep 0.1; done
+	lib_wait $dpid
+	rc=$?
+	dpid=
+	why=$(closing_lines "$tmp/d.out")
+	[ $rc = 0 ] || why="exit $rc; $why"
+	grep -q '^conservation, way back' "$tmp/d.out" || why="$why no way-back conservation line"
+	if [ -z "$(echo "$why" | tr -d ' ')" ]; then
+		ok stop "$(grep '^conservation, way back' "$tmp/d.out" | cut -c1-100)"
+	else
+		bad stop "$why"
+	fi
+}
+
+lib_run_cases "$@"
+

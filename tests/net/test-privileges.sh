@@ -29,6 +29,14 @@
 #   sigpipe        stdout a pipe whose reader left: runs on, SIGTERM exit 0
 #   tun-owner      a tun owned by another uid refused, naming the owner and
 #                  --tun-any-owner; accepted with it
+#   seccomp-refused-nothing  the kernel's log holds no call of the
+#                  daemon's that the filter refused
+#   nothing-left   nothing in d but vd, nothing outlives the cleanup
+#
+# The cases: the modes above (MODE-caps, -forwards and -stop are lines of
+# case MODE), two-way-user-refused, unknown-user, json-symlink,
+# tun-owner (tun-owner-refused and tun-owner-flag), sighup-reopen,
+# sighup-user, sigpipe, seccomp-refused-nothing, nothing-left.
 #
 # Root. One PASS/FAIL/SKIP line per case; the whole script stops itself
 # after 280 s (a FAIL line); every process it starts is stopped by pid,
@@ -36,6 +44,9 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-privileges
+cases="one-way one-way-user two-way peer-mac-user tap-user one-way-busy-poll one-way-no-seccomp
+two-way-user-refused unknown-user json-symlink tun-owner sighup-reopen sighup-user sigpipe
+seccomp-refused-nothing nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -47,25 +58,27 @@ g=ucmpg$$
 d=ucmpd$$
 dpid=
 
-skip_unless_root "namespaces, XDP, tun, users"
-[ -x "$daemon" ] || { bad build "$daemon is not built (make)"; exit 0; }
-[ -n "$PY" ] || { echo "SKIP: $name: needs python3"; exit 0; }
-id nobody > /dev/null 2>&1 || { echo "SKIP: $name: no user nobody"; exit 0; }
+setup() {
+	skip_unless_root "namespaces, XDP, tun, users"
+	[ -x "$daemon" ] || { bad build "$daemon is not built (make)"; exit 0; }
+	[ -n "$PY" ] || { echo "SKIP: $name: needs python3"; exit 0; }
+	id nobody > /dev/null 2>&1 || { echo "SKIP: $name: no user nobody"; exit 0; }
 
-# The whole script is bounded: lib.sh's TERM trap prints a FAIL line and
-# cleans up.
-( trap 'kill $s 2> /dev/null; exit 0' TERM; sleep 280 & s=$!; wait $s && kill -TERM $$ ) &
-lib_pid $!
+	# The whole script is bounded: tests/lib.sh's TERM trap prints a FAIL line and
+	# cleans up.
+	( trap 'kill $s 2> /dev/null; exit 0' TERM; sleep 280 & s=$!; wait $s && kill -TERM $$ ) &
+	lib_pid $!
 
-# A high ifindex of our own: main's XDP-link lookup compares ifindex only,
-# and another test's vd in another namespace may have vd's usual one.
-idx=$((20000 + $$ % 20000))
-if ! veth_pair "$g" "$d" vg vd 10.206.0.1/24 10.206.0.2/24 index $idx 2> "$tmp/setup.err"; then
-	bad setup "cannot build the namespaces: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
-	exit 0
-fi
-ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
-gmac=$(mac_of "$g" vg)
+	# A high ifindex of our own: main's XDP-link lookup compares ifindex only,
+	# and another test's vd in another namespace may have vd's usual one.
+	idx=$((20000 + $$ % 20000))
+	if ! veth_pair "$g" "$d" vg vd 10.206.0.1/24 10.206.0.2/24 index $idx 2> "$tmp/setup.err"; then
+		bad setup "cannot build the namespaces: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
+		exit 0
+	fi
+	ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+	gmac=$(mac_of "$g" vg)
+}
 
 # Capabilities: no thread keeps any but the next-hop resolver (two-way
 # over a tun, root), which keeps CAP_NET_ADMIN.
@@ -209,16 +222,19 @@ run() {
 }
 
 # ---- the modes --------------------------------------------------------------
-run one-way no no --tun ucmpt
-run one-way-user yes no --tun ucmpt --user nobody
-run two-way no yes --tun ucmpt --two-way
-run peer-mac-user yes yes --tun ucmpt --user nobody --peer-mac "$gmac"
-ip -n "$d" addr del 10.206.0.2/24 dev vd
-ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=1
-run tap-user yes yes --tun ucmpt --tap --two-way --user nobody
-ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=0
-run one-way-busy-poll no no --tun ucmpt --busy-poll
-run one-way-no-seccomp no no --tun ucmpt --no-seccomp
+case_one_way() { run one-way no no --tun ucmpt; }
+case_one_way_user() { run one-way-user yes no --tun ucmpt --user nobody; }
+case_two_way() { run two-way no yes --tun ucmpt --two-way; }
+case_peer_mac_user() { run peer-mac-user yes yes --tun ucmpt --user nobody --peer-mac "$gmac"; }
+# The tap holds the DUT's address (run gives it back to vd at the end).
+case_tap_user() {
+	ip -n "$d" addr del 10.206.0.2/24 dev vd
+	ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=1
+	run tap-user yes yes --tun ucmpt --tap --two-way --user nobody
+	ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=0
+}
+case_one_way_busy_poll() { run one-way-busy-poll no no --tun ucmpt --busy-poll; }
+case_one_way_no_seccomp() { run one-way-no-seccomp no no --tun ucmpt --no-seccomp; }
 
 # ---- refusals before anything is attached -----------------------------------------
 # refused CASE STATUS REGEX ARGS...
@@ -235,32 +251,41 @@ refused() {
 		bad "$c" "exit $rc (want $want), said: $(head -2 "$tmp/ref.err" | tr '\n' ' ') (want /$re/)${l:+; left: $l}"
 	fi
 }
-refused two-way-user-refused 2 "needs CAP_NET_ADMIN in the resolver thread.*--peer-mac" \
-	--tun ucmpt --two-way --user nobody
-refused unknown-user 1 "--user nosuchuser0: no such user" --tun ucmpt --user nosuchuser0
+case_two_way_user_refused() {
+	refused two-way-user-refused 2 "needs CAP_NET_ADMIN in the resolver thread.*--peer-mac" \
+		--tun ucmpt --two-way --user nobody
+}
+case_unknown_user() {
+	refused unknown-user 1 "--user nosuchuser0: no such user" --tun ucmpt --user nosuchuser0
+}
 
-echo keep > "$tmp/target"
-ln -s "$tmp/target" "$tmp/link.json"
-refused json-symlink 1 "--stats-json .*link.json is a symbolic link: refused" \
-	--tun ucmpt --stats-json "$tmp/link.json"
-[ "$(cat "$tmp/target")" = keep ] || bad json-symlink-target "the link's target was written to"
+case_json_symlink() {
+	echo keep > "$tmp/target"
+	ln -s "$tmp/target" "$tmp/link.json"
+	refused json-symlink 1 "--stats-json .*link.json is a symbolic link: refused" \
+		--tun ucmpt --stats-json "$tmp/link.json"
+	[ "$(cat "$tmp/target")" = keep ] || bad json-symlink-target "the link's target was written to"
+}
 
-ip -n "$d" tuntap add ucmpo mode tun multi_queue vnet_hdr user 1234
-KEEP_DEV=ucmpo	# the test's own, persistent: it stays
-refused tun-owner-refused 1 "ucmpo belongs to user 1234, not to root.*--tun-any-owner" --tun ucmpo
-if start tun-owner-flag --tun ucmpo --tun-any-owner; then
-	stop
-	why=$(closing_ok no)
-	if [ -z "$why" ] && grep -q "belongs to user 1234" "$D_ERR"; then
-		ok tun-owner-flag "attached with --tun-any-owner, said so, stopped cleanly"
+case_tun_owner() {
+	local why
+	ip -n "$d" tuntap add ucmpo mode tun multi_queue vnet_hdr user 1234
+	KEEP_DEV=ucmpo	# the test's own, persistent: it stays
+	refused tun-owner-refused 1 "ucmpo belongs to user 1234, not to root.*--tun-any-owner" --tun ucmpo
+	if start tun-owner-flag --tun ucmpo --tun-any-owner; then
+		stop
+		why=$(closing_ok no)
+		if [ -z "$why" ] && grep -q "belongs to user 1234" "$D_ERR"; then
+			ok tun-owner-flag "attached with --tun-any-owner, said so, stopped cleanly"
+		else
+			bad tun-owner-flag "$why $(head -2 "$D_ERR" | tr '\n' ' ')"
+		fi
 	else
-		bad tun-owner-flag "$why $(head -2 "$D_ERR" | tr '\n' ' ')"
+		bad tun-owner-flag "did not start with --tun-any-owner: $(tail -2 "$D_ERR" | tr '\n' ' ')"
 	fi
-else
-	bad tun-owner-flag "did not start with --tun-any-owner: $(tail -2 "$D_ERR" | tr '\n' ' ')"
-fi
-ip -n "$d" link del ucmpo 2> /dev/null
-KEEP_DEV=
+	ip -n "$d" link del ucmpo 2> /dev/null
+	KEEP_DEV=
+}
 
 # ---- files and signals ----------------------------------------------------------
 lines() { [ -f "$1" ] && wc -l < "$1" || echo 0; }
@@ -287,69 +312,86 @@ sighup() {
 	kill -0 "$dpid" 2> /dev/null || alive=no
 	stop
 }
-if sighup sighup-reopen "$tmp"; then
-	why=$(closing_ok no)
-	if [ "$alive" = yes ] && [ "$new" -ge 3 ] && [ "$moved" = 0 ] && [ -z "$why" ]; then
-		ok sighup-reopen "the new file got $new lines, the renamed one none after the SIGHUP"
-	else
-		bad sighup-reopen "alive $alive; new file $new lines, renamed file $moved more; $why"
+case_sighup_reopen() {
+	local why
+	if sighup sighup-reopen "$tmp"; then
+		why=$(closing_ok no)
+		if [ "$alive" = yes ] && [ "$new" -ge 3 ] && [ "$moved" = 0 ] && [ -z "$why" ]; then
+			ok sighup-reopen "the new file got $new lines, the renamed one none after the SIGHUP"
+		else
+			bad sighup-reopen "alive $alive; new file $new lines, renamed file $moved more; $why"
+		fi
 	fi
-fi
-# Root's 0700 directory: nobody may not create a file in it.
-mkdir -m 0700 "$tmp/private"
-if sighup sighup-user "$tmp/private" --user nobody; then
-	said=$(grep -c "SIGHUP: cannot reopen .*as user nobody: Permission denied; the statistics go on into the file already open" "$D_ERR")
-	why=$(closing_ok no)
-	if [ "$alive" = yes ] && [ "$said" = 1 ] && [ "$moved" -ge 3 ] && [ "$new" = 0 ] && [ -z "$why" ]; then
-		ok sighup-user "said once of two SIGHUPs; the open file got $moved more lines"
-	else
-		bad sighup-user "alive $alive; said $said times; open file $moved more lines, new file $new; $why"
+}
+
+case_sighup_user() {
+	local said why
+	# Root's 0700 directory: nobody may not create a file in it.
+	mkdir -m 0700 "$tmp/private"
+	if sighup sighup-user "$tmp/private" --user nobody; then
+		said=$(grep -c "SIGHUP: cannot reopen .*as user nobody: Permission denied; the statistics go on into the file already open" "$D_ERR")
+		why=$(closing_ok no)
+		if [ "$alive" = yes ] && [ "$said" = 1 ] && [ "$moved" -ge 3 ] && [ "$new" = 0 ] && [ -z "$why" ]; then
+			ok sighup-user "said once of two SIGHUPs; the open file got $moved more lines"
+		else
+			bad sighup-user "alive $alive; said $said times; open file $moved more lines, new file $new; $why"
+		fi
 	fi
-fi
+}
 
 # stdout a pipe whose reader leaves after the banner.
-mkfifo "$tmp/pipe"
-head -n 1 "$tmp/pipe" > "$tmp/first" &
-hpid=$!
-lib_pid $hpid
-ip netns exec "$d" "$daemon" --dev vd --tun ucmpt --interval 0.05 --duration 60 \
-	> "$tmp/pipe" 2> "$tmp/pipe.err" &
-dpid=$!
-lib_pid $dpid
-lib_wait $hpid
-sleep 1	# twenty statistics blocks into a closed pipe
-alive=yes
-kill -0 "$dpid" 2> /dev/null || alive=no
-stop
-if grep -q '^ucpumapd: ' "$tmp/first" && [ $alive = yes ] && [ "$D_RC" = 0 ] &&
-   [ -z "$(left_in "$d" vd)" ]; then
-	ok sigpipe "ran on after its reader left, SIGTERM: exit 0"
-else
-	bad sigpipe "banner read: $(head -c 80 "$tmp/first"); alive $alive; exit $D_RC; stderr: $(tail -2 "$tmp/pipe.err" | tr '\n' ' ')"
-fi
+case_sigpipe() {
+	local hpid
+	mkfifo "$tmp/pipe"
+	head -n 1 "$tmp/pipe" > "$tmp/first" &
+	hpid=$!
+	lib_pid $hpid
+	ip netns exec "$d" "$daemon" --dev vd --tun ucmpt --interval 0.05 --duration 60 \
+		> "$tmp/pipe" 2> "$tmp/pipe.err" &
+	dpid=$!
+	lib_pid $dpid
+	lib_wait $hpid
+	sleep 1	# twenty statistics blocks into a closed pipe
+	alive=yes
+	kill -0 "$dpid" 2> /dev/null || alive=no
+	stop
+	if grep -q '^ucpumapd: ' "$tmp/first" && [ $alive = yes ] && [ "$D_RC" = 0 ] &&
+	   [ -z "$(left_in "$d" vd)" ]; then
+		ok sigpipe "ran on after its reader left, SIGTERM: exit 0"
+	else
+		bad sigpipe "banner read: $(head -c 80 "$tmp/first"); alive $alive; exit $D_RC; stderr: $(tail -2 "$tmp/pipe.err" | tr '\n' ' ')"
+	fi
+}
 
 # ---- what the filter refused -----------------------------------------------------
 # Every refusal is in the kernel's log (SECCOMP_FILTER_FLAG_LOG): none but
 # clone3 (435, which glibc then does with clone) may come from our runs.
-if [ -z "$dmesg0" ]; then
-	skip seccomp-refused-nothing "cannot read the kernel's log (dmesg)"
-else
-	refused=$(dmesg 2> /dev/null | tail -n +"$((dmesg0 + 1))" | grep 'type=1326' |
-		grep "exe=\"$(readlink -f "$daemon")\"" | grep -v ' syscall=435 ' |
-		sed -n 's/.*\(syscall=[0-9]*\).*/\1/p' | sort | uniq -c | tr '\n' ' ')
-	if [ -z "$refused" ]; then
-		ok seccomp-refused-nothing
+case_seccomp_refused_nothing() {
+	local refused
+	if [ -z "$dmesg0" ]; then
+		skip seccomp-refused-nothing "cannot read the kernel's log (dmesg)"
 	else
-		bad seccomp-refused-nothing "the filter refused calls the daemon made (the allow-list misses them): $refused"
+		refused=$(dmesg 2> /dev/null | tail -n +"$((dmesg0 + 1))" | grep 'type=1326' |
+			grep "exe=\"$(readlink -f "$daemon")\"" | grep -v ' syscall=435 ' |
+			sed -n 's/.*\(syscall=[0-9]*\).*/\1/p' | sort | uniq -c | tr '\n' ' ')
+		if [ -z "$refused" ]; then
+			ok seccomp-refused-nothing
+		else
+			bad seccomp-refused-nothing "the filter refused calls the daemon made (the allow-list misses them): $refused"
+		fi
 	fi
-fi
+}
 
 # ---- the end -----------------------------------------------------------------------
-l=$(left_in "$d" vd)
-lib_cleanup_check
-if [ -z "$l" ] && [ -z "$lib_left" ]; then
-	ok nothing-left
-else
-	bad nothing-left "${l:-}${lib_left:+ after the cleanup: $lib_left}"
-fi
-exit 0
+case_nothing_left() {
+	local l
+	l=$(left_in "$d" vd)
+	lib_cleanup_check
+	if [ -z "$l" ] && [ -z "$lib_left" ]; then
+		ok nothing-left
+	else
+		bad nothing-left "${l:-}${lib_left:+ after the cleanup: $lib_left}"
+	fi
+}
+
+lib_run_cases "$@"

@@ -10,22 +10,32 @@
 # cleanly, and leaves no file, BPF object, device or thread behind. In an
 # ASan build LeakSanitizer judges the memory after each attempt and at
 # the exit. Root.
+#
+#   malloc, uring, socket, bpf, thread
+#                  setupfail's run with KIND and with KIND+: its lines,
+#                  and nothing left on vd after each
 set -u
 BUILD=${BUILD:-build}
 name=test-setupfail
+cases="malloc uring socket bpf thread"
 here=$(cd "$(dirname "$0")" && pwd)
 prog=$BUILD/tests/progs/setupfail
 gen=ucmsg$$
 dut=ucmsd$$
 . "$here/../lib.sh"
 
-skip_unless_root "namespaces, XDP, tun"
-[ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
-if ! veth_pair "$gen" "$dut" vg vd 10.210.0.1/24 10.210.0.2/24 2> "$tmp/setup.err"; then
-	bad setup "cannot build the namespaces: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
-	exit 0
-fi
-for kind in malloc malloc+ uring uring+ socket socket+ bpf bpf+ thread thread+; do
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	[ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
+	if ! veth_pair "$gen" "$dut" vg vd 10.210.0.1/24 10.210.0.2/24 2> "$tmp/setup.err"; then
+		bad setup "cannot build the namespaces: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
+		exit 0
+	fi
+}
+
+# fail_kind KIND: setupfail with KIND failing, its lines as ours.
+fail_kind() {
+	local kind=$1 rc l
 	lib_run ip netns exec "$dut" timeout 120 "$prog" vd $kind 2000 \
 		> "$tmp/$kind.out" 2> "$tmp/$kind.err"
 	rc=$?
@@ -37,5 +47,12 @@ for kind in malloc malloc+ uring uring+ socket socket+ bpf bpf+ thread thread+; 
 	fi
 	l=$(left_in "$dut" vd)
 	[ -z "$l" ] || bad $kind-nothing-left "$l"
-done
-exit 0
+}
+
+case_malloc() { fail_kind malloc; fail_kind malloc+; }
+case_uring() { fail_kind uring; fail_kind uring+; }
+case_socket() { fail_kind socket; fail_kind socket+; }
+case_bpf() { fail_kind bpf; fail_kind bpf+; }
+case_thread() { fail_kind thread; fail_kind thread+; }
+
+lib_run_cases "$@"

@@ -38,11 +38,16 @@
 #                          datagrams ends sleeps before the RX thread's
 #                          kick (prewakes > 0, every frame home); with
 #                          --prewake off, none and not in the banner
+#   nothing-left           nothing outlives the cleanup
 #
-# Root. One PASS/FAIL/SKIP line per case; the script exits 0.
+# The first four cases and latency-counts judge one default run, made at
+# the first of them. Root. One PASS/FAIL/SKIP line per case; the script
+# exits 0.
 set -u
 BUILD=${BUILD:-build}
 name=test-stats
+cases="one-line-per-interval line-rates delivered-is-traffic total-average extended-lines
+latency-counts latency-counts-inline prewake nothing-left"
 daemon=$BUILD/ucpumapd
 gen=$BUILD/ucpumap-gen
 G=ucmsg$$
@@ -50,16 +55,18 @@ D=ucmsd$$
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-skip_unless_root "namespaces, XDP, tun"
-[ -x "$daemon" ] && [ -x "$gen" ] || { bad build "$daemon or $gen is not built (make)"; exit 0; }
-[ -n "$PY" ] || { echo "SKIP: $name: needs python3"; exit 0; }
-if [ "$(nproc)" -lt 2 ]; then
-	echo "SKIP: $name: needs two CPUs for two workers"
-	exit 0
-fi
-veth_pair $G $D vg vd 10.208.0.1/24 10.208.0.2/24 || { bad setup "cannot build the namespaces"; exit 0; }
-ip netns exec $D sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
-vdmac=$(mac_of $D vd)
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	[ -x "$daemon" ] && [ -x "$gen" ] || { bad build "$daemon or $gen is not built (make)"; exit 0; }
+	[ -n "$PY" ] || { echo "SKIP: $name: needs python3"; exit 0; }
+	if [ "$(nproc)" -lt 2 ]; then
+		echo "SKIP: $name: needs two CPUs for two workers"
+		exit 0
+	fi
+	veth_pair $G $D vg vd 10.208.0.1/24 10.208.0.2/24 || { bad setup "cannot build the namespaces"; exit 0; }
+	ip netns exec $D sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+	vdmac=$(mac_of $D vd)
+}
 
 INTERVAL=0.5
 DURATION=5
@@ -201,42 +208,62 @@ verdict("total-average", why)
 PY
 }
 
-if run default; then
-	sent=$(awk '/^total:/ { print $2 }' "$tmp/default.gen")
-	verdicts "$tmp/default.out" "$tmp/default.json" "${sent:-0}" > "$tmp/v"
-	for c in one-line-per-interval line-rates delivered-is-traffic total-average; do
-		r=$(sed -n "s/^$c //p" "$tmp/v")
-		if [ "$r" = ok ]; then ok $c; else bad $c "${r:-no verdict: $(tail -2 "$tmp/v")}"; fi
-	done
-	sed -n '/^ucpumapd: /,/^total /p' "$tmp/default.out" | sed 's/^/# /'
-else
-	for c in one-line-per-interval line-rates delivered-is-traffic total-average; do
-		bad $c "$why"
-	done
-fi
+# default_run: the run without options, judged by verdicts ($tmp/v);
+# $default_why when it did not run.
+default_run() {
+	local sent
+	default_why=
+	if run default; then
+		sent=$(awk '/^total:/ { print $2 }' "$tmp/default.gen")
+		verdicts "$tmp/default.out" "$tmp/default.json" "${sent:-0}" > "$tmp/v"
+		sed -n '/^ucpumapd: /,/^total /p' "$tmp/default.out" | sed 's/^/# /'
+	else
+		default_why=$why
+	fi
+}
+
+# verdict_case CASE: verdicts' line for CASE on the default run.
+verdict_case() {
+	local c=$1 r
+	lib_once default_run
+	if [ -n "$default_why" ]; then
+		bad $c "$default_why"
+		return
+	fi
+	r=$(sed -n "s/^$c //p" "$tmp/v")
+	if [ "$r" = ok ]; then ok $c; else bad $c "${r:-no verdict: $(tail -2 "$tmp/v")}"; fi
+}
+
+case_one_line_per_interval() { verdict_case one-line-per-interval; }
+case_line_rates() { verdict_case line-rates; }
+case_delivered_is_traffic() { verdict_case delivered-is-traffic; }
+case_total_average() { verdict_case total-average; }
 
 # --extended: each block is the line, the cpumap, queue 0, its latency
 # and enqueue lines, and per worker its line, its coalesce line and its
 # latency line.
-if run extended --extended; then
-	r=$(awk '
-		function check() {
-			want = "|cpumap: to|queue 0:|latency (us):|enqueue 0->0:|enqueue 0->1:|worker 0|coalesce: super-packets|latency (us):|worker 1|coalesce: super-packets|latency (us):"
-			if (blk != want && !bad) { bad = 1; print "a block: " blk " (want " want ")" }
-			blocks++
-		}
-		/^(conservation|audit)/ { exit }
-		/^(vd: |total vd, )/ { if (n) check(); n = 1; blk = ""; next }
-		n { blk = blk "|" $1 " " $2 }
-		END { if (n) check(); if (!bad) print blocks " blocks" }' "$tmp/extended.out")
-	if [[ $r =~ ^([0-9]+)\ blocks$ ]] && [ "${BASH_REMATCH[1]}" -ge 5 ]; then
-		ok extended-lines "$r"
+case_extended_lines() {
+	local r
+	if run extended --extended; then
+		r=$(awk '
+			function check() {
+				want = "|cpumap: to|queue 0:|latency (us):|enqueue 0->0:|enqueue 0->1:|worker 0|coalesce: super-packets|latency (us):|worker 1|coalesce: super-packets|latency (us):"
+				if (blk != want && !bad) { bad = 1; print "a block: " blk " (want " want ")" }
+				blocks++
+			}
+			/^(conservation|audit)/ { exit }
+			/^(vd: |total vd, )/ { if (n) check(); n = 1; blk = ""; next }
+			n { blk = blk "|" $1 " " $2 }
+			END { if (n) check(); if (!bad) print blocks " blocks" }' "$tmp/extended.out")
+		if [[ $r =~ ^([0-9]+)\ blocks$ ]] && [ "${BASH_REMATCH[1]}" -ge 5 ]; then
+			ok extended-lines "$r"
+		else
+			bad extended-lines "$r"
+		fi
 	else
-		bad extended-lines "$r"
+		bad extended-lines "$why"
 	fi
-else
-	bad extended-lines "$why"
-fi
+}
 
 # latency_counts JSON OFF: "ok" or what is wrong, from the last JSON line
 # (OFF 1: every histogram must be empty).
@@ -270,35 +297,42 @@ print("; ".join(why) or "ok %d RX batches, %d bulks" % (q["rx_batches"], bulks))
 PY
 }
 
-if [ -f "$tmp/default.json" ]; then
-	r=$(latency_counts "$tmp/default.json" 0)
-	if run nolat --no-latency --extended; then
-		r2=$(latency_counts "$tmp/nolat.json" 1)
-		grep -q "latency (us)" "$tmp/nolat.out" && r2="$r2; a latency line with --no-latency"
+case_latency_counts() {
+	local r r2
+	lib_once default_run
+	if [ -f "$tmp/default.json" ]; then
+		r=$(latency_counts "$tmp/default.json" 0)
+		if run nolat --no-latency --extended; then
+			r2=$(latency_counts "$tmp/nolat.json" 1)
+			grep -q "latency (us)" "$tmp/nolat.out" && r2="$r2; a latency line with --no-latency"
+		else
+			r2="--no-latency: $why"
+		fi
+		if [[ $r == ok* ]] && [[ $r2 == ok* ]]; then
+			ok latency-counts "${r#ok }; none with --no-latency"
+		else
+			bad latency-counts "$r; --no-latency: $r2"
+		fi
 	else
-		r2="--no-latency: $why"
+		bad latency-counts "no JSON from the default run"
 	fi
-	if [[ $r == ok* ]] && [[ $r2 == ok* ]]; then
-		ok latency-counts "${r#ok }; none with --no-latency"
-	else
-		bad latency-counts "$r; --no-latency: $r2"
-	fi
-else
-	bad latency-counts "no JSON from the default run"
-fi
+}
 
-if run inline --pass; then
-	r=$(latency_counts "$tmp/inline.json" 0)
-	w=$("$PY" -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1]) if x.strip()][-1]; print(sum(l["wait_hist"][1:]))' "$tmp/inline.json")
-	[ "$w" = 0 ] || r="$r; $w bulks waited, inline"
-	if [[ $r == ok* ]]; then
-		ok latency-counts-inline "${r#ok }, none waited"
+case_latency_counts_inline() {
+	local r w
+	if run inline --pass; then
+		r=$(latency_counts "$tmp/inline.json" 0)
+		w=$("$PY" -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1]) if x.strip()][-1]; print(sum(l["wait_hist"][1:]))' "$tmp/inline.json")
+		[ "$w" = 0 ] || r="$r; $w bulks waited, inline"
+		if [[ $r == ok* ]]; then
+			ok latency-counts-inline "${r#ok }, none waited"
+		else
+			bad latency-counts-inline "$r"
+		fi
 	else
-		bad latency-counts-inline "$r"
+		bad latency-counts-inline "$why"
 	fi
-else
-	bad latency-counts-inline "$why"
-fi
+}
 
 # prewakes JSON: the workers' pre-wakes in the last JSON line.
 prewakes() {
@@ -307,27 +341,33 @@ last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 print(sum(w["prewakes"] for w in last["workers"]))' "$1"
 }
 
-r=
-if run pw --cpus 1; then
-	n=$(prewakes "$tmp/pw.json")
-	grep -q "^ucpumapd: .*, pre-wake$" "$tmp/pw.out" || r="no pre-wake in the banner;"
-	[ "$n" -gt 0 ] || r="$r no pre-wake in $COUNT datagrams at $RATE/s;"
-else
-	r="--cpus 1: $why"
-fi
-if run pwoff --cpus 1 --prewake off; then
-	n2=$(prewakes "$tmp/pwoff.json")
-	grep -q "pre-wake" "$tmp/pwoff.out" && r="$r pre-wake in the banner with --prewake off;"
-	[ "$n2" = 0 ] || r="$r $n2 pre-wakes with --prewake off;"
-else
-	r="$r --prewake off: $why"
-fi
-if [ -z "$r" ]; then
-	ok prewake "$n pre-wakes with one worker, none with --prewake off"
-else
-	bad prewake "$r"
-fi
+case_prewake() {
+	local r n n2
+	r=
+	if run pw --cpus 1; then
+		n=$(prewakes "$tmp/pw.json")
+		grep -q "^ucpumapd: .*, pre-wake$" "$tmp/pw.out" || r="no pre-wake in the banner;"
+		[ "$n" -gt 0 ] || r="$r no pre-wake in $COUNT datagrams at $RATE/s;"
+	else
+		r="--cpus 1: $why"
+	fi
+	if run pwoff --cpus 1 --prewake off; then
+		n2=$(prewakes "$tmp/pwoff.json")
+		grep -q "pre-wake" "$tmp/pwoff.out" && r="$r pre-wake in the banner with --prewake off;"
+		[ "$n2" = 0 ] || r="$r $n2 pre-wakes with --prewake off;"
+	else
+		r="$r --prewake off: $why"
+	fi
+	if [ -z "$r" ]; then
+		ok prewake "$n pre-wakes with one worker, none with --prewake off"
+	else
+		bad prewake "$r"
+	fi
+}
 
-lib_cleanup_check
-[ -z "$lib_left" ] && ok nothing-left || bad nothing-left "$lib_left"
-exit 0
+case_nothing_left() {
+	lib_cleanup_check
+	[ -z "$lib_left" ] && ok nothing-left || bad nothing-left "$lib_left"
+}
+
+lib_run_cases "$@"

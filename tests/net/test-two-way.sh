@@ -50,11 +50,20 @@
 #                       --no-tx-csum with --no-offload: precise message,
 #                       exit 2, nothing left attached
 #
+# The cases from neigh-resolve to total-line share one daemon, started at
+# the first of them (neigh-resolve needs it fresh: it goes first) and
+# stopped by clean-stop; a case after them that starts its own stops it
+# first. stats needs the traffic of file-out and uso-csum, total-line that
+# of ping-out: each runs those first. The stats case's lines are stats
+# and offloads, the tap case's tap-*.
+#
 # Root. One PASS/FAIL/SKIP line per case; the namespaces and every process
 # started here go on exit, by pid.
 set -u
 BUILD=${BUILD:-build}
 name=test-two-way
+cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
+stats clean-stop total-line spin sw-csum prewake sigterm tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -63,26 +72,28 @@ d=ucm2d$$
 dpid=
 lib_on_exit '[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null'
 
-skip_unless_root "namespaces, XDP, tun"
-[ -x "$BUILD/ucpumapd" ] || { bad build "$BUILD/ucpumapd is not built (make)"; exit 0; }
-for t in python3 iperf3; do
-	command -v $t > /dev/null || { echo "SKIP: $name: needs $t (scripts/install-deps.sh)"; exit 0; }
-done
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	[ -x "$BUILD/ucpumapd" ] || { bad build "$BUILD/ucpumapd is not built (make)"; exit 0; }
+	for t in python3 iperf3; do
+		command -v $t > /dev/null || { echo "SKIP: $name: needs $t (scripts/install-deps.sh)"; exit 0; }
+	done
 
-veth_pair "$g" "$d" vg vd 10.204.0.1/24 10.204.0.2/24 &&
-	ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
-	bad setup "cannot build the namespaces"
-	exit 0
-}
-gmac=$(mac_of "$g" vg)
-# The way back leaves L4 checksums to the device where the kernel takes AF_XDP
-# TX metadata. veth would carry them partial to vg, whose kernel trusts a
-# partial checksum. With vd's TX checksumming off the kernel finishes each one
-# in software from the partial sum the way back wrote, and vg's kernel checks
-# it: every byte-exact case below then checks those sums too.
-ip netns exec "$d" ethtool -K vd tx off > /dev/null || {
-	bad setup "ethtool -K vd tx off failed"
-	exit 0
+	veth_pair "$g" "$d" vg vd 10.204.0.1/24 10.204.0.2/24 &&
+		ip netns exec "$d" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
+		bad setup "cannot build the namespaces"
+		exit 0
+	}
+	gmac=$(mac_of "$g" vg)
+	# The way back leaves L4 checksums to the device where the kernel takes AF_XDP
+	# TX metadata. veth would carry them partial to vg, whose kernel trusts a
+	# partial checksum. With vd's TX checksumming off the kernel finishes each one
+	# in software from the partial sum the way back wrote, and vg's kernel checks
+	# it: every byte-exact case below then checks those sums too.
+	ip netns exec "$d" ethtool -K vd tx off > /dev/null || {
+		bad setup "ethtool -K vd tx off failed"
+		exit 0
+	}
 }
 
 # Foreground only: in the background, $! would be a subshell's pid, and a
@@ -123,28 +134,51 @@ stop() {	# exit code of ucpumapd after SIGTERM, bounded
 	return $rc
 }
 
-ip -n "$d" neigh flush dev vd
-if ! start --two-way; then
-	bad start "ucpumapd did not come up or the route is not through the tun: $(head -c 400 "$tmp/d.err")"
-	exit 0
-fi
+
+# shared: the daemon the first cases share, two-way, its next hop unknown.
+shared() {
+	ip -n "$d" neigh flush dev vd
+	if ! start --two-way; then
+		bad start "ucpumapd did not come up or the route is not through the tun: $(head -c 400 "$tmp/d.err")"
+		exit 0
+	fi
+	shared_up=1
+}
+shared_up=
+
+# own: a case that starts its own daemon stops the shared one first.
+own() {
+	[ -z "$shared_up" ] || lib_need clean-stop
+}
 
 # ---- the next hop from the kernel's tables, unknown at first ----------------------
-r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --interval 0.1 --timeout 5)
-n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
-if [ "${n:-0}" -ge 8 ] && ip -n "$d" neigh show 10.204.0.1 dev vd | grep -q lladdr; then
-	ok "neigh-resolve: $n of 10 replies, the peer resolved by the kernel on vd"
-else
-	bad neigh-resolve "$r; neighbour: $(ip -n "$d" neigh show dev vd)"
-fi
+case_neigh_resolve() {
+	local r n
+	lib_once shared
+	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --interval 0.1 --timeout 5)
+	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
+	if [ "${n:-0}" -ge 8 ] && ip -n "$d" neigh show 10.204.0.1 dev vd | grep -q lladdr; then
+		ok "neigh-resolve: $n of 10 replies, the peer resolved by the kernel on vd"
+	else
+		bad neigh-resolve "$r; neighbour: $(ip -n "$d" neigh show dev vd)"
+	fi
+}
 
 # ---- ping, each side asking ----------------------------------------------------
-r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --timeout 5)
-[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
-	ok "ping-in: 10 of 10" || bad ping-in "$r"
-r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
-[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
-	ok "ping-out: 10 of 10" || bad ping-out "$r"
+case_ping_in() {
+	local r
+	lib_once shared
+	r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --timeout 5)
+	[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
+		ok "ping-in: 10 of 10" || bad ping-in "$r"
+}
+case_ping_out() {
+	local r
+	lib_once shared
+	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
+	[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
+		ok "ping-out: 10 of 10" || bad ping-out "$r"
+}
 
 # ---- iperf3, each way ------------------------------------------------------------
 iperf() {	# tag, server ns, server addr, client ns
@@ -176,14 +210,24 @@ else:
     print(f"FAIL: {sys.argv[3]}: sent {sent}, received {got}, error {c.get('error')}")
 PY
 }
-iperf iperf3-in "$d" 10.204.0.2 "$g"
-iperf iperf3-out "$g" 10.204.0.1 "$d"
+case_iperf3_in() {
+	lib_once shared
+	iperf iperf3-in "$d" 10.204.0.2 "$g"
+}
+case_iperf3_out() {
+	lib_once shared
+	iperf iperf3-out "$g" 10.204.0.1 "$d"
+}
 
 # ---- a file each way, SHA-256 at the far end --------------------------------------
-head -c $((4 << 20)) /dev/urandom > "$tmp/file"
+# The file each way: 4 MB, made once.
+make_file() {
+	head -c $((4 << 20)) /dev/urandom > "$tmp/file"
 want=$(sha256sum "$tmp/file" | cut -d' ' -f1)
+}
 file() {	# tag, server ns, server addr, client ns
 	local tag=$1 sns=$2 saddr=$3 cns=$4 spid got
+	lib_once make_file
 	rm -f "$tmp/ready"
 	ip netns exec "$sns" python3 "$helper" tcp-server --addr "$saddr" --port 5002 \
 		--ready "$tmp/ready" --out "$tmp/$tag.json" &
@@ -196,12 +240,21 @@ file() {	# tag, server ns, server addr, client ns
 	got=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["sha256"])' "$tmp/$tag.json" 2>/dev/null)
 	[ "$got" = "$want" ] && ok "$tag: 4 MB, SHA-256 matches" || bad "$tag" "sha256 $got, want $want"
 }
-file file-in "$d" 10.204.0.2 "$g"
-file file-out "$g" 10.204.0.1 "$d"
+case_file_in() {
+	lib_once shared
+	file file-in "$d" 10.204.0.2 "$g"
+}
+case_file_out() {
+	lib_once shared
+	file file-out "$g" 10.204.0.1 "$d"
+}
 
 # ---- a download by HTTP: the way back as fast as TCP goes --------------------------
-if command -v curl > /dev/null; then
-	head -c $((50 << 20)) /dev/urandom > "$tmp/big"
+case_download() {
+	local bwant hpid bgot
+	lib_once shared
+	if command -v curl > /dev/null; then
+		head -c $((50 << 20)) /dev/urandom > "$tmp/big"
 	bwant=$(sha256sum "$tmp/big" | cut -d' ' -f1)
 	(cd "$tmp" && exec ip netns exec "$d" python3 -m http.server 5003 --bind 10.204.0.2 \
 		> "$tmp/http.log" 2>&1) &
@@ -219,6 +272,7 @@ if command -v curl > /dev/null; then
 else
 	echo "SKIP: $name/download: needs curl"
 fi
+}
 
 # ---- USO and a partial checksum: datagrams from a DUT socket ----------------------
 # With the tun's offloads on, a UDP_SEGMENT send reaches the way back as one
@@ -228,11 +282,14 @@ fi
 # (a wrong one is dropped there, never delivered).
 # The daemon's counters around it (SIGUSR1 writes a JSON line) say who
 # cut and checksummed them: the way back, not the kernel before the tun.
-kill -USR1 "$dpid"
-sleep 0.3
-tail -n 1 "$tmp/stats.json" > "$tmp/uso.before"
-rm -f "$tmp/uso.ready"
-ip netns exec "$g" python3 - "$tmp/uso.ready" > "$tmp/uso.json" <<'PY' &
+case_uso_csum() {
+	local upid uso txcsum want_txcsum
+	lib_once shared
+	kill -USR1 "$dpid"
+	sleep 0.3
+	tail -n 1 "$tmp/stats.json" > "$tmp/uso.before"
+	rm -f "$tmp/uso.ready"
+	ip netns exec "$g" python3 - "$tmp/uso.ready" > "$tmp/uso.json" <<'PY' &
 import json, os, socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("10.204.0.1", 5004))
@@ -248,10 +305,10 @@ except socket.timeout:
     pass
 print(json.dumps({"sizes": sizes, "good": good}))
 PY
-upid=$!
-lib_pid "$upid"
-for _ in $(seq 50); do [ -e "$tmp/uso.ready" ] && break; sleep 0.1; done
-in_d python3 - <<'PY'
+	upid=$!
+	lib_pid "$upid"
+	for _ in $(seq 50); do [ -e "$tmp/uso.ready" ] && break; sleep 0.1; done
+	in_d python3 - <<'PY'
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_UDP, 103, 1200)	# UDP_SEGMENT
@@ -260,17 +317,17 @@ for k in range(5):	# 5 sends of 8 datagrams each, each datagram its own byte
 p = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 p.sendto(b"z" * 100, ("10.204.0.1", 5004))
 PY
-wait "$upid"
-kill -USR1 "$dpid"
-sleep 0.3
-tail -n 1 "$tmp/stats.json" > "$tmp/uso.after"
-uso=0 txcsum=0 want_txcsum=0
-grep -q "offloads on the way back: .*USO4" "$tmp/d.err" && uso=1
-grep -q "TX checksum offload: on" "$tmp/d.err" && txcsum=1
-# Linux 6.11 takes TX metadata (XDP_UMEM_TX_METADATA_LEN), and veth's copy
-# path honours it: there the checksums must be left to the kernel.
-kernel_at_least 6 11 && want_txcsum=1
-python3 - "$tmp/uso.json" "$name" "$tmp/uso.before" "$tmp/uso.after" "$uso" "$txcsum" "$want_txcsum" <<'PY'
+	wait "$upid"
+	kill -USR1 "$dpid"
+	sleep 0.3
+	tail -n 1 "$tmp/stats.json" > "$tmp/uso.after"
+	uso=0 txcsum=0 want_txcsum=0
+	grep -q "offloads on the way back: .*USO4" "$tmp/d.err" && uso=1
+	grep -q "TX checksum offload: on" "$tmp/d.err" && txcsum=1
+	# Linux 6.11 takes TX metadata (XDP_UMEM_TX_METADATA_LEN), and veth's copy
+	# path honours it: there the checksums must be left to the kernel.
+	kernel_at_least 6 11 && want_txcsum=1
+	python3 - "$tmp/uso.json" "$name" "$tmp/uso.before" "$tmp/uso.after" "$uso" "$txcsum" "$want_txcsum" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 b, a = (json.load(open(f)) for f in sys.argv[3:5])
@@ -292,11 +349,14 @@ if arrived and ours:
 else:
     print(f"FAIL: {sys.argv[2]}/uso-csum: got {len(sz)} datagrams ({sz.count(1200)} of 1200, {sz.count(100)} of 100), {r['good']} intact, want 40, 1 and 41; the way back cut {cut} super-packets (want {'5 or more' if uso else 0}) and {how} (want {'41' if txcsum else '1'} or more){'; the log does not say TX checksum offload: on, on Linux 6.11 or later' if want_txcsum and not txcsum else ''}")
 PY
+}
 
 # ---- the way back's counters ------------------------------------------------------
-kill -USR1 "$dpid"
-sleep 0.3
-python3 - "$tmp/stats.json" "$name" <<'PY' || bad stats "no statistics line in $tmp/stats.json"
+case_stats() {
+	lib_need file-out uso-csum
+	kill -USR1 "$dpid"
+	sleep 0.3
+	python3 - "$tmp/stats.json" "$name" <<'PY' || bad stats "no statistics line in $tmp/stats.json"
 import json, sys
 last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 tx, done, direct = last.get("tx", 0), last.get("tx_completed", 0), last.get("tx_comp_direct", 0)
@@ -314,18 +374,27 @@ if sup >= 5 and segs > 2 * sup and cs + left > 0:
 else:
     print(f"FAIL: {sys.argv[2]}/offloads: super {sup} segments {segs} checksums {cs} completed, {left} left to the kernel: the way back cut nothing")
 PY
-stop
-rc=$?
-if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
-	grep -q "^conservation, way back: .*holds" "$tmp/d.out" &&
-	grep -q "^audit: every frame came home" "$tmp/d.out"; then
-	ok "clean-stop: exit 0, both directions conserved, every frame home"
-else
-	bad clean-stop "exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
-fi
+}
+
+case_clean_stop() {
+	local rc
+	lib_once shared
+	stop
+	rc=$?
+	if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
+		grep -q "^conservation, way back: .*holds" "$tmp/d.out" &&
+		grep -q "^audit: every frame came home" "$tmp/d.out"; then
+		ok "clean-stop: exit 0, both directions conserved, every frame home"
+	else
+		bad clean-stop "exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
+	fi
+	shared_up=
+}
 
 # ---- the total line: both ways, averaged over the whole run ------------------------
-python3 - "$tmp/d.out" "$tmp/stats.json" "$name" <<'PY'
+case_total_line() {
+	lib_need ping-out clean-stop
+	python3 - "$tmp/d.out" "$tmp/stats.json" "$name" <<'PY'
 import json, re, sys
 out = open(sys.argv[1]).read().splitlines()
 last = [json.loads(l) for l in open(sys.argv[2]) if l.strip()][-1]
@@ -351,40 +420,48 @@ else:
     print(f"PASS: {sys.argv[3]}/total-line: over {secs:.3f} s, {t[0].group(3)} pps in, "
           f"{t[0].group(5)} pps back: the whole run's counts")
 PY
+}
 
 # ---- a spin before sleeping, both ways -------------------------------------------
 # The RX thread and the worker look for work for a millisecond before they
 # sleep: ping each way, every answer but the first of a new daemon's (its
 # next hop unknown yet: dropped as no_neigh), and a clean stop.
-if start --two-way --spin-us 1000; then
-	r1=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --timeout 5)
-	r2=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
-	stop
-	rc=$?
-	n1=$(echo "$r1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
-	n2=$(echo "$r2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
-	if [ "${n1:-0}" -ge 9 ] && [ "${n2:-0}" = 10 ] && [ $rc = 0 ] &&
-		[ "$(grep -c '^conservation.*holds' "$tmp/d.out")" = 2 ] &&
-		grep -q "^audit: every frame came home" "$tmp/d.out"; then
-		ok "spin: --spin-us 1000, ping $n1 and $n2 of 10, a clean stop"
+case_spin() {
+	local r1 r2 rc n1 n2
+	own
+	if start --two-way --spin-us 1000; then
+		r1=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --timeout 5)
+		r2=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
+		stop
+		rc=$?
+		n1=$(echo "$r1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
+		n2=$(echo "$r2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
+		if [ "${n1:-0}" -ge 9 ] && [ "${n2:-0}" = 10 ] && [ $rc = 0 ] &&
+			[ "$(grep -c '^conservation.*holds' "$tmp/d.out")" = 2 ] &&
+			grep -q "^audit: every frame came home" "$tmp/d.out"; then
+			ok "spin: --spin-us 1000, ping $n1 and $n2 of 10, a clean stop"
+		else
+			bad spin "ping in $r1, out $r2, exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out")"
+		fi
 	else
-		bad spin "ping in $r1, out $r2, exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out")"
+		bad spin "ucpumapd --spin-us 1000 did not start: $(head -c 300 "$tmp/d.err")"
 	fi
-else
-	bad spin "ucpumapd --spin-us 1000 did not start: $(head -c 300 "$tmp/d.err")"
-fi
+}
 
 # ---- every checksum the way back's own: --no-tx-csum -------------------------------
 # The runs above leave checksums to the kernel (vd's TX checksumming off makes
 # it finish them, for vg to check). Here the way back computes them all: the
 # file arrives whole, and the counters show checksums done here, none left.
-if start --two-way --no-tx-csum; then
-	file sw-csum-file-out "$g" 10.204.0.1 "$d"
-	kill -USR1 "$dpid"
-	sleep 0.3
-	stop
-	rc=$?
-	python3 - "$tmp/stats.json" "$name" "$rc" "$tmp/d.err" <<'PY'
+case_sw_csum() {
+	local rc
+	own
+	if start --two-way --no-tx-csum; then
+		file sw-csum-file-out "$g" 10.204.0.1 "$d"
+		kill -USR1 "$dpid"
+		sleep 0.3
+		stop
+		rc=$?
+		python3 - "$tmp/stats.json" "$name" "$rc" "$tmp/d.err" <<'PY'
 import json, sys
 last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 segs, left = last.get("back_segments", 0), last.get("back_csum_offloaded", -1)
@@ -394,30 +471,34 @@ if sys.argv[3] == "0" and segs > 0 and left == 0 and not said:
 else:
     print(f"FAIL: {sys.argv[2]}/sw-csum: exit {sys.argv[3]}, {segs} segments, {left} checksums left to the kernel (want 0), offload said on: {said}")
 PY
-else
-	bad sw-csum "ucpumapd --no-tx-csum did not start: $(head -c 300 "$tmp/d.err")"
-fi
+	else
+		bad sw-csum "ucpumapd --no-tx-csum did not start: $(head -c 300 "$tmp/d.err")"
+	fi
+}
 
 # ---- the pre-wake, asked for: the worker asleep in the tun's io_uring --------------
 # Off by default for a two-way worker, even a single one (the banner); with
 # --prewake on, the queues' arrivals wake the worker where it sleeps, in the
 # tun's io_uring (counted over pings alone, where the tun ends no sleep with
 # an arrival pending), and everything still flows and comes home.
-banner_default=
-if start --two-way --cpus 1; then
-	banner_default=$(grep "^ucpumapd: vd queues" "$tmp/d.out")
-	stop
-fi
-if start --two-way --cpus 1 --prewake on; then
-	r1=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 20 --interval 0.05 --timeout 5)
-	r2=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 20 --interval 0.05 --timeout 5)
-	kill -USR1 "$dpid"
-	sleep 0.3
-	tail -n 1 "$tmp/stats.json" > "$tmp/pw.ping"
-	file prewake-file-out "$g" 10.204.0.1 "$d"
-	stop
-	rc=$?
-	python3 - "$tmp/pw.ping" "$name" "$rc" "$tmp/d.out" "$banner_default" "$r1" "$r2" <<'PY'
+case_prewake() {
+	local banner_default r1 r2 rc
+	own
+	banner_default=
+	if start --two-way --cpus 1; then
+		banner_default=$(grep "^ucpumapd: vd queues" "$tmp/d.out")
+		stop
+	fi
+	if start --two-way --cpus 1 --prewake on; then
+		r1=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 20 --interval 0.05 --timeout 5)
+		r2=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 20 --interval 0.05 --timeout 5)
+		kill -USR1 "$dpid"
+		sleep 0.3
+		tail -n 1 "$tmp/stats.json" > "$tmp/pw.ping"
+		file prewake-file-out "$g" 10.204.0.1 "$d"
+		stop
+		rc=$?
+		python3 - "$tmp/pw.ping" "$name" "$rc" "$tmp/d.out" "$banner_default" "$r1" "$r2" <<'PY'
 import json, sys
 try:
     pw = sum(w["prewakes"] for w in json.loads(open(sys.argv[1]).read())["workers"])
@@ -441,78 +522,87 @@ if sys.argv[3] == "0" and banner and pw > 0 and home and n1 >= 19 and n2 >= 19 a
 else:
     print(f"FAIL: {sys.argv[2]}/prewake: exit {sys.argv[3]}, banner says pre-wake: {banner}, {pw} pre-wakes over the pings, ping {n1} and {n2} of 20, every frame home: {home}, default banner {dflt!r} (want no pre-wake)")
 PY
-else
-	bad prewake "ucpumapd --prewake on did not start: $(head -c 300 "$tmp/d.err")"
-fi
+	else
+		bad prewake "ucpumapd --prewake on did not start: $(head -c 300 "$tmp/d.err")"
+	fi
+}
 
 # ---- SIGTERM during a two-way transfer --------------------------------------------
-start --peer-mac "$gmac" --no-direct-bulk || bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
-ip netns exec "$d" iperf3 -s -B 10.204.0.2 -1 > /dev/null 2>&1 &
-spid=$!
-lib_pid "$spid"
-sleep 0.5
-ip netns exec "$g" iperf3 -c 10.204.0.2 -t 10 --bidir > /dev/null 2>&1 &
-cpid=$!
-lib_pid "$cpid"
-sleep 1.5
-running=no
-kill -0 "$cpid" 2> /dev/null && running=yes	# the transfer is on when we stop
-stop
-rc=$?
-back=$(grep "^conservation, way back" "$tmp/d.out")
-fwd=$(sed -n 's/^conservation: received \([0-9]*\) .*/\1/p' "$tmp/d.out")
-sent=$(echo "$back" | sed -n 's/.* = sent \([0-9]*\) .*/\1/p')
-# 1.5 s of iperf3 both ways: thousands of packets each way
-if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
-	echo "$back" | grep -q "holds" && grep -q "^audit: every frame came home" "$tmp/d.out" &&
-	echo "$back" | grep -q "(0.0% straight into the cache)" && [ "$running" = yes ] &&
-	[ "${fwd:-0}" -gt 1000 ] && [ "${sent:-0}" -gt 1000 ]; then
-	ok "sigterm: exit 0 mid-transfer ($fwd in, $sent out), both directions conserved, every frame home (no-direct-bulk: 0% direct)"
-else
-	bad sigterm "exit $rc, transfer running: $running, in ${fwd:-?}, out ${sent:-?}: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
-fi
-kill "$cpid" "$spid" 2> /dev/null
-wait "$cpid" "$spid" 2> /dev/null
-
-# ---- a tap, both ways: it is the DUT's interface on the link ---------------------
-ip -n "$d" addr del 10.204.0.2/24 dev vd
-# vd's own stack must not answer ARP for the tap's address in its place.
-in_d sysctl -qw net.ipv4.conf.vd.arp_ignore=1
-ip -n "$g" neigh flush dev vg
-ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucmt2 --tap --two-way --interval 0 \
-	> "$tmp/d.out" 2> "$tmp/d.err" &
-dpid=$!
-for _ in $(seq 200); do
-	grep -q "^ucpumapd: vd queues" "$tmp/d.out" 2> /dev/null && break
-	kill -0 "$dpid" 2> /dev/null || break
-	sleep 0.05
-done
-if ! ip -n "$d" addr add 10.204.0.2/24 dev ucmt2; then
-	bad tap-start "ucpumapd with a tap did not come up: $(head -c 300 "$tmp/d.err")"
-else
-	vmac=$(mac_of "$d" vd)
-	tmac=$(mac_of "$d" ucmt2)
-	[ "$vmac" = "$tmac" ] && ok "tap-mac: the tap took vd's address" ||
-		bad tap-mac "vd $vmac, tap $tmac"
-	r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --interval 0.1 --timeout 5)
-	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
-	[ "${n:-0}" -ge 8 ] && ok "tap-ping-in: $n of 10 (ARP answered by the tap's stack)" ||
-		bad tap-ping-in "$r"
-	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --interval 0.1 --timeout 5)
-	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
-	[ "${n:-0}" -ge 8 ] && ok "tap-ping-out: $n of 10" || bad tap-ping-out "$r"
-	file tap-file-in "$d" 10.204.0.2 "$g"
-	file tap-file-out "$g" 10.204.0.1 "$d"
+case_sigterm() {
+	local spid cpid running rc back fwd sent
+	own
+	start --peer-mac "$gmac" --no-direct-bulk || bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
+	ip netns exec "$d" iperf3 -s -B 10.204.0.2 -1 > /dev/null 2>&1 &
+	spid=$!
+	lib_pid "$spid"
+	sleep 0.5
+	ip netns exec "$g" iperf3 -c 10.204.0.2 -t 10 --bidir > /dev/null 2>&1 &
+	cpid=$!
+	lib_pid "$cpid"
+	sleep 1.5
+	running=no
+	kill -0 "$cpid" 2> /dev/null && running=yes	# the transfer is on when we stop
 	stop
 	rc=$?
+	back=$(grep "^conservation, way back" "$tmp/d.out")
+	fwd=$(sed -n 's/^conservation: received \([0-9]*\) .*/\1/p' "$tmp/d.out")
+	sent=$(echo "$back" | sed -n 's/.* = sent \([0-9]*\) .*/\1/p')
+	# 1.5 s of iperf3 both ways: thousands of packets each way
 	if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
-		grep -q "^conservation, way back: .*holds" "$tmp/d.out" &&
-		grep -q "^audit: every frame came home" "$tmp/d.out"; then
-		ok "tap-clean-stop: exit 0, both directions conserved, every frame home"
+		echo "$back" | grep -q "holds" && grep -q "^audit: every frame came home" "$tmp/d.out" &&
+		echo "$back" | grep -q "(0.0% straight into the cache)" && [ "$running" = yes ] &&
+		[ "${fwd:-0}" -gt 1000 ] && [ "${sent:-0}" -gt 1000 ]; then
+		ok "sigterm: exit 0 mid-transfer ($fwd in, $sent out), both directions conserved, every frame home (no-direct-bulk: 0% direct)"
 	else
-		bad tap-clean-stop "exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
+		bad sigterm "exit $rc, transfer running: $running, in ${fwd:-?}, out ${sent:-?}: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
 	fi
-fi
+	kill "$cpid" "$spid" 2> /dev/null
+	wait "$cpid" "$spid" 2> /dev/null
+}
+
+# ---- a tap, both ways: it is the DUT's interface on the link ---------------------
+case_tap() {
+	local vmac tmac r n rc
+	own
+	ip -n "$d" addr del 10.204.0.2/24 dev vd
+	# vd's own stack must not answer ARP for the tap's address in its place.
+	in_d sysctl -qw net.ipv4.conf.vd.arp_ignore=1
+	ip -n "$g" neigh flush dev vg
+	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucmt2 --tap --two-way --interval 0 \
+		> "$tmp/d.out" 2> "$tmp/d.err" &
+	dpid=$!
+	for _ in $(seq 200); do
+		grep -q "^ucpumapd: vd queues" "$tmp/d.out" 2> /dev/null && break
+		kill -0 "$dpid" 2> /dev/null || break
+		sleep 0.05
+	done
+	if ! ip -n "$d" addr add 10.204.0.2/24 dev ucmt2; then
+		bad tap-start "ucpumapd with a tap did not come up: $(head -c 300 "$tmp/d.err")"
+	else
+		vmac=$(mac_of "$d" vd)
+		tmac=$(mac_of "$d" ucmt2)
+		[ "$vmac" = "$tmac" ] && ok "tap-mac: the tap took vd's address" ||
+			bad tap-mac "vd $vmac, tap $tmac"
+		r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --interval 0.1 --timeout 5)
+		n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
+		[ "${n:-0}" -ge 8 ] && ok "tap-ping-in: $n of 10 (ARP answered by the tap's stack)" ||
+			bad tap-ping-in "$r"
+		r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --interval 0.1 --timeout 5)
+		n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
+		[ "${n:-0}" -ge 8 ] && ok "tap-ping-out: $n of 10" || bad tap-ping-out "$r"
+		file tap-file-in "$d" 10.204.0.2 "$g"
+		file tap-file-out "$g" 10.204.0.1 "$d"
+		stop
+		rc=$?
+		if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
+			grep -q "^conservation, way back: .*holds" "$tmp/d.out" &&
+			grep -q "^audit: every frame came home" "$tmp/d.out"; then
+			ok "tap-clean-stop: exit 0, both directions conserved, every frame home"
+		else
+			bad tap-clean-stop "exit $rc: $(grep -E '^(conservation|audit)' "$tmp/d.out") $(head -c 300 "$tmp/d.err")"
+		fi
+	fi
+}
 
 # ---- bad flags ----------------------------------------------------------------------
 badflag() {	# tag, expected message, flags...
@@ -527,11 +617,16 @@ badflag() {	# tag, expected message, flags...
 		bad "bad-flags/$tag" "exit $rc: $(head -c 300 "$tmp/b.out")"
 	fi
 }
-badflag peer-mac-syntax "is not a MAC address" --peer-mac 02:00:00:00:01
-badflag peer-mac-tap "--peer-mac is for a tun" --peer-mac "$gmac" --tap
-badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass
-badflag spin-too-long "spin-us" --two-way --spin-us 1001
-badflag prewake-pass "prewake on: --pass has no workers" --pass --prewake on
-badflag no-offload-one-way "--no-offload is about the way back" --no-offload
-badflag no-tx-csum-one-way "--no-tx-csum is about the way back" --no-tx-csum
-badflag no-tx-csum-no-offload "drop --no-offload" --two-way --no-offload --no-tx-csum
+case_bad_flags() {
+	own
+	badflag peer-mac-syntax "is not a MAC address" --peer-mac 02:00:00:00:01
+	badflag peer-mac-tap "--peer-mac is for a tun" --peer-mac "$gmac" --tap
+	badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass
+	badflag spin-too-long "spin-us" --two-way --spin-us 1001
+	badflag prewake-pass "prewake on: --pass has no workers" --pass --prewake on
+	badflag no-offload-one-way "--no-offload is about the way back" --no-offload
+	badflag no-tx-csum-one-way "--no-tx-csum is about the way back" --no-tx-csum
+	badflag no-tx-csum-no-offload "drop --no-offload" --two-way --no-offload --no-tx-csum
+}
+
+lib_run_cases "$@"

@@ -24,6 +24,13 @@
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
 #
+# The cases: delivery (delivery-*), path (ping, tcp, path-shutdown), steer
+# (steer-*), sigterm (sigterm-*), bad-flags (bad-flag-*), foreign-program
+# (bad-flag-foreign-program, replace-foreign-program), malformed
+# (malformed-*), second-instance (second-instance-*), sigkill
+# (sigkill-leaves-no-program, restart-delivers), restart-stale
+# (restart-replaces-stale-netlink), nothing-left.
+#
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0. Each
 # daemon run has a --duration backstop and is stopped by its pid. Lines
 # starting with '#' are timings and the daemon's messages. UCM_KEEP=DIR
@@ -31,6 +38,8 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
+cases="delivery path steer sigterm bad-flags foreign-program malformed second-instance sigkill
+restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -41,18 +50,6 @@ tun=ucmt0
 . "$here/daemon.sh"
 dpid=		# the daemon now running
 
-skip_unless_root "namespaces, XDP, tun"
-if [ ! -x "$daemon" ]; then
-	echo "FAIL: $name: $BUILD/ucpumapd is not built (run make)"
-	exit 0
-fi
-# $PY (lib.sh): the interpreter itself, not a wrapper script: $! must be
-# its pid.
-if [ -z "$PY" ]; then
-	echo "SKIP: $name: needs python3"
-	exit 0
-fi
-
 T0=$(date +%s%N)
 tstart=$T0
 timing() {	# label: time since the last call
@@ -62,26 +59,40 @@ timing() {	# label: time since the last call
 	tstart=$now
 }
 
-# ---- topology ------------------------------------------------------------------
 G4=10.203.0.1 D4=10.203.0.2 G6=fd00:203::1 D6=fd00:203::2
 GV4=10.203.10.1 DV4=10.203.10.2 GV6=fd00:210::1 DV6=fd00:210::2
-# Full checksums on the wire, as a NIC delivers them (veth_pair: veth would
-# send only the pseudo-header sum, and the stack behind the tun would drop
-# it all).
-if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
-	ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad &&
-	# VLAN 10's subnet: the DUT has no VLAN device (the daemon strips
-	# the tag), its addresses there sit on vd.
-	ip -n "$dut" addr add $DV4/24 dev vd && ip -n "$dut" addr add $DV6/64 dev vd nodad; } 2> "$tmp/setup.err"
-then
-	bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
-	exit 0
-fi
-vdmac=$(ip netns exec "$dut" cat /sys/class/net/vd/address)
-vgmac=$(ip netns exec "$gen" cat /sys/class/net/vg/address)
-# Packets come back in through the tun, not vd: no reverse-path filter.
-ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
-timing setup
+
+setup() {
+	skip_unless_root "namespaces, XDP, tun"
+	if [ ! -x "$daemon" ]; then
+		echo "FAIL: $name: $BUILD/ucpumapd is not built (run make)"
+		exit 0
+	fi
+	# $PY (tests/lib.sh): the interpreter itself, not a wrapper script: $! must be
+	# its pid.
+	if [ -z "$PY" ]; then
+		echo "SKIP: $name: needs python3"
+		exit 0
+	fi
+
+	# The topology. Full checksums on the wire, as a NIC delivers them
+	# (veth_pair: veth would send only the pseudo-header sum, and the stack
+	# behind the tun would drop it all).
+	if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
+		ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad &&
+		# VLAN 10's subnet: the DUT has no VLAN device (the daemon strips
+		# the tag), its addresses there sit on vd.
+		ip -n "$dut" addr add $DV4/24 dev vd && ip -n "$dut" addr add $DV6/64 dev vd nodad; } 2> "$tmp/setup.err"
+	then
+		bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
+		exit 0
+	fi
+	vdmac=$(ip netns exec "$dut" cat /sys/class/net/vd/address)
+	vgmac=$(ip netns exec "$gen" cat /sys/class/net/vg/address)
+	# Packets come back in through the tun, not vd: no reverse-path filter.
+	ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+	timing setup
+}
 
 # ---- helpers -------------------------------------------------------------------
 # wait_file, jget and stop_pid (helpers: SIGTERM, SIGKILL after 3 s) are
@@ -172,180 +183,192 @@ leftovers() {	# empty when nothing of the daemon is left in the DUT: no XDP
 }
 
 # ---- 1. byte-exact delivery ----------------------------------------------------
-paths=ipv4,ipv6,vlan4,vlan6
-count=150
-if start_daemon delivery --cpus 0,1 --duration 30; then
-	bg "$dut" "$tmp/recv1.log" "$PY" "$helper" exact-recv --paths $paths --count $count \
-		--ready "$tmp/r1" --stop "$tmp/s1" --out "$tmp/res1" --timeout 20
-	rpid=$last
-	if wait_file "$tmp/r1" 50; then
-		in_gen "$PY" "$helper" exact-send --paths $paths --count $count --rate 4000 \
-			--v4 $D4 --v6 $D6 --vlan4 $DV4 --vlan6 $DV6 \
-			--src4 $G4 --src6 $G6 --srcvlan4 $GV4 --srcvlan6 $GV6 \
-			--ifname vg --src-mac "$vgmac" --dst-mac "$vdmac" --vid 10 > "$tmp/send1" 2> "$tmp/send1.err"
-		sleep 0.3
-	fi
-	touch "$tmp/s1"
-	wait_file "$tmp/res1" 50
-	stop_pid "$rpid"
-	stop_daemon
-	sent=$(jget "$tmp/send1" 'd["sent"]')
-	for p in ipv4 ipv6 vlan4 vlan6; do
-		case $p in
-		vlan4) c=delivery-vlan-ipv4 ;;
-		vlan6) c=delivery-vlan-ipv6 ;;
-		*) c=delivery-$p ;;
-		esac
-		if [ ! -s "$tmp/res1" ]; then
-			bad $c "the reader gave no result: $(tail -2 "$tmp/recv1.log" | tr '\n' ' ') $(tail -2 "$tmp/send1.err" 2>/dev/null | tr '\n' ' ')"
-			continue
+case_delivery() {
+	local paths count sent p c r e g m du co why rx rpid
+	paths=ipv4,ipv6,vlan4,vlan6
+	count=150
+	if start_daemon delivery --cpus 0,1 --duration 30; then
+		bg "$dut" "$tmp/recv1.log" "$PY" "$helper" exact-recv --paths $paths --count $count \
+			--ready "$tmp/r1" --stop "$tmp/s1" --out "$tmp/res1" --timeout 20
+		rpid=$last
+		if wait_file "$tmp/r1" 50; then
+			in_gen "$PY" "$helper" exact-send --paths $paths --count $count --rate 4000 \
+				--v4 $D4 --v6 $D6 --vlan4 $DV4 --vlan6 $DV6 \
+				--src4 $G4 --src6 $G6 --srcvlan4 $GV4 --srcvlan6 $GV6 \
+				--ifname vg --src-mac "$vgmac" --dst-mac "$vdmac" --vid 10 > "$tmp/send1" 2> "$tmp/send1.err"
+			sleep 0.3
 		fi
-		r=$(jget "$tmp/res1" "'%d %d %d %d %d' % tuple(d['paths']['$p'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
-		read -r e g m du co <<< "$r"
-		if [ "$e" -gt 0 ] && [ "$g" = "$e" ] && [ "$m" = 0 ] && [ "$du" = 0 ] && [ "$co" = 0 ]; then
-			ok $c
+		touch "$tmp/s1"
+		wait_file "$tmp/res1" 50
+		stop_pid "$rpid"
+		stop_daemon
+		sent=$(jget "$tmp/send1" 'd["sent"]')
+		for p in ipv4 ipv6 vlan4 vlan6; do
+			case $p in
+			vlan4) c=delivery-vlan-ipv4 ;;
+			vlan6) c=delivery-vlan-ipv6 ;;
+			*) c=delivery-$p ;;
+			esac
+			if [ ! -s "$tmp/res1" ]; then
+				bad $c "the reader gave no result: $(tail -2 "$tmp/recv1.log" | tr '\n' ' ') $(tail -2 "$tmp/send1.err" 2>/dev/null | tr '\n' ' ')"
+				continue
+			fi
+			r=$(jget "$tmp/res1" "'%d %d %d %d %d' % tuple(d['paths']['$p'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
+			read -r e g m du co <<< "$r"
+			if [ "$e" -gt 0 ] && [ "$g" = "$e" ] && [ "$m" = 0 ] && [ "$du" = 0 ] && [ "$co" = 0 ]; then
+				ok $c
+			else
+				bad $c "expected $e, received $g: missing $m, duplicated $du, corrupt $co: $(jget "$tmp/res1" "'; '.join(d['paths']['$p']['problems'])")"
+			fi
+		done
+		why=$(final_ok)
+		rx=$(received)
+		if [ -z "$why" ] && [ "$rx" = "$sent" ]; then
+			ok delivery-counters
 		else
-			bad $c "expected $e, received $g: missing $m, duplicated $du, corrupt $co: $(jget "$tmp/res1" "'; '.join(d['paths']['$p']['problems'])")"
+			bad delivery-counters "${why:-} ucpumapd received ${rx:-?} frames, the generator sent ${sent:-?}"
 		fi
-	done
-	why=$(final_ok)
-	rx=$(received)
-	if [ -z "$why" ] && [ "$rx" = "$sent" ]; then
-		ok delivery-counters
 	else
-		bad delivery-counters "${why:-} ucpumapd received ${rx:-?} frames, the generator sent ${sent:-?}"
+		bad delivery "$(why_start)"
 	fi
-else
-	bad delivery "$(why_start)"
-fi
-timing delivery
+	timing delivery
+}
 
 # ---- 2. ping and TCP -----------------------------------------------------------
-if start_daemon path --cpus 0,1 --interval 0 --stats-json "$tmp/path.json" --duration 30; then
-	in_gen "$PY" "$helper" ping --dst $D4 --count 10 > "$tmp/ping" 2>&1
-	kill -USR1 "$dpid"
-	for _ in $(seq 40); do [ -s "$tmp/path.json" ] && break; sleep 0.05; done
-	replies=$(jget "$tmp/ping" 'd["replies"]')
-	prx=$(jget "$tmp/path.json" 'd["rx"]')
-	ptun=$(jget "$tmp/path.json" 'd["tun_packets"]')
-	if [ "${replies:-0}" = 10 ] && [ "${prx:-0}" -ge 10 ] && [ "${ptun:-0}" -ge 10 ]; then
-		ok ping
-	else
-		bad ping "10 echo requests: ${replies:-?} replies; ucpumapd received ${prx:-?}, delivered ${ptun:-?} ($(tail -1 "$tmp/ping"))"
-	fi
+case_path() {
+	local replies prx ptun want spid got bytes frx why
+	if start_daemon path --cpus 0,1 --interval 0 --stats-json "$tmp/path.json" --duration 30; then
+		in_gen "$PY" "$helper" ping --dst $D4 --count 10 > "$tmp/ping" 2>&1
+		kill -USR1 "$dpid"
+		for _ in $(seq 40); do [ -s "$tmp/path.json" ] && break; sleep 0.05; done
+		replies=$(jget "$tmp/ping" 'd["replies"]')
+		prx=$(jget "$tmp/path.json" 'd["rx"]')
+		ptun=$(jget "$tmp/path.json" 'd["tun_packets"]')
+		if [ "${replies:-0}" = 10 ] && [ "${prx:-0}" -ge 10 ] && [ "${ptun:-0}" -ge 10 ]; then
+			ok ping
+		else
+			bad ping "10 echo requests: ${replies:-?} replies; ucpumapd received ${prx:-?}, delivered ${ptun:-?} ($(tail -1 "$tmp/ping"))"
+		fi
 
-	head -c 4194304 /dev/urandom > "$tmp/blob"
-	want=$(sha256sum "$tmp/blob" | cut -d' ' -f1)
-	bg "$dut" "$tmp/tcps.log" "$PY" "$helper" tcp-server --addr $D4 --port 5001 \
-		--ready "$tmp/tr" --out "$tmp/tcp.res" --timeout 15
-	spid=$last
-	wait_file "$tmp/tr" 50
-	in_gen "$PY" "$helper" tcp-client --addr $D4 --port 5001 --file "$tmp/blob" --timeout 15 > "$tmp/tcpc" 2>&1
-	wait_file "$tmp/tcp.res" 50
-	stop_pid "$spid"
-	stop_daemon
-	got=$(jget "$tmp/tcp.res" 'd["sha256"]')
-	bytes=$(jget "$tmp/tcp.res" 'd["bytes"]')
-	frx=$(received)
-	# 4 MB in segments of at most 1448 bytes: at least 2897 of them.
-	if [ "$got" = "$want" ] && [ "${frx:-0}" -ge $((${prx:-0} + 4194304 / 1448)) ]; then
-		ok tcp
+		head -c 4194304 /dev/urandom > "$tmp/blob"
+		want=$(sha256sum "$tmp/blob" | cut -d' ' -f1)
+		bg "$dut" "$tmp/tcps.log" "$PY" "$helper" tcp-server --addr $D4 --port 5001 \
+			--ready "$tmp/tr" --out "$tmp/tcp.res" --timeout 15
+		spid=$last
+		wait_file "$tmp/tr" 50
+		in_gen "$PY" "$helper" tcp-client --addr $D4 --port 5001 --file "$tmp/blob" --timeout 15 > "$tmp/tcpc" 2>&1
+		wait_file "$tmp/tcp.res" 50
+		stop_pid "$spid"
+		stop_daemon
+		got=$(jget "$tmp/tcp.res" 'd["sha256"]')
+		bytes=$(jget "$tmp/tcp.res" 'd["bytes"]')
+		frx=$(received)
+		# 4 MB in segments of at most 1448 bytes: at least 2897 of them.
+		if [ "$got" = "$want" ] && [ "${frx:-0}" -ge $((${prx:-0} + 4194304 / 1448)) ]; then
+			ok tcp
+		else
+			bad tcp "server read ${bytes:-?} bytes, sha256 ${got:-?} (sent 4194304, $want); ucpumapd received ${frx:-?} frames, ${prx:-?} of them before the transfer; client: $(tail -1 "$tmp/tcpc") server: $(tail -1 "$tmp/tcps.log")"
+		fi
+		why=$(final_ok)
+		if [ -z "$why" ]; then ok path-shutdown; else bad path-shutdown "$why"; fi
 	else
-		bad tcp "server read ${bytes:-?} bytes, sha256 ${got:-?} (sent 4194304, $want); ucpumapd received ${frx:-?} frames, ${prx:-?} of them before the transfer; client: $(tail -1 "$tmp/tcpc") server: $(tail -1 "$tmp/tcps.log")"
+		bad ping "$(why_start)"
+		bad tcp "$(why_start)"
 	fi
-	why=$(final_ok)
-	if [ -z "$why" ]; then ok path-shutdown; else bad path-shutdown "$why"; fi
-else
-	bad ping "$(why_start)"
-	bad tcp "$(why_start)"
-fi
-timing "ping and tcp"
+	timing "ping and tcp"
+}
 
 # ---- 3. steering policies over two workers ---------------------------------------
-bg "$dut" "$tmp/sink3.log" "$PY" "$helper" sink --ports 9000-9007 \
-	--ready "$tmp/r3" --stop "$tmp/s3" --out "$tmp/sink3" --timeout 40
-sink3=$last
-wait_file "$tmp/r3" 50
-for pol in round-robin l4-hash l4-sport l4-dport fixed; do
-	extra=
-	[ $pol = fixed ] && extra="--fixed-worker 1"
-	if ! start_daemon steer-$pol --cpus 0,1 --steer $pol $extra --extended --duration 20; then
-		bad steer-$pol "$(why_start)"
-		continue
-	fi
-	in_gen "$PY" "$helper" flows-send --src $G4 --dst $D4 --fixed 1 > "$tmp/flows-$pol" 2>&1
-	sleep 0.2
-	stop_daemon
-	sent=$(jget "$tmp/flows-$pol" 'd["sent"]')
-	read -r e0 e1 <<< "$(jget "$tmp/flows-$pol" "'%d %d' % tuple(d['split']['$pol'])" 2>/dev/null)"
-	w0=$(worker_processed 0)
-	w1=$(worker_processed 1)
-	rx=$(received)
-	why=$(final_ok)
-	detail="sent ${sent:-?} in 16 flows, received ${rx:-?}; workers processed ${w0:-?} / ${w1:-?}"
-	if [ -n "$why" ] || [ -z "$sent" ] || [ -z "$w0" ] || [ -z "$w1" ]; then
-		bad steer-$pol "$detail; $why"
-	elif [ "$rx" != "$sent" ] || [ $((w0 + w1)) != "$sent" ]; then
-		bad steer-$pol "$detail: frames lost or counted twice"
-	elif [ $pol = round-robin ]; then
-		# One position per receiving CPU: each is at most one off.
-		d=$((w0 - w1))
-		if [ ${d#-} -le 2 ]; then
+case_steer() {
+	local sink3 pol extra sent e0 e1 w0 w1 rx why detail d
+	bg "$dut" "$tmp/sink3.log" "$PY" "$helper" sink --ports 9000-9007 \
+		--ready "$tmp/r3" --stop "$tmp/s3" --out "$tmp/sink3" --timeout 40
+	sink3=$last
+	wait_file "$tmp/r3" 50
+	for pol in round-robin l4-hash l4-sport l4-dport fixed; do
+		extra=
+		[ $pol = fixed ] && extra="--fixed-worker 1"
+		if ! start_daemon steer-$pol --cpus 0,1 --steer $pol $extra --extended --duration 20; then
+			bad steer-$pol "$(why_start)"
+			continue
+		fi
+		in_gen "$PY" "$helper" flows-send --src $G4 --dst $D4 --fixed 1 > "$tmp/flows-$pol" 2>&1
+		sleep 0.2
+		stop_daemon
+		sent=$(jget "$tmp/flows-$pol" 'd["sent"]')
+		read -r e0 e1 <<< "$(jget "$tmp/flows-$pol" "'%d %d' % tuple(d['split']['$pol'])" 2>/dev/null)"
+		w0=$(worker_processed 0)
+		w1=$(worker_processed 1)
+		rx=$(received)
+		why=$(final_ok)
+		detail="sent ${sent:-?} in 16 flows, received ${rx:-?}; workers processed ${w0:-?} / ${w1:-?}"
+		if [ -n "$why" ] || [ -z "$sent" ] || [ -z "$w0" ] || [ -z "$w1" ]; then
+			bad steer-$pol "$detail; $why"
+		elif [ "$rx" != "$sent" ] || [ $((w0 + w1)) != "$sent" ]; then
+			bad steer-$pol "$detail: frames lost or counted twice"
+		elif [ $pol = round-robin ]; then
+			# One position per receiving CPU: each is at most one off.
+			d=$((w0 - w1))
+			if [ ${d#-} -le 2 ]; then
+				ok steer-$pol
+			else
+				bad steer-$pol "$detail: round-robin should split evenly (within one per CPU)"
+			fi
+		elif [ "$w0" = "$e0" ] && [ "$w1" = "$e1" ]; then
 			ok steer-$pol
 		else
-			bad steer-$pol "$detail: round-robin should split evenly (within one per CPU)"
+			bad steer-$pol "$detail; expected $e0 / $e1"
 		fi
-	elif [ "$w0" = "$e0" ] && [ "$w1" = "$e1" ]; then
-		ok steer-$pol
-	else
-		bad steer-$pol "$detail; expected $e0 / $e1"
-	fi
-done
-touch "$tmp/s3"
-wait_file "$tmp/sink3" 30
-stop_pid "$sink3"
-timing steering
+	done
+	touch "$tmp/s3"
+	wait_file "$tmp/sink3" 30
+	stop_pid "$sink3"
+	timing steering
+}
 
 # ---- 4. SIGTERM under load -------------------------------------------------------
-bg "$dut" "$tmp/sink4.log" "$PY" "$helper" sink --ports 9000 \
-	--ready "$tmp/r4" --stop "$tmp/s4" --out "$tmp/sink4" --timeout 30
-sink4=$last
-wait_file "$tmp/r4" 50
-if start_daemon sigterm --cpus 0,1 --duration 20; then
-	bg "$gen" "$tmp/flood" "$PY" "$helper" flood --src $G4 --dst $D4 --secs 8
-	fpid=$last
-	sleep 1.5
-	loaded=yes
-	kill -0 "$fpid" 2>/dev/null || loaded="no: the generator stopped early: $(tail -2 "$tmp/flood" | tr '\n' ' ')"
-	stop_daemon
-	stop_pid "$fpid"
-	why=$(final_ok)
-	rx=$(received)
-	if [ "$D_RC" = 0 ] && [ "$D_MS" -lt 2000 ] && [ "$loaded" = yes ]; then
-		ok sigterm-exit
+case_sigterm() {
+	local sink4 fpid loaded why rx l
+	bg "$dut" "$tmp/sink4.log" "$PY" "$helper" sink --ports 9000 \
+		--ready "$tmp/r4" --stop "$tmp/s4" --out "$tmp/sink4" --timeout 30
+	sink4=$last
+	wait_file "$tmp/r4" 50
+	if start_daemon sigterm --cpus 0,1 --duration 20; then
+		bg "$gen" "$tmp/flood" "$PY" "$helper" flood --src $G4 --dst $D4 --secs 8
+		fpid=$last
+		sleep 1.5
+		loaded=yes
+		kill -0 "$fpid" 2>/dev/null || loaded="no: the generator stopped early: $(tail -2 "$tmp/flood" | tr '\n' ' ')"
+		stop_daemon
+		stop_pid "$fpid"
+		why=$(final_ok)
+		rx=$(received)
+		if [ "$D_RC" = 0 ] && [ "$D_MS" -lt 2000 ] && [ "$loaded" = yes ]; then
+			ok sigterm-exit
+		else
+			bad sigterm-exit "status $D_RC after ${D_MS} ms (want 0 within 2000 ms); under load: $loaded"
+		fi
+		echo "# sigterm under load: received ${rx:-?} frames in ~1.5 s, exit after ${D_MS} ms"
+		if grep -q '^conservation: .*: holds$' "$D_OUT" && [ "${rx:-0}" -gt 1000 ]; then
+			ok sigterm-conservation
+		else
+			bad sigterm-conservation "$(grep '^conservation' "$D_OUT" || echo 'no conservation line') (received ${rx:-?}: a flood should bring thousands)"
+		fi
+		if grep -q '^audit: every frame came home$' "$D_OUT"; then
+			ok sigterm-audit
+		else
+			bad sigterm-audit "$(grep '^audit' "$D_OUT" || echo 'no audit line'); stderr: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+		fi
+		l=$(leftovers)
+		if [ -z "$l" ]; then ok sigterm-nothing-left; else bad sigterm-nothing-left "$l"; fi
 	else
-		bad sigterm-exit "status $D_RC after ${D_MS} ms (want 0 within 2000 ms); under load: $loaded"
+		bad sigterm-exit "$(why_start)"
 	fi
-	echo "# sigterm under load: received ${rx:-?} frames in ~1.5 s, exit after ${D_MS} ms"
-	if grep -q '^conservation: .*: holds$' "$D_OUT" && [ "${rx:-0}" -gt 1000 ]; then
-		ok sigterm-conservation
-	else
-		bad sigterm-conservation "$(grep '^conservation' "$D_OUT" || echo 'no conservation line') (received ${rx:-?}: a flood should bring thousands)"
-	fi
-	if grep -q '^audit: every frame came home$' "$D_OUT"; then
-		ok sigterm-audit
-	else
-		bad sigterm-audit "$(grep '^audit' "$D_OUT" || echo 'no audit line'); stderr: $(tail -3 "$D_ERR" | tr '\n' ' ')"
-	fi
-	l=$(leftovers)
-	if [ -z "$l" ]; then ok sigterm-nothing-left; else bad sigterm-nothing-left "$l"; fi
-else
-	bad sigterm-exit "$(why_start)"
-fi
-touch "$tmp/s4"
-wait_file "$tmp/sink4" 30
-stop_pid "$sink4"
-timing "sigterm under load"
+	touch "$tmp/s4"
+	wait_file "$tmp/sink4" 30
+	stop_pid "$sink4"
+	timing "sigterm under load"
+}
 
 # ---- 5. bad flags ----------------------------------------------------------------
 # bad_flag CASE STATUS REGEX [runner...] -- ARGS...: the daemon with ARGS
@@ -368,123 +391,131 @@ bad_flag() {
 	# Whatever a failing case left must not spoil the next one.
 	[ -n "$l" ] && { ip -n "$dut" link set vd xdp off 2>/dev/null; ip -n "$dut" link del $tun 2>/dev/null; }
 }
-bad_flag unknown-interface 1 "nosuchif0" -- --dev nosuchif0 --tun $tun
-bad_flag missing-queue 1 "vd has RX queues 0-0, not queue 5" -- --dev vd --tun $tun --queues 5
-bad_flag cpu-out-of-range 2 "CPU 99 is not online" -- --dev vd --tun $tun --cpus 99
-bad_flag rx-size-not-power-of-two 2 "rx-size: 1000 is not a power of two" -- --dev vd --tun $tun --rx-size 1000
-bad_flag frames-too-few 2 "frames 256 cannot cover the fill ring" -- --dev vd --tun $tun --frames 256
-bad_flag tun-name-too-long 2 "longer than 15 characters" -- --dev vd --tun ucm-tun-name-16c
-bad_flag unknown-steer 2 "unknown policy 'sideways'" -- --dev vd --tun $tun --steer sideways
-bad_flag missing-dev 2 "--dev IFACE and --tun NAME are required" -- --tun $tun
-bad_flag copy-and-zero-copy 2 "exclude each other" -- --dev vd --tun $tun --copy --zero-copy
-bad_flag no-hold-coalescing 2 "--no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce" -- --dev vd --tun $tun --no-hold
-bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2
-if command -v setpriv > /dev/null; then
-	bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vd --tun $tun
-else
-	skip bad-flag-not-root "no setpriv to drop root with"
-fi
-# veth has no zero-copy: asked for explicitly, that is an error naming it.
-bad_flag zero-copy-unsupported 1 "[Zz]ero-copy|copy mode" -- --dev vd --tun $tun --zero-copy
-# The tun name is a device of another kind: fails after the program and the
-# sockets are up, which must all go again.
-bad_flag tun-name-taken 1 "device lo exists and is not a tun" -- --dev vd --tun lo
-# An MTU over what a frame holds: said with the fix before anything is
-# attached; one the driver refuses (veth: its peer's) names the MTU too.
-if ip -n "$dut" link set vd mtu 9000; then
-	bad_flag iface-mtu-over-frame 1 "vd's MTU 9000 is more than a 4096-byte frame holds .*ip link set dev vd mtu 3818" -- --dev vd --tun $tun
-	ip -n "$dut" link set vd mtu 1500
-else
-	bad bad-flag-iface-mtu-over-frame "cannot set vd's MTU to 9000"
-fi
-if ip -n "$gen" link set vg mtu 9000; then
-	bad_flag iface-mtu-over-driver 1 "cannot attach the XDP program to vd .*an MTU over the driver's limit for XDP" -- --dev vd --tun $tun
-	ip -n "$gen" link set vg mtu 1500
-else
-	bad bad-flag-iface-mtu-over-driver "cannot set vg's MTU to 9000"
-fi
+case_bad_flags() {
+	bad_flag unknown-interface 1 "nosuchif0" -- --dev nosuchif0 --tun $tun
+	bad_flag missing-queue 1 "vd has RX queues 0-0, not queue 5" -- --dev vd --tun $tun --queues 5
+	bad_flag cpu-out-of-range 2 "CPU 99 is not online" -- --dev vd --tun $tun --cpus 99
+	bad_flag rx-size-not-power-of-two 2 "rx-size: 1000 is not a power of two" -- --dev vd --tun $tun --rx-size 1000
+	bad_flag frames-too-few 2 "frames 256 cannot cover the fill ring" -- --dev vd --tun $tun --frames 256
+	bad_flag tun-name-too-long 2 "longer than 15 characters" -- --dev vd --tun ucm-tun-name-16c
+	bad_flag unknown-steer 2 "unknown policy 'sideways'" -- --dev vd --tun $tun --steer sideways
+	bad_flag missing-dev 2 "--dev IFACE and --tun NAME are required" -- --tun $tun
+	bad_flag copy-and-zero-copy 2 "exclude each other" -- --dev vd --tun $tun --copy --zero-copy
+	bad_flag no-hold-coalescing 2 "--no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce" -- --dev vd --tun $tun --no-hold
+	bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2
+	if command -v setpriv > /dev/null; then
+		bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vd --tun $tun
+	else
+		skip bad-flag-not-root "no setpriv to drop root with"
+	fi
+	# veth has no zero-copy: asked for explicitly, that is an error naming it.
+	bad_flag zero-copy-unsupported 1 "[Zz]ero-copy|copy mode" -- --dev vd --tun $tun --zero-copy
+	# The tun name is a device of another kind: fails after the program and the
+	# sockets are up, which must all go again.
+	bad_flag tun-name-taken 1 "device lo exists and is not a tun" -- --dev vd --tun lo
+	# An MTU over what a frame holds: said with the fix before anything is
+	# attached; one the driver refuses (veth: its peer's) names the MTU too.
+	if ip -n "$dut" link set vd mtu 9000; then
+		bad_flag iface-mtu-over-frame 1 "vd's MTU 9000 is more than a 4096-byte frame holds .*ip link set dev vd mtu 3818" -- --dev vd --tun $tun
+		ip -n "$dut" link set vd mtu 1500
+	else
+		bad bad-flag-iface-mtu-over-frame "cannot set vd's MTU to 9000"
+	fi
+	if ip -n "$gen" link set vg mtu 9000; then
+		bad_flag iface-mtu-over-driver 1 "cannot attach the XDP program to vd .*an MTU over the driver's limit for XDP" -- --dev vd --tun $tun
+		ip -n "$gen" link set vg mtu 1500
+	else
+		bad bad-flag-iface-mtu-over-driver "cannot set vg's MTU to 9000"
+	fi
+	timing "bad flags"
+}
 
 # Somebody else's XDP program on vd: ucpumapd says so and leaves it alone;
 # with --replace it takes over, and takes its own program off at the end.
-cat > "$tmp/foreign.c" <<'EOF'
+case_foreign_program() {
+	local rc prog devs why l
+	cat > "$tmp/foreign.c" <<'EOF'
 #include <linux/bpf.h>
 __attribute__((section("xdp"), used)) int foreign_pass(struct xdp_md *ctx) { return XDP_PASS; }
 char _license[] __attribute__((section("license"), used)) = "GPL";
 EOF
-xdp_prog() {	# the name of the XDP program on vd, if any
-	ip -n "$dut" link show vd | sed -n 's/.*prog\/xdp id [0-9]* name \([^ ]*\).*/\1/p'
-}
-if ! clang -O2 -target bpf -I/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)" \
-	-c "$tmp/foreign.c" -o "$tmp/foreign.o" > "$tmp/foreign.log" 2>&1 ||
-   ! ip -n "$dut" link set vd xdp obj "$tmp/foreign.o" sec xdp 2>> "$tmp/foreign.log"; then
-	skip bad-flag-foreign-program "cannot attach a program of our own making: $(tail -2 "$tmp/foreign.log" | tr '\n' ' ')"
-	skip replace-foreign-program "no foreign program"
-else
-	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --duration 5 > "$tmp/bf.out" 2> "$tmp/bf.err"
-	rc=$?
-	prog=$(xdp_prog)
-	devs=$(ip -n "$dut" -o link show | awk -F': ' '{ sub(/@.*/, "", $2); if ($2 != "lo" && $2 != "vd") print $2 }')
-	if [ $rc = 1 ] && grep -q "vd already runs XDP program foreign_pass" "$tmp/bf.err" &&
-	   [ "$prog" = foreign_pass ] && [ -z "$devs" ]; then
-		ok bad-flag-foreign-program
-		echo "#   exit $rc: $(head -1 "$tmp/bf.err")"
+	xdp_prog() {	# the name of the XDP program on vd, if any
+		ip -n "$dut" link show vd | sed -n 's/.*prog\/xdp id [0-9]* name \([^ ]*\).*/\1/p'
+	}
+	if ! clang -O2 -target bpf -I/usr/include/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)" \
+		-c "$tmp/foreign.c" -o "$tmp/foreign.o" > "$tmp/foreign.log" 2>&1 ||
+	   ! ip -n "$dut" link set vd xdp obj "$tmp/foreign.o" sec xdp 2>> "$tmp/foreign.log"; then
+		skip bad-flag-foreign-program "cannot attach a program of our own making: $(tail -2 "$tmp/foreign.log" | tr '\n' ' ')"
+		skip replace-foreign-program "no foreign program"
 	else
-		bad bad-flag-foreign-program "exit $rc (want 1), said: $(head -2 "$tmp/bf.err" | tr '\n' ' '); program on vd now: '${prog:-none}' (want foreign_pass)${devs:+; devices left: $devs}"
-	fi
-	if start_daemon replace --cpus 0,1 --replace --duration 20; then
+		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --duration 5 > "$tmp/bf.out" 2> "$tmp/bf.err"
+		rc=$?
 		prog=$(xdp_prog)
-		stop_daemon
-		why=$(final_ok)
-		l=$(leftovers)
-		if [ "$prog" = ucm_xdp_steer ] && [ -z "$why$l" ]; then
-			ok replace-foreign-program
+		devs=$(ip -n "$dut" -o link show | awk -F': ' '{ sub(/@.*/, "", $2); if ($2 != "lo" && $2 != "vd") print $2 }')
+		if [ $rc = 1 ] && grep -q "vd already runs XDP program foreign_pass" "$tmp/bf.err" &&
+		   [ "$prog" = foreign_pass ] && [ -z "$devs" ]; then
+			ok bad-flag-foreign-program
+			echo "#   exit $rc: $(head -1 "$tmp/bf.err")"
 		else
-			bad replace-foreign-program "with --replace, the program on vd was '${prog:-none}' (want ucm_xdp_steer); $why $l"
+			bad bad-flag-foreign-program "exit $rc (want 1), said: $(head -2 "$tmp/bf.err" | tr '\n' ' '); program on vd now: '${prog:-none}' (want foreign_pass)${devs:+; devices left: $devs}"
 		fi
-	else
-		bad replace-foreign-program "$(why_start)"
+		if start_daemon replace --cpus 0,1 --replace --duration 20; then
+			prog=$(xdp_prog)
+			stop_daemon
+			why=$(final_ok)
+			l=$(leftovers)
+			if [ "$prog" = ucm_xdp_steer ] && [ -z "$why$l" ]; then
+				ok replace-foreign-program
+			else
+				bad replace-foreign-program "with --replace, the program on vd was '${prog:-none}' (want ucm_xdp_steer); $why $l"
+			fi
+		else
+			bad replace-foreign-program "$(why_start)"
+		fi
+		ip -n "$dut" link set vd xdp off 2>/dev/null
 	fi
-	ip -n "$dut" link set vd xdp off 2>/dev/null
-fi
-timing "bad flags"
+	timing "foreign program"
+}
 
 # ---- 6. malformed frames ---------------------------------------------------------
-bg "$dut" "$tmp/sink6.log" "$PY" "$helper" sink --ports 9100,9101 \
-	--ready "$tmp/r6" --stop "$tmp/s6" --out "$tmp/sink6" --timeout 30
-sink6=$last
-wait_file "$tmp/r6" 50
-if start_daemon malformed --cpus 0,1 --stats-json "$tmp/mal.json" --interval 0 --duration 30; then
-	in_gen "$PY" "$helper" malformed --ifname vg --dst-mac "$vdmac" --src-mac "$vgmac" \
-		--src $G4 --dst $D4 --src6 $G6 --dst6 $D6 --count 100 --rate 3000 > "$tmp/mal.sent" 2>&1
-	sleep 0.3
-	alive=yes
-	kill -0 "$dpid" 2>/dev/null || alive=no
-	touch "$tmp/s6"
-	wait_file "$tmp/sink6" 30
-	stop_pid "$sink6"
-	stop_daemon
-	if [ ! -s "$tmp/mal.sent" ] || ! jget "$tmp/mal.sent" 'd["valid"]' > /dev/null; then
-		bad malformed "the raw sender failed: $(tail -3 "$tmp/mal.sent" | tr '\n' ' ')"
-	else
-		S() { jget "$tmp/mal.sent" "d['$1']"; }
-		J() { jget "$tmp/mal.json" "d['worker_drop_reasons']['$1']"; }
-		if [ $alive = yes ]; then
-			ok malformed-keeps-running
+case_malformed() {
+	local sink6 alive valid vgot leak verdict r err why
+	bg "$dut" "$tmp/sink6.log" "$PY" "$helper" sink --ports 9100,9101 \
+		--ready "$tmp/r6" --stop "$tmp/s6" --out "$tmp/sink6" --timeout 30
+	sink6=$last
+	wait_file "$tmp/r6" 50
+	if start_daemon malformed --cpus 0,1 --stats-json "$tmp/mal.json" --interval 0 --duration 30; then
+		in_gen "$PY" "$helper" malformed --ifname vg --dst-mac "$vdmac" --src-mac "$vgmac" \
+			--src $G4 --dst $D4 --src6 $G6 --dst6 $D6 --count 100 --rate 3000 > "$tmp/mal.sent" 2>&1
+		sleep 0.3
+		alive=yes
+		kill -0 "$dpid" 2>/dev/null || alive=no
+		touch "$tmp/s6"
+		wait_file "$tmp/sink6" 30
+		stop_pid "$sink6"
+		stop_daemon
+		if [ ! -s "$tmp/mal.sent" ] || ! jget "$tmp/mal.sent" 'd["valid"]' > /dev/null; then
+			bad malformed "the raw sender failed: $(tail -3 "$tmp/mal.sent" | tr '\n' ' ')"
 		else
-			bad malformed-keeps-running "ucpumapd died (status $D_RC): $(tail -3 "$D_ERR" | tr '\n' ' ')"
-		fi
-		valid=$(S valid)
-		vgot=$(jget "$tmp/sink6" "d['per_port'].get('9100', 0)")
-		leak=$(jget "$tmp/sink6" "d['per_port'].get('9101', 0)")
-		if [ "$vgot" = "$valid" ] && [ "$leak" = 0 ]; then
-			ok malformed-valid-traffic
-		else
-			bad malformed-valid-traffic "$valid valid datagrams sent among the broken frames, ${vgot:-?} arrived; ${leak:-?} broken ones reached a socket"
-		fi
-		# Every drop reason counted exactly as often as its frames were
-		# sent, and the daemon received exactly the valid and the
-		# IP-shaped ones: non-IP and cut-short frames are the kernel's.
-		verdict=$("$PY" - "$tmp/mal.sent" "$tmp/mal.json" <<'PY'
+			S() { jget "$tmp/mal.sent" "d['$1']"; }
+			J() { jget "$tmp/mal.json" "d['worker_drop_reasons']['$1']"; }
+			if [ $alive = yes ]; then
+				ok malformed-keeps-running
+			else
+				bad malformed-keeps-running "ucpumapd died (status $D_RC): $(tail -3 "$D_ERR" | tr '\n' ' ')"
+			fi
+			valid=$(S valid)
+			vgot=$(jget "$tmp/sink6" "d['per_port'].get('9100', 0)")
+			leak=$(jget "$tmp/sink6" "d['per_port'].get('9101', 0)")
+			if [ "$vgot" = "$valid" ] && [ "$leak" = 0 ]; then
+				ok malformed-valid-traffic
+			else
+				bad malformed-valid-traffic "$valid valid datagrams sent among the broken frames, ${vgot:-?} arrived; ${leak:-?} broken ones reached a socket"
+			fi
+			# Every drop reason counted exactly as often as its frames were
+			# sent, and the daemon received exactly the valid and the
+			# IP-shaped ones: non-IP and cut-short frames are the kernel's.
+			verdict=$("$PY" - "$tmp/mal.sent" "$tmp/mal.json" <<'PY'
 import json, sys
 sent = json.loads(open(sys.argv[1]).read())
 d = json.loads([l for l in open(sys.argv[2]) if l.strip()][-1])
@@ -503,103 +534,117 @@ print("rx", "ok" if d["rx"] == steered else
       "ucpumapd received %d frames, want %d (the valid and IP-shaped ones); the kernel's: %s"
       % (d["rx"], steered, ", ".join(kernel)))
 PY
-)
-		r=$(sed -n 's/^reasons //p' <<< "$verdict")
-		if [ "$r" = ok ]; then ok malformed-counted-by-reason; else bad malformed-counted-by-reason "${r:-no verdict}"; fi
-		r=$(sed -n 's/^rx //p' <<< "$verdict")
-		if [ "$r" = ok ] && [ "$(J non_ip)" = 0 ] && [ "$(J runt)" = 0 ]; then
-			ok malformed-non-ip-not-received
-		else
-			bad malformed-non-ip-not-received "${r:-no verdict}; counted non_ip $(J non_ip), runt $(J runt)"
+	)
+			r=$(sed -n 's/^reasons //p' <<< "$verdict")
+			if [ "$r" = ok ]; then ok malformed-counted-by-reason; else bad malformed-counted-by-reason "${r:-no verdict}"; fi
+			r=$(sed -n 's/^rx //p' <<< "$verdict")
+			if [ "$r" = ok ] && [ "$(J non_ip)" = 0 ] && [ "$(J runt)" = 0 ]; then
+				ok malformed-non-ip-not-received
+			else
+				bad malformed-non-ip-not-received "${r:-no verdict}; counted non_ip $(J non_ip), runt $(J runt)"
+			fi
+			why=$(final_ok)
+			if [ -z "$why" ]; then ok malformed-conservation; else bad malformed-conservation "$why"; fi
+			err=$(S runt10_error)
+			if [ "$(S runt10)" = 0 ]; then
+				skip malformed-runt "the kernel will not send a 10-byte frame on Ethernet ($err from an AF_PACKET socket): a frame shorter than its 14-byte header cannot be made here. Cut-short frames were sent instead (14-byte Ethernet-only, a 16-byte half VLAN tag, a 10-byte IPv4 header): the XDP program passes them to the kernel, and ucpumapd did not receive them (malformed-non-ip-not-received)"
+			elif [ "$(sed -n 's/^rx //p' <<< "$verdict")" = ok ]; then
+				ok malformed-runt
+			else
+				bad malformed-runt "a 10-byte frame went out; see malformed-non-ip-not-received"
+			fi
 		fi
-		why=$(final_ok)
-		if [ -z "$why" ]; then ok malformed-conservation; else bad malformed-conservation "$why"; fi
-		err=$(S runt10_error)
-		if [ "$(S runt10)" = 0 ]; then
-			skip malformed-runt "the kernel will not send a 10-byte frame on Ethernet ($err from an AF_PACKET socket): a frame shorter than its 14-byte header cannot be made here. Cut-short frames were sent instead (14-byte Ethernet-only, a 16-byte half VLAN tag, a 10-byte IPv4 header): the XDP program passes them to the kernel, and ucpumapd did not receive them (malformed-non-ip-not-received)"
-		elif [ "$(sed -n 's/^rx //p' <<< "$verdict")" = ok ]; then
-			ok malformed-runt
-		else
-			bad malformed-runt "a 10-byte frame went out; see malformed-non-ip-not-received"
-		fi
+	else
+		bad malformed "$(why_start)"
+		touch "$tmp/s6"
+		stop_pid "$sink6"
 	fi
-else
-	bad malformed "$(why_start)"
-	touch "$tmp/s6"
-	stop_pid "$sink6"
-fi
-timing "malformed frames"
+	timing "malformed frames"
+}
 
 # ---- 7. one instance per interface; SIGKILL and restart ---------------------------
 # A second instance on a served interface is refused before it touches
 # anything, naming the holder; the first keeps forwarding.
-if start_daemon first --cpus 0,1 --duration 30; then
-	first=$dpid
-	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ${tun}b --duration 5 \
-		> "$tmp/second.out" 2> "$tmp/second.err"
-	rc=$?
-	if [ $rc = 1 ] && grep -Eq "vd is served already: XDP link [0-9]+ runs our ucm_xdp_steer \(id [0-9]+\), held by pid $first \(ucpumapd\)" "$tmp/second.err" &&
-	   ! ip -n "$dut" link show ${tun}b > /dev/null 2>&1; then
-		ok second-instance-refused
-		echo "#   $(head -1 "$tmp/second.err")"
+case_second_instance() {
+	local first rc why
+	if start_daemon first --cpus 0,1 --duration 30; then
+		first=$dpid
+		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ${tun}b --duration 5 \
+			> "$tmp/second.out" 2> "$tmp/second.err"
+		rc=$?
+		if [ $rc = 1 ] && grep -Eq "vd is served already: XDP link [0-9]+ runs our ucm_xdp_steer \(id [0-9]+\), held by pid $first \(ucpumapd\)" "$tmp/second.err" &&
+		   ! ip -n "$dut" link show ${tun}b > /dev/null 2>&1; then
+			ok second-instance-refused
+			echo "#   $(head -1 "$tmp/second.err")"
+		else
+			bad second-instance-refused "exit $rc (want 1), said: $(head -2 "$tmp/second.err" | tr '\n' ' ')(want the link, our program and pid $first)"
+		fi
+		why=$(exact_ipv4 first $D4 $G4)
+		stop_daemon
+		why="$why$(final_ok)"
+		if [ -z "$why" ]; then ok second-instance-first-forwards; else bad second-instance-first-forwards "$why"; fi
 	else
-		bad second-instance-refused "exit $rc (want 1), said: $(head -2 "$tmp/second.err" | tr '\n' ' ')(want the link, our program and pid $first)"
+		bad second-instance-refused "$(why_start)"
 	fi
-	why=$(exact_ipv4 first $D4 $G4)
-	stop_daemon
-	why="$why$(final_ok)"
-	if [ -z "$why" ]; then ok second-instance-first-forwards; else bad second-instance-first-forwards "$why"; fi
-else
-	bad second-instance-refused "$(why_start)"
-fi
+}
 
 # SIGKILL: the kernel takes the program off with the link's last fd.
-if start_daemon killed --cpus 0,1 --duration 30; then
-	kill -9 "$dpid"
-	lib_wait "$dpid" 2>/dev/null
-	dpid=
-	if ip -n "$dut" link show vd | grep -q ' xdp'; then
-		bad sigkill-leaves-no-program "after SIGKILL: $(ip -n "$dut" link show vd | grep -o 'prog/xdp.*')"
-		ip -n "$dut" link set vd xdp off
+case_sigkill() {
+	local why
+	if start_daemon killed --cpus 0,1 --duration 30; then
+		kill -9 "$dpid"
+		lib_wait "$dpid" 2>/dev/null
+		dpid=
+		if ip -n "$dut" link show vd | grep -q ' xdp'; then
+			bad sigkill-leaves-no-program "after SIGKILL: $(ip -n "$dut" link show vd | grep -o 'prog/xdp.*')"
+			ip -n "$dut" link set vd xdp off
+		else
+			ok sigkill-leaves-no-program
+		fi
+		if start_daemon restart --cpus 0,1 --duration 30; then
+			why=$(exact_ipv4 restart $D4 $G4)
+			stop_daemon
+			why="$why$(final_ok)$(leftovers)"
+			if [ -z "$why" ]; then ok restart-delivers; else bad restart-delivers "$why"; fi
+		else
+			bad restart-delivers "the restart failed: $(why_start)"
+		fi
 	else
-		ok sigkill-leaves-no-program
+		bad sigkill-leaves-no-program "$(why_start)"
 	fi
-	if start_daemon restart --cpus 0,1 --duration 30; then
-		why=$(exact_ipv4 restart $D4 $G4)
-		stop_daemon
-		why="$why$(final_ok)$(leftovers)"
-		if [ -z "$why" ]; then ok restart-delivers; else bad restart-delivers "$why"; fi
-	else
-		bad restart-delivers "the restart failed: $(why_start)"
-	fi
-else
-	bad sigkill-leaves-no-program "$(why_start)"
-fi
+}
 
 # A stale program of ours attached the old way (netlink, as versions
 # before 0.3 did, left behind by a SIGKILL) is replaced, and said so.
-if ! ip -n "$dut" link set vd xdp obj "$bpf_obj" sec xdp 2> "$tmp/stale.log"; then
-	skip restart-replaces-stale-netlink "ip cannot attach $bpf_obj: $(tail -1 "$tmp/stale.log")"
-elif start_daemon stale --cpus 0,1 --duration 30; then
-	why=$(exact_ipv4 stale $D4 $G4)
-	stop_daemon
-	why="$why$(final_ok)$(leftovers)"
-	grep -Eiq 'replacing our stale XDP program' "$D_ERR" ||
-		why="$why the restarted ucpumapd replaced the stale program without a word (stderr: '$(head -3 "$D_ERR" | tr '\n' ' ')')"
-	if [ -z "$why" ]; then ok restart-replaces-stale-netlink; else bad restart-replaces-stale-netlink "$why"; fi
-else
-	bad restart-replaces-stale-netlink "$(why_start)"
-fi
-timing restart
+case_restart_stale() {
+	local why
+	if ! ip -n "$dut" link set vd xdp obj "$bpf_obj" sec xdp 2> "$tmp/stale.log"; then
+		skip restart-replaces-stale-netlink "ip cannot attach $bpf_obj: $(tail -1 "$tmp/stale.log")"
+	elif start_daemon stale --cpus 0,1 --duration 30; then
+		why=$(exact_ipv4 stale $D4 $G4)
+		stop_daemon
+		why="$why$(final_ok)$(leftovers)"
+		grep -Eiq 'replacing our stale XDP program' "$D_ERR" ||
+			why="$why the restarted ucpumapd replaced the stale program without a word (stderr: '$(head -3 "$D_ERR" | tr '\n' ' ')')"
+		if [ -z "$why" ]; then ok restart-replaces-stale-netlink; else bad restart-replaces-stale-netlink "$why"; fi
+	else
+		bad restart-replaces-stale-netlink "$(why_start)"
+	fi
+	timing restart
+}
 
 # ---- the end: nothing left ---------------------------------------------------------
-l=$(leftovers)
-lib_cleanup_check	# the logs go to $UCM_KEEP here, when it is set
-if [ -z "$l" ] && [ -z "$lib_left" ]; then
-	ok nothing-left
-else
-	bad nothing-left "${l:-}${lib_left:+ after the cleanup: $lib_left}"
-fi
-now=$(date +%s%N)
-printf '# total: %d.%02d s\n' $(((now - T0) / 1000000000)) $(((now - T0) / 10000000 % 100))
-exit 0
+case_nothing_left() {
+	local l now
+	l=$(leftovers)
+	lib_cleanup_check	# the logs go to $UCM_KEEP here, when it is set
+	if [ -z "$l" ] && [ -z "$lib_left" ]; then
+		ok nothing-left
+	else
+		bad nothing-left "${l:-}${lib_left:+ after the cleanup: $lib_left}"
+	fi
+	now=$(date +%s%N)
+	printf '# total: %d.%02d s\n' $(((now - T0) / 1000000000)) $(((now - T0) / 10000000 % 100))
+}
+
+lib_run_cases "$@"

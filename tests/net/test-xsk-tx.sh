@@ -14,10 +14,20 @@
 # wait or sleep returns 0 when it times out; the default frames_per_queue
 # covers the default rings, 4096 does not.
 #
+#   direct         20000 datagrams, each read once, direct bulk recycling
+#                  on; with it frames-default, idle-wait, dry-sleep and
+#                  direct-share
+#   no-direct      the same with it off; no-direct-share
+#   csum           the same with TX metadata (Linux 6.11): checksums left
+#                  to the kernel, 4 packets without room refused and home
+#   ring-full      one post of 4096 onto a ring of 1024
+#   close-reclaims-tx  frames still on the TX ring at the close come home
+#
 # Root. One PASS/FAIL line per case; the namespaces go on exit.
 set -u
 BUILD=${BUILD:-build}
 name=test-xsk-tx
+cases="direct no-direct csum ring-full close-reclaims-tx"
 prog=$BUILD/tests/progs/xsk_tx
 a=ucmta$$
 b=ucmtb$$
@@ -26,14 +36,16 @@ cd "$(dirname "$0")/../.."
 rpid=
 lib_on_exit '[ -n "$rpid" ] && kill "$rpid" 2> /dev/null && wait "$rpid" 2> /dev/null'
 
-skip_unless_root "namespaces, AF_XDP"
-[ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
-veth_pair "$a" "$b" va vb 10.203.0.1/24 10.203.0.2/24 || {
-	bad setup "cannot build the namespaces"
-	exit 0
+setup() {
+	skip_unless_root "namespaces, AF_XDP"
+	[ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
+	veth_pair "$a" "$b" va vb 10.203.0.1/24 10.203.0.2/24 || {
+		bad setup "cannot build the namespaces"
+		exit 0
+	}
+	smac=$(mac_of "$a" va)
+	dmac=$(mac_of "$b" vb)
 }
-smac=$(mac_of "$a" va)
-dmac=$(mac_of "$b" vb)
 
 # recv_start: a socket that reads everything; on SIGTERM it prints the
 # datagrams read, the distinct sequence numbers and the duplicates.
@@ -83,18 +95,14 @@ run() {	# mode count
 		> "$tmp/out" 2> "$tmp/err"
 }
 
-modes="direct no-direct csum"
-if ! kernel_at_least 6 11; then
-	echo "SKIP: $name/csum: Linux $(uname -r) takes no AF_XDP TX metadata (6.11 does)"
-	modes="direct no-direct"
-fi
-for mode in $modes; do
+# mode_case MODE: 20000 datagrams through the TX ring in MODE.
+mode_case() {
+	local mode=$1 rc total= uniq= dups d
 	rm -f "$tmp/recv"	# never the last mode's result
-	recv_start || { bad "$mode" "the reader did not start"; continue; }
+	recv_start || { bad "$mode" "the reader did not start"; return; }
 	run "$mode" 20000
 	rc=$?
 	recv_stop
-	total= uniq=
 	read -r total uniq dups < "$tmp/recv"
 	if [ "$rc" -ne 0 ] || [ "$(val close)" != 0 ]; then
 		bad "$mode" "exit $rc, close $(val close): $(head -c 300 "$tmp/err")"
@@ -110,28 +118,7 @@ for mode in $modes; do
 	else
 		ok "$mode: 20000 read once each, 20000 completed, close audited"
 	fi
-	if [ "$mode" = direct ]; then
-		if [ "$(val open_4096)" = -22 ] && grep -q "4096 frames per queue cannot cover" "$tmp/err"; then
-			ok "frames-default: 4096 frames refused with the default rings, the default (8192) opens"
-		else
-			bad frames-default "open with 4096 frames: $(val open_4096): $(head -c 300 "$tmp/err")"
-		fi
-		if [ "$(val wait_idle)" = 0 ] && [ "$(val sleep_idle)" = 0 ] &&
-			[ "$(val sleep_many)" = -22 ]; then
-			ok "idle-wait: wait and sleep time out with 0, too many channels -EINVAL"
-		else
-			bad idle-wait "wait $(val wait_idle), sleep $(val sleep_idle), sleep_many $(val sleep_many)"
-		fi
-		# The pool dry: a sleep of 200 ms is cut to about 1 (50 leaves
-		# room for a loaded machine's scheduling); fed again, a sleep of
-		# 50 ms lasts (40: poll's own slack is far less).
-		if [ "$(val dry_sleep)" = 0 ] && [ "$(val dry_sleep_ms)" -lt 50 ] &&
-			[ "$(val fed_sleep)" = 0 ] && [ "$(val fed_sleep_ms)" -ge 40 ]; then
-			ok "dry-sleep: the pool dry, a 200 ms sleep lasted $(val dry_sleep_ms) ms; fed, a 50 ms one $(val fed_sleep_ms) ms"
-		else
-			bad dry-sleep "the pool dry: sleep $(val dry_sleep) in $(val dry_sleep_ms) ms (want 0 in under 50); fed: $(val fed_sleep) in $(val fed_sleep_ms) ms (want 0 in 40 or more)"
-		fi
-	fi
+	[ "$mode" = direct ] && direct_extras
 	d=$(val direct)
 	# The share depends on how full the owner's cache is when a bulk comes
 	# home (50-90% seen here); the switch is what must show: some with it,
@@ -145,25 +132,68 @@ for mode in $modes; do
 	else
 		bad "$mode-share" "direct $d of 20000"
 	fi
-done
+}
+
+# What xsk_tx checks besides in direct mode: the frames per queue, the
+# idle waits, a sleep with the pool dry.
+direct_extras() {
+	if [ "$(val open_4096)" = -22 ] && grep -q "4096 frames per queue cannot cover" "$tmp/err"; then
+		ok "frames-default: 4096 frames refused with the default rings, the default (8192) opens"
+	else
+		bad frames-default "open with 4096 frames: $(val open_4096): $(head -c 300 "$tmp/err")"
+	fi
+	if [ "$(val wait_idle)" = 0 ] && [ "$(val sleep_idle)" = 0 ] &&
+		[ "$(val sleep_many)" = -22 ]; then
+		ok "idle-wait: wait and sleep time out with 0, too many channels -EINVAL"
+	else
+		bad idle-wait "wait $(val wait_idle), sleep $(val sleep_idle), sleep_many $(val sleep_many)"
+	fi
+	# The pool dry: a sleep of 200 ms is cut to about 1 (50 leaves
+	# room for a loaded machine's scheduling); fed again, a sleep of
+	# 50 ms lasts (40: poll's own slack is far less).
+	if [ "$(val dry_sleep)" = 0 ] && [ "$(val dry_sleep_ms)" -lt 50 ] &&
+		[ "$(val fed_sleep)" = 0 ] && [ "$(val fed_sleep_ms)" -ge 40 ]; then
+		ok "dry-sleep: the pool dry, a 200 ms sleep lasted $(val dry_sleep_ms) ms; fed, a 50 ms one $(val fed_sleep_ms) ms"
+	else
+		bad dry-sleep "the pool dry: sleep $(val dry_sleep) in $(val dry_sleep_ms) ms (want 0 in under 50); fed: $(val fed_sleep) in $(val fed_sleep_ms) ms (want 0 in 40 or more)"
+	fi
+}
+
+case_direct() { mode_case direct; }
+case_no_direct() { mode_case no-direct; }
+case_csum() {
+	if ! kernel_at_least 6 11; then
+		echo "SKIP: $name/csum: Linux $(uname -r) takes no AF_XDP TX metadata (6.11 does)"
+		return
+	fi
+	mode_case csum
+}
 
 # One post of 4096 onto a ring of 1024: 1024 taken, 3072 counted and kept
 # by the caller (which returns them), the 1024 completed.
-run full 4096
-rc=$?
-if [ "$rc" -eq 0 ] && [ "$(val sent)" = 1024 ] && [ "$(val ring_full)" = 3072 ] &&
-	[ "$(val completed)" = 1024 ] && [ "$(val close)" = 0 ]; then
-	ok "ring-full: 1024 taken, 3072 counted, all home"
-else
-	bad ring-full "exit $rc: $(tr '\n' ' ' < "$tmp/out") $(head -c 300 "$tmp/err")"
-fi
+case_ring_full() {
+	local rc
+	run full 4096
+	rc=$?
+	if [ "$rc" -eq 0 ] && [ "$(val sent)" = 1024 ] && [ "$(val ring_full)" = 3072 ] &&
+		[ "$(val completed)" = 1024 ] && [ "$(val close)" = 0 ]; then
+		ok "ring-full: 1024 taken, 3072 counted, all home"
+	else
+		bad ring-full "exit $rc: $(tr '\n' ' ' < "$tmp/out") $(head -c 300 "$tmp/err")"
+	fi
+}
 
 # Frames still on the TX ring when the socket goes: close takes them back,
 # and proves they are exactly the ones the kernel held.
-run leave 1024
-rc=$?
-if [ "$rc" -eq 0 ] && [ "$(val pending)" -gt 0 ] && [ "$(val close)" = 0 ]; then
-	ok "close-reclaims-tx: $(val pending) frames the kernel held came home"
-else
-	bad close-reclaims-tx "exit $rc: $(tr '\n' ' ' < "$tmp/out") $(head -c 300 "$tmp/err")"
-fi
+case_close_reclaims_tx() {
+	local rc
+	run leave 1024
+	rc=$?
+	if [ "$rc" -eq 0 ] && [ "$(val pending)" -gt 0 ] && [ "$(val close)" = 0 ]; then
+		ok "close-reclaims-tx: $(val pending) frames the kernel held came home"
+	else
+		bad close-reclaims-tx "exit $rc: $(tr '\n' ' ' < "$tmp/out") $(head -c 300 "$tmp/err")"
+	fi
+}
+
+lib_run_cases "$@"

@@ -2,13 +2,37 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # AF_XDP receive path on a veth pair between two namespaces: the steering
-# program, the XSK socket, the RX thread and the cpumap (xsk_rx.c), with UDP
-# sent by an ordinary socket from the peer namespace, in native and in
-# generic (skb) XDP mode. Then: SIGKILL leaves no program (the kernel takes
-# it off with the bpf_link) and a restart works; nothing is left attached.
+# program, the XSK socket, the RX thread and the cpumap
+# (tests/progs/xsk_rx.c), with UDP sent by an ordinary socket from the peer
+# namespace, in native and in generic (skb) XDP mode. Then: SIGKILL leaves
+# no program (the kernel takes it off with the bpf_link) and a restart
+# works; nothing is left attached.
+#
+#   recv                receive, steer, shut down: xsk_rx's own lines
+#   no-program-left     after recv, nothing attached to vd
+#   generic-mode        the same in generic (skb) mode
+#   app-callbacks       the application's steering and verdict callbacks
+#   own-program         the application's own XDP program and XSKMAP, kept
+#   own-program-detached    after it, nothing attached to vd
+#   rx-thread-fault     an RX thread that fails while running (the
+#                       library's debug switch): ucm_dp__check() names it
+#                       within a second, and the stop still accounts for
+#                       every packet and frame
+#   rx-thread-fault-own     the same with the application's XSKMAP: the
+#                       failed thread's socket is out of it
+#   rx-thread-fault-at-start    the RX thread failing at its first poll,
+#                       while ucm_dp__start() fills the map: not put back
+#   stop-drains-ring    what waits on the RX ring at the stop is delivered
+#   own-fault-detached  after the two own-map fault cases, nothing attached
+#   busy-poll           UCM_DP_F_BUSY_POLL with the interrupts deferred
+#   no-program-after-sigkill    SIGKILL: the program goes with the link
+#   restart-after-sigkill       after it, a new run delivers
 set -u
 BUILD=${BUILD:-build}
 name=test-xsk
+cases="recv no-program-left generic-mode app-callbacks own-program own-program-detached
+rx-thread-fault rx-thread-fault-own rx-thread-fault-at-start stop-drains-ring own-fault-detached
+busy-poll no-program-after-sigkill restart-after-sigkill"
 prog=$BUILD/tests/progs/xsk_rx
 gen=ucmg$$
 dut=ucmd$$
@@ -16,12 +40,14 @@ cd "$(dirname "$0")/../.."
 . tests/lib.sh
 pid=
 
-skip_unless_root "namespaces, XDP"
-[ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
-# Full checksums on the wire, as a NIC would deliver them (veth_pair).
-veth_pair "$gen" "$dut" vg vd 10.201.0.1/24 10.201.0.2/24 || {
-	bad setup "cannot build the namespaces"
-	exit 0
+setup() {
+	skip_unless_root "namespaces, XDP"
+	[ -x "$prog" ] || { bad build "$prog is not built (make tests)"; exit 0; }
+	# Full checksums on the wire, as a NIC would deliver them (veth_pair).
+	veth_pair "$gen" "$dut" vg vd 10.201.0.1/24 10.201.0.2/24 || {
+		bad setup "cannot build the namespaces"
+		exit 0
+	}
 }
 
 send() {	# count: (flow, seq) datagrams from 16 source ports, paced
@@ -52,24 +78,32 @@ start() {	# count [skb]: wait for READY, at most 10 s
 	return 1
 }
 
-# 1. receive, steer, shut down
-if start 3000; then
-	send 3000
-	lib_wait "$pid"
-	rc=$?
-	pid=
-	grep -E '^(PASS|FAIL|SKIP): ' "$tmp/out"
-	[ $rc -ne 0 ] && ! grep -q '^FAIL' "$tmp/out" &&
-		bad run "xsk_rx exited $rc: $(tail -3 "$tmp/err")"
-else
-	bad start "xsk_rx did not get ready: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
-fi
-l=$(left_in "$dut" vd)
-if [ -n "$l" ]; then
-	bad no-program-left "$l"
-else
-	ok no-program-left
-fi
+# detached CASE: CASE passes when nothing is attached to vd.
+detached() {
+	local l
+	l=$(left_in "$dut" vd)
+	[ -z "$l" ] && ok "$1" || bad "$1" "$l"
+}
+
+case_recv() {
+	local rc
+	if start 3000; then
+		send 3000
+		lib_wait "$pid"
+		rc=$?
+		pid=
+		grep -E '^(PASS|FAIL|SKIP): ' "$tmp/out"
+		[ $rc -ne 0 ] && ! grep -q '^FAIL' "$tmp/out" &&
+			bad run "xsk_rx exited $rc: $(tail -3 "$tmp/err")"
+	else
+		bad start "xsk_rx did not get ready: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
+	fi
+}
+
+case_no_program_left() {
+	lib_need recv
+	detached no-program-left
+}
 
 # mode_case CASE MODE CHECK...: xsk_rx in MODE on 1000 datagrams; CASE
 # passes when each xsk_rx CHECK passed.
@@ -95,45 +129,69 @@ mode_case() {
 	fi
 }
 
-# 1b. the same in generic (skb) mode: metadata or the userspace policy
-mode_case generic-mode skb delivered steering frames-home
-# 1c. the application's steering and verdict callbacks (ucm_dp's options)
-mode_case app-callbacks app delivered app-steering app-verdict conservation frames-home
-# 1d. the application's own XDP program and XSKMAP, left in place
-mode_case own-program own delivered steering own-program-kept conservation frames-home
-l=$(left_in "$dut" vd)
-[ -z "$l" ] && ok own-program-detached || bad own-program-detached "$l"
-# 1e. an RX thread that fails while running (the library's debug switch):
+# Generic (skb) mode: metadata or the userspace policy.
+case_generic_mode() { mode_case generic-mode skb delivered steering frames-home; }
+# The application's steering and verdict callbacks (ucm_dp's options).
+case_app_callbacks() {
+	mode_case app-callbacks app delivered app-steering app-verdict conservation frames-home
+}
+# The application's own XDP program and XSKMAP, left in place.
+case_own_program() {
+	mode_case own-program own delivered steering own-program-kept conservation frames-home
+}
+case_own_program_detached() {
+	lib_need own-program
+	detached own-program-detached
+}
+# An RX thread that fails while running (the library's debug switch):
 # ucm_dp__check() names it within a second, and the stop still accounts
-# for every packet and frame
-mode_case rx-thread-fault fault delivered rx-fault conservation frames-home
-# 1f. the same with the application's XSKMAP: the failed thread's socket is
-# out of it (the queue's traffic goes to the kernel's stack, not to nobody)
-mode_case rx-thread-fault-own own-fault delivered rx-fault fault-unredirected own-program-kept conservation frames-home
-# 1f'. the same with the RX thread failing at its first poll, while
-# ucm_dp__start() puts the sockets into the map: it must not put it back
-mode_case rx-thread-fault-at-start own-start-fault rx-fault fault-unredirected own-program-kept conservation frames-home
-# 1g. what waits on the RX ring when the stop comes (the RX thread held
-# off it by the library's debug switch) is delivered by the stop
-mode_case stop-drains-ring drain drain delivered conservation frames-home
-l=$(left_in "$dut" vd)
-[ -z "$l" ] && ok own-fault-detached || bad own-fault-detached "$l"
-# 1h. busy polling (UCM_DP_F_BUSY_POLL), the device's interrupts deferred
-# as BENCHMARKS.md's NIC runbook has them: the socket carries the options,
-# the idle RX thread polls the device, and everything arrives
-vdsys=/sys/class/net/vd
-if ! ip netns exec "$dut" test -e $vdsys/napi_defer_hard_irqs; then
-	skip busy-poll "this kernel cannot defer a device's interrupts (no napi_defer_hard_irqs: before 5.10)"
-elif ip netns exec "$dut" sh -c "echo 2 > $vdsys/napi_defer_hard_irqs && echo 200000 > $vdsys/gro_flush_timeout"; then
-	mode_case busy-poll busy-poll delivered steering busy-poll conservation frames-home
-	ip netns exec "$dut" sh -c "echo 0 > $vdsys/napi_defer_hard_irqs; echo 0 > $vdsys/gro_flush_timeout"
-else
-	bad busy-poll "cannot defer vd's interrupts (napi_defer_hard_irqs, gro_flush_timeout)"
-fi
+# for every packet and frame.
+case_rx_thread_fault() {
+	mode_case rx-thread-fault fault delivered rx-fault conservation frames-home
+}
+# The same with the application's XSKMAP: the failed thread's socket is
+# out of it (the queue's traffic goes to the kernel's stack, not to nobody).
+case_rx_thread_fault_own() {
+	mode_case rx-thread-fault-own own-fault delivered rx-fault fault-unredirected \
+		own-program-kept conservation frames-home
+}
+# The same with the RX thread failing at its first poll, while
+# ucm_dp__start() puts the sockets into the map: it must not put it back.
+case_rx_thread_fault_at_start() {
+	mode_case rx-thread-fault-at-start own-start-fault rx-fault fault-unredirected \
+		own-program-kept conservation frames-home
+}
+# What waits on the RX ring when the stop comes (the RX thread held off it
+# by the library's debug switch) is delivered by the stop.
+case_stop_drains_ring() {
+	mode_case stop-drains-ring drain drain delivered conservation frames-home
+}
+case_own_fault_detached() {
+	lib_need rx-thread-fault-own rx-thread-fault-at-start
+	detached own-fault-detached
+}
 
-# 2. SIGKILL: the kernel takes the program off with the link's last fd;
-# the next run starts on a clean interface.
-if start 100000; then
+# Busy polling (UCM_DP_F_BUSY_POLL), the device's interrupts deferred as
+# BENCHMARKS.md's NIC runbook has them: the socket carries the options, the
+# idle RX thread polls the device, and everything arrives.
+case_busy_poll() {
+	local vdsys=/sys/class/net/vd
+	if ! ip netns exec "$dut" test -e $vdsys/napi_defer_hard_irqs; then
+		skip busy-poll "this kernel cannot defer a device's interrupts (no napi_defer_hard_irqs: before 5.10)"
+	elif ip netns exec "$dut" sh -c "echo 2 > $vdsys/napi_defer_hard_irqs && echo 200000 > $vdsys/gro_flush_timeout"; then
+		mode_case busy-poll busy-poll delivered steering busy-poll conservation frames-home
+		ip netns exec "$dut" sh -c "echo 0 > $vdsys/napi_defer_hard_irqs; echo 0 > $vdsys/gro_flush_timeout"
+	else
+		bad busy-poll "cannot defer vd's interrupts (napi_defer_hard_irqs, gro_flush_timeout)"
+	fi
+}
+
+# SIGKILL: the kernel takes the program off with the link's last fd.
+case_no_program_after_sigkill() {
+	if ! start 100000; then
+		bad no-program-after-sigkill "xsk_rx did not get ready: $(tail -3 "$tmp/err")"
+		return
+	fi
 	kill -9 "$pid"
 	lib_wait "$pid" 2>/dev/null
 	pid=
@@ -143,6 +201,11 @@ if start 100000; then
 	else
 		ok no-program-after-sigkill
 	fi
+}
+
+# The next run starts on a clean interface.
+case_restart_after_sigkill() {
+	lib_need no-program-after-sigkill
 	if start 500; then
 		send 500
 		lib_wait "$pid"
@@ -155,7 +218,6 @@ if start 100000; then
 	else
 		bad restart-after-sigkill "restart did not get ready: $(tail -3 "$tmp/err")"
 	fi
-else
-	bad no-program-after-sigkill "xsk_rx did not get ready: $(tail -3 "$tmp/err")"
-fi
-exit 0
+}
+
+lib_run_cases "$@"
