@@ -51,10 +51,11 @@
 #                       exit 2, nothing left attached
 #
 # The cases from neigh-resolve to total-line share one daemon, started at
-# the first of them (neigh-resolve needs it fresh: it goes first) and
-# stopped by clean-stop; a case after them that starts its own stops it
-# first. stats needs the traffic of file-out and uso-csum, total-line that
-# of ping-out: each runs those first. The stats case's lines are stats
+# the first of them and stopped by clean-stop; a case after them that
+# starts its own stops it first. neigh-resolve finds the next hop the
+# others need (it runs first, on a fresh daemon); stats needs the traffic
+# of file-out and uso-csum, total-line that of ping-out: each runs those
+# first. The stats case's lines are stats
 # and offloads, the tap case's tap-*.
 #
 # Root. One PASS/FAIL/SKIP line per case; the namespaces and every process
@@ -146,6 +147,13 @@ shared() {
 }
 shared_up=
 
+# resolved: the shared daemon with its next hop to the peer known, as
+# neigh-resolve leaves it (a new daemon drops its first answer while the
+# kernel resolves the hop).
+resolved() {
+	lib_need neigh-resolve
+}
+
 # own: a case that starts its own daemon stops the shared one first.
 own() {
 	[ -z "$shared_up" ] || lib_need clean-stop
@@ -167,14 +175,14 @@ case_neigh_resolve() {
 # ---- ping, each side asking ----------------------------------------------------
 case_ping_in() {
 	local r
-	lib_once shared
+	resolved
 	r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --timeout 5)
 	[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
 		ok "ping-in: 10 of 10" || bad ping-in "$r"
 }
 case_ping_out() {
 	local r
-	lib_once shared
+	resolved
 	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
 	[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
 		ok "ping-out: 10 of 10" || bad ping-out "$r"
@@ -211,11 +219,11 @@ else:
 PY
 }
 case_iperf3_in() {
-	lib_once shared
+	resolved
 	iperf iperf3-in "$d" 10.204.0.2 "$g"
 }
 case_iperf3_out() {
-	lib_once shared
+	resolved
 	iperf iperf3-out "$g" 10.204.0.1 "$d"
 }
 
@@ -241,18 +249,18 @@ file() {	# tag, server ns, server addr, client ns
 	[ "$got" = "$want" ] && ok "$tag: 4 MB, SHA-256 matches" || bad "$tag" "sha256 $got, want $want"
 }
 case_file_in() {
-	lib_once shared
+	resolved
 	file file-in "$d" 10.204.0.2 "$g"
 }
 case_file_out() {
-	lib_once shared
+	resolved
 	file file-out "$g" 10.204.0.1 "$d"
 }
 
 # ---- a download by HTTP: the way back as fast as TCP goes --------------------------
 case_download() {
 	local bwant hpid bgot
-	lib_once shared
+	resolved
 	if command -v curl > /dev/null; then
 		head -c $((50 << 20)) /dev/urandom > "$tmp/big"
 	bwant=$(sha256sum "$tmp/big" | cut -d' ' -f1)
@@ -284,7 +292,7 @@ fi
 # cut and checksummed them: the way back, not the kernel before the tun.
 case_uso_csum() {
 	local upid uso txcsum want_txcsum
-	lib_once shared
+	resolved
 	kill -USR1 "$dpid"
 	sleep 0.3
 	tail -n 1 "$tmp/stats.json" > "$tmp/uso.before"
