@@ -47,35 +47,10 @@ T0=$(date +%s%N)
 G4=10.204.0.1 D4=10.204.0.2 G6=fd00:204::1 D6=fd00:204::2
 DPORT=7777
 
-# The checks, the topology, the receiver's program (built, and attached
-# once to see that it can be), the generator's addresses ($V4, $V6).
-setup() {
-	skip_unless_root "namespaces, XDP"
-	if [ ! -x "$GEN" ]; then
-		echo "FAIL: $name: $BUILD/ucpumap-gen is not built (run make)"
-		exit 0
-	fi
-	for tool in clang bpftool; do
-		if ! command -v $tool > /dev/null; then
-			echo "SKIP: $name: needs $tool (the receiver's counting program)"
-			exit 0
-		fi
-	done
-	if [ -z "$PY" ]; then
-		echo "SKIP: $name: needs python3"
-		exit 0
-	fi
-
-	# The topology.
-	if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
-		ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad; } 2> "$tmp/setup.err"
-	then
-		bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err")"
-		exit 0
-	fi
-	vdmac=$(ip netns exec "$dut" cat /sys/class/net/vd/address)
-
-	# The receiver's program.
+# The receiver's program, counting what comes to DPORT: sink.o drops it,
+# sink-pass.o passes it on to the stack. The script skips without them.
+sink_build() {
+	local inc
 	cat > "$tmp/sink.c" <<'EOF'
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -176,6 +151,37 @@ EOF
 		echo "SKIP: $name: cannot build the receiver's XDP program: $(head -3 "$tmp/cc.log" | tr '\n' ' ')"
 		exit 0
 	fi
+}
+
+# The checks, the topology, the receiver's program (built, and attached
+# once to see that it can be), the generator's addresses ($V4, $V6).
+setup() {
+	skip_unless_root "namespaces, XDP"
+	if [ ! -x "$GEN" ]; then
+		echo "FAIL: $name: $BUILD/ucpumap-gen is not built (run make)"
+		exit 0
+	fi
+	for tool in clang bpftool; do
+		if ! command -v $tool > /dev/null; then
+			echo "SKIP: $name: needs $tool (the receiver's counting program)"
+			exit 0
+		fi
+	done
+	if [ -z "$PY" ]; then
+		echo "SKIP: $name: needs python3"
+		exit 0
+	fi
+
+	# The topology.
+	if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
+		ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad; } 2> "$tmp/setup.err"
+	then
+		bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err")"
+		exit 0
+	fi
+	vdmac=$(ip netns exec "$dut" cat /sys/class/net/vd/address)
+
+	sink_build
 
 	V4="--src-ip $G4 --dst-ip $D4 --dst-mac $vdmac --dst-port $DPORT"
 	V6="--src-ip $G6 --dst-ip $D6 --dst-mac $vdmac --dst-port $DPORT"
