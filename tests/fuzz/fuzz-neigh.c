@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The next-hop resolver's netlink reply parsers (lib/io/neigh.c) on
+ * The next-hop resolver's netlink reply parsers (lib/io/neigh_nl.c) on
  * arbitrary datagrams, as its resolver thread calls them: the reply to a
  * question found in a datagram (ucm_neigh_nl_find()), then read as a route
  * or a neighbour entry.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The way back's segmentation (lib/proto/split.c, which tun_rev.c calls on
+ * The way back's segmentation (lib/proto/split.c, which tun_read_tx.c calls on
  * every packet a tun with offloads gives it): a random virtio_net header
  * and packet, read with its head apart from its tail at a random place.
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The tun read path's look at what a read brought (lib/io/tun_read.h,
- * ucm_tun_read_check(), which tun_rev.c's slot_packet() calls before it
+ * ucm_tun_read_check(), which tun_read_tx.c's handle_slot() calls before it
  * gives a packet its Ethernet header and sends it out): a random
  * virtio_net header and packet, in tun and tap modes.
  *

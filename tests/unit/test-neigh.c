@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The next-hop resolver (lib/io/neigh.c), without root: its netlink parsers
- * fed synthetic replies (good, truncated at every length from an
- * exact-size copy, wrong type, short, an error, an ACK, another sender,
+ * The next-hop resolver (lib/io/neigh.c, its parsers in neigh_nl.c),
+ * without root: its netlink parsers fed synthetic replies (good, truncated
+ * at every length from an exact-size copy, wrong type, short, an error, an ACK, another sender,
  * another question), its cache driven through a resolver-less instance
  * whose questions the test answers (one question per destination, the
  * answers used, refresh without a drop, negative answers backed off, the

@@ -165,7 +165,7 @@ static struct ucm_pool *pool_for(struct ucm_umem *umem, uint64_t addr)
 
 static void stats(struct ucm_umem *umem, uint32_t p, struct ucm_pool_stats *st)
 {
-	ucm_pool__get_stats(ucm_umem__pool(umem, p), st, sizeof(*st));
+	ucm_pool__stats(ucm_umem__pool(umem, p), st, sizeof(*st));
 }
 
 static uint32_t loc_sum(const struct ucm_pool_audit *a)
@@ -1863,24 +1863,24 @@ static int test_stats_sized(void)
 	pool = ucm_umem__pool(umem, 0);
 	ucm_pool__set_owner(pool);
 	UT_ASSERT(ucm_pool__alloc(pool, &addr) == 0, "alloc");
-	UT_ASSERT(ucm_pool__get_stats(pool, &full, sizeof(full)) == 0, "full size");
+	UT_ASSERT(ucm_pool__stats(pool, &full, sizeof(full)) == 0, "full size");
 	UT_ASSERT(full.hold && full.inflight > 0, "hold %llu inflight %lld",
 		  (unsigned long long)full.hold, (long long)full.inflight);
 
 	memset(&st, 0xa5, sizeof(st));
-	UT_ASSERT(ucm_pool__get_stats(pool, &st, part) == 0, "older, smaller");
+	UT_ASSERT(ucm_pool__stats(pool, &st, part) == 0, "older, smaller");
 	UT_ASSERT(!memcmp(&st, &full, part), "the older struct's part");
 	for (size_t i = part; i < sizeof(st); i++)
 		UT_ASSERT(((uint8_t *)&st)[i] == 0xa5, "byte %zu past its size written", i);
 
 	memset(&big, 0xa5, sizeof(big));
-	UT_ASSERT(ucm_pool__get_stats(pool, &big.st, sizeof(big)) == 0, "newer, larger");
+	UT_ASSERT(ucm_pool__stats(pool, &big.st, sizeof(big)) == 0, "newer, larger");
 	UT_ASSERT(!memcmp(&big.st, &full, sizeof(full)), "ours in the newer struct");
 	for (size_t i = 0; i < sizeof(big.more); i++)
 		UT_ASSERT(big.more[i] == 0, "byte %zu past ours not zeroed", i);
 
-	UT_ASSERT(ucm_pool__get_stats(pool, &st, 0) == -EINVAL && errno == EINVAL, "sz 0");
-	UT_ASSERT(ucm_pool__get_stats(pool, NULL, sizeof(st)) == -EINVAL, "no struct");
+	UT_ASSERT(ucm_pool__stats(pool, &st, 0) == -EINVAL && errno == EINVAL, "sz 0");
+	UT_ASSERT(ucm_pool__stats(pool, NULL, sizeof(st)) == -EINVAL, "no struct");
 
 	memset(&bigger, 0xa5, sizeof(bigger));
 	UT_ASSERT(ucm_pool__audit(pool, &bigger.a, sizeof(bigger)) == 0, "audit, larger");
@@ -1901,7 +1901,7 @@ static int test_stats_sized(void)
 	return 0;
 }
 
-/* ucm_pool__get_stats(), the old name of ucm_pool__stats(): the same
+/* ucm_pool__stats(), the old name of ucm_pool__stats(): the same
  * answers, sizes and errors. */
 static int test_stats_old_name(void)
 {

@@ -184,8 +184,8 @@ static int finish(struct ucm_umem *u, struct ucm_pool *p)
  * and the peer may send a super-packet (a send buffer of 1 MiB). The case
  * opens the sink itself.
  */
-static int rev_setup(struct ucm_umem **u, struct ucm_pool **p, struct ucm_txq **t,
-		     struct ucm_tun **tun, int s[2], bool offload)
+static int back_setup(struct ucm_umem **u, struct ucm_pool **p, struct ucm_txq **t,
+		      struct ucm_tun **tun, int s[2], bool offload)
 {
 	int sz = 1 << 20;
 
@@ -205,14 +205,14 @@ static int rev_setup(struct ucm_umem **u, struct ucm_pool **p, struct ucm_txq **
 	}
 	ucm_pool__set_owner(*p);
 	UT_ASSERT(ucm_txq__lend(*t, *p) == 64, "lend");
-	UT_ASSERT(!ucm_tun__set_reverse(*tun, 0, *t, NULL), "set_reverse");
+	UT_ASSERT(!ucm_tun__set_back(*tun, 0, *t, NULL), "set_back");
 	return 0;
 }
 
-/* Undo rev_setup() once the sink is closed: the channel gives back
+/* Undo back_setup() once the sink is closed: the channel gives back
  * @reclaim frames (-1: any number), and every frame is home. */
-static int rev_done(struct ucm_umem *u, struct ucm_pool *p, struct ucm_txq *t,
-		    struct ucm_tun *tun, int s[2], int reclaim)
+static int back_done(struct ucm_umem *u, struct ucm_pool *p, struct ucm_txq *t,
+		     struct ucm_tun *tun, int s[2], int reclaim)
 {
 	uint32_t n;
 
@@ -226,18 +226,18 @@ static int rev_done(struct ucm_umem *u, struct ucm_pool *p, struct ucm_txq *t,
 
 /*
  * The read path gives up on a batch whose reads are still in the kernel
- * (its wait failed): tun_rev_close() must end those reads before their
+ * (its wait failed): ucm_tun_back_close() must end those reads before their
  * frames go home. A datagram sent after close must still be in the socket,
  * and in no frame.
  */
-static int test_rev_close_ends_reads(void)
+static int test_back_close_ends_reads(void)
 {
 	static const char mark[] = "read-after-close";
-	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
 	struct ucm_umem *u;
 	struct ucm_pool *p;
 	struct ucm_txq *t;
-	struct ucm_tun_rev_stats rs;
+	struct ucm_tun_back_stats rs;
 	struct ucm_txq_stats ts;
 	uint64_t before[16];
 	int s[2], dups[MAX_RINGS], ndup;
@@ -245,7 +245,7 @@ static int test_rev_close_ends_reads(void)
 	char buf[256];
 	ssize_t n;
 
-	if (rev_setup(&u, &p, &t, &tun, s, false))
+	if (back_setup(&u, &p, &t, &tun, s, false))
 		return 1;
 
 	rings_now(before);
@@ -271,15 +271,15 @@ static int test_rev_close_ends_reads(void)
 		  umem_has(u, mark) ? ", into a frame that had gone home" : "");
 	UT_ASSERT(!umem_has(u, mark), "a frame holds the datagram too");
 
-	ucm_tun__rev_stats(tun, 0, &rs, sizeof(rs));
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
 	UT_ASSERT(rs.err == 1 && rs.packets == 0, "rev stats: err %llu packets %llu",
 		  (unsigned long long)rs.err, (unsigned long long)rs.packets);
 	ucm_txq__stats(t, &ts, sizeof(ts));
-	UT_ASSERT(ts.dropped == UCM_TUN_REV_BATCH, "%llu frames home from the read path, want %u",
-		  (unsigned long long)ts.dropped, UCM_TUN_REV_BATCH);
+	UT_ASSERT(ts.dropped == UCM_TUN_BACK_BATCH, "%llu frames home from the read path, want %u",
+		  (unsigned long long)ts.dropped, UCM_TUN_BACK_BATCH);
 	UT_ASSERT(strstr(logbuf, "reading stops"), "no word of the failed wait: '%s'", logbuf);
 
-	return rev_done(u, p, t, tun, s, 64 - UCM_TUN_REV_BATCH);
+	return back_done(u, p, t, tun, s, 64 - UCM_TUN_BACK_BATCH);
 }
 
 /*
@@ -287,10 +287,10 @@ static int test_rev_close_ends_reads(void)
  * for the next (no read in the kernel between turns); close sends them
  * home, and the packet goes out through the channel.
  */
-static int test_rev_close_keeps_order(void)
+static int test_back_close_keeps_order(void)
 {
 	static const char pkt[] = "one packet for the way back";
-	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
 	struct ucm_umem *u;
 	struct ucm_pool *p;
 	struct ucm_txq *t;
@@ -301,7 +301,7 @@ static int test_rev_close_keeps_order(void)
 	int s[2];
 	uint32_t n;
 
-	if (rev_setup(&u, &p, &t, &tun, s, false))
+	if (back_setup(&u, &p, &t, &tun, s, false))
 		return 1;
 	OPEN_OR_SKIP(ops, tun);
 
@@ -317,10 +317,10 @@ static int test_rev_close_keeps_order(void)
 	desc[0] = ucm_desc_addr(desc[0]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
 	UT_ASSERT(!ucm_umem__put_bulk(u, desc, 1), "home after TX");
 	ucm_txq__stats(t, &ts, sizeof(ts));
-	UT_ASSERT(ts.dropped == UCM_TUN_REV_BATCH - 1, "%llu frames home from the read path, want %u",
-		  (unsigned long long)ts.dropped, UCM_TUN_REV_BATCH - 1);
+	UT_ASSERT(ts.dropped == UCM_TUN_BACK_BATCH - 1, "%llu frames home from the read path, want %u",
+		  (unsigned long long)ts.dropped, UCM_TUN_BACK_BATCH - 1);
 
-	return rev_done(u, p, t, tun, s, 64 - UCM_TUN_REV_BATCH);
+	return back_done(u, p, t, tun, s, 64 - UCM_TUN_BACK_BATCH);
 }
 
 /* A tap's TCPv4 super-packet as a tun with offloads gives it: vnet header
@@ -374,19 +374,19 @@ static int send_two_supers(int fd)
  * in the first, the next turns go on from there once the channel is
  * emptied and frames lent again, and every frame comes home.
  */
-static int test_rev_super_packets(void)
+static int test_back_super_packets(void)
 {
-	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
 	struct ucm_umem *u;
 	struct ucm_pool *p;
 	struct ucm_txq *t;
-	struct ucm_tun_rev_stats rs;
+	struct ucm_tun_back_stats rs;
 	uint32_t n, k, got = 0, turns = 0, seq = 1000;
 	uint64_t desc[64];
 	struct ucm_tun *tun;
 	int s[2];
 
-	if (rev_setup(&u, &p, &t, &tun, s, true))
+	if (back_setup(&u, &p, &t, &tun, s, true))
 		return 1;
 	OPEN_OR_SKIP(ops, tun);
 
@@ -413,13 +413,13 @@ static int test_rev_super_packets(void)
 		ucm_txq__lend(t, p);
 	}
 	UT_ASSERT(got == 90, "%u segments out in %u turns, want 90", got, turns);
-	ucm_tun__rev_stats(tun, 0, &rs, sizeof(rs));
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
 	UT_ASSERT(rs.super_packets == 2 && rs.segments == 90 && rs.packets == 90,
 		  "stats: super %llu segments %llu packets %llu",
 		  (unsigned long long)rs.super_packets, (unsigned long long)rs.segments,
 		  (unsigned long long)rs.packets);
 	ops->close(tun, 0);
-	return rev_done(u, p, t, tun, s, -1);
+	return back_done(u, p, t, tun, s, -1);
 }
 
 /*
@@ -428,19 +428,19 @@ static int test_rev_super_packets(void)
  * turn counts both as drop_stopped, sends their frames home, and nothing
  * of them goes out.
  */
-static int test_rev_close_counts_waiting(void)
+static int test_back_close_counts_waiting(void)
 {
-	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
 	struct ucm_umem *u;
 	struct ucm_pool *p;
 	struct ucm_txq *t;
-	struct ucm_tun_rev_stats rs;
+	struct ucm_tun_back_stats rs;
 	uint64_t desc[64];
 	struct ucm_tun *tun;
 	uint32_t n, k, out;
 	int s[2];
 
-	if (rev_setup(&u, &p, &t, &tun, s, true))
+	if (back_setup(&u, &p, &t, &tun, s, true))
 		return 1;
 	OPEN_OR_SKIP(ops, tun);
 
@@ -456,13 +456,13 @@ static int test_rev_close_counts_waiting(void)
 		UT_ASSERT(!ucm_umem__put_bulk(u, desc, n), "home after TX");
 		out += n;
 	}
-	ucm_tun__rev_stats(tun, 0, &rs, sizeof(rs));
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
 	UT_ASSERT(out > 0 && out < 45, "%u segments out before the close, want some of the first 45",
 		  out);
 	UT_ASSERT(rs.packets == out, "packets %llu, %u out", (unsigned long long)rs.packets, out);
 	UT_ASSERT(rs.drop_stopped == 2, "drop_stopped %llu, want 2 (the super-packet sent in part, the one after it)",
 		  (unsigned long long)rs.drop_stopped);
-	return rev_done(u, p, t, tun, s, -1);
+	return back_done(u, p, t, tun, s, -1);
 }
 
 /*
@@ -471,20 +471,20 @@ static int test_rev_close_counts_waiting(void)
  * must say so: the datagram taken into a frame <=> drop_stopped 1 (its
  * frame goes home with the rest, the audit sees to that).
  */
-static int test_rev_close_counts_late(void)
+static int test_back_close_counts_late(void)
 {
 	static const char pkt[] = "a packet for a read given up";
-	const struct ucm_sink_ops *ops = ucm_tun__sink_duplex();
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
 	struct ucm_umem *u;
 	struct ucm_pool *p;
 	struct ucm_txq *t;
 	char wire[VNET_LEN + sizeof(pkt)] = {}, buf[256];
-	struct ucm_tun_rev_stats rs;
+	struct ucm_tun_back_stats rs;
 	struct ucm_tun *tun;
 	bool taken;
 	int s[2];
 
-	if (rev_setup(&u, &p, &t, &tun, s, false))
+	if (back_setup(&u, &p, &t, &tun, s, false))
 		return 1;
 	OPEN_OR_SKIP(ops, tun);
 
@@ -498,15 +498,15 @@ static int test_rev_close_counts_late(void)
 	ucm_set_print(NULL);
 
 	taken = recv(s[0], buf, sizeof(buf), MSG_DONTWAIT) < 0;
-	ucm_tun__rev_stats(tun, 0, &rs, sizeof(rs));
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
 	UT_ASSERT(rs.drop_stopped == (taken ? 1 : 0),
 		  "the datagram was %s a read, drop_stopped %llu", taken ? "taken by" : "left to",
 		  (unsigned long long)rs.drop_stopped);
 	UT_ASSERT(rs.packets == 0, "packets %llu", (unsigned long long)rs.packets);
-	printf("# test_rev_close_counts_late: the datagram was %s\n",
+	printf("# test_back_close_counts_late: the datagram was %s\n",
 	       taken ? "taken by a read before its cancel" : "left in the socket");
 
-	return rev_done(u, p, t, tun, s, 64 - UCM_TUN_REV_BATCH);
+	return back_done(u, p, t, tun, s, 64 - UCM_TUN_BACK_BATCH);
 }
 
 /* ---- the write path ---------------------------------------------------------- */
@@ -727,12 +727,43 @@ static int test_write_close_after_given_up(void)
 	return finish(u, p);
 }
 
+/* The way back's 0.2.0 names (tun.h) reach the same functions. */
+static int test_back_old_names(void)
+{
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	struct ucm_tun *tun;
+	struct ucm_tun_back_stats a, b;
+	int s[2];
+
+	UT_ASSERT(ucm_tun__sink_duplex() == ucm_tun__sink_back(), "sink_duplex");
+	UT_ASSERT(UCM_TUN_REV_BATCH == UCM_TUN_BACK_BATCH &&
+		  UCM_TUN_REV_HEADROOM == UCM_TUN_BACK_HEADROOM, "constants");
+	if (back_setup(&u, &p, &t, &tun, s, false))
+		return 1;
+	/* back_setup() gave worker 0 its channel; the old name says -EBUSY
+	 * or 0 exactly as the new one does for the same call. */
+	UT_ASSERT(ucm_tun__set_reverse(tun, UCM_TUN_MAX_WORKERS, t, NULL) ==
+		  ucm_tun__set_back(tun, UCM_TUN_MAX_WORKERS, t, NULL),
+		  "set_reverse out of range");
+	memset(&a, 0xa5, sizeof(a));
+	memset(&b, 0x5a, sizeof(b));
+	UT_ASSERT(ucm_tun__rev_stats(tun, 0, &a, sizeof(a)) == 0 &&
+		  ucm_tun__back_stats(tun, 0, &b, sizeof(b)) == 0 &&
+		  !memcmp(&a, &b, sizeof(a)), "rev_stats");
+	UT_ASSERT(ucm_tun__rev_stats(tun, UCM_TUN_MAX_WORKERS, &a, sizeof(a)) ==
+		  -EINVAL, "rev_stats out of range");
+	return back_done(u, p, t, tun, s, -1);
+}
+
 static const struct ut_case cases[] = {
-	UT_CASE(test_rev_close_ends_reads),
-	UT_CASE(test_rev_close_keeps_order),
-	UT_CASE(test_rev_super_packets),
-	UT_CASE(test_rev_close_counts_waiting),
-	UT_CASE(test_rev_close_counts_late),
+	UT_CASE(test_back_old_names),
+	UT_CASE(test_back_close_ends_reads),
+	UT_CASE(test_back_close_keeps_order),
+	UT_CASE(test_back_super_packets),
+	UT_CASE(test_back_close_counts_waiting),
+	UT_CASE(test_back_close_counts_late),
 	UT_CASE(test_write_batch_given_up),
 	UT_CASE(test_write_stale_completion),
 	UT_CASE(test_write_close_after_given_up),

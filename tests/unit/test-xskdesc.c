@@ -284,7 +284,7 @@ static int test_rx_batch(void)
 	CHECK(expect_loc(umem, fr[3], UCM_LOC_KERNEL), "under an unaligned-mode address");
 	CHECK(expect_loc(umem, fr[5], UCM_LOC_KERNEL), "not in the batch");
 	CHECK(expect_loc(umem, other, UCM_LOC_KERNEL), "pool 1's");
-	UT_ASSERT(ucm_pool__get_stats(p0, &st, sizeof(st)) == 0 && st.bad_addr == 0 &&
+	UT_ASSERT(ucm_pool__stats(p0, &st, sizeof(st)) == 0 && st.bad_addr == 0 &&
 		  st.double_free == 0 && st.recycle_cached == 2, "pool 0: cached %llu",
 		  (unsigned long long)st.recycle_cached);
 
@@ -340,8 +340,8 @@ static int test_completion_guard(void)
 		addrs[i] = ucm_umem_base(umem, comp[i]);
 	UT_ASSERT(ucm_umem_put_bulk_from(umem, addrs, 6, UCM_LOC_KERNEL, false) == -EINVAL,
 		  "the bad addresses not reported");
-	UT_ASSERT(ucm_pool__get_stats(p0, &s0, sizeof(s0)) == 0 &&
-		  ucm_pool__get_stats(p1, &s1, sizeof(s1)) == 0, "stats");
+	UT_ASSERT(ucm_pool__stats(p0, &s0, sizeof(s0)) == 0 &&
+		  ucm_pool__stats(p1, &s1, sizeof(s1)) == 0, "stats");
 	UT_ASSERT(s0.recycle_cached == 1 && s0.recycle_ring == 0 && s1.recycle_ring == 1 &&
 		  s1.recycle_cached == 0, "homes: pool 0 cached %llu ring %llu, pool 1 cached %llu ring %llu",
 		  (unsigned long long)s0.recycle_cached, (unsigned long long)s0.recycle_ring,
