@@ -29,7 +29,7 @@
  *                    single-producer ring's gain
  * Rows run interleaved, round after round, so drift hits all alike. The
  * pairs compared are eng_pairs[]; each one's note names what it measures
- * (the issue's seed, where there is one).
+ * (the kernel patch it reproduces, where there is one).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -98,8 +98,8 @@ static const struct eng_row eng_rows[] = {
 
 /* Gains are reported for these pairs: a row against its base. */
 static const struct { const char *row, *base, *note; } eng_pairs[] = {
-	{ "recycle", "no-recycle", "seed 000: skb page_pool recycling" },
-	{ "direct-bulk", "no-direct-bulk", "seed 003: direct bulk recycling" },
+	{ "recycle", "no-recycle", "skb recycling into page_pool" },
+	{ "direct-bulk", "no-direct-bulk", "direct bulk recycling" },
 	{ "recycle", "no-latency", "the latency stamps: under 1 is their cost" },
 	{ "recycle", "mp-ring", "one producer: single-producer worker rings" },
 };

@@ -120,7 +120,7 @@ int row_kernel(struct bench_run *br, struct row *r, int round)
 /* The TCP stream over the kernel's own path, nothing attached to vd: what
  * the sender and the stack reach without ucpumap in between; or through
  * the kernel's cpumap to the worker CPU (tcp-kernel-cpumap: its kthread
- * runs GRO since Linux 6.14), the seed's design at its best. */
+ * runs GRO since Linux 6.14), the kernel's design at its best. */
 int row_tcp_kernel(struct bench_run *br, struct row *r, int round)
 {
 	const struct bench_cfg *cfg = &br->cfg;

@@ -66,7 +66,8 @@ static void print_flat(const struct bench_run *br, int nr)
 	}
 }
 
-/* The two-way rows: both directions at once (seed 003's load). */
+/* The two-way rows: both directions at once (the load of direct bulk
+ * recycling). */
 static void print_two_way(const struct bench_run *br, int nr)
 {
 	bool any = false;
@@ -198,7 +199,7 @@ static void print_latency(const struct bench_run *br, int nr)
 	}
 	if (!any || !kern || !kern->on || kern->skipped)
 		return;
-	/* The bars: p50 and p99 against the kernel's cpumap. */
+	/* The targets: p50 and p99 against the kernel's cpumap. */
 	for (int i = 0; i < br->nrows; i++) {
 		struct row *r = &br->rows[i];
 		double a[MAX_ROUNDS], b[MAX_ROUNDS];
