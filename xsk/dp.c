@@ -52,7 +52,7 @@ static int dp_redirect(struct ucm_dp *dp, uint32_t q, int fd)
 
 #ifdef UCM_DEBUG
 /* Tests: non-zero keeps every RX thread from taking anything off its ring
- * (it only refills) until the stop (tests/net/xsk_rx.c, drain mode);
+ * (it only refills) until the stop (tests/progs/xsk_rx.c, drain mode);
  * relaxed, no pair. */
 int ucm_dp_test_rx_hold;
 

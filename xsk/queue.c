@@ -513,7 +513,7 @@ static uint32_t steer_app(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d)
  */
 #ifdef UCM_DEBUG
 /* Tests: non-zero makes the next poll of any queue fail with -EIO, as an
- * RX thread's own failure would (tests/net/xsk_rx.c, fault mode). Used up
+ * RX thread's own failure would (tests/progs/xsk_rx.c, fault mode). Used up
  * by that poll; relaxed, no pair. */
 int ucm_xsk_test_poll_fail;
 #endif

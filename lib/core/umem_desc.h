@@ -2,8 +2,8 @@
 /*
  * A descriptor the kernel hands back (an XSK RX descriptor: address and
  * length) checked against the UMEM's carving: a pure function of a few
- * integers, apart so that tests/fuzz/xskdesc_fuzz.c can give it any, and
- * inline so that the RX path (xsk/port.c, ucm_xsk_queue__rx()) pays no
+ * integers, apart so that tests/fuzz/fuzz-xskdesc.c can give it any, and
+ * inline so that the RX path (xsk/queue.c, ucm_xsk_queue__rx()) pays no
  * call for it.
  */
 #ifndef UCM_UMEM_DESC_H

@@ -70,7 +70,7 @@ void ucm_neigh_counts(const struct ucm_neigh *n, uint64_t *requests, uint64_t *e
  * caller's): rtnetlink's and generic netlink's are laid out alike. */
 void ucm_nl_put_attr(struct nlmsghdr *h, int type, const void *data, int len);
 
-/* ---- for tests/unit/test_neigh.c ---------------------------------------- */
+/* ---- for tests/unit/test-neigh.c ---------------------------------------- */
 
 /* Pure parsers over a received datagram (neigh_nl.c, as is
  * ucm_nl_put_attr()). ucm_neigh_nl_find(): the reply to question @seq in

@@ -24,7 +24,7 @@ struct nlmsghdr;
  */
 int ucm_netdev_xsk_features(int ifindex, uint64_t *features);
 
-/* ---- for tests/unit/test_neigh.c: pure parsers over a reply ----------- */
+/* ---- for tests/unit/test-neigh.c: pure parsers over a reply ----------- */
 
 /* A CTRL_CMD_GETFAMILY reply's family id. Return: 0, -EPROTO without one. */
 int ucm_netdev_parse_family(const struct nlmsghdr *h, uint16_t *id);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * What one read from a tun queue brought (the read path, tun_read_tx.c): a
- * pure function of the bytes read, apart so that tests/fuzz/tun_fuzz.c
+ * pure function of the bytes read, apart so that tests/fuzz/fuzz-tun.c
  * can give it any.
  */
 #ifndef UCM_TUN_READ_H

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Segmentation and checksum completion for the way back (see split.h).
- * Pure functions of the bytes given: tests/unit/test_split.c and
- * tests/fuzz/split_fuzz.c call them on any.
+ * Pure functions of the bytes given: tests/unit/test-split.c and
+ * tests/fuzz/fuzz-split.c call them on any.
  */
 #include <string.h>
 #include <netinet/in.h>

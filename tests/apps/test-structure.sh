@@ -3,8 +3,10 @@
 #
 # The tree's shape (no root): the library's layers include and call only
 # downward, no two of its files use each other's functions, no function is
-# over 100 lines, and the daemon stays small. The rules and their reasons
-# are in scripts/check-structure.py and docs/ARCHITECTURE.md ("Layers").
+# over 100 lines and no source file over 800, the apps' headers declare no
+# variable, the daemon stays small and on ucm_dp's API, and no name of ours
+# is reserved. The rules and their reasons are in scripts/check-structure.py
+# and docs/design/overview.md ("Layers").
 #
 #   structure      scripts/check-structure.py: a line per rule
 set -u

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The RX path's check of a descriptor (lib/core/umem_desc.h,
- * ucm_umem_desc_check(), which xsk/port.c's ucm_xsk_queue__rx() applies
+ * ucm_umem_desc_check(), which xsk/queue.c's ucm_xsk_queue__rx() applies
  * to every descriptor of the RX ring before a pool or a worker sees its
  * frame): one batch of random descriptors against a random UMEM geometry.
  *

@@ -176,8 +176,8 @@ case_own_fault_detached() {
 }
 
 # Busy polling (UCM_DP_F_BUSY_POLL), the device's interrupts deferred as
-# BENCHMARKS.md's NIC runbook has them: the socket carries the options, the
-# idle RX thread polls the device, and everything arrives.
+# docs/BENCHMARKING.md's NIC runbook has them: the socket carries the
+# options, the idle RX thread polls the device, and everything arrives.
 case_busy_poll() {
 	local vdsys=/sys/class/net/vd
 	if ! ip netns exec "$dut" test -e $vdsys/napi_defer_hard_irqs; then

@@ -52,7 +52,7 @@ static atomic_ulong delivered, bad_payload, dups, flow_split, unmarked;
 static bool app_mode;	/* the application's steering and verdict */
 static bool own_mode;	/* the application's XDP program and XSKMAP */
 /* fault mode: after the traffic, the RX thread's next poll fails (the
- * library's debug switch, xsk/port.c): ucm_dp__check() must name it within
+ * library's debug switch, xsk/queue.c): ucm_dp__check() must name it within
  * a second, and the stop must still account for every frame. own-fault:
  * the same with own's XSKMAP, where the queue's socket must be gone once
  * the thread gave up (its traffic to the kernel's stack). own-start-fault:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ucm_txq tests: the channel that lends a pool's frames to a worker for the
- * reverse path and takes them back filled. Each case ends with the pool's
+ * way back and takes them back filled. Each case ends with the pool's
  * audit: every frame where the books say, none lost, none twice. Debug
  * builds (the ones `make check` links) also check every frame move.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * ucm_txq: a worker's way out through one AF_XDP queue (the reverse path).
+ * ucm_txq: a worker's way out through one AF_XDP queue (the way back).
  *
  * A worker that sends (tun -> NIC) needs frames of the UMEM to copy packets
  * into, and a TX ring to put them on. Both belong to the queue's RX thread:
