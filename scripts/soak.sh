@@ -32,12 +32,12 @@ fi
 { [ -x "$BUILD/ucpumapd" ] && [ -x "$BUILD/ucpumap-gen" ]; } || make -s || exit 1
 name=soak
 PY=${PY:-$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)}
-. tests/net/lib.sh
+. tests/lib.sh
 gen=ucm-soak-g$$
 dut=ucm-soak-d$$
 tun=ucmsoak0
 secs=$((minutes * 60))
-helper=tests/net/ucpumapd_traffic.py
+helper=$progs/ucpumapd_traffic.py
 
 if ! veth_pair "$gen" "$dut" vg vd 10.78.0.1/24 10.78.0.2/24 2> "$tmp/setup.err"; then
 	echo "soak: FAIL: cannot build the namespaces: $(head -2 "$tmp/setup.err" | tr '\n' ' ')"
