@@ -1901,7 +1901,7 @@ static int test_stats_sized(void)
 	return 0;
 }
 
-/* ucm_pool__stats(), the old name of ucm_pool__stats(): the same
+/* ucm_pool__get_stats(), the old name of ucm_pool__stats(): the same
  * answers, sizes and errors. */
 static int test_stats_old_name(void)
 {
