@@ -5,8 +5,8 @@
  * or opened; an unknown interface is ENODEV; the frames a datapath needs
  * follow its rings, workers and way back; the RX thread's poll
  * (ucm_xsk_queue__poll()) refuses a NULL argument. (The running datapath
- * is tested as root by tests/net: xsk_rx.c runs on it, and ucpumapd is
- * built on it.)
+ * is tested as root by tests/net: test-xsk runs tests/progs/xsk_rx.c on
+ * it, and ucpumapd is built on it.)
  */
 #include <errno.h>
 #include <stdarg.h>
