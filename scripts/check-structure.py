@@ -19,9 +19,9 @@ line per rule:
   app-globals    no header of apps/ declares a variable: a program's files
                  pass what they share (the bench's struct bench_run)
   daemon-api     the datapath is not in the daemon: apps/ucpumapd/ calls
-                 only ucm_dp's API (ucm_dp_*: ucm_dp__*, ucm_dp_stats__*, ucm_dp_fault_str),
-                 the log's and the latency buckets' (api.h), and no file of it
-                 is over 700 lines
+                 only ucm_dp's API (ucm_dp_*: ucm_dp__*, ucm_dp_stats__*,
+                 ucm_dp_fault_str), the log's and the latency buckets'
+                 (api.h), and no file of it is over 700 lines
   reserved-names no name of ours in lib/ or xsk/ begins with an underscore
                  (_ucm, __ucm, _UCM, ...: reserved in C, C11 7.1.3), and no
                  public header defines a macro that does; a static inline helper

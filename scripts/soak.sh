@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# A soak (issue 14, group L): ucpumapd on the demo's topology (a veth pair
+# A soak: ucpumapd on the demo's topology (a veth pair
 # between two namespaces, a UDP reader behind the tun) at a steady rate for
 # N minutes, with one fault a minute in turn: the tun down 5 s, the link
 # down 5 s (the generator's end), a burst of malformed frames. Every 10 s

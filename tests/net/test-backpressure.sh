@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# Starvation and back-pressure (issue 14, group E), ucpumapd on a veth pair
+# Starvation and back-pressure, ucpumapd on a veth pair
 # under a flood from the generator's namespace:
 #
 #   few-frames      --frames at the least the rings allow (256): no

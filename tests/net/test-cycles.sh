@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# The daemon started and stopped many times (issue 14, group I): ucpumapd on
+# The daemon started and stopped many times: ucpumapd on
 # a veth end (vd) in the DUT's namespace, one-way and --two-way by turns,
 # each run with short traffic from the generator's namespace (vg).
 #

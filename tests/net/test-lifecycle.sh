@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# Life cycles (issue 14, group I): a whole ucm_dp created, started, stopped
+# Life cycles: a whole ucm_dp created, started, stopped
 # and destroyed many times in one process (tests/progs/lifecycle.c) on a
 # veth end in a namespace, one-way, two-way and with a verdict that sends
 # back out, by turns; nothing may grow: open files, resident memory, BPF

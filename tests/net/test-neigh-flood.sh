@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# The way back asked for 10,000 new destinations (issue 14, group E): a
+# The way back asked for 10,000 new destinations: a
 # server behind ucpumapd --two-way answers as many clients behind a router
 # (the generator, which takes 10.99.0.0/16 as its own), 20,000 datagrams a
 # second for 3 s, while one client in use (the generator's own address)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# Set-up failures (issue 14, group I): ucm_dp__create() (two-way, the most
+# Set-up failures: ucm_dp__create() (two-way, the most
 # parts) with each allocation, io_uring set-up, socket, BPF map, program,
 # BTF and link, and thread failing in turn, the library's and libxdp's,
 # libbpf's, libelf's (tests/progs/setupfail.c: the linker's --wrap takes

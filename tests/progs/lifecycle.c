@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Life cycles (issue 14, group I): a whole ucm_dp created, started,
+ * Life cycles: a whole ucm_dp created, started,
  * stopped and destroyed ROUNDS times in one process, on a real interface
  * (a veth end in a namespace; tests/net/test-lifecycle.sh), alternating
  * one-way and two-way (whose next-hop resolver threads and TX channels

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Set-up failures (issue 14, group I): ucm_dp__create() with one call
+ * Set-up failures: ucm_dp__create() with one call
  * failing, each in turn:
  *
  *   setupfail IFNAME KIND[+] MAXN

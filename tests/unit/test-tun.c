@@ -272,7 +272,7 @@ static int test_back_close_ends_reads(void)
 	UT_ASSERT(!umem_has(u, mark), "a frame holds the datagram too");
 
 	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
-	UT_ASSERT(rs.err == 1 && rs.packets == 0, "rev stats: err %llu packets %llu",
+	UT_ASSERT(rs.err == 1 && rs.packets == 0, "back stats: err %llu packets %llu",
 		  (unsigned long long)rs.err, (unsigned long long)rs.packets);
 	ucm_txq__stats(t, &ts, sizeof(ts));
 	UT_ASSERT(ts.dropped == UCM_TUN_BACK_BATCH, "%llu frames home from the read path, want %u",
