@@ -9,13 +9,17 @@
 #
 #   exit           SIGTERM: exit 0
 #   delivered      every datagram arrived behind the tun
+#   in-order       no flow's datagrams were reordered (each carries its
+#                  flow and sequence number; the reader counts a datagram
+#                  older than its flow's last as a reorder), every flow
+#                  complete
 #   both-queues    both queues received
 #   conservation, frames-home   its closing lines hold
 #   nothing-left   no XDP program and no tun after it
 set -u
 BUILD=${BUILD:-build}
 name=test-multiqueue
-cases="exit delivered both-queues conservation frames-home nothing-left"
+cases="exit delivered in-order both-queues conservation frames-home nothing-left"
 daemon=$BUILD/ucpumapd
 gen=ucmqg$$
 dut=ucmqd$$
@@ -37,25 +41,35 @@ setup() {
 }
 
 # The run every case judges: a reader behind the tun, the daemon, 3200
-# datagrams, SIGTERM. $rc, $sent, $got.
+# datagrams, SIGTERM. $rc, $sent, $got, $reorders, $complete.
 run() {
 	local dpid end
-	# A reader behind the tun: counts datagrams until told to stop.
+	# A reader behind the tun: counts datagrams until told to stop, and
+	# per flow (the first 2 bytes) the reorders (a sequence number, the
+	# next 4, below the flow's last) and the datagrams. Prints "N
+	# REORDERS COMPLETE-FLOWS" and writes nothing else.
 	ip netns exec "$dut" python3 - "$tmp/stop" > "$tmp/got" <<'PY' &
-import os, socket, sys
+import os, socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # SO_RCVBUFFORCE: SO_RCVBUF stops at rmem_max
 s.bind(("10.79.0.2", 9000))
 s.settimeout(0.2)
-n = 0
+n = reorders = 0
+last, count = {}, {}
 while True:
     try:
-        s.recv(2048)
-        n += 1
+        d = s.recv(2048)
     except socket.timeout:
         if os.path.exists(sys.argv[1]):
             break
-print(n)
+        continue
+    n += 1
+    flow, seq = struct.unpack("!HI", d[:6])
+    if seq < last.get(flow, -1):
+        reorders += 1
+    last[flow] = max(seq, last.get(flow, -1))
+    count[flow] = count.get(flow, 0) + 1
+print(n, reorders, sum(1 for c in count.values() if c == 50))
 PY
 	lib_pid $!
 
@@ -69,7 +83,7 @@ PY
 
 	# 64 flows (source ports), 50 datagrams each, paced.
 	ip netns exec "$gen" python3 - > "$tmp/sent" <<'PY'
-import socket, time
+import socket, struct, time
 socks = []
 for f in range(64):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -77,8 +91,8 @@ for f in range(64):
     socks.append(s)
 n = 0
 for i in range(50):
-    for s in socks:
-        s.sendto(b"m" * 32, ("10.79.0.2", 9000))
+    for f, s in enumerate(socks):
+        s.sendto(struct.pack("!HI", f, i) + b"m" * 26, ("10.79.0.2", 9000))
         n += 1
     time.sleep(0.005)
 print(n)
@@ -95,7 +109,7 @@ PY
 	touch "$tmp/stop"
 	sleep 0.5
 	sent=$(cat "$tmp/sent")
-	got=$(cat "$tmp/got" 2>/dev/null)
+	read -r got reorders complete 2> /dev/null < "$tmp/got"
 }
 
 case_exit() {
@@ -107,6 +121,15 @@ case_delivered() {
 	lib_once run
 	[ "${got:-0}" -eq "$sent" ] && ok delivered ||
 		bad delivered "$got of $sent datagrams arrived; ucpumapd: $(grep -E 'conservation|drops' "$tmp/out" | tr '\n' ' ')"
+}
+
+case_in_order() {
+	lib_once run
+	if [ "${reorders:-x}" = 0 ] && [ "${complete:-0}" -eq 64 ]; then
+		ok in-order "64 flows of 50, none reordered"
+	else
+		bad in-order "reordered ${reorders:-?} datagrams; ${complete:-?} of 64 flows complete"
+	fi
 }
 
 case_both_queues() {
