@@ -742,11 +742,14 @@ static int test_back_old_names(void)
 		  UCM_TUN_REV_HEADROOM == UCM_TUN_BACK_HEADROOM, "constants");
 	if (back_setup(&u, &p, &t, &tun, s, false))
 		return 1;
-	/* back_setup() gave worker 0 its channel; the old name says -EBUSY
-	 * or 0 exactly as the new one does for the same call. */
-	UT_ASSERT(ucm_tun__set_reverse(tun, UCM_TUN_MAX_WORKERS, t, NULL) ==
-		  ucm_tun__set_back(tun, UCM_TUN_MAX_WORKERS, t, NULL),
-		  "set_reverse out of range");
+	/* The old name gives worker 0 its channel again, as back_setup()'s
+	 * ucm_tun__set_back() did, and refuses what the new name refuses. */
+	tun->wk[0].txq = NULL;
+	UT_ASSERT(ucm_tun__set_reverse(tun, 0, t, NULL) == 0 && tun->wk[0].txq == t,
+		  "set_reverse did not set worker 0's channel");
+	UT_ASSERT(ucm_tun__set_reverse(tun, UCM_TUN_MAX_WORKERS, t, NULL) == -EINVAL &&
+		  ucm_tun__set_reverse(tun, 0, NULL, NULL) == -EINVAL,
+		  "set_reverse accepted a bad worker or no channel");
 	memset(&a, 0xa5, sizeof(a));
 	memset(&b, 0x5a, sizeof(b));
 	UT_ASSERT(ucm_tun__rev_stats(tun, 0, &a, sizeof(a)) == 0 &&
