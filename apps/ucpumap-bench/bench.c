@@ -17,6 +17,9 @@ static void usage(FILE *f)
 "  datapath  the whole path on veth, or a NIC with --dev (root): kernel\n"
 "            XDP_PASS and cpumap, ucpumapd's modes, the tun ceiling, DPDK\n"
 "            testpmd, and both directions at once\n"
+"  scale     the datapath at width on veth (root): N queues, a generator\n"
+"            per queue, ucpumapd against the kernel's cpumap; fan-in,\n"
+"            fan-out, and one queue flooding beside light ones\n"
 "\n"
 "'ucpumap-bench COMMAND --help' shows the options of a command.\n");
 }
@@ -35,6 +38,8 @@ int main(int argc, char **argv)
 		return bench_engine(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "datapath"))
 		return bench_datapath(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "scale"))
+		return bench_scale(argc - 1, argv + 1);
 	fprintf(stderr, "ucpumap-bench: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -5,5 +5,6 @@
 /* Subcommands: each parses its own options; returns the exit status. */
 int bench_engine(int argc, char **argv);
 int bench_datapath(int argc, char **argv);
+int bench_scale(int argc, char **argv);
 
 #endif

@@ -184,8 +184,7 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 	return rows_select(br, cfg->rowlist);
 }
 
-/* Where ucpumapd and ucpumap-gen are: this binary's folder. */
-static int find_bindir(struct bench_cfg *cfg)
+int bench_bindir(char *buf, size_t sz)
 {
 	char self[512];
 	ssize_t sl;
@@ -196,7 +195,7 @@ static int find_bindir(struct bench_cfg *cfg)
 	self[sl] = 0;
 	if (strrchr(self, '/'))
 		*strrchr(self, '/') = 0;
-	snprintf(cfg->bindir, sizeof(cfg->bindir), "%s", self);
+	snprintf(buf, sz, "%s", self);
 	return 0;
 }
 
@@ -269,7 +268,7 @@ int bench_datapath(int argc, char **argv)
 		fprintf(stderr, "datapath: needs CPUs 0 and 1\n");
 		goto out;
 	}
-	if (find_bindir(&br.cfg))
+	if (bench_bindir(br.cfg.bindir, sizeof(br.cfg.bindir)))
 		goto out;
 	rows_skip(&br);
 	topo_signals();

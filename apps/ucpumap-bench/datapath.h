@@ -62,6 +62,10 @@ struct bench_cfg {
 	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
 	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
 	int rx_cpu[APP_MAX_CPUS], n_rx_cpu;	/* --rx-cpus, checked; ucpumapd takes the text */
+	/* The veth pair's queues each way (0: the kernel's one), and the
+	 * sink's sockets in one SO_REUSEPORT group (0: one socket): the
+	 * scale bench's, N queues wide (scale.c). */
+	int veth_queues, nsinks;
 };
 
 /* ---- the rows (rows.c, kinds.c, latency.c) -------------------------------- */
@@ -192,7 +196,10 @@ const char *skip_latency(const struct bench_cfg *cfg);
 
 /* ---- the topology and the processes (topo.c) ----------------------------- */
 
-#define MAX_KIDS	4
+/* ucpumapd and a generator per queue (scale.c: up to SCALE_MAX_WIDTH). */
+#define MAX_KIDS	20
+/* The sink's sockets, one per queue at most. */
+#define MAX_SINKS	16
 
 /* The veth topology's namespaces and sinks, or with --dev the sink alone;
  * and the children running. */
@@ -202,7 +209,7 @@ struct bench_topo {
 	/* The sink (a bound UDP socket, never read while traffic runs) and the
 	 * way back's, made in the generator's namespace; the namespaces' fds
 	 * (-1: none). */
-	int sink_fd, back_fd, gen_ns_fd, dut_ns_fd;
+	int sink_fd[MAX_SINKS], nsinks, back_fd, gen_ns_fd, dut_ns_fd;
 	pid_t kids[MAX_KIDS];		/* started and not reaped (0: free) */
 };
 
@@ -237,6 +244,9 @@ int stop_child(struct bench_topo *t, pid_t pid, const char *row, const char *wha
 
 /* ---- the run (datapath.c) -------------------------------------------------- */
 
+/* Where ucpumapd and ucpumap-gen are: this binary's folder, into @buf. */
+int bench_bindir(char *buf, size_t sz);
+
 /* One run of the datapath bench: what its files are given. */
 struct bench_run {
 	struct bench_cfg cfg;
@@ -270,6 +280,15 @@ int run_traffic(struct bench_run *br, const char *tag, int flows, double *sent,
 pid_t gen_start(struct bench_run *br, const char *tag, int flows, char *out);
 pid_t gen_start_at(struct bench_run *br, const char *tag, int flows, double rate,
 		   double seconds, char *out);
+/* One of several generators: on @cpu, @flows source ports from @sport, to
+ * @dport. */
+struct gen_spec {
+	int cpu, flows;
+	unsigned int sport, dport;
+	double rate, seconds;
+};
+pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spec *g,
+		     char *out);
 int gen_wait(struct bench_topo *t, pid_t g, const char *tag, const char *out, double timeout);
 int run_tcp(struct bench_run *br, const char *tag, bool back, double *bps);
 

@@ -72,15 +72,16 @@ static uint64_t udp_counter(const char *name)
 	return r;
 }
 
-/* Delivered in this namespace: @fd drained, then UDP's (and with @v6
- * UDP6's) InDatagrams + RcvbufErrors. */
-static uint64_t udp_delivered(int fd, bool v6)
+/* Delivered in this namespace: the @n sockets of @fd drained, then UDP's
+ * (and with @v6 UDP6's) InDatagrams + RcvbufErrors. */
+static uint64_t udp_delivered(const int *fd, int n_fd, bool v6)
 {
 	char buf[2048];
 	uint64_t n;
 
-	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
-		;
+	for (int i = 0; i < n_fd; i++)
+		while (recv(fd[i], buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+			;
 	n = udp_counter("InDatagrams") + udp_counter("RcvbufErrors");
 	if (v6)
 		n += udp6_counter("Udp6InDatagrams") + udp6_counter("Udp6RcvbufErrors");
@@ -90,7 +91,7 @@ static uint64_t udp_delivered(int fd, bool v6)
 /* Delivered at the sink, IPv4 and IPv6. */
 uint64_t delivered_now(const struct bench_topo *t)
 {
-	return udp_delivered(t->sink_fd, true);
+	return udp_delivered(t->sink_fd, t->nsinks, true);
 }
 
 /* Delivered on the way back: the generator namespace's UDP counters. */
@@ -100,7 +101,7 @@ uint64_t back_delivered_now(const struct bench_topo *t)
 
 	if (setns(t->gen_ns_fd, CLONE_NEWNET))
 		return 0;
-	v = udp_delivered(t->back_fd, false);
+	v = udp_delivered(&t->back_fd, 1, false);
 	if (setns(t->dut_ns_fd, CLONE_NEWNET))
 		bench_stop();	/* cannot happen; never measure in the wrong place */
 	return v;

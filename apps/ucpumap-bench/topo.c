@@ -280,8 +280,7 @@ int set_sysctl(const char *path, const char *v)
 /* Nothing made yet: no fd, no child, no namespace, no folder. */
 void topo_init(struct bench_topo *t)
 {
-	*t = (struct bench_topo){ .sink_fd = -1, .back_fd = -1, .gen_ns_fd = -1,
-				  .dut_ns_fd = -1 };
+	*t = (struct bench_topo){ .back_fd = -1, .gen_ns_fd = -1, .dut_ns_fd = -1 };
 }
 
 int topo_tmpdir(struct bench_topo *t)
@@ -308,6 +307,9 @@ void topo_cleanup(struct bench_topo *t, bool dpdk)
 	for (int i = 0; i < MAX_KIDS; i++)
 		if (t->kids[i] > 0)
 			reap(t, t->kids[i], 2);
+	for (int i = 0; i < t->nsinks; i++)
+		close_fd(&t->sink_fd[i]);
+	t->nsinks = 0;
 	close_fd(&t->back_fd);
 	close_fd(&t->gen_ns_fd);
 	close_fd(&t->dut_ns_fd);
@@ -323,12 +325,15 @@ void topo_cleanup(struct bench_topo *t, bool dpdk)
 	t->ns_gen[0] = t->ns_dut[0] = t->tmpdir[0] = 0;
 }
 
-/* Bind the sink: a UDP socket on --sink-ip, never read while traffic runs. */
+/* Bind the sink: a UDP socket on --sink-ip, never read while traffic runs;
+ * with cfg->nsinks, that many in one SO_REUSEPORT group, so that packets
+ * delivered on several CPUs do not all meet at one socket's counters. */
 static int sink_open(struct bench_topo *t, const struct bench_cfg *cfg)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	int n = cfg->nsinks > 0 ? cfg->nsinks : 1, one = 1, e;
 	socklen_t len;
 
 	if (inet_pton(AF_INET6, cfg->sink_ip, &a6->sin6_addr) == 1) {
@@ -341,18 +346,25 @@ static int sink_open(struct bench_topo *t, const struct bench_cfg *cfg)
 		a4->sin_port = htons(cfg->sink_port);
 		len = sizeof(*a4);
 	}
-	t->sink_fd = socket(ss.ss_family, SOCK_DGRAM, 0);
-	if (t->sink_fd < 0 || bind(t->sink_fd, (struct sockaddr *)&ss, len)) {
-		int e = errno;
+	for (t->nsinks = 0; t->nsinks < n && t->nsinks < MAX_SINKS; t->nsinks++) {
+		int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
 
-		fprintf(stderr, "datapath: cannot bind the sink to %s port %lu: %s%s\n",
-			cfg->sink_ip, cfg->sink_port, strerror(e),
-			e == EADDRNOTAVAIL ? " (--sink-ip must be an address of this host, the one "
-					     "the generator sends to)" :
-			e == EADDRINUSE ? " (choose another --sink-port)" : "");
-		return -1;
+		t->sink_fd[t->nsinks] = fd;
+		if (fd < 0 || (n > 1 && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one,
+						   sizeof(one))) ||
+		    bind(fd, (struct sockaddr *)&ss, len))
+			goto err;
 	}
 	return 0;
+err:
+	e = errno;
+	t->nsinks++;	/* the failed one is closed with the others */
+	fprintf(stderr, "datapath: cannot bind the sink to %s port %lu: %s%s\n",
+		cfg->sink_ip, cfg->sink_port, strerror(e),
+		e == EADDRNOTAVAIL ? " (--sink-ip must be an address of this host, the one "
+				     "the generator sends to)" :
+		e == EADDRINUSE ? " (choose another --sink-port)" : "");
+	return -1;
 }
 
 /* The way back's sink (two-way rows): a UDP socket on 10.77.0.1:BACK_PORT in
@@ -396,21 +408,25 @@ static void ns_mac(const char *ns, const char *ifname, char *mac, size_t sz)
 		mac[0] = 0;
 }
 
-/* The two namespaces and the veth pair between them. */
-static int veth_pair(struct bench_topo *t)
+/* The two namespaces and the veth pair between them, @nq queues each way.
+ * A frame the generator's live engine redirects out of vg lands on vd's
+ * RX queue (sending CPU) % nq, and that queue's NAPI runs on the sending
+ * CPU (veth's ndo_xdp_xmit): one generator per CPU feeds one queue. */
+static int veth_pair(struct bench_topo *t, int nq)
 {
 	const char *ns_gen = t->ns_gen, *ns_dut = t->ns_dut;
 
 	snprintf(t->ns_gen, sizeof(t->ns_gen), "ucm-bench-gen-%d", getpid());
 	snprintf(t->ns_dut, sizeof(t->ns_dut), "ucm-bench-dut-%d", getpid());
 	if (sh("ip netns add %s && ip netns add %s && "
-	       "ip -n %s link add vg type veth peer name vd netns %s && "
+	       "ip -n %s link add vg numtxqueues %d numrxqueues %d type veth peer name vd "
+	       "netns %s numtxqueues %d numrxqueues %d && "
 	       "ip -n %s addr add 10.77.0.1/24 dev vg && ip -n %s addr add 10.77.0.2/24 dev vd && "
 	       "ip -n %s addr add fd77::1/64 dev vg nodad && ip -n %s addr add fd77::2/64 dev vd nodad && "
 	       "ip -n %s link set vg up && ip -n %s link set vd up && "
 	       "ip -n %s link set lo up && ip -n %s link set lo up",
-	       ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut, ns_gen, ns_dut,
-	       ns_gen, ns_dut)) {
+	       ns_gen, ns_dut, ns_gen, nq, nq, ns_dut, nq, nq, ns_gen, ns_dut, ns_gen, ns_dut,
+	       ns_gen, ns_dut, ns_gen, ns_dut)) {
 		fprintf(stderr, "datapath: cannot build the namespaces\n");
 		return -1;
 	}
@@ -425,7 +441,7 @@ int topo_veth(struct bench_topo *t, const struct bench_cfg *cfg)
 	char path[128];
 	int fd;
 
-	if (veth_pair(t))
+	if (veth_pair(t, cfg->veth_queues > 0 ? cfg->veth_queues : 1))
 		return -1;
 	snprintf(path, sizeof(path), "/run/netns/%s", t->ns_dut);
 	fd = open(path, O_RDONLY);

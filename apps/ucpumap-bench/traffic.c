@@ -26,19 +26,32 @@ pid_t gen_start(struct bench_run *br, const char *tag, int flows, char *out)
 pid_t gen_start_at(struct bench_run *br, const char *tag, int flows, double rate_pps,
 		   double seconds, char *out)
 {
+	struct gen_spec g = { .cpu = 0, .flows = flows ? flows : DEFAULT_FLOWS,
+			      .sport = 0, .dport = br->cfg.sink_port, .rate = rate_pps,
+			      .seconds = seconds };
+
+	return gen_start_spec(br, tag, &g, out);
+}
+
+pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spec *g,
+		     char *out)
+{
 	const struct bench_cfg *cfg = &br->cfg;
 	struct bench_topo *t = &br->topo;
-	char dur[32], rate[32], gen[600], port[16], nflows[16];
+	char dur[32], rate[32], gen[600], port[16], nflows[16], cpu[16], sport[16];
 	char *argv[] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg->sink_ip, "--dst-mac",
-			 t->vd_mac, "--dst-port", port, "--flows", nflows, "--cpu", "0",
-			 "--duration", dur, "--rate", rate, NULL };
+			 t->vd_mac, "--dst-port", port, "--flows", nflows, "--cpu", cpu,
+			 "--duration", dur, "--rate", rate, g->sport ? "--src-port" : NULL,
+			 sport, NULL };
 
 	snprintf(out, GEN_OUT, "%s/gen-%s", t->tmpdir, tag);
 	snprintf(gen, sizeof(gen), "%s/ucpumap-gen", cfg->bindir);
-	snprintf(nflows, sizeof(nflows), "%d", flows ? flows : DEFAULT_FLOWS);
-	snprintf(dur, sizeof(dur), "%g", seconds);
-	snprintf(rate, sizeof(rate), "%.0f", rate_pps);
-	snprintf(port, sizeof(port), "%lu", cfg->sink_port);
+	snprintf(nflows, sizeof(nflows), "%d", g->flows);
+	snprintf(cpu, sizeof(cpu), "%d", g->cpu);
+	snprintf(sport, sizeof(sport), "%u", g->sport);
+	snprintf(dur, sizeof(dur), "%g", g->seconds);
+	snprintf(rate, sizeof(rate), "%.0f", g->rate);
+	snprintf(port, sizeof(port), "%u", g->dport);
 	return spawn(t, t->ns_gen, out, argv);
 }
 

@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumap-bench scale: the datapath at width, against the kernel's cpumap.
+ *
+ * One veth pair as many queues wide as the widest width; at width w, w
+ * generators (ucpumap-gen's live engine, one per CPU) each feed one of vd's
+ * RX queues: veth's ndo_xdp_xmit puts a redirected frame on the peer's
+ * queue (sending CPU) % (its queues), and that queue's NAPI, with the XDP
+ * program on vd, runs on the sending CPU. ucpumapd then serves the w queues
+ * with w RX threads and w workers, each on a CPU of its own; the kernel's
+ * cpumap spreads the same flows by the same L4 hash over the same worker
+ * CPUs. Besides the wide rows, fan-in (w queues into one worker), fan-out
+ * (one queue into w workers) and flood (fan-in with queue 0 flooding and
+ * the others at a light fixed rate, each to a sink of its own: what each
+ * light queue got through).
+ *
+ * Rows run interleaved, round after round, width after width. Delivered is
+ * datapath's: the sink's InDatagrams + RcvbufErrors (here a SO_REUSEPORT
+ * group of one socket per queue, never read). The results are
+ * scale_report.c's.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <linux/sock_diag.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "bench.h"
+#include "opts.h"
+#include "scale.h"
+#include "ucpumap/xdp.h"
+
+#define ARRAY_SIZE(a)	((int)(sizeof(a) / sizeof((a)[0])))
+#define xstr(x)		str(x)
+#define str(x)		#x
+/* The first generator's first source port; queue i's flows follow it. */
+#define SPORT0		10000
+/* A light queue's sink holds a whole run unread: 64 MiB (the kernel
+ * doubles it) is some 60000 small datagrams' truesize and more. */
+#define LIGHT_RCVBUF	(64 << 20)
+
+static const struct scale_rowdef rowdefs[] = {
+	{ "kernel-cpumap", true, SH_WIDE, false },
+	{ "cpumap", false, SH_WIDE, false },
+	{ "cpumap-coalesce", false, SH_WIDE, true },
+	{ "kernel-cpumap-fan-in", true, SH_FAN_IN, false },
+	{ "cpumap-fan-in", false, SH_FAN_IN, false },
+	{ "kernel-cpumap-fan-out", true, SH_FAN_OUT, false },
+	{ "cpumap-fan-out", false, SH_FAN_OUT, false },
+	{ "kernel-cpumap-flood", true, SH_FLOOD, false },
+	{ "cpumap-flood", false, SH_FLOOD, false },
+};
+
+/* ucpumapd's rows, as daemon.c starts them: one-way, no extra flag. */
+static const struct row_kind_ops daemon_ops = { .kind = K_DAEMON };
+
+const struct scale_rowdef *scale_rowdefs(int *n)
+{
+	*n = ARRAY_SIZE(rowdefs);
+	return rowdefs;
+}
+
+const struct scale_cell *scale_cell_of(const struct scale_run *sr, const char *name, int w)
+{
+	for (int i = 0; i < sr->ncells; i++)
+		if (sr->cells[i].width == w && !strcmp(sr->cells[i].def->name, name))
+			return &sr->cells[i];
+	return NULL;
+}
+
+/* ---- options ----------------------------------------------------------------- */
+
+static int opt_widths(const struct opt *o, const char *arg, void *p)
+{
+	struct scale_cfg *cfg = p;
+	char *copy = strdup(arg), *tok, *save = NULL;
+	unsigned long w;
+	int rc = -1;
+
+	cfg->widths_s = arg;
+	cfg->nwidths = 0;
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (parse_uint(tok, 1, SCALE_MAX_WIDTH, "scale: --widths", &w))
+			goto out;
+		for (int i = 0; i < cfg->nwidths; i++)
+			if (cfg->widths[i] == (int)w) {
+				fprintf(stderr, "scale: --widths: %lu given twice\n", w);
+				goto out;
+			}
+		if (cfg->nwidths == SCALE_MAX_WIDTH)
+			goto out;
+		cfg->widths[cfg->nwidths++] = w;
+	}
+	rc = cfg->nwidths ? 0 : -1;
+	if (rc)
+		fprintf(stderr, "scale: --widths: give widths, e.g. 1,2,4\n");
+out:
+	free(copy);
+	return rc;
+}
+
+static int opt_rows(const struct opt *o, const char *arg, void *p)
+{
+	struct scale_cfg *cfg = p;
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int rc = 0;
+
+	cfg->rowlist = arg;
+	memset(cfg->want, 0, sizeof(cfg->want));
+	for (tok = strtok_r(copy, ",", &save); copy && tok; tok = strtok_r(NULL, ",", &save)) {
+		int i;
+
+		for (i = 0; i < ARRAY_SIZE(rowdefs) && strcmp(rowdefs[i].name, tok); i++)
+			;
+		if (i == ARRAY_SIZE(rowdefs)) {
+			fprintf(stderr, "scale: --rows: no row '%s'; the rows:", tok);
+			for (i = 0; i < ARRAY_SIZE(rowdefs); i++)
+				fprintf(stderr, " %s", rowdefs[i].name);
+			fprintf(stderr, "\n");
+			rc = -1;
+			break;
+		}
+		cfg->want[i] = true;
+	}
+	free(copy);
+	return copy ? rc : -1;
+}
+
+static const struct opt scale_opts[] = {
+	OPT_DEF("widths", OPT_CUSTOM, struct scale_cfg, widths_s, .parse = opt_widths,
+		.metavar = "LIST",
+		.help = "the widths, e.g. 1,2,4,8 (default: every power of two whose generators, "
+			"RX threads and workers, w of each, fit on CPUs not shared)"),
+	OPT_DEF("rounds", OPT_UINT, struct scale_cfg, rounds, .lo = 1, .hi = SCALE_MAX_ROUNDS,
+		.flags = OPT_F_DEFAULT, .metavar = "N", .help = "rounds"),
+	OPT_DEF("seconds", OPT_SECONDS, struct scale_cfg, seconds, .dlo = 0.2, .dhi = 600,
+		.flags = OPT_F_DEFAULT, .metavar = "S", .help = "seconds per row and round"),
+	OPT_DEF("rows", OPT_CUSTOM, struct scale_cfg, rowlist, .parse = opt_rows,
+		.metavar = "LIST",
+		.help = "comma-separated rows (default all): kernel-cpumap, cpumap (--no-coalesce), "
+			"cpumap-coalesce (w queues into w workers); kernel-cpumap-fan-in, "
+			"cpumap-fan-in (w queues into 1 worker); kernel-cpumap-fan-out, "
+			"cpumap-fan-out (1 queue into w workers); kernel-cpumap-flood, "
+			"cpumap-flood (w queues into 1 worker, queue 0 as fast as it goes, the "
+			"others at --light-rate); the fan and flood rows run at widths 2 and up"),
+	OPT_DEF("flows", OPT_UINT, struct scale_cfg, flows, .lo = 1, .hi = 2048,
+		.flags = OPT_F_DEFAULT, .metavar = "N",
+		.help = "flows (source ports) per queue; the coalesce rows: " xstr(FEW_FLOWS)
+			" per queue, the streams coalescing is for"),
+	OPT_DEF("light-rate", OPT_UINT, struct scale_cfg, light_rate, .lo = 1, .hi = 1000000,
+		.flags = OPT_F_DEFAULT, .metavar = "PPS",
+		.help = "the flood rows: each light queue's rate"),
+	OPT_DEF("cpus", OPT_CPUS, struct scale_cfg, cpus, .count = OPT_REF(struct scale_cfg, ncpus),
+		.text = OPT_REF(struct scale_cfg, cpus_s), .metavar = "LIST",
+		.help = "the CPUs to place on, in order: at width w the first w carry the "
+			"generators, the next w ucpumapd's RX threads, the next w the workers "
+			"(default: every CPU)"),
+	OPT_DEF("shared-cpus", OPT_FLAG, struct scale_cfg, shared,
+		.help = "place a width on fewer than 3w CPUs, sharing them (a functional run "
+			"on a small host, not a measure of width)"),
+	OPT_DEF("json", OPT_STRING, struct scale_cfg, json, .metavar = "FILE",
+		.help = "every run of every row as JSON"),
+	OPT_DEF("chart", OPT_STRING, struct scale_cfg, chart, .metavar = "FILE",
+		.help = "a PNG chart, Mpps against width (gnuplot; its script is FILE.gp, drawn "
+			"later by `gnuplot FILE.gp` where gnuplot is missing)"),
+	{}
+};
+
+static const struct opts_cmd scale_cmd = {
+	.name = "scale",
+	.invoked = "ucpumap-bench scale",
+	.usage = "ucpumap-bench scale [options]",
+	.doc =
+"The datapath at width on a veth pair between two namespaces: at width w, w\n"
+"generators (one per CPU, each feeding one of vd's RX queues) send 64-byte\n"
+"UDP, --flows flows per queue, to a never-read sink; ucpumapd serves the w\n"
+"queues with w RX threads and w workers on CPUs of their own, the kernel's\n"
+"cpumap spreads the same flows over the same worker CPUs. Rows run\n"
+"interleaved, round after round. Needs root.\n",
+	.opts = scale_opts,
+};
+
+/* ---- placement ----------------------------------------------------------------- */
+
+/* The widths that fit, into sr->cfg.widths; the others into sr->skip. */
+static int pick_widths(struct scale_run *sr)
+{
+	struct scale_cfg *cfg = &sr->cfg;
+	int given = cfg->nwidths, n = 0;
+
+	if (!given)
+		for (int w = 1; w <= SCALE_MAX_WIDTH; w *= 2)
+			cfg->widths[given++] = w;
+	for (int i = 0; i < given; i++) {
+		int w = cfg->widths[i];
+
+		if (3 * w > cfg->ncpus && !cfg->shared) {
+			struct scale_skip *s = &sr->skip[sr->nskip++];
+
+			s->width = w;
+			snprintf(s->why, sizeof(s->why), "needs %d CPUs (%d generators, %d RX "
+				 "threads, %d workers, none shared); %d given", 3 * w, w, w, w,
+				 cfg->ncpus);
+			continue;
+		}
+		cfg->widths[n++] = w;
+		if (w > sr->veth_queues)
+			sr->veth_queues = w;
+	}
+	cfg->nwidths = n;
+	if (!n) {
+		fprintf(stderr, "scale: no width fits %d CPUs: width 1 needs 3 (a generator, an RX "
+			"thread, a worker); --shared-cpus runs them on shared CPUs, a functional "
+			"run, not a measure of width\n", cfg->ncpus);
+		return -1;
+	}
+	return 0;
+}
+
+/* Width @w's layout for row @def into @pl: NULL, or why it cannot run. */
+static const char *place(const struct scale_run *sr, const struct scale_rowdef *def, int w,
+			 struct scale_place *pl)
+{
+	const struct scale_cfg *cfg = &sr->cfg;
+	int n = cfg->ncpus;
+	static char why[128];
+
+	memset(pl, 0, sizeof(*pl));
+	pl->ngen = def->shape == SH_FAN_OUT ? 1 : w;
+	pl->nwk = def->shape == SH_FAN_IN || def->shape == SH_FLOOD ? 1 : w;
+	for (int i = 0; i < w; i++) {
+		pl->gen[i] = cfg->cpus[i % n];
+		pl->rx[i] = cfg->cpus[(w + i) % n];
+		pl->wk[i] = cfg->cpus[(2 * w + i) % n];
+		pl->queue[i] = pl->gen[i] % sr->veth_queues;
+		for (int j = 0; j < i; j++)
+			if (pl->queue[j] == pl->queue[i]) {
+				snprintf(why, sizeof(why), "generator CPUs %d and %d feed one queue "
+					 "of vd (CPU %% %d)", pl->gen[j], pl->gen[i],
+					 sr->veth_queues);
+				return why;
+			}
+	}
+	return NULL;
+}
+
+/* The cells: every wanted row at every width it applies to. */
+static int make_cells(struct scale_run *sr)
+{
+	const struct scale_cfg *cfg = &sr->cfg;
+	bool all = true;
+
+	for (int i = 0; i < ARRAY_SIZE(rowdefs); i++)
+		all &= !cfg->want[i];
+	sr->cells = calloc(ARRAY_SIZE(rowdefs) * cfg->nwidths, sizeof(*sr->cells));
+	if (!sr->cells)
+		return -1;
+	for (int k = 0; k < cfg->nwidths; k++) {
+		int w = cfg->widths[k];
+
+		for (int i = 0; i < ARRAY_SIZE(rowdefs); i++) {
+			const struct scale_rowdef *def = &rowdefs[i];
+			struct scale_cell *c = &sr->cells[sr->ncells];
+			const char *why;
+
+			if ((!all && !cfg->want[i]) || (def->shape != SH_WIDE && w < 2))
+				continue;
+			why = place(sr, def, w, &c->pl);
+			if (why) {
+				fprintf(stderr, "scale: width %d: %s\n", w, why);
+				return -1;
+			}
+			c->def = def;
+			c->width = w;
+			snprintf(c->name, sizeof(c->name), "%s-w%d", def->name, w);
+			sr->ncells++;
+		}
+	}
+	if (!sr->ncells) {
+		fprintf(stderr, "scale: no row runs at widths %s: the fan and flood rows need a "
+			"width of 2 or more\n", cfg->widths_s ? cfg->widths_s : "given");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- one round of a cell ----------------------------------------------------------- */
+
+/* The flood rows' light sinks: queue i's on LIGHT_PORT0 + i. */
+static int light_open(const struct bench_cfg *bc, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), sz = LIGHT_RCVBUF;
+
+	inet_pton(AF_INET, bc->sink_ip, &a.sin_addr);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		fprintf(stderr, "scale: cannot bind a light sink to port %d: %s\n", port,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* What light sink @fd got: the datagrams read and those its full buffer
+ * dropped (delivered to the host all the same). Closes it. */
+static double light_count(int fd)
+{
+	uint32_t mem[SK_MEMINFO_VARS] = { 0 };
+	socklen_t len = sizeof(mem);
+	char buf[2048];
+	double n = 0;
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		n++;
+	if (!getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len))
+		n += mem[SK_MEMINFO_DROPS];
+	close(fd);
+	return n;
+}
+
+/* Run the cell's generators for --seconds and count: sent, delivered, and
+ * for a flood row each queue's own. 0, or -1 when a generator failed. */
+static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
+{
+	const struct scale_cfg *cfg = &sr->cfg;
+	const struct scale_place *pl = &c->pl;
+	bool flood = c->def->shape == SH_FLOOD;
+	int flows = c->def->coalesce ? FEW_FLOWS : (int)cfg->flows;
+	char out[SCALE_MAX_WIDTH][GEN_OUT], tag[80];
+	int lfd[SCALE_MAX_WIDTH] = { 0 }, rc = 0;
+	pid_t g[SCALE_MAX_WIDTH];
+	uint64_t d0, d1;
+
+	for (int i = 1; flood && i < pl->ngen; i++)
+		if ((lfd[i] = light_open(&sr->br.cfg, LIGHT_PORT0 + i)) < 0)
+			rc = -1;
+	d0 = delivered_now(&sr->br.topo);
+	for (int i = 0; i < pl->ngen; i++) {
+		struct gen_spec s = { .cpu = pl->gen[i], .flows = flows,
+				      .sport = SPORT0 + i * flows, .dport = sr->br.cfg.sink_port,
+				      .seconds = cfg->seconds };
+
+		if (flood && i > 0) {
+			s.dport = LIGHT_PORT0 + i;
+			s.rate = cfg->light_rate;
+		}
+		snprintf(tag, sizeof(tag), "%s-%d", c->name, i);
+		g[i] = gen_start_spec(&sr->br, tag, &s, out[i]);
+	}
+	c->sent[k] = 0;
+	for (int i = 0; i < pl->ngen; i++) {
+		double n;
+
+		if (gen_wait(&sr->br.topo, g[i], c->name, out[i], cfg->seconds + 10))
+			rc = -1;
+		n = gen_total(out[i]);
+		c->sent[k] += n;
+		if (flood)
+			*(i ? &c->light_sent[k][i] : &c->flood_sent[k]) = n;
+	}
+	sleep_sec(0.3);		/* what is on its way arrives */
+	for (int i = 1; flood && i < pl->ngen; i++)
+		c->light_dst[k][i] = lfd[i] > 0 ? light_count(lfd[i]) : 0;
+	d1 = delivered_now(&sr->br.topo);
+	c->dst[k] = (d1 - d0) / cfg->seconds;
+	if (flood) {
+		c->flood_dst[k] = d1 - d0;
+		for (int i = 1; i < pl->ngen; i++)
+			c->flood_dst[k] -= c->light_dst[k][i];
+	}
+	return rc;
+}
+
+static int cpu_list(char *buf, size_t sz, const int *v, int n)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < n && off < sz; i++)
+		off += snprintf(buf + off, sz - off, "%s%d", i ? "," : "", v[i]);
+	return off < sz ? 0 : -1;
+}
+
+/* The workers' CPUs into the datapath's configuration, as its kernel
+ * cpumap and ucpumapd read them. */
+static void set_workers(struct bench_cfg *bc, const struct scale_place *pl, char *text,
+			size_t sz)
+{
+	memcpy(bc->wcpu, pl->wk, pl->nwk * sizeof(int));
+	bc->nwcpu = pl->nwk;
+	cpu_list(text, sz, pl->wk, pl->nwk);
+	bc->cpus = text;
+}
+
+static int run_kernel(struct scale_run *sr, struct scale_cell *c, int k)
+{
+	struct bench_cfg *bc = &sr->br.cfg;
+	char wk[256];
+	struct ucm_xdp *x;
+	int rc;
+
+	set_workers(bc, &c->pl, wk, sizeof(wk));
+	x = kernel_cpumap_attach(bc, if_nametoindex(bc->ifname));
+	if (!x)
+		return -1;
+	sleep_sec(0.2);
+	rc = run_gens(sr, c, k);
+	ucm_xdp__detach(x);
+	ucm_xdp__destroy(x);
+	return rc;
+}
+
+/* Each queue's rx and each worker's processed, from ucpumapd's last line. */
+static void daemon_counts(struct scale_cell *c, int k, const char *js)
+{
+	char line[65536];
+	const char *p, *wks;
+	int i;
+
+	bool ok;
+
+	last_line(js, line, sizeof(line));
+	wks = strstr(line, "\"workers\":");
+	p = strstr(line, "\"queues\":");
+	ok = p && wks;
+	for (i = 0; ok && i < c->pl.ngen; i++)
+		ok = (p = strstr(p + 1, "\"queue\":")) && !json_u64_field(p, "rx", &c->qrx[k][i]);
+	for (i = 0, p = wks; ok && i < c->pl.nwk; i++)
+		ok = (p = strstr(p + 1, "\"worker\":")) &&
+		     !json_u64_field(p, "processed", &c->wproc[k][i]);
+	c->have_daemon = (k == 0 || c->have_daemon) && ok;
+}
+
+static int run_daemon(struct scale_run *sr, struct scale_cell *c, int k)
+{
+	struct bench_cfg *bc = &sr->br.cfg;
+	struct row_def rd = { .name = c->name, .ops = &daemon_ops, .coalesce = c->def->coalesce };
+	struct row r = { .def = &rd, .on = true };
+	char wk[256], rx[256], qs[256];
+	struct daemon_run d = { 0 };
+	int rc;
+
+	set_workers(bc, &c->pl, wk, sizeof(wk));
+	cpu_list(rx, sizeof(rx), c->pl.rx, c->pl.ngen);
+	cpu_list(qs, sizeof(qs), c->pl.queue, c->pl.ngen);
+	bc->rx_cpus = rx;
+	bc->queues = qs;
+	if (daemon_start(&sr->br, &r, &d))
+		return -1;	/* it said why, and is gone */
+	sleep_sec(0.2);
+	rc = run_gens(sr, c, k) | d.rc;
+	if (daemon_stop(&sr->br, &r, &d))
+		rc = -1;
+	daemon_counts(c, k, d.js);
+	return rc;
+}
+
+/* Round @k of every cell, width after width: the failures. */
+static int run_round(struct scale_run *sr, int k)
+{
+	int failed = 0;
+
+	for (int i = 0; i < sr->ncells && !bench_stopped(); i++) {
+		struct scale_cell *c = &sr->cells[i];
+
+		if ((c->def->kernel ? run_kernel(sr, c, k) : run_daemon(sr, c, k)) != 0) {
+			c->failed = true;
+			failed++;
+			fprintf(stderr, "scale: round %d, row %s failed\n", k + 1, c->name);
+		}
+		printf("  round %d %-26s %7.3f Mpps delivered of %.3f offered\n", k + 1, c->name,
+		       c->dst[k] / 1e6, c->sent[k] / sr->cfg.seconds / 1e6);
+		fflush(stdout);
+	}
+	return failed;
+}
+
+/* ---- the run ----------------------------------------------------------------------- */
+
+static int parse_args(struct scale_run *sr, int argc, char **argv)
+{
+	struct scale_cfg *cfg = &sr->cfg;
+	int rc = opts_parse(&scale_cmd, cfg, argc, argv);
+
+	if (rc)
+		return rc;
+	if (!cfg->ncpus) {
+		for (int c = 0; c < APP_MAX_CPUS && cfg->ncpus < cpu_online_count(); c++)
+			if (cpu_usable(c))
+				cfg->cpus[cfg->ncpus++] = c;
+	}
+	return 0;
+}
+
+static void print_header(const struct scale_run *sr)
+{
+	const struct scale_cfg *cfg = &sr->cfg;
+
+	printf("scale: veth vg (ns %s) -> vd (ns %s), %d queues each way; 64-byte IPv4 UDP, %lu "
+	       "flows per queue (coalesce rows %d), %d round(s) x %g s per row\n",
+	       sr->br.topo.ns_gen, sr->br.topo.ns_dut, sr->veth_queues, cfg->flows, FEW_FLOWS,
+	       cfg->rounds, cfg->seconds);
+	for (int i = 0; i < sr->nskip; i++)
+		printf("scale: width %d skipped: %s\n", sr->skip[i].width, sr->skip[i].why);
+	if (cfg->shared)
+		printf("scale: --shared-cpus: generators, RX threads and workers share CPUs; these "
+		       "figures do not measure width\n");
+	for (int i = 0; i < sr->ncells; i++) {
+		const struct scale_cell *c = &sr->cells[i];
+		char g[128], q[128], rx[128], wk[128];
+
+		if (c->def->shape != SH_WIDE || c->def->kernel || c->def->coalesce)
+			continue;
+		cpu_list(g, sizeof(g), c->pl.gen, c->pl.ngen);
+		cpu_list(q, sizeof(q), c->pl.queue, c->pl.ngen);
+		cpu_list(rx, sizeof(rx), c->pl.rx, c->pl.ngen);
+		cpu_list(wk, sizeof(wk), c->pl.wk, c->pl.nwk);
+		printf("scale: width %d: generators on CPUs %s (queues %s), RX threads %s, workers "
+		       "%s\n", c->width, g, q, rx, wk);
+	}
+	fflush(stdout);
+}
+
+int bench_scale(int argc, char **argv)
+{
+	struct scale_run sr = {
+		.cfg = { .rounds = 3, .seconds = 3, .flows = 64, .light_rate = 10000 },
+	};
+	struct bench_cfg *bc = &sr.br.cfg;
+	int failed = 0, rc;
+
+	topo_init(&sr.br.topo);
+	rc = parse_args(&sr, argc, argv);
+	if (rc)
+		return rc == OPTS_HELP ? 0 : 2;
+	if (geteuid()) {
+		fprintf(stderr, "scale: needs root (namespaces, XDP, tun)\n");
+		return 1;
+	}
+	rc = 1;
+	if (pick_widths(&sr) || make_cells(&sr))
+		goto out;
+	*bc = (struct bench_cfg){ .rounds = sr.cfg.rounds, .seconds = sr.cfg.seconds,
+				  .sink_port = 9000, .sink_ip = "10.77.0.2",
+				  .veth_queues = sr.veth_queues, .nsinks = sr.veth_queues };
+	snprintf(bc->ifname, sizeof(bc->ifname), "vd");
+	if (bench_bindir(bc->bindir, sizeof(bc->bindir)))
+		goto out;
+	topo_signals();
+	if (topo_tmpdir(&sr.br.topo) || topo_veth(&sr.br.topo, bc))
+		goto out_topo;
+	libbpf_set_print(NULL);
+	print_header(&sr);
+	for (int k = 0; k < sr.cfg.rounds && !bench_stopped(); k++) {
+		failed += run_round(&sr, k);
+		sr.nrounds = k + 1;
+	}
+	if (bench_stopped()) {
+		fprintf(stderr, "scale: interrupted\n");
+		goto out_topo;
+	}
+	scale_report(&sr);
+	if (sr.cfg.json && scale_json(&sr))
+		failed++;
+	if (sr.cfg.chart)
+		scale_chart(&sr);
+	rc = failed ? 1 : 0;
+out_topo:
+	topo_cleanup(&sr.br.topo, false);
+out:
+	free(sr.cells);
+	return rc;
+}

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumap-bench scale: the results. A table of every row at every width
+ * (the median of the rounds; each ratio the median of the rounds' own
+ * ratios, as machines drift), each queue's and worker's share of
+ * ucpumapd's work, what the light queues of the flood rows got through,
+ * the targets, --json's file and --chart's PNG.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "scale.h"
+
+/* A ratio the issue set for a 16-CPU host: @a at width @wa over @b at @wb. */
+static const struct {
+	const char *a, *b;
+	int wa, wb;
+	double target;
+} targets[] = {
+	{ "cpumap", "kernel-cpumap", 4, 4, 1.3 },
+	{ "cpumap", "cpumap", 4, 1, 3.0 },
+	{ "cpumap-coalesce", "kernel-cpumap", 4, 4, 2.0 },
+};
+
+static bool cell_ok(const struct scale_cell *c)
+{
+	return c && !c->failed;
+}
+
+/* The kernel's row beside ucpumapd's @c: the same shape, the same width. */
+static const struct scale_cell *kernel_of(const struct scale_run *sr, const struct scale_cell *c)
+{
+	int n;
+	const struct scale_rowdef *d = scale_rowdefs(&n);
+
+	for (int i = 0; i < n; i++)
+		if (d[i].kernel && d[i].shape == c->def->shape)
+			return scale_cell_of(sr, d[i].name, c->width);
+	return NULL;
+}
+
+/* Width 1 of @c's kind: the same row, or for a fan or flood row the wide
+ * row of its side. */
+static const struct scale_cell *width1_of(const struct scale_run *sr, const struct scale_cell *c)
+{
+	if (c->def->shape == SH_WIDE)
+		return scale_cell_of(sr, c->def->name, 1);
+	return scale_cell_of(sr, c->def->kernel ? "kernel-cpumap" : "cpumap", 1);
+}
+
+/* The median (min, max) over the rounds of @a's rate over @b's. */
+static bool ratio(const struct scale_run *sr, const struct scale_cell *a,
+		  const struct scale_cell *b, struct run_stats *st)
+{
+	double v[SCALE_MAX_ROUNDS];
+	int n = 0;
+
+	if (!cell_ok(a) || !cell_ok(b))
+		return false;
+	for (int k = 0; k < sr->nrounds; k++)
+		if (b->dst[k] > 0)
+			v[n++] = a->dst[k] / b->dst[k];
+	if (!n)
+		return false;
+	run_stats(v, n, st);
+	return true;
+}
+
+/* CPUs a row uses beside the generators: the workers, and ucpumapd's RX
+ * threads (the kernel's RX runs in the generators' NAPI, as the XDP
+ * program and the copy into ucpumapd's sockets do). */
+static int cpus_used(const struct scale_cell *c)
+{
+	return c->pl.nwk + (c->def->kernel ? 0 : c->pl.ngen);
+}
+
+static void print_shares(const struct scale_run *sr, const struct scale_cell *c)
+{
+	double q[SCALE_MAX_WIDTH] = { 0 }, w[SCALE_MAX_WIDTH] = { 0 }, qs = 0, ws = 0;
+
+	if (!c->have_daemon || (c->pl.ngen < 2 && c->pl.nwk < 2))
+		return;
+	for (int k = 0; k < sr->nrounds; k++) {
+		for (int i = 0; i < c->pl.ngen; i++)
+			q[i] += c->qrx[k][i], qs += c->qrx[k][i];
+		for (int i = 0; i < c->pl.nwk; i++)
+			w[i] += c->wproc[k][i], ws += c->wproc[k][i];
+	}
+	printf("    %-24s queues' share of rx:", "");
+	for (int i = 0; i < c->pl.ngen; i++)
+		printf(" %.1f%%", qs > 0 ? 100 * q[i] / qs : 0);
+	printf("; workers' share:");
+	for (int i = 0; i < c->pl.nwk; i++)
+		printf(" %.1f%%", ws > 0 ? 100 * w[i] / ws : 0);
+	printf("\n");
+}
+
+/* Over the rounds: the light queues' datagrams offered and delivered, the
+ * lowest light queue's share, the flooding queue's. */
+struct flood_sum {
+	double lsent, ldst, lmin, fsent, fdst;
+};
+
+static void flood_sum(const struct scale_run *sr, const struct scale_cell *c,
+		      struct flood_sum *f)
+{
+	*f = (struct flood_sum){ .lmin = 1 };
+	for (int k = 0; k < sr->nrounds; k++) {
+		f->fsent += c->flood_sent[k];
+		f->fdst += c->flood_dst[k];
+		for (int i = 1; i < c->pl.ngen; i++) {
+			f->lsent += c->light_sent[k][i];
+			f->ldst += c->light_dst[k][i];
+			if (c->light_sent[k][i] > 0 &&
+			    c->light_dst[k][i] / c->light_sent[k][i] < f->lmin)
+				f->lmin = c->light_dst[k][i] / c->light_sent[k][i];
+		}
+	}
+}
+
+static void print_flood(const struct scale_run *sr, const struct scale_cell *c)
+{
+	struct flood_sum f;
+
+	flood_sum(sr, c, &f);
+	printf("    %-24s light queues: %.0f of %.0f delivered (%.2f%%, the lowest queue's "
+	       "round %.2f%%); flooding queue: %.0f of %.0f (%.1f%%)\n", "", f.ldst, f.lsent,
+	       f.lsent > 0 ? 100 * f.ldst / f.lsent : 0, 100 * f.lmin, f.fdst, f.fsent,
+	       f.fsent > 0 ? 100 * f.fdst / f.fsent : 0);
+}
+
+static void print_cell(const struct scale_run *sr, const struct scale_cell *c)
+{
+	struct run_stats st, sent, rk, r1;
+	double v[SCALE_MAX_ROUNDS];
+	char xk[16] = "-", x1[16] = "-";
+
+	if (c->failed) {
+		printf("%-24s %2d %2d->%-2d  failed (see above)\n", c->def->name, c->width,
+		       c->pl.ngen, c->pl.nwk);
+		return;
+	}
+	run_stats(c->dst, sr->nrounds, &st);
+	for (int k = 0; k < sr->nrounds; k++)
+		v[k] = c->sent[k] / sr->cfg.seconds;
+	run_stats(v, sr->nrounds, &sent);
+	if (!c->def->kernel && ratio(sr, c, kernel_of(sr, c), &rk))
+		snprintf(xk, sizeof(xk), "%.2f", rk.median);
+	if (width1_of(sr, c) != c && ratio(sr, c, width1_of(sr, c), &r1))
+		snprintf(x1, sizeof(x1), "%.2f", r1.median);
+	printf("%-24s %2d %2d->%-2d %7.3f (%.3f-%.3f) %7.3f %8.3f %7.3f %8s %6s\n",
+	       c->def->name, c->width, c->pl.ngen, c->pl.nwk, st.median / 1e6, st.min / 1e6,
+	       st.max / 1e6, sent.median / 1e6, st.median / 1e6 / c->pl.nwk,
+	       st.median / 1e6 / cpus_used(c), xk, x1);
+	print_shares(sr, c);
+	if (c->def->shape == SH_FLOOD)
+		print_flood(sr, c);
+}
+
+static void print_targets(const struct scale_run *sr)
+{
+	int n;
+	const struct scale_rowdef *d = scale_rowdefs(&n);
+
+	printf("\nTargets (set for a 16-CPU host; ratios within this run):\n");
+	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
+		const struct scale_cell *a = scale_cell_of(sr, targets[i].a, targets[i].wa);
+		const struct scale_cell *b = scale_cell_of(sr, targets[i].b, targets[i].wb);
+		struct run_stats st;
+
+		printf("  %s w%d / %s w%d >= %.1f: ", targets[i].a, targets[i].wa, targets[i].b,
+		       targets[i].wb, targets[i].target);
+		if (ratio(sr, a, b, &st))
+			printf("%.2f (%.2f-%.2f), %s\n", st.median, st.min, st.max,
+			       st.median >= targets[i].target ? "met" : "NOT met");
+		else
+			printf("not measured (a width or row did not run)\n");
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < sr->ncells; j++) {
+			const struct scale_cell *c = &sr->cells[j];
+			struct flood_sum f;
+
+			if (c->def != &d[i] || d[i].shape != SH_FLOOD || !cell_ok(c))
+				continue;
+			flood_sum(sr, c, &f);
+			printf("  %s w%d: the light queues deliver all they were offered: %.0f "
+			       "lost, %s\n", c->def->name, c->width, f.lsent - f.ldst,
+			       f.ldst >= f.lsent ? "met" : "NOT met");
+		}
+	printf("  cpumap w1 >= 0.9x the tun ceiling: `ucpumap-bench datapath --rows "
+	       "cpumap,tun-ceiling` measures it\n");
+}
+
+void scale_report(const struct scale_run *sr)
+{
+	printf("\nResults: median of %d round(s) (min-max), Mpps delivered at the sink; /worker "
+	       "and /CPU per worker CPU and per CPU used beside the generators (ucpumapd: its "
+	       "RX threads' too); x kernel: against the kernel's cpumap at the same width and "
+	       "shape; x w1: against width 1\n", sr->nrounds);
+	printf("%-24s %2s %-6s %7s %13s %7s %8s %7s %8s %6s\n", "row", "w", "q->wk", "Mpps",
+	       "(min-max)", "offered", "/worker", "/CPU", "x kernel", "x w1");
+	for (int i = 0; i < sr->ncells; i++)
+		print_cell(sr, &sr->cells[i]);
+	for (int i = 0; i < sr->nskip; i++)
+		printf("width %d skipped: %s\n", sr->skip[i].width, sr->skip[i].why);
+	print_targets(sr);
+}
+
+/* ---- --json ----------------------------------------------------------------------- */
+
+static void json_cpus(struct json *j, const char *key, const int *v, int n)
+{
+	json_arr(j, key);
+	for (int i = 0; i < n; i++)
+		json_num(j, NULL, v[i]);
+	json_arr_end(j);
+}
+
+static void json_nums(struct json *j, const char *key, const double *v, int n)
+{
+	json_arr(j, key);
+	for (int i = 0; i < n; i++)
+		json_num(j, NULL, v[i]);
+	json_arr_end(j);
+}
+
+static void json_cell(struct json *j, const struct scale_run *sr, const struct scale_cell *c)
+{
+	json_obj(j, NULL);
+	json_str(j, "row", c->def->name);
+	json_num(j, "width", c->width);
+	json_num(j, "queues", c->pl.ngen);
+	json_num(j, "workers", c->pl.nwk);
+	json_num(j, "cpus_used", cpus_used(c));
+	json_str(j, "ok", c->failed ? "no" : "yes");
+	json_cpus(j, "gen_cpus", c->pl.gen, c->pl.ngen);
+	json_cpus(j, "vd_queues", c->pl.queue, c->pl.ngen);
+	if (!c->def->kernel)
+		json_cpus(j, "rx_cpus", c->pl.rx, c->pl.ngen);
+	json_cpus(j, "worker_cpus", c->pl.wk, c->pl.nwk);
+	json_arr(j, "runs");
+	for (int k = 0; k < sr->nrounds; k++) {
+		json_obj(j, NULL);
+		json_num(j, "offered_pps", c->sent[k] / sr->cfg.seconds);
+		json_num(j, "delivered_pps", c->dst[k]);
+		if (c->have_daemon) {
+			json_nums(j, "queue_rx", c->qrx[k], c->pl.ngen);
+			json_nums(j, "worker_processed", c->wproc[k], c->pl.nwk);
+		}
+		if (c->def->shape == SH_FLOOD) {
+			json_num(j, "flood_offered", c->flood_sent[k]);
+			json_num(j, "flood_delivered", c->flood_dst[k]);
+			json_nums(j, "light_offered", c->light_sent[k] + 1, c->pl.ngen - 1);
+			json_nums(j, "light_delivered", c->light_dst[k] + 1, c->pl.ngen - 1);
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+int scale_json(const struct scale_run *sr)
+{
+	FILE *f = fopen(sr->cfg.json, "w");
+	struct utsname u;
+	struct json j;
+
+	if (!f) {
+		perror(sr->cfg.json);
+		return -1;
+	}
+	uname(&u);
+	json_begin(&j, f);
+	json_str(&j, "bench", "scale");
+	json_str(&j, "kernel", u.release);
+	json_num(&j, "host_cpus", sysconf(_SC_NPROCESSORS_ONLN));
+	json_num(&j, "rounds", sr->nrounds);
+	json_num(&j, "seconds", sr->cfg.seconds);
+	json_num(&j, "flows_per_queue", sr->cfg.flows);
+	json_num(&j, "light_rate", sr->cfg.light_rate);
+	json_str(&j, "shared_cpus", sr->cfg.shared ? "yes" : "no");
+	json_arr(&j, "skipped");
+	for (int i = 0; i < sr->nskip; i++) {
+		json_obj(&j, NULL);
+		json_num(&j, "width", sr->skip[i].width);
+		json_str(&j, "why", sr->skip[i].why);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr(&j, "rows");
+	for (int i = 0; i < sr->ncells; i++)
+		json_cell(&j, sr, &sr->cells[i]);
+	json_arr_end(&j);
+	json_end(&j);
+	return fclose(f);
+}
+
+/* ---- --chart ------------------------------------------------------------------------ */
+
+void scale_chart(const struct scale_run *sr)
+{
+	static const char *const lines[] = { "kernel-cpumap", "cpumap", "cpumap-coalesce" };
+	char gp[512];
+	FILE *f;
+
+	snprintf(gp, sizeof(gp), "%s.gp", sr->cfg.chart);
+	f = fopen(gp, "w");
+	if (!f) {
+		perror(gp);
+		return;
+	}
+	fprintf(f, "set terminal pngcairo size 900,500\nset output '%s'\n"
+		"set title 'ucpumap at width on veth: a generator per queue (median of %d rounds)'\n"
+		"set xlabel 'width: queues = RX threads = workers'\nset ylabel 'Mpps delivered'\n"
+		"set yrange [0:*]\nset logscale x 2\nset xtics (", sr->cfg.chart, sr->nrounds);
+	for (int k = 0; k < sr->cfg.nwidths; k++)
+		fprintf(f, "%s%d", k ? ", " : "", sr->cfg.widths[k]);
+	fprintf(f, ")\nset key left top\nplot ");
+	for (size_t i = 0; i < 3; i++)
+		fprintf(f, "%s'-' using 1:2 with linespoints lw 2 title '%s'", i ? ", " : "",
+			lines[i]);
+	fprintf(f, "\n");
+	for (size_t i = 0; i < 3; i++) {
+		for (int k = 0; k < sr->cfg.nwidths; k++) {
+			const struct scale_cell *c = scale_cell_of(sr, lines[i], sr->cfg.widths[k]);
+			struct run_stats st;
+
+			if (!cell_ok(c))
+				continue;
+			run_stats(c->dst, sr->nrounds, &st);
+			fprintf(f, "%d %f\n", c->width, st.median / 1e6);
+		}
+		fprintf(f, "e\n");
+	}
+	fclose(f);
+	if (!have_prog("gnuplot"))
+		printf("chart: gnuplot is not installed here; `gnuplot %s` draws it\n", gp);
+	else if (sh("gnuplot %s 2>&1", gp))
+		printf("chart: gnuplot failed on %s\n", gp);
+	else
+		printf("chart: %s (its script: %s)\n", sr->cfg.chart, gp);
+}
