@@ -28,8 +28,8 @@
  *                    more than one RX queue: recycle against it is the
  *                    single-producer ring's gain
  * Rows run interleaved, round after round, so drift hits all alike. The
- * pairs compared are eng_pairs[]; each one's note names what it measures
- * (the kernel patch it reproduces, where there is one).
+ * pairs compared are engine_report.c's eng_pairs[]; each one's note names
+ * what it measures (the kernel patch it reproduces, where there is one).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -43,8 +43,8 @@
 #include "opts.h"
 #include "util.h"
 #include "bench.h"
+#include "engine.h"
 
-#define ENG_MAX_ROUNDS		64
 /*
  * Frames in the pool: by default as many as the worker ring holds, at least
  * ENG_FRAMES_MIN. A ring of --qsize entries holds 8/9 of that in packets
@@ -69,18 +69,8 @@
  * ("far") are summarised apart, mixed ones only in the overall figures.
  */
 #define ENG_RTT_PROBE_S		0.02
-#define ENG_RTT_SPLIT_NS	300
 /* One producer batch: the NAPI budget. */
 #define ENG_RX_BATCH		64
-
-struct eng_row {
-	const char *name;
-	const char *what;
-	uint32_t cpumap_flags;
-	uint32_t umem_flags;
-	bool completion;
-	bool mp_ring;		/* worker ring MPSC: as with more than one RX queue */
-};
 
 static const struct eng_row eng_rows[] = {
 	{ "recycle", "worker returns frames via the recycle ring", 0, 0, false, false },
@@ -95,31 +85,8 @@ static const struct eng_row eng_rows[] = {
 	{ "mp-ring", "recycle through a multi-producer worker ring",
 	  0, 0, false, true },
 };
-
-/* Gains are reported for these pairs: a row against its base. */
-static const struct { const char *row, *base, *note; } eng_pairs[] = {
-	{ "recycle", "no-recycle", "skb recycling into page_pool" },
-	{ "direct-bulk", "no-direct-bulk", "direct bulk recycling" },
-	{ "recycle", "no-latency", "the latency stamps: under 1 is their cost" },
-	{ "recycle", "mp-ring", "one producer: single-producer worker rings" },
-};
-
-struct eng_cfg {
-	int rounds;
-	double seconds, warmup;
-	int producer_cpu, worker_cpu;
-	uint32_t frames, qsize;
-	bool want[sizeof(eng_rows) / sizeof(eng_rows[0])];
-	const char *json;
-};
-
-/* What one run measured, over its measurement window. */
-struct eng_result {
-	double src_mpps, drop_mpps, dst_mpps;
-	double steal;			/* share of the window the host took */
-	double rtt_ns[2];		/* cross-CPU round trip before, after */
-	struct ucm_pool_stats pool;	/* deltas over the window */
-};
+#define ENG_NROWS	((int)(sizeof(eng_rows) / sizeof(eng_rows[0])))
+_Static_assert(ENG_NROWS <= ENG_MAX_ROWS, "raise ENG_MAX_ROWS for the rows table");
 
 struct eng_run {
 	const struct eng_row *row;
@@ -334,15 +301,14 @@ out_umem:
 static int eng_parse_rows(const char *s, struct eng_cfg *cfg)
 {
 	char *copy = strdup(s), *tok, *save = NULL;
-	unsigned int i;
-	int ok = 0;
+	int i, ok = 0;
 
 	memset(cfg->want, 0, sizeof(cfg->want));
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		for (i = 0; i < sizeof(eng_rows) / sizeof(eng_rows[0]); i++)
+		for (i = 0; i < ENG_NROWS; i++)
 			if (!strcmp(tok, eng_rows[i].name))
 				break;
-		if (i == sizeof(eng_rows) / sizeof(eng_rows[0])) {
+		if (i == ENG_NROWS) {
 			fprintf(stderr, "engine: unknown row '%s'; see --help for the rows\n", tok);
 			free(copy);
 			return -1;
@@ -397,9 +363,9 @@ static const struct opt eng_opts[] = {
 
 static void eng_rows_help(FILE *f)
 {
-	unsigned int i;
+	int i;
 
-	for (i = 0; i < sizeof(eng_rows) / sizeof(eng_rows[0]); i++)
+	for (i = 0; i < ENG_NROWS; i++)
 		fprintf(f, "  %-15s %s\n", eng_rows[i].name, eng_rows[i].what);
 }
 
@@ -435,268 +401,69 @@ static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 	return ret;
 }
 
-static int row_index(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < sizeof(eng_rows) / sizeof(eng_rows[0]); i++)
-		if (!strcmp(eng_rows[i].name, name))
-			return i;
-	return -1;
-}
-
-static void print_split(int n, const struct run_stats *st)
-{
-	if (n)
-		printf("%5d %9.2f %8.2f-%-8.2f", n, st->median, st->min, st->max);
-	else
-		printf("%5d %9s %17s", 0, "-", "-");
-}
-
-static double share(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * part / whole : 0;
-}
-
-#define ENG_NROWS	((int)(sizeof(eng_rows) / sizeof(eng_rows[0])))
-#define RES(f)		offsetof(struct eng_result, f)
-
-/* Every run: per row, per round. */
-static struct eng_result eng_res[ENG_NROWS][ENG_MAX_ROUNDS];
-
-/* The double at @off of struct eng_result, for each of @n runs. */
-static void eng_runs(const struct eng_result *rr, int n, size_t off, double *v)
-{
-	for (int r = 0; r < n; r++)
-		v[r] = *(const double *)((const char *)&rr[r] + off);
-}
-
-static void eng_stats(const struct eng_result *rr, int n, size_t off, struct run_stats *st)
-{
-	double v[ENG_MAX_ROUNDS];
-
-	eng_runs(rr, n, off, v);
-	run_stats(v, n, st);
-}
-
 /* Every selected row, interleaved, round after round. */
-static int eng_run_rounds(const struct eng_cfg *cfg)
+static int eng_run_rounds(struct eng_bench *eb)
 {
+	const struct eng_cfg *cfg = &eb->cfg;
 	int r, i, err;
 
 	for (r = 0; r < cfg->rounds; r++) {
-		for (i = 0; i < ENG_NROWS; i++) {
-			struct eng_result *res = &eng_res[i][r];
+		for (i = 0; i < eb->nrows; i++) {
+			struct eng_result *res = &eb->res[i][r];
 
 			if (!cfg->want[i])
 				continue;
-			err = eng_run_once(cfg, &eng_rows[i], res);
+			err = eng_run_once(cfg, &eb->rows[i], res);
 			if (err) {
 				fprintf(stderr, "engine: row %s, round %d failed: %s\n",
-					eng_rows[i].name, r + 1, strerror(-err));
+					eb->rows[i].name, r + 1, strerror(-err));
 				return -1;
 			}
 			fprintf(stderr, "  round %d/%d %-15s %6.2f Mpps  (cross-CPU round trip %.0f/%.0f ns, steal %.1f%%)\n",
-				r + 1, cfg->rounds, eng_rows[i].name, res->dst_mpps,
+				r + 1, cfg->rounds, eb->rows[i].name, res->dst_mpps,
 				res->rtt_ns[0], res->rtt_ns[1], 100 * res->steal);
 		}
 	}
 	return 0;
 }
 
-static void print_rates(const struct eng_cfg *cfg)
+static int eng_main(struct eng_bench *eb, int argc, char **argv)
 {
-	printf("%-15s %9s %9s %9s %17s %7s\n", "row", "src Mpps", "drops", "dst Mpps",
-	       "dst min-max", "steal");
-	for (int i = 0; i < ENG_NROWS; i++) {
-		struct run_stats s_src, s_drop, st;
-		double steal;
-		int r;
+	struct eng_cfg *cfg = &eb->cfg;
+	int err;
 
-		if (!cfg->want[i])
-			continue;
-		eng_stats(eng_res[i], cfg->rounds, RES(src_mpps), &s_src);
-		eng_stats(eng_res[i], cfg->rounds, RES(drop_mpps), &s_drop);
-		eng_stats(eng_res[i], cfg->rounds, RES(dst_mpps), &st);
-		for (r = 0, steal = 0; r < cfg->rounds; r++)
-			steal += eng_res[i][r].steal / cfg->rounds;
-		printf("%-15s %9.2f %9.2f %9.2f %8.2f-%-8.2f %6.1f%%\n", eng_rows[i].name,
-		       s_src.median, s_drop.median, st.median, st.min, st.max,
-		       100 * steal);
-	}
-}
+	eb->rows = eng_rows;
+	eb->nrows = ENG_NROWS;
+	err = eng_parse(argc, argv, cfg);
+	if (err)
+		return err == OPTS_HELP ? 0 : 2;
+	if (cfg->producer_cpu == cfg->worker_cpu)
+		fprintf(stderr, "engine: warning: producer and worker share CPU %d; the rates measure time-sharing\n",
+			cfg->worker_cpu);
 
-/* The rates apart by the cross-CPU round trip around each run. */
-static void print_by_rtt(const struct eng_cfg *cfg)
-{
-	printf("\nby cross-CPU round trip (probed before and after each run; near: both < %d ns,\n"
-	       "far: both >= %d ns)\n", ENG_RTT_SPLIT_NS, ENG_RTT_SPLIT_NS);
-	printf("%-15s %5s %9s %17s | %5s %9s %17s\n", "row", "near", "dst Mpps", "min-max",
-	       "far", "dst Mpps", "min-max");
-	for (int i = 0; i < ENG_NROWS; i++) {
-		double nv[ENG_MAX_ROUNDS], fv[ENG_MAX_ROUNDS];
-		struct run_stats ns, fs;
-		int nn = 0, nf = 0;
-
-		if (!cfg->want[i])
-			continue;
-		for (int r = 0; r < cfg->rounds; r++) {
-			const double *t = eng_res[i][r].rtt_ns;
-
-			if (t[0] < ENG_RTT_SPLIT_NS && t[1] < ENG_RTT_SPLIT_NS)
-				nv[nn++] = eng_res[i][r].dst_mpps;
-			else if (t[0] >= ENG_RTT_SPLIT_NS && t[1] >= ENG_RTT_SPLIT_NS)
-				fv[nf++] = eng_res[i][r].dst_mpps;
-		}
-		run_stats(nv, nn, &ns);
-		run_stats(fv, nf, &fs);
-		printf("%-15s ", eng_rows[i].name);
-		print_split(nn, &ns);
-		printf(" | ");
-		print_split(nf, &fs);
-		printf("\n");
-	}
-}
-
-static void print_pool(const struct eng_cfg *cfg)
-{
-	printf("\npool, all rounds: share of allocations (fast/refill/slow) and of returns\n"
-	       "(cached/ring/ring_full/released)\n");
-	printf("%-15s %6s %6s %6s | %6s %6s %9s %8s\n", "row", "fast", "refill", "slow",
-	       "cached", "ring", "ring_full", "released");
-	for (int i = 0; i < ENG_NROWS; i++) {
-		struct ucm_pool_stats t = {};
-		uint64_t allocs, rets;
-
-		if (!cfg->want[i])
-			continue;
-		for (int r = 0; r < cfg->rounds; r++) {
-			const struct ucm_pool_stats *p = &eng_res[i][r].pool;
-
-			t.alloc_fast += p->alloc_fast;
-			t.alloc_refill += p->alloc_refill;
-			t.alloc_slow += p->alloc_slow;
-			t.recycle_cached += p->recycle_cached;
-			t.recycle_ring += p->recycle_ring;
-			t.recycle_ring_full += p->recycle_ring_full;
-			t.recycle_released += p->recycle_released;
-		}
-		allocs = t.alloc_fast + t.alloc_refill + t.alloc_slow;
-		rets = t.recycle_cached + t.recycle_ring + t.recycle_ring_full +
-		       t.recycle_released;
-		printf("%-15s %5.1f%% %5.1f%% %5.1f%% | %5.1f%% %5.1f%% %8.1f%% %7.1f%%\n",
-		       eng_rows[i].name, share(t.alloc_fast, allocs),
-		       share(t.alloc_refill, allocs), share(t.alloc_slow, allocs),
-		       share(t.recycle_cached, rets), share(t.recycle_ring, rets),
-		       share(t.recycle_ring_full, rets), share(t.recycle_released, rets));
-	}
-}
-
-static void print_gains(const struct eng_cfg *cfg)
-{
-	printf("\ngains, computed round by round (dst rate of after / before - 1)\n");
-	for (int k = 0; k < (int)(sizeof(eng_pairs) / sizeof(eng_pairs[0])); k++) {
-		int a = row_index(eng_pairs[k].row), b = row_index(eng_pairs[k].base);
-		double v[ENG_MAX_ROUNDS];
-		struct run_stats st;
-
-		if (!cfg->want[a] || !cfg->want[b])
-			continue;
-		for (int r = 0; r < cfg->rounds; r++)
-			v[r] = eng_res[b][r].dst_mpps > 0 ?
-			       100.0 * (eng_res[a][r].dst_mpps / eng_res[b][r].dst_mpps - 1) : 0;
-		run_stats(v, cfg->rounds, &st);
-		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s\n",
-		       eng_pairs[k].row, eng_pairs[k].base, st.median, st.min,
-		       st.max, eng_pairs[k].note);
-	}
-}
-
-/* The double at @off of each run, as an array under @key. */
-static void json_runs(struct json *j, const char *key, const struct eng_result *rr, int n,
-		      size_t off)
-{
-	double v[ENG_MAX_ROUNDS];
-
-	eng_runs(rr, n, off, v);
-	json_arr(j, key);
-	for (int r = 0; r < n; r++)
-		json_num(j, NULL, v[r]);
-	json_arr_end(j);
-}
-
-static void json_row(struct json *j, const struct eng_cfg *cfg, int i)
-{
-	const struct eng_result *rr = eng_res[i];
-	struct run_stats st;
-
-	eng_stats(rr, cfg->rounds, RES(dst_mpps), &st);
-	json_obj(j, NULL);
-	json_str(j, "name", eng_rows[i].name);
-	json_str(j, "unit", "Mpps");
-	json_runs(j, "runs", rr, cfg->rounds, RES(dst_mpps));
-	json_num(j, "median", st.median);
-	json_num(j, "min", st.min);
-	json_num(j, "max", st.max);
-	json_runs(j, "src_runs", rr, cfg->rounds, RES(src_mpps));
-	json_runs(j, "drop_runs", rr, cfg->rounds, RES(drop_mpps));
-	json_runs(j, "rtt_ns_before_runs", rr, cfg->rounds, RES(rtt_ns[0]));
-	json_runs(j, "rtt_ns_after_runs", rr, cfg->rounds, RES(rtt_ns[1]));
-	json_runs(j, "steal_runs", rr, cfg->rounds, RES(steal));
-	json_obj_end(j);
-}
-
-static int write_json(const struct eng_cfg *cfg)
-{
-	FILE *f = fopen(cfg->json, "w");
-	struct json j;
-
-	if (!f) {
-		fprintf(stderr, "engine: cannot write %s: %s\n", cfg->json, strerror(errno));
-		return -1;
-	}
-	json_begin(&j, f);
-	json_str(&j, "bench", "engine");
-	json_num(&j, "seconds", cfg->seconds);
-	json_num(&j, "rounds", cfg->rounds);
-	json_num(&j, "producer_cpu", cfg->producer_cpu);
-	json_num(&j, "worker_cpu", cfg->worker_cpu);
-	json_arr(&j, "rows");
-	for (int i = 0; i < ENG_NROWS; i++)
-		if (cfg->want[i])
-			json_row(&j, cfg, i);
-	json_arr_end(&j);
-	json_end(&j);
-	if (fclose(f)) {
-		fprintf(stderr, "engine: writing %s failed: %s\n", cfg->json, strerror(errno));
-		return -1;
-	}
+	printf("ucpumap engine benchmark: producer on CPU %d -> cpumap -> 1 worker on CPU %d, null sink\n",
+	       cfg->producer_cpu, cfg->worker_cpu);
+	printf("%d-byte IPv4/UDP frames, %u frames, worker ring %u, %d rounds x %.2f s per row, rows interleaved\n\n",
+	       ENG_PKT_LEN, cfg->frames, cfg->qsize, cfg->rounds, cfg->seconds);
+	if (eng_run_rounds(eb))
+		return 1;
+	eng_report(eb);
+	if (cfg->json && eng_write_json(eb))
+		return 1;
 	return 0;
 }
 
 int bench_engine(int argc, char **argv)
 {
-	struct eng_cfg cfg;
-	int err;
+	/* Every run's result: too big for the stack. */
+	struct eng_bench *eb = calloc(1, sizeof(*eb));
+	int rc;
 
-	err = eng_parse(argc, argv, &cfg);
-	if (err)
-		return err == OPTS_HELP ? 0 : 2;
-	if (cfg.producer_cpu == cfg.worker_cpu)
-		fprintf(stderr, "engine: warning: producer and worker share CPU %d; the rates measure time-sharing\n",
-			cfg.worker_cpu);
-
-	printf("ucpumap engine benchmark: producer on CPU %d -> cpumap -> 1 worker on CPU %d, null sink\n",
-	       cfg.producer_cpu, cfg.worker_cpu);
-	printf("%d-byte IPv4/UDP frames, %u frames, worker ring %u, %d rounds x %.2f s per row, rows interleaved\n\n",
-	       ENG_PKT_LEN, cfg.frames, cfg.qsize, cfg.rounds, cfg.seconds);
-	if (eng_run_rounds(&cfg))
+	if (!eb) {
+		fprintf(stderr, "engine: out of memory\n");
 		return 1;
-	print_rates(&cfg);
-	print_by_rtt(&cfg);
-	print_pool(&cfg);
-	print_gains(&cfg);
-	if (cfg.json && write_json(&cfg))
-		return 1;
-	return 0;
+	}
+	rc = eng_main(eb, argc, argv);
+	free(eb);
+	return rc;
 }
