@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ucpumap-bench engine: what the runs measured, printed. The rates per row,
- * the runs split by the cross-CPU round trip around them, the pool's
- * allocation and return paths, the gains between rows (eng_pairs[]), and
- * every run as JSON.
+ * the P->W rows' rate per worker, the runs split by the cross-CPU round
+ * trip around them, the pool's allocation and return paths, the gains
+ * between rows (eng_pairs[]), and every run as JSON.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -13,13 +13,26 @@
 #include "util.h"
 #include "engine.h"
 
-/* Gains are reported for these pairs: a row against its base. */
-static const struct { const char *row, *base, *note; } eng_pairs[] = {
-	{ "recycle", "no-recycle", "skb recycling into page_pool" },
-	{ "direct-bulk", "no-direct-bulk", "direct bulk recycling" },
-	{ "recycle", "no-latency", "the latency stamps: under 1 is their cost" },
-	{ "recycle", "mp-ring", "one producer: single-producer worker rings" },
+/* Gains are reported for these pairs: a row against its base; with a
+ * target, the ratio it should reach. */
+static const struct eng_pair {
+	const char *row, *base, *note;
+	double target;
+} eng_pairs[] = {
+	{ .row = "recycle", .base = "no-recycle", .note = "skb recycling into page_pool" },
+	{ .row = "direct-bulk", .base = "no-direct-bulk", .note = "direct bulk recycling" },
+	{ .row = "recycle", .base = "no-latency",
+	  .note = "the latency stamps: under 1 is their cost" },
+	{ .row = "recycle", .base = "mp-ring", .note = "one producer: single-producer worker rings" },
+	/* four of each at 80% of four times one of each */
+	{ .row = "pw-4x4", .base = "pw-1x1", .note = "4 producers into 4 workers", .target = 3.2 },
 };
+
+/* Row @i was selected and ran. */
+static bool ran(const struct eng_bench *eb, int i)
+{
+	return eb->cfg.want[i] && !eb->skipped[i][0];
+}
 
 static int row_index(const struct eng_bench *eb, const char *name)
 {
@@ -70,6 +83,10 @@ static void print_rates(const struct eng_bench *eb)
 
 		if (!eb->cfg.want[i])
 			continue;
+		if (eb->skipped[i][0]) {
+			printf("%-15s skipped: %s\n", eb->rows[i].name, eb->skipped[i]);
+			continue;
+		}
 		eng_stats(eb->res[i], eb->cfg.rounds, RES(src_mpps), &s_src);
 		eng_stats(eb->res[i], eb->cfg.rounds, RES(drop_mpps), &s_drop);
 		eng_stats(eb->res[i], eb->cfg.rounds, RES(dst_mpps), &st);
@@ -93,7 +110,7 @@ static void print_by_rtt(const struct eng_bench *eb)
 		struct run_stats ns, fs;
 		int nn = 0, nf = 0;
 
-		if (!eb->cfg.want[i])
+		if (!ran(eb, i))
 			continue;
 		for (int r = 0; r < eb->cfg.rounds; r++) {
 			const double *t = eb->res[i][r].rtt_ns;
@@ -123,7 +140,7 @@ static void print_pool(const struct eng_bench *eb)
 		struct ucm_pool_stats t = {};
 		uint64_t allocs, rets;
 
-		if (!eb->cfg.want[i])
+		if (!ran(eb, i))
 			continue;
 		for (int r = 0; r < eb->cfg.rounds; r++) {
 			const struct ucm_pool_stats *p = &eb->res[i][r].pool;
@@ -147,30 +164,83 @@ static void print_pool(const struct eng_bench *eb)
 	}
 }
 
+/* @k's target, when it has one: the ratio's median against it. */
+static void print_target(const struct eng_pair *pair, const struct run_stats *st)
+{
+	double x = 1 + st->median / 100;
+
+	printf(": %.2fx, target >= %.1fx, %s", x, pair->target,
+	       x >= pair->target ? "met" : "missed");
+}
+
 static void print_gains(const struct eng_bench *eb)
 {
 	printf("\ngains, computed round by round (dst rate of after / before - 1)\n");
 	for (int k = 0; k < (int)(sizeof(eng_pairs) / sizeof(eng_pairs[0])); k++) {
-		int a = row_index(eb, eng_pairs[k].row),
-		    b = row_index(eb, eng_pairs[k].base);
+		const struct eng_pair *pair = &eng_pairs[k];
+		int a = row_index(eb, pair->row), b = row_index(eb, pair->base);
 		double v[ENG_MAX_ROUNDS];
 		struct run_stats st;
 
-		if (!eb->cfg.want[a] || !eb->cfg.want[b])
+		if (!ran(eb, a) || !ran(eb, b))
 			continue;
 		for (int r = 0; r < eb->cfg.rounds; r++)
 			v[r] = eb->res[b][r].dst_mpps > 0 ?
 			       100.0 * (eb->res[a][r].dst_mpps / eb->res[b][r].dst_mpps - 1) : 0;
 		run_stats(v, eb->cfg.rounds, &st);
-		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s\n",
-		       eng_pairs[k].row, eng_pairs[k].base, st.median, st.min,
-		       st.max, eng_pairs[k].note);
+		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s",
+		       pair->row, pair->base, st.median, st.min, st.max, pair->note);
+		if (pair->target)
+			print_target(pair, &st);
+		printf("\n");
+	}
+}
+
+/* The CPUs of @row's producers (@from 0) or workers (@from P), @n of them. */
+static void print_cpus(const struct eng_bench *eb, const struct eng_row *row, int from, int n)
+{
+	for (int k = 0; k < n; k++)
+		printf("%s%d", k ? "," : "", eng_cpu(&eb->cfg, row, from + k));
+}
+
+/* The P->W rows: the rate per worker, and each worker's own, so that a
+ * worker the steering starves shows. */
+static void print_workers(const struct eng_bench *eb)
+{
+	bool any = false;
+
+	for (int i = 0; i < eb->nrows; i++)
+		any |= ran(eb, i) && eb->rows[i].workers;
+	if (!any)
+		return;
+	printf("\nP->W rows, medians: Mpps per worker (dst / W), each worker's; CPUs\n");
+	printf("%-15s %2s %2s %11s  %-31s %s\n", "row", "P", "W", "per worker",
+	       "worker 0, 1, ...", "producers | workers");
+	for (int i = 0; i < eb->nrows; i++) {
+		const struct eng_row *row = &eb->rows[i];
+		int nw = eng_nworkers(row), np = eng_nprod(row), col = 0;
+		struct run_stats st;
+
+		if (!ran(eb, i) || !row->workers)
+			continue;
+		eng_stats(eb->res[i], eb->cfg.rounds, RES(dst_mpps), &st);
+		printf("%-15s %2d %2d %11.2f  ", row->name, np, nw, st.median / nw);
+		for (int w = 0; w < nw; w++) {
+			eng_stats(eb->res[i], eb->cfg.rounds, RES(worker_mpps[w]), &st);
+			col += printf("%6.2f ", st.median);
+		}
+		printf("%*s", col < 32 ? 32 - col : 0, "");
+		print_cpus(eb, row, 0, np);
+		printf(" | ");
+		print_cpus(eb, row, np, nw);
+		printf("\n");
 	}
 }
 
 void eng_report(const struct eng_bench *eb)
 {
 	print_rates(eb);
+	print_workers(eb);
 	print_by_rtt(eb);
 	print_pool(eb);
 	print_gains(eb);
@@ -189,19 +259,46 @@ static void json_runs(struct json *j, const char *key, const struct eng_result *
 	json_arr_end(j);
 }
 
+/* Row @row's producers' CPUs (@from 0) or workers' (@from P), @n of them. */
+static void json_cpus(struct json *j, const char *key, const struct eng_bench *eb,
+		      const struct eng_row *row, int from, int n)
+{
+	json_arr(j, key);
+	for (int k = 0; k < n; k++)
+		json_num(j, NULL, eng_cpu(&eb->cfg, row, from + k));
+	json_arr_end(j);
+}
+
 static void json_row(struct json *j, const struct eng_bench *eb, int i)
 {
 	const struct eng_result *rr = eb->res[i];
+	const struct eng_row *row = &eb->rows[i];
+	int np = eng_nprod(row), nw = eng_nworkers(row);
 	struct run_stats st;
 
-	eng_stats(rr, eb->cfg.rounds, RES(dst_mpps), &st);
 	json_obj(j, NULL);
-	json_str(j, "name", eb->rows[i].name);
+	json_str(j, "name", row->name);
+	json_num(j, "producers", np);
+	json_num(j, "workers", nw);
+	if (eb->skipped[i][0]) {
+		json_str(j, "skipped", eb->skipped[i]);
+		json_obj_end(j);
+		return;
+	}
+	eng_stats(rr, eb->cfg.rounds, RES(dst_mpps), &st);
 	json_str(j, "unit", "Mpps");
 	json_runs(j, "runs", rr, eb->cfg.rounds, RES(dst_mpps));
 	json_num(j, "median", st.median);
 	json_num(j, "min", st.min);
 	json_num(j, "max", st.max);
+	json_num(j, "per_worker_median", st.median / nw);
+	/* each worker's runs, in Mpps: one array per worker */
+	json_arr(j, "worker_runs");
+	for (int w = 0; w < nw; w++)
+		json_runs(j, NULL, rr, eb->cfg.rounds, RES(worker_mpps[w]));
+	json_arr_end(j);
+	json_cpus(j, "producer_cpus", eb, row, 0, np);
+	json_cpus(j, "worker_cpus", eb, row, np, nw);
 	json_runs(j, "src_runs", rr, eb->cfg.rounds, RES(src_mpps));
 	json_runs(j, "drop_runs", rr, eb->cfg.rounds, RES(drop_mpps));
 	json_runs(j, "rtt_ns_before_runs", rr, eb->cfg.rounds, RES(rtt_ns[0]));
@@ -225,6 +322,10 @@ int eng_write_json(const struct eng_bench *eb)
 	json_num(&j, "rounds", eb->cfg.rounds);
 	json_num(&j, "producer_cpu", eb->cfg.producer_cpu);
 	json_num(&j, "worker_cpu", eb->cfg.worker_cpu);
+	json_arr(&j, "pw_cpus");
+	for (int c = 0; c < eb->cfg.n_pw_cpu; c++)
+		json_num(&j, NULL, eb->cfg.pw_cpu[c]);
+	json_arr_end(&j);
 	json_arr(&j, "rows");
 	for (int i = 0; i < eb->nrows; i++)
 		if (eb->cfg.want[i])

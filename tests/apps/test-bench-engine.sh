@@ -6,17 +6,39 @@
 # run whose audit or shutdown does not balance), and bad flags get a
 # message and exit 2. Never asserts speed. No root needed.
 #
+# The P->W rows (pw-PxW: P producers into W workers, none sharing a CPU)
+# run where the host has P + W CPUs; the others are skipped, with why.
+# What fits is worked out from this host's CPUs (nproc: those we may use).
+#
 #   run            a tiny run of every row
 #   table, json, gains    that run's table, JSON and gain lines
+#   pw-skip        a P->W row that does not fit is skipped, saying why;
+#                  one that fits is not
+#   pw-workers     each P->W row that ran: every worker processed frames,
+#                  none dropped, its line in the per-worker table
 #   bad-flags      bad-flag-*: a message naming the problem, exit 2
 #   bad-command    an unknown command: exit 2
 set -u
 BUILD=${BUILD:-build}
 BENCH=$BUILD/ucpumap-bench
 name=test-bench-engine
-cases="run table json gains bad-flags bad-command"
+cases="run table json gains pw-skip pw-workers bad-flags bad-command"
+PW_ROWS="pw-1x1 pw-2x2 pw-4x4 pw-4x1 pw-1x4"
+NCPU=$(nproc)
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
+
+# The CPUs P->W row $1 needs: P + W.
+pw_need() { local pw=${1#pw-}; echo $((${pw%x*} + ${pw#*x})); }
+
+# The rows that run on this host, every classic one and the P->W ones that fit.
+rows_run() {
+	local row
+	echo recycle no-recycle direct-bulk no-direct-bulk no-latency mp-ring
+	for row in $PW_ROWS; do
+		[ "$(pw_need $row)" -le "$NCPU" ] && echo $row
+	done
+}
 
 case_run() {
 	if "$BENCH" engine --rounds 2 --seconds 0.1 --warmup 0.05 --json "$tmp/e.json" \
@@ -31,7 +53,7 @@ case_run() {
 case_table() {
 	local miss="" row med
 	lib_need run
-	for row in recycle no-recycle direct-bulk no-direct-bulk no-latency mp-ring; do
+	for row in $(rows_run); do
 		med=$(awk -v r="$row" '$1 == r && NF >= 4 { print $4; exit }' "$tmp/out")
 		if [ -z "$med" ] || ! awk -v m="$med" 'BEGIN { exit !(m > 0) }'; then
 			miss="$miss $row(${med:-absent})"
@@ -40,28 +62,93 @@ case_table() {
 	[ -z "$miss" ] && ok table || bad table "rows without a positive median:$miss"
 }
 
-# The JSON: every row, 2 runs each, all positive, unit Mpps.
+# The JSON: every row, 2 runs each, all positive, unit Mpps; a P->W row
+# that does not fit only named, with why.
 case_json() {
 	lib_need run
-	if python3 - "$tmp/e.json" <<'PY'
+	if python3 - "$tmp/e.json" "$NCPU" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
+ncpu = int(sys.argv[2])
 rows = {r["name"]: r for r in d["rows"]}
-assert set(rows) == {"recycle", "no-recycle", "direct-bulk", "no-direct-bulk", "no-latency", "mp-ring"}, rows.keys()
-for r in rows.values():
+pw = {"pw-1x1": (1, 1), "pw-2x2": (2, 2), "pw-4x4": (4, 4), "pw-4x1": (4, 1), "pw-1x4": (1, 4)}
+assert set(rows) == {"recycle", "no-recycle", "direct-bulk", "no-direct-bulk", "no-latency",
+                     "mp-ring"} | set(pw), rows.keys()
+for name, r in rows.items():
+    p, w = pw.get(name, (1, 1))
+    assert (r["producers"], r["workers"]) == (p, w), r
+    if p + w > ncpu:
+        assert "skipped" in r and "runs" not in r, r
+        continue
+    assert "skipped" not in r, r
     assert r["unit"] == "Mpps" and len(r["runs"]) == 2, r
     assert all(v > 0 for v in r["runs"]), r
     assert r["min"] <= r["median"] <= r["max"], r
+    assert len(r["producer_cpus"]) == p and len(r["worker_cpus"]) == w, r
+    if name in pw:
+        assert not set(r["producer_cpus"]) & set(r["worker_cpus"]), r
 PY
 	then ok json; else bad json "malformed or incomplete $tmp/e.json"; fi
 }
 
-# Gains are printed for the four pairs.
+# Gains are printed for the four pairs, and pw-4x4 against pw-1x1 with its
+# target where pw-4x4 runs.
 case_gains() {
-	local n
+	local n want=4
 	lib_need run
+	[ "$(pw_need pw-4x4)" -le "$NCPU" ] && want=5
 	n=$(grep -c ' vs ' "$tmp/out")
-	[ "$n" -eq 4 ] && ok gains || bad gains "$n gain lines, want 4"
+	if [ "$n" -ne $want ]; then
+		bad gains "$n gain lines, want $want"
+	elif [ $want -eq 5 ] && ! grep -q 'pw-4x4 .* vs pw-1x1 .*target >= 3.2x' "$tmp/out"; then
+		bad gains "no pw-4x4 vs pw-1x1 line with its target"
+	else
+		ok gains
+	fi
+}
+
+# A P->W row needing more CPUs than this host has is skipped, the reason
+# in the output and the JSON; one that fits runs. On a host of fewer than 8
+# CPUs pw-4x4 is one of the skipped.
+case_pw_skip() {
+	local row need miss=""
+	lib_need run
+	for row in $PW_ROWS; do
+		need=$(pw_need $row)
+		if [ "$need" -gt "$NCPU" ]; then
+			grep -q "^$row: skipped, needs $need CPUs .* this host has $NCPU\$" "$tmp/out" &&
+				grep -q "^$row  *skipped: needs $need CPUs" "$tmp/out" ||
+				miss="$miss $row(not said skipped)"
+		elif grep -q "^$row.*skipped" "$tmp/out"; then
+			miss="$miss $row(skipped on $NCPU CPUs)"
+		fi
+	done
+	[ -z "$miss" ] && ok pw-skip "$NCPU CPUs" || bad pw-skip "$miss"
+}
+
+# Every P->W row that ran: each worker processed frames in every run (a
+# steering that starves a worker shows), nothing dropped (the pools are
+# sized for the rings), a line in the per-worker table.
+case_pw_workers() {
+	lib_need run
+	if ! python3 - "$tmp/e.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rows"]:
+    if not r["name"].startswith("pw-") or "skipped" in r:
+        continue
+    assert len(r["worker_runs"]) == r["workers"], r
+    assert all(v > 0 for w in r["worker_runs"] for v in w), ("a worker idle", r)
+    assert all(v == 0 for v in r["drop_runs"]), ("drops", r)
+    assert abs(r["per_worker_median"] * r["workers"] - r["median"]) < 1e-3 * r["median"], r
+PY
+	then
+		bad pw-workers "a worker without frames, drops, or malformed in $tmp/e.json"
+	elif ! grep -q '^pw-1x1  *1  *1 ' "$tmp/out"; then
+		bad pw-workers "no pw-1x1 line in the per-worker table"
+	else
+		ok pw-workers
+	fi
 }
 
 # Bad flags: a message naming the problem, exit 2.
@@ -81,6 +168,9 @@ case_bad_flags() {
 	check_bad rounds "--rounds" --rounds 0
 	check_bad seconds "--seconds" --seconds abc
 	check_bad row "unknown row 'fast'" --rows fast
+	check_bad pw-row "unknown row 'pw-3x3'" --rows pw-1x1,pw-3x3
+	check_bad pw-cpus-short "pw-1x1 needs 2 (1 producer, then 1 worker" --rows pw-1x1 --pw-cpus 0
+	check_bad pw-cpus-cpu "CPU 4095" --pw-cpus 0,4095
 	check_bad cpu "CPU 4095" --worker-cpu 4095
 	check_bad frames "power of two" --frames 3000
 	check_bad qsize "--qsize" --qsize 65536
