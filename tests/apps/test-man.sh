@@ -156,7 +156,8 @@ case_options_ucpumap_gen() {
 case_options_ucpumap_bench() {
 	lib_once daemon_help
 	if [ -x "$BUILD/ucpumap-bench" ] && help_of "$tmp/bench" ucpumap-bench &&
-	   help_of "$tmp/bench" ucpumap-bench engine && help_of "$tmp/bench" ucpumap-bench datapath; then
+	   help_of "$tmp/bench" ucpumap-bench engine && help_of "$tmp/bench" ucpumap-bench datapath &&
+	   help_of "$tmp/bench" ucpumap-bench scale; then
 		check man/ucpumap-bench.8 options-ucpumap-bench "$tmp/bench" "$tmp/ucpumapd"
 	else
 		bad options-ucpumap-bench "$BUILD/ucpumap-bench --help failed (make first)"
