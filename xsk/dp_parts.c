@@ -230,6 +230,7 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 			  /* the tun sees up to 64 at once: one submission */
 			  (dp_hold(dp) ? UCM_CPUMAP_F_HOLD : 0) |
 			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0) |
+			  (f & UCM_DP_F_NO_FAIR_SHARE ? UCM_CPUMAP_F_NO_FAIR : 0) |
 			  (dp->c.prewake ? UCM_CPUMAP_F_PREWAKE : 0) |
 			  /* one RX thread: single-producer worker rings
 			   * (inline, one "worker" per queue: no ring) */

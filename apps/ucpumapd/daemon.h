@@ -37,6 +37,7 @@ struct cfg {
 	int rx_cpus[UCM_XSK_MAX_QUEUES], n_rx_cpus;	/* RX thread i: rx_cpus[i % n] */
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool no_coalesce, copy, zero_copy, no_latency, no_hold, no_offload, no_tx_csum;
+	bool no_fair_share;
 	bool extended;			/* the per-queue and per-worker lines too */
 	bool two_way;			/* two-way: --two-way or --peer-mac */
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */

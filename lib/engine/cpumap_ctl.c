@@ -32,6 +32,7 @@ int ucm_cpumap_test_ring_flags(const struct ucm_cpumap *map, uint32_t w)
 /* A producer's memory: create's undo, and destroy's last step. */
 static void producer_free(struct ucm_cpumap_producer *prod)
 {
+	free(prod->fair);
 	free(prod->stats);
 	free(prod);
 }
@@ -226,7 +227,7 @@ static int opts_check(struct ucm_cpumap_opts *o)
 	}
 	if (o->flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD |
 			UCM_CPUMAP_F_NO_LATENCY | UCM_CPUMAP_F_PREWAKE |
-			UCM_CPUMAP_F_ONE_PRODUCER)) {
+			UCM_CPUMAP_F_ONE_PRODUCER | UCM_CPUMAP_F_NO_FAIR)) {
 		pr_warn("cpumap: unknown flags 0x%x\n", o->flags);
 		return -EINVAL;
 	}
@@ -469,8 +470,9 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 		return ucm_err_ptr(ucm_oom("a producer"));
 	memset(prod, 0, sizeof(*prod) + map->nworkers * sizeof(struct ucm_bq));
 	prod->stats = calloc(map->nworkers, sizeof(*prod->stats));
-	if (!prod->stats) {
-		free(prod);
+	prod->fair = calloc(map->nworkers, sizeof(*prod->fair));
+	if (!prod->stats || !prod->fair) {
+		producer_free(prod);
 		return ucm_err_ptr(ucm_oom("a producer's counters"));
 	}
 	prod->map = map;
@@ -510,6 +512,7 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	}
 	prod->next = map->producers;
 	map->producers = prod;
+	__atomic_store_n(&map->nproducers, map->nproducers + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&map->lock);
 	return prod;
 }
@@ -541,6 +544,8 @@ void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
 	for (pp = &map->producers; *pp; pp = &(*pp)->next) {
 		if (*pp == prod) {
 			*pp = prod->next;
+			__atomic_store_n(&map->nproducers, map->nproducers - 1,
+					 __ATOMIC_RELAXED);
 			break;
 		}
 	}
@@ -622,3 +627,9 @@ int ucm_cpumap_producer__enqueue_stats(const struct ucm_cpumap_producer *prod,
 	return 0;
 }
 
+uint64_t ucm_cpumap_producer__shed(const struct ucm_cpumap_producer *prod, uint32_t w)
+{
+	if (!prod || w >= prod->map->nworkers)
+		return 0;
+	return READ_ONCE(prod->fair[w].shed);
+}

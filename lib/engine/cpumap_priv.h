@@ -133,6 +133,9 @@ struct ucm_cpumap {
 
 	pthread_mutex_t lock;	/* the producer list, inline_next */
 	struct ucm_cpumap_producer *producers;
+	/* How many there are: written under lock, read by the producers'
+	 * fair share (relaxed, no pair: a threshold, nothing published). */
+	uint32_t nproducers;
 	uint32_t inline_next;	/* UCM_CPUMAP_F_INLINE: next worker to hand out */
 	bool stopped;		/* workers joined (control thread only) */
 };
@@ -155,9 +158,21 @@ static inline uint64_t *bq_desc(struct ucm_bq *bq)
 }
 
 /*
+ * A producer's share of a worker ring's recent entries: the ring's
+ * reservation count (prod.head) when the window began, the entries this
+ * producer put in since, and the frames the share refused. Halved as the
+ * window passes a ring's size, so the share follows the recent rate.
+ */
+struct ucm_fair {
+	uint32_t head0, mine;
+	uint64_t shed;
+};
+
+/*
  * Concurrency contract of struct ucm_cpumap_producer: used by one thread
- * at a time (its RX thread); stats are written by it only (WRITE_ONCE) and
- * read by anyone (READ_ONCE), relaxed, no pair.
+ * at a time (its RX thread); stats and fair[].shed are written by it only
+ * (WRITE_ONCE) and read by anyone (READ_ONCE), relaxed, no pair; the rest
+ * of fair[] is its own.
  */
 struct ucm_cpumap_producer {
 	struct ucm_cpumap *map;
@@ -171,6 +186,7 @@ struct ucm_cpumap_producer {
 	int inline_w;		/* UCM_CPUMAP_F_INLINE: our worker, else -1 */
 	bool stopped;
 	struct ucm_cpumap_enqueue_stats *stats;	/* one per worker */
+	struct ucm_fair *fair;			/* one per worker */
 	uint8_t bq_count[UCM_CPUMAP_MAX_WORKERS] __cacheline_aligned;
 	struct ucm_bq bq[];
 };

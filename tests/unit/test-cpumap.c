@@ -257,12 +257,14 @@ struct fixture {
 	struct rec_sink sink;
 };
 
-static int fixture_init_spin(struct fixture *f, int ncpus, uint32_t qsize,
-			     const struct ucm_sink_ops *ops, uint32_t map_flags,
-			     uint32_t umem_flags, uint32_t frames, uint32_t spin_us)
+/* The fixture with @npools pools; its producer on pool 0. */
+static int fixture_init_pools(struct fixture *f, int ncpus, uint32_t qsize,
+			      const struct ucm_sink_ops *ops, uint32_t map_flags,
+			      uint32_t umem_flags, uint32_t frames, uint32_t spin_us,
+			      uint32_t npools)
 {
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = frames,
-		 .flags = umem_flags);
+		 .flags = umem_flags, .npools = npools);
 	int cpus[4], n = ut_usable_cpus(cpus, 4);
 
 	memset(f, 0, sizeof(*f));
@@ -284,6 +286,14 @@ static int fixture_init_spin(struct fixture *f, int ncpus, uint32_t qsize,
 	f->prod = ucm_cpumap__producer_create(f->map, f->pool);
 	UT_ASSERT(f->prod, "producer");
 	return 0;
+}
+
+static int fixture_init_spin(struct fixture *f, int ncpus, uint32_t qsize,
+			     const struct ucm_sink_ops *ops, uint32_t map_flags,
+			     uint32_t umem_flags, uint32_t frames, uint32_t spin_us)
+{
+	return fixture_init_pools(f, ncpus, qsize, ops, map_flags, umem_flags, frames,
+				  spin_us, 1);
 }
 
 static int fixture_init(struct fixture *f, int ncpus, uint32_t qsize,
@@ -1157,6 +1167,79 @@ static int ring_full_case(uint32_t map_flags)
 static int test_ring_full_drops(void)
 {
 	return ring_full_case(0);
+}
+
+/*
+ * The fair share: with the worker stuck in its sink, producer 0 floods
+ * 400 frames in bulks of 8 (9 ring entries each with the stamp) into a
+ * ring of 256, then producer 1 sends 3 bulks. Shared: the flood fills
+ * the ring and every light frame is dropped. Fair: the flood is refused
+ * from three quarters (192 entries; its 22nd bulk ends at 198), the
+ * light bulks all go in, and every frame comes home either way.
+ */
+static int fair_case(uint32_t map_flags, bool fair)
+{
+	struct ucm_cpumap_enqueue_stats fl, li;
+	struct ucm_cpumap_producer *light, *flood;
+	struct ucm_pool *lpool;
+	uint64_t end, want, addr;
+	struct fixture f;
+	uint32_t i;
+
+	if (fixture_init_pools(&f, 1, 256, &rec_ops, map_flags, 0, 4096, 0, 2))
+		return 1;
+	flood = f.prod;
+	lpool = ucm_umem__pool(f.umem, 1);
+	ucm_pool__set_owner(lpool);
+	light = ucm_cpumap__producer_create(f.map, lpool);
+	UT_ASSERT(light, "the second producer");
+	atomic_store(&f.sink.gate_closed, 1);
+	if (send_frames(&f, 0, 0, 8, 8))
+		return 1;
+	end = ut_ms_now() + WAIT_MS;
+	while (!atomic_load(&f.sink.in_xmit) && ut_ms_now() < end)
+		ut_msleep(1);
+	UT_ASSERT(atomic_load(&f.sink.in_xmit), "worker never entered the sink");
+	if (send_frames(&f, 0, 8, 400, 8))
+		return 1;
+	for (i = 0; i < 24; i++) {
+		UT_ASSERT(!ucm_pool__alloc(lpool, &addr), "light alloc %u", i);
+		frame_prep(f.umem, addr, 1, i);
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(light, 0, addr + DATA_OFF, PKT_LEN),
+			  "light enqueue");
+		if (i % 8 == 7)
+			ucm_cpumap_producer__flush(light);
+	}
+	ucm_cpumap_producer__enqueue_stats(flood, 0, &fl, sizeof(fl));
+	ucm_cpumap_producer__enqueue_stats(light, 0, &li, sizeof(li));
+	if (fair) {
+		UT_ASSERT(li.drops == 0 && ucm_cpumap_producer__shed(light, 0) == 0,
+			  "light: %llu dropped", (unsigned long long)li.drops);
+		UT_ASSERT(fl.drops == 400 - 22 * 8 && ucm_cpumap_producer__shed(flood, 0) == fl.drops,
+			  "flood: %llu dropped, %llu shed, want 224 both",
+			  (unsigned long long)fl.drops,
+			  (unsigned long long)ucm_cpumap_producer__shed(flood, 0));
+	} else {
+		UT_ASSERT(li.drops == 24 && ucm_cpumap_producer__shed(light, 0) == 0,
+			  "light: %llu dropped, want all 24", (unsigned long long)li.drops);
+		UT_ASSERT(ucm_cpumap_producer__shed(flood, 0) == 0, "shed without a share");
+	}
+	want = 8 + (400 - fl.drops) + (24 - li.drops);
+	atomic_store(&f.sink.gate_closed, 0);
+	UT_ASSERT(wait_delivered(&f.sink, want, WAIT_MS), "delivered %llu of %llu",
+		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)want);
+	ucm_cpumap__stop(f.map);
+	UT_ASSERT(rec_delivered(&f.sink) == want && !f.sink.errors, "delivered %llu of %llu: %s",
+		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)want,
+		  f.sink.why);
+	ucm_cpumap_producer__destroy(light);
+	ucm_pool__clear_owner(lpool);
+	return fixture_fini(&f);
+}
+
+static int test_fair_share(void)
+{
+	return fair_case(0, true) || fair_case(UCM_CPUMAP_F_NO_FAIR, false);
 }
 
 static int test_malformed_frames_are_counted(void)
@@ -2033,6 +2116,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_stop_flush_in_window),
 	UT_CASE(test_destroy_flushes_bulk_queues),
 	UT_CASE(test_ring_full_drops),
+	UT_CASE(test_fair_share),
 	UT_CASE(test_one_producer),
 	UT_CASE(test_malformed_frames_are_counted),
 	UT_CASE(test_enqueue_rejects_bad_input),

@@ -209,7 +209,22 @@ enum ucm_cpumap_flags {
 	 * then refuses a second one while the first exists (EBUSY). ucm_dp
 	 * sets it for one RX queue. */
 	UCM_CPUMAP_F_ONE_PRODUCER = 1 << 5,
+	/* No fair share: with several producers, one that floods a worker
+	 * fills its ring and the others' bulks find it full as often as its
+	 * own do, as in the kernel's cpumap. By default a producer that has
+	 * put more than its share (1 / producers) of a ring's recent entries
+	 * in is refused once the ring is UCM_CPUMAP_FAIR_FILL full: the
+	 * flood loses its excess at the ring's three quarters, and the room
+	 * left takes the light producers' bulks. Counted as drops, and apart
+	 * (ucm_cpumap_producer__shed()). */
+	UCM_CPUMAP_F_NO_FAIR = 1 << 6,
 };
+
+/* The fair share's threshold, in quarters of the ring: below it every
+ * producer's bulks go in; at or above it only those of producers within
+ * their share. A quarter of the ring is left for them: 2048 entries' room
+ * in the default ring, some 200 bulks. */
+#define UCM_CPUMAP_FAIR_FILL	3
 
 /* What a worker does with a packet (ucm_verdict_fn's answer). */
 enum ucm_verdict {
@@ -287,7 +302,8 @@ struct ucm_cpumap_opts {
  * struct ucm_cpumap_enqueue_stats - per (producer, worker), after the
  * xdp_cpumap_enqueue tracepoint
  * @processed: frames flushed towards the worker (drops included)
- * @drops: frames the worker ring had no room for
+ * @drops: frames the worker ring had no room for, or the fair share
+ *         refused (UCM_CPUMAP_F_NO_FAIR)
  * @events: bulk flushes; processed / events is the bulk average
  * @wakeups: times this producer woke the sleeping worker
  */
@@ -451,6 +467,10 @@ UCM_API int
 ucm_cpumap_producer__enqueue_stats(const struct ucm_cpumap_producer *prod,
 				   uint32_t w,
 				   struct ucm_cpumap_enqueue_stats *st, size_t sz);
+/* Frames of @prod's towards worker @w that the fair share refused (in
+ * ucm_cpumap_enqueue_stats.drops too); 0 for a bad @w. */
+UCM_API uint64_t ucm_cpumap_producer__shed(const struct ucm_cpumap_producer *prod,
+					   uint32_t w);
 
 #ifdef __cplusplus
 }

@@ -114,6 +114,11 @@ enum ucm_dp_flags {
 	 * AF_XDP TX metadata (UCM_XSK_F_TX_CSUM: Linux 6.11, where the
 	 * device takes the requests); for comparison. */
 	UCM_DP_F_NO_TX_CSUM = 1 << 15,
+	/* Several queues: no fair share of the worker rings between their
+	 * RX threads (UCM_CPUMAP_F_NO_FAIR): a queue that floods a worker
+	 * then costs the others their packets too, as in the kernel's
+	 * cpumap; for comparison. */
+	UCM_DP_F_NO_FAIR_SHARE = 1 << 16,
 };
 /* Every UCM_DP_F_* flag: ucm_dp__create() refuses any other bit, so a
  * flag added to the enum must be added here too. */
@@ -125,7 +130,7 @@ enum ucm_dp_flags {
 		    UCM_DP_F_REPLACE | UCM_DP_F_OWN_XDP |		\
 		    UCM_DP_F_VERDICT_TX | UCM_DP_F_NO_LATENCY |		\
 		    UCM_DP_F_NO_HOLD | UCM_DP_F_NO_OFFLOAD |		\
-		    UCM_DP_F_NO_TX_CSUM))
+		    UCM_DP_F_NO_TX_CSUM | UCM_DP_F_NO_FAIR_SHARE))
 
 /* Defaults of the options, and why. */
 /* The sockets' own: it covers ucm_dp__frames_needed() of the defaults
