@@ -46,15 +46,18 @@
 #define LIGHT_RCVBUF	(64 << 20)
 
 static const struct scale_rowdef rowdefs[] = {
-	{ "kernel-cpumap", true, SH_WIDE, false },
-	{ "cpumap", false, SH_WIDE, false },
-	{ "cpumap-coalesce", false, SH_WIDE, true },
-	{ "kernel-cpumap-fan-in", true, SH_FAN_IN, false },
-	{ "cpumap-fan-in", false, SH_FAN_IN, false },
-	{ "kernel-cpumap-fan-out", true, SH_FAN_OUT, false },
-	{ "cpumap-fan-out", false, SH_FAN_OUT, false },
-	{ "kernel-cpumap-flood", true, SH_FLOOD, false },
-	{ "cpumap-flood", false, SH_FLOOD, false },
+	{ "kernel-cpumap", true, SH_WIDE, false, NULL, 1 },
+	{ "cpumap", false, SH_WIDE, false, NULL, 1 },
+	{ "cpumap-coalesce", false, SH_WIDE, true, NULL, 1 },
+	/* one producer per ring below width 2: nothing to share */
+	{ "cpumap-no-fair", false, SH_WIDE, false, "--no-fair-share", 2 },
+	{ "kernel-cpumap-fan-in", true, SH_FAN_IN, false, NULL, 2 },
+	{ "cpumap-fan-in", false, SH_FAN_IN, false, NULL, 2 },
+	{ "kernel-cpumap-fan-out", true, SH_FAN_OUT, false, NULL, 2 },
+	{ "cpumap-fan-out", false, SH_FAN_OUT, false, NULL, 2 },
+	{ "kernel-cpumap-flood", true, SH_FLOOD, false, NULL, 2 },
+	{ "cpumap-flood", false, SH_FLOOD, false, NULL, 2 },
+	{ "cpumap-flood-no-fair", false, SH_FLOOD, false, "--no-fair-share", 2 },
 };
 
 /* ucpumapd's rows, as daemon.c starts them: one-way, no extra flag. */
@@ -146,11 +149,13 @@ static const struct opt scale_opts[] = {
 	OPT_DEF("rows", OPT_CUSTOM, struct scale_cfg, rowlist, .parse = opt_rows,
 		.metavar = "LIST",
 		.help = "comma-separated rows (default all): kernel-cpumap, cpumap (--no-coalesce), "
-			"cpumap-coalesce (w queues into w workers); kernel-cpumap-fan-in, "
+			"cpumap-coalesce (w queues into w workers); cpumap-no-fair (the same, "
+			"--no-fair-share); kernel-cpumap-fan-in, "
 			"cpumap-fan-in (w queues into 1 worker); kernel-cpumap-fan-out, "
 			"cpumap-fan-out (1 queue into w workers); kernel-cpumap-flood, "
 			"cpumap-flood (w queues into 1 worker, queue 0 as fast as it goes, the "
-			"others at --light-rate); the fan and flood rows run at widths 2 and up"),
+			"others at --light-rate), cpumap-flood-no-fair (--no-fair-share); all but "
+			"the first three run at widths 2 and up"),
 	OPT_DEF("flows", OPT_UINT, struct scale_cfg, flows, .lo = 1, .hi = 2048,
 		.flags = OPT_F_DEFAULT, .metavar = "N",
 		.help = "flows (source ports) per queue; the coalesce rows: " xstr(FEW_FLOWS)
@@ -271,7 +276,7 @@ static int make_cells(struct scale_run *sr)
 			struct scale_cell *c = &sr->cells[sr->ncells];
 			const char *why;
 
-			if ((!all && !cfg->want[i]) || (def->shape != SH_WIDE && w < 2))
+			if ((!all && !cfg->want[i]) || w < def->min_width)
 				continue;
 			why = place(sr, def, w, &c->pl);
 			if (why) {
@@ -285,8 +290,8 @@ static int make_cells(struct scale_run *sr)
 		}
 	}
 	if (!sr->ncells) {
-		fprintf(stderr, "scale: no row runs at widths %s: the fan and flood rows need a "
-			"width of 2 or more\n", cfg->widths_s ? cfg->widths_s : "given");
+		fprintf(stderr, "scale: no row runs at widths %s: the fan, flood and no-fair "
+			"rows need a width of 2 or more\n", cfg->widths_s ? cfg->widths_s : "given");
 		return -1;
 	}
 	return 0;
@@ -445,7 +450,8 @@ static void daemon_counts(struct scale_cell *c, int k, const char *js)
 static int run_daemon(struct scale_run *sr, struct scale_cell *c, int k)
 {
 	struct bench_cfg *bc = &sr->br.cfg;
-	struct row_def rd = { .name = c->name, .ops = &daemon_ops, .coalesce = c->def->coalesce };
+	struct row_def rd = { .name = c->name, .ops = &daemon_ops, .coalesce = c->def->coalesce,
+			      .flag = c->def->flag };
 	struct row r = { .def = &rd, .on = true };
 	char wk[256], rx[256], qs[256];
 	struct daemon_run d = { 0 };

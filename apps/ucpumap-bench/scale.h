@@ -30,6 +30,8 @@ struct scale_rowdef {
 	bool kernel;		/* the kernel's cpumap; else ucpumapd */
 	enum scale_shape shape;
 	bool coalesce;		/* ucpumapd with coalescing (the rest: --no-coalesce) */
+	const char *flag;	/* ucpumapd's extra flag, or NULL */
+	int min_width;		/* the narrowest width it means something at */
 };
 
 /* Where a cell's threads run: generators (each feeds queue cpu % the

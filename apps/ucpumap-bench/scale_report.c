@@ -45,7 +45,7 @@ static const struct scale_cell *kernel_of(const struct scale_run *sr, const stru
  * row of its side. */
 static const struct scale_cell *width1_of(const struct scale_run *sr, const struct scale_cell *c)
 {
-	if (c->def->shape == SH_WIDE)
+	if (c->def->shape == SH_WIDE && c->def->min_width == 1)
 		return scale_cell_of(sr, c->def->name, 1);
 	return scale_cell_of(sr, c->def->kernel ? "kernel-cpumap" : "cpumap", 1);
 }
@@ -183,7 +183,7 @@ static void print_targets(const struct scale_run *sr)
 			const struct scale_cell *c = &sr->cells[j];
 			struct flood_sum f;
 
-			if (c->def != &d[i] || d[i].shape != SH_FLOOD || !cell_ok(c))
+			if (c->def != &d[i] || d[i].shape != SH_FLOOD || d[i].flag || !cell_ok(c))
 				continue;
 			flood_sum(sr, c, &f);
 			printf("  %s w%d: the light queues deliver all they were offered: %.0f "

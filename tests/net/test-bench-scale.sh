@@ -77,9 +77,10 @@ case_run() {
 import json, sys
 d = json.load(open(sys.argv[1])); name = sys.argv[2]
 want = {(r, 1) for r in ("kernel-cpumap", "cpumap", "cpumap-coalesce")}
-want |= {(r, 2) for r in ("kernel-cpumap", "cpumap", "cpumap-coalesce", "kernel-cpumap-fan-in",
-                          "cpumap-fan-in", "kernel-cpumap-fan-out", "cpumap-fan-out",
-                          "kernel-cpumap-flood", "cpumap-flood")}
+want |= {(r, 2) for r in ("kernel-cpumap", "cpumap", "cpumap-coalesce", "cpumap-no-fair",
+                          "kernel-cpumap-fan-in", "cpumap-fan-in", "kernel-cpumap-fan-out",
+                          "cpumap-fan-out", "kernel-cpumap-flood", "cpumap-flood",
+                          "cpumap-flood-no-fair")}
 got = {(r["row"], r["width"]): r for r in d["rows"]}
 for key in sorted(want):
     r = got.get(key)
@@ -120,7 +121,7 @@ case_flood() {
 import json, sys
 d = json.load(open(sys.argv[1])); name = sys.argv[2]; secs = d["seconds"]
 for r in d["rows"]:
-    if not r["row"].endswith("-flood"):
+    if "-flood" not in r["row"]:
         continue
     for x in r["runs"]:
         lo, ld = x["light_offered"], x["light_delivered"]
@@ -177,7 +178,7 @@ case_bad_settings() {
 	bad_setting width-syntax 2 "--widths" --widths 1,x
 	bad_setting unknown-row 2 "no row 'nosuch'; the rows: kernel-cpumap" --rows cpumap,nosuch
 	bad_setting no-width-fits 1 "no width fits 1 CPUs: width 1 needs 3" --cpus 0
-	bad_setting fan-at-1 1 "the fan and flood rows need a width of 2" --rows cpumap-fan-in \
+	bad_setting fan-at-1 1 "the fan, flood and no-fair rows need a width of 2" --rows cpumap-fan-in \
 		--widths 1 --shared-cpus
 	bad_setting one-queue 1 "generator CPUs 0 and 0 feed one queue" --cpus 0 --widths 2 \
 		--shared-cpus
