@@ -426,6 +426,27 @@ static int run_kernel(struct scale_run *sr, struct scale_cell *c, int k)
 	return rc;
 }
 
+/* Queue @i's counters from its object at @p in ucpumapd's line: true
+ * when they were there. Its enqueue drops are those of its own
+ * "enqueue" array, which ends before the next queue's object. */
+static bool queue_counts(struct scale_cell *c, int k, int i, const char *p)
+{
+	const char *end = strstr(p + 1, "\"queue\":"), *e = p;
+	double full, dropped, drops;
+
+	if (json_u64_field(p, "rx", &c->qrx[k][i]) ||
+	    json_u64_field(p, "kernel_rx_ring_full", &full) ||
+	    json_u64_field(p, "kernel_rx_dropped", &dropped))
+		return false;
+	c->qxsk[k][i] = full + dropped;
+	c->qenq[k][i] = 0;
+	while ((e = strstr(e + 1, "\"drops\":")) && (!end || e < end) &&
+	       e < strstr(p, "\"workers\":") &&
+	       !json_u64_field(e, "drops", &drops))
+		c->qenq[k][i] += drops;
+	return true;
+}
+
 /* Each queue's rx and each worker's processed, from ucpumapd's last line. */
 static void daemon_counts(struct scale_cell *c, int k, const char *js)
 {
@@ -440,7 +461,7 @@ static void daemon_counts(struct scale_cell *c, int k, const char *js)
 	p = strstr(line, "\"queues\":");
 	ok = p && wks;
 	for (i = 0; ok && i < c->pl.ngen; i++)
-		ok = (p = strstr(p + 1, "\"queue\":")) && !json_u64_field(p, "rx", &c->qrx[k][i]);
+		ok = (p = strstr(p + 1, "\"queue\":")) && queue_counts(c, k, i, p);
 	for (i = 0, p = wks; ok && i < c->pl.nwk; i++)
 		ok = (p = strstr(p + 1, "\"worker\":")) &&
 		     !json_u64_field(p, "processed", &c->wproc[k][i]);

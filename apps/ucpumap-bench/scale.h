@@ -54,6 +54,11 @@ struct scale_cell {
 	/* ucpumapd's: each queue's received share, each worker's processed */
 	double qrx[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
 	double wproc[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
+	/* and where each queue lost what it did not hand on: the kernel's
+	 * drops at its XSK socket (RX ring full, and the rest it counts),
+	 * and the worker rings' refusals (full, or the fair share) */
+	double qxsk[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
+	double qenq[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
 	bool have_daemon;
 	/* flood rows: each light queue's offered and delivered datagrams, and
 	 * the flooding queue's */

@@ -76,6 +76,20 @@ static int cpus_used(const struct scale_cell *c)
 	return c->pl.nwk + (c->def->kernel ? 0 : c->pl.ngen);
 }
 
+/* Where each queue lost what it did not hand on, over the rounds. */
+static void print_losses(const struct scale_run *sr, const struct scale_cell *c)
+{
+	printf("    %-24s queues' losses, at the XSK socket / the worker rings:", "");
+	for (int i = 0; i < c->pl.ngen; i++) {
+		double x = 0, e = 0;
+
+		for (int k = 0; k < sr->nrounds; k++)
+			x += c->qxsk[k][i], e += c->qenq[k][i];
+		printf(" %.0f/%.0f", x, e);
+	}
+	printf("\n");
+}
+
 static void print_shares(const struct scale_run *sr, const struct scale_cell *c)
 {
 	double q[SCALE_MAX_WIDTH] = { 0 }, w[SCALE_MAX_WIDTH] = { 0 }, qs = 0, ws = 0;
@@ -95,6 +109,7 @@ static void print_shares(const struct scale_run *sr, const struct scale_cell *c)
 	for (int i = 0; i < c->pl.nwk; i++)
 		printf(" %.1f%%", ws > 0 ? 100 * w[i] / ws : 0);
 	printf("\n");
+	print_losses(sr, c);
 }
 
 /* Over the rounds: the light queues' datagrams offered and delivered, the
@@ -249,6 +264,8 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 		if (c->have_daemon) {
 			json_nums(j, "queue_rx", c->qrx[k], c->pl.ngen);
 			json_nums(j, "worker_processed", c->wproc[k], c->pl.nwk);
+			json_nums(j, "queue_xsk_drops", c->qxsk[k], c->pl.ngen);
+			json_nums(j, "queue_enqueue_drops", c->qenq[k], c->pl.ngen);
 		}
 		if (c->def->shape == SH_FLOOD) {
 			json_num(j, "flood_offered", c->flood_sent[k]);

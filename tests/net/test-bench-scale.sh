@@ -109,7 +109,9 @@ for r in d["rows"]:
     runs = r["runs"]
     good = runs and all(len(x.get("queue_rx", [])) == r["queues"] and all(q > 0 for q in x["queue_rx"])
                         and len(x.get("worker_processed", [])) == r["workers"]
-                        and all(w > 0 for w in x["worker_processed"]) for x in runs)
+                        and all(w > 0 for w in x["worker_processed"])
+                        and len(x.get("queue_xsk_drops", [])) == r["queues"]
+                        and len(x.get("queue_enqueue_drops", [])) == r["queues"] for x in runs)
     print(f"{'PASS' if good else 'FAIL'}: {name}/{tag}: rx per queue "
           f"{[x.get('queue_rx') for x in runs]}, per worker {[x.get('worker_processed') for x in runs]}")
 PY
