@@ -75,6 +75,7 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 {
 	const struct ucm_steer_cfg *steer = &rx->dp->c.steer;
 	struct timespec ms = { 0, 1000000 };
+	bool idle = false;	/* the last sleep ran out with nothing */
 	uint32_t rr = 0;
 	int n, i;
 
@@ -93,14 +94,20 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 		}
 		if (rx->ntxq)
 			n += ucm_xsk_queue__tx_turn(rx->q, rx->txq, rx->ntxq);
-		if (n)
+		if (n) {
+			idle = false;
 			continue;
-		if (rx->dp->c.rx_spin_us &&
+		}
+		/* The spin is for traffic that was just here: not after a
+		 * sleep that timed out, or an idle queue would spin at every
+		 * timeout (a tenth of its CPU with a 1 ms spin). */
+		if (rx->dp->c.rx_spin_us && !idle &&
 		    ucm_xsk_queue__spin(rx->q, rx->txq, rx->ntxq, rx->dp->c.rx_spin_us) > 0)
 			continue;
 		n = ucm_xsk_queue__sleep(rx->q, rx->txq, rx->ntxq,
 					 ucm_xsk_queue__tx_pending(rx->q) ?
 					 DP_RX_TX_PENDING_MS : DP_RX_IDLE_MS);
+		idle = n == 0;
 		if (n < 0 && n != -EINTR) {
 			/* The socket's error does not heal (the kernel
 			 * unbound it: its device went). */
