@@ -4,6 +4,7 @@
 #ifndef UCPUMAPD_DAEMON_H
 #define UCPUMAPD_DAEMON_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,8 @@ struct cfg {
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool no_coalesce, copy, zero_copy, no_latency, no_hold, no_offload, no_tx_csum;
 	bool no_fair_share;
+	bool poll;			/* --poll (poll.c) */
+	bool spin_set;			/* --spin-us given */
 	bool extended;			/* the per-queue and per-worker lines too */
 	bool two_way;			/* two-way: --two-way or --peer-mac */
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
@@ -85,7 +88,23 @@ struct daemon {
 	double wd_period, wd_last;	/* systemd's watchdog: seconds; 0 off */
 	double start_t, stop_t;		/* the run, for the final averages */
 	struct metrics *metrics;	/* NULL without --metrics-listen */
+	/* The RX threads (poll.c): each records itself in thread_init,
+	 * before start returns (rx_thr_set: release there, acquire here);
+	 * their CPU time's last readings (the control thread's), and its sum
+	 * at the last line. rx_joined: after the datapath's stop, when the
+	 * threads are gone and only the readings are left. */
+	pthread_t rx_thr[UCM_XSK_MAX_QUEUES];
+	bool rx_thr_set[UCM_XSK_MAX_QUEUES];
+	uint64_t rx_cpu_seen[UCM_XSK_MAX_QUEUES];
+	uint64_t last_rx_cpu;
+	bool rx_joined;
 };
+
+/* poll.c: --poll's placement (0, or -1 after a message: exit 2), given
+ * the workers' @nwk CPUs; the RX threads' CPU time. */
+int poll_check(const struct cfg *c, const int *wk, int nwk);
+void rx_thread_seen(struct daemon *d, uint32_t idx);
+uint64_t rx_cpu_ns(struct daemon *d);
 
 /* stats.c: the statistics every interval (final: the totals, averaged
  * over start_t to stop_t), and the closing conservation lines. */

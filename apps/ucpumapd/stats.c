@@ -101,8 +101,18 @@ static double busy_share(const struct daemon *d, const struct ucm_dp_stats *t, d
 	return busy < 0 ? 0 : busy > 100 ? 100 : busy;
 }
 
+/* The RX threads' busy share of the interval, in percent: their CPU time
+ * over it (poll.c), @rx_cpu the sum now. */
+static double rx_busy_share(const struct daemon *d, uint64_t rx_cpu, double dt)
+{
+	double all = dt * ucm_dp__nqueues(d->dp);
+	double busy = all > 0 ? 100.0 * (rx_cpu - d->last_rx_cpu) / 1e9 / all : 0;
+
+	return busy < 0 ? 0 : busy > 100 ? 100 : busy;
+}
+
 static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
-		       const struct drops *n, double dt, bool final)
+		       const struct drops *n, uint64_t rx_cpu, double dt, bool final)
 {
 	const struct ucm_dp_stats *l = &d->last;
 
@@ -115,6 +125,7 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 	print_drops(false, n->in, d->last_drops.in, DROPS_IN, dt);
 	if (!d->c.pass)
 		printf(", workers %.0f%% busy", busy_share(d, t, dt));
+	printf(", RX threads %.0f%% busy", rx_busy_share(d, rx_cpu, dt));
 	if (d->c.two_way) {
 		printf(" | back: %.0f pps, ", (t->tx - l->tx) / dt);
 		print_drops(true, n->back, d->last_drops.back, DROPS_BACK, dt);
@@ -395,7 +406,8 @@ static void json_worker(struct json *j, const struct daemon *d, uint32_t w)
 	json_obj_end(j);
 }
 
-static void print_json(struct daemon *d, const struct ucm_dp_stats *t, double now)
+static void print_json(struct daemon *d, const struct ucm_dp_stats *t, uint64_t rx_cpu,
+		       double now)
 {
 	struct json j;
 	uint32_t i;
@@ -404,6 +416,7 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, double no
 	json_sec(&j, "time", now);
 	json_str(&j, "dev", d->c.dev);
 	json_totals(&j, d, t);
+	json_u64(&j, "rx_cpu_ns", rx_cpu);
 	json_arr(&j, "queues");
 	for (i = 0; i < ucm_dp__nqueues(d->dp); i++)
 		json_queue(&j, d, i);
@@ -427,6 +440,7 @@ static void whole_run(struct daemon *d)
 	memset(d->last_w, 0, sizeof(d->last_w));
 	memset(d->last_back, 0, sizeof(d->last_back));
 	memset(&d->last_drops, 0, sizeof(d->last_drops));
+	d->last_rx_cpu = 0;
 	d->last_t = d->start_t;
 }
 
@@ -434,10 +448,12 @@ void print_stats(struct daemon *d, bool final)
 {
 	double now = now_sec(), end = now, dt;
 	struct ucm_dp_stats t;
+	uint64_t rx_cpu;
 	struct drops n;
 	uint32_t i;
 
 	ucm_dp__stats(d->dp, &t, sizeof(t));
+	rx_cpu = rx_cpu_ns(d);
 	count_drops(d, &t, &n);
 	if (final) {
 		whole_run(d);
@@ -445,7 +461,7 @@ void print_stats(struct daemon *d, bool final)
 			end = d->stop_t;
 	}
 	dt = end > d->last_t ? end - d->last_t : 1;
-	print_line(d, &t, &n, dt, final);
+	print_line(d, &t, &n, rx_cpu, dt, final);
 	if (d->c.extended) {
 		print_cpumap(d, &t, dt);
 		for (i = 0; i < ucm_dp__nqueues(d->dp); i++)
@@ -454,8 +470,9 @@ void print_stats(struct daemon *d, bool final)
 			print_worker(d, i, dt);
 	}
 	if (d->json)
-		print_json(d, &t, now);
+		print_json(d, &t, rx_cpu, now);
 	fflush(stdout);
+	d->last_rx_cpu = rx_cpu;
 	d->last = t;
 	d->last_drops = n;
 	d->last_t = now;

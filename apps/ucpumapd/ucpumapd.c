@@ -25,6 +25,9 @@
 #include "ucpumap/dp.h"
 #include "ucpumap/log.h"
 #include "daemon.h"
+
+#define xstr(x)	str(x)
+#define str(x)	#x
 #include "opts.h"
 #include "util.h"
 
@@ -133,8 +136,13 @@ static const struct opt d_opts[] = {
 	D("zero-copy", OPT_FLAG, zero_copy, .help = "AF_XDP zero-copy mode"),
 	D("busy-poll", OPT_FLAG, busy_poll, .help = "busy-poll the device: an idle RX thread runs its NAPI poll"),
 	D("spin-us", OPT_UINT, spin_us, .lo = 0, .hi = UCM_SPIN_US_MAX, .flags = OPT_F_DEFAULT,
+	  .seen = OPT_REF(struct cfg, spin_set),
 	  .metavar = "US", .help = "an idle RX thread and worker look again this long before "
 	  "they sleep (a packet meanwhile costs no wake-up); 0: sleep at once, to save power"),
+	D("poll", OPT_FLAG, poll, .help = "RX threads and workers poll while traffic is recent "
+	  "and sleep after --spin-us idle (with --poll its default is " xstr(UCM_SPIN_US_MAX)
+	  "): no wake-up per packet, for a CPU of its own each (--rx-cpus, --cpus; refused "
+	  "when two would share one or they would take every CPU)"),
 	D("prewake", OPT_ENUM, prewake, .vals = prewakes, .flags = OPT_F_DEFAULT,
 	  .bad = "'%s' is not auto, on or off", .metavar = "WHEN",
 	  .help = "an idle worker also wakes at its queues' arrivals, with the RX thread and not "
@@ -228,7 +236,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 	o->rx_size = c->rx_size;
 	o->qsize = c->qsize;
 	o->mtu = c->mtu;
-	o->spin_us = c->spin_us;
+	o->spin_us = c->poll && !c->spin_set ? UCM_SPIN_US_MAX : c->spin_us;
 	o->prewake = c->prewake;
 	o->peer_mac = c->peer_mac_set ? c->peer_mac : NULL;
 	o->flags = (c->tap ? UCM_DP_F_TAP : 0) | (c->two_way ? UCM_DP_F_TWO_WAY : 0) |
@@ -250,6 +258,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 /* What depends on more than one option. */
 static int check_args(struct cfg *c)
 {
+	int wk[UCM_CPUMAP_MAX_WORKERS] = { 0 };
 	struct ucm_dp_opts o;
 	unsigned long need;
 	int n;
@@ -290,8 +299,9 @@ static int check_args(struct cfg *c)
 	else if (c->ncpus)
 		n = c->ncpus;
 	else	/* the library's default, near the device (and said by it) */
-		n = ucm_dp__default_cpus(c->dev, (int[UCM_CPUMAP_MAX_WORKERS]){ 0 },
-					 UCM_CPUMAP_MAX_WORKERS);
+		n = ucm_dp__default_cpus(c->dev, wk, UCM_CPUMAP_MAX_WORKERS);
+	if (c->poll && poll_check(c, c->ncpus ? c->cpus : wk, n))
+		return -1;
 	if (c->fixed >= (unsigned long)n) {
 		fprintf(stderr, "--fixed-worker %lu: there are only %d workers (--cpus)\n",
 			c->fixed, n);
@@ -352,13 +362,14 @@ static void print_banner(struct daemon *d)
 		for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
 			printf("%s%d", i ? "," : " ", ucm_dp__worker_cpu(d->dp, i));
 	}
-	printf(" -> %s %s; steering %s%s%s%s%s%s%s%s%s\n", c->tap ? "tap" : "tun",
+	printf(" -> %s %s; steering %s%s%s%s%s%s%s%s%s%s\n", c->tap ? "tap" : "tun",
 	       ucm_dp__tun_name(d->dp), policies[c->policy].name,
 	       c->steer_flags & UCM_STEER_F_SYMMETRIC ? " (symmetric)" : "",
 	       c->no_recycle ? ", recycling off" : "", c->no_batch ? ", no batching" : "",
 	       c->no_direct_bulk ? ", no direct bulk recycling" : "",
 	       !c->no_coalesce ? ", coalescing" : "", c->no_hold ? ", no hold" : "",
-	       c->busy_poll ? ", busy-poll" : "", ucm_dp__prewake(d->dp) ? ", pre-wake" : "");
+	       c->busy_poll ? ", busy-poll" : "", ucm_dp__prewake(d->dp) ? ", pre-wake" : "",
+	       c->poll ? ", polling" : "");
 	fflush(stdout);
 }
 
@@ -439,6 +450,15 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 	}
 }
 
+/* On each thread the datapath starts: an RX thread is recorded (its CPU
+ * time), then every thread drops its privileges. */
+static void daemon_thread(void *ctx, uint32_t kind, uint32_t idx)
+{
+	if (kind == UCM_DP_THREAD_RX)
+		rx_thread_seen(ctx, idx);
+	priv_thread(ctx, kind, idx);
+}
+
 /* Drain, the final counters and the closing lines (when it ran). */
 static int stop(struct daemon *d, int status)
 {
@@ -448,6 +468,9 @@ static int stop(struct daemon *d, int status)
 	d->stop_t = now_sec();
 	metrics__stop(d->metrics);
 	ucm_dp__stats(d->dp, &t, sizeof(t));
+	if (t.state & UCM_DP_S_RUNNING)
+		rx_cpu_ns(d);	/* the RX threads' last readings */
+	d->rx_joined = true;
 	err = ucm_dp__stop(d->dp, SHUTDOWN_TIMEOUT_MS);
 	if (t.state & UCM_DP_S_RUNNING) {
 		print_stats(d, true);
@@ -495,7 +518,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	dp_opts(&d.c, &o);
-	o.thread_init = priv_thread;	/* each thread drops its own */
+	o.thread_init = daemon_thread;	/* each thread drops its own */
 	o.thread_init_ctx = &d;
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	if (d.dp && d.json && ftruncate(fileno(d.json), 0))

@@ -118,10 +118,10 @@ out, js, sent = open(sys.argv[1]).read().splitlines(), sys.argv[2], int(sys.argv
 interval, duration, rate = float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
 lines = [json.loads(l) for l in open(js) if l.strip()]
 LINE = re.compile(r"vd: rx (\d+) pps, delivered (\d+) pps, drops (\d+)/s"
-                  r"( \(largest: [a-z0-9_]+ \d+/s\))?, workers (\d+)% busy$")
+                  r"( \(largest: [a-z0-9_]+ \d+/s\))?, workers (\d+)% busy, RX threads (\d+)% busy$")
 TOTAL = re.compile(r"total vd, averaged over the whole run \(([0-9.]+) s\): rx (\d+) pps, "
                    r"delivered (\d+) pps, drops (\d+)/s( \(largest: [a-z0-9_]+ \d+/s\))?"
-                   r", workers (\d+)% busy$")
+                   r", workers (\d+)% busy, RX threads (\d+)% busy$")
 
 def verdict(case, why):
     print(case, "ok" if not why else "; ".join(why))
@@ -165,9 +165,15 @@ for i in range(1, min(len(parsed), len(lines) - 1)):
     busy = min(100.0, max(0.0, 100.0 * (1 - slept / 1e9 / (dt * nw))))
     if abs(int(m.group(5)) - busy) > 1.5:
         why.append("line %d: workers %s%% busy, their sleep says %.1f%%" % (i + 1, m.group(5), busy))
+    # The RX threads': their CPU time over the interval.
+    rxb = min(100.0, max(0.0, 100.0 * (b["rx_cpu_ns"] - a["rx_cpu_ns"]) / 1e9 / (dt * len(b["queues"]))))
+    if abs(int(m.group(6)) - rxb) > 1.5:
+        why.append("line %d: RX threads %s%% busy, their CPU time says %.1f%%" % (i + 1, m.group(6), rxb))
 # A line without traffic has idle workers (a sleep still going on counts).
-why += ["line %d: workers %s%% busy with nothing coming in" % (i + 1, m.group(5))
-        for i, m in enumerate(parsed) if m and m.group(1) == "0" and int(m.group(5)) > 10]
+why += ["line %d: workers %s%%, RX threads %s%% busy with nothing coming in"
+        % (i + 1, m.group(5), m.group(6))
+        for i, m in enumerate(parsed) if m and m.group(1) == "0" and
+        (int(m.group(5)) > 10 or int(m.group(6)) > 10)]
 verdict("line-rates", why[:3])
 
 # The traffic: the lines add up to it. The first line comes before it.

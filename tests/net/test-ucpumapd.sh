@@ -38,7 +38,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
-cases="delivery path steer sigterm bad-flags foreign-program malformed second-instance sigkill
+cases="delivery poll path steer sigterm bad-flags foreign-program malformed second-instance sigkill
 restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -234,6 +234,46 @@ case_delivery() {
 	timing delivery
 }
 
+# --poll with --pass: one polling thread (queue 0's, the worker too) on CPU
+# 1, which leaves CPU 0 to the rest: every datagram arrives, the banner
+# says it polls, the statistics lines give its busy share, and it stops
+# cleanly with every frame home.
+case_poll() {
+	local count=300 sent why lines idle
+	if start_daemon poll --pass --poll --rx-cpus 1 --interval 0.5 --duration 30; then
+		bg "$dut" "$tmp/recvp.log" "$PY" "$helper" exact-recv --paths ipv4 --count $count \
+			--ready "$tmp/rp" --stop "$tmp/sp" --out "$tmp/resp" --timeout 20
+		if wait_file "$tmp/rp" 50; then
+			in_gen "$PY" "$helper" exact-send --paths ipv4 --count $count --rate 4000 \
+				--v4 $D4 --src4 $G4 --ifname vg --src-mac "$vgmac" --dst-mac "$vdmac" \
+				> "$tmp/sendp" 2> "$tmp/sendp.err"
+			sleep 1.2	# an idle line or two after the traffic
+		fi
+		touch "$tmp/sp"
+		wait_file "$tmp/resp" 50
+		stop_daemon
+		sent=$(jget "$tmp/sendp" 'd["sent"]')
+		why=$(final_ok)
+		grep -q "^ucpumapd: .*, polling$" "$D_OUT" || why="$why no ', polling' in the banner;"
+		lines=$(grep -cE "^vd: rx [0-9]+ pps, .*, RX threads [0-9]+% busy$" "$D_OUT")
+		[ "$lines" -ge 2 ] || why="$why $lines statistics lines with the RX threads' share;"
+		# The last line is idle: a sleep that timed out is not followed
+		# by a spin (that would be a tenth of the CPU).
+		idle=$(grep -E "^vd: rx 0 pps, " "$D_OUT" | tail -1 | grep -oE 'RX threads [0-9]+' | grep -oE '[0-9]+$')
+		[ "${idle:-100}" -le 5 ] || why="$why idle, the polling thread is ${idle:-?}% busy;"
+		[ -s "$tmp/resp" ] && [ "$(jget "$tmp/resp" "d['paths']['ipv4']['received']")" = "${sent:-x}" ] ||
+			why="$why received $(jget "$tmp/resp" "d['paths']['ipv4']['received']" 2>/dev/null) of ${sent:-?};"
+		if [ -z "$why" ]; then
+			ok poll "$sent datagrams; $(grep -E '^vd: ' "$D_OUT" | grep -oE 'RX threads [0-9]+% busy' | tr '\n' ' ')"
+		else
+			bad poll "$why $(tail -2 "$D_ERR" | tr '\n' ' ')"
+		fi
+	else
+		bad poll "$(why_start)"
+	fi
+	timing poll
+}
+
 # ---- 2. ping and TCP -----------------------------------------------------------
 case_path() {
 	local replies prx ptun want spid got bytes frx why
@@ -403,6 +443,11 @@ case_bad_flags() {
 	bad_flag copy-and-zero-copy 2 "exclude each other" -- --dev vd --tun $tun --copy --zero-copy
 	bad_flag no-hold-coalescing 2 "--no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce" -- --dev vd --tun $tun --no-hold
 	bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2
+	bad_flag poll-no-rx-cpus 2 "--poll needs --rx-cpus" -- --dev vd --tun $tun --poll --cpus 1
+	bad_flag poll-shared-cpu 2 "--poll: an RX thread and a worker would share CPU 1" -- \
+		--dev vd --tun $tun --poll --rx-cpus 1 --cpus 1
+	bad_flag poll-every-cpu 2 "--poll: $(nproc) polling threads would hold all $(nproc) CPUs" -- \
+		--dev vd --tun $tun --poll --rx-cpus 0 --cpus 1-$(($(nproc) - 1))
 	if command -v setpriv > /dev/null; then
 		bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vd --tun $tun
 	else
