@@ -51,6 +51,8 @@ static void daemon_argv(const struct bench_run *br, const struct row *r, struct 
 		argv[n++] = "--zero-copy";
 	if (cfg->busy_poll)
 		argv[n++] = "--busy-poll";
+	if (cfg->poll)
+		argv[n++] = "--poll";
 	if (cfg->spin_us) {
 		snprintf(d->spin, sizeof(d->spin), "%lu", cfg->spin_us);
 		argv[n++] = "--spin-us";

@@ -83,8 +83,9 @@ static const struct opt dp_opts[] = {
 			"udp-back (64-byte datagrams the way back, pps), cpumap-no-latency, "
 			"latency-kernel-cpumap, latency-cpumap, latency-cpumap-no-prewake, "
 			"latency-pass, latency-two-way, latency-two-way-prewake (UDP round "
-			"trips, us; the "
-			"responder on the first --cpus CPU); every "
+			"trips, us; the responder where the scheduler puts it), "
+			"latency-kernel-cpumap-pinned, latency-cpumap-pinned (the responder "
+			"on the first --cpus CPU); every "
 			"ucpumapd row but the *-coalesce, tcp-back* and latency ones runs "
 			"--no-coalesce"),
 	OPT_DEF("rate", OPT_UINT, struct bench_cfg, rate, .lo = 0, .hi = 1000000000,
@@ -119,6 +120,8 @@ static const struct opt dp_opts[] = {
 			"thread runs)"),
 	OPT_DEF("spin-us", OPT_UINT, struct bench_cfg, spin_us, .lo = 0, .hi = 1000,
 		.metavar = "US", .help = "ucpumapd's --spin-us"),
+	OPT_DEF("poll", OPT_FLAG, struct bench_cfg, poll,
+		.help = "ucpumapd's --poll (it needs --rx-cpus, and CPUs to spare)"),
 	OPT_DEF("zero-copy", OPT_FLAG, struct bench_cfg, zero_copy, .help = "ucpumapd's --zero-copy"),
 	OPT_DEF("busy-poll", OPT_FLAG, struct bench_cfg, busy_poll, .help = "ucpumapd's --busy-poll"),
 	{}

@@ -57,7 +57,7 @@ struct bench_cfg {
 	char ifname[IF_NAMESIZE];	/* where the rows run: vd or --dev */
 	const char *sink_ip, *cpus, *queues, *rx_cpus;
 	unsigned long sink_port;
-	bool v6, zero_copy, busy_poll;
+	bool v6, zero_copy, busy_poll, poll;
 	unsigned long spin_us;		/* ucpumapd's --spin-us (0: its default) */
 	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
 	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
@@ -104,6 +104,10 @@ struct row_def {
 	/* ucpumapd's RX thread on the first --cpus CPU unless --rx-cpus:
 	 * with --pass it is the worker (latency-pass) */
 	bool rx_on_wcpu;
+	/* latency rows: the responder pinned to the first --cpus CPU, beside
+	 * the worker (the -pinned rows); else where the scheduler puts it,
+	 * as an application runs */
+	bool pin_responder;
 };
 
 /* A row of this run: selected or not, skipped or not, and what it measured. */

@@ -11,8 +11,9 @@
  * software timestamps on the generator's socket (SO_TIMESTAMPING): the
  * request's as veth sends it, the answer's as it is received. Neither
  * side's scheduling of the prober itself is in the figure, only the
- * path's (and the responder's wake-up, alike in every row: the responder
- * is pinned to the first worker CPU, RESPOND_CPU_WHY).
+ * path's, and the responder's wake-up: the responder runs where the
+ * scheduler puts it, as an application does, or in the -pinned rows on
+ * the first worker CPU (RESPOND_CPU_WHY).
  *
  * One probe in flight at a time, PROBE_RATE a second, for --seconds:
  * alone, then under a background load of half the capacity the same
@@ -50,9 +51,9 @@
 /* ---- the responder: the DUT's end ------------------------------------------ */
 
 /*
- * RESPOND_CPU_WHY: the responder runs on the first worker CPU, in every
- * row. Left to the scheduler, its CPU is a coin flip that decides a
- * row's figure: the kernel's cpumap kthread is a per-CPU kthread, and
+ * RESPOND_CPU_WHY: in the -pinned rows the responder runs on the first
+ * worker CPU. Left to the scheduler, its CPU is a coin flip that decides
+ * a row's figure: the kernel's cpumap kthread is a per-CPU kthread, and
  * select_idle_sibling() stacks a task it wakes on its own CPU only when
  * the task last ran there; a responder that once ran on the prober's CPU
  * stays there, and every answer then waits for an idle vCPU's wake-up
@@ -60,14 +61,16 @@
  * in two runs and 51 to 55 us in two others (docs/BENCHMARKING.md, "Where
  * the threads run").
  * Pinned where the kthread puts it, the kernel's row is at its best and
- * every row wakes its responder the same way: from the worker's CPU.
+ * every row wakes its responder the same way: from the worker's CPU. An
+ * application is not pinned so, which is why the rows without -pinned
+ * leave it to the scheduler and take more rounds to read.
  */
 
 struct responder {
 	pthread_t thr;
 	atomic_int stop;
 	int fd;
-	int cpu;		/* the first worker CPU: RESPOND_CPU_WHY */
+	int cpu;		/* the first worker CPU (RESPOND_CPU_WHY), or -1 */
 	bool started;
 };
 
@@ -80,7 +83,7 @@ static void *responder_main(void *arg)
 	char buf[64];
 	ssize_t n;
 
-	if (pin_self(rs->cpu))	/* the figure would be the scheduler's */
+	if (rs->cpu >= 0 && pin_self(rs->cpu))	/* the figure would be the scheduler's */
 		fprintf(stderr, "datapath: cannot pin the latency responder to CPU %d\n",
 			rs->cpu);
 	while (!atomic_load_explicit(&rs->stop, memory_order_relaxed)) {
@@ -94,7 +97,8 @@ static void *responder_main(void *arg)
 	return NULL;
 }
 
-/* In this thread's namespace: the DUT's; its thread on @cpu. */
+/* In this thread's namespace: the DUT's; its thread on @cpu (-1: where the
+ * scheduler puts it). */
 static int responder_start(struct responder *rs, int cpu)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PROBE_PORT) };
@@ -387,7 +391,8 @@ int row_latency(struct bench_run *br, struct row *r, int round)
 		return -1;
 	}
 	sleep_sec(0.3);
-	rc = responder_start(&rs, br->cfg.wcpu[0]) ?: latency_round(br, r, round, x ? NULL : &d);
+	rc = responder_start(&rs, r->def->pin_responder ? br->cfg.wcpu[0] : -1) ?:
+	     latency_round(br, r, round, x ? NULL : &d);
 	responder_stop(&rs);
 	if (x) {
 		ucm_xdp__detach(x);

@@ -143,6 +143,7 @@ static void print_tcp(const struct bench_run *br, int nr)
 static void print_latency(const struct bench_run *br, int nr)
 {
 	struct row *kern = row_by(br, "latency-kernel-cpumap");
+	struct row *kern_pin = row_by(br, "latency-kernel-cpumap-pinned");
 	bool any = false;
 
 	for (int i = 0; i < br->nrows; i++) {
@@ -154,15 +155,15 @@ static void print_latency(const struct bench_run *br, int nr)
 			continue;
 		if (!any)
 			printf("\nlatency (round trip of UDP probes at %d/s, kernel timestamps, us; median over "
-			       "the rounds):\n%-24s %7s %7s %7s %7s | %9s %7s %7s %7s %7s | %s\n",
+			       "the rounds):\n%-29s %7s %7s %7s %7s | %9s %7s %7s %7s %7s | %s\n",
 			       1000, "row", "p50", "p90", "p99", "p99.9", "load pps", "p50", "p90",
 			       "p99", "p99.9", "lost");
 		any = true;
 		if (r->skipped) {
-			printf("%-24s skipped: %s\n", r->def->name, r->skipped);
+			printf("%-29s skipped: %s\n", r->def->name, r->skipped);
 			continue;
 		}
-		printf("%-24s", r->def->name);
+		printf("%-29s", r->def->name);
 		for (int p = 0; p < 4; p++) {
 			for (int k = 0; k < nr; k++)
 				v[k] = r->lat[k][p];
@@ -183,7 +184,7 @@ static void print_latency(const struct bench_run *br, int nr)
 		}
 		printf(" | %.0f of %.0f\n", lost, sent);
 		if (r->have_stage) {
-			printf("  %-22s ucpumapd's stages alone, p50/p99 bounds (us): arrival to flush", "");
+			printf("  %-27s ucpumapd's stages alone, p50/p99 bounds (us): arrival to flush", "");
 			for (int p = 0; p < 3; p++) {
 				for (int q = 0; q < 2; q++) {
 					for (int k = 0; k < nr; k++)
@@ -197,15 +198,18 @@ static void print_latency(const struct bench_run *br, int nr)
 			printf("\n");
 		}
 	}
-	if (!any || !kern || !kern->on || kern->skipped)
+	if (!any)
 		return;
-	/* The targets: p50 and p99 against the kernel's cpumap. */
+	/* The targets: p50 and p99 against the kernel's cpumap with the
+	 * responder placed alike. */
 	for (int i = 0; i < br->nrows; i++) {
 		struct row *r = &br->rows[i];
 		double a[MAX_ROUNDS], b[MAX_ROUNDS];
 		struct run_stats s50, s99;
 
-		if (!r->on || r->skipped || !r->def->ops->latency || r == kern)
+		kern = r->def->pin_responder ? kern_pin : row_by(br, "latency-kernel-cpumap");
+		if (!r->on || r->skipped || !r->def->ops->latency || row_kind(r) == K_LAT_KERNEL ||
+		    !kern || !kern->on || kern->skipped)
 			continue;
 		for (int k = 0; k < nr; k++) {
 			a[k] = kern->lat[k][0] > 0 ? r->lat[k][0] / kern->lat[k][0] : 0;
@@ -213,8 +217,8 @@ static void print_latency(const struct bench_run *br, int nr)
 		}
 		run_stats(a, nr, &s50);
 		run_stats(b, nr, &s99);
-		printf("  %s vs latency-kernel-cpumap: p50 %.2fx, p99 %.2fx (round by round; "
-		       "target p50 <= %s)\n", r->def->name, s50.median, s99.median,
+		printf("  %s vs %s: p50 %.2fx, p99 %.2fx (round by round; "
+		       "target p50 <= %s)\n", r->def->name, kern->def->name, s50.median, s99.median,
 		       row_kind(r) == K_LAT_TWOWAY ? "2.4x" : "1.2x, p99 <= 2x");
 	}
 }

@@ -96,6 +96,12 @@ static const struct row_def row_defs[] = {
 	 * through ucpumapd one way (its default, coalescing), both ways */
 	{ .name = "latency-kernel-cpumap", .ops = &kinds[K_LAT_KERNEL] },
 	{ .name = "latency-cpumap", .ops = &kinds[K_LAT], .coalesce = true },
+	/* the same two with the responder pinned beside the worker (latency.c,
+	 * RESPOND_CPU_WHY): the path's own time, without the scheduler's */
+	{ .name = "latency-kernel-cpumap-pinned", .ops = &kinds[K_LAT_KERNEL],
+	  .pin_responder = true },
+	{ .name = "latency-cpumap-pinned", .ops = &kinds[K_LAT], .coalesce = true,
+	  .pin_responder = true },
 	/* the same without the worker's pre-wake (ucpumapd's default with
 	 * one worker): latency-cpumap against it is its gain */
 	{ .name = "latency-cpumap-no-prewake", .ops = &kinds[K_LAT], .coalesce = true,

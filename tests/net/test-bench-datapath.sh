@@ -153,7 +153,8 @@ PY
 all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
 cpumap-coalesce-many-flows cpumap-no-batch cpumap-no-hold cpumap-no-prewake cpumap-no-latency tun-ceiling dpdk two-way two-way-no-direct-bulk two-way-prewake
 tcp-kernel tcp tcp-coalesce tcp-kernel-cpumap tcp-back tcp-back-no-offload tcp-back-sw-csum tcp-back-prewake udp-back
-latency-kernel-cpumap latency-cpumap latency-cpumap-no-prewake latency-pass latency-two-way latency-two-way-prewake"
+latency-kernel-cpumap latency-cpumap latency-kernel-cpumap-pinned latency-cpumap-pinned
+latency-cpumap-no-prewake latency-pass latency-two-way latency-two-way-prewake"
 case_v4() {
 	if run_bench v4 120 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
 		check v4 $all
