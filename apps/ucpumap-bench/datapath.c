@@ -85,7 +85,8 @@ static const struct opt dp_opts[] = {
 			"latency-pass, latency-two-way, latency-two-way-prewake (UDP round "
 			"trips, us; the responder where the scheduler puts it), "
 			"latency-kernel-cpumap-pinned, latency-cpumap-pinned (the responder "
-			"on the first --cpus CPU); every "
+			"on the first --cpus CPU), sockperf-kernel-cpumap, sockperf-cpumap "
+			"(the first two by sockperf's ping-pong, full round trips); every "
 			"ucpumapd row but the *-coalesce, tcp-back* and latency ones runs "
 			"--no-coalesce"),
 	OPT_DEF("rate", OPT_UINT, struct bench_cfg, rate, .lo = 0, .hi = 1000000000,
@@ -234,7 +235,9 @@ static int run_round(struct bench_run *br, int k)
 			failed++;
 			fprintf(stderr, "datapath: round %d, row %s failed\n", k + 1, r->def->name);
 		}
-		if (r->def->ops->latency)
+		if (r->def->ops->latency && r->load_pps[k] <= 0)
+			printf("  round %d %-18s %7.1f us p50\n", k + 1, r->def->name, r->dst[k]);
+		else if (r->def->ops->latency)
 			printf("  round %d %-18s %7.1f us p50 alone, %.1f us under %.0f pps\n", k + 1,
 			       r->def->name, r->dst[k], r->lat_load[k][0], r->load_pps[k]);
 		else if (row_is_tcp(r))

@@ -71,7 +71,8 @@ struct bench_cfg {
 /* ---- the rows (rows.c, kinds.c, latency.c) -------------------------------- */
 
 enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP, K_TCP_KERNEL,
-		K_TCP_KCPUMAP, K_TCP_BACK, K_UDP_BACK, K_LAT_KERNEL, K_LAT, K_LAT_TWOWAY };
+		K_TCP_KCPUMAP, K_TCP_BACK, K_UDP_BACK, K_LAT_KERNEL, K_LAT, K_LAT_TWOWAY,
+		K_SOCKPERF_KERNEL, K_SOCKPERF };
 
 struct row;
 
@@ -194,9 +195,11 @@ const char *skip_tcp(const struct bench_cfg *cfg);
 const char *skip_tcp_back(const struct bench_cfg *cfg);
 struct ucm_xdp *kernel_cpumap_attach(const struct bench_cfg *cfg, int ifindex);
 
-/* The latency rows (latency.c). */
+/* The latency rows (latency.c), and sockperf's beside them (sockperf.c). */
 int row_latency(struct bench_run *br, struct row *r, int round);
 const char *skip_latency(const struct bench_cfg *cfg);
+int row_sockperf(struct bench_run *br, struct row *r, int round);
+const char *skip_sockperf(const struct bench_cfg *cfg);
 
 /* ---- the topology and the processes (topo.c) ----------------------------- */
 

@@ -138,6 +138,28 @@ static void print_tcp(const struct bench_run *br, int nr)
 	}
 }
 
+/* The bench's probes against sockperf's, row @a against row @b, round by
+ * round: within 15% is agreement (docs/BENCHMARKING.md says why they may
+ * differ). */
+static void print_sockperf_check(const struct bench_run *br, int nr, const char *a,
+				 const char *b)
+{
+	const struct row *ra = row_by(br, a), *rb = row_by(br, b);
+	double x[MAX_ROUNDS], y[MAX_ROUNDS];
+	struct run_stats s50, s99;
+
+	if (!ra || !rb || !ra->on || !rb->on || ra->skipped || rb->skipped)
+		return;
+	for (int k = 0; k < nr; k++) {
+		x[k] = rb->lat[k][0] > 0 ? ra->lat[k][0] / rb->lat[k][0] : 0;
+		y[k] = rb->lat[k][2] > 0 ? ra->lat[k][2] / rb->lat[k][2] : 0;
+	}
+	run_stats(x, nr, &s50);
+	run_stats(y, nr, &s99);
+	printf("  %s vs %s: p50 %.2fx, p99 %.2fx (the bench's probes against sockperf's; "
+	       "agreement: within 15%%)\n", a, b, s50.median, s99.median);
+}
+
 /* The latency rows: round trips, us, median over the rounds of each
  * percentile; alone and under half the capacity. */
 static void print_latency(const struct bench_run *br, int nr)
@@ -171,12 +193,16 @@ static void print_latency(const struct bench_run *br, int nr)
 			printf(" %7.1f", st.median);
 		}
 		run_stats(r->load_pps, nr, &st);
-		printf(" | %9.0f", st.median);
-		for (int p = 0; p < 4; p++) {
-			for (int k = 0; k < nr; k++)
-				v[k] = r->lat_load[k][p];
-			run_stats(v, nr, &st);
-			printf(" %7.1f", st.median);
+		if (st.max <= 0) {	/* sockperf's rows: no loaded run */
+			printf(" | %9s %7s %7s %7s %7s", "-", "-", "-", "-", "-");
+		} else {
+			printf(" | %9.0f", st.median);
+			for (int p = 0; p < 4; p++) {
+				for (int k = 0; k < nr; k++)
+					v[k] = r->lat_load[k][p];
+				run_stats(v, nr, &st);
+				printf(" %7.1f", st.median);
+			}
 		}
 		for (int k = 0; k < nr; k++) {
 			lost += r->probes[k][0] + r->probes[k][1] - r->answered[k][0] - r->answered[k][1];
@@ -207,9 +233,11 @@ static void print_latency(const struct bench_run *br, int nr)
 		double a[MAX_ROUNDS], b[MAX_ROUNDS];
 		struct run_stats s50, s99;
 
-		kern = r->def->pin_responder ? kern_pin : row_by(br, "latency-kernel-cpumap");
+		kern = r->def->pin_responder ? kern_pin :
+		       row_kind(r) == K_SOCKPERF ? row_by(br, "sockperf-kernel-cpumap") :
+		       row_by(br, "latency-kernel-cpumap");
 		if (!r->on || r->skipped || !r->def->ops->latency || row_kind(r) == K_LAT_KERNEL ||
-		    !kern || !kern->on || kern->skipped)
+		    row_kind(r) == K_SOCKPERF_KERNEL || !kern || !kern->on || kern->skipped)
 			continue;
 		for (int k = 0; k < nr; k++) {
 			a[k] = kern->lat[k][0] > 0 ? r->lat[k][0] / kern->lat[k][0] : 0;
@@ -221,6 +249,8 @@ static void print_latency(const struct bench_run *br, int nr)
 		       "target p50 <= %s)\n", r->def->name, kern->def->name, s50.median, s99.median,
 		       row_kind(r) == K_LAT_TWOWAY ? "2.4x" : "1.2x, p99 <= 2x");
 	}
+	print_sockperf_check(br, nr, "latency-kernel-cpumap", "sockperf-kernel-cpumap");
+	print_sockperf_check(br, nr, "latency-cpumap", "sockperf-cpumap");
 }
 
 /* Whether the generator's traffic is what the row's sent counts. */

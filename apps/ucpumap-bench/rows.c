@@ -41,6 +41,10 @@ static const struct row_kind_ops kinds[] = {
 			    .latency = true },
 	[K_LAT_TWOWAY]	= { .kind = K_LAT_TWOWAY, .run = row_latency, .skip = skip_latency,
 			    .latency = true },
+	[K_SOCKPERF_KERNEL] = { .kind = K_SOCKPERF_KERNEL, .run = row_sockperf,
+				.skip = skip_sockperf, .latency = true },
+	[K_SOCKPERF]	= { .kind = K_SOCKPERF, .run = row_sockperf, .skip = skip_sockperf,
+			    .latency = true },
 };
 
 static const struct row_def row_defs[] = {
@@ -102,6 +106,10 @@ static const struct row_def row_defs[] = {
 	  .pin_responder = true },
 	{ .name = "latency-cpumap-pinned", .ops = &kinds[K_LAT], .coalesce = true,
 	  .pin_responder = true },
+	/* the first two as sockperf measures them (sockperf.c): the bench's
+	 * figures checked by a tool of their own */
+	{ .name = "sockperf-kernel-cpumap", .ops = &kinds[K_SOCKPERF_KERNEL] },
+	{ .name = "sockperf-cpumap", .ops = &kinds[K_SOCKPERF], .coalesce = true },
 	/* the same without the worker's pre-wake (ucpumapd's default with
 	 * one worker): latency-cpumap against it is its gain */
 	{ .name = "latency-cpumap-no-prewake", .ops = &kinds[K_LAT], .coalesce = true,

@@ -124,6 +124,16 @@ for want in want_rows:
             all(x <= 100 for x in r.get("lost", [1e9]) + ld.get("lost", [1e9]))
         print(f"{'PASS' if ok else 'FAIL'}: {name}/latency-{want}: p50 {r.get('p50')} p99 {r.get('p99')} us, "
               f"under {ld.get('pps')} pps p50 {ld.get('p50')}, lost {r.get('lost')} {ld.get('lost')}")
+    if want.startswith("sockperf-"):
+        # sockperf's round trips, us: ordered percentiles, nearly every
+        # message answered (no loaded run)
+        ps = [r.get(k, []) for k in ("p50", "p90", "p99", "p999")]
+        ok = r.get("unit") == "us" and all(len(x) == len(r["runs"]) for x in ps) and \
+            all(x > 0 for x in ps[0]) and \
+            all(a <= b for k in range(3) for a, b in zip(ps[k], ps[k + 1])) and \
+            all(x <= 10 for x in r.get("lost", [1e9]))
+        print(f"{'PASS' if ok else 'FAIL'}: {name}/sockperf-{want}: p50 {r.get('p50')} p99 {r.get('p99')} us, "
+              f"lost {r.get('lost')}")
     if want.startswith("cpumap-coalesce") or want == "tcp-coalesce":
         # 4 flows in holds of up to 64: nearly all datagrams share a write;
         # 1024 flows: no two of a hold are of one flow (a burst lost in
@@ -154,7 +164,8 @@ all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
 cpumap-coalesce-many-flows cpumap-no-batch cpumap-no-hold cpumap-no-prewake cpumap-no-latency tun-ceiling dpdk two-way two-way-no-direct-bulk two-way-prewake
 tcp-kernel tcp tcp-coalesce tcp-kernel-cpumap tcp-back tcp-back-no-offload tcp-back-sw-csum tcp-back-prewake udp-back
 latency-kernel-cpumap latency-cpumap latency-kernel-cpumap-pinned latency-cpumap-pinned
-latency-cpumap-no-prewake latency-pass latency-two-way latency-two-way-prewake"
+latency-cpumap-no-prewake latency-pass latency-two-way latency-two-way-prewake
+sockperf-kernel-cpumap sockperf-cpumap"
 case_v4() {
 	if run_bench v4 120 "" --rounds 1 --seconds 1 --json "$tmp/v4.json"; then
 		check v4 $all
