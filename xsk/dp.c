@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
@@ -185,6 +186,7 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 	dp = calloc(1, sizeof(*dp));
 	if (!dp)
 		return ucm_err_ptr(ucm_oom("the datapath"));
+	dp->stop_fd = -1;
 	pthread_mutex_init(&dp->lock, NULL);
 	err = ucm_dp_resolve(opts, &dp->c);
 	if (err)
@@ -322,6 +324,12 @@ int ucm_dp__start(struct ucm_dp *dp)
 	if (!dp || dp->started)
 		return ucm_err(-EINVAL);
 	dp->started = true;
+	dp->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dp->stop_fd < 0)	/* the stop then waits for a sleep's timeout */
+		pr_warn("dp: no eventfd for the stop (%s): a sleeping RX thread sees it within %d ms\n",
+			strerror(errno), DP_RX_IDLE_MS);
+	for (q = 0; q < dp->c.nqueues && dp->stop_fd >= 0; q++)
+		ucm_xsk_queue__set_wake_fd(dp->rx[q].q, dp->stop_fd);
 	for (q = 0; q < dp->c.nqueues && !err; q++)
 		err = rx_start(&dp->rx[q]);
 	/* Last, once every RX thread has its producer, the kernel starts
@@ -349,6 +357,9 @@ static void dp_quiesce(struct ucm_dp *dp)
 			dp_redirect(dp, q, -1);
 	/* 2. RX threads flush their bulk queues and let go of their pools. */
 	atomic_store_explicit(&dp->stop, 1, memory_order_relaxed);
+	/* Never read: readable from now on, every sleep ends at once. */
+	if (dp->stop_fd >= 0 && eventfd_write(dp->stop_fd, 1))
+		pr_warn("dp: cannot wake the RX threads for the stop: %s\n", strerror(errno));
 	for (q = 0; q < dp->c.nqueues; q++) {
 		if (!dp->rx[q].started)
 			continue;
@@ -397,6 +408,8 @@ void ucm_dp__destroy(struct ucm_dp *dp)
 	if (!dp_stopped(dp))
 		ucm_dp__stop(dp, 0);
 	/* Sockets that could not close keep their memory: frames are out. */
+	if (dp->stop_fd >= 0)
+		close(dp->stop_fd);
 	pthread_mutex_destroy(&dp->lock);
 	if (dp->fin) {
 		free(dp->fin->es);

@@ -112,6 +112,10 @@ struct ucm_dp {
 	struct ucm_txq *txq[UCM_CPUMAP_MAX_WORKERS];	/* two-way: per worker */
 	struct dp_rx rx[UCM_XSK_MAX_QUEUES];
 	atomic_int stop;
+	/* An eventfd in every RX thread's sleep (ucm_xsk_queue__set_wake_fd()):
+	 * the stop writes it after @stop, so a sleeping RX thread sees the
+	 * stop at once, not at its sleep's timeout; -1 before start. */
+	int stop_fd;
 	bool started;			/* start() ran: it runs once */
 	bool zerocopy;			/* the mode the sockets got */
 	/* The statistics getters and stop's last reading: under @lock, a

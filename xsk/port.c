@@ -546,8 +546,10 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 		goto out_umem;	/* nothing of x->q to close */
 	}
 
-	for (i = 0; i < o.nqueues; i++)
+	for (i = 0; i < o.nqueues; i++) {
 		x->q[i].fd = -1;
+		x->q[i].wake_fd = -1;
+	}
 	err = umem_open(x, &o);
 	if (err)
 		goto out_socks;

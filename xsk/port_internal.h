@@ -55,6 +55,9 @@ struct ucm_xsk_queue {
 	uint64_t rx_stamp;	/* the last RX batch's first arrival stamp, or 0 */
 	bool fill_dry;		/* the last refill found the pool short */
 	bool busy_poll;		/* UCM_XSK_F_BUSY_POLL: the spin polls the device */
+	/* ucm_xsk_queue__set_wake_fd(): the sleep also wakes when it turns
+	 * readable (set before the RX thread starts, read by it); -1: none */
+	int wake_fd;
 	struct ucm_xsk_stats stats;
 };
 

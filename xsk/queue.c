@@ -419,12 +419,20 @@ static int sock_error(int fd)
  */
 #define XSK_DRY_SLEEP_MS	1
 
+int ucm_xsk_queue__set_wake_fd(struct ucm_xsk_queue *q, int fd)
+{
+	if (!q || fd < -1)
+		return ucm_err(-EINVAL);
+	q->wake_fd = fd;
+	return 0;
+}
+
 int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			 uint32_t ntxq, int timeout_ms)
 {
-	struct pollfd p[1 + UCM_XSK_MAX_TXQ];
+	struct pollfd p[2 + UCM_XSK_MAX_TXQ];
 	bool busy = false;
-	uint32_t i;
+	uint32_t i, n;
 	int ret = 1;	/* a channel has descriptors: work, no sleep */
 
 	if (ntxq > UCM_XSK_MAX_TXQ)
@@ -440,7 +448,12 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			p[1 + i].fd = ucm_txq__wake_fd(txq[i]);
 			p[1 + i].events = POLLIN;
 		}
-		ret = poll(p, 1 + ntxq, timeout_ms);
+		n = 1 + ntxq;
+		if (q->wake_fd >= 0) {
+			p[n].fd = q->wake_fd;
+			p[n++].events = POLLIN;
+		}
+		ret = poll(p, n, timeout_ms);
 		if (ret < 0)
 			ret = -errno;
 		else if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL))

@@ -288,6 +288,17 @@ UCM_API uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 					uint32_t ntxq);
 
 /**
+ * ucm_xsk_queue__set_wake_fd() - one more fd an RX thread's sleep wakes for
+ * @fd: readable means "look again" (an eventfd the application writes to
+ *      stop its RX threads at once, say); -1: none (the default)
+ *
+ * ucm_xsk_queue__sleep() then also returns 1 when @fd is readable; it
+ * never reads @fd. Set it before the RX thread sleeps. Return: 0, or
+ * -EINVAL.
+ */
+UCM_API int ucm_xsk_queue__set_wake_fd(struct ucm_xsk_queue *q, int fd);
+
+/**
  * ucm_xsk_queue__sleep() - an idle RX thread's sleep
  *
  * Until the RX ring has something, a worker sends on one of @txq (its
