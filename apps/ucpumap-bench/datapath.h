@@ -72,7 +72,7 @@ struct bench_cfg {
 
 enum row_kind { K_KPASS, K_KCPUMAP, K_DAEMON, K_TUN, K_DPDK, K_TWOWAY, K_TCP, K_TCP_KERNEL,
 		K_TCP_KCPUMAP, K_TCP_BACK, K_UDP_BACK, K_LAT_KERNEL, K_LAT, K_LAT_TWOWAY,
-		K_SOCKPERF_KERNEL, K_SOCKPERF };
+		K_SOCKPERF_KERNEL, K_SOCKPERF, K_LAT_POLL };
 
 struct row;
 
@@ -150,7 +150,14 @@ struct row {
 	 * 99th percentile (3-5) */
 	double stage[MAX_ROUNDS][6];
 	bool have_stage;
+	/* latency rows: what each phase (0 alone, 1 under load) cost, as
+	 * busy shares (COST_*): CPU 0 and the first worker CPU, everything
+	 * on them; ucpumapd's RX threads and workers, their own (-1: none,
+	 * or not ucpumapd) */
+	double cost[MAX_ROUNDS][2][4];
+	bool have_cost;
 };
+enum { COST_CPU0, COST_WCPU, COST_RX, COST_WORKERS };
 /* ucpumapd's histograms (stats-json names): arrival to flush, flush to
  * dequeue, dequeue to the tun's completion. */
 #define LAT_STAGES	{ "rx_hist", "wait_hist", "sink_hist" }
@@ -198,6 +205,7 @@ struct ucm_xdp *kernel_cpumap_attach(const struct bench_cfg *cfg, int ifindex);
 /* The latency rows (latency.c), and sockperf's beside them (sockperf.c). */
 int row_latency(struct bench_run *br, struct row *r, int round);
 const char *skip_latency(const struct bench_cfg *cfg);
+const char *skip_latency_poll(const struct bench_cfg *cfg);
 int row_sockperf(struct bench_run *br, struct row *r, int round);
 const char *skip_sockperf(const struct bench_cfg *cfg);
 
@@ -327,6 +335,8 @@ struct busy_mark {
 	bool ok;
 };
 void busy_mark(struct busy_mark *m, int cpu);
+/* Its share since the mark into *@share: 0, or -1 without one. */
+int busy_since(const struct busy_mark *m, double *share);
 void busy_done(struct row *r, int round, const struct busy_mark *bw,
 	       const struct busy_mark *bc0);
 

@@ -341,6 +341,55 @@ static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 	r->have_stage = true;
 }
 
+/* ---- what a phase cost ------------------------------------------------------------ */
+
+/* The start of a phase: the two CPUs' counters, and ucpumapd's own from a
+ * statistics line (its time, its RX threads' CPU time, its workers'
+ * sleep). */
+struct cost_mark {
+	struct busy_mark c0, cw;
+	double t, rx_ns, sleep_ns;
+	bool daemon;
+};
+
+static bool daemon_cost(const struct daemon_run *d, double *t, double *rx_ns, double *sleep_ns)
+{
+	char line[32768];
+
+	return d && !daemon_json_line(d, line, sizeof(line)) &&
+	       !json_u64_field(line, "time", t) && !json_u64_field(line, "rx_cpu_ns", rx_ns) &&
+	       (json_sum_field(line, "sleep_ns", sleep_ns), true);
+}
+
+static void cost_begin(const struct bench_run *br, const struct daemon_run *d,
+		       struct cost_mark *m)
+{
+	busy_mark(&m->c0, 0);
+	busy_mark(&m->cw, br->cfg.wcpu[0]);
+	m->daemon = daemon_cost(d, &m->t, &m->rx_ns, &m->sleep_ns);
+}
+
+/* Phase @ph of round @round ends: its cost into @r (COST_*). */
+static void cost_end(const struct bench_run *br, const struct daemon_run *d,
+		     const struct cost_mark *m, struct row *r, int round, int ph)
+{
+	double *c = r->cost[round][ph], t, rx_ns, sleep_ns;
+	int nw = strcmp(r->def->flag ? r->def->flag : "", "--pass") ? br->cfg.nwcpu : 0;
+
+	c[COST_RX] = c[COST_WORKERS] = -1;
+	if (busy_since(&m->c0, &c[COST_CPU0]) || busy_since(&m->cw, &c[COST_WCPU])) {
+		r->have_cost = false;
+		return;
+	}
+	r->have_cost = round == 0 && ph == 0 ? true : r->have_cost;
+	if (!m->daemon || !daemon_cost(d, &t, &rx_ns, &sleep_ns) || t <= m->t)
+		return;
+	/* one RX thread on veth: its queue */
+	c[COST_RX] = (rx_ns - m->rx_ns) / 1e9 / (t - m->t);
+	if (nw)
+		c[COST_WORKERS] = 1 - (sleep_ns - m->sleep_ns) / 1e9 / (t - m->t) / nw;
+}
+
 /* Idle probes, the capacity, then probes under half of it. */
 static int latency_round(struct bench_run *br, struct row *r, int round,
 			 const struct daemon_run *d)
@@ -348,12 +397,15 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	const struct bench_cfg *cfg = &br->cfg;
 	struct bench_topo *t = &br->topo;
 	char out[GEN_OUT], tag[64];
+	struct cost_mark m;
 	uint64_t d0;
 	pid_t g;
 	int rc;
 
+	cost_begin(br, d, &m);
 	if (probe(br, cfg->seconds, r->lat[round], &r->probes[round][0], &r->answered[round][0]))
 		return -1;
+	cost_end(br, d, &m, r, round, 0);
 	if (d)
 		daemon_stages(r, round, d);
 	snprintf(tag, sizeof(tag), "%s-capacity", r->def->name);
@@ -369,8 +421,10 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	snprintf(tag, sizeof(tag), "%s-load", r->def->name);
 	g = gen_start_at(br, tag, 0, r->load_pps[round], cfg->seconds + 1, out);
 	sleep_sec(0.5);
+	cost_begin(br, d, &m);
 	rc = probe(br, cfg->seconds, r->lat_load[round], &r->probes[round][1],
 		   &r->answered[round][1]);
+	cost_end(br, d, &m, r, round, 1);
 	if (gen_wait(t, g, tag, out, cfg->seconds + 10))
 		rc = -1;
 	return rc;
@@ -410,5 +464,24 @@ const char *skip_latency(const struct bench_cfg *cfg)
 		return "needs the prober on the far side of IFACE: veth only";
 	if (cfg->v6)
 		return "the probes are IPv4 only";
+	return NULL;
+}
+
+/* latency-cpumap-poll: ucpumapd refuses --poll unless each polling thread
+ * has a CPU of its own and one is left over; said here instead of failing
+ * the row. */
+const char *skip_latency_poll(const struct bench_cfg *cfg)
+{
+	const char *why = skip_latency(cfg);
+
+	if (why)
+		return why;
+	if (!cfg->n_rx_cpu)
+		return "--poll needs the RX thread on a CPU of its own: give --rx-cpus";
+	for (int i = 0; i < cfg->nwcpu; i++)
+		if (cfg->wcpu[i] == cfg->rx_cpu[0])
+			return "--poll: --rx-cpus and --cpus share a CPU";
+	if (cfg->nwcpu + 1 >= cpu_online_count())
+		return "--poll: its threads would hold every CPU: a host with CPUs to spare";
 	return NULL;
 }

@@ -148,7 +148,7 @@ void busy_mark(struct busy_mark *m, int cpu)
 	m->ok = !cpu_busy_sec(cpu, &m->busy, &m->all);
 }
 
-static int busy_share(const struct busy_mark *m, double *share)
+int busy_since(const struct busy_mark *m, double *share)
 {
 	double busy, all;
 
@@ -162,7 +162,7 @@ static int busy_share(const struct busy_mark *m, double *share)
 void busy_done(struct row *r, int round, const struct busy_mark *bw,
 	       const struct busy_mark *bc0)
 {
-	bool ok = !busy_share(bw, &r->busy[round]) && !busy_share(bc0, &r->busy_cpu0[round]);
+	bool ok = !busy_since(bw, &r->busy[round]) && !busy_since(bc0, &r->busy_cpu0[round]);
 
 	r->have_busy = (round == 0 || r->have_busy) && ok;
 }

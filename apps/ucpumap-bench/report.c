@@ -138,6 +138,40 @@ static void print_tcp(const struct bench_run *br, int nr)
 	}
 }
 
+static const char *const cost_names[4] = { "cpu0", "worker_cpu", "rx_threads", "workers" };
+
+/* A latency row's cost: each phase's busy shares, medians over the rounds
+ * (those measured). */
+static void print_cost(const struct row *r, int nr, int wcpu)
+{
+	static const char *const what[4] = { "CPU 0", "CPU", "RX thread", "workers" };
+
+	if (!r->have_cost)
+		return;
+	printf("  %-27s busy, alone / under load:", "");
+	for (int c = 0; c < 4; c++) {
+		printf("%s %s", c ? "," : "", what[c]);
+		if (c == COST_WCPU)
+			printf(" %d", wcpu);
+		for (int ph = 0; ph < 2; ph++) {
+			double v[MAX_ROUNDS];
+			struct run_stats st;
+			int n = 0;
+
+			for (int k = 0; k < nr; k++)
+				if (r->cost[k][ph][c] >= 0)
+					v[n++] = r->cost[k][ph][c];
+			if (!n) {
+				printf("%s-", ph ? "/" : " ");
+				continue;
+			}
+			run_stats(v, n, &st);
+			printf("%s%.0f%%", ph ? "/" : " ", 100 * st.median);
+		}
+	}
+	printf("\n");
+}
+
 /* The bench's probes against sockperf's, row @a against row @b, round by
  * round: within 15% is agreement (docs/BENCHMARKING.md says why they may
  * differ). */
@@ -209,6 +243,7 @@ static void print_latency(const struct bench_run *br, int nr)
 			sent += r->probes[k][0] + r->probes[k][1];
 		}
 		printf(" | %.0f of %.0f\n", lost, sent);
+		print_cost(r, nr, br->cfg.wcpu[0]);
 		if (r->have_stage) {
 			printf("  %-27s ucpumapd's stages alone, p50/p99 bounds (us): arrival to flush", "");
 			for (int p = 0; p < 3; p++) {
@@ -464,6 +499,15 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 			}
 			json_obj_end(j);
 		}
+	}
+	for (int ph = 0; r->have_cost && ph < 2; ph++) {
+		json_obj(j, ph ? "cost_load" : "cost_alone");
+		for (int c = 0; c < 4; c++) {
+			for (int k = 0; k < nr; k++)
+				v[k] = r->cost[k][ph][c];
+			json_runs(j, cost_names[c], v, nr);
+		}
+		json_obj_end(j);
 	}
 	json_obj(j, "load");
 	json_runs(j, "pps", r->load_pps, nr);

@@ -41,6 +41,8 @@ static const struct row_kind_ops kinds[] = {
 			    .latency = true },
 	[K_LAT_TWOWAY]	= { .kind = K_LAT_TWOWAY, .run = row_latency, .skip = skip_latency,
 			    .latency = true },
+	[K_LAT_POLL]	= { .kind = K_LAT_POLL, .run = row_latency, .skip = skip_latency_poll,
+			    .latency = true },
 	[K_SOCKPERF_KERNEL] = { .kind = K_SOCKPERF_KERNEL, .run = row_sockperf,
 				.skip = skip_sockperf, .latency = true },
 	[K_SOCKPERF]	= { .kind = K_SOCKPERF, .run = row_sockperf, .skip = skip_sockperf,
@@ -110,6 +112,12 @@ static const struct row_def row_defs[] = {
 	 * figures checked by a tool of their own */
 	{ .name = "sockperf-kernel-cpumap", .ops = &kinds[K_SOCKPERF_KERNEL] },
 	{ .name = "sockperf-cpumap", .ops = &kinds[K_SOCKPERF], .coalesce = true },
+	/* the same with its threads looking for a millisecond before they
+	 * sleep, and polling (--poll: CPUs of their own, --rx-cpus) */
+	{ .name = "latency-cpumap-spin", .ops = &kinds[K_LAT], .coalesce = true,
+	  .flag = "--spin-us", .flag_arg = "1000" },
+	{ .name = "latency-cpumap-poll", .ops = &kinds[K_LAT_POLL], .coalesce = true,
+	  .flag = "--poll" },
 	/* the same without the worker's pre-wake (ucpumapd's default with
 	 * one worker): latency-cpumap against it is its gain */
 	{ .name = "latency-cpumap-no-prewake", .ops = &kinds[K_LAT], .coalesce = true,

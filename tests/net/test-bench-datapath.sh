@@ -95,7 +95,9 @@ for want in want_rows:
         print(f"FAIL: {name}/row-{want}: missing")
         continue
     if "skipped" in r:
-        ok = want == "dpdk" and not dpdk_ok
+        # --poll without --rx-cpus: refused, said as a skip
+        ok = (want == "dpdk" and not dpdk_ok) or \
+            (want == "latency-cpumap-poll" and "--poll" in r["skipped"])
         print(f"{'PASS' if ok else 'FAIL'}: {name}/row-{want}: skipped: {r['skipped']}")
         continue
     if r.get("median", 0) > 0 and r.get("runs") and all(x > 0 for x in r["runs"]):
@@ -163,7 +165,8 @@ PY
 all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
 cpumap-coalesce-many-flows cpumap-no-batch cpumap-no-hold cpumap-no-prewake cpumap-no-latency tun-ceiling dpdk two-way two-way-no-direct-bulk two-way-prewake
 tcp-kernel tcp tcp-coalesce tcp-kernel-cpumap tcp-back tcp-back-no-offload tcp-back-sw-csum tcp-back-prewake udp-back
-latency-kernel-cpumap latency-cpumap latency-kernel-cpumap-pinned latency-cpumap-pinned
+latency-kernel-cpumap latency-cpumap latency-cpumap-spin latency-cpumap-poll
+latency-kernel-cpumap-pinned latency-cpumap-pinned
 latency-cpumap-no-prewake latency-pass latency-two-way latency-two-way-prewake
 sockperf-kernel-cpumap sockperf-cpumap"
 case_v4() {
