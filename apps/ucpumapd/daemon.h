@@ -105,6 +105,8 @@ struct daemon {
 int poll_check(const struct cfg *c, const int *wk, int nwk);
 void rx_thread_seen(struct daemon *d, uint32_t idx);
 uint64_t rx_cpu_ns(struct daemon *d);
+/* RX thread @i's CPU time now, read only: 0, or -1 (none, or joined). */
+int rx_thread_cpu_ns(const struct daemon *d, uint32_t i, uint64_t *ns);
 
 /* stats.c: the statistics every interval (final: the totals, averaged
  * over start_t to stop_t), and the closing conservation lines. */

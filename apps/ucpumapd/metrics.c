@@ -365,6 +365,21 @@ static void snap_read(struct snap *s, const struct daemon *d)
 	}
 }
 
+/* The RX threads' CPU time (their CPU clocks): with the workers' sleep,
+ * where the time goes; a polling thread's is its whole CPU while traffic
+ * is recent. */
+static void render_rx_cpu(struct tbuf *b, const struct snap *s, const struct daemon *d)
+{
+	uint64_t ns;
+
+	family(b, "ucpumap_rx_thread_cpu_seconds_total", "counter",
+	       "CPU time of the queue's RX thread (its CPU clock).");
+	for (uint32_t q = 0; q < s->nq; q++)
+		if (!rx_thread_cpu_ns(d, q, &ns))
+			tbuf_printf(b, "ucpumap_rx_thread_cpu_seconds_total{queue=\"%u\"} %.9f\n",
+				    s->qid[q], ns / 1e9);
+}
+
 /* The whole exposition into @b. Return: 0 or -errno (@b's). */
 static int render(struct metrics *m, struct tbuf *b)
 {
@@ -382,6 +397,7 @@ static int render(struct metrics *m, struct tbuf *b)
 	tbuf_printf(b, "} 1\n");
 	render_drops(b, s);
 	render_fams(b, s);
+	render_rx_cpu(b, s, d);
 	render_enqueue(b, s);
 	render_coalesce(b, s);
 	if (!d->c.no_latency)

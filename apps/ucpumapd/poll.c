@@ -121,21 +121,27 @@ void rx_thread_seen(struct daemon *d, uint32_t idx)
 	__atomic_store_n(&d->rx_thr_set[idx], true, __ATOMIC_RELEASE);
 }
 
+int rx_thread_cpu_ns(const struct daemon *d, uint32_t i, uint64_t *ns)
+{
+	struct timespec ts;
+	clockid_t cid;
+
+	/* Once the datapath stopped, its threads are joined: no clock. */
+	if (i >= UCM_XSK_MAX_QUEUES || d->rx_joined ||
+	    !__atomic_load_n(&d->rx_thr_set[i], __ATOMIC_ACQUIRE) ||
+	    pthread_getcpuclockid(d->rx_thr[i], &cid) || clock_gettime(cid, &ts))
+		return -1;
+	*ns = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return 0;
+}
+
 uint64_t rx_cpu_ns(struct daemon *d)
 {
 	uint64_t sum = 0;
 
+	/* A thread whose clock cannot be read keeps its last reading. */
 	for (uint32_t i = 0; i < UCM_XSK_MAX_QUEUES; i++) {
-		struct timespec ts;
-		clockid_t cid;
-
-		if (!__atomic_load_n(&d->rx_thr_set[i], __ATOMIC_ACQUIRE))
-			continue;
-		/* Once the datapath stopped, its threads are joined: their
-		 * last readings stand. */
-		if (!d->rx_joined && !pthread_getcpuclockid(d->rx_thr[i], &cid) &&
-		    !clock_gettime(cid, &ts))
-			d->rx_cpu_seen[i] = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+		rx_thread_cpu_ns(d, i, &d->rx_cpu_seen[i]);
 		sum += d->rx_cpu_seen[i];
 	}
 	return sum;

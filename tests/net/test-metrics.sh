@@ -258,7 +258,8 @@ case_scrape_format() {
 		 ucpumap_pool_recycle_released_total:counter ucpumap_xsk_rx_dropped_total:counter \
 		 ucpumap_xsk_rx_ring_full_total:counter ucpumap_xsk_fill_ring_empty_total:counter \
 		 ucpumap_xsk_rx_invalid_descs_total:counter ucpumap_worker_processed_total:counter \
-		 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter; do
+		 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter \
+		 ucpumap_rx_thread_cpu_seconds_total:counter; do
 		[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
 	done
 	q=$(J "$tmp/s1" '",".join(d.get("queues", []))')
