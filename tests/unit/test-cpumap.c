@@ -1421,6 +1421,8 @@ static int test_enqueue_rejects_bad_input(void)
 		  "out of range accepted");
 	UT_ASSERT(ucm_cpumap_producer__enqueue(prod, 0, a0 + DATA_OFF, 65536) == -EINVAL,
 		  "length 65536 accepted");
+	UT_ASSERT(ucm_cpumap_producer__shed(prod, 1) == 0 && ucm_cpumap_producer__shed(NULL, 0) == 0,
+		  "shed of worker 1 of 1, or of no producer");
 	/* Refused frames stayed with us: give them back. */
 	UT_ASSERT(!ucm_pool__put(p0, a0) && !ucm_pool__put(p1, a1), "put back");
 	ucm_cpumap__destroy(map);

@@ -268,6 +268,11 @@ static int test_xsk_poll_args(void)
 	UT_ASSERT(ret == -EINVAL, "NULL producer: %d", ret);
 	ret = ucm_xsk_queue__poll(q, prod, &cfg, NULL);
 	UT_ASSERT(ret == -EINVAL, "NULL rr: %d", ret);
+	/* The sleep's extra fd: refused before the queue is touched. */
+	ret = ucm_xsk_queue__set_wake_fd(NULL, -1);
+	UT_ASSERT(ret == -EINVAL, "set_wake_fd on NULL: %d", ret);
+	ret = ucm_xsk_queue__set_wake_fd(q, -2);
+	UT_ASSERT(ret == -EINVAL, "set_wake_fd -2: %d", ret);
 	return 0;
 }
 
