@@ -187,7 +187,25 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 		snprintf(cfg->ifname, sizeof(cfg->ifname), "vd");
 		cfg->sink_ip = cfg->v6 ? "fd77::2" : "10.77.0.2";
 	}
+	if ((cfg->spin_us || cfg->poll) && bench_poll_refused(cfg)) {
+		fprintf(stderr, "datapath: %s\n", bench_poll_refused(cfg));
+		return -1;
+	}
 	return rows_select(br, cfg->rowlist);
+}
+
+const char *bench_poll_refused(const struct bench_cfg *cfg)
+{
+	if (!cfg->n_rx_cpu)
+		return "polling (--poll, --spin-us) needs ucpumapd's RX thread on a CPU of its "
+		       "own: give --rx-cpus";
+	for (int i = 0; i < cfg->nwcpu; i++)
+		if (cfg->wcpu[i] == cfg->rx_cpu[0])
+			return "polling (--poll, --spin-us): --rx-cpus and --cpus share a CPU";
+	if (cfg->nwcpu + 1 >= cpu_online_count())
+		return "polling (--poll, --spin-us): its threads would hold every CPU; a host "
+		       "with CPUs to spare";
+	return NULL;
 }
 
 int bench_bindir(char *buf, size_t sz)

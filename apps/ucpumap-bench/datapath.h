@@ -259,6 +259,9 @@ int stop_child(struct bench_topo *t, pid_t pid, const char *row, const char *wha
 
 /* ---- the run (datapath.c) -------------------------------------------------- */
 
+/* Why ucpumapd would refuse to poll (--poll, --spin-us) with @cfg's
+ * placement (a CPU of its own for the RX thread, one left over), or NULL. */
+const char *bench_poll_refused(const struct bench_cfg *cfg);
 /* Where ucpumapd and ucpumap-gen are: this binary's folder, into @buf. */
 int bench_bindir(char *buf, size_t sz);
 

@@ -467,21 +467,12 @@ const char *skip_latency(const struct bench_cfg *cfg)
 	return NULL;
 }
 
-/* latency-cpumap-poll: ucpumapd refuses --poll unless each polling thread
- * has a CPU of its own and one is left over; said here instead of failing
- * the row. */
+/* latency-cpumap-spin and -poll: ucpumapd refuses a spin or --poll unless
+ * each polling thread has a CPU of its own and one is left over; said
+ * here instead of failing the row. */
 const char *skip_latency_poll(const struct bench_cfg *cfg)
 {
 	const char *why = skip_latency(cfg);
 
-	if (why)
-		return why;
-	if (!cfg->n_rx_cpu)
-		return "--poll needs the RX thread on a CPU of its own: give --rx-cpus";
-	for (int i = 0; i < cfg->nwcpu; i++)
-		if (cfg->wcpu[i] == cfg->rx_cpu[0])
-			return "--poll: --rx-cpus and --cpus share a CPU";
-	if (cfg->nwcpu + 1 >= cpu_online_count())
-		return "--poll: its threads would hold every CPU: a host with CPUs to spare";
-	return NULL;
+	return why ? why : bench_poll_refused(cfg);
 }

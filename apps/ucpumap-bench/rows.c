@@ -114,7 +114,7 @@ static const struct row_def row_defs[] = {
 	{ .name = "sockperf-cpumap", .ops = &kinds[K_SOCKPERF], .coalesce = true },
 	/* the same with its threads looking for a millisecond before they
 	 * sleep, and polling (--poll: CPUs of their own, --rx-cpus) */
-	{ .name = "latency-cpumap-spin", .ops = &kinds[K_LAT], .coalesce = true,
+	{ .name = "latency-cpumap-spin", .ops = &kinds[K_LAT_POLL], .coalesce = true,
 	  .flag = "--spin-us", .flag_arg = "1000" },
 	{ .name = "latency-cpumap-poll", .ops = &kinds[K_LAT_POLL], .coalesce = true,
 	  .flag = "--poll" },

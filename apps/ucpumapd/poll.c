@@ -4,7 +4,7 @@
  *
  * --poll keeps the RX threads and the workers looking for packets for
  * --spin-us (its longest, UCM_SPIN_US_MAX, unless given) after the last
- * one before they sleep: while traffic is recent nobody sleeps, so no
+ * one before they sleep (a --spin-us of its own is the same, shorter): while traffic is recent nobody sleeps, so no
  * packet waits for a wake-up; an idle millisecond puts them back to
  * sleep, as NAPI's busy polling falls back to interrupts. A polling
  * thread holds its CPU for as long as it looks, so whatever else runs
@@ -63,7 +63,7 @@ static void say_not_isolated(const int *cpus, int n)
 	for (int i = 0; i < n; i++) {
 		if (cpus[i] < 1024 && (iso[cpus[i] / 64] >> (cpus[i] % 64) & 1))
 			continue;
-		fprintf(stderr, "%s%d", shown++ ? "," : "ucpumapd: --poll: CPU(s) ", cpus[i]);
+		fprintf(stderr, "%s%d", shown++ ? "," : "ucpumapd: polling on CPU(s) ", cpus[i]);
 	}
 	if (shown)
 		fprintf(stderr, " not isolated (isolcpus=, or a cpuset of their own): a task the "
@@ -75,12 +75,13 @@ int poll_check(const struct cfg *c, const int *wk, int nwk)
 {
 	int cpus[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS], n = 0;
 	const char *who[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS];
+	const char *flag = c->poll ? "--poll" : "--spin-us";
 	int online = cpu_online_count();
 
 	if (!c->n_rx_cpus) {
-		fprintf(stderr, "ucpumapd: --poll needs --rx-cpus: a polling RX thread holds its CPU "
+		fprintf(stderr, "ucpumapd: %s needs --rx-cpus: a polling RX thread holds its CPU "
 			"while it looks, so each needs one of its own (e.g. --rx-cpus 2 for one queue, "
-			"the CPU of its interrupt on a NIC)\n");
+			"the CPU of its interrupt on a NIC)\n", flag);
 		return -1;
 	}
 	for (int q = 0; q < c->nqueues; q++) {
@@ -94,17 +95,17 @@ int poll_check(const struct cfg *c, const int *wk, int nwk)
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < i; j++)
 			if (cpus[i] == cpus[j]) {
-				fprintf(stderr, "ucpumapd: --poll: %s and %s would share CPU %d; a "
+				fprintf(stderr, "ucpumapd: %s: %s and %s would share CPU %d; a "
 					"polling thread needs a CPU of its own: give --rx-cpus (one per "
-					"queue) and --cpus that do not overlap\n", who[j], who[i],
+					"queue) and --cpus that do not overlap\n", flag, who[j], who[i],
 					cpus[i]);
 				return -1;
 			}
 	if (n >= online) {
-		fprintf(stderr, "ucpumapd: --poll: %d polling threads would hold all %d CPUs of this "
+		fprintf(stderr, "ucpumapd: %s: %d polling threads would hold all %d CPUs of this "
 			"machine, and the kernel's receive and the applications need one to run on: "
-			"poll with CPUs to spare, or leave --poll out (its threads then sleep when "
-			"idle)\n", n, online);
+			"poll with CPUs to spare, or leave %s out (its threads then sleep when "
+			"idle)\n", flag, n, online, flag);
 		return -1;
 	}
 	say_not_isolated(cpus, n);

@@ -138,7 +138,8 @@ static const struct opt d_opts[] = {
 	D("spin-us", OPT_UINT, spin_us, .lo = 0, .hi = UCM_SPIN_US_MAX, .flags = OPT_F_DEFAULT,
 	  .seen = OPT_REF(struct cfg, spin_set),
 	  .metavar = "US", .help = "an idle RX thread and worker look again this long before "
-	  "they sleep (a packet meanwhile costs no wake-up); 0: sleep at once, to save power"),
+	  "they sleep (a packet meanwhile costs no wake-up); 0: sleep at once, to save power; "
+	  "more: as --poll, a CPU of its own each"),
 	D("poll", OPT_FLAG, poll, .help = "RX threads and workers poll while traffic is recent "
 	  "and sleep after --spin-us idle (with --poll its default is " xstr(UCM_SPIN_US_MAX)
 	  "): no wake-up per packet, for a CPU of its own each (--rx-cpus, --cpus; refused "
@@ -300,7 +301,13 @@ static int check_args(struct cfg *c)
 		n = c->ncpus;
 	else	/* the library's default, near the device (and said by it) */
 		n = ucm_dp__default_cpus(c->dev, wk, UCM_CPUMAP_MAX_WORKERS);
-	if (c->poll && poll_check(c, c->ncpus ? c->cpus : wk, n))
+	if (c->poll && c->spin_set && !c->spin_us) {
+		fprintf(stderr, "ucpumapd: --poll with --spin-us 0 would never poll: give --spin-us "
+			"above 0, or leave --poll out\n");
+		return -1;
+	}
+	/* A spin is polling for a while: the same placement. */
+	if ((c->poll || c->spin_us) && poll_check(c, c->ncpus ? c->cpus : wk, n))
 		return -1;
 	if (c->fixed >= (unsigned long)n) {
 		fprintf(stderr, "--fixed-worker %lu: there are only %d workers (--cpus)\n",

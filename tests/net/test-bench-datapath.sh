@@ -95,9 +95,9 @@ for want in want_rows:
         print(f"FAIL: {name}/row-{want}: missing")
         continue
     if "skipped" in r:
-        # --poll without --rx-cpus: refused, said as a skip
+        # polling without --rx-cpus: refused, said as a skip
         ok = (want == "dpdk" and not dpdk_ok) or \
-            (want == "latency-cpumap-poll" and "--poll" in r["skipped"])
+            (want in ("latency-cpumap-poll", "latency-cpumap-spin") and "polling" in r["skipped"])
         print(f"{'PASS' if ok else 'FAIL'}: {name}/row-{want}: skipped: {r['skipped']}")
         continue
     if r.get("median", 0) > 0 and r.get("runs") and all(x > 0 for x in r["runs"]):
@@ -230,6 +230,7 @@ case_bad_settings() {
 	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
 	bad_setting queues-syntax 2 "--queues: give queue numbers" --dev vd --sink-ip 10.78.0.2 --queues x
 	bad_setting unknown-row 2 "unknown row" --rows cpumap,nosuch
+	bad_setting spin-no-rx-cpus 2 "needs ucpumapd's RX thread on a CPU of its own" --spin-us 200
 	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=1
 	bad_setting rp-filter-strict 1 "rp_filter is 1" --dev vd --sink-ip 10.78.0.2
 	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0

@@ -433,11 +433,24 @@ PY
 # ---- a spin before sleeping, both ways -------------------------------------------
 # The RX thread and the worker look for work for a millisecond before they
 # sleep: ping each way, every answer but the first of a new daemon's (its
-# next hop unknown yet: dropped as no_neigh), and a clean stop.
+# next hop unknown yet: dropped as no_neigh), and a clean stop. A spinning
+# thread needs a CPU of its own and one left over: with fewer than three
+# CPUs the case checks that ucpumapd refuses the spin, and says why.
 case_spin() {
 	local r1 r2 rc n1 n2
 	own
-	if start --two-way --spin-us 1000; then
+	if [ "$(nproc)" -lt 3 ]; then
+		start --two-way --spin-us 1000 --rx-cpus 0 --cpus 1
+		lib_wait "$dpid"
+		rc=$?
+		if [ $rc = 2 ] && grep -q "spin-us: 2 polling threads would hold all 2 CPUs" "$tmp/d.err"; then
+			ok "spin: refused on $(nproc) CPUs: $(head -1 "$tmp/d.err" | cut -c1-90)"
+		else
+			bad spin "--spin-us 1000 on $(nproc) CPUs: exit $rc: $(head -c 300 "$tmp/d.err")"
+		fi
+		return
+	fi
+	if start --two-way --spin-us 1000 --rx-cpus 0 --cpus 1; then
 		r1=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --timeout 5)
 		r2=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
 		stop

@@ -448,6 +448,9 @@ case_bad_flags() {
 		--dev vd --tun $tun --poll --rx-cpus 1 --cpus 1
 	bad_flag poll-every-cpu 2 "--poll: $(nproc) polling threads would hold all $(nproc) CPUs" -- \
 		--dev vd --tun $tun --poll --rx-cpus 0 --cpus 1-$(($(nproc) - 1))
+	bad_flag spin-no-rx-cpus 2 "--spin-us needs --rx-cpus" -- --dev vd --tun $tun --spin-us 200 --cpus 1
+	bad_flag poll-spin-zero 2 "--poll with --spin-us 0 would never poll" -- \
+		--dev vd --tun $tun --poll --spin-us 0 --rx-cpus 1 --cpus 0
 	if command -v setpriv > /dev/null; then
 		bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vd --tun $tun
 	else
