@@ -60,6 +60,8 @@ static const struct scale_rowdef rowdefs[] = {
 	{ "cpumap-flood-no-fair", false, SH_FLOOD, false, "--no-fair-share", 2 },
 };
 
+_Static_assert(ARRAY_SIZE(rowdefs) <= SCALE_MAX_ROWS, "scale_cfg.want holds every row");
+
 /* ucpumapd's rows, as daemon.c starts them: one-way, no extra flag. */
 static const struct row_kind_ops daemon_ops = { .kind = K_DAEMON };
 
@@ -118,7 +120,9 @@ static int opt_rows(const struct opt *o, const char *arg, void *p)
 
 	cfg->rowlist = arg;
 	memset(cfg->want, 0, sizeof(cfg->want));
-	for (tok = strtok_r(copy, ",", &save); copy && tok; tok = strtok_r(NULL, ",", &save)) {
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int i;
 
 		for (i = 0; i < ARRAY_SIZE(rowdefs) && strcmp(rowdefs[i].name, tok); i++)
@@ -134,7 +138,7 @@ static int opt_rows(const struct opt *o, const char *arg, void *p)
 		cfg->want[i] = true;
 	}
 	free(copy);
-	return copy ? rc : -1;
+	return rc;
 }
 
 static const struct opt scale_opts[] = {

@@ -14,6 +14,8 @@
  * the sink's sockets. */
 #define SCALE_MAX_WIDTH		16
 #define SCALE_MAX_ROUNDS	20
+/* The rows scale.c defines, at most (its rowdefs[] checks). */
+#define SCALE_MAX_ROWS		16
 /* The light queues' sinks of the flood rows: port LIGHT_PORT0 + queue. */
 #define LIGHT_PORT0		9100
 
@@ -74,7 +76,7 @@ struct scale_cfg {
 	int widths[SCALE_MAX_WIDTH], nwidths;
 	int cpus[APP_MAX_CPUS], ncpus;
 	unsigned long flows, light_rate;
-	bool shared, want[16];
+	bool shared, want[SCALE_MAX_ROWS];
 };
 
 /* A width that did not run, and why. */
