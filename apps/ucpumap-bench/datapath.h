@@ -288,6 +288,17 @@ int daemon_start(struct bench_run *br, const struct row *r, struct daemon_run *d
 int daemon_stop(struct bench_run *br, const struct row *r, const struct daemon_run *d);
 double daemon_sample(const struct bench_topo *t, const struct daemon_run *d, double *kern,
 		     double *rx);
+
+/* A latency row's path (latency.c, sockperf.c use it): the kernel's
+ * cpumap on the rows' interface, or ucpumapd with row @r's flags. */
+struct lat_path {
+	struct ucm_xdp *x;		/* the kernel's, or NULL */
+	struct daemon_run d;
+};
+/* Up, and a moment to settle: 0, or -1 after a message. */
+int lat_path_up(struct bench_run *br, const struct row *r, bool kernel, struct lat_path *p);
+/* Down: @rc, or -1 when ucpumapd did not stop cleanly or reported a fault. */
+int lat_path_down(struct bench_run *br, const struct row *r, struct lat_path *p, int rc);
 int daemon_json_line(const struct daemon_run *d, char *line, size_t sz);
 
 /* ---- the traffic (traffic.c) ---------------------------------------------- */

@@ -430,32 +430,45 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	return rc;
 }
 
-int row_latency(struct bench_run *br, struct row *r, int round)
+int lat_path_up(struct bench_run *br, const struct row *r, bool kernel, struct lat_path *p)
 {
-	struct daemon_run d = { .a_tun = -1, .b_tun = -1 };
-	struct responder rs = {};
-	struct ucm_xdp *x = NULL;
-	int rc;
-
-	if (row_kind(r) == K_LAT_KERNEL) {
-		x = kernel_cpumap_attach(&br->cfg, if_nametoindex(br->cfg.ifname));
-		if (!x)
+	*p = (struct lat_path){ .d = { .a_tun = -1, .b_tun = -1 } };
+	if (kernel) {
+		p->x = kernel_cpumap_attach(&br->cfg, if_nametoindex(br->cfg.ifname));
+		if (!p->x)
 			return -1;
-	} else if (daemon_start(br, r, &d)) {
+	} else if (daemon_start(br, r, &p->d)) {
 		return -1;
 	}
 	sleep_sec(0.3);
-	rc = responder_start(&rs, r->def->pin_responder ? br->cfg.wcpu[0] : -1) ?:
-	     latency_round(br, r, round, x ? NULL : &d);
-	responder_stop(&rs);
-	if (x) {
-		ucm_xdp__detach(x);
-		ucm_xdp__destroy(x);
-	} else if (daemon_stop(br, r, &d)) {
-		rc = -1;
+	return 0;
+}
+
+int lat_path_down(struct bench_run *br, const struct row *r, struct lat_path *p, int rc)
+{
+	if (p->x) {
+		ucm_xdp__detach(p->x);
+		ucm_xdp__destroy(p->x);
+		return rc;
 	}
+	if (daemon_stop(br, r, &p->d))
+		rc = -1;
+	return rc ?: p->d.rc;
+}
+
+int row_latency(struct bench_run *br, struct row *r, int round)
+{
+	struct responder rs = {};
+	struct lat_path p;
+	int rc;
+
+	if (lat_path_up(br, r, row_kind(r) == K_LAT_KERNEL, &p))
+		return -1;
+	rc = responder_start(&rs, r->def->pin_responder ? br->cfg.wcpu[0] : -1) ?:
+	     latency_round(br, r, round, p.x ? NULL : &p.d);
+	responder_stop(&rs);
 	r->dst[round] = r->lat[round][0];
-	return rc ?: d.rc;
+	return lat_path_down(br, r, &p, rc);
 }
 
 const char *skip_latency(const struct bench_cfg *cfg)

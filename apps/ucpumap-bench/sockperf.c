@@ -13,13 +13,11 @@
  * bench's probes take the kernel's timestamps on the socket. The report
  * sets the two side by side (report.c).
  */
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "ucpumap/xdp.h"
 #include "datapath.h"
 
 #define SOCKPERF_PORT	"9003"
@@ -93,26 +91,11 @@ static int sockperf_run(struct bench_run *br, struct row *r, int round)
 
 int row_sockperf(struct bench_run *br, struct row *r, int round)
 {
-	struct daemon_run d = { .a_tun = -1, .b_tun = -1 };
-	struct ucm_xdp *x = NULL;
-	int rc;
+	struct lat_path p;
 
-	if (row_kind(r) == K_SOCKPERF_KERNEL) {
-		x = kernel_cpumap_attach(&br->cfg, if_nametoindex(br->cfg.ifname));
-		if (!x)
-			return -1;
-	} else if (daemon_start(br, r, &d)) {
+	if (lat_path_up(br, r, row_kind(r) == K_SOCKPERF_KERNEL, &p))
 		return -1;
-	}
-	sleep_sec(0.3);
-	rc = sockperf_run(br, r, round);
-	if (x) {
-		ucm_xdp__detach(x);
-		ucm_xdp__destroy(x);
-	} else if (daemon_stop(br, r, &d)) {
-		rc = -1;
-	}
-	return rc ?: d.rc;
+	return lat_path_down(br, r, &p, sockperf_run(br, r, round));
 }
 
 const char *skip_sockperf(const struct bench_cfg *cfg)
