@@ -347,13 +347,15 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	bool flood = c->def->shape == SH_FLOOD;
 	int flows = c->def->coalesce ? FEW_FLOWS : (int)cfg->flows;
 	char out[SCALE_MAX_WIDTH][GEN_OUT], tag[80];
-	int lfd[SCALE_MAX_WIDTH] = { 0 }, rc = 0;
+	int lfd[SCALE_MAX_WIDTH], rc = 0;
 	pid_t g[SCALE_MAX_WIDTH];
 	uint64_t d0, d1;
 
-	for (int i = 1; flood && i < pl->ngen; i++)
-		if ((lfd[i] = light_open(&sr->br.cfg, LIGHT_PORT0 + i)) < 0)
+	for (int i = 0; i < pl->ngen; i++) {
+		lfd[i] = -1;	/* a light sink: a flood row's queues but 0 */
+		if (flood && i && (lfd[i] = light_open(&sr->br.cfg, LIGHT_PORT0 + i)) < 0)
 			rc = -1;
+	}
 	d0 = delivered_now(&sr->br.topo);
 	for (int i = 0; i < pl->ngen; i++) {
 		struct gen_spec s = { .cpu = pl->gen[i], .flows = flows,
@@ -380,7 +382,7 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	}
 	sleep_sec(0.3);		/* what is on its way arrives */
 	for (int i = 1; flood && i < pl->ngen; i++)
-		c->light_dst[k][i] = lfd[i] > 0 ? light_count(lfd[i]) : 0;
+		c->light_dst[k][i] = lfd[i] >= 0 ? light_count(lfd[i]) : 0;
 	d1 = delivered_now(&sr->br.topo);
 	c->dst[k] = (d1 - d0) / cfg->seconds;
 	if (flood) {
@@ -401,25 +403,30 @@ static int cpu_list(char *buf, size_t sz, const int *v, int n)
 	return off < sz ? 0 : -1;
 }
 
-/* The workers' CPUs into the datapath's configuration, as its kernel
- * cpumap and ucpumapd read them. */
-static void set_workers(struct bench_cfg *bc, const struct scale_place *pl, char *text,
-			size_t sz)
+/* Cell @c's placement into the datapath's configuration, as its kernel
+ * cpumap and ucpumapd read it: the workers, and ucpumapd's RX threads and
+ * queues, the lists' text kept in @sr for as long as the cell runs. */
+static void place_cfg(struct scale_run *sr, const struct scale_cell *c)
 {
-	memcpy(bc->wcpu, pl->wk, pl->nwk * sizeof(int));
-	bc->nwcpu = pl->nwk;
-	cpu_list(text, sz, pl->wk, pl->nwk);
-	bc->cpus = text;
+	struct bench_cfg *bc = &sr->br.cfg;
+
+	memcpy(bc->wcpu, c->pl.wk, c->pl.nwk * sizeof(int));
+	bc->nwcpu = c->pl.nwk;
+	cpu_list(sr->wk_s, sizeof(sr->wk_s), c->pl.wk, c->pl.nwk);
+	cpu_list(sr->rx_s, sizeof(sr->rx_s), c->pl.rx, c->pl.ngen);
+	cpu_list(sr->q_s, sizeof(sr->q_s), c->pl.queue, c->pl.ngen);
+	bc->cpus = sr->wk_s;
+	bc->rx_cpus = sr->rx_s;
+	bc->queues = sr->q_s;
 }
 
 static int run_kernel(struct scale_run *sr, struct scale_cell *c, int k)
 {
 	struct bench_cfg *bc = &sr->br.cfg;
-	char wk[256];
 	struct ucm_xdp *x;
 	int rc;
 
-	set_workers(bc, &c->pl, wk, sizeof(wk));
+	place_cfg(sr, c);
 	x = kernel_cpumap_attach(bc, if_nametoindex(bc->ifname));
 	if (!x)
 		return -1;
@@ -430,23 +437,24 @@ static int run_kernel(struct scale_run *sr, struct scale_cell *c, int k)
 	return rc;
 }
 
-/* Queue @i's counters from its object at @p in ucpumapd's line: true
- * when they were there. Its enqueue drops are those of its own
- * "enqueue" array, which ends before the next queue's object. */
-static bool queue_counts(struct scale_cell *c, int k, int i, const char *p)
+/* Queue @i's counters from its object at @p in ucpumapd's line, before
+ * @wks (the workers' array): true when they were there. Its enqueue drops
+ * are those of its own "enqueue" array, which ends before the next
+ * queue's object. */
+static bool queue_counts(struct scale_cell *c, int k, int i, const char *p, const char *wks)
 {
 	const char *end = strstr(p + 1, "\"queue\":"), *e = p;
 	double full, dropped, drops;
 
+	if (!end || end > wks)
+		end = wks;
 	if (json_u64_field(p, "rx", &c->qrx[k][i]) ||
 	    json_u64_field(p, "kernel_rx_ring_full", &full) ||
 	    json_u64_field(p, "kernel_rx_dropped", &dropped))
 		return false;
 	c->qxsk[k][i] = full + dropped;
 	c->qenq[k][i] = 0;
-	while ((e = strstr(e + 1, "\"drops\":")) && (!end || e < end) &&
-	       e < strstr(p, "\"workers\":") &&
-	       !json_u64_field(e, "drops", &drops))
+	while ((e = strstr(e + 1, "\"drops\":")) && e < end && !json_u64_field(e, "drops", &drops))
 		c->qenq[k][i] += drops;
 	return true;
 }
@@ -456,16 +464,15 @@ static void daemon_counts(struct scale_cell *c, int k, const char *js)
 {
 	char line[65536];
 	const char *p, *wks;
-	int i;
-
 	bool ok;
+	int i;
 
 	last_line(js, line, sizeof(line));
 	wks = strstr(line, "\"workers\":");
 	p = strstr(line, "\"queues\":");
 	ok = p && wks;
 	for (i = 0; ok && i < c->pl.ngen; i++)
-		ok = (p = strstr(p + 1, "\"queue\":")) && queue_counts(c, k, i, p);
+		ok = (p = strstr(p + 1, "\"queue\":")) && p < wks && queue_counts(c, k, i, p, wks);
 	for (i = 0, p = wks; ok && i < c->pl.nwk; i++)
 		ok = (p = strstr(p + 1, "\"worker\":")) &&
 		     !json_u64_field(p, "processed", &c->wproc[k][i]);
@@ -474,19 +481,13 @@ static void daemon_counts(struct scale_cell *c, int k, const char *js)
 
 static int run_daemon(struct scale_run *sr, struct scale_cell *c, int k)
 {
-	struct bench_cfg *bc = &sr->br.cfg;
 	struct row_def rd = { .name = c->name, .ops = &daemon_ops, .coalesce = c->def->coalesce,
 			      .flag = c->def->flag };
 	struct row r = { .def = &rd, .on = true };
-	char wk[256], rx[256], qs[256];
 	struct daemon_run d = { 0 };
 	int rc;
 
-	set_workers(bc, &c->pl, wk, sizeof(wk));
-	cpu_list(rx, sizeof(rx), c->pl.rx, c->pl.ngen);
-	cpu_list(qs, sizeof(qs), c->pl.queue, c->pl.ngen);
-	bc->rx_cpus = rx;
-	bc->queues = qs;
+	place_cfg(sr, c);
 	if (daemon_start(&sr->br, &r, &d))
 		return -1;	/* it said why, and is gone */
 	sleep_sec(0.2);

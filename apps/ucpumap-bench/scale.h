@@ -93,6 +93,9 @@ struct scale_run {
 	struct scale_skip skip[SCALE_MAX_WIDTH];
 	int nskip;
 	int veth_queues;
+	/* The running cell's CPU lists as text, for ucpumapd's command line
+	 * (place_cfg()) */
+	char wk_s[256], rx_s[256], q_s[256];
 };
 
 /* scale.c */

@@ -176,9 +176,6 @@ static void print_cell(const struct scale_run *sr, const struct scale_cell *c)
 
 static void print_targets(const struct scale_run *sr)
 {
-	int n;
-	const struct scale_rowdef *d = scale_rowdefs(&n);
-
 	printf("\nTargets (set for a 16-CPU host; ratios within this run):\n");
 	for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
 		const struct scale_cell *a = scale_cell_of(sr, targets[i].a, targets[i].wa);
@@ -193,18 +190,17 @@ static void print_targets(const struct scale_run *sr)
 		else
 			printf("not measured (a width or row did not run)\n");
 	}
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < sr->ncells; j++) {
-			const struct scale_cell *c = &sr->cells[j];
-			struct flood_sum f;
+	for (int j = 0; j < sr->ncells; j++) {
+		const struct scale_cell *c = &sr->cells[j];
+		struct flood_sum f;
 
-			if (c->def != &d[i] || d[i].shape != SH_FLOOD || d[i].flag || !cell_ok(c))
-				continue;
-			flood_sum(sr, c, &f);
-			printf("  %s w%d: the light queues deliver all they were offered: %.0f "
-			       "lost, %s\n", c->def->name, c->width, f.lsent - f.ldst,
-			       f.ldst >= f.lsent ? "met" : "NOT met");
-		}
+		if (c->def->shape != SH_FLOOD || c->def->flag || !cell_ok(c))
+			continue;
+		flood_sum(sr, c, &f);
+		printf("  %s w%d: the light queues deliver all they were offered: %.0f "
+		       "lost, %s\n", c->def->name, c->width, f.lsent - f.ldst,
+		       f.ldst >= f.lsent ? "met" : "NOT met");
+	}
 	printf("  cpumap w1 >= 0.9x the tun ceiling: `ucpumap-bench datapath --rows "
 	       "cpumap,tun-ceiling` measures it\n");
 }
