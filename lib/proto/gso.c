@@ -103,8 +103,11 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, uint32_t flag
 	 * device through the kernel's segmentation; not merged. */
 	if ((flags & UCM_GSO_F_L2) && p->nvlan)
 		return;
+	/* A packet of several frames goes whole: its payload is not here
+	 * to be checked or copied. */
 	if (!(p->flags & UCM_PKT_F_PORTS) || !(p->flags & UCM_PKT_F_L4) ||
-	    (p->flags & (UCM_PKT_F_FRAG | UCM_PKT_F_IP_OPTS | UCM_PKT_F_IPV6_EXT)))
+	    (p->flags & (UCM_PKT_F_FRAG | UCM_PKT_F_IP_OPTS | UCM_PKT_F_IPV6_EXT |
+			 UCM_PKT_F_PARTIAL)))
 		return;
 	if (p->l4_proto == IPPROTO_UDP ? (flags & UCM_GSO_F_NO_UDP) :
 	    p->l4_proto != IPPROTO_TCP || (flags & UCM_GSO_F_NO_TCP))

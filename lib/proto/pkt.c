@@ -17,6 +17,7 @@
 
 #include "core/internal.h"
 #include "ucpumap/pkt.h"
+#include "proto/proto.h"
 #include "ucpumap/flowhash.h"
 
 #define VLAN_HLEN	4
@@ -49,6 +50,7 @@ static const char *const drop_reason_names[] = {
 	[UCM_DROP_FRAME_BOUNDS]	= "frame_bounds",
 	[UCM_DROP_OVERSIZE]	= "oversize",
 	[UCM_DROP_VERDICT]	= "verdict",
+	[UCM_DROP_CHAIN_TX]	= "chain_tx",
 };
 
 _Static_assert(ARRAY_SIZE(drop_reason_names) == UCM_DROP__MAX,
@@ -82,14 +84,17 @@ static inline bool eth_is_vlan(uint16_t proto)
  * l4_off always and L4/PORTS when the header is one we know and it fits.
  */
 static enum ucm_drop_reason parse_l4(struct ucm_pkt *pkt, const uint8_t *p,
-				     uint32_t off, uint32_t end)
+				     uint32_t off, uint32_t end, uint32_t rd)
 {
-	uint32_t rem = end - off, hlen, ulen;
+	/* @rem for the lengths, @hrem for the header's bytes: only the
+	 * first @rd bytes of a packet of several frames are at @p. */
+	uint32_t lim = rd > off ? rd : off;
+	uint32_t rem = end - off, hrem = min(end, lim) - off, hlen, ulen;
 
 	pkt->l4_off = off;
 	switch (pkt->l4_proto) {
 	case IPPROTO_UDP:
-		if (rem < UDP_HLEN)
+		if (hrem < UDP_HLEN)
 			return UCM_DROP_L4_TRUNC;
 		ulen = ld_be16(p + off + 4);
 		if (ulen < UDP_HLEN)
@@ -100,19 +105,21 @@ static enum ucm_drop_reason parse_l4(struct ucm_pkt *pkt, const uint8_t *p,
 		hlen = UDP_HLEN;
 		break;
 	case IPPROTO_TCP:
-		if (rem < TCP_MIN_HLEN)
+		if (hrem < TCP_MIN_HLEN)
 			return UCM_DROP_L4_TRUNC;
 		hlen = (p[off + 12] >> 4) * 4;
 		if (hlen < TCP_MIN_HLEN || hlen > rem)
 			return UCM_DROP_L4_HDR;
+		if (hlen > hrem)
+			return UCM_DROP_L4_TRUNC;
 		break;
 	case IPPROTO_ICMP:
-		if (rem < ICMP_HLEN)
+		if (hrem < ICMP_HLEN)
 			return UCM_DROP_L4_TRUNC;
 		hlen = ICMP_HLEN;
 		break;
 	case IPPROTO_ICMPV6:
-		if (rem < ICMPV6_HLEN)
+		if (hrem < ICMPV6_HLEN)
 			return UCM_DROP_L4_TRUNC;
 		hlen = ICMPV6_HLEN;
 		break;
@@ -145,21 +152,22 @@ static inline void hash_ports(const struct ucm_pkt *pkt, uint16_t *sport_be,
 	}
 }
 
-static enum ucm_drop_reason parse_ipv4(struct ucm_pkt *pkt, const uint8_t *p)
+static enum ucm_drop_reason parse_ipv4(struct ucm_pkt *pkt, const uint8_t *p,
+				       uint32_t rd)
 {
-	uint32_t off = pkt->l3_off, avail = pkt->len - off;
+	uint32_t off = pkt->l3_off, avail = pkt->len - off, hav = rd - off;
 	uint32_t ihl, tot_len, saddr, daddr;
 	uint16_t frag, sport, dport;
 	enum ucm_drop_reason ret;
 
-	if (avail < IPV4_MIN_HLEN)
+	if (hav < IPV4_MIN_HLEN)
 		return UCM_DROP_L3_TRUNC;
 	if (p[off] >> 4 != 4)
 		return UCM_DROP_IP_VERSION;
 	ihl = (p[off] & 0xf) * 4;
 	if (ihl < IPV4_MIN_HLEN)
 		return UCM_DROP_IPV4_IHL;
-	if (ihl > avail)
+	if (ihl > hav)
 		return UCM_DROP_L3_TRUNC;
 	tot_len = ld_be16(p + off + 2);
 	/* Shorter than the frame is fine: that is Ethernet padding. */
@@ -183,7 +191,7 @@ static enum ucm_drop_reason parse_ipv4(struct ucm_pkt *pkt, const uint8_t *p)
 		/* Later fragments carry payload bytes, not a header. */
 		pkt->l4_off = off + ihl;
 	} else {
-		ret = parse_l4(pkt, p, off + ihl, off + tot_len);
+		ret = parse_l4(pkt, p, off + ihl, off + tot_len, rd);
 		if (ret)
 			return ret;
 	}
@@ -212,17 +220,18 @@ static inline bool ipv6_is_ext(uint8_t nh)
 	}
 }
 
-static enum ucm_drop_reason parse_ipv6(struct ucm_pkt *pkt, const uint8_t *p)
+static enum ucm_drop_reason parse_ipv6(struct ucm_pkt *pkt, const uint8_t *p,
+				       uint32_t rd)
 {
 	uint32_t off = pkt->l3_off, avail = pkt->len - off;
-	uint32_t saddr[4], daddr[4], l3_len, end, cur, hlen;
+	uint32_t saddr[4], daddr[4], l3_len, end, hend, cur, hlen;
 	uint16_t fo, sport, dport;
 	bool later_frag = false;
 	uint8_t nh, hash_proto;
 	enum ucm_drop_reason ret;
 	int i;
 
-	if (avail < IPV6_HLEN)
+	if (rd - off < IPV6_HLEN)
 		return UCM_DROP_L3_TRUNC;
 	if (p[off] >> 4 != 6)
 		return UCM_DROP_IP_VERSION;
@@ -234,6 +243,7 @@ static enum ucm_drop_reason parse_ipv6(struct ucm_pkt *pkt, const uint8_t *p)
 	pkt->flags = UCM_PKT_F_IPV6;
 
 	end = off + l3_len;
+	hend = min(end, rd);	/* the end of what can be read */
 	cur = off + IPV6_HLEN;
 	nh = p[off + 6];
 	hash_proto = 0;
@@ -242,6 +252,8 @@ static enum ucm_drop_reason parse_ipv6(struct ucm_pkt *pkt, const uint8_t *p)
 		/* Every extension header is at least 8 bytes long. */
 		if (end - cur < 8)
 			return UCM_DROP_IPV6_EXT;
+		if (hend < cur + 8)
+			return UCM_DROP_L3_TRUNC;
 		switch (nh) {
 		case IPPROTO_FRAGMENT:
 			hlen = 8;
@@ -285,7 +297,7 @@ static enum ucm_drop_reason parse_ipv6(struct ucm_pkt *pkt, const uint8_t *p)
 		if (ipv6_is_ext(nh))
 			return UCM_DROP_IPV6_EXT;
 		/* ESP and no-next-header end up in parse_l4()'s default. */
-		ret = parse_l4(pkt, p, cur, end);
+		ret = parse_l4(pkt, p, cur, end, rd);
 		if (ret)
 			return ret;
 	}
@@ -301,8 +313,10 @@ static enum ucm_drop_reason parse_ipv6(struct ucm_pkt *pkt, const uint8_t *p)
 	return UCM_DROP_NONE;
 }
 
-enum ucm_drop_reason ucm_pkt__parse(struct ucm_pkt *pkt, const void *data,
-				    uint32_t len)
+/* The parse, of @len bytes of which the first @rd are at @data. Inlined
+ * into both entries: the one-frame parse is every packet's. */
+static __attribute__((always_inline)) inline enum ucm_drop_reason
+pkt_parse(struct ucm_pkt *pkt, const void *data, uint32_t rd, uint32_t len)
 {
 	const uint8_t *p = data;
 	uint32_t off = ETH_HLEN;
@@ -315,11 +329,17 @@ enum ucm_drop_reason ucm_pkt__parse(struct ucm_pkt *pkt, const void *data,
 	pkt->len = len;
 	if (unlikely(len < ETH_HLEN))
 		return UCM_DROP_RUNT;
+	if (unlikely(rd > len))
+		rd = len;
+	if (unlikely(rd < ETH_HLEN))
+		return UCM_DROP_L3_TRUNC;
 
 	proto = ld_be16(p + 12);
 	for (i = 0; i < UCM_VLAN_MAX_DEPTH && eth_is_vlan(proto); i++) {
 		if (len - off < VLAN_HLEN)
 			return UCM_DROP_RUNT;
+		if (rd - off < VLAN_HLEN)
+			return UCM_DROP_L3_TRUNC;
 		pkt->vlan_tci[i] = ld_be16(p + off);
 		proto = ld_be16(p + off + 2);
 		off += VLAN_HLEN;
@@ -332,11 +352,27 @@ enum ucm_drop_reason ucm_pkt__parse(struct ucm_pkt *pkt, const void *data,
 
 	switch (proto) {
 	case ETH_P_IP:
-		return parse_ipv4(pkt, p);
+		return parse_ipv4(pkt, p, rd);
 	case ETH_P_IPV6:
-		return parse_ipv6(pkt, p);
+		return parse_ipv6(pkt, p, rd);
 	default:
 		/* ARP, LLDP, 802.3 length field, ...: not ours to judge. */
 		return UCM_DROP_NONE;
 	}
+}
+
+enum ucm_drop_reason ucm_pkt__parse(struct ucm_pkt *pkt, const void *data,
+				    uint32_t len)
+{
+	return pkt_parse(pkt, data, len, len);
+}
+
+enum ucm_drop_reason ucm_pkt_parse_head(struct ucm_pkt *pkt, const void *data,
+					uint32_t rd, uint32_t len)
+{
+	enum ucm_drop_reason r = pkt_parse(pkt, data, rd, len);
+
+	if (rd < len)
+		pkt->flags |= UCM_PKT_F_PARTIAL;
+	return r;
 }

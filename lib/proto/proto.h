@@ -6,7 +6,16 @@
 
 #include <stdint.h>
 
+#include "ucpumap/pkt.h"
+
 struct ucm_pkt;
+
+/* ucm_pkt__parse() of a packet of @len bytes of which only the first @rd
+ * are at @data (the first frame of a packet of several): the lengths are
+ * checked against @len, the headers must lie in the @rd (else
+ * UCM_DROP_L3_TRUNC or UCM_DROP_L4_TRUNC). */
+enum ucm_drop_reason ucm_pkt_parse_head(struct ucm_pkt *pkt, const void *data,
+					uint32_t rd, uint32_t len);
 
 /* What ucm_gso__build() overwrites in a group's first packet and cannot
  * work out again (the L4 check field, TCP's flags), saved before it and

@@ -39,6 +39,7 @@ enum ucm_drop_reason {
 	/* parser, added after the others so that their values stay put */
 	UCM_DROP_OVERSIZE,	/* frame longer than UINT16_MAX: offsets would not fit */
 	UCM_DROP_VERDICT,	/* the application's verdict (cpumap.h: ucm_verdict_fn) */
+	UCM_DROP_CHAIN_TX,	/* a packet of several frames the verdict sent out: the way out takes one */
 	UCM_DROP__MAX,
 };
 
@@ -97,6 +98,9 @@ _Static_assert(sizeof(struct ucm_pkt) <= 64,
 #define UCM_PKT_F_PORTS		(1U << 5)	/* sport/dport valid (UDP or TCP, not a non-first fragment) */
 #define UCM_PKT_F_IP_OPTS	(1U << 6)	/* IPv4 with options */
 #define UCM_PKT_F_IPV6_EXT	(1U << 7)	/* IPv6 with at least one extension header */
+/* Only the first part of the packet lies at its data (the first of its
+ * frames, UCM_FRAME_F_CHAIN): its headers are there, its payload is not */
+#define UCM_PKT_F_PARTIAL	(1U << 8)
 
 /**
  * ucm_pkt__parse() - parse a frame and fill its descriptor
