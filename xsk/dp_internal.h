@@ -60,6 +60,10 @@ struct dp_cfg {
 	uint32_t spin_us;	/* the workers' look before sleeping */
 	uint32_t rx_spin_us;	/* the RX threads': with busy polling, its polls */
 	bool prewake;		/* the workers' (UCM_CPUMAP_F_PREWAKE) */
+	/* The interface's MTU is more than a frame holds: packets come in
+	 * several frames (UCM_XSK_F_SG, a frags-aware program). */
+	bool sg;
+	uint32_t if_mtu;	/* the interface's, 0 when unknown */
 	bool peer_mac_set;
 	uint8_t peer_mac[6];
 	const struct ucm_sink_ops *sink;	/* &sink_ops; NULL: the tun */

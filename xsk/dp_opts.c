@@ -17,6 +17,7 @@
 #include <linux/sockios.h>
 
 #include "dp_internal.h"
+#include "engine/chain.h"
 #include "engine/cpumap_internal.h"
 #include "io/cpus.h"
 
@@ -323,8 +324,13 @@ void ucm_dp_resolve_mtu(struct dp_cfg *c)
 {
 	struct ifreq ifr = {};
 
+	if (!ucm_dp_if_ioctl(c->ifname, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
+		c->if_mtu = ifr.ifr_mtu;
+	c->sg = c->if_mtu > frame_mtu(c);
 	if (!c->mtu) {
-		c->mtu = frame_mtu(c);
+		/* Packets of several frames: the tun takes what the
+		 * interface does. */
+		c->mtu = c->sg ? c->if_mtu : frame_mtu(c);
 		/* What the kernel routes into the tun leaves through the
 		 * interface: no larger than it takes. */
 		if ((c->flags & UCM_DP_F_TWO_WAY) &&
@@ -337,24 +343,36 @@ void ucm_dp_resolve_mtu(struct dp_cfg *c)
 }
 
 /*
- * The interface's MTU against what a frame holds. AF_XDP takes each
- * packet whole into one frame here (no multi-buffer, and our program is
- * not frags-aware), so a larger packet could never come in; most drivers
- * refuse the program at such an MTU, with a bare ERANGE or EINVAL that
- * names neither the MTU nor the fix.
+ * The interface's MTU against what a frame holds. Above it, a packet
+ * comes in several frames (multi-buffer AF_XDP, a frags-aware program:
+ * Linux 6.6); what cannot work that way yet is refused here, with the
+ * MTU and the fix: a driver would refuse it with a bare ERANGE or EINVAL.
  */
 int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 {
-	uint32_t holds = frame_mtu(c);
-	struct ifreq ifr = {};
+	uint32_t holds = frame_mtu(c), per = c->frame_size - DP_XDP_HEADROOM;
+	const char *why = NULL;
 
-	if (ucm_dp_if_ioctl(c->ifname, SIOCGIFMTU, &ifr) || ifr.ifr_mtu <= 0 ||
-	    (uint32_t)ifr.ifr_mtu <= holds)
+	if (!c->sg)
 		return 0;
-	pr_warn("dp: %s's MTU %d is more than a %u-byte frame holds (%u after the XDP headroom, an Ethernet header and two VLAN tags; a packet comes in whole in one frame): lower it (ip link set dev %s mtu %u)%s\n",
-		c->ifname, ifr.ifr_mtu, c->frame_size, holds, c->ifname, holds,
-		c->frame_size < 4096 ? ", or give 4096-byte frames" : "");
-	return -ERANGE;
+	if (c->flags & UCM_DP_F_TWO_WAY)
+		why = "the way back sends packets of one frame only";
+	else if (c->flags & UCM_DP_F_OWN_XDP)
+		why = "the packets come in several frames, and whether the attached program is frags-aware cannot be told";
+	else if (c->if_mtu + DP_L2_ROOM > UINT16_MAX)
+		why = "a packet could be longer than 65535 bytes";
+	else if ((c->if_mtu + DP_L2_ROOM + per - 1) / per > UCM_CHAIN_MAX)
+		why = "a packet would take more frames than the kernel gives one";
+	if (why) {
+		pr_warn("dp: %s's MTU %u is more than a %u-byte frame holds (%u after the XDP headroom, an Ethernet header and two VLAN tags) and %s: lower it (ip link set dev %s mtu %u)%s\n",
+			c->ifname, c->if_mtu, c->frame_size, holds, why, c->ifname, holds,
+			c->frame_size < 4096 ? ", or give 4096-byte frames" : "");
+		return -ERANGE;
+	}
+	pr_info("dp: %s's MTU %u is more than a %u-byte frame holds (%u): packets of up to %u frames (multi-buffer AF_XDP)\n",
+		c->ifname, c->if_mtu, c->frame_size, holds,
+		(c->if_mtu + DP_L2_ROOM + per - 1) / per);
+	return 0;
 }
 
 /* ---- what it runs on -------------------------------------------------- */

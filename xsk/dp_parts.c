@@ -115,7 +115,8 @@ static int dp_attach(struct ucm_dp *dp)
 {
 	UCM_OPTS(ucm_xdp_opts, xo, .policy = dp->c.steer.policy,
 		 .nworkers = dp->c.steer.nworkers, .fixed = dp->c.steer.fixed,
-		 .flags = dp->c.steer.flags);
+		 .flags = dp->c.steer.flags,
+		 .load_flags = dp->c.sg ? UCM_XDP_F_FRAGS : 0);
 	uint32_t f = dp->c.flags;
 	int err;
 
@@ -143,6 +144,7 @@ static int dp_open_xsk(struct ucm_dp *dp)
 		 .frame_size = dp->c.frame_size, .rx_size = dp->c.rx_size,
 		 .fill_size = 2 * dp->c.rx_size, .mode = dp->c.xsk_mode,
 		 .flags = (f & UCM_DP_F_BUSY_POLL ? UCM_XSK_F_BUSY_POLL : 0) |
+			  (dp->c.sg ? UCM_XSK_F_SG : 0) |
 			  /* The way back's cut leaves checksums to the kernel. */
 			  ((f & UCM_DP_F_TWO_WAY) &&
 			   !(f & (UCM_DP_F_NO_OFFLOAD | UCM_DP_F_NO_TX_CSUM)) ?

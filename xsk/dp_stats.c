@@ -162,7 +162,10 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	uint32_t w;
 
 	read_xsk(dp, q, &xs);
-	t->rx += xs.rx;
+	t->rx += xs.rx - xs.rx_chain_more;
+	t->rx_chains += xs.rx_chains;
+	t->rx_chain_drops += xs.rx_chain_long + xs.rx_chain_cut + xs.rx_chain_bad +
+			     xs.rx_chain_nosg;
 	t->rx_bad_desc += xs.rx_bad_desc;
 	t->rx_steer_err += xs.rx_steer_err;
 	t->tx += xs.tx;
@@ -275,7 +278,8 @@ uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st, size_t sz)
 
 	/* A caller's older, smaller struct: the fields it lacks read 0. */
 	memcpy(&t, st, sz < sizeof(t) ? sz : sizeof(t));
-	drops = t.rx_bad_desc + t.rx_steer_err + t.enqueue_drops + t.worker_drops;
+	drops = t.rx_bad_desc + t.rx_chain_drops + t.rx_steer_err + t.enqueue_drops +
+		t.worker_drops;
 	if (t.rx != t.delivered + drops + t.verdict_tx)
 		v |= UCM_DP_V_FORWARD;
 	/* Read from the tun + sent by the verdict = handed to the channels +

@@ -114,7 +114,7 @@ static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 	}
 	if (o->mode > UCM_XSK_ZEROCOPY ||
 	    (o->flags & ~(UCM_XSK_F_NO_NEED_WAKEUP | UCM_XSK_F_BUSY_POLL |
-			   UCM_XSK_F_TX_CSUM))) {
+			   UCM_XSK_F_TX_CSUM | UCM_XSK_F_SG))) {
 		pr_warn("xsk: unknown mode %u or flags 0x%x\n", o->mode, o->flags);
 		return -EINVAL;
 	}
@@ -310,6 +310,9 @@ static int queue_bind(struct ucm_xsk *x, struct ucm_xsk_queue *q, uint16_t bind_
 	if (err)
 		return err;
 	q->bind_flags = bind_flags;
+	/* A socket that shares the UMEM takes its first socket's mode,
+	 * multi-buffer included. */
+	q->sg = q == &x->q[0] ? !!(bind_flags & XDP_USE_SG) : x->q[0].sg;
 	return 0;
 }
 
@@ -395,7 +398,14 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 	 * to copy itself, in one bind, and XDP_OPTIONS says which it took. */
 	if (mode != UCM_XSK_AUTO)
 		bind |= mode == UCM_XSK_ZEROCOPY ? XDP_ZEROCOPY : XDP_COPY;
+	if (o->flags & UCM_XSK_F_SG)
+		bind |= XDP_USE_SG;
 	err = queue_bind(x, q, bind);
+	if (err == -EINVAL && (o->flags & UCM_XSK_F_SG)) {
+		pr_warn("xsk: cannot bind %s queue %u with multi-buffer (XDP_USE_SG): the kernel has no multi-buffer AF_XDP (Linux 6.6 and later), or the driver none in this mode\n",
+			o->ifname, q->id);
+		return err;
+	}
 	if (err) {
 		pr_warn("xsk: cannot bind %s queue %u: %s (%s)\n", o->ifname,
 			q->id, strerror(-err), bind_hint(err, mode));
@@ -590,6 +600,9 @@ int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms)
 			return ucm_err(-EBUSY);
 		}
 	}
+	/* A packet half taken when its RX thread stopped goes home. */
+	for (i = 0; i < x->nqueues; i++)
+		ucm_xsk_queue_chain_end(&x->q[i]);
 	/* The kernel lets go of the fill and RX rings with the sockets. Each
 	 * step is done once: a destroy that failed can be called again. */
 	for (i = x->nqueues; i--;)

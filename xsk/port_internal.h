@@ -22,7 +22,17 @@
 #include <xdp/xsk.h>
 
 #include "core/pool_internal.h"
+#include "engine/chain.h"
 #include "ucpumap/xsk.h"
+
+/* Linux 6.6: multi-buffer sockets, and the descriptor option that says
+ * the packet goes on in the next one. Older headers lack them. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG		(1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD		(1 << 0)
+#endif
 
 /* A socket's mapped rings, unmapped when it closes. */
 enum { RING_RX, RING_TX, RING_FILL, RING_COMP, RING__MAX };
@@ -55,6 +65,9 @@ struct ucm_xsk_queue {
 	uint64_t rx_stamp;	/* the last RX batch's first arrival stamp, or 0 */
 	bool fill_dry;		/* the last refill found the pool short */
 	bool busy_poll;		/* UCM_XSK_F_BUSY_POLL: the spin polls the device */
+	bool sg;		/* bound with XDP_USE_SG (its UMEM's first socket was) */
+	struct ucm_chain_rx chain;	/* a packet of several being taken */
+	int32_t chain_worker;		/* its first frame's metadata's */
 	/* ucm_xsk_queue__set_wake_fd(): the sleep also wakes when it turns
 	 * readable (set before the RX thread starts, read by it); -1: none */
 	int wake_fd;
@@ -78,5 +91,9 @@ struct ucm_xsk {
 	uint32_t nqueues;
 	struct ucm_xsk_queue *q;
 };
+
+/* queue.c: a packet of several descriptors still being taken (its RX
+ * thread stopped) is dropped, as one whose end never came. */
+void ucm_xsk_queue_chain_end(struct ucm_xsk_queue *q);
 
 #endif /* UCM_XSK_PORT_INTERNAL_H */

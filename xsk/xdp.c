@@ -144,6 +144,17 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 			strerror(-err));
 		goto out_free;
 	}
+	if (o.load_flags & ~(uint32_t)UCM_XDP_F_FRAGS) {
+		pr_warn("unknown XDP load flags 0x%x\n", o.load_flags);
+		err = -EINVAL;
+		goto out_obj;
+	}
+	if (o.load_flags & UCM_XDP_F_FRAGS) {
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, x->obj)
+			bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_HAS_FRAGS);
+	}
 	err = bpf_object__load(x->obj);
 	if (err) {
 		err = err < 0 ? err : -EINVAL;

@@ -54,7 +54,7 @@ struct cfg {
 
 /* The drops the statistics line sums, by cause (stats.c names them): the
  * way in's five of its own and the workers' reasons, the way back's seven. */
-#define DROPS_IN	(5 + UCM_DROP_REASONS_MAX)
+#define DROPS_IN	(6 + UCM_DROP_REASONS_MAX)
 #define DROPS_BACK	7
 struct drops {
 	uint64_t in[DROPS_IN], back[DROPS_BACK];

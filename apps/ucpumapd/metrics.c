@@ -222,11 +222,11 @@ static void render_fams(struct tbuf *b, const struct snap *s)
 static void render_drops(struct tbuf *b, const struct snap *s)
 {
 	const struct ucm_dp_stats *t = &s->t;
-	struct { const char *name; uint64_t v; } in[UCM_DROP__MAX + 3] = {
+	struct { const char *name; uint64_t v; } in[UCM_DROP__MAX + 4] = {
 		{ "bad_desc", t->rx_bad_desc }, { "steer", t->rx_steer_err },
-		{ "enqueue_full", t->enqueue_drops },
+		{ "enqueue_full", t->enqueue_drops }, { "chain", t->rx_chain_drops },
 	};
-	int n = 3, r, i;
+	int n = 4, r, i;
 
 	for (r = 1; r < UCM_DROP__MAX; r++) {
 		const char *name = ucm_drop_reason_str(r);

@@ -17,9 +17,10 @@
 /* ---- the one line ---------------------------------------------------------- */
 
 /* The way in's causes of drops, before the workers' reasons (struct
- * drops: in[5 + reason]); the kernel's two come before rx counts them. */
+ * drops: in[6 + reason]); the kernel's two come before rx counts them. */
 static const char *const in_causes[] = {
 	"kernel_rx_dropped", "kernel_rx_ring_full", "bad_desc", "steer", "enqueue_full",
+	"chain",
 };
 static const char *const back_causes[DROPS_BACK] = {
 	"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full",
@@ -54,6 +55,7 @@ static void count_drops(const struct daemon *d, const struct ucm_dp_stats *t,
 	n->in[2] = t->rx_bad_desc;
 	n->in[3] = t->rx_steer_err;
 	n->in[4] = t->enqueue_drops;
+	n->in[5] = t->rx_chain_drops;
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		n->in[N_IN_CAUSES + r] = t->worker_drop_reason[r];
 	if (!d->c.two_way)
@@ -292,6 +294,8 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 	json_u64(j, "rx", t->rx);
 	json_u64(j, "rx_bad_desc", t->rx_bad_desc);
 	json_u64(j, "rx_steer_err", t->rx_steer_err);
+	json_u64(j, "rx_chains", t->rx_chains);
+	json_u64(j, "rx_chain_drops", t->rx_chain_drops);
 	if (d->c.two_way) {
 		json_u64(j, "back_read", t->back_read);
 		json_u64(j, "back_drop_bad", t->back_drop_bad);
@@ -343,6 +347,11 @@ static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
 	json_u64(j, "queue", ucm_dp__queue_id(d->dp, q));
 	json_u64(j, "rx", xs.rx);
 	json_u64(j, "rx_bad_desc", xs.rx_bad_desc);
+	json_u64(j, "rx_chains", xs.rx_chains);
+	json_u64(j, "rx_chain_long", xs.rx_chain_long);
+	json_u64(j, "rx_chain_cut", xs.rx_chain_cut);
+	json_u64(j, "rx_chain_bad", xs.rx_chain_bad);
+	json_u64(j, "rx_chain_nosg", xs.rx_chain_nosg);
 	json_u64(j, "fill", xs.fill);
 	json_u64(j, "kernel_rx_dropped", xs.kernel_rx_dropped);
 	json_u64(j, "kernel_rx_ring_full", xs.kernel_rx_ring_full);
@@ -490,8 +499,11 @@ void print_verdict(struct daemon *d)
 	v = ucm_dp_stats__violations(&t, sizeof(t));
 	printf("conservation: received %llu = delivered %llu + drops %llu (bad_desc %llu, steer %llu, enqueue_full %llu",
 	       ULL(t.rx), ULL(t.delivered),
-	       ULL(t.rx_bad_desc + t.rx_steer_err + t.enqueue_drops + t.worker_drops),
+	       ULL(t.rx_bad_desc + t.rx_chain_drops + t.rx_steer_err + t.enqueue_drops +
+		   t.worker_drops),
 	       ULL(t.rx_bad_desc), ULL(t.rx_steer_err), ULL(t.enqueue_drops));
+	if (t.rx_chain_drops)
+		printf(", chain %llu", ULL(t.rx_chain_drops));
 	for (r = 1; r < UCM_DROP__MAX; r++)
 		if (t.worker_drop_reason[r])
 			printf(", %s %llu", ucm_drop_reason_str(r), ULL(t.worker_drop_reason[r]));

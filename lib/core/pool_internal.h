@@ -101,7 +101,7 @@ static inline uint64_t ucm_umem_base(const struct ucm_umem *umem, uint64_t addr)
 
 static inline uint64_t ucm_umem_desc_base(const struct ucm_umem *umem, uint64_t desc)
 {
-	return ucm_umem_base(umem, ucm_desc_addr(desc));
+	return ucm_umem_base(umem, ucm_desc_addr(desc) & ~UCM_DESC_CHAIN);
 }
 
 /* A layer above the pool names its places (UCM_LOC_USER on) for the

@@ -72,6 +72,7 @@
 
 #include "engine/cpumap_lat.h"
 #include "engine/cpumap_priv.h"
+#include "proto/proto.h"
 
 /* The names of our places in the pool's messages. */
 __attribute__((constructor)) static void cpumap_loc_names(void)
@@ -197,6 +198,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		/* Over our share of a filling ring: this bulk goes home,
 		 * the room left is the other producers'. */
 		desc_to_base(map, bq_desc(bq), base, n);
+		chain_drop_frags(map, prod->pool, bq_desc(bq), n);
 		ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_WQ);
 		STAT_ADD(prod->stats[w].drops, n);
 		STAT_ADD(prod->fair[w].shed, n);
@@ -213,6 +215,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 			 * dropped. */
 			sent = k > nstamp ? k - nstamp : 0;	/* descriptors taken */
 			desc_to_base(map, bq_desc(bq) + sent, base, n - sent);
+			chain_drop_frags(map, prod->pool, bq_desc(bq) + sent, n - sent);
 			ucm_pool_recycle_direct(prod->pool, base, n - sent, UCM_LOC_WQ);
 			STAT_ADD(prod->stats[w].drops, n - sent);
 		}
@@ -226,7 +229,7 @@ int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 				 uint32_t worker, uint64_t addr, uint32_t len)
 {
 	struct ucm_cpumap *map = prod->map;
-	uint64_t base = ucm_umem_base(map->umem, addr);
+	uint64_t base = ucm_umem_base(map->umem, addr & ~UCM_DESC_CHAIN);
 	struct ucm_bq *bq;
 
 	/* Inline: every packet is ours to run, whatever the steering said. */
@@ -234,7 +237,7 @@ int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 		worker = prod->inline_w;
 	/* A frame of another pool would go back to the wrong pool on a
 	 * drop: refuse it along with a bad worker index. */
-	if (unlikely(worker >= map->nworkers || addr >= map->umem->size ||
+	if (unlikely(worker >= map->nworkers || (addr & ~UCM_DESC_CHAIN) >= map->umem->size ||
 		     len > UINT16_MAX ||
 		     ucm_umem_owner(map->umem, base) != prod->pool))
 		return ucm_err(-EINVAL);
@@ -427,12 +430,13 @@ awake:
 static void worker_xmit(struct ucm_worker *w)
 {
 	struct ucm_cpumap *map = w->map;
-	uint32_t n = w->nheld, dropped = 0;
+	uint32_t n = w->nheld, nchain = w->nheld_chain, dropped = 0;
 	int ret;
 
 	if (!n)
 		return;
 	w->nheld = 0;
+	w->nheld_chain = 0;
 	if (map->sink) {
 		ret = map->sink->xmit(map->sink_ctx, w->idx, w->held, w->held_base, n);
 		STAT_ADD(w->stats.xmits, 1);
@@ -448,6 +452,8 @@ static void worker_xmit(struct ucm_worker *w)
 	}
 	/* Our skb_mark_for_recycle(): home to the owner pools, in bulk. */
 	worker_lat_done(w);	/* also without a sink */
+	if (unlikely(nchain))
+		worker_ret_chains(w, w->held, w->held_base, n);
 	worker_ret_add(w, w->held_base, n);
 }
 
@@ -484,6 +490,38 @@ static void worker_idle(struct ucm_worker *w)
 	worker_return(w);
 }
 
+/* A packet of several frames taken from the ring: its later frames are
+ * the worker's too. Return: its bytes in frame @base. */
+static __noinline uint32_t worker_chain_take(struct ucm_worker *w, uint64_t base)
+{
+	const struct ucm_cpumap *map = w->map;
+	uint64_t frag[UCM_CHAIN_MAX - 1];
+	uint32_t k = ucm_chain_frames(map->area, base, map->frame_size - 1, frag);
+
+	ucm_frame_move_bulk(map->umem, frag, k, UCM_LOC_CHAIN, UCM_LOC_WORKER);
+	return ucm_chain_of(map->area, base)->head_len;
+}
+
+/* A dropped packet's later frames home (before its first frame). */
+static __noinline void worker_ret_chain(struct ucm_worker *w, uint64_t base)
+{
+	const struct ucm_cpumap *map = w->map;
+	uint64_t frag[UCM_CHAIN_MAX - 1];
+
+	worker_ret_add(w, frag, ucm_chain_frames(map->area, base, map->frame_size - 1, frag));
+}
+
+uint32_t ucm_frame_chain(const struct ucm_frame_hdr *hdr, uint64_t *part)
+{
+	const struct ucm_chain *c;
+
+	if (!hdr || !part || !(hdr->flags & UCM_FRAME_F_CHAIN))
+		return 0;
+	c = (const void *)((const char *)hdr + UCM_CHAIN_OFF);
+	memcpy(part, c->frag, c->nfrag * sizeof(*part));
+	return c->nfrag;
+}
+
 /*
  * One batch: lay each frame's header out from its descriptor, parse the
  * packet into it, add the good ones to what is held for the sink and
@@ -510,22 +548,29 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 
 	for (i = 0; i < n; i++) {
 		struct ucm_frame_hdr *hdr = ucm_umem__frame(map->area, base[i]);
-		uint32_t off = ucm_desc_addr(desc[i]) - base[i];
-		uint32_t len = ucm_desc_len(desc[i]);
+		uint32_t off = (ucm_desc_addr(desc[i]) & ~UCM_DESC_CHAIN) - base[i];
+		uint32_t len = ucm_desc_len(desc[i]), rd = len;
+		bool chain = desc[i] & UCM_DESC_CHAIN;
 		enum ucm_drop_reason reason;
 		int verdict = UCM_VERDICT_PASS;
 
 		ucm_frame_move(map->umem, base[i], UCM_LOC_WQ, UCM_LOC_WORKER);
-		if (unlikely(off < UCM_FRAME_HDR_ROOM || off + len > map->frame_size)) {
+		if (unlikely(chain))
+			rd = worker_chain_take(w, base[i]);
+		if (unlikely(off < UCM_FRAME_HDR_ROOM || off + rd > map->frame_size)) {
 			reason = UCM_DROP_FRAME_BOUNDS;
 		} else {
 			hdr->data_off = off;
 			hdr->len = len;
-			hdr->flags = 0;
-			reason = ucm_pkt__parse(&hdr->pkt, ucm_frame_data(hdr), len);
+			hdr->head_len = rd;
+			hdr->flags = chain ? UCM_FRAME_F_CHAIN : 0;
+			reason = likely(!chain) ? ucm_pkt__parse(&hdr->pkt, ucm_frame_data(hdr), len) :
+				 ucm_pkt_parse_head(&hdr->pkt, ucm_frame_data(hdr), rd, len);
 			if (map->verdict && reason == UCM_DROP_NONE)
 				verdict = map->verdict(map->verdict_ctx, w->idx, hdr);
-			if (verdict == UCM_VERDICT_TX && map->txqs && map->txqs[w->idx]) {
+			if (unlikely(chain) && verdict == UCM_VERDICT_TX)
+				reason = UCM_DROP_CHAIN_TX;
+			else if (verdict == UCM_VERDICT_TX && map->txqs && map->txqs[w->idx]) {
 				/* Out as it is now: ucm_txq's from here. */
 				ucm_frame_move(map->umem, base[i], UCM_LOC_WORKER, UCM_LOC_APP);
 				/* The checked offset and length: the verdict
@@ -538,9 +583,12 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 		}
 		if (unlikely(reason != UCM_DROP_NONE)) {
 			STAT_ADD(w->stats.drop_reason[reason], 1);
+			if (unlikely(chain))
+				worker_ret_chain(w, base[i]);
 			bad[nbad++] = base[i];
 			continue;
 		}
+		w->nheld_chain += chain;
 		w->held[w->nheld] = hdr;
 		w->held_base[w->nheld++] = base[i];
 	}

@@ -367,6 +367,7 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 			pr_warn("cpumap: inline producer %d not stopped: %u staged frames returned undelivered\n",
 				prod->inline_w, n);
 			desc_to_base(map, bq_desc(&prod->bq[prod->inline_w]), base, n);
+			chain_drop_frags(map, prod->pool, bq_desc(&prod->bq[prod->inline_w]), n);
 			ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_BQ);
 			prod->bq_count[prod->inline_w] = 0;
 		}
@@ -376,8 +377,10 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 			 * it: they cannot be delivered. */
 			STAT_ADD(wk->stats.drop_reason[UCM_DROP_SINK], wk->nheld);
 			STAT_ADD(wk->stats.drops, wk->nheld);
+			worker_ret_chains(wk, wk->held, wk->held_base, wk->nheld);
 			worker_ret_add(wk, wk->held_base, wk->nheld);
 			wk->nheld = 0;
+			wk->nheld_chain = 0;
 		}
 		/* Every stamped bulk's packets are gone now: sink_hist
 		 * counts each bulk wait_hist did. */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/pool_internal.h"
+#include "engine/chain.h"
 #include "engine/cpumap_internal.h"
 #include "engine/wake.h"
 #include "ucpumap/cpumap.h"
@@ -80,6 +81,7 @@ struct ucm_worker {
 	struct ucm_frame_hdr *held[HELD_MAX] __cacheline_aligned;
 	uint64_t held_base[HELD_MAX];
 	uint32_t nheld;
+	uint32_t nheld_chain;	/* of them, packets of several frames */
 
 	/* Finished frames waiting to go home together (xdp_frame_bulk): one
 	 * return per UCM_POOL_PUT_BULK frames. */
@@ -191,6 +193,23 @@ struct ucm_cpumap_producer {
 	struct ucm_bq bq[];
 };
 
+/* Producer side: the later frames of the chains among @n descriptors
+ * dropped into @pool (each chain's first frame is the caller's). */
+static inline void chain_drop_frags(const struct ucm_cpumap *map, struct ucm_pool *pool,
+				    const uint64_t *desc, uint32_t n)
+{
+	uint64_t frag[UCM_CHAIN_MAX - 1];
+	uint32_t k;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (likely(!(desc[i] & UCM_DESC_CHAIN)))
+			continue;
+		k = ucm_chain_frames(map->area, ucm_umem_desc_base(map->umem, desc[i]),
+				     map->frame_size - 1, frag);
+		ucm_pool_recycle_direct(pool, frag, k, UCM_LOC_CHAIN);
+	}
+}
+
 /* The frames (their base addresses) of @n descriptors. */
 static inline void desc_to_base(const struct ucm_cpumap *map, const uint64_t *desc,
 				uint64_t *base, uint32_t n)
@@ -220,6 +239,20 @@ static inline void worker_ret_add(struct ucm_worker *w, const uint64_t *base, ui
 	w->nret += n;
 	if (w->nret >= UCM_POOL_PUT_BULK)
 		worker_return(w);
+}
+
+/* The later frames of the chains among the @n packets @hdr (frames
+ * @base) home, before their first frames: the list lies in those. */
+static inline void worker_ret_chains(struct ucm_worker *w, struct ucm_frame_hdr *const *hdr,
+				     const uint64_t *base, uint32_t n)
+{
+	const struct ucm_cpumap *map = w->map;
+	uint64_t frag[UCM_CHAIN_MAX - 1];
+
+	for (uint32_t i = 0; i < n; i++)
+		if (hdr[i]->flags & UCM_FRAME_F_CHAIN)
+			worker_ret_add(w, frag, ucm_chain_frames(map->area, base[i],
+								 map->frame_size - 1, frag));
 }
 
 /* cpumap.c: the worker thread's loop, and the kick that wakes a worker

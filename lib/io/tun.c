@@ -32,9 +32,12 @@
  * never sleeps: waiting for the completions of a submitted batch cannot
  * wait forever.
  *
+ * A packet of several frames (UCM_FRAME_F_CHAIN) is one write of an
+ * iovec per frame, never merged: its payload is not at hand to check.
+ *
  * This file is the workers' side of the sink (open, close, the write
- * path, the sink ops, the write statistics). The device's set-up is
- * tun_dev.c; the read path (the way back), tun_read.c and tun_read_tx.c.
+ * path, the sink ops). The device's set-up and the writes' statistics
+ * are tun_dev.c; the read path (the way back), tun_read.c and tun_read_tx.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +276,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	iov[0].iov_len = VNET_LEN + h->pkt.l3_off - start + h->pkt.l3_len;
 	sl->len = VNET_LEN + h->pkt.l3_off - start + hlen + payload;
 	sl->nseg = k;
+	sl->niov = k;
 	sl->g = g;
 }
 
@@ -304,6 +308,30 @@ static __noinline void gso_retry(struct tun_wstate *st)
  * flow's order kept). Packets that cannot go (non-IP in tun mode) are
  * counted and added to *failed. Returns the number of writes.
  */
+/*
+ * A packet of several frames (UCM_FRAME_F_CHAIN), @len bytes to write
+ * from iov[0].iov_base (pkt_buf()'s: the vnet header on): the part in its
+ * first frame, then its later frames', the last cut to @len (a tun writes
+ * the IP datagram, without any trailer). Return: the iovecs.
+ */
+static __noinline uint32_t chain_iov(struct ucm_frame_hdr *hdr, uint64_t base,
+				     struct iovec *iov, uint32_t len)
+{
+	char *area = (char *)hdr - base, *end = (char *)ucm_frame_data(hdr) + hdr->head_len;
+	uint64_t part[UCM_FRAME_CHAIN_MAX];
+	uint32_t n = ucm_frame_chain(hdr, part), i, k = 1, left, l;
+
+	iov[0].iov_len = min((uint32_t)(end - (char *)iov[0].iov_base), len);
+	left = len - iov[0].iov_len;
+	for (i = 0; i < n && left; i++) {
+		l = min(ucm_desc_len(part[i]), left);
+		iov[k].iov_base = area + ucm_desc_addr(part[i]);
+		iov[k++].iov_len = l;
+		left -= l;
+	}
+	return k;
+}
+
 static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			     struct ucm_frame_hdr **frames, uint32_t n,
 			     struct ucm_tun_stats *a, uint32_t *failed)
@@ -342,10 +370,13 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			iov->iov_len = sl->len;
 			sl->bytes = sl->len - VNET_LEN;
 			sl->nseg = 1;
+			sl->niov = 1;
+			if (unlikely(frames[i]->flags & UCM_FRAME_F_CHAIN))
+				sl->niov = chain_iov(frames[i], st->addrs[i], iov, sl->len);
 		}
 		sl->done = false;
 		sl->iov = niov;
-		niov += sl->nseg;
+		niov += sl->niov;
 		nslot++;
 	}
 	return nslot;
@@ -434,7 +465,7 @@ static uint32_t xmit_write(const struct ucm_tun *tun, struct tun_wstate *st,
 	for (i = 0; i < nslot; i++) {
 		const struct tun_slot *sl = &st->slot[i];
 
-		res = writev(st->fd, &st->iov[sl->iov], sl->nseg);
+		res = writev(st->fd, &st->iov[sl->iov], sl->niov);
 		a->submits++;
 		failed += slot_result(tun, st, frames, &st->slot[i], res < 0 ? -errno : res, a);
 	}
@@ -610,10 +641,10 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 			break;
 		}
 		/* Offset -1: a tun is a stream, it has no file position. */
-		if (likely(sl->nseg == 1))
+		if (likely(sl->niov == 1))
 			io_uring_prep_write(sqe, st->sqe_fd, st->iov[sl->iov].iov_base, sl->len, -1);
 		else
-			io_uring_prep_writev(sqe, st->sqe_fd, &st->iov[sl->iov], sl->nseg, -1);
+			io_uring_prep_writev(sqe, st->sqe_fd, &st->iov[sl->iov], sl->niov, -1);
 		sqe->flags |= st->sqe_flags;
 		sqe->user_data = tun_write_ud(st, i);
 	}
@@ -690,6 +721,7 @@ static int tun_xmit(void *ctx, uint32_t w, struct ucm_frame_hdr **frames,
 		return n;
 	while (done < n) {
 		k = min(n - done, (uint32_t)UCM_TUN_BATCH_MAX);
+		st->addrs = addrs + done;
 		if (likely(st->ring_ok))
 			failed += xmit_uring(tun, st, frames + done, k, &a);
 		else
@@ -733,53 +765,3 @@ const struct ucm_sink_ops *ucm_tun__sink_duplex(void)
 {
 	return &tun_back_ops;
 }
-
-/* ---- statistics ------------------------------------------------------- */
-
-/* READ_ONCE: relaxed, no pair; each counter is whole, the set is not a
- * snapshot. */
-static void stats_add(struct ucm_tun_stats *dst, const struct ucm_tun_stats *s)
-{
-	uint32_t b;
-
-	dst->packets += READ_ONCE(s->packets);
-	dst->bytes += READ_ONCE(s->bytes);
-	dst->submits += READ_ONCE(s->submits);
-	dst->super += READ_ONCE(s->super);
-	dst->super_segs += READ_ONCE(s->super_segs);
-	dst->super_refused += READ_ONCE(s->super_refused);
-	for (b = 0; b < UCM_TUN_SEG_HIST; b++)
-		dst->super_hist[b] += READ_ONCE(s->super_hist[b]);
-	dst->non_ip += READ_ONCE(s->non_ip);
-	dst->err_eio += READ_ONCE(s->err_eio);
-	dst->err_ebadfd += READ_ONCE(s->err_ebadfd);
-	dst->err_eagain += READ_ONCE(s->err_eagain);
-	dst->err_other += READ_ONCE(s->err_other);
-}
-
-int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
-			 struct ucm_tun_stats *st, size_t sz)
-{
-	struct ucm_tun_stats o = {};
-	uint32_t w;
-
-	if (!tun || !st || !sz || q >= tun->nqueues)
-		return ucm_err(-EINVAL);
-	for (w = q; w < UCM_TUN_MAX_WORKERS; w += tun->nqueues)
-		stats_add(&o, &tun->wk[w].stats);
-	ucm_stats_out(st, sz, &o, sizeof(o));
-	return 0;
-}
-
-int ucm_tun__worker_stats(const struct ucm_tun *tun, uint32_t w,
-			  struct ucm_tun_stats *st, size_t sz)
-{
-	struct ucm_tun_stats o = {};
-
-	if (!tun || !st || !sz || w >= UCM_TUN_MAX_WORKERS)
-		return ucm_err(-EINVAL);
-	stats_add(&o, &tun->wk[w].stats);
-	ucm_stats_out(st, sz, &o, sizeof(o));
-	return 0;
-}
-

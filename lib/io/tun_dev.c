@@ -6,7 +6,8 @@
  * the kernel which super-packets it takes; set_back gives a worker its
  * way back and turns on the offloads the read path does in software;
  * destroy closes the queues. All of it on the control thread, before the
- * workers open (tun.c) or after they closed.
+ * workers open (tun.c) or after they closed. And the readers of the
+ * writes' counters, any thread.
  *
  * The write path is tun.c, the read path tun_read.c and tun_read_tx.c;
  * they share tun_internal.h, and this file calls none of them.
@@ -526,3 +527,53 @@ int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 {
 	return ucm_tun__set_back(tun, worker, txq, l2);
 }
+
+/* ---- the writes' statistics (tun.c counts them) ---------------------- */
+
+/* READ_ONCE: relaxed, no pair; each counter is whole, the set is not a
+ * snapshot. */
+static void stats_add(struct ucm_tun_stats *dst, const struct ucm_tun_stats *s)
+{
+	uint32_t b;
+
+	dst->packets += READ_ONCE(s->packets);
+	dst->bytes += READ_ONCE(s->bytes);
+	dst->submits += READ_ONCE(s->submits);
+	dst->super += READ_ONCE(s->super);
+	dst->super_segs += READ_ONCE(s->super_segs);
+	dst->super_refused += READ_ONCE(s->super_refused);
+	for (b = 0; b < UCM_TUN_SEG_HIST; b++)
+		dst->super_hist[b] += READ_ONCE(s->super_hist[b]);
+	dst->non_ip += READ_ONCE(s->non_ip);
+	dst->err_eio += READ_ONCE(s->err_eio);
+	dst->err_ebadfd += READ_ONCE(s->err_ebadfd);
+	dst->err_eagain += READ_ONCE(s->err_eagain);
+	dst->err_other += READ_ONCE(s->err_other);
+}
+
+int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,
+			 struct ucm_tun_stats *st, size_t sz)
+{
+	struct ucm_tun_stats o = {};
+	uint32_t w;
+
+	if (!tun || !st || !sz || q >= tun->nqueues)
+		return ucm_err(-EINVAL);
+	for (w = q; w < UCM_TUN_MAX_WORKERS; w += tun->nqueues)
+		stats_add(&o, &tun->wk[w].stats);
+	ucm_stats_out(st, sz, &o, sizeof(o));
+	return 0;
+}
+
+int ucm_tun__worker_stats(const struct ucm_tun *tun, uint32_t w,
+			  struct ucm_tun_stats *st, size_t sz)
+{
+	struct ucm_tun_stats o = {};
+
+	if (!tun || !st || !sz || w >= UCM_TUN_MAX_WORKERS)
+		return ucm_err(-EINVAL);
+	stats_add(&o, &tun->wk[w].stats);
+	ucm_stats_out(st, sz, &o, sizeof(o));
+	return 0;
+}
+

@@ -27,13 +27,16 @@
 #define VNET_LEN	sizeof(struct virtio_net_hdr)
 _Static_assert(VNET_LEN <= UCM_FRAME_SINK_ROOM, "the sink's room holds the vnet header");
 _Static_assert(UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH, "one plan covers a batch");
+/* A packet's iovecs at most: its first frame and its later ones. */
+#define UCM_TUN_CHAIN_IOV	(1 + UCM_FRAME_CHAIN_MAX)
 
 /* One write of a batch: a packet, or a group of packets as one
  * super-packet. */
 struct tun_slot {
 	uint32_t len;		/* bytes the write must take */
 	uint32_t bytes;		/* the packets' own bytes (stats) */
-	uint16_t nseg;		/* packets in it: its iovecs, from iov */
+	uint16_t nseg;		/* packets in it */
+	uint16_t niov;		/* its iovecs, from iov: nseg, or a chain's */
 	uint32_t iov;
 	/* a super-packet's: its group, and what ucm_gso__build() overwrote */
 	uint16_t g;
@@ -60,9 +63,11 @@ struct tun_wstate {
 	 * whether this worker has said so (tun.c's super_refused()). */
 	uint64_t gso_retry_at[2], gso_backoff[2];
 	bool gso_warned[2];
-	/* One batch's writes: at most one slot and one iovec per packet. */
+	/* One batch's writes: at most one slot per packet, and one iovec
+	 * per frame (a packet of several frames takes one per frame). */
 	struct tun_slot slot[UCM_TUN_BATCH_MAX];
-	struct iovec iov[UCM_TUN_BATCH_MAX];
+	struct iovec iov[UCM_TUN_BATCH_MAX * UCM_TUN_CHAIN_IOV];
+	const uint64_t *addrs;	/* the batch's frame handles, for the chains */
 	/* Coalescing: the plan and what it reads. */
 	struct ucm_gso_plan plan;
 	const struct ucm_pkt *pkts[UCM_TUN_BATCH_MAX];

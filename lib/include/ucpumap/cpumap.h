@@ -75,10 +75,28 @@ extern "C" {
 struct ucm_frame_hdr {
 	uint16_t data_off;	/* frame base -> packet (Ethernet header) */
 	uint16_t len;		/* packet length */
-	uint16_t flags;
-	uint16_t rsvd;
+	uint16_t flags;		/* UCM_FRAME_F_* */
+	/* The packet's bytes in this frame: len, or less with
+	 * UCM_FRAME_F_CHAIN (the rest lie in its later frames) */
+	uint16_t head_len;
 	struct ucm_pkt pkt;	/* our skb */
 };
+
+/* A packet of several frames (UCM_XSK_F_SG): only head_len of its bytes
+ * follow the header; ucm_frame_chain() lists the frames of the rest, and
+ * they come home with this one (a UCM_SINK_F_KEEP sink returns them too). */
+#define UCM_FRAME_F_CHAIN	(1U << 0)
+
+/**
+ * ucm_frame_chain() - the later parts of a packet of several frames
+ * @hdr: a packet with UCM_FRAME_F_CHAIN, as a sink or verdict gets it
+ * @part: room for UCM_FRAME_CHAIN_MAX descriptors (ucm_desc_make(): the
+ *        part's address in the UMEM and its length)
+ *
+ * Return: how many, 0 for a packet of one frame.
+ */
+#define UCM_FRAME_CHAIN_MAX	17
+UCM_API uint32_t ucm_frame_chain(const struct ucm_frame_hdr *hdr, uint64_t *part);
 
 /* Bytes a sink may write right before the packet (a virtio_net header is
  * 10 or 12). */

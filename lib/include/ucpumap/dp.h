@@ -257,15 +257,19 @@ struct ucm_dp_opts {
 /**
  * struct ucm_dp_stats - the whole datapath, summed over queues and workers
  *
- * The way in: @rx = @delivered + @rx_bad_desc + @rx_steer_err +
- * @enqueue_drops + @worker_drops + @verdict_tx once stopped
- * (ucm_dp_stats__violations()).
+ * The way in: @rx = @delivered + @rx_bad_desc + @rx_chain_drops +
+ * @rx_steer_err + @enqueue_drops + @worker_drops + @verdict_tx once
+ * stopped (ucm_dp_stats__violations()).
+ * @rx: packets; one of several frames (multi-buffer) counts once
+ * @rx_chains: of them, packets of several frames handed on
+ * @rx_chain_drops: packets of several frames dropped at the RX ring
+ *                  (ucm_xsk_stats: rx_chain_long, _cut, _bad, _nosg)
  * @verdict_tx: packets the verdict sent back out (UCM_VERDICT_TX), handed
  *              to the TX channels; they go on as the way back's do
  * @delivered: what the sink took: the tun's @tun_packets, or for a sink
  *             of one's own what the workers processed and neither dropped
  *             nor sent back out
- * @rx, @rx_bad_desc, @rx_steer_err: the RX rings (ucm_xsk_stats)
+ * @rx_bad_desc, @rx_steer_err: the RX rings (ucm_xsk_stats)
  * @enqueue_processed, @enqueue_drops, @enqueue_events: the bulk queues
  *                     (ucm_cpumap_enqueue_stats); drops: worker ring full
  * @worker_processed, @worker_drops, @worker_drop_reason: the workers
@@ -326,6 +330,7 @@ struct ucm_dp_stats {
 	uint64_t back_channel_waits;
 	uint64_t back_super, back_segments, back_csum_completed;
 	uint64_t back_csum_offloaded;
+	uint64_t rx_chains, rx_chain_drops;
 };
 
 enum ucm_dp_state {

@@ -107,6 +107,10 @@ enum ucm_frame_loc {
 	 * ABI): the pool's four and four for the layers above. */
 	UCM_LOC__MAX = 8,
 };
+/* A later frame of a packet of several (AF_XDP multi-buffer): it goes
+ * wherever the packet's first frame goes, listed in that frame's headroom
+ * (lib/engine/chain.h), and comes home with it. */
+#define UCM_LOC_CHAIN		(UCM_LOC__MAX - 1)
 
 UCM_API const char *ucm_frame_loc_str(enum ucm_frame_loc loc);
 
@@ -207,6 +211,12 @@ UCM_API uint32_t ucm_umem__flags(const struct ucm_umem *umem);
  */
 #define UCM_DESC_LEN_SHIFT	48
 #define UCM_DESC_ADDR_MASK	((1ull << UCM_DESC_LEN_SHIFT) - 1)
+
+/* A descriptor's chain bit: above every UMEM address (at most 2^40),
+ * below UCM_TXQ_DESC_CSUM and the length. The descriptor is the first
+ * frame of a packet of several, its length the whole packet's; only
+ * ucm_xsk_queue__rx() makes one, on a socket bound with UCM_XSK_F_SG. */
+#define UCM_DESC_CHAIN		(1ull << 45)
 
 static inline uint64_t ucm_desc_make(uint64_t addr, uint32_t len)
 {

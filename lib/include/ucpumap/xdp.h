@@ -36,9 +36,18 @@ struct ucm_xdp_opts {
 	uint32_t nworkers;	/* 1 .. UCM_STEER_MAX_WORKERS; default 1 */
 	uint32_t fixed;		/* UCM_STEER_FIXED's worker */
 	uint32_t flags;		/* enum ucm_steer_flags; neither IPV4 nor IPV6: both */
+	uint32_t load_flags;	/* enum ucm_xdp_load_flags */
 	size_t :0;
 };
-#define ucm_xdp_opts__last_field flags
+#define ucm_xdp_opts__last_field load_flags
+
+enum ucm_xdp_load_flags {
+	/* Load the programs frags-aware (BPF_F_XDP_HAS_FRAGS, Linux 5.18):
+	 * they see a packet of several buffers by its first (its headers
+	 * are there), and a driver lets them run at an MTU above a page
+	 * (veth refuses other programs there). Needed by UCM_XSK_F_SG. */
+	UCM_XDP_F_FRAGS = 1 << 0,
+};
 
 /**
  * ucm_xdp__load() - load the embedded programs and configure them

@@ -70,6 +70,15 @@ enum ucm_xsk_flags {
 	 * metadata is registered only where one of them can be). Logged once.
 	 */
 	UCM_XSK_F_TX_CSUM = 1 << 2,
+	/*
+	 * Multi-buffer (XDP_USE_SG, Linux 6.6): a packet longer than a frame
+	 * comes in several descriptors, and ucm_xsk_queue__rx() hands it on
+	 * as one, its address with UCM_DESC_CHAIN (its later frames listed in
+	 * its first frame's headroom, UCM_LOC_CHAIN), its length the whole
+	 * packet's. The XDP program must be frags-aware (UCM_XDP_F_FRAGS).
+	 * On an older kernel the open fails with -EINVAL.
+	 */
+	UCM_XSK_F_SG = 1 << 3,
 };
 
 struct ucm_xsk_opts {
@@ -136,6 +145,19 @@ struct ucm_xsk_opts {
  *               (UCM_TXQ_DESC_CSUM) where ucm_xsk__tx_csum() is false
  * @busy_polls: with UCM_XSK_F_BUSY_POLL, the device's NAPI polls that
  *              ucm_xsk_queue__spin() asked for (recvfrom(MSG_DONTWAIT))
+ * @rx_chains: packets of several descriptors handed on (UCM_XSK_F_SG)
+ * @rx_chain_long: packets of several dropped, every frame home: longer
+ *                 than UCM_CHAIN_MAX descriptors or 65535 bytes
+ * @rx_chain_cut: ... whose last descriptor never came (the RX ring ran dry
+ *                mid-packet; the kernel publishes whole packets)
+ * @rx_chain_bad: ... with a bad descriptor among theirs (counted here
+ *                only), or a first frame with no room for the list of
+ *                the others
+ * @rx_chain_nosg: ... on a socket bound without UCM_XSK_F_SG (the kernel
+ *                 should never send one there)
+ * @rx_chain_more: of @rx, the descriptors after the first of each packet
+ *                 of several, handed on or dropped: @rx less this is
+ *                 packets (one still being taken aside)
  */
 struct ucm_xsk_stats {
 	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
@@ -149,6 +171,8 @@ struct ucm_xsk_stats {
 	uint64_t rx_batches;
 	uint64_t tx_bad_desc;
 	uint64_t busy_polls;
+	uint64_t rx_chains, rx_chain_long, rx_chain_cut, rx_chain_bad, rx_chain_nosg;
+	uint64_t rx_chain_more;
 };
 
 /* A validated RX descriptor. */
