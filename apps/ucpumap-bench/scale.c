@@ -17,7 +17,8 @@
  * Rows run interleaved, round after round, width after width. Delivered is
  * datapath's: the sink's InDatagrams + RcvbufErrors (here a SO_REUSEPORT
  * group of one socket per queue, never read). The results are
- * scale_report.c's.
+ * scale_report.c's; the NIC form (--dev: the NIC's queues, an external
+ * generator) is scale_dev.c's.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -161,17 +162,18 @@ static const struct opt scale_opts[] = {
 			"others at --light-rate), cpumap-flood-no-fair (--no-fair-share); all but "
 			"the first three run at widths 2 and up"),
 	OPT_DEF("flows", OPT_UINT, struct scale_cfg, flows, .lo = 1, .hi = 2048,
-		.flags = OPT_F_DEFAULT, .metavar = "N",
+		.flags = OPT_F_DEFAULT, .metavar = "N", .seen = OPT_REF(struct scale_cfg, flows_set),
 		.help = "flows (source ports) per queue; the coalesce rows: " xstr(FEW_FLOWS)
 			" per queue, the streams coalescing is for"),
 	OPT_DEF("light-rate", OPT_UINT, struct scale_cfg, light_rate, .lo = 1, .hi = 1000000,
-		.flags = OPT_F_DEFAULT, .metavar = "PPS",
+		.flags = OPT_F_DEFAULT, .metavar = "PPS", .seen = OPT_REF(struct scale_cfg, light_set),
 		.help = "the flood rows: each light queue's rate"),
 	OPT_DEF("cpus", OPT_CPUS, struct scale_cfg, cpus, .count = OPT_REF(struct scale_cfg, ncpus),
 		.text = OPT_REF(struct scale_cfg, cpus_s), .metavar = "LIST",
 		.help = "the CPUs to place on, in order: at width w the first w carry the "
 			"generators, the next w ucpumapd's RX threads, the next w the workers "
-			"(default: every CPU)"),
+			"(default: every CPU); with --dev no generator: the first carry the RX "
+			"threads, one per queue the traffic arrives on, the next the workers"),
 	OPT_DEF("shared-cpus", OPT_FLAG, struct scale_cfg, shared,
 		.help = "place a width on fewer than 3w CPUs, sharing them (a functional run "
 			"on a small host, not a measure of width)"),
@@ -180,6 +182,22 @@ static const struct opt scale_opts[] = {
 	OPT_DEF("chart", OPT_STRING, struct scale_cfg, chart, .metavar = "FILE",
 		.help = "a PNG chart, Mpps against width (gnuplot; its script is FILE.gp, drawn "
 			"later by `gnuplot FILE.gp` where gnuplot is missing)"),
+	OPT_DEF("dev", OPT_STRING, struct scale_cfg, dev, .hi = IF_NAMESIZE - 1,
+		.metavar = "IFACE",
+		.heading = "On a real NIC, fed by an external generator (see docs/BENCHMARKING.md):",
+		.help = "run the rows on IFACE's own queues, in this namespace: no veth, no "
+			"generator of ours, the NIC's received packets stand for offered; a width "
+			"is as many queues as the traffic arrives on (fan-out: one); the flood "
+			"rows are skipped"),
+	OPT_DEF("sink-ip", OPT_ADDR, struct scale_cfg, sink_ip, .metavar = "ADDR",
+		.help = "the address the generator sends to, one of this host's (required with "
+			"--dev)"),
+	OPT_DEF("sink-port", OPT_UINT, struct scale_cfg, sink_port, .lo = 1, .hi = 65535,
+		.flags = OPT_F_DEFAULT, .metavar = "P", .help = "the UDP port it sends to"),
+	OPT_DEF("zero-copy", OPT_FLAG, struct scale_cfg, zero_copy,
+		.help = "ucpumapd's --zero-copy"),
+	OPT_DEF("busy-poll", OPT_FLAG, struct scale_cfg, busy_poll,
+		.help = "ucpumapd's --busy-poll"),
 	{}
 };
 
@@ -193,7 +211,8 @@ static const struct opts_cmd scale_cmd = {
 "UDP, --flows flows per queue, to a never-read sink; ucpumapd serves the w\n"
 "queues with w RX threads and w workers on CPUs of their own, the kernel's\n"
 "cpumap spreads the same flows over the same worker CPUs. Rows run\n"
-"interleaved, round after round. Needs root.\n",
+"interleaved, round after round. With --dev, on a NIC's own queues fed by an\n"
+"external generator. Needs root.\n",
 	.opts = scale_opts,
 };
 
@@ -209,15 +228,21 @@ static int pick_widths(struct scale_run *sr)
 		for (int w = 1; w <= SCALE_MAX_WIDTH; w *= 2)
 			cfg->widths[given++] = w;
 	for (int i = 0; i < given; i++) {
-		int w = cfg->widths[i];
+		int w = cfg->widths[i], q = cfg->dev ? sr->ntraffic : w;
+		int need = cfg->dev ? q + w : 3 * w;
 
-		if (3 * w > cfg->ncpus && !cfg->shared) {
+		if (need > cfg->ncpus && !cfg->shared) {
 			struct scale_skip *s = &sr->skip[sr->nskip++];
 
 			s->width = w;
-			snprintf(s->why, sizeof(s->why), "needs %d CPUs (%d generators, %d RX "
-				 "threads, %d workers, none shared); %d given", 3 * w, w, w, w,
-				 cfg->ncpus);
+			if (cfg->dev)
+				snprintf(s->why, sizeof(s->why), "needs %d CPUs (%d RX threads, one "
+					 "per queue the traffic arrives on, %d workers, none "
+					 "shared); %d given", need, q, w, cfg->ncpus);
+			else
+				snprintf(s->why, sizeof(s->why), "needs %d CPUs (%d generators, %d "
+					 "RX threads, %d workers, none shared); %d given", need, w,
+					 w, w, cfg->ncpus);
 			continue;
 		}
 		cfg->widths[n++] = w;
@@ -225,6 +250,13 @@ static int pick_widths(struct scale_run *sr)
 			sr->veth_queues = w;
 	}
 	cfg->nwidths = n;
+	if (!n && cfg->dev) {
+		fprintf(stderr, "scale: no width fits %d CPUs: each needs an RX thread per queue "
+			"the traffic arrives on (%d) and a worker per width, none shared; "
+			"--shared-cpus runs them on shared CPUs, a functional run, not a measure "
+			"of width\n", cfg->ncpus, sr->ntraffic);
+		return -1;
+	}
 	if (!n) {
 		fprintf(stderr, "scale: no width fits %d CPUs: width 1 needs 3 (a generator, an RX "
 			"thread, a worker); --shared-cpus runs them on shared CPUs, a functional "
@@ -242,6 +274,10 @@ static const char *place(const struct scale_run *sr, const struct scale_rowdef *
 	int n = cfg->ncpus;
 	static char why[128];
 
+	if (cfg->dev) {
+		scale_dev_place(sr, def, w, pl);
+		return NULL;
+	}
 	memset(pl, 0, sizeof(*pl));
 	pl->ngen = def->shape == SH_FAN_OUT ? 1 : w;
 	pl->nwk = def->shape == SH_FAN_IN || def->shape == SH_FLOOD ? 1 : w;
@@ -280,8 +316,14 @@ static int make_cells(struct scale_run *sr)
 			struct scale_cell *c = &sr->cells[sr->ncells];
 			const char *why;
 
+			bool every;
+
 			if ((!all && !cfg->want[i]) || w < def->min_width)
 				continue;
+			if (cfg->dev && (why = scale_dev_skip(sr, def, w, &every))) {
+				scale_skip_row(sr, def->name, every ? 0 : w, why);
+				continue;
+			}
 			why = place(sr, def, w, &c->pl);
 			if (why) {
 				fprintf(stderr, "scale: width %d: %s\n", w, why);
@@ -293,12 +335,51 @@ static int make_cells(struct scale_run *sr)
 			sr->ncells++;
 		}
 	}
+	if (!sr->ncells && cfg->dev) {
+		scale_print_skips(sr, stderr, "scale: ");
+		fprintf(stderr, "scale: no row runs on %s at widths %s (see above)\n", cfg->dev,
+			cfg->widths_s ? cfg->widths_s : "chosen");
+		return -1;
+	}
 	if (!sr->ncells) {
 		fprintf(stderr, "scale: no row runs at widths %s: the fan, flood and no-fair "
 			"rows need a width of 2 or more\n", cfg->widths_s ? cfg->widths_s : "given");
 		return -1;
 	}
 	return 0;
+}
+
+/* Append @word to the comma-separated @list unless it is there. */
+static void list_add(char *list, size_t sz, const char *word)
+{
+	size_t n = strlen(word), len = strlen(list);
+
+	for (const char *p = list; (p = strstr(p, word)); p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ',' || !p[n]))
+			return;
+	snprintf(list + len, sz - len, "%s%s", len ? ", " : "", word);
+}
+
+void scale_skip_row(struct scale_run *sr, const char *row, int w, const char *why)
+{
+	struct scale_skip *s = NULL;
+	char ws[16];
+
+	for (int i = 0; i < sr->nskip && !s; i++)
+		if (!sr->skip[i].width && !strcmp(sr->skip[i].why, why))
+			s = &sr->skip[i];
+	if (!s) {
+		if (sr->nskip == SCALE_MAX_SKIPS)
+			return;
+		s = &sr->skip[sr->nskip++];
+		memset(s, 0, sizeof(*s));
+		snprintf(s->why, sizeof(s->why), "%s", why);
+	}
+	list_add(s->rows, sizeof(s->rows), row);
+	if (w) {
+		snprintf(ws, sizeof(ws), "%d", w);
+		list_add(s->widths, sizeof(s->widths), ws);
+	}
 }
 
 /* ---- one round of a cell ----------------------------------------------------------- */
@@ -393,7 +474,7 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	return rc;
 }
 
-static int cpu_list(char *buf, size_t sz, const int *v, int n)
+int scale_cpu_list(char *buf, size_t sz, const int *v, int n)
 {
 	size_t off = 0;
 
@@ -412,9 +493,9 @@ static void place_cfg(struct scale_run *sr, const struct scale_cell *c)
 
 	memcpy(bc->wcpu, c->pl.wk, c->pl.nwk * sizeof(int));
 	bc->nwcpu = c->pl.nwk;
-	cpu_list(sr->wk_s, sizeof(sr->wk_s), c->pl.wk, c->pl.nwk);
-	cpu_list(sr->rx_s, sizeof(sr->rx_s), c->pl.rx, c->pl.ngen);
-	cpu_list(sr->q_s, sizeof(sr->q_s), c->pl.queue, c->pl.ngen);
+	scale_cpu_list(sr->wk_s, sizeof(sr->wk_s), c->pl.wk, c->pl.nwk);
+	scale_cpu_list(sr->rx_s, sizeof(sr->rx_s), c->pl.rx, c->pl.ngen);
+	scale_cpu_list(sr->q_s, sizeof(sr->q_s), c->pl.queue, c->pl.ngen);
 	bc->cpus = sr->wk_s;
 	bc->rx_cpus = sr->rx_s;
 	bc->queues = sr->q_s;
@@ -431,7 +512,7 @@ static int run_kernel(struct scale_run *sr, struct scale_cell *c, int k)
 	if (!x)
 		return -1;
 	sleep_sec(0.2);
-	rc = run_gens(sr, c, k);
+	rc = sr->cfg.dev ? scale_dev_window(sr, c, k) : run_gens(sr, c, k);
 	ucm_xdp__detach(x);
 	ucm_xdp__destroy(x);
 	return rc;
@@ -491,7 +572,7 @@ static int run_daemon(struct scale_run *sr, struct scale_cell *c, int k)
 	if (daemon_start(&sr->br, &r, &d))
 		return -1;	/* it said why, and is gone */
 	sleep_sec(0.2);
-	rc = run_gens(sr, c, k) | d.rc;
+	rc = (sr->cfg.dev ? scale_dev_window(sr, c, k) : run_gens(sr, c, k)) | d.rc;
 	if (daemon_stop(&sr->br, &r, &d))
 		rc = -1;
 	daemon_counts(c, k, d.js);
@@ -532,42 +613,76 @@ static int parse_args(struct scale_run *sr, int argc, char **argv)
 			if (cpu_usable(c))
 				cfg->cpus[cfg->ncpus++] = c;
 	}
-	return 0;
+	return scale_dev_opts(cfg);
 }
 
 static void print_header(const struct scale_run *sr)
 {
 	const struct scale_cfg *cfg = &sr->cfg;
 
-	printf("scale: veth vg (ns %s) -> vd (ns %s), %d queues each way; 64-byte IPv4 UDP, %lu "
-	       "flows per queue (coalesce rows %d), %d round(s) x %g s per row\n",
-	       sr->br.topo.ns_gen, sr->br.topo.ns_dut, sr->veth_queues, cfg->flows, FEW_FLOWS,
-	       cfg->rounds, cfg->seconds);
-	for (int i = 0; i < sr->nskip; i++)
-		printf("scale: width %d skipped: %s\n", sr->skip[i].width, sr->skip[i].why);
+	if (cfg->dev)
+		scale_dev_header(sr);
+	else
+		printf("scale: veth vg (ns %s) -> vd (ns %s), %d queues each way; 64-byte IPv4 "
+		       "UDP, %lu flows per queue (coalesce rows %d), %d round(s) x %g s per row\n",
+		       sr->br.topo.ns_gen, sr->br.topo.ns_dut, sr->veth_queues, cfg->flows,
+		       FEW_FLOWS, cfg->rounds, cfg->seconds);
+	scale_print_skips(sr, stdout, "scale: ");
 	if (cfg->shared)
-		printf("scale: --shared-cpus: generators, RX threads and workers share CPUs; these "
-		       "figures do not measure width\n");
+		printf("scale: --shared-cpus: %s share CPUs; these figures do not measure width\n",
+		       cfg->dev ? "RX threads and workers" : "generators, RX threads and workers");
 	for (int i = 0; i < sr->ncells; i++) {
 		const struct scale_cell *c = &sr->cells[i];
 		char g[128], q[128], rx[128], wk[128];
 
-		if (c->def->shape != SH_WIDE || c->def->kernel || c->def->coalesce)
+		/* ucpumapd's plain row of each shape the run has: on veth
+		 * the wide one, on a NIC the fans too (their queues and
+		 * workers are not the wide row's) */
+		if (c->def->kernel || c->def->coalesce || c->def->flag ||
+		    (c->def->shape != SH_WIDE && !cfg->dev))
 			continue;
-		cpu_list(g, sizeof(g), c->pl.gen, c->pl.ngen);
-		cpu_list(q, sizeof(q), c->pl.queue, c->pl.ngen);
-		cpu_list(rx, sizeof(rx), c->pl.rx, c->pl.ngen);
-		cpu_list(wk, sizeof(wk), c->pl.wk, c->pl.nwk);
-		printf("scale: width %d: generators on CPUs %s (queues %s), RX threads %s, workers "
-		       "%s\n", c->width, g, q, rx, wk);
+		scale_cpu_list(g, sizeof(g), c->pl.gen, c->pl.ngen);
+		scale_cpu_list(q, sizeof(q), c->pl.queue, c->pl.ngen);
+		scale_cpu_list(rx, sizeof(rx), c->pl.rx, c->pl.ngen);
+		scale_cpu_list(wk, sizeof(wk), c->pl.wk, c->pl.nwk);
+		if (cfg->dev)
+			printf("scale: width %d, %s: RX threads on CPUs %s (queues %s), workers %s\n",
+			       c->width, c->def->name, rx, q, wk);
+		else
+			printf("scale: width %d: generators on CPUs %s (queues %s), RX threads %s, "
+			       "workers %s\n", c->width, g, q, rx, wk);
 	}
 	fflush(stdout);
+}
+
+/* The veth topology, as many queues wide as the widest width. */
+static int veth_up(struct scale_run *sr)
+{
+	struct bench_cfg *bc = &sr->br.cfg;
+
+	if (pick_widths(sr) || make_cells(sr))
+		return -1;
+	bc->sink_port = 9000;
+	bc->sink_ip = "10.77.0.2";
+	bc->veth_queues = sr->veth_queues;
+	bc->nsinks = sr->veth_queues;
+	snprintf(bc->ifname, sizeof(bc->ifname), "vd");
+	return topo_tmpdir(&sr->br.topo) || topo_veth(&sr->br.topo, bc) ? -1 : 0;
+}
+
+/* The NIC checked and its traffic probed: then the widths and cells that
+ * fit what it found. */
+static int dev_up(struct scale_run *sr)
+{
+	return topo_tmpdir(&sr->br.topo) || scale_dev_setup(sr) || pick_widths(sr) ||
+	       make_cells(sr) ? -1 : 0;
 }
 
 int bench_scale(int argc, char **argv)
 {
 	struct scale_run sr = {
-		.cfg = { .rounds = 3, .seconds = 3, .flows = 64, .light_rate = 10000 },
+		.cfg = { .rounds = 3, .seconds = 3, .flows = 64, .light_rate = 10000,
+			 .sink_port = 9000 },
 	};
 	struct bench_cfg *bc = &sr.br.cfg;
 	int failed = 0, rc;
@@ -581,16 +696,11 @@ int bench_scale(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	if (pick_widths(&sr) || make_cells(&sr))
-		goto out;
-	*bc = (struct bench_cfg){ .rounds = sr.cfg.rounds, .seconds = sr.cfg.seconds,
-				  .sink_port = 9000, .sink_ip = "10.77.0.2",
-				  .veth_queues = sr.veth_queues, .nsinks = sr.veth_queues };
-	snprintf(bc->ifname, sizeof(bc->ifname), "vd");
+	*bc = (struct bench_cfg){ .rounds = sr.cfg.rounds, .seconds = sr.cfg.seconds };
 	if (bench_bindir(bc->bindir, sizeof(bc->bindir)))
 		goto out;
 	topo_signals();
-	if (topo_tmpdir(&sr.br.topo) || topo_veth(&sr.br.topo, bc))
+	if (sr.cfg.dev ? dev_up(&sr) : veth_up(&sr))
 		goto out_topo;
 	libbpf_set_print(NULL);
 	print_header(&sr);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ucpumap-bench scale, its own header: the options, the placement and the
- * run loop (scale.c), the results (scale_report.c). It runs on datapath's
- * topology, processes and counters (datapath.h), on a veth pair as many
- * queues wide as its widest row.
+ * run loop (scale.c), the results (scale_report.c), the NIC form
+ * (scale_dev.c). It runs on datapath's topology, processes and counters
+ * (datapath.h): on a veth pair as many queues wide as its widest row, or
+ * with --dev on a NIC's own queues, fed by an external generator.
  */
 #ifndef UCM_BENCH_SCALE_H
 #define UCM_BENCH_SCALE_H
@@ -18,6 +19,9 @@
 #define SCALE_MAX_ROWS		16
 /* The light queues' sinks of the flood rows: port LIGHT_PORT0 + queue. */
 #define LIGHT_PORT0		9100
+/* --dev: the NIC's queues whose counters it follows (ucpumapd serves as
+ * many at most: UCM_STEER_MAX_QUEUES). */
+#define SCALE_DEV_MAX_QUEUES	64
 
 /* What a row feeds where, at width w. */
 enum scale_shape {
@@ -38,7 +42,8 @@ struct scale_rowdef {
 
 /* Where a cell's threads run: generators (each feeds queue cpu % the
  * veth's queues), ucpumapd's RX threads (one per queue, in order) and the
- * workers. */
+ * workers. With --dev there is no generator of ours: ngen counts the
+ * NIC's queues the cell serves (queue[]), gen[] is unused. */
 struct scale_place {
 	int gen[SCALE_MAX_WIDTH], rx[SCALE_MAX_WIDTH], wk[SCALE_MAX_WIDTH];
 	int queue[SCALE_MAX_WIDTH];
@@ -67,6 +72,10 @@ struct scale_cell {
 	double light_sent[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
 	double light_dst[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
 	double flood_sent[SCALE_MAX_ROUNDS], flood_dst[SCALE_MAX_ROUNDS];
+	/* --dev: what each of the NIC's queues received in the window, by
+	 * its own counter (have_qoff: every round had them) */
+	double qoff[SCALE_MAX_ROUNDS][SCALE_DEV_MAX_QUEUES];
+	bool have_qoff;
 };
 
 struct scale_cfg {
@@ -77,22 +86,40 @@ struct scale_cfg {
 	int cpus[APP_MAX_CPUS], ncpus;
 	unsigned long flows, light_rate;
 	bool shared, want[SCALE_MAX_ROWS];
+	bool flows_set, light_set;	/* given: the generators' (not with --dev) */
+	/* --dev IFACE: the NIC's form (scale_dev.c), its sink and ucpumapd's
+	 * flags for a NIC */
+	const char *dev, *sink_ip;
+	unsigned long sink_port;
+	bool zero_copy, busy_poll;
 };
 
-/* A width that did not run, and why. */
+/* What did not run, and why: a whole width (@width, its CPUs), or rows
+ * at some widths (@width 0: @rows at @widths, "" for every width). */
 struct scale_skip {
 	int width;
-	char why[160];
+	char rows[256], widths[64];
+	char why[384];
 };
+/* The widths' skips, and the row skips of --dev (three reasons). */
+#define SCALE_MAX_SKIPS		(SCALE_MAX_WIDTH + 4)
 
 struct scale_run {
 	struct scale_cfg cfg;
 	struct bench_run br;		/* the topology, the processes, the counters */
 	struct scale_cell *cells;
 	int ncells, nrounds;
-	struct scale_skip skip[SCALE_MAX_WIDTH];
+	struct scale_skip skip[SCALE_MAX_SKIPS];
 	int nskip;
 	int veth_queues;
+	/* --dev (scale_dev.c): the NIC's RX queues; the queues the probe
+	 * found the traffic on, in order, each a cell's RX thread; where each
+	 * queue's received count is among the NIC's ethtool statistics (-1:
+	 * none; have_qstats: every queue has one) and the probe's shares */
+	int nic_queues, traffic[SCALE_MAX_WIDTH], ntraffic;
+	int qstat[SCALE_DEV_MAX_QUEUES], nstats;
+	bool have_qstats;
+	double probe_share[SCALE_DEV_MAX_QUEUES];
 	/* The running cell's CPU lists as text, for ucpumapd's command line
 	 * (place_cfg()) */
 	char wk_s[256], rx_s[256], q_s[256];
@@ -103,9 +130,37 @@ const struct scale_rowdef *scale_rowdefs(int *n);
 /* The cell of row @name at width @w, or NULL. */
 const struct scale_cell *scale_cell_of(const struct scale_run *sr, const char *name, int w);
 
+/* "0,1,2" into @buf: 0, or -1 when it does not fit. */
+int scale_cpu_list(char *buf, size_t sz, const int *v, int n);
+/* Row @row skipped at width @w (0: at every width) for @why: added to the
+ * skip with the same reason, or a new one. */
+void scale_skip_row(struct scale_run *sr, const char *row, int w, const char *why);
+
 /* scale_report.c */
 void scale_report(const struct scale_run *sr);
+/* The skips, a line each, every line after @prefix. */
+void scale_print_skips(const struct scale_run *sr, FILE *f, const char *prefix);
 int scale_json(const struct scale_run *sr);
 void scale_chart(const struct scale_run *sr);
+
+/* scale_dev.c: the NIC form, --dev IFACE */
+/* The options' combinations with --dev, and without it: 0, or -1 after a
+ * message (usage). */
+int scale_dev_opts(const struct scale_cfg *cfg);
+/* The NIC checked and its traffic probed, the sink bound, the default
+ * widths set: 0, or -1 after a message, nothing left attached. */
+int scale_dev_setup(struct scale_run *sr);
+/* Why row @def cannot run at width @w on the NIC (*@every: at no width),
+ * or NULL. */
+const char *scale_dev_skip(const struct scale_run *sr, const struct scale_rowdef *def, int w,
+			   bool *every);
+void scale_dev_place(const struct scale_run *sr, const struct scale_rowdef *def, int w,
+		     struct scale_place *pl);
+/* Round @k of cell @c's timed window on the NIC: offered, delivered, each
+ * queue's share. 0, or -1 after a message. */
+int scale_dev_window(struct scale_run *sr, struct scale_cell *c, int k);
+void scale_dev_header(const struct scale_run *sr);
+/* The NIC's queues' shares of what cell @c was offered. */
+void scale_dev_shares(const struct scale_run *sr, const struct scale_cell *c);
 
 #endif /* UCM_BENCH_SCALE_H */

@@ -3,7 +3,8 @@
  * ucpumap-bench scale: the results. A table of every row at every width
  * (the median of the rounds; each ratio the median of the rounds' own
  * ratios, as machines drift), each queue's and worker's share of
- * ucpumapd's work, what the light queues of the flood rows got through,
+ * ucpumapd's work (with --dev also each of the NIC's queues' share of
+ * what was offered), what the light queues of the flood rows got through,
  * the targets, --json's file and --chart's PNG.
  */
 #include <stdio.h>
@@ -68,9 +69,10 @@ static bool ratio(const struct scale_run *sr, const struct scale_cell *a,
 	return true;
 }
 
-/* CPUs a row uses beside the generators: the workers, and ucpumapd's RX
- * threads (the kernel's RX runs in the generators' NAPI, as the XDP
- * program and the copy into ucpumapd's sockets do). */
+/* CPUs a row uses beside the generators (with --dev, beside the NIC's
+ * interrupts): the workers, and ucpumapd's RX threads (the kernel's RX
+ * runs in the generators' or the NIC's NAPI, as the XDP program and the
+ * copy into ucpumapd's sockets do). */
 static int cpus_used(const struct scale_cell *c)
 {
 	return c->pl.nwk + (c->def->kernel ? 0 : c->pl.ngen);
@@ -94,6 +96,8 @@ static void print_shares(const struct scale_run *sr, const struct scale_cell *c)
 {
 	double q[SCALE_MAX_WIDTH] = { 0 }, w[SCALE_MAX_WIDTH] = { 0 }, qs = 0, ws = 0;
 
+	if (sr->cfg.dev)
+		scale_dev_shares(sr, c);
 	if (!c->have_daemon || (c->pl.ngen < 2 && c->pl.nwk < 2))
 		return;
 	for (int k = 0; k < sr->nrounds; k++) {
@@ -208,16 +212,31 @@ static void print_targets(const struct scale_run *sr)
 void scale_report(const struct scale_run *sr)
 {
 	printf("\nResults: median of %d round(s) (min-max), Mpps delivered at the sink; /worker "
-	       "and /CPU per worker CPU and per CPU used beside the generators (ucpumapd: its "
-	       "RX threads' too); x kernel: against the kernel's cpumap at the same width and "
-	       "shape; x w1: against width 1\n", sr->nrounds);
+	       "and /CPU per worker CPU and per CPU used beside the %s (ucpumapd: its RX "
+	       "threads' too); x kernel: against the kernel's cpumap at the same width and "
+	       "shape; x w1: against width 1\n", sr->nrounds,
+	       sr->cfg.dev ? "NIC's interrupts" : "generators");
 	printf("%-24s %2s %-6s %7s %13s %7s %8s %7s %8s %6s\n", "row", "w", "q->wk", "Mpps",
 	       "(min-max)", "offered", "/worker", "/CPU", "x kernel", "x w1");
 	for (int i = 0; i < sr->ncells; i++)
 		print_cell(sr, &sr->cells[i]);
-	for (int i = 0; i < sr->nskip; i++)
-		printf("width %d skipped: %s\n", sr->skip[i].width, sr->skip[i].why);
+	scale_print_skips(sr, stdout, "");
 	print_targets(sr);
+}
+
+void scale_print_skips(const struct scale_run *sr, FILE *f, const char *prefix)
+{
+	for (int i = 0; i < sr->nskip; i++) {
+		const struct scale_skip *s = &sr->skip[i];
+
+		if (s->width)
+			fprintf(f, "%swidth %d skipped: %s\n", prefix, s->width, s->why);
+		else if (s->widths[0])
+			fprintf(f, "%s%s skipped at width(s) %s: %s\n", prefix, s->rows, s->widths,
+				s->why);
+		else
+			fprintf(f, "%s%s skipped at every width: %s\n", prefix, s->rows, s->why);
+	}
 }
 
 /* ---- --json ----------------------------------------------------------------------- */
@@ -238,6 +257,23 @@ static void json_nums(struct json *j, const char *key, const double *v, int n)
 	json_arr_end(j);
 }
 
+/* --dev: what each of the cell's queues received in round @k, by the
+ * NIC's counters, and what the others did (the stack's, not the row's). */
+static void json_dev_run(struct json *j, const struct scale_run *sr, const struct scale_cell *c,
+			 int k)
+{
+	double v[SCALE_MAX_WIDTH], all = 0, in = 0;
+
+	for (int q = 0; q < sr->nic_queues && q < SCALE_DEV_MAX_QUEUES; q++)
+		all += c->qoff[k][q];
+	for (int i = 0; i < c->pl.ngen; i++) {
+		v[i] = c->qoff[k][c->pl.queue[i]];
+		in += v[i];
+	}
+	json_nums(j, "nic_queue_offered", v, c->pl.ngen);
+	json_num(j, "nic_offered_elsewhere", all - in);
+}
+
 static void json_cell(struct json *j, const struct scale_run *sr, const struct scale_cell *c)
 {
 	json_obj(j, NULL);
@@ -247,8 +283,12 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 	json_num(j, "workers", c->pl.nwk);
 	json_num(j, "cpus_used", cpus_used(c));
 	json_str(j, "ok", c->failed ? "no" : "yes");
-	json_cpus(j, "gen_cpus", c->pl.gen, c->pl.ngen);
-	json_cpus(j, "vd_queues", c->pl.queue, c->pl.ngen);
+	if (sr->cfg.dev) {
+		json_cpus(j, "nic_queues", c->pl.queue, c->pl.ngen);
+	} else {
+		json_cpus(j, "gen_cpus", c->pl.gen, c->pl.ngen);
+		json_cpus(j, "vd_queues", c->pl.queue, c->pl.ngen);
+	}
 	if (!c->def->kernel)
 		json_cpus(j, "rx_cpus", c->pl.rx, c->pl.ngen);
 	json_cpus(j, "worker_cpus", c->pl.wk, c->pl.nwk);
@@ -257,6 +297,8 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 		json_obj(j, NULL);
 		json_num(j, "offered_pps", c->sent[k] / sr->cfg.seconds);
 		json_num(j, "delivered_pps", c->dst[k]);
+		if (c->have_qoff)
+			json_dev_run(j, sr, c, k);
 		if (c->have_daemon) {
 			json_nums(j, "queue_rx", c->qrx[k], c->pl.ngen);
 			json_nums(j, "worker_processed", c->wproc[k], c->pl.nwk);
@@ -295,11 +337,24 @@ int scale_json(const struct scale_run *sr)
 	json_num(&j, "flows_per_queue", sr->cfg.flows);
 	json_num(&j, "light_rate", sr->cfg.light_rate);
 	json_str(&j, "shared_cpus", sr->cfg.shared ? "yes" : "no");
+	if (sr->cfg.dev) {
+		json_str(&j, "dev", sr->cfg.dev);
+		json_num(&j, "nic_rx_queues", sr->nic_queues);
+		json_cpus(&j, "traffic_queues", sr->traffic, sr->ntraffic);
+		json_str(&j, "nic_queue_counters", sr->have_qstats ? "yes" : "no");
+	}
 	json_arr(&j, "skipped");
 	for (int i = 0; i < sr->nskip; i++) {
+		const struct scale_skip *s = &sr->skip[i];
+
 		json_obj(&j, NULL);
-		json_num(&j, "width", sr->skip[i].width);
-		json_str(&j, "why", sr->skip[i].why);
+		if (s->width) {
+			json_num(&j, "width", s->width);
+		} else {
+			json_str(&j, "rows", s->rows);
+			json_str(&j, "widths", s->widths[0] ? s->widths : "all");
+		}
+		json_str(&j, "why", s->why);
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
@@ -326,9 +381,10 @@ void scale_chart(const struct scale_run *sr)
 		return;
 	}
 	fprintf(f, "set terminal pngcairo size 900,500\nset output '%s'\n"
-		"set title 'ucpumap at width on veth: a generator per queue (median of %d rounds)'\n"
+		"set title 'ucpumap at width on %s (median of %d rounds)'\n"
 		"set xlabel 'width: queues = RX threads = workers'\nset ylabel 'Mpps delivered'\n"
-		"set yrange [0:*]\nset logscale x 2\nset xtics (", sr->cfg.chart, sr->nrounds);
+		"set yrange [0:*]\nset logscale x 2\nset xtics (", sr->cfg.chart,
+		sr->cfg.dev ? sr->cfg.dev : "veth: a generator per queue", sr->nrounds);
 	for (int k = 0; k < sr->cfg.nwidths; k++)
 		fprintf(f, "%s%d", k ? ", " : "", sr->cfg.widths[k]);
 	fprintf(f, ")\nset key left top\nplot ");
