@@ -160,7 +160,8 @@ static int stats_count(const char *ifname)
 	return n > 0 ? n : -1;
 }
 
-/* Queue @q's statistic, by the names @gs holds: its index, or -1. */
+/* Each queue's received-packets statistic among the names @gs holds, into
+ * sr->qstat[] (-1: none), by the first family of qstat_fmt that names any. */
 static void qstats_match(struct scale_run *sr, const struct ethtool_gstrings *gs)
 {
 	for (int f = 0; f < ARRAY_SIZE(qstat_fmt); f++) {
@@ -273,8 +274,9 @@ static int traffic_queues(struct scale_run *sr, const uint64_t *a, const uint64_
 	for (int q = 0; q < nq; q++)
 		all += b[q] - a[q];
 	if (all < PROBE_MIN / 2) {
-		printf("scale: %s's per-queue counters moved by %.0f packets while it received "
-		       "more: not used\n", sr->cfg.dev, all);
+		printf("scale: %s's per-queue counters counted %.0f of the packets it received in "
+		       "the probe: not used, the traffic is taken to be on every RX queue\n",
+		       sr->cfg.dev, all);
 		sr->have_qstats = false;
 		return 0;
 	}
