@@ -18,9 +18,10 @@ static void usage(FILE *f)
 "  datapath  the whole path on veth, or a NIC with --dev (root): kernel\n"
 "            XDP_PASS and cpumap, ucpumapd's modes, the tun ceiling, DPDK\n"
 "            testpmd, and both directions at once\n"
-"  scale     the datapath at width on veth (root): N queues, a generator\n"
-"            per queue, ucpumapd against the kernel's cpumap; fan-in,\n"
-"            fan-out, and one queue flooding beside light ones\n"
+"  scale     the datapath at width on veth, or a NIC's queues with --dev\n"
+"            (root): N queues, a generator per queue, ucpumapd against the\n"
+"            kernel's cpumap; fan-in, fan-out, and one queue flooding\n"
+"            beside light ones\n"
 "\n"
 "'ucpumap-bench COMMAND --help' shows the options of a command.\n");
 }

@@ -58,18 +58,22 @@ setup() {
 	command -v python3 > /dev/null || { echo "SKIP: $name: needs python3"; exit 0; }
 }
 
-ns_before=
-# The bench's namespaces now, one name a line.
-bench_ns() { ip netns list 2> /dev/null | awk '/^ucm-bench-/ {print $1}' | sort; }
+run_pid=
+# The bench's namespaces now, one name a line; with a pid, only those of
+# that bench (ucm-bench-*-PID): another bench running meanwhile is not ours.
+bench_ns() {
+	ip netns list 2> /dev/null | awk -v p="${1:-}" \
+		'/^ucm-bench-/ && (p == "" || $1 ~ ("-" p "$")) {print $1}' | sort
+}
 
 # The tiny run, bounded: $rc, $tmp/run.out, $tmp/s.json, $tmp/s.png.gp.
 tiny() {
 	local shared= bpid
 	[ "$(nproc)" -lt 6 ] && shared=--shared-cpus
-	ns_before=$(bench_ns)
 	"$BUILD/ucpumap-bench" scale --widths 1,2 --rounds 1 --seconds 0.5 $shared \
 		--json "$tmp/s.json" --chart "$tmp/s.png" > "$tmp/run.out" 2>&1 &
 	bpid=$!
+	run_pid=$bpid
 	lib_pid "$bpid"
 	for _ in $(seq 1200); do kill -0 "$bpid" 2> /dev/null || break; sleep 0.1; done
 	kill -0 "$bpid" 2> /dev/null && { kill "$bpid"; sleep 2; }
@@ -171,10 +175,12 @@ case_chart() {
 
 case_cleanup() {
 	lib_need run
-	if [ "$(bench_ns)" = "$ns_before" ]; then
+	local left
+	left=$(bench_ns "$run_pid")
+	if [ -z "$left" ]; then
 		ok cleanup
 	else
-		bad cleanup "namespaces left: $(comm -13 <(echo "$ns_before") <(bench_ns) | tr '\n' ' ')"
+		bad cleanup "namespaces left: $(echo $left)"
 	fi
 }
 
