@@ -53,6 +53,8 @@ void ucm_frame_loc_name(enum ucm_frame_loc loc, const char *name)
 
 const char *ucm_frame_loc_str(enum ucm_frame_loc loc)
 {
+	if ((unsigned int)loc == UCM_LOC_CHAIN)
+		return "chain";
 	if ((unsigned int)loc >= UCM_LOC__MAX || !loc_names[loc])
 		return "unknown";
 	return loc_names[loc];

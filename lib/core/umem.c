@@ -421,7 +421,10 @@ static int pool_audit(struct ucm_pool *pool, struct ucm_pool_audit *a)
 		uint64_t addr = pool->base + ((uint64_t)i << pool->umem->frame_shift);
 		enum ucm_frame_loc loc = ucm_frame_loc(pool->umem, addr);
 
-		a->loc[loc < UCM_LOC__MAX ? loc : UCM_LOC_APP]++;
+		if (loc == UCM_LOC_CHAIN)
+			a->chain++;
+		else
+			a->loc[loc < UCM_LOC__MAX ? loc : UCM_LOC_APP]++;
 		/* A frame tagged as parked in a tier must have been found
 		 * in it above. */
 		if (!err && !seen[i] && (loc == UCM_LOC_STACK ||
@@ -528,6 +531,7 @@ int ucm_umem__audit(struct ucm_umem *umem, struct ucm_pool_audit *sum,
 		t.tagged = a.tagged;
 		for (l = 0; l < UCM_LOC__MAX; l++)
 			t.loc[l] += a.loc[l];
+		t.chain += a.chain;
 	}
 	if (sum)
 		ucm_stats_out(sum, sz, &t, sizeof(t));

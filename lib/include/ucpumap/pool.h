@@ -109,8 +109,9 @@ enum ucm_frame_loc {
 };
 /* A later frame of a packet of several (AF_XDP multi-buffer): it goes
  * wherever the packet's first frame goes, listed in that frame's headroom
- * (lib/engine/chain.h), and comes home with it. */
-#define UCM_LOC_CHAIN		(UCM_LOC__MAX - 1)
+ * (lib/engine/chain.h), and comes home with it. Past the places the
+ * audit's @loc counts (its size is ABI): counted in its @chain. */
+#define UCM_LOC_CHAIN		UCM_LOC__MAX
 
 UCM_API const char *ucm_frame_loc_str(enum ucm_frame_loc loc);
 
@@ -161,11 +162,14 @@ struct ucm_pool_stats {
  * @loc: frames per location; debug builds count the tags, release builds
  *       fill in STACK, CACHE and RING from the tiers and put the rest in APP
  * @tagged: true when @loc comes from per-frame tags (debug build)
+ * @chain: frames in UCM_LOC_CHAIN (debug builds; release builds count
+ *         them in APP)
  */
 struct ucm_pool_audit {
 	uint32_t frames;
 	uint32_t loc[UCM_LOC__MAX];
 	bool tagged;
+	uint32_t chain;
 };
 
 /**
