@@ -36,12 +36,17 @@ import time
 PORT = 9000
 SIZES4 = [1, 18, 100, 512, 1000, 1472]	# 1472 + 28 = 1500, the MTU
 SIZES6 = [1, 18, 100, 512, 1000, 1452]	# 1452 + 48 = 1500
+# MTU 9000 (test-jumbo): one frame, two, three (8972 + 28 = 9000)
+SIZESJ4 = [1472, 4000, 8972]
+SIZESJ6 = [1452, 3980, 8952]
 # path name -> (family, sizes, first source port)
 PATHS = {
     "ipv4": (socket.AF_INET, SIZES4, 31000),
     "ipv6": (socket.AF_INET6, SIZES6, 32000),
     "vlan4": (socket.AF_INET, SIZES4, 33000),
     "vlan6": (socket.AF_INET6, SIZES6, 34000),
+    "jumbo4": (socket.AF_INET, SIZESJ4, 35000),
+    "jumbo6": (socket.AF_INET6, SIZESJ6, 36000),
 }
 
 
@@ -125,8 +130,10 @@ class RawUdp:
 
 
 def exact_send(a):
-    dst = {"ipv4": a.v4, "ipv6": a.v6, "vlan4": a.vlan4, "vlan6": a.vlan6}
-    src = {"ipv4": a.src4, "ipv6": a.src6, "vlan4": a.srcvlan4, "vlan6": a.srcvlan6}
+    dst = {"ipv4": a.v4, "ipv6": a.v6, "vlan4": a.vlan4, "vlan6": a.vlan6,
+           "jumbo4": a.v4, "jumbo6": a.v6}
+    src = {"ipv4": a.src4, "ipv6": a.src6, "vlan4": a.srcvlan4, "vlan6": a.srcvlan6,
+           "jumbo4": a.src4, "jumbo6": a.src6}
     paths = [p for p in a.paths.split(",") if p]
     socks = {}
     for p, cls, size in classes(paths):
