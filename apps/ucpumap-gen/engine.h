@@ -96,4 +96,20 @@ int64_t xsk_tx_send(void *x, uint64_t n);
 bool xsk_tx_zerocopy(const struct xsk_tx *x);
 void xsk_tx_close(struct xsk_tx *x);
 
+/* ---- AF_PACKET (packet.c) ---------------------------------------------- */
+
+/* Frames per sendmmsg() at most: --batch's limit. */
+#define PACKET_BATCH_MAX	256
+
+struct packet_tx;
+
+/* An AF_PACKET socket sending @t out of interface @ifindex, @batch frames a
+ * call (0: 64); a send returns early once *@stop is set. NULL with a
+ * message on stderr. */
+struct packet_tx *packet_open(int ifindex, const struct gen_tmpl *t, uint32_t batch,
+			      const volatile sig_atomic_t *stop);
+/* A gen_send_fn: the frames the calls took. */
+int64_t packet_send(void *p, uint64_t n);
+void packet_close(struct packet_tx *p);
+
 #endif /* UCM_GEN_ENGINE_H */

@@ -46,6 +46,7 @@
 #include "util.h"
 
 #define MAX_FRAME	3408	/* what a live frame holds (page - headroom - shinfo) */
+#define MAX_JUMBO	(9216 + 14)	/* the packet engine's: a jumbo MTU's frame */
 #define ETH_HLEN_	14
 #define IP4_HLEN	20
 #define IP6_HLEN	40
@@ -62,6 +63,7 @@ static void on_signal(int sig)
 static const struct opt_enum engines[] = {
 	{ "live", ENGINE_LIVE },
 	{ "xsk", ENGINE_XSK },
+	{ "packet", ENGINE_PACKET },
 	{ NULL }
 };
 
@@ -85,11 +87,12 @@ static const struct opt gen_opts[] = {
 		.flags = OPT_F_DEFAULT, .metavar = "P", .help = "first source port"),
 	OPT_DEF("dst-port", OPT_UINT, struct gen_opts, dport, .lo = 1, .hi = 65535,
 		.flags = OPT_F_DEFAULT, .metavar = "P", .help = "destination port"),
-	OPT_DEF("size", OPT_UINT, struct gen_opts, size, .lo = 14, .hi = MAX_FRAME,
+	OPT_DEF("size", OPT_UINT, struct gen_opts, size, .lo = 14, .hi = MAX_JUMBO,
 		.seen = OPT_REF(struct gen_opts, size_set), .metavar = "BYTES",
 		.help = "frame length from the Ethernet header to the end of the payload, no FCS "
 			"(default 64, or 70 for IPv6 with --seq; 42-3408 for IPv4, 62-3408 for "
-			"IPv6, 8 more with --seq; at most IFACE's MTU + 14)"),
+			"IPv6, 8 more with --seq; up to 9230 with --engine packet; at most "
+			"IFACE's MTU + 14)"),
 	OPT_DEF("flows", OPT_UINT, struct gen_opts, flows, .lo = 1, .hi = 65535,
 		.flags = OPT_F_DEFAULT, .metavar = "N",
 		.help = "N source ports, in turn: P .. P+N-1"),
@@ -110,7 +113,9 @@ static const struct opt gen_opts[] = {
 	OPT_DEF("engine", OPT_ENUM, struct gen_opts, engine, .vals = engines, .metavar = "ENGINE",
 		.help = "live (default): the XDP live-frame test run;\n"
 			"xsk: an AF_XDP socket's TX ring (zero-copy when the driver can; slower "
-			"on veth, which copies)"),
+			"on veth, which copies);\n"
+			"packet: an AF_PACKET socket, sendmmsg() (slower still; frames past 3408 "
+			"bytes: jumbo frames)"),
 	OPT_DEF("queue", OPT_UINT, struct gen_opts, queue, .lo = 0, .hi = 1023,
 		.seen = OPT_REF(struct gen_opts, queue_set), .metavar = "Q",
 		.help = "the TX queue of --engine xsk (default 0)"),
@@ -219,6 +224,11 @@ static int parse_args(int argc, char **argv, struct gen_opts *c)
 			c->ipv6 ? "IPv6" : "IPv4", c->seq ? " with --seq" : "", hdr);
 		return -1;
 	}
+	if (c->size > MAX_FRAME && c->engine != ENGINE_PACKET) {
+		fprintf(stderr, "--size %lu: the %s engine's frames hold %d bytes at most: give --engine packet for larger ones\n",
+			c->size, c->engine == ENGINE_XSK ? "xsk" : "live", MAX_FRAME);
+		return -1;
+	}
 	if (c->sport + c->flows - 1 > 65535) {
 		fprintf(stderr, "--flows %lu from --src-port %lu runs past port 65535; lower one of them\n",
 			c->flows, c->sport);
@@ -309,6 +319,7 @@ struct sender {
 	char name[64];
 	struct live *l;
 	struct xsk_tx *x;
+	struct packet_tx *p;
 };
 
 static int sender_open(const struct gen_opts *c, int ifindex, const struct gen_tmpl *t,
@@ -316,6 +327,15 @@ static int sender_open(const struct gen_opts *c, int ifindex, const struct gen_t
 {
 	struct ucm_gen_cfg gc = {};
 
+	if (c->engine == ENGINE_PACKET) {
+		s->p = packet_open(ifindex, t, c->batch, &gen_stop);
+		if (!s->p)
+			return -1;
+		s->send = packet_send;
+		s->ctx = s->p;
+		snprintf(s->name, sizeof(s->name), "packet engine");
+		return 0;
+	}
 	if (c->engine == ENGINE_XSK) {
 		s->x = xsk_tx_open(c->dev, c->queue, t, c->batch, &gen_stop);
 		if (!s->x)
@@ -343,8 +363,10 @@ static void sender_close(const struct gen_opts *c, struct sender *s)
 {
 	if (c->engine == ENGINE_LIVE)
 		live_close(s->l);
-	else
+	else if (c->engine == ENGINE_XSK)
 		xsk_tx_close(s->x);
+	else
+		packet_close(s->p);
 }
 
 static void print_banner(const struct gen_opts *c, const char *ename)
@@ -391,7 +413,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	frame = calloc(1, MAX_FRAME);
+	frame = calloc(1, MAX_JUMBO);
 	if (!frame)
 		return 1;
 	build_template(&c, smac, frame);

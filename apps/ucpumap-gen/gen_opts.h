@@ -15,7 +15,7 @@
 
 #include "engine.h"
 
-enum gen_engine { ENGINE_LIVE, ENGINE_XSK };
+enum gen_engine { ENGINE_LIVE, ENGINE_XSK, ENGINE_PACKET };
 
 struct gen_opts {
 	const char *dev;
