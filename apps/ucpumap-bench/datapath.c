@@ -125,6 +125,10 @@ static const struct opt dp_opts[] = {
 		.metavar = "US", .help = "ucpumapd's --spin-us"),
 	OPT_DEF("poll", OPT_FLAG, struct bench_cfg, poll,
 		.help = "ucpumapd's --poll (it needs --rx-cpus, and CPUs to spare)"),
+	OPT_DEF("mtu", OPT_UINT, struct bench_cfg, mtu, .lo = 1280, .hi = 9000, .metavar = "N",
+		.help = "the veth pair's MTU (default 1500); the UDP rows send N + 14-byte "
+			"frames (past 3408 bytes through an AF_PACKET socket, slower than the "
+			"live frames), the XDP programs are loaded frags-aware"),
 	OPT_DEF("zero-copy", OPT_FLAG, struct bench_cfg, zero_copy, .help = "ucpumapd's --zero-copy"),
 	OPT_DEF("busy-poll", OPT_FLAG, struct bench_cfg, busy_poll, .help = "ucpumapd's --busy-poll"),
 	{}
@@ -162,9 +166,10 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 				"that the external generator sends to\n");
 			return -1;
 		}
-		if (cfg->rate || cfg->v6) {
-			fprintf(stderr, "datapath: --rate and --ipv6 are the generator's: with --dev "
-				"it runs outside, set them there (the sink's family follows "
+		if (cfg->rate || cfg->v6 || cfg->mtu) {
+			fprintf(stderr, "datapath: --rate, --ipv6 and --mtu are the generator's and "
+				"the topology's: with --dev the generator runs outside and the NIC's "
+				"MTU is yours, set them there (the sink's family follows "
 				"--sink-ip)\n");
 			return -1;
 		}

@@ -66,6 +66,10 @@ struct bench_cfg {
 	 * sink's sockets in one SO_REUSEPORT group (0: one socket): the
 	 * scale bench's, N queues wide (scale.c). */
 	int veth_queues, nsinks;
+	/* --mtu: the veth pair's (0: its default); the UDP rows then send
+	 * frames of mtu + 14 bytes (ucpumap-gen's packet engine past what a
+	 * live frame holds) and the XDP programs are frags-aware */
+	unsigned long mtu;
 };
 
 /* ---- the rows (rows.c, kinds.c, latency.c) -------------------------------- */
@@ -304,6 +308,7 @@ int daemon_json_line(const struct daemon_run *d, char *line, size_t sz);
 /* ---- the traffic (traffic.c) ---------------------------------------------- */
 
 #define GEN_OUT	256	/* the generator's output file name */
+#define GEN_LIVE_MAX	3408	/* ucpumap-gen's live frames hold this much */
 int run_traffic(struct bench_run *br, const char *tag, int flows, double *sent,
 		double *dev_dst);
 pid_t gen_start(struct bench_run *br, const char *tag, int flows, char *out);

@@ -30,14 +30,24 @@
 
 /* ---- kernel-pass, kernel-cpumap ------------------------------------------------- */
 
+/* Past 1500 bytes the programs are frags-aware: veth refuses any other
+ * once its MTU is more than a page holds, and a jumbo frame comes to
+ * them in several buffers. */
+static bool bench_frags(const struct bench_cfg *cfg)
+{
+	return cfg->mtu > 1500;
+}
+
 /* r0 = @action (XDP_PASS, XDP_DROP); exit. Return the program's fd. */
-static int xdp_const_attach(int ifindex, int action)
+static int xdp_const_attach(const struct bench_cfg *cfg, int ifindex, int action)
 {
 	struct bpf_insn insns[] = {
 		{ .code = 0xb7, .dst_reg = 0, .imm = action },	/* BPF_ALU64|BPF_MOV|BPF_K */
 		{ .code = 0x95 },				/* BPF_JMP|BPF_EXIT */
 	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "ucm_bench_pass", "GPL", insns, 2, NULL);
+	LIBBPF_OPTS(bpf_prog_load_opts, po,
+		    .prog_flags = bench_frags(cfg) ? BPF_F_XDP_HAS_FRAGS : 0);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "ucm_bench_pass", "GPL", insns, 2, &po);
 
 	if (fd < 0)
 		return fd;
@@ -59,7 +69,8 @@ static void xdp_const_detach(int ifindex, int fd)
 struct ucm_xdp *kernel_cpumap_attach(const struct bench_cfg *cfg, int ifindex)
 {
 	struct ucm_xdp_opts o = { .sz = sizeof(o), .nworkers = cfg->nwcpu,
-				  .policy = UCM_STEER_L4_HASH };
+				  .policy = UCM_STEER_L4_HASH,
+				  .load_flags = bench_frags(cfg) ? UCM_XDP_F_FRAGS : 0 };
 	struct ucm_xdp *x = ucm_xdp__load(&o);
 
 	if (!x || ucm_xdp__set_kernel_cpumap(x, cfg->wcpu, cfg->nwcpu, 2048) ||
@@ -90,7 +101,7 @@ int row_kernel(struct bench_run *br, struct row *r, int round)
 	uint64_t d0, d1;
 
 	if (row_kind(r) == K_KPASS) {
-		pfd = xdp_const_attach(ifindex, XDP_PASS);
+		pfd = xdp_const_attach(cfg, ifindex, XDP_PASS);
 		if (pfd < 0) {
 			fprintf(stderr, "datapath: kernel-pass: cannot attach XDP_PASS\n");
 			return -1;
@@ -348,7 +359,7 @@ int row_tun(struct bench_run *br, struct row *r, int round)
 	pid_t g = 0;
 
 	len = ceiling_packets(cfg, pkt, TUN_NPKT);
-	xfd = xdp_const_attach(ifindex, XDP_DROP);
+	xfd = xdp_const_attach(cfg, ifindex, XDP_DROP);
 	if (xfd < 0) {
 		fprintf(stderr, "datapath: tun-ceiling: cannot attach XDP_DROP to %s\n",
 			cfg->ifname);

@@ -39,8 +39,9 @@ static void print_flat(const struct bench_run *br, int nr)
 		flat |= r->on && !r->def->ops->tcp && !r->def->ops->latency;
 	}
 	if (flat)
-		printf("\n%-28s %22s %22s %22s %22s   (Mpps: median (min-max) over %d round(s))\n",
-		       "row", br->cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx", nr);
+		printf("\n%-28s %22s %22s %22s %22s%s   (Mpps: median (min-max) over %d round(s))\n",
+		       "row", br->cfg.dev ? "offered" : "sent", "src rx", "drops", "dst rx",
+		       br->cfg.mtu ? "   dst Gbit/s" : "", nr);
 	for (int i = 0; i < br->nrows; i++) {
 		struct row *r = &br->rows[i];
 		double sent[MAX_ROUNDS], drops[MAX_ROUNDS];
@@ -62,6 +63,12 @@ static void print_flat(const struct bench_run *br, int nr)
 		print_stats_col(r->src, nr, r->have_src);
 		print_stats_col(drops, nr, true);
 		print_stats_col(r->dst, nr, true);
+		if (br->cfg.mtu) {	/* the frames' bytes, Ethernet header on */
+			struct run_stats st;
+
+			run_stats(r->dst, nr, &st);
+			printf("   %11.2f", st.median * (br->cfg.mtu + 14) * 8 / 1e9);
+		}
 		printf("\n");
 	}
 }
@@ -596,6 +603,7 @@ void report_json(const struct bench_run *br, int nr)
 	json_str(&j, "cpus", br->cfg.cpus);
 	json_num(&j, "seconds", br->cfg.seconds);
 	json_u64(&j, "rate", br->cfg.rate);
+	json_u64(&j, "mtu", br->cfg.mtu ? br->cfg.mtu : 1500);
 	json_arr(&j, "rows");
 	for (int i = 0; i < br->nrows; i++)
 		if (br->rows[i].on)

@@ -412,7 +412,7 @@ static void ns_mac(const char *ns, const char *ifname, char *mac, size_t sz)
  * A frame the generator's live engine redirects out of vg lands on vd's
  * RX queue (sending CPU) % nq, and that queue's NAPI runs on the sending
  * CPU (veth's ndo_xdp_xmit): one generator per CPU feeds one queue. */
-static int veth_pair(struct bench_topo *t, int nq)
+static int veth_pair(struct bench_topo *t, int nq, unsigned long mtu)
 {
 	const char *ns_gen = t->ns_gen, *ns_dut = t->ns_dut;
 
@@ -432,6 +432,11 @@ static int veth_pair(struct bench_topo *t, int nq)
 	}
 	/* best effort: where ethtool is missing the rows still run */
 	sh("ip netns exec %s ethtool -K vg tx off >/dev/null 2>&1", ns_gen);
+	if (mtu && sh("ip -n %s link set vg mtu %lu && ip -n %s link set vd mtu %lu",
+		      ns_gen, mtu, ns_dut, mtu)) {
+		fprintf(stderr, "datapath: cannot set the veth pair's MTU to %lu\n", mtu);
+		return -1;
+	}
 	return 0;
 }
 
@@ -441,7 +446,7 @@ int topo_veth(struct bench_topo *t, const struct bench_cfg *cfg)
 	char path[128];
 	int fd;
 
-	if (veth_pair(t, cfg->veth_queues > 0 ? cfg->veth_queues : 1))
+	if (veth_pair(t, cfg->veth_queues > 0 ? cfg->veth_queues : 1, cfg->mtu))
 		return -1;
 	snprintf(path, sizeof(path), "/run/netns/%s", t->ns_dut);
 	fd = open(path, O_RDONLY);

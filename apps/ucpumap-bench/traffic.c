@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/if_ether.h>
 
 #include "datapath.h"
 
@@ -38,11 +39,11 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 {
 	const struct bench_cfg *cfg = &br->cfg;
 	struct bench_topo *t = &br->topo;
-	char dur[32], rate[32], gen[600], port[16], nflows[16], cpu[16], sport[16];
-	char *argv[] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg->sink_ip, "--dst-mac",
-			 t->vd_mac, "--dst-port", port, "--flows", nflows, "--cpu", cpu,
-			 "--duration", dur, "--rate", rate, g->sport ? "--src-port" : NULL,
-			 sport, NULL };
+	char dur[32], rate[32], gen[600], port[16], nflows[16], cpu[16], sport[16], size[16];
+	char *argv[24] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg->sink_ip, "--dst-mac",
+			   t->vd_mac, "--dst-port", port, "--flows", nflows, "--cpu", cpu,
+			   "--duration", dur, "--rate", rate };
+	int n = 17;
 
 	snprintf(out, GEN_OUT, "%s/gen-%s", t->tmpdir, tag);
 	snprintf(gen, sizeof(gen), "%s/ucpumap-gen", cfg->bindir);
@@ -52,6 +53,20 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 	snprintf(dur, sizeof(dur), "%g", g->seconds);
 	snprintf(rate, sizeof(rate), "%.0f", g->rate);
 	snprintf(port, sizeof(port), "%u", g->dport);
+	if (g->sport) {
+		argv[n++] = "--src-port";
+		argv[n++] = sport;
+	}
+	/* --mtu: frames of the MTU, through the packet engine past what a
+	 * live frame holds; else the generator's default, 64 bytes */
+	if (cfg->mtu) {
+		snprintf(size, sizeof(size), "%lu", cfg->mtu + ETH_HLEN);
+		argv[n++] = "--size";
+		argv[n++] = size;
+		argv[n++] = "--engine";
+		argv[n++] = cfg->mtu + ETH_HLEN > GEN_LIVE_MAX ? "packet" : "live";
+	}
+	argv[n] = NULL;
 	return spawn(t, t->ns_gen, out, argv);
 }
 

@@ -25,6 +25,10 @@
 #   bad-xdp-present    a program already on the interface is refused
 #   dev            --dev on a veth fed by a generator of its own (dev-run,
 #                  the rows, offered-*, delivered-*, src-rx-*, dev-cleanup)
+#   jumbo          --mtu 9000: the UDP rows in 9014-byte frames (the
+#                  generator's packet engine, frags-aware programs, ucpumapd
+#                  in packets of three frames) and one TCP stream, each
+#                  positive; the table's Gbit/s column agrees with its Mpps
 #
 # Root. One PASS/FAIL/SKIP line per case; the bench makes and removes its
 # own namespaces; this script's own (--dev) are removed on exit, and every
@@ -32,7 +36,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
-cases="v4 cleanup v6 bad-settings bad-xdp-present dev"
+cases="v4 cleanup v6 bad-settings bad-xdp-present dev jumbo"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 nsg=ucm-tbd-g-$$
@@ -227,6 +231,8 @@ case_bad_settings() {
 	bad_setting dev-missing 1 "no such interface" --dev nosuch0 --sink-ip 10.78.0.2
 	bad_setting sink-not-local 1 "must be an address of this host" --dev vd --sink-ip 10.78.0.9
 	bad_setting rate-with-dev 2 "the generator's" --dev vd --sink-ip 10.78.0.2 --rate 1000
+	bad_setting mtu-with-dev 2 "the NIC's MTU is yours" --dev vd --sink-ip 10.78.0.2 --mtu 9000
+	bad_setting mtu-range 2 "mtu" --mtu 9001
 	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
 	bad_setting queues-syntax 2 "--queues: give queue numbers" --dev vd --sink-ip 10.78.0.2 --queues x
 	bad_setting unknown-row 2 "unknown row" --rows cpumap,nosuch
@@ -301,6 +307,24 @@ PY
 		echo "FAIL: $name/dev-cleanup: XDP or the tun left on the interface"
 	else
 		echo "PASS: $name/dev-cleanup"
+	fi
+}
+
+case_jumbo() {
+	local line mpps gbps
+	if run_bench jumbo 90 "" --mtu 9000 --rounds 1 --seconds 1 \
+		--rows kernel-pass,kernel-cpumap,cpumap,tcp-kernel-cpumap,tcp --json "$tmp/jumbo.json"; then
+		check jumbo kernel-pass kernel-cpumap cpumap tcp-kernel-cpumap tcp
+		# cpumap's dst rx (Mpps) and Gbit/s: 9014-byte frames
+		line=$(grep '^cpumap ' "$tmp/jumbo.out" | head -1)
+		mpps=$(echo "$line" | awk '{print $(NF-2)}')
+		gbps=$(echo "$line" | awk '{print $NF}')
+		if [ "$(jget "$tmp/jumbo.json" "d['mtu']")" = 9000 ] &&
+			awk -v m="$mpps" -v g="$gbps" 'BEGIN { e = m * 9014 * 8 / 1e3; exit !(m > 0 && g > e * 0.98 && g < e * 1.02) }'; then
+			ok jumbo-gbps "cpumap $mpps Mpps, $gbps Gbit/s"
+		else
+			bad jumbo-gbps "the table says '$line', the JSON mtu $(jget "$tmp/jumbo.json" "d['mtu']")"
+		fi
 	fi
 }
 

@@ -21,11 +21,16 @@
 #                  1, nothing attached
 #   frame-2048     --frame-size 2048 (five frames for 8972 bytes):
 #                  datagrams intact, every frame home
+#   gen-packet     ucpumap-gen's packet engine (an AF_PACKET socket):
+#                  300 frames of 9014 bytes arrive at a socket behind vd,
+#                  8972-byte datagrams whose checksums the stack took
+#   gen-size-live  a frame past a page with the live engine: a message
+#                  naming --engine packet, exit 2
 #   cleanup        nothing left in the namespaces
 set -u
 BUILD=${BUILD:-build}
 name=test-jumbo
-cases="start udp4 udp6 tcp load stop two-way frame-2048 cleanup"
+cases="start udp4 udp6 tcp load stop two-way frame-2048 gen-packet gen-size-live cleanup"
 daemon=$BUILD/ucpumapd
 gen=ucm-jg-$$
 dut=ucm-jd-$$
@@ -216,6 +221,48 @@ case_frame_2048() {
 		bad frame-2048 "no word of 6 frames: $(grep multi-buffer "$D_ERR")"
 	else
 		ok frame-2048 "150 datagrams in 2048-byte frames; $(grep '^conservation' "$D_OUT")"
+	fi
+}
+
+case_gen_packet() {
+	local rpid got
+	lib_need frame-2048	# no daemon on vd now: the stack receives
+	ip netns exec "$dut" "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 33, 32 << 20)
+s.bind(("'$D4'", 7400)); s.settimeout(3); open(sys.argv[1], "w").close()
+n = 0
+try:
+    while True:
+        n += len(s.recv(65535)) == 8972
+except socket.timeout:
+    pass
+print(n)' "$tmp/gp-ready" > "$tmp/gp.out" 2>&1 &
+	rpid=$!
+	lib_pid $rpid
+	wait_file "$tmp/gp-ready" 50 &&
+		lib_run ip netns exec "$gen" timeout 20 "$BUILD/ucpumap-gen" --dev vg --engine packet \
+			--size 9014 --dst-ip $D4 --dst-port 7400 --count 300 --rate 3000 --flows 4 \
+			> "$tmp/gp-gen.out" 2>&1
+	lib_wait $rpid
+	got=$(tail -1 "$tmp/gp.out")
+	if [ "$got" = 300 ] && grep -q "packet engine" "$tmp/gp-gen.out"; then
+		ok gen-packet "300 frames of 9014 bytes, $(grep '^total' "$tmp/gp-gen.out")"
+	else
+		bad gen-packet "received ${got:-nothing} of 300: $(tail -2 "$tmp/gp-gen.out" | tr '\n' ' ')"
+	fi
+}
+
+case_gen_size_live() {
+	local rc
+	lib_run ip netns exec "$gen" timeout 10 "$BUILD/ucpumap-gen" --dev vg --size 5000 \
+		--dst-ip $D4 --count 1 > "$tmp/gl.out" 2>&1
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q "give --engine packet for larger ones" "$tmp/gl.out"; then
+		ok gen-size-live "$(head -1 "$tmp/gl.out")"
+	else
+		bad gen-size-live "status $rc: $(head -2 "$tmp/gl.out" | tr '\n' ' ')"
 	fi
 }
 
