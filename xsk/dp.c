@@ -216,6 +216,9 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 	}
 	dp->ifindex = if_nametoindex(dp->c.ifname);
 	ucm_dp_resolve_mtu(&dp->c);
+	err = ucm_dp_chain_frames(&dp->c);
+	if (err)
+		goto out_free;
 	dp->fin = calloc(1, sizeof(*dp->fin));
 	if (dp->fin) {
 		dp->fin->es = calloc(dp->c.nqueues * dp->c.nworkers, sizeof(*dp->fin->es));

@@ -64,6 +64,7 @@ struct dp_cfg {
 	 * several frames (UCM_XSK_F_SG, a frags-aware program). */
 	bool sg;
 	uint32_t if_mtu;	/* the interface's, 0 when unknown */
+	bool frames_set;	/* frames_per_queue was given, not defaulted */
 	bool peer_mac_set;
 	uint8_t peer_mac[6];
 	const struct ucm_sink_ops *sink;	/* &sink_ops; NULL: the tun */
@@ -160,8 +161,13 @@ int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c);
 uint32_t ucm_dp_frames_needed(const struct dp_cfg *c);
 /* The tun's MTU, once the interface is known to exist. */
 void ucm_dp_resolve_mtu(struct dp_cfg *c);
-/* -ERANGE when the interface's MTU is more than a frame holds. */
+/* -ERANGE when the interface's MTU is more than a frame holds and its
+ * packets cannot come in several frames here (said, with the fix). */
 int ucm_dp_check_if_mtu(const struct dp_cfg *c);
+/* With packets of several frames, frames per queue for a worker ring of
+ * them: the default grows to cover it, a number given too small is
+ * refused (-EINVAL, said). After ucm_dp_resolve_mtu(). */
+int ucm_dp_chain_frames(struct dp_cfg *c);
 /* SIOCGIFMTU, SIOCGIFFLAGS, SIOCETHTOOL or SIOCGIFHWADDR/SIOCSIFHWADDR on
  * @ifname: 0 or -errno. */
 int ucm_dp_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr);

@@ -114,6 +114,7 @@ static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
 static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
 	c->frames = o->frames_per_queue ? o->frames_per_queue : UCM_DP_FRAMES_DEFAULT;
+	c->frames_set = o->frames_per_queue;
 	c->frame_size = o->frame_size ? o->frame_size :
 					 UCM_DP_FRAME_SIZE_DEFAULT;
 	c->rx_size = o->rx_size ? o->rx_size : UCM_DP_RX_RING_DEFAULT;
@@ -320,6 +321,14 @@ static uint32_t frame_mtu(const struct dp_cfg *c)
 	return c->frame_size - DP_XDP_HEADROOM - DP_L2_ROOM;
 }
 
+/* Frames a packet may take at the interface's MTU. */
+static uint32_t chain_len(const struct dp_cfg *c)
+{
+	uint32_t per = c->frame_size - DP_XDP_HEADROOM;
+
+	return (c->if_mtu + DP_L2_ROOM + per - 1) / per;
+}
+
 void ucm_dp_resolve_mtu(struct dp_cfg *c)
 {
 	struct ifreq ifr = {};
@@ -350,7 +359,7 @@ void ucm_dp_resolve_mtu(struct dp_cfg *c)
  */
 int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 {
-	uint32_t holds = frame_mtu(c), per = c->frame_size - DP_XDP_HEADROOM;
+	uint32_t holds = frame_mtu(c);
 	const char *why = NULL;
 
 	if (!c->sg)
@@ -361,7 +370,7 @@ int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 		why = "the packets come in several frames, and whether the attached program is frags-aware cannot be told";
 	else if (c->if_mtu + DP_L2_ROOM > UINT16_MAX)
 		why = "a packet could be longer than 65535 bytes";
-	else if ((c->if_mtu + DP_L2_ROOM + per - 1) / per > UCM_CHAIN_MAX)
+	else if (chain_len(c) > UCM_CHAIN_MAX)
 		why = "a packet would take more frames than the kernel gives one";
 	if (why) {
 		pr_warn("dp: %s's MTU %u is more than a %u-byte frame holds (%u after the XDP headroom, an Ethernet header and two VLAN tags) and %s: lower it (ip link set dev %s mtu %u)%s\n",
@@ -370,9 +379,31 @@ int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 		return -ERANGE;
 	}
 	pr_info("dp: %s's MTU %u is more than a %u-byte frame holds (%u): packets of up to %u frames (multi-buffer AF_XDP)\n",
-		c->ifname, c->if_mtu, c->frame_size, holds,
-		(c->if_mtu + DP_L2_ROOM + per - 1) / per);
+		c->ifname, c->if_mtu, c->frame_size, holds, chain_len(c));
 	return 0;
+}
+
+int ucm_dp_chain_frames(struct dp_cfg *c)
+{
+	uint32_t k, need;
+
+	if (!c->sg)
+		return 0;
+	/* A worker ring of packets of k frames holds k times its frames;
+	 * the fill and RX rings count frames already. */
+	k = chain_len(c);
+	need = ucm_dp_frames_needed(c) + c->qsize * (k - 1);
+	if (c->frames >= need)
+		return 0;
+	if (!c->frames_set) {
+		c->frames = 1u << (32 - __builtin_clz(need - 1));
+		pr_info("dp: %u frames per queue: a worker ring of packets of up to %u frames\n",
+			c->frames, k);
+		return 0;
+	}
+	pr_warn("dp: %u frames per queue cannot cover the rings and a worker ring of packets of up to %u frames (%s's MTU %u): give at least %u\n",
+		c->frames, k, c->ifname, c->if_mtu, need);
+	return -EINVAL;
 }
 
 /* ---- what it runs on -------------------------------------------------- */

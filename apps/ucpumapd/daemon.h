@@ -41,6 +41,8 @@ struct cfg {
 	bool no_fair_share;
 	bool poll;			/* --poll (poll.c) */
 	bool spin_set;			/* --spin-us given */
+	bool frames_set;		/* --frames given: else the library's,
+					 * which grows for jumbo frames */
 	bool extended;			/* the per-queue and per-worker lines too */
 	bool two_way;			/* two-way: --two-way or --peer-mac */
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
@@ -53,7 +55,7 @@ struct cfg {
 };
 
 /* The drops the statistics line sums, by cause (stats.c names them): the
- * way in's five of its own and the workers' reasons, the way back's seven. */
+ * way in's six of its own and the workers' reasons, the way back's seven. */
 #define DROPS_IN	(6 + UCM_DROP_REASONS_MAX)
 #define DROPS_BACK	7
 struct drops {

@@ -150,7 +150,9 @@ static const struct opt d_opts[] = {
 	  "after it: on, off, or auto (on with one worker, one-way)"),
 	D("replace", OPT_FLAG, replace, .help = "replace another XDP program already on IFACE"),
 	D("frames", OPT_POW2, frames, .lo = 256, .hi = 1u << 18, .flags = OPT_F_DEFAULT,
-	  .metavar = "N", .help = "frames per queue, power of two"),
+	  .seen = OPT_REF(struct cfg, frames_set), .metavar = "N",
+	  .help = "frames per queue, power of two (not given: more where packets take "
+		  "several frames)"),
 	D("frame-size", OPT_POW2, frame_size, .lo = 2048, .hi = 4096, .flags = OPT_F_DEFAULT,
 	  .metavar = "N", .help = "2048 or 4096 bytes"),
 	D("rx-size", OPT_POW2, rx_size, .lo = 64, .hi = 16384, .flags = OPT_F_DEFAULT,
@@ -232,7 +234,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 	o->steer_flags = c->steer_flags;
 	o->fixed_worker = c->fixed;
 	o->xsk_mode = c->copy ? UCM_XSK_COPY : c->zero_copy ? UCM_XSK_ZEROCOPY : UCM_XSK_AUTO;
-	o->frames_per_queue = c->frames;
+	o->frames_per_queue = c->frames_set ? c->frames : 0;
 	o->frame_size = c->frame_size;
 	o->rx_size = c->rx_size;
 	o->qsize = c->qsize;

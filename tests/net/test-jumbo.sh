@@ -7,7 +7,8 @@
 # daemons and helpers go on every exit.
 #
 #   start          ucpumapd starts on vd at MTU 9000 and says it takes
-#                  packets of several frames; its tun's MTU is vd's
+#                  packets of several frames, and the frames per queue a
+#                  worker ring of them needs; its tun's MTU is vd's
 #   udp4           50 datagrams each of 1472, 4000 and 8972 bytes (one,
 #                  two, three frames) through the daemon, each once and
 #                  intact
@@ -19,6 +20,8 @@
 #                  packets of several frames counted (rx_chains), no drops
 #   two-way        refused at MTU 9000 with the reason and the fix, exit
 #                  1, nothing attached
+#   frames-given   --frames 8192, too few for a worker ring of packets of
+#                  three frames: refused naming the number, exit 1
 #   frame-2048     --frame-size 2048 (five frames for 8972 bytes):
 #                  datagrams intact, every frame home
 #   gen-packet     ucpumap-gen's packet engine (an AF_PACKET socket):
@@ -30,7 +33,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-jumbo
-cases="start udp4 udp6 tcp load stop two-way frame-2048 gen-packet gen-size-live cleanup"
+cases="start udp4 udp6 tcp load stop two-way frames-given frame-2048 gen-packet gen-size-live cleanup"
 daemon=$BUILD/ucpumapd
 gen=ucm-jg-$$
 dut=ucm-jd-$$
@@ -103,6 +106,8 @@ case_start() {
 	mtu=$(ip -n "$dut" -o link show $tun | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
 	if ! grep -q "packets of up to 3 frames (multi-buffer AF_XDP)" "$D_ERR"; then
 		bad start "no word of multi-buffer: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+	elif ! grep -q "16384 frames per queue: a worker ring of packets of up to 3 frames" "$D_ERR"; then
+		bad start "no word of the frames per queue: $(grep -i frames "$D_ERR" | tr '\n' ' ')"
 	elif [ "$mtu" != 9000 ]; then
 		bad start "the tun's MTU is ${mtu:-unknown}, not vd's 9000"
 	else
@@ -201,6 +206,19 @@ case_two_way() {
 		ok two-way "$(grep 'MTU 9000' "$tmp/tw.err" | head -1)"
 	else
 		bad two-way "status $rc, XDP attached $attached: $(tail -2 "$tmp/tw.err" | tr '\n' ' ')"
+	fi
+}
+
+case_frames_given() {
+	local rc
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ${tun}c --frames 8192 \
+		--duration 2 > "$tmp/fg.out" 2> "$tmp/fg.err"
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q "8192 frames per queue cannot cover the rings and a worker ring of packets of up to 3 frames (vd's MTU 9000): give at least 9216" "$tmp/fg.err" &&
+		! ip -n "$dut" -d link show vd | grep -q 'prog/xdp'; then
+		ok frames-given "$(grep 'cannot cover' "$tmp/fg.err")"
+	else
+		bad frames-given "status $rc: $(tail -2 "$tmp/fg.err" | tr '\n' ' ')"
 	fi
 }
 
