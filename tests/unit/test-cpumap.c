@@ -1850,7 +1850,10 @@ static int test_loc_names(void)
 	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC_WORKER), "worker"), "%s",
 		  ucm_frame_loc_str(UCM_LOC_WORKER));
 	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC__MAX - 1), "unknown"), "unnamed");
-	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC__MAX), "unknown"), "out of range");
+	/* Past the audit's places, the one the pool itself names. */
+	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC_CHAIN), "chain"), "%s",
+		  ucm_frame_loc_str(UCM_LOC_CHAIN));
+	UT_ASSERT(!strcmp(ucm_frame_loc_str(UCM_LOC_CHAIN + 1), "unknown"), "out of range");
 	return 0;
 }
 
