@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-"""Write the fuzz targets' seeds: tests/fuzz/corpus/fuzz-{pkt,gso,neigh,tun,xskdesc,split}/.
+"""Write the fuzz targets' seeds: tests/fuzz/corpus/fuzz-NAME/, NAME one of
+pkt, gso, neigh, tun, xskdesc, xskchain, split.
 
     python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
 
@@ -8,7 +9,8 @@ The seeds are committed; this script says how they were made and makes
 them again (the same bytes each time). pkt: single frames; gso: batches in
 fuzz-gso.c's framing; neigh: netlink replies in fuzz-neigh.c's framing;
 tun: tun reads in fuzz-tun.c's; xskdesc: RX batches in fuzz-xskdesc.c's;
-split: offloaded tun reads in fuzz-split.c's.
+xskchain: packets of several descriptors in fuzz-xskchain.c's; split:
+offloaded tun reads in fuzz-split.c's.
 """
 import os
 import struct
@@ -209,6 +211,65 @@ def xskdesc_seeds():
     }
 
 
+# fuzz-xskchain.c's control byte: where the address points, XDP_PKT_CONTD,
+# the room left in the frame as the length, the ring run dry after it, the
+# offset at the list's edge (UCM_CHAIN_HEAD_ROOM + the top byte).
+C_RAW, C_POOL, C_HEAD, C_NEXT, C_CONTD, C_ROOM, C_DRY, C_EDGE = 0, 1, 2, 3, 4, 8, 16, 32
+
+
+def rx_chain(frame_2k, log_frames, npools, pool, sg, descs):
+    """fuzz-xskchain.c's input: the geometry, the socket, (control, addr, len)s."""
+    return rx_batch(frame_2k, log_frames, npools, pool, []) + bytes([1 if sg else 0]) + \
+        b''.join(struct.pack('=BQI', c, a, n) for c, a, n in descs)
+
+
+def chain(first, lens, ctl=C_HEAD):
+    """One packet: frames @first, @first + 1, ... at the headroom, one each of @lens."""
+    return [(ctl | (C_CONTD if i < len(lens) - 1 else 0), first + i, n)
+            for i, n in enumerate(lens)]
+
+
+def xskchain_seeds():
+    f4 = 4096
+    room = f4 - 256                                     # a frame's bytes after the headroom
+    jumbo = [room, room, 9014 - 2 * room]               # an MTU-9000 frame in three
+    return {
+        # Whole, then a packet of one: the next packet fine.
+        'whole-3': rx_chain(False, 12, 2, 0, True, chain(3, jumbo) + [(C_HEAD, 9, 60)]),
+        # The ring runs dry after two of three; the next packet whole.
+        'cut': rx_chain(False, 12, 2, 1, True, [
+            (C_HEAD | C_CONTD, 3, room), (C_HEAD | C_CONTD | C_DRY, 4, room)] +
+            chain(7, [room, 100])),
+        # 19 descriptors: one past UCM_CHAIN_MAX; then 18 exactly, whole.
+        'long-frames': rx_chain(False, 12, 1, 0, True, chain(0, [100] * 19) +
+                                chain(20, [100] * 18)),
+        # 18 frames full to the end: more than 65535 bytes; 65535 whole,
+        # then 65536.
+        'long-bytes': rx_chain(False, 12, 1, 0, True, chain(0, [0] * 18, C_HEAD | C_ROOM)),
+        'bytes-edge': rx_chain(False, 12, 1, 0, True, chain(0, [room] * 17 + [255]) +
+                               chain(20, [room] * 17 + [256])),
+        # The first frame's packet right after the list's room, then a
+        # byte into it.
+        'room-edge': rx_chain(False, 12, 2, 0, True, chain(1, [1000, 100], C_HEAD | C_EDGE) +
+                              chain(3 | 0xff << 56, [1000, 100], C_HEAD | C_EDGE)),
+        # The middle descriptor another pool's frame: left, the rest home.
+        'foreign-middle': rx_chain(False, 12, 4, 2, True, [
+            (C_HEAD | C_CONTD, 5, room), (C_NEXT | C_CONTD, 5 * f4 + 256, room),
+            (C_HEAD, 6, 500)]),
+        # A chain on a socket bound without XDP_USE_SG.
+        'nosg': rx_chain(False, 12, 2, 0, False, chain(3, jumbo) + [(C_HEAD, 9, 60)]),
+        # A length one byte past its frame's end; a first frame with no
+        # room for the list (64 in); frames of 2048, one pool, the next
+        # descriptor past the UMEM's end.
+        'bad-len': rx_chain(False, 12, 2, 0, True, [
+            (C_HEAD | C_CONTD, 1, room), (C_HEAD | C_CONTD | C_ROOM, 2, 1), (C_HEAD, 3, 10)]),
+        'no-room': rx_chain(False, 12, 2, 0, True, [
+            (C_POOL | C_CONTD, 4 * f4 + 64, f4 - 64), (C_HEAD, 5, 100)]),
+        'one-pool-2k': rx_chain(True, 6, 1, 0, True, chain(1, [1792, 1792, 400]) + [
+            (C_HEAD | C_CONTD, 10, 1792), (C_NEXT, 0, 100)]),
+    }
+
+
 # ---- netlink -------------------------------------------------------------
 
 RTM_NEWROUTE, RTM_NEWNEIGH, NLMSG_ERROR = 24, 28, 2
@@ -294,7 +355,8 @@ def main():
                                                              'corpus')
     for name, seeds in (('pkt', pkt_seeds()), ('gso', gso_seeds()),
                         ('neigh', neigh_seeds()), ('tun', tun_seeds()),
-                        ('xskdesc', xskdesc_seeds()), ('split', split_seeds())):
+                        ('xskdesc', xskdesc_seeds()), ('xskchain', xskchain_seeds()),
+                        ('split', split_seeds())):
         d = os.path.join(top, 'fuzz-' + name)
         os.makedirs(d, exist_ok=True)
         for f, data in seeds.items():
