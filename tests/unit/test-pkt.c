@@ -18,6 +18,7 @@
 
 #include "ucpumap/pkt.h"
 #include "ucpumap/flowhash.h"
+#include "proto/proto.h"
 #include "utest.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -1480,6 +1481,247 @@ static int test_drop_reason_str(void)
 	return 0;
 }
 
+/* ---- the first frame of a packet of several ---------------------------- */
+
+/*
+ * ucm_pkt_parse_head() of frame @f with only its first @rd bytes at hand,
+ * from an exact-size heap copy of them: ASan sees a read past @rd.
+ * UCM_DROP__MAX when there is no memory.
+ */
+static enum ucm_drop_reason parse_head_fb(const struct fb *f, uint32_t rd,
+					  struct ucm_pkt *pkt)
+{
+	uint32_t n = rd < f->len ? rd : f->len;
+	enum ucm_drop_reason ret;
+	uint8_t *buf = malloc(n);
+
+	if (!buf && n)
+		return UCM_DROP__MAX;
+	if (n)
+		memcpy(buf, f->buf, n);
+	memset(pkt, 0xee, sizeof(*pkt));
+	ret = ucm_pkt_parse_head(pkt, buf, rd, f->len);
+	free(buf);
+	return ret;
+}
+
+/* Packets whose payload a first frame need not hold. */
+static void h_ipv4_udp(struct fb *f)
+{
+	fb_eth(f, ETH_P_IP);
+	fb_ipv4(f, IPPROTO_UDP);
+	fb_udp(f, 1234, 53);
+	fb_raw(f, 1400);
+	fb_done(f);
+}
+
+static void h_ipv4_tcp(struct fb *f)
+{
+	fb_eth(f, ETH_P_IP);
+	fb_ipv4_full(f, IPPROTO_TCP, 8, 0x4000 /* DF */);
+	fb_tcp(f, 40000, 80, 12);
+	fb_raw(f, 1400);
+	fb_done(f);
+}
+
+static void h_ipv6_udp(struct fb *f)
+{
+	fb_eth(f, ETH_P_IPV6);
+	fb_ipv6(f, IPPROTO_UDP);
+	fb_udp(f, 1234, 53);
+	fb_raw(f, 1400);
+	fb_done(f);
+}
+
+static void h_vlan_ipv6_ext_tcp(struct fb *f)
+{
+	fb_eth(f, ETH_P_8021Q);
+	fb_vlan(f, 0x2064, ETH_P_IPV6);
+	fb_ipv6(f, IPPROTO_HOPOPTS);
+	fb_ext6(f, IPPROTO_HOPOPTS, IPPROTO_TCP, 16);
+	fb_tcp(f, 50000, 22, 12);
+	fb_raw(f, 1400);
+	fb_done(f);
+}
+
+static const struct {
+	const char *name;
+	void (*build)(struct fb *f);
+	/* The network header's last bytes the parser does not read: of an
+	 * extension header, only its first 8 (next header, length). */
+	uint32_t l3_unread;
+} head_rows[] = {
+	{ "ipv4_udp", h_ipv4_udp, 0 },
+	{ "ipv4_tcp", h_ipv4_tcp, 0 },
+	{ "ipv6_udp", h_ipv6_udp, 0 },
+	{ "vlan_ipv6_ext_tcp", h_vlan_ipv6_ext_tcp, 8 },
+};
+
+/*
+ * Packet @f with its first @rd bytes at hand, against @full, its whole
+ * parse: short of its headers a truncation (L3 short of @l3_need, L4
+ * after); from there on the whole packet's parse, lengths from len, hash
+ * and all, marked partial while rd < len.
+ */
+static int head_check(const char *n, const struct fb *f,
+		      const struct ucm_pkt *full, uint32_t rd, uint32_t l3_need)
+{
+	enum ucm_drop_reason ret, want;
+	struct ucm_pkt pkt;
+
+	ret = parse_head_fb(f, rd, &pkt);
+	if (rd < full->l4_off + full->l4_hlen) {
+		want = rd < l3_need ? UCM_DROP_L3_TRUNC : UCM_DROP_L4_TRUNC;
+		UT_ASSERT(ret == want, "%s/%u: got %s, want %s", n, rd,
+			  RS(ret), RS(want));
+		return 0;
+	}
+	UT_ASSERT(ret == UCM_DROP_NONE, "%s/%u: got %s", n, rd, RS(ret));
+	if (rd < f->len) {
+		UT_ASSERT(pkt.flags == (full->flags | UCM_PKT_F_PARTIAL),
+			  "%s/%u: flags %#x", n, rd, pkt.flags);
+		UT_ASSERT(pkt.len == f->len && pkt.l3_len == f->l3_len,
+			  "%s/%u: len %u, l3_len %u", n, rd, pkt.len,
+			  pkt.l3_len);
+		UT_ASSERT(pkt.hash == full->hash &&
+			  pkt.hash_sym == full->hash_sym,
+			  "%s/%u: hash %#x", n, rd, pkt.hash);
+		pkt.flags &= ~UCM_PKT_F_PARTIAL;
+	}
+	/* rd >= len: the whole packet's parse to the byte. */
+	UT_ASSERT(!memcmp(&pkt, full, sizeof(pkt)),
+		  "%s/%u: descriptor differs", n, rd);
+	return 0;
+}
+
+/* Each packet with its first rd bytes at hand, rd from 0 to past its end
+ * (UINT32_MAX too: any rd past len is len). */
+static int test_head_partial(void)
+{
+	uint32_t rd, l3_need;
+	struct ucm_pkt full;
+	size_t t;
+
+	for (t = 0; t < ARRAY_SIZE(head_rows); t++) {
+		const char *n = head_rows[t].name;
+		struct fb f;
+
+		fb_init(&f);
+		head_rows[t].build(&f);
+		UT_ASSERT(!ucm_pkt__parse(&full, f.buf, f.len), "%s", n);
+		UT_ASSERT(full.flags & UCM_PKT_F_PORTS, "%s: flags %#x", n,
+			  full.flags);
+		l3_need = f.l4 - head_rows[t].l3_unread;
+		for (rd = 0; rd <= f.len + 2; rd++)
+			if (head_check(n, &f, &full, rd, l3_need))
+				return 1;
+		if (head_check(n, &f, &full, UINT32_MAX, l3_need))
+			return 1;
+	}
+	return 0;
+}
+
+/* A chain of IPv6 extension headers that breaks off before rd ends:
+ * L3_TRUNC wherever it breaks; their lengths checked against len. */
+static int test_head_ipv6_ext(void)
+{
+	/* rd less the network header's offset, and what it gives. */
+	static const struct {
+		uint32_t rd;
+		enum ucm_drop_reason want;
+	} cut[] = {
+		{ 40, UCM_DROP_L3_TRUNC },	/* no extension header */
+		{ 47, UCM_DROP_L3_TRUNC },	/* the first but a byte */
+		{ 48 + 7, UCM_DROP_L3_TRUNC },	/* 7 of the second */
+		{ 64, UCM_DROP_L3_TRUNC },	/* none of the third */
+		/* The third's first 8 bytes: all the parser reads of it. */
+		{ 64 + 8, UCM_DROP_L4_TRUNC },
+		{ 88 + 7, UCM_DROP_L4_TRUNC },
+		{ 88 + 8, UCM_DROP_NONE },	/* the last */
+	};
+	enum ucm_drop_reason ret;
+	struct ucm_pkt pkt;
+	struct fb f;
+	size_t i;
+
+	fb_init(&f);
+	fb_eth(&f, ETH_P_IPV6);
+	fb_ipv6(&f, IPPROTO_HOPOPTS);
+	fb_ext6(&f, IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, 8);	/* at 40 */
+	fb_ext6(&f, IPPROTO_DSTOPTS, IPPROTO_ROUTING, 16);	/* 48 */
+	fb_ext6(&f, IPPROTO_ROUTING, IPPROTO_UDP, 24);		/* 64 */
+	fb_udp(&f, 3000, 4000);					/* 88 */
+	fb_raw(&f, 1000);
+	fb_done(&f);
+
+	for (i = 0; i < ARRAY_SIZE(cut); i++) {
+		ret = parse_head_fb(&f, f.l3 + cut[i].rd, &pkt);
+		UT_ASSERT(ret == cut[i].want, "rd %u: got %s, want %s",
+			  f.l3 + cut[i].rd, RS(ret), RS(cut[i].want));
+	}
+	UT_ASSERT(pkt.flags == (V6 | EXT | L4 | PORTS | UCM_PKT_F_PARTIAL) &&
+		  pkt.l4_off == f.l3 + 88, "flags %#x, l4_off %u", pkt.flags,
+		  pkt.l4_off);
+
+	/* The third's length past the packet's end, its tail not at hand:
+	 * a bad extension header, as in the whole packet. */
+	f.buf[f.l3 + 64 + 1] = 255;
+	ret = parse_head_fb(&f, f.l3 + 72, &pkt);
+	UT_ASSERT(ret == UCM_DROP_IPV6_EXT, "got %s", RS(ret));
+	UT_ASSERT(ucm_pkt__parse(&pkt, f.buf, f.len) == UCM_DROP_IPV6_EXT,
+		  "whole");
+	return 0;
+}
+
+/*
+ * The lengths a first frame's headers give are checked against the whole
+ * packet's len, not against rd: an IP length past len is IP_LEN, a UDP
+ * length past the datagram L4_HDR, as for the whole packet; a packet
+ * shorter than an Ethernet header a runt whatever rd says.
+ */
+static int test_head_lengths(void)
+{
+	const uint32_t rd = 100;	/* every header, no payload */
+	enum ucm_drop_reason ret;
+	struct ucm_pkt pkt;
+	struct fb f;
+
+	fb_init(&f);
+	h_ipv4_udp(&f);
+	fb_set16(&f, f.l3 + 2, f.l3_len + 1);
+	ret = parse_head_fb(&f, rd, &pkt);
+	UT_ASSERT(ret == UCM_DROP_IP_LEN, "ipv4: got %s", RS(ret));
+	UT_ASSERT(ucm_pkt__parse(&pkt, f.buf, f.len) == ret, "ipv4: whole");
+
+	/* Ethernet padding after the datagram is fine. */
+	fb_set16(&f, f.l3 + 2, f.l3_len);
+	fb_pad_to(&f, f.len + 40);
+	ret = parse_head_fb(&f, rd, &pkt);
+	UT_ASSERT(ret == UCM_DROP_NONE && pkt.l3_len == f.l3_len &&
+		  pkt.len == f.len, "padded: got %s, l3_len %u", RS(ret),
+		  pkt.l3_len);
+
+	fb_init(&f);
+	h_ipv6_udp(&f);
+	fb_set16(&f, f.l3 + 4, f.l3_len - 40 + 1);
+	ret = parse_head_fb(&f, rd, &pkt);
+	UT_ASSERT(ret == UCM_DROP_IP_LEN, "ipv6: got %s", RS(ret));
+	UT_ASSERT(ucm_pkt__parse(&pkt, f.buf, f.len) == ret, "ipv6: whole");
+
+	fb_init(&f);
+	h_ipv4_udp(&f);
+	fb_set16(&f, f.udp + 4, f.len - f.udp + 1);
+	ret = parse_head_fb(&f, rd, &pkt);
+	UT_ASSERT(ret == UCM_DROP_L4_HDR, "udp: got %s", RS(ret));
+	UT_ASSERT(ucm_pkt__parse(&pkt, f.buf, f.len) == ret, "udp: whole");
+
+	fb_init(&f);
+	fb_raw(&f, ETH_HLEN - 1);
+	ret = parse_head_fb(&f, rd, &pkt);
+	UT_ASSERT(ret == UCM_DROP_RUNT, "runt: got %s", RS(ret));
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_eth_vlan),
 	UT_CASE(test_ipv4),
@@ -1493,6 +1735,9 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_hash_frags),
 	UT_CASE(test_flowhash),
 	UT_CASE(test_drop_reason_str),
+	UT_CASE(test_head_partial),
+	UT_CASE(test_head_ipv6_ext),
+	UT_CASE(test_head_lengths),
 	{}
 };
 
