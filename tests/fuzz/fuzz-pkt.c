@@ -8,6 +8,14 @@
  * Oracle: a reason the parser may give; on success every offset within
  * the frame and the flags consistent (check()), and a second parse the
  * same.
+ *
+ * Then the frame as a packet of several frames of which only the first
+ * rd bytes are at hand (ucm_pkt_parse_head()), rd the frame's last two
+ * bytes, host order, mod its length + 1, in a block of exactly rd bytes
+ * (ASan sees a read past rd): the whole frame's parse, UCM_PKT_F_PARTIAL
+ * apart, its transport header (UCM_PKT_F_L4) within rd, or a header not
+ * at hand (L3_TRUNC, L4_TRUNC, only while rd < len); an rd past len the
+ * whole frame's parse to the byte.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -16,6 +24,7 @@
 #include <linux/if_ether.h>
 
 #include "ucpumap/pkt.h"
+#include "proto/proto.h"
 #include "fuzz.h"
 
 /* Header size the flags promise fits at l4_off, recomputed independently. */
@@ -88,11 +97,44 @@ static void check(const struct ucm_pkt *pkt, const uint8_t *data,
 	}
 }
 
+/*
+ * ucm_pkt_parse_head() of frame @buf (@len bytes) with its first @rd at
+ * hand, against @whole, the whole frame's parse, which gave @wret.
+ */
+static void check_head(const uint8_t *buf, uint32_t rd, uint32_t len,
+		       const struct ucm_pkt *whole, enum ucm_drop_reason wret)
+{
+	uint32_t n = rd < len ? rd : len;
+	enum ucm_drop_reason ret;
+	struct ucm_pkt pkt;
+	uint8_t *head;
+
+	head = malloc(n);
+	if (!head && n)
+		return;
+	if (n)
+		memcpy(head, buf, n);
+	ret = ucm_pkt_parse_head(&pkt, head, rd, len);
+	free(head);
+	if (rd < len && (ret == UCM_DROP_L3_TRUNC || ret == UCM_DROP_L4_TRUNC))
+		return;
+	CHECK(ret == wret);
+	if (ret != UCM_DROP_NONE)
+		return;
+	CHECK(!(pkt.flags & UCM_PKT_F_PARTIAL) == (rd >= len));
+	/* The parse took a header whose bytes it could not read. */
+	if (pkt.flags & UCM_PKT_F_L4)
+		CHECK((uint32_t)pkt.l4_off + pkt.l4_hlen <= n);
+	pkt.flags &= ~UCM_PKT_F_PARTIAL;
+	CHECK(!memcmp(&pkt, whole, sizeof(pkt)));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ucm_pkt pkt, again;
 	enum ucm_drop_reason ret;
 	uint8_t *buf;
+	uint32_t rd;
 
 	if (size > UINT16_MAX)
 		return 0;
@@ -114,6 +156,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(ucm_pkt__parse(&again, buf, size) == UCM_DROP_NONE);
 		CHECK(!memcmp(&pkt, &again, sizeof(pkt)));
 	}
+	rd = size < 2 ? 0 : (buf[size - 2] | buf[size - 1] << 8) % (size + 1);
+	check_head(buf, rd, size, &pkt, ret);
+	check_head(buf, UINT32_MAX, size, &pkt, ret);
 	free(buf);
 	return 0;
 }
