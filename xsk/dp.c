@@ -57,6 +57,11 @@ static int dp_redirect(struct ucm_dp *dp, uint32_t q, int fd)
  * relaxed, no pair. */
 int ucm_dp_test_rx_hold;
 
+/* Tests: non-zero, an idle RX thread's longest sleep in ms instead of
+ * DP_RX_IDLE_MS: one that no timeout ends while the test stops the
+ * datapath (tests/progs/xsk_rx.c, idle-stop mode); relaxed, no pair. */
+int ucm_dp_test_rx_idle_ms;
+
 /* Tests: the datapath's cpumap, for the cpumap's own test helpers
  * (engine/cpumap_internal.h). */
 struct ucm_cpumap *ucm_dp_test_map(struct ucm_dp *dp)
@@ -77,9 +82,15 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 	const struct ucm_steer_cfg *steer = &rx->dp->c.steer;
 	struct timespec ms = { 0, 1000000 };
 	bool idle = false;	/* the last sleep ran out with nothing */
+	int idle_ms = DP_RX_IDLE_MS;
 	uint32_t rr = 0;
 	int n, i;
 
+#ifdef UCM_DEBUG
+	if (__atomic_load_n(&ucm_dp_test_rx_idle_ms, __ATOMIC_RELAXED))
+		idle_ms = __atomic_load_n(&ucm_dp_test_rx_idle_ms,
+					  __ATOMIC_RELAXED);
+#endif
 	while (!atomic_load_explicit(&rx->dp->stop, memory_order_relaxed)) {
 #ifdef UCM_DEBUG
 		if (__atomic_load_n(&ucm_dp_test_rx_hold, __ATOMIC_RELAXED)) {
@@ -107,7 +118,8 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 			continue;
 		n = ucm_xsk_queue__sleep(rx->q, rx->txq, rx->ntxq,
 					 ucm_xsk_queue__tx_pending(rx->q) ?
-					 DP_RX_TX_PENDING_MS : DP_RX_IDLE_MS);
+						 DP_RX_TX_PENDING_MS :
+						 idle_ms);
 		idle = n == 0;
 		if (n < 0 && n != -EINTR) {
 			/* The socket's error does not heal (the kernel

@@ -179,6 +179,11 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	for (w = 0; w < UCM_LAT_BUCKETS; w++)
 		t->rx_hist[w] += xs.rx_hist[w];
 	t->rx_lat_ns += xs.rx_lat_ns;
+	t->rx_sleeps += xs.sleeps;
+	t->rx_wake_rx += xs.wake_rx;
+	t->rx_wake_channel += xs.wake_tx;
+	t->rx_wake_stop += xs.wake_fd;
+	t->rx_wake_timeout += xs.wake_timeout;
 	for (w = 0; w < dp->c.nworkers; w++) {
 		if (read_enqueue(dp, q, w, &es))
 			continue;

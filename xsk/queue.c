@@ -80,6 +80,11 @@ int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st
 	o.rx_chain_bad = READ_ONCE(q->stats.rx_chain_bad);
 	o.rx_chain_nosg = READ_ONCE(q->stats.rx_chain_nosg);
 	o.rx_chain_more = READ_ONCE(q->stats.rx_chain_more);
+	o.sleeps = READ_ONCE(q->stats.sleeps);
+	o.wake_rx = READ_ONCE(q->stats.wake_rx);
+	o.wake_tx = READ_ONCE(q->stats.wake_tx);
+	o.wake_fd = READ_ONCE(q->stats.wake_fd);
+	o.wake_timeout = READ_ONCE(q->stats.wake_timeout);
 	if (q->fd < 0 || getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &ks, &len)) {
 		/* The queue's own counters all the same; the kernel's read 0. */
 		err = q->fd < 0 ? -EBADF : -errno;
@@ -529,6 +534,25 @@ static int sock_error(int fd)
  */
 #define XSK_DRY_SLEEP_MS	1
 
+/* What ended a sleep, counted by cause (each that was ready): its
+ * @p[0] the socket, then @ntxq channels, then the wake fd. Return 1. */
+static int sleep_woken(struct ucm_xsk_queue *q, const struct pollfd *p,
+		       uint32_t ntxq)
+{
+	uint32_t i;
+
+	if (p[0].revents & POLLIN)
+		STAT_ADD(q->stats.wake_rx, 1);
+	for (i = 0; i < ntxq; i++)
+		if (p[1 + i].revents & POLLIN) {
+			STAT_ADD(q->stats.wake_tx, 1);
+			break;
+		}
+	if (q->wake_fd >= 0 && p[1 + ntxq].revents & POLLIN)
+		STAT_ADD(q->stats.wake_fd, 1);
+	return 1; /* poll's count of ready fds: not ours */
+}
+
 int ucm_xsk_queue__set_wake_fd(struct ucm_xsk_queue *q, int fd)
 {
 	if (!q || fd < -1)
@@ -563,15 +587,18 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			p[n].fd = q->wake_fd;
 			p[n++].events = POLLIN;
 		}
+		STAT_ADD(q->stats.sleeps, 1);
 		ret = poll(p, n, timeout_ms);
 		if (ret < 0)
 			ret = -errno;
 		else if (p[0].revents & (POLLERR | POLLHUP | POLLNVAL))
 			ret = sock_error(q->fd);
 		else if (ret > 0)
-			ret = 1;	/* poll's count of ready fds: not ours */
+			ret = sleep_woken(q, p, ntxq);
 		else
 			ret = idle_error(q->fd);
+		if (!ret)
+			STAT_ADD(q->stats.wake_timeout, 1);
 	}
 	for (i = 0; i < ntxq; i++)
 		ucm_txq__sleep_end(txq[i]);

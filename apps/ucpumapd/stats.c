@@ -367,6 +367,13 @@ static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
 	json_num(j, "pool_inflight", ps.inflight);
 	json_u64(j, "rx_batches", xs.rx_batches);
 	json_u64(j, "busy_polls", xs.busy_polls);
+	json_u64(j, "sleeps", xs.sleeps);
+	json_obj(j, "wakes");
+	json_u64(j, "rx", xs.wake_rx);
+	json_u64(j, "channel", xs.wake_tx);
+	json_u64(j, "stop", xs.wake_fd);
+	json_u64(j, "timeout", xs.wake_timeout);
+	json_obj_end(j);
 	json_hist(j, "rx_hist", xs.rx_hist, xs.rx_lat_ns);
 	json_arr(j, "enqueue");
 	for (uint32_t w = 0; w < ucm_dp__nworkers(d->dp); w++) {

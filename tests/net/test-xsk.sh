@@ -25,6 +25,8 @@
 #   stop-drains-ring    what waits on the RX ring at the stop is delivered
 #   own-fault-detached  after the two own-map fault cases, nothing attached
 #   busy-poll           UCM_DP_F_BUSY_POLL with the interrupts deferred
+#   idle-stop           the stop wakes an idle RX thread's sleep: its wake
+#                       counter says the stop ended it, not a timeout
 #   no-program-after-sigkill    SIGKILL: the program goes with the link
 #   restart-after-sigkill       after it, a new run delivers
 set -u
@@ -32,7 +34,7 @@ BUILD=${BUILD:-build}
 name=test-xsk
 cases="recv no-program-left generic-mode app-callbacks own-program own-program-detached
 rx-thread-fault rx-thread-fault-own rx-thread-fault-at-start stop-drains-ring own-fault-detached
-busy-poll no-program-after-sigkill restart-after-sigkill"
+busy-poll idle-stop no-program-after-sigkill restart-after-sigkill"
 prog=$BUILD/tests/progs/xsk_rx
 gen=ucmg$$
 dut=ucmd$$
@@ -187,6 +189,28 @@ case_busy_poll() {
 		ip netns exec "$dut" sh -c "echo 0 > $vdsys/napi_defer_hard_irqs; echo 0 > $vdsys/gro_flush_timeout"
 	else
 		bad busy-poll "cannot defer vd's interrupts (napi_defer_hard_irqs, gro_flush_timeout)"
+	fi
+}
+
+# The stop wakes an idle RX thread at once: with no traffic and a sleep no
+# timeout ends (a minute, the library's debug switch), the wake counter
+# must say the stop ended it. No timing is judged; the stop's time is in
+# the message.
+case_idle_stop() {
+	local k missing=
+	if ! start 0 idle-stop; then
+		bad idle-stop "xsk_rx did not get ready: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
+		return
+	fi
+	lib_wait "$pid"
+	pid=
+	for k in stop-wakes-sleep conservation frames-home stop-twice; do
+		grep -q "^PASS: xsk_rx/$k\$" "$tmp/out" || missing="$missing $k"
+	done
+	if [ -z "$missing" ]; then
+		ok idle-stop
+	else
+		bad idle-stop "not passed:$missing: $(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
 	fi
 }
 

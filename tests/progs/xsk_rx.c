@@ -5,7 +5,7 @@
  * a namespace; tests/net/test-xsk.sh sets it up and sends the traffic).
  *
  *   xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|own-start-fault|busy-poll|
- *                        drain SENT_FILE]
+ *                        idle-stop|drain SENT_FILE]
  *
  * own: the application's XDP program and XSKMAP (UCM_DP_F_OWN_XDP); the
  * checks add that the program is still there when the datapath stopped.
@@ -63,13 +63,19 @@ static bool own_mode;	/* the application's XDP program and XSKMAP */
  * must deliver what waits on the ring; argv[4] is a file the script makes
  * once it sent everything. busy-poll: UCM_DP_F_BUSY_POLL (the script defers
  * the device's interrupts as the NIC runbook does): the socket must carry
- * the options and the idle RX thread must have polled the device. */
+ * the options and the idle RX thread must have polled the device.
+ * idle-stop: no traffic (COUNT 0, IPv4 only, so the kernel's own IPv6
+ * stays with it), an idle sleep no timeout ends (the library's debug
+ * switch), and the stop: the RX thread's sleep must have ended for it
+ * (its wake counter), not for a timeout. */
 static bool fault_mode;
 static bool start_fault;
 static bool drain_mode;
 static bool busy_mode;
+static bool idle_mode;
 extern int ucm_xsk_test_poll_fail;
 extern int ucm_dp_test_rx_hold;
+extern int ucm_dp_test_rx_idle_ms;
 extern struct ucm_cpumap *ucm_dp_test_map(struct ucm_dp *dp);
 static atomic_ulong per_worker[NWORKERS];
 
@@ -236,12 +242,14 @@ int main(int argc, char **argv)
 	unsigned long count;
 	int cpus[NWORKERS], ncpu = 0, c, err, rx_err, failed = 0, map_fd = -1, prog_fd = -1;
 	pthread_t reader;
+	struct timespec s0, s1;
 	unsigned long r0 = 0, r1 = 0;
 	cpu_set_t set;
 	time_t end;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|own-start-fault|busy-poll|drain SENT_FILE]\n");
+		fprintf(stderr,
+			"usage: xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|own-start-fault|busy-poll|idle-stop|drain SENT_FILE]\n");
 		return 2;
 	}
 	count = strtoul(argv[2], NULL, 0);
@@ -259,6 +267,12 @@ int main(int argc, char **argv)
 	busy_mode = argc > 3 && !strcmp(argv[3], "busy-poll");
 	if (busy_mode)
 		o.flags |= UCM_DP_F_BUSY_POLL;
+	idle_mode = argc > 3 && !strcmp(argv[3], "idle-stop");
+	if (idle_mode) {
+		o.steer_flags |= UCM_STEER_F_IPV4;
+		__atomic_store_n(&ucm_dp_test_rx_idle_ms, 60000,
+				 __ATOMIC_RELAXED);
+	}
 	if (drain_mode)
 		__atomic_store_n(&ucm_dp_test_rx_hold, 1, __ATOMIC_RELAXED);
 	if (own_mode) {
@@ -318,6 +332,13 @@ int main(int argc, char **argv)
 	       !drain_mode)
 		usleep(10000);
 	usleep(200000);		/* anything extra would show as too many */
+	/* The RX thread asleep: its first sleep counted, and a moment more. */
+	for (c = 0; idle_mode && c < 200; c++) {
+		ucm_dp__stats(dp, &ds, sizeof(ds));
+		if (ds.rx_sleeps)
+			break;
+		usleep(10000);
+	}
 
 	if (fault_mode) {
 		struct timespec t0, t1;
@@ -386,7 +407,9 @@ int main(int argc, char **argv)
 		atomic_store(&reading, 0);
 	usleep(20000);
 	r0 = atomic_load(&readings);
+	clock_gettime(CLOCK_MONOTONIC, &s0);
 	err = ucm_dp__stop(dp, 1000);
+	clock_gettime(CLOCK_MONOTONIC, &s1);
 	r1 = atomic_load(&readings);
 	usleep(20000);
 	if (atomic_exchange(&reading, 0))
@@ -410,7 +433,20 @@ int main(int argc, char **argv)
 		CHECK("fault-unredirected", unredirected,
 		      "queue 0's entry in the XSKMAP after the fault: %s (want ENOENT: the failed RX thread's socket out of it)",
 		      probe_err ? strerror(-probe_err) : "still there (the queue's traffic goes to nobody)");
-	if (start_fault)	/* nothing to deliver, to steer or to count */
+	if (idle_mode)
+		CHECK("stop-wakes-sleep",
+		      ds.rx_sleeps && ds.rx_wake_stop == 1 &&
+			      !ds.rx_wake_timeout,
+		      "%llu sleeps, ended by the stop %llu, by a timeout %llu, by arrivals %llu "
+		      "(want the last ended by the stop, none by a timeout); the stop took %ld ms",
+		      (unsigned long long)ds.rx_sleeps,
+		      (unsigned long long)ds.rx_wake_stop,
+		      (unsigned long long)ds.rx_wake_timeout,
+		      (unsigned long long)ds.rx_wake_rx,
+		      (s1.tv_sec - s0.tv_sec) * 1000 +
+			      (s1.tv_nsec - s0.tv_nsec) / 1000000);
+	/* Nothing to deliver, to steer or to count. */
+	if (start_fault || idle_mode)
 		goto counted;
 	CHECK("delivered", atomic_load(&delivered) == count && !atomic_load(&dups) &&
 	      !atomic_load(&bad_payload),

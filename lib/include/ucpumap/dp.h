@@ -253,7 +253,6 @@ struct ucm_dp_opts {
 };
 #define ucm_dp_opts__last_field prewake
 
-
 /**
  * struct ucm_dp_stats - the whole datapath, summed over queues and workers
  *
@@ -307,6 +306,12 @@ struct ucm_dp_opts {
  *            checksums completed
  * @back_csum_offloaded: packets the way back sent with their checksum
  *            left to the kernel or the device (ucm_tun_back_stats.csum_offloaded)
+ * @rx_sleeps: the RX threads' sleeps, summed (ucm_xsk_stats.sleeps)
+ * @rx_wake_rx, @rx_wake_channel, @rx_wake_stop, @rx_wake_timeout: what
+ *            ended them (ucm_xsk_stats.wake_rx, wake_tx, wake_fd,
+ *            wake_timeout): an arrival, a worker's send or ask for frames
+ *            on a TX channel, ucm_dp__stop() (an RX thread asleep when it
+ *            came), the timeout; a sleep that several ended counts in each
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -331,6 +336,8 @@ struct ucm_dp_stats {
 	uint64_t back_super, back_segments, back_csum_completed;
 	uint64_t back_csum_offloaded;
 	uint64_t rx_chains, rx_chain_drops;
+	uint64_t rx_sleeps, rx_wake_rx, rx_wake_channel, rx_wake_stop;
+	uint64_t rx_wake_timeout;
 };
 
 enum ucm_dp_state {

@@ -158,6 +158,12 @@ struct ucm_xsk_opts {
  * @rx_chain_more: of @rx, the descriptors after the first of each packet
  *                 of several, handed on or dropped: @rx less this is
  *                 packets (one still being taken aside)
+ * @sleeps: the sleeps of ucm_xsk_queue__sleep() (its poll(2)s)
+ * @wake_rx, @wake_tx, @wake_fd, @wake_timeout: what ended them: the RX
+ *              ring had something; a TX channel's wake-up (a worker's send
+ *              or its ask for frames); the wake fd
+ *              (ucm_xsk_queue__set_wake_fd(): ucm_dp's stop); nothing,
+ *              the timeout. A sleep that several ended counts in each.
  */
 struct ucm_xsk_stats {
 	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
@@ -173,6 +179,7 @@ struct ucm_xsk_stats {
 	uint64_t busy_polls;
 	uint64_t rx_chains, rx_chain_long, rx_chain_cut, rx_chain_bad, rx_chain_nosg;
 	uint64_t rx_chain_more;
+	uint64_t sleeps, wake_rx, wake_tx, wake_fd, wake_timeout;
 };
 
 /* A validated RX descriptor. */
