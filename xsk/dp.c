@@ -21,8 +21,14 @@
 
 #include "dp_internal.h"
 
-/* An idle RX thread sleeps this long at most in poll(2); with frames on
- * the TX path, this long (completions come without a wakeup). */
+/*
+ * An idle RX thread sleeps this long at most in poll(2); with frames on
+ * the TX path, this long: their completions wake nobody (POLLOUT is the
+ * TX ring's room, true at once). Waking for them (copy mode's sock_wfree()
+ * wake-ups, through an edge-triggered epoll) wakes the thread no less
+ * often, and right behind the reply it sent; a worker short of frames
+ * wakes it itself (ucm_txq__want()), and a dry pool shortens the sleep.
+ */
 #define DP_RX_IDLE_MS		10
 #define DP_RX_TX_PENDING_MS	1
 /* What is on its way out at stop gets this long to complete. */
