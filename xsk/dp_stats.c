@@ -189,6 +189,7 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 			continue;
 		t->enqueue_processed += es.processed;
 		t->enqueue_drops += es.drops;
+		t->enqueue_shed += es.shed;
 		t->enqueue_events += es.events;
 	}
 }

@@ -55,8 +55,8 @@ struct cfg {
 };
 
 /* The drops the statistics line sums, by cause (stats.c names them): the
- * way in's six of its own and the workers' reasons, the way back's seven. */
-#define DROPS_IN	(6 + UCM_DROP_REASONS_MAX)
+ * way in's seven of its own and the workers' reasons, the way back's seven. */
+#define DROPS_IN	(7 + UCM_DROP_REASONS_MAX)
 #define DROPS_BACK	7
 struct drops {
 	uint64_t in[DROPS_IN], back[DROPS_BACK];

@@ -222,11 +222,17 @@ static void render_fams(struct tbuf *b, const struct snap *s)
 static void render_drops(struct tbuf *b, const struct snap *s)
 {
 	const struct ucm_dp_stats *t = &s->t;
-	struct { const char *name; uint64_t v; } in[UCM_DROP__MAX + 4] = {
-		{ "bad_desc", t->rx_bad_desc }, { "steer", t->rx_steer_err },
-		{ "enqueue_full", t->enqueue_drops }, { "chain", t->rx_chain_drops },
+	struct {
+		const char *name;
+		uint64_t v;
+	} in[UCM_DROP__MAX + 5] = {
+		{"bad_desc", t->rx_bad_desc},
+		{"steer", t->rx_steer_err},
+		{"enqueue_full", t->enqueue_drops - t->enqueue_shed},
+		{"fair_share", t->enqueue_shed},
+		{"chain", t->rx_chain_drops},
 	};
-	int n = 4, r, i;
+	int n = 5, r, i;
 
 	for (r = 1; r < UCM_DROP__MAX; r++) {
 		const char *name = ucm_drop_reason_str(r);
@@ -254,23 +260,30 @@ static void render_drops(struct tbuf *b, const struct snap *s)
 
 static void render_enqueue(struct tbuf *b, const struct snap *s)
 {
-	static const char *const names[2] = {
-		"ucpumap_enqueue_packets_total", "ucpumap_enqueue_drops_total" };
-	static const char *const helps[2] = {
+	static const char *const names[3] = {"ucpumap_enqueue_packets_total",
+					     "ucpumap_enqueue_drops_total",
+					     "ucpumap_enqueue_shed_total"};
+	static const char *const helps[3] = {
 		"Packets the queue's RX thread flushed towards the worker, drops included.",
-		"Packets the worker's ring had no room for." };
+		"Packets the worker's ring had no room for, or refused over the queue's fair share.",
+		"Of ucpumap_enqueue_drops_total, the packets refused over the queue's fair share of the worker's ring."};
 	uint32_t q, w;
 	int k;
 
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 3; k++) {
 		family(b, names[k], "counter", helps[k]);
 		for (q = 0; q < s->nq; q++) {
 			for (w = 0; w < s->nw; w++) {
 				const struct ucm_cpumap_enqueue_stats *e = &s->es[q][w];
+				const uint64_t v[3] = {e->processed, e->drops,
+						       e->shed};
 
 				if (s->es_ok[q][w])
-					tbuf_printf(b, "%s{queue=\"%u\",worker=\"%u\"} %llu\n", names[k],
-						    s->qid[q], w, ULL(k ? e->drops : e->processed));
+					tbuf_printf(
+						b,
+						"%s{queue=\"%u\",worker=\"%u\"} %llu\n",
+						names[k], s->qid[q], w,
+						ULL(v[k]));
 			}
 		}
 	}

@@ -17,10 +17,12 @@
 /* ---- the one line ---------------------------------------------------------- */
 
 /* The way in's causes of drops, before the workers' reasons (struct
- * drops: in[6 + reason]); the kernel's two come before rx counts them. */
+ * drops: in[7 + reason]); the kernel's two come before rx counts them.
+ * A worker ring's refusals are split: full, or over the queue's fair
+ * share of it. */
 static const char *const in_causes[] = {
-	"kernel_rx_dropped", "kernel_rx_ring_full", "bad_desc", "steer", "enqueue_full",
-	"chain",
+	"kernel_rx_dropped", "kernel_rx_ring_full", "bad_desc", "steer",
+	"enqueue_full",	     "fair_share", "chain",
 };
 static const char *const back_causes[DROPS_BACK] = {
 	"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full",
@@ -54,8 +56,9 @@ static void count_drops(const struct daemon *d, const struct ucm_dp_stats *t,
 	}
 	n->in[2] = t->rx_bad_desc;
 	n->in[3] = t->rx_steer_err;
-	n->in[4] = t->enqueue_drops;
-	n->in[5] = t->rx_chain_drops;
+	n->in[4] = t->enqueue_drops - t->enqueue_shed;
+	n->in[5] = t->enqueue_shed;
+	n->in[6] = t->rx_chain_drops;
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		n->in[N_IN_CAUSES + r] = t->worker_drop_reason[r];
 	if (!d->c.two_way)
@@ -224,9 +227,10 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 	for (w = 0; w < ucm_dp__nworkers(d->dp); w++) {
 		if (ucm_dp__enqueue_stats(d->dp, q, w, &es, sizeof(es)))
 			continue;
-		printf("    enqueue %u->%u: %.0f pps, drops %.0f/s, processed %llu drops %llu bulk-avg %.1f\n",
+		printf("    enqueue %u->%u: %.0f pps, drops %.0f/s, processed %llu drops %llu (fair share %llu) bulk-avg %.1f\n",
 		       id, w, (es.processed - d->last_enq[q][w][0]) / dt,
-		       (es.drops - d->last_enq[q][w][1]) / dt, ULL(es.processed), ULL(es.drops),
+		       (es.drops - d->last_enq[q][w][1]) / dt,
+		       ULL(es.processed), ULL(es.drops), ULL(es.shed),
 		       es.events ? (double)es.processed / es.events : 0);
 		d->last_enq[q][w][0] = es.processed;
 		d->last_enq[q][w][1] = es.drops;
@@ -315,6 +319,7 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 	}
 	json_u64(j, "enqueue_processed", t->enqueue_processed);
 	json_u64(j, "enqueue_drops", t->enqueue_drops);
+	json_u64(j, "enqueue_shed", t->enqueue_shed);
 	json_u64(j, "enqueue_events", t->enqueue_events);
 	json_u64(j, "worker_processed", t->worker_processed);
 	json_u64(j, "worker_drops", t->worker_drops);
@@ -383,6 +388,7 @@ static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
 		json_u64(j, "worker", w);
 		json_u64(j, "processed", es.processed);
 		json_u64(j, "drops", es.drops);
+		json_u64(j, "shed", es.shed);
 		json_u64(j, "events", es.events);
 		json_obj_end(j);
 	}
@@ -508,7 +514,10 @@ void print_verdict(struct daemon *d)
 	       ULL(t.rx), ULL(t.delivered),
 	       ULL(t.rx_bad_desc + t.rx_chain_drops + t.rx_steer_err + t.enqueue_drops +
 		   t.worker_drops),
-	       ULL(t.rx_bad_desc), ULL(t.rx_steer_err), ULL(t.enqueue_drops));
+	       ULL(t.rx_bad_desc), ULL(t.rx_steer_err),
+	       ULL(t.enqueue_drops - t.enqueue_shed));
+	if (t.enqueue_shed)
+		printf(", fair_share %llu", ULL(t.enqueue_shed));
 	if (t.rx_chain_drops)
 		printf(", chain %llu", ULL(t.rx_chain_drops));
 	for (r = 1; r < UCM_DROP__MAX; r++)

@@ -626,6 +626,8 @@ int ucm_cpumap_producer__enqueue_stats(const struct ucm_cpumap_producer *prod,
 	o.drops = READ_ONCE(s->drops);
 	o.events = READ_ONCE(s->events);
 	o.wakeups = READ_ONCE(s->wakeups);
+	/* Counted after drops, read one by one: never more than they. */
+	o.shed = min(READ_ONCE(prod->fair[w].shed), o.drops);
 	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }

@@ -11,7 +11,9 @@
 #   bad-listen-*        each bad --metrics-listen: exit 2, its message
 #   port-in-use         exit 1 with a message, no XDP program, no tun
 #   scrape-format       200, Content-Type 0.0.4, every line valid, the
-#                       families there, histograms cumulative
+#                       families there (the fair share's refusals among
+#                       them: a drop reason and a family of their own),
+#                       histograms cumulative
 #   scrape-counts       rx summed over queues and delivered summed over
 #                       workers are exactly the datagrams sent
 #   http-errors         wrong methods, paths and versions: 405, 404, 400
@@ -259,7 +261,8 @@ case_scrape_format() {
 		 ucpumap_xsk_rx_ring_full_total:counter ucpumap_xsk_fill_ring_empty_total:counter \
 		 ucpumap_xsk_rx_invalid_descs_total:counter ucpumap_worker_processed_total:counter \
 		 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter \
-		 ucpumap_rx_thread_cpu_seconds_total:counter; do
+		 ucpumap_rx_thread_cpu_seconds_total:counter ucpumap_enqueue_packets_total:counter \
+		 ucpumap_enqueue_drops_total:counter ucpumap_enqueue_shed_total:counter; do
 		[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
 	done
 	q=$(J "$tmp/s1" '",".join(d.get("queues", []))')
@@ -267,7 +270,7 @@ case_scrape_format() {
 	r=$(J "$tmp/s1" '",".join(d.get("reasons", []))')
 	[ "$q" = 0 ] || why="$why queues '$q' (want 0);"
 	[ "$w" = 0,1 ] || why="$why workers '$w' (want 0,1);"
-	for reason in bad_desc steer enqueue_full ip_len l4_hdr sink; do
+	for reason in bad_desc steer enqueue_full fair_share ip_len l4_hdr sink; do
 		[[ ",$r," == *",$reason,"* ]] || why="$why no drop reason $reason;"
 	done
 	[ "$(J "$tmp/s1" 'int(d.get("drops_in", -1))')" = 0 ] || why="$why drops where none should be;"

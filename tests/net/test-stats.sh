@@ -19,7 +19,9 @@
 #   delivered-is-traffic   the lines' delivered rates times their intervals
 #                          add up to what the daemon delivered, and that
 #                          with the drops it counted is what the generator
-#                          sent; the busiest line is near the sending rate
+#                          sent; the busiest line is near the sending rate;
+#                          the fair share's refusals (enqueue_shed) are
+#                          the queues' summed, within the enqueue drops
 #   total-average          the total line's time is the run, --duration,
 #                          and its rates are the whole run's counts over it
 #   extended-lines         --extended: after each line, the cpumap line,
@@ -192,6 +194,14 @@ if abs(seen - delivered) > 2 + delivered * 0.001:
 if not sent * 0.99 <= delivered + drops(lines[-1]) <= sent:
     why.append("the generator sent %d, the daemon delivered %d and counted %d drops"
                % (sent, delivered, drops(lines[-1])))
+# The fair share's refusals: among the enqueue drops, the queues' own
+# summed (one queue here: none, and never more than the drops).
+for i, d in enumerate(lines):
+    qs = sum(e["shed"] for q in d["queues"] for e in q["enqueue"])
+    if d["enqueue_shed"] != qs or qs > d["enqueue_drops"]:
+        why.append("JSON line %d: enqueue_shed %s, the queues' %d, enqueue_drops %d"
+                   % (i + 1, d["enqueue_shed"], qs, d["enqueue_drops"]))
+        break
 peak = max((int(m.group(2)) for m in parsed if m), default=0)
 if not 0.5 * rate <= peak <= 1.5 * rate:
     why.append("the busiest line says %d pps, the generator sent %d pps" % (peak, rate))

@@ -1219,10 +1219,17 @@ static int fair_case(uint32_t map_flags, bool fair)
 			  "flood: %llu dropped, %llu shed, want 224 both",
 			  (unsigned long long)fl.drops,
 			  (unsigned long long)ucm_cpumap_producer__shed(flood, 0));
+		/* The enqueue statistics say it too (ucm_dp's, ucpumapd's). */
+		UT_ASSERT(fl.shed == fl.drops && !li.shed,
+			  "enqueue stats: flood shed %llu, light %llu",
+			  (unsigned long long)fl.shed,
+			  (unsigned long long)li.shed);
 	} else {
 		UT_ASSERT(li.drops == 24 && ucm_cpumap_producer__shed(light, 0) == 0,
 			  "light: %llu dropped, want all 24", (unsigned long long)li.drops);
-		UT_ASSERT(ucm_cpumap_producer__shed(flood, 0) == 0, "shed without a share");
+		UT_ASSERT(ucm_cpumap_producer__shed(flood, 0) == 0 &&
+				  !fl.shed && !li.shed,
+			  "shed without a share");
 	}
 	want = 8 + (400 - fl.drops) + (24 - li.drops);
 	atomic_store(&f.sink.gate_closed, 0);

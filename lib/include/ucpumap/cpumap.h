@@ -324,12 +324,15 @@ struct ucm_cpumap_opts {
  *         refused (UCM_CPUMAP_F_NO_FAIR)
  * @events: bulk flushes; processed / events is the bulk average
  * @wakeups: times this producer woke the sleeping worker
+ * @shed: of @drops, those the fair share refused
+ *        (ucm_cpumap_producer__shed()); the rest found the ring full
  */
 struct ucm_cpumap_enqueue_stats {
 	uint64_t processed;
 	uint64_t drops;
 	uint64_t events;
 	uint64_t wakeups;
+	uint64_t shed;
 };
 
 /**

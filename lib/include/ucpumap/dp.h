@@ -270,7 +270,10 @@ struct ucm_dp_opts {
  *             nor sent back out
  * @rx_bad_desc, @rx_steer_err: the RX rings (ucm_xsk_stats)
  * @enqueue_processed, @enqueue_drops, @enqueue_events: the bulk queues
- *                     (ucm_cpumap_enqueue_stats); drops: worker ring full
+ *                     (ucm_cpumap_enqueue_stats); drops: worker ring full,
+ *                     or over the queue's fair share of it
+ * @enqueue_shed: of @enqueue_drops, the fair share's (several queues,
+ *                without UCM_DP_F_NO_FAIR_SHARE; ucm_cpumap_enqueue_stats.shed)
  * @worker_processed, @worker_drops, @worker_drop_reason: the workers
  * @tun_*: the writes into the tun (ucm_tun_stats)
  *
@@ -338,6 +341,7 @@ struct ucm_dp_stats {
 	uint64_t rx_chains, rx_chain_drops;
 	uint64_t rx_sleeps, rx_wake_rx, rx_wake_channel, rx_wake_stop;
 	uint64_t rx_wake_timeout;
+	uint64_t enqueue_shed;
 };
 
 enum ucm_dp_state {
