@@ -68,6 +68,7 @@ struct ucm_xsk_queue {
 	bool sg;		/* bound with XDP_USE_SG (its UMEM's first socket was) */
 	struct ucm_chain_rx chain;	/* a packet of several being taken */
 	int32_t chain_worker;		/* its first frame's metadata's */
+	bool napi_known; /* busy polling's NAPI looked for (queue.c) */
 	/* ucm_xsk_queue__set_wake_fd(): the sleep also wakes when it turns
 	 * readable (set before the RX thread starts, read by it); -1: none */
 	int wake_fd;

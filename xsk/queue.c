@@ -605,6 +605,32 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 	return ucm_err(ret);
 }
 
+/*
+ * The NAPI a busy poll runs is the socket's, which the kernel marks at its
+ * first packets (SO_INCOMING_NAPI_ID): the device queue's NAPI, or in
+ * zero-copy the pool's. A socket still without one then polls nothing
+ * (copy mode where the receive has no NAPI id: veth's, native or generic,
+ * Linux 6.18): said once, and its looks stop asking the kernel. Once,
+ * on the RX thread, after the first packets.
+ */
+static void busy_poll_napi(struct ucm_xsk_queue *q)
+{
+	unsigned int id = 0;
+	socklen_t len = sizeof(id);
+
+	q->napi_known = true;
+	if (getsockopt(q->fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &id, &len))
+		return; /* before Linux 4.12: cannot tell, polls on */
+	if (id) {
+		pr_info("xsk: queue %u: busy polling the device's NAPI %u\n",
+			q->id, id);
+		return;
+	}
+	pr_info("xsk: queue %u: no NAPI to busy-poll (the socket has none after its first packets: copy mode on a driver whose receive has no NAPI id, as veth): the idle look only looks\n",
+		q->id);
+	q->busy_poll = false;
+}
+
 int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			uint32_t ntxq, uint32_t spin_us)
 {
@@ -613,6 +639,8 @@ int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 
 	if (!q || ntxq > UCM_XSK_MAX_TXQ || (ntxq && !txq) || spin_us > UCM_SPIN_US_MAX)
 		return ucm_err(-EINVAL);
+	if (q->busy_poll && !q->napi_known && q->stats.rx)
+		busy_poll_napi(q);
 	end = ucm_now_ns() + (uint64_t)spin_us * 1000;
 	do {
 		if (xsk_cons_nb_avail(&q->rx, 1))

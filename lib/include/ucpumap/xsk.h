@@ -362,7 +362,10 @@ UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
  * which the kernel runs the device's NAPI poll on this thread: with
  * SO_PREFER_BUSY_POLL and the device's interrupts deferred
  * (napi_defer_hard_irqs, gro_flush_timeout) that is how packets arrive
- * while the thread looks. RX thread only. Return: 1 when work came, 0
+ * while the thread looks. The NAPI is the socket's, marked by the kernel
+ * at its first packets; a socket that has none by then (copy mode where
+ * the receive has no NAPI id, as on veth) would poll nothing: its looks
+ * stop asking, said once. RX thread only. Return: 1 when work came, 0
  * when none did (then sleep), -EINVAL for a bad argument.
  */
 UCM_API int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
