@@ -102,9 +102,12 @@ struct daemon {
 	bool rx_joined;
 };
 
-/* poll.c: --poll's placement (0, or -1 after a message: exit 2), given
- * the workers' @nwk CPUs; the RX threads' CPU time. */
+/* poll.c: the placement of --poll, --spin-us and --busy-poll (0, or -1
+ * after a message: exit 2), given the workers' @nwk CPUs; with busy
+ * polling, what the device's interrupt deferral lacks (said, not
+ * fixed), the RX threads looking @spin_us; the RX threads' CPU time. */
 int poll_check(const struct cfg *c, const int *wk, int nwk);
+void poll_napi_hint(const struct cfg *c, unsigned int spin_us);
 void rx_thread_seen(struct daemon *d, uint32_t idx);
 uint64_t rx_cpu_ns(struct daemon *d);
 /* RX thread @i's CPU time now, read only: 0, or -1 (none, or joined). */

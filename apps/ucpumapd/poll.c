@@ -4,15 +4,21 @@
  *
  * --poll keeps the RX threads and the workers looking for packets for
  * --spin-us (its longest, UCM_SPIN_US_MAX, unless given) after the last
- * one before they sleep (a --spin-us of its own is the same, shorter): while traffic is recent nobody sleeps, so no
- * packet waits for a wake-up; an idle millisecond puts them back to
- * sleep, as NAPI's busy polling falls back to interrupts. A polling
- * thread holds its CPU for as long as it looks, so whatever else runs
- * there, the packet's other half included (the kernel's receive, the
+ * one before they sleep (a --spin-us of its own is the same, shorter;
+ * --busy-poll alone, the RX threads' for UCM_DP_BUSY_POLL_US), and sets
+ * --busy-poll: the RX threads' looks run the device's NAPI where the
+ * socket has one (the library says which). While traffic is recent nobody
+ * sleeps, so no packet waits for a wake-up; an idle millisecond puts them
+ * back to sleep, as NAPI's busy polling falls back to interrupts. A
+ * polling thread holds its CPU for as long as it looks, so whatever else
+ * runs there, the packet's other half included (the kernel's receive, the
  * application), waits behind it: poll_check() refuses a polling thread
  * that would share its CPU with another of ours, and polling threads that
  * would leave the machine no CPU of its own, and says which CPUs are not
- * isolated from the scheduler's other tasks.
+ * isolated from the scheduler's other tasks. Busy polling prefers the
+ * threads' polls to the device's interrupts only while these are deferred
+ * (sysfs): poll_napi_hint() says how when they are not; it never writes
+ * them, they are the operator's.
  *
  * The RX threads' CPU time is each one's CPU clock
  * (pthread_getcpuclockid()): what the statistics line gives as their busy
@@ -20,6 +26,7 @@
  * asleep). A polling thread's is its whole CPU while it polls.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -71,12 +78,23 @@ static void say_not_isolated(const int *cpus, int n)
 			"it\n");
 }
 
+/* Which flag polls, for the messages: --poll's spin, a --spin-us of its
+ * own, or --busy-poll's look alone (the RX threads', UCM_DP_BUSY_POLL_US
+ * after traffic; the workers then sleep when idle). */
+static const char *poll_flag(const struct cfg *c)
+{
+	return c->poll ? "--poll" : c->spin_us ? "--spin-us" : "--busy-poll";
+}
+
 int poll_check(const struct cfg *c, const int *wk, int nwk)
 {
-	int cpus[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS], n = 0;
+	int cpus[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS], n = 0, npoll = 0;
+	int pcpus[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS];
 	const char *who[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS];
-	const char *flag = c->poll ? "--poll" : "--spin-us";
+	bool polls[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS];
+	const char *flag = poll_flag(c);
 	int online = cpu_online_count();
+	bool wk_poll = c->poll || c->spin_us; /* the workers' spin */
 
 	if (!c->n_rx_cpus) {
 		fprintf(stderr, "ucpumapd: %s needs --rx-cpus: a polling RX thread holds its CPU "
@@ -86,30 +104,74 @@ int poll_check(const struct cfg *c, const int *wk, int nwk)
 	}
 	for (int q = 0; q < c->nqueues; q++) {
 		cpus[n] = c->rx_cpus[q % c->n_rx_cpus];
+		polls[n] = true;
 		who[n++] = "an RX thread";
 	}
 	for (int w = 0; !c->pass && w < nwk; w++) {
 		cpus[n] = wk[w];
+		polls[n] = wk_poll;
 		who[n++] = "a worker";
 	}
+	/* A thread that sleeps on a polling thread's CPU waits behind it. */
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < i; j++)
-			if (cpus[i] == cpus[j]) {
+			if (cpus[i] == cpus[j] && (polls[i] || polls[j])) {
 				fprintf(stderr, "ucpumapd: %s: %s and %s would share CPU %d; a "
 					"polling thread needs a CPU of its own: give --rx-cpus (one per "
 					"queue) and --cpus that do not overlap\n", flag, who[j], who[i],
 					cpus[i]);
 				return -1;
 			}
-	if (n >= online) {
-		fprintf(stderr, "ucpumapd: %s: %d polling threads would hold all %d CPUs of this "
+	for (int i = 0; i < n; i++)
+		if (polls[i])
+			pcpus[npoll++] = cpus[i];
+	if (npoll >= online) {
+		fprintf(stderr,
+			"ucpumapd: %s: %d polling threads would hold all %d CPUs of this "
 			"machine, and the kernel's receive and the applications need one to run on: "
 			"poll with CPUs to spare, or leave %s out (its threads then sleep when "
-			"idle)\n", flag, n, online, flag);
+			"idle)\n",
+			flag, npoll, online, flag);
 		return -1;
 	}
-	say_not_isolated(cpus, n);
+	say_not_isolated(pcpus, npoll);
 	return 0;
+}
+
+/* A sysfs number of @dev's, or -1 when it cannot be read. */
+static long dev_sysfs(const char *dev, const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+void poll_napi_hint(const struct cfg *c, unsigned int spin_us)
+{
+	long defer = dev_sysfs(c->dev, "napi_defer_hard_irqs");
+	long flush = dev_sysfs(c->dev, "gro_flush_timeout");
+
+	/* Unreadable (before Linux 5.10 the first is missing): nothing to say. */
+	if (defer < 0 || flush < 0 || (defer && flush))
+		return;
+	fprintf(stderr,
+		"ucpumapd: %s busy-polls %s, whose interrupts are not deferred "
+		"(/sys/class/net/%s/napi_defer_hard_irqs %ld, /sys/class/net/%s/gro_flush_timeout "
+		"%ld): they keep running its NAPI beside the polls (SO_PREFER_BUSY_POLL holds them "
+		"off only while deferred). To defer them (as root; 0 and 0 undo it): echo 2 > "
+		"/sys/class/net/%s/napi_defer_hard_irqs; echo 200000 > "
+		"/sys/class/net/%s/gro_flush_timeout (ns, within the RX threads' %u us look)\n",
+		poll_flag(c), c->dev, c->dev, defer, c->dev, flush, c->dev,
+		c->dev, spin_us);
 }
 
 void rx_thread_seen(struct daemon *d, uint32_t idx)

@@ -134,7 +134,9 @@ static const struct opt d_opts[] = {
 	  .bad = "'%s' is neither native nor skb", .metavar = "MODE", .help = "native or skb"),
 	D("copy", OPT_FLAG, copy, .help = "AF_XDP copy mode (default: zero-copy when the driver can)"),
 	D("zero-copy", OPT_FLAG, zero_copy, .help = "AF_XDP zero-copy mode"),
-	D("busy-poll", OPT_FLAG, busy_poll, .help = "busy-poll the device: an idle RX thread runs its NAPI poll"),
+	D("busy-poll", OPT_FLAG, busy_poll, .help = "busy-poll the device: an idle RX thread "
+	  "runs its NAPI poll for --spin-us (" xstr(UCM_DP_BUSY_POLL_US) " without), so as "
+	  "--poll a CPU of its own each"),
 	D("spin-us", OPT_UINT, spin_us, .lo = 0, .hi = UCM_SPIN_US_MAX, .flags = OPT_F_DEFAULT,
 	  .seen = OPT_REF(struct cfg, spin_set),
 	  .metavar = "US", .help = "an idle RX thread and worker look again this long before "
@@ -142,8 +144,9 @@ static const struct opt d_opts[] = {
 	  "more: as --poll, a CPU of its own each"),
 	D("poll", OPT_FLAG, poll, .help = "RX threads and workers poll while traffic is recent "
 	  "and sleep after --spin-us idle (with --poll its default is " xstr(UCM_SPIN_US_MAX)
-	  "): no wake-up per packet, for a CPU of its own each (--rx-cpus, --cpus; refused "
-	  "when two would share one or they would take every CPU)"),
+	  "), the RX threads busy-polling the device: no wake-up per packet, for a CPU of its "
+	  "own each (--rx-cpus, --cpus; refused when two would share one or they would take "
+	  "every CPU)"),
 	D("prewake", OPT_ENUM, prewake, .vals = prewakes, .flags = OPT_F_DEFAULT,
 	  .bad = "'%s' is not auto, on or off", .metavar = "WHEN",
 	  .help = "an idle worker also wakes at its queues' arrivals, with the RX thread and not "
@@ -248,7 +251,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 		   (c->no_recycle ? UCM_DP_F_NO_RECYCLE : 0) |
 		   (c->no_batch ? UCM_DP_F_NO_BATCH : 0) |
 		   (c->no_direct_bulk ? UCM_DP_F_NO_DIRECT_BULK : 0) |
-		   (c->busy_poll ? UCM_DP_F_BUSY_POLL : 0) |
+		   (c->busy_poll || c->poll ? UCM_DP_F_BUSY_POLL : 0) |
 		   (c->skb_mode ? UCM_DP_F_XDP_SKB : 0) |
 		   (c->replace ? UCM_DP_F_REPLACE : 0) |
 		   (c->no_latency ? UCM_DP_F_NO_LATENCY : 0) |
@@ -308,9 +311,14 @@ static int check_args(struct cfg *c)
 			"above 0, or leave --poll out\n");
 		return -1;
 	}
-	/* A spin is polling for a while: the same placement. */
-	if ((c->poll || c->spin_us) && poll_check(c, c->ncpus ? c->cpus : wk, n))
+	/* A spin is polling for a while, and so is busy polling's look
+	 * (UCM_DP_BUSY_POLL_US without a spin): the same placement. */
+	if ((c->poll || c->spin_us || c->busy_poll) &&
+	    poll_check(c, c->ncpus ? c->cpus : wk, n))
 		return -1;
+	if (c->poll || c->busy_poll)
+		poll_napi_hint(c, c->poll && !c->spin_set ? UCM_SPIN_US_MAX :
+				  c->spin_us ? c->spin_us : UCM_DP_BUSY_POLL_US);
 	if (c->fixed >= (unsigned long)n) {
 		fprintf(stderr, "--fixed-worker %lu: there are only %d workers (--cpus)\n",
 			c->fixed, n);
@@ -377,7 +385,8 @@ static void print_banner(struct daemon *d)
 	       c->no_recycle ? ", recycling off" : "", c->no_batch ? ", no batching" : "",
 	       c->no_direct_bulk ? ", no direct bulk recycling" : "",
 	       !c->no_coalesce ? ", coalescing" : "", c->no_hold ? ", no hold" : "",
-	       c->busy_poll ? ", busy-poll" : "", ucm_dp__prewake(d->dp) ? ", pre-wake" : "",
+	       c->busy_poll || c->poll ? ", busy-poll" : "",
+	       ucm_dp__prewake(d->dp) ? ", pre-wake" : "",
 	       c->poll ? ", polling" : "");
 	fflush(stdout);
 }

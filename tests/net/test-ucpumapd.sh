@@ -236,8 +236,10 @@ case_delivery() {
 
 # --poll with --pass: one polling thread (queue 0's, the worker too) on CPU
 # 1, which leaves CPU 0 to the rest: every datagram arrives, the banner
-# says it polls, the statistics lines give its busy share, and it stops
-# cleanly with every frame home.
+# says it polls and busy-polls, the statistics lines give its busy share,
+# and it stops cleanly with every frame home. Busy polling's two notes:
+# vd's interrupts are not deferred (the writes that would), and whether
+# the socket has a NAPI to poll (veth in copy mode: none).
 case_poll() {
 	local count=300 sent why lines idle peak
 	if start_daemon poll --pass --poll --rx-cpus 1 --interval 0.5 --duration 30; then
@@ -254,7 +256,12 @@ case_poll() {
 		stop_daemon
 		sent=$(jget "$tmp/sendp" 'd["sent"]')
 		why=$(final_ok)
-		grep -q "^ucpumapd: .*, polling$" "$D_OUT" || why="$why no ', polling' in the banner;"
+		grep -q "^ucpumapd: .*, busy-poll.*, polling$" "$D_OUT" ||
+			why="$why no ', busy-poll' and ', polling' in the banner;"
+		grep -q "napi_defer_hard_irqs 0, .*echo 2 > /sys/class/net/vd/napi_defer_hard_irqs" "$D_ERR" ||
+			why="$why no word of vd's interrupts not deferred;"
+		grep -Eq "queue 0: (busy polling the device's NAPI [0-9]+|no NAPI to busy-poll)" "$D_ERR" ||
+			why="$why no word of queue 0's NAPI;"
 		lines=$(grep -cE "^vd: rx [0-9]+ pps, .*, RX threads [0-9]+% busy$" "$D_OUT")
 		[ "$lines" -ge 2 ] || why="$why $lines statistics lines with the RX threads' share;"
 		# The last line is idle: a sleep that timed out is not followed
@@ -453,6 +460,9 @@ case_bad_flags() {
 	bad_flag poll-every-cpu 2 "--poll: $(nproc) polling threads would hold all $(nproc) CPUs" -- \
 		--dev vd --tun $tun --poll --rx-cpus 0 --cpus 1-$(($(nproc) - 1))
 	bad_flag spin-no-rx-cpus 2 "--spin-us needs --rx-cpus" -- --dev vd --tun $tun --spin-us 200 --cpus 1
+	bad_flag busy-poll-no-rx-cpus 2 "--busy-poll needs --rx-cpus" -- --dev vd --tun $tun --busy-poll --cpus 1
+	bad_flag busy-poll-shared-cpu 2 "--busy-poll: an RX thread and a worker would share CPU 1" -- \
+		--dev vd --tun $tun --busy-poll --rx-cpus 1 --cpus 1
 	bad_flag poll-spin-zero 2 "--poll with --spin-us 0 would never poll" -- \
 		--dev vd --tun $tun --poll --spin-us 0 --rx-cpus 1 --cpus 0
 	if command -v setpriv > /dev/null; then
