@@ -23,6 +23,7 @@
 
 #include "core/pool_internal.h"
 #include "engine/chain.h"
+#include "ucpumap/steer.h"
 #include "ucpumap/xsk.h"
 
 /* Linux 6.6: multi-buffer sockets, and the descriptor option that says
@@ -93,8 +94,45 @@ struct ucm_xsk {
 	struct ucm_xsk_queue *q;
 };
 
-/* queue.c: a packet of several descriptors still being taken (its RX
- * thread stopped) is dropped, as one whose end never came. */
+/* queue_chain.c: a packet of several descriptors still being taken (its
+ * RX thread stopped) is dropped, as one whose end never came. */
 void ucm_xsk_queue_chain_end(struct ucm_xsk_queue *q);
+/* One descriptor of a packet of several, taken: true when it was the last
+ * of a whole packet, then *@out (ucm_xsk_queue__rx()'s slow path). */
+bool ucm_xsk_chain_take(struct ucm_xsk_queue *q, const struct ucm_umem_geom *g,
+			const struct xdp_desc *rd, struct ucm_xsk_desc *out);
+/* The bytes of packet @d at hand (its first frame's, for a chain) into
+ * *@rd; its first byte. */
+const uint8_t *ucm_xsk_rx_head(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d,
+			       uint32_t *rd);
+/* A packet no worker takes goes home, every frame of it. */
+void ucm_xsk_rx_put(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d);
+
+/* The worker the XDP program chose for the packet at @addr in frame
+ * @base (its metadata), or -1; takes the batch's first arrival stamp. */
+static __hot_inline int32_t ucm_xsk_rx_meta(struct ucm_xsk_queue *q, uint64_t addr, uint64_t base)
+{
+	struct ucm_xdp_meta *meta;
+	struct ucm_xdp_stamp *st;
+	int32_t worker = -1;
+
+	if (addr - base < sizeof(*meta))
+		return -1;
+	meta = ucm_umem__frame(q->x->area, addr - sizeof(*meta));
+	if (meta->magic == UCM_XDP_META_MAGIC || meta->magic == UCM_XDP_META_MAGIC_STAMP) {
+		worker = meta->worker;
+		/* The batch's first arrival: one stamp per batch, not per
+		 * packet. */
+		if (meta->magic == UCM_XDP_META_MAGIC_STAMP && !q->rx_stamp &&
+		    addr - base >= sizeof(*meta) + sizeof(*st)) {
+			st = (void *)((char *)meta - sizeof(*st));
+			q->rx_stamp = st->ns;
+		}
+		/* A recycled frame must not show it again if the next packet
+		 * comes without one. */
+		meta->magic = 0;
+	}
+	return worker;
+}
 
 #endif /* UCM_XSK_PORT_INTERNAL_H */

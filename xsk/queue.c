@@ -3,8 +3,9 @@
  * An AF_XDP queue's operations, on its RX thread (the queue's NAPI): the
  * fill ring topped up from the queue's pool, RX descriptors validated and
  * handed on to the cpumap, the way out's TX ring and completions, and the
- * idle thread's look and sleep. The sockets themselves are set up and
- * closed in port.c (port_internal.h).
+ * idle thread's look and sleep. Packets of several descriptors are
+ * queue_chain.c's; the sockets themselves are set up and closed in port.c
+ * (port_internal.h).
  */
 #include <poll.h>
 #include <string.h>
@@ -170,120 +171,6 @@ static inline void rx_prefetch(const struct ucm_xsk *x, const struct ucm_umem_ge
 		__builtin_prefetch((char *)x->area + rd->addr - sizeof(struct ucm_xdp_meta), 1);
 }
 
-/* The worker the XDP program chose for the packet at @addr in frame
- * @base (its metadata), or -1; takes the batch's first arrival stamp. */
-static __hot_inline int32_t rx_meta(struct ucm_xsk_queue *q, uint64_t addr, uint64_t base)
-{
-	struct ucm_xdp_meta *meta;
-	struct ucm_xdp_stamp *st;
-	int32_t worker = -1;
-
-	if (addr - base < sizeof(*meta))
-		return -1;
-	meta = ucm_umem__frame(q->x->area, addr - sizeof(*meta));
-	if (meta->magic == UCM_XDP_META_MAGIC || meta->magic == UCM_XDP_META_MAGIC_STAMP) {
-		worker = meta->worker;
-		/* The batch's first arrival: one stamp per batch, not per
-		 * packet. */
-		if (meta->magic == UCM_XDP_META_MAGIC_STAMP && !q->rx_stamp &&
-		    addr - base >= sizeof(*meta) + sizeof(*st)) {
-			st = (void *)((char *)meta - sizeof(*st));
-			q->rx_stamp = st->ns;
-		}
-		/* A recycled frame must not show it again if the next packet
-		 * comes without one. */
-		meta->magic = 0;
-	}
-	return worker;
-}
-
-/* Every frame of the packet being taken goes home, counted by its why. */
-static void chain_drop(struct ucm_xsk_queue *q)
-{
-	struct ucm_chain_rx *c = &q->chain;
-	uint32_t i;
-
-	for (i = 0; i < c->n; i++)
-		ucm_pool__put(q->pool, ucm_umem_base(q->x->umem, ucm_desc_addr(c->frag[i])));
-	switch (c->why) {
-	case UCM_CHAIN_LONG:
-		STAT_ADD(q->stats.rx_chain_long, 1);
-		break;
-	case UCM_CHAIN_NOSG:
-		STAT_ADD(q->stats.rx_chain_nosg, 1);
-		break;
-	case UCM_CHAIN_CUT:
-		STAT_ADD(q->stats.rx_chain_cut, 1);
-		break;
-	default:
-		STAT_ADD(q->stats.rx_chain_bad, 1);
-		break;
-	}
-	STAT_ADD(q->stats.rx_chain_more, c->seen - 1);
-	ucm_chain_rx_reset(c);
-}
-
-void ucm_xsk_queue_chain_end(struct ucm_xsk_queue *q)
-{
-	if (ucm_chain_rx_cut(&q->chain))
-		chain_drop(q);
-}
-
-/* The packet is whole: hand it on in *@out, the list of its later frames
- * in its first frame's headroom, they tagged as its. */
-static void chain_whole(struct ucm_xsk_queue *q, struct ucm_xsk_desc *out)
-{
-	struct ucm_chain_rx *c = &q->chain;
-	uint64_t head = ucm_desc_addr(c->frag[0]);
-	struct ucm_chain *rec = ucm_chain_of(q->x->area, ucm_umem_base(q->x->umem, head));
-	uint32_t i;
-
-	rec->nfrag = c->n - 1;
-	rec->head_len = ucm_desc_len(c->frag[0]);
-	for (i = 1; i < c->n; i++) {
-		rec->frag[i - 1] = c->frag[i];
-		ucm_frame_move(q->x->umem, ucm_umem_base(q->x->umem, ucm_desc_addr(c->frag[i])),
-			       UCM_LOC_APP, UCM_LOC_CHAIN);
-	}
-	out->addr = head | UCM_DESC_CHAIN;
-	out->len = c->len;
-	out->worker = q->chain_worker;
-	STAT_ADD(q->stats.rx_chains, 1);
-	STAT_ADD(q->stats.rx_chain_more, c->seen - 1);
-	ucm_chain_rx_reset(c);
-}
-
-/*
- * One descriptor of a packet of several (it or one before it had
- * XDP_PKT_CONTD), as engine/chain.h's ucm_chain_rx_take() says. True when
- * it was the last and the packet is whole: then *@out is the packet.
- */
-static __noinline bool chain_take(struct ucm_xsk_queue *q, const struct ucm_umem_geom *g,
-				  const struct xdp_desc *rd, struct ucm_xsk_desc *out)
-{
-	enum ucm_chain_frame frame;
-	enum ucm_chain_end end;
-	enum ucm_umem_desc v;
-	uint64_t base = 0;
-
-	v = ucm_umem_desc_check(g, q->pool->idx, rd->addr, rd->len, &base);
-	end = ucm_chain_rx_take(&q->chain, q->sg, v, rd->addr, rd->len,
-				rd->options & XDP_PKT_CONTD, g->frame_size - 1, &frame);
-	if (frame != UCM_CHAIN_LEAVE) {
-		q->taken++;
-		ucm_frame_move(q->x->umem, base, UCM_LOC_KERNEL, UCM_LOC_APP);
-		if (frame == UCM_CHAIN_PUT)
-			ucm_pool__put(q->pool, base);
-		else if (q->chain.n == 1)
-			q->chain_worker = rx_meta(q, rd->addr, base);
-	}
-	if (end == UCM_CHAIN_WHOLE)
-		chain_whole(q, out);
-	else if (end == UCM_CHAIN_DROP)
-		chain_drop(q);
-	return end == UCM_CHAIN_WHOLE;
-}
-
 uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 			   uint32_t max)
 {
@@ -304,7 +191,7 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 		if (i + RX_PREFETCH < n)
 			rx_prefetch(x, &g, xsk_ring_cons__rx_desc(&q->rx, idx + i + RX_PREFETCH));
 		if (unlikely((rd->options & XDP_PKT_CONTD) || q->chain.open)) {
-			good += chain_take(q, &g, rd, &d[good]);
+			good += ucm_xsk_chain_take(q, &g, rd, &d[good]);
 			continue;
 		}
 		/* umem_desc.h says what a good one is. A bad one is counted;
@@ -324,13 +211,13 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 		ucm_frame_move(x->umem, base, UCM_LOC_KERNEL, UCM_LOC_APP);
 		d[good].addr = addr;
 		d[good].len = rd->len;
-		d[good].worker = rx_meta(q, addr, base);
+		d[good].worker = ucm_xsk_rx_meta(q, addr, base);
 		good++;
 	}
 	/* The kernel publishes a packet's descriptors together: a packet
 	 * still open when the ring ran dry before @max lost its end. */
-	if (unlikely(q->chain.open) && n < max && ucm_chain_rx_cut(&q->chain))
-		chain_drop(q);
+	if (unlikely(q->chain.open) && n < max)
+		ucm_xsk_queue_chain_end(q);
 	if (n) {
 		xsk_ring_cons__release(&q->rx, n);
 		STAT_ADD(q->stats.rx, n);
@@ -674,45 +561,16 @@ int ucm_xsk_queue__set_steer(struct ucm_xsk_queue *q, ucm_steer_fn fn, void *ctx
 }
 
 /* The application's choice (ucm_steer_fn) for one packet. */
-/* The bytes of packet @d at hand (its first frame's, for a chain) into
- * *@rd; its first byte. */
-static const uint8_t *rx_head(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d,
-			      uint32_t *rd)
-{
-	uint64_t addr = d->addr & ~UCM_DESC_CHAIN;
-
-	*rd = d->len;
-	if (d->addr & UCM_DESC_CHAIN)
-		*rd = ucm_chain_of(q->x->area, ucm_umem_base(q->x->umem, addr))->head_len;
-	return ucm_umem__frame(q->x->area, addr);
-}
-
 static uint32_t steer_app(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d)
 {
 	struct ucm_pkt pkt;
 	const uint8_t *data;
 	uint32_t rd;
 
-	data = rx_head(q, d, &rd);
+	data = ucm_xsk_rx_head(q, d, &rd);
 	if (ucm_pkt_parse_head(&pkt, data, rd, d->len) != UCM_DROP_NONE)
 		return 0;
 	return q->steer_fn(q->steer_ctx, &pkt, data, rd);
-}
-
-/* A packet that no worker takes goes home, every frame of it. */
-static void rx_put(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d)
-{
-	uint64_t base = ucm_umem_base(q->x->umem, d->addr & ~UCM_DESC_CHAIN);
-	uint64_t frag[UCM_CHAIN_MAX - 1];
-	uint32_t i, n = 0;
-
-	if (d->addr & UCM_DESC_CHAIN)
-		n = ucm_chain_frames(q->x->area, base, q->x->frame_size - 1, frag);
-	for (i = 0; i < n; i++) {
-		ucm_frame_move(q->x->umem, frag[i], UCM_LOC_CHAIN, UCM_LOC_APP);
-		ucm_pool__put(q->pool, frag[i]);
-	}
-	ucm_pool__put(q->pool, base);
 }
 
 /*
@@ -761,7 +619,7 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 			uint32_t rd;
 
 			w = 0;
-			data = rx_head(q, &d[i], &rd);
+			data = ucm_xsk_rx_head(q, &d[i], &rd);
 			if (ucm_pkt_parse_head(&pkt, data, rd, d[i].len) == UCM_DROP_NONE)
 				w = ucm_steer__pick(cfg, &pkt, rr);
 		}
@@ -769,7 +627,7 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 			/* A steering configuration with more workers than
 			 * the cpumap: count it, keep the frame. */
 			STAT_ADD(q->stats.rx_steer_err, 1);
-			rx_put(q, &d[i]);
+			ucm_xsk_rx_put(q, &d[i]);
 		}
 	}
 	if (n) {
