@@ -196,6 +196,19 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 		fprintf(stderr, "datapath: %s\n", bench_poll_refused(cfg));
 		return -1;
 	}
+	/* ucpumapd's own placement for a busy-polling RX thread: said here,
+	 * before any row, not by each ucpumapd it starts. */
+	if (cfg->busy_poll && !cfg->n_rx_cpu) {
+		fprintf(stderr, "datapath: --busy-poll: ucpumapd's RX thread polls the device "
+			"and needs a CPU of its own: give --rx-cpus\n");
+		return -1;
+	}
+	for (int i = 0; cfg->busy_poll && i < cfg->nwcpu; i++)
+		if (cfg->wcpu[i] == cfg->rx_cpu[0]) {
+			fprintf(stderr, "datapath: --busy-poll: --rx-cpus and --cpus share a CPU; "
+				"the polling RX thread needs one of its own\n");
+			return -1;
+		}
 	return rows_select(br, cfg->rowlist);
 }
 

@@ -233,6 +233,7 @@ case_bad_settings() {
 	bad_setting rate-with-dev 2 "the generator's" --dev vd --sink-ip 10.78.0.2 --rate 1000
 	bad_setting mtu-with-dev 2 "the NIC's MTU is yours" --dev vd --sink-ip 10.78.0.2 --mtu 9000
 	bad_setting mtu-range 2 "mtu" --mtu 9001
+	bad_setting busy-poll-no-rx-cpus 2 "needs a CPU of its own: give --rx-cpus" --dev vd --sink-ip 10.78.0.2 --busy-poll
 	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
 	bad_setting queues-syntax 2 "--queues: give queue numbers" --dev vd --sink-ip 10.78.0.2 --queues x
 	bad_setting unknown-row 2 "unknown row" --rows cpumap,nosuch
