@@ -194,12 +194,14 @@ $(BUILD)/ucpumap-bench: $(APP_SRCS_ucpumap-bench) $(wildcard apps/common/*.h app
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-bench) $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE) -lm
 
-# The metrics' HTTP server is the daemon's alone among the apps.
+# The metrics' HTTP server is the daemon's alone among the apps; so is
+# the version it prints (--version, the banner, /metrics), the map's.
 UCPUMAPD_SRCS := $(wildcard apps/ucpumapd/*.c) apps/common/httpd.c
-$(BUILD)/ucpumapd: $(UCPUMAPD_SRCS) $(wildcard apps/ucpumapd/*.h) $(APP_COMMON) $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
+$(BUILD)/ucpumapd: $(UCPUMAPD_SRCS) $(wildcard apps/ucpumapd/*.h) $(APP_COMMON) $(wildcard apps/common/*.h) $(STATIC_LIB) $(LIB_HDRS) lib/libucpumap.map $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(APP_CFLAGS) $(LIBSECCOMP_CFLAGS) -o $@ $(UCPUMAPD_SRCS) $(APP_COMMON) $(STATIC_LIB) \
+	$(Q)$(CC) $(APP_CFLAGS) $(LIBSECCOMP_CFLAGS) -DUCPUMAPD_VERSION='"$(VERSION)"' \
+		-o $@ $(UCPUMAPD_SRCS) $(APP_COMMON) $(STATIC_LIB) \
 		$(LDFLAGS) $(LDLIBS_BASE) $(LIBSYSTEMD_LIBS) $(LIBSECCOMP_LIBS) -lm
 
 # The traffic generator: its own XDP object (bpf/gen.bpf.c), embedded in

@@ -32,6 +32,7 @@ struct cfg {
 	const char *dev, *tun, *stats_json;
 	const char *user;		/* --user: who it runs as after set-up */
 	bool tun_any_owner, no_seccomp;
+	bool version;			/* --version: print it, run nothing */
 	uint32_t queues[UCM_XSK_MAX_QUEUES];
 	int nqueues;
 	int cpus[UCM_CPUMAP_MAX_WORKERS], ncpus;

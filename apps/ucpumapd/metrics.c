@@ -408,6 +408,11 @@ static int render(struct metrics *m, struct tbuf *b)
 	tbuf_printf(b, ",");
 	label(b, "tun", ucm_dp__tun_name(d->dp) ?: "");
 	tbuf_printf(b, "} 1\n");
+	/* The Makefile's version (ucpumapd.c: the library's is the same). */
+	family(b, "ucpumap_build_info", "gauge", "The version, as a label; always 1.");
+	tbuf_printf(b, "ucpumap_build_info{");
+	label(b, "version", UCPUMAPD_VERSION);
+	tbuf_printf(b, "} 1\n");
 	render_drops(b, s);
 	render_fams(b, s);
 	render_rx_cpu(b, s, d);

@@ -34,6 +34,13 @@
 /* How long frames still out at the stop may take to come home. */
 #define SHUTDOWN_TIMEOUT_MS	1500
 
+/* The symbol map's version (the Makefile's VERSION). The library is
+ * linked in from the same tree, so it is the library's too. */
+#ifndef UCPUMAPD_VERSION
+#error "UCPUMAPD_VERSION: the Makefile passes lib/libucpumap.map's version"
+#endif
+#define VERSION_LINE	"ucpumapd " UCPUMAPD_VERSION " (libucpumap " UCPUMAPD_VERSION ")"
+
 
 static const struct opt_enum policies[] = {
 	{ "fixed", UCM_STEER_FIXED }, { "round-robin", UCM_STEER_RR },
@@ -103,6 +110,14 @@ static int parse_queues(const struct opt *o, const char *s, void *cfg)
 bad:
 	fprintf(stderr, "--queues: '%s' is not a list of distinct queues 0-%d, e.g. 0 or 0-3\n",
 		s, UCM_XSK_MAX_QUEUES - 1);
+	return -1;
+}
+
+/* --version stops the parse where it stands, as --help does: what is
+ * required (--dev, --tun) is not asked for. parse_args() prints it. */
+static int parse_version(const struct opt *o, const char *arg, void *cfg)
+{
+	((struct cfg *)cfg)->version = true;
 	return -1;
 }
 
@@ -206,6 +221,8 @@ static const struct opt d_opts[] = {
 	D("no-seccomp", OPT_FLAG, no_seccomp, .help = "no seccomp allow-list while running"),
 	D("verbose", OPT_COUNT, verbose, .short_opt = 'v',
 	  .help = "the library's debug messages too (libbpf's among them)"),
+	D("version", OPT_CUSTOM, version, .parse = parse_version,
+	  .help = "print the version and exit"),
 	{}
 };
 #undef D
@@ -337,7 +354,7 @@ static int check_args(struct cfg *c)
 	return -1;
 }
 
-/* Return: 0, 1 after --help, or -1 after a message (exit 2). */
+/* Return: 0, 1 after --help or --version, or -1 after a message (exit 2). */
 static int parse_args(int argc, char **argv, struct cfg *c)
 {
 	int rc;
@@ -353,6 +370,10 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	c->interval = 1;
 	c->nqueues = 1;
 	rc = opts_parse(&d_cmd, c, argc, argv);
+	if (c->version) {
+		printf("%s\n", VERSION_LINE);
+		return 1;
+	}
 	if (rc)
 		return rc == OPTS_HELP ? 1 : -1;
 	verbose = c->verbose;
@@ -367,6 +388,7 @@ static void print_banner(struct daemon *d)
 	const struct cfg *c = &d->c;
 	uint32_t i;
 
+	printf("%s, pid %d\n", VERSION_LINE, (int)getpid());
 	printf("ucpumapd: %s queues", c->dev);
 	for (i = 0; i < ucm_dp__nqueues(d->dp); i++)
 		printf("%s%u", i ? "," : " ", ucm_dp__queue_id(d->dp, i));

@@ -13,7 +13,8 @@
 #   scrape-format       200, Content-Type 0.0.4, every line valid, the
 #                       families there (the fair share's refusals among
 #                       them: a drop reason and a family of their own),
-#                       histograms cumulative
+#                       histograms cumulative, the build's version
+#                       (--version's) in ucpumap_build_info
 #   scrape-counts       rx summed over queues and delivered summed over
 #                       workers are exactly the datagrams sent
 #   http-errors         wrong methods, paths and versions: 405, 404, 400
@@ -248,7 +249,7 @@ case_scrape_counts() {
 }
 
 case_scrape_format() {
-	local why fams q w r f reason
+	local why fams q w r f reason v b
 	lib_need scrape-counts
 	why=$(J "$tmp/s1" '"; ".join(d["problems"])')
 	fams=$(J "$tmp/s1" '" ".join("%s:%s" % kv for kv in sorted(d.get("families", {}).items()))')
@@ -262,7 +263,8 @@ case_scrape_format() {
 		 ucpumap_xsk_rx_invalid_descs_total:counter ucpumap_worker_processed_total:counter \
 		 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter \
 		 ucpumap_rx_thread_cpu_seconds_total:counter ucpumap_enqueue_packets_total:counter \
-		 ucpumap_enqueue_drops_total:counter ucpumap_enqueue_shed_total:counter; do
+		 ucpumap_enqueue_drops_total:counter ucpumap_enqueue_shed_total:counter \
+		 ucpumap_build_info:gauge; do
 		[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
 	done
 	q=$(J "$tmp/s1" '",".join(d.get("queues", []))')
@@ -274,6 +276,10 @@ case_scrape_format() {
 		[[ ",$r," == *",$reason,"* ]] || why="$why no drop reason $reason;"
 	done
 	[ "$(J "$tmp/s1" 'int(d.get("drops_in", -1))')" = 0 ] || why="$why drops where none should be;"
+	# The version --version prints, as the one build_info sample's label.
+	v=$("$daemon" --version | sed -n 's/^ucpumapd \([^ ]*\) .*/\1/p')
+	b=$(J "$tmp/s1" '" ".join(d.get("build_info", []))')
+	[ -n "$v" ] && [ "$b" = "$v=1" ] || why="$why build_info '$b' (want version '$v' = 1);"
 	if [ -z "$why" ]; then
 		ok scrape-format "$(J "$tmp/s1" '"%d families, %d samples, %d ms" % (len(d["families"]), d["samples"], d["ms"])')"
 	else

@@ -26,7 +26,8 @@
 #   sighup-reopen  rename the file, SIGHUP: a new file gets the lines
 #   sighup-user    --user, a directory it may not write: said once, the
 #                  lines go on into the open file
-#   sigpipe        stdout a pipe whose reader left: runs on, SIGTERM exit 0
+#   sigpipe        stdout a pipe whose reader left after the banner (the
+#                  version line and the start line): runs on, SIGTERM exit 0
 #   tun-owner      a tun owned by another uid refused, naming the owner and
 #                  --tun-any-owner; accepted with it
 #   seccomp-refused-nothing  the kernel's log holds no call of the
@@ -351,7 +352,7 @@ case_sighup_user() {
 case_sigpipe() {
 	local hpid
 	mkfifo "$tmp/pipe"
-	head -n 1 "$tmp/pipe" > "$tmp/first" &
+	head -n 2 "$tmp/pipe" > "$tmp/first" &
 	hpid=$!
 	lib_pid $hpid
 	ip netns exec "$d" "$daemon" --dev vd --tun ucmpt --interval 0.05 --duration 60 \
@@ -363,7 +364,7 @@ case_sigpipe() {
 	alive=yes
 	kill -0 "$dpid" 2> /dev/null || alive=no
 	stop
-	if grep -q '^ucpumapd: ' "$tmp/first" && [ $alive = yes ] && [ "$D_RC" = 0 ] &&
+	if grep -q '^ucpumapd [0-9.]* (libucpumap ' "$tmp/first" && grep -q '^ucpumapd: ' "$tmp/first" && [ $alive = yes ] && [ "$D_RC" = 0 ] &&
 	   [ -z "$(left_in "$d" vd)" ]; then
 		ok sigpipe "ran on after its reader left, SIGTERM: exit 0"
 	else

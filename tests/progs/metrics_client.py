@@ -316,6 +316,8 @@ def summarize(r):
                          if n == "ucpumap_drops_total" and l.get("way") == "back"}
     res["reasons"] = sorted(l["reason"] for n, l, v in samples
                             if n == "ucpumap_drops_total" and l.get("way") == "in")
+    res["build_info"] = ["%s=%g" % (l.get("version"), v) for n, l, v in samples
+                         if n == "ucpumap_build_info"]
     return res
 
 
