@@ -26,6 +26,11 @@ enum {
 	EXIT_XSK = 6,		/* a socket failed (the kernel reported an error on it) */
 	EXIT_THREAD = 7,	/* an RX thread failed */
 	EXIT_BACK = 8,		/* the way back's reads failed */
+	/* The configuration cannot work on this host (no such interface or
+	 * queue, an MTU a frame cannot take, the port in use, no such
+	 * --user): fix it, a restart will not. sysexits.h's EX_CONFIG, so
+	 * systemd shows 78/CONFIG; the unit does not restart it. */
+	EXIT_CONFIG = 78,
 };
 
 struct cfg {
@@ -139,8 +144,9 @@ void metrics__close(struct metrics *m);
 
 /* priv.c: least privilege (man/ucpumapd.8, PRIVILEGES) and the files it
  * writes. priv_prepare() before ucm_dp__create() (the exit status after
- * a message, 1 or 2: nothing attached), priv_drop() once ucm_dp__start() succeeded
- * (-1 after a message: stop, exit 1), priv_reopen() on SIGHUP. */
+ * a message, EXIT_SETUP, _USAGE or _CONFIG: nothing attached),
+ * priv_drop() once ucm_dp__start() succeeded (-1 after a message: stop,
+ * exit 1), priv_reopen() on SIGHUP. */
 int priv_prepare(struct daemon *d);
 int priv_drop(struct daemon *d);
 void priv_thread(void *ctx, uint32_t kind, uint32_t idx);	/* ucm_dp_thread_fn */

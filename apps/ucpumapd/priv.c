@@ -126,10 +126,12 @@ static int fail(const char *what, int err)
 
 /* ---- --user and the tun's owner ------------------------------------------ */
 
+/* Each of these: 0, or the exit status after a message. */
 static int lookup_user(struct daemon *d)
 {
 	struct priv *p = &d->priv;
 	struct passwd *pw;
+	bool none;
 
 	p->uid = geteuid();
 	p->gid = getegid();
@@ -138,14 +140,18 @@ static int lookup_user(struct daemon *d)
 	errno = 0;
 	pw = getpwnam(d->c.user);
 	if (!pw) {
-		fprintf(stderr, "ucpumapd: --user %s: %s\n", d->c.user,
-			errno ? strerror(errno) : "no such user (getent passwd shows the users)");
-		return -1;
+		/* getpwnam(3): these say "not found"; another, that the
+		 * lookup failed (a directory service away), which may pass. */
+		none = !errno || errno == ENOENT || errno == ESRCH || errno == EBADF ||
+		       errno == EPERM;
+		fprintf(stderr, "ucpumapd: --user %s: %s\n", d->c.user, none ?
+			"no such user (getent passwd shows the users)" : strerror(errno));
+		return none ? EXIT_CONFIG : EXIT_SETUP;
 	}
 	if (pw->pw_uid == 0) {
 		fprintf(stderr, "ucpumapd: --user %s is root (uid 0): give a user without privileges, or no --user\n",
 			d->c.user);
-		return -1;
+		return EXIT_CONFIG;
 	}
 	p->uid = pw->pw_uid;
 	p->gid = pw->pw_gid;
@@ -180,7 +186,7 @@ static int check_tun_owner(struct daemon *d)
 		return 0;	/* to be created, or not a tun: the library says */
 	if (sys_net_num(dev, "owner", &owner) || sys_net_num(dev, "group", &group)) {
 		fprintf(stderr, "ucpumapd: cannot read the owner of %s in /sys/class/net\n", dev);
-		return -1;
+		return EXIT_SETUP;
 	}
 	if ((owner == -1 || owner == (long)d->priv.uid) &&
 	    (group == -1 || group == (long)d->priv.gid))
@@ -196,7 +202,7 @@ static int check_tun_owner(struct daemon *d)
 	else
 		fprintf(stderr, "ucpumapd: %s belongs to group %ld, not to %s's (gid %u): that group can open queues of it and read its traffic; --tun-any-owner attaches all the same\n",
 			dev, group, d->c.user ? d->c.user : "root", (unsigned)d->priv.gid);
-	return -1;
+	return EXIT_CONFIG;
 }
 
 /* ---- the files it writes ------------------------------------------------ */
@@ -224,6 +230,7 @@ static int open_files(struct daemon *d)
 {
 	const char *path = d->c.stats_json;
 	struct stat st;
+	int err;
 
 	if (!path)
 		return 0;
@@ -233,12 +240,15 @@ static int open_files(struct daemon *d)
 	d->json = out_open(path, 0);
 	if (d->json)
 		return 0;
-	if (errno == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
+	err = errno;
+	if (err == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
 		fprintf(stderr, "ucpumapd: --stats-json %s is a symbolic link: refused (it could point at any file root may write); give the file's own path\n",
 			path);
 	else
-		fprintf(stderr, "ucpumapd: cannot write %s: %s\n", path, strerror(errno));
-	return -1;
+		fprintf(stderr, "ucpumapd: cannot write %s: %s\n", path, strerror(err));
+	/* The path's, until somebody changes it; ENOSPC, EIO may pass. */
+	return err == ELOOP || err == EACCES || err == EROFS || err == ENOENT ||
+	       err == ENOTDIR || err == EISDIR ? EXIT_CONFIG : EXIT_SETUP;
 }
 
 /* SIGHUP: the files again by their names (a log rotation renamed them),
@@ -269,15 +279,20 @@ void priv_reopen(struct daemon *d)
 int priv_prepare(struct daemon *d)
 {
 	uint64_t prm, eff, setup;
-	int err;
+	int err, status;
 
 	if (d->c.user && d->c.two_way && !d->c.tap && !d->c.peer_mac_set) {
 		/* Seen: 0 of 5 pings to a peer the DUT had not met. */
 		fprintf(stderr, "ucpumapd: --user with --two-way over a tun: asking the kernel to resolve a next hop (RTM_NEWNEIGH) needs CAP_NET_ADMIN in the resolver thread, which the change of user takes from every thread; give --peer-mac, or run without --user\n");
 		return 2;
 	}
-	if (lookup_user(d) || check_tun_owner(d) || open_files(d))
-		return 1;
+	status = lookup_user(d);
+	if (!status)
+		status = check_tun_owner(d);
+	if (!status)
+		status = open_files(d);
+	if (status)
+		return status;
 	err = caps_get(&prm, &eff);
 	if (err)
 		return -fail("capget", err);

@@ -525,12 +525,31 @@ static int stop(struct daemon *d, int status)
 	return status ? status : err ? EXIT_UNCLEAN : 0;
 }
 
+/* The exit status of a set-up the library refused with @err (-errno or
+ * errno): what no restart can change is the configuration's. EBUSY (the
+ * interface held by another instance or program) and EADDRNOTAVAIL (an
+ * address not assigned yet, at boot) may pass; the rest is set-up. */
+static int setup_exit(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ENODEV:		/* no such interface */
+	case EINVAL:		/* an option it cannot take: a queue it lacks, too few frames */
+	case ERANGE:		/* its MTU: more than a frame holds, or XDP takes */
+	case EOPNOTSUPP:	/* zero-copy asked, and the driver has none */
+	case EPERM:		/* a privilege missing */
+	case EADDRINUSE:	/* --metrics-listen's port */
+		return EXIT_CONFIG;
+	default:
+		return EXIT_SETUP;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon d = {};
 	struct ucm_dp_opts o;
 	sigset_t sigs;
-	int status;
+	int status, err;
 
 	ucm_set_print(daemon_print);
 	status = parse_args(argc, argv, &d.c);
@@ -538,11 +557,11 @@ int main(int argc, char **argv)
 		return status > 0 ? 0 : 2;
 	if (geteuid() != 0) {
 		fprintf(stderr, "ucpumapd: needs root (CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW): run it with sudo\n");
-		return 1;
+		return EXIT_CONFIG;
 	}
 	if (!if_nametoindex(d.c.dev)) {
 		fprintf(stderr, "ucpumapd: no interface named '%s' (ip link shows the names)\n", d.c.dev);
-		return 1;
+		return EXIT_CONFIG;
 	}
 	status = priv_prepare(&d);	/* files, and what the set-up needs */
 	if (status)
@@ -561,13 +580,15 @@ int main(int argc, char **argv)
 	o.thread_init = daemon_thread;	/* each thread drops its own */
 	o.thread_init_ctx = &d;
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
+	err = d.dp ? 0 : errno;
 	if (d.dp && d.json && ftruncate(fileno(d.json), 0))
 		fprintf(stderr, "ucpumapd: cannot empty %s: %s\n", d.c.stats_json, strerror(errno));
 	if (!d.dp) {
-		status = 1;
-	} else if (metrics__open(&d.metrics, &d.c.metrics) ||	/* after the interface is ours */
-		   ucm_dp__start(d.dp) || priv_drop(&d) || metrics__start(d.metrics, &d)) {
-		status = stop(&d, 1);
+		status = setup_exit(err);
+	} else if ((err = metrics__open(&d.metrics, &d.c.metrics))) {	/* the interface ours */
+		status = stop(&d, setup_exit(err));
+	} else if (ucm_dp__start(d.dp) || priv_drop(&d) || metrics__start(d.metrics, &d)) {
+		status = stop(&d, EXIT_SETUP);
 	} else {
 		print_banner(&d);
 		svc_ready(&d);

@@ -19,9 +19,9 @@
 #   stop           the run's end: conservation holds, every frame home,
 #                  packets of several frames counted (rx_chains), no drops
 #   two-way        refused at MTU 9000 with the reason and the fix, exit
-#                  1, nothing attached
+#                  78 (the configuration's), nothing attached
 #   frames-given   --frames 8192, too few for a worker ring of packets of
-#                  three frames: refused naming the number, exit 1
+#                  three frames: refused naming the number, exit 78
 #   frame-2048     --frame-size 2048 (five frames for 8972 bytes):
 #                  datagrams intact, every frame home
 #   gen-packet     ucpumap-gen's packet engine (an AF_PACKET socket):
@@ -201,7 +201,7 @@ case_two_way() {
 		--duration 2 > "$tmp/tw.out" 2> "$tmp/tw.err"
 	rc=$?
 	attached=$(ip -n "$dut" -d link show vd | grep -c 'prog/xdp')
-	if [ "$rc" = 1 ] && grep -q "MTU 9000 is more than a 4096-byte frame holds .* the way back sends packets of one frame only: lower it (ip link set dev vd mtu 3818)" "$tmp/tw.err" &&
+	if [ "$rc" = 78 ] && grep -q "MTU 9000 is more than a 4096-byte frame holds .* the way back sends packets of one frame only: lower it (ip link set dev vd mtu 3818)" "$tmp/tw.err" &&
 		[ "$attached" = 0 ] && ! ip -n "$dut" link show ${tun}b > /dev/null 2>&1; then
 		ok two-way "$(grep 'MTU 9000' "$tmp/tw.err" | head -1)"
 	else
@@ -214,7 +214,7 @@ case_frames_given() {
 	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ${tun}c --frames 8192 \
 		--duration 2 > "$tmp/fg.out" 2> "$tmp/fg.err"
 	rc=$?
-	if [ "$rc" = 1 ] && grep -q "8192 frames per queue cannot cover the rings and a worker ring of packets of up to 3 frames (vd's MTU 9000): give at least 9216" "$tmp/fg.err" &&
+	if [ "$rc" = 78 ] && grep -q "8192 frames per queue cannot cover the rings and a worker ring of packets of up to 3 frames (vd's MTU 9000): give at least 9216" "$tmp/fg.err" &&
 		! ip -n "$dut" -d link show vd | grep -q 'prog/xdp'; then
 		ok frames-given "$(grep 'cannot cover' "$tmp/fg.err")"
 	else

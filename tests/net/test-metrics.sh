@@ -9,7 +9,8 @@
 #   parser-self-check   the parser refuses broken expositions (else the
 #                       format case below proves nothing)
 #   bad-listen-*        each bad --metrics-listen: exit 2, its message
-#   port-in-use         exit 1 with a message, no XDP program, no tun
+#   port-in-use         exit 78 (the configuration's) with a message, no XDP
+#                       program, no tun
 #   scrape-format       200, Content-Type 0.0.4, every line valid, the
 #                       families there (the fair share's refusals among
 #                       them: a drop reason and a family of their own),
@@ -162,11 +163,11 @@ time.sleep(30)' $port
 			--duration 5 > "$tmp/piu.out" 2> "$tmp/piu.err"
 		rc=$?
 		l=$(leftovers)
-		if [ $rc = 1 ] && grep -q "127.0.0.1:$port: .*the port is in use" "$tmp/piu.err" &&
+		if [ $rc = 78 ] && grep -q "127.0.0.1:$port: .*the port is in use" "$tmp/piu.err" &&
 		   [ -z "$l" ] && ! grep -q '^ucpumapd: ' "$tmp/piu.out"; then
 			ok port-in-use "$(head -1 "$tmp/piu.err")"
 		else
-			bad port-in-use "exited $rc (want 1), said: $(head -2 "$tmp/piu.err" | tr '\n' ' ')${l:+; left: $l}"
+			bad port-in-use "exited $rc (want 78), said: $(head -2 "$tmp/piu.err" | tr '\n' ' ')${l:+; left: $l}"
 		fi
 	else
 		bad port-in-use "the holder did not listen: $(tail -2 "$tmp/holder.log")"

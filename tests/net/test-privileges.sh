@@ -20,16 +20,16 @@
 #     allow-list (Seccomp 2 on every thread; a sanitizer build runs
 #     without, and says so), and one-way-no-seccomp once without it
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
-#   unknown-user   --user of nobody we know: exit 1
-#   json-symlink   --stats-json to a symbolic link: exit 1, said, nothing
+#   unknown-user   --user of nobody we know: exit 78 (the configuration's)
+#   json-symlink   --stats-json to a symbolic link: exit 78, said, nothing
 #                  attached, the link's target untouched
 #   sighup-reopen  rename the file, SIGHUP: a new file gets the lines
 #   sighup-user    --user, a directory it may not write: said once, the
 #                  lines go on into the open file
 #   sigpipe        stdout a pipe whose reader left after the banner (the
 #                  version line and the start line): runs on, SIGTERM exit 0
-#   tun-owner      a tun owned by another uid refused, naming the owner and
-#                  --tun-any-owner; accepted with it
+#   tun-owner      a tun owned by another uid refused (exit 78), naming the
+#                  owner and --tun-any-owner; accepted with it
 #   seccomp-refused-nothing  the kernel's log holds no call of the
 #                  daemon's that the filter refused
 #   nothing-left   nothing in d but vd, nothing outlives the cleanup
@@ -265,13 +265,13 @@ case_two_way_user_refused() {
 		--tun ucmpt --two-way --user nobody
 }
 case_unknown_user() {
-	refused unknown-user 1 "--user nosuchuser0: no such user" --tun ucmpt --user nosuchuser0
+	refused unknown-user 78 "--user nosuchuser0: no such user" --tun ucmpt --user nosuchuser0
 }
 
 case_json_symlink() {
 	echo keep > "$tmp/target"
 	ln -s "$tmp/target" "$tmp/link.json"
-	refused json-symlink 1 "--stats-json .*link.json is a symbolic link: refused" \
+	refused json-symlink 78 "--stats-json .*link.json is a symbolic link: refused" \
 		--tun ucmpt --stats-json "$tmp/link.json"
 	[ "$(cat "$tmp/target")" = keep ] || bad json-symlink-target "the link's target was written to"
 }
@@ -280,7 +280,7 @@ case_tun_owner() {
 	local why
 	ip -n "$d" tuntap add ucmpo mode tun multi_queue vnet_hdr user 1234
 	KEEP_DEV=ucmpo	# the test's own, persistent: it stays
-	refused tun-owner-refused 1 "ucmpo belongs to user 1234, not to root.*--tun-any-owner" --tun ucmpo
+	refused tun-owner-refused 78 "ucmpo belongs to user 1234, not to root.*--tun-any-owner" --tun ucmpo
 	if start tun-owner-flag --tun ucmpo --tun-any-owner; then
 		stop
 		why=$(closing_ok no)

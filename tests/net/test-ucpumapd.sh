@@ -15,8 +15,11 @@
 #   steer-*        each policy over two workers, to the packet
 #   sigterm-*      SIGTERM under a flood: exit 0 within 2 s, conservation,
 #                  audit, nothing left attached
-#   bad-flag-*     each bad flag: its message, its exit code, nothing left;
-#                  and somebody else's XDP program (left alone, or --replace)
+#   bad-flag-*     each bad flag: its message, its exit code (2 for the
+#                  options, 78 for what this host cannot do with them: the
+#                  unit does not restart either), nothing left; and somebody
+#                  else's XDP program (left alone, or --replace: exit 1, it
+#                  may go)
 #   malformed-*    broken frames from a raw socket among valid traffic
 #   second-instance-*  a second daemon on vd is refused, naming the first,
 #                  which keeps forwarding
@@ -443,8 +446,8 @@ bad_flag() {
 	[ -n "$l" ] && { ip -n "$dut" link set vd xdp off 2>/dev/null; ip -n "$dut" link del $tun 2>/dev/null; }
 }
 case_bad_flags() {
-	bad_flag unknown-interface 1 "nosuchif0" -- --dev nosuchif0 --tun $tun
-	bad_flag missing-queue 1 "vd has RX queues 0-0, not queue 5" -- --dev vd --tun $tun --queues 5
+	bad_flag unknown-interface 78 "nosuchif0" -- --dev nosuchif0 --tun $tun
+	bad_flag missing-queue 78 "vd has RX queues 0-0, not queue 5" -- --dev vd --tun $tun --queues 5
 	bad_flag cpu-out-of-range 2 "CPU 99 is not online" -- --dev vd --tun $tun --cpus 99
 	bad_flag rx-size-not-power-of-two 2 "rx-size: 1000 is not a power of two" -- --dev vd --tun $tun --rx-size 1000
 	bad_flag frames-too-few 2 "frames 256 cannot cover the fill ring" -- --dev vd --tun $tun --frames 256
@@ -466,25 +469,27 @@ case_bad_flags() {
 	bad_flag poll-spin-zero 2 "--poll with --spin-us 0 would never poll" -- \
 		--dev vd --tun $tun --poll --spin-us 0 --rx-cpus 1 --cpus 0
 	if command -v setpriv > /dev/null; then
-		bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vd --tun $tun
+		bad_flag not-root 78 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vd --tun $tun
 	else
 		skip bad-flag-not-root "no setpriv to drop root with"
 	fi
 	# veth has no zero-copy: asked for explicitly, that is an error naming it.
-	bad_flag zero-copy-unsupported 1 "[Zz]ero-copy|copy mode" -- --dev vd --tun $tun --zero-copy
+	bad_flag zero-copy-unsupported 78 "[Zz]ero-copy|copy mode" -- --dev vd --tun $tun --zero-copy
 	# The tun name is a device of another kind: fails after the program and the
 	# sockets are up, which must all go again.
-	bad_flag tun-name-taken 1 "device lo exists and is not a tun" -- --dev vd --tun lo
-	# An MTU over what a frame holds: said with the fix before anything is
-	# attached; one the driver refuses (veth: its peer's) names the MTU too.
+	bad_flag tun-name-taken 78 "device lo exists and is not a tun" -- --dev vd --tun lo
+	# An MTU over what a frame holds where a packet must fit one (two-way:
+	# one way, packets of several frames are taken): said with the fix
+	# before anything is attached; one the driver refuses (veth: its
+	# peer's) names the MTU too.
 	if ip -n "$dut" link set vd mtu 9000; then
-		bad_flag iface-mtu-over-frame 1 "vd's MTU 9000 is more than a 4096-byte frame holds .*ip link set dev vd mtu 3818" -- --dev vd --tun $tun
+		bad_flag iface-mtu-over-frame 78 "vd's MTU 9000 is more than a 4096-byte frame holds .*ip link set dev vd mtu 3818" -- --dev vd --tun $tun --two-way
 		ip -n "$dut" link set vd mtu 1500
 	else
 		bad bad-flag-iface-mtu-over-frame "cannot set vd's MTU to 9000"
 	fi
 	if ip -n "$gen" link set vg mtu 9000; then
-		bad_flag iface-mtu-over-driver 1 "cannot attach the XDP program to vd .*an MTU over the driver's limit for XDP" -- --dev vd --tun $tun
+		bad_flag iface-mtu-over-driver 78 "cannot attach the XDP program to vd .*an MTU over the driver's limit for XDP" -- --dev vd --tun $tun
 		ip -n "$gen" link set vg mtu 1500
 	else
 		bad bad-flag-iface-mtu-over-driver "cannot set vg's MTU to 9000"
