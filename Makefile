@@ -21,6 +21,7 @@
 #   make WERROR=1         warnings are errors (the default when CI=true)
 #   make install PREFIX=/usr/local DESTDIR=...
 #                         = install-lib install-dev install-bin install-man
+#                         (SYSCONFDIR: /etc with PREFIX=/usr, else PREFIX/etc)
 #
 # CPPFLAGS, CFLAGS and LDFLAGS are taken from the environment or the command
 # line (as dpkg-buildflags sets them); CFLAGS defaults to -O2 -g.
@@ -69,6 +70,9 @@ SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 # ucpumapd@.service; Debian's packages want /lib/systemd/system (debian/rules).
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# Where the unit reads /etc/ucpumap/IFACE.conf: /etc for a system install
+# (PREFIX=/usr), PREFIX/etc otherwise, as autoconf's sysconfdir.
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 
 SANITIZE ?=
@@ -389,14 +393,20 @@ install-dev: $(STATIC_LIB) $(PC_FILE)
 	install -m 0644 $(PC_FILE) $(DESTDIR)$(PKGCONFIGDIR)/
 
 # The daemon in sbin (it needs root), the tools in bin, the daemon's
-# systemd unit with its ExecStart pointing at where the daemon went.
+# systemd unit with its ExecStart pointing at where the daemon went, and
+# the commented sample of the unit's optional IFACE.conf (never a file the
+# unit reads: the operator's copies are left alone), both naming SYSCONFDIR.
+UNIT_SED := -e 's|/usr/sbin/ucpumapd|$(SBINDIR)/ucpumapd|' -e 's|/etc/ucpumap/|$(SYSCONFDIR)/ucpumap/|g'
 install-bin: $(APPS)
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/ucpumap
 	install -m 0755 $(BUILD)/ucpumapd $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(BUILD)/ucpumap-gen $(BUILD)/ucpumap-bench $(DESTDIR)$(BINDIR)/
-	sed 's|/usr/sbin/ucpumapd|$(SBINDIR)/ucpumapd|' apps/ucpumapd/ucpumapd@.service \
-		> $(DESTDIR)$(SYSTEMDUNITDIR)/ucpumapd@.service
+	sed $(UNIT_SED) apps/ucpumapd/ucpumapd@.service > $(DESTDIR)$(SYSTEMDUNITDIR)/ucpumapd@.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/ucpumapd@.service
+	sed $(UNIT_SED) apps/ucpumapd/ucpumapd.conf.sample \
+		> $(DESTDIR)$(SYSCONFDIR)/ucpumap/ucpumapd.conf.sample
+	chmod 0644 $(DESTDIR)$(SYSCONFDIR)/ucpumap/ucpumapd.conf.sample
 
 # man/*.3 (the library) and man/*.8 (the programs), those that exist.
 MAN3 := $(wildcard man/*.3)

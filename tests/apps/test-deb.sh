@@ -67,7 +67,7 @@ case_contents() {
 	check libucpumap-dev 'usr/include/ucpumap/dp\.h' 'usr/lib/[^/]+/libucpumap\.a' \
 		'usr/lib/[^/]+/libucpumap\.so' 'usr/lib/[^/]+/pkgconfig/libucpumap\.pc'
 	check ucpumap 'usr/sbin/ucpumapd' 'usr/bin/ucpumap-gen' 'usr/bin/ucpumap-bench' \
-		'lib/systemd/system/ucpumapd@\.service'
+		'lib/systemd/system/ucpumapd@\.service' 'etc/ucpumap/ucpumapd\.conf\.sample'
 }
 
 lib_run_cases "$@"

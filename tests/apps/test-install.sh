@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
 # make install into a staging directory (the daemon in sbin, the tools in
-# bin), then build a program against the installed headers and shared library
+# bin, the unit's sample IFACE.conf in /etc/ucpumap), then build a program against the installed headers and shared library
 # through pkg-config and run it; check that the shared library exports the
 # public API and nothing else, that every global of the static archive
 # carries the ucm_ prefix, that the version is one (the symbol map's,
@@ -45,12 +45,16 @@ case_files() {
 		 usr/include/ucpumap/xsk.h usr/include/ucpumap/xdp.h usr/lib/libucpumap.a \
 		 usr/lib/libucpumap.so usr/lib/libucpumap.so.0 usr/lib/pkgconfig/libucpumap.pc \
 		 usr/sbin/ucpumapd usr/bin/ucpumap-gen usr/bin/ucpumap-bench \
-		 usr/lib/systemd/system/ucpumapd@.service; do
+		 usr/lib/systemd/system/ucpumapd@.service etc/ucpumap/ucpumapd.conf.sample; do
 		[ -e "$tmp/stage/$f" ] || miss="${miss:-} $f"
 	done
 	[ -e "$tmp/stage/usr/bin/ucpumapd" ] && miss="${miss:-} (ucpumapd in bin, not sbin)"
 	grep -qx 'ExecStart=/usr/sbin/ucpumapd .*' "$tmp/stage/usr/lib/systemd/system/ucpumapd@.service" 2>/dev/null ||
 		miss="${miss:-} (the unit's ExecStart is not /usr/sbin/ucpumapd)"
+	# PREFIX=/usr: the unit's optional file and the sample in /etc, not /usr/etc.
+	grep -qx 'EnvironmentFile=-/etc/ucpumap/%I.conf' "$tmp/stage/usr/lib/systemd/system/ucpumapd@.service" 2>/dev/null ||
+		miss="${miss:-} (the unit's EnvironmentFile is not -/etc/ucpumap/%I.conf)"
+	[ -e "$tmp/stage/usr/etc" ] && miss="${miss:-} (usr/etc: SYSCONFDIR is /etc with PREFIX=/usr)"
 	[ -z "${miss:-}" ] && ok files || bad files "missing:$miss"
 }
 

@@ -6,6 +6,17 @@
 #   unit-verify     systemd-analyze verify finds nothing wrong with the unit
 #                   (its ExecStart pointed at the built daemon, its man page
 #                   on MANPATH)
+#   sample-conf     the shipped ucpumapd.conf.sample: every line a comment;
+#                   each UCPUMAPD_OPTS example, uncommented and split as
+#                   systemd does, is taken by the daemon's parser (exit 78
+#                   for the interface that is not there, not 2)
+#   unit-defaults   the unit's ExecStart without /etc/ucpumap/vd.conf
+#                   ($UCPUMAPD_OPTS no word): forwards on vd to tun ucm-vd,
+#                   the version line before the start line; SIGTERM, exit 0
+#   restart-prevent RestartPreventExitStatus= lists what a bad option (2)
+#                   and a configuration vd cannot take (78: a queue it
+#                   lacks, from UCPUMAPD_OPTS) exit with, and not what may
+#                   pass (1: vd served by another instance), each seen
 #   notify-ready    run as Type=notify runs it (NOTIFY_SOCKET, WATCHDOG_USEC,
 #                   the unit's capability bounding set):
 #                   READY=1 comes once forwarding starts, after the start
@@ -13,18 +24,21 @@
 #   notify-watchdog WATCHDOG=1 about twice per watchdog period while it runs
 #   notify-stopping STOPPING=1 when SIGTERM stops it, exit 0 and the audit
 #
-# The notifications are read by a datagram socket of our own, as systemd's
-# would. The notify cases share one run of the daemon, started at the
-# first of them. Root for the daemon (namespaces, XDP, tun). One
-# PASS/FAIL/SKIP line per case; the script exits 0.
+# No systemd runs the unit here: the cases take its lines and run the
+# daemon as it would. The notifications are read by a datagram socket of
+# our own, as systemd's would. The notify cases share one run of the
+# daemon, started at the first of them. Root for the daemon (namespaces,
+# XDP, tun). One PASS/FAIL/SKIP line per case; the script exits 0.
 set -u
 BUILD=${BUILD:-build}
 name=test-systemd
-cases="unit-verify notify-ready notify-watchdog notify-stopping"
+cases="unit-verify sample-conf unit-defaults restart-prevent notify-ready notify-watchdog
+notify-stopping"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 unit=$root/apps/ucpumapd/ucpumapd@.service
+sample=$root/apps/ucpumapd/ucpumapd.conf.sample
 gen=ucmsg$$
 dut=ucmsd$$
 . "$here/../lib.sh"
@@ -47,20 +61,147 @@ case_unit_verify() {
 	fi
 }
 
-# ---- the protocol -------------------------------------------------------------
-# notify_run: the daemon as systemd runs it, a listener on its notify
-# socket ($tmp/notes); back once READY=1 came (or 2 s).
-notify_run() {
-	local caps lpid
+# UCPUMAPD_OPTS as systemd takes it from the file: its last line, the
+# quotes taken off the value, the value split into words as $UCPUMAPD_OPTS
+# is (quotes respected); one word a line.
+opts_words() {	# file
+	"$PY" - "$1" <<'EOF'
+import shlex, sys
+val = ""
+for l in open(sys.argv[1]):
+    l = l.strip()
+    if l.startswith("UCPUMAPD_OPTS="):
+        val = " ".join(shlex.split(l[len("UCPUMAPD_OPTS="):]))
+for w in shlex.split(val):
+    print(w)
+EOF
+}
+
+case_sample_conf() {
+	local n=0 why= rc line words
+	if [ ! -f "$sample" ] || [ ! -x "$daemon" ] || [ -z "$PY" ]; then
+		bad sample-conf "needs $sample, $daemon (make) and python3"
+		return
+	fi
+	grep -nvE '^(#|$)' "$sample" > "$tmp/active" &&
+		why="lines that are not comments: $(head -2 "$tmp/active" | tr '\n' ' ');"
+	while IFS= read -r line; do
+		n=$((n + 1))
+		echo "${line#\#}" > "$tmp/one.conf"
+		mapfile -t words < <(opts_words "$tmp/one.conf")
+		"$daemon" --dev nosuchif0 --tun ucm-x "${words[@]}" --duration 1 > /dev/null 2> "$tmp/one.err"
+		rc=$?
+		# A CPU list of a bigger machine than this one is the sample's right.
+		[ $rc = 2 ] && grep -q "is not online" "$tmp/one.err" && rc=78
+		[ $rc = 78 ] || why="$why '${words[*]}': exit $rc, $(head -1 "$tmp/one.err");"
+	done < <(grep '^#UCPUMAPD_OPTS=' "$sample")
+	if [ -z "$why" ] && [ $n -ge 2 ]; then
+		ok sample-conf "$n examples, each taken by the parser"
+	else
+		bad sample-conf "${why:-only $n UCPUMAPD_OPTS examples}"
+	fi
+}
+
+# ---- the unit's command line ------------------------------------------------------
+topology() {
 	skip_unless_root "namespaces, XDP, tun"
 	if [ ! -x "$daemon" ] || [ -z "$PY" ]; then
-		skip notify "needs $daemon (make) and python3"
+		skip daemon "needs $daemon (make) and python3"
 		exit 0
 	fi
 	if ! veth_pair "$gen" "$dut" vg vd 10.205.0.1/24 10.205.0.2/24 2> "$tmp/setup.err"; then
 		bad setup "cannot build the namespaces: $(head -3 "$tmp/setup.err" | tr '\n' ' ')"
 		exit 0
 	fi
+}
+
+# unit_cmd WORD...: the unit's ExecStart for ucpumapd@vd into cmd[], the
+# built daemon for /usr/sbin/ucpumapd, the WORDs for $UCPUMAPD_OPTS.
+unit_cmd() {
+	local w words
+	read -ra words <<< "$(sed -n 's/^ExecStart=//p' "$unit")"
+	cmd=()
+	for w in "${words[@]}"; do
+		case $w in
+		'$UCPUMAPD_OPTS') cmd+=("$@") ;;
+		/usr/sbin/ucpumapd) cmd+=("$daemon") ;;
+		*) cmd+=("${w//%I/vd}") ;;
+		esac
+	done
+}
+
+# unit_start OUT WORD...: the unit's command in the DUT, in the background
+# ($upid); 0 once its start line came.
+unit_start() {
+	local out=$1
+	shift
+	unit_cmd "$@"
+	ip netns exec "$dut" "${cmd[@]}" > "$out" 2> "$out.err" &
+	upid=$!
+	lib_pid $upid
+	wait_line "$out" '^ucpumapd: ' 50 "$upid"
+}
+
+case_unit_defaults() {
+	local v
+	lib_once topology
+	if ! unit_start "$tmp/u.out"; then
+		bad unit-defaults "${cmd[*]}: did not start: $(tail -2 "$tmp/u.out.err" | tr '\n' ' ')"
+		return
+	fi
+	stop_pid $upid
+	v=$(head -1 "$tmp/u.out" | sed -n 's/^\(ucpumapd [0-9.]* (libucpumap [0-9.]*)\), pid [0-9]*$/\1/p')
+	if grep -q '^ucpumapd: vd queues 0 .* -> tun ucm-vd; ' "$tmp/u.out" &&
+	   [ -n "$v" ] && [ "$v" = "$("$daemon" --version)" ] &&
+	   grep -q '^audit: every frame came home$' "$tmp/u.out"; then
+		ok unit-defaults "$(head -1 "$tmp/u.out"); $(sed -n 2p "$tmp/u.out" | cut -c1-60)..."
+	else
+		bad unit-defaults "${cmd[*]}: $(head -2 "$tmp/u.out" | tr '\n' ' '); $(tail -1 "$tmp/u.out")"
+	fi
+}
+
+# status_of WORD...: the unit's command's exit status with WORDs for
+# $UCPUMAPD_OPTS (a backstop --duration before them).
+status_of() {
+	unit_cmd --duration 5 "$@"
+	lib_run ip netns exec "$dut" timeout 10 "${cmd[@]}" > "$tmp/st.out" 2> "$tmp/st.err"
+}
+
+case_restart_prevent() {
+	local prevent why= bad_opt conf busy=
+	lib_once topology
+	prevent=" $(sed -n 's/^RestartPreventExitStatus=//p' "$unit") "
+	status_of --no-such-option
+	bad_opt=$?
+	status_of --queues 3
+	conf=$?
+	grep -q "vd has RX queues 0-0, not queue 3" "$tmp/st.err" ||
+		why="$why --queues 3 said: $(head -1 "$tmp/st.err");"
+	if unit_start "$tmp/first.out"; then
+		status_of
+		busy=$?
+		grep -q "vd is served already" "$tmp/st.err" ||
+			why="$why a second instance said: $(head -1 "$tmp/st.err");"
+		stop_pid $upid
+	else
+		why="$why the first instance did not start: $(tail -1 "$tmp/first.out.err");"
+	fi
+	[ "$bad_opt" = 2 ] && [[ "$prevent" == *" 2 "* ]] || why="$why a bad option: exit $bad_opt;"
+	[ "$conf" = 78 ] && [[ "$prevent" == *" 78 "* ]] || why="$why a queue vd lacks: exit $conf;"
+	[ "$busy" = 1 ] && [[ "$prevent" != *" 1 "* ]] || why="$why vd served: exit ${busy:-none};"
+	if [ -z "$why" ]; then
+		ok restart-prevent "RestartPreventExitStatus=$(echo $prevent): bad option $bad_opt, no such queue $conf; vd served already $busy (restarted)"
+	else
+		bad restart-prevent "RestartPreventExitStatus=$(echo $prevent):$why"
+	fi
+}
+
+# ---- the protocol -------------------------------------------------------------
+# notify_run: the daemon as systemd runs it, a listener on its notify
+# socket ($tmp/notes); back once READY=1 came (or 2 s).
+notify_run() {
+	local caps lpid
+	lib_once topology
 
 	# Each datagram on the socket, one line per field, after the seconds since
 	# the listener began ("0.512 WATCHDOG=1"); the listener ends by itself.
