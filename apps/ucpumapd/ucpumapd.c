@@ -213,7 +213,7 @@ static const struct opt d_opts[] = {
 	  .metavar = "ADDR:PORT", .help = "serve GET /metrics (Prometheus) on ADDR:PORT; "
 	  "PORT or :PORT alone: on 127.0.0.1"),
 	D("duration", OPT_SECONDS, duration, .metavar = "SEC",
-	  .help = "stop after SEC seconds (default: run until signalled)"),
+	  .help = "stop after SEC seconds (0, the default: run until signalled)"),
 	D("user", OPT_STRING, user, .metavar = "NAME", .help = "after set-up, run as user NAME "
 	  "(and its group, no supplementary groups), with no capabilities"),
 	D("tun-any-owner", OPT_FLAG, tun_any_owner, .help = "attach to an existing tun or tap "
