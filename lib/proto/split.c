@@ -128,29 +128,60 @@ static inline uint32_t copy_part(uint8_t *dst, const uint8_t *src, uint32_t n, b
 	return 0;
 }
 
-/*
- * @n bytes of the packet from @off into @dst, from its head, then its tail;
- * with @summed, return their sum (as ucm_csum_add() over @dst). The tail's
- * part starts at an odd offset of the payload when the head's is odd: its
- * 16-bit sum is then byte-swapped (RFC 1071, 2.(B)).
- */
-static uint32_t gather(uint8_t *dst, const uint8_t *pkt, uint32_t head, const uint8_t *tail,
-		       uint32_t off, uint32_t n, bool summed)
+/* A 16-bit sum of bytes that start at an odd offset of the summed stream,
+ * as if they started at an even one: byte-swapped (RFC 1071, 2.(B)). */
+static inline uint32_t sum_odd(uint32_t b)
 {
-	uint32_t a = 0, sum = 0, b;
+	while (b >> 16)
+		b = (b & 0xffff) + (b >> 16);
+	return __builtin_bswap16((uint16_t)b);
+}
 
-	if (off < head) {
-		a = min(n, head - off);
-		sum = copy_part(dst, pkt + off, a, summed);
+/* Where byte @at of a segment goes in @o, and the bytes its part has from
+ * there into *@room. */
+static uint8_t *out_at(const struct ucm_split_out *o, uint32_t at, uint32_t *room)
+{
+	uint32_t j, in;
+
+	if (at < o->first) {
+		*room = o->first - at;
+		return o->part[0] + at;
 	}
-	if (n > a) {
-		b = copy_part(dst + a, tail + (off + a - head), n - a, summed);
-		if (a & 1) {
-			while (b >> 16)
-				b = (b & 0xffff) + (b >> 16);
-			b = __builtin_bswap16((uint16_t)b);
+	j = (at - o->first) / o->each;
+	in = (at - o->first) % o->each;
+	*room = o->each - in;
+	return o->part[1 + j] + in;
+}
+
+/*
+ * @n bytes of the packet from @off into the segment's bytes from @at on,
+ * from the packet's head, then its tail; with @summed, return their sum
+ * (as ucm_csum_add() over them, @off's byte at an even offset). Copied in
+ * runs that are contiguous on both sides; a run that starts at an odd
+ * offset of the bytes has its sum byte-swapped.
+ */
+static uint32_t gather(const struct ucm_split_out *o, uint32_t at, const uint8_t *pkt,
+		       uint32_t head, const uint8_t *tail, uint32_t off, uint32_t n, bool summed)
+{
+	uint32_t sum = 0, done = 0, droom, sroom, run, b;
+	const uint8_t *src;
+	uint8_t *dst;
+
+	while (done < n) {
+		dst = out_at(o, at + done, &droom);
+		if (off + done < head) {
+			src = pkt + off + done;
+			sroom = head - (off + done);
+		} else {
+			src = tail + (off + done - head);
+			sroom = n - done;
 		}
-		sum += b;
+		run = min(droom, sroom);
+		if (run > n - done)
+			run = n - done;
+		b = copy_part(dst, src, run, summed);
+		sum += done & 1 ? sum_odd(b) : b;
+		done += run;
 	}
 	return sum;
 }
@@ -178,19 +209,19 @@ static void l4_csum(const struct ucm_split *s, uint8_t *seg, uint32_t l4len, uin
 	st_be16(check, v ? v : 0xffff);
 }
 
-uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt,
-		       uint32_t head, const uint8_t *tail, uint8_t *dst)
+uint32_t ucm_split_seg_out(const struct ucm_split *s, uint32_t k, const uint8_t *pkt,
+			   uint32_t head, const uint8_t *tail, const struct ucm_split_out *o)
 {
 	uint32_t off = s->hlen + k * (uint32_t)s->mss;
 	uint32_t n = min((uint32_t)s->mss, s->len - off);
 	uint32_t l3h = s->l4_off - s->l3_off, l4len = s->hlen - s->l4_off + n;
-	uint8_t *ip = dst + s->l3_off, *l4 = dst + s->l4_off;
+	uint8_t *dst = o->part[0], *ip = dst + s->l3_off, *l4 = dst + s->l4_off;
 	uint32_t psum;
 
 	memcpy(dst, pkt, s->hlen);
 	/* The L4 header's length is a multiple of 4: the payload starts at
 	 * an even offset of the checksummed bytes. */
-	psum = gather(dst + s->hlen, pkt, head, tail, off, n, !s->partial);
+	psum = gather(o, s->hlen, pkt, head, tail, off, n, !s->partial);
 	if (s->v6) {
 		st_be16(ip + 4, l4len);
 	} else {
@@ -215,31 +246,60 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
 	return s->hlen + n;
 }
 
-bool ucm_split_csum_own(const struct virtio_net_hdr *vh, const uint8_t *pkt, uint32_t len,
-			bool l2)
+uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt,
+		       uint32_t head, const uint8_t *tail, uint8_t *dst)
+{
+	const struct ucm_split_out o = { .part = &dst, .first = UINT32_MAX };
+
+	return ucm_split_seg_out(s, k, pkt, head, tail, &o);
+}
+
+bool ucm_split_csum_own_head(const struct virtio_net_hdr *vh, const uint8_t *pkt,
+			     uint32_t head, uint32_t len, bool l2)
 {
 	struct ucm_split s = {};
 	uint8_t ver;
 
-	if (parse_l2(pkt, len, l2, &s, &ver) ||
-	    parse(pkt, len, len, VIRTIO_NET_HDR_GSO_NONE, ver, &s) ||
+	if (head > len)
+		head = len;
+	if (parse_l2(pkt, head, l2, &s, &ver) ||
+	    parse(pkt, head, len, VIRTIO_NET_HDR_GSO_NONE, ver, &s) ||
 	    (s.proto != IPPROTO_TCP && s.proto != IPPROTO_UDP))
 		return false;
-	/* parse() found the whole L4 header within @len: the field is too. */
+	/* parse() found the whole L4 header within @head: the field is too. */
 	return vh->csum_start == s.l4_off && vh->csum_offset == ucm_split_csum_off(s.proto);
+}
+
+bool ucm_split_csum_own(const struct virtio_net_hdr *vh, const uint8_t *pkt, uint32_t len,
+			bool l2)
+{
+	return ucm_split_csum_own_head(vh, pkt, len, len, l2);
+}
+
+enum ucm_split_err ucm_split_csum_tail(const struct virtio_net_hdr *vh, uint8_t *pkt,
+				       uint32_t head, const uint8_t *tail, uint32_t len)
+{
+	uint32_t start = vh->csum_start, at = start + vh->csum_offset, sum = 0, b;
+	uint16_t v;
+
+	if (head > len)
+		head = len;
+	/* The field is within the summed bytes and the head, and starts at
+	 * an even offset of them (a 16-bit word of the sum). */
+	if (start >= len || at + 2 > head || (vh->csum_offset & 1))
+		return UCM_SPLIT_BAD_HDR;
+	sum = ucm_csum_add(0, pkt + start, head - start);
+	if (len > head) {
+		b = ucm_csum_add(0, tail, len - head);
+		sum += (head - start) & 1 ? sum_odd(b) : b;
+	}
+	v = ucm_csum_fold(sum);
+	st_be16(pkt + at, v ? v : 0xffff);
+	return UCM_SPLIT_OK;
 }
 
 enum ucm_split_err ucm_split_csum(const struct virtio_net_hdr *vh, uint8_t *pkt,
 				  uint32_t len)
 {
-	uint32_t start = vh->csum_start, at = start + vh->csum_offset;
-	uint16_t v;
-
-	/* The field is within the summed bytes, and starts at an even
-	 * offset of them (a 16-bit word of the sum). */
-	if (start >= len || at + 2 > len || (vh->csum_offset & 1))
-		return UCM_SPLIT_BAD_HDR;
-	v = ucm_csum_fold(ucm_csum_add(0, pkt + start, len - start));
-	st_be16(pkt + at, v ? v : 0xffff);
-	return UCM_SPLIT_OK;
+	return ucm_split_csum_tail(vh, pkt, len, NULL, len);
 }

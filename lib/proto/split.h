@@ -35,7 +35,7 @@ enum ucm_split_err {
 	UCM_SPLIT_OK = 0,
 	UCM_SPLIT_BAD_GSO,	/* gso_type unknown, gso_size 0 */
 	UCM_SPLIT_BAD_HDR,	/* headers that do not match the packet or gso_type */
-	UCM_SPLIT_TOO_BIG,	/* a segment would not fit a frame */
+	UCM_SPLIT_TOO_BIG,	/* a segment would not fit what the caller can send */
 };
 
 /**
@@ -67,11 +67,23 @@ static inline uint16_t ucm_split_csum_off(uint8_t proto)
  * are contiguous at @pkt (the headers must be among them; the rest is
  * ucm_split_seg()'s @tail) and whose vnet header @vh asks for GSO. @l2: a
  * tap's whole frame (Ethernet first). @seg_max: the bytes a segment may
- * take at most (a frame's room).
+ * take at most (a frame's room, or a packet of several frames').
  */
 enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t *pkt,
 				  uint32_t head, uint32_t len, bool l2, uint32_t seg_max,
 				  struct ucm_split *s);
+
+/* Headers a plan takes at most: Ethernet, IPv4 with options, TCP with
+ * options. */
+#define UCM_SPLIT_HLEN_MAX	(14 + 60 + 60)
+
+/* Segment @k's length: its headers and its share of the payload. */
+static inline uint32_t ucm_split_seg_len(const struct ucm_split *s, uint32_t k)
+{
+	uint32_t left = s->len - s->hlen - k * (uint32_t)s->mss;
+
+	return s->hlen + (left < s->mss ? left : s->mss);
+}
 
 /*
  * Segment @k of @s into @dst (room for hlen + mss bytes): the headers, the
@@ -82,6 +94,20 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
 		       uint32_t head, const uint8_t *tail, uint8_t *dst);
 
 /*
+ * Where a segment goes when it takes several frames: its first @first
+ * bytes at @part[0] (at least the headers: UCM_SPLIT_HLEN_MAX), then
+ * @each bytes at each later part, as many as ucm_split_seg_len() takes.
+ */
+struct ucm_split_out {
+	uint8_t *const *part;
+	uint32_t first, each;
+};
+
+/* ucm_split_seg() into the parts of @out. */
+uint32_t ucm_split_seg_out(const struct ucm_split *s, uint32_t k, const uint8_t *pkt,
+			   uint32_t head, const uint8_t *tail, const struct ucm_split_out *out);
+
+/*
  * NEEDS_CSUM without GSO (a local socket's packet): the checksum at
  * csum_start + csum_offset, summed from csum_start to the end of @pkt's
  * @len bytes (the field holds the pseudo-header's sum), in place. Return:
@@ -89,6 +115,10 @@ uint32_t ucm_split_seg(const struct ucm_split *s, uint32_t k, const uint8_t *pkt
  */
 enum ucm_split_err ucm_split_csum(const struct virtio_net_hdr *vh, uint8_t *pkt,
 				  uint32_t len);
+/* The same of a packet of @len bytes whose first @head are at @pkt and
+ * the rest at @tail; UCM_SPLIT_BAD_HDR also for a field past @head. */
+enum ucm_split_err ucm_split_csum_tail(const struct virtio_net_hdr *vh, uint8_t *pkt,
+				       uint32_t head, const uint8_t *tail, uint32_t len);
 /*
  * Whether @pkt's partial checksum is its own TCP or UDP one: the L4 header
  * right after an IPv4 header or an IPv6 one without extensions, lengths
@@ -99,5 +129,9 @@ enum ucm_split_err ucm_split_csum(const struct virtio_net_hdr *vh, uint8_t *pkt,
  */
 bool ucm_split_csum_own(const struct virtio_net_hdr *vh, const uint8_t *pkt, uint32_t len,
 			bool l2);
+/* The same of a packet of @len bytes of which only the first @head are at
+ * @pkt: its headers, and so the field, among them. */
+bool ucm_split_csum_own_head(const struct virtio_net_hdr *vh, const uint8_t *pkt,
+			     uint32_t head, uint32_t len, bool l2);
 
 #endif /* UCM_SPLIT_H */

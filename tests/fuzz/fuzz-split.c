@@ -14,7 +14,10 @@
  * The oracle, from split.h's contract: a plan is taken only with its
  * headers within the head and every segment within the room; its segments
  * carry every payload byte once, in order; each has a right L4 checksum
- * (and IPv4 header checksum). ucm_split_csum() writes only within the
+ * (and IPv4 header checksum); spread over parts (ucm_split_seg_out(), a
+ * packet of several frames: a first part and later ones of sizes drawn
+ * from the input, each a block of exactly its size), it is the same
+ * bytes. ucm_split_csum() writes only within the
  * packet, and a completed checksum sums to zero with the pseudo-header's
  * sum the field held; a checksum ucm_split_csum_own() leaves to the way
  * out is one ucm_split_csum() takes (within the packet, an even field).
@@ -41,6 +44,31 @@ static void check_seg(const struct ucm_split *s, const uint8_t *seg, uint32_t n)
 		CHECK(ucm_csum_fold(ucm_csum_add(0, ip, s->l4_off - s->l3_off)) == 0);
 	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
 	CHECK(ucm_csum_fold(ucm_csum_add(ucm_csum_add(sum, ph, 4), l4, l4len)) == 0);
+}
+
+/* Segment @k spread over parts of @first, then @each bytes: the bytes of
+ * @seg, its @n whole. */
+static void check_parts(const struct ucm_split *s, uint32_t k, const uint8_t *h, uint32_t head,
+			const uint8_t *t, const uint8_t *seg, uint32_t n, uint32_t first,
+			uint32_t each)
+{
+	uint32_t np = n <= first ? 1 : 1 + (n - first + each - 1) / each, j, at, c;
+	uint8_t **part = calloc(np, sizeof(*part));
+	struct ucm_split_out o = { .part = part, .first = first, .each = each };
+
+	CHECK(part);
+	for (j = 0; j < np; j++) {
+		part[j] = malloc(j ? each : first);
+		CHECK(part[j]);
+	}
+	CHECK(ucm_split_seg_out(s, k, h, head, t, &o) == n);
+	for (j = 0, at = 0; j < np; j++) {
+		c = n - at < (j ? each : first) ? n - at : (j ? each : first);
+		CHECK(!memcmp(part[j], seg + at, c));
+		at += c;
+		free(part[j]);
+	}
+	free(part);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -76,9 +104,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (k = 0, off = s.hlen; k < s.nseg; k++) {
 			uint32_t n = ucm_split_seg(&s, k, h, head, t, seg);
 
+			CHECK(n == ucm_split_seg_len(&s, k));
 			CHECK(n > s.hlen || (s.nseg == 1 && n == s.hlen));
 			CHECK(n <= room && !memcmp(seg + s.hlen, data + off, n - s.hlen));
 			off += n - s.hlen;
+			/* Parts of sizes the input gives: a first one with
+			 * the headers, later ones of 64 bytes or more. */
+			check_parts(&s, k, h, head, t, seg, n, s.hlen + room % 97,
+				    64 + head % 4033);
 			if (partial) {	/* the sum from the L4 header on, the field's */
 				uint8_t *at = seg + s.l4_off + ucm_split_csum_off(s.proto);
 				uint16_t v = ucm_csum_fold(ucm_csum_add(0, seg + s.l4_off,

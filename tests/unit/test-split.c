@@ -386,6 +386,106 @@ static int test_csum(void)
 	return 0;
 }
 
+/* A segment spread over parts (a packet of several frames: the first
+ * with @first bytes, each later one with @each) is byte for byte the one
+ * cut whole, checksums included, wherever the parts and the read's head
+ * split it. Each part is a block of its own size, a guard byte after. */
+static int parts_check(const struct spec *s, uint32_t head, uint32_t first, uint32_t each)
+{
+	static uint8_t whole[SP_MAX], headbuf[SP_MAX], blk[UCM_SPLIT_HLEN_MAX + SP_MAX];
+	uint8_t *part[64];
+	struct virtio_net_hdr vh;
+	struct ucm_split pl;
+	uint32_t len = build(s, &vh), k, n, m, j, at, np;
+
+	if (head > len)
+		head = len;
+	memcpy(headbuf, sp, head);
+	UT_ASSERT(ucm_split_plan(&vh, headbuf, head, len, s->tap, 65535, &pl) == UCM_SPLIT_OK,
+		  "refused");
+	pl.partial = s->partial;
+	for (k = 0; k < pl.nseg; k++) {
+		struct ucm_split_out o = { .part = part, .first = first, .each = each };
+
+		n = ucm_split_seg(&pl, k, headbuf, head, sp + head, whole);
+		UT_ASSERT(n == ucm_split_seg_len(&pl, k), "segment %u: %u bytes, said %u", k, n,
+			  ucm_split_seg_len(&pl, k));
+		np = n <= first ? 1 : 1 + (n - first + each - 1) / each;
+		UT_ASSERT(np <= 64, "%u parts", np);
+		memset(blk, 0xa5, sizeof(blk));
+		for (j = 0, at = 0; j < np; j++) {
+			part[j] = blk + at + j;	/* a guard byte between parts */
+			at += j ? each : first;
+		}
+		m = ucm_split_seg_out(&pl, k, headbuf, head, sp + head, &o);
+		UT_ASSERT(m == n, "segment %u: %u bytes spread, %u whole", k, m, n);
+		for (j = 0, at = 0; j < np; j++) {
+			uint32_t room = j ? each : first, c = n - at < room ? n - at : room;
+
+			UT_ASSERT(!memcmp(part[j], whole + at, c),
+				  "segment %u, part %u (first %u each %u head %u) differs", k, j,
+				  first, each, head);
+			UT_ASSERT(j + 1 < np || part[j][c] == 0xa5, "written past the last part");
+			UT_ASSERT(j == 0 || part[j][-1] == 0xa5, "written before part %u", j);
+			at += c;
+		}
+	}
+	return 0;
+}
+
+static int test_parts(void)
+{
+	struct spec tcp = { .payload = 60000, .mss = 8948, .id = 9 };
+	struct spec udp = { .v6 = true, .udp = true, .payload = 8952 * 3 + 5, .mss = 8952 };
+	/* A 4 KiB frame's and a 2 KiB frame's rooms, and odd ones. */
+	static const uint32_t fe[][2] = { { 3840, 4080 }, { 1792, 2032 }, { 201, 333 },
+					  { 1001, 777 }, { 134, 511 } };
+	static const uint32_t heads[] = { 3840, 3841, 1792, 97, 60000 };
+
+	for (uint32_t i = 0; i < sizeof(fe) / sizeof(fe[0]); i++) {
+		for (uint32_t h = 0; h < sizeof(heads) / sizeof(heads[0]); h++) {
+			if (parts_check(&tcp, heads[h], fe[i][0], fe[i][1]) ||
+			    parts_check(&udp, heads[h], fe[i][0], fe[i][1]))
+				return -1;
+			tcp.partial = !tcp.partial;
+			udp.partial = !udp.partial;
+		}
+	}
+	return 0;
+}
+
+/* NEEDS_CSUM over a read's frame and spill: the same field as over the
+ * packet whole, wherever they split it, odd places included; a field past
+ * the head refused; a checksum left to the way out only with its headers
+ * in the head. */
+static int test_csum_tail(void)
+{
+	struct spec s = { .udp = true, .payload = 8972, .mss = 1400 };
+	static uint8_t whole[SP_MAX], headbuf[SP_MAX];
+	struct virtio_net_hdr vh;
+	uint32_t len = build(&s, &vh), head;
+
+	vh.gso_type = VIRTIO_NET_HDR_GSO_NONE;
+	vh.gso_size = 0;
+	memcpy(whole, sp, len);
+	UT_ASSERT(ucm_split_csum(&vh, whole, len) == UCM_SPLIT_OK, "whole");
+	for (head = 28; head <= len; head += head < 100 ? 1 : 97) {
+		memcpy(headbuf, sp, head);
+		UT_ASSERT(ucm_split_csum_tail(&vh, headbuf, head, sp + head, len) == UCM_SPLIT_OK,
+			  "head %u refused", head);
+		UT_ASSERT(!memcmp(headbuf + 26, whole + 26, 2), "head %u: field %02x%02x, want %02x%02x",
+			  head, headbuf[26], headbuf[27], whole[26], whole[27]);
+		UT_ASSERT(ucm_split_csum_own_head(&vh, sp, head, len, false),
+			  "head %u: its own checksum not seen", head);
+	}
+	UT_ASSERT(ucm_split_csum_tail(&vh, headbuf, 27, sp + 27, len) == UCM_SPLIT_BAD_HDR,
+		  "a field past the head taken");
+	UT_ASSERT(!ucm_split_csum_own_head(&vh, sp, 27, len, false), "headers past the head taken");
+	UT_ASSERT(!ucm_split_csum_own_head(&vh, sp, 3000, len - 1, false),
+		  "a length that does not match taken");
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_tcp4),
 	UT_CASE(test_tcp6_cwr_fin),
@@ -396,6 +496,8 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_one_segment),
 	UT_CASE(test_bad),
 	UT_CASE(test_csum),
+	UT_CASE(test_parts),
+	UT_CASE(test_csum_tail),
 	{}
 };
 
