@@ -15,6 +15,14 @@
  * frame on; the worker and the drop paths read it. The RX thread checked
  * every descriptor of the chain before it wrote the list: the list is
  * trusted as the frame tags are, never as a descriptor from the kernel.
+ *
+ * The way back sends such packets too (a tun's read longer than a frame,
+ * a super-packet's segment): the read path lays the list out the same way
+ * in the first frame it fills, its descriptor goes through the worker's
+ * TX channel (ucpumap/txq.h) with UCM_DESC_CHAIN, and the RX thread posts
+ * one TX descriptor per frame (xsk/queue_tx.c). There the list lies
+ * before the TX metadata and the Ethernet header in front of the packet
+ * (tun_read_tx.c checks it).
  */
 #ifndef UCM_ENGINE_CHAIN_H
 #define UCM_ENGINE_CHAIN_H
@@ -23,9 +31,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/pool_internal.h"
 #include "core/umem_desc.h"
 #include "ucpumap/cpumap.h"
 #include "ucpumap/pool.h"
+#include "ucpumap/txq.h"
 
 /* Descriptors one packet may take: the kernel's MAX_SKB_FRAGS (17) and
  * the linear part; the kernel never sends an AF_XDP socket more. */
@@ -63,6 +73,39 @@ static inline uint32_t ucm_chain_frames(void *area, uint64_t base, uint64_t fmas
 	for (i = 0; i < n; i++)
 		out[i] = ucm_desc_addr(c->frag[i]) & ~fmask;
 	return n;
+}
+
+/*
+ * Every frame of a packet that goes home unsent from where a TX channel's
+ * descriptors are (its rings, the TX ring's refusals): the handle of the
+ * frame of @desc (ucm_desc_make(), with UCM_TXQ_DESC_CSUM or not) into
+ * @out[0], and with UCM_DESC_CHAIN its later frames' after it, each moved
+ * from UCM_LOC_CHAIN to UCM_LOC_APP, where the first is: all of them go
+ * home in one bulk. A list longer than a packet takes is read no further,
+ * and a listed address outside the UMEM is no frame of ours: left out.
+ * @out: room for UCM_CHAIN_MAX. Return: how many.
+ */
+static inline uint32_t ucm_chain_desc_frames(struct ucm_umem *umem, uint64_t desc,
+					     uint64_t *out)
+{
+	uint64_t base = ucm_umem_desc_base(umem, ucm_txq_desc_plain(desc));
+	const struct ucm_chain *c;
+	uint32_t i, n, k = 1;
+
+	out[0] = base;
+	if (!(desc & UCM_DESC_CHAIN))
+		return 1;
+	c = ucm_chain_of(umem->area, base);
+	n = c->nfrag < UCM_CHAIN_MAX ? c->nfrag : UCM_CHAIN_MAX - 1;
+	for (i = 0; i < n; i++) {
+		uint64_t f = ucm_umem_base(umem, ucm_desc_addr(c->frag[i]));
+
+		if (f >= umem->size)
+			continue;
+		ucm_frame_move(umem, f, UCM_LOC_CHAIN, UCM_LOC_APP);
+		out[k++] = f;
+	}
+	return k;
 }
 
 /*

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/pool_internal.h"
+#include "engine/chain.h"
 #include "engine/wake.h"
 #include "ucpumap/ring.h"
 #include "ucpumap/txq.h"
@@ -33,6 +34,7 @@ struct ucm_txq {
 	struct ucm_ring *out;
 	bool tx_csum;		/* set before the worker runs */
 	bool no_lend;		/* the same: a worker that only sends */
+	uint32_t max_frames;	/* the same: a packet's frames at most */
 	struct ucm_wake rx_wake __cacheline_aligned;
 	/* 1: the worker came up short of frames. On a line of its own: the
 	 * RX thread looks at it every turn, the worker writes it rarely. */
@@ -62,6 +64,7 @@ struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 		return ucm_err_ptr(ucm_oom("a TX channel"));
 	memset(t, 0, sizeof(*t));
 	t->umem = umem;
+	t->max_frames = 1;
 	t->free = ucm_ring__create(size, UCM_RING_SP);
 	t->out = ucm_ring__create(size, UCM_RING_SP);
 	t->room_wake.fd = -1;
@@ -95,6 +98,25 @@ int ucm_txq__destroy(struct ucm_txq *t)
 	ucm_wake_fini(&t->room_wake);
 	free(t);
 	return 0;
+}
+
+/* Packets that never go out: every frame of each (a packet of several
+ * has its later ones listed) home from the channel's hands, in bulks.
+ * Return: the frames. */
+static uint32_t desc_home(struct ucm_txq *t, const uint64_t *desc, uint32_t n)
+{
+	uint64_t back[TXQ_LEND_BULK + UCM_CHAIN_MAX];
+	uint32_t i, m = 0, total = 0;
+
+	for (i = 0; i < n; i++) {
+		m += ucm_chain_desc_frames(t->umem, desc[i], back + m);
+		if (m >= TXQ_LEND_BULK || i + 1 == n) {
+			ucm_umem_put_bulk_from(t->umem, back, m, UCM_LOC_APP, false);
+			total += m;
+			m = 0;
+		}
+	}
+	return total;
 }
 
 /* ---- RX thread ---------------------------------------------------------- */
@@ -242,8 +264,7 @@ int ucm_txq__room_fd(const struct ucm_txq *t)
 
 uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc, uint32_t n)
 {
-	uint64_t back[UCM_TXQ_DEFAULT_SIZE];
-	uint32_t k = ucm_ring__produce_sp(t->out, desc, n), i, m;
+	uint32_t k = ucm_ring__produce_sp(t->out, desc, n);
 
 	if (k) {
 		int err;
@@ -257,12 +278,9 @@ uint32_t ucm_txq__send(struct ucm_txq *t, const uint64_t *desc, uint32_t n)
 			pr_warn("txq: cannot wake the RX thread: %s\n", strerror(-err));
 	}
 	/* Back-pressure: the RX thread is behind; these never go out. */
-	for (i = k; i < n; i += m) {
-		m = min(n - i, (uint32_t)UCM_TXQ_DEFAULT_SIZE);
-		for (uint32_t j = 0; j < m; j++)
-			back[j] = ucm_umem_desc_base(t->umem, ucm_txq_desc_plain(desc[i + j]));
-		ucm_txq__drop(t, back, m);
-		STAT_ADD(t->w_stats.send_full, m);
+	if (k < n) {
+		STAT_ADD(t->w_stats.dropped, desc_home(t, desc + k, n - k));
+		STAT_ADD(t->w_stats.send_full, n - k);
 	}
 	return k;
 }
@@ -278,12 +296,8 @@ uint32_t ucm_txq__reclaim(struct ucm_txq *t)
 		ucm_umem_put_bulk_from(t->umem, v, n, UCM_LOC_APP, false);
 		total += n;
 	}
-	while ((n = ucm_ring__consume(t->out, v, TXQ_LEND_BULK))) {
-		for (uint32_t i = 0; i < n; i++)
-			v[i] = ucm_umem_desc_base(t->umem, ucm_txq_desc_plain(v[i]));
-		ucm_umem_put_bulk_from(t->umem, v, n, UCM_LOC_APP, false);
-		total += n;
-	}
+	while ((n = ucm_ring__consume(t->out, v, TXQ_LEND_BULK)))
+		total += desc_home(t, v, n);
 	return total;
 }
 
@@ -316,6 +330,19 @@ void ucm_txq__set_lend(struct ucm_txq *t, bool on)
 bool ucm_txq__tx_csum(const struct ucm_txq *t)
 {
 	return t->tx_csum;
+}
+
+int ucm_txq__set_max_frames(struct ucm_txq *t, uint32_t n)
+{
+	if (!t || !n || n > UCM_CHAIN_MAX)
+		return ucm_err(-EINVAL);
+	t->max_frames = n;
+	return 0;
+}
+
+uint32_t ucm_txq__max_frames(const struct ucm_txq *t)
+{
+	return t->max_frames;
 }
 
 struct ucm_umem *ucm_txq__umem(struct ucm_txq *t)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "engine/chain.h"
 #include "ucpumap/log.h"
 #include "ucpumap/pool.h"
 #include "ucpumap/txq.h"
@@ -200,6 +201,48 @@ static int test_send_full(void)
 	ucm_txq__stats(t, &st, sizeof(st));
 	UT_ASSERT(st.sent == 16 && st.send_full == 16 && st.dropped == 16, "stats");
 	return finish(u, p, t, 16);
+}
+
+/* Packets of several frames, as the read path lays them out from the
+ * frames it took: a full out ring sends every frame of each home, and so
+ * does the reclaim of those still in it. */
+static int test_chain_home(void)
+{
+	struct ucm_umem *u = mk_umem(0);
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_txq *t = ucm_txq__create(u, 2);
+	uint64_t a[9], desc[3];
+	struct ucm_txq_stats st;
+	struct ucm_pool_audit au;
+
+	UT_ASSERT(t, "create: %s", strerror(errno));
+	UT_ASSERT(ucm_txq__max_frames(t) == 1, "packets of several at create");
+	UT_ASSERT(ucm_txq__set_max_frames(t, UCM_CHAIN_MAX + 1) == -EINVAL &&
+		  ucm_txq__set_max_frames(t, 0) == -EINVAL, "a bad count taken");
+	UT_ASSERT(!ucm_txq__set_max_frames(t, 3) && ucm_txq__max_frames(t) == 3, "set");
+	ucm_pool__set_owner(p);
+	UT_ASSERT(ucm_pool__alloc_bulk(p, a, 9) == 9, "alloc");
+	for (uint32_t i = 0; i < 3; i++) {	/* three packets of three frames */
+		struct ucm_chain *c = ucm_chain_of(ucm_umem__area(u), a[3 * i]);
+
+		c->nfrag = 2;
+		c->head_len = 100;
+		for (uint32_t j = 0; j < 2; j++) {
+			c->frag[j] = ucm_desc_make(a[3 * i + 1 + j] + 16, 50);
+			ucm_frame_move(u, a[3 * i + 1 + j], UCM_LOC_APP, UCM_LOC_CHAIN);
+		}
+		desc[i] = ucm_desc_make(a[3 * i] + 242, 200) | UCM_DESC_CHAIN;
+	}
+	desc[2] |= UCM_TXQ_DESC_CSUM;	/* its frame found all the same */
+	UT_ASSERT(ucm_txq__send(t, desc + 1, 2) == 2, "send");
+	UT_ASSERT(ucm_txq__send(t, desc, 1) == 0, "a full ring took one");
+	ucm_txq__stats(t, &st, sizeof(st));
+	UT_ASSERT(st.sent == 2 && st.send_full == 1 && st.dropped == 3,
+		  "sent %llu full %llu dropped %llu", (unsigned long long)st.sent,
+		  (unsigned long long)st.send_full, (unsigned long long)st.dropped);
+	UT_ASSERT(!ucm_umem__audit(u, &au, sizeof(au)) && au.loc[UCM_LOC_APP] == 2 &&
+		  au.chain == 4, "app %u chain %u", au.loc[UCM_LOC_APP], au.chain);
+	return finish(u, p, t, 6);
 }
 
 /* The owner and a worker run side by side for a while; at the end, after
@@ -596,6 +639,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_no_lend),
 	UT_CASE(test_want),
 	UT_CASE(test_send_full),
+	UT_CASE(test_chain_home),
 	UT_CASE(test_threads),
 	UT_CASE(test_wake_once),
 	UT_CASE(test_room_wait),

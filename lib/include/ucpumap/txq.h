@@ -71,6 +71,15 @@
  * ucm_txq_meta asking for the rest (ucm_txq_meta_csum()), and its
  * descriptor carries UCM_TXQ_DESC_CSUM. Every other descriptor goes out as
  * it is.
+ *
+ * A packet of several frames (where the queue's sockets take them:
+ * ucm_txq__max_frames() > 1, multi-buffer AF_XDP) travels as its first
+ * frame's descriptor with UCM_DESC_CHAIN (ucpumap/pool.h) and the whole
+ * packet's length; its later frames are listed in that frame's headroom
+ * (lib/engine/chain.h's struct ucm_chain) and tagged UCM_LOC_CHAIN, and
+ * every place that sends the first frame home sends them too. A
+ * checksum request (UCM_TXQ_DESC_CSUM) is the first frame's: its
+ * metadata in front of the packet, the field within that frame.
  */
 #ifndef UCPUMAP_TXQ_H
 #define UCPUMAP_TXQ_H
@@ -132,11 +141,12 @@ struct ucm_txq;
  * @lent: frames lent to the worker (RX thread)
  * @lend_short: lends that found the pool with fewer frames than room (RX
  *              thread)
- * @sent: filled frames handed back to go out (worker)
- * @send_full: frames the out ring had no room for, given back to the pool
- *             unsent: counted drops (worker)
+ * @sent: packets handed back to go out (worker); a packet of several
+ *        frames counts once, as in @send_full and @collected
+ * @send_full: packets the out ring had no room for, their frames given
+ *             back to the pool unsent: counted drops (worker)
  * @dropped: frames the worker gave back unused or unsent (worker)
- * @collected: filled frames taken by the RX thread (RX thread)
+ * @collected: packets taken by the RX thread (RX thread)
  */
 struct ucm_txq_stats {
 	uint64_t lent, lend_short, sent, send_full, dropped, collected;
@@ -198,7 +208,8 @@ UCM_API int ucm_txq__room_fd(const struct ucm_txq *t);
  * send's). One lend answers the ask, even one the pool left short: ask
  * again at the next look. */
 UCM_API void ucm_txq__want(struct ucm_txq *t);
-/* Worker. Give frames back unused (through the pools' recycle rings). */
+/* Worker. Give frames back unused (through the pools' recycle rings):
+ * frame handles, none of them listed in a packet of several. */
 UCM_API void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs,
 			   uint32_t n);
 
@@ -221,6 +232,13 @@ UCM_API void ucm_txq__set_tx_csum(struct ucm_txq *t, bool on);
 UCM_API void ucm_txq__set_lend(struct ucm_txq *t, bool on);
 /* Worker: whether it may send UCM_TXQ_DESC_CSUM. */
 UCM_API bool ucm_txq__tx_csum(const struct ucm_txq *t);
+/* Control thread, before the worker runs: the queue's sockets take
+ * packets of up to @n frames (1..UCM_FRAME_CHAIN_MAX + 1: sockets bound
+ * with UCM_XSK_F_SG), sent as UCM_DESC_CHAIN descriptors. 1 at create:
+ * one frame a packet. Return: 0, or -EINVAL for an @n out of range. */
+UCM_API int ucm_txq__set_max_frames(struct ucm_txq *t, uint32_t n);
+/* Worker: the frames a packet it sends may take (1: no UCM_DESC_CHAIN). */
+UCM_API uint32_t ucm_txq__max_frames(const struct ucm_txq *t);
 /* Non-const: the UMEM it returns is the one the channel lends frames of. */
 UCM_API struct ucm_umem *ucm_txq__umem(struct ucm_txq *t);
 
