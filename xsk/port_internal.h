@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The AF_XDP sockets' state, shared by port.c (the UMEM and the sockets
- * set up and closed: ucm_xsk__*) and queue.c (a queue's operations on its
- * RX thread: ucm_xsk_queue__*). Neither calls the other.
+ * set up and closed: ucm_xsk__*), queue.c (a queue's operations on its
+ * RX thread: ucm_xsk_queue__*) and queue_tx.c (the same thread's way
+ * out). None calls another.
  *
  * A frame's trip: pool -> fill ring (UCM_LOC_KERNEL) -> RX ring ->
  * validated and handed on (UCM_LOC_APP) -> cpumap -> back to the pool.
  * On the way out: pool -> filled by a worker (UCM_LOC_APP, see ucm_txq) ->
  * TX ring (UCM_LOC_KERNEL) -> completion ring -> back to the pool, in bulk,
- * by the queue's RX thread.
+ * by the queue's RX thread. A packet of several frames moves each of its
+ * frames so: the later ones from UCM_LOC_CHAIN, one TX descriptor and one
+ * completion each.
  * Each queue counts the frames it posted and took back, on both paths, so
  * that ucm_xsk__destroy() can prove the ones it reclaims from the kernel
  * are exactly the ones the kernel held.
@@ -59,7 +62,7 @@ struct ucm_xsk_queue {
 	size_t map_len[RING__MAX];
 	uint64_t posted;	/* frames given to the fill ring, ever */
 	uint64_t taken;		/* frames taken back from the RX ring, ever */
-	uint64_t tx_posted;	/* frames given to the TX ring, ever */
+	uint64_t tx_posted;	/* frames (descriptors) given to the TX ring, ever */
 	uint64_t tx_done;	/* frames taken back from the completion ring */
 	ucm_steer_fn steer_fn;	/* the application's steering, or NULL */
 	void *steer_ctx;

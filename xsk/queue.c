@@ -2,10 +2,10 @@
 /*
  * An AF_XDP queue's operations, on its RX thread (the queue's NAPI): the
  * fill ring topped up from the queue's pool, RX descriptors validated and
- * handed on to the cpumap, the way out's TX ring and completions, and the
- * idle thread's look and sleep. Packets of several descriptors are
- * queue_chain.c's; the sockets themselves are set up and closed in port.c
- * (port_internal.h).
+ * handed on to the cpumap, and the idle thread's look and sleep. Packets
+ * of several descriptors are queue_chain.c's, the way out's TX ring and
+ * completions queue_tx.c's; the sockets themselves are set up and closed
+ * in port.c (port_internal.h).
  */
 #include <poll.h>
 #include <string.h>
@@ -18,12 +18,6 @@
 #include "proto/proto.h"
 #include "ucpumap/txq.h"
 #include "port_internal.h"
-
-/* Linux 6.11 (and 6.8's stable updates): a TX descriptor that says it
- * carries TX metadata. Older headers lack it. */
-#ifndef XDP_TX_METADATA
-#define XDP_TX_METADATA			(1 << 1)
-#endif
 
 /* ---- what a queue is, and its counters (any thread) -------------------- */
 
@@ -86,6 +80,11 @@ int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st
 	o.wake_tx = READ_ONCE(q->stats.wake_tx);
 	o.wake_fd = READ_ONCE(q->stats.wake_fd);
 	o.wake_timeout = READ_ONCE(q->stats.wake_timeout);
+	o.tx_chains = READ_ONCE(q->stats.tx_chains);
+	o.tx_chain_more = READ_ONCE(q->stats.tx_chain_more);
+	o.tx_chain_long = READ_ONCE(q->stats.tx_chain_long);
+	o.tx_chain_bad = READ_ONCE(q->stats.tx_chain_bad);
+	o.tx_chain_nosg = READ_ONCE(q->stats.tx_chain_nosg);
 	if (q->fd < 0 || getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &ks, &len)) {
 		/* The queue's own counters all the same; the kernel's read 0. */
 		err = q->fd < 0 ? -EBADF : -errno;
@@ -225,164 +224,6 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 			STAT_ADD(q->stats.rx_bad_desc, bad);
 	}
 	return good;
-}
-
-/* ---- the way out: TX and completions (the RX thread's too) --------------- */
-
-/* Kick the kernel into sending: copy mode sends in this syscall; zero-copy
- * drivers are woken. EAGAIN/EBUSY/ENOBUFS: the kernel is busy, the next
- * kick sends what is left. */
-static void tx_kick(struct ucm_xsk_queue *q)
-{
-	STAT_ADD(q->stats.tx_kicks, 1);
-	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
-		STAT_ADD(q->stats.tx_kick_err, 1);
-}
-
-/* Without need_wakeup the kernel must be kicked every time; with busy
- * polling too: each kick is a busy poll, which runs the driver's TX while
- * its interrupts are deferred (need_wakeup tells of the interrupt-driven
- * path only; xdpsock kicks every time then as well). */
-static bool tx_wants_kick(struct ucm_xsk_queue *q)
-{
-	return !(q->bind_flags & XDP_USE_NEED_WAKEUP) || q->busy_poll ||
-	       xsk_ring_prod__needs_wakeup(&q->tx);
-}
-
-/* A descriptor the kernel would take without ever completing it, losing
- * its frame (or, for a request it cannot honour, stall the ring on):
- * with TX metadata, a packet less than UCM_TXQ_META_LEN into its frame;
- * a checksum request where there is none to make. */
-static bool tx_desc_bad(const struct ucm_xsk *x, uint64_t d)
-{
-	uint64_t addr = ucm_desc_addr(ucm_txq_desc_plain(d));
-
-	if ((d & UCM_TXQ_DESC_CSUM) && !x->tx_csum)
-		return true;
-	return x->tx_meta && addr - ucm_umem_base(x->umem, addr) < UCM_TXQ_META_LEN;
-}
-
-uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
-			   uint32_t n)
-{
-	struct ucm_xsk *x = q->x;
-	uint32_t idx = 0, k, i, used = 0;
-
-	/* reserve() is all or nothing: ask for what there is room for. */
-	k = n ? xsk_prod_nb_free(&q->tx, n) : 0;
-	if (k > n)
-		k = n;
-	if (k && xsk_ring_prod__reserve(&q->tx, k, &idx) != k)
-		k = 0;
-	for (i = 0; i < n && used < k; i++) {
-		uint64_t d = desc[i], addr = ucm_desc_addr(ucm_txq_desc_plain(d));
-		struct xdp_desc *td;
-
-		if (unlikely(tx_desc_bad(x, d))) {
-			ucm_umem_put_bulk_from(x->umem, (uint64_t[]){ ucm_umem_base(x->umem, addr) },
-					       1, UCM_LOC_APP, false);
-			STAT_ADD(q->stats.tx_bad_desc, 1);
-			continue;
-		}
-		/* A zero-copy driver may read the metadata of every packet,
-		 * asked for or not: no stale request. */
-		if (x->tx_meta && x->zerocopy && !(d & UCM_TXQ_DESC_CSUM))
-			memset((char *)x->area + addr - UCM_TXQ_META_LEN, 0, sizeof(uint64_t));
-		td = xsk_ring_prod__tx_desc(&q->tx, idx + used++);
-		td->addr = addr;
-		td->len = ucm_desc_len(d);
-		td->options = d & UCM_TXQ_DESC_CSUM ? XDP_TX_METADATA : 0;
-		ucm_frame_move(x->umem, ucm_umem_base(x->umem, addr), UCM_LOC_APP,
-			       UCM_LOC_KERNEL);
-	}
-	q->tx.cached_prod -= k - used;	/* the slots bad ones left: not ours */
-	if (used) {
-		xsk_ring_prod__submit(&q->tx, used);
-		q->tx_posted += used;
-		STAT_ADD(q->stats.tx, used);
-	}
-	if (i < n)
-		STAT_ADD(q->stats.tx_ring_full, n - i);
-	if (used && tx_wants_kick(q))
-		tx_kick(q);
-	return i;
-}
-
-uint32_t ucm_xsk_queue__complete(struct ucm_xsk_queue *q)
-{
-	struct ucm_xsk *x = q->x;
-	uint64_t addrs[UCM_XSK_RX_BATCH];
-	uint32_t idx = 0, n, i, total = 0;
-	uint64_t cached;
-
-	/* Copy mode sends only when kicked; a kick that met a busy kernel
-	 * left descriptors on the TX ring. Taken but not completed yet is
-	 * the driver's business (zero-copy): no kick for that. */
-	if (xsk_prod_nb_free(&q->tx, q->tx.size) < q->tx.size && tx_wants_kick(q))
-		tx_kick(q);
-	while ((n = xsk_ring_cons__peek(&q->comp, UCM_XSK_RX_BATCH, &idx))) {
-		for (i = 0; i < n; i++)
-			addrs[i] = ucm_umem_base(x->umem,
-						 *xsk_ring_cons__comp_addr(&q->comp, idx + i));
-		xsk_ring_cons__release(&q->comp, n);
-		q->tx_done += n;
-		/* Our xdp_return_frame_bulk(): the owner's bulk goes
-		 * straight into its cache (unless NO_DIRECT_BULK); what
-		 * reached the cache is the direct share. */
-		cached = q->pool->owner_stats.cached;
-		ucm_umem_put_bulk_from(x->umem, addrs, n, UCM_LOC_KERNEL,
-				       false);
-		STAT_ADD(q->stats.tx_comp_direct, q->pool->owner_stats.cached - cached);
-		STAT_ADD(q->stats.tx_comp_bulks, 1);
-		total += n;
-	}
-	/* S1: release, so a reader that sees these completions sees the
-	 * sends before them (S2 in ucm_xsk_queue__stats()). */
-	if (total)
-		__atomic_store_n(&q->stats.tx_completed,
-				 READ_ONCE(q->stats.tx_completed) + total, __ATOMIC_RELEASE);
-	return total;
-}
-
-uint32_t ucm_xsk_queue__tx_pending(const struct ucm_xsk_queue *q)
-{
-	return (uint32_t)(q->tx_posted - q->tx_done);
-}
-
-/*
- * The RX thread's turn of the way out, as a driver's NAPI poll does its TX
- * completions: lend the workers frames of its pool, put what they filled
- * on the TX ring, and bring completed frames home, in bulk, straight into
- * its own cache (direct bulk recycling). Completions are reaped before
- * each send, so the TX ring has all the room it can; what it still cannot
- * take is dropped (counted once, in tx_ring_full): the RX direction never
- * waits on TX.
- */
-uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
-				struct ucm_txq *const *txq, uint32_t ntxq)
-{
-	uint64_t desc[UCM_XSK_RX_BATCH];
-	uint32_t n, k, i, j, done = 0;
-
-	for (i = 0; i < ntxq; i++) {
-		ucm_txq__lend(txq[i], q->pool);
-		n = ucm_txq__collect(txq[i], desc, UCM_XSK_RX_BATCH);
-		if (!n)
-			continue;
-		done += ucm_xsk_queue__complete(q);
-		k = ucm_xsk_queue__tx(q, desc, n);
-		if (k < n) {
-			for (j = k; j < n; j++)
-				desc[j - k] = ucm_umem_desc_base(q->x->umem,
-								 ucm_txq_desc_plain(desc[j]));
-			/* Home to their pools (ours straight into the cache:
-			 * we are its owner), from the channel's hands. */
-			ucm_umem_put_bulk_from(q->x->umem, desc, n - k, UCM_LOC_APP, false);
-		}
-		done += n;
-	}
-	return done + ucm_xsk_queue__complete(q);
 }
 
 /* After an idle sleep: the socket's pending error, 0 for none. An XSK's

@@ -118,9 +118,10 @@ struct ucm_xsk_opts {
  * @wakeups: need_wakeup kicks
  * @rx_steer_err: packets steered to a worker the cpumap does not have
  *                (configuration mismatch); recycled
- * @tx: descriptors put on the TX ring
- * @tx_ring_full: descriptors the TX ring had no room for (the caller keeps
- *                their frames)
+ * @tx: descriptors put on the TX ring, one per frame: @tx less
+ *      @tx_chain_more is packets
+ * @tx_ring_full: packets the TX ring had no room for (the caller keeps
+ *                their frames); one of several frames counts once
  * @tx_kicks: sendto() kicks (need_wakeup, or every post without it or
  *            with UCM_XSK_F_BUSY_POLL)
  * @tx_kick_err: kicks that failed otherwise than busy (link down, ...)
@@ -139,10 +140,11 @@ struct ucm_xsk_opts {
  *           buckets of us (api.h). Batches without a stamp are not counted.
  * @rx_batches: RX batches ucm_xsk_queue__poll() flushed (with stamps on,
  *              the sum of @rx_hist)
- * @tx_bad_desc: descriptors ucm_xsk_queue__tx() refused, their frames
+ * @tx_bad_desc: packets ucm_xsk_queue__tx() refused, every frame of each
  *               home: with TX metadata (UCM_XSK_F_TX_CSUM), a packet less
  *               than UCM_TXQ_META_LEN into its frame; a checksum request
- *               (UCM_TXQ_DESC_CSUM) where ucm_xsk__tx_csum() is false
+ *               (UCM_TXQ_DESC_CSUM) where ucm_xsk__tx_csum() is false; a
+ *               packet of several frames refused for a reason below
  * @busy_polls: with UCM_XSK_F_BUSY_POLL, the device's NAPI polls that
  *              ucm_xsk_queue__spin() asked for (recvfrom(MSG_DONTWAIT))
  * @rx_chains: packets of several descriptors handed on (UCM_XSK_F_SG)
@@ -164,6 +166,15 @@ struct ucm_xsk_opts {
  *              or its ask for frames); the wake fd
  *              (ucm_xsk_queue__set_wake_fd(): ucm_dp's stop); nothing,
  *              the timeout. A sleep that several ended counts in each.
+ * @tx_chains: packets of several frames (UCM_DESC_CHAIN) put on the TX
+ *             ring, each as a descriptor per frame (XDP_PKT_CONTD)
+ * @tx_chain_more: of @tx, the descriptors after the first of each of them
+ * Of @tx_bad_desc, packets of several frames refused, every frame home:
+ * @tx_chain_long: more frames listed than the kernel takes (UCM_CHAIN_MAX)
+ * @tx_chain_bad: none listed, a frame's part outside its frame (or before
+ *                the TX metadata's room), or lengths that do not add up to
+ *                the packet's
+ * @tx_chain_nosg: on a socket bound without UCM_XSK_F_SG
  */
 struct ucm_xsk_stats {
 	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
@@ -180,6 +191,7 @@ struct ucm_xsk_stats {
 	uint64_t rx_chains, rx_chain_long, rx_chain_cut, rx_chain_bad, rx_chain_nosg;
 	uint64_t rx_chain_more;
 	uint64_t sleeps, wake_rx, wake_tx, wake_fd, wake_timeout;
+	uint64_t tx_chains, tx_chain_more, tx_chain_long, tx_chain_bad, tx_chain_nosg;
 };
 
 /* A validated RX descriptor. */
@@ -272,7 +284,11 @@ UCM_API uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q,
 
 /**
  * ucm_xsk_queue__tx() - put packets on the queue's TX ring
- * @desc: packet descriptors (ucm_desc_make()) of this UMEM's frames
+ * @desc: packet descriptors (ucm_desc_make()) of this UMEM's frames; with
+ *        UCM_DESC_CHAIN, a packet of several frames (ucpumap/txq.h), on a
+ *        socket bound with UCM_XSK_F_SG: one TX descriptor per frame,
+ *        posted all together or, when the ring has no room for all,
+ *        not at all
  *
  * Kicks the kernel when need_wakeup asks (copy mode sends in the kick).
  * Frames of the descriptors taken belong to the kernel until they come
@@ -288,8 +304,9 @@ UCM_API uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q,
 /**
  * ucm_xsk_queue__complete() - bring sent frames home, in bulk
  *
- * Takes everything on the completion ring and returns the frames with one
- * bulk return per 64 (our xdp_return_frame_bulk()): frames of the calling
+ * Takes everything on the completion ring (an address per descriptor: a
+ * packet of several frames comes back frame by frame) and returns the
+ * frames with one bulk return per 64 (our xdp_return_frame_bulk()): frames of the calling
  * thread's own pool go straight into its cache (unless the UMEM has
  * UCM_UMEM_F_NO_DIRECT_BULK), others through their pools' recycle rings.
  * Re-kicks when descriptors wait on the TX ring. RX thread only.

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The TX path's packets of several frames (multi-buffer AF_XDP,
+ * xsk/queue_tx.c's ucm_xsk_queue__tx()), with no socket: a queue whose TX
+ * and completion rings are memory of ours, read and answered here as the
+ * kernel would, over a real UMEM (the debug build's frame tags check every
+ * move; the pool audit says where every frame is). A packet of several
+ * goes on the ring as one descriptor per frame, all but the last with
+ * XDP_PKT_CONTD, the metadata's request on the first only, whole or not
+ * at all; each way it can be bad is a counted refusal, every frame home,
+ * the next packet fine; completions bring each frame home.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/if_xdp.h>
+
+#include "../../xsk/port_internal.h"
+#include "ucpumap/txq.h"
+#include "utest.h"
+
+#ifndef XDP_TX_METADATA
+#define XDP_TX_METADATA	(1 << 1)
+#endif
+
+#define FRAMES		256
+#define RING		16
+#define FS		4096
+#define HEAD_OFF	(256 - 14)	/* a tun read's Ethernet header */
+#define HEAD_LEN	(FS - HEAD_OFF)
+#define FRAG_OFF	UCM_TXQ_META_LEN
+#define FRAG_LEN	(FS - FRAG_OFF)
+
+/* A queue with rings of ours: what the kernel would see of them. */
+struct fake {
+	struct ucm_xsk x;
+	struct ucm_xsk_queue q;
+	uint32_t tx_prod, tx_cons, tx_flags;
+	struct xdp_desc tx[RING];
+	uint32_t c_prod, c_cons, c_flags;
+	uint64_t comp[RING];
+};
+
+static struct fake *fake_new(bool sg)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .npools = 1, .frames_per_pool = FRAMES, .frame_size = FS);
+	struct fake *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->x.umem = ucm_umem__create(&uo);
+	if (!f->x.umem) {
+		free(f);
+		return NULL;
+	}
+	f->x.area = ucm_umem__area(f->x.umem);
+	f->x.size = ucm_umem__size(f->x.umem);
+	f->x.frame_size = FS;
+	f->x.nqueues = 1;
+	f->x.q = &f->q;
+	f->x.tx_meta = true;	/* the kernel's checks for every descriptor */
+	f->x.tx_csum = true;
+	f->q.x = &f->x;
+	f->q.pool = ucm_umem__pool(f->x.umem, 0);
+	f->q.fd = -1;
+	f->q.wake_fd = -1;
+	f->q.sg = sg;
+	/* need_wakeup, never asked: no kick of a socket we do not have */
+	f->q.bind_flags = XDP_USE_NEED_WAKEUP;
+	f->q.tx.mask = RING - 1;
+	f->q.tx.size = RING;
+	f->q.tx.producer = &f->tx_prod;
+	f->q.tx.consumer = &f->tx_cons;
+	f->q.tx.flags = &f->tx_flags;
+	f->q.tx.ring = f->tx;
+	f->q.tx.cached_cons = RING;
+	f->q.comp.mask = RING - 1;
+	f->q.comp.size = RING;
+	f->q.comp.producer = &f->c_prod;
+	f->q.comp.consumer = &f->c_cons;
+	f->q.comp.flags = &f->c_flags;
+	f->q.comp.ring = f->comp;
+	ucm_pool__set_owner(f->q.pool);
+	return f;
+}
+
+static uint64_t frame(struct fake *f)
+{
+	uint64_t a = UINT64_MAX;
+
+	ucm_pool__alloc(f->q.pool, &a);
+	return a;
+}
+
+/* A packet of one frame, 100 bytes at the headroom. */
+static uint64_t single(struct fake *f)
+{
+	return ucm_desc_make(frame(f) + HEAD_OFF, 100);
+}
+
+/*
+ * A packet of @n frames as the read path lays one out: the first full from
+ * HEAD_OFF, the later ones FRAG_OFF in, the last @last bytes; the list in
+ * the first frame's headroom, the later frames tagged chain. Its frames
+ * into @fr (@n of them).
+ */
+static uint64_t chain(struct fake *f, uint32_t n, uint32_t last, uint64_t *fr)
+{
+	struct ucm_chain *c;
+	uint32_t i, len = HEAD_LEN;
+
+	for (i = 0; i < n; i++)
+		fr[i] = frame(f);
+	c = ucm_chain_of(f->x.area, fr[0]);
+	c->nfrag = n - 1;
+	c->head_len = HEAD_LEN;
+	for (i = 1; i < n; i++) {
+		uint32_t l = i + 1 < n ? FRAG_LEN : last;
+
+		c->frag[i - 1] = ucm_desc_make(fr[i] + FRAG_OFF, l);
+		len += l;
+		ucm_frame_move(f->x.umem, fr[i], UCM_LOC_APP, UCM_LOC_CHAIN);
+	}
+	return ucm_desc_make(fr[0] + HEAD_OFF, len) | UCM_DESC_CHAIN;
+}
+
+/* The caller's share of what the ring did not take: every frame home. */
+static void home(struct fake *f, uint64_t d)
+{
+	uint64_t fr[UCM_CHAIN_MAX];
+	uint32_t n = ucm_chain_desc_frames(f->x.umem, d, fr);
+
+	ucm_umem__put_bulk(f->x.umem, fr, n);
+}
+
+/* The kernel sends everything on the ring: a completion per descriptor. */
+static uint32_t kernel_send(struct fake *f)
+{
+	uint32_t n = 0;
+
+	while (f->tx_cons != __atomic_load_n(&f->tx_prod, __ATOMIC_ACQUIRE)) {
+		f->comp[f->c_prod & (RING - 1)] = f->tx[f->tx_cons & (RING - 1)].addr;
+		f->tx_cons++;
+		__atomic_store_n(&f->c_prod, f->c_prod + 1, __ATOMIC_RELEASE);
+		n++;
+	}
+	return n;
+}
+
+static struct ucm_xsk_stats stats(struct fake *f)
+{
+	struct ucm_xsk_stats s;
+
+	ucm_xsk_queue__stats(&f->q, &s, sizeof(s));
+	return s;
+}
+
+/* Frames where the audit puts them: @kernel on the ring, @app and @chain
+ * with us. */
+static int audit(struct fake *f, uint32_t kernel, uint32_t app, uint32_t chain)
+{
+	struct ucm_pool_audit a;
+
+	UT_ASSERT(ucm_pool__audit(f->q.pool, &a, sizeof(a)) == 0, "the books do not balance");
+	UT_ASSERT(a.loc[UCM_LOC_KERNEL] == kernel, "kernel holds %u, want %u",
+		  a.loc[UCM_LOC_KERNEL], kernel);
+	UT_ASSERT(a.loc[UCM_LOC_APP] == app, "app holds %u, want %u", a.loc[UCM_LOC_APP], app);
+	UT_ASSERT(a.chain == chain, "chains hold %u, want %u", a.chain, chain);
+	return 0;
+}
+
+/* Whatever is on the ring sent and completed, the UMEM gone: 0 when every
+ * frame was home. */
+static int fake_free(struct fake *f)
+{
+	int err;
+
+	kernel_send(f);
+	ucm_xsk_queue__complete(&f->q);
+	if (audit(f, 0, 0, 0))
+		return 1;
+	UT_ASSERT(ucm_xsk_queue__tx_pending(&f->q) == 0, "%u frames pending",
+		  ucm_xsk_queue__tx_pending(&f->q));
+	ucm_pool__clear_owner(f->q.pool);
+	err = ucm_umem__destroy(f->x.umem, 0);
+	free(f);
+	UT_ASSERT(!err, "the UMEM stays: %s", strerror(-err));
+	return 0;
+}
+
+#define FAKE(f, sg)							\
+	struct fake *f = fake_new(sg);					\
+	UT_ASSERT(f, "no UMEM: %s", strerror(errno))
+
+/* Three frames, one packet: three descriptors in order, XDP_PKT_CONTD on
+ * the first two, the checksum's metadata on the first only; the frames
+ * the kernel's, the counts in frames and packets; the completions bring
+ * all three home. */
+static int test_posted(void)
+{
+	FAKE(f, true);
+	uint64_t fr[3], d;
+	struct ucm_xsk_stats s;
+	struct xdp_desc *t = f->tx;
+
+	d = chain(f, 3, 1000, fr);
+	d = ucm_txq_meta_csum((char *)f->x.area + ucm_desc_addr(d & ~UCM_DESC_CHAIN), d, 34, 6);
+	UT_ASSERT(ucm_xsk_queue__tx(&f->q, &d, 1) == 1, "not taken");
+	UT_ASSERT(f->tx_prod == 3, "%u descriptors, want 3", f->tx_prod);
+	UT_ASSERT(t[0].addr == fr[0] + HEAD_OFF && t[0].len == HEAD_LEN &&
+		  t[0].options == (XDP_PKT_CONTD | XDP_TX_METADATA), "first: %#llx %u %#x",
+		  (unsigned long long)t[0].addr, t[0].len, t[0].options);
+	UT_ASSERT(t[1].addr == fr[1] + FRAG_OFF && t[1].len == FRAG_LEN &&
+		  t[1].options == XDP_PKT_CONTD, "second: %u %#x", t[1].len, t[1].options);
+	UT_ASSERT(t[2].addr == fr[2] + FRAG_OFF && t[2].len == 1000 && t[2].options == 0,
+		  "last: %u %#x", t[2].len, t[2].options);
+	s = stats(f);
+	UT_ASSERT(s.tx == 3 && s.tx_chains == 1 && s.tx_chain_more == 2 && s.tx_ring_full == 0 &&
+		  s.tx_bad_desc == 0, "tx %llu chains %llu more %llu", (unsigned long long)s.tx,
+		  (unsigned long long)s.tx_chains, (unsigned long long)s.tx_chain_more);
+	UT_ASSERT(ucm_xsk_queue__tx_pending(&f->q) == 3, "pending %u",
+		  ucm_xsk_queue__tx_pending(&f->q));
+	if (audit(f, 3, 0, 0))
+		return 1;
+	UT_ASSERT(kernel_send(f) == 3, "sent");
+	UT_ASSERT(ucm_xsk_queue__complete(&f->q) == 3, "completed");
+	UT_ASSERT(stats(f).tx_completed == 3, "tx_completed %llu",
+		  (unsigned long long)stats(f).tx_completed);
+	return fake_free(f);
+}
+
+/* A ring with room for fewer descriptors than the packet has: nothing of
+ * it goes on, it is counted ring full and stays the caller's; once the
+ * ring has room it goes whole. Packets before it go; after it, none. */
+static int test_ring_full(void)
+{
+	FAKE(f, true);
+	uint64_t fr[3], d[RING];
+	uint32_t i, k;
+
+	for (i = 0; i < RING - 2; i++)
+		d[i] = single(f);
+	UT_ASSERT(ucm_xsk_queue__tx(&f->q, d, RING - 2) == RING - 2, "singles");
+	d[0] = chain(f, 3, 10, fr);
+	d[1] = single(f);
+	k = ucm_xsk_queue__tx(&f->q, d, 2);
+	UT_ASSERT(k == 0 && f->tx_prod == RING - 2, "took %u, ring at %u", k, f->tx_prod);
+	UT_ASSERT(stats(f).tx_ring_full == 2, "ring full %llu",
+		  (unsigned long long)stats(f).tx_ring_full);
+	if (audit(f, RING - 2, 2, 2))
+		return 1;
+	/* Sent: room for all three, and the single behind them. */
+	kernel_send(f);
+	ucm_xsk_queue__complete(&f->q);
+	k = ucm_xsk_queue__tx(&f->q, d, 2);
+	UT_ASSERT(k == 2 && stats(f).tx == RING - 2 + 4, "took %u, tx %llu", k,
+		  (unsigned long long)stats(f).tx);
+	if (audit(f, 4, 0, 0))
+		return 1;
+	/* A single, a packet of three, a single with room for four: the
+	 * last is left. */
+	kernel_send(f);
+	ucm_xsk_queue__complete(&f->q);
+	for (i = 0; i < RING - 4; i++)
+		d[i] = single(f);
+	UT_ASSERT(ucm_xsk_queue__tx(&f->q, d, RING - 4) == RING - 4, "fill");
+	d[0] = single(f);
+	d[1] = chain(f, 3, 10, fr);
+	d[2] = single(f);
+	k = ucm_xsk_queue__tx(&f->q, d, 3);
+	UT_ASSERT(k == 2 && f->tx_prod - f->tx_cons == RING, "took %u, %u on the ring", k,
+		  f->tx_prod - f->tx_cons);
+	home(f, d[2]);
+	return fake_free(f);
+}
+
+/* Each bad packet of several: refused, counted by its reason, every frame
+ * home; the single packet after it goes. */
+static int refused(struct fake *f, uint64_t d, uint64_t *(*what)(struct ucm_xsk_stats *))
+{
+	struct ucm_xsk_stats s0 = stats(f), s;
+	uint64_t next[2] = { d, single(f) };
+	uint32_t k;
+
+	k = ucm_xsk_queue__tx(&f->q, next, 2);
+	s = stats(f);
+	UT_ASSERT(k == 2 && s.tx == s0.tx + 1, "took %u, tx %llu", k, (unsigned long long)s.tx);
+	UT_ASSERT(s.tx_bad_desc == s0.tx_bad_desc + 1 && *what(&s) == *what(&s0) + 1,
+		  "not counted by its reason");
+	return audit(f, f->tx_prod - f->tx_cons, 0, 0);
+}
+
+static uint64_t *bad(struct ucm_xsk_stats *s)
+{
+	return &s->tx_chain_bad;
+}
+
+static uint64_t *too_long(struct ucm_xsk_stats *s)
+{
+	return &s->tx_chain_long;
+}
+
+static uint64_t *nosg(struct ucm_xsk_stats *s)
+{
+	return &s->tx_chain_nosg;
+}
+
+static int test_refused(void)
+{
+	FAKE(f, true);
+	uint64_t fr[UCM_CHAIN_MAX], d;
+	struct ucm_chain *c;
+
+	/* A later part past its frame. */
+	d = chain(f, 3, 10, fr);
+	ucm_chain_of(f->x.area, fr[0])->frag[0] = ucm_desc_make(fr[1] + FRAG_OFF, FRAG_LEN + 1);
+	if (refused(f, d + ((uint64_t)1 << UCM_DESC_LEN_SHIFT), bad))
+		return 1;
+	/* Lengths that do not add up to the packet's. */
+	d = chain(f, 3, 10, fr);
+	if (refused(f, d + ((uint64_t)1 << UCM_DESC_LEN_SHIFT), bad))
+		return 1;
+	/* A later part in the TX metadata's room. */
+	d = chain(f, 2, 10, fr);
+	ucm_chain_of(f->x.area, fr[0])->frag[0] = ucm_desc_make(fr[1] + 8, 10);
+	if (refused(f, d, bad))
+		return 1;
+	/* None listed. */
+	d = chain(f, 1, 0, fr);
+	if (refused(f, d, bad))
+		return 1;
+	/* More than the kernel takes: the frames the list can hold home. */
+	d = chain(f, UCM_CHAIN_MAX, 10, fr);
+	c = ucm_chain_of(f->x.area, fr[0]);
+	c->nfrag = UCM_CHAIN_MAX;
+	if (refused(f, d, too_long))
+		return 1;
+	/* A checksum request with no one to finish it. */
+	f->x.tx_csum = false;
+	d = chain(f, 2, 10, fr);
+	d = ucm_txq_meta_csum((char *)f->x.area + fr[0] + HEAD_OFF, d, 34, 6);
+	if (refused(f, d, bad))
+		return 1;
+	return fake_free(f);
+}
+
+/* A packet of several on a socket bound without XDP_USE_SG: refused, its
+ * frames home; packets of one go as ever. */
+static int test_no_sg(void)
+{
+	FAKE(f, false);
+	uint64_t fr[3];
+
+	if (refused(f, chain(f, 3, 10, fr), nosg))
+		return 1;
+	return fake_free(f);
+}
+
+/* The way out's turn: a channel's packets of several collected and
+ * posted, what the ring has no room for home with every frame, the rest
+ * completed home. */
+static int test_turn(void)
+{
+	FAKE(f, true);
+	struct ucm_txq *t = ucm_txq__create(f->x.umem, 16);
+	uint64_t fr[3], d[6];
+	uint32_t i;
+
+	UT_ASSERT(t, "no channel: %s", strerror(errno));
+	ucm_txq__set_lend(t, false);
+	for (i = 0; i < 6; i++)	/* 18 descriptors: two packets too many */
+		d[i] = chain(f, 3, 100 + i, fr);
+	UT_ASSERT(ucm_txq__send(t, d, 6) == 6, "send");
+	ucm_xsk_queue__tx_turn(&f->q, &t, 1);
+	UT_ASSERT(stats(f).tx_chains == 5 && stats(f).tx_ring_full == 1, "chains %llu full %llu",
+		  (unsigned long long)stats(f).tx_chains,
+		  (unsigned long long)stats(f).tx_ring_full);
+	if (audit(f, 15, 0, 0))
+		return 1;
+	UT_ASSERT(!ucm_txq__destroy(t), "the channel");
+	return fake_free(f);
+}
+
+static const struct ut_case cases[] = {
+	UT_CASE(test_posted),
+	UT_CASE(test_ring_full),
+	UT_CASE(test_refused),
+	UT_CASE(test_no_sg),
+	UT_CASE(test_turn),
+	{}
+};
+
+int main(int argc, char **argv)
+{
+	return ut_main(argc, argv, cases);
+}
