@@ -179,6 +179,10 @@ static inline bool tun_test_wait_fail(bool take)
 
 /* A turn's descriptors for the channel, sent whenever this many wait. */
 #define BACK_OUT			64
+/* Where a later frame of a packet of several holds its part: past the TX
+ * metadata's room, which the kernel wants in front of every descriptor
+ * where the UMEM has it. */
+#define BACK_FRAG_OFF		UCM_TXQ_META_LEN
 /* A turn's free frames: a take for segments (at most a batch, and only
  * when none are left) and the frames of the batch's reads. */
 #define BACK_FREE		(2 * UCM_TUN_BACK_BATCH)
@@ -193,8 +197,14 @@ static inline bool tun_test_wait_fail(bool take)
 struct tun_back {
 	struct io_uring ring;
 	struct ucm_txq *txq;
+	struct ucm_umem *umem;
 	void *area;
 	uint32_t room;		/* bytes a read may take: vnet header + packet */
+	/* A packet longer than its frame holds past the headroom goes out
+	 * in several (ucm_txq__max_frames() > 1): frag_room bytes in each
+	 * later frame, max_len of the read packet's bytes at most (the
+	 * frame's room alone without). */
+	uint32_t frag_room, max_len;
 	int fd;			/* the tun queue */
 	int wake_fd;		/* the worker's wake fd, once wait() named it:
 				 * polled, never read (UCM_SINK_F_POLL_WAKE) */
@@ -206,14 +216,16 @@ struct tun_back {
 	bool poll_dead;		/* no poll at all: read every turn */
 	bool dead;		/* the ring failed: the read path is off */
 	bool tx_csum;		/* the way out finishes L4 checksums (ucm_txq__tx_csum()) */
+	bool offload;		/* the tun's offloads are on (ucm_tun.offload) */
 	struct ucm_tun_l2 l2;
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
 	uint64_t now;		/* this batch's time, for the next-hop cache */
 	uint32_t nstash;	/* lent frames in hand */
-	/* Offloads (the tun's, ucm_tun.offload), when spill_area is mapped:
-	 * a read takes a frame's room and then its slot's spill, up to cap
-	 * bytes in all; a super-packet is cut into segments in frames of
-	 * their own. */
+	/* Offloads (the tun's, ucm_tun.offload) or packets of several
+	 * frames: spill_area is mapped, and a read takes a frame's room and
+	 * then its slot's spill, up to cap bytes in all; a super-packet is
+	 * cut into segments in frames of their own, a long packet's bytes
+	 * past its frame copied into its later frames. */
 	uint32_t cap;		/* bytes a read may take */
 	uint8_t *spill_area;
 	uint8_t *spill[UCM_TUN_BACK_BATCH];	/* each slot's: moves with it */

@@ -67,8 +67,9 @@
 
 /* With offloads, what a read takes past its frame: a super-packet of up to
  * 64 KiB (IPv4's total length, IPv6's payload length; a tap's Ethernet
- * header fits in the frame's part). Mapped lazily: only what super-packets
- * touch is memory. */
+ * header fits in the frame's part); and what a packet of several frames
+ * has past its first. Mapped lazily: only what long reads touch is
+ * memory. */
 #define BACK_SPILL_LEN		65536
 
 _Static_assert(UCM_TUN_BACK_BATCH <= 64, "one bit of inflight per slot");
@@ -211,13 +212,20 @@ int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	}
 	r->txq = wk->txq;
 	r->tx_csum = ucm_txq__tx_csum(wk->txq);
+	r->umem = umem;
 	r->area = ucm_umem__area(umem);
 	r->room = ucm_umem__frame_size(umem) - UCM_TUN_BACK_HEADROOM + VNET_LEN;
 	r->cap = r->room;
-	if (tun->offload) {
+	r->tap = tun->flags & UCM_TUN_F_TAP;
+	r->offload = tun->offload;
+	r->frag_room = ucm_umem__frame_size(umem) - BACK_FRAG_OFF;
+	r->max_len = r->room - VNET_LEN + (ucm_txq__max_frames(wk->txq) - 1) * r->frag_room;
+	/* A descriptor's length is 16 bits, the Ethernet header in it. */
+	r->max_len = min(r->max_len, (uint32_t)UINT16_MAX - (r->tap ? 0 : ETH_HLEN));
+	if (r->offload || ucm_txq__max_frames(wk->txq) > 1) {
 		err = spill_map(r);
 		if (err) {
-			pr_warn("tun: %s: worker %u: no memory for super-packets: %s\n",
+			pr_warn("tun: %s: worker %u: no memory for long reads: %s\n",
 				tun->name, w, strerror(-err));
 			io_uring_queue_exit(&r->ring);
 			free(r);
@@ -226,7 +234,6 @@ int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	}
 	r->fd = st->fd;
 	r->wake_fd = -1;
-	r->tap = tun->flags & UCM_TUN_F_TAP;
 	r->l2 = wk->l2;
 	if (r->l2.resolve_ifindex > 0 && !r->tap) {
 		r->neigh = ucm_neigh_create(r->l2.resolve_ifindex, tun->resolver_init,
@@ -428,7 +435,7 @@ static int read_batch(struct tun_back *r, uint32_t max, struct ucm_tun_back_stat
 		r->iov[i][0].iov_base = (char *)r->area + r->stash[i] + UCM_TUN_BACK_HEADROOM -
 					VNET_LEN;
 		r->iov[i][0].iov_len = r->room;
-		if (r->spill_area) {	/* offloads: past the frame, the slot's spill */
+		if (r->spill_area) {	/* long reads: past the frame, the slot's spill */
 			r->iov[i][1].iov_base = r->spill[i];
 			r->iov[i][1].iov_len = BACK_SPILL_LEN;
 			io_uring_prep_readv(sqe, r->fd, r->iov[i], 2, -1);

@@ -9,15 +9,35 @@
  * its reason. A turn stops at the channel's room or when no frame is left
  * for a segment: the reads after it wait, in order, for the next.
  *
+ * Where the queue's sockets take packets of several frames
+ * (ucm_txq__max_frames()), a packet longer than its frame holds past the
+ * headroom (a read into frame and spill, or a segment) goes out as one:
+ * the frame with the Ethernet header as ever, and as many more as its
+ * bytes past it take, each BACK_FRAG_OFF in; their list (engine/chain.h)
+ * in the first frame's headroom, before the TX metadata and the Ethernet
+ * header, they tagged as the packet's; its descriptor with UCM_DESC_CHAIN.
+ * A packet takes all its frames or waits for them, as a segment waits.
+ *
  * On the worker's thread, like the rest of its struct tun_back.
  */
 #include <string.h>
 #include <linux/if_ether.h>
 
+#include "engine/chain.h"
 #include "io/neigh.h"
 #include "io/tun_internal.h"
 #include "io/tun_read.h"
 #include "proto/split.h"
+
+/* The list of a packet's frames, the TX metadata, the Ethernet header and
+ * the packet, in this order in its first frame; a tap's frame has no
+ * Ethernet header of ours, and the vnet header is read before any. */
+_Static_assert(UCM_CHAIN_OFF + sizeof(struct ucm_chain) <=
+	       UCM_TUN_BACK_HEADROOM - ETH_HLEN - UCM_TXQ_META_LEN,
+	       "the list lies before the TX metadata and the Ethernet header");
+_Static_assert(VNET_LEN <= ETH_HLEN + UCM_TXQ_META_LEN, "the vnet header is past the list");
+/* A segment's headers are all in its first frame (ucm_split_seg_out()). */
+_Static_assert(2048 - UCM_TUN_BACK_HEADROOM >= UCM_SPLIT_HLEN_MAX, "headers fit a frame");
 
 static void turn_emit(struct tun_back *r, struct back_turn *t, uint64_t d)
 {
@@ -41,6 +61,68 @@ static bool turn_frame(struct tun_back *r, struct back_turn *t, uint32_t want, u
 		return false;
 	*f = t->free[--t->nfree];
 	return true;
+}
+
+/* Frames taken for a packet that did not go: free for the next again.
+ * They came from the free ones, which had room for them. */
+static void turn_unframe(struct back_turn *t, const uint64_t *f, uint32_t n)
+{
+	while (n--)
+		t->free[t->nfree++] = f[n];
+}
+
+/* The frames after the first that @len bytes of a packet take (from its
+ * first byte at the headroom): 0 when its frame holds them. */
+static uint32_t back_nfrag(const struct tun_back *r, uint32_t len)
+{
+	uint32_t in = r->room - VNET_LEN;
+
+	return len <= in ? 0 : (len - in + r->frag_room - 1) / r->frag_room;
+}
+
+/* @n frames for a packet's later parts into @frag, of the @want still
+ * needed: all of them, or none taken and false (it waits). */
+static bool turn_frames(struct tun_back *r, struct back_turn *t, uint32_t n, uint32_t want,
+			uint64_t *frag)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!turn_frame(r, t, want - i, &frag[i])) {
+			turn_unframe(t, frag, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * The packet of @len bytes at frame @f's headroom goes on in @frag[0..n)
+ * (back_nfrag() of them): its bytes past @f, at @tail, copied in (NULL:
+ * they are in place), their list in @f's headroom, each frame tagged as
+ * the packet's. Return: the descriptor's UCM_DESC_CHAIN, 0 for n 0.
+ */
+static uint64_t chain_lay(struct tun_back *r, uint64_t f, uint32_t len, const uint8_t *tail,
+			  const uint64_t *frag, uint32_t n)
+{
+	struct ucm_chain *c = ucm_chain_of(r->area, f);
+	uint32_t in = r->room - VNET_LEN, left = len - in, j, part;
+
+	if (!n)
+		return 0;
+	c->nfrag = n;
+	c->head_len = in + (r->tap ? 0 : ETH_HLEN);
+	c->rsvd = 0;
+	for (j = 0; j < n; j++) {
+		part = min(left, r->frag_room);
+		if (tail)
+			memcpy((char *)r->area + frag[j] + BACK_FRAG_OFF,
+			       tail + (size_t)j * r->frag_room, part);
+		c->frag[j] = ucm_desc_make(frag[j] + BACK_FRAG_OFF, part);
+		ucm_frame_move(r->umem, frag[j], UCM_LOC_APP, UCM_LOC_CHAIN);
+		left -= part;
+	}
+	return UCM_DESC_CHAIN;
 }
 
 /* Tun mode: the Ethernet header for the IP packet at @pkt, into @eth (the
@@ -67,33 +149,45 @@ struct back_csum {
 
 /* Out goes the packet of @len bytes at frame @f's headroom: as it is (a
  * tap), or from the Ethernet header in front of it; with its checksum left
- * to the way out when @cs says where. */
+ * to the way out when @cs says where; @chain: UCM_DESC_CHAIN when its
+ * later frames are laid out (chain_lay()). */
 static void emit_packet(struct tun_back *r, struct back_turn *t, uint64_t f, uint32_t len,
-			struct back_csum cs)
+			struct back_csum cs, uint64_t chain)
 {
 	uint32_t l2 = r->tap ? 0 : ETH_HLEN;
 	uint64_t at = f + UCM_TUN_BACK_HEADROOM - l2;
-	uint64_t d = ucm_desc_make(at, len + l2);
+	uint64_t d = ucm_desc_make(at, len + l2) | chain;
 
 	if (cs.start) {
 		d = ucm_txq_meta_csum((char *)r->area + at, d, cs.start + l2, cs.off);
 		t->a.csum_offloaded++;
 	}
+	if (chain)
+		t->a.chains++;
 	turn_emit(r, t, d);
 }
 
-/* The read packet of @len bytes in frame @f, given its Ethernet header in
- * tun mode. Return false (a counted drop) without a next hop. */
-static bool send_packet(struct tun_back *r, struct back_turn *t, uint64_t f, uint32_t len,
-			bool v6, struct back_csum cs)
+/* A packet taken from a read: its frame, and the @nfrag frames its bytes
+ * past it (at @tail, the read's spill) go on in. */
+struct back_pkt {
+	uint64_t f;
+	const uint8_t *tail;
+	const uint64_t *frag;
+	uint32_t nfrag;
+};
+
+/* The read packet of @len bytes, given its Ethernet header in tun mode.
+ * Return false (a counted drop) without a next hop. */
+static bool send_packet(struct tun_back *r, struct back_turn *t, const struct back_pkt *p,
+			uint32_t len, bool v6, struct back_csum cs)
 {
-	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM;
+	uint8_t *pkt = (uint8_t *)r->area + p->f + UCM_TUN_BACK_HEADROOM;
 
 	if (!r->tap && !l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a)) {
 		t->a.drop_no_neigh++;
 		return false;
 	}
-	emit_packet(r, t, f, len, cs);
+	emit_packet(r, t, p->f, len, cs, chain_lay(r, p->f, len, p->tail, p->frag, p->nfrag));
 	return true;
 }
 
@@ -109,26 +203,44 @@ static void offload_drop(struct ucm_tun_back_stats *a, enum ucm_split_err err)
 		a->offload_too_big++;
 }
 
+/* Segment @k of the plan, built in frame @f and @nfrag more (@frag) from
+ * slot @i's read (@pkt, its first @head bytes in the frame). Return: its
+ * length. */
+static uint32_t build_seg(struct tun_back *r, uint32_t i, const uint8_t *pkt, uint32_t head,
+			  uint32_t k, uint64_t f, const uint64_t *frag, uint32_t nfrag)
+{
+	uint8_t *part[UCM_CHAIN_MAX];
+	struct ucm_split_out out = {
+		.part = part, .first = r->room - VNET_LEN, .each = r->frag_room,
+	};
+	uint32_t j;
+
+	part[0] = (uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM;
+	for (j = 0; j < nfrag; j++)
+		part[1 + j] = (uint8_t *)r->area + frag[j] + BACK_FRAG_OFF;
+	return ucm_split_seg_out(&r->plan, k, pkt, head, r->spill[i], &out);
+}
+
 /*
  * Slot @i's super-packet (@res bytes read, vnet header first): planned
  * (or, for slot 0 of a turn that stopped in it, resumed at pend_seg) and
- * cut into segments, each in a frame of its own. Return false when the
- * turn ran out of frames or room before its last segment.
+ * cut into segments, each in a frame of its own, or several where it is
+ * longer than one holds. Return false when the turn ran out of frames or
+ * room before its last segment.
  */
 static bool send_super(struct tun_back *r, struct back_turn *t, uint32_t i, int32_t res)
 {
 	uint8_t *pkt = (uint8_t *)r->area + r->stash[i] + UCM_TUN_BACK_HEADROOM;
 	uint32_t len = res - VNET_LEN, head = min(len, r->room - (uint32_t)VNET_LEN);
-	uint32_t k = 0, n;
+	uint32_t k = 0, n, nfrag, want;
+	uint64_t f, frag[UCM_CHAIN_MAX - 1];
 	enum ucm_split_err err;
-	uint8_t *seg;
-	uint64_t f;
 
 	if (i == 0 && r->in_super) {
 		k = r->pend_seg;
 	} else {
 		err = ucm_split_plan((const struct virtio_net_hdr *)(pkt - VNET_LEN), pkt, head,
-				     len, r->tap, r->room - VNET_LEN, &r->plan);
+				     len, r->tap, r->max_len, &r->plan);
 		if (err) {
 			offload_drop(&t->a, err);
 			return true;
@@ -141,39 +253,49 @@ static bool send_super(struct tun_back *r, struct back_turn *t, uint32_t i, int3
 		t->a.super_packets++;
 	}
 	for (; k < r->plan.nseg; k++) {
-		if (!t->room || !turn_frame(r, t, r->plan.nseg - k, &f)) {
-			r->pend_seg = k;
-			r->in_super = true;
-			return false;
+		nfrag = back_nfrag(r, ucm_split_seg_len(&r->plan, k));
+		want = (r->plan.nseg - k) * (1 + nfrag);
+		if (!t->room || !turn_frame(r, t, want, &f))
+			goto wait;
+		if (nfrag && !turn_frames(r, t, nfrag, want - 1, frag)) {
+			turn_unframe(t, &f, 1);
+			goto wait;
 		}
-		seg = (uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM;
-		n = ucm_split_seg(&r->plan, k, pkt, head, r->spill[i], seg);
+		n = build_seg(r, i, pkt, head, k, f, frag, nfrag);
 		if (!r->tap)	/* the super-packet's, looked up once */
-			memcpy(seg - ETH_HLEN, r->eth, ETH_HLEN);
+			memcpy((uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM - ETH_HLEN, r->eth,
+			       ETH_HLEN);
 		emit_packet(r, t, f, n, r->plan.partial ?
 			    (struct back_csum){ r->plan.l4_off, ucm_split_csum_off(r->plan.proto) } :
-			    (struct back_csum){ 0, 0 });
+			    (struct back_csum){ 0, 0 }, chain_lay(r, f, n, NULL, frag, nfrag));
 		t->a.segments++;
 	}
 	r->pend_seg = 0;
 	r->in_super = false;
 	return true;
+wait:
+	r->pend_seg = k;
+	r->in_super = true;
+	return false;
 }
 
-/* NEEDS_CSUM without GSO: the packet of @len bytes in frame @f, its
- * checksum completed here or left to the way out. Return false when it
- * did not go (a counted drop). */
-static bool send_csum(struct tun_back *r, struct back_turn *t, uint64_t f, uint32_t len)
+/* NEEDS_CSUM without GSO: the packet of @len bytes in @p, its checksum
+ * completed here or left to the way out. Return false when it did not go
+ * (a counted drop). */
+static bool send_csum(struct tun_back *r, struct back_turn *t, const struct back_pkt *p,
+		      uint32_t len)
 {
-	uint8_t *pkt = (uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM;
+	uint8_t *pkt = (uint8_t *)r->area + p->f + UCM_TUN_BACK_HEADROOM;
 	const struct virtio_net_hdr *vh = (const struct virtio_net_hdr *)(pkt - VNET_LEN);
-	bool own = r->tx_csum && ucm_split_csum_own(vh, pkt, len, r->tap);
+	uint32_t head = min(len, r->room - (uint32_t)VNET_LEN);
+	bool own = r->tx_csum && ucm_split_csum_own_head(vh, pkt, head, len, r->tap);
 	struct back_csum cs = { 0, 0 };
 	enum ucm_split_err err;
 	bool v6 = false;
 
-	/* Left to the way out, it is within the packet (ucm_split_csum_own()). */
-	err = own ? UCM_SPLIT_OK : ucm_split_csum(vh, pkt, len);
+	/* Left to the way out, it is within the first frame
+	 * (ucm_split_csum_own_head()), as the kernel wants it. */
+	err = own ? UCM_SPLIT_OK : ucm_split_csum_tail(vh, pkt, head, p->tail, len);
 	if (err) {
 		offload_drop(&t->a, err);
 		return false;
@@ -186,7 +308,25 @@ static bool send_csum(struct tun_back *r, struct back_turn *t, uint64_t f, uint3
 		cs = (struct back_csum){ vh->csum_start, vh->csum_offset };
 	else
 		t->a.csum_completed++;
-	return send_packet(r, t, f, len, v6, cs);
+	return send_packet(r, t, p, len, v6, cs);
+}
+
+/* What becomes of a read packet of @len bytes that may go (slot @i):
+ * false when it must wait for room or frames, with none taken; else
+ * *@sent, and its later frames home to the free ones if it did not go. */
+static bool send_read(struct tun_back *r, struct back_turn *t, uint32_t i, uint32_t len,
+		      bool csum, bool v6, bool *sent)
+{
+	uint64_t frag[UCM_CHAIN_MAX - 1];
+	struct back_pkt p = { r->stash[i], r->spill[i], frag, back_nfrag(r, len) };
+
+	if (!t->room || (p.nfrag && !turn_frames(r, t, p.nfrag, p.nfrag, frag)))
+		return false;
+	*sent = csum ? send_csum(r, t, &p, len) :
+		       send_packet(r, t, &p, len, v6, (struct back_csum){ 0, 0 });
+	if (!*sent)
+		turn_unframe(t, frag, p.nfrag);
+	return true;
 }
 
 /*
@@ -204,13 +344,10 @@ static bool handle_slot(struct tun_back *r, struct back_turn *t, uint32_t i)
 
 	switch (ucm_tun_read_check(pkt - VNET_LEN, r->res[i], r->cap, r->tap, &len, &v6)) {
 	case UCM_TUN_READ_PACKET:
-		if (len > r->room - VNET_LEN) {	/* in a spill: past a frame */
+		if (len > r->max_len)	/* past what a packet of ours takes */
 			t->a.drop_too_big++;
-			break;
-		}
-		if (!t->room)
+		else if (!send_read(r, t, i, len, false, v6, &sent))
 			return false;
-		sent = send_packet(r, t, f, len, v6, (struct back_csum){ 0, 0 });
 		break;
 	case UCM_TUN_READ_DRAINED:
 		break;
@@ -225,17 +362,15 @@ static bool handle_slot(struct tun_back *r, struct back_turn *t, uint32_t i)
 		break;
 	case UCM_TUN_READ_OFFLOAD:
 		len = r->res[i] - VNET_LEN;
-		if (!r->spill_area) {	/* no offloads: none asked of us */
+		if (!r->offload) {	/* no offloads: none asked of us */
 			t->a.drop_offload++;
 		} else if (vh->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
 			if (!send_super(r, t, i, r->res[i]))
 				return false;
-		} else if (len > r->room - VNET_LEN) {
+		} else if (len > r->max_len) {
 			t->a.drop_too_big++;
-		} else if (!t->room) {
+		} else if (!send_read(r, t, i, len, true, false, &sent)) {
 			return false;	/* before the checksum: it is done once */
-		} else {
-			sent = send_csum(r, t, f, len);
 		}
 		break;
 	}

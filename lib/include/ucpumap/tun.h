@@ -168,7 +168,9 @@ struct ucm_tun_stats {
  * @drop_offload: packets whose virtio_net header asks for an offload
  *                (checksum, GSO) that could not be done (reasons below;
  *                with UCM_TUN_F_NO_OFFLOAD, any)
- * @drop_too_big: packets larger than a frame holds
+ * @drop_too_big: packets larger than a frame holds, or where the queue's
+ *                sockets take packets of several frames
+ *                (ucm_txq__max_frames()), than such a packet takes
  * @drop_non_ip: tun mode: packets neither IPv4 nor IPv6
  * @drop_no_neigh: tun mode with resolve_ifindex: packets whose next hop the
  *                 kernel does not know yet (it was asked to resolve it, or
@@ -211,7 +213,11 @@ struct ucm_tun_stats {
  * @offload_bad_header: headers that do not match the packet, its length
  *                      or its GSO type, or a checksum's place outside it
  * @offload_too_big: a segment that would not fit a frame (an MSS larger
- *                   than the frame's room less the headers)
+ *                   than the frame's room less the headers), or than a
+ *                   packet of several frames takes where the way out
+ *                   takes those
+ * @chains: of @packets, those sent in several frames (their bytes past
+ *          the first frame's room; ucm_txq__max_frames() > 1)
  * The neigh_* counts are as of the worker's last turn.
  */
 struct ucm_tun_back_stats {
@@ -238,6 +244,7 @@ struct ucm_tun_back_stats {
 	uint64_t offload_too_big;
 	uint64_t csum_offloaded;
 	uint64_t drop_stopped;
+	uint64_t chains;
 };
 
 /* The Ethernet header the read path puts in front of what a tun gives
