@@ -354,8 +354,9 @@ void ucm_dp_resolve_mtu(struct dp_cfg *c)
 /*
  * The interface's MTU against what a frame holds. Above it, a packet
  * comes in several frames (multi-buffer AF_XDP, a frags-aware program:
- * Linux 6.6); what cannot work that way yet is refused here, with the
- * MTU and the fix: a driver would refuse it with a bare ERANGE or EINVAL.
+ * Linux 6.6), and two-way the way back sends it so; what cannot work that
+ * way yet is refused here, with the MTU and the fix: a driver would refuse
+ * it with a bare ERANGE or EINVAL.
  */
 int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 {
@@ -364,9 +365,7 @@ int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 
 	if (!c->sg)
 		return 0;
-	if (c->flags & UCM_DP_F_TWO_WAY)
-		why = "the way back sends packets of one frame only";
-	else if (c->flags & UCM_DP_F_OWN_XDP)
+	if (c->flags & UCM_DP_F_OWN_XDP)
 		why = "the packets come in several frames, and whether the attached program is frags-aware cannot be told";
 	else if (c->if_mtu + DP_L2_ROOM > UINT16_MAX)
 		why = "a packet could be longer than 65535 bytes";

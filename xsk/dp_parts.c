@@ -14,6 +14,7 @@
 #include <linux/sockios.h>
 
 #include "dp_internal.h"
+#include "engine/chain.h"
 
 static int if_mac(const char *ifname, uint8_t *mac)
 {
@@ -80,6 +81,9 @@ static int channels_setup(struct ucm_dp *dp)
 		if (!dp->txq[w])
 			return -errno;
 		ucm_txq__set_tx_csum(dp->txq[w], ucm_xsk__tx_csum(dp->xsk));
+		/* Sockets bound for packets of several frames take them both
+		 * ways: the way back sends its long reads and segments so. */
+		ucm_txq__set_max_frames(dp->txq[w], dp->c.sg ? UCM_CHAIN_MAX : 1);
 		/* Without the way back only the verdict sends, frames it
 		 * received: nothing to lend it. */
 		ucm_txq__set_lend(dp->txq[w], dp->c.flags & UCM_DP_F_TWO_WAY);

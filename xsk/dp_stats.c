@@ -168,7 +168,11 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 			     xs.rx_chain_nosg;
 	t->rx_bad_desc += xs.rx_bad_desc;
 	t->rx_steer_err += xs.rx_steer_err;
-	t->tx += xs.tx;
+	/* The queue counts TX descriptors, a frame each; the totals count
+	 * packets in tx, frames in tx_completed and tx_pending. */
+	t->tx += xs.tx - xs.tx_chain_more;
+	t->tx_chains += xs.tx_chains;
+	t->tx_chain_more += xs.tx_chain_more;
 	t->tx_drops += xs.tx_ring_full + xs.tx_bad_desc;
 	t->tx_completed += xs.tx_completed;
 	t->tx_comp_direct += xs.tx_comp_direct;
@@ -291,11 +295,12 @@ uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st, size_t sz)
 	/* Read from the tun + sent by the verdict = handed to the channels +
 	 * dropped there; handed on = sent + channel full; sent = collected +
 	 * left in the channel (brought home at stop); collected = on the TX
-	 * ring + ring full; on it = completed + pending. */
+	 * ring + ring full, in packets; on it = completed + pending, in
+	 * frames (a packet of several has tx_chain_more more). */
 	if (t.back_read + t.verdict_tx != t.back_channel_sent + t.back_channel_full +
 					  t.back_drop_bad ||
 	    t.back_channel_collected != t.tx + t.tx_drops ||
-	    t.tx != t.tx_completed + t.tx_pending)
+	    t.tx + t.tx_chain_more != t.tx_completed + t.tx_pending)
 		v |= UCM_DP_V_BACK;
 	return v;
 }

@@ -215,14 +215,17 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 		printf("    latency (us): arrival to flush %s (%llu batches)\n",
 		       lat_str(lat, sizeof(lat), xs.rx_hist), ULL(lat_count(xs.rx_hist)));
 	if (d->c.two_way && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
-		printf("    tx: %.0f pps, tx %llu drops (ring full) %llu (bad) %llu | completions %llu bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
-		       (xs.tx - d->last_q_tx[q]) / dt, ULL(xs.tx), ULL(xs.tx_ring_full),
-		       ULL(xs.tx_bad_desc),
+		/* Packets; the ring's descriptors and completions are frames. */
+		uint64_t txp = xs.tx - xs.tx_chain_more;
+
+		printf("    tx: %.0f pps, tx %llu (in several frames %llu) drops (ring full) %llu (bad) %llu | completions %llu frames, bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
+		       (txp - d->last_q_tx[q]) / dt, ULL(txp), ULL(xs.tx_chains),
+		       ULL(xs.tx_ring_full), ULL(xs.tx_bad_desc),
 		       ULL(xs.tx_completed),
 		       xs.tx_comp_bulks ? (double)xs.tx_completed / xs.tx_comp_bulks : 0,
 		       xs.tx_completed ? 100.0 * xs.tx_comp_direct / xs.tx_completed : 0,
 		       ULL(xs.tx_kicks), ULL(xs.tx_kick_err));
-		d->last_q_tx[q] = xs.tx;
+		d->last_q_tx[q] = txp;
 	}
 	for (w = 0; w < ucm_dp__nworkers(d->dp); w++) {
 		if (ucm_dp__enqueue_stats(d->dp, q, w, &es, sizeof(es)))
@@ -258,6 +261,9 @@ static void print_back(struct daemon *d, uint32_t w, double dt)
 		       ULL(rs.csum_offloaded),
 		       ULL(rs.offload_bad_type), ULL(rs.offload_bad_header),
 		       ULL(rs.offload_too_big));
+	if (rs.chains)
+		printf("    back jumbo: %llu packets sent in several frames (multi-buffer)\n",
+		       ULL(rs.chains));
 	d->last_back[w] = rs.packets;
 }
 
@@ -312,6 +318,8 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 		json_u64(j, "back_csum_completed", t->back_csum_completed);
 		json_u64(j, "back_csum_offloaded", t->back_csum_offloaded);
 		json_u64(j, "tx", t->tx);
+		json_u64(j, "tx_chains", t->tx_chains);
+		json_u64(j, "tx_chain_more", t->tx_chain_more);
 		json_u64(j, "tx_drops", t->tx_drops);
 		json_u64(j, "tx_completed", t->tx_completed);
 		json_u64(j, "tx_comp_direct", t->tx_comp_direct);
@@ -357,6 +365,11 @@ static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
 	json_u64(j, "rx_chain_cut", xs.rx_chain_cut);
 	json_u64(j, "rx_chain_bad", xs.rx_chain_bad);
 	json_u64(j, "rx_chain_nosg", xs.rx_chain_nosg);
+	json_u64(j, "tx_chains", xs.tx_chains);
+	json_u64(j, "tx_chain_more", xs.tx_chain_more);
+	json_u64(j, "tx_chain_long", xs.tx_chain_long);
+	json_u64(j, "tx_chain_bad", xs.tx_chain_bad);
+	json_u64(j, "tx_chain_nosg", xs.tx_chain_nosg);
 	json_u64(j, "fill", xs.fill);
 	json_u64(j, "kernel_rx_dropped", xs.kernel_rx_dropped);
 	json_u64(j, "kernel_rx_ring_full", xs.kernel_rx_ring_full);
@@ -525,12 +538,12 @@ void print_verdict(struct daemon *d)
 			printf(", %s %llu", ucm_drop_reason_str(r), ULL(t.worker_drop_reason[r]));
 	printf("): %s\n", v & UCM_DP_V_FORWARD ? "VIOLATED" : "holds");
 	if (d->c.two_way)
-		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable, no next hop or stopped %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu (%.1f%% straight into the cache): %s\n",
+		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable, no next hop or stopped %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu frames (%llu packets in several) (%.1f%% straight into the cache): %s\n",
 		       ULL(t.back_read), ULL(t.tx),
 		       ULL(t.back_drop_bad + t.back_channel_full + t.tx_drops),
 		       ULL(t.back_drop_bad), ULL(t.back_channel_full), ULL(t.tx_drops),
 		       ULL(t.back_channel_sent - t.back_channel_collected),
-		       ULL(t.tx_completed), ULL(t.tx),
+		       ULL(t.tx_completed), ULL(t.tx + t.tx_chain_more), ULL(t.tx_chains),
 		       t.tx_completed ? 100.0 * t.tx_comp_direct / t.tx_completed : 0,
 		       v & UCM_DP_V_BACK ? "VIOLATED" : "holds");
 }

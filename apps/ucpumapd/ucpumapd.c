@@ -178,7 +178,8 @@ static const struct opt d_opts[] = {
 	D("qsize", OPT_POW2, qsize, .lo = UCM_CPUMAP_QSIZE_MIN, .hi = UCM_CPUMAP_QSIZE_MAX,
 	  .flags = OPT_F_DEFAULT, .metavar = "N", .help = "worker ring size, power of two"),
 	D("mtu", OPT_UINT, mtu, .lo = 68, .hi = 65535, .metavar = "N", .help = "tun MTU, "
-	  "at most 9000 (default: what a frame holds; two-way: and at most IFACE's MTU)"),
+	  "at most 9000 (default: what a frame holds, or IFACE's MTU when more; two-way: "
+	  "at most IFACE's MTU)"),
 	D("no-recycle", OPT_FLAG, no_recycle, .help = "workers release frames to the backing stack"),
 	D("no-batch", OPT_FLAG, no_batch, .help = "one write() per packet into tun"),
 	D("no-coalesce", OPT_FLAG, no_coalesce, .help = "each packet its own write into tun "

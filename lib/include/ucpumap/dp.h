@@ -213,8 +213,9 @@ struct ucm_dp_opts {
 	uint32_t rx_size;		/* power of two; UCM_DP_RX_RING_DEFAULT */
 	uint32_t qsize;			/* worker ring entries; UCM_CPUMAP_QSIZE_DEFAULT */
 	/* The tun's MTU; default: what a frame holds after the XDP headroom,
-	 * Ethernet and two VLAN tags, at most UCM_DP_MTU_MAX, and two-way at
-	 * most the interface's. */
+	 * Ethernet and two VLAN tags, or the interface's where that is more
+	 * (packets of several frames, both ways); at most UCM_DP_MTU_MAX, and
+	 * two-way at most the interface's. */
 	uint32_t mtu;
 	/* Two-way over a tun: the next hop's MAC, instead of the kernel's
 	 * routing and neighbour tables; NULL: from the kernel. */
@@ -283,7 +284,11 @@ struct ucm_dp_opts {
  * @back_read - @back_drop_bad + @verdict_tx = @back_channel_sent +
  * @back_channel_full; of the sent, @back_channel_collected reached the TX ring's turn: @tx went on
  * it, @tx_drops found it full or were refused (ucm_xsk_stats.tx_ring_full,
- * tx_bad_desc); @tx = @tx_completed + @tx_pending.
+ * tx_bad_desc); these count packets. The ring gives frames back one at a
+ * time: @tx_completed and @tx_pending count frames, and
+ * @tx + @tx_chain_more = @tx_completed + @tx_pending.
+ * @tx_chains: of @tx, packets of several frames (multi-buffer AF_XDP)
+ * @tx_chain_more: the frames after the first of each of them
  * @tx_comp_direct: completions straight into the owner's cache (direct
  *                  bulk recycling).
  *
@@ -342,6 +347,7 @@ struct ucm_dp_stats {
 	uint64_t rx_sleeps, rx_wake_rx, rx_wake_channel, rx_wake_stop;
 	uint64_t rx_wake_timeout;
 	uint64_t enqueue_shed;
+	uint64_t tx_chains, tx_chain_more;
 };
 
 enum ucm_dp_state {
