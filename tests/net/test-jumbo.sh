@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# Jumbo frames in (multi-buffer AF_XDP): ucpumapd one-way on a veth pair
-# with MTU 9000 on both ends, a packet of up to three 4096-byte frames
-# (issue 35). Root, its own namespaces, bounded in time; its namespaces,
-# daemons and helpers go on every exit.
+# Jumbo frames (multi-buffer AF_XDP): ucpumapd on a veth pair with MTU
+# 9000 on both ends, a packet of up to three 4096-byte frames (issue 35):
+# one-way, then two-way, where the way back sends them too. Root, its own
+# namespaces, bounded in time; its namespaces, daemons and helpers go on
+# every exit.
 #
 #   start          ucpumapd starts on vd at MTU 9000 and says it takes
 #                  packets of several frames, and the frames per queue a
@@ -18,8 +19,6 @@
 #   load           a mixed flood of the sizes for 2 s
 #   stop           the run's end: conservation holds, every frame home,
 #                  packets of several frames counted (rx_chains), no drops
-#   two-way        refused at MTU 9000 with the reason and the fix, exit
-#                  78 (the configuration's), nothing attached
 #   frames-given   --frames 8192, too few for a worker ring of packets of
 #                  three frames: refused naming the number, exit 78
 #   frame-2048     --frame-size 2048 (five frames for 8972 bytes):
@@ -29,11 +28,39 @@
 #                  8972-byte datagrams whose checksums the stack took
 #   gen-size-live  a frame past a page with the live engine: a message
 #                  naming --engine packet, exit 2
+#   tw-start       ucpumapd --two-way (next hop --peer-mac), the routes to
+#                  the generator through its tun (as test-two-way's); the
+#                  tun's MTU is vd's; vd's TX checksumming off, so that a
+#                  checksum the way back leaves to the kernel is finished
+#                  in software and checked by the generator's kernel
+#   tw-ping        20 echoes of 8972 bytes each way (9000-byte packets,
+#                  never fragmented), every reply intact
+#   tw-udp         the datagrams of udp4 and udp6 from the DUT out
+#                  through the way back: each once and intact
+#   tw-tcp-in      20 MB into the DUT, sha256-exact (ACKs the way back)
+#   tw-tcp-out     20 MB out of the DUT through the way back, TSO
+#                  super-packets cut into 8948-byte segments of three
+#                  frames each: sha256-exact
+#   tw-stop        both conservation lines hold, every frame home, packets
+#                  of several frames sent (tx_chains) and none refused
+#   tw-frame-2048  two-way with 2048-byte frames (five for 8972 bytes): the
+#                  datagrams out intact, every frame home
+#   tw-sw-csum     --no-tx-csum: every checksum the way back's own, summed
+#                  over a packet's frames (a datagram's over its read's
+#                  frame and spill, a segment's as it is spread): tw-udp's
+#                  datagrams and 20 MB out intact, every frame home
+#   tw-no-offload  --no-offload: 9000-byte reads, no super-packets: the
+#                  same
+#   refused        an MTU a packet of 18 frames cannot take (vd at 40000,
+#                  2048-byte frames): exit 78 with the reason and the fix,
+#                  nothing attached
 #   cleanup        nothing left in the namespaces
 set -u
 BUILD=${BUILD:-build}
 name=test-jumbo
-cases="start udp4 udp6 tcp load stop two-way frames-given frame-2048 gen-packet gen-size-live cleanup"
+cases="start udp4 udp6 tcp load stop frames-given frame-2048 gen-packet gen-size-live
+tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out tw-stop tw-frame-2048 tw-sw-csum tw-no-offload
+refused cleanup"
 daemon=$BUILD/ucpumapd
 gen=ucm-jg-$$
 dut=ucm-jd-$$
@@ -195,20 +222,6 @@ case_stop() {
 	fi
 }
 
-case_two_way() {
-	local rc attached
-	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ${tun}b --two-way \
-		--duration 2 > "$tmp/tw.out" 2> "$tmp/tw.err"
-	rc=$?
-	attached=$(ip -n "$dut" -d link show vd | grep -c 'prog/xdp')
-	if [ "$rc" = 78 ] && grep -q "MTU 9000 is more than a 4096-byte frame holds .* the way back sends packets of one frame only: lower it (ip link set dev vd mtu 3818)" "$tmp/tw.err" &&
-		[ "$attached" = 0 ] && ! ip -n "$dut" link show ${tun}b > /dev/null 2>&1; then
-		ok two-way "$(grep 'MTU 9000' "$tmp/tw.err" | head -1)"
-	else
-		bad two-way "status $rc, XDP attached $attached: $(tail -2 "$tmp/tw.err" | tr '\n' ' ')"
-	fi
-}
-
 case_frames_given() {
 	local rc
 	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ${tun}c --frames 8192 \
@@ -284,9 +297,251 @@ case_gen_size_live() {
 	fi
 }
 
+# ---- two-way: the way back sends packets of several frames ------------------
+
+# start_tw LABEL ARGS...: ucpumapd --two-way on vd, its next hop the
+# generator's vg, the routes to the generator through the tun: $dpid. On
+# failure the daemon is stopped.
+start_tw() {
+	local gmac
+	gmac=$(mac_of "$gen" vg)
+	if ! start_daemon "$@" --two-way --peer-mac "$gmac" ||
+		! ip -n "$dut" link set $tun up ||
+		! ip netns exec "$dut" sysctl -qw net.ipv4.conf.$tun.rp_filter=0 ||
+		! ip -n "$dut" route add $G4/32 dev $tun ||
+		! ip -n "$dut" -6 route add $G6/128 dev $tun ||
+		! ip -n "$dut" route get $G4 | grep -q "dev $tun"; then
+		stop_daemon
+		return 1
+	fi
+}
+
+case_tw_start() {
+	local mtu
+	lib_need frame-2048
+	if ! ip netns exec "$dut" ethtool -K vd tx off > /dev/null; then
+		bad tw-start "ethtool -K vd tx off failed"
+		return
+	fi
+	if ! start_tw tw --duration 120 --stats-json "$tmp/tw.json"; then
+		bad tw-start "ucpumapd --two-way did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+		dpid=
+		return
+	fi
+	mtu=$(ip -n "$dut" -o link show $tun | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
+	if ! grep -q "packets of up to 3 frames (multi-buffer AF_XDP)" "$D_ERR"; then
+		bad tw-start "no word of multi-buffer: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+	elif [ "$mtu" != 9000 ]; then
+		bad tw-start "the tun's MTU is ${mtu:-unknown}, not vd's 9000"
+	else
+		ok tw-start "two-way at MTU 9000, the tun's MTU 9000"
+	fi
+}
+
+# tw_ping NS DST: 20 echoes of 8972 bytes: empty when every reply came
+# back intact, else the helper's answer.
+tw_ping() {
+	local r
+	r=$(ip netns exec "$1" "$PY" "$helper" ping --dst "$2" --count 20 --interval 0.05 \
+		--size 8972 --timeout 5 2>&1)
+	[ "$(echo "$r" | jget /dev/stdin "d['replies']")" = 20 ] || echo "$r"
+}
+
+case_tw_ping() {
+	local in out
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-ping "no daemon"; return; }
+	in=$(tw_ping "$gen" $D4)
+	out=$(tw_ping "$dut" $G4)
+	if [ -z "$in$out" ]; then
+		ok tw-ping "20 of 20 echoes of 9000-byte packets each way, intact"
+	else
+		bad tw-ping "asked by the generator: ${in:-all 20}; by the DUT: ${out:-all 20}"
+	fi
+}
+
+# exact_out PATH LABEL: exact's datagrams the other way, from the DUT out
+# through the way back to the generator.
+exact_out() {
+	local r e g m du co rpid
+	ip netns exec "$gen" "$PY" "$helper" exact-recv --paths "$1" --count 50 \
+		--ready "$tmp/r-$2" --stop "$tmp/s-$2" --out "$tmp/res-$2" --timeout 20 \
+		> "$tmp/recv-$2.log" 2>&1 &
+	rpid=$!
+	lib_pid $rpid
+	wait_file "$tmp/r-$2" 50 &&
+		lib_run ip netns exec "$dut" "$PY" "$helper" exact-send --paths "$1" --count 50 \
+			--rate 2000 --v4 $G4 --src4 $D4 --v6 $G6 --src6 $D6 > "$tmp/send-$2.log" 2>&1
+	sleep 0.3
+	touch "$tmp/s-$2"
+	wait_file "$tmp/res-$2" 50
+	stop_pid "$rpid"
+	r=$(jget "$tmp/res-$2" "'%d %d %d %d %d' % tuple(sum(d['paths'][p][k] for p in '$1'.split(',')) for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
+	read -r e g m du co <<< "${r:-0 0 0 0 0}"
+	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
+		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co): $(jget "$tmp/res-$2" "[d['paths'][p]['problems'] for p in '$1'.split(',')]")"
+	fi
+}
+
+case_tw_udp() {
+	local why
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-udp "no daemon"; return; }
+	why=$(exact_out jumbo4,jumbo6 tw-u)
+	[ -z "$why" ] && ok tw-udp "300 datagrams of 1472 to 8972 bytes out, IPv4 and IPv6, intact" ||
+		bad tw-udp "$why"
+}
+
+# tw_tcp TAG SERVER-NS SERVER-ADDR CLIENT-NS: 20 MB, sha256 at the server.
+tw_tcp() {
+	local spid want got
+	[ -e "$tmp/tw-blob" ] || head -c 20000000 /dev/urandom > "$tmp/tw-blob"
+	want=$(sha256sum < "$tmp/tw-blob" | cut -d' ' -f1)
+	ip netns exec "$2" "$PY" "$helper" tcp-server --addr "$3" --port 5010 \
+		--ready "$tmp/$1.r" --out "$tmp/$1.res" --timeout 30 > "$tmp/$1.srv" 2>&1 &
+	spid=$!
+	lib_pid $spid
+	wait_file "$tmp/$1.r" 50 &&
+		lib_run ip netns exec "$4" "$PY" "$helper" tcp-client --addr "$3" --port 5010 \
+			--file "$tmp/tw-blob" --timeout 30 > "$tmp/$1.cli" 2>&1
+	wait_file "$tmp/$1.res" 100
+	stop_pid "$spid"
+	got=$(jget "$tmp/$1.res" "d['sha256']")
+	if [ "$got" = "$want" ]; then
+		ok "$1" "20 MB sha256-exact, $(jget "$tmp/$1.cli" "d['seconds']") s"
+	else
+		bad "$1" "sha256 ${got:-none} of $(jget "$tmp/$1.res" "d['bytes']") bytes, want $want (error: $(jget "$tmp/$1.res" "d['error']"); client: $(tail -1 "$tmp/$1.cli"))"
+	fi
+}
+
+case_tw_tcp_in() {
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-tcp-in "no daemon"; return; }
+	tw_tcp tw-tcp-in "$dut" $D4 "$gen"
+}
+
+case_tw_tcp_out() {
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-tcp-out "no daemon"; return; }
+	tw_tcp tw-tcp-out "$gen" $G4 "$dut"
+}
+
+case_tw_stop() {
+	local why r chains more bad
+	lib_need tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out
+	[ -n "$dpid" ] || { bad tw-stop "no daemon"; return; }
+	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
+	sleep 0.5
+	stop_daemon
+	why=$(closing_lines "$D_OUT")
+	grep -q '^conservation, way back: .*: holds$' "$D_OUT" ||
+		why="$why $(grep '^conservation, way back' "$D_OUT" || echo 'no way back line')"
+	r=$(jget "$tmp/tw.json" "'%d %d %d' % (d['tx_chains'], d['tx_chain_more'], sum(q['tx_chain_long'] + q['tx_chain_bad'] + q['tx_chain_nosg'] for q in d['queues']))")
+	read -r chains more bad <<< "${r:-0 0 0}"
+	# tw-ping's 20 replies and tw-udp's 200 datagrams of two or three
+	# frames, and tw-tcp-out's segments, went out in several frames.
+	if [ -n "${why// /}" ]; then
+		bad tw-stop "$why"
+	elif [ "${chains:-0}" -lt 220 ] || [ "${more:-0}" -le "${chains:-0}" ] || [ "$bad" != 0 ]; then
+		bad tw-stop "tx_chains ${chains:-none}, their later frames ${more:-none}, refused $bad: want 220 or more, more frames than packets, none refused"
+	else
+		ok tw-stop "tx_chains $chains ($more later frames); $(grep '^conservation, way back' "$D_OUT")"
+	fi
+}
+
+case_tw_frame_2048() {
+	local why
+	lib_need tw-stop
+	if ! start_tw tw2k --duration 30 --frame-size 2048; then
+		bad tw-frame-2048 "ucpumapd did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+		return
+	fi
+	why=$(exact_out jumbo4 tw2k)
+	stop_daemon
+	[ -z "$why" ] && why=$(closing_lines "$D_OUT")
+	grep -q '^conservation, way back: .*: holds$' "$D_OUT" ||
+		why="$why $(grep '^conservation, way back' "$D_OUT" || echo 'no way back line')"
+	if [ -n "${why// /}" ]; then
+		bad tw-frame-2048 "$why"
+	else
+		ok tw-frame-2048 "150 datagrams out in 2048-byte frames; $(grep '^conservation, way back' "$D_OUT")"
+	fi
+}
+
+# tw_variant CASE ARGS...: ucpumapd two-way with ARGS: tw-udp's datagrams
+# and 20 MB out, intact; both ways conserved, every frame home. Prints the
+# way back's line and the JSON's counters, or FAIL.
+tw_variant() {
+	local c=$1 why
+	shift
+	if ! start_tw "$c" --duration 60 --stats-json "$tmp/$c.json" "$@"; then
+		bad "$c" "ucpumapd $* did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+		return 1
+	fi
+	why=$(exact_out jumbo4,jumbo6 "$c-u")
+	tw_tcp "$c-tcp" "$gen" $G4 "$dut" > "$tmp/$c.tcp"
+	grep -q '^PASS' "$tmp/$c.tcp" || why="$why $(cat "$tmp/$c.tcp")"
+	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
+	sleep 0.5
+	stop_daemon
+	why="$why $(closing_lines "$D_OUT")"
+	grep -q '^conservation, way back: .*: holds$' "$D_OUT" ||
+		why="$why $(grep '^conservation, way back' "$D_OUT" || echo 'no way back line')"
+	if [ -n "${why// /}" ]; then
+		bad "$c" "$why"
+		return 1
+	fi
+}
+
+case_tw_sw_csum() {
+	local r done left chains
+	lib_need tw-frame-2048
+	tw_variant tw-sw-csum --no-tx-csum || return
+	r=$(jget "$tmp/tw-sw-csum.json" "'%d %d %d' % (d['back_csum_completed'], d['back_csum_offloaded'], d['tx_chains'])")
+	read -r done left chains <<< "${r:-0 -1 0}"
+	if [ "${done:-0}" -ge 300 ] && [ "$left" = 0 ] && [ "${chains:-0}" -ge 200 ]; then
+		ok tw-sw-csum "$done checksums completed, none left to the kernel, $chains packets in several frames; every byte intact"
+	else
+		bad tw-sw-csum "completed ${done:-none} (want 300 or more), left ${left:-none} to the kernel (want 0), tx_chains ${chains:-none}"
+	fi
+}
+
+case_tw_no_offload() {
+	local r sup chains
+	lib_need tw-sw-csum
+	tw_variant tw-no-offload --no-offload || return
+	r=$(jget "$tmp/tw-no-offload.json" "'%d %d' % (d['back_super'], d['tx_chains'])")
+	read -r sup chains <<< "${r:-1 0}"
+	if [ "$sup" = 0 ] && [ "${chains:-0}" -ge 200 ]; then
+		ok tw-no-offload "no super-packets, $chains packets of 9000 bytes read whole and sent in several frames; every byte intact"
+	else
+		bad tw-no-offload "super-packets ${sup:-none} (want 0), tx_chains ${chains:-none}"
+	fi
+}
+
+case_refused() {
+	local rc attached
+	lib_need tw-no-offload
+	if ! ip -n "$dut" link set vd mtu 40000 2> "$tmp/mtu40k.err"; then
+		skip refused "vd takes no MTU of 40000: $(head -1 "$tmp/mtu40k.err")"
+		return
+	fi
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ${tun}b --two-way \
+		--frame-size 2048 --duration 2 > "$tmp/ref.out" 2> "$tmp/ref.err"
+	rc=$?
+	attached=$(ip -n "$dut" -d link show vd | grep -c 'prog/xdp')
+	ip -n "$dut" link set vd mtu 9000
+	if [ "$rc" = 78 ] && grep -q "MTU 40000 is more than a 2048-byte frame holds .* a packet would take more frames than the kernel gives one: lower it (ip link set dev vd mtu 1770)" "$tmp/ref.err" &&
+		[ "$attached" = 0 ] && ! ip -n "$dut" link show ${tun}b > /dev/null 2>&1; then
+		ok refused "$(grep 'MTU 40000' "$tmp/ref.err" | head -1)"
+	else
+		bad refused "status $rc, XDP attached $attached: $(tail -2 "$tmp/ref.err" | tr '\n' ' ')"
+	fi
+}
+
 case_cleanup() {
 	local left
-	lib_need stop two-way frame-2048
+	lib_need stop frame-2048 tw-frame-2048 tw-no-offload refused
 	left=$(left_in "$dut" vd)
 	[ -z "$left" ] && ok cleanup || bad cleanup "left in $dut: $left"
 }

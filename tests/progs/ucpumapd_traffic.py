@@ -515,13 +515,35 @@ def malformed(a):
 
 # ---- ping and TCP -------------------------------------------------------------
 
+def ping_data(seq, size):
+    """Echo data of @size bytes (at least the tag): a reply must carry it
+    back intact to count."""
+    data = b"ucpumapd-ping-%04d" % seq
+    return data + bytes((seq * 13 + k) & 0xff for k in range(max(0, size - len(data))))
+
+
 def ping(a):
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    # Whole or not at all: a packet larger than the path is an error here,
+    # never fragments that would hide it.
+    s.setsockopt(socket.IPPROTO_IP, 10, 2)	# IP_MTU_DISCOVER, IP_PMTUDISC_DO
     ident = os.getpid() & 0xffff
-    replies = set()
+    replies, bad = set(), 0
     end = time.monotonic() + a.timeout
+
+    def take():
+        nonlocal bad
+        pkt, addr = s.recvfrom(65536)
+        ihl = (pkt[0] & 0xf) * 4
+        t, _, _, pid, sq = struct.unpack("!BBHHH", pkt[ihl:ihl + 8])
+        if t == 0 and pid == ident and addr[0] == a.dst:
+            if pkt[ihl + 8:] == ping_data(sq, a.size):
+                replies.add(sq)
+            else:
+                bad += 1
+
     for seq in range(a.count):
-        data = b"ucpumapd-ping-%04d" % seq
+        data = ping_data(seq, a.size)
         h = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
         h = h[:2] + struct.pack("!H", csum(h + data)) + h[4:]
         s.sendto(h + data, (a.dst, 0))
@@ -529,20 +551,12 @@ def ping(a):
         while time.monotonic() < nxt:
             r, _, _ = select.select([s], [], [], max(0, nxt - time.monotonic()))
             if r:
-                pkt, addr = s.recvfrom(2048)
-                ihl = (pkt[0] & 0xf) * 4
-                t, _, _, pid, sq = struct.unpack("!BBHHH", pkt[ihl:ihl + 8])
-                if t == 0 and pid == ident and addr[0] == a.dst:
-                    replies.add(sq)
+                take()
     while len(replies) < a.count and time.monotonic() < end:
         r, _, _ = select.select([s], [], [], 0.1)
         if r:
-            pkt, addr = s.recvfrom(2048)
-            ihl = (pkt[0] & 0xf) * 4
-            t, _, _, pid, sq = struct.unpack("!BBHHH", pkt[ihl:ihl + 8])
-            if t == 0 and pid == ident and addr[0] == a.dst:
-                replies.add(sq)
-    emit({"sent": a.count, "replies": len(replies)})
+            take()
+    emit({"sent": a.count, "replies": len(replies), "corrupt": bad})
 
 
 def tcp_server(a):
@@ -649,6 +663,7 @@ def main():
     p.add_argument("--count", type=int, default=10)
     p.add_argument("--interval", type=float, default=0.05)
     p.add_argument("--timeout", type=float, default=3)
+    p.add_argument("--size", type=int, default=0, help="echo data bytes (8972: 9000 in all)")
     p = sub.add_parser("tcp-server")
     p.add_argument("--addr", required=True)
     p.add_argument("--port", type=int, default=5001)
