@@ -480,9 +480,6 @@ const char *skip_two_way(const struct bench_cfg *cfg)
 		       "namespace: veth only";
 	if (cfg->v6)
 		return "the way back's sender is IPv4 only";
-	if (cfg->mtu > 3818)
-		return "ucpumapd's way back sends packets of one frame: an MTU a 4096-byte "
-		       "frame holds (3818) at most";
 	return NULL;
 }
 
