@@ -14,7 +14,7 @@
 #                  two, three frames) through the daemon, each once and
 #                  intact
 #   udp6           the same over IPv6 (1452, 3980, 8952)
-#   tcp            20 MB over TCP into the DUT through the daemon (its
+#   tcp            50 MB over TCP into the DUT through the daemon (its
 #                  segments up to 8948 bytes), sha256-exact
 #   load           a mixed flood of the sizes for 2 s
 #   stop           the run's end: conservation holds, every frame home,
@@ -37,10 +37,13 @@
 #                  never fragmented), every reply intact
 #   tw-udp         the datagrams of udp4 and udp6 from the DUT out
 #                  through the way back: each once and intact
-#   tw-tcp-in      20 MB into the DUT, sha256-exact (ACKs the way back)
-#   tw-tcp-out     20 MB out of the DUT through the way back, TSO
+#   tw-tcp-in      50 MB into the DUT, sha256-exact (ACKs the way back)
+#   tw-tcp-out     50 MB out of the DUT through the way back, TSO
 #                  super-packets cut into 8948-byte segments of three
 #                  frames each: sha256-exact
+#   tw-http        a 50 MB file over HTTP from a server in the DUT
+#                  (python3's http.server) to curl in the generator's
+#                  namespace, out through the way back: sha256-exact
 #   tw-stop        both conservation lines hold, every frame home, packets
 #                  of several frames sent (tx_chains) and none refused
 #   tw-frame-2048  two-way with 2048-byte frames (five for 8972 bytes): the
@@ -48,7 +51,7 @@
 #   tw-sw-csum     --no-tx-csum: every checksum the way back's own, summed
 #                  over a packet's frames (a datagram's over its read's
 #                  frame and spill, a segment's as it is spread): tw-udp's
-#                  datagrams and 20 MB out intact, every frame home
+#                  datagrams and 50 MB out intact, every frame home
 #   tw-no-offload  --no-offload: 9000-byte reads, no super-packets: the
 #                  same
 #   refused        an MTU a packet of 18 frames cannot take (vd at 40000,
@@ -59,7 +62,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-jumbo
 cases="start udp4 udp6 tcp load stop frames-given frame-2048 gen-packet gen-size-live
-tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out tw-stop tw-frame-2048 tw-sw-csum tw-no-offload
+tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out tw-http tw-stop tw-frame-2048 tw-sw-csum tw-no-offload
 refused cleanup"
 daemon=$BUILD/ucpumapd
 gen=ucm-jg-$$
@@ -162,7 +165,7 @@ case_tcp() {
 	local spid want got err
 	lib_need start
 	[ -n "$dpid" ] || { bad tcp "no daemon"; return; }
-	head -c 20000000 /dev/urandom > "$tmp/blob"
+	head -c 50000000 /dev/urandom > "$tmp/blob"
 	want=$(sha256sum < "$tmp/blob" | cut -d' ' -f1)
 	ip netns exec "$dut" "$PY" "$helper" tcp-server --addr $D4 --port 5009 \
 		--ready "$tmp/tr" --out "$tmp/tres" --timeout 20 > "$tmp/tsrv.log" 2>&1 &
@@ -176,7 +179,7 @@ case_tcp() {
 	got=$(jget "$tmp/tres" "d['sha256']")
 	err=$(jget "$tmp/tres" "d['error']")
 	if [ "$got" = "$want" ]; then
-		ok tcp "20 MB sha256-exact, $(jget "$tmp/tcli.log" "d['seconds']") s"
+		ok tcp "50 MB sha256-exact, $(jget "$tmp/tcli.log" "d['seconds']") s"
 	else
 		bad tcp "sha256 ${got:-none} of $(jget "$tmp/tres" "d['bytes']") bytes, want $want (error: $err; client: $(tail -1 "$tmp/tcli.log"))"
 	fi
@@ -392,10 +395,10 @@ case_tw_udp() {
 		bad tw-udp "$why"
 }
 
-# tw_tcp TAG SERVER-NS SERVER-ADDR CLIENT-NS: 20 MB, sha256 at the server.
+# tw_tcp TAG SERVER-NS SERVER-ADDR CLIENT-NS: 50 MB, sha256 at the server.
 tw_tcp() {
 	local spid want got
-	[ -e "$tmp/tw-blob" ] || head -c 20000000 /dev/urandom > "$tmp/tw-blob"
+	[ -e "$tmp/tw-blob" ] || head -c 50000000 /dev/urandom > "$tmp/tw-blob"
 	want=$(sha256sum < "$tmp/tw-blob" | cut -d' ' -f1)
 	ip netns exec "$2" "$PY" "$helper" tcp-server --addr "$3" --port 5010 \
 		--ready "$tmp/$1.r" --out "$tmp/$1.res" --timeout 30 > "$tmp/$1.srv" 2>&1 &
@@ -408,7 +411,7 @@ tw_tcp() {
 	stop_pid "$spid"
 	got=$(jget "$tmp/$1.res" "d['sha256']")
 	if [ "$got" = "$want" ]; then
-		ok "$1" "20 MB sha256-exact, $(jget "$tmp/$1.cli" "d['seconds']") s"
+		ok "$1" "50 MB sha256-exact, $(jget "$tmp/$1.cli" "d['seconds']") s"
 	else
 		bad "$1" "sha256 ${got:-none} of $(jget "$tmp/$1.res" "d['bytes']") bytes, want $want (error: $(jget "$tmp/$1.res" "d['error']"); client: $(tail -1 "$tmp/$1.cli"))"
 	fi
@@ -426,9 +429,38 @@ case_tw_tcp_out() {
 	tw_tcp tw-tcp-out "$gen" $G4 "$dut"
 }
 
+case_tw_http() {
+	local hpid want got
+	lib_need tw-start tw-tcp-out	# its 50 MB file
+	[ -n "$dpid" ] || { bad tw-http "no daemon"; return; }
+	if ! command -v curl > /dev/null; then
+		skip tw-http "needs curl (scripts/install-deps.sh installs it)"
+		return
+	fi
+	mkdir -p "$tmp/www" && cp "$tmp/tw-blob" "$tmp/www/blob"
+	want=$(sha256sum < "$tmp/www/blob" | cut -d' ' -f1)
+	ip netns exec "$dut" "$PY" -m http.server 8089 --bind $D4 --directory "$tmp/www" \
+		> "$tmp/http.log" 2>&1 &
+	hpid=$!
+	lib_pid $hpid
+	for _ in $(seq 50); do
+		ip netns exec "$dut" ss -ltn 2> /dev/null | grep -q "$D4:8089" && break
+		sleep 0.1
+	done
+	lib_run ip netns exec "$gen" curl -s --max-time 30 -o "$tmp/dl" "http://$D4:8089/blob" \
+		2> "$tmp/curl.err"
+	stop_pid "$hpid"
+	got=$(sha256sum < "$tmp/dl" 2> /dev/null | cut -d' ' -f1)
+	if [ "$got" = "$want" ]; then
+		ok tw-http "50 MB over HTTP out through the way back, sha256-exact"
+	else
+		bad tw-http "downloaded $(stat -c %s "$tmp/dl" 2> /dev/null || echo no) bytes, sha256 ${got:-none}, want $want: $(head -2 "$tmp/curl.err")"
+	fi
+}
+
 case_tw_stop() {
 	local why r chains more bad
-	lib_need tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out
+	lib_need tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out tw-http
 	[ -n "$dpid" ] || { bad tw-stop "no daemon"; return; }
 	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
 	sleep 0.5
@@ -469,7 +501,7 @@ case_tw_frame_2048() {
 }
 
 # tw_variant CASE ARGS...: ucpumapd two-way with ARGS: tw-udp's datagrams
-# and 20 MB out, intact; both ways conserved, every frame home. Prints the
+# and 50 MB out, intact; both ways conserved, every frame home. Prints the
 # way back's line and the JSON's counters, or FAIL.
 tw_variant() {
 	local c=$1 why
