@@ -567,8 +567,9 @@ case_bad_flags() {
 	bad_flag missing-dev 2 "--dev IFACE is required" -- $M
 	bad_flag unknown-option 2 "unrecognized option|Try 'ucpumap-gen --help'" -- --dev vg $M --frobnicate
 	bad_flag extra-argument 2 "unexpected argument 'extra'" -- --dev vg $M extra
-	bad_flag size-too-small 2 "--size: '10' is not a whole number between 14 and 3408" -- --dev vg $M --size 10
-	bad_flag size-too-big 2 "--size: '4000' is not a whole number between 14 and 3408" -- --dev vg $M --size 4000
+	bad_flag size-too-small 2 "--size: '10' is not a whole number between 14 and 9230" -- --dev vg $M --size 10
+	bad_flag size-too-big 2 "--size 4000: the live engine's frames hold 3408 bytes at most: give --engine packet" -- --dev vg $M --size 4000
+	bad_flag size-too-big-packet 2 "--size: '9231' is not a whole number between 14 and 9230" -- --dev vg $M --engine packet --size 9231
 	bad_flag size-below-ipv4-udp 2 "an IPv4 UDP frame needs at least 42 bytes" -- --dev vg $M --size 41
 	bad_flag size-below-ipv6-udp 2 "an IPv6 UDP frame needs at least 62 bytes" -- --dev vg $M -6 --size 61
 	bad_flag size-below-seq 2 "with --seq needs at least 50 bytes" -- --dev vg $M --seq --size 49
@@ -585,7 +586,7 @@ case_bad_flags() {
 	bad_flag ipv6-flag-with-ipv4 2 "-6 asks for IPv6 but 10.0.0.2 is an IPv4 address" -- --dev vg -6 --dst-ip 10.0.0.2 $M
 	bad_flag no-destination 2 "give --dst-mac MAC, or --dst-ip B" -- --dev vg
 	bad_flag queue-without-xsk 2 "--queue is for --engine xsk" -- --dev vg $M --queue 1
-	bad_flag engine-unknown 2 "--engine: 'dpdk' is neither live nor xsk" -- --dev vg $M --engine dpdk
+	bad_flag engine-unknown 2 "--engine: 'dpdk' is not live, xsk or packet" -- --dev vg $M --engine dpdk
 	bad_flag cpu-out-of-range 2 "--cpu: CPU 999 is not online" -- --dev vg $M --cpu 999
 	bad_flag unknown-interface 1 "no interface named 'nosuchif0'" -- --dev nosuchif0 $M
 	bad_flag not-ethernet 1 "lo: not an Ethernet device" -- --dev lo $M
