@@ -386,7 +386,9 @@ int ucm_dp_chain_frames(struct dp_cfg *c)
 {
 	uint32_t k, need;
 
-	if (!c->sg)
+	/* An MTU no packet of several frames can take is refused later,
+	 * with its own reason (ucm_dp_check_if_mtu()). */
+	if (!c->sg || chain_len(c) > UCM_CHAIN_MAX || c->if_mtu + DP_L2_ROOM > UINT16_MAX)
 		return 0;
 	/* A worker ring of packets of k frames holds k times its frames;
 	 * the fill and RX rings count frames already. */

@@ -478,15 +478,15 @@ case_bad_flags() {
 	# The tun name is a device of another kind: fails after the program and the
 	# sockets are up, which must all go again.
 	bad_flag tun-name-taken 78 "device lo exists and is not a tun" -- --dev vd --tun lo
-	# An MTU over what a frame holds where a packet must fit one (two-way:
-	# one way, packets of several frames are taken): said with the fix
+	# An MTU over what a packet may take in frames (18 of 2048 bytes; a
+	# smaller one comes in several frames, test-jumbo): said with the fix
 	# before anything is attached; one the driver refuses (veth: its
 	# peer's) names the MTU too.
-	if ip -n "$dut" link set vd mtu 9000; then
-		bad_flag iface-mtu-over-frame 78 "vd's MTU 9000 is more than a 4096-byte frame holds .*ip link set dev vd mtu 3818" -- --dev vd --tun $tun --two-way
+	if ip -n "$dut" link set vd mtu 40000; then
+		bad_flag iface-mtu-over-frame 78 "vd's MTU 40000 is more than a 2048-byte frame holds .*ip link set dev vd mtu 1770" -- --dev vd --tun $tun --frame-size 2048
 		ip -n "$dut" link set vd mtu 1500
 	else
-		bad bad-flag-iface-mtu-over-frame "cannot set vd's MTU to 9000"
+		bad bad-flag-iface-mtu-over-frame "cannot set vd's MTU to 40000"
 	fi
 	if ip -n "$gen" link set vg mtu 9000; then
 		bad_flag iface-mtu-over-driver 78 "cannot attach the XDP program to vd .*an MTU over the driver's limit for XDP" -- --dev vd --tun $tun
