@@ -14,8 +14,9 @@
 # and user symbols as ns per delivered packet (share of samples / delivered
 # rate), with the first row's figure against each other row's, then each
 # row's share of the CPU's samples by thread. A TCP row's packet is 1448
-# bytes of its stream (an MSS at MTU 1500). TOP=N: the first N symbols
-# (default 30).
+# bytes of its stream (an MSS at MTU 1500; MSS=N for another). TOP=N: the
+# first N symbols (default 30). ARGS="...": more of the bench's options for
+# every row (ARGS="--mtu 9000" MSS=8948: the rows at a jumbo MTU).
 #
 # Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
 # run one after the other, never side by side.
@@ -33,7 +34,9 @@ rows=("$@")
 . scripts/perf-lib.sh bench-profile
 
 for row in "${rows[@]}"; do
-	"$BUILD/ucpumap-bench" datapath --rounds 1 --seconds 6 --rows "$row" > "$tmp/$row.bench" 2>&1 &
+	# shellcheck disable=SC2086 # ARGS is a list of words
+	"$BUILD/ucpumap-bench" datapath --rounds 1 --seconds 6 --rows "$row" ${ARGS:-} \
+		> "$tmp/$row.bench" 2>&1 &
 	bpid=$!
 	sleep 3
 	perf record -q "${where[@]}" -e cpu-clock -o "$tmp/$row.data" -- sleep 3 > /dev/null 2>&1
@@ -45,7 +48,7 @@ for row in "${rows[@]}"; do
 		grep '%' > "$tmp/$row.comm" || true
 	echo "$row: $(grep "round 1 $row " "$tmp/$row.bench" | sed 's/^ *round 1 //')"
 done
-TOP=${TOP:-30} python3 - "$tmp" "$CPU" "$ncpu" "${rows[@]}" <<'PY'
+TOP=${TOP:-30} MSS=${MSS:-1448} python3 - "$tmp" "$CPU" "$ncpu" "${rows[@]}" <<'PY'
 import os, re, sys
 tmp, cpu, ncpu, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 where = "all CPUs" if cpu == "all" else f"CPU {cpu}"
@@ -57,7 +60,8 @@ for row in rows:
             # pps; a TCP row's Gbit/s in segments of 1448 bytes (an MSS
             # at MTU 1500 with timestamps) a second
             v = float(m.group(2))
-            rate[row] = v * 1e6 if m.group(3).startswith("Mpps") else v * 1e9 / 8 / 1448
+            mss = int(os.environ["MSS"])
+            rate[row] = v * 1e6 if m.group(3).startswith("Mpps") else v * 1e9 / 8 / mss
     for l in open(f"{tmp}/{row}.sym"):
         m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+\[(.)\]\s+(\S+)", l)
         if m and rate.get(row):
@@ -65,7 +69,7 @@ for row in rows:
             ns.setdefault(key, {})[row] = ns.get(key, {}).get(row, 0) + \
                 float(m.group(1)) / 100 * ncpu / rate[row] * 1e9
 print(f"\nns per delivered packet on {where} (cpu-clock samples / delivered rate; a TCP row's"
-      " packet: 1448 bytes received)")
+      f" packet: {os.environ['MSS']} bytes received)")
 print(f"{'symbol':44s}" + "".join(f"{r:>15s}" for r in rows))
 first = rows[0]
 order = sorted(ns, key=lambda k: -max(ns[k].values()))
