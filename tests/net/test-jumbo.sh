@@ -103,26 +103,32 @@ stop_daemon() {
 	stop_pid "$dpid" 50
 }
 
-# exact PATH LABEL: 50 datagrams of each of PATH's sizes, each once and
-# intact: empty, else what went wrong.
-exact() {
-	local r e g m du co rpid
-	ip netns exec "$dut" "$PY" "$helper" exact-recv --paths "$1" --count 50 \
-		--ready "$tmp/r-$2" --stop "$tmp/s-$2" --out "$tmp/res-$2" --timeout 20 \
-		> "$tmp/recv-$2.log" 2>&1 &
+# exact_dir DIR PATH LABEL: 50 datagrams of each of PATH's sizes (a list),
+# in (DIR in: from the generator into the DUT through the daemon) or out
+# (from the DUT out through the way back), each once and intact: empty,
+# else what went wrong.
+exact_dir() {
+	local rns=$dut sns=$gen to4=$D4 from4=$G4 to6=$D6 from6=$G6 r e g m du co rpid
+	if [ "$1" = out ]; then
+		rns=$gen sns=$dut to4=$G4 from4=$D4 to6=$G6 from6=$D6
+	fi
+	ip netns exec "$rns" "$PY" "$helper" exact-recv --paths "$2" --count 50 \
+		--ready "$tmp/r-$3" --stop "$tmp/s-$3" --out "$tmp/res-$3" --timeout 20 \
+		> "$tmp/recv-$3.log" 2>&1 &
 	rpid=$!
 	lib_pid $rpid
-	wait_file "$tmp/r-$2" 50 &&
-		lib_run ip netns exec "$gen" "$PY" "$helper" exact-send --paths "$1" --count 50 \
-			--rate 2000 --v4 $D4 --src4 $G4 --v6 $D6 --src6 $G6 > "$tmp/send-$2.log" 2>&1
+	wait_file "$tmp/r-$3" 50 &&
+		lib_run ip netns exec "$sns" "$PY" "$helper" exact-send --paths "$2" --count 50 \
+			--rate 2000 --v4 $to4 --src4 $from4 --v6 $to6 --src6 $from6 \
+			> "$tmp/send-$3.log" 2>&1
 	sleep 0.3
-	touch "$tmp/s-$2"
-	wait_file "$tmp/res-$2" 50
+	touch "$tmp/s-$3"
+	wait_file "$tmp/res-$3" 50
 	stop_pid "$rpid"
-	r=$(jget "$tmp/res-$2" "'%d %d %d %d %d' % tuple(d['paths']['$1'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
+	r=$(jget "$tmp/res-$3" "'%d %d %d %d %d' % tuple(sum(d['paths'][p][k] for p in '$2'.split(',')) for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
 	read -r e g m du co <<< "${r:-0 0 0 0 0}"
 	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
-		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co): $(jget "$tmp/res-$2" "d['paths']['$1']['problems']")"
+		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co): $(jget "$tmp/res-$3" "[d['paths'][p]['problems'] for p in '$2'.split(',')]")"
 	fi
 }
 
@@ -149,7 +155,7 @@ case_udp4() {
 	local why
 	lib_need start
 	[ -n "$dpid" ] || { bad udp4 "no daemon"; return; }
-	why=$(exact jumbo4 u4)
+	why=$(exact_dir in jumbo4 u4)
 	[ -z "$why" ] && ok udp4 "150 datagrams of 1472, 4000, 8972 bytes" || bad udp4 "$why"
 }
 
@@ -157,7 +163,7 @@ case_udp6() {
 	local why
 	lib_need start
 	[ -n "$dpid" ] || { bad udp6 "no daemon"; return; }
-	why=$(exact jumbo6 u6)
+	why=$(exact_dir in jumbo6 u6)
 	[ -z "$why" ] && ok udp6 "150 datagrams of 1452, 3980, 8952 bytes" || bad udp6 "$why"
 }
 
@@ -246,7 +252,7 @@ case_frame_2048() {
 		return
 	fi
 	ip -n "$dut" link set $tun up
-	why=$(exact jumbo4 f2k)
+	why=$(exact_dir in jumbo4 f2k)
 	stop_daemon
 	[ -z "$why" ] && why=$(closing_lines "$D_OUT")
 	if [ -n "$why" ]; then
@@ -363,34 +369,11 @@ case_tw_ping() {
 	fi
 }
 
-# exact_out PATH LABEL: exact's datagrams the other way, from the DUT out
-# through the way back to the generator.
-exact_out() {
-	local r e g m du co rpid
-	ip netns exec "$gen" "$PY" "$helper" exact-recv --paths "$1" --count 50 \
-		--ready "$tmp/r-$2" --stop "$tmp/s-$2" --out "$tmp/res-$2" --timeout 20 \
-		> "$tmp/recv-$2.log" 2>&1 &
-	rpid=$!
-	lib_pid $rpid
-	wait_file "$tmp/r-$2" 50 &&
-		lib_run ip netns exec "$dut" "$PY" "$helper" exact-send --paths "$1" --count 50 \
-			--rate 2000 --v4 $G4 --src4 $D4 --v6 $G6 --src6 $D6 > "$tmp/send-$2.log" 2>&1
-	sleep 0.3
-	touch "$tmp/s-$2"
-	wait_file "$tmp/res-$2" 50
-	stop_pid "$rpid"
-	r=$(jget "$tmp/res-$2" "'%d %d %d %d %d' % tuple(sum(d['paths'][p][k] for p in '$1'.split(',')) for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
-	read -r e g m du co <<< "${r:-0 0 0 0 0}"
-	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
-		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co): $(jget "$tmp/res-$2" "[d['paths'][p]['problems'] for p in '$1'.split(',')]")"
-	fi
-}
-
 case_tw_udp() {
 	local why
 	lib_need tw-start
 	[ -n "$dpid" ] || { bad tw-udp "no daemon"; return; }
-	why=$(exact_out jumbo4,jumbo6 tw-u)
+	why=$(exact_dir out jumbo4,jumbo6 tw-u)
 	[ -z "$why" ] && ok tw-udp "300 datagrams of 1472 to 8972 bytes out, IPv4 and IPv6, intact" ||
 		bad tw-udp "$why"
 }
@@ -488,7 +471,7 @@ case_tw_frame_2048() {
 		bad tw-frame-2048 "ucpumapd did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
 		return
 	fi
-	why=$(exact_out jumbo4 tw2k)
+	why=$(exact_dir out jumbo4 tw2k)
 	stop_daemon
 	[ -z "$why" ] && why=$(closing_lines "$D_OUT")
 	grep -q '^conservation, way back: .*: holds$' "$D_OUT" ||
@@ -510,7 +493,7 @@ tw_variant() {
 		bad "$c" "ucpumapd $* did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
 		return 1
 	fi
-	why=$(exact_out jumbo4,jumbo6 "$c-u")
+	why=$(exact_dir out jumbo4,jumbo6 "$c-u")
 	tw_tcp "$c-tcp" "$gen" $G4 "$dut" > "$tmp/$c.tcp"
 	grep -q '^PASS' "$tmp/$c.tcp" || why="$why $(cat "$tmp/$c.tcp")"
 	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
