@@ -63,6 +63,7 @@ struct dp_cfg {
 	/* The interface's MTU is more than a frame holds: packets come in
 	 * several frames (UCM_XSK_F_SG, a frags-aware program). */
 	bool sg;
+	uint32_t max_frags;	/* a packet's frames on the way in (ucm_dp_opts) */
 	uint32_t if_mtu;	/* the interface's, 0 when unknown */
 	bool frames_set;	/* frames_per_queue was given, not defaulted */
 	bool peer_mac_set;

@@ -125,6 +125,12 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 		return -EINVAL;
 	}
 	c->mtu = o->mtu;
+	c->max_frags = o->max_frags ? o->max_frags : UCM_XSK_MAX_FRAGS;
+	if (c->max_frags > UCM_XSK_MAX_FRAGS) {
+		pr_warn("dp: max_frags %u: a packet takes at most %u frames (the kernel's limit)\n",
+			c->max_frags, UCM_XSK_MAX_FRAGS);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -379,6 +385,9 @@ int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 	}
 	pr_info("dp: %s's MTU %u is more than a %u-byte frame holds (%u): packets of up to %u frames (multi-buffer AF_XDP)\n",
 		c->ifname, c->if_mtu, c->frame_size, holds, chain_len(c));
+	if (c->max_frags < chain_len(c))
+		pr_info("dp: packets of more than %u frames (max_frags) are dropped on the way in, counted as rx_chain_long\n",
+			c->max_frags);
 	return 0;
 }
 
@@ -392,7 +401,7 @@ int ucm_dp_chain_frames(struct dp_cfg *c)
 		return 0;
 	/* A worker ring of packets of k frames holds k times its frames;
 	 * the fill and RX rings count frames already. */
-	k = chain_len(c);
+	k = chain_len(c) < c->max_frags ? chain_len(c) : c->max_frags;
 	need = ucm_dp_frames_needed(c) + c->qsize * (k - 1);
 	if (c->frames >= need)
 		return 0;

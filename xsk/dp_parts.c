@@ -153,7 +153,8 @@ static int dp_open_xsk(struct ucm_dp *dp)
 			  ((f & UCM_DP_F_TWO_WAY) &&
 			   !(f & (UCM_DP_F_NO_OFFLOAD | UCM_DP_F_NO_TX_CSUM)) ?
 			   UCM_XSK_F_TX_CSUM : 0),
-		 .umem_flags = f & UCM_DP_F_NO_DIRECT_BULK ? UCM_UMEM_F_NO_DIRECT_BULK : 0);
+		 .umem_flags = f & UCM_DP_F_NO_DIRECT_BULK ? UCM_UMEM_F_NO_DIRECT_BULK : 0,
+		 .max_frags = dp->c.max_frags);
 	uint32_t q;
 
 	dp->xsk = ucm_xsk__open(&so);

@@ -66,6 +66,7 @@ struct umem_reg {
 	uint32_t tx_metadata_len;
 };
 _Static_assert(sizeof(struct umem_reg) == 32, "the kernel's layout");
+_Static_assert(UCM_XSK_MAX_FRAGS == UCM_CHAIN_MAX, "a packet's frames: one bound");
 _Static_assert(UCM_TXQ_META_LEN % 8 == 0, "the kernel takes multiples of 8");
 _Static_assert(sizeof(struct ucm_txq_meta) == UCM_TXQ_META_LEN, "the metadata fills its room");
 
@@ -116,6 +117,13 @@ static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 	    (o->flags & ~(UCM_XSK_F_NO_NEED_WAKEUP | UCM_XSK_F_BUSY_POLL |
 			   UCM_XSK_F_TX_CSUM | UCM_XSK_F_SG))) {
 		pr_warn("xsk: unknown mode %u or flags 0x%x\n", o->mode, o->flags);
+		return -EINVAL;
+	}
+	if (!o->max_frags)
+		o->max_frags = UCM_XSK_MAX_FRAGS;
+	if (o->max_frags > UCM_XSK_MAX_FRAGS) {
+		pr_warn("xsk: max_frags %u: a packet takes at most %u frames\n", o->max_frags,
+			UCM_XSK_MAX_FRAGS);
 		return -EINVAL;
 	}
 	if (o->umem_flags & UCM_UMEM_F_NUMA_NODE) {
@@ -376,6 +384,7 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 
 	q->x = x;
 	q->id = o->queues ? o->queues[i] : 0;
+	q->chain.max = o->max_frags;
 	q->pool = ucm_umem__pool(x->umem, i);
 	if (i > 0) {
 		q->fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);

@@ -177,6 +177,10 @@ static const struct opt d_opts[] = {
 	  .metavar = "N", .help = "RX ring size, power of two (the fill ring: twice)"),
 	D("qsize", OPT_POW2, qsize, .lo = UCM_CPUMAP_QSIZE_MIN, .hi = UCM_CPUMAP_QSIZE_MAX,
 	  .flags = OPT_F_DEFAULT, .metavar = "N", .help = "worker ring size, power of two"),
+	D("max-frags", OPT_UINT, max_frags, .lo = 1, .hi = UCM_XSK_MAX_FRAGS, .metavar = "N",
+	  .help = "packets of several frames (IFACE's MTU more than a frame holds): at most N "
+	  "frames each on the way in; longer ones are dropped (chain). Default "
+	  xstr(UCM_XSK_MAX_FRAGS) ", the kernel's limit"),
 	D("mtu", OPT_UINT, mtu, .lo = 68, .hi = 65535, .metavar = "N", .help = "tun MTU, "
 	  "at most 9000 (default: what a frame holds, or IFACE's MTU when more; two-way: "
 	  "at most IFACE's MTU)"),
@@ -260,6 +264,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 	o->rx_size = c->rx_size;
 	o->qsize = c->qsize;
 	o->mtu = c->mtu;
+	o->max_frags = c->max_frags;
 	o->spin_us = c->poll && !c->spin_set ? UCM_SPIN_US_MAX : c->spin_us;
 	o->prewake = c->prewake;
 	o->peer_mac = c->peer_mac_set ? c->peer_mac : NULL;

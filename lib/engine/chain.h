@@ -127,7 +127,7 @@ enum ucm_chain_end { UCM_CHAIN_MORE, UCM_CHAIN_WHOLE, UCM_CHAIN_DROP };
 enum ucm_chain_why {
 	UCM_CHAIN_OK,
 	UCM_CHAIN_BAD,	/* a bad descriptor, or no room for the list */
-	UCM_CHAIN_LONG,	/* more than UCM_CHAIN_MAX frames or UINT16_MAX bytes */
+	UCM_CHAIN_LONG,	/* more than @max frames or UINT16_MAX bytes */
 	UCM_CHAIN_NOSG,	/* on a socket bound without XDP_USE_SG */
 	UCM_CHAIN_CUT,
 };
@@ -139,6 +139,9 @@ struct ucm_chain_rx {
 	uint32_t len;			/* the kept frames' bytes */
 	uint8_t open;			/* a packet is being taken */
 	uint8_t why;			/* enum ucm_chain_why */
+	/* Frames a packet may take, 1..UCM_CHAIN_MAX: set once, before the
+	 * first packet (ucm_chain_rx_reset() keeps it). */
+	uint8_t max;
 };
 
 static inline void ucm_chain_rx_why(struct ucm_chain_rx *c, enum ucm_chain_why why)
@@ -165,7 +168,7 @@ static inline enum ucm_chain_end ucm_chain_rx_take(struct ucm_chain_rx *c, bool 
 	} else if (v == UCM_UMEM_DESC_BAD) {
 		*frame = UCM_CHAIN_PUT;
 		ucm_chain_rx_why(c, UCM_CHAIN_BAD);
-	} else if (c->n == UCM_CHAIN_MAX) {
+	} else if (c->n >= c->max) {
 		*frame = UCM_CHAIN_PUT;
 		ucm_chain_rx_why(c, UCM_CHAIN_LONG);
 	} else {

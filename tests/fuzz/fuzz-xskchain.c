@@ -9,7 +9,8 @@
  * Input: a 4-byte geometry (fuzz-xskdesc.c's), a socket byte, then up to
  * MAX_DESC 13-byte descriptors: a control byte, the address (8 bytes) and
  * the length (4), host order.
- *   socket:   bit 0 bound with XDP_USE_SG
+ *   socket:   bit 0 bound with XDP_USE_SG; bits 1-5 the frames a packet
+ *             may take (max_frags, at most UCM_CHAIN_MAX; 0: UCM_CHAIN_MAX)
  *   control:  bits 0-1 where the address points: as given, anywhere in
  *             the queue's pool (mod its span), XDP_PACKET_HEADROOM into
  *             the pool's frame the address numbers (mod its frames),
@@ -31,18 +32,18 @@
  * The oracle models the frames itself. Each descriptor's frame is taken
  * once when it is the pool's (GOOD or BAD: KEEP or PUT) and never when it
  * is not (FOREIGN: LEAVE, the base untouched); a GOOD one is KEEP while
- * the packet has fewer than UCM_CHAIN_MAX, else PUT. Every frame taken
+ * the packet has fewer than max_frags, else PUT. Every frame taken
  * goes exactly once home or out: at once (PUT), or with its packet (KEEP:
  * out when the packet is WHOLE, home when DROP), and the packet's frag[]
  * are exactly the model's kept descriptors in order. A WHOLE packet has 2
- * to UCM_CHAIN_MAX frames, at most UINT16_MAX bytes (their lengths' sum),
+ * to max_frags frames, at most UINT16_MAX bytes (their lengths' sum),
  * its first packet byte at least UCM_CHAIN_HEAD_ROOM into its frame, a
  * socket bound with XDP_USE_SG and no BAD or FOREIGN descriptor; any
  * other is a DROP whose why is the greatest that holds: BAD (a bad or
  * foreign descriptor, fewer than 2 frames, no room for the list) < LONG
- * (a descriptor past UCM_CHAIN_MAX, too many bytes) < NOSG < CUT (the
+ * (a descriptor past max_frags, too many bytes) < NOSG < CUT (the
  * ring ran dry). seen counts every descriptor of the packet; after the
- * reset every field is 0. At the end no frame is left with a packet.
+ * reset every field but max is 0. At the end no frame is left with a packet.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -71,6 +72,8 @@ enum {
 	CTL_DRY = 1 << 4,
 	AT_LIST_EDGE = 1 << 5,
 	SOCK_SG = 1 << 0,
+	SOCK_MAX_SHIFT = 1,
+	SOCK_MAX_MASK = 0x1f,
 };
 
 struct geom {
@@ -86,6 +89,7 @@ enum where { HELD, HOME, OUT };
 struct model {
 	const struct geom *G;
 	bool sg;
+	uint32_t max;			/* max_frags */
 	uint32_t ntake;			/* frames taken */
 	uint8_t where[MAX_DESC];	/* enum where, by take */
 	/* The packet being taken: its kept descriptors, in order. */
@@ -207,7 +211,7 @@ static void packet_end(struct model *M, struct ucm_chain_rx *c, enum ucm_chain_e
 	same_packet(M, c);
 	if (end == UCM_CHAIN_WHOLE) {
 		CHECK(why == UCM_CHAIN_OK && c->why == UCM_CHAIN_OK);
-		CHECK(c->n >= 2 && c->n <= UCM_CHAIN_MAX && c->len <= UINT16_MAX);
+		CHECK(c->n >= 2 && c->n <= M->max && c->len <= UINT16_MAX);
 		CHECK((ucm_desc_addr(c->frag[0]) & (M->G->g.frame_size - 1)) >=
 		      UCM_CHAIN_HEAD_ROOM);
 		CHECK(M->sg && !M->bad && !M->over);
@@ -242,7 +246,7 @@ static void chain_one(struct model *M, struct ucm_chain_rx *c, enum ucm_umem_des
 		want = UCM_CHAIN_PUT;
 		M->bad = true;
 		model_take(M, HOME);
-	} else if (M->n == UCM_CHAIN_MAX) {
+	} else if (M->n == M->max) {
 		want = UCM_CHAIN_PUT;
 		M->over = true;
 		model_take(M, HOME);
@@ -292,8 +296,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&M, 0, sizeof(M));
 	M.G = &G;
 	M.sg = data[GEOM_LEN] & SOCK_SG;
+	M.max = (data[GEOM_LEN] >> SOCK_MAX_SHIFT) & SOCK_MAX_MASK;
+	if (!M.max || M.max > UCM_CHAIN_MAX)
+		M.max = UCM_CHAIN_MAX;
 	memset(&c, 0xa5, sizeof(c));	/* reset must clear whatever was there */
 	ucm_chain_rx_reset(&c);
+	c.max = (uint8_t)M.max;
 	n = (size - GEOM_LEN - SOCK_LEN) / DESC_LEN;
 	if (n > MAX_DESC)
 		n = MAX_DESC;

@@ -217,9 +217,11 @@ def xskdesc_seeds():
 C_RAW, C_POOL, C_HEAD, C_NEXT, C_CONTD, C_ROOM, C_DRY, C_EDGE = 0, 1, 2, 3, 4, 8, 16, 32
 
 
-def rx_chain(frame_2k, log_frames, npools, pool, sg, descs):
-    """fuzz-xskchain.c's input: the geometry, the socket, (control, addr, len)s."""
-    return rx_batch(frame_2k, log_frames, npools, pool, []) + bytes([1 if sg else 0]) + \
+def rx_chain(frame_2k, log_frames, npools, pool, sg, descs, max_frags=0):
+    """fuzz-xskchain.c's input: the geometry, the socket (SG, max_frags; 0: 18),
+    (control, addr, len)s."""
+    sock = (1 if sg else 0) | max_frags << 1
+    return rx_batch(frame_2k, log_frames, npools, pool, []) + bytes([sock]) + \
         b''.join(struct.pack('=BQI', c, a, n) for c, a, n in descs)
 
 
@@ -243,6 +245,12 @@ def xskchain_seeds():
         # 19 descriptors: one past UCM_CHAIN_MAX; then 18 exactly, whole.
         'long-frames': rx_chain(False, 12, 1, 0, True, chain(0, [100] * 19) +
                                 chain(20, [100] * 18)),
+        # max_frags 2: three frames long, two whole; max_frags 1: every
+        # packet of several long.
+        'max-frags-2': rx_chain(False, 12, 1, 0, True, chain(0, jumbo) + chain(4, [room, 60]),
+                                max_frags=2),
+        'max-frags-1': rx_chain(False, 12, 1, 0, True, chain(0, [room, 60]) + [(C_HEAD, 3, 60)],
+                                max_frags=1),
         # 18 frames full to the end: more than 65535 bytes; 65535 whole,
         # then 65536.
         'long-bytes': rx_chain(False, 12, 1, 0, True, chain(0, [0] * 18, C_HEAD | C_ROOM)),

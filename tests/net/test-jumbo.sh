@@ -23,6 +23,9 @@
 #                  three frames: refused naming the number, exit 78
 #   frame-2048     --frame-size 2048 (five frames for 8972 bytes):
 #                  datagrams intact, every frame home
+#   max-frags      --max-frags 2: udp4's 1472- and 4000-byte datagrams
+#                  intact, the 8972-byte ones (three frames) dropped and
+#                  counted as chain drops, every frame home
 #   gen-packet     ucpumap-gen's packet engine (an AF_PACKET socket):
 #                  300 frames of 9014 bytes arrive at a socket behind vd,
 #                  8972-byte datagrams whose checksums the stack took
@@ -61,7 +64,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-jumbo
-cases="start udp4 udp6 tcp load stop frames-given frame-2048 gen-packet gen-size-live
+cases="start udp4 udp6 tcp load stop frames-given frame-2048 max-frags gen-packet gen-size-live
 tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out tw-http tw-stop tw-frame-2048 tw-sw-csum tw-no-offload
 refused cleanup"
 daemon=$BUILD/ucpumapd
@@ -261,6 +264,29 @@ case_frame_2048() {
 		bad frame-2048 "no word of 6 frames: $(grep multi-buffer "$D_ERR")"
 	else
 		ok frame-2048 "150 datagrams in 2048-byte frames; $(grep '^conservation' "$D_OUT")"
+	fi
+}
+
+case_max_frags() {
+	local why
+	lib_need stop
+	if ! start_daemon mf --duration 30 --max-frags 2; then
+		bad max-frags "ucpumapd did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+		return
+	fi
+	ip -n "$dut" link set $tun up
+	why=$(exact_dir in jumbo4 mf)
+	stop_daemon
+	if [ "${why%%:*}" != "expected 150 datagrams, received 100 (missing 50, duplicated 0, corrupt 0)" ]; then
+		bad max-frags "want the 50 of 8972 bytes missing, the rest intact: ${why:-all 150 came}"
+	elif ! grep -q "more than 2 frames (max_frags) are dropped" "$D_ERR"; then
+		bad max-frags "no word of the limit: $(grep 'dp:' "$D_ERR" | tr '\n' ' ')"
+	elif why=$(closing_lines "$D_OUT"); [ -n "$why" ]; then
+		bad max-frags "$why"
+	elif ! grep -q '^conservation: .*chain 50\b' "$D_OUT"; then
+		bad max-frags "want 50 chain drops: $(grep '^conservation' "$D_OUT")"
+	else
+		ok max-frags "100 datagrams of 1472 and 4000 intact, 50 of 8972 dropped; $(grep '^conservation' "$D_OUT")"
 	fi
 }
 

@@ -55,6 +55,7 @@ static struct fake *fake_new(bool sg)
 	f->q.fd = -1;
 	f->q.wake_fd = -1;
 	f->q.sg = sg;
+	f->q.chain.max = UCM_CHAIN_MAX;
 	f->q.rx.mask = RING - 1;
 	f->q.rx.size = RING;
 	f->q.rx.producer = &f->prod;
@@ -284,6 +285,36 @@ static int test_too_long(void)
 	return fake_free(f);
 }
 
+/* max_frags 2: a packet of three is long, every frame home; one of two,
+ * and the next of three with max_frags back at its default, go on. */
+static int test_max_frags(void)
+{
+	FAKE(f, true);
+	struct ucm_xsk_desc d[RING];
+	struct ucm_xsk_stats s;
+	uint32_t n;
+
+	f->q.chain.max = 2;
+	put_packet(f, 3, 10);
+	put_packet(f, 2, 20);
+	n = ucm_xsk_queue__rx(&f->q, d, RING);
+	s = stats(f);
+	UT_ASSERT(n == 1 && d[0].len == PER + 20, "%u packets, len %u", n, n ? d[0].len : 0);
+	UT_ASSERT(s.rx_chain_long == 1 && s.rx_chains == 1, "long %llu chains %llu",
+		  (unsigned long long)s.rx_chain_long, (unsigned long long)s.rx_chains);
+	if (audit(f, 1, 1))
+		return 1;
+	give_back(f, &d[0]);
+	f->q.chain.max = UCM_CHAIN_MAX;
+	put_packet(f, 3, 30);
+	n = ucm_xsk_queue__rx(&f->q, d, RING);
+	UT_ASSERT(n == 1 && d[0].len == 2 * PER + 30, "%u packets", n);
+	if (audit(f, 1, 2))
+		return 1;
+	give_back(f, &d[0]);
+	return fake_free(f);
+}
+
 /* UCM_CHAIN_MAX descriptors is fine, but not past 65535 bytes. */
 static int test_too_many_bytes(void)
 {
@@ -426,6 +457,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_across_calls),
 	UT_CASE(test_cut),
 	UT_CASE(test_too_long),
+	UT_CASE(test_max_frags),
 	UT_CASE(test_too_many_bytes),
 	UT_CASE(test_foreign_middle),
 	UT_CASE(test_bad_length),

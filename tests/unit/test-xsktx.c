@@ -66,6 +66,7 @@ static struct fake *fake_new(bool sg)
 	f->q.fd = -1;
 	f->q.wake_fd = -1;
 	f->q.sg = sg;
+	f->q.chain.max = UCM_CHAIN_MAX;
 	/* need_wakeup, never asked: no kick of a socket we do not have */
 	f->q.bind_flags = XDP_USE_NEED_WAKEUP;
 	f->q.tx.mask = RING - 1;

@@ -250,9 +250,14 @@ struct ucm_dp_opts {
 	 * arrivals on the queues' XSK sockets, with the RX thread rather than
 	 * after it (UCM_CPUMAP_F_PREWAKE). 0: off. */
 	uint32_t prewake;
+	/* Packets of several frames (an MTU more than a frame holds): the
+	 * frames one may take on the way in, 1 to UCM_XSK_MAX_FRAGS; a
+	 * longer one is dropped (rx_chain_long), and the frames per queue
+	 * grow for this many. 0: UCM_XSK_MAX_FRAGS. */
+	uint32_t max_frags;
 	size_t :0;
 };
-#define ucm_dp_opts__last_field prewake
+#define ucm_dp_opts__last_field max_frags
 
 /**
  * struct ucm_dp_stats - the whole datapath, summed over queues and workers

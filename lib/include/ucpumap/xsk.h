@@ -81,6 +81,10 @@ enum ucm_xsk_flags {
 	UCM_XSK_F_SG = 1 << 3,
 };
 
+/* Descriptors the kernel gives one packet: MAX_SKB_FRAGS (17) and the
+ * linear part. */
+#define UCM_XSK_MAX_FRAGS	18
+
 struct ucm_xsk_opts {
 	size_t sz;
 	const char *ifname;
@@ -103,9 +107,13 @@ struct ucm_xsk_opts {
 	/* enum ucm_umem_flags but UCM_UMEM_F_NUMA_NODE: the frames' node is
 	 * the device's (sysfs), where it has one, said once. */
 	uint32_t umem_flags;
+	/* With UCM_XSK_F_SG: the frames one packet may take, 1 to
+	 * UCM_XSK_MAX_FRAGS; a longer one is dropped (@rx_chain_long). 0:
+	 * UCM_XSK_MAX_FRAGS, the most the kernel sends. */
+	uint32_t max_frags;
 	size_t :0;
 };
-#define ucm_xsk_opts__last_field umem_flags
+#define ucm_xsk_opts__last_field max_frags
 
 /**
  * struct ucm_xsk_stats - one queue
@@ -149,7 +157,7 @@ struct ucm_xsk_opts {
  *              ucm_xsk_queue__spin() asked for (recvfrom(MSG_DONTWAIT))
  * @rx_chains: packets of several descriptors handed on (UCM_XSK_F_SG)
  * @rx_chain_long: packets of several dropped, every frame home: longer
- *                 than UCM_CHAIN_MAX descriptors or 65535 bytes
+ *                 than ucm_xsk_opts.max_frags descriptors or 65535 bytes
  * @rx_chain_cut: ... whose last descriptor never came (the RX ring ran dry
  *                mid-packet; the kernel publishes whole packets)
  * @rx_chain_bad: ... with a bad descriptor among theirs (counted here
