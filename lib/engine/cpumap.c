@@ -502,6 +502,39 @@ static __noinline uint32_t worker_chain_take(struct ucm_worker *w, uint64_t base
 	return ucm_chain_of(map->area, base)->head_len;
 }
 
+/* A packet of several frames the verdict sends out: its later frames
+ * are listed as the TX channel reads a chain (the list the RX thread
+ * wrote), and go with it where it goes (UCM_LOC_CHAIN). False: the
+ * channel's sockets take fewer frames a packet; the frames stay. */
+static __noinline bool worker_chain_lend(struct ucm_worker *w, uint64_t base,
+					 const struct ucm_txq *t)
+{
+	const struct ucm_cpumap *map = w->map;
+	uint64_t frag[UCM_CHAIN_MAX - 1];
+	uint32_t k = ucm_chain_frames(map->area, base, map->frame_size - 1, frag);
+
+	if (k + 1 > ucm_txq__max_frames(t))
+		return false;
+	ucm_frame_move_bulk(map->umem, frag, k, UCM_LOC_WORKER, UCM_LOC_CHAIN);
+	return true;
+}
+
+/* UCM_VERDICT_TX: the packet in frame @base out as it is now, ucm_txq's
+ * from here, its descriptor into *@tx with the checked offset and length
+ * (the verdict may not change them). False: a packet of several frames
+ * the channel cannot take; its frames stay. */
+static inline bool worker_verdict_tx(struct ucm_worker *w, uint64_t base, uint32_t off,
+				     uint32_t len, bool chain, uint64_t *tx)
+{
+	const struct ucm_cpumap *map = w->map;
+
+	if (unlikely(chain) && !worker_chain_lend(w, base, map->txqs[w->idx]))
+		return false;
+	ucm_frame_move(map->umem, base, UCM_LOC_WORKER, UCM_LOC_APP);
+	*tx = ucm_desc_make(base + off, len) | (chain ? UCM_DESC_CHAIN : 0);
+	return true;
+}
+
 /* A dropped packet's later frames home (before its first frame). */
 static __noinline void worker_ret_chain(struct ucm_worker *w, uint64_t base)
 {
@@ -568,18 +601,15 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 				 ucm_pkt_parse_head(&hdr->pkt, ucm_frame_data(hdr), rd, len);
 			if (map->verdict && reason == UCM_DROP_NONE)
 				verdict = map->verdict(map->verdict_ctx, w->idx, hdr);
-			if (unlikely(chain) && verdict == UCM_VERDICT_TX)
+			if (verdict == UCM_VERDICT_TX && map->txqs && map->txqs[w->idx]) {
+				if (worker_verdict_tx(w, base[i], off, len, chain, &tx[ntx])) {
+					ntx++;
+					continue;
+				}
 				reason = UCM_DROP_CHAIN_TX;
-			else if (verdict == UCM_VERDICT_TX && map->txqs && map->txqs[w->idx]) {
-				/* Out as it is now: ucm_txq's from here. */
-				ucm_frame_move(map->umem, base[i], UCM_LOC_WORKER, UCM_LOC_APP);
-				/* The checked offset and length: the verdict
-				 * may not change them. */
-				tx[ntx++] = ucm_desc_make(base[i] + off, len);
-				continue;
-			}
-			if (verdict != UCM_VERDICT_PASS)
+			} else if (verdict != UCM_VERDICT_PASS) {
 				reason = UCM_DROP_VERDICT;
+			}
 		}
 		if (unlikely(reason != UCM_DROP_NONE)) {
 			STAT_ADD(w->stats.drop_reason[reason], 1);

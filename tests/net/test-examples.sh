@@ -18,6 +18,9 @@
 #              holds all N, the count it printed
 #   echo       N requests to UDP port 7, each answered exactly (same bytes,
 #              from port 7) through XSK TX by its verdict callback
+#   echo-jumbo the same at MTU 9000: requests of 1472, 4000 and 8972 bytes
+#              (one, two, three frames), each answered exactly, a packet
+#              of several frames sent back as one
 #   nothing-left   after them, no XDP program and no device but vd
 #
 # Every case but build needs build's staged install (the case runs it
@@ -27,7 +30,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-examples
-cases="build readme-program forward filter pcap echo nothing-left"
+cases="build readme-program forward filter pcap echo echo-jumbo nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 g=ucmxg$$
@@ -254,6 +257,47 @@ PY
 	else
 		bad echo "exit $rc, $good of 500 answered exactly, it says it answered ${answered:-?}: $(tail -1 "$tmp/echo.out") $(tail -2 "$tmp/echo.err")"
 	fi
+}
+
+case_echo_jumbo() {
+	local rc answered good
+	needs
+	if ! { ip -n "$g" link set vg mtu 9000 && ip -n "$d" link set vd mtu 9000; } 2> "$tmp/mtu.err"; then
+		bad echo-jumbo "MTU 9000 on veth: $(head -1 "$tmp/mtu.err")"
+		return
+	fi
+	if ! kernel_at_least 6 6; then
+		skip echo-jumbo "multi-buffer AF_XDP needs Linux 6.6, this is $(uname -r)"
+	elif run echo vd; then
+		ip netns exec "$g" "$PY" - > "$tmp/echoj.res" 2>&1 <<'PY'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.205.0.1", 7008))
+s.settimeout(2)
+good = 0
+for i in range(150):
+    size = (1472, 4000, 8972)[i % 3]
+    msg = (b"ucpumap echo %05d " % i * 600)[:size]
+    s.sendto(msg, ("10.205.0.2", 7))
+    try:
+        data, peer = s.recvfrom(9000)
+    except socket.timeout:
+        continue
+    good += data == msg and peer == ("10.205.0.2", 7)
+print(good)
+PY
+		finish
+		rc=$?
+		answered=$(sed -n 's/^echo: answered \([0-9]*\),.*/\1/p' "$tmp/echo.out")
+		good=$(tail -1 "$tmp/echoj.res")
+		if [ "$rc" = 0 ] && [ "$good" = 150 ] && [ "${answered:-0}" -ge 150 ]; then
+			ok echo-jumbo "150 requests of 1472, 4000, 8972 bytes, 150 exact answers through XSK TX"
+		else
+			bad echo-jumbo "exit $rc, $good of 150 answered exactly, it says it answered ${answered:-?}: $(tail -1 "$tmp/echo.out") $(tail -2 "$tmp/echo.err")"
+		fi
+	fi
+	ip -n "$g" link set vg mtu 1500
+	ip -n "$d" link set vd mtu 1500
 }
 
 case_nothing_left() {

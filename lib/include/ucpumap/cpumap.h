@@ -250,8 +250,10 @@ enum ucm_verdict {
 	UCM_VERDICT_DROP = 1,	/* home to its pool, counted as UCM_DROP_VERDICT */
 	/* Back out of the interface, as it is now (a userspace XDP_TX:
 	 * reflect, answer, bounce): through the worker's TX channel
-	 * (ucm_cpumap_opts.txqs) to its queue's TX ring. Without a channel,
-	 * as UCM_VERDICT_DROP. */
+	 * (ucm_cpumap_opts.txqs) to its queue's TX ring; a packet of
+	 * several frames whole (UCM_DESC_CHAIN), or dropped as
+	 * UCM_DROP_CHAIN_TX where the channel takes fewer
+	 * (ucm_txq__max_frames()). Without a channel, as UCM_VERDICT_DROP. */
 	UCM_VERDICT_TX = 2,
 };
 

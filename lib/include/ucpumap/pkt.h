@@ -39,7 +39,7 @@ enum ucm_drop_reason {
 	/* parser, added after the others so that their values stay put */
 	UCM_DROP_OVERSIZE,	/* frame longer than UINT16_MAX: offsets would not fit */
 	UCM_DROP_VERDICT,	/* the application's verdict (cpumap.h: ucm_verdict_fn) */
-	UCM_DROP_CHAIN_TX,	/* a packet of several frames the verdict sent out: the way out takes one */
+	UCM_DROP_CHAIN_TX,	/* a packet of several frames the verdict sent out: the way out takes fewer */
 	UCM_DROP__MAX,
 };
 
