@@ -33,7 +33,8 @@
  * wait forever.
  *
  * A packet of several frames (UCM_FRAME_F_CHAIN) is one write of an
- * iovec per frame, never merged: its payload is not at hand to check.
+ * iovec per frame; coalesced, its payload is an iovec per frame of the
+ * super-packet's write (the plan sums its checksum over its frames).
  *
  * This file is the workers' side of the sink (open, close, the write
  * path, the sink ops). The device's set-up and the writes' statistics
@@ -235,6 +236,30 @@ static __hot_inline char *pkt_buf(const struct ucm_tun *tun,
 	return data;
 }
 
+/*
+ * A packet of several frames (UCM_FRAME_F_CHAIN), @len bytes to write
+ * from iov[0].iov_base (pkt_buf()'s: the vnet header on): the part in its
+ * first frame, then its later frames', the last cut to @len (a tun writes
+ * the IP datagram, without any trailer). Return: the iovecs.
+ */
+static __noinline uint32_t chain_iov(struct ucm_frame_hdr *hdr, uint64_t base,
+				     struct iovec *iov, uint32_t len)
+{
+	char *area = (char *)hdr - base, *end = (char *)ucm_frame_data(hdr) + hdr->head_len;
+	uint64_t part[UCM_FRAME_CHAIN_MAX];
+	uint32_t n = ucm_frame_chain(hdr, part), i, k = 1, left, l;
+
+	iov[0].iov_len = min((uint32_t)(end - (char *)iov[0].iov_base), len);
+	left = len - iov[0].iov_len;
+	for (i = 0; i < n && left; i++) {
+		l = min(ucm_desc_len(part[i]), left);
+		iov[k].iov_base = area + ucm_desc_addr(part[i]);
+		iov[k++].iov_len = l;
+		left -= l;
+	}
+	return k;
+}
+
 /* A group of the plan as one write: the first packet whole, its headers
  * made the super-packet's, then each other packet's L4 payload. */
 static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstate *st,
@@ -248,10 +273,15 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	/* tun: from the IP header; tap: the whole frame, less any padding */
 	uint32_t start = tap ? 0 : h->pkt.l3_off;
 	uint32_t hlen = h->pkt.l4_off - h->pkt.l3_off + h->pkt.l4_hlen;
-	uint32_t payload = h->pkt.l3_len - hlen, k = 1;
+	uint32_t payload = h->pkt.l3_len - hlen, k = 1, nseg = 1;
 	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)(data + start - VNET_LEN);
 	int32_t j;
 
+	/* The first packet whole: its own lengths, before the build. */
+	iov[0].iov_base = vh;
+	iov[0].iov_len = VNET_LEN + h->pkt.l3_off - start + h->pkt.l3_len;
+	if (unlikely(h->flags & UCM_FRAME_F_CHAIN))
+		k = chain_iov(h, st->addrs[head], iov, iov[0].iov_len);
 	sl->bytes = tap ? h->len : h->pkt.l3_len;
 	for (j = st->plan.next[head]; j >= 0; j = st->plan.next[j]) {
 		struct ucm_frame_hdr *m = frames[j];
@@ -261,21 +291,23 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 		iov[k].iov_len = m->pkt.l3_len - mh;
 		payload += iov[k].iov_len;
 		sl->bytes += tap ? m->len : m->pkt.l3_len;
-		k++;
+		if (unlikely(m->flags & UCM_FRAME_F_CHAIN))
+			k += chain_iov(m, st->addrs[j], &iov[k], iov[k].iov_len);
+		else
+			k++;
+		nseg++;
 	}
 	/* What ucm_gso__build() rewrites and cannot work out again, for a
 	 * kernel that refuses the super-packet (super_refused()). */
 	ucm_gso_save(&h->pkt, data, &sl->undo);
-	ucm_gso__build(&h->pkt, data, k, payload, st->plan.push[g], tap, vh);
+	ucm_gso__build(&h->pkt, data, nseg, payload, st->plan.push[g], tap, vh);
 #ifdef UCM_DEBUG
 	/* Relaxed, no pair: a test's switch, nothing published with it. */
 	if (__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED) & 1)
 		vh->gso_type = 0x7f;
 #endif
-	iov[0].iov_base = vh;
-	iov[0].iov_len = VNET_LEN + h->pkt.l3_off - start + h->pkt.l3_len;
 	sl->len = VNET_LEN + h->pkt.l3_off - start + hlen + payload;
-	sl->nseg = k;
+	sl->nseg = nseg;
 	sl->niov = k;
 	sl->g = g;
 }
@@ -308,28 +340,29 @@ static __noinline void gso_retry(struct tun_wstate *st)
  * flow's order kept). Packets that cannot go (non-IP in tun mode) are
  * counted and added to *failed. Returns the number of writes.
  */
-/*
- * A packet of several frames (UCM_FRAME_F_CHAIN), @len bytes to write
- * from iov[0].iov_base (pkt_buf()'s: the vnet header on): the part in its
- * first frame, then its later frames', the last cut to @len (a tun writes
- * the IP datagram, without any trailer). Return: the iovecs.
- */
-static __noinline uint32_t chain_iov(struct ucm_frame_hdr *hdr, uint64_t base,
-				     struct iovec *iov, uint32_t len)
+/* Where a batch's packets of several frames lie, for the plan. */
+static __noinline void frags_fill(struct tun_wstate *st, struct ucm_frame_hdr **frames,
+				  uint32_t n)
 {
-	char *area = (char *)hdr - base, *end = (char *)ucm_frame_data(hdr) + hdr->head_len;
 	uint64_t part[UCM_FRAME_CHAIN_MAX];
-	uint32_t n = ucm_frame_chain(hdr, part), i, k = 1, left, l;
+	uint32_t i, k;
 
-	iov[0].iov_len = min((uint32_t)(end - (char *)iov[0].iov_base), len);
-	left = len - iov[0].iov_len;
-	for (i = 0; i < n && left; i++) {
-		l = min(ucm_desc_len(part[i]), left);
-		iov[k].iov_base = area + ucm_desc_addr(part[i]);
-		iov[k++].iov_len = l;
-		left -= l;
+	for (i = 0; i < n; i++) {
+		struct ucm_frame_hdr *h = frames[i];
+		struct ucm_gso_frags *fr = &st->frags[i];
+		const uint8_t *area = (const uint8_t *)h - st->addrs[i];
+
+		st->fragp[i] = NULL;
+		if (!(h->flags & UCM_FRAME_F_CHAIN))
+			continue;
+		fr->n = ucm_frame_chain(h, part);
+		fr->head = h->head_len;
+		for (k = 0; k < fr->n; k++) {
+			fr->part[k] = area + ucm_desc_addr(part[k]);
+			fr->len[k] = ucm_desc_len(part[k]);
+		}
+		st->fragp[i] = fr;
 	}
-	return k;
 }
 
 static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
@@ -340,17 +373,23 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 	bool coalesce = st->coalesce;
 
 	if (coalesce) {
+		uint32_t chains = 0;
+
 		for (i = 0; i < n; i++) {
 			st->pkts[i] = &frames[i]->pkt;
 			st->data[i] = ucm_frame_data(frames[i]);
+			chains |= frames[i]->flags & UCM_FRAME_F_CHAIN;
 		}
+		if (unlikely(chains))
+			frags_fill(st, frames, n);
 		/* Refused at run time: its retry's clock. (Refused at create
 		 * is for good: no clock read per batch for it.) */
 		if (unlikely(st->gso_flags & (UCM_GSO_F_NO_TCP | UCM_GSO_F_NO_UDP) &
 			     ~tun->gso_refused))
 			gso_retry(st);
 		/* n <= UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH: cannot fail. */
-		ucm_gso__plan(st->pkts, st->data, n, st->gso_flags, &st->plan);
+		ucm_gso_plan(st->pkts, st->data, chains ? st->fragp : NULL, n, st->gso_flags,
+			     &st->plan);
 		ngroups = st->plan.ngroups;
 	}
 	for (g = 0; g < ngroups; g++) {
@@ -426,10 +465,16 @@ static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_w
 	ucm_gso_restore(&h->pkt, ucm_frame_data(h), &sl->undo);
 	for (; j >= 0; j = st->plan.next[j]) {
 		struct tun_slot one = { .nseg = 1 };
+		struct iovec iov[UCM_TUN_CHAIN_IOV];
 
 		buf = pkt_buf(tun, frames[j], &one.len);	/* a zeroed vnet header */
 		one.bytes = one.len - VNET_LEN;
-		res = write(st->fd, buf, one.len);
+		iov[0].iov_base = buf;
+		iov[0].iov_len = one.len;
+		one.niov = 1;
+		if (frames[j]->flags & UCM_FRAME_F_CHAIN)
+			one.niov = chain_iov(frames[j], st->addrs[j], iov, one.len);
+		res = writev(st->fd, iov, one.niov);
 		a->submits++;
 		failed += count_res(a, res < 0 ? -errno : res, &one);
 	}

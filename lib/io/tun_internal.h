@@ -27,6 +27,7 @@
 #define VNET_LEN	sizeof(struct virtio_net_hdr)
 _Static_assert(VNET_LEN <= UCM_FRAME_SINK_ROOM, "the sink's room holds the vnet header");
 _Static_assert(UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH, "one plan covers a batch");
+_Static_assert(UCM_GSO_FRAGS_MAX == UCM_FRAME_CHAIN_MAX, "a chain's parts fit the plan's");
 /* A packet's iovecs at most: its first frame and its later ones. */
 #define UCM_TUN_CHAIN_IOV	(1 + UCM_FRAME_CHAIN_MAX)
 
@@ -72,6 +73,10 @@ struct tun_wstate {
 	struct ucm_gso_plan plan;
 	const struct ucm_pkt *pkts[UCM_TUN_BATCH_MAX];
 	const uint8_t *data[UCM_TUN_BATCH_MAX];
+	/* Packets of several frames: where their bytes lie (NULL for the
+	 * rest), filled for the batches that have any. */
+	const struct ucm_gso_frags *fragp[UCM_TUN_BATCH_MAX];
+	struct ucm_gso_frags frags[UCM_TUN_BATCH_MAX];
 	struct tun_back *back;	/* the read path's state, or NULL */
 };
 

@@ -42,6 +42,10 @@ struct seg {
 	uint16_t sport, dport;
 	uint8_t proto;
 	uint8_t tflags;		/* TCP flags */
+	/* A packet of several frames: its parts, and its L4 bytes in the
+	 * first frame (the headers always). NULL: all at @l4. */
+	const struct ucm_gso_frags *fr;
+	uint32_t l4head;
 	bool v6, df, ports;
 	bool frag;		/* hashed on addresses and protocol only */
 	bool elig;		/* its kind and headers allow merging */
@@ -54,6 +58,26 @@ static uint32_t pseudo_sum(const uint8_t *ip, bool v6, uint8_t proto, uint32_t l
 	const uint8_t ph[4] = { 0, proto, l4len >> 8, l4len & 0xff };
 
 	return ucm_csum_add(ucm_csum_add(0, v6 ? ip + 8 : ip + 12, v6 ? 32 : 8), ph, 4);
+}
+
+/* The L4 bytes of a packet of several frames added to @sum: the first
+ * frame's, then each part's, a part that starts at an odd offset of the
+ * segment swapped (RFC 1071, 2.(B)). */
+static uint32_t sum_parts(const struct seg *s, uint32_t sum)
+{
+	uint32_t off = s->l4head, left = s->l4len - s->l4head, i, l, part;
+
+	sum = ucm_csum_add(sum, s->l4, s->l4head);
+	for (i = 0; i < s->fr->n && left; i++) {
+		l = s->fr->len[i] < left ? s->fr->len[i] : left;
+		part = ucm_csum_add(0, s->fr->part[i], l);
+		if (off & 1)
+			part = ((part & 0xff) << 8) | ((part >> 8) & 0xff);
+		sum += part;
+		off += l;
+		left -= l;
+	}
+	return sum;
 }
 
 /*
@@ -73,15 +97,37 @@ static bool seg_good(struct seg *s)
 			ok = ucm_csum_fold(ucm_csum_add(0, s->ip, 20)) == 0;
 		if (s->proto == IPPROTO_UDP && !ld_be16(s->l4 + 6))
 			ok = false;
-		ok = ok && ucm_csum_fold(ucm_csum_add(pseudo_sum(s->ip, s->v6, s->proto, s->l4len),
-						      s->l4, s->l4len)) == 0;
+		if (ok) {
+			uint32_t sum = pseudo_sum(s->ip, s->v6, s->proto, s->l4len);
+
+			sum = likely(!s->fr) ? ucm_csum_add(sum, s->l4, s->l4len) : sum_parts(s, sum);
+			ok = ucm_csum_fold(sum) == 0;
+		}
 		s->good = ok ? 1 : -1;
 	}
 	return s->good > 0;
 }
 
-static void seg_read(const struct ucm_pkt *p, const uint8_t *data, uint32_t flags,
-		     struct seg *s)
+/* Packet @p of several frames (@fr): true when its headers lie in the
+ * first frame and its parts hold the rest of it; @s->l4head set. */
+static bool seg_frags(const struct ucm_pkt *p, const struct ucm_gso_frags *fr, struct seg *s)
+{
+	uint64_t have = fr->head;
+	uint32_t i;
+
+	if (fr->n > UCM_GSO_FRAGS_MAX || fr->head < (uint32_t)p->l4_off + p->l4_hlen)
+		return false;
+	for (i = 0; i < fr->n; i++)
+		have += fr->len[i];
+	if (have < (uint64_t)p->l3_off + p->l3_len)
+		return false;
+	s->fr = fr;
+	s->l4head = fr->head - p->l4_off;
+	return true;
+}
+
+static void seg_read(const struct ucm_pkt *p, const uint8_t *data,
+		     const struct ucm_gso_frags *fr, uint32_t flags, struct seg *s)
 {
 	const uint8_t *ip = data + p->l3_off, *l4 = data + p->l4_off;
 	uint32_t l4len = p->l3_len - (p->l4_off - p->l3_off);
@@ -103,11 +149,12 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, uint32_t flag
 	 * device through the kernel's segmentation; not merged. */
 	if ((flags & UCM_GSO_F_L2) && p->nvlan)
 		return;
-	/* A packet of several frames goes whole: its payload is not here
-	 * to be checked or copied. */
 	if (!(p->flags & UCM_PKT_F_PORTS) || !(p->flags & UCM_PKT_F_L4) ||
-	    (p->flags & (UCM_PKT_F_FRAG | UCM_PKT_F_IP_OPTS | UCM_PKT_F_IPV6_EXT |
-			 UCM_PKT_F_PARTIAL)))
+	    (p->flags & (UCM_PKT_F_FRAG | UCM_PKT_F_IP_OPTS | UCM_PKT_F_IPV6_EXT)))
+		return;
+	/* A packet of several frames merges only with its parts at hand, to
+	 * be checked and written. */
+	if ((p->flags & UCM_PKT_F_PARTIAL) && (!fr || !seg_frags(p, fr, s)))
 		return;
 	if (p->l4_proto == IPPROTO_UDP ? (flags & UCM_GSO_F_NO_UDP) :
 	    p->l4_proto != IPPROTO_TCP || (flags & UCM_GSO_F_NO_TCP))
@@ -116,6 +163,8 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data, uint32_t flag
 	if (l4len < s->hlen)
 		return;
 	s->l4len = l4len;
+	if (s->fr && s->l4head > l4len)
+		s->l4head = l4len;
 	/* UDP: its length must be the rest of the IP datagram exactly. */
 	if (p->l4_proto == IPPROTO_UDP && ld_be16(l4 + 4) != l4len)
 		return;
@@ -207,6 +256,13 @@ static bool id_follows(const struct seg *l, const struct seg *s, uint8_t *mode)
 int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 		  uint32_t n, uint32_t flags, struct ucm_gso_plan *plan)
 {
+	return ucm_gso_plan(pkts, data, NULL, n, flags, plan);
+}
+
+int ucm_gso_plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
+		 const struct ucm_gso_frags *const *frags, uint32_t n, uint32_t flags,
+		 struct ucm_gso_plan *plan)
+{
 	struct seg seg[UCM_GSO_MAX_BATCH];
 	/* per group: its last member, its bytes, whether it still takes
 	 * more, how its IPv4 IDs go, the next older group of its bucket */
@@ -230,7 +286,7 @@ int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 		uint32_t b;
 		bool push;
 
-		seg_read(pkts[i], data[i], flags, s);
+		seg_read(pkts[i], data[i], frags ? frags[i] : NULL, flags, s);
 		b = s->hash & (PLAN_BUCKETS - 1);
 		plan->next[i] = -1;
 		/* TCP PSH ends a group (it may end one, not start one). */

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "ucpumap/gso.h"
 #include "ucpumap/pkt.h"
 
 struct ucm_pkt;
@@ -28,5 +29,24 @@ void ucm_gso_save(const struct ucm_pkt *pkt, const uint8_t *data,
 		  struct ucm_gso_undo *u);
 void ucm_gso_restore(const struct ucm_pkt *pkt, uint8_t *data,
 		     const struct ucm_gso_undo *u);
+
+/* A packet of several frames, for ucm_gso_plan(): @head bytes of it at
+ * its data[] (the first frame's), the rest in @n later parts. */
+#define UCM_GSO_FRAGS_MAX	17	/* UCM_FRAME_CHAIN_MAX */
+struct ucm_gso_frags {
+	uint32_t head;
+	uint32_t n;
+	const uint8_t *part[UCM_GSO_FRAGS_MAX];
+	uint32_t len[UCM_GSO_FRAGS_MAX];
+};
+
+/* ucm_gso__plan() where some packets are of several frames: @frags[i]
+ * says where packet i's bytes lie (NULL: all at data[i], as @frags NULL
+ * says of every packet). A packet of several frames merges as any other
+ * (its checksum summed over its parts); one marked UCM_PKT_F_PARTIAL
+ * without its parts goes alone. */
+int ucm_gso_plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
+		 const struct ucm_gso_frags *const *frags, uint32_t n, uint32_t flags,
+		 struct ucm_gso_plan *plan);
 
 #endif /* UCM_PROTO_H */

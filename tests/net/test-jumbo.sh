@@ -18,7 +18,8 @@
 #                  segments up to 8948 bytes), sha256-exact
 #   load           a mixed flood of the sizes for 2 s
 #   stop           the run's end: conservation holds, every frame home,
-#                  packets of several frames counted (rx_chains), no drops
+#                  packets of several frames counted (rx_chains), no drops,
+#                  tcp's segments of several frames coalesced (tun_super)
 #   frames-given   --frames 8192, too few for a worker ring of packets of
 #                  three frames: refused naming the number, exit 78
 #   frame-2048     --frame-size 2048 (five frames for 8972 bytes):
@@ -213,7 +214,7 @@ case_load() {
 }
 
 case_stop() {
-	local why chains
+	local why chains super
 	lib_need start udp4 udp6 tcp load
 	[ -n "$dpid" ] || { bad stop "no daemon"; return; }
 	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
@@ -222,6 +223,7 @@ case_stop() {
 	why=$(closing_lines "$D_OUT")
 	tail -1 "$tmp/main.json" > "$tmp/last.json" 2> /dev/null
 	chains=$(jget "$tmp/last.json" "d['rx_chains']")
+	super=$(jget "$tmp/last.json" "d['tun_super']")
 	# udp4 and udp6 alone sent 200 datagrams of two or three frames.
 	if [ -n "$why" ]; then
 		bad stop "$why"
@@ -229,8 +231,10 @@ case_stop() {
 		bad stop "packets of several frames dropped: $(grep '^conservation' "$D_OUT")"
 	elif [ "${chains:-0}" -lt 200 ]; then
 		bad stop "rx_chains ${chains:-none} in the last JSON line, want at least 200"
+	elif [ "${super:-0}" -lt 1 ]; then
+		bad stop "tun_super ${super:-none}: tcp's segments of three frames never coalesced"
 	else
-		ok stop "rx_chains $chains; $(grep '^conservation' "$D_OUT")"
+		ok stop "rx_chains $chains, super-packets $super; $(grep '^conservation' "$D_OUT")"
 	fi
 }
 

@@ -587,6 +587,111 @@ static int test_save_restore_short_udp(void)
 	return 0;
 }
 
+/* Packets of several frames (ucm_gso_plan() with their parts): packet i
+ * laid out again as its first @head bytes in its frame, the rest in parts
+ * of @step bytes elsewhere, the frame's bytes after @head spoiled so that
+ * the plan cannot read them there. */
+#define NPARTS	8
+static uint8_t part_buf[MAXN][NPARTS][FLEN];
+static struct ucm_gso_frags frg[MAXN];
+static const struct ucm_gso_frags *fp[MAXN];
+
+static int split(int i, uint32_t head, uint32_t step)
+{
+	uint32_t len = pkt[i].l3_off + pkt[i].l3_len, off = head, k = 0, l;
+
+	fp[i] = NULL;
+	if (head >= len)
+		return 0;	/* one frame holds it: a packet of one */
+	while (off < len) {
+		UT_ASSERT(k < NPARTS, "packet %d: more than %d parts", i, NPARTS);
+		l = len - off < step ? len - off : step;
+		memcpy(part_buf[i][k], frame[i] + off, l);
+		frg[i].part[k] = part_buf[i][k];
+		frg[i].len[k++] = l;
+		off += l;
+	}
+	frg[i].n = k;
+	frg[i].head = head;
+	memset(frame[i] + head, 0xee, FLEN - head);
+	l = ucm_pkt_parse_head(&pkt[i], frame[i], head, len);
+	UT_ASSERT(l == UCM_DROP_NONE && (pkt[i].flags & UCM_PKT_F_PARTIAL),
+		  "packet %d cut at %u of %u: head parse %u, flags 0x%x", i, head, len, l,
+		  pkt[i].flags);
+	fp[i] = &frg[i];
+	return 0;
+}
+
+/* The plan of @s's packets split (@head, @step) is the plan of the same
+ * packets whole (@want); packet @spoil (or -1) with one payload byte changed after
+ * its checksum, in its last part. Without their parts, each goes alone. */
+static int chains_plan(const struct spec *s, int n, uint32_t head, uint32_t step, int spoil,
+		       const char *want)
+{
+	char whole[4096], got[4096];
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (build(i, &s[i]))
+			return 1;
+	if (spoil >= 0)
+		frame[spoil][pkt[spoil].l3_off + pkt[spoil].l3_len - 3] ^= 0x40;
+	UT_ASSERT(!ucm_gso__plan(pp, dp, n, 0, &plan), "plan");
+	groups_str(whole, sizeof(whole));
+	UT_ASSERT(!strcmp(whole, want), "whole: groups %s, want %s", whole, want);
+	for (i = 0; i < n; i++)
+		if (build(i, &s[i]))
+			return 1;
+	if (spoil >= 0)
+		frame[spoil][pkt[spoil].l3_off + pkt[spoil].l3_len - 3] ^= 0x40;
+	for (i = 0; i < n; i++)
+		if (split(i, head, step))
+			return 1;
+	UT_ASSERT(!ucm_gso_plan(pp, dp, fp, n, 0, &plan), "plan");
+	groups_str(got, sizeof(got));
+	UT_ASSERT(!strcmp(got, whole), "split at %u by %u: groups %s, whole %s", head, step,
+		  got, whole);
+	for (i = 0; i < n && fp[i]; i++)
+		;
+	UT_ASSERT(i < n || (!ucm_gso_plan(pp, dp, NULL, n, 0, &plan) && plan.ngroups == (uint32_t)n),
+		  "without their parts: %u groups of %d packets", plan.ngroups, n);
+	return 0;
+}
+
+static int test_chains(void)
+{
+	struct spec tcp[] = { T(1000, .payload = 1400, .id = 1), T(2400, .payload = 1400, .id = 2),
+			      T(3800, .payload = 1400, .id = 3), T(5200, .payload = 1400, .id = 4) };
+	struct spec udp[] = { A(.payload = 1400, .id = 1), A(.payload = 1400, .id = 2),
+			      A(.payload = 900, .id = 3) };
+	struct spec v6[] = { T(1000, .payload = 1300, .v6 = true),
+			     T(2300, .payload = 1300, .v6 = true) };
+	/* Even and odd first parts (IPv4's L4 at 34: 67 bytes of it in
+	 * 101) and parts; the headers alone first (IPv6's end at 74). */
+	static const uint32_t cut[][2] = { { 101, 500 }, { 100, 333 }, { 80, 1 << 12 },
+					   { 1001, 77 } };
+
+	for (uint32_t c = 0; c < sizeof(cut) / sizeof(cut[0]); c++) {
+		uint32_t step = cut[c][1];
+
+		if (chains_plan(tcp, 4, cut[c][0], step, -1, "0,1,2,3") ||
+		    chains_plan(tcp, 4, cut[c][0], step, 2, "0,1|2|3") ||
+		    chains_plan(udp, 3, cut[c][0], step, -1, "0,1,2") ||
+		    chains_plan(udp, 3, cut[c][0], step, 1, "0|1|2") ||
+		    chains_plan(v6, 2, cut[c][0], step, -1, "0,1"))
+			return 1;
+	}
+	if (build(0, &tcp[0]) || build(1, &tcp[1]) || split(0, 101, 500) || split(1, 101, 500))
+		return 1;
+	UT_ASSERT(!ucm_gso_plan(pp, dp, fp, 2, 0, &plan) && plan.ngroups == 1 && plan.nseg[0] == 2,
+		  "two split segments: %u groups", plan.ngroups);
+	/* Parts that do not cover the packet: alone. */
+	frg[1].len[frg[1].n - 1]--;
+	UT_ASSERT(!ucm_gso_plan(pp, dp, fp, 2, 0, &plan) && plan.ngroups == 2,
+		  "a part short: %u groups", plan.ngroups);
+	return 0;
+}
+
 static int test_too_many(void)
 {
 	UT_ASSERT(ucm_gso__plan(pp, dp, UCM_GSO_MAX_BATCH + 1, 0, &plan) == -EINVAL, "accepted");
@@ -619,6 +724,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_l2),
 	UT_CASE(test_build_l2),
 	UT_CASE(test_save_restore_short_udp),
+	UT_CASE(test_chains),
 	UT_CASE(test_too_many),
 	{}
 };
