@@ -236,30 +236,6 @@ static __hot_inline char *pkt_buf(const struct ucm_tun *tun,
 	return data;
 }
 
-/*
- * A packet of several frames (UCM_FRAME_F_CHAIN), @len bytes to write
- * from iov[0].iov_base (pkt_buf()'s: the vnet header on): the part in its
- * first frame, then its later frames', the last cut to @len (a tun writes
- * the IP datagram, without any trailer). Return: the iovecs.
- */
-static __noinline uint32_t chain_iov(struct ucm_frame_hdr *hdr, uint64_t base,
-				     struct iovec *iov, uint32_t len)
-{
-	char *area = (char *)hdr - base, *end = (char *)ucm_frame_data(hdr) + hdr->head_len;
-	uint64_t part[UCM_FRAME_CHAIN_MAX];
-	uint32_t n = ucm_frame_chain(hdr, part), i, k = 1, left, l;
-
-	iov[0].iov_len = min((uint32_t)(end - (char *)iov[0].iov_base), len);
-	left = len - iov[0].iov_len;
-	for (i = 0; i < n && left; i++) {
-		l = min(ucm_desc_len(part[i]), left);
-		iov[k].iov_base = area + ucm_desc_addr(part[i]);
-		iov[k++].iov_len = l;
-		left -= l;
-	}
-	return k;
-}
-
 /* A group of the plan as one write: the first packet whole, its headers
  * made the super-packet's, then each other packet's L4 payload. */
 static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstate *st,
@@ -281,7 +257,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	iov[0].iov_base = vh;
 	iov[0].iov_len = VNET_LEN + h->pkt.l3_off - start + h->pkt.l3_len;
 	if (unlikely(h->flags & UCM_FRAME_F_CHAIN))
-		k = chain_iov(h, st->addrs[head], iov, iov[0].iov_len);
+		k = ucm_tun_chain_iov(h, st->addrs[head], iov, iov[0].iov_len);
 	sl->bytes = tap ? h->len : h->pkt.l3_len;
 	for (j = st->plan.next[head]; j >= 0; j = st->plan.next[j]) {
 		struct ucm_frame_hdr *m = frames[j];
@@ -292,7 +268,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 		payload += iov[k].iov_len;
 		sl->bytes += tap ? m->len : m->pkt.l3_len;
 		if (unlikely(m->flags & UCM_FRAME_F_CHAIN))
-			k += chain_iov(m, st->addrs[j], &iov[k], iov[k].iov_len);
+			k += ucm_tun_chain_iov(m, st->addrs[j], &iov[k], iov[k].iov_len);
 		else
 			k++;
 		nseg++;
@@ -340,31 +316,6 @@ static __noinline void gso_retry(struct tun_wstate *st)
  * flow's order kept). Packets that cannot go (non-IP in tun mode) are
  * counted and added to *failed. Returns the number of writes.
  */
-/* Where a batch's packets of several frames lie, for the plan. */
-static __noinline void frags_fill(struct tun_wstate *st, struct ucm_frame_hdr **frames,
-				  uint32_t n)
-{
-	uint64_t part[UCM_FRAME_CHAIN_MAX];
-	uint32_t i, k;
-
-	for (i = 0; i < n; i++) {
-		struct ucm_frame_hdr *h = frames[i];
-		struct ucm_gso_frags *fr = &st->frags[i];
-		const uint8_t *area = (const uint8_t *)h - st->addrs[i];
-
-		st->fragp[i] = NULL;
-		if (!(h->flags & UCM_FRAME_F_CHAIN))
-			continue;
-		fr->n = ucm_frame_chain(h, part);
-		fr->head = h->head_len;
-		for (k = 0; k < fr->n; k++) {
-			fr->part[k] = area + ucm_desc_addr(part[k]);
-			fr->len[k] = ucm_desc_len(part[k]);
-		}
-		st->fragp[i] = fr;
-	}
-}
-
 static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			     struct ucm_frame_hdr **frames, uint32_t n,
 			     struct ucm_tun_stats *a, uint32_t *failed)
@@ -381,7 +332,7 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			chains |= frames[i]->flags & UCM_FRAME_F_CHAIN;
 		}
 		if (unlikely(chains))
-			frags_fill(st, frames, n);
+			ucm_tun_frags_fill(st, frames, n);
 		/* Refused at run time: its retry's clock. (Refused at create
 		 * is for good: no clock read per batch for it.) */
 		if (unlikely(st->gso_flags & (UCM_GSO_F_NO_TCP | UCM_GSO_F_NO_UDP) &
@@ -411,7 +362,7 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			sl->nseg = 1;
 			sl->niov = 1;
 			if (unlikely(frames[i]->flags & UCM_FRAME_F_CHAIN))
-				sl->niov = chain_iov(frames[i], st->addrs[i], iov, sl->len);
+				sl->niov = ucm_tun_chain_iov(frames[i], st->addrs[i], iov, sl->len);
 		}
 		sl->done = false;
 		sl->iov = niov;
@@ -473,7 +424,7 @@ static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_w
 		iov[0].iov_len = one.len;
 		one.niov = 1;
 		if (frames[j]->flags & UCM_FRAME_F_CHAIN)
-			one.niov = chain_iov(frames[j], st->addrs[j], iov, one.len);
+			one.niov = ucm_tun_chain_iov(frames[j], st->addrs[j], iov, one.len);
 		res = writev(st->fd, iov, one.niov);
 		a->submits++;
 		failed += count_res(a, res < 0 ? -errno : res, &one);

@@ -280,4 +280,13 @@ int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd);
  * for (the rest go home). */
 void ucm_tun_back_handle_reads(struct tun_back *r, struct back_turn *t);
 
+/* tun_chain.c: a packet of several frames, @len bytes to write from
+ * iov[0].iov_base (in its first frame) into @iov (room for
+ * UCM_TUN_CHAIN_IOV): the first frame's part, then its later frames',
+ * the last cut to @len. Return: the iovecs. And the batch's packets of
+ * several frames, where they lie, into st->fragp[] and st->frags[]. */
+uint32_t ucm_tun_chain_iov(struct ucm_frame_hdr *hdr, uint64_t base, struct iovec *iov,
+			   uint32_t len);
+void ucm_tun_frags_fill(struct tun_wstate *st, struct ucm_frame_hdr **frames, uint32_t n);
+
 #endif /* UCM_TUN_INTERNAL_H */

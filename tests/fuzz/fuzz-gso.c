@@ -37,6 +37,9 @@
  * completes NEEDS_CSUM; a group of one is left alone. Restoring gives the
  * first packet's bytes back. A violation is abort(): libFuzzer reports it.
  *
+ * Laid over several frames (check_split()), the same packets plan the
+ * same.
+ *
  * Not promised, so not checked: that every packet that could merge does
  * (the plan may leave a merge out), and what the kernel's segmentation of
  * a super-packet gives back (its IPv4 IDs and checksums are the kernel's).
@@ -483,6 +486,74 @@ static void build_all(struct batch *b)
 	}
 }
 
+/* ---- packets of several frames --------------------------------------- */
+
+/*
+ * The batch again with each packet whose L4 headers allow it laid over
+ * heap blocks of their exact sizes: a first frame holding the headers and
+ * up to 63 bytes more, then parts of 1 to 1500 bytes (at most
+ * UCM_GSO_FRAGS_MAX), both chosen from @r. Its parse is
+ * ucm_pkt_parse_head()'s. The plan given the parts (ucm_gso_plan(), as
+ * the tun gives them) is the plan of the packets whole, and it reads no
+ * byte past a block.
+ */
+static void check_split(const struct batch *b, uint32_t r)
+{
+	static struct ucm_pkt pkt[UCM_GSO_MAX_BATCH];
+	static struct ucm_gso_frags fr[UCM_GSO_MAX_BATCH];
+	static uint8_t *blk[UCM_GSO_MAX_BATCH * (1 + UCM_GSO_FRAGS_MAX)];
+	const struct ucm_gso_frags *fp[UCM_GSO_MAX_BATCH];
+	const struct ucm_pkt *pp[UCM_GSO_MAX_BATCH];
+	const uint8_t *dp[UCM_GSO_MAX_BATCH];
+	struct ucm_gso_plan plan;
+	uint32_t nb = 0, i, k, g;
+
+	for (i = 0; i < b->n; i++) {
+		const struct ucm_pkt *p = &b->pkt[i];
+		uint32_t len = b->len[i], head, step, off, l;
+
+		r = r * 1103515245u + 12345u;
+		head = p->l4_off + p->l4_hlen + (r >> 8) % 64;
+		step = 1 + (r >> 16) % 1500;
+		pp[i] = p;
+		dp[i] = b->data[i];
+		fp[i] = NULL;
+		if (!(p->flags & UCM_PKT_F_L4) || head >= len)
+			continue;
+		if ((len - head + step - 1) / step > UCM_GSO_FRAGS_MAX)
+			step = (len - head + UCM_GSO_FRAGS_MAX - 1) / UCM_GSO_FRAGS_MAX;
+		blk[nb] = malloc(head);
+		CHECK(blk[nb]);
+		memcpy(blk[nb], b->data[i], head);
+		if (ucm_pkt_parse_head(&pkt[i], blk[nb], head, len) != UCM_DROP_NONE) {
+			nb++;
+			continue;
+		}
+		dp[i] = blk[nb++];
+		for (off = head, k = 0; off < len; off += l, k++) {
+			l = len - off < step ? len - off : step;
+			blk[nb] = malloc(l);
+			CHECK(blk[nb] && k < UCM_GSO_FRAGS_MAX);
+			memcpy(blk[nb], b->data[i] + off, l);
+			fr[i].part[k] = blk[nb++];
+			fr[i].len[k] = l;
+		}
+		fr[i].n = k;
+		fr[i].head = head;
+		pp[i] = &pkt[i];
+		fp[i] = &fr[i];
+	}
+	CHECK(ucm_gso_plan(pp, dp, fp, b->n, b->flags, &plan) == 0);
+	CHECK(plan.ngroups == b->plan.ngroups);
+	for (g = 0; g < plan.ngroups; g++)
+		CHECK(plan.head[g] == b->plan.head[g] && plan.nseg[g] == b->plan.nseg[g] &&
+		      plan.push[g] == b->plan.push[g]);
+	for (i = 0; i < b->n; i++)
+		CHECK(plan.next[i] == b->plan.next[i]);
+	while (nb)
+		free(blk[--nb]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct batch b;
@@ -499,6 +570,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(!memcmp(b.data[i], b.orig[i], b.len[i]));	/* plan wrote nothing */
 	check_shape(&b);
 	check_order(&b);
+	check_split(&b, (uint32_t)size * 2654435761u ^ data[size - 1]);
 	build_all(&b);
 	for (i = 0; i < b.n; i++) {
 		CHECK(!memcmp(b.data[i], b.orig[i], b.len[i]));
