@@ -38,6 +38,7 @@ struct cfg {
 	const char *user;		/* --user: who it runs as after set-up */
 	bool tun_any_owner, no_seccomp;
 	bool version;			/* --version: print it, run nothing */
+	const char *status;		/* --status IFACE: ask, run nothing */
 	uint32_t queues[UCM_XSK_MAX_QUEUES];
 	int nqueues;
 	int cpus[UCM_CPUMAP_MAX_WORKERS], ncpus;
@@ -107,7 +108,15 @@ struct daemon {
 	uint64_t rx_cpu_seen[UCM_XSK_MAX_QUEUES];
 	uint64_t last_rx_cpu;
 	bool rx_joined;
+	/* The links' states (UCM_DP_LINK_* | LINKS_SEEN): the control
+	 * thread's last ucm_dp__check(), every CHECK_SEC; read by the
+	 * metrics' thread. One word, read alone: relaxed, both sides. */
+	uint32_t links;
+	struct ctl *ctl;		/* the status socket (ctl.c) */
 };
+
+/* struct daemon.links: a check has been made (before, nothing is known). */
+#define LINKS_SEEN	(1u << 31)
 
 /* poll.c: the placement of --poll, --spin-us and --busy-poll (0, or -1
  * after a message: exit 2), given the workers' @nwk CPUs; with busy
@@ -124,6 +133,36 @@ int rx_thread_cpu_ns(const struct daemon *d, uint32_t i, uint64_t *ns);
  * over start_t to stop_t), and the closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
+/* Every drop so far, by cause (the getters': any thread). The way in's by
+ * name, merged (a worker reason named as a cause of the RX side adds to
+ * it) into @out[DROPS_IN], their number returned: what the conservation
+ * line, JSON's drops_in and /metrics' ucpumap_drops_total{way="in"} list.
+ * What reached the sockets: rx and the kernel's drops there. */
+struct drop_named {
+	const char *name;
+	uint64_t v;
+};
+void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct drops *n);
+int drops_in_named(const struct drops *n, struct drop_named *out);
+uint64_t drops_arrived(const struct ucm_dp_stats *t, const struct drops *n);
+uint64_t drops_sum(const uint64_t *v, int n);
+/* The JSON line's counters, without its time and shares (the status
+ * query's too). */
+struct json;
+void stats_json(struct json *j, const struct daemon *d, const struct ucm_dp_stats *t,
+		const struct drops *n, uint64_t rx_cpu);
+
+/* ctl.c: the status socket CTL_DIR/IFACE.sock and --status IFACE. The
+ * socket after ucm_dp__start(), before priv_drop() (0: one it cannot
+ * make is said, and the daemon runs without it); ctl_serve() each turn
+ * of the control loop; ctl__close() at the end (no-op on NULL).
+ * ctl_status(): the query, its exit status (0, or 1 after a message). */
+#define CTL_DIR		"/run/ucpumap"
+struct ctl;
+int ctl__open(struct daemon *d);
+void ctl_serve(struct daemon *d);
+void ctl__close(struct ctl *c);
+int ctl_status(const char *dev);
 
 /* service.c: systemd's notifications (nothing without NOTIFY_SOCKET). */
 void svc_ready(struct daemon *d);

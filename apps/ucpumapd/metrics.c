@@ -217,47 +217,31 @@ static void render_fams(struct tbuf *b, const struct snap *s)
 	}
 }
 
-/* Every drop, by the way it happened on and its reason: the way in's add
- * up to received - delivered (the conservation line), the way back's to
- * read - sent. A worker reason that has an RX-side name (enqueue_full)
- * adds to it: one series per name. */
-static void render_drops(struct tbuf *b, const struct snap *s)
+/* Every drop, by the way it happened on and its reason, as the
+ * statistics line and the conservation line count them (stats.c): the
+ * way in's, from the kernel's at the sockets on, add up to received -
+ * delivered; the way back's to read - sent. */
+static void render_drops(struct tbuf *b, const struct snap *s, const struct daemon *d)
 {
-	const struct ucm_dp_stats *t = &s->t;
-	struct {
-		const char *name;
-		uint64_t v;
-	} in[UCM_DROP__MAX + 5] = {
-		{"bad_desc", t->rx_bad_desc},
-		{"steer", t->rx_steer_err},
-		{"enqueue_full", t->enqueue_drops - t->enqueue_shed},
-		{"fair_share", t->enqueue_shed},
-		{"chain", t->rx_chain_drops},
+	static const char *const back[DROPS_BACK] = {
+		"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full", "stopped",
 	};
-	int n = 5, r, i;
+	struct drop_named nm[DROPS_IN];
+	struct drops n;
+	int k, i;
 
-	for (r = 1; r < UCM_DROP__MAX; r++) {
-		const char *name = ucm_drop_reason_str(r);
-
-		for (i = 0; i < n && strcmp(in[i].name, name); i++)
-			;
-		if (i == n)
-			in[n++].name = name;
-		in[i].v += t->worker_drop_reason[r];
-	}
+	count_drops(d, &s->t, &n);
+	k = drops_in_named(&n, nm);
 	family(b, "ucpumap_drops_total", "counter",
-	       "Packets dropped, by way (in: received and not delivered; back: read from the tun and not sent) and reason.");
-	for (i = 0; i < n; i++)
-		tbuf_printf(b, "ucpumap_drops_total{way=\"in\",reason=\"%s\"} %llu\n", in[i].name,
-			    ULL(in[i].v));
+	       "Packets dropped, by way (in: reached the sockets and not delivered; back: read from the tun and not sent) and reason.");
+	for (i = 0; i < k; i++)
+		tbuf_printf(b, "ucpumap_drops_total{way=\"in\",reason=\"%s\"} %llu\n", nm[i].name,
+			    ULL(nm[i].v));
 	if (!s->two_way)
 		return;
-	tbuf_printf(b, "ucpumap_drops_total{way=\"back\",reason=\"unsendable\"} %llu\n",
-		    ULL(t->back_drop_bad));
-	tbuf_printf(b, "ucpumap_drops_total{way=\"back\",reason=\"channel_full\"} %llu\n",
-		    ULL(t->back_channel_full));
-	tbuf_printf(b, "ucpumap_drops_total{way=\"back\",reason=\"tx_full\"} %llu\n",
-		    ULL(t->tx_drops));
+	for (i = 0; i < DROPS_BACK; i++)
+		tbuf_printf(b, "ucpumap_drops_total{way=\"back\",reason=\"%s\"} %llu\n", back[i],
+			    ULL(n.back[i]));
 }
 
 static void render_enqueue(struct tbuf *b, const struct snap *s)
@@ -395,6 +379,31 @@ static void render_rx_cpu(struct tbuf *b, const struct snap *s, const struct dae
 				    s->qid[q], ns / 1e9);
 }
 
+/* Up: running, the interface up with a carrier and the tun up, as the
+ * control thread's last check (within CHECK_SEC) found them; not before
+ * its first. */
+static void render_up(struct tbuf *b, const struct snap *s, const struct daemon *d)
+{
+	uint32_t l = __atomic_load_n(&d->links, __ATOMIC_RELAXED);
+	bool seen = l & LINKS_SEEN, run = s->t.state & UCM_DP_S_RUNNING;
+	const char *tun = ucm_dp__tun_name(d->dp);
+
+	family(b, "ucpumap_up", "gauge",
+	       "1: ucpumapd runs and forwards (running, the interface up with a carrier, the tun up); else 0.");
+	tbuf_printf(b, "ucpumap_up %d\n",
+		    run && seen && (l & UCM_DP_LINK_IFACE_UP) && (!tun || l & UCM_DP_LINK_TUN_UP));
+	family(b, "ucpumap_link_up", "gauge",
+	       "1: the link is up (the interface: with a carrier), as checked every 0.1 s; else 0.");
+	tbuf_printf(b, "ucpumap_link_up{");
+	label(b, "dev", d->c.dev);
+	tbuf_printf(b, ",role=\"iface\"} %d\n", seen && (l & UCM_DP_LINK_IFACE_UP));
+	if (!tun)
+		return;
+	tbuf_printf(b, "ucpumap_link_up{");
+	label(b, "dev", tun);
+	tbuf_printf(b, ",role=\"tun\"} %d\n", seen && (l & UCM_DP_LINK_TUN_UP));
+}
+
 /* The whole exposition into @b. Return: 0 or -errno (@b's). */
 static int render(struct metrics *m, struct tbuf *b)
 {
@@ -402,8 +411,7 @@ static int render(struct metrics *m, struct tbuf *b)
 	struct snap *s = &m->snap;
 
 	snap_read(s, d);
-	family(b, "ucpumap_up", "gauge", "1: ucpumapd runs and forwards.");
-	tbuf_printf(b, "ucpumap_up 1\n");
+	render_up(b, s, d);
 	family(b, "ucpumap_info", "gauge", "The interface and the tun, as labels; always 1.");
 	tbuf_printf(b, "ucpumap_info{");
 	label(b, "dev", d->c.dev);
@@ -415,7 +423,7 @@ static int render(struct metrics *m, struct tbuf *b)
 	tbuf_printf(b, "ucpumap_build_info{");
 	label(b, "version", UCPUMAPD_VERSION);
 	tbuf_printf(b, "} 1\n");
-	render_drops(b, s);
+	render_drops(b, s, d);
 	render_fams(b, s);
 	render_rx_cpu(b, s, d);
 	render_enqueue(b, s);

@@ -8,7 +8,8 @@
  * (strace -f of each mode: one-way, two-way with the kernel's next hops,
  * --peer-mac, --tap --two-way, --pass, --no-batch, --busy-poll, SIGHUP,
  * the fault checks, the stop), what glibc calls for them (malloc, stdio,
- * the clock, abort), the metrics listener's (accept4, poll, shutdown) and
+ * the clock, abort), the metrics listener's (accept4, poll, shutdown),
+ * the status socket's (accept4, its file's unlink at the stop) and
  * sd_notify's datagram. Nothing creates a process, runs a program, loads
  * BPF, mounts, traces, or opens a socket other than a unix, netlink or IP
  * datagram one. Seccomp is on by default, so every test that runs the
@@ -75,6 +76,8 @@ static const int allowed[] = {
 	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),
 	/* a worker rebuilds a failed ring (lib/io/tun.c, ring_reset) */
 	SCMP_SYS(io_uring_setup),
+	/* the status socket's file, removed at the stop (ctl.c) */
+	SCMP_SYS(unlink), SCMP_SYS(unlinkat),
 };
 
 /* ioctl(2): stdio's question whether standard output is a terminal, and

@@ -17,12 +17,13 @@
 /* ---- the one line ---------------------------------------------------------- */
 
 /* The way in's causes of drops, before the workers' reasons (struct
- * drops: in[7 + reason]); the kernel's two come before rx counts them.
- * A worker ring's refusals are split: full, or over the queue's fair
- * share of it. */
+ * drops: in[7 + reason]); the kernel's two come first, at the AF_XDP
+ * sockets, before rx counts the packet: every packet that reached a
+ * socket is in rx or in one of them. A worker ring's refusals are split:
+ * full, or over the queue's fair share of it. */
 static const char *const in_causes[] = {
-	"kernel_rx_dropped", "kernel_rx_ring_full", "bad_desc", "steer",
-	"enqueue_full",	     "fair_share", "chain",
+	"kernel_rx_ring_full", "kernel_rx_dropped", "bad_desc", "steer",
+	"enqueue_full",	       "fair_share",	    "chain",
 };
 static const char *const back_causes[DROPS_BACK] = {
 	"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full",
@@ -30,6 +31,8 @@ static const char *const back_causes[DROPS_BACK] = {
 };
 #define N_IN_CAUSES	((int)(sizeof(in_causes) / sizeof(in_causes[0])))
 _Static_assert(N_IN_CAUSES + UCM_DROP_REASONS_MAX == DROPS_IN, "struct drops' way in");
+/* in[] of the kernel's two, which rx does not count */
+#define IN_KERNEL	2
 
 static const char *cause_name(bool back, int i)
 {
@@ -38,10 +41,7 @@ static const char *cause_name(bool back, int i)
 	return i < N_IN_CAUSES ? in_causes[i] : ucm_drop_reason_str(i - N_IN_CAUSES);
 }
 
-/* Every drop so far, by cause: each packet lost on the way in (the
- * kernel's at the sockets, ours after rx) and on the way back. */
-static void count_drops(const struct daemon *d, const struct ucm_dp_stats *t,
-			struct drops *n)
+void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct drops *n)
 {
 	struct ucm_tun_back_stats rs;
 	struct ucm_xsk_stats xs;
@@ -51,8 +51,8 @@ static void count_drops(const struct daemon *d, const struct ucm_dp_stats *t,
 	memset(n, 0, sizeof(*n));
 	for (i = 0; i < ucm_dp__nqueues(d->dp); i++) {
 		ucm_dp__xsk_stats(d->dp, i, &xs, sizeof(xs));
-		n->in[0] += xs.kernel_rx_dropped;
-		n->in[1] += xs.kernel_rx_ring_full;
+		n->in[0] += xs.kernel_rx_ring_full;
+		n->in[1] += xs.kernel_rx_dropped;
 	}
 	n->in[2] = t->rx_bad_desc;
 	n->in[3] = t->rx_steer_err;
@@ -74,6 +74,39 @@ static void count_drops(const struct daemon *d, const struct ucm_dp_stats *t,
 	}
 	n->back[4] = t->back_channel_full;
 	n->back[5] = t->tx_drops;
+}
+
+int drops_in_named(const struct drops *n, struct drop_named *out)
+{
+	int k = 0, i, j;
+
+	for (i = 0; i < DROPS_IN; i++) {
+		const char *name;
+
+		if (i == N_IN_CAUSES + UCM_DROP_NONE || i >= N_IN_CAUSES + UCM_DROP__MAX)
+			continue;
+		name = cause_name(false, i);
+		for (j = 0; j < k && strcmp(out[j].name, name); j++)
+			;
+		if (j == k)
+			out[k++] = (struct drop_named){ .name = name };
+		out[j].v += n->in[i];
+	}
+	return k;
+}
+
+uint64_t drops_arrived(const struct ucm_dp_stats *t, const struct drops *n)
+{
+	return t->rx + n->in[0] + n->in[1];
+}
+
+uint64_t drops_sum(const uint64_t *v, int n)
+{
+	uint64_t sum = 0;
+
+	while (n--)
+		sum += v[n];
+	return sum;
 }
 
 /* "drops N/s", and the largest cause when there are drops. */
@@ -441,25 +474,61 @@ static void json_worker(struct json *j, const struct daemon *d, uint32_t w)
 	json_obj_end(j);
 }
 
-static void print_json(struct daemon *d, const struct ucm_dp_stats *t, uint64_t rx_cpu,
-		       double now)
+/* The way in's drops by reason (drops_in_named()'s), their sum, and
+ * what reached the sockets. */
+static void json_drops(struct json *j, const struct daemon *d, const struct ucm_dp_stats *t,
+		       const struct drops *n)
+{
+	struct drop_named nm[DROPS_IN];
+	int k = drops_in_named(n, nm);
+
+	json_u64(j, "received", drops_arrived(t, n));
+	json_u64(j, "delivered", t->delivered);
+	json_u64(j, "drops", drops_sum(n->in, DROPS_IN));
+	json_obj(j, "drops_in");
+	for (int i = 0; i < k; i++)
+		json_u64(j, nm[i].name, nm[i].v);
+	json_obj_end(j);
+	if (!d->c.two_way)
+		return;
+	json_obj(j, "drops_back");
+	for (int i = 0; i < DROPS_BACK; i++)
+		json_u64(j, cause_name(true, i), n->back[i]);
+	json_obj_end(j);
+}
+
+void stats_json(struct json *j, const struct daemon *d, const struct ucm_dp_stats *t,
+		const struct drops *n, uint64_t rx_cpu)
+{
+	uint32_t i;
+
+	json_str(j, "dev", d->c.dev);
+	json_drops(j, d, t, n);
+	json_totals(j, d, t);
+	json_u64(j, "rx_cpu_ns", rx_cpu);
+	json_arr(j, "queues");
+	for (i = 0; i < ucm_dp__nqueues(d->dp); i++)
+		json_queue(j, d, i);
+	json_arr_end(j);
+	json_arr(j, "workers");
+	for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
+		json_worker(j, d, i);
+	json_arr_end(j);
+}
+
+/* One JSON line: the counters, and the interval's busy shares as the
+ * line has them. */
+static void print_json(struct daemon *d, const struct ucm_dp_stats *t, const struct drops *n,
+		       uint64_t rx_cpu, double now, double dt)
 {
 	struct json j;
-	uint32_t i;
 
 	json_begin(&j, d->json);
 	json_sec(&j, "time", now);
-	json_str(&j, "dev", d->c.dev);
-	json_totals(&j, d, t);
-	json_u64(&j, "rx_cpu_ns", rx_cpu);
-	json_arr(&j, "queues");
-	for (i = 0; i < ucm_dp__nqueues(d->dp); i++)
-		json_queue(&j, d, i);
-	json_arr_end(&j);
-	json_arr(&j, "workers");
-	for (i = 0; i < ucm_dp__nworkers(d->dp); i++)
-		json_worker(&j, d, i);
-	json_arr_end(&j);
+	if (!d->c.pass)
+		json_num(&j, "workers_busy", busy_share(d, t, dt));
+	json_num(&j, "rx_threads_busy", rx_busy_share(d, rx_cpu, dt));
+	stats_json(&j, d, t, n, rx_cpu);
 	json_end(&j);
 	fflush(d->json);
 }
@@ -505,7 +574,7 @@ void print_stats(struct daemon *d, bool final)
 			print_worker(d, i, dt);
 	}
 	if (d->json)
-		print_json(d, &t, rx_cpu, now);
+		print_json(d, &t, &n, rx_cpu, now, dt);
 	fflush(stdout);
 	d->last_rx_cpu = rx_cpu;
 	d->last = t;
@@ -517,25 +586,25 @@ void print_stats(struct daemon *d, bool final)
  * way back's own; and whether every frame came home. */
 void print_verdict(struct daemon *d)
 {
+	struct drop_named nm[DROPS_IN];
 	struct ucm_dp_stats t;
+	struct drops n;
 	uint32_t v;
-	int r;
+	int k, i;
 
 	ucm_dp__stats(d->dp, &t, sizeof(t));
+	count_drops(d, &t, &n);
+	k = drops_in_named(&n, nm);
 	v = ucm_dp_stats__violations(&t, sizeof(t));
-	printf("conservation: received %llu = delivered %llu + drops %llu (bad_desc %llu, steer %llu, enqueue_full %llu",
-	       ULL(t.rx), ULL(t.delivered),
-	       ULL(t.rx_bad_desc + t.rx_chain_drops + t.rx_steer_err + t.enqueue_drops +
-		   t.worker_drops),
-	       ULL(t.rx_bad_desc), ULL(t.rx_steer_err),
-	       ULL(t.enqueue_drops - t.enqueue_shed));
-	if (t.enqueue_shed)
-		printf(", fair_share %llu", ULL(t.enqueue_shed));
-	if (t.rx_chain_drops)
-		printf(", chain %llu", ULL(t.rx_chain_drops));
-	for (r = 1; r < UCM_DROP__MAX; r++)
-		if (t.worker_drop_reason[r])
-			printf(", %s %llu", ucm_drop_reason_str(r), ULL(t.worker_drop_reason[r]));
+	/* The sum the library's equation checks, and the kernel's two. */
+	printf("conservation: received %llu = delivered %llu + drops %llu (",
+	       ULL(drops_arrived(&t, &n)), ULL(t.delivered),
+	       ULL(n.in[0] + n.in[1] + t.rx_bad_desc + t.rx_chain_drops + t.rx_steer_err +
+		   t.enqueue_drops + t.worker_drops));
+	/* The causes up to enqueue_full always, the others when they occurred. */
+	for (i = 0; i < k; i++)
+		if (i < 5 || nm[i].v)
+			printf("%s%s %llu", i ? ", " : "", nm[i].name, ULL(nm[i].v));
 	printf("): %s\n", v & UCM_DP_V_FORWARD ? "VIOLATED" : "holds");
 	if (d->c.two_way)
 		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable, no next hop or stopped %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu frames (%llu packets in several) (%.1f%% straight into the cache): %s\n",

@@ -121,6 +121,13 @@ static int parse_version(const struct opt *o, const char *arg, void *cfg)
 	return -1;
 }
 
+/* --status IFACE stops the parse as --version does: a query, no daemon. */
+static int parse_status(const struct opt *o, const char *arg, void *cfg)
+{
+	((struct cfg *)cfg)->status = arg;
+	return -1;
+}
+
 #define D(name, kind, field, ...) OPT_DEF(name, kind, struct cfg, field, __VA_ARGS__)
 static const struct opt d_opts[] = {
 	D("dev", OPT_STRING, dev, .hi = IF_NAMESIZE - 1, .flags = OPT_F_REQUIRED, .metavar = "IFACE",
@@ -228,6 +235,9 @@ static const struct opt d_opts[] = {
 	  .help = "the library's debug messages too (libbpf's among them)"),
 	D("version", OPT_CUSTOM, version, .parse = parse_version,
 	  .help = "print the version and exit"),
+	D("status", OPT_CUSTOM, status, .parse = parse_status, .metavar = "IFACE",
+	  .help = "print the state and counters of the instance serving IFACE (as JSON), and "
+	  "exit: 0, or 1 when none does"),
 	{}
 };
 #undef D
@@ -376,6 +386,8 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	c->interval = 1;
 	c->nqueues = 1;
 	rc = opts_parse(&d_cmd, c, argc, argv);
+	if (c->status)
+		return 1;	/* main() asks */
 	if (c->version) {
 		printf("%s\n", VERSION_LINE);
 		return 1;
@@ -437,8 +449,11 @@ static const int fault_exit[UCM_DP_FAULT__MAX] = {
 static int check_faults(struct daemon *d)
 {
 	struct ucm_dp_health h;
+	int r = ucm_dp__check(d->dp, &h, sizeof(h));
 
-	if (ucm_dp__check(d->dp, &h, sizeof(h)) != 1) {
+	if (r >= 0)	/* for /metrics and --status (daemon.h: links) */
+		__atomic_store_n(&d->links, h.links | LINKS_SEEN, __ATOMIC_RELAXED);
+	if (r != 1) {
 		svc_tick(d);	/* the watchdog is fed only while all is well */
 		return 0;
 	}
@@ -472,6 +487,7 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 		ts.tv_sec = (time_t)wait;
 		ts.tv_nsec = (long)((wait - ts.tv_sec) * 1e9);
 		sig = sigtimedwait(sigs, NULL, &ts);
+		ctl_serve(d);
 		if (sig == SIGINT || sig == SIGTERM) {
 			svc_stopping(sig == SIGINT ? "SIGINT" : "SIGTERM");
 			return 0;
@@ -559,6 +575,8 @@ int main(int argc, char **argv)
 
 	ucm_set_print(daemon_print);
 	status = parse_args(argc, argv, &d.c);
+	if (d.c.status)
+		return ctl_status(d.c.status);
 	if (status)
 		return status > 0 ? 0 : 2;
 	if (geteuid() != 0) {
@@ -593,7 +611,7 @@ int main(int argc, char **argv)
 		status = setup_exit(err);
 	} else if ((err = metrics__open(&d.metrics, &d.c.metrics))) {	/* the interface ours */
 		status = stop(&d, setup_exit(err));
-	} else if (ucm_dp__start(d.dp) || priv_drop(&d) || metrics__start(d.metrics, &d)) {
+	} else if (ucm_dp__start(d.dp) || ctl__open(&d) || priv_drop(&d) || metrics__start(d.metrics, &d)) {
 		status = stop(&d, EXIT_SETUP);
 	} else {
 		print_banner(&d);
@@ -603,5 +621,6 @@ int main(int argc, char **argv)
 	if (d.json)
 		fclose(d.json);
 	metrics__close(d.metrics);
+	ctl__close(d.ctl);
 	return status;
 }

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumapd's status socket: a running instance answers on the unix socket
+ * CTL_DIR/IFACE.sock with one JSON line, the statistics' JSON object
+ * (stats.c) with its state in front; ucpumapd --status IFACE prints it.
+ *
+ *   ctl__open()    after ucm_dp__start(), before the privileges drop: the
+ *                  interface is ours (a second instance was refused at
+ *                  its create), so a file there is a stale one (kill -9)
+ *                  and is replaced; bound, listening, owned by the run
+ *                  user, mode 0660
+ *   ctl_serve()    the control thread, each turn of its loop (at most
+ *                  CHECK_SEC apart): answers the connections waiting
+ *   ctl__close()   closed, and its file removed while it is still ours
+ *   ctl_status()   the query
+ *
+ * Concurrency: the control thread's alone (open, serve, close); the
+ * datapath is read through its getters, as the statistics lines read it.
+ * Nothing blocks the loop: the listener and the connections are
+ * nonblocking, a client that does not read loses the rest of its answer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "util.h"
+
+/* Connections answered in one turn: a flood of them costs the loop at
+ * most this many answers per turn. */
+#define CTL_PER_TURN	16
+/* How long the query waits for its answer (the loop turns every 0.1 s). */
+#define CTL_WAIT_SEC	5
+
+struct ctl {
+	int fd;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t dev;			/* the file we bound: removed only if */
+	ino_t ino;			/* it is still that one */
+	bool bound;
+};
+
+static int ctl_addr(const char *dev, struct sockaddr_un *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (!*dev || strchr(dev, '/') ||
+	    snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%s.sock", CTL_DIR, dev) >=
+	    (int)sizeof(sa->sun_path))
+		return -EINVAL;
+	return 0;
+}
+
+/* Whether an instance answers on @sa: a live one (in another network
+ * namespace, whose interface has the same name) keeps its socket. */
+static bool ctl_live(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0)
+		return false;
+	live = !connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	close(fd);
+	return live;
+}
+
+static int ctl_bind(struct ctl *c, struct daemon *d, const struct sockaddr_un *sa)
+{
+	struct stat st;
+
+	if (mkdir(CTL_DIR, 0755) && errno != EEXIST)
+		return -errno;
+	if (ctl_live(sa))
+		return -EADDRINUSE;
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		return -errno;
+	/* A socket file left by a killed instance: this one has the interface. */
+	if (unlink(sa->sun_path) && errno != ENOENT)
+		return -errno;
+	if (bind(c->fd, (const struct sockaddr *)sa, sizeof(*sa)))
+		return -errno;
+	c->bound = true;
+	if (chown(sa->sun_path, d->priv.uid, d->priv.gid) || chmod(sa->sun_path, 0660) ||
+	    listen(c->fd, CTL_PER_TURN) || stat(sa->sun_path, &st))
+		return -errno;
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	return 0;
+}
+
+int ctl__open(struct daemon *d)
+{
+	struct sockaddr_un sa;
+	struct ctl *c;
+	int err;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		fprintf(stderr, "ucpumapd: the status socket: out of memory; running without it\n");
+		return 0;
+	}
+	c->fd = -1;
+	err = ctl_addr(d->c.dev, &sa);
+	if (!err) {
+		snprintf(c->path, sizeof(c->path), "%s", sa.sun_path);
+		err = ctl_bind(c, d, &sa);
+	}
+	if (err) {
+		/* Forwarding matters more: said, and run on without it. */
+		fprintf(stderr, "ucpumapd: cannot serve --status on %s: %s; running without it%s\n",
+			c->path[0] ? c->path : CTL_DIR,
+			err == -EADDRINUSE ? "another instance answers there (another network namespace's)" :
+			strerror(-err),
+			err == -EROFS ? " (under systemd, the unit's RuntimeDirectory=ucpumap makes it)" : "");
+		if (c->fd >= 0)
+			close(c->fd);
+		if (c->bound)
+			unlink(c->path);
+		free(c);
+		return 0;
+	}
+	d->ctl = c;
+	return 0;
+}
+
+/* The answer: the instance, its links, the statistics' counters. */
+static char *ctl_answer(struct daemon *d, size_t *len)
+{
+	uint32_t l = __atomic_load_n(&d->links, __ATOMIC_RELAXED);
+	const char *tun = ucm_dp__tun_name(d->dp);
+	bool iface_up = (l & LINKS_SEEN) && (l & UCM_DP_LINK_IFACE_UP);
+	bool tun_up = (l & LINKS_SEEN) && (!tun || (l & UCM_DP_LINK_TUN_UP));
+	struct ucm_dp_stats t;
+	struct drops n;
+	struct json j;
+	char *buf = NULL;
+	FILE *f;
+
+	f = open_memstream(&buf, len);
+	if (!f)
+		return NULL;
+	ucm_dp__stats(d->dp, &t, sizeof(t));
+	count_drops(d, &t, &n);
+	json_begin(&j, f);
+	json_str(&j, "version", UCPUMAPD_VERSION);
+	json_u64(&j, "pid", getpid());
+	json_str(&j, "state", t.state & UCM_DP_S_RUNNING ? "running" : "stopping");
+	json_u64(&j, "up", (t.state & UCM_DP_S_RUNNING) && iface_up && tun_up);
+	json_str(&j, "tun", tun ?: "");
+	json_obj(&j, "link_up");
+	json_u64(&j, "iface", iface_up);
+	json_u64(&j, "tun", tun_up);
+	json_obj_end(&j);
+	json_sec(&j, "uptime", now_sec() - d->start_t);
+	stats_json(&j, d, &t, &n, rx_cpu_ns(d));
+	json_end(&j);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+void ctl_serve(struct daemon *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int i, fd;
+
+	if (!d->ctl)
+		return;
+	for (i = 0; i < CTL_PER_TURN; i++) {
+		fd = accept4(d->ctl->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			break;	/* EAGAIN: none waiting; else the next turn */
+		if (!buf)
+			buf = ctl_answer(d, &len);
+		if (buf)	/* one try: a client that does not read loses it */
+			(void)!send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		close(fd);
+	}
+	free(buf);
+}
+
+void ctl__close(struct ctl *c)
+{
+	struct stat st;
+
+	if (!c)
+		return;
+	close(c->fd);
+	/* Another's by now (ours replaced): leave it. Without the right to
+	 * the directory (--user): left, and the query says no instance. */
+	if (!stat(c->path, &st) && st.st_dev == c->dev && st.st_ino == c->ino)
+		unlink(c->path);
+	free(c);
+}
+
+/* The answer to stdout: 0, or -errno. */
+static int ctl_read(int fd)
+{
+	char buf[65536];
+	size_t got = 0;
+	ssize_t r;
+
+	while ((r = read(fd, buf, sizeof(buf))) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (fwrite(buf, 1, r, stdout) != (size_t)r)
+			return -EIO;
+		got += r;
+	}
+	return got ? 0 : -ENODATA;
+}
+
+int ctl_status(const char *dev)
+{
+	struct timeval tv = { .tv_sec = CTL_WAIT_SEC };
+	struct sockaddr_un sa;
+	int fd, err;
+
+	if (ctl_addr(dev, &sa)) {
+		fprintf(stderr, "ucpumapd: --status '%s': not an interface name\n", dev);
+		return EXIT_USAGE;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "ucpumapd: --status: socket: %s\n", strerror(errno));
+		return EXIT_SETUP;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = errno;
+		close(fd);
+		if (err == EACCES || err == EPERM) {
+			fprintf(stderr, "ucpumapd: %s: permission denied: the instance's user, its group, or root may ask\n",
+				sa.sun_path);
+			return EXIT_SETUP;
+		}
+		/* ENOENT: none; ECONNREFUSED: a killed one's file. */
+		fprintf(stderr, "ucpumapd: no instance serves %s (%s: %s)\n", dev, sa.sun_path,
+			strerror(err));
+		return EXIT_SETUP;
+	}
+	err = ctl_read(fd);
+	close(fd);
+	if (err) {
+		fprintf(stderr, "ucpumapd: %s: no answer from the instance on %s: %s\n", sa.sun_path,
+			dev, err == -ENODATA ? "it closed the connection (stopping?)" : strerror(-err));
+		return EXIT_SETUP;
+	}
+	return fflush(stdout) ? EXIT_SETUP : 0;
+}
