@@ -5,8 +5,10 @@
 # ucpumapd runs on the DUT end with a tun behind it and a receiver behind
 # the tun (a UDP socket read by a small program that counts the datagrams);
 # a generator in the other namespace sends UDP flows at it. Ten seconds of
-# live statistics (a line a second), then how many datagrams the receiver
-# got of how many were sent, and everything is removed.
+# live statistics (a line a second), then the account in plain words: how
+# many datagrams were sent, how many the receiver got, and where each of
+# the rest went (ucpumapd's drops by cause, the kernel's before and after
+# it), and everything is removed.
 #
 #   scripts/demo.sh [--seconds N] [--rate PPS] [ucpumapd options...]
 #
@@ -97,7 +99,8 @@ if [ ! -e "$tmp/rx.ready" ]; then
 	exit 1
 fi
 
-ip netns exec "$dut" "$BUILD/ucpumapd" --dev vd --tun ucm0 --duration $((secs + 2)) "$@" &
+ip netns exec "$dut" "$BUILD/ucpumapd" --dev vd --tun ucm0 --duration $((secs + 2)) \
+	--stats-json "$tmp/stats.json" "$@" &
 dpid=$!
 for _ in $(seq 50); do
 	ip -n "$dut" link show ucm0 > /dev/null 2>&1 && break
@@ -137,16 +140,65 @@ if [ -z "$got" ]; then
 	echo "demo: the receiver gave no count" >&2
 	got=0
 fi
-share=$(awk -v g="$got" -v s="$sent" 'BEGIN { if (s > 0) printf "%.1f%%", 100 * g / s; else print "-" }')
-if [ "$rc" -eq 0 ]; then
-	how="ucpumapd stopped cleanly"
-else
-	how="ucpumapd exited $rc (its messages above say why)"
-fi
+# The account: what was sent, what arrived, and where each of the rest
+# went, from the daemon's last JSON line (its conservation line's
+# figures) and the receiver's count.
 echo
-if [ "$got" -lt "$sent" ]; then
-	why="ucpumapd's total line above gives its drops and their largest cause"
-	[ "$ovf" -gt 0 ] && why="$why; the receiver's socket overflowed for $ovf (Udp RcvbufErrors)"
-	echo "demo: $((sent - got)) did not arrive: $why"
-fi
-echo "demo: sent $sent UDP datagrams, the receiver behind the tun got $got of them ($share); $how"
+python3 - "$tmp/stats.json" "$sent" "$got" "$ovf" "$rc" <<'PY'
+import json, os, sys
+path, sent, got, ovf, rc = sys.argv[1], *map(int, sys.argv[2:])
+lines = [json.loads(l) for l in open(path) if l.strip()] if os.path.exists(path) else []
+d = lines[-1] if lines else {}
+why = {
+    "kernel_rx_ring_full": "the RX ring was full: the RX thread fell behind (a larger --rx-size, --poll, more --queues)",
+    "kernel_rx_dropped": "the socket had no free frame: workers and the tun held them all",
+    "enqueue_full": "a worker's ring was full: the worker fell behind (more --cpus)",
+    "fair_share": "over its queue's fair share of a worker ring",
+    "sink": "the tun refused it",
+}
+
+def pct(n, of):
+    """n of `of` in percent, never 100.0 while something is missing."""
+    if not of:
+        return "-"
+    p = 100.0 * n / of
+    if 0 < p < 0.1:
+        return "<0.1%"
+    if n < of:
+        p = int(min(p, 99.9) * 10) / 10.0
+    return "%.1f%%" % p
+
+print("demo: sent %d UDP datagrams; the receiver behind the tun got %d (%s)"
+      % (sent, got, pct(got, sent)))
+rest = []
+if d:
+    rec, dlv = d["received"], d["delivered"]
+    # More received than sent: the kernel's own (IPv6 neighbour
+    # discovery), delivered with the rest and not the receiver's.
+    other = max(0, rec - sent)
+    if sent > rec:
+        rest.append((sent - rec, "lost before ucpumapd's sockets (the veth's own drops)"))
+    for name, n in sorted(d["drops_in"].items(), key=lambda kv: -kv[1]):
+        if n:
+            rest.append((n, "%s ucpumapd, %s: %s"
+                         % ("at the sockets of" if name.startswith("kernel_") else "in",
+                            name, why.get(name, "see ucpumapd(8), STATISTICS"))))
+    if dlv - other > got:
+        rest.append((dlv - other - got, "delivered to the tun, then lost in the kernel before "
+                     "the receiver" + (" (its socket overflowed: Udp RcvbufErrors %d)" % ovf
+                                       if ovf else "")))
+elif got < sent:
+    rest.append((sent - got, "unaccounted: ucpumapd left no statistics (its messages above)"))
+lost = sent - got
+if lost > 0:
+    print("demo: %d (%s) did not arrive:" % (lost, pct(lost, sent)))
+    for n, what in rest:
+        print("  %10d  %s" % (n, what))
+if rc:
+    print("demo: ucpumapd exited %d (its messages above say why)" % rc)
+elif lost > 0:
+    print("demo: ucpumapd stopped cleanly, but %d of %d datagrams (%s) were lost, as above"
+          % (lost, sent, pct(lost, sent)))
+else:
+    print("demo: ucpumapd stopped cleanly; every datagram arrived")
+PY
