@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -73,6 +74,7 @@ static bool ctl_live(const struct sockaddr_un *sa)
 
 static int ctl_bind(struct ctl *c, struct daemon *d, const struct sockaddr_un *sa)
 {
+	int old_gid = 0, err;
 	struct stat st;
 
 	if (mkdir(CTL_DIR, 0755) && errno != EEXIST)
@@ -85,12 +87,23 @@ static int ctl_bind(struct ctl *c, struct daemon *d, const struct sockaddr_un *s
 	/* A socket file left by a killed instance: this one has the interface. */
 	if (unlink(sa->sun_path) && errno != ENOENT)
 		return -errno;
-	if (bind(c->fd, (const struct sockaddr *)sa, sizeof(*sa)))
-		return -errno;
+	/* The file is made with the run user's group (its fsgid: the set-up
+	 * keeps CAP_SETGID for --user, not CAP_CHOWN), then given to the
+	 * user where CAP_CHOWN is there; the group may ask either way. */
+	if (d->priv.gid != getegid())
+		old_gid = setfsgid(d->priv.gid);
+	err = bind(c->fd, (const struct sockaddr *)sa, sizeof(*sa)) ? -errno : 0;
+	if (d->priv.gid != getegid())
+		setfsgid(old_gid);
+	if (err)
+		return err;
 	c->bound = true;
-	if (chown(sa->sun_path, d->priv.uid, d->priv.gid) || chmod(sa->sun_path, 0660) ||
-	    listen(c->fd, CTL_PER_TURN) || stat(sa->sun_path, &st))
+	if (chown(sa->sun_path, d->priv.uid, d->priv.gid) && errno != EPERM)
 		return -errno;
+	if (chmod(sa->sun_path, 0660) || listen(c->fd, CTL_PER_TURN) || stat(sa->sun_path, &st))
+		return -errno;
+	if (st.st_gid != d->priv.gid)
+		return -EPERM;
 	c->dev = st.st_dev;
 	c->ino = st.st_ino;
 	return 0;

@@ -15,9 +15,13 @@
 #                       families there (the fair share's refusals among
 #                       them: a drop reason and a family of their own),
 #                       histograms cumulative, the build's version
-#                       (--version's) in ucpumap_build_info
+#                       (--version's) in ucpumap_build_info; the
+#                       kernel's causes among the drop reasons, up 1
 #   scrape-counts       rx summed over queues and delivered summed over
 #                       workers are exactly the datagrams sent
+#   link-state          ucpumap_up and ucpumap_link_up{dev,role} are 1; 0
+#                       (each its own role) while the tun, then the
+#                       interface, is set down; 1 again once up
 #   http-errors         wrong methods, paths and versions: 405, 404, 400
 #   bad-client-*        garbage, a slowloris, 1000 connections at once, a
 #                       100 KiB request: each answered or cut off in time,
@@ -25,6 +29,11 @@
 #                       of datagrams is counted, exactly
 #   sigterm             exit 0, conservation holds, every frame home,
 #                       nothing left, the port closed
+#   ring-full           a daemon of its own with a 64-slot RX ring, under
+#                       ucpumap-gen's 400 kpps: ucpumap_drops_total has
+#                       the ring-full reason, and what was sent is what
+#                       was delivered and the drops, exactly (less the
+#                       veth's own drops, which it reports)
 #   cleanup             nothing outlives the cleanup (a line only when
 #                       something does)
 #
@@ -40,9 +49,10 @@ BUILD=${BUILD:-build}
 name=test-metrics
 cases="parser-self-check bad-listen port-in-use scrape-counts scrape-format http-errors
 bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-100k-request
-sigterm cleanup"
+link-state sigterm ring-full cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
+genbin=$(dirname "$daemon")/ucpumap-gen
 gen=ucmmg$$
 dut=ucmmd$$
 tun=ucmm0
@@ -265,7 +275,7 @@ case_scrape_format() {
 		 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter \
 		 ucpumap_rx_thread_cpu_seconds_total:counter ucpumap_enqueue_packets_total:counter \
 		 ucpumap_enqueue_drops_total:counter ucpumap_enqueue_shed_total:counter \
-		 ucpumap_build_info:gauge; do
+		 ucpumap_build_info:gauge ucpumap_link_up:gauge; do
 		[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
 	done
 	q=$(J "$tmp/s1" '",".join(d.get("queues", []))')
@@ -273,10 +283,12 @@ case_scrape_format() {
 	r=$(J "$tmp/s1" '",".join(d.get("reasons", []))')
 	[ "$q" = 0 ] || why="$why queues '$q' (want 0);"
 	[ "$w" = 0,1 ] || why="$why workers '$w' (want 0,1);"
-	for reason in bad_desc steer enqueue_full fair_share ip_len l4_hdr sink; do
+	for reason in kernel_rx_ring_full kernel_rx_dropped bad_desc steer enqueue_full fair_share \
+		      ip_len l4_hdr sink; do
 		[[ ",$r," == *",$reason,"* ]] || why="$why no drop reason $reason;"
 	done
 	[ "$(J "$tmp/s1" 'int(d.get("drops_in", -1))')" = 0 ] || why="$why drops where none should be;"
+	[ "$(J "$tmp/s1" 'int(d.get("up", -1))')" = 1 ] || why="$why ucpumap_up $(J "$tmp/s1" 'd.get("up")') (want 1);"
 	# The version --version prints, as the one build_info sample's label.
 	v=$("$daemon" --version | sed -n 's/^ucpumapd \([^ ]*\) .*/\1/p')
 	b=$(J "$tmp/s1" '" ".join(d.get("build_info", []))')
@@ -356,6 +368,41 @@ case_bad_client_100k_request() {
 	fi
 }
 
+# ---- the links -------------------------------------------------------------------
+# links FILE: "up U iface I tun T" of a scrape.
+links() {
+	J "$1" '"up %d iface %d tun %d" % (d["up"], d["link_up"].get("iface:vd", -1), d["link_up"].get("tun:'$tun'", -1))'
+}
+
+# link_wait FILE WANT: scrapes until links says WANT, at most 3 s.
+link_wait() {
+	for _ in $(seq 15); do
+		mc "$1" scrape --deadline 8
+		[ "$(links "$1")" = "$2" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
+case_link_state() {
+	local why= step
+	lib_once daemon_up
+	link_wait "$tmp/l0" "up 1 iface 1 tun 1" || why="at the start: $(links "$tmp/l0");"
+	ip -n "$dut" link set $tun down
+	link_wait "$tmp/l1" "up 0 iface 1 tun 0" || why="$why the tun down: $(links "$tmp/l1");"
+	ip -n "$dut" link set $tun up
+	link_wait "$tmp/l2" "up 1 iface 1 tun 1" || why="$why the tun up again: $(links "$tmp/l2");"
+	ip -n "$dut" link set vd down
+	link_wait "$tmp/l3" "up 0 iface 0 tun 1" || why="$why vd down: $(links "$tmp/l3");"
+	ip -n "$dut" link set vd up
+	link_wait "$tmp/l4" "up 1 iface 1 tun 1" || why="$why vd up again: $(links "$tmp/l4");"
+	if [ -z "$why" ]; then
+		ok link-state "1, 0 with the tun down, 0 with vd down, 1 again each time"
+	else
+		bad link-state "$why"
+	fi
+}
+
 # ---- the stop --------------------------------------------------------------------
 case_sigterm() {
 	local rc rx got why l
@@ -390,6 +437,61 @@ case_sigterm() {
 		ok sigterm "exit 0, $(grep '^conservation' "$tmp/d.out" | cut -c1-60)..., audit"
 	else
 		bad sigterm "$why stderr: $(tail -3 "$tmp/d.err" | tr '\n' ' ')"
+	fi
+}
+
+# ---- the RX ring overflowing --------------------------------------------------------
+# veth_drops: the veth pair's drops so far (vg's tx, vd's rx). vd's count
+# the XDP redirects the sockets refused too (the kernel's two causes):
+# the rest were lost before the sockets.
+veth_drops() {
+	{ ip -n "$gen" -s -j link show vg; ip -n "$dut" -s -j link show vd; } |
+		"$PY" -c 'import json, sys
+t = 0
+for l in sys.stdin:
+    s = json.loads(l)[0]["stats64"]
+    t += s["tx"]["dropped"] + s["rx"]["dropped"]
+print(t)'
+}
+
+case_ring_full() {
+	local why= v0 v1 sent vdmac r dl dr full kd before
+	lib_once topology
+	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --cpus 0,1 --filter ipv4 --interval 0 \
+		--rx-size 64 --metrics-listen 127.0.0.1:$port --duration 60 > "$tmp/rf.out" 2> "$tmp/rf.err" &
+	dpid=$!
+	lib_pid $dpid
+	if ! wait_line "$tmp/rf.out" '^ucpumapd: ' 50 "$dpid"; then
+		bad ring-full "ucpumapd did not start: $(tail -3 "$tmp/rf.err" | tr '\n' ' ')"
+		return
+	fi
+	vdmac=$(mac_of "$dut" vd)
+	v0=$(veth_drops)
+	lib_run ip netns exec "$gen" "$genbin" --dev vg --dst-ip $D4 --dst-mac "$vdmac" \
+		--dst-port 9000 --flows 4 --rate 400000 --duration 1 > "$tmp/rf.gen" 2>&1
+	sent=$(awk '/^total:/ { print $2 }' "$tmp/rf.gen")
+	v1=$(veth_drops)
+	# The workers finish what they hold; then the account is still.
+	sleep 1
+	mc "$tmp/rf" scrape --deadline 8
+	stop_pid "$dpid" 50
+	dpid=
+	r=$(J "$tmp/rf" '"%d %d %d %d" % (d["delivered"], d["drops_in"], d["drops_by_reason"].get("kernel_rx_ring_full", 0), d["drops_by_reason"].get("kernel_rx_dropped", 0))')
+	read -r dl dr full kd <<< "${r:-0 0 0 0}"
+	[ -n "$sent" ] || why="ucpumap-gen failed: $(tail -2 "$tmp/rf.gen" | tr '\n' ' ');"
+	[ "${full:-0}" -gt 0 ] || why="$why no kernel_rx_ring_full drops (the ring did not overflow?): $(counts "$tmp/rf");"
+	# Sent: delivered, a counted drop, or lost before the sockets (the
+	# veth's own drops, which it counts: at most those).
+	before=$((${sent:-0} - dl - dr))
+	if [ "$before" -lt 0 ] || [ "$before" -gt $((v1 - v0 - full - kd)) ]; then
+		why="$why sent ${sent:-?}, delivered $dl + drops $dr: $before missing, the veth's own drops $((v1 - v0 - full - kd));"
+	fi
+	grep -q '^conservation: .*kernel_rx_ring_full [1-9].*: holds$' "$tmp/rf.out" ||
+		why="$why $(grep '^conservation' "$tmp/rf.out" || echo 'no conservation line');"
+	if [ -z "$why" ]; then
+		ok ring-full "sent $sent = delivered $dl + drops $dr (kernel_rx_ring_full $full) + $before lost before the sockets"
+	else
+		bad ring-full "$why"
 	fi
 }
 

@@ -19,7 +19,9 @@
 #   delivered-is-traffic   the lines' delivered rates times their intervals
 #                          add up to what the daemon delivered, and that
 #                          with the drops it counted is what the generator
-#                          sent; the busiest line is near the sending rate;
+#                          sent; the JSON lines' account (received = rx and
+#                          the kernel's drops = delivered + drops, by
+#                          cause in drops_in) is the conservation line's; the busiest line is near the sending rate;
 #                          the fair share's refusals (enqueue_shed) are
 #                          the queues' summed, within the enqueue drops
 #   total-average          the total line's time is the run, --duration,
@@ -171,6 +173,11 @@ for i in range(1, min(len(parsed), len(lines) - 1)):
     rxb = min(100.0, max(0.0, 100.0 * (b["rx_cpu_ns"] - a["rx_cpu_ns"]) / 1e9 / (dt * len(b["queues"]))))
     if abs(int(m.group(6)) - rxb) > 1.5:
         why.append("line %d: RX threads %s%% busy, their CPU time says %.1f%%" % (i + 1, m.group(6), rxb))
+    # The JSON line has the line's shares.
+    for what, got, want in (("workers_busy", b.get("workers_busy"), int(m.group(5))),
+                            ("rx_threads_busy", b.get("rx_threads_busy"), int(m.group(6)))):
+        if got is None or abs(got - want) > 0.51:
+            why.append("JSON line %d: %s %s, the line says %d%%" % (i + 1, what, got, want))
 # A line without traffic has idle workers (a sleep still going on counts).
 why += ["line %d: workers %s%%, RX threads %s%% busy with nothing coming in"
         % (i + 1, m.group(5), m.group(6))
@@ -189,6 +196,23 @@ if first != 0:
 if abs(seen - delivered) > 2 + delivered * 0.001:
     why.append("the lines' delivered rates make %.0f datagrams, the daemon delivered %d"
                % (seen, delivered))
+# The account: received (at the sockets) = rx + the kernel's drops there
+# = delivered + drops, and drops_in names each of them.
+for i, d in enumerate(lines):
+    kern = sum(q["kernel_rx_dropped"] + q["kernel_rx_ring_full"] for q in d["queues"])
+    if (d["received"] != d["rx"] + kern or d["drops"] != drops(d) or
+            sum(d["drops_in"].values()) != d["drops"] or d["delivered"] != d["tun_packets"]):
+        why.append("JSON line %d: received %d, drops %d (by cause %d), delivered %d; rx %d + the "
+                   "kernel's %d, the drops %d, tun_packets %d"
+                   % (i + 1, d["received"], d["drops"], sum(d["drops_in"].values()),
+                      d["delivered"], d["rx"], kern, drops(d), d["tun_packets"]))
+        break
+m = [re.match(r"conservation: received (\d+) = delivered (\d+) \+ drops (\d+) \(", l) for l in out]
+m = [x for x in m if x]
+if not m or tuple(map(int, m[0].groups())) != tuple(lines[-1][k] for k in ("received", "delivered", "drops")):
+    why.append("the conservation line %s, the last JSON line received %d delivered %d drops %d"
+               % (m[0].groups() if m else None, lines[-1]["received"], lines[-1]["delivered"],
+                  lines[-1]["drops"]))
 # Each datagram delivered or a counted drop (a loaded machine drops some);
 # the veth's own drops, before the socket, the daemon cannot see.
 if not sent * 0.99 <= delivered + drops(lines[-1]) <= sent:

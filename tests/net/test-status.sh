@@ -1,0 +1,206 @@
+#!/bin/bash
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# ucpumapd --status IFACE: the running instance's answer on its unix
+# socket /run/ucpumap/IFACE.sock, on a veth pair between two namespaces
+# (the generator's and the DUT's, where the daemon runs on vd).
+#
+#   none            no instance: exit 1, "no instance serves vd"
+#   bad-name        --status a/b: exit 2, no socket looked for
+#   answers         the instance's socket (mode 0660), and its answer:
+#                   exit 0, one JSON line, state running, up 1, its pid,
+#                   and after 760 datagrams rx, received and delivered
+#                   760, no drops, the drops by cause listed
+#   stopped-none    SIGTERM: exit 0, the socket gone, --status exit 1
+#   killed-replaced kill -9 leaves the socket: --status says no instance
+#                   (exit 1); the next start replaces it and answers with
+#                   its own pid; SIGTERM, exit 0, the socket gone
+#   user-owned      --user nobody: the socket has nobody's group, mode
+#                   0660, and nobody's --status is answered
+#   cleanup         nothing outlives the cleanup
+#
+# Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0.
+set -u
+BUILD=${BUILD:-build}
+name=test-status
+cases="none bad-name answers stopped-none killed-replaced user-owned cleanup"
+here=$(cd "$(dirname "$0")" && pwd)
+daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
+gen=ucmtg$$
+dut=ucmtd$$
+tun=ucmt1
+sock=/run/ucpumap/vd.sock
+. "$here/../lib.sh"
+. "$here/daemon.sh"
+traffic=$progs/ucpumapd_traffic.py
+dpid=
+
+setup() {
+	daemon_veth 10.206.0.1 10.206.0.2
+	# A socket another instance answers on is left to it: none may run.
+	if [ -S "$sock" ] && ip netns exec "$dut" "$daemon" --status vd > /dev/null 2>&1; then
+		skip all "another ucpumapd answers on $sock"
+		exit 0
+	fi
+}
+
+# status FILE: --status vd in the DUT, its answer in FILE, its exit status.
+status() {
+	ip netns exec "$dut" timeout 10 "$daemon" --status vd > "$1" 2> "$1.err"
+}
+
+# start LOG ARGS...: the daemon on vd, $dpid; fails when it did not start.
+start() {
+	local log=$1
+	shift
+	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --cpus 0,1 --filter ipv4 --interval 0 \
+		--duration 60 "$@" > "$log" 2> "$log.err" &
+	dpid=$!
+	lib_pid $dpid
+	wait_line "$log" '^ucpumapd: ' 50 "$dpid"
+}
+
+# term: SIGTERM to the daemon; its exit status.
+term() {
+	local rc
+	kill -TERM "$dpid"
+	lib_wait "$dpid"
+	rc=$?
+	dpid=
+	return $rc
+}
+
+J() { jget "$1" "$2"; }
+
+case_none() {
+	local rc
+	status "$tmp/none"
+	rc=$?
+	if [ $rc = 1 ] && grep -q "no instance serves vd" "$tmp/none.err" && [ ! -s "$tmp/none" ]; then
+		ok none "$(cat "$tmp/none.err")"
+	else
+		bad none "exit $rc (want 1): $(cat "$tmp/none.err")"
+	fi
+}
+
+case_bad_name() {
+	local rc
+	ip netns exec "$dut" "$daemon" --status a/b > "$tmp/bad" 2> "$tmp/bad.err"
+	rc=$?
+	if [ $rc = 2 ] && grep -q "not an interface name" "$tmp/bad.err"; then
+		ok bad-name "$(cat "$tmp/bad.err")"
+	else
+		bad bad-name "exit $rc (want 2): $(cat "$tmp/bad.err")"
+	fi
+}
+
+case_answers() {
+	local why= rc sent mode r
+	if ! start "$tmp/a.out"; then
+		bad answers "ucpumapd did not start: $(tail -3 "$tmp/a.out.err" | tr '\n' ' ')"
+		return
+	fi
+	mode=$(stat -c %a "$sock" 2> /dev/null)
+	[ "$mode" = 660 ] || why="$sock: mode ${mode:-none} (want 660);"
+	ip netns exec "$gen" timeout 20 "$PY" "$traffic" flows-send --src $G4 --dst $D4 > "$tmp/batch" 2>&1
+	sent=$(jget "$tmp/batch" 'd["sent"]')
+	for _ in $(seq 30); do
+		status "$tmp/a.json"
+		rc=$?
+		[ "$(J "$tmp/a.json" 'd["delivered"]')" = "${sent:-x}" ] && break
+		sleep 0.2
+	done
+	[ $rc = 0 ] || why="$why exit $rc: $(cat "$tmp/a.json.err");"
+	[ "$(wc -l < "$tmp/a.json")" = 1 ] || why="$why $(wc -l < "$tmp/a.json") lines (want 1);"
+	r=$(J "$tmp/a.json" '"%s %d %d %d %d %d %d %d" % (d["state"], d["up"], d["pid"], d["rx"], d["received"], d["delivered"], d["drops"], len(d["drops_in"]))')
+	[ "$r" = "running 1 $dpid $sent $sent $sent 0 22" ] ||
+		[[ "$r" =~ ^running\ 1\ $dpid\ $sent\ $sent\ $sent\ 0\ [1-9][0-9]$ ]] ||
+		why="$why answer '$r' (want: running 1 $dpid, rx, received, delivered $sent, 0 drops, the causes);"
+	if [ -z "$why" ] && [ -n "$sent" ]; then
+		ok answers "$r"
+	else
+		bad answers "sent ${sent:-?}: $why"
+	fi
+}
+
+case_stopped_none() {
+	local rc why=
+	lib_need answers
+	[ -n "$dpid" ] || { bad stopped-none "no daemon from answers"; return; }
+	term
+	rc=$?
+	[ $rc = 0 ] || why="the daemon exited $rc: $(tail -2 "$tmp/a.out.err" | tr '\n' ' ');"
+	[ -e "$sock" ] && why="$why $sock is still there;"
+	status "$tmp/s"
+	rc=$?
+	[ $rc = 1 ] && grep -q "no instance serves vd" "$tmp/s.err" ||
+		why="$why --status exited $rc: $(cat "$tmp/s.err");"
+	if [ -z "$why" ]; then ok stopped-none; else bad stopped-none "$why"; fi
+}
+
+case_killed_replaced() {
+	local why= rc old new
+	if ! start "$tmp/k1.out"; then
+		bad killed-replaced "ucpumapd did not start: $(tail -3 "$tmp/k1.out.err" | tr '\n' ' ')"
+		return
+	fi
+	old=$dpid
+	kill -9 "$dpid"
+	{ lib_wait "$dpid"; } 2> /dev/null
+	dpid=
+	[ -S "$sock" ] || why="no socket left after kill -9 (nothing to replace);"
+	status "$tmp/k1"
+	rc=$?
+	[ $rc = 1 ] && grep -q "no instance serves vd" "$tmp/k1.err" ||
+		why="$why after kill -9, --status exited $rc: $(cat "$tmp/k1.err");"
+	if ! start "$tmp/k2.out"; then
+		bad killed-replaced "$why the second start failed: $(tail -3 "$tmp/k2.out.err" | tr '\n' ' ')"
+		return
+	fi
+	status "$tmp/k2"
+	rc=$?
+	[ $rc = 0 ] && [ "$(J "$tmp/k2" 'd["pid"]')" = "$dpid" ] ||
+		why="$why the new instance: --status exited $rc, pid $(J "$tmp/k2" 'd["pid"]') (want $dpid, the killed one $old): $(cat "$tmp/k2.err");"
+	grep -q "cannot serve --status" "$tmp/k2.out.err" && why="$why $(grep 'cannot serve' "$tmp/k2.out.err");"
+	new=$dpid
+	term
+	rc=$?
+	[ $rc = 0 ] || why="$why the second exited $rc;"
+	[ -e "$sock" ] && why="$why $sock left at the stop;"
+	if [ -z "$why" ]; then
+		ok killed-replaced "pid $old killed, $new answered in its place"
+	else
+		bad killed-replaced "$why"
+	fi
+}
+
+case_user_owned() {
+	local why= own grp
+	if ! id nobody > /dev/null 2>&1; then
+		skip user-owned "no user nobody"
+		return
+	fi
+	grp=$(id -gn nobody)
+	if ! start "$tmp/u.out" --user nobody; then
+		bad user-owned "ucpumapd --user nobody did not start: $(tail -3 "$tmp/u.out.err" | tr '\n' ' ')"
+		return
+	fi
+	own=$(stat -c '%U:%G %a' "$sock" 2> /dev/null)
+	[[ "$own" =~ ^(nobody|root):$grp\ 660$ ]] || why="$sock: ${own:-none} (want nobody's group $grp, 660);"
+	# nobody asks: the group's right.
+	ip netns exec "$dut" setpriv --reuid nobody --regid "$grp" --clear-groups \
+		"$daemon" --status vd > "$tmp/u" 2> "$tmp/u.err" ||
+		why="$why --status as nobody: $(cat "$tmp/u.err");"
+	[ "$(J "$tmp/u" 'd["state"]')" = running ] || why="$why the answer: $(head -c 200 "$tmp/u");"
+	term || why="$why exit status $?: $(tail -2 "$tmp/u.out.err" | tr '\n' ' ');"
+	status "$tmp/u2"
+	[ $? = 1 ] || why="$why --status after the stop: $(cat "$tmp/u2.err");"
+	rm -f "$sock"	# a user that may not remove it from /run/ucpumap leaves it
+	if [ -z "$why" ]; then ok user-owned "$own; nobody asked"; else bad user-owned "$why"; fi
+}
+
+case_cleanup() {
+	lib_cleanup_check || bad cleanup "$lib_left"
+}
+
+lib_run_cases "$@"
