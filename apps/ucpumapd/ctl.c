@@ -79,6 +79,12 @@ static int ctl_bind(struct ctl *c, struct daemon *d, const struct sockaddr_un *s
 
 	if (mkdir(CTL_DIR, 0755) && errno != EEXIST)
 		return -errno;
+	/* Only root may put a file there: else another user could have put
+	 * the path the socket replaces, or answer in its place. */
+	if (lstat(CTL_DIR, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid || (st.st_mode & 022))
+		return -EACCES;
 	if (ctl_live(sa))
 		return -EADDRINUSE;
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -131,6 +137,7 @@ int ctl__open(struct daemon *d)
 		fprintf(stderr, "ucpumapd: cannot serve --status on %s: %s; running without it%s\n",
 			c->path[0] ? c->path : CTL_DIR,
 			err == -EADDRINUSE ? "another instance answers there (another network namespace's)" :
+			err == -EACCES ? CTL_DIR " is not a directory only root may write to" :
 			strerror(-err),
 			err == -EROFS ? " (under systemd, the unit's RuntimeDirectory=ucpumap makes it)" : "");
 		if (c->fd >= 0)

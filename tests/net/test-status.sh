@@ -17,13 +17,17 @@
 #                   its own pid; SIGTERM, exit 0, the socket gone
 #   user-owned      --user nobody: the socket has nobody's group, mode
 #                   0660, and nobody's --status is answered
+#   other-namespace an instance on another namespace's vd while one
+#                   answers: it runs without a socket, saying so; the
+#                   first one's still answers, and stays at the second's
+#                   stop
 #   cleanup         nothing outlives the cleanup
 #
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0.
 set -u
 BUILD=${BUILD:-build}
 name=test-status
-cases="none bad-name answers stopped-none killed-replaced user-owned cleanup"
+cases="none bad-name answers stopped-none killed-replaced user-owned other-namespace cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 gen=ucmtg$$
@@ -197,6 +201,39 @@ case_user_owned() {
 	[ $? = 1 ] || why="$why --status after the stop: $(cat "$tmp/u2.err");"
 	rm -f "$sock"	# a user that may not remove it from /run/ucpumap leaves it
 	if [ -z "$why" ]; then ok user-owned "$own; nobody asked"; else bad user-owned "$why"; fi
+}
+
+case_other_namespace() {
+	local why= first rc
+	if ! start "$tmp/o1.out"; then
+		bad other-namespace "ucpumapd did not start: $(tail -3 "$tmp/o1.out.err" | tr '\n' ' ')"
+		return
+	fi
+	first=$dpid
+	if ! veth_pair ${gen}b ${dut}b vg vd 10.207.0.1/24 10.207.0.2/24 2> "$tmp/o.setup"; then
+		bad other-namespace "cannot build the second pair: $(head -2 "$tmp/o.setup" | tr '\n' ' ')"
+		term
+		return
+	fi
+	ip netns exec ${dut}b "$daemon" --dev vd --tun $tun --cpus 0,1 --interval 0 --duration 60 \
+		> "$tmp/o2.out" 2> "$tmp/o2.out.err" &
+	dpid=$!
+	lib_pid $dpid
+	if wait_line "$tmp/o2.out" '^ucpumapd: ' 50 "$dpid"; then
+		grep -q "cannot serve --status on $sock: another instance answers there" "$tmp/o2.out.err" ||
+			why="the second said: $(grep 'status' "$tmp/o2.out.err" || echo nothing);"
+		term || why="$why the second exited $?;"
+	else
+		why="the second did not start: $(tail -2 "$tmp/o2.out.err" | tr '\n' ' ');"
+		stop_pid "$dpid"
+	fi
+	dpid=$first
+	status "$tmp/o"
+	rc=$?
+	[ $rc = 0 ] && [ "$(J "$tmp/o" 'd["pid"]')" = "$first" ] ||
+		why="$why the first's socket after the second's stop: exit $rc, $(cat "$tmp/o.err");"
+	term || why="$why the first exited $?;"
+	if [ -z "$why" ]; then ok other-namespace "$(grep -o 'cannot serve.*' "$tmp/o2.out.err")"; else bad other-namespace "$why"; fi
 }
 
 case_cleanup() {
