@@ -197,6 +197,7 @@ static __hot_inline uint32_t count_res(struct ucm_tun_stats *a, ssize_t res,
 	if (likely(res == (ssize_t)sl->len)) {
 		a->packets += sl->nseg;
 		a->bytes += sl->bytes;
+		a->csum_partial += sl->partial;
 		if (sl->nseg > 1) {
 			a->super++;
 			a->super_segs += sl->nseg;
@@ -211,28 +212,42 @@ static __hot_inline uint32_t count_res(struct ucm_tun_stats *a, ssize_t res,
 	return sl->nseg;
 }
 
-/* What the device takes, vnet header first, in one buffer; NULL for a
- * non-IP frame in tun mode (a tun has no Ethernet header to carry anything
- * else). The header goes right before the packet: over the Ethernet header
- * in tun mode (l3_off >= 14), in the sink's room of the headroom in tap
- * mode (data_off >= UCM_FRAME_HDR_ROOM, checked by the worker). */
-static __hot_inline char *pkt_buf(const struct ucm_tun *tun,
-				  struct ucm_frame_hdr *hdr, uint32_t *len)
+/* What the device takes, vnet header first, in one buffer (its length in
+ * sl->len); NULL for a non-IP frame in tun mode (a tun has no Ethernet
+ * header to carry anything else). The header goes right before the packet:
+ * over the Ethernet header in tun mode (l3_off >= 14), in the sink's room
+ * of the headroom in tap mode (data_off >= UCM_FRAME_HDR_ROOM, checked by
+ * the worker). No offloads, but a partial checksum's: the kernel completes
+ * it (NEEDS_CSUM; for local delivery it trusts it), where written as it
+ * came it would drop the packet (proto.h: ucm_l4_csum_partial()). */
+static __hot_inline char *pkt_buf(const struct ucm_tun *tun, struct ucm_frame_hdr *hdr,
+				  struct tun_slot *sl)
 {
-	char *data = ucm_frame_data(hdr);
+	char *data = ucm_frame_data(hdr), *frame = data;
+	struct virtio_net_hdr *vh;
+	uint32_t start = 0;
 
 	if (tun->flags & UCM_TUN_F_TAP) {
-		*len = hdr->len;
+		sl->len = hdr->len;
 	} else {
 		if (unlikely(!(hdr->pkt.flags & (UCM_PKT_F_IPV4 | UCM_PKT_F_IPV6))))
 			return NULL;
 		/* l3_len, not len - l3_off: Ethernet padding stays out. */
-		data += hdr->pkt.l3_off;
-		*len = hdr->pkt.l3_len;
+		start = hdr->pkt.l3_off;
+		sl->len = hdr->pkt.l3_len;
 	}
-	data -= VNET_LEN;
-	memset(data, 0, VNET_LEN);	/* no offloads */
-	*len += VNET_LEN;
+	data += start - VNET_LEN;
+	memset(data, 0, VNET_LEN);
+	sl->len += VNET_LEN;
+	sl->partial = ucm_l4_csum_partial(&hdr->pkt, (const uint8_t *)frame);
+	if (unlikely(sl->partial)) {
+		vh = (struct virtio_net_hdr *)data;
+		vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		/* Offsets from where the write starts, as ucm_gso__build()'s. */
+		vh->csum_start = hdr->pkt.l4_off - start;
+		vh->csum_offset = ucm_l4_check_off(hdr->pkt.l4_proto);
+		vh->hdr_len = vh->csum_start + hdr->pkt.l4_hlen;
+	}
 	return data;
 }
 
@@ -286,6 +301,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	sl->nseg = nseg;
 	sl->niov = k;
 	sl->g = g;
+	sl->partial = false;	/* a super-packet's: always NEEDS_CSUM */
 }
 
 /*
@@ -351,7 +367,7 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 		if (coalesce && st->plan.nseg[g] > 1) {
 			super_build(tun, st, frames, g, sl, iov);
 		} else {
-			iov->iov_base = pkt_buf(tun, frames[i], &sl->len);
+			iov->iov_base = pkt_buf(tun, frames[i], sl);
 			if (unlikely(!iov->iov_base)) {
 				a->non_ip++;
 				(*failed)++;
@@ -418,7 +434,7 @@ static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_w
 		struct tun_slot one = { .nseg = 1 };
 		struct iovec iov[UCM_TUN_CHAIN_IOV];
 
-		buf = pkt_buf(tun, frames[j], &one.len);	/* a zeroed vnet header */
+		buf = pkt_buf(tun, frames[j], &one);	/* no GSO in its vnet header */
 		one.bytes = one.len - VNET_LEN;
 		iov[0].iov_base = buf;
 		iov[0].iov_len = one.len;
@@ -681,6 +697,8 @@ static void stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *a
 	}
 	if (a->submits)
 		STAT_ADD(s->submits, a->submits);
+	if (unlikely(a->csum_partial))
+		STAT_ADD(s->csum_partial, a->csum_partial);
 	if (unlikely(a->super_refused))
 		STAT_ADD(s->super_refused, a->super_refused);
 	if (a->super) {

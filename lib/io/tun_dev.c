@@ -549,6 +549,7 @@ static void stats_add(struct ucm_tun_stats *dst, const struct ucm_tun_stats *s)
 	dst->err_ebadfd += READ_ONCE(s->err_ebadfd);
 	dst->err_eagain += READ_ONCE(s->err_eagain);
 	dst->err_other += READ_ONCE(s->err_other);
+	dst->csum_partial += READ_ONCE(s->csum_partial);
 }
 
 int ucm_tun__queue_stats(const struct ucm_tun *tun, uint32_t q,

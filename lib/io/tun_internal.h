@@ -43,6 +43,7 @@ struct tun_slot {
 	uint16_t g;
 	struct ucm_gso_undo undo;
 	bool done;		/* its completion was reaped */
+	bool partial;		/* one packet, its checksum left to the kernel */
 };
 
 /*

@@ -52,14 +52,6 @@ struct seg {
 	int8_t good;		/* checksums: 1 right, -1 wrong, 0 not looked at yet */
 };
 
-/* The pseudo-header's sum: addresses, protocol, L4 length. */
-static uint32_t pseudo_sum(const uint8_t *ip, bool v6, uint8_t proto, uint32_t l4len)
-{
-	const uint8_t ph[4] = { 0, proto, l4len >> 8, l4len & 0xff };
-
-	return ucm_csum_add(ucm_csum_add(0, v6 ? ip + 8 : ip + 12, v6 ? 32 : 8), ph, 4);
-}
-
 /* The L4 bytes of a packet of several frames added to @sum: the first
  * frame's, then each part's, a part that starts at an odd offset of the
  * segment swapped (RFC 1071, 2.(B)). */
@@ -84,24 +76,33 @@ static uint32_t sum_parts(const struct seg *s, uint32_t sum)
  * The packet's checksums are right: the IPv4 header's (the kernel's GRO
  * and ip_rcv() drop a bad one; a super-packet's is rewritten, so it must
  * not hide one) and the L4 one over pseudo-header and segment (for UDP
- * also present: a zero field is "no checksum", nothing to carry over).
- * Looked at only when the packet is about to share a write: most packets
- * of many flows never are.
+ * also present: a zero field is "no checksum", nothing to carry over), or
+ * the L4 one is partial: the pseudo-header sum alone, its sender's
+ * offload's (proto.h: ucm_l4_csum_partial()). A partial one is left to
+ * the kernel whether the packet goes alone (tun.c writes it with
+ * NEEDS_CSUM) or in a super-packet (always NEEDS_CSUM), so merging it
+ * makes nothing good that would not be anyway, as the kernel's GRO takes
+ * CHECKSUM_PARTIAL packets; it is checked first, sparing the payload's
+ * sum. Looked at only when the packet is about to share a write: most
+ * packets of many flows never are.
  */
 static bool seg_good(struct seg *s)
 {
 	if (!s->good) {
 		bool ok = true;
+		uint32_t sum;
 
 		if (!s->v6)
 			ok = ucm_csum_fold(ucm_csum_add(0, s->ip, 20)) == 0;
 		if (s->proto == IPPROTO_UDP && !ld_be16(s->l4 + 6))
 			ok = false;
 		if (ok) {
-			uint32_t sum = pseudo_sum(s->ip, s->v6, s->proto, s->l4len);
-
-			sum = likely(!s->fr) ? ucm_csum_add(sum, s->l4, s->l4len) : sum_parts(s, sum);
-			ok = ucm_csum_fold(sum) == 0;
+			sum = ucm_pseudo_sum(s->ip, s->v6, s->proto, s->l4len);
+			/* seg_read(): a TCP or UDP datagram's whole L4 part,
+			 * the partial test's length too. */
+			ok = ld_be16(s->l4 + ucm_l4_check_off(s->proto)) == ucm_csum_folded(sum) ||
+			     ucm_csum_fold(likely(!s->fr) ? ucm_csum_add(sum, s->l4, s->l4len) :
+							    sum_parts(s, sum)) == 0;
 		}
 		s->good = ok ? 1 : -1;
 	}
@@ -353,12 +354,6 @@ placed:
 	return 0;
 }
 
-/* Where the L4 checksum sits: TCP's at 16, UDP's at 6. */
-static uint32_t check_off(const struct ucm_pkt *pkt)
-{
-	return pkt->l4_proto == IPPROTO_TCP ? 16 : 6;
-}
-
 /* The IP (and UDP) length fields for @l4len bytes of L4 header and
  * payload, and the IPv4 header checksum again. */
 static void set_lengths(const struct ucm_pkt *pkt, uint8_t *data, uint32_t l4len)
@@ -383,7 +378,7 @@ void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
 	uint8_t *ip = data + pkt->l3_off, *l4 = data + pkt->l4_off;
 	uint32_t l3h = pkt->l4_off - pkt->l3_off, l4len = pkt->l4_hlen + payload;
 	bool v6 = pkt->flags & UCM_PKT_F_IPV6, tcp = pkt->l4_proto == IPPROTO_TCP;
-	uint8_t *check = l4 + check_off(pkt);
+	uint8_t *check = l4 + ucm_l4_check_off(pkt->l4_proto);
 
 	memset(vh, 0, sizeof(*vh));
 	if (nseg < 2)
@@ -405,14 +400,14 @@ void ucm_gso__build(const struct ucm_pkt *pkt, uint8_t *data, uint32_t nseg,
 		l4[13] |= TCP_PSH;	/* the last segment's, as GRO keeps it */
 	/* NEEDS_CSUM: the field holds the pseudo-header sum, not inverted;
 	 * the kernel adds the segment and inverts. */
-	st_be16(check, (uint16_t)~ucm_csum_fold(pseudo_sum(ip, v6, pkt->l4_proto, l4len)));
+	st_be16(check, ucm_csum_folded(ucm_pseudo_sum(ip, v6, pkt->l4_proto, l4len)));
 }
 
 void ucm_gso_save(const struct ucm_pkt *pkt, const uint8_t *data, struct ucm_gso_undo *u)
 {
 	const uint8_t *l4 = data + pkt->l4_off;
 
-	memcpy(&u->check, l4 + check_off(pkt), 2);
+	memcpy(&u->check, l4 + ucm_l4_check_off(pkt->l4_proto), 2);
 	/* TCP's flags; a UDP datagram may end before byte 13 of its header. */
 	u->tflags = pkt->l4_proto == IPPROTO_TCP ? l4[13] : 0;
 }
@@ -424,5 +419,5 @@ void ucm_gso_restore(const struct ucm_pkt *pkt, uint8_t *data, const struct ucm_
 	set_lengths(pkt, data, pkt->l3_len - (pkt->l4_off - pkt->l3_off));
 	if (pkt->l4_proto == IPPROTO_TCP)
 		l4[13] = u->tflags;
-	memcpy(l4 + check_off(pkt), &u->check, 2);
+	memcpy(l4 + ucm_l4_check_off(pkt->l4_proto), &u->check, 2);
 }

@@ -4,9 +4,13 @@
 #ifndef UCM_PROTO_H
 #define UCM_PROTO_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <netinet/in.h>
 
 #include "ucpumap/gso.h"
+#include "core/internal.h"
+#include "ucpumap/csum.h"
 #include "ucpumap/pkt.h"
 
 struct ucm_pkt;
@@ -48,5 +52,65 @@ struct ucm_gso_frags {
 int ucm_gso_plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 		 const struct ucm_gso_frags *const *frags, uint32_t n, uint32_t flags,
 		 struct ucm_gso_plan *plan);
+/* Where the L4 checksum sits in its header: TCP's at 16, UDP's at 6. */
+static inline uint32_t ucm_l4_check_off(uint8_t l4_proto)
+{
+	return l4_proto == IPPROTO_TCP ? 16 : 6;
+}
+
+/* The pseudo-header's sum: addresses, protocol, L4 length (@ip: the IP
+ * header). */
+static inline uint32_t ucm_pseudo_sum(const uint8_t *ip, bool v6, uint8_t proto,
+				      uint32_t l4len)
+{
+	const uint8_t ph[4] = { 0, proto, l4len >> 8, l4len & 0xff };
+
+	return ucm_csum_add(ucm_csum_add(0, v6 ? ip + 8 : ip + 12, v6 ? 32 : 8), ph, 4);
+}
+
+/* A sum folded, not inverted: what a partial checksum's field holds. */
+static inline uint16_t ucm_csum_folded(uint32_t sum)
+{
+	uint16_t inv = ucm_csum_fold(sum);
+
+	return (uint16_t)~inv;
+}
+
+/*
+ * A partial checksum (the kernel's CHECKSUM_PARTIAL): the TCP or UDP
+ * checksum field of the packet at @data holds the pseudo-header's folded
+ * sum, not inverted, and the segment is left for someone to add. A sender
+ * whose device has TX checksum offload (a veth's default) leaves it so;
+ * AF_XDP hands the packet over as it is. Header bytes only: the addresses
+ * and the field, never the payload, so a packet of several frames (its
+ * headers in the first) is judged alike.
+ *
+ * False for a fragment (the kernel completes a checksum before it
+ * fragments), for a UDP field of 0 (IPv4's "no checksum": a pseudo-header
+ * sum is never 0, its protocol word is not), and where the sender's
+ * pseudo-header is not this header's (an IPv4 source route, an IPv6
+ * routing header): left as they came. A correct full checksum F that
+ * equals the pseudo-header sum P (one packet in 2^16) is true too, and
+ * harmless: correct, P + S + F = -0 (S: the segment's sum but the field),
+ * so F = ~(P + S); the kernel completes it as ~(F + S) = ~(P + S) = F,
+ * the value it had (tests/unit/test-gso.c shows it). The price: a
+ * corrupted packet whose field holds exactly P is made good.
+ */
+static inline bool ucm_l4_csum_partial(const struct ucm_pkt *pkt, const uint8_t *data)
+{
+	const uint8_t *l4 = data + pkt->l4_off;
+	uint32_t l4len;
+
+	/* PORTS: TCP or UDP, its header within what was read. */
+	if ((pkt->flags & (UCM_PKT_F_PORTS | UCM_PKT_F_FRAG)) != UCM_PKT_F_PORTS)
+		return false;
+	/* UDP: the length its sender summed, which the parse checked lies
+	 * within the datagram; TCP: the rest of the datagram. */
+	l4len = pkt->l4_proto == IPPROTO_UDP ? ld_be16(l4 + 4) :
+		pkt->l3_len - (pkt->l4_off - pkt->l3_off);
+	return ld_be16(l4 + ucm_l4_check_off(pkt->l4_proto)) ==
+	       ucm_csum_folded(ucm_pseudo_sum(data + pkt->l3_off, pkt->flags & UCM_PKT_F_IPV6,
+					      pkt->l4_proto, l4len));
+}
 
 #endif /* UCM_PROTO_H */

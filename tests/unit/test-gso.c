@@ -2,7 +2,9 @@
 /*
  * ucm_gso tests: the merge rules of UDP coalescing on hand-built frames,
  * with their boundaries (128 segments, 64 KiB, a short last datagram, an
- * IPv4 ID gap, a bad checksum in a run), and the super-packet headers.
+ * IPv4 ID gap, a bad checksum in a run), and the super-packet headers;
+ * partial checksums (a sender's offload): what ucm_l4_csum_partial() takes
+ * for one, and how they merge.
  */
 #include <arpa/inet.h>
 #include <stdbool.h>
@@ -36,6 +38,8 @@ struct spec {
 	uint8_t dmac;		/* the destination MAC's last byte (0: 2) */
 	uint16_t vid;		/* an 802.1Q tag with this VLAN ID */
 	bool bad_iphdr;		/* IPv4 header checksum spoiled */
+	bool partial;		/* L4 field: the pseudo-header sum, not inverted */
+	uint16_t ulen_short;	/* UDP: its length field this much short of the datagram */
 	/* TCP instead of UDP: sequence number, flags (0: ACK), ACK number,
 	 * window (0: 500), and a timestamp option when tsval is set */
 	bool tcp, empty;	/* empty: no payload at all */
@@ -108,16 +112,21 @@ static int build(int i, const struct spec *s)
 			put16(u + 26, s->tsval & 0xffff);
 		}
 	} else {
-		put16(u + 4, ulen);
+		put16(u + 4, ulen - s->ulen_short);
 	}
 	for (uint32_t k = 0; k < s->payload; k++)
 		u[hl4 + k] = (uint8_t)(i + k);
 	if (!s->zero_csum) {
 		uint8_t *check = u + (s->tcp ? 16 : 6);
 
+		ulen -= s->ulen_short;
+		ph[2] = ulen >> 8, ph[3] = ulen & 0xff;
 		sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
 		sum = ucm_csum_add(sum, ph, 4);
-		sum = ucm_csum_fold(ucm_csum_add(sum, u, ulen));
+		/* a sender's offload: the pseudo-header sum alone, the
+		 * kernel's ~csum_tcpudp_magic(..., 0) */
+		sum = s->partial ? ucm_csum_folded(sum) : ucm_csum_fold(ucm_csum_add(sum, u, ulen));
+		ulen += s->ulen_short;
 		if (!s->tcp && !sum)
 			sum = 0xffff;
 		put16(check, sum ^ (s->bad_csum ? 0x0101 : 0));
@@ -698,6 +707,143 @@ static int test_too_many(void)
 	return 0;
 }
 
+
+/* ---- partial checksums ----------------------------------------------------- */
+
+/* Did ucm_l4_csum_partial() take frame @i for partial as @want says? */
+static int partial_is(int i, bool want, const char *what)
+{
+	bool got = ucm_l4_csum_partial(&pkt[i], frame[i]);
+
+	UT_ASSERT(got == want, "%s: partial %d, want %d", what, got, want);
+	return 0;
+}
+
+/* IPv4 and IPv6, UDP and TCP: the pseudo-header sum is partial; a full
+ * good checksum, a spoiled partial one, UDP's zero, a fragment are not. */
+static int test_partial_detect(void)
+{
+	for (int v6 = 0; v6 < 2; v6++) {
+		struct spec s[] = { A(.v6 = v6, .partial = true), T(1000, .v6 = v6, .partial = true),
+				    A(.v6 = v6), T(1000, .v6 = v6),
+				    A(.v6 = v6, .partial = true, .bad_csum = true),
+				    T(1000, .v6 = v6, .partial = true, .bad_csum = true),
+				    A(.v6 = v6, .partial = true, .v6_ext = v6, .ip_opts = !v6),
+				    T(1000, .v6 = v6, .partial = true, .tsval = 7, .empty = true) };
+		const bool want[] = { true, true, false, false, false, false, true, true };
+
+		for (int i = 0; i < 8; i++) {
+			char what[32];
+
+			snprintf(what, sizeof(what), "v6 %d, case %d", v6, i);
+			if (build(i, &s[i]) || partial_is(i, want[i], what))
+				return 1;
+		}
+	}
+	{
+		/* the pseudo-header sum, then an MF fragment: not partial */
+		struct spec s[] = { A(.zero_csum = true), A(.partial = true, .frag = true) };
+
+		if (build(0, &s[0]) || partial_is(0, false, "UDP over IPv4, no checksum"))
+			return 1;
+		if (build(1, &s[1]) || partial_is(1, false, "a first fragment"))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Lengths: a UDP length short of the datagram (trailing bytes the sender
+ * did not sum) is judged on the UDP length, as the sender summed it; a
+ * packet whose parse stopped short (its L4 header past what was read, or
+ * past the datagram) has no ports and is never partial, whatever is there.
+ */
+static int test_partial_lengths(void)
+{
+	struct spec s[] = { A(.partial = true, .ulen_short = 4),
+			    A(.v6 = true, .partial = true, .ulen_short = 10) };
+	struct spec whole = A(.partial = true);
+	uint32_t len = 14 + 20 + 8 + 18;
+	struct ucm_pkt p;
+
+	if (build(0, &s[0]) || partial_is(0, true, "UDP length short of the datagram"))
+		return 1;
+	if (build(1, &s[1]) || partial_is(1, true, "IPv6, UDP length short"))
+		return 1;
+	if (build(0, &whole))
+		return 1;
+	/* the head of a packet of several frames: its headers are enough */
+	UT_ASSERT(ucm_pkt_parse_head(&p, frame[0], 14 + 20 + 8, len) == UCM_DROP_NONE, "head");
+	UT_ASSERT(ucm_l4_csum_partial(&p, frame[0]), "a head with the whole headers: not partial");
+	for (uint32_t rd = 0; rd < 14 + 20 + 8; rd++) {
+		ucm_pkt_parse_head(&p, frame[0], rd, len);
+		UT_ASSERT(!ucm_l4_csum_partial(&p, frame[0]), "headers cut at %u: partial", rd);
+	}
+	for (uint32_t l = 0; l < len; l++) {
+		ucm_pkt__parse(&p, frame[0], l);
+		UT_ASSERT(!ucm_l4_csum_partial(&p, frame[0]), "cut at %u bytes: partial", l);
+	}
+	return 0;
+}
+
+/*
+ * A full, correct checksum F that happens to equal the pseudo-header sum P
+ * (one packet in 2^16) is taken for partial, and that is harmless: the
+ * kernel completes it (the sum from csum_start, the field included,
+ * inverted: skb_checksum_help()) to F again, and a checksum that is
+ * right stays right. Found by trying the payload's first word.
+ */
+static int test_partial_equal_full(void)
+{
+	for (int tcp = 0; tcp < 2; tcp++) {
+		struct spec s = tcp ? T(1000, .payload = 18) : A(.id = 1);
+		uint8_t *ip = frame[0] + 14, *l4 = ip + 20, *check = l4 + (tcp ? 16 : 6);
+		uint32_t hl4 = tcp ? 20 : 8, l4len = hl4 + 18, w, psum;
+		uint16_t f = 0;
+
+		for (w = 0; w < 0x10000; w++) {
+			s.sport = (uint16_t)w;
+			if (build(0, &s))
+				return 1;
+			psum = ucm_pseudo_sum(ip, false, tcp ? 6 : 17, l4len);
+			f = (uint16_t)(check[0] << 8 | check[1]);
+			if (f == ucm_csum_folded(psum))
+				break;
+		}
+		UT_ASSERT(w < 0x10000, "tcp %d: no port gives a full checksum equal to P", tcp);
+		UT_ASSERT(ucm_csum_fold(ucm_csum_add(psum, l4, l4len)) == 0, "not a right checksum");
+		if (partial_is(0, true, "full checksum equal to the pseudo-header sum"))
+			return 1;
+		/* the kernel's completion: over the segment, the field as it is */
+		UT_ASSERT(ucm_csum_fold(ucm_csum_add(0, l4, l4len)) == f,
+			  "tcp %d: completed to 0x%04x, was 0x%04x", tcp,
+			  ucm_csum_fold(ucm_csum_add(0, l4, l4len)), f);
+	}
+	return 0;
+}
+
+/* Partial packets merge, with each other and with full good ones (the
+ * super-packet's checksum is the kernel's anyway); a spoiled one still
+ * goes alone. */
+static int test_partial_merge(void)
+{
+	struct spec udp[] = { A(.id = 1, .partial = true), A(.id = 2, .partial = true), A(.id = 3),
+			      A(.id = 4, .partial = true, .bad_csum = true),
+			      A(.id = 5, .partial = true), A(.id = 6, .partial = true) };
+	struct spec tcp[] = { T(1000, .partial = true), T(1100, .partial = true), T(1200),
+			      T(1300, .partial = true), T(1400, .partial = true, .bad_csum = true),
+			      T(1500, .partial = true) };
+	struct spec v6[] = { T(1000, .v6 = true, .partial = true), T(1100, .v6 = true, .partial = true),
+			     A(.v6 = true, .partial = true), A(.v6 = true, .partial = true) };
+	struct spec iphdr[] = { A(.id = 1, .partial = true),
+				A(.id = 2, .partial = true, .bad_iphdr = true),
+				A(.id = 3, .partial = true) };
+
+	if (run(udp, 6, "0,1,2|3|4,5") || run(tcp, 6, "0,1,2,3|4|5"))
+		return 1;
+	return run(v6, 4, "0,1|2,3") || run(iphdr, 3, "0|1|2");
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_one_flow),
 	UT_CASE(test_two_flows_interleaved),
@@ -726,6 +872,10 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_save_restore_short_udp),
 	UT_CASE(test_chains),
 	UT_CASE(test_too_many),
+	UT_CASE(test_partial_detect),
+	UT_CASE(test_partial_lengths),
+	UT_CASE(test_partial_equal_full),
+	UT_CASE(test_partial_merge),
 	{}
 };
 

@@ -12,7 +12,8 @@
  * may reach the socket from a frame, nor be read into one, once the frame
  * has gone home; a batch's result and counters are its own writes', late
  * completions of an earlier batch aside; and every frame is home at the
- * end (the pool's audit).
+ * end (the pool's audit). And what the write path puts in the vnet header
+ * of a packet whose checksum its sender left partial.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -727,6 +728,118 @@ static int test_write_close_after_given_up(void)
 	return finish(u, p);
 }
 
+/* A frame at @f: UDP or TCP over IPv4 or IPv6, 20 bytes of payload, its
+ * L4 checksum the pseudo-header sum alone (@partial, a sender's offload)
+ * or full. Return: its length. */
+static uint32_t mk_l4(uint8_t *f, bool v6, bool tcp, bool partial)
+{
+	uint32_t l3h = v6 ? 40 : 20, hl4 = tcp ? 20 : 8, l4len = hl4 + 20, sum;
+	uint8_t *ip = f + 14, *l4 = ip + l3h, proto = tcp ? 6 : 17;
+
+	memset(f, 0, 14 + l3h + l4len);
+	memset(f, 2, 12);
+	st_be16(f + 12, v6 ? 0x86dd : 0x0800);
+	if (v6) {
+		ip[0] = 0x60;
+		st_be16(ip + 4, l4len);
+		ip[6] = proto, ip[7] = 64;
+		ip[8] = 0x20, ip[23] = 1, ip[24] = 0x20, ip[39] = 2;
+	} else {
+		ip[0] = 0x45;
+		st_be16(ip + 2, 20 + l4len);
+		ip[8] = 64, ip[9] = proto;
+		ip[12] = 10, ip[15] = 1, ip[16] = 10, ip[19] = 2;
+		st_be16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, 20)));
+	}
+	st_be16(l4, 1000);
+	st_be16(l4 + 2, 9000);
+	if (tcp)
+		l4[12] = 5 << 4, l4[13] = 0x10;
+	else
+		st_be16(l4 + 4, l4len);
+	memset(l4 + hl4, 'p', 20);
+	sum = ucm_pseudo_sum(ip, v6, proto, l4len);
+	st_be16(l4 + ucm_l4_check_off(proto),
+		partial ? ucm_csum_folded(sum) : ucm_csum_fold(ucm_csum_add(sum, l4, l4len)));
+	return 14 + l3h + l4len;
+}
+
+/*
+ * The write path leaves a partial checksum to the kernel: such a packet
+ * goes with NEEDS_CSUM, csum_start at its L4 header (from the IP header
+ * in a tun, from the Ethernet header in a tap) and csum_offset at its
+ * field, its bytes as they came, and counts in csum_partial; a full
+ * checksum goes with no offload, as before.
+ */
+static int test_write_partial_csum(void)
+{
+	/* v6, tcp, partial */
+	static const bool c[NPKT][3] = { { 0, 0, 1 }, { 1, 1, 1 }, { 0, 0, 0 }, { 0, 1, 0 } };
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[NPKT];
+	uint8_t copy[NPKT][128], buf[512];
+	uint64_t addrs[NPKT];
+	struct ucm_tun_stats st;
+	struct ucm_tun *tun;
+	int s[2], failed;
+	uint32_t i, len[NPKT];
+	ssize_t n;
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	OPEN_OR_SKIP(ops, tun);
+	UT_ASSERT(ucm_pool__alloc_bulk(p, addrs, NPKT) == NPKT, "alloc");
+	for (int tap = 1; tap >= 0; tap--) {
+		tun->flags = tap ? UCM_TUN_F_TAP : 0;
+		for (i = 0; i < NPKT; i++) {
+			uint8_t *d;
+
+			hdrs[i] = ucm_umem__frame(ucm_umem__area(u), addrs[i]);
+			memset(hdrs[i], 0, sizeof(*hdrs[i]));
+			hdrs[i]->data_off = DATA_OFF;
+			d = ucm_frame_data(hdrs[i]);
+			len[i] = hdrs[i]->len = mk_l4(d, c[i][0], c[i][1], c[i][2]);
+			memcpy(copy[i], d, len[i]);
+			UT_ASSERT(ucm_pkt__parse(&hdrs[i]->pkt, d, len[i]) == UCM_DROP_NONE, "parse");
+		}
+		failed = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+		UT_ASSERT(!failed, "tap %d: %d failed", tap, failed);
+		for (i = 0; i < NPKT; i++) {
+			const struct virtio_net_hdr *vh = (const void *)buf;
+			uint32_t skip = tap ? 0 : 14, l3h = c[i][0] ? 40 : 20;
+
+			n = recv(s[1], buf, sizeof(buf), MSG_DONTWAIT);
+			UT_ASSERT(n == (ssize_t)(VNET_LEN + len[i] - skip) &&
+				  !memcmp(buf + VNET_LEN, copy[i] + skip, len[i] - skip),
+				  "tap %d, packet %u: %zd bytes, not the packet as it came", tap, i, n);
+			if (!c[i][2]) {
+				UT_ASSERT(!vh->flags && !vh->gso_type && !vh->csum_start,
+					  "tap %d, packet %u: a full checksum went with offloads", tap, i);
+				continue;
+			}
+			UT_ASSERT(vh->flags == VIRTIO_NET_HDR_F_NEEDS_CSUM && !vh->gso_type &&
+				  vh->csum_start == 14 - skip + l3h &&
+				  vh->csum_offset == (c[i][1] ? 16 : 6),
+				  "tap %d, packet %u: vnet header flags %u gso %u start %u offset %u",
+				  tap, i, vh->flags, vh->gso_type, vh->csum_start, vh->csum_offset);
+		}
+	}
+	ucm_tun__worker_stats(tun, 0, &st, sizeof(st));
+	UT_ASSERT(st.packets == 2 * NPKT && st.csum_partial == 4, "stats: packets %llu csum_partial %llu",
+		  (unsigned long long)st.packets, (unsigned long long)st.csum_partial);
+
+	ops->close(tun, 0);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	return finish(u, p);
+}
+
 /* The way back's 0.2.0 names (tun.h) reach the same functions. */
 static int test_back_old_names(void)
 {
@@ -770,6 +883,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_write_batch_given_up),
 	UT_CASE(test_write_stale_completion),
 	UT_CASE(test_write_close_after_given_up),
+	UT_CASE(test_write_partial_csum),
 	{}
 };
 

@@ -17,7 +17,10 @@
  *   - verified checksums, IPv4 header and L4 (for UDP also non-zero): a
  *     packet whose checksum is wrong is never merged, and goes through
  *     alone as it came, so the kernel drops it as it would have (checked
- *     only for packets about to share a write);
+ *     only for packets about to share a write); an L4 checksum that holds
+ *     the pseudo-header sum alone (partial: its sender's checksum offload)
+ *     merges, as the kernel's GRO merges CHECKSUM_PARTIAL packets: the
+ *     kernel completes it, merged or alone (the tun writes it NEEDS_CSUM);
  *   - a payload (an empty packet, such as a TCP pure ACK, goes alone);
  *   - equal payload sizes, but a shorter last one, which closes the group;
  *   - IPv4 IDs counting up by one, or with DF all equal; the group's

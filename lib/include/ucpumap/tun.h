@@ -133,6 +133,12 @@ struct ucm_tun_opts {
  *                 it): their packets were written one by one, and the
  *                 worker stopped merging that protocol for a second, then
  *                 twice as long at each refusal that follows, up to 64 s
+ * @csum_partial: of @packets, those written alone whose TCP or UDP
+ *                checksum held only the pseudo-header sum (their sender's
+ *                checksum offload: a veth's default), written with
+ *                VIRTIO_NET_HDR_F_NEEDS_CSUM for the kernel to complete;
+ *                those merged into a super-packet count in @super_segs,
+ *                whose checksums the kernel always completes
  *
  * Errors count writes; a super-packet that fails otherwise drops all its
  * packets.
@@ -150,6 +156,7 @@ struct ucm_tun_stats {
 	uint64_t super_segs;
 	uint64_t super_hist[UCM_TUN_SEG_HIST];
 	uint64_t super_refused;
+	uint64_t csum_partial;
 };
 
 /* The struct's tag in the 0.2.0 ABI is ucm_tun_rev_stats; the source
