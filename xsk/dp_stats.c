@@ -230,6 +230,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	t->tun_err_other += ts.err_other;
 	t->tun_super += ts.super;
 	t->tun_super_segs += ts.super_segs;
+	t->tun_csum_partial += ts.csum_partial;
 	if (ucm_dp_read_back(dp, w, &rs) || read_txq(dp, w, &qs))
 		return;
 	bad = rs.drop_offload + rs.drop_too_big + rs.drop_non_ip + rs.drop_no_neigh +

@@ -164,6 +164,10 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 	if (!d->c.pass)
 		printf(", workers %.0f%% busy", busy_share(d, t, dt));
 	printf(", RX threads %.0f%% busy", rx_busy_share(d, rx_cpu, dt));
+	/* Said only where there are some: the senders' checksum offload. */
+	if (t->tun_csum_partial != l->tun_csum_partial)
+		printf(", checksums left to the kernel %.0f/s",
+		       (t->tun_csum_partial - l->tun_csum_partial) / dt);
 	if (d->c.two_way) {
 		printf(" | back: %.0f pps, ", (t->tx - l->tx) / dt);
 		print_drops(true, n->back, d->last_drops.back, DROPS_BACK, dt);
@@ -308,11 +312,12 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 
 	ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws));
 	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
-	printf("  worker %u (cpu %d): %.0f pps, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu\n",
+	printf("  worker %u (cpu %d): %.0f pps, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu csum_partial %llu\n",
 	       w, ucm_dp__worker_cpu(d->dp, w), (ws.processed - d->last_w[w][0]) / dt,
 	       (ws.drops - d->last_w[w][1]) / dt, ULL(ws.processed), ULL(ws.drops),
 	       ULL(ws.sched), ULL(ts.packets), ULL(ts.submits), ULL(ts.non_ip),
-	       ULL(ts.err_eio), ULL(ts.err_ebadfd), ULL(ts.err_eagain), ULL(ts.err_other));
+	       ULL(ts.err_eio), ULL(ts.err_ebadfd), ULL(ts.err_eagain), ULL(ts.err_other),
+	       ULL(ts.csum_partial));
 	if (!d->c.no_coalesce)
 		printf("    coalesce: super-packets %llu of %.1f on average (2 %llu, 3-4 %llu, 5-8 %llu, 9-16 %llu, 17-32 %llu, 33-64 %llu, 65-128 %llu), refused %llu | hand-overs %llu: ring empty %llu, 64 held %llu\n",
 		       ULL(ts.super), ts.super ? (double)ts.super_segs / ts.super : 0,
@@ -376,6 +381,7 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 	json_u64(j, "tun_err_other", t->tun_err_other);
 	json_u64(j, "tun_super", t->tun_super);
 	json_u64(j, "tun_super_segs", t->tun_super_segs);
+	json_u64(j, "tun_csum_partial", t->tun_csum_partial);
 	json_hist(j, "rx_hist", t->rx_hist, t->rx_lat_ns);
 	json_hist(j, "wait_hist", t->wait_hist, t->wait_ns);
 	json_hist(j, "sink_hist", t->sink_hist, t->sink_ns);
@@ -465,6 +471,7 @@ static void json_worker(struct json *j, const struct daemon *d, uint32_t w)
 	json_u64(j, "tun_super", ts.super);
 	json_u64(j, "tun_super_segs", ts.super_segs);
 	json_u64(j, "tun_super_refused", ts.super_refused);
+	json_u64(j, "tun_csum_partial", ts.csum_partial);
 	json_arr(j, "tun_super_hist");
 	for (int b = 0; b < UCM_TUN_SEG_HIST; b++)
 		json_u64(j, NULL, ts.super_hist[b]);

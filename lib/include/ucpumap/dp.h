@@ -325,6 +325,9 @@ struct ucm_dp_opts {
  *            wake_timeout): an arrival, a worker's send or ask for frames
  *            on a TX channel, ucm_dp__stop() (an RX thread asleep when it
  *            came), the timeout; a sleep that several ended counts in each
+ * @tun_csum_partial: of @tun_packets, those written with their checksum
+ *            left to the kernel: their sender left it partial (its checksum
+ *            offload; ucm_tun_stats.csum_partial)
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -353,6 +356,7 @@ struct ucm_dp_stats {
 	uint64_t rx_wake_timeout;
 	uint64_t enqueue_shed;
 	uint64_t tx_chains, tx_chain_more;
+	uint64_t tun_csum_partial;
 };
 
 enum ucm_dp_state {
