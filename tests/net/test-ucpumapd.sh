@@ -12,6 +12,11 @@
 #                  once, byte-identical
 #   ping, tcp      ICMP echo and a 4 MB TCP transfer through the datapath
 #                  (replies return over the kernel's own path)
+#   csum-offload-* the sender's TX checksum offload on (veth's default: only
+#                  the pseudo-header sum in each TCP and UDP checksum): UDP
+#                  over IPv4 and IPv6 each once and intact, TCP over both
+#                  intact (with coalescing, and without), no InCsumErrors
+#                  behind the tun, and counted
 #   steer-*        each policy over two workers, to the packet
 #   sigterm-*      SIGTERM under a flood: exit 0 within 2 s, conservation,
 #                  audit, nothing left attached
@@ -27,7 +32,8 @@
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
 #
-# The cases: delivery (delivery-*), path (ping, tcp, path-shutdown), steer
+# The cases: delivery (delivery-*), path (ping, tcp, path-shutdown),
+# csum-offload (csum-offload-*), steer
 # (steer-*), sigterm (sigterm-*), bad-flags (bad-flag-*), foreign-program
 # (bad-flag-foreign-program, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), sigkill
@@ -41,7 +47,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
-cases="delivery poll path steer sigterm bad-flags foreign-program malformed second-instance sigkill
+cases="delivery poll path csum-offload steer sigterm bad-flags foreign-program malformed second-instance sigkill
 restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -79,8 +85,8 @@ setup() {
 	fi
 
 	# The topology. Full checksums on the wire, as a NIC delivers them
-	# (veth_pair: veth would send only the pseudo-header sum, and the stack
-	# behind the tun would drop it all).
+	# (veth_pair turns vg's checksum offload off; case_csum_offload turns
+	# it on, for the pseudo-header sums alone).
 	if ! { veth_pair "$gen" "$dut" vg vd $G4/24 $D4/24 &&
 		ip -n "$gen" addr add $G6/64 dev vg nodad && ip -n "$dut" addr add $D6/64 dev vd nodad &&
 		# VLAN 10's subnet: the DUT has no VLAN device (the daemon strips
@@ -330,6 +336,95 @@ case_path() {
 		bad tcp "$(why_start)"
 	fi
 	timing "ping and tcp"
+}
+
+# ---- 2b. partial checksums: the sender's offload on ------------------------------
+# The DUT's TCP and UDP checksum errors, IPv4 and IPv6, summed (nstat's
+# absolute counters, its history left alone).
+csum_errors() {
+	ip netns exec "$dut" nstat -asz 2>/dev/null |
+		awk '$1 ~ /^(Udp|Udp6|Tcp|UdpLite)InCsumErrors$/ { n += $2 } END { print n + 0 }'
+}
+
+# tcp_through LABEL ADDR: 2 MB from $gen to ADDR:5002 through the daemon;
+# empty when they came intact, else what went wrong.
+tcp_through() {
+	local want got spid
+	head -c 2097152 /dev/urandom > "$tmp/blob-$1"
+	want=$(sha256sum "$tmp/blob-$1" | cut -d' ' -f1)
+	rm -f "$tmp/tr-$1"
+	bg "$dut" "$tmp/tcps-$1.log" "$PY" "$helper" tcp-server --addr "$2" --port 5002 \
+		--ready "$tmp/tr-$1" --out "$tmp/tcp-$1.res" --timeout 10
+	spid=$last
+	wait_file "$tmp/tr-$1" 50
+	in_gen "$PY" "$helper" tcp-client --addr "$2" --port 5002 --file "$tmp/blob-$1" \
+		--timeout 10 > "$tmp/tcpc-$1" 2>&1
+	wait_file "$tmp/tcp-$1.res" 50
+	stop_pid "$spid"
+	got=$(jget "$tmp/tcp-$1.res" 'd["sha256"]')
+	[ "$got" = "$want" ] ||
+		echo "server read $(jget "$tmp/tcp-$1.res" 'd["bytes"]') bytes, sha256 ${got:-?} (sent 2097152); client: $(tail -1 "$tmp/tcpc-$1")"
+}
+
+# veth's default, TX checksum offload on in $gen (veth_pair turns it off):
+# each TCP and UDP packet carries only its pseudo-header sum
+# (CHECKSUM_PARTIAL), which AF_XDP hands over as it is. The daemon must
+# leave it to the kernel to complete (NEEDS_CSUM), with coalescing on.
+case_csum_offload() {
+	local rpid r e g m du co p why e0 e1 n
+	if ! ip netns exec "$gen" ethtool -K vg tx on > /dev/null 2>&1; then
+		bad csum-offload "ethtool -K vg tx on failed"
+		return
+	fi
+	e0=$(csum_errors)
+	if start_daemon csum --cpus 0,1 --interval 0 --stats-json "$tmp/csum.json" --duration 40; then
+		bg "$dut" "$tmp/recvc.log" "$PY" "$helper" exact-recv --paths ipv4,ipv6 --count 100 \
+			--ready "$tmp/rc" --stop "$tmp/sc" --out "$tmp/resc" --timeout 20
+		rpid=$last
+		if wait_file "$tmp/rc" 50; then
+			in_gen "$PY" "$helper" exact-send --paths ipv4,ipv6 --count 100 --rate 4000 \
+				--v4 $D4 --v6 $D6 --src4 $G4 --src6 $G6 > "$tmp/sendc" 2> "$tmp/sendc.err"
+			sleep 0.3
+		fi
+		touch "$tmp/sc"
+		wait_file "$tmp/resc" 50
+		stop_pid "$rpid"
+		for p in ipv4 ipv6; do
+			r=$(jget "$tmp/resc" "'%d %d %d %d %d' % tuple(d['paths']['$p'][k] for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
+			read -r e g m du co <<< "${r:-0 0 0 0 0}"
+			if [ "$e" -gt 0 ] && [ "$g" = "$e" ] && [ "$m" = 0 ] && [ "$du" = 0 ] && [ "$co" = 0 ]; then
+				ok csum-offload-udp-$p
+			else
+				bad csum-offload-udp-$p "expected $e, received $g: missing $m, duplicated $du, corrupt $co"
+			fi
+		done
+		why=$(tcp_through v4 $D4)
+		if [ -z "$why" ]; then ok csum-offload-tcp-ipv4; else bad csum-offload-tcp-ipv4 "$why"; fi
+		why=$(tcp_through v6 $D6)
+		if [ -z "$why" ]; then ok csum-offload-tcp-ipv6; else bad csum-offload-tcp-ipv6 "$why"; fi
+		stop_daemon
+		e1=$(csum_errors)
+		n=$(grep '"tun_csum_partial"' "$tmp/csum.json" | tail -1 | "$PY" -c 'import json, sys; print(json.loads(sys.stdin.read())["tun_csum_partial"])' 2>/dev/null)
+		why=$(final_ok)
+		if [ "$e1" = "$e0" ] && [ "${n:-0}" -gt 0 ] && [ -z "$why" ]; then
+			ok csum-offload-counted
+		else
+			bad csum-offload-counted "InCsumErrors behind the tun: $((e1 - e0)); tun_csum_partial ${n:-?}; ${why}"
+		fi
+	else
+		bad csum-offload "$(why_start)"
+	fi
+	# Every packet alone: the write path's own NEEDS_CSUM, no super-packet.
+	if start_daemon csum-alone --cpus 0,1 --interval 0 --no-coalesce --duration 30; then
+		why=$(tcp_through alone $D4)
+		stop_daemon
+		[ -z "$why" ] && why=$(final_ok)
+		if [ -z "$why" ]; then ok csum-offload-tcp-alone; else bad csum-offload-tcp-alone "$why"; fi
+	else
+		bad csum-offload-tcp-alone "$(why_start)"
+	fi
+	ip netns exec "$gen" ethtool -K vg tx off > /dev/null
+	timing csum-offload
 }
 
 # ---- 3. steering policies over two workers ---------------------------------------
