@@ -17,6 +17,10 @@
 #   tcp            50 MB over TCP into the DUT through the daemon (its
 #                  segments up to 8948 bytes), sha256-exact
 #   load           a mixed flood of the sizes for 2 s
+#   csum-offload   udp4's and udp6's datagrams with vg's TX checksum offload
+#                  on (only the pseudo-header sum in each checksum, judged
+#                  on a packet's first frame): each once and intact, no
+#                  InCsumErrors behind the tun
 #   stop           the run's end: conservation holds, every frame home,
 #                  packets of several frames counted (rx_chains), no drops,
 #                  tcp's segments of several frames coalesced (tun_super)
@@ -65,7 +69,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-jumbo
-cases="start udp4 udp6 tcp load stop frames-given frame-2048 max-frags gen-packet gen-size-live
+cases="start udp4 udp6 tcp load csum-offload stop frames-given frame-2048 max-frags gen-packet gen-size-live
 tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out tw-http tw-stop tw-frame-2048 tw-sw-csum tw-no-offload
 refused cleanup"
 daemon=$BUILD/ucpumapd
@@ -211,6 +215,22 @@ case_load() {
 	else
 		bad load "the generator: $(tail -2 "$tmp/load.log" | tr '\n' ' ')"
 	fi
+}
+
+case_csum_offload() {
+	local why e0 e1
+	lib_need start
+	[ -n "$dpid" ] || { bad csum-offload "no daemon"; return; }
+	if ! ip netns exec "$gen" ethtool -K vg tx on > /dev/null 2>&1; then
+		bad csum-offload "ethtool -K vg tx on failed"
+		return
+	fi
+	e0=$(ip netns exec "$dut" nstat -asz | awk '$1 ~ /^Udp6?InCsumErrors$/ { n += $2 } END { print n + 0 }')
+	why=$(exact_dir in jumbo4,jumbo6 co)
+	e1=$(ip netns exec "$dut" nstat -asz | awk '$1 ~ /^Udp6?InCsumErrors$/ { n += $2 } END { print n + 0 }')
+	ip netns exec "$gen" ethtool -K vg tx off > /dev/null
+	[ -z "$why" ] && [ "$e1" != "$e0" ] && why="$((e1 - e0)) InCsumErrors behind the tun"
+	[ -z "$why" ] && ok csum-offload "300 datagrams, their checksums partial" || bad csum-offload "$why"
 }
 
 case_stop() {
