@@ -80,6 +80,7 @@ struct priv {
 	 * there (release), read by priv_drop() (acquire). */
 	int thread_err;
 	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
+	int tun_lock_fd;		/* tunlock.c's, held to the exit; -1: none */
 };
 
 struct daemon {
@@ -191,6 +192,10 @@ int priv_prepare(struct daemon *d);
 int priv_drop(struct daemon *d);
 void priv_thread(void *ctx, uint32_t kind, uint32_t idx);	/* ucm_dp_thread_fn */
 void priv_reopen(struct daemon *d);
+/* tunlock.c: one instance per tun, before the set-up attaches anything:
+ * 0, or the exit status after a message (EXIT_CONFIG: another ucpumapd
+ * holds it). */
+int tun_lock(struct daemon *d);
 /* seccomp.c: the running phase's allow-list, on every thread. 0, or -1
  * after a message. */
 int seccomp_start(struct daemon *d);

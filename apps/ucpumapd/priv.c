@@ -290,6 +290,8 @@ int priv_prepare(struct daemon *d)
 	if (!status)
 		status = check_tun_owner(d);
 	if (!status)
+		status = tun_lock(d);
+	if (!status)
 		status = open_files(d);
 	if (status)
 		return status;

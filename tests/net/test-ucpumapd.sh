@@ -28,6 +28,9 @@
 #   malformed-*    broken frames from a raw socket among valid traffic
 #   second-instance-*  a second daemon on vd is refused, naming the first,
 #                  which keeps forwarding
+#   second-tun-*   a second daemon on another interface given the first's
+#                  --tun is refused (78), naming the first's pid, and
+#                  attaches nothing; the first keeps forwarding
 #   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
@@ -36,7 +39,8 @@
 # csum-offload (csum-offload-*), steer
 # (steer-*), sigterm (sigterm-*), bad-flags (bad-flag-*), foreign-program
 # (bad-flag-foreign-program, replace-foreign-program), malformed
-# (malformed-*), second-instance (second-instance-*), sigkill
+# (malformed-*), second-instance (second-instance-*), second-tun
+# (second-tun-*), sigkill
 # (sigkill-leaves-no-program, restart-delivers), restart-stale
 # (restart-replaces-stale-netlink), nothing-left.
 #
@@ -47,8 +51,8 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
-cases="delivery poll path csum-offload steer sigterm bad-flags foreign-program malformed second-instance sigkill
-restart-stale nothing-left"
+cases="delivery poll path csum-offload steer sigterm bad-flags foreign-program malformed second-instance
+second-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -748,6 +752,45 @@ case_second_instance() {
 	else
 		bad second-instance-refused "$(why_start)"
 	fi
+}
+
+# The same --tun on another interface: refused before anything is
+# attached (the tun would get a second instance's queues), naming the
+# holder; the first keeps forwarding, its tun with its own queues only.
+case_second_tun() {
+	local first rc why q0 q1
+	if ! { ip -n "$dut" link add vd2 type veth peer name vd2p &&
+		ip -n "$dut" link set vd2 up && ip -n "$dut" link set vd2p up; } 2> "$tmp/vd2.err"; then
+		bad second-tun-refused "cannot make vd2: $(head -1 "$tmp/vd2.err")"
+		return
+	fi
+	if start_daemon firsttun --cpus 0,1 --duration 30; then
+		first=$dpid
+		q0=$(ip netns exec "$dut" ls /sys/class/net/$tun/queues | tr '\n' ' ')
+		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd2 --tun $tun --duration 5 \
+			> "$tmp/secondtun.out" 2> "$tmp/secondtun.err"
+		rc=$?
+		q1=$(ip netns exec "$dut" ls /sys/class/net/$tun/queues | tr '\n' ' ')
+		why=
+		[ $rc = 78 ] || why="exit $rc (want 78);"
+		grep -Eq "tun $tun is served already, held by pid $first \(ucpumapd\)" "$tmp/secondtun.err" ||
+			why="$why said: $(head -2 "$tmp/secondtun.err" | tr '\n' ' ')(want tun $tun held by pid $first);"
+		ip -n "$dut" link show vd2 | grep -q ' xdp' && why="$why a program was left on vd2;"
+		[ "$q0" = "$q1" ] || why="$why the tun's queues went from '$q0' to '$q1';"
+		if [ -z "$why" ]; then
+			ok second-tun-refused
+			echo "#   $(head -1 "$tmp/secondtun.err")"
+		else
+			bad second-tun-refused "$why"
+		fi
+		why=$(exact_ipv4 firsttun $D4 $G4)
+		stop_daemon
+		why="$why$(final_ok)"
+		if [ -z "$why" ]; then ok second-tun-first-forwards; else bad second-tun-first-forwards "$why"; fi
+	else
+		bad second-tun-refused "$(why_start)"
+	fi
+	ip -n "$dut" link del vd2 2> /dev/null
 }
 
 # SIGKILL: the kernel takes the program off with the link's last fd.

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * One ucpumapd per tun. A tun is multi-queue: a second instance given the
+ * same --tun would attach as more queues of it, and the kernel would then
+ * spread what it routes into the tun over both instances' queues. The
+ * interface has the kernel's guarantee (one XDP link); the tun has none,
+ * so the daemon takes a lock before the set-up touches anything:
+ *
+ *   /run/ucpumap/tun-NAME@NETNS.lock, a POSIX record lock (fcntl F_SETLK)
+ *
+ * A lock, not a scan of /proc/PID/fdinfo for the tun's "iff:" line: two
+ * instances starting at once cannot both pass it, and F_GETLK names the
+ * holder's pid without reading its /proc entry, which an instance that
+ * changed user (--user: not dumpable), a unit's ProtectProc= or another
+ * pid namespace hide. POSIX, not an OFD lock: only POSIX gives the
+ * holder's pid. The kernel drops it with the process, SIGKILL included,
+ * or when the process closes any fd of the file: this file opens it once
+ * and keeps it to the exit. NETNS is the network namespace's inode: a tun
+ * of the same name in another namespace is another device.
+ *
+ * What it does not see: a tun's queue held by a program other than
+ * ucpumapd (ucpumapd(8), ONE INSTANCE PER TUN).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+/* The unit's RuntimeDirectory= (kept between instances). */
+#define RUN_DIR		"/run/ucpumap"
+
+static void holder_comm(pid_t pid, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(comm, len, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(comm, len, f))
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+}
+
+/* The lock is taken: say who holds it. EXIT_CONFIG. */
+static int refuse(struct daemon *d, int fd)
+{
+	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char comm[64];
+
+	if (fcntl(fd, F_GETLK, &l) || l.l_type == F_UNLCK) {
+		fprintf(stderr, "ucpumapd: tun %s was served by another ucpumapd a moment ago: start again\n",
+			d->c.tun);
+		return EXIT_SETUP;
+	}
+	if (l.l_pid <= 0) {
+		fprintf(stderr, "ucpumapd: tun %s is served already, by a ucpumapd in another pid namespace; one instance per tun: stop that one first, or give this one its own --tun\n",
+			d->c.tun);
+		return EXIT_CONFIG;
+	}
+	holder_comm(l.l_pid, comm, sizeof(comm));
+	fprintf(stderr, "ucpumapd: tun %s is served already, held by pid %d (%s); one instance per tun: stop that one first, or give this one its own --tun\n",
+		d->c.tun, (int)l.l_pid, comm);
+	return EXIT_CONFIG;
+}
+
+int tun_lock(struct daemon *d)
+{
+	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char path[sizeof(RUN_DIR) + 64], pid[24];
+	struct stat ns = {};
+	int fd, err, n;
+
+	d->priv.tun_lock_fd = -1;
+	if (!d->c.tun[0] || strchr(d->c.tun, '%'))
+		return 0;	/* the kernel picks a name nobody holds */
+	stat("/proc/self/ns/net", &ns);
+	snprintf(path, sizeof(path), RUN_DIR "/tun-%s@%lu.lock", d->c.tun,
+		 (unsigned long)ns.st_ino);
+	if (mkdir(RUN_DIR, 0755) && errno != EEXIST)
+		goto unchecked;
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto unchecked;
+	if (fcntl(fd, F_SETLK, &l)) {
+		err = errno;
+		if (err == EAGAIN || err == EACCES) {
+			n = refuse(d, fd);
+			close(fd);
+			return n;
+		}
+		close(fd);
+		errno = err;
+		goto unchecked;
+	}
+	/* For the operator's eyes (cat): the lock is what counts. */
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
+		fprintf(stderr, "ucpumapd: cannot write %s: %s\n", path, strerror(errno));
+	d->priv.tun_lock_fd = fd;
+	return 0;
+
+unchecked:
+	fprintf(stderr, "ucpumapd: cannot lock %s (%s): whether another ucpumapd serves tun %s is not checked\n",
+		path, strerror(errno), d->c.tun);
+	return 0;
+}
