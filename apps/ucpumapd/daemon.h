@@ -37,6 +37,7 @@ struct cfg {
 	const char *dev, *tun, *stats_json;
 	const char *user;		/* --user: who it runs as after set-up */
 	bool tun_any_owner, no_seccomp;
+	bool keep_tun;			/* --keep-tun: persistent, left at the exit */
 	bool version;			/* --version: print it, run nothing */
 	const char *status;		/* --status IFACE: ask, run nothing */
 	uint32_t queues[UCM_XSK_MAX_QUEUES];
@@ -80,7 +81,7 @@ struct priv {
 	 * there (release), read by priv_drop() (acquire). */
 	int thread_err;
 	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
-	int tun_lock_fd;		/* tunlock.c's, held to the exit; -1: none */
+	int tun_lock_fd;		/* tunown.c's, held to the exit; -1: none */
 };
 
 struct daemon {
@@ -192,10 +193,12 @@ int priv_prepare(struct daemon *d);
 int priv_drop(struct daemon *d);
 void priv_thread(void *ctx, uint32_t kind, uint32_t idx);	/* ucm_dp_thread_fn */
 void priv_reopen(struct daemon *d);
-/* tunlock.c: one instance per tun, before the set-up attaches anything:
+/* tunown.c: one instance per tun, before the set-up attaches anything:
  * 0, or the exit status after a message (EXIT_CONFIG: another ucpumapd
  * holds it). */
 int tun_lock(struct daemon *d);
+/* --keep-tun, once the set-up has the tun @name: 0, or -1 after a message. */
+int tun_keep(struct daemon *d, const char *name);
 /* seccomp.c: the running phase's allow-list, on every thread. 0, or -1
  * after a message. */
 int seccomp_start(struct daemon *d);

@@ -230,6 +230,8 @@ static const struct opt d_opts[] = {
 	  "(and its group, no supplementary groups), with no capabilities"),
 	D("tun-any-owner", OPT_FLAG, tun_any_owner, .help = "attach to an existing tun or tap "
 	  "even when another user or group owns it"),
+	D("keep-tun", OPT_FLAG, keep_tun, .help = "make the tun persistent: it stays at the "
+	  "exit with its addresses and routes, and takes no traffic until the next start"),
 	D("no-seccomp", OPT_FLAG, no_seccomp, .help = "no seccomp allow-list while running"),
 	D("verbose", OPT_COUNT, verbose, .short_opt = 'v',
 	  .help = "the library's debug messages too (libbpf's among them)"),
@@ -611,7 +613,9 @@ int main(int argc, char **argv)
 		status = setup_exit(err);
 	} else if ((err = metrics__open(&d.metrics, &d.c.metrics))) {	/* the interface ours */
 		status = stop(&d, setup_exit(err));
-	} else if (ucm_dp__start(d.dp) || ctl__open(&d) || priv_drop(&d) || metrics__start(d.metrics, &d)) {
+	} else if ((d.c.keep_tun && tun_keep(&d, ucm_dp__tun_name(d.dp))) ||
+		   ucm_dp__start(d.dp) || ctl__open(&d) || priv_drop(&d) ||
+		   metrics__start(d.metrics, &d)) {
 		status = stop(&d, EXIT_SETUP);
 	} else {
 		print_banner(&d);

@@ -16,7 +16,8 @@
 #   restart-prevent RestartPreventExitStatus= lists what a bad option (2)
 #                   and a configuration vd cannot take (78: a queue it
 #                   lacks, from UCPUMAPD_OPTS) exit with, and not what may
-#                   pass (1: vd served by another instance), each seen
+#                   pass (1: vd served by another instance, its own --tun),
+#                   each seen; the unit's tun served by another: 78
 #   notify-ready    run as Type=notify runs it (NOTIFY_SOCKET, WATCHDOG_USEC,
 #                   the unit's capability bounding set):
 #                   READY=1 comes once forwarding starts, after the start
@@ -168,7 +169,7 @@ status_of() {
 }
 
 case_restart_prevent() {
-	local prevent why= bad_opt conf busy=
+	local prevent why= bad_opt conf busy= tun_busy=
 	lib_once topology
 	prevent=" $(sed -n 's/^RestartPreventExitStatus=//p' "$unit") "
 	status_of --no-such-option
@@ -178,10 +179,14 @@ case_restart_prevent() {
 	grep -q "vd has RX queues 0-0, not queue 3" "$tmp/st.err" ||
 		why="$why --queues 3 said: $(head -1 "$tmp/st.err");"
 	if unit_start "$tmp/first.out"; then
-		status_of
+		status_of --tun ucm-vd2
 		busy=$?
 		grep -q "vd is served already" "$tmp/st.err" ||
 			why="$why a second instance said: $(head -1 "$tmp/st.err");"
+		status_of
+		tun_busy=$?
+		grep -q "tun ucm-vd is served already, held by pid $upid" "$tmp/st.err" ||
+			why="$why a second instance on the tun said: $(head -1 "$tmp/st.err");"
 		stop_pid $upid
 	else
 		why="$why the first instance did not start: $(tail -1 "$tmp/first.out.err");"
@@ -189,8 +194,9 @@ case_restart_prevent() {
 	[ "$bad_opt" = 2 ] && [[ "$prevent" == *" 2 "* ]] || why="$why a bad option: exit $bad_opt;"
 	[ "$conf" = 78 ] && [[ "$prevent" == *" 78 "* ]] || why="$why a queue vd lacks: exit $conf;"
 	[ "$busy" = 1 ] && [[ "$prevent" != *" 1 "* ]] || why="$why vd served: exit ${busy:-none};"
+	[ "$tun_busy" = 78 ] || why="$why ucm-vd served: exit ${tun_busy:-none};"
 	if [ -z "$why" ]; then
-		ok restart-prevent "RestartPreventExitStatus=$(echo $prevent): bad option $bad_opt, no such queue $conf; vd served already $busy (restarted)"
+		ok restart-prevent "RestartPreventExitStatus=$(echo $prevent): bad option $bad_opt, no such queue $conf; vd served already $busy (restarted), its tun $tun_busy"
 	else
 		bad restart-prevent "RestartPreventExitStatus=$(echo $prevent):$why"
 	fi

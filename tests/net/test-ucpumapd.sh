@@ -31,6 +31,9 @@
 #   second-tun-*   a second daemon on another interface given the first's
 #                  --tun is refused (78), naming the first's pid, and
 #                  attaches nothing; the first keeps forwarding
+#   keep-tun-*     --keep-tun: the tun, an address and a route on it stay
+#                  after SIGTERM and after SIGKILL, the next start attaches
+#                  to it and delivers; without --keep-tun the tun goes
 #   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
@@ -40,7 +43,7 @@
 # (steer-*), sigterm (sigterm-*), bad-flags (bad-flag-*), foreign-program
 # (bad-flag-foreign-program, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
-# (second-tun-*), sigkill
+# (second-tun-*), keep-tun (keep-tun-*), sigkill
 # (sigkill-leaves-no-program, restart-delivers), restart-stale
 # (restart-replaces-stale-netlink), nothing-left.
 #
@@ -52,7 +55,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
 cases="delivery poll path csum-offload steer sigterm bad-flags foreign-program malformed second-instance
-second-tun sigkill restart-stale nothing-left"
+second-tun keep-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -791,6 +794,58 @@ case_second_tun() {
 		bad second-tun-refused "$(why_start)"
 	fi
 	ip -n "$dut" link del vd2 2> /dev/null
+}
+
+# --keep-tun: what the operator put on the tun outlives each way of
+# ending; the next start takes the tun as it is. The trap's left_in
+# check (nothing-left) sees the tun deleted at the end.
+kept() {	# empty when the tun, its address and its route are there
+	ip -n "$dut" -br addr show dev $tun 2> /dev/null | grep -q 10.203.77.1 ||
+		echo "after $1: the tun or its address is gone;"
+	ip -n "$dut" route show dev $tun 2> /dev/null | grep -q 10.203.78.0/24 ||
+		echo "after $1: the route is gone;"
+}
+case_keep_tun() {
+	local why=
+	if ! start_daemon keep1 --cpus 0,1 --keep-tun --duration 30; then
+		bad keep-tun-survives "$(why_start)"
+		return
+	fi
+	ip -n "$dut" addr add 10.203.77.1/24 dev $tun &&
+		ip -n "$dut" route add 10.203.78.0/24 dev $tun || why="cannot set up the tun;"
+	stop_daemon
+	why="$why$(final_ok)$(kept SIGTERM)"
+	if start_daemon keep2 --cpus 0,1 --keep-tun --duration 30; then
+		why="$why$(kept restart)"
+		kill -9 "$dpid"
+		lib_wait "$dpid" 2> /dev/null
+		dpid=
+		why="$why$(kept SIGKILL)"
+	else
+		why="$why the start after SIGTERM: $(why_start);"
+	fi
+	if [ -z "$why" ]; then ok keep-tun-survives; else bad keep-tun-survives "$why"; fi
+	why=
+	if start_daemon keep3 --cpus 0,1 --duration 30; then
+		why="$(kept restart)$(exact_ipv4 keep3 $D4 $G4)"
+		stop_daemon
+		why="$why$(final_ok)"
+	else
+		why="the start after SIGKILL: $(why_start)"
+	fi
+	if [ -z "$why" ]; then ok keep-tun-restart-delivers; else bad keep-tun-restart-delivers "$why"; fi
+	# Kept by the first start: the flag stays until the tun goes.
+	ip -n "$dut" link del $tun 2> /dev/null
+	why=
+	if start_daemon keep4 --cpus 0,1 --duration 30; then
+		stop_daemon
+		ip -n "$dut" link show $tun > /dev/null 2>&1 && why="the tun is left after a stop;"
+		why="$why$(final_ok)"
+	else
+		why="$(why_start)"
+	fi
+	if [ -z "$why" ]; then ok keep-tun-default-goes; else bad keep-tun-default-goes "$why"; fi
+	ip -n "$dut" link del $tun 2> /dev/null
 }
 
 # SIGKILL: the kernel takes the program off with the link's last fd.

@@ -20,6 +20,10 @@
  *
  * What it does not see: a tun's queue held by a program other than
  * ucpumapd (ucpumapd(8), ONE INSTANCE PER TUN).
+ *
+ * And --keep-tun: the tun made persistent once the set-up has it, so that
+ * it outlives the daemon with the operator's addresses, routes and
+ * sysctls, and the next start attaches to it (ucpumapd(8), THE TUN KEPT).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +31,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <linux/if_tun.h>
 
 #include "daemon.h"
 
@@ -110,4 +117,33 @@ unchecked:
 	fprintf(stderr, "ucpumapd: cannot lock %s (%s): whether another ucpumapd serves tun %s is not checked\n",
 		path, strerror(errno), d->c.tun);
 	return 0;
+}
+
+/*
+ * TUNSETPERSIST needs a queue of the device: one more is opened with the
+ * flags the library's have (so the kernel takes it), the device made
+ * persistent, and the queue closed again, before any packet is
+ * redirected. 0, or -1 after a message.
+ */
+int tun_keep(struct daemon *d, const char *name)
+{
+	struct ifreq ifr = {};
+	int fd, err = 0;
+
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		err = errno;
+		goto out;
+	}
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	ifr.ifr_flags = (d->c.tap ? IFF_TAP : IFF_TUN) | IFF_NO_PI | IFF_MULTI_QUEUE |
+			IFF_VNET_HDR;
+	if (ioctl(fd, TUNSETIFF, &ifr) || ioctl(fd, TUNSETPERSIST, 1UL))
+		err = errno;
+	close(fd);
+out:
+	if (err)
+		fprintf(stderr, "ucpumapd: --keep-tun: cannot make %s persistent: %s\n", name,
+			strerror(err));
+	return err ? -1 : 0;
 }
