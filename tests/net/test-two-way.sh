@@ -45,6 +45,12 @@
 #   tap-*               --tap --two-way: the tap holds the DUT's address and
 #                       vd's MAC, ARP goes through ucpumapd both ways; ping
 #                       each way, a file each way, a clean stop
+#   man-example-*       the two-way example of ucpumapd(8), EXAMPLES, its
+#                       commands as the page prints them (eth0 vd, the peer
+#                       10.204.0.1, the JSON in the test's directory): 50 MB
+#                       by iperf3 each way; after SIGKILL the tun and its
+#                       route are still there, and the page's first command
+#                       alone makes a 4 MB file go out intact
 #   bad-flags           --peer-mac errors, a spin too long, --prewake on with
 #                       --pass, --no-offload or --no-tx-csum one way,
 #                       --no-tx-csum with --no-offload: precise message,
@@ -64,7 +70,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum prewake sigterm tap bad-flags"
+stats clean-stop total-line spin sw-csum prewake sigterm tap man-example bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -638,6 +644,67 @@ badflag() {	# tag, expected message, flags...
 		bad "bad-flags/$tag" "exit $rc: $(head -c 300 "$tmp/b.out")"
 	fi
 }
+# The page's commands: the EX block after "Everything, in this order", its
+# groff escapes undone, continuation lines joined, one command a line.
+man_cmds() {
+	awk '/^Everything, in this order/ { on = 1 } on && /^\.EX/ { ex = 1; next }
+		ex && /^\.EE/ { exit } ex { print }' man/ucpumapd.8 |
+		sed -e 's/\\-/-/g' -e 's/\\e/\\/g' | sed -e ':a' -e '/\\$/N; s/\\\n */ /; ta' |
+		sed -e "s|eth0|vd|g" -e "s|192\.0\.2\.1|10.204.0.1|g" \
+			-e "s|/var/log/ucpumapd.json|$tmp/man.json|g" -e "s|^ucpumapd |$BUILD/ucpumapd |"
+}
+man_start() {	# the page's first command (its "&" ours), up when it printed its start line
+	local c=${1% &}
+	# exec: $dpid is the daemon.
+	ip netns exec "$d" bash -c "exec $c" > "$tmp/man.out" 2> "$tmp/man.err" &
+	dpid=$!
+	lib_pid "$dpid"
+	for _ in $(seq 200); do
+		grep -q "^ucpumapd: vd queues" "$tmp/man.out" 2> /dev/null && return 0
+		kill -0 "$dpid" 2> /dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+case_man_example() {
+	local cmds first line why=
+	own
+	mapfile -t cmds < <(man_cmds)
+	first=${cmds[0]:-}
+	if [ ${#cmds[@]} -lt 3 ] || [[ "$first" != *"--two-way"*"--keep-tun"*"&" ]]; then
+		bad man-example "the page's example is not three commands, the first --two-way --keep-tun in the background: $(printf '%s; ' "${cmds[@]}")"
+		return
+	fi
+	echo "# the page's commands: $(printf '%s; ' "${cmds[@]}")"
+	if ! man_start "$first"; then
+		bad man-example "$first: $(head -c 300 "$tmp/man.err")"
+		return
+	fi
+	for line in "${cmds[@]:1}"; do
+		in_d bash -c "$line" > /dev/null 2>> "$tmp/man.cmd.err" || why="$why '$line' failed;"
+	done
+	if [ -n "$why" ]; then
+		bad man-example "$why $(head -c 200 "$tmp/man.cmd.err")"
+	else
+		iperf man-example-in "$d" 10.204.0.2 "$g"
+		iperf man-example-out "$g" 10.204.0.1 "$d"
+	fi
+	kill -9 "$dpid"
+	wait "$dpid" 2> /dev/null
+	dpid=
+	ip -n "$d" route show 10.204.0.1/32 dev ucm0 2> /dev/null | grep -q . ||
+		why="$why after SIGKILL the route into ucm0 is gone;"
+	if [ -n "$why" ]; then
+		bad man-example-restart "$why"
+	elif man_start "$first"; then
+		file man-example-restart "$g" 10.204.0.1 "$d"
+		stop
+	else
+		bad man-example-restart "the page's first command again: $(head -c 300 "$tmp/man.err")"
+	fi
+	ip -n "$d" link del ucm0 2> /dev/null
+}
+
 case_bad_flags() {
 	own
 	badflag peer-mac-syntax "is not a MAC address" --peer-mac 02:00:00:00:01
