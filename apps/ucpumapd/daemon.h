@@ -189,6 +189,9 @@ void metrics__close(struct metrics *m);
  * a message, EXIT_SETUP, _USAGE or _CONFIG: nothing attached),
  * priv_drop() once ucm_dp__start() succeeded (-1 after a message: stop,
  * exit 1), priv_reopen() on SIGHUP. */
+/* Before it: the capabilities it must be given, whoever runs it (0, or
+ * EXIT_CONFIG after a message naming them). */
+int priv_check(const struct daemon *d);
 int priv_prepare(struct daemon *d);
 int priv_drop(struct daemon *d);
 void priv_thread(void *ctx, uint32_t kind, uint32_t idx);	/* ucm_dp_thread_fn */

@@ -124,6 +124,46 @@ static int fail(const char *what, int err)
 	return -1;
 }
 
+/* What the daemon must be given, in the order ucpumapd(8) lists them:
+ * the set-up's, CAP_SETPCAP to empty the bounding set, and --user's. */
+static const struct {
+	int cap;
+	const char *name;
+} cap_names[] = {
+	{ CAP_NET_ADMIN, "CAP_NET_ADMIN" }, { CAP_NET_RAW, "CAP_NET_RAW" },
+	{ CAP_IPC_LOCK, "CAP_IPC_LOCK" }, { CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
+	{ CAP_BPF, "CAP_BPF" }, { CAP_SETPCAP, "CAP_SETPCAP" },
+	{ CAP_SETUID, "CAP_SETUID" }, { CAP_SETGID, "CAP_SETGID" },
+};
+
+/* The names of @set's capabilities in @buf, ", " between them. */
+static const char *cap_list(uint64_t set, char *buf, size_t len)
+{
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(cap_names) / sizeof(cap_names[0]) && n < len; i++)
+		if (set & CAP(cap_names[i].cap))
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+				      cap_names[i].name);
+	return buf;
+}
+
+int priv_check(const struct daemon *d)
+{
+	uint64_t want = CAPS_SETUP | CAP(CAP_SETPCAP) | (d->c.user ? CAPS_SWITCH : 0);
+	uint64_t prm, eff;
+	char all[160], miss[160];
+
+	if (caps_get(&prm, &eff))
+		return 0;	/* the set-up's refusals will say */
+	if (!(want & ~prm))
+		return 0;
+	fprintf(stderr, "ucpumapd: needs %s; missing %s: run it as root, or give it these (ambient: setpriv(1), systemd's AmbientCapabilities=)\n",
+		cap_list(want, all, sizeof(all)), cap_list(want & ~prm, miss, sizeof(miss)));
+	return EXIT_CONFIG;
+}
+
 /* ---- --user and the tun's owner ------------------------------------------ */
 
 /* Each of these: 0, or the exit status after a message. */

@@ -581,10 +581,9 @@ int main(int argc, char **argv)
 		return ctl_status(d.c.status);
 	if (status)
 		return status > 0 ? 0 : 2;
-	if (geteuid() != 0) {
-		fprintf(stderr, "ucpumapd: needs root (CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW): run it with sudo\n");
-		return EXIT_CONFIG;
-	}
+	status = priv_check(&d);	/* root, or the capabilities it names */
+	if (status)
+		return status;
 	if (!if_nametoindex(d.c.dev)) {
 		fprintf(stderr, "ucpumapd: no interface named '%s' (ip link shows the names)\n", d.c.dev);
 		return EXIT_CONFIG;

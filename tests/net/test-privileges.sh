@@ -19,6 +19,9 @@
 #     RX thread's polls of the device): each under the seccomp
 #     allow-list (Seccomp 2 on every thread; a sanitizer build runs
 #     without, and says so), and one-way-no-seccomp once without it
+#   caps-named-*   as nobody without capabilities: refused (78), naming
+#                  them; given exactly those (setpriv, ambient): caps,
+#                  forwards and stop as the modes above, as nobody
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
 #   unknown-user   --user of nobody we know: exit 78 (the configuration's)
 #   json-symlink   --stats-json to a symbolic link: exit 78, said, nothing
@@ -35,7 +38,7 @@
 #   nothing-left   nothing in d but vd, nothing outlives the cleanup
 #
 # The cases: the modes above (MODE-caps, -forwards and -stop are lines of
-# case MODE), two-way-user-refused, unknown-user, json-symlink,
+# case MODE), caps-named, two-way-user-refused, unknown-user, json-symlink,
 # tun-owner (tun-owner-refused and tun-owner-flag), sighup-reopen,
 # sighup-user, sigpipe, seccomp-refused-nothing, nothing-left.
 #
@@ -46,7 +49,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-privileges
 cases="one-way one-way-user two-way peer-mac-user tap-user one-way-busy-poll one-way-no-seccomp
-two-way-user-refused unknown-user json-symlink tun-owner sighup-reopen sighup-user sigpipe
+caps-named two-way-user-refused unknown-user json-symlink tun-owner sighup-reopen sighup-user sigpipe
 seccomp-refused-nothing nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -89,13 +92,16 @@ NONE=0000000000000000
 FILTER=2
 [ -n "${SANITIZE:-}" ] && FILTER=0
 
-# start LABEL ARGS...: the daemon on vd; 0 once its banner is out.
+# start LABEL ARGS...: the daemon on vd; 0 once its banner is out. D_WRAP:
+# a command that execs it (setpriv), or env.
+D_WRAP=(env)
 start() {
 	local label=$1
 	shift
 	D_OUT=$tmp/$label.out
 	D_ERR=$tmp/$label.err
-	ip netns exec "$d" "$daemon" --dev vd --interval 0 --duration 60 "$@" > "$D_OUT" 2> "$D_ERR" &
+	ip netns exec "$d" "${D_WRAP[@]}" "$daemon" --dev vd --interval 0 --duration 60 "$@" \
+		> "$D_OUT" 2> "$D_ERR" &
 	dpid=$!
 	lib_pid $dpid
 	wait_line "$D_OUT" '^ucpumapd: ' 100 "$dpid" && return 0
@@ -223,6 +229,29 @@ run() {
 }
 
 # ---- the modes --------------------------------------------------------------
+# Not root, with exactly the capabilities its refusal names: refused
+# without them (78), then as the modes run.
+case_caps_named() {
+	local names caps rc ids
+	if ! command -v setpriv > /dev/null; then
+		skip caps-named "no setpriv (util-linux)"
+		return
+	fi
+	ids="--reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
+	lib_run ip netns exec "$d" setpriv $ids -- "$daemon" --dev vd --tun ucmpt --duration 5 \
+		> /dev/null 2> "$tmp/caps.err"
+	rc=$?
+	names=$(sed -n 's/^ucpumapd: needs \(.*\); missing .*/\1/p' "$tmp/caps.err")
+	if [ $rc != 78 ] || [ -z "$names" ]; then
+		bad caps-named-refused "as nobody without capabilities: exit $rc (want 78): $(head -2 "$tmp/caps.err" | tr '\n' ' ')"
+		return
+	fi
+	ok caps-named-refused "exit 78, naming $names"
+	caps=$(echo "$names" | tr -d ' ' | tr 'A-Z' 'a-z' | sed 's/cap_/+/g')
+	D_WRAP=(setpriv $ids --inh-caps="$caps" --ambient-caps="$caps" --)
+	run caps-named yes no --tun ucmpt
+	D_WRAP=(env)
+}
 case_one_way() { run one-way no no --tun ucmpt; }
 case_one_way_user() { run one-way-user yes no --tun ucmpt --user nobody; }
 case_two_way() { run two-way no yes --tun ucmpt --two-way; }
