@@ -18,6 +18,21 @@
 #                   lacks, from UCPUMAPD_OPTS) exit with, and not what may
 #                   pass (1: vd served by another instance, its own --tun),
 #                   each seen; the unit's tun served by another: 78
+#   unit-security   systemd-analyze security --offline=yes: the unit's
+#                   exposure at most 3.0
+#   unit-sandbox    the unit's sandbox as this host can make it without
+#                   systemd: a mount namespace with /proc as ProtectProc=
+#                   invisible and ProcSubset=pid make it, /sys read-only
+#                   (ProtectKernelTunables=), UMask=, the capability
+#                   bounding set; under strace -f. Two-way, the route into
+#                   the tun: pings each way, SIGUSR1, SIGHUP, a second
+#                   instance on the tun refused naming the first's pid,
+#                   SIGTERM exit 0 and the audit; --stats-json's file
+#                   0600; every system call in the unit's
+#                   SystemCallFilter=, no device but DeviceAllow='s, nothing
+#                   written under /sys or /proc but its threads' names.
+#                   Not made here: DevicePolicy= (a cgroup's), IPAddressDeny=,
+#                   PrivateIPC=, PrivateMounts=
 #   notify-ready    run as Type=notify runs it (NOTIFY_SOCKET, WATCHDOG_USEC,
 #                   the unit's capability bounding set):
 #                   READY=1 comes once forwarding starts, after the start
@@ -33,7 +48,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-systemd
-cases="unit-verify sample-conf unit-defaults restart-prevent notify-ready notify-watchdog
+cases="unit-verify sample-conf unit-defaults restart-prevent unit-security unit-sandbox notify-ready notify-watchdog
 notify-stopping"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -199,6 +214,101 @@ case_restart_prevent() {
 		ok restart-prevent "RestartPreventExitStatus=$(echo $prevent): bad option $bad_opt, no such queue $conf; vd served already $busy (restarted), its tun $tun_busy"
 	else
 		bad restart-prevent "RestartPreventExitStatus=$(echo $prevent):$why"
+	fi
+}
+
+# ---- the sandbox --------------------------------------------------------------
+case_unit_security() {
+	local e
+	if ! command -v systemd-analyze > /dev/null; then
+		skip unit-security "no systemd-analyze (Debian's systemd package)"
+		return
+	fi
+	cp "$unit" "$tmp/ucpumapd@vd.service"
+	systemd-analyze security --offline=yes "$tmp/ucpumapd@vd.service" > "$tmp/sec.log" 2>&1
+	e=$(sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p' "$tmp/sec.log")
+	if [ -n "$e" ] && awk -v e="$e" 'BEGIN { exit !(e <= 3.0) }'; then
+		ok unit-security "exposure $e"
+	else
+		bad unit-security "exposure ${e:-unknown} (at most 3.0): $(grep '✗' "$tmp/sec.log" | head -5 | tr -s ' ' | tr '\n' ';')"
+	fi
+}
+
+# The system calls SystemCallFilter= allows, one a line (groups expanded).
+unit_syscalls() {
+	local w
+	expand() {
+		systemd-analyze syscall-filter "$1" | awk '!/^ *#/ && NF && $1 != "'"$1"'" { print $1 }' |
+			while read -r w; do case $w in @*) expand "$w" ;; *) echo "$w" ;; esac; done
+	}
+	for w in $(sed -n 's/^SystemCallFilter=//p' "$unit"); do
+		case $w in @*) expand "$w" ;; *) echo "$w" ;; esac
+	done | sort -u
+}
+
+# sandboxed CMD...: in the DUT, as the unit's sandbox is made here, under
+# strace ($tmp/sb.trace); its stdout and stderr in $tmp/sb.out, .err.
+sandboxed() {
+	local caps
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z ' 'a-z\n' | sed -n 's/^cap_/+/p' | paste -sd, -)
+	ip netns exec "$dut" unshare -m --propagation private bash -c '
+		mount -t proc -o hidepid=invisible,subset=pid proc /proc &&
+		mount --bind /sys /sys && mount -o remount,bind,ro /sys &&
+		umask 0077 && exec "$@"' sandbox \
+		strace -f -qq -o "$tmp/sb.trace" setpriv --bounding-set "-all,$caps" -- "$@"
+}
+
+case_unit_sandbox() {
+	local spid dpid2 why= r1 r2 rc calls
+	lib_once topology
+	for t in strace unshare setpriv systemd-analyze; do
+		command -v $t > /dev/null || { skip unit-sandbox "no $t"; return; }
+	done
+	unit_syscalls > "$tmp/allowed"
+	sandboxed "$daemon" --dev vd --tun ucmsb --two-way --keep-tun --interval 0 --duration 30 \
+		--stats-json "$tmp/sb.json" > "$tmp/sb.out" 2> "$tmp/sb.err" &
+	spid=$!
+	lib_pid $spid
+	if ! wait_line "$tmp/sb.out" '^ucpumapd: vd queues' 100 "$spid"; then
+		bad unit-sandbox "did not start: $(tail -3 "$tmp/sb.err" | tr '\n' ' ')"
+		return
+	fi
+	# The daemon: strace's first tracee (setpriv execs it).
+	dpid2=$(awk 'NR == 1 { print $1; exit }' "$tmp/sb.trace")
+	ip -n "$dut" route add 10.205.0.1/32 dev ucmsb
+	ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.ucmsb.rp_filter=0
+	r1=$(ip netns exec "$dut" "$PY" "$progs/ucpumapd_traffic.py" ping --dst 10.205.0.1 --count 5 --timeout 3)
+	r2=$(ip netns exec "$gen" "$PY" "$progs/ucpumapd_traffic.py" ping --dst 10.205.0.2 --count 5 --timeout 3)
+	[[ "$r1" == *'"replies": '[45]* ]] || why="$why pings out: $r1;"
+	[[ "$r2" == *'"replies": 5'* ]] || why="$why pings in: $r2;"
+	kill -USR1 "$dpid2"
+	kill -HUP "$dpid2"
+	ip netns exec "$dut" unshare -m --propagation private bash -c '
+		mount -t proc -o hidepid=invisible,subset=pid proc /proc && exec "$@"' sandbox \
+		"$daemon" --dev lo --tun ucmsb --duration 2 > /dev/null 2> "$tmp/sb2.err"
+	grep -q "tun ucmsb is served already, held by pid $dpid2 (ucpumapd)" "$tmp/sb2.err" ||
+		why="$why a second instance on the tun said: $(head -1 "$tmp/sb2.err");"
+	kill -TERM "$dpid2"
+	lib_wait "$spid"
+	rc=$?
+	[ "$rc" = 0 ] && grep -q '^audit: every frame came home$' "$tmp/sb.out" ||
+		why="$why exit $rc, $(tail -1 "$tmp/sb.out");"
+	[ "$(stat -c %a "$tmp/sb.json" 2> /dev/null)" = 600 ] ||
+		why="$why --stats-json's file is $(stat -c %a "$tmp/sb.json" 2>&1), not 600;"
+	calls=$(sed -E 's/^[0-9]+ +//; s/^<\.\.\. ([a-z_0-9]+) resumed>.*/\1(/' "$tmp/sb.trace" |
+		sed -n 's/^\([a-z_0-9]*\)(.*/\1/p' | sort -u | grep -vxF -f "$tmp/allowed" | grep -vx 'execve' | paste -sd' ' -)
+	[ -z "$calls" ] || why="$why calls outside SystemCallFilter=: $calls;"
+	calls=$(grep -o 'open[a-z]*([^"]*"/dev/[^"]*"' "$tmp/sb.trace" | sed 's/.*"\(.*\)"/\1/' | sort -u |
+		grep -vx '/dev/net/tun' | paste -sd' ' -)
+	[ -z "$calls" ] || why="$why devices opened: $calls;"
+	calls=$(grep -E 'open[a-z]*\([^"]*"/(sys|proc)/[^"]*", O_(WRONLY|RDWR)' "$tmp/sb.trace" |
+		sed 's/.*"\(.*\)".*/\1/' | grep -vE '^/proc/self/task/[0-9]+/comm$' | sort -u | paste -sd' ' -)
+	[ -z "$calls" ] || why="$why written under /sys or /proc: $calls;"
+	ip -n "$dut" link del ucmsb 2> /dev/null
+	if [ -z "$why" ]; then
+		ok unit-sandbox "two-way in the sandbox, $(grep -vxF -f /dev/null "$tmp/allowed" | wc -l) calls allowed, all it made among them"
+	else
+		bad unit-sandbox "$why stderr: $(grep -v '^#' "$tmp/sb.err" | tail -2 | tr '\n' ' ')"
 	fi
 }
 
