@@ -571,7 +571,7 @@ case_bad_flags() {
 	bad_flag poll-spin-zero 2 "--poll with --spin-us 0 would never poll" -- \
 		--dev vd --tun $tun --poll --spin-us 0 --rx-cpus 1 --cpus 0
 	if command -v setpriv > /dev/null; then
-		bad_flag not-root 78 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vd --tun $tun
+		bad_flag not-root 78 "needs CAP_NET_ADMIN, .*; missing CAP_NET_ADMIN" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vd --tun $tun
 	else
 		skip bad-flag-not-root "no setpriv to drop root with"
 	fi
