@@ -50,7 +50,8 @@
 #                       10.204.0.1, the JSON in the test's directory): 50 MB
 #                       by iperf3 each way; after SIGKILL the tun and its
 #                       route are still there, and the page's first command
-#                       alone makes a 4 MB file go out intact
+#                       alone makes a 4 MB file go out intact. Before tap,
+#                       which takes the DUT's address off vd
 #   bad-flags           --peer-mac errors, a spin too long, --prewake on with
 #                       --pass, --no-offload or --no-tx-csum one way,
 #                       --no-tx-csum with --no-offload: precise message,
@@ -70,7 +71,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum prewake sigterm tap man-example bad-flags"
+stats clean-stop total-line spin sw-csum prewake sigterm man-example tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
