@@ -26,7 +26,8 @@
 #                   (ProtectKernelTunables=), UMask=, the capability
 #                   bounding set; under strace -f. Two-way, the route into
 #                   the tun: pings each way, SIGUSR1, SIGHUP, a second
-#                   instance on the tun refused naming the first's pid,
+#                   instance on the tun, and one on vd, refused naming the
+#                   first's pid (its lock; /proc as the sandbox shows it),
 #                   SIGTERM exit 0 and the audit; --stats-json's file
 #                   0600; every system call in the unit's
 #                   SystemCallFilter=, no device but DeviceAllow='s, nothing
@@ -246,16 +247,20 @@ unit_syscalls() {
 	done | sort -u
 }
 
-# sandboxed CMD...: in the DUT, as the unit's sandbox is made here, under
-# strace ($tmp/sb.trace); its stdout and stderr in $tmp/sb.out, .err.
-sandboxed() {
+# in_sandbox CMD...: CMD in the DUT as the unit's sandbox is made here,
+# within the unit's capability bounding set. sandboxed CMD...: so, under
+# strace ($tmp/sb.trace).
+in_sandbox() {
 	local caps
 	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr 'A-Z ' 'a-z\n' | sed -n 's/^cap_/+/p' | paste -sd, -)
 	ip netns exec "$dut" unshare -m --propagation private bash -c '
 		mount -t proc -o hidepid=invisible,subset=pid proc /proc &&
 		mount --bind /sys /sys && mount -o remount,bind,ro /sys &&
 		umask 0077 && exec "$@"' sandbox \
-		strace -f -qq -o "$tmp/sb.trace" setpriv --bounding-set "-all,$caps" -- "$@"
+		setpriv --bounding-set "-all,$caps" -- "$@"
+}
+sandboxed() {
+	in_sandbox strace -f -qq -o "$tmp/sb.trace" "$@"
 }
 
 case_unit_sandbox() {
@@ -283,11 +288,13 @@ case_unit_sandbox() {
 	[[ "$r2" == *'"replies": 5'* ]] || why="$why pings in: $r2;"
 	kill -USR1 "$dpid2"
 	kill -HUP "$dpid2"
-	ip netns exec "$dut" unshare -m --propagation private bash -c '
-		mount -t proc -o hidepid=invisible,subset=pid proc /proc && exec "$@"' sandbox \
-		"$daemon" --dev lo --tun ucmsb --duration 2 > /dev/null 2> "$tmp/sb2.err"
+	# Others in the sandbox: the holder found, by its lock and through /proc.
+	in_sandbox "$daemon" --dev lo --tun ucmsb --duration 2 > /dev/null 2> "$tmp/sb2.err"
 	grep -q "tun ucmsb is served already, held by pid $dpid2 (ucpumapd)" "$tmp/sb2.err" ||
 		why="$why a second instance on the tun said: $(head -1 "$tmp/sb2.err");"
+	in_sandbox "$daemon" --dev vd --tun ucmsb2 --duration 2 > /dev/null 2> "$tmp/sb3.err"
+	grep -Eq "vd is served already: .*, held by pid $dpid2 \(ucpumapd\)" "$tmp/sb3.err" ||
+		why="$why a second instance on vd said: $(head -1 "$tmp/sb3.err");"
 	kill -TERM "$dpid2"
 	lib_wait "$spid"
 	rc=$?
