@@ -280,6 +280,9 @@ static void *resolver_main(void *arg)
 
 /* ---- create and destroy ----------------------------------------------- */
 
+static uint32_t neigh_hash(uint64_t seed, bool v6, const uint8_t *a);
+static void entry_init(struct neigh_entry *e, bool v6, const uint8_t *a, uint64_t now);
+
 static struct ucm_neigh *neigh_alloc(uint64_t seed)
 {
 	struct ucm_neigh *n;
@@ -338,6 +341,36 @@ static uint64_t random_seed(void)
 	return seed | 1;
 }
 
+/*
+ * What the kernel already knows about the NIC's neighbours, read once at
+ * creation: an on-link destination among them goes at its first packet
+ * instead of waiting for a question's answer (and that packet dropped).
+ * Each is due at once (refresh 0), so its first lookup both uses the MAC
+ * and asks about it, which confirms its route through the NIC; never
+ * looked up (used 0), it is the first a newcomer takes. A destination
+ * behind a gateway is not in the table: its first packet still waits.
+ */
+int ucm_neigh_preload(struct ucm_neigh *n, bool v6, const uint8_t *addr, const uint8_t *mac)
+{
+	struct neigh_entry *s = n->set[neigh_hash(n->seed, v6, addr) % NEIGH_SETS];
+
+	for (int i = 0; i < NEIGH_WAYS; i++) {
+		if (s[i].state != NE_FREE)
+			continue;
+		entry_init(&s[i], v6, addr, 0);
+		s[i].state = NE_KNOWN;
+		s[i].err = 0;
+		memcpy(s[i].mac, mac, 6);
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static void preload_one(void *ctx, bool v6, const uint8_t *addr, const uint8_t *mac)
+{
+	ucm_neigh_preload(ctx, v6, addr, mac);
+}
+
 struct ucm_neigh *ucm_neigh_create(int ifindex, ucm_thread_fn init, void *ctx,
 				   uint32_t idx)
 {
@@ -357,6 +390,10 @@ struct ucm_neigh *ucm_neigh_create(int ifindex, ucm_thread_fn init, void *ctx,
 		err = -errno;
 		goto err_free;
 	}
+	/* Before the thread: the cache is still the creator's alone. Best
+	 * effort: without it, a first packet per destination is dropped. */
+	if (ucm_neigh_nl_dump(&n->nl, preload_one, n) < 0)
+		ucm_log(UCM_LOG_DEBUG, "ucpumap: next hops: the kernel's neighbour table unread\n");
 	err = start_resolver(n);
 	if (err)
 		goto err_free;

@@ -9,7 +9,9 @@
  * queues a question for the resolver thread (bounded, rate-limited) and
  * its packet is dropped and counted, as the kernel drops what overflows
  * its own small queue of unresolved packets. The answers come into the
- * cache at the next batch. The resolver asks for the route towards the
+ * cache at the next batch. At creation the cache takes the kernel's
+ * usable neighbour entries on the NIC (a dump): an on-link destination the
+ * kernel knows goes at its first packet. The resolver asks for the route towards the
  * address through the NIC, then its next hop's neighbour entry; an unknown
  * neighbour makes the kernel resolve it (RTM_NEWNEIGH with NTF_USE, what
  * `ip neigh ... use` does), and the resolver answers when it is resolved
@@ -87,6 +89,23 @@ int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
 /* A validated RTM_NEWNEIGH: 0 with @mac, 1 with @mac of a stale entry,
  * -EAGAIN for none usable, -EPROTO. */
 int ucm_neigh_parse_neigh(const struct nlmsghdr *h, int ifindex, bool v6, uint8_t *mac);
+
+/* A usable RTM_NEWNEIGH of a dump: 0 with @v6, @addr and @mac; -EAGAIN
+ * for one of no use here (another NIC or family, no address yet);
+ * -EPROTO. */
+int ucm_neigh_parse_entry(const struct nlmsghdr *h, int ifindex, bool *v6, uint8_t *addr,
+			  uint8_t *mac);
+/* A dump's datagram (@len bytes, the kernel's) for question @seq: each
+ * usable entry on @ifindex to @fn. Return: the entries given, with
+ * UCM_NEIGH_DUMP_DONE or'ed in at the dump's end, or -errno. */
+typedef void (*ucm_neigh_entry_fn)(void *ctx, bool v6, const uint8_t *addr,
+				   const uint8_t *mac);
+#define UCM_NEIGH_DUMP_DONE	(1 << 30)
+int ucm_neigh_nl_walk_dump(const void *buf, size_t len, uint32_t seq, int ifindex,
+			   ucm_neigh_entry_fn fn, void *ctx);
+/* The kernel's entry for @addr into the cache, as ucm_neigh_create()
+ * preloads them: 0, or -ENOSPC when its set has no free way. */
+int ucm_neigh_preload(struct ucm_neigh *n, bool v6, const uint8_t *addr, const uint8_t *mac);
 
 /* A cache without a thread or socket (@seed: its hash seed): the test is
  * the resolver, taking the kicked questions and giving answers. */

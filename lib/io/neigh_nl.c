@@ -120,6 +120,32 @@ int ucm_neigh_parse_neigh(const struct nlmsghdr *h, int ifindex, bool v6, uint8_
 	return -EAGAIN;
 }
 
+int ucm_neigh_parse_entry(const struct nlmsghdr *h, int ifindex, bool *v6, uint8_t *addr,
+			  uint8_t *mac)
+{
+	const struct ndmsg *nd = NLMSG_DATA(h);
+	const struct rtattr *a;
+	bool have_dst = false, have_mac = false;
+	int len;
+
+	if (h->nlmsg_type != RTM_NEWNEIGH || h->nlmsg_len < NLMSG_LENGTH(sizeof(*nd)))
+		return -EPROTO;
+	if ((nd->ndm_family != AF_INET && nd->ndm_family != AF_INET6) ||
+	    nd->ndm_ifindex != ifindex || !(nd->ndm_state & NUD_USABLE))
+		return -EAGAIN;
+	*v6 = nd->ndm_family == AF_INET6;
+	for (a = attrs(h, sizeof(*nd), &len); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type == NDA_DST && RTA_PAYLOAD(a) == (*v6 ? 16u : 4u)) {
+			memcpy(addr, RTA_DATA(a), RTA_PAYLOAD(a));
+			have_dst = true;
+		} else if (a->rta_type == NDA_LLADDR && RTA_PAYLOAD(a) == 6) {
+			memcpy(mac, RTA_DATA(a), 6);
+			have_mac = true;
+		}
+	}
+	return have_dst && have_mac ? 0 : -EAGAIN;
+}
+
 /* ---- questions: synchronous, bounded ---------------------------------- */
 
 /* A request: room for a header and two addresses. */
@@ -272,4 +298,86 @@ int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8
 	if (err == -EAGAIN || err == 1)
 		ucm_neigh_nl_use(nl, v6, hop);
 	return err == 1 ? 0 : err;
+}
+
+/*
+ * The kernel's neighbour table for the NIC, both families (RTM_GETNEIGH
+ * with NLM_F_DUMP): @fn(@ctx, ...) per usable entry. At set-up only, on
+ * the creator's thread. Return: the entries given, or -errno.
+ */
+int ucm_neigh_nl_dump(struct neigh_nl *nl, ucm_neigh_entry_fn fn, void *ctx)
+{
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
+	union nl_req req = {};
+	struct nlmsghdr *h = (struct nlmsghdr *)req.buf;
+	struct ndmsg *nd = NLMSG_DATA(h);
+	int given = 0;
+
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*nd));
+	h->nlmsg_type = RTM_GETNEIGH;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	h->nlmsg_seq = ++nl->seq;
+	nd->ndm_family = AF_UNSPEC;
+	nd->ndm_ifindex = nl->ifindex;	/* a filter where the kernel takes one */
+	STAT_ADD(nl->requests, 1);
+	if (sendto(nl->fd, h, h->nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
+		return -errno;
+	for (;;) {
+		struct sockaddr_nl from = {};
+		socklen_t flen = sizeof(from);
+		ssize_t len = recvfrom(nl->fd, nl->buf, NL_BUF, MSG_TRUNC,
+				       (struct sockaddr *)&from, &flen);
+		int err;
+
+		if (len < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (len > NL_BUF)
+			return -EMSGSIZE;
+		if (flen != sizeof(from) || from.nl_pid != 0)
+			continue;
+		err = ucm_neigh_nl_walk_dump(nl->buf, len, nl->seq, nl->ifindex, fn, ctx);
+		if (err < 0)
+			return err;
+		given += err & ~UCM_NEIGH_DUMP_DONE;
+		if (err & UCM_NEIGH_DUMP_DONE)
+			return given;
+	}
+}
+
+int ucm_neigh_nl_walk_dump(const void *buf, size_t len, uint32_t seq, int ifindex,
+			   ucm_neigh_entry_fn fn, void *ctx)
+{
+	const char *p = buf;
+	int given = 0;
+
+	while (len >= NLMSG_HDRLEN) {
+		const struct nlmsghdr *h = (const struct nlmsghdr *)p;
+		uint8_t addr[16] = {}, mac[6];
+		size_t step;
+		bool v6;
+
+		if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > len)
+			return -EPROTO;
+		if (h->nlmsg_seq == seq) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return given | UCM_NEIGH_DUMP_DONE;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)))
+					return -EPROTO;
+				return e->error < 0 ? e->error : given | UCM_NEIGH_DUMP_DONE;
+			}
+			if (!ucm_neigh_parse_entry(h, ifindex, &v6, addr, mac)) {
+				fn(ctx, v6, addr, mac);
+				given++;
+			}
+		}
+		step = NLMSG_ALIGN(h->nlmsg_len);
+		if (step >= len)
+			break;
+		p += step;
+		len -= step;
+	}
+	return given;
 }

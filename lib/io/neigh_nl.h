@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "io/neigh.h"
+
 #define NL_BUF		8192	/* a reply's room */
 
 struct neigh_nl {
@@ -33,5 +35,10 @@ int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8
 int ucm_neigh_nl_get(struct neigh_nl *nl, bool v6, const uint8_t *hop, uint8_t *mac);
 /* Have the kernel resolve @hop, or confirm its stale entry; best effort. */
 void ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop);
+
+/* The kernel's usable neighbour entries on the NIC, each given to @fn
+ * (neigh.h's ucm_neigh_entry_fn): a dump, at set-up. Return: how many, or
+ * -errno. */
+int ucm_neigh_nl_dump(struct neigh_nl *nl, ucm_neigh_entry_fn fn, void *ctx);
 
 #endif /* UCM_NEIGH_NL_H */

@@ -39,6 +39,10 @@
 #                       the worker woken by their arrivals in the tun's
 #                       io_uring (prewakes > 0 over the pings alone), a 4 MB
 #                       file out, SHA-256 compared, every frame home
+#   neigh-known         the peer known to the kernel (pinged before the
+#                       start): the way back's first packet to it goes
+#                       (no_neigh 0, the one ping answered), its next hop
+#                       read from the kernel's table at start
 #   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
 #                       next hop, and --no-direct-bulk): exit 0, both
 #                       conservation lines and the audit hold
@@ -71,7 +75,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum prewake sigterm man-example tap bad-flags"
+stats clean-stop total-line spin sw-csum prewake neigh-known sigterm man-example tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -556,6 +560,38 @@ PY
 }
 
 # ---- SIGTERM during a two-way transfer --------------------------------------------
+# ---- a next hop the kernel knows: no first packet lost ---------------------------
+case_neigh_known() {
+	local r n nn rc
+	own
+	ip -n "$d" route del 10.204.0.1/32 2> /dev/null
+	in_d python3 "$helper" ping --dst 10.204.0.1 --count 1 --timeout 3 > /dev/null
+	if ! ip -n "$d" neigh show 10.204.0.1 dev vd | grep -q lladdr; then
+		bad neigh-known "the kernel did not learn the peer: $(ip -n "$d" neigh show dev vd)"
+		return
+	fi
+	# No IPv6 on the new tun: its own multicast (MLD, router
+	# solicitation) would go the way back and count as no_neigh too.
+	in_d sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	start --two-way --extended
+	rc=$?
+	in_d sysctl -qw net.ipv6.conf.default.disable_ipv6=0
+	if [ $rc != 0 ]; then
+		bad neigh-known "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
+		return
+	fi
+	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 1 --timeout 3)
+	stop
+	rc=$?
+	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
+	nn=$(grep -o 'no_neigh [0-9]*' "$tmp/d.out" | tail -1 | cut -d' ' -f2)
+	if [ "${n:-0}" = 1 ] && [ "${nn:-x}" = 0 ] && [ $rc = 0 ]; then
+		ok neigh-known "the first ping answered, no_neigh 0: the next hop from the kernel's table"
+	else
+		bad neigh-known "replies ${n:-?} of 1, no_neigh ${nn:-none}, exit $rc: $r"
+	fi
+}
+
 case_sigterm() {
 	local spid cpid running rc back fwd sent
 	own

@@ -277,6 +277,59 @@ static int test_parse_neigh(void)
 	return 0;
 }
 
+/* ---- the kernel's table read at start --------------------------------------------- */
+
+struct seen {
+	int n;
+	bool v6;
+	uint8_t mac[6];
+};
+
+static void seen_one(void *ctx, bool v6, const uint8_t *addr, const uint8_t *mac)
+{
+	struct seen *s = ctx;
+
+	s->n++;
+	s->v6 = v6;
+	memcpy(s->mac, mac, 6);
+}
+
+/* A dump: only the usable entries of the NIC, to its NLMSG_DONE; an entry
+ * preloaded is used at its first packet, and asked about then. */
+static int test_dump_preload(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(3);
+	struct msgbuf b = {};
+	struct seen s = {};
+	struct nlmsghdr *h;
+	uint8_t mac[6];
+	uint64_t asks = 0, t = 1000 * MS;
+	int r;
+
+	neigh_msg(&b, 5, false, IFX, NUD_REACHABLE, MAC, 6);
+	neigh_msg(&b, 5, false, IFX + 1, NUD_REACHABLE, MAC, 6);	/* another NIC's */
+	neigh_msg(&b, 5, false, IFX, NUD_FAILED, NULL, 0);
+	neigh_msg(&b, 4, true, IFX, NUD_REACHABLE, MAC, 6);		/* another question's */
+	r = ucm_neigh_nl_walk_dump(b.buf, b.len, 5, IFX, seen_one, &s);
+	UT_ASSERT(r == 1 && s.n == 1 && !s.v6, "one usable entry: %d (%d)", r, s.n);
+	h = msg_start(&b, NLMSG_DONE, 5, &r, sizeof(r));
+	msg_end(&b, h);
+	r = ucm_neigh_nl_walk_dump(b.buf, b.len, 5, IFX, seen_one, &s);
+	UT_ASSERT(r == (1 | UCM_NEIGH_DUMP_DONE), "the end: %#x", r);
+	b.len = 0;
+	error_msg(&b, 5, -EINVAL, 0);
+	UT_ASSERT(ucm_neigh_nl_walk_dump(b.buf, b.len, 5, IFX, seen_one, &s) == -EINVAL, "error");
+
+	UT_ASSERT(n, "create");
+	UT_ASSERT(!ucm_neigh_preload(n, false, GW4, MAC), "preload");
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, GW4, mac, t, &asks) && !memcmp(mac, MAC, 6),
+		  "the first packet goes");
+	UT_ASSERT(asks == 1, "and asks to confirm: %llu", (unsigned long long)asks);
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
 /* ---- the cache, the test as its resolver ---------------------------------------- */
 
 static void addr4(uint8_t *a, uint32_t i)
@@ -809,6 +862,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_find_foreign),
 	UT_CASE(test_parse_route),
 	UT_CASE(test_parse_neigh),
+	UT_CASE(test_dump_preload),
 	UT_CASE(test_cache_answer),
 	UT_CASE(test_cache_negative),
 	UT_CASE(test_cache_bounds),
