@@ -220,23 +220,10 @@ struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 		pr_info("dp: workers on CPUs %s, those of %s's NUMA node %d\n", list,
 			dp->c.ifname, dp->c.cpus_node);
 	}
-	if (dp->c.frames < ucm_dp_frames_needed(&dp->c)) {
-		pr_warn("dp: %u frames per queue cannot cover the rings, a worker ring%s: give at least %u\n",
-			dp->c.frames, dp_has_channels(dp->c.flags) ?
-			" and the way back" : "", ucm_dp_frames_needed(&dp->c));
-		err = -EINVAL;
-		goto out_free;
-	}
-	if (!if_nametoindex(dp->c.ifname)) {
-		pr_warn("dp: no interface named '%s'\n", dp->c.ifname);
-		err = -ENODEV;
-		goto out_free;
-	}
-	dp->ifindex = if_nametoindex(dp->c.ifname);
-	ucm_dp_resolve_mtu(&dp->c);
-	err = ucm_dp_chain_frames(&dp->c);
+	err = ucm_dp_check_cfg(&dp->c);
 	if (err)
 		goto out_free;
+	dp->ifindex = if_nametoindex(dp->c.ifname);
 	dp->fin = calloc(1, sizeof(*dp->fin));
 	if (dp->fin) {
 		dp->fin->es = calloc(dp->c.nqueues * dp->c.nworkers, sizeof(*dp->fin->es));

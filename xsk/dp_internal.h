@@ -169,6 +169,10 @@ int ucm_dp_check_if_mtu(const struct dp_cfg *c);
  * them: the default grows to cover it, a number given too small is
  * refused (-EINVAL, said). After ucm_dp_resolve_mtu(). */
 int ucm_dp_chain_frames(struct dp_cfg *c);
+/* What ucm_dp__create() refuses of a resolved @c before it sets anything
+ * up: too few frames, no such interface, a jumbo MTU's frames (with
+ * ucm_dp_resolve_mtu()). 0, or -errno after a message. */
+int ucm_dp_check_cfg(struct dp_cfg *c);
 /* SIOCGIFMTU, SIOCGIFFLAGS, SIOCETHTOOL or SIOCGIFHWADDR/SIOCSIFHWADDR on
  * @ifname: 0 or -errno. */
 int ucm_dp_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr);

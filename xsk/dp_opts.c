@@ -17,6 +17,7 @@
 #include <linux/sockios.h>
 
 #include "dp_internal.h"
+#include "port_internal.h"
 #include "engine/chain.h"
 #include "engine/cpumap_internal.h"
 #include "io/cpus.h"
@@ -414,6 +415,36 @@ int ucm_dp_chain_frames(struct dp_cfg *c)
 	pr_warn("dp: %u frames per queue cannot cover the rings and a worker ring of packets of up to %u frames (%s's MTU %u): give at least %u\n",
 		c->frames, k, c->ifname, c->if_mtu, need);
 	return -EINVAL;
+}
+
+int ucm_dp_check_cfg(struct dp_cfg *c)
+{
+	if (c->frames < ucm_dp_frames_needed(c)) {
+		pr_warn("dp: %u frames per queue cannot cover the rings, a worker ring%s: give at least %u\n",
+			c->frames, dp_has_channels(c->flags) ? " and the way back" : "",
+			ucm_dp_frames_needed(c));
+		return -EINVAL;
+	}
+	if (!if_nametoindex(c->ifname)) {
+		pr_warn("dp: no interface named '%s'\n", c->ifname);
+		return -ENODEV;
+	}
+	ucm_dp_resolve_mtu(c);
+	return ucm_dp_chain_frames(c);
+}
+
+int ucm_dp__validate(const struct ucm_dp_opts *opts)
+{
+	struct dp_cfg c;
+	int err = ucm_dp_resolve(opts, &c);
+
+	if (!err)
+		err = ucm_dp_check_cfg(&c);
+	if (!err && !(c.flags & UCM_DP_F_OWN_XDP))
+		err = ucm_dp_check_if_mtu(&c);
+	if (!err)
+		err = ucm_xsk_check_queues(c.ifname, c.queues, c.nqueues);
+	return err;
 }
 
 /* ---- what it runs on -------------------------------------------------- */

@@ -354,17 +354,16 @@ static const char *bind_hint(int err, uint32_t mode)
 	}
 }
 
-/* Every queue asked for must be one the interface has. */
-static int check_queues(const struct ucm_xsk_opts *o)
+int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues)
 {
-	int nrx = count_rx_queues(o->ifname);
+	int nrx = count_rx_queues(ifname);
 	uint32_t i, qid;
 
-	for (i = 0; i < o->nqueues; i++) {
-		qid = o->queues ? o->queues[i] : 0;
+	for (i = 0; i < nqueues; i++) {
+		qid = queues ? queues[i] : 0;
 		if ((int)qid >= nrx) {
 			pr_warn("xsk: %s has RX queues 0-%d, not queue %u (ethtool -L %s combined N adds more)\n",
-				o->ifname, nrx - 1, qid, o->ifname);
+				ifname, nrx - 1, qid, ifname);
 			return -EINVAL;
 		}
 	}
@@ -529,7 +528,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 		err = -ENODEV;
 		goto out_free;
 	}
-	err = check_queues(&o);
+	err = ucm_xsk_check_queues(o.ifname, o.queues, o.nqueues);
 	if (err)
 		goto out_free;
 	{

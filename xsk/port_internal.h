@@ -138,4 +138,8 @@ static __hot_inline int32_t ucm_xsk_rx_meta(struct ucm_xsk_queue *q, uint64_t ad
 	return worker;
 }
 
+/* Every queue of @queues (@nqueues; NULL: queue 0) is one @ifname has:
+ * 0, or -EINVAL after a message naming those it has. */
+int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues);
+
 #endif /* UCM_XSK_PORT_INTERNAL_H */

@@ -502,6 +502,15 @@ UCM_API const char *ucm_dp__tun_name(const struct ucm_dp *dp);
 /* Frames each queue needs for the options' rings, workers and way back:
  * ucm_dp__create() refuses fewer. */
 UCM_API uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts);
+/*
+ * What ucm_dp__create() would refuse of @opts before it attaches anything,
+ * checked alone, touching nothing: the options, the frames, the interface
+ * (there, the queues asked for among its RX queues, its MTU against the
+ * frames). What only the set-up finds (the driver's XDP and zero-copy, the
+ * interface held by another program, the tun) is not. Return: 0, or the
+ * -errno ucm_dp__create() would fail with, after its message.
+ */
+UCM_API int ucm_dp__validate(const struct ucm_dp_opts *opts);
 
 /**
  * ucm_dp__default_cpus() - the worker CPUs of ucm_dp_opts.ncpus = 0
