@@ -318,6 +318,156 @@ static int opt_index(const struct opt *opts, int n, int c)
 	return -1;
 }
 
+/* ---- a file of options (opts_cmd.config_opt) --------------------------------------- */
+
+static int opt_by_name(const struct opt *opts, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(opts[i].name, name))
+			return i;
+	return -1;
+}
+
+/* @line's option and value, cut in place: comments and blanks off, the
+ * dashes off the name. Return false for a line with nothing on it. */
+static bool split_line(char *line, char **name, char **val)
+{
+	char *p, *end;
+
+	for (p = line; *p; p++)
+		if (*p == '#' && (p == line || *(p - 1) == ' ' || *(p - 1) == '\t'))
+			break;
+	*p = '\0';
+	for (end = p; end > line && strchr(" \t\r\n", *(end - 1)); end--)
+		*(end - 1) = '\0';
+	line += strspn(line, " \t");
+	if (!*line)
+		return false;
+	if (!strncmp(line, "--", 2))
+		line += 2;
+	*name = line;
+	line += strcspn(line, " \t=");
+	if (*line) {
+		*line++ = '\0';
+		line += strspn(line, " \t");
+	}
+	*val = line;
+	return true;
+}
+
+/* @o given @arg on line @lineno of @path: its complaint, if any, after
+ * "path:line: " (the parsers write theirs to stderr: caught here). */
+static int file_opt_given(const struct opt *o, const char *arg, void *cfg, const char *path,
+			  int lineno)
+{
+	FILE *err = stderr, *mem;
+	char *msg = NULL;
+	size_t len = 0;
+	int rc;
+
+	mem = open_memstream(&msg, &len);
+	if (mem)
+		stderr = mem;
+	rc = opt_given(o, arg, cfg);
+	if (mem) {
+		fclose(mem);
+		stderr = err;
+	}
+	if (rc)
+		fprintf(stderr, "%s:%d: %s", path, lineno, msg && *msg ? msg : "a bad value\n");
+	free(msg);
+	return rc;
+}
+
+/* One line of @path, given its option and value. */
+static int file_line(const struct opts_cmd *cmd, void *cfg, int n, const char *path,
+		     int lineno, const char *name, const char *val, bool *given)
+{
+	int i = opt_by_name(cmd->opts, n, name);
+	const struct opt *o;
+	char *arg = NULL;
+
+	if (i < 0 || !strcmp(name, cmd->config_opt)) {
+		fprintf(stderr, "%s:%d: %s%s%s; `%s --help` lists the options\n", path, lineno,
+			i < 0 ? "no option --" : "--", name,
+			i < 0 ? "" : " cannot be in a file of options", cmd->invoked ?: cmd->name);
+		return -1;
+	}
+	o = &cmd->opts[i];
+	if (o->metavar && !*val) {
+		fprintf(stderr, "%s:%d: --%s needs a value: %s %s\n", path, lineno, name, name,
+			o->metavar);
+		return -1;
+	}
+	if (!o->metavar && *val) {
+		fprintf(stderr, "%s:%d: --%s takes no value: '%s' alone on its line\n", path,
+			lineno, name, name);
+		return -1;
+	}
+	/* The config keeps pointers to string values: they live on. */
+	if (o->metavar && !(arg = strdup(val))) {
+		fprintf(stderr, "%s:%d: out of memory\n", path, lineno);
+		return -1;
+	}
+	if (file_opt_given(o, arg, cfg, path, lineno))
+		return -1;
+	given[i] = true;
+	return 0;
+}
+
+/* The options of the file @path into @cfg and @given. */
+static int read_file(const struct opts_cmd *cmd, void *cfg, int n, const char *path,
+		     bool *given)
+{
+	bool optional = path[0] == '-';
+	char *line = NULL, *name, *val;
+	size_t cap = 0;
+	int lineno = 0, rc = 0;
+	FILE *f;
+
+	path += optional;
+	f = fopen(path, "re");
+	if (!f) {
+		if (optional && errno == ENOENT)
+			return 0;
+		fprintf(stderr, "%s: --%s %s: %s\n", cmd->name, cmd->config_opt, path,
+			strerror(errno));
+		return OPTS_FILE_ERR;
+	}
+	while (!rc && getline(&line, &cap, f) >= 0) {
+		lineno++;
+		if (split_line(line, &name, &val))
+			rc = file_line(cmd, cfg, n, path, lineno, name, val, given);
+	}
+	if (!rc && ferror(f)) {
+		fprintf(stderr, "%s: --%s %s: %s\n", cmd->name, cmd->config_opt, path,
+			strerror(errno));
+		rc = OPTS_FILE_ERR;
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}
+
+/* The file of options named on the command line (the last one), read
+ * before the rest: a first pass over @argv looks for it alone. */
+static int file_first(const struct opts_cmd *cmd, void *cfg, int n, int argc, char **argv,
+		      const struct option *lo, const char *so, bool *given)
+{
+	const char *path = NULL;
+	int c, i, saved = opterr;
+
+	opterr = 0;	/* the second pass says what is wrong */
+	optind = 0;
+	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		i = opt_index(cmd->opts, n, c);
+		if (i >= 0 && !strcmp(cmd->opts[i].name, cmd->config_opt))
+			path = optarg;
+	}
+	opterr = saved;
+	return path ? read_file(cmd, cfg, n, path, given) : 0;
+}
+
 int opts_parse(const struct opts_cmd *cmd, void *cfg, int argc, char **argv)
 {
 	const char *invoked = cmd->invoked ?: cmd->name;
@@ -338,6 +488,11 @@ int opts_parse(const struct opts_cmd *cmd, void *cfg, int argc, char **argv)
 		return -1;
 	}
 	getopt_tables(cmd->opts, n, lo, so);
+	if (cmd->config_opt) {
+		c = file_first(cmd, cfg, n, argc, argv, lo, so, given);
+		if (c)
+			return c;
+	}
 	optind = 0;	/* getopt starts afresh, even after a parse that stopped midway */
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		if (c == 'h') {

@@ -97,15 +97,28 @@ struct opts_cmd {
 	const char *tail;		/* after them */
 	void (*tail_fn)(FILE *f);	/* and after that: a table of rows */
 	const struct opt *opts;		/* ending with {} */
+	/* The name of an OPT_STRING option whose argument is a file of
+	 * options (NULL: none), read before the command line wherever the
+	 * option stands, so that what the command line gives overrides it.
+	 * One option a line, as on the command line but for the dashes,
+	 * which may go: "queues 0-3", "--queues 0-3", "queues=0-3", a flag
+	 * alone ("two-way"); '#' at a line's start or after a blank begins a
+	 * comment; blank lines. A value is the rest of the line, blanks at
+	 * its ends taken off, no quoting. A path starting with '-' names an
+	 * optional file (systemd's EnvironmentFile=-): none there is none
+	 * read. A complaint about a line names the file and the line. */
+	const char *config_opt;
 };
 
 #define OPTS_HELP	1
+#define OPTS_FILE_ERR	(-2)	/* the file of options could not be read */
 
 /*
  * Fill @cfg, which holds the defaults, from @argc/@argv (argv[0] is the
  * command). -h/--help prints the help to stdout. Return: 0, OPTS_HELP when
  * the help was asked for (the app exits 0), or -1 after a message on
- * stderr (the app exits 2).
+ * stderr (the app exits 2); OPTS_FILE_ERR after a message when the file
+ * of options (cmd->config_opt) cannot be read.
  */
 int opts_parse(const struct opts_cmd *cmd, void *cfg, int argc, char **argv);
 /* The help, with the defaults from @cfg. */

@@ -36,6 +36,8 @@ enum {
 struct cfg {
 	const char *dev, *tun, *stats_json;
 	const char *user;		/* --user: who it runs as after set-up */
+	const char *config;		/* --config: the file of options read */
+	bool check;			/* --check: check.c, then exit */
 	bool tun_any_owner, no_seccomp;
 	bool keep_tun;			/* --keep-tun: persistent, left at the exit */
 	bool version;			/* --version: print it, run nothing */
@@ -205,5 +207,15 @@ int tun_keep(struct daemon *d, const char *name);
 /* seccomp.c: the running phase's allow-list, on every thread. 0, or -1
  * after a message. */
 int seccomp_start(struct daemon *d);
+
+/* check.c: --check, the start's checks with nothing attached (@o: the
+ * datapath's options). Return: 0 when all passed, else the first
+ * failure's exit status. priv.c's part of it (0 or the exit status after
+ * a message), and the exit status of a set-up refused with -errno
+ * (ucpumapd.c). */
+int check_run(struct daemon *d, const struct ucm_dp_opts *o);
+int priv_check_user(struct daemon *d);
+int priv_check_tun(struct daemon *d);
+int setup_exit(int err);
 
 #endif /* UCPUMAPD_DAEMON_H */

@@ -354,6 +354,18 @@ int priv_prepare(struct daemon *d)
 	return err ? -fail("capset", err) : 0;
 }
 
+/* --check's (check.c): the user and the tun's owner alone, changing
+ * nothing. Each: 0, or the exit status after a message. */
+int priv_check_user(struct daemon *d)
+{
+	return lookup_user(d);
+}
+
+int priv_check_tun(struct daemon *d)
+{
+	return check_tun_owner(d);
+}
+
 /* On each thread the datapath starts (ucm_dp_thread_fn): down to what its
  * run time needs. A failure is kept for priv_drop() (the first errno;
  * release pairs with its acquire). */

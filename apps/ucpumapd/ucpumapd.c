@@ -132,8 +132,9 @@ static int parse_status(const struct opt *o, const char *arg, void *cfg)
 static const struct opt d_opts[] = {
 	D("dev", OPT_STRING, dev, .hi = IF_NAMESIZE - 1, .flags = OPT_F_REQUIRED, .metavar = "IFACE",
 	  .help = "the interface to receive on"),
-	D("tun", OPT_STRING, tun, .hi = IF_NAMESIZE - 1, .flags = OPT_F_REQUIRED,
-	  .metavar = "NAME", .help = "tun device to create or attach (at most 15 characters)"),
+	D("tun", OPT_STRING, tun, .hi = IF_NAMESIZE - 1,
+	  .metavar = "NAME", .help = "tun device to create or attach (at most 15 characters; "
+	  "default ucm-IFACE)"),
 	D("queues", OPT_CUSTOM, queues, .parse = parse_queues, .metavar = "LIST",
 	  .help = "RX queues, e.g. 0 or 0-3 (default 0)"),
 	D("cpus", OPT_CPUS, cpus, .count = OPT_REF(struct cfg, ncpus), .metavar = "LIST",
@@ -240,18 +241,25 @@ static const struct opt d_opts[] = {
 	D("status", OPT_CUSTOM, status, .parse = parse_status, .metavar = "IFACE",
 	  .help = "print the state and counters of the instance serving IFACE (as JSON), and "
 	  "exit: 0, or 1 when none does"),
+	D("check", OPT_FLAG, check, .help = "check the options, the interface (up), its queues "
+	  "and MTU, the CPUs, the tun, --user and --metrics-listen's port, attaching nothing: "
+	  "a line each, exit 0 when all are good, else the first failure's status"),
+	D("config", OPT_STRING, config, .metavar = "FILE", .help = "options from FILE, one a "
+	  "line (\"queues 0-3\", a flag alone, '#' comments), read first: the command "
+	  "line's override them; -FILE: the same, and no file is none"),
 	{}
 };
 #undef D
 
 static const struct opts_cmd d_cmd = {
 	.name = "ucpumapd",
-	.usage = "ucpumapd --dev IFACE --tun NAME [options]",
+	.usage = "ucpumapd --dev IFACE [--tun NAME] [--config FILE] [options]",
 	.doc = "Receives IPv4/IPv6 on IFACE's queues with AF_XDP, spreads it over worker\n"
 	       "threads (one per CPU) and hands it to the kernel through the tun device NAME.\n",
 	.tail = "SIGINT/SIGTERM stop it cleanly; SIGUSR1 prints the statistics now; SIGHUP\n"
 		"reopens --stats-json's file.\n",
 	.opts = d_opts,
+	.config_opt = "config",
 };
 
 /* The library's options for what the flags say. */
@@ -372,7 +380,25 @@ static int check_args(struct cfg *c)
 	return -1;
 }
 
-/* Return: 0, 1 after --help or --version, or -1 after a message (exit 2). */
+/* The tun the unit always named: ucm-IFACE, when that fits. */
+static int default_tun(struct cfg *c)
+{
+	static char name[IF_NAMESIZE];
+
+	if (c->tun)
+		return 0;
+	if (strlen("ucm-") + strlen(c->dev) > IF_NAMESIZE - 1) {
+		fprintf(stderr, "ucpumapd: ucm-%s would be longer than %d characters: give --tun NAME\n",
+			c->dev, IF_NAMESIZE - 1);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "ucm-%s", c->dev);
+	c->tun = name;
+	return 0;
+}
+
+/* Return: 0, 1 after --help or --version, -1 after a message (exit 2),
+ * or -2 when the file of --config cannot be read (exit 78). */
 static int parse_args(int argc, char **argv, struct cfg *c)
 {
 	int rc;
@@ -395,9 +421,11 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 		return 1;
 	}
 	if (rc)
-		return rc == OPTS_HELP ? 1 : -1;
+		return rc == OPTS_HELP ? 1 : rc == OPTS_FILE_ERR ? -2 : -1;
 	verbose = c->verbose;
 	c->steer_flags |= c->filter;
+	if (default_tun(c))
+		return -1;
 	return check_args(c);
 }
 
@@ -553,7 +581,7 @@ static int stop(struct daemon *d, int status)
  * errno): what no restart can change is the configuration's. EBUSY (the
  * interface held by another instance or program) and EADDRNOTAVAIL (an
  * address not assigned yet, at boot) may pass; the rest is set-up. */
-static int setup_exit(int err)
+int setup_exit(int err)
 {
 	switch (err < 0 ? -err : err) {
 	case ENODEV:		/* no such interface */
@@ -580,7 +608,11 @@ int main(int argc, char **argv)
 	if (d.c.status)
 		return ctl_status(d.c.status);
 	if (status)
-		return status > 0 ? 0 : 2;
+		return status > 0 ? 0 : status == -2 ? EXIT_CONFIG : EXIT_USAGE;
+	if (d.c.check) {
+		dp_opts(&d.c, &o);
+		return check_run(&d, &o);
+	}
 	status = priv_check(&d);	/* root, or the capabilities it names */
 	if (status)
 		return status;

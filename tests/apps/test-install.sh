@@ -52,8 +52,8 @@ case_files() {
 	grep -qx 'ExecStart=/usr/sbin/ucpumapd .*' "$tmp/stage/usr/lib/systemd/system/ucpumapd@.service" 2>/dev/null ||
 		miss="${miss:-} (the unit's ExecStart is not /usr/sbin/ucpumapd)"
 	# PREFIX=/usr: the unit's optional file and the sample in /etc, not /usr/etc.
-	grep -qx 'EnvironmentFile=-/etc/ucpumap/%I.conf' "$tmp/stage/usr/lib/systemd/system/ucpumapd@.service" 2>/dev/null ||
-		miss="${miss:-} (the unit's EnvironmentFile is not -/etc/ucpumap/%I.conf)"
+	grep -qx 'ExecStart=.* --config -/etc/ucpumap/%I.conf' "$tmp/stage/usr/lib/systemd/system/ucpumapd@.service" 2>/dev/null ||
+		miss="${miss:-} (the unit's --config is not -/etc/ucpumap/%I.conf)"
 	[ -e "$tmp/stage/usr/etc" ] && miss="${miss:-} (usr/etc: SYSCONFDIR is /etc with PREFIX=/usr)"
 	[ -z "${miss:-}" ] && ok files || bad files "missing:$miss"
 }

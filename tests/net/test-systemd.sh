@@ -6,18 +6,20 @@
 #   unit-verify     systemd-analyze verify finds nothing wrong with the unit
 #                   (its ExecStart pointed at the built daemon, its man page
 #                   on MANPATH)
-#   sample-conf     the shipped ucpumapd.conf.sample: every line a comment;
-#                   each UCPUMAPD_OPTS example, uncommented and split as
-#                   systemd does, is taken by the daemon's parser (exit 78
-#                   for the interface that is not there, not 2)
-#   unit-defaults   the unit's ExecStart without /etc/ucpumap/vd.conf
-#                   ($UCPUMAPD_OPTS no word): forwards on vd to tun ucm-vd,
-#                   the version line before the start line; SIGTERM, exit 0
-#   restart-prevent RestartPreventExitStatus= lists what a bad option (2)
-#                   and a configuration vd cannot take (78: a queue it
-#                   lacks, from UCPUMAPD_OPTS) exit with, and not what may
-#                   pass (1: vd served by another instance, its own --tun),
-#                   each seen; the unit's tun served by another: 78
+#   sample-conf     the shipped ucpumapd.conf.sample: every line a comment
+#                   or blank; each example line, uncommented alone into a
+#                   file of options, and all of them in one, is taken by
+#                   the daemon's --config (exit 78 for the interface that
+#                   is not there, not 2)
+#   unit-defaults   the unit's ExecStart without /etc/ucpumap/vd.conf (its
+#                   --config optional): forwards on vd to tun ucm-vd, the
+#                   version line before the start line; SIGTERM, exit 0
+#   restart-prevent RestartPreventExitStatus= lists what a bad option (2,
+#                   on the command line or a line of vd.conf, which names
+#                   the file and line) and a configuration vd cannot take
+#                   (78: a queue it lacks, from vd.conf) exit with, and not
+#                   what may pass (1: vd served by another instance), each
+#                   seen; the unit's tun served by another: 78
 #   unit-security   systemd-analyze security --offline=yes: the unit's
 #                   exposure at most 3.0
 #   unit-sandbox    the unit's sandbox as this host can make it without
@@ -78,44 +80,37 @@ case_unit_verify() {
 	fi
 }
 
-# UCPUMAPD_OPTS as systemd takes it from the file: its last line, the
-# quotes taken off the value, the value split into words as $UCPUMAPD_OPTS
-# is (quotes respected); one word a line.
-opts_words() {	# file
-	"$PY" - "$1" <<'EOF'
-import shlex, sys
-val = ""
-for l in open(sys.argv[1]):
-    l = l.strip()
-    if l.startswith("UCPUMAPD_OPTS="):
-        val = " ".join(shlex.split(l[len("UCPUMAPD_OPTS="):]))
-for w in shlex.split(val):
-    print(w)
-EOF
+# conf_status FILE: the daemon's exit status with --config FILE (into
+# rc), on an interface that is not there: 78 when the file is taken.
+conf_status() {
+	"$daemon" --dev nosuchif0 --config "$1" --duration 1 > /dev/null 2> "$tmp/one.err"
+	rc=$?
+	# A CPU list of a bigger machine than this one is the sample's right.
+	[ $rc = 2 ] && grep -q "is not online" "$tmp/one.err" && rc=78
 }
 
 case_sample_conf() {
-	local n=0 why= rc line words
-	if [ ! -f "$sample" ] || [ ! -x "$daemon" ] || [ -z "$PY" ]; then
-		bad sample-conf "needs $sample, $daemon (make) and python3"
+	local n=0 why= rc line
+	if [ ! -f "$sample" ] || [ ! -x "$daemon" ]; then
+		bad sample-conf "needs $sample and $daemon (make)"
 		return
 	fi
 	grep -nvE '^(#|$)' "$sample" > "$tmp/active" &&
 		why="lines that are not comments: $(head -2 "$tmp/active" | tr '\n' ' ');"
+	: > "$tmp/all.conf"
+	# The examples: '#' and the option's name, no blank between.
 	while IFS= read -r line; do
 		n=$((n + 1))
-		echo "${line#\#}" > "$tmp/one.conf"
-		mapfile -t words < <(opts_words "$tmp/one.conf")
-		"$daemon" --dev nosuchif0 --tun ucm-x "${words[@]}" --duration 1 > /dev/null 2> "$tmp/one.err"
-		rc=$?
-		# A CPU list of a bigger machine than this one is the sample's right.
-		[ $rc = 2 ] && grep -q "is not online" "$tmp/one.err" && rc=78
-		[ $rc = 78 ] || why="$why '${words[*]}': exit $rc, $(head -1 "$tmp/one.err");"
-	done < <(grep '^#UCPUMAPD_OPTS=' "$sample")
-	if [ -z "$why" ] && [ $n -ge 2 ]; then
-		ok sample-conf "$n examples, each taken by the parser"
+		echo "${line#\#}" | tee -a "$tmp/all.conf" > "$tmp/one.conf"
+		conf_status "$tmp/one.conf"
+		[ $rc = 78 ] || why="$why '${line#\#}': exit $rc, $(head -1 "$tmp/one.err");"
+	done < <(grep -E '^#[a-z-]+( |$)' "$sample")
+	conf_status "$tmp/all.conf"
+	[ $rc = 78 ] || why="$why all $n at once: exit $rc, $(head -1 "$tmp/one.err");"
+	if [ -z "$why" ] && [ $n -ge 4 ]; then
+		ok sample-conf "$n example lines, each and all at once taken by --config"
 	else
-		bad sample-conf "${why:-only $n UCPUMAPD_OPTS examples}"
+		bad sample-conf "${why:-only $n example lines}"
 	fi
 }
 
@@ -133,18 +128,19 @@ topology() {
 }
 
 # unit_cmd WORD...: the unit's ExecStart for ucpumapd@vd into cmd[], the
-# built daemon for /usr/sbin/ucpumapd, the WORDs for $UCPUMAPD_OPTS.
+# built daemon for /usr/sbin/ucpumapd, $tmp/etc/ for /etc/ucpumap/ (vd.conf
+# there: the unit's file of options), the WORDs after it.
 unit_cmd() {
 	local w words
 	read -ra words <<< "$(sed -n 's/^ExecStart=//p' "$unit")"
 	cmd=()
 	for w in "${words[@]}"; do
 		case $w in
-		'$UCPUMAPD_OPTS') cmd+=("$@") ;;
 		/usr/sbin/ucpumapd) cmd+=("$daemon") ;;
-		*) cmd+=("${w//%I/vd}") ;;
+		*) w=${w//%I/vd}; cmd+=("${w//\/etc\/ucpumap\//$tmp/etc/}") ;;
 		esac
 	done
+	cmd+=("$@")
 }
 
 # unit_start OUT WORD...: the unit's command in the DUT, in the background
@@ -177,23 +173,31 @@ case_unit_defaults() {
 	fi
 }
 
-# status_of WORD...: the unit's command's exit status with WORDs for
-# $UCPUMAPD_OPTS (a backstop --duration before them).
+# status_of WORD...: the unit's command's exit status, the WORDs after it (a
+# backstop --duration before them).
 status_of() {
 	unit_cmd --duration 5 "$@"
 	lib_run ip netns exec "$dut" timeout 10 "${cmd[@]}" > "$tmp/st.out" 2> "$tmp/st.err"
 }
 
 case_restart_prevent() {
-	local prevent why= bad_opt conf busy= tun_busy=
+	local prevent why= bad_opt conf busy= tun_busy= line
 	lib_once topology
 	prevent=" $(sed -n 's/^RestartPreventExitStatus=//p' "$unit") "
 	status_of --no-such-option
 	bad_opt=$?
-	status_of --queues 3
+	mkdir -p "$tmp/etc"
+	printf '# vd lacks it\n\nqueues 3\n' > "$tmp/etc/vd.conf"
+	status_of
 	conf=$?
 	grep -q "vd has RX queues 0-0, not queue 3" "$tmp/st.err" ||
-		why="$why --queues 3 said: $(head -1 "$tmp/st.err");"
+		why="$why queues 3 in vd.conf said: $(head -1 "$tmp/st.err");"
+	printf 'interval 1\nqueues three\n' > "$tmp/etc/vd.conf"
+	status_of
+	line=$?
+	grep -q "^$tmp/etc/vd.conf:2: --queues: 'three' is not" "$tmp/st.err" ||
+		why="$why a bad line said: $(head -1 "$tmp/st.err");"
+	rm -f "$tmp/etc/vd.conf"
 	if unit_start "$tmp/first.out"; then
 		status_of --tun ucm-vd2
 		busy=$?
@@ -208,11 +212,12 @@ case_restart_prevent() {
 		why="$why the first instance did not start: $(tail -1 "$tmp/first.out.err");"
 	fi
 	[ "$bad_opt" = 2 ] && [[ "$prevent" == *" 2 "* ]] || why="$why a bad option: exit $bad_opt;"
+	[ "$line" = 2 ] || why="$why a bad line in vd.conf: exit $line;"
 	[ "$conf" = 78 ] && [[ "$prevent" == *" 78 "* ]] || why="$why a queue vd lacks: exit $conf;"
 	[ "$busy" = 1 ] && [[ "$prevent" != *" 1 "* ]] || why="$why vd served: exit ${busy:-none};"
 	[ "$tun_busy" = 78 ] || why="$why ucm-vd served: exit ${tun_busy:-none};"
 	if [ -z "$why" ]; then
-		ok restart-prevent "RestartPreventExitStatus=$(echo $prevent): bad option $bad_opt, no such queue $conf; vd served already $busy (restarted), its tun $tun_busy"
+		ok restart-prevent "RestartPreventExitStatus=$(echo $prevent): bad option $bad_opt (a bad line $line), no such queue $conf; vd served already $busy (restarted), its tun $tun_busy"
 	else
 		bad restart-prevent "RestartPreventExitStatus=$(echo $prevent):$why"
 	fi

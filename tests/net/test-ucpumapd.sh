@@ -39,8 +39,9 @@
 #                  attached the old way (netlink) is replaced
 #
 # The cases: delivery (delivery-*), path (ping, tcp, path-shutdown),
-# csum-offload (csum-offload-*), steer
-# (steer-*), sigterm (sigterm-*), bad-flags (bad-flag-*), foreign-program
+# csum-offload (csum-offload-*), steer (steer-*), sigterm (sigterm-*),
+# bad-flags (bad-flag-*), check (check-*: --check, good and bad, a line per
+# check, nothing left), foreign-program
 # (bad-flag-foreign-program, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
 # (second-tun-*), keep-tun (keep-tun-*), sigkill
@@ -54,8 +55,8 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
-cases="delivery poll path csum-offload steer sigterm bad-flags foreign-program malformed second-instance
-second-tun keep-tun sigkill restart-stale nothing-left"
+cases="delivery poll path csum-offload steer sigterm bad-flags check foreign-program malformed
+second-instance second-tun keep-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -555,7 +556,26 @@ case_bad_flags() {
 	bad_flag frames-too-few 2 "frames 256 cannot cover the fill ring" -- --dev vd --tun $tun --frames 256
 	bad_flag tun-name-too-long 2 "longer than 15 characters" -- --dev vd --tun ucm-tun-name-16c
 	bad_flag unknown-steer 2 "unknown policy 'sideways'" -- --dev vd --tun $tun --steer sideways
-	bad_flag missing-dev 2 "--dev IFACE and --tun NAME are required" -- --tun $tun
+	bad_flag missing-dev 2 "--dev IFACE is required" -- --tun $tun
+	bad_flag default-tun-too-long 2 "ucm-vd-twelve-ch would be longer than 15 characters: give --tun" -- --dev vd-twelve-ch
+	# --config: a file of options, read before the command line.
+	bad_flag config-missing 78 "--config $tmp/none.conf: No such file" -- --dev vd --config $tmp/none.conf
+	printf '# queues\n\ninterval 1\nqueues x  # no\n' > "$tmp/bad.conf"
+	bad_flag config-bad-line 2 "^$tmp/bad.conf:4: --queues: 'x' is not a list" -- --dev vd --config $tmp/bad.conf
+	printf 'two-way yes\n' > "$tmp/bad.conf"
+	bad_flag config-flag-value 2 "^$tmp/bad.conf:1: --two-way takes no value" -- --dev vd --config $tmp/bad.conf
+	printf -- '--dev vd\ntun=%s\nqueues 5\n' $tun > "$tmp/q5.conf"
+	bad_flag config-queue 78 "vd has RX queues 0-0, not queue 5" -- --config $tmp/q5.conf
+	printf 'interval 5\nframes 8192\n' > "$tmp/iv.conf"
+	"$daemon" --interval 7 --config "$tmp/iv.conf" --dev vd --help | tr -s ' \n' ' ' > "$tmp/iv.help"
+	if grep -q 'every SEC seconds (0: none) (default 7)' "$tmp/iv.help" &&
+	   grep -q 'several frames) (default 8192)' "$tmp/iv.help" &&
+	   "$daemon" --config "$tmp/iv.conf" --dev vd --help | tr -s ' \n' ' ' |
+		grep -q 'every SEC seconds (0: none) (default 5)'; then
+		ok bad-flag-config-override "the command line's --interval over the file's, wherever --config stands"
+	else
+		bad bad-flag-config-override "$("$daemon" --interval 7 --config "$tmp/iv.conf" --dev vd --help | grep -A1 interval)"
+	fi
 	bad_flag copy-and-zero-copy 2 "exclude each other" -- --dev vd --tun $tun --copy --zero-copy
 	bad_flag no-hold-coalescing 2 "--no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce" -- --dev vd --tun $tun --no-hold
 	bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2
@@ -597,6 +617,55 @@ case_bad_flags() {
 		bad bad-flag-iface-mtu-over-driver "cannot set vg's MTU to 9000"
 	fi
 	timing "bad flags"
+}
+
+# ---- --check: the start's checks, nothing attached ---------------------------------
+# check_run TAG WANT ARGS...: ucpumapd --check ARGS exits WANT and leaves
+# nothing; its lines in $tmp/TAG.out, its reasons in $tmp/TAG.err.
+check_run() {
+	local tag=$1 want=$2 rc l
+	shift 2
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --check "$@" > "$tmp/$tag.out" 2> "$tmp/$tag.err"
+	rc=$?
+	l=$(leftovers)
+	[ $rc = "$want" ] && [ -z "$l" ] && return 0
+	bad check-$tag "exit $rc (want $want)${l:+, left: $l}: $(tr '\n' ' ' < "$tmp/$tag.out" | cut -c1-300)"
+	return 1
+}
+case_check() {
+	local n
+	if check_run good 0 --dev vd --tun $tun --metrics-listen 9431; then
+		n=$(grep -c '^ok ' "$tmp/good.out")
+		if [ "$n" -ge 8 ] && ! grep -q '^FAIL' "$tmp/good.out" &&
+			grep -qx 'ucpumapd --check: all good' "$tmp/good.out" &&
+			grep -q '^ok    metrics: 9431 can be bound' "$tmp/good.out"; then
+			ok check-good "$n lines ok, no program, no tun left"
+		else
+			bad check-good "$(tr '\n' ' ' < "$tmp/good.out")"
+		fi
+	fi
+	# Every problem listed, the first one's status: a queue vd lacks, no
+	# such user, a tun name that is another device's.
+	if check_run bad 78 --dev vd --queues 5 --user nosuchuser0 --tun lo; then
+		if [ "$(grep -c '^FAIL' "$tmp/bad.out")" = 3 ] &&
+			grep -q '^FAIL  datapath' "$tmp/bad.out" && grep -q '^FAIL  user' "$tmp/bad.out" &&
+			grep -q '^FAIL  tun: device lo exists and is not a tun' "$tmp/bad.out" &&
+			grep -q 'vd has RX queues 0-0, not queue 5' "$tmp/bad.err" &&
+			grep -q 'nosuchuser0: no such user' "$tmp/bad.err" &&
+			grep -qx 'ucpumapd --check: 3 problems, exit 78' "$tmp/bad.out"; then
+			ok check-bad "3 problems, each on its line, exit 78"
+		else
+			bad check-bad "$(tr '\n' ' ' < "$tmp/bad.out") / $(tr '\n' ' ' < "$tmp/bad.err")"
+		fi
+	fi
+	# With a file of options, the command line's over it.
+	printf 'dev vd\nqueues 5\n' > "$tmp/ck.conf"
+	if check_run conf 0 --config "$tmp/ck.conf" --queues 0 --tun $tun; then
+		grep -q "^ok    options: taken, with those of $tmp/ck.conf" "$tmp/conf.out" &&
+			ok check-config "--queues 0 over the file's queues 5" ||
+			bad check-config "$(tr '\n' ' ' < "$tmp/conf.out")"
+	fi
+	timing check
 }
 
 # Somebody else's XDP program on vd: ucpumapd says so and leaves it alone;

@@ -29,6 +29,7 @@ struct tcfg {
 	uint8_t mac[6];
 	int custom;
 	const char *req;
+	const char *conf;
 };
 
 static const struct opt_enum modes[] = {
@@ -103,6 +104,26 @@ static const struct opts_cmd t_cmd = {
 	.opts = t_opts,
 };
 
+/* A command that reads a file of options (opts_cmd.config_opt). */
+static const struct opt f_opts[] = {
+	OPT_DEF("flag", OPT_FLAG, struct tcfg, flag, .help = "a flag"),
+	OPT_DEF("num", OPT_UINT, struct tcfg, num, .lo = 1, .hi = 9, .metavar = "N", .help = "n"),
+	OPT_DEF("str", OPT_STRING, struct tcfg, str, .hi = 5, .metavar = "S", .help = "s"),
+	OPT_DEF("custom", OPT_CUSTOM, struct tcfg, custom, .parse = parse_custom, .metavar = "X",
+		.help = "x"),
+	OPT_DEF("req", OPT_STRING, struct tcfg, req, .flags = OPT_F_REQUIRED, .metavar = "R",
+		.help = "required"),
+	OPT_DEF("conf", OPT_STRING, struct tcfg, conf, .metavar = "FILE", .help = "options"),
+	{}
+};
+
+static const struct opts_cmd f_cmd = {
+	.name = "t", .usage = "t", .opts = f_opts, .config_opt = "conf",
+};
+
+/* The command parse() runs. */
+static const struct opts_cmd *cmd_used = &t_cmd;
+
 static const struct tcfg t_defaults = {
 	.str = "abc", .num = 3, .pow = 128, .secs = 1.5, .mode = 2, .cpus_text = "0", .ncpus = 0,
 };
@@ -132,7 +153,7 @@ static int parse(struct tcfg *c, ...)
 	null = open("/dev/null", O_WRONLY);
 	dup2(null, 1);		/* -h's help */
 	dup2(p[1], 2);
-	rc = opts_parse(&t_cmd, c, argc, argv);
+	rc = opts_parse(cmd_used, c, argc, argv);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(saved_out, 1);
@@ -320,12 +341,77 @@ static int test_bad_table(void)
 	return 0;
 }
 
+/* @text into the file @path. */
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A file of options: every form of a line, read before the command line
+ * (which overrides it wherever the option naming the file stands), its
+ * complaints naming the file and the line, a missing file, an optional one. */
+static int test_file(void)
+{
+	char path[] = "/tmp/test-opts-XXXXXX", opt[64], says[256];
+	struct tcfg c;
+	int fd = mkstemp(path), rc;
+
+	UT_ASSERT(fd >= 0, "mkstemp");
+	close(fd);
+	cmd_used = &f_cmd;
+	put_file(path, "# a comment\n\n  num 4   # four\n--str=ab#c\nflag\nreq   r r\n");
+	rc = parse(&c, "--conf", path, NULL);
+	UT_ASSERT(rc == 0 && c.num == 4 && c.flag && !strcmp(c.str, "ab#c") &&
+		  !strcmp(c.req, "r r"), "forms: rc %d num %lu str '%s' req '%s' (%s)", rc, c.num,
+		  c.str, c.req, err_text);
+	rc = parse(&c, "--num", "7", "--conf", path, NULL);
+	UT_ASSERT(rc == 0 && c.num == 7, "the command line first: num %lu", c.num);
+	rc = parse(&c, "--conf", path, "--num", "8", NULL);
+	UT_ASSERT(rc == 0 && c.num == 8, "the command line after: num %lu", c.num);
+	put_file(path, "num 4\nnum 11\n");
+	rc = parse(&c, "--conf", path, "--req", "r", NULL);
+	snprintf(says, sizeof(says), "%s:2: --num: '11' is not a whole number between 1 and 9\n",
+		 path);
+	UT_ASSERT(rc == -1 && !strcmp(err_text, says), "bad value: rc %d, said '%s'", rc, err_text);
+	put_file(path, "custom even\n");
+	rc = parse(&c, "--conf", path, "--req", "r", NULL);
+	snprintf(says, sizeof(says), "%s:1: --custom: want odd\n", path);
+	UT_ASSERT(rc == -1 && !strcmp(err_text, says), "custom: said '%s'", err_text);
+	put_file(path, "flag on\n");
+	rc = parse(&c, "--conf", path, "--req", "r", NULL);
+	UT_ASSERT(rc == -1 && strstr(err_text, ":1: --flag takes no value"), "'%s'", err_text);
+	put_file(path, "\nnum\n");
+	rc = parse(&c, "--conf", path, "--req", "r", NULL);
+	UT_ASSERT(rc == -1 && strstr(err_text, ":2: --num needs a value"), "'%s'", err_text);
+	put_file(path, "nosuch 1\n");
+	rc = parse(&c, "--conf", path, "--req", "r", NULL);
+	UT_ASSERT(rc == -1 && strstr(err_text, ":1: no option --nosuch"), "'%s'", err_text);
+	put_file(path, "conf x\n");
+	rc = parse(&c, "--conf", path, "--req", "r", NULL);
+	UT_ASSERT(rc == -1 && strstr(err_text, ":1: --conf cannot be in a file"), "'%s'", err_text);
+	unlink(path);
+	rc = parse(&c, "--conf", path, "--req", "r", NULL);
+	UT_ASSERT(rc == OPTS_FILE_ERR && strstr(err_text, "No such file"), "missing: rc %d '%s'",
+		  rc, err_text);
+	snprintf(opt, sizeof(opt), "-%s", path);
+	rc = parse(&c, "--conf", opt, "--req", "r", NULL);
+	UT_ASSERT(rc == 0 && c.num == 3, "optional and missing: rc %d '%s'", rc, err_text);
+	cmd_used = &t_cmd;
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_every_kind),
 	UT_CASE(test_bad_arguments),
 	UT_CASE(test_command_line),
 	UT_CASE(test_help),
 	UT_CASE(test_bad_table),
+	UT_CASE(test_file),
 	{}
 };
 

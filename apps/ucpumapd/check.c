@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumapd --check: what the start would refuse, found without starting.
+ * Each check is the start's own (ucm_dp__validate() for the datapath's,
+ * priv.c's for the user and the tun, metrics__open() for the port), run
+ * with nothing attached, bound to a queue or created: one line each on
+ * stdout, the reasons on stderr as the start would say them. Every check
+ * runs; the exit status is the first failure's (ucpumapd(8), --check).
+ *
+ * Not covered, the set-up's alone: the driver's XDP and zero-copy
+ * support, the interface held by another program or instance, the
+ * capabilities beyond root, --stats-json's file (not created here).
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon.h"
+
+/* /sys/class/net/NAME/tun_flags: the tun driver's IFF_* (if_tun.h). */
+#define TUN_F_TUN	0x0001
+#define TUN_F_TAP	0x0002
+
+struct check {
+	int status;	/* the first failure's exit status, or 0 */
+	int failed;
+};
+
+static void __attribute__((format(printf, 4, 5)))
+said(struct check *k, int status, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%-5s %s: ", status ? "FAIL" : "ok", what);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (status && !k->status)
+		k->status = status;
+	k->failed += !!status;
+}
+
+/* The interface: there and up (a socket cannot bind on one that is down:
+ * that may pass, status 1). */
+static void check_iface(struct check *k, const char *dev)
+{
+	struct ifreq ifr = {};
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
+	unsigned int idx = if_nametoindex(dev);
+
+	if (!idx) {
+		said(k, EXIT_CONFIG, "interface", "no interface named '%s' (ip link shows the names)",
+		     dev);
+		goto out;
+	}
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (s >= 0 && !ioctl(s, SIOCGIFMTU, &ifr))
+		mtu = ifr.ifr_mtu;
+	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr)) {
+		said(k, EXIT_SETUP, "interface", "%s: cannot read its flags: %s", dev,
+		     strerror(errno));
+		goto out;
+	}
+	if (!(ifr.ifr_flags & IFF_UP))
+		said(k, EXIT_SETUP, "interface", "%s (index %u) is down: ip link set dev %s up",
+		     dev, idx, dev);
+	else
+		said(k, 0, "interface", "%s, index %u, up%s, MTU %d", dev, idx,
+		     ifr.ifr_flags & IFF_RUNNING ? "" : " (no carrier yet)", mtu);
+out:
+	if (s >= 0)
+		close(s);
+}
+
+/* The tun: to be created, or one that may be attached to (its type, its
+ * owner: priv.c's check). */
+static void check_tun(struct check *k, struct daemon *d)
+{
+	const char *tun = d->c.tun, *kind = d->c.tap ? "tap" : "tun";
+	char path[128];
+	unsigned int flags;
+	FILE *f;
+	int st;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/tun_flags", tun);
+	if (!if_nametoindex(tun)) {
+		said(k, 0, "tun", "%s: not there, to be created (a %s)", tun, kind);
+		return;
+	}
+	f = fopen(path, "re");
+	if (!f || fscanf(f, "%x", &flags) != 1) {
+		said(k, EXIT_CONFIG, "tun", "device %s exists and is not a tun: name another (--tun)",
+		     tun);
+		if (f)
+			fclose(f);
+		return;
+	}
+	fclose(f);
+	if (!!(flags & TUN_F_TAP) != d->c.tap) {
+		said(k, EXIT_CONFIG, "tun", "%s is a %s, not a %s%s", tun,
+		     flags & TUN_F_TAP ? "tap" : "tun", kind,
+		     d->c.tap ? "" : " (a tap wants --tap)");
+		return;
+	}
+	st = priv_check_tun(d);
+	if (st)
+		said(k, st, "tun", "%s: its owner (above)", tun);
+	else
+		said(k, 0, "tun", "%s: a %s already there, to be attached to", tun, kind);
+}
+
+static void check_cpus(struct check *k, const struct cfg *c)
+{
+	int wk[UCM_CPUMAP_MAX_WORKERS], n, i;
+	char list[UCM_CPUMAP_MAX_WORKERS * 5] = "";
+	size_t at = 0;
+
+	if (c->pass) {
+		said(k, 0, "workers", "none (--pass: the RX threads write to the tun)");
+		return;
+	}
+	n = c->ncpus ? c->ncpus : ucm_dp__default_cpus(c->dev, wk, UCM_CPUMAP_MAX_WORKERS);
+	for (i = 0; i < n && at < sizeof(list); i++)
+		at += snprintf(list + at, sizeof(list) - at, "%s%d", i ? "," : "",
+			       c->ncpus ? c->cpus[i] : wk[i]);
+	said(k, 0, "workers", "%d on CPUs %s%s, online%s", n, list, c->ncpus ? "" : " (default)",
+	     c->poll || c->spin_us || c->busy_poll ? ", none shared with a polling thread" : "");
+}
+
+/* Return: 0 when every check passed, else the first failure's status. */
+int check_run(struct daemon *d, const struct ucm_dp_opts *o)
+{
+	struct check k = {};
+	struct metrics *m;
+	int err, st;
+
+	if (d->c.config)
+		said(&k, 0, "options", "taken, with those of %s", d->c.config);
+	else
+		said(&k, 0, "options", "taken");
+	if (geteuid() != 0)
+		said(&k, EXIT_CONFIG, "privileges", "not root: the start needs CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW (sudo)");
+	else
+		said(&k, 0, "privileges", "root");
+	check_iface(&k, d->c.dev);
+	err = ucm_dp__validate(o);
+	if (err)
+		said(&k, setup_exit(err), "datapath", "refused (above): %s", strerror(-err));
+	else
+		said(&k, 0, "datapath", "%d queue%s there, the MTU and the frames fit", d->c.nqueues,
+		     d->c.nqueues > 1 ? "s" : "");
+	check_cpus(&k, &d->c);
+	st = priv_check_user(d);	/* first: the tun's owner is compared with it */
+	if (st)
+		said(&k, st, "user", "--user %s (above)", d->c.user);
+	else
+		said(&k, 0, "user", "%s", d->c.user ? d->c.user : "none: stays root, with no capabilities");
+	check_tun(&k, d);
+	if (!d->c.metrics.len) {
+		said(&k, 0, "metrics", "none (--metrics-listen)");
+	} else {
+		err = metrics__open(&m, &d->c.metrics);
+		metrics__close(m);
+		if (err)
+			said(&k, setup_exit(err), "metrics", "%s cannot be bound (above)",
+			     d->c.metrics.text);
+		else
+			said(&k, 0, "metrics", "%s can be bound (and was let go)", d->c.metrics.text);
+	}
+	if (k.status)
+		printf("ucpumapd --check: %d problem%s, exit %d\n", k.failed,
+		       k.failed > 1 ? "s" : "", k.status);
+	else
+		printf("ucpumapd --check: all good\n");
+	return k.status;
+}
