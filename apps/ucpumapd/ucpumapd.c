@@ -25,6 +25,7 @@
 #include "ucpumap/dp.h"
 #include "ucpumap/log.h"
 #include "daemon.h"
+#include "journal.h"
 
 #define xstr(x)	str(x)
 #define str(x)	#x
@@ -61,12 +62,13 @@ static const struct opt_enum filters[] = {
 static int verbose;
 
 /* The library's messages: warnings and notices always (what mode the
- * sockets got, a stale program replaced), libbpf's chatter with -v. */
+ * sockets got, a stale program replaced), libbpf's chatter with -v; each
+ * with its priority under journald. */
 static int daemon_print(enum ucm_log_level level, const char *fmt, va_list ap)
 {
 	if (level == UCM_LOG_DEBUG && !verbose)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	return out_vprint(out_prio(level), fmt, ap);
 }
 
 /* The syntax of CPU lists, but any number is a candidate queue: whether
@@ -241,6 +243,9 @@ static const struct opt d_opts[] = {
 	D("status", OPT_CUSTOM, status, .parse = parse_status, .metavar = "IFACE",
 	  .help = "print the state and counters of the instance serving IFACE (as JSON), and "
 	  "exit: 0, or 1 when none does"),
+	D("timestamps", OPT_FLAG, timestamps, .help = "each line of output starts with the "
+	  "time, UTC with milliseconds (under journald, which has its own: a priority, "
+	  "<3> error to <7> debug, instead)"),
 	D("check", OPT_FLAG, check, .help = "check the options, the interface (up), its queues "
 	  "and MTU, the CPUs, the tun, --user and --metrics-listen's port, attaching nothing: "
 	  "a line each, exit 0 when all are good, else the first failure's status"),
@@ -603,12 +608,15 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int status, err;
 
+	out_init();	/* under journald: priorities, the parse's messages too */
 	ucm_set_print(daemon_print);
 	status = parse_args(argc, argv, &d.c);
 	if (d.c.status)
 		return ctl_status(d.c.status);
 	if (status)
 		return status > 0 ? 0 : status == -2 ? EXIT_CONFIG : EXIT_USAGE;
+	if (d.c.timestamps)
+		out_timestamps();
 	if (d.c.check) {
 		dp_opts(&d.c, &o);
 		return check_run(&d, &o);

@@ -41,7 +41,9 @@
 # The cases: delivery (delivery-*), path (ping, tcp, path-shutdown),
 # csum-offload (csum-offload-*), steer (steer-*), sigterm (sigterm-*),
 # bad-flags (bad-flag-*), check (check-*: --check, good and bad, a line per
-# check, nothing left), foreign-program
+# check, nothing left), journal (journal-*: under journald, JOURNAL_STREAM
+# naming the file its stdout and stderr go to, each line's priority;
+# --timestamps, each line's time), foreign-program
 # (bad-flag-foreign-program, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
 # (second-tun-*), keep-tun (keep-tun-*), sigkill
@@ -55,8 +57,8 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
-cases="delivery poll path csum-offload steer sigterm bad-flags check foreign-program malformed
-second-instance second-tun keep-tun sigkill restart-stale nothing-left"
+cases="delivery poll path csum-offload steer sigterm bad-flags check journal foreign-program
+malformed second-instance second-tun keep-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -666,6 +668,51 @@ case_check() {
 			bad check-config "$(tr '\n' ' ' < "$tmp/conf.out")"
 	fi
 	timing check
+}
+
+# ---- journald's priorities, or the time -------------------------------------------
+# journal_run TAG ARGS...: the daemon's stdout and stderr into $tmp/TAG.log,
+# the JOURNAL_STREAM that names that file given (as systemd does).
+journal_run() {
+	local tag=$1 ino
+	shift
+	: > "$tmp/$tag.log"
+	ino=$(stat -c '%d:%i' "$tmp/$tag.log")
+	JOURNAL_STREAM=$ino lib_run ip netns exec "$dut" timeout 10 "$daemon" "$@" \
+		>> "$tmp/$tag.log" 2>&1
+}
+case_journal() {
+	local rc other
+	journal_run jrun --dev vd --tun $tun --cpus 0 --interval 0.3 --duration 1
+	rc=$?
+	other=$(grep -cv '^<[3-7]>' "$tmp/jrun.log")
+	if [ $rc = 0 ] && [ "$other" = 0 ] &&
+		grep -q '^<5>ucpumap: xsk: vd: the driver gave no zero-copy' "$tmp/jrun.log" &&
+		grep -q '^<6>ucpumapd [0-9.]* (libucpumap' "$tmp/jrun.log" &&
+		grep -q '^<6>vd: rx ' "$tmp/jrun.log" &&
+		grep -q '^<6>audit: every frame came home$' "$tmp/jrun.log"; then
+		ok journal-priorities "$(wc -l < "$tmp/jrun.log") lines, each with its priority: notices <5>, the statistics <6>"
+	else
+		bad journal-priorities "exit $rc, $other lines without one: $(head -4 "$tmp/jrun.log" | tr '\n' ' ')"
+	fi
+	journal_run jerr --dev vd --tun $tun --user nosuchuser0
+	rc=$?
+	if [ $rc = 78 ] && grep -q '^<3>ucpumapd: --user nosuchuser0: no such user' "$tmp/jerr.log"; then
+		ok journal-error "a refusal is <3>, exit 78"
+	else
+		bad journal-error "exit $rc: $(head -3 "$tmp/jerr.log" | tr '\n' ' ')"
+	fi
+	# Not the journal's: each line its time, UTC with milliseconds.
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --cpus 0 \
+		--interval 0.3 --duration 1 --timestamps > "$tmp/jtime.log" 2>&1
+	rc=$?
+	other=$(grep -cvE '^20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]{3}Z ' "$tmp/jtime.log")
+	if [ $rc = 0 ] && [ "$other" = 0 ] && grep -q 'Z audit: every frame came home$' "$tmp/jtime.log"; then
+		ok journal-timestamps "$(head -1 "$tmp/jtime.log" | cut -c1-60)..."
+	else
+		bad journal-timestamps "exit $rc, $other lines without a time: $(head -3 "$tmp/jtime.log" | tr '\n' ' ')"
+	fi
+	timing journal
 }
 
 # Somebody else's XDP program on vd: ucpumapd says so and leaves it alone;

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumapd's output lines (journal.h): stdout and stderr replaced by
+ * streams of ours (fopencookie(3); glibc's stdout and stderr are plain
+ * variables) whose write puts the prefix in front of each line and hands
+ * both to the descriptor in one writev(). Line-buffered, so each line
+ * goes whole as it is finished, as the statistics' readers expect.
+ *
+ * Concurrency contract: a stream's state (struct out_stream) is written
+ * only inside its FILE's lock: the cookie's write runs under it (stdio
+ * takes it), and out_vprint() takes it with flockfile() around setting
+ * next_prio, printing, flushing and clearing it; so a library message
+ * from any thread gets its own priority on each of its lines, and another
+ * thread's fprintf(stderr) waits. The streams are set up once, on the
+ * main thread, before any other thread starts.
+ *
+ * Why the time is UTC with milliseconds (ISO 8601) and not seconds since
+ * the start: it lines up with the kernel's, the peers' and the other
+ * services' logs, and across restarts, which are what an operator reads
+ * these lines against; milliseconds order the lines of one second.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "journal.h"
+
+struct out_stream {
+	FILE *f;		/* ours, once made; NULL: the stream as it was */
+	int fd;
+	enum out_mode mode;
+	int prio;		/* its lines' priority */
+	int next_prio;		/* -1, or a library message's (out_vprint) */
+	bool at_start;		/* the next byte begins a line */
+};
+
+static struct out_stream out_std[2] = {
+	{ .fd = STDOUT_FILENO, .prio = OUT_INFO, .next_prio = -1, .at_start = true },
+	{ .fd = STDERR_FILENO, .prio = OUT_ERR, .next_prio = -1, .at_start = true },
+};
+
+int out_prio(enum ucm_log_level level)
+{
+	switch (level) {
+	case UCM_LOG_WARN:
+		return OUT_WARNING;
+	case UCM_LOG_INFO:
+		return OUT_NOTICE;
+	default:
+		return OUT_DEBUG;
+	}
+}
+
+size_t out_prefix(char *buf, size_t len, enum out_mode mode, int prio,
+		  const struct timespec *ts)
+{
+	struct tm tm;
+	int n = 0;
+
+	if (mode == OUT_JOURNAL) {
+		n = snprintf(buf, len, "<%d>", prio);
+	} else if (mode == OUT_TIME && gmtime_r(&ts->tv_sec, &tm)) {
+		n = snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ ",
+			     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+			     tm.tm_min, tm.tm_sec, ts->tv_nsec / 1000000);
+	} else if (len) {
+		buf[0] = '\0';
+	}
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len ? len - 1 : 0;
+}
+
+bool out_is_journal(int fd, const char *env)
+{
+	unsigned long long dev, ino;
+	struct stat st;
+	char tail;
+
+	if (!env || sscanf(env, "%llu:%llu%c", &dev, &ino, &tail) != 2)
+		return false;
+	return !fstat(fd, &st) && st.st_dev == (dev_t)dev && st.st_ino == (ino_t)ino;
+}
+
+/* All of @iov to the descriptor, or -1. */
+static int write_all(int fd, struct iovec *iov, int n)
+{
+	while (n) {
+		ssize_t w = writev(fd, iov, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		for (; n && (size_t)w >= iov->iov_len; iov++, n--)
+			w -= iov->iov_len;
+		if (n) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= w;
+		}
+	}
+	return 0;
+}
+
+/* The cookie's write: each line with its prefix. */
+static ssize_t out_write(void *cookie, const char *buf, size_t size)
+{
+	struct out_stream *s = cookie;
+	size_t done = 0;
+
+	while (done < size) {
+		const char *nl = memchr(buf + done, '\n', size - done);
+		size_t n = nl ? (size_t)(nl - (buf + done)) + 1 : size - done;
+		char pre[64];
+		struct timespec ts = {};
+		struct iovec iov[2];
+		int k = 0;
+
+		if (s->at_start) {
+			if (s->mode == OUT_TIME)
+				clock_gettime(CLOCK_REALTIME, &ts);
+			iov[k].iov_base = pre;
+			iov[k++].iov_len = out_prefix(pre, sizeof(pre), s->mode,
+						      s->next_prio >= 0 ? s->next_prio : s->prio,
+						      &ts);
+		}
+		iov[k].iov_base = (char *)buf + done;
+		iov[k++].iov_len = n;
+		if (write_all(s->fd, iov, k))
+			return done ? (ssize_t)done : -1;
+		done += n;
+		s->at_start = nl != NULL;
+	}
+	return size;
+}
+
+/* Stream @s in @mode from now on: the stdio stream it replaces is flushed
+ * first, so nothing written before comes after. */
+static int out_wrap(struct out_stream *s, enum out_mode mode, FILE **std)
+{
+	static const cookie_io_functions_t io = { .write = out_write };
+	FILE *f;
+
+	if (s->f) {
+		s->mode = mode;
+		return 0;
+	}
+	f = fopencookie(s, "w", io);
+	if (!f)
+		return -errno;
+	setvbuf(f, NULL, _IOLBF, 0);
+	fflush(*std);
+	s->mode = mode;
+	s->f = f;
+	*std = f;
+	return 0;
+}
+
+int out_init(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	int err = 0;
+
+	if (out_is_journal(STDOUT_FILENO, env))
+		err = out_wrap(&out_std[0], OUT_JOURNAL, &stdout);
+	if (!err && out_is_journal(STDERR_FILENO, env))
+		err = out_wrap(&out_std[1], OUT_JOURNAL, &stderr);
+	return err;
+}
+
+int out_timestamps(void)
+{
+	int err = 0;
+
+	if (out_std[0].mode == OUT_PLAIN)
+		err = out_wrap(&out_std[0], OUT_TIME, &stdout);
+	if (!err && out_std[1].mode == OUT_PLAIN)
+		err = out_wrap(&out_std[1], OUT_TIME, &stderr);
+	return err;
+}
+
+int out_vprint(int prio, const char *fmt, va_list ap)
+{
+	struct out_stream *s = &out_std[1];
+	int n;
+
+	if (!s->f)
+		return vfprintf(stderr, fmt, ap);
+	flockfile(s->f);
+	s->next_prio = prio;
+	n = vfprintf(s->f, fmt, ap);
+	fflush(s->f);
+	s->next_prio = -1;
+	funlockfile(s->f);
+	return n;
+}
