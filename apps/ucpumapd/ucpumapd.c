@@ -4,7 +4,7 @@
  * -> RX thread (owner of the queue's pool) -> cpumap workers -> tun -> the
  * kernel's stack.
  *
- *   ucpumapd --dev IFACE --tun NAME [options]       (--help lists them)
+ *   ucpumapd --dev IFACE [--tun NAME] [--config FILE] [options]   (--help lists them)
  *
  * The datapath is the library's ucm_dp (dp.h: its start and stop order);
  * the daemon is its options, its statistics and its signals. SIGINT,
