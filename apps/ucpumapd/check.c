@@ -135,13 +135,15 @@ static void check_cpus(struct check *k, const struct cfg *c)
 }
 
 /* Return: 0 when every check passed, else the first failure's status. */
-int check_run(struct daemon *d, const struct ucm_dp_opts *o)
+int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 {
 	struct check k = {};
 	struct metrics *m;
 	int err, st;
 
-	if (d->c.config)
+	if (opts_status)
+		said(&k, opts_status, "options", "each taken, together refused (above)");
+	else if (d->c.config)
 		said(&k, 0, "options", "taken, with those of %s", d->c.config);
 	else
 		said(&k, 0, "options", "taken");

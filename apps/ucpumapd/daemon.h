@@ -210,11 +210,12 @@ int tun_keep(struct daemon *d, const char *name);
 int seccomp_start(struct daemon *d);
 
 /* check.c: --check, the start's checks with nothing attached (@o: the
- * datapath's options). Return: 0 when all passed, else the first
- * failure's exit status. priv.c's part of it (0 or the exit status after
+ * datapath's options; @opts_status: EXIT_USAGE when options conflict,
+ * said, else 0). Return: 0 when all passed, else the first failure's
+ * exit status. priv.c's part of it (0 or the exit status after
  * a message), and the exit status of a set-up refused with -errno
  * (ucpumapd.c). */
-int check_run(struct daemon *d, const struct ucm_dp_opts *o);
+int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status);
 int priv_check_user(struct daemon *d);
 int priv_check_tun(struct daemon *d);
 int setup_exit(int err);

@@ -403,7 +403,8 @@ static int default_tun(struct cfg *c)
 }
 
 /* Return: 0, 1 after --help or --version, -1 after a message (exit 2),
- * or -2 when the file of --config cannot be read (exit 78). */
+ * -2 when the file of --config cannot be read (exit 78), or -3 with
+ * --check when options conflict (said; each option was taken). */
 static int parse_args(int argc, char **argv, struct cfg *c)
 {
 	int rc;
@@ -431,7 +432,9 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	c->steer_flags |= c->filter;
 	if (default_tun(c))
 		return -1;
-	return check_args(c);
+	if (check_args(c))	/* --check goes on: it lists every problem */
+		return c->check ? -3 : -1;
+	return 0;
 }
 
 /* ---- start and stop ------------------------------------------------------------- */
@@ -613,13 +616,13 @@ int main(int argc, char **argv)
 	status = parse_args(argc, argv, &d.c);
 	if (d.c.status)
 		return ctl_status(d.c.status);
-	if (status)
+	if (status && status != -3)
 		return status > 0 ? 0 : status == -2 ? EXIT_CONFIG : EXIT_USAGE;
 	if (d.c.timestamps)
 		out_timestamps();
 	if (d.c.check) {
 		dp_opts(&d.c, &o);
-		return check_run(&d, &o);
+		return check_run(&d, &o, status ? EXIT_USAGE : 0);
 	}
 	status = priv_check(&d);	/* root, or the capabilities it names */
 	if (status)

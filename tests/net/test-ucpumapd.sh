@@ -660,6 +660,16 @@ case_check() {
 			bad check-bad "$(tr '\n' ' ' < "$tmp/bad.out") / $(tr '\n' ' ' < "$tmp/bad.err")"
 		fi
 	fi
+	# Options that conflict: said, and the other checks all the same.
+	if check_run conflict 2 --dev vd --tun $tun --copy --zero-copy --queues 5; then
+		if grep -q '^FAIL  options' "$tmp/conflict.out" && grep -q '^FAIL  datapath' "$tmp/conflict.out" &&
+			grep -q 'exclude each other' "$tmp/conflict.err" &&
+			grep -qx 'ucpumapd --check: 2 problems, exit 2' "$tmp/conflict.out"; then
+			ok check-conflict "the conflict and the queue, exit 2"
+		else
+			bad check-conflict "$(tr '\n' ' ' < "$tmp/conflict.out")"
+		fi
+	fi
 	# With a file of options, the command line's over it.
 	printf 'dev vd\nqueues 5\n' > "$tmp/ck.conf"
 	if check_run conf 0 --config "$tmp/ck.conf" --queues 0 --tun $tun; then
