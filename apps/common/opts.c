@@ -356,7 +356,9 @@ static bool split_line(char *line, char **name, char **val)
 }
 
 /* @o given @arg on line @lineno of @path: its complaint, if any, after
- * "path:line: " (the parsers write theirs to stderr: caught here). */
+ * "path:line: " (the parsers write theirs to stderr: caught here, stderr
+ * swapped for a memory stream meanwhile; a parse runs before the app
+ * starts any thread). */
 static int file_opt_given(const struct opt *o, const char *arg, void *cfg, const char *path,
 			  int lineno)
 {
