@@ -228,56 +228,21 @@ case_pcap() {
 }
 
 # ---- echo ------------------------------------------------------------------------
-case_echo() {
+# echo_exact CASE N SIZES PORT: the echo example on vd, N requests to port 7
+# from PORT, their sizes SIZES (a comma list) in turn, each answered
+# exactly (the same bytes, from port 7), and the example's own count.
+echo_exact() {
 	local rc answered good
-	needs
 	run echo vd || return
-	ip netns exec "$g" "$PY" - > "$tmp/echo.res" 2>&1 <<'PY'
+	ip netns exec "$g" "$PY" - "$2" "$3" "$4" > "$tmp/$1.res" 2>&1 <<'PY'
 import socket, sys
+n, sizes, port = int(sys.argv[1]), [int(x) for x in sys.argv[2].split(",")], int(sys.argv[3])
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.205.0.1", 7007))
+s.bind(("10.205.0.1", port))
 s.settimeout(2)
 good = 0
-for i in range(500):
-    msg = b"ucpumap echo %05d" % i + bytes(range(32))
-    s.sendto(msg, ("10.205.0.2", 7))
-    try:
-        data, peer = s.recvfrom(2048)
-    except socket.timeout:
-        continue
-    good += data == msg and peer == ("10.205.0.2", 7)
-print(good)
-PY
-	finish
-	rc=$?
-	answered=$(sed -n 's/^echo: answered \([0-9]*\),.*/\1/p' "$tmp/echo.out")
-	good=$(tail -1 "$tmp/echo.res")
-	if [ "$rc" = 0 ] && [ "$good" = 500 ] && [ "${answered:-0}" -ge 500 ]; then
-		ok echo "500 requests to port 7, 500 exact answers sent back through XSK TX by the verdict"
-	else
-		bad echo "exit $rc, $good of 500 answered exactly, it says it answered ${answered:-?}: $(tail -1 "$tmp/echo.out") $(tail -2 "$tmp/echo.err")"
-	fi
-}
-
-case_echo_jumbo() {
-	local rc answered good
-	needs
-	if ! { ip -n "$g" link set vg mtu 9000 && ip -n "$d" link set vd mtu 9000; } 2> "$tmp/mtu.err"; then
-		bad echo-jumbo "MTU 9000 on veth: $(head -1 "$tmp/mtu.err")"
-		return
-	fi
-	if ! kernel_at_least 6 6; then
-		skip echo-jumbo "multi-buffer AF_XDP needs Linux 6.6, this is $(uname -r)"
-	elif run echo vd; then
-		ip netns exec "$g" "$PY" - > "$tmp/echoj.res" 2>&1 <<'PY'
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.205.0.1", 7008))
-s.settimeout(2)
-good = 0
-for i in range(150):
-    size = (1472, 4000, 8972)[i % 3]
-    msg = (b"ucpumap echo %05d " % i * 600)[:size]
+for i in range(n):
+    msg = (b"ucpumap echo %05d " % i * 600)[:sizes[i % len(sizes)]]
     s.sendto(msg, ("10.205.0.2", 7))
     try:
         data, peer = s.recvfrom(9000)
@@ -286,15 +251,32 @@ for i in range(150):
     good += data == msg and peer == ("10.205.0.2", 7)
 print(good)
 PY
-		finish
-		rc=$?
-		answered=$(sed -n 's/^echo: answered \([0-9]*\),.*/\1/p' "$tmp/echo.out")
-		good=$(tail -1 "$tmp/echoj.res")
-		if [ "$rc" = 0 ] && [ "$good" = 150 ] && [ "${answered:-0}" -ge 150 ]; then
-			ok echo-jumbo "150 requests of 1472, 4000, 8972 bytes, 150 exact answers through XSK TX"
-		else
-			bad echo-jumbo "exit $rc, $good of 150 answered exactly, it says it answered ${answered:-?}: $(tail -1 "$tmp/echo.out") $(tail -2 "$tmp/echo.err")"
-		fi
+	finish
+	rc=$?
+	answered=$(sed -n 's/^echo: answered \([0-9]*\),.*/\1/p' "$tmp/echo.out")
+	good=$(tail -1 "$tmp/$1.res")
+	if [ "$rc" = 0 ] && [ "$good" = "$2" ] && [ "${answered:-0}" -ge "$2" ]; then
+		ok "$1" "$2 requests of $3 bytes to port 7, $2 exact answers sent back through XSK TX by the verdict"
+	else
+		bad "$1" "exit $rc, $good of $2 answered exactly, it says it answered ${answered:-?}: $(tail -1 "$tmp/echo.out") $(tail -2 "$tmp/echo.err")"
+	fi
+}
+
+case_echo() {
+	needs
+	echo_exact echo 500 49 7007
+}
+
+case_echo_jumbo() {
+	needs
+	if ! { ip -n "$g" link set vg mtu 9000 && ip -n "$d" link set vd mtu 9000; } 2> "$tmp/mtu.err"; then
+		bad echo-jumbo "MTU 9000 on veth: $(head -1 "$tmp/mtu.err")"
+		return
+	fi
+	if ! kernel_at_least 6 6; then
+		skip echo-jumbo "multi-buffer AF_XDP needs Linux 6.6, this is $(uname -r)"
+	else
+		echo_exact echo-jumbo 150 1472,4000,8972 7008
 	fi
 	ip -n "$g" link set vg mtu 1500
 	ip -n "$d" link set vd mtu 1500
