@@ -234,7 +234,7 @@ static void add_worker(const struct ucm_dp *dp, uint32_t w, struct ucm_dp_stats 
 	if (ucm_dp_read_back(dp, w, &rs) || read_txq(dp, w, &qs))
 		return;
 	bad = rs.drop_offload + rs.drop_too_big + rs.drop_non_ip + rs.drop_no_neigh +
-	      rs.drop_stopped;
+	      rs.drop_link_local + rs.drop_stopped;
 	t->back_read += rs.packets + bad;
 	t->back_drop_bad += bad;
 	t->back_read_err += rs.err;

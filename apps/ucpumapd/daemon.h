@@ -69,7 +69,7 @@ struct cfg {
 /* The drops the statistics line sums, by cause (stats.c names them): the
  * way in's seven of its own and the workers' reasons, the way back's seven. */
 #define DROPS_IN	(7 + UCM_DROP_REASONS_MAX)
-#define DROPS_BACK	7
+#define DROPS_BACK	8
 struct drops {
 	uint64_t in[DROPS_IN], back[DROPS_BACK];
 };
@@ -149,6 +149,8 @@ struct drop_named {
 };
 void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct drops *n);
 int drops_in_named(const struct drops *n, struct drop_named *out);
+/* The name of drop cause @i of the way back (@back) or in. */
+const char *cause_name(bool back, int i);
 uint64_t drops_arrived(const struct ucm_dp_stats *t, const struct drops *n);
 uint64_t drops_sum(const uint64_t *v, int n);
 /* The JSON line's counters, without its time and shares (the status

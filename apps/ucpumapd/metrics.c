@@ -225,9 +225,6 @@ static void render_fams(struct tbuf *b, const struct snap *s)
  * delivered; the way back's to read - sent. */
 static void render_drops(struct tbuf *b, const struct snap *s, const struct daemon *d)
 {
-	static const char *const back[DROPS_BACK] = {
-		"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full", "stopped",
-	};
 	struct drop_named nm[DROPS_IN];
 	struct drops n;
 	int k, i;
@@ -242,8 +239,8 @@ static void render_drops(struct tbuf *b, const struct snap *s, const struct daem
 	if (!s->two_way)
 		return;
 	for (i = 0; i < DROPS_BACK; i++)
-		tbuf_printf(b, "ucpumap_drops_total{way=\"back\",reason=\"%s\"} %llu\n", back[i],
-			    ULL(n.back[i]));
+		tbuf_printf(b, "ucpumap_drops_total{way=\"back\",reason=\"%s\"} %llu\n",
+			    cause_name(true, i), ULL(n.back[i]));
 }
 
 static void render_enqueue(struct tbuf *b, const struct snap *s)

@@ -27,14 +27,14 @@ static const char *const in_causes[] = {
 };
 static const char *const back_causes[DROPS_BACK] = {
 	"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full",
-	"stopped",
+	"stopped", "link_local",
 };
 #define N_IN_CAUSES	((int)(sizeof(in_causes) / sizeof(in_causes[0])))
 _Static_assert(N_IN_CAUSES + UCM_DROP_REASONS_MAX == DROPS_IN, "struct drops' way in");
 /* in[] of the kernel's two, which rx does not count */
 #define IN_KERNEL	2
 
-static const char *cause_name(bool back, int i)
+const char *cause_name(bool back, int i)
 {
 	if (back)
 		return back_causes[i];
@@ -71,6 +71,7 @@ void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct dr
 		n->back[2] += rs.drop_non_ip;
 		n->back[3] += rs.drop_no_neigh;
 		n->back[6] += rs.drop_stopped;
+		n->back[7] += rs.drop_link_local;
 	}
 	n->back[4] = t->back_channel_full;
 	n->back[5] = t->tx_drops;
@@ -284,10 +285,11 @@ static void print_back(struct daemon *d, uint32_t w, double dt)
 
 	if (ucm_dp__back_stats(d->dp, w, &rs, sizeof(rs)) || ucm_dp__txq_stats(d->dp, w, &qs, sizeof(qs)))
 		return;
-	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu stopped %llu, neigh asks %llu requests %llu evicted %llu refused %llu, err %llu | to queue %u: sent %llu full %llu, waits for room %llu\n",
+	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu link_local %llu stopped %llu, neigh asks %llu requests %llu evicted %llu refused %llu, err %llu | to queue %u: sent %llu full %llu, waits for room %llu\n",
 	       ULL(rs.packets), (rs.packets - d->last_back[w]) / dt, ULL(rs.reads),
 	       ULL(rs.no_frame), ULL(rs.drop_offload), ULL(rs.drop_too_big),
-	       ULL(rs.drop_non_ip), ULL(rs.drop_no_neigh), ULL(rs.drop_stopped),
+	       ULL(rs.drop_non_ip), ULL(rs.drop_no_neigh), ULL(rs.drop_link_local),
+	       ULL(rs.drop_stopped),
 	       ULL(rs.neigh_asks),
 	       ULL(rs.neigh_requests), ULL(rs.neigh_evicted), ULL(rs.neigh_refused), ULL(rs.err),
 	       ucm_dp__queue_id(d->dp, w % ucm_dp__nqueues(d->dp)), ULL(qs.sent),
@@ -614,7 +616,7 @@ void print_verdict(struct daemon *d)
 			printf("%s%s %llu", i ? ", " : "", nm[i].name, ULL(nm[i].v));
 	printf("): %s\n", v & UCM_DP_V_FORWARD ? "VIOLATED" : "holds");
 	if (d->c.two_way)
-		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable, no next hop or stopped %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu frames (%llu packets in several) (%.1f%% straight into the cache): %s\n",
+		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable, no next hop, the tun's own link or stopped %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu frames (%llu packets in several) (%.1f%% straight into the cache): %s\n",
 		       ULL(t.back_read), ULL(t.tx),
 		       ULL(t.back_drop_bad + t.back_channel_full + t.tx_drops),
 		       ULL(t.back_drop_bad), ULL(t.back_channel_full), ULL(t.tx_drops),

@@ -572,7 +572,7 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 	back_stats_publish(&tun->wk[w].back_stats, &t.a);
 	/* Work done: packets sent or dropped (not empty reads). */
 	return (uint32_t)(t.a.packets + t.a.drop_offload + t.a.drop_too_big +
-			  t.a.drop_non_ip + t.a.drop_no_neigh);
+			  t.a.drop_non_ip + t.a.drop_no_neigh + t.a.drop_link_local);
 }
 
 /* Packets wait and the channel is full: sleep until the RX thread takes

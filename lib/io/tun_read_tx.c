@@ -125,17 +125,65 @@ static uint64_t chain_lay(struct tun_back *r, uint64_t f, uint32_t len, const ui
 	return UCM_DESC_CHAIN;
 }
 
+/* Where a destination's frames go at layer 2: to a next hop, to a group's
+ * address (no neighbour to ask), or nowhere off the tun's own link. */
+enum back_dst { BACK_DST_UNICAST, BACK_DST_GROUP, BACK_DST_LINK };
+
+/* IPv6 multicast of interface- or link-local scope (RFC 4291, 2.7: scope
+ * 1 and 2, and the reserved 0), IPv4's local network control block
+ * 224.0.0.0/24 (RFC 5771) and the limited broadcast: the tun's own link's
+ * (MLD, router solicitations, ...), which never leaves it, as a router
+ * forwards none of it. Other groups go to their Ethernet address (RFC
+ * 2464, RFC 1112), into @mac. */
+static enum back_dst back_dst(const uint8_t *dst, bool v6, uint8_t *mac)
+{
+	if (v6) {
+		if (dst[0] != 0xff)
+			return BACK_DST_UNICAST;
+		if ((dst[1] & 0x0f) <= 2)
+			return BACK_DST_LINK;
+		mac[0] = 0x33;
+		mac[1] = 0x33;
+		memcpy(mac + 2, dst + 12, 4);
+		return BACK_DST_GROUP;
+	}
+	if (dst[0] == 255 && dst[1] == 255 && dst[2] == 255 && dst[3] == 255)
+		return BACK_DST_LINK;
+	if ((dst[0] & 0xf0) != 0xe0)
+		return BACK_DST_UNICAST;
+	if (dst[0] == 224 && !dst[1] && !dst[2])
+		return BACK_DST_LINK;
+	mac[0] = 0x01;
+	mac[1] = 0x00;
+	mac[2] = 0x5e;
+	mac[3] = dst[1] & 0x7f;
+	mac[4] = dst[2];
+	mac[5] = dst[3];
+	return BACK_DST_GROUP;
+}
+
 /* Tun mode: the Ethernet header for the IP packet at @pkt, into @eth (the
- * next hop's address, ours, the type). Return false when the next hop is
- * not known yet (drop_no_neigh). */
+ * next hop's address or the group's, ours, the type). Return false, a
+ * counted drop, for the tun's own link's traffic (drop_link_local) and
+ * when the next hop is not known yet (drop_no_neigh). */
 static bool l2_header(struct tun_back *r, const uint8_t *pkt, bool v6, uint8_t *eth,
 		      struct ucm_tun_back_stats *a)
 {
-	if (!r->neigh)
-		memcpy(eth, r->l2.dst, 6);
-	else if (ucm_neigh_lookup(r->neigh, v6, pkt + (v6 ? 24 : 16), eth, r->now,
-				  &a->neigh_asks))
+	const uint8_t *dst = pkt + (v6 ? 24 : 16);
+	enum back_dst k = unlikely(dst[0] >= 0xe0) ? back_dst(dst, v6, eth) : BACK_DST_UNICAST;
+
+	if (unlikely(k == BACK_DST_LINK)) {
+		a->drop_link_local++;
 		return false;
+	}
+	if (k == BACK_DST_GROUP)
+		;
+	else if (!r->neigh)
+		memcpy(eth, r->l2.dst, 6);
+	else if (ucm_neigh_lookup(r->neigh, v6, dst, eth, r->now, &a->neigh_asks)) {
+		a->drop_no_neigh++;
+		return false;
+	}
 	memcpy(eth + 6, r->l2.src, 6);
 	st_be16(eth + 12, v6 ? ETH_P_IPV6 : ETH_P_IP);
 	return true;
@@ -183,10 +231,8 @@ static bool send_packet(struct tun_back *r, struct back_turn *t, const struct ba
 {
 	uint8_t *pkt = (uint8_t *)r->area + p->f + UCM_TUN_BACK_HEADROOM;
 
-	if (!r->tap && !l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a)) {
-		t->a.drop_no_neigh++;
+	if (!r->tap && !l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a))
 		return false;
-	}
 	emit_packet(r, t, p->f, len, cs, chain_lay(r, p->f, len, p->tail, p->frag, p->nfrag));
 	return true;
 }
@@ -245,10 +291,8 @@ static bool send_super(struct tun_back *r, struct back_turn *t, uint32_t i, int3
 			offload_drop(&t->a, err);
 			return true;
 		}
-		if (!r->tap && !l2_header(r, pkt, r->plan.v6, r->eth, &t->a)) {
-			t->a.drop_no_neigh++;
+		if (!r->tap && !l2_header(r, pkt, r->plan.v6, r->eth, &t->a))
 			return true;
-		}
 		r->plan.partial = r->tx_csum;
 		t->a.super_packets++;
 	}

@@ -42,7 +42,12 @@
 #   neigh-known         the peer known to the kernel (pinged before the
 #                       start): the way back's first packet to it goes
 #                       (no_neigh 0, the one ping answered), its next hop
-#                       read from the kernel's table at start
+#                       read from the kernel's table at start; the tun's
+#                       own IPv6 multicast (MLD, router solicitations)
+#                       counted as link_local, not no_neigh
+#   multicast-out       5 datagrams to 239.1.2.3 routed into the tun, out
+#                       to the group's Ethernet address, received by a
+#                       member behind vg
 #   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
 #                       next hop, and --no-direct-bulk): exit 0, both
 #                       conservation lines and the audit hold
@@ -75,7 +80,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum prewake neigh-known sigterm man-example tap bad-flags"
+stats clean-stop total-line spin sw-csum prewake neigh-known multicast-out sigterm man-example tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -562,7 +567,7 @@ PY
 # ---- SIGTERM during a two-way transfer --------------------------------------------
 # ---- a next hop the kernel knows: no first packet lost ---------------------------
 case_neigh_known() {
-	local r n nn rc
+	local r n nn ll rc
 	own
 	ip -n "$d" route del 10.204.0.1/32 2> /dev/null
 	in_d python3 "$helper" ping --dst 10.204.0.1 --count 1 --timeout 3 > /dev/null
@@ -570,25 +575,72 @@ case_neigh_known() {
 		bad neigh-known "the kernel did not learn the peer: $(ip -n "$d" neigh show dev vd)"
 		return
 	fi
-	# No IPv6 on the new tun: its own multicast (MLD, router
-	# solicitation) would go the way back and count as no_neigh too.
-	in_d sysctl -qw net.ipv6.conf.default.disable_ipv6=1
-	start --two-way --extended
-	rc=$?
-	in_d sysctl -qw net.ipv6.conf.default.disable_ipv6=0
-	if [ $rc != 0 ]; then
+	# IPv6 on the new tun: its own multicast (MLD, router solicitation)
+	# goes the way back as link_local, not no_neigh.
+	if ! start --two-way --extended; then
 		bad neigh-known "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
 		return
 	fi
 	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 1 --timeout 3)
+	sleep 1	# the tun's own router solicitations and reports
 	stop
 	rc=$?
 	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
 	nn=$(grep -o 'no_neigh [0-9]*' "$tmp/d.out" | tail -1 | cut -d' ' -f2)
-	if [ "${n:-0}" = 1 ] && [ "${nn:-x}" = 0 ] && [ $rc = 0 ]; then
-		ok neigh-known "the first ping answered, no_neigh 0: the next hop from the kernel's table"
+	ll=$(grep -o 'link_local [0-9]*' "$tmp/d.out" | tail -1 | cut -d' ' -f2)
+	if [ "${n:-0}" = 1 ] && [ "${nn:-x}" = 0 ] && [ "${ll:-0}" -ge 1 ] && [ $rc = 0 ]; then
+		ok neigh-known "the first ping answered, no_neigh 0: the next hop from the kernel's table; the tun's own link's $ll packets link_local"
 	else
-		bad neigh-known "replies ${n:-?} of 1, no_neigh ${nn:-none}, exit $rc: $r"
+		bad neigh-known "replies ${n:-?} of 1, no_neigh ${nn:-none}, link_local ${ll:-none} (want 1 or more), exit $rc: $r"
+	fi
+}
+
+# Multicast routed into the tun goes out to its group's Ethernet address.
+case_multicast_out() {
+	local got rc rpid
+	own
+	if ! start --two-way; then
+		bad multicast-out "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
+		return
+	fi
+	ip -n "$d" route add 239.1.2.3/32 dev ucm2
+	in_g python3 - "$tmp/mc.ready" > "$tmp/mc.res" 2>&1 <<'PY' &
+import socket, struct, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("239.1.2.3", 4999))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+             struct.pack("4s4s", socket.inet_aton("239.1.2.3"), socket.inet_aton("10.204.0.1")))
+open(sys.argv[1], "w").close()
+s.settimeout(3)
+n = 0
+try:
+    while n < 5:
+        if s.recv(2048) == b"ucpumap group %d" % n:
+            n += 1
+except socket.timeout:
+    pass
+print(n)
+PY
+	rpid=$!
+	lib_pid $rpid
+	wait_file "$tmp/mc.ready" 50
+	in_d python3 - <<'PY'
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(5):
+    s.sendto(b"ucpumap group %d" % i, ("239.1.2.3", 4999))
+    time.sleep(0.05)
+PY
+	lib_wait $rpid
+	stop
+	rc=$?
+	ip -n "$d" route del 239.1.2.3/32 dev ucm2 2> /dev/null
+	got=$(tail -1 "$tmp/mc.res")
+	if [ "$got" = 5 ] && [ $rc = 0 ]; then
+		ok multicast-out "5 datagrams to 239.1.2.3 out through the way back to 01:00:5e:01:02:03, received by a member behind vg"
+	else
+		bad multicast-out "${got:-0} of 5 received, exit $rc: $(tail -2 "$tmp/mc.res" | tr '\n' ' ')"
 	fi
 }
 

@@ -225,6 +225,12 @@ struct ucm_tun_stats {
  *                   takes those
  * @chains: of @packets, those sent in several frames (their bytes past
  *          the first frame's room; ucm_txq__max_frames() > 1)
+ * @drop_link_local: tun mode: packets to the tun's own link, which has no
+ *                   place on the NIC's: IPv6 multicast of interface- or
+ *                   link-local scope (ff01::/16, ff02::/16: MLD, router
+ *                   solicitations, ...), IPv4 224.0.0.0/24 and
+ *                   255.255.255.255. Other multicast goes to the group's
+ *                   Ethernet address, asking no neighbour.
  * The neigh_* counts are as of the worker's last turn.
  */
 struct ucm_tun_back_stats {
@@ -252,6 +258,7 @@ struct ucm_tun_back_stats {
 	uint64_t csum_offloaded;
 	uint64_t drop_stopped;
 	uint64_t chains;
+	uint64_t drop_link_local;
 };
 
 /* The Ethernet header the read path puts in front of what a tun gives
