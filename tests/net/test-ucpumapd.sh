@@ -281,7 +281,7 @@ case_poll() {
 			why="$why no word of vd's interrupts not deferred;"
 		grep -Eq "queue 0: (busy polling the device's NAPI [0-9]+|no NAPI to busy-poll)" "$D_ERR" ||
 			why="$why no word of queue 0's NAPI;"
-		lines=$(grep -cE "^vd: rx [0-9]+ pps, .*, RX threads [0-9]+% busy$" "$D_OUT")
+		lines=$(grep -cE "^vd: rx [0-9]+ pps, .*, RX threads [0-9]+% busy(, checksums left to the kernel [0-9]+/s)?$" "$D_OUT")
 		[ "$lines" -ge 2 ] || why="$why $lines statistics lines with the RX threads' share;"
 		# The last line is idle: a sleep that timed out is not followed
 		# by a spin (that would be a tenth of the CPU).
