@@ -381,6 +381,31 @@ static int file_opt_given(const struct opt *o, const char *arg, void *cfg, const
 	return rc;
 }
 
+/*
+ * A file's string values outlive it: the config keeps pointers to them for
+ * the process's life. Each is kept on a list that stays reachable, so
+ * that it is no leak (LeakSanitizer's view too), only memory that lives
+ * as long as the options do. Main thread only, as the parse is.
+ */
+struct file_val {
+	struct file_val *next;
+	char s[];
+};
+static struct file_val *file_vals;
+
+static char *file_keep(const char *val)
+{
+	size_t len = strlen(val) + 1;
+	struct file_val *v = malloc(sizeof(*v) + len);
+
+	if (!v)
+		return NULL;
+	memcpy(v->s, val, len);
+	v->next = file_vals;
+	file_vals = v;
+	return v->s;
+}
+
 /* One line of @path, given its option and value. */
 static int file_line(const struct opts_cmd *cmd, void *cfg, int n, const char *path,
 		     int lineno, const char *name, const char *val, bool *given)
@@ -406,8 +431,7 @@ static int file_line(const struct opts_cmd *cmd, void *cfg, int n, const char *p
 			lineno, name, name);
 		return -1;
 	}
-	/* The config keeps pointers to string values: they live on. */
-	if (o->metavar && !(arg = strdup(val))) {
+	if (o->metavar && !(arg = file_keep(val))) {
 		fprintf(stderr, "%s:%d: out of memory\n", path, lineno);
 		return -1;
 	}
