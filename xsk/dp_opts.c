@@ -440,11 +440,11 @@ int ucm_dp__validate(const struct ucm_dp_opts *opts)
 
 	if (!err)
 		err = ucm_dp_check_cfg(&c);
-	if (!err && !(c.flags & UCM_DP_F_OWN_XDP))
+	if (!err)
 		err = ucm_dp_check_if_mtu(&c);
 	if (!err)
 		err = ucm_xsk_check_queues(c.ifname, c.queues, c.nqueues);
-	return err;
+	return ucm_err(err);
 }
 
 /* ---- what it runs on -------------------------------------------------- */

@@ -414,10 +414,11 @@ static int file_line(const struct opts_cmd *cmd, void *cfg, int n, const char *p
 	const struct opt *o;
 	char *arg = NULL;
 
-	if (i < 0 || !strcmp(name, cmd->config_opt)) {
+	if (i < 0 || !strcmp(name, cmd->config_opt) || (cmd->opts[i].flags & OPT_F_NO_FILE)) {
 		fprintf(stderr, "%s:%d: %s%s%s; `%s --help` lists the options\n", path, lineno,
 			i < 0 ? "no option --" : "--", name,
-			i < 0 ? "" : " cannot be in a file of options", cmd->invoked ?: cmd->name);
+			i < 0 ? "" : " cannot be in a file of options: give it on the command line",
+			cmd->invoked ?: cmd->name);
 		return -1;
 	}
 	o = &cmd->opts[i];

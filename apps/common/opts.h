@@ -47,6 +47,10 @@ enum opt_kind {
 					 * the default (from the config
 					 * opts_parse() was given) */
 #define OPT_F_POSITIVE	(1U << 2)	/* OPT_SECONDS: more than 0 */
+/* Not in a file of options: it asks for something else than a run
+ * (--check, --status, --version), which a unit's file would make of
+ * every start. */
+#define OPT_F_NO_FILE	(1U << 3)
 
 /* OPT_ENUM's names. A name whose value an earlier one has is an alias:
  * taken, but not offered in messages and --help. */

@@ -8,8 +8,8 @@
  * runs; the exit status is the first failure's (ucpumapd(8), --check).
  *
  * Not covered, the set-up's alone: the driver's XDP and zero-copy
- * support, the interface held by another program or instance, the
- * capabilities beyond root, --stats-json's file (not created here).
+ * support, the interface held by another program or instance, the tun
+ * served by another instance, --stats-json's file (not created here).
  */
 #include <errno.h>
 #include <net/if.h>
@@ -23,7 +23,6 @@
 #include "daemon.h"
 
 /* /sys/class/net/NAME/tun_flags: the tun driver's IFF_* (if_tun.h). */
-#define TUN_F_TUN	0x0001
 #define TUN_F_TAP	0x0002
 
 struct check {
@@ -147,10 +146,11 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 		said(&k, 0, "options", "taken, with those of %s", d->c.config);
 	else
 		said(&k, 0, "options", "taken");
-	if (geteuid() != 0)
-		said(&k, EXIT_CONFIG, "privileges", "not root: the start needs CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW (sudo)");
+	st = priv_check(d);
+	if (st)
+		said(&k, st, "privileges", "the capabilities the set-up needs (above)");
 	else
-		said(&k, 0, "privileges", "root");
+		said(&k, 0, "privileges", "%s", geteuid() ? "the capabilities the set-up needs" : "root");
 	check_iface(&k, d->c.dev);
 	err = ucm_dp__validate(o);
 	if (err)

@@ -238,15 +238,16 @@ static const struct opt d_opts[] = {
 	D("no-seccomp", OPT_FLAG, no_seccomp, .help = "no seccomp allow-list while running"),
 	D("verbose", OPT_COUNT, verbose, .short_opt = 'v',
 	  .help = "the library's debug messages too (libbpf's among them)"),
-	D("version", OPT_CUSTOM, version, .parse = parse_version,
+	D("version", OPT_CUSTOM, version, .parse = parse_version, .flags = OPT_F_NO_FILE,
 	  .help = "print the version and exit"),
 	D("status", OPT_CUSTOM, status, .parse = parse_status, .metavar = "IFACE",
+	  .flags = OPT_F_NO_FILE,
 	  .help = "print the state and counters of the instance serving IFACE (as JSON), and "
 	  "exit: 0, or 1 when none does"),
 	D("timestamps", OPT_FLAG, timestamps, .help = "each line of output starts with the "
 	  "time, UTC with milliseconds (under journald, which has its own: a priority, "
 	  "<3> error to <7> debug, instead)"),
-	D("check", OPT_FLAG, check, .help = "check the options, the interface (up), its queues "
+	D("check", OPT_FLAG, check, .flags = OPT_F_NO_FILE, .help = "check the options, the interface (up), its queues "
 	  "and MTU, the CPUs, the tun, --user and --metrics-listen's port, attaching nothing: "
 	  "a line each, exit 0 when all are good, else the first failure's status"),
 	D("config", OPT_STRING, config, .metavar = "FILE", .help = "options from FILE, one a "

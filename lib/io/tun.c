@@ -236,7 +236,7 @@ static __hot_inline char *pkt_buf(const struct ucm_tun *tun, struct ucm_frame_hd
 		start = hdr->pkt.l3_off;
 		sl->len = hdr->pkt.l3_len;
 	}
-	data += start - VNET_LEN;
+	data = frame + start - VNET_LEN;
 	memset(data, 0, VNET_LEN);
 	sl->len += VNET_LEN;
 	sl->partial = ucm_l4_csum_partial(&hdr->pkt, (const uint8_t *)frame);

@@ -114,6 +114,8 @@ static const struct opt f_opts[] = {
 	OPT_DEF("req", OPT_STRING, struct tcfg, req, .flags = OPT_F_REQUIRED, .metavar = "R",
 		.help = "required"),
 	OPT_DEF("conf", OPT_STRING, struct tcfg, conf, .metavar = "FILE", .help = "options"),
+	OPT_DEF("skb", OPT_FLAG, struct tcfg, skb, .flags = OPT_F_NO_FILE,
+		.help = "the command line's only"),
 	{}
 };
 
@@ -394,6 +396,11 @@ static int test_file(void)
 	put_file(path, "conf x\n");
 	rc = parse(&c, "--conf", path, "--req", "r", NULL);
 	UT_ASSERT(rc == -1 && strstr(err_text, ":1: --conf cannot be in a file"), "'%s'", err_text);
+	put_file(path, "skb\n");
+	rc = parse(&c, "--conf", path, "--req", "r", NULL);
+	UT_ASSERT(rc == -1 && strstr(err_text, ":1: --skb cannot be in a file"), "'%s'", err_text);
+	rc = parse(&c, "--skb", "--req", "r", NULL);
+	UT_ASSERT(rc == 0 && c.skb, "--skb on the command line: rc %d '%s'", rc, err_text);
 	unlink(path);
 	rc = parse(&c, "--conf", path, "--req", "r", NULL);
 	UT_ASSERT(rc == OPTS_FILE_ERR && strstr(err_text, "No such file"), "missing: rc %d '%s'",
