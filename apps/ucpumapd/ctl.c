@@ -7,8 +7,10 @@
  *   ctl__open()    after ucm_dp__start(), before the privileges drop: the
  *                  interface is ours (a second instance was refused at
  *                  its create), so a file there is a stale one (kill -9)
- *                  and is replaced; bound, listening, owned by the run
- *                  user, mode 0660
+ *                  and is replaced, unless an instance of another network
+ *                  namespace answers on it; bound, listening, owned by the
+ *                  run user, mode 0660; without it (said) the daemon runs
+ *                  on, forwarding matters more
  *   ctl_serve()    the control thread, each turn of its loop (at most
  *                  CHECK_SEC apart): answers the connections waiting
  *   ctl__close()   closed, and its file removed while it is still ours
@@ -115,7 +117,7 @@ static int ctl_bind(struct ctl *c, struct daemon *d, const struct sockaddr_un *s
 	return 0;
 }
 
-int ctl__open(struct daemon *d)
+void ctl__open(struct daemon *d)
 {
 	struct sockaddr_un sa;
 	struct ctl *c;
@@ -124,7 +126,7 @@ int ctl__open(struct daemon *d)
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		fprintf(stderr, "ucpumapd: the status socket: out of memory; running without it\n");
-		return 0;
+		return;
 	}
 	c->fd = -1;
 	err = ctl_addr(d->c.dev, &sa);
@@ -145,10 +147,9 @@ int ctl__open(struct daemon *d)
 		if (c->bound)
 			unlink(c->path);
 		free(c);
-		return 0;
+		return;
 	}
 	d->ctl = c;
-	return 0;
 }
 
 /* The answer: the instance, its links, the statistics' counters. */

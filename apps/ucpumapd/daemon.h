@@ -67,7 +67,7 @@ struct cfg {
 };
 
 /* The drops the statistics line sums, by cause (stats.c names them): the
- * way in's seven of its own and the workers' reasons, the way back's seven. */
+ * way in's seven of its own and the workers' reasons, the way back's eight. */
 #define DROPS_IN	(7 + UCM_DROP_REASONS_MAX)
 #define DROPS_BACK	8
 struct drops {
@@ -166,7 +166,7 @@ void stats_json(struct json *j, const struct daemon *d, const struct ucm_dp_stat
  * ctl_status(): the query, its exit status (0, or 1 after a message). */
 #define CTL_DIR		"/run/ucpumap"
 struct ctl;
-int ctl__open(struct daemon *d);
+void ctl__open(struct daemon *d);
 void ctl_serve(struct daemon *d);
 void ctl__close(struct ctl *c);
 int ctl_status(const char *dev);

@@ -33,6 +33,9 @@ static const char *const back_causes[DROPS_BACK] = {
 _Static_assert(N_IN_CAUSES + UCM_DROP_REASONS_MAX == DROPS_IN, "struct drops' way in");
 /* in[] of the kernel's two, which rx does not count */
 #define IN_KERNEL	2
+/* The conservation line names the causes up to enqueue_full even at 0,
+ * the others when they occurred. */
+#define IN_ALWAYS	5
 
 const char *cause_name(bool back, int i)
 {
@@ -608,11 +611,9 @@ void print_verdict(struct daemon *d)
 	/* The sum the library's equation checks, and the kernel's two. */
 	printf("conservation: received %llu = delivered %llu + drops %llu (",
 	       ULL(drops_arrived(&t, &n)), ULL(t.delivered),
-	       ULL(n.in[0] + n.in[1] + t.rx_bad_desc + t.rx_chain_drops + t.rx_steer_err +
-		   t.enqueue_drops + t.worker_drops));
-	/* The causes up to enqueue_full always, the others when they occurred. */
+	       ULL(drops_sum(n.in, DROPS_IN)));
 	for (i = 0; i < k; i++)
-		if (i < 5 || nm[i].v)
+		if (i < IN_ALWAYS || nm[i].v)
 			printf("%s%s %llu", i ? ", " : "", nm[i].name, ULL(nm[i].v));
 	printf("): %s\n", v & UCM_DP_V_FORWARD ? "VIOLATED" : "holds");
 	if (d->c.two_way)

@@ -586,6 +586,17 @@ static int stop(struct daemon *d, int status)
 	return status ? status : err ? EXIT_UNCLEAN : 0;
 }
 
+/* From a created datapath to a running one: the tun kept, the datapath
+ * started, the status socket (made before the privileges drop), the
+ * privileges dropped, the metrics served. Nonzero: a step failed, said. */
+static int start_run(struct daemon *d)
+{
+	if ((d->c.keep_tun && tun_keep(d, ucm_dp__tun_name(d->dp))) || ucm_dp__start(d->dp))
+		return -1;
+	ctl__open(d);
+	return priv_drop(d) || metrics__start(d->metrics, d);
+}
+
 /* The exit status of a set-up the library refused with @err (-errno or
  * errno): what no restart can change is the configuration's. EBUSY (the
  * interface held by another instance or program) and EADDRNOTAVAIL (an
@@ -656,9 +667,7 @@ int main(int argc, char **argv)
 		status = setup_exit(err);
 	} else if ((err = metrics__open(&d.metrics, &d.c.metrics))) {	/* the interface ours */
 		status = stop(&d, setup_exit(err));
-	} else if ((d.c.keep_tun && tun_keep(&d, ucm_dp__tun_name(d.dp))) ||
-		   ucm_dp__start(d.dp) || ctl__open(&d) || priv_drop(&d) ||
-		   metrics__start(d.metrics, &d)) {
+	} else if (start_run(&d)) {
 		status = stop(&d, EXIT_SETUP);
 	} else {
 		print_banner(&d);

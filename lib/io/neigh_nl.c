@@ -307,21 +307,19 @@ int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8
  */
 int ucm_neigh_nl_dump(struct neigh_nl *nl, ucm_neigh_entry_fn fn, void *ctx)
 {
-	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
 	union nl_req req = {};
 	struct nlmsghdr *h = (struct nlmsghdr *)req.buf;
 	struct ndmsg *nd = NLMSG_DATA(h);
-	int given = 0;
+	int given = 0, sent;
 
 	h->nlmsg_len = NLMSG_LENGTH(sizeof(*nd));
 	h->nlmsg_type = RTM_GETNEIGH;
 	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	h->nlmsg_seq = ++nl->seq;
 	nd->ndm_family = AF_UNSPEC;
 	nd->ndm_ifindex = nl->ifindex;	/* a filter where the kernel takes one */
-	STAT_ADD(nl->requests, 1);
-	if (sendto(nl->fd, h, h->nlmsg_len, 0, (struct sockaddr *)&to, sizeof(to)) < 0)
-		return -errno;
+	sent = nl_send(nl, h);
+	if (sent)
+		return sent;
 	for (;;) {
 		struct sockaddr_nl from = {};
 		socklen_t flen = sizeof(from);

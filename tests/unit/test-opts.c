@@ -359,6 +359,16 @@ static void put_file(const char *path, const char *text)
  * complaints naming the file and the line, a missing file, an optional one. */
 static int test_file(void)
 {
+	/* A line each, refused naming its line. */
+	static const struct {
+		const char *text, *says;
+	} bad_lines[] = {
+		{ "flag on\n", ":1: --flag takes no value" },
+		{ "\nnum\n", ":2: --num needs a value" },
+		{ "nosuch 1\n", ":1: no option --nosuch" },
+		{ "conf x\n", ":1: --conf cannot be in a file" },
+		{ "skb\n", ":1: --skb cannot be in a file" },
+	};
 	char path[] = "/tmp/test-opts-XXXXXX", opt[64], says[256];
 	struct tcfg c;
 	int fd = mkstemp(path), rc;
@@ -384,21 +394,12 @@ static int test_file(void)
 	rc = parse(&c, "--conf", path, "--req", "r", NULL);
 	snprintf(says, sizeof(says), "%s:1: --custom: want odd\n", path);
 	UT_ASSERT(rc == -1 && !strcmp(err_text, says), "custom: said '%s'", err_text);
-	put_file(path, "flag on\n");
-	rc = parse(&c, "--conf", path, "--req", "r", NULL);
-	UT_ASSERT(rc == -1 && strstr(err_text, ":1: --flag takes no value"), "'%s'", err_text);
-	put_file(path, "\nnum\n");
-	rc = parse(&c, "--conf", path, "--req", "r", NULL);
-	UT_ASSERT(rc == -1 && strstr(err_text, ":2: --num needs a value"), "'%s'", err_text);
-	put_file(path, "nosuch 1\n");
-	rc = parse(&c, "--conf", path, "--req", "r", NULL);
-	UT_ASSERT(rc == -1 && strstr(err_text, ":1: no option --nosuch"), "'%s'", err_text);
-	put_file(path, "conf x\n");
-	rc = parse(&c, "--conf", path, "--req", "r", NULL);
-	UT_ASSERT(rc == -1 && strstr(err_text, ":1: --conf cannot be in a file"), "'%s'", err_text);
-	put_file(path, "skb\n");
-	rc = parse(&c, "--conf", path, "--req", "r", NULL);
-	UT_ASSERT(rc == -1 && strstr(err_text, ":1: --skb cannot be in a file"), "'%s'", err_text);
+	for (unsigned int i = 0; i < sizeof(bad_lines) / sizeof(bad_lines[0]); i++) {
+		put_file(path, bad_lines[i].text);
+		rc = parse(&c, "--conf", path, "--req", "r", NULL);
+		UT_ASSERT(rc == -1 && strstr(err_text, bad_lines[i].says), "want '%s': rc %d, '%s'",
+			  bad_lines[i].says, rc, err_text);
+	}
 	rc = parse(&c, "--skb", "--req", "r", NULL);
 	UT_ASSERT(rc == 0 && c.skb, "--skb on the command line: rc %d '%s'", rc, err_text);
 	unlink(path);
