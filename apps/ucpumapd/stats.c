@@ -288,12 +288,12 @@ static void print_back(struct daemon *d, uint32_t w, double dt)
 
 	if (ucm_dp__back_stats(d->dp, w, &rs, sizeof(rs)) || ucm_dp__txq_stats(d->dp, w, &qs, sizeof(qs)))
 		return;
-	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu link_local %llu stopped %llu, neigh asks %llu requests %llu evicted %llu refused %llu, err %llu | to queue %u: sent %llu full %llu, waits for room %llu\n",
+	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu link_local %llu stopped %llu, neigh asks %llu held %llu requests %llu evicted %llu refused %llu, err %llu | to queue %u: sent %llu full %llu, waits for room %llu\n",
 	       ULL(rs.packets), (rs.packets - d->last_back[w]) / dt, ULL(rs.reads),
 	       ULL(rs.no_frame), ULL(rs.drop_offload), ULL(rs.drop_too_big),
 	       ULL(rs.drop_non_ip), ULL(rs.drop_no_neigh), ULL(rs.drop_link_local),
 	       ULL(rs.drop_stopped),
-	       ULL(rs.neigh_asks),
+	       ULL(rs.neigh_asks), ULL(rs.neigh_held),
 	       ULL(rs.neigh_requests), ULL(rs.neigh_evicted), ULL(rs.neigh_refused), ULL(rs.err),
 	       ucm_dp__queue_id(d->dp, w % ucm_dp__nqueues(d->dp)), ULL(qs.sent),
 	       ULL(qs.send_full), ULL(rs.channel_waits));

@@ -344,11 +344,12 @@ static uint64_t random_seed(void)
 /*
  * What the kernel already knows about the NIC's neighbours, read once at
  * creation: an on-link destination among them goes at its first packet
- * instead of waiting for a question's answer (and that packet dropped).
+ * instead of waiting for a question's answer.
  * Each is due at once (refresh 0), so its first lookup both uses the MAC
  * and asks about it, which confirms its route through the NIC; never
  * looked up (used 0), it is the first a newcomer takes. A destination
- * behind a gateway is not in the table: its first packet still waits.
+ * behind a gateway is not in the table: its first packets wait for the
+ * answer about its route.
  */
 int ucm_neigh_preload(struct ucm_neigh *n, bool v6, const uint8_t *addr, const uint8_t *mac)
 {
@@ -588,6 +589,19 @@ int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *
 	e->used = now;
 	if (now >= e->refresh && !e->pending)
 		ask(n, e, e->state == NE_KNOWN, asks);
+	if (e->state == NE_NEG)
+		return e->err;
+	memcpy(mac, e->mac, 6);
+	return 0;
+}
+
+int ucm_neigh_peek(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac)
+{
+	uint32_t h;
+	const struct neigh_entry *e = find(n, v6, dst, &h);
+
+	if (!e)
+		return -EAGAIN;
 	if (e->state == NE_NEG)
 		return e->err;
 	memcpy(mac, e->mac, 6);

@@ -6,10 +6,10 @@
  * packet, and a thread of its own that asks the kernel over netlink.
  *
  * A lookup is a hash probe in the worker's cache and never waits: a miss
- * queues a question for the resolver thread (bounded, rate-limited) and
- * its packet is dropped and counted, as the kernel drops what overflows
- * its own small queue of unresolved packets. The answers come into the
- * cache at the next batch. At creation the cache takes the kernel's
+ * queues a question for the resolver thread (bounded, rate-limited); the
+ * caller keeps its packet a while (the way back's queue of unresolved
+ * packets, tun_read_tx.c, as the kernel's neighbour queue) or drops it.
+ * The answers come into the cache at the next batch. At creation the cache takes the kernel's
  * usable neighbour entries on the NIC (a dump): an on-link destination the
  * kernel knows goes at its first packet. The resolver asks for the route towards the
  * address through the NIC, then its next hop's neighbour entry; an unknown
@@ -59,6 +59,10 @@ void ucm_neigh_sync(struct ucm_neigh *n, uint64_t now);
 int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac,
 		     uint64_t now, uint64_t *asks);
 void ucm_neigh_kick(struct ucm_neigh *n);
+/* What the cache holds for @dst, asking nothing and marking nothing used
+ * (for packets that wait for their next hop): as ucm_neigh_lookup(),
+ * -EAGAIN while not known (asked or not). */
+int ucm_neigh_peek(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac);
 /* Counters for the statistics, from any thread: @requests, messages sent
  * to the kernel (netlink; a question costs two or three, and one per look
  * at a neighbour the kernel resolves); @evicted, known next hops given up

@@ -194,6 +194,33 @@ static inline bool tun_test_wait_fail(bool take)
 #define BACK_FREE		(2 * UCM_TUN_BACK_BATCH)
 
 /*
+ * Packets whose next hop the kernel is resolving wait for it, as in its
+ * neighbour queue (unres_qlen), instead of being dropped: BACK_UNRES a
+ * worker, BACK_UNRES_DST of one destination (so that one that never
+ * resolves cannot take every place), BACK_UNRES_FRAMES frames in all (a
+ * jumbo packet takes several), each BACK_UNRES_NS at most: the resolver
+ * watches the kernel resolve for 1 s (neigh.c's HOLD_NS), its answer
+ * comes at the worker's next turn. Then a counted drop (drop_no_neigh),
+ * as the kernel's when its resolution fails. While any wait the worker
+ * looks at the answers every BACK_UNRES_WAIT_NS.
+ */
+#define BACK_UNRES		32
+#define BACK_UNRES_DST		8
+#define BACK_UNRES_FRAMES	64
+#define BACK_UNRES_NS		1200000000ull
+#define BACK_UNRES_WAIT_NS	1000000
+
+/* A waiting packet: its frames the worker's (the first UCM_LOC_APP, any
+ * later ones UCM_LOC_CHAIN), its headers written but for the next hop's
+ * address. */
+struct back_unres {
+	uint64_t desc;		/* ready to send */
+	uint64_t since;		/* the batch time it came */
+	uint8_t v6;
+	uint8_t nframes;
+};
+
+/*
  * One worker's read path. Concurrency contract: its worker's only, made in
  * its open(), used by its poll() and wait(), torn down in its close() (its
  * next-hop resolver has a thread of its own, behind ucm_neigh's rings:
@@ -254,6 +281,8 @@ struct tun_back {
 	uint32_t late_packets;	/* of those, answered with a packet at close */
 	uint64_t stash[UCM_TUN_BACK_BATCH];
 	int32_t res[UCM_TUN_BACK_BATCH];
+	uint32_t nunres, unres_frames;
+	struct back_unres unres[BACK_UNRES];
 };
 
 /*
@@ -280,6 +309,9 @@ int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd);
  * in order, the reads still waiting, then the free frames it has room
  * for (the rest go home). */
 void ucm_tun_back_handle_reads(struct tun_back *r, struct back_turn *t);
+/* tun_read_tx.c: the packets waiting for a next hop home, counted into
+ * @dropped, at the read path's close. */
+void ucm_tun_back_unres_flush(struct tun_back *r, uint64_t *dropped);
 
 /* tun_chain.c: a packet of several frames, @len bytes to write from
  * iov[0].iov_base (in its first frame) into @iov (room for

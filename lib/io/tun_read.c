@@ -353,7 +353,8 @@ static void neigh_stats_publish(struct ucm_tun_back_stats *s, const struct ucm_n
 void ucm_tun_back_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 {
 	struct tun_back *r = st->back;
-	uint32_t i, keep = 0, left;
+	uint32_t i, keep = 0;
+	uint64_t left;
 
 	if (r->neigh)
 		neigh_stats_publish(&tun->wk[w].back_stats, r->neigh);
@@ -361,6 +362,7 @@ void ucm_tun_back_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	/* Packets read that waited for the next turn: counted, not lost
 	 * (a failed batch leaves none waiting: read_batch() counted its). */
 	left = reads_with_packet(r, r->pend);
+	ucm_tun_back_unres_flush(r, &left);
 	cancel_all(r);
 	left += r->late_packets;
 	if (left)
@@ -523,7 +525,7 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 	if (r->neigh)
 		neigh_stats_publish(&tun->wk[w].back_stats, r->neigh);
 	reap_events(r);
-	if (!r->readable && !r->pend) {
+	if (!r->readable && !r->pend && !r->nunres) {
 		if (io_uring_sq_ready(&r->ring))
 			io_uring_submit(&r->ring);	/* a re-armed poll */
 		return 0;
@@ -547,7 +549,7 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 	r->blocked = false;
 	memset(&t.a, 0, sizeof(t.a));
 	t.nout = t.nfree = 0;
-	if (!r->pend) {	/* nothing waits from the last turn: read */
+	if (!r->pend && r->readable) {	/* nothing waits from the last turn: read */
 		ret = read_batch(r, t.room, &t.a);
 		n = ret > 0 ? (uint32_t)ret : 0;
 		if (ret < 0)
@@ -562,7 +564,7 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 			r->readable = true;
 		r->pend = n;
 	}
-	if (r->neigh && r->pend) {
+	if (r->neigh && (r->pend || r->nunres)) {
 		r->now = ucm_now_ns();
 		ucm_neigh_sync(r->neigh, r->now);	/* the resolver's answers */
 	}
@@ -639,6 +641,9 @@ int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd)
 		return room_wait(r);
 	if (r->readable) {	/* packets wait for frames: ask, look again soon */
 		ucm_txq__want(r->txq);
+		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
+	} else if (r->nunres) {	/* packets wait for next hops: look again soon */
+		ts.tv_nsec = BACK_UNRES_WAIT_NS;
 		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
 	} else {
 		io_uring_submit_and_wait(&r->ring, 1);

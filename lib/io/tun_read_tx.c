@@ -45,6 +45,8 @@ static void turn_emit(struct tun_back *r, struct back_turn *t, uint64_t d)
 	t->room--;
 	t->a.packets++;
 	t->a.bytes += ucm_desc_len(d);
+	t->a.chains += !!(d & UCM_DESC_CHAIN);
+	t->a.csum_offloaded += !!(d & UCM_TXQ_DESC_CSUM);
 	if (t->nout == BACK_OUT) {
 		ucm_txq__send(r->txq, t->out, t->nout);
 		t->nout = 0;
@@ -162,31 +164,122 @@ static enum back_dst back_dst(const uint8_t *dst, bool v6, uint8_t *mac)
 	return BACK_DST_GROUP;
 }
 
+/* What l2_header() made of a packet: go, a counted drop, or wait for its
+ * next hop (the queue of unresolved packets below). */
+enum back_l2 { BACK_L2_GO, BACK_L2_DROP, BACK_L2_WAIT };
+
+static bool unres_has(const struct tun_back *r, bool v6, const uint8_t *dst);
+
 /* Tun mode: the Ethernet header for the IP packet at @pkt, into @eth (the
- * next hop's address or the group's, ours, the type). Return false, a
- * counted drop, for the tun's own link's traffic (drop_link_local) and
- * when the next hop is not known yet (drop_no_neigh). */
-static bool l2_header(struct tun_back *r, const uint8_t *pkt, bool v6, uint8_t *eth,
-		      struct ucm_tun_back_stats *a)
+ * next hop's address or the group's, ours, the type). A drop, counted,
+ * for the tun's own link's traffic (drop_link_local) and a next hop the
+ * kernel has none for (drop_no_neigh); BACK_L2_WAIT (not counted, the
+ * destination's address not filled) when it is not known yet, or packets
+ * to the same destination wait already: they leave in order. */
+static enum back_l2 l2_header(struct tun_back *r, const uint8_t *pkt, bool v6, uint8_t *eth,
+			      struct ucm_tun_back_stats *a)
 {
 	const uint8_t *dst = pkt + (v6 ? 24 : 16);
 	enum back_dst k = unlikely(dst[0] >= 0xe0) ? back_dst(dst, v6, eth) : BACK_DST_UNICAST;
+	enum back_l2 ret = BACK_L2_GO;
+	int err;
 
 	if (unlikely(k == BACK_DST_LINK)) {
 		a->drop_link_local++;
-		return false;
+		return BACK_L2_DROP;
 	}
-	if (k == BACK_DST_GROUP)
+	if (k == BACK_DST_GROUP) {
 		;
-	else if (!r->neigh)
+	} else if (!r->neigh) {
 		memcpy(eth, r->l2.dst, 6);
-	else if (ucm_neigh_lookup(r->neigh, v6, dst, eth, r->now, &a->neigh_asks)) {
-		a->drop_no_neigh++;
-		return false;
+	} else {
+		err = ucm_neigh_lookup(r->neigh, v6, dst, eth, r->now, &a->neigh_asks);
+		if (err && err != -EAGAIN) {
+			a->drop_no_neigh++;
+			return BACK_L2_DROP;
+		}
+		if (err || (unlikely(r->nunres) && unres_has(r, v6, dst)))
+			ret = BACK_L2_WAIT;
 	}
 	memcpy(eth + 6, r->l2.src, 6);
 	st_be16(eth + 12, v6 ? ETH_P_IPV6 : ETH_P_IP);
-	return true;
+	return ret;
+}
+
+/* ---- packets waiting for their next hop -------------------------------- */
+
+static const uint8_t *unres_dst(const struct tun_back *r, const struct back_unres *u)
+{
+	return (const uint8_t *)r->area + ucm_desc_addr(ucm_txq_desc_plain(u->desc)) +
+	       ETH_HLEN + (u->v6 ? 24 : 16);
+}
+
+static bool unres_has(const struct tun_back *r, bool v6, const uint8_t *dst)
+{
+	for (uint32_t i = 0; i < r->nunres; i++)
+		if (r->unres[i].v6 == v6 && !memcmp(unres_dst(r, &r->unres[i]), dst, v6 ? 16 : 4))
+			return true;
+	return false;
+}
+
+/* Whether a packet to @dst of @nframes frames has a place to wait. */
+static bool unres_room(const struct tun_back *r, bool v6, const uint8_t *dst, uint32_t nframes)
+{
+	uint32_t same = 0;
+
+	if (r->nunres == BACK_UNRES || r->unres_frames + nframes > BACK_UNRES_FRAMES)
+		return false;
+	for (uint32_t i = 0; i < r->nunres; i++)
+		same += r->unres[i].v6 == v6 &&
+			!memcmp(unres_dst(r, &r->unres[i]), dst, v6 ? 16 : 4);
+	return same < BACK_UNRES_DST;
+}
+
+/* Every frame of the waiting packet @u home. */
+static void unres_home(struct tun_back *r, const struct back_unres *u)
+{
+	uint64_t f[UCM_CHAIN_MAX];
+
+	ucm_txq__drop(r->txq, f, ucm_chain_desc_frames(r->umem, u->desc, f));
+}
+
+/*
+ * The waiting packets, at each turn before its reads, in order: out when
+ * the cache knows their next hop now and the channel has room; a drop
+ * (drop_no_neigh) when the kernel has none for it or after BACK_UNRES_NS;
+ * else they wait on.
+ */
+static void unres_turn(struct tun_back *r, struct back_turn *t)
+{
+	uint32_t i, keep = 0;
+	int err;
+
+	for (i = 0; i < r->nunres; i++) {
+		struct back_unres *u = &r->unres[i];
+		uint8_t *eth = (uint8_t *)r->area + ucm_desc_addr(ucm_txq_desc_plain(u->desc));
+
+		err = ucm_neigh_peek(r->neigh, u->v6, unres_dst(r, u), eth);
+		if (!err && t->room) {
+			turn_emit(r, t, u->desc);
+		} else if ((err && err != -EAGAIN) || r->now - u->since >= BACK_UNRES_NS) {
+			t->a.drop_no_neigh++;
+			unres_home(r, u);
+		} else {
+			r->unres[keep++] = *u;
+			continue;
+		}
+		r->unres_frames -= u->nframes;
+	}
+	r->nunres = keep;
+}
+
+void ucm_tun_back_unres_flush(struct tun_back *r, uint64_t *dropped)
+{
+	for (uint32_t i = 0; i < r->nunres; i++)
+		unres_home(r, &r->unres[i]);
+	*dropped += r->nunres;
+	r->nunres = 0;
+	r->unres_frames = 0;
 }
 
 /* A checksum the way out is to finish: its start and its field's place
@@ -195,24 +288,20 @@ struct back_csum {
 	uint16_t start, off;
 };
 
-/* Out goes the packet of @len bytes at frame @f's headroom: as it is (a
- * tap), or from the Ethernet header in front of it; with its checksum left
- * to the way out when @cs says where; @chain: UCM_DESC_CHAIN when its
- * later frames are laid out (chain_lay()). */
-static void emit_packet(struct tun_back *r, struct back_turn *t, uint64_t f, uint32_t len,
-			struct back_csum cs, uint64_t chain)
+/* The descriptor of the packet of @len bytes at frame @f's headroom: as
+ * it is (a tap), or from the Ethernet header in front of it; with its
+ * checksum left to the way out when @cs says where; @chain:
+ * UCM_DESC_CHAIN when its later frames are laid out (chain_lay()). */
+static uint64_t packet_desc(struct tun_back *r, uint64_t f, uint32_t len, struct back_csum cs,
+			    uint64_t chain)
 {
 	uint32_t l2 = r->tap ? 0 : ETH_HLEN;
 	uint64_t at = f + UCM_TUN_BACK_HEADROOM - l2;
 	uint64_t d = ucm_desc_make(at, len + l2) | chain;
 
-	if (cs.start) {
+	if (cs.start)
 		d = ucm_txq_meta_csum((char *)r->area + at, d, cs.start + l2, cs.off);
-		t->a.csum_offloaded++;
-	}
-	if (chain)
-		t->a.chains++;
-	turn_emit(r, t, d);
+	return d;
 }
 
 /* A packet taken from a read: its frame, and the @nfrag frames its bytes
@@ -224,16 +313,35 @@ struct back_pkt {
 	uint32_t nfrag;
 };
 
-/* The read packet of @len bytes, given its Ethernet header in tun mode.
- * Return false (a counted drop) without a next hop. */
+/* The read packet of @len bytes, given its Ethernet header in tun mode:
+ * out, or into the queue of unresolved packets. Return false (a counted
+ * drop) without a next hop or a place to wait for one. */
 static bool send_packet(struct tun_back *r, struct back_turn *t, const struct back_pkt *p,
 			uint32_t len, bool v6, struct back_csum cs)
 {
 	uint8_t *pkt = (uint8_t *)r->area + p->f + UCM_TUN_BACK_HEADROOM;
+	enum back_l2 l2 = r->tap ? BACK_L2_GO : l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a);
+	struct back_unres *u;
+	uint64_t d;
 
-	if (!r->tap && !l2_header(r, pkt, v6, pkt - ETH_HLEN, &t->a))
+	if (l2 == BACK_L2_DROP)
 		return false;
-	emit_packet(r, t, p->f, len, cs, chain_lay(r, p->f, len, p->tail, p->frag, p->nfrag));
+	if (l2 == BACK_L2_WAIT && !unres_room(r, v6, pkt + (v6 ? 24 : 16), 1 + p->nfrag)) {
+		t->a.drop_no_neigh++;
+		return false;
+	}
+	d = packet_desc(r, p->f, len, cs, chain_lay(r, p->f, len, p->tail, p->frag, p->nfrag));
+	if (l2 == BACK_L2_GO) {
+		turn_emit(r, t, d);
+		return true;
+	}
+	u = &r->unres[r->nunres++];
+	u->desc = d;
+	u->since = r->now;
+	u->v6 = v6;
+	u->nframes = 1 + p->nfrag;
+	r->unres_frames += u->nframes;
+	t->a.neigh_held++;
 	return true;
 }
 
@@ -281,6 +389,7 @@ static bool send_super(struct tun_back *r, struct back_turn *t, uint32_t i, int3
 	uint32_t k = 0, n, nfrag, want;
 	uint64_t f, frag[UCM_CHAIN_MAX - 1];
 	enum ucm_split_err err;
+	enum back_l2 l2;
 
 	if (i == 0 && r->in_super) {
 		k = r->pend_seg;
@@ -291,8 +400,12 @@ static bool send_super(struct tun_back *r, struct back_turn *t, uint32_t i, int3
 			offload_drop(&t->a, err);
 			return true;
 		}
-		if (!r->tap && !l2_header(r, pkt, r->plan.v6, r->eth, &t->a))
+		l2 = r->tap ? BACK_L2_GO : l2_header(r, pkt, r->plan.v6, r->eth, &t->a);
+		if (l2 != BACK_L2_GO) {
+			/* Its segments do not wait for a next hop: too many frames. */
+			t->a.drop_no_neigh += l2 == BACK_L2_WAIT;
 			return true;
+		}
 		r->plan.partial = r->tx_csum;
 		t->a.super_packets++;
 	}
@@ -309,9 +422,9 @@ static bool send_super(struct tun_back *r, struct back_turn *t, uint32_t i, int3
 		if (!r->tap)	/* the super-packet's, looked up once */
 			memcpy((uint8_t *)r->area + f + UCM_TUN_BACK_HEADROOM - ETH_HLEN, r->eth,
 			       ETH_HLEN);
-		emit_packet(r, t, f, n, r->plan.partial ?
-			    (struct back_csum){ r->plan.l4_off, ucm_split_csum_off(r->plan.proto) } :
-			    (struct back_csum){ 0, 0 }, chain_lay(r, f, n, NULL, frag, nfrag));
+		turn_emit(r, t, packet_desc(r, f, n, r->plan.partial ?
+			  (struct back_csum){ r->plan.l4_off, ucm_split_csum_off(r->plan.proto) } :
+			  (struct back_csum){ 0, 0 }, chain_lay(r, f, n, NULL, frag, nfrag)));
 		t->a.segments++;
 	}
 	r->pend_seg = 0;
@@ -437,6 +550,8 @@ void ucm_tun_back_handle_reads(struct tun_back *r, struct back_turn *t)
 	/* The frames past the reads are free from the start. */
 	for (i = r->pend; i < r->nstash; i++)
 		t->free[t->nfree++] = r->stash[i];
+	if (r->nunres)	/* before the reads: a destination's packets in order */
+		unres_turn(r, t);
 	while (h < r->pend && handle_slot(r, t, h))
 		h++;
 	r->short_frames = h < r->pend && t->room;

@@ -349,9 +349,10 @@ static int take_all(struct ucm_neigh *n, uint8_t (*got)[16], int max)
 	return k;
 }
 
-/* A miss asks once and drops; the answer is used at the next batch; a
- * known next hop is asked about again after 1 s and used until the answer
- * (the kernel's STALE), which replaces it, a negative one too. */
+/* A miss asks once; the answer is used at the next batch; a known next
+ * hop is asked about again after 1 s and used until the answer (the
+ * kernel's STALE), which replaces it, a negative one too. A peek follows
+ * the cache and asks nothing. */
 static int test_cache_answer(void)
 {
 	struct ucm_neigh *n = ucm_neigh_create_detached(1);
@@ -361,6 +362,8 @@ static int test_cache_answer(void)
 	UT_ASSERT(n, "create");
 	addr4(a, 1);
 	ucm_neigh_sync(n, t);
+	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -EAGAIN, "peek: unknown");
+	UT_ASSERT(asks == 0, "a peek asked");
 	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss");
 	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss again");
 	UT_ASSERT(asks == 1, "%llu questions for one address", (unsigned long long)asks);
@@ -371,6 +374,8 @@ static int test_cache_answer(void)
 	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "before the sync");
 	t += MS;
 	ucm_neigh_sync(n, t);
+	memset(mac, 0, sizeof(mac));
+	UT_ASSERT(!ucm_neigh_peek(n, false, a, mac) && !memcmp(mac, MAC, 6), "peek: known");
 	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks) && !memcmp(mac, MAC, 6), "known");
 	t += 1000 * MS;
 	ucm_neigh_sync(n, t);
@@ -386,6 +391,7 @@ static int test_cache_answer(void)
 	ucm_neigh_put_answer(n, false, got[0], -ENETUNREACH, NULL);
 	ucm_neigh_sync(n, t);
 	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -ENETUNREACH, "gone");
+	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -ENETUNREACH, "peek: gone");
 	ucm_neigh_destroy(n);
 	return 0;
 }

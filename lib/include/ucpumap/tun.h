@@ -179,13 +179,15 @@ struct ucm_tun_stats {
  *                sockets take packets of several frames
  *                (ucm_txq__max_frames()), than such a packet takes
  * @drop_non_ip: tun mode: packets neither IPv4 nor IPv6
- * @drop_no_neigh: tun mode with resolve_ifindex: packets whose next hop the
- *                 kernel does not know yet (it was asked to resolve it, or
- *                 the question waits its turn), or with no route through
- *                 the NIC
+ * @drop_no_neigh: tun mode with resolve_ifindex: packets with no route
+ *                 through the NIC, whose next hop the kernel did not
+ *                 resolve within 1.2 s, or found no place to wait for it
+ *                 (@neigh_held: 32 a worker, 8 a destination; a GSO
+ *                 super-packet never waits)
  * @drop_stopped: packets read and not handed on because reading stopped:
- *                the worker's stop came while they waited for room or
- *                frames (a super-packet sent in part counts once), or the
+ *                the worker's stop came while they waited for room,
+ *                frames or a next hop (a super-packet sent in part counts
+ *                once), or the
  *                read path's io_uring failed with them in hand (@stopped);
  *                their frames go home
  * @neigh_asks: questions about next hops queued for the kernel (netlink,
@@ -231,7 +233,11 @@ struct ucm_tun_stats {
  *                   solicitations, ...), IPv4 224.0.0.0/24 and
  *                   255.255.255.255. Other multicast goes to the group's
  *                   Ethernet address, asking no neighbour.
- * The neigh_* counts are as of the worker's last turn.
+ * @neigh_held: tun mode with resolve_ifindex: packets that waited for
+ *              their next hop, as in the kernel's neighbour queue: sent
+ *              once it was known (in @packets), else in @drop_no_neigh
+ * The neigh_requests, _evicted and _refused counts are as of the
+ * worker's last turn.
  */
 struct ucm_tun_back_stats {
 	uint64_t packets;
@@ -259,6 +265,7 @@ struct ucm_tun_back_stats {
 	uint64_t drop_stopped;
 	uint64_t chains;
 	uint64_t drop_link_local;
+	uint64_t neigh_held;
 };
 
 /* The Ethernet header the read path puts in front of what a tun gives
