@@ -123,6 +123,10 @@ setup() {
 # started with `ip netns exec` directly (it execs: $! is the program).
 in_g() { ip netns exec "$g" "$@"; }
 in_d() { ip netns exec "$d" "$@"; }
+# replies JSON: the ping helper's count of answers
+replies() { echo "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null; }
+# back_count NAME: the last "NAME N" the daemon printed (its back: line)
+back_count() { grep -o "$1 [0-9]*" "$tmp/d.out" | tail -1 | cut -d' ' -f2; }
 
 # start [flags]: ucpumapd two-way (the flags say how), the /32 route to the
 # peer through the tun.
@@ -184,7 +188,7 @@ case_neigh_resolve() {
 	local r n
 	lib_once shared
 	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --interval 0.1 --timeout 5)
-	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
+	n=$(replies "$r")
 	if [ "${n:-0}" = 10 ] && ip -n "$d" neigh show 10.204.0.1 dev vd | grep -q lladdr; then
 		ok "neigh-resolve: $n of 10 replies, the peer resolved by the kernel on vd"
 	else
@@ -197,14 +201,14 @@ case_ping_in() {
 	local r
 	resolved
 	r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --timeout 5)
-	[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
+	[ "$(replies "$r")" = 10 ] &&
 		ok "ping-in: 10 of 10" || bad ping-in "$r"
 }
 case_ping_out() {
 	local r
 	resolved
 	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
-	[ "$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')" = 10 ] &&
+	[ "$(replies "$r")" = 10 ] &&
 		ok "ping-out: 10 of 10" || bad ping-out "$r"
 }
 
@@ -475,8 +479,8 @@ case_spin() {
 		r2=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --timeout 5)
 		stop
 		rc=$?
-		n1=$(echo "$r1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
-		n2=$(echo "$r2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
+		n1=$(replies "$r1")
+		n2=$(replies "$r2")
 		if [ "${n1:-0}" = 10 ] && [ "${n2:-0}" = 10 ] && [ $rc = 0 ] &&
 			[ "$(grep -c '^conservation.*holds' "$tmp/d.out")" = 2 ] &&
 			grep -q "^audit: every frame came home" "$tmp/d.out"; then
@@ -589,9 +593,9 @@ case_neigh_known() {
 	sleep 1	# the tun's own router solicitations and reports
 	stop
 	rc=$?
-	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
-	nn=$(grep -o 'no_neigh [0-9]*' "$tmp/d.out" | tail -1 | cut -d' ' -f2)
-	ll=$(grep -o 'link_local [0-9]*' "$tmp/d.out" | tail -1 | cut -d' ' -f2)
+	n=$(replies "$r")
+	nn=$(back_count no_neigh)
+	ll=$(back_count link_local)
 	if [ "${n:-0}" = 1 ] && [ "${nn:-x}" = 0 ] && [ "${ll:-0}" -ge 1 ] && [ $rc = 0 ]; then
 		ok neigh-known "the first ping answered, no_neigh 0: the next hop from the kernel's table; the tun's own link's $ll packets link_local"
 	else
@@ -620,9 +624,9 @@ case_neigh_gateway() {
 	ip -n "$d" route del 10.205.0.0/24 via 10.204.0.1 dev vd 2> /dev/null
 	ip -n "$g" addr del 10.205.0.1/32 dev lo 2> /dev/null
 	[ -n "${r:-}" ] || return
-	n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null)
-	nn=$(grep -o 'no_neigh [0-9]*' "$tmp/d.out" | tail -1 | cut -d' ' -f2)
-	held=$(grep -o 'held [0-9]*' "$tmp/d.out" | tail -1 | cut -d' ' -f2)
+	n=$(replies "$r")
+	nn=$(back_count no_neigh)
+	held=$(back_count held)
 	if [ "${n:-0}" = 1 ] && [ "${nn:-x}" = 0 ] && [ "${held:-0}" -ge 1 ] && [ $rc = 0 ]; then
 		ok neigh-gateway "the first ping behind an unresolved gateway answered: $held held, no_neigh 0"
 	else
@@ -735,11 +739,11 @@ case_tap() {
 		[ "$vmac" = "$tmac" ] && ok "tap-mac: the tap took vd's address" ||
 			bad tap-mac "vd $vmac, tap $tmac"
 		r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --interval 0.1 --timeout 5)
-		n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
+		n=$(replies "$r")
 		[ "${n:-0}" -ge 8 ] && ok "tap-ping-in: $n of 10 (ARP answered by the tap's stack)" ||
 			bad tap-ping-in "$r"
 		r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --interval 0.1 --timeout 5)
-		n=$(echo "$r" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])')
+		n=$(replies "$r")
 		[ "${n:-0}" -ge 8 ] && ok "tap-ping-out: $n of 10" || bad tap-ping-out "$r"
 		file tap-file-in "$d" 10.204.0.2 "$g"
 		file tap-file-out "$g" 10.204.0.1 "$d"
