@@ -282,6 +282,7 @@ struct tun_back {
 	uint64_t stash[UCM_TUN_BACK_BATCH];
 	int32_t res[UCM_TUN_BACK_BATCH];
 	uint32_t nunres, unres_frames;
+	uint64_t unres_bits;	/* a filter of their destinations */
 	struct back_unres unres[BACK_UNRES];
 };
 

@@ -214,8 +214,20 @@ static const uint8_t *unres_dst(const struct tun_back *r, const struct back_unre
 	       ETH_HLEN + (u->v6 ? 24 : 16);
 }
 
+/* A bit of the waiting destinations' filter (unres_bits): most packets
+ * that find packets waiting look no further. */
+static uint64_t unres_bit(bool v6, const uint8_t *dst)
+{
+	uint32_t w;
+
+	memcpy(&w, dst + (v6 ? 12 : 0), sizeof(w));
+	return 1ull << ((w * 0x9e3779b9u) >> 26);
+}
+
 static bool unres_has(const struct tun_back *r, bool v6, const uint8_t *dst)
 {
+	if (!(r->unres_bits & unres_bit(v6, dst)))
+		return false;
 	for (uint32_t i = 0; i < r->nunres; i++)
 		if (r->unres[i].v6 == v6 && !memcmp(unres_dst(r, &r->unres[i]), dst, v6 ? 16 : 4))
 			return true;
@@ -254,6 +266,7 @@ static void unres_turn(struct tun_back *r, struct back_turn *t)
 	uint32_t i, keep = 0;
 	int err;
 
+	r->unres_bits = 0;
 	for (i = 0; i < r->nunres; i++) {
 		struct back_unres *u = &r->unres[i];
 		uint8_t *eth = (uint8_t *)r->area + ucm_desc_addr(ucm_txq_desc_plain(u->desc));
@@ -265,6 +278,7 @@ static void unres_turn(struct tun_back *r, struct back_turn *t)
 			t->a.drop_no_neigh++;
 			unres_home(r, u);
 		} else {
+			r->unres_bits |= unres_bit(u->v6, unres_dst(r, u));
 			r->unres[keep++] = *u;
 			continue;
 		}
@@ -279,6 +293,7 @@ void ucm_tun_back_unres_flush(struct tun_back *r, uint64_t *dropped)
 		unres_home(r, &r->unres[i]);
 	*dropped += r->nunres;
 	r->nunres = 0;
+	r->unres_bits = 0;
 	r->unres_frames = 0;
 }
 
@@ -335,6 +350,7 @@ static bool send_packet(struct tun_back *r, struct back_turn *t, const struct ba
 		turn_emit(r, t, d);
 		return true;
 	}
+	r->unres_bits |= unres_bit(v6, pkt + (v6 ? 24 : 16));
 	u = &r->unres[r->nunres++];
 	u->desc = d;
 	u->since = r->now;
