@@ -54,6 +54,9 @@
 #   wrapper such as pyenv's shim: $! of a background run must be its pid,
 #   and every start through the shim costs a fifth of a second)
 #   $progs: tests/progs, the programs the scripts run, by absolute path
+#   UCPUMAPD_TIMESTAMPS=no, exported: ucpumapd's lines as written, not
+#   with their time in front (its default off journald), for the greps
+#   anchored at a line's first word; a case about the times unsets it
 #
 # The cleanup, in order: the lib_on_exit steps; every registered process
 # by its pid (stop_pid); whatever still runs in our namespaces, by pid
@@ -64,6 +67,7 @@
 tmp=$(mktemp -d)
 progs=$(cd "$(dirname "${BASH_SOURCE[0]}")/progs" && pwd)
 PY=${PY:-$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)}
+export UCPUMAPD_TIMESTAMPS=no
 lib_pids=()
 lib_ns=()
 lib_exit=()

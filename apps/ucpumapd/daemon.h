@@ -38,7 +38,7 @@ struct cfg {
 	const char *user;		/* --user: who it runs as after set-up */
 	const char *config;		/* --config: the file of options read */
 	bool check;			/* --check: check.c, then exit */
-	bool timestamps;		/* --timestamps: journal.c */
+	int timestamps;			/* --(no-)timestamps: enum out_when (journal.h) */
 	bool tun_any_owner, no_seccomp;
 	bool keep_tun;			/* --keep-tun: persistent, left at the exit */
 	bool version;			/* --version: print it, run nothing */

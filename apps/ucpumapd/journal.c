@@ -17,12 +17,16 @@
  * Why the time is UTC with milliseconds (ISO 8601) and not seconds since
  * the start: it lines up with the kernel's, the peers' and the other
  * services' logs, and across restarts, which are what an operator reads
- * these lines against; milliseconds order the lines of one second.
+ * these lines against; milliseconds order the lines of one second. Why by
+ * default off journald: a line of a file, a pipe or another service
+ * manager's log has no other time (journald's has its own, so there the
+ * priority goes in front instead).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -82,6 +86,28 @@ bool out_is_journal(int fd, const char *env)
 	if (!env || sscanf(env, "%llu:%llu%c", &dev, &ino, &tail) != 2)
 		return false;
 	return !fstat(fd, &st) && st.st_dev == (dev_t)dev && st.st_ino == (ino_t)ino;
+}
+
+/* systemd's words for a boolean (parse_boolean()), so that its users'
+ * habits work. */
+static const char *const ts_yes[] = { "1", "yes", "y", "true", "t", "on", NULL };
+static const char *const ts_no[] = { "0", "no", "n", "false", "f", "off", NULL };
+
+static bool word_in(const char *s, const char *const *words)
+{
+	for (; *words; words++)
+		if (!strcasecmp(s, *words))
+			return true;
+	return false;
+}
+
+int out_ts_wanted(enum out_when when, const char *env)
+{
+	if (when != OUT_TS_DEFAULT)
+		return when == OUT_TS_YES;
+	if (!env || !*env || word_in(env, ts_yes))
+		return 1;
+	return word_in(env, ts_no) ? 0 : -1;
 }
 
 /* All of @iov to the descriptor, or -1. */
@@ -170,14 +196,20 @@ int out_init(void)
 	return err;
 }
 
-int out_timestamps(void)
+int out_timestamps(enum out_when when)
 {
-	int err = 0;
+	const char *env = getenv(OUT_TS_ENV);
+	int want = out_ts_wanted(when, env), err = 0;
 
+	if (!want)
+		return 0;
 	if (out_std[0].mode == OUT_PLAIN)
 		err = out_wrap(&out_std[0], OUT_TIME, &stdout);
 	if (!err && out_std[1].mode == OUT_PLAIN)
 		err = out_wrap(&out_std[1], OUT_TIME, &stderr);
+	if (want < 0)	/* after the wrap: stamped as the lines it is about */
+		fprintf(stderr, "ucpumapd: %s='%s' is neither yes nor no: the lines get times (the default; --no-timestamps: none)\n",
+			OUT_TS_ENV, env);
 	return err;
 }
 

@@ -2,8 +2,9 @@
 /*
  * ucpumapd's output lines (journal.c): under journald each line of stdout
  * and stderr starts with its priority, as sd-daemon(3) reads it ("<6>");
- * elsewhere, with --timestamps, with the time it was written; otherwise
- * the streams are left as they are.
+ * elsewhere with the time it was written (journald stamps its own lines,
+ * a file, a pipe or another service manager's log does not), unless
+ * --no-timestamps or UCPUMAPD_TIMESTAMPS=no says otherwise.
  *
  * Which stream journald reads: JOURNAL_STREAM holds "DEV:INO" of the
  * stream systemd connected (systemd.exec(5)); a descriptor whose fstat()
@@ -35,6 +36,18 @@ enum out_mode {
 	OUT_TIME,		/* "2026-12-04T23:20:01.123Z " (UTC, milliseconds) */
 };
 
+/* When the lines off journald get times: the options' (--timestamps,
+ * --no-timestamps; the last one given counts), else OUT_TS_ENV's. */
+enum out_when {
+	OUT_TS_DEFAULT,		/* neither option: OUT_TS_ENV, else yes */
+	OUT_TS_YES,
+	OUT_TS_NO,
+};
+
+/* The default's switch, as systemd's SYSTEMD_LOG_TIME: for what reads the
+ * lines by their first word (the tests set it once, tests/lib.sh). */
+#define OUT_TS_ENV	"UCPUMAPD_TIMESTAMPS"
+
 /* The priority of a library message of @level. */
 int out_prio(enum ucm_log_level level);
 /* A line's prefix in @mode, given its priority and the time @ts
@@ -43,12 +56,18 @@ size_t out_prefix(char *buf, size_t len, enum out_mode mode, int prio,
 		  const struct timespec *ts);
 /* @fd is the stream JOURNAL_STREAM (@env, may be NULL) names. */
 bool out_is_journal(int fd, const char *env);
+/* Whether the lines off journald get times, given the options' @when and
+ * OUT_TS_ENV's value @env (may be NULL): 1 or 0; -1 when @env is neither
+ * a yes nor a no (1, the default, then holds). */
+int out_ts_wanted(enum out_when when, const char *env);
 
 /* Stdout and stderr each read by journald get priorities (before any
  * output: the parse's messages too); out_timestamps() gives the others
- * times (after the parse: --timestamps). 0, or -errno (left as they are). */
+ * times as @when and OUT_TS_ENV say (after the parse: its messages,
+ * --help, --version and --status's answer go as written). 0, or -errno
+ * (left as they are). */
 int out_init(void);
-int out_timestamps(void);
+int out_timestamps(enum out_when when);
 /* A library message at @prio: its lines carry it. */
 int out_vprint(int prio, const char *fmt, va_list ap);
 

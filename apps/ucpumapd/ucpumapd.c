@@ -130,6 +130,14 @@ static int parse_status(const struct opt *o, const char *arg, void *cfg)
 	return -1;
 }
 
+/* --timestamps and --no-timestamps: .lo is the option's enum out_when,
+ * and the last one given counts (the command line's over --config's). */
+static int parse_timestamps(const struct opt *o, const char *arg, void *cfg)
+{
+	((struct cfg *)cfg)->timestamps = (int)o->lo;
+	return 0;
+}
+
 #define D(name, kind, field, ...) OPT_DEF(name, kind, struct cfg, field, __VA_ARGS__)
 static const struct opt d_opts[] = {
 	D("dev", OPT_STRING, dev, .hi = IF_NAMESIZE - 1, .flags = OPT_F_REQUIRED, .metavar = "IFACE",
@@ -244,9 +252,12 @@ static const struct opt d_opts[] = {
 	  .flags = OPT_F_NO_FILE,
 	  .help = "print the state and counters of the instance serving IFACE (as JSON), and "
 	  "exit: 0, or 1 when none does"),
-	D("timestamps", OPT_FLAG, timestamps, .help = "each line of output starts with the "
-	  "time, UTC with milliseconds (under journald, which has its own: a priority, "
-	  "<3> error to <7> debug, instead)"),
+	D("timestamps", OPT_CUSTOM, timestamps, .parse = parse_timestamps, .lo = OUT_TS_YES,
+	  .help = "each line of output starts with the time, UTC with milliseconds: the "
+	  "default, which " OUT_TS_ENV "=no in the environment turns off (under journald, "
+	  "which has its own: a priority, <3> error to <7> debug, instead)"),
+	D("no-timestamps", OPT_CUSTOM, timestamps, .parse = parse_timestamps, .lo = OUT_TS_NO,
+	  .help = "each line as written, without the time"),
 	D("check", OPT_FLAG, check, .flags = OPT_F_NO_FILE, .help = "check the options, the interface (up), its queues "
 	  "and MTU, the CPUs, the tun, --user and --metrics-listen's port, attaching nothing: "
 	  "a line each, exit 0 when all are good, else the first failure's status"),
@@ -630,8 +641,7 @@ int main(int argc, char **argv)
 		return ctl_status(d.c.status);
 	if (status && status != -3)
 		return status > 0 ? 0 : status == -2 ? EXIT_CONFIG : EXIT_USAGE;
-	if (d.c.timestamps)
-		out_timestamps();
+	out_timestamps(d.c.timestamps);	/* off journald: times, unless told not */
 	if (d.c.check) {
 		dp_opts(&d.c, &o);
 		return check_run(&d, &o, status ? EXIT_USAGE : 0);

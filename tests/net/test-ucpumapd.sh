@@ -42,8 +42,9 @@
 # csum-offload (csum-offload-*), steer (steer-*), sigterm (sigterm-*),
 # bad-flags (bad-flag-*), check (check-*: --check, good and bad, a line per
 # check, nothing left), journal (journal-*: under journald, JOURNAL_STREAM
-# naming the file its stdout and stderr go to, each line's priority;
-# --timestamps, each line's time), foreign-program
+# naming the file its stdout and stderr go to, each line's priority and no
+# time; elsewhere by default each line's time; --no-timestamps, none),
+# foreign-program
 # (bad-flag-foreign-program, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
 # (second-tun-*), keep-tun (keep-tun-*), sigkill
@@ -688,15 +689,24 @@ case_check() {
 
 # ---- journald's priorities, or the time -------------------------------------------
 # journal_run TAG ARGS...: the daemon's stdout and stderr into $tmp/TAG.log,
-# the JOURNAL_STREAM that names that file given (as systemd does).
+# the JOURNAL_STREAM that names that file given (as systemd does); as the
+# daemon is by default (tests/lib.sh's UCPUMAPD_TIMESTAMPS=no unset).
 journal_run() {
 	local tag=$1 ino
 	shift
 	: > "$tmp/$tag.log"
 	ino=$(stat -c '%d:%i' "$tmp/$tag.log")
-	JOURNAL_STREAM=$ino lib_run ip netns exec "$dut" timeout 10 "$daemon" "$@" \
-		>> "$tmp/$tag.log" 2>&1
+	JOURNAL_STREAM=$ino lib_run ip netns exec "$dut" env -u UCPUMAPD_TIMESTAMPS \
+		timeout 10 "$daemon" "$@" >> "$tmp/$tag.log" 2>&1
 }
+# plain_run TAG ARGS...: the same into a file that is not the journal's.
+plain_run() {
+	local tag=$1
+	shift
+	lib_run ip netns exec "$dut" env -u UCPUMAPD_TIMESTAMPS -u JOURNAL_STREAM \
+		timeout 10 "$daemon" "$@" > "$tmp/$tag.log" 2>&1
+}
+STAMP='^20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]{3}Z '
 case_journal() {
 	local rc other
 	journal_run jrun --dev vd --tun $tun --cpus 0 --interval 0.3 --duration 1
@@ -718,15 +728,28 @@ case_journal() {
 	else
 		bad journal-error "exit $rc: $(head -3 "$tmp/jerr.log" | tr '\n' ' ')"
 	fi
-	# Not the journal's: each line its time, UTC with milliseconds.
-	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --cpus 0 \
-		--interval 0.3 --duration 1 --timestamps > "$tmp/jtime.log" 2>&1
+	# Not the journal's, by default: each line its time, UTC with
+	# milliseconds, the library's notices too.
+	plain_run jtime --dev vd --tun $tun --cpus 0 --interval 0.3 --duration 1
 	rc=$?
-	other=$(grep -cvE '^20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\.[0-9]{3}Z ' "$tmp/jtime.log")
-	if [ $rc = 0 ] && [ "$other" = 0 ] && grep -q 'Z audit: every frame came home$' "$tmp/jtime.log"; then
-		ok journal-timestamps "$(head -1 "$tmp/jtime.log" | cut -c1-60)..."
+	other=$(grep -cvE "$STAMP" "$tmp/jtime.log")
+	if [ $rc = 0 ] && [ "$other" = 0 ] && grep -q 'Z audit: every frame came home$' "$tmp/jtime.log" &&
+		grep -qE "${STAMP}ucpumap: xsk: vd: the driver gave no zero-copy" "$tmp/jtime.log" &&
+		grep -qE "${STAMP}vd: rx " "$tmp/jtime.log"; then
+		ok journal-timestamps "by default, $(wc -l < "$tmp/jtime.log") lines: $(head -1 "$tmp/jtime.log" | cut -c1-60)..."
 	else
 		bad journal-timestamps "exit $rc, $other lines without a time: $(head -3 "$tmp/jtime.log" | tr '\n' ' ')"
+	fi
+	# The switch off: each line as written.
+	plain_run jplain --dev vd --tun $tun --cpus 0 --interval 0.3 --duration 1 --no-timestamps
+	rc=$?
+	other=$(grep -cE "$STAMP|^<[0-7]>" "$tmp/jplain.log")
+	if [ $rc = 0 ] && [ "$other" = 0 ] && grep -q '^ucpumapd [0-9.]* (libucpumap' "$tmp/jplain.log" &&
+		grep -q '^vd: rx ' "$tmp/jplain.log" &&
+		grep -q '^audit: every frame came home$' "$tmp/jplain.log"; then
+		ok journal-no-timestamps "$(wc -l < "$tmp/jplain.log") lines, as written"
+	else
+		bad journal-no-timestamps "exit $rc, $other lines with a prefix: $(head -3 "$tmp/jplain.log" | tr '\n' ' ')"
 	fi
 	timing journal
 }

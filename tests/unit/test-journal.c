@@ -2,10 +2,14 @@
 /*
  * ucpumapd's output lines (apps/ucpumapd/journal.c, compiled in here: the
  * daemon's files are not a library): the priorities, the prefixes, which
- * descriptor is the journal's, and a stream's lines each with its prefix.
+ * descriptor is the journal's, a stream's lines each with its prefix, and
+ * when the lines get times (off journald by default, the options and
+ * UCPUMAPD_TIMESTAMPS), each in a child whose stdout and stderr are a file.
  */
 #include <fcntl.h>
+#include <regex.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../apps/ucpumapd/journal.c"
@@ -89,11 +93,132 @@ static int test_stream(void)
 	return 0;
 }
 
+/* The options over the variable; the variable's words, systemd's. */
+static int test_ts_wanted(void)
+{
+	static const struct {
+		enum out_when when;
+		const char *env;
+		int want;
+	} t[] = {
+		{ OUT_TS_DEFAULT, NULL, 1 }, { OUT_TS_DEFAULT, "", 1 },
+		{ OUT_TS_DEFAULT, "yes", 1 }, { OUT_TS_DEFAULT, "1", 1 },
+		{ OUT_TS_DEFAULT, "On", 1 }, { OUT_TS_DEFAULT, "no", 0 },
+		{ OUT_TS_DEFAULT, "0", 0 }, { OUT_TS_DEFAULT, "OFF", 0 },
+		{ OUT_TS_DEFAULT, "false", 0 }, { OUT_TS_DEFAULT, "maybe", -1 },
+		{ OUT_TS_DEFAULT, "no ", -1 }, { OUT_TS_YES, "no", 1 },
+		{ OUT_TS_YES, NULL, 1 }, { OUT_TS_NO, NULL, 0 }, { OUT_TS_NO, "yes", 0 },
+		{ OUT_TS_NO, "maybe", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int got = out_ts_wanted(t[i].when, t[i].env);
+
+		UT_ASSERT(got == t[i].want, "when %d, %s='%s': %d, want %d", t[i].when,
+			  OUT_TS_ENV, t[i].env ?: "(unset)", got, t[i].want);
+	}
+	return 0;
+}
+
+/*
+ * As the daemon's main() does, in a child whose stdout and stderr both go
+ * to a file: out_init() (JOURNAL_STREAM naming that file when @journal),
+ * out_timestamps(@when) with UCPUMAPD_TIMESTAMPS @env (NULL: unset), then
+ * a line on each. The file's text into @got; 0, or -1.
+ */
+static int child_lines(bool journal, enum out_when when, const char *env, char *got,
+		       size_t len)
+{
+	char path[] = "/tmp/test-journal-XXXXXX", js[64];
+	int fd = mkstemp(path), st;
+	struct stat sb;
+	ssize_t n;
+	pid_t pid;
+
+	if (fd < 0 || fstat(fd, &sb))
+		return -1;
+	snprintf(js, sizeof(js), "%llu:%llu", (unsigned long long)sb.st_dev,
+		 (unsigned long long)sb.st_ino);
+	fflush(NULL);	/* nothing of ours written twice */
+	pid = fork();
+	if (!pid) {
+		if (dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+			_exit(1);
+		if (journal)
+			setenv("JOURNAL_STREAM", js, 1);
+		else
+			unsetenv("JOURNAL_STREAM");
+		if (env)
+			setenv(OUT_TS_ENV, env, 1);
+		else
+			unsetenv(OUT_TS_ENV);
+		if (out_init() || out_timestamps(when))
+			_exit(1);
+		printf("out\n");
+		fflush(stdout);	/* plain: a file's stdout is not line-buffered */
+		fprintf(stderr, "err\n");
+		fflush(stderr);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	n = pread(fd, got, len - 1, 0);
+	got[n > 0 ? n : 0] = '\0';
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+#define STAMP	"[0-9]{4}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\\.[0-9]{3}Z "
+
+static bool matches(const char *text, const char *re)
+{
+	regex_t r;
+	bool m;
+
+	if (regcomp(&r, re, REG_EXTENDED | REG_NOSUB))
+		return false;
+	m = !regexec(&r, text, 0, NULL, 0);
+	regfree(&r);
+	return m;
+}
+
+/* Off journald every line its time by default; under journald its
+ * priority and no time, whatever the options; the off switches, plain. */
+static int test_ts_lines(void)
+{
+	static const char stamped[] = "^" STAMP "out\n" STAMP "err\n$";
+	char got[512];
+
+	UT_ASSERT(!child_lines(false, OUT_TS_DEFAULT, NULL, got, sizeof(got)), "child");
+	UT_ASSERT(matches(got, stamped), "by default: '%s'", got);
+	UT_ASSERT(!child_lines(true, OUT_TS_DEFAULT, NULL, got, sizeof(got)), "child");
+	UT_ASSERT(!strcmp(got, "<6>out\n<3>err\n"), "under journald: '%s'", got);
+	UT_ASSERT(!child_lines(true, OUT_TS_YES, NULL, got, sizeof(got)), "child");
+	UT_ASSERT(!strcmp(got, "<6>out\n<3>err\n"), "under journald, --timestamps: '%s'", got);
+	UT_ASSERT(!child_lines(false, OUT_TS_NO, NULL, got, sizeof(got)), "child");
+	UT_ASSERT(!strcmp(got, "out\nerr\n"), "--no-timestamps: '%s'", got);
+	UT_ASSERT(!child_lines(false, OUT_TS_DEFAULT, "no", got, sizeof(got)), "child");
+	UT_ASSERT(!strcmp(got, "out\nerr\n"), "%s=no: '%s'", OUT_TS_ENV, got);
+	UT_ASSERT(!child_lines(false, OUT_TS_YES, "no", got, sizeof(got)), "child");
+	UT_ASSERT(matches(got, stamped), "--timestamps over %s=no: '%s'", OUT_TS_ENV, got);
+	UT_ASSERT(!child_lines(false, OUT_TS_DEFAULT, "maybe", got, sizeof(got)), "child");
+	UT_ASSERT(matches(got, "^" STAMP "ucpumapd: " OUT_TS_ENV "='maybe' is neither yes nor no"),
+		  "a word it does not know, said: '%s'", got);
+	UT_ASSERT(matches(got, "\n" STAMP "out\n" STAMP "err\n$"), "and the default: '%s'", got);
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_prio),
 	UT_CASE(test_prefix),
 	UT_CASE(test_is_journal),
 	UT_CASE(test_stream),
+	UT_CASE(test_ts_wanted),
+	UT_CASE(test_ts_lines),
 	{}
 };
 
