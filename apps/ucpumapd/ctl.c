@@ -96,8 +96,9 @@ static int ctl_bind(struct ctl *c, struct daemon *d, const struct sockaddr_un *s
 	if (unlink(sa->sun_path) && errno != ENOENT)
 		return -errno;
 	/* The file is made with the run user's group (its fsgid: the set-up
-	 * keeps CAP_SETGID for --user, not CAP_CHOWN), then given to the
-	 * user where CAP_CHOWN is there; the group may ask either way. */
+	 * keeps CAP_SETGID for --user), then given to the user where the
+	 * set-up holds CAP_CHOWN (priv.c, CAPS_USER_SETUP); the group may
+	 * ask either way. */
 	if (d->priv.gid != getegid())
 		old_gid = setfsgid(d->priv.gid);
 	err = bind(c->fd, (const struct sockaddr *)sa, sizeof(*sa)) ? -errno : 0;
@@ -106,9 +107,13 @@ static int ctl_bind(struct ctl *c, struct daemon *d, const struct sockaddr_un *s
 	if (err)
 		return err;
 	c->bound = true;
+	/* The mode first: once the file is the user's, a chmod() needs
+	 * CAP_FOWNER, which the set-up does not hold. */
+	if (chmod(sa->sun_path, 0660) || listen(c->fd, CTL_PER_TURN))
+		return -errno;
 	if (chown(sa->sun_path, d->priv.uid, d->priv.gid) && errno != EPERM)
 		return -errno;
-	if (chmod(sa->sun_path, 0660) || listen(c->fd, CTL_PER_TURN) || stat(sa->sun_path, &st))
+	if (stat(sa->sun_path, &st))
 		return -errno;
 	if (st.st_gid != d->priv.gid)
 		return -EPERM;

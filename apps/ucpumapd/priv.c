@@ -12,9 +12,9 @@
  *   priv_prepare()  before create, on the only thread: no_new_privs, the
  *                   bounding set down to what the run time keeps, the
  *                   permitted and effective sets down to what the set-up
- *                   needs (and, for --user, CAP_SETUID and CAP_SETGID),
- *                   nothing inheritable or ambient. Every thread the
- *                   datapath starts inherits this.
+ *                   needs (and, for --user, CAP_SETUID and CAP_SETGID, and
+ *                   CAP_CHOWN when there), nothing inheritable or ambient.
+ *                   Every thread the datapath starts inherits this.
  *   priv_thread()   on each thread the datapath starts, once its own
  *                   set-up is done (ucm_dp_opts.thread_init, before
  *                   create or start returns): the RX threads and workers
@@ -65,6 +65,11 @@
 /* --user: every thread must be able to change its ids (glibc aborts the
  * process when one thread fails where another succeeded). */
 #define CAPS_SWITCH	(CAP(CAP_SETUID) | CAP(CAP_SETGID))
+/* --user, the main thread's set-up alone: the status socket given to that
+ * user (ctl__open(), before priv_drop() empties the sets). Used when
+ * permitted, never asked for: without it the socket is the user's group's
+ * (its fsgid, by CAPS_SWITCH), which may ask all the same. */
+#define CAPS_USER_SETUP	CAP(CAP_CHOWN)
 /*
  * What the main thread's run time needs, and the bounding set keeps:
  * nothing. The statistics are getters; the stop takes the sockets out of
@@ -340,7 +345,7 @@ int priv_prepare(struct daemon *d)
 		return -fail("capget", err);
 	/* What the set-up needs, of what we have: a capability missing is
 	 * the set-up's to report, with its fix. */
-	setup = (CAPS_SETUP | (d->c.user ? CAPS_SWITCH : 0)) & prm;
+	setup = (CAPS_SETUP | (d->c.user ? CAPS_SWITCH | CAPS_USER_SETUP : 0)) & prm;
 	d->priv.setup = setup;
 	d->priv.run = CAPS_RUN & prm;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))

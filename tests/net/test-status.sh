@@ -15,8 +15,10 @@
 #   killed-replaced kill -9 leaves the socket: --status says no instance
 #                   (exit 1); the next start replaces it and answers with
 #                   its own pid; SIGTERM, exit 0, the socket gone
-#   user-owned      --user nobody: the socket has nobody's group, mode
-#                   0660, and nobody's --status is answered
+#   user-owned      --user nobody: the socket is nobody's and its group's,
+#                   mode 0660 (CAP_CHOWN held for the set-up: the daemon
+#                   then runs with no capability left), and nobody's
+#                   --status is answered
 #   other-namespace an instance on another namespace's vd while one
 #                   answers: it runs without a socket, saying so; the
 #                   first one's still answers, and stays at the second's
@@ -179,7 +181,7 @@ case_killed_replaced() {
 }
 
 case_user_owned() {
-	local why= own grp
+	local why= own grp caps
 	if ! id nobody > /dev/null 2>&1; then
 		skip user-owned "no user nobody"
 		return
@@ -190,7 +192,10 @@ case_user_owned() {
 		return
 	fi
 	own=$(stat -c '%U:%G %a' "$sock" 2> /dev/null)
-	[[ "$own" =~ ^(nobody|root):$grp\ 660$ ]] || why="$sock: ${own:-none} (want nobody's group $grp, 660);"
+	[ "$own" = "nobody:$grp 660" ] || why="$sock: ${own:-none} (want nobody:$grp 660);"
+	caps=$(awk '$1 == "CapPrm:" || $1 == "CapEff:" { printf "%s ", $2 }' /proc/$dpid/status)
+	[ "$caps" = "0000000000000000 0000000000000000 " ] ||
+		why="$why CapPrm, CapEff while running: ${caps:-none} (want nothing);"
 	# nobody asks: the group's right.
 	ip netns exec "$dut" setpriv --reuid nobody --regid "$grp" --clear-groups \
 		"$daemon" --status vd > "$tmp/u" 2> "$tmp/u.err" ||
