@@ -329,7 +329,9 @@ static int opt_by_name(const struct opt *opts, int n, const char *name)
 }
 
 /* @line's option and value, cut in place: comments and blanks off, the
- * dashes off the name. Return false for a line with nothing on it. */
+ * dashes off the name, blanks around a '=' too ("queues = 0-3", as other
+ * files of settings write it). Return false for a line with nothing on
+ * it. */
 static bool split_line(char *line, char **name, char **val)
 {
 	char *p, *end;
@@ -348,8 +350,12 @@ static bool split_line(char *line, char **name, char **val)
 	*name = line;
 	line += strcspn(line, " \t=");
 	if (*line) {
+		bool eq = *line == '=';
+
 		*line++ = '\0';
 		line += strspn(line, " \t");
+		if (!eq && *line == '=')
+			line += 1 + strspn(line + 1, " \t");
 	}
 	*val = line;
 	return true;

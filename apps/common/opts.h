@@ -105,7 +105,8 @@ struct opts_cmd {
 	 * options (NULL: none), read before the command line wherever the
 	 * option stands, so that what the command line gives overrides it.
 	 * One option a line, as on the command line but for the dashes,
-	 * which may go: "queues 0-3", "--queues 0-3", "queues=0-3", a flag
+	 * which may go: "queues 0-3", "--queues 0-3", "queues=0-3",
+	 * "queues = 0-3" (blanks around '=' are not the value's), a flag
 	 * alone ("two-way"); '#' at a line's start or after a blank begins a
 	 * comment; blank lines. A value is the rest of the line, blanks at
 	 * its ends taken off, no quoting. A path starting with '-' names an

@@ -368,6 +368,8 @@ static int test_file(void)
 		{ "nosuch 1\n", ":1: no option --nosuch" },
 		{ "conf x\n", ":1: --conf cannot be in a file" },
 		{ "skb\n", ":1: --skb cannot be in a file" },
+		{ "num = \n", ":1: --num needs a value" },
+		{ "flag = on\n", ":1: --flag takes no value" },
 	};
 	char path[] = "/tmp/test-opts-XXXXXX", opt[64], says[256];
 	struct tcfg c;
@@ -381,6 +383,13 @@ static int test_file(void)
 	UT_ASSERT(rc == 0 && c.num == 4 && c.flag && !strcmp(c.str, "ab#c") &&
 		  !strcmp(c.req, "r r"), "forms: rc %d num %lu str '%s' req '%s' (%s)", rc, c.num,
 		  c.str, c.req, err_text);
+	/* Blanks around '=': the value's own stay. */
+	put_file(path, "num = 5\nstr =ab\nreq=  r = r \n");
+	rc = parse(&c, "--conf", path, NULL);
+	UT_ASSERT(rc == 0 && c.num == 5 && !strcmp(c.str, "ab") && !strcmp(c.req, "r = r"),
+		  "'=' between blanks: rc %d num %lu str '%s' req '%s' (%s)", rc, c.num, c.str,
+		  c.req, err_text);
+	put_file(path, "# a comment\n\n  num 4   # four\n--str=ab#c\nflag\nreq   r r\n");
 	rc = parse(&c, "--num", "7", "--conf", path, NULL);
 	UT_ASSERT(rc == 0 && c.num == 7, "the command line first: num %lu", c.num);
 	rc = parse(&c, "--conf", path, "--num", "8", NULL);
