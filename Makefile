@@ -245,6 +245,9 @@ $(BUILD)/tests/test-opts: tests/unit/test-opts.c tests/unit/utest.h $(APP_COMMON
 	$(Q)$(CC) $(DBG_CFLAGS) -Iapps/common -o $@ $< $(APP_COMMON) $(DEBUG_LIB) $(LDFLAGS) \
 		$(LDLIBS_BASE)
 
+# test-journal includes the daemon's journal.c (its static functions).
+$(BUILD)/tests/test-journal: apps/ucpumapd/journal.c apps/ucpumapd/journal.h
+
 $(BUILD)/tests/progs/lib%_shim.so: tests/progs/%_shim.c $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
