@@ -156,7 +156,7 @@ static const struct fam fams[] = {
 	{ .name = "ucpumap_back_neigh_questions_total", C, R(neigh_asks), .two_way = true,
 	  .help = "Two-way: next-hop questions the worker queued for its resolver (misses, refreshes)." },
 	{ .name = "ucpumap_back_neigh_held_total", C, R(neigh_held), .two_way = true,
-	  .help = "Two-way: packets that waited for their next hop to be resolved (sent then, or dropped as no_neigh)." },
+	  .help = "Two-way: packets that waited for their next hop to be resolved (sent then, or dropped as no_neigh, or as stopped at the stop)." },
 	{ .name = "ucpumap_back_neigh_requests_total", C, R(neigh_requests), .two_way = true,
 	  .help = "Two-way: netlink messages the worker's resolver sent the kernel." },
 	{ .name = "ucpumap_back_neigh_evicted_total", C, R(neigh_evicted), .two_way = true,

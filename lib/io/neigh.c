@@ -601,11 +601,14 @@ int ucm_neigh_peek(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *ma
 	const struct neigh_entry *e = find(n, v6, dst, &h);
 
 	if (!e)
+		return -ENOENT;
+	if (e->state == NE_KNOWN) {
+		memcpy(mac, e->mac, 6);
+		return 0;
+	}
+	if (e->pending)
 		return -EAGAIN;
-	if (e->state == NE_NEG)
-		return e->err;
-	memcpy(mac, e->mac, 6);
-	return 0;
+	return e->err == -EAGAIN ? -ENOENT : e->err;
 }
 
 /* An answer into the cache. */

@@ -60,8 +60,10 @@ int ucm_neigh_lookup(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *
 		     uint64_t now, uint64_t *asks);
 void ucm_neigh_kick(struct ucm_neigh *n);
 /* What the cache holds for @dst, asking nothing and marking nothing used
- * (for packets that wait for their next hop): as ucm_neigh_lookup(),
- * -EAGAIN while not known (asked or not). */
+ * (for packets that wait for their next hop): 0 with @mac; -EAGAIN while
+ * a question about it is out; -ENOENT when none is (not cached, no budget
+ * or place for one, or the kernel did not resolve it in time: asked again
+ * at a later lookup); or the kernel's cached negative answer. */
 int ucm_neigh_peek(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *mac);
 /* Counters for the statistics, from any thread: @requests, messages sent
  * to the kernel (netlink; a question costs two or three, and one per look

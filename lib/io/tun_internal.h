@@ -215,6 +215,7 @@ static inline bool tun_test_wait_fail(bool take)
  * address. */
 struct back_unres {
 	uint64_t desc;		/* ready to send */
+	uint64_t at;		/* its Ethernet header's UMEM offset */
 	uint64_t since;		/* the batch time it came */
 	uint8_t v6;
 	uint8_t nframes;
@@ -311,7 +312,7 @@ int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd);
  * for (the rest go home). */
 void ucm_tun_back_handle_reads(struct tun_back *r, struct back_turn *t);
 /* tun_read_tx.c: the packets waiting for a next hop home, counted into
- * @dropped, at the read path's close. */
+ * @dropped, when reading stops (its close, its io_uring failed). */
 void ucm_tun_back_unres_flush(struct tun_back *r, uint64_t *dropped);
 
 /* tun_chain.c: a packet of several frames, @len bytes to write from

@@ -460,6 +460,7 @@ static int read_batch(struct tun_back *r, uint32_t max, struct ucm_tun_back_stat
 			ret, queued);
 		unqueue_reads(r, pos, n);
 		r->dead = true;
+		ucm_tun_back_unres_flush(r, &a->drop_stopped);
 		a->stopped = 1;
 		return ret < 0 ? ret : -EIO;
 	}
@@ -491,6 +492,7 @@ static int read_batch(struct tun_back *r, uint32_t max, struct ucm_tun_back_stat
 				strerror(-ret));
 			r->dead = true;
 			a->stopped = 1;
+			ucm_tun_back_unres_flush(r, &a->drop_stopped);
 			/* The reads that did answer go no further. */
 			a->drop_stopped += reads_with_packet(r, n);
 			return ret;
@@ -536,11 +538,12 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 	/* Back-pressure: no more reads than the channel takes now; the
 	 * rest wait in the tun (the RX thread's collect frees room). */
 	t.room = ucm_txq__room(r->txq);
-	if (!r->nstash || !t.room) {
-		if (!r->nstash)
-			STAT_ADD(tun->wk[w].back_stats.no_frame, 1);
-		else if (!r->blocked)
-			STAT_ADD(tun->wk[w].back_stats.channel_waits, 1);
+	if (!r->nstash && r->readable)
+		STAT_ADD(tun->wk[w].back_stats.no_frame, 1);
+	else if (!t.room && !r->blocked)
+		STAT_ADD(tun->wk[w].back_stats.channel_waits, 1);
+	/* Packets waiting for a next hop have their frames: room will do. */
+	if (!t.room || (!r->nstash && !r->nunres)) {
 		r->blocked = !t.room;
 		if (io_uring_sq_ready(&r->ring))
 			io_uring_submit(&r->ring);
@@ -549,7 +552,7 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 	r->blocked = false;
 	memset(&t.a, 0, sizeof(t.a));
 	t.nout = t.nfree = 0;
-	if (!r->pend && r->readable) {	/* nothing waits from the last turn: read */
+	if (!r->pend && r->readable && r->nstash) {	/* nothing waits from the last turn: read */
 		ret = read_batch(r, t.room, &t.a);
 		n = ret > 0 ? (uint32_t)ret : 0;
 		if (ret < 0)

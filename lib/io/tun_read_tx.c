@@ -164,11 +164,94 @@ static enum back_dst back_dst(const uint8_t *dst, bool v6, uint8_t *mac)
 	return BACK_DST_GROUP;
 }
 
+/* ---- packets waiting for their next hop -------------------------------- */
+
+/* The Ethernet header of waiting packet @u, and its destination address. */
+static uint8_t *unres_eth(const struct tun_back *r, const struct back_unres *u)
+{
+	return (uint8_t *)r->area + u->at;
+}
+
+static const uint8_t *unres_dst(const struct tun_back *r, const struct back_unres *u)
+{
+	return unres_eth(r, u) + ETH_HLEN + (u->v6 ? 24 : 16);
+}
+
+/* A bit of the waiting destinations' filter (unres_bits): most packets
+ * that find packets waiting look no further. */
+static uint64_t unres_bit(bool v6, const uint8_t *dst)
+{
+	uint32_t w;
+
+	memcpy(&w, dst + (v6 ? 12 : 0), sizeof(w));
+	return 1ull << ((w * 0x9e3779b9u) >> 26);
+}
+
+/* How many packets to @dst wait. */
+static uint32_t unres_count(const struct tun_back *r, bool v6, const uint8_t *dst)
+{
+	uint32_t i, same = 0;
+
+	if (!(r->unres_bits & unres_bit(v6, dst)))
+		return 0;
+	for (i = 0; i < r->nunres; i++)
+		same += r->unres[i].v6 == v6 &&
+			!memcmp(unres_dst(r, &r->unres[i]), dst, v6 ? 16 : 4);
+	return same;
+}
+
+/* Whether a packet to @dst of @nframes frames has a place to wait (the
+ * newest finds none: the kernel's queue drops its oldest instead). */
+static bool unres_room(const struct tun_back *r, bool v6, const uint8_t *dst, uint32_t nframes)
+{
+	return r->nunres < BACK_UNRES && r->unres_frames + nframes <= BACK_UNRES_FRAMES &&
+	       unres_count(r, v6, dst) < BACK_UNRES_DST;
+}
+
+/* Every frame of the waiting packet @u home. */
+static void unres_home(struct tun_back *r, const struct back_unres *u)
+{
+	uint64_t f[UCM_CHAIN_MAX];
+
+	ucm_txq__drop(r->txq, f, ucm_chain_desc_frames(r->umem, u->desc, f));
+}
+
+/*
+ * The waiting packets, at each turn before its reads, in order: out when
+ * their next hop is known now and the channel has room; a drop
+ * (drop_no_neigh) when no question about it is out any more (the
+ * kernel's answer was negative, or it did not resolve it within the
+ * resolver's watch) or after BACK_UNRES_NS; else they wait on. The cache
+ * is only read: their waits are neither new lookups nor uses of it.
+ */
+static void unres_turn(struct tun_back *r, struct back_turn *t)
+{
+	uint32_t i, keep = 0;
+	int err;
+
+	r->unres_bits = 0;
+	for (i = 0; i < r->nunres; i++) {
+		struct back_unres *u = &r->unres[i];
+
+		err = ucm_neigh_peek(r->neigh, u->v6, unres_dst(r, u), unres_eth(r, u));
+		if (!err && t->room) {
+			turn_emit(r, t, u->desc);
+		} else if (err && (err != -EAGAIN || r->now - u->since >= BACK_UNRES_NS)) {
+			t->a.drop_no_neigh++;
+			unres_home(r, u);
+		} else {
+			r->unres_bits |= unres_bit(u->v6, unres_dst(r, u));
+			r->unres[keep++] = *u;
+			continue;
+		}
+		r->unres_frames -= u->nframes;
+	}
+	r->nunres = keep;
+}
+
 /* What l2_header() made of a packet: go, a counted drop, or wait for its
  * next hop (the queue of unresolved packets below). */
 enum back_l2 { BACK_L2_GO, BACK_L2_DROP, BACK_L2_WAIT };
-
-static bool unres_has(const struct tun_back *r, bool v6, const uint8_t *dst);
 
 /* Tun mode: the Ethernet header for the IP packet at @pkt, into @eth (the
  * next hop's address or the group's, ours, the type). A drop, counted,
@@ -188,103 +271,24 @@ static enum back_l2 l2_header(struct tun_back *r, const uint8_t *pkt, bool v6, u
 		a->drop_link_local++;
 		return BACK_L2_DROP;
 	}
-	if (k == BACK_DST_GROUP) {
-		;
-	} else if (!r->neigh) {
+	/* A group's address (k BACK_DST_GROUP) is in @eth already. */
+	if (k == BACK_DST_UNICAST && !r->neigh) {
 		memcpy(eth, r->l2.dst, 6);
-	} else {
+	} else if (k == BACK_DST_UNICAST) {
 		err = ucm_neigh_lookup(r->neigh, v6, dst, eth, r->now, &a->neigh_asks);
-		if (err && err != -EAGAIN) {
+		/* Not known: it waits while a question about it is out. */
+		if (err == -EAGAIN && ucm_neigh_peek(r->neigh, v6, dst, eth) == -EAGAIN) {
+			ret = BACK_L2_WAIT;
+		} else if (err) {
 			a->drop_no_neigh++;
 			return BACK_L2_DROP;
-		}
-		if (err || (unlikely(r->nunres) && unres_has(r, v6, dst)))
+		} else if (unlikely(r->nunres) && unres_count(r, v6, dst)) {
 			ret = BACK_L2_WAIT;
+		}
 	}
 	memcpy(eth + 6, r->l2.src, 6);
 	st_be16(eth + 12, v6 ? ETH_P_IPV6 : ETH_P_IP);
 	return ret;
-}
-
-/* ---- packets waiting for their next hop -------------------------------- */
-
-static const uint8_t *unres_dst(const struct tun_back *r, const struct back_unres *u)
-{
-	return (const uint8_t *)r->area + ucm_desc_addr(ucm_txq_desc_plain(u->desc)) +
-	       ETH_HLEN + (u->v6 ? 24 : 16);
-}
-
-/* A bit of the waiting destinations' filter (unres_bits): most packets
- * that find packets waiting look no further. */
-static uint64_t unres_bit(bool v6, const uint8_t *dst)
-{
-	uint32_t w;
-
-	memcpy(&w, dst + (v6 ? 12 : 0), sizeof(w));
-	return 1ull << ((w * 0x9e3779b9u) >> 26);
-}
-
-static bool unres_has(const struct tun_back *r, bool v6, const uint8_t *dst)
-{
-	if (!(r->unres_bits & unres_bit(v6, dst)))
-		return false;
-	for (uint32_t i = 0; i < r->nunres; i++)
-		if (r->unres[i].v6 == v6 && !memcmp(unres_dst(r, &r->unres[i]), dst, v6 ? 16 : 4))
-			return true;
-	return false;
-}
-
-/* Whether a packet to @dst of @nframes frames has a place to wait. */
-static bool unres_room(const struct tun_back *r, bool v6, const uint8_t *dst, uint32_t nframes)
-{
-	uint32_t same = 0;
-
-	if (r->nunres == BACK_UNRES || r->unres_frames + nframes > BACK_UNRES_FRAMES)
-		return false;
-	for (uint32_t i = 0; i < r->nunres; i++)
-		same += r->unres[i].v6 == v6 &&
-			!memcmp(unres_dst(r, &r->unres[i]), dst, v6 ? 16 : 4);
-	return same < BACK_UNRES_DST;
-}
-
-/* Every frame of the waiting packet @u home. */
-static void unres_home(struct tun_back *r, const struct back_unres *u)
-{
-	uint64_t f[UCM_CHAIN_MAX];
-
-	ucm_txq__drop(r->txq, f, ucm_chain_desc_frames(r->umem, u->desc, f));
-}
-
-/*
- * The waiting packets, at each turn before its reads, in order: out when
- * the cache knows their next hop now and the channel has room; a drop
- * (drop_no_neigh) when the kernel has none for it or after BACK_UNRES_NS;
- * else they wait on.
- */
-static void unres_turn(struct tun_back *r, struct back_turn *t)
-{
-	uint32_t i, keep = 0;
-	int err;
-
-	r->unres_bits = 0;
-	for (i = 0; i < r->nunres; i++) {
-		struct back_unres *u = &r->unres[i];
-		uint8_t *eth = (uint8_t *)r->area + ucm_desc_addr(ucm_txq_desc_plain(u->desc));
-
-		err = ucm_neigh_peek(r->neigh, u->v6, unres_dst(r, u), eth);
-		if (!err && t->room) {
-			turn_emit(r, t, u->desc);
-		} else if ((err && err != -EAGAIN) || r->now - u->since >= BACK_UNRES_NS) {
-			t->a.drop_no_neigh++;
-			unres_home(r, u);
-		} else {
-			r->unres_bits |= unres_bit(u->v6, unres_dst(r, u));
-			r->unres[keep++] = *u;
-			continue;
-		}
-		r->unres_frames -= u->nframes;
-	}
-	r->nunres = keep;
 }
 
 void ucm_tun_back_unres_flush(struct tun_back *r, uint64_t *dropped)
@@ -353,6 +357,7 @@ static bool send_packet(struct tun_back *r, struct back_turn *t, const struct ba
 	r->unres_bits |= unres_bit(v6, pkt + (v6 ? 24 : 16));
 	u = &r->unres[r->nunres++];
 	u->desc = d;
+	u->at = p->f + UCM_TUN_BACK_HEADROOM - ETH_HLEN;
 	u->since = r->now;
 	u->v6 = v6;
 	u->nframes = 1 + p->nfrag;
@@ -410,6 +415,10 @@ static bool send_super(struct tun_back *r, struct back_turn *t, uint32_t i, int3
 	if (i == 0 && r->in_super) {
 		k = r->pend_seg;
 	} else {
+		/* No room: packets to its destination may wait for room
+		 * before it (unres_turn()); planned at the next turn. */
+		if (!t->room)
+			return false;
 		err = ucm_split_plan((const struct virtio_net_hdr *)(pkt - VNET_LEN), pkt, head,
 				     len, r->tap, r->max_len, &r->plan);
 		if (err) {

@@ -62,6 +62,10 @@
 #                  datagrams and 50 MB out intact, every frame home
 #   tw-no-offload  --no-offload: 9000-byte reads, no super-packets: the
 #                  same
+#   tw-neigh       two-way with next hops from the kernel's tables (no
+#                  --peer-mac), the generator unknown to the DUT: the first
+#                  9000-byte echo request waits for its address in three
+#                  frames; 20 of 20 answered, no_neigh 0, every frame home
 #   refused        an MTU a packet of 18 frames cannot take (vd at 40000,
 #                  2048-byte frames): exit 78 with the reason and the fix,
 #                  nothing attached
@@ -71,7 +75,7 @@ BUILD=${BUILD:-build}
 name=test-jumbo
 cases="start udp4 udp6 tcp load csum-offload stop frames-given frame-2048 max-frags gen-packet gen-size-live
 tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out tw-http tw-stop tw-frame-2048 tw-sw-csum tw-no-offload
-refused cleanup"
+tw-neigh refused cleanup"
 daemon=$BUILD/ucpumapd
 gen=ucm-jg-$$
 dut=ucm-jd-$$
@@ -362,9 +366,10 @@ case_gen_size_live() {
 # generator's vg, the routes to the generator through the tun: $dpid. On
 # failure the daemon is stopped.
 start_tw() {
-	local gmac
-	gmac=$(mac_of "$gen" vg)
-	if ! start_daemon "$@" --two-way --peer-mac "$gmac" ||
+	local hop
+	hop=(--peer-mac "$(mac_of "$gen" vg)")
+	[ -z "${TW_NEIGH:-}" ] || hop=()	# next hops from the kernel's tables
+	if ! start_daemon "$@" --two-way "${hop[@]}" ||
 		! ip -n "$dut" link set $tun up ||
 		! ip netns exec "$dut" sysctl -qw net.ipv4.conf.$tun.rp_filter=0 ||
 		! ip -n "$dut" route add $G4/32 dev $tun ||
@@ -581,6 +586,26 @@ case_tw_no_offload() {
 		ok tw-no-offload "no super-packets, $chains packets of 9000 bytes read whole and sent in several frames; every byte intact"
 	else
 		bad tw-no-offload "super-packets ${sup:-none} (want 0), tx_chains ${chains:-none}"
+	fi
+}
+
+case_tw_neigh() {
+	local out held nn
+	lib_need tw-no-offload
+	ip -n "$dut" neigh flush dev vd
+	if ! TW_NEIGH=1 start_tw tw-neigh --duration 30 --extended; then
+		bad tw-neigh "ucpumapd did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
+		return
+	fi
+	out=$(tw_ping "$dut" $G4)
+	stop_daemon
+	held=$(grep -o 'held [0-9]*' "$D_OUT" | tail -1 | cut -d' ' -f2)
+	nn=$(grep -o 'no_neigh [0-9]*' "$D_OUT" | tail -1 | cut -d' ' -f2)
+	if [ -z "$out" ] && [ "${held:-0}" -ge 1 ] && [ "${nn:-x}" = 0 ] &&
+		grep -q "^audit: every frame came home" "$D_OUT"; then
+		ok tw-neigh "20 of 20 echoes of 9000 bytes out, the first $held waiting in three frames for the generator's address; no_neigh 0, every frame home"
+	else
+		bad tw-neigh "echoes: ${out:-all 20}; held ${held:-none}, no_neigh ${nn:-none}; $(grep '^audit' "$D_OUT")"
 	fi
 }
 

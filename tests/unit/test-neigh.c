@@ -351,8 +351,8 @@ static int take_all(struct ucm_neigh *n, uint8_t (*got)[16], int max)
 
 /* A miss asks once; the answer is used at the next batch; a known next
  * hop is asked about again after 1 s and used until the answer (the
- * kernel's STALE), which replaces it, a negative one too. A peek follows
- * the cache and asks nothing. */
+ * kernel's STALE), which replaces it, a negative one too. A peek reads the
+ * cache, asking nothing. */
 static int test_cache_answer(void)
 {
 	struct ucm_neigh *n = ucm_neigh_create_detached(1);
@@ -362,9 +362,9 @@ static int test_cache_answer(void)
 	UT_ASSERT(n, "create");
 	addr4(a, 1);
 	ucm_neigh_sync(n, t);
-	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -EAGAIN, "peek: unknown");
-	UT_ASSERT(asks == 0, "a peek asked");
+	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -ENOENT, "peek: not cached");
 	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss");
+	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -EAGAIN, "peek: asked");
 	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "miss again");
 	UT_ASSERT(asks == 1, "%llu questions for one address", (unsigned long long)asks);
 	UT_ASSERT(take_all(n, got, 4) == 0, "a question before the kick");
@@ -392,6 +392,7 @@ static int test_cache_answer(void)
 	ucm_neigh_sync(n, t);
 	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -ENETUNREACH, "gone");
 	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -ENETUNREACH, "peek: gone");
+	UT_ASSERT(asks == 2, "a peek asked: %llu questions", (unsigned long long)asks);
 	ucm_neigh_destroy(n);
 	return 0;
 }
@@ -430,6 +431,17 @@ static int test_cache_negative(void)
 	ucm_neigh_put_answer(n, false, got[0], 0, MAC);
 	ucm_neigh_sync(n, t);
 	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks), "resolved at last");
+	/* Not resolved in the resolver's watch (its -EAGAIN): no question
+	 * is out, so a packet waiting for it has nothing to wait for. */
+	addr4(a, 3);
+	ucm_neigh_lookup(n, false, a, mac, t, &asks);
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 4) == 1, "the new one's question");
+	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -EAGAIN, "peek: asked");
+	ucm_neigh_put_answer(n, false, got[0], -EAGAIN, NULL);
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -ENOENT, "peek: given up");
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "still unknown");
 	ucm_neigh_destroy(n);
 	return 0;
 }

@@ -235,7 +235,8 @@ struct ucm_tun_stats {
  *                   Ethernet address, asking no neighbour.
  * @neigh_held: tun mode with resolve_ifindex: packets that waited for
  *              their next hop, as in the kernel's neighbour queue: sent
- *              once it was known (in @packets), else in @drop_no_neigh
+ *              once it was known (in @packets), else in @drop_no_neigh,
+ *              or in @drop_stopped when reading stopped first
  * The neigh_requests, _evicted and _refused counts are as of the
  * worker's last turn.
  */
