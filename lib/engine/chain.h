@@ -39,8 +39,7 @@
 
 /* Descriptors one packet may take: the kernel's MAX_SKB_FRAGS (17) and
  * the linear part; the kernel never sends an AF_XDP socket more. */
-#define UCM_CHAIN_MAX		18
-_Static_assert(UCM_CHAIN_MAX - 1 == UCM_FRAME_CHAIN_MAX, "the public bound is ours");
+#define UCM_CHAIN_MAX		(UCM_FRAME_CHAIN_MAX + 1)
 
 struct ucm_chain {
 	uint16_t nfrag;		/* frames after the first: 1..UCM_CHAIN_MAX - 1 */

@@ -82,8 +82,8 @@ enum ucm_xsk_flags {
 };
 
 /* Descriptors the kernel gives one packet: MAX_SKB_FRAGS (17) and the
- * linear part. */
-#define UCM_XSK_MAX_FRAGS	18
+ * linear part; a packet's later frames are UCM_FRAME_CHAIN_MAX. */
+#define UCM_XSK_MAX_FRAGS	(UCM_FRAME_CHAIN_MAX + 1)
 
 struct ucm_xsk_opts {
 	size_t sz;
