@@ -355,8 +355,8 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 			     ~tun->gso_refused))
 			gso_retry(st);
 		/* n <= UCM_TUN_BATCH_MAX <= UCM_GSO_MAX_BATCH: cannot fail. */
-		ucm_gso_plan(st->pkts, st->data, chains ? st->fragp : NULL, n, st->gso_flags,
-			     &st->plan);
+		ucm_gso_plan_frags(st->pkts, st->data, chains ? st->fragp : NULL, n,
+				   st->gso_flags, &st->plan);
 		ngroups = st->plan.ngroups;
 	}
 	for (g = 0; g < ngroups; g++) {

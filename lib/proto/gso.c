@@ -257,12 +257,12 @@ static bool id_follows(const struct seg *l, const struct seg *s, uint8_t *mode)
 int ucm_gso__plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
 		  uint32_t n, uint32_t flags, struct ucm_gso_plan *plan)
 {
-	return ucm_gso_plan(pkts, data, NULL, n, flags, plan);
+	return ucm_gso_plan_frags(pkts, data, NULL, n, flags, plan);
 }
 
-int ucm_gso_plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
-		 const struct ucm_gso_frags *const *frags, uint32_t n, uint32_t flags,
-		 struct ucm_gso_plan *plan)
+int ucm_gso_plan_frags(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
+		       const struct ucm_gso_frags *const *frags, uint32_t n, uint32_t flags,
+		       struct ucm_gso_plan *plan)
 {
 	struct seg seg[UCM_GSO_MAX_BATCH];
 	/* per group: its last member, its bytes, whether it still takes

@@ -34,7 +34,7 @@ void ucm_gso_save(const struct ucm_pkt *pkt, const uint8_t *data,
 void ucm_gso_restore(const struct ucm_pkt *pkt, uint8_t *data,
 		     const struct ucm_gso_undo *u);
 
-/* A packet of several frames, for ucm_gso_plan(): @head bytes of it at
+/* A packet of several frames, for ucm_gso_plan_frags(): @head bytes of it at
  * its data[] (the first frame's), the rest in @n later parts. */
 #define UCM_GSO_FRAGS_MAX	17	/* UCM_FRAME_CHAIN_MAX */
 struct ucm_gso_frags {
@@ -49,9 +49,9 @@ struct ucm_gso_frags {
  * says of every packet). A packet of several frames merges as any other
  * (its checksum summed over its parts); one marked UCM_PKT_F_PARTIAL
  * without its parts goes alone. */
-int ucm_gso_plan(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
-		 const struct ucm_gso_frags *const *frags, uint32_t n, uint32_t flags,
-		 struct ucm_gso_plan *plan);
+int ucm_gso_plan_frags(const struct ucm_pkt *const *pkts, const uint8_t *const *data,
+		       const struct ucm_gso_frags *const *frags, uint32_t n, uint32_t flags,
+		       struct ucm_gso_plan *plan);
 /* Where the L4 checksum sits in its header: TCP's at 16, UDP's at 6. */
 static inline uint32_t ucm_l4_check_off(uint8_t l4_proto)
 {

@@ -493,7 +493,7 @@ static void build_all(struct batch *b)
  * heap blocks of their exact sizes: a first frame holding the headers and
  * up to 63 bytes more, then parts of 1 to 1500 bytes (at most
  * UCM_GSO_FRAGS_MAX), both chosen from @r. Its parse is
- * ucm_pkt_parse_head()'s. The plan given the parts (ucm_gso_plan(), as
+ * ucm_pkt_parse_head()'s. The plan given the parts (ucm_gso_plan_frags(), as
  * the tun gives them) is the plan of the packets whole, and it reads no
  * byte past a block.
  */
@@ -543,7 +543,7 @@ static void check_split(const struct batch *b, uint32_t r)
 		pp[i] = &pkt[i];
 		fp[i] = &fr[i];
 	}
-	CHECK(ucm_gso_plan(pp, dp, fp, b->n, b->flags, &plan) == 0);
+	CHECK(ucm_gso_plan_frags(pp, dp, fp, b->n, b->flags, &plan) == 0);
 	CHECK(plan.ngroups == b->plan.ngroups);
 	for (g = 0; g < plan.ngroups; g++)
 		CHECK(plan.head[g] == b->plan.head[g] && plan.nseg[g] == b->plan.nseg[g] &&

@@ -596,7 +596,7 @@ static int test_save_restore_short_udp(void)
 	return 0;
 }
 
-/* Packets of several frames (ucm_gso_plan() with their parts): packet i
+/* Packets of several frames (ucm_gso_plan_frags() with their parts): packet i
  * laid out again as its first @head bytes in its frame, the rest in parts
  * of @step bytes elsewhere, the frame's bytes after @head spoiled so that
  * the plan cannot read them there. */
@@ -656,13 +656,13 @@ static int chains_plan(const struct spec *s, int n, uint32_t head, uint32_t step
 	for (i = 0; i < n; i++)
 		if (split(i, head, step))
 			return 1;
-	UT_ASSERT(!ucm_gso_plan(pp, dp, fp, n, 0, &plan), "plan");
+	UT_ASSERT(!ucm_gso_plan_frags(pp, dp, fp, n, 0, &plan), "plan");
 	groups_str(got, sizeof(got));
 	UT_ASSERT(!strcmp(got, whole), "split at %u by %u: groups %s, whole %s", head, step,
 		  got, whole);
 	for (i = 0; i < n && fp[i]; i++)
 		;
-	UT_ASSERT(i < n || (!ucm_gso_plan(pp, dp, NULL, n, 0, &plan) && plan.ngroups == (uint32_t)n),
+	UT_ASSERT(i < n || (!ucm_gso_plan_frags(pp, dp, NULL, n, 0, &plan) && plan.ngroups == (uint32_t)n),
 		  "without their parts: %u groups of %d packets", plan.ngroups, n);
 	return 0;
 }
@@ -692,11 +692,11 @@ static int test_chains(void)
 	}
 	if (build(0, &tcp[0]) || build(1, &tcp[1]) || split(0, 101, 500) || split(1, 101, 500))
 		return 1;
-	UT_ASSERT(!ucm_gso_plan(pp, dp, fp, 2, 0, &plan) && plan.ngroups == 1 && plan.nseg[0] == 2,
+	UT_ASSERT(!ucm_gso_plan_frags(pp, dp, fp, 2, 0, &plan) && plan.ngroups == 1 && plan.nseg[0] == 2,
 		  "two split segments: %u groups", plan.ngroups);
 	/* Parts that do not cover the packet: alone. */
 	frg[1].len[frg[1].n - 1]--;
-	UT_ASSERT(!ucm_gso_plan(pp, dp, fp, 2, 0, &plan) && plan.ngroups == 2,
+	UT_ASSERT(!ucm_gso_plan_frags(pp, dp, fp, 2, 0, &plan) && plan.ngroups == 2,
 		  "a part short: %u groups", plan.ngroups);
 	return 0;
 }
