@@ -52,6 +52,8 @@
 #                       gateway's resolution and arrive, in order;
 #                       no_neigh 0, held 1 or more (the first always: a
 #                       route is asked on a destination's first packet)
+#   neigh-v6            the same over IPv6 to a neighbour on vd's link the
+#                       kernel has not solicited yet (fd04::1)
 #   multicast-out       5 datagrams to 239.1.2.3 routed into the tun, out
 #                       to the group's Ethernet address, received by a
 #                       member behind vg
@@ -87,7 +89,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum prewake neigh-known neigh-gateway multicast-out sigterm man-example tap bad-flags"
+stats clean-stop total-line spin sw-csum prewake neigh-known neigh-gateway neigh-v6 multicast-out sigterm man-example tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -605,21 +607,16 @@ case_neigh_known() {
 	fi
 }
 
-# ---- behind a gateway: the first packets wait for their next hop ----------------
-case_neigh_gateway() {
-	local nn held rc got rpid
-	own
-	ip -n "$g" addr add 10.205.0.1/32 dev lo &&
-		ip -n "$d" route add 10.205.0.0/24 via 10.204.0.1 dev vd metric 500 || {
-		bad neigh-gateway "cannot add the address behind the gateway and its route"
-		return
-	}
-	ip -n "$d" neigh flush dev vd
-	if start --two-way --extended && ip -n "$d" route add 10.205.0.0/24 dev ucm2; then
-		in_g python3 - "$tmp/gw.ready" > "$tmp/gw.res" 2>&1 <<'PY' &
+# burst ADDR PORT LABEL: 8 datagrams sent at once from the DUT to ADDR:PORT,
+# where a receiver in the generator's namespace writes what came, in the
+# order it came, as the last line of $tmp/LABEL.res.
+burst() {
+	local rpid
+	in_g python3 - "$tmp/$3.ready" "$1" "$2" > "$tmp/$3.res" 2>&1 <<'PY' &
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("10.205.0.1", 4998))
+fam = socket.AF_INET6 if ":" in sys.argv[2] else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_DGRAM)
+s.bind((sys.argv[2], int(sys.argv[3])))
 open(sys.argv[1], "w").close()
 s.settimeout(3)
 got = []
@@ -630,34 +627,81 @@ except socket.timeout:
     pass
 print(" ".join(map(str, got)))
 PY
-		rpid=$!
-		lib_pid $rpid
-		wait_file "$tmp/gw.ready" 50
-		# 8 at once, the route and the gateway unknown: they wait, in order
-		in_d python3 -c '
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+	rpid=$!
+	lib_pid $rpid
+	wait_file "$tmp/$3.ready" 50
+	in_d python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(8):
-    s.sendto(b"ucpumap gateway %d" % i, ("10.205.0.1", 4998))'
-		lib_wait $rpid
+    s.sendto(b"ucpumap burst %d" % i, (sys.argv[1], int(sys.argv[2])))' "$1" "$2"
+	lib_wait $rpid
+}
+
+# burst_judge CASE WHAT RC: the burst's 8 all in order, no_neigh 0, held 1
+# or more (the first always: a route is asked on a destination's first
+# packet), a clean exit RC.
+burst_judge() {
+	local got nn held
+	got=$(tail -1 "$tmp/$1.res" 2> /dev/null)
+	nn=$(back_count no_neigh)
+	held=$(back_count held)
+	if [ "$got" = "0 1 2 3 4 5 6 7" ] && [ "${nn:-x}" = 0 ] && [ "${held:-0}" -ge 1 ] &&
+		[ "$3" = 0 ]; then
+		ok "$1" "8 datagrams $2, all in order; $held held, no_neigh 0"
+	else
+		bad "$1" "received [${got:-}] of 0..7, no_neigh ${nn:-none}, held ${held:-none}, exit $3"
+	fi
+}
+
+# ---- the first packets wait for their next hop -----------------------------------
+case_neigh_gateway() {
+	local rc=
+	own
+	ip -n "$g" addr add 10.205.0.1/32 dev lo &&
+		ip -n "$d" route add 10.205.0.0/24 via 10.204.0.1 dev vd metric 500 || {
+		bad neigh-gateway "cannot add the address behind the gateway and its route"
+		return
+	}
+	ip -n "$d" neigh flush dev vd
+	if start --two-way --extended && ip -n "$d" route add 10.205.0.0/24 dev ucm2; then
+		burst 10.205.0.1 4998 neigh-gateway
 		stop
 		rc=$?
 	else
 		bad neigh-gateway "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
-		rc=1
 	fi
 	ip -n "$d" route del 10.205.0.0/24 via 10.204.0.1 dev vd 2> /dev/null
 	ip -n "$g" addr del 10.205.0.1/32 dev lo 2> /dev/null
-	[ $rc != 1 ] || return
-	got=$(tail -1 "$tmp/gw.res")
-	nn=$(back_count no_neigh)
-	held=$(back_count held)
-	if [ "$got" = "0 1 2 3 4 5 6 7" ] && [ "${nn:-x}" = 0 ] &&
-		[ "${held:-0}" -ge 1 ] && [ $rc = 0 ]; then
-		ok neigh-gateway "8 datagrams behind an unresolved gateway, all in order; $held held, no_neigh 0"
+	[ -z "$rc" ] || burst_judge neigh-gateway "behind an unresolved gateway" $rc
+}
+
+case_neigh_v6() {
+	local rc=
+	own
+	ip -n "$g" addr add fd04::1/64 dev vg nodad &&
+		ip -n "$d" addr add fd04::2/64 dev vd nodad || {
+		bad neigh-v6 "cannot add the IPv6 addresses"
+		return
+	}
+	# A solicitation asked for by netlink (no packet to take a source
+	# from) leaves from vd's link-local address, which a fresh veth has
+	# only once its DAD is done: until then the kernel sends none.
+	for _ in $(seq 60); do
+		ip -n "$d" -6 addr show dev vd scope link | grep -q tentative || break
+		sleep 0.05
+	done
+	ip -n "$d" -6 neigh flush dev vd
+	if start --two-way --extended && ip -n "$d" -6 route add fd04::1/128 dev ucm2; then
+		burst fd04::1 4997 neigh-v6
+		stop
+		rc=$?
 	else
-		bad neigh-gateway "received [${got:-}] of 0..7, no_neigh ${nn:-none}, held ${held:-none}, exit $rc"
+		bad neigh-v6 "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
 	fi
+	ip -n "$g" addr del fd04::1/64 dev vg 2> /dev/null
+	ip -n "$d" addr del fd04::2/64 dev vd 2> /dev/null
+	[ -z "$rc" ] || burst_judge neigh-v6 "over IPv6 to a neighbour not solicited yet" $rc
 }
 
 # Multicast routed into the tun goes out to its group's Ethernet address.
