@@ -149,7 +149,7 @@ static const struct fam fams[] = {
 	  .help = "Packets the tun took from the worker." },
 	{ .name = "ucpumap_delivered_bytes_total", C, T(bytes),
 	  .help = "Bytes the tun took from the worker." },
-	{ .name = "ucpumap_rx_csum_partial_total", C, T(csum_partial),
+	{ .name = "ucpumap_delivered_csum_partial_total", C, T(csum_partial),
 	  .help = "Packets the tun took with their checksum left to the kernel: their sender left it partial (its checksum offload)." },
 	{ .name = "ucpumap_back_packets_total", C, R(packets), .two_way = true,
 	  .help = "Two-way: packets the worker read from the tun for the way back." },
