@@ -169,6 +169,11 @@ int ucm_dp_check_if_mtu(const struct dp_cfg *c);
  * them: the default grows to cover it, a number given too small is
  * refused (-EINVAL, said). After ucm_dp_resolve_mtu(). */
 int ucm_dp_chain_frames(struct dp_cfg *c);
+/* The sockets send packets of @tx_frames frames at most (zero-copy: the
+ * driver's xdp-zc-max-segs): 0 when the MTU's packets fit, or -EINVAL
+ * after a message naming the fixes, where anything is sent (the way back,
+ * the verdict's UCM_VERDICT_TX). */
+int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames);
 /* What ucm_dp__create() refuses of a resolved @c before it sets anything
  * up: too few frames, no such interface, a jumbo MTU's frames (with
  * ucm_dp_resolve_mtu()). 0, or -errno after a message. */

@@ -417,6 +417,18 @@ int ucm_dp_chain_frames(struct dp_cfg *c)
 	return -EINVAL;
 }
 
+int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames)
+{
+	uint32_t per = c->frame_size - DP_XDP_HEADROOM;
+
+	if (!c->sg || !dp_has_channels(c->flags) || chain_len(c) <= tx_frames)
+		return 0;
+	pr_warn("dp: in zero-copy %s's driver takes packets of at most %u descriptors, and its MTU %u takes %u frames of %u bytes: use copy mode (UCM_XSK_COPY), larger frames, or a lower MTU (ip link set dev %s mtu %u)\n",
+		c->ifname, tx_frames, c->if_mtu, chain_len(c), c->frame_size, c->ifname,
+		tx_frames * per - DP_L2_ROOM);
+	return -EINVAL;
+}
+
 int ucm_dp_check_cfg(struct dp_cfg *c)
 {
 	if (c->frames < ucm_dp_frames_needed(c)) {

@@ -14,6 +14,7 @@
 #include <linux/sockios.h>
 
 #include "dp_internal.h"
+#include "port_internal.h"
 #include "engine/chain.h"
 
 static int if_mac(const char *ifname, uint8_t *mac)
@@ -83,7 +84,7 @@ static int channels_setup(struct ucm_dp *dp)
 		ucm_txq__set_tx_csum(dp->txq[w], ucm_xsk__tx_csum(dp->xsk));
 		/* Sockets bound for packets of several frames take them both
 		 * ways: the way back sends its long reads and segments so. */
-		ucm_txq__set_max_frames(dp->txq[w], dp->c.sg ? UCM_CHAIN_MAX : 1);
+		ucm_txq__set_max_frames(dp->txq[w], ucm_xsk_tx_frames(dp->xsk));
 		/* Without the way back only the verdict sends, frames it
 		 * received: nothing to lend it. */
 		ucm_txq__set_lend(dp->txq[w], dp->c.flags & UCM_DP_F_TWO_WAY);
@@ -156,11 +157,15 @@ static int dp_open_xsk(struct ucm_dp *dp)
 		 .umem_flags = f & UCM_DP_F_NO_DIRECT_BULK ? UCM_UMEM_F_NO_DIRECT_BULK : 0,
 		 .max_frags = dp->c.max_frags);
 	uint32_t q;
+	int err;
 
 	dp->xsk = ucm_xsk__open(&so);
 	if (!dp->xsk)
 		return -errno;
 	dp->zerocopy = ucm_xsk__zerocopy(dp->xsk);
+	err = ucm_dp_check_tx_frames(&dp->c, ucm_xsk_tx_frames(dp->xsk));
+	if (err)
+		return err;
 	for (q = 0; q < dp->c.nqueues; q++) {
 		struct dp_rx *rx = &dp->rx[q];
 

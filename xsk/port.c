@@ -370,6 +370,23 @@ int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nq
 	return 0;
 }
 
+/* Zero-copy with multi-buffer: how many descriptors the driver takes a
+ * packet (the kernel took the bind, so it has multi-buffer zero-copy,
+ * Linux 6.6, and says). */
+static void zc_segs(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
+{
+	struct ucm_netdev_info info = {};
+
+	if (ucm_netdev_info(x->ifindex, &info) || !info.zc_max_segs) {
+		pr_info("xsk: %s: zero-copy with multi-buffer, the driver's most descriptors a packet unknown: %u assumed\n",
+			o->ifname, UCM_XSK_MAX_FRAGS);
+		return;
+	}
+	x->zc_max_segs = info.zc_max_segs;
+	pr_info("xsk: %s: zero-copy with multi-buffer: the driver takes packets of %u descriptors at most\n",
+		o->ifname, x->zc_max_segs);
+}
+
 /* Queue @i's socket (queue 0's exists: it holds the UMEM), its rings, and
  * its bind in the mode asked for: auto lets the kernel try zero-copy on the
  * first queue and fall back to copy; the rest follow the mode it got, since
@@ -423,6 +440,8 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 		x->zerocopy = sock_zerocopy(q->fd);
 		if (mode == UCM_XSK_AUTO && !x->zerocopy)
 			pr_info("xsk: %s: the driver gave no zero-copy: copy mode\n", o->ifname);
+		if (x->zerocopy && q->sg)
+			zc_segs(x, o);
 	}
 	if (o->flags & UCM_XSK_F_BUSY_POLL)
 		q->busy_poll = queue_busy_poll(q);

@@ -93,9 +93,32 @@ struct ucm_xsk {
 	bool tx_csum;		/* and the kernel finishes the checksums they ask for */
 	bool copy_csum;		/* the driver's copy path is known to finish them */
 	bool zc_csum;		/* the driver takes them in zero-copy (xsk-features) */
+	/* Zero-copy with multi-buffer: the descriptors a packet may take
+	 * (the driver's xdp-zc-max-segs); 0 otherwise, or not said. */
+	uint32_t zc_max_segs;
 	uint32_t nqueues;
 	struct ucm_xsk_queue *q;
 };
+
+/*
+ * The frames a packet sent on these sockets may take: 1 without
+ * multi-buffer (@sg); in zero-copy, what the driver takes
+ * (@zc_max_segs, when said: a longer chain is an invalid descriptor to
+ * it); else the kernel's most.
+ */
+static inline uint32_t ucm_xsk_tx_frames_of(bool sg, bool zerocopy, uint32_t zc_max_segs)
+{
+	if (!sg)
+		return 1;
+	if (zerocopy && zc_max_segs && zc_max_segs < UCM_XSK_MAX_FRAGS)
+		return zc_max_segs;
+	return UCM_XSK_MAX_FRAGS;
+}
+
+static inline uint32_t ucm_xsk_tx_frames(const struct ucm_xsk *x)
+{
+	return ucm_xsk_tx_frames_of(x->q[0].sg, x->zerocopy, x->zc_max_segs);
+}
 
 /* queue_chain.c: a packet of several descriptors still being taken (its
  * RX thread stopped) is dropped, as one whose end never came. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The netdev family's answer about a device (netdev.h): its id from the
- * generic netlink controller, then the device's record, from which only
- * xsk-features is read. Replies are found with ucm_neigh_nl_find().
+ * generic netlink controller, then the device's record, from which
+ * xsk-features and xdp-zc-max-segs are read. Replies are found with
+ * ucm_neigh_nl_find().
  */
 #include <errno.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #define NETDEV_FAMILY_VERSION		1
 #define NETDEV_CMD_DEV_GET		1
 #define NETDEV_A_DEV_IFINDEX		1
+#define NETDEV_A_DEV_XDP_ZC_MAX_SEGS	4
 #define NETDEV_A_DEV_XSK_FEATURES	6
 
 /* A device's record is a few attributes: a page holds it. */
@@ -88,6 +90,11 @@ int ucm_netdev_parse_xsk(const struct nlmsghdr *h, uint64_t *features)
 	return gnl_get(h, NETDEV_A_DEV_XSK_FEATURES, features, sizeof(*features), -EOPNOTSUPP);
 }
 
+int ucm_netdev_parse_zc_segs(const struct nlmsghdr *h, uint32_t *segs)
+{
+	return gnl_get(h, NETDEV_A_DEV_XDP_ZC_MAX_SEGS, segs, sizeof(*segs), -EOPNOTSUPP);
+}
+
 /* Send @r as question @seq and find its answer, a message of @type, in
  * @buf: 0 with @msg, or -errno. */
 static int gnl_talk(int fd, struct gnl_req *r, uint32_t seq, uint16_t type, char *buf,
@@ -128,7 +135,7 @@ static void gnl_init(struct gnl_req *r, uint16_t type, uint8_t cmd, uint8_t vers
 	r->g.version = version;
 }
 
-int ucm_netdev_xsk_features(int ifindex, uint64_t *features)
+int ucm_netdev_info(int ifindex, struct ucm_netdev_info *info)
 {
 	struct timeval tv = { .tv_sec = NETDEV_NL_WAIT_MS / 1000,
 			      .tv_usec = NETDEV_NL_WAIT_MS % 1000 * 1000 };
@@ -159,9 +166,21 @@ int ucm_netdev_xsk_features(int ifindex, uint64_t *features)
 	gnl_init(&r, family, NETDEV_CMD_DEV_GET, NETDEV_FAMILY_VERSION);
 	ucm_nl_put_attr(&r.h, NETDEV_A_DEV_IFINDEX, &idx, sizeof(idx));
 	err = gnl_talk(fd, &r, 2, family, buf, &msg);
-	if (!err)
-		err = ucm_netdev_parse_xsk(msg, features);
+	if (err)
+		goto out;
+	info->xsk_err = ucm_netdev_parse_xsk(msg, &info->xsk_features);
+	if (ucm_netdev_parse_zc_segs(msg, &info->zc_max_segs))
+		info->zc_max_segs = 0;
 out:
 	close(fd);
 	return err;
+}
+
+int ucm_netdev_xsk_features(int ifindex, uint64_t *features)
+{
+	struct ucm_netdev_info info = {};
+	int err = ucm_netdev_info(ifindex, &info);
+
+	*features = info.xsk_features;
+	return err ? err : info.xsk_err;
 }

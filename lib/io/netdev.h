@@ -3,7 +3,9 @@
  * What a device's driver says it does for AF_XDP, asked of the kernel's
  * netdev family (generic netlink, Linux 6.3; its xsk-features, 6.8):
  * whether a zero-copy driver finishes the TX checksums that AF_XDP TX
- * metadata asks for. Asked once, when the sockets open: no hot path.
+ * metadata asks for, and how many descriptors a packet may take in
+ * zero-copy (xdp-zc-max-segs, 6.6). Asked when the sockets open: no hot
+ * path.
  */
 #ifndef UCM_IO_NETDEV_H
 #define UCM_IO_NETDEV_H
@@ -15,6 +17,21 @@ struct nlmsghdr;
 /* netdev's xsk-features bits (enum netdev_xsk_flags, <linux/netdev.h>) */
 #define UCM_NETDEV_XSK_TX_TIMESTAMP	(1ull << 0)
 #define UCM_NETDEV_XSK_TX_CHECKSUM	(1ull << 1)
+
+/* A device's record, as far as AF_XDP goes. */
+struct ucm_netdev_info {
+	int xsk_err;		/* 0: xsk_features is the driver's; -EOPNOTSUPP:
+				 * a kernel before 6.8 cannot say; -EPROTO */
+	uint64_t xsk_features;	/* UCM_NETDEV_XSK_* */
+	uint32_t zc_max_segs;	/* descriptors a packet may take in zero-copy
+				 * (xdp-zc-max-segs, 1 without multi-buffer);
+				 * 0: not said (before 6.6) */
+};
+
+/* The record of the device @ifindex into @info. Return: 0, -EOPNOTSUPP
+ * without the netdev family (before Linux 6.3), or another -errno as
+ * below. */
+int ucm_netdev_info(int ifindex, struct ucm_netdev_info *info);
 
 /*
  * The xsk-features of the device @ifindex into @features. Return: 0,
@@ -31,5 +48,8 @@ int ucm_netdev_parse_family(const struct nlmsghdr *h, uint16_t *id);
 /* A NETDEV_CMD_DEV_GET reply's xsk-features. Return: 0, -EOPNOTSUPP
  * without them (a kernel before 6.8), -EPROTO for a short attribute. */
 int ucm_netdev_parse_xsk(const struct nlmsghdr *h, uint64_t *features);
+/* Its xdp-zc-max-segs. Return: 0, -EOPNOTSUPP without it (before 6.6),
+ * -EPROTO for a short attribute. */
+int ucm_netdev_parse_zc_segs(const struct nlmsghdr *h, uint32_t *segs);
 
 #endif /* UCM_IO_NETDEV_H */

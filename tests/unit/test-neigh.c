@@ -820,7 +820,7 @@ static struct nlmsghdr *gnl_msg(struct msgbuf *b, uint16_t type)
 static int test_netdev_parse(void)
 {
 	uint64_t xdp = 0x7f, xsk = UCM_NETDEV_XSK_TX_CHECKSUM, got = 0;
-	uint32_t ifx = IFX, short4 = 2;
+	uint32_t ifx = IFX, short4 = 2, zc = 5, segs = 0;
 	struct msgbuf b;
 	struct nlmsghdr *h;
 	uint16_t id = 0, fam = 0x21;
@@ -847,6 +847,17 @@ static int test_netdev_parse(void)
 	h = gnl_msg(&b, fam);	/* too short to be a u64 */
 	ucm_nl_put_attr(h, 6, &short4, sizeof(short4));
 	UT_ASSERT(ucm_netdev_parse_xsk(h, &got) == -EPROTO, "a short xsk-features taken");
+	/* xdp-zc-max-segs (4), a u32; absent before 6.6 */
+	h = gnl_msg(&b, fam);
+	ucm_nl_put_attr(h, 1, &ifx, sizeof(ifx));
+	ucm_nl_put_attr(h, 4, &zc, sizeof(zc));
+	UT_ASSERT(ucm_netdev_parse_zc_segs(h, &segs) == 0 && segs == zc, "zc-max-segs %u", segs);
+	h = gnl_msg(&b, fam);
+	ucm_nl_put_attr(h, 1, &ifx, sizeof(ifx));
+	UT_ASSERT(ucm_netdev_parse_zc_segs(h, &segs) == -EOPNOTSUPP, "segs where none are");
+	h = gnl_msg(&b, fam);
+	ucm_nl_put_attr(h, 4, &zc, 2);
+	UT_ASSERT(ucm_netdev_parse_zc_segs(h, &segs) == -EPROTO, "a short zc-max-segs taken");
 	h = gnl_msg(&b, fam);	/* an attribute running past the message */
 	ucm_nl_put_attr(h, 3, &xdp, sizeof(xdp));
 	((struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN))->nla_len = 200;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <linux/if_xdp.h>
 
+#include "../../xsk/dp_internal.h"
 #include "../../xsk/port_internal.h"
 #include "utest.h"
 
@@ -452,6 +453,32 @@ static int test_mixed(void)
 	return fake_free(f);
 }
 
+/* Zero-copy with multi-buffer: a packet sent takes what the driver takes
+ * (xdp-zc-max-segs), and an MTU whose packets take more frames is refused
+ * where anything is sent. */
+static int test_zc_frames(void)
+{
+	struct dp_cfg c = { .ifname = "eth0", .frame_size = 4096, .if_mtu = 9000, .sg = true,
+			    .flags = UCM_DP_F_TWO_WAY };
+
+	UT_ASSERT(ucm_xsk_tx_frames_of(false, true, 4) == 1, "one frame without multi-buffer");
+	UT_ASSERT(ucm_xsk_tx_frames_of(true, false, 4) == UCM_XSK_MAX_FRAGS, "copy mode: the kernel's most");
+	UT_ASSERT(ucm_xsk_tx_frames_of(true, true, 5) == 5, "zero-copy: the driver's");
+	UT_ASSERT(ucm_xsk_tx_frames_of(true, true, 0) == UCM_XSK_MAX_FRAGS, "not said: the kernel's most");
+	UT_ASSERT(ucm_xsk_tx_frames_of(true, true, 64) == UCM_XSK_MAX_FRAGS, "never more than the kernel's");
+	/* 9000 bytes in 4096-byte frames: three. */
+	UT_ASSERT(ucm_dp_check_tx_frames(&c, 3) == 0, "three frames for three");
+	UT_ASSERT(ucm_dp_check_tx_frames(&c, 2) == -EINVAL, "three frames for two");
+	c.flags = 0;	/* one-way: nothing sent */
+	UT_ASSERT(ucm_dp_check_tx_frames(&c, 2) == 0, "one-way refused");
+	c.flags = UCM_DP_F_VERDICT_TX;
+	UT_ASSERT(ucm_dp_check_tx_frames(&c, 2) == -EINVAL, "the verdict's sends");
+	c.sg = false;
+	c.if_mtu = 1500;
+	UT_ASSERT(ucm_dp_check_tx_frames(&c, 1) == 0, "one frame for one");
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_whole),
 	UT_CASE(test_across_calls),
@@ -465,6 +492,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_no_sg),
 	UT_CASE(test_stop_mid_packet),
 	UT_CASE(test_mixed),
+	UT_CASE(test_zc_frames),
 	{}
 };
 
