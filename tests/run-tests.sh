@@ -56,9 +56,12 @@ run_one() {	# name, command...
 	name=$1
 	shift
 	: > "$log"
+	t0=$(date +%s)
 	timeout -k 5 "$TEST_TIMEOUT" "$@" > "$log" 2>&1
 	rc=$?
 	cat "$log"
+	# Its time, for CI's budget (30 minutes for every pass).
+	echo "# time: $name $(($(date +%s) - t0)) s"
 	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		echo "FAIL: $name: timed out after ${TEST_TIMEOUT}s"
 		fail=$((fail + 1))
