@@ -31,6 +31,8 @@
 #                      numrxqueues 2, go to both ends)
 #   mac_of NS IF       kernel_at_least MAJOR MINOR
 #   wait_file FILE TENTHS   jget JSON-FILE PYTHON-EXPR
+#   last_count FILE NAME    N of the last "NAME N" in FILE (a daemon's
+#                      counter on its last statistics line)
 #   wait_line FILE REGEX TENTHS [PID]
 #                      a line matching REGEX in FILE (a daemon's start
 #                      line); fails at once when PID has exited
@@ -219,6 +221,10 @@ kernel_at_least() {
 
 mac_of() {
 	ip -n "$1" -o link show "$2" | sed 's/.*link\/ether \([^ ]*\).*/\1/'
+}
+
+last_count() {
+	grep -o "$2 [0-9]*" "$1" | tail -1 | cut -d' ' -f2
 }
 
 # Wait up to TENTHS tenths of a second for FILE (results appear whole:

@@ -370,23 +370,6 @@ int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nq
 	return 0;
 }
 
-/* Zero-copy with multi-buffer: how many descriptors the driver takes a
- * packet (the kernel took the bind, so it has multi-buffer zero-copy,
- * Linux 6.6, and says). */
-static void zc_segs(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
-{
-	struct ucm_netdev_info info = {};
-
-	if (ucm_netdev_info(x->ifindex, &info) || !info.zc_max_segs) {
-		pr_info("xsk: %s: zero-copy with multi-buffer, the driver's most descriptors a packet unknown: %u assumed\n",
-			o->ifname, UCM_XSK_MAX_FRAGS);
-		return;
-	}
-	x->zc_max_segs = info.zc_max_segs;
-	pr_info("xsk: %s: zero-copy with multi-buffer: the driver takes packets of %u descriptors at most\n",
-		o->ifname, x->zc_max_segs);
-}
-
 /* Queue @i's socket (queue 0's exists: it holds the UMEM), its rings, and
  * its bind in the mode asked for: auto lets the kernel try zero-copy on the
  * first queue and fall back to copy; the rest follow the mode it got, since
@@ -440,8 +423,12 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 		x->zerocopy = sock_zerocopy(q->fd);
 		if (mode == UCM_XSK_AUTO && !x->zerocopy)
 			pr_info("xsk: %s: the driver gave no zero-copy: copy mode\n", o->ifname);
+		/* The kernel took the bind: it has multi-buffer zero-copy
+		 * (Linux 6.6), whose netdev record says the driver's bound. */
 		if (x->zerocopy && q->sg)
-			zc_segs(x, o);
+			pr_info("xsk: %s: zero-copy with multi-buffer: packets of %u descriptors at most%s\n",
+				o->ifname, ucm_xsk_tx_frames(x),
+				x->zc_max_segs ? "" : " (the driver's bound unknown: the kernel's)");
 	}
 	if (o->flags & UCM_XSK_F_BUSY_POLL)
 		q->busy_poll = queue_busy_poll(q);
@@ -458,11 +445,11 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
  * does not offload), and it is the one tested. Zero-copy: the driver says
  * so in its xsk-features (Linux 6.8).
  */
-static void tx_csum_where(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
+static void tx_csum_where(struct ucm_xsk *x, const struct ucm_xsk_opts *o,
+			  const struct ucm_netdev_info *nd)
 {
 	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
 	struct ifreq ifr = { .ifr_data = (void *)&info };
-	uint64_t feat = 0;
 	int fd;
 
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", o->ifname);
@@ -470,8 +457,24 @@ static void tx_csum_where(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 	x->copy_csum = fd >= 0 && !ioctl(fd, SIOCETHTOOL, &ifr) && !strcmp(info.driver, "veth");
 	if (fd >= 0)
 		close(fd);
-	x->zc_csum = !ucm_netdev_xsk_features(x->ifindex, &feat) &&
-		     (feat & UCM_NETDEV_XSK_TX_CHECKSUM);
+	x->zc_csum = !nd->xsk_err && (nd->xsk_features & UCM_NETDEV_XSK_TX_CHECKSUM);
+}
+
+/* What the driver says (netdev.h), asked once where it matters: TX
+ * checksum requests, and the descriptors a packet may take in zero-copy
+ * with multi-buffer (x->zc_max_segs: what ucm_xsk_tx_frames() reads, in
+ * that mode only). Not said: no checksum requests, no bound. */
+static void netdev_ask(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
+{
+	struct ucm_netdev_info nd = { .xsk_err = -EOPNOTSUPP };
+
+	if (!(o->flags & (UCM_XSK_F_TX_CSUM | UCM_XSK_F_SG)))
+		return;
+	if (ucm_netdev_info(x->ifindex, &nd))
+		nd = (struct ucm_netdev_info){ .xsk_err = -EOPNOTSUPP };
+	x->zc_max_segs = nd.zc_max_segs;
+	if (o->flags & UCM_XSK_F_TX_CSUM)
+		tx_csum_where(x, o, &nd);
 }
 
 /* The UMEM on queue 0's new socket: with TX metadata when asked for, where
@@ -489,8 +492,7 @@ static int umem_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 		return err;
 	}
 	x->q[0].fd = fd;
-	if (o->flags & UCM_XSK_F_TX_CSUM)
-		tx_csum_where(x, o);
+	netdev_ask(x, o);
 	if (x->copy_csum || x->zc_csum) {
 		err = umem_register(x, fd, UCM_TXQ_META_LEN);
 		x->tx_meta = !err;

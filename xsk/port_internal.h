@@ -93,8 +93,9 @@ struct ucm_xsk {
 	bool tx_csum;		/* and the kernel finishes the checksums they ask for */
 	bool copy_csum;		/* the driver's copy path is known to finish them */
 	bool zc_csum;		/* the driver takes them in zero-copy (xsk-features) */
-	/* Zero-copy with multi-buffer: the descriptors a packet may take
-	 * (the driver's xdp-zc-max-segs); 0 otherwise, or not said. */
+	/* The descriptors a packet may take in zero-copy (the driver's
+	 * xdp-zc-max-segs; 0: not said, or not asked: neither multi-buffer
+	 * nor checksum requests). Read in zero-copy with multi-buffer only. */
 	uint32_t zc_max_segs;
 	uint32_t nqueues;
 	struct ucm_xsk_queue *q;

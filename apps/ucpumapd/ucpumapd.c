@@ -258,9 +258,10 @@ static const struct opt d_opts[] = {
 	  "which has its own: a priority, <3> error to <7> debug, instead)"),
 	D("no-timestamps", OPT_CUSTOM, timestamps, .parse = parse_timestamps, .lo = OUT_TS_NO,
 	  .help = "each line as written, without the time"),
-	D("check", OPT_FLAG, check, .flags = OPT_F_NO_FILE, .help = "check the options, the interface (up), its queues "
-	  "and MTU, the CPUs, the tun, --user and --metrics-listen's port, attaching nothing: "
-	  "a line each, exit 0 when all are good, else the first failure's status"),
+	D("check", OPT_FLAG, check, .flags = OPT_F_NO_FILE,
+	  .help = "check the options, the interface (up), its queues and MTU, the CPUs, "
+	  "the tun, --user and --metrics-listen's port, attaching nothing: a line each, "
+	  "exit 0 when all are good, else the first failure's status"),
 	D("config", OPT_STRING, config, .metavar = "FILE", .help = "options from FILE, one a "
 	  "line (\"queues 0-3\", a flag alone, '#' comments), read first: the command "
 	  "line's override them; -FILE: the same, and no file is none"),

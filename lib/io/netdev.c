@@ -175,12 +175,3 @@ out:
 	close(fd);
 	return err;
 }
-
-int ucm_netdev_xsk_features(int ifindex, uint64_t *features)
-{
-	struct ucm_netdev_info info = {};
-	int err = ucm_netdev_info(ifindex, &info);
-
-	*features = info.xsk_features;
-	return err ? err : info.xsk_err;
-}

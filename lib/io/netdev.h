@@ -28,18 +28,13 @@ struct ucm_netdev_info {
 				 * 0: not said (before 6.6) */
 };
 
-/* The record of the device @ifindex into @info. Return: 0, -EOPNOTSUPP
- * without the netdev family (before Linux 6.3), or another -errno as
- * below. */
-int ucm_netdev_info(int ifindex, struct ucm_netdev_info *info);
-
 /*
- * The xsk-features of the device @ifindex into @features. Return: 0,
- * -EOPNOTSUPP when the kernel cannot say (no netdev family before Linux
- * 6.3, no xsk-features before 6.8), or another -errno (-ENODEV: no such
- * device; -ETIMEDOUT: no answer within a second).
+ * The record of the device @ifindex into @info. Return: 0, -EOPNOTSUPP
+ * when the kernel has no netdev family (before Linux 6.3), or another
+ * -errno (-ENODEV: no such device; -ETIMEDOUT: no answer within a
+ * second).
  */
-int ucm_netdev_xsk_features(int ifindex, uint64_t *features);
+int ucm_netdev_info(int ifindex, struct ucm_netdev_info *info);
 
 /* ---- for tests/unit/test-neigh.c: pure parsers over a reply ----------- */
 

@@ -599,8 +599,8 @@ case_tw_neigh() {
 	fi
 	out=$(tw_ping "$dut" $G4)
 	stop_daemon
-	held=$(grep -o 'held [0-9]*' "$D_OUT" | tail -1 | cut -d' ' -f2)
-	nn=$(grep -o 'no_neigh [0-9]*' "$D_OUT" | tail -1 | cut -d' ' -f2)
+	held=$(last_count "$D_OUT" held)
+	nn=$(last_count "$D_OUT" no_neigh)
 	if [ -z "$out" ] && [ "${held:-0}" -ge 1 ] && [ "${nn:-x}" = 0 ] &&
 		grep -q "^audit: every frame came home" "$D_OUT"; then
 		ok tw-neigh "20 of 20 echoes of 9000 bytes out, the first $held waiting in three frames for the generator's address; no_neigh 0, every frame home"

@@ -129,8 +129,6 @@ in_g() { ip netns exec "$g" "$@"; }
 in_d() { ip netns exec "$d" "$@"; }
 # replies JSON: the ping helper's count of answers
 replies() { echo "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null; }
-# back_count NAME: the last "NAME N" the daemon printed (its back: line)
-back_count() { grep -o "$1 [0-9]*" "$tmp/d.out" | tail -1 | cut -d' ' -f2; }
 
 # start [flags]: ucpumapd two-way (the flags say how), the /32 route to the
 # peer through the tun.
@@ -598,8 +596,8 @@ case_neigh_known() {
 	stop
 	rc=$?
 	n=$(replies "$r")
-	nn=$(back_count no_neigh)
-	ll=$(back_count link_local)
+	nn=$(last_count "$tmp/d.out" no_neigh)
+	ll=$(last_count "$tmp/d.out" link_local)
 	if [ "${n:-0}" = 1 ] && [ "${nn:-x}" = 0 ] && [ "${ll:-0}" -ge 1 ] && [ $rc = 0 ]; then
 		ok neigh-known "the first ping answered, no_neigh 0: the next hop from the kernel's table; the tun's own link's $ll packets link_local"
 	else
@@ -644,8 +642,8 @@ for i in range(8):
 burst_judge() {
 	local got nn held
 	got=$(tail -1 "$tmp/$1.res" 2> /dev/null)
-	nn=$(back_count no_neigh)
-	held=$(back_count held)
+	nn=$(last_count "$tmp/d.out" no_neigh)
+	held=$(last_count "$tmp/d.out" held)
 	if [ "$got" = "0 1 2 3 4 5 6 7" ] && [ "${nn:-x}" = 0 ] && [ "${held:-0}" -ge 1 ] &&
 		[ "$3" = 0 ]; then
 		ok "$1" "8 datagrams $2, all in order; $held held, no_neigh 0"

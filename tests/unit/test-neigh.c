@@ -870,14 +870,17 @@ static int test_netdev_parse(void)
  * say (-EOPNOTSUPP), which is an answer too. */
 static int test_netdev_live(void)
 {
-	uint64_t f = ~0ull;
-	int err = ucm_netdev_xsk_features(1, &f);
+	struct ucm_netdev_info nd = { .xsk_features = ~0ull };
+	int err = ucm_netdev_info(1, &nd);
 
 	UT_ASSERT(err == 0 || err == -EOPNOTSUPP, "lo: %d (%s)", err, strerror(-err));
-	UT_ASSERT(err || !(f & UCM_NETDEV_XSK_TX_CHECKSUM), "lo takes TX checksum requests: 0x%llx",
-		  (unsigned long long)f);
+	if (!err)
+		err = nd.xsk_err;
+	UT_ASSERT(err == 0 || err == -EOPNOTSUPP, "lo's xsk-features: %d (%s)", err, strerror(-err));
+	UT_ASSERT(err || !(nd.xsk_features & UCM_NETDEV_XSK_TX_CHECKSUM),
+		  "lo takes TX checksum requests: 0x%llx", (unsigned long long)nd.xsk_features);
 	if (!err) {
-		err = ucm_netdev_xsk_features(0x7ffffff0, &f);
+		err = ucm_netdev_info(0x7ffffff0, &nd);
 		UT_ASSERT(err == -ENODEV, "no such device: %d (%s)", err, strerror(-err));
 	}
 	return 0;
