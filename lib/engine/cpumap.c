@@ -11,7 +11,9 @@
  *             queue is flushed first (bq_enqueue()).
  *   flush   - at the end of each RX batch, every non-empty bulk queue goes
  *             into its worker's ring (MPSC; SPSC with
- *             UCM_CPUMAP_F_ONE_PRODUCER) with one reservation; what the
+ *             UCM_CPUMAP_F_ONE_PRODUCER; with UCM_CPUMAP_F_LANES the
+ *             producer's own SPSC lane into that worker, the lanes taken
+ *             in turn) with one reservation; what the
  *             ring cannot take is recycled directly into the producer's pool
  *             and counted as a drop; then each worker that sleeps is woken
  *             once (xdp_do_flush()).
@@ -167,6 +169,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	struct ucm_cpumap *map = prod->map;
 	struct ucm_bq *bq = &prod->bq[w];
 	struct ucm_worker *wk = map->workers[w];
+	struct ucm_ring *ring = prod_ring(prod, w);
 	uint64_t base[UCM_CPUMAP_BULK_SIZE];
 	uint32_t n = prod->bq_count[w], nstamp = !(map->flags & UCM_CPUMAP_F_NO_LATENCY);
 	uint32_t k, sent;
@@ -193,8 +196,8 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		}
 		worker_run_batch(wk, bq_desc(bq), n);
 	} else if (!(map->flags & UCM_CPUMAP_F_NO_FAIR) &&
-		   (wk->ring->flags & UCM_RING_MP) &&
-		   unlikely(fair_over(prod, &prod->fair[w], wk->ring, n + nstamp))) {
+		   (ring->flags & UCM_RING_MP) &&
+		   unlikely(fair_over(prod, &prod->fair[w], ring, n + nstamp))) {
 		/* Over our share of a filling ring: this bulk goes home,
 		 * the room left is the other producers'. */
 		desc_to_base(map, bq_desc(bq), base, n);
@@ -207,7 +210,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 			bq->ent[0] = RING_STAMP | (prod->now & STAMP_MASK);
 		/* From the stamp when there is one, else from the first
 		 * descriptor (bq->ent + 1). */
-		k = ucm_ring__produce(wk->ring, bq->ent + 1 - nstamp, n + nstamp);
+		k = ucm_ring__produce(ring, bq->ent + 1 - nstamp, n + nstamp);
 		if (unlikely(k < n + nstamp)) {
 			/* Ring full: back into our own pool, directly, as
 			 * xdp_return_frame_rx_napi() does. A stamp that went
@@ -289,6 +292,58 @@ uint64_t ucm_cpumap_producer_flush_ns(struct ucm_cpumap_producer *prod)
 }
 
 /* ---- worker side ------------------------------------------------------ */
+
+/* Nothing queued for the worker: its ring, or every lane, empty. */
+static bool worker_empty(struct ucm_worker *w)
+{
+	uint32_t l, nl;
+
+	if (likely(w->ring))
+		return ucm_ring__empty(w->ring);
+	nl = map_nlanes(w->map);
+	for (l = 0; l < nl; l++)
+		if (!ucm_ring__empty(w->lane[l]))
+			return false;
+	return true;
+}
+
+/*
+ * UCM_CPUMAP_F_LANES: up to @take entries from the lanes in turn, from
+ * lane_cur on: a take from each lane that has work, so that every
+ * producer's bulks wait behind at most one take of each other's. A take
+ * that ends on a stamp keeps its lane, whose next entries are that
+ * stamp's bulk (worker_lat_dequeue()'s stamp_next); a lane found empty
+ * behind such a stamp had that bulk's packets dropped by a full lane,
+ * and the stamp is counted alone before another lane's entries come.
+ */
+static __noinline uint32_t worker_take_lanes(struct ucm_worker *w, uint64_t *desc,
+					     uint32_t take)
+{
+	uint32_t nl = map_nlanes(w->map), i, l, n;
+
+	for (i = 0; i < nl; i++) {
+		l = w->lane_cur < nl ? w->lane_cur : 0;
+		n = ucm_ring__consume(w->lane[l], desc, take);
+		if (n) {
+			w->lane_cur = desc[n - 1] & RING_STAMP ? l : l + 1;
+			return n;
+		}
+		if (w->stamp_next) {
+			worker_lat_stamp(w, w->stamp_next, ucm_now_ns(), true);
+			w->stamp_next = 0;
+		}
+		w->lane_cur = l + 1;
+	}
+	return 0;
+}
+
+/* Entries for the worker: from its ring, or its lanes. */
+static inline uint32_t worker_take(struct ucm_worker *w, uint64_t *desc, uint32_t take)
+{
+	if (likely(w->ring))
+		return ucm_ring__consume(w->ring, desc, take);
+	return worker_take_lanes(w, desc, take);
+}
 
 /* The pre-wake's events are taken PREWAKE_BATCH at a time, at most
  * PREWAKE_BATCHES times a sleep: a set of 64 queues' fds and the kick
@@ -379,7 +434,7 @@ static bool worker_sleep(struct ucm_worker *w)
 	/* W1 (wake.h): pairs with W2 in ucm_cpumap_worker_kick() */
 	ucm_wake_announce(&w->wake);
 	/* Recheck to avoid a lost wakeup. */
-	if (!ucm_ring__empty(w->ring))
+	if (!worker_empty(w))
 		goto awake;
 	TEST_HOOK(w, UCM_CPUMAP_HOOK_STOP_CHECK);
 	/* X2: pairs with X1 in worker_stop() (cpumap_ctl.c) */
@@ -387,7 +442,7 @@ static bool worker_sleep(struct ucm_worker *w)
 	if (stop) {
 		/* What the stop's flush put in the ring after the re-check
 		 * came before X1, so X2 sees it: drained before the stop. */
-		if (!ucm_ring__empty(w->ring))
+		if (!worker_empty(w))
 			stop = false;
 		goto awake;
 	}
@@ -475,8 +530,9 @@ static void worker_idle(struct ucm_worker *w)
 	 * packets dropped by a full ring: a bulk whose packets are gone.
 	 * With an MP ring's slots reserved but not written yet, they are
 	 * coming: it waits for them (their producer's kick follows). An
-	 * inline worker has no ring: it never keeps a stamp. */
-	alone = w->stamp_next && !ucm_ring__count(w->ring);
+	 * inline worker has no ring: it never keeps a stamp; nor does one
+	 * with lanes here (worker_take_lanes() counted it). */
+	alone = w->stamp_next && (!w->ring || !ucm_ring__count(w->ring));
 
 	if (w->nfin || alone) {
 		uint64_t now = ucm_now_ns();
@@ -660,7 +716,7 @@ static bool worker_spin(struct ucm_worker *w)
 	uint64_t end = ucm_now_ns() + map->spin_ns;
 
 	do {
-		if (!ucm_ring__empty(w->ring))
+		if (!worker_empty(w))
 			return true;
 		if (__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE))
 			return false;
@@ -693,7 +749,7 @@ void *ucm_cpumap_worker_main(void *arg)
 		return NULL;
 
 	for (;;) {
-		n = ucm_ring__consume(w->ring, desc, take);
+		n = worker_take(w, desc, take);
 		if (n) {
 			if (take == RING_TAKE_MAX)
 				n = worker_lat_dequeue(w, desc, n);

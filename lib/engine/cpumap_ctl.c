@@ -64,10 +64,14 @@ static void worker_stop(struct ucm_worker *w)
 
 static void worker_free(struct ucm_worker *w)
 {
+	uint32_t l;
+
 	if (w->epfd >= 0)
 		close(w->epfd);
 	ucm_wake_fini(&w->wake);
 	ucm_ring__destroy(w->ring);
+	for (l = 0; l < UCM_CPUMAP_MAX_LANES; l++)
+		ucm_ring__destroy(w->lane[l]);
 	free(w);
 }
 
@@ -130,11 +134,14 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 			return err;
 		}
 	}
-	w->ring = ucm_ring__create(qsize, map->flags & UCM_CPUMAP_F_ONE_PRODUCER ?
-					 UCM_RING_SP : UCM_RING_MP);
-	if (!w->ring) {
-		worker_free(w);
-		return -ENOMEM;		/* the ring said so */
+	/* With lanes, the producers bring their rings (producer_lane_get()). */
+	if (!(map->flags & UCM_CPUMAP_F_LANES)) {
+		w->ring = ucm_ring__create(qsize, map->flags & UCM_CPUMAP_F_ONE_PRODUCER ?
+						 UCM_RING_SP : UCM_RING_MP);
+		if (!w->ring) {
+			worker_free(w);
+			return -ENOMEM;		/* the ring said so */
+		}
 	}
 
 	pthread_attr_init(&attr);
@@ -227,8 +234,15 @@ static int opts_check(struct ucm_cpumap_opts *o)
 	}
 	if (o->flags & ~(UCM_CPUMAP_F_NO_RECYCLE | UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD |
 			UCM_CPUMAP_F_NO_LATENCY | UCM_CPUMAP_F_PREWAKE |
-			UCM_CPUMAP_F_ONE_PRODUCER | UCM_CPUMAP_F_NO_FAIR)) {
+			UCM_CPUMAP_F_ONE_PRODUCER | UCM_CPUMAP_F_NO_FAIR | UCM_CPUMAP_F_LANES)) {
 		pr_warn("cpumap: unknown flags 0x%x\n", o->flags);
+		return -EINVAL;
+	}
+	if ((o->flags & UCM_CPUMAP_F_LANES) &&
+	    (o->flags & (UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_ONE_PRODUCER))) {
+		pr_warn("cpumap: lanes (UCM_CPUMAP_F_LANES) are rings between producers and workers: %s\n",
+			o->flags & UCM_CPUMAP_F_INLINE ? "inline workers have none" :
+			"with UCM_CPUMAP_F_ONE_PRODUCER the one ring is single-producer already");
 		return -EINVAL;
 	}
 	if ((o->flags & UCM_CPUMAP_F_ONE_PRODUCER) && (o->flags & UCM_CPUMAP_F_INLINE) &&
@@ -315,6 +329,7 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	map->area = ucm_umem__area(umem);
 	map->frame_size = ucm_umem__frame_size(umem);
 	map->flags = o.flags;
+	map->qsize = o.qsize;
 	map->spin_ns = (uint64_t)o.spin_us * 1000;
 	map->sink_ops = sink;
 	map->sink = o.sink ? &map->sink_ops : NULL;
@@ -405,9 +420,11 @@ void ucm_cpumap__destroy(struct ucm_cpumap *map)
 		return;
 	ucm_cpumap__stop(map);
 	for (i = 0; i < map->nworkers; i++) {
-		if (map->workers[i]->ring && ucm_ring__count(map->workers[i]->ring))
+		uint32_t left = worker_queued(map->workers[i]);
+
+		if (left)
 			pr_warn("cpumap: worker %u exited with %u ring entries queued\n",
-				i, ucm_ring__count(map->workers[i]->ring));
+				i, left);
 		worker_free(map->workers[i]);
 	}
 	for (prod = map->producers; prod; prod = next) {
@@ -458,6 +475,44 @@ const struct ucm_sink_ops ucm_sink_null = {
 
 /* ---- producers -------------------------------------------------------- */
 
+/*
+ * UCM_CPUMAP_F_LANES, under map->lock: the lowest lane no producer holds,
+ * its rings made in every worker the first time it is handed out. A lane
+ * a destroyed producer held may still have entries for its workers: the
+ * next holder adds behind them (one producer at a time, SPSC).
+ * Return: the lane, or -errno.
+ */
+static int producer_lane_get(struct ucm_cpumap *map)
+{
+	uint32_t l, i;
+
+	if (map->lanes_held == UINT64_MAX) {
+		pr_warn("cpumap: all %u lanes (UCM_CPUMAP_F_LANES) have a producer: destroy one first, or make the map without lanes\n",
+			UCM_CPUMAP_MAX_LANES);
+		return -ENOSPC;
+	}
+	_Static_assert(UCM_CPUMAP_MAX_LANES == 64, "one bit a lane in lanes_held");
+	l = __builtin_ctzll(~map->lanes_held);
+	if (l == map->nlanes) {
+		for (i = 0; i < map->nworkers; i++) {
+			map->workers[i]->lane[l] = ucm_ring__create(map->qsize, UCM_RING_SP);
+			if (!map->workers[i]->lane[l])
+				goto err;
+		}
+		/* L1: pairs with L2 in map_nlanes() (cpumap_priv.h): the
+		 * workers see lane[l] before they look at it. */
+		__atomic_store_n(&map->nlanes, l + 1, __ATOMIC_RELEASE);
+	}
+	map->lanes_held |= 1ull << l;
+	return (int)l;
+err:
+	while (i--) {
+		ucm_ring__destroy(map->workers[i]->lane[l]);
+		map->workers[i]->lane[l] = NULL;
+	}
+	return -ENOMEM;		/* the ring said so */
+}
+
 struct ucm_cpumap_producer *
 ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 {
@@ -481,6 +536,7 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	prod->map = map;
 	prod->pool = pool;
 	prod->inline_w = -1;
+	prod->lane = -1;
 
 	pthread_mutex_lock(&map->lock);
 	if ((map->flags & UCM_CPUMAP_F_ONE_PRODUCER) && map->producers) {
@@ -512,6 +568,16 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 			producer_free(prod);
 			return ucm_err_ptr(err);
 		}
+	}
+	if (map->flags & UCM_CPUMAP_F_LANES) {
+		int l = producer_lane_get(map);
+
+		if (l < 0) {
+			pthread_mutex_unlock(&map->lock);
+			producer_free(prod);
+			return ucm_err_ptr(l);
+		}
+		prod->lane = l;
 	}
 	prod->next = map->producers;
 	map->producers = prod;
@@ -549,6 +615,9 @@ void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
 			*pp = prod->next;
 			__atomic_store_n(&map->nproducers, map->nproducers - 1,
 					 __ATOMIC_RELAXED);
+			/* Its lane, with what it flushed, for the next one. */
+			if (prod->lane >= 0)
+				map->lanes_held &= ~(1ull << prod->lane);
 			break;
 		}
 	}

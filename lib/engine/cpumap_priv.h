@@ -44,7 +44,14 @@ _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
  *  - ring: MPSC; producers flush bulks into it, only this worker consumes.
  *    SPSC with UCM_CPUMAP_F_ONE_PRODUCER: producer_create keeps a second
  *    producer out, so one thread flushes at a time (a producer is used
- *    by one thread at a time, and a new one follows a destroy).
+ *    by one thread at a time, and a new one follows a destroy). NULL
+ *    with UCM_CPUMAP_F_LANES.
+ *  - lane[]: UCM_CPUMAP_F_LANES: SPSC rings, lane[l] flushed into by the
+ *    producer that holds lane l (one at a time, as for ONE_PRODUCER's
+ *    ring), consumed by this worker. Each is set once by producer
+ *    create, under map->lock, before map->nlanes covers it (L1, release;
+ *    the worker's L2, acquire), and freed with the worker. lane_cur: the
+ *    worker's own.
  *  - wake: the worker sleeps on it, producers and stop kick it (wake.h's
  *    contract). wake.fd is an eventfd when the sink sleeps on its own fds
  *    (ops->wait), which then drains it (the worker does when the sink has
@@ -95,6 +102,7 @@ struct ucm_worker {
 	/* A stamp that ended a batch: its bulk's descriptors come with the
 	 * next one (0: none). */
 	uint64_t stamp_next;
+	uint32_t lane_cur;	/* UCM_CPUMAP_F_LANES: the lane to take from next */
 
 	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
 	/*
@@ -108,13 +116,15 @@ struct ucm_worker {
 	uint64_t sleep_word;
 	uint64_t slept;
 	int epfd;
+
+	struct ucm_ring *lane[UCM_CPUMAP_MAX_LANES];
 };
 
 /*
  * Concurrency contract of struct ucm_cpumap: written by create and
- * read-only afterwards, but for the producer list and inline_next (under
- * lock, on any thread that makes or destroys a producer) and stopped (the
- * control thread's). The workers read it, never write it.
+ * read-only afterwards, but for the producer list, inline_next and the
+ * lanes (under lock, on any thread that makes or destroys a producer) and
+ * stopped (the control thread's). The workers read it, never write it.
  */
 struct ucm_cpumap {
 	struct ucm_umem *umem;
@@ -140,6 +150,12 @@ struct ucm_cpumap {
 	uint32_t nproducers;
 	uint32_t inline_next;	/* UCM_CPUMAP_F_INLINE: next worker to hand out */
 	bool stopped;		/* workers joined (control thread only) */
+	uint32_t qsize;		/* a worker ring's entries, a lane's */
+	/* UCM_CPUMAP_F_LANES: lanes held by a producer (bit l), under lock;
+	 * lanes made so far, every worker's lane[0 .. nlanes - 1] set
+	 * (written under lock, L1; read by the workers, L2). */
+	uint64_t lanes_held;
+	uint32_t nlanes;
 };
 
 /* One bulk queue is exactly one cache line of descriptors, with its
@@ -186,6 +202,7 @@ struct ucm_cpumap_producer {
 	 * clock read per batch, not per bulk); flush_ns, the last one. */
 	uint64_t now, flush_ns;
 	int inline_w;		/* UCM_CPUMAP_F_INLINE: our worker, else -1 */
+	int lane;		/* UCM_CPUMAP_F_LANES: our lane, else -1 */
 	bool stopped;
 	struct ucm_cpumap_enqueue_stats *stats;	/* one per worker */
 	struct ucm_fair *fair;			/* one per worker */
@@ -216,6 +233,35 @@ static inline void desc_to_base(const struct ucm_cpumap *map, const uint64_t *de
 {
 	for (uint32_t i = 0; i < n; i++)
 		base[i] = ucm_umem_desc_base(map->umem, desc[i]);
+}
+
+/* The ring @prod flushes worker @w's bulks into: its lane, or the
+ * worker's ring. */
+static inline struct ucm_ring *prod_ring(const struct ucm_cpumap_producer *prod, uint32_t w)
+{
+	const struct ucm_worker *wk = prod->map->workers[w];
+
+	return prod->lane >= 0 ? wk->lane[prod->lane] : wk->ring;
+}
+
+/* UCM_CPUMAP_F_LANES: lanes every worker has (0 without). L2: pairs with
+ * L1 in producer_lane_get() (cpumap_ctl.c): lane[l] below it is set. */
+static inline uint32_t map_nlanes(const struct ucm_cpumap *map)
+{
+	return __atomic_load_n(&map->nlanes, __ATOMIC_ACQUIRE);
+}
+
+/* Entries queued for worker @w, in its ring or all its lanes. */
+static inline uint32_t worker_queued(const struct ucm_worker *w)
+{
+	uint32_t n, l, nl;
+
+	if (w->ring)
+		return ucm_ring__count(w->ring);
+	nl = map_nlanes(w->map);
+	for (n = 0, l = 0; l < nl; l++)
+		n += ucm_ring__count(w->lane[l]);
+	return n;
 }
 
 /* The finished frames home to their pools, in one bulk. */

@@ -92,6 +92,13 @@ struct rec_sink {
 	uint32_t max_n, xmits;
 	bool check_order;
 	uint32_t next_seq;
+	/* check_pw_order: each producer's packets in the order it sent them
+	 * on each worker (pw_next, the next sequence number each may take);
+	 * last_pos[p]: how many packets had come when producer p's latest
+	 * did. */
+	bool check_pw_order;
+	uint32_t pw_next[8][4];
+	uint64_t last_pos[8];
 };
 
 static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
@@ -131,8 +138,17 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 			snprintf(s->why, sizeof(s->why), "packet %u came when %u was due", seq,
 				 s->next_seq);
 			s->errors++;
+		} else if (s->check_pw_order && prod < 8 && worker < 4 &&
+			   seq < s->pw_next[prod][worker]) {
+			snprintf(s->why, sizeof(s->why), "worker %u: packet %u/%u after %u",
+				 worker, prod, seq, s->pw_next[prod][worker] - 1);
+			s->errors++;
 		}
 		s->next_seq = seq + 1;
+		if (prod < 8 && worker < 4) {
+			s->pw_next[prod][worker] = seq + 1;
+			s->last_pos[prod] = s->delivered + i;
+		}
 		if (s->kept)
 			s->kept[s->nkept++] = addrs[i];
 	}
@@ -396,9 +412,13 @@ static int test_create_rejects_bad_options(void)
 		{ "cpu 4095", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = far, .ncpus = 1 } },
 		{ "cpu -1", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = neg, .ncpus = 1 } },
 		{ "sink without xmit", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .sink = &no_xmit } },
-		{ "unknown flags", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .flags = 0x100 } },
+		{ "unknown flags", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .flags = 0x200 } },
 		{ "one producer, two inline workers", { .sz = sizeof(struct ucm_cpumap_opts), .ncpus = 2,
 				.flags = UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_ONE_PRODUCER } },
+		{ "lanes, inline", { .sz = sizeof(struct ucm_cpumap_opts), .ncpus = 1,
+				.flags = UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_LANES } },
+		{ "lanes, one producer", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1,
+				.flags = UCM_CPUMAP_F_ONE_PRODUCER | UCM_CPUMAP_F_LANES } },
 	};
 	unsigned int i;
 
@@ -681,13 +701,15 @@ static int park_case(enum ucm_cpumap_hook_point where,
 	return fixture_fini(&f);
 }
 
-/* Each window with both worker rings: multi-producer, and single-producer
- * (UCM_CPUMAP_F_ONE_PRODUCER: ucm_dp's with one queue). */
+/* Each window with every kind of worker ring: multi-producer,
+ * single-producer (UCM_CPUMAP_F_ONE_PRODUCER: ucm_dp's with one queue),
+ * and a producer's lane (UCM_CPUMAP_F_LANES). */
 static int run_park_test_flags(enum ucm_cpumap_hook_point where,
 			       const struct ucm_sink_ops *ops, uint32_t map_flags)
 {
 	return park_case(where, ops, map_flags) ||
-	       park_case(where, ops, map_flags | UCM_CPUMAP_F_ONE_PRODUCER);
+	       park_case(where, ops, map_flags | UCM_CPUMAP_F_ONE_PRODUCER) ||
+	       park_case(where, ops, map_flags | UCM_CPUMAP_F_LANES);
 }
 
 static int run_park_test(enum ucm_cpumap_hook_point where,
@@ -1075,7 +1097,8 @@ static int stop_flush_case(uint32_t map_flags)
 
 static int test_stop_flush_in_window(void)
 {
-	return stop_flush_case(0) || stop_flush_case(UCM_CPUMAP_F_ONE_PRODUCER);
+	return stop_flush_case(0) || stop_flush_case(UCM_CPUMAP_F_ONE_PRODUCER) ||
+	       stop_flush_case(UCM_CPUMAP_F_LANES);
 }
 
 /* Staged frames that were never flushed are flushed by destroy. */
@@ -1166,7 +1189,7 @@ static int ring_full_case(uint32_t map_flags)
 
 static int test_ring_full_drops(void)
 {
-	return ring_full_case(0);
+	return ring_full_case(0) || ring_full_case(UCM_CPUMAP_F_LANES);
 }
 
 /*
@@ -1650,10 +1673,11 @@ static void *mp_producer(void *arg)
  * Three producers (one pool each) spray random bursts over the workers
  * through small rings, so drops happen. Afterwards every frame is
  * accounted for: each producer's sent == processed (flushed), the sink got
- * exactly sum(processed - drops) packets, none twice, and every frame is
- * home.
+ * exactly sum(processed - drops) packets, none twice, each producer's in
+ * its order on each worker, and every frame is home. With @map_flags
+ * UCM_CPUMAP_F_LANES, through a lane per producer and worker.
  */
-static int test_multi_producer_accounting(void)
+static int multi_producer_case(uint32_t map_flags)
 {
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = MP_FRAMES, .npools = MP_PRODUCERS);
 	struct mp_arg args[MP_PRODUCERS];
@@ -1668,11 +1692,12 @@ static int test_multi_producer_accounting(void)
 	uint32_t w;
 
 	rec_init(&sink, MP_PRODUCERS);
+	sink.check_pw_order = true;
 	umem = ucm_umem__create(&uo);
 	UT_ASSERT(umem, "umem");
 	{
 		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = ncpu, .qsize = 64,
-			 .sink = &rec_ops, .sink_ctx = &sink);
+			 .sink = &rec_ops, .sink_ctx = &sink, .flags = map_flags);
 
 		map = ucm_cpumap__create(umem, &co);
 	}
@@ -1717,6 +1742,131 @@ static int test_multi_producer_accounting(void)
 	UT_ASSERT(!ucm_umem__destroy(umem, 1000), "frames did not come home");
 	free(sink.seen);
 	return 0;
+}
+
+static int test_multi_producer_accounting(void)
+{
+	return multi_producer_case(0) || multi_producer_case(UCM_CPUMAP_F_LANES);
+}
+
+/*
+ * Lanes, taken in turn: with the worker stuck in its sink, producer 0
+ * floods 400 frames into its lane of 256 entries and producer 1 sends 24
+ * into its own. The light producer loses nothing and nothing is shed (no
+ * fair share needed); once the worker runs again it takes a batch from
+ * each lane in turn, so the light packets are out within the first 7
+ * batches, where behind one shared ring they would wait for the 200 or
+ * so flooded ahead of them (fair_case()).
+ */
+static int test_lanes_in_turn(void)
+{
+	struct ucm_cpumap_enqueue_stats fl, li;
+	struct ucm_cpumap_producer *light;
+	struct ucm_pool *lpool;
+	uint64_t end, want, addr;
+	struct fixture f;
+	uint32_t i;
+
+	if (fixture_init_pools(&f, 1, 256, &rec_ops, UCM_CPUMAP_F_LANES, 0, 4096, 0, 2))
+		return 1;
+	f.sink.check_pw_order = true;
+	lpool = ucm_umem__pool(f.umem, 1);
+	ucm_pool__set_owner(lpool);
+	light = ucm_cpumap__producer_create(f.map, lpool);
+	UT_ASSERT(light, "the second producer");
+	UT_ASSERT(ucm_cpumap_test_ring_flags(f.map, 0) == -1, "a shared ring beside the lanes");
+	atomic_store(&f.sink.gate_closed, 1);
+	if (send_frames(&f, 0, 0, 8, 8))
+		return 1;
+	end = ut_ms_now() + WAIT_MS;
+	while (!atomic_load(&f.sink.in_xmit) && ut_ms_now() < end)
+		ut_msleep(1);
+	UT_ASSERT(atomic_load(&f.sink.in_xmit), "worker never entered the sink");
+	if (send_frames(&f, 0, 8, 400, 8))
+		return 1;
+	for (i = 0; i < 24; i++) {
+		UT_ASSERT(!ucm_pool__alloc(lpool, &addr), "light alloc %u", i);
+		frame_prep(f.umem, addr, 1, i);
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(light, 0, addr + DATA_OFF, PKT_LEN),
+			  "light enqueue");
+		if (i % 8 == 7)
+			ucm_cpumap_producer__flush(light);
+	}
+	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &fl, sizeof(fl));
+	ucm_cpumap_producer__enqueue_stats(light, 0, &li, sizeof(li));
+	/* 28 bulks and their stamps fill 252 of the flood's 256 entries,
+	 * the next takes 3 packets: 227 of 400 in. */
+	UT_ASSERT(li.drops == 0 && fl.drops == 400 - 227 && !fl.shed && !li.shed,
+		  "drops: flood %llu (want 173), light %llu; shed %llu, %llu",
+		  (unsigned long long)fl.drops, (unsigned long long)li.drops,
+		  (unsigned long long)fl.shed, (unsigned long long)li.shed);
+	want = 8 + 227 + 24;
+	atomic_store(&f.sink.gate_closed, 0);
+	UT_ASSERT(wait_delivered(&f.sink, want, WAIT_MS), "delivered %llu of %llu",
+		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)want);
+	ucm_cpumap__stop(f.map);
+	UT_ASSERT(rec_delivered(&f.sink) == want && !f.sink.errors, "delivered %llu of %llu: %s",
+		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)want,
+		  f.sink.why);
+	UT_ASSERT(f.sink.last_pos[1] < 7 * 8, "the light producer's last packet came %lluth",
+		  (unsigned long long)f.sink.last_pos[1] + 1);
+	ucm_cpumap_producer__destroy(light);
+	ucm_pool__clear_owner(lpool);
+	return fixture_fini(&f);
+}
+
+/*
+ * A lane outlives its producer: what a destroyed producer flushed is
+ * delivered, and its lane goes to the next one. UCM_CPUMAP_MAX_LANES
+ * producers at a time, the next refused (ENOSPC, with a message) until
+ * one is destroyed.
+ */
+static int test_lanes_handed_on(void)
+{
+	struct ucm_cpumap_producer *p[UCM_CPUMAP_MAX_LANES], *extra;
+	struct fixture f;
+	uint32_t i;
+
+	if (fixture_init(&f, 2, 64, &rec_ops, UCM_CPUMAP_F_LANES, 0, 4096))
+		return 1;
+	atomic_store(&f.sink.gate_closed, 1);
+	if (send_frames(&f, 0, 0, 16, 8))
+		return 1;
+	ucm_cpumap_producer__destroy(f.prod);
+	f.prod = ucm_cpumap__producer_create(f.map, f.pool);
+	UT_ASSERT(f.prod, "a producer after the first: %s", strerror(errno));
+	if (send_frames(&f, 0, 16, 16, 8))
+		return 1;
+	atomic_store(&f.sink.gate_closed, 0);
+	UT_ASSERT(wait_delivered(&f.sink, 32, WAIT_MS), "delivered %llu of 32",
+		  (unsigned long long)rec_delivered(&f.sink));
+
+	p[0] = f.prod;
+	for (i = 1; i < UCM_CPUMAP_MAX_LANES; i++) {
+		p[i] = ucm_cpumap__producer_create(f.map, f.pool);
+		UT_ASSERT(p[i], "producer %u: %s", i, strerror(errno));
+	}
+	log_count = 0;
+	ucm_set_print(quiet_print);
+	errno = 0;
+	extra = ucm_cpumap__producer_create(f.map, f.pool);
+	ucm_set_print(NULL);
+	UT_ASSERT(!extra && errno == ENOSPC && log_count == 1,
+		  "producer %u: errno %d, %d messages", UCM_CPUMAP_MAX_LANES, errno, log_count);
+	ucm_cpumap_producer__destroy(p[17]);
+	p[17] = ucm_cpumap__producer_create(f.map, f.pool);
+	UT_ASSERT(p[17], "a producer in a lane let go: %s", strerror(errno));
+	/* The last lane made works as the first. */
+	f.prod = p[UCM_CPUMAP_MAX_LANES - 1];
+	if (send_frames(&f, 1, 32, 8, 8))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 40, WAIT_MS), "delivered %llu of 40",
+		  (unsigned long long)rec_delivered(&f.sink));
+	for (i = 0; i < UCM_CPUMAP_MAX_LANES; i++)
+		if (p[i] != f.prod)
+			ucm_cpumap_producer__destroy(p[i]);
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	return fixture_fini(&f);
 }
 
 /* Inline mode: no threads; the producer's flush runs the batch, on the
@@ -2139,6 +2289,8 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_no_hold_hands_over_8),
 	UT_CASE(test_hold_idle_flush),
 	UT_CASE(test_multi_producer_accounting),
+	UT_CASE(test_lanes_in_turn),
+	UT_CASE(test_lanes_handed_on),
 	{}
 };
 

@@ -236,7 +236,23 @@ enum ucm_cpumap_flags {
 	 * left takes the light producers' bulks. Counted as drops, and apart
 	 * (ucm_cpumap_producer__shed()). */
 	UCM_CPUMAP_F_NO_FAIR = 1 << 6,
+	/* Lanes: each producer gets a single-producer ring of qsize
+	 * entries into each worker, and the worker takes them in turn, a
+	 * batch from each. No producer's flush meets another's (no shared
+	 * reservation, no slot another CPU wrote last), and one that floods
+	 * a worker fills only its own lane: the others' bulks never find it
+	 * full, so the fair share is not needed. Up to
+	 * UCM_CPUMAP_MAX_LANES producers at a time; each takes a lane in
+	 * every worker (ncpus * qsize * 8 bytes), kept and handed to the
+	 * next producer after it is destroyed. Not with UCM_CPUMAP_F_INLINE
+	 * (no rings) nor UCM_CPUMAP_F_ONE_PRODUCER (one ring, already
+	 * single-producer). */
+	UCM_CPUMAP_F_LANES = 1 << 7,
 };
+
+/* UCM_CPUMAP_F_LANES: producers at a time, one per RX queue of a
+ * 64-queue NIC (UCM_XSK_MAX_QUEUES). */
+#define UCM_CPUMAP_MAX_LANES	64
 
 /* The fair share's threshold, in quarters of the ring: below it every
  * producer's bulks go in; at or above it only those of producers within
@@ -436,8 +452,9 @@ UCM_API void ucm_cpumap__stop(struct ucm_cpumap *map);
  * @pool: the producer's own pool, where enqueue drops go back directly
  *
  * Return: the producer, or NULL with errno set: EINVAL, ENOMEM, ENOSPC
- * (inline: every worker has its producer), EBUSY (UCM_CPUMAP_F_ONE_PRODUCER
- * and the map's producer exists: destroy it first).
+ * (inline: every worker has its producer; UCM_CPUMAP_F_LANES: every lane
+ * has one), EBUSY (UCM_CPUMAP_F_ONE_PRODUCER and the map's producer
+ * exists: destroy it first).
  */
 UCM_API struct ucm_cpumap_producer *
 ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool);
