@@ -245,14 +245,24 @@ static int dp_open_cpumap(struct ucm_dp *dp)
 			  (f & UCM_DP_F_NO_FAIR_SHARE ? UCM_CPUMAP_F_NO_FAIR : 0) |
 			  (dp->c.prewake ? UCM_CPUMAP_F_PREWAKE : 0) |
 			  /* one RX thread: single-producer worker rings
-			   * (inline, one "worker" per queue: no ring) */
-			  (dp->c.nqueues == 1 ? UCM_CPUMAP_F_ONE_PRODUCER : 0),
+			   * (inline, one "worker" per queue: no ring);
+			   * several: a lane each, when asked */
+			  (dp->c.nqueues == 1 ? UCM_CPUMAP_F_ONE_PRODUCER :
+			   (f & (UCM_DP_F_LANES | UCM_DP_F_INLINE)) == UCM_DP_F_LANES ?
+			   UCM_CPUMAP_F_LANES : 0),
 		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
 		 .spin_us = dp->c.spin_us,
 		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL,
 		 .worker_init = dp->c.thread_init ? dp_worker_init : NULL,
 		 .worker_init_ctx = &dp->c);
 
+	if (co.flags & UCM_CPUMAP_F_LANES)
+		pr_info("dp: lanes: each of the %u RX threads flushes into a ring of its own in each of the %u workers\n",
+			dp->c.nqueues, dp->c.nworkers);
+	else if (f & UCM_DP_F_LANES)
+		pr_info("dp: lanes asked for, none made: %s\n",
+			f & UCM_DP_F_INLINE ? "inline workers have no rings" :
+			"one queue's worker rings are single-producer already");
 	dp->map = ucm_cpumap__create(ucm_xsk__umem(dp->xsk), &co);
 	if (!dp->map)
 		return -errno;

@@ -50,6 +50,7 @@ struct cfg {
 	bool tap, busy_poll, no_recycle, no_batch, no_direct_bulk, replace, pass;
 	bool no_coalesce, copy, zero_copy, no_latency, no_hold, no_offload, no_tx_csum;
 	bool no_fair_share;
+	bool lanes;
 	bool poll;			/* --poll (poll.c) */
 	bool spin_set;			/* --spin-us given */
 	bool frames_set;		/* --frames given: else the library's,

@@ -219,6 +219,9 @@ static const struct opt d_opts[] = {
 	D("no-fair-share", OPT_FLAG, no_fair_share, .help = "several queues: a queue that "
 	  "floods a worker may fill its ring for all (default: over its share of a ring three "
 	  "quarters full, its bulks are refused; the kernel's cpumap has no share)"),
+	D("lanes", OPT_FLAG, lanes, .help = "several queues: each RX thread flushes into a "
+	  "ring of its own in every worker, taken in turn (default: one ring a worker, shared "
+	  "by the RX threads, with the fair share)"),
 	D("pass", OPT_FLAG, pass, .help = "no workers: each RX thread writes to tun itself "
 	  "(the kernel's XDP_PASS, for comparison)"),
 	D("two-way", OPT_FLAG, two_way, .help = "what the kernel routes into the tun leaves "
@@ -319,7 +322,8 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 		   (c->no_hold ? UCM_DP_F_NO_HOLD : 0) |
 		   (c->no_offload ? UCM_DP_F_NO_OFFLOAD : 0) |
 		   (c->no_tx_csum ? UCM_DP_F_NO_TX_CSUM : 0) |
-		   (c->no_fair_share ? UCM_DP_F_NO_FAIR_SHARE : 0);
+		   (c->no_fair_share ? UCM_DP_F_NO_FAIR_SHARE : 0) |
+		   (c->lanes ? UCM_DP_F_LANES : 0);
 }
 
 /* What depends on more than one option. */

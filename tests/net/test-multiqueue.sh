@@ -16,10 +16,13 @@
 #   both-queues    both queues received
 #   conservation, frames-home   its closing lines hold
 #   nothing-left   no XDP program and no tun after it
+#   lanes-*        the same cases for a second run with --lanes (each RX
+#                  thread a ring of its own in each worker)
 set -u
 BUILD=${BUILD:-build}
 name=test-multiqueue
-cases="exit delivered in-order both-queues conservation frames-home nothing-left"
+plain="exit delivered in-order both-queues conservation frames-home nothing-left"
+cases="$plain $(for c in $plain; do printf 'lanes-%s ' $c; done)"
 daemon=$BUILD/ucpumapd
 gen=ucmqg$$
 dut=ucmqd$$
@@ -40,10 +43,17 @@ setup() {
 	ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
 }
 
-# The run every case judges: a reader behind the tun, the daemon, 3200
-# datagrams, SIGTERM. $rc, $sent, $got, $reorders, $complete.
-run() {
-	local dpid end
+# A run's results, by its tag (plain, lanes): R[TAG.rc], R[TAG.sent],
+# R[TAG.got], R[TAG.reorders], R[TAG.complete]; its files in $tmp/TAG/.
+declare -A R
+
+# The run the cases judge, tag $1, ucpumapd's extra options after it: a
+# reader behind the tun, the daemon, 3200 datagrams, SIGTERM.
+run_with() {
+	local tag=$1 dpid end rc sent got reorders complete
+	shift
+	local tmp=$tmp/$tag
+	mkdir -p "$tmp"
 	# A reader behind the tun: counts datagrams until told to stop, and
 	# per flow (the first 2 bytes) the reorders (a sequence number, the
 	# next 4, below the flow's last) and the datagrams. Prints "N
@@ -73,7 +83,7 @@ print(n, reorders, sum(1 for c in count.values() if c == 50))
 PY
 	lib_pid $!
 
-	ip netns exec "$dut" "$daemon" --dev vd --tun ucmq0 --queues 0-1 --cpus 0,1 \
+	ip netns exec "$dut" "$daemon" --dev vd --tun ucmq0 --queues 0-1 --cpus 0,1 "$@" \
 		--interval 0 --stats-json "$tmp/s.json" --duration 30 > "$tmp/out" 2> "$tmp/err" &
 	dpid=$!
 	lib_pid $dpid
@@ -110,64 +120,83 @@ PY
 	sleep 0.5
 	sent=$(cat "$tmp/sent")
 	read -r got reorders complete 2> /dev/null < "$tmp/got"
+	R[$tag.rc]=$rc R[$tag.sent]=$sent R[$tag.got]=${got:-0}
+	R[$tag.reorders]=${reorders:-x} R[$tag.complete]=${complete:-0}
 }
 
-case_exit() {
-	lib_once run
-	[ "$rc" -eq 0 ] && ok exit || bad exit "ucpumapd exited $rc: $(tail -3 "$tmp/err")"
+run_plain() { run_with plain; }
+run_lanes() { run_with lanes --lanes; }
+
+# Each case for both runs: case_NAME judges run $t (files in $d), named
+# $p-NAME (lanes-NAME for the run with --lanes).
+each() {
+	local c=$1 t=${2:-plain}
+	local d=$tmp/$t p=
+	[ "$t" = lanes ] && p=lanes-
+	lib_once "run_$t"
+	"judge_${c//-/_}"
 }
 
-case_delivered() {
-	lib_once run
-	[ "${got:-0}" -eq "$sent" ] && ok delivered ||
-		bad delivered "$got of $sent datagrams arrived; ucpumapd: $(grep -E 'conservation|drops' "$tmp/out" | tr '\n' ' ')"
-}
-
-case_in_order() {
-	lib_once run
-	if [ "${reorders:-x}" = 0 ] && [ "${complete:-0}" -eq 64 ]; then
-		ok in-order "64 flows of 50, none reordered"
+judge_exit() {
+	if [ "${R[$t.rc]}" -ne 0 ]; then
+		bad ${p}exit "ucpumapd exited ${R[$t.rc]}: $(tail -3 "$d/err")"
+	elif [ "$t" = lanes ] && ! grep -q "lanes: each of the 2 RX threads" "$d/out" "$d/err"; then
+		bad ${p}exit "no line saying the lanes were made"
 	else
-		bad in-order "reordered ${reorders:-?} datagrams; ${complete:-?} of 64 flows complete"
+		ok ${p}exit
 	fi
 }
 
-case_both_queues() {
+judge_delivered() {
+	[ "${R[$t.got]}" -eq "${R[$t.sent]}" ] && ok ${p}delivered ||
+		bad ${p}delivered "${R[$t.got]} of ${R[$t.sent]} datagrams arrived; ucpumapd: $(grep -E 'conservation|drops' "$d/out" | tr '\n' ' ')"
+}
+
+judge_in_order() {
+	if [ "${R[$t.reorders]}" = 0 ] && [ "${R[$t.complete]}" -eq 64 ]; then
+		ok ${p}in-order "64 flows of 50, none reordered"
+	else
+		bad ${p}in-order "reordered ${R[$t.reorders]} datagrams; ${R[$t.complete]} of 64 flows complete"
+	fi
+}
+
+judge_both_queues() {
 	local q
-	lib_once run
 	q=$(python3 -c '
 import json, sys
 d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-print(" ".join(str(x["rx"]) for x in d["queues"]))' "$tmp/s.json" 2>/dev/null)
+print(" ".join(str(x["rx"]) for x in d["queues"]))' "$d/s.json" 2>/dev/null)
 	set -- $q
 	if [ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ]; then
-		ok both-queues
+		ok ${p}both-queues
 	else
-		bad both-queues "per-queue rx: '${q}' (the flows did not spread over the queues)"
+		bad ${p}both-queues "per-queue rx: '${q}' (the flows did not spread over the queues)"
 	fi
 }
 
-case_conservation() {
-	lib_once run
-	grep -q 'conservation: .*holds' "$tmp/out" && ok conservation ||
-		bad conservation "$(grep conservation "$tmp/out")"
+judge_conservation() {
+	grep -q 'conservation: .*holds' "$d/out" && ok ${p}conservation ||
+		bad ${p}conservation "$(grep conservation "$d/out")"
 }
 
-case_frames_home() {
-	lib_once run
-	grep -q 'audit: every frame came home' "$tmp/out" && ok frames-home ||
-		bad frames-home "$(grep audit "$tmp/out") $(tail -2 "$tmp/err")"
+judge_frames_home() {
+	grep -q 'audit: every frame came home' "$d/out" && ok ${p}frames-home ||
+		bad ${p}frames-home "$(grep audit "$d/out") $(tail -2 "$d/err")"
 }
 
-case_nothing_left() {
+judge_nothing_left() {
 	local l
-	lib_once run
 	l=$(left_in "$dut" vd)
 	if [ -n "$l" ]; then
-		bad nothing-left "$l (want no XDP program and no tun)"
+		bad ${p}nothing-left "$l (want no XDP program and no tun)"
 	else
-		ok nothing-left
+		ok ${p}nothing-left
 	fi
 }
+
+for c in $plain; do
+	eval "case_${c//-/_}() { each $c; }"
+	eval "case_lanes_${c//-/_}() { each $c lanes; }"
+done
 
 lib_run_cases "$@"

@@ -75,8 +75,8 @@ static int test_bad_options(void)
 	b = o; b.flags = UCM_DP_F_INLINE | UCM_DP_F_TWO_WAY;
 	if (refused(&b, EINVAL, "inline has no workers"))
 		return 1;
-	b = o; b.flags = UCM_DP_F_NO_FAIR_SHARE << 1;
-	if (refused(&b, EINVAL, "unknown flags 0x20000"))
+	b = o; b.flags = UCM_DP_F_LANES << 1;
+	if (refused(&b, EINVAL, "unknown flags 0x40000"))
 		return 1;
 	b = o; b.flags = UCM_DP_F_NO_OFFLOAD;
 	if (refused(&b, EINVAL, "NO_OFFLOAD is about the way back"))

@@ -119,6 +119,12 @@ enum ucm_dp_flags {
 	 * then costs the others their packets too, as in the kernel's
 	 * cpumap; for comparison. */
 	UCM_DP_F_NO_FAIR_SHARE = 1 << 16,
+	/* Several queues: each RX thread flushes into a lane of its own in
+	 * every worker, and the workers take the lanes in turn
+	 * (UCM_CPUMAP_F_LANES): no ring shared between RX threads, and so
+	 * no fair share needed. With one queue (or UCM_DP_F_INLINE) it
+	 * changes nothing: the one ring is single-producer already. */
+	UCM_DP_F_LANES = 1 << 17,
 };
 /* Every UCM_DP_F_* flag: ucm_dp__create() refuses any other bit, so a
  * flag added to the enum must be added here too. */
@@ -130,7 +136,8 @@ enum ucm_dp_flags {
 		    UCM_DP_F_REPLACE | UCM_DP_F_OWN_XDP |		\
 		    UCM_DP_F_VERDICT_TX | UCM_DP_F_NO_LATENCY |		\
 		    UCM_DP_F_NO_HOLD | UCM_DP_F_NO_OFFLOAD |		\
-		    UCM_DP_F_NO_TX_CSUM | UCM_DP_F_NO_FAIR_SHARE))
+		    UCM_DP_F_NO_TX_CSUM | UCM_DP_F_NO_FAIR_SHARE |	\
+		    UCM_DP_F_LANES))
 
 /* Defaults of the options, and why. */
 /* The sockets' own: it covers ucm_dp__frames_needed() of the defaults
