@@ -34,6 +34,10 @@
  *                    the workers'. pw-4x4 against pw-1x1 is the engine's
  *                    scaling. The threads go on --pw-cpus, none shared; a
  *                    row needing more CPUs than the host has is skipped
+ *   pw-PxW-lanes   - the same (2x2, 4x4, 4x1) with a lane per producer in
+ *                    each worker (UCM_CPUMAP_F_LANES) instead of one
+ *                    multi-producer ring a worker: against pw-PxW, what
+ *                    the shared ring's contention costs
  * Rows run interleaved, round after round, so drift hits all alike. The
  * pairs compared are engine_report.c's eng_pairs[]; each one's note names
  * what it measures (the kernel patch it reproduces, where there is one).
@@ -71,6 +75,12 @@ static const struct eng_row eng_rows[] = {
 	  .producers = 4, .workers = 1 },
 	{ .name = "pw-1x4", .what = "P->W: 1 producer steering over 4 workers",
 	  .producers = 1, .workers = 4 },
+	{ .name = "pw-2x2-lanes", .what = "P->W: 2 into 2, a lane per producer and worker",
+	  .producers = 2, .workers = 2, .cpumap_flags = UCM_CPUMAP_F_LANES },
+	{ .name = "pw-4x4-lanes", .what = "P->W: 4 into 4 through lanes; against pw-4x4",
+	  .producers = 4, .workers = 4, .cpumap_flags = UCM_CPUMAP_F_LANES },
+	{ .name = "pw-4x1-lanes", .what = "P->W: 4 producers into 1 worker's 4 lanes",
+	  .producers = 4, .workers = 1, .cpumap_flags = UCM_CPUMAP_F_LANES },
 };
 #define ENG_NROWS	((int)(sizeof(eng_rows) / sizeof(eng_rows[0])))
 _Static_assert(ENG_NROWS <= ENG_MAX_ROWS, "raise ENG_MAX_ROWS for the rows table");

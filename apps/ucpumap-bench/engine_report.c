@@ -26,6 +26,10 @@ static const struct eng_pair {
 	{ .row = "recycle", .base = "mp-ring", .note = "one producer: single-producer worker rings" },
 	/* four of each at 80% of four times one of each */
 	{ .row = "pw-4x4", .base = "pw-1x1", .note = "4 producers into 4 workers", .target = 3.2 },
+	{ .row = "pw-4x4-lanes", .base = "pw-1x1", .note = "4 into 4 through lanes", .target = 3.2 },
+	{ .row = "pw-4x4-lanes", .base = "pw-4x4", .note = "lanes against a shared ring a worker" },
+	{ .row = "pw-4x1-lanes", .base = "pw-4x1", .note = "4 into 1: lanes against its shared ring" },
+	{ .row = "pw-2x2-lanes", .base = "pw-2x2", .note = "2 into 2: lanes against shared rings" },
 };
 
 /* Row @i was selected and ran. */

@@ -59,6 +59,9 @@ static const struct scale_rowdef rowdefs[] = {
 	{ "kernel-cpumap-flood", true, SH_FLOOD, false, NULL, 2 },
 	{ "cpumap-flood", false, SH_FLOOD, false, NULL, 2 },
 	{ "cpumap-flood-no-fair", false, SH_FLOOD, false, "--no-fair-share", 2 },
+	/* a lane per RX thread in each worker: nothing to share below 2 */
+	{ "cpumap-lanes", false, SH_WIDE, false, "--lanes", 2 },
+	{ "cpumap-flood-lanes", false, SH_FLOOD, false, "--lanes", 2 },
 };
 
 _Static_assert(ARRAY_SIZE(rowdefs) <= SCALE_MAX_ROWS, "scale_cfg.want holds every row");
@@ -159,8 +162,9 @@ static const struct opt scale_opts[] = {
 			"cpumap-fan-in (w queues into 1 worker); kernel-cpumap-fan-out, "
 			"cpumap-fan-out (1 queue into w workers); kernel-cpumap-flood, "
 			"cpumap-flood (w queues into 1 worker, queue 0 as fast as it goes, the "
-			"others at --light-rate), cpumap-flood-no-fair (--no-fair-share); all but "
-			"the first three run at widths 2 and up"),
+			"others at --light-rate), cpumap-flood-no-fair (--no-fair-share); "
+			"cpumap-lanes, cpumap-flood-lanes (--lanes: a ring per RX thread in each "
+			"worker); all but the first three run at widths 2 and up"),
 	OPT_DEF("flows", OPT_UINT, struct scale_cfg, flows, .lo = 1, .hi = 2048,
 		.flags = OPT_F_DEFAULT, .metavar = "N", .seen = OPT_REF(struct scale_cfg, flows_set),
 		.help = "flows (source ports) per queue; the coalesce rows: " xstr(FEW_FLOWS)
@@ -342,7 +346,7 @@ static int make_cells(struct scale_run *sr)
 		return -1;
 	}
 	if (!sr->ncells) {
-		fprintf(stderr, "scale: no row runs at widths %s: the fan, flood and no-fair "
+		fprintf(stderr, "scale: no row runs at widths %s: the fan, flood, no-fair and lanes "
 			"rows need a width of 2 or more\n", cfg->widths_s ? cfg->widths_s : "given");
 		return -1;
 	}

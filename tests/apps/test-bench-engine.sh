@@ -23,13 +23,13 @@ BUILD=${BUILD:-build}
 BENCH=$BUILD/ucpumap-bench
 name=test-bench-engine
 cases="run table json gains pw-skip pw-workers bad-flags bad-command"
-PW_ROWS="pw-1x1 pw-2x2 pw-4x4 pw-4x1 pw-1x4"
+PW_ROWS="pw-1x1 pw-2x2 pw-4x4 pw-4x1 pw-1x4 pw-2x2-lanes pw-4x4-lanes pw-4x1-lanes"
 NCPU=$(nproc)
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 # The CPUs P->W row $1 needs: P + W.
-pw_need() { local pw=${1#pw-}; echo $((${pw%x*} + ${pw#*x})); }
+pw_need() { local pw=${1#pw-}; pw=${pw%-lanes}; echo $((${pw%x*} + ${pw#*x})); }
 
 # The rows that run on this host, every classic one and the P->W ones that fit.
 rows_run() {
@@ -71,7 +71,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 ncpu = int(sys.argv[2])
 rows = {r["name"]: r for r in d["rows"]}
-pw = {"pw-1x1": (1, 1), "pw-2x2": (2, 2), "pw-4x4": (4, 4), "pw-4x1": (4, 1), "pw-1x4": (1, 4)}
+pw = {"pw-1x1": (1, 1), "pw-2x2": (2, 2), "pw-4x4": (4, 4), "pw-4x1": (4, 1), "pw-1x4": (1, 4),
+      "pw-2x2-lanes": (2, 2), "pw-4x4-lanes": (4, 4), "pw-4x1-lanes": (4, 1)}
 assert set(rows) == {"recycle", "no-recycle", "direct-bulk", "no-direct-bulk", "no-latency",
                      "mp-ring"} | set(pw), rows.keys()
 for name, r in rows.items():
@@ -91,19 +92,25 @@ PY
 	then ok json; else bad json "malformed or incomplete $tmp/e.json"; fi
 }
 
-# Gains are printed for the four pairs, and pw-4x4 against pw-1x1 with its
-# target where pw-4x4 runs.
+# Gains are printed for the four pairs of one producer, and for each
+# P->W pair whose rows both run here (engine_report.c's eng_pairs[]),
+# pw-4x4 and pw-4x4-lanes against pw-1x1 with their target.
 case_gains() {
-	local n want=4
+	local n want=4 pair
 	lib_need run
-	[ "$(pw_need pw-4x4)" -le "$NCPU" ] && want=5
+	for pair in pw-4x4:pw-1x1 pw-4x4-lanes:pw-1x1 pw-4x4-lanes:pw-4x4 \
+		pw-4x1-lanes:pw-4x1 pw-2x2-lanes:pw-2x2; do
+		[ "$(pw_need ${pair%:*})" -le "$NCPU" ] && [ "$(pw_need ${pair#*:})" -le "$NCPU" ] &&
+			want=$((want + 1))
+	done
 	n=$(grep -c ' vs ' "$tmp/out")
 	if [ "$n" -ne $want ]; then
 		bad gains "$n gain lines, want $want"
-	elif [ $want -eq 5 ] && ! grep -q 'pw-4x4 .* vs pw-1x1 .*target >= 3.2x' "$tmp/out"; then
-		bad gains "no pw-4x4 vs pw-1x1 line with its target"
+	elif [ "$(pw_need pw-4x4)" -le "$NCPU" ] &&
+		! grep -q 'pw-4x4-lanes .* vs pw-1x1 .*target >= 3.2x' "$tmp/out"; then
+		bad gains "no pw-4x4-lanes vs pw-1x1 line with its target"
 	else
-		ok gains
+		ok gains "$want lines"
 	fi
 }
 

@@ -102,7 +102,7 @@ want = {(r, 1) for r in ("kernel-cpumap", "cpumap", "cpumap-coalesce")}
 want |= {(r, 2) for r in ("kernel-cpumap", "cpumap", "cpumap-coalesce", "cpumap-no-fair",
                           "kernel-cpumap-fan-in", "cpumap-fan-in", "kernel-cpumap-fan-out",
                           "cpumap-fan-out", "kernel-cpumap-flood", "cpumap-flood",
-                          "cpumap-flood-no-fair")}
+                          "cpumap-flood-no-fair", "cpumap-lanes", "cpumap-flood-lanes")}
 got = {(r["row"], r["width"]): r for r in d["rows"]}
 for key in sorted(want):
     r = got.get(key)
@@ -204,7 +204,7 @@ case_bad_settings() {
 	bad_setting width-syntax 2 "--widths" --widths 1,x
 	bad_setting unknown-row 2 "no row 'nosuch'; the rows: kernel-cpumap" --rows cpumap,nosuch
 	bad_setting no-width-fits 1 "no width fits 1 CPUs: width 1 needs 3" --cpus 0
-	bad_setting fan-at-1 1 "the fan, flood and no-fair rows need a width of 2" --rows cpumap-fan-in \
+	bad_setting fan-at-1 1 "the fan, flood, no-fair and lanes rows need a width of 2" --rows cpumap-fan-in \
 		--widths 1 --shared-cpus
 	bad_setting one-queue 1 "generator CPUs 0 and 0 feed one queue" --cpus 0 --widths 2 \
 		--shared-cpus
@@ -345,7 +345,7 @@ skips = d["skipped"]
 def skip(row, text, widths=None):
     return next((s for s in skips if row in s.get("rows", "").split(", ") and text in s["why"]
                  and widths in (None, s.get("widths"))), None)
-for row in ("kernel-cpumap-flood", "cpumap-flood", "cpumap-flood-no-fair"):
+for row in ("kernel-cpumap-flood", "cpumap-flood", "cpumap-flood-no-fair", "cpumap-flood-lanes"):
     s = skip(row, "need the bench's own generators", "all")
     print(f"{'PASS' if s else 'FAIL'}: {name}-skip-{row}: {s['why'] if s else skips}")
 if len(traffic) > 1:
