@@ -1200,39 +1200,71 @@ static int test_ring_full_drops(void)
  * from three quarters (192 entries; its 22nd bulk ends at 198), the
  * light bulks all go in, and every frame comes home either way.
  */
+/*
+ * A flood beside a light producer, for fair_case() and
+ * test_lanes_in_turn(): the fixture's producer (pool 0) sends 8 frames
+ * that the worker takes into its sink, whose gate stays closed, then
+ * floods 400 into a ring (or lane) of 256; *@light (pool 1, *@lpool)
+ * sends 24 in 3 bulks.
+ */
+static int flood_beside_light(struct fixture *f, uint32_t map_flags,
+			      struct ucm_cpumap_producer **light, struct ucm_pool **lpool)
+{
+	uint64_t end, addr;
+	uint32_t i;
+
+	if (fixture_init_pools(f, 1, 256, &rec_ops, map_flags, 0, 4096, 0, 2))
+		return 1;
+	f->sink.check_pw_order = true;
+	*lpool = ucm_umem__pool(f->umem, 1);
+	ucm_pool__set_owner(*lpool);
+	*light = ucm_cpumap__producer_create(f->map, *lpool);
+	UT_ASSERT(*light, "the second producer");
+	atomic_store(&f->sink.gate_closed, 1);
+	if (send_frames(f, 0, 0, 8, 8))
+		return 1;
+	end = ut_ms_now() + WAIT_MS;
+	while (!atomic_load(&f->sink.in_xmit) && ut_ms_now() < end)
+		ut_msleep(1);
+	UT_ASSERT(atomic_load(&f->sink.in_xmit), "worker never entered the sink");
+	if (send_frames(f, 0, 8, 400, 8))
+		return 1;
+	for (i = 0; i < 24; i++) {
+		UT_ASSERT(!ucm_pool__alloc(*lpool, &addr), "light alloc %u", i);
+		frame_prep(f->umem, addr, 1, i);
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(*light, 0, addr + DATA_OFF, PKT_LEN),
+			  "light enqueue");
+		if (i % 8 == 7)
+			ucm_cpumap_producer__flush(*light);
+	}
+	return 0;
+}
+
+/* The gate opened: @want packets delivered, none twice nor out of order,
+ * and the map stopped. */
+static int open_and_stop(struct fixture *f, uint64_t want)
+{
+	atomic_store(&f->sink.gate_closed, 0);
+	UT_ASSERT(wait_delivered(&f->sink, want, WAIT_MS), "delivered %llu of %llu",
+		  (unsigned long long)rec_delivered(&f->sink), (unsigned long long)want);
+	ucm_cpumap__stop(f->map);
+	UT_ASSERT(rec_delivered(&f->sink) == want && !f->sink.errors, "delivered %llu of %llu: %s",
+		  (unsigned long long)rec_delivered(&f->sink), (unsigned long long)want,
+		  f->sink.why);
+	return 0;
+}
+
 static int fair_case(uint32_t map_flags, bool fair)
 {
 	struct ucm_cpumap_enqueue_stats fl, li;
 	struct ucm_cpumap_producer *light, *flood;
 	struct ucm_pool *lpool;
-	uint64_t end, want, addr;
 	struct fixture f;
-	uint32_t i;
+	uint64_t want;
 
-	if (fixture_init_pools(&f, 1, 256, &rec_ops, map_flags, 0, 4096, 0, 2))
+	if (flood_beside_light(&f, map_flags, &light, &lpool))
 		return 1;
 	flood = f.prod;
-	lpool = ucm_umem__pool(f.umem, 1);
-	ucm_pool__set_owner(lpool);
-	light = ucm_cpumap__producer_create(f.map, lpool);
-	UT_ASSERT(light, "the second producer");
-	atomic_store(&f.sink.gate_closed, 1);
-	if (send_frames(&f, 0, 0, 8, 8))
-		return 1;
-	end = ut_ms_now() + WAIT_MS;
-	while (!atomic_load(&f.sink.in_xmit) && ut_ms_now() < end)
-		ut_msleep(1);
-	UT_ASSERT(atomic_load(&f.sink.in_xmit), "worker never entered the sink");
-	if (send_frames(&f, 0, 8, 400, 8))
-		return 1;
-	for (i = 0; i < 24; i++) {
-		UT_ASSERT(!ucm_pool__alloc(lpool, &addr), "light alloc %u", i);
-		frame_prep(f.umem, addr, 1, i);
-		UT_ASSERT(!ucm_cpumap_producer__enqueue(light, 0, addr + DATA_OFF, PKT_LEN),
-			  "light enqueue");
-		if (i % 8 == 7)
-			ucm_cpumap_producer__flush(light);
-	}
 	ucm_cpumap_producer__enqueue_stats(flood, 0, &fl, sizeof(fl));
 	ucm_cpumap_producer__enqueue_stats(light, 0, &li, sizeof(li));
 	if (fair) {
@@ -1255,13 +1287,8 @@ static int fair_case(uint32_t map_flags, bool fair)
 			  "shed without a share");
 	}
 	want = 8 + (400 - fl.drops) + (24 - li.drops);
-	atomic_store(&f.sink.gate_closed, 0);
-	UT_ASSERT(wait_delivered(&f.sink, want, WAIT_MS), "delivered %llu of %llu",
-		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)want);
-	ucm_cpumap__stop(f.map);
-	UT_ASSERT(rec_delivered(&f.sink) == want && !f.sink.errors, "delivered %llu of %llu: %s",
-		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)want,
-		  f.sink.why);
+	if (open_and_stop(&f, want))
+		return 1;
 	ucm_cpumap_producer__destroy(light);
 	ucm_pool__clear_owner(lpool);
 	return fixture_fini(&f);
@@ -1763,35 +1790,12 @@ static int test_lanes_in_turn(void)
 	struct ucm_cpumap_enqueue_stats fl, li;
 	struct ucm_cpumap_producer *light;
 	struct ucm_pool *lpool;
-	uint64_t end, want, addr;
 	struct fixture f;
-	uint32_t i;
+	uint64_t want;
 
-	if (fixture_init_pools(&f, 1, 256, &rec_ops, UCM_CPUMAP_F_LANES, 0, 4096, 0, 2))
+	if (flood_beside_light(&f, UCM_CPUMAP_F_LANES, &light, &lpool))
 		return 1;
-	f.sink.check_pw_order = true;
-	lpool = ucm_umem__pool(f.umem, 1);
-	ucm_pool__set_owner(lpool);
-	light = ucm_cpumap__producer_create(f.map, lpool);
-	UT_ASSERT(light, "the second producer");
 	UT_ASSERT(ucm_cpumap_test_ring_flags(f.map, 0) == -1, "a shared ring beside the lanes");
-	atomic_store(&f.sink.gate_closed, 1);
-	if (send_frames(&f, 0, 0, 8, 8))
-		return 1;
-	end = ut_ms_now() + WAIT_MS;
-	while (!atomic_load(&f.sink.in_xmit) && ut_ms_now() < end)
-		ut_msleep(1);
-	UT_ASSERT(atomic_load(&f.sink.in_xmit), "worker never entered the sink");
-	if (send_frames(&f, 0, 8, 400, 8))
-		return 1;
-	for (i = 0; i < 24; i++) {
-		UT_ASSERT(!ucm_pool__alloc(lpool, &addr), "light alloc %u", i);
-		frame_prep(f.umem, addr, 1, i);
-		UT_ASSERT(!ucm_cpumap_producer__enqueue(light, 0, addr + DATA_OFF, PKT_LEN),
-			  "light enqueue");
-		if (i % 8 == 7)
-			ucm_cpumap_producer__flush(light);
-	}
 	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &fl, sizeof(fl));
 	ucm_cpumap_producer__enqueue_stats(light, 0, &li, sizeof(li));
 	/* 28 bulks and their stamps fill 252 of the flood's 256 entries,
@@ -1801,13 +1805,8 @@ static int test_lanes_in_turn(void)
 		  (unsigned long long)fl.drops, (unsigned long long)li.drops,
 		  (unsigned long long)fl.shed, (unsigned long long)li.shed);
 	want = 8 + 227 + 24;
-	atomic_store(&f.sink.gate_closed, 0);
-	UT_ASSERT(wait_delivered(&f.sink, want, WAIT_MS), "delivered %llu of %llu",
-		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)want);
-	ucm_cpumap__stop(f.map);
-	UT_ASSERT(rec_delivered(&f.sink) == want && !f.sink.errors, "delivered %llu of %llu: %s",
-		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)want,
-		  f.sink.why);
+	if (open_and_stop(&f, want))
+		return 1;
 	UT_ASSERT(f.sink.last_pos[1] < 7 * 8, "the light producer's last packet came %lluth",
 		  (unsigned long long)f.sink.last_pos[1] + 1);
 	ucm_cpumap_producer__destroy(light);
