@@ -54,6 +54,13 @@
 #                       route is asked on a destination's first packet)
 #   neigh-v6            the same over IPv6 to a neighbour on vd's link the
 #                       kernel has not solicited yet (fd04::1)
+#   neigh-limits        destinations behind a gateway that never answers:
+#                       12 datagrams to one (8 wait, a destination's
+#                       limit), then, once their wait is over, 8 to each of
+#                       five more (32 wait, a worker's limit; the last 8
+#                       find no place): held 40, and all 52 dropped as
+#                       no_neigh; then a ping to the peer answered, every
+#                       frame home
 #   multicast-out       5 datagrams to 239.1.2.3 routed into the tun, out
 #                       to the group's Ethernet address, received by a
 #                       member behind vg
@@ -89,7 +96,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum prewake neigh-known neigh-gateway neigh-v6 multicast-out sigterm man-example tap bad-flags"
+stats clean-stop total-line spin sw-csum prewake neigh-known neigh-gateway neigh-v6 neigh-limits multicast-out sigterm man-example tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -700,6 +707,50 @@ case_neigh_v6() {
 	ip -n "$g" addr del fd04::1/64 dev vg 2> /dev/null
 	ip -n "$d" addr del fd04::2/64 dev vd 2> /dev/null
 	[ -z "$rc" ] || burst_judge neigh-v6 "over IPv6 to a neighbour not solicited yet" $rc
+}
+
+# ---- the limits of the wait: a destination's, a worker's, its time ---------------
+case_neigh_limits() {
+	local rc= r n nn held
+	own
+	# The peer known beforehand: the closing ping waits for nothing.
+	ip -n "$d" route del 10.204.0.1/32 2> /dev/null
+	in_d python3 "$helper" ping --dst 10.204.0.1 --count 1 --timeout 3 > /dev/null
+	ip -n "$d" route add 10.206.0.0/24 via 10.204.0.99 dev vd metric 500 || {
+		bad neigh-limits "cannot add the route through a gateway nobody is"
+		return
+	}
+	if start --two-way --extended --cpus 1 && ip -n "$d" route add 10.206.0.0/24 dev ucm2; then
+		# to_each FIRST LAST N: N datagrams to each of 10.206.0.FIRST..LAST
+		to_each() {
+			in_d python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for dst in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
+    for i in range(int(sys.argv[3])):
+        s.sendto(b"ucpumap limits %d" % i, ("10.206.0.%d" % dst, 4996))' "$@"
+		}
+		to_each 1 1 12
+		sleep 2.5	# past the wait's 1.2 s: the 8 held are gone
+		to_each 2 6 8
+		sleep 2.5
+		r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 3 --interval 0.1 --timeout 3)
+		stop
+		rc=$?
+	else
+		bad neigh-limits "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
+	fi
+	ip -n "$d" route del 10.206.0.0/24 via 10.204.0.99 dev vd 2> /dev/null
+	[ -n "$rc" ] || return
+	n=$(replies "$r")
+	nn=$(last_count "$tmp/d.out" no_neigh)
+	held=$(last_count "$tmp/d.out" held)
+	if [ "${held:-x}" = 40 ] && [ "${nn:-x}" = 52 ] && [ "${n:-0}" = 3 ] && [ "$rc" = 0 ] &&
+		grep -q "^audit: every frame came home" "$tmp/d.out"; then
+		ok neigh-limits "52 datagrams to 6 destinations never resolved: $held held, $nn no_neigh; the peer's 3 pings answered, every frame home"
+	else
+		bad neigh-limits "held ${held:-none} (want 8 + 32), no_neigh ${nn:-none} (want 52), ping ${n:-?} of 3, exit $rc, audit: $(grep '^audit' "$tmp/d.out")"
+	fi
 }
 
 # Multicast routed into the tun goes out to its group's Ethernet address.
