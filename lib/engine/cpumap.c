@@ -169,7 +169,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	struct ucm_cpumap *map = prod->map;
 	struct ucm_bq *bq = &prod->bq[w];
 	struct ucm_worker *wk = map->workers[w];
-	struct ucm_ring *ring = prod_ring(prod, w);
+	struct ucm_ring *ring = prod->ring[w];
 	uint64_t base[UCM_CPUMAP_BULK_SIZE];
 	uint32_t n = prod->bq_count[w], nstamp = !(map->flags & UCM_CPUMAP_F_NO_LATENCY);
 	uint32_t k, sent;
@@ -311,28 +311,35 @@ static bool worker_empty(struct ucm_worker *w)
  * UCM_CPUMAP_F_LANES: up to @take entries from the lanes in turn, from
  * lane_cur on: a take from each lane that has work, so that every
  * producer's bulks wait behind at most one take of each other's. A take
- * that ends on a stamp keeps its lane, whose next entries are that
- * stamp's bulk (worker_lat_dequeue()'s stamp_next); a lane found empty
- * behind such a stamp had that bulk's packets dropped by a full lane,
- * and the stamp is counted alone before another lane's entries come.
+ * that ended on a stamp (worker_lat_dequeue()'s stamp_next) leaves it
+ * with its lane, whose next entries are that stamp's bulk, and it comes
+ * back with the lane's next take; a lane found empty behind one had that
+ * bulk's packets dropped by a full lane (a single producer publishes a
+ * bulk with its stamp), and the stamp is counted alone.
  */
 static __noinline uint32_t worker_take_lanes(struct ucm_worker *w, uint64_t *desc,
 					     uint32_t take)
 {
 	uint32_t nl = map_nlanes(w->map), i, l, n;
 
+	if (w->stamp_next) {
+		w->lane_stamp[w->lane_prev] = w->stamp_next;
+		w->stamp_next = 0;
+	}
 	for (i = 0; i < nl; i++) {
 		l = w->lane_cur < nl ? w->lane_cur : 0;
+		w->lane_cur = l + 1;
 		n = ucm_ring__consume(w->lane[l], desc, take);
 		if (n) {
-			w->lane_cur = desc[n - 1] & RING_STAMP ? l : l + 1;
+			w->stamp_next = w->lane_stamp[l];
+			w->lane_stamp[l] = 0;
+			w->lane_prev = l;
 			return n;
 		}
-		if (w->stamp_next) {
-			worker_lat_stamp(w, w->stamp_next, ucm_now_ns(), true);
-			w->stamp_next = 0;
+		if (unlikely(w->lane_stamp[l])) {
+			worker_lat_stamp(w, w->lane_stamp[l], ucm_now_ns(), true);
+			w->lane_stamp[l] = 0;
 		}
-		w->lane_cur = l + 1;
 	}
 	return 0;
 }

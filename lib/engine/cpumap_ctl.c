@@ -32,6 +32,7 @@ int ucm_cpumap_test_ring_flags(const struct ucm_cpumap *map, uint32_t w)
 /* A producer's memory: create's undo, and destroy's last step. */
 static void producer_free(struct ucm_cpumap_producer *prod)
 {
+	free(prod->ring);
 	free(prod->fair);
 	free(prod->stats);
 	free(prod);
@@ -517,6 +518,7 @@ struct ucm_cpumap_producer *
 ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 {
 	struct ucm_cpumap_producer *prod;
+	uint32_t i;
 
 	if (!map || !pool || pool->umem != map->umem)
 		return ucm_err_ptr(-EINVAL);
@@ -529,7 +531,8 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	memset(prod, 0, sizeof(*prod) + map->nworkers * sizeof(struct ucm_bq));
 	prod->stats = calloc(map->nworkers, sizeof(*prod->stats));
 	prod->fair = calloc(map->nworkers, sizeof(*prod->fair));
-	if (!prod->stats || !prod->fair) {
+	prod->ring = calloc(map->nworkers, sizeof(*prod->ring));
+	if (!prod->stats || !prod->fair || !prod->ring) {
 		producer_free(prod);
 		return ucm_err_ptr(ucm_oom("a producer's counters"));
 	}
@@ -579,6 +582,9 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 		}
 		prod->lane = l;
 	}
+	for (i = 0; i < map->nworkers; i++)
+		prod->ring[i] = prod->lane >= 0 ? map->workers[i]->lane[prod->lane] :
+						  map->workers[i]->ring;
 	prod->next = map->producers;
 	map->producers = prod;
 	__atomic_store_n(&map->nproducers, map->nproducers + 1, __ATOMIC_RELAXED);

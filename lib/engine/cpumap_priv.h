@@ -50,8 +50,8 @@ _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
  *    producer that holds lane l (one at a time, as for ONE_PRODUCER's
  *    ring), consumed by this worker. Each is set once by producer
  *    create, under map->lock, before map->nlanes covers it (L1, release;
- *    the worker's L2, acquire), and freed with the worker. lane_cur: the
- *    worker's own.
+ *    the worker's L2, acquire), and freed with the worker. lane_cur,
+ *    lane_prev, lane_stamp[]: the worker's own.
  *  - wake: the worker sleeps on it, producers and stop kick it (wake.h's
  *    contract). wake.fd is an eventfd when the sink sleeps on its own fds
  *    (ops->wait), which then drains it (the worker does when the sink has
@@ -102,7 +102,9 @@ struct ucm_worker {
 	/* A stamp that ended a batch: its bulk's descriptors come with the
 	 * next one (0: none). */
 	uint64_t stamp_next;
-	uint32_t lane_cur;	/* UCM_CPUMAP_F_LANES: the lane to take from next */
+	/* UCM_CPUMAP_F_LANES: the lane to take from next, the one taken
+	 * last (whose stamp stamp_next is) */
+	uint32_t lane_cur, lane_prev;
 
 	struct ucm_cpumap_worker_stats stats __cacheline_aligned;
 	/*
@@ -118,6 +120,8 @@ struct ucm_worker {
 	int epfd;
 
 	struct ucm_ring *lane[UCM_CPUMAP_MAX_LANES];
+	/* Each lane's stamp_next while the worker takes from the others. */
+	uint64_t lane_stamp[UCM_CPUMAP_MAX_LANES];
 };
 
 /*
@@ -206,6 +210,9 @@ struct ucm_cpumap_producer {
 	bool stopped;
 	struct ucm_cpumap_enqueue_stats *stats;	/* one per worker */
 	struct ucm_fair *fair;			/* one per worker */
+	/* The ring each worker's bulks go into: its ring, or our lane in
+	 * it; set at create, on the producer's own lines. */
+	struct ucm_ring **ring;
 	uint8_t bq_count[UCM_CPUMAP_MAX_WORKERS] __cacheline_aligned;
 	struct ucm_bq bq[];
 };
@@ -233,15 +240,6 @@ static inline void desc_to_base(const struct ucm_cpumap *map, const uint64_t *de
 {
 	for (uint32_t i = 0; i < n; i++)
 		base[i] = ucm_umem_desc_base(map->umem, desc[i]);
-}
-
-/* The ring @prod flushes worker @w's bulks into: its lane, or the
- * worker's ring. */
-static inline struct ucm_ring *prod_ring(const struct ucm_cpumap_producer *prod, uint32_t w)
-{
-	const struct ucm_worker *wk = prod->map->workers[w];
-
-	return prod->lane >= 0 ? wk->lane[prod->lane] : wk->ring;
 }
 
 /* UCM_CPUMAP_F_LANES: lanes every worker has (0 without). L2: pairs with

@@ -1204,10 +1204,10 @@ static int test_ring_full_drops(void)
  * A flood beside a light producer, for fair_case() and
  * test_lanes_in_turn(): the fixture's producer (pool 0) sends 8 frames
  * that the worker takes into its sink, whose gate stays closed, then
- * floods 400 into a ring (or lane) of 256; *@light (pool 1, *@lpool)
- * sends 24 in 3 bulks.
+ * floods 400 into a ring (or lane) of 256, its first bulk of @first
+ * frames, the others of 8; *@light (pool 1, *@lpool) sends 24 in 3 bulks.
  */
-static int flood_beside_light(struct fixture *f, uint32_t map_flags,
+static int flood_beside_light(struct fixture *f, uint32_t map_flags, uint32_t first,
 			      struct ucm_cpumap_producer **light, struct ucm_pool **lpool)
 {
 	uint64_t end, addr;
@@ -1227,7 +1227,7 @@ static int flood_beside_light(struct fixture *f, uint32_t map_flags,
 	while (!atomic_load(&f->sink.in_xmit) && ut_ms_now() < end)
 		ut_msleep(1);
 	UT_ASSERT(atomic_load(&f->sink.in_xmit), "worker never entered the sink");
-	if (send_frames(f, 0, 8, 400, 8))
+	if (send_frames(f, 0, 8, first, first) || send_frames(f, 0, 8 + first, 400 - first, 8))
 		return 1;
 	for (i = 0; i < 24; i++) {
 		UT_ASSERT(!ucm_pool__alloc(*lpool, &addr), "light alloc %u", i);
@@ -1262,7 +1262,7 @@ static int fair_case(uint32_t map_flags, bool fair)
 	struct fixture f;
 	uint64_t want;
 
-	if (flood_beside_light(&f, map_flags, &light, &lpool))
+	if (flood_beside_light(&f, map_flags, 8, &light, &lpool))
 		return 1;
 	flood = f.prod;
 	ucm_cpumap_producer__enqueue_stats(flood, 0, &fl, sizeof(fl));
@@ -1783,9 +1783,11 @@ static int test_multi_producer_accounting(void)
  * fair share needed); once the worker runs again it takes a batch from
  * each lane in turn, so the light packets are out within the first 7
  * batches, where behind one shared ring they would wait for the 200 or
- * so flooded ahead of them (fair_case()).
+ * so flooded ahead of them (fair_case()). The flood's first bulk is of 7
+ * (@first), so that its takes of 9 entries end on its next bulk's
+ * stamp: a turn still moves on to the next lane.
  */
-static int test_lanes_in_turn(void)
+static int lanes_in_turn_case(uint32_t first)
 {
 	struct ucm_cpumap_enqueue_stats fl, li;
 	struct ucm_cpumap_producer *light;
@@ -1793,7 +1795,7 @@ static int test_lanes_in_turn(void)
 	struct fixture f;
 	uint64_t want;
 
-	if (flood_beside_light(&f, UCM_CPUMAP_F_LANES, &light, &lpool))
+	if (flood_beside_light(&f, UCM_CPUMAP_F_LANES, first, &light, &lpool))
 		return 1;
 	UT_ASSERT(ucm_cpumap_test_ring_flags(f.map, 0) == -1, "a shared ring beside the lanes");
 	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &fl, sizeof(fl));
@@ -1807,11 +1809,28 @@ static int test_lanes_in_turn(void)
 	want = 8 + 227 + 24;
 	if (open_and_stop(&f, want))
 		return 1;
-	UT_ASSERT(f.sink.last_pos[1] < 7 * 8, "the light producer's last packet came %lluth",
-		  (unsigned long long)f.sink.last_pos[1] + 1);
+	UT_ASSERT(f.sink.last_pos[1] < 7 * 8, "flood's first bulk %u: the light producer's last packet came %lluth",
+		  first, (unsigned long long)f.sink.last_pos[1] + 1);
+	/* Every stamp in a lane counted once, waited and finished: the
+	 * flood's first bulk, 29 more in its lane (with a first of 7: it,
+	 * 27 full and one cut short), the light 3. */
+	{
+		struct ucm_cpumap_worker_stats ws;
+		uint64_t wait, sink;
+
+		ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
+		lat_counts(&ws, &wait, &sink);
+		UT_ASSERT(wait == 33 && sink == 33, "%llu waits, %llu sink times, want 33",
+			  (unsigned long long)wait, (unsigned long long)sink);
+	}
 	ucm_cpumap_producer__destroy(light);
 	ucm_pool__clear_owner(lpool);
 	return fixture_fini(&f);
+}
+
+static int test_lanes_in_turn(void)
+{
+	return lanes_in_turn_case(8) || lanes_in_turn_case(7);
 }
 
 /*
