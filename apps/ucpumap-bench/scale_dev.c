@@ -9,7 +9,7 @@
  * through the kernel's cpumap program finds them by the NIC's per-queue
  * counters (its ethtool statistics); where the driver has none, the
  * traffic is taken to be on every RX queue. Every cell serves those
- * queues, an RX thread each: the wide, no-fair and fan-in rows at the
+ * queues, an RX thread each: the wide, no-fair, lanes and fan-in rows at the
  * width that is their number, fan-out (one queue into w workers) when it
  * is one; what another width needs is skipped with the fix. A queue the
  * cell does not serve would hand its packets to the stack, past the row,

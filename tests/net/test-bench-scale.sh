@@ -25,7 +25,7 @@
 #                  queues, no traffic, the generators' options, flood rows
 #                  alone, ...), each refused, nothing left on vd
 #   dev-w2         traffic on both queues, widths 1 and 2: the wide,
-#                  no-fair and fan-in rows at width 2, each queue offered
+#                  no-fair, lanes and fan-in rows at width 2, each queue offered
 #                  and received, the rest skipped with the reason
 #                  (dev-w2-run, dev-w2-rows, dev-w2-row-*, dev-w2-skip-*,
 #                  dev-w2-left)
@@ -382,7 +382,7 @@ dev_run() {
 }
 
 case_dev_w2() {
-	dev_run dev-w2 0,1 "kernel-cpumap@2,cpumap@2,cpumap-coalesce@2,cpumap-no-fair@2,kernel-cpumap-fan-in@2,cpumap-fan-in@2" 0 1
+	dev_run dev-w2 0,1 "kernel-cpumap@2,cpumap@2,cpumap-coalesce@2,cpumap-no-fair@2,cpumap-lanes@2,kernel-cpumap-fan-in@2,cpumap-fan-in@2" 0 1
 }
 
 case_dev_w1() {
