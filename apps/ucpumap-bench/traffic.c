@@ -126,7 +126,8 @@ int run_tcp(struct bench_run *br, const char *tag, bool back, double *bps)
 	int rc;
 
 	snprintf(port, sizeof(port), "%d", TCP_PORT);
-	snprintf(secs, sizeof(secs), "%g", cfg->seconds);
+	/* iperf3's -t takes whole seconds ("0.5" is its default of 10) */
+	snprintf(secs, sizeof(secs), "%.0f", cfg->seconds < 1 ? 1 : cfg->seconds);
 	snprintf(sout, sizeof(sout), "%s/iperf3-s-%s", t->tmpdir, tag);
 	snprintf(cout, sizeof(cout), "%s/iperf3-c-%s", t->tmpdir, tag);
 	*bps = 0;
