@@ -50,14 +50,20 @@ PATHS = {
 }
 
 
+# bytes(range(256)) repeated past the largest datagram a test sends
+CYCLE = bytes(range(256)) * 260
+
+
 def payload(cls, size, i):
     """Deterministic payload of datagram i of class cls (distinct for i < 256
     even at 1 byte; from 8 bytes on it starts with (class, index))."""
     if size < 8:
         return bytes((i + 31 * k + cls) & 0xff for k in range(size))
     head = struct.pack("!II", cls, i)
-    body = bytes((i * 7 + cls + k) & 0xff for k in range(size - 8))
-    return head + body
+    # byte k of the body is (i * 7 + cls + k) & 0xff: a slice of the
+    # 256-byte cycle, not a byte at a time (a 9000-byte body took 1 ms)
+    o = (i * 7 + cls) & 0xff
+    return head + CYCLE[o:o + size - 8]
 
 
 def classes(paths):
