@@ -164,6 +164,17 @@ plain_build_only() {
 	fi
 }
 
+# first_pass_only CASE...: under a sanitizer (CI's second pass, against
+# its 30 minutes) each CASE only says SKIP: the plain build's pass runs it.
+# Call it before lib_run_cases, after the cases are defined.
+first_pass_only() {
+	local c
+	[ -n "${SANITIZE:-}" ] || return 0
+	for c in "$@"; do
+		eval "case_${c//-/_}() { echo \"SKIP: \$name/$c: SANITIZE=$SANITIZE: the plain build's pass runs it (CI's time)\"; }"
+	done
+}
+
 skip_unless_root() {
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "SKIP: $name: needs root ($1)"

@@ -412,6 +412,19 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 	map->stopped = true;
 }
 
+/* Entries queued for worker @w, in its ring or all its lanes. */
+static uint32_t worker_queued(const struct ucm_worker *w)
+{
+	uint32_t n, l, nl;
+
+	if (w->ring)
+		return ucm_ring__count(w->ring);
+	nl = map_nlanes(w->map);
+	for (n = 0, l = 0; l < nl; l++)
+		n += ucm_ring__count(w->lane[l]);
+	return n;
+}
+
 void ucm_cpumap__destroy(struct ucm_cpumap *map)
 {
 	struct ucm_cpumap_producer *prod, *next;

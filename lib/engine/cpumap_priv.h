@@ -249,19 +249,6 @@ static inline uint32_t map_nlanes(const struct ucm_cpumap *map)
 	return __atomic_load_n(&map->nlanes, __ATOMIC_ACQUIRE);
 }
 
-/* Entries queued for worker @w, in its ring or all its lanes. */
-static inline uint32_t worker_queued(const struct ucm_worker *w)
-{
-	uint32_t n, l, nl;
-
-	if (w->ring)
-		return ucm_ring__count(w->ring);
-	nl = map_nlanes(w->map);
-	for (n = 0, l = 0; l < nl; l++)
-		n += ucm_ring__count(w->lane[l]);
-	return n;
-}
-
 /* The finished frames home to their pools, in one bulk. */
 static inline void worker_return(struct ucm_worker *w)
 {

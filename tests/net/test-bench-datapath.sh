@@ -347,10 +347,6 @@ case_jumbo() {
 # Under a sanitizer these run in the first pass only: IPv6, the jumbo
 # frames and ucpumapd's paths under them are test-ucpumapd's, test-jumbo's
 # and test-two-way's there too; --dev adds the bench's code, not ours.
-if [ -n "${SANITIZE:-}" ]; then
-	for c in v6 dev jumbo; do
-		eval "case_$c() { echo \"SKIP: \$name/$c: SANITIZE=$SANITIZE: the plain build's pass runs it (CI's time)\"; }"
-	done
-fi
+first_pass_only v6 dev jumbo
 
 lib_run_cases "$@"

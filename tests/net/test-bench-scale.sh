@@ -422,10 +422,6 @@ case_dev_moved() {
 # Under a sanitizer (CI's second pass, against its 30 minutes) the --dev
 # cases run in the first pass only: they run the same ucpumapd as the tiny
 # run, and add the bench's code, not ours.
-if [ -n "${SANITIZE:-}" ]; then
-	for c in dev-bad-settings dev-w2 dev-w1 dev-moved; do
-		eval "case_${c//-/_}() { echo \"SKIP: \$name/$c: SANITIZE=$SANITIZE: the plain build's pass runs it (CI's time)\"; }"
-	done
-fi
+first_pass_only dev-bad-settings dev-w2 dev-w1 dev-moved
 
 lib_run_cases "$@"
