@@ -192,10 +192,6 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 		snprintf(cfg->ifname, sizeof(cfg->ifname), "vd");
 		cfg->sink_ip = cfg->v6 ? "fd77::2" : "10.77.0.2";
 	}
-	if ((cfg->spin_us || cfg->poll) && bench_poll_refused(cfg)) {
-		fprintf(stderr, "datapath: %s\n", bench_poll_refused(cfg));
-		return -1;
-	}
 	/* ucpumapd's own placement for a busy-polling RX thread: said here,
 	 * before any row, not by each ucpumapd it starts. */
 	if (cfg->busy_poll && !cfg->n_rx_cpu) {
@@ -209,18 +205,32 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 				"the polling RX thread needs one of its own\n");
 			return -1;
 		}
-	return rows_select(br, cfg->rowlist);
+	if (rows_select(br, cfg->rowlist))
+		return -1;
+	cfg->pass_only = rows_pass_only(br);
+	if ((cfg->spin_us || cfg->poll) && bench_poll_refused(cfg)) {
+		fprintf(stderr, "datapath: %s\n", bench_poll_refused(cfg));
+		return -1;
+	}
+	return 0;
 }
 
 const char *bench_poll_refused(const struct bench_cfg *cfg)
 {
+	/* With --pass alone the RX thread is ucpumapd's only thread: the
+	 * workers' CPUs are the kernel's cpumap's, in its rows. */
+	int nwk = cfg->pass_only ? 0 : cfg->nwcpu;
+
 	if (!cfg->n_rx_cpu)
 		return "polling (--poll, --spin-us) needs ucpumapd's RX thread on a CPU of its "
 		       "own: give --rx-cpus";
-	for (int i = 0; i < cfg->nwcpu; i++)
+	for (int i = 0; i < nwk; i++)
 		if (cfg->wcpu[i] == cfg->rx_cpu[0])
 			return "polling (--poll, --spin-us): --rx-cpus and --cpus share a CPU";
-	if (cfg->nwcpu + 1 >= cpu_online_count())
+	if (cfg->rx_cpu[0] == 0)
+		return "polling (--poll, --spin-us): --rx-cpus 0 is the generator's CPU; give "
+		       "another";
+	if (nwk + 1 >= cpu_online_count())
 		return "polling (--poll, --spin-us): its threads would hold every CPU; a host "
 		       "with CPUs to spare";
 	return NULL;

@@ -58,6 +58,8 @@ struct bench_cfg {
 	const char *sink_ip, *cpus, *queues, *rx_cpus;
 	unsigned long sink_port;
 	bool v6, zero_copy, busy_poll, poll;
+	/* every selected row that starts ucpumapd runs it --pass (no workers) */
+	bool pass_only;
 	unsigned long spin_us;		/* ucpumapd's --spin-us (0: its default) */
 	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
 	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
@@ -266,6 +268,7 @@ int stop_child(struct bench_topo *t, pid_t pid, const char *row, const char *wha
 /* Why ucpumapd would refuse to poll (--poll, --spin-us) with @cfg's
  * placement (a CPU of its own for the RX thread, one left over), or NULL. */
 const char *bench_poll_refused(const struct bench_cfg *cfg);
+bool rows_pass_only(const struct bench_run *br);
 /* Where ucpumapd and ucpumap-gen are: this binary's folder, into @buf. */
 int bench_bindir(char *buf, size_t sz);
 

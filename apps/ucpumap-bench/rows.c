@@ -206,6 +206,31 @@ bool row_kind_on(const struct bench_run *br, enum row_kind kind)
 /* The rows of the run, in row_defs[]' order, into br->rows (the caller
  * frees it); @list (comma-separated names; NULL: every row) into their
  * .on. 0, or -1 after a message. */
+/* Row @d starts ucpumapd: the kernel's rows, the tun ceiling's and testpmd's
+ * do not. */
+static bool row_runs_daemon(const struct row_def *d)
+{
+	switch (d->ops->kind) {
+	case K_KPASS: case K_KCPUMAP: case K_TUN: case K_DPDK: case K_TCP_KERNEL:
+	case K_TCP_KCPUMAP: case K_LAT_KERNEL: case K_SOCKPERF_KERNEL:
+		return false;
+	default:
+		return true;
+	}
+}
+
+bool rows_pass_only(const struct bench_run *br)
+{
+	for (int i = 0; i < br->nrows; i++) {
+		const struct row_def *d = br->rows[i].def;
+
+		if (br->rows[i].on && row_runs_daemon(d) &&
+		    strcmp(d->flag ? d->flag : "", "--pass"))
+			return false;
+	}
+	return true;
+}
+
 int rows_select(struct bench_run *br, const char *list)
 {
 	char *l, *sp, *t;
