@@ -6,7 +6,8 @@
  * bpf_redirect().
  *
  * Per frame it rewrites what varies: the UDP source port (the flows, in
- * turn) and, when asked, the sequence number at the start of the payload;
+ * turn) and, when asked, the sequence number at the start of the payload
+ * and the send time after it (bpf_ktime_get_ns(): CLOCK_MONOTONIC);
  * the UDP checksum is updated incrementally (RFC 1624) from the values
  * found in the frame. The kernel keeps the data of a recycled page as the
  * last run left it, so these are whatever was last written there, always
@@ -46,6 +47,25 @@ static __always_inline __u16 csum_fold(__u32 sum)
 	return (__u16)~sum;
 }
 
+/* @v big-endian at @p, a 16-bit word at a time (the payload is only 2-byte
+ * aligned), into the checksum's running sum @sum. The caller checked that
+ * the 8 bytes are in the frame. */
+static __always_inline __u32 put64(__u16 *p, __u64 v, __u32 sum)
+{
+	__u16 w0 = bpf_htons((__u16)(v >> 48)), w1 = bpf_htons((__u16)(v >> 32));
+	__u16 w2 = bpf_htons((__u16)(v >> 16)), w3 = bpf_htons((__u16)v);
+
+	sum = csum_add16(sum, p[0], w0);
+	sum = csum_add16(sum, p[1], w1);
+	sum = csum_add16(sum, p[2], w2);
+	sum = csum_add16(sum, p[3], w3);
+	p[0] = w0;
+	p[1] = w1;
+	p[2] = w2;
+	p[3] = w3;
+	return sum;
+}
+
 SEC("xdp")
 int ucm_gen(struct xdp_md *ctx)
 {
@@ -73,21 +93,16 @@ int ucm_gen(struct xdp_md *ctx)
 	udp->source = port;
 
 	if (ucm_gen_cfg.flags & UCM_GEN_F_SEQ) {
-		__u16 w0 = bpf_htons((__u16)(n >> 48)), w1 = bpf_htons((__u16)(n >> 32));
-		__u16 w2 = bpf_htons((__u16)(n >> 16)), w3 = bpf_htons((__u16)n);
-
-		/* 16-bit words: the payload is only 2-byte aligned. */
 		seq = (__u16 *)(udp + 1);
 		if ((void *)(seq + 4) > data_end)
 			return XDP_ABORTED;
-		sum = csum_add16(sum, seq[0], w0);
-		sum = csum_add16(sum, seq[1], w1);
-		sum = csum_add16(sum, seq[2], w2);
-		sum = csum_add16(sum, seq[3], w3);
-		seq[0] = w0;
-		seq[1] = w1;
-		seq[2] = w2;
-		seq[3] = w3;
+		sum = put64(seq, n, sum);
+	}
+	if (ucm_gen_cfg.flags & UCM_GEN_F_STAMP) {
+		seq = (__u16 *)(udp + 1) + 4;
+		if ((void *)(seq + 4) > data_end)
+			return XDP_ABORTED;
+		sum = put64(seq, bpf_ktime_get_ns(), sum);
 	}
 	/* A computed 0 goes out as 0xffff (0 means "no checksum" in UDP). */
 	udp->check = csum_fold(sum) ?: 0xffff;

@@ -110,6 +110,14 @@ bad:
 	return -1;
 }
 
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 double now_sec(void)
 {
 	struct timespec ts;

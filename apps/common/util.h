@@ -32,6 +32,8 @@ void udp_build(uint8_t *l3, size_t len, bool v6, const void *src, const void *ds
 bool cpu_usable(int cpu);
 
 double now_sec(void);
+/* CLOCK_MONOTONIC in ns: the clock of the kernel's bpf_ktime_get_ns(). */
+uint64_t mono_ns(void);
 /* Time the hypervisor took from @cpu since boot, in seconds (the steal
  * column of /proc/stat); -1 when unknown. */
 double cpu_steal_sec(int cpu);

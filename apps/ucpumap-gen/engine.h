@@ -35,32 +35,43 @@ static inline uint32_t gen_csum_add16(uint32_t sum, uint16_t old, uint16_t new)
 	return sum + (uint16_t)~old + new;
 }
 
+/* @v big-endian at @p, a 16-bit word at a time (the payload is only 2-byte
+ * aligned): @sum, the checksum's running sum, updated. */
+static inline uint32_t gen_put64(uint8_t *p, uint64_t v, uint32_t sum)
+{
+	uint16_t w, old;
+
+	for (int i = 0; i < 4; i++) {
+		w = htons((uint16_t)(v >> (48 - 16 * i)));
+		__builtin_memcpy(&old, p + 2 * i, 2);
+		sum = gen_csum_add16(sum, old, w);
+		__builtin_memcpy(p + 2 * i, &w, 2);
+	}
+	return sum;
+}
+
 /*
  * Frame @n of flow @flow: the source port and, with UCM_GEN_F_SEQ, the
- * sequence number @n, with the UDP checksum updated from the values in the
- * frame (whatever an earlier use of it left there: they always match the
- * checksum). What bpf/gen.bpf.c does.
+ * sequence number @n, with UCM_GEN_F_STAMP the send time @now, with the UDP
+ * checksum updated from the values in the frame (whatever an earlier use of
+ * it left there: they always match the checksum). What bpf/gen.bpf.c does.
  */
-static inline void gen_rewrite(uint8_t *f, const struct gen_tmpl *t, uint64_t n, uint32_t flow)
+static inline void gen_rewrite(uint8_t *f, const struct gen_tmpl *t, uint64_t n, uint32_t flow,
+			       uint64_t now)
 {
 	uint8_t *udp = f + (t->flags & UCM_GEN_F_IPV6 ? UCM_GEN_UDP_OFF_V6 : UCM_GEN_UDP_OFF_V4);
 	uint16_t w, old, port = htons((uint16_t)(t->sport + flow));
 	uint32_t sum;
-	int i;
 
 	__builtin_memcpy(&w, udp + 6, 2);
 	sum = (uint16_t)~w;
 	__builtin_memcpy(&old, udp, 2);
 	sum = gen_csum_add16(sum, old, port);
 	__builtin_memcpy(udp, &port, 2);
-	if (t->flags & UCM_GEN_F_SEQ) {
-		for (i = 0; i < 4; i++) {
-			w = htons((uint16_t)(n >> (48 - 16 * i)));
-			__builtin_memcpy(&old, udp + 8 + 2 * i, 2);
-			sum = gen_csum_add16(sum, old, w);
-			__builtin_memcpy(udp + 8 + 2 * i, &w, 2);
-		}
-	}
+	if (t->flags & UCM_GEN_F_SEQ)
+		sum = gen_put64(udp + 8, n, sum);
+	if (t->flags & UCM_GEN_F_STAMP)
+		sum = gen_put64(udp + 8 + UCM_GEN_SEQ_LEN, now, sum);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum = (sum & 0xffff) + (sum >> 16);
 	w = (uint16_t)~sum;

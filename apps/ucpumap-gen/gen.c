@@ -90,15 +90,19 @@ static const struct opt gen_opts[] = {
 	OPT_DEF("size", OPT_UINT, struct gen_opts, size, .lo = 14, .hi = MAX_JUMBO,
 		.seen = OPT_REF(struct gen_opts, size_set), .metavar = "BYTES",
 		.help = "frame length from the Ethernet header to the end of the payload, no FCS "
-			"(default 64, or 70 for IPv6 with --seq; 42-3408 for IPv4, 62-3408 for "
-			"IPv6, 8 more with --seq; up to 9230 with --engine packet; at most "
-			"IFACE's MTU + 14)"),
+			"(default 64, or 70 for IPv6 with --seq, 78 with --stamp; 42-3408 for "
+			"IPv4, 62-3408 for IPv6, 8 more with --seq, 16 with --stamp; up to 9230 "
+			"with --engine packet; at most IFACE's MTU + 14)"),
 	OPT_DEF("flows", OPT_UINT, struct gen_opts, flows, .lo = 1, .hi = 65535,
 		.flags = OPT_F_DEFAULT, .metavar = "N",
 		.help = "N source ports, in turn: P .. P+N-1"),
 	OPT_DEF("seq", OPT_FLAG, struct gen_opts, seq,
 		.help = "a sequence number in the first 8 bytes of the UDP payload, big-endian, "
 			"counting from 0"),
+	OPT_DEF("stamp", OPT_FLAG, struct gen_opts, stamp,
+		.help = "--seq, and in the next 8 bytes the time the frame was written "
+			"(CLOCK_MONOTONIC, ns, big-endian): a receiver on this host takes the "
+			"one-way latency from it"),
 	OPT_DEF("rate", OPT_UINT, struct gen_opts, rate, .lo = 0, .hi = 1000000000, .metavar = "PPS",
 		.help = "at most PPS packets per second (default 0: as fast as it goes)"),
 	OPT_DEF("duration", OPT_SECONDS, struct gen_opts, duration, .flags = OPT_F_POSITIVE,
@@ -216,12 +220,14 @@ static int parse_args(int argc, char **argv, struct gen_opts *c)
 		return -1;
 	}
 
-	hdr = ETH_HLEN_ + (c->ipv6 ? IP6_HLEN : IP4_HLEN) + UDP_HLEN + (c->seq ? UCM_GEN_SEQ_LEN : 0);
+	c->seq |= c->stamp;
+	hdr = ETH_HLEN_ + (c->ipv6 ? IP6_HLEN : IP4_HLEN) + UDP_HLEN + (c->seq ? UCM_GEN_SEQ_LEN : 0) +
+	      (c->stamp ? UCM_GEN_STAMP_LEN : 0);
 	if (!c->size_set && c->size < hdr)
 		c->size = hdr;		/* IPv6 with --seq: 70 */
 	if (c->size < hdr) {
 		fprintf(stderr, "--size %lu: an %s UDP frame%s needs at least %lu bytes\n", c->size,
-			c->ipv6 ? "IPv6" : "IPv4", c->seq ? " with --seq" : "", hdr);
+			c->ipv6 ? "IPv6" : "IPv4", c->stamp ? " with --stamp" : c->seq ? " with --seq" : "", hdr);
 		return -1;
 	}
 	if (c->size > MAX_FRAME && c->engine != ENGINE_PACKET) {
@@ -378,7 +384,7 @@ static void print_banner(const struct gen_opts *c, const char *ename)
 	if (c->flows > 1)
 		printf("-%lu", c->sport + c->flows - 1);
 	printf(" -> %s:%lu, %lu-byte frames, %lu flow%s%s, ", addr_str(c, &c->dst, b), c->dport,
-	       c->size, c->flows, c->flows > 1 ? "s" : "", c->seq ? ", sequence numbers" : "");
+	       c->size, c->flows, c->flows > 1 ? "s" : "", c->stamp ? ", sequence numbers, send times" : c->seq ? ", sequence numbers" : "");
 	if (c->rate)
 		printf("at most %lu pps", c->rate);
 	else
@@ -419,7 +425,8 @@ int main(int argc, char **argv)
 	build_template(&c, smac, frame);
 	t = (struct gen_tmpl){
 		.frame = frame, .size = c.size, .flows = c.flows, .sport = c.sport,
-		.flags = (c.ipv6 ? UCM_GEN_F_IPV6 : 0) | (c.seq ? UCM_GEN_F_SEQ : 0),
+		.flags = (c.ipv6 ? UCM_GEN_F_IPV6 : 0) | (c.seq ? UCM_GEN_F_SEQ : 0) |
+			 (c.stamp ? UCM_GEN_F_STAMP : 0),
 	};
 	if (sender_open(&c, ifindex, &t, &snd)) {
 		free(frame);

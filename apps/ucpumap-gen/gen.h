@@ -12,7 +12,10 @@
  *
  * Frame layout: Ethernet, IPv4 (20 bytes, no options) or IPv6 (40 bytes,
  * no extension headers), UDP; with UCM_GEN_F_SEQ the first 8 bytes of the
- * UDP payload hold the sequence number, big-endian, counting from 0.
+ * UDP payload hold the sequence number, big-endian, counting from 0; with
+ * UCM_GEN_F_STAMP (which comes with UCM_GEN_F_SEQ) the next 8 the time the
+ * frame was written, CLOCK_MONOTONIC in ns, big-endian: a receiver on the
+ * same host takes its one-way latency from it.
  */
 #ifndef UCM_GEN_H
 #define UCM_GEN_H
@@ -21,10 +24,12 @@
 
 #define UCM_GEN_F_IPV6		(1U << 0)	/* IPv6, else IPv4 */
 #define UCM_GEN_F_SEQ		(1U << 1)	/* sequence number in the payload */
+#define UCM_GEN_F_STAMP		(1U << 2)	/* and the send time after it */
 
 #define UCM_GEN_UDP_OFF_V4	(14 + 20)
 #define UCM_GEN_UDP_OFF_V6	(14 + 40)
 #define UCM_GEN_SEQ_LEN		8
+#define UCM_GEN_STAMP_LEN	8
 
 /* The program's only read-only global (.rodata), set before load. */
 struct ucm_gen_cfg {

@@ -20,7 +20,7 @@ enum gen_engine { ENGINE_LIVE, ENGINE_XSK, ENGINE_PACKET };
 struct gen_opts {
 	const char *dev;
 	const char *src_s, *dst_s;	/* --src-ip, --dst-ip as given */
-	bool ipv6, have_dmac, have_src, have_dst, seq;
+	bool ipv6, have_dmac, have_src, have_dst, seq, stamp;
 	bool size_set, queue_set;
 	int verbose;
 	uint8_t dmac[6];

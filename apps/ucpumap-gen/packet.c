@@ -21,6 +21,7 @@
 #include <linux/if_packet.h>
 
 #include "engine.h"
+#include "util.h"
 
 struct packet_tx {
 	int fd;
@@ -80,7 +81,7 @@ err:
 int64_t packet_send(void *arg, uint64_t n)
 {
 	struct packet_tx *p = arg;
-	uint64_t sent = 0;
+	uint64_t sent = 0, now;
 	uint32_t k, i;
 	int r;
 
@@ -88,9 +89,10 @@ int64_t packet_send(void *arg, uint64_t n)
 		k = n - sent < p->batch ? (uint32_t)(n - sent) : p->batch;
 		/* The flows in turn from where the last call ended: frames
 		 * it did not take are written again. */
+		now = p->t->flags & UCM_GEN_F_STAMP ? mono_ns() : 0;
 		for (i = 0; i < k; i++)
 			gen_rewrite(p->iov[i].iov_base, p->t, p->seq + i,
-				    (p->flow + i) % p->t->flows);
+				    (p->flow + i) % p->t->flows, now);
 		r = sendmmsg(p->fd, p->msg, k, 0);
 		if (r < 0) {
 			if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) {

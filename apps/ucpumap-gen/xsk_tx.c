@@ -21,6 +21,7 @@
 #include <xdp/xsk.h>
 
 #include "engine.h"
+#include "util.h"
 
 #define NFRAMES		4096
 #define RING_SIZE	2048
@@ -171,7 +172,7 @@ static int kick(struct xsk_tx *x)
 int64_t xsk_tx_send(void *arg, uint64_t n)
 {
 	struct xsk_tx *x = arg;
-	uint64_t queued = 0, done0 = x->completed;
+	uint64_t queued = 0, done0 = x->completed, now;
 	uint32_t idx, k, i, idle = 0;
 	int err;
 
@@ -181,11 +182,12 @@ int64_t xsk_tx_send(void *arg, uint64_t n)
 		if (k > x->nfree)
 			k = x->nfree;
 		k = k ? xsk_ring_prod__reserve(&x->tx, k, &idx) : 0;
+		now = k && x->t->flags & UCM_GEN_F_STAMP ? mono_ns() : 0;
 		for (i = 0; i < k; i++) {
 			struct xdp_desc *d = xsk_ring_prod__tx_desc(&x->tx, idx + i);
 			uint64_t addr = x->free[--x->nfree];
 
-			gen_rewrite((uint8_t *)x->area + addr, x->t, x->seq++, x->flow);
+			gen_rewrite((uint8_t *)x->area + addr, x->t, x->seq++, x->flow, now);
 			if (++x->flow >= x->t->flows)
 				x->flow = 0;
 			d->addr = addr;

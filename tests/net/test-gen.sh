@@ -15,6 +15,9 @@
 #                  error (IPv4 and IPv6, flows and sequence numbers on)
 #   rate           --rate 20000 for 2 s: within 2x of what was asked
 #   xsk-*          the AF_XDP engine: arrives, flows, sequence, checksums
+#   stamp-*        --stamp, each engine: a socket gets every datagram, its
+#                  sequence number and a send time of this host's
+#                  CLOCK_MONOTONIC at most a second old and not in the future
 #   neighbour-*    the destination MAC from the neighbour table; a silent
 #                  destination is an error naming --dst-mac
 #   sigterm, sigkill  a clean total on SIGTERM; nothing left after SIGKILL
@@ -26,7 +29,7 @@
 # arrives-ipv6 (and size-ipv6-200), ipv6-flag, size-ipv4-1514,
 # size-over-mtu, checksum-ipv4, checksum-ipv6, rate (and duration),
 # neighbour-resolved, neighbour-resolved-ipv6, neighbour-silent, xsk-ipv4,
-# xsk-checksum-ipv6, sigterm, sigkill-leaves-nothing (after sigterm),
+# xsk-checksum-ipv6, stamp (stamp-live, stamp-xsk, stamp-packet), sigterm, sigkill-leaves-nothing (after sigterm),
 # bad-flags (bad-flag-*), cpu-flag, nothing-left.
 #
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0.
@@ -37,7 +40,7 @@ BUILD=${BUILD:-build}
 name=test-gen
 cases="arrives-ipv4 flows seq-ipv4 arrives-ipv6 ipv6-flag size-ipv4-1514 size-over-mtu
 checksum-ipv4 checksum-ipv6 rate neighbour-resolved neighbour-resolved-ipv6 neighbour-silent
-xsk-ipv4 xsk-checksum-ipv6 sigterm sigkill-leaves-nothing bad-flags cpu-flag nothing-left"
+xsk-ipv4 xsk-checksum-ipv6 stamp sigterm sigkill-leaves-nothing bad-flags cpu-flag nothing-left"
 GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
 gen=ucmgg$$
 dut=ucmgd$$
@@ -482,6 +485,57 @@ case_xsk_ipv4() {
 	else
 		bad xsk-ipv4 "sent ${TOTAL:-?} of 20000; received, in order, out of order: ${r:-?} (want 20000 20000 0); ports ${ports:-none}; $(why_gen)"
 	fi
+}
+
+# ---- 10. send times ------------------------------------------------------------------------
+# A socket in the receiver reads each datagram: sequence number in the first
+# 8 bytes, send time in the next 8; CLOCK_MONOTONIC is one clock for both
+# namespaces. Any datagram with a bad checksum never reaches it.
+stamp_rx() {
+	cat > "$tmp/stamp_rx.py" <<'EOF'
+import json, os, socket, struct, sys, time
+host, port, want, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+s.bind((host, port))
+s.settimeout(10)
+open(out + ".ready", "w").close()
+seqs, ages = set(), []
+try:
+    while len(seqs) < want:
+        b = s.recv(2048)
+        now = time.monotonic_ns()
+        seq, sent = struct.unpack("!QQ", b[:16])
+        seqs.add(seq)
+        ages.append(now - sent)
+except socket.timeout:
+    pass
+r = {"got": len(ages), "distinct": len(seqs), "max_seq": max(seqs, default=-1),
+     "min_age": min(ages, default=-1), "max_age": max(ages, default=-1)}
+json.dump(r, open(out + ".tmp", "w"))
+os.rename(out + ".tmp", out)
+EOF
+}
+case_stamp() {
+	local e r p n=2000
+	stamp_rx
+	for e in live xsk packet; do
+		sink_load pass
+		rm -f "$tmp/stamp-$e.json" "$tmp/stamp-$e.json.ready"
+		ip netns exec "$dut" "$PY" "$tmp/stamp_rx.py" $D4 $DPORT $n "$tmp/stamp-$e.json" &
+		p=$!
+		lib_pid $p
+		wait_file "$tmp/stamp-$e.json.ready" 50
+		run_gen stamp-$e $V4 --engine $e --count $n --stamp --rate 50000
+		lib_wait $p
+		r=$(jget "$tmp/stamp-$e.json" '"%d %d %d %d" % (d["got"], d["distinct"], d["max_seq"], 0 <= d["min_age"] and d["max_age"] < 10**9)')
+		if [ "$RC" = 0 ] && [ "$TOTAL" = $n ] && [ "$r" = "$n $n $((n - 1)) 1" ] &&
+		   grep -q 'send times' "$OUT"; then
+			ok stamp-$e "$(jget "$tmp/stamp-$e.json" '"send to socket %.0f to %.0f us" % (d["min_age"] / 1e3, d["max_age"] / 1e3)')"
+		else
+			bad stamp-$e "got, distinct, last sequence, ages within [0, 1 s): ${r:-?} (want $n $n $((n - 1)) 1); $(cat "$tmp/stamp-$e.json" 2> /dev/null); $(why_gen)"
+		fi
+	done
 }
 
 case_xsk_checksum_ipv6() {
