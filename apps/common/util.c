@@ -213,6 +213,18 @@ void run_stats(const double *v, int n, struct run_stats *st)
 	st->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+void quantiles(double *v, size_t n, const double *q, int nq, double *out)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	for (int k = 0; k < nq; k++) {
+		double x = q[k] * n;
+		size_t r = (size_t)x;
+
+		r += r < x;		/* the rank: x rounded up */
+		out[k] = v[r ? r - 1 : 0];
+	}
+}
+
 static void json_sep(struct json *j, const char *key)
 {
 	if (!j->first[j->depth])

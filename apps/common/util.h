@@ -64,6 +64,9 @@ struct run_stats {
 	double median, min, max;
 };
 void run_stats(const double *v, int n, struct run_stats *st);
+/* @v's (@n > 0, sorted in place) quantiles @q[0..@nq) into @out, by
+ * nearest rank. */
+void quantiles(double *v, size_t n, const double *q, int nq, double *out);
 
 /* A tiny JSON writer: enough for flat objects and arrays of numbers. */
 struct json {

@@ -22,7 +22,6 @@
  * PROBE_WAIT_MS is lost, counted.
  */
 #include <errno.h>
-#include <math.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -272,13 +271,6 @@ static void *prober_main(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Probe for @seconds; the percentiles LAT_P of the round trips into @p. */
 static int probe(const struct bench_run *br, double seconds, double p[4], double *sent,
 		 double *answered)
@@ -303,9 +295,7 @@ static int probe(const struct bench_run *br, double seconds, double p[4], double
 		free(pr.rtt_us);
 		return -1;
 	}
-	qsort(pr.rtt_us, pr.n, sizeof(double), cmp_double);
-	for (int k = 0; k < 4; k++)	/* nearest rank */
-		p[k] = pr.rtt_us[(size_t)ceil(q[k] * pr.n) - 1];
+	quantiles(pr.rtt_us, pr.n, q, 4, p);
 	free(pr.rtt_us);
 	return 0;
 }

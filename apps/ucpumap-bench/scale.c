@@ -22,7 +22,6 @@
  */
 #include <errno.h>
 #include <net/if.h>
-#include <linux/sock_diag.h>
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,9 +41,6 @@
 #define str(x)		#x
 /* The first generator's first source port; queue i's flows follow it. */
 #define SPORT0		10000
-/* A light queue's sink holds a whole run unread: 64 MiB (the kernel
- * doubles it) is some 60000 small datagrams' truesize and more. */
-#define LIGHT_RCVBUF	(64 << 20)
 
 static const struct scale_rowdef rowdefs[] = {
 	{ "kernel-cpumap", true, SH_WIDE, false, NULL, 1 },
@@ -388,41 +384,6 @@ void scale_skip_row(struct scale_run *sr, const char *row, int w, const char *wh
 
 /* ---- one round of a cell ----------------------------------------------------------- */
 
-/* The flood rows' light sinks: queue i's on LIGHT_PORT0 + i. */
-static int light_open(const struct bench_cfg *bc, int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), sz = LIGHT_RCVBUF;
-
-	inet_pton(AF_INET, bc->sink_ip, &a.sin_addr);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) ||
-	    bind(fd, (struct sockaddr *)&a, sizeof(a))) {
-		fprintf(stderr, "scale: cannot bind a light sink to port %d: %s\n", port,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* What light sink @fd got: the datagrams read and those its full buffer
- * dropped (delivered to the host all the same). Closes it. */
-static double light_count(int fd)
-{
-	uint32_t mem[SK_MEMINFO_VARS] = { 0 };
-	socklen_t len = sizeof(mem);
-	char buf[2048];
-	double n = 0;
-
-	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
-		n++;
-	if (!getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len))
-		n += mem[SK_MEMINFO_DROPS];
-	close(fd);
-	return n;
-}
-
 /* Run the cell's generators for --seconds and count: sent, delivered, and
  * for a flood row each queue's own. 0, or -1 when a generator failed. */
 static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
@@ -434,13 +395,18 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	char out[SCALE_MAX_WIDTH][GEN_OUT], tag[80];
 	int lfd[SCALE_MAX_WIDTH], rc = 0;
 	pid_t g[SCALE_MAX_WIDTH];
+	struct scale_lat la = {};
 	uint64_t d0, d1;
 
 	for (int i = 0; i < pl->ngen; i++) {
 		lfd[i] = -1;	/* a light sink: a flood row's queues but 0 */
-		if (flood && i && (lfd[i] = light_open(&sr->br.cfg, LIGHT_PORT0 + i)) < 0)
+		if (flood && i && (lfd[i] = scale_light_open(&sr->br.cfg, LIGHT_PORT0 + i)) < 0)
 			rc = -1;
 	}
+	/* Room for every light datagram the generators can send, and some. */
+	if (flood && scale_lat_init(&la, (size_t)(cfg->light_rate * (cfg->seconds + 1)) *
+						 (pl->ngen - 1) + 64))
+		rc = -1;
 	d0 = delivered_now(&sr->br.topo);
 	for (int i = 0; i < pl->ngen; i++) {
 		struct gen_spec s = { .cpu = pl->gen[i], .flows = flows,
@@ -450,6 +416,7 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 		if (flood && i > 0) {
 			s.dport = LIGHT_PORT0 + i;
 			s.rate = cfg->light_rate;
+			s.stamp = true;
 		}
 		snprintf(tag, sizeof(tag), "%s-%d", c->name, i);
 		g[i] = gen_start_spec(&sr->br, tag, &s, out[i]);
@@ -467,7 +434,9 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	}
 	sleep_sec(0.3);		/* what is on its way arrives */
 	for (int i = 1; flood && i < pl->ngen; i++)
-		c->light_dst[k][i] = lfd[i] >= 0 ? light_count(lfd[i]) : 0;
+		c->light_dst[k][i] = lfd[i] >= 0 ? scale_light_drain(lfd[i], la.us ? &la : NULL) : 0;
+	if (flood)
+		scale_lat_done(&la, &c->light_p50[k], &c->light_p99[k], &c->light_timed[k]);
 	d1 = delivered_now(&sr->br.topo);
 	c->dst[k] = (d1 - d0) / cfg->seconds;
 	if (flood) {

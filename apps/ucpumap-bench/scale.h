@@ -9,6 +9,9 @@
 #ifndef UCM_BENCH_SCALE_H
 #define UCM_BENCH_SCALE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "datapath.h"
 
 /* Widths 1..16: a generator per queue beside ucpumapd under MAX_KIDS, and
@@ -72,6 +75,10 @@ struct scale_cell {
 	double light_sent[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
 	double light_dst[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
 	double flood_sent[SCALE_MAX_ROUNDS], flood_dst[SCALE_MAX_ROUNDS];
+	/* and the light queues' one-way latency, us, all light queues
+	 * together: p50, p99, and how many datagrams were timed */
+	double light_p50[SCALE_MAX_ROUNDS], light_p99[SCALE_MAX_ROUNDS];
+	double light_timed[SCALE_MAX_ROUNDS];
 	/* --dev: what each of the NIC's queues received in the window, by
 	 * its own counter (have_qoff: every round had them) */
 	double qoff[SCALE_MAX_ROUNDS][SCALE_DEV_MAX_QUEUES];
@@ -135,6 +142,24 @@ int scale_cpu_list(char *buf, size_t sz, const int *v, int n);
 /* Row @row skipped at width @w (0: at every width) for @why: added to the
  * skip with the same reason, or a new one. */
 void scale_skip_row(struct scale_run *sr, const char *row, int w, const char *why);
+
+/* scale_light.c: the flood rows' light sinks */
+/* One-way latencies, us, of one round's light datagrams. */
+struct scale_lat {
+	double *us;
+	size_t n, cap;
+	int64_t off_ns;		/* CLOCK_REALTIME less CLOCK_MONOTONIC */
+};
+/* A socket on the sink's address, port @port, that keeps each datagram's
+ * receive time: its fd, or -1 after a message. */
+int scale_light_open(const struct bench_cfg *bc, int port);
+/* Room for @cap latencies: 0 or -ENOMEM. */
+int scale_lat_init(struct scale_lat *la, size_t cap);
+/* What light sink @fd got: the datagrams read and those its full buffer
+ * dropped; each read one's latency into @la (NULL: none). Closes @fd. */
+double scale_light_drain(int fd, struct scale_lat *la);
+/* @la's p50 and p99 (0 when none was timed) and how many were; frees it. */
+void scale_lat_done(struct scale_lat *la, double *p50, double *p99, double *timed);
 
 /* scale_report.c */
 void scale_report(const struct scale_run *sr);

@@ -141,13 +141,22 @@ static void flood_sum(const struct scale_run *sr, const struct scale_cell *c,
 
 static void print_flood(const struct scale_run *sr, const struct scale_cell *c)
 {
+	struct run_stats p50, p99;
 	struct flood_sum f;
+	double timed = 0;
 
 	flood_sum(sr, c, &f);
 	printf("    %-24s light queues: %.0f of %.0f delivered (%.2f%%, the lowest queue's "
 	       "round %.2f%%); flooding queue: %.0f of %.0f (%.1f%%)\n", "", f.ldst, f.lsent,
 	       f.lsent > 0 ? 100 * f.ldst / f.lsent : 0, 100 * f.lmin, f.fdst, f.fsent,
 	       f.fsent > 0 ? 100 * f.fdst / f.fsent : 0);
+	for (int k = 0; k < sr->nrounds; k++)
+		timed += c->light_timed[k];
+	run_stats(c->light_p50, sr->nrounds, &p50);
+	run_stats(c->light_p99, sr->nrounds, &p99);
+	printf("    %-24s light queues' one-way latency, send to socket: p50 %.1f us "
+	       "(%.1f-%.1f), p99 %.1f us (%.1f-%.1f); %.0f datagrams timed\n", "", p50.median,
+	       p50.min, p50.max, p99.median, p99.min, p99.max, timed);
 }
 
 static void print_cell(const struct scale_run *sr, const struct scale_cell *c)
@@ -310,6 +319,9 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 			json_num(j, "flood_delivered", c->flood_dst[k]);
 			json_nums(j, "light_offered", c->light_sent[k] + 1, c->pl.ngen - 1);
 			json_nums(j, "light_delivered", c->light_dst[k] + 1, c->pl.ngen - 1);
+			json_num(j, "light_latency_p50_us", c->light_p50[k]);
+			json_num(j, "light_latency_p99_us", c->light_p99[k]);
+			json_num(j, "light_latency_timed", c->light_timed[k]);
 		}
 		json_obj_end(j);
 	}

@@ -40,7 +40,7 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 	const struct bench_cfg *cfg = &br->cfg;
 	struct bench_topo *t = &br->topo;
 	char dur[32], rate[32], gen[600], port[16], nflows[16], cpu[16], sport[16], size[16];
-	char *argv[24] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg->sink_ip, "--dst-mac",
+	char *argv[26] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg->sink_ip, "--dst-mac",
 			   t->vd_mac, "--dst-port", port, "--flows", nflows, "--cpu", cpu,
 			   "--duration", dur, "--rate", rate };
 	int n = 17;
@@ -66,6 +66,8 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 		argv[n++] = "--engine";
 		argv[n++] = cfg->mtu + ETH_HLEN > GEN_LIVE_MAX ? "packet" : "live";
 	}
+	if (g->stamp)
+		argv[n++] = "--stamp";
 	argv[n] = NULL;
 	return spawn(t, t->ns_gen, out, argv);
 }

@@ -16,7 +16,8 @@
 #   queues         every queue received and every worker processed, in
 #                  each of ucpumapd's rows that has several (queues-*)
 #   flood          the flood rows: light traffic offered and delivered,
-#                  the flood's count and the light ones' within the total
+#                  the flood's count and the light ones' within the total;
+#                  the light datagrams' one-way latency (flood-latency-*)
 #   chart          the chart's gnuplot script holds the three lines
 #   cleanup        no namespace, no XDP program left after the run
 #   bad-settings   bad-*: each refused with its message, exit status, and
@@ -158,6 +159,12 @@ for r in d["rows"]:
             abs(x["flood_delivered"] + sum(ld) - total) <= 1
         print(f"{'PASS' if good else 'FAIL'}: {name}/flood-{r['row']}-w{r['width']}: light offered {lo} "
               f"delivered {ld}; flood {x['flood_delivered']} of {x['flood_offered']}")
+        # each light datagram read timed from its send time to the
+        # stack: a latency, not the time the bench read it, after the row
+        p50, p99, n = x["light_latency_p50_us"], x["light_latency_p99_us"], x["light_latency_timed"]
+        good = n >= 0.9 * sum(ld) and 1 < p50 <= p99 < 250000
+        print(f"{'PASS' if good else 'FAIL'}: {name}/flood-latency-{r['row']}-w{r['width']}: "
+              f"{n:.0f} of {sum(ld):.0f} timed, p50 {p50:.1f} us, p99 {p99:.1f} us")
 PY
 }
 
