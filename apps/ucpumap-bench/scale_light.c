@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench.h"
 #include "scale.h"
 
 /* A light queue's sink holds a whole run unread: 64 MiB (the kernel
