@@ -126,6 +126,10 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 		return -EINVAL;
 	}
 	c->mtu = o->mtu;
+	if (c->mtu > UCM_DP_MTU_MAX) {
+		pr_warn("dp: mtu %u: the tun's is at most %u\n", c->mtu, UCM_DP_MTU_MAX);
+		return -EINVAL;
+	}
 	c->max_frags = o->max_frags ? o->max_frags : UCM_XSK_MAX_FRAGS;
 	if (c->max_frags > UCM_XSK_MAX_FRAGS) {
 		pr_warn("dp: max_frags %u: a packet takes at most %u frames (the kernel's limit)\n",
@@ -343,19 +347,31 @@ void ucm_dp_resolve_mtu(struct dp_cfg *c)
 	if (!ucm_dp_if_ioctl(c->ifname, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
 		c->if_mtu = ifr.ifr_mtu;
 	c->sg = c->if_mtu > frame_mtu(c);
-	if (!c->mtu) {
-		/* Packets of several frames: the tun takes what the
-		 * interface does. */
-		c->mtu = c->sg ? c->if_mtu : frame_mtu(c);
-		/* What the kernel routes into the tun leaves through the
-		 * interface: no larger than it takes. */
-		if ((c->flags & UCM_DP_F_TWO_WAY) &&
-		    !ucm_dp_if_ioctl(c->ifname, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0 &&
-		    (uint32_t)ifr.ifr_mtu < c->mtu)
-			c->mtu = ifr.ifr_mtu;
-	}
+	if (c->mtu)
+		return;		/* given: check_tun_mtu() */
+	/* Packets of several frames: the tun takes what the interface
+	 * does. */
+	c->mtu = c->sg ? c->if_mtu : frame_mtu(c);
+	/* What the kernel routes into the tun leaves through the interface:
+	 * no larger than it takes. */
+	if ((c->flags & UCM_DP_F_TWO_WAY) && c->if_mtu && c->if_mtu < c->mtu)
+		c->mtu = c->if_mtu;
 	if (c->mtu > UCM_DP_MTU_MAX)
 		c->mtu = UCM_DP_MTU_MAX;
+}
+
+/* Two-way, a tun MTU given above the interface's: the kernel would route
+ * into the tun packets the way back cannot send on as they are (cut into
+ * more frames than the sockets take, dropped as too big, or by the
+ * interface's peer); refused with the fixes. */
+static int check_tun_mtu(const struct dp_cfg *c)
+{
+	if (!(c->flags & UCM_DP_F_TWO_WAY) || !c->if_mtu || c->mtu <= c->if_mtu)
+		return 0;
+	pr_warn("dp: two-way, the tun's MTU %u is more than %s's %u: what the kernel routes into the tun leaves through %s, and a longer packet cannot; give an MTU of at most %u, or raise %s's (ip link set dev %s mtu %u)\n",
+		c->mtu, c->ifname, c->if_mtu, c->ifname, c->if_mtu, c->ifname, c->ifname,
+		c->mtu);
+	return -ERANGE;
 }
 
 /*
@@ -431,6 +447,8 @@ int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames)
 
 int ucm_dp_check_cfg(struct dp_cfg *c)
 {
+	int err;
+
 	if (c->frames < ucm_dp_frames_needed(c)) {
 		pr_warn("dp: %u frames per queue cannot cover the rings, a worker ring%s: give at least %u\n",
 			c->frames, dp_has_channels(c->flags) ? " and the way back" : "",
@@ -442,7 +460,8 @@ int ucm_dp_check_cfg(struct dp_cfg *c)
 		return -ENODEV;
 	}
 	ucm_dp_resolve_mtu(c);
-	return ucm_dp_chain_frames(c);
+	err = check_tun_mtu(c);
+	return err ? err : ucm_dp_chain_frames(c);
 }
 
 int ucm_dp__validate(const struct ucm_dp_opts *opts)

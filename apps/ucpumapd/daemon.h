@@ -61,7 +61,7 @@ struct cfg {
 	uint8_t peer_mac[6];
 	int skb_mode, policy, filter, verbose;
 	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu, spin_us, prewake;
-	unsigned long max_frags;	/* --max-frags; 0: the library's */
+	unsigned long max_frags;	/* --max-frags; the library's default */
 	uint32_t steer_flags;
 	double interval, duration;
 	struct httpd_addr metrics;	/* --metrics-listen; .len 0: none */

@@ -195,13 +195,14 @@ static const struct opt d_opts[] = {
 	  .metavar = "N", .help = "RX ring size, power of two (the fill ring: twice)"),
 	D("qsize", OPT_POW2, qsize, .lo = UCM_CPUMAP_QSIZE_MIN, .hi = UCM_CPUMAP_QSIZE_MAX,
 	  .flags = OPT_F_DEFAULT, .metavar = "N", .help = "worker ring size, power of two"),
-	D("max-frags", OPT_UINT, max_frags, .lo = 1, .hi = UCM_XSK_MAX_FRAGS, .metavar = "N",
+	D("max-frags", OPT_UINT, max_frags, .lo = 1, .hi = UCM_XSK_MAX_FRAGS,
+	  .flags = OPT_F_DEFAULT, .metavar = "N",
 	  .help = "packets of several frames (IFACE's MTU more than a frame holds): at most N "
-	  "frames each on the way in; longer ones are dropped (chain). Default "
-	  xstr(UCM_XSK_MAX_FRAGS) ", the kernel's limit"),
-	D("mtu", OPT_UINT, mtu, .lo = 68, .hi = 65535, .metavar = "N", .help = "tun MTU, "
-	  "at most 9000 (default: what a frame holds, or IFACE's MTU when more; two-way: "
-	  "at most IFACE's MTU)"),
+	  "frames each on the way in, longer ones dropped (chain); up to the kernel's "
+	  "limit"),
+	D("mtu", OPT_UINT, mtu, .lo = 68, .hi = UCM_DP_MTU_MAX, .metavar = "N",
+	  .help = "tun MTU, at most " xstr(UCM_DP_MTU_MAX) " (default: what a frame holds, "
+	  "or IFACE's MTU when more; two-way: at most IFACE's MTU, a larger N refused)"),
 	D("no-recycle", OPT_FLAG, no_recycle, .help = "workers release frames to the backing stack"),
 	D("no-batch", OPT_FLAG, no_batch, .help = "one write() per packet into tun"),
 	D("no-coalesce", OPT_FLAG, no_coalesce, .help = "each packet its own write into tun "
@@ -432,6 +433,7 @@ static int parse_args(int argc, char **argv, struct cfg *c)
 	c->frame_size = 4096;
 	c->rx_size = UCM_DP_RX_RING_DEFAULT;
 	c->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
+	c->max_frags = UCM_XSK_MAX_FRAGS;
 	c->spin_us = UCM_DP_SPIN_US_DEFAULT;
 	c->prewake = UCM_DP_PREWAKE_AUTO;
 	c->interval = 1;

@@ -585,6 +585,17 @@ case_bad_flags() {
 	else
 		bad bad-flag-config-override "$("$daemon" --interval 7 --config "$tmp/iv.conf" --dev vd --help | grep -A1 interval)"
 	fi
+	if "$daemon" --help | tr -s ' \n' ' ' | grep -q "up to the kernel's limit (default 18)"; then
+		ok bad-flag-help-max-frags "--max-frags' default as a number"
+	else
+		bad bad-flag-help-max-frags "$("$daemon" --help | grep -A3 max-frags)"
+	fi
+	# --mtu: the tun's largest is the option's limit, not a silent cap;
+	# two-way, IFACE's MTU is the tun's largest (what the kernel routes
+	# into the tun leaves through it).
+	bad_flag mtu-over-max 2 "^--mtu: '9001' is not a whole number between 68 and 9000" -- --dev vd --tun $tun --mtu 9001
+	bad_flag two-way-mtu-over-iface 78 "two-way, the tun's MTU 3000 is more than vd's 1500: .*give an MTU of at most 1500, or raise vd's \(ip link set dev vd mtu 3000\)" -- \
+		--dev vd --tun $tun --two-way --mtu 3000
 	bad_flag copy-and-zero-copy 2 "exclude each other" -- --dev vd --tun $tun --copy --zero-copy
 	bad_flag no-hold-coalescing 2 "--no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce" -- --dev vd --tun $tun --no-hold
 	bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2

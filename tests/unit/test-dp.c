@@ -132,6 +132,9 @@ static int test_bad_options(void)
 	b = o; b.frame_size = 3000;
 	if (refused(&b, EINVAL, "2048 or 4096"))
 		return 1;
+	b = o; b.mtu = UCM_DP_MTU_MAX + 1;
+	if (refused(&b, EINVAL, "mtu 9001: the tun's is at most 9000"))
+		return 1;
 	b = o; b.frames_per_queue = 4096;
 	if (refused(&b, EINVAL, "4096 frames per queue cannot cover"))
 		return 1;

@@ -221,8 +221,11 @@ struct ucm_dp_opts {
 	uint32_t qsize;			/* worker ring entries; UCM_CPUMAP_QSIZE_DEFAULT */
 	/* The tun's MTU; default: what a frame holds after the XDP headroom,
 	 * Ethernet and two VLAN tags, or the interface's where that is more
-	 * (packets of several frames, both ways); at most UCM_DP_MTU_MAX, and
-	 * two-way at most the interface's. */
+	 * (packets of several frames, both ways), at most UCM_DP_MTU_MAX, and
+	 * two-way at most the interface's. Given, more than UCM_DP_MTU_MAX
+	 * is refused (EINVAL), and two-way more than the interface's MTU
+	 * (ERANGE: the way back could not send what the kernel routes into
+	 * the tun). */
 	uint32_t mtu;
 	/* Two-way over a tun: the next hop's MAC, instead of the kernel's
 	 * routing and neighbour tables; NULL: from the kernel. */
