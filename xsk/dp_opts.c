@@ -287,18 +287,25 @@ int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	return 0;
 }
 
-/* Fill and RX rings, a worker ring, and with TX channels the TX ring and
- * each of the queue's workers' channels: its out ring, and with the way
- * back its free ring too (what the queue lends it). */
-uint32_t ucm_dp_frames_needed(const struct dp_cfg *c)
+/* Fill and RX rings, a worker ring of packets of @k frames, and with TX
+ * channels the TX ring and each of the queue's workers' channels: its out
+ * ring of packets of @k_out frames, and with the way back its free ring
+ * too (what the queue lends it, a frame an entry). The fill, RX and TX
+ * rings hold a frame a descriptor whatever the packets. */
+static uint32_t frames_for(const struct dp_cfg *c, uint32_t k, uint32_t k_out)
 {
 	uint32_t wpq = (c->nworkers + c->nqueues - 1) / c->nqueues;
-	uint32_t need = 2 * c->rx_size + c->rx_size + c->qsize;
-	uint32_t rings = c->flags & UCM_DP_F_TWO_WAY ? 2 : 1;
+	uint32_t need = 2 * c->rx_size + c->rx_size + c->qsize * k;
+	uint32_t per = k_out + (c->flags & UCM_DP_F_TWO_WAY ? 1 : 0);
 
 	if (dp_has_channels(c->flags))
-		need += UCM_XSK_TX_RING + wpq * rings * UCM_TXQ_DEFAULT_SIZE;
+		need += UCM_XSK_TX_RING + wpq * per * UCM_TXQ_DEFAULT_SIZE;
 	return need;
+}
+
+uint32_t ucm_dp_frames_needed(const struct dp_cfg *c)
+{
+	return frames_for(c, 1, 1);
 }
 
 uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts)
@@ -408,28 +415,39 @@ int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 	return 0;
 }
 
+/*
+ * Frames per queue for packets of several frames: a worker ring holds k
+ * frames an entry (at most max_frags), and so does a TX channel's out
+ * ring: the verdict's sends are packets that came in, the way back's
+ * reads and segments are at most the tun's MTU, two-way at most the
+ * interface's (check_tun_mtu()), and take no more frames than it on the
+ * way in (each later frame holds more past its TX metadata than past the
+ * XDP headroom); max_frags does not bound them.
+ */
 int ucm_dp_chain_frames(struct dp_cfg *c)
 {
-	uint32_t k, need;
+	uint32_t k, k_out, need;
+	char chans[48] = "";
 
 	/* An MTU no packet of several frames can take is refused later,
 	 * with its own reason (ucm_dp_check_if_mtu()). */
 	if (!c->sg || chain_len(c) > UCM_CHAIN_MAX || c->if_mtu + DP_L2_ROOM > UINT16_MAX)
 		return 0;
-	/* A worker ring of packets of k frames holds k times its frames;
-	 * the fill and RX rings count frames already. */
-	k = chain_len(c) < c->max_frags ? chain_len(c) : c->max_frags;
-	need = ucm_dp_frames_needed(c) + c->qsize * (k - 1);
+	k_out = chain_len(c);
+	k = k_out < c->max_frags ? k_out : c->max_frags;
+	need = frames_for(c, k, k_out);
+	if (dp_has_channels(c->flags))
+		snprintf(chans, sizeof(chans), ", TX channels of up to %u", k_out);
 	if (c->frames >= need)
 		return 0;
 	if (!c->frames_set) {
 		c->frames = 1u << (32 - __builtin_clz(need - 1));
-		pr_info("dp: %u frames per queue: a worker ring of packets of up to %u frames\n",
-			c->frames, k);
+		pr_info("dp: %u frames per queue: a worker ring of packets of up to %u frames%s\n",
+			c->frames, k, chans);
 		return 0;
 	}
-	pr_warn("dp: %u frames per queue cannot cover the rings and a worker ring of packets of up to %u frames (%s's MTU %u): give at least %u\n",
-		c->frames, k, c->ifname, c->if_mtu, need);
+	pr_warn("dp: %u frames per queue cannot cover the rings and a worker ring of packets of up to %u frames%s (%s's MTU %u): give at least %u\n",
+		c->frames, k, chans, c->ifname, c->if_mtu, need);
 	return -EINVAL;
 }
 

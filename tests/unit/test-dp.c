@@ -3,7 +3,8 @@
  * ucm_dp's options, without root: every bad combination is refused with
  * EINVAL and a message that names it, before anything is loaded, attached
  * or opened; an unknown interface is ENODEV; the frames a datapath needs
- * follow its rings, workers and way back; the RX thread's poll
+ * follow its rings, workers and way back, and with packets of several
+ * frames their chains (xsk/dp_internal.h); the RX thread's poll
  * (ucm_xsk_queue__poll()) refuses a NULL argument. (The running datapath
  * is tested as root by tests/net: test-xsk runs tests/progs/xsk_rx.c on
  * it, and ucpumapd is built on it.)
@@ -15,6 +16,7 @@
 
 #include "ucpumap/dp.h"
 #include "ucpumap/log.h"
+#include "../../xsk/dp_internal.h"
 #include "utest.h"
 
 static char last_msg[512];
@@ -206,6 +208,83 @@ static int test_frames_needed(void)
 	return 0;
 }
 
+/* Packets of 3 frames (MTU 9000, 4096-byte frames): @o's frames given as
+ * @need - 1 are refused naming @need, @need itself taken. */
+static int chain_need(const struct ucm_dp_opts *o, uint32_t need, const char *words)
+{
+	struct dp_cfg c;
+	int err;
+
+	UT_ASSERT(!ucm_dp_resolve(o, &c), "options refused");
+	c.if_mtu = 9000;
+	c.sg = true;
+	c.frames_set = true;
+	c.frames = need - 1;
+	last_msg[0] = 0;
+	err = ucm_dp_chain_frames(&c);
+	UT_ASSERT(err == -EINVAL, "%u frames taken: %d", need - 1, err);
+	UT_ASSERT(strstr(last_msg, words), "message '%s' does not say '%s'", last_msg, words);
+	c.frames = need;
+	err = ucm_dp_chain_frames(&c);
+	UT_ASSERT(!err, "%u frames refused: %d", need, err);
+	return 0;
+}
+
+/* A worker ring holds packets of several frames, so does each TX
+ * channel's out ring (its free ring a frame an entry); max_frags bounds
+ * the way in's alone. */
+static int test_frames_chains(void)
+{
+	static const int cpus4[4] = { 0, 1, 2, 3 };
+	static const uint32_t q2[2] = { 0, 1 };
+	UCM_OPTS(ucm_dp_opts, o, .ifname = "lo", .tun_name = "t", .cpus = cpus4,
+		 .ncpus = 1);
+	char words[128];
+	struct dp_cfg c;
+
+	/* Fill and RX (3072) + a worker ring of three frames an entry. */
+	if (chain_need(&o, 3072 + 3 * 2048,
+		       "a worker ring of packets of up to 3 frames (lo's MTU 9000): give at least 9216"))
+		return 1;
+	/* Two-way: + the TX ring + an out ring of three frames an entry
+	 * and a free ring of one. */
+	o.flags = UCM_DP_F_TWO_WAY;
+	snprintf(words, sizeof(words),
+		 "up to 3 frames, TX channels of up to 3 (lo's MTU 9000): give at least %u", 9216 + UCM_XSK_TX_RING + 4 * UCM_TXQ_DEFAULT_SIZE);
+	if (chain_need(&o, 9216 + UCM_XSK_TX_RING + 4 * UCM_TXQ_DEFAULT_SIZE, words))
+		return 1;
+	/* Two workers on each of two queues: two channels each. */
+	o.ncpus = 4;
+	o.queues = q2;
+	o.nqueues = 2;
+	if (chain_need(&o, 9216 + UCM_XSK_TX_RING + 8 * UCM_TXQ_DEFAULT_SIZE, "give at least"))
+		return 1;
+	/* max_frags 2: the worker ring's packets two frames, the way
+	 * back's still three. */
+	o.max_frags = 2;
+	if (chain_need(&o, 3072 + 2 * 2048 + UCM_XSK_TX_RING + 8 * UCM_TXQ_DEFAULT_SIZE,
+		       "up to 2 frames, TX channels of up to 3"))
+		return 1;
+	/* The verdict's sends, one queue: an out ring each, nothing lent. */
+	o.max_frags = 0;
+	o.flags = UCM_DP_F_VERDICT_TX;
+	o.verdict = pass_all;
+	o.nqueues = 1;
+	if (chain_need(&o, 9216 + UCM_XSK_TX_RING + 4 * 3 * UCM_TXQ_DEFAULT_SIZE,
+		       "TX channels of up to 3"))
+		return 1;
+	/* Not given: the frames grow to the next power of two, said. */
+	UT_ASSERT(!ucm_dp_resolve(&o, &c), "options refused");
+	c.if_mtu = 9000;
+	c.sg = true;
+	last_msg[0] = 0;
+	UT_ASSERT(!ucm_dp_chain_frames(&c), "the default refused");
+	UT_ASSERT(c.frames == 16384, "frames %u", c.frames);
+	UT_ASSERT(strstr(last_msg, "16384 frames per queue: a worker ring of packets of up to 3 "
+			  "frames, TX channels of up to 3"), "message '%s'", last_msg);
+	return 0;
+}
+
 /* ucm_dp__check() refuses what it cannot look at; every fault has a
  * name, and past the last one reads "unknown". */
 static int test_check_args(void)
@@ -286,6 +365,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_bad_options),
 	UT_CASE(test_opts_unknown_bytes),
 	UT_CASE(test_frames_needed),
+	UT_CASE(test_frames_chains),
 	{}
 };
 

@@ -510,7 +510,10 @@ UCM_API bool ucm_dp__zerocopy(const struct ucm_dp *dp);
 /* The tun's name; NULL with a sink of one's own. */
 UCM_API const char *ucm_dp__tun_name(const struct ucm_dp *dp);
 /* Frames each queue needs for the options' rings, workers and way back:
- * ucm_dp__create() refuses fewer. */
+ * ucm_dp__create() refuses fewer. Where the interface's packets take
+ * several frames, more: the rings and channels that hold packets hold
+ * that many times their frames (frames_per_queue 0: ucm_dp__create()
+ * takes enough; given too few, it says how many). */
 UCM_API uint32_t ucm_dp__frames_needed(const struct ucm_dp_opts *opts);
 /*
  * What ucm_dp__create() would refuse of @opts before it attaches anything,
