@@ -3,7 +3,8 @@
  * ucpumap-bench datapath: the whole path, row against row.
  *
  * On veth (the default), one topology for all rows: a generator namespace
- * (ucpumap-gen's live engine on vg, CPU 0) joined by a veth pair to a DUT
+ * (ucpumap-gen on vg, CPU 0: its live engine, its packet engine for --mtu's
+ * frames past what a live frame holds) joined by a veth pair to a DUT
  * namespace (vd) that holds a bound UDP socket the bench never reads while
  * traffic runs. The bench itself enters the DUT namespace (setns), so the
  * sink socket, the kernel rows' XDP programs, the tun of the tun-ceiling row
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
+#include <linux/if_ether.h>
 
 #include "bench.h"
 #include "datapath.h"
@@ -254,15 +256,20 @@ int bench_bindir(char *buf, size_t sz)
 static void print_header(const struct bench_run *br)
 {
 	const struct bench_cfg *cfg = &br->cfg;
+	/* The generator's frames and engine, as gen_start_spec() asks:
+	 * --mtu's frames, past what a live frame holds through the packet
+	 * engine; else the generator's default. */
+	unsigned long size = cfg->mtu ? cfg->mtu + ETH_HLEN : 64;
 
 	if (cfg->dev)
 		printf("datapath: %s queue(s) %s, external generator to %s port %lu, %d round(s) x "
 		       "%g s per row; workers on CPU(s) %s\n", cfg->dev, cfg->queues, cfg->sink_ip,
 		       cfg->sink_port, cfg->rounds, cfg->seconds, cfg->cpus);
 	else
-		printf("datapath: veth vg (ns %s, ucpumap-gen live, CPU 0) -> vd (ns %s), 64-byte "
+		printf("datapath: veth vg (ns %s, ucpumap-gen %s, CPU 0) -> vd (ns %s), %lu-byte "
 		       "%s UDP, 16 flows, rate %s, %d round(s) x %g s per row; workers on CPU(s) "
-		       "%s\n", br->topo.ns_gen, br->topo.ns_dut, cfg->v6 ? "IPv6" : "IPv4",
+		       "%s\n", br->topo.ns_gen, size > GEN_LIVE_MAX ? "packet" : "live",
+		       br->topo.ns_dut, size, cfg->v6 ? "IPv6" : "IPv4",
 		       cfg->rate ? "fixed" : "as fast as it goes", cfg->rounds, cfg->seconds, cfg->cpus);
 	if (cfg->rate)
 		printf("datapath: offered rate %lu pps\n", cfg->rate);
