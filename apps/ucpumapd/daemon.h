@@ -68,11 +68,15 @@ struct cfg {
 };
 
 /* The drops the statistics line sums, by cause (stats.c names them): the
- * way in's seven of its own and the workers' reasons, the way back's eight. */
+ * way in's seven of its own and the workers' reasons, the way back's eight;
+ * and the way in's chain cause by its four reasons (ucm_xsk_stats'
+ * rx_chain_long, _cut, _bad, _nosg), which sum to it (read a moment
+ * after it: exactly once the datapath has stopped). */
 #define DROPS_IN	(7 + UCM_DROP_REASONS_MAX)
 #define DROPS_BACK	8
+#define DROPS_CHAIN	4
 struct drops {
-	uint64_t in[DROPS_IN], back[DROPS_BACK];
+	uint64_t in[DROPS_IN], back[DROPS_BACK], chain[DROPS_CHAIN];
 };
 
 /* priv.c's state. */
@@ -141,15 +145,17 @@ void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
 /* Every drop so far, by cause (the getters': any thread). The way in's by
  * name, merged (a worker reason named as a cause of the RX side adds to
- * it) into @out[DROPS_IN], their number returned: what the conservation
- * line, JSON's drops_in and /metrics' ucpumap_drops_total{way="in"} list.
- * What reached the sockets: rx and the kernel's drops there. */
+ * it) into @out[DROPS_NAMED], their number returned: what the conservation
+ * line and JSON's drops_in list, and with @chain_reasons, chain replaced
+ * by its four, /metrics' ucpumap_drops_total{way="in"}. What reached the
+ * sockets: rx and the kernel's drops there. */
+#define DROPS_NAMED	(DROPS_IN + DROPS_CHAIN)
 struct drop_named {
 	const char *name;
 	uint64_t v;
 };
 void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct drops *n);
-int drops_in_named(const struct drops *n, struct drop_named *out);
+int drops_in_named(const struct drops *n, bool chain_reasons, struct drop_named *out);
 /* The name of drop cause @i of the way back (@back) or in. */
 const char *cause_name(bool back, int i);
 uint64_t drops_arrived(const struct ucm_dp_stats *t, const struct drops *n);

@@ -222,17 +222,17 @@ static void render_fams(struct tbuf *b, const struct snap *s)
 }
 
 /* Every drop, by the way it happened on and its reason, as the
- * statistics line and the conservation line count them (stats.c): the
- * way in's, from the kernel's at the sockets on, add up to received -
- * delivered; the way back's to read - sent. */
+ * statistics line and the conservation line count them (stats.c), chain
+ * by its four reasons: the way in's, from the kernel's at the sockets on,
+ * add up to received - delivered; the way back's to read - sent. */
 static void render_drops(struct tbuf *b, const struct snap *s, const struct daemon *d)
 {
-	struct drop_named nm[DROPS_IN];
+	struct drop_named nm[DROPS_NAMED];
 	struct drops n;
 	int k, i;
 
 	count_drops(d, &s->t, &n);
-	k = drops_in_named(&n, nm);
+	k = drops_in_named(&n, true, nm);
 	family(b, "ucpumap_drops_total", "counter",
 	       "Packets dropped, by way (in: reached the sockets and not delivered; back: read from the tun and not sent) and reason.");
 	for (i = 0; i < k; i++)

@@ -29,6 +29,12 @@ static const char *const back_causes[DROPS_BACK] = {
 	"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full",
 	"stopped", "link_local",
 };
+/* The chain cause (in[IN_CHAIN]) by its reason, ucm_xsk_stats' order:
+ * /metrics' labels (struct drops' chain[]). */
+static const char *const chain_causes[DROPS_CHAIN] = {
+	"chain_long", "chain_cut", "chain_bad", "chain_nosg",
+};
+#define IN_CHAIN	6
 #define N_IN_CAUSES	((int)(sizeof(in_causes) / sizeof(in_causes[0])))
 _Static_assert(N_IN_CAUSES + UCM_DROP_REASONS_MAX == DROPS_IN, "struct drops' way in");
 /* in[] of the kernel's two, which rx does not count */
@@ -56,12 +62,17 @@ void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct dr
 		ucm_dp__xsk_stats(d->dp, i, &xs, sizeof(xs));
 		n->in[0] += xs.kernel_rx_ring_full;
 		n->in[1] += xs.kernel_rx_dropped;
+		n->chain[0] += xs.rx_chain_long;
+		n->chain[1] += xs.rx_chain_cut;
+		n->chain[2] += xs.rx_chain_bad;
+		n->chain[3] += xs.rx_chain_nosg;
 	}
 	n->in[2] = t->rx_bad_desc;
 	n->in[3] = t->rx_steer_err;
 	n->in[4] = t->enqueue_drops - t->enqueue_shed;
 	n->in[5] = t->enqueue_shed;
-	n->in[6] = t->rx_chain_drops;
+	/* The sum of chain[], read with the rx it is part of. */
+	n->in[IN_CHAIN] = t->rx_chain_drops;
 	for (r = 0; r < UCM_DROP__MAX; r++)
 		n->in[N_IN_CAUSES + r] = t->worker_drop_reason[r];
 	if (!d->c.two_way)
@@ -80,7 +91,7 @@ void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct dr
 	n->back[5] = t->tx_drops;
 }
 
-int drops_in_named(const struct drops *n, struct drop_named *out)
+int drops_in_named(const struct drops *n, bool chain_reasons, struct drop_named *out)
 {
 	int k = 0, i, j;
 
@@ -89,6 +100,12 @@ int drops_in_named(const struct drops *n, struct drop_named *out)
 
 		if (i == N_IN_CAUSES + UCM_DROP_NONE || i >= N_IN_CAUSES + UCM_DROP__MAX)
 			continue;
+		if (i == IN_CHAIN && chain_reasons) {
+			for (j = 0; j < DROPS_CHAIN; j++)
+				out[k++] = (struct drop_named){ .name = chain_causes[j],
+								.v = n->chain[j] };
+			continue;
+		}
 		name = cause_name(false, i);
 		for (j = 0; j < k && strcmp(out[j].name, name); j++)
 			;
@@ -491,8 +508,8 @@ static void json_worker(struct json *j, const struct daemon *d, uint32_t w)
 static void json_drops(struct json *j, const struct daemon *d, const struct ucm_dp_stats *t,
 		       const struct drops *n)
 {
-	struct drop_named nm[DROPS_IN];
-	int k = drops_in_named(n, nm);
+	struct drop_named nm[DROPS_NAMED];
+	int k = drops_in_named(n, false, nm);
 
 	json_u64(j, "received", drops_arrived(t, n));
 	json_u64(j, "delivered", t->delivered);
@@ -598,7 +615,7 @@ void print_stats(struct daemon *d, bool final)
  * way back's own; and whether every frame came home. */
 void print_verdict(struct daemon *d)
 {
-	struct drop_named nm[DROPS_IN];
+	struct drop_named nm[DROPS_NAMED];
 	struct ucm_dp_stats t;
 	struct drops n;
 	uint32_t v;
@@ -606,7 +623,7 @@ void print_verdict(struct daemon *d)
 
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	count_drops(d, &t, &n);
-	k = drops_in_named(&n, nm);
+	k = drops_in_named(&n, false, nm);
 	v = ucm_dp_stats__violations(&t, sizeof(t));
 	/* The sum the library's equation checks, and the kernel's two. */
 	printf("conservation: received %llu = delivered %llu + drops %llu (",

@@ -16,7 +16,8 @@
 #                       them: a drop reason and a family of their own),
 #                       histograms cumulative, the build's version
 #                       (--version's) in ucpumap_build_info; the
-#                       kernel's causes among the drop reasons, up 1
+#                       kernel's causes among the drop reasons, and the
+#                       chain drops' four (not their sum), up 1
 #   scrape-counts       rx summed over queues and delivered summed over
 #                       workers are exactly the datagrams sent
 #   link-state          ucpumap_up and ucpumap_link_up{dev,role} are 1; 0
@@ -284,9 +285,11 @@ case_scrape_format() {
 	[ "$q" = 0 ] || why="$why queues '$q' (want 0);"
 	[ "$w" = 0,1 ] || why="$why workers '$w' (want 0,1);"
 	for reason in kernel_rx_ring_full kernel_rx_dropped bad_desc steer enqueue_full fair_share \
-		      ip_len l4_hdr sink; do
+		      chain_long chain_cut chain_bad chain_nosg ip_len l4_hdr sink; do
 		[[ ",$r," == *",$reason,"* ]] || why="$why no drop reason $reason;"
 	done
+	# The chain drops by their reason, not their sum beside them too.
+	[[ ",$r," == *",chain,"* ]] && why="$why drop reason chain beside its parts;"
 	[ "$(J "$tmp/s1" 'int(d.get("drops_in", -1))')" = 0 ] || why="$why drops where none should be;"
 	[ "$(J "$tmp/s1" 'int(d.get("up", -1))')" = 1 ] || why="$why ucpumap_up $(J "$tmp/s1" 'd.get("up")') (want 1);"
 	# The version --version prints, as the one build_info sample's label.
