@@ -596,8 +596,9 @@ static bool default_str(const struct opt *o, const void *cfg, char *buf, size_t 
 	}
 }
 
-/* @text from column @col on, words wrapped to HELP_WIDTH; "\n" breaks. */
-static void put_wrapped(FILE *f, const char *text, int col, int at)
+/* @text from column @at on, words wrapped to HELP_WIDTH and continued
+ * at column @col; "\n" breaks. The column it ends at. */
+static int put_wrapped(FILE *f, const char *text, int col, int at)
 {
 	const char *w = text;
 
@@ -621,7 +622,7 @@ static void put_wrapped(FILE *f, const char *text, int col, int at)
 		while (*w == ' ' || *w == '\n')
 			w++;
 	}
-	fputc('\n', f);
+	return at;
 }
 
 static int opt_head(const struct opt *o, char *buf, size_t len)
@@ -636,7 +637,7 @@ static int opt_head(const struct opt *o, char *buf, size_t len)
 
 static void opt_help(const struct opt *o, const void *cfg, int col, FILE *f)
 {
-	char head[128], def[64], text[1024];
+	char head[128], def[64], text[sizeof(def) + 16];
 	int at;
 
 	if (o->heading)
@@ -649,11 +650,13 @@ static void opt_help(const struct opt *o, const void *cfg, int col, FILE *f)
 	} else {
 		at += fprintf(f, "%*s", col - at, "");
 	}
-	if ((o->flags & OPT_F_DEFAULT) && default_str(o, cfg, def, sizeof(def)))
-		snprintf(text, sizeof(text), "%s (default %s)", o->help ?: "", def);
-	else
-		snprintf(text, sizeof(text), "%s", o->help ?: "");
-	put_wrapped(f, text, col, at);
+	/* the help straight from its table: it has no bound (a list of rows) */
+	at = put_wrapped(f, o->help ?: "", col, at);
+	if ((o->flags & OPT_F_DEFAULT) && default_str(o, cfg, def, sizeof(def))) {
+		snprintf(text, sizeof(text), "(default %s)", def);
+		put_wrapped(f, text, col, at);
+	}
+	fputc('\n', f);
 }
 
 void opts_usage(const struct opts_cmd *cmd, const void *cfg, FILE *f)

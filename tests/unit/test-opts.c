@@ -28,6 +28,7 @@ struct tcfg {
 	int one_cpu;
 	uint8_t mac[6];
 	int custom;
+	unsigned long many;
 	const char *req;
 	const char *conf;
 };
@@ -54,6 +55,9 @@ static void tail_rows(FILE *f)
 {
 	fputs("  row-a  the first row\n", f);
 }
+
+#define HELP_40		"a row, another row, and yet another one, "
+#define HELP_320	HELP_40 HELP_40 HELP_40 HELP_40 HELP_40 HELP_40 HELP_40 HELP_40
 
 static const struct opt t_opts[] = {
 	OPT_DEF("flag", OPT_FLAG, struct tcfg, flag, .short_opt = 'f',
@@ -89,6 +93,9 @@ static const struct opt t_opts[] = {
 	OPT_DEF("custom", OPT_CUSTOM, struct tcfg, custom, .parse = parse_custom, .metavar = "X",
 		.help = "a word long enough to be wrapped onto the next line of the help, and then "
 			"onto another one, since no line is longer than 79 columns"),
+	/* a help longer than any buffer a line would fit in (a list of rows) */
+	OPT_DEF("many", OPT_UINT, struct tcfg, many, .flags = OPT_F_DEFAULT, .metavar = "N",
+		.help = HELP_320 HELP_320 HELP_320 HELP_320 HELP_320 "the-last-row"),
 	OPT_DEF("req", OPT_STRING, struct tcfg, req, .flags = OPT_F_REQUIRED, .metavar = "R",
 		.help = "required"),
 	{}
@@ -303,6 +310,9 @@ static int test_help(void)
 		  strstr(text, "\nPlacement:\n  --cpus LIST           CPUs (default 0)\n") &&
 		  strstr(text, "one CPU (default 0)"), "defaults and the heading");
 	UT_ASSERT(!strstr(text, "a port (default"), "a default shown without OPT_F_DEFAULT");
+	UT_ASSERT(strstr(text, "the-last-row (default 0)\n") ||
+		  strstr(text, "the-last-row\n                        (default 0)\n"),
+		  "a help of %zu characters cut short", strlen(HELP_320) * 5);
 	UT_ASSERT(strstr(text, "\n  -h, --help            this text\n\nRows:\n  row-a  the first row\n"),
 		  "the end");
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save), lines++)
