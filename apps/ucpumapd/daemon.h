@@ -102,6 +102,9 @@ struct daemon {
 	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES], last_q_tx[UCM_XSK_MAX_QUEUES];
 	uint64_t last_enq[UCM_XSK_MAX_QUEUES][UCM_CPUMAP_MAX_WORKERS][2];
 	uint64_t last_w[UCM_CPUMAP_MAX_WORKERS][2];
+	/* --extended's busy shares: each worker's sleep_ns, each RX
+	 * thread's CPU time (rx_cpu_seen) */
+	uint64_t last_w_sleep[UCM_CPUMAP_MAX_WORKERS], last_q_cpu[UCM_XSK_MAX_QUEUES];
 	uint64_t last_back[UCM_CPUMAP_MAX_WORKERS];
 	struct drops last_drops;
 	double last_t;

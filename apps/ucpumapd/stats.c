@@ -148,28 +148,33 @@ static void print_drops(bool back, const uint64_t *now, const uint64_t *then, in
 		printf(" (largest: %s %.0f/s)", cause_name(back, which), most / dt);
 }
 
-/* The line: received, delivered, dropped; two-way, the way back's. */
-/* The workers' busy share of the interval, in percent: what they did not
- * sleep of it (xdp-bench's per-CPU load, from the library's own clock). */
-static double busy_share(const struct daemon *d, const struct ucm_dp_stats *t, double dt)
+/* @ns of @n threads' time over an interval of @dt s, in percent of it;
+ * two clocks read a moment apart can say a little below 0 or above 100. */
+static double share_pct(double ns, double dt, uint32_t n)
 {
-	double slept = (t->worker_sleep_ns - d->last.worker_sleep_ns) / 1e9;
-	double all = dt * ucm_dp__nworkers(d->dp);
-	double busy = all > 0 ? 100.0 * (1 - slept / all) : 0;
+	double busy = dt * n > 0 ? 100.0 * ns / 1e9 / (dt * n) : 0;
 
 	return busy < 0 ? 0 : busy > 100 ? 100 : busy;
+}
+
+/* The workers' busy share of the interval, in percent: what they did not
+ * sleep of it (xdp-bench's per-CPU load, from the library's own clock),
+ * averaged over them. */
+static double busy_share(const struct daemon *d, const struct ucm_dp_stats *t, double dt)
+{
+	uint32_t n = ucm_dp__nworkers(d->dp);
+
+	return n ? 100 - share_pct(t->worker_sleep_ns - d->last.worker_sleep_ns, dt, n) : 0;
 }
 
 /* The RX threads' busy share of the interval, in percent: their CPU time
- * over it (poll.c), @rx_cpu the sum now. */
+ * over it (poll.c), @rx_cpu the sum now, averaged over them. */
 static double rx_busy_share(const struct daemon *d, uint64_t rx_cpu, double dt)
 {
-	double all = dt * ucm_dp__nqueues(d->dp);
-	double busy = all > 0 ? 100.0 * (rx_cpu - d->last_rx_cpu) / 1e9 / all : 0;
-
-	return busy < 0 ? 0 : busy > 100 ? 100 : busy;
+	return share_pct(rx_cpu - d->last_rx_cpu, dt, ucm_dp__nqueues(d->dp));
 }
 
+/* The line: received, delivered, dropped; two-way, the way back's. */
 static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 		       const struct drops *n, uint64_t rx_cpu, double dt, bool final)
 {
@@ -261,14 +266,18 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 
 	ucm_dp__xsk_stats(d->dp, q, &xs, sizeof(xs));
 	ucm_dp__pool_stats(d->dp, q, &ps, sizeof(ps));
-	printf("  queue %u: %.0f pps, rx %llu bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
-	       id, (xs.rx - d->last_q_rx[q]) / dt, ULL(xs.rx), ULL(xs.rx_bad_desc),
+	/* its RX thread's CPU time: rx_cpu_seen, read for this line */
+	printf("  queue %u: %.0f pps, RX thread %.0f%% busy, rx %llu bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
+	       id, (xs.rx - d->last_q_rx[q]) / dt,
+	       share_pct(d->rx_cpu_seen[q] - d->last_q_cpu[q], dt, 1),
+	       ULL(xs.rx), ULL(xs.rx_bad_desc),
 	       ULL(xs.kernel_rx_dropped), ULL(xs.kernel_rx_ring_full),
 	       ULL(xs.kernel_rx_fill_ring_empty_descs), ULL(xs.kernel_rx_invalid_descs),
 	       ULL(ps.alloc_fast), ULL(ps.alloc_refill), ULL(ps.alloc_slow),
 	       ULL(ps.recycle_cached), ULL(ps.recycle_ring), ULL(ps.recycle_ring_full),
 	       ULL(ps.recycle_released), (long long)ps.inflight);
 	d->last_q_rx[q] = xs.rx;
+	d->last_q_cpu[q] = d->rx_cpu_seen[q];
 	if (!d->c.no_latency)
 		printf("    latency (us): arrival to flush %s (%llu batches)\n",
 		       lat_str(lat, sizeof(lat), xs.rx_hist), ULL(lat_count(xs.rx_hist)));
@@ -334,8 +343,9 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 
 	ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws));
 	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
-	printf("  worker %u (cpu %d): %.0f pps, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu csum_partial %llu\n",
+	printf("  worker %u (cpu %d): %.0f pps, %.0f%% busy, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu csum_partial %llu\n",
 	       w, ucm_dp__worker_cpu(d->dp, w), (ws.processed - d->last_w[w][0]) / dt,
+	       100 - share_pct(ws.sleep_ns - d->last_w_sleep[w], dt, 1),
 	       (ws.drops - d->last_w[w][1]) / dt, ULL(ws.processed), ULL(ws.drops),
 	       ULL(ws.sched), ULL(ts.packets), ULL(ts.submits), ULL(ts.non_ip),
 	       ULL(ts.err_eio), ULL(ts.err_ebadfd), ULL(ts.err_eagain), ULL(ts.err_other),
@@ -356,6 +366,7 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 		       ULL(ws.prewakes));
 	d->last_w[w][0] = ws.processed;
 	d->last_w[w][1] = ws.drops;
+	d->last_w_sleep[w] = ws.sleep_ns;
 	print_back(d, w, dt);
 }
 
@@ -571,6 +582,8 @@ static void whole_run(struct daemon *d)
 	memset(d->last_q_tx, 0, sizeof(d->last_q_tx));
 	memset(d->last_enq, 0, sizeof(d->last_enq));
 	memset(d->last_w, 0, sizeof(d->last_w));
+	memset(d->last_w_sleep, 0, sizeof(d->last_w_sleep));
+	memset(d->last_q_cpu, 0, sizeof(d->last_q_cpu));
 	memset(d->last_back, 0, sizeof(d->last_back));
 	memset(&d->last_drops, 0, sizeof(d->last_drops));
 	d->last_rx_cpu = 0;

@@ -15,7 +15,9 @@
 #                          are the counters' change over the time between
 #                          two JSON lines (their times to the microsecond),
 #                          and its workers' busy share is their sleep's
-#                          (idle lines near 0%)
+#                          (idle lines near 0%); the RX threads' share on
+#                          the lines at the sending rate is above the idle
+#                          lines' (their CPU time grows with the traffic)
 #   delivered-is-traffic   the lines' delivered rates times their intervals
 #                          add up to what the daemon delivered, and that
 #                          with the drops it counted is what the generator
@@ -27,7 +29,9 @@
 #   total-average          the total line's time is the run, --duration,
 #                          and its rates are the whole run's counts over it
 #   extended-lines         --extended: after each line, the cpumap line,
-#                          the queue's and each worker's lines
+#                          the queue's and each worker's lines; the queue's
+#                          RX thread's busy share is the line's RX threads'
+#                          (one queue), the workers' average theirs
 #   latency-counts         the last JSON line's latency histograms count
 #                          every RX batch (rx_hist: rx_batches) and every
 #                          bulk (wait_hist, sink_hist: the bulks flushed,
@@ -185,6 +189,17 @@ why += ["line %d: workers %s%%, RX threads %s%% busy with nothing coming in"
         % (i + 1, m.group(5), m.group(6))
         for i, m in enumerate(parsed) if m and m.group(1) == "0" and
         (int(m.group(5)) > 10 or int(m.group(6)) > 10)]
+# The RX threads' share grows with the traffic: the median of the lines
+# at the sending rate above the idle lines' (a thread with nothing coming
+# in still wakes now and then: about a third here).
+def rx_shares(busy):
+    return sorted(b["rx_threads_busy"] for a, b in zip(lines, lines[1:-1])
+                  if ((b["rx"] - a["rx"]) / (b["time"] - a["time"]) >= rate / 2 if busy
+                      else b["rx"] == a["rx"]))
+on, off = rx_shares(True), rx_shares(False)
+if not on or not off or on[len(on) // 2] <= 1.3 * off[len(off) // 2]:
+    why.insert(0, "RX threads %s%% busy at the sending rate, %s%% idle (want the median above 1.3x)"
+               % (on, off))
 verdict("line-rates", why[:3])
 
 # The traffic: the lines add up to it. The first line comes before it.
@@ -283,9 +298,38 @@ case_total_average() { verdict_case total-average; }
 
 # --extended: each block is the line, the cpumap, queue 0, its latency
 # and enqueue lines, and per worker its line, its coalesce line and its
-# latency line.
+# latency line. Each thread's busy share: queue 0's RX thread's is the
+# line's RX threads' (the only one), the two workers' average the line's
+# workers' (each rounded: within 1).
+extended_shares() {
+	"$PY" - "$1" <<'PY'
+import re, sys
+why, blocks, line, nq, nw = [], 0, None, 0, 0
+for l in open(sys.argv[1]):
+    if l.startswith(("conservation", "audit")):
+        break
+    m = re.match(r"(vd: |total vd, ).*, workers (\d+)% busy, RX threads (\d+)% busy", l)
+    if m:
+        line, ws, blocks = (int(m.group(2)), int(m.group(3))), [], blocks + 1
+        continue
+    q = re.match(r"  queue 0: \d+ pps, RX thread (\d+)% busy, rx ", l)
+    w = re.match(r"  worker \d+ \(cpu \d+\): \d+ pps, (\d+)% busy, drops ", l)
+    nq, nw = nq + bool(line and q), nw + bool(line and w)
+    if line and q and int(q.group(1)) != line[1]:
+        why.append("block %d: queue 0's RX thread %s%% busy, the line's RX threads %d%%"
+                   % (blocks, q.group(1), line[1]))
+    if line and w:
+        ws.append(int(w.group(1)))
+        if len(ws) == 2 and abs(sum(ws) / 2 - line[0]) > 1:
+            why.append("block %d: workers %s%% busy, the line's %d%%" % (blocks, ws, line[0]))
+if nq != blocks or nw != 2 * blocks:
+    why.insert(0, "%d blocks, %d queue and %d worker lines with a busy share" % (blocks, nq, nw))
+print("; ".join(why[:3]) if why else "ok")
+PY
+}
+
 case_extended_lines() {
-	local r
+	local r s
 	if run extended --extended; then
 		r=$(awk '
 			function check() {
@@ -297,10 +341,11 @@ case_extended_lines() {
 			/^(vd: |total vd, )/ { if (n) check(); n = 1; blk = ""; next }
 			n { blk = blk "|" $1 " " $2 }
 			END { if (n) check(); if (!bad) print blocks " blocks" }' "$tmp/extended.out")
-		if [[ $r =~ ^([0-9]+)\ blocks$ ]] && [ "${BASH_REMATCH[1]}" -ge 5 ]; then
-			ok extended-lines "$r"
+		s=$(extended_shares "$tmp/extended.out")
+		if [[ $r =~ ^([0-9]+)\ blocks$ ]] && [ "${BASH_REMATCH[1]}" -ge 5 ] && [ "$s" = ok ]; then
+			ok extended-lines "$r, each thread's busy share its line's"
 		else
-			bad extended-lines "$r"
+			bad extended-lines "$r; $s"
 		fi
 	else
 		bad extended-lines "$why"
