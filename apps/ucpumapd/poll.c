@@ -34,8 +34,9 @@
 #include "daemon.h"
 #include "util.h"
 
-/* The CPUs the kernel keeps other tasks off (isolcpus=), as a bit set of
- * the first 1024; none when the file is missing or empty. */
+/* The CPUs the kernel keeps out of its scheduling domains (isolcpus=), as
+ * a bit set of the first 1024; none when the file is missing or empty. A
+ * cpuset partition of their own isolates too, but is not listed there. */
 static void isolated_cpus(uint64_t *set, size_t words)
 {
 	char buf[512], *tok, *save = NULL;
@@ -60,7 +61,8 @@ static void isolated_cpus(uint64_t *set, size_t words)
 	}
 }
 
-/* Each of the @n CPUs of @cpus that is not isolated, said in one line. */
+/* Each of the @n CPUs of @cpus not in the kernel's isolated list, said in
+ * one line. */
 static void say_not_isolated(const int *cpus, int n)
 {
 	uint64_t iso[16];
@@ -73,7 +75,8 @@ static void say_not_isolated(const int *cpus, int n)
 		fprintf(stderr, "%s%d", shown++ ? "," : "ucpumapd: polling on CPU(s) ", cpus[i]);
 	}
 	if (shown)
-		fprintf(stderr, " not isolated (isolcpus=, or a cpuset of their own): a task the "
+		fprintf(stderr, " not isolated (not in /sys/devices/system/cpu/isolated, which "
+			"isolcpus= fills; a cpuset partition is not looked at): a task the "
 			"scheduler puts there waits behind a polling thread, and the thread behind "
 			"it\n");
 }

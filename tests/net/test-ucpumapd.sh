@@ -259,7 +259,8 @@ case_delivery() {
 # says it polls and busy-polls, the statistics lines give its busy share,
 # and it stops cleanly with every frame home. Busy polling's two notes:
 # vd's interrupts are not deferred (the writes that would), and whether
-# the socket has a NAPI to poll (veth in copy mode: none).
+# the socket has a NAPI to poll (veth in copy mode: none); and CPU 1's
+# warning unless the kernel's isolated list has it.
 case_poll() {
 	local count=300 sent why lines idle sleeps batches
 	if start_daemon poll --pass --poll --rx-cpus 1 --interval 0.5 --duration 30 \
@@ -283,6 +284,11 @@ case_poll() {
 			why="$why no word of vd's interrupts not deferred;"
 		grep -Eq "queue 0: (busy polling the device's NAPI [0-9]+|no NAPI to busy-poll)" "$D_ERR" ||
 			why="$why no word of queue 0's NAPI;"
+		if ! awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-"); f = f || (1 >= r[1] && 1 <= (r[2] == "" ? r[1] : r[2])) } }
+			END { exit !f }' /sys/devices/system/cpu/isolated 2> /dev/null; then
+			grep -q "^ucpumapd: polling on CPU(s) 1 not isolated (not in /sys/devices/system/cpu/isolated, which isolcpus= fills" "$D_ERR" ||
+				why="$why no word of CPU 1 not isolated;"
+		fi
 		lines=$(grep -cE "^vd: rx [0-9]+ pps, .*, RX threads [0-9]+% busy(, checksums left to the kernel [0-9]+/s)?$" "$D_OUT")
 		[ "$lines" -ge 2 ] || why="$why $lines statistics lines with the RX threads' share;"
 		# The last line is idle: a sleep that timed out is not followed
