@@ -162,6 +162,10 @@ struct row {
 	 * or not ucpumapd) */
 	double cost[MAX_ROUNDS][2][4];
 	bool have_cost;
+	/* latency rows: the CPU the responder (sockperf's server) was
+	 * confined to in the last round, as it found its own affinity;
+	 * -1: more than one, where the scheduler puts it */
+	int responder_cpu;
 };
 enum { COST_CPU0, COST_WCPU, COST_RX, COST_WORKERS };
 /* ucpumapd's histograms (stats-json names): arrival to flush, flush to
@@ -306,6 +310,8 @@ struct lat_path {
 int lat_path_up(struct bench_run *br, const struct row *r, bool kernel, struct lat_path *p);
 /* Down: @rc, or -1 when ucpumapd did not stop cleanly or reported a fault. */
 int lat_path_down(struct bench_run *br, const struct row *r, struct lat_path *p, int rc);
+/* The one CPU task @pid (0: this thread) may run on, or -1 when more. */
+int lat_placement(pid_t pid);
 int daemon_json_line(const struct daemon_run *d, char *line, size_t sz);
 
 /* ---- the traffic (traffic.c) ---------------------------------------------- */

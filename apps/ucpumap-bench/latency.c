@@ -70,6 +70,7 @@ struct responder {
 	atomic_int stop;
 	int fd;
 	int cpu;		/* the first worker CPU (RESPOND_CPU_WHY), or -1 */
+	int placed;		/* lat_placement() in the thread, read after the join */
 	bool started;
 };
 
@@ -85,6 +86,7 @@ static void *responder_main(void *arg)
 	if (rs->cpu >= 0 && pin_self(rs->cpu))	/* the figure would be the scheduler's */
 		fprintf(stderr, "datapath: cannot pin the latency responder to CPU %d\n",
 			rs->cpu);
+	rs->placed = lat_placement(0);
 	while (!atomic_load_explicit(&rs->stop, memory_order_relaxed)) {
 		if (poll(&p, 1, 50) <= 0)
 			continue;
@@ -420,6 +422,18 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	return rc;
 }
 
+int lat_placement(pid_t pid)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(pid, sizeof(set), &set) || CPU_COUNT(&set) != 1)
+		return -1;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			return c;
+	return -1;
+}
+
 int lat_path_up(struct bench_run *br, const struct row *r, bool kernel, struct lat_path *p)
 {
 	*p = (struct lat_path){ .d = { .a_tun = -1, .b_tun = -1 } };
@@ -457,6 +471,7 @@ int row_latency(struct bench_run *br, struct row *r, int round)
 	rc = responder_start(&rs, r->def->pin_responder ? br->cfg.wcpu[0] : -1) ?:
 	     latency_round(br, r, round, p.x ? NULL : &p.d);
 	responder_stop(&rs);
+	r->responder_cpu = rs.placed;
 	r->dst[round] = r->lat[round][0];
 	return lat_path_down(br, r, &p, rc);
 }

@@ -484,6 +484,14 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 	double v[MAX_ROUNDS];
 
 	json_str(j, "unit", "us");
+	if (r->responder_cpu >= 0) {
+		char where[32];
+
+		snprintf(where, sizeof(where), "pinned to CPU %d", r->responder_cpu);
+		json_str(j, "responder", where);
+	} else {
+		json_str(j, "responder", "unpinned");
+	}
 	json_runs(j, "runs", r->dst, nr);
 	for (int p = 0; p < 4; p++) {
 		for (int k = 0; k < nr; k++)

@@ -76,6 +76,7 @@ static int sockperf_run(struct bench_run *br, struct row *r, int round)
 	if (s < 0)
 		return -1;
 	sleep_sec(0.3);		/* listening */
+	r->responder_cpu = lat_placement(s);
 	c = spawn(t, t->ns_gen, cout, client);
 	rc = c < 0 ? -1 : reap(t, c, br->cfg.seconds + 15);
 	stop_child(t, s, r->def->name, "the sockperf server", sout);

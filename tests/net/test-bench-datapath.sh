@@ -12,12 +12,15 @@
 # rows put nearly every datagram of 4 flows (and segment of the TCP
 # stream) in a super-packet, and almost none of 1024 flows; the latency
 # rows give ordered percentiles alone and under a load of half their
-# measured capacity, nearly every probe answered.
+# measured capacity, nearly every probe answered, each phase's CPU cost
+# as busy shares, and where the responder ran (pinned in the -pinned
+# rows only).
 # Then IPv6, then --dev on a veth fed by a generator the bench does not
 # start (what a NIC run looks like), then bad settings. Never asserts speed.
 #
+#   help           --help names every row
 #   v4             every row (v4-run, row-*, back-*, latency-*, merged-*,
-#                  count-*, pool-* lines)
+#                  count-*, pool-*, cost-*, responder-* lines)
 #   cleanup        after v4, no namespace and no DPDK runtime left
 #                  (cleanup, cleanup-dpdk)
 #   v6             IPv6, three rows
@@ -36,7 +39,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
-cases="v4 cleanup v6 bad-settings bad-xdp-present dev jumbo"
+cases="help v4 cleanup v6 bad-settings bad-xdp-present dev jumbo"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 nsg=ucm-tbd-g-$$
@@ -130,6 +133,31 @@ for want in want_rows:
             all(x <= 100 for x in r.get("lost", [1e9]) + ld.get("lost", [1e9]))
         print(f"{'PASS' if ok else 'FAIL'}: {name}/latency-{want}: p50 {r.get('p50')} p99 {r.get('p99')} us, "
               f"under {ld.get('pps')} pps p50 {ld.get('p50')}, lost {r.get('lost')} {ld.get('lost')}")
+        # each phase's CPU cost, a busy share per round: CPU 0's and the
+        # worker CPU's (/proc/stat) within [0, 1]; ucpumapd's RX thread's
+        # and workers' too, give or take two of its clocks read a moment
+        # apart, and -1 where there are none (the kernel's rows; no worker
+        # in latency-pass)
+        bad = []
+        for ph in ("cost_alone", "cost_load"):
+            c = r.get(ph, {})
+            for k in ("cpu0", "worker_cpu", "rx_threads", "workers"):
+                none = ("kernel" in want and k in ("rx_threads", "workers")) or \
+                    (want == "latency-pass" and k == "workers")
+                v = c.get(k, [])
+                lo, hi = (0, 1) if k in ("cpu0", "worker_cpu") else (-0.01, 1.01)
+                if len(v) != len(r["runs"]) or not all(x == -1 if none else lo <= x <= hi for x in v):
+                    bad.append(f"{ph} {k} {v}")
+        print(f"{'FAIL' if bad else 'PASS'}: {name}/cost-{want}: " +
+              (", ".join(bad) if bad else f"alone {r.get('cost_alone')}, under load {r.get('cost_load')}"))
+    if want.startswith(("latency-", "sockperf-")):
+        # where the responder ran (the sockperf rows': its server), as it
+        # found its own affinity: beside the worker, on the first --cpus
+        # CPU (1 unless given) in the -pinned rows; else where the
+        # scheduler puts it
+        pin = "pinned to CPU 1" if want.endswith("-pinned") else "unpinned"
+        print(f"{'PASS' if r.get('responder') == pin else 'FAIL'}: {name}/responder-{want}: "
+              f"{r.get('responder')} (want {pin})")
     if want.startswith("sockperf-"):
         # sockperf's round trips, us: ordered percentiles, nearly every
         # message answered (no loaded run)
@@ -191,6 +219,20 @@ case_v4() {
 	if run_bench v4 120 "" --rounds 1 --seconds 1 --rows "$(echo $rows | tr ' ' ,)" \
 		--json "$tmp/v4.json"; then
 		check v4 $rows
+	fi
+}
+
+# --help names every row: the list is longer than any line buffer.
+case_help() {
+	local missing=
+	"$BUILD/ucpumap-bench" datapath --help > "$tmp/help" 2>&1
+	for r in $all; do
+		tr ' ,()' '\n\n\n\n' < "$tmp/help" | grep -qx -- "$r" || missing="$missing $r"
+	done
+	if [ -z "$missing" ]; then
+		ok help "$(echo $all | wc -w) rows named"
+	else
+		bad help "not named:$missing"
 	fi
 }
 
