@@ -20,7 +20,8 @@
 #
 #   help           --help names every row
 #   v4             every row (v4-run, row-*, back-*, latency-*, merged-*,
-#                  count-*, pool-*, cost-*, responder-* lines)
+#                  count-*, pool-*, cost-*, responder-* lines), and every
+#                  child stopped cleanly (v4-stopped)
 #   cleanup        after v4, no namespace and no DPDK runtime left
 #                  (cleanup, cleanup-dpdk)
 #   v6             IPv6, three rows
@@ -219,6 +220,12 @@ case_v4() {
 	if run_bench v4 120 "" --rounds 1 --seconds 1 --rows "$(echo $rows | tr ' ' ,)" \
 		--json "$tmp/v4.json"; then
 		check v4 $rows
+	fi
+	# every child stopped as asked (sockperf's server dies of its SIGTERM)
+	if grep -q "did not stop cleanly\|after SIGTERM" "$tmp/v4.out"; then
+		bad v4-stopped "$(grep -m2 "did not stop cleanly\|after SIGTERM" "$tmp/v4.out")"
+	else
+		ok v4-stopped
 	fi
 }
 
