@@ -25,6 +25,7 @@
 #   cleanup        after v4, no namespace and no DPDK runtime left
 #                  (cleanup, cleanup-dpdk)
 #   v6             IPv6, three rows
+#   poll-pass      --poll with latency-pass alone: it runs, ordered percentiles
 #   bad-settings   bad-*: each bad setting refused, nothing left
 #   bad-xdp-present    a program already on the interface is refused
 #   dev            --dev on a veth fed by a generator of its own (dev-run,
@@ -40,7 +41,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
-cases="help v4 cleanup v6 bad-settings bad-xdp-present dev jumbo"
+cases="help v4 cleanup v6 poll-pass bad-settings bad-xdp-present dev jumbo"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 nsg=ucm-tbd-g-$$
@@ -254,6 +255,15 @@ case_cleanup() {
 		echo "FAIL: $name/cleanup-dpdk: testpmd's runtime directory left: $(ls -d /var/run/dpdk/ucm-bench-*)"
 	else
 		echo "PASS: $name/cleanup-dpdk"
+	fi
+}
+
+# --poll with --pass rows alone: the RX thread is ucpumapd's one polling
+# thread, on a CPU of its own (on 2 CPUs the one --poll ucpumapd takes).
+case_poll_pass() {
+	if run_bench poll-pass 40 "" --poll --rx-cpus 1 --rounds 1 --seconds 0.5 \
+		--rows latency-pass --json "$tmp/poll-pass.json"; then
+		check poll-pass latency-pass
 	fi
 }
 
