@@ -2,8 +2,9 @@
 /*
  * cpumap tests: option checks, delivery, the sleep/wake protocol (with the
  * worker parked inside its race windows), drain on stop, ring-full drops,
- * malformed frames, the recycling switches, and a multi-producer run whose
- * every frame is accounted for.
+ * malformed frames, the recycling switches, a multi-producer run whose
+ * every frame is accounted for, and packets of several frames through each
+ * of the map's drops.
  *
  * Every case bounds itself in time: waits poll with a deadline
  * (WAIT_MS) and fail instead of hanging.
@@ -24,6 +25,7 @@
 #include "ucpumap/txq.h"
 #include "ucpumap/log.h"
 #include "ucpumap/ring.h"
+#include "engine/chain.h"
 #include "engine/cpumap_internal.h"
 #include "utest.h"
 
@@ -31,6 +33,10 @@
 #define DATA_OFF	256
 #define PKT_LEN		64
 #define MAX_SEEN	(1 << 20)
+/* A packet of several frames, as a 9000-byte one in 4096-byte frames
+ * comes: PKT_LEN bytes in its first, CHAIN_MORE in each later one. */
+#define CHAIN_FRAMES	3
+#define CHAIN_MORE	1000
 
 static int log_count;
 static char log_last[256];
@@ -99,7 +105,24 @@ struct rec_sink {
 	bool check_pw_order;
 	uint32_t pw_next[8][4];
 	uint64_t last_pos[8];
+	/* Packets of CHAIN_FRAMES frames delivered, their list intact. */
+	uint64_t chains;
 };
+
+/* A packet of several frames as chain_prep() made it. */
+static bool rec_chain(const struct ucm_frame_hdr *h)
+{
+	uint64_t part[UCM_FRAME_CHAIN_MAX];
+	uint32_t i, n = ucm_frame_chain(h, part);
+
+	if (n != CHAIN_FRAMES - 1 || h->head_len != PKT_LEN ||
+	    h->len != PKT_LEN + n * CHAIN_MORE || !(h->pkt.flags & UCM_PKT_F_PARTIAL))
+		return false;
+	for (i = 0; i < n; i++)
+		if (ucm_desc_len(part[i]) != CHAIN_MORE)
+			return false;
+	return true;
+}
 
 static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 		    const uint64_t *addrs, uint32_t n)
@@ -128,6 +151,10 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 			snprintf(s->why, sizeof(s->why), "descriptor not built: flags 0x%x sport %u",
 				 h->pkt.flags, h->pkt.sport);
 			s->errors++;
+		} else if ((h->flags & UCM_FRAME_F_CHAIN) && !rec_chain(h)) {
+			snprintf(s->why, sizeof(s->why), "packet %u/%u: its chain not as sent",
+				 prod, seq);
+			s->errors++;
 		} else if (prod > s->max_prod || seq > 0xffff) {
 			snprintf(s->why, sizeof(s->why), "bad stamp %u/%u", prod, seq);
 			s->errors++;
@@ -151,6 +178,7 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 		}
 		if (s->kept)
 			s->kept[s->nkept++] = addrs[i];
+		s->chains += !!(h->flags & UCM_FRAME_F_CHAIN);
 	}
 	s->delivered += n;
 	s->xmits++;
@@ -271,6 +299,9 @@ struct fixture {
 	struct ucm_cpumap *map;
 	struct ucm_cpumap_producer *prod;
 	struct rec_sink sink;
+	/* The frames of each packet enqueue_frames() makes: 0 or 1, one;
+	 * CHAIN_FRAMES, a chain (chain_prep()). */
+	uint32_t nframes;
 };
 
 /* The fixture with @npools pools; its producer on pool 0. */
@@ -332,9 +363,9 @@ static int fixture_fini(struct fixture *f)
 	err = ucm_umem__audit(f->umem, &a, sizeof(a));
 	UT_ASSERT(!err, "audit failed");
 	UT_ASSERT(a.loc[UCM_LOC_APP] + a.loc[UCM_LOC_BQ] + a.loc[UCM_LOC_WQ] +
-		  a.loc[UCM_LOC_WORKER] == 0, "%u frames still out",
+		  a.loc[UCM_LOC_WORKER] + a.chain == 0, "%u frames still out (%u of a chain)",
 		  a.frames - a.loc[UCM_LOC_STACK] - a.loc[UCM_LOC_CACHE] -
-		  a.loc[UCM_LOC_RING]);
+		  a.loc[UCM_LOC_RING], a.chain);
 	UT_ASSERT(!ucm_umem__destroy(f->umem, 1000), "frames did not come home");
 	free(f->sink.seen);
 	free(f->sink.kept);
@@ -343,17 +374,58 @@ static int fixture_fini(struct fixture *f)
 	return 0;
 }
 
-/* Allocate, stamp and enqueue @n frames to worker @w, no flush. */
+/*
+ * A packet of CHAIN_FRAMES frames from the fixture's pool, as the RX
+ * thread hands one on (engine/chain.h): its headers and stamp (seq) in
+ * its first frame, the list of the later frames in that frame's
+ * headroom, they tagged chain. Its descriptor into *@addr and *@len.
+ */
+static int chain_prep(struct fixture *f, uint32_t seq, uint64_t *addr, uint32_t *len)
+{
+	uint64_t fr[CHAIN_FRAMES];
+	struct ucm_chain *c;
+	uint8_t *p;
+	uint32_t i;
+
+	UT_ASSERT(ucm_pool__alloc_bulk(f->pool, fr, CHAIN_FRAMES) == CHAIN_FRAMES,
+		  "alloc a chain: %s", strerror(errno));
+	frame_prep(f->umem, fr[0], 0, seq);
+	*len = PKT_LEN + (CHAIN_FRAMES - 1) * CHAIN_MORE;
+	p = (uint8_t *)ucm_umem__frame(ucm_umem__area(f->umem), fr[0]) + DATA_OFF;
+	p[16] = (*len - 14) >> 8;	/* the IP and UDP lengths: the whole packet's */
+	p[17] = (*len - 14) & 0xff;
+	p[38] = (*len - 34) >> 8;
+	p[39] = (*len - 34) & 0xff;
+	c = ucm_chain_of(ucm_umem__area(f->umem), fr[0]);
+	c->nfrag = CHAIN_FRAMES - 1;
+	c->head_len = PKT_LEN;
+	for (i = 1; i < CHAIN_FRAMES; i++) {
+		c->frag[i - 1] = ucm_desc_make(fr[i] + DATA_OFF, CHAIN_MORE);
+		ucm_frame_move(f->umem, fr[i], UCM_LOC_APP, UCM_LOC_CHAIN);
+	}
+	*addr = (fr[0] + DATA_OFF) | UCM_DESC_CHAIN;
+	return 0;
+}
+
+/* Allocate, stamp and enqueue @n packets (of f->nframes frames) to
+ * worker @w, no flush. */
 static int enqueue_frames(struct fixture *f, uint32_t w, uint32_t first_seq, uint32_t n)
 {
-	uint32_t i;
+	uint32_t i, len = PKT_LEN;
 
 	for (i = 0; i < n; i++) {
 		uint64_t addr;
 
-		UT_ASSERT(!ucm_pool__alloc(f->pool, &addr), "alloc %u: %s", i, strerror(errno));
-		frame_prep(f->umem, addr, 0, first_seq + i);
-		UT_ASSERT(!ucm_cpumap_producer__enqueue(f->prod, w, addr + DATA_OFF, PKT_LEN), "enqueue");
+		if (f->nframes > 1) {
+			if (chain_prep(f, first_seq + i, &addr, &len))
+				return 1;
+		} else {
+			UT_ASSERT(!ucm_pool__alloc(f->pool, &addr), "alloc %u: %s", i,
+				  strerror(errno));
+			frame_prep(f->umem, addr, 0, first_seq + i);
+			addr += DATA_OFF;
+		}
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(f->prod, w, addr, len), "enqueue");
 	}
 	return 0;
 }
@@ -1132,10 +1204,11 @@ static int test_destroy_flushes_bulk_queues(void)
  * 6; bulks of 5 for 5, 5 and 3; bulks of 2 for five whole bulks and a
  * stamp alone, which the histograms count as a bulk all dropped. Without
  * stamps (UCM_CPUMAP_F_NO_LATENCY) 16 packets go in, and nothing is
- * counted.
+ * counted. Packets of @nframes frames (chain_prep()'s, or one): a
+ * dropped one's every frame goes into the cache.
  */
 static int ring_full_run(uint32_t map_flags, uint32_t bulk, uint32_t kept,
-			 uint32_t stamps)
+			 uint32_t stamps, uint32_t nframes)
 {
 	struct ucm_cpumap_worker_stats ws;
 	struct ucm_cpumap_enqueue_stats es;
@@ -1145,6 +1218,7 @@ static int ring_full_run(uint32_t map_flags, uint32_t bulk, uint32_t kept,
 
 	if (fixture_init(&f, 1, 16, &rec_ops, map_flags, 0, 4096))
 		return 1;
+	f.nframes = nframes;
 	atomic_store(&f.sink.gate_closed, 1);	/* the worker blocks in xmit */
 	if (send_frames(&f, 0, 0, 8, 8))
 		return 1;
@@ -1162,8 +1236,8 @@ static int ring_full_run(uint32_t map_flags, uint32_t bulk, uint32_t kept,
 	UT_ASSERT(es.processed == 108, "processed %llu", (unsigned long long)es.processed);
 	UT_ASSERT(es.drops == 100 - kept, "bulks of %u: drops %llu, want %u", bulk,
 		  (unsigned long long)es.drops, 100 - kept);
-	UT_ASSERT(ps1.recycle_cached - ps0.recycle_cached == es.drops,
-		  "drops went %llu to the cache",
+	UT_ASSERT(ps1.recycle_cached - ps0.recycle_cached == es.drops * nframes,
+		  "drops of %u frames went %llu to the cache", nframes,
 		  (unsigned long long)(ps1.recycle_cached - ps0.recycle_cached));
 	atomic_store(&f.sink.gate_closed, 0);
 	UT_ASSERT(wait_delivered(&f.sink, 8 + kept, WAIT_MS), "delivered %llu of %u",
@@ -1176,15 +1250,17 @@ static int ring_full_run(uint32_t map_flags, uint32_t bulk, uint32_t kept,
 		  (unsigned long long)wait, (unsigned long long)sink, stamps);
 	UT_ASSERT(rec_delivered(&f.sink) == 8 + kept, "delivered %llu of %u",
 		  (unsigned long long)rec_delivered(&f.sink), 8 + kept);
+	UT_ASSERT(!f.sink.errors && f.sink.chains == (nframes > 1 ? 8 + kept : 0),
+		  "%llu chains delivered: %s", (unsigned long long)f.sink.chains, f.sink.why);
 	return fixture_fini(&f);
 }
 
 static int ring_full_case(uint32_t map_flags)
 {
-	return ring_full_run(map_flags, 8, 14, 3) ||
-	       ring_full_run(map_flags, 5, 13, 4) ||
-	       ring_full_run(map_flags, 2, 10, 7) ||
-	       ring_full_run(map_flags | UCM_CPUMAP_F_NO_LATENCY, 8, 16, 0);
+	return ring_full_run(map_flags, 8, 14, 3, 1) ||
+	       ring_full_run(map_flags, 5, 13, 4, 1) ||
+	       ring_full_run(map_flags, 2, 10, 7, 1) ||
+	       ring_full_run(map_flags | UCM_CPUMAP_F_NO_LATENCY, 8, 16, 0, 1);
 }
 
 static int test_ring_full_drops(void)
@@ -1205,16 +1281,19 @@ static int test_ring_full_drops(void)
  * test_lanes_in_turn(): the fixture's producer (pool 0) sends 8 frames
  * that the worker takes into its sink, whose gate stays closed, then
  * floods 400 into a ring (or lane) of 256, its first bulk of @first
- * frames, the others of 8; *@light (pool 1, *@lpool) sends 24 in 3 bulks.
+ * frames, the others of 8, all of them packets of @nframes frames;
+ * *@light (pool 1, *@lpool) sends 24 in 3 bulks.
  */
 static int flood_beside_light(struct fixture *f, uint32_t map_flags, uint32_t first,
-			      struct ucm_cpumap_producer **light, struct ucm_pool **lpool)
+			      uint32_t nframes, struct ucm_cpumap_producer **light,
+			      struct ucm_pool **lpool)
 {
 	uint64_t end, addr;
 	uint32_t i;
 
 	if (fixture_init_pools(f, 1, 256, &rec_ops, map_flags, 0, 4096, 0, 2))
 		return 1;
+	f->nframes = nframes;
 	f->sink.check_pw_order = true;
 	*lpool = ucm_umem__pool(f->umem, 1);
 	ucm_pool__set_owner(*lpool);
@@ -1254,7 +1333,7 @@ static int open_and_stop(struct fixture *f, uint64_t want)
 	return 0;
 }
 
-static int fair_case(uint32_t map_flags, bool fair)
+static int fair_case(uint32_t map_flags, bool fair, uint32_t nframes)
 {
 	struct ucm_cpumap_enqueue_stats fl, li;
 	struct ucm_cpumap_producer *light, *flood;
@@ -1262,7 +1341,7 @@ static int fair_case(uint32_t map_flags, bool fair)
 	struct fixture f;
 	uint64_t want;
 
-	if (flood_beside_light(&f, map_flags, 8, &light, &lpool))
+	if (flood_beside_light(&f, map_flags, 8, nframes, &light, &lpool))
 		return 1;
 	flood = f.prod;
 	ucm_cpumap_producer__enqueue_stats(flood, 0, &fl, sizeof(fl));
@@ -1289,6 +1368,8 @@ static int fair_case(uint32_t map_flags, bool fair)
 	want = 8 + (400 - fl.drops) + (24 - li.drops);
 	if (open_and_stop(&f, want))
 		return 1;
+	UT_ASSERT(f.sink.chains == (nframes > 1 ? 8 + 400 - fl.drops : 0),
+		  "%llu chains delivered", (unsigned long long)f.sink.chains);
 	ucm_cpumap_producer__destroy(light);
 	ucm_pool__clear_owner(lpool);
 	return fixture_fini(&f);
@@ -1296,7 +1377,7 @@ static int fair_case(uint32_t map_flags, bool fair)
 
 static int test_fair_share(void)
 {
-	return fair_case(0, true) || fair_case(UCM_CPUMAP_F_NO_FAIR, false);
+	return fair_case(0, true, 1) || fair_case(UCM_CPUMAP_F_NO_FAIR, false, 1);
 }
 
 static int test_malformed_frames_are_counted(void)
@@ -1795,7 +1876,7 @@ static int lanes_in_turn_case(uint32_t first)
 	struct fixture f;
 	uint64_t want;
 
-	if (flood_beside_light(&f, UCM_CPUMAP_F_LANES, first, &light, &lpool))
+	if (flood_beside_light(&f, UCM_CPUMAP_F_LANES, first, 1, &light, &lpool))
 		return 1;
 	UT_ASSERT(ucm_cpumap_test_ring_flags(f.map, 0) == -1, "a shared ring beside the lanes");
 	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &fl, sizeof(fl));
@@ -1978,9 +2059,10 @@ static int test_inline_mode_no_latency(void)
 }
 
 /* A map stopped under an inline producer that never flushed: its staged
- * frame goes home, a held bulk's packets are sink drops, and the bulk
- * wait_hist counted is in sink_hist too. */
-static int run_inline_not_stopped(uint32_t flags)
+ * packet goes home, a held bulk's packets are sink drops, and the bulk
+ * wait_hist counted is in sink_hist too. Packets of @nframes frames:
+ * every frame of each comes home. */
+static int run_inline_not_stopped(uint32_t flags, uint32_t nframes)
 {
 	struct ucm_cpumap_worker_stats ws;
 	struct fixture f;
@@ -1988,6 +2070,7 @@ static int run_inline_not_stopped(uint32_t flags)
 
 	if (fixture_init(&f, 1, 0, &inline_ops, UCM_CPUMAP_F_INLINE | flags, 0, 1024))
 		return 1;
+	f.nframes = nframes;
 	/* The ninth runs the first eight as a bulk and stays staged. */
 	if (enqueue_frames(&f, 0, 0, 9))
 		return 1;
@@ -2001,17 +2084,87 @@ static int run_inline_not_stopped(uint32_t flags)
 		  (unsigned long long)f.sink.delivered,
 		  (unsigned long long)ws.drop_reason[UCM_DROP_SINK],
 		  (unsigned long long)(8 - held), (unsigned long long)held);
+	UT_ASSERT(!f.sink.errors && f.sink.chains == (nframes > 1 ? 8 - held : 0),
+		  "%llu chains delivered: %s", (unsigned long long)f.sink.chains, f.sink.why);
 	return fixture_fini(&f);
 }
 
 static int test_inline_not_stopped(void)
 {
-	return run_inline_not_stopped(0);
+	return run_inline_not_stopped(0, 1);
 }
 
 static int test_inline_not_stopped_hold(void)
 {
-	return run_inline_not_stopped(UCM_CPUMAP_F_HOLD);
+	return run_inline_not_stopped(UCM_CPUMAP_F_HOLD, 1);
+}
+
+/* ---- packets of several frames ----------------------------------------- */
+
+/*
+ * Each of the map's drops with packets of CHAIN_FRAMES frames (a 9000-byte
+ * one's three): the drop sends every frame of a packet home, not only its
+ * first, and fixture_fini()'s audit finds none left out, of a chain or
+ * elsewhere. Those delivered reach the sink with their list intact.
+ */
+
+/* The worker ring full (and a lane full): the overflow, chains. */
+static int test_chain_ring_full(void)
+{
+	return ring_full_run(0, 8, 14, 3, CHAIN_FRAMES) ||
+	       ring_full_run(UCM_CPUMAP_F_LANES, 8, 14, 3, CHAIN_FRAMES);
+}
+
+/* Past a producer's fair share of a filling ring: the bulks it sheds. */
+static int test_chain_fair_share(void)
+{
+	return fair_case(0, true, CHAIN_FRAMES);
+}
+
+/* The worker's own drops: a chain whose first frame's bytes would run
+ * past that frame, one with a bad IP header; the good one after them is
+ * delivered. */
+static int test_chain_worker_drops(void)
+{
+	struct ucm_cpumap_worker_stats ws;
+	void *area;
+	struct fixture f;
+	uint64_t addr[3], base;
+	uint32_t len, i;
+
+	if (fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096))
+		return 1;
+	area = ucm_umem__area(f.umem);
+	for (i = 0; i < 3; i++)
+		if (chain_prep(&f, i, &addr[i], &len))
+			return 1;
+	base = (addr[0] & ~UCM_DESC_CHAIN) & ~(uint64_t)4095;
+	ucm_chain_of(area, base)->head_len = 4096 - DATA_OFF + 1;
+	((uint8_t *)area)[(addr[1] & ~UCM_DESC_CHAIN) + 14] = 0x65;	/* IP version 6 */
+	for (i = 0; i < 3; i++)
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr[i], len), "enqueue");
+	ucm_cpumap_producer__flush(f.prod);
+	UT_ASSERT(wait_processed(f.map, 0, 3, WAIT_MS), "processed");
+	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
+	UT_ASSERT(ws.drops == 2 && ws.drop_reason[UCM_DROP_FRAME_BOUNDS] == 1 &&
+		  ws.drop_reason[UCM_DROP_IP_VERSION] == 1,
+		  "drops %llu (frame_bounds %llu, ip_version %llu), want 2 (1, 1)",
+		  (unsigned long long)ws.drops,
+		  (unsigned long long)ws.drop_reason[UCM_DROP_FRAME_BOUNDS],
+		  (unsigned long long)ws.drop_reason[UCM_DROP_IP_VERSION]);
+	UT_ASSERT(wait_delivered(&f.sink, 1, WAIT_MS) && f.sink.chains == 1 && !f.sink.errors,
+		  "delivered %llu, %llu chains, want 1: %s",
+		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)f.sink.chains,
+		  f.sink.why);
+	return fixture_fini(&f);
+}
+
+/* A stop with chains held: an inline worker's held bulk (sink drops)
+ * and its producer's staged packet; without the hold, the staged one. */
+static int test_chain_stop_held(void)
+{
+	return run_inline_not_stopped(UCM_CPUMAP_F_HOLD, CHAIN_FRAMES) ||
+	       run_inline_not_stopped(0, CHAIN_FRAMES);
 }
 
 /* The pool names only its own places; the cpumap names its own. */
@@ -2276,6 +2429,10 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_inline_mode_no_latency),
 	UT_CASE(test_inline_not_stopped),
 	UT_CASE(test_inline_not_stopped_hold),
+	UT_CASE(test_chain_ring_full),
+	UT_CASE(test_chain_fair_share),
+	UT_CASE(test_chain_worker_drops),
+	UT_CASE(test_chain_stop_held),
 	UT_CASE(test_create_rejects_bad_options),
 	UT_CASE(test_sink_ops_sized),
 	UT_CASE(test_delivery_and_descriptors),
