@@ -16,7 +16,7 @@ as one line of JSON on stdout, or writes it to --out.
   spray       UDP at a steady rate to N destinations in turn (a /16 and
               up from --base), a --hot destination every --hot-every
   malformed   raw AF_PACKET frames with broken headers, mixed with valid UDP
-  ping        ICMP echo over a raw socket
+  ping        ICMP echo over a raw socket (ICMPv6 to an IPv6 --dst)
   seq-recv    reads ucpumap-gen's --seq datagrams of N flows: each once,
               intact (zeros after the number), in order within its flow
   tcp-server / tcp-client   a file over TCP (IPv4 or IPv6), SHA-256 at the
@@ -529,10 +529,22 @@ def ping_data(seq, size):
 
 
 def ping(a):
-    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-    # Whole or not at all: a packet larger than the path is an error here,
-    # never fragments that would hide it.
-    s.setsockopt(socket.IPPROTO_IP, 10, 2)	# IP_MTU_DISCOVER, IP_PMTUDISC_DO
+    v6 = ":" in a.dst
+    fam = socket.AF_INET6 if v6 else socket.AF_INET
+    if v6:
+        # The kernel sums an ICMPv6 socket's checksums (RFC 3542 3.1) and
+        # gives it no IP header.
+        s = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+        s.setsockopt(socket.IPPROTO_IPV6, 23, 2)	# IPV6_MTU_DISCOVER, IPV6_PMTUDISC_DO
+        s.setsockopt(socket.IPPROTO_IPV6, 62, 1)	# IPV6_DONTFRAG
+        req, rep = 128, 129
+    else:
+        s = socket.socket(fam, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        # Whole or not at all: a packet larger than the path is an error
+        # here, never fragments that would hide it.
+        s.setsockopt(socket.IPPROTO_IP, 10, 2)	# IP_MTU_DISCOVER, IP_PMTUDISC_DO
+        req, rep = 8, 0
+    dst = socket.inet_pton(fam, a.dst)
     ident = os.getpid() & 0xffff
     replies, bad = set(), 0
     end = time.monotonic() + a.timeout
@@ -540,9 +552,11 @@ def ping(a):
     def take():
         nonlocal bad
         pkt, addr = s.recvfrom(65536)
-        ihl = (pkt[0] & 0xf) * 4
+        ihl = 0 if v6 else (pkt[0] & 0xf) * 4
+        if len(pkt) < ihl + 8:
+            return
         t, _, _, pid, sq = struct.unpack("!BBHHH", pkt[ihl:ihl + 8])
-        if t == 0 and pid == ident and addr[0] == a.dst:
+        if t == rep and pid == ident and socket.inet_pton(fam, addr[0]) == dst:
             if pkt[ihl + 8:] == ping_data(sq, a.size):
                 replies.add(sq)
             else:
@@ -550,8 +564,9 @@ def ping(a):
 
     for seq in range(a.count):
         data = ping_data(seq, a.size)
-        h = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
-        h = h[:2] + struct.pack("!H", csum(h + data)) + h[4:]
+        h = struct.pack("!BBHHH", req, 0, 0, ident, seq)
+        if not v6:
+            h = h[:2] + struct.pack("!H", csum(h + data)) + h[4:]
         s.sendto(h + data, (a.dst, 0))
         nxt = time.monotonic() + a.interval
         while time.monotonic() < nxt:
@@ -669,7 +684,7 @@ def main():
     p.add_argument("--count", type=int, default=10)
     p.add_argument("--interval", type=float, default=0.05)
     p.add_argument("--timeout", type=float, default=3)
-    p.add_argument("--size", type=int, default=0, help="echo data bytes (8972: 9000 in all)")
+    p.add_argument("--size", type=int, default=0, help="echo data bytes (8972, IPv6 8952: 9000 in all)")
     p = sub.add_parser("tcp-server")
     p.add_argument("--addr", required=True)
     p.add_argument("--port", type=int, default=5001)
