@@ -16,7 +16,8 @@
 #   udp6           the same over IPv6 (1452, 3980, 8952)
 #   tcp            50 MB over TCP into the DUT through the daemon (its
 #                  segments up to 8948 bytes), sha256-exact
-#   load           a mixed flood of the sizes for 2 s
+#   load           a mixed flood of the sizes: 18000 datagrams at 30000 a
+#                  second (about 0.6 s)
 #   csum-offload   udp4's and udp6's datagrams with vg's TX checksum offload
 #                  on (only the pseudo-header sum in each checksum, judged
 #                  on a packet's first frame): each once and intact, no
@@ -43,17 +44,28 @@
 #                  in software and checked by the generator's kernel
 #   tw-ping        20 echoes of 8972 bytes each way (9000-byte packets,
 #                  never fragmented), every reply intact
+#   tw-ping6       the same over IPv6 (8952 bytes of ICMPv6 echo data)
 #   tw-udp         the datagrams of udp4 and udp6 from the DUT out
 #                  through the way back: each once and intact
 #   tw-tcp-in      50 MB into the DUT, sha256-exact (ACKs the way back)
 #   tw-tcp-out     50 MB out of the DUT through the way back, TSO
 #                  super-packets cut into 8948-byte segments of three
 #                  frames each: sha256-exact
-#   tw-http        a 50 MB file over HTTP from a server in the DUT
+#   tw-tcp-in6, tw-tcp-out6   the same over IPv6 (8928-byte segments)
+#   tw-iperf3-in   iperf3 -n 50M into the DUT (the client there, -R): its
+#                  JSON counts every byte of 50 MiB received
+#   tw-iperf3-out  the same out of the DUT (the client in the generator's
+#                  namespace, -R)
+#   tw-http-out    a 50 MB file over HTTP from a server in the DUT
 #                  (python3's http.server) to curl in the generator's
 #                  namespace, out through the way back: sha256-exact
-#   tw-stop        both conservation lines hold, every frame home, packets
-#                  of several frames sent (tx_chains) and none refused
+#   tw-http-in     the same the other way: the server in the generator's
+#                  namespace, curl in the DUT
+#   tw-stop        both conservation lines hold over all of the above,
+#                  every frame home, packets of several frames sent
+#                  (tx_chains) and none refused; none lost: no drop
+#                  inward, none for a full channel or TX ring on the way
+#                  back
 #   tw-frame-2048  two-way with 2048-byte frames (five for 8972 bytes): the
 #                  datagrams out intact, every frame home
 #   tw-sw-csum     --no-tx-csum: every checksum the way back's own, summed
@@ -74,13 +86,19 @@ set -u
 BUILD=${BUILD:-build}
 name=test-jumbo
 cases="start udp4 udp6 tcp load csum-offload stop frames-given frame-2048 max-frags gen-packet gen-size-live
-tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out tw-http tw-stop tw-frame-2048 tw-sw-csum tw-no-offload
-tw-neigh refused cleanup"
+tw-start tw-ping tw-ping6 tw-udp tw-tcp-in tw-tcp-out tw-tcp-in6 tw-tcp-out6 tw-iperf3-in
+tw-iperf3-out tw-http-out tw-http-in tw-stop tw-frame-2048 tw-sw-csum tw-no-offload tw-neigh refused
+cleanup"
 daemon=$BUILD/ucpumapd
 gen=ucm-jg-$$
 dut=ucm-jd-$$
 tun=ucmj$$
 G4=10.89.0.1 D4=10.89.0.2 G6=fd89::1 D6=fd89::2
+# A TCP client's time for 50 MB, at most. Under half a second here; a
+# path that loses every super-packet's segments still delivers each byte,
+# resent one segment at a time after timeouts, in minutes: a time bound
+# fails it.
+TCP_SECS=20
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 . tests/net/daemon.sh
@@ -144,6 +162,22 @@ exact_dir() {
 	fi
 }
 
+# The TCP and HTTP cases' 50 MB file, $tmp/blob50, and its sha256:
+# $want50 (lib_once).
+blob50() {
+	head -c 50000000 /dev/urandom > "$tmp/blob50"
+	want50=$(sha256sum < "$tmp/blob50" | cut -d' ' -f1)
+}
+
+# wait_listen NS PORT: a TCP socket listens on PORT in NS (within 5 s).
+wait_listen() {
+	for _ in $(seq 50); do
+		ip netns exec "$1" ss -ltn "sport = :$2" 2> /dev/null | grep -q LISTEN && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 case_start() {
 	local mtu
 	if ! start_daemon main --duration 60 --stats-json "$tmp/main.json"; then
@@ -183,15 +217,15 @@ case_tcp() {
 	local spid want got err
 	lib_need start
 	[ -n "$dpid" ] || { bad tcp "no daemon"; return; }
-	head -c 50000000 /dev/urandom > "$tmp/blob"
-	want=$(sha256sum < "$tmp/blob" | cut -d' ' -f1)
+	lib_once blob50
+	want=$want50
 	ip netns exec "$dut" "$PY" "$helper" tcp-server --addr $D4 --port 5009 \
 		--ready "$tmp/tr" --out "$tmp/tres" --timeout 20 > "$tmp/tsrv.log" 2>&1 &
 	spid=$!
 	lib_pid $spid
 	wait_file "$tmp/tr" 50 &&
-		lib_run ip netns exec "$gen" "$PY" "$helper" tcp-client --addr $D4 --port 5009 \
-			--file "$tmp/blob" --timeout 20 > "$tmp/tcli.log" 2>&1
+		lib_run ip netns exec "$gen" timeout $TCP_SECS "$PY" "$helper" tcp-client \
+			--addr $D4 --port 5009 --file "$tmp/blob50" --timeout 20 > "$tmp/tcli.log" 2>&1
 	wait_file "$tmp/tres" 100
 	stop_pid "$spid"
 	got=$(jget "$tmp/tres" "d['sha256']")
@@ -199,7 +233,7 @@ case_tcp() {
 	if [ "$got" = "$want" ]; then
 		ok tcp "50 MB sha256-exact, $(jget "$tmp/tcli.log" "d['seconds']") s"
 	else
-		bad tcp "sha256 ${got:-none} of $(jget "$tmp/tres" "d['bytes']") bytes, want $want (error: $err; client: $(tail -1 "$tmp/tcli.log"))"
+		bad tcp "sha256 ${got:-none} of $(jget "$tmp/tres" "d['bytes']") bytes, want $want (error: $err; client: $(tail -1 "$tmp/tcli.log" | grep . || echo "not done in $TCP_SECS s"))"
 	fi
 }
 
@@ -402,12 +436,14 @@ case_tw_start() {
 	fi
 }
 
-# tw_ping NS DST: 20 echoes of 8972 bytes: empty when every reply came
-# back intact, else the helper's answer.
+# tw_ping NS DST [SIZE [INTERVAL]]: 20 echoes of SIZE bytes (8972; over
+# IPv6, 8952 makes the same 9000-byte packets), INTERVAL seconds apart
+# (0.05): empty when every reply came back intact, else the helper's
+# answer.
 tw_ping() {
 	local r
-	r=$(ip netns exec "$1" "$PY" "$helper" ping --dst "$2" --count 20 --interval 0.05 \
-		--size 8972 --timeout 5 2>&1)
+	r=$(ip netns exec "$1" "$PY" "$helper" ping --dst "$2" --count 20 \
+		--interval "${4:-0.05}" --size "${3:-8972}" --timeout 5 2>&1)
 	[ "$(echo "$r" | jget /dev/stdin "d['replies']")" = 20 ] || echo "$r"
 }
 
@@ -415,12 +451,25 @@ case_tw_ping() {
 	local in out
 	lib_need tw-start
 	[ -n "$dpid" ] || { bad tw-ping "no daemon"; return; }
-	in=$(tw_ping "$gen" $D4)
-	out=$(tw_ping "$dut" $G4)
+	in=$(tw_ping "$gen" $D4 8972 0.01)
+	out=$(tw_ping "$dut" $G4 8972 0.01)
 	if [ -z "$in$out" ]; then
 		ok tw-ping "20 of 20 echoes of 9000-byte packets each way, intact"
 	else
 		bad tw-ping "asked by the generator: ${in:-all 20}; by the DUT: ${out:-all 20}"
+	fi
+}
+
+case_tw_ping6() {
+	local in out
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-ping6 "no daemon"; return; }
+	in=$(tw_ping "$gen" $D6 8952 0.01)
+	out=$(tw_ping "$dut" $G6 8952 0.01)
+	if [ -z "$in$out" ]; then
+		ok tw-ping6 "20 of 20 echoes of 9000-byte IPv6 packets each way, intact"
+	else
+		bad tw-ping6 "asked by the generator: ${in:-all 20}; by the DUT: ${out:-all 20}"
 	fi
 }
 
@@ -436,22 +485,22 @@ case_tw_udp() {
 # tw_tcp TAG SERVER-NS SERVER-ADDR CLIENT-NS: 50 MB, sha256 at the server.
 tw_tcp() {
 	local spid want got
-	[ -e "$tmp/tw-blob" ] || head -c 50000000 /dev/urandom > "$tmp/tw-blob"
-	want=$(sha256sum < "$tmp/tw-blob" | cut -d' ' -f1)
+	lib_once blob50
+	want=$want50
 	ip netns exec "$2" "$PY" "$helper" tcp-server --addr "$3" --port 5010 \
 		--ready "$tmp/$1.r" --out "$tmp/$1.res" --timeout 30 > "$tmp/$1.srv" 2>&1 &
 	spid=$!
 	lib_pid $spid
 	wait_file "$tmp/$1.r" 50 &&
-		lib_run ip netns exec "$4" "$PY" "$helper" tcp-client --addr "$3" --port 5010 \
-			--file "$tmp/tw-blob" --timeout 30 > "$tmp/$1.cli" 2>&1
+		lib_run ip netns exec "$4" timeout $TCP_SECS "$PY" "$helper" tcp-client \
+			--addr "$3" --port 5010 --file "$tmp/blob50" --timeout 30 > "$tmp/$1.cli" 2>&1
 	wait_file "$tmp/$1.res" 100
 	stop_pid "$spid"
 	got=$(jget "$tmp/$1.res" "d['sha256']")
 	if [ "$got" = "$want" ]; then
 		ok "$1" "50 MB sha256-exact, $(jget "$tmp/$1.cli" "d['seconds']") s"
 	else
-		bad "$1" "sha256 ${got:-none} of $(jget "$tmp/$1.res" "d['bytes']") bytes, want $want (error: $(jget "$tmp/$1.res" "d['error']"); client: $(tail -1 "$tmp/$1.cli"))"
+		bad "$1" "sha256 ${got:-none} of $(jget "$tmp/$1.res" "d['bytes']") bytes, want $want (error: $(jget "$tmp/$1.res" "d['error']"); client: $(tail -1 "$tmp/$1.cli" | grep . || echo "not done in $TCP_SECS s"))"
 	fi
 }
 
@@ -467,38 +516,106 @@ case_tw_tcp_out() {
 	tw_tcp tw-tcp-out "$gen" $G4 "$dut"
 }
 
-case_tw_http() {
-	local hpid want got
-	lib_need tw-start tw-tcp-out	# its 50 MB file
-	[ -n "$dpid" ] || { bad tw-http "no daemon"; return; }
-	if ! command -v curl > /dev/null; then
-		skip tw-http "needs curl (scripts/install-deps.sh installs it)"
+case_tw_tcp_in6() {
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-tcp-in6 "no daemon"; return; }
+	tw_tcp tw-tcp-in6 "$dut" $D6 "$gen"
+}
+
+case_tw_tcp_out6() {
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-tcp-out6 "no daemon"; return; }
+	tw_tcp tw-tcp-out6 "$gen" $G6 "$dut"
+}
+
+# tw_iperf3 CASE SERVER-NS SERVER-ADDR CLIENT-NS: iperf3 -n 50M from the
+# server to the client (-R). The receiver is then the client, which ends
+# the test only once every byte has come; a receiving server stops
+# counting at the client's end message, which can overtake data still in
+# flight (a few MB short of 50 on a plain veth). The client's JSON must
+# count 50 MiB received, and the server as many sent at least.
+tw_iperf3() {
+	local spid r sent got secs
+	if ! command -v iperf3 > /dev/null; then
+		skip "$1" "needs iperf3 (scripts/install-deps.sh installs it)"
 		return
 	fi
-	mkdir -p "$tmp/www" && cp "$tmp/tw-blob" "$tmp/www/blob"
-	want=$(sha256sum < "$tmp/www/blob" | cut -d' ' -f1)
-	ip netns exec "$dut" "$PY" -m http.server 8089 --bind $D4 --directory "$tmp/www" \
-		> "$tmp/http.log" 2>&1 &
+	ip netns exec "$2" iperf3 -s -1 -B "$3" -p 5211 > "$tmp/$1.s" 2>&1 &
+	spid=$!
+	lib_pid $spid
+	wait_listen "$2" 5211 &&
+		lib_run ip netns exec "$4" timeout 30 iperf3 -c "$3" -p 5211 -n 50M -R -J \
+			> "$tmp/$1.c" 2>&1
+	stop_pid "$spid"
+	r=$("$PY" -c 'import json, sys
+e = json.load(open(sys.argv[1]))["end"]
+print(e["sum_sent"]["bytes"], e["sum_received"]["bytes"], round(e["sum_received"]["seconds"], 3))' \
+		"$tmp/$1.c" 2> /dev/null)
+	read -r sent got secs <<< "${r:-0 0 0}"
+	if [ "$got" -ge $((50 << 20)) ] && [ "$sent" -ge "$got" ]; then
+		ok "$1" "$got bytes received of $sent sent, $secs s"
+	else
+		bad "$1" "received ${got} bytes of ${sent} sent, want 52428800: $(grep -m1 '"error"' "$tmp/$1.c" || tail -1 "$tmp/$1.c")"
+	fi
+}
+
+case_tw_iperf3_in() {
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-iperf3-in "no daemon"; return; }
+	tw_iperf3 tw-iperf3-in "$gen" $G4 "$dut"
+}
+
+case_tw_iperf3_out() {
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-iperf3-out "no daemon"; return; }
+	tw_iperf3 tw-iperf3-out "$dut" $D4 "$gen"
+}
+
+# tw_http CASE SERVER-NS SERVER-ADDR CLIENT-NS: blob50 over HTTP from
+# python3's http.server to curl, sha256-exact.
+tw_http() {
+	local hpid got size
+	if ! command -v curl > /dev/null; then
+		skip "$1" "needs curl (scripts/install-deps.sh installs it)"
+		return
+	fi
+	lib_once blob50
+	ip netns exec "$2" "$PY" -m http.server 8089 --bind "$3" --directory "$tmp" \
+		> "$tmp/$1.log" 2>&1 &
 	hpid=$!
 	lib_pid $hpid
-	for _ in $(seq 50); do
-		ip netns exec "$dut" ss -ltn 2> /dev/null | grep -q "$D4:8089" && break
-		sleep 0.1
-	done
-	lib_run ip netns exec "$gen" curl -s --max-time 30 -o "$tmp/dl" "http://$D4:8089/blob" \
-		2> "$tmp/curl.err"
+	wait_listen "$2" 8089 &&
+		lib_run ip netns exec "$4" curl -s --max-time 30 -o "$tmp/$1.dl" \
+			"http://$3:8089/blob50" 2> "$tmp/$1.curl"
 	stop_pid "$hpid"
-	got=$(sha256sum < "$tmp/dl" 2> /dev/null | cut -d' ' -f1)
-	if [ "$got" = "$want" ]; then
-		ok tw-http "50 MB over HTTP out through the way back, sha256-exact"
+	got=$(sha256sum < "$tmp/$1.dl" 2> /dev/null | cut -d' ' -f1)
+	size=$(stat -c %s "$tmp/$1.dl" 2> /dev/null || echo no)
+	rm -f "$tmp/$1.dl"
+	if [ "$got" = "$want50" ]; then
+		ok "$1" "50 MB over HTTP, sha256-exact"
 	else
-		bad tw-http "downloaded $(stat -c %s "$tmp/dl" 2> /dev/null || echo no) bytes, sha256 ${got:-none}, want $want: $(head -2 "$tmp/curl.err")"
+		bad "$1" "downloaded $size bytes, sha256 ${got:-none}, want $want50: $(head -2 "$tmp/$1.curl")"
 	fi
+}
+
+# Out through the way back (the server in the DUT).
+case_tw_http_out() {
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-http-out "no daemon"; return; }
+	tw_http tw-http-out "$dut" $D4 "$gen"
+}
+
+# Into the DUT through the daemon (the server in the generator's namespace).
+case_tw_http_in() {
+	lib_need tw-start
+	[ -n "$dpid" ] || { bad tw-http-in "no daemon"; return; }
+	tw_http tw-http-in "$gen" $G4 "$dut"
 }
 
 case_tw_stop() {
 	local why r chains more bad
-	lib_need tw-start tw-ping tw-udp tw-tcp-in tw-tcp-out tw-http
+	lib_need tw-start tw-ping tw-ping6 tw-udp tw-tcp-in tw-tcp-out tw-tcp-in6 tw-tcp-out6 \
+		tw-iperf3-in tw-iperf3-out tw-http-out tw-http-in
 	[ -n "$dpid" ] || { bad tw-stop "no daemon"; return; }
 	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
 	sleep 0.5
@@ -512,6 +629,12 @@ case_tw_stop() {
 	# frames, and tw-tcp-out's segments, went out in several frames.
 	if [ -n "${why// /}" ]; then
 		bad tw-stop "$why"
+	elif ! grep -Eq '^conservation: received [0-9]+ = delivered [0-9]+ \+ drops 0 ' "$D_OUT" ||
+		! grep -q '^conservation, way back: .* channel_full 0, tx_full 0)' "$D_OUT"; then
+		# The transfers' packets, none lost: inward, no drop at all; on
+		# the way back, none for a full channel or TX ring (what it
+		# cannot send at all, such as the tun's own link's, aside).
+		bad tw-stop "packets lost: $(grep '^conservation' "$D_OUT" | tr '\n' ' ')"
 	elif [ "${chains:-0}" -lt 220 ] || [ "${more:-0}" -le "${chains:-0}" ] || [ "$bad" != 0 ]; then
 		bad tw-stop "tx_chains ${chains:-none}, their later frames ${more:-none}, refused $bad: want 220 or more, more frames than packets, none refused"
 	else
