@@ -141,11 +141,20 @@ static int opt_rows(const struct opt *o, const char *arg, void *p)
 	return rc;
 }
 
+bool scale_row_wanted(const struct scale_cfg *cfg, int i)
+{
+	for (int j = 0; j < ARRAY_SIZE(rowdefs); j++)
+		if (cfg->want[j])
+			return cfg->want[i];
+	return true;	/* none named: every row */
+}
+
 static const struct opt scale_opts[] = {
 	OPT_DEF("widths", OPT_CUSTOM, struct scale_cfg, widths_s, .parse = opt_widths,
 		.metavar = "LIST",
 		.help = "the widths, e.g. 1,2,4,8 (default: every power of two whose generators, "
-			"RX threads and workers, w of each, fit on CPUs not shared)"),
+			"RX threads and workers, w of each, fit on CPUs not shared); one given "
+			"that does not fit is refused, unless --shared-cpus"),
 	OPT_DEF("rounds", OPT_UINT, struct scale_cfg, rounds, .lo = 1, .hi = SCALE_MAX_ROUNDS,
 		.flags = OPT_F_DEFAULT, .metavar = "N", .help = "rounds"),
 	OPT_DEF("seconds", OPT_SECONDS, struct scale_cfg, seconds, .dlo = 0.2, .dhi = 600,
@@ -218,31 +227,64 @@ static const struct opts_cmd scale_cmd = {
 
 /* ---- placement ----------------------------------------------------------------- */
 
-/* The widths that fit, into sr->cfg.widths; the others into sr->skip. */
+/* Whether a wanted row runs at width @w: on a NIC, those the queues the
+ * traffic arrives on allow (make_cells() skips the others, saying why). */
+static bool width_runs(const struct scale_run *sr, int w)
+{
+	bool every;
+
+	for (int i = 0; i < ARRAY_SIZE(rowdefs); i++)
+		if (scale_row_wanted(&sr->cfg, i) && w >= rowdefs[i].min_width &&
+		    (!sr->cfg.dev || !scale_dev_skip(sr, &rowdefs[i], w, &every)))
+			return true;
+	return false;
+}
+
+/* Why width @w does not fit the CPUs, into @why: false when it fits. */
+static bool width_short(const struct scale_run *sr, int w, char *why, size_t sz)
+{
+	const struct scale_cfg *cfg = &sr->cfg;
+	int q = cfg->dev ? sr->ntraffic : w, need = cfg->dev ? q + w : 3 * w;
+
+	if (need <= cfg->ncpus || cfg->shared)
+		return false;
+	if (cfg->dev)
+		snprintf(why, sz, "needs %d CPUs (%d RX threads, one per queue the traffic "
+			 "arrives on, %d workers, none shared); %d given", need, q, w,
+			 cfg->ncpus);
+	else
+		snprintf(why, sz, "needs %d CPUs (%d generators, %d RX threads, %d workers, "
+			 "none shared); %d given", need, w, w, w, cfg->ncpus);
+	return true;
+}
+
+/*
+ * The widths that fit, into sr->cfg.widths; the others into sr->skip,
+ * with why. A width of --widths that a row would run at and that does not
+ * fit is refused instead: it was asked for. 0, or -1 after a message.
+ */
 static int pick_widths(struct scale_run *sr)
 {
 	struct scale_cfg *cfg = &sr->cfg;
 	int given = cfg->nwidths, n = 0;
+	char why[sizeof(sr->skip[0].why)];
 
 	if (!given)
 		for (int w = 1; w <= SCALE_MAX_WIDTH; w *= 2)
 			cfg->widths[given++] = w;
 	for (int i = 0; i < given; i++) {
-		int w = cfg->widths[i], q = cfg->dev ? sr->ntraffic : w;
-		int need = cfg->dev ? q + w : 3 * w;
+		int w = cfg->widths[i];
 
-		if (need > cfg->ncpus && !cfg->shared) {
-			struct scale_skip *s = &sr->skip[sr->nskip++];
-
-			s->width = w;
-			if (cfg->dev)
-				snprintf(s->why, sizeof(s->why), "needs %d CPUs (%d RX threads, one "
-					 "per queue the traffic arrives on, %d workers, none "
-					 "shared); %d given", need, q, w, cfg->ncpus);
-			else
-				snprintf(s->why, sizeof(s->why), "needs %d CPUs (%d generators, %d "
-					 "RX threads, %d workers, none shared); %d given", need, w,
-					 w, w, cfg->ncpus);
+		if (width_short(sr, w, why, sizeof(why))) {
+			if (cfg->widths_s && width_runs(sr, w)) {
+				fprintf(stderr, "scale: --widths: width %d %s: take it out of "
+					"--widths, give more --cpus, or add --shared-cpus (a "
+					"functional run on shared CPUs, not a measure of width)\n",
+					w, why);
+				return -1;
+			}
+			sr->skip[sr->nskip].width = w;
+			memcpy(sr->skip[sr->nskip++].why, why, sizeof(why));
 			continue;
 		}
 		cfg->widths[n++] = w;
@@ -272,7 +314,7 @@ static const char *place(const struct scale_run *sr, const struct scale_rowdef *
 {
 	const struct scale_cfg *cfg = &sr->cfg;
 	int n = cfg->ncpus;
-	static char why[128];
+	static char why[256];
 
 	if (cfg->dev) {
 		scale_dev_place(sr, def, w, pl);
@@ -286,13 +328,22 @@ static const char *place(const struct scale_run *sr, const struct scale_rowdef *
 		pl->rx[i] = cfg->cpus[(w + i) % n];
 		pl->wk[i] = cfg->cpus[(2 * w + i) % n];
 		pl->queue[i] = pl->gen[i] % sr->veth_queues;
-		for (int j = 0; j < i; j++)
-			if (pl->queue[j] == pl->queue[i]) {
+		for (int j = 0; j < i; j++) {
+			if (pl->queue[j] != pl->queue[i])
+				continue;
+			if (w > n)	/* --shared-cpus: the list wrapped */
 				snprintf(why, sizeof(why), "generator CPUs %d and %d feed one queue "
-					 "of vd (CPU %% %d)", pl->gen[j], pl->gen[i],
-					 sr->veth_queues);
-				return why;
-			}
+					 "of vd: its %d generators need as many CPUs, one per "
+					 "queue, even with --shared-cpus; %d given: take width "
+					 "%d out of --widths, or give more --cpus", pl->gen[j],
+					 pl->gen[i], w, n, w);
+			else
+				snprintf(why, sizeof(why), "generator CPUs %d and %d feed one queue "
+					 "of vd (queue = CPU %% %d): order --cpus so that its "
+					 "first %d fall on different queues, e.g. consecutive "
+					 "CPUs first", pl->gen[j], pl->gen[i], sr->veth_queues, w);
+			return why;
+		}
 	}
 	return NULL;
 }
@@ -301,10 +352,7 @@ static const char *place(const struct scale_run *sr, const struct scale_rowdef *
 static int make_cells(struct scale_run *sr)
 {
 	const struct scale_cfg *cfg = &sr->cfg;
-	bool all = true;
 
-	for (int i = 0; i < ARRAY_SIZE(rowdefs); i++)
-		all &= !cfg->want[i];
 	sr->cells = calloc(ARRAY_SIZE(rowdefs) * cfg->nwidths, sizeof(*sr->cells));
 	if (!sr->cells)
 		return -1;
@@ -318,7 +366,7 @@ static int make_cells(struct scale_run *sr)
 
 			bool every;
 
-			if ((!all && !cfg->want[i]) || w < def->min_width)
+			if (!scale_row_wanted(cfg, i) || w < def->min_width)
 				continue;
 			if (cfg->dev && (why = scale_dev_skip(sr, def, w, &every))) {
 				scale_skip_row(sr, def->name, every ? 0 : w, why);

@@ -134,6 +134,8 @@ struct scale_run {
 
 /* scale.c */
 const struct scale_rowdef *scale_rowdefs(int *n);
+/* Whether row @i of scale_rowdefs() is wanted: named in --rows, or none is. */
+bool scale_row_wanted(const struct scale_cfg *cfg, int i);
 /* The cell of row @name at width @w, or NULL. */
 const struct scale_cell *scale_cell_of(const struct scale_run *sr, const char *name, int w);
 

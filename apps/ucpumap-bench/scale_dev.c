@@ -60,17 +60,6 @@ static const char *const qstat_fmt[] = {
 
 /* ---- the options ------------------------------------------------------------------- */
 
-static bool row_wanted(const struct scale_cfg *cfg, int i)
-{
-	int n;
-
-	scale_rowdefs(&n);
-	for (int j = 0; j < n; j++)
-		if (cfg->want[j])
-			return cfg->want[i];
-	return true;	/* none named: every row */
-}
-
 int scale_dev_opts(const struct scale_cfg *cfg)
 {
 	const struct scale_rowdef *d;
@@ -98,7 +87,7 @@ int scale_dev_opts(const struct scale_cfg *cfg)
 	}
 	d = scale_rowdefs(&n);
 	for (int i = 0; i < n; i++)
-		if (row_wanted(cfg, i) && d[i].shape != SH_FLOOD)
+		if (scale_row_wanted(cfg, i) && d[i].shape != SH_FLOOD)
 			flood_only = false;
 	if (flood_only) {
 		fprintf(stderr, "scale: --rows %s: no row runs with --dev: the flood rows need the "
@@ -251,8 +240,8 @@ static int check_widths(const struct scale_run *sr)
 		if (w <= sr->nic_queues)
 			continue;
 		for (int i = 0; i < n; i++) {
-			if (!row_wanted(cfg, i) || w < d[i].min_width || d[i].shape == SH_FAN_OUT ||
-			    d[i].shape == SH_FLOOD)
+			if (!scale_row_wanted(cfg, i) || w < d[i].min_width ||
+			    d[i].shape == SH_FAN_OUT || d[i].shape == SH_FLOOD)
 				continue;
 			fprintf(stderr, "scale: --widths: width %d needs %d RX queues of %s (%s: an "
 				"RX thread per queue); it has %d: `ethtool -L %s combined %d`, "

@@ -21,10 +21,14 @@
 #   chart          the chart's gnuplot script holds the three lines
 #   cleanup        no namespace, no XDP program left after the run
 #   bad-settings   bad-*: each refused with its message, exit status, and
-#                  nothing left
+#                  nothing left; among them bad-width-cpus: --widths up to
+#                  the first width this host's CPUs cannot place without
+#                  --shared-cpus, refused (not skipped) before any
+#                  namespace, no namespace or link left
 #   dev-bad-settings  dev-bad-*: --dev's bad settings (a width above the
 #                  queues, no traffic, the generators' options, flood rows
-#                  alone, ...), each refused, nothing left on vd
+#                  alone, a width its --cpus cannot place, ...), each
+#                  refused, nothing left on vd
 #   dev-w2         traffic on both queues, widths 1 and 2: the wide,
 #                  no-fair, lanes and fan-in rows at width 2, each queue offered
 #                  and received, the rest skipped with the reason
@@ -191,21 +195,45 @@ case_cleanup() {
 	fi
 }
 
-# bad_setting TAG STATUS TEXT ARGS...
+# The bench's links in this namespace, one name a line: there should be none
+# (its veth pair and tun live in its namespaces).
+bench_links() {
+	ip -o link show 2> /dev/null | awk -F': ' '{ sub(/@.*/, "", $2) }
+		$2 == "vg" || $2 == "vd" || $2 == "ucmb0" { print $2 }'
+}
+
+# bad_setting TAG STATUS TEXT ARGS...: refused with STATUS and TEXT (each
+# of its lines found), no namespace of the bench's and no link left.
 bad_setting() {
-	local tag=$1 want=$2 text=$3 rc before
+	local tag=$1 want=$2 text=$3 rc before t miss=
 	shift 3
 	before=$(bench_ns)
 	timeout 30 "$BUILD/ucpumap-bench" scale "$@" > "$tmp/bad" 2>&1
 	rc=$?
-	if [ "$rc" -eq "$want" ] && grep -qF -- "$text" "$tmp/bad" && [ "$(bench_ns)" = "$before" ]; then
+	while read -r t; do
+		grep -qF -- "$t" "$tmp/bad" || miss="$miss '$t'"
+	done <<< "$text"
+	if [ "$rc" -eq "$want" ] && [ -z "$miss" ] && [ "$(bench_ns)" = "$before" ] &&
+		[ -z "$(bench_links)" ]; then
 		ok "bad-$tag" "$(head -1 "$tmp/bad")"
 	else
-		bad "bad-$tag" "exit $rc (want $want), want '$text': $(head -c 300 "$tmp/bad")"
+		bad "bad-$tag" "exit $rc (want $want), want$miss; namespaces $(echo $(bench_ns)), links $(echo $(bench_links)): $(head -c 300 "$tmp/bad")"
 	fi
 }
 
+# The widths 1, 2, 4, ... up to the first this host cannot place without
+# --shared-cpus (3 CPUs a width), comma-separated; none on 48 CPUs or more.
+unplaceable_widths() {
+	local w=1 l=
+	while [ $w -le 16 ]; do
+		l=$l${l:+,}$w
+		[ $((3 * w)) -gt "$(nproc)" ] && { echo "$l"; return; }
+		w=$((w * 2))
+	done
+}
+
 case_bad_settings() {
+	local ws w
 	bad_setting width-zero 2 "--widths: '0' is not a whole number between 1 and 16" --widths 0
 	bad_setting width-twice 2 "--widths: 2 given twice" --widths 1,2,2
 	bad_setting width-syntax 2 "--widths" --widths 1,x
@@ -213,8 +241,17 @@ case_bad_settings() {
 	bad_setting no-width-fits 1 "no width fits 1 CPUs: width 1 needs 3" --cpus 0
 	bad_setting fan-at-1 1 "the fan, flood, no-fair and lanes rows need a width of 2" --rows cpumap-fan-in \
 		--widths 1 --shared-cpus
-	bad_setting one-queue 1 "generator CPUs 0 and 0 feed one queue" --cpus 0 --widths 2 \
-		--shared-cpus
+	bad_setting one-queue 1 "generator CPUs 0 and 0 feed one queue
+give more --cpus" --cpus 0 --widths 2 --shared-cpus
+	ws=$(unplaceable_widths)
+	w=${ws##*,}
+	if [ -z "$ws" ]; then
+		echo "SKIP: $name/bad-width-cpus: every width up to 16 fits $(nproc) CPUs"
+	else
+		# a width asked for is refused, not skipped; the rest never runs
+		bad_setting width-cpus 1 "--widths: width $w needs $((3 * w)) CPUs
+--shared-cpus" --widths "$ws" --rounds 1 --seconds 0.2
+	fi
 }
 
 # ---- --dev --------------------------------------------------------------------
@@ -310,6 +347,12 @@ case_dev_bad_settings() {
 	dev_bad width-above-queues 1 "it has 2: \`ethtool -L vd combined 4\`" $d --widths 4
 	# no generator runs yet: the probe finds nothing
 	dev_bad no-traffic 1 "no traffic; start the external generator" $d --widths 2 --shared-cpus
+	# traffic on queue 0: width 1 (an RX thread, a worker) fits 2 CPUs,
+	# width 2 (fan-out: an RX thread, 2 workers) does not, and is refused
+	dev_gens 0
+	dev_bad width-cpus 1 "--widths: width 2 needs 3 CPUs" $d --sink-port 9100 \
+		--widths 1,2 --cpus 0,1 --rounds 1 --seconds 0.2
+	dev_gens_stop
 }
 
 # dev_judge TAG TRAFFIC ROWS: the run's JSON against what it should hold:
