@@ -33,7 +33,9 @@
  *                    workers by ucpumapd's L4 hash; the rate is the sum of
  *                    the workers'. pw-4x4 against pw-1x1 is the engine's
  *                    scaling. The threads go on --pw-cpus, none shared; a
- *                    row needing more CPUs than the host has is skipped
+ *                    row needing more CPUs than the host has is skipped,
+ *                    or with --shared-cpus run on shared CPUs (a
+ *                    functional run: the frames' audit, not a measure)
  *   pw-PxW-lanes   - the same (2x2, 4x4, 4x1) with a lane per producer in
  *                    each worker (UCM_CPUMAP_F_LANES) instead of one
  *                    multi-producer ring a worker: against pw-PxW, what
@@ -137,6 +139,10 @@ static const struct opt eng_opts[] = {
 		.help = "CPUs of the P->W rows, none shared: the producers on the first P, "
 			"the workers on the next W (default: every CPU we may use, in order; "
 			"a row that needs more than there are is skipped)"),
+	OPT_DEF("shared-cpus", OPT_FLAG, struct eng_cfg, shared,
+		.help = "run a P->W row of more threads than --pw-cpus has CPUs on them, "
+			"in turn, sharing them (its W workers still on W CPUs): a functional "
+			"run on a small host, not a measure"),
 	/* 4 KiB frames: 65536 of them are 256 MiB of UMEM. */
 	OPT_DEF("frames", OPT_POW2, struct eng_cfg, frames, .lo = ENG_FRAMES_MIN, .hi = 65536,
 		.metavar = "N", .seen = OPT_REF(struct eng_cfg, frames_set),
@@ -236,7 +242,9 @@ static void eng_pw_default(struct eng_cfg *cfg)
 /*
  * Each selected P->W row that needs more CPUs than --pw-cpus gives: an
  * error, since the list was asked for; without it, the row is skipped,
- * with why. Return 0, or -1 after a message.
+ * with why. With --shared-cpus such a row runs on the CPUs there are,
+ * marked shared, as long as its workers have one each (the cpumap places
+ * a worker a CPU). Return 0, or -1 after a message.
  */
 static int eng_pw_fit(struct eng_bench *eb)
 {
@@ -246,21 +254,35 @@ static int eng_pw_fit(struct eng_bench *eb)
 		eng_pw_default(cfg);
 	for (int i = 0; i < eb->nrows; i++) {
 		const struct eng_row *row = &eb->rows[i];
-		int need = row->producers + row->workers;
+		int need = row->producers + row->workers, np = row->producers, nw = row->workers;
+		const char *ps = np == 1 ? "" : "s", *ws = nw == 1 ? "" : "s";
 
 		if (!cfg->want[i] || !row->workers || need <= cfg->n_pw_cpu)
 			continue;
-		if (cfg->pw_cpus) {
-			fprintf(stderr, "engine: --pw-cpus %s: %d CPU%s, but %s needs %d (%d producer%s, then %d worker%s, none shared)\n",
-				cfg->pw_cpus, cfg->n_pw_cpu, cfg->n_pw_cpu == 1 ? "" : "s",
-				row->name, need, row->producers, row->producers == 1 ? "" : "s",
-				row->workers, row->workers == 1 ? "" : "s");
+		eb->shared[i] = cfg->shared && nw <= cfg->n_pw_cpu;
+		if (eb->shared[i])
+			continue;
+		if (cfg->pw_cpus && cfg->shared) {
+			fprintf(stderr, "engine: --pw-cpus %s: %d CPU%s, but %s has %d workers, a CPU "
+				"each even with --shared-cpus\n", cfg->pw_cpus, cfg->n_pw_cpu,
+				cfg->n_pw_cpu == 1 ? "" : "s", row->name, nw);
 			return -1;
 		}
-		snprintf(eb->skipped[i], sizeof(eb->skipped[i]),
-			 "needs %d CPUs (%d producer%s, %d worker%s, none shared), this host has %d",
-			 need, row->producers, row->producers == 1 ? "" : "s", row->workers,
-			 row->workers == 1 ? "" : "s", cfg->n_pw_cpu);
+		if (cfg->pw_cpus) {
+			fprintf(stderr, "engine: --pw-cpus %s: %d CPU%s, but %s needs %d (%d "
+				"producer%s, then %d worker%s, none shared); --shared-cpus shares "
+				"them\n", cfg->pw_cpus, cfg->n_pw_cpu, cfg->n_pw_cpu == 1 ? "" : "s",
+				row->name, need, np, ps, nw, ws);
+			return -1;
+		}
+		if (cfg->shared)
+			snprintf(eb->skipped[i], sizeof(eb->skipped[i]), "needs %d CPUs for its %d "
+				 "workers, a CPU each even with --shared-cpus, this host has %d",
+				 nw, nw, cfg->n_pw_cpu);
+		else
+			snprintf(eb->skipped[i], sizeof(eb->skipped[i]), "needs %d CPUs (%d "
+				 "producer%s, %d worker%s, none shared), this host has %d", need,
+				 np, ps, nw, ws, cfg->n_pw_cpu);
 	}
 	return 0;
 }
@@ -286,9 +308,13 @@ static void eng_header(const struct eng_bench *eb)
 		printf(", W workers on the next W; frames per pool: %s; %d flows by ucpumapd's L4 hash\n",
 		       cfg->frames_set ? "--frames" : "half the worker ring over P", ENG_FLOWS);
 	}
-	for (int i = 0; i < eb->nrows; i++)
+	for (int i = 0; i < eb->nrows; i++) {
 		if (cfg->want[i] && eb->skipped[i][0])
 			printf("%s: skipped, %s\n", eb->rows[i].name, eb->skipped[i]);
+		if (cfg->want[i] && eb->shared[i])
+			printf("%s: on shared CPUs (--shared-cpus): a functional run, not a measure; "
+			       "its rates measure time-sharing\n", eb->rows[i].name);
+	}
 	printf("\n");
 }
 

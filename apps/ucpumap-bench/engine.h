@@ -65,9 +65,11 @@ struct eng_cfg {
 	int rounds;
 	double seconds, warmup;
 	int producer_cpu, worker_cpu;
-	/* The P->W rows' CPUs: producers on the first, workers on the next */
+	/* The P->W rows' CPUs: producers on the first, workers on the next,
+	 * in turn over the list with --shared-cpus (eng_cpu()) */
 	int pw_cpu[APP_MAX_CPUS], n_pw_cpu;
 	const char *pw_cpus;		/* --pw-cpus as given; NULL: ours, in order */
+	bool shared;			/* --shared-cpus */
 	uint32_t frames, qsize;
 	bool frames_set;		/* --frames given: per pool, in every row */
 	bool want[ENG_MAX_ROWS];
@@ -89,7 +91,10 @@ struct eng_bench {
 	const struct eng_row *rows;	/* engine.c's table */
 	int nrows;
 	/* Why a selected row does not run (it needs more CPUs), or "" */
-	char skipped[ENG_MAX_ROWS][96];
+	char skipped[ENG_MAX_ROWS][128];
+	/* A P->W row placed on shared CPUs (--shared-cpus): it ran, but
+	 * its rates measure time-sharing */
+	bool shared[ENG_MAX_ROWS];
 	struct eng_result res[ENG_MAX_ROWS][ENG_MAX_ROUNDS];	/* per row, per round */
 };
 
@@ -105,12 +110,14 @@ static inline int eng_nworkers(const struct eng_row *row)
 }
 
 /* The CPU of producer @k of @row (k < its producers), or of worker
- * @k - producers: --producer-cpu and --worker-cpu, or --pw-cpus in turn. */
+ * @k - producers: --producer-cpu and --worker-cpu, or --pw-cpus in turn;
+ * a row of more threads than that has CPUs (--shared-cpus) goes round
+ * the list again, its W workers still on W CPUs of their own. */
 static inline int eng_cpu(const struct eng_cfg *cfg, const struct eng_row *row, int k)
 {
 	if (!row->workers)
 		return k ? cfg->worker_cpu : cfg->producer_cpu;
-	return cfg->pw_cpu[k];
+	return cfg->pw_cpu[k % cfg->n_pw_cpu];
 }
 
 /* One run of @row (engine_run.c): 0, or -errno after a message when the

@@ -106,7 +106,8 @@ static void print_rates(const struct eng_bench *eb)
 static void print_by_rtt(const struct eng_bench *eb)
 {
 	printf("\nby cross-CPU round trip (probed before and after each run; near: both < %d ns,\n"
-	       "far: both >= %d ns)\n", ENG_RTT_SPLIT_NS, ENG_RTT_SPLIT_NS);
+	       "far: both >= %d ns%s)\n", ENG_RTT_SPLIT_NS, ENG_RTT_SPLIT_NS,
+	       eb->cfg.shared ? "; the rows on shared CPUs left out" : "");
 	printf("%-15s %5s %9s %17s | %5s %9s %17s\n", "row", "near", "dst Mpps", "min-max",
 	       "far", "dst Mpps", "min-max");
 	for (int i = 0; i < eb->nrows; i++) {
@@ -114,7 +115,9 @@ static void print_by_rtt(const struct eng_bench *eb)
 		struct run_stats ns, fs;
 		int nn = 0, nf = 0;
 
-		if (!ran(eb, i))
+		/* on shared CPUs the rate is time-sharing's, not the round
+		 * trip's (and the probe's two may be one CPU: 0 ns) */
+		if (!ran(eb, i) || eb->shared[i])
 			continue;
 		for (int r = 0; r < eb->cfg.rounds; r++) {
 			const double *t = eb->res[i][r].rtt_ns;
@@ -194,7 +197,9 @@ static void print_gains(const struct eng_bench *eb)
 		run_stats(v, eb->cfg.rounds, &st);
 		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s",
 		       pair->row, pair->base, st.median, st.min, st.max, pair->note);
-		if (pair->target)
+		if (eb->shared[a] || eb->shared[b])
+			printf(" (on shared CPUs: not a measure)");
+		else if (pair->target)
 			print_target(pair, &st);
 		printf("\n");
 	}
@@ -291,6 +296,7 @@ static void json_row(struct json *j, const struct eng_bench *eb, int i)
 	}
 	eng_stats(rr, eb->cfg.rounds, RES(dst_mpps), &st);
 	json_str(j, "unit", "Mpps");
+	json_str(j, "shared_cpus", eb->shared[i] ? "yes" : "no");
 	json_runs(j, "runs", rr, eb->cfg.rounds, RES(dst_mpps));
 	json_num(j, "median", st.median);
 	json_num(j, "min", st.min);
@@ -326,6 +332,7 @@ int eng_write_json(const struct eng_bench *eb)
 	json_num(&j, "rounds", eb->cfg.rounds);
 	json_num(&j, "producer_cpu", eb->cfg.producer_cpu);
 	json_num(&j, "worker_cpu", eb->cfg.worker_cpu);
+	json_str(&j, "shared_cpus", eb->cfg.shared ? "yes" : "no");
 	json_arr(&j, "pw_cpus");
 	for (int c = 0; c < eb->cfg.n_pw_cpu; c++)
 		json_num(&j, NULL, eb->cfg.pw_cpu[c]);

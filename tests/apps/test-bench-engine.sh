@@ -9,6 +9,8 @@
 # The P->W rows (pw-PxW: P producers into W workers, none sharing a CPU)
 # run where the host has P + W CPUs; the others are skipped, with why.
 # What fits is worked out from this host's CPUs (nproc: those we may use).
+# pw-shared runs those of more than one producer that 2 CPUs can hold
+# with --shared-cpus, so that they run on any host.
 #
 #   run            a tiny run of every row
 #   table, json, gains    that run's table, JSON and gain lines
@@ -16,13 +18,18 @@
 #                  one that fits is not
 #   pw-workers     each P->W row that ran: every worker processed frames,
 #                  none dropped, its line in the per-worker table
+#   pw-shared      pw-2x2, pw-2x2-lanes and pw-4x1-lanes with --shared-cpus
+#                  on two CPUs, so on any host they run with more than one
+#                  producer: exit 0 (every frame came home: the audit), each
+#                  worker processed frames in every run, none dropped, the
+#                  output and the JSON saying the CPUs were shared
 #   bad-flags      bad-flag-*: a message naming the problem, exit 2
 #   bad-command    an unknown command: exit 2
 set -u
 BUILD=${BUILD:-build}
 BENCH=$BUILD/ucpumap-bench
 name=test-bench-engine
-cases="run table json gains pw-skip pw-workers bad-flags bad-command"
+cases="run table json gains pw-skip pw-workers pw-shared bad-flags bad-command"
 PW_ROWS="pw-1x1 pw-2x2 pw-4x4 pw-4x1 pw-1x4 pw-2x2-lanes pw-4x4-lanes pw-4x1-lanes"
 NCPU=$(nproc)
 cd "$(dirname "$0")/../.."
@@ -158,6 +165,48 @@ PY
 	fi
 }
 
+# The rows of more than one producer, on shared CPUs: a functional run,
+# judged by the engine's own audit (exit 0) and the JSON.
+case_pw_shared() {
+	local cpus rows="pw-2x2 pw-2x2-lanes pw-4x1-lanes" row miss= rc
+	if [ "$NCPU" -lt 2 ]; then
+		echo "SKIP: $name/pw-shared: 2 workers need 2 CPUs, this host has $NCPU"
+		return
+	fi
+	cpus=$(python3 -c 'import os; print(",".join(map(str, sorted(os.sched_getaffinity(0))[:2])))')
+	"$BENCH" engine --rows "${rows// /,}" --pw-cpus "$cpus" --shared-cpus --rounds 2 \
+		--seconds 0.1 --warmup 0.05 --json "$tmp/s.json" > "$tmp/s.out" 2> "$tmp/s.err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		bad pw-shared "exit $rc: $(tail -3 "$tmp/s.err")"
+		return
+	fi
+	for row in $rows; do
+		grep -q "^$row: on shared CPUs (--shared-cpus): a functional run, not a measure" \
+			"$tmp/s.out" || miss="$miss $row(not said shared)"
+	done
+	if [ -n "$miss" ]; then
+		bad pw-shared "$miss"
+	elif python3 - "$tmp/s.json" $rows <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {r["name"]: r for r in d["rows"]}
+assert d["shared_cpus"] == "yes" and sorted(rows) == sorted(sys.argv[2:]), rows.keys()
+for r in rows.values():
+    assert r["shared_cpus"] == "yes" and "skipped" not in r, r
+    assert set(r["producer_cpus"]) & set(r["worker_cpus"]), ("not shared", r)
+    assert len(r["runs"]) == 2 and all(v > 0 for v in r["runs"]), r
+    assert len(r["worker_runs"]) == r["workers"], r
+    assert all(v > 0 for w in r["worker_runs"] for v in w), ("a worker idle", r)
+    assert all(v == 0 for v in r["drop_runs"]), ("drops", r)
+PY
+	then
+		ok pw-shared "$(echo $rows) on CPUs $cpus"
+	else
+		bad pw-shared "a row not run, a worker without frames, drops, or malformed in $tmp/s.json"
+	fi
+}
+
 # Bad flags: a message naming the problem, exit 2.
 check_bad() {	# label, expected text, args...
 	local label=$1 want=$2 rc
@@ -177,6 +226,8 @@ case_bad_flags() {
 	check_bad row "unknown row 'fast'" --rows fast
 	check_bad pw-row "unknown row 'pw-3x3'" --rows pw-1x1,pw-3x3
 	check_bad pw-cpus-short "pw-1x1 needs 2 (1 producer, then 1 worker" --rows pw-1x1 --pw-cpus 0
+	check_bad pw-cpus-shared "pw-2x2 has 2 workers, a CPU each even with --shared-cpus" \
+		--rows pw-2x2 --pw-cpus 0 --shared-cpus
 	check_bad pw-cpus-cpu "CPU 4095" --pw-cpus 0,4095
 	check_bad cpu "CPU 4095" --worker-cpu 4095
 	check_bad frames "power of two" --frames 3000
