@@ -219,6 +219,14 @@ static bool row_runs_daemon(const struct row_def *d)
 	}
 }
 
+bool rows_latency_only(const struct bench_run *br)
+{
+	for (int i = 0; i < br->nrows; i++)
+		if (br->rows[i].on && !br->rows[i].def->ops->latency)
+			return false;
+	return true;
+}
+
 bool rows_pass_only(const struct bench_run *br)
 {
 	for (int i = 0; i < br->nrows; i++) {

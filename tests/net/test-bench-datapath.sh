@@ -314,6 +314,8 @@ case_bad_settings() {
 	bad_setting spin-no-rx-cpus 2 "needs ucpumapd's RX thread on a CPU of its own" --spin-us 200
 	bad_setting poll-shared-cpu 2 "--rx-cpus and --cpus share a CPU" --poll --rx-cpus 1 --cpus 1 --rows latency-cpumap
 	bad_setting poll-generator-cpu 2 "the generator's CPU" --poll --rx-cpus 0 --rows latency-pass
+	bad_setting busy-poll-generator-cpu 2 "the generator's CPU" --busy-poll --rx-cpus 0 --rows latency-pass
+	bad_setting cpus-zero-not-latency 2 "latency rows alone may share it" --cpus 0 --rows latency-cpumap,cpumap
 	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=1
 	bad_setting rp-filter-strict 1 "rp_filter is 1" --dev vd --sink-ip 10.78.0.2
 	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0
