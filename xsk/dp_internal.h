@@ -176,7 +176,8 @@ int ucm_dp_chain_frames(struct dp_cfg *c);
 int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames);
 /* What ucm_dp__create() refuses of a resolved @c before it sets anything
  * up: too few frames, no such interface, a jumbo MTU's frames (with
- * ucm_dp_resolve_mtu()). 0, or -errno after a message. */
+ * ucm_dp_resolve_mtu()), two-way a tun MTU above the interface's. 0, or
+ * -errno after a message. */
 int ucm_dp_check_cfg(struct dp_cfg *c);
 /* SIOCGIFMTU, SIOCGIFFLAGS, SIOCETHTOOL or SIOCGIFHWADDR/SIOCSIFHWADDR on
  * @ifname: 0 or -errno. */

@@ -278,10 +278,7 @@ int bench_bindir(char *buf, size_t sz)
 static void print_header(const struct bench_run *br)
 {
 	const struct bench_cfg *cfg = &br->cfg;
-	/* The generator's frames and engine, as gen_start_spec() asks:
-	 * --mtu's frames, past what a live frame holds through the packet
-	 * engine; else the generator's default. */
-	unsigned long size = cfg->mtu ? cfg->mtu + ETH_HLEN : 64;
+	unsigned long size = gen_frame_size(cfg);
 
 	if (cfg->dev)
 		printf("datapath: %s queue(s) %s, external generator to %s port %lu, %d round(s) x "
@@ -290,7 +287,7 @@ static void print_header(const struct bench_run *br)
 	else
 		printf("datapath: veth vg (ns %s, ucpumap-gen %s, CPU 0) -> vd (ns %s), %lu-byte "
 		       "%s UDP, 16 flows, rate %s, %d round(s) x %g s per row; workers on CPU(s) "
-		       "%s\n", br->topo.ns_gen, size > GEN_LIVE_MAX ? "packet" : "live",
+		       "%s\n", br->topo.ns_gen, gen_engine(cfg),
 		       br->topo.ns_dut, size, cfg->v6 ? "IPv6" : "IPv4",
 		       cfg->rate ? "fixed" : "as fast as it goes", cfg->rounds, cfg->seconds, cfg->cpus);
 	if (cfg->rate)

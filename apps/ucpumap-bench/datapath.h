@@ -320,6 +320,10 @@ int daemon_json_line(const struct daemon_run *d, char *line, size_t sz);
 
 #define GEN_OUT	256	/* the generator's output file name */
 #define GEN_LIVE_MAX	3408	/* ucpumap-gen's live frames hold this much */
+/* The generator's frame on veth (--mtu's, else its default, 64 bytes) and
+ * its engine: past what a live frame holds, the packet engine. */
+unsigned long gen_frame_size(const struct bench_cfg *cfg);
+const char *gen_engine(const struct bench_cfg *cfg);
 int run_traffic(struct bench_run *br, const char *tag, int flows, double *sent,
 		double *dev_dst);
 pid_t gen_start(struct bench_run *br, const char *tag, int flows, char *out);

@@ -34,6 +34,16 @@ pid_t gen_start_at(struct bench_run *br, const char *tag, int flows, double rate
 	return gen_start_spec(br, tag, &g, out);
 }
 
+unsigned long gen_frame_size(const struct bench_cfg *cfg)
+{
+	return cfg->mtu ? cfg->mtu + ETH_HLEN : 64;
+}
+
+const char *gen_engine(const struct bench_cfg *cfg)
+{
+	return gen_frame_size(cfg) > GEN_LIVE_MAX ? "packet" : "live";
+}
+
 pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spec *g,
 		     char *out)
 {
@@ -57,14 +67,12 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 		argv[n++] = "--src-port";
 		argv[n++] = sport;
 	}
-	/* --mtu: frames of the MTU, through the packet engine past what a
-	 * live frame holds; else the generator's default, 64 bytes */
 	if (cfg->mtu) {
-		snprintf(size, sizeof(size), "%lu", cfg->mtu + ETH_HLEN);
+		snprintf(size, sizeof(size), "%lu", gen_frame_size(cfg));
 		argv[n++] = "--size";
 		argv[n++] = size;
 		argv[n++] = "--engine";
-		argv[n++] = cfg->mtu + ETH_HLEN > GEN_LIVE_MAX ? "packet" : "live";
+		argv[n++] = (char *)gen_engine(cfg);
 	}
 	if (g->stamp)
 		argv[n++] = "--stamp";

@@ -447,31 +447,30 @@ tw_ping() {
 	[ "$(echo "$r" | jget /dev/stdin "d['replies']")" = 20 ] || echo "$r"
 }
 
-case_tw_ping() {
-	local in out
+# tw_run CASE FN ARGS...: FN CASE ARGS once the two-way daemon runs.
+tw_run() {
+	local c=$1 fn=$2
+	shift 2
 	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-ping "no daemon"; return; }
-	in=$(tw_ping "$gen" $D4 8972 0.01)
-	out=$(tw_ping "$dut" $G4 8972 0.01)
+	[ -n "$dpid" ] || { bad "$c" "no daemon"; return; }
+	"$fn" "$c" "$@"
+}
+
+# tw_pings CASE ADDR-GEN ADDR-DUT SIZE FAMILY: 20 pings each way.
+tw_pings() {
+	local in out
+	in=$(tw_ping "$gen" "$3" "$4" 0.01)
+	out=$(tw_ping "$dut" "$2" "$4" 0.01)
 	if [ -z "$in$out" ]; then
-		ok tw-ping "20 of 20 echoes of 9000-byte packets each way, intact"
+		ok "$1" "20 of 20 echoes of 9000-byte $5packets each way, intact"
 	else
-		bad tw-ping "asked by the generator: ${in:-all 20}; by the DUT: ${out:-all 20}"
+		bad "$1" "asked by the generator: ${in:-all 20}; by the DUT: ${out:-all 20}"
 	fi
 }
 
-case_tw_ping6() {
-	local in out
-	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-ping6 "no daemon"; return; }
-	in=$(tw_ping "$gen" $D6 8952 0.01)
-	out=$(tw_ping "$dut" $G6 8952 0.01)
-	if [ -z "$in$out" ]; then
-		ok tw-ping6 "20 of 20 echoes of 9000-byte IPv6 packets each way, intact"
-	else
-		bad tw-ping6 "asked by the generator: ${in:-all 20}; by the DUT: ${out:-all 20}"
-	fi
-}
+case_tw_ping() { tw_run tw-ping tw_pings $G4 $D4 8972 ""; }
+
+case_tw_ping6() { tw_run tw-ping6 tw_pings $G6 $D6 8952 "IPv6 "; }
 
 case_tw_udp() {
 	local why
@@ -504,29 +503,13 @@ tw_tcp() {
 	fi
 }
 
-case_tw_tcp_in() {
-	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-tcp-in "no daemon"; return; }
-	tw_tcp tw-tcp-in "$dut" $D4 "$gen"
-}
+case_tw_tcp_in() { tw_run tw-tcp-in tw_tcp "$dut" $D4 "$gen"; }
 
-case_tw_tcp_out() {
-	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-tcp-out "no daemon"; return; }
-	tw_tcp tw-tcp-out "$gen" $G4 "$dut"
-}
+case_tw_tcp_out() { tw_run tw-tcp-out tw_tcp "$gen" $G4 "$dut"; }
 
-case_tw_tcp_in6() {
-	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-tcp-in6 "no daemon"; return; }
-	tw_tcp tw-tcp-in6 "$dut" $D6 "$gen"
-}
+case_tw_tcp_in6() { tw_run tw-tcp-in6 tw_tcp "$dut" $D6 "$gen"; }
 
-case_tw_tcp_out6() {
-	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-tcp-out6 "no daemon"; return; }
-	tw_tcp tw-tcp-out6 "$gen" $G6 "$dut"
-}
+case_tw_tcp_out6() { tw_run tw-tcp-out6 tw_tcp "$gen" $G6 "$dut"; }
 
 # tw_iperf3 CASE SERVER-NS SERVER-ADDR CLIENT-NS: iperf3 -n 50M from the
 # server to the client (-R). The receiver is then the client, which ends
@@ -559,17 +542,9 @@ print(e["sum_sent"]["bytes"], e["sum_received"]["bytes"], round(e["sum_received"
 	fi
 }
 
-case_tw_iperf3_in() {
-	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-iperf3-in "no daemon"; return; }
-	tw_iperf3 tw-iperf3-in "$gen" $G4 "$dut"
-}
+case_tw_iperf3_in() { tw_run tw-iperf3-in tw_iperf3 "$gen" $G4 "$dut"; }
 
-case_tw_iperf3_out() {
-	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-iperf3-out "no daemon"; return; }
-	tw_iperf3 tw-iperf3-out "$dut" $D4 "$gen"
-}
+case_tw_iperf3_out() { tw_run tw-iperf3-out tw_iperf3 "$dut" $D4 "$gen"; }
 
 # tw_http CASE SERVER-NS SERVER-ADDR CLIENT-NS: blob50 over HTTP from
 # python3's http.server to curl, sha256-exact.
@@ -599,18 +574,10 @@ tw_http() {
 }
 
 # Out through the way back (the server in the DUT).
-case_tw_http_out() {
-	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-http-out "no daemon"; return; }
-	tw_http tw-http-out "$dut" $D4 "$gen"
-}
+case_tw_http_out() { tw_run tw-http-out tw_http "$dut" $D4 "$gen"; }
 
 # Into the DUT through the daemon (the server in the generator's namespace).
-case_tw_http_in() {
-	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-http-in "no daemon"; return; }
-	tw_http tw-http-in "$gen" $G4 "$dut"
-}
+case_tw_http_in() { tw_run tw-http-in tw_http "$gen" $G4 "$dut"; }
 
 case_tw_stop() {
 	local why r chains more bad
