@@ -251,7 +251,7 @@ const char *bench_poll_refused(const struct bench_cfg *cfg)
 	for (int i = 0; i < nwk; i++)
 		if (cfg->wcpu[i] == cfg->rx_cpu[0])
 			return "polling (--poll, --spin-us): --rx-cpus and --cpus share a CPU";
-	if (cfg->rx_cpu[0] == 0)
+	if (!cfg->dev && cfg->rx_cpu[0] == 0)
 		return "polling (--poll, --spin-us): --rx-cpus 0 is the generator's CPU; give "
 		       "another";
 	if (nwk + 1 >= cpu_online_count())

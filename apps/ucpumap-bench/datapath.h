@@ -163,10 +163,12 @@ struct row {
 	double cost[MAX_ROUNDS][2][4];
 	bool have_cost;
 	/* latency rows: the CPU the responder (sockperf's server) was
-	 * confined to in the last round, as it found its own affinity;
-	 * -1: more than one, where the scheduler puts it */
+	 * confined to in the last round it was read, as it found its own
+	 * affinity; -1: more than one, where the scheduler puts it;
+	 * LAT_NOT_PLACED: never read (the row failed before) */
 	int responder_cpu;
 };
+#define LAT_NOT_PLACED	(-2)
 enum { COST_CPU0, COST_WCPU, COST_RX, COST_WORKERS };
 /* ucpumapd's histograms (stats-json names): arrival to flush, flush to
  * dequeue, dequeue to the tun's completion. */

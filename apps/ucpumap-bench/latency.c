@@ -105,6 +105,7 @@ static int responder_start(struct responder *rs, int cpu)
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(PROBE_PORT) };
 
 	rs->cpu = cpu;
+	rs->placed = LAT_NOT_PLACED;
 	rs->fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (rs->fd < 0 || bind(rs->fd, (struct sockaddr *)&a, sizeof(a))) {
 		fprintf(stderr, "datapath: the latency responder: %s\n", strerror(errno));
@@ -471,7 +472,8 @@ int row_latency(struct bench_run *br, struct row *r, int round)
 	rc = responder_start(&rs, r->def->pin_responder ? br->cfg.wcpu[0] : -1) ?:
 	     latency_round(br, r, round, p.x ? NULL : &p.d);
 	responder_stop(&rs);
-	r->responder_cpu = rs.placed;
+	if (rs.placed != LAT_NOT_PLACED)
+		r->responder_cpu = rs.placed;
 	r->dst[round] = r->lat[round][0];
 	return lat_path_down(br, r, &p, rc);
 }

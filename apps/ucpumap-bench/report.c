@@ -490,7 +490,8 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 		snprintf(where, sizeof(where), "pinned to CPU %d", r->responder_cpu);
 		json_str(j, "responder", where);
 	} else {
-		json_str(j, "responder", "unpinned");
+		json_str(j, "responder", r->responder_cpu == LAT_NOT_PLACED ? "unknown" :
+			 "unpinned");
 	}
 	json_runs(j, "runs", r->dst, nr);
 	for (int p = 0; p < 4; p++) {

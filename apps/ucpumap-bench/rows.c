@@ -203,9 +203,6 @@ bool row_kind_on(const struct bench_run *br, enum row_kind kind)
 	return false;
 }
 
-/* The rows of the run, in row_defs[]' order, into br->rows (the caller
- * frees it); @list (comma-separated names; NULL: every row) into their
- * .on. 0, or -1 after a message. */
 /* Row @d starts ucpumapd: the kernel's rows, the tun ceiling's and testpmd's
  * do not. */
 static bool row_runs_daemon(const struct row_def *d)
@@ -239,6 +236,9 @@ bool rows_pass_only(const struct bench_run *br)
 	return true;
 }
 
+/* The rows of the run, in row_defs[]' order, into br->rows (the caller
+ * frees it); @list (comma-separated names; NULL: every row) into their
+ * .on. 0, or -1 after a message. */
 int rows_select(struct bench_run *br, const char *list)
 {
 	char *l, *sp, *t;
@@ -252,6 +252,7 @@ int rows_select(struct bench_run *br, const char *list)
 	for (int i = 0; i < br->nrows; i++) {
 		br->rows[i].def = &row_defs[i];
 		br->rows[i].on = !list;
+		br->rows[i].responder_cpu = LAT_NOT_PLACED;
 	}
 	if (!list)
 		return 0;

@@ -451,9 +451,7 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 		if (flood && i && (lfd[i] = scale_light_open(&sr->br.cfg, LIGHT_PORT0 + i)) < 0)
 			rc = -1;
 	}
-	/* Room for every light datagram the generators can send, and some. */
-	if (flood && scale_lat_init(&la, (size_t)(cfg->light_rate * (cfg->seconds + 1)) *
-						 (pl->ngen - 1) + 64))
+	if (flood && scale_lat_init(&la, cfg->light_rate, cfg->seconds, pl->ngen - 1))
 		rc = -1;
 	d0 = delivered_now(&sr->br.topo);
 	for (int i = 0; i < pl->ngen; i++) {
@@ -706,7 +704,7 @@ int bench_scale(int argc, char **argv)
 			 .sink_port = 9000 },
 	};
 	struct bench_cfg *bc = &sr.br.cfg;
-	int failed = 0, rc;
+	int failed = 0, rc, stamps = -1;
 
 	topo_init(&sr.br.topo);
 	rc = parse_args(&sr, argc, argv);
@@ -721,6 +719,8 @@ int bench_scale(int argc, char **argv)
 	if (bench_bindir(bc->bindir, sizeof(bc->bindir)))
 		goto out;
 	topo_signals();
+	if (!sr.cfg.dev && (stamps = scale_light_stamps_on()) < 0)
+		goto out;
 	if (sr.cfg.dev ? dev_up(&sr) : veth_up(&sr))
 		goto out_topo;
 	libbpf_set_print(NULL);
@@ -742,6 +742,8 @@ int bench_scale(int argc, char **argv)
 out_topo:
 	topo_cleanup(&sr.br.topo, false);
 out:
+	if (stamps >= 0)
+		close(stamps);
 	free(sr.cells);
 	return rc;
 }

@@ -155,8 +155,12 @@ struct scale_lat {
 /* A socket on the sink's address, port @port, that keeps each datagram's
  * receive time: its fd, or -1 after a message. */
 int scale_light_open(const struct bench_cfg *bc, int port);
-/* Room for @cap latencies: 0 or -ENOMEM. */
-int scale_lat_init(struct scale_lat *la, size_t cap);
+/* The kernel's receive times on for the run: a socket that asks for them,
+ * to close at the end, or -1 after a message. */
+int scale_light_stamps_on(void);
+/* Room for the latencies of @nsinks light sinks at @rate for @seconds
+ * (capped at what a sink holds): 0, or -ENOMEM after a message. */
+int scale_lat_init(struct scale_lat *la, double rate, double seconds, int nsinks);
 /* What light sink @fd got: the datagrams read and those its full buffer
  * dropped; each read one's latency into @la (NULL: none). Closes @fd. */
 double scale_light_drain(int fd, struct scale_lat *la);

@@ -12,7 +12,10 @@
  * (SO_TIMESTAMPNS, CLOCK_REALTIME, taken as the packet entered the stack
  * from the kernel's cpumap or from ucpumapd's tun): the difference, less
  * the clocks' offset, is the path's one-way latency, read after the row.
- * One host, one clock in every namespace.
+ * One host, one clock in every namespace. The kernel takes receive times
+ * only while some socket asks for them, and turns them on from a work
+ * item: a socket of the run's own asks from before the first row to the
+ * end, so no light datagram comes in unstamped.
  */
 #include <endian.h>
 #include <errno.h>
@@ -33,6 +36,9 @@
 #define LIGHT_RCVBUF	(64 << 20)
 /* A latency longer than this is no packet of this run's: left out. */
 #define LIGHT_MAX_AGE_NS	10000000000LL
+/* The most datagrams a sink can hold unread, a small one's truesize
+ * being at least 512 bytes of the doubled buffer: room for no more. */
+#define LIGHT_MAX_HELD		(2 * (size_t)LIGHT_RCVBUF / 512)
 
 int scale_light_open(const struct bench_cfg *bc, int port)
 {
@@ -52,19 +58,40 @@ int scale_light_open(const struct bench_cfg *bc, int port)
 	return fd;
 }
 
-int scale_lat_init(struct scale_lat *la, size_t cap)
+int scale_light_stamps_on(void)
 {
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), on = 1;
+
+	if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0)
+		fprintf(stderr, "scale: cannot turn the kernel's receive times on: %s\n",
+			strerror(errno));
+	return fd;
+}
+
+int scale_lat_init(struct scale_lat *la, double rate, double seconds, int nsinks)
+{
+	size_t per = (size_t)(rate * (seconds + 1)) + 64;
 	struct timespec r, m;
 
+	if (per > LIGHT_MAX_HELD)
+		per = LIGHT_MAX_HELD;
 	la->n = 0;
-	la->cap = cap;
-	la->us = calloc(cap ? cap : 1, sizeof(double));
+	la->cap = per * (nsinks > 0 ? nsinks : 1);
+	la->us = calloc(la->cap, sizeof(double));
+	if (!la->us) {
+		fprintf(stderr, "scale: no memory for %zu light latencies\n", la->cap);
+		return -ENOMEM;
+	}
 	/* The offset read once: the two clocks do not drift apart in a row's
 	 * seconds by anything a microsecond shows. */
 	clock_gettime(CLOCK_REALTIME, &r);
 	clock_gettime(CLOCK_MONOTONIC, &m);
 	la->off_ns = (r.tv_sec - m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
-	return la->us ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* Datagram @buf of @len bytes, received at @ts: its latency into @la. */

@@ -141,22 +141,32 @@ static void flood_sum(const struct scale_run *sr, const struct scale_cell *c,
 
 static void print_flood(const struct scale_run *sr, const struct scale_cell *c)
 {
+	double v50[SCALE_MAX_ROUNDS], v99[SCALE_MAX_ROUNDS], timed = 0;
 	struct run_stats p50, p99;
 	struct flood_sum f;
-	double timed = 0;
+	int n = 0;
 
 	flood_sum(sr, c, &f);
 	printf("    %-24s light queues: %.0f of %.0f delivered (%.2f%%, the lowest queue's "
 	       "round %.2f%%); flooding queue: %.0f of %.0f (%.1f%%)\n", "", f.ldst, f.lsent,
 	       f.lsent > 0 ? 100 * f.ldst / f.lsent : 0, 100 * f.lmin, f.fdst, f.fsent,
 	       f.fsent > 0 ? 100 * f.fdst / f.fsent : 0);
-	for (int k = 0; k < sr->nrounds; k++)
+	for (int k = 0; k < sr->nrounds; k++) {
 		timed += c->light_timed[k];
-	run_stats(c->light_p50, sr->nrounds, &p50);
-	run_stats(c->light_p99, sr->nrounds, &p99);
-	printf("    %-24s light queues' one-way latency, send to socket: p50 %.1f us "
-	       "(%.1f-%.1f), p99 %.1f us (%.1f-%.1f); %.0f datagrams timed\n", "", p50.median,
-	       p50.min, p50.max, p99.median, p99.min, p99.max, timed);
+		if (c->light_timed[k] > 0) {	/* rounds without a time say nothing */
+			v50[n] = c->light_p50[k];
+			v99[n++] = c->light_p99[k];
+		}
+	}
+	if (!n) {
+		printf("    %-24s light queues' one-way latency: no datagram timed\n", "");
+		return;
+	}
+	run_stats(v50, n, &p50);
+	run_stats(v99, n, &p99);
+	printf("    %-24s light queues' one-way latency, send to the stack: p50 %.1f us "
+	       "(%.1f-%.1f), p99 %.1f us (%.1f-%.1f); %.0f datagrams timed in %d round(s)\n", "",
+	       p50.median, p50.min, p50.max, p99.median, p99.min, p99.max, timed, n);
 }
 
 static void print_cell(const struct scale_run *sr, const struct scale_cell *c)
