@@ -31,7 +31,8 @@
 #                  datagrams intact, every frame home
 #   max-frags      --max-frags 2: udp4's 1472- and 4000-byte datagrams
 #                  intact, the 8972-byte ones (three frames) dropped and
-#                  counted as chain drops, every frame home
+#                  counted as chain drops (and in /metrics as chain_long),
+#                  every frame home
 #   gen-packet     ucpumap-gen's packet engine (an AF_PACKET socket):
 #                  300 frames of 9014 bytes arrive at a socket behind vd,
 #                  8972-byte datagrams whose checksums the stack took
@@ -330,14 +331,18 @@ case_frame_2048() {
 }
 
 case_max_frags() {
-	local why
+	local why long port=$((20000 + $$ % 10000))
 	lib_need stop
-	if ! start_daemon mf --duration 30 --max-frags 2; then
+	if ! start_daemon mf --duration 30 --max-frags 2 --metrics-listen 127.0.0.1:$port; then
 		bad max-frags "ucpumapd did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
 		return
 	fi
 	ip -n "$dut" link set $tun up
 	why=$(exact_dir in jumbo4 mf)
+	# /metrics names the chain's reason: too long, here
+	ip netns exec "$dut" timeout 15 "$PY" "$progs/metrics_client.py" --port $port scrape \
+		--deadline 8 > "$tmp/mf.metrics" 2>&1
+	long=$(jget "$tmp/mf.metrics" 'int(d["drops_by_reason"]["chain_long"])')
 	stop_daemon
 	if [ "${why%%:*}" != "expected 150 datagrams, received 100 (missing 50, duplicated 0, corrupt 0)" ]; then
 		bad max-frags "want the 50 of 8972 bytes missing, the rest intact: ${why:-all 150 came}"
@@ -347,6 +352,8 @@ case_max_frags() {
 		bad max-frags "$why"
 	elif ! grep -q '^conservation: .*chain 50\b' "$D_OUT"; then
 		bad max-frags "want 50 chain drops: $(grep '^conservation' "$D_OUT")"
+	elif [ "$long" != 50 ]; then
+		bad max-frags "/metrics: want chain_long 50, read '${long:-none}': $(head -c 300 "$tmp/mf.metrics")"
 	else
 		ok max-frags "100 datagrams of 1472 and 4000 intact, 50 of 8972 dropped; $(grep '^conservation' "$D_OUT")"
 	fi
