@@ -17,10 +17,10 @@
 #                      else what it says instead
 #   udp_flood SECS     $helper's flood from $gen ($G4) to $D4 for SECS, in
 #                      the background, registered: $fpid
-#   exact_ipv4 LABEL DST SRC   100 datagrams from $gen to DST (from SRC),
-#                      received behind the daemon in $dut with $helper:
-#                      empty when each came once and intact, else what
-#                      went wrong
+#   exact_ipv4 LABEL DST SRC [RATE]   100 datagrams of each size from $gen
+#                      to DST (from SRC) at RATE a second (3000), received
+#                      behind the daemon in $dut with $helper: empty when
+#                      each came once and intact, else what went wrong
 
 helper=$progs/ucpumapd_traffic.py
 
@@ -34,7 +34,7 @@ exact_ipv4() {
 	lib_pid $rpid
 	wait_file "$tmp/r-$1" 50 &&
 		lib_run ip netns exec "$gen" "$PY" "$helper" exact-send --paths ipv4 --count 100 \
-			--rate 3000 --v4 "$2" --src4 "$3" > "$tmp/send-$1.log" 2>&1
+			--rate "${4:-3000}" --v4 "$2" --src4 "$3" > "$tmp/send-$1.log" 2>&1
 	sleep 0.3
 	touch "$tmp/s-$1"
 	wait_file "$tmp/res-$1" 50
