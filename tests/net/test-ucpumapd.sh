@@ -299,11 +299,15 @@ case_poll() {
 		# its 1 ms look), it polled: it took its batches without a sleep
 		# between them, where a sleeping thread sleeps after about each
 		# (its CPU share depends on what else runs on CPU 1: not used).
+		# Measured: 214 sleeps in 1308 batches polling, 1340 in 1357
+		# asleep; 165 in 323 polling under ASan in a CI run whose Python
+		# sender, on the other CPU, paused past the 1 ms look. At most
+		# three in four tells the two apart with room on both sides.
 		tail -1 "$tmp/poll.json" > "$tmp/poll.last" 2> /dev/null
 		sleeps=$(jget "$tmp/poll.last" "d['queues'][0]['sleeps']")
 		batches=$(jget "$tmp/poll.last" "d['queues'][0]['rx_batches']")
-		[ "${batches:-0}" -ge 50 ] && [ $((2 * ${sleeps:-999999})) -le "${batches:-0}" ] ||
-			why="$why ${sleeps:-?} sleeps in ${batches:-?} RX batches (want at most half; a thread that sleeps: about one a batch);"
+		[ "${batches:-0}" -ge 50 ] && [ $((4 * ${sleeps:-999999})) -le $((3 * ${batches:-0})) ] ||
+			why="$why ${sleeps:-?} sleeps in ${batches:-?} RX batches (want at most three in four; a thread that sleeps: about one a batch);"
 		[ -s "$tmp/resp" ] && [ "$(jget "$tmp/resp" "d['paths']['ipv4']['received']")" = "${sent:-x}" ] ||
 			why="$why received $(jget "$tmp/resp" "d['paths']['ipv4']['received']" 2>/dev/null) of ${sent:-?};"
 		if [ -z "$why" ]; then
