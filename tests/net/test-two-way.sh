@@ -144,7 +144,7 @@ start() {
 		--stats-json "$tmp/stats.json" "$@" > "$tmp/d.out" 2> "$tmp/d.err" &
 	dpid=$!
 	# Its first line comes when everything is up (program, sockets, tun).
-	for _ in $(seq 200); do
+	for _ in $(seq 400); do
 		grep -q "^ucpumapd: vd queues" "$tmp/d.out" 2> /dev/null && break
 		kill -0 "$dpid" 2> /dev/null || return 1
 		sleep 0.05
