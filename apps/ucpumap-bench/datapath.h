@@ -275,6 +275,8 @@ int stop_child(struct bench_topo *t, pid_t pid, const char *row, const char *wha
  * placement (a CPU of its own for the RX thread, one left over), or NULL. */
 const char *bench_poll_refused(const struct bench_cfg *cfg);
 bool rows_pass_only(const struct bench_run *br);
+/* row @d runs ucpumapd --pass (no workers) */
+bool row_is_pass(const struct row_def *d);
 /* every selected row is a latency row (sockperf's too) */
 bool rows_latency_only(const struct bench_run *br);
 /* Where ucpumapd and ucpumap-gen are: this binary's folder, into @buf. */

@@ -367,7 +367,7 @@ static void cost_end(const struct bench_run *br, const struct daemon_run *d,
 		     const struct cost_mark *m, struct row *r, int round, int ph)
 {
 	double *c = r->cost[round][ph], t, rx_ns, sleep_ns;
-	int nw = strcmp(r->def->flag ? r->def->flag : "", "--pass") ? br->cfg.nwcpu : 0;
+	int nw = row_is_pass(r->def) ? 0 : br->cfg.nwcpu;
 
 	c[COST_RX] = c[COST_WORKERS] = -1;
 	if (busy_since(&m->c0, &c[COST_CPU0]) || busy_since(&m->cw, &c[COST_WCPU])) {

@@ -216,6 +216,11 @@ static bool row_runs_daemon(const struct row_def *d)
 	}
 }
 
+bool row_is_pass(const struct row_def *d)
+{
+	return d->flag && !strcmp(d->flag, "--pass");
+}
+
 bool rows_latency_only(const struct bench_run *br)
 {
 	for (int i = 0; i < br->nrows; i++)
@@ -229,8 +234,7 @@ bool rows_pass_only(const struct bench_run *br)
 	for (int i = 0; i < br->nrows; i++) {
 		const struct row_def *d = br->rows[i].def;
 
-		if (br->rows[i].on && row_runs_daemon(d) &&
-		    strcmp(d->flag ? d->flag : "", "--pass"))
+		if (br->rows[i].on && row_runs_daemon(d) && !row_is_pass(d))
 			return false;
 	}
 	return true;
