@@ -6,6 +6,9 @@
  *   ucm_xdp_steer   - writes the worker into the XDP metadata in front of
  *                     the packet and redirects to the XSK socket of the
  *                     receiving queue (ucpumap's path);
+ *   ucm_xdp_nometa  - the same without metadata, for a kernel whose XDP
+ *                     has no bpf_xdp_adjust_meta(): the RX thread picks
+ *                     the worker itself;
  *   ucm_xdp_cpumap  - the same choice, redirected into a BPF cpumap served
  *                     by the kernel's own kthreads (the baseline the
  *                     benchmark sets ucpumap beside).
@@ -268,8 +271,7 @@ struct meta_stamped {
 	struct ucm_xdp_meta meta;
 };
 
-SEC("xdp")
-int ucm_xdp_steer(struct xdp_md *ctx)
+static __always_inline int steer_xsk(struct xdp_md *ctx, int with_meta)
 {
 	struct meta_stamped *ms;
 	struct ucm_xdp_meta *meta;
@@ -280,7 +282,9 @@ int ucm_xdp_steer(struct xdp_md *ctx)
 		return XDP_PASS;
 	/* Without room for metadata (some generic-mode paths), the RX thread
 	 * applies the same policy itself: no magic, no trust. */
-	if (flags & UCM_STEER_F_STAMP) {
+	if (!with_meta)
+		;
+	else if (flags & UCM_STEER_F_STAMP) {
 		if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(*ms))) {
 			ms = (void *)(long)ctx->data_meta;
 			data = (void *)(long)ctx->data;
@@ -302,6 +306,20 @@ int ucm_xdp_steer(struct xdp_md *ctx)
 	}
 	/* No socket on this queue: the kernel keeps the packet. */
 	return bpf_redirect_map(&ucm_xsks, ctx->rx_queue_index, XDP_PASS);
+}
+
+SEC("xdp")
+int ucm_xdp_steer(struct xdp_md *ctx)
+{
+	return steer_xsk(ctx, 1);
+}
+
+/* A kernel's verifier refuses a program that calls a helper its XDP lacks,
+ * whether the call runs or not: a program of its own. */
+SEC("xdp")
+int ucm_xdp_nometa(struct xdp_md *ctx)
+{
+	return steer_xsk(ctx, 0);
 }
 
 SEC("xdp")

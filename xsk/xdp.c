@@ -35,6 +35,7 @@ struct ucm_xdp {
 	int steer_fd, cpumap_fd;
 	int cfg_fd, xsks_fd, worker_cpu_fd, cpu_map_fd;
 	struct ucm_steer_cfg cfg;
+	bool meta;			/* steer_fd writes the metadata */
 };
 
 /* libbpf's messages become ours, at debug level: the caller decides. */
@@ -109,6 +110,54 @@ static int prog_fd(struct bpf_object *obj, const char *name)
 	return p ? bpf_program__fd(p) : -ENOENT;
 }
 
+/*
+ * Whether this kernel's XDP programs may call bpf_xdp_adjust_meta(): 1,
+ * 0 when its verifier refuses the helper, or -errno when that cannot be
+ * told (the object's own load then says why). A kernel may be built
+ * without it; libbpf_probe_bpf_helper() before libbpf 1.2 does not read
+ * the verifier's words for that and says yes.
+ */
+static int xdp_has_meta(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_xdp_adjust_meta },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	char log[512] = "";
+	LIBBPF_OPTS(bpf_prog_load_opts, po, .log_buf = log, .log_size = sizeof(log),
+		    .log_level = 1);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), &po);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (errno == EINVAL && (strstr(log, "cannot use helper") || strstr(log, "unknown func")))
+		return 0;
+	return -errno;
+}
+
+/* Load the steering program this kernel takes, and not the other. */
+static int choose_steer(struct ucm_xdp *x)
+{
+	struct bpf_program *meta = bpf_object__find_program_by_name(x->obj, "ucm_xdp_steer");
+	struct bpf_program *plain = bpf_object__find_program_by_name(x->obj, "ucm_xdp_nometa");
+
+	if (!meta || !plain) {
+		pr_warn("the embedded XDP object lacks a program\n");
+		return -ENOENT;
+	}
+	x->meta = xdp_has_meta() != 0;
+	if (!x->meta)
+		pr_info("this kernel's XDP has no bpf_xdp_adjust_meta(): the RX threads pick each packet's worker themselves, and no packet carries its arrival time (no rx_hist)\n");
+	bpf_program__set_autoload(meta, x->meta);
+	bpf_program__set_autoload(plain, !x->meta);
+	return 0;
+}
+
 struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ucm_steer");
@@ -155,6 +204,9 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 		bpf_object__for_each_program(p, x->obj)
 			bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_HAS_FRAGS);
 	}
+	err = choose_steer(x);
+	if (err)
+		goto out_obj;
 	err = bpf_object__load(x->obj);
 	if (err) {
 		err = err < 0 ? err : -EINVAL;
@@ -165,7 +217,7 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 				strerror(-err));
 		goto out_obj;
 	}
-	x->steer_fd = prog_fd(x->obj, "ucm_xdp_steer");
+	x->steer_fd = prog_fd(x->obj, x->meta ? "ucm_xdp_steer" : "ucm_xdp_nometa");
 	x->cpumap_fd = prog_fd(x->obj, "ucm_xdp_cpumap");
 	x->cfg_fd = map_fd(x->obj, "ucm_steer_cfg_map");
 	x->xsks_fd = map_fd(x->obj, "ucm_xsks");
@@ -268,6 +320,7 @@ static bool prog_is_ours(uint32_t id, char *name, size_t len)
 	if (!bpf_obj_get_info_by_fd(fd, &info, &ilen)) {
 		snprintf(name, len, "%s (id %u)", info.name, id);
 		ours = !strcmp(info.name, "ucm_xdp_steer") ||
+		       !strcmp(info.name, "ucm_xdp_nometa") ||
 		       !strcmp(info.name, "ucm_xdp_cpumap");
 	}
 	close(fd);
