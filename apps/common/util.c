@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <bpf/bpf.h>
+#include <linux/bpf.h>
 
 #include "ucpumap/csum.h"
 #include "util.h"
@@ -397,4 +399,26 @@ void udp_build(uint8_t *l3, size_t len, bool v6, const void *src, const void *ds
 	sum += IPPROTO_UDP + ulen;
 	sum = ucm_csum_add(sum, u, ulen);
 	put16(u + 6, ucm_csum_fold(sum) ?: 0xffff);
+}
+
+int xdp_live_frames(void)
+{
+	static int known = 1;	/* 1: not asked yet */
+	const struct bpf_insn drop[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_DROP },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	uint8_t frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame),
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .repeat = 1);
+	int fd;
+
+	if (known <= 0)
+		return known;
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", drop, 2, NULL);
+	if (fd < 0)
+		return known = -errno;
+	known = bpf_prog_test_run_opts(fd, &o) ? -errno : 0;
+	close(fd);
+	return known;
 }

@@ -21,6 +21,13 @@ int parse_pow2(const char *s, unsigned long lo, unsigned long hi,
 	       const char *what, unsigned long *out);
 int cpu_online_count(void);
 
+/* Whether this kernel runs XDP live-frame test runs
+ * (BPF_F_TEST_XDP_LIVE_FRAMES: ucpumap-gen's live engine): 0, or the
+ * -errno of its refusal: -EPERM where its BPF policy forbids them (seen:
+ * 6.18.44-fc), -EINVAL or -EOPNOTSUPP before 5.18. Asked once, with a
+ * program that drops its one frame: nothing leaves. Needs root. */
+int xdp_live_frames(void);
+
 /* "02:00:00:00:00:01" into 6 bytes: 0, or -1 for anything else. */
 int parse_mac(const char *s, uint8_t *mac);
 

@@ -115,7 +115,9 @@ static const struct opt gen_opts[] = {
 	OPT_DEF("cpu", OPT_CPUS, struct gen_opts, cpu, .metavar = "N",
 		.help = "run on CPU N (default: where the scheduler puts it)"),
 	OPT_DEF("engine", OPT_ENUM, struct gen_opts, engine, .vals = engines, .metavar = "ENGINE",
-		.help = "live (default): the XDP live-frame test run;\n"
+		.seen = OPT_REF(struct gen_opts, engine_set),
+		.help = "live (default; xsk where the kernel refuses it): the XDP live-frame "
+			"test run;\n"
 			"xsk: an AF_XDP socket's TX ring (zero-copy when the driver can; slower "
 			"on veth, which copies);\n"
 			"packet: an AF_PACKET socket, sendmmsg() (slower still; frames past 3408 "
@@ -318,6 +320,25 @@ static int dev_check(const struct gen_opts *c, int *ifindex, uint8_t *smac)
 	return 0;
 }
 
+/* The live engine where the kernel runs live frames; else, unless it was
+ * asked for, the xsk engine, said on stderr. 0, or -1 after a message. */
+static int pick_engine(struct gen_opts *c)
+{
+	int err;
+
+	if (c->engine != ENGINE_LIVE || !(err = xdp_live_frames()))
+		return 0;
+	if (c->engine_set) {
+		fprintf(stderr, "ucpumap-gen: this kernel refuses the XDP live-frame test run (%s): give --engine xsk or --engine packet\n",
+			strerror(-err));
+		return -1;
+	}
+	fprintf(stderr, "ucpumap-gen: this kernel refuses the XDP live-frame test run (%s): sending with --engine xsk\n",
+		strerror(-err));
+	c->engine = ENGINE_XSK;
+	return 0;
+}
+
 /* What sends: the live frames' program or an AF_XDP socket. */
 struct sender {
 	gen_send_fn send;
@@ -412,7 +433,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ucpumap-gen: needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo\n");
 		return 1;
 	}
-	if (dev_check(&c, &ifindex, smac) || resolve_addrs(&c, ifindex))
+	if (dev_check(&c, &ifindex, smac) || resolve_addrs(&c, ifindex) || pick_engine(&c))
 		return 1;
 	if (c.cpu >= 0 && (err = pin_self(c.cpu))) {
 		fprintf(stderr, "ucpumap-gen: cannot run on CPU %d: %s\n", c.cpu, strerror(-err));

@@ -21,7 +21,7 @@ struct gen_opts {
 	const char *dev;
 	const char *src_s, *dst_s;	/* --src-ip, --dst-ip as given */
 	bool ipv6, have_dmac, have_src, have_dst, seq, stamp;
-	bool size_set, queue_set;
+	bool size_set, queue_set, engine_set;
 	int verbose;
 	uint8_t dmac[6];
 	union {
