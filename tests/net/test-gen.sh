@@ -21,11 +21,15 @@
 #   neighbour-*    the destination MAC from the neighbour table; a silent
 #                  destination is an error naming --dst-mac
 #   sigterm, sigkill  a clean total on SIGTERM; nothing left after SIGKILL
+#   engine-default the live engine by default; where the kernel refuses its
+#                  live-frame test run, the xsk engine, said on stderr, and
+#                  --engine live an error naming the others (the live-only
+#                  cases, stamp-live and sigkill-leaves-nothing, then skip)
 #   bad-flag-*     a message and exit 2 (exit 1 for what depends on the
 #                  machine: no such device, MTU, not root)
 #   nothing-left   no device, program or namespace of ours at the end
 #
-# The cases: arrives-ipv4 (and size-default-64), flows, seq-ipv4,
+# The cases: engine-default, arrives-ipv4 (and size-default-64), flows, seq-ipv4,
 # arrives-ipv6 (and size-ipv6-200), ipv6-flag, size-ipv4-1514,
 # size-over-mtu, checksum-ipv4, checksum-ipv6, rate (and duration),
 # neighbour-resolved, neighbour-resolved-ipv6, neighbour-silent, xsk-ipv4,
@@ -38,7 +42,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-gen
-cases="arrives-ipv4 flows seq-ipv4 arrives-ipv6 ipv6-flag size-ipv4-1514 size-over-mtu
+cases="engine-default arrives-ipv4 flows seq-ipv4 arrives-ipv6 ipv6-flag size-ipv4-1514 size-over-mtu
 checksum-ipv4 checksum-ipv6 rate neighbour-resolved neighbour-resolved-ipv6 neighbour-silent
 xsk-ipv4 xsk-checksum-ipv6 stamp sigterm sigkill-leaves-nothing bad-flags cpu-flag nothing-left"
 GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
@@ -269,6 +273,32 @@ xmit_errors() {
 # ---- 1. everything arrives, IPv4, as fast as it goes -----------------------------
 # Every frame accounted for: received, or refused by veth and counted by
 # the kernel; never more received than sent.
+# LIVE: what the kernel says to the live engine: "" (it runs), or why not.
+LIVE=
+case_engine_default() {
+	local refused='this kernel refuses the XDP live-frame test run'
+	run_gen engine-default $V4 --count 100
+	if grep -q "$refused" "$ERR"; then
+		LIVE=$(sed -n "s/.*$refused (\([^)]*\)).*/\1/p" "$ERR" | head -1)
+		LIVE=${LIVE:-refused}
+		if [ "$RC" != 0 ] || [ "$TOTAL" != 100 ] || ! grep -q 'xsk engine' "$OUT" ||
+		   ! grep -q 'sending with --engine xsk' "$ERR"; then
+			bad engine-default "refused ($LIVE), but the xsk engine did not take over: sent ${TOTAL:-?} of 100; $(why_gen)"
+			return
+		fi
+		run_gen engine-live $V4 --count 100 --engine live
+		if [ "$RC" = 1 ] && [ -z "$TOTAL" ] && grep -q 'give --engine xsk or --engine packet' "$ERR"; then
+			ok engine-default "the kernel refuses live frames ($LIVE): xsk by default, --engine live refused"
+		else
+			bad engine-default "--engine live where the kernel refuses it: exit $RC (want 1 and a message naming xsk and packet): $(tail -1 "$ERR")"
+		fi
+	elif [ "$RC" = 0 ] && [ "$TOTAL" = 100 ] && grep -q 'live engine' "$OUT"; then
+		ok engine-default "the live engine"
+	else
+		bad engine-default "sent ${TOTAL:-?} of 100 with the default engine: $(head -1 "$OUT"); $(why_gen)"
+	fi
+}
+
 case_arrives_ipv4() {
 	local e0 got lost lens
 	sink_load
@@ -518,8 +548,13 @@ EOF
 }
 case_stamp() {
 	local e r p n=2000
+	lib_need engine-default
 	stamp_rx
 	for e in live xsk packet; do
+		if [ "$e" = live ] && [ -n "$LIVE" ]; then
+			skip stamp-live "this kernel refuses the live-frame test run ($LIVE)"
+			continue
+		fi
 		sink_load pass
 		rm -f "$tmp/stamp-$e.json" "$tmp/stamp-$e.json.ready"
 		ip netns exec "$dut" "$PY" "$tmp/stamp_rx.py" $D4 $DPORT $n "$tmp/stamp-$e.json" &
@@ -581,7 +616,11 @@ case_sigterm() {
 # lives only as long as the generator, also when it is killed.
 case_sigkill_leaves_nothing() {
 	local gpid during after
-	lib_need sigterm
+	lib_need engine-default sigterm
+	if [ -n "$LIVE" ]; then
+		skip sigkill-leaves-nothing "only the live engine makes a tap, and this kernel refuses its test run ($LIVE)"
+		return
+	fi
 	ip netns exec "$gen" "$GEN" --dev vg $V4 --rate 1000 --duration 20 > /dev/null 2>&1 &
 	gpid=$!
 	lib_pid $gpid
