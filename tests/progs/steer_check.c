@@ -5,13 +5,17 @@
  * extension headers, control traffic) runs through the loaded program with
  * BPF_PROG_TEST_RUN; the worker it writes into the metadata must equal
  * ucm_steer__pick() on ucm_pkt__parse() of the same bytes, for every
- * policy. Control traffic must pass without metadata. Needs root (CAP_BPF);
- * run by tests/net/test-steer.sh.
+ * policy. Control traffic must pass without metadata. Where the kernel's
+ * XDP has no bpf_xdp_adjust_meta(), the library loads ucm_xdp_nometa
+ * instead: the cases that read the worker skip, and test_nometa checks
+ * that every packet passes unchanged, without metadata. Needs root
+ * (CAP_BPF); run by tests/net/test-steer.sh.
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "ucpumap/xdp.h"
@@ -215,6 +219,14 @@ static int run_prog(int fd, const struct tpkt *t, int *worker)
 }
 
 static struct ucm_xdp *x;
+static bool nometa;	/* the loaded steering program is ucm_xdp_nometa */
+
+/* For the cases that read the worker from the metadata. */
+static int skip_nometa(void)
+{
+	ut_skip_reason("this kernel's XDP has no bpf_xdp_adjust_meta(): ucm_xdp_nometa carries no worker");
+	return UT_SKIP;
+}
 
 static int check_policy(uint32_t policy, uint32_t n, uint32_t flags, uint32_t fixed)
 {
@@ -223,6 +235,8 @@ static int check_policy(uint32_t policy, uint32_t n, uint32_t flags, uint32_t fi
 	int fd = ucm_xdp__steer_fd(x), i, spread[UCM_STEER_MAX_WORKERS] = {};
 	uint32_t rr = 0;
 
+	if (nometa)
+		return skip_nometa();
 	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure: %s", strerror(errno));
 	for (i = 0; i < npkts; i++) {
 		const struct tpkt *t = &pkts[i];
@@ -271,6 +285,8 @@ static int test_round_robin(void)
 	int i, worker, prev = -1, act;
 	cpu_set_t set;
 
+	if (nometa)
+		return skip_nometa();
 	CPU_ZERO(&set);
 	sched_getaffinity(0, sizeof(set), &set);
 	for (i = 0; !CPU_ISSET(i, &set); i++)
@@ -296,6 +312,8 @@ static int test_family_filter(void)
 				     .flags = UCM_STEER_F_IPV6 };
 	int worker, act;
 
+	if (nometa)
+		return skip_nometa();
 	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure");
 	act = run_prog(ucm_xdp__steer_fd(x), &pkts[0], &worker);	/* v4 */
 	UT_ASSERT(act == XDP_PASS && worker == -1, "IPv4 steered although only IPv6 is claimed");
@@ -314,6 +332,8 @@ static int test_link_ctrl(void)
 					      UCM_STEER_F_LINK_CTRL };
 	int i, act, worker, steered = 0;
 
+	if (nometa)
+		return skip_nometa();
 	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure: %s", strerror(errno));
 	for (i = 0; i < npkts; i++) {
 		const struct tpkt *t = &pkts[i];
@@ -328,6 +348,46 @@ static int test_link_ctrl(void)
 		}
 	}
 	UT_ASSERT(steered == 6, "%d of 6 control packets steered (arp, 5 nd/mld)", steered);
+	return 0;
+}
+
+/* ucm_xdp_nometa, where it is loaded: every packet, steered or not,
+ * stamped or not, passes (no socket in the map) with no byte in front of
+ * it; the RX thread picks its worker (the twin's own tests cover that). */
+static int test_nometa(void)
+{
+	static const struct ucm_steer_cfg cfgs[] = {
+		{ .policy = UCM_STEER_L4_HASH, .nworkers = 3 },
+		{ .policy = UCM_STEER_FIXED, .nworkers = 2, .fixed = 1,
+		  .flags = UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6 | UCM_STEER_F_LINK_CTRL |
+			   UCM_STEER_F_STAMP },
+	};
+	uint8_t out[MAX_PKT + 64];
+	unsigned int c;
+	int i;
+
+	if (!nometa) {
+		ut_skip_reason("ucm_xdp_steer is loaded: the metadata cases check it");
+		return UT_SKIP;
+	}
+	for (c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+		UT_ASSERT(!ucm_xdp__configure(x, &cfgs[c]), "configure %u: %s", c,
+			  strerror(errno));
+		for (i = 0; i < npkts; i++) {
+			const struct tpkt *t = &pkts[i];
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = t->d,
+				    .data_size_in = t->len, .data_out = out,
+				    .data_size_out = sizeof(out), .repeat = 1);
+
+			UT_ASSERT(!bpf_prog_test_run_opts(ucm_xdp__steer_fd(x), &o),
+				  "%s: test run failed: %s", t->name, strerror(errno));
+			UT_ASSERT(o.retval == XDP_PASS, "config %u, %s: action %u, want XDP_PASS",
+				  c, t->name, o.retval);
+			UT_ASSERT(o.data_size_out == t->len && !memcmp(out, t->d, t->len),
+				  "config %u, %s: %u bytes out of %u in: metadata or a change",
+				  c, t->name, o.data_size_out, t->len);
+		}
+	}
 	return 0;
 }
 
@@ -379,6 +439,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_round_robin),
 	UT_CASE(test_family_filter),
 	UT_CASE(test_link_ctrl),
+	UT_CASE(test_nometa),
 	UT_CASE(test_kernel_cpumap),
 	UT_CASE(test_bad_config),
 	{}
@@ -391,10 +452,25 @@ static int quiet(enum ucm_log_level level, const char *fmt, va_list ap)
 
 int main(int argc, char **argv)
 {
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+
 	ucm_set_print(quiet);
 	x = ucm_xdp__load(NULL);
 	if (!x) {
 		printf("FAIL: steer_check/load: %s\n", strerror(errno));
+		return 1;
+	}
+	/* Which steering program the library chose for this kernel. */
+	if (bpf_obj_get_info_by_fd(ucm_xdp__steer_fd(x), &info, &len)) {
+		printf("FAIL: steer_check/load: the steering program's info: %s\n",
+		       strerror(errno));
+		return 1;
+	}
+	nometa = !strcmp(info.name, "ucm_xdp_nometa");
+	if (!nometa && strcmp(info.name, "ucm_xdp_steer")) {
+		printf("FAIL: steer_check/load: steering program '%s', want ucm_xdp_steer or ucm_xdp_nometa\n",
+		       info.name);
 		return 1;
 	}
 	build_table();
