@@ -28,6 +28,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <glob.h>
 #include <net/if_arp.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -320,8 +321,26 @@ static int dev_check(const struct gen_opts *c, int *ifindex, uint8_t *smac)
 	return 0;
 }
 
-/* The live engine where the kernel runs live frames; else, unless it was
- * asked for, the xsk engine, said on stderr. 0, or -1 after a message. */
+/* @dev's TX queues (sysfs), or 1. */
+static unsigned long tx_queues(const char *dev)
+{
+	char pat[IF_NAMESIZE + 40];
+	unsigned long n = 1;
+	glob_t g;
+
+	snprintf(pat, sizeof(pat), "/sys/class/net/%s/queues/tx-*", dev);
+	if (!glob(pat, 0, NULL, &g) && g.gl_pathc)
+		n = g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+/*
+ * The live engine where the kernel runs live frames; else, unless it was
+ * asked for, the xsk engine, said on stderr, on the queue the live
+ * engine's redirect would take from --cpu: (CPU) % (TX queues), which on
+ * veth is the peer's RX queue of that number. 0, or -1 after a message.
+ */
 static int pick_engine(struct gen_opts *c)
 {
 	int err;
@@ -333,9 +352,10 @@ static int pick_engine(struct gen_opts *c)
 			strerror(-err));
 		return -1;
 	}
-	fprintf(stderr, "ucpumap-gen: this kernel refuses the XDP live-frame test run (%s): sending with --engine xsk\n",
-		strerror(-err));
 	c->engine = ENGINE_XSK;
+	c->queue = c->cpu >= 0 ? (unsigned long)c->cpu % tx_queues(c->dev) : 0;
+	fprintf(stderr, "ucpumap-gen: this kernel refuses the XDP live-frame test run (%s): sending with --engine xsk on queue %lu\n",
+		strerror(-err), c->queue);
 	return 0;
 }
 
