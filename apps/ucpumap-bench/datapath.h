@@ -149,6 +149,11 @@ struct row {
 	 * load at half the capacity measured in the same round, that load,
 	 * and the probes sent and answered in each */
 	double lat[MAX_ROUNDS][4], lat_load[MAX_ROUNDS][4];
+	/* the bench's latency rows, alone: the round trip as the prober
+	 * sees it (its send call to its read; LAT_P), and the p50 and p99
+	 * of its own part in it; -1 where none was timed so */
+	double lat_app[MAX_ROUNDS][4], lat_own[MAX_ROUNDS][2];
+	bool have_app;
 	double capacity[MAX_ROUNDS], load_pps[MAX_ROUNDS];
 	double probes[MAX_ROUNDS][2], answered[MAX_ROUNDS][2];
 	/* ucpumapd's latency rows: its own histograms over the probes alone,

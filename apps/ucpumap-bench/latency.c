@@ -13,7 +13,12 @@
  * side's scheduling of the prober itself is in the figure, only the
  * path's, and the responder's wake-up: the responder runs where the
  * scheduler puts it, as an application does, or in the -pinned rows on
- * the first worker CPU (RESPOND_CPU_WHY).
+ * the first worker CPU (RESPOND_CPU_WHY). Beside it, alone, the round
+ * trip as the prober sees it, on the timestamps' clock: from before its
+ * send() to after the read of the answer, as sockperf's client times
+ * it; the difference per probe is the prober's own part (the send call
+ * up to veth's transmit, then its wake-up and read after the answer's
+ * arrival), which sets the two tools' figures apart (report.c).
  *
  * One probe in flight at a time, PROBE_RATE a second, for --seconds:
  * alone, then under a background load of half the capacity the same
@@ -135,7 +140,9 @@ struct prober {
 	const char *sink_ip;	/* the responder's address */
 	double seconds;		/* how long, after the warm-up */
 	double *rtt_us;		/* the answered probes' round trips */
-	uint32_t n, sent;
+	double *app_us;		/* the same, the prober's send call to its read */
+	double *own_us;		/* their difference, the prober's own part */
+	uint32_t n, n_app, sent;
 	int err;
 };
 
@@ -181,10 +188,20 @@ static void tx_drain(int fd, uint32_t key, uint64_t *tx)
 	}
 }
 
+/* CLOCK_REALTIME, the clock of the sockets' software timestamps, ns. */
+static uint64_t real_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return ts_ns(&t);
+}
+
 /* Wait, asleep, for probe @id's send timestamp (the socket's count @key)
  * and its answer's receive timestamp; either left 0 when it did not come
- * within PROBE_WAIT_MS. */
-static void probe_wait(int fd, uint32_t id, uint32_t key, uint64_t *tx, uint64_t *rx)
+ * within PROBE_WAIT_MS. *@read: when the answer's read returned. */
+static void probe_wait(int fd, uint32_t id, uint32_t key, uint64_t *tx, uint64_t *rx,
+		       uint64_t *read)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	double end = now_sec() + PROBE_WAIT_MS / 1000.0;
@@ -194,7 +211,7 @@ static void probe_wait(int fd, uint32_t id, uint32_t key, uint64_t *tx, uint64_t
 	uint32_t got;
 	int left;
 
-	*tx = *rx = 0;
+	*tx = *rx = *read = 0;
 	while (!(*tx && *rx) && (left = (int)((end - now_sec()) * 1000)) > 0) {
 		if (poll(&p, 1, left) <= 0)
 			continue;
@@ -210,8 +227,10 @@ static void probe_wait(int fd, uint32_t id, uint32_t key, uint64_t *tx, uint64_t
 		if (recvmsg(fd, &m, MSG_DONTWAIT) < (ssize_t)sizeof(got))
 			continue;
 		memcpy(&got, buf, sizeof(got));
-		if (got == id)	/* else a late answer to a lost one */
+		if (got == id) {	/* else a late answer to a lost one */
+			*read = real_ns();
 			*rx = msg_ts(&m);
+		}
 	}
 }
 
@@ -242,7 +261,7 @@ static void *prober_main(void *arg)
 	uint32_t total = PROBE_WARMUP + (uint32_t)(pr->seconds * PROBE_RATE);
 	struct timespec next;
 	uint32_t key = 0;	/* the socket's own count of sends (OPT_ID) */
-	uint64_t tx, rx;
+	uint64_t tx, rx, t0, t1;
 	int fd;
 
 	pin_self(0);
@@ -253,13 +272,20 @@ static void *prober_main(void *arg)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (uint32_t id = 0; id < total && !bench_stopped(); id++) {
+		t0 = real_ns();
 		if (send(fd, &id, sizeof(id), 0) != sizeof(id))
 			continue;
-		probe_wait(fd, id, key++, &tx, &rx);
+		probe_wait(fd, id, key++, &tx, &rx, &t1);
 		if (id >= PROBE_WARMUP) {
 			pr->sent++;
-			if (rx && tx && rx > tx)
+			if (rx && tx && rx > tx) {
 				pr->rtt_us[pr->n++] = (rx - tx) / 1000.0;
+				/* out of order: the clock stepped between */
+				if (t1 > rx && tx > t0) {
+					pr->app_us[pr->n_app] = (t1 - t0) / 1000.0;
+					pr->own_us[pr->n_app++] = (t1 - rx + tx - t0) / 1000.0;
+				}
+			}
 		}
 		/* The next one a period after this one was due (catching up
 		 * after a lost one without a burst). */
@@ -274,20 +300,26 @@ static void *prober_main(void *arg)
 	return NULL;
 }
 
-/* Probe for @seconds; the percentiles LAT_P of the round trips into @p. */
+/* Probe for @seconds; the percentiles LAT_P of the round trips into @p,
+ * and when @app is not NULL those of the prober's view into it and the
+ * p50 and p99 of its own part into @own (-1: no probe timed so). */
 static int probe(const struct bench_run *br, double seconds, double p[4], double *sent,
-		 double *answered)
+		 double *answered, double app[4], double own[2])
 {
-	static const double q[4] = LAT_P;
+	static const double q[4] = LAT_P, q_own[2] = { 0.5, 0.99 };
 	struct prober pr = { .ns_fd = br->topo.gen_ns_fd, .sink_ip = br->cfg.sink_ip,
 			     .seconds = seconds };
+	size_t n = (size_t)(seconds * PROBE_RATE) + 1;
 	pthread_t t;
+	int err = -1;
 
-	pr.rtt_us = calloc((size_t)(seconds * PROBE_RATE) + 1, sizeof(double));
-	if (!pr.rtt_us || pthread_create(&t, NULL, prober_main, &pr)) {
-		free(pr.rtt_us);
+	pr.rtt_us = calloc(3 * n, sizeof(double));
+	if (!pr.rtt_us)
 		return -1;
-	}
+	pr.app_us = pr.rtt_us + n;
+	pr.own_us = pr.app_us + n;
+	if (pthread_create(&t, NULL, prober_main, &pr))
+		goto out;
 	pthread_setname_np(t, "ucmb-prober");
 	pthread_join(t, NULL);
 	*sent = pr.sent;
@@ -295,12 +327,19 @@ static int probe(const struct bench_run *br, double seconds, double p[4], double
 	if (pr.err || !pr.n) {
 		fprintf(stderr, "datapath: latency probes: %s\n",
 			pr.err ? strerror(pr.err) : "none answered");
-		free(pr.rtt_us);
-		return -1;
+		goto out;
 	}
 	quantiles(pr.rtt_us, pr.n, q, 4, p);
+	if (app && pr.n_app) {
+		quantiles(pr.app_us, pr.n_app, q, 4, app);
+		quantiles(pr.own_us, pr.n_app, q_own, 2, own);
+	} else if (app) {
+		app[0] = app[1] = app[2] = app[3] = own[0] = own[1] = -1;
+	}
+	err = 0;
+out:
 	free(pr.rtt_us);
-	return 0;
+	return err;
 }
 
 /* ---- the rows ------------------------------------------------------------------------ */
@@ -396,8 +435,10 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	int rc;
 
 	cost_begin(br, d, &m);
-	if (probe(br, cfg->seconds, r->lat[round], &r->probes[round][0], &r->answered[round][0]))
+	if (probe(br, cfg->seconds, r->lat[round], &r->probes[round][0], &r->answered[round][0],
+		  r->lat_app[round], r->lat_own[round]))
 		return -1;
+	r->have_app = true;
 	cost_end(br, d, &m, r, round, 0);
 	if (d)
 		daemon_stages(r, round, d);
@@ -416,7 +457,7 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	sleep_sec(0.5);
 	cost_begin(br, d, &m);
 	rc = probe(br, cfg->seconds, r->lat_load[round], &r->probes[round][1],
-		   &r->answered[round][1]);
+		   &r->answered[round][1], NULL, NULL);
 	cost_end(br, d, &m, r, round, 1);
 	if (gen_wait(t, g, tag, out, cfg->seconds + 10))
 		rc = -1;

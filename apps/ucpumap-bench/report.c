@@ -179,26 +179,77 @@ static void print_cost(const struct row *r, int nr, int wcpu)
 	printf("\n");
 }
 
+/* The median over @nr rounds of @v[k * @stride] where it was measured
+ * (>= 0); -1 when it never was. */
+static double measured_median(const double *v, int stride, int nr)
+{
+	double x[MAX_ROUNDS];
+	struct run_stats st;
+	int n = 0;
+
+	for (int k = 0; k < nr; k++)
+		if (v[k * stride] >= 0)
+			x[n++] = v[k * stride];
+	if (!n)
+		return -1;
+	run_stats(x, n, &st);
+	return st.median;
+}
+
+/* A bench latency row's round trip as its prober saw it, alone. */
+static void print_app(const struct row *r, int nr)
+{
+	double v;
+
+	if (!r->have_app)
+		return;
+	printf("  %-27s the prober's view alone (its send call to its read):", "");
+	for (int p = 0; p < 4; p++) {
+		v = measured_median(&r->lat_app[0][p], 4, nr);
+		printf(v < 0 ? " -" : " %.1f", v);
+	}
+	printf("; its own part p50/p99 %.1f/%.1f\n", measured_median(&r->lat_own[0][0], 2, nr),
+	       measured_median(&r->lat_own[0][1], 2, nr));
+}
+
+/* @a's percentile @p against @b's, round by round where both were
+ * measured (@a's view: the kernel's timestamps, or its prober's): the
+ * median ratio, or 0. */
+static double sockperf_ratio(const struct row *a, const struct row *b, bool app, int p, int nr)
+{
+	double x[MAX_ROUNDS];
+	struct run_stats st;
+	int n = 0;
+
+	for (int k = 0; k < nr; k++) {
+		double v = app ? a->lat_app[k][p] : a->lat[k][p];
+
+		if (v > 0 && b->lat[k][p] > 0)
+			x[n++] = v / b->lat[k][p];
+	}
+	if (!n)
+		return 0;
+	run_stats(x, n, &st);
+	return st.median;
+}
+
 /* The bench's probes against sockperf's, row @a against row @b, round by
- * round: within 15% is agreement (docs/BENCHMARKING.md says why they may
- * differ). */
+ * round: within 15% is agreement. The kernel's timestamps leave out what
+ * sockperf's client times, its own part; the prober's view has it
+ * (docs/BENCHMARKING.md). */
 static void print_sockperf_check(const struct bench_run *br, int nr, const char *a,
 				 const char *b)
 {
 	const struct row *ra = row_by(br, a), *rb = row_by(br, b);
-	double x[MAX_ROUNDS], y[MAX_ROUNDS];
-	struct run_stats s50, s99;
 
 	if (!ra || !rb || !ra->on || !rb->on || ra->skipped || rb->skipped)
 		return;
-	for (int k = 0; k < nr; k++) {
-		x[k] = rb->lat[k][0] > 0 ? ra->lat[k][0] / rb->lat[k][0] : 0;
-		y[k] = rb->lat[k][2] > 0 ? ra->lat[k][2] / rb->lat[k][2] : 0;
-	}
-	run_stats(x, nr, &s50);
-	run_stats(y, nr, &s99);
-	printf("  %s vs %s: p50 %.2fx, p99 %.2fx (the bench's probes against sockperf's; "
-	       "agreement: within 15%%)\n", a, b, s50.median, s99.median);
+	printf("  %s vs %s: kernel timestamps p50 %.2fx, p99 %.2fx", a, b,
+	       sockperf_ratio(ra, rb, false, 0, nr), sockperf_ratio(ra, rb, false, 2, nr));
+	if (ra->have_app)
+		printf("; the prober's view p50 %.2fx, p99 %.2fx", sockperf_ratio(ra, rb, true, 0, nr),
+		       sockperf_ratio(ra, rb, true, 2, nr));
+	printf(" (against sockperf's; agreement: within 15%%)\n");
 }
 
 /* The latency rows: round trips, us, median over the rounds of each
@@ -251,6 +302,7 @@ static void print_latency(const struct bench_run *br, int nr)
 		}
 		printf(" | %.0f of %.0f\n", lost, sent);
 		print_cost(r, nr, br->cfg.wcpu[0]);
+		print_app(r, nr);
 		if (r->have_stage) {
 			printf("  %-27s ucpumapd's stages alone, p50/p99 bounds (us): arrival to flush", "");
 			for (int p = 0; p < 3; p++) {
@@ -503,6 +555,21 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 		v[k] = r->probes[k][0] - r->answered[k][0];
 	json_runs(j, "lost", v, nr);
 	json_runs(j, "capacity_pps", r->capacity, nr);
+	if (r->have_app) {
+		/* -1: a round with no probe timed so */
+		json_obj(j, "prober_view");
+		for (int p = 0; p < 4; p++) {
+			for (int k = 0; k < nr; k++)
+				v[k] = r->lat_app[k][p];
+			json_runs(j, lat_names[p], v, nr);
+		}
+		for (int p = 0; p < 2; p++) {
+			for (int k = 0; k < nr; k++)
+				v[k] = r->lat_own[k][p];
+			json_runs(j, p ? "own_p99" : "own_p50", v, nr);
+		}
+		json_obj_end(j);
+	}
 	if (r->have_stage) {
 		static const char *const keys[3] = LAT_STAGES;
 

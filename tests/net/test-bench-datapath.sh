@@ -12,16 +12,16 @@
 # rows put nearly every datagram of 4 flows (and segment of the TCP
 # stream) in a super-packet, and almost none of 1024 flows; the latency
 # rows give ordered percentiles alone and under a load of half their
-# measured capacity, nearly every probe answered, each phase's CPU cost
-# as busy shares, and where the responder ran (pinned in the -pinned
-# rows only).
+# measured capacity, nearly every probe answered, the prober's view no
+# shorter than the kernel's stamps, each phase's CPU cost as busy
+# shares, and where the responder ran (pinned in the -pinned rows only).
 # Then IPv6, then --dev on a veth fed by a generator the bench does not
 # start (what a NIC run looks like), then bad settings. Never asserts speed.
 #
 #   help           --help names every row
 #   v4             every row (v4-run, row-*, back-*, latency-*, merged-*,
-#                  count-*, pool-*, cost-*, responder-* lines), and every
-#                  child stopped cleanly (v4-stopped)
+#                  count-*, pool-*, cost-*, prober-view-*, responder-*
+#                  lines), and every child stopped cleanly (v4-stopped)
 #   cleanup        after v4, no namespace and no DPDK runtime left
 #                  (cleanup, cleanup-dpdk)
 #   v6             IPv6, three rows
@@ -135,6 +135,19 @@ for want in want_rows:
             all(x <= 100 for x in r.get("lost", [1e9]) + ld.get("lost", [1e9]))
         print(f"{'PASS' if ok else 'FAIL'}: {name}/latency-{want}: p50 {r.get('p50')} p99 {r.get('p99')} us, "
               f"under {ld.get('pps')} pps p50 {ld.get('p50')}, lost {r.get('lost')} {ld.get('lost')}")
+        # the prober's view alone: each probe's send call to its read
+        # holds the kernel's stamps of it, so no percentile is below the
+        # kernel's (a hair for a probe whose clock stepped); its own part
+        # in it is more than nothing
+        pv = r.get("prober_view", {})
+        aps = [pv.get(k, []) for k in ("p50", "p90", "p99", "p999")]
+        own = pv.get("own_p50", []), pv.get("own_p99", [])
+        ok = all(len(x) == len(r["runs"]) for x in aps + list(own)) and \
+            all(a <= b for k in range(3) for a, b in zip(aps[k], aps[k + 1])) and \
+            all(a >= k * 0.99 for x, y in zip(aps, ps) for a, k in zip(x, y)) and \
+            all(0 < a <= b for a, b in zip(*own))
+        print(f"{'PASS' if ok else 'FAIL'}: {name}/prober-view-{want}: p50 {pv.get('p50')} p99 {pv.get('p99')} us, "
+              f"its own part p50 {own[0]} p99 {own[1]}")
         # each phase's CPU cost, a busy share per round: CPU 0's and the
         # worker CPU's (/proc/stat) within [0, 1]; ucpumapd's RX thread's
         # and workers' too, give or take two of its clocks read a moment
