@@ -246,7 +246,15 @@ static int test_chain_home(void)
 }
 
 /* The owner and a worker run side by side for a while; at the end, after
- * reclaim, every frame is home and each filled frame came back intact. */
+ * reclaim, every frame is home and each filled frame came back intact.
+ * "A while" is at least THREADS_MS and THREADS_FRAMES frames round: on a
+ * quiet machine millions go round in THREADS_MS, on a loaded one the two
+ * threads may share a CPU and a few hundred do. THREADS_SAFETY_MS only
+ * ends a channel that stopped moving. */
+#define THREADS_MS		300
+#define THREADS_FRAMES		(16 * FRAMES)	/* each frame 16 times round */
+#define THREADS_SAFETY_MS	60000
+
 struct duo {
 	struct ucm_umem *u;
 	struct ucm_txq *t;
@@ -279,7 +287,7 @@ static int test_threads(void)
 {
 	struct duo d = { .u = mk_umem(0) };
 	struct ucm_pool *p = ucm_umem__pool(d.u, 0);
-	uint64_t desc[64], base[64], got = 0, deadline = ut_ms_now() + 300;
+	uint64_t desc[64], base[64], got = 0, start = ut_ms_now(), now = start;
 	uint32_t expect = 0, fsz;
 	pthread_t th;
 
@@ -287,7 +295,8 @@ static int test_threads(void)
 	fsz = ucm_umem__frame_size(d.u);
 	ucm_pool__set_owner(p);
 	pthread_create(&th, NULL, worker, &d);
-	while (ut_ms_now() < deadline) {
+	while ((got < THREADS_FRAMES || now - start < THREADS_MS) &&
+	       now - start < THREADS_SAFETY_MS) {
 		uint32_t n;
 
 		ucm_txq__lend(d.t, p);
@@ -302,6 +311,7 @@ static int test_threads(void)
 		}
 		ucm_umem__put_bulk(d.u, base, n);	/* as TX completion */
 		got += n;
+		now = ut_ms_now();
 	}
 	atomic_store(&d.stop, true);
 	pthread_join(th, NULL);
@@ -318,7 +328,8 @@ static int test_threads(void)
 	UT_ASSERT(got == d.sent, "collected %llu, sent %llu", (unsigned long long)got,
 		  (unsigned long long)d.sent);
 	UT_ASSERT(!d.bad, "%llu frames out of order or changed", (unsigned long long)d.bad);
-	UT_ASSERT(got > 1000, "only %llu frames went round", (unsigned long long)got);
+	UT_ASSERT(got >= THREADS_FRAMES, "only %llu frames went round in %llu ms",
+		  (unsigned long long)got, (unsigned long long)(now - start));
 	return finish(d.u, p, d.t, -1);
 }
 
