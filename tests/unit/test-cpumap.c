@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -107,6 +108,8 @@ struct rec_sink {
 	uint64_t last_pos[8];
 	/* Packets of CHAIN_FRAMES frames delivered, their list intact. */
 	uint64_t chains;
+	/* ucm_now_ns() at the latest hand-over, on the worker. */
+	uint64_t last_ns;
 };
 
 /* A packet of several frames as chain_prep() made it. */
@@ -182,6 +185,7 @@ static int rec_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 	}
 	s->delivered += n;
 	s->xmits++;
+	s->last_ns = ucm_now_ns();
 	if (n > s->max_n)
 		s->max_n = n;
 	pthread_mutex_unlock(&s->lock);
@@ -1486,43 +1490,92 @@ static int test_latency_hist_off(void)
 }
 
 /*
- * A worker with a spin looks again before it sleeps: bulks 20 us apart
- * find it awake (it sleeps at most once per two of them even on a busy
- * machine; without a spin, about once per bulk), and each is delivered.
+ * A worker with a spin looks again before it sleeps: a bulk that comes
+ * within the spin finds it awake (it sleeps before at most one in two of
+ * them; without a spin, before about every one), and each is delivered.
+ * One bulk at a time, 20 us after the worker delivered the one before:
+ * the gap from that delivery (the worker's clock) to the flush bounds the
+ * time the worker spun without work. On a loaded machine the producer may
+ * be off its CPU for longer than the spin, and a sleep there is no fault:
+ * only the gaps shorter than the spin are judged, up to SPIN_GAPS of them
+ * and at least SPIN_GAPS_MIN, in at most SPIN_BULKS_MAX bulks (beside
+ * two busy loops a CPU, 40 such gaps took up to 443 bulks).
  */
-static int spin_run(uint32_t spin_us, uint64_t *sleeps)
+#define SPIN_GAPS	40
+#define SPIN_GAPS_MIN	10
+#define SPIN_BULKS_MAX	2000
+#define SPIN_POLL_NS	200000	/* then the worker may share our CPU: yield */
+
+struct spin_count {
+	uint32_t bulks, gaps, slept;	/* @gaps under UCM_SPIN_US_MAX, @slept in them */
+};
+
+/* Wait for @want delivered, not sleeping: a sleep of ours is a gap. */
+static bool spin_wait_delivered(struct rec_sink *s, uint64_t want, uint64_t *last_ns)
+{
+	uint64_t start = ucm_now_ns(), now;
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		*last_ns = s->last_ns;
+		if (s->delivered >= want) {
+			pthread_mutex_unlock(&s->lock);
+			return true;
+		}
+		pthread_mutex_unlock(&s->lock);
+		now = ucm_now_ns();
+		if (now - start > (uint64_t)WAIT_MS * 1000000)
+			return false;
+		if (now - start > SPIN_POLL_NS)
+			sched_yield();
+	}
+}
+
+static int spin_run(uint32_t spin_us, struct spin_count *c)
 {
 	struct ucm_cpumap_worker_stats ws;
+	uint64_t sched, last_ns = 0, t, gap;
 	struct fixture f;
+	uint32_t b;
 
+	memset(c, 0, sizeof(*c));
 	if (fixture_init_spin(&f, 1, 256, &rec_ops, 0, 0, 4096, spin_us))
 		return 1;
-	/* The worker's first sleep, before any bulk. */
-	ut_msleep(5);
-	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
-	*sleeps = ws.sched;
-	for (uint32_t b = 0; b < 40; b++) {
+	for (b = 0; b < SPIN_BULKS_MAX && c->gaps < SPIN_GAPS; b++) {
+		ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
+		sched = ws.sched;
+		for (t = ucm_now_ns(); b && ucm_now_ns() - t < 20000;)
+			;	/* 20 us, awake: a usleep() may end late */
 		if (send_frames(&f, 0, b * 8, 8, 8))
 			return 1;
-		usleep(20);
+		gap = ucm_now_ns() - last_ns;
+		UT_ASSERT(spin_wait_delivered(&f.sink, (b + 1) * 8, &last_ns),
+			  "bulk %u: delivered %llu of %u", b,
+			  (unsigned long long)rec_delivered(&f.sink), (b + 1) * 8);
+		if (!b || gap >= (uint64_t)UCM_SPIN_US_MAX * 1000)
+			continue;
+		ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
+		c->gaps++;
+		c->slept += ws.sched != sched;
 	}
-	UT_ASSERT(wait_delivered(&f.sink, 320, WAIT_MS), "delivered %llu of 320",
-		  (unsigned long long)rec_delivered(&f.sink));
-	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
-	*sleeps = ws.sched - *sleeps;
+	c->bulks = b;
 	return fixture_fini(&f);
 }
 
 static int test_spin(void)
 {
-	uint64_t with = 0, without = 0;
+	struct spin_count with, without;
 
 	if (spin_run(UCM_SPIN_US_MAX, &with) || spin_run(0, &without))
 		return 1;
-	printf("# 40 bulks 20 us apart: the worker slept %llu times with a 1 ms spin, "
-	       "%llu without\n", (unsigned long long)with, (unsigned long long)without);
-	UT_ASSERT(with <= 20, "slept %llu times between 40 bulks with a 1 ms spin",
-		  (unsigned long long)with);
+	printf("# bulks after gaps under 1 ms: the worker slept before %u of %u "
+	       "(of %u bulks) with a 1 ms spin, %u of %u (of %u) without\n",
+	       with.slept, with.gaps, with.bulks, without.slept, without.gaps, without.bulks);
+	UT_ASSERT(with.gaps >= SPIN_GAPS_MIN, "only %u gaps under 1 ms in %u bulks",
+		  with.gaps, with.bulks);
+	UT_ASSERT(with.slept <= with.gaps / 2,
+		  "slept before %u of %u bulks that came within a 1 ms spin",
+		  with.slept, with.gaps);
 	return 0;
 }
 
