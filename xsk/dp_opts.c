@@ -291,7 +291,22 @@ int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
  * channels the TX ring and each of the queue's workers' channels: its out
  * ring of packets of @k_out frames, and with the way back its free ring
  * too (what the queue lends it, a frame an entry). The fill, RX and TX
- * rings hold a frame a descriptor whatever the packets. */
+ * rings hold a frame a descriptor whatever the packets.
+ *
+ * Left out: the other workers' rings; what a worker holds past its ring
+ * (up to HELD_MAX packets and a return bulk, all handed back when its
+ * ring runs empty); a packet of several half taken off the RX ring (its
+ * rest is on it); completions beyond the TX ring; and the way back's
+ * hands, a worker's stash of 32 and 64 frames waiting for a next hop
+ * (1.2 s at most). None waits for the fill ring or for RX: each comes
+ * home on a worker's or the kernel's time, but the stash, which an idle
+ * way back keeps. While they are out the fill ring is short, never dry
+ * for good: only the RX thread allocates (the pool's cache and recycle
+ * ring are its own), it looks again within 1 ms of a short refill
+ * (queue.c's XSK_DRY_SLEEP_MS), and the kernel counts what it drops
+ * meanwhile (rx_dropped, rx_fill_ring_empty_descs), as test-backpressure
+ * checks.
+ */
 static uint32_t frames_for(const struct dp_cfg *c, uint32_t k, uint32_t k_out)
 {
 	uint32_t wpq = (c->nworkers + c->nqueues - 1) / c->nqueues;
