@@ -809,10 +809,11 @@ EOF
 			stop_daemon
 			why=$(final_ok)
 			l=$(leftovers)
-			if [ "$prog" = ucm_xdp_steer ] && [ -z "$why$l" ]; then
+			# ucm_xdp_nometa where the kernel's XDP has no metadata
+			if [[ "$prog" =~ ^ucm_xdp_(steer|nometa)$ ]] && [ -z "$why$l" ]; then
 				ok replace-foreign-program
 			else
-				bad replace-foreign-program "with --replace, the program on vd was '${prog:-none}' (want ucm_xdp_steer); $why $l"
+				bad replace-foreign-program "with --replace, the program on vd was '${prog:-none}' (want ucm_xdp_steer or ucm_xdp_nometa); $why $l"
 			fi
 		else
 			bad replace-foreign-program "$(why_start)"
@@ -917,7 +918,7 @@ case_second_instance() {
 		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ${tun}b --duration 5 \
 			> "$tmp/second.out" 2> "$tmp/second.err"
 		rc=$?
-		if [ $rc = 1 ] && grep -Eq "vd is served already: XDP link [0-9]+ runs our ucm_xdp_steer \(id [0-9]+\), held by pid $first \(ucpumapd\)" "$tmp/second.err" &&
+		if [ $rc = 1 ] && grep -Eq "vd is served already: XDP link [0-9]+ runs our ucm_xdp_(steer|nometa) \(id [0-9]+\), held by pid $first \(ucpumapd\)" "$tmp/second.err" &&
 		   ! ip -n "$dut" link show ${tun}b > /dev/null 2>&1; then
 			ok second-instance-refused
 			echo "#   $(head -1 "$tmp/second.err")"
