@@ -125,7 +125,8 @@ static int xdp_has_meta(void)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	char log[512] = "";
+	/* all of it: a log cut short fails the load (ENOSPC) before 6.4 */
+	char log[4096] = "";
 	LIBBPF_OPTS(bpf_prog_load_opts, po, .log_buf = log, .log_size = sizeof(log),
 		    .log_level = 1);
 	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, NULL, "GPL", insns,
