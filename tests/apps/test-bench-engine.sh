@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #
-# ucpumap-bench engine in a tiny mode: every row runs, its figures are
+# ucpumap-bench engine in a tiny mode: every row runs, its medians are
 # positive, the JSON holds every run, frames come home (the bench fails a
 # run whose audit or shutdown does not balance), and bad flags get a
 # message and exit 2. Never asserts speed. No root needed.
@@ -69,8 +69,12 @@ case_table() {
 	[ -z "$miss" ] && ok table || bad table "rows without a positive median:$miss"
 }
 
-# The JSON: every row, 2 runs each, all positive, unit Mpps; a P->W row
-# that does not fit only named, with why.
+# The JSON: every row, 2 runs or more each, unit Mpps, min <= median <=
+# max; a P->W row that does not fit only named, with why. A run may read 0:
+# on a loaded host a 0.1 s window can pass with the producer, then the
+# worker it woke, waiting for a CPU (tens of ms each with busy nice -5
+# threads on 2 CPUs). The median must be positive: a row that moves
+# nothing still fails.
 case_json() {
 	lib_need run
 	if python3 - "$tmp/e.json" "$NCPU" <<'PY'
@@ -89,9 +93,10 @@ for name, r in rows.items():
         assert "skipped" in r and "runs" not in r, r
         continue
     assert "skipped" not in r, r
-    assert r["unit"] == "Mpps" and len(r["runs"]) == 2, r
-    assert all(v > 0 for v in r["runs"]), r
+    assert r["unit"] == "Mpps" and len(r["runs"]) >= 2, r
+    assert all(v >= 0 for v in r["runs"]), r
     assert r["min"] <= r["median"] <= r["max"], r
+    assert r["median"] > 0, r
     assert len(r["producer_cpus"]) == p and len(r["worker_cpus"]) == w, r
     if name in pw:
         assert not set(r["producer_cpus"]) & set(r["worker_cpus"]), r
