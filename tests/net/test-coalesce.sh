@@ -191,13 +191,15 @@ run() {
 # merged CASE: the verdict of a run whose datagrams must share writes, 8
 # or more per super-packet on average: the hold at work (4 flows in a hold
 # of 64 make 16; without it, a batch of 8 makes pairs).
+# merged CASE [MIN]: super-packets of MIN (8) datagrams or more on average.
 merged() {
+	local min=${2:-8}
 	if [ -n "$why" ]; then
 		bad $1 "$why"
-	elif [ "${super:-0}" -gt 0 ] && [ "${segs:-0}" -ge $((8 * super)) ]; then
+	elif [ "${super:-0}" -gt 0 ] && [ "${segs:-0}" -ge $((min * super)) ]; then
 		ok $1 "$COUNT datagrams of $FLOWS flows, $segs of them in $super super-packets"
 	else
-		bad $1 "delivered, but ${segs:-no} datagrams in ${super:-no} super-packets (want 8 or more each)"
+		bad $1 "delivered, but ${segs:-no} datagrams in ${super:-no} super-packets (want $min or more each)"
 	fi
 }
 
@@ -212,10 +214,14 @@ case_coalesce_ipv6() {
 }
 
 # --pass: no workers, the RX thread holds and writes at the end of each RX
-# batch (inline mode).
+# batch (inline mode), so a super-packet holds at most one batch's share of
+# its flow. ucpumap-gen's live engine sends 64 frames a burst, its xsk
+# engine (where the kernel refuses live frames) at most 32 a kick on veth
+# (copy mode): 8 a flow of the 4, and fewer when the RX thread keeps up.
+# Merged at all is 4 or more; not merging is 1.
 case_pass_coalesce() {
 	run pass-coalesce 10.207.1.1 100 --pass
-	merged pass-coalesce
+	merged pass-coalesce 4
 }
 
 case_no_coalesce() {
