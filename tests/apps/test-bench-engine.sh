@@ -145,19 +145,23 @@ case_pw_skip() {
 	[ -z "$miss" ] && ok pw-skip "$NCPU CPUs" || bad pw-skip "$miss"
 }
 
-# Every P->W row that ran: each worker processed frames in every run (a
-# steering that starves a worker shows), nothing dropped (the pools are
-# sized for the rings), a line in the per-worker table.
+# Every P->W row that ran: each worker processed frames, its median over
+# the runs above 0 (a steering that starves a worker shows; one window
+# waited out for a CPU under load does not), nothing dropped (the pools
+# are sized for the rings), a line in the per-worker table.
 case_pw_workers() {
 	lib_need run
 	if ! python3 - "$tmp/e.json" <<'PY'
-import json, sys
+import json, statistics, sys
 d = json.load(open(sys.argv[1]))
 for r in d["rows"]:
     if not r["name"].startswith("pw-") or "skipped" in r:
         continue
     assert len(r["worker_runs"]) == r["workers"], r
-    assert all(v > 0 for w in r["worker_runs"] for v in w), ("a worker idle", r)
+    # a window a worker waited out for a CPU reads 0 under load (as in
+    # json); a worker that never gets frames reads 0 in every one
+    assert all(v >= 0 and statistics.median(w) > 0 for w in r["worker_runs"] for v in w), \
+        ("a worker idle", r)
     assert all(v == 0 for v in r["drop_runs"]), ("drops", r)
     assert abs(r["per_worker_median"] * r["workers"] - r["median"]) < 1e-3 * r["median"], r
 PY
@@ -193,16 +197,17 @@ case_pw_shared() {
 	if [ -n "$miss" ]; then
 		bad pw-shared "$miss"
 	elif python3 - "$tmp/s.json" $rows <<'PY'
-import json, sys
+import json, statistics, sys
 d = json.load(open(sys.argv[1]))
 rows = {r["name"]: r for r in d["rows"]}
 assert d["shared_cpus"] == "yes" and sorted(rows) == sorted(sys.argv[2:]), rows.keys()
 for r in rows.values():
     assert r["shared_cpus"] == "yes" and "skipped" not in r, r
     assert set(r["producer_cpus"]) & set(r["worker_cpus"]), ("not shared", r)
-    assert len(r["runs"]) == 2 and all(v > 0 for v in r["runs"]), r
+    assert len(r["runs"]) == 2 and all(v >= 0 for v in r["runs"]) and r["median"] > 0, r
     assert len(r["worker_runs"]) == r["workers"], r
-    assert all(v > 0 for w in r["worker_runs"] for v in w), ("a worker idle", r)
+    assert all(v >= 0 and statistics.median(w) > 0 for w in r["worker_runs"] for v in w), \
+        ("a worker idle", r)
     assert all(v == 0 for v in r["drop_runs"]), ("drops", r)
 PY
 	then
