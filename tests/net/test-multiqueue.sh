@@ -61,7 +61,7 @@ run_with() {
 	ip netns exec "$dut" python3 - "$tmp/stop" > "$tmp/got" <<'PY' &
 import os, socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, 33, 4 << 20)  # SO_RCVBUFFORCE: SO_RCVBUF stops at rmem_max
+s.setsockopt(socket.SOL_SOCKET, 33, 32 << 20)  # SO_RCVBUFFORCE (SO_RCVBUF stops at rmem_max): room for all while this reader waits for a CPU
 s.bind(("10.79.0.2", 9000))
 s.settimeout(0.2)
 n = reorders = 0
