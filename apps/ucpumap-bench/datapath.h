@@ -342,7 +342,6 @@ pid_t gen_start_at(struct bench_run *br, const char *tag, int flows, double rate
  * @dport. */
 struct gen_spec {
 	int cpu, flows;
-	int queue;		/* vd's RX queue it feeds (the xsk engine's) */
 	unsigned int sport, dport;
 	double rate, seconds;
 	bool stamp;		/* ucpumap-gen --stamp: the send time in each */

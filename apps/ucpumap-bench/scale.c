@@ -455,7 +455,7 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 		rc = -1;
 	d0 = delivered_now(&sr->br.topo);
 	for (int i = 0; i < pl->ngen; i++) {
-		struct gen_spec s = { .cpu = pl->gen[i], .queue = pl->queue[i], .flows = flows,
+		struct gen_spec s = { .cpu = pl->gen[i], .flows = flows,
 				      .sport = SPORT0 + i * flows, .dport = sr->br.cfg.sink_port,
 				      .seconds = cfg->seconds };
 

@@ -43,7 +43,8 @@ const char *gen_engine(const struct bench_cfg *cfg)
 {
 	if (gen_frame_size(cfg) > GEN_LIVE_MAX)
 		return "packet";
-	/* ucpumap-gen's own choice, made here to place its queue */
+	/* ucpumap-gen's own choice, named in the banner: the xsk engine
+	 * takes the queue the live engine's CPU would (--cpu) */
 	return xdp_live_frames() ? "xsk" : "live";
 }
 
@@ -53,9 +54,7 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 	const struct bench_cfg *cfg = &br->cfg;
 	struct bench_topo *t = &br->topo;
 	char dur[32], rate[32], gen[600], port[16], nflows[16], cpu[16], sport[16], size[16];
-	char queue[16];
-	const char *engine = gen_engine(cfg);
-	char *argv[32] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg->sink_ip, "--dst-mac",
+	char *argv[26] = { gen, "--dev", "vg", "--dst-ip", (char *)cfg->sink_ip, "--dst-mac",
 			   t->vd_mac, "--dst-port", port, "--flows", nflows, "--cpu", cpu,
 			   "--duration", dur, "--rate", rate };
 	int n = 17;
@@ -76,17 +75,8 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 		snprintf(size, sizeof(size), "%lu", gen_frame_size(cfg));
 		argv[n++] = "--size";
 		argv[n++] = size;
-	}
-	if (strcmp(engine, "live")) {
 		argv[n++] = "--engine";
-		argv[n++] = (char *)engine;
-	}
-	if (!strcmp(engine, "xsk")) {
-		/* The live engine's queue is its CPU's (topo.c); this one's
-		 * is vg's TX queue, veth's peer RX queue of the same number. */
-		snprintf(queue, sizeof(queue), "%d", g->queue);
-		argv[n++] = "--queue";
-		argv[n++] = queue;
+		argv[n++] = (char *)gen_engine(cfg);
 	}
 	if (g->stamp)
 		argv[n++] = "--stamp";
