@@ -271,39 +271,47 @@ struct meta_stamped {
 	struct ucm_xdp_meta meta;
 };
 
-static __always_inline int steer_xsk(struct xdp_md *ctx, int with_meta)
+/* The worker (and with UCM_STEER_F_STAMP the arrival time) in front of
+ * the packet. Without room for it (some generic-mode paths), the RX thread
+ * applies the same policy itself: no magic, no trust. */
+static __always_inline void put_meta(struct xdp_md *ctx, __u32 worker, __u32 flags)
 {
 	struct meta_stamped *ms;
 	struct ucm_xdp_meta *meta;
-	__u32 worker, flags;
 	void *data;
+
+	if (flags & UCM_STEER_F_STAMP) {
+		if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*ms)))
+			return;
+		ms = (void *)(long)ctx->data_meta;
+		data = (void *)(long)ctx->data;
+		if ((void *)(ms + 1) <= data) {
+			ms->stamp.ns = bpf_ktime_get_ns();
+			ms->meta.magic = UCM_XDP_META_MAGIC_STAMP;
+			ms->meta.worker = worker;
+			ms->meta.rsvd = 0;
+		}
+		return;
+	}
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta)))
+		return;
+	meta = (void *)(long)ctx->data_meta;
+	data = (void *)(long)ctx->data;
+	if ((void *)(meta + 1) <= data) {
+		meta->magic = UCM_XDP_META_MAGIC;
+		meta->worker = worker;
+		meta->rsvd = 0;
+	}
+}
+
+static __always_inline int steer_xsk(struct xdp_md *ctx, int with_meta)
+{
+	__u32 worker, flags;
 
 	if (!steer(ctx, &worker, &flags))
 		return XDP_PASS;
-	/* Without room for metadata (some generic-mode paths), the RX thread
-	 * applies the same policy itself: no magic, no trust. */
-	if (!with_meta)
-		;
-	else if (flags & UCM_STEER_F_STAMP) {
-		if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(*ms))) {
-			ms = (void *)(long)ctx->data_meta;
-			data = (void *)(long)ctx->data;
-			if ((void *)(ms + 1) <= data) {
-				ms->stamp.ns = bpf_ktime_get_ns();
-				ms->meta.magic = UCM_XDP_META_MAGIC_STAMP;
-				ms->meta.worker = worker;
-				ms->meta.rsvd = 0;
-			}
-		}
-	} else if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(*meta))) {
-		meta = (void *)(long)ctx->data_meta;
-		data = (void *)(long)ctx->data;
-		if ((void *)(meta + 1) <= data) {
-			meta->magic = UCM_XDP_META_MAGIC;
-			meta->worker = worker;
-			meta->rsvd = 0;
-		}
-	}
+	if (with_meta)
+		put_meta(ctx, worker, flags);
 	/* No socket on this queue: the kernel keeps the packet. */
 	return bpf_redirect_map(&ucm_xsks, ctx->rx_queue_index, XDP_PASS);
 }
