@@ -1,23 +1,21 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * ucpumap-gen's live-frame engine: run by BPF_PROG_TEST_RUN with
- * BPF_F_TEST_XDP_LIVE_FRAMES over the template frame that ucpumap-gen
- * built, once per frame, and sent out of the configured interface by
- * bpf_redirect().
+ * ucpumap-gen's XDP programs: ucm_gen, run by BPF_PROG_TEST_RUN with
+ * BPF_F_TEST_XDP_LIVE_FRAMES over the template frame (the live engine),
+ * and ucm_gen_loop, run on a veth device of the generator's own by the
+ * frames that circulate through it (the loop engine, apps/ucpumap-gen/
+ * loop.c). Both send each frame out of IFACE.
  *
- * Per frame it rewrites what varies: the UDP source port (the flows, in
+ * Per frame they rewrite what varies: the UDP source port (the flows, in
  * turn) and, when asked, the sequence number at the start of the payload
  * and the send time after it (bpf_ktime_get_ns(): CLOCK_MONOTONIC);
  * the UDP checksum is updated incrementally (RFC 1624) from the values
- * found in the frame. The kernel keeps the data of a recycled page as the
- * last run left it, so these are whatever was last written there, always
- * consistent with the checksum beside them; nothing else in the frame
- * changes.
+ * found in the frame, always consistent with the checksum beside them
+ * (gen.h); nothing else in the frame changes.
  *
- * The counters are plain globals, not per-CPU: one generator thread runs
- * the program at a time (the test run is synchronous), so nothing is
- * shared, and the sequence stays consecutive when the thread moves to
- * another CPU.
+ * The state is a plain global, not per-CPU: one program run at a time
+ * writes it (gen.h), so the sequence stays consecutive when the sending
+ * CPU changes.
  */
 #include <linux/bpf.h>
 #include <linux/udp.h>
@@ -29,10 +27,16 @@
 /* Set by ucpumap-gen before load; the verifier sees constants. */
 const volatile struct ucm_gen_cfg ucm_gen_cfg = {};
 
-/* Frames the program has run on: the next sequence number. */
-__u64 ucm_gen_frames = 0;
-/* The next flow, 0 .. flows - 1. */
-__u32 ucm_gen_flow = 0;
+struct ucm_gen_state ucm_gen_st = {};
+
+/* The loop program's destinations, both sent a copy (BPF_F_BROADCAST):
+ * the loop's other end, which brings the frame back, and IFACE. */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, UCM_GEN_LOOP_DEVS);
+	__type(key, __u32);
+	__type(value, __u32);
+} ucm_gen_out SEC(".maps");
 
 static __always_inline __u32 csum_add16(__u32 sum, __u16 old, __u16 new)
 {
@@ -66,8 +70,9 @@ static __always_inline __u32 put64(__u16 *p, __u64 v, __u32 sum)
 	return sum;
 }
 
-SEC("xdp")
-int ucm_gen(struct xdp_md *ctx)
+/* The next frame's varying fields written into the frame at @ctx, counted.
+ * Return 0, or -1 for a frame too short for them. */
+static __always_inline int rewrite(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
@@ -81,11 +86,16 @@ int ucm_gen(struct xdp_md *ctx)
 	else
 		udp = data + UCM_GEN_UDP_OFF_V4;
 	if ((void *)(udp + 1) > data_end)
-		return XDP_ABORTED;
+		return -1;
+	if ((ucm_gen_cfg.flags & UCM_GEN_F_SEQ) && (void *)(udp + 1) + UCM_GEN_SEQ_LEN > data_end)
+		return -1;
+	if ((ucm_gen_cfg.flags & UCM_GEN_F_STAMP) &&
+	    (void *)(udp + 1) + UCM_GEN_SEQ_LEN + UCM_GEN_STAMP_LEN > data_end)
+		return -1;
 
-	n = ucm_gen_frames++;
-	flow = ucm_gen_flow;
-	ucm_gen_flow = flow + 1 < ucm_gen_cfg.flows ? flow + 1 : 0;
+	n = ucm_gen_st.frames++;
+	flow = ucm_gen_st.flow;
+	ucm_gen_st.flow = flow + 1 < ucm_gen_cfg.flows ? flow + 1 : 0;
 
 	sum = (__u16)~udp->check;
 	port = bpf_htons((__u16)(ucm_gen_cfg.sport + flow));
@@ -95,19 +105,52 @@ int ucm_gen(struct xdp_md *ctx)
 	if (ucm_gen_cfg.flags & UCM_GEN_F_SEQ) {
 		seq = (__u16 *)(udp + 1);
 		if ((void *)(seq + 4) > data_end)
-			return XDP_ABORTED;
+			return -1;
 		sum = put64(seq, n, sum);
 	}
 	if (ucm_gen_cfg.flags & UCM_GEN_F_STAMP) {
 		seq = (__u16 *)(udp + 1) + 4;
 		if ((void *)(seq + 4) > data_end)
-			return XDP_ABORTED;
+			return -1;
 		sum = put64(seq, bpf_ktime_get_ns(), sum);
 	}
 	/* A computed 0 goes out as 0xffff (0 means "no checksum" in UDP). */
 	udp->check = csum_fold(sum) ?: 0xffff;
+	return 0;
+}
 
+SEC("xdp")
+int ucm_gen(struct xdp_md *ctx)
+{
+	if (rewrite(ctx))
+		return XDP_ABORTED;
 	return bpf_redirect(ucm_gen_cfg.ifindex, 0);
+}
+
+/*
+ * The loop engine: each frame that comes round is rewritten and sent both
+ * out of IFACE and back into the loop, until @limit frames went out; then
+ * the loop's frames are dropped and it drains. Anything else the loop's
+ * devices carry (the kernel's own IPv6 router and listener messages) is not
+ * the template's length and destination port, and is dropped.
+ */
+SEC("xdp")
+int ucm_gen_loop(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct udphdr *udp;
+
+	if (data + ucm_gen_cfg.size != data_end)
+		return XDP_DROP;
+	udp = data + (ucm_gen_cfg.flags & UCM_GEN_F_IPV6 ? UCM_GEN_UDP_OFF_V6 : UCM_GEN_UDP_OFF_V4);
+	if ((void *)(udp + 1) > data_end || udp->dest != bpf_htons(ucm_gen_cfg.dport))
+		return XDP_DROP;
+	if (ucm_gen_st.frames >= *(volatile __u64 *)&ucm_gen_st.limit)
+		return XDP_DROP;
+	if (rewrite(ctx))
+		return XDP_DROP;
+	return bpf_redirect_map(&ucm_gen_out, 0, BPF_F_BROADCAST);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

@@ -64,6 +64,14 @@ static int opt_queues(const struct opt *o, const char *arg, void *cfg)
 	return queue_range(cfg, arg);
 }
 
+static const struct opt_enum gen_engines[] = {
+	{ "live", GEN_ENGINE_LIVE },
+	{ "loop", GEN_ENGINE_LOOP },
+	{ "xsk", GEN_ENGINE_XSK },
+	{ "packet", GEN_ENGINE_PACKET },
+	{ NULL }
+};
+
 static const struct opt dp_opts[] = {
 	OPT_DEF("rounds", OPT_UINT, struct bench_cfg, rounds, .lo = 1, .hi = MAX_ROUNDS,
 		.flags = OPT_F_DEFAULT, .metavar = "N", .help = "rounds"),
@@ -132,6 +140,11 @@ static const struct opt dp_opts[] = {
 		.help = "the veth pair's MTU (default 1500); the UDP rows send N + 14-byte "
 			"frames (past 3408 bytes through an AF_PACKET socket, slower than the "
 			"live frames), the XDP programs are loaded frags-aware"),
+	OPT_DEF("gen-engine", OPT_ENUM, struct bench_cfg, gen_engine, .vals = gen_engines,
+		.metavar = "ENGINE",
+		.help = "ucpumap-gen's --engine: live, loop, xsk or packet (default: its own "
+			"choice, live where the kernel runs live frames, else loop; packet past "
+			"3408-byte frames)"),
 	OPT_DEF("zero-copy", OPT_FLAG, struct bench_cfg, zero_copy, .help = "ucpumapd's --zero-copy"),
 	OPT_DEF("busy-poll", OPT_FLAG, struct bench_cfg, busy_poll,
 		.help = "ucpumapd's --busy-poll (it needs --rx-cpus apart from --cpus)"),
@@ -213,10 +226,10 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 				"that the external generator sends to\n");
 			return -1;
 		}
-		if (cfg->rate || cfg->v6 || cfg->mtu) {
-			fprintf(stderr, "datapath: --rate, --ipv6 and --mtu are the generator's and "
-				"the topology's: with --dev the generator runs outside and the NIC's "
-				"MTU is yours, set them there (the sink's family follows "
+		if (cfg->rate || cfg->v6 || cfg->mtu || cfg->gen_engine) {
+			fprintf(stderr, "datapath: --rate, --ipv6, --mtu and --gen-engine are the "
+				"generator's and the topology's: with --dev the generator runs outside "
+				"and the NIC's MTU is yours, set them there (the sink's family follows "
 				"--sink-ip)\n");
 			return -1;
 		}

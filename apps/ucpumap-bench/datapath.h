@@ -72,7 +72,12 @@ struct bench_cfg {
 	 * frames of mtu + 14 bytes (ucpumap-gen's packet engine past what a
 	 * live frame holds) and the XDP programs are frags-aware */
 	unsigned long mtu;
+	/* --gen-engine: ucpumap-gen's --engine (GEN_ENGINE_AUTO: its own
+	 * choice) */
+	int gen_engine;
 };
+
+enum { GEN_ENGINE_AUTO, GEN_ENGINE_LIVE, GEN_ENGINE_LOOP, GEN_ENGINE_XSK, GEN_ENGINE_PACKET };
 
 /* ---- the rows (rows.c, kinds.c, latency.c) -------------------------------- */
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ucpumap-bench datapath: the traffic. ucpumap-gen's live engine on vg
- * (or, with --dev, the external generator, counted at the NIC), one
+ * (the loop engine where the kernel refuses live frames; or, with --dev, the external generator, counted at the NIC), one
  * iperf3 TCP stream for the TCP rows, and the way back's sender of the
  * two-way rows.
  */
@@ -41,11 +41,18 @@ unsigned long gen_frame_size(const struct bench_cfg *cfg)
 
 const char *gen_engine(const struct bench_cfg *cfg)
 {
+	static const char *const names[] = {
+		[GEN_ENGINE_LIVE] = "live", [GEN_ENGINE_LOOP] = "loop",
+		[GEN_ENGINE_XSK] = "xsk", [GEN_ENGINE_PACKET] = "packet",
+	};
+
+	if (cfg->gen_engine)
+		return names[cfg->gen_engine];
 	if (gen_frame_size(cfg) > GEN_LIVE_MAX)
 		return "packet";
-	/* ucpumap-gen's own choice, named in the banner: the xsk engine
-	 * takes the queue the live engine's CPU would (--cpu) */
-	return xdp_live_frames() ? "xsk" : "live";
+	/* ucpumap-gen's own choice, named in the banner: the loop engine
+	 * sends from --cpu, as the live engine does */
+	return xdp_live_frames() ? "loop" : "live";
 }
 
 pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spec *g,
@@ -75,6 +82,8 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 		snprintf(size, sizeof(size), "%lu", gen_frame_size(cfg));
 		argv[n++] = "--size";
 		argv[n++] = size;
+	}
+	if (cfg->mtu || cfg->gen_engine) {
 		argv[n++] = "--engine";
 		argv[n++] = (char *)gen_engine(cfg);
 	}

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ucpumap-gen's engines. Each sends copies of one template frame, rewriting
- * per frame what varies (gen.h): the live engine (live.c) in its XDP
- * program (bpf/gen.bpf.c), the AF_XDP engine (xsk_tx.c) with gen_rewrite()
- * below. Either is called through a gen_send_fn by the sending loop
+ * per frame what varies (gen.h): the live and the loop engines (live.c,
+ * loop.c) in their XDP programs (bpf/gen.bpf.c), the AF_XDP engine
+ * (xsk_tx.c) with gen_rewrite() below; the packet engine (packet.c) sends
+ * them unchanged. Each is called through a gen_send_fn by the sending loop
  * (pace.c).
  */
 #ifndef UCM_GEN_ENGINE_H
 #define UCM_GEN_ENGINE_H
 
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,7 +27,8 @@ struct gen_tmpl {
 };
 
 /* Send @n frames through @engine; return how many went out (fewer when
- * stopped), or -errno after a message. */
+ * stopped, or more: some of an earlier call's), or -errno after a message.
+ * @n 0, once at the end: those of earlier calls that went out since. */
 typedef int64_t (*gen_send_fn)(void *engine, uint64_t n);
 
 static inline uint32_t gen_csum_add16(uint32_t sum, uint16_t old, uint16_t new)
@@ -80,6 +83,30 @@ static inline void gen_rewrite(uint8_t *f, const struct gen_tmpl *t, uint64_t n,
 	__builtin_memcpy(udp + 6, &w, 2);
 }
 
+/* ---- the XDP object (obj.c) ------------------------------------------------ */
+
+struct bpf_object;
+struct bpf_program;
+
+struct gen_obj {
+	struct bpf_object *obj;
+	struct bpf_program *prog;	/* the one loaded */
+	struct ucm_gen_state *st;	/* the programs' state, mapped */
+	size_t st_len;
+};
+
+/* The embedded object opened with @gc and only its program @prog loaded;
+ * @verbose: libbpf's debug messages too. 0, or -1 after a message (@o
+ * then holds nothing). */
+int gen_obj_open(struct gen_obj *o, const struct ucm_gen_cfg *gc, const char *prog, bool verbose);
+void gen_obj_close(struct gen_obj *o);
+
+/* The frames the program has sent so far. */
+static inline uint64_t gen_obj_frames(const struct gen_obj *o)
+{
+	return __atomic_load_n(&o->st->frames, __ATOMIC_ACQUIRE);
+}
+
 /* ---- the live engine (live.c) ---------------------------------------------- */
 
 struct live;
@@ -92,6 +119,20 @@ struct live *live_open(const struct ucm_gen_cfg *gc, const struct gen_tmpl *t, u
 /* A gen_send_fn: the frames the program ran on. */
 int64_t live_send(void *l, uint64_t n);
 void live_close(struct live *l);
+
+/* ---- the loop engine (loop.c) ---------------------------------------------- */
+
+struct loop;
+
+/* A veth pair in a network namespace of its own, with the loop program
+ * (loaded with @gc) on one end, sending @t out of @gc->ifindex, with
+ * @inflight frames in the loop (0: 64; at most 256, a veth ring's room); a
+ * send returns early once *@stop is set. NULL with a message on stderr. */
+struct loop *loop_open(const struct ucm_gen_cfg *gc, const struct gen_tmpl *t, uint32_t inflight,
+		       bool verbose, const volatile sig_atomic_t *stop);
+/* A gen_send_fn: the frames the program sent out of IFACE. */
+int64_t loop_send(void *l, uint64_t n);
+void loop_close(struct loop *l);
 
 /* ---- AF_XDP TX (xsk_tx.c) ------------------------------------------------ */
 

@@ -16,19 +16,22 @@
  * in IFACE's network namespace. On veth, the peer needs an XDP program of
  * its own (native mode), or the kernel drops the frames silently.
  *
- * The xsk engine (xsk_tx.c) puts the frames on an AF_XDP socket's TX ring.
+ * Where the kernel refuses live frames, the loop engine (loop.c) does the
+ * same from frames that circulate on a veth pair of its own, each turn
+ * sending a copy out of IFACE. The xsk engine (xsk_tx.c) puts the frames on
+ * an AF_XDP socket's TX ring; the packet engine (packet.c) on an AF_PACKET
+ * socket.
  *
  * Either way the frames go out in calls sized to last about 10 ms; a rate
  * limit sleeps between them (pace.c). "Sent" is what the engine counted
- * out: frames the program ran on (live), completions (xsk); what went to
- * IFACE's transmit, not what arrived.
+ * out: frames the program sent (live, loop), completions (xsk), frames the
+ * calls took (packet); what went to IFACE's transmit, not what arrived.
  *
  * This file: the options, the template frame, the interface's checks, and
  * main; the addresses not given come from resolve.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <glob.h>
 #include <net/if_arp.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -63,6 +66,7 @@ static void on_signal(int sig)
 
 static const struct opt_enum engines[] = {
 	{ "live", ENGINE_LIVE },
+	{ "loop", ENGINE_LOOP },
 	{ "xsk", ENGINE_XSK },
 	{ "packet", ENGINE_PACKET },
 	{ NULL }
@@ -111,14 +115,17 @@ static const struct opt gen_opts[] = {
 	OPT_DEF("count", OPT_UINT, struct gen_opts, count, .lo = 1, .hi = ~0ul >> 1, .metavar = "N",
 		.help = "stop after N packets"),
 	OPT_DEF("batch", OPT_UINT, struct gen_opts, batch, .lo = 1, .hi = 256, .metavar = "N",
-		.help = "frames per batch, 1-256 (default 64): in the kernel's test run, or "
-			"descriptors per TX ring update (xsk)"),
+		.help = "frames per batch, 1-256 (default 64): in the kernel's test run, "
+			"in the loop (loop), descriptors per TX ring update (xsk), frames per "
+			"sendmmsg() (packet)"),
 	OPT_DEF("cpu", OPT_CPUS, struct gen_opts, cpu, .metavar = "N",
 		.help = "run on CPU N (default: where the scheduler puts it)"),
 	OPT_DEF("engine", OPT_ENUM, struct gen_opts, engine, .vals = engines, .metavar = "ENGINE",
 		.seen = OPT_REF(struct gen_opts, engine_set),
-		.help = "live (default; xsk where the kernel refuses it): the XDP live-frame "
+		.help = "live (default; loop where the kernel refuses it): the XDP live-frame "
 			"test run;\n"
+			"loop: frames going round a veth pair of its own, each turn a copy out of "
+			"IFACE (a CPU busy while it sends);\n"
 			"xsk: an AF_XDP socket's TX ring (zero-copy when the driver can; slower "
 			"on veth, which copies);\n"
 			"packet: an AF_PACKET socket, sendmmsg() (slower still; frames past 3408 "
@@ -136,11 +143,13 @@ static const struct opts_cmd gen_cmd = {
 	.usage = "ucpumap-gen --dev IFACE [options]",
 	.doc =
 "Sends UDP over IPv4 or IPv6 out of IFACE from an XDP program run by the\n"
-"kernel's live-frame test run (BPF_F_TEST_XDP_LIVE_FRAMES), or from an AF_XDP\n"
-"socket (--engine xsk). Run it in IFACE's network namespace, as root. With the\n"
-"live engine on veth, the peer must have an XDP program (native mode), or the\n"
-"kernel drops the frames without a word; while it runs, a tap device of its\n"
-"own (ucmgenN) holds its program in the kernel, and goes with it.\n",
+"kernel's live-frame test run (BPF_F_TEST_XDP_LIVE_FRAMES) or, where the kernel\n"
+"refuses that, by frames that go round a veth pair of its own (--engine loop);\n"
+"or from an AF_XDP socket (--engine xsk). Run it in IFACE's network namespace,\n"
+"as root. With the live or the loop engine on veth, the peer must have an XDP\n"
+"program (native mode), or the kernel drops the frames without a word. What\n"
+"they need while they run goes with the process, also when it is killed: the\n"
+"live engine's tap device (ucmgenN), the loop engine's network namespace.\n",
 	.tail =
 "Prints the packets sent in each second and the total at the end.\n"
 "SIGINT/SIGTERM stop it (the total is printed).\n",
@@ -195,6 +204,16 @@ static int pick_family(struct gen_opts *c)
 	return 0;
 }
 
+static const char *engine_name(enum gen_engine e)
+{
+	const struct opt_enum *v;
+
+	for (v = engines; v->name; v++)
+		if (v->val == (int)e)
+			return v->name;
+	return "?";
+}
+
 /* The options into @c, then what depends on more than one of them.
  * Return 0, OPTS_HELP, or -1 after a message. */
 static int parse_args(int argc, char **argv, struct gen_opts *c)
@@ -235,7 +254,7 @@ static int parse_args(int argc, char **argv, struct gen_opts *c)
 	}
 	if (c->size > MAX_FRAME && c->engine != ENGINE_PACKET) {
 		fprintf(stderr, "--size %lu: the %s engine's frames hold %d bytes at most: give --engine packet for larger ones\n",
-			c->size, c->engine == ENGINE_XSK ? "xsk" : "live", MAX_FRAME);
+			c->size, engine_name(c->engine), MAX_FRAME);
 		return -1;
 	}
 	if (c->sport + c->flows - 1 > 65535) {
@@ -321,25 +340,11 @@ static int dev_check(const struct gen_opts *c, int *ifindex, uint8_t *smac)
 	return 0;
 }
 
-/* @dev's TX queues (sysfs), or 1. */
-static unsigned long tx_queues(const char *dev)
-{
-	char pat[IF_NAMESIZE + 40];
-	unsigned long n = 1;
-	glob_t g;
-
-	snprintf(pat, sizeof(pat), "/sys/class/net/%s/queues/tx-*", dev);
-	if (!glob(pat, 0, NULL, &g) && g.gl_pathc)
-		n = g.gl_pathc;
-	globfree(&g);
-	return n;
-}
-
 /*
  * The live engine where the kernel runs live frames; else, unless it was
- * asked for, the xsk engine, said on stderr, on the queue the live
- * engine's redirect would take from --cpu: (CPU) % (TX queues), which on
- * veth is the peer's RX queue of that number. 0, or -1 after a message.
+ * asked for, the loop engine, said on stderr: its frames leave from the
+ * CPU that put them in, as the live engine's do, so they take the same TX
+ * queue. 0, or -1 after a message.
  */
 static int pick_engine(struct gen_opts *c)
 {
@@ -348,14 +353,13 @@ static int pick_engine(struct gen_opts *c)
 	if (c->engine != ENGINE_LIVE || !(err = xdp_live_frames()))
 		return 0;
 	if (c->engine_set) {
-		fprintf(stderr, "ucpumap-gen: this kernel refuses the XDP live-frame test run (%s): give --engine xsk or --engine packet\n",
+		fprintf(stderr, "ucpumap-gen: this kernel refuses the XDP live-frame test run (%s): give --engine loop, xsk or packet\n",
 			strerror(-err));
 		return -1;
 	}
-	c->engine = ENGINE_XSK;
-	c->queue = c->cpu >= 0 ? (unsigned long)c->cpu % tx_queues(c->dev) : 0;
-	fprintf(stderr, "ucpumap-gen: this kernel refuses the XDP live-frame test run (%s): sending with --engine xsk on queue %lu\n",
-		strerror(-err), c->queue);
+	c->engine = ENGINE_LOOP;
+	fprintf(stderr, "ucpumap-gen: this kernel refuses the XDP live-frame test run (%s): sending with --engine loop\n",
+		strerror(-err));
 	return 0;
 }
 
@@ -365,6 +369,7 @@ struct sender {
 	void *ctx;
 	char name[64];
 	struct live *l;
+	struct loop *lp;
 	struct xsk_tx *x;
 	struct packet_tx *p;
 };
@@ -397,6 +402,17 @@ static int sender_open(const struct gen_opts *c, int ifindex, const struct gen_t
 	gc.flags = t->flags;
 	gc.flows = c->flows;
 	gc.sport = c->sport;
+	gc.dport = c->dport;
+	gc.size = t->size;
+	if (c->engine == ENGINE_LOOP) {
+		s->lp = loop_open(&gc, t, c->batch, c->verbose, &gen_stop);
+		if (!s->lp)
+			return -1;
+		s->send = loop_send;
+		s->ctx = s->lp;
+		snprintf(s->name, sizeof(s->name), "loop engine");
+		return 0;
+	}
 	s->l = live_open(&gc, t, c->batch, c->verbose);
 	if (!s->l)
 		return -1;
@@ -410,6 +426,8 @@ static void sender_close(const struct gen_opts *c, struct sender *s)
 {
 	if (c->engine == ENGINE_LIVE)
 		live_close(s->l);
+	else if (c->engine == ENGINE_LOOP)
+		loop_close(s->lp);
 	else if (c->engine == ENGINE_XSK)
 		xsk_tx_close(s->x);
 	else

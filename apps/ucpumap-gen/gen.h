@@ -3,12 +3,13 @@
  * What ucpumap-gen tells its XDP program (bpf/gen.bpf.c): shared by both,
  * so it builds as is with "clang -target bpf" (no libc).
  *
- * The program runs once per frame under BPF_PROG_TEST_RUN with
- * BPF_F_TEST_XDP_LIVE_FRAMES. The kernel copies the template into a page
- * only when the page is first used and then recycles the page with whatever
- * the last run left in it, so the program rewrites every varying field each
- * time, and updates the UDP checksum from the values it finds there (they
- * are always consistent with the checksum beside them).
+ * The live engine's program runs once per frame under BPF_PROG_TEST_RUN
+ * with BPF_F_TEST_XDP_LIVE_FRAMES. The kernel copies the template into a
+ * page only when the page is first used and then recycles the page with
+ * whatever the last run left in it; the loop engine's program runs on the
+ * same few frames again and again. So the programs rewrite every varying
+ * field each time, and update the UDP checksum from the values they find
+ * there (always consistent with the checksum beside them).
  *
  * Frame layout: Ethernet, IPv4 (20 bytes, no options) or IPv6 (40 bytes,
  * no extension headers), UDP; with UCM_GEN_F_SEQ the first 8 bytes of the
@@ -31,13 +32,30 @@
 #define UCM_GEN_SEQ_LEN		8
 #define UCM_GEN_STAMP_LEN	8
 
-/* The program's only read-only global (.rodata), set before load. */
+/* The programs' only read-only global (.rodata), set before load. */
 struct ucm_gen_cfg {
-	__u32 ifindex;		/* bpf_redirect() target */
+	__u32 ifindex;		/* the live engine's bpf_redirect() target */
 	__u32 flags;		/* UCM_GEN_F_* */
 	__u32 flows;		/* source ports: sport .. sport + flows - 1 (>= 1) */
 	__u16 sport;		/* first source port, host order */
-	__u16 pad;
+	__u16 dport;		/* destination port, host order */
+	__u32 size;		/* frame length: the loop engine takes no other */
 };
+
+/*
+ * The programs' writable global (.bss), which ucpumap-gen maps. One
+ * program run at a time writes @frames and @flow: the live engine's test
+ * run is synchronous, and the loop engine's frames all pass through one
+ * NAPI instance, which one CPU polls at a time. @limit is ucpumap-gen's
+ * alone: the loop program sends while @frames is below it.
+ */
+struct ucm_gen_state {
+	__u64 frames;		/* frames sent: the next sequence number */
+	__u64 limit;		/* loop engine: send up to this count */
+	__u32 flow;		/* the next flow, 0 .. flows - 1 */
+	__u32 pad;
+};
+
+#define UCM_GEN_LOOP_DEVS	2	/* the loop program's devmap: the loop, IFACE */
 
 #endif /* UCM_GEN_H */

@@ -15,7 +15,7 @@
 
 #include "engine.h"
 
-enum gen_engine { ENGINE_LIVE, ENGINE_XSK, ENGINE_PACKET };
+enum gen_engine { ENGINE_LIVE, ENGINE_LOOP, ENGINE_XSK, ENGINE_PACKET };
 
 struct gen_opts {
 	const char *dev;
@@ -44,6 +44,15 @@ int resolve_addrs(struct gen_opts *c, int ifindex);
 const char *addr_str(const struct gen_opts *c, const void *a, char *buf);
 /* @m as text in @buf (18 bytes). */
 const char *mac_str(const uint8_t *m, char *buf);
+
+struct nlmsghdr;
+struct rtattr;
+/* An attribute at the end of rtnetlink message @n, which has the room;
+ * @len 0: a nest, whose rta_len the caller sets once it is filled. */
+struct rtattr *gen_nl_add_attr(struct nlmsghdr *n, int type, const void *data, int len);
+/* @req sent on a socket of the calling thread's network namespace, with an
+ * acknowledgement asked for: 0, or the kernel's -errno. */
+int gen_nl_ack(struct nlmsghdr *req);
 
 /* ---- the sending loop (pace.c) --------------------------------------------- */
 

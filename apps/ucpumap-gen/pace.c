@@ -127,6 +127,7 @@ int pace_run(const struct gen_opts *c, gen_send_fn send, void *engine,
 {
 	struct pace p;
 	int status = 0, idle = 0;
+	int64_t got_end;
 	double t;
 
 	pace_init(c, &p);
@@ -160,6 +161,11 @@ int pace_run(const struct gen_opts *c, gen_send_fn send, void *engine,
 		if (n >= MIN_CHUNK)
 			p.per_frame = 0.7 * p.per_frame + 0.3 * ((now_sec() - t) / n);
 	}
+	/* The frames still on their way: the loop's last, xsk's late
+	 * completions. */
+	got_end = status ? 0 : send(engine, 0);
+	if (got_end > 0)
+		p.sent += (uint64_t)got_end;
 	t = now_sec();
 	if (t - p.last_print > 0.05 && p.sent > p.last_sent)
 		print_tick(t - p.t0, p.sent - p.last_sent, t - p.last_print);

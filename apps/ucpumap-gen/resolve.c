@@ -53,20 +53,22 @@ static int nl_open(void)
 	return fd;
 }
 
-static void nl_add_attr(struct nlmsghdr *n, int type, const void *data, int len)
+struct rtattr *gen_nl_add_attr(struct nlmsghdr *n, int type, const void *data, int len)
 {
 	struct rtattr *rta = (struct rtattr *)((char *)n + NLMSG_ALIGN(n->nlmsg_len));
 
 	rta->rta_type = type;
 	rta->rta_len = RTA_LENGTH(len);
-	memcpy(RTA_DATA(rta), data, len);
+	if (len)
+		memcpy(RTA_DATA(rta), data, len);
 	n->nlmsg_len = NLMSG_ALIGN(n->nlmsg_len) + RTA_ALIGN(rta->rta_len);
+	return rta;
 }
 
 typedef void (*nl_cb)(struct nlmsghdr *n, struct nl_reply *r);
 
 /* Send @req, feed every answer to @cb until done (or the single answer of a
- * non-dump request). Return 0 or -errno. */
+ * non-dump request; none with a NULL @cb). Return 0 or -errno. */
 static int nl_talk(struct nlmsghdr *req, nl_cb cb, struct nl_reply *r)
 {
 	char buf[16384] __attribute__((aligned(8)));
@@ -98,7 +100,8 @@ static int nl_talk(struct nlmsghdr *req, nl_cb cb, struct nl_reply *r)
 				err = e->error;
 				goto out;
 			}
-			cb(n, r);
+			if (cb)
+				cb(n, r);
 			if (!dump)
 				goto out;
 		}
@@ -106,6 +109,12 @@ static int nl_talk(struct nlmsghdr *req, nl_cb cb, struct nl_reply *r)
 out:
 	close(fd);
 	return err;
+}
+
+int gen_nl_ack(struct nlmsghdr *req)
+{
+	req->nlmsg_flags |= NLM_F_ACK;
+	return nl_talk(req, NULL, NULL);
 }
 
 static void route_cb(struct nlmsghdr *n, struct nl_reply *r)
@@ -139,8 +148,8 @@ static int next_hop(struct nl_reply *r)
 	n->nlmsg_flags = NLM_F_REQUEST;
 	rt->rtm_family = r->family;
 	rt->rtm_dst_len = r->family == AF_INET6 ? 128 : 32;
-	nl_add_attr(n, RTA_DST, r->addr, r->family == AF_INET6 ? 16 : 4);
-	nl_add_attr(n, RTA_OIF, &oif, 4);
+	gen_nl_add_attr(n, RTA_DST, r->addr, r->family == AF_INET6 ? 16 : 4);
+	gen_nl_add_attr(n, RTA_OIF, &oif, 4);
 	err = nl_talk(n, route_cb, r);
 	if (!err && r->ifindex != oif)
 		return -ENETUNREACH;

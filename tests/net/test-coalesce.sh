@@ -188,13 +188,11 @@ run() {
 	awk '/^total / { t = 1 } t && /^    coalesce/' "$tmp/$c.out" | sed 's/^ */# /'
 }
 
-# merged CASE: the verdict of a run whose datagrams must share writes, 8
-# or more per super-packet on average: the hold at work (4 flows in a hold
-# of 64 make 16; without it, a batch of 8 makes pairs).
-# merged CASE: super-packets of 4 datagrams or more on average. Not
-# merging gives 1. ucpumap-gen's xsk engine (where the kernel refuses
-# live frames) hands veth at most 32 frames a kick, 8 a flow of the 4;
-# under ASan a fresh-clone CI read 6.8 with workers (19638 in 2900).
+# merged CASE: super-packets of 4 datagrams or more on average: the hold
+# at work (4 flows in a hold of 64 make 16; without it a batch of 8 makes
+# pairs, and not merging gives 1). Not 8: with ucpumap-gen's xsk engine
+# veth takes at most 32 frames a kick, 8 a flow of the 4, and under ASan a
+# fresh-clone CI read 6.8 with workers (19638 in 2900).
 merged() {
 	local min=4
 	if [ -n "$why" ]; then

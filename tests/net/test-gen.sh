@@ -15,14 +15,17 @@
 #                  error (IPv4 and IPv6, flows and sequence numbers on)
 #   rate           --rate 20000 for 2 s: within 2x of what was asked
 #   xsk-*          the AF_XDP engine: arrives, flows, sequence, checksums
+#   loop-*         the loop engine, the same
 #   stamp-*        --stamp, each engine: a socket gets every datagram, its
 #                  sequence number and a send time of this host's
 #                  CLOCK_MONOTONIC at most a second old and not in the future
 #   neighbour-*    the destination MAC from the neighbour table; a silent
 #                  destination is an error naming --dst-mac
-#   sigterm, sigkill  a clean total on SIGTERM; nothing left after SIGKILL
+#   sigterm, sigkill  a clean total on SIGTERM; nothing left after SIGKILL:
+#                  the live engine's tap device, the loop engine's namespace
+#                  (its traffic stops, its program goes)
 #   engine-default the live engine by default; where the kernel refuses its
-#                  live-frame test run, the xsk engine, said on stderr, and
+#                  live-frame test run, the loop engine, said on stderr, and
 #                  --engine live an error naming the others (the live-only
 #                  cases, stamp-live and sigkill-leaves-nothing, then skip)
 #   bad-flag-*     a message and exit 2 (exit 1 for what depends on the
@@ -33,7 +36,9 @@
 # arrives-ipv6 (and size-ipv6-200), ipv6-flag, size-ipv4-1514,
 # size-over-mtu, checksum-ipv4, checksum-ipv6, rate (and duration),
 # neighbour-resolved, neighbour-resolved-ipv6, neighbour-silent, xsk-ipv4,
-# xsk-checksum-ipv6, stamp (stamp-live, stamp-xsk, stamp-packet), sigterm, sigkill-leaves-nothing (after sigterm),
+# xsk-checksum-ipv6, loop-ipv4, loop-checksum-ipv6, stamp (stamp-live,
+# stamp-loop, stamp-xsk, stamp-packet), sigterm, sigkill-leaves-nothing
+# (after sigterm), sigkill-loop,
 # bad-flags (bad-flag-*), cpu-flag, nothing-left.
 #
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0.
@@ -44,7 +49,8 @@ BUILD=${BUILD:-build}
 name=test-gen
 cases="engine-default arrives-ipv4 flows seq-ipv4 arrives-ipv6 ipv6-flag size-ipv4-1514 size-over-mtu
 checksum-ipv4 checksum-ipv6 rate neighbour-resolved neighbour-resolved-ipv6 neighbour-silent
-xsk-ipv4 xsk-checksum-ipv6 stamp sigterm sigkill-leaves-nothing bad-flags cpu-flag nothing-left"
+xsk-ipv4 xsk-checksum-ipv6 loop-ipv4 loop-checksum-ipv6 stamp sigterm sigkill-leaves-nothing sigkill-loop
+bad-flags cpu-flag nothing-left"
 GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
 gen=ucmgg$$
 dut=ucmgd$$
@@ -281,16 +287,16 @@ case_engine_default() {
 	if grep -q "$refused" "$ERR"; then
 		LIVE=$(sed -n "s/.*$refused (\([^)]*\)).*/\1/p" "$ERR" | head -1)
 		LIVE=${LIVE:-refused}
-		if [ "$RC" != 0 ] || [ "$TOTAL" != 100 ] || ! grep -q 'xsk engine' "$OUT" ||
-		   ! grep -q 'sending with --engine xsk' "$ERR"; then
-			bad engine-default "refused ($LIVE), but the xsk engine did not take over: sent ${TOTAL:-?} of 100; $(why_gen)"
+		if [ "$RC" != 0 ] || [ "$TOTAL" != 100 ] || ! grep -q 'loop engine' "$OUT" ||
+		   ! grep -q 'sending with --engine loop' "$ERR"; then
+			bad engine-default "refused ($LIVE), but the loop engine did not take over: sent ${TOTAL:-?} of 100; $(why_gen)"
 			return
 		fi
 		run_gen engine-live $V4 --count 100 --engine live
-		if [ "$RC" = 1 ] && [ -z "$TOTAL" ] && grep -q 'give --engine xsk or --engine packet' "$ERR"; then
-			ok engine-default "the kernel refuses live frames ($LIVE): xsk by default, --engine live refused"
+		if [ "$RC" = 1 ] && [ -z "$TOTAL" ] && grep -q 'give --engine loop, xsk or packet' "$ERR"; then
+			ok engine-default "the kernel refuses live frames ($LIVE): loop by default, --engine live refused"
 		else
-			bad engine-default "--engine live where the kernel refuses it: exit $RC (want 1 and a message naming xsk and packet): $(tail -1 "$ERR")"
+			bad engine-default "--engine live where the kernel refuses it: exit $RC (want 1 and a message naming loop, xsk and packet): $(tail -1 "$ERR")"
 		fi
 	elif [ "$RC" = 0 ] && [ "$TOTAL" = 100 ] && grep -q 'live engine' "$OUT"; then
 		ok engine-default "the live engine"
@@ -499,23 +505,26 @@ case_neighbour_silent() {
 	fi
 }
 
-# ---- 9. the AF_XDP engine ----------------------------------------------------------------
-case_xsk_ipv4() {
-	local r ports want
+# ---- 9. the AF_XDP and the loop engines ----------------------------------------------------
+# engine_ipv4 ENGINE BANNER: every frame, in order, each flow its share.
+engine_ipv4() {
+	local e=$1 banner=$2 r ports want
 	sink_load
-	run_gen xsk4 $V4 --engine xsk --count 20000 --flows 8 --seq --src-port 6000
-	sink_read "$tmp/s9x"
-	r=$(sget "$tmp/s9x" '"%d %d %d" % (d["v4"], d["seq_in_order"], d["seq_gaps"])')
-	ports=$(sget "$tmp/s9x" 'sorted((int(k), v) for k, v in d["ports"].items())')
+	run_gen $e-4 $V4 --engine $e --count 20000 --flows 8 --seq --src-port 6000
+	sink_read "$tmp/s9$e"
+	r=$(sget "$tmp/s9$e" '"%d %d %d" % (d["v4"], d["seq_in_order"], d["seq_gaps"])')
+	ports=$(sget "$tmp/s9$e" 'sorted((int(k), v) for k, v in d["ports"].items())')
 	want=$("$PY" -c 'print(sorted((6000 + i, 2500) for i in range(8)))')
 	if [ "$RC" = 0 ] && [ "$TOTAL" = 20000 ] && [ "$r" = "20000 20000 0" ] && [ "$ports" = "$want" ] &&
-	   grep -q 'xsk engine on queue 0' "$OUT"; then
-		ok xsk-ipv4
-		echo "# $(grep '^total' "$OUT") ($(grep -o 'xsk engine.*' "$OUT"))"
+	   grep -q "$banner" "$OUT"; then
+		ok $e-ipv4
+		echo "# $(grep '^total' "$OUT") ($(grep -o "$banner.*" "$OUT"))"
 	else
-		bad xsk-ipv4 "sent ${TOTAL:-?} of 20000; received, in order, out of order: ${r:-?} (want 20000 20000 0); ports ${ports:-none}; $(why_gen)"
+		bad $e-ipv4 "sent ${TOTAL:-?} of 20000; received, in order, out of order: ${r:-?} (want 20000 20000 0); ports ${ports:-none}; $(why_gen)"
 	fi
 }
+case_xsk_ipv4() { engine_ipv4 xsk 'xsk engine on queue 0'; }
+case_loop_ipv4() { engine_ipv4 loop 'loop engine'; }
 
 # ---- 10. send times ------------------------------------------------------------------------
 # A socket in the receiver reads each datagram: sequence number in the first
@@ -550,7 +559,7 @@ case_stamp() {
 	local e r p n=2000
 	lib_need engine-default
 	stamp_rx
-	for e in live xsk packet; do
+	for e in live loop xsk packet; do
 		if [ "$e" = live ] && [ -n "$LIVE" ]; then
 			skip stamp-live "this kernel refuses the live-frame test run ($LIVE)"
 			continue
@@ -573,19 +582,22 @@ case_stamp() {
 	done
 }
 
-case_xsk_checksum_ipv6() {
-	local n0 c0 e0 n1 c1 e1
+# engine_checksum_ipv6 ENGINE: the receiver's stack takes every frame.
+engine_checksum_ipv6() {
+	local e=$1 n0 c0 e0 n1 c1 e1
 	sink_load pass
 	read -r n0 c0 e0 <<< "$(snmp 6)"
-	run_gen xsk-csum6 $V6 --engine xsk --count 2000 --flows 5 --seq --size 301 --rate 50000
+	run_gen $e-csum6 $V6 --engine $e --count 2000 --flows 5 --seq --size 301 --rate 50000
 	sleep 0.2
 	read -r n1 c1 e1 <<< "$(snmp 6)"
 	if [ "$RC" = 0 ] && [ "$TOTAL" = 2000 ] && [ $((n1 - n0)) = 2000 ] && [ $((c1 - c0)) = 0 ] && [ $((e1 - e0)) = 0 ]; then
-		ok xsk-checksum-ipv6
+		ok $e-checksum-ipv6
 	else
-		bad xsk-checksum-ipv6 "sent ${TOTAL:-?}; the stack took $((n1 - n0)) (NoPorts), checksum errors $((c1 - c0)), errors $((e1 - e0)); $(why_gen)"
+		bad $e-checksum-ipv6 "sent ${TOTAL:-?}; the stack took $((n1 - n0)) (NoPorts), checksum errors $((c1 - c0)), errors $((e1 - e0)); $(why_gen)"
 	fi
 }
+case_xsk_checksum_ipv6() { engine_checksum_ipv6 xsk; }
+case_loop_checksum_ipv6() { engine_checksum_ipv6 loop; }
 
 # ---- 10. signals ------------------------------------------------------------------------------
 case_sigterm() {
@@ -637,6 +649,40 @@ case_sigkill_leaves_nothing() {
 	fi
 }
 
+# The loop engine's devices, program and frames live in a network
+# namespace that only the generator's file descriptors hold: killed, it
+# goes, and the traffic stops at once.
+case_sigkill_loop() {
+	local gpid during a b progs seen
+	lib_need sigterm
+	sink_load
+	ip netns exec "$gen" "$GEN" --dev vg $V4 --engine loop --rate 100000 --duration 20 > /dev/null 2>&1 &
+	gpid=$!
+	lib_pid $gpid
+	sleep 0.5
+	seen=$(ip -n "$gen" -o link show | grep -c ': ucmloop')
+	sink_read "$tmp/sk1"
+	during=$(sget "$tmp/sk1" 'd["pkts"]')
+	kill -9 "$gpid"
+	lib_wait "$gpid" 2>/dev/null
+	sleep 0.5
+	sink_read "$tmp/sk2"
+	sleep 0.5
+	sink_read "$tmp/sk3"
+	a=$(sget "$tmp/sk2" 'd["pkts"]')
+	b=$(sget "$tmp/sk3" 'd["pkts"]')
+	progs=unknown
+	if command -v bpftool > /dev/null; then
+		progs=$(bpftool prog show 2> /dev/null | grep -c 'name ucm_gen_loop')
+	fi
+	if [ -n "$during" ] && [ "$during" -gt 0 ] && [ -n "$a" ] && [ "$a" = "$b" ] && [ "$seen" = 0 ] &&
+	   { [ "$progs" = 0 ] || [ "$progs" = unknown ]; }; then
+		ok sigkill-loop "received $during while it ran, nothing from 0.5 s after SIGKILL; loop programs left: $progs"
+	else
+		bad sigkill-loop "received ${during:-?} while it ran (want some); after SIGKILL ${a:-?} then ${b:-?} (want no change); loop programs left: $progs (want 0); its devices in vg's namespace: $seen (want 0)"
+	fi
+}
+
 # ---- 11. bad flags ---------------------------------------------------------------------------
 # bad_flag CASE STATUS REGEX [runner...] -- ARGS...
 bad_flag() {
@@ -679,7 +725,8 @@ case_bad_flags() {
 	bad_flag ipv6-flag-with-ipv4 2 "-6 asks for IPv6 but 10.0.0.2 is an IPv4 address" -- --dev vg -6 --dst-ip 10.0.0.2 $M
 	bad_flag no-destination 2 "give --dst-mac MAC, or --dst-ip B" -- --dev vg
 	bad_flag queue-without-xsk 2 "--queue is for --engine xsk" -- --dev vg $M --queue 1
-	bad_flag engine-unknown 2 "--engine: 'dpdk' is not live, xsk or packet" -- --dev vg $M --engine dpdk
+	bad_flag engine-unknown 2 "--engine: 'dpdk' is not live, loop, xsk or packet" -- --dev vg $M --engine dpdk
+	bad_flag size-too-big-loop 2 "--size 4000: the loop engine's frames hold 3408 bytes at most" -- --dev vg $M --engine loop --size 4000
 	bad_flag cpu-out-of-range 2 "--cpu: CPU 999 is not online" -- --dev vg $M --cpu 999
 	bad_flag unknown-interface 1 "no interface named 'nosuchif0'" -- --dev nosuchif0 $M
 	bad_flag not-ethernet 1 "lo: not an Ethernet device" -- --dev lo $M
