@@ -319,6 +319,8 @@ case_bad_settings() {
 	bad_setting sink-not-local 1 "must be an address of this host" --dev vd --sink-ip 10.78.0.9
 	bad_setting rate-with-dev 2 "the generator's" --dev vd --sink-ip 10.78.0.2 --rate 1000
 	bad_setting mtu-with-dev 2 "the NIC's MTU is yours" --dev vd --sink-ip 10.78.0.2 --mtu 9000
+	bad_setting gen-engine-with-dev 2 "--gen-engine are the" --dev vd --sink-ip 10.78.0.2 --gen-engine xsk
+	bad_setting gen-engine-unknown 2 "--gen-engine: .dpdk. is not live, loop, xsk or packet" --gen-engine dpdk
 	bad_setting mtu-range 2 "mtu" --mtu 9001
 	bad_setting busy-poll-no-rx-cpus 2 "needs a CPU of its own: give --rx-cpus" --dev vd --sink-ip 10.78.0.2 --busy-poll
 	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
