@@ -363,75 +363,65 @@ static int pick_engine(struct gen_opts *c)
 	return 0;
 }
 
-/* What sends: the live frames' program or an AF_XDP socket. */
+/* What sends: one engine's state, its send call and its name. */
 struct sender {
 	gen_send_fn send;
 	void *ctx;
 	char name[64];
-	struct live *l;
-	struct loop *lp;
-	struct xsk_tx *x;
-	struct packet_tx *p;
 };
 
 static int sender_open(const struct gen_opts *c, int ifindex, const struct gen_tmpl *t,
 		       struct sender *s)
 {
-	struct ucm_gen_cfg gc = {};
+	struct ucm_gen_cfg gc = {
+		.ifindex = ifindex, .flags = t->flags, .flows = c->flows, .sport = c->sport,
+		.dport = c->dport, .size = t->size,
+	};
 
-	if (c->engine == ENGINE_PACKET) {
-		s->p = packet_open(ifindex, t, c->batch, &gen_stop);
-		if (!s->p)
-			return -1;
-		s->send = packet_send;
-		s->ctx = s->p;
-		snprintf(s->name, sizeof(s->name), "packet engine");
-		return 0;
-	}
-	if (c->engine == ENGINE_XSK) {
-		s->x = xsk_tx_open(c->dev, c->queue, t, c->batch, &gen_stop);
-		if (!s->x)
-			return -1;
-		s->send = xsk_tx_send;
-		s->ctx = s->x;
-		snprintf(s->name, sizeof(s->name), "xsk engine on queue %lu (%s)", c->queue,
-			 xsk_tx_zerocopy(s->x) ? "zero-copy" : "copy");
-		return 0;
-	}
-	gc.ifindex = ifindex;
-	gc.flags = t->flags;
-	gc.flows = c->flows;
-	gc.sport = c->sport;
-	gc.dport = c->dport;
-	gc.size = t->size;
-	if (c->engine == ENGINE_LOOP) {
-		s->lp = loop_open(&gc, t, c->batch, c->verbose, &gen_stop);
-		if (!s->lp)
-			return -1;
+	switch (c->engine) {
+	case ENGINE_LIVE:
+		s->ctx = live_open(&gc, t, c->batch, c->verbose);
+		s->send = live_send;
+		break;
+	case ENGINE_LOOP:
+		s->ctx = loop_open(&gc, t, c->batch, c->verbose, &gen_stop);
 		s->send = loop_send;
-		s->ctx = s->lp;
-		snprintf(s->name, sizeof(s->name), "loop engine");
-		return 0;
+		break;
+	case ENGINE_XSK:
+		s->ctx = xsk_tx_open(c->dev, c->queue, t, c->batch, &gen_stop);
+		s->send = xsk_tx_send;
+		break;
+	case ENGINE_PACKET:
+		s->ctx = packet_open(ifindex, t, c->batch, &gen_stop);
+		s->send = packet_send;
+		break;
 	}
-	s->l = live_open(&gc, t, c->batch, c->verbose);
-	if (!s->l)
+	if (!s->ctx)
 		return -1;
-	s->send = live_send;
-	s->ctx = s->l;
-	snprintf(s->name, sizeof(s->name), "live engine");
+	if (c->engine == ENGINE_XSK)
+		snprintf(s->name, sizeof(s->name), "xsk engine on queue %lu (%s)", c->queue,
+			 xsk_tx_zerocopy(s->ctx) ? "zero-copy" : "copy");
+	else
+		snprintf(s->name, sizeof(s->name), "%s engine", engine_name(c->engine));
 	return 0;
 }
 
 static void sender_close(const struct gen_opts *c, struct sender *s)
 {
-	if (c->engine == ENGINE_LIVE)
-		live_close(s->l);
-	else if (c->engine == ENGINE_LOOP)
-		loop_close(s->lp);
-	else if (c->engine == ENGINE_XSK)
-		xsk_tx_close(s->x);
-	else
-		packet_close(s->p);
+	switch (c->engine) {
+	case ENGINE_LIVE:
+		live_close(s->ctx);
+		break;
+	case ENGINE_LOOP:
+		loop_close(s->ctx);
+		break;
+	case ENGINE_XSK:
+		xsk_tx_close(s->ctx);
+		break;
+	case ENGINE_PACKET:
+		packet_close(s->ctx);
+		break;
+	}
 }
 
 static void print_banner(const struct gen_opts *c, const char *ename)
