@@ -8,13 +8,16 @@
  * policy. Control traffic must pass without metadata. Where the kernel's
  * XDP has no bpf_xdp_adjust_meta(), the library loads ucm_xdp_nometa
  * instead: the cases that read the worker skip, and test_nometa checks
- * that every packet passes unchanged, without metadata. Needs root
- * (CAP_BPF); run by tests/net/test-steer.sh.
+ * that every packet passes unchanged, without metadata. test_claims checks
+ * which packets either program claims, with a socket in the map. Needs
+ * root (CAP_BPF); run by tests/net/test-steer.sh.
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 #include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -391,6 +394,71 @@ static int test_nometa(void)
 	return 0;
 }
 
+/*
+ * What the program claims, whichever is loaded: with a socket in queue 0's
+ * slot (an unbound AF_XDP socket: the test run does not deliver), a claimed
+ * packet is XDP_REDIRECT and the rest XDP_PASS. Without a socket both pass,
+ * so this is the nometa program's only view of its choice.
+ */
+static int claims(const struct ucm_steer_cfg *cfg, const struct tpkt *t)
+{
+	uint8_t out[MAX_PKT + 64];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = t->d, .data_size_in = t->len,
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+
+	if (ucm_xdp__configure(x, cfg) || bpf_prog_test_run_opts(ucm_xdp__steer_fd(x), &o))
+		return -errno;
+	return o.retval == XDP_REDIRECT ? 1 : o.retval == XDP_PASS ? 0 : -EPROTO;
+}
+
+static int test_claims(void)
+{
+	const struct ucm_steer_cfg both = { .policy = UCM_STEER_L4_HASH, .nworkers = 3 };
+	const struct ucm_steer_cfg v6 = { .policy = UCM_STEER_FIXED, .nworkers = 2,
+					  .flags = UCM_STEER_F_IPV6 };
+	const struct ucm_steer_cfg ctrl = { .policy = UCM_STEER_L4_HASH, .nworkers = 3,
+					    .flags = UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6 |
+						     UCM_STEER_F_LINK_CTRL };
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0), i, c, n = 0, ctl = 0, err = 0;
+
+	UT_ASSERT(fd >= 0, "no AF_XDP socket: %s", strerror(errno));
+	if (ucm_xdp__set_xsk(x, 0, fd)) {
+		close(fd);
+		UT_ASSERT(0, "the socket into queue 0's slot: %s", strerror(errno));
+	}
+	for (i = 0; i < npkts && !err; i++) {
+		const struct tpkt *t = &pkts[i];
+
+		c = claims(&both, t);
+		if (c != !t->control) {
+			ut_fail_reason("%s: claimed %d, want %d (control traffic stays with the kernel)",
+				    t->name, c, !t->control);
+			err = -1;
+		}
+		n += c == 1;
+		c = claims(&ctrl, t);
+		if (t->control && c == 1)
+			ctl++;
+		else if (!t->control && c != 1) {
+			ut_fail_reason("%s: not claimed with UCM_STEER_F_LINK_CTRL (%d)", t->name, c);
+			err = -1;
+		}
+	}
+	if (!err && (claims(&v6, &pkts[0]) != 0 || claims(&v6, &pkts[2]) != 1)) {
+		ut_fail_reason("IPv6 alone claimed: IPv4 %d (want 0), IPv6 %d (want 1)",
+			    claims(&v6, &pkts[0]), claims(&v6, &pkts[2]));
+		err = -1;
+	}
+	ucm_xdp__set_xsk(x, 0, -1);
+	close(fd);
+	if (err)
+		return 1;
+	UT_ASSERT(ctl == 6, "%d of 6 control packets claimed with UCM_STEER_F_LINK_CTRL (arp, 5 nd/mld)",
+		  ctl);
+	UT_ASSERT(n > 0, "no packet claimed");
+	return 0;
+}
+
 /* The baseline program redirects into the kernel's cpumap. */
 static int test_kernel_cpumap(void)
 {
@@ -440,6 +508,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_family_filter),
 	UT_CASE(test_link_ctrl),
 	UT_CASE(test_nometa),
+	UT_CASE(test_claims),
 	UT_CASE(test_kernel_cpumap),
 	UT_CASE(test_bad_config),
 	{}
