@@ -163,7 +163,7 @@ struct loop *loop_open(const struct ucm_gen_cfg *gc, const struct gen_tmpl *t, u
 		       bool verbose, const volatile sig_atomic_t *stop)
 {
 	struct loop *l = calloc(1, sizeof(*l));
-	const char *what = "";
+	const char *what;
 	int home, err;
 
 	if (!l) {
@@ -187,6 +187,7 @@ struct loop *loop_open(const struct ucm_gen_cfg *gc, const struct gen_tmpl *t, u
 		close(home);
 		goto fail;
 	}
+	what = "cannot open its network namespace";
 	l->ns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	err = l->ns_fd < 0 ? -errno : loop_build(l, t, &what);
 	/* Home again, whatever happened: the rest of the run lives there. */
@@ -203,9 +204,8 @@ struct loop *loop_open(const struct ucm_gen_cfg *gc, const struct gen_tmpl *t, u
 	}
 	err = loop_dev_set(l, 1, gc->ifindex);
 	if (err) {
-		fprintf(stderr, "ucpumap-gen: the loop engine cannot send out of IFACE (ifindex %u): %s%s\n",
-			gc->ifindex, strerror(-err),
-			err == -EOPNOTSUPP || err == -EINVAL ? " (its driver has no XDP transmit: give --engine xsk)" : "");
+		fprintf(stderr, "ucpumap-gen: the loop engine cannot send out of IFACE (ifindex %u): %s\n",
+			gc->ifindex, strerror(-err));
 		goto fail;
 	}
 	return l;
