@@ -64,14 +64,6 @@ static int opt_queues(const struct opt *o, const char *arg, void *cfg)
 	return queue_range(cfg, arg);
 }
 
-static const struct opt_enum gen_engines[] = {
-	{ "live", GEN_ENGINE_LIVE },
-	{ "loop", GEN_ENGINE_LOOP },
-	{ "xsk", GEN_ENGINE_XSK },
-	{ "packet", GEN_ENGINE_PACKET },
-	{ NULL }
-};
-
 static const struct opt dp_opts[] = {
 	OPT_DEF("rounds", OPT_UINT, struct bench_cfg, rounds, .lo = 1, .hi = MAX_ROUNDS,
 		.flags = OPT_F_DEFAULT, .metavar = "N", .help = "rounds"),

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "opts.h"
 #include "util.h"
 
 #define MAX_ROUNDS	100
@@ -78,6 +79,8 @@ struct bench_cfg {
 };
 
 enum { GEN_ENGINE_AUTO, GEN_ENGINE_LIVE, GEN_ENGINE_LOOP, GEN_ENGINE_XSK, GEN_ENGINE_PACKET };
+/* --gen-engine's names (traffic.c), for datapath and scale */
+extern const struct opt_enum gen_engines[];
 
 /* ---- the rows (rows.c, kinds.c, latency.c) -------------------------------- */
 

@@ -3,9 +3,9 @@
  * ucpumap-bench scale: the datapath at width, against the kernel's cpumap.
  *
  * One veth pair as many queues wide as the widest width; at width w, w
- * generators (ucpumap-gen's live engine, one per CPU) each feed one of vd's
- * RX queues: veth's ndo_xdp_xmit puts a redirected frame on the peer's
- * queue (sending CPU) % (its queues), and that queue's NAPI, with the XDP
+ * generators (ucpumap-gen's live or loop engine, one per CPU) each feed
+ * one of vd's RX queues: veth's ndo_xdp_xmit puts a redirected frame on the
+ * peer's queue (sending CPU) % (its queues), and that queue's NAPI, with the XDP
  * program on vd, runs on the sending CPU. ucpumapd then serves the w queues
  * with w RX threads and w workers, each on a CPU of its own; the kernel's
  * cpumap spreads the same flows by the same L4 hash over the same worker
@@ -177,6 +177,10 @@ static const struct opt scale_opts[] = {
 	OPT_DEF("light-rate", OPT_UINT, struct scale_cfg, light_rate, .lo = 1, .hi = 1000000,
 		.flags = OPT_F_DEFAULT, .metavar = "PPS", .seen = OPT_REF(struct scale_cfg, light_set),
 		.help = "the flood rows: each light queue's rate"),
+	OPT_DEF("gen-engine", OPT_ENUM, struct scale_cfg, gen_engine, .vals = gen_engines,
+		.metavar = "ENGINE",
+		.help = "the generators' ucpumap-gen --engine: live or loop (default: its own "
+			"choice, live where the kernel runs live frames, else loop)"),
 	OPT_DEF("cpus", OPT_CPUS, struct scale_cfg, cpus, .count = OPT_REF(struct scale_cfg, ncpus),
 		.text = OPT_REF(struct scale_cfg, cpus_s), .metavar = "LIST",
 		.help = "the CPUs to place on, in order: at width w the first w carry the "
@@ -627,6 +631,12 @@ static int parse_args(struct scale_run *sr, int argc, char **argv)
 
 	if (rc)
 		return rc;
+	if (cfg->gen_engine == GEN_ENGINE_XSK || cfg->gen_engine == GEN_ENGINE_PACKET) {
+		fprintf(stderr, "scale: --gen-engine: live or loop; the xsk and packet engines "
+			"do not send on the queue of their CPU, which is how each generator feeds "
+			"its own queue\n");
+		return -1;
+	}
 	if (!cfg->ncpus) {
 		for (int c = 0; c < APP_MAX_CPUS && cfg->ncpus < cpu_online_count(); c++)
 			if (cpu_usable(c))
@@ -643,9 +653,9 @@ static void print_header(const struct scale_run *sr)
 		scale_dev_header(sr);
 	else
 		printf("scale: veth vg (ns %s) -> vd (ns %s), %d queues each way; 64-byte IPv4 "
-		       "UDP, %lu flows per queue (coalesce rows %d), %d round(s) x %g s per row\n",
-		       sr->br.topo.ns_gen, sr->br.topo.ns_dut, sr->veth_queues, cfg->flows,
-		       FEW_FLOWS, cfg->rounds, cfg->seconds);
+		       "UDP, %lu flows per queue (coalesce rows %d), ucpumap-gen %s, %d round(s) x "
+		       "%g s per row\n", sr->br.topo.ns_gen, sr->br.topo.ns_dut, sr->veth_queues,
+		       cfg->flows, FEW_FLOWS, gen_engine(&sr->br.cfg), cfg->rounds, cfg->seconds);
 	scale_print_skips(sr, stdout, "scale: ");
 	if (cfg->shared)
 		printf("scale: --shared-cpus: %s share CPUs; these figures do not measure width\n",
@@ -715,7 +725,8 @@ int bench_scale(int argc, char **argv)
 		return 1;
 	}
 	rc = 1;
-	*bc = (struct bench_cfg){ .rounds = sr.cfg.rounds, .seconds = sr.cfg.seconds };
+	*bc = (struct bench_cfg){ .rounds = sr.cfg.rounds, .seconds = sr.cfg.seconds,
+				  .gen_engine = sr.cfg.gen_engine };
 	if (bench_bindir(bc->bindir, sizeof(bc->bindir)))
 		goto out;
 	topo_signals();

@@ -94,6 +94,7 @@ struct scale_cfg {
 	unsigned long flows, light_rate;
 	bool shared, want[SCALE_MAX_ROWS];
 	bool flows_set, light_set;	/* given: the generators' (not with --dev) */
+	int gen_engine;			/* --gen-engine: GEN_ENGINE_* (not with --dev) */
 	/* --dev IFACE: the NIC's form (scale_dev.c), its sink and ucpumapd's
 	 * flags for a NIC */
 	const char *dev, *sink_ip;

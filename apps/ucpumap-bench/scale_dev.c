@@ -79,10 +79,10 @@ int scale_dev_opts(const struct scale_cfg *cfg)
 			"external generator sends to\n");
 		return -1;
 	}
-	if (cfg->flows_set || cfg->light_set) {
-		fprintf(stderr, "scale: --flows and --light-rate are the bench's own generators': "
-			"with --dev the traffic is the external generator's (set its flows "
-			"there), and the flood rows, the light rate's, do not run\n");
+	if (cfg->flows_set || cfg->light_set || cfg->gen_engine) {
+		fprintf(stderr, "scale: --flows, --light-rate and --gen-engine are the bench's own "
+			"generators': with --dev the traffic is the external generator's (set its "
+			"flows there), and the flood rows, the light rate's, do not run\n");
 		return -1;
 	}
 	d = scale_rowdefs(&n);

@@ -39,15 +39,19 @@ unsigned long gen_frame_size(const struct bench_cfg *cfg)
 	return cfg->mtu ? cfg->mtu + ETH_HLEN : 64;
 }
 
+const struct opt_enum gen_engines[] = {
+	{ "live", GEN_ENGINE_LIVE },
+	{ "loop", GEN_ENGINE_LOOP },
+	{ "xsk", GEN_ENGINE_XSK },
+	{ "packet", GEN_ENGINE_PACKET },
+	{ NULL }
+};
+
 const char *gen_engine(const struct bench_cfg *cfg)
 {
-	static const char *const names[] = {
-		[GEN_ENGINE_LIVE] = "live", [GEN_ENGINE_LOOP] = "loop",
-		[GEN_ENGINE_XSK] = "xsk", [GEN_ENGINE_PACKET] = "packet",
-	};
-
-	if (cfg->gen_engine)
-		return names[cfg->gen_engine];
+	for (const struct opt_enum *e = gen_engines; cfg->gen_engine && e->name; e++)
+		if (e->val == cfg->gen_engine)
+			return e->name;
 	if (gen_frame_size(cfg) > GEN_LIVE_MAX)
 		return "packet";
 	/* ucpumap-gen's own choice, named in the banner: the loop engine

@@ -238,6 +238,7 @@ case_bad_settings() {
 	bad_setting width-twice 2 "--widths: 2 given twice" --widths 1,2,2
 	bad_setting width-syntax 2 "--widths" --widths 1,x
 	bad_setting unknown-row 2 "no row 'nosuch'; the rows: kernel-cpumap" --rows cpumap,nosuch
+	bad_setting gen-engine-xsk 2 "--gen-engine: live or loop" --gen-engine xsk
 	bad_setting no-width-fits 1 "no width fits 1 CPUs: width 1 needs 3" --cpus 0
 	bad_setting fan-at-1 1 "the fan, flood, no-fair and lanes rows need a width of 2" --rows cpumap-fan-in \
 		--widths 1 --shared-cpus
@@ -338,9 +339,11 @@ case_dev_bad_settings() {
 	dev_bad no-sink-ip 2 "--dev needs --sink-ip" --dev vd
 	dev_bad sink-ip-veth 2 "go with --dev" --sink-ip 10.78.0.2
 	dev_bad zero-copy-veth 2 "go with --dev" --zero-copy
-	dev_bad flows 2 "--flows and --light-rate are the bench's own generators'" $d --flows 8
-	dev_bad light-rate 2 "--flows and --light-rate are the bench's own generators'" $d \
+	dev_bad flows 2 "--flows, --light-rate and --gen-engine are the bench's own generators'" $d --flows 8
+	dev_bad light-rate 2 "--flows, --light-rate and --gen-engine are the bench's own generators'" $d \
 		--light-rate 100
+	dev_bad gen-engine 2 "--flows, --light-rate and --gen-engine are the bench's own generators'" $d \
+		--gen-engine loop
 	dev_bad flood-only 2 "no row runs with --dev: the flood rows need the bench's own" $d \
 		--rows cpumap-flood,kernel-cpumap-flood
 	dev_bad no-such-dev 1 "--dev nosuch0: no such interface" --dev nosuch0 --sink-ip 10.78.0.2
