@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ucpumap-gen's sending loop: an engine is called with about 10 ms of
- * frames at a time, at the speed measured so far; --rate sleeps between
- * calls to keep to its schedule; --count and --duration end it, and so
- * does a signal. A line per second, and the total at the end.
+ * frames at a time, at the speed measured so far, or with --rate 1 ms of
+ * the rate, sleeping between calls to keep to its schedule; --count and
+ * --duration end it, and so does a signal. A line per second, and the
+ * total at the end.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -14,9 +15,14 @@
 #include "util.h"
 
 #define CALL_SEC	0.010	/* aim of one call */
+/* --rate's quantum: a call sends this much of the rate at once, as fast as
+ * the engine goes (the loop engine: several Mpps), so a receiver's ring
+ * takes bursts of at most this: at 200000 pps 200 frames, where 10 ms made
+ * 2000, more than ucpumapd's default RX ring of 1024 holds. */
+#define RATE_CALL_SEC	0.001
 /* --rate makes up for a late wake-up or a short stall, up to this much:
  * any second then carries about 1.1 x the rate at most (this, and one
- * call's 10 ms), where making up a whole second would let a receiver's
+ * call's 1 ms), where making up a whole second would let a receiver's
  * second carry up to twice it. */
 #define PACE_CATCHUP_SEC	0.1
 #define MIN_CHUNK	64
@@ -48,8 +54,8 @@ static void pace_init(const struct gen_opts *c, struct pace *p)
 	p->next_print = p->t0 + 1;
 	p->last_print = p->t0;
 	if (c->rate) {
-		/* About 10 ms of packets per call, the first call at once. */
-		p->quantum = c->rate * CALL_SEC;
+		/* RATE_CALL_SEC of packets per call, the first call at once. */
+		p->quantum = c->rate * RATE_CALL_SEC;
 		if (p->quantum < 1)
 			p->quantum = 1;
 		p->pace0 = p->t0 - p->quantum / c->rate;
