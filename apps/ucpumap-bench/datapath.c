@@ -64,6 +64,8 @@ static int opt_queues(const struct opt *o, const char *arg, void *cfg)
 	return queue_range(cfg, arg);
 }
 
+static const struct opt_enum gen_engines[] = { GEN_ENGINE_NAMES };
+
 static const struct opt dp_opts[] = {
 	OPT_DEF("rounds", OPT_UINT, struct bench_cfg, rounds, .lo = 1, .hi = MAX_ROUNDS,
 		.flags = OPT_F_DEFAULT, .metavar = "N", .help = "rounds"),

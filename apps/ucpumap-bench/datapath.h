@@ -79,8 +79,10 @@ struct bench_cfg {
 };
 
 enum { GEN_ENGINE_AUTO, GEN_ENGINE_LIVE, GEN_ENGINE_LOOP, GEN_ENGINE_XSK, GEN_ENGINE_PACKET };
-/* --gen-engine's names (traffic.c), for datapath and scale */
-extern const struct opt_enum gen_engines[];
+/* --gen-engine's names, for datapath's and scale's options */
+#define GEN_ENGINE_NAMES						\
+	{ "live", GEN_ENGINE_LIVE }, { "loop", GEN_ENGINE_LOOP },	\
+	{ "xsk", GEN_ENGINE_XSK }, { "packet", GEN_ENGINE_PACKET }, { NULL }
 
 /* ---- the rows (rows.c, kinds.c, latency.c) -------------------------------- */
 

@@ -149,6 +149,8 @@ bool scale_row_wanted(const struct scale_cfg *cfg, int i)
 	return true;	/* none named: every row */
 }
 
+static const struct opt_enum gen_engines[] = { GEN_ENGINE_NAMES };
+
 static const struct opt scale_opts[] = {
 	OPT_DEF("widths", OPT_CUSTOM, struct scale_cfg, widths_s, .parse = opt_widths,
 		.metavar = "LIST",

@@ -39,17 +39,11 @@ unsigned long gen_frame_size(const struct bench_cfg *cfg)
 	return cfg->mtu ? cfg->mtu + ETH_HLEN : 64;
 }
 
-const struct opt_enum gen_engines[] = {
-	{ "live", GEN_ENGINE_LIVE },
-	{ "loop", GEN_ENGINE_LOOP },
-	{ "xsk", GEN_ENGINE_XSK },
-	{ "packet", GEN_ENGINE_PACKET },
-	{ NULL }
-};
-
 const char *gen_engine(const struct bench_cfg *cfg)
 {
-	for (const struct opt_enum *e = gen_engines; cfg->gen_engine && e->name; e++)
+	static const struct opt_enum names[] = { GEN_ENGINE_NAMES };
+
+	for (const struct opt_enum *e = names; cfg->gen_engine && e->name; e++)
 		if (e->val == cfg->gen_engine)
 			return e->name;
 	if (gen_frame_size(cfg) > GEN_LIVE_MAX)
