@@ -478,6 +478,8 @@ int main(int argc, char **argv)
 			 (c.stamp ? UCM_GEN_F_STAMP : 0),
 	};
 	if (sender_open(&c, ifindex, &t, &snd)) {
+		if (c.engine == ENGINE_LOOP)
+			fprintf(stderr, "ucpumap-gen: --engine xsk or --engine packet sends without a namespace and devices of its own\n");
 		free(frame);
 		return 1;
 	}

@@ -733,8 +733,11 @@ case_bad_flags() {
 	bad_flag xsk-missing-queue 1 "cannot bind an AF_XDP socket to vg queue 5.*no such queue" -- --dev vg $M --engine xsk --queue 5 --count 10
 	if command -v setpriv > /dev/null; then
 		bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vg $M
+		bad_flag loop-no-namespace 1 "cannot make the loop engine's network namespace" \
+			setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin -- --dev vg $M --engine loop --count 10
 	else
 		skip bad-flag-not-root "no setpriv to drop root with"
+		skip bad-flag-loop-no-namespace "no setpriv to drop CAP_SYS_ADMIN with"
 	fi
 }
 
