@@ -93,7 +93,12 @@ static __always_inline int rewrite(struct xdp_md *ctx)
 	    (void *)(udp + 1) + UCM_GEN_SEQ_LEN + UCM_GEN_STAMP_LEN > data_end)
 		return -1;
 
-	n = ucm_gen_st.frames++;
+	/* An atomic add, a full barrier (lock xadd on x86): our count before
+	 * the next run's read of the limit, which loop_send() pairs with. One
+	 * run at a time writes it (gen.h), so the value read is the one
+	 * added to. */
+	n = ucm_gen_st.frames;
+	__sync_fetch_and_add(&ucm_gen_st.frames, 1);
 	flow = ucm_gen_st.flow;
 	ucm_gen_st.flow = flow + 1 < ucm_gen_cfg.flows ? flow + 1 : 0;
 

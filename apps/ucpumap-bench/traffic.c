@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ucpumap-bench datapath: the traffic. ucpumap-gen's live engine on vg
- * (the loop engine where the kernel refuses live frames; or, with --dev, the external generator, counted at the NIC), one
- * iperf3 TCP stream for the TCP rows, and the way back's sender of the
- * two-way rows.
+ * (the loop engine where the kernel refuses live frames; or, with --dev,
+ * the external generator, counted at the NIC), one iperf3 TCP stream for
+ * the TCP rows, and the way back's sender of the two-way rows.
  */
 #include <netinet/in.h>
 #include <arpa/inet.h>

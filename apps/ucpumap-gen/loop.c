@@ -14,10 +14,14 @@
  * loop's frames once it is reached, and the loop drains, so a send that
  * finds the limit reached puts new frames in. A send returns a little
  * before the limit (loop_send()), so that back-to-back sends keep the loop
- * going; the last call, with no frames, counts what went out after. Nothing is left behind: the
- * namespace goes when its last reference does, the file descriptors of
- * this process, and takes the devices, the program's attachment and the
- * frames with it, also after SIGKILL.
+ * going; the last call, with no frames, counts what went out after.
+ * Nothing is left behind: the namespace goes when its last reference does,
+ * the file descriptors of this process, and takes the devices, the
+ * program's attachment and the frames with it, also after SIGKILL.
+ *
+ * As with the live engine, a frame counts as sent when the program
+ * redirects it: a copy IFACE cannot take (down, or on veth a peer without
+ * XDP) is dropped by the kernel and still counted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +35,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <linux/membarrier.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -110,7 +116,9 @@ static int loop_veth(uint32_t size)
 	if (fd < 0)
 		return -errno;
 	strcpy(ifr.ifr_name, LOOP_PROG);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		err = -errno;
+	} else if (!(ifr.ifr_flags & IFF_UP)) {
 		ifr.ifr_flags |= IFF_UP;
 		if (ioctl(fd, SIOCSIFFLAGS, &ifr))
 			err = -errno;
@@ -150,10 +158,8 @@ static int loop_build(struct loop *l, const struct gen_tmpl *t, const char **wha
 		return err;
 	*what = "cannot attach the program";
 	l->link = bpf_program__attach_xdp(l->o.prog, prog);
-	if (!l->link) {
-		l->link = NULL;
+	if (!l->link)
 		return -errno;
-	}
 	*what = "cannot open the way in";
 	l->in = packet_open(in, t, l->inflight, l->stop);
 	return l->in ? 0 : -EIO;
@@ -215,14 +221,18 @@ fail:
 }
 
 /* No more frames: the limit lowered to what went out, and the count once
- * a run that read the old limit has had time to finish. */
+ * no program run that read the old limit can still be going. Runs are in
+ * NAPI, RCU readers: a global membarrier waits for them (synchronize_rcu());
+ * where it is refused, LOOP_GRACE_NS, each a fraction of a microsecond. */
 static uint64_t loop_cut(struct loop *l)
 {
 	struct timespec ts = { 0, LOOP_GRACE_NS };
 
 	l->limit = gen_obj_frames(&l->o);
-	__atomic_store_n(&l->o.st->limit, l->limit, __ATOMIC_RELEASE);
-	nanosleep(&ts, NULL);
+	__atomic_store_n(&l->o.st->limit, l->limit, __ATOMIC_SEQ_CST);
+	if (syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0))
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
 	return gen_obj_frames(&l->o);
 }
 
@@ -251,7 +261,10 @@ int64_t loop_send(void *arg, uint64_t n)
 {
 	struct loop *l = arg;
 	uint64_t base = l->counted, old = l->limit, limit = base + n, target, f, f0, last;
-	double t0 = now_sec(), moved = t0, t, ahead;
+	uint32_t fill = n < l->inflight ? (uint32_t)n : l->inflight;
+	double t0 = now_sec(), moved = t0, filled = t0, t, ahead;
+	bool stalled = false;
+	int64_t err;
 
 	if (!n) {
 		f = loop_cut(l);
@@ -259,10 +272,13 @@ int64_t loop_send(void *arg, uint64_t n)
 		return (int64_t)(f - base);
 	}
 	l->limit = limit;
-	__atomic_store_n(&l->o.st->limit, limit, __ATOMIC_RELEASE);
+	/* Seen by the program before we read its count, whose atomic add
+	 * pairs with this: a loop that reads the old limit and stops is one
+	 * whose count we then read as stopped, and fill. */
+	__atomic_store_n(&l->o.st->limit, limit, __ATOMIC_SEQ_CST);
 	f0 = last = gen_obj_frames(&l->o);
-	if (f0 >= old && packet_send(l->in, l->inflight) < 0)
-		return -EIO;
+	if (f0 >= old && (err = packet_send(l->in, fill)) < 0)
+		goto fail;
 	ahead = LOOP_AHEAD_SEC / l->per_frame;
 	target = limit - (ahead < n / 2 ? (uint64_t)ahead : n / 2);
 	for (;;) {
@@ -270,23 +286,32 @@ int64_t loop_send(void *arg, uint64_t n)
 		if (f >= target)
 			break;
 		t = now_sec();
-		if (*l->stop || t - moved > 10 * LOOP_STALL_SEC) {
+		stalled = t - moved > 10 * LOOP_STALL_SEC;
+		if (*l->stop || stalled) {
 			f = loop_cut(l);
 			break;
 		}
 		if (f != last) {
 			last = f;
 			moved = t;
-		} else if (t - moved > LOOP_STALL_SEC && packet_send(l->in, l->inflight) < 0) {
-			return -EIO;
+		} else if (t - moved > LOOP_STALL_SEC && t - filled > LOOP_STALL_SEC) {
+			/* The loop lost its frames, or runs slow: once a stall. */
+			filled = t;
+			err = packet_send(l->in, fill);
+			if (err < 0)
+				goto fail;
 		}
 		loop_sleep((double)(target - f) * l->per_frame * 0.8);
 	}
 	/* The speed of the loop while it ran, a pause to fill it excepted. */
-	if (f - f0 >= 1024 && f0 < old)
+	if (f - f0 >= 1024 && f0 < old && !stalled)
 		l->per_frame = 0.7 * l->per_frame + 0.3 * (now_sec() - t0) / (double)(f - f0);
 	l->counted = f;
 	return (int64_t)(f - base);
+fail:
+	/* What went out is counted by the last call, send(0). */
+	loop_cut(l);
+	return err;
 }
 
 void loop_close(struct loop *l)
