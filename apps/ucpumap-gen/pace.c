@@ -2,7 +2,8 @@
 /*
  * ucpumap-gen's sending loop: an engine is called with about 10 ms of
  * frames at a time, at the speed measured so far, or with --rate 1 ms of
- * the rate, sleeping between calls to keep to its schedule; --count and
+ * the rate (64 frames at least, or 10 ms' worth where that is fewer),
+ * sleeping between calls to keep to its schedule; --count and
  * --duration end it, and so does a signal. A line per second, and the
  * total at the end.
  */
@@ -18,8 +19,12 @@
 /* --rate's quantum: a call sends this much of the rate at once, as fast as
  * the engine goes (the loop engine: several Mpps), so a receiver's ring
  * takes bursts of at most this: at 200000 pps 200 frames, where 10 ms made
- * 2000, more than ucpumapd's default RX ring of 1024 holds. */
+ * 2000, more than ucpumapd's default RX ring of 1024 holds. But not less
+ * than a NAPI poll's budget of frames (what a NIC hands over at once
+ * anyway), or CALL_SEC's worth where that is fewer: low rates keep calls
+ * of 10 ms. */
 #define RATE_CALL_SEC	0.001
+#define RATE_MIN_BURST	64
 /* --rate makes up for a late wake-up or a short stall, up to this much:
  * any second then carries about 1.1 x the rate at most (this, and one
  * call's 1 ms), where making up a whole second would let a receiver's
@@ -56,6 +61,9 @@ static void pace_init(const struct gen_opts *c, struct pace *p)
 	if (c->rate) {
 		/* RATE_CALL_SEC of packets per call, the first call at once. */
 		p->quantum = c->rate * RATE_CALL_SEC;
+		if (p->quantum < RATE_MIN_BURST)
+			p->quantum = c->rate * CALL_SEC < RATE_MIN_BURST ? c->rate * CALL_SEC :
+									     RATE_MIN_BURST;
 		if (p->quantum < 1)
 			p->quantum = 1;
 		p->pace0 = p->t0 - p->quantum / c->rate;
@@ -169,7 +177,7 @@ int pace_run(const struct gen_opts *c, gen_send_fn send, void *engine,
 	}
 	/* The frames still on their way: the loop's last, xsk's late
 	 * completions. */
-	got_end = status ? 0 : send(engine, 0);
+	got_end = send(engine, 0);
 	if (got_end > 0)
 		p.sent += (uint64_t)got_end;
 	t = now_sec();
