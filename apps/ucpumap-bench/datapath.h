@@ -358,7 +358,7 @@ struct gen_spec {
 };
 pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spec *g,
 		     char *out);
-int gen_wait(struct bench_topo *t, pid_t g, const char *tag, const char *out, double timeout);
+int gen_wait(struct bench_run *br, pid_t g, const char *tag, const char *out, double timeout);
 int run_tcp(struct bench_run *br, const char *tag, bool back, double *bps);
 
 /* The way back's traffic: 64-byte frames' worth of UDP from the DUT to the

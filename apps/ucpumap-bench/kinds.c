@@ -385,7 +385,7 @@ int row_tun(struct bench_run *br, struct row *r, int round)
 	d1 = delivered_now(&br->topo);
 	r->dst[round] = (d1 - d0) / cfg->seconds;
 	rc = 0;
-	if (g > 0 && gen_wait(&br->topo, g, r->def->name, out, 10))
+	if (g > 0 && gen_wait(br, g, r->def->name, out, 10))
 		rc = -1;
 err_ring:
 	io_uring_queue_exit(&ring);

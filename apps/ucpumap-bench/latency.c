@@ -445,7 +445,7 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	snprintf(tag, sizeof(tag), "%s-capacity", r->def->name);
 	d0 = delivered_now(t);
 	g = gen_start_at(br, tag, 0, cfg->rate, CAPACITY_S, out);
-	if (gen_wait(t, g, tag, out, CAPACITY_S + 10))
+	if (gen_wait(br, g, tag, out, CAPACITY_S + 10))
 		return -1;
 	sleep_sec(0.2);
 	r->capacity[round] = (delivered_now(t) - d0) / CAPACITY_S;
@@ -459,7 +459,7 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	rc = probe(br, cfg->seconds, r->lat_load[round], &r->probes[round][1],
 		   &r->answered[round][1], NULL, NULL);
 	cost_end(br, d, &m, r, round, 1);
-	if (gen_wait(t, g, tag, out, cfg->seconds + 10))
+	if (gen_wait(br, g, tag, out, cfg->seconds + 10))
 		rc = -1;
 	return rc;
 }

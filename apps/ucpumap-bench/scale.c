@@ -477,7 +477,7 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	for (int i = 0; i < pl->ngen; i++) {
 		double n;
 
-		if (gen_wait(&sr->br.topo, g[i], c->name, out[i], cfg->seconds + 10))
+		if (gen_wait(&sr->br, g[i], c->name, out[i], cfg->seconds + 10))
 			rc = -1;
 		n = gen_total(out[i]);
 		c->sent[k] += n;

@@ -91,13 +91,41 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 	return spawn(t, t->ns_gen, out, argv);
 }
 
-/* Wait up to @timeout s for generator @g of row @tag: 0 when it exited
- * cleanly; -1 otherwise (also when it did not start), its last lines shown. */
-int gen_wait(struct bench_topo *t, pid_t g, const char *tag, const char *out, double timeout)
+/* Whether the banner of the generator's output @out names @engine: what the
+ * bench's own banner says it sends with. */
+static bool gen_used(const char *out, const char *engine)
 {
-	if (g > 0 && reap(t, g, timeout) == 0)
+	char line[512], want[32];
+	bool ok = false;
+	FILE *f = fopen(out, "r");
+
+	if (!f)
+		return false;
+	snprintf(want, sizeof(want), ", %s engine", engine);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "ucpumap-gen: ", 13) && strstr(line, " -> ")) {
+			ok = strstr(line, want) != NULL;
+			break;
+		}
+	fclose(f);
+	return ok;
+}
+
+/* Wait up to @timeout s for generator @g of row @tag: 0 when it exited
+ * cleanly with the engine the bench names; -1 otherwise (also when it did
+ * not start), its last lines shown. */
+int gen_wait(struct bench_run *br, pid_t g, const char *tag, const char *out, double timeout)
+{
+	const char *engine = gen_engine(&br->cfg);
+
+	if (g <= 0 || reap(&br->topo, g, timeout)) {
+		fprintf(stderr, "datapath: %s: the generator failed:\n", tag);
+	} else if (!gen_used(out, engine)) {
+		fprintf(stderr, "datapath: %s: the generator did not send with the %s engine, which "
+			"the bench's banner names:\n", tag, engine);
+	} else {
 		return 0;
-	fprintf(stderr, "datapath: %s: the generator failed:\n", tag);
+	}
 	show_tail(3, out, NULL);
 	return -1;
 }
@@ -124,7 +152,7 @@ int run_traffic(struct bench_run *br, const char *tag, int flows, double *sent,
 		return bench_stopped() ? -1 : 0;
 	}
 	g = gen_start(br, tag, flows, out);
-	if (gen_wait(&br->topo, g, tag, out, cfg->seconds + 10))
+	if (gen_wait(br, g, tag, out, cfg->seconds + 10))
 		return -1;
 	*sent = gen_total(out);
 	return 0;

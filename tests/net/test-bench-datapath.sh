@@ -24,7 +24,7 @@
 #                  lines), and every child stopped cleanly (v4-stopped)
 #   cleanup        after v4, no namespace and no DPDK runtime left
 #                  (cleanup, cleanup-dpdk)
-#   v6             IPv6, three rows
+#   v6             IPv6, three rows, the generator's xsk engine (v6-gen-engine)
 #   poll-pass      --poll with latency-pass alone: it runs, ordered percentiles
 #   bad-settings   bad-*: each bad setting refused, nothing left
 #   bad-xdp-present    a program already on the interface is refused
@@ -280,10 +280,17 @@ case_poll_pass() {
 	fi
 }
 
+# With --gen-engine xsk: each row fails unless the generator's own banner
+# names the engine the bench's names.
 case_v6() {
 	if run_bench v6 30 "" --ipv6 --rounds 1 --seconds 1 --rows kernel-cpumap,cpumap,tun-ceiling \
-		--json "$tmp/v6.json"; then
+		--gen-engine xsk --json "$tmp/v6.json"; then
 		check v6 kernel-cpumap cpumap tun-ceiling
+		if grep -q 'ucpumap-gen xsk' "$tmp/v6.out"; then
+			echo "PASS: $name/v6-gen-engine"
+		else
+			echo "FAIL: $name/v6-gen-engine: the banner does not name the xsk engine: $(head -1 "$tmp/v6.out")"
+		fi
 	fi
 }
 
