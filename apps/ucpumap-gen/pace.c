@@ -7,6 +7,7 @@
  * --duration end it, and so does a signal. A line per second, and the
  * total at the end.
  */
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -59,13 +60,11 @@ static void pace_init(const struct gen_opts *c, struct pace *p)
 	p->next_print = p->t0 + 1;
 	p->last_print = p->t0;
 	if (c->rate) {
-		/* RATE_CALL_SEC of packets per call, the first call at once. */
-		p->quantum = c->rate * RATE_CALL_SEC;
-		if (p->quantum < RATE_MIN_BURST)
-			p->quantum = c->rate * CALL_SEC < RATE_MIN_BURST ? c->rate * CALL_SEC :
-									     RATE_MIN_BURST;
-		if (p->quantum < 1)
-			p->quantum = 1;
+		/* RATE_CALL_SEC of packets per call, the first call at once;
+		 * at least RATE_MIN_BURST, or CALL_SEC's worth if fewer, or 1. */
+		double least = fmin(RATE_MIN_BURST, c->rate * CALL_SEC);
+
+		p->quantum = fmax(fmax(c->rate * RATE_CALL_SEC, least), 1);
 		p->pace0 = p->t0 - p->quantum / c->rate;
 	}
 }
