@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 
 #include "dp_internal.h"
+#include "port_internal.h"
 
 /*
  * An idle RX thread sleeps this long at most in poll(2); with frames on
@@ -137,12 +138,18 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 	/*
 	 * Stopped, not failed: the kernel redirects to us no more (the stop's
 	 * step 1), and what it had put on the ring is ours to deliver, as a
-	 * NAPI poll finishes its budget: a ring's worth of turns at most.
+	 * NAPI poll finishes its budget: a ring's worth of turns at most,
+	 * until the ring is empty (a turn may deliver nothing: all drops, or
+	 * the first part of a packet). A packet still half taken then has
+	 * lost its end: it is dropped here, counted before the stop's
+	 * snapshot, its frames home while this thread owns the pool.
 	 */
 	if (!atomic_load_explicit(&rx->err, memory_order_relaxed))
 		for (i = 0; i <= (int)(rx->dp->c.rx_size / UCM_XSK_RX_BATCH); i++)
-			if (ucm_xsk_queue__poll(rx->q, prod, steer, &rr) <= 0)
+			if (ucm_xsk_queue__poll(rx->q, prod, steer, &rr) < 0 ||
+			    !ucm_xsk_queue_rx_ready(rx->q))
 				break;
+	ucm_xsk_queue_chain_end(rx->q);
 	/* What is on its way out gets a moment to complete. */
 	for (i = 0; i < DP_TX_GRACE_MS && rx->ntxq &&
 	     ucm_xsk_queue__tx_pending(rx->q); i++) {

@@ -121,6 +121,9 @@ static inline uint32_t ucm_xsk_tx_frames(const struct ucm_xsk *x)
 	return ucm_xsk_tx_frames_of(x->q[0].sg, x->zerocopy, x->zc_max_segs);
 }
 
+/* queue.c: whether the kernel has published descriptors not yet taken
+ * (an acquire load of the RX ring's producer when none are known). */
+bool ucm_xsk_queue_rx_ready(struct ucm_xsk_queue *q);
 /* queue_chain.c: a packet of several descriptors still being taken (its
  * RX thread stopped) is dropped, as one whose end never came. */
 void ucm_xsk_queue_chain_end(struct ucm_xsk_queue *q);

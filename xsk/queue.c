@@ -226,6 +226,11 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 	return good;
 }
 
+bool ucm_xsk_queue_rx_ready(struct ucm_xsk_queue *q)
+{
+	return xsk_cons_nb_avail(&q->rx, 1) != 0;
+}
+
 /* After an idle sleep: the socket's pending error, 0 for none. An XSK's
  * poll does not report sk_err (the kernel sets ENETDOWN when the device
  * goes), so an idle RX thread asks: one syscall per idle timeout. */

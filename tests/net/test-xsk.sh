@@ -23,6 +23,10 @@
 #   rx-thread-fault-at-start    the RX thread failing at its first poll,
 #                       while ucm_dp__start() fills the map: not put back
 #   stop-drains-ring    what waits on the RX ring at the stop is delivered
+#   stop-drains-long    the same at MTU 9000 with --max-frags 2: packets of
+#                       three frames, each dropped as too long, so no batch
+#                       delivers; the stop takes the whole ring, counts each
+#                       (a packet half taken too) and every frame comes home
 #   own-fault-detached  after the two own-map fault cases, nothing attached
 #   busy-poll           UCM_DP_F_BUSY_POLL with the interrupts deferred
 #   idle-stop           the stop wakes an idle RX thread's sleep: its wake
@@ -33,7 +37,8 @@ set -u
 BUILD=${BUILD:-build}
 name=test-xsk
 cases="recv no-program-left generic-mode app-callbacks own-program own-program-detached
-rx-thread-fault rx-thread-fault-own rx-thread-fault-at-start stop-drains-ring own-fault-detached
+rx-thread-fault rx-thread-fault-own rx-thread-fault-at-start stop-drains-ring stop-drains-long
+own-fault-detached
 busy-poll idle-stop no-program-after-sigkill restart-after-sigkill"
 prog=$BUILD/tests/progs/xsk_rx
 gen=ucmg$$
@@ -171,6 +176,38 @@ case_rx_thread_fault_at_start() {
 # by the library's debug switch) is delivered by the stop.
 case_stop_drains_ring() {
 	mode_case stop-drains-ring drain drain delivered conservation frames-home
+}
+case_stop_drains_long() {
+	local c=stop-drains-long
+	rm -f "$tmp/sent"
+	ip -n "$gen" link set vg mtu 9000 && ip -n "$dut" link set vd mtu 9000 || {
+		bad $c "cannot set an MTU of 9000 on the veth pair"
+		return
+	}
+	if start 300 drain-long "$tmp/sent"; then
+		# 300 datagrams of 8000 bytes: three 4096-byte frames each, 900
+		# descriptors on the RX ring (2048) at the stop
+		ip netns exec "$gen" python3 -c '
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(300):
+    s.sendto(b"x" * 8000, ("10.201.0.2", 9000))
+    if i % 32 == 31:
+        time.sleep(0.002)'
+		touch "$tmp/sent"
+		lib_wait "$pid"
+		pid=
+		if grep -q "^PASS: xsk_rx/drain-long$" "$tmp/out" &&
+			grep -q "^PASS: xsk_rx/frames-home$" "$tmp/out"; then
+			ok $c
+		else
+			bad $c "$(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
+		fi
+	else
+		bad $c "xsk_rx did not get ready: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
+	fi
+	ip -n "$gen" link set vg mtu 1500
+	ip -n "$dut" link set vd mtu 1500
 }
 case_own_fault_detached() {
 	lib_need rx-thread-fault-own rx-thread-fault-at-start

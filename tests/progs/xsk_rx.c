@@ -5,7 +5,7 @@
  * a namespace; tests/net/test-xsk.sh sets it up and sends the traffic).
  *
  *   xsk_rx IFNAME COUNT [skb|app|own|fault|own-fault|own-start-fault|busy-poll|
- *                        idle-stop|drain SENT_FILE]
+ *                        idle-stop|drain SENT_FILE|drain-long SENT_FILE]
  *
  * own: the application's XDP program and XSKMAP (UCM_DP_F_OWN_XDP); the
  * checks add that the program is still there when the datapath stopped.
@@ -61,7 +61,10 @@ static bool own_mode;	/* the application's XDP program and XSKMAP */
  * delivered, and the socket must be out all the same. drain: the RX
  * thread takes nothing (the library's debug switch) until the stop, which
  * must deliver what waits on the ring; argv[4] is a file the script makes
- * once it sent everything. busy-poll: UCM_DP_F_BUSY_POLL (the script defers
+ * once it sent everything. drain-long: the same with max_frags 2 and
+ * COUNT packets of three frames each (IFNAME's MTU 9000), every one
+ * dropped as too long: the stop must take the whole ring though no batch
+ * delivers anything, and count a packet it took part of. busy-poll: UCM_DP_F_BUSY_POLL (the script defers
  * the device's interrupts as the NIC runbook does): the socket must carry
  * the options and the idle RX thread must have polled the device.
  * idle-stop: no traffic (COUNT 0, IPv4 only, so the kernel's own IPv6
@@ -71,6 +74,7 @@ static bool own_mode;	/* the application's XDP program and XSKMAP */
 static bool fault_mode;
 static bool start_fault;
 static bool drain_mode;
+static bool long_mode;
 static bool busy_mode;
 static bool idle_mode;
 extern int ucm_xsk_test_poll_fail;
@@ -263,7 +267,10 @@ int main(int argc, char **argv)
 		   (argc > 3 && (!strcmp(argv[3], "own") || !strcmp(argv[3], "own-fault")));
 	fault_mode = start_fault ||
 		     (argc > 3 && (!strcmp(argv[3], "fault") || !strcmp(argv[3], "own-fault")));
-	drain_mode = argc > 4 && !strcmp(argv[3], "drain");
+	long_mode = argc > 4 && !strcmp(argv[3], "drain-long");
+	drain_mode = long_mode || (argc > 4 && !strcmp(argv[3], "drain"));
+	if (long_mode)
+		o.max_frags = 2;
 	busy_mode = argc > 3 && !strcmp(argv[3], "busy-poll");
 	if (busy_mode)
 		o.flags |= UCM_DP_F_BUSY_POLL;
@@ -428,6 +435,14 @@ int main(int argc, char **argv)
 	if (drain_mode)
 		CHECK("drain", !held, "%lu delivered while the RX thread held off its ring (want 0)",
 		      held);
+	if (long_mode) {
+		CHECK("drain-long", !err && !ucm_dp_stats__violations(&ds, sizeof(ds)) &&
+		      st.rx_chain_long == count && !st.rx_chain_cut && !atomic_load(&delivered),
+		      "stop: %s; chain drops: too long %llu (want %lu), cut %llu; delivered %lu",
+		      strerror(-err), (unsigned long long)st.rx_chain_long, count,
+		      (unsigned long long)st.rx_chain_cut, atomic_load(&delivered));
+		goto home;
+	}
 
 	if (fault_mode && own_mode)
 		CHECK("fault-unredirected", unredirected,
@@ -468,6 +483,7 @@ counted:
 	      ds.delivered == ds.rx, "received %llu, delivered %llu, drops %llu + %llu",
 	      (unsigned long long)ds.rx, (unsigned long long)ds.delivered,
 	      (unsigned long long)ds.enqueue_drops, (unsigned long long)ds.worker_drops);
+home:
 	CHECK("frames-home", !err && (ds.state & UCM_DP_S_FRAMES_HOME),
 	      "stop: %s", strerror(-err));
 	if (own_mode) {
