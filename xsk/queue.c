@@ -213,9 +213,12 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 		d[good].worker = ucm_xsk_rx_meta(q, addr, base);
 		good++;
 	}
-	/* The kernel publishes a packet's descriptors together: a packet
-	 * still open when the ring ran dry before @max lost its end. */
-	if (unlikely(q->chain.open) && n < max)
+	/* The kernel publishes a packet's descriptors together, so a packet
+	 * still open at the producer index last read lost its end. That
+	 * index, not @max: a zero-copy RX ring that fills mid-packet
+	 * publishes the first part alone on kernels before the fix, and
+	 * then the ring holds a multiple of a batch. */
+	if (unlikely(q->chain.open) && q->rx.cached_cons == q->rx.cached_prod)
 		ucm_xsk_queue_chain_end(q);
 	if (n) {
 		xsk_ring_cons__release(&q->rx, n);

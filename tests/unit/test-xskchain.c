@@ -437,6 +437,34 @@ static int test_no_sg(void)
 	return fake_free(f);
 }
 
+/* The ring runs dry mid-packet on the last descriptor a full call takes
+ * (a zero-copy kernel that published a packet's first part when its RX
+ * ring filled): cut, not merged with the next packet. */
+static int test_cut_full_call(void)
+{
+	FAKE(f, true);
+	struct ucm_xsk_desc d[8];
+	uint32_t n;
+
+	put_desc(f, DATA_OFF, 60, false);
+	put_desc(f, DATA_OFF, PER, true);
+	n = ucm_xsk_queue__rx(&f->q, d, 2);
+	UT_ASSERT(n == 1 && d[0].len == 60, "%u packets", n);
+	UT_ASSERT(stats(f).rx_chain_cut == 1 && !f->q.chain.open, "not cut");
+	give_back(f, &d[0]);
+	if (audit(f, 0, 0))
+		return 1;
+	put_packet(f, 2, 70);
+	n = ucm_xsk_queue__rx(&f->q, d, 8);
+	UT_ASSERT(n == 1 && d[0].len == PER + 70 && (d[0].addr & UCM_DESC_CHAIN),
+		  "the next packet: %u, len %u", n, n ? d[0].len : 0);
+	UT_ASSERT(stats(f).rx_chain_cut == 1, "cut again");
+	give_back(f, &d[0]);
+	if (audit(f, 0, 0))
+		return 1;
+	return fake_free(f);
+}
+
 /* The queue stops with a packet half taken: it comes home, counted cut
  * (what ucm_xsk__destroy() does before it closes the sockets). */
 static int test_stop_mid_packet(void)
@@ -511,6 +539,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_whole),
 	UT_CASE(test_across_calls),
 	UT_CASE(test_cut),
+	UT_CASE(test_cut_full_call),
 	UT_CASE(test_too_long),
 	UT_CASE(test_max_frags),
 	UT_CASE(test_too_many_bytes),
