@@ -66,6 +66,7 @@ struct dp_cfg {
 	uint32_t max_frags;	/* a packet's frames on the way in (ucm_dp_opts) */
 	uint32_t if_mtu;	/* the interface's, 0 when unknown */
 	bool frames_set;	/* frames_per_queue was given, not defaulted */
+	bool rx_size_set;	/* rx_size was given, not defaulted */
 	bool peer_mac_set;
 	uint8_t peer_mac[6];
 	const struct ucm_sink_ops *sink;	/* &sink_ops; NULL: the tun */

@@ -119,6 +119,7 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 	c->frame_size = o->frame_size ? o->frame_size :
 					 UCM_DP_FRAME_SIZE_DEFAULT;
 	c->rx_size = o->rx_size ? o->rx_size : UCM_DP_RX_RING_DEFAULT;
+	c->rx_size_set = o->rx_size;
 	c->qsize = o->qsize ? o->qsize : UCM_CPUMAP_QSIZE_DEFAULT;
 	if (!is_pow2(c->frames) || !is_pow2(c->rx_size) || !is_pow2(c->qsize) ||
 	    (c->frame_size != 2048 && c->frame_size != 4096)) {
@@ -450,6 +451,9 @@ int ucm_dp_chain_frames(struct dp_cfg *c)
 		return 0;
 	k_out = chain_len(c);
 	k = k_out < c->max_frags ? k_out : c->max_frags;
+	/* The frames are ours to size: so is the RX ring, in packets. */
+	if (!c->frames_set && !c->rx_size_set && c->rx_size < UCM_DP_RX_RING_CHAIN)
+		c->rx_size = UCM_DP_RX_RING_CHAIN;
 	need = frames_for(c, k, k_out);
 	if (dp_has_channels(c->flags))
 		snprintf(chans, sizeof(chans), ", TX channels of up to %u", k_out);
@@ -457,8 +461,8 @@ int ucm_dp_chain_frames(struct dp_cfg *c)
 		return 0;
 	if (!c->frames_set) {
 		c->frames = 1u << (32 - __builtin_clz(need - 1));
-		pr_info("dp: %u frames per queue: a worker ring of packets of up to %u frames%s\n",
-			c->frames, k, chans);
+		pr_info("dp: %u frames per queue: an RX ring of %u descriptors, a worker ring of packets of up to %u frames%s\n",
+			c->frames, c->rx_size, k, chans);
 		return 0;
 	}
 	pr_warn("dp: %u frames per queue cannot cover the rings and a worker ring of packets of up to %u frames%s (%s's MTU %u): give at least %u\n",

@@ -53,6 +53,7 @@ struct cfg {
 	bool lanes;
 	bool poll;			/* --poll (poll.c) */
 	bool spin_set;			/* --spin-us given */
+	bool rx_size_set;		/* --rx-size given: else the library's */
 	bool frames_set;		/* --frames given: else the library's,
 					 * which grows for jumbo frames */
 	bool extended;			/* the per-queue and per-worker lines too */

@@ -192,7 +192,9 @@ static const struct opt d_opts[] = {
 	D("frame-size", OPT_POW2, frame_size, .lo = 2048, .hi = 4096, .flags = OPT_F_DEFAULT,
 	  .metavar = "N", .help = "2048 or 4096 bytes"),
 	D("rx-size", OPT_POW2, rx_size, .lo = 64, .hi = 16384, .flags = OPT_F_DEFAULT,
-	  .metavar = "N", .help = "RX ring size, power of two (the fill ring: twice)"),
+	  .seen = OPT_REF(struct cfg, rx_size_set), .metavar = "N",
+	  .help = "RX ring size, power of two (the fill ring: twice; not given, nor --frames: "
+		  "2048 where packets take several frames)"),
 	D("qsize", OPT_POW2, qsize, .lo = UCM_CPUMAP_QSIZE_MIN, .hi = UCM_CPUMAP_QSIZE_MAX,
 	  .flags = OPT_F_DEFAULT, .metavar = "N", .help = "worker ring size, power of two"),
 	D("max-frags", OPT_UINT, max_frags, .lo = 1, .hi = UCM_XSK_MAX_FRAGS,
@@ -303,7 +305,7 @@ static void dp_opts(const struct cfg *c, struct ucm_dp_opts *o)
 	o->xsk_mode = c->copy ? UCM_XSK_COPY : c->zero_copy ? UCM_XSK_ZEROCOPY : UCM_XSK_AUTO;
 	o->frames_per_queue = c->frames_set ? c->frames : 0;
 	o->frame_size = c->frame_size;
-	o->rx_size = c->rx_size;
+	o->rx_size = c->rx_size_set ? c->rx_size : 0;
 	o->qsize = c->qsize;
 	o->mtu = c->mtu;
 	o->max_frags = c->max_frags;

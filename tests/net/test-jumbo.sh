@@ -189,7 +189,7 @@ case_start() {
 	mtu=$(ip -n "$dut" -o link show $tun | sed -n 's/.* mtu \([0-9]*\).*/\1/p')
 	if ! grep -q "packets of up to 3 frames (multi-buffer AF_XDP)" "$D_ERR"; then
 		bad start "no word of multi-buffer: $(tail -3 "$D_ERR" | tr '\n' ' ')"
-	elif ! grep -q "16384 frames per queue: a worker ring of packets of up to 3 frames" "$D_ERR"; then
+	elif ! grep -q "16384 frames per queue: an RX ring of 2048 descriptors, a worker ring of packets of up to 3 frames" "$D_ERR"; then
 		bad start "no word of the frames per queue: $(grep -i frames "$D_ERR" | tr '\n' ' ')"
 	elif [ "$mtu" != 9000 ]; then
 		bad start "the tun's MTU is ${mtu:-unknown}, not vd's 9000"

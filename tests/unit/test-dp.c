@@ -280,8 +280,18 @@ static int test_frames_chains(void)
 	last_msg[0] = 0;
 	UT_ASSERT(!ucm_dp_chain_frames(&c), "the default refused");
 	UT_ASSERT(c.frames == 16384, "frames %u", c.frames);
-	UT_ASSERT(strstr(last_msg, "16384 frames per queue: a worker ring of packets of up to 3 "
-			  "frames, TX channels of up to 3"), "message '%s'", last_msg);
+	/* And the RX ring holds as many packets as they are frames. */
+	UT_ASSERT(c.rx_size == UCM_DP_RX_RING_CHAIN, "RX ring %u", c.rx_size);
+	UT_ASSERT(strstr(last_msg, "16384 frames per queue: an RX ring of 2048 descriptors, a "
+			  "worker ring of packets of up to 3 frames, TX channels of up to 3"),
+		  "message '%s'", last_msg);
+	/* An RX ring given stays as given. */
+	o.rx_size = 512;
+	UT_ASSERT(!ucm_dp_resolve(&o, &c), "options refused");
+	c.if_mtu = 9000;
+	c.sg = true;
+	UT_ASSERT(!ucm_dp_chain_frames(&c), "the default refused");
+	UT_ASSERT(c.rx_size == 512, "RX ring %u, given 512", c.rx_size);
 	return 0;
 }
 

@@ -148,6 +148,13 @@ enum ucm_dp_flags {
 /* 16 RX batches (UCM_XSK_RX_BATCH); with the fill ring (twice this), a
  * worker ring and the way back, within UCM_DP_FRAMES_DEFAULT. */
 #define UCM_DP_RX_RING_DEFAULT		1024
+/* Where packets take several frames (an MTU above what a frame holds) and
+ * frames_per_queue and rx_size are left to the library: a descriptor a
+ * frame, so at MTU 9000 in 4096-byte frames 1024 hold 341 packets, fewer
+ * than a TCP sender keeps in flight with tcp_wmem's 4 MiB (some 460
+ * segments of 8948 bytes); 2048 hold 682, in the 16384 frames per queue
+ * those packets need either way. */
+#define UCM_DP_RX_RING_CHAIN		2048
 /* The common jumbo-frame MTU: the tun's largest. */
 #define UCM_DP_MTU_MAX			9000
 /* ucpumapd's --spin-us: see ucm_dp_opts.spin_us (the library's is 0). */
@@ -217,7 +224,10 @@ struct ucm_dp_opts {
 	uint32_t frames_per_queue;	/* power of two; UCM_DP_FRAMES_DEFAULT */
 	/* 2048 or 4096; UCM_DP_FRAME_SIZE_DEFAULT */
 	uint32_t frame_size;
-	uint32_t rx_size;		/* power of two; UCM_DP_RX_RING_DEFAULT */
+	uint32_t rx_size;		/* power of two; UCM_DP_RX_RING_DEFAULT,
+					 * UCM_DP_RX_RING_CHAIN for packets of
+					 * several frames without
+					 * frames_per_queue */
 	uint32_t qsize;			/* worker ring entries; UCM_CPUMAP_QSIZE_DEFAULT */
 	/* The tun's MTU; default: what a frame holds after the XDP headroom,
 	 * Ethernet and two VLAN tags, or the interface's where that is more
