@@ -15,6 +15,7 @@
 
 #include "core/pool_internal.h"
 #include "engine/cpumap_internal.h"
+#include "engine/txq_internal.h"
 #include "proto/proto.h"
 #include "ucpumap/txq.h"
 #include "port_internal.h"
@@ -381,8 +382,10 @@ int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 	do {
 		if (xsk_cons_nb_avail(&q->rx, 1))
 			return 1;
+		/* What would end a sleep ends the spin: descriptors to
+		 * send, or a worker's ask for frames (ucm_txq__sleep_begin()). */
 		for (i = 0; i < ntxq; i++)
-			if (ucm_txq__pending(txq[i]))
+			if (ucm_txq__pending(txq[i]) || ucm_txq_wanted(txq[i]))
 				return 1;
 		if (q->busy_poll) {
 			/* The kernel runs the device's NAPI poll here

@@ -8,6 +8,7 @@
 
 #include "core/pool_internal.h"
 #include "engine/chain.h"
+#include "engine/txq_internal.h"
 #include "engine/wake.h"
 #include "ucpumap/ring.h"
 #include "ucpumap/txq.h"
@@ -24,9 +25,10 @@
  * own line. room_wake: the worker waits on it for room in out, the RX
  * thread's collects kick it (the same contract), on its own line.
  * want: the worker asks for frames (ucm_txq__want(): set, then a kick of
- * rx_wake); the RX thread's lend clears it before it measures the free
- * ring, and its re-check before a sleep reads it (F1-F3 below), on
- * its own line.
+ * rx_wake; a spinning worker's ucm_txq_ask() makes one while none
+ * stands); the RX thread's lend clears it before it measures the free
+ * ring, and its re-check before a sleep reads it (F1-F3 below), as does
+ * its spin (ucm_txq_wanted(), a hint), on its own line.
  */
 struct ucm_txq {
 	struct ucm_umem *umem;
@@ -228,6 +230,19 @@ void ucm_txq__want(struct ucm_txq *t)
 	err = ucm_wake_kick(&t->rx_wake);
 	if (err < 0)
 		pr_warn("txq: cannot wake the RX thread: %s\n", strerror(-err));
+}
+
+bool ucm_txq_wanted(struct ucm_txq *t)
+{
+	/* No pair: a hint; the lend's F3 orders what it answers. */
+	return __atomic_load_n(&t->want, __ATOMIC_RELAXED);
+}
+
+void ucm_txq_ask(struct ucm_txq *t)
+{
+	/* No pair: a standing ask was made with F1 and its kick already. */
+	if (!__atomic_load_n(&t->want, __ATOMIC_RELAXED))
+		ucm_txq__want(t);
 }
 
 void ucm_txq__drop(struct ucm_txq *t, const uint64_t *addrs, uint32_t n)

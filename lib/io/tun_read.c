@@ -44,6 +44,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "engine/txq_internal.h"
 #include "io/neigh.h"
 #include "io/tun_internal.h"
 #include "io/uring.h"
@@ -538,6 +539,10 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 	/* Back-pressure: no more reads than the channel takes now; the
 	 * rest wait in the tun (the RX thread's collect frees room). */
 	t.room = ucm_txq__room(r->txq);
+	/* Short of frames: ask the RX thread now, as a sleep would; a worker
+	 * that spins (spin_us) may not sleep for a while. */
+	if (!r->nstash && (r->readable || r->pend))
+		ucm_txq_ask(r->txq);
 	if (!r->nstash && r->readable)
 		STAT_ADD(tun->wk[w].back_stats.no_frame, 1);
 	else if (!t.room && !r->blocked)
