@@ -27,7 +27,9 @@
  */
 #include <pthread.h>
 #include <stdbool.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -39,14 +41,19 @@
  * cpuset partition of their own isolates too, but is not listed there. */
 static void isolated_cpus(uint64_t *set, size_t words)
 {
-	char buf[512], *tok, *save = NULL;
+	char *buf = NULL, *tok, *save = NULL;
 	FILE *f = fopen("/sys/devices/system/cpu/isolated", "r");
+	size_t cap = 0;
 
 	memset(set, 0, words * sizeof(*set));
 	if (!f)
 		return;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = 0;
+	/* The whole line, however long a list of single CPUs makes it. */
+	if (getline(&buf, &cap, f) < 0) {
+		free(buf);
+		fclose(f);
+		return;
+	}
 	fclose(f);
 	for (tok = strtok_r(buf, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save)) {
 		unsigned int a, b;
@@ -59,6 +66,7 @@ static void isolated_cpus(uint64_t *set, size_t words)
 		for (; a <= b && a < words * 64; a++)
 			set[a / 64] |= 1ull << (a % 64);
 	}
+	free(buf);
 }
 
 /* Each of the @n CPUs of @cpus not in the kernel's isolated list, said in
@@ -96,7 +104,7 @@ int poll_check(const struct cfg *c, const int *wk, int nwk)
 	const char *who[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS];
 	bool polls[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS];
 	const char *flag = poll_flag(c);
-	int online = cpu_online_count();
+	cpu_set_t free_set;
 	bool wk_poll = c->poll || c->spin_us; /* the workers' spin */
 
 	if (!c->n_rx_cpus) {
@@ -128,13 +136,21 @@ int poll_check(const struct cfg *c, const int *wk, int nwk)
 	for (int i = 0; i < n; i++)
 		if (polls[i])
 			pcpus[npoll++] = cpus[i];
-	if (npoll >= online) {
+	/* The CPUs ucpumapd may run on (taskset, a cpuset): its own other
+	 * threads (control, metrics, next hops) are not pinned and need one
+	 * that no thread polls, as do the kernel's receive and the rest. */
+	if (sched_getaffinity(0, sizeof(free_set), &free_set))
+		CPU_ZERO(&free_set);
+	for (int i = 0; i < npoll; i++)
+		if (pcpus[i] < CPU_SETSIZE)
+			CPU_CLR(pcpus[i], &free_set);
+	if (!CPU_COUNT(&free_set)) {
 		fprintf(stderr,
-			"ucpumapd: %s: %d polling threads would hold all %d CPUs of this "
-			"machine, and the kernel's receive and the applications need one to run on: "
-			"poll with CPUs to spare, or leave %s out (its threads then sleep when "
-			"idle)\n",
-			flag, npoll, online, flag);
+			"ucpumapd: %s: %d polling threads would hold every CPU ucpumapd may run "
+			"on (%d online; taskset or a cpuset may allow fewer), and its other threads, "
+			"the kernel's receive and the applications need one to run on: poll with CPUs "
+			"to spare, or leave %s out (its threads then sleep when idle)\n",
+			flag, npoll, cpu_online_count(), flag);
 		return -1;
 	}
 	say_not_isolated(pcpus, npoll);

@@ -613,8 +613,11 @@ case_bad_flags() {
 	bad_flag poll-no-rx-cpus 2 "--poll needs --rx-cpus" -- --dev vd --tun $tun --poll --cpus 1
 	bad_flag poll-shared-cpu 2 "--poll: an RX thread and a worker would share CPU 1" -- \
 		--dev vd --tun $tun --poll --rx-cpus 1 --cpus 1
-	bad_flag poll-every-cpu 2 "--poll: $(nproc) polling threads would hold all $(nproc) CPUs" -- \
+	bad_flag poll-every-cpu 2 "--poll: $(nproc) polling threads would hold every CPU ucpumapd may run on \($(nproc) online" -- \
 		--dev vd --tun $tun --poll --rx-cpus 0 --cpus 1-$(($(nproc) - 1))
+	# Fewer CPUs allowed than online: its unpinned threads need one.
+	bad_flag poll-every-allowed-cpu 2 "--poll: 1 polling threads would hold every CPU ucpumapd may run on" taskset -c 1 -- \
+		--dev vd --tun $tun --poll --pass --rx-cpus 1
 	bad_flag spin-no-rx-cpus 2 "--spin-us needs --rx-cpus" -- --dev vd --tun $tun --spin-us 200 --cpus 1
 	bad_flag busy-poll-no-rx-cpus 2 "--busy-poll needs --rx-cpus" -- --dev vd --tun $tun --busy-poll --cpus 1
 	bad_flag busy-poll-shared-cpu 2 "--busy-poll: an RX thread and a worker would share CPU 1" -- \
