@@ -10,7 +10,13 @@
  * kept in the topology's kids[] until reaped, and stopped by their pid;
  * the shell-outs go through sh(), have_prog() and have_files(), and a
  * child's last lines through show_tail(). The stop flag that SIGINT,
- * SIGTERM and SIGHUP set is here too, since reap() heeds it.
+ * SIGTERM, SIGHUP and SIGPIPE set is here too, since reap() heeds it: a
+ * reader of the table that goes away (| head) stops the run as ^C does,
+ * and the topology is taken down. A child gets SIGTERM when the bench dies
+ * of a signal it cannot catch (PR_SET_PDEATHSIG: the children are started
+ * from the main thread only), so no ucpumapd outlives it on a NIC; the
+ * namespaces such a death leaves carry its pid (ucm-bench-gen-PID,
+ * ucm-bench-dut-PID) for ip netns del.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +54,7 @@ void topo_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
 }
 
 bool bench_stopped(void)
@@ -188,9 +196,13 @@ pid_t spawn(struct bench_topo *t, const char *ns, const char *out, char *const *
 	if (p < 0)
 		return -1;
 	if (!p) {
+		/* SIGTERM when the bench dies; it may have died before this. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() == 1)
+			_exit(127);
 		child_stdio(out);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
 		execvp(full[0], full);
 		_exit(127);
 	}

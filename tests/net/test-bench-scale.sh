@@ -25,6 +25,8 @@
 #                  the first width this host's CPUs cannot place without
 #                  --shared-cpus, refused (not skipped) before any
 #                  namespace, no namespace or link left
+#   sigpipe        the bench's reader goes away (| head -1): it stops and
+#                  leaves no namespace and no ucpumapd
 #   dev-bad-settings  dev-bad-*: --dev's bad settings (a width above the
 #                  queues, no traffic, the generators' options, flood rows
 #                  alone, a width its --cpus cannot place, ...), each
@@ -44,7 +46,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-scale
-cases="run queues flood chart cleanup bad-settings dev-bad-settings dev-w2 dev-w1 dev-moved"
+cases="run queues flood chart cleanup bad-settings sigpipe dev-bad-settings dev-w2 dev-w1 dev-moved"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 nsg=ucm-tbs-g-$$
@@ -256,6 +258,32 @@ give more --cpus" --cpus 0 --widths 2 --shared-cpus
 		bad_setting width-cpus 1 "--widths: width $w needs $((3 * w)) CPUs
 --shared-cpus" --widths "$ws" --rounds 1 --seconds 0.2
 	fi
+}
+
+# A reader of the table that goes away (| head -1): the bench stops as on
+# ^C, and takes its namespaces and ucpumapd with it.
+case_sigpipe() {
+	local pid left procs
+	rm -f "$tmp/sp.pid"
+	( echo $BASHPID > "$tmp/sp.pid"; exec "$BUILD/ucpumap-bench" scale --shared-cpus \
+		--widths 1 --rows cpumap --rounds 20 --seconds 0.5 2> "$tmp/sp.err" ) |
+		head -1 > /dev/null &
+	for _ in $(seq 50); do [ -s "$tmp/sp.pid" ] && break; sleep 0.1; done
+	pid=$(cat "$tmp/sp.pid" 2> /dev/null)
+	for _ in $(seq 600); do kill -0 "${pid:-0}" 2> /dev/null || break; sleep 0.1; done
+	left=$(bench_ns "$pid")
+	procs=$(pgrep -f "ucpumapd --dev vd --tun ucmb0" || true)
+	if [ -z "$pid" ] || kill -0 "$pid" 2> /dev/null; then
+		bad sigpipe "the bench ${pid:+($pid) }still runs 60 s after its reader left"
+		[ -n "$pid" ] && kill "$pid" 2> /dev/null
+	elif ! grep -q "^scale: interrupted" "$tmp/sp.err"; then
+		bad sigpipe "not stopped by its reader's going: $(tail -2 "$tmp/sp.err")"
+	elif [ -n "$left$procs" ]; then
+		bad sigpipe "left: namespaces $(echo $left), ucpumapd $(echo $procs)"
+	else
+		ok sigpipe "stopped, nothing left"
+	fi
+	wait
 }
 
 # ---- --dev --------------------------------------------------------------------
