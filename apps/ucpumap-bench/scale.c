@@ -252,6 +252,11 @@ static bool width_short(const struct scale_run *sr, int w, char *why, size_t sz)
 	const struct scale_cfg *cfg = &sr->cfg;
 	int q = cfg->dev ? sr->ntraffic : w, need = cfg->dev ? q + w : 3 * w;
 
+	if (!cfg->dev && cfg->shared && w > cfg->ncpus) {
+		snprintf(why, sz, "needs %d CPUs for its generators, one per queue, even with "
+			 "--shared-cpus; %d given", w, cfg->ncpus);
+		return true;
+	}
 	if (need <= cfg->ncpus || cfg->shared)
 		return false;
 	if (cfg->dev)
@@ -262,6 +267,42 @@ static bool width_short(const struct scale_run *sr, int w, char *why, size_t sz)
 		snprintf(why, sz, "needs %d CPUs (%d generators, %d RX threads, %d workers, "
 			 "none shared); %d given", need, w, w, w, cfg->ncpus);
 	return true;
+}
+
+/*
+ * Width @w's generators on veth, into @gen and @queue: the first CPUs of
+ * --cpus that feed different queues of vd (a frame sent on CPU c arrives
+ * on queue c % veth_queues, veth's rule), marked in @used (by their place
+ * in the list). Return: how many were found, @w when they all were.
+ */
+static int pick_gens(const struct scale_run *sr, int w, int *gen, int *queue, bool *used)
+{
+	const struct scale_cfg *cfg = &sr->cfg;
+	bool taken[SCALE_MAX_WIDTH] = { false };
+	int k = 0;
+
+	for (int i = 0; i < cfg->ncpus && k < w; i++) {
+		int q = cfg->cpus[i] % sr->veth_queues;
+
+		if (taken[q])
+			continue;
+		taken[q] = true;
+		used[i] = true;
+		gen[k] = cfg->cpus[i];
+		queue[k++] = q;
+	}
+	return k;
+}
+
+/* Why width @w's generators cannot each feed a queue of their own. */
+static const char *gens_short(const struct scale_run *sr, int w, int found)
+{
+	static char why[256];
+
+	snprintf(why, sizeof(why), "--cpus fall on %d of vd's %d queues (a generator on CPU "
+		 "c feeds queue c %% %d), and its %d generators need one each: give --cpus "
+		 "with %d consecutive CPUs", found, sr->veth_queues, sr->veth_queues, w, w);
+	return why;
 }
 
 /*
@@ -284,9 +325,9 @@ static int pick_widths(struct scale_run *sr)
 		if (width_short(sr, w, why, sizeof(why))) {
 			if (cfg->widths_s && width_runs(sr, w)) {
 				fprintf(stderr, "scale: --widths: width %d %s: take it out of "
-					"--widths, give more --cpus, or add --shared-cpus (a "
-					"functional run on shared CPUs, not a measure of width)\n",
-					w, why);
+					"--widths, give more --cpus%s\n", w, why, cfg->shared ? "" :
+					", or add --shared-cpus (a functional run on shared CPUs, "
+					"not a measure of width)");
 				return -1;
 			}
 			sr->skip[sr->nskip].width = w;
@@ -298,6 +339,28 @@ static int pick_widths(struct scale_run *sr)
 			sr->veth_queues = w;
 	}
 	cfg->nwidths = n;
+	/* On veth the widest width sets the queues, and so the queue each
+	 * generator's CPU feeds: a width of the defaults whose generators
+	 * cannot each have one is skipped, the widest first (a width asked
+	 * for is refused by make_cells(), with why). */
+	while (!cfg->dev && !cfg->widths_s && n) {
+		int gen[SCALE_MAX_WIDTH], queue[SCALE_MAX_WIDTH], found = 0, k;
+		bool used[APP_MAX_CPUS] = { false };
+
+		for (k = n; k--;) {
+			found = pick_gens(sr, cfg->widths[k], gen, queue, used);
+			if (found < cfg->widths[k])
+				break;
+		}
+		if (k < 0)
+			break;
+		sr->skip[sr->nskip].width = cfg->widths[k];
+		snprintf(sr->skip[sr->nskip++].why, sizeof(why), "%s",
+			 gens_short(sr, cfg->widths[k], found));
+		memmove(&cfg->widths[k], &cfg->widths[k + 1], (n - k - 1) * sizeof(int));
+		cfg->nwidths = --n;
+		sr->veth_queues = n ? cfg->widths[n - 1] : 0;
+	}
 	if (!n && cfg->dev) {
 		fprintf(stderr, "scale: no width fits %d CPUs: each needs an RX thread per queue "
 			"the traffic arrives on (%d) and a worker per width, none shared; "
@@ -314,13 +377,14 @@ static int pick_widths(struct scale_run *sr)
 	return 0;
 }
 
-/* Width @w's layout for row @def into @pl: NULL, or why it cannot run. */
+/* Width @w's layout for row @def into @pl: NULL, or why it cannot run.
+ * pick_widths() kept only widths with a generator CPU each (w <= ncpus). */
 static const char *place(const struct scale_run *sr, const struct scale_rowdef *def, int w,
 			 struct scale_place *pl)
 {
 	const struct scale_cfg *cfg = &sr->cfg;
-	int n = cfg->ncpus;
-	static char why[256];
+	bool used[APP_MAX_CPUS] = { false };
+	int seq[APP_MAX_CPUS], n = cfg->ncpus, k = 0, found;
 
 	if (cfg->dev) {
 		scale_dev_place(sr, def, w, pl);
@@ -329,27 +393,20 @@ static const char *place(const struct scale_run *sr, const struct scale_rowdef *
 	memset(pl, 0, sizeof(*pl));
 	pl->ngen = def->shape == SH_FAN_OUT ? 1 : w;
 	pl->nwk = def->shape == SH_FAN_IN || def->shape == SH_FLOOD ? 1 : w;
+	found = pick_gens(sr, w, pl->gen, pl->queue, used);
+	if (found < w)
+		return gens_short(sr, w, found);
+	/* The RX threads, then the workers, on the CPUs after them in the
+	 * list; with --shared-cpus round again from its first. */
+	for (int i = 0; i < n; i++)
+		if (!used[i])
+			seq[k++] = cfg->cpus[i];
+	for (int i = 0; i < n; i++)
+		if (used[i])
+			seq[k++] = cfg->cpus[i];
 	for (int i = 0; i < w; i++) {
-		pl->gen[i] = cfg->cpus[i % n];
-		pl->rx[i] = cfg->cpus[(w + i) % n];
-		pl->wk[i] = cfg->cpus[(2 * w + i) % n];
-		pl->queue[i] = pl->gen[i] % sr->veth_queues;
-		for (int j = 0; j < i; j++) {
-			if (pl->queue[j] != pl->queue[i])
-				continue;
-			if (w > n)	/* --shared-cpus: the list wrapped */
-				snprintf(why, sizeof(why), "generator CPUs %d and %d feed one queue "
-					 "of vd: its %d generators need as many CPUs, one per "
-					 "queue, even with --shared-cpus; %d given: take width "
-					 "%d out of --widths, or give more --cpus", pl->gen[j],
-					 pl->gen[i], w, n, w);
-			else
-				snprintf(why, sizeof(why), "generator CPUs %d and %d feed one queue "
-					 "of vd (queue = CPU %% %d): order --cpus so that its "
-					 "first %d fall on different queues, e.g. consecutive "
-					 "CPUs first", pl->gen[j], pl->gen[i], sr->veth_queues, w);
-			return why;
-		}
+		pl->rx[i] = seq[i % n];
+		pl->wk[i] = seq[(w + i) % n];
 	}
 	return NULL;
 }
@@ -396,8 +453,10 @@ static int make_cells(struct scale_run *sr)
 		return -1;
 	}
 	if (!sr->ncells) {
-		fprintf(stderr, "scale: no row runs at widths %s: the fan, flood, no-fair and lanes "
-			"rows need a width of 2 or more\n", cfg->widths_s ? cfg->widths_s : "given");
+		scale_print_skips(sr, stderr, "scale: ");
+		fprintf(stderr, "scale: no row runs at widths %s%s: the fan, flood, no-fair and "
+			"lanes rows need a width of 2 or more\n", cfg->widths_s ? cfg->widths_s :
+			"that fit", sr->nskip ? " (others skipped: see above)" : "");
 		return -1;
 	}
 	return 0;
@@ -640,9 +699,14 @@ static int parse_args(struct scale_run *sr, int argc, char **argv)
 		return -1;
 	}
 	if (!cfg->ncpus) {
-		for (int c = 0; c < APP_MAX_CPUS && cfg->ncpus < cpu_online_count(); c++)
+		/* The first APP_MAX_CPUS it may use, whatever their numbers. */
+		for (int c = 0; c < CPU_SETSIZE && cfg->ncpus < APP_MAX_CPUS; c++)
 			if (cpu_usable(c))
 				cfg->cpus[cfg->ncpus++] = c;
+		if (!cfg->ncpus) {
+			fprintf(stderr, "scale: no CPU this process may use was found: give --cpus\n");
+			return -1;
+		}
 	}
 	return scale_dev_opts(cfg);
 }

@@ -25,6 +25,8 @@
 #                  the first width this host's CPUs cannot place without
 #                  --shared-cpus, refused (not skipped) before any
 #                  namespace, no namespace or link left
+#   shared-default  --shared-cpus without --widths on one CPU: width 1
+#                  runs, the wider ones skipped, saying why
 #   sigpipe        the bench's reader goes away (| head -1): it stops and
 #                  leaves no namespace and no ucpumapd
 #   dev-bad-settings  dev-bad-*: --dev's bad settings (a width above the
@@ -46,7 +48,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-scale
-cases="run queues flood chart cleanup bad-settings sigpipe dev-bad-settings dev-w2 dev-w1 dev-moved"
+cases="run queues flood chart cleanup bad-settings shared-default sigpipe dev-bad-settings dev-w2 dev-w1 dev-moved"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 nsg=ucm-tbs-g-$$
@@ -247,7 +249,7 @@ case_bad_settings() {
 	bad_setting no-width-fits 1 "no width fits 1 CPUs: width 1 needs 3" --cpus 0
 	bad_setting fan-at-1 1 "the fan, flood, no-fair and lanes rows need a width of 2" --rows cpumap-fan-in \
 		--widths 1 --shared-cpus
-	bad_setting one-queue 1 "generator CPUs 0 and 0 feed one queue
+	bad_setting one-queue 1 "width 2 needs 2 CPUs for its generators, one per queue, even with --shared-cpus; 1 given
 give more --cpus" --cpus 0 --widths 2 --shared-cpus
 	ws=$(unplaceable_widths)
 	w=${ws##*,}
@@ -257,6 +259,21 @@ give more --cpus" --cpus 0 --widths 2 --shared-cpus
 		# a width asked for is refused, not skipped; the rest never runs
 		bad_setting width-cpus 1 "--widths: width $w needs $((3 * w)) CPUs
 --shared-cpus" --widths "$ws" --rounds 1 --seconds 0.2
+	fi
+}
+
+# --shared-cpus without --widths on one CPU: width 1 runs, the wider ones
+# (a generator's CPU each, even shared) are skipped, saying why.
+case_shared_default() {
+	local rc
+	timeout 60 "$BUILD/ucpumap-bench" scale --shared-cpus --cpus 0 --rows cpumap --rounds 1 \
+		--seconds 0.2 > "$tmp/sd.out" 2>&1
+	rc=$?
+	if [ $rc -eq 0 ] && grep -q '^cpumap  *1 ' "$tmp/sd.out" &&
+		grep -q "width 2 skipped: needs 2 CPUs for its generators, one per queue, even with --shared-cpus; 1 given" "$tmp/sd.out"; then
+		ok shared-default "$(grep -c 'skipped' "$tmp/sd.out") widths skipped"
+	else
+		bad shared-default "exit $rc: $(head -c 400 "$tmp/sd.out")"
 	fi
 }
 
