@@ -46,6 +46,17 @@ int parse_pow2(const char *s, unsigned long lo, unsigned long hi,
 	return 0;
 }
 
+int list_check(const char *s, const char *what)
+{
+	size_t n = strlen(s);
+
+	if (n && s[0] != ',' && s[n - 1] != ',' && !strstr(s, ",,"))
+		return 0;
+	fprintf(stderr, "%s: '%s' has an empty item: give names or numbers between the commas\n",
+		what, s);
+	return -1;
+}
+
 int cpu_online_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -71,6 +82,8 @@ int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
 		fprintf(stderr, "%s: empty CPU list; give e.g. 1 or 0,2-3\n", what);
 		return -1;
 	}
+	if (list_check(s, what))
+		return -1;
 	copy = strdup(s);
 	if (!copy)
 		return -1;

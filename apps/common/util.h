@@ -20,6 +20,9 @@ int parse_uint(const char *s, unsigned long lo, unsigned long hi,
 int parse_pow2(const char *s, unsigned long lo, unsigned long hi,
 	       const char *what, unsigned long *out);
 int cpu_online_count(void);
+/* A comma-separated list with an item between every two commas: 0, or -1
+ * with a message naming @what ("a,,b", ",a", "a," and "" are refused). */
+int list_check(const char *s, const char *what);
 
 /* Whether this kernel runs XDP live-frame test runs
  * (BPF_F_TEST_XDP_LIVE_FRAMES: ucpumap-gen's live engine): 0, or the

@@ -89,9 +89,14 @@ _Static_assert(ENG_NROWS <= ENG_MAX_ROWS, "raise ENG_MAX_ROWS for the rows table
 
 static int eng_parse_rows(const char *s, struct eng_cfg *cfg)
 {
-	char *copy = strdup(s), *tok, *save = NULL;
+	char *copy, *tok, *save = NULL;
 	int i, ok = 0;
 
+	if (list_check(s, "engine: --rows"))
+		return -1;
+	copy = strdup(s);
+	if (!copy)
+		return -1;
 	memset(cfg->want, 0, sizeof(cfg->want));
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		for (i = 0; i < ENG_NROWS; i++)

@@ -260,7 +260,11 @@ int rows_select(struct bench_run *br, const char *list)
 	}
 	if (!list)
 		return 0;
+	if (list_check(list, "datapath: --rows"))
+		return -1;
 	l = strdup(list);
+	if (!l)
+		return -1;
 	for (t = strtok_r(l, ",", &sp); t; t = strtok_r(NULL, ",", &sp)) {
 		struct row *r = row_by(br, t);
 

@@ -90,8 +90,8 @@ static int opt_widths(const struct opt *o, const char *arg, void *p)
 
 	cfg->widths_s = arg;
 	cfg->nwidths = 0;
-	if (!copy)
-		return -1;
+	if (!copy || list_check(arg, "scale: --widths"))
+		goto out;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (parse_uint(tok, 1, SCALE_MAX_WIDTH, "scale: --widths", &w))
 			goto out;
@@ -120,8 +120,10 @@ static int opt_rows(const struct opt *o, const char *arg, void *p)
 
 	cfg->rowlist = arg;
 	memset(cfg->want, 0, sizeof(cfg->want));
-	if (!copy)
+	if (!copy || list_check(arg, "scale: --rows")) {
+		free(copy);
 		return -1;
+	}
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int i;
 

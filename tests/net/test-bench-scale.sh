@@ -251,6 +251,9 @@ case_bad_settings() {
 		--widths 1 --shared-cpus
 	bad_setting one-queue 1 "width 2 needs 2 CPUs for its generators, one per queue, even with --shared-cpus; 1 given
 give more --cpus" --cpus 0 --widths 2 --shared-cpus
+	bad_setting width-empty-item 2 "--widths: '1,,2' has an empty item" --widths 1,,2
+	bad_setting rows-empty 2 "--rows: '' has an empty item" --rows ""
+	bad_setting rows-comma 2 "--rows: 'cpumap,' has an empty item" --rows cpumap,
 	ws=$(unplaceable_widths)
 	w=${ws##*,}
 	if [ -z "$ws" ]; then

@@ -572,6 +572,7 @@ case_bad_flags() {
 	bad_flag unknown-interface 78 "nosuchif0" -- --dev nosuchif0 --tun $tun
 	bad_flag missing-queue 78 "vd has RX queues 0-0, not queue 5" -- --dev vd --tun $tun --queues 5
 	bad_flag cpu-out-of-range 2 "CPU 99 is not online" -- --dev vd --tun $tun --cpus 99
+	bad_flag cpu-list-empty-item 2 "'0,,1' has an empty item" -- --dev vd --tun $tun --cpus 0,,1
 	bad_flag rx-size-not-power-of-two 2 "rx-size: 1000 is not a power of two" -- --dev vd --tun $tun --rx-size 1000
 	bad_flag frames-too-few 2 "frames 256 cannot cover the fill ring" -- --dev vd --tun $tun --frames 256
 	bad_flag tun-name-too-long 2 "longer than 15 characters" -- --dev vd --tun ucm-tun-name-16c
