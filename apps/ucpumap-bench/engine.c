@@ -108,6 +108,7 @@ static int eng_parse_rows(const char *s, struct eng_cfg *cfg)
 			return -1;
 		}
 		cfg->want[i] = true;
+		cfg->rows_given = true;
 		ok = 1;
 	}
 	free(copy);
@@ -190,14 +191,27 @@ static const struct opts_cmd eng_cmd = {
 /* Return 0, OPTS_HELP, or -1 after a message. */
 static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 {
+	cpu_set_t set;
 	int ret;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->rounds = 10;
 	cfg->seconds = 1;
 	cfg->warmup = 0.2;
-	cfg->producer_cpu = 0;
-	cfg->worker_cpu = cpu_online_count() > 1 ? 1 : 0;
+	/* The first two CPUs this process may use (taskset, a cpuset). */
+	cfg->producer_cpu = cfg->worker_cpu = -1;
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		for (int c = 0; c < CPU_SETSIZE && cfg->worker_cpu < 0; c++)
+			if (CPU_ISSET(c, &set)) {
+				if (cfg->producer_cpu < 0)
+					cfg->producer_cpu = c;
+				else
+					cfg->worker_cpu = c;
+			}
+	if (cfg->producer_cpu < 0)
+		cfg->producer_cpu = 0;
+	if (cfg->worker_cpu < 0)	/* one CPU: the producer's */
+		cfg->worker_cpu = cfg->producer_cpu;
 	cfg->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
 	memset(cfg->want, 1, sizeof(cfg->want));
 	ret = opts_parse(&eng_cmd, cfg, argc, argv);
@@ -278,6 +292,19 @@ static int eng_pw_fit(struct eng_bench *eb)
 				"producer%s, then %d worker%s, none shared); --shared-cpus shares "
 				"them\n", cfg->pw_cpus, cfg->n_pw_cpu, cfg->n_pw_cpu == 1 ? "" : "s",
 				row->name, need, np, ps, nw, ws);
+			return -1;
+		}
+		if (cfg->rows_given && cfg->shared) {
+			fprintf(stderr, "engine: --rows %s: its %d workers need a CPU each even "
+				"with --shared-cpus, and this process may use %d: take it out of "
+				"--rows\n", row->name, nw, cfg->n_pw_cpu);
+			return -1;
+		}
+		if (cfg->rows_given) {
+			fprintf(stderr, "engine: --rows %s: it needs %d CPUs (%d producer%s, %d "
+				"worker%s, none shared), and this process may use %d: take it out "
+				"of --rows, or add --shared-cpus\n", row->name, need, np, ps, nw, ws,
+				cfg->n_pw_cpu);
 			return -1;
 		}
 		if (cfg->shared)

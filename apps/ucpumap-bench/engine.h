@@ -73,6 +73,7 @@ struct eng_cfg {
 	uint32_t frames, qsize;
 	bool frames_set;		/* --frames given: per pool, in every row */
 	bool want[ENG_MAX_ROWS];
+	bool rows_given;		/* --rows: a row that cannot run is an error */
 	const char *json;
 };
 

@@ -23,7 +23,10 @@
 #                  producer: exit 0 (every frame came home: the audit), each
 #                  worker processed frames in every run, none dropped, the
 #                  output and the JSON saying the CPUs were shared
-#   bad-flags      bad-flag-*: a message naming the problem, exit 2
+#   bad-flags      bad-flag-*: a message naming the problem, exit 2 (one
+#                  is a row asked for by name that one CPU cannot hold);
+#                  and taskset-default-cpus: on one CPU the producer and
+#                  worker default to it
 #   bad-command    an unknown command: exit 2
 set -u
 BUILD=${BUILD:-build}
@@ -231,10 +234,12 @@ check_bad() {	# label, expected text, args...
 }
 
 case_bad_flags() {
+	local rc
 	check_bad rounds "--rounds" --rounds 0
 	check_bad seconds "--seconds" --seconds abc
 	check_bad row "unknown row 'fast'" --rows fast
 	check_bad pw-row "unknown row 'pw-3x3'" --rows pw-1x1,pw-3x3
+	check_bad rows-empty-item "'pw-1x1,,recycle' has an empty item" --rows pw-1x1,,recycle
 	check_bad pw-cpus-short "pw-1x1 needs 2 (1 producer, then 1 worker" --rows pw-1x1 --pw-cpus 0
 	check_bad pw-cpus-shared "pw-2x2 has 2 workers, a CPU each even with --shared-cpus" \
 		--rows pw-2x2 --pw-cpus 0 --shared-cpus
@@ -243,6 +248,25 @@ case_bad_flags() {
 	check_bad frames "power of two" --frames 3000
 	check_bad qsize "--qsize" --qsize 65536
 	check_bad extra "unexpected argument" extra
+	# A row asked for by name that this process's CPUs cannot hold is
+	# refused, not skipped with exit 0 (on one CPU: pw-1x1 needs 2).
+	rc=0
+	taskset -c 0 "$BENCH" engine --rows pw-1x1 > "$tmp/o" 2> "$tmp/e" || rc=$?
+	if [ $rc -eq 2 ] && grep -q -- "--rows pw-1x1: it needs 2 CPUs (1 producer, 1 worker, none shared), and this process may use 1: take it out of --rows, or add --shared-cpus" "$tmp/e"; then
+		ok bad-flag-rows-short
+	else
+		bad bad-flag-rows-short "exit $rc, stderr: $(head -2 "$tmp/e")"
+	fi
+	# The producer's and the worker's CPUs by default are ones this
+	# process may use: under taskset -c 1, both on CPU 1.
+	rc=0
+	taskset -c "$(($(nproc) - 1))" "$BENCH" engine --rows recycle --rounds 1 --seconds 0.05 \
+		--warmup 0.01 > "$tmp/o" 2> "$tmp/e" || rc=$?
+	if [ $rc -eq 0 ] && grep -q '^recycle ' "$tmp/o"; then
+		ok taskset-default-cpus
+	else
+		bad taskset-default-cpus "exit $rc, stderr: $(head -2 "$tmp/e")"
+	fi
 }
 
 case_bad_command() {
