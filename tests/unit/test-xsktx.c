@@ -383,12 +383,40 @@ static int test_turn(void)
 	return fake_free(f);
 }
 
+/* A spinning RX thread stops for a worker's ask for frames, as its sleep
+ * does (ucm_txq__sleep_begin()): the turn that follows lends them. */
+static int test_spin_ask(void)
+{
+	FAKE(f, true);
+	struct ucm_txq *t = ucm_txq__create(f->x.umem, 16);
+	uint32_t rx_prod = 0, rx_cons = 0, rx_flags = 0;
+	struct xdp_desc rx[RING];
+	int n;
+
+	UT_ASSERT(t, "no channel: %s", strerror(errno));
+	f->q.rx.mask = RING - 1;	/* an RX ring with nothing on it */
+	f->q.rx.size = RING;
+	f->q.rx.producer = &rx_prod;
+	f->q.rx.consumer = &rx_cons;
+	f->q.rx.flags = &rx_flags;
+	f->q.rx.ring = rx;
+	n = ucm_xsk_queue__spin(&f->q, &t, 1, 50);
+	UT_ASSERT(n == 0, "an idle spin: %d", n);
+	ucm_txq__want(t);
+	n = ucm_xsk_queue__spin(&f->q, &t, 1, UCM_SPIN_US_MAX);
+	UT_ASSERT(n == 1, "the spin did not stop for the ask: %d", n);
+	UT_ASSERT(!ucm_txq__destroy(t), "the channel");
+	f->q.rx.producer = NULL;
+	return fake_free(f);
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_posted),
 	UT_CASE(test_ring_full),
 	UT_CASE(test_refused),
 	UT_CASE(test_no_sg),
 	UT_CASE(test_turn),
+	UT_CASE(test_spin_ask),
 	{}
 };
 
