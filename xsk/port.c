@@ -613,6 +613,8 @@ out_free:
 
 int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms)
 {
+	struct ucm_pool *pools[UCM_XSK_MAX_QUEUES];
+	uint64_t held;
 	uint32_t i;
 	int ret;
 
@@ -636,17 +638,22 @@ int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms)
 	 * step is done once: a destroy that failed can be called again. */
 	for (i = x->nqueues; i--;)
 		queue_close(&x->q[i]);	/* queue 0's, the UMEM's, last */
-	for (i = 0; i < x->nqueues; i++) {
+	/* All pools at once: a TX ring may hold another queue's frames (a
+	 * worker's verdict sends on its own queue whatever the packet's). */
+	for (i = 0, held = 0; i < x->nqueues; i++) {
 		struct ucm_xsk_queue *q = &x->q[i];
-		uint64_t held = (q->posted - q->taken) + (q->tx_posted - q->tx_done);
 
-		if (!held)
-			continue;
-		ret = ucm_pool_reclaim(q->pool, (uint32_t)held, UCM_LOC_KERNEL);
+		pools[i] = q->pool;
+		held += (q->posted - q->taken) + (q->tx_posted - q->tx_done);
+	}
+	if (held) {
+		ret = ucm_pools_reclaim(pools, x->nqueues, held, UCM_LOC_KERNEL);
 		if (ret)
 			return ucm_err(ret);	/* nothing freed: see the log */
-		q->taken = q->posted;
-		q->tx_done = q->tx_posted;
+		for (i = 0; i < x->nqueues; i++) {
+			x->q[i].taken = x->q[i].posted;
+			x->q[i].tx_done = x->q[i].tx_posted;
+		}
 	}
 	ret = ucm_umem__destroy(x->umem, timeout_ms);
 	if (ret)

@@ -214,14 +214,16 @@ uint32_t ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
 			     uint32_t n, uint64_t *stat);
 
 /*
- * Take back the frames a user of the pool held all of when it let go of
+ * Take back the frames a user of the pools held all of when it let go of
  * them (the kernel's, in @from, when its sockets went away): every frame
- * of @pool found in no tier. There must be exactly @expect of them, or
- * frames are missing elsewhere: then nothing is moved and -EUCLEAN is
- * returned. Owner stopped; control path only.
+ * of the @npools @pools found in no tier. There must be exactly @expect of
+ * them, all pools together (a socket may hold another pool's frames: a
+ * verdict's send on another queue's TX ring), or frames are missing
+ * elsewhere: then nothing is moved and -EUCLEAN is returned. Owners
+ * stopped; control path only.
  */
-int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect,
-		     enum ucm_frame_loc from);
+int ucm_pools_reclaim(struct ucm_pool *const *pools, uint32_t npools, uint64_t expect,
+		      enum ucm_frame_loc from);
 
 /* ucm_umem__put_bulk()/release_bulk() with the frames' expected location
  * (@from; UCM_LOC__MAX: anywhere outside the pool). */

@@ -465,51 +465,79 @@ int ucm_pool__audit(struct ucm_pool *pool, struct ucm_pool_audit *a, size_t sz)
 	return ucm_err(err);
 }
 
-int ucm_pool_reclaim(struct ucm_pool *pool, uint32_t expect,
-		     enum ucm_frame_loc from)
+/* The frames of @pool in no tier into @addrs (pool->nframes of room):
+ * their count, or -errno. */
+static int pool_missing(struct ucm_pool *pool, uint8_t *seen, uint64_t *addrs)
 {
-	struct ucm_ring *r = pool->ring;
-	uint32_t i, n, ring_n, missing = 0;
-	uint64_t *addrs;
-	uint8_t *seen;
-	int err = 0;
+	uint32_t i, ring_n, missing = 0;
 
-	seen = calloc(pool->nframes, 1);
-	addrs = calloc(pool->nframes, sizeof(*addrs));
-	if (!seen || !addrs) {
-		err = ucm_oom("the audit");
-		goto out;
-	}
 	pool_scrub(pool);	/* cache and ring to the stack: one tier left */
 	pthread_mutex_lock(&pool->stack.lock);
 	for (i = 0; i < pool->stack.top; i++)
 		audit_mark(pool, seen, pool->stack.frames[i]);
-	ring_n = ucm_ring__count(r);
+	ring_n = ucm_ring__count(pool->ring);
 	pthread_mutex_unlock(&pool->stack.lock);
 	if (ring_n) {
-		pr_warn("pool %u: returns still arriving while reclaiming\n",
-			pool->idx);
-		err = -EBUSY;
-		goto out;
+		pr_warn("pool %u: returns still arriving while reclaiming\n", pool->idx);
+		return -EBUSY;
 	}
 	for (i = 0; i < pool->nframes; i++)
 		if (!seen[i])
-			addrs[missing++] = pool->base +
-				((uint64_t)i << pool->umem->frame_shift);
-	if (missing != expect) {
-		pr_warn("pool %u: %u frames are off the pool but the kernel held %u: %d frames are missing elsewhere\n",
-			pool->idx, missing, expect, (int)(missing - expect));
+			addrs[missing++] = pool->base + ((uint64_t)i << pool->umem->frame_shift);
+	return (int)missing;
+}
+
+int ucm_pools_reclaim(struct ucm_pool *const *pools, uint32_t npools, uint64_t expect,
+		      enum ucm_frame_loc from)
+{
+	uint64_t **addrs = calloc(npools, sizeof(*addrs)), total = 0;
+	uint32_t *missing = calloc(npools, sizeof(*missing)), i, k, n;
+	uint8_t *seen = NULL;
+	int err = 0, ret;
+
+	if (!addrs || !missing) {
+		err = ucm_oom("the reclaim");
+		goto out;
+	}
+	for (i = 0; i < npools && !err; i++) {
+		struct ucm_pool *pool = pools[i];
+
+		free(seen);
+		seen = calloc(pool->nframes, 1);
+		addrs[i] = calloc(pool->nframes, sizeof(**addrs));
+		if (!seen || !addrs[i]) {
+			err = ucm_oom("the reclaim");
+			break;
+		}
+		ret = pool_missing(pool, seen, addrs[i]);
+		if (ret < 0)
+			err = ret;
+		else
+			total += missing[i] = (uint32_t)ret;
+	}
+	if (err)
+		goto out;
+	if (total != expect) {
+		for (i = 0; i < npools; i++)
+			pr_warn("pool %u: %u frames are off the pool\n", pools[i]->idx, missing[i]);
+		pr_warn("%llu frames are off the pools but the kernel held %llu: %lld frames are missing elsewhere\n",
+			(unsigned long long)total, (unsigned long long)expect,
+			(long long)(total - expect));
 		err = -EUCLEAN;
 		goto out;
 	}
-	for (i = 0; i < missing; i += n) {
-		n = min(missing - i, (uint32_t)UCM_POOL_STACK_BULK);
-		ucm_frame_move_bulk(pool->umem, addrs + i, n, from, UCM_LOC_STACK);
-		ucm_pool_stack_push(pool, addrs + i, n, NULL);
-	}
+	for (i = 0; i < npools; i++)
+		for (k = 0; k < missing[i]; k += n) {
+			n = min(missing[i] - k, (uint32_t)UCM_POOL_STACK_BULK);
+			ucm_frame_move_bulk(pools[i]->umem, addrs[i] + k, n, from, UCM_LOC_STACK);
+			ucm_pool_stack_push(pools[i], addrs[i] + k, n, NULL);
+		}
 out:
-	free(seen);
+	for (i = 0; addrs && i < npools; i++)
+		free(addrs[i]);
 	free(addrs);
+	free(missing);
+	free(seen);
 	return err;
 }
 

@@ -410,6 +410,40 @@ static int test_spin_ask(void)
 	return fake_free(f);
 }
 
+/* The destroy's reclaim counts what the sockets held over every pool: a
+ * TX ring holds another queue's frames when a worker's verdict sends on
+ * its own queue. Three frames out, one of pool 1 and two of pool 0, all
+ * on queue 0's socket: they come home; a count that differs moves none. */
+static int test_reclaim_across_pools(void)
+{
+	UCM_OPTS(ucm_umem_opts, uo, .npools = 2, .frames_per_pool = FRAMES, .frame_size = FS);
+	struct ucm_umem *umem = ucm_umem__create(&uo);
+	struct ucm_pool *pools[2];
+	struct ucm_pool_audit a;
+	uint64_t fr[3];
+	int err;
+
+	UT_ASSERT(umem, "no UMEM: %s", strerror(errno));
+	pools[0] = ucm_umem__pool(umem, 0);
+	pools[1] = ucm_umem__pool(umem, 1);
+	ucm_pool__set_owner(pools[0]);
+	ucm_pool__set_owner(pools[1]);
+	UT_ASSERT(ucm_pool__alloc_bulk(pools[0], fr, 2) == 2 &&
+		  ucm_pool__alloc_bulk(pools[1], fr + 2, 1) == 1, "no frames");
+	for (int i = 0; i < 3; i++)
+		ucm_frame_move(umem, fr[i], UCM_LOC_APP, UCM_LOC_KERNEL);
+	ucm_pool__clear_owner(pools[0]);
+	ucm_pool__clear_owner(pools[1]);
+	err = ucm_pools_reclaim(pools, 2, 2, UCM_LOC_KERNEL);
+	UT_ASSERT(err == -EUCLEAN, "3 out, 2 expected: %d", err);
+	err = ucm_pools_reclaim(pools, 2, 3, UCM_LOC_KERNEL);
+	UT_ASSERT(!err, "3 out, 3 expected: %d", err);
+	UT_ASSERT(!ucm_umem__audit(umem, &a, sizeof(a)) && a.loc[UCM_LOC_STACK] == 2 * FRAMES,
+		  "%u of %u frames home", a.loc[UCM_LOC_STACK], 2 * FRAMES);
+	UT_ASSERT(!ucm_umem__destroy(umem, 0), "the UMEM stays");
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_posted),
 	UT_CASE(test_ring_full),
@@ -417,6 +451,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_no_sg),
 	UT_CASE(test_turn),
 	UT_CASE(test_spin_ask),
+	UT_CASE(test_reclaim_across_pools),
 	{}
 };
 
