@@ -92,12 +92,13 @@ static bool tx_part_ok(const struct ucm_xsk *x, uint64_t addr, uint32_t len)
 
 /*
  * A descriptor the kernel would take without ever completing it, losing
- * its frame (or, for a request it cannot honour, stall the ring on): with
- * TX metadata, a packet less than UCM_TXQ_META_LEN into its frame; a
- * checksum request where there is none to make. A packet of several: on a
- * socket bound without XDP_USE_SG, more frames than the kernel takes (or
- * none listed), a part outside its frame, or parts whose lengths do not
- * add up to the packet's.
+ * its frame (or, for a request it cannot honour, stall the ring on): no
+ * bytes, or a part outside its frame; with TX metadata, a packet less
+ * than UCM_TXQ_META_LEN into its frame; a checksum request where there
+ * is none to make. A packet of several: on a socket bound without
+ * XDP_USE_SG, more frames than the kernel takes, or in zero-copy the
+ * driver (or none listed), or parts whose lengths do not add up to the
+ * packet's.
  */
 static enum ucm_chain_why tx_check(const struct ucm_xsk_queue *q, uint64_t d,
 				   const struct ucm_chain *c)
@@ -109,11 +110,10 @@ static enum ucm_chain_why tx_check(const struct ucm_xsk_queue *q, uint64_t d,
 	if ((d & UCM_TXQ_DESC_CSUM) && !x->tx_csum)
 		return UCM_CHAIN_BAD;
 	if (likely(!c))
-		return x->tx_meta && addr - ucm_umem_base(x->umem, addr) < UCM_TXQ_META_LEN ?
-		       UCM_CHAIN_BAD : UCM_CHAIN_OK;
+		return tx_part_ok(x, addr, ucm_desc_len(d)) ? UCM_CHAIN_OK : UCM_CHAIN_BAD;
 	if (!q->sg)
 		return UCM_CHAIN_NOSG;
-	if (!c->nfrag || c->nfrag >= UCM_CHAIN_MAX)
+	if (!c->nfrag || c->nfrag >= ucm_xsk_tx_frames(x))
 		return c->nfrag ? UCM_CHAIN_LONG : UCM_CHAIN_BAD;
 	if (!tx_part_ok(x, addr, c->head_len))
 		return UCM_CHAIN_BAD;

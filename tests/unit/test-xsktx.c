@@ -307,6 +307,11 @@ static uint64_t *nosg(struct ucm_xsk_stats *s)
 	return &s->tx_chain_nosg;
 }
 
+static uint64_t *bad_desc(struct ucm_xsk_stats *s)
+{
+	return &s->tx_bad_desc;
+}
+
 static int test_refused(void)
 {
 	FAKE(f, true);
@@ -337,6 +342,17 @@ static int test_refused(void)
 	c->nfrag = UCM_CHAIN_MAX;
 	if (refused(f, d, too_long))
 		return 1;
+	/* Packets of one: no bytes, or past their frame. */
+	if (refused(f, ucm_desc_make(frame(f) + HEAD_OFF, 0), bad_desc) ||
+	    refused(f, ucm_desc_make(frame(f) + HEAD_OFF, FS - HEAD_OFF + 1), bad_desc))
+		return 1;
+	/* In zero-copy, more frames than the driver takes (xdp-zc-max-segs). */
+	f->x.zerocopy = true;
+	f->x.zc_max_segs = 4;
+	d = chain(f, 5, 10, fr);
+	if (refused(f, d, too_long))
+		return 1;
+	f->x.zerocopy = false;
 	/* A checksum request with no one to finish it. */
 	f->x.tx_csum = false;
 	d = chain(f, 2, 10, fr);
