@@ -3,8 +3,9 @@
  * The cpumap: bulk queues, worker rings and worker threads
  * (kernel/bpf/cpumap.c's role). This file is its hot path, the producers'
  * enqueue and flush and the worker loop; cpumap_ctl.c is the control path
- * (create, stop, destroy, statistics), cpumap_lat.h the latency stamps,
- * cpumap_priv.h the structures and their concurrency contracts.
+ * (create, stop, destroy, statistics), cpumap_fair.c the producers' fair
+ * share of a shared ring, cpumap_lat.h the latency stamps, cpumap_priv.h
+ * the structures and their concurrency contracts.
  *
  * Producer side, per RX thread (struct ucm_cpumap_producer):
  *   enqueue - append the frame to the bulk queue of its worker; a full bulk
@@ -128,36 +129,6 @@ static void cpumap_wake(struct ucm_cpumap_producer *prod, uint32_t w)
 }
 
 /*
- * The fair share (UCM_CPUMAP_F_NO_FAIR): whether @prod, about to put @n
- * entries into @ring, is over its share while the ring fills. The
- * ring's counters are read relaxed, a view that may be a moment old: a
- * threshold, not a bound, and the reservation that follows still checks
- * for room. Counts what goes in; the window halves at each ring's worth.
- */
-static bool fair_over(struct ucm_cpumap_producer *prod, struct ucm_fair *f,
-		      const struct ucm_ring *ring, uint32_t n)
-{
-	/* ucm_ring__count()'s order: cons.tail first (acquire, pairs with
-	 * the worker's C2), so that the fill level cannot wrap. */
-	uint32_t cons = __atomic_load_n(&ring->cons.tail, __ATOMIC_ACQUIRE);
-	uint32_t head = __atomic_load_n(&ring->prod.head, __ATOMIC_RELAXED);
-	uint32_t np = __atomic_load_n(&prod->map->nproducers, __ATOMIC_RELAXED);
-	uint32_t used = head - cons, total = head - f->head0;
-
-	if (total >= ring->size) {
-		f->head0 = head - total / 2;
-		f->mine /= 2;
-		total -= total / 2;
-	}
-	/* Within our share, or room enough for everyone: in it goes. */
-	if (np > 1 && used >= ring->size / 4 * UCM_CPUMAP_FAIR_FILL &&
-	    (uint64_t)f->mine * np > total)
-		return true;
-	f->mine += n;
-	return false;
-}
-
-/*
  * bq_flush_to_queue(): bulk queue @w to its worker, one ring reservation
  * for the whole bulk. Stamped unless the map has UCM_CPUMAP_F_NO_LATENCY:
  * nstamp, the bulk's stamp entries (1 or 0), go into the ring in front of
@@ -197,7 +168,7 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		worker_run_batch(wk, bq_desc(bq), n);
 	} else if (!(map->flags & UCM_CPUMAP_F_NO_FAIR) &&
 		   (ring->flags & UCM_RING_MP) &&
-		   unlikely(fair_over(prod, &prod->fair[w], ring, n + nstamp))) {
+		   unlikely(ucm_cpumap_fair_over(prod, w, ring))) {
 		/* Over our share of a filling ring: this bulk goes home,
 		 * the room left is the other producers'. */
 		desc_to_base(map, bq_desc(bq), base, n);
@@ -211,6 +182,8 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		/* From the stamp when there is one, else from the first
 		 * descriptor (bq->ent + 1). */
 		k = ucm_ring__produce(ring, bq->ent + 1 - nstamp, n + nstamp);
+		if (ring->flags & UCM_RING_MP)	/* the share counts what went in */
+			prod->fair[w].mine += k;
 		if (unlikely(k < n + nstamp)) {
 			/* Ring full: back into our own pool, directly, as
 			 * xdp_return_frame_rx_napi() does. A stamp that went

@@ -553,6 +553,7 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	prod->pool = pool;
 	prod->inline_w = -1;
 	prod->lane = -1;
+	prod->fair_slot = -1;
 
 	pthread_mutex_lock(&map->lock);
 	if ((map->flags & UCM_CPUMAP_F_ONE_PRODUCER) && map->producers) {
@@ -598,9 +599,23 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	for (i = 0; i < map->nworkers; i++)
 		prod->ring[i] = prod->lane >= 0 ? map->workers[i]->lane[prod->lane] :
 						  map->workers[i]->ring;
+	/* A slot for the fair share of shared rings (not inline, not lanes). */
+	if (prod->inline_w < 0 && prod->lane < 0 && prod->ring[0] &&
+	    (prod->ring[0]->flags & UCM_RING_MP) && ~map->fair_slots) {
+		prod->fair_slot = __builtin_ctzll(~map->fair_slots);
+		/* A mark left by the slot's last holder: out of date. */
+		for (i = 0; i < map->nworkers; i++) {
+			prod->fair[i].mark = __atomic_load_n(&prod->ring[i]->prod.head,
+							     __ATOMIC_RELAXED) -
+					     (FAIR_RECENT + 1) * prod->ring[i]->size;
+			WRITE_ONCE(map->workers[i]->fair_mark[prod->fair_slot],
+				   prod->fair[i].mark);
+		}
+		__atomic_store_n(&map->fair_slots, map->fair_slots | 1ull << prod->fair_slot,
+				 __ATOMIC_RELAXED);
+	}
 	prod->next = map->producers;
 	map->producers = prod;
-	__atomic_store_n(&map->nproducers, map->nproducers + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&map->lock);
 	return prod;
 }
@@ -632,8 +647,10 @@ void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
 	for (pp = &map->producers; *pp; pp = &(*pp)->next) {
 		if (*pp == prod) {
 			*pp = prod->next;
-			__atomic_store_n(&map->nproducers, map->nproducers - 1,
-					 __ATOMIC_RELAXED);
+			if (prod->fair_slot >= 0)
+				__atomic_store_n(&map->fair_slots,
+						 map->fair_slots & ~(1ull << prod->fair_slot),
+						 __ATOMIC_RELAXED);
 			/* Its lane, with what it flushed, for the next one. */
 			if (prod->lane >= 0)
 				map->lanes_held &= ~(1ull << prod->lane);
@@ -658,14 +675,18 @@ int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w)
 	return map->workers[w]->cpu;
 }
 
-/* The worker's time asleep now, a sleep going on included (sleep_word). */
-static uint64_t sleep_read(const struct ucm_worker *w)
+/* The worker's time asleep now, a sleep going on included (sleep_word),
+ * never less than a reader was given before (sleep_seen). */
+static uint64_t sleep_read(struct ucm_worker *w)
 {
-	uint64_t x = READ_ONCE(w->sleep_word);
+	uint64_t x = READ_ONCE(w->sleep_word), v, seen;
 
-	if (!(x & 1))
-		return x >> 1;
-	return (uint64_t)((int64_t)(x & ~1ull) / 2) + ucm_now_ns();
+	v = !(x & 1) ? x >> 1 : (uint64_t)((int64_t)(x & ~1ull) / 2) + ucm_now_ns();
+	seen = __atomic_load_n(&w->sleep_seen, __ATOMIC_RELAXED);
+	while (v > seen && !__atomic_compare_exchange_n(&w->sleep_seen, &seen, v, true,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return v > seen ? v : seen;
 }
 
 int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,

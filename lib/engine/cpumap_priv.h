@@ -39,6 +39,19 @@ _Static_assert(UCM_CPUMAP_BULK_SIZE <= UCM_CPUMAP_BATCH, "a bulk fits a batch");
 #define EP_WAKE		0u	/* wake.fd: a kick */
 #define EP_ARRIVAL	1u	/* an fd given to ucm_cpumap__prewake_on() */
 
+/* The producers a fair share tells apart: one slot each (map->fair_slots);
+ * those past it are not counted by the others (they still share). As many
+ * as a datapath has queues. */
+#define UCM_CPUMAP_FAIR_SLOTS	64
+/* A producer refreshes its mark in a ring each eighth of the ring's
+ * entries: one store per 256 entries of the default ring, not per bulk. */
+#define FAIR_MARK_STEP(size)	((size) / 8)
+/* A producer is among the ring's senders when its mark is within this
+ * many rings' worth of entries: a light queue at 10 kpps beside a flood
+ * of several Mpps flushes well within it; a queue without traffic, or
+ * whose RX thread gave up, drops out. */
+#define FAIR_RECENT		8
+
 /*
  * Concurrency contract of struct ucm_worker
  *  - ring: MPSC; producers flush bulks into it, only this worker consumes.
@@ -118,8 +131,19 @@ struct ucm_worker {
 	uint64_t sleep_word;
 	uint64_t slept;
 	int epfd;
+	/* The most any reader was given of the time asleep: a reader's clock
+	 * may run past the worker's own read at a sleep's end (before its
+	 * store), and a total must not go back (a counter in /metrics).
+	 * Readers only, an atomic max (relaxed: the values alone matter);
+	 * on its own line, away from the worker's. */
+	uint64_t sleep_seen __cacheline_aligned;
+	/* The fair share's marks: slot s, the ring's reservation count when
+	 * producer s last flushed to it (refreshed each FAIR_MARK_STEP of
+	 * the ring's). Written by that producer, read by the others (relaxed:
+	 * a threshold, nothing published); the worker never looks. */
+	uint32_t fair_mark[UCM_CPUMAP_FAIR_SLOTS] __cacheline_aligned;
 
-	struct ucm_ring *lane[UCM_CPUMAP_MAX_LANES];
+	struct ucm_ring *lane[UCM_CPUMAP_MAX_LANES] __cacheline_aligned;
 	/* Each lane's stamp_next while the worker takes from the others. */
 	uint64_t lane_stamp[UCM_CPUMAP_MAX_LANES];
 };
@@ -149,9 +173,10 @@ struct ucm_cpumap {
 
 	pthread_mutex_t lock;	/* the producer list, inline_next */
 	struct ucm_cpumap_producer *producers;
-	/* How many there are: written under lock, read by the producers'
-	 * fair share (relaxed, no pair: a threshold, nothing published). */
-	uint32_t nproducers;
+	/* The fair share's slots held by a producer (bit s): written under
+	 * lock, read by the producers' fair share (relaxed, no pair: a
+	 * threshold, nothing published). */
+	uint64_t fair_slots;
 	uint32_t inline_next;	/* UCM_CPUMAP_F_INLINE: next worker to hand out */
 	bool stopped;		/* workers joined (control thread only) */
 	uint32_t qsize;		/* a worker ring's entries, a lane's */
@@ -184,11 +209,13 @@ static inline uint64_t *bq_desc(struct ucm_bq *bq)
  * reservation count (prod.head) when the window began, the entries this
  * producer put in since, and the frames the share refused. Halved as the
  * window passes a ring's size, so the share follows the recent rate.
+ * mark: what it last wrote into the worker's fair_mark[].
  */
 struct ucm_fair {
-	uint32_t head0, mine;
+	uint32_t head0, mine, mark;
 	uint64_t shed;
 };
+
 
 /*
  * Concurrency contract of struct ucm_cpumap_producer: used by one thread
@@ -207,6 +234,7 @@ struct ucm_cpumap_producer {
 	uint64_t now, flush_ns;
 	int inline_w;		/* UCM_CPUMAP_F_INLINE: our worker, else -1 */
 	int lane;		/* UCM_CPUMAP_F_LANES: our lane, else -1 */
+	int fair_slot;		/* our fair_mark[] slot, else -1 */
 	bool stopped;
 	struct ucm_cpumap_enqueue_stats *stats;	/* one per worker */
 	struct ucm_fair *fair;			/* one per worker */
@@ -290,5 +318,10 @@ static inline void worker_ret_chains(struct ucm_worker *w, struct ucm_frame_hdr 
  * after work (frames, or the stop) was published. */
 void *ucm_cpumap_worker_main(void *arg);
 bool ucm_cpumap_worker_kick(struct ucm_worker *wk);
+
+/* cpumap_fair.c: whether @prod is over its fair share of worker @w's
+ * shared @ring, which is filling: its bulk is then refused. */
+bool ucm_cpumap_fair_over(struct ucm_cpumap_producer *prod, uint32_t w,
+			  const struct ucm_ring *ring);
 
 #endif /* UCM_CPUMAP_PRIV_H */

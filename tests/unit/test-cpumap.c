@@ -1273,27 +1273,44 @@ static int test_ring_full_drops(void)
 }
 
 /*
- * The fair share: with the worker stuck in its sink, producer 0 floods
- * 400 frames in bulks of 8 (9 ring entries each with the stamp) into a
- * ring of 256, then producer 1 sends 3 bulks. Shared: the flood fills
- * the ring and every light frame is dropped. Fair: the flood is refused
- * from three quarters (192 entries; its 22nd bulk ends at 198), the
- * light bulks all go in, and every frame comes home either way.
+ * The fair share: with the worker stuck in its sink, producer 1 sends a
+ * bulk (it sends lately), producer 0 floods 400 frames in bulks of 8 (9
+ * ring entries each with the stamp) into a ring of 256, then producer 1
+ * sends 3 bulks. Shared: the flood fills the ring and every later light
+ * frame is dropped. Fair: the flood is refused from three quarters (192
+ * entries; its 21st bulk ends at 198 after the light one), the light
+ * bulks all go in, and every frame comes home either way.
  */
 /*
  * A flood beside a light producer, for fair_case() and
  * test_lanes_in_turn(): the fixture's producer (pool 0) sends 8 frames
- * that the worker takes into its sink, whose gate stays closed, then
- * floods 400 into a ring (or lane) of 256, its first bulk of @first
- * frames, the others of 8, all of them packets of @nframes frames;
- * *@light (pool 1, *@lpool) sends 24 in 3 bulks.
+ * that the worker takes into its sink, whose gate stays closed; *@light
+ * (pool 1, *@lpool) sends @warm in a bulk; the fixture's floods 400 into
+ * a ring (or lane) of 256, its first bulk of @first frames, the others
+ * of 8, all of them packets of @nframes frames; *@light sends 24 more in
+ * 3 bulks.
  */
-static int flood_beside_light(struct fixture *f, uint32_t map_flags, uint32_t first,
-			      uint32_t nframes, struct ucm_cpumap_producer **light,
-			      struct ucm_pool **lpool)
+static int light_send(struct fixture *f, struct ucm_cpumap_producer *light,
+		      struct ucm_pool *lpool, uint32_t seq, uint32_t n)
 {
-	uint64_t end, addr;
-	uint32_t i;
+	uint64_t addr;
+
+	for (uint32_t i = seq; i < seq + n; i++) {
+		UT_ASSERT(!ucm_pool__alloc(lpool, &addr), "light alloc %u", i);
+		frame_prep(f->umem, addr, 1, i);
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(light, 0, addr + DATA_OFF, PKT_LEN),
+			  "light enqueue");
+		if (i % 8 == 7 || i + 1 == seq + n)
+			ucm_cpumap_producer__flush(light);
+	}
+	return 0;
+}
+
+static int flood_beside_light(struct fixture *f, uint32_t map_flags, uint32_t first,
+			      uint32_t nframes, uint32_t warm,
+			      struct ucm_cpumap_producer **light, struct ucm_pool **lpool)
+{
+	uint64_t end;
 
 	if (fixture_init_pools(f, 1, 256, &rec_ops, map_flags, 0, 4096, 0, 2))
 		return 1;
@@ -1310,17 +1327,10 @@ static int flood_beside_light(struct fixture *f, uint32_t map_flags, uint32_t fi
 	while (!atomic_load(&f->sink.in_xmit) && ut_ms_now() < end)
 		ut_msleep(1);
 	UT_ASSERT(atomic_load(&f->sink.in_xmit), "worker never entered the sink");
-	if (send_frames(f, 0, 8, first, first) || send_frames(f, 0, 8 + first, 400 - first, 8))
+	if (light_send(f, *light, *lpool, 0, warm) ||
+	    send_frames(f, 0, 8, first, first) || send_frames(f, 0, 8 + first, 400 - first, 8))
 		return 1;
-	for (i = 0; i < 24; i++) {
-		UT_ASSERT(!ucm_pool__alloc(*lpool, &addr), "light alloc %u", i);
-		frame_prep(f->umem, addr, 1, i);
-		UT_ASSERT(!ucm_cpumap_producer__enqueue(*light, 0, addr + DATA_OFF, PKT_LEN),
-			  "light enqueue");
-		if (i % 8 == 7)
-			ucm_cpumap_producer__flush(*light);
-	}
-	return 0;
+	return light_send(f, *light, *lpool, warm, 24);
 }
 
 /* The gate opened: @want packets delivered, none twice nor out of order,
@@ -1345,7 +1355,7 @@ static int fair_case(uint32_t map_flags, bool fair, uint32_t nframes)
 	struct fixture f;
 	uint64_t want;
 
-	if (flood_beside_light(&f, map_flags, 8, nframes, &light, &lpool))
+	if (flood_beside_light(&f, map_flags, 8, nframes, 8, &light, &lpool))
 		return 1;
 	flood = f.prod;
 	ucm_cpumap_producer__enqueue_stats(flood, 0, &fl, sizeof(fl));
@@ -1353,8 +1363,8 @@ static int fair_case(uint32_t map_flags, bool fair, uint32_t nframes)
 	if (fair) {
 		UT_ASSERT(li.drops == 0 && ucm_cpumap_producer__shed(light, 0) == 0,
 			  "light: %llu dropped", (unsigned long long)li.drops);
-		UT_ASSERT(fl.drops == 400 - 22 * 8 && ucm_cpumap_producer__shed(flood, 0) == fl.drops,
-			  "flood: %llu dropped, %llu shed, want 224 both",
+		UT_ASSERT(fl.drops == 400 - 21 * 8 && ucm_cpumap_producer__shed(flood, 0) == fl.drops,
+			  "flood: %llu dropped, %llu shed, want 232 both",
 			  (unsigned long long)fl.drops,
 			  (unsigned long long)ucm_cpumap_producer__shed(flood, 0));
 		/* The enqueue statistics say it too (ucm_dp's, ucpumapd's). */
@@ -1369,7 +1379,7 @@ static int fair_case(uint32_t map_flags, bool fair, uint32_t nframes)
 				  !fl.shed && !li.shed,
 			  "shed without a share");
 	}
-	want = 8 + (400 - fl.drops) + (24 - li.drops);
+	want = 8 + (400 - fl.drops) + (8 + 24 - li.drops);
 	if (open_and_stop(&f, want))
 		return 1;
 	UT_ASSERT(f.sink.chains == (nframes > 1 ? 8 + 400 - fl.drops : 0),
@@ -1382,6 +1392,33 @@ static int fair_case(uint32_t map_flags, bool fair, uint32_t nframes)
 static int test_fair_share(void)
 {
 	return fair_case(0, true, 1) || fair_case(UCM_CPUMAP_F_NO_FAIR, false, 1);
+}
+
+/* A producer that has not sent lately does not count: beside one made
+ * but silent (a queue without traffic, an RX thread that gave up) the
+ * flood is alone, sheds nothing and fills the ring (28 bulks and 3
+ * packets of the 29th: 227 of 400), as with one producer; the silent
+ * one's first bulks then find it full. */
+static int test_fair_share_silent(void)
+{
+	struct ucm_cpumap_enqueue_stats fl, li;
+	struct ucm_cpumap_producer *light;
+	struct ucm_pool *lpool;
+	struct fixture f;
+
+	if (flood_beside_light(&f, 0, 8, 1, 0, &light, &lpool))
+		return 1;
+	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &fl, sizeof(fl));
+	ucm_cpumap_producer__enqueue_stats(light, 0, &li, sizeof(li));
+	UT_ASSERT(!fl.shed && fl.drops == 400 - 227 && li.drops == 24 && !li.shed,
+		  "flood: %llu dropped, %llu shed (want 173, 0); light %llu dropped",
+		  (unsigned long long)fl.drops, (unsigned long long)fl.shed,
+		  (unsigned long long)li.drops);
+	if (open_and_stop(&f, 8 + 227))
+		return 1;
+	ucm_cpumap_producer__destroy(light);
+	ucm_pool__clear_owner(lpool);
+	return fixture_fini(&f);
 }
 
 static int test_malformed_frames_are_counted(void)
@@ -1929,7 +1966,7 @@ static int lanes_in_turn_case(uint32_t first)
 	struct fixture f;
 	uint64_t want;
 
-	if (flood_beside_light(&f, UCM_CPUMAP_F_LANES, first, 1, &light, &lpool))
+	if (flood_beside_light(&f, UCM_CPUMAP_F_LANES, first, 1, 0, &light, &lpool))
 		return 1;
 	UT_ASSERT(ucm_cpumap_test_ring_flags(f.map, 0) == -1, "a shared ring beside the lanes");
 	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &fl, sizeof(fl));
@@ -2507,6 +2544,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_destroy_flushes_bulk_queues),
 	UT_CASE(test_ring_full_drops),
 	UT_CASE(test_fair_share),
+	UT_CASE(test_fair_share_silent),
 	UT_CASE(test_one_producer),
 	UT_CASE(test_malformed_frames_are_counted),
 	UT_CASE(test_enqueue_rejects_bad_input),

@@ -230,8 +230,9 @@ enum ucm_cpumap_flags {
 	/* No fair share: with several producers, one that floods a worker
 	 * fills its ring and the others' bulks find it full as often as its
 	 * own do, as in the kernel's cpumap. By default a producer that has
-	 * put more than its share (1 / producers) of a ring's recent entries
-	 * in is refused once the ring is UCM_CPUMAP_FAIR_FILL full: the
+	 * put more than its share (1 / the producers sending into it lately)
+	 * of a ring's recent entries in is refused once the ring is
+	 * UCM_CPUMAP_FAIR_FILL full: the
 	 * flood loses its excess at the ring's three quarters, and the room
 	 * left takes the light producers' bulks. Counted as drops, and apart
 	 * (ucm_cpumap_producer__shed()). */
@@ -256,8 +257,8 @@ enum ucm_cpumap_flags {
 
 /* The fair share's threshold, in quarters of the ring: below it every
  * producer's bulks go in; at or above it only those of producers within
- * their share. A quarter of the ring is left for them: 2048 entries' room
- * in the default ring, some 200 bulks. */
+ * their share. A quarter of the ring is left for them: 512 entries of the
+ * default ring, some 57 bulks of 8 and their stamps. */
 #define UCM_CPUMAP_FAIR_FILL	3
 
 /* What a worker does with a packet (ucm_verdict_fn's answer). */
