@@ -142,6 +142,15 @@ const struct scale_cell *scale_cell_of(const struct scale_run *sr, const char *n
 
 /* "0,1,2" into @buf: 0, or -1 when it does not fit. */
 int scale_cpu_list(char *buf, size_t sz, const int *v, int n);
+
+/* scale_place.c */
+/* The widths that fit, into sr->cfg.widths (the others skipped, with
+ * why; one of --widths that does not fit refused): 0, or -1 after a
+ * message. On veth, sets sr->veth_queues. */
+int scale_pick_widths(struct scale_run *sr);
+/* The cells: every wanted row at every width it applies to, placed: 0, or
+ * -1 after a message. */
+int scale_make_cells(struct scale_run *sr);
 /* Row @row skipped at width @w (0: at every width) for @why: added to the
  * skip with the same reason, or a new one. */
 void scale_skip_row(struct scale_run *sr, const char *row, int w, const char *why);
