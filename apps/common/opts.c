@@ -183,6 +183,17 @@ static int opt_store(const struct opt *o, const char *arg, void *cfg)
 		}
 		*(const char **)p = arg;
 		return 0;
+	case OPT_OUTFILE:
+		if (strpbrk(arg, "'\"$`\\")) {
+			complain(o, arg, "'%s': give a file name without ' \" $ ` or \\", arg);
+			return -1;
+		}
+		if (out_file_check(arg)) {
+			complain(o, arg, "cannot write '%s': %s", arg, strerror(errno));
+			return -1;
+		}
+		*(const char **)p = arg;
+		return 0;
 	case OPT_ADDR:
 		if (inet_pton(AF_INET, arg, &a) != 1 && inet_pton(AF_INET6, arg, &a) != 1) {
 			complain(o, arg, "'%s' is not an IPv4 or IPv6 address", arg);
@@ -270,6 +281,7 @@ static bool opt_fits(const struct opt *o)
 	case OPT_FLAG: return o->size == sizeof(bool);
 	case OPT_COUNT: return o->size == sizeof(int);
 	case OPT_STRING:
+	case OPT_OUTFILE:
 	case OPT_ADDR: return o->size == sizeof(const char *);
 	case OPT_SECONDS: return o->size == sizeof(double);
 	case OPT_MAC: return o->size == 6;
@@ -584,6 +596,7 @@ static bool default_str(const struct opt *o, const void *cfg, char *buf, size_t 
 			return false;
 		return true;
 	case OPT_STRING:
+	case OPT_OUTFILE:
 	case OPT_ADDR:
 	case OPT_CUSTOM:
 		text = text ?: (o->kind != OPT_CUSTOM ? ref_str(cfg, o->off + 1) : NULL);

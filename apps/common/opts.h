@@ -32,6 +32,10 @@ enum opt_kind {
 	OPT_COUNT,	/* int: one more each time given (-v -v) */
 	OPT_STRING,	/* const char *: the argument; .hi: its longest length */
 	OPT_ADDR,	/* const char *: an IPv4 or IPv6 address, as given */
+	OPT_OUTFILE,	/* const char *: a file this process can write, named
+			 * without ' " $ ` or \ (gnuplot's command line takes
+			 * it); tried at the parse, so a bad one fails at once,
+			 * not after the run */
 	OPT_UINT,	/* an unsigned field: a whole number in [.lo, .hi] */
 	OPT_POW2,	/* the same, and a power of two */
 	OPT_SECONDS,	/* double: seconds in [.dlo, .dhi] (.dhi 0: 1e7) */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -55,6 +56,19 @@ int list_check(const char *s, const char *what)
 	fprintf(stderr, "%s: '%s' has an empty item: give names or numbers between the commas\n",
 		what, s);
 	return -1;
+}
+
+int out_file_check(const char *path)
+{
+	bool was = !access(path, F_OK);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (!was)
+		unlink(path);
+	return 0;
 }
 
 int cpu_online_count(void)

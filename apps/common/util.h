@@ -23,6 +23,9 @@ int cpu_online_count(void);
 /* A comma-separated list with an item between every two commas: 0, or -1
  * with a message naming @what ("a,,b", ",a", "a," and "" are refused). */
 int list_check(const char *s, const char *what);
+/* Whether @path can be written: 0, or -1 with errno. Opened for appending
+ * and closed; removed again when this made it. */
+int out_file_check(const char *path);
 
 /* Whether this kernel runs XDP live-frame test runs
  * (BPF_F_TEST_XDP_LIVE_FRAMES: ucpumap-gen's live engine): 0, or the

@@ -105,9 +105,9 @@ static const struct opt dp_opts[] = {
 		.help = "the workers' CPUs (ucpumapd, kernel cpumap, testpmd's forwarding "
 			"cores; the tun ceiling writes from the first; on veth not CPU 0 unless "
 			"every row is a latency row)"),
-	OPT_DEF("json", OPT_STRING, struct bench_cfg, json, .metavar = "FILE",
+	OPT_DEF("json", OPT_OUTFILE, struct bench_cfg, json, .metavar = "FILE",
 		.help = "every run of every row as JSON"),
-	OPT_DEF("chart", OPT_STRING, struct bench_cfg, chart, .metavar = "FILE",
+	OPT_DEF("chart", OPT_OUTFILE, struct bench_cfg, chart, .metavar = "FILE",
 		.help = "a PNG chart of the rows (gnuplot)"),
 	OPT_DEF("dev", OPT_STRING, struct bench_cfg, dev, .hi = IF_NAMESIZE - 1,
 		.metavar = "IFACE",

@@ -160,7 +160,7 @@ static const struct opt eng_opts[] = {
 	OPT_DEF("qsize", OPT_POW2, struct eng_cfg, qsize, .lo = UCM_CPUMAP_QSIZE_MIN,
 		.hi = UCM_CPUMAP_QSIZE_MAX, .flags = OPT_F_DEFAULT, .metavar = "N",
 		.help = "worker ring size, power of two"),
-	OPT_DEF("json", OPT_STRING, struct eng_cfg, json, .metavar = "FILE",
+	OPT_DEF("json", OPT_OUTFILE, struct eng_cfg, json, .metavar = "FILE",
 		.help = "write every run of every row as JSON"),
 	{}
 };

@@ -188,13 +188,21 @@ static void print_gains(const struct eng_bench *eb)
 		int a = row_index(eb, pair->row), b = row_index(eb, pair->base);
 		double v[ENG_MAX_ROUNDS];
 		struct run_stats st;
+		int n = 0;
 
 		if (!ran(eb, a) || !ran(eb, b))
 			continue;
+		/* A round whose base delivered nothing has no ratio. */
 		for (int r = 0; r < eb->cfg.rounds; r++)
-			v[r] = eb->res[b][r].dst_mpps > 0 ?
-			       100.0 * (eb->res[a][r].dst_mpps / eb->res[b][r].dst_mpps - 1) : 0;
-		run_stats(v, eb->cfg.rounds, &st);
+			if (eb->res[b][r].dst_mpps > 0)
+				v[n++] = 100.0 * (eb->res[a][r].dst_mpps /
+						  eb->res[b][r].dst_mpps - 1);
+		if (!n) {
+			printf("  %-15s vs %-15s      -  (%s delivered nothing in any round)\n",
+			       pair->row, pair->base, pair->base);
+			continue;
+		}
+		run_stats(v, n, &st);
 		printf("  %-15s vs %-15s %+6.1f%% (min %+.1f%%, max %+.1f%%)  %s",
 		       pair->row, pair->base, st.median, st.min, st.max, pair->note);
 		if (eb->shared[a] || eb->shared[b])

@@ -108,6 +108,14 @@ static int opt_widths(const struct opt *o, const char *arg, void *p)
 	rc = cfg->nwidths ? 0 : -1;
 	if (rc)
 		fprintf(stderr, "scale: --widths: give widths, e.g. 1,2,4\n");
+	/* In order: the table, the chart's line and the skips read so. */
+	for (int i = 1; i < cfg->nwidths; i++)
+		for (int j = i; j > 0 && cfg->widths[j - 1] > cfg->widths[j]; j--) {
+			int t = cfg->widths[j];
+
+			cfg->widths[j] = cfg->widths[j - 1];
+			cfg->widths[j - 1] = t;
+		}
 out:
 	free(copy);
 	return rc;
@@ -195,9 +203,9 @@ static const struct opt scale_opts[] = {
 	OPT_DEF("shared-cpus", OPT_FLAG, struct scale_cfg, shared,
 		.help = "place a width on fewer than 3w CPUs, sharing them (a functional run "
 			"on a small host, not a measure of width)"),
-	OPT_DEF("json", OPT_STRING, struct scale_cfg, json, .metavar = "FILE",
+	OPT_DEF("json", OPT_OUTFILE, struct scale_cfg, json, .metavar = "FILE",
 		.help = "every run of every row as JSON"),
-	OPT_DEF("chart", OPT_STRING, struct scale_cfg, chart, .metavar = "FILE",
+	OPT_DEF("chart", OPT_OUTFILE, struct scale_cfg, chart, .metavar = "FILE",
 		.help = "a PNG chart, Mpps against width (gnuplot; its script is FILE.gp, drawn "
 			"later by `gnuplot FILE.gp` where gnuplot is missing)"),
 	OPT_DEF("dev", OPT_STRING, struct scale_cfg, dev, .hi = IF_NAMESIZE - 1,

@@ -429,7 +429,7 @@ void scale_chart(const struct scale_run *sr)
 	fclose(f);
 	if (!have_prog("gnuplot"))
 		printf("chart: gnuplot is not installed here; `gnuplot %s` draws it\n", gp);
-	else if (sh("gnuplot %s 2>&1", gp))
+	else if (sh("gnuplot '%s' 2>&1", gp))
 		printf("chart: gnuplot failed on %s\n", gp);
 	else
 		printf("chart: %s (its script: %s)\n", sr->cfg.chart, gp);

@@ -254,6 +254,9 @@ give more --cpus" --cpus 0 --widths 2 --shared-cpus
 	bad_setting width-empty-item 2 "--widths: '1,,2' has an empty item" --widths 1,,2
 	bad_setting rows-empty 2 "--rows: '' has an empty item" --rows ""
 	bad_setting rows-comma 2 "--rows: 'cpumap,' has an empty item" --rows cpumap,
+	# the output files are tried before the run, not found bad after it
+	bad_setting json-unwritable 2 "cannot write '/nonexistent-ucm/s.json'" --json /nonexistent-ucm/s.json
+	bad_setting chart-quote 2 "give a file name without '" --chart "$tmp/a'b.png"
 	ws=$(unplaceable_widths)
 	w=${ws##*,}
 	if [ -z "$ws" ]; then
