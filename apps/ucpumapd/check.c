@@ -129,8 +129,19 @@ static void check_cpus(struct check *k, const struct cfg *c)
 	for (i = 0; i < n && at < sizeof(list); i++)
 		at += snprintf(list + at, sizeof(list) - at, "%s%d", i ? "," : "",
 			       c->ncpus ? c->cpus[i] : wk[i]);
-	said(k, 0, "workers", "%d on CPUs %s%s, online%s", n, list, c->ncpus ? "" : " (default)",
-	     c->poll || c->spin_us || c->busy_poll ? ", none shared with a polling thread" : "");
+	if (!(c->poll || c->spin_us || c->busy_poll))
+		said(k, 0, "workers", "%d on CPUs %s%s, online", n, list,
+		     c->ncpus ? "" : " (default)");
+	else if (c->poll_placed > 0)
+		said(k, 0, "workers", "%d on CPUs %s%s, online, none shared with a polling "
+		     "thread", n, list, c->ncpus ? "" : " (default)");
+	else if (c->poll_placed < 0)
+		said(k, 2, "workers", "%d on CPUs %s%s: the polling threads' placement is "
+		     "refused (above)", n, list, c->ncpus ? "" : " (default)");
+	else
+		said(k, 0, "workers", "%d on CPUs %s%s, online; whether a polling thread "
+		     "shares one not looked at (an option refused first, above)", n, list,
+		     c->ncpus ? "" : " (default)");
 }
 
 /* Return: 0 when every check passed, else the first failure's status. */

@@ -38,6 +38,8 @@ struct cfg {
 	const char *user;		/* --user: who it runs as after set-up */
 	const char *config;		/* --config: the file of options read */
 	bool check;			/* --check: check.c, then exit */
+	int poll_placed;		/* polling threads' placement: 1 fine,
+					 * -1 refused, 0 not looked at */
 	int timestamps;			/* --(no-)timestamps: enum out_when (journal.h) */
 	bool tun_any_owner, no_seccomp;
 	bool keep_tun;			/* --keep-tun: persistent, left at the exit */

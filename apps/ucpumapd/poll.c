@@ -174,10 +174,17 @@ static long dev_sysfs(const char *dev, const char *name)
 	return v;
 }
 
+/* The gro_flush_timeout poll_napi_hint() suggests, in ns: what the NIC
+ * runbook gives, or the threads' look when that is shorter (a deferred
+ * interrupt must come back within it). */
+#define POLL_FLUSH_NS	200000
+
 void poll_napi_hint(const struct cfg *c, unsigned int spin_us)
 {
 	long defer = dev_sysfs(c->dev, "napi_defer_hard_irqs");
 	long flush = dev_sysfs(c->dev, "gro_flush_timeout");
+	unsigned long want = (unsigned long)spin_us * 1000 < POLL_FLUSH_NS ?
+			     (unsigned long)spin_us * 1000 : POLL_FLUSH_NS;
 
 	/* Unreadable (before Linux 5.10 the first is missing): nothing to say. */
 	if (defer < 0 || flush < 0 || (defer && flush))
@@ -187,10 +194,10 @@ void poll_napi_hint(const struct cfg *c, unsigned int spin_us)
 		"(/sys/class/net/%s/napi_defer_hard_irqs %ld, /sys/class/net/%s/gro_flush_timeout "
 		"%ld): they keep running its NAPI beside the polls (SO_PREFER_BUSY_POLL holds them "
 		"off only while deferred). To defer them (as root; 0 and 0 undo it): echo 2 > "
-		"/sys/class/net/%s/napi_defer_hard_irqs; echo 200000 > "
+		"/sys/class/net/%s/napi_defer_hard_irqs; echo %lu > "
 		"/sys/class/net/%s/gro_flush_timeout (ns, within the RX threads' %u us look)\n",
 		poll_flag(c), c->dev, c->dev, defer, c->dev, flush, c->dev,
-		c->dev, spin_us);
+		want, c->dev, spin_us);
 }
 
 void rx_thread_seen(struct daemon *d, uint32_t idx)

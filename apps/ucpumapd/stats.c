@@ -149,7 +149,9 @@ static void print_drops(bool back, const uint64_t *now, const uint64_t *then, in
 }
 
 /* @ns of @n threads' time over an interval of @dt s, in percent of it;
- * two clocks read a moment apart can say a little below 0 or above 100. */
+ * two clocks read a moment apart can say a little below 0 or above 100,
+ * and a sleep's running total, read while the sleep goes on, can go back
+ * a few ns: the callers pass differences as signed. */
 static double share_pct(double ns, double dt, uint32_t n)
 {
 	double busy = dt * n > 0 ? 100.0 * ns / 1e9 / (dt * n) : 0;
@@ -164,14 +166,14 @@ static double busy_share(const struct daemon *d, const struct ucm_dp_stats *t, d
 {
 	uint32_t n = ucm_dp__nworkers(d->dp);
 
-	return n ? 100 - share_pct(t->worker_sleep_ns - d->last.worker_sleep_ns, dt, n) : 0;
+	return n ? 100 - share_pct((int64_t)(t->worker_sleep_ns - d->last.worker_sleep_ns), dt, n) : 0;
 }
 
 /* The RX threads' busy share of the interval, in percent: their CPU time
  * over it (poll.c), @rx_cpu the sum now, averaged over them. */
 static double rx_busy_share(const struct daemon *d, uint64_t rx_cpu, double dt)
 {
-	return share_pct(rx_cpu - d->last_rx_cpu, dt, ucm_dp__nqueues(d->dp));
+	return share_pct((int64_t)(rx_cpu - d->last_rx_cpu), dt, ucm_dp__nqueues(d->dp));
 }
 
 /* The line: received, delivered, dropped; two-way, the way back's. */
@@ -345,7 +347,7 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
 	printf("  worker %u (cpu %d): %.0f pps, %.0f%% busy, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu csum_partial %llu\n",
 	       w, ucm_dp__worker_cpu(d->dp, w), (ws.processed - d->last_w[w][0]) / dt,
-	       100 - share_pct(ws.sleep_ns - d->last_w_sleep[w], dt, 1),
+	       100 - share_pct((int64_t)(ws.sleep_ns - d->last_w_sleep[w]), dt, 1),
 	       (ws.drops - d->last_w[w][1]) / dt, ULL(ws.processed), ULL(ws.drops),
 	       ULL(ws.sched), ULL(ts.packets), ULL(ts.submits), ULL(ts.non_ip),
 	       ULL(ts.err_eio), ULL(ts.err_ebadfd), ULL(ts.err_eagain), ULL(ts.err_other),

@@ -193,8 +193,7 @@ static const struct opt d_opts[] = {
 	  .metavar = "N", .help = "2048 or 4096 bytes"),
 	D("rx-size", OPT_POW2, rx_size, .lo = 64, .hi = 16384, .flags = OPT_F_DEFAULT,
 	  .seen = OPT_REF(struct cfg, rx_size_set), .metavar = "N",
-	  .help = "RX ring size, power of two (the fill ring: twice; not given, nor --frames: "
-		  "2048 where packets take several frames)"),
+	  .help = "RX ring size, power of two; the fill ring twice (a jumbo MTU without --frames: 2048)"),
 	D("qsize", OPT_POW2, qsize, .lo = UCM_CPUMAP_QSIZE_MIN, .hi = UCM_CPUMAP_QSIZE_MAX,
 	  .flags = OPT_F_DEFAULT, .metavar = "N", .help = "worker ring size, power of two"),
 	D("max-frags", OPT_UINT, max_frags, .lo = 1, .hi = UCM_XSK_MAX_FRAGS,
@@ -382,7 +381,7 @@ static int check_args(struct cfg *c)
 	/* A spin is polling for a while, and so is busy polling's look
 	 * (UCM_DP_BUSY_POLL_US without a spin): the same placement. */
 	if ((c->poll || c->spin_us || c->busy_poll) &&
-	    poll_check(c, c->ncpus ? c->cpus : wk, n))
+	    (c->poll_placed = poll_check(c, c->ncpus ? c->cpus : wk, n) ? -1 : 1) < 0)
 		return -1;
 	if (c->poll || c->busy_poll)
 		poll_napi_hint(c, c->poll && !c->spin_set ? UCM_SPIN_US_MAX :

@@ -703,6 +703,22 @@ case_check() {
 			bad check-conflict "$(tr '\n' ' ' < "$tmp/conflict.out")"
 		fi
 	fi
+	# Polling threads placed on a worker's CPU: the options refused and
+	# the workers' line says so, not "none shared".
+	if check_run poll-shared 2 --dev vd --tun $tun --poll --rx-cpus 1 --cpus 1; then
+		if grep -q '^FAIL  workers: 1 on CPUs 1: the polling threads. placement is refused' "$tmp/poll-shared.out" &&
+			! grep -q 'none shared with a polling thread' "$tmp/poll-shared.out"; then
+			ok check-poll-shared
+		else
+			bad check-poll-shared "$(tr '\n' ' ' < "$tmp/poll-shared.out")"
+		fi
+	fi
+	# Busy polling's look (200 us without --spin-us, 100 with it): the
+	# interrupt deferral it suggests is within it.
+	if check_run busy-hint 0 --dev vd --tun $tun --busy-poll --spin-us 100 --rx-cpus 1 --cpus 0 --pass; then
+		grep -q 'echo 100000 > /sys/class/net/vd/gro_flush_timeout (ns, within the RX threads. 100 us look)' "$tmp/busy-hint.err" &&
+			ok check-busy-hint || bad check-busy-hint "$(tr '\n' ' ' < "$tmp/busy-hint.err")"
+	fi
 	# With a file of options, the command line's over it.
 	printf 'dev vd\nqueues 5\n' > "$tmp/ck.conf"
 	if check_run conf 0 --config "$tmp/ck.conf" --queues 0 --tun $tun; then
