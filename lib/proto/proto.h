@@ -89,7 +89,8 @@ static inline uint16_t ucm_csum_folded(uint32_t sum)
  * fragments), for a UDP field of 0 (IPv4's "no checksum": a pseudo-header
  * sum is never 0, its protocol word is not), and where the sender's
  * pseudo-header is not this header's (an IPv4 source route, an IPv6
- * routing header): left as they came. A correct full checksum F that
+ * routing header with segments left: UCM_PKT_F_SRCROUTE): left as they
+ * came. A correct full checksum F that
  * equals the pseudo-header sum P (one packet in 2^16) is true too, and
  * harmless: correct, P + S + F = -0 (S: the segment's sum but the field),
  * so F = ~(P + S); the kernel completes it as ~(F + S) = ~(P + S) = F,
@@ -106,7 +107,8 @@ static inline bool ucm_l4_csum_partial(const struct ucm_pkt *pkt, const uint8_t 
 	int i;
 
 	/* PORTS: TCP or UDP, its header within what was read. */
-	if ((pkt->flags & (UCM_PKT_F_PORTS | UCM_PKT_F_FRAG)) != UCM_PKT_F_PORTS)
+	if ((pkt->flags & (UCM_PKT_F_PORTS | UCM_PKT_F_FRAG | UCM_PKT_F_SRCROUTE)) !=
+	    UCM_PKT_F_PORTS)
 		return false;
 	/* UDP: the length its sender summed, which the parse checked lies
 	 * within the datagram; TCP: the rest of the datagram. */

@@ -33,6 +33,7 @@ struct spec {
 	uint16_t payload;
 	uint16_t id;		/* IPv4 */
 	bool df, bad_csum, zero_csum, ip_opts, frag, v6_ext;
+	bool srcroute;		/* the option an LSRR, the header a routing one */
 	uint8_t ttl;		/* 0: 64 */
 	uint8_t tos;		/* IPv4 TOS, IPv6 traffic class */
 	uint8_t dmac;		/* the destination MAC's last byte (0: 2) */
@@ -75,7 +76,9 @@ static int build(int i, const struct spec *s)
 		ip[0] = 0x60 | s->tos >> 4;
 		ip[1] = (uint8_t)(s->tos << 4);
 		put16(ip + 4, ulen + (s->v6_ext ? 8 : 0));
-		ip[6] = s->v6_ext ? 60 : s->tcp ? 6 : 17;	/* destination options, then L4 */
+		/* destination options (or routing, 1 segment left), then L4 */
+		ip[6] = s->v6_ext ? (s->srcroute ? 43 : 60) : s->tcp ? 6 : 17;
+		ip[43] = s->v6_ext && s->srcroute;
 		ip[7] = s->ttl ? s->ttl : 64;
 		ip[8] = 0x20, ip[23] = 1;
 		ip[24] = 0x20, ip[39] = 2;
@@ -93,6 +96,8 @@ static int build(int i, const struct spec *s)
 		ip[12] = 10, ip[15] = 1;
 		ip[16] = 10, ip[19] = 2;
 		ip[1] = s->tos;
+		if (s->ip_opts && s->srcroute)	/* LSRR: type, length, pointer */
+			ip[20] = 131, ip[21] = 3, ip[22] = 4;
 		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)) ^ (s->bad_iphdr ? 0x0100 : 0));
 	}
 	u = ip + l3h;
@@ -739,6 +744,21 @@ static int test_partial_detect(void)
 			if (build(i, &s[i]) || partial_is(i, want[i], what))
 				return 1;
 		}
+	}
+	{
+		/* A source route: its sender summed the final destination,
+		 * not this header's, so the field equal to this header's
+		 * pseudo-header sum says nothing (a plain option's does). */
+		struct spec s[] = { A(.partial = true, .ip_opts = true, .srcroute = true),
+				    T(1000, .v6 = true, .partial = true, .v6_ext = true,
+				      .srcroute = true) };
+
+		for (int i = 0; i < 2; i++)
+			if (build(i, &s[i]) ||
+			    partial_is(i, false, i ? "an IPv6 routing header" : "an IPv4 LSRR"))
+				return 1;
+		UT_ASSERT((pkt[0].flags & UCM_PKT_F_SRCROUTE) && (pkt[1].flags & UCM_PKT_F_SRCROUTE),
+			  "not parsed as source routes: %#x %#x", pkt[0].flags, pkt[1].flags);
 	}
 	{
 		/* the pseudo-header sum, then an MF fragment: not partial */

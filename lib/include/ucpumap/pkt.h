@@ -101,6 +101,10 @@ _Static_assert(sizeof(struct ucm_pkt) <= 64,
 /* Only the first part of the packet lies at its data (the first of its
  * frames, UCM_FRAME_F_CHAIN): its headers are there, its payload is not */
 #define UCM_PKT_F_PARTIAL	(1U << 8)
+/* A source route: an IPv4 LSRR or SSRR option, or an IPv6 routing header
+ * with segments left. Its sender's TCP or UDP checksum covers the final
+ * destination, not the header's */
+#define UCM_PKT_F_SRCROUTE	(1U << 9)
 
 /**
  * ucm_pkt__parse() - parse a frame and fill its descriptor
