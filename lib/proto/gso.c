@@ -179,6 +179,10 @@ static void seg_read(const struct ucm_pkt *p, const uint8_t *data,
 	if (!s->v6) {
 		s->id = ld_be16(ip + 4);
 		s->df = ip[6] & 0x40;
+		/* Any flag but DF (the reserved one: MF is a fragment's)
+		 * stops the kernel's GRO, inet_gro_receive(): alone. */
+		if (ip[6] & 0x80)
+			return;
 	}
 	/* Empty segments never merge: a TCP pure ACK is a signal of its own
 	 * (duplicate ACKs count). */

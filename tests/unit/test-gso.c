@@ -34,6 +34,7 @@ struct spec {
 	uint16_t id;		/* IPv4 */
 	bool df, bad_csum, zero_csum, ip_opts, frag, v6_ext;
 	bool srcroute;		/* the option an LSRR, the header a routing one */
+	bool evil;		/* IPv4's reserved flag set */
 	uint8_t ttl;		/* 0: 64 */
 	uint8_t tos;		/* IPv4 TOS, IPv6 traffic class */
 	uint8_t dmac;		/* the destination MAC's last byte (0: 2) */
@@ -91,6 +92,8 @@ static int build(int i, const struct spec *s)
 		ip[6] = s->df ? 0x40 : 0;
 		if (s->frag)
 			ip[6] |= 0x20;	/* MF */
+		if (s->evil)
+			ip[6] |= 0x80;
 		ip[8] = s->ttl ? s->ttl : 64;
 		ip[9] = s->tcp ? 6 : 17;
 		ip[12] = 10, ip[15] = 1;
@@ -287,6 +290,16 @@ static int test_bad_ip_header_alone(void)
 	struct spec head[] = { A(.id = 1, .bad_iphdr = true), A(.id = 2), A(.id = 3) };
 
 	return run(mid, 5, "0,1|2|3,4") || run(head, 3, "0|1,2");
+}
+
+/* IPv4's reserved flag: alone, as any flag but DF is to the kernel's GRO;
+ * the flow's order holds around it. */
+static int test_reserved_flag_alone(void)
+{
+	struct spec s[] = { A(.id = 1), A(.id = 2), A(.id = 3, .evil = true), A(.id = 4),
+			    A(.id = 5) };
+
+	return run(s, 5, "0,1|2|3,4");
 }
 
 /* 100 flows twice over: every flow's pair found, however their hashes
@@ -875,6 +888,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_ip_field_change),
 	UT_CASE(test_many_flows),
 	UT_CASE(test_bad_ip_header_alone),
+	UT_CASE(test_reserved_flag_alone),
 	UT_CASE(test_zero_checksum_alone),
 	UT_CASE(test_not_mergeable),
 	UT_CASE(test_ipv4_ids),
