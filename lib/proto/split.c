@@ -112,9 +112,13 @@ enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t
 		return UCM_SPLIT_BAD_HDR;
 	s->len = len;
 	s->mss = vh->gso_size;
+	payload = len - s->hlen;
+	/* A payload shorter than gso_size is one segment, of that payload:
+	 * the segment size to fit, and the plan's. */
+	if (payload && payload < s->mss)
+		s->mss = payload;
 	if ((uint32_t)s->hlen + s->mss > seg_max)
 		return UCM_SPLIT_TOO_BIG;
-	payload = len - s->hlen;
 	s->nseg = payload ? (payload + s->mss - 1) / s->mss : 1;
 	return UCM_SPLIT_OK;
 }
