@@ -7,7 +7,8 @@
  * (lib/io/tun.c: super_build(), super_refused()).
  *
  * Input: a flags byte, then records of three bytes and what follows:
- *   flags:  bit 0 UCM_GSO_F_NO_UDP, 1 UCM_GSO_F_NO_TCP, 2 UCM_GSO_F_L2;
+ *   flags:  bit 0 UCM_GSO_F_NO_UDP, 1 UCM_GSO_F_NO_TCP, 2 UCM_GSO_F_L2,
+ *           3 UCM_GSO_F_UDP_EQUAL;
  *           bit 7: also ask with an unknown flag (-EINVAL wanted)
  *   record: ctl, n (16 bits, big-endian)
  *     ctl bit 0 clear: a packet of n bytes follows (cut at MAX_PKT and at
@@ -235,7 +236,8 @@ static void read_batch(struct batch *b, const uint8_t *in, size_t size)
 {
 	size_t off = 1;
 
-	b->flags = in[0] & (UCM_GSO_F_NO_UDP | UCM_GSO_F_NO_TCP | UCM_GSO_F_L2);
+	b->flags = in[0] & (UCM_GSO_F_NO_UDP | UCM_GSO_F_NO_TCP | UCM_GSO_F_L2 |
+			    UCM_GSO_F_UDP_EQUAL);
 	while (off + 3 <= size && b->n < UCM_GSO_MAX_BATCH) {
 		uint8_t ctl = in[off];
 		uint32_t n = be16(in + off + 1);
@@ -336,6 +338,7 @@ static void check_member(const struct batch *b, uint32_t h, uint32_t m)
 	} else {
 		CHECK(!memcmp(a + 12, c + 12, 8));
 		CHECK(a[1] == c[1] && a[8] == c[8] && (a[6] & 0x40) == (c[6] & 0x40));
+		CHECK(!(c[6] & 0x80));				/* reserved flag */
 	}
 	if (b->flags & UCM_GSO_F_L2)
 		CHECK(!q->nvlan && !memcmp(b->data[h], b->data[m], ETH_HLEN));
@@ -382,7 +385,9 @@ static uint32_t check_group(const struct batch *b, uint32_t g)
 		bool last = b->plan.next[i] < 0;
 
 		check_member(b, h, i);
-		CHECK(last || payload(&b->pkt[i]) == payload(p));
+		/* Equal payloads but the last; with UDP_EQUAL a UDP last too. */
+		CHECK((last && (tcp || !(b->flags & UCM_GSO_F_UDP_EQUAL))) ||
+		      payload(&b->pkt[i]) == payload(p));
 		if (tcp && l >= 0)
 			check_tcp(b, h, l, i);
 		/* No SYN, FIN...; PSH only on the last, and the group says so. */
