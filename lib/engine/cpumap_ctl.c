@@ -603,7 +603,8 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	if (prod->inline_w < 0 && prod->lane < 0 && prod->ring[0] &&
 	    (prod->ring[0]->flags & UCM_RING_MP) && ~map->fair_slots) {
 		prod->fair_slot = __builtin_ctzll(~map->fair_slots);
-		/* A mark left by the slot's last holder: out of date. */
+		/* A mark left by the slot's last holder: out of date (the
+		 * others may see the old one a moment more: a threshold). */
 		for (i = 0; i < map->nworkers; i++) {
 			prod->fair[i].mark = __atomic_load_n(&prod->ring[i]->prod.head,
 							     __ATOMIC_RELAXED) -

@@ -34,7 +34,9 @@ static uint32_t fair_senders(const struct ucm_cpumap_producer *prod,
  * The fair share (UCM_CPUMAP_F_NO_FAIR): whether @prod, about to put a
  * bulk into worker @w's @ring, is over its share while the ring fills:
  * more than 1 / (the producers sending into it lately) of the window's
- * entries. The ring's counters are read relaxed, a view that may be a
+ * entries. Alone, a producer never is (mine <= total). A producer that
+ * tries counts as a sender though the full ring took none of its bulks:
+ * the others are then over their share, and make room for it. The ring's counters are read relaxed, a view that may be a
  * moment old: a threshold, not a bound, and the reservation that follows
  * still checks for room. bq_flush() counts what went in; the window
  * halves at each ring's worth.
@@ -60,9 +62,10 @@ bool ucm_cpumap_fair_over(struct ucm_cpumap_producer *prod, uint32_t w,
 		f->mark = head;
 		WRITE_ONCE(wk->fair_mark[prod->fair_slot], head);
 	}
-	/* Room enough for everyone, or within our share: in it goes. */
+	/* Room enough for everyone, or within our share: in it goes. The
+	 * senders are counted only here, with the ring three quarters full:
+	 * the worker is behind, and the producer has the time. */
 	if (used < ring->size / 4 * UCM_CPUMAP_FAIR_FILL || !f->mine)
 		return false;
-	return (uint64_t)f->mine * fair_senders(prod, wk, ring, head) > total &&
-	       f->mine < total;
+	return (uint64_t)f->mine * fair_senders(prod, wk, ring, head) > total;
 }

@@ -216,7 +216,6 @@ struct ucm_fair {
 	uint64_t shed;
 };
 
-
 /*
  * Concurrency contract of struct ucm_cpumap_producer: used by one thread
  * at a time (its RX thread); stats and fair[].shed are written by it only

@@ -1398,10 +1398,12 @@ static int test_fair_share(void)
  * but silent (a queue without traffic, an RX thread that gave up) the
  * flood is alone, sheds nothing and fills the ring (28 bulks and 3
  * packets of the 29th: 227 of 400), as with one producer; the silent
- * one's first bulks then find it full. */
+ * one's first bulks then find it full. But it tried, so it counts now:
+ * the flood's next bulk is over its share, shed, not left to the full
+ * ring, and the room the worker frees is not all the flood's again. */
 static int test_fair_share_silent(void)
 {
-	struct ucm_cpumap_enqueue_stats fl, li;
+	struct ucm_cpumap_enqueue_stats fl, li, fl2;
 	struct ucm_cpumap_producer *light;
 	struct ucm_pool *lpool;
 	struct fixture f;
@@ -1414,6 +1416,12 @@ static int test_fair_share_silent(void)
 		  "flood: %llu dropped, %llu shed (want 173, 0); light %llu dropped",
 		  (unsigned long long)fl.drops, (unsigned long long)fl.shed,
 		  (unsigned long long)li.drops);
+	if (send_frames(&f, 0, 408, 8, 8))
+		return 1;
+	ucm_cpumap_producer__enqueue_stats(f.prod, 0, &fl2, sizeof(fl2));
+	UT_ASSERT(fl2.shed == 8 && fl2.drops == fl.drops + 8,
+		  "the flood's bulk after the light one tried: %llu shed (want 8), %llu dropped",
+		  (unsigned long long)fl2.shed, (unsigned long long)(fl2.drops - fl.drops));
 	if (open_and_stop(&f, 8 + 227))
 		return 1;
 	ucm_cpumap_producer__destroy(light);
