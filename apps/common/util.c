@@ -60,14 +60,20 @@ int list_check(const char *s, const char *what)
 
 int out_file_check(const char *path)
 {
-	bool was = !access(path, F_OK);
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 
+	if (fd >= 0) {		/* made here: gone again */
+		close(fd);
+		unlink(path);
+		return 0;
+	}
+	if (errno != EEXIST)
+		return -1;
+	/* There already (a FIFO without a reader: refused, not waited on) */
+	fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	close(fd);
-	if (!was)
-		unlink(path);
 	return 0;
 }
 

@@ -23,8 +23,8 @@ int cpu_online_count(void);
 /* A comma-separated list with an item between every two commas: 0, or -1
  * with a message naming @what ("a,,b", ",a", "a," and "" are refused). */
 int list_check(const char *s, const char *what);
-/* Whether @path can be written: 0, or -1 with errno. Opened for appending
- * and closed; removed again when this made it. */
+/* Whether @path can be written: 0, or -1 with errno. Made and removed
+ * again, or (there already) opened for appending and closed. */
 int out_file_check(const char *path);
 
 /* Whether this kernel runs XDP live-frame test runs

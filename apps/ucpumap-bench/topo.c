@@ -180,8 +180,8 @@ static void child_stdio(const char *out)
 pid_t spawn(struct bench_topo *t, const char *ns, const char *out, char *const *argv)
 {
 	char *full[48];
+	pid_t p, parent;
 	int n = 0;
-	pid_t p;
 
 	if (ns[0]) {
 		full[n++] = "ip";
@@ -192,17 +192,19 @@ pid_t spawn(struct bench_topo *t, const char *ns, const char *out, char *const *
 	for (int i = 0; argv[i] && n < 47; i++)
 		full[n++] = argv[i];
 	full[n] = NULL;
+	parent = getpid();
 	p = fork();
 	if (p < 0)
 		return -1;
 	if (!p) {
-		/* SIGTERM when the bench dies; it may have died before this. */
-		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() == 1)
-			_exit(127);
-		child_stdio(out);
+		/* The bench's handlers would only set a flag here. */
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
+		/* SIGTERM when the bench dies; it may have died before this. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+			_exit(127);
+		child_stdio(out);
 		execvp(full[0], full);
 		_exit(127);
 	}

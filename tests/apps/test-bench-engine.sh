@@ -251,7 +251,8 @@ case_bad_flags() {
 	# A row asked for by name that this process's CPUs cannot hold is
 	# refused, not skipped with exit 0 (on one CPU: pw-1x1 needs 2).
 	rc=0
-	taskset -c 0 "$BENCH" engine --rows pw-1x1 > "$tmp/o" 2> "$tmp/e" || rc=$?
+	taskset -c "$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')" \
+		"$BENCH" engine --rows pw-1x1 > "$tmp/o" 2> "$tmp/e" || rc=$?
 	if [ $rc -eq 2 ] && grep -q -- "--rows pw-1x1: it needs 2 CPUs (1 producer, 1 worker, none shared), and this process may use 1: take it out of --rows, or add --shared-cpus" "$tmp/e"; then
 		ok bad-flag-rows-short
 	else
@@ -260,7 +261,8 @@ case_bad_flags() {
 	# The producer's and the worker's CPUs by default are ones this
 	# process may use: under taskset -c 1, both on CPU 1.
 	rc=0
-	taskset -c "$(($(nproc) - 1))" "$BENCH" engine --rows recycle --rounds 1 --seconds 0.05 \
+	taskset -c "$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')" \
+		"$BENCH" engine --rows recycle --rounds 1 --seconds 0.05 \
 		--warmup 0.01 > "$tmp/o" 2> "$tmp/e" || rc=$?
 	if [ $rc -eq 0 ] && grep -q '^recycle ' "$tmp/o"; then
 		ok taskset-default-cpus
