@@ -136,7 +136,7 @@ static void check_cpus(struct check *k, const struct cfg *c)
 		said(k, 0, "workers", "%d on CPUs %s%s, online, none shared with a polling "
 		     "thread", n, list, c->ncpus ? "" : " (default)");
 	else if (c->poll_placed < 0)
-		said(k, 2, "workers", "%d on CPUs %s%s: the polling threads' placement is "
+		said(k, EXIT_USAGE, "workers", "%d on CPUs %s%s: the polling threads' placement is "
 		     "refused (above)", n, list, c->ncpus ? "" : " (default)");
 	else
 		said(k, 0, "workers", "%d on CPUs %s%s, online; whether a polling thread "
