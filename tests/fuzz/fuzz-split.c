@@ -13,8 +13,9 @@
  *
  * The oracle, from split.h's contract: a plan is taken only with its
  * headers within the head and every segment within the room; its segments
- * carry every payload byte once, in order; each has a right L4 checksum
- * (and IPv4 header checksum); spread over parts (ucm_split_seg_out(), a
+ * carry every payload byte once, in order; each has its lengths, IPv4 ID,
+ * TCP sequence number and flags as the kernel's segmentation gives them,
+ * and a right L4 checksum (and IPv4 header checksum); spread over parts (ucm_split_seg_out(), a
  * packet of several frames: a first part and later ones of sizes drawn
  * from the input, each a block of exactly its size), it is the same
  * bytes. ucm_split_csum() writes only within the
@@ -34,14 +35,40 @@
 
 #define VNET	sizeof(struct virtio_net_hdr)
 
-static void check_seg(const struct ucm_split *s, const uint8_t *seg, uint32_t n)
+static uint32_t be16(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 8 | p[1];
+}
+
+/* Segment @k (@n bytes at @seg) of the super-packet whose headers are at
+ * @h: its lengths; IPv4's ID the super-packet's + k; TCP's sequence
+ * number + k * mss, its flags the super-packet's but FIN and PSH (the
+ * last segment's only) and CWR (the first's only); right checksums. */
+static void check_seg(const struct ucm_split *s, uint32_t k, const uint8_t *h,
+		      const uint8_t *seg, uint32_t n)
 {
 	const uint8_t *ip = seg + s->l3_off, *l4 = seg + s->l4_off;
+	const uint8_t *hip = h + s->l3_off, *hl4 = h + s->l4_off;
 	uint32_t l4len = n - s->l4_off, sum;
 	const uint8_t ph[4] = { 0, s->proto, l4len >> 8, l4len & 0xff };
+	bool last = k + 1 == s->nseg;
 
-	if (!s->v6)
+	if (s->v6) {
+		CHECK(be16(ip + 4) == n - s->l3_off - 40);
+	} else {
+		CHECK(be16(ip + 2) == n - s->l3_off);
+		CHECK(be16(ip + 4) == ((be16(hip + 4) + k) & 0xffff));
 		CHECK(ucm_csum_fold(ucm_csum_add(0, ip, s->l4_off - s->l3_off)) == 0);
+	}
+	if (s->proto == IPPROTO_TCP) {
+		uint8_t drop = (last ? 0 : 0x09) | (k ? 0x80 : 0);	/* FIN PSH, CWR */
+
+		CHECK((be16(l4 + 4) << 16 | be16(l4 + 6)) ==
+		      (be16(hl4 + 4) << 16 | be16(hl4 + 6)) + k * (uint32_t)s->mss);
+		CHECK(l4[13] == (hl4[13] & ~drop));
+	} else {
+		CHECK(be16(l4 + 4) == l4len);
+	}
 	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
 	CHECK(ucm_csum_fold(ucm_csum_add(ucm_csum_add(sum, ph, 4), l4, l4len)) == 0);
 }
@@ -120,7 +147,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				at[0] = v >> 8;
 				at[1] = v & 0xff;
 			}
-			check_seg(&s, seg, n);
+			check_seg(&s, k, h, seg, n);
 		}
 		CHECK(off == len);
 		free(seg);
