@@ -29,16 +29,12 @@
 #include <string.h>
 #include <netinet/in.h>
 
+#include "core/internal.h"
 #include "proto/split.h"
 #include "ucpumap/csum.h"
 #include "fuzz.h"
 
 #define VNET	sizeof(struct virtio_net_hdr)
-
-static uint32_t be16(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 8 | p[1];
-}
 
 /* Segment @k (@n bytes at @seg) of the super-packet whose headers are at
  * @h: its lengths; IPv4's ID the super-packet's + k; TCP's sequence
@@ -54,20 +50,19 @@ static void check_seg(const struct ucm_split *s, uint32_t k, const uint8_t *h,
 	bool last = k + 1 == s->nseg;
 
 	if (s->v6) {
-		CHECK(be16(ip + 4) == n - s->l3_off - 40);
+		CHECK(ld_be16(ip + 4) == n - s->l3_off - 40);
 	} else {
-		CHECK(be16(ip + 2) == n - s->l3_off);
-		CHECK(be16(ip + 4) == ((be16(hip + 4) + k) & 0xffff));
+		CHECK(ld_be16(ip + 2) == n - s->l3_off);
+		CHECK(ld_be16(ip + 4) == ((ld_be16(hip + 4) + k) & 0xffff));
 		CHECK(ucm_csum_fold(ucm_csum_add(0, ip, s->l4_off - s->l3_off)) == 0);
 	}
 	if (s->proto == IPPROTO_TCP) {
 		uint8_t drop = (last ? 0 : 0x09) | (k ? 0x80 : 0);	/* FIN PSH, CWR */
 
-		CHECK((be16(l4 + 4) << 16 | be16(l4 + 6)) ==
-		      (be16(hl4 + 4) << 16 | be16(hl4 + 6)) + k * (uint32_t)s->mss);
+		CHECK(ld_be32(l4 + 4) == ld_be32(hl4 + 4) + k * (uint32_t)s->mss);
 		CHECK(l4[13] == (hl4[13] & ~drop));
 	} else {
-		CHECK(be16(l4 + 4) == l4len);
+		CHECK(ld_be16(l4 + 4) == l4len);
 	}
 	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
 	CHECK(ucm_csum_fold(ucm_csum_add(ucm_csum_add(sum, ph, 4), l4, l4len)) == 0);
