@@ -163,15 +163,7 @@ static void *rx_main(void *arg)
 	struct dp_rx *rx = arg;
 	struct ucm_pool *pool = ucm_xsk_queue__pool(rx->q);
 	struct ucm_cpumap_producer *prod;
-	cpu_set_t set;
 
-	if (rx->cpu >= 0) {
-		CPU_ZERO(&set);
-		CPU_SET(rx->cpu, &set);
-		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-			pr_warn("dp: cannot pin the RX thread of queue %u to CPU %d\n",
-				ucm_xsk_queue__id(rx->q), rx->cpu);
-	}
 	ucm_pool__set_owner(pool);
 	prod = ucm_cpumap__producer_create(rx->dp->map, pool);
 	if (!prod) {
@@ -258,17 +250,36 @@ out_free:
 
 static int rx_start(struct dp_rx *rx)
 {
+	pthread_attr_t attr;
 	sigset_t all, old;
+	cpu_set_t set;
 	int err;
 
+	pthread_attr_init(&attr);
+	if (rx->cpu >= 0) {
+		/* Pinned from its first instruction, or not started: the
+		 * CPU may have left the process's mask since the check. */
+		CPU_ZERO(&set);
+		CPU_SET(rx->cpu, &set);
+		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		if (err) {
+			pthread_attr_destroy(&attr);
+			return -err;
+		}
+	}
 	/* Signals stay with the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&rx->thr, NULL, rx_main, rx);
+	err = pthread_create(&rx->thr, &attr, rx_main, rx);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
 	if (err) {
-		pr_warn("dp: cannot start the RX thread of queue %u: %s\n",
-			ucm_xsk_queue__id(rx->q), strerror(err));
+		if (rx->cpu >= 0)
+			pr_warn("dp: cannot start the RX thread of queue %u on CPU %d: %s\n",
+				ucm_xsk_queue__id(rx->q), rx->cpu, strerror(err));
+		else
+			pr_warn("dp: cannot start the RX thread of queue %u: %s\n",
+				ucm_xsk_queue__id(rx->q), strerror(err));
 		return -err;
 	}
 	rx->started = true;

@@ -94,8 +94,16 @@ static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
 	for (i = 0; i < o->nqueues; i++)
 		c->queues[i] = o->queues[i];
 	c->n_rx_cpus = o->n_rx_cpus;
-	for (i = 0; i < o->n_rx_cpus; i++)
+	for (i = 0; i < o->n_rx_cpus; i++) {
+		/* An RX thread off its CPU would run, unpinned, where
+		 * nobody asked: a polling one beside a worker. */
+		if (!ucm_cpu_allowed(o->rx_cpus[i])) {
+			pr_warn("dp: RX CPU %d is not online or not in this process's affinity mask (nproc says %ld)\n",
+				o->rx_cpus[i], sysconf(_SC_NPROCESSORS_ONLN));
+			return -EINVAL;
+		}
 		c->rx_cpus[i] = o->rx_cpus[i];
+	}
 	if (c->flags & UCM_DP_F_INLINE) {
 		/* The RX threads are the workers: one "worker" per queue. */
 		c->nworkers = c->nqueues;

@@ -19,6 +19,7 @@
 
 #include "engine/cpumap_lat.h"
 #include "engine/cpumap_priv.h"
+#include "io/cpus.h"
 
 #ifdef UCM_DEBUG
 int ucm_cpumap_test_ring_flags(const struct ucm_cpumap *map, uint32_t w)
@@ -39,17 +40,6 @@ static void producer_free(struct ucm_cpumap_producer *prod)
 }
 
 /* ---- lifecycle -------------------------------------------------------- */
-
-static int cpu_allowed(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0 || cpu >= CPU_SETSIZE)
-		return 0;
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0;
-	return CPU_ISSET(cpu, &set);
-}
 
 static void worker_stop(struct ucm_worker *w)
 {
@@ -263,7 +253,7 @@ static int opts_check(struct ucm_cpumap_opts *o)
 		return -EINVAL;
 	}
 	for (i = 0; i < o->ncpus && !(o->flags & UCM_CPUMAP_F_INLINE); i++) {
-		if (!cpu_allowed(o->cpus[i])) {
+		if (!ucm_cpu_allowed(o->cpus[i])) {
 			pr_warn("cpumap: CPU %d is not online or not in this process's affinity mask (nproc says %ld)\n",
 				o->cpus[i], sysconf(_SC_NPROCESSORS_ONLN));
 			return -EINVAL;

@@ -65,6 +65,7 @@ static int refused(const struct ucm_dp_opts *o, int err, const char *words)
 static int test_bad_options(void)
 {
 	static const uint32_t many[UCM_XSK_MAX_QUEUES + 1];
+	static const int far_cpu[1] = { 1000 };
 	UCM_OPTS(ucm_dp_opts, o, .ifname = "lo", .tun_name = "ucmt0");
 	struct ucm_dp_opts b;
 
@@ -143,6 +144,9 @@ static int test_bad_options(void)
 	/* lo's MTU (65536) is more than any frame holds. */
 	b = o;
 	if (refused(&b, ERANGE, "is more than a 4096-byte frame holds (3818"))
+		return 1;
+	b = o; b.rx_cpus = far_cpu; b.n_rx_cpus = 1;
+	if (refused(&b, EINVAL, "RX CPU 1000 is not online or not in this process's affinity mask"))
 		return 1;
 	b = o; b.queues = many; b.nqueues = UCM_XSK_MAX_QUEUES + 1;
 	if (refused(&b, EINVAL, "at most 64 queues"))
