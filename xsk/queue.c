@@ -271,6 +271,14 @@ static int sock_error(int fd)
  */
 #define XSK_DRY_SLEEP_MS	1
 
+/*
+ * A spinning RX thread whose pool was short looks for frames come home
+ * this often: the device gets them within 10 us, not after the spin and a
+ * dry sleep; a look at a dry pool takes the backing stack's lock, so not
+ * at every turn.
+ */
+#define XSK_SPIN_REFILL_NS	10000
+
 /* What ended a sleep, counted by cause (each that was ready): its
  * @p[0] the socket, then @ntxq channels, then the wake fd. Return 1. */
 static int sleep_woken(struct ucm_xsk_queue *q, const struct pollfd *p,
@@ -371,15 +379,21 @@ static void busy_poll_napi(struct ucm_xsk_queue *q)
 int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			uint32_t ntxq, uint32_t spin_us)
 {
-	uint64_t end;
+	uint64_t now, end, look = 0;
 	uint32_t i;
 
 	if (!q || ntxq > UCM_XSK_MAX_TXQ || (ntxq && !txq) || spin_us > UCM_SPIN_US_MAX)
 		return ucm_err(-EINVAL);
 	if (q->busy_poll && !q->napi_known && q->stats.rx)
 		busy_poll_napi(q);
-	end = ucm_now_ns() + (uint64_t)spin_us * 1000;
+	now = ucm_now_ns();
+	end = now + (uint64_t)spin_us * 1000;
 	do {
+		/* Its errors are the next poll's to report. */
+		if (q->fill_dry && now >= look) {
+			look = now + XSK_SPIN_REFILL_NS;
+			ucm_xsk_queue__refill(q);
+		}
 		if (xsk_cons_nb_avail(&q->rx, 1))
 			return 1;
 		/* What would end a sleep ends the spin: descriptors to
@@ -399,7 +413,8 @@ int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 		} else {
 			cpu_relax();
 		}
-	} while (ucm_now_ns() < end);
+		now = ucm_now_ns();
+	} while (now < end);
 	return 0;
 }
 

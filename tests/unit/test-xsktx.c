@@ -426,6 +426,50 @@ static int test_spin_ask(void)
 	return fake_free(f);
 }
 
+/* A spin with its pool short refills the fill ring as frames come home:
+ * the pool emptied, a refill that found nothing (fill_dry), RING frames
+ * back in the pool; a 50 us look with no traffic posts them. */
+static int test_spin_refill(void)
+{
+	FAKE(f, true);
+	uint32_t rx_prod = 0, rx_cons = 0, rx_flags = 0;
+	uint32_t fill_prod = 0, fill_cons = 0, fill_flags = 0;
+	struct xdp_desc rx[RING];
+	uint64_t fill[RING], held[FRAMES];
+	int n, i;
+
+	f->q.rx.mask = RING - 1;	/* an RX ring with nothing on it */
+	f->q.rx.size = RING;
+	f->q.rx.producer = &rx_prod;
+	f->q.rx.consumer = &rx_cons;
+	f->q.rx.flags = &rx_flags;
+	f->q.rx.ring = rx;
+	f->x.fill_size = RING;
+	f->q.fill.mask = RING - 1;
+	f->q.fill.size = RING;
+	f->q.fill.producer = &fill_prod;
+	f->q.fill.consumer = &fill_cons;
+	f->q.fill.flags = &fill_flags;
+	f->q.fill.ring = fill;
+	f->q.fill.cached_cons = RING;
+	UT_ASSERT(ucm_pool__alloc_bulk(f->q.pool, held, FRAMES) == FRAMES, "the pool");
+	UT_ASSERT(ucm_xsk_queue__refill(&f->q) == 0 && f->q.fill_dry, "a dry refill");
+	for (i = 0; i < RING; i++)
+		ucm_pool__put(f->q.pool, held[i]);	/* frames come home */
+	n = ucm_xsk_queue__spin(&f->q, NULL, 0, 50);
+	UT_ASSERT(n == 0, "an idle spin: %d", n);
+	UT_ASSERT(fill_prod == RING, "%u of %u frames home posted during the spin",
+		  fill_prod, RING);
+	/* The kernel gives them back unused; the rest come home. */
+	ucm_frame_move_bulk(f->x.umem, fill, RING, UCM_LOC_KERNEL, UCM_LOC_APP);
+	for (i = 0; i < RING; i++)
+		ucm_pool__put(f->q.pool, fill[i]);
+	for (i = RING; i < FRAMES; i++)
+		ucm_pool__put(f->q.pool, held[i]);
+	f->q.rx.producer = NULL;
+	return fake_free(f);
+}
+
 /* The destroy's reclaim counts what the sockets held over every pool: a
  * TX ring holds another queue's frames when a worker's verdict sends on
  * its own queue. Three frames out, one of pool 1 and two of pool 0, all
@@ -467,6 +511,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_no_sg),
 	UT_CASE(test_turn),
 	UT_CASE(test_spin_ask),
+	UT_CASE(test_spin_refill),
 	UT_CASE(test_reclaim_across_pools),
 	{}
 };

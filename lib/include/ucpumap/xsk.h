@@ -390,7 +390,10 @@ UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
  * while the thread looks. The NAPI is the socket's, marked by the kernel
  * at its first packets; a socket that has none by then (copy mode where
  * the receive has no NAPI id, as on veth) would poll nothing: its looks
- * stop asking, said once. RX thread only. Return: 1 when work came, 0
+ * stop asking, said once. A fill ring the pool left short is refilled
+ * during the look (every 10 us), as frames come home: the device is not
+ * left without buffers until the sleep. RX thread only. Return: 1 when
+ * work came, 0
  * when none did (then sleep), -EINVAL for a bad argument.
  */
 UCM_API int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
