@@ -93,6 +93,19 @@ bool cpu_usable(int cpu)
 	return CPU_ISSET(cpu, &set);
 }
 
+int cpus_usable(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0;
+	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	return n;
+}
+
 int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
 {
 	char *copy, *tok, *save = NULL;

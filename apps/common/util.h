@@ -44,6 +44,10 @@ void udp_build(uint8_t *l3, size_t len, bool v6, const void *src, const void *ds
 	       uint16_t sport, uint16_t dport);
 bool cpu_usable(int cpu);
 
+/* The CPUs this process may use (taskset, a cpuset), in increasing order,
+ * the first @max of them into @cpus. Return: how many (0: none known). */
+int cpus_usable(int *cpus, int max);
+
 double now_sec(void);
 /* CLOCK_MONOTONIC in ns: the clock of the kernel's bpf_ktime_get_ns(). */
 uint64_t mono_ns(void);

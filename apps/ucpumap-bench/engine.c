@@ -191,27 +191,16 @@ static const struct opts_cmd eng_cmd = {
 /* Return 0, OPTS_HELP, or -1 after a message. */
 static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 {
-	cpu_set_t set;
-	int ret;
+	int two[2], n, ret;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->rounds = 10;
 	cfg->seconds = 1;
 	cfg->warmup = 0.2;
-	/* The first two CPUs this process may use (taskset, a cpuset). */
-	cfg->producer_cpu = cfg->worker_cpu = -1;
-	if (!sched_getaffinity(0, sizeof(set), &set))
-		for (int c = 0; c < CPU_SETSIZE && cfg->worker_cpu < 0; c++)
-			if (CPU_ISSET(c, &set)) {
-				if (cfg->producer_cpu < 0)
-					cfg->producer_cpu = c;
-				else
-					cfg->worker_cpu = c;
-			}
-	if (cfg->producer_cpu < 0)
-		cfg->producer_cpu = 0;
-	if (cfg->worker_cpu < 0)	/* one CPU: the producer's */
-		cfg->worker_cpu = cfg->producer_cpu;
+	/* The first two CPUs this process may use; with one, both on it. */
+	n = cpus_usable(two, 2);
+	cfg->producer_cpu = n ? two[0] : 0;
+	cfg->worker_cpu = n > 1 ? two[1] : cfg->producer_cpu;
 	cfg->qsize = UCM_CPUMAP_QSIZE_DEFAULT;
 	memset(cfg->want, 1, sizeof(cfg->want));
 	ret = opts_parse(&eng_cmd, cfg, argc, argv);
@@ -249,13 +238,7 @@ static int eng_run_rounds(struct eng_bench *eb)
 /* The P->W rows' CPUs without --pw-cpus: every CPU we may run on, in order. */
 static void eng_pw_default(struct eng_cfg *cfg)
 {
-	cpu_set_t set;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return;
-	for (int c = 0; c < CPU_SETSIZE && cfg->n_pw_cpu < APP_MAX_CPUS; c++)
-		if (CPU_ISSET(c, &set))
-			cfg->pw_cpu[cfg->n_pw_cpu++] = c;
+	cfg->n_pw_cpu = cpus_usable(cfg->pw_cpu, APP_MAX_CPUS);
 }
 
 /*

@@ -447,9 +447,7 @@ static int parse_args(struct scale_run *sr, int argc, char **argv)
 	}
 	if (!cfg->ncpus) {
 		/* The first APP_MAX_CPUS it may use, whatever their numbers. */
-		for (int c = 0; c < CPU_SETSIZE && cfg->ncpus < APP_MAX_CPUS; c++)
-			if (cpu_usable(c))
-				cfg->cpus[cfg->ncpus++] = c;
+		cfg->ncpus = cpus_usable(cfg->cpus, APP_MAX_CPUS);
 		if (!cfg->ncpus) {
 			fprintf(stderr, "scale: no CPU this process may use was found: give --cpus\n");
 			return -1;
