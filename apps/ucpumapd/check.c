@@ -178,6 +178,9 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 	check_tun(&k, d);
 	if (!d->c.metrics.len) {
 		said(&k, 0, "metrics", "none (--metrics-listen)");
+	} else if ((st = priv_check_metrics(d))) {
+		said(&k, st, "metrics", "%s: not with the capabilities it has (above)",
+		     d->c.metrics.text);
 	} else {
 		err = metrics__open(&m, &d->c.metrics);
 		metrics__close(m);

@@ -232,6 +232,7 @@ int seccomp_start(struct daemon *d);
  * (ucpumapd.c). */
 int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status);
 int priv_check_user(struct daemon *d);
+int priv_check_metrics(const struct daemon *d);
 int priv_check_tun(struct daemon *d);
 int setup_exit(int err);
 

@@ -29,10 +29,12 @@
  *                   (nothing today), a thread's failed drop is fatal, and
  *                   the seccomp filter (seccomp.c) goes on every thread.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -170,6 +172,21 @@ int priv_check(const struct daemon *d)
 }
 
 /* ---- --user and the tun's owner ------------------------------------------ */
+
+/* --metrics-listen names a port that only CAP_NET_BIND_SERVICE may bind
+ * (net.ipv4.ip_unprivileged_port_start's default: 1024). */
+static bool metrics_port_low(const struct daemon *d)
+{
+	const struct sockaddr_storage *ss = &d->c.metrics.ss;
+	uint16_t port;
+
+	if (!d->c.metrics.len)
+		return false;
+	port = ntohs(ss->ss_family == AF_INET6 ?
+		     ((const struct sockaddr_in6 *)ss)->sin6_port :
+		     ((const struct sockaddr_in *)ss)->sin_port);
+	return port && port < 1024;
+}
 
 /* Each of these: 0, or the exit status after a message. */
 static int lookup_user(struct daemon *d)
@@ -326,12 +343,12 @@ int priv_prepare(struct daemon *d)
 	uint64_t prm, eff, setup;
 	int err, status;
 
-	if (d->c.user && d->c.two_way && !d->c.tap && !d->c.peer_mac_set) {
-		/* Seen: 0 of 5 pings to a peer the DUT had not met. */
-		fprintf(stderr, "ucpumapd: --user with --two-way over a tun: asking the kernel to resolve a next hop (RTM_NEWNEIGH) needs CAP_NET_ADMIN in the resolver thread, which the change of user takes from every thread; give --peer-mac, or run without --user\n");
-		return 2;
-	}
-	status = lookup_user(d);
+	err = caps_get(&prm, &eff);
+	if (err)
+		return -fail("capget", err);
+	status = priv_check_user(d);
+	if (!status)
+		status = priv_check_metrics(d);
 	if (!status)
 		status = check_tun_owner(d);
 	if (!status)
@@ -340,12 +357,10 @@ int priv_prepare(struct daemon *d)
 		status = open_files(d);
 	if (status)
 		return status;
-	err = caps_get(&prm, &eff);
-	if (err)
-		return -fail("capget", err);
 	/* What the set-up needs, of what we have: a capability missing is
 	 * the set-up's to report, with its fix. */
-	setup = (CAPS_SETUP | (d->c.user ? CAPS_SWITCH | CAPS_USER_SETUP : 0)) & prm;
+	setup = (CAPS_SETUP | (d->c.user ? CAPS_SWITCH | CAPS_USER_SETUP : 0) |
+		 (metrics_port_low(d) ? CAP(CAP_NET_BIND_SERVICE) : 0)) & prm;
 	d->priv.setup = setup;
 	d->priv.run = CAPS_RUN & prm;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
@@ -359,11 +374,29 @@ int priv_prepare(struct daemon *d)
 	return err ? -fail("capset", err) : 0;
 }
 
-/* --check's (check.c): the user and the tun's owner alone, changing
- * nothing. Each: 0, or the exit status after a message. */
+/* --check's (check.c) and the start's: the user, the metrics' port and
+ * the tun's owner alone, changing nothing. Each: 0, or the exit status
+ * after a message. */
 int priv_check_user(struct daemon *d)
 {
+	if (d->c.user && d->c.two_way && !d->c.tap && !d->c.peer_mac_set) {
+		/* Seen: 0 of 5 pings to a peer the DUT had not met. */
+		fprintf(stderr, "ucpumapd: --user with --two-way over a tun: asking the kernel to resolve a next hop (RTM_NEWNEIGH) needs CAP_NET_ADMIN in the resolver thread, which the change of user takes from every thread; give --peer-mac, or run without --user\n");
+		return EXIT_USAGE;
+	}
 	return lookup_user(d);
+}
+
+int priv_check_metrics(const struct daemon *d)
+{
+	uint64_t prm, eff;
+
+	if (!metrics_port_low(d) || caps_get(&prm, &eff) ||
+	    (prm & CAP(CAP_NET_BIND_SERVICE)))
+		return 0;
+	fprintf(stderr, "ucpumapd: --metrics-listen %s: a port below 1024 needs CAP_NET_BIND_SERVICE, which this process does not have (the unit's CapabilityBoundingSet leaves it out): take a port from 1024, as 9423\n",
+		d->c.metrics.text);
+	return EXIT_CONFIG;
 }
 
 int priv_check_tun(struct daemon *d)

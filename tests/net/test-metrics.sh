@@ -11,6 +11,10 @@
 #   bad-listen-*        each bad --metrics-listen: exit 2, its message
 #   port-in-use         exit 78 (the configuration's) with a message, no XDP
 #                       program, no tun
+#   low-port            a port below 1024: bound and served as root (the
+#                       set-up keeps CAP_NET_BIND_SERVICE until then);
+#                       without that capability, the start and --check
+#                       both say exit 78, naming it, nothing attached
 #   scrape-format       200, Content-Type 0.0.4, every line valid, the
 #                       families there (the fair share's refusals among
 #                       them: a drop reason and a family of their own),
@@ -48,7 +52,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-metrics
-cases="parser-self-check bad-listen port-in-use scrape-counts scrape-format http-errors
+cases="parser-self-check bad-listen port-in-use low-port scrape-counts scrape-format http-errors
 bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-100k-request
 link-state sigterm ring-full cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -184,6 +188,36 @@ time.sleep(30)' $port
 		bad port-in-use "the holder did not listen: $(tail -2 "$tmp/holder.log")"
 	fi
 	stop_pid "$holder"
+}
+
+# A port below 1024 needs CAP_NET_BIND_SERVICE until the bind.
+case_low_port() {
+	local rc l why=
+	lib_once topology
+	in_ns "$dut" timeout 10 "$daemon" --dev vd --tun $tun --metrics-listen 127.0.0.1:81 \
+		--duration 1 > "$tmp/lp.out" 2> "$tmp/lp.err"
+	rc=$?
+	[ $rc = 0 ] || why="as root: exited $rc (want 0): $(head -2 "$tmp/lp.err" | tr '\n' ' ');"
+	if ! command -v setpriv > /dev/null; then
+		skip low-port-no-cap "no setpriv to drop CAP_NET_BIND_SERVICE with"
+	else
+		in_ns "$dut" timeout 10 setpriv --inh-caps=-net_bind_service --bounding-set=-net_bind_service -- \
+			"$daemon" --dev vd --tun $tun --metrics-listen 127.0.0.1:81 --duration 1 \
+			> "$tmp/lpn.out" 2> "$tmp/lpn.err"
+		rc=$?
+		l=$(leftovers)
+		[ $rc = 78 ] && grep -q "127.0.0.1:81: a port below 1024 needs CAP_NET_BIND_SERVICE" "$tmp/lpn.err" &&
+			[ -z "$l" ] ||
+			why="$why without the capability: exited $rc (want 78): $(head -2 "$tmp/lpn.err" | tr '\n' ' ')${l:+; left: $l};"
+		in_ns "$dut" timeout 10 setpriv --inh-caps=-net_bind_service --bounding-set=-net_bind_service -- \
+			"$daemon" --check --dev vd --tun $tun --metrics-listen 127.0.0.1:81 \
+			> "$tmp/lpc.out" 2> "$tmp/lpc.err"
+		rc=$?
+		[ $rc = 78 ] && grep -q '^FAIL  metrics: 127.0.0.1:81: not with the capabilities it has' "$tmp/lpc.out" ||
+			why="$why --check without the capability: exited $rc (want 78): $(grep metrics "$tmp/lpc.out");"
+	fi
+	[ -z "$why" ] && ok low-port "served as root; refused, named, without CAP_NET_BIND_SERVICE" ||
+		bad low-port "$why"
 }
 
 # ---- the daemon ----------------------------------------------------------------

@@ -695,6 +695,14 @@ case_check() {
 			bad check-bad "$(tr '\n' ' ' < "$tmp/bad.out") / $(tr '\n' ' ' < "$tmp/bad.err")"
 		fi
 	fi
+	# --user two-way over a tun, no --peer-mac: refused as the start
+	# refuses it (its resolver would lack CAP_NET_ADMIN).
+	if check_run user-two-way 2 --dev vd --tun $tun --user nobody --two-way; then
+		grep -q '^FAIL  user' "$tmp/user-two-way.out" &&
+			grep -q 'give --peer-mac, or run without --user' "$tmp/user-two-way.err" &&
+			ok check-user-two-way ||
+			bad check-user-two-way "$(tr '\n' ' ' < "$tmp/user-two-way.out")"
+	fi
 	# Options that conflict: said, and the other checks all the same.
 	if check_run conflict 2 --dev vd --tun $tun --copy --zero-copy --queues 5; then
 		if grep -q '^FAIL  options' "$tmp/conflict.out" && grep -q '^FAIL  datapath' "$tmp/conflict.out" &&
