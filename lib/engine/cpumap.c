@@ -174,7 +174,6 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 		desc_to_base(map, bq_desc(bq), base, n);
 		chain_drop_frags(map, prod->pool, bq_desc(bq), n);
 		ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_WQ);
-		STAT_ADD(prod->stats[w].drops, n);
 		STAT_ADD(prod->fair[w].shed, n);
 	} else {
 		if (nstamp)

@@ -723,11 +723,12 @@ int ucm_cpumap_producer__enqueue_stats(const struct ucm_cpumap_producer *prod,
 		return ucm_err(-EINVAL);
 	s = &prod->stats[w];
 	o.processed = READ_ONCE(s->processed);
-	o.drops = READ_ONCE(s->drops);
 	o.events = READ_ONCE(s->events);
 	o.wakeups = READ_ONCE(s->wakeups);
-	/* Counted after drops, read one by one: never more than they. */
-	o.shed = min(READ_ONCE(prod->fair[w].shed), o.drops);
+	/* Counted apart, each only grows: so does their sum, and so does
+	 * the ring-full part a reader takes as drops less shed. */
+	o.shed = READ_ONCE(prod->fair[w].shed);
+	o.drops = READ_ONCE(s->drops) + o.shed;
 	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;
 }

@@ -218,7 +218,8 @@ struct ucm_fair {
 
 /*
  * Concurrency contract of struct ucm_cpumap_producer: used by one thread
- * at a time (its RX thread); stats and fair[].shed are written by it only
+ * at a time (its RX thread); stats (whose drops are the ring-full ones:
+ * the getter adds fair[].shed) and fair[].shed are written by it only
  * (WRITE_ONCE) and read by anyone (READ_ONCE), relaxed, no pair; the rest
  * of fair[] is its own.
  */
