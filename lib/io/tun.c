@@ -27,10 +27,10 @@
  * cancels the writes not reaped and waits for their answers; a ring that
  * cannot account for every write is thrown away.
  *
- * The fds are non-blocking, so io_uring never parks a write on a worker
- * thread (it completes it inline or fails it with EAGAIN), and a tun write
- * never sleeps: waiting for the completions of a submitted batch cannot
- * wait forever.
+ * The writes are RWF_NOWAIT and the fds non-blocking, so io_uring never
+ * parks a write (it completes it inline or fails it with EAGAIN), and a
+ * tun write never sleeps: waiting for the completions of a submitted
+ * batch cannot wait forever.
  *
  * A packet of several frames (UCM_FRAME_F_CHAIN) is one write of an
  * iovec per frame; coalesced, its payload is an iovec per frame of the
@@ -657,6 +657,10 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 			io_uring_prep_write(sqe, st->sqe_fd, st->iov[sl->iov].iov_base, sl->len, -1);
 		else
 			io_uring_prep_writev(sqe, st->sqe_fd, &st->iov[sl->iov], sl->niov, -1);
+		/* io_uring parks a write of a pollable file that has no
+		 * room, O_NONBLOCK or not; RWF_NOWAIT makes it answer
+		 * -EAGAIN (the test's wait failure wants it parked). */
+		sqe->rw_flags = tun_test_wait_fail(false) ? 0 : RWF_NOWAIT;
 		sqe->flags |= st->sqe_flags;
 		sqe->user_data = tun_write_ud(st, i);
 	}

@@ -628,6 +628,53 @@ static int test_write_batch_given_up(void)
 }
 
 /*
+ * A batch into a full non-blocking tun (the tun's fds are O_NONBLOCK): each
+ * write is refused with EAGAIN and counted, the batch returns at once
+ * (io_uring parks no write of a non-blocking file), and the next batch,
+ * with room again, goes out whole. alarm() ends a batch that would wait.
+ */
+static int test_write_full_nonblocking(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[NPKT];
+	uint64_t addrs[NPKT];
+	struct ucm_tun_stats st;
+	int s[2], nfill, failed, failed_b;
+	struct ucm_tun *tun;
+	char buf[512];
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, s),
+		  "socketpair");
+	nfill = fill_socket(s[0]);
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	OPEN_OR_SKIP(ops, tun);
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'A', 100), "alloc");
+	alarm(5);
+	failed = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	UT_ASSERT(failed == NPKT, "%d of %d failed in a batch the socket had no room for",
+		  failed, NPKT);
+	UT_ASSERT(take_datagrams(s[1], nfill, buf, sizeof(buf)) == nfill, "drain");
+	failed_b = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+	alarm(0);
+	ucm_tun__worker_stats(tun, 0, &st, sizeof(st));
+	UT_ASSERT(!failed_b && take_datagrams(s[1], -1, buf, sizeof(buf)) == NPKT,
+		  "with room again: %d failed", failed_b);
+	UT_ASSERT(st.err_eagain == NPKT && st.packets == NPKT,
+		  "stats: err_eagain %llu packets %llu, want %d %d",
+		  (unsigned long long)st.err_eagain, (unsigned long long)st.packets, NPKT, NPKT);
+	ops->close(tun, 0);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	return finish(u, p);
+}
+
+/*
  * A late completion of an earlier batch (here a NOP that carries what the
  * earlier batch's first write carried, as the kernel's late answer would)
  * must not pass for the write now in that slot: the next batch's result
@@ -881,6 +928,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),
 	UT_CASE(test_write_batch_given_up),
+	UT_CASE(test_write_full_nonblocking),
 	UT_CASE(test_write_stale_completion),
 	UT_CASE(test_write_close_after_given_up),
 	UT_CASE(test_write_partial_csum),
