@@ -144,12 +144,17 @@ static void tx_put(struct ucm_xsk_queue *q, uint32_t slot, uint64_t addr, uint32
 	ucm_frame_move(x->umem, ucm_umem_base(x->umem, addr), from, UCM_LOC_KERNEL);
 }
 
-/* The list of packet @d's later frames, or NULL for a packet of one. */
+/* The list of packet @d's later frames, or NULL for a packet of one, and
+ * for one whose first frame is outside the UMEM (refused as a packet of
+ * one would be: its list is nowhere to read). */
 static const struct ucm_chain *tx_chain_of(const struct ucm_xsk *x, uint64_t d)
 {
+	uint64_t base;
+
 	if (likely(!(d & UCM_DESC_CHAIN)))
 		return NULL;
-	return ucm_chain_of(x->area, ucm_umem_desc_base(x->umem, ucm_txq_desc_plain(d)));
+	base = ucm_umem_desc_base(x->umem, ucm_txq_desc_plain(d));
+	return base < x->size ? ucm_chain_of(x->area, base) : NULL;
 }
 
 /* Ring slots @n packets take at most (a list's count bounded as its

@@ -92,7 +92,9 @@ static inline uint32_t ucm_chain_desc_frames(struct ucm_umem *umem, uint64_t des
 	uint32_t i, n, k = 1;
 
 	out[0] = base;
-	if (!(desc & UCM_DESC_CHAIN))
+	/* A first frame outside the UMEM has no list to read; the put's
+	 * check refuses it. */
+	if (!(desc & UCM_DESC_CHAIN) || base >= umem->size)
 		return 1;
 	c = ucm_chain_of(umem->area, base);
 	n = c->nfrag < UCM_CHAIN_MAX ? c->nfrag : UCM_CHAIN_MAX - 1;

@@ -346,6 +346,10 @@ static int test_refused(void)
 	if (refused(f, ucm_desc_make(frame(f) + HEAD_OFF, 0), bad_desc) ||
 	    refused(f, ucm_desc_make(frame(f) + HEAD_OFF, FS - HEAD_OFF + 1), bad_desc))
 		return 1;
+	/* A packet of several whose first frame is outside the UMEM: its
+	 * list is not read (no crash), the packet refused as bad. */
+	if (refused(f, ucm_desc_make(1ull << 41, 100) | UCM_DESC_CHAIN, bad))
+		return 1;
 	/* In zero-copy, more frames than the driver takes (xdp-zc-max-segs). */
 	f->x.zerocopy = true;
 	f->x.zc_max_segs = 4;
