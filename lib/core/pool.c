@@ -117,7 +117,10 @@ uint32_t ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
 		__atomic_fetch_add(&pool->remote_stats.double_free, n - k,
 				   __ATOMIC_RELAXED);
 	pool->stack.top += k;
-	WRITE_ONCE(pool->stack.release, pool->stack.release + k);
+	/* S1: pairs with S2 in pool_counts(): every hold that came
+	 * before (stack.lock orders them) is seen with it. */
+	__atomic_store_n(&pool->stack.release, pool->stack.release + k,
+			 __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&pool->stack.lock);
 
 	if (unlikely(k < n))
@@ -416,11 +419,25 @@ uint32_t ucm_pool__frames(const struct ucm_pool *pool)
 	return pool->nframes;
 }
 
+/*
+ * hold and release without the lock: release first, then hold, which
+ * was at least as much when that release was counted (a frame is given
+ * back after it was taken) and only grows since; read the other way, a
+ * take and its return between the two loads would make inflight < 0.
+ */
+static void pool_counts(const struct ucm_pool *pool, uint64_t *hold, uint64_t *release)
+{
+	*release = __atomic_load_n(&pool->stack.release, __ATOMIC_ACQUIRE); /* S2 */
+	*hold = READ_ONCE(pool->stack.hold);
+}
+
 int64_t ucm_pool__inflight(const struct ucm_pool *pool)
 {
+	uint64_t hold, release;
+
+	pool_counts(pool, &hold, &release);
 	/* Serial-number arithmetic, as page_pool_inflight(). */
-	return (int64_t)(READ_ONCE(pool->stack.hold) -
-			 READ_ONCE(pool->stack.release));
+	return (int64_t)(hold - release);
 }
 
 int ucm_pool__stats(const struct ucm_pool *pool, struct ucm_pool_stats *st,
@@ -443,8 +460,7 @@ int ucm_pool__stats(const struct ucm_pool *pool, struct ucm_pool_stats *st,
 	o.recycle_released = READ_ONCE(p->remote_stats.released);
 	o.bad_addr = READ_ONCE(p->remote_stats.bad_addr);
 	o.double_free = READ_ONCE(p->remote_stats.double_free);
-	o.hold = READ_ONCE(p->stack.hold);
-	o.release = READ_ONCE(p->stack.release);
+	pool_counts(p, &o.hold, &o.release);
 	o.inflight = (int64_t)(o.hold - o.release);
 	ucm_stats_out(st, sz, &o, sizeof(o));
 	return 0;

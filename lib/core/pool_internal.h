@@ -23,7 +23,8 @@
  *    or ucm_umem__destroy() once no owner is left.
  *  - remote_stats: any thread, __atomic_fetch_add relaxed, once per bulk.
  *  - stack.*, hold, release: under stack.lock. hold and release are also
- *    read without the lock (READ_ONCE) for statistics.
+ *    read without the lock for statistics: release (S1/S2, pool.c) before
+ *    hold, so that inflight is never seen below 0.
  *  - A returning thread touches the pool only before its frames become
  *    visible (ring publication) or under stack.lock; ucm_umem__destroy()
  *    takes and releases every stack lock once nothing is in flight, so a

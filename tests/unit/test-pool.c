@@ -1633,6 +1633,62 @@ static int test_destroy_waits_for_late_release(void)
 	return run_late_destroy(R_DELAYED_RELEASE, 200, 25);
 }
 
+/* ---- inflight read while the owner takes and gives back ---------------------- */
+
+struct churn {
+	struct ucm_umem *umem;
+	_Atomic int stop;
+	uint64_t rounds;
+};
+
+/* The owner: 64 frames taken (the stack's pops, hold) and given straight
+ * back (its pushes, release), over and over. */
+static void *churn_fn(void *arg)
+{
+	struct churn *c = arg;
+	struct ucm_pool *p = ucm_umem__pool(c->umem, 0);
+	uint64_t a[64];
+	int n;
+
+	ucm_pool__set_owner(p);
+	while (!atomic_load_explicit(&c->stop, memory_order_relaxed)) {
+		n = ucm_pool__alloc_bulk(p, a, 64);
+		if (n > 0)
+			ucm_umem__release_bulk(c->umem, a, n);
+		c->rounds++;
+	}
+	ucm_pool__clear_owner(p);
+	return NULL;
+}
+
+/* Read without the lock, inflight is never below 0 (a take and its
+ * return between the reader's two loads must not show). */
+static int test_inflight_never_negative(void)
+{
+	struct churn c = { .umem = mk_umem(1, 256, 0, 0) };
+	struct ucm_pool_stats st;
+	int64_t low = 0, v;
+	uint64_t reads = 0, end;
+	pthread_t t;
+
+	UT_ASSERT(c.umem, "umem");
+	UT_ASSERT(!pthread_create(&t, NULL, churn_fn, &c), "thread");
+	end = now_ns() + 300000000ull;
+	while (now_ns() < end) {
+		v = ucm_pool__inflight(ucm_umem__pool(c.umem, 0));
+		low = v < low ? v : low;
+		ucm_pool__stats(ucm_umem__pool(c.umem, 0), &st, sizeof(st));
+		low = st.inflight < low ? st.inflight : low;
+		reads++;
+	}
+	atomic_store_explicit(&c.stop, 1, memory_order_relaxed);
+	pthread_join(t, NULL);
+	UT_ASSERT(low >= 0, "inflight read as %lld (%llu reads, %llu rounds)",
+		  (long long)low, (unsigned long long)reads, (unsigned long long)c.rounds);
+	UT_ASSERT(!ucm_umem__destroy(c.umem, 0), "destroy");
+	return 0;
+}
+
 /* ---- 12. concurrent remote returns (B4) -------------------------------------- */
 
 #define CC_REMOTES	3
@@ -2037,6 +2093,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_destroy_waits_for_late_returns),
 	UT_CASE(test_destroy_waits_for_late_release),
 	UT_CASE(test_concurrent_remote_returns),
+	UT_CASE(test_inflight_never_negative),
 	{}
 };
 
