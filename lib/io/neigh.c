@@ -611,6 +611,22 @@ int ucm_neigh_peek(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *ma
 	return e->err == -EAGAIN ? -ENOENT : e->err;
 }
 
+/*
+ * A failure of our own asking (the resolver's netlink talk: no answer in
+ * time, a cut or garbled one, no buffer), not the kernel's word about the
+ * next hop: a known one stays known until the kernel says otherwise.
+ */
+static bool neigh_err_ours(int err)
+{
+	switch (err) {
+	case -ETIMEDOUT: case -EMSGSIZE: case -EPROTO: case -EBUSY:
+	case -ENOBUFS: case -ENOMEM: case -EINTR:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* An answer into the cache. */
 static void apply(struct ucm_neigh *n, const struct neigh_ans *a, uint64_t now)
 {
@@ -633,6 +649,11 @@ static void apply(struct ucm_neigh *n, const struct neigh_ans *a, uint64_t now)
 		memcpy(e->mac, a->mac, 6);
 		e->backoff = 0;
 		e->refresh = now + NEIGH_REFRESH_NS;
+		return;
+	}
+	if (e->state == NE_KNOWN && neigh_err_ours(a->err)) {
+		/* Used as it is; asked about again soon. */
+		e->refresh = now + NEIGH_NEG_NS;
 		return;
 	}
 	/* The first negative answer waits NEIGH_NEG_NS, each next one twice

@@ -388,11 +388,26 @@ static int test_cache_answer(void)
 	UT_ASSERT(asks == 2, "asked twice at once");
 	ucm_neigh_kick(n);
 	UT_ASSERT(take_all(n, got, 4) == 1, "the refresh question");
+	/* A refresh our own asking failed (no answer in time): the known
+	 * MAC stays in use, and is asked about again within 25 ms. */
+	ucm_neigh_put_answer(n, false, got[0], -ETIMEDOUT, NULL);
+	ucm_neigh_sync(n, t);
+	memset(mac, 0, sizeof(mac));
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks) && !memcmp(mac, MAC, 6),
+		  "a refresh that timed out dropped the known next hop");
+	UT_ASSERT(asks == 2, "asked again at once");
+	t += 25 * MS;
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks) && asks == 3,
+		  "not asked again after 25 ms: %llu questions", (unsigned long long)asks);
+	ucm_neigh_kick(n);
+	UT_ASSERT(take_all(n, got, 4) == 1, "the refresh's retry");
+	/* The kernel's word: no route through the NIC. */
 	ucm_neigh_put_answer(n, false, got[0], -ENETUNREACH, NULL);
 	ucm_neigh_sync(n, t);
 	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -ENETUNREACH, "gone");
 	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -ENETUNREACH, "peek: gone");
-	UT_ASSERT(asks == 2, "a peek asked: %llu questions", (unsigned long long)asks);
+	UT_ASSERT(asks == 3, "a peek asked: %llu questions", (unsigned long long)asks);
 	ucm_neigh_destroy(n);
 	return 0;
 }
