@@ -228,9 +228,7 @@ int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 		if (err) {
 			pr_warn("tun: %s: worker %u: no memory for long reads: %s\n",
 				tun->name, w, strerror(-err));
-			io_uring_queue_exit(&r->ring);
-			free(r);
-			return err;
+			goto out_ring;
 		}
 	}
 	r->fd = st->fd;
@@ -243,9 +241,7 @@ int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 			err = -errno;
 			pr_warn("tun: %s: worker %u: no netlink socket for the next hops: %s\n",
 				tun->name, w, strerror(-err));
-			io_uring_queue_exit(&r->ring);
-			free(r);
-			return err;
+			goto out_spill;
 		}
 	}
 	r->readable = true;	/* packets may have queued before we came */
@@ -253,6 +249,14 @@ int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	io_uring_submit(&r->ring);
 	st->back = r;
 	return 0;
+
+out_spill:
+	if (r->spill_area)
+		munmap(r->spill_area, (size_t)UCM_TUN_BACK_BATCH * BACK_SPILL_LEN);
+out_ring:
+	io_uring_queue_exit(&r->ring);
+	free(r);
+	return err;
 }
 
 /* Ask the kernel to cancel the request @ud. */
