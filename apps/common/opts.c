@@ -129,12 +129,16 @@ static int parse_seconds(const struct opt *o, const char *arg, void *cfg)
 
 	errno = 0;
 	d = strtod(arg, &end);
-	if (!errno && end != arg && !*end && d >= o->dlo && d <= hi &&
-	    (d > 0 || !(o->flags & OPT_F_POSITIVE))) {
+	if (!errno && end != arg && !*end &&
+	    ((d >= o->dlo && d <= hi && (d > 0 || !(o->flags & OPT_F_POSITIVE))) ||
+	     (d == 0 && (o->flags & OPT_F_ZERO_OFF)))) {
 		*(double *)field(cfg, o->off) = d;
 		return 0;
 	}
-	if (o->dhi)
+	if (o->flags & OPT_F_ZERO_OFF)
+		complain(o, arg, "'%s' is neither 0 (off) nor a number of seconds from %g",
+			 arg, o->dlo);
+	else if (o->dhi)
 		complain(o, arg, "'%s' is not a number of seconds between %g and %g",
 			 arg, o->dlo, o->dhi);
 	else

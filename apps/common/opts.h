@@ -51,6 +51,7 @@ enum opt_kind {
 					 * the default (from the config
 					 * opts_parse() was given) */
 #define OPT_F_POSITIVE	(1U << 2)	/* OPT_SECONDS: more than 0 */
+#define OPT_F_ZERO_OFF	(1U << 4)	/* OPT_SECONDS: 0 (off) too, below dlo */
 /* Not in a file of options: it asks for something else than a run
  * (--check, --status, --version), which a unit's file would make of
  * every start. */

@@ -95,6 +95,11 @@ struct priv {
 	int tun_lock_fd;		/* tunown.c's, held to the exit; -1: none */
 };
 
+/* How often the control thread looks for faults, whatever --interval: a
+ * deleted device or a failed thread is noticed within this; the least
+ * --interval (a shorter one would never let the control thread wait). */
+#define CHECK_SEC	0.1
+
 struct daemon {
 	struct cfg c;
 	struct priv priv;

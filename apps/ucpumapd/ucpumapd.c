@@ -231,8 +231,8 @@ static const struct opt d_opts[] = {
 	  "takes IFACE's MAC, ARP and neighbour discovery (give it IFACE's addresses)"),
 	D("peer-mac", OPT_MAC, peer_mac, .seen = OPT_REF(struct cfg, peer_mac_set),
 	  .metavar = "MAC", .help = "two-way, to this next hop (e.g. the gateway's MAC)"),
-	D("interval", OPT_SECONDS, interval, .flags = OPT_F_DEFAULT, .metavar = "SEC",
-	  .help = "statistics every SEC seconds (0: none)"),
+	D("interval", OPT_SECONDS, interval, .flags = OPT_F_DEFAULT | OPT_F_ZERO_OFF,
+	  .dlo = CHECK_SEC, .metavar = "SEC", .help = "statistics every SEC seconds (0: none)"),
 	D("extended", OPT_FLAG, extended, .help = "after each statistics line, one per queue "
 	  "and per worker"),
 	D("stats-json", OPT_STRING, stats_json, .metavar = "FILE",
@@ -489,10 +489,6 @@ static void print_banner(struct daemon *d)
 	fflush(stdout);
 }
 
-/* How often the control thread looks for faults, whatever --interval: a
- * deleted device or a failed thread is noticed within this. */
-#define CHECK_SEC	0.1
-
 /* The exit status of each fault (the man page lists them). */
 static const int fault_exit[UCM_DP_FAULT__MAX] = {
 	[UCM_DP_FAULT_IFACE_GONE] = EXIT_IFACE_GONE,
@@ -550,14 +546,12 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 			svc_stopping(sig == SIGINT ? "SIGINT" : "SIGTERM");
 			return 0;
 		}
-		if (sig == SIGUSR1) {
+		/* Then the checks all the same: signals as often as
+		 * CHECK_SEC must not starve them (nor the watchdog). */
+		if (sig == SIGUSR1)
 			print_stats(d, false);
-			continue;
-		}
-		if (sig == SIGHUP) {
+		else if (sig == SIGHUP)
 			priv_reopen(d);
-			continue;
-		}
 		status = check_faults(d);
 		if (status)
 			return status;
@@ -565,7 +559,7 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 			svc_stopping("--duration reached");
 			return 0;
 		}
-		if (d->c.interval > 0 && now_sec() >= next)
+		if (sig != SIGUSR1 && d->c.interval > 0 && now_sec() >= next)
 			print_stats(d, false);
 	}
 }

@@ -58,7 +58,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
-cases="delivery poll path csum-offload steer sigterm bad-flags check journal foreign-program
+cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal foreign-program
 malformed second-instance second-tun keep-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -613,6 +613,8 @@ case_bad_flags() {
 	bad_flag copy-and-zero-copy 2 "exclude each other" -- --dev vd --tun $tun --copy --zero-copy
 	bad_flag no-hold-coalescing 2 "--no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce" -- --dev vd --tun $tun --no-hold
 	bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2
+	bad_flag interval-too-short 2 "--interval: '0.00001' is neither 0 \(off\) nor a number of seconds from 0.1" -- \
+		--dev vd --tun $tun --interval 0.00001
 	bad_flag poll-no-rx-cpus 2 "--poll needs --rx-cpus" -- --dev vd --tun $tun --poll --cpus 1
 	bad_flag poll-shared-cpu 2 "--poll: an RX thread and a worker would share CPU 1" -- \
 		--dev vd --tun $tun --poll --rx-cpus 1 --cpus 1
@@ -654,6 +656,33 @@ case_bad_flags() {
 		bad bad-flag-iface-mtu-over-driver "cannot set vg's MTU to 9000"
 	fi
 	timing "bad flags"
+}
+
+# SIGUSR1 every 20 ms (a statistics line each): the control thread's
+# checks go on between them. The tun deleted 1 s into the flood: it stops
+# with that fault's status (5) within 2 s, not once the signals end (6 s).
+case_sigusr1_flood() {
+	local t0 ms rc n=0
+	if start_daemon usr1 --duration 20 --interval 0; then
+		t0=$(date +%s%N)
+		while [ $n -lt 300 ] && kill -USR1 "$dpid" 2>/dev/null; do
+			sleep 0.02
+			n=$((n + 1))
+			[ $n = 40 ] && ip -n "$dut" link del $tun && t0=$(date +%s%N)
+		done
+		lib_wait "$dpid"
+		rc=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		dpid=
+		if [ $rc = 5 ] && [ $ms -lt 2000 ] && [ $n -gt 40 ]; then
+			ok sigusr1-flood "the tun's deletion seen after $ms ms, $n signals"
+		else
+			bad sigusr1-flood "exit $rc $ms ms after the tun's deletion, $n signals (want 5, within 2000 ms, more than 40 signals)"
+		fi
+	else
+		bad sigusr1-flood "$(why_start)"
+	fi
+	timing sigusr1-flood
 }
 
 # ---- --check: the start's checks, nothing attached ---------------------------------
