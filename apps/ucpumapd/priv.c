@@ -269,11 +269,13 @@ static int check_tun_owner(struct daemon *d)
 
 /* ---- the files it writes ------------------------------------------------ */
 
-/* @path for writing, never through a symbolic link: a FILE, or NULL with
- * errno. */
+/* @path for writing, never through a symbolic link, never waited on (a
+ * FIFO without a reader fails, ENXIO; one whose reader lags loses lines,
+ * it does not hold the control thread): a FILE, or NULL with errno. */
 static FILE *out_open(const char *path, int how)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | how, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | how,
+		      0644);
 	FILE *f;
 
 	if (fd < 0)
@@ -306,9 +308,13 @@ static int open_files(struct daemon *d)
 	if (err == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
 		fprintf(stderr, "ucpumapd: --stats-json %s is a symbolic link: refused (it could point at any file root may write); give the file's own path\n",
 			path);
+	else if (err == ENXIO)
+		fprintf(stderr, "ucpumapd: --stats-json %s is a FIFO with no reader: start its reader first\n",
+			path);
 	else
 		fprintf(stderr, "ucpumapd: cannot write %s: %s\n", path, strerror(err));
-	/* The path's, until somebody changes it; ENOSPC, EIO may pass. */
+	/* The path's, until somebody changes it; ENOSPC, EIO, a FIFO's
+	 * reader may pass. */
 	return err == ELOOP || err == EACCES || err == EROFS || err == ENOENT ||
 	       err == ENOTDIR || err == EISDIR ? EXIT_CONFIG : EXIT_SETUP;
 }

@@ -613,6 +613,10 @@ case_bad_flags() {
 	bad_flag copy-and-zero-copy 2 "exclude each other" -- --dev vd --tun $tun --copy --zero-copy
 	bad_flag no-hold-coalescing 2 "--no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce" -- --dev vd --tun $tun --no-hold
 	bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2
+	# A FIFO with no reader: refused at once, not waited on for ever.
+	mkfifo "$tmp/stats.fifo"
+	bad_flag stats-json-fifo-no-reader 1 "stats.fifo is a FIFO with no reader: start its reader first" -- \
+		--dev vd --tun $tun --stats-json "$tmp/stats.fifo"
 	bad_flag interval-too-short 2 "--interval: '0.00001' is neither 0 \(off\) nor a number of seconds from 0.1" -- \
 		--dev vd --tun $tun --interval 0.00001
 	bad_flag poll-no-rx-cpus 2 "--poll needs --rx-cpus" -- --dev vd --tun $tun --poll --cpus 1
