@@ -203,6 +203,13 @@ static int resolve_way_back(const struct ucm_dp_opts *o, struct dp_cfg *c)
 			pr_warn("dp: peer_mac is the next hop of the way back over a tun (UCM_DP_F_TWO_WAY, not UCM_DP_F_TAP)\n");
 			return -EINVAL;
 		}
+		/* Frames to it would reach no one, or everyone. */
+		if ((o->peer_mac[0] & 1) || !memcmp(o->peer_mac, "\0\0\0\0\0\0", 6)) {
+			pr_warn("dp: peer_mac %02x:%02x:%02x:%02x:%02x:%02x is not a station's: give the next hop's unicast MAC\n",
+				o->peer_mac[0], o->peer_mac[1], o->peer_mac[2],
+				o->peer_mac[3], o->peer_mac[4], o->peer_mac[5]);
+			return -EINVAL;
+		}
 		c->peer_mac_set = true;
 		memcpy(c->peer_mac, o->peer_mac, 6);
 	}

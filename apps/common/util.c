@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -104,6 +106,46 @@ int cpus_usable(int *cpus, int max)
 		if (CPU_ISSET(c, &set))
 			cpus[n++] = c;
 	return n;
+}
+
+int parse_index_list(const char *s, uint32_t *out, int max, const char *what)
+{
+	uint32_t tmp[APP_MAX_CPUS];
+	int n = 0, i;
+	char *end;
+
+	if (max > APP_MAX_CPUS || list_check(s, what))
+		return -1;
+	for (const char *p = s; *p; p = end) {
+		/* Digits only: strtoul() would take a sign or spaces. */
+		unsigned long a = isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : ULONG_MAX;
+		unsigned long b = a;
+
+		if (a >= (unsigned long)max)
+			goto bad;
+		if (*end == '-') {
+			p = end + 1;
+			b = isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : ULONG_MAX;
+			if (b < a || b >= (unsigned long)max)
+				goto bad;
+		}
+		for (; a <= b; a++) {
+			for (i = 0; i < n; i++)
+				if (tmp[i] == a)
+					goto bad;
+			tmp[n++] = (uint32_t)a;	/* distinct and below max: room */
+		}
+		if (*end == ',')
+			end++;
+		else if (*end)
+			goto bad;
+	}
+	memcpy(out, tmp, n * sizeof(*out));
+	return n;
+bad:
+	fprintf(stderr, "%s: '%s' is not a list of distinct numbers 0-%d, e.g. 0 or 0-3\n",
+		what, s, max - 1);
+	return -1;
 }
 
 int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
@@ -397,14 +439,20 @@ static void put16(uint8_t *p, uint16_t v)
 
 int parse_mac(const char *s, uint8_t *mac)
 {
-	unsigned int b[6];
-	char tail;
+	uint8_t b[6];
 
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
-		   &b[4], &b[5], &tail) != 6 || strlen(s) != 17)
+	/* Exactly xx:xx:xx:xx:xx:xx (sscanf's %x would take a sign). */
+	if (strlen(s) != 17)
 		return -1;
-	for (int i = 0; i < 6; i++)
-		mac[i] = b[i];
+	for (int i = 0; i < 6; i++) {
+		const char *p = s + 3 * i;
+
+		if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]) ||
+		    (i < 5 && p[2] != ':'))
+			return -1;
+		b[i] = (uint8_t)strtoul((char[3]){ p[0], p[1], 0 }, NULL, 16);
+	}
+	memcpy(mac, b, 6);
 	return 0;
 }
 

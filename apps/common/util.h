@@ -13,6 +13,11 @@
 /* "0,2-3" -> {0,2,3}. Return: the count, or -1 with a message on stderr
  * naming @what. */
 int parse_cpu_list(const char *s, int *cpus, int max, const char *what);
+
+/* A list of distinct numbers below @max in the syntax of CPU lists (0,2-3)
+ * into @out (room for @max). Return: how many (at least 1), or -1 after a
+ * message starting with @what. */
+int parse_index_list(const char *s, uint32_t *out, int max, const char *what);
 /* A whole non-negative integer in [lo, hi]; -1 with a message otherwise. */
 int parse_uint(const char *s, unsigned long lo, unsigned long hi,
 	       const char *what, unsigned long *out);

@@ -61,6 +61,7 @@ struct cfg {
 	bool extended;			/* the per-queue and per-worker lines too */
 	bool two_way;			/* two-way: --two-way or --peer-mac */
 	bool peer_mac_set;		/* the next hop fixed, not from the kernel */
+	bool fixed_set;			/* --fixed-worker given */
 	uint8_t peer_mac[6];
 	int skb_mode, policy, filter, verbose;
 	unsigned long fixed, frames, frame_size, rx_size, qsize, mtu, spin_us, prewake;

@@ -71,48 +71,17 @@ static int daemon_print(enum ucm_log_level level, const char *fmt, va_list ap)
 	return out_vprint(out_prio(level), fmt, ap);
 }
 
-/* The syntax of CPU lists, but any number is a candidate queue: whether
- * IFACE has it is checked when the sockets bind. */
+/* Any number is a candidate queue: whether IFACE has it is checked when
+ * the sockets bind. */
 static int parse_queues(const struct opt *o, const char *s, void *cfg)
 {
 	struct cfg *c = cfg;
-	int tmp[UCM_XSK_MAX_QUEUES], n = 0, i;
-	char *end;
+	int n = parse_index_list(s, c->queues, UCM_XSK_MAX_QUEUES, "--queues");
 
-	for (const char *p = s; *p; p = end) {
-		unsigned long a = strtoul(p, &end, 10), b = a;
-
-		if (end == p || a >= UCM_XSK_MAX_QUEUES)
-			goto bad;
-		if (*end == '-') {
-			p = end + 1;
-			b = strtoul(p, &end, 10);
-			if (end == p || b < a || b >= UCM_XSK_MAX_QUEUES)
-				goto bad;
-		}
-		for (; a <= b; a++) {
-			for (i = 0; i < n; i++)
-				if (tmp[i] == (int)a)
-					goto bad;
-			if (n == UCM_XSK_MAX_QUEUES)
-				goto bad;
-			tmp[n++] = (int)a;
-		}
-		if (*end == ',')
-			end++;
-		else if (*end)
-			goto bad;
-	}
-	if (!n)
-		goto bad;
-	for (i = 0; i < n; i++)
-		c->queues[i] = tmp[i];
+	if (n < 0)
+		return -1;
 	c->nqueues = n;
 	return 0;
-bad:
-	fprintf(stderr, "--queues: '%s' is not a list of distinct queues 0-%d, e.g. 0 or 0-3\n",
-		s, UCM_XSK_MAX_QUEUES - 1);
-	return -1;
 }
 
 /* --version stops the parse where it stands, as --help does: what is
@@ -162,6 +131,7 @@ static const struct opt d_opts[] = {
 	  .metavar = "WHAT", .help = "what goes to ucpumap: ipv4, ipv6 or all (default); ARP, "
 	  "neighbour discovery and the rest stay with the kernel"),
 	D("fixed-worker", OPT_UINT, fixed, .hi = UCM_STEER_MAX_WORKERS - 1, .metavar = "N",
+	  .seen = OPT_REF(struct cfg, fixed_set),
 	  .help = "the worker of --steer fixed (default 0)"),
 	D("xdp-mode", OPT_ENUM, skb_mode, .vals = xdp_modes, .flags = OPT_F_DEFAULT,
 	  .bad = "'%s' is neither native nor skb", .metavar = "MODE", .help = "native or skb"),
@@ -386,6 +356,15 @@ static int check_args(struct cfg *c)
 	if (c->poll || c->busy_poll)
 		poll_napi_hint(c, c->poll && !c->spin_set ? UCM_SPIN_US_MAX :
 				  c->spin_us ? c->spin_us : UCM_DP_BUSY_POLL_US);
+	/* Each is one policy's: with another, it would be ignored. */
+	if ((c->steer_flags & UCM_STEER_F_SYMMETRIC) && c->policy != UCM_STEER_L4_HASH) {
+		fprintf(stderr, "ucpumapd: --symmetric is l4-hash's: drop it, or give --steer l4-hash\n");
+		return -1;
+	}
+	if (c->fixed_set && c->policy != UCM_STEER_FIXED) {
+		fprintf(stderr, "ucpumapd: --fixed-worker is the worker of --steer fixed: add --steer fixed, or drop it\n");
+		return -1;
+	}
 	if (c->fixed >= (unsigned long)n) {
 		fprintf(stderr, "--fixed-worker %lu: there are only %d workers (--cpus)\n",
 			c->fixed, n);

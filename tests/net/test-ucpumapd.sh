@@ -612,6 +612,17 @@ case_bad_flags() {
 		--dev vd --tun $tun --two-way --mtu 3000
 	bad_flag copy-and-zero-copy 2 "exclude each other" -- --dev vd --tun $tun --copy --zero-copy
 	bad_flag no-hold-coalescing 2 "--no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce" -- --dev vd --tun $tun --no-hold
+	bad_flag fixed-worker-without-fixed 2 "--fixed-worker is the worker of --steer fixed" -- \
+		--dev vd --tun $tun --cpus 0,1 --fixed-worker 1
+	bad_flag symmetric-not-l4-hash 2 "--symmetric is l4-hash's" -- \
+		--dev vd --tun $tun --steer round-robin --symmetric
+	bad_flag queues-trailing-comma 2 "--queues: '0,' has an empty item" -- --dev vd --tun $tun --queues 0,
+	bad_flag queues-sign 2 "--queues: '\+0' is not a list of distinct numbers 0-63" -- \
+		--dev vd --tun $tun --queues +0
+	bad_flag peer-mac-sign 2 "--peer-mac: '-1:-1:-1:-1:-1:-1' is not a MAC address" -- \
+		--dev vd --tun $tun --two-way --peer-mac -1:-1:-1:-1:-1:-1
+	bad_flag peer-mac-multicast 78 "peer_mac 01:00:5e:00:00:01 is not a station's" -- \
+		--dev vd --tun $tun --two-way --peer-mac 01:00:5e:00:00:01
 	bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2
 	# A FIFO with no reader: refused at once, not waited on for ever.
 	mkfifo "$tmp/stats.fifo"

@@ -47,6 +47,8 @@ static const struct ucm_sink_ops reading_wait_sink = {
 	.sz = sizeof(struct ucm_sink_ops), .wait = wait_never,
 };
 static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
+static const uint8_t zero_mac[6];
+static const uint8_t mcast_mac[6] = { 1, 0, 0x5e, 0, 0, 1 };
 
 /* create() with @o fails with @err, and its message holds @words. */
 static int refused(const struct ucm_dp_opts *o, int err, const char *words)
@@ -95,6 +97,12 @@ static int test_bad_options(void)
 		return 1;
 	b = o; b.peer_mac = mac; b.flags = UCM_DP_F_TWO_WAY | UCM_DP_F_TAP;
 	if (refused(&b, EINVAL, "peer_mac"))
+		return 1;
+	b = o; b.peer_mac = zero_mac; b.flags = UCM_DP_F_TWO_WAY;
+	if (refused(&b, EINVAL, "peer_mac 00:00:00:00:00:00 is not a station's"))
+		return 1;
+	b = o; b.peer_mac = mcast_mac; b.flags = UCM_DP_F_TWO_WAY;
+	if (refused(&b, EINVAL, "peer_mac 01:00:5e:00:00:01 is not a station's"))
 		return 1;
 	b = o; b.sink = &null_sink; b.flags = UCM_DP_F_COALESCE;
 	if (refused(&b, EINVAL, "sink of one's own"))

@@ -243,6 +243,14 @@ static int test_bad_arguments(void)
 		{ "--addr", "10.1.2", "--addr: '10.1.2' is not an IPv4 or IPv6 address\n" },
 		{ "--mac", "1ff:0:0:0:0:1",
 		  "--mac: '1ff:0:0:0:0:1' is not a MAC address like 02:00:00:00:00:01\n" },
+		{ "--mac", "-1:-1:-1:-1:-1:-1",
+		  "--mac: '-1:-1:-1:-1:-1:-1' is not a MAC address like 02:00:00:00:00:01\n" },
+		{ "--mac", "02-00-00-00-00-01",
+		  "--mac: '02-00-00-00-00-01' is not a MAC address like 02:00:00:00:00:01\n" },
+		{ "--mac", "02:00:00:00:00:0g",
+		  "--mac: '02:00:00:00:00:0g' is not a MAC address like 02:00:00:00:00:01\n" },
+		{ "--mac", " 2:00:00:00:00:01",
+		  "--mac: ' 2:00:00:00:00:01' is not a MAC address like 02:00:00:00:00:01\n" },
 		{ "--custom", "even", "--custom: want odd\n" },
 	};
 	int cpu = usable_cpu(), rc;
