@@ -162,6 +162,7 @@ static bool reap_events(struct tun_back *r)
 	unsigned int head, n = 0;
 	bool woke = false;
 
+	ucm_uring_run_tasks(&r->ring);
 	io_uring_for_each_cqe(&r->ring, head, cqe) {
 		woke |= standing_event(r, cqe);
 		n++;

@@ -24,12 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
+#include <sched.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 
 #include "ucpumap/log.h"
 #include "ucpumap/pool.h"
 #include "ucpumap/txq.h"
 #include "io/tun_internal.h"
+#include "io/uring.h"
 #include "utest.h"
 
 #define FRAMES		256
@@ -510,6 +516,91 @@ static int test_back_close_counts_late(void)
 	return back_done(u, p, t, tun, s, 64 - UCM_TUN_BACK_BATCH);
 }
 
+/* ---- io_uring's task work ------------------------------------------------------ */
+
+struct tw_writer {
+	int efd;
+	_Atomic int written;
+};
+
+static void *tw_write(void *arg)
+{
+	struct tw_writer *w = arg;
+	uint64_t v = 1;
+
+	if (write(w->efd, &v, sizeof(v)) != sizeof(v))
+		v = 0;
+	atomic_store_explicit(&w->written, 1, memory_order_release);
+	return NULL;
+}
+
+/*
+ * A poll's completion caused on another thread (the tun made readable by
+ * the stack) is task work of the ring's thread: one that only looks at
+ * its CQ (a spinning worker) must find it without a system call of its
+ * own in between, through ucm_uring_run_tasks(). This thread waits for the
+ * write on a flag, entering the kernel nowhere, then runs the tasks.
+ */
+static int test_uring_task_work(void)
+{
+	struct tw_writer w = { .efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) };
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	cpu_set_t mine, one;
+	pthread_attr_t attr;
+	int cpu[2] = { -1, -1 };
+	pthread_t t;
+	unsigned int ready;
+	int err;
+
+	UT_ASSERT(w.efd >= 0, "eventfd: %s", strerror(errno));
+	err = ucm_uring_init(&ring, 8);
+	if (err || !(ring.flags & IORING_SETUP_TASKRUN_FLAG)) {
+		close(w.efd);
+		if (!err)
+			io_uring_queue_exit(&ring);
+		ut_skip_reason("no io_uring with IORING_SETUP_TASKRUN_FLAG here (Linux 5.19): %s",
+			       strerror(-err));
+		return UT_SKIP;
+	}
+	/* Each on a CPU of its own: the writer taking this thread's CPU
+	 * would send it through the kernel (a return from preemption runs
+	 * its task work), and the test would prove nothing. */
+	sched_getaffinity(0, sizeof(mine), &mine);
+	for (int c = 0; c < CPU_SETSIZE && cpu[1] < 0; c++)
+		if (CPU_ISSET(c, &mine))
+			cpu[cpu[0] < 0 ? 0 : 1] = c;
+	if (cpu[1] < 0) {
+		io_uring_queue_exit(&ring);
+		close(w.efd);
+		ut_skip_reason("one CPU: the writer would share this thread's");
+		return UT_SKIP;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu[0], &one);
+	UT_ASSERT(!pthread_setaffinity_np(pthread_self(), sizeof(one), &one), "pin");
+	CPU_ZERO(&one);
+	CPU_SET(cpu[1], &one);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_poll_add(sqe, w.efd, POLLIN);
+	UT_ASSERT(io_uring_submit(&ring) == 1, "submit");
+	UT_ASSERT(!pthread_create(&t, &attr, tw_write, &w), "thread");
+	pthread_attr_destroy(&attr);
+	while (!atomic_load_explicit(&w.written, memory_order_acquire))
+		;	/* no system call here */
+	ucm_uring_run_tasks(&ring);
+	ready = io_uring_cq_ready(&ring);
+	pthread_join(t, NULL);
+	sched_setaffinity(0, sizeof(mine), &mine);
+	io_uring_queue_exit(&ring);
+	close(w.efd);
+	UT_ASSERT(ready == 1, "the poll's completion not seen without a system call: %u CQEs",
+		  ready);
+	return 0;
+}
+
 /* ---- the write path ---------------------------------------------------------- */
 
 /* Fill @fd's way to its peer with one-byte datagrams; return how many. */
@@ -927,6 +1018,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_super_packets),
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),
+	UT_CASE(test_uring_task_work),
 	UT_CASE(test_write_batch_given_up),
 	UT_CASE(test_write_full_nonblocking),
 	UT_CASE(test_write_stale_completion),
