@@ -247,6 +247,14 @@ static __hot_inline char *pkt_buf(const struct ucm_tun *tun, struct ucm_frame_hd
 		vh->csum_start = hdr->pkt.l4_off - start;
 		vh->csum_offset = ucm_l4_check_off(hdr->pkt.l4_proto);
 		vh->hdr_len = vh->csum_start + hdr->pkt.l4_hlen;
+	} else if (unlikely(hdr->flags & UCM_FRAME_F_CHAIN)) {
+		/* Past a page the tun makes its skb linear but for hdr_len
+		 * (tun_alloc_skb()): 0 would copy a jumbo packet into one
+		 * buffer, a high-order allocation each; its headers linear,
+		 * the rest goes in pages. A hint only, without GSO. */
+		vh = (struct virtio_net_hdr *)data;
+		vh->hdr_len = hdr->pkt.l4_off - start +
+			      (hdr->pkt.flags & UCM_PKT_F_L4 ? hdr->pkt.l4_hlen : 0);
 	}
 	return data;
 }

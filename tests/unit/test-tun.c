@@ -34,6 +34,7 @@
 #include "ucpumap/log.h"
 #include "ucpumap/pool.h"
 #include "ucpumap/txq.h"
+#include "engine/chain.h"
 #include "io/tun_internal.h"
 #include "io/uring.h"
 #include "utest.h"
@@ -719,6 +720,69 @@ static int test_write_batch_given_up(void)
 }
 
 /*
+ * A packet of two frames (5000 bytes: an IPv4/UDP frame of a tap) is one
+ * write of both parts whose vnet header's hdr_len ends its headers (42):
+ * past a page, the kernel makes that much of the skb linear, and puts the
+ * rest in pages, rather than copy it all into one high-order buffer.
+ */
+static int test_write_chain_hdr_len(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	uint32_t fs, head, len = 5000;
+	struct ucm_frame_hdr *hdrs[2];
+	struct virtio_net_hdr vh;
+	struct ucm_chain *c;
+	uint64_t addrs[2];
+	struct ucm_tun *tun;
+	static char buf[8192];
+	int s[2], failed;
+	ssize_t n;
+
+	UT_ASSERT(u, "umem");
+	fs = ucm_umem__frame_size(u);
+	head = fs - DATA_OFF;
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	OPEN_OR_SKIP(ops, tun);
+	UT_ASSERT(!frames_get(u, addrs, hdrs, 2, 'C', 100), "alloc");
+	memset(ucm_frame_data(hdrs[0]), 'C', head);
+	hdrs[0]->len = len;
+	hdrs[0]->head_len = head;
+	hdrs[0]->flags |= UCM_FRAME_F_CHAIN;
+	hdrs[0]->pkt.flags = UCM_PKT_F_IPV4 | UCM_PKT_F_L4;
+	hdrs[0]->pkt.len = len;
+	hdrs[0]->pkt.l3_off = 14;
+	hdrs[0]->pkt.l4_off = 34;
+	hdrs[0]->pkt.l4_hlen = 8;
+	hdrs[0]->pkt.l3_len = len - 14;
+	hdrs[0]->pkt.l4_proto = IPPROTO_UDP;
+	c = (struct ucm_chain *)((char *)hdrs[0] + UCM_CHAIN_OFF);
+	c->nfrag = 1;
+	c->head_len = head;
+	c->frag[0] = ucm_desc_make(addrs[1] + DATA_OFF, len - head);
+	memset((char *)hdrs[1] + DATA_OFF, 'D', len - head);
+	failed = ops->xmit(tun, 0, hdrs, addrs, 1);
+	n = recv(s[1], buf, sizeof(buf), MSG_DONTWAIT);
+	memcpy(&vh, buf, sizeof(vh));
+	UT_ASSERT(!failed && n == (ssize_t)(VNET_LEN + len), "%d failed, a write of %zd bytes",
+		  failed, n);
+	UT_ASSERT(buf[VNET_LEN + head - 1] == 'C' && buf[VNET_LEN + head] == 'D' &&
+		  buf[n - 1] == 'D', "the two parts, in order");
+	UT_ASSERT(vh.hdr_len == 42 && !vh.flags && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE,
+		  "vnet header: hdr_len %u, flags %u, gso_type %u (want 42, 0, none)",
+		  vh.hdr_len, vh.flags, vh.gso_type);
+	ops->close(tun, 0);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, 2), "home");
+	ucm_tun__destroy(tun);
+	close(s[1]);
+	return finish(u, p);
+}
+
+/*
  * A batch into a full non-blocking tun (the tun's fds are O_NONBLOCK): each
  * write is refused with EAGAIN and counted, the batch returns at once
  * (io_uring parks no write of a non-blocking file), and the next batch,
@@ -1021,6 +1085,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_uring_task_work),
 	UT_CASE(test_write_batch_given_up),
 	UT_CASE(test_write_full_nonblocking),
+	UT_CASE(test_write_chain_hdr_len),
 	UT_CASE(test_write_stale_completion),
 	UT_CASE(test_write_close_after_given_up),
 	UT_CASE(test_write_partial_csum),
