@@ -138,6 +138,7 @@ struct neigh_held {
 	uint8_t addr[16];
 	uint8_t hop[16];
 	uint8_t v6;
+	bool hop_v6;		/* the next hop's family: an IPv4 route may go via IPv6 */
 	uint32_t step_ms;
 	uint64_t next;		/* look again then */
 	uint64_t deadline;	/* answer -EAGAIN then */
@@ -207,7 +208,7 @@ static void resolver_drain(struct ucm_neigh *n)
 		uint8_t mac[6] = {};
 		int err;
 
-		err = ucm_neigh_nl_resolve(&n->nl, q->v6, q->addr, h->hop, mac);
+		err = ucm_neigh_nl_resolve(&n->nl, q->v6, q->addr, h->hop, &h->hop_v6, mac);
 		if (err != -EAGAIN) {
 			answer(n, q->v6, q->addr, err, mac);
 			continue;
@@ -235,7 +236,7 @@ static int resolver_recheck(struct ucm_neigh *n)
 		int err = -EAGAIN;
 
 		if (now >= h->next)
-			err = ucm_neigh_nl_get(&n->nl, h->v6, h->hop, mac);
+			err = ucm_neigh_nl_get(&n->nl, h->hop_v6, h->hop, mac);
 		if (err == -EAGAIN && now < h->deadline) {
 			if (now >= h->next) {
 				h->step_ms = h->step_ms * 2 > HOLD_STEP_MAX ?
@@ -247,7 +248,7 @@ static int resolver_recheck(struct ucm_neigh *n)
 			continue;
 		}
 		if (err == 1)
-			ucm_neigh_nl_use(&n->nl, h->v6, h->hop);	/* stale already: confirm it */
+			ucm_neigh_nl_use(&n->nl, h->hop_v6, h->hop);	/* stale already: confirm it */
 		answer(n, h->v6, h->addr, err == 1 ? 0 : err, mac);
 		*h = n->held[--n->nheld];	/* the last one, looked at next */
 	}

@@ -88,10 +88,11 @@ void ucm_nl_put_attr(struct nlmsghdr *h, int type, const void *data, int len);
  * -EPROTO for a malformed message, an ACK or another type. */
 int ucm_neigh_nl_find(const void *buf, size_t len, uint32_t pid, uint32_t seq,
 		      uint16_t type, size_t hdr, const struct nlmsghdr **msg);
-/* A validated RTM_NEWROUTE: 0 with @hop (the gateway, or @dst on-link),
- * -ENETUNREACH for no unicast route through @ifindex, -EPROTO. */
+/* A validated RTM_NEWROUTE: 0 with @hop (the gateway, or @dst on-link)
+ * and its family (*@hop_v6: an IPv4 route may go via an IPv6 gateway,
+ * RTA_VIA), -ENETUNREACH for no unicast route through @ifindex, -EPROTO. */
 int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
-			  const uint8_t *dst, uint8_t *hop);
+			  const uint8_t *dst, uint8_t *hop, bool *hop_v6);
 /* A validated RTM_NEWNEIGH: 0 with @mac, 1 with @mac of a stale entry,
  * -EAGAIN for none usable, -EPROTO. */
 int ucm_neigh_parse_neigh(const struct nlmsghdr *h, int ifindex, bool v6, uint8_t *mac);

@@ -71,7 +71,7 @@ static const struct rtattr *attrs(const struct nlmsghdr *h, size_t hdr, int *len
 }
 
 int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
-			  const uint8_t *dst, uint8_t *hop)
+			  const uint8_t *dst, uint8_t *hop, bool *hop_v6)
 {
 	const struct rtmsg *rt = NLMSG_DATA(h);
 	unsigned int alen = v6 ? 16 : 4;
@@ -84,10 +84,27 @@ int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
 		return -EPROTO;
 	table = rt->rtm_table;
 	memcpy(hop, dst, alen);
+	*hop_v6 = v6;
 	for (a = attrs(h, sizeof(*rt), &len); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == alen)
+		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == alen) {
 			memcpy(hop, RTA_DATA(a), alen);
-		else if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) == sizeof(int))
+		} else if (a->rta_type == RTA_VIA && RTA_PAYLOAD(a) >= sizeof(uint16_t)) {
+			/* A gateway of the other family (an IPv4 route via
+			 * an IPv6 next hop, RFC 5549): its neighbour is an
+			 * IPv6 one. */
+			uint16_t fam;
+
+			memcpy(&fam, RTA_DATA(a), sizeof(fam));
+			if (fam == AF_INET6 && RTA_PAYLOAD(a) == sizeof(fam) + 16) {
+				memcpy(hop, (const uint8_t *)RTA_DATA(a) + sizeof(fam), 16);
+				*hop_v6 = true;
+			} else if (fam == AF_INET && RTA_PAYLOAD(a) == sizeof(fam) + 4) {
+				memcpy(hop, (const uint8_t *)RTA_DATA(a) + sizeof(fam), 4);
+				*hop_v6 = false;
+			} else {
+				return -EPROTO;
+			}
+		} else if (a->rta_type == RTA_OIF && RTA_PAYLOAD(a) == sizeof(int))
 			memcpy(&oif, RTA_DATA(a), sizeof(oif));
 		else if (a->rta_type == RTA_TABLE && RTA_PAYLOAD(a) == sizeof(uint32_t))
 			memcpy(&table, RTA_DATA(a), sizeof(table));
@@ -224,7 +241,8 @@ static int nl_talk(struct neigh_nl *nl, struct nlmsghdr *req, uint16_t type, siz
 }
 
 /* The next hop towards @dst through the NIC: its gateway, or @dst. */
-static int route_get(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8_t *hop)
+static int route_get(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8_t *hop,
+		     bool *hop_v6)
 {
 	union nl_req req = {};
 	struct nlmsghdr *h = (struct nlmsghdr *)req.buf;
@@ -240,7 +258,7 @@ static int route_get(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8_t *
 	ucm_nl_put_attr(h, RTA_DST, dst, alen);
 	ucm_nl_put_attr(h, RTA_OIF, &nl->ifindex, sizeof(nl->ifindex));
 	err = nl_talk(nl, h, RTM_NEWROUTE, sizeof(struct rtmsg), &msg);
-	return err ? err : ucm_neigh_parse_route(msg, nl->ifindex, v6, dst, hop);
+	return err ? err : ucm_neigh_parse_route(msg, nl->ifindex, v6, dst, hop, hop_v6);
 }
 
 /* A neighbour message about @hop on the NIC (@type, @flags, @ntf). */
@@ -287,16 +305,16 @@ void ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop)
 /* The answer to a question: 0 with @mac, -EAGAIN with @hop when the
  * kernel was asked to resolve it, or -errno. */
 int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8_t *hop,
-			 uint8_t *mac)
+			 bool *hop_v6, uint8_t *mac)
 {
 	int err;
 
-	err = route_get(nl, v6, dst, hop);
+	err = route_get(nl, v6, dst, hop, hop_v6);
 	if (err)
 		return err == -EAGAIN ? -EBUSY : err;
-	err = ucm_neigh_nl_get(nl, v6, hop, mac);
+	err = ucm_neigh_nl_get(nl, *hop_v6, hop, mac);
 	if (err == -EAGAIN || err == 1)
-		ucm_neigh_nl_use(nl, v6, hop);
+		ucm_neigh_nl_use(nl, *hop_v6, hop);
 	return err == 1 ? 0 : err;
 }
 

@@ -25,11 +25,12 @@ struct neigh_nl {
 /* Open @nl's socket for the NIC @ifindex (its fd is -1 before: the caller
  * closes it, opened or not). Return: 0 or -errno. */
 int ucm_neigh_nl_open(struct neigh_nl *nl, int ifindex);
-/* A question's answer: 0 with @mac, -EAGAIN with @hop when the kernel was
- * asked to resolve that next hop (look again with ucm_neigh_nl_get()), or
- * -errno (-ENETUNREACH: no route through the NIC). */
+/* A question's answer: 0 with @mac, -EAGAIN with @hop (of the family
+ * @hop_v6 says) when the kernel was asked to resolve that next hop (look
+ * again with ucm_neigh_nl_get()), or -errno (-ENETUNREACH: no route
+ * through the NIC). */
 int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8_t *hop,
-			 uint8_t *mac);
+			 bool *hop_v6, uint8_t *mac);
 /* The neighbour entry of @hop: 0 with @mac, 1 with @mac of a stale entry,
  * or -errno (-EAGAIN: none usable yet). */
 int ucm_neigh_nl_get(struct neigh_nl *nl, bool v6, const uint8_t *hop, uint8_t *mac);

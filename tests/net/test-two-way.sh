@@ -96,7 +96,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum prewake neigh-known neigh-gateway neigh-v6 neigh-limits multicast-out sigterm man-example tap bad-flags"
+stats clean-stop total-line spin sw-csum prewake neigh-known neigh-gateway neigh-via6 neigh-v6 neigh-limits multicast-out sigterm man-example tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -679,6 +679,45 @@ case_neigh_gateway() {
 	ip -n "$d" route del 10.205.0.0/24 via 10.204.0.1 dev vd 2> /dev/null
 	ip -n "$g" addr del 10.205.0.1/32 dev lo 2> /dev/null
 	[ -z "$rc" ] || burst_judge neigh-gateway "behind an unresolved gateway" $rc
+}
+
+# An IPv4 route via an IPv6 gateway (RFC 5549: 'via inet6', RTA_VIA):
+# the next hop is resolved by neighbour discovery. The peer answers ARP
+# only for its interface's own addresses (arp_ignore 1), so asking ARP
+# for the destination behind it would get no answer.
+case_neigh_via6() {
+	local rc=
+	own
+	ip -n "$g" addr add fd05::1/64 dev vg nodad &&
+		ip -n "$d" addr add fd05::2/64 dev vd nodad &&
+		ip -n "$g" addr add 10.206.0.1/32 dev lo &&
+		in_g sysctl -qw net.ipv4.conf.vg.arp_ignore=1 || {
+		bad neigh-via6 "cannot add the addresses"
+		return
+	}
+	for _ in $(seq 60); do	# as neigh-v6: the solicitation's source
+		ip -n "$d" -6 addr show dev vd scope link | grep -q tentative || break
+		sleep 0.05
+	done
+	if ! ip -n "$d" route add 10.206.0.0/24 via inet6 fd05::1 dev vd metric 500; then
+		skip neigh-via6 "this kernel takes no IPv4 route via an IPv6 gateway (Linux 5.2)"
+	else
+		ip -n "$d" neigh flush dev vd
+		ip -n "$d" -6 neigh flush dev vd
+		if start --two-way --extended && ip -n "$d" route add 10.206.0.0/24 dev ucm2; then
+			burst 10.206.0.1 4996 neigh-via6
+			stop
+			rc=$?
+		else
+			bad neigh-via6 "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
+		fi
+		ip -n "$d" route del 10.206.0.0/24 via inet6 fd05::1 dev vd 2> /dev/null
+	fi
+	in_g sysctl -qw net.ipv4.conf.vg.arp_ignore=0
+	ip -n "$g" addr del 10.206.0.1/32 dev lo 2> /dev/null
+	ip -n "$g" addr del fd05::1/64 dev vg 2> /dev/null
+	ip -n "$d" addr del fd05::2/64 dev vd 2> /dev/null
+	[ -z "$rc" ] || burst_judge neigh-via6 "behind an IPv6 gateway of an IPv4 route" $rc
 }
 
 case_neigh_v6() {

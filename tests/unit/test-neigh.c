@@ -225,29 +225,46 @@ static int test_parse_route(void)
 	static const uint8_t dst6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 9 };
 	static const uint8_t gw6[16] = { 0xfe, 0x80, [15] = 1 };
 	struct msgbuf b = {};
-	uint8_t hop[16];
+	uint8_t hop[16], via[2 + 16];
 	struct nlmsghdr *h;
+	uint16_t fam = AF_INET6;
+	bool hv6;
 
 	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, GW4);
-	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, false, DST4, hop) && !memcmp(hop, GW4, 4), "gateway");
+	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, false, DST4, hop, &hv6) && !memcmp(hop, GW4, 4) &&
+		  !hv6, "gateway");
 	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, NULL);
-	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, false, DST4, hop) && !memcmp(hop, DST4, 4), "on-link");
+	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, false, DST4, hop, &hv6) && !memcmp(hop, DST4, 4), "on-link");
 	h = route_msg(&b, 1, true, RTN_UNICAST, IFX, 1000, gw6);
-	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, true, dst6, hop) && !memcmp(hop, gw6, 16),
+	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, true, dst6, hop, &hv6) && !memcmp(hop, gw6, 16),
 		  "IPv6 gateway, table 1000");
 	h = route_msg(&b, 1, false, RTN_UNICAST, IFX + 1, RT_TABLE_MAIN, GW4);
-	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -ENETUNREACH, "another NIC");
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop, &hv6) == -ENETUNREACH, "another NIC");
 	h = route_msg(&b, 1, false, RTN_LOCAL, IFX, RT_TABLE_LOCAL, NULL);
-	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -ENETUNREACH, "local");
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop, &hv6) == -ENETUNREACH, "local");
 	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_UNSPEC, NULL);
-	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -ENETUNREACH, "no table");
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop, &hv6) == -ENETUNREACH, "no table");
 	h = route_msg(&b, 1, true, RTN_UNICAST, IFX, RT_TABLE_MAIN, NULL);
-	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -EPROTO, "IPv6 for IPv4");
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop, &hv6) == -EPROTO, "IPv6 for IPv4");
+	/* An IPv4 route via an IPv6 gateway (RFC 5549, RTA_VIA): the hop
+	 * is the IPv6 one, and said so; a via of no family known refused. */
+	memcpy(via, &fam, sizeof(fam));
+	memcpy(via + sizeof(fam), gw6, 16);
+	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, NULL);
+	ucm_nl_put_attr(h, RTA_VIA, via, sizeof(via));
+	UT_ASSERT(!ucm_neigh_parse_route(h, IFX, false, DST4, hop, &hv6) && hv6 &&
+		  !memcmp(hop, gw6, 16), "IPv4 via IPv6: hop %s", hv6 ? "IPv6" : "IPv4");
+	fam = AF_PACKET;
+	memcpy(via, &fam, sizeof(fam));
+	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, NULL);
+	ucm_nl_put_attr(h, RTA_VIA, via, sizeof(via));
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop, &hv6) == -EPROTO,
+		  "a via of another family");
 	/* An attribute longer than the message: the walk stops before it. */
 	h = route_msg(&b, 1, false, RTN_UNICAST, IFX, RT_TABLE_MAIN, GW4);
 	((struct rtattr *)((char *)NLMSG_DATA(h) + NLMSG_ALIGN(sizeof(struct rtmsg))))->rta_len =
 		200;
-	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop) == -ENETUNREACH,
+	UT_ASSERT(ucm_neigh_parse_route(h, IFX, false, DST4, hop, &hv6) == -ENETUNREACH,
 		  "a bad attribute read");
 	return 0;
 }
