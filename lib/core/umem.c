@@ -236,6 +236,24 @@ static void pool_scrub(struct ucm_pool *pool)
 	}
 }
 
+static bool audit_mark(const struct ucm_pool *pool, uint8_t *seen, uint64_t addr);
+
+/* How many frames @pool's backing stack holds more than once (no owner,
+ * no returner: the destroy's). A check it cannot make (no memory) finds
+ * none. */
+static int stack_dups(const struct ucm_pool *pool)
+{
+	uint8_t *seen = calloc(pool->nframes, 1);
+	int dups = 0;
+
+	if (!seen)
+		return 0;
+	for (uint32_t i = 0; i < pool->stack.top; i++)
+		dups += !audit_mark(pool, seen, pool->stack.frames[i]);
+	free(seen);
+	return dups;
+}
+
 int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 {
 	uint64_t start = ucm_now_ns() / 1000000;
@@ -297,6 +315,17 @@ int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 	for (i = 0; i < umem->npools; i++) {
 		pthread_mutex_lock(&umem->pools[i].stack.lock);
 		pthread_mutex_unlock(&umem->pools[i].stack.lock);
+	}
+	/* A frame given back twice (a release build does not check each
+	 * return) counts home twice: none in flight while one still is. */
+	for (i = 0; i < umem->npools; i++) {
+		int dups = stack_dups(&umem->pools[i]);
+
+		if (dups) {
+			pr_warn("pool %u: %d frames were given back twice, so as many are still out: the UMEM stays (a leak, not a use after free)\n",
+				i, dups);
+			return ucm_err(-EUCLEAN);
+		}
 	}
 
 	for (i = 0; i < umem->npools; i++)

@@ -193,9 +193,11 @@ UCM_API struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts);
  * retries (late returns through the rings are taken in) until @timeout_ms
  * passes, then logs "stalled pool shutdown" with the count and returns
  * -EBUSY *without freeing anything*: memory is never freed under a live
- * frame. Call it again once the frames are back.
+ * frame. Call it again once the frames are back. A frame given back twice
+ * (which only the debug build catches at the return) leaves another one
+ * out while the counts say none: it returns -EUCLEAN, freeing nothing.
  *
- * Return: 0, or -EBUSY with the umem intact.
+ * Return: 0, or -EBUSY or -EUCLEAN with the umem intact.
  */
 UCM_API int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms);
 
