@@ -54,6 +54,7 @@
 #include <netinet/in.h>
 #include <linux/if_ether.h>
 
+#include "core/internal.h"
 #include "ucpumap/gso.h"
 #include "ucpumap/pkt.h"
 #include "proto/proto.h"
@@ -76,29 +77,13 @@ struct batch {
 	struct ucm_gso_plan plan;
 };
 
-static uint32_t be16(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 8 | p[1];
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return be16(p) << 16 | be16(p + 2);
-}
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 /* RFC 1071, a word at a time: the oracle's own, not csum.h's. */
 static uint64_t sum16(uint64_t s, const uint8_t *p, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i + 1 < n; i += 2)
-		s += be16(p + i);
+		s += ld_be16(p + i);
 	if (n & 1)
 		s += (uint32_t)p[n - 1] << 8;
 	return s;
@@ -159,7 +144,7 @@ static bool l4_csum_ok(const struct batch *b, uint32_t i)
 	const struct ucm_pkt *p = &b->pkt[i];
 	uint64_t s = pseudo(ip_of(b, i), is_v6(p), p->l4_proto, l4len(p));
 
-	if (p->l4_proto == IPPROTO_UDP && !be16(l4_of(b, i) + 6))
+	if (p->l4_proto == IPPROTO_UDP && !ld_be16(l4_of(b, i) + 6))
 		return false;	/* no checksum: nothing to carry over */
 	return fold(sum16(s, l4_of(b, i), l4len(p))) == 0;
 }
@@ -176,16 +161,16 @@ static void fix_csums(struct batch *b, uint32_t i)
 	if (!(p->flags & (UCM_PKT_F_IPV4 | UCM_PKT_F_IPV6)))
 		return;
 	if (!is_v6(p)) {
-		put16(ip + 10, 0);
-		put16(ip + 10, fold(sum16(0, ip, p->l4_off - p->l3_off)));
+		st_be16(ip + 10, 0);
+		st_be16(ip + 10, fold(sum16(0, ip, p->l4_off - p->l3_off)));
 	}
 	if (!(p->flags & UCM_PKT_F_PORTS) ||
 	    ((p->flags & UCM_PKT_F_FRAG) && !(p->flags & UCM_PKT_F_FRAG_FIRST)))
 		return;
 	check = l4 + (p->l4_proto == IPPROTO_TCP ? 16 : 6);
-	put16(check, 0);
+	st_be16(check, 0);
 	c = fold(sum16(pseudo(ip, is_v6(p), p->l4_proto, l4len(p)), l4, l4len(p)));
-	put16(check, p->l4_proto == IPPROTO_UDP && !c ? 0xffff : c);
+	st_be16(check, p->l4_proto == IPPROTO_UDP && !c ? 0xffff : c);
 }
 
 /* Take @len bytes as the batch's next packet if the parser does. */
@@ -221,13 +206,13 @@ static void add_next(struct batch *b, bool same_id, bool fix)
 
 	memcpy(buf, b->data[b->n - 1], len);
 	if ((p->flags & UCM_PKT_F_IPV4) && !same_id)
-		put16(buf + p->l3_off + 4, be16(buf + p->l3_off + 4) + 1);
+		st_be16(buf + p->l3_off + 4, ld_be16(buf + p->l3_off + 4) + 1);
 	if ((p->flags & UCM_PKT_F_L4) && p->l4_proto == IPPROTO_TCP) {
 		uint8_t *seq = buf + p->l4_off + 4;
-		uint32_t next = be32(seq) + payload(p);
+		uint32_t next = ld_be32(seq) + payload(p);
 
-		put16(seq, next >> 16);
-		put16(seq + 2, next & 0xffff);
+		st_be16(seq, next >> 16);
+		st_be16(seq + 2, next & 0xffff);
 	}
 	add(b, buf, len, fix);
 }
@@ -240,7 +225,7 @@ static void read_batch(struct batch *b, const uint8_t *in, size_t size)
 			    UCM_GSO_F_UDP_EQUAL);
 	while (off + 3 <= size && b->n < UCM_GSO_MAX_BATCH) {
 		uint8_t ctl = in[off];
-		uint32_t n = be16(in + off + 1);
+		uint32_t n = ld_be16(in + off + 1);
 
 		off += 3;
 		if (ctl & 1) {
@@ -304,7 +289,7 @@ static bool ordered(const struct batch *b, uint32_t i, uint32_t j)
 	if (!(p->flags & ports) || !(q->flags & ports))
 		return false;
 	return p->sport == q->sport && p->dport == q->dport &&
-	       (!v6 || !((be32(a) ^ be32(c)) & 0xfffff));
+	       (!v6 || !((ld_be32(a) ^ ld_be32(c)) & 0xfffff));
 }
 
 static void check_order(const struct batch *b)
@@ -333,7 +318,7 @@ static void check_member(const struct batch *b, uint32_t h, uint32_t m)
 	CHECK(q->sport == p->sport && q->dport == p->dport);
 	if (v6) {
 		CHECK(!memcmp(a + 8, c + 8, 32));
-		CHECK(!((be32(a) ^ be32(c)) & 0x0fffffff));	/* class, label */
+		CHECK(!((ld_be32(a) ^ ld_be32(c)) & 0x0fffffff));	/* class, label */
 		CHECK(a[7] == c[7]);				/* hop limit */
 	} else {
 		CHECK(!memcmp(a + 12, c + 12, 8));
@@ -352,7 +337,7 @@ static void check_tcp(const struct batch *b, uint32_t h, uint32_t l, uint32_t m)
 	const uint8_t *th = l4_of(b, h), *tm = l4_of(b, m);
 	uint32_t hl = b->pkt[h].l4_hlen;
 
-	CHECK(be32(tm + 4) == be32(l4_of(b, l) + 4) + payload(&b->pkt[l]));
+	CHECK(ld_be32(tm + 4) == ld_be32(l4_of(b, l) + 4) + payload(&b->pkt[l]));
 	CHECK(!memcmp(th + 8, tm + 8, 4) && th[12] == tm[12] && !memcmp(th + 14, tm + 14, 2));
 	CHECK(b->pkt[m].l4_hlen == hl && !memcmp(th + 20, tm + 20, hl - 20));
 	CHECK(!((th[13] ^ tm[13]) & ~TCP_PSH));
@@ -366,10 +351,10 @@ static void check_ids(const struct batch *b, uint32_t g)
 
 	if (is_v6(&b->pkt[h]))
 		return;
-	step = (be16(ip_of(b, b->plan.next[h]) + 4) - be16(ip_of(b, h) + 4)) & 0xffff;
+	step = (ld_be16(ip_of(b, b->plan.next[h]) + 4) - ld_be16(ip_of(b, h) + 4)) & 0xffff;
 	CHECK(step == 1 || (step == 0 && (ip_of(b, h)[6] & 0x40)));
 	for (l = h, i = b->plan.next[h]; i >= 0; l = i, i = b->plan.next[i])
-		CHECK(((be16(ip_of(b, i) + 4) - be16(ip_of(b, l) + 4)) & 0xffff) == step);
+		CHECK(((ld_be16(ip_of(b, i) + 4) - ld_be16(ip_of(b, l) + 4)) & 0xffff) == step);
 }
 
 /* Group @g of two or more: the rules, its limits; its payload bytes. */
@@ -428,7 +413,7 @@ static void check_written(const struct batch *b, uint32_t g, const struct virtio
 	}
 	CHECK(len == hlen + total && vh->hdr_len == hlen && vh->csum_start == p->l4_off - start);
 	CHECK(len - l3 <= UCM_GSO_MAX_BYTES);
-	put16(w + vh->csum_start + vh->csum_offset,
+	st_be16(w + vh->csum_start + vh->csum_offset,
 	      fold(sum16(0, w + vh->csum_start, len - vh->csum_start)));
 	CHECK(fold(sum16(pseudo(w + l3, is_v6(p), p->l4_proto, len - (l4 - w)), l4,
 			 len - (l4 - w))) == 0);
@@ -452,12 +437,12 @@ static void check_headers(const struct batch *b, uint32_t g, const struct virtio
 	/* The segments the kernel cuts: as many as went in. */
 	CHECK(segs == b->plan.nseg[g]);
 	if (v6) {
-		CHECK(be16(ip + 4) == len);
+		CHECK(ld_be16(ip + 4) == len);
 	} else {
-		CHECK(be16(ip + 2) == 20 + len && fold(sum16(0, ip, 20)) == 0);
+		CHECK(ld_be16(ip + 2) == 20 + len && fold(sum16(0, ip, 20)) == 0);
 	}
 	if (!tcp)
-		CHECK(be16(l4 + 4) == len);
+		CHECK(ld_be16(l4 + 4) == len);
 	else
 		CHECK(!!(l4[13] & TCP_PSH) == b->plan.push[g]);
 }
