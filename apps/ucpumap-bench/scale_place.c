@@ -60,7 +60,7 @@ static bool width_short(const struct scale_run *sr, int w, char *why, size_t sz)
  * Width @w's generators on veth, into @gen and @queue: the first CPUs of
  * --cpus that feed different queues of vd (a frame sent on CPU c arrives
  * on queue c % veth_queues, veth's rule), marked in @used (by their place
- * in the list). Return: how many were found, @w when they all were.
+ * in the list) unless it is NULL. Return: how many were found, @w when they all were.
  */
 static int pick_gens(const struct scale_run *sr, int w, int *gen, int *queue, bool *used)
 {
@@ -74,7 +74,8 @@ static int pick_gens(const struct scale_run *sr, int w, int *gen, int *queue, bo
 		if (taken[q])
 			continue;
 		taken[q] = true;
-		used[i] = true;
+		if (used)
+			used[i] = true;
 		gen[k] = cfg->cpus[i];
 		queue[k++] = q;
 	}
@@ -132,10 +133,9 @@ int scale_pick_widths(struct scale_run *sr)
 	 * for is refused by scale_make_cells(), with why). */
 	while (!cfg->dev && !cfg->widths_s && n) {
 		int gen[SCALE_MAX_WIDTH], queue[SCALE_MAX_WIDTH], found = 0, k;
-		bool used[APP_MAX_CPUS] = { false };
 
 		for (k = n; k--;) {
-			found = pick_gens(sr, cfg->widths[k], gen, queue, used);
+			found = pick_gens(sr, cfg->widths[k], gen, queue, NULL);
 			if (found < cfg->widths[k])
 				break;
 		}
