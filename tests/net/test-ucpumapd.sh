@@ -571,6 +571,7 @@ bad_flag() {
 	[ -n "$l" ] && { ip -n "$dut" link set vd xdp off 2>/dev/null; ip -n "$dut" link del $tun 2>/dev/null; }
 }
 case_bad_flags() {
+	local rc l
 	bad_flag unknown-interface 78 "nosuchif0" -- --dev nosuchif0 --tun $tun
 	bad_flag missing-queue 78 "vd has RX queues 0-0, not queue 5" -- --dev vd --tun $tun --queues 5
 	bad_flag cpu-out-of-range 2 "CPU 99 is not online" -- --dev vd --tun $tun --cpus 99
@@ -628,6 +629,38 @@ case_bad_flags() {
 	mkfifo "$tmp/stats.fifo"
 	bad_flag stats-json-fifo-no-reader 1 "stats.fifo is a FIFO with no reader: start its reader first" -- \
 		--dev vd --tun $tun --stats-json "$tmp/stats.fifo"
+	# A tun there before us whose vnet header another user set (QEMU's
+	# 12 bytes): refused, its size left as it was.
+	if ip netns exec "$dut" "$PY" - ucmvh0 12 set <<'PY'
+import fcntl, struct, sys
+TUNSETIFF, TUNSETPERSIST, TUNSETVNETHDRSZ = 0x400454ca, 0x400454cb, 0x400454d8
+f = open("/dev/net/tun", "r+b", buffering=0)
+fcntl.ioctl(f, TUNSETIFF, struct.pack("16sH", sys.argv[1].encode(), 0x0001 | 0x1000 | 0x4000 | 0x0100))
+fcntl.ioctl(f, TUNSETVNETHDRSZ, struct.pack("i", int(sys.argv[2])))
+fcntl.ioctl(f, TUNSETPERSIST, 1)
+PY
+	then
+		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ucmvh0 --duration 5 \
+			> "$tmp/vh.out" 2> "$tmp/vh.err"
+		rc=$?
+		l=$(left_in "$dut" vd ucmvh0)	# the tun was there before
+		[ $rc = 1 ] && [ -z "$l" ] &&
+			grep -q "ucmvh0 has a vnet header of 12 bytes, set by another user of it" "$tmp/vh.err" &&
+			ok bad-flag-tun-vnet-hdr-other-user ||
+			bad bad-flag-tun-vnet-hdr-other-user "exit $rc (want 1)${l:+, left: $l}: $(tail -2 "$tmp/vh.err" | tr '\n' ' ')"
+		ip netns exec "$dut" "$PY" - ucmvh0 <<'PY' > "$tmp/vh.sz" 2>&1
+import fcntl, struct, sys
+TUNSETIFF, TUNGETVNETHDRSZ = 0x400454ca, 0x800454d7
+f = open("/dev/net/tun", "r+b", buffering=0)
+fcntl.ioctl(f, TUNSETIFF, struct.pack("16sH", sys.argv[1].encode(), 0x0001 | 0x1000 | 0x4000 | 0x0100))
+print(struct.unpack("i", fcntl.ioctl(f, TUNGETVNETHDRSZ, struct.pack("i", 0)))[0])
+PY
+		[ "$(cat "$tmp/vh.sz")" = 12 ] && ok tun-vnet-hdr-kept ||
+			bad tun-vnet-hdr-kept "ucmvh0's vnet header now: $(cat "$tmp/vh.sz")"
+		ip -n "$dut" link del ucmvh0
+	else
+		bad bad-flag-tun-vnet-hdr-other-user "cannot make a tun with a 12-byte vnet header"
+	fi
 	bad_flag interval-too-short 2 "--interval: '0.00001' is neither 0 \(off\) nor a number of seconds from 0.1" -- \
 		--dev vd --tun $tun --interval 0.00001
 	bad_flag poll-no-rx-cpus 2 "--poll needs --rx-cpus" -- --dev vd --tun $tun --poll --cpus 1
