@@ -198,8 +198,11 @@ static __always_inline int parse(void *data, void *end,
 				return !!(cfg->flags & UCM_STEER_F_LINK_CTRL);
 		}
 	} else if (proto == bpf_htons(ETH_P_ARP_)) {
-		/* No flow: one worker for all (the zero flow's). */
-		return !!(cfg->flags & UCM_STEER_F_LINK_CTRL);
+		/* No flow: one worker for all (the zero flow's). IPv4's
+		 * link control, as neighbour discovery is IPv6's: with
+		 * IPv4 left to the kernel, so is its ARP. */
+		return (cfg->flags & (UCM_STEER_F_LINK_CTRL | UCM_STEER_F_IPV4)) ==
+		       (UCM_STEER_F_LINK_CTRL | UCM_STEER_F_IPV4);
 	} else {
 		return 0;	/* every other protocol: the kernel's */
 	}

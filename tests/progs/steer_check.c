@@ -416,10 +416,12 @@ static int test_claims(void)
 	const struct ucm_steer_cfg both = { .policy = UCM_STEER_L4_HASH, .nworkers = 3 };
 	const struct ucm_steer_cfg v6 = { .policy = UCM_STEER_FIXED, .nworkers = 2,
 					  .flags = UCM_STEER_F_IPV6 };
+	const struct ucm_steer_cfg v6ctrl = { .policy = UCM_STEER_FIXED, .nworkers = 2,
+					      .flags = UCM_STEER_F_IPV6 | UCM_STEER_F_LINK_CTRL };
 	const struct ucm_steer_cfg ctrl = { .policy = UCM_STEER_L4_HASH, .nworkers = 3,
 					    .flags = UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6 |
 						     UCM_STEER_F_LINK_CTRL };
-	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0), i, c, n = 0, ctl = 0, err = 0;
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0), i, c, n = 0, ctl = 0, err = 0, want;
 
 	UT_ASSERT(fd >= 0, "no AF_XDP socket: %s", strerror(errno));
 	if (ucm_xdp__set_xsk(x, 0, fd)) {
@@ -448,6 +450,21 @@ static int test_claims(void)
 		ut_fail_reason("IPv6 alone claimed: IPv4 %d (want 0), IPv6 %d (want 1)",
 			    claims(&v6, &pkts[0]), claims(&v6, &pkts[2]));
 		err = -1;
+	}
+	/* IPv6 and its link control: ARP, IPv4's, stays with the kernel
+	 * as IPv4 does; neighbour discovery is claimed. */
+	for (i = 0; i < npkts && !err; i++) {
+		const struct tpkt *t = &pkts[i];
+
+		if (!t->control)
+			continue;
+		want = strcmp(t->name, "arp") && strcmp(t->name, "lldp");
+		c = claims(&v6ctrl, t);
+		if (c != want) {
+			ut_fail_reason("%s with IPv6 and its link control only: claimed %d, want %d",
+				    t->name, c, want);
+			err = -1;
+		}
 	}
 	ucm_xdp__set_xsk(x, 0, -1);
 	close(fd);
