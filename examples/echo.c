@@ -4,8 +4,9 @@
  * would: the verdict callback turns each request around in place (the
  * Ethernet and IP addresses and the ports swapped, which keeps both
  * checksums right) and sends it back out of the interface through XSK TX.
- * Everything else goes to a sink that drops it (ucm_sink_null): ARP and
- * the rest stay with the kernel anyway, through the XDP program.
+ * Everything else the verdict drops (counted as the workers' drops,
+ * UCM_DROP_VERDICT): ARP and the rest stay with the kernel anyway,
+ * through the XDP program.
  *
  *   echo IFACE [SECONDS]                 (root: CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW)
  *

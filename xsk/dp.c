@@ -346,8 +346,9 @@ int ucm_dp__start(struct ucm_dp *dp)
 	uint32_t q;
 	int err = 0;
 
-	/* Once: a second start would put a second thread on a pool. */
-	if (!dp || dp->started)
+	/* Once: a second start would put a second thread on a pool; after
+	 * a stop the sockets and the pools are gone. */
+	if (!dp || dp->started || dp_stopped(dp))
 		return ucm_err(-EINVAL);
 	dp->started = true;
 	dp->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -18,12 +18,14 @@ int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue)
 	uint32_t q;
 	int err;
 
-	for (q = 0; dp && q < dp->c.nqueues; q++) {
+	if (!dp)
+		return ucm_err(-EINVAL);
+	for (q = 0; q < dp->c.nqueues; q++) {
 		err = atomic_load_explicit(&dp->rx[q].err, memory_order_acquire); /* R2' */
 		if (err) {
 			if (queue)
 				*queue = dp->c.queues[q];
-			return err;
+			return ucm_err(err);
 		}
 	}
 	return 0;

@@ -569,7 +569,7 @@ bool ucm_dp__prewake(const struct ucm_dp *dp)
 
 bool ucm_dp__zerocopy(const struct ucm_dp *dp)
 {
-	return dp->zerocopy;
+	return dp && dp->zerocopy;
 }
 
 const char *ucm_dp__tun_name(const struct ucm_dp *dp)

@@ -311,8 +311,10 @@ int ucm_dp_close_xsk(struct ucm_dp *dp, unsigned int timeout_ms)
 
 	if (dp->xsk) {
 		err = ucm_xsk__destroy(dp->xsk, timeout_ms);
-		if (!err)
+		if (!err) {
 			dp->xsk = NULL;
+			dp->zerocopy = false;	/* no sockets: no mode */
+		}
 	}
 	pthread_mutex_lock(&dp->lock);
 	dp->state = UCM_DP_S_STOPPED | (err ? 0 : UCM_DP_S_FRAMES_HOME);

@@ -287,8 +287,10 @@ uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st, size_t sz)
 	uint64_t drops;
 	uint32_t v = 0;
 
-	/* A caller's older, smaller struct: the fields it lacks read 0. */
-	memcpy(&t, st, sz < sizeof(t) ? sz : sizeof(t));
+	/* A caller's older, smaller struct: the fields it lacks read 0
+	 * (none at all: nothing to violate). */
+	if (st)
+		memcpy(&t, st, sz < sizeof(t) ? sz : sizeof(t));
 	drops = t.rx_bad_desc + t.rx_chain_drops + t.rx_steer_err + t.enqueue_drops +
 		t.worker_drops;
 	if (t.rx != t.delivered + drops + t.verdict_tx)

@@ -314,7 +314,7 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 	uint32_t i, n;
 	int ret = 1;	/* a channel has descriptors: work, no sleep */
 
-	if (ntxq > UCM_XSK_MAX_TXQ)
+	if (!q || ntxq > UCM_XSK_MAX_TXQ || (ntxq && !txq))
 		return ucm_err(-EINVAL);
 	if (q->fill_dry && (timeout_ms < 0 || timeout_ms > XSK_DRY_SLEEP_MS))
 		timeout_ms = XSK_DRY_SLEEP_MS;

@@ -76,10 +76,13 @@ static int cfg_check(const struct ucm_steer_cfg *c)
 
 int ucm_xdp__configure(struct ucm_xdp *x, const struct ucm_steer_cfg *cfg)
 {
-	struct ucm_steer_cfg c = *cfg;
+	struct ucm_steer_cfg c;
 	uint32_t key = 0;
 	int err;
 
+	if (!x || !cfg)
+		return ucm_err(-EINVAL);
+	c = *cfg;
 	if (!(c.flags & (UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6)))
 		c.flags |= UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6;
 	err = cfg_check(&c);

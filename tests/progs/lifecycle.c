@@ -47,9 +47,14 @@
  * unmaps its UMEM (32 MB), so a leak of a round's worth shows at once. */
 #define RSS_SLACK_KB	2048
 
+static unsigned int warnings;
+
 static int quiet(enum ucm_log_level level, const char *fmt, va_list ap)
 {
-	return level == UCM_LOG_WARN ? vfprintf(stderr, fmt, ap) : 0;
+	if (level != UCM_LOG_WARN)
+		return 0;
+	warnings++;
+	return vfprintf(stderr, fmt, ap);
 }
 
 enum round_kind { ONE_WAY, TWO_WAY, VERDICT_TX, KINDS };
@@ -114,6 +119,28 @@ static const char *one_round(const char *ifname, uint32_t round, int *err,
 	return *err ? "start or stop" : NULL;
 }
 
+/* A datapath stopped before it ran: its sockets and pools are gone, so a
+ * start after is refused (-EINVAL) before it touches any: no thread
+ * starts to fail on them, nothing is said. Return the start's result
+ * (1: it said something), or the create's -errno. */
+static int start_after_stop(const char *ifname)
+{
+	unsigned int said;
+	static const int cpus[1] = { 0 };
+	UCM_OPTS(ucm_dp_opts, o, .ifname = ifname, .tun_name = "ucmlc0", .cpus = cpus,
+		 .ncpus = 1, .xsk_mode = UCM_XSK_COPY);
+	struct ucm_dp *dp = ucm_dp__create(&o);
+	int err;
+
+	if (!dp)
+		return -errno;
+	ucm_dp__stop(dp, 1000);
+	said = warnings;
+	err = ucm_dp__start(dp);
+	ucm_dp__destroy(dp);
+	return warnings != said ? 1 : err;
+}
+
 #define CHECK(name, cond, ...)						\
 	do {								\
 		if (cond) {						\
@@ -131,7 +158,7 @@ int main(int argc, char **argv)
 	struct census a, b, m = {};
 	const char *step = NULL;
 	uint32_t rounds, r;
-	int failed = 0, err = 0;
+	int failed = 0, err = 0, sas;
 
 	if (argc != 3 || !(rounds = strtoul(argv[2], NULL, 0)) || rounds <= WARMUP) {
 		fprintf(stderr, "usage: lifecycle IFNAME ROUNDS (more than %d)\n", WARMUP);
@@ -143,6 +170,10 @@ int main(int argc, char **argv)
 			census_take(&a);
 		step = one_round(argv[1], r, &err, r == WARMUP ? &m : NULL, r < WARMUP);
 	}
+	sas = start_after_stop(argv[1]);
+	CHECK("start-after-stop", sas == -EINVAL,
+	      "a start after a stop gave %d (want -EINVAL; 1: it started a thread, which said why it failed)",
+	      sas);
 	census_take(&b);
 	CHECK("stop", !step, "round %u: %s failed: %s", r, step, strerror(-err));
 	CHECK("census", m.fds > b.fds && m.progs > b.progs && m.maps > b.maps &&

@@ -316,6 +316,12 @@ static int test_check_args(void)
 
 	UT_ASSERT(ucm_dp__check(NULL, &h, sizeof(h)) == -EINVAL, "NULL datapath");
 	UT_ASSERT(errno == EINVAL, "errno %d", errno);
+	errno = 0;
+	UT_ASSERT(ucm_dp__err(NULL, NULL) == -EINVAL && errno == EINVAL,
+		  "ucm_dp__err(NULL): errno %d", errno);
+	UT_ASSERT(ucm_dp_stats__violations(NULL, 0) == 0, "no totals: no violation");
+	UT_ASSERT(!ucm_dp__zerocopy(NULL), "zero-copy without a datapath");
+	UT_ASSERT(ucm_xdp__configure(NULL, NULL) == -EINVAL, "configure NULL");
 	for (f = 0; f < UCM_DP_FAULT__MAX; f++)
 		UT_ASSERT(strcmp(ucm_dp_fault_str(f), "unknown"), "fault %u has no name", f);
 	UT_ASSERT(!strcmp(ucm_dp_fault_str(UCM_DP_FAULT__MAX), "unknown"), "past the last: '%s'",
@@ -377,6 +383,11 @@ static int test_xsk_poll_args(void)
 	UT_ASSERT(ret == -EINVAL, "set_wake_fd on NULL: %d", ret);
 	ret = ucm_xsk_queue__set_wake_fd(q, -2);
 	UT_ASSERT(ret == -EINVAL, "set_wake_fd -2: %d", ret);
+	/* The sleep: channels said and not given, or no queue. */
+	ret = ucm_xsk_queue__sleep(q, NULL, 1, 0);
+	UT_ASSERT(ret == -EINVAL, "sleep, 1 channel and none given: %d", ret);
+	ret = ucm_xsk_queue__sleep(NULL, NULL, 0, 0);
+	UT_ASSERT(ret == -EINVAL, "sleep on NULL: %d", ret);
 	return 0;
 }
 

@@ -563,7 +563,8 @@ UCM_API int ucm_dp__default_cpus(const char *ifname, int *cpus, uint32_t max);
  * Return: 0, or -EINVAL (out of range, @st NULL or @sz 0) or -ENOENT (not
  * there, and @st reads 0: an enqueue before its RX thread started; the
  * getters of the way back, back_stats and txq_stats, on a one-way
- * datapath).
+ * datapath without UCM_DP_F_VERDICT_TX; with it, back_stats reads 0:
+ * no tun is read).
  */
 /* The queue's socket (ucm_xsk_queue__stats()). */
 UCM_API int ucm_dp__xsk_stats(const struct ucm_dp *dp, uint32_t q,
