@@ -36,6 +36,24 @@ static void on_signal(int sig)
 	done = 1;
 }
 
+/* A packet's bytes: a packet of several frames (UCM_FRAME_F_CHAIN, an MTU
+ * past a frame) holds head_len of them in its first frame, the rest in
+ * the frames its list names (ucm_frame_chain(): their places in the UMEM,
+ * which starts @addr before @h). */
+static int write_packet(FILE *f, struct ucm_frame_hdr *h, uint64_t addr)
+{
+	const char *umem = (const char *)h - addr;
+	uint64_t part[UCM_FRAME_CHAIN_MAX];
+	uint32_t n = ucm_frame_chain(h, part), k;
+
+	if (fwrite(ucm_frame_data(h), n ? h->head_len : h->len, 1, f) != 1)
+		return -1;
+	for (k = 0; k < n; k++)
+		if (fwrite(umem + ucm_desc_addr(part[k]), ucm_desc_len(part[k]), 1, f) != 1)
+			return -1;
+	return 0;
+}
+
 /* The sink contract (cpumap.h): on the worker, the whole batch; return how
  * many were not delivered; the frames go home afterwards, ours to read
  * only until we return. */
@@ -53,7 +71,7 @@ static int pcap_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 				    frames[i]->len, frames[i]->len };
 
 		if (fwrite(rec, sizeof(rec), 1, s->f) != 1 ||
-		    fwrite(ucm_frame_data(frames[i]), frames[i]->len, 1, s->f) != 1)
+		    write_packet(s->f, frames[i], addrs[i]))
 			failed++;
 	}
 	s->packets += n - failed;

@@ -30,7 +30,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-examples
-cases="build readme-program forward filter pcap echo echo-jumbo nothing-left"
+cases="build readme-program forward filter pcap pcap-jumbo echo echo-jumbo nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 g=ucmxg$$
@@ -225,6 +225,61 @@ case_pcap() {
 	else
 		bad pcap "exit $rc, sent ${sent:-?}, tcpdump reads $read_back to port 9000 and $all in all, it says it wrote ${wrote:-?}: $(tail -2 "$tmp/pcap.err")"
 	fi
+}
+
+# At MTU 9000 a datagram spans frames (multi-buffer, on by itself): the
+# file holds each whole, its bytes from every frame, exactly as sent.
+case_pcap_jumbo() {
+	local rc got
+	needs
+	if ! kernel_at_least 6 6; then
+		skip pcap-jumbo "multi-buffer AF_XDP needs Linux 6.6, this is $(uname -r)"
+		return
+	fi
+	if ! { ip -n "$g" link set vg mtu 9000 && ip -n "$d" link set vd mtu 9000; } 2> "$tmp/mtu.err"; then
+		bad pcap-jumbo "MTU 9000 on veth: $(head -1 "$tmp/mtu.err")"
+		return
+	fi
+	if run pcap vd "$tmp/jumbo.pcap"; then
+		ip netns exec "$g" "$PY" - <<'PY' > "$tmp/jsend" 2>&1
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(50):
+    n = (1472, 4000, 8972)[i % 3]
+    s.sendto(bytes((i + k) % 251 for k in range(n)), ("10.205.0.2", 9000))
+    time.sleep(0.002)
+print("sent 50")
+PY
+		sleep 0.5
+		finish
+		rc=$?
+		got=$("$PY" - "$tmp/jumbo.pcap" <<'PY' 2>&1
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+off, good, bad = 24, 0, 0
+while off + 16 <= len(b):
+    _, _, incl, orig = struct.unpack_from("<IIII", b, off)
+    p = b[off + 16:off + 16 + incl]
+    off += 16 + incl
+    if len(p) < 42 or p[12:14] != b"\x08\x00" or p[23] != 17 or p[36:38] != b"\x23\x28":
+        continue
+    data = p[42:]
+    i = (data[0] - 0) % 251 if data else -1
+    n = (1472, 4000, 8972)[i % 3] if i >= 0 else -1
+    ok = incl == orig and len(data) == n and data == bytes((i + k) % 251 for k in range(n))
+    good += ok
+    bad += not ok
+print(good, bad)
+PY
+)
+		if [ "$rc" = 0 ] && [ "$got" = "50 0" ]; then
+			ok pcap-jumbo "50 datagrams of 1472, 4000 and 8972 bytes, each in the file exactly"
+		else
+			bad pcap-jumbo "exit $rc; exact, not: ${got:-?}; $(cat "$tmp/jsend"; tail -2 "$tmp/pcap.err")"
+		fi
+	fi
+	ip -n "$g" link set vg mtu 1500
+	ip -n "$d" link set vd mtu 1500
 }
 
 # ---- echo ------------------------------------------------------------------------

@@ -287,10 +287,14 @@ enum ucm_verdict {
  * any value but UCM_VERDICT_PASS drops the packet.
  *
  * It may rewrite the packet in place: bytes within [data, data + len),
- * never the length. When it changes what the descriptor records (the
- * addresses, ports, protocol, IP lengths, VLAN tags), it parses the packet
- * again (ucm_pkt__parse(&frame->pkt, ucm_frame_data(frame), frame->len))
- * and drops it unless that returns UCM_DROP_NONE; checksums it breaks are
+ * never the length; a packet of several frames (UCM_FRAME_F_CHAIN) has
+ * [data, data + head_len) here, its headers among them, and the rest in
+ * the frames ucm_frame_chain() lists. When it changes what the descriptor
+ * records (the addresses, ports, protocol, IP lengths, VLAN tags) of a
+ * packet of one frame, it parses the packet again
+ * (ucm_pkt__parse(&frame->pkt, ucm_frame_data(frame), frame->len)) and
+ * drops it unless that returns UCM_DROP_NONE (ucm_pkt__parse() reads one
+ * buffer: a packet of several keeps its descriptor as it came); checksums it breaks are
  * its to fix (csum.h). It must not keep @frame: after it returns, the
  * frame is the worker's. It must not block: the worker's ring fills
  * behind it.
