@@ -3,21 +3,22 @@
 #
 # make install into a staging directory (the daemon in sbin, the tools in
 # bin, the unit's sample IFACE.conf in /etc/ucpumap), then build a program against the installed headers and shared library
-# through pkg-config and run it; check that the shared library exports the
+# through pkg-config and run it, and a C++ one that includes every public
+# header and calls into the library; check that the shared library exports the
 # public API and nothing else, that every global of the static archive
 # carries the ucm_ prefix, that the version is one (the symbol map's,
 # pkg-config's, NEWS'), that the pkg-config file names the install's
 # prefix, and that install-lib installs the shared library alone.
 #
 # The cases, in order: install, files, pc-prefix, install-lib,
-# build-with-pkg-config, links-shared, run, version, exports,
+# build-with-pkg-config, links-shared, run, build-cxx, version, exports,
 # static-exports. Each needs install's staging tree (install runs first);
 # links-shared and run need the program build-with-pkg-config built.
 set -u
 BUILD=${BUILD:-build}
 name=test-install
-cases="install files pc-prefix install-lib build-with-pkg-config links-shared run version exports
-static-exports"
+cases="install files pc-prefix install-lib build-with-pkg-config links-shared run build-cxx version
+exports static-exports"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 pc="$tmp/stage/usr/lib/pkgconfig/libucpumap.pc"
@@ -106,6 +107,42 @@ case_links_shared() {
 		ok links-shared
 	else
 		bad links-shared "not linked against the staged libucpumap.so.0"
+	fi
+}
+
+# Every public header from C++ (their extern "C", nothing C only), and a
+# call of a function of steer.h, linked and run.
+case_build_cxx() {
+	local flags cxx=${CXX:-c++} h
+	lib_need install
+	lib_once pc_env
+	if ! command -v "$cxx" > /dev/null; then
+		skip build-cxx "no C++ compiler ($cxx)"
+		return
+	fi
+	{
+		for h in "$tmp"/stage/usr/include/ucpumap/*.h; do
+			echo "#include <ucpumap/$(basename "$h")>"
+		done
+		cat <<'CXX'
+int main()
+{
+	struct ucm_steer_cfg cfg = {};
+	struct ucm_pkt pkt = {};
+	uint32_t rr = 0, w = 7;
+
+	cfg.nworkers = 1;
+	return ucm_steer__pick(&cfg, &pkt, &rr) != 0 || ucm_csum_add(0, &w, sizeof(w)) == 0;
+}
+CXX
+	} > "$tmp/all.cc"
+	flags=$(pkg-config --cflags --libs libucpumap 2>&1)
+	if ! "$cxx" -Wall -Werror -o "$tmp/all_cxx" "$tmp/all.cc" $flags -lpthread > "$tmp/cxx" 2>&1; then
+		bad build-cxx "$(head -5 "$tmp/cxx")"
+	elif ! LD_LIBRARY_PATH="$tmp/stage/usr/lib" timeout 20 "$tmp/all_cxx" > "$tmp/cxx.run" 2>&1; then
+		bad build-cxx "the C++ program exited $?: $(head -3 "$tmp/cxx.run")"
+	else
+		ok build-cxx "$(ls "$tmp"/stage/usr/include/ucpumap/*.h | wc -l) headers from C++, ucm_steer__pick() called"
 	fi
 }
 

@@ -35,7 +35,7 @@ static inline uint32_t ucm_csum_acc(uint64_t acc)
  */
 static inline uint32_t ucm_csum_add(uint32_t sum, const void *data, size_t len)
 {
-	const uint8_t *p = data;
+	const uint8_t *p = (const uint8_t *)data;
 	uint64_t acc = 0;
 	uint32_t w;
 	uint16_t h;
@@ -66,8 +66,8 @@ static inline uint32_t ucm_csum_add(uint32_t sum, const void *data, size_t len)
  */
 static inline uint32_t ucm_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
 {
-	const uint8_t *s = src;
-	uint8_t *d = dst;
+	const uint8_t *s = (const uint8_t *)src;
+	uint8_t *d = (uint8_t *)dst;
 	uint64_t acc = 0, w;
 
 	for (; len >= 8; s += 8, d += 8, len -= 8) {

@@ -47,7 +47,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#ifdef __cplusplus
+struct virtio_net_hdr;	/* <linux/virtio_net.h> is C only: a field named class */
+#else
 #include <linux/virtio_net.h>
+#endif
 #include "ucpumap/api.h"
 #include "ucpumap/pkt.h"
 

@@ -46,7 +46,9 @@ enum ucm_drop_reason {
 /* Counts by reason are arrays this long, whatever UCM_DROP__MAX is: a new
  * reason changes no struct's size (the ABI). */
 #define UCM_DROP_REASONS_MAX	32
+#ifndef __cplusplus
 _Static_assert(UCM_DROP__MAX <= UCM_DROP_REASONS_MAX, "room for every drop reason");
+#endif
 
 /**
  * ucm_drop_reason_str() - short name of a drop reason

@@ -71,6 +71,10 @@ struct ucm_xdp_stamp {
 #include "ucpumap/api.h"
 #include "ucpumap/pkt.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /**
  * ucm_steer__pick() - the XDP program's choice, made in userspace
  * @cfg: the same configuration the program has
@@ -98,6 +102,10 @@ UCM_API uint32_t ucm_steer__pick(const struct ucm_steer_cfg *cfg,
  */
 typedef uint32_t (*ucm_steer_fn)(void *ctx, const struct ucm_pkt *pkt,
 				 const uint8_t *data, uint32_t len);
+
+#ifdef __cplusplus
+}
+#endif
 #endif
 
 #endif /* UCPUMAP_STEER_H */
