@@ -7,7 +7,8 @@
 Prints a Markdown table: per row, the median of every run of every file on
 each side (the runs in brackets) and after / before. Rows that run no
 ucpumap code (kernel-*, tcp-kernel, dpdk) show the machine's drift between
-the sides: read the others against them.
+the sides: read the others against them. Rates are in Mpps or Gbit/s,
+latencies (unit us) in microseconds, where after / before above 1 is slower.
 """
 import json
 import statistics
@@ -36,7 +37,7 @@ def main():
     for name in order:
         unit, bv = before[name]
         av = after.get(name, (unit, []))[1]
-        scale, label = (1e6, "Mpps") if unit == "pps" else (1e9, "Gbit/s")
+        scale, label = {"pps": (1e6, "Mpps"), "us": (1, "us")}.get(unit, (1e9, "Gbit/s"))
         if not bv or not av:
             print("| %s | %s | missing on one side | | |" % (name, label))
             continue

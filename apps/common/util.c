@@ -287,14 +287,14 @@ static int cmp_double(const void *a, const void *b)
 
 void run_stats(const double *v, int n, struct run_stats *st)
 {
-	double s[64];
+	double s[RUN_STATS_MAX];
 	int i;
 
 	memset(st, 0, sizeof(*st));
 	if (n <= 0)
 		return;
-	if (n > 64)
-		n = 64;
+	if (n > RUN_STATS_MAX)	/* more rounds than any bench takes */
+		n = RUN_STATS_MAX;
 	for (i = 0; i < n; i++)
 		s[i] = v[i];
 	qsort(s, n, sizeof(double), cmp_double);

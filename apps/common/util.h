@@ -81,7 +81,9 @@ double cpu_pingpong_ns(int cpu_a, int cpu_b, double seconds);
 /* Pin the calling thread. Return 0 or -errno. */
 int pin_self(int cpu);
 
-/* Order statistics of a small array of runs (copied, not reordered). */
+/* Order statistics of an array of runs (copied, not reordered): at most
+ * RUN_STATS_MAX of them, what the benches' --rounds allow at most. */
+#define RUN_STATS_MAX	128
 struct run_stats {
 	double median, min, max;
 };

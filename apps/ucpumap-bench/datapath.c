@@ -36,6 +36,8 @@
 #include "datapath.h"
 #include "opts.h"
 
+_Static_assert(MAX_ROUNDS <= RUN_STATS_MAX, "run_stats() takes every round");
+
 /* --queues as one range A or A-B (testpmd's start_queue/queue_count); a
  * list that is not one range leaves cfg->nq 0. Bad syntax: -1. */
 static int queue_range(struct bench_cfg *cfg, const char *s)
@@ -313,8 +315,15 @@ static int run_round(struct bench_run *br, int k)
 		if (!r->on || r->skipped)
 			continue;
 		if (r->def->ops->run(br, r, k)) {
+			/* What a failed round left (zeros, the kernel's path)
+			 * is no figure: the row's medians, gains and JSON
+			 * leave the row out, as a skipped one, with why. */
 			failed++;
 			fprintf(stderr, "datapath: round %d, row %s failed\n", k + 1, r->def->name);
+			snprintf(r->failed_why, sizeof(r->failed_why),
+				 "failed in round %d (its figures left out)", k + 1);
+			r->skipped = r->failed_why;
+			continue;
 		}
 		if (r->def->ops->latency && r->load_pps[k] <= 0)
 			printf("  round %d %-18s %7.1f us p50\n", k + 1, r->def->name, r->dst[k]);

@@ -132,6 +132,7 @@ struct row {
 	const struct row_def *def;
 	bool on;
 	const char *skipped;		/* why, when it did not run */
+	char failed_why[64];		/* skipped's text once a round failed */
 	double dst[MAX_ROUNDS];		/* delivered, pps */
 	double sent[MAX_ROUNDS], src[MAX_ROUNDS];
 	/* ucpumapd's delivered count and the kernel's over the same window: on

@@ -41,7 +41,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
-cases="help v4 cleanup v6 poll-pass bad-settings bad-xdp-present dev jumbo"
+cases="help v4 cleanup v6 poll-pass round-failed bad-settings bad-xdp-present dev jumbo"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 nsg=ucm-tbd-g-$$
@@ -240,6 +240,37 @@ case_v4() {
 		bad v4-stopped "$(grep -m2 "did not stop cleanly\|after SIGTERM" "$tmp/v4.out")"
 	else
 		ok v4-stopped
+	fi
+}
+
+# A row that fails in one round (here its ucpumapd, a wrapper that runs
+# the real one the first time and fails the second) is left out whole,
+# said why: what the failed round left (zeros) is in no median, gain or
+# JSON figure; the bench exits 1.
+case_round_failed() {
+	local dir=$tmp/rf rc
+	mkdir -p "$dir"
+	cp "$BUILD/ucpumap-bench" "$BUILD/ucpumap-gen" "$dir/"
+	cat > "$dir/ucpumapd" <<SH
+#!/bin/sh
+[ -e "$dir/once" ] && { echo "ucpumapd (test): failing this round" >&2; exit 1; }
+: > "$dir/once"
+exec "$(cd "$BUILD" && pwd)/ucpumapd" "\$@"
+SH
+	chmod +x "$dir/ucpumapd"
+	timeout 120 "$dir/ucpumap-bench" datapath --rows kernel-cpumap,cpumap --rounds 2 --seconds 0.3 \
+		--json "$tmp/rf.json" > "$tmp/rf.out" 2>&1
+	rc=$?
+	if [ $rc = 1 ] && grep -q "round 2, row cpumap failed" "$tmp/rf.out" &&
+		grep -Eq "^cpumap +skipped: failed in round 2 \(its figures left out\)" "$tmp/rf.out" &&
+		"$PY" -c 'import json, sys
+rows = {r["name"]: r for r in json.load(open(sys.argv[1]))["rows"]}
+c, k = rows["cpumap"], rows["kernel-cpumap"]
+sys.exit(not (c.get("skipped", "").startswith("failed in round 2") and "runs" not in c and
+	      len(k["runs"]) == 2))' "$tmp/rf.json"; then
+		ok round-failed "the row left out, said why; exit 1"
+	else
+		bad round-failed "exit $rc: $(grep -E 'failed|cpumap ' "$tmp/rf.out" | head -4 | tr '\n' ' ')"
 	fi
 }
 
