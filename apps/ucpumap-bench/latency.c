@@ -444,7 +444,9 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 		daemon_stages(r, round, d);
 	snprintf(tag, sizeof(tag), "%s-capacity", r->def->name);
 	d0 = delivered_now(t);
-	g = gen_start_at(br, tag, 0, cfg->rate, CAPACITY_S, out);
+	/* At full speed, --rate or not: the load is half of what the
+	 * path carries, not of a pace the throughput rows were given. */
+	g = gen_start_at(br, tag, 0, 0, CAPACITY_S, out);
 	if (gen_wait(br, g, tag, out, CAPACITY_S + 10))
 		return -1;
 	sleep_sec(0.2);

@@ -41,7 +41,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
-cases="help v4 cleanup v6 poll-pass round-failed bad-settings bad-xdp-present dev jumbo"
+cases="help v4 cleanup v6 poll-pass round-failed latency-rate bad-settings bad-xdp-present dev jumbo"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 nsg=ucm-tbd-g-$$
@@ -271,6 +271,20 @@ sys.exit(not (c.get("skipped", "").startswith("failed in round 2") and "runs" no
 		ok round-failed "the row left out, said why; exit 1"
 	else
 		bad round-failed "exit $rc: $(grep -E 'failed|cpumap ' "$tmp/rf.out" | head -4 | tr '\n' ' ')"
+	fi
+}
+
+# --rate paces the throughput rows; a latency row's capacity run is at
+# full speed all the same (its load is half of what the path carries).
+case_latency_rate() {
+	if run_bench lr 60 "" --rows latency-kernel-cpumap --rate 1000 --rounds 1 --seconds 0.3 \
+		--json "$tmp/lr.json"; then
+		"$PY" -c 'import json, sys
+r = [r for r in json.load(open(sys.argv[1]))["rows"] if r["name"] == "latency-kernel-cpumap"][0]
+print(r["capacity_pps"][0])
+sys.exit(r["capacity_pps"][0] < 20000)' "$tmp/lr.json" > "$tmp/lr.cap" 2>&1 &&
+			ok latency-rate "capacity $(cat "$tmp/lr.cap") pps with --rate 1000" ||
+			bad latency-rate "capacity $(cat "$tmp/lr.cap") pps with --rate 1000 (want the path's, far above)"
 	fi
 }
 
