@@ -80,7 +80,7 @@ static int copy_name(char *dst, const char *src, const char *what)
 
 static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
-	uint32_t i;
+	uint32_t i, j;
 
 	if (o->nqueues > UCM_XSK_MAX_QUEUES || (o->nqueues && !o->queues) ||
 	    o->ncpus > UCM_CPUMAP_MAX_WORKERS || (o->ncpus && !o->cpus) ||
@@ -91,8 +91,24 @@ static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
 	}
 	c->cpus_node = -1;
 	c->nqueues = o->nqueues ? o->nqueues : 1;
-	for (i = 0; i < o->nqueues; i++)
+	for (i = 0; i < o->nqueues; i++) {
+		/* Our program's socket map has a slot per queue id below
+		 * UCM_STEER_MAX_QUEUES (an application's map is checked
+		 * against its own size); one socket per queue. */
+		if (!(c->flags & UCM_DP_F_OWN_XDP) && o->queues[i] >= UCM_STEER_MAX_QUEUES) {
+			pr_warn("dp: queue %u: the XDP program's socket map holds queues 0-%d: use a queue below %d (ethtool -L, or an XDP program of one's own: UCM_DP_F_OWN_XDP)\n",
+				o->queues[i], UCM_STEER_MAX_QUEUES - 1, UCM_STEER_MAX_QUEUES);
+			return -EINVAL;
+		}
+		for (j = 0; j < i; j++) {
+			if (o->queues[j] == o->queues[i]) {
+				pr_warn("dp: queue %u is listed twice: one socket a queue\n",
+					o->queues[i]);
+				return -EINVAL;
+			}
+		}
 		c->queues[i] = o->queues[i];
+	}
 	c->n_rx_cpus = o->n_rx_cpus;
 	for (i = 0; i < o->n_rx_cpus; i++) {
 		/* An RX thread off its CPU would run, unpinned, where

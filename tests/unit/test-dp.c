@@ -68,6 +68,7 @@ static int test_bad_options(void)
 {
 	static const uint32_t many[UCM_XSK_MAX_QUEUES + 1];
 	static const int far_cpu[1] = { 1000 };
+	static const uint32_t q70[1] = { 70 }, q00[2] = { 0, 0 };
 	UCM_OPTS(ucm_dp_opts, o, .ifname = "lo", .tun_name = "ucmt0");
 	struct ucm_dp_opts b;
 
@@ -152,6 +153,12 @@ static int test_bad_options(void)
 	/* lo's MTU (65536) is more than any frame holds. */
 	b = o;
 	if (refused(&b, ERANGE, "is more than a 4096-byte frame holds (3818"))
+		return 1;
+	b = o; b.queues = q70; b.nqueues = 1;
+	if (refused(&b, EINVAL, "queue 70: the XDP program's socket map holds queues 0-63"))
+		return 1;
+	b = o; b.queues = q00; b.nqueues = 2;
+	if (refused(&b, EINVAL, "queue 0 is listed twice"))
 		return 1;
 	b = o; b.rx_cpus = far_cpu; b.n_rx_cpus = 1;
 	if (refused(&b, EINVAL, "RX CPU 1000 is not online or not in this process's affinity mask"))
