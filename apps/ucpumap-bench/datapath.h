@@ -261,6 +261,9 @@ struct bench_topo {
 void topo_signals(void);
 bool bench_stopped(void);
 void bench_stop(void);
+/* Sleep @s seconds, or less when the stop flag is set meanwhile (a
+ * signal): a row's window ends at Ctrl-C, not after it. */
+void bench_sleep(double s);
 
 void topo_init(struct bench_topo *t);
 int topo_tmpdir(struct bench_topo *t);

@@ -38,7 +38,12 @@ static bool bench_frags(const struct bench_cfg *cfg)
 	return cfg->mtu > 1500;
 }
 
-/* r0 = @action (XDP_PASS, XDP_DROP); exit. Return the program's fd. */
+/* The program of xdp_const_attach() attached the old way (netlink, before
+ * Linux 5.9's XDP links), which a killed bench would leave behind. */
+static int const_netlink_fd = -1;
+
+/* r0 = @action (XDP_PASS, XDP_DROP); exit. Through a bpf_link: the kernel
+ * takes it off when the bench dies, even on --dev's NIC. Return its fd. */
 static int xdp_const_attach(const struct bench_cfg *cfg, int ifindex, int action)
 {
 	struct bpf_insn insns[] = {
@@ -49,19 +54,32 @@ static int xdp_const_attach(const struct bench_cfg *cfg, int ifindex, int action
 		    .prog_flags = bench_frags(cfg) ? BPF_F_XDP_HAS_FRAGS : 0);
 	int fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "ucm_bench_pass", "GPL", insns, 2, &po);
 
+	LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = XDP_FLAGS_DRV_MODE);
+	int link;
+
 	if (fd < 0)
 		return fd;
-	if (bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL)) {
+	link = bpf_link_create(fd, ifindex, BPF_XDP, &lo);
+	if (link >= 0) {
+		close(fd);	/* the link holds the program */
+		return link;
+	}
+	if (errno != EINVAL ||
+	    bpf_xdp_attach(ifindex, fd, XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL)) {
 		close(fd);
 		return -1;
 	}
+	const_netlink_fd = fd;
 	return fd;
 }
 
 static void xdp_const_detach(int ifindex, int fd)
 {
-	bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
-	close(fd);
+	if (fd == const_netlink_fd) {
+		bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE, NULL);
+		const_netlink_fd = -1;
+	}
+	close(fd);	/* a link's: the kernel detaches */
 }
 
 /* The kernel's own cpumap, with ucpumapd's default steering, so both
@@ -241,7 +259,7 @@ int row_daemon(struct bench_run *br, struct row *r, int round)
 	if (k->tcp) {
 		rc = run_tcp(br, r->def->name, k->back, &r->dst[round]);
 	} else if (k->back) {	/* udp-back: the way back's sender alone */
-		sleep_sec(cfg->seconds);
+		bench_sleep(cfg->seconds);
 		rc = bench_stopped() ? -1 : 0;
 	} else {
 		rc = run_traffic(br, r->def->name, r->def->flows, &sent, &dev_dst);

@@ -67,6 +67,17 @@ void bench_stop(void)
 	stopping = 1;
 }
 
+void bench_sleep(double s)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)s,
+		.tv_nsec = (long)((s - (time_t)s) * 1e9),
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR && !stopping)
+		;
+}
+
 /* ---- shell-outs ------------------------------------------------------------ */
 
 /* Run a command line with /bin/sh: its exit status, -1 when it did not run

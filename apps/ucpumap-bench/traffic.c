@@ -146,7 +146,7 @@ int run_traffic(struct bench_run *br, const char *tag, int flows, double *sent,
 		 * was offered, not over the row's set-up and drain. */
 		uint64_t n0 = nic_rx_now(cfg->ifname), k0 = delivered_now(&br->topo);
 
-		sleep_sec(cfg->seconds);
+		bench_sleep(cfg->seconds);
 		*sent = nic_rx_now(cfg->ifname) - n0;
 		*dev_dst = delivered_now(&br->topo) - k0;
 		return bench_stopped() ? -1 : 0;

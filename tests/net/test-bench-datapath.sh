@@ -454,6 +454,40 @@ PY
 	else
 		echo "PASS: $name/dev-cleanup"
 	fi
+	dev_stop kill KILL
+	dev_stop int INT
+}
+
+# dev_stop TAG SIG: kernel-pass on --dev vd with a 30 s window, SIG 2 s in.
+# SIGINT ends the window at once (a clean exit within 3 s); SIGKILL leaves
+# nothing on the NIC (the program through a bpf_link the kernel takes off).
+dev_stop() {
+	local bpid t0 ms before after
+	before=$(ls -d /tmp/ucm-bench-* 2> /dev/null)
+	ip netns exec "$nsd" "$BUILD/ucpumap-bench" datapath --dev vd --sink-ip 10.78.0.2 \
+		--sink-port 9100 --rounds 1 --seconds 30 --rows kernel-pass > "$tmp/ds-$1.out" 2>&1 &
+	bpid=$!
+	lib_pid "$bpid"
+	sleep 2
+	t0=$(date +%s%N)
+	kill -"$2" "$bpid"
+	for _ in $(seq 100); do kill -0 "$bpid" 2> /dev/null || break; sleep 0.05; done
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	lib_wait "$bpid"
+	sleep 0.3
+	# a killed bench leaves its scratch folder: ours to take away
+	after=$(ls -d /tmp/ucm-bench-* 2> /dev/null)
+	for d in $after; do
+		echo "$before" | grep -qx "$d" || rm -rf "$d"
+	done
+	if ip -n "$nsd" link show vd | grep -q xdp; then
+		echo "FAIL: $name/dev-sig$1: an XDP program left on vd after SIG$2"
+		ip -n "$nsd" link set vd xdp off
+	elif [ "$2" = INT ] && [ $ms -gt 3000 ]; then
+		echo "FAIL: $name/dev-sig$1: SIGINT took $ms ms to end the 30 s window"
+	else
+		echo "PASS: $name/dev-sig$1: gone after $ms ms, nothing on vd"
+	fi
 }
 
 case_jumbo() {
