@@ -19,7 +19,6 @@
 
 #include "engine/cpumap_lat.h"
 #include "engine/cpumap_priv.h"
-#include "io/cpus.h"
 
 #ifdef UCM_DEBUG
 int ucm_cpumap_test_ring_flags(const struct ucm_cpumap *map, uint32_t w)

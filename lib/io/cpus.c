@@ -24,18 +24,6 @@ static int read_line(const char *path, char *buf, size_t len)
 	return err;
 }
 
-bool ucm_cpu_allowed(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0 || cpu >= CPU_SETSIZE)
-		return false;
-	/* The mask holds online CPUs only (a CPU going offline leaves it). */
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return false;
-	return CPU_ISSET(cpu, &set);
-}
-
 int ucm_dev_numa_node(const char *ifname)
 {
 	char path[128], line[32], *end;

@@ -34,12 +34,6 @@ int ucm_node_cpus(int node, cpu_set_t *set);
 int ucm_parse_cpulist(const char *s, cpu_set_t *set);
 
 /*
- * A thread of this process may be pinned to @cpu: it is online and in the
- * process's affinity mask (what taskset or a cgroup's cpuset left it).
- */
-bool ucm_cpu_allowed(int cpu);
-
-/*
  * The default worker CPUs into @cpus (at most @max, in increasing order):
  * the CPUs of @allowed below @online but CPU 0, which takes the RX work
  * (and, on veth, the sender's NAPI); of those, only the ones in @near when

@@ -311,6 +311,28 @@ static void gso_probe(struct ucm_tun *tun)
 			t && u && us ? "" : ": what it refuses is written packet by packet");
 }
 
+/*
+ * Per device: every queue takes this header before each packet. A device
+ * there before us with another size is another user's (as QEMU's 12
+ * bytes): changing it would break that user's queues. Return: 0 or -errno.
+ */
+static int vnet_hdr_set(const struct ucm_tun *tun, bool existed)
+{
+	int sz = sizeof(struct virtio_net_hdr), cur = sz, err;
+
+	if (existed && !ioctl(tun->fds[0], TUNGETVNETHDRSZ, &cur) && cur != sz) {
+		pr_warn("tun: %s has a vnet header of %d bytes, set by another user of it (ours is %d): give a tun of its own\n",
+			tun->name, cur, sz);
+		return -EBUSY;
+	}
+	if (ioctl(tun->fds[0], TUNSETVNETHDRSZ, &sz)) {
+		err = -errno;
+		pr_warn("tun: %s: TUNSETVNETHDRSZ: %s\n", tun->name, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 {
 	struct ucm_tun_opts o;
@@ -373,25 +395,9 @@ struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 			goto err_close;
 		tun->fds[q] = err;
 	}
-	/* Per device: every queue takes this header before each packet. A
-	 * device there before us with another size is another user's (as
-	 * QEMU's 12 bytes): changing it would break that user's queues. */
-	{
-		int sz = sizeof(struct virtio_net_hdr), cur = sz;
-
-		if (existed && !ioctl(tun->fds[0], TUNGETVNETHDRSZ, &cur) && cur != sz) {
-			err = -EBUSY;
-			pr_warn("tun: %s has a vnet header of %d bytes, set by another user of it (ours is %d): give a tun of its own\n",
-				tun->name, cur, sz);
-			goto err_close;
-		}
-		if (ioctl(tun->fds[0], TUNSETVNETHDRSZ, &sz)) {
-			err = -errno;
-			pr_warn("tun: %s: TUNSETVNETHDRSZ: %s\n", tun->name,
-				strerror(-err));
-			goto err_close;
-		}
-	}
+	err = vnet_hdr_set(tun, existed);
+	if (err)
+		goto err_close;
 	err = link_setup(s, tun->name, o.mtu);
 	if (err)
 		goto err_close;
