@@ -97,9 +97,12 @@ struct priv {
 };
 
 /* How often the control thread looks for faults, whatever --interval: a
- * deleted device or a failed thread is noticed within this; the least
- * --interval (a shorter one would never let the control thread wait). */
+ * deleted device or a failed thread is noticed within this. */
 #define CHECK_SEC	0.1
+/* The shortest --interval: a hundred lines a second at most (a line takes
+ * a fraction of a millisecond to make; much shorter and the control
+ * thread would do nothing else). */
+#define INTERVAL_MIN	0.01
 
 struct daemon {
 	struct cfg c;

@@ -202,7 +202,7 @@ static const struct opt d_opts[] = {
 	D("peer-mac", OPT_MAC, peer_mac, .seen = OPT_REF(struct cfg, peer_mac_set),
 	  .metavar = "MAC", .help = "two-way, to this next hop (e.g. the gateway's MAC)"),
 	D("interval", OPT_SECONDS, interval, .flags = OPT_F_DEFAULT | OPT_F_ZERO_OFF,
-	  .dlo = CHECK_SEC, .metavar = "SEC", .help = "statistics every SEC seconds (0: none)"),
+	  .dlo = INTERVAL_MIN, .metavar = "SEC", .help = "statistics every SEC seconds (0: none)"),
 	D("extended", OPT_FLAG, extended, .help = "after each statistics line, one per queue "
 	  "and per worker"),
 	D("stats-json", OPT_STRING, stats_json, .metavar = "FILE",

@@ -661,7 +661,7 @@ PY
 	else
 		bad bad-flag-tun-vnet-hdr-other-user "cannot make a tun with a 12-byte vnet header"
 	fi
-	bad_flag interval-too-short 2 "--interval: '0.00001' is neither 0 \(off\) nor a number of seconds from 0.1" -- \
+	bad_flag interval-too-short 2 "--interval: '0.00001' is neither 0 \(off\) nor a number of seconds from 0.01" -- \
 		--dev vd --tun $tun --interval 0.00001
 	bad_flag poll-no-rx-cpus 2 "--poll needs --rx-cpus" -- --dev vd --tun $tun --poll --cpus 1
 	bad_flag poll-shared-cpu 2 "--poll: an RX thread and a worker would share CPU 1" -- \
