@@ -681,6 +681,16 @@ case_neigh_gateway() {
 	[ -z "$rc" ] || burst_judge neigh-gateway "behind an unresolved gateway" $rc
 }
 
+# A solicitation asked for by netlink (no packet to take a source from)
+# leaves from vd's link-local address, which a fresh veth has only once
+# its DAD is done: until then the kernel sends none. Up to 3 s.
+wait_link_local() {
+	for _ in $(seq 60); do
+		ip -n "$d" -6 addr show dev vd scope link | grep -q tentative || break
+		sleep 0.05
+	done
+}
+
 # An IPv4 route via an IPv6 gateway (RFC 5549: 'via inet6', RTA_VIA):
 # the next hop is resolved by neighbour discovery. The peer answers ARP
 # only for its interface's own addresses (arp_ignore 1), so asking ARP
@@ -695,10 +705,7 @@ case_neigh_via6() {
 		bad neigh-via6 "cannot add the addresses"
 		return
 	}
-	for _ in $(seq 60); do	# as neigh-v6: the solicitation's source
-		ip -n "$d" -6 addr show dev vd scope link | grep -q tentative || break
-		sleep 0.05
-	done
+	wait_link_local
 	if ! ip -n "$d" route add 10.206.0.0/24 via inet6 fd05::1 dev vd metric 500; then
 		skip neigh-via6 "this kernel takes no IPv4 route via an IPv6 gateway (Linux 5.2)"
 	else
@@ -728,13 +735,7 @@ case_neigh_v6() {
 		bad neigh-v6 "cannot add the IPv6 addresses"
 		return
 	}
-	# A solicitation asked for by netlink (no packet to take a source
-	# from) leaves from vd's link-local address, which a fresh veth has
-	# only once its DAD is done: until then the kernel sends none.
-	for _ in $(seq 60); do
-		ip -n "$d" -6 addr show dev vd scope link | grep -q tentative || break
-		sleep 0.05
-	done
+	wait_link_local
 	ip -n "$d" -6 neigh flush dev vd
 	if start --two-way --extended && ip -n "$d" -6 route add fd04::1/128 dev ucm2; then
 		burst fd04::1 4997 neigh-v6

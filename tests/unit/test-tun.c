@@ -517,6 +517,18 @@ static int test_back_close_counts_late(void)
 	return back_done(u, p, t, tun, s, 64 - UCM_TUN_BACK_BATCH);
 }
 
+/* A write case's end: the queue closed, its @n frames home, the tun and
+ * the socket's peer gone, every frame in the pool (finish()). */
+static int tun_done(const struct ucm_sink_ops *ops, struct ucm_tun *tun, struct ucm_umem *u,
+		    uint64_t *addrs, uint32_t n, int peer)
+{
+	ops->close(tun, 0);
+	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, n), "home");
+	ucm_tun__destroy(tun);
+	close(peer);
+	return finish(u, ucm_umem__pool(u, 0));
+}
+
 /* ---- io_uring's task work ------------------------------------------------------ */
 
 struct tw_writer {
@@ -712,11 +724,7 @@ static int test_write_batch_given_up(void)
 		  (unsigned long long)st.packets, (unsigned long long)st.bytes,
 		  (unsigned long long)st.err_other, NPKT, (unsigned long long)bytes, NPKT);
 
-	ops->close(tun, 0);
-	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	return finish(u, p);
+	return tun_done(ops, tun, u, addrs, NPKT, s[1]);
 }
 
 /*
@@ -775,11 +783,7 @@ static int test_write_chain_hdr_len(void)
 	UT_ASSERT(vh.hdr_len == 42 && !vh.flags && vh.gso_type == VIRTIO_NET_HDR_GSO_NONE,
 		  "vnet header: hdr_len %u, flags %u, gso_type %u (want 42, 0, none)",
 		  vh.hdr_len, vh.flags, vh.gso_type);
-	ops->close(tun, 0);
-	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, 2), "home");
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	return finish(u, p);
+	return tun_done(ops, tun, u, addrs, 2, s[1]);
 }
 
 /*
@@ -822,11 +826,7 @@ static int test_write_full_nonblocking(void)
 	UT_ASSERT(st.err_eagain == NPKT && st.packets == NPKT,
 		  "stats: err_eagain %llu packets %llu, want %d %d",
 		  (unsigned long long)st.err_eagain, (unsigned long long)st.packets, NPKT, NPKT);
-	ops->close(tun, 0);
-	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	return finish(u, p);
+	return tun_done(ops, tun, u, addrs, NPKT, s[1]);
 }
 
 /*
@@ -877,11 +877,7 @@ static int test_write_stale_completion(void)
 	UT_ASSERT(!io_uring_cq_ready(&ws->ring), "%u completions left over",
 		  io_uring_cq_ready(&ws->ring));
 
-	ops->close(tun, 0);
-	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	return finish(u, p);
+	return tun_done(ops, tun, u, addrs, NPKT, s[1]);
 }
 
 /*
@@ -1035,11 +1031,7 @@ static int test_write_partial_csum(void)
 	UT_ASSERT(st.packets == 2 * NPKT && st.csum_partial == 4, "stats: packets %llu csum_partial %llu",
 		  (unsigned long long)st.packets, (unsigned long long)st.csum_partial);
 
-	ops->close(tun, 0);
-	UT_ASSERT(!ucm_umem__put_bulk(u, addrs, NPKT), "home");
-	ucm_tun__destroy(tun);
-	close(s[1]);
-	return finish(u, p);
+	return tun_done(ops, tun, u, addrs, NPKT, s[1]);
 }
 
 /* The way back's 0.2.0 names (tun.h) reach the same functions. */

@@ -40,7 +40,20 @@ struct fake {
 	struct xdp_desc tx[RING];
 	uint32_t c_prod, c_cons, c_flags;
 	uint64_t comp[RING];
+	uint32_t rx_prod, rx_cons, rx_flags;
+	struct xdp_desc rx[RING];
 };
+
+/* An RX ring with nothing on it, for the idle spin's cases. */
+static void fake_rx_empty(struct fake *f)
+{
+	f->q.rx.mask = RING - 1;
+	f->q.rx.size = RING;
+	f->q.rx.producer = &f->rx_prod;
+	f->q.rx.consumer = &f->rx_cons;
+	f->q.rx.flags = &f->rx_flags;
+	f->q.rx.ring = f->rx;
+}
 
 static struct fake *fake_new(bool sg)
 {
@@ -409,17 +422,10 @@ static int test_spin_ask(void)
 {
 	FAKE(f, true);
 	struct ucm_txq *t = ucm_txq__create(f->x.umem, 16);
-	uint32_t rx_prod = 0, rx_cons = 0, rx_flags = 0;
-	struct xdp_desc rx[RING];
 	int n;
 
 	UT_ASSERT(t, "no channel: %s", strerror(errno));
-	f->q.rx.mask = RING - 1;	/* an RX ring with nothing on it */
-	f->q.rx.size = RING;
-	f->q.rx.producer = &rx_prod;
-	f->q.rx.consumer = &rx_cons;
-	f->q.rx.flags = &rx_flags;
-	f->q.rx.ring = rx;
+	fake_rx_empty(f);
 	n = ucm_xsk_queue__spin(&f->q, &t, 1, 50);
 	UT_ASSERT(n == 0, "an idle spin: %d", n);
 	ucm_txq__want(t);
@@ -436,18 +442,11 @@ static int test_spin_ask(void)
 static int test_spin_refill(void)
 {
 	FAKE(f, true);
-	uint32_t rx_prod = 0, rx_cons = 0, rx_flags = 0;
 	uint32_t fill_prod = 0, fill_cons = 0, fill_flags = 0;
-	struct xdp_desc rx[RING];
 	uint64_t fill[RING], held[FRAMES];
 	int n, i;
 
-	f->q.rx.mask = RING - 1;	/* an RX ring with nothing on it */
-	f->q.rx.size = RING;
-	f->q.rx.producer = &rx_prod;
-	f->q.rx.consumer = &rx_cons;
-	f->q.rx.flags = &rx_flags;
-	f->q.rx.ring = rx;
+	fake_rx_empty(f);
 	f->x.fill_size = RING;
 	f->q.fill.mask = RING - 1;
 	f->q.fill.size = RING;
