@@ -88,6 +88,7 @@ int ucm_neigh_parse_route(const struct nlmsghdr *h, int ifindex, bool v6,
 	for (a = attrs(h, sizeof(*rt), &len); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		if (a->rta_type == RTA_GATEWAY && RTA_PAYLOAD(a) == alen) {
 			memcpy(hop, RTA_DATA(a), alen);
+			*hop_v6 = v6;	/* the last gateway said is the hop */
 		} else if (a->rta_type == RTA_VIA && RTA_PAYLOAD(a) >= sizeof(uint16_t)) {
 			/* A gateway of the other family (an IPv4 route via
 			 * an IPv6 next hop, RFC 5549): its neighbour is an

@@ -68,16 +68,29 @@ static void check_route(const struct nlmsghdr *h, int ifindex, bool v6)
 {
 	uint32_t alen = v6 ? 16 : 4;
 	const uint8_t *dst = v6 ? DST6 : DST4;
-	uint8_t hop[32];
+	uint8_t hop[32], via[2 + 16];
+	bool hv6 = !v6;
+	uint16_t fam;
 	int ret;
 
 	memset(hop, 0xa5, sizeof(hop));
-	ret = ucm_neigh_parse_route(h, ifindex, v6, dst, hop);
+	ret = ucm_neigh_parse_route(h, ifindex, v6, dst, hop, &hv6);
 	CHECK(ret == 0 || ret == -ENETUNREACH || ret == -EPROTO);
-	for (uint32_t i = alen; i < sizeof(hop); i++)
+	/* An IPv6 hop (RTA_VIA) may be one of an IPv4 route: 16 bytes. */
+	for (uint32_t i = 16; i < sizeof(hop); i++)
 		CHECK(hop[i] == 0xa5);
-	if (ret == 0)
-		CHECK(!memcmp(hop, dst, alen) || has_attr(h, RTA_GATEWAY, hop, alen));
+	if (ret)
+		return;
+	/* The hop is the destination, a gateway of the route's family, or
+	 * a via of the family it says. */
+	fam = hv6 ? AF_INET6 : AF_INET;
+	memcpy(via, &fam, sizeof(fam));
+	memcpy(via + sizeof(fam), hop, hv6 ? 16 : 4);
+	if (hv6 == v6)
+		CHECK(!memcmp(hop, dst, alen) || has_attr(h, RTA_GATEWAY, hop, alen) ||
+		      has_attr(h, RTA_VIA, via, sizeof(fam) + alen));
+	else
+		CHECK(has_attr(h, RTA_VIA, via, sizeof(fam) + (hv6 ? 16 : 4)));
 }
 
 static void check_neigh(const struct nlmsghdr *h, int ifindex, bool v6)
