@@ -255,31 +255,24 @@ static int rx_start(struct dp_rx *rx)
 	cpu_set_t set;
 	int err;
 
+	/* Pinned from its first instruction, or not started: the CPU may
+	 * have left the process's mask since the check. */
 	pthread_attr_init(&attr);
-	if (rx->cpu >= 0) {
-		/* Pinned from its first instruction, or not started: the
-		 * CPU may have left the process's mask since the check. */
-		CPU_ZERO(&set);
+	CPU_ZERO(&set);
+	if (rx->cpu >= 0)
 		CPU_SET(rx->cpu, &set);
-		err = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-		if (err) {
-			pthread_attr_destroy(&attr);
-			return -err;
-		}
+	err = rx->cpu >= 0 ? pthread_attr_setaffinity_np(&attr, sizeof(set), &set) : 0;
+	if (!err) {
+		/* Signals stay with the application's threads. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		err = pthread_create(&rx->thr, &attr, rx_main, rx);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
-	/* Signals stay with the application's threads. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&rx->thr, &attr, rx_main, rx);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (err) {
-		if (rx->cpu >= 0)
-			pr_warn("dp: cannot start the RX thread of queue %u on CPU %d: %s\n",
-				ucm_xsk_queue__id(rx->q), rx->cpu, strerror(err));
-		else
-			pr_warn("dp: cannot start the RX thread of queue %u: %s\n",
-				ucm_xsk_queue__id(rx->q), strerror(err));
+		pr_warn("dp: cannot start the RX thread of queue %u (CPU %d; -1: any): %s\n",
+			ucm_xsk_queue__id(rx->q), rx->cpu, strerror(err));
 		return -err;
 	}
 	rx->started = true;

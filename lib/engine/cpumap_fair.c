@@ -36,9 +36,10 @@ static uint32_t fair_senders(const struct ucm_cpumap_producer *prod,
  * more than 1 / (the producers sending into it lately) of the window's
  * entries. Alone, a producer never is (mine <= total). A producer that
  * tries counts as a sender though the full ring took none of its bulks:
- * the others are then over their share, and make room for it. The ring's counters are read relaxed, a view that may be a
- * moment old: a threshold, not a bound, and the reservation that follows
- * still checks for room. bq_flush() counts what went in; the window
+ * the others are then over their share, and make room for it. The
+ * ring's counters are read relaxed, a view that may be a moment old: a
+ * threshold, not a bound, and the reservation that follows still checks
+ * for room. bq_flush() counts what went in; the window
  * halves at each ring's worth.
  */
 bool ucm_cpumap_fair_over(struct ucm_cpumap_producer *prod, uint32_t w,

@@ -294,8 +294,8 @@ enum ucm_verdict {
  * packet of one frame, it parses the packet again
  * (ucm_pkt__parse(&frame->pkt, ucm_frame_data(frame), frame->len)) and
  * drops it unless that returns UCM_DROP_NONE (ucm_pkt__parse() reads one
- * buffer: a packet of several keeps its descriptor as it came); checksums it breaks are
- * its to fix (csum.h). It must not keep @frame: after it returns, the
+ * buffer: a packet of several keeps its descriptor as it came);
+ * checksums it breaks are its to fix (csum.h). It must not keep @frame: after it returns, the
  * frame is the worker's. It must not block: the worker's ring fills
  * behind it.
  */

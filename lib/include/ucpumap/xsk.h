@@ -393,8 +393,7 @@ UCM_API int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q,
  * stop asking, said once. A fill ring the pool left short is refilled
  * during the look (every 10 us), as frames come home: the device is not
  * left without buffers until the sleep. RX thread only. Return: 1 when
- * work came, 0
- * when none did (then sleep), -EINVAL for a bad argument.
+ * work came, 0 when none did (then sleep), -EINVAL for a bad argument.
  */
 UCM_API int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 				uint32_t ntxq, uint32_t spin_us);
