@@ -137,7 +137,7 @@ kernel_counts() {
 # sets $why to what went wrong (empty: the delivery was exact) and $super
 # to the super-packets the daemon wrote.
 run() {
-	local c=$1 dst=$2 size=$3 rpid hl udp0 veth0 veth
+	local c=$1 dst=$2 size=$3 rpid hl udp0 veth0 veth lost
 	shift 3
 	why=
 	super=
@@ -174,9 +174,15 @@ run() {
 	# dropped it before vd.
 	veth=$(( $(veth_drops) - veth0 ))
 	counted=$(( $(jget "$tmp/$c.json" 'd["rx_bad_desc"] + d["rx_steer_err"] + d["enqueue_drops"] + d["worker_drops"] + sum(q["kernel_rx_dropped"] + q["kernel_rx_ring_full"] for q in d["queues"])') + $(udp_errors) - udp0 + veth ))
+	# At most 5% lost. Under a sanitizer the veth's own drops are left out
+	# of that share: a fresh-clone CI run's TSan pass lost 2426 (12%), all
+	# of them vg's tx_dropped, vd's NAPI starved by the slowed threads on 2
+	# CPUs (2026-12-05); what this test checks is every one counted.
+	lost=$miss
+	[ -z "${SANITIZE:-}" ] || lost=$((miss - veth))
 	if [ "$got" != $COUNT ] && [ "$dup" = 0 ] && [ "$cor" = 0 ] && [ "$dis" = 0 ] &&
 		[ "$fl" = $FLOWS ] && [ "$stopped" = True ] && [ "$miss" -le "$counted" ] &&
-		[ $((miss * 20)) -le $COUNT ]; then
+		[ $((lost * 20)) -le $COUNT ]; then
 		echo "# $c: $miss of $COUNT lost under load, each counted ($counted drops counted, $veth of them by the veth)"
 	elif [ "$got" != $COUNT ] || [ "$dup" != 0 ] || [ "$cor" != 0 ] || [ "$dis" != 0 ] ||
 		[ "$fl" != $FLOWS ] || [ "$stopped" != True ]; then
