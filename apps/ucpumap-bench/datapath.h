@@ -165,7 +165,9 @@ struct row {
 	 * of its own part in it; -1 where none was timed so */
 	double lat_app[MAX_ROUNDS][4], lat_own[MAX_ROUNDS][2];
 	bool have_app;
+	/* the capacity and the loaded phase: none in sockperf's rows */
 	double capacity[MAX_ROUNDS], load_pps[MAX_ROUNDS];
+	bool have_load;
 	double probes[MAX_ROUNDS][2], answered[MAX_ROUNDS][2];
 	/* ucpumapd's latency rows: its own histograms over the probes alone,
 	 * the bucket bound (us) of each stage's median (0-2, LAT_STAGES) and

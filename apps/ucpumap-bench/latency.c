@@ -454,6 +454,7 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	r->load_pps[round] = r->capacity[round] / 2;
 	if (r->load_pps[round] < 1)
 		return -1;
+	r->have_load = true;
 	snprintf(tag, sizeof(tag), "%s-load", r->def->name);
 	g = gen_start_at(br, tag, 0, r->load_pps[round], cfg->seconds + 1, out);
 	sleep_sec(0.5);

@@ -285,7 +285,7 @@ static void print_latency(const struct bench_run *br, int nr)
 			printf(" %7.1f", st.median);
 		}
 		run_stats(r->load_pps, nr, &st);
-		if (st.max <= 0) {	/* sockperf's rows: no loaded run */
+		if (!r->have_load) {	/* sockperf's rows */
 			printf(" | %9s %7s %7s %7s %7s", "-", "-", "-", "-", "-");
 		} else {
 			printf(" | %9.0f", st.median);
@@ -554,7 +554,8 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 	for (int k = 0; k < nr; k++)
 		v[k] = r->probes[k][0] - r->answered[k][0];
 	json_runs(j, "lost", v, nr);
-	json_runs(j, "capacity_pps", r->capacity, nr);
+	if (r->have_load)
+		json_runs(j, "capacity_pps", r->capacity, nr);
 	if (r->have_app) {
 		/* -1: a round with no probe timed so */
 		json_obj(j, "prober_view");
@@ -592,6 +593,8 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 		}
 		json_obj_end(j);
 	}
+	if (!r->have_load)
+		return;
 	json_obj(j, "load");
 	json_runs(j, "pps", r->load_pps, nr);
 	for (int p = 0; p < 4; p++) {
