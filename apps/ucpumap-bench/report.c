@@ -197,6 +197,18 @@ static double measured_median(const double *v, int stride, int nr)
 }
 
 /* A bench latency row's round trip as its prober saw it, alone. */
+/* A p99.9 of fewer than 1000 answers is only their largest: it is shown
+ * where every round of phase @ph (0 alone, 1 under load) had that many. */
+#define P999_MIN_ANSWERED	1000
+
+static bool p999_measured(const struct row *r, int ph, int nr)
+{
+	for (int k = 0; k < nr; k++)
+		if (r->answered[k][ph] < P999_MIN_ANSWERED)
+			return false;
+	return true;
+}
+
 static void print_app(const struct row *r, int nr)
 {
 	double v;
@@ -206,7 +218,7 @@ static void print_app(const struct row *r, int nr)
 	printf("  %-27s the prober's view alone (its send call to its read):", "");
 	for (int p = 0; p < 4; p++) {
 		v = measured_median(&r->lat_app[0][p], 4, nr);
-		printf(v < 0 ? " -" : " %.1f", v);
+		printf(v < 0 || (p == 3 && !p999_measured(r, 0, nr)) ? " -" : " %.1f", v);
 	}
 	printf("; its own part p50/p99 %.1f/%.1f\n", measured_median(&r->lat_own[0][0], 2, nr),
 	       measured_median(&r->lat_own[0][1], 2, nr));
@@ -282,7 +294,10 @@ static void print_latency(const struct bench_run *br, int nr)
 			for (int k = 0; k < nr; k++)
 				v[k] = r->lat[k][p];
 			run_stats(v, nr, &st);
-			printf(" %7.1f", st.median);
+			if (p == 3 && !p999_measured(r, 0, nr))
+				printf(" %7s", "-");
+			else
+				printf(" %7.1f", st.median);
 		}
 		run_stats(r->load_pps, nr, &st);
 		if (!r->have_load) {	/* sockperf's rows */
@@ -293,7 +308,10 @@ static void print_latency(const struct bench_run *br, int nr)
 				for (int k = 0; k < nr; k++)
 					v[k] = r->lat_load[k][p];
 				run_stats(v, nr, &st);
-				printf(" %7.1f", st.median);
+				if (p == 3 && !p999_measured(r, 1, nr))
+					printf(" %7s", "-");
+				else
+					printf(" %7.1f", st.median);
 			}
 		}
 		for (int k = 0; k < nr; k++) {
@@ -546,7 +564,7 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 			 "unpinned");
 	}
 	json_runs(j, "runs", r->dst, nr);
-	for (int p = 0; p < 4; p++) {
+	for (int p = 0; p < 3 + p999_measured(r, 0, nr); p++) {
 		for (int k = 0; k < nr; k++)
 			v[k] = r->lat[k][p];
 		json_runs(j, lat_names[p], v, nr);
@@ -559,7 +577,7 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 	if (r->have_app) {
 		/* -1: a round with no probe timed so */
 		json_obj(j, "prober_view");
-		for (int p = 0; p < 4; p++) {
+		for (int p = 0; p < 3 + p999_measured(r, 0, nr); p++) {
 			for (int k = 0; k < nr; k++)
 				v[k] = r->lat_app[k][p];
 			json_runs(j, lat_names[p], v, nr);
@@ -597,7 +615,7 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 		return;
 	json_obj(j, "load");
 	json_runs(j, "pps", r->load_pps, nr);
-	for (int p = 0; p < 4; p++) {
+	for (int p = 0; p < 3 + p999_measured(r, 1, nr); p++) {
 		for (int k = 0; k < nr; k++)
 			v[k] = r->lat_load[k][p];
 		json_runs(j, lat_names[p], v, nr);
