@@ -15,7 +15,8 @@
 #                      FAIL line naming those there are, and nothing runs.
 #                      Exits 0: the result lines are the verdict.
 #   lib_need CASE...   run each CASE now unless it ran already (a case
-#                      that needs what another leaves calls this first)
+#                      that needs what another leaves calls this first);
+#                      one that printed no result line is a FAIL
 #   lib_once FN        run FN (a set-up step several cases share) unless
 #                      it ran already; its status, that of its one run
 #
@@ -104,6 +105,15 @@ lib_wait() {
 	rc=$?
 	lib_forget "$1"
 	return $rc
+}
+
+# lib_term PID [TENTHS]: SIGTERM, TENTHS tenths of a second (50) to go,
+# then SIGKILL; its exit status (137: it hung).
+lib_term() {
+	kill -TERM "$1" 2> /dev/null
+	for _ in $(seq "${2:-50}"); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
+	kill -0 "$1" 2> /dev/null && kill -9 "$1"
+	lib_wait "$1"
 }
 
 lib_run() {
@@ -283,12 +293,21 @@ print(eval(sys.argv[2]))' "$1" "$2" 2> /dev/null
 # ---- cases -------------------------------------------------------------------
 lib_ran=
 
+# The result lines written so far, where stdout is a file (run-tests.sh's
+# log; not a pipe, which reading would drain); else nothing.
+lib_said() {
+	[ -f "/proc/$$/fd/1" ] && grep -c '^\(PASS\|FAIL\|SKIP\): ' "/proc/$$/fd/1"
+}
+
 lib_need() {
-	local c
+	local c n
 	for c in "$@"; do
 		[[ " $lib_ran " == *" $c "* ]] && continue
 		lib_ran="$lib_ran $c"
+		n=$(lib_said)
 		"case_${c//-/_}"
+		# a case that says nothing has checked nothing
+		[ -z "$n" ] || [ "$(lib_said)" -gt "$n" ] || echo "FAIL: $name/$c: the case gave no result"
 	done
 }
 

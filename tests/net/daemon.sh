@@ -12,9 +12,9 @@
 #   daemon_pair        $gen (vg, $G4/24) and $dut (vd, $D4/24) on a veth
 #                      pair, reverse-path filtering off in $dut (its errors
 #                      in $tmp/setup.err)
-#   closing_lines FILE   empty when a daemon's output FILE ends with the
-#                      conservation line(s) holding and every frame home,
-#                      else what it says instead
+#   closing_lines FILE   empty when a daemon's output FILE ends with its
+#                      conservation line holding (and the way back's, where
+#                      it has one) and every frame home, else what it says
 #   udp_flood SECS     $helper's flood from $gen ($G4) to $D4 for SECS, in
 #                      the background, registered: $fpid
 #   exact_ipv4 LABEL DST SRC [RATE]   100 datagrams of each size from $gen
@@ -49,7 +49,9 @@ exact_ipv4() {
 closing_lines() {
 	local why=
 	grep -q '^conservation: .*: holds$' "$1" ||
-		why="$(grep '^conservation' "$1" || echo 'no conservation line');"
+		why="$(grep '^conservation: ' "$1" || echo 'no conservation line');"
+	! grep -q '^conservation, way back' "$1" || grep -q '^conservation, way back: .*: holds$' "$1" ||
+		why="$why $(grep '^conservation, way back' "$1");"
 	grep -q '^audit: every frame came home$' "$1" ||
 		why="$why $(grep '^audit' "$1" || echo 'no audit line')"
 	echo "$why"

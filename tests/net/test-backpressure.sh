@@ -55,10 +55,7 @@ start_daemon() {	# label, options...
 
 stop_daemon() {	# SIGTERM; D_RC the status, D_MS how long it took
 	local t0=$(date +%s%N)
-	kill -TERM "$dpid" 2> /dev/null
-	for _ in $(seq 50); do kill -0 "$dpid" 2> /dev/null || break; sleep 0.1; done
-	kill -0 "$dpid" 2> /dev/null && kill -9 "$dpid"
-	lib_wait "$dpid"
+	lib_term "$dpid"
 	D_RC=$?
 	D_MS=$((($(date +%s%N) - t0) / 1000000))
 	dpid=
@@ -142,7 +139,7 @@ case_worker_stall() {
 			sleep 0.5
 			stop_daemon
 			why=$(closing_ok)
-			verdict=$("$PY" - "$tmp/stall.json" <<'PY'
+			verdict=$("$PY" - "$tmp/stall.json" 2>&1 <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 iv = []
@@ -197,6 +194,8 @@ PY
 	)
 			info=$(sed -n 's/^info //p' <<< "$verdict")
 			swhy=$(sed -n 's/^stall //p' <<< "$verdict")
+			grep -q '^stall' <<< "$verdict" ||
+				swhy="the judge gave no verdict: $(tail -1 <<< "$verdict")"
 			dry=$(sed -n 's/^dry //p' <<< "$verdict")
 			if [ -z "$why$swhy" ]; then ok worker-stall "$info"; else bad worker-stall "$why $swhy"; fi
 			# The RX thread in the stall: a second, in ticks of 1/100 s.

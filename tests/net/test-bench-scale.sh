@@ -85,8 +85,7 @@ tiny() {
 	run_pid=$bpid
 	lib_pid "$bpid"
 	for _ in $(seq 1200); do kill -0 "$bpid" 2> /dev/null || break; sleep 0.1; done
-	kill -0 "$bpid" 2> /dev/null && { kill "$bpid"; sleep 2; }
-	lib_wait "$bpid"
+	lib_term "$bpid" 20
 	rc=$?
 	sed 's/^/# /' "$tmp/run.out"
 }
@@ -286,19 +285,21 @@ case_shared_default() {
 # A reader of the table that goes away (| head -1): the bench stops as on
 # ^C, and takes its namespaces and ucpumapd with it.
 case_sigpipe() {
-	local pid left procs
+	local pid left procs hpid
 	rm -f "$tmp/sp.pid"
 	( echo $BASHPID > "$tmp/sp.pid"; exec "$BUILD/ucpumap-bench" scale --shared-cpus \
 		--widths 1 --rows cpumap --rounds 20 --seconds 0.5 2> "$tmp/sp.err" ) |
 		head -1 > /dev/null &
+	hpid=$!
+	lib_pid "$hpid"
 	for _ in $(seq 50); do [ -s "$tmp/sp.pid" ] && break; sleep 0.1; done
 	pid=$(cat "$tmp/sp.pid" 2> /dev/null)
+	[ -z "$pid" ] || lib_pid "$pid"
 	for _ in $(seq 600); do kill -0 "${pid:-0}" 2> /dev/null || break; sleep 0.1; done
 	left=$(bench_ns "$pid")
 	procs=$(pgrep -f "ucpumapd --dev vd --tun ucmb0" || true)
 	if [ -z "$pid" ] || kill -0 "$pid" 2> /dev/null; then
 		bad sigpipe "the bench ${pid:+($pid) }still runs 60 s after its reader left"
-		[ -n "$pid" ] && kill "$pid" 2> /dev/null
 	elif ! grep -q "^scale: interrupted" "$tmp/sp.err"; then
 		bad sigpipe "not stopped by its reader's going: $(tail -2 "$tmp/sp.err")"
 	elif [ -n "$left$procs" ]; then
@@ -306,7 +307,8 @@ case_sigpipe() {
 	else
 		ok sigpipe "stopped, nothing left"
 	fi
-	wait
+	[ -z "$pid" ] || stop_pid "$pid"
+	stop_pid "$hpid"
 }
 
 # ---- --dev --------------------------------------------------------------------

@@ -23,8 +23,10 @@
 #                  on a packet's first frame): each once and intact, no
 #                  InCsumErrors behind the tun
 #   stop           the run's end: conservation holds, every frame home,
-#                  packets of several frames counted (rx_chains), no drops,
-#                  tcp's segments of several frames coalesced (tun_super)
+#                  packets of several frames counted (rx_chains), none of
+#                  them dropped, load's 18000 received and at least 95% of
+#                  all delivered, tcp's segments of several frames
+#                  coalesced (tun_super)
 #   frames-given   --frames 8192, too few for a worker ring of packets of
 #                  three frames: refused naming the number, exit 78
 #   frame-2048     --frame-size 2048 (five frames for 8972 bytes):
@@ -273,7 +275,7 @@ case_csum_offload() {
 }
 
 case_stop() {
-	local why chains super
+	local why chains super rcv dlv
 	lib_need start udp4 udp6 tcp load
 	[ -n "$dpid" ] || { bad stop "no daemon"; return; }
 	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
@@ -283,11 +285,14 @@ case_stop() {
 	tail -1 "$tmp/main.json" > "$tmp/last.json" 2> /dev/null
 	chains=$(jget "$tmp/last.json" "d['rx_chains']")
 	super=$(jget "$tmp/last.json" "d['tun_super']")
+	read -r rcv dlv <<< "$(sed -n 's/^conservation: received \([0-9]*\) = delivered \([0-9]*\) .*/\1 \2/p' "$D_OUT")"
 	# udp4 and udp6 alone sent 200 datagrams of two or three frames.
 	if [ -n "$why" ]; then
 		bad stop "$why"
 	elif grep -q '^conservation: .*chain [1-9]' "$D_OUT"; then
 		bad stop "packets of several frames dropped: $(grep '^conservation' "$D_OUT")"
+	elif [ "${rcv:-0}" -lt 18000 ] || [ $((${dlv:-0} * 20)) -lt $((rcv * 19)) ]; then
+		bad stop "received ${rcv:-none}, delivered ${dlv:-none}: want load's 18000 in, 95% out"
 	elif [ "${chains:-0}" -lt 200 ]; then
 		bad stop "rx_chains ${chains:-none} in the last JSON line, want at least 200"
 	elif [ "${super:-0}" -lt 1 ]; then

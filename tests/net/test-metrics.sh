@@ -444,12 +444,7 @@ case_link_state() {
 case_sigterm() {
 	local rc rx got why l
 	lib_once daemon_up
-	kill -TERM "$dpid"
-	for _ in $(seq 50); do
-		kill -0 "$dpid" 2> /dev/null || break
-		sleep 0.1
-	done
-	lib_wait "$dpid"
+	lib_term "$dpid"
 	rc=$?
 	dpid=
 	touch "$tmp/ss"
@@ -533,7 +528,7 @@ case_ring_full() {
 }
 
 case_cleanup() {
-	lib_cleanup_check || bad cleanup "$lib_left"
+	lib_cleanup_check && ok cleanup "nothing left" || bad cleanup "$lib_left"
 }
 
 lib_run_cases "$@"

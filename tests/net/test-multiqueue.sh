@@ -117,11 +117,7 @@ PY
 	sleep 0.5
 	kill -USR1 "$dpid" 2>/dev/null	# one JSON line with the per-queue counters
 	sleep 0.3
-	kill -TERM "$dpid"
-	end=$((SECONDS + 5))
-	while kill -0 "$dpid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.05; done
-	kill -0 "$dpid" 2>/dev/null && kill -9 "$dpid"
-	lib_wait "$dpid"
+	lib_term "$dpid"
 	rc=$?
 	touch "$tmp/stop"
 	sleep 0.5

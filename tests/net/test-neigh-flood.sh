@@ -191,9 +191,7 @@ case_forward_rate() {
 # ---- stop ----------------------------------------------------------------------------------
 case_stop() {
 	local rc why
-	kill -TERM $dpid
-	for _ in $(seq 50); do kill -0 $dpid 2> /dev/null || break; sleep 0.1; done
-	lib_wait $dpid
+	lib_term $dpid
 	rc=$?
 	dpid=
 	why=$(closing_lines "$tmp/d.out")

@@ -112,10 +112,7 @@ start() {
 
 # stop: SIGTERM, D_RC its status (137 when it had to be killed after 5 s).
 stop() {
-	kill -TERM "$dpid" 2> /dev/null
-	for _ in $(seq 50); do kill -0 "$dpid" 2> /dev/null || break; sleep 0.1; done
-	kill -0 "$dpid" 2> /dev/null && kill -9 "$dpid"
-	lib_wait "$dpid"
+	lib_term "$dpid"
 	D_RC=$?
 	dpid=
 }
@@ -126,10 +123,11 @@ field() { awk -v f="$2:" '$1 == f { print $2 }' "$1"; }
 # page says, else what differs. USER-MODE: yes (every thread nothing, as
 # nobody) or no (as root: the resolver CAP_NET_ADMIN, the others nothing).
 caps_check() {
-	local user=$1 filter=${2:-$FILTER} why= t comm prm eff bnd nnp uid want sc
+	local user=$1 filter=${2:-$FILTER} why= t comm prm eff bnd nnp uid want sc n=0
 	for t in /proc/$dpid/task/*; do
 		comm=$(cat "$t/comm" 2> /dev/null) || continue
 		case $comm in iou-*) continue ;; esac	# io_uring's, the kernel's
+		n=$((n + 1))
 		prm=$(field "$t/status" CapPrm)
 		eff=$(field "$t/status" CapEff)
 		bnd=$(field "$t/status" CapBnd)
@@ -148,6 +146,7 @@ caps_check() {
 			[ "$uid" = 0 ] || why="$why $comm: uid $uid;"
 		fi
 	done
+	[ $n -gt 0 ] || why="no thread of $dpid to read (the daemon is gone)"
 	echo "$why"
 }
 

@@ -69,8 +69,7 @@ start() {
 # term: SIGTERM to the daemon; its exit status.
 term() {
 	local rc
-	kill -TERM "$dpid"
-	lib_wait "$dpid"
+	lib_term "$dpid"
 	rc=$?
 	dpid=
 	return $rc
@@ -161,6 +160,7 @@ case_killed_replaced() {
 		why="$why after kill -9, --status exited $rc: $(cat "$tmp/k1.err");"
 	if ! start "$tmp/k2.out"; then
 		bad killed-replaced "$why the second start failed: $(tail -3 "$tmp/k2.out.err" | tr '\n' ' ')"
+		rm -f "$sock"	# the killed one's
 		return
 	fi
 	status "$tmp/k2"
@@ -242,7 +242,7 @@ case_other_namespace() {
 }
 
 case_cleanup() {
-	lib_cleanup_check || bad cleanup "$lib_left"
+	lib_cleanup_check && ok cleanup "nothing left" || bad cleanup "$lib_left"
 }
 
 lib_run_cases "$@"

@@ -397,9 +397,7 @@ case_notify_watchdog() {
 case_notify_stopping() {
 	local rc
 	lib_once notify_run
-	kill -TERM "$dpid"
-	for _ in $(seq 50); do kill -0 "$dpid" 2> /dev/null || break; sleep 0.1; done
-	lib_wait "$dpid"
+	lib_term "$dpid"
 	rc=$?
 	sleep 0.6
 	if grep -q ' STOPPING=1$' "$tmp/notes" && grep -q ' STATUS=stopping: SIGTERM$' "$tmp/notes" &&

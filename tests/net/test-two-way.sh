@@ -103,7 +103,6 @@ helper=$progs/ucpumapd_traffic.py
 g=ucm2g$$
 d=ucm2d$$
 dpid=
-lib_on_exit '[ -n "$dpid" ] && kill "$dpid" 2> /dev/null && wait "$dpid" 2> /dev/null'
 
 setup() {
 	skip_unless_root "namespaces, XDP, tun"
@@ -143,6 +142,7 @@ start() {
 	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucm2 --interval 0 \
 		--stats-json "$tmp/stats.json" "$@" > "$tmp/d.out" 2> "$tmp/d.err" &
 	dpid=$!
+	lib_pid "$dpid"
 	# Its first line comes when everything is up (program, sockets, tun).
 	for _ in $(seq 400); do
 		grep -q "^ucpumapd: vd queues" "$tmp/d.out" 2> /dev/null && break
@@ -159,11 +159,11 @@ stop() {	# exit code of ucpumapd after SIGTERM, bounded
 	for _ in $(seq 100); do kill -0 "$dpid" 2> /dev/null || break; sleep 0.05; done
 	if kill -0 "$dpid" 2> /dev/null; then
 		kill -9 "$dpid"
-		wait "$dpid"
+		lib_wait "$dpid"
 		dpid=
 		return 124
 	fi
-	wait "$dpid"
+	lib_wait "$dpid"
 	rc=$?
 	dpid=
 	return $rc
@@ -229,7 +229,10 @@ iperf() {	# tag, server ns, server addr, client ns
 	lib_pid "$spid"
 	sleep 0.5
 	timeout 20 ip netns exec "$cns" iperf3 -c "$saddr" -n 50M -J > "$tmp/$tag.c" 2>&1
-	wait "$spid"
+	# -1 ends the server after its one test; one whose client never came
+	# is stopped
+	for _ in $(seq 50); do kill -0 "$spid" 2> /dev/null || break; sleep 0.1; done
+	stop_pid "$spid"
 	python3 - "$tmp/$tag.c" "$tmp/$tag.s" "$name/$tag" <<'PY'
 import json, sys
 try:
@@ -885,6 +888,7 @@ case_tap() {
 	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucmt2 --tap --two-way --interval 0 \
 		> "$tmp/d.out" 2> "$tmp/d.err" &
 	dpid=$!
+	lib_pid "$dpid"
 	for _ in $(seq 200); do
 		grep -q "^ucpumapd: vd queues" "$tmp/d.out" 2> /dev/null && break
 		kill -0 "$dpid" 2> /dev/null || break
@@ -977,7 +981,7 @@ case_man_example() {
 		iperf man-example-out "$g" 10.204.0.1 "$d"
 	fi
 	kill -9 "$dpid"
-	wait "$dpid" 2> /dev/null
+	lib_wait "$dpid" 2> /dev/null
 	dpid=
 	ip -n "$d" route show 10.204.0.1/32 dev ucm0 2> /dev/null | grep -q . ||
 		why="$why after SIGKILL the route into ucm0 is gone;"

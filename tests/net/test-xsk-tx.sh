@@ -34,7 +34,6 @@ b=ucmtb$$
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 rpid=
-lib_on_exit '[ -n "$rpid" ] && kill "$rpid" 2> /dev/null && wait "$rpid" 2> /dev/null'
 
 setup() {
 	skip_unless_root "namespaces, AF_XDP"
@@ -73,6 +72,7 @@ while True:
     seen.add(struct.unpack("<I", d[:4])[0])
 PY
 	rpid=$!
+	lib_pid "$rpid"
 	for _ in $(seq 50); do [ -e "$tmp/recv.ready" ] && return 0; sleep 0.1; done
 	return 1
 }
@@ -84,7 +84,7 @@ recv_stop() {	# waits until nothing more arrives, then stops the reader
 		last=$cur
 		sleep 0.2
 	done
-	kill "$rpid" && wait "$rpid"
+	stop_pid "$rpid"
 	rpid=
 	rm -f "$tmp/recv.ready"
 }
@@ -108,7 +108,7 @@ mode_case() {
 		bad "$mode" "exit $rc, close $(val close): $(head -c 300 "$tmp/err")"
 	elif [ "${total:-x}" != 20000 ] || [ "${uniq:-x}" != 20000 ]; then
 		bad "$mode" "read $total datagrams, $uniq distinct, of 20000"
-	elif [ "$(val sent)" -ne 20000 ] || [ "$(val completed)" -ne 20000 ]; then
+	elif [ "$(val sent)" != 20000 ] || [ "$(val completed)" != 20000 ]; then
 		bad "$mode" "sent $(val sent), completed $(val completed)"
 	elif [ "$mode" = csum ] && { [ "$(val tx_csum)" != 1 ] || [ "$(val bad_taken)" != 4 ] ||
 		[ "$(val bad)" != 4 ]; }; then
