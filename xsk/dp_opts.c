@@ -515,12 +515,19 @@ int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames)
 
 int ucm_dp_check_cfg(struct dp_cfg *c)
 {
+	uint32_t need = ucm_dp_frames_needed(c);
 	int err;
 
-	if (c->frames < ucm_dp_frames_needed(c)) {
+	/* Not given: as many as the rings and the channels take (two-way
+	 * past four workers a queue, more than the default). */
+	if (c->frames < need && !c->frames_set) {
+		c->frames = 1u << (32 - __builtin_clz(need - 1));
+		pr_info("dp: %u frames per queue: the rings, a worker ring and the way back of %u workers\n",
+			c->frames, c->nworkers);
+	}
+	if (c->frames < need) {
 		pr_warn("dp: %u frames per queue cannot cover the rings, a worker ring%s: give at least %u\n",
-			c->frames, dp_has_channels(c->flags) ? " and the way back" : "",
-			ucm_dp_frames_needed(c));
+			c->frames, dp_has_channels(c->flags) ? " and the way back" : "", need);
 		return -EINVAL;
 	}
 	if (!if_nametoindex(c->ifname)) {

@@ -69,6 +69,7 @@ static int test_bad_options(void)
 	static const uint32_t many[UCM_XSK_MAX_QUEUES + 1];
 	static const int far_cpu[1] = { 1000 };
 	static const uint32_t q70[1] = { 70 }, q00[2] = { 0, 0 };
+	static const int cpus8[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
 	UCM_OPTS(ucm_dp_opts, o, .ifname = "lo", .tun_name = "ucmt0");
 	struct ucm_dp_opts b;
 
@@ -149,6 +150,15 @@ static int test_bad_options(void)
 		return 1;
 	b = o; b.frames_per_queue = 4096;
 	if (refused(&b, EINVAL, "4096 frames per queue cannot cover"))
+		return 1;
+	/* Two-way with 8 workers on a queue needs 10240: not given, the
+	 * frames grow (lo's MTU is then what is refused); given, 8192 is
+	 * refused. */
+	b = o; b.flags = UCM_DP_F_TWO_WAY; b.cpus = cpus8; b.ncpus = 8;
+	if (refused(&b, ERANGE, "is more than a 4096-byte frame holds"))
+		return 1;
+	b.frames_per_queue = UCM_DP_FRAMES_DEFAULT;
+	if (refused(&b, EINVAL, "8192 frames per queue cannot cover the rings, a worker ring and the way back: give at least 10240"))
 		return 1;
 	/* lo's MTU (65536) is more than any frame holds. */
 	b = o;
