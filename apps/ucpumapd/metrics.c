@@ -104,7 +104,9 @@ struct fam {
 #define R(f) .src = SRC_BACK, .off = offsetof(struct ucm_tun_back_stats, f)
 static const struct fam fams[] = {
 	{ .name = "ucpumap_rx_packets_total", C, X(rx),
-	  .help = "Packets taken from the queue's AF_XDP RX ring." },
+	  .help = "Descriptors taken from the queue's AF_XDP RX ring, one per frame (a packet of several frames takes several)." },
+	{ .name = "ucpumap_rx_chain_more_total", C, X(rx_chain_more),
+	  .help = "Of ucpumap_rx_packets_total, the descriptors after the first of each packet: less these, packets." },
 	{ .name = "ucpumap_xsk_rx_dropped_total", C, X(kernel_rx_dropped),
 	  .help = "The kernel's XDP_STATISTICS rx_dropped: packets the socket dropped." },
 	{ .name = "ucpumap_xsk_rx_ring_full_total", C, X(kernel_rx_ring_full),
@@ -133,6 +135,8 @@ static const struct fam fams[] = {
 	  .help = "Two-way: descriptors put on the queue's AF_XDP TX ring, one per frame (a packet of several frames takes several)." },
 	{ .name = "ucpumap_tx_chains_total", C, X(tx_chains), .two_way = true,
 	  .help = "Two-way: packets of several frames put on the queue's AF_XDP TX ring (multi-buffer)." },
+	{ .name = "ucpumap_tx_chain_more_total", C, X(tx_chain_more), .two_way = true,
+	  .help = "Two-way: of ucpumap_tx_packets_total, the descriptors after the first of each packet: less these, packets." },
 	{ .name = "ucpumap_tx_completed_total", C, X(tx_completed), .two_way = true,
 	  .help = "Two-way: TX frames the kernel completed." },
 	{ .name = "ucpumap_worker_processed_total", C, W(processed),

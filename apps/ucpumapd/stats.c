@@ -265,20 +265,22 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 	struct ucm_pool_stats ps;
 	uint32_t id = ucm_dp__queue_id(d->dp, q), w;
 	char lat[64];
+	uint64_t rxp;
 
 	ucm_dp__xsk_stats(d->dp, q, &xs, sizeof(xs));
 	ucm_dp__pool_stats(d->dp, q, &ps, sizeof(ps));
+	rxp = xs.rx - xs.rx_chain_more;	/* packets: the ring's descriptors are frames */
 	/* its RX thread's CPU time: rx_cpu_seen, read for this line */
-	printf("  queue %u: %.0f pps, RX thread %.0f%% busy, rx %llu bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
-	       id, (xs.rx - d->last_q_rx[q]) / dt,
+	printf("  queue %u: %.0f pps, RX thread %.0f%% busy, rx %llu (in several frames %llu) bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
+	       id, (rxp - d->last_q_rx[q]) / dt,
 	       share_pct(d->rx_cpu_seen[q] - d->last_q_cpu[q], dt, 1),
-	       ULL(xs.rx), ULL(xs.rx_bad_desc),
+	       ULL(rxp), ULL(xs.rx_chains), ULL(xs.rx_bad_desc),
 	       ULL(xs.kernel_rx_dropped), ULL(xs.kernel_rx_ring_full),
 	       ULL(xs.kernel_rx_fill_ring_empty_descs), ULL(xs.kernel_rx_invalid_descs),
 	       ULL(ps.alloc_fast), ULL(ps.alloc_refill), ULL(ps.alloc_slow),
 	       ULL(ps.recycle_cached), ULL(ps.recycle_ring), ULL(ps.recycle_ring_full),
 	       ULL(ps.recycle_released), (long long)ps.inflight);
-	d->last_q_rx[q] = xs.rx;
+	d->last_q_rx[q] = rxp;
 	d->last_q_cpu[q] = d->rx_cpu_seen[q];
 	if (!d->c.no_latency)
 		printf("    latency (us): arrival to flush %s (%llu batches)\n",
@@ -435,6 +437,7 @@ static void json_queue(struct json *j, const struct daemon *d, uint32_t q)
 	json_u64(j, "rx", xs.rx);
 	json_u64(j, "rx_bad_desc", xs.rx_bad_desc);
 	json_u64(j, "rx_chains", xs.rx_chains);
+	json_u64(j, "rx_chain_more", xs.rx_chain_more);
 	json_u64(j, "rx_chain_long", xs.rx_chain_long);
 	json_u64(j, "rx_chain_cut", xs.rx_chain_cut);
 	json_u64(j, "rx_chain_bad", xs.rx_chain_bad);

@@ -275,7 +275,7 @@ case_csum_offload() {
 }
 
 case_stop() {
-	local why chains super rcv dlv
+	local why chains super rcv dlv pk
 	lib_need start udp4 udp6 tcp load
 	[ -n "$dpid" ] || { bad stop "no daemon"; return; }
 	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
@@ -285,6 +285,8 @@ case_stop() {
 	tail -1 "$tmp/main.json" > "$tmp/last.json" 2> /dev/null
 	chains=$(jget "$tmp/last.json" "d['rx_chains']")
 	super=$(jget "$tmp/last.json" "d['tun_super']")
+	# a queue's rx counts descriptors: less rx_chain_more, the packets
+	pk=$(jget "$tmp/last.json" "'%d %d' % (sum(q['rx'] - q['rx_chain_more'] for q in d['queues']), d['rx'])")
 	read -r rcv dlv <<< "$(sed -n 's/^conservation: received \([0-9]*\) = delivered \([0-9]*\) .*/\1 \2/p' "$D_OUT")"
 	# udp4 and udp6 alone sent 200 datagrams of two or three frames.
 	if [ -n "$why" ]; then
@@ -293,6 +295,8 @@ case_stop() {
 		bad stop "packets of several frames dropped: $(grep '^conservation' "$D_OUT")"
 	elif [ "${rcv:-0}" -lt 18000 ] || [ $((${dlv:-0} * 20)) -lt $((rcv * 19)) ]; then
 		bad stop "received ${rcv:-none}, delivered ${dlv:-none}: want load's 18000 in, 95% out"
+	elif [ -z "$pk" ] || [ "${pk% *}" != "${pk#* }" ]; then
+		bad stop "the queues' rx less rx_chain_more, and the total rx: ${pk:-not in the JSON}"
 	elif [ "${chains:-0}" -lt 200 ]; then
 		bad stop "rx_chains ${chains:-none} in the last JSON line, want at least 200"
 	elif [ "${super:-0}" -lt 1 ]; then
