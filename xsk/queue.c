@@ -396,6 +396,10 @@ int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 		}
 		if (xsk_cons_nb_avail(&q->rx, 1))
 			return 1;
+		/* Sent frames the kernel completed: the pool's, which the
+		 * fill ring may be waiting for (tx_turn() takes them). */
+		if (ntxq && ucm_xsk_queue__tx_pending(q) && xsk_cons_nb_avail(&q->comp, 1))
+			return 1;
 		/* What would end a sleep ends the spin: descriptors to
 		 * send, or a worker's ask for frames (ucm_txq__sleep_begin()). */
 		for (i = 0; i < ntxq; i++)

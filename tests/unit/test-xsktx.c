@@ -436,6 +436,31 @@ static int test_spin_ask(void)
 	return fake_free(f);
 }
 
+/* Two-way, a frame out on the TX ring that the kernel completed ends the
+ * spin (its turn takes it home), where an idle look would spin on. */
+static int test_spin_completion(void)
+{
+	FAKE(f, true);
+	struct ucm_txq *t = ucm_txq__create(f->x.umem, 16);
+	int n;
+
+	UT_ASSERT(t, "no channel: %s", strerror(errno));
+	fake_rx_empty(f);
+	f->q.tx_posted = 1;	/* one frame out */
+	n = ucm_xsk_queue__spin(&f->q, &t, 1, 50);
+	UT_ASSERT(n == 0, "a spin with nothing completed: %d", n);
+	f->comp[0] = 0;
+	f->c_prod = 1;		/* the kernel completed it */
+	n = ucm_xsk_queue__spin(&f->q, &t, 1, UCM_SPIN_US_MAX);
+	UT_ASSERT(n == 1, "the spin did not stop for the completion: %d", n);
+	f->c_prod = 0;		/* none after all: nothing was sent */
+	f->q.comp.cached_prod = 0;
+	f->q.tx_posted = 0;
+	UT_ASSERT(!ucm_txq__destroy(t), "the channel");
+	f->q.rx.producer = NULL;
+	return fake_free(f);
+}
+
 /* A spin with its pool short refills the fill ring as frames come home:
  * the pool emptied, a refill that found nothing (fill_dry), RING frames
  * back in the pool; a 50 us look with no traffic posts them. */
@@ -515,6 +540,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_turn),
 	UT_CASE(test_spin_ask),
 	UT_CASE(test_spin_refill),
+	UT_CASE(test_spin_completion),
 	UT_CASE(test_reclaim_across_pools),
 	{}
 };
