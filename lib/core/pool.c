@@ -207,21 +207,22 @@ int ucm_pool__alloc(struct ucm_pool *pool, uint64_t *addr)
 /*
  * Into the recycle ring; what does not fit goes to the backing stack. The
  * tags of @addrs are already UCM_LOC_RING. The ring counter is added
- * before the frames become visible (the pool may be freed once they are,
- * see ucm_pool_stack_push()); a short produce corrects it right after,
- * which is safe because the frames not yet pushed keep inflight above 0.
+ * between the reserve and the publish: the pool may be freed once the
+ * frames are visible (see ucm_pool_stack_push()), and a count of what was
+ * reserved never has to be taken back (a counter that went back would
+ * read as a reset).
  * Return: the number refused (see ucm_pool_stack_push()).
  */
 static uint32_t pool_recycle_ring(struct ucm_pool *pool,
 				  const uint64_t *addrs, uint32_t n)
 {
-	uint32_t k;
+	uint32_t head = 0, k;
 
-	__atomic_fetch_add(&pool->remote_stats.ring, n, __ATOMIC_RELAXED);
-	k = ucm_ring__produce(pool->ring, addrs, n);
+	k = ucm_ring_reserve_mp_(pool->ring, addrs, n, &head);	/* the ring is MP */
+	__atomic_fetch_add(&pool->remote_stats.ring, k, __ATOMIC_RELAXED);
+	ucm_ring_publish_mp_(pool->ring, head, addrs, k);
 	if (k == n)
 		return 0;
-	__atomic_fetch_sub(&pool->remote_stats.ring, n - k, __ATOMIC_RELAXED);
 	ucm_frame_move_bulk(pool->umem, addrs + k, n - k, UCM_LOC_RING,
 			    UCM_LOC_STACK);
 	return ucm_pool_stack_push(pool, addrs + k, n - k,

@@ -259,7 +259,10 @@ static inline int ucm_wake_signal_(struct ucm_wake *wk)
 
 /*
  * After publishing work: wake the sleeper if it announced a sleep and no
- * other waker has signalled it yet.
+ * other waker has signalled it yet. A waker that finds KICKED set relies
+ * on the one that set it: if that one is preempted before its signal, the
+ * sleeper wakes when it runs again, a scheduler slice late at worst, never
+ * lost (the same as a producer preempted between reserve and publish).
  * Return: 1 when this call signalled, 0 when it did not have to, or
  * -errno when the signal failed (the sleeper then stays asleep until its
  * own timeout or another wake: the caller should say so).
