@@ -311,6 +311,10 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 	if (!c->def->kernel)
 		json_cpus(j, "rx_cpus", c->pl.rx, c->pl.ngen);
 	json_cpus(j, "worker_cpus", c->pl.wk, c->pl.nwk);
+	if (c->failed) {	/* a failed round's zeros measured nothing */
+		json_obj_end(j);
+		return;
+	}
 	json_arr(j, "runs");
 	for (int k = 0; k < sr->nrounds; k++) {
 		json_obj(j, NULL);
@@ -329,8 +333,10 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 			json_num(j, "flood_delivered", c->flood_dst[k]);
 			json_nums(j, "light_offered", c->light_sent[k] + 1, c->pl.ngen - 1);
 			json_nums(j, "light_delivered", c->light_dst[k] + 1, c->pl.ngen - 1);
-			json_num(j, "light_latency_p50_us", c->light_p50[k]);
-			json_num(j, "light_latency_p99_us", c->light_p99[k]);
+			if (c->light_timed[k]) {	/* else none was timed */
+				json_num(j, "light_latency_p50_us", c->light_p50[k]);
+				json_num(j, "light_latency_p99_us", c->light_p99[k]);
+			}
 			json_num(j, "light_latency_timed", c->light_timed[k]);
 		}
 		json_obj_end(j);

@@ -117,7 +117,7 @@ for key in sorted(want):
     tag = f"row-{key[0]}-w{key[1]}"
     if r is None:
         print(f"FAIL: {name}/{tag}: missing"); continue
-    runs = r["runs"]
+    runs = r.get("runs", [])	# none where a round failed
     good = r["ok"] == "yes" and runs and all(x["delivered_pps"] > 0 and x["offered_pps"] > 0 for x in runs)
     print(f"{'PASS' if good else 'FAIL'}: {name}/{tag}: {[x['delivered_pps'] for x in runs]} pps")
 extra = set(got) - want
@@ -136,7 +136,7 @@ for r in d["rows"]:
     if "rx_cpus" not in r or (r["queues"] < 2 and r["workers"] < 2):
         continue
     tag = f"queues-{r['row']}-w{r['width']}"
-    runs = r["runs"]
+    runs = r.get("runs", [])
     good = runs and all(len(x.get("queue_rx", [])) == r["queues"] and all(q > 0 for q in x["queue_rx"])
                         and len(x.get("worker_processed", [])) == r["workers"]
                         and all(w > 0 for w in x["worker_processed"])
@@ -155,6 +155,8 @@ d = json.load(open(sys.argv[1])); name = sys.argv[2]; secs = d["seconds"]
 for r in d["rows"]:
     if "-flood" not in r["row"]:
         continue
+    if "runs" not in r:
+        print(f"FAIL: {name}/flood-{r['row']}-w{r['width']}: a round failed"); continue
     for x in r["runs"]:
         lo, ld = x["light_offered"], x["light_delivered"]
         # the light ones at their rate (10 ms pacing steps: within 20%),
@@ -171,7 +173,8 @@ for r in d["rows"]:
         # (then its p99 would be the row's length, or more). Under the
         # flood on shared CPUs the rings hold a light datagram up to 292 ms
         # (the loop engine): the bound is half a row.
-        p50, p99, n = x["light_latency_p50_us"], x["light_latency_p99_us"], x["light_latency_timed"]
+        # (no percentiles where none was timed)
+        p50, p99, n = x.get("light_latency_p50_us", 0), x.get("light_latency_p99_us", 0), x["light_latency_timed"]
         good = n >= 0.9 * sum(ld) and 1 < p50 <= p99 < secs * 1e6 / 2
         print(f"{'PASS' if good else 'FAIL'}: {name}/flood-latency-{r['row']}-w{r['width']}: "
               f"{n:.0f} of {sum(ld):.0f} timed, p50 {p50:.1f} us, p99 {p99:.1f} us")
@@ -433,7 +436,7 @@ good = d.get("dev") == "vd" and d.get("nic_rx_queues") == 2 and d.get("traffic_q
 print(f"{'PASS' if good else 'FAIL'}: {name}-traffic: {d.get('traffic_queues')} of {d.get('nic_rx_queues')} queues")
 print(f"{'PASS' if set(got) == want else 'FAIL'}: {name}-rows: {sorted(got)}")
 for (row, w), r in sorted(got.items()):
-    runs = r["runs"]
+    runs = r.get("runs", [])
     good = r["ok"] == "yes" and r["nic_queues"] == traffic and bool(runs)
     for x in runs:
         off = x["offered_pps"] * secs
