@@ -8,9 +8,11 @@
 #
 #   build-and-lintian  the build and lintian
 #   contents           contents-PACKAGE: each package holds its files
+#   maint-scripts      ucpumap's stop the template's instances on removal,
+#                      restart them on upgrade, forget them on purge
 set -u
 name=test-deb
-cases="build-and-lintian contents"
+cases="build-and-lintian contents maint-scripts"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
@@ -68,6 +70,26 @@ case_contents() {
 		'usr/lib/[^/]+/libucpumap\.so' 'usr/lib/[^/]+/pkgconfig/libucpumap\.pc'
 	check ucpumap 'usr/sbin/ucpumapd' 'usr/bin/ucpumap-gen' 'usr/bin/ucpumap-bench' \
 		'lib/systemd/system/ucpumapd@\.service' 'etc/ucpumap/ucpumapd\.conf\.sample'
+}
+
+case_maint_scripts() {
+	local deb why=
+	lib_need build-and-lintian
+	deb=$(ls "$tmp/out"/ucpumap_*.deb 2> /dev/null | head -n 1)
+	if [ -z "$deb" ] || ! dpkg-deb -e "$deb" "$tmp/ctl" 2> "$tmp/ctl.err"; then
+		bad maint-scripts "no control area: $(cat "$tmp/ctl.err" 2> /dev/null)"
+		return
+	fi
+	grep -q "systemctl stop 'ucpumapd@\*.service'" "$tmp/ctl/prerm" 2> /dev/null ||
+		why="$why prerm stops no instance;"
+	grep -q "systemctl try-restart 'ucpumapd@\*.service'" "$tmp/ctl/postinst" 2> /dev/null ||
+		why="$why postinst restarts no instance;"
+	grep -q 'rm -f /etc/systemd/system/\*.wants/ucpumapd@\*.service' "$tmp/ctl/postrm" 2> /dev/null ||
+		why="$why postrm forgets no instance;"
+	for f in prerm postinst postrm; do
+		sh -n "$tmp/ctl/$f" 2> /dev/null || why="$why $f: not valid sh;"
+	done
+	[ -z "$why" ] && ok maint-scripts "prerm, postinst, postrm" || bad maint-scripts "$why"
 }
 
 lib_run_cases "$@"
