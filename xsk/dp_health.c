@@ -136,14 +136,14 @@ static void links_say(struct ucm_dp *dp, uint32_t now)
 		if (now & UCM_DP_LINK_IFACE_UP)
 			pr_info("dp: %s is up again\n", dp->c.ifname);
 		else
-			pr_info("dp: %s is down or has no carrier: nothing comes in until it is up again\n",
+			pr_warn("dp: %s is down or has no carrier: nothing comes in until it is up again\n",
 				dp->c.ifname);
 	}
 	if (ch & UCM_DP_LINK_TUN_UP) {
 		if (now & UCM_DP_LINK_TUN_UP)
 			pr_info("dp: the tun %s is up again\n", dp->c.tun);
 		else
-			pr_info("dp: the tun %s is down: what the workers write to it is dropped (tun eio) until it is up again\n",
+			pr_warn("dp: the tun %s is down: what the workers write to it is dropped (tun eio) until it is up again\n",
 				dp->c.tun);
 	}
 	dp->links = now;

@@ -545,7 +545,7 @@ int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 		pr_warn("cannot attach the XDP program to %s in %s mode: %s%s\n",
 			ifname, mode == XDP_FLAGS_SKB_MODE ? "generic" : "native",
 			strerror(-err),
-			err == -EOPNOTSUPP ? " (the driver has no native XDP: use generic mode)" :
+			err == -EOPNOTSUPP ? " (the driver has no native XDP: use generic mode, UCM_DP_F_XDP_SKB or ucpumapd's --xdp-mode skb)" :
 			err == -EBUSY ? " (another program came meanwhile)" :
 			err == -ERANGE ? " (an MTU over the driver's limit for XDP: lower it; a veth counts its peer's)" : "");
 		return ucm_err(err);
