@@ -178,10 +178,12 @@ struct ucm_xsk_opts {
  *             ring, each as a descriptor per frame (XDP_PKT_CONTD)
  * @tx_chain_more: of @tx, the descriptors after the first of each of them
  * Of @tx_bad_desc, packets of several frames refused, every frame home:
- * @tx_chain_long: more frames listed than the kernel takes (UCM_CHAIN_MAX)
+ * @tx_chain_long: more frames listed than the socket takes (UCM_CHAIN_MAX
+ *                 in copy mode, the driver's limit in zero-copy)
  * @tx_chain_bad: none listed, a frame's part outside its frame (or before
- *                the TX metadata's room), or lengths that do not add up to
- *                the packet's
+ *                the TX metadata's room), lengths that do not add up to
+ *                the packet's, or a checksum asked of a socket that
+ *                cannot offload it
  * @tx_chain_nosg: on a socket bound without UCM_XSK_F_SG
  */
 struct ucm_xsk_stats {
