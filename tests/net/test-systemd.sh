@@ -6,6 +6,9 @@
 #   unit-verify     systemd-analyze verify finds nothing wrong with the unit
 #                   (its ExecStart pointed at the built daemon, its man page
 #                   on MANPATH)
+#   unit-install    enabled (systemctl --root, offline) for veth-a, escaped:
+#                   wanted by multi-user.target and by its interface's
+#                   device, so it starts again when the interface comes back
 #   sample-conf     the shipped ucpumapd.conf.sample: every line a comment
 #                   or blank; each example line, uncommented alone into a
 #                   file of options, and all of them in one, is taken by
@@ -51,7 +54,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-systemd
-cases="unit-verify sample-conf unit-defaults restart-prevent unit-security unit-sandbox notify-ready notify-watchdog
+cases="unit-verify unit-install sample-conf unit-defaults restart-prevent unit-security unit-sandbox notify-ready notify-watchdog
 notify-stopping"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -63,6 +66,24 @@ dut=ucmsd$$
 . "$here/../lib.sh"
 
 # ---- the unit ---------------------------------------------------------------
+case_unit_install() {
+	local r=$tmp/root i w why=
+	if ! command -v systemctl > /dev/null || ! command -v systemd-escape > /dev/null; then
+		skip unit-install "no systemctl here"
+		return
+	fi
+	mkdir -p "$r/etc/systemd/system" "$r/usr/lib/systemd/system"
+	cp "$unit" "$r/usr/lib/systemd/system/"
+	i="ucpumapd@$(systemd-escape veth-a).service"
+	systemctl --root="$r" enable "$i" > "$tmp/enable.log" 2>&1 ||
+		why="systemctl enable failed: $(tail -2 "$tmp/enable.log");"
+	for w in multi-user.target 'sys-subsystem-net-devices-veth\x2da.device'; do
+		[ -L "$r/etc/systemd/system/$w.wants/$i" ] || why="$why not wanted by $w;"
+	done
+	[ -z "$why" ] && ok unit-install "$i wanted by multi-user.target and its device" ||
+		bad unit-install "$why $(ls -R "$r/etc/systemd/system" | tr '\n' ' ')"
+}
+
 case_unit_verify() {
 	if ! command -v systemd-analyze > /dev/null; then
 		skip unit-verify "no systemd-analyze (Debian's systemd package)"
