@@ -5,6 +5,7 @@
 #define UCPUMAPD_DAEMON_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@ struct cfg {
 	bool check;			/* --check: check.c, then exit */
 	int poll_placed;		/* polling threads' placement: 1 fine,
 					 * -1 refused, 0 not looked at */
+	cpu_set_t poll_free;		/* placed: the CPUs no thread polls */
 	int timestamps;			/* --(no-)timestamps: enum out_when (journal.h) */
 	bool tun_any_owner, no_seccomp;
 	bool keep_tun;			/* --keep-tun: persistent, left at the exit */
@@ -144,10 +146,14 @@ struct daemon {
 #define LINKS_SEEN	(1u << 31)
 
 /* poll.c: the placement of --poll, --spin-us and --busy-poll (0, or -1
- * after a message: exit 2), given the workers' @nwk CPUs; with busy
- * polling, what the device's interrupt deferral lacks (said, not
- * fixed), the RX threads looking @spin_us; the RX threads' CPU time. */
-int poll_check(const struct cfg *c, const int *wk, int nwk);
+ * after a message: exit 2), given the workers' @nwk CPUs (the CPUs left
+ * free into poll_free); the threads that do not poll kept to those
+ * (poll_confine(): after ucm_dp__create(), which checks the datapath's
+ * CPUs against this thread's mask, before its threads start; -1 said);
+ * with busy polling, what the device's interrupt deferral lacks (said,
+ * not fixed), the RX threads looking @spin_us; the RX threads' CPU time. */
+int poll_check(struct cfg *c, const int *wk, int nwk);
+int poll_confine(const struct cfg *c);
 void poll_napi_hint(const struct cfg *c, unsigned int spin_us);
 void rx_thread_seen(struct daemon *d, uint32_t idx);
 uint64_t rx_cpu_ns(struct daemon *d);

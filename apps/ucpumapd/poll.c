@@ -25,6 +25,7 @@
  * share, beside the workers' (which the library counts as time not
  * asleep). A polling thread's is its whole CPU while it polls.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <sched.h>
@@ -97,7 +98,7 @@ static const char *poll_flag(const struct cfg *c)
 	return c->poll ? "--poll" : c->spin_us ? "--spin-us" : "--busy-poll";
 }
 
-int poll_check(const struct cfg *c, const int *wk, int nwk)
+int poll_check(struct cfg *c, const int *wk, int nwk)
 {
 	int cpus[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS], n = 0, npoll = 0;
 	int pcpus[UCM_XSK_MAX_QUEUES + UCM_CPUMAP_MAX_WORKERS];
@@ -154,6 +155,21 @@ int poll_check(const struct cfg *c, const int *wk, int nwk)
 		return -1;
 	}
 	say_not_isolated(pcpus, npoll);
+	c->poll_free = free_set;
+	return 0;
+}
+
+int poll_confine(const struct cfg *c)
+{
+	if (c->poll_placed <= 0)
+		return 0;
+	/* This thread's mask is what the threads it makes start with, the
+	 * resolver's included (start_resolver()); the datapath's are pinned. */
+	if (sched_setaffinity(0, sizeof(c->poll_free), &c->poll_free)) {
+		fprintf(stderr, "ucpumapd: cannot keep the threads that do not poll off the polling CPUs: %s\n",
+			strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 

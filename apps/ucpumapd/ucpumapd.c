@@ -353,6 +353,12 @@ static int check_args(struct cfg *c)
 	if ((c->poll || c->spin_us || c->busy_poll) &&
 	    (c->poll_placed = poll_check(c, c->ncpus ? c->cpus : wk, n) ? -1 : 1) < 0)
 		return -1;
+	/* Placed on the defaults: those, not the library's pick from a mask
+	 * poll_confine() narrows. */
+	if (c->poll_placed > 0 && !c->ncpus && !c->pass) {
+		memcpy(c->cpus, wk, n * sizeof(*wk));
+		c->ncpus = n;
+	}
 	if (c->poll || c->busy_poll)
 		poll_napi_hint(c, c->poll && !c->spin_set ? UCM_SPIN_US_MAX :
 				  c->spin_us ? c->spin_us : UCM_DP_BUSY_POLL_US);
@@ -656,6 +662,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ucpumapd: cannot empty %s: %s\n", d.c.stats_json, strerror(errno));
 	if (!d.dp) {
 		status = setup_exit(err);
+	} else if (poll_confine(&d.c)) {	/* the datapath's CPUs checked */
+		status = stop(&d, EXIT_SETUP);
 	} else if ((err = metrics__open(&d.metrics, &d.c.metrics))) {	/* the interface ours */
 		status = stop(&d, setup_exit(err));
 	} else if (start_run(&d)) {

@@ -262,9 +262,15 @@ case_delivery() {
 # the socket has a NAPI to poll (veth in copy mode: none); and CPU 1's
 # warning unless the kernel's isolated list has it.
 case_poll() {
-	local count=300 sent why lines idle sleeps rxw batches
+	local count=300 sent why lines idle sleeps rxw batches t aff where=
 	if start_daemon poll --pass --poll --rx-cpus 1 --interval 0.5 --duration 30 \
 		--stats-json "$tmp/poll.json"; then
+		# Only the polling thread may run on CPU 1: the others (main,
+		# control, metrics, next hops) are kept to the CPUs left free.
+		for t in /proc/$dpid/task/*; do
+			aff=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "$t/status" 2> /dev/null) || continue
+			where="$where $(cat "$t/comm" 2> /dev/null):$aff"
+		done
 		bg "$dut" "$tmp/recvp.log" "$PY" "$helper" exact-recv --paths ipv4 --count $count \
 			--ready "$tmp/rp" --stop "$tmp/sp" --out "$tmp/resp" --timeout 20
 		if wait_file "$tmp/rp" 50; then
@@ -278,6 +284,10 @@ case_poll() {
 		stop_daemon
 		sent=$(jget "$tmp/sendp" 'd["sent"]')
 		why=$(final_ok)
+		echo "$where" | grep -q ' ucpumap/rx0:1\b' || why="$why the RX thread not on CPU 1:$where;"
+		[ "$(echo "$where" | tr ' ' '\n' | grep -v '^ucpumap/rx0:' | grep -c ':0$')" = \
+			"$(echo "$where" | tr ' ' '\n' | grep -vc '^ucpumap/rx0:\|^$')" ] ||
+			why="$why a thread that does not poll may run on CPU 1:$where;"
 		grep -q "^ucpumapd: .*, busy-poll.*, polling$" "$D_OUT" ||
 			why="$why no ', busy-poll' and ', polling' in the banner;"
 		grep -q "napi_defer_hard_irqs 0, .*echo 2 > /sys/class/net/vd/napi_defer_hard_irqs" "$D_ERR" ||
@@ -314,7 +324,7 @@ case_poll() {
 		[ -s "$tmp/resp" ] && [ "$(jget "$tmp/resp" "d['paths']['ipv4']['received']")" = "${sent:-x}" ] ||
 			why="$why received $(jget "$tmp/resp" "d['paths']['ipv4']['received']" 2>/dev/null) of ${sent:-?};"
 		if [ -z "$why" ]; then
-			ok poll "$sent datagrams in $batches batches, $rxw of $sleeps sleeps ended by an arrival; $(grep -E '^vd: ' "$D_OUT" | grep -oE 'RX threads [0-9]+% busy' | tr '\n' ' ')"
+			ok poll "threads (comm:CPUs)$where; $sent datagrams in $batches batches, $rxw of $sleeps sleeps ended by an arrival; $(grep -E '^vd: ' "$D_OUT" | grep -oE 'RX threads [0-9]+% busy' | tr '\n' ' ')"
 		else
 			bad poll "$why $(tail -2 "$D_ERR" | tr '\n' ' ')"
 		fi
