@@ -4,9 +4,10 @@
  *
  * A width fits when its generators, RX threads and workers each have a
  * CPU (--shared-cpus: the generators still do, one per queue). On veth a
- * generator feeds queue (its CPU) % vd's queues, and vd has as many as
- * the widest width: the generators take the first CPUs of --cpus that
- * feed different queues, the RX threads and the workers the next. With
+ * generator feeds queue (its CPU) % vd's queues, and vd has the fewest
+ * queues, from the widest width up, on which the first CPUs of --cpus
+ * feed different ones (CPUs 0,2,4,6 need 5 for width 4): the generators
+ * take those CPUs, the RX threads and the workers the next. With
  * --dev, scale_dev.c places them. The widths and rows that do not run
  * are kept with why, for the header and the report.
  */
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ucpumap/xsk.h"
 
 #include "bench.h"
 #include "scale.h"
@@ -65,7 +68,7 @@ static bool width_short(const struct scale_run *sr, int w, char *why, size_t sz)
 static int pick_gens(const struct scale_run *sr, int w, int *gen, int *queue, bool *used)
 {
 	const struct scale_cfg *cfg = &sr->cfg;
-	bool taken[SCALE_MAX_WIDTH] = { false };
+	bool taken[UCM_XSK_MAX_QUEUES] = { false };
 	int k = 0;
 
 	for (int i = 0; i < cfg->ncpus && k < w; i++) {
@@ -88,9 +91,25 @@ static const char *gens_short(const struct scale_run *sr, int w, int found)
 	static char why[256];
 
 	snprintf(why, sizeof(why), "--cpus fall on %d of vd's %d queues (a generator on CPU "
-		 "c feeds queue c %% %d), and its %d generators need one each: give --cpus "
-		 "with %d consecutive CPUs", found, sr->veth_queues, sr->veth_queues, w, w);
+		 "c feeds queue c %% %d), and its %d generators need one each, on no count "
+		 "of queues up to %d: give --cpus with %d consecutive CPUs", found,
+		 sr->veth_queues, sr->veth_queues, w, UCM_XSK_MAX_QUEUES, w);
 	return why;
+}
+
+/* vd's queues for the widest width @w: the fewest from @w up (to the XSK
+ * map's UCM_XSK_MAX_QUEUES) on which @w generators feed a queue each, and
+ * so do the first of them at any narrower width. False, with @w queues,
+ * when there are none. */
+static bool pick_veth_queues(struct scale_run *sr, int w)
+{
+	int gen[SCALE_MAX_WIDTH], queue[SCALE_MAX_WIDTH];
+
+	for (sr->veth_queues = w; sr->veth_queues <= UCM_XSK_MAX_QUEUES; sr->veth_queues++)
+		if (pick_gens(sr, w, gen, queue, NULL) == w)
+			return true;
+	sr->veth_queues = w;
+	return false;
 }
 
 /*
@@ -123,31 +142,22 @@ int scale_pick_widths(struct scale_run *sr)
 			continue;
 		}
 		cfg->widths[n++] = w;
-		if (w > sr->veth_queues)
-			sr->veth_queues = w;
 	}
 	cfg->nwidths = n;
 	/* On veth the widest width sets the queues, and so the queue each
 	 * generator's CPU feeds: a width of the defaults whose generators
-	 * cannot each have one is skipped, the widest first (a width asked
-	 * for is refused by scale_make_cells(), with why). */
-	while (!cfg->dev && !cfg->widths_s && n) {
-		int gen[SCALE_MAX_WIDTH], queue[SCALE_MAX_WIDTH], found = 0, k;
+	 * cannot each have one on any count is skipped, the widest first (a
+	 * width asked for is refused by scale_make_cells(), with why). */
+	while (!cfg->dev && n && !pick_veth_queues(sr, cfg->widths[n - 1]) && !cfg->widths_s) {
+		int gen[SCALE_MAX_WIDTH], queue[SCALE_MAX_WIDTH], w = cfg->widths[n - 1];
 
-		for (k = n; k--;) {
-			found = pick_gens(sr, cfg->widths[k], gen, queue, NULL);
-			if (found < cfg->widths[k])
-				break;
-		}
-		if (k < 0)
-			break;
-		sr->skip[sr->nskip].width = cfg->widths[k];
+		sr->skip[sr->nskip].width = w;
 		snprintf(sr->skip[sr->nskip++].why, sizeof(why), "%s",
-			 gens_short(sr, cfg->widths[k], found));
-		memmove(&cfg->widths[k], &cfg->widths[k + 1], (n - k - 1) * sizeof(int));
+			 gens_short(sr, w, pick_gens(sr, w, gen, queue, NULL)));
 		cfg->nwidths = --n;
-		sr->veth_queues = n ? cfg->widths[n - 1] : 0;
 	}
+	if (cfg->dev || !n)	/* --dev: the sinks, one per width's queue */
+		sr->veth_queues = n ? cfg->widths[n - 1] : 0;
 	if (!n && cfg->dev) {
 		fprintf(stderr, "scale: no width fits %d CPUs: each needs an RX thread per queue "
 			"the traffic arrives on (%d) and a worker per width, none shared; "
