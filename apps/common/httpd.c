@@ -33,6 +33,11 @@
 #define HTTPD_REQ_MAX		4096
 /* Seconds to send the whole request: a slowloris client is cut off then. */
 #define HTTPD_REQ_TIMEOUT	2.0
+/* A full table takes a newcomer in place of the oldest connection still
+ * waiting for its request, once that one has waited this long (seconds):
+ * idle connections cannot keep a scraper out, and a newcomer's request is
+ * read at the next turn, well within it. */
+#define HTTPD_EVICT_AGE		0.1
 /* Seconds to take the response: a reader that stalls is cut off then. */
 #define HTTPD_RESP_TIMEOUT	5.0
 /* Seconds after the response during which what the client still sends is
@@ -346,6 +351,24 @@ static void conn_linger(struct conn *c)
 
 /* What the backlog holds, at most: a flood of connections cannot keep
  * the thread from the ones it has. */
+/* The slot of the connection waiting longest for its request, if it has
+ * waited HTTPD_EVICT_AGE: closed with a 408. -1: none. */
+static int evict_idle(struct httpd *h, double now)
+{
+	int i, old = -1;
+
+	for (i = 0; i < HTTPD_CONN_MAX; i++)
+		if (h->conn[i].state == CONN_READ &&
+		    h->conn[i].deadline - HTTPD_REQ_TIMEOUT + HTTPD_EVICT_AGE <= now &&
+		    (old < 0 || h->conn[i].deadline < h->conn[old].deadline))
+			old = i;
+	if (old >= 0) {
+		answer_now(h->conn[old].fd, 408);
+		conn_close(&h->conn[old]);
+	}
+	return old;
+}
+
 static void accept_all(struct httpd *h)
 {
 	int fd, i, k;
@@ -361,7 +384,7 @@ static void accept_all(struct httpd *h)
 		}
 		for (i = 0; i < HTTPD_CONN_MAX && h->conn[i].state != CONN_FREE; i++)
 			;
-		if (i == HTTPD_CONN_MAX) {
+		if (i == HTTPD_CONN_MAX && (i = evict_idle(h, now_sec())) < 0) {
 			answer_now(fd, 503);
 			close(fd);
 			continue;

@@ -28,7 +28,8 @@
 #                       (each its own role) while the tun, then the
 #                       interface, is set down; 1 again once up
 #   http-errors         wrong methods, paths and versions: 405, 404, 400
-#   bad-client-*        garbage, a slowloris, 1000 connections at once, a
+#   bad-client-*        garbage, a slowloris, 1000 connections at once,
+#                       every slot held idle (a scrape gets in at once), a
 #                       100 KiB request: each answered or cut off in time,
 #                       and after each, a scrape answers and a new batch
 #                       of datagrams is counted, exactly
@@ -53,7 +54,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-metrics
 cases="parser-self-check bad-listen port-in-use low-port scrape-counts scrape-format http-errors
-bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-100k-request
+bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-held-slots bad-client-100k-request
 link-state sigterm ring-full cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -389,6 +390,21 @@ case_bad_client_1000_connections() {
 		ok bad-client-1000-connections "$(J "$tmp/storm" '"%d of %d connected; a scrape got through %d ms after, while they were held" % (d["connected"], d["opened"], d["scrape_ms_after_storm"])'); still counting"
 	else
 		bad bad-client-1000-connections "scrape while held: ${held:-?} ($(J "$tmp/storm" '"; ".join(d["problems"])')); $why $(tail -2 "$tmp/storm.err" | tr '\n' ' ')"
+	fi
+}
+
+# Every slot held by an idle connection (64): a scrape still gets in at
+# once, in the place of the one that waited longest.
+case_bad_client_held_slots() {
+	local st
+	lib_once daemon_up
+	mc "$tmp/hold" hold --n 64
+	st=$(J "$tmp/hold" 'd["status"]')
+	still_serving hold
+	if [ "$st" = 200 ] && [ "$(J "$tmp/hold" 'd["evicted_408"]')" -ge 1 ] && [ -z "$why" ]; then
+		ok bad-client-held-slots "200 in $(J "$tmp/hold" 'd["ms"]') ms with 64 held, $(J "$tmp/hold" 'd["evicted_408"]') of them closed with 408; still counting"
+	else
+		bad bad-client-held-slots "answer ${st:-?} ($(J "$tmp/hold" '"%s, %s evicted" % (d["how"], d["evicted_408"])')); $why $(tail -2 "$tmp/hold.err" | tr '\n' ' ')"
 	fi
 }
 

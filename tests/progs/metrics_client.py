@@ -13,6 +13,8 @@ clients. Every mode bounds itself in time and prints one JSON line.
                and how long a scrape took meanwhile
   storm        N connections at once, held while a scrape must still get
                through, then closed
+  hold         N idle connections (every slot the server has), then one
+               scrape, not retried: what it got
   big          a request of N bytes: 414/431, or a close
 """
 import argparse
@@ -424,6 +426,35 @@ def cmd_storm(a):
         s.close()
 
 
+def cmd_hold(a):
+    fam = socket.AF_INET6 if ":" in a.addr else socket.AF_INET
+    socks = []
+    for _ in range(a.n):
+        s = socket.socket(fam, socket.SOCK_STREAM)
+        s.settimeout(2)
+        s.connect((a.addr, a.port))
+        socks.append(s)
+    time.sleep(0.5)		# each has waited, sending nothing
+    try:
+        r = scrape_once(a)
+        res = {"status": r[0], "how": r[3], "ms": round(r[4] * 1000)}
+    except OSError as e:
+        res = {"status": None, "how": "error: %s" % e, "ms": 0}
+    # What the held ones heard: the evicted got a 408, or a close.
+    evicted = 0
+    for s in socks:
+        s.settimeout(0)
+        try:
+            if s.recv(64).startswith(b"HTTP/1.1 408"):
+                evicted += 1
+        except OSError:
+            pass
+        s.close()
+    res["held"] = a.n
+    res["evicted_408"] = evicted
+    emit(res)
+
+
 def cmd_big(a):
     req = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * a.size + b"\r\n\r\n"
     t0 = time.monotonic()
@@ -451,6 +482,8 @@ def main():
     sub.add_parser("slowloris")
     p = sub.add_parser("storm")
     p.add_argument("--n", type=int, default=1000)
+    p = sub.add_parser("hold")
+    p.add_argument("--n", type=int, default=64)
     p = sub.add_parser("big")
     p.add_argument("--size", type=int, default=100 * 1024)
     p = sub.add_parser("parse")
@@ -461,7 +494,8 @@ def main():
         emit({"families": len(types), "samples": len(samples), "problems": problems})
         return
     {"scrape": cmd_scrape, "http-errors": cmd_http_errors, "garbage": cmd_garbage,
-     "slowloris": cmd_slowloris, "storm": cmd_storm, "big": cmd_big}[a.mode](a)
+     "slowloris": cmd_slowloris, "storm": cmd_storm, "hold": cmd_hold,
+     "big": cmd_big}[a.mode](a)
 
 
 if __name__ == "__main__":
