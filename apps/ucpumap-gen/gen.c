@@ -25,13 +25,18 @@
  * Either way the frames go out in calls sized to last about 10 ms; a rate
  * limit sleeps between them (pace.c). "Sent" is what the engine counted
  * out: frames the program sent (live, loop), completions (xsk), frames the
- * calls took (packet); what went to IFACE's transmit, not what arrived.
+ * calls took (packet); what went to IFACE's transmit, not what arrived. A
+ * down IFACE is refused; a driver that refuses a redirect (no
+ * ndo_xdp_xmit, or one that needs an XDP program of its own) still counts
+ * as sent for live and loop: IFACE's own counters tell.
  *
  * This file: the options, the template frame, the interface's checks, and
  * main; the addresses not given come from resolve.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <net/if_arp.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -287,8 +292,11 @@ static void build_template(const struct gen_opts *c, const uint8_t *smac, uint8_
 
 /* ---- main ------------------------------------------------------------------------- */
 
-static int dev_info(const char *dev, uint8_t *mac, int *mtu)
+/* @dev's MAC, MTU, and whether it is up with a carrier (the driver's
+ * own, at once; the operational state follows it later). */
+static int dev_info(const char *dev, uint8_t *mac, int *mtu, bool *up, bool *carrier)
 {
+	struct ethtool_value link = { .cmd = ETHTOOL_GLINK };
 	struct ifreq ifr = {};
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), err = 0;
 
@@ -309,6 +317,15 @@ static int dev_info(const char *dev, uint8_t *mac, int *mtu)
 		goto out;
 	}
 	*mtu = ifr.ifr_mtu;
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		err = -errno;
+		goto out;
+	}
+	*up = ifr.ifr_flags & IFF_UP;
+	*carrier = ifr.ifr_flags & IFF_RUNNING;
+	ifr.ifr_data = (void *)&link;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr))
+		*carrier = link.data;
 out:
 	close(fd);
 	return err;
@@ -318,6 +335,7 @@ out:
  * after a message. */
 static int dev_check(const struct gen_opts *c, int *ifindex, uint8_t *smac)
 {
+	bool up = false, carrier = false;
 	int mtu = 0, err;
 
 	*ifindex = if_nametoindex(c->dev);
@@ -326,10 +344,18 @@ static int dev_check(const struct gen_opts *c, int *ifindex, uint8_t *smac)
 			c->dev);
 		return -1;
 	}
-	err = dev_info(c->dev, smac, &mtu);
+	err = dev_info(c->dev, smac, &mtu, &up, &carrier);
 	if (err) {
 		fprintf(stderr, "ucpumap-gen: %s: %s\n", c->dev,
 			err == -EPFNOSUPPORT ? "not an Ethernet device" : strerror(-err));
+		return -1;
+	}
+	/* Down, a redirect out of it fails in the kernel after the program
+	 * counted the frame: it would be "sent" and never leave. */
+	if (!up || !carrier) {
+		fprintf(stderr, "ucpumap-gen: %s is %s: nothing sent would leave; ip link set %s up%s\n",
+			c->dev, up ? "up but has no carrier" : "down", c->dev,
+			up ? " (a veth's peer too)" : "");
 		return -1;
 	}
 	if (c->size > (unsigned long)mtu + ETH_HLEN_) {

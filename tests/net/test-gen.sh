@@ -731,6 +731,18 @@ case_bad_flags() {
 	bad_flag unknown-interface 1 "no interface named 'nosuchif0'" -- --dev nosuchif0 $M
 	bad_flag not-ethernet 1 "lo: not an Ethernet device" -- --dev lo $M
 	bad_flag xsk-missing-queue 1 "cannot bind an AF_XDP socket to vg queue 5.*no such queue" -- --dev vg $M --engine xsk --queue 5 --count 10
+	# Down, or its peer down: a redirect out of vg would fail after the
+	# program counted it sent.
+	ip -n "$dut" link set vd down
+	bad_flag peer-down 1 "vg is up but has no carrier: nothing sent would leave" -- --dev vg $M --count 10
+	ip -n "$gen" link set vg down
+	bad_flag dev-down 1 "vg is down: nothing sent would leave; ip link set vg up" -- --dev vg $M --count 10
+	ip -n "$gen" link set vg up
+	ip -n "$dut" link set vd up
+	for _ in $(seq 50); do
+		[ "$(ip netns exec "$gen" cat /sys/class/net/vg/carrier 2> /dev/null)" = 1 ] && break
+		sleep 0.1
+	done
 	if command -v setpriv > /dev/null; then
 		bad_flag not-root 1 "needs root" setpriv --reuid=65534 --regid=65534 --clear-groups -- --dev vg $M
 		bad_flag loop-no-namespace 1 "cannot make the loop engine's network namespace" \
