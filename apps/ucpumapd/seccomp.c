@@ -71,6 +71,9 @@ static const int allowed[] = {
 	SCMP_SYS(sendmsg), SCMP_SYS(getsockopt), SCMP_SYS(setsockopt),
 	SCMP_SYS(getsockname), SCMP_SYS(bind), SCMP_SYS(connect),
 	SCMP_SYS(accept4), SCMP_SYS(shutdown),
+	/* the kernel runs a ring's operations past this filter: the library's
+	 * rings are restricted to reads, writes, polls and their cancels
+	 * (lib/io/uring.c), so none opens or connects */
 	SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
 	/* a pre-woken worker's sleep (lib/engine/cpumap.c) */
 	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_pwait),

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -554,6 +555,57 @@ static void *tw_write(void *arg)
  * own in between, through ucm_uring_run_tasks(). This thread waits for the
  * write on a flag, entering the kernel nowhere, then runs the tasks.
  */
+/* An io layer's ring runs what the layer asks (a NOP), and refuses what
+ * seccomp would (an open, a socket): -EACCES in its completion. */
+static int uring_res(struct io_uring *ring, struct io_uring_sqe *sqe, int *res)
+{
+	struct io_uring_cqe *cqe;
+	int err;
+
+	(void)sqe;
+	err = io_uring_submit_and_wait(ring, 1);
+	if (err < 0)
+		return err;
+	err = io_uring_peek_cqe(ring, &cqe);
+	if (err)
+		return err;
+	*res = cqe->res;
+	io_uring_cqe_seen(ring, cqe);
+	return 0;
+}
+
+static int test_uring_restricted(void)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	int err, res = 1;
+
+	err = ucm_uring_init(&ring, 8);
+	UT_ASSERT(!err, "ucm_uring_init: %s", strerror(-err));
+	if (!(ring.flags & IORING_SETUP_R_DISABLED)) {
+		io_uring_queue_exit(&ring);
+		ut_skip_reason("no restricted rings here (Linux 5.10)");
+		return UT_SKIP;
+	}
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_nop(sqe);
+	UT_ASSERT(!uring_res(&ring, sqe, &res) && res == 0, "a NOP: %d", res);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_openat(sqe, AT_FDCWD, "/dev/null", O_RDONLY | O_CLOEXEC, 0);
+	UT_ASSERT(!uring_res(&ring, sqe, &res), "submit");
+	if (res >= 0)
+		close(res);
+	UT_ASSERT(res == -EACCES, "an open: %d (want -EACCES)", res);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_socket(sqe, AF_INET, SOCK_STREAM, 0, 0);
+	UT_ASSERT(!uring_res(&ring, sqe, &res), "submit");
+	if (res >= 0)
+		close(res);
+	UT_ASSERT(res == -EACCES, "a socket: %d (want -EACCES)", res);
+	io_uring_queue_exit(&ring);
+	return 0;
+}
+
 static int test_uring_task_work(void)
 {
 	struct tw_writer w = { .efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) };
@@ -1075,6 +1127,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),
 	UT_CASE(test_uring_task_work),
+	UT_CASE(test_uring_restricted),
 	UT_CASE(test_write_batch_given_up),
 	UT_CASE(test_write_full_nonblocking),
 	UT_CASE(test_write_chain_hdr_len),
