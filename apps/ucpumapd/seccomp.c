@@ -36,6 +36,7 @@
 #include <string.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include "daemon.h"
@@ -49,9 +50,10 @@
 #endif
 
 static const int allowed[] = {
-	/* memory, locks, time: every thread, glibc's malloc and clock */
-	SCMP_SYS(brk), SCMP_SYS(mmap), SCMP_SYS(munmap), SCMP_SYS(mremap),
-	SCMP_SYS(mprotect), SCMP_SYS(madvise), SCMP_SYS(futex), SCMP_SYS(getrandom),
+	/* memory (mmap and mprotect: add_rules(), never executable), locks,
+	 * time: every thread, glibc's malloc and clock */
+	SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap),
+	SCMP_SYS(madvise), SCMP_SYS(futex), SCMP_SYS(getrandom),
 	SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity), SCMP_SYS(rseq),
 	SCMP_SYS(set_robust_list), SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),
 	SCMP_SYS(gettimeofday), SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep),
@@ -92,13 +94,19 @@ static const unsigned long ioctls[] = {
 	TCGETS, SIOCGIFNAME, SIOCGIFINDEX, SIOCGIFFLAGS, SIOCETHTOOL,
 };
 
-/* bpf(2): the map elements (the stop takes the sockets out of the XSK
- * map), a link's detach, an object's info; no load, no map creation, no
- * look-up of others' objects by id. */
+/* bpf(2): the XSK map's elements (the stop, or an RX thread that gives
+ * up, takes its socket out), an object's info; no load, no map creation,
+ * no look-up of others' objects by id. A link is detached by its close. */
 static const int bpf_cmds[] = {
-	BPF_MAP_LOOKUP_ELEM, BPF_MAP_UPDATE_ELEM, BPF_MAP_DELETE_ELEM,
-	BPF_LINK_DETACH, BPF_OBJ_GET_INFO_BY_FD,
+	BPF_MAP_UPDATE_ELEM, BPF_MAP_DELETE_ELEM, BPF_OBJ_GET_INFO_BY_FD,
 };
+
+/* clone(2)'s flags: the first argument, but on s390 the second. */
+#if defined(__s390__) || defined(__s390x__)
+#define CLONE_FLAGS_ARG		1
+#else
+#define CLONE_FLAGS_ARG		0
+#endif
 
 /* Argument @arg equal to @v; masked by @mask, equal to @v. (libseccomp's
  * SCMP_A0() leaves a field out, which clang's -Wextra names.) */
@@ -120,6 +128,13 @@ static int add_rules(scmp_filter_ctx ctx)
 
 	for (i = 0; !err && i < sizeof(allowed) / sizeof(allowed[0]); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+	/* Memory, never executable once running: nothing loads code then. */
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				       arg_masked(2, PROT_EXEC, 0));
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1,
+				       arg_masked(2, PROT_EXEC, 0));
 	for (i = 0; !err && i < sizeof(bpf_cmds) / sizeof(bpf_cmds[0]); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(bpf), 1,
 				       arg_eq(0, bpf_cmds[i]));
@@ -140,7 +155,7 @@ static int add_rules(scmp_filter_ctx ctx)
 	 * reach: ENOSYS makes glibc use clone. */
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-				       arg_masked(0, CLONE_THREAD, CLONE_THREAD));
+				       arg_masked(CLONE_FLAGS_ARG, CLONE_THREAD, CLONE_THREAD));
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	for (i = 0; !err && i < sizeof(ioctls) / sizeof(ioctls[0]); i++)
@@ -159,6 +174,12 @@ int seccomp_start(struct daemon *d)
 	fprintf(stderr, "ucpumapd: no seccomp allow-list in a sanitizer build (its runtime makes system calls of its own)\n");
 	return 0;
 #endif
+#if __SIZEOF_POINTER__ != 8
+	/* A 32-bit ABI's calls (mmap2, the *_time64 ones, socketcall) are not
+	 * in the list, and glibc falls back only on ENOSYS, not EPERM. */
+	fprintf(stderr, "ucpumapd: no seccomp allow-list in a 32-bit build (its list is the 64-bit calls')\n");
+	return 0;
+#endif
 	ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
 	if (!ctx) {
 		fprintf(stderr, "ucpumapd: seccomp: cannot make a filter (out of memory)\n");
@@ -167,6 +188,10 @@ int seccomp_start(struct daemon *d)
 	err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	if (!err)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_LOG, 1);
+	/* Another architecture's call (int 0x80 on x86_64): the process, not
+	 * one thread, which would leave the daemon half running. */
+	if (!err)
+		err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	if (!err)
 		err = add_rules(ctx);
 	if (!err)
