@@ -176,6 +176,10 @@ int64_t xsk_tx_send(void *arg, uint64_t n)
 	uint32_t idx, k, i, idle = 0;
 	int err;
 
+	/* What the last call left on its way counts when it completes, in
+	 * this call's return: asking for it again would send it twice over
+	 * --count. */
+	n = n > x->outstanding ? n - x->outstanding : 0;
 	while (queued < n && !*x->stop) {
 		reap(x);
 		k = n - queued < x->batch ? (uint32_t)(n - queued) : x->batch;
