@@ -39,7 +39,11 @@ for row in "${rows[@]}"; do
 		> "$tmp/$row.bench" 2>&1 &
 	bpid=$!
 	sleep 3
-	perf record -q "${where[@]}" -e cpu-clock -o "$tmp/$row.data" -- sleep 3 > /dev/null 2>&1
+	if ! perf record -q "${where[@]}" -e cpu-clock -o "$tmp/$row.data" -- sleep 3 > "$tmp/$row.perr" 2>&1; then
+		echo "bench-profile: perf record failed for $row:" >&2
+		cat "$tmp/$row.perr" >&2
+		exit 1
+	fi
 	wait "$bpid" || { echo "bench-profile: the $row row failed:" >&2; cat "$tmp/$row.bench" >&2; exit 1; }
 	bpid=
 	perf report -i "$tmp/$row.data" --no-children --sort comm,sym --stdio 2> /dev/null |

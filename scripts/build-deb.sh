@@ -63,7 +63,7 @@ echo "build-deb.sh: built in $(( $(date +%s) - start )) s; $(grep -E '^[0-9]+ pa
 
 missing=
 for pkg in libucpumap0 libucpumap-dev ucpumap; do
-    deb=$(ls "$tmp"/"${pkg}"_*.deb 2> /dev/null | head -n 1)
+    deb=$(compgen -G "$tmp/${pkg}_*.deb" | head -n 1 || true)
     if [ -z "$deb" ]; then
         missing="$missing $pkg"
         continue

@@ -24,10 +24,18 @@ rows=${1:-latency-kernel-cpumap,latency-cpumap,latency-cpumap-no-prewake}
 . scripts/perf-lib.sh latency-hops
 perf_lib_tracefs
 
-perf sched record -a -o "$tmp/sched.data" -- \
-	"$BUILD/ucpumap-bench" datapath --rows "$rows" --rounds 1 --seconds 3 > "$tmp/bench.out" 2>&1
-grep -E "^latency|^row  " "$tmp/bench.out" | sed 's/^/# /'
-perf sched timehist -w -i "$tmp/sched.data" > "$tmp/th.txt" 2> /dev/null
+if ! perf sched record -a -o "$tmp/sched.data" -- \
+	"$BUILD/ucpumap-bench" datapath --rows "$rows" --rounds 1 --seconds 3 > "$tmp/bench.out" 2>&1; then
+	echo "latency-hops: perf sched record or the bench failed:" >&2
+	tail -5 "$tmp/bench.out" >&2
+	exit 1
+fi
+grep -E "^latency|^row  " "$tmp/bench.out" | sed 's/^/# /' || true
+if ! perf sched timehist -w -i "$tmp/sched.data" > "$tmp/th.txt" 2> "$tmp/th.err"; then
+	echo "latency-hops: perf sched timehist failed:" >&2
+	cat "$tmp/th.err" >&2
+	exit 1
+fi
 
 python3 - "$tmp/th.txt" "$rows" <<'PY'
 import bisect, re, sys

@@ -127,4 +127,5 @@ if [ -z "$why" ]; then
 	echo "soak: PASS: $minutes min at $rate pps, $faults faults; exit 0, conservation holds, every frame home, memory, files and threads flat"
 else
 	echo "soak: FAIL:$why"
+	exit 1
 fi

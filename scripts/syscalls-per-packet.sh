@@ -62,9 +62,9 @@ for row in "${rows[@]}"; do
 		calls=$(awk '$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 8 { n += $2 }
 			END { if (n) print n }' "$tmp/$row.sum")
 	else
-		calls=$(grep raw_syscalls "$tmp/$row.perf" | cut -d, -f1)
+		calls=$(grep raw_syscalls "$tmp/$row.perf" | cut -d, -f1 || true)
 	fi
-	got=$(grep -o "ucpumapd [0-9]*, kernel" "$tmp/$row.out" | awk '{print $2}' | tr -d ,)
+	got=$(grep -o "ucpumapd [0-9]*, kernel" "$tmp/$row.out" | awk '{print $2}' | tr -d , || true)
 	if [ -z "$calls" ] || [ -z "$got" ] || [ "$got" = 0 ]; then
 		echo "$row: no count (calls '$calls', delivered '$got')"
 		continue
