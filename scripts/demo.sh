@@ -13,7 +13,9 @@
 #   scripts/demo.sh [--seconds N] [--rate PPS] [ucpumapd options...]
 #
 # Needs root. Extra options go to ucpumapd (e.g. --extended, --steer round-robin,
-# --no-batch, --xdp-mode skb).
+# --no-batch, --xdp-mode skb). Exits 0 when ucpumapd stopped cleanly and
+# datagrams arrived, 1 otherwise, 130 on Ctrl-C; everything is removed
+# either way.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -32,6 +34,14 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 { [ -x "$BUILD/ucpumapd" ] && [ -x "$BUILD/ucpumap-gen" ]; } || make -s || exit 1
 
+# What a demo killed by SIGKILL left: the namespaces of a pid that is gone,
+# and what still runs in them.
+for ns in $(ip netns list 2> /dev/null | awk '$1 ~ /^ucm-demo-(gen|dut)-[0-9]+$/ { print $1 }'); do
+	kill -0 "${ns##*-}" 2> /dev/null && continue
+	for p in $(ip netns pids "$ns" 2> /dev/null); do kill -9 "$p" 2> /dev/null; done
+	ip netns del "$ns" 2> /dev/null
+done
+
 gen=ucm-demo-gen-$$
 dut=ucm-demo-dut-$$
 tmp=$(mktemp -d)
@@ -42,11 +52,15 @@ cleanup() {
 	for p in $gpid $dpid $spid; do kill "$p" 2>/dev/null; done
 	sleep 0.3
 	for p in $gpid $dpid $spid; do kill -9 "$p" 2>/dev/null; done
+	gpid= dpid= spid=
 	ip netns del "$gen" 2>/dev/null
 	ip netns del "$dut" 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT HUP INT TERM
+# The cleanup once, at the exit; a signal ends the script there.
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' HUP TERM
 
 ip netns add "$gen" && ip netns add "$dut" &&
 ip -n "$gen" link add vg type veth peer name vd netns "$dut" &&
@@ -65,8 +79,8 @@ ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.defa
 # stop. With UDP_GRO a super-packet of the tun (ucpumapd's coalescing)
 # arrives whole, one read for all its datagrams, and says their size; a big
 # receive buffer rides out the bursts.
-ip netns exec "$dut" python3 - "$tmp/rx" <<'PY' &
-import os, socket, struct, sys
+ip netns exec "$dut" python3 - "$tmp/rx" $((secs + 30)) <<'PY' &
+import os, socket, struct, sys, time
 UDP_GRO = getattr(socket, "UDP_GRO", 104)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 try:
@@ -77,8 +91,8 @@ s.setsockopt(socket.IPPROTO_UDP, UDP_GRO, 1)
 s.bind(("10.77.0.2", 9000))
 s.settimeout(0.2)
 open(sys.argv[1] + ".ready", "w").close()
-n = 0
-while True:
+n, end = 0, time.monotonic() + int(sys.argv[2])	# never past the demo's life
+while time.monotonic() < end:
     try:
         data, anc, _, _ = s.recvmsg(65536, socket.CMSG_SPACE(4))
     except socket.timeout:
@@ -202,3 +216,4 @@ elif lost > 0:
 else:
     print("demo: ucpumapd stopped cleanly; every datagram arrived")
 PY
+[ "$rc" = 0 ] && [ "$sent" -gt 0 ] && [ "$got" -gt 0 ] || exit 1
