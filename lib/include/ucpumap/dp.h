@@ -399,7 +399,9 @@ struct ucm_dp;
 /**
  * ucm_dp__create() - set the datapath up, nothing redirected yet
  *
- * Needs CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW (or root). Return: the
+ * Needs CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW, CAP_SYS_ADMIN (the verifier
+ * of the XDP program, and finding who holds an interface) and
+ * CAP_IPC_LOCK (the UMEM locked), or root. Return: the
  * object, or NULL with errno: EINVAL (a bad option; the log says which),
  * ENODEV (no such interface), ERANGE (its MTU is more than a frame holds,
  * or than the driver takes with XDP), EBUSY (another XDP program on it),
