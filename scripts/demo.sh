@@ -210,6 +210,8 @@ if lost > 0:
         print("  %10d  %s" % (n, what))
 if rc:
     print("demo: ucpumapd exited %d (its messages above say why)" % rc)
+elif not sent:
+    print("demo: nothing was sent (the generator's message above says why)")
 elif lost > 0:
     print("demo: ucpumapd stopped cleanly, but %d of %d datagrams (%s) were lost, as above"
           % (lost, sent, pct(lost, sent)))
