@@ -387,6 +387,9 @@ install-lib: $(SHARED_LIB)
 	install -m 0755 $(SHARED_LIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(SHARED_LIB)) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libucpumap.so
+	@# Installed for this system (no DESTDIR): the loader's cache, so that
+	@# a program finds the library in /usr/local/lib at once.
+	$(Q)if [ -z "$(DESTDIR)" ] && command -v ldconfig > /dev/null; then ldconfig; fi
 
 # Headers, the static library and the pkg-config file.
 install-dev: $(STATIC_LIB) $(PC_FILE)

@@ -8,7 +8,7 @@
  * UCM_DROP_VERDICT): ARP and the rest stay with the kernel anyway,
  * through the XDP program.
  *
- *   echo IFACE [SECONDS]                 (root: CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW)
+ *   echo IFACE [SECONDS]                 (root: see libucpumap(3), PRIVILEGES)
  *
  * Its last line: "echo: answered N".
  * Build: cc echo.c $(pkg-config --cflags --libs libucpumap)

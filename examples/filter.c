@@ -4,7 +4,7 @@
  * workers run a verdict callback on each parsed packet: UDP and TCP to
  * PORT are dropped and counted, the rest goes on into the tun TUN.
  *
- *   filter IFACE TUN PORT [SECONDS]      (root: CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW)
+ *   filter IFACE TUN PORT [SECONDS]      (root: see libucpumap(3), PRIVILEGES)
  *
  * Its last line: "filter: dropped N to port PORT, delivered M, received R".
  * Build: cc filter.c $(pkg-config --cflags --libs libucpumap)

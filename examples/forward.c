@@ -5,7 +5,7 @@
  * handed to the kernel through the tun TUN, coalesced; SIGINT or SIGTERM
  * (or SECONDS) stops it, and its last line says what it forwarded.
  *
- *   forward IFACE TUN [SECONDS]          (root: CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW)
+ *   forward IFACE TUN [SECONDS]          (root: see libucpumap(3), PRIVILEGES)
  *
  * Build: cc forward.c $(pkg-config --cflags --libs libucpumap)
  */

@@ -4,7 +4,7 @@
  * program's sink instead of a tun: it writes every packet to FILE in the
  * pcap format (tcpdump -r FILE reads it), and the frames go home after.
  *
- *   pcap IFACE FILE [SECONDS]            (root: CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW)
+ *   pcap IFACE FILE [SECONDS]            (root: see libucpumap(3), PRIVILEGES)
  *
  * Its last line: "pcap: wrote N packets to FILE".
  * Build: cc pcap.c $(pkg-config --cflags --libs libucpumap)
@@ -98,9 +98,13 @@ int main(int argc, char **argv)
 	}
 	secs = argc > 3 ? atoi(argv[3]) : 0;
 	s.f = fopen(argv[2], "wx");	/* never over an existing file */
-	if (!s.f || fwrite(hdr, sizeof(hdr), 1, s.f) != 1) {
+	if (!s.f) {
 		fprintf(stderr, "pcap: %s: %s\n", argv[2], strerror(errno));
 		return 1;
+	}
+	if (fwrite(hdr, sizeof(hdr), 1, s.f) != 1) {
+		fprintf(stderr, "pcap: %s: %s\n", argv[2], strerror(errno));
+		goto out_file;
 	}
 	UCM_OPTS(ucm_dp_opts, o, .ifname = argv[1], .steer_policy = UCM_STEER_L4_HASH,
 		 .sink = &pcap_ops, .sink_ctx = &s);
@@ -110,7 +114,7 @@ int main(int argc, char **argv)
 	dp = ucm_dp__create(&o);
 	if (!dp) {
 		fprintf(stderr, "pcap: %s\n", strerror(errno));
-		return 1;
+		goto out_file;
 	}
 	err = ucm_dp__start(dp);
 	if (!err) {
@@ -128,4 +132,9 @@ int main(int argc, char **argv)
 	printf("pcap: wrote %lu packets to %s%s%s\n", s.packets, argv[2],
 	       err ? ": " : "", err ? strerror(-err) : "");
 	return err ? 1 : 0;
+
+out_file:	/* nothing captured: no file left to refuse the next run */
+	fclose(s.f);
+	unlink(argv[2]);
+	return 1;
 }
