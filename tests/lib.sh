@@ -70,6 +70,8 @@
 tmp=$(mktemp -d)
 progs=$(cd "$(dirname "${BASH_SOURCE[0]}")/progs" && pwd)
 PY=${PY:-$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)}
+# The tests' Python checks use assert: never optimized away.
+unset PYTHONOPTIMIZE
 export UCPUMAPD_TIMESTAMPS=no
 lib_pids=()
 lib_ns=()
