@@ -11,8 +11,8 @@
  * the clock, abort), the metrics listener's (accept4, poll, shutdown),
  * the status socket's (accept4, its file's unlink at the stop) and
  * sd_notify's datagram. Nothing creates a process, runs a program, loads
- * BPF, mounts, traces, or opens a socket other than a unix, netlink or IP
- * datagram one. Seccomp is on by default, so every test that runs the
+ * BPF, mounts, traces, or opens a socket other than a unix, route netlink
+ * or IP datagram one. Seccomp is on by default, so every test that runs the
  * daemon tests the list too: a call it misses shows as that test's
  * failure (and in the kernel's log).
  *
@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <linux/bpf.h>
+#include <linux/netlink.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdint.h>
@@ -145,8 +146,8 @@ static int add_rules(scmp_filter_ctx ctx)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
 				       arg_eq(0, AF_UNIX));
 	if (!err)
-		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 1,
-				       arg_eq(0, AF_NETLINK));
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
+				       arg_eq(0, AF_NETLINK), arg_eq(2, NETLINK_ROUTE));
 	for (i = 0; !err && i < 2; i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(socket), 2,
 				       arg_eq(0, i ? AF_INET6 : AF_INET),
