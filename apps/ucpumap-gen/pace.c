@@ -19,8 +19,11 @@
 #define CALL_SEC	0.010	/* aim of one call */
 /* --rate's quantum: a call sends this much of the rate at once, as fast as
  * the engine goes (the loop engine: several Mpps), so a receiver's ring
- * takes bursts of at most this: at 200000 pps 200 frames, where 10 ms made
- * 2000, more than ucpumapd's default RX ring of 1024 holds. But not less
+ * takes bursts of this on time: at 200000 pps 200 frames, where 10 ms made
+ * 2000, more than ucpumapd's default RX ring of 1024 holds. A late
+ * wake-up is made up in one call (PACE_CATCHUP_SEC's worth at most, and no
+ * more than a call of CALL_SEC at the engine's speed: at 200000 pps a
+ * 50 ms stall sends 10000 at once), which a small ring drops. But not less
  * than a NAPI poll's budget of frames (what a NIC hands over at once
  * anyway), or CALL_SEC's worth where that is fewer: low rates keep calls
  * of 10 ms. */
