@@ -668,7 +668,7 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 		/* io_uring parks a write of a pollable file that has no
 		 * room, O_NONBLOCK or not; RWF_NOWAIT makes it answer
 		 * -EAGAIN (the test's wait failure wants it parked). */
-		sqe->rw_flags = tun_test_wait_fail(false) ? 0 : RWF_NOWAIT;
+		sqe->rw_flags = tun_test_wait_fail(false) ? 0 : tun->rw_nowait;
 		sqe->flags |= st->sqe_flags;
 		sqe->user_data = tun_write_ud(st, i);
 	}

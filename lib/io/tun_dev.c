@@ -285,6 +285,27 @@ static int gso_probe_one(int fd, uint8_t proto, uint32_t short_last)
 }
 
 /*
+ * Does the device take RWF_NOWAIT? A tun is marked FMODE_NOWAIT from
+ * Linux 6.4; before, the VFS refuses such a read or write (EOPNOTSUPP),
+ * and so would every io_uring one. Asked by a write of one byte, shorter
+ * than the vnet header, which the tun itself refuses (EINVAL) once the
+ * flag has passed: no packet. Without it, a write to a full tun waits in
+ * io_uring (its worker held), as before 6.4 any would.
+ */
+static void nowait_probe(struct ucm_tun *tun)
+{
+	struct iovec iov = { .iov_base = "", .iov_len = 1 };
+
+	if (pwritev2(tun->fds[0], &iov, 1, -1, RWF_NOWAIT) < 0 && errno == EOPNOTSUPP) {
+		tun->rw_nowait = 0;
+		pr_info("tun: %s: the kernel takes no RWF_NOWAIT on a tun (Linux 6.4 does): a full tun holds a worker's writes until it has room\n",
+			tun->name);
+		return;
+	}
+	tun->rw_nowait = RWF_NOWAIT;
+}
+
+/*
  * At create, with coalescing in tun mode: does the kernel take a TCP
  * super-packet, a UDP one (Linux 6.2), a UDP one whose last segment is
  * short (6.6.44 refused it)? What it refuses is never planned
@@ -409,6 +430,7 @@ struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 	}
 	tun->ifindex = ifr.ifr_ifindex;
 	close(s);
+	nowait_probe(tun);
 	if ((o.flags & UCM_TUN_F_COALESCE) && !tap)
 		gso_probe(tun);
 	pr_debug("tun: %s %s %s, %u queue%s, ifindex %d\n",

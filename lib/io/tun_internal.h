@@ -143,6 +143,9 @@ struct ucm_tun {
 	 * offload_set once set_back() has asked. */
 	uint32_t offload;
 	bool offload_set;
+	/* RWF_NOWAIT where the device takes it (Linux 6.4), else 0: the
+	 * io_uring writes and reads' rw_flags (nowait_probe()) */
+	int rw_nowait;
 };
 
 /* Linux 6.2's USO bits; Debian 12's uapi headers (6.1) lack them. */
@@ -250,6 +253,7 @@ struct tun_back {
 	bool poll_dead;		/* no poll at all: read every turn */
 	bool dead;		/* the ring failed: the read path is off */
 	bool tx_csum;		/* the way out finishes L4 checksums (ucm_txq__tx_csum()) */
+	int rw_nowait;		/* struct ucm_tun's */
 	bool offload;		/* the tun's offloads are on (ucm_tun.offload) */
 	struct ucm_tun_l2 l2;
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */

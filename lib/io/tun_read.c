@@ -219,6 +219,7 @@ int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	r->room = ucm_umem__frame_size(umem) - UCM_TUN_BACK_HEADROOM + VNET_LEN;
 	r->cap = r->room;
 	r->tap = tun->flags & UCM_TUN_F_TAP;
+	r->rw_nowait = tun->rw_nowait;
 	r->offload = tun->offload;
 	r->frag_room = ucm_umem__frame_size(umem) - BACK_FRAG_OFF;
 	r->max_len = r->room - VNET_LEN + (ucm_txq__max_frames(wk->txq) - 1) * r->frag_room;
@@ -452,7 +453,7 @@ static int read_batch(struct tun_back *r, uint32_t max, struct ucm_tun_back_stat
 		}
 		/* io_uring parks a read of a pollable file until data comes,
 		 * O_NONBLOCK or not; RWF_NOWAIT makes it answer -EAGAIN. */
-		sqe->rw_flags = tun_test_wait_fail(false) ? 0 : RWF_NOWAIT;
+		sqe->rw_flags = tun_test_wait_fail(false) ? 0 : r->rw_nowait;
 		io_uring_sqe_set_data64(sqe, i);
 		r->res[i] = -EAGAIN;
 		r->inflight |= 1ull << i;

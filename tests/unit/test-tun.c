@@ -95,6 +95,7 @@ static struct ucm_tun *fake_tun(int fd)
 	tun->fds[0] = fd;
 	tun->nqueues = 1;
 	tun->flags = UCM_TUN_F_TAP;
+	tun->rw_nowait = RWF_NOWAIT;	/* a socket takes it, as a tun does from 6.4 */
 	return tun;
 }
 
