@@ -65,11 +65,15 @@ static int ctl_addr(const char *dev, struct sockaddr_un *sa)
 static bool ctl_live(const struct sockaddr_un *sa)
 {
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = { .tv_sec = CTL_WAIT_SEC };
 	bool live;
 
 	if (fd < 0)
 		return false;
-	live = !connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	/* A stopped instance's full backlog holds a connect for ever:
+	 * bounded, it counts as live (its socket stays its own). */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	live = !connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) || errno == EAGAIN;
 	close(fd);
 	return live;
 }
@@ -78,8 +82,13 @@ static int ctl_bind(struct ctl *c, struct daemon *d, const struct sockaddr_un *s
 {
 	int old_gid = 0, err;
 	struct stat st;
+	bool made;
 
-	if (mkdir(CTL_DIR, 0755) && errno != EEXIST)
+	/* 0755 whatever the umask: the users --status serves look in it. */
+	made = !mkdir(CTL_DIR, 0755);
+	if (!made && errno != EEXIST)
+		return -errno;
+	if (made && chmod(CTL_DIR, 0755))
 		return -errno;
 	/* Only root may put a file there: else another user could have put
 	 * the path the socket replaces, or answer in its place. */
@@ -266,12 +275,20 @@ int ctl_status(const char *dev)
 		return EXIT_SETUP;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* A connect waits while the instance's backlog is full (stopped, or
+	 * its control thread held): bounded as the answer is. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		err = errno;
 		close(fd);
 		if (err == EACCES || err == EPERM) {
 			fprintf(stderr, "ucpumapd: %s: permission denied: the instance's user, its group, or root may ask\n",
 				sa.sun_path);
+			return EXIT_SETUP;
+		}
+		if (err == EAGAIN) {
+			fprintf(stderr, "ucpumapd: %s: the instance does not answer: its backlog stayed full for %d s (stopped, or stopping)\n",
+				sa.sun_path, CTL_WAIT_SEC);
 			return EXIT_SETUP;
 		}
 		/* ENOENT: none; ECONNREFUSED: a killed one's file. */
