@@ -43,10 +43,12 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list args)
 {
 	char buf[512];
+	int n = vsnprintf(buf, sizeof(buf), fmt, args);
 
-	vsnprintf(buf, sizeof(buf), fmt, args);
-	ucm_log(level == LIBBPF_WARN ? UCM_LOG_INFO : UCM_LOG_DEBUG,
-		"libbpf: %s", buf);
+	/* Cut (the verifier's log is longer), it still ends its line: a
+	 * line-based sink (journald's priorities) starts the next afresh. */
+	ucm_log(level == LIBBPF_WARN ? UCM_LOG_INFO : UCM_LOG_DEBUG, "libbpf: %s%s", buf,
+		n >= (int)sizeof(buf) && buf[sizeof(buf) - 2] != '\n' ? " [cut]\n" : "");
 	return 0;
 }
 

@@ -349,6 +349,11 @@ void json_str(struct json *j, const char *key, const char *v)
 	json_sep(j, key);
 	fputc('"', j->f);
 	for (; *v; v++) {
+		/* an interface's name may hold control characters */
+		if ((unsigned char)*v < 0x20) {
+			fprintf(j->f, "\\u%04x", (unsigned char)*v);
+			continue;
+		}
 		if (*v == '"' || *v == '\\')
 			fputc('\\', j->f);
 		fputc(*v, j->f);
