@@ -38,8 +38,10 @@
 #                      a line matching REGEX in FILE (a daemon's start
 #                      line); fails at once when PID has exited
 #   stop_pid PID [TENTHS]   SIGTERM, SIGKILL after TENTHS (30), reaped
+#   lib_term PID [TENTHS]   the same, TENTHS 50, saying why it ended:
+#                      its exit status (137: it hung)
 #   lib_wait PID       wait for a registered process that ends by itself
-#                      (its status); both forget the pid
+#                      (its status); each forgets the pid
 #   lib_run CMD...     CMD in the foreground as far as the script sees
 #                      (its status; stdin and redirections as given), but
 #                      registered: a signal interrupts the wait at once
@@ -90,16 +92,7 @@ lib_forget() {
 	lib_pids=("${keep[@]}")
 }
 
-stop_pid() {
-	kill "$1" 2> /dev/null
-	for _ in $(seq "${2:-30}"); do
-		kill -0 "$1" 2> /dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$1" 2> /dev/null
-	wait "$1" 2> /dev/null
-	lib_forget "$1"
-}
+stop_pid() { lib_term "$1" "${2:-30}" 2> /dev/null; }
 
 lib_wait() {
 	local rc
