@@ -19,7 +19,10 @@
  * Concurrency: the control thread's alone (open, serve, close); the
  * datapath is read through its getters, as the statistics lines read it.
  * Nothing blocks the loop: the listener and the connections are
- * nonblocking, a client that does not read loses the rest of its answer.
+ * nonblocking. An answer larger than the socket's send buffer (about
+ * 200 KB: many queues and workers) goes on in the next turns; a client
+ * that has not read it all in CTL_WAIT_SEC loses the rest. The answer
+ * ends with a newline: the query says so when it was cut.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,11 +41,21 @@
 /* Connections answered in one turn: a flood of them costs the loop at
  * most this many answers per turn. */
 #define CTL_PER_TURN	16
-/* How long the query waits for its answer (the loop turns every 0.1 s). */
+/* How long the query waits for its answer (the loop turns every 0.1 s),
+ * and the serving side for a client to read it. */
 #define CTL_WAIT_SEC	5
+
+/* An answer that did not fit the socket at once: the rest of it. */
+struct ctl_conn {
+	int fd;				/* -1: the slot is free */
+	char *buf;
+	size_t len, off;
+	double t0;			/* accepted at */
+};
 
 struct ctl {
 	int fd;
+	struct ctl_conn conn[CTL_PER_TURN];	/* answers going on */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev;			/* the file we bound: removed only if */
 	ino_t ino;			/* it is still that one */
@@ -143,6 +156,8 @@ void ctl__open(struct daemon *d)
 		return;
 	}
 	c->fd = -1;
+	for (int i = 0; i < CTL_PER_TURN; i++)
+		c->conn[i].fd = -1;
 	err = ctl_addr(d->c.dev, &sa);
 	if (!err) {
 		snprintf(c->path, sizeof(c->path), "%s", sa.sun_path);
@@ -204,23 +219,85 @@ static char *ctl_answer(struct daemon *d, size_t *len)
 	return buf;
 }
 
+static void ctl_conn_end(struct ctl_conn *k)
+{
+	close(k->fd);
+	free(k->buf);
+	k->fd = -1;
+	k->buf = NULL;
+}
+
+/* Sends what the socket takes: true while some of the answer is left. */
+static bool ctl_conn_send(struct ctl_conn *k)
+{
+	ssize_t r;
+
+	while (k->off < k->len) {
+		r = send(k->fd, k->buf + k->off, k->len - k->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0)
+			return errno == EAGAIN || errno == EINTR;
+		k->off += r;
+	}
+	return false;
+}
+
+/* The answers going on: the rest of each, or its end. */
+static void ctl_serve_rest(struct ctl *c, double now)
+{
+	for (int i = 0; i < CTL_PER_TURN; i++) {
+		struct ctl_conn *k = &c->conn[i];
+
+		if (k->fd >= 0 && (!ctl_conn_send(k) || now - k->t0 > CTL_WAIT_SEC))
+			ctl_conn_end(k);
+	}
+}
+
+static struct ctl_conn *ctl_conn_free(struct ctl *c)
+{
+	for (int i = 0; i < CTL_PER_TURN; i++)
+		if (c->conn[i].fd < 0)
+			return &c->conn[i];
+	return NULL;
+}
+
 void ctl_serve(struct daemon *d)
 {
+	struct ctl *c = d->ctl;
+	struct ctl_conn one, *k;
+	double now = now_sec();
 	char *buf = NULL;
 	size_t len = 0;
 	int i, fd;
 
-	if (!d->ctl)
+	if (!c)
 		return;
+	ctl_serve_rest(c, now);
 	for (i = 0; i < CTL_PER_TURN; i++) {
-		fd = accept4(d->ctl->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		/* Each slot busy: the next turn (the backlog holds them). */
+		k = ctl_conn_free(c);
+		if (!k)
+			break;
+		fd = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			break;	/* EAGAIN: none waiting; else the next turn */
 		if (!buf)
 			buf = ctl_answer(d, &len);
-		if (buf)	/* one try: a client that does not read loses it */
-			(void)!send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		close(fd);
+		one = (struct ctl_conn){ .fd = fd, .buf = buf, .len = len, .t0 = now };
+		if (!buf || !ctl_conn_send(&one)) {
+			close(fd);
+			continue;
+		}
+		/* The rest in the next turns, from a copy of its own. */
+		k->buf = malloc(len - one.off);
+		if (!k->buf) {
+			close(fd);	/* cut: the query says so */
+			continue;
+		}
+		memcpy(k->buf, buf + one.off, len - one.off);
+		k->len = len - one.off;
+		k->off = 0;
+		k->t0 = now;
+		k->fd = fd;
 	}
 	free(buf);
 }
@@ -231,6 +308,9 @@ void ctl__close(struct ctl *c)
 
 	if (!c)
 		return;
+	for (int i = 0; i < CTL_PER_TURN; i++)
+		if (c->conn[i].fd >= 0)
+			ctl_conn_end(&c->conn[i]);
 	close(c->fd);
 	/* Another's by now (ours replaced): leave it. Without the right to
 	 * the directory (--user): left, and the query says no instance. */
@@ -239,11 +319,12 @@ void ctl__close(struct ctl *c)
 	free(c);
 }
 
-/* The answer to stdout: 0, or -errno. */
-static int ctl_read(int fd)
+/* The answer to stdout: 0, or -errno (-EPIPE: cut before its newline). */
+static int ctl_read(int fd, size_t *got_out)
 {
 	char buf[65536];
 	size_t got = 0;
+	char last = 0;
 	ssize_t r;
 
 	while ((r = read(fd, buf, sizeof(buf))) != 0) {
@@ -255,14 +336,19 @@ static int ctl_read(int fd)
 		if (fwrite(buf, 1, r, stdout) != (size_t)r)
 			return -EIO;
 		got += r;
+		last = buf[r - 1];
+		*got_out = got;
 	}
-	return got ? 0 : -ENODATA;
+	if (!got)
+		return -ENODATA;
+	return last == '\n' ? 0 : -EPIPE;
 }
 
 int ctl_status(const char *dev)
 {
 	struct timeval tv = { .tv_sec = CTL_WAIT_SEC };
 	struct sockaddr_un sa;
+	size_t got = 0;
 	int fd, err;
 
 	if (ctl_addr(dev, &sa)) {
@@ -296,8 +382,13 @@ int ctl_status(const char *dev)
 			strerror(err));
 		return EXIT_SETUP;
 	}
-	err = ctl_read(fd);
+	err = ctl_read(fd, &got);
 	close(fd);
+	if (err == -EPIPE) {
+		fprintf(stderr, "\nucpumapd: %s: the answer was cut after %zu bytes (the instance stopped, or found this query slow to read for %d s)\n",
+			sa.sun_path, got, CTL_WAIT_SEC);
+		return EXIT_SETUP;
+	}
 	if (err) {
 		fprintf(stderr, "ucpumapd: %s: no answer from the instance on %s: %s\n", sa.sun_path,
 			dev, err == -ENODATA ? "it closed the connection (stopping?)" : strerror(-err));

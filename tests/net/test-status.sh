@@ -23,15 +23,22 @@
 #                   answers: it runs without a socket, saying so; the
 #                   first one's still answers, and stays at the second's
 #                   stop
+#   long-answer     the answer larger than its socket takes at once
+#                   (tests/progs/fault_shim.c short_send: 1000 bytes a
+#                   turn): the rest goes in the next turns, --status
+#                   prints all of it (one JSON line, exit 0)
+#   cut-answer      an answer that ends before its newline (a fake
+#                   instance): --status exits 1 saying it was cut
 #   cleanup         nothing outlives the cleanup
 #
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0.
 set -u
 BUILD=${BUILD:-build}
 name=test-status
-cases="none bad-name answers stopped-none killed-replaced user-owned other-namespace cleanup"
+cases="none bad-name answers stopped-none killed-replaced user-owned other-namespace long-answer cut-answer cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
+shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
 gen=ucmtg$$
 dut=ucmtd$$
 tun=ucmt1
@@ -239,6 +246,58 @@ case_other_namespace() {
 		why="$why the first's socket after the second's stop: exit $rc, $(cat "$tmp/o.err");"
 	term || why="$why the first exited $?;"
 	if [ -z "$why" ]; then ok other-namespace "$(grep -o 'cannot serve.*' "$tmp/o2.out.err")"; else bad other-namespace "$why"; fi
+}
+
+case_long_answer() {
+	local why= rc size
+	if [ -n "${SANITIZE:-}" ]; then
+		skip long-answer "a sanitizer build: its runtime must come first in LD_PRELOAD"
+		return
+	fi
+	[ -f "$shim_so" ] || { bad long-answer "no $shim_so (make tests)"; return; }
+	if ! UCM_SHIM_FAULT=short_send UCM_SHIM_COUNT=1000 LD_PRELOAD=$shim_so \
+		start "$tmp/l.out"; then
+		bad long-answer "ucpumapd did not start: $(tail -3 "$tmp/l.out.err" | tr '\n' ' ')"
+		return
+	fi
+	status "$tmp/l"
+	rc=$?
+	size=$(stat -c %s "$tmp/l")
+	[ $rc = 0 ] || why="exit $rc: $(cat "$tmp/l.err");"
+	[ "$(wc -l < "$tmp/l")" = 1 ] || why="$why $(wc -l < "$tmp/l") lines (want 1);"
+	[ "$(J "$tmp/l" 'd["pid"]')" = "$dpid" ] || why="$why the answer does not parse: $(tail -c 100 "$tmp/l");"
+	# Above the shim's 1000 a turn: else nothing went on to a second.
+	[ "${size:-0}" -gt 2000 ] || why="$why $size bytes: too short to need a third turn;"
+	term || why="$why exit status $?: $(tail -2 "$tmp/l.out.err" | tr '\n' ' ');"
+	if [ -z "$why" ]; then ok long-answer "$size bytes"; else bad long-answer "$why"; fi
+}
+
+case_cut_answer() {
+	local why= rc fname=ucmcut$$ fsock
+	fsock=/run/ucpumap/$fname.sock
+	mkdir -p /run/ucpumap
+	"$PY" - "$fsock" > "$tmp/c.srv" 2>&1 <<'PYEOF' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(1)
+s.settimeout(10)
+print("listening", flush=True)
+try:
+    c, _ = s.accept()
+    c.sendall(b'{"version": "x", "pid": 1')
+    c.close()
+finally:
+    os.unlink(sys.argv[1])
+PYEOF
+	lib_pid $!
+	wait_line "$tmp/c.srv" listening 50 $! || { bad cut-answer "the fake instance: $(cat "$tmp/c.srv")"; return; }
+	timeout 10 "$daemon" --status "$fname" > "$tmp/c" 2> "$tmp/c.err"
+	rc=$?
+	[ $rc = 1 ] || why="exit $rc (want 1);"
+	grep -q "the answer was cut after 25 bytes" "$tmp/c.err" || why="$why said: $(cat "$tmp/c.err");"
+	[ -e "$fsock" ] && { rm -f "$fsock"; why="$why the fake's socket left;"; }
+	if [ -z "$why" ]; then ok cut-answer "$(tail -1 "$tmp/c.err")"; else bad cut-answer "$why"; fi
 }
 
 case_cleanup() {

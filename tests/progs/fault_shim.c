@@ -13,6 +13,10 @@
  *   UCM_SHIM_FAULT=stall_write   io_uring_submit_and_wait() (a worker's
  *                                batch into the tun) first sleeps
  *                                UCM_SHIM_STALL_MS: a stalled worker
+ *   UCM_SHIM_FAULT=short_send    send() on a unix stream socket takes
+ *                                at most SHIM_SEND_MAX bytes, then fails
+ *                                with EAGAIN every other call: the
+ *                                status socket's buffer full, each turn
  *
  * Everything is read in the constructor, before the daemon's seccomp
  * filter: the calls themselves use only clock_gettime() (vDSO) and what
@@ -24,6 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <liburing.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -33,7 +38,7 @@
 #define AF_XDP 44
 #endif
 
-enum { SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT, SHIM_STALL_WRITE };
+enum { SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT, SHIM_STALL_WRITE, SHIM_SHORT_SEND };
 
 static int shim_fault;
 static long shim_left = 1;
@@ -41,6 +46,7 @@ static long long shim_at_ns;
 static int (*real_getsockopt)(int, int, int, void *, socklen_t *);
 static int (*real_submit)(struct io_uring *);
 static int (*real_submit_wait)(struct io_uring *, unsigned int);
+static ssize_t (*real_send)(int, const void *, size_t, int);
 static long shim_stall_ms;
 
 static long long now_ns(void)
@@ -60,6 +66,7 @@ __attribute__((constructor)) static void shim_init(void)
 	real_getsockopt = dlsym(RTLD_NEXT, "getsockopt");
 	real_submit = dlsym(RTLD_NEXT, "io_uring_submit");
 	real_submit_wait = dlsym(RTLD_NEXT, "io_uring_submit_and_wait");
+	real_send = dlsym(RTLD_NEXT, "send");
 	if (getenv("UCM_SHIM_STALL_MS"))
 		shim_stall_ms = atol(getenv("UCM_SHIM_STALL_MS"));
 	if (f && !strcmp(f, "so_error"))
@@ -68,6 +75,8 @@ __attribute__((constructor)) static void shim_init(void)
 		shim_fault = SHIM_URING_SUBMIT;
 	else if (f && !strcmp(f, "stall_write"))
 		shim_fault = SHIM_STALL_WRITE;
+	else if (f && !strcmp(f, "short_send"))
+		shim_fault = SHIM_SHORT_SEND;
 	shim_at_ns = now_ns() + (after ? atoll(after) : 0) * 1000000LL;
 	if (count)
 		shim_left = atol(count);
@@ -114,4 +123,28 @@ SHIM_API int io_uring_submit_and_wait(struct io_uring *ring, unsigned int wait_n
 		nanosleep(&ts, NULL);
 	}
 	return real_submit_wait(ring, wait_nr);
+}
+
+/* Below any answer's size: each one needs several turns. */
+#define SHIM_SEND_MAX	1000
+
+SHIM_API ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	static __thread bool full;
+	int domain = 0, type = 0;
+	socklen_t dlen = sizeof(domain), tlen = sizeof(type);
+
+	if (shim_fault == SHIM_SHORT_SEND &&
+	    !real_getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) && domain == AF_UNIX &&
+	    !real_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tlen) && type == SOCK_STREAM &&
+	    shim_take(SHIM_SHORT_SEND)) {
+		full = !full;
+		if (!full) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (len > SHIM_SEND_MAX)
+			len = SHIM_SEND_MAX;
+	}
+	return real_send(fd, buf, len, flags);
 }
