@@ -498,15 +498,33 @@ static uint32_t xmit_write(const struct ucm_tun *tun, struct tun_wstate *st,
  * they must never be submitted. If no new ring can be made, the worker
  * goes on one write() per packet.
  */
+/* A ring that cannot be rebuilt (out of memory or fds for a moment) is
+ * tried again this long after, the batches written one packet a write()
+ * meanwhile: a second is a few thousand syscalls at the worst. */
+#define RING_RETRY_NS		1000000000ull
+
+static void ring_build(const struct ucm_tun *tun, struct tun_wstate *st)
+{
+	int err = tun_test_ring_fail(true) ? -ENOMEM : wstate_ring_init(st);
+
+	if (!err) {
+		if (st->ring_warned)
+			pr_info("tun: %s: the io_uring is back: batches again\n", tun->name);
+		st->ring_retry_at = 0;
+		st->ring_warned = false;
+		return;
+	}
+	st->ring_retry_at = ucm_now_ns() + RING_RETRY_NS;
+	if (!st->ring_warned)
+		pr_warn("tun: %s: cannot rebuild an io_uring (%s): one packet per write() until it can be (tried every second)\n",
+			tun->name, strerror(-err));
+	st->ring_warned = true;
+}
+
 static void ring_reset(const struct ucm_tun *tun, struct tun_wstate *st)
 {
-	int err;
-
 	ring_exit(st);
-	err = wstate_ring_init(st);
-	if (err)
-		pr_warn("tun: %s: cannot rebuild an io_uring (%s): writing one packet per write() from now on\n",
-			tun->name, strerror(-err));
+	ring_build(tun, st);
 }
 
 /* How long the answer to a batch's cancels may take, per completion. */
@@ -676,7 +694,8 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 	if (!nsub)
 		return failed;
 
-	ret = io_uring_submit_and_wait(&st->ring, tun_test_wait_fail(false) ? 0 : nsub);
+	ret = tun_test_ring_fail(false) ? -ENOMEM :
+	      io_uring_submit_and_wait(&st->ring, tun_test_wait_fail(false) ? 0 : nsub);
 	a->submits++;
 	if (unlikely(ret < 0)) {
 		/* Nothing was taken: the batch fails as a whole. */
@@ -745,6 +764,8 @@ static int tun_xmit(void *ctx, uint32_t w, struct ucm_frame_hdr **frames,
 
 	if (unlikely(!st))
 		return n;
+	if (unlikely(st->ring_retry_at) && ucm_now_ns() >= st->ring_retry_at)
+		ring_build(tun, st);
 	while (done < n) {
 		k = min(n - done, (uint32_t)UCM_TUN_BATCH_MAX);
 		st->addrs = addrs + done;

@@ -38,6 +38,7 @@
  * path and the probe below alike. */
 int ucm_tun_test_refuse_super;
 int ucm_tun_test_wait_fail;
+int ucm_tun_test_ring_fail;
 #endif
 
 /* ---- the device ------------------------------------------------------- */

@@ -55,6 +55,8 @@ struct tun_wstate {
 	struct io_uring ring;
 	uint64_t seq;		/* the batch's number, in its writes' user_data */
 	bool ring_ok;		/* false: NO_BATCH, or the ring broke */
+	uint64_t ring_retry_at;	/* a broken ring's next rebuild; 0: none */
+	bool ring_warned;	/* a failed rebuild said, once */
 	int fd;			/* the queue's fd */
 	int sqe_fd;		/* what SQEs name: 0 (registered) or fd */
 	uint8_t sqe_flags;	/* IOSQE_FIXED_FILE when registered */
@@ -168,6 +170,11 @@ extern int ucm_tun_test_refuse_super;
  * or a read of an empty one stays there, as a tun's never does.
  */
 extern int ucm_tun_test_wait_fail;
+/*
+ * Tests: non-zero makes the next batch's submit fail as io_uring_enter()
+ * can (ENOMEM, nothing taken), and the ring's rebuild after it fail too.
+ */
+extern int ucm_tun_test_ring_fail;
 #endif
 
 /* The switch above, looked at (@take false) or used up (@take true);
@@ -179,6 +186,18 @@ static inline bool tun_test_wait_fail(bool take)
 	if (take)
 		return __atomic_exchange_n(&ucm_tun_test_wait_fail, 0, __ATOMIC_RELAXED);
 	return __atomic_load_n(&ucm_tun_test_wait_fail, __ATOMIC_RELAXED);
+#else
+	return false;
+#endif
+}
+
+/* ucm_tun_test_ring_fail, as tun_test_wait_fail(). */
+static inline bool tun_test_ring_fail(bool take)
+{
+#ifdef UCM_DEBUG
+	if (take)
+		return __atomic_exchange_n(&ucm_tun_test_ring_fail, 0, __ATOMIC_RELAXED);
+	return __atomic_load_n(&ucm_tun_test_ring_fail, __ATOMIC_RELAXED);
 #else
 	return false;
 #endif

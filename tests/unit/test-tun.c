@@ -781,6 +781,56 @@ static int test_write_batch_given_up(void)
 }
 
 /*
+ * A ring whose rebuild fails (out of memory for a moment) leaves the
+ * worker on write(2), one packet a call, until a rebuild a second later
+ * brings batches back: every packet delivered meanwhile, none lost.
+ */
+static int test_write_ring_rebuilt(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[NPKT];
+	uint64_t addrs[NPKT], submits[3];
+	struct ucm_tun_stats st;
+	int s[2], failed[3];
+	struct ucm_tun *tun;
+	char buf[512];
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, s),
+		  "socketpair");
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	OPEN_OR_SKIP(ops, tun);
+	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'A', 100), "alloc");
+	/* The submit fails, and so does the ring's rebuild. */
+	ucm_tun_test_ring_fail = 1;
+	for (int k = 0; k < 3; k++) {
+		failed[k] = ops->xmit(tun, 0, hdrs, addrs, NPKT);
+		ucm_tun__worker_stats(tun, 0, &st, sizeof(st));
+		submits[k] = st.submits;
+		if (k == 1)
+			ut_msleep(1100);	/* past RING_RETRY_NS */
+	}
+	UT_ASSERT(!ucm_tun_test_ring_fail, "the switch was never used");
+	UT_ASSERT(failed[0] == NPKT && !failed[1] && !failed[2],
+		  "failed: %d (want all %d: the submit failed), %d, %d (want 0)", failed[0], NPKT,
+		  failed[1], failed[2]);
+	UT_ASSERT(take_datagrams(s[1], -1, buf, sizeof(buf)) == 2 * NPKT, "delivered");
+	/* A write(2) a packet, then one submission for the batch. */
+	UT_ASSERT(submits[1] == submits[0] + NPKT && submits[2] == submits[1] + 1,
+		  "submits %llu, %llu, %llu: the ring not rebuilt a second after it failed",
+		  (unsigned long long)submits[0], (unsigned long long)submits[1],
+		  (unsigned long long)submits[2]);
+	UT_ASSERT(st.err_other == NPKT && st.packets == 2 * NPKT,
+		  "stats: err_other %llu packets %llu, want %d %d",
+		  (unsigned long long)st.err_other, (unsigned long long)st.packets, NPKT, 2 * NPKT);
+	return tun_done(ops, tun, u, addrs, NPKT, s[1]);
+}
+
+/*
  * A packet of two frames (5000 bytes: an IPv4/UDP frame of a tap) is one
  * write of both parts whose vnet header's hdr_len ends its headers (42):
  * past a page, the kernel makes that much of the skb linear, and puts the
@@ -1131,6 +1181,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_uring_restricted),
 	UT_CASE(test_write_batch_given_up),
 	UT_CASE(test_write_full_nonblocking),
+	UT_CASE(test_write_ring_rebuilt),
 	UT_CASE(test_write_chain_hdr_len),
 	UT_CASE(test_write_stale_completion),
 	UT_CASE(test_write_close_after_given_up),
