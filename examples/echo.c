@@ -60,9 +60,10 @@ static int turn_around(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
 
 int main(int argc, char **argv)
 {
+	struct ucm_dp_health h;
 	struct ucm_dp_stats st;
 	struct ucm_dp *dp;
-	int secs, err;
+	int secs, err, fault = 0;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: echo IFACE [SECONDS]\n");
@@ -84,8 +85,16 @@ int main(int argc, char **argv)
 	if (!err) {
 		printf("echo: answering UDP port %d on %s\n", ECHO_PORT, argv[1]);
 		fflush(stdout);
-		for (int t = 0; !done && (!secs || t < secs * 10) && !ucm_dp__err(dp, NULL); t++)
+		/* Every 100 ms: faults (the interface or tun deleted, a socket
+		 * or thread failed) end the run; the library logs them. */
+		for (int t = 0; !done && (!secs || t < secs * 10); t++) {
+			if (ucm_dp__check(dp, &h, sizeof(h)) == 1) {
+				fprintf(stderr, "echo: stopping: %s\n", ucm_dp_fault_str(h.fault));
+				fault = 1;
+				break;
+			}
 			usleep(100000);
+		}
 	}
 	if (ucm_dp__stop(dp, 1500) && !err)
 		err = -errno;
@@ -94,5 +103,5 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.verdict_tx, (unsigned long long)st.tx_completed,
 	       err ? ": " : "", err ? strerror(-err) : "");
 	ucm_dp__destroy(dp);
-	return err ? 1 : 0;
+	return err || fault ? 1 : 0;
 }

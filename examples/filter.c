@@ -46,10 +46,11 @@ static int drop_port(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
 int main(int argc, char **argv)
 {
 	unsigned long total = 0;
+	struct ucm_dp_health h;
 	struct ucm_dp_stats st;
 	struct ucm_dp *dp;
 	uint16_t port;
-	int secs, err;
+	int secs, err, fault = 0;
 
 	if (argc < 4 || atoi(argv[3]) <= 0 || atoi(argv[3]) > 65535) {
 		fprintf(stderr, "usage: filter IFACE TUN PORT [SECONDS]\n");
@@ -76,8 +77,16 @@ int main(int argc, char **argv)
 	}
 	printf("filter: %s -> %s, dropping port %u\n", argv[1], ucm_dp__tun_name(dp), port);
 	fflush(stdout);
-	for (int t = 0; !done && (!secs || t < secs * 10) && !ucm_dp__err(dp, NULL); t++)
+	/* Every 100 ms: faults (the interface or tun deleted, a socket
+	 * or thread failed) end the run; the library logs them. */
+	for (int t = 0; !done && (!secs || t < secs * 10); t++) {
+		if (ucm_dp__check(dp, &h, sizeof(h)) == 1) {
+			fprintf(stderr, "filter: stopping: %s\n", ucm_dp_fault_str(h.fault));
+			fault = 1;
+			break;
+		}
 		usleep(100000);
+	}
 	err = ucm_dp__stop(dp, 1500);
 	ucm_dp__stats(dp, &st, sizeof(st));
 	for (uint32_t w = 0; w < UCM_CPUMAP_MAX_WORKERS; w++)
@@ -86,5 +95,5 @@ int main(int argc, char **argv)
 	       total, port, (unsigned long long)st.delivered, (unsigned long long)st.rx,
 	       err ? ": " : "", err ? strerror(-err) : "");
 	ucm_dp__destroy(dp);
-	return err ? 1 : 0;
+	return err || fault ? 1 : 0;
 }

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 	struct ucm_dp_health h;
 	struct ucm_dp_stats st;
 	struct ucm_dp *dp;
-	int secs, err;
+	int secs, err, fault = 0;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: forward IFACE TUN [SECONDS]\n");
@@ -63,6 +63,7 @@ int main(int argc, char **argv)
 	for (int t = 0; !done && (!secs || t < secs * 10); t++) {
 		if (ucm_dp__check(dp, &h, sizeof(h)) == 1) {
 			fprintf(stderr, "forward: stopping: %s\n", ucm_dp_fault_str(h.fault));
+			fault = 1;
 			break;
 		}
 		usleep(100000);
@@ -75,5 +76,5 @@ int main(int argc, char **argv)
 	       (unsigned long long)(st.rx - st.delivered),
 	       err ? strerror(-err) : "every frame came home");
 	ucm_dp__destroy(dp);
-	return err ? 1 : 0;
+	return err || fault ? 1 : 0;
 }

@@ -89,8 +89,9 @@ int main(int argc, char **argv)
 	static const uint32_t hdr[6] = { 0xa1b2c3d4, 2 | 4 << 16, 0, 0, SNAPLEN,
 					 LINKTYPE_ETHERNET };
 	struct pcap_sink s = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct ucm_dp_health h;
 	struct ucm_dp *dp;
-	int secs, err;
+	int secs, err, fault = 0;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: pcap IFACE FILE [SECONDS]\n");
@@ -120,8 +121,16 @@ int main(int argc, char **argv)
 	if (!err) {
 		printf("pcap: %s -> %s\n", argv[1], argv[2]);
 		fflush(stdout);
-		for (int t = 0; !done && (!secs || t < secs * 10) && !ucm_dp__err(dp, NULL); t++)
+		/* Every 100 ms: faults (the interface or tun deleted, a socket
+		 * or thread failed) end the run; the library logs them. */
+		for (int t = 0; !done && (!secs || t < secs * 10); t++) {
+			if (ucm_dp__check(dp, &h, sizeof(h)) == 1) {
+				fprintf(stderr, "pcap: stopping: %s\n", ucm_dp_fault_str(h.fault));
+				fault = 1;
+				break;
+			}
 			usleep(100000);
+		}
 	}
 	/* Stopping drains the workers: every batch is written before it returns. */
 	if (ucm_dp__stop(dp, 1500) && !err)
@@ -131,7 +140,7 @@ int main(int argc, char **argv)
 		err = -errno;
 	printf("pcap: wrote %lu packets to %s%s%s\n", s.packets, argv[2],
 	       err ? ": " : "", err ? strerror(-err) : "");
-	return err ? 1 : 0;
+	return err || fault ? 1 : 0;
 
 out_file:	/* nothing captured: no file left to refuse the next run */
 	fclose(s.f);

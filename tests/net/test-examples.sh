@@ -21,6 +21,8 @@
 #   echo-jumbo the same at MTU 9000: requests of 1472, 4000 and 8972 bytes
 #              (one, two, three frames), each answered exactly, a packet
 #              of several frames sent back as one
+#   tun-gone   filter's tun deleted under it: it stops by itself within
+#              3 s, saying why (ucm_dp__check()), and exits 1
 #   nothing-left   after them, no XDP program and no device but vd
 #
 # Every case but build needs build's staged install (the case runs it
@@ -30,7 +32,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-examples
-cases="build readme-program forward filter pcap pcap-jumbo echo echo-jumbo nothing-left"
+cases="build readme-program forward filter pcap pcap-jumbo echo echo-jumbo tun-gone nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 g=ucmxg$$
@@ -335,6 +337,28 @@ case_echo_jumbo() {
 	fi
 	ip -n "$g" link set vg mtu 1500
 	ip -n "$d" link set vd mtu 1500
+}
+
+# ---- a fault ends a run ---------------------------------------------------------
+case_tun_gone() {
+	local rc=
+	needs
+	rm -f "$tmp/filter.out" "$tmp/filter.err"
+	run filter vd ucmx1 9001 || return
+	ip netns exec "$d" ip link del ucmx1
+	for _ in $(seq 30); do kill -0 $xpid 2> /dev/null || break; sleep 0.1; done
+	if kill -0 $xpid 2> /dev/null; then
+		finish
+		bad tun-gone "still running 3 s after its tun was deleted: $(tail -2 "$tmp/filter.err" | tr '\n' ' ')"
+		return
+	fi
+	lib_wait $xpid
+	rc=$?
+	if [ "$rc" = 1 ] && grep -q "^filter: stopping: tun gone" "$tmp/filter.err"; then
+		ok tun-gone "exit $rc: $(grep '^filter: stopping' "$tmp/filter.err")"
+	else
+		bad tun-gone "exit $rc: $(tail -2 "$tmp/filter.err" | tr '\n' ' ')"
+	fi
 }
 
 case_nothing_left() {
