@@ -718,41 +718,6 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 	return failed;
 }
 
-/* One batch's counts into the worker's: STAT_ADD, relaxed and without a
- * pair (tun_worker's contract). */
-static void stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *a)
-{
-	if (a->packets) {
-		STAT_ADD(s->packets, a->packets);
-		STAT_ADD(s->bytes, a->bytes);
-	}
-	if (a->submits)
-		STAT_ADD(s->submits, a->submits);
-	if (unlikely(a->csum_partial))
-		STAT_ADD(s->csum_partial, a->csum_partial);
-	if (unlikely(a->super_refused))
-		STAT_ADD(s->super_refused, a->super_refused);
-	if (a->super) {
-		uint32_t b;
-
-		STAT_ADD(s->super, a->super);
-		STAT_ADD(s->super_segs, a->super_segs);
-		for (b = 0; b < UCM_TUN_SEG_HIST; b++)
-			if (a->super_hist[b])
-				STAT_ADD(s->super_hist[b], a->super_hist[b]);
-	}
-	if (unlikely(a->non_ip))
-		STAT_ADD(s->non_ip, a->non_ip);
-	if (unlikely(a->err_eio))
-		STAT_ADD(s->err_eio, a->err_eio);
-	if (unlikely(a->err_ebadfd))
-		STAT_ADD(s->err_ebadfd, a->err_ebadfd);
-	if (unlikely(a->err_eagain))
-		STAT_ADD(s->err_eagain, a->err_eagain);
-	if (unlikely(a->err_other))
-		STAT_ADD(s->err_other, a->err_other);
-}
-
 static int tun_xmit(void *ctx, uint32_t w, struct ucm_frame_hdr **frames,
 		    const uint64_t *addrs, uint32_t n)
 {
@@ -775,7 +740,7 @@ static int tun_xmit(void *ctx, uint32_t w, struct ucm_frame_hdr **frames,
 			failed += xmit_write(tun, st, frames + done, k, &a);
 		done += k;
 	}
-	stats_publish(&wk->stats, &a);
+	ucm_tun_stats_publish(&wk->stats, &a);
 	return failed;
 }
 

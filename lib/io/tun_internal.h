@@ -203,6 +203,9 @@ static inline bool tun_test_ring_fail(bool take)
 #endif
 }
 
+/* tun_dev.c: one batch's counts @a into a worker's @s (tun_xmit()). */
+void ucm_tun_stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *a);
+
 /* ---- the read path (tun_read.c, tun_read_tx.c) ------------------------ */
 
 /* A turn's descriptors for the channel, sent whenever this many wait. */
