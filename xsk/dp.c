@@ -195,6 +195,18 @@ static void *rx_main(void *arg)
 
 /* ---- life cycle ------------------------------------------------------------ */
 
+int ucm_dp__validate(const struct ucm_dp_opts *opts)
+{
+	struct dp_cfg c;
+	int err = ucm_dp_resolve(opts, &c);
+
+	if (!err)
+		err = ucm_dp_check_cfg(&c);
+	if (!err)
+		err = ucm_dp_check_parts(&c);
+	return ucm_err(err);
+}
+
 struct ucm_dp *ucm_dp__create(const struct ucm_dp_opts *opts)
 {
 	struct ucm_dp *dp;

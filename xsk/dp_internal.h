@@ -192,6 +192,12 @@ int ucm_dp_read_back(const struct ucm_dp *dp, uint32_t w,
 void ucm_dp_snapshot(struct ucm_dp *dp);
 
 /* dp_parts.c */
+/* What each part would refuse of its options, given @c, before anything
+ * is set up: the application's XSKMAP, the interface's MTU
+ * (ucm_dp_check_if_mtu()), the steering, the sockets and their UMEM, the
+ * workers (CPUs, ring size), the interface's queues. 0, or -errno after
+ * a message. */
+int ucm_dp_check_parts(const struct dp_cfg *c);
 /* Every part, in order; what was set up stays for ucm_dp_parts_close(). */
 int ucm_dp_parts_open(struct ucm_dp *dp);
 /* Steps 4-6 of the stop: every part down, every frame home. */

@@ -539,20 +539,6 @@ int ucm_dp_check_cfg(struct dp_cfg *c)
 	return err ? err : ucm_dp_chain_frames(c);
 }
 
-int ucm_dp__validate(const struct ucm_dp_opts *opts)
-{
-	struct dp_cfg c;
-	int err = ucm_dp_resolve(opts, &c);
-
-	if (!err)
-		err = ucm_dp_check_cfg(&c);
-	if (!err)
-		err = ucm_dp_check_if_mtu(&c);
-	if (!err)
-		err = ucm_xsk_check_queues(c.ifname, c.queues, c.nqueues);
-	return ucm_err(err);
-}
-
 /* ---- what it runs on -------------------------------------------------- */
 
 uint32_t ucm_dp__nqueues(const struct ucm_dp *dp)

@@ -16,6 +16,7 @@
 #include "dp_internal.h"
 #include "port_internal.h"
 #include "engine/chain.h"
+#include "engine/cpumap_internal.h"
 
 static int if_mac(const char *ifname, uint8_t *mac)
 {
@@ -95,42 +96,144 @@ static int channels_setup(struct ucm_dp *dp)
 
 /* The application's XSKMAP (UCM_DP_F_OWN_XDP): an XSKMAP, with room for
  * every queue id. */
-static int check_own_map(struct ucm_dp *dp)
+static int check_own_map(const struct dp_cfg *c)
 {
 	struct bpf_map_info info = {};
 	uint32_t len = sizeof(info), q;
 
-	if (bpf_obj_get_info_by_fd(dp->c.xsks_map_fd, &info, &len) ||
+	if (bpf_obj_get_info_by_fd(c->xsks_map_fd, &info, &len) ||
 	    info.type != BPF_MAP_TYPE_XSKMAP) {
 		pr_warn("dp: xsks_map_fd %d is not an XSKMAP (BPF_MAP_TYPE_XSKMAP): give the map your XDP program redirects with\n",
-			dp->c.xsks_map_fd);
+			c->xsks_map_fd);
 		return -EINVAL;
 	}
-	for (q = 0; q < dp->c.nqueues; q++) {
-		if (dp->c.queues[q] >= info.max_entries) {
+	for (q = 0; q < c->nqueues; q++) {
+		if (c->queues[q] >= info.max_entries) {
 			pr_warn("dp: the XSKMAP has %u entries, no room for queue %u\n",
-				info.max_entries, dp->c.queues[q]);
+				info.max_entries, c->queues[q]);
 			return -EINVAL;
 		}
 	}
 	return 0;
 }
 
+/* ---- each part's options, from the configuration ----------------------- */
+
+/* The application's thread hook, for the parts' own (api.h: ucm_thread_fn). */
+static void dp_worker_init(void *ctx, uint32_t w)
+{
+	const struct dp_cfg *c = ctx;
+
+	c->thread_init(c->thread_init_ctx, UCM_DP_THREAD_WORKER, w);
+}
+
+static void xdp_opts_of(const struct dp_cfg *c, struct ucm_xdp_opts *xo)
+{
+	*xo = (struct ucm_xdp_opts){
+		.sz = sizeof(*xo), .policy = c->steer.policy, .nworkers = c->steer.nworkers,
+		.fixed = c->steer.fixed, .flags = c->steer.flags,
+		.load_flags = c->sg ? UCM_XDP_F_FRAGS : 0,
+	};
+}
+
+static void xsk_opts_of(const struct dp_cfg *c, struct ucm_xsk_opts *so)
+{
+	uint32_t f = c->flags;
+
+	*so = (struct ucm_xsk_opts){
+		.sz = sizeof(*so), .ifname = c->ifname, .queues = c->queues,
+		.nqueues = c->nqueues, .frames_per_queue = c->frames,
+		.frame_size = c->frame_size, .rx_size = c->rx_size,
+		.fill_size = 2 * c->rx_size, .mode = c->xsk_mode,
+		.flags = (f & UCM_DP_F_BUSY_POLL ? UCM_XSK_F_BUSY_POLL : 0) |
+			 (c->sg ? UCM_XSK_F_SG : 0) |
+			 /* The way back's cut leaves checksums to the kernel. */
+			 ((f & UCM_DP_F_TWO_WAY) &&
+			  !(f & (UCM_DP_F_NO_OFFLOAD | UCM_DP_F_NO_TX_CSUM)) ?
+			  UCM_XSK_F_TX_CSUM : 0),
+		.umem_flags = f & UCM_DP_F_NO_DIRECT_BULK ? UCM_UMEM_F_NO_DIRECT_BULK : 0,
+		.max_frags = c->max_frags,
+	};
+}
+
+static bool dp_hold(const struct dp_cfg *c)
+{
+	uint32_t f = c->flags;
+
+	if (f & UCM_DP_F_COALESCE)
+		return true;
+	return !c->sink && !(f & (UCM_DP_F_NO_HOLD | UCM_DP_F_INLINE));
+}
+
+/* All but what the open makes: the sink's context and the channels. */
+static void cpumap_opts_of(const struct dp_cfg *c, struct ucm_cpumap_opts *co)
+{
+	uint32_t f = c->flags;
+
+	*co = (struct ucm_cpumap_opts){
+		.sz = sizeof(*co), .cpus = c->cpus, .ncpus = c->nworkers, .qsize = c->qsize,
+		.sink = c->sink ? c->sink : f & UCM_DP_F_TWO_WAY ?
+			ucm_tun__sink_back() : ucm_tun__sink(),
+		.sink_ctx = c->sink ? c->sink_ctx : NULL,
+		.flags = (f & UCM_DP_F_NO_RECYCLE ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
+			 (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
+			 /* the tun sees up to 64 at once: one submission */
+			 (dp_hold(c) ? UCM_CPUMAP_F_HOLD : 0) |
+			 (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0) |
+			 (f & UCM_DP_F_NO_FAIR_SHARE ? UCM_CPUMAP_F_NO_FAIR : 0) |
+			 (c->prewake ? UCM_CPUMAP_F_PREWAKE : 0) |
+			 /* one RX thread: single-producer worker rings
+			  * (inline, one "worker" per queue: no ring);
+			  * several: a lane each, when asked */
+			 (c->nqueues == 1 ? UCM_CPUMAP_F_ONE_PRODUCER :
+			  (f & (UCM_DP_F_LANES | UCM_DP_F_INLINE)) == UCM_DP_F_LANES ?
+			  UCM_CPUMAP_F_LANES : 0),
+		.verdict = c->verdict, .verdict_ctx = c->verdict_ctx,
+		.spin_us = c->spin_us,
+		.worker_init = c->thread_init ? dp_worker_init : NULL,
+		.worker_init_ctx = (void *)c,	/* the hook only reads it */
+	};
+}
+
+int ucm_dp_check_parts(const struct dp_cfg *c)
+{
+	struct ucm_cpumap_opts co;
+	struct ucm_xdp_opts xo, xo_in;
+	struct ucm_xsk_opts so, so_in;
+	struct ucm_steer_cfg steer;
+	int err;
+
+	err = c->flags & UCM_DP_F_OWN_XDP ? check_own_map(c) : 0;
+	if (!err)
+		err = ucm_dp_check_if_mtu(c);
+	if (err)
+		return err;
+	/* The steering's config picks workers in the RX threads too (a
+	 * packet without the program's mark): checked with OWN_XDP as well. */
+	xdp_opts_of(c, &xo_in);
+	err = ucm_xdp_opts_check(&xo_in, &xo, &steer);
+	if (err)
+		return err;
+	xsk_opts_of(c, &so_in);
+	err = ucm_xsk_parse_opts(&so_in, &so);
+	if (err)
+		return err;
+	cpumap_opts_of(c, &co);
+	err = ucm_cpumap_opts_check(&co);
+	return err ? err : ucm_xsk_check_queues(c->ifname, c->queues, c->nqueues);
+}
+
 static int dp_attach(struct ucm_dp *dp)
 {
-	UCM_OPTS(ucm_xdp_opts, xo, .policy = dp->c.steer.policy,
-		 .nworkers = dp->c.steer.nworkers, .fixed = dp->c.steer.fixed,
-		 .flags = dp->c.steer.flags,
-		 .load_flags = dp->c.sg ? UCM_XDP_F_FRAGS : 0);
+	struct ucm_xdp_opts xo;
 	uint32_t f = dp->c.flags;
 	int err;
 
 	/* What cannot work is refused before anything is touched. */
-	err = f & UCM_DP_F_OWN_XDP ? check_own_map(dp) : 0;
-	if (!err)
-		err = ucm_dp_check_if_mtu(&dp->c);
+	err = ucm_dp_check_parts(&dp->c);
 	if (err || (f & UCM_DP_F_OWN_XDP))
 		return err;
+	xdp_opts_of(&dp->c, &xo);
 	/* The program first: it replaces a stale one of ours, whose XSK map
 	 * would otherwise keep the queues busy. */
 	dp->xdp = ucm_xdp__load(&xo);
@@ -143,22 +246,11 @@ static int dp_attach(struct ucm_dp *dp)
 
 static int dp_open_xsk(struct ucm_dp *dp)
 {
-	uint32_t f = dp->c.flags;
-	UCM_OPTS(ucm_xsk_opts, so, .ifname = dp->c.ifname, .queues = dp->c.queues,
-		 .nqueues = dp->c.nqueues, .frames_per_queue = dp->c.frames,
-		 .frame_size = dp->c.frame_size, .rx_size = dp->c.rx_size,
-		 .fill_size = 2 * dp->c.rx_size, .mode = dp->c.xsk_mode,
-		 .flags = (f & UCM_DP_F_BUSY_POLL ? UCM_XSK_F_BUSY_POLL : 0) |
-			  (dp->c.sg ? UCM_XSK_F_SG : 0) |
-			  /* The way back's cut leaves checksums to the kernel. */
-			  ((f & UCM_DP_F_TWO_WAY) &&
-			   !(f & (UCM_DP_F_NO_OFFLOAD | UCM_DP_F_NO_TX_CSUM)) ?
-			   UCM_XSK_F_TX_CSUM : 0),
-		 .umem_flags = f & UCM_DP_F_NO_DIRECT_BULK ? UCM_UMEM_F_NO_DIRECT_BULK : 0,
-		 .max_frags = dp->c.max_frags);
+	struct ucm_xsk_opts so;
 	uint32_t q;
 	int err;
 
+	xsk_opts_of(&dp->c, &so);
 	dp->xsk = ucm_xsk__open(&so);
 	if (!dp->xsk)
 		return -errno;
@@ -175,14 +267,6 @@ static int dp_open_xsk(struct ucm_dp *dp)
 		ucm_xsk_queue__set_steer(rx->q, dp->c.steer_fn, dp->c.steer_ctx);
 	}
 	return 0;
-}
-
-/* The application's thread hook, for the parts' own (api.h: ucm_thread_fn). */
-static void dp_worker_init(void *ctx, uint32_t w)
-{
-	const struct dp_cfg *c = ctx;
-
-	c->thread_init(c->thread_init_ctx, UCM_DP_THREAD_WORKER, w);
 }
 
 static void dp_resolver_init(void *ctx, uint32_t w)
@@ -219,42 +303,16 @@ static int dp_open_tun(struct ucm_dp *dp)
  * (or a GSO super-packet) for them all. Coalescing always holds (inline
  * too: the RX thread holds across its flushes). Not for a sink of one's
  * own: its xmit() is handed each batch. */
-static bool dp_hold(const struct ucm_dp *dp)
-{
-	uint32_t f = dp->c.flags;
-
-	if (f & UCM_DP_F_COALESCE)
-		return true;
-	return !dp->c.sink && !(f & (UCM_DP_F_NO_HOLD | UCM_DP_F_INLINE));
-}
-
 static int dp_open_cpumap(struct ucm_dp *dp)
 {
 	uint32_t f = dp->c.flags, q;
+	struct ucm_cpumap_opts co;
 	int err;
-	UCM_OPTS(ucm_cpumap_opts, co, .cpus = dp->c.cpus, .ncpus = dp->c.nworkers,
-		 .qsize = dp->c.qsize,
-		 .sink = dp->c.sink ? dp->c.sink : f & UCM_DP_F_TWO_WAY ?
-			 ucm_tun__sink_back() : ucm_tun__sink(),
-		 .sink_ctx = dp->c.sink ? dp->c.sink_ctx : dp->tun,
-		 .flags = (f & UCM_DP_F_NO_RECYCLE ? UCM_CPUMAP_F_NO_RECYCLE : 0) |
-			  (f & UCM_DP_F_INLINE ? UCM_CPUMAP_F_INLINE : 0) |
-			  /* the tun sees up to 64 at once: one submission */
-			  (dp_hold(dp) ? UCM_CPUMAP_F_HOLD : 0) |
-			  (f & UCM_DP_F_NO_LATENCY ? UCM_CPUMAP_F_NO_LATENCY : 0) |
-			  (f & UCM_DP_F_NO_FAIR_SHARE ? UCM_CPUMAP_F_NO_FAIR : 0) |
-			  (dp->c.prewake ? UCM_CPUMAP_F_PREWAKE : 0) |
-			  /* one RX thread: single-producer worker rings
-			   * (inline, one "worker" per queue: no ring);
-			   * several: a lane each, when asked */
-			  (dp->c.nqueues == 1 ? UCM_CPUMAP_F_ONE_PRODUCER :
-			   (f & (UCM_DP_F_LANES | UCM_DP_F_INLINE)) == UCM_DP_F_LANES ?
-			   UCM_CPUMAP_F_LANES : 0),
-		 .verdict = dp->c.verdict, .verdict_ctx = dp->c.verdict_ctx,
-		 .spin_us = dp->c.spin_us,
-		 .txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL,
-		 .worker_init = dp->c.thread_init ? dp_worker_init : NULL,
-		 .worker_init_ctx = &dp->c);
+
+	cpumap_opts_of(&dp->c, &co);
+	if (!dp->c.sink)
+		co.sink_ctx = dp->tun;
+	co.txqs = f & UCM_DP_F_VERDICT_TX ? dp->txq : NULL;
 
 	if (co.flags & UCM_CPUMAP_F_LANES)
 		pr_info("dp: lanes: each of the %u RX threads flushes into a ring of its own in each of the %u workers\n",

@@ -77,8 +77,9 @@ _Static_assert(sizeof(struct ucm_txq_meta) == UCM_TXQ_META_LEN, "the metadata fi
 #define SO_BUSY_POLL_BUDGET	70
 #endif
 
-static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
+int ucm_xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 {
+	struct ucm_umem_opts uo, umem;
 	int err = UCM_OPTS_COPY(o, in, ucm_xsk_opts);
 
 	if (err)
@@ -130,7 +131,12 @@ static int xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 		pr_warn("xsk: umem_flags: the NUMA node is the device's, taken by the open itself: leave UCM_UMEM_F_NUMA_NODE out\n");
 		return -EINVAL;
 	}
-	return 0;
+	/* The UMEM's own limits (a pool's least frames, its largest size):
+	 * refused here, before the open touches anything. */
+	uo = (struct ucm_umem_opts){ .sz = sizeof(uo), .frame_size = o->frame_size,
+				     .npools = o->nqueues, .frames_per_pool = o->frames_per_queue,
+				     .flags = o->umem_flags };
+	return ucm_umem_parse_opts(&uo, &umem);
 }
 
 static int queue_exists(const char *ifname, uint32_t q)
@@ -536,7 +542,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 	uint32_t i;
 	int err;
 
-	err = xsk_parse_opts(opts, &o);
+	err = ucm_xsk_parse_opts(opts, &o);
 	if (err)
 		return ucm_err_ptr(err);
 	x = calloc(1, sizeof(*x));

@@ -27,6 +27,7 @@
 #include "core/pool_internal.h"
 #include "engine/chain.h"
 #include "ucpumap/steer.h"
+#include "ucpumap/xdp.h"
 #include "ucpumap/xsk.h"
 
 /* Linux 6.6: multi-buffer sockets, and the descriptor option that says
@@ -168,5 +169,13 @@ static __hot_inline int32_t ucm_xsk_rx_meta(struct ucm_xsk_queue *q, uint64_t ad
 /* Every queue of @queues (@nqueues; NULL: queue 0) is one @ifname has:
  * 0, or -EINVAL after a message naming those it has. */
 int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues);
+
+/* What ucm_xsk__open() (port.c) and ucm_xdp__load() (xdp.c) refuse of
+ * their options before they touch anything: @in copied into @o, defaults
+ * filled in (and the steering's config in @cfg); 0 or -EINVAL, said. For
+ * ucm_dp, to refuse them before it attaches anything. */
+int ucm_xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o);
+int ucm_xdp_opts_check(const struct ucm_xdp_opts *opts, struct ucm_xdp_opts *o,
+		       struct ucm_steer_cfg *cfg);
 
 #endif /* UCM_XSK_PORT_INTERNAL_H */

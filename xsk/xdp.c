@@ -18,6 +18,7 @@
 
 #include "core/internal.h"
 #include "ucpumap/xdp.h"
+#include "port_internal.h"
 
 /* The object file's bytes, from bpf_obj.S. */
 extern const char ucm_steer_bpf_obj[] __attribute__((visibility("hidden")));
@@ -164,6 +165,22 @@ static int choose_steer(struct ucm_xdp *x)
 	return 0;
 }
 
+int ucm_xdp_opts_check(const struct ucm_xdp_opts *opts, struct ucm_xdp_opts *o,
+		       struct ucm_steer_cfg *cfg)
+{
+	int err = UCM_OPTS_COPY(o, opts, ucm_xdp_opts);
+
+	if (err)
+		return err;
+	*cfg = (struct ucm_steer_cfg){
+		.policy = o->policy,
+		.nworkers = o->nworkers ? o->nworkers : 1,
+		.fixed = o->fixed,
+		.flags = o->flags ? o->flags : UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6,
+	};
+	return cfg_check(cfg);
+}
+
 struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ucm_steer");
@@ -172,16 +189,7 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 	struct ucm_xdp *x;
 	int err;
 
-	err = UCM_OPTS_COPY(&o, opts, ucm_xdp_opts);
-	if (err)
-		return ucm_err_ptr(err);
-	cfg = (struct ucm_steer_cfg){
-		.policy = o.policy,
-		.nworkers = o.nworkers ? o.nworkers : 1,
-		.fixed = o.fixed,
-		.flags = o.flags ? o.flags : UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6,
-	};
-	err = cfg_check(&cfg);
+	err = ucm_xdp_opts_check(opts, &o, &cfg);
 	if (err)
 		return ucm_err_ptr(err);
 

@@ -231,4 +231,9 @@ int ucm_pools_reclaim(struct ucm_pool *const *pools, uint32_t npools, uint64_t e
 int ucm_umem_put_bulk_from(struct ucm_umem *umem, const uint64_t *addrs,
 			   uint32_t n, enum ucm_frame_loc from, bool release);
 
+/* What ucm_umem__create() refuses of its options, before it makes
+ * anything: @in copied into @o, defaults filled in; 0 or -EINVAL, said.
+ * For the sockets' open to refuse them before anything is touched. */
+int ucm_umem_parse_opts(const struct ucm_umem_opts *in, struct ucm_umem_opts *o);
+
 #endif /* UCM_POOL_INTERNAL_H */

@@ -22,8 +22,7 @@
 /* How often ucm_umem__destroy() looks for late returns. */
 #define UCM_DESTROY_RETRY_MS		10
 
-static int umem_parse_opts(const struct ucm_umem_opts *in,
-			   struct ucm_umem_opts *o)
+int ucm_umem_parse_opts(const struct ucm_umem_opts *in, struct ucm_umem_opts *o)
 {
 	int err = UCM_OPTS_COPY(o, in, ucm_umem_opts);
 
@@ -144,7 +143,7 @@ struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts)
 	uint32_t i;
 	int err;
 
-	err = umem_parse_opts(opts, &o);
+	err = ucm_umem_parse_opts(opts, &o);
 	if (err)
 		return ucm_err_ptr(err);
 

@@ -210,7 +210,7 @@ static int map_set_txqs(struct ucm_cpumap *map, struct ucm_txq *const *txqs,
 }
 
 /* The options that stand alone; the sink's are checked on its copy. */
-static int opts_check(struct ucm_cpumap_opts *o)
+int ucm_cpumap_opts_check(struct ucm_cpumap_opts *o)
 {
 	uint32_t i, j;
 
@@ -284,7 +284,7 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 		pr_warn("cpumap: no umem\n");
 		return ucm_err_ptr(-EINVAL);
 	}
-	err = opts_check(&o);
+	err = ucm_cpumap_opts_check(&o);
 	if (err)
 		return ucm_err_ptr(err);
 	err = o.sink ? ucm_sink_ops_copy(&sink, o.sink) : 0;

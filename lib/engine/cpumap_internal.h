@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* What the cpumap shares with the layers above it, not public: the copy
- * of a caller's sink ops, and the worker loop's test hooks (debug builds). */
+/* What the cpumap shares with the layers above it, not public: its
+ * options' check, the copy of a caller's sink ops, and the worker loop's
+ * test hooks (debug builds). */
 #ifndef UCM_CPUMAP_INTERNAL_H
 #define UCM_CPUMAP_INTERNAL_H
 
@@ -13,6 +14,12 @@
  * NULL; -EINVAL, with a message naming the fix, for sz 0 or unknown
  * non-zero bytes. */
 int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src);
+
+/* The options that stand alone (CPUs, ring size, flags, spin), their
+ * defaults filled in: what ucm_cpumap__create() refuses before it makes
+ * anything, for ucm_dp to refuse before it attaches anything. 0 or
+ * -EINVAL, said. */
+int ucm_cpumap_opts_check(struct ucm_cpumap_opts *o);
 
 /* A sink whose wait() reads its wake fd: its worker cannot pre-wake
  * (UCM_CPUMAP_F_PREWAKE needs a sink without wait() or one that only

@@ -24,7 +24,8 @@
 #                  options, 78 for what this host cannot do with them: the
 #                  unit does not restart either), nothing left; and somebody
 #                  else's XDP program (left alone, or --replace: exit 1, it
-#                  may go)
+#                  may go; --replace with a queue vd lacks: exit 78, it
+#                  stays)
 #   malformed-*    broken frames from a raw socket among valid traffic
 #   second-instance-*  a second daemon on vd is refused, naming the first,
 #                  which keeps forwarding
@@ -921,6 +922,18 @@ EOF
 			echo "#   exit $rc: $(head -1 "$tmp/bf.err")"
 		else
 			bad bad-flag-foreign-program "exit $rc (want 1), said: $(head -2 "$tmp/bf.err" | tr '\n' ' '); program on vd now: '${prog:-none}' (want foreign_pass)${devs:+; devices left: $devs}"
+		fi
+		# A queue vd lacks: refused before anything is touched, so
+		# --replace has not taken the other program off.
+		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --queues 7 --replace \
+			--duration 5 > "$tmp/rq.out" 2> "$tmp/rq.err"
+		rc=$?
+		prog=$(xdp_prog)
+		if [ $rc = 78 ] && grep -q "queue 7" "$tmp/rq.err" && [ "$prog" = foreign_pass ]; then
+			ok replace-refused-keeps-foreign "exit $rc: $(grep -m1 'queue 7' "$tmp/rq.err")"
+		else
+			bad replace-refused-keeps-foreign "exit $rc (want 78), said: $(head -2 "$tmp/rq.err" | tr '\n' ' '); program on vd now: '${prog:-none}' (want foreign_pass)"
+			[ -n "$prog" ] || ip -n "$dut" link set vd xdp obj "$tmp/foreign.o" sec xdp
 		fi
 		if start_daemon replace --cpus 0,1 --replace --duration 20; then
 			prog=$(xdp_prog)

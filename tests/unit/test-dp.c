@@ -50,10 +50,12 @@ static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
 static const uint8_t zero_mac[6];
 static const uint8_t mcast_mac[6] = { 1, 0, 0x5e, 0, 0, 1 };
 
-/* create() with @o fails with @err, and its message holds @words. */
+/* create() with @o fails with @err, and its message holds @words; so
+ * does validate(), which refuses what create() would. */
 static int refused(const struct ucm_dp_opts *o, int err, const char *words)
 {
 	struct ucm_dp *dp;
+	int v;
 
 	last_msg[0] = 0;
 	errno = 0;
@@ -61,6 +63,11 @@ static int refused(const struct ucm_dp_opts *o, int err, const char *words)
 	UT_ASSERT(!dp, "created");
 	UT_ASSERT(errno == err, "errno %d (%s), want %d", errno, strerror(errno), err);
 	UT_ASSERT(strstr(last_msg, words), "message '%s' does not say '%s'", last_msg, words);
+	last_msg[0] = 0;
+	v = ucm_dp__validate(o);
+	UT_ASSERT(v == -err, "validate: %d (%s), create refused with %d", v, strerror(-v), err);
+	UT_ASSERT(strstr(last_msg, words), "validate's message '%s' does not say '%s'", last_msg,
+		  words);
 	return 0;
 }
 
