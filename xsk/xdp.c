@@ -181,6 +181,24 @@ int ucm_xdp_opts_check(const struct ucm_xdp_opts *opts, struct ucm_xdp_opts *o,
 	return cfg_check(cfg);
 }
 
+/* The kernel's cpumap (the bench's baseline) is made with every load: a
+ * cpumap of more entries than the kernel's NR_CPUS is refused (E2BIG),
+ * and that would refuse the whole program. One entry a possible CPU. */
+static int size_cpu_map(struct bpf_object *obj)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(obj, "ucm_cpu_map");
+	int n = libbpf_num_possible_cpus(), err;
+
+	if (!m || n <= 0) {
+		pr_warn("the XDP object has no ucm_cpu_map, or the possible CPUs are unknown (%d)\n", n);
+		return -EINVAL;
+	}
+	err = bpf_map__set_max_entries(m, n);
+	if (err)
+		pr_warn("ucm_cpu_map of %d entries: %s\n", n, strerror(-err));
+	return err;
+}
+
 struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ucm_steer");
@@ -219,6 +237,9 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 			bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_HAS_FRAGS);
 	}
 	err = choose_steer(x);
+	if (err)
+		goto out_obj;
+	err = size_cpu_map(x->obj);
 	if (err)
 		goto out_obj;
 	err = bpf_object__load(x->obj);
@@ -316,6 +337,10 @@ int ucm_xdp__set_kernel_cpumap(struct ucm_xdp *x, const int *cpus,
 			return ucm_err(err);
 		}
 	}
+	/* Workers past @n from an earlier call: unconfigured (passed). */
+	for (plus1 = 0; i < UCM_STEER_MAX_WORKERS; i++)
+		if (bpf_map_update_elem(x->worker_cpu_fd, &i, &plus1, BPF_ANY))
+			return ucm_err(-errno);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
  */
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <linux/bpf.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -476,11 +477,44 @@ static int test_claims(void)
 	return 0;
 }
 
+/* The kernel's cpumap has an entry a possible CPU: more than the
+ * kernel's NR_CPUS would refuse the whole object. */
+static int cpu_map_entries(void)
+{
+	uint32_t ids[8], i, n;
+	struct bpf_prog_info pi = {};
+	struct bpf_map_info mi;
+	uint32_t len = sizeof(pi), mlen;
+	int fd, found = 0;
+
+	pi.nr_map_ids = 8;
+	pi.map_ids = (uintptr_t)ids;
+	UT_ASSERT(!bpf_obj_get_info_by_fd(ucm_xdp__cpumap_fd(x), &pi, &len), "prog info: %s",
+		  strerror(errno));
+	n = pi.nr_map_ids < 8 ? pi.nr_map_ids : 8;
+	for (i = 0; i < n; i++) {
+		fd = bpf_map_get_fd_by_id(ids[i]);
+		if (fd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		mlen = sizeof(mi);
+		if (!bpf_obj_get_info_by_fd(fd, &mi, &mlen) && mi.type == BPF_MAP_TYPE_CPUMAP) {
+			found = 1;
+			UT_ASSERT(mi.max_entries == (uint32_t)libbpf_num_possible_cpus(),
+				  "ucm_cpu_map: %u entries, want %d (the possible CPUs)",
+				  mi.max_entries, libbpf_num_possible_cpus());
+		}
+		close(fd);
+	}
+	UT_ASSERT(found, "no cpumap among the baseline program's %u maps", n);
+	return 0;
+}
+
 /* The baseline program redirects into the kernel's cpumap. */
 static int test_kernel_cpumap(void)
 {
 	struct ucm_steer_cfg cfg = { .policy = UCM_STEER_L4_HASH, .nworkers = 1 };
-	int cpus[1] = { 0 }, worker, act, i;
+	int cpus[1] = { 0 }, cpus2[2], worker, act, i;
 	cpu_set_t set;
 
 	sched_getaffinity(0, sizeof(set), &set);
@@ -496,7 +530,17 @@ static int test_kernel_cpumap(void)
 	errno = 0;
 	UT_ASSERT(ucm_xdp__set_kernel_cpumap(x, cpus, 1, 20000) == -EINVAL,
 		  "queue size 20000 accepted");
-	return 0;
+	/* Worker 1 of an earlier call is unconfigured by a call for one. */
+	cfg = (struct ucm_steer_cfg){ .policy = UCM_STEER_FIXED, .nworkers = 2, .fixed = 1 };
+	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure");
+	cpus2[0] = cpus2[1] = cpus[0];
+	UT_ASSERT(!ucm_xdp__set_kernel_cpumap(x, cpus2, 2, 2048), "cpumap: %s", strerror(errno));
+	act = run_prog(ucm_xdp__cpumap_fd(x), &pkts[0], &worker);
+	UT_ASSERT(act == XDP_REDIRECT, "worker 1 of 2: action %d, want XDP_REDIRECT", act);
+	UT_ASSERT(!ucm_xdp__set_kernel_cpumap(x, cpus, 1, 2048), "cpumap: %s", strerror(errno));
+	act = run_prog(ucm_xdp__cpumap_fd(x), &pkts[0], &worker);
+	UT_ASSERT(act == XDP_PASS, "worker 1 after a call for one: action %d, want XDP_PASS", act);
+	return cpu_map_entries();
 }
 
 static int test_bad_config(void)

@@ -5,8 +5,10 @@
  *
  * Programs in the object:
  *   ucm_xdp__steer_fd()  - picks the worker, writes it into the XDP
- *                          metadata, redirects to the XSK socket of the
- *                          receiving queue (ucpumap's path);
+ *                          metadata (where the kernel's XDP has
+ *                          bpf_xdp_adjust_meta(); else a program without
+ *                          it is loaded), redirects to the XSK socket of
+ *                          the receiving queue (ucpumap's path);
  *   ucm_xdp__cpumap_fd() - the same choice into the kernel's own cpumap
  *                          (the benchmark's baseline).
  * ARP and IPv6 neighbour discovery, and any family the configuration does
