@@ -144,11 +144,20 @@ static void rx_loop(struct dp_rx *rx, struct ucm_cpumap_producer *prod)
 	 * lost its end: it is dropped here, counted before the stop's
 	 * snapshot, its frames home while this thread owns the pool.
 	 */
-	if (!atomic_load_explicit(&rx->err, memory_order_relaxed))
+	if (!atomic_load_explicit(&rx->err, memory_order_relaxed)) {
 		for (i = 0; i <= (int)(rx->dp->c.rx_size / UCM_XSK_RX_BATCH); i++)
 			if (ucm_xsk_queue__poll(rx->q, prod, steer, &rr) < 0 ||
 			    !ucm_xsk_queue_rx_ready(rx->q))
 				break;
+	} else {
+		/* Given up: the queue's traffic goes to the kernel's stack
+		 * (the program passes what it cannot redirect), not to a
+		 * socket nobody reads, until the application stops the
+		 * datapath; at once, not after the grace below. */
+		pr_warn("dp: queue %u: its RX thread gave up: its traffic goes to the kernel's stack\n",
+			ucm_xsk_queue__id(rx->q));
+		dp_redirect(rx->dp, rx - rx->dp->rx, -1);
+	}
 	ucm_xsk_queue_chain_end(rx->q);
 	/* What is on its way out gets a moment to complete. */
 	for (i = 0; i < DP_TX_GRACE_MS && rx->ntxq &&
@@ -176,14 +185,6 @@ static void *rx_main(void *arg)
 				      rx - rx->dp->rx);
 	atomic_store_explicit(&rx->prod, prod, memory_order_release); /* R1 */
 	rx_loop(rx, prod);
-	/* Given up: the queue's traffic goes to the kernel's stack (the
-	 * program passes what it cannot redirect), not to a socket nobody
-	 * reads, until the application stops the datapath. */
-	if (atomic_load_explicit(&rx->err, memory_order_relaxed)) {
-		pr_warn("dp: queue %u: its RX thread gave up: its traffic goes to the kernel's stack\n",
-			ucm_xsk_queue__id(rx->q));
-		dp_redirect(rx->dp, rx - rx->dp->rx, -1);
-	}
 	/* Flush what is staged (and, inline, close our tun queue on this
 	 * thread); the producer stays registered with the cpumap, its stats
 	 * are read at the end, and is freed with it. */
