@@ -74,6 +74,13 @@ static int copy_name(char *dst, const char *src, const char *what)
 			IF_NAMESIZE - 1);
 		return -EINVAL;
 	}
+	/* The kernel's rule for a device's name (dev_valid_name()): else
+	 * the tun's create refuses it after the program is attached. */
+	if (!strcmp(src, ".") || !strcmp(src, "..") || strpbrk(src, "/: \t\n\v\f\r")) {
+		pr_warn("dp: %s '%s' cannot be a device's name: not . or .., no /, : or blank\n",
+			what, src);
+		return -EINVAL;
+	}
 	strcpy(dst, src);
 	return 0;
 }

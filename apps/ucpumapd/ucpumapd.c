@@ -372,8 +372,8 @@ static int check_args(struct cfg *c)
 		return -1;
 	}
 	if (c->fixed >= (unsigned long)n) {
-		fprintf(stderr, "--fixed-worker %lu: there are only %d workers (--cpus)\n",
-			c->fixed, n);
+		fprintf(stderr, "ucpumapd: --fixed-worker %lu: there are only %d workers (%s)\n",
+			c->fixed, n, c->pass ? "with --pass, one a queue: --queues" : "--cpus");
 		return -1;
 	}
 	/* Frames must cover the fill and RX rings, a worker ring, and two-way
@@ -381,6 +381,8 @@ static int check_args(struct cfg *c)
 	 * ring. */
 	dp_opts(c, &o);
 	need = ucm_dp__frames_needed(&o);
+	if (!need)	/* the library refused the options, and said why */
+		return -1;
 	if (c->frames >= need || !c->frames_set)	/* not given: the library's */
 		return 0;
 	fprintf(stderr, "--frames %lu cannot cover the fill ring (%lu), the RX ring (%lu), a worker ring (%lu)%s: give at least %lu (a power of two)\n",

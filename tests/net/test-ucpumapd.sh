@@ -590,6 +590,7 @@ case_bad_flags() {
 	bad_flag rx-size-not-power-of-two 2 "rx-size: 1000 is not a power of two" -- --dev vd --tun $tun --rx-size 1000
 	bad_flag frames-too-few 2 "frames 256 cannot cover the fill ring" -- --dev vd --tun $tun --frames 256
 	bad_flag tun-name-too-long 2 "longer than 15 characters" -- --dev vd --tun ucm-tun-name-16c
+	bad_flag tun-name-invalid 2 "'ucm:0' cannot be a device's name" -- --dev vd --tun ucm:0
 	bad_flag unknown-steer 2 "unknown policy 'sideways'" -- --dev vd --tun $tun --steer sideways
 	bad_flag missing-dev 2 "--dev IFACE is required" -- --tun $tun
 	bad_flag default-tun-too-long 2 "ucm-vd-twelve-ch would be longer than 15 characters: give --tun" -- --dev vd-twelve-ch
@@ -633,7 +634,8 @@ case_bad_flags() {
 		--dev vd --tun $tun --queues +0
 	bad_flag peer-mac-sign 2 "--peer-mac: '-1:-1:-1:-1:-1:-1' is not a MAC address" -- \
 		--dev vd --tun $tun --two-way --peer-mac -1:-1:-1:-1:-1:-1
-	bad_flag peer-mac-multicast 78 "peer_mac 01:00:5e:00:00:01 is not a station's" -- \
+	# The library's refusal: a bad setting (2), before anything is made.
+	bad_flag peer-mac-multicast 2 "peer_mac 01:00:5e:00:00:01 is not a station's" -- \
 		--dev vd --tun $tun --two-way --peer-mac 01:00:5e:00:00:01
 	bad_flag fixed-worker-out-of-range 2 "only 2 workers" -- --dev vd --tun $tun --cpus 0,1 --steer fixed --fixed-worker 2
 	# A FIFO with no reader: refused at once, not waited on for ever.
