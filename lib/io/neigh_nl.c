@@ -148,8 +148,12 @@ int ucm_neigh_parse_entry(const struct nlmsghdr *h, int ifindex, bool *v6, uint8
 
 	if (h->nlmsg_type != RTM_NEWNEIGH || h->nlmsg_len < NLMSG_LENGTH(sizeof(*nd)))
 		return -EPROTO;
+	/* A station's only: the kernel's NOARP entries for the subnet's
+	 * broadcast (ff:ff:ff:ff:ff:ff) and multicast groups are not next
+	 * hops, and the route's answer would refuse them afterwards. */
 	if ((nd->ndm_family != AF_INET && nd->ndm_family != AF_INET6) ||
-	    nd->ndm_ifindex != ifindex || !(nd->ndm_state & NUD_USABLE))
+	    nd->ndm_ifindex != ifindex || !(nd->ndm_state & NUD_USABLE) ||
+	    nd->ndm_type != RTN_UNICAST)
 		return -EAGAIN;
 	*v6 = nd->ndm_family == AF_INET6;
 	for (a = attrs(h, sizeof(*nd), &len); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
@@ -161,7 +165,7 @@ int ucm_neigh_parse_entry(const struct nlmsghdr *h, int ifindex, bool *v6, uint8
 			have_mac = true;
 		}
 	}
-	return have_dst && have_mac ? 0 : -EAGAIN;
+	return have_dst && have_mac && !(mac[0] & 1) ? 0 : -EAGAIN;
 }
 
 /* ---- questions: synchronous, bounded ---------------------------------- */
@@ -335,7 +339,9 @@ int ucm_neigh_nl_dump(struct neigh_nl *nl, ucm_neigh_entry_fn fn, void *ctx)
 	h->nlmsg_type = RTM_GETNEIGH;
 	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	nd->ndm_family = AF_UNSPEC;
-	nd->ndm_ifindex = nl->ifindex;	/* a filter where the kernel takes one */
+	/* The kernel filters a dump by the attribute, not the header (whose
+	 * ndm_ifindex a strict socket must leave 0). */
+	ucm_nl_put_attr(h, NDA_IFINDEX, &nl->ifindex, sizeof(nl->ifindex));
 	sent = nl_send(nl, h);
 	if (sent)
 		return sent;

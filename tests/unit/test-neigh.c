@@ -75,7 +75,7 @@ static struct nlmsghdr *neigh_msg(struct msgbuf *b, uint32_t seq, bool v6, int i
 				  uint16_t state, const uint8_t *mac, size_t maclen)
 {
 	struct ndmsg nd = { .ndm_family = v6 ? AF_INET6 : AF_INET, .ndm_ifindex = ifindex,
-			    .ndm_state = state };
+			    .ndm_state = state, .ndm_type = RTN_UNICAST };
 	struct nlmsghdr *h = msg_start(b, RTM_NEWNEIGH, seq, &nd, sizeof(nd));
 	uint8_t dst[4] = { 10, 0, 0, 1 };
 
@@ -106,6 +106,8 @@ static int find(const struct msgbuf *b, size_t len, uint32_t pid, uint32_t seq,
 
 static const uint8_t GW4[4] = { 10, 0, 0, 1 }, DST4[4] = { 192, 0, 2, 9 };
 static const uint8_t MAC[6] = { 0x02, 0, 0, 0, 0, 0x42 };
+static const uint8_t BCAST[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t MCAST[6] = { 0x01, 0x00, 0x5e, 0, 0, 1 };
 
 /* ---- the reply finder ---------------------------------------------------------- */
 
@@ -327,6 +329,10 @@ static int test_dump_preload(void)
 	neigh_msg(&b, 5, false, IFX + 1, NUD_REACHABLE, MAC, 6);	/* another NIC's */
 	neigh_msg(&b, 5, false, IFX, NUD_FAILED, NULL, 0);
 	neigh_msg(&b, 4, true, IFX, NUD_REACHABLE, MAC, 6);		/* another question's */
+	/* The subnet's broadcast (NOARP), and a multicast MAC: no stations. */
+	h = neigh_msg(&b, 5, false, IFX, NUD_NOARP, BCAST, 6);
+	((struct ndmsg *)NLMSG_DATA(h))->ndm_type = RTN_BROADCAST;
+	neigh_msg(&b, 5, false, IFX, NUD_REACHABLE, MCAST, 6);
 	r = ucm_neigh_nl_walk_dump(b.buf, b.len, 5, IFX, seen_one, &s);
 	UT_ASSERT(r == 1 && s.n == 1 && !s.v6, "one usable entry: %d (%d)", r, s.n);
 	h = msg_start(&b, NLMSG_DONE, 5, &r, sizeof(r));
