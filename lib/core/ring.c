@@ -29,6 +29,11 @@ struct ucm_ring *ucm_ring_create_v0_3_0(uint32_t size, uint32_t flags)
 	if (size < 2 || size > UCM_RING_MAX_SIZE || !is_pow2(size) ||
 	    (flags & ~UCM_RING_MP))
 		return ucm_err_ptr(-EINVAL);
+#if SIZE_MAX <= UINT32_MAX
+	/* A 32-bit build: the slots' bytes must fit its size_t. */
+	if (size > (SIZE_MAX - sizeof(*r) - UCM_CACHELINE) / sizeof(r->slots[0]))
+		return ucm_err_ptr(-EINVAL);
+#endif
 
 	bytes = sizeof(*r) + (size_t)size * sizeof(r->slots[0]);
 	bytes = (bytes + UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1);

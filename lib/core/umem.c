@@ -57,8 +57,9 @@ int ucm_umem_parse_opts(const struct ucm_umem_opts *in, struct ucm_umem_opts *o)
 			o->ring_size, UCM_POOL_PUT_BULK, UCM_POOL_RING_MAX);
 		return -EINVAL;
 	}
+	/* A 32-bit build's size_t holds less than the 64-bit limit. */
 	if ((uint64_t)o->npools * o->frames_per_pool * o->frame_size >
-	    UCM_UMEM_MAX_SIZE) {
+	    (UCM_UMEM_MAX_SIZE < SIZE_MAX ? UCM_UMEM_MAX_SIZE : SIZE_MAX)) {
 		pr_warn("UMEM of %u x %u x %u bytes is too large\n", o->npools,
 			o->frames_per_pool, o->frame_size);
 		return -EINVAL;
@@ -238,15 +239,15 @@ static void pool_scrub(struct ucm_pool *pool)
 static bool audit_mark(const struct ucm_pool *pool, uint8_t *seen, uint64_t addr);
 
 /* How many frames @pool's backing stack holds more than once (no owner,
- * no returner: the destroy's). A check it cannot make (no memory) finds
- * none. */
+ * no returner: the destroy's); -ENOMEM when it cannot tell (the UMEM then
+ * stays: memory is never freed under a frame that may be out). */
 static int stack_dups(const struct ucm_pool *pool)
 {
 	uint8_t *seen = calloc(pool->nframes, 1);
 	int dups = 0;
 
 	if (!seen)
-		return 0;
+		return ucm_oom("the destroy's duplicate check");
 	for (uint32_t i = 0; i < pool->stack.top; i++)
 		dups += !audit_mark(pool, seen, pool->stack.frames[i]);
 	free(seen);
@@ -320,6 +321,8 @@ int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 	for (i = 0; i < umem->npools; i++) {
 		int dups = stack_dups(&umem->pools[i]);
 
+		if (dups < 0)
+			return ucm_err(dups);
 		if (dups) {
 			pr_warn("pool %u: %d frames were given back twice, so as many are still out: the UMEM stays (a leak, not a use after free)\n",
 				i, dups);

@@ -24,10 +24,13 @@
  * Threads: ucm_pool__set_owner() names the thread that allocates (the RX
  * thread, our NAPI). Allocation is owner-only and never blocks. Returns are
  * allowed from any thread. Statistics may be read from any thread at any
- * time; they are per-field snapshots, each monotonic but recycle_ring,
- * which can dip for a moment when a bulk spills (it is counted before the
- * frames become visible and corrected after). The audit is not: it reads
- * the owner's cache, so run it only while no thread moves frames.
+ * time; they are per-field snapshots, each monotonic (recycle_ring counts
+ * the slots a bulk reserved, before its frames become visible). The audit
+ * is not: it reads the owner's cache, so run it only while no thread
+ * moves frames. The owner changes hands only in order: the old owner's
+ * ucm_pool__clear_owner() (or its thread joined) before the new one's
+ * ucm_pool__set_owner(); two threads allocating at once corrupt the
+ * cache.
  *
  * Errors: functions return 0 or a negative errno (also stored in errno);
  * pointer functions return NULL and set errno.
