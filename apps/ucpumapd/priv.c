@@ -195,10 +195,20 @@ static int lookup_user(struct daemon *d)
 	struct passwd *pw;
 	bool none;
 
+	uid_t r, e, s;
+
 	p->uid = geteuid();
 	p->gid = getegid();
 	if (!d->c.user)
 		return 0;
+	/* The kernel empties a thread's capabilities when its user IDs leave
+	 * 0; from one user to another it leaves them, and each datapath
+	 * thread would keep CAP_SETUID and CAP_SETGID for the run. */
+	if (getresuid(&r, &e, &s) || (r && e && s)) {
+		fprintf(stderr, "ucpumapd: --user %s: started as user %u, not root: the switch would leave each thread CAP_SETUID and CAP_SETGID; start it as root, or as the user itself without --user\n",
+			d->c.user, (unsigned)geteuid());
+		return EXIT_CONFIG;
+	}
 	errno = 0;
 	pw = getpwnam(d->c.user);
 	if (!pw) {
@@ -301,7 +311,7 @@ static int open_files(struct daemon *d)
 	/* Not truncated yet: an instance refused for a served interface
 	 * must not empty the running one's file (main() truncates it once
 	 * the datapath is ours). */
-	d->json = out_open(path, 0);
+	d->json = out_open(path, O_APPEND);	/* a copytruncate leaves no hole */
 	if (d->json)
 		return 0;
 	err = errno;

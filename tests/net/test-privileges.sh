@@ -24,6 +24,9 @@
 #                  forwards and stop as the modes above, as nobody
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
 #   unknown-user   --user of nobody we know: exit 78 (the configuration's)
+#   user-switch-not-root  not root, with the capabilities --user names:
+#                  refused (78): from one user to another the threads would
+#                  keep CAP_SETUID and CAP_SETGID
 #   json-symlink   --stats-json to a symbolic link: exit 78, said, nothing
 #                  attached, the link's target untouched
 #   sighup-reopen  rename the file, SIGHUP: a new file gets the lines
@@ -49,7 +52,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-privileges
 cases="one-way one-way-user two-way peer-mac-user tap-user one-way-busy-poll one-way-no-seccomp
-caps-named two-way-user-refused unknown-user json-symlink tun-owner sighup-reopen sighup-user sigpipe
+caps-named user-switch-not-root two-way-user-refused unknown-user json-symlink tun-owner sighup-reopen sighup-user sigpipe
 seccomp-refused-nothing nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -251,6 +254,26 @@ case_caps_named() {
 	run caps-named yes no --tun ucmpt
 	D_WRAP=(env)
 }
+# Not root, with the capabilities a --user start names: refused (78), for
+# the switch from one user to another would leave each thread
+# CAP_SETUID and CAP_SETGID; nothing attached.
+case_user_switch_not_root() {
+	local names caps ids
+	if ! command -v setpriv > /dev/null; then
+		skip user-switch-not-root "no setpriv (util-linux)"
+		return
+	fi
+	ids="--reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
+	ip netns exec "$d" setpriv $ids -- "$daemon" --dev vd --tun ucmpt --user daemon \
+		--duration 5 > /dev/null 2> "$tmp/us.err"
+	names=$(sed -n 's/^ucpumapd: needs \(.*\); missing .*/\1/p' "$tmp/us.err")
+	caps=$(echo "$names" | tr -d ' ' | tr 'A-Z' 'a-z' | sed 's/cap_/+/g')
+	[ -n "$caps" ] || { bad user-switch-not-root "no capabilities named: $(head -2 "$tmp/us.err")"; return; }
+	D_WRAP=(setpriv $ids --inh-caps="$caps" --ambient-caps="$caps" --)
+	KEEP_DEV= refused user-switch-not-root 78 "--user daemon: started as user [0-9]+, not root" \
+		--tun ucmpt --user daemon
+	D_WRAP=(env)
+}
 case_one_way() { run one-way no no --tun ucmpt; }
 case_one_way_user() { run one-way-user yes no --tun ucmpt --user nobody; }
 case_two_way() { run two-way no yes --tun ucmpt --two-way; }
@@ -278,7 +301,7 @@ case_one_way_no_seccomp() { run one-way-no-seccomp no no --tun ucmpt --no-seccom
 refused() {
 	local c=$1 want=$2 re=$3 rc l
 	shift 3
-	lib_run ip netns exec "$d" timeout 10 "$daemon" --dev vd --duration 5 "$@" \
+	lib_run ip netns exec "$d" timeout 10 "${D_WRAP[@]}" "$daemon" --dev vd --duration 5 "$@" \
 		> "$tmp/ref.out" 2> "$tmp/ref.err"
 	rc=$?
 	l=$(left_in "$d" vd ${KEEP_DEV:-})
