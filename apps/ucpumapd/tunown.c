@@ -90,7 +90,10 @@ int tun_lock(struct daemon *d)
 	stat("/proc/self/ns/net", &ns);
 	snprintf(path, sizeof(path), RUN_DIR "/tun-%s@%lu.lock", d->c.tun,
 		 (unsigned long)ns.st_ino);
-	if (mkdir(RUN_DIR, 0755) && errno != EEXIST)
+	/* 0755 whatever the umask: the users --status serves look in it. */
+	if (!mkdir(RUN_DIR, 0755))
+		chmod(RUN_DIR, 0755);
+	else if (errno != EEXIST)
 		goto unchecked;
 	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)

@@ -623,6 +623,12 @@ int main(int argc, char **argv)
 	sigset_t sigs;
 	int status, err;
 
+	/* An operator's SIGUSR1 or a log rotation's SIGHUP while it starts
+	 * must not end it (their default): held until the loop takes them. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	out_init();	/* under journald: priorities, the parse's messages too */
 	ucm_set_print(daemon_print);
 	status = parse_args(argc, argv, &d.c);

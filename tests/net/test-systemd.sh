@@ -7,8 +7,9 @@
 #                   (its ExecStart pointed at the built daemon, its man page
 #                   on MANPATH)
 #   unit-install    enabled (systemctl --root, offline) for veth-a, escaped:
-#                   wanted by multi-user.target and by its interface's
-#                   device, so it starts again when the interface comes back
+#                   wanted by its interface's device (at boot and when the
+#                   interface comes back), not by multi-user.target (a
+#                   missing interface would hold the boot)
 #   sample-conf     the shipped ucpumapd.conf.sample: every line a comment
 #                   or blank; each example line, uncommented alone into a
 #                   file of options, and all of them in one, is taken by
@@ -77,10 +78,11 @@ case_unit_install() {
 	i="ucpumapd@$(systemd-escape veth-a).service"
 	systemctl --root="$r" enable "$i" > "$tmp/enable.log" 2>&1 ||
 		why="systemctl enable failed: $(tail -2 "$tmp/enable.log");"
-	for w in multi-user.target 'sys-subsystem-net-devices-veth\x2da.device'; do
-		[ -L "$r/etc/systemd/system/$w.wants/$i" ] || why="$why not wanted by $w;"
-	done
-	[ -z "$why" ] && ok unit-install "$i wanted by multi-user.target and its device" ||
+	[ -L "$r/etc/systemd/system/sys-subsystem-net-devices-veth\x2da.device.wants/$i" ] ||
+		why="$why not wanted by its device;"
+	[ -e "$r/etc/systemd/system/multi-user.target.wants/$i" ] &&
+		why="$why wanted by multi-user.target;"
+	[ -z "$why" ] && ok unit-install "$i wanted by its device only" ||
 		bad unit-install "$why $(ls -R "$r/etc/systemd/system" | tr '\n' ' ')"
 }
 
