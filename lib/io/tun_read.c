@@ -426,6 +426,31 @@ static void unqueue_reads(struct tun_back *r, const unsigned int *pos, uint32_t 
  * submission is given up (dead): SQEs left in it would read into frames
  * that move on.
  */
+/*
+ * A kernel whose tun takes no RWF_NOWAIT (before Linux 6.4): io_uring
+ * would park each read of an empty tun, and the batch would wait for as
+ * many packets as it has reads. The reads go one readv() each on the
+ * O_NONBLOCK fd instead, to the first EAGAIN: a system call a packet.
+ */
+static uint32_t read_plain(struct tun_back *r, uint32_t n)
+{
+	uint32_t i;
+	ssize_t ret;
+
+	for (i = 0; i < n; i++) {
+		r->iov[i][0].iov_base = (char *)r->area + r->stash[i] + UCM_TUN_BACK_HEADROOM -
+					VNET_LEN;
+		r->iov[i][0].iov_len = r->room;
+		r->iov[i][1].iov_base = r->spill_area ? r->spill[i] : NULL;
+		r->iov[i][1].iov_len = r->spill_area ? BACK_SPILL_LEN : 0;
+		ret = readv(r->fd, r->iov[i], r->spill_area ? 2 : 1);
+		r->res[i] = ret < 0 ? -errno : (int32_t)ret;
+		if (ret < 0 && errno == EAGAIN)
+			return i + 1;	/* drained: the rest would say so too */
+	}
+	return n;
+}
+
 static int read_batch(struct tun_back *r, uint32_t max, struct ucm_tun_back_stats *a)
 {
 	struct io_uring_cqe *cqe;
@@ -433,6 +458,11 @@ static int read_batch(struct tun_back *r, uint32_t max, struct ucm_tun_back_stat
 	unsigned int head, cnt, queued, pos[UCM_TUN_BACK_BATCH];
 	int ret;
 
+	if (!r->rw_nowait && !tun_test_wait_fail(false)) {
+		r->readable = false;
+		a->reads++;
+		return read_plain(r, n);
+	}
 	for (i = 0; i < n; i++) {
 		struct io_uring_sqe *sqe;
 

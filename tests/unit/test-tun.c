@@ -333,6 +333,44 @@ static int test_back_close_keeps_order(void)
 	return back_done(u, p, t, tun, s, 64 - UCM_TUN_BACK_BATCH);
 }
 
+/*
+ * A kernel whose tun takes no RWF_NOWAIT (before 6.4): io_uring would
+ * park each read of the empty tun and the turn would wait for a packet a
+ * read. Here the fake's fd is O_NONBLOCK, as a tun's is: one packet, one
+ * turn that returns, the packet out.
+ */
+static int test_back_no_nowait(void)
+{
+	static const char pkt[] = "a packet on an old kernel";
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	char wire[VNET_LEN + sizeof(pkt)] = {};
+	struct ucm_tun *tun;
+	uint64_t desc[4];
+	int s[2], got;
+	uint32_t n;
+
+	if (back_setup(&u, &p, &t, &tun, s, false))
+		return 1;
+	tun->rw_nowait = 0;
+	UT_ASSERT(!fcntl(s[0], F_SETFL, O_NONBLOCK), "O_NONBLOCK");
+	OPEN_OR_SKIP(ops, tun);
+	memcpy(wire + VNET_LEN, pkt, sizeof(pkt));
+	UT_ASSERT(send(s[1], wire, sizeof(wire), 0) == sizeof(wire), "send");
+	alarm(5);	/* a parked read holds the turn: fail, not hang */
+	got = ops->poll(tun, 0);
+	alarm(0);
+	UT_ASSERT(got == 1, "the packet was not read: %d", got);
+	ops->close(tun, 0);
+	n = ucm_txq__collect(t, desc, 4);
+	UT_ASSERT(n == 1 && ucm_desc_len(desc[0]) == sizeof(pkt), "%u packets out", n);
+	desc[0] = ucm_desc_addr(desc[0]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
+	UT_ASSERT(!ucm_umem__put_bulk(u, desc, 1), "home after TX");
+	return back_done(u, p, t, tun, s, 64 - UCM_TUN_BACK_BATCH);
+}
+
 /* A tap's TCPv4 super-packet as a tun with offloads gives it: vnet header
  * (GSO_TCPV4, NEEDS_CSUM), Ethernet, IPv4, TCP, @payload bytes of @c. */
 static uint32_t super_tcp4(uint8_t *w, uint32_t payload, uint16_t mss, uint32_t seq, char c)
@@ -1174,6 +1212,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_old_names),
 	UT_CASE(test_back_close_ends_reads),
 	UT_CASE(test_back_close_keeps_order),
+	UT_CASE(test_back_no_nowait),
 	UT_CASE(test_back_super_packets),
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),
