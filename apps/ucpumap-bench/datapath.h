@@ -191,8 +191,10 @@ enum { COST_CPU0, COST_WCPU, COST_RX, COST_WORKERS };
 /* ucpumapd's histograms (stats-json names): arrival to flush, flush to
  * dequeue, dequeue to the tun's completion. */
 #define LAT_STAGES	{ "rx_hist", "wait_hist", "sink_hist" }
-/* The latency rows' percentiles. */
+/* The latency rows' percentiles, over every probe sent: one not answered
+ * within PROBE_WAIT_MS counts as LAT_LOST_US, a lower bound (shown so). */
 #define LAT_P	{ 0.5, 0.9, 0.99, 0.999 }
+#define LAT_LOST_US	100000.0
 
 static inline enum row_kind row_kind(const struct row *r)
 {

@@ -201,6 +201,16 @@ static double measured_median(const double *v, int stride, int nr)
  * where every round of phase @ph (0 alone, 1 under load) had that many. */
 #define P999_MIN_ANSWERED	1000
 
+/* A latency figure of the table: a lost probe's rank is shown as the
+ * lower bound it is. */
+static void print_lat(double v)
+{
+	if (v >= LAT_LOST_US)
+		printf(" %7s", ">100ms");
+	else
+		printf(" %7.1f", v);
+}
+
 static bool p999_measured(const struct row *r, int ph, int nr)
 {
 	for (int k = 0; k < nr; k++)
@@ -297,7 +307,7 @@ static void print_latency(const struct bench_run *br, int nr)
 			if (p == 3 && !p999_measured(r, 0, nr))
 				printf(" %7s", "-");
 			else
-				printf(" %7.1f", st.median);
+				print_lat(st.median);
 		}
 		run_stats(r->load_pps, nr, &st);
 		if (!r->have_load) {	/* sockperf's rows */
@@ -311,7 +321,7 @@ static void print_latency(const struct bench_run *br, int nr)
 				if (p == 3 && !p999_measured(r, 1, nr))
 					printf(" %7s", "-");
 				else
-					printf(" %7.1f", st.median);
+					print_lat(st.median);
 			}
 		}
 		for (int k = 0; k < nr; k++) {
@@ -554,6 +564,9 @@ static void json_latency(struct json *j, const struct row *r, int nr)
 	double v[MAX_ROUNDS];
 
 	json_str(j, "unit", "us");
+	/* Where a percentile's rank fell on a lost probe: at least this. */
+	if (r->have_load)
+		json_u64(j, "lost_probe_us", LAT_LOST_US);
 	if (r->responder_cpu >= 0) {
 		char where[32];
 
