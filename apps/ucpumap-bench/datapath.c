@@ -304,12 +304,15 @@ static void print_header(const struct bench_run *br)
 	fflush(stdout);
 }
 
-/* Round @k of every row that runs, in the table's order: the failures. */
+/* Round @k of every row that runs: the failures. The table's order, and
+ * the reverse every other round (A-B, B-A): a drift within a round, or
+ * what a row leaves the next, then weighs on a pair both ways. */
 static int run_round(struct bench_run *br, int k)
 {
 	int failed = 0;
 
-	for (int i = 0; i < br->nrows && !bench_stopped(); i++) {
+	for (int j = 0; j < br->nrows && !bench_stopped(); j++) {
+		int i = k % 2 ? br->nrows - 1 - j : j;
 		struct row *r = &br->rows[i];
 
 		if (!r->on || r->skipped)

@@ -209,15 +209,19 @@ static int eng_parse(int argc, char **argv, struct eng_cfg *cfg)
 	return ret;
 }
 
-/* Every selected row, interleaved, round after round. */
+/* Every selected row, interleaved, round after round: the reverse order
+ * every other round, as datapath's. */
 static int eng_run_rounds(struct eng_bench *eb)
 {
 	const struct eng_cfg *cfg = &eb->cfg;
-	int r, i, err;
+	int r, i, j, err;
 
 	for (r = 0; r < cfg->rounds; r++) {
-		for (i = 0; i < eb->nrows; i++) {
-			struct eng_result *res = &eb->res[i][r];
+		for (j = 0; j < eb->nrows; j++) {
+			struct eng_result *res;
+
+			i = r % 2 ? eb->nrows - 1 - j : j;
+			res = &eb->res[i][r];
 
 			if (!cfg->want[i] || eb->skipped[i][0])
 				continue;

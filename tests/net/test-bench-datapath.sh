@@ -26,6 +26,8 @@
 #                  (cleanup, cleanup-dpdk)
 #   v6             IPv6, three rows, the generator's xsk engine (v6-gen-engine)
 #   poll-pass      --poll with latency-pass alone: it runs, ordered percentiles
+#   gen-bound      at a rate both rows deliver whole, the gain line says each
+#                  measured the generator (the ratio a bound)
 #   bad-settings   bad-*: each bad setting refused, nothing left
 #   bad-xdp-present    a program already on the interface is refused
 #   dev            --dev on a veth fed by a generator of its own (dev-run,
@@ -41,7 +43,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
-cases="help v4 cleanup v6 poll-pass round-failed latency-rate bad-settings bad-xdp-present dev jumbo"
+cases="help v4 cleanup v6 poll-pass round-failed gen-bound latency-rate bad-settings bad-xdp-present dev jumbo"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 nsg=ucm-tbd-g-$$
@@ -256,6 +258,19 @@ case_v4() {
 # the real one the first time and fails the second) is left out whole,
 # said why: what the failed round left (zeros) is in no median, gain or
 # JSON figure; the bench exits 1.
+# At a rate both rows deliver whole, the gain says each measured the
+# generator: the ratio a bound, not a lead.
+case_gen_bound() {
+	timeout 120 "$BUILD/ucpumap-bench" datapath --rows kernel-cpumap,cpumap --rounds 2 --seconds 0.5 \
+		--rate 20000 > "$tmp/gb.out" 2>&1
+	if grep -q "kernel-cpumap delivered what the generator sent in most rounds: .*(the ratio is an upper bound)" "$tmp/gb.out" &&
+		grep -q "^    cpumap delivered what the generator sent in most rounds: .*(the ratio is a lower bound)" "$tmp/gb.out"; then
+		ok gen-bound "$(grep -c 'measured the generator' "$tmp/gb.out") rows bound, said"
+	else
+		bad gen-bound "$(grep -A3 '^gains' "$tmp/gb.out" | tr '\n' ' ')"
+	fi
+}
+
 case_round_failed() {
 	local dir=$tmp/rf rc
 	mkdir -p "$dir"
