@@ -281,6 +281,10 @@ int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st, size_t sz)
 	return 0;
 }
 
+/* The size a caller's struct has when it knows @field. */
+#define STATS_HAS(field)	(offsetof(struct ucm_dp_stats, field) + \
+				 sizeof(((struct ucm_dp_stats *)0)->field))
+
 uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st, size_t sz)
 {
 	struct ucm_dp_stats t = {};
@@ -288,12 +292,13 @@ uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st, size_t sz)
 	uint32_t v = 0;
 
 	/* A caller's older, smaller struct: the fields it lacks read 0
-	 * (none at all: nothing to violate). */
+	 * (none at all: nothing to violate), and an equation that needs one
+	 * it lacks is not asked (it could not hold where that one counts). */
 	if (st)
 		memcpy(&t, st, sz < sizeof(t) ? sz : sizeof(t));
 	drops = t.rx_bad_desc + t.rx_chain_drops + t.rx_steer_err + t.enqueue_drops +
 		t.worker_drops;
-	if (t.rx != t.delivered + drops + t.verdict_tx)
+	if (t.rx != t.delivered + drops + t.verdict_tx && sz >= STATS_HAS(rx_chain_drops))
 		v |= UCM_DP_V_FORWARD;
 	/* Read from the tun + sent by the verdict = handed to the channels +
 	 * dropped there; handed on = sent + channel full; sent = collected +
@@ -303,7 +308,8 @@ uint32_t ucm_dp_stats__violations(const struct ucm_dp_stats *st, size_t sz)
 	if (t.back_read + t.verdict_tx != t.back_channel_sent + t.back_channel_full +
 					  t.back_drop_bad ||
 	    t.back_channel_collected != t.tx + t.tx_drops ||
-	    t.tx + t.tx_chain_more != t.tx_completed + t.tx_pending)
+	    (t.tx + t.tx_chain_more != t.tx_completed + t.tx_pending &&
+	     sz >= STATS_HAS(tx_chain_more)))
 		v |= UCM_DP_V_BACK;
 	return v;
 }

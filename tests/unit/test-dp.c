@@ -331,6 +331,28 @@ static int test_frames_chains(void)
 	return 0;
 }
 
+/* The equations on totals with drops of packets of several frames, and a
+ * packet of three frames sent: they hold for a caller that knows those
+ * counters; one built before them (a struct cut before rx_chains) is
+ * not told of a violation its struct cannot show. */
+static int test_violations_sized(void)
+{
+	struct ucm_dp_stats t = { .rx = 10, .delivered = 8, .rx_chain_drops = 2,
+				  .tx = 1, .tx_chain_more = 2, .tx_completed = 3,
+				  .back_read = 1, .back_channel_sent = 1,
+				  .back_channel_collected = 1 };
+	size_t old = offsetof(struct ucm_dp_stats, rx_chains);
+
+	UT_ASSERT(!ucm_dp_stats__violations(&t, sizeof(t)), "violations %#x on exact totals",
+		  ucm_dp_stats__violations(&t, sizeof(t)));
+	UT_ASSERT(!ucm_dp_stats__violations(&t, old), "an older caller is told %#x",
+		  ucm_dp_stats__violations(&t, old));
+	t.delivered = 7;
+	UT_ASSERT(ucm_dp_stats__violations(&t, sizeof(t)) == UCM_DP_V_FORWARD, "a lost packet: %#x",
+		  ucm_dp_stats__violations(&t, sizeof(t)));
+	return 0;
+}
+
 /* ucm_dp__check() refuses what it cannot look at; every fault has a
  * name, and past the last one reads "unknown". */
 static int test_check_args(void)
@@ -344,6 +366,8 @@ static int test_check_args(void)
 	UT_ASSERT(ucm_dp__err(NULL, NULL) == -EINVAL && errno == EINVAL,
 		  "ucm_dp__err(NULL): errno %d", errno);
 	UT_ASSERT(ucm_dp_stats__violations(NULL, 0) == 0, "no totals: no violation");
+	if (test_violations_sized())
+		return 1;
 	UT_ASSERT(!ucm_dp__zerocopy(NULL), "zero-copy without a datapath");
 	UT_ASSERT(ucm_xdp__configure(NULL, NULL) == -EINVAL, "configure NULL");
 	for (f = 0; f < UCM_DP_FAULT__MAX; f++)
