@@ -47,7 +47,10 @@ static uint32_t default_cpus(const char *ifname, int *cpus, uint32_t max, int *n
 	dev = ucm_dev_numa_node(ifname);
 	if (max > UCM_CPUMAP_MAX_WORKERS)
 		max = UCM_CPUMAP_MAX_WORKERS;	/* what a map takes */
-	n = ucm_pick_worker_cpus(&allowed, sysconf(_SC_NPROCESSORS_ONLN),
+	/* The CPUs' IDs run to the configured count: online ones past a
+	 * hole (0-3 and 8-9 online) are above the online count. The
+	 * affinity mask holds online CPUs only. */
+	n = ucm_pick_worker_cpus(&allowed, sysconf(_SC_NPROCESSORS_CONF),
 				 dev >= 0 && !ucm_node_cpus(dev, &near) ? &near : NULL,
 				 cpus, max, &narrowed);
 	*node = narrowed ? dev : -1;
