@@ -275,22 +275,29 @@ uint32_t ucm_xsk_queue__tx_pending(const struct ucm_xsk_queue *q)
  * completions: lend the workers frames of its pool, put what they filled
  * on the TX ring, and bring completed frames home, in bulk, straight into
  * its own cache (direct bulk recycling). Completions are reaped before
- * each send, so the TX ring has all the room it can; what it still cannot
- * take is dropped (counted once, in tx_ring_full): the RX direction never
- * waits on TX.
+ * each send, so the TX ring has all the room it can, and no more packets
+ * are collected than it has slots: the rest stay in the channel, whose
+ * filling holds the worker's reads back (the packets wait in the tun's
+ * queue, their senders held by the kernel) rather than being read and
+ * dropped here. A packet of several frames that still does not fit is
+ * dropped (counted once, in tx_ring_full): the RX direction never waits
+ * on TX.
  */
 uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 				struct ucm_txq *const *txq, uint32_t ntxq)
 {
 	uint64_t desc[UCM_XSK_RX_BATCH];
-	uint32_t n, k, i, done = 0;
+	uint32_t n, k, i, room, done = 0;
 
 	for (i = 0; i < ntxq; i++) {
 		ucm_txq__lend(txq[i], q->pool);
-		n = ucm_txq__collect(txq[i], desc, UCM_XSK_RX_BATCH);
-		if (!n)
+		if (!ucm_txq__pending(txq[i]))
 			continue;
 		done += ucm_xsk_queue__complete(q);
+		room = xsk_prod_nb_free(&q->tx, q->tx.size);
+		n = ucm_txq__collect(txq[i], desc, min(room, (uint32_t)UCM_XSK_RX_BATCH));
+		if (!n)
+			continue;
 		k = ucm_xsk_queue__tx(q, desc, n);
 		if (k < n)
 			tx_home(q, desc + k, n - k);

@@ -416,6 +416,35 @@ static int test_turn(void)
 	return fake_free(f);
 }
 
+/* A TX ring the kernel has not emptied: the turn collects no more than
+ * it has slots for, and the rest wait in the channel (its filling holds
+ * the worker's reads back) instead of being dropped; once the kernel has
+ * sent, the next turn posts them. */
+static int test_turn_ring_full(void)
+{
+	FAKE(f, false);
+	struct ucm_txq *t = ucm_txq__create(f->x.umem, 32);
+	uint64_t d[RING + 4];
+	uint32_t i;
+
+	UT_ASSERT(t, "no channel: %s", strerror(errno));
+	ucm_txq__set_lend(t, false);
+	for (i = 0; i < RING + 4; i++)
+		d[i] = single(f);
+	UT_ASSERT(ucm_txq__send(t, d, RING + 4) == RING + 4, "send");
+	ucm_xsk_queue__tx_turn(&f->q, &t, 1);
+	UT_ASSERT(stats(f).tx == RING && stats(f).tx_ring_full == 0 && ucm_txq__pending(t) == 4,
+		  "ring of %u: %llu posted, %llu dropped, %u left in the channel (want %u, 0, 4)",
+		  RING, (unsigned long long)stats(f).tx, (unsigned long long)stats(f).tx_ring_full,
+		  ucm_txq__pending(t), RING);
+	kernel_send(f);
+	ucm_xsk_queue__tx_turn(&f->q, &t, 1);
+	UT_ASSERT(stats(f).tx == RING + 4 && !ucm_txq__pending(t), "after the send: %llu posted",
+		  (unsigned long long)stats(f).tx);
+	UT_ASSERT(!ucm_txq__destroy(t), "the channel");
+	return fake_free(f);
+}
+
 /* A spinning RX thread stops for a worker's ask for frames, as its sleep
  * does (ucm_txq__sleep_begin()): the turn that follows lends them. */
 static int test_spin_ask(void)
@@ -538,6 +567,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_refused),
 	UT_CASE(test_no_sg),
 	UT_CASE(test_turn),
+	UT_CASE(test_turn_ring_full),
 	UT_CASE(test_spin_ask),
 	UT_CASE(test_spin_refill),
 	UT_CASE(test_spin_completion),
