@@ -44,13 +44,18 @@ static int dp_redirect(struct ucm_dp *dp, uint32_t q, int fd)
 	int err;
 
 	if (!(dp->c.flags & UCM_DP_F_OWN_XDP))
-		return dp->xdp ? ucm_xdp__set_xsk(dp->xdp, key, fd) : 0;
-	if (fd >= 0)
+		err = dp->xdp ? ucm_xdp__set_xsk(dp->xdp, key, fd) : 0;
+	else if (fd >= 0)
 		err = bpf_map_update_elem(dp->c.xsks_map_fd, &key, &fd, 0);
 	else
 		err = bpf_map_delete_elem(dp->c.xsks_map_fd, &key);
 	if (err < 0 && !(fd < 0 && err == -ENOENT)) {
-		pr_warn("dp: queue %u in the application's XSKMAP: %s\n", key, strerror(-err));
+		/* Out of the map failed (EPERM: a kernel that wants CAP_BPF
+		 * for it after the privileges went): the kernel redirects to
+		 * a socket nobody reads until the program is detached. */
+		pr_warn("dp: queue %u %s the XSK map%s: %s%s\n", key, fd >= 0 ? "into" : "out of",
+			dp->c.flags & UCM_DP_F_OWN_XDP ? " (the application's)" : "", strerror(-err),
+			fd >= 0 ? "" : ": its packets are lost until the program is off");
 		return err;
 	}
 	return 0;

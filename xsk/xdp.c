@@ -204,6 +204,7 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "ucm_steer");
 	struct ucm_xdp_opts o;
 	struct ucm_steer_cfg cfg;
+	libbpf_print_fn_t prev;
 	struct ucm_xdp *x;
 	int err;
 
@@ -215,7 +216,9 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 	if (!x)
 		return ucm_err_ptr(ucm_oom("the XDP program"));
 	x->link_fd = -1;
-	libbpf_set_print(libbpf_print);
+	/* libbpf's messages through our log while it opens and loads the
+	 * object; the application's own printer back after. */
+	prev = libbpf_set_print(libbpf_print);
 	x->obj = bpf_object__open_mem(ucm_steer_bpf_obj,
 				      ucm_steer_bpf_obj_end - ucm_steer_bpf_obj,
 				      &oo);
@@ -243,6 +246,7 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 	if (err)
 		goto out_obj;
 	err = bpf_object__load(x->obj);
+	libbpf_set_print(prev);
 	if (err) {
 		err = err < 0 ? err : -EINVAL;
 		if (err == -EPERM)
@@ -272,6 +276,7 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 out_obj:
 	bpf_object__close(x->obj);
 out_free:
+	libbpf_set_print(prev);
 	free(x);
 	return ucm_err_ptr(err);
 }

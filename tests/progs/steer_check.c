@@ -580,17 +580,28 @@ static int quiet(enum ucm_log_level level, const char *fmt, va_list ap)
 	return level == UCM_LOG_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
+/* The application's own libbpf printer. */
+static int app_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct bpf_prog_info info = {};
 	uint32_t len = sizeof(info);
+	libbpf_print_fn_t after;
 
 	ucm_set_print(quiet);
+	libbpf_set_print(app_print);
 	x = ucm_xdp__load(NULL);
 	if (!x) {
 		printf("FAIL: steer_check/load: %s\n", strerror(errno));
 		return 1;
 	}
+	after = libbpf_set_print(NULL);
+	printf("%s: steer_check/libbpf-print: the application's libbpf printer %s after the load\n",
+	       after == app_print ? "PASS" : "FAIL", after == app_print ? "back" : "replaced");
 	/* Which steering program the library chose for this kernel. */
 	if (bpf_obj_get_info_by_fd(ucm_xdp__steer_fd(x), &info, &len)) {
 		printf("FAIL: steer_check/load: the steering program's info: %s\n",
