@@ -94,6 +94,17 @@ int ucm_xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 		pr_warn("xsk: %u queues: at most %u\n", o->nqueues, UCM_XSK_MAX_QUEUES);
 		return -EINVAL;
 	}
+	if (o->nqueues > 1 && !o->queues) {
+		pr_warn("xsk: %u queues and no list of them (queues): give their ids\n", o->nqueues);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; o->queues && i < o->nqueues; i++)
+		for (uint32_t j = 0; j < i; j++)
+			if (o->queues[i] == o->queues[j]) {
+				pr_warn("xsk: queue %u is listed twice: one socket a queue\n",
+					o->queues[i]);
+				return -EINVAL;
+			}
 	if (!o->frames_per_queue)
 		o->frames_per_queue = UCM_XSK_FRAMES_DEFAULT;
 	if (!o->rx_size)
@@ -367,7 +378,12 @@ int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nq
 
 	for (i = 0; i < nqueues; i++) {
 		qid = queues ? queues[i] : 0;
-		if ((int)qid >= nrx) {
+		if (nrx <= 0) {
+			pr_warn("xsk: %s shows no RX queue in /sys/class/net/%s/queues\n", ifname,
+				ifname);
+			return -EINVAL;
+		}
+		if (qid >= (uint32_t)nrx) {
 			pr_warn("xsk: %s has RX queues 0-%d, not queue %u (ethtool -L %s combined N adds more)\n",
 				ifname, nrx - 1, qid, ifname);
 			return -EINVAL;

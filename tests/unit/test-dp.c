@@ -16,6 +16,7 @@
 
 #include "ucpumap/dp.h"
 #include "ucpumap/log.h"
+#include "ucpumap/xsk.h"
 #include "../../xsk/dp_internal.h"
 #include "utest.h"
 
@@ -185,6 +186,26 @@ static int test_bad_options(void)
 		return 1;
 	b = o; b.ifname = "ucm-no-such-if";
 	return refused(&b, ENODEV, "no interface named 'ucm-no-such-if'");
+}
+
+/* The sockets' own options, for a caller of ucm_xsk__open(): refused
+ * before anything is made, saying why. */
+static int test_xsk_bad_options(void)
+{
+	static const uint32_t dup[2] = { 0, 0 };
+	UCM_OPTS(ucm_xsk_opts, o, .ifname = "lo", .nqueues = 2);
+	struct ucm_xsk *x;
+
+	last_msg[0] = 0;
+	x = ucm_xsk__open(&o);
+	UT_ASSERT(!x && errno == EINVAL && strstr(last_msg, "no list of them"),
+		  "2 queues, no list: errno %d, '%s'", errno, last_msg);
+	o.queues = dup;
+	last_msg[0] = 0;
+	x = ucm_xsk__open(&o);
+	UT_ASSERT(!x && errno == EINVAL && strstr(last_msg, "queue 0 is listed twice"),
+		  "queue 0 twice: errno %d, '%s'", errno, last_msg);
+	return 0;
 }
 
 /* A caller's bytes past the fields this library knows must be zero. */
@@ -444,6 +465,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_flags_mask),
 	UT_CASE(test_xsk_poll_args),
 	UT_CASE(test_bad_options),
+	UT_CASE(test_xsk_bad_options),
 	UT_CASE(test_opts_unknown_bytes),
 	UT_CASE(test_frames_needed),
 	UT_CASE(test_frames_chains),
