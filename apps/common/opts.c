@@ -510,6 +510,10 @@ static int file_first(const struct opts_cmd *cmd, void *cfg, int n, int argc, ch
 	optind = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		i = opt_index(cmd->opts, n, c);
+		if (i >= 0 && (cmd->opts[i].flags & OPT_F_STOPS)) {
+			path = NULL;	/* "nothing else is needed" */
+			break;
+		}
 		if (i >= 0 && !strcmp(cmd->opts[i].name, cmd->config_opt))
 			path = optarg;
 	}

@@ -221,10 +221,11 @@ static const struct opt d_opts[] = {
 	D("no-seccomp", OPT_FLAG, no_seccomp, .help = "no seccomp allow-list while running"),
 	D("verbose", OPT_COUNT, verbose, .short_opt = 'v',
 	  .help = "the library's debug messages too (libbpf's among them)"),
-	D("version", OPT_CUSTOM, version, .parse = parse_version, .flags = OPT_F_NO_FILE,
+	D("version", OPT_CUSTOM, version, .parse = parse_version,
+	  .flags = OPT_F_NO_FILE | OPT_F_STOPS,
 	  .help = "print the version and exit"),
 	D("status", OPT_CUSTOM, status, .parse = parse_status, .metavar = "IFACE",
-	  .flags = OPT_F_NO_FILE,
+	  .flags = OPT_F_NO_FILE | OPT_F_STOPS,
 	  .help = "print the state and counters of the instance serving IFACE (as JSON), and "
 	  "exit: 0, or 1 when none does"),
 	D("timestamps", OPT_CUSTOM, timestamps, .parse = parse_timestamps, .lo = OUT_TS_YES,
@@ -306,6 +307,9 @@ static int check_args(struct cfg *c)
 	unsigned long need;
 	int n;
 
+	/* First: --check runs the datapath's checks on these options even
+	 * after a refusal here, and a --peer-mac means two-way there too. */
+	c->two_way |= c->peer_mac_set;
 	if (c->copy && c->zero_copy) {
 		fprintf(stderr, "ucpumapd: --copy and --zero-copy exclude each other\n");
 		return -1;
@@ -314,7 +318,6 @@ static int check_args(struct cfg *c)
 		fprintf(stderr, "ucpumapd: --peer-mac is for a tun: a tap's frames carry their own Ethernet header; use --two-way\n");
 		return -1;
 	}
-	c->two_way |= c->peer_mac_set;
 	if (c->no_offload && !c->two_way) {
 		fprintf(stderr, "ucpumapd: --no-offload is about the way back: add --two-way, or drop --no-offload\n");
 		return -1;

@@ -596,6 +596,12 @@ case_bad_flags() {
 	bad_flag default-tun-too-long 2 "ucm-vd-twelve-ch would be longer than 15 characters: give --tun" -- --dev vd-twelve-ch
 	# --config: a file of options, read before the command line.
 	bad_flag config-missing 78 "--config $tmp/none.conf: No such file" -- --dev vd --config $tmp/none.conf
+	# --version needs nothing else: the file is not read.
+	if "$daemon" --config "$tmp/none.conf" --version 2> "$tmp/cv.err" | grep -q '^ucpumapd [0-9]'; then
+		ok bad-flag-config-version "--version with a --config that is not there: the version"
+	else
+		bad bad-flag-config-version "$(cat "$tmp/cv.err")"
+	fi
 	printf '# queues\n\ninterval 1\nqueues x  # no\n' > "$tmp/bad.conf"
 	bad_flag config-bad-line 2 "^$tmp/bad.conf:4: --queues: 'x' is not a list" -- --dev vd --config $tmp/bad.conf
 	printf 'two-way yes\n' > "$tmp/bad.conf"
