@@ -283,8 +283,9 @@ enum ucm_verdict {
  *
  * Runs on the worker thread, for every packet that parsed, in arrival
  * order, before the packet is held or handed to the sink: so the sink
- * (and coalescing) sees what the verdict left. Returns enum ucm_verdict;
- * any value but UCM_VERDICT_PASS drops the packet.
+ * (and coalescing) sees what the verdict left. Returns enum ucm_verdict:
+ * UCM_VERDICT_TX sends it back out (with a TX channel), any other value
+ * but UCM_VERDICT_PASS drops the packet.
  *
  * It may rewrite the packet in place: bytes within [data, data + len),
  * never the length; a packet of several frames (UCM_FRAME_F_CHAIN) has

@@ -88,7 +88,12 @@ enum ucm_dp_flags {
 	 * program that writes struct ucm_xdp_meta (steer.h) in front of a
 	 * packet picks its worker; for the others, steer_fn or steer_policy
 	 * does, on the RX thread. Not with XDP_SKB or REPLACE, which are
-	 * about attaching ours. */
+	 * about attaching ours. The program must redirect with XDP_PASS as
+	 * bpf_redirect_map()'s fallback: a queue out of the map (stopped,
+	 * or its RX thread gave up) then goes to the kernel's stack, not
+	 * dropped (a missing key aborts otherwise). The map's fd, and the
+	 * verdict, steer and thread_init contexts, must stay valid until
+	 * ucm_dp__stop() returns. */
 	UCM_DP_F_OWN_XDP = 1 << 10,
 	/* The verdict may send packets back out (UCM_VERDICT_TX): each
 	 * worker gets a TX channel to the queue's RX thread, as two-way
@@ -403,8 +408,9 @@ struct ucm_dp;
  * of the XDP program, and finding who holds an interface) and
  * CAP_IPC_LOCK (the UMEM locked), or root. Return: the
  * object, or NULL with errno: EINVAL (a bad option; the log says which),
- * ENODEV (no such interface), ERANGE (its MTU is more than a frame holds,
- * or than the driver takes with XDP), EBUSY (another XDP program on it),
+ * ENODEV (no such interface), ERANGE (its MTU is more than the packets of
+ * max_frags frames hold, or than the driver takes with XDP; two-way, a
+ * tun MTU above the interface's), EBUSY (another XDP program on it),
  * EPERM, EOPNOTSUPP (zero-copy asked and not available), or what a part
  * reported.
  */
@@ -425,11 +431,13 @@ UCM_API int ucm_dp__start(struct ucm_dp *dp);
  * @timeout_ms: how long frames still out (returns in flight to the pools)
  *              may take to come home when the sockets close
  *
- * The counters are final from its start (UCM_DP_S_STOPPED): statistics
- * getters on other threads read them from then on. Return: 0 when the
- * counters add up and every frame came home; -EUCLEAN when they do not
- * (the log says which), -EBUSY when frames were still out after
- * @timeout_ms. Called again after -EBUSY, it looks for them again.
+ * The counters are final once the workers drained (UCM_DP_S_STOPPED):
+ * statistics getters on other threads read them from then on. Return: 0
+ * when the counters add up and every frame came home; -EUCLEAN when they
+ * do not (the log says which), -EBUSY when frames were still out after
+ * @timeout_ms. Called again after -EBUSY, it looks for them again; once
+ * the counters failed it says -EUCLEAN each time, and whether the frames
+ * came home is UCM_DP_S_FRAMES_HOME in ucm_dp__stats()' state.
  */
 UCM_API int ucm_dp__stop(struct ucm_dp *dp, unsigned int timeout_ms);
 
