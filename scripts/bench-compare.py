@@ -15,23 +15,40 @@ import statistics
 import sys
 
 
+# What two runs must hold equal to be compared (the JSON's "conditions",
+# from 2026-12-06 on; rounds and the kernel may differ).
+SAME = ("gen_engine", "ip", "rx_cpus", "queues", "wait", "spin_us", "zero_copy")
+
+
 def load(files):
-    rows, order = {}, []
+    rows, order, conds = {}, [], {}
     for path in files.split(","):
-        for r in json.load(open(path))["rows"]:
+        d = json.load(open(path))
+        c = {k: d.get("conditions", {}).get(k) for k in SAME}
+        c.update({k: d.get(k) for k in ("dev", "cpus", "mtu", "rate")})
+        conds[path] = c
+        for r in d["rows"]:
             if "runs" not in r:
                 continue
             if r["name"] not in rows:
                 order.append(r["name"])
             rows.setdefault(r["name"], (r.get("unit", "pps"), []))[1].extend(r["runs"])
-    return rows, order
+    return rows, order, conds
 
 
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    before, order = load(sys.argv[1])
-    after, _ = load(sys.argv[2])
+    before, order, cb = load(sys.argv[1])
+    after, _, ca = load(sys.argv[2])
+    runs = {**cb, **ca}
+    first = next(iter(runs.values()))
+    for path, c in runs.items():
+        # A run before the JSON recorded its conditions: those unchecked.
+        diff = [f"{k} {first[k]!r} vs {c[k]!r}" for k in first
+                if c[k] != first[k] and c[k] is not None and first[k] is not None]
+        if diff:
+            sys.exit(f"bench-compare.py: {path} was run otherwise: {', '.join(diff)}")
     print("| row | unit | before: median (runs) | after: median (runs) | after / before |")
     print("|---|---|---|---|---|")
     for name in order:

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "datapath.h"
@@ -730,8 +731,11 @@ static void json_row(const struct bench_run *br, struct json *j, const struct ro
 void report_json(const struct bench_run *br, int nr)
 {
 	FILE *f = fopen(br->cfg.json, "w");
+	struct utsname u;
 	struct json j;
 
+	if (uname(&u))
+		strcpy(u.release, "?");
 	if (!f) {
 		fprintf(stderr, "datapath: %s: %s\n", br->cfg.json, strerror(errno));
 		return;
@@ -744,6 +748,19 @@ void report_json(const struct bench_run *br, int nr)
 	json_num(&j, "seconds", br->cfg.seconds);
 	json_u64(&j, "rate", br->cfg.rate);
 	json_u64(&j, "mtu", br->cfg.mtu ? br->cfg.mtu : 1500);
+	/* What else a comparison of two runs must hold equal. */
+	json_obj(&j, "conditions");
+	json_str(&j, "gen_engine", gen_engine(&br->cfg));
+	json_u64(&j, "rounds", nr);
+	json_str(&j, "ip", br->cfg.v6 ? "ipv6" : "ipv4");
+	json_str(&j, "rx_cpus", br->cfg.rx_cpus ? br->cfg.rx_cpus : "");
+	json_str(&j, "queues", br->cfg.queues ? br->cfg.queues : "");
+	json_str(&j, "wait", br->cfg.poll ? "poll" : br->cfg.busy_poll ? "busy-poll" :
+		 br->cfg.spin_us ? "spin" : "sleep");
+	json_u64(&j, "spin_us", br->cfg.spin_us);
+	json_u64(&j, "zero_copy", br->cfg.zero_copy);
+	json_str(&j, "kernel", u.release);
+	json_obj_end(&j);
 	json_arr(&j, "rows");
 	for (int i = 0; i < br->nrows; i++)
 		if (br->rows[i].on)
