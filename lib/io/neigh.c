@@ -267,15 +267,19 @@ static void *resolver_main(void *arg)
 		n->init(n->init_ctx, n->init_idx);
 	sem_post(&n->ready);	/* the creator returns after the hook */
 	for (;;) {
-		if (read(n->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		if (read(n->efd, &v, sizeof(v)) < 0 && errno != EAGAIN && errno != EINTR)
 			break;
 		/* Pairs with the store-release in ucm_neigh_destroy(). */
 		if (__atomic_load_n(&n->stop, __ATOMIC_ACQUIRE))
-			break;
+			return NULL;
 		resolver_drain(n);
 		if (poll(&p, 1, resolver_recheck(n)) < 0 && errno != EINTR)
 			break;
 	}
+	/* Not asked to stop: next hops not known yet are dropped from now
+	 * on (drop_no_neigh), the known ones used as they are. Said. */
+	pr_warn("neigh: the next-hop resolver stopped (%s): a next hop not known yet is a counted drop (drop_no_neigh) until the datapath restarts\n",
+		strerror(errno));
 	return NULL;
 }
 
