@@ -177,31 +177,22 @@ extern int ucm_tun_test_wait_fail;
 extern int ucm_tun_test_ring_fail;
 #endif
 
-/* The switch above, looked at (@take false) or used up (@take true);
+/* A switch above, looked at (@take false) or used up (@take true);
  * always false in release builds. Relaxed, no pair: a test sets it while
  * the worker is not in a batch. */
-static inline bool tun_test_wait_fail(bool take)
-{
 #ifdef UCM_DEBUG
-	if (take)
-		return __atomic_exchange_n(&ucm_tun_test_wait_fail, 0, __ATOMIC_RELAXED);
-	return __atomic_load_n(&ucm_tun_test_wait_fail, __ATOMIC_RELAXED);
-#else
-	return false;
-#endif
-}
-
-/* ucm_tun_test_ring_fail, as tun_test_wait_fail(). */
-static inline bool tun_test_ring_fail(bool take)
+static inline bool tun_test_switch(int *sw, bool take)
 {
-#ifdef UCM_DEBUG
 	if (take)
-		return __atomic_exchange_n(&ucm_tun_test_ring_fail, 0, __ATOMIC_RELAXED);
-	return __atomic_load_n(&ucm_tun_test_ring_fail, __ATOMIC_RELAXED);
-#else
-	return false;
-#endif
+		return __atomic_exchange_n(sw, 0, __ATOMIC_RELAXED);
+	return __atomic_load_n(sw, __ATOMIC_RELAXED);
 }
+#define tun_test_wait_fail(take)	tun_test_switch(&ucm_tun_test_wait_fail, (take))
+#define tun_test_ring_fail(take)	tun_test_switch(&ucm_tun_test_ring_fail, (take))
+#else
+#define tun_test_wait_fail(take)	((void)(take), false)
+#define tun_test_ring_fail(take)	((void)(take), false)
+#endif
 
 /* tun_dev.c: one batch's counts @a into a worker's @s (tun_xmit()). */
 void ucm_tun_stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *a);
