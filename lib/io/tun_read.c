@@ -576,8 +576,11 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 	 * rest wait in the tun (the RX thread's collect frees room). */
 	t.room = ucm_txq__room(r->txq);
 	/* Short of frames: ask the RX thread now, as a sleep would; a worker
-	 * that spins (spin_us) may not sleep for a while. */
-	if (!r->nstash && (r->readable || r->pend))
+	 * that spins (spin_us) may not sleep for a while. A turn stopped in
+	 * a packet for want of frames keeps that read's own in the stash:
+	 * short too while it has none past them. */
+	if ((!r->nstash && (r->readable || r->pend)) ||
+	    (r->short_frames && r->nstash <= r->pend))
 		ucm_txq_ask(r->txq);
 	if (!r->nstash && r->readable)
 		STAT_ADD(tun->wk[w].back_stats.no_frame, 1);
