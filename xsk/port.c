@@ -633,6 +633,9 @@ out_free:
 	return ucm_err_ptr(err);
 }
 
+/* How often a destroy looks again for frames still out. */
+#define XSK_RECLAIM_RETRY_MS	10
+
 int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms)
 {
 	struct ucm_pool *pools[UCM_XSK_MAX_QUEUES];
@@ -668,14 +671,25 @@ int ucm_xsk__destroy(struct ucm_xsk *x, unsigned int timeout_ms)
 		pools[i] = q->pool;
 		held += (q->posted - q->taken) + (q->tx_posted - q->tx_done);
 	}
-	if (held) {
-		ret = ucm_pools_reclaim(pools, x->nqueues, held, UCM_LOC_KERNEL);
+	/* Frames an application's thread still holds, or returns on their
+	 * way, make more off the pools than the kernel held: they are
+	 * waited for, @timeout_ms at most, as the UMEM's destroy waits. */
+	for (uint64_t end = ucm_now_ns() + timeout_ms * 1000000ull; held;) {
+		bool last = ucm_now_ns() >= end;
+
+		ret = ucm_pools_reclaim(pools, x->nqueues, held, UCM_LOC_KERNEL, !last);
+		if (ret == -EBUSY && !last) {
+			nanosleep(&(struct timespec){ .tv_nsec = XSK_RECLAIM_RETRY_MS * 1000000 },
+				  NULL);
+			continue;
+		}
 		if (ret)
 			return ucm_err(ret);	/* nothing freed: see the log */
 		for (i = 0; i < x->nqueues; i++) {
 			x->q[i].taken = x->q[i].posted;
 			x->q[i].tx_done = x->q[i].tx_posted;
 		}
+		break;
 	}
 	ret = ucm_umem__destroy(x->umem, timeout_ms);
 	if (ret)

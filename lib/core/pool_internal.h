@@ -219,12 +219,14 @@ uint32_t ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
  * them (the kernel's, in @from, when its sockets went away): every frame
  * of the @npools @pools found in no tier. There must be exactly @expect of
  * them, all pools together (a socket may hold another pool's frames: a
- * verdict's send on another queue's TX ring), or frames are missing
- * elsewhere: then nothing is moved and -EUCLEAN is returned. Owners
- * stopped; control path only.
+ * verdict's send on another queue's TX ring); else nothing is moved:
+ * -EBUSY when more are off the pools (the application's threads still
+ * hold some, or returns are arriving: ask again; @quiet: say nothing of
+ * it), -EUCLEAN when fewer (a frame counted home twice). Owners stopped;
+ * control path only.
  */
 int ucm_pools_reclaim(struct ucm_pool *const *pools, uint32_t npools, uint64_t expect,
-		      enum ucm_frame_loc from);
+		      enum ucm_frame_loc from, bool quiet);
 
 /* ucm_umem__put_bulk()/release_bulk() with the frames' expected location
  * (@from; UCM_LOC__MAX: anywhere outside the pool). */

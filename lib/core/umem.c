@@ -508,10 +508,8 @@ static int pool_missing(struct ucm_pool *pool, uint8_t *seen, uint64_t *addrs)
 		audit_mark(pool, seen, pool->stack.frames[i]);
 	ring_n = ucm_ring__count(pool->ring);
 	pthread_mutex_unlock(&pool->stack.lock);
-	if (ring_n) {
-		pr_warn("pool %u: returns still arriving while reclaiming\n", pool->idx);
+	if (ring_n)	/* returns still arriving: the caller asks again */
 		return -EBUSY;
-	}
 	for (i = 0; i < pool->nframes; i++)
 		if (!seen[i])
 			addrs[missing++] = pool->base + ((uint64_t)i << pool->umem->frame_shift);
@@ -519,7 +517,7 @@ static int pool_missing(struct ucm_pool *pool, uint8_t *seen, uint64_t *addrs)
 }
 
 int ucm_pools_reclaim(struct ucm_pool *const *pools, uint32_t npools, uint64_t expect,
-		      enum ucm_frame_loc from)
+		      enum ucm_frame_loc from, bool quiet)
 {
 	uint64_t **addrs = calloc(npools, sizeof(*addrs)), total = 0;
 	uint32_t *missing = calloc(npools, sizeof(*missing)), i, k, n;
@@ -541,6 +539,8 @@ int ucm_pools_reclaim(struct ucm_pool *const *pools, uint32_t npools, uint64_t e
 			break;
 		}
 		ret = pool_missing(pool, seen, addrs[i]);
+		if (ret == -EBUSY && !quiet)
+			pr_warn("pool %u: returns still arriving while reclaiming\n", pool->idx);
 		if (ret < 0)
 			err = ret;
 		else
@@ -549,12 +549,16 @@ int ucm_pools_reclaim(struct ucm_pool *const *pools, uint32_t npools, uint64_t e
 	if (err)
 		goto out;
 	if (total != expect) {
+		err = total > expect ? -EBUSY : -EUCLEAN;
+		if (err == -EBUSY && quiet)
+			goto out;
 		for (i = 0; i < npools; i++)
 			pr_warn("pool %u: %u frames are off the pool\n", pools[i]->idx, missing[i]);
-		pr_warn("%llu frames are off the pools but the kernel held %llu: %lld frames are missing elsewhere\n",
+		pr_warn("%llu frames are off the pools but the kernel held %llu: %lld %s\n",
 			(unsigned long long)total, (unsigned long long)expect,
-			(long long)(total - expect));
-		err = -EUCLEAN;
+			(long long)(total - expect), err == -EBUSY ?
+			"frames are still out elsewhere (an application's thread)" :
+			"frames more came home than went out (one counted twice)");
 		goto out;
 	}
 	for (i = 0; i < npools; i++)
