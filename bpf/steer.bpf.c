@@ -86,6 +86,7 @@ struct flow {
 	__u16 sport, dport;	/* network order; 0 when not hashed */
 	__u8 proto;
 	__u8 v6;
+	__u8 none;	/* no flow (ARP): worker 0, as the RX thread's pick */
 };
 
 /* Bounds-checked cursor: every header read goes through it. */
@@ -198,9 +199,11 @@ static __always_inline int parse(void *data, void *end,
 				return !!(cfg->flags & UCM_STEER_F_LINK_CTRL);
 		}
 	} else if (proto == bpf_htons(ETH_P_ARP_)) {
-		/* No flow: one worker for all (the zero flow's). IPv4's
+		/* No flow: one worker for all (worker 0 hashed, as the RX
+		 * thread's pick of a packet without one). IPv4's
 		 * link control, as neighbour discovery is IPv6's: with
 		 * IPv4 left to the kernel, so is its ARP. */
+		f->none = 1;
 		return (cfg->flags & (UCM_STEER_F_LINK_CTRL | UCM_STEER_F_IPV4)) ==
 		       (UCM_STEER_F_LINK_CTRL | UCM_STEER_F_IPV4);
 	} else {
@@ -232,6 +235,8 @@ static __always_inline __u32 pick_worker(const struct ucm_steer_cfg *cfg,
 			return 0;
 		return (*rr)++ % n;
 	case UCM_STEER_L4_HASH:
+		if (f->none)	/* userspace's hash of no flow is 0 */
+			return 0;
 		if (f->v6)
 			h = ucm_flow_hash_v6(f->saddr, f->daddr, f->sport,
 					     f->dport, f->proto,
