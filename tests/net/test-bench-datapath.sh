@@ -409,7 +409,8 @@ case_bad_settings() {
 	bad_setting mtu-range 2 "mtu" --mtu 9001
 	bad_setting busy-poll-no-rx-cpus 2 "needs a CPU of its own: give --rx-cpus" --dev vd --sink-ip 10.78.0.2 --busy-poll
 	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
-	bad_setting queues-syntax 2 "--queues: give queue numbers" --dev vd --sink-ip 10.78.0.2 --queues x
+	bad_setting queues-syntax 2 "--queues: 'x' is not a list of distinct numbers 0-63" --dev vd --sink-ip 10.78.0.2 --queues x
+	bad_setting queues-backwards 2 "--queues: '3-1' is not a list of distinct numbers 0-63" --dev vd --sink-ip 10.78.0.2 --queues 3-1
 	bad_setting unknown-row 2 "unknown row" --rows cpumap,nosuch
 	bad_setting spin-no-rx-cpus 2 "needs ucpumapd's RX thread on a CPU of its own" --spin-us 200
 	bad_setting poll-shared-cpu 2 "--rx-cpus and --cpus share a CPU" --poll --rx-cpus 1 --cpus 1 --rows latency-cpumap
