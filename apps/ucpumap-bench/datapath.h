@@ -410,10 +410,15 @@ double gen_total(const char *out);
 double iperf3_received(const char *out);
 double testpmd_rx(const char *out);
 
-/* ---- the results (report.c) ------------------------------------------------- */
+/* ---- the results (report.c, report_json.c) ------------------------------------ */
 
 /* The tables, after @nr rounds. */
 void report_tables(const struct bench_run *br, int nr);
+/* Whether phase @ph (0 alone, 1 loaded) of latency row @r has a p99.9:
+ * enough answers in every round. */
+bool p999_measured(const struct row *r, int ph, int nr);
+/* The JSON's name of a latency row's cost COST_*. */
+const char *cost_name(int c);
 /* Every run of every row to --json's file. */
 void report_json(const struct bench_run *br, int nr);
 /* --chart's PNG, by gnuplot. */
