@@ -276,25 +276,30 @@ uint32_t ucm_xsk_queue__tx_pending(const struct ucm_xsk_queue *q)
  * on the TX ring, and bring completed frames home, in bulk, straight into
  * its own cache (direct bulk recycling). Completions are reaped before
  * each send, so the TX ring has all the room it can, and no more packets
- * are collected than it has slots: the rest stay in the channel, whose
- * filling holds the worker's reads back (the packets wait in the tun's
- * queue, their senders held by the kernel) rather than being read and
- * dropped here. A packet of several frames that still does not fit is
- * dropped (counted once, in tx_ring_full): the RX direction never waits
- * on TX.
+ * are collected than its free slots hold at the most frames a packet may
+ * take: the rest stay in the channel, whose filling holds the worker's
+ * reads back (the packets wait in the tun's queue, their senders held by
+ * the kernel) rather than being read and dropped here. The channels take
+ * turns at going first, so that one that is always full does not keep
+ * the others' packets out. The RX direction never waits on TX.
  */
 uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 				struct ucm_txq *const *txq, uint32_t ntxq)
 {
+	uint32_t per = ucm_xsk_tx_frames(q->x), first = ntxq ? q->tx_next++ % ntxq : 0;
 	uint64_t desc[UCM_XSK_RX_BATCH];
-	uint32_t n, k, i, room, done = 0;
+	uint32_t n, k, i, c, room, done = 0;
 
-	for (i = 0; i < ntxq; i++) {
+	for (c = 0; c < ntxq; c++) {
+		i = (first + c) % ntxq;
 		ucm_txq__lend(txq[i], q->pool);
 		if (!ucm_txq__pending(txq[i]))
 			continue;
 		done += ucm_xsk_queue__complete(q);
 		room = xsk_prod_nb_free(&q->tx, q->tx.size);
+		/* An empty ring smaller than the most a packet may take
+		 * takes one: a longer one is refused, counted. */
+		room = room == q->tx.size && room < per ? 1 : room / per;
 		n = ucm_txq__collect(txq[i], desc, min(room, (uint32_t)UCM_XSK_RX_BATCH));
 		if (!n)
 			continue;

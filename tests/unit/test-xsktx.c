@@ -392,8 +392,9 @@ static int test_no_sg(void)
 }
 
 /* The way out's turn: a channel's packets of several collected and
- * posted, what the ring has no room for home with every frame, the rest
- * completed home. */
+ * posted, no more than the ring's slots hold at the most frames a packet
+ * may take (3, a zero-copy driver's): 5 of 6 in a ring of 16, the sixth
+ * left in the channel, not dropped, and posted once the kernel sent. */
 static int test_turn(void)
 {
 	FAKE(f, true);
@@ -402,17 +403,58 @@ static int test_turn(void)
 	uint32_t i;
 
 	UT_ASSERT(t, "no channel: %s", strerror(errno));
+	f->x.zerocopy = true;
+	f->x.zc_max_segs = 3;
 	ucm_txq__set_lend(t, false);
 	for (i = 0; i < 6; i++)	/* 18 descriptors: two packets too many */
 		d[i] = chain(f, 3, 100 + i, fr);
 	UT_ASSERT(ucm_txq__send(t, d, 6) == 6, "send");
 	ucm_xsk_queue__tx_turn(&f->q, &t, 1);
-	UT_ASSERT(stats(f).tx_chains == 5 && stats(f).tx_ring_full == 1, "chains %llu full %llu",
+	UT_ASSERT(stats(f).tx_chains == 5 && stats(f).tx_ring_full == 0 && ucm_txq__pending(t) == 1,
+		  "chains %llu full %llu, %u left (want 5, 0, 1)",
 		  (unsigned long long)stats(f).tx_chains,
-		  (unsigned long long)stats(f).tx_ring_full);
-	if (audit(f, 15, 0, 0))
+		  (unsigned long long)stats(f).tx_ring_full, ucm_txq__pending(t));
+	if (audit(f, 15, 1, 2))	/* the sixth, in the channel */
 		return 1;
+	kernel_send(f);
+	ucm_xsk_queue__tx_turn(&f->q, &t, 1);
+	UT_ASSERT(stats(f).tx_chains == 6 && !ucm_txq__pending(t), "after the send: %llu chains",
+		  (unsigned long long)stats(f).tx_chains);
 	UT_ASSERT(!ucm_txq__destroy(t), "the channel");
+	return fake_free(f);
+}
+
+/* Two channels, each always fuller than the ring takes: they take turns
+ * at going first, so the second's packets go out too. */
+static int test_turn_channels_alternate(void)
+{
+	FAKE(f, false);
+	struct ucm_txq *t[2] = { ucm_txq__create(f->x.umem, 64), ucm_txq__create(f->x.umem, 64) };
+	struct ucm_txq_stats ts[2];
+	uint64_t d[2 * RING];
+
+	UT_ASSERT(t[0] && t[1], "no channel: %s", strerror(errno));
+	for (int c = 0; c < 2; c++) {	/* two rings' worth each */
+		ucm_txq__set_lend(t[c], false);
+		for (int i = 0; i < 2 * RING; i++)
+			d[i] = single(f);
+		UT_ASSERT(ucm_txq__send(t[c], d, 2 * RING) == 2 * RING, "send");
+	}
+	for (int turn = 0; turn < 2; turn++) {
+		ucm_xsk_queue__tx_turn(&f->q, t, 2);
+		kernel_send(f);
+	}
+	for (int c = 0; c < 2; c++)
+		ucm_txq__stats(t[c], &ts[c], sizeof(ts[c]));
+	UT_ASSERT(ts[0].collected == RING && ts[1].collected == RING,
+		  "collected %llu and %llu over two turns of a ring of %u (want %u each)",
+		  (unsigned long long)ts[0].collected, (unsigned long long)ts[1].collected, RING,
+		  RING);
+	for (int turn = 0; turn < 2; turn++) {	/* the rest */
+		ucm_xsk_queue__tx_turn(&f->q, t, 2);
+		kernel_send(f);
+	}
+	UT_ASSERT(!ucm_txq__destroy(t[0]) && !ucm_txq__destroy(t[1]), "the channels");
 	return fake_free(f);
 }
 
@@ -572,6 +614,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_no_sg),
 	UT_CASE(test_turn),
 	UT_CASE(test_turn_ring_full),
+	UT_CASE(test_turn_channels_alternate),
 	UT_CASE(test_spin_ask),
 	UT_CASE(test_spin_refill),
 	UT_CASE(test_spin_completion),
