@@ -156,12 +156,32 @@ static const char *cap_list(uint64_t set, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * --user from root only: the kernel empties a thread's capabilities when
+ * its user IDs leave 0; from one user to another it leaves them, and each
+ * datapath thread would keep CAP_SETUID and CAP_SETGID for the run.
+ * Before the capabilities are named: those would not make it right.
+ */
+static int user_from_root(const struct daemon *d)
+{
+	uid_t r, e, s;
+
+	if (!d->c.user || (!getresuid(&r, &e, &s) && (!r || !e || !s)))
+		return 0;
+	fprintf(stderr, "ucpumapd: --user %s: started as user %u, not root: the switch would leave each thread CAP_SETUID and CAP_SETGID; start it as root, or as the user itself without --user\n",
+		d->c.user, (unsigned)geteuid());
+	return EXIT_CONFIG;
+}
+
 int priv_check(const struct daemon *d)
 {
 	uint64_t want = CAPS_SETUP | CAP(CAP_SETPCAP) | (d->c.user ? CAPS_SWITCH : 0);
 	uint64_t prm, eff;
 	char all[160], miss[160];
+	int st = user_from_root(d);
 
+	if (st)
+		return st;
 	if (caps_get(&prm, &eff))
 		return 0;	/* the set-up's refusals will say */
 	if (!(want & ~prm))
@@ -195,20 +215,10 @@ static int lookup_user(struct daemon *d)
 	struct passwd *pw;
 	bool none;
 
-	uid_t r, e, s;
-
 	p->uid = geteuid();
 	p->gid = getegid();
 	if (!d->c.user)
 		return 0;
-	/* The kernel empties a thread's capabilities when its user IDs leave
-	 * 0; from one user to another it leaves them, and each datapath
-	 * thread would keep CAP_SETUID and CAP_SETGID for the run. */
-	if (getresuid(&r, &e, &s) || (r && e && s)) {
-		fprintf(stderr, "ucpumapd: --user %s: started as user %u, not root: the switch would leave each thread CAP_SETUID and CAP_SETGID; start it as root, or as the user itself without --user\n",
-			d->c.user, (unsigned)geteuid());
-		return EXIT_CONFIG;
-	}
 	errno = 0;
 	pw = getpwnam(d->c.user);
 	if (!pw) {
