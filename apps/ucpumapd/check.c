@@ -163,8 +163,10 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 	else
 		said(&k, 0, "privileges", "%s", geteuid() ? "the capabilities the set-up needs" : "root");
 	check_iface(&k, d->c.dev);
-	err = ucm_dp__validate(o);
-	if (err)
+	err = d->c.lib_refused ? 0 : ucm_dp__validate(o);
+	if (d->c.lib_refused)	/* one refusal, counted once: the options' */
+		printf("%-5s %s: %s\n", "-", "datapath", "not looked at: the library refused the options (above)");
+	else if (err)
 		said(&k, setup_exit(err), "datapath", "refused (above): %s", strerror(-err));
 	else
 		said(&k, 0, "datapath", "%d queue%s there, the MTU and the frames fit", d->c.nqueues,

@@ -39,6 +39,7 @@ struct cfg {
 	const char *user;		/* --user: who it runs as after set-up */
 	const char *config;		/* --config: the file of options read */
 	bool check;			/* --check: check.c, then exit */
+	bool lib_refused;		/* the library refused the options (said) */
 	int poll_placed;		/* polling threads' placement: 1 fine,
 					 * -1 refused, 0 not looked at */
 	cpu_set_t poll_free;		/* placed: the CPUs no thread polls */

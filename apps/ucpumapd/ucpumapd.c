@@ -384,8 +384,10 @@ static int check_args(struct cfg *c)
 	 * ring. */
 	dp_opts(c, &o);
 	need = ucm_dp__frames_needed(&o);
-	if (!need)	/* the library refused the options, and said why */
+	if (!need) {	/* the library refused the options, and said why */
+		c->lib_refused = true;
 		return -1;
+	}
 	if (c->frames >= need || !c->frames_set)	/* not given: the library's */
 		return 0;
 	fprintf(stderr, "--frames %lu cannot cover the fill ring (%lu), the RX ring (%lu), a worker ring (%lu)%s: give at least %lu (a power of two)\n",
