@@ -544,7 +544,7 @@ static int refuse_link(uint32_t link, int ifindex, const char *ifname)
 	return -EBUSY;
 }
 
-int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
+static int xdp_attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	LIBBPF_OPTS(bpf_link_create_opts, lo);
@@ -594,7 +594,7 @@ int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 	return 0;
 }
 
-int ucm_xdp__detach(struct ucm_xdp *x)
+static int xdp_detach(struct ucm_xdp *x)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, ao, .old_prog_fd = x->attached_fd);
 	int ifindex = x->attached_ifindex, err;
@@ -615,4 +615,25 @@ int ucm_xdp__detach(struct ucm_xdp *x)
 		return ucm_err(err);
 	}
 	return 0;
+}
+
+/* libbpf's messages of an attach or a detach (the kernel's netlink
+ * errors) through our log, as at the load; the application's printer
+ * back after. */
+int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
+{
+	libbpf_print_fn_t prev = libbpf_set_print(libbpf_print);
+	int err = xdp_attach(x, ifindex, flags);
+
+	libbpf_set_print(prev);
+	return err;
+}
+
+int ucm_xdp__detach(struct ucm_xdp *x)
+{
+	libbpf_print_fn_t prev = libbpf_set_print(libbpf_print);
+	int err = xdp_detach(x);
+
+	libbpf_set_print(prev);
+	return err;
 }
