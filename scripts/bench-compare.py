@@ -41,14 +41,15 @@ def main():
         sys.exit(__doc__)
     before, order, cb = load(sys.argv[1])
     after, _, ca = load(sys.argv[2])
-    runs = {**cb, **ca}
-    first = next(iter(runs.values()))
-    for path, c in runs.items():
-        # A run before the JSON recorded its conditions: those unchecked.
-        diff = [f"{k} {first[k]!r} vs {c[k]!r}" for k in first
-                if c[k] != first[k] and c[k] is not None and first[k] is not None]
-        if diff:
-            sys.exit(f"bench-compare.py: {path} was run otherwise: {', '.join(diff)}")
+    runs = [(p, c) for p, c in cb.items()] + [(p, c) for p, c in ca.items()]
+    # Each condition against the first file that recorded it (files from
+    # before the JSON recorded its conditions have none: unchecked).
+    for k in runs[0][1]:
+        have = [(p, c[k]) for p, c in runs if c[k] is not None]
+        for p, v in have[1:]:
+            if v != have[0][1]:
+                sys.exit(f"bench-compare.py: {p} was run otherwise: {k} {v!r}, "
+                         f"{have[0][0]} {have[0][1]!r}")
     print("| row | unit | before: median (runs) | after: median (runs) | after / before |")
     print("|---|---|---|---|---|")
     for name in order:
