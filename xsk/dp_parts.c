@@ -156,6 +156,10 @@ static void xsk_opts_of(const struct dp_cfg *c, struct ucm_xsk_opts *so)
 	};
 }
 
+/* Whether the workers hold up to 64 for the tun: one io_uring submission
+ * (or a GSO super-packet) for them all. Coalescing always holds (inline
+ * too: the RX thread holds across its flushes). Not for a sink of one's
+ * own: its xmit() is handed each batch. */
 static bool dp_hold(const struct dp_cfg *c)
 {
 	uint32_t f = c->flags;
@@ -299,10 +303,6 @@ static int dp_open_tun(struct ucm_dp *dp)
 	return 0;
 }
 
-/* Whether the workers hold up to 64 for the tun: one io_uring submission
- * (or a GSO super-packet) for them all. Coalescing always holds (inline
- * too: the RX thread holds across its flushes). Not for a sink of one's
- * own: its xmit() is handed each batch. */
 static int dp_open_cpumap(struct ucm_dp *dp)
 {
 	uint32_t f = dp->c.flags, q;

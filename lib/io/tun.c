@@ -492,12 +492,6 @@ static uint32_t xmit_write(const struct ucm_tun *tun, struct tun_wstate *st,
 	return failed;
 }
 
-/*
- * Throw the ring away and make a new one: SQEs the kernel did not take are
- * still queued in it and name frames that go home after this batch, so
- * they must never be submitted. If no new ring can be made, the worker
- * goes on one write() per packet.
- */
 /* A ring that cannot be rebuilt (out of memory or fds for a moment) is
  * tried again this long after, the batches written one packet a write()
  * meanwhile: a second is a few thousand syscalls at the worst. */
@@ -521,6 +515,12 @@ static void ring_build(const struct ucm_tun *tun, struct tun_wstate *st)
 	st->ring_warned = true;
 }
 
+/*
+ * Throw the ring away and make a new one: SQEs the kernel did not take are
+ * still queued in it and name frames that go home after this batch, so
+ * they must never be submitted. If no new ring can be made, the worker
+ * goes on one write() per packet until one can (ring_build()).
+ */
 static void ring_reset(const struct ucm_tun *tun, struct tun_wstate *st)
 {
 	ring_exit(st);

@@ -567,8 +567,6 @@ int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 
 /* ---- the writes' statistics (tun.c counts them) ---------------------- */
 
-/* READ_ONCE: relaxed, no pair; each counter is whole, the set is not a
- * snapshot. */
 /* One batch's counts into the worker's: STAT_ADD, relaxed and without a
  * pair (tun_worker's contract). */
 void ucm_tun_stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *a)
@@ -604,6 +602,8 @@ void ucm_tun_stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *
 		STAT_ADD(s->err_other, a->err_other);
 }
 
+/* READ_ONCE: relaxed, no pair; each counter is whole, the set is not a
+ * snapshot. */
 static void stats_add(struct ucm_tun_stats *dst, const struct ucm_tun_stats *s)
 {
 	uint32_t b;

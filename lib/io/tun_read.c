@@ -418,15 +418,6 @@ static void unqueue_reads(struct tun_back *r, const unsigned int *pos, uint32_t 
 }
 
 /*
- * Submit the batch of reads, into the first @max slots of the stash, and
- * collect every result, in slot order.
- * readable is cleared first: a poll completion during the batch (a packet
- * that came after a read found the queue empty) sets it again, so no packet
- * is left waiting for the next one. A ring that fails to take the whole
- * submission is given up (dead): SQEs left in it would read into frames
- * that move on.
- */
-/*
  * A kernel whose tun takes no RWF_NOWAIT (before Linux 6.4): io_uring
  * would park each read of an empty tun, and the batch would wait for as
  * many packets as it has reads. The reads go one readv() each on the
@@ -451,6 +442,15 @@ static uint32_t read_plain(struct tun_back *r, uint32_t n)
 	return n;
 }
 
+/*
+ * Submit the batch of reads, into the first @max slots of the stash, and
+ * collect every result, in slot order.
+ * readable is cleared first: a poll completion during the batch (a packet
+ * that came after a read found the queue empty) sets it again, so no packet
+ * is left waiting for the next one. A ring that fails to take the whole
+ * submission is given up (dead): SQEs left in it would read into frames
+ * that move on.
+ */
 static int read_batch(struct tun_back *r, uint32_t max, struct ucm_tun_back_stats *a)
 {
 	struct io_uring_cqe *cqe;

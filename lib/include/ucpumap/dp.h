@@ -408,9 +408,11 @@ struct ucm_dp;
  * of the XDP program, and finding who holds an interface) and
  * CAP_IPC_LOCK (the UMEM locked), or root. Return: the
  * object, or NULL with errno: EINVAL (a bad option; the log says which),
- * ENODEV (no such interface), ERANGE (its MTU is more than the packets of
- * max_frags frames hold, or than the driver takes with XDP; two-way, a
- * tun MTU above the interface's), EBUSY (another XDP program on it),
+ * ENODEV (no such interface), ERANGE (its MTU is more than a packet of
+ * the kernel's most frames holds, or than the driver takes with XDP;
+ * two-way, a tun MTU above the interface's; a packet longer than
+ * max_frags frames is a counted drop, rx_chain_long), EBUSY (another XDP
+ * program on it),
  * EPERM, EOPNOTSUPP (zero-copy asked and not available), or what a part
  * reported.
  */
