@@ -262,7 +262,7 @@ case_v4() {
 # generator: the ratio a bound, not a lead.
 case_gen_bound() {
 	timeout 120 "$BUILD/ucpumap-bench" datapath --rows kernel-cpumap,cpumap --rounds 2 --seconds 0.5 \
-		--rate 20000 > "$tmp/gb.out" 2>&1
+		--rate 10000 > "$tmp/gb.out" 2>&1
 	if grep -q "kernel-cpumap delivered what the generator sent in most rounds: .*(the ratio is an upper bound)" "$tmp/gb.out" &&
 		grep -q "^    cpumap delivered what the generator sent in most rounds: .*(the ratio is a lower bound)" "$tmp/gb.out"; then
 		ok gen-bound "$(grep -c 'measured the generator' "$tmp/gb.out") rows bound, said"
