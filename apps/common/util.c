@@ -148,8 +148,48 @@ bad:
 	return -1;
 }
 
+/* The CPUs this process may use, as a list ("0-3,8-9"), into @buf. */
+static void usable_str(char *buf, size_t len)
+{
+	cpu_set_t set;
+	size_t k = 0;
+	int c = 0, a;
+
+	buf[0] = '\0';
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return;
+	while (c < CPU_SETSIZE && k < len) {
+		for (; c < CPU_SETSIZE && !CPU_ISSET(c, &set); c++)
+			;
+		if (c == CPU_SETSIZE)
+			break;
+		for (a = c; c + 1 < CPU_SETSIZE && CPU_ISSET(c + 1, &set); c++)
+			;
+		k += snprintf(buf + k, len - k, a == c ? "%s%d" : "%s%d-%d", k ? "," : "", a, c);
+		c++;
+	}
+}
+
+/* One item of a CPU list: N or LOW-HIGH, digits only. */
+static bool cpu_item(const char *tok, unsigned long *a, unsigned long *b)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*tok))
+		return false;
+	*a = strtoul(tok, &end, 10);
+	*b = *a;
+	if (*end == '-') {
+		if (!isdigit((unsigned char)end[1]))
+			return false;
+		*b = strtoul(end + 1, &end, 10);
+	}
+	return !*end && *a <= *b && *b < CPU_SETSIZE;
+}
+
 int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
 {
+	char here[256];
 	char *copy, *tok, *save = NULL;
 	int n = 0, i;
 
@@ -164,19 +204,17 @@ int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
 		return -1;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		unsigned long a, b;
-		char *dash = strchr(tok, '-');
 
-		if (dash)
-			*dash = '\0';
-		if (parse_uint(tok, 0, 1u << 20, what, &a))
+		if (!cpu_item(tok, &a, &b)) {
+			fprintf(stderr, "%s: '%s' is not a CPU or a range LOW-HIGH of them, as 2 or 1-3\n",
+				what, tok);
 			goto bad;
-		b = a;
-		if (dash && (parse_uint(dash + 1, a, 1u << 20, what, &b)))
-			goto bad;
+		}
 		for (; a <= b; a++) {
 			if (!cpu_usable((int)a)) {
-				fprintf(stderr, "%s: CPU %lu is not online or not allowed here (this machine has CPUs 0-%d)\n",
-					what, a, cpu_online_count() - 1);
+				usable_str(here, sizeof(here));
+				fprintf(stderr, "%s: CPU %lu is not online or not allowed here (this process may use CPUs %s)\n",
+					what, a, here);
 				goto bad;
 			}
 			for (i = 0; i < n; i++) {
