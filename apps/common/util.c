@@ -170,7 +170,10 @@ static void usable_str(char *buf, size_t len)
 	}
 }
 
-/* One item of a CPU list: N or LOW-HIGH, digits only. */
+/* One item of a CPU list: N or LOW-HIGH, digits only, below CPU_ID_MAX
+ * (what no host has: past it, a typo, not a CPU). */
+#define CPU_ID_MAX	(1ul << 20)
+
 static bool cpu_item(const char *tok, unsigned long *a, unsigned long *b)
 {
 	char *end;
@@ -184,7 +187,8 @@ static bool cpu_item(const char *tok, unsigned long *a, unsigned long *b)
 			return false;
 		*b = strtoul(end + 1, &end, 10);
 	}
-	return !*end && *a <= *b && *b < CPU_SETSIZE;
+	/* A number too large for any CPU is the usable check's to refuse. */
+	return !*end && *a <= *b && *b < CPU_ID_MAX;
 }
 
 int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
