@@ -199,9 +199,8 @@ UCM_API struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts);
  * frame. Call it again once the frames are back. A frame given back twice
  * (which only the debug build catches at the return) leaves another one
  * out while the counts say none: it returns -EUCLEAN, freeing nothing.
- * Without the memory to look for those (-ENOMEM) it frees nothing either.
  *
- * Return: 0, or -EBUSY, -EUCLEAN or -ENOMEM with the umem intact.
+ * Return: 0, or -EBUSY or -EUCLEAN with the umem intact.
  */
 UCM_API int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms);
 

@@ -241,8 +241,7 @@ UCM_API struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts);
  * its pool (nothing touched) or when frames are still out after
  * @timeout_ms (more off the pools than the kernel held: waited for, then
  * said); -EUCLEAN when fewer are off the pools than the kernel held (a
- * frame counted home twice; the log says how many); -ENOMEM when it had
- * not the memory to check.
+ * frame counted home twice; the log says how many).
  * On an error nothing is freed (the sockets may be gone: each step is done
  * once) and @x stays valid: call ucm_xsk__destroy() again, for example
  * once the frames are back.
