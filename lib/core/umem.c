@@ -237,11 +237,37 @@ static void pool_scrub(struct ucm_pool *pool)
 }
 
 
-static int cmp_addr(const void *a, const void *b)
+/* Heapsort of @n addresses in place: no memory and no system call
+ * (glibc's qsort() asks sysinfo(), which ucpumapd's seccomp list refuses
+ * by the time it stops). */
+static void addr_sift(uint64_t *f, uint32_t i, uint32_t n)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint32_t c;
+	uint64_t t;
 
-	return x < y ? -1 : x > y;
+	for (; (c = 2 * i + 1) < n; i = c) {
+		if (c + 1 < n && f[c + 1] > f[c])
+			c++;
+		if (f[i] >= f[c])
+			return;
+		t = f[i];
+		f[i] = f[c];
+		f[c] = t;
+	}
+}
+
+static void addr_sort(uint64_t *f, uint32_t n)
+{
+	uint64_t t;
+
+	for (uint32_t i = n / 2; i--;)
+		addr_sift(f, i, n);
+	while (n > 1) {
+		t = f[0];
+		f[0] = f[--n];
+		f[n] = t;
+		addr_sift(f, 0, n);
+	}
 }
 
 /* How many frames @pool's backing stack holds more than once (no owner,
@@ -253,7 +279,7 @@ static int stack_dups(struct ucm_pool *pool)
 	uint64_t *f = pool->stack.frames;
 	int dups = 0;
 
-	qsort(f, pool->stack.top, sizeof(*f), cmp_addr);
+	addr_sort(f, pool->stack.top);
 	for (uint32_t i = 1; i < pool->stack.top; i++)
 		dups += f[i] == f[i - 1];
 	return dups;
