@@ -32,7 +32,7 @@ set -u
 BUILD=${BUILD:-build}
 BENCH=$BUILD/ucpumap-bench
 name=test-bench-engine
-cases="run table json gains pw-skip pw-workers pw-shared bad-flags bad-command"
+cases="run order table json gains pw-skip pw-workers pw-shared bad-flags bad-command"
 PW_ROWS="pw-1x1 pw-2x2 pw-4x4 pw-4x1 pw-1x4 pw-2x2-lanes pw-4x4-lanes pw-4x1-lanes"
 NCPU=$(nproc)
 cd "$(dirname "$0")/../.."
@@ -56,6 +56,20 @@ case_run() {
 		ok run
 	else
 		bad run "exit $?: $(tail -3 "$tmp/err")"
+	fi
+}
+
+# Round 2 runs the rows in the reverse of round 1's order (A-B, B-A).
+case_order() {
+	local r1 r2 want
+	lib_need run
+	r1=$(awk '$1 == "round" && $2 == "1/2" { print $3 }' "$tmp/err" | tr '\n' ' ')
+	r2=$(awk '$1 == "round" && $2 == "2/2" { print $3 }' "$tmp/err" | tr '\n' ' ')
+	want=$(echo "$r1" | tr ' ' '\n' | sed '/^$/d' | tac | tr '\n' ' ')
+	if [ -n "$r1" ] && [ "$(echo "$r1" | wc -w)" -gt 1 ] && [ "$r2" = "$want" ]; then
+		ok order "round 2: $r2"
+	else
+		bad order "round 1: '$r1', round 2: '$r2' (want '$want')"
 	fi
 }
 
