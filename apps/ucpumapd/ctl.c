@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "journal.h"
 #include "util.h"
 
 /* Connections answered in one turn: a flood of them costs the loop at
@@ -152,7 +153,7 @@ void ctl__open(struct daemon *d)
 
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		fprintf(stderr, "ucpumapd: the status socket: out of memory; running without it\n");
+		out_warn("ucpumapd: the status socket: out of memory; running without it\n");
 		return;
 	}
 	c->fd = -1;
@@ -165,7 +166,7 @@ void ctl__open(struct daemon *d)
 	}
 	if (err) {
 		/* Forwarding matters more: said, and run on without it. */
-		fprintf(stderr, "ucpumapd: cannot serve --status on %s: %s; running without it%s\n",
+		out_warn("ucpumapd: cannot serve --status on %s: %s; running without it%s\n",
 			c->path[0] ? c->path : CTL_DIR,
 			err == -EADDRINUSE ? "another instance answers there (another network namespace's)" :
 			err == -EACCES ? CTL_DIR " is not a directory only root may write to" :

@@ -208,7 +208,7 @@ int out_timestamps(enum out_when when)
 	if (!err && out_std[1].mode == OUT_PLAIN)
 		err = out_wrap(&out_std[1], OUT_TIME, &stderr);
 	if (want < 0)	/* after the wrap: stamped as the lines it is about */
-		fprintf(stderr, "ucpumapd: %s='%s' is neither yes nor no: the lines get times (the default; --no-timestamps: none)\n",
+		out_warn("ucpumapd: %s='%s' is neither yes nor no: taken as yes, the default (off journald each line gets its time; --no-timestamps: none)\n",
 			OUT_TS_ENV, env);
 	return err;
 }
@@ -227,4 +227,13 @@ int out_vprint(int prio, const char *fmt, va_list ap)
 	s->next_prio = -1;
 	funlockfile(s->f);
 	return n;
+}
+
+void out_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	out_vprint(OUT_WARNING, fmt, ap);
+	va_end(ap);
 }

@@ -24,7 +24,7 @@
 /* sd-daemon.h's priorities (syslog's). */
 enum {
 	OUT_ERR = 3,		/* the daemon's own stderr: refusals, faults */
-	OUT_WARNING = 4,	/* the library's warnings */
+	OUT_WARNING = 4,	/* warnings: the library's, and out_warn()'s */
 	OUT_NOTICE = 5,		/* the library's notices (UCM_LOG_INFO) */
 	OUT_INFO = 6,		/* stdout: the banner, the statistics, the closing lines */
 	OUT_DEBUG = 7,		/* -v: the library's debug messages */
@@ -70,5 +70,8 @@ int out_init(void);
 int out_timestamps(enum out_when when);
 /* A library message at @prio: its lines carry it. */
 int out_vprint(int prio, const char *fmt, va_list ap);
+/* A message of ucpumapd's own after which it runs on: OUT_WARNING, where
+ * the rest of stderr is OUT_ERR. */
+void out_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif /* UCPUMAPD_JOURNAL_H */

@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "daemon.h"
+#include "journal.h"
 #include "util.h"
 
 /* The CPUs the kernel keeps out of its scheduling domains (isolcpus=), as
@@ -74,20 +75,21 @@ static void isolated_cpus(uint64_t *set, size_t words)
  * one line. */
 static void say_not_isolated(const int *cpus, int n)
 {
+	char list[1024] = "";
 	uint64_t iso[16];
-	int shown = 0;
+	size_t len = 0;
 
 	isolated_cpus(iso, 16);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && len < sizeof(list); i++) {
 		if (cpus[i] < 1024 && (iso[cpus[i] / 64] >> (cpus[i] % 64) & 1))
 			continue;
-		fprintf(stderr, "%s%d", shown++ ? "," : "ucpumapd: polling on CPU(s) ", cpus[i]);
+		len += snprintf(list + len, sizeof(list) - len, "%s%d", len ? "," : "", cpus[i]);
 	}
-	if (shown)
-		fprintf(stderr, " not isolated (not in /sys/devices/system/cpu/isolated, which "
-			"isolcpus= fills; a cpuset partition is not looked at): a task the "
-			"scheduler puts there waits behind a polling thread, and the thread behind "
-			"it\n");
+	if (len)
+		out_warn("ucpumapd: polling on CPU(s) %s not isolated (not in "
+			 "/sys/devices/system/cpu/isolated, which isolcpus= fills; a cpuset "
+			 "partition is not looked at): a task the scheduler puts there waits "
+			 "behind a polling thread, and the thread behind it\n", list);
 }
 
 /* Which flag polls, for the messages: --poll's spin, a --spin-us of its
@@ -205,8 +207,7 @@ void poll_napi_hint(const struct cfg *c, unsigned int spin_us)
 	/* Unreadable (before Linux 5.10 the first is missing): nothing to say. */
 	if (defer < 0 || flush < 0 || (defer && flush))
 		return;
-	fprintf(stderr,
-		"ucpumapd: %s busy-polls %s, whose interrupts are not deferred "
+	out_warn("ucpumapd: %s busy-polls %s, whose interrupts are not deferred "
 		"(/sys/class/net/%s/napi_defer_hard_irqs %ld, /sys/class/net/%s/gro_flush_timeout "
 		"%ld): they keep running its NAPI beside the polls (SO_PREFER_BUSY_POLL holds them "
 		"off only while deferred). To defer them (as root; 0 and 0 undo it): echo 2 > "

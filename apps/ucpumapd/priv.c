@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "journal.h"
 
 #define CAP(c)		(1ull << (c))
 
@@ -274,7 +275,7 @@ static int check_tun_owner(struct daemon *d)
 	    (group == -1 || group == (long)d->priv.gid))
 		return 0;
 	if (d->c.tun_any_owner) {
-		fprintf(stderr, "ucpumapd: %s belongs to user %ld, group %ld (--tun-any-owner): they can open queues of it too\n",
+		out_warn("ucpumapd: %s belongs to user %ld, group %ld (--tun-any-owner): they can open queues of it too\n",
 			dev, owner, group);
 		return 0;
 	}
@@ -351,7 +352,7 @@ void priv_reopen(struct daemon *d)
 	f = out_open(d->c.stats_json, O_APPEND);
 	if (!f) {
 		if (!d->priv.reopen_said)
-			fprintf(stderr, "ucpumapd: SIGHUP: cannot reopen %s%s%s: %s; the statistics go on into the file already open\n",
+			out_warn("ucpumapd: SIGHUP: cannot reopen %s%s%s: %s; the statistics go on into the file already open\n",
 				d->c.stats_json, d->c.user ? " as user " : "",
 				d->c.user ? d->c.user : "", strerror(errno));
 		d->priv.reopen_said = true;

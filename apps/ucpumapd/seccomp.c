@@ -41,6 +41,7 @@
 #include <sys/socket.h>
 
 #include "daemon.h"
+#include "journal.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SANITIZED 1
@@ -172,13 +173,13 @@ int seccomp_start(struct daemon *d)
 
 	(void)d;
 #ifdef SANITIZED
-	fprintf(stderr, "ucpumapd: no seccomp allow-list in a sanitizer build (its runtime makes system calls of its own)\n");
+	out_warn("ucpumapd: no seccomp allow-list in a sanitizer build (its runtime makes system calls of its own)\n");
 	return 0;
 #endif
 #if __SIZEOF_POINTER__ != 8
 	/* A 32-bit ABI's calls (mmap2, the *_time64 ones, socketcall) are not
 	 * in the list, and glibc falls back only on ENOSYS, not EPERM. */
-	fprintf(stderr, "ucpumapd: no seccomp allow-list in a 32-bit build (its list is the 64-bit calls')\n");
+	out_warn("ucpumapd: no seccomp allow-list in a 32-bit build (its list is the 64-bit calls')\n");
 	return 0;
 #endif
 	ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));

@@ -36,6 +36,7 @@
 #include <linux/if_tun.h>
 
 #include "daemon.h"
+#include "journal.h"
 
 /* The unit's RuntimeDirectory= (kept between instances). */
 #define RUN_DIR		"/run/ucpumap"
@@ -112,12 +113,12 @@ int tun_lock(struct daemon *d)
 	/* For the operator's eyes (cat): the lock is what counts. */
 	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
-		fprintf(stderr, "ucpumapd: cannot write %s: %s\n", path, strerror(errno));
+		out_warn("ucpumapd: cannot write %s: %s\n", path, strerror(errno));
 	d->priv.tun_lock_fd = fd;
 	return 0;
 
 unchecked:
-	fprintf(stderr, "ucpumapd: cannot lock %s (%s): whether another ucpumapd serves tun %s is not checked\n",
+	out_warn("ucpumapd: cannot lock %s (%s): whether another ucpumapd serves tun %s is not checked\n",
 		path, strerror(errno), d->c.tun);
 	return 0;
 }

@@ -672,7 +672,7 @@ int main(int argc, char **argv)
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	err = d.dp ? 0 : errno;
 	if (d.dp && d.json && ftruncate(fileno(d.json), 0))
-		fprintf(stderr, "ucpumapd: cannot empty %s: %s\n", d.c.stats_json, strerror(errno));
+		out_warn("ucpumapd: cannot empty %s: %s\n", d.c.stats_json, strerror(errno));
 	if (!d.dp) {
 		status = setup_exit(err);
 	} else if (poll_confine(&d.c)) {	/* the datapath's CPUs checked */

@@ -844,7 +844,7 @@ journal_run() {
 	shift
 	: > "$tmp/$tag.log"
 	ino=$(stat -c '%d:%i' "$tmp/$tag.log")
-	JOURNAL_STREAM=$ino lib_run ip netns exec "$dut" env -u UCPUMAPD_TIMESTAMPS \
+	JOURNAL_STREAM=$ino lib_run ip netns exec "$dut" env -u UCPUMAPD_TIMESTAMPS ${J_ENV:-} \
 		timeout 10 "$daemon" "$@" >> "$tmp/$tag.log" 2>&1
 }
 # plain_run TAG ARGS...: the same into a file that is not the journal's.
@@ -869,12 +869,18 @@ case_journal() {
 	else
 		bad journal-priorities "exit $rc, $other lines without one: $(head -4 "$tmp/jrun.log" | tr '\n' ' ')"
 	fi
-	journal_run jerr --dev vd --tun $tun --user nosuchuser0
+	J_ENV=UCPUMAPD_TIMESTAMPS=maybe journal_run jerr --dev vd --tun $tun --user nosuchuser0
 	rc=$?
 	if [ $rc = 78 ] && grep -q '^<3>ucpumapd: --user nosuchuser0: no such user' "$tmp/jerr.log"; then
 		ok journal-error "a refusal is <3>, exit 78"
 	else
 		bad journal-error "exit $rc: $(head -3 "$tmp/jerr.log" | tr '\n' ' ')"
+	fi
+	# A warning of its own, after which it would run on: <4>, not stderr's <3>.
+	if grep -q "^<4>ucpumapd: UCPUMAPD_TIMESTAMPS='maybe' is neither yes nor no: taken as yes" "$tmp/jerr.log"; then
+		ok journal-warning "its own warning is <4>"
+	else
+		bad journal-warning "no <4> line of UCPUMAPD_TIMESTAMPS='maybe': $(head -3 "$tmp/jerr.log" | tr '\n' ' ')"
 	fi
 	# Not the journal's, by default: each line its time, UTC with
 	# milliseconds, the library's notices too.
