@@ -379,6 +379,19 @@ static int check_args(struct cfg *c)
 			c->fixed, n, c->pass ? "with --pass, one a queue: --queues" : "--cpus");
 		return -1;
 	}
+	/* RX thread i takes the i-th CPU: more CPUs than queues is a list
+	 * meant for other queues, said, and run on (the list is a placement). */
+	if (c->n_rx_cpus > c->nqueues) {
+		char extra[256] = "";
+		size_t len = 0;
+
+		for (int i = c->nqueues; i < c->n_rx_cpus && len < sizeof(extra); i++)
+			len += snprintf(extra + len, sizeof(extra) - len, "%s%d",
+					len ? "," : "", c->rx_cpus[i]);
+		out_warn("ucpumapd: --rx-cpus lists %d CPUs for %d queue%s: CPU(s) %s go unused "
+			 "(--queues names the queues; RX thread i takes the i-th CPU)\n",
+			 c->n_rx_cpus, c->nqueues, c->nqueues == 1 ? "" : "s", extra);
+	}
 	/* Frames must cover the fill and RX rings, a worker ring, and two-way
 	 * what each queue lends its workers' channels and keeps on its TX
 	 * ring. */

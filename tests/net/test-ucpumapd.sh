@@ -825,6 +825,11 @@ case_check() {
 		grep -q 'echo 100000 > /sys/class/net/vd/gro_flush_timeout (ns, within the RX threads. 100 us look)' "$tmp/busy-hint.err" &&
 			ok check-busy-hint || bad check-busy-hint "$(tr '\n' ' ' < "$tmp/busy-hint.err")"
 	fi
+	# More RX CPUs than queues: the extra ones named, and it runs on.
+	if check_run rx-extra 0 --dev vd --tun $tun --rx-cpus 0,1 --cpus 1; then
+		grep -q '^ucpumapd: --rx-cpus lists 2 CPUs for 1 queue: CPU(s) 1 go unused' "$tmp/rx-extra.err" &&
+			ok check-rx-cpus-extra || bad check-rx-cpus-extra "$(tr '\n' ' ' < "$tmp/rx-extra.err")"
+	fi
 	# With a file of options, the command line's over it.
 	printf 'dev vd\nqueues 5\n' > "$tmp/ck.conf"
 	if check_run conf 0 --config "$tmp/ck.conf" --queues 0 --tun $tun; then
