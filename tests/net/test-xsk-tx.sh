@@ -10,7 +10,8 @@
 # direct bulk recycling is off; a post larger than the TX ring is cut and
 # counted; with TX metadata (csum), checksums left partial are finished by the
 # kernel and checked by the peer, and a packet without room for its metadata is
-# refused and comes home; a close with frames still on the TX ring reclaims them; an idle
+# refused and comes home; a close with frames still on the TX ring reclaims them, and
+# waits for the frames an application returns late; an idle
 # wait or sleep returns 0 when it times out; the default frames_per_queue
 # covers the default rings, 4096 does not.
 #
@@ -22,12 +23,14 @@
 #                  to the kernel, 4 packets without room refused and home
 #   ring-full      one post of 4096 onto a ring of 1024
 #   close-reclaims-tx  frames still on the TX ring at the close come home
+#   close-waits-late   frames an application thread returns after the
+#                  stop: a destroy without time refuses, one with time waits
 #
 # Root. One PASS/FAIL line per case; the namespaces go on exit.
 set -u
 BUILD=${BUILD:-build}
 name=test-xsk-tx
-cases="direct no-direct csum ring-full close-reclaims-tx"
+cases="direct no-direct csum ring-full close-reclaims-tx close-waits-late"
 prog=$BUILD/tests/progs/xsk_tx
 a=ucmta$$
 b=ucmtb$$
@@ -193,6 +196,20 @@ case_close_reclaims_tx() {
 		ok "close-reclaims-tx: $(val pending) frames the kernel held came home"
 	else
 		bad close-reclaims-tx "exit $rc: $(tr '\n' ' ' < "$tmp/out") $(head -c 300 "$tmp/err")"
+	fi
+}
+
+# Frames an application thread holds past the stop: a destroy with no time
+# refuses (-EBUSY, nothing freed), one with time waits for them and frees.
+case_close_waits_late() {
+	local rc
+	run late 1024
+	rc=$?
+	if [ "$rc" -eq 0 ] && [ "$(val close_early)" = -16 ] && [ "$(val close)" = 0 ] &&
+		[ "$(val late_ms)" -ge 90 ]; then
+		ok "close-waits-late: -EBUSY with 4 frames out; then waited $(val late_ms) ms for them, freed"
+	else
+		bad close-waits-late "exit $rc: $(tr '\n' ' ' < "$tmp/out") $(head -c 300 "$tmp/err")"
 	fi
 }
 

@@ -13,7 +13,10 @@
  * must reclaim the frames the kernel still holds), full (one post larger
  * than the TX ring), csum (UCM_XSK_F_TX_CSUM: every other datagram's UDP
  * checksum left partial for the kernel to finish, then 4 packets posted at
- * their frames' start, where the TX metadata would be: refused, home).
+ * their frames' start, where the TX metadata would be: refused, home),
+ * late (leave, and 4 frames an application thread still holds: a destroy
+ * with no time to wait says -EBUSY; one with a second waits for the
+ * thread to return them 100 ms later, then frees: close_early, late_ms).
  * Prints "key value" lines: sent, completed, direct, ring_full, tx_csum,
  * bad, audit; the idle sleeps', and the sleeps' with the pool dry and fed
  * again (dry_sleeps()).
@@ -137,6 +140,18 @@ static double now(void)
  * would wake nobody); with them home and the fill ring refilled, a sleep
  * of 50 ms lasts its time. Prints each sleep's result and length in ms.
  */
+/* late: the frames an application thread holds past the stop. */
+static uint64_t late_frames[4];
+static int late_n;
+
+static void *late_returner(void *arg)
+{
+	(void)arg;
+	nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000000 }, NULL);
+	ucm_umem__put_bulk(umem, late_frames, late_n);
+	return NULL;
+}
+
 static void dry_sleeps(struct ucm_xsk_queue *q, struct ucm_txq **t)
 {
 	static uint64_t all[1 << 16];
@@ -201,7 +216,7 @@ int main(int argc, char **argv)
 	q = ucm_xsk__queue(x, 0);
 	ucm_pool__set_owner(ucm_xsk_queue__pool(q));
 
-	if (!strcmp(mode, "full") || !strcmp(mode, "leave")) {
+	if (!strcmp(mode, "full") || !strcmp(mode, "leave") || !strcmp(mode, "late")) {
 		/* No worker: the owner fills and posts all at once. */
 		static uint64_t big[4096];
 		uint32_t n = count > 4096 ? 4096 : count;
@@ -263,10 +278,23 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.tx, (unsigned long long)st.tx_completed,
 	       (unsigned long long)st.tx_comp_direct, (unsigned long long)st.tx_ring_full,
 	       (unsigned long long)st.tx_bad_desc, ucm_xsk_queue__tx_pending(q));
+	if (!strcmp(mode, "late"))
+		late_n = ucm_pool__alloc_bulk(ucm_xsk_queue__pool(q), late_frames, 4);
 	ucm_pool__clear_owner(ucm_xsk_queue__pool(q));
 	rc = ucm_umem__audit(umem, &a, sizeof(a));
 	(void)a;
-	rc = ucm_xsk__destroy(x, 1000);
+	if (late_n) {
+		double t0;
+
+		printf("close_early %d\n", ucm_xsk__destroy(x, 0));
+		pthread_create(&th, NULL, late_returner, NULL);
+		t0 = now();
+		rc = ucm_xsk__destroy(x, 1000);
+		printf("late_ms %.0f\n", (now() - t0) * 1000);
+		pthread_join(th, NULL);
+	} else {
+		rc = ucm_xsk__destroy(x, 1000);
+	}
 	printf("close %d\n", rc);
 	fflush(stdout);
 	return rc ? 1 : 0;
