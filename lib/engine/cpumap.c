@@ -200,6 +200,38 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	prod->bq_count[w] = 0;
 }
 
+/*
+ * A chain's list, read before anything trusts it: the bit comes from a
+ * caller, not only from ucm_xsk_queue__rx(), and the worker and the drop
+ * paths copy nfrag entries onto their stacks. Its form only: room for the
+ * list in front of the packet, 1..UCM_CHAIN_MAX - 1 later frames, each in
+ * the UMEM, the producer's pool's, none twice and none the first.
+ */
+static bool chain_list_ok(const struct ucm_cpumap *map, const struct ucm_pool *pool,
+			  uint64_t addr, uint64_t base)
+{
+	const struct ucm_chain *c = ucm_chain_of(map->umem->area, base);
+	uint64_t f[UCM_CHAIN_MAX];
+	uint32_t i, j, n = c->nfrag;
+
+	if (addr - base < UCM_CHAIN_HEAD_ROOM || !n || n >= UCM_CHAIN_MAX)
+		return false;
+	f[0] = base;
+	for (i = 0; i < n; i++) {
+		uint64_t a = ucm_desc_addr(c->frag[i]);
+
+		if (a >= map->umem->size)
+			return false;
+		f[i + 1] = ucm_umem_base(map->umem, a);
+		if (ucm_umem_owner(map->umem, f[i + 1]) != pool)
+			return false;
+		for (j = 0; j <= i; j++)
+			if (f[j] == f[i + 1])
+				return false;
+	}
+	return true;
+}
+
 int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 				 uint32_t worker, uint64_t addr, uint32_t len)
 {
@@ -214,7 +246,9 @@ int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 	 * drop: refuse it along with a bad worker index. */
 	if (unlikely(worker >= map->nworkers || (addr & ~UCM_DESC_CHAIN) >= map->umem->size ||
 		     len > UINT16_MAX ||
-		     ucm_umem_owner(map->umem, base) != prod->pool))
+		     ucm_umem_owner(map->umem, base) != prod->pool ||
+		     ((addr & UCM_DESC_CHAIN) &&
+		      !chain_list_ok(map, prod->pool, addr & ~UCM_DESC_CHAIN, base))))
 		return ucm_err(-EINVAL);
 	bq = &prod->bq[worker];
 	if (unlikely(prod->bq_count[worker] == UCM_CPUMAP_BULK_SIZE))

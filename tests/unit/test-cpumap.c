@@ -1632,7 +1632,7 @@ static int test_enqueue_rejects_bad_input(void)
 	struct ucm_umem *umem = ucm_umem__create(&uo);
 	struct ucm_pool *p0, *p1;
 	int cpu;
-	uint64_t a0, a1;
+	uint64_t a0, a1, a2;
 
 	UT_ASSERT(umem, "umem");
 	ut_usable_cpus(&cpu, 1);
@@ -1659,8 +1659,38 @@ static int test_enqueue_rejects_bad_input(void)
 		  "length 65536 accepted");
 	UT_ASSERT(ucm_cpumap_producer__shed(prod, 1) == 0 && ucm_cpumap_producer__shed(NULL, 0) == 0,
 		  "shed of worker 1 of 1, or of no producer");
+	UT_ASSERT(!ucm_pool__alloc(p0, &a2), "alloc");
+	/* The chain bit on a frame whose headroom holds no list of ours:
+	 * refused before the worker copies nfrag entries onto its stack. */
+	{
+		struct ucm_chain *c = ucm_chain_of(ucm_umem__area(umem), a0);
+		const uint64_t chain = (a0 + DATA_OFF) | UCM_DESC_CHAIN;
+		const struct {
+			const char *what;
+			uint16_t nfrag;
+			uint64_t frag[2];
+			uint64_t addr;
+		} bad[] = {
+			{ "a list of 100 frames", 100, { a2, 0 }, chain },
+			{ "an empty list", 0, { 0, 0 }, chain },
+			{ "another pool's frame listed", 1, { a1, 0 }, chain },
+			{ "a frame outside the UMEM listed", 1, { ucm_umem__size(umem), 0 }, chain },
+			{ "the first frame listed", 1, { a0, 0 }, chain },
+			{ "a frame listed twice", 2, { a2, a2 }, chain },
+			{ "no room for the list", 1, { a2, 0 }, (a0 + 64) | UCM_DESC_CHAIN },
+		};
+
+		for (uint32_t i = 0; i < ARRAY_SIZE(bad); i++) {
+			c->nfrag = bad[i].nfrag;
+			c->frag[0] = ucm_desc_make(bad[i].frag[0] + DATA_OFF, 100);
+			c->frag[1] = ucm_desc_make(bad[i].frag[1] + DATA_OFF, 100);
+			UT_ASSERT(ucm_cpumap_producer__enqueue(prod, 0, bad[i].addr, PKT_LEN + 100) == -EINVAL,
+				  "the chain bit with %s accepted", bad[i].what);
+		}
+	}
 	/* Refused frames stayed with us: give them back. */
-	UT_ASSERT(!ucm_pool__put(p0, a0) && !ucm_pool__put(p1, a1), "put back");
+	UT_ASSERT(!ucm_pool__put(p0, a0) && !ucm_pool__put(p1, a1) && !ucm_pool__put(p0, a2),
+		  "put back");
 	ucm_cpumap__destroy(map);
 	UT_ASSERT(!ucm_umem__destroy(umem, 100), "umem destroy");
 	return 0;

@@ -488,7 +488,10 @@ UCM_API void ucm_cpumap_producer__stop(struct ucm_cpumap_producer *prod);
  *
  * Return: 0, or -EINVAL (nothing counted, the frame stays with the caller)
  * for a worker index out of range, an address outside the UMEM, a frame
- * that is not the producer's pool's, or @len above 65535.
+ * that is not the producer's pool's, @len above 65535, or UCM_DESC_CHAIN
+ * on a frame whose list (as ucm_xsk_queue__rx() writes it) is not one: no
+ * room for it in front of the packet, no later frame or more than a packet
+ * takes, one outside the UMEM or the pool, or one listed twice.
  */
 UCM_API int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 					 uint32_t worker, uint64_t addr,
