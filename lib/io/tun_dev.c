@@ -510,15 +510,21 @@ static void offload_on(struct ucm_tun *tun)
 	int err = 0;
 
 	tun->offload_set = true;
-	if (tun->flags & UCM_TUN_F_NO_OFFLOAD)
-		return;
-	for (i = 0; i < ARRAY_SIZE(tries); i++) {
+	for (i = 0; !(tun->flags & UCM_TUN_F_NO_OFFLOAD) && i < ARRAY_SIZE(tries); i++) {
 		if (!ioctl(tun->fds[0], TUNSETOFFLOAD, (unsigned long)tries[i])) {
 			tun->offload = tries[i];
 			break;
 		}
 		err = -errno;
 	}
+	/* None wanted or none taken: off, said so to the kernel, since a
+	 * kept tun holds what its last user turned on, and the read path
+	 * drops what it did not ask for. */
+	if (!tun->offload && ioctl(tun->fds[0], TUNSETOFFLOAD, 0UL))
+		pr_warn("tun: %s: cannot turn its offloads off (%s): packets the kernel leaves to it are dropped on the way back\n",
+			tun->name, strerror(errno));
+	if (tun->flags & UCM_TUN_F_NO_OFFLOAD)
+		return;
 	if (!tun->offload) {
 		pr_info("tun: %s: no offloads on the way back (%s): the kernel cuts and checksums every packet before the tun\n",
 			tun->name, strerror(-err));

@@ -64,6 +64,9 @@
 #   multicast-out       5 datagrams to 239.1.2.3 routed into the tun, out
 #                       to the group's Ethernet address, received by a
 #                       member behind vg
+#   no-offload-kept     --no-offload on a kept tun whose offloads are on:
+#                       they go off, a file goes out intact, nothing dropped
+#                       for them
 #   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
 #                       next hop, and --no-direct-bulk): exit 0, both
 #                       conservation lines and the audit hold
@@ -96,7 +99,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum prewake neigh-known neigh-gateway neigh-via6 neigh-v6 neigh-limits multicast-out sigterm man-example tap bad-flags"
+stats clean-stop total-line spin sw-csum no-offload-kept prewake neigh-known neigh-gateway neigh-via6 neigh-v6 neigh-limits multicast-out sigterm man-example tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -531,6 +534,47 @@ PY
 	else
 		bad sw-csum "ucpumapd --no-tx-csum did not start: $(head -c 300 "$tmp/d.err")"
 	fi
+}
+
+# A tun kept with its offloads on (as a --two-way --keep-tun run leaves it),
+# then --no-offload on it: the offloads go off (the kernel would otherwise
+# hand the way back super-packets and partial checksums it drops), and a
+# file goes out intact.
+case_no_offload_kept() {
+	local rc tso drops
+	own
+	if ! in_d python3 - <<'PY'; then
+import fcntl, struct
+TUNSETIFF, TUNSETPERSIST, TUNSETOFFLOAD = 0x400454ca, 0x400454cb, 0x400454d0
+IFF_TUN, IFF_NO_PI, IFF_MULTI_QUEUE, IFF_VNET_HDR = 0x1, 0x1000, 0x100, 0x4000
+f = open("/dev/net/tun", "r+b", buffering=0)
+fcntl.ioctl(f, TUNSETIFF, struct.pack("16sH", b"ucm2", IFF_TUN | IFF_NO_PI | IFF_MULTI_QUEUE | IFF_VNET_HDR))
+fcntl.ioctl(f, TUNSETOFFLOAD, 0x1 | 0x2 | 0x4)	# TUN_F_CSUM, TSO4, TSO6
+fcntl.ioctl(f, TUNSETPERSIST, 1)
+PY
+		bad no-offload-kept "cannot make a kept tun with its offloads on"
+		return
+	fi
+	if start --two-way --no-offload; then
+		tso=$(in_d ethtool -k ucm2 | sed -n 's/^tcp-segmentation-offload: //p')
+		file no-offload-kept-file-out "$g" 10.204.0.1 "$d"
+		kill -USR1 "$dpid"
+		sleep 0.3
+		stop
+		rc=$?
+		# The way back's drops are the tun's own IPv6 link-local
+		# packets at most (a few); each of the file's 2800-odd
+		# segments would be one.
+		drops=$(tail -n 1 "$tmp/stats.json" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("back_drop_bad", 999999))')
+		if [ "$rc" = 0 ] && [ "$tso" = off ] && [ "$drops" -lt 20 ]; then
+			ok no-offload-kept "the kept tun's TSO off, $drops packets dropped on the way back, a clean stop"
+		else
+			bad no-offload-kept "exit $rc, TSO '$tso' (want off), back_drop_bad $drops (want under 20)"
+		fi
+	else
+		bad no-offload-kept "ucpumapd --no-offload did not start: $(head -c 300 "$tmp/d.err")"
+	fi
+	ip -n "$d" link del ucm2 2> /dev/null
 }
 
 # ---- the pre-wake, asked for: the worker asleep in the tun's io_uring --------------
