@@ -20,6 +20,9 @@ static const struct io_uring_restriction uring_allowed[] = {
 	{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_POLL_ADD },
 	{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_ASYNC_CANCEL },
 	{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_NOP },
+	/* A timed wait without IORING_FEAT_EXT_ARG (Linux 5.10): liburing
+	 * queues a timeout for it. */
+	{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_TIMEOUT },
 	{ .opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED, .sqe_flags = IOSQE_FIXED_FILE },
 	{ .opcode = IORING_RESTRICTION_REGISTER_OP, .register_op = IORING_REGISTER_FILES },
 	{ .opcode = IORING_RESTRICTION_REGISTER_OP, .register_op = IORING_UNREGISTER_FILES },

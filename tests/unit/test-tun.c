@@ -641,6 +641,22 @@ static int test_uring_restricted(void)
 	if (res >= 0)
 		close(res);
 	UT_ASSERT(res == -EACCES, "a socket: %d (want -EACCES)", res);
+	/* A timed wait as liburing does it where the kernel has no
+	 * IORING_FEAT_EXT_ARG (5.10, which restricts rings): with a timeout
+	 * request of its own, which the ring must take, or the wait ends at
+	 * once. (liburing 2.3 returns 1 either way: the time tells.) */
+	{
+		struct __kernel_timespec ts = { .tv_nsec = 20000000 };
+		struct io_uring_cqe *cqe = NULL;
+		uint64_t t0 = ucm_now_ns(), waited;
+
+		ring.features &= ~IORING_FEAT_EXT_ARG;
+		err = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+		waited = ucm_now_ns() - t0;
+		UT_ASSERT(!cqe && waited >= 15000000,
+			  "a timed wait of 20 ms without EXT_ARG: %d after %llu us, a completion: %d",
+			  err, (unsigned long long)waited / 1000, cqe != NULL);
+	}
 	io_uring_queue_exit(&ring);
 	return 0;
 }
