@@ -428,6 +428,26 @@ void json_end(struct json *j)
 	fputs("}\n", j->f);
 }
 
+FILE *json_file_open(const char *who, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		fprintf(stderr, "%s: cannot write %s: %s\n", who, path, strerror(errno));
+	return f;
+}
+
+int json_file_close(FILE *f, const char *who, const char *path)
+{
+	int err = ferror(f) ? EIO : 0;
+
+	if (fclose(f) && !err)
+		err = errno;
+	if (err)
+		fprintf(stderr, "%s: writing %s failed: %s\n", who, path, strerror(err));
+	return err ? -1 : 0;
+}
+
 struct pingpong {
 	int cpu;
 	uint64_t *word;

@@ -386,8 +386,8 @@ int bench_datapath(int argc, char **argv)
 		goto out_topo;
 	}
 	report_tables(&br, nr);
-	if (br.cfg.json)
-		report_json(&br, nr);
+	if (br.cfg.json && report_json(&br, nr))
+		failed++;
 	if (br.cfg.chart)
 		report_chart(&br, nr);
 	rc = failed ? 1 : 0;

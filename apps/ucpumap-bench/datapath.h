@@ -420,7 +420,7 @@ bool p999_measured(const struct row *r, int ph, int nr);
 /* The JSON's name of a latency row's cost COST_*. */
 const char *cost_name(int c);
 /* Every run of every row to --json's file. */
-void report_json(const struct bench_run *br, int nr);
+int report_json(const struct bench_run *br, int nr);
 /* --chart's PNG, by gnuplot. */
 void report_chart(const struct bench_run *br, int nr);
 

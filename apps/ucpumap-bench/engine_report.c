@@ -327,13 +327,11 @@ static void json_row(struct json *j, const struct eng_bench *eb, int i)
 
 int eng_write_json(const struct eng_bench *eb)
 {
-	FILE *f = fopen(eb->cfg.json, "w");
+	FILE *f = json_file_open("engine", eb->cfg.json);
 	struct json j;
 
-	if (!f) {
-		fprintf(stderr, "engine: cannot write %s: %s\n", eb->cfg.json, strerror(errno));
+	if (!f)
 		return -1;
-	}
 	json_begin(&j, f);
 	json_str(&j, "bench", "engine");
 	json_num(&j, "seconds", eb->cfg.seconds);
@@ -351,9 +349,5 @@ int eng_write_json(const struct eng_bench *eb)
 			json_row(&j, eb, i);
 	json_arr_end(&j);
 	json_end(&j);
-	if (fclose(f)) {
-		fprintf(stderr, "engine: writing %s failed: %s\n", eb->cfg.json, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return json_file_close(f, "engine", eb->cfg.json);
 }

@@ -166,18 +166,16 @@ static void json_row(const struct bench_run *br, struct json *j, const struct ro
 	json_obj_end(j);
 }
 
-void report_json(const struct bench_run *br, int nr)
+int report_json(const struct bench_run *br, int nr)
 {
-	FILE *f = fopen(br->cfg.json, "w");
+	FILE *f = json_file_open("datapath", br->cfg.json);
 	struct utsname u;
 	struct json j;
 
 	if (uname(&u))
 		strcpy(u.release, "?");
-	if (!f) {
-		fprintf(stderr, "datapath: %s: %s\n", br->cfg.json, strerror(errno));
-		return;
-	}
+	if (!f)
+		return -1;
 	json_begin(&j, f);
 	json_str(&j, "bench", "datapath");
 	json_str(&j, "dev", br->cfg.dev ? br->cfg.dev : "veth");
@@ -205,7 +203,7 @@ void report_json(const struct bench_run *br, int nr)
 			json_row(br, &j, &br->rows[i], nr);
 	json_arr_end(&j);
 	json_end(&j);
-	fclose(f);
+	return json_file_close(f, "datapath", br->cfg.json);
 }
 
 /* ---- the chart ------------------------------------------------------------ */

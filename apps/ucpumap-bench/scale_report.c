@@ -347,14 +347,12 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 
 int scale_json(const struct scale_run *sr)
 {
-	FILE *f = fopen(sr->cfg.json, "w");
+	FILE *f = json_file_open("scale", sr->cfg.json);
 	struct utsname u;
 	struct json j;
 
-	if (!f) {
-		perror(sr->cfg.json);
+	if (!f)
 		return -1;
-	}
 	uname(&u);
 	json_begin(&j, f);
 	json_str(&j, "bench", "scale");
@@ -391,7 +389,7 @@ int scale_json(const struct scale_run *sr)
 		json_cell(&j, sr, &sr->cells[i]);
 	json_arr_end(&j);
 	json_end(&j);
-	return fclose(f);
+	return json_file_close(f, "scale", sr->cfg.json);
 }
 
 /* ---- --chart ------------------------------------------------------------------------ */

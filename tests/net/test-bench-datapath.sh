@@ -26,6 +26,7 @@
 #                  (cleanup, cleanup-dpdk)
 #   v6             IPv6, three rows, the generator's xsk engine (v6-gen-engine)
 #   poll-pass      --poll with latency-pass alone: it runs, ordered percentiles
+#   json-unwritable  --json /dev/full: said, exit 1
 #   gen-bound      at a rate both rows deliver whole, the gain line says each
 #                  measured the generator (the ratio a bound)
 #   bad-settings   bad-*: each bad setting refused, nothing left
@@ -43,7 +44,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-bench-datapath
-cases="help v4 cleanup v6 poll-pass round-failed gen-bound latency-rate bad-settings bad-xdp-present dev jumbo"
+cases="help v4 cleanup v6 poll-pass round-failed json-unwritable gen-bound latency-rate bad-settings bad-xdp-present dev jumbo"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 nsg=ucm-tbd-g-$$
@@ -295,6 +296,20 @@ sys.exit(not (c.get("skipped", "").startswith("failed in round 2") and "runs" no
 		ok round-failed "the row left out, said why; exit 1"
 	else
 		bad round-failed "exit $rc: $(grep -E 'failed|cpumap ' "$tmp/rf.out" | head -4 | tr '\n' ' ')"
+	fi
+}
+
+# A --json file that cannot be written (a full disk: /dev/full takes the
+# open, refuses the bytes): said, exit 1, though every row ran.
+case_json_unwritable() {
+	local rc
+	timeout 60 "$BUILD/ucpumap-bench" datapath --rows kernel-pass --rounds 1 --seconds 0.2 \
+		--json /dev/full > "$tmp/ju.out" 2>&1
+	rc=$?
+	if [ $rc = 1 ] && grep -q "^datapath: writing /dev/full failed: No space left on device" "$tmp/ju.out"; then
+		ok json-unwritable "said, exit 1"
+	else
+		bad json-unwritable "exit $rc: $(grep -v '^ ' "$tmp/ju.out" | tail -3 | tr '\n' ' ')"
 	fi
 }
 
