@@ -111,7 +111,13 @@ struct daemon {
 	struct cfg c;
 	struct priv priv;
 	struct ucm_dp *dp;
-	FILE *json;
+	FILE *json;			/* --stats-json's file, written by its fd */
+	/* The JSON line the file has not taken whole yet (a FIFO whose reader
+	 * lags): the rest goes before any other line, so that none is cut;
+	 * the lines made meanwhile are left out, counted. */
+	char *json_line;
+	size_t json_len, json_done;
+	uint64_t json_lost;
 	struct ucm_dp_stats last;
 	/* Previous snapshots, for the per-line rates. */
 	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES], last_q_tx[UCM_XSK_MAX_QUEUES];
@@ -165,6 +171,8 @@ int rx_thread_cpu_ns(const struct daemon *d, uint32_t i, uint64_t *ns);
  * over start_t to stop_t), and the closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
+/* The pending JSON line out (struct daemon); true once none is. */
+bool json_line_flush(struct daemon *d);
 /* Every drop so far, by cause (the getters': any thread). The way in's by
  * name, merged (a worker reason named as a cause of the RX side adds to
  * it) into @out[DROPS_NAMED], their number returned: what the conservation

@@ -358,6 +358,9 @@ void priv_reopen(struct daemon *d)
 		d->priv.reopen_said = true;
 		return;
 	}
+	/* A line still going out to the old file goes no further. */
+	free(d->json_line);
+	d->json_line = NULL;
 	fclose(d->json);
 	d->json = f;
 }

@@ -5,10 +5,14 @@
  * closing conservation lines. All from ucm_dp's getters, which any thread
  * may call.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "daemon.h"
+#include "journal.h"
 #include "util.h"
 
 
@@ -561,21 +565,64 @@ void stats_json(struct json *j, const struct daemon *d, const struct ucm_dp_stat
 	json_arr_end(j);
 }
 
+/* What of the pending JSON line the file takes now, by its descriptor
+ * (no stdio buffer that would cut the line where the pipe fills). True
+ * once nothing is pending. A write that fails otherwise than for room
+ * (the reader gone, a full disk) gives the line up. */
+bool json_line_flush(struct daemon *d)
+{
+	while (d->json_line && d->json_done < d->json_len) {
+		ssize_t w = write(fileno(d->json), d->json_line + d->json_done,
+				  d->json_len - d->json_done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return false;
+		if (w <= 0)
+			break;
+		d->json_done += w;
+	}
+	free(d->json_line);
+	d->json_line = NULL;
+	return true;
+}
+
 /* One JSON line: the counters, and the interval's busy shares as the
- * line has them. */
+ * line has them. Whole or not at all: while the last one is still going
+ * out, this one is left out. */
 static void print_json(struct daemon *d, const struct ucm_dp_stats *t, const struct drops *n,
 		       uint64_t rx_cpu, double now, double dt)
 {
 	struct json j;
+	FILE *m;
 
-	json_begin(&j, d->json);
+	if (!json_line_flush(d)) {
+		if (!d->json_lost++)
+			out_warn("ucpumapd: --stats-json %s: its reader lags: lines are left out, whole, until it catches up (counted at the stop)\n",
+				 d->c.stats_json);
+		return;
+	}
+	m = open_memstream(&d->json_line, &d->json_len);
+	if (!m) {
+		d->json_lost++;
+		return;
+	}
+	json_begin(&j, m);
 	json_sec(&j, "time", now);
 	if (!d->c.pass)
 		json_num(&j, "workers_busy", busy_share(d, t, dt));
 	json_num(&j, "rx_threads_busy", rx_busy_share(d, rx_cpu, dt));
 	stats_json(&j, d, t, n, rx_cpu);
 	json_end(&j);
-	fflush(d->json);
+	d->json_done = 0;
+	if (fclose(m)) {
+		free(d->json_line);
+		d->json_line = NULL;
+		d->json_lost++;
+		return;
+	}
+	json_line_flush(d);
 }
 
 /* The final block's rates are the whole run's: from zero, over start to

@@ -14,11 +14,13 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <net/if.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ucpumap/cpumap.h"
@@ -634,6 +636,30 @@ int setup_exit(int err)
 	}
 }
 
+/* A FIFO or a device has nothing to empty. */
+static bool json_regular(struct daemon *d)
+{
+	struct stat st;
+
+	return !fstat(fileno(d->json), &st) && S_ISREG(st.st_mode);
+}
+
+/* The last JSON line whole, when the reader takes it within a second;
+ * the lines left out said. */
+static void json_close(struct daemon *d)
+{
+	for (int i = 0; i < 100 && !json_line_flush(d); i++)
+		poll(&(struct pollfd){ .fd = fileno(d->json), .events = POLLOUT }, 1, 10);
+	if (d->json_line) {
+		free(d->json_line);
+		d->json_lost++;
+	}
+	if (d->json_lost)
+		out_warn("ucpumapd: --stats-json %s: %llu lines left out, each whole: its reader lagged\n",
+			 d->c.stats_json, (unsigned long long)d->json_lost);
+	fclose(d->json);
+}
+
 int main(int argc, char **argv)
 {
 	struct daemon d = {};
@@ -684,7 +710,7 @@ int main(int argc, char **argv)
 	o.thread_init_ctx = &d;
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	err = d.dp ? 0 : errno;
-	if (d.dp && d.json && ftruncate(fileno(d.json), 0))
+	if (d.dp && d.json && json_regular(&d) && ftruncate(fileno(d.json), 0))
 		out_warn("ucpumapd: cannot empty %s: %s\n", d.c.stats_json, strerror(errno));
 	if (!d.dp) {
 		status = setup_exit(err);
@@ -700,7 +726,7 @@ int main(int argc, char **argv)
 		status = stop(&d, serve(&d, &sigs));
 	}
 	if (d.json)
-		fclose(d.json);
+		json_close(&d);
 	metrics__close(d.metrics);
 	ctl__close(d.ctl);
 	return status;

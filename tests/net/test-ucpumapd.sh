@@ -45,6 +45,7 @@
 # check, nothing left), journal (journal-*: under journald, JOURNAL_STREAM
 # naming the file its stdout and stderr go to, each line's priority and no
 # time; elsewhere by default each line's time; --no-timestamps, none),
+# stats-json-lag (a FIFO whose reader lags gets whole lines),
 # foreign-program
 # (bad-flag-foreign-program, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
@@ -59,7 +60,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
-cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal foreign-program
+cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag foreign-program
 malformed second-instance second-tun keep-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -911,6 +912,67 @@ case_journal() {
 		bad journal-no-timestamps "exit $rc, $other lines with a prefix: $(head -3 "$tmp/jplain.log" | tr '\n' ' ')"
 	fi
 	timing journal
+}
+
+# --stats-json into a FIFO whose reader lags: each line it gets is whole
+# (a line is longer than stdio's 4096-byte buffer, which a full pipe
+# would cut), those made while the pipe is full are left out, counted.
+case_stats_json_lag() {
+	local rpid rc why=
+	mkfifo "$tmp/lag.fifo"
+	# Open at once (the daemon's open needs a reader), read after 2 s.
+	"$PY" - "$tmp/lag.fifo" "$tmp/lag.lines" <<'PY' &
+import sys, time
+f = open(sys.argv[1], "rb")
+time.sleep(2)
+open(sys.argv[2], "wb").write(f.read())
+PY
+	rpid=$!
+	lib_pid $rpid
+	# Four queues: a line of about 5 KB.
+	ip -n "$dut" link add vq numrxqueues 4 numtxqueues 4 type veth peer name vqp \
+		numrxqueues 4 numtxqueues 4 && ip -n "$dut" link set vq up &&
+		ip -n "$dut" link set vqp up || why="no veth of 4 queues;"
+	sleep 0.5
+	if ! start_daemon lag --dev vq --queues 0-3 --interval 0.01 --duration 4 \
+		--stats-json "$tmp/lag.fifo"; then
+		bad stats-json-lag "$why $(why_start)"
+		kill "$rpid" 2> /dev/null
+		lib_wait "$rpid"
+		ip -n "$dut" link del vq 2> /dev/null
+		return
+	fi
+	lib_wait "$dpid"
+	rc=$?
+	dpid=
+	lib_wait "$rpid"
+	ip -n "$dut" link del vq
+	why=$why$("$PY" - "$tmp/lag.lines" <<'PY'
+import json, sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+if lines and lines[-1] == b"":
+    lines.pop()
+bad = 0
+for l in lines:
+    try:
+        json.loads(l)
+    except ValueError:
+        bad += 1
+if not lines or bad:
+    print(f"{bad} of {len(lines)} lines are not JSON")
+PY
+)
+	[ "$rc" = 0 ] || why="$why exit $rc;"
+	grep -q "stats-json .*lag.fifo: its reader lags: lines are left out, whole" "$D_ERR" ||
+		why="$why no word of the lag;"
+	grep -qE "stats-json .*lag.fifo: [0-9]+ lines left out, each whole" "$D_ERR" ||
+		why="$why no count of the lines left out;"
+	! grep -q "cannot empty" "$D_ERR" || why="$why a FIFO 'emptied';"
+	if [ -z "$why" ]; then
+		ok stats-json-lag "$(wc -l < "$tmp/lag.lines") lines, each whole; $(grep -oE '[0-9]+ lines left out' "$D_ERR")"
+	else
+		bad stats-json-lag "$why $(tail -2 "$D_ERR" | tr '\n' ' ')"
+	fi
 }
 
 # Somebody else's XDP program on vd: ucpumapd says so and leaves it alone;
