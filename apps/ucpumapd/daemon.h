@@ -171,6 +171,10 @@ int rx_thread_cpu_ns(const struct daemon *d, uint32_t i, uint64_t *ns);
  * over start_t to stop_t), and the closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
+/* What a worker's way back read of the tun: handed to its TX channel, or
+ * dropped (the conservation line's "read"; the JSON's back_read sums it). */
+struct ucm_tun_back_stats;
+uint64_t back_read_of(const struct ucm_tun_back_stats *rs);
 /* The pending JSON line out (struct daemon); true once none is. */
 bool json_line_flush(struct daemon *d);
 /* Every drop so far, by cause (the getters': any thread). The way in's by

@@ -45,6 +45,7 @@ struct snap {
 	struct ucm_cpumap_worker_stats ws[UCM_CPUMAP_MAX_WORKERS];
 	struct ucm_tun_stats ts[UCM_CPUMAP_MAX_WORKERS];
 	struct ucm_tun_back_stats rs[UCM_CPUMAP_MAX_WORKERS];
+	uint64_t back_read[UCM_CPUMAP_MAX_WORKERS];	/* back_read_of(rs) */
 };
 
 struct metrics {
@@ -84,7 +85,7 @@ static void family(struct tbuf *b, const char *name, const char *type, const cha
 #define ULL(x) ((unsigned long long)(x))
 
 /* Per-queue and per-worker counters and gauges, by where they are read. */
-enum src { SRC_XSK, SRC_POOL, SRC_WORKER, SRC_TUN, SRC_BACK };
+enum src { SRC_XSK, SRC_POOL, SRC_WORKER, SRC_TUN, SRC_BACK, SRC_BACK_READ };
 
 struct fam {
 	const char *name, *type, *help;
@@ -155,8 +156,8 @@ static const struct fam fams[] = {
 	  .help = "Bytes the tun took from the worker." },
 	{ .name = "ucpumap_delivered_csum_partial_total", C, T(csum_partial),
 	  .help = "Packets the tun took with their checksum left to the kernel: their sender left it partial (its checksum offload)." },
-	{ .name = "ucpumap_back_packets_total", C, R(packets), .two_way = true,
-	  .help = "Two-way: packets the worker read from the tun for the way back." },
+	{ .name = "ucpumap_back_packets_total", C, .src = SRC_BACK_READ, .two_way = true,
+	  .help = "Two-way: packets the worker read from the tun for the way back: handed to its TX channel, or dropped (ucpumap_drops_total{way=\"back\"})." },
 	{ .name = "ucpumap_back_neigh_questions_total", C, R(neigh_asks), .two_way = true,
 	  .help = "Two-way: next-hop questions the worker queued for its resolver (misses, refreshes)." },
 	{ .name = "ucpumap_back_neigh_held_total", C, R(neigh_held), .two_way = true,
@@ -194,6 +195,7 @@ static const void *fam_base(const struct snap *s, enum src src, uint32_t i)
 	case SRC_WORKER: return &s->ws[i];
 	case SRC_TUN: return &s->ts[i];
 	case SRC_BACK: return &s->rs[i];
+	case SRC_BACK_READ: return &s->back_read[i];
 	}
 	return NULL;
 }
@@ -366,6 +368,7 @@ static void snap_read(struct snap *s, const struct daemon *d)
 		ucm_dp__tun_stats(d->dp, w, &s->ts[w], sizeof(s->ts[w]));
 		if (ucm_dp__back_stats(d->dp, w, &s->rs[w], sizeof(s->rs[w])))
 			memset(&s->rs[w], 0, sizeof(s->rs[w]));
+		s->back_read[w] = back_read_of(&s->rs[w]);
 	}
 }
 

@@ -315,15 +315,23 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 	}
 }
 
+uint64_t back_read_of(const struct ucm_tun_back_stats *rs)
+{
+	return rs->packets + rs->drop_offload + rs->drop_too_big + rs->drop_non_ip +
+	       rs->drop_no_neigh + rs->drop_link_local + rs->drop_stopped;
+}
+
 static void print_back(struct daemon *d, uint32_t w, double dt)
 {
 	struct ucm_tun_back_stats rs;
 	struct ucm_txq_stats qs;
+	uint64_t read;
 
 	if (ucm_dp__back_stats(d->dp, w, &rs, sizeof(rs)) || ucm_dp__txq_stats(d->dp, w, &qs, sizeof(qs)))
 		return;
+	read = back_read_of(&rs);
 	printf("    back: read %llu (%.0f pps) in %llu reads, no_frame %llu, drops offload %llu too_big %llu non_ip %llu no_neigh %llu link_local %llu stopped %llu, neigh asks %llu held %llu requests %llu evicted %llu refused %llu, err %llu | to queue %u: sent %llu full %llu, waits for room %llu\n",
-	       ULL(rs.packets), (rs.packets - d->last_back[w]) / dt, ULL(rs.reads),
+	       ULL(read), (read - d->last_back[w]) / dt, ULL(rs.reads),
 	       ULL(rs.no_frame), ULL(rs.drop_offload), ULL(rs.drop_too_big),
 	       ULL(rs.drop_non_ip), ULL(rs.drop_no_neigh), ULL(rs.drop_link_local),
 	       ULL(rs.drop_stopped),
@@ -340,7 +348,7 @@ static void print_back(struct daemon *d, uint32_t w, double dt)
 	if (rs.chains)
 		printf("    back jumbo: %llu packets sent in several frames (multi-buffer)\n",
 		       ULL(rs.chains));
-	d->last_back[w] = rs.packets;
+	d->last_back[w] = read;
 }
 
 static void print_worker(struct daemon *d, uint32_t w, double dt)

@@ -28,6 +28,8 @@
 #   stats               the way back's counters: tx, completions, direct share;
 #                       not one packet dropped for a full TX channel over
 #                       all of the above (the read path waits instead)
+#   stats-read-agree    (of stats) /metrics' ucpumap_back_packets_total is
+#                       the JSON's back_read: drops included
 #   offloads            super-packets were cut and checksums completed
 #   total-line          the total line at the stop: rx, delivered and the way
 #                       back's pps, each its whole-run count over the run's time
@@ -176,7 +178,7 @@ stop() {	# exit code of ucpumapd after SIGTERM, bounded
 # shared: the daemon the first cases share, two-way, its next hop unknown.
 shared() {
 	ip -n "$d" neigh flush dev vd
-	if ! start --two-way; then
+	if ! start --two-way --metrics-listen 127.0.0.1:9440; then
 		bad start "ucpumapd did not come up or the route is not through the tun: $(head -c 400 "$tmp/d.err")"
 		exit 0
 	fi
@@ -403,9 +405,18 @@ case_stats() {
 	lib_need file-out uso-csum
 	kill -USR1 "$dpid"
 	sleep 0.3
-	python3 - "$tmp/stats.json" "$name" <<'PY' || bad stats "no statistics line in $tmp/stats.json"
-import json, sys
+	in_d curl -s --max-time 5 http://127.0.0.1:9440/metrics > "$tmp/two-way.metrics"
+	python3 - "$tmp/stats.json" "$name" "$tmp/two-way.metrics" <<'PY' || bad stats "no statistics line in $tmp/stats.json"
+import json, re, sys
 last = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+# /metrics' read, scraped after the line, is the line's (the tun's own
+# IPv6 packets may have come since: a few more) and counts its drops.
+read = sum(int(m) for m in re.findall(r"^ucpumap_back_packets_total\{[^}]*\} (\d+)$", open(sys.argv[3]).read(), re.M))
+jr, jd = last.get("back_read", -1), last.get("back_drop_bad", -1)
+if jd > 0 and jr <= read <= jr + 5:
+    print(f"PASS: {sys.argv[2]}/stats-read-agree: /metrics' back packets {read}, the JSON's back_read {jr} with its {jd} drops")
+else:
+    print(f"FAIL: {sys.argv[2]}/stats-read-agree: /metrics' back packets {read}, the JSON's back_read {jr} ({jd} drops; want them counted in both)")
 tx, done, direct = last.get("tx", 0), last.get("tx_completed", 0), last.get("tx_comp_direct", 0)
 full, waits = last.get("back_channel_full", -1), last.get("back_channel_waits", -1)
 sup, segs, cs = last.get("back_super", 0), last.get("back_segments", 0), last.get("back_csum_completed", 0)
