@@ -351,12 +351,22 @@ static void conn_linger(struct conn *c)
 
 /* What the backlog holds, at most: a flood of connections cannot keep
  * the thread from the ones it has. */
-/* The slot of the connection waiting longest for its request, if it has
- * waited HTTPD_EVICT_AGE: closed with a 408. -1: none. */
+/* A slot for a new connection when all are taken: an answered one's
+ * (LINGER: its answer is out; the oldest), else that of the connection
+ * waiting longest for its request, if it has waited HTTPD_EVICT_AGE,
+ * closed with a 408. -1: none. */
 static int evict_idle(struct httpd *h, double now)
 {
 	int i, old = -1;
 
+	for (i = 0; i < HTTPD_CONN_MAX; i++)
+		if (h->conn[i].state == CONN_LINGER &&
+		    (old < 0 || h->conn[i].deadline < h->conn[old].deadline))
+			old = i;
+	if (old >= 0) {
+		conn_close(&h->conn[old]);
+		return old;
+	}
 	for (i = 0; i < HTTPD_CONN_MAX; i++)
 		if (h->conn[i].state == CONN_READ &&
 		    h->conn[i].deadline - HTTPD_REQ_TIMEOUT + HTTPD_EVICT_AGE <= now &&

@@ -29,7 +29,8 @@
 #                       interface, is set down; 1 again once up
 #   http-errors         wrong methods, paths and versions: 405, 404, 400
 #   bad-client-*        garbage, a slowloris, 1000 connections at once,
-#                       every slot held idle (a scrape gets in at once), a
+#                       every slot held idle or answered and unread (a
+#                       scrape gets in at once), a
 #                       100 KiB request: each answered or cut off in time,
 #                       and after each, a scrape answers and a new batch
 #                       of datagrams is counted, exactly
@@ -54,7 +55,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-metrics
 cases="parser-self-check bad-listen port-in-use low-port scrape-counts scrape-format http-errors
-bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-held-slots bad-client-100k-request
+bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-held-slots bad-client-answered-held bad-client-100k-request
 link-state sigterm ring-full cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -405,6 +406,22 @@ case_bad_client_held_slots() {
 		ok bad-client-held-slots "200 in $(J "$tmp/hold" 'd["ms"]') ms with 64 held, $(J "$tmp/hold" 'd["evicted_408"]') of them closed with 408; still counting"
 	else
 		bad bad-client-held-slots "answer ${st:-?} ($(J "$tmp/hold" '"%s, %s evicted" % (d["how"], d["evicted_408"])')); $why $(tail -2 "$tmp/hold.err" | tr '\n' ' ')"
+	fi
+}
+
+# Every slot held by a connection that asked, was answered and reads
+# nothing (its answer sits in its buffers): a scrape still gets in, in the
+# place of an answered one.
+case_bad_client_answered_held() {
+	local st
+	lib_once daemon_up
+	mc "$tmp/ahold" hold --n 64 --answered
+	st=$(J "$tmp/ahold" 'd["status"]')
+	still_serving ahold
+	if [ "$st" = 200 ] && [ -z "$why" ]; then
+		ok bad-client-answered-held "200 in $(J "$tmp/ahold" 'd["ms"]') ms with 64 answered and held; still counting"
+	else
+		bad bad-client-answered-held "answer ${st:-?} ($(J "$tmp/ahold" 'd["how"]')); $why $(tail -2 "$tmp/ahold.err" | tr '\n' ' ')"
 	fi
 }
 

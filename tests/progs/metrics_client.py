@@ -14,7 +14,8 @@ clients. Every mode bounds itself in time and prints one JSON line.
   storm        N connections at once, held while a scrape must still get
                through, then closed
   hold         N idle connections (every slot the server has), then one
-               scrape, not retried: what it got
+               scrape, not retried: what it got; --answered: each asks
+               first and reads nothing of its answer
   big          a request of N bytes: 414/431, or a close
 """
 import argparse
@@ -433,8 +434,10 @@ def cmd_hold(a):
         s = socket.socket(fam, socket.SOCK_STREAM)
         s.settimeout(2)
         s.connect((a.addr, a.port))
+        if a.answered:
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
         socks.append(s)
-    time.sleep(0.5)		# each has waited, sending nothing
+    time.sleep(0.5)		# each has waited, sending nothing more
     try:
         r = scrape_once(a)
         res = {"status": r[0], "how": r[3], "ms": round(r[4] * 1000)}
@@ -484,6 +487,7 @@ def main():
     p.add_argument("--n", type=int, default=1000)
     p = sub.add_parser("hold")
     p.add_argument("--n", type=int, default=64)
+    p.add_argument("--answered", action="store_true")
     p = sub.add_parser("big")
     p.add_argument("--size", type=int, default=100 * 1024)
     p = sub.add_parser("parse")
