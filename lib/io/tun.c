@@ -301,8 +301,11 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	ucm_gso_save(&h->pkt, data, &sl->undo);
 	ucm_gso__build(&h->pkt, data, nseg, payload, st->plan.push[g], tap, vh);
 #ifdef UCM_DEBUG
-	/* Relaxed, no pair: a test's switch, nothing published with it. */
-	if (__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED) & 1)
+	/* Relaxed, no pair: a test's switch, nothing published with it. 1:
+	 * every super-packet refused, 4: IPv6 ones (a shape refused). */
+	if ((__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED) & 1) ||
+	    ((__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED) & 4) &&
+	     h->pkt.eth_proto == 0x86dd))
 		vh->gso_type = 0x7f;
 #endif
 	sl->len = VNET_LEN + h->pkt.l3_off - start + hlen + payload;
@@ -396,9 +399,20 @@ static uint32_t batch_layout(const struct ucm_tun *tun, struct tun_wstate *st,
 	return nslot;
 }
 
-/* A super-packet the kernel took, of a protocol it had refused: said once. */
+/*
+ * A super-packet the kernel took, of a protocol it had refused: the waits
+ * start again from the shortest, said once, only when no refusal came for
+ * a whole wait past the retry. A kernel that refuses one shape and takes
+ * another (a short last segment, a family) keeps doubling the wait, not
+ * refusing once a second with a line each time.
+ */
 static __noinline void gso_taken(const struct ucm_tun *tun, struct tun_wstate *st, bool tcp)
 {
+	uint32_t flag = tcp ? UCM_GSO_F_NO_TCP : UCM_GSO_F_NO_UDP;
+
+	if ((st->gso_flags & flag) ||
+	    ucm_now_ns() < st->gso_retry_at[!tcp] + st->gso_backoff[!tcp])
+		return;
 	st->gso_backoff[!tcp] = 0;
 	pr_info("tun: %s: the kernel takes %s super-packets again\n", tun->name,
 		tcp ? "TCP" : "UDP");

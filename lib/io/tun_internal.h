@@ -159,7 +159,8 @@ struct ucm_tun {
 #ifdef UCM_DEBUG
 /* Tests: bit 0 makes every super-packet's GSO type invalid, so the
  * kernel refuses it as an older kernel would (EINVAL); bit 1 does so to
- * create()'s UDP probes (a kernel without UDP GSO in a tun). */
+ * create()'s UDP probes (a kernel without UDP GSO in a tun); bit 2 to the
+ * IPv6 ones alone (a kernel that refuses one shape and takes another). */
 extern int ucm_tun_test_refuse_super;
 /*
  * Tests: non-zero makes the next wait for a batch's completions (the write
