@@ -28,6 +28,7 @@
 #define MAX_ROUNDS	100
 #define DPDK_TAP_MAC	"02:00:00:00:00:01"	/* testpmd's tap: its frames go to it */
 #define BACK_PORT	9001	/* the way back's sink, in the generator's namespace */
+#define GEN_IP4		"10.77.0.1"	/* vg's: the generator's, the way back's sink's */
 #define BACK_BATCH	64	/* the way back's sender: datagrams per sendmmsg() */
 #define TCP_PORT	5201	/* the TCP rows' iperf3 */
 

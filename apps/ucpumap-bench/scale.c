@@ -35,6 +35,7 @@
 #include "bench.h"
 #include "opts.h"
 #include "scale.h"
+#include "ucpumap/flowhash.h"
 #include "ucpumap/xdp.h"
 
 #define ARRAY_SIZE(a)	((int)(sizeof(a) / sizeof((a)[0])))
@@ -244,6 +245,64 @@ static const struct opts_cmd scale_cmd = {
 
 /* ---- one round of a cell ----------------------------------------------------------- */
 
+/* Windows of source ports balanced_sports() looks at for each generator. */
+#define SPORT_SCAN	8192
+
+/* The worker of the generator's flow from @sport (l4-hash, as ucpumapd's
+ * and the kernel row's programs pick it). */
+static int sport_worker(uint32_t saddr, uint32_t daddr, unsigned int sport,
+			unsigned int dport, int nwk)
+{
+	return ucm_flow_hash_v4(saddr, daddr, htons(sport), htons(dport), IPPROTO_UDP, 0) % nwk;
+}
+
+/*
+ * Each generator's first source port (its @flows in a row from there), so
+ * that the workers get the flows evenly: with a few flows a queue, ports
+ * in a row leave it to the hash's luck (16 flows over 4 workers: 6, 6, 3
+ * and 1), and a row then measures the busiest worker. For each generator
+ * the first window that keeps every worker within an even share so far,
+ * else the most even of SPORT_SCAN.
+ */
+static void balanced_sports(const struct scale_run *sr, struct scale_cell *c, int flows,
+			    unsigned int dport, unsigned int *sport)
+{
+	const struct scale_place *pl = &c->pl;
+	int *cnt = c->wflows, total = 0;
+	unsigned int base = SPORT0;
+	uint32_t sa, da;
+
+	inet_pton(AF_INET, GEN_IP4, &sa);
+	inet_pton(AF_INET, sr->br.cfg.sink_ip, &da);
+	for (int i = 0; i < pl->ngen; i++) {
+		int even = (total + flows + pl->nwk - 1) / pl->nwk, best_max = INT32_MAX;
+		unsigned int best = base;
+
+		for (unsigned int b = base; b < base + SPORT_SCAN && b + flows <= 65535; b++) {
+			int add[SCALE_MAX_WIDTH] = { 0 }, most = 0;
+
+			for (int f = 0; f < flows; f++) {
+				int w = sport_worker(sa, da, b + f, dport, pl->nwk);
+
+				if (cnt[w] + ++add[w] > most)
+					most = cnt[w] + add[w];
+			}
+			if (most < best_max) {
+				best_max = most;
+				best = b;
+			}
+			if (most <= even)
+				break;
+		}
+		for (int f = 0; f < flows; f++)
+			cnt[sport_worker(sa, da, best + f, dport, pl->nwk)]++;
+		total += flows;
+		sport[i] = best;
+		base = best + flows;
+	}
+	c->flows = flows;
+}
+
 /* Run the cell's generators for --seconds and count: sent, delivered, and
  * for a flood row each queue's own. 0, or -1 when a generator failed. */
 static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
@@ -255,6 +314,7 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	char out[SCALE_MAX_WIDTH][GEN_OUT], tag[80];
 	int lfd[SCALE_MAX_WIDTH], rc = 0;
 	pid_t g[SCALE_MAX_WIDTH];
+	unsigned int sport[SCALE_MAX_WIDTH];
 	struct scale_lat la = {};
 	uint64_t d0, d1;
 
@@ -265,10 +325,12 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	}
 	if (flood && scale_lat_init(&la, cfg->light_rate, cfg->seconds, pl->ngen - 1))
 		rc = -1;
+	memset(c->wflows, 0, sizeof(c->wflows));
+	balanced_sports(sr, c, flows, sr->br.cfg.sink_port, sport);
 	d0 = delivered_now(&sr->br.topo);
 	for (int i = 0; i < pl->ngen; i++) {
 		struct gen_spec s = { .cpu = pl->gen[i], .flows = flows,
-				      .sport = SPORT0 + i * flows, .dport = sr->br.cfg.sink_port,
+				      .sport = sport[i], .dport = sr->br.cfg.sink_port,
 				      .seconds = cfg->seconds };
 
 		if (flood && i > 0) {

@@ -60,6 +60,9 @@ struct scale_cell {
 	char name[48];		/* "cpumap-w4": its files' names */
 	struct scale_place pl;
 	bool failed;		/* a round failed: its figures are left out */
+	/* On veth: each generator's flows, and how many of them the hash
+	 * gives each worker (balanced_sports()) */
+	int flows, wflows[SCALE_MAX_WIDTH];
 	double sent[SCALE_MAX_ROUNDS], dst[SCALE_MAX_ROUNDS];
 	/* ucpumapd's: each queue's received share, each worker's processed */
 	double qrx[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];

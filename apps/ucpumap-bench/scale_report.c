@@ -307,6 +307,8 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 	} else {
 		json_cpus(j, "gen_cpus", c->pl.gen, c->pl.ngen);
 		json_cpus(j, "vd_queues", c->pl.queue, c->pl.ngen);
+		json_num(j, "flows_per_queue", c->flows);
+		json_cpus(j, "flows_per_worker", c->wflows, c->pl.nwk);
 	}
 	if (!c->def->kernel)
 		json_cpus(j, "rx_cpus", c->pl.rx, c->pl.ngen);

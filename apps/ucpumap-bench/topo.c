@@ -404,7 +404,7 @@ static int back_sink_open(struct bench_topo *t)
 	t->gen_ns_fd = open(path, O_RDONLY);
 	if (t->gen_ns_fd < 0 || setns(t->gen_ns_fd, CLONE_NEWNET))
 		goto err;
-	inet_pton(AF_INET, "10.77.0.1", &a.sin_addr);
+	inet_pton(AF_INET, GEN_IP4, &a.sin_addr);
 	t->back_fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (t->back_fd < 0 || bind(t->back_fd, (struct sockaddr *)&a, sizeof(a)))
 		goto err;

@@ -167,7 +167,7 @@ int run_tcp(struct bench_run *br, const char *tag, bool back, double *bps)
 	const struct bench_cfg *cfg = &br->cfg;
 	struct bench_topo *t = &br->topo;
 	char sout[256], cout[256], port[16], secs[32];
-	char *to = back ? "10.77.0.1" : (char *)cfg->sink_ip;
+	char *to = back ? GEN_IP4 : (char *)cfg->sink_ip;
 	char *server[] = { "iperf3", "-s", "-1", "-B", to, "-p", port, NULL };
 	char *client[] = { "iperf3", "-c", to, "-p", port, "-t", secs, "-A", "0",
 			   "-J", NULL };
@@ -210,7 +210,7 @@ static void *back_send_main(void *arg)
 	int fd, n;
 
 	pin_self(0);
-	inet_pton(AF_INET, "10.77.0.1", &dst.sin_addr);
+	inet_pton(AF_INET, GEN_IP4, &dst.sin_addr);
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd < 0)
 		return NULL;

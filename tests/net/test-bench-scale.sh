@@ -14,7 +14,9 @@
 #
 #   run            the tiny run (run, rows, row-*, json-shape)
 #   queues         every queue received and every worker processed, in
-#                  each of ucpumapd's rows that has several (queues-*)
+#                  each of ucpumapd's rows that has several (queues-*);
+#                  each worker got as many flows as the others, give or
+#                  take one (flows-even-*)
 #   flood          the flood rows: light traffic offered and delivered,
 #                  the flood's count and the light ones' within the total;
 #                  the light datagrams' one-way latency (flood-latency-*)
@@ -144,6 +146,15 @@ for r in d["rows"]:
                         and len(x.get("queue_enqueue_drops", [])) == r["queues"] for x in runs)
     print(f"{'PASS' if good else 'FAIL'}: {name}/{tag}: rx per queue "
           f"{[x.get('queue_rx') for x in runs]}, per worker {[x.get('worker_processed') for x in runs]}")
+# The generators' source ports give each worker as many flows as the
+# others, give or take one (the hash alone: 5 and 3 at width 2, coalesce).
+for r in d["rows"]:
+    if r["workers"] < 2:
+        continue
+    fw, fq = r.get("flows_per_worker", []), r.get("flows_per_queue", 0)
+    good = len(fw) == r["workers"] and sum(fw) == fq * r["queues"] and max(fw) - min(fw) <= 1
+    print(f"{'PASS' if good else 'FAIL'}: {name}/flows-even-{r['row']}-w{r['width']}: "
+          f"{fq} flows a queue, per worker {fw}")
 PY
 }
 
