@@ -463,16 +463,23 @@ int scale_dev_window(struct scale_run *sr, struct scale_cell *c, int k)
 	const char *ifname = sr->br.cfg.ifname;
 	bool qs = sr->have_qstats && !queue_counts(sr, a);
 
-	/* The far side's generator does not stop with the window: offered
-	 * and delivered are counted over the same seconds. */
+	double tn0, tn1, td0, td1;
+
+	/* The far side's generator does not stop with the window: each count
+	 * over its own time between its two reads (a sink's drain may take
+	 * most of a second at a high rate), offered scaled to the window. */
 	n0 = nic_rx_now(ifname);
+	tn0 = now_sec();
 	d0 = delivered_now(&sr->br.topo);
-	sleep_sec(sr->cfg.seconds);
+	td0 = now_sec();
+	bench_sleep(sr->cfg.seconds);
 	n1 = nic_rx_now(ifname);
+	tn1 = now_sec();
 	d1 = delivered_now(&sr->br.topo);
+	td1 = now_sec();
 	qs = qs && !queue_counts(sr, b);
-	c->sent[k] = n1 - n0;
-	c->dst[k] = (d1 - d0) / sr->cfg.seconds;
+	c->sent[k] = (n1 - n0) * sr->cfg.seconds / (tn1 - tn0);
+	c->dst[k] = (d1 - d0) / (td1 - td0);
 	for (int q = 0; qs && q < sr->nic_queues && q < SCALE_DEV_MAX_QUEUES; q++)
 		c->qoff[k][q] = b[q] - a[q];
 	c->have_qoff = (k == 0 || c->have_qoff) && qs;
