@@ -1137,6 +1137,16 @@ case_second_instance() {
 		else
 			bad second-instance-refused "exit $rc (want 1), said: $(head -2 "$tmp/second.err" | tr '\n' ' ')(want the link, our program and pid $first)"
 		fi
+		# With the first one's tun too (two starts of one unit): the
+		# tun's lock first, 78, as ucpumapd(8) says.
+		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --duration 5 \
+			> "$tmp/second2.out" 2> "$tmp/second2.err"
+		rc=$?
+		if [ $rc = 78 ] && grep -q "tun $tun is served already, held by pid $first (ucpumapd)" "$tmp/second2.err"; then
+			ok second-instance-same-tun "exit 78, the tun's holder named"
+		else
+			bad second-instance-same-tun "exit $rc (want 78), said: $(head -2 "$tmp/second2.err" | tr '\n' ' ')"
+		fi
 		why=$(exact_ipv4 first $D4 $G4)
 		stop_daemon
 		why="$why$(final_ok)"
