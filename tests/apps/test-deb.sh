@@ -8,7 +8,8 @@
 #
 #   build-and-lintian  the build and lintian
 #   contents           contents-PACKAGE: each package holds its files
-#   maint-scripts      ucpumap's stop the template's instances on removal,
+#   maint-scripts      ucpumap's stop the template's instances on removal
+#                      and delete the tuns they kept,
 #                      restart them on upgrade, forget them on purge
 set -u
 name=test-deb
@@ -86,6 +87,10 @@ case_maint_scripts() {
 		why="$why postinst restarts no instance;"
 	grep -q 'rm -f /etc/systemd/system/\*.wants/ucpumapd@\*.service' "$tmp/ctl/postrm" 2> /dev/null ||
 		why="$why postrm forgets no instance;"
+	grep -q 'ip link delete dev "$t"' "$tmp/ctl/prerm" 2> /dev/null ||
+		why="$why prerm deletes no kept tun;"
+	grep -q 'rm -rf /var/lib/ucpumap' "$tmp/ctl/postrm" 2> /dev/null ||
+		why="$why postrm leaves /var/lib/ucpumap;"
 	for f in prerm postinst postrm; do
 		sh -n "$tmp/ctl/$f" 2> /dev/null || why="$why $f: not valid sh;"
 	done
