@@ -57,7 +57,11 @@ struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 
 	if (!size)
 		size = UCM_TXQ_DEFAULT_SIZE;
-	if (!umem || size < 2 || (size & (size - 1))) {
+	if (!umem) {
+		pr_warn("txq: no UMEM: the channel's frames are a UMEM's\n");
+		return ucm_err_ptr(-EINVAL);
+	}
+	if (size < 2 || (size & (size - 1))) {
 		pr_warn("txq: the ring size must be a power of two (got %u)\n", size);
 		return ucm_err_ptr(-EINVAL);
 	}

@@ -102,6 +102,7 @@ static int test_lend_needs_owner(void)
 
 	UT_ASSERT(ucm_txq__lend(t, ucm_umem__pool(u, 0)) == -EPERM, "non-owner lent");
 	UT_ASSERT(ucm_txq__create(u, 100) == NULL && errno == EINVAL, "size 100 accepted");
+	UT_ASSERT(ucm_txq__create(NULL, 64) == NULL && errno == EINVAL, "no UMEM accepted");
 	UT_ASSERT(!ucm_txq__destroy(t), "destroy");
 	UT_ASSERT(!ucm_umem__destroy(u, 100), "umem destroy");
 	return 0;
