@@ -84,7 +84,10 @@ static void ring_exit(struct tun_wstate *st)
 	st->ring_ok = false;
 }
 
-static int tun_open(void *ctx, uint32_t w)
+/* A worker's state; with @back (ucm_tun__sink_back()'s) and a way out
+ * set, its read path too. One-way ops never read: a channel set for an
+ * earlier cpumap may be gone by now. */
+static int tun_open_ops(void *ctx, uint32_t w, bool back)
 {
 	struct ucm_tun *tun = ctx;
 	struct tun_worker *wk;
@@ -125,7 +128,7 @@ static int tun_open(void *ctx, uint32_t w)
 			goto err_free;
 		}
 	}
-	if (wk->txq) {
+	if (back && wk->txq) {
 		err = ucm_tun_back_open(tun, w, st);
 		if (err)
 			goto err_ring;
@@ -142,6 +145,16 @@ err_open:
 	/* O2: pairs with O1 of the next open() and O3 in tun_dev.c */
 	__atomic_store_n(&wk->open, 0, __ATOMIC_RELEASE);
 	return err;
+}
+
+static int tun_open(void *ctx, uint32_t w)
+{
+	return tun_open_ops(ctx, w, false);
+}
+
+static int tun_back_open(void *ctx, uint32_t w)
+{
+	return tun_open_ops(ctx, w, true);
 }
 
 static void tun_close(void *ctx, uint32_t w)
@@ -772,7 +785,7 @@ const struct ucm_sink_ops *ucm_tun__sink(void)
 
 static const struct ucm_sink_ops tun_back_ops = {
 	.sz = sizeof(struct ucm_sink_ops),
-	.open = tun_open,
+	.open = tun_back_open,
 	.xmit = tun_xmit,
 	.poll = ucm_tun_back_poll,
 	.wait = ucm_tun_back_wait,

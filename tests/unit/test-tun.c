@@ -234,6 +234,27 @@ static int back_done(struct ucm_umem *u, struct ucm_pool *p, struct ucm_txq *t,
 	return finish(u, p);
 }
 
+/* A worker given a way out (ucm_tun__set_back()) and opened by the
+ * one-way ops: no read path. The channel may belong to a cpumap before,
+ * gone since; the one-way worker never touches it. */
+static int test_one_way_ignores_back(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	struct ucm_tun *tun;
+	int s[2];
+
+	if (back_setup(&u, &p, &t, &tun, s, false))
+		return 1;
+	OPEN_OR_SKIP(ops, tun);
+	UT_ASSERT(tun->wk[0].st && !tun->wk[0].st->back,
+		  "the one-way worker opened the read path of a channel set before");
+	ops->close(tun, 0);
+	return back_done(u, p, t, tun, s, 64);
+}
+
 /*
  * The read path gives up on a batch whose reads are still in the kernel
  * (its wait failed): ucm_tun_back_close() must end those reads before their
@@ -1226,6 +1247,7 @@ static int test_back_old_names(void)
 
 static const struct ut_case cases[] = {
 	UT_CASE(test_back_old_names),
+	UT_CASE(test_one_way_ignores_back),
 	UT_CASE(test_back_close_ends_reads),
 	UT_CASE(test_back_close_keeps_order),
 	UT_CASE(test_back_no_nowait),

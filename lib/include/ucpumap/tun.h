@@ -342,7 +342,9 @@ UCM_API const struct ucm_sink_ops *ucm_tun__sink_back(void);
  * @txq: the channel to the queue's RX thread (frames lent, packets out)
  * @l2: tun mode: the Ethernet header to put in front (NULL for a tap)
  *
- * Before the cpumap is created (the worker opens with it). The first call
+ * Before the cpumap is created (the worker opens with it); only
+ * ucm_tun__sink_back()'s workers use it, each cpumap's for its life (set
+ * it again for a later cpumap whose channel is another). The first call
  * also turns the tun's offloads on (TUNSETOFFLOAD), unless
  * UCM_TUN_F_NO_OFFLOAD: checksum, TSO4 and TSO6, and USO4 and USO6 where
  * the kernel has them (Linux 6.2); it logs what it got, once. A kernel
