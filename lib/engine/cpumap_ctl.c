@@ -554,19 +554,22 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	if (map->flags & UCM_CPUMAP_F_INLINE) {
 		int err = 0;
 
-		if (map->inline_next >= map->nworkers) {
-			pr_warn("cpumap: inline mode has %u producers already\n",
+		uint64_t all = map->nworkers < 64 ? (1ull << map->nworkers) - 1 : ~0ull;
+
+		if ((map->inline_held & all) == all) {
+			pr_warn("cpumap: inline mode has %u producers already, one a worker: destroy one first\n",
 				map->nworkers);
 			err = -ENOSPC;
 		} else {
-			prod->inline_w = map->inline_next++;
+			prod->inline_w = __builtin_ctzll(~map->inline_held);
+			map->inline_held |= 1ull << prod->inline_w;
 			/* The sink's per-worker state belongs to the thread
 			 * that will run the batches: this one. */
 			if (map->sink && map->sink->open)
 				err = map->sink->open(map->sink_ctx, prod->inline_w);
 			if (err) {
 				err = err < 0 ? err : -EIO;
-				map->inline_next--;
+				map->inline_held &= ~(1ull << prod->inline_w);
 			}
 		}
 		if (err) {
@@ -641,9 +644,12 @@ void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
 				__atomic_store_n(&map->fair_slots,
 						 map->fair_slots & ~(1ull << prod->fair_slot),
 						 __ATOMIC_RELAXED);
-			/* Its lane, with what it flushed, for the next one. */
+			/* Its lane, with what it flushed, for the next one;
+			 * its inline worker too (the sink closed in stop). */
 			if (prod->lane >= 0)
 				map->lanes_held &= ~(1ull << prod->lane);
+			if (prod->inline_w >= 0)
+				map->inline_held &= ~(1ull << prod->inline_w);
 			break;
 		}
 	}

@@ -150,7 +150,7 @@ struct ucm_worker {
 
 /*
  * Concurrency contract of struct ucm_cpumap: written by create and
- * read-only afterwards, but for the producer list, inline_next and the
+ * read-only afterwards, but for the producer list, inline_held and the
  * lanes (under lock, on any thread that makes or destroys a producer) and
  * stopped (the control thread's). The workers read it, never write it.
  */
@@ -171,13 +171,15 @@ struct ucm_cpumap {
 	uint64_t spin_ns;	/* a worker's look before it sleeps */
 	struct ucm_worker **workers;
 
-	pthread_mutex_t lock;	/* the producer list, inline_next */
+	pthread_mutex_t lock;	/* the producer list, inline_held */
 	struct ucm_cpumap_producer *producers;
 	/* The fair share's slots held by a producer (bit s): written under
 	 * lock, read by the producers' fair share (relaxed, no pair: a
 	 * threshold, nothing published). */
 	uint64_t fair_slots;
-	uint32_t inline_next;	/* UCM_CPUMAP_F_INLINE: next worker to hand out */
+	/* UCM_CPUMAP_F_INLINE: the workers a producer runs (bit w); a
+	 * destroyed producer's goes to the next one made */
+	uint64_t inline_held;
 	bool stopped;		/* workers joined (control thread only) */
 	uint32_t qsize;		/* a worker ring's entries, a lane's */
 	/* UCM_CPUMAP_F_LANES: lanes held by a producer (bit l), under lock;

@@ -2174,6 +2174,29 @@ static int test_inline_mode(void)
 	return run_inline(0);
 }
 
+/* A destroyed inline producer's worker goes to the next producer made:
+ * it runs its packets as the first did. */
+static int test_inline_worker_reused(void)
+{
+	struct fixture f;
+
+	inline_opens = inline_closes = 0;
+	if (fixture_init(&f, 1, 0, &inline_ops, UCM_CPUMAP_F_INLINE, 0, 1024))
+		return 1;
+	ucm_cpumap_producer__destroy(f.prod);
+	f.prod = ucm_cpumap__producer_create(f.map, f.pool);
+	UT_ASSERT(f.prod, "no producer after the first was destroyed: %s", strerror(errno));
+	UT_ASSERT(inline_opens == 2 && inline_closes == 1, "sink opened %d, closed %d times",
+		  inline_opens, inline_closes);
+	if (send_frames(&f, 0, 0, 10, 10))
+		return 1;
+	UT_ASSERT(f.sink.delivered == 10, "%llu of 10 delivered",
+		  (unsigned long long)f.sink.delivered);
+	ucm_cpumap_producer__stop(f.prod);
+	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
+	return fixture_fini(&f);
+}
+
 /* Held packets go at the end of each RX batch (the producer's flush). */
 static int test_inline_mode_hold(void)
 {
@@ -2553,6 +2576,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_verdict_hold),
 	UT_CASE(test_loc_names),
 	UT_CASE(test_inline_mode),
+	UT_CASE(test_inline_worker_reused),
 	UT_CASE(test_inline_mode_hold),
 	UT_CASE(test_inline_mode_no_latency),
 	UT_CASE(test_inline_not_stopped),
