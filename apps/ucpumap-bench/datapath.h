@@ -363,6 +363,7 @@ struct gen_spec {
 	int cpu, flows;
 	unsigned int sport, dport;
 	double rate, seconds;
+	double start_at;	/* ucpumap-gen --start-at (now_sec()'s clock), or 0 */
 	bool stamp;		/* ucpumap-gen --stamp: the send time in each */
 };
 pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spec *g,

@@ -245,6 +245,13 @@ static const struct opts_cmd scale_cmd = {
 
 /* ---- one round of a cell ----------------------------------------------------------- */
 
+/* When the generators start sending (ucpumap-gen --start-at): after
+ * every one's set-up (an XDP attach each under the RTNL lock, a grace
+ * period or more; the loop engine's namespace), so that all send the
+ * same --seconds and delivered / --seconds is the rate. */
+#define GEN_LEAD_SEC		0.3
+#define GEN_LEAD_PER_GEN	0.1
+
 /* Windows of source ports balanced_sports() looks at for each generator. */
 #define SPORT_SCAN	8192
 
@@ -316,6 +323,7 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	pid_t g[SCALE_MAX_WIDTH];
 	unsigned int sport[SCALE_MAX_WIDTH];
 	struct scale_lat la = {};
+	double start;
 	uint64_t d0, d1;
 
 	for (int i = 0; i < pl->ngen; i++) {
@@ -328,10 +336,11 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	memset(c->wflows, 0, sizeof(c->wflows));
 	balanced_sports(sr, c, flows, sr->br.cfg.sink_port, sport);
 	d0 = delivered_now(&sr->br.topo);
+	start = now_sec() + GEN_LEAD_SEC + GEN_LEAD_PER_GEN * pl->ngen;
 	for (int i = 0; i < pl->ngen; i++) {
 		struct gen_spec s = { .cpu = pl->gen[i], .flows = flows,
 				      .sport = sport[i], .dport = sr->br.cfg.sink_port,
-				      .seconds = cfg->seconds };
+				      .seconds = cfg->seconds, .start_at = start };
 
 		if (flood && i > 0) {
 			s.dport = LIGHT_PORT0 + i;

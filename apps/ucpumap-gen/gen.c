@@ -117,6 +117,10 @@ static const struct opt gen_opts[] = {
 		.help = "at most PPS packets per second (default 0: as fast as it goes)"),
 	OPT_DEF("duration", OPT_SECONDS, struct gen_opts, duration, .flags = OPT_F_POSITIVE,
 		.metavar = "SEC", .help = "stop after SEC seconds (default: when signalled)"),
+	OPT_DEF("start-at", OPT_SECONDS, struct gen_opts, start_at, .flags = OPT_F_POSITIVE,
+		.dhi = 1e12, .metavar = "T", .help = "send from when CLOCK_MONOTONIC reads T seconds, "
+		"after the set-up (generators started one by one send together; a T past "
+		"by then: at once, said)"),
 	OPT_DEF("count", OPT_UINT, struct gen_opts, count, .lo = 1, .hi = ~0ul >> 1, .metavar = "N",
 		.help = "stop after N packets"),
 	OPT_DEF("batch", OPT_UINT, struct gen_opts, batch, .lo = 1, .hi = 256, .metavar = "N",

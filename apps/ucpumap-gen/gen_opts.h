@@ -30,6 +30,7 @@ struct gen_opts {
 	} src, dst;
 	unsigned long size, flows, rate, batch, count, sport, dport, queue;
 	double duration;
+	double start_at;		/* --start-at: CLOCK_MONOTONIC seconds, or 0 */
 	int cpu;			/* -1: not pinned */
 	enum gen_engine engine;
 };

@@ -7,6 +7,7 @@
  * --duration end it, and so does a signal. A line per second, and the
  * total at the end.
  */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdint.h>
@@ -17,6 +18,9 @@
 #include "util.h"
 
 #define CALL_SEC	0.010	/* aim of one call */
+/* A --start-at missed by more than this is said: the generators' windows
+ * then differ by that much. */
+#define START_LATE_SEC	0.005
 /* --rate's quantum: a call sends this much of the rate at once, as fast as
  * the engine goes (the loop engine: several Mpps), so a receiver's ring
  * takes bursts of this on time: at 200000 pps 200 frames, where 10 ms made
@@ -138,6 +142,22 @@ static uint64_t pace_want(const struct gen_opts *c, struct pace *p, double t)
 	return n ? n : 1;
 }
 
+/* Until --start-at, or a signal; one past already is said. */
+static void start_wait(double at, const volatile sig_atomic_t *stop)
+{
+	struct timespec ts = { .tv_sec = (time_t)at,
+			       .tv_nsec = (long)((at - (double)(time_t)at) * 1e9) };
+	double late = now_sec() - at;
+
+	if (late > START_LATE_SEC) {
+		fprintf(stderr, "ucpumap-gen: --start-at: %.3f s late (the set-up took longer): sending from now\n",
+			late);
+		return;
+	}
+	while (!*stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
 int pace_run(const struct gen_opts *c, gen_send_fn send, void *engine,
 	     const volatile sig_atomic_t *stop)
 {
@@ -146,6 +166,8 @@ int pace_run(const struct gen_opts *c, gen_send_fn send, void *engine,
 	int64_t got_end;
 	double t;
 
+	if (c->start_at > 0)
+		start_wait(c->start_at, stop);
 	pace_init(c, &p);
 	while (!*stop) {
 		uint64_t n;

@@ -14,6 +14,8 @@
 #   checksum-*     the stack of the receiver takes every frame: no checksum
 #                  error (IPv4 and IPv6, flows and sequence numbers on)
 #   rate           --rate 20000 for 2 s: within 2x of what was asked
+#   start-at       --start-at 1 s ahead waits for it; one past: at once,
+#                  said (start-at-past)
 #   xsk-*          the AF_XDP engine: arrives, flows, sequence, checksums
 #   loop-*         the loop engine, the same
 #   stamp-*        --stamp, each engine: a socket gets every datagram, its
@@ -48,7 +50,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-gen
 cases="engine-default arrives-ipv4 flows seq-ipv4 arrives-ipv6 ipv6-flag size-ipv4-1514 size-over-mtu
-checksum-ipv4 checksum-ipv6 rate neighbour-resolved neighbour-resolved-ipv6 neighbour-silent
+checksum-ipv4 checksum-ipv6 rate start-at neighbour-resolved neighbour-resolved-ipv6 neighbour-silent
 xsk-ipv4 xsk-checksum-ipv6 loop-ipv4 loop-checksum-ipv6 stamp sigterm sigkill-leaves-nothing sigkill-loop
 bad-flags cpu-flag nothing-left"
 GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
@@ -465,6 +467,26 @@ case_rate() {
 		ok duration
 	else
 		bad duration "--duration 2 ran $MS ms"
+	fi
+}
+
+# --start-at: the sending waits for the time (generators started one by one
+# send together); a time already past: at once, said.
+case_start_at() {
+	local at
+	at=$(python3 -c 'import time; print("%.6f" % (time.monotonic() + 1.0))')
+	run_gen start-at $V4 --rate 1000 --duration 0.3 --start-at "$at"
+	if [ "$RC" = 0 ] && [ "$MS" -ge 1250 ] && [ "$MS" -le 4000 ] && ! grep -q 'late' "$ERR"; then
+		ok start-at "1 s ahead: ran $MS ms (the wait, then 0.3 s)"
+	else
+		bad start-at "exit $RC, ran $MS ms (want 1300 or so), $(tail -1 "$ERR")"
+	fi
+	at=$(python3 -c 'import time; print("%.6f" % (time.monotonic() - 1.0))')
+	run_gen start-late $V4 --rate 1000 --duration 0.3 --start-at "$at"
+	if [ "$RC" = 0 ] && [ "$MS" -le 1200 ] && grep -q '^ucpumap-gen: --start-at: 1.[0-9]* s late' "$ERR"; then
+		ok start-at-past "at once, said: $(grep -o 'start-at: [0-9.]* s late' "$ERR")"
+	else
+		bad start-at-past "exit $RC, ran $MS ms, said: $(tail -1 "$ERR")"
 	fi
 }
 
