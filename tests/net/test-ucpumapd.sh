@@ -34,7 +34,9 @@
 #                  attaches nothing; the first keeps forwarding
 #   keep-tun-*     --keep-tun: the tun, an address and a route on it stay
 #                  after SIGTERM and after SIGKILL, the next start attaches
-#                  to it and delivers; without --keep-tun the tun goes
+#                  to it and delivers; without --keep-tun the tun goes; the
+#                  package's prerm leaves a running daemon's tun and deletes
+#                  a kept one (keep-tun-package-removed)
 #   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
@@ -1233,6 +1235,22 @@ case_keep_tun() {
 		why="the start after SIGKILL: $(why_start)"
 	fi
 	if [ -z "$why" ]; then ok keep-tun-restart-delivers; else bad keep-tun-restart-delivers "$why"; fi
+	# The package's removal (its prerm; systemctl a no-op here): a tun
+	# whose daemon runs stays, with its lock; a kept one without goes.
+	why=
+	mkdir -p "$tmp/bin" && printf '#!/bin/sh\nexit 0\n' > "$tmp/bin/systemctl" &&
+		chmod +x "$tmp/bin/systemctl"
+	if start_daemon keep5 --cpus 0,1 --keep-tun --duration 30; then
+		PATH=$tmp/bin:$PATH ip netns exec "$dut" sh debian/ucpumap.prerm remove
+		why="$(kept 'prerm under a running daemon')"
+		ls /run/ucpumap/tun-$tun@*.lock > /dev/null 2>&1 || why="$why its lock file is gone;"
+		stop_daemon
+		PATH=$tmp/bin:$PATH ip netns exec "$dut" sh debian/ucpumap.prerm remove
+		ip -n "$dut" link show $tun > /dev/null 2>&1 && why="$why the kept tun stays after the prerm;"
+	else
+		why="$(why_start)"
+	fi
+	if [ -z "$why" ]; then ok keep-tun-package-removed; else bad keep-tun-package-removed "$why"; fi
 	# Kept by the first start: the flag stays until the tun goes.
 	ip -n "$dut" link del $tun 2> /dev/null
 	why=
