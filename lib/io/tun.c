@@ -36,8 +36,8 @@
  * iovec per frame; coalesced, its payload is an iovec per frame of the
  * super-packet's write (the plan sums its checksum over its frames).
  *
- * This file is the workers' side of the sink (open, close, the write
- * path, the sink ops). The device's set-up and the writes' statistics
+ * This file is the workers' write path and the sink ops; their open and
+ * close, tun_worker.c. The device's set-up and the writes' statistics
  * are tun_dev.c; the read path (the way back), tun_read.c and tun_read_tx.c.
  */
 #include <stdlib.h>
@@ -49,131 +49,6 @@
 
 #include "io/tun_internal.h"
 #include "io/uring.h"
-
-/* ---- worker side: open / close ---------------------------------------- */
-
-static int wstate_ring_init(struct tun_wstate *st)
-{
-	int err = ucm_uring_init(&st->ring, UCM_TUN_BATCH_MAX);
-
-	if (err)
-		return err;
-	/* A registered file spares the fd lookup per write; optional. */
-	if (!io_uring_register_files(&st->ring, &st->fd, 1)) {
-		st->sqe_fd = 0;
-		st->sqe_flags = IOSQE_FIXED_FILE;
-	} else {
-		st->sqe_fd = st->fd;
-		st->sqe_flags = 0;
-	}
-	st->ring_ok = true;
-	return 0;
-}
-
-/*
- * The ring is torn down asynchronously by the kernel, and until then its
- * registered file keeps the queue open (and a device we created alive).
- * Unregistering first drops that reference now: nothing is in flight
- * between batches (reap()).
- */
-static void ring_exit(struct tun_wstate *st)
-{
-	if (st->sqe_flags & IOSQE_FIXED_FILE)
-		io_uring_unregister_files(&st->ring);
-	io_uring_queue_exit(&st->ring);
-	st->ring_ok = false;
-}
-
-/* A worker's state; with @back (ucm_tun__sink_back()'s) and a way out
- * set, its read path too. One-way ops never read: a channel set for an
- * earlier cpumap may be gone by now. */
-static int tun_open_ops(void *ctx, uint32_t w, bool back)
-{
-	struct ucm_tun *tun = ctx;
-	struct tun_worker *wk;
-	struct tun_wstate *st;
-	int err;
-
-	if (w >= UCM_TUN_MAX_WORKERS)
-		return -EINVAL;
-	wk = &tun->wk[w];
-	/* O1: pairs with O2 in tun_close() (and its error path below): the
-	 * last owner's teardown of this slot happens before we take it. */
-	if (__atomic_exchange_n(&wk->open, 1, __ATOMIC_ACQ_REL)) {
-		pr_warn("tun: %s: worker %u is already open: one cpumap per tun at a time\n",
-			tun->name, w);
-		return -EBUSY;
-	}
-	/* Allocated here, on the worker's CPU, so its memory is local. */
-	st = aligned_alloc(UCM_CACHELINE,
-			   (sizeof(*st) + UCM_CACHELINE - 1) & ~(size_t)(UCM_CACHELINE - 1));
-	if (!st) {
-		err = ucm_oom("a worker's tun state");
-		goto err_open;
-	}
-	memset(st, 0, sizeof(*st));
-	st->fd = tun->fds[w % tun->nqueues];
-	st->coalesce = tun->flags & UCM_TUN_F_COALESCE;
-	/* A tap's frames go whole: merged under one Ethernet header only. */
-	st->gso_flags = tun->flags & UCM_TUN_F_TAP ? UCM_GSO_F_L2 : 0;
-	/* What the kernel refused at create is never tried again. */
-	st->gso_flags |= tun->gso_refused;
-	for (int p = 0; p < 2; p++)
-		st->gso_retry_at[p] = UINT64_MAX;
-	if (!(tun->flags & UCM_TUN_F_NO_BATCH)) {
-		err = wstate_ring_init(st);
-		if (err) {
-			pr_warn("tun: %s: worker %u: no io_uring: %s (check the kernel.io_uring_disabled sysctl and RLIMIT_MEMLOCK, or write without batching: --no-batch, UCM_TUN_F_NO_BATCH)\n",
-				tun->name, w, strerror(-err));
-			goto err_free;
-		}
-	}
-	if (back && wk->txq) {
-		err = ucm_tun_back_open(tun, w, st);
-		if (err)
-			goto err_ring;
-	}
-	wk->st = st;
-	return 0;
-
-err_ring:
-	if (st->ring_ok)
-		ring_exit(st);
-err_free:
-	free(st);
-err_open:
-	/* O2: pairs with O1 of the next open() and O3 in tun_dev.c */
-	__atomic_store_n(&wk->open, 0, __ATOMIC_RELEASE);
-	return err;
-}
-
-static int tun_open(void *ctx, uint32_t w)
-{
-	return tun_open_ops(ctx, w, false);
-}
-
-static int tun_back_open(void *ctx, uint32_t w)
-{
-	return tun_open_ops(ctx, w, true);
-}
-
-static void tun_close(void *ctx, uint32_t w)
-{
-	struct ucm_tun *tun = ctx;
-	struct tun_worker *wk = &tun->wk[w];
-	struct tun_wstate *st = wk->st;
-
-	if (!st)
-		return;
-	if (st->back)
-		ucm_tun_back_close(tun, w, st);
-	if (st->ring_ok)
-		ring_exit(st);
-	free(st);
-	wk->st = NULL;
-	/* O2: pairs with O1 of the next open() and O3 in tun_dev.c */
-	__atomic_store_n(&wk->open, 0, __ATOMIC_RELEASE);
-}
 
 /* ---- worker side: xmit ------------------------------------------------ */
 
@@ -526,7 +401,7 @@ static uint32_t xmit_write(const struct ucm_tun *tun, struct tun_wstate *st,
 
 static void ring_build(const struct ucm_tun *tun, struct tun_wstate *st)
 {
-	int err = tun_test_ring_fail(true) ? -ENOMEM : wstate_ring_init(st);
+	int err = tun_test_ring_fail(true) ? -ENOMEM : ucm_tun_ring_init(st);
 
 	if (!err) {
 		if (st->ring_warned)
@@ -550,7 +425,7 @@ static void ring_build(const struct ucm_tun *tun, struct tun_wstate *st)
  */
 static void ring_reset(const struct ucm_tun *tun, struct tun_wstate *st)
 {
-	ring_exit(st);
+	ucm_tun_ring_exit(st);
 	ring_build(tun, st);
 }
 
@@ -773,9 +648,9 @@ static int tun_xmit(void *ctx, uint32_t w, struct ucm_frame_hdr **frames,
 
 static const struct ucm_sink_ops tun_sink_ops = {
 	.sz = sizeof(struct ucm_sink_ops),
-	.open = tun_open,
+	.open = ucm_tun_open,
 	.xmit = tun_xmit,
-	.close = tun_close,
+	.close = ucm_tun_close,
 };
 
 const struct ucm_sink_ops *ucm_tun__sink(void)
@@ -785,11 +660,11 @@ const struct ucm_sink_ops *ucm_tun__sink(void)
 
 static const struct ucm_sink_ops tun_back_ops = {
 	.sz = sizeof(struct ucm_sink_ops),
-	.open = tun_back_open,
+	.open = ucm_tun_open_back,
 	.xmit = tun_xmit,
 	.poll = ucm_tun_back_poll,
 	.wait = ucm_tun_back_wait,
-	.close = tun_close,
+	.close = ucm_tun_close,
 	.flags = UCM_SINK_F_POLL_WAKE,
 };
 

@@ -6,7 +6,7 @@
  * the kernel which super-packets it takes; set_back gives a worker its
  * way back and turns on the offloads the read path does in software;
  * destroy closes the queues. All of it on the control thread, before the
- * workers open (tun.c) or after they closed. And the readers of the
+ * workers open (tun_worker.c) or after they closed. And the readers of the
  * writes' counters, any thread.
  *
  * The write path is tun.c, the read path tun_read.c and tun_read_tx.c;
@@ -457,7 +457,7 @@ void ucm_tun__destroy(struct ucm_tun *tun)
 	if (!tun)
 		return;
 	for (w = 0; w < UCM_TUN_MAX_WORKERS; w++)
-		/* O3: pairs with O2 in tun_close() (tun.c): a slot seen
+		/* O3: pairs with O2 in ucm_tun_close() (tun_worker.c): a slot seen
 		 * free was torn down before. */
 		if (__atomic_load_n(&tun->wk[w].open, __ATOMIC_ACQUIRE))
 			pr_warn("tun: %s destroyed while worker %u still uses it: destroy the cpumap first\n",
@@ -551,7 +551,7 @@ int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
 		return ucm_err(-EINVAL);
 	}
 	wk = &tun->wk[worker];
-	/* O3 (tun_internal.h): pairs with O2 in tun_close() (tun.c). The
+	/* O3 (tun_internal.h): pairs with O2 in ucm_tun_close() (tun_worker.c). The
 	 * worker's open() reads txq and l2 later: its thread starts after
 	 * this. */
 	if (__atomic_load_n(&wk->open, __ATOMIC_ACQUIRE))

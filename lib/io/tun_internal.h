@@ -319,6 +319,15 @@ struct back_turn {
 	uint64_t free[BACK_FREE];
 };
 
+/* tun_worker.c: a worker's state, on its thread: the sink ops' open (the
+ * back ops' with its read path) and close; its write ring, made again by
+ * the write path after a failure (tun.c). */
+int ucm_tun_open(void *ctx, uint32_t w);
+int ucm_tun_open_back(void *ctx, uint32_t w);
+void ucm_tun_close(void *ctx, uint32_t w);
+int ucm_tun_ring_init(struct tun_wstate *st);
+void ucm_tun_ring_exit(struct tun_wstate *st);
+
 /* tun_read.c: the read path of one worker, on its thread. */
 int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
 void ucm_tun_back_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st);
