@@ -160,6 +160,9 @@ struct daemon {
  * with busy polling, what the device's interrupt deferral lacks (said,
  * not fixed), the RX threads looking @spin_us; the RX threads' CPU time. */
 int poll_check(struct cfg *c, const int *wk, int nwk);
+/* --rx-cpus CPUs past the queues' count: named (RX thread i takes the
+ * i-th CPU), not refused. */
+void rx_cpus_said(const struct cfg *c);
 int poll_confine(const struct cfg *c);
 void poll_napi_hint(const struct cfg *c, unsigned int spin_us);
 void rx_thread_seen(struct daemon *d, uint32_t idx);
@@ -175,8 +178,15 @@ void print_verdict(struct daemon *d);
  * dropped (the conservation line's "read"; the JSON's back_read sums it). */
 struct ucm_tun_back_stats;
 uint64_t back_read_of(const struct ucm_tun_back_stats *rs);
-/* The pending JSON line out (struct daemon); true once none is. */
+/* priv.c: --stats-json's file. The pending line (struct daemon) out as
+ * the file takes it: true once none is pending (a failed write gives it
+ * up, counted); drained, waiting a second at most for the reader. Whether
+ * the file is a regular one (what may be emptied). The close: the last
+ * line drained, the lines left out said. */
 bool json_line_flush(struct daemon *d);
+bool json_line_drain(struct daemon *d);
+bool json_is_file(struct daemon *d);
+void json_close(struct daemon *d);
 /* Every drop so far, by cause (the getters': any thread). The way in's by
  * name, merged (a worker reason named as a cause of the RX side adds to
  * it) into @out[DROPS_NAMED], their number returned: what the conservation

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * ucpumapd: --poll, and the RX threads' CPU time.
+ * ucpumapd: --poll, where the RX threads go (--rx-cpus), and their CPU
+ * time.
  *
  * --poll keeps the RX threads and the workers looking for packets for
  * --spin-us (its longest, UCM_SPIN_US_MAX, unless given) after the last
@@ -159,6 +160,21 @@ int poll_check(struct cfg *c, const int *wk, int nwk)
 	say_not_isolated(pcpus, npoll);
 	c->poll_free = free_set;
 	return 0;
+}
+
+void rx_cpus_said(const struct cfg *c)
+{
+	char extra[256] = "";
+	size_t len = 0;
+
+	if (c->n_rx_cpus <= c->nqueues)
+		return;
+	for (int i = c->nqueues; i < c->n_rx_cpus && len < sizeof(extra); i++)
+		len += snprintf(extra + len, sizeof(extra) - len, "%s%d", len ? "," : "",
+				c->rx_cpus[i]);
+	out_warn("ucpumapd: --rx-cpus lists %d CPUs for %d queue%s: CPU(s) %s go unused "
+		 "(--queues names the queues; RX thread i takes the i-th CPU)\n",
+		 c->n_rx_cpus, c->nqueues, c->nqueues == 1 ? "" : "s", extra);
 }
 
 int poll_confine(const struct cfg *c)

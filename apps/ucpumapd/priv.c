@@ -35,6 +35,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -340,6 +341,71 @@ static int open_files(struct daemon *d)
 	       err == ENOTDIR || err == EISDIR ? EXIT_CONFIG : EXIT_SETUP;
 }
 
+/* The pending JSON line given up, counted. */
+static void json_line_drop(struct daemon *d)
+{
+	free(d->json_line);
+	d->json_line = NULL;
+	d->json_lost++;
+}
+
+bool json_line_flush(struct daemon *d)
+{
+	while (d->json_line && d->json_done < d->json_len) {
+		ssize_t w = write(fileno(d->json), d->json_line + d->json_done,
+				  d->json_len - d->json_done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EAGAIN)
+			return false;
+		if (w <= 0) {	/* the reader gone, a full disk: given up */
+			json_line_drop(d);
+			return true;
+		}
+		d->json_done += w;
+	}
+	free(d->json_line);
+	d->json_line = NULL;
+	return true;
+}
+
+/* How long the pending line may hold the control thread when it must go
+ * out (the final one, a reopen, the stop): 100 looks of 10 ms. */
+#define JSON_DRAIN_LOOKS	100
+
+bool json_line_drain(struct daemon *d)
+{
+	for (int i = 0; i < JSON_DRAIN_LOOKS && !json_line_flush(d); i++)
+		poll(&(struct pollfd){ .fd = fileno(d->json), .events = POLLOUT }, 1, 10);
+	return !d->json_line;
+}
+
+bool json_is_file(struct daemon *d)
+{
+	struct stat st;
+
+	return !fstat(fileno(d->json), &st) && S_ISREG(st.st_mode);
+}
+
+void json_close(struct daemon *d)
+{
+	if (!json_line_drain(d))
+		json_line_drop(d);
+	if (d->json_lost)
+		out_warn("ucpumapd: --stats-json %s: %llu lines left out, each whole: its reader lagged\n",
+			 d->c.stats_json, (unsigned long long)d->json_lost);
+	fclose(d->json);
+}
+
+static bool same_file(FILE *a, FILE *b)
+{
+	struct stat sa, sb;
+
+	return !fstat(fileno(a), &sa) && !fstat(fileno(b), &sb) &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* SIGHUP: the files again by their names (a log rotation renamed them),
  * appended to. A file that cannot be opened now, for one because --user
  * may not write in its directory, is said once, and the one open goes on. */
@@ -358,9 +424,12 @@ void priv_reopen(struct daemon *d)
 		d->priv.reopen_said = true;
 		return;
 	}
-	/* A line still going out to the old file goes no further. */
-	free(d->json_line);
-	d->json_line = NULL;
+	/* A line partly written ends where it began: the same file (a FIFO
+	 * opened again is the same pipe) takes the rest through the new
+	 * descriptor; another gets it on the old one first (a second at
+	 * most). One not begun goes to the new file. */
+	if (d->json_line && d->json_done && !same_file(d->json, f) && !json_line_drain(d))
+		json_line_drop(d);
 	fclose(d->json);
 	d->json = f;
 }

@@ -573,39 +573,16 @@ void stats_json(struct json *j, const struct daemon *d, const struct ucm_dp_stat
 	json_arr_end(j);
 }
 
-/* What of the pending JSON line the file takes now, by its descriptor
- * (no stdio buffer that would cut the line where the pipe fills). True
- * once nothing is pending. A write that fails otherwise than for room
- * (the reader gone, a full disk) gives the line up. */
-bool json_line_flush(struct daemon *d)
-{
-	while (d->json_line && d->json_done < d->json_len) {
-		ssize_t w = write(fileno(d->json), d->json_line + d->json_done,
-				  d->json_len - d->json_done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno == EAGAIN)
-			return false;
-		if (w <= 0)
-			break;
-		d->json_done += w;
-	}
-	free(d->json_line);
-	d->json_line = NULL;
-	return true;
-}
-
 /* One JSON line: the counters, and the interval's busy shares as the
  * line has them. Whole or not at all: while the last one is still going
- * out, this one is left out. */
+ * out, this one is left out; the final one waits for it (a second). */
 static void print_json(struct daemon *d, const struct ucm_dp_stats *t, const struct drops *n,
-		       uint64_t rx_cpu, double now, double dt)
+		       uint64_t rx_cpu, double now, double dt, bool final)
 {
 	struct json j;
 	FILE *m;
 
-	if (!json_line_flush(d)) {
+	if (!(final ? json_line_drain(d) : json_line_flush(d))) {
 		if (!d->json_lost++)
 			out_warn("ucpumapd: --stats-json %s: its reader lags: lines are left out, whole, until it catches up (counted at the stop)\n",
 				 d->c.stats_json);
@@ -676,7 +653,7 @@ void print_stats(struct daemon *d, bool final)
 			print_worker(d, i, dt);
 	}
 	if (d->json)
-		print_json(d, &t, &n, rx_cpu, now, dt);
+		print_json(d, &t, &n, rx_cpu, now, dt, final);
 	fflush(stdout);
 	d->last_rx_cpu = rx_cpu;
 	d->last = t;

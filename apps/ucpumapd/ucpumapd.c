@@ -381,19 +381,7 @@ static int check_args(struct cfg *c)
 			c->fixed, n, c->pass ? "with --pass, one a queue: --queues" : "--cpus");
 		return -1;
 	}
-	/* RX thread i takes the i-th CPU: more CPUs than queues is a list
-	 * meant for other queues, said, and run on (the list is a placement). */
-	if (c->n_rx_cpus > c->nqueues) {
-		char extra[256] = "";
-		size_t len = 0;
-
-		for (int i = c->nqueues; i < c->n_rx_cpus && len < sizeof(extra); i++)
-			len += snprintf(extra + len, sizeof(extra) - len, "%s%d",
-					len ? "," : "", c->rx_cpus[i]);
-		out_warn("ucpumapd: --rx-cpus lists %d CPUs for %d queue%s: CPU(s) %s go unused "
-			 "(--queues names the queues; RX thread i takes the i-th CPU)\n",
-			 c->n_rx_cpus, c->nqueues, c->nqueues == 1 ? "" : "s", extra);
-	}
+	rx_cpus_said(c);
 	/* Frames must cover the fill and RX rings, a worker ring, and two-way
 	 * what each queue lends its workers' channels and keeps on its TX
 	 * ring. */
@@ -636,30 +624,6 @@ int setup_exit(int err)
 	}
 }
 
-/* A FIFO or a device has nothing to empty. */
-static bool json_regular(struct daemon *d)
-{
-	struct stat st;
-
-	return !fstat(fileno(d->json), &st) && S_ISREG(st.st_mode);
-}
-
-/* The last JSON line whole, when the reader takes it within a second;
- * the lines left out said. */
-static void json_close(struct daemon *d)
-{
-	for (int i = 0; i < 100 && !json_line_flush(d); i++)
-		poll(&(struct pollfd){ .fd = fileno(d->json), .events = POLLOUT }, 1, 10);
-	if (d->json_line) {
-		free(d->json_line);
-		d->json_lost++;
-	}
-	if (d->json_lost)
-		out_warn("ucpumapd: --stats-json %s: %llu lines left out, each whole: its reader lagged\n",
-			 d->c.stats_json, (unsigned long long)d->json_lost);
-	fclose(d->json);
-}
-
 int main(int argc, char **argv)
 {
 	struct daemon d = {};
@@ -710,7 +674,7 @@ int main(int argc, char **argv)
 	o.thread_init_ctx = &d;
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	err = d.dp ? 0 : errno;
-	if (d.dp && d.json && json_regular(&d) && ftruncate(fileno(d.json), 0))
+	if (d.dp && d.json && json_is_file(&d) && ftruncate(fileno(d.json), 0))
 		out_warn("ucpumapd: cannot empty %s: %s\n", d.c.stats_json, strerror(errno));
 	if (!d.dp) {
 		status = setup_exit(err);

@@ -918,15 +918,19 @@ case_journal() {
 
 # --stats-json into a FIFO whose reader lags: each line it gets is whole
 # (a line is longer than stdio's 4096-byte buffer, which a full pipe
-# would cut), those made while the pipe is full are left out, counted.
+# would cut), those made while the pipe is full are left out, counted;
+# the stop's line, the whole run's, is the last (the stop waits for the
+# reader a second); a SIGHUP meanwhile (the FIFO opened again, a line
+# half out) cuts none.
 case_stats_json_lag() {
-	local rpid rc why=
+	local rpid rc why= t_exit
 	mkfifo "$tmp/lag.fifo"
-	# Open at once (the daemon's open needs a reader), read after 2 s.
+	# Open at once (the daemon's open needs a reader), read after 4.5 s:
+	# within the second the stop waits.
 	"$PY" - "$tmp/lag.fifo" "$tmp/lag.lines" <<'PY' &
 import sys, time
 f = open(sys.argv[1], "rb")
-time.sleep(2)
+time.sleep(4.5)
 open(sys.argv[2], "wb").write(f.read())
 PY
 	rpid=$!
@@ -937,7 +941,8 @@ PY
 		ip -n "$dut" link set vqp up || why="no veth of 4 queues;"
 	sleep 0.5
 	if ! start_daemon lag --dev vq --queues 0-3 --interval 0.01 --duration 4 \
-		--stats-json "$tmp/lag.fifo"; then
+		--stats-json "$tmp/lag.fifo" ||
+	   ! { sleep 1; kill -HUP "$dpid"; }; then
 		bad stats-json-lag "$why $(why_start)"
 		kill "$rpid" 2> /dev/null
 		lib_wait "$rpid"
@@ -946,22 +951,25 @@ PY
 	fi
 	lib_wait "$dpid"
 	rc=$?
+	t_exit=$("$PY" -c 'import time; print(time.monotonic())')
 	dpid=
 	lib_wait "$rpid"
 	ip -n "$dut" link del vq
-	why=$why$("$PY" - "$tmp/lag.lines" <<'PY'
+	why=$why$("$PY" - "$tmp/lag.lines" "$t_exit" <<'PY'
 import json, sys
 lines = open(sys.argv[1], "rb").read().split(b"\n")
 if lines and lines[-1] == b"":
     lines.pop()
-bad = 0
+bad, last = 0, None
 for l in lines:
     try:
-        json.loads(l)
+        last = json.loads(l)
     except ValueError:
         bad += 1
 if not lines or bad:
-    print(f"{bad} of {len(lines)} lines are not JSON")
+    print(f"{bad} of {len(lines)} lines are not JSON;")
+elif float(sys.argv[2]) - last["time"] > 2:
+    print(f"the last line is of {float(sys.argv[2]) - last['time']:.1f} s before the exit, not the stop's;")
 PY
 )
 	[ "$rc" = 0 ] || why="$why exit $rc;"
