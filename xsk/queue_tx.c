@@ -97,15 +97,17 @@ static bool tx_part_ok(const struct ucm_xsk *x, uint64_t addr, uint32_t len)
  * than UCM_TXQ_META_LEN into its frame; a checksum request where there
  * is none to make. A packet of several: on a socket bound without
  * XDP_USE_SG, more frames than the kernel takes, or in zero-copy the
- * driver (or none listed), or parts whose lengths do not add up to the
- * packet's.
+ * driver (or none listed), a frame listed twice (the first too: it would
+ * complete twice and go home twice), or parts whose lengths do not add up
+ * to the packet's.
  */
 static enum ucm_chain_why tx_check(const struct ucm_xsk_queue *q, uint64_t d,
 				   const struct ucm_chain *c)
 {
 	const struct ucm_xsk *x = q->x;
 	uint64_t addr = ucm_desc_addr(ucm_txq_desc_plain(d)) & ~UCM_DESC_CHAIN;
-	uint32_t i, len;
+	uint64_t base[UCM_CHAIN_MAX];
+	uint32_t i, j, len;
 
 	if ((d & UCM_TXQ_DESC_CSUM) && !x->tx_csum)
 		return UCM_CHAIN_BAD;
@@ -118,9 +120,14 @@ static enum ucm_chain_why tx_check(const struct ucm_xsk_queue *q, uint64_t d,
 	if (!tx_part_ok(x, addr, c->head_len))
 		return UCM_CHAIN_BAD;
 	len = c->head_len;
+	base[0] = ucm_umem_base(x->umem, addr);
 	for (i = 0; i < c->nfrag; i++) {
 		if (!tx_part_ok(x, ucm_desc_addr(c->frag[i]), ucm_desc_len(c->frag[i])))
 			return UCM_CHAIN_BAD;
+		base[i + 1] = ucm_umem_base(x->umem, ucm_desc_addr(c->frag[i]));
+		for (j = 0; j <= i; j++)
+			if (base[j] == base[i + 1])
+				return UCM_CHAIN_BAD;
 		len += ucm_desc_len(c->frag[i]);
 	}
 	return len == ucm_desc_len(d) ? UCM_CHAIN_OK : UCM_CHAIN_BAD;

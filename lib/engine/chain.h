@@ -81,7 +81,8 @@ static inline uint32_t ucm_chain_frames(void *area, uint64_t base, uint64_t fmas
  * @out[0], and with UCM_DESC_CHAIN its later frames' after it, each moved
  * from UCM_LOC_CHAIN to UCM_LOC_APP, where the first is: all of them go
  * home in one bulk. A list longer than a packet takes is read no further,
- * and a listed address outside the UMEM is no frame of ours: left out.
+ * a listed address outside the UMEM is no frame of ours, and one listed
+ * again (or the first) goes home once: left out.
  * @out: room for UCM_CHAIN_MAX. Return: how many.
  */
 static inline uint32_t ucm_chain_desc_frames(struct ucm_umem *umem, uint64_t desc,
@@ -100,8 +101,11 @@ static inline uint32_t ucm_chain_desc_frames(struct ucm_umem *umem, uint64_t des
 	n = c->nfrag < UCM_CHAIN_MAX ? c->nfrag : UCM_CHAIN_MAX - 1;
 	for (i = 0; i < n; i++) {
 		uint64_t f = ucm_umem_base(umem, ucm_desc_addr(c->frag[i]));
+		uint32_t j;
 
-		if (f >= umem->size)
+		for (j = 0; j < k && out[j] != f; j++)
+			;
+		if (f >= umem->size || j < k)
 			continue;
 		ucm_frame_move(umem, f, UCM_LOC_CHAIN, UCM_LOC_APP);
 		out[k++] = f;

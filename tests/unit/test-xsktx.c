@@ -349,6 +349,20 @@ static int test_refused(void)
 	d = chain(f, 1, 0, fr);
 	if (refused(f, d, bad))
 		return 1;
+	/* A frame listed twice, and the first frame listed (each would
+	 * complete, and go home, twice): refused, each frame home once. */
+	d = chain(f, 2, 10, fr);
+	c = ucm_chain_of(f->x.area, fr[0]);
+	c->frag[1] = c->frag[0];
+	c->nfrag = 2;
+	if (refused(f, d + ((uint64_t)10 << UCM_DESC_LEN_SHIFT), bad))
+		return 1;
+	d = chain(f, 2, 10, fr);
+	c = ucm_chain_of(f->x.area, fr[0]);
+	c->frag[1] = ucm_desc_make(fr[0] + FRAG_OFF, 10);
+	c->nfrag = 2;
+	if (refused(f, d + ((uint64_t)10 << UCM_DESC_LEN_SHIFT), bad))
+		return 1;
 	/* More than the kernel takes: the frames the list can hold home. */
 	d = chain(f, UCM_CHAIN_MAX, 10, fr);
 	c = ucm_chain_of(f->x.area, fr[0]);
