@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -40,6 +41,10 @@
 #define HTTPD_EVICT_AGE		0.1
 /* Seconds to take the response: a reader that stalls is cut off then. */
 #define HTTPD_RESP_TIMEOUT	5.0
+/* A full table takes a newcomer in place of an answer still going out
+ * once that one has gone on this long: a scrape of a loopback or LAN
+ * reader takes milliseconds; readers that stall cannot keep one out. */
+#define HTTPD_EVICT_WRITE_AGE	1.0
 /* Seconds after the response during which what the client still sends is
  * read and dropped: a close with unread data resets the connection, and
  * the reset could reach the client before it read the answer. */
@@ -351,31 +356,37 @@ static void conn_linger(struct conn *c)
 
 /* What the backlog holds, at most: a flood of connections cannot keep
  * the thread from the ones it has. */
-/* A slot for a new connection when all are taken: an answered one's
- * (LINGER: its answer is out; the oldest), else that of the connection
- * waiting longest for its request, if it has waited HTTPD_EVICT_AGE,
- * closed with a 408. -1: none. */
-static int evict_idle(struct httpd *h, double now)
+/* The slot in @state with the earliest deadline, if that is @by or
+ * sooner; -1: none. */
+static int oldest(const struct httpd *h, enum conn_state state, double by)
 {
 	int i, old = -1;
 
 	for (i = 0; i < HTTPD_CONN_MAX; i++)
-		if (h->conn[i].state == CONN_LINGER &&
+		if (h->conn[i].state == state && h->conn[i].deadline <= by &&
 		    (old < 0 || h->conn[i].deadline < h->conn[old].deadline))
 			old = i;
-	if (old >= 0) {
-		conn_close(&h->conn[old]);
-		return old;
+	return old;
+}
+
+/* A slot for a new connection when all are taken: an answered one's
+ * (LINGER: its answer is out), else that of the connection waiting
+ * longest for its request if it has waited HTTPD_EVICT_AGE (told 408),
+ * else that of the answer going out longest if for HTTPD_EVICT_WRITE_AGE
+ * (a reader that stalls: cut off). -1: none. */
+static int evict_idle(struct httpd *h, double now)
+{
+	int old = oldest(h, CONN_LINGER, INFINITY);
+
+	if (old < 0) {
+		old = oldest(h, CONN_READ, now + HTTPD_REQ_TIMEOUT - HTTPD_EVICT_AGE);
+		if (old >= 0)
+			answer_now(h->conn[old].fd, 408);
 	}
-	for (i = 0; i < HTTPD_CONN_MAX; i++)
-		if (h->conn[i].state == CONN_READ &&
-		    h->conn[i].deadline - HTTPD_REQ_TIMEOUT + HTTPD_EVICT_AGE <= now &&
-		    (old < 0 || h->conn[i].deadline < h->conn[old].deadline))
-			old = i;
-	if (old >= 0) {
-		answer_now(h->conn[old].fd, 408);
+	if (old < 0)
+		old = oldest(h, CONN_WRITE, now + HTTPD_RESP_TIMEOUT - HTTPD_EVICT_WRITE_AGE);
+	if (old >= 0)
 		conn_close(&h->conn[old]);
-	}
 	return old;
 }
 

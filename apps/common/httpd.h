@@ -21,7 +21,8 @@
  * Bad clients cost little and never stop it: at most HTTPD_CONN_MAX
  * connections (when all are taken, a newcomer replaces one already
  * answered, else the one waiting longest for its request, after
- * HTTPD_EVICT_AGE; else it hears 503 and is closed at once), each with
+ * HTTPD_EVICT_AGE, else the answer going out longest, after
+ * HTTPD_EVICT_WRITE_AGE; else it hears 503 and is closed at once), each with
  * HTTPD_REQ_TIMEOUT seconds to send a request of at most HTTPD_REQ_MAX
  * bytes; anything but GET or HEAD of the path is answered 400, 404, 405,
  * 414 or 431 and closed.
