@@ -428,12 +428,20 @@ void json_end(struct json *j)
 	fputs("}\n", j->f);
 }
 
+/* A results file's buffer: the whole of one (a bench's are tens of KiB),
+ * so that its bytes go at the close and a failure's errno is the one said
+ * (stdio keeps only a flag for a write that failed before). One file at
+ * a time; glibc sizes a buffer it allocates itself by the file's block. */
+static char json_file_buf[1u << 20];
+
 FILE *json_file_open(const char *who, const char *path)
 {
 	FILE *f = fopen(path, "w");
 
 	if (!f)
 		fprintf(stderr, "%s: cannot write %s: %s\n", who, path, strerror(errno));
+	else
+		setvbuf(f, json_file_buf, _IOFBF, sizeof(json_file_buf));
 	return f;
 }
 

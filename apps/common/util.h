@@ -108,9 +108,9 @@ void json_num(struct json *j, const char *key, double v);	/* %.6g */
 void json_sec(struct json *j, const char *key, double v);	/* %.6f */
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_end(struct json *j);
-/* A results file: open for writing, or NULL, said ("WHO: cannot write
- * PATH: why"). Its close: 0 once every byte is written, or -1, said (a
- * full disk shows at the end). */
+/* A results file, one at a time: open for writing, or NULL, said ("WHO:
+ * cannot write PATH: why"). Its close: 0 once every byte is written, or
+ * -1, said with the cause (a full disk shows at the end). */
 FILE *json_file_open(const char *who, const char *path);
 int json_file_close(FILE *f, const char *who, const char *path);
 

@@ -32,7 +32,7 @@ set -u
 BUILD=${BUILD:-build}
 BENCH=$BUILD/ucpumap-bench
 name=test-bench-engine
-cases="run order table json gains pw-skip pw-workers pw-shared bad-flags bad-command"
+cases="run order table json json-unwritable gains pw-skip pw-workers pw-shared bad-flags bad-command"
 PW_ROWS="pw-1x1 pw-2x2 pw-4x4 pw-4x1 pw-1x4 pw-2x2-lanes pw-4x4-lanes pw-4x1-lanes"
 NCPU=$(nproc)
 cd "$(dirname "$0")/../.."
@@ -92,6 +92,20 @@ case_table() {
 # worker it woke, waiting for a CPU (tens of ms each with busy nice -5
 # threads on 2 CPUs). The median must be positive: a row that moves
 # nothing still fails.
+# A --json file that cannot be written, larger than stdio's 4 KiB: said
+# with the cause (the disk full), exit 1.
+case_json_unwritable() {
+	local rc
+	"$BENCH" engine --rounds 5 --seconds 0.05 --warmup 0.02 --json /dev/full \
+		> "$tmp/ju.out" 2> "$tmp/ju.err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q '^engine: writing /dev/full failed: No space left on device' "$tmp/ju.err"; then
+		ok json-unwritable "said, exit 1"
+	else
+		bad json-unwritable "exit $rc: $(tail -2 "$tmp/ju.err" | tr '\n' ' ')"
+	fi
+}
+
 case_json() {
 	lib_need run
 	if python3 - "$tmp/e.json" "$NCPU" <<'PY'
