@@ -362,8 +362,12 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 			*(i ? &c->light_sent[k][i] : &c->flood_sent[k]) = n;
 	}
 	sleep_sec(0.3);		/* what is on its way arrives */
-	for (int i = 1; flood && i < pl->ngen; i++)
+	for (int i = 1; flood && i < pl->ngen; i++) {
+		size_t from = la.n;
+
 		c->light_dst[k][i] = lfd[i] >= 0 ? scale_light_drain(lfd[i], la.us ? &la : NULL) : 0;
+		scale_lat_part(&la, from, &c->lq_p50[k][i], &c->lq_p99[k][i], &c->lq_timed[k][i]);
+	}
 	if (flood)
 		scale_lat_done(&la, &c->light_p50[k], &c->light_p99[k], &c->light_timed[k]);
 	d1 = delivered_now(&sr->br.topo);

@@ -82,6 +82,10 @@ struct scale_cell {
 	 * together: p50, p99, and how many datagrams were timed */
 	double light_p50[SCALE_MAX_ROUNDS], light_p99[SCALE_MAX_ROUNDS];
 	double light_timed[SCALE_MAX_ROUNDS];
+	/* and each light queue's own (index as light_sent's) */
+	double lq_p50[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
+	double lq_p99[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
+	double lq_timed[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
 	/* --dev: what each of the NIC's queues received in the window, by
 	 * its own counter (have_qoff: every round had them) */
 	double qoff[SCALE_MAX_ROUNDS][SCALE_DEV_MAX_QUEUES];
@@ -177,6 +181,10 @@ int scale_lat_init(struct scale_lat *la, double rate, double seconds, int nsinks
 /* What light sink @fd got: the datagrams read and those its full buffer
  * dropped; each read one's latency into @la (NULL: none). Closes @fd. */
 double scale_light_drain(int fd, struct scale_lat *la);
+/* The p50 and p99 of @la's latencies from index @from on (0 when none
+ * was timed) and how many they are: one sink's, drained last. */
+void scale_lat_part(struct scale_lat *la, size_t from, double *p50, double *p99,
+		    double *timed);
 /* @la's p50 and p99 (0 when none was timed) and how many were; frees it. */
 void scale_lat_done(struct scale_lat *la, double *p50, double *p99, double *timed);
 

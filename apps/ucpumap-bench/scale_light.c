@@ -147,16 +147,23 @@ double scale_light_drain(int fd, struct scale_lat *la)
 	return n;
 }
 
-void scale_lat_done(struct scale_lat *la, double *p50, double *p99, double *timed)
+void scale_lat_part(struct scale_lat *la, size_t from, double *p50, double *p99,
+		    double *timed)
 {
 	static const double q[2] = { 0.5, 0.99 };
 	double out[2] = { 0, 0 };
 
-	if (la->n)
-		quantiles(la->us, la->n, q, 2, out);
+	/* Sorted in place: the whole run's quantiles do not mind the order. */
+	if (la->n > from)
+		quantiles(la->us + from, la->n - from, q, 2, out);
 	*p50 = out[0];
 	*p99 = out[1];
-	*timed = la->n;
+	*timed = la->n > from ? la->n - from : 0;
+}
+
+void scale_lat_done(struct scale_lat *la, double *p50, double *p99, double *timed)
+{
+	scale_lat_part(la, 0, p50, p99, timed);
 	free(la->us);
 	la->us = NULL;
 }

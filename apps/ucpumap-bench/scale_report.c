@@ -139,6 +139,32 @@ static void flood_sum(const struct scale_run *sr, const struct scale_cell *c,
 	}
 }
 
+/* Each light queue's own p50 and p99 (medians of the rounds that timed
+ * it): one of them starved hides in the pooled figures. */
+static void print_light_queues(const struct scale_run *sr, const struct scale_cell *c)
+{
+	printf("    %-24s each light queue's p50/p99 us:", "");
+	for (int i = 1; i < c->pl.ngen; i++) {
+		double v50[SCALE_MAX_ROUNDS], v99[SCALE_MAX_ROUNDS];
+		struct run_stats p50, p99;
+		int n = 0;
+
+		for (int k = 0; k < sr->nrounds; k++)
+			if (c->lq_timed[k][i] > 0) {
+				v50[n] = c->lq_p50[k][i];
+				v99[n++] = c->lq_p99[k][i];
+			}
+		if (!n) {
+			printf(" q%d none timed", i);
+			continue;
+		}
+		run_stats(v50, n, &p50);
+		run_stats(v99, n, &p99);
+		printf(" q%d %.1f/%.1f", i, p50.median, p99.median);
+	}
+	printf("\n");
+}
+
 static void print_flood(const struct scale_run *sr, const struct scale_cell *c)
 {
 	double v50[SCALE_MAX_ROUNDS], v99[SCALE_MAX_ROUNDS], timed = 0;
@@ -167,6 +193,7 @@ static void print_flood(const struct scale_run *sr, const struct scale_cell *c)
 	printf("    %-24s light queues' one-way latency, send to the stack: p50 %.1f us "
 	       "(%.1f-%.1f), p99 %.1f us (%.1f-%.1f); %.0f datagrams timed in %d round(s)\n", "",
 	       p50.median, p50.min, p50.max, p99.median, p99.min, p99.max, timed, n);
+	print_light_queues(sr, c);
 }
 
 static void print_cell(const struct scale_run *sr, const struct scale_cell *c)
@@ -340,6 +367,10 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 				json_num(j, "light_latency_p99_us", c->light_p99[k]);
 			}
 			json_num(j, "light_latency_timed", c->light_timed[k]);
+			/* each light queue's own (0 where none was timed) */
+			json_nums(j, "light_queue_p50_us", c->lq_p50[k] + 1, c->pl.ngen - 1);
+			json_nums(j, "light_queue_p99_us", c->lq_p99[k] + 1, c->pl.ngen - 1);
+			json_nums(j, "light_queue_timed", c->lq_timed[k] + 1, c->pl.ngen - 1);
 		}
 		json_obj_end(j);
 	}

@@ -19,7 +19,9 @@
 #                  take one (flows-even-*)
 #   flood          the flood rows: light traffic offered and delivered,
 #                  the flood's count and the light ones' within the total;
-#                  the light datagrams' one-way latency (flood-latency-*)
+#                  the light datagrams' one-way latency (flood-latency-*),
+#                  each light queue's own (flood-queue-latency-*: at width
+#                  2 there is one, so only its wiring is checked here)
 #   chart          the chart's gnuplot script holds the three lines
 #   cleanup        no namespace, no XDP program left after the run
 #   bad-settings   bad-*: each refused with its message, exit status, and
@@ -189,6 +191,12 @@ for r in d["rows"]:
         good = n >= 0.9 * sum(ld) and 1 < p50 <= p99 < secs * 1e6 / 2
         print(f"{'PASS' if good else 'FAIL'}: {name}/flood-latency-{r['row']}-w{r['width']}: "
               f"{n:.0f} of {sum(ld):.0f} timed, p50 {p50:.1f} us, p99 {p99:.1f} us")
+        # each light queue's own: its timed count its share of the pool's
+        qt, q50, q99 = x.get("light_queue_timed", []), x.get("light_queue_p50_us", []), x.get("light_queue_p99_us", [])
+        good = len(qt) == len(q50) == len(q99) == r["queues"] - 1 and sum(qt) == n and \
+            all(t > 0 and 1 < a <= b for t, a, b in zip(qt, q50, q99))
+        print(f"{'PASS' if good else 'FAIL'}: {name}/flood-queue-latency-{r['row']}-w{r['width']}: "
+              f"timed {qt}, p50 {q50}, p99 {q99}")
 PY
 }
 
