@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The tun sink's state, shared by its files: tun_dev.c (the device's
- * set-up), tun.c (the workers' open and close, the write path),
- * tun_read.c and tun_read_tx.c (the read path: tun -> XSK TX). Calls go
- * one way: tun.c to tun_read.c, tun_read.c to tun_read_tx.c; tun_dev.c
+ * set-up), tun_worker.c (the workers' open and close), tun.c (the write
+ * path, the sink ops), tun_read.c and tun_read_tx.c (the read path: tun ->
+ * XSK TX). Calls go one way: tun.c to tun_worker.c and tun_read.c,
+ * tun_worker.c to tun_read.c, tun_read.c to tun_read_tx.c; tun_dev.c
  * calls none of them.
  */
 #ifndef UCM_TUN_INTERNAL_H
