@@ -117,7 +117,8 @@ struct daemon {
 	 * the lines made meanwhile are left out, counted. */
 	char *json_line;
 	size_t json_len, json_done;
-	uint64_t json_lost;
+	uint64_t json_lost, json_cut;	/* lines left out whole, cut short */
+	bool json_lag_said, json_err_said;
 	struct ucm_dp_stats last;
 	/* Previous snapshots, for the per-line rates. */
 	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES], last_q_tx[UCM_XSK_MAX_QUEUES];

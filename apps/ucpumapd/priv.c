@@ -341,12 +341,13 @@ static int open_files(struct daemon *d)
 	       err == ENOTDIR || err == EISDIR ? EXIT_CONFIG : EXIT_SETUP;
 }
 
-/* The pending JSON line given up, counted. */
+/* The pending JSON line given up, counted: left out whole, or cut short
+ * (a part of it went out). */
 static void json_line_drop(struct daemon *d)
 {
+	*(d->json_done ? &d->json_cut : &d->json_lost) += 1;
 	free(d->json_line);
 	d->json_line = NULL;
-	d->json_lost++;
 }
 
 bool json_line_flush(struct daemon *d)
@@ -360,6 +361,10 @@ bool json_line_flush(struct daemon *d)
 		if (w < 0 && errno == EAGAIN)
 			return false;
 		if (w <= 0) {	/* the reader gone, a full disk: given up */
+			if (!d->json_err_said)
+				out_warn("ucpumapd: --stats-json %s: a write failed: %s; its lines are left out while writes fail\n",
+					 d->c.stats_json, w < 0 ? strerror(errno) : "no byte taken");
+			d->json_err_said = true;
 			json_line_drop(d);
 			return true;
 		}
@@ -392,9 +397,10 @@ void json_close(struct daemon *d)
 {
 	if (!json_line_drain(d))
 		json_line_drop(d);
-	if (d->json_lost)
-		out_warn("ucpumapd: --stats-json %s: %llu lines left out, each whole: its reader lagged\n",
-			 d->c.stats_json, (unsigned long long)d->json_lost);
+	if (d->json_lost || d->json_cut)
+		out_warn("ucpumapd: --stats-json %s: %llu lines left out whole, %llu cut short\n",
+			 d->c.stats_json, (unsigned long long)d->json_lost,
+			 (unsigned long long)d->json_cut);
 	fclose(d->json);
 }
 

@@ -583,9 +583,11 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, const str
 	FILE *m;
 
 	if (!(final ? json_line_drain(d) : json_line_flush(d))) {
-		if (!d->json_lost++)
+		d->json_lost++;
+		if (!d->json_lag_said)
 			out_warn("ucpumapd: --stats-json %s: its reader lags: lines are left out, whole, until it catches up (counted at the stop)\n",
 				 d->c.stats_json);
+		d->json_lag_said = true;
 		return;
 	}
 	m = open_memstream(&d->json_line, &d->json_len);

@@ -47,7 +47,8 @@
 # check, nothing left), journal (journal-*: under journald, JOURNAL_STREAM
 # naming the file its stdout and stderr go to, each line's priority and no
 # time; elsewhere by default each line's time; --no-timestamps, none),
-# stats-json-lag (a FIFO whose reader lags gets whole lines),
+# stats-json-lag (a FIFO whose reader lags gets whole lines;
+# stats-json-refused: /dev/full's refusal said once, with its cause),
 # foreign-program
 # (bad-flag-foreign-program, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
@@ -975,13 +976,32 @@ PY
 	[ "$rc" = 0 ] || why="$why exit $rc;"
 	grep -q "stats-json .*lag.fifo: its reader lags: lines are left out, whole" "$D_ERR" ||
 		why="$why no word of the lag;"
-	grep -qE "stats-json .*lag.fifo: [0-9]+ lines left out, each whole" "$D_ERR" ||
-		why="$why no count of the lines left out;"
+	grep -qE "stats-json .*lag.fifo: [0-9]+ lines left out whole, 0 cut short" "$D_ERR" ||
+		why="$why no count of the lines left out, or some cut;"
 	! grep -q "cannot empty" "$D_ERR" || why="$why a FIFO 'emptied';"
 	if [ -z "$why" ]; then
 		ok stats-json-lag "$(wc -l < "$tmp/lag.lines") lines, each whole; $(grep -oE '[0-9]+ lines left out' "$D_ERR")"
 	else
 		bad stats-json-lag "$why $(tail -2 "$D_ERR" | tr '\n' ' ')"
+	fi
+	# A file that refuses the writes (a full disk): said once, with its
+	# cause, not taken for a reader that lags; the run ends well.
+	if start_daemon full --interval 0.1 --duration 1 --stats-json /dev/full; then
+		lib_wait "$dpid"
+		rc=$?
+		dpid=
+		why=
+		[ "$rc" = 0 ] || why="exit $rc;"
+		[ "$(grep -c 'stats-json /dev/full: a write failed: No space left on device' "$D_ERR")" = 1 ] ||
+			why="$why the failure not said once with its cause;"
+		! grep -q 'reader lags' "$D_ERR" || why="$why said to lag;"
+		if [ -z "$why" ]; then
+			ok stats-json-refused "$(grep -oE '[0-9]+ lines left out whole' "$D_ERR")"
+		else
+			bad stats-json-refused "$why $(tail -2 "$D_ERR" | tr '\n' ' ')"
+		fi
+	else
+		bad stats-json-refused "$(why_start)"
 	fi
 }
 
