@@ -428,28 +428,67 @@ void json_end(struct json *j)
 	fputs("}\n", j->f);
 }
 
-/* A results file's buffer: the whole of one (a bench's are tens of KiB),
- * so that its bytes go at the close and a failure's errno is the one said
- * (stdio keeps only a flag for a write that failed before). One file at
- * a time; glibc sizes a buffer it allocates itself by the file's block. */
-static char json_file_buf[1u << 20];
+/* The results file being written, one at a time: its descriptor, and the
+ * first write's failure (stdio keeps a flag only, so a full disk seen at a
+ * flush mid-file would be said as EIO). */
+static struct {
+	int fd;
+	int err;
+} json_out = { .fd = -1 };
+
+static ssize_t json_out_write(void *cookie, const char *buf, size_t n)
+{
+	size_t done = 0;
+
+	(void)cookie;
+	while (done < n) {
+		ssize_t w = write(json_out.fd, buf + done, n - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (!json_out.err)
+				json_out.err = w < 0 ? errno : EIO;
+			return done ? (ssize_t)done : -1;
+		}
+		done += w;
+	}
+	return n;
+}
+
+static int json_out_close(void *cookie)
+{
+	int ret = close(json_out.fd);
+
+	(void)cookie;
+	if (ret && !json_out.err)
+		json_out.err = errno;
+	json_out.fd = -1;
+	return ret;
+}
 
 FILE *json_file_open(const char *who, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	static const cookie_io_functions_t io = { .write = json_out_write,
+						  .close = json_out_close };
+	FILE *f = NULL;
 
+	json_out.err = 0;
+	json_out.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (json_out.fd >= 0 && !(f = fopencookie(NULL, "w", io))) {
+		close(json_out.fd);
+		json_out.fd = -1;
+	}
 	if (!f)
 		fprintf(stderr, "%s: cannot write %s: %s\n", who, path, strerror(errno));
-	else
-		setvbuf(f, json_file_buf, _IOFBF, sizeof(json_file_buf));
 	return f;
 }
 
 int json_file_close(FILE *f, const char *who, const char *path)
 {
-	int err = ferror(f) ? EIO : 0;
+	int bad = fclose(f), err = json_out.err;
 
-	if (fclose(f) && !err)
+	if (bad && !err)
 		err = errno;
 	if (err)
 		fprintf(stderr, "%s: writing %s failed: %s\n", who, path, strerror(err));
