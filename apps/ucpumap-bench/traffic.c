@@ -97,24 +97,29 @@ pid_t gen_start_spec(struct bench_run *br, const char *tag, const struct gen_spe
 	return spawn(t, t->ns_gen, out, argv);
 }
 
+/* The first of the generator's own lines in its output @out ("ucpumap-gen:
+ * ...") that holds @what, into @line; false when none does. */
+static bool gen_line(const char *out, const char *what, char *line, size_t len)
+{
+	FILE *f = fopen(out, "r");
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, len, f))
+		found = !strncmp(line, "ucpumap-gen: ", 13) && strstr(line, what);
+	fclose(f);
+	return found;
+}
+
 /* Whether the banner of the generator's output @out names @engine: what the
  * bench's own banner says it sends with. */
 static bool gen_used(const char *out, const char *engine)
 {
 	char line[512], want[32];
-	bool ok = false;
-	FILE *f = fopen(out, "r");
 
-	if (!f)
-		return false;
 	snprintf(want, sizeof(want), ", %s engine", engine);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "ucpumap-gen: ", 13) && strstr(line, " -> ")) {
-			ok = strstr(line, want) != NULL;
-			break;
-		}
-	fclose(f);
-	return ok;
+	return gen_line(out, " -> ", line, sizeof(line)) && strstr(line, want);
 }
 
 /* A generator that missed its --start-at (its set-up took longer) sent
@@ -122,16 +127,9 @@ static bool gen_used(const char *out, const char *engine)
 static void gen_late(const char *out, const char *tag)
 {
 	char line[512];
-	FILE *f = fopen(out, "r");
 
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "ucpumap-gen: --start-at: ")) {
-			fprintf(stderr, "datapath: %s: %s", tag, line);
-			break;
-		}
-	fclose(f);
+	if (gen_line(out, "--start-at: ", line, sizeof(line)))
+		fprintf(stderr, "datapath: %s: %s", tag, line);
 }
 
 /* Wait up to @timeout s for generator @g of row @tag: 0 when it exited

@@ -5,11 +5,9 @@
  * closing conservation lines. All from ucm_dp's getters, which any thread
  * may call.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "daemon.h"
 #include "journal.h"

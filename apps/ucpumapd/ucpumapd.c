@@ -14,13 +14,11 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <net/if.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ucpumap/cpumap.h"
