@@ -386,11 +386,59 @@ void json_arr(struct json *j, const char *key) { json_open(j, key, '['); }
 void json_obj_end(struct json *j) { fputc('}', j->f); j->depth--; }
 void json_arr_end(struct json *j) { fputc(']', j->f); j->depth--; }
 
+/*
+ * The length of the well-formed UTF-8 sequence at @s (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or 0 where
+ * @s does not start one. An interface's name is bytes: the kernel
+ * takes any but '/', ':' and white space.
+ */
+size_t utf8_seq_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* the second byte's range rules out the overlong and surrogate forms */
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* Bytes that are not UTF-8 become U+FFFD: a JSON text is UTF-8 (RFC 8259). */
 void json_str(struct json *j, const char *key, const char *v)
 {
+	size_t n;
+
 	json_sep(j, key);
 	fputc('"', j->f);
-	for (; *v; v++) {
+	for (; *v; v += n) {
+		n = utf8_seq_len(v);
+		if (!n) {
+			fputs("\\ufffd", j->f);
+			n = 1;
+			continue;
+		}
 		/* an interface's name may hold control characters */
 		if ((unsigned char)*v < 0x20) {
 			fprintf(j->f, "\\u%04x", (unsigned char)*v);
@@ -398,7 +446,7 @@ void json_str(struct json *j, const char *key, const char *v)
 		}
 		if (*v == '"' || *v == '\\')
 			fputc('\\', j->f);
-		fputc(*v, j->f);
+		fwrite(v, 1, n, j->f);
 	}
 	fputc('"', j->f);
 }

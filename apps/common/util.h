@@ -104,6 +104,7 @@ void json_obj_end(struct json *j);
 void json_arr(struct json *j, const char *key);
 void json_arr_end(struct json *j);
 void json_str(struct json *j, const char *key, const char *v);
+size_t utf8_seq_len(const char *s);
 void json_num(struct json *j, const char *key, double v);	/* %.6g */
 void json_sec(struct json *j, const char *key, double v);	/* %.6f */
 void json_u64(struct json *j, const char *key, uint64_t v);

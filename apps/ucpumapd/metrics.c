@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "httpd.h"
 #include "opts.h"
+#include "util.h"
 
 /* The upper bounds of the tun's super-packet buckets (tun.h:
  * UCM_TUN_SEG_HIST: 2, 3-4, 5-8, ..., 65-128 packets). */
@@ -62,17 +63,27 @@ int metrics_parse_listen(const struct opt *o, const char *arg, void *cfg)
 
 /* ---- the exposition ------------------------------------------------------------- */
 
-/* A label value: backslash, double quote and newline escaped. */
+/*
+ * A label value: backslash, double quote and newline escaped, and bytes
+ * that are not UTF-8 as U+FFFD (the text format is UTF-8 throughout).
+ */
 static void label(struct tbuf *b, const char *name, const char *v)
 {
+	size_t n;
+
 	tbuf_printf(b, "%s=\"", name);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
+	for (; *v; v += n) {
+		n = utf8_seq_len(v);
+		if (!n) {
+			tbuf_printf(b, "\xef\xbf\xbd");
+			n = 1;
+		} else if (*v == '\\' || *v == '"') {
 			tbuf_printf(b, "\\%c", *v);
-		else if (*v == '\n')
+		} else if (*v == '\n') {
 			tbuf_printf(b, "\\n");
-		else
-			tbuf_printf(b, "%c", *v);
+		} else {
+			tbuf_append(b, v, n);
+		}
 	}
 	tbuf_printf(b, "\"");
 }

@@ -15,7 +15,8 @@
 #                       set-up keeps CAP_NET_BIND_SERVICE until then);
 #                       without that capability, the start and --check
 #                       both say exit 78, naming it, nothing attached
-#   scrape-format       200, Content-Type 0.0.4, every line valid, the
+#   scrape-format       200, Content-Type 0.0.4, every line valid (UTF-8
+#                       too: the tun's name is not), the
 #                       families there (the fair share's refusals among
 #                       them: a drop reason and a family of their own),
 #                       histograms cumulative, the build's version
@@ -62,7 +63,10 @@ daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 genbin=$(dirname "$daemon")/ucpumap-gen
 gen=ucmmg$$
 dut=ucmmd$$
-tun=ucmm0
+# The tun's name is not UTF-8 (the kernel takes any byte but '/', ':' and
+# white space): its label must be U+FFFD there, or the body is not UTF-8.
+tun=$'ucmm\xff'
+tun_label='ucmm\ufffd'
 port=9423
 . "$here/../lib.sh"
 traffic=$progs/ucpumapd_traffic.py
@@ -441,7 +445,7 @@ case_bad_client_100k_request() {
 # ---- the links -------------------------------------------------------------------
 # links FILE: "up U iface I tun T" of a scrape.
 links() {
-	J "$1" '"up %d iface %d tun %d" % (d["up"], d["link_up"].get("iface:vd", -1), d["link_up"].get("tun:'$tun'", -1))'
+	J "$1" '"up %d iface %d tun %d" % (d["up"], d["link_up"].get("iface:vd", -1), d["link_up"].get("tun:'$tun_label'", -1))'
 }
 
 # link_wait FILE WANT: scrapes until links says WANT, at most 3 s.

@@ -440,6 +440,43 @@ static int test_file(void)
 	return 0;
 }
 
+/* json_str: what is not UTF-8 becomes U+FFFD, what is stays as it is. */
+static int test_json_utf8(void)
+{
+	static const struct {
+		const char *in, *out;
+	} c[] = {
+		{ "eth0", "\"eth0\"" },
+		{ "a\xff" "b", "\"a\\ufffdb\"" },
+		{ "\xc3\xa9t\xc3\xa9", "\"\xc3\xa9t\xc3\xa9\"" },	/* two-byte */
+		{ "\xf0\x9f\x98\x80", "\"\xf0\x9f\x98\x80\"" },	/* four-byte */
+		{ "\xc0\x80", "\"\\ufffd\\ufffd\"" },		/* overlong NUL */
+		{ "\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"" },	/* overlong '/' */
+		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" },	/* a surrogate */
+		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* > U+10FFFF */
+		{ "x\xe2\x82", "\"x\\ufffd\\ufffd\"" },		/* cut at the end */
+		{ "q\"\x01\\", "\"q\\\"\\u0001\\\\\"" },
+	};
+	char *buf;
+	size_t len;
+	struct json j;
+	FILE *f;
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		f = open_memstream(&buf, &len);
+		UT_ASSERT(f, "open_memstream: %s", strerror(errno));
+		memset(&j, 0, sizeof(j));
+		j.f = f;
+		j.first[0] = true;
+		json_str(&j, NULL, c[i].in);
+		fclose(f);
+		UT_ASSERT(!strcmp(buf, c[i].out), "case %zu: '%s', not '%s'", i, buf, c[i].out);
+		free(buf);
+	}
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_every_kind),
 	UT_CASE(test_bad_arguments),
@@ -447,6 +484,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_help),
 	UT_CASE(test_bad_table),
 	UT_CASE(test_file),
+	UT_CASE(test_json_utf8),
 	{}
 };
 
