@@ -119,6 +119,7 @@ struct daemon {
 	size_t json_len, json_done;
 	uint64_t json_lost, json_cut;	/* lines left out whole, cut short */
 	bool json_lag_said, json_err_said;
+	bool json_mid_line;		/* the file ends inside a line a write cut */
 	struct ucm_dp_stats last;
 	/* Previous snapshots, for the per-line rates. */
 	uint64_t last_q_rx[UCM_XSK_MAX_QUEUES], last_q_tx[UCM_XSK_MAX_QUEUES];

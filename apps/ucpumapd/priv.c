@@ -369,6 +369,7 @@ bool json_line_flush(struct daemon *d)
 			return true;
 		}
 		d->json_done += w;
+		d->json_mid_line = d->json_done < d->json_len;
 	}
 	free(d->json_line);
 	d->json_line = NULL;
@@ -434,8 +435,14 @@ void priv_reopen(struct daemon *d)
 	 * opened again is the same pipe) takes the rest through the new
 	 * descriptor; another gets it on the old one first (a second at
 	 * most). One not begun goes to the new file. */
-	if (d->json_line && d->json_done && !same_file(d->json, f) && !json_line_drain(d))
-		json_line_drop(d);
+	if (!same_file(d->json, f)) {
+		if (d->json_line && d->json_done && !json_line_drain(d))
+			json_line_drop(d);
+		/* a pending line's first byte ends the old file's cut line */
+		if (d->json_line && d->json_mid_line)
+			d->json_done = 1;
+		d->json_mid_line = false;
+	}
 	fclose(d->json);
 	d->json = f;
 }

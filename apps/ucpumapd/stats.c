@@ -593,6 +593,9 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, const str
 		d->json_lost++;
 		return;
 	}
+	/* A line a full disk cut ends here: the next stays whole. */
+	if (d->json_mid_line)
+		fputc('\n', m);
 	json_begin(&j, m);
 	json_sec(&j, "time", now);
 	if (!d->c.pass)

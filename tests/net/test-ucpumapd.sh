@@ -48,7 +48,8 @@
 # naming the file its stdout and stderr go to, each line's priority and no
 # time; elsewhere by default each line's time; --no-timestamps, none),
 # stats-json-lag (a FIFO whose reader lags gets whole lines;
-# stats-json-refused: /dev/full's refusal said once, with its cause),
+# stats-json-refused: a full disk's refusal said once, with its cause,
+# the line after a cut one whole),
 # foreign-program
 # (bad-flag-foreign-program, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
@@ -984,24 +985,53 @@ PY
 	else
 		bad stats-json-lag "$why $(tail -2 "$D_ERR" | tr '\n' ' ')"
 	fi
-	# A file that refuses the writes (a full disk): said once, with its
-	# cause, not taken for a reader that lags; the run ends well.
-	if start_daemon full --interval 0.1 --duration 1 --stats-json /dev/full; then
+	# A disk that fills (a tmpfs of two pages, one a filler's): the
+	# refusal said once, with its cause, not taken for a reader that lags;
+	# once the filler goes, the lines go on, the first after the cut one
+	# whole; the run ends well.
+	local small=$tmp/small ncut
+	why=
+	mkdir -p "$small" && mount -t tmpfs -o size=8k ucm-full "$small" &&
+		lib_on_exit "umount -l '$small' 2> /dev/null" &&
+		head -c 4096 /dev/zero > "$small/filler" || why="no small tmpfs;"
+	if [ -z "$why" ] &&
+	   start_daemon full --interval 0.05 --duration 2 --stats-json "$small/s.json"; then
+		wait_line "$D_ERR" 'a write failed' 30 "$dpid" && rm "$small/filler"
 		lib_wait "$dpid"
 		rc=$?
 		dpid=
-		why=
 		[ "$rc" = 0 ] || why="exit $rc;"
-		[ "$(grep -c 'stats-json /dev/full: a write failed: No space left on device' "$D_ERR")" = 1 ] ||
+		[ "$(grep -c 'stats-json .*s.json: a write failed: No space left on device' "$D_ERR")" = 1 ] ||
 			why="$why the failure not said once with its cause;"
 		! grep -q 'reader lags' "$D_ERR" || why="$why said to lag;"
+		ncut=$(grep -oE '[0-9]+ cut short' "$D_ERR" | cut -d' ' -f1)
+		why=$why$("$PY" - "$small/s.json" "${ncut:-0}" <<'PY'
+import json, sys
+lines = open(sys.argv[1], "rb").read().split(b"\n")
+if lines and lines[-1] == b"":
+    lines.pop()
+ok = []
+for l in lines:
+    try:
+        json.loads(l)
+        ok.append(True)
+    except ValueError:
+        ok.append(False)
+bad = ok.count(False)
+if bad != int(sys.argv[2]) or not bad:
+    print(f"{bad} of {len(lines)} lines not JSON, {sys.argv[2]} said cut;")
+elif not any(ok[ok.index(False):]):
+    print("no whole line after the cut one;")
+PY
+)
+		umount -l "$small"
 		if [ -z "$why" ]; then
-			ok stats-json-refused "$(grep -oE '[0-9]+ lines left out whole' "$D_ERR")"
+			ok stats-json-refused "$ncut cut, the next whole; $(grep -oE '[0-9]+ lines left out whole' "$D_ERR")"
 		else
 			bad stats-json-refused "$why $(tail -2 "$D_ERR" | tr '\n' ' ')"
 		fi
 	else
-		bad stats-json-refused "$(why_start)"
+		bad stats-json-refused "$why $(why_start)"
 	fi
 }
 
