@@ -456,16 +456,18 @@ static void link_holder(uint32_t id, char *who, size_t len)
 }
 
 /* A program attached the old way (netlink) is on @ifindex: take it off
- * when it is a stale one of ours or @flags says replace; -EBUSY else. */
+ * when it is a stale one of ours or @flags says replace; -EBUSY else.
+ * *@old_fd keeps it (or -1), in *@old_mode, for an attach that fails. */
 static int netlink_prog_off(int ifindex, const char *ifname,
-			    const struct bpf_xdp_query_opts *q, uint32_t flags)
+			    const struct bpf_xdp_query_opts *q, uint32_t flags,
+			    int *old_fd, uint32_t *old_mode)
 {
 	uint32_t id = q->drv_prog_id ? q->drv_prog_id : q->skb_prog_id;
 	uint32_t mode = q->drv_prog_id ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
 	LIBBPF_OPTS(bpf_xdp_attach_opts, ao);
 	char name[64];
 	bool ours = prog_is_ours(id, name, sizeof(name));
-	int err, old_fd;
+	int err, fd;
 
 	if (!ours && !(flags & UCM_XDP_ATTACH_REPLACE)) {
 		pr_warn("%s already runs XDP program %s: detach it (ip link set dev %s xdp off) or ask to replace it\n",
@@ -478,19 +480,37 @@ static int netlink_prog_off(int ifindex, const char *ifname,
 		pr_info("replacing our stale XDP program %s on %s (attached the old way, by a process now gone)\n",
 			name, ifname);
 	/* Only that program: another may have come meanwhile. */
-	old_fd = bpf_prog_get_fd_by_id(id);
+	fd = bpf_prog_get_fd_by_id(id);
 	/* libbpf takes any non-zero old_prog_fd for "replace only this". */
-	ao.old_prog_fd = old_fd >= 0 ? old_fd : 0;
-	err = bpf_xdp_detach(ifindex, mode | (old_fd >= 0 ? XDP_FLAGS_REPLACE : 0),
-			     &ao);
-	if (old_fd >= 0)
-		close(old_fd);
+	ao.old_prog_fd = fd >= 0 ? fd : 0;
+	err = bpf_xdp_detach(ifindex, mode | (fd >= 0 ? XDP_FLAGS_REPLACE : 0), &ao);
 	if (err && err != -ENOENT) {
 		pr_warn("cannot take XDP program %s off %s: %s\n", name, ifname,
 			strerror(-err));
+		if (fd >= 0)
+			close(fd);
 		return err;
 	}
+	*old_fd = fd;
+	*old_mode = mode;
 	return 0;
+}
+
+/* Our attach failed after netlink_prog_off(): the program it took off
+ * goes back, unless another came meanwhile. */
+static void netlink_prog_back(int ifindex, const char *ifname, int old_fd, uint32_t mode)
+{
+	struct bpf_prog_info info = {};
+	uint32_t len = sizeof(info);
+	int err;
+
+	bpf_obj_get_info_by_fd(old_fd, &info, &len);
+	err = bpf_xdp_attach(ifindex, old_fd, mode | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	if (err)
+		pr_warn("cannot put XDP program %s back on %s: %s; %s runs none of it now\n",
+			info.name, ifname, strerror(-err), ifname);
+	else
+		pr_info("XDP program %s is back on %s, as it was\n", info.name, ifname);
 }
 
 /* XDP links came in Linux 5.9. Before, BPF_LINK_CREATE refuses the
@@ -552,8 +572,8 @@ static int xdp_attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 						     XDP_FLAGS_DRV_MODE;
 	int fd = flags & UCM_XDP_ATTACH_CPUMAP ? x->cpumap_fd : x->steer_fd;
 	char ifname[IF_NAMESIZE] = "?";
-	uint32_t link;
-	int err;
+	uint32_t link, old_mode = 0;
+	int err, old_fd = -1;
 
 	if (x->attached_ifindex)
 		return ucm_err(-EALREADY);
@@ -569,7 +589,7 @@ static int xdp_attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 							  q.skb_prog_id);
 		if (link)
 			return ucm_err(refuse_link(link, ifindex, ifname));
-		err = netlink_prog_off(ifindex, ifname, &q, flags);
+		err = netlink_prog_off(ifindex, ifname, &q, flags, &old_fd, &old_mode);
 		if (err)
 			return ucm_err(err);
 	}
@@ -588,10 +608,14 @@ static int xdp_attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 			err == -EOPNOTSUPP ? " (the driver has no native XDP: use generic mode, UCM_DP_F_XDP_SKB or ucpumapd's --xdp-mode skb)" :
 			err == -EBUSY ? " (another program came meanwhile)" :
 			err == -ERANGE ? " (an MTU over the driver's limit for XDP: lower it; a veth counts its peer's)" : "");
-		return ucm_err(err);
+		if (old_fd >= 0)
+			netlink_prog_back(ifindex, ifname, old_fd, old_mode);
+	} else {
+		x->attached_ifindex = ifindex;
 	}
-	x->attached_ifindex = ifindex;
-	return 0;
+	if (old_fd >= 0)
+		close(old_fd);
+	return ucm_err(err);
 }
 
 static int xdp_detach(struct ucm_xdp *x)

@@ -51,7 +51,8 @@
 # stats-json-refused: a full disk's refusal said once, with its cause,
 # the line after a cut one whole),
 # foreign-program
-# (bad-flag-foreign-program, replace-foreign-program), malformed
+# (bad-flag-foreign-program, replace-refused-keeps-foreign,
+# replace-attach-fails-keeps-foreign: put back, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
 # (second-tun-*), keep-tun (keep-tun-*), sigkill
 # (sigkill-leaves-no-program, restart-delivers), restart-stale
@@ -1075,6 +1076,25 @@ EOF
 		else
 			bad replace-refused-keeps-foreign "exit $rc (want 78), said: $(head -2 "$tmp/rq.err" | tr '\n' ' '); program on vd now: '${prog:-none}' (want foreign_pass)"
 			[ -n "$prog" ] || ip -n "$dut" link set vd xdp obj "$tmp/foreign.o" sec xdp
+		fi
+		# An attach that fails once --replace took the other program off
+		# (vg's MTU over what veth's native XDP takes for a peer; the
+		# other program in generic mode, which takes it): it goes back.
+		ip -n "$dut" link set vd xdp off
+		ip -n "$gen" link set vg mtu 4000
+		ip -n "$dut" link set vd xdpgeneric obj "$tmp/foreign.o" sec xdp
+		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --replace \
+			--duration 5 > "$tmp/ra.out" 2> "$tmp/ra.err"
+		rc=$?
+		prog=$(xdp_prog)
+		ip -n "$dut" link set vd xdpgeneric off
+		ip -n "$gen" link set vg mtu 1500
+		ip -n "$dut" link set vd xdp obj "$tmp/foreign.o" sec xdp
+		if [ $rc != 0 ] && grep -q "foreign_pass is back on vd" "$tmp/ra.err" &&
+		   [ "$prog" = foreign_pass ]; then
+			ok replace-attach-fails-keeps-foreign "exit $rc: $(grep -m1 'cannot attach' "$tmp/ra.err")"
+		else
+			bad replace-attach-fails-keeps-foreign "exit $rc (want non-zero), said: $(grep -m2 'XDP' "$tmp/ra.err" | tr '\n' ' '); program on vd now: '${prog:-none}' (want foreign_pass)"
 		fi
 		if start_daemon replace --cpus 0,1 --replace --duration 20; then
 			prog=$(xdp_prog)
