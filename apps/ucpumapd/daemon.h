@@ -97,6 +97,7 @@ struct priv {
 	int thread_err;
 	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
 	int tun_lock_fd;		/* tunown.c's, held to the exit; -1: none */
+	bool tun_existed;		/* the tun was there before this start */
 };
 
 /* How often the control thread looks for faults, whatever --interval: a

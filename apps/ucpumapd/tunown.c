@@ -24,6 +24,10 @@
  * And --keep-tun: the tun made persistent once the set-up has it, so that
  * it outlives the daemon with the operator's addresses, routes and
  * sysctls, and the next start attaches to it (ucpumapd(8), THE TUN KEPT).
+ * A tun a daemon created and kept has "kept" as the lock file's second
+ * line, carried over by each start that finds the tun there: the
+ * package's removal deletes those tuns, and no other (an operator's,
+ * or one a refused start named).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +44,8 @@
 
 /* The unit's RuntimeDirectory= (kept between instances). */
 #define RUN_DIR		"/run/ucpumap"
+/* The lock file's second line: a tun this daemon created and kept. */
+#define KEPT_MARK	"kept\n"
 
 static void holder_comm(pid_t pid, char *comm, size_t len)
 {
@@ -81,9 +87,10 @@ static int refuse(struct daemon *d, int fd)
 int tun_lock(struct daemon *d)
 {
 	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	char path[sizeof(RUN_DIR) + 64], pid[24];
+	char path[sizeof(RUN_DIR) + 64], pid[32], old[64];
 	struct stat ns = {};
 	int fd, err, n;
+	bool kept;
 
 	d->priv.tun_lock_fd = -1;
 	if (!d->c.tun[0] || strchr(d->c.tun, '%'))
@@ -110,8 +117,13 @@ int tun_lock(struct daemon *d)
 		errno = err;
 		goto unchecked;
 	}
-	/* For the operator's eyes (cat): the lock is what counts. */
-	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	/* The pid for the operator's eyes (cat): the lock is what counts.
+	 * The mark of a kept tun stays while the tun does. */
+	d->priv.tun_existed = if_nametoindex(d->c.tun) != 0;
+	n = pread(fd, old, sizeof(old) - 1, 0);
+	old[n > 0 ? n : 0] = 0;
+	kept = d->priv.tun_existed && strstr(old, KEPT_MARK);
+	n = snprintf(pid, sizeof(pid), "%d\n%s", (int)getpid(), kept ? KEPT_MARK : "");
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
 		out_warn("ucpumapd: cannot write %s: %s\n", path, strerror(errno));
 	d->priv.tun_lock_fd = fd;
@@ -146,8 +158,19 @@ int tun_keep(struct daemon *d, const char *name)
 		err = errno;
 	close(fd);
 out:
-	if (err)
+	if (err) {
 		fprintf(stderr, "ucpumapd: --keep-tun: cannot make %s persistent: %s\n", name,
 			strerror(err));
-	return err ? -1 : 0;
+		return -1;
+	}
+	/* Ours to remove with the package: the start created it. */
+	if (!d->priv.tun_existed && d->priv.tun_lock_fd >= 0) {
+		char line[32];
+		int n = snprintf(line, sizeof(line), "%d\n" KEPT_MARK, (int)getpid());
+
+		if (pwrite(d->priv.tun_lock_fd, line, n, 0) != n)
+			out_warn("ucpumapd: cannot mark tun %s kept in its lock file: %s; the package's removal will leave it\n",
+				 name, strerror(errno));
+	}
+	return 0;
 }

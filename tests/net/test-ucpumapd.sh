@@ -1328,6 +1328,19 @@ case_keep_tun() {
 	else
 		why="$(why_start)"
 	fi
+	# An operator's tun that a start named and was refused (single
+	# queue), and one a start kept: both the operator's, both stay.
+	ip -n "$dut" tuntap add ucmop0 mode tun && ip -n "$dut" tuntap add ucmop1 mode tun multi_queue vnet_hdr ||
+		why="$why no operator's tuns;"
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ucmop0 --duration 1 \
+		> "$tmp/op0.out" 2> "$tmp/op0.err" && why="$why a single-queue tun taken;"
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun ucmop1 --keep-tun \
+		--duration 0.3 > "$tmp/op1.out" 2> "$tmp/op1.err" || why="$why ucmop1: $(tail -1 "$tmp/op1.err");"
+	PATH=$tmp/bin:$PATH ip netns exec "$dut" sh debian/ucpumap.prerm remove
+	for t in ucmop0 ucmop1; do
+		ip -n "$dut" link show $t > /dev/null 2>&1 || why="$why the operator's $t deleted by the prerm;"
+		ip -n "$dut" link del $t 2> /dev/null
+	done
 	if [ -z "$why" ]; then ok keep-tun-package-removed; else bad keep-tun-package-removed "$why"; fi
 	# Kept by the first start: the flag stays until the tun goes.
 	ip -n "$dut" link del $tun 2> /dev/null
