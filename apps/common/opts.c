@@ -181,6 +181,13 @@ static int opt_store(const struct opt *o, const char *arg, void *cfg)
 		(*(int *)p)++;
 		return 0;
 	case OPT_STRING:
+		if (strlen(arg) < o->lo) {	/* .lo: the shortest, 1 for a name */
+			if (o->lo == 1)
+				complain(o, arg, "the value is empty");
+			else
+				complain(o, arg, "'%s' is shorter than %lu characters", arg, o->lo);
+			return -1;
+		}
 		if (o->hi && strlen(arg) > o->hi) {
 			complain(o, arg, "'%s' is longer than %lu characters", arg, o->hi);
 			return -1;

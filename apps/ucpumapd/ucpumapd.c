@@ -109,9 +109,9 @@ static int parse_timestamps(const struct opt *o, const char *arg, void *cfg)
 
 #define D(name, kind, field, ...) OPT_DEF(name, kind, struct cfg, field, __VA_ARGS__)
 static const struct opt d_opts[] = {
-	D("dev", OPT_STRING, dev, .hi = IF_NAMESIZE - 1, .flags = OPT_F_REQUIRED, .metavar = "IFACE",
+	D("dev", OPT_STRING, dev, .lo = 1, .hi = IF_NAMESIZE - 1, .flags = OPT_F_REQUIRED, .metavar = "IFACE",
 	  .help = "the interface to receive on"),
-	D("tun", OPT_STRING, tun, .hi = IF_NAMESIZE - 1,
+	D("tun", OPT_STRING, tun, .lo = 1, .hi = IF_NAMESIZE - 1,
 	  .metavar = "NAME", .help = "tun device to create or attach (at most 15 characters; "
 	  "default ucm-IFACE)"),
 	D("queues", OPT_CUSTOM, queues, .parse = parse_queues, .metavar = "LIST",
@@ -330,6 +330,18 @@ static int check_args(struct cfg *c)
 	if (c->no_hold && !c->no_coalesce) {
 		/* Merging needs the hold: the library holds all the same. */
 		fprintf(stderr, "ucpumapd: --no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce, or drop --no-hold\n");
+		return -1;
+	}
+	if (c->keep_tun && c->tun && strchr(c->tun, '%')) {
+		fprintf(stderr, "ucpumapd: --keep-tun needs a fixed --tun name: with %s the kernel picks a new name at each start, and each kept tun would stay behind; give a name without %%\n",
+			c->tun);
+		return -1;
+	}
+	/* Below IPv6's minimum link MTU (RFC 8200) the kernel turns IPv6 off
+	 * on the tun and drops what is written into it, after us. */
+	if (c->mtu && c->mtu < 1280 && c->filter != UCM_STEER_F_IPV4) {
+		fprintf(stderr, "ucpumapd: --mtu %lu: below 1280 the kernel turns IPv6 off on the tun and drops each IPv6 packet written into it; give --mtu 1280 or more, or --filter ipv4\n",
+			c->mtu);
 		return -1;
 	}
 	if (c->two_way && c->pass) {

@@ -599,6 +599,11 @@ case_bad_flags() {
 	bad_flag tun-name-invalid 2 "'ucm:0' cannot be a device's name" -- --dev vd --tun ucm:0
 	bad_flag unknown-steer 2 "unknown policy 'sideways'" -- --dev vd --tun $tun --steer sideways
 	bad_flag missing-dev 2 "--dev IFACE is required" -- --tun $tun
+	bad_flag empty-dev 2 "^--dev: the value is empty" -- --dev '' --tun $tun
+	bad_flag keep-tun-picked-name 2 "--keep-tun needs a fixed --tun name: with ucmk%d the kernel picks" -- \
+		--dev vd --tun 'ucmk%d' --keep-tun
+	bad_flag mtu-ipv6-off 2 "--mtu 1000: below 1280 the kernel turns IPv6 off on the tun.*or --filter ipv4" -- \
+		--dev vd --tun $tun --mtu 1000
 	bad_flag default-tun-too-long 2 "ucm-vd-twelve-ch would be longer than 15 characters: give --tun" -- --dev vd-twelve-ch
 	# --config: a file of options, read before the command line.
 	bad_flag config-missing 78 "--config $tmp/none.conf: No such file" -- --dev vd --config $tmp/none.conf

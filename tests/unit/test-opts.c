@@ -96,7 +96,7 @@ static const struct opt t_opts[] = {
 	/* a help longer than any buffer a line would fit in (a list of rows) */
 	OPT_DEF("many", OPT_UINT, struct tcfg, many, .flags = OPT_F_DEFAULT, .metavar = "N",
 		.help = HELP_320 HELP_320 HELP_320 HELP_320 HELP_320 "the-last-row"),
-	OPT_DEF("req", OPT_STRING, struct tcfg, req, .flags = OPT_F_REQUIRED, .metavar = "R",
+	OPT_DEF("req", OPT_STRING, struct tcfg, req, .lo = 1, .flags = OPT_F_REQUIRED, .metavar = "R",
 		.help = "required"),
 	{}
 };
@@ -240,6 +240,7 @@ static int test_bad_arguments(void)
 		{ "--xdp-mode", "hw", "--xdp-mode: 'hw' is neither native nor skb\n" },
 		{ "--steer", "up", "--steer: unknown policy 'up'; use fixed, round-robin or l4-hash\n" },
 		{ "--str", "toolong", "--str: 'toolong' is longer than 5 characters\n" },
+		{ "--req", "", "--req: the value is empty\n" },	/* .lo = 1 */
 		{ "--addr", "10.1.2", "--addr: '10.1.2' is not an IPv4 or IPv6 address\n" },
 		{ "--mac", "1ff:0:0:0:0:1",
 		  "--mac: '1ff:0:0:0:0:1' is not a MAC address like 02:00:00:00:00:01\n" },
