@@ -181,8 +181,9 @@ int poll_confine(const struct cfg *c)
 {
 	if (c->poll_placed <= 0)
 		return 0;
-	/* This thread's mask is what the threads it makes start with, the
-	 * resolver's included (start_resolver()); the datapath's are pinned. */
+	/* This thread's mask is what the threads it makes from now on start
+	 * with; the datapath's are pinned, and the resolvers, which
+	 * ucm_dp__create() started, narrow their own (daemon_thread()). */
 	if (sched_setaffinity(0, sizeof(c->poll_free), &c->poll_free)) {
 		fprintf(stderr, "ucpumapd: cannot keep the threads that do not poll off the polling CPUs: %s\n",
 			strerror(errno));

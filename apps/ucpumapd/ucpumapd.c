@@ -570,11 +570,19 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 }
 
 /* On each thread the datapath starts: an RX thread is recorded (its CPU
- * time), then every thread drops its privileges. */
+ * time), a resolver kept off the polling CPUs (ucm_dp__create() starts
+ * it, before poll_confine() narrows the mask it copies), then every
+ * thread drops its privileges. */
 static void daemon_thread(void *ctx, uint32_t kind, uint32_t idx)
 {
+	struct daemon *d = ctx;
+
 	if (kind == UCM_DP_THREAD_RX)
 		rx_thread_seen(ctx, idx);
+	if (kind == UCM_DP_THREAD_RESOLVER && d->c.poll_placed > 0 &&
+	    sched_setaffinity(0, sizeof(d->c.poll_free), &d->c.poll_free))
+		out_warn("ucpumapd: cannot keep next-hop resolver %u off the polling CPUs: %s\n",
+			 idx, strerror(errno));
 	priv_thread(ctx, kind, idx);
 }
 

@@ -338,6 +338,23 @@ case_poll() {
 	else
 		bad poll "$(why_start)"
 	fi
+	# Two-way with the kernel's next hops: the resolver, which the
+	# datapath's create starts, is kept off the polling CPU too.
+	where=
+	if start_daemon poll2 --two-way --busy-poll --rx-cpus 1 --cpus 0 --duration 10; then
+		for t in /proc/$dpid/task/*; do
+			aff=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "$t/status" 2> /dev/null) || continue
+			where="$where $(cat "$t/comm" 2> /dev/null):$aff"
+		done
+		stop_daemon
+		why=$(final_ok)
+		echo "$where" | grep -q ' ucpumap/neigh' || why="$why no resolver thread:$where;"
+		! echo "$where" | tr ' ' '\n' | grep -v '^ucpumap/rx0:' | grep -q ':.*1' ||
+			why="$why a thread that does not poll may run on CPU 1:$where;"
+		if [ -z "$why" ]; then ok poll-resolver "threads (comm:CPUs)$where"; else bad poll-resolver "$why"; fi
+	else
+		bad poll-resolver "$(why_start)"
+	fi
 	timing poll
 }
 
