@@ -128,13 +128,15 @@ static inline uint32_t ucm_chain_desc_frames(struct ucm_umem *umem, uint64_t des
  */
 enum ucm_chain_frame { UCM_CHAIN_KEEP, UCM_CHAIN_PUT, UCM_CHAIN_LEAVE };
 enum ucm_chain_end { UCM_CHAIN_MORE, UCM_CHAIN_WHOLE, UCM_CHAIN_DROP };
-/* Why a packet is dropped; the greatest wins. CUT: its end never came. */
+/* Why a packet is dropped; the greatest wins. CUT: its end never came.
+ * NOSG over CUT: on such a socket no packet has several parts, and a
+ * stray XDP_PKT_CONTD last on the ring is that, not a cut. */
 enum ucm_chain_why {
 	UCM_CHAIN_OK,
 	UCM_CHAIN_BAD,	/* a bad descriptor, or no room for the list */
 	UCM_CHAIN_LONG,	/* more than @max frames or UINT16_MAX bytes */
-	UCM_CHAIN_NOSG,	/* on a socket bound without XDP_USE_SG */
 	UCM_CHAIN_CUT,
+	UCM_CHAIN_NOSG,	/* on a socket bound without XDP_USE_SG */
 };
 
 struct ucm_chain_rx {

@@ -189,6 +189,8 @@ static enum ucm_chain_why model_why(const struct model *M, bool cut)
 {
 	enum ucm_chain_why why = UCM_CHAIN_OK;
 
+	if (!M->sg)
+		return UCM_CHAIN_NOSG;
 	if (cut)
 		return UCM_CHAIN_CUT;
 	if (M->bad || M->n < 2 || M->koff0 < UCM_CHAIN_HEAD_ROOM)
@@ -277,7 +279,7 @@ static void ring_dry(struct model *M, struct ucm_chain_rx *c)
 
 	CHECK(dropped == M->open);
 	if (dropped) {
-		CHECK(c->why == UCM_CHAIN_CUT);
+		CHECK(c->why == (M->sg ? UCM_CHAIN_CUT : UCM_CHAIN_NOSG));
 		packet_end(M, c, UCM_CHAIN_DROP, true);
 	}
 	CHECK(!c->open && !c->n && !c->seen);

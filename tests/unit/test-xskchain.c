@@ -434,6 +434,14 @@ static int test_no_sg(void)
 	give_back(f, &d[0]);
 	if (audit(f, 0, 0))
 		return 1;
+	/* A stray XDP_PKT_CONTD last on the ring: not SG's, not a cut. */
+	put_desc(f, DATA_OFF, 64, true);
+	n = ucm_xsk_queue__rx(&f->q, d, 8);
+	UT_ASSERT(n == 0 && stats(f).rx_chain_nosg == 2 && !stats(f).rx_chain_cut,
+		  "%u packets, nosg %llu, cut %llu", n, (unsigned long long)stats(f).rx_chain_nosg,
+		  (unsigned long long)stats(f).rx_chain_cut);
+	if (audit(f, 0, 0))
+		return 1;
 	return fake_free(f);
 }
 
