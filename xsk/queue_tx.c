@@ -90,12 +90,25 @@ static bool tx_part_ok(const struct ucm_xsk *x, uint64_t addr, uint32_t len)
 	       (!x->tx_meta || off >= UCM_TXQ_META_LEN);
 }
 
+/* A checksum request (UCM_TXQ_DESC_CSUM) the kernel can honour: asked in
+ * the metadata, its field within the first part, @head bytes (copy mode
+ * refuses one past it with EINVAL and leaves it at the ring's head). The
+ * metadata may sit unaligned: copied out. */
+static bool tx_csum_ok(const struct ucm_xsk *x, uint64_t addr, uint32_t head)
+{
+	struct ucm_txq_meta m;
+
+	memcpy(&m, (const char *)x->area + addr - UCM_TXQ_META_LEN, sizeof(m));
+	return (m.flags & UCM_TXQ_META_F_CSUM) &&
+	       (uint32_t)m.csum_start + m.csum_offset + sizeof(uint16_t) <= head;
+}
+
 /*
  * A descriptor the kernel would take without ever completing it, losing
  * its frame (or, for a request it cannot honour, stall the ring on): no
  * bytes, or a part outside its frame; with TX metadata, a packet less
  * than UCM_TXQ_META_LEN into its frame; a checksum request where there
- * is none to make. A packet of several: on a socket bound without
+ * is none to make, or whose field is not in the first part. A packet of several: on a socket bound without
  * XDP_USE_SG, more frames than the kernel takes, or in zero-copy the
  * driver (or none listed), a frame listed twice (the first too: it would
  * complete twice and go home twice), or parts whose lengths do not add up
@@ -112,12 +125,15 @@ static enum ucm_chain_why tx_check(const struct ucm_xsk_queue *q, uint64_t d,
 	if ((d & UCM_TXQ_DESC_CSUM) && !x->tx_csum)
 		return UCM_CHAIN_BAD;
 	if (likely(!c))
-		return tx_part_ok(x, addr, ucm_desc_len(d)) ? UCM_CHAIN_OK : UCM_CHAIN_BAD;
+		return tx_part_ok(x, addr, ucm_desc_len(d)) &&
+		       (!(d & UCM_TXQ_DESC_CSUM) || tx_csum_ok(x, addr, ucm_desc_len(d))) ?
+			       UCM_CHAIN_OK : UCM_CHAIN_BAD;
 	if (!q->sg)
 		return UCM_CHAIN_NOSG;
 	if (!c->nfrag || c->nfrag >= ucm_xsk_tx_frames(x))
 		return c->nfrag ? UCM_CHAIN_LONG : UCM_CHAIN_BAD;
-	if (!tx_part_ok(x, addr, c->head_len))
+	if (!tx_part_ok(x, addr, c->head_len) ||
+	    ((d & UCM_TXQ_DESC_CSUM) && !tx_csum_ok(x, addr, c->head_len)))
 		return UCM_CHAIN_BAD;
 	len = c->head_len;
 	base[0] = ucm_umem_base(x->umem, addr);

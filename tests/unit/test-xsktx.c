@@ -328,7 +328,7 @@ static uint64_t *bad_desc(struct ucm_xsk_stats *s)
 static int test_refused(void)
 {
 	FAKE(f, true);
-	uint64_t fr[UCM_CHAIN_MAX], d;
+	uint64_t fr[UCM_CHAIN_MAX], d, a;
 	struct ucm_chain *c;
 
 	/* A later part past its frame. */
@@ -384,6 +384,21 @@ static int test_refused(void)
 	if (refused(f, d, too_long))
 		return 1;
 	f->x.zerocopy = false;
+	/* Checksum requests the kernel cannot honour: the field past the
+	 * first part (of several, of one), the request not in the metadata. */
+	d = chain(f, 2, 10, fr);
+	d = ucm_txq_meta_csum((char *)f->x.area + fr[0] + HEAD_OFF, d, HEAD_LEN - 7, 6);
+	if (refused(f, d, bad))
+		return 1;
+	a = frame(f) + HEAD_OFF;
+	d = ucm_txq_meta_csum((char *)f->x.area + a, ucm_desc_make(a, 100), 34, 65);
+	if (refused(f, d, bad_desc))
+		return 1;
+	a = frame(f) + HEAD_OFF;
+	d = ucm_txq_meta_csum((char *)f->x.area + a, ucm_desc_make(a, 100), 34, 6);
+	memset((char *)f->x.area + a - UCM_TXQ_META_LEN, 0, sizeof(uint64_t));
+	if (refused(f, d, bad_desc))
+		return 1;
 	/* A checksum request with no one to finish it. */
 	f->x.tx_csum = false;
 	d = chain(f, 2, 10, fr);

@@ -151,8 +151,10 @@ struct ucm_xsk_opts {
  * @tx_bad_desc: packets ucm_xsk_queue__tx() refused, every frame of each
  *               home: with TX metadata (UCM_XSK_F_TX_CSUM), a packet less
  *               than UCM_TXQ_META_LEN into its frame; a checksum request
- *               (UCM_TXQ_DESC_CSUM) where ucm_xsk__tx_csum() is false; a
- *               packet of several frames refused for a reason below
+ *               (UCM_TXQ_DESC_CSUM) where ucm_xsk__tx_csum() is false,
+ *               not in the metadata, or with its field past the first
+ *               frame's part; a packet of several frames refused for a
+ *               reason below
  * @busy_polls: with UCM_XSK_F_BUSY_POLL, the device's NAPI polls that
  *              ucm_xsk_queue__spin() asked for (recvfrom(MSG_DONTWAIT))
  * @rx_chains: packets of several descriptors handed on (UCM_XSK_F_SG)
