@@ -218,7 +218,10 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 	 * still open at the producer index last read lost its end. That
 	 * index, not @max: a zero-copy RX ring that fills mid-packet
 	 * publishes the first part alone on kernels before the fix, and
-	 * then the ring holds a multiple of a batch. */
+	 * then the ring holds a multiple of a batch. Only where the read
+	 * of the index falls right after such a part: one the kernel
+	 * published more packets behind before we read it merges with the
+	 * next packet (docs/design/xsk.md, "Multi-buffer"). */
 	if (unlikely(q->chain.open) && q->rx.cached_cons == q->rx.cached_prod)
 		ucm_xsk_queue_chain_end(q);
 	if (n) {
