@@ -90,7 +90,9 @@ static void say_not_isolated(const int *cpus, int n)
 		out_warn("ucpumapd: polling on CPU(s) %s not isolated (not in "
 			 "/sys/devices/system/cpu/isolated, which isolcpus= fills; a cpuset "
 			 "partition is not looked at): a task the scheduler puts there waits "
-			 "behind a polling thread, and the thread behind it\n", list);
+			 "behind a polling thread, and the thread behind it (isolated CPUs are "
+			 "left out of every process's mask: start ucpumapd under taskset -c, or "
+			 "give its unit CPUAffinity=, with them)\n", list);
 }
 
 /* Which flag polls, for the messages: --poll's spin, a --spin-us of its

@@ -179,7 +179,8 @@ static int test_bad_options(void)
 	if (refused(&b, EINVAL, "queue 0 is listed twice"))
 		return 1;
 	b = o; b.rx_cpus = far_cpu; b.n_rx_cpus = 1;
-	if (refused(&b, EINVAL, "RX CPU 1000 is not online or not in this process's affinity mask"))
+	if (refused(&b, EINVAL, "RX CPU 1000 is not online or not in this process's affinity mask (") ||
+	    refused(&b, EINVAL, "online; taskset -c or a unit's CPUAffinity= sets the mask"))
 		return 1;
 	b = o; b.queues = many; b.nqueues = UCM_XSK_MAX_QUEUES + 1;
 	if (refused(&b, EINVAL, "at most 64 queues"))
