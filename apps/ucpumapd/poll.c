@@ -112,6 +112,18 @@ int poll_check(struct cfg *c, const int *wk, int nwk)
 	const char *flag = poll_flag(c);
 	cpu_set_t free_set;
 	bool wk_poll = c->poll || c->spin_us; /* the workers' spin */
+	char note[320] = "";
+	size_t len;
+
+	/* Without --cpus the workers take the library's default CPUs, every
+	 * one but CPU 0 on most machines: the messages name them. */
+	if (!c->ncpus && !c->pass && nwk > 0) {
+		len = snprintf(note, sizeof(note), " (the workers, without --cpus, are on CPU(s) ");
+		for (int w = 0; w < nwk && len < sizeof(note); w++)
+			len += snprintf(note + len, sizeof(note) - len, "%s%d", w ? "," : "", wk[w]);
+		if (len < sizeof(note))
+			snprintf(note + len, sizeof(note) - len, ": --cpus places them)");
+	}
 
 	if (!c->n_rx_cpus) {
 		fprintf(stderr, "ucpumapd: %s needs --rx-cpus: a polling RX thread holds its CPU "
@@ -135,8 +147,8 @@ int poll_check(struct cfg *c, const int *wk, int nwk)
 			if (cpus[i] == cpus[j] && (polls[i] || polls[j])) {
 				fprintf(stderr, "ucpumapd: %s: %s and %s would share CPU %d; a "
 					"polling thread needs a CPU of its own: give --rx-cpus (one per "
-					"queue) and --cpus that do not overlap\n", flag, who[j], who[i],
-					cpus[i]);
+					"queue) and --cpus that do not overlap%s\n", flag, who[j], who[i],
+					cpus[i], note);
 				return -1;
 			}
 	for (int i = 0; i < n; i++)
@@ -155,8 +167,8 @@ int poll_check(struct cfg *c, const int *wk, int nwk)
 			"ucpumapd: %s: %d polling threads would hold every CPU ucpumapd may run "
 			"on (%d online; taskset or a cpuset may allow fewer), and its other threads, "
 			"the kernel's receive and the applications need one to run on: poll with CPUs "
-			"to spare, or leave %s out (its threads then sleep when idle)\n",
-			flag, npoll, cpu_online_count(), flag);
+			"to spare, or leave %s out (its threads then sleep when idle)%s\n",
+			flag, npoll, cpu_online_count(), flag, note);
 		return -1;
 	}
 	say_not_isolated(pcpus, npoll);

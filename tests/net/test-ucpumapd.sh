@@ -713,6 +713,9 @@ PY
 	bad_flag poll-no-rx-cpus 2 "--poll needs --rx-cpus" -- --dev vd --tun $tun --poll --cpus 1
 	bad_flag poll-shared-cpu 2 "--poll: an RX thread and a worker would share CPU 1" -- \
 		--dev vd --tun $tun --poll --rx-cpus 1 --cpus 1
+	# Without --cpus: the default workers' CPUs named, and --cpus.
+	bad_flag poll-default-workers 2 "--poll: an RX thread and a worker would share CPU 1.*the workers, without --cpus, are on CPU\(s\) 1[,:].*--cpus places them" -- \
+		--dev vd --tun $tun --poll --rx-cpus 1
 	bad_flag poll-every-cpu 2 "--poll: $(nproc) polling threads would hold every CPU ucpumapd may run on \($(nproc) online" -- \
 		--dev vd --tun $tun --poll --rx-cpus 0 --cpus 1-$(($(nproc) - 1))
 	# Fewer CPUs allowed than online: its unpinned threads need one.
