@@ -432,8 +432,8 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 		bind |= XDP_USE_SG;
 	err = queue_bind(x, q, bind);
 	if (err == -EINVAL && (o->flags & UCM_XSK_F_SG)) {
-		pr_warn("xsk: cannot bind %s queue %u with multi-buffer (XDP_USE_SG): the kernel has no multi-buffer AF_XDP (Linux 6.6 and later), or the driver none in this mode\n",
-			o->ifname, q->id);
+		pr_warn("xsk: cannot bind %s queue %u with multi-buffer (XDP_USE_SG): the kernel has no multi-buffer AF_XDP (Linux 6.6 and later), or the driver none in this mode; lower %s's MTU to what one frame holds, so that no packet needs several\n",
+			o->ifname, q->id, o->ifname);
 		return err;
 	}
 	if (err) {

@@ -251,6 +251,9 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 		err = err < 0 ? err : -EINVAL;
 		if (err == -EPERM)
 			pr_warn("loading the XDP program needs CAP_BPF and CAP_NET_ADMIN: run as root\n");
+		else if (o.load_flags & UCM_XDP_F_FRAGS)
+			pr_warn("cannot load the XDP program frags-aware, for packets of several frames: %s (the kernel needs BPF with BTF and XSK maps, and frags-aware XDP: Linux 5.18, multi-buffer AF_XDP 6.6; else lower the interface's MTU to what one frame holds)\n",
+				strerror(-err));
 		else
 			pr_warn("cannot load the XDP program: %s (the kernel needs BPF with BTF and XSK maps)\n",
 				strerror(-err));
