@@ -649,9 +649,17 @@ static int xdp_detach(struct ucm_xdp *x)
  * back after. */
 int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 {
-	libbpf_print_fn_t prev = libbpf_set_print(libbpf_print);
-	int err = xdp_attach(x, ifindex, flags);
+	const uint32_t known = UCM_XDP_ATTACH_SKB | UCM_XDP_ATTACH_CPUMAP |
+			       UCM_XDP_ATTACH_REPLACE;
+	libbpf_print_fn_t prev;
+	int err;
 
+	if (flags & ~known) {
+		pr_warn("unknown XDP attach flags 0x%x\n", flags & ~known);
+		return ucm_err(-EINVAL);
+	}
+	prev = libbpf_set_print(libbpf_print);
+	err = xdp_attach(x, ifindex, flags);
 	libbpf_set_print(prev);
 	return err;
 }

@@ -556,6 +556,10 @@ static int test_bad_config(void)
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		UT_ASSERT(ucm_xdp__configure(x, &bad[i]) == -EINVAL, "bad config %u accepted", i);
+	/* An attach flag the library does not know: refused before anything
+	 * is touched (lo's index, which it would otherwise attach to). */
+	UT_ASSERT(ucm_xdp__attach(x, 1, 1u << 7) == -EINVAL && errno == EINVAL,
+		  "attach flag 1 << 7 accepted");
 	return 0;
 }
 

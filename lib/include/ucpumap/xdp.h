@@ -116,7 +116,8 @@ enum ucm_xdp_attach_flags {
  * A program attached the old way (netlink) is replaced when it is a stale
  * one of ours, refused with -EBUSY otherwise unless UCM_XDP_ATTACH_REPLACE.
  * Kernels without XDP links (before 5.9) get the netlink attach, said so
- * in the log. Return: 0 or -errno.
+ * in the log. Flags outside enum ucm_xdp_attach_flags: -EINVAL.
+ * Return: 0 or -errno.
  */
 UCM_API int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags);
 
