@@ -410,20 +410,26 @@ err_free:
 	return ucm_err_ptr(err);
 }
 
-void ucm_neigh_destroy(struct ucm_neigh *n)
+void ucm_neigh_stop(struct ucm_neigh *n)
 {
 	uint64_t one = 1;
 
+	if (!n || !n->thread_ok)
+		return;
+	/* Pairs with the load-acquire in resolver_main(). */
+	__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
+	if (write(n->efd, &one, sizeof(one)) < 0)
+		(void)0;	/* the counter is set already */
+	pthread_join(n->thread, NULL);
+	sem_destroy(&n->ready);
+	n->thread_ok = false;
+}
+
+void ucm_neigh_destroy(struct ucm_neigh *n)
+{
 	if (!n)
 		return;
-	if (n->thread_ok) {
-		/* Pairs with the load-acquire in resolver_main(). */
-		__atomic_store_n(&n->stop, 1, __ATOMIC_RELEASE);
-		if (write(n->efd, &one, sizeof(one)) < 0)
-			(void)0;	/* the counter is set already */
-		pthread_join(n->thread, NULL);
-		sem_destroy(&n->ready);
-	}
+	ucm_neigh_stop(n);
 	if (n->efd >= 0)
 		close(n->efd);
 	if (n->nl.fd >= 0)

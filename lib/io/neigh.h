@@ -36,9 +36,11 @@ struct ucm_neigh;
 
 /* Start a resolver for the NIC @ifindex (its thread included, which calls
  * @init(@ctx, @idx) first when @init is set); NULL with errno on failure.
- * Destroy stops and joins the thread. */
+ * Stop joins the thread, after which ucm_neigh_counts() are final;
+ * destroy stops it too where stop was not called. */
 struct ucm_neigh *ucm_neigh_create(int ifindex, ucm_thread_fn init, void *ctx,
 				   uint32_t idx);
+void ucm_neigh_stop(struct ucm_neigh *n);
 void ucm_neigh_destroy(struct ucm_neigh *n);
 
 /*

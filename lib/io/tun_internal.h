@@ -272,6 +272,9 @@ struct tun_back {
 	bool offload;		/* the tun's offloads are on (ucm_tun.offload) */
 	struct ucm_tun_l2 l2;
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
+	/* The worker's neigh_requests, _evicted, _refused before this
+	 * resolver: the counts go on from there. */
+	uint64_t neigh_base[3];
 	uint64_t now;		/* this batch's time, for the next-hop cache */
 	uint32_t nstash;	/* lent frames in hand */
 	/* Offloads (the tun's, ucm_tun.offload) or packets of several

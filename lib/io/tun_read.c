@@ -237,6 +237,9 @@ int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	r->wake_fd = -1;
 	r->l2 = wk->l2;
 	if (r->l2.resolve_ifindex > 0 && !r->tap) {
+		r->neigh_base[0] = tun->wk[w].back_stats.neigh_requests;
+		r->neigh_base[1] = tun->wk[w].back_stats.neigh_evicted;
+		r->neigh_base[2] = tun->wk[w].back_stats.neigh_refused;
 		r->neigh = ucm_neigh_create(r->l2.resolve_ifindex, tun->resolver_init,
 					    tun->resolver_init_ctx, w);
 		if (!r->neigh) {
@@ -342,13 +345,16 @@ static void cancel_all(struct tun_back *r)
 	}
 }
 
-/* The resolver's counts into the statistics (set, not added: they are
- * totals), once a turn. */
-static void neigh_stats_publish(struct ucm_tun_back_stats *s, const struct ucm_neigh *n)
+/* The resolver's counts into the statistics, once a turn: set, on top of
+ * what earlier resolvers of the worker's tun counted (r->neigh_base). */
+static void neigh_stats_publish(struct ucm_tun_back_stats *s, const struct tun_back *r)
 {
 	uint64_t req, ev, ref;
 
-	ucm_neigh_counts(n, &req, &ev, &ref);
+	ucm_neigh_counts(r->neigh, &req, &ev, &ref);
+	req += r->neigh_base[0];
+	ev += r->neigh_base[1];
+	ref += r->neigh_base[2];
 	if (req != s->neigh_requests)
 		WRITE_ONCE(s->neigh_requests, req);
 	if (ev != s->neigh_evicted)
@@ -363,8 +369,10 @@ void ucm_tun_back_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 	uint32_t i, keep = 0;
 	uint64_t left;
 
+	/* Joined first: the messages of its last turns are counted too. */
+	ucm_neigh_stop(r->neigh);
 	if (r->neigh)
-		neigh_stats_publish(&tun->wk[w].back_stats, r->neigh);
+		neigh_stats_publish(&tun->wk[w].back_stats, r);
 	ucm_neigh_destroy(r->neigh);
 	/* Packets read that waited for the next turn: counted, not lost
 	 * (a failed batch leaves none waiting: read_batch() counted its). */
@@ -562,7 +570,7 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 	if (!r || r->dead)
 		return 0;
 	if (r->neigh)
-		neigh_stats_publish(&tun->wk[w].back_stats, r->neigh);
+		neigh_stats_publish(&tun->wk[w].back_stats, r);
 	reap_events(r);
 	if (!r->readable && !r->pend && !r->nunres) {
 		if (io_uring_sq_ready(&r->ring))

@@ -492,6 +492,58 @@ static int test_back_super_packets(void)
 }
 
 /*
+ * The next hops from the kernel (lo here, which routes nothing to
+ * 10.0.0.2 out of it): a packet makes the resolver ask. A second open of
+ * the worker, a new resolver, goes on from the first's count: a total
+ * that went back would read as a counter reset.
+ */
+static int test_back_neigh_counts_go_on(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
+	struct ucm_tun_l2 l2 = { .resolve_ifindex = (int)if_nametoindex("lo") };
+	static uint8_t wire[VNET_LEN + 256];
+	struct ucm_tun_back_stats rs;
+	uint64_t first;
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	struct ucm_tun *tun;
+	uint32_t n, i;
+	int s[2];
+
+	if (back_setup(&u, &p, &t, &tun, s, false))
+		return 1;
+	UT_ASSERT(l2.resolve_ifindex > 0, "no lo");
+	tun->flags &= ~UCM_TUN_F_TAP;	/* a tun's packets: next hops to find */
+	UT_ASSERT(!ucm_tun__set_back(tun, 0, t, &l2), "set_back with next hops");
+	OPEN_OR_SKIP(ops, tun);
+	n = super_tcp4(wire, 100, 1448, 1, 'x') - 14;
+	memset(wire, 0, VNET_LEN);	/* a plain packet, no offload asked */
+	memmove(wire + VNET_LEN, wire + VNET_LEN + 14, n - VNET_LEN);	/* no Ethernet */
+	UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	for (i = 0; i < 100; i++) {
+		ops->poll(tun, 0);
+		ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
+		if (rs.neigh_requests >= 2)	/* the start's dump, a question */
+			break;
+		ut_msleep(10);
+	}
+	ops->close(tun, 0);
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
+	first = rs.neigh_requests;
+	UT_ASSERT(first >= 2, "no question about the next hop in 1 s (%llu messages)",
+		  (unsigned long long)first);
+	OPEN_OR_SKIP(ops, tun);
+	ops->poll(tun, 0);
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
+	UT_ASSERT(rs.neigh_requests >= first, "neigh_requests went back from %llu to %llu",
+		  (unsigned long long)first, (unsigned long long)rs.neigh_requests);
+	ops->close(tun, 0);
+	ucm_txq__lend(t, p);
+	return back_done(u, p, t, tun, s, -1);
+}
+
+/*
  * A turn that stops in a super-packet (45 segments, fewer frames in hand)
  * keeps it and the read after it for the next turn; a close before that
  * turn counts both as drop_stopped, sends their frames home, and nothing
@@ -1252,6 +1304,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_close_keeps_order),
 	UT_CASE(test_back_no_nowait),
 	UT_CASE(test_back_super_packets),
+	UT_CASE(test_back_neigh_counts_go_on),
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),
 	UT_CASE(test_uring_task_work),

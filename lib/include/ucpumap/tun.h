@@ -238,7 +238,8 @@ struct ucm_tun_stats {
  *              once it was known (in @packets), else in @drop_no_neigh,
  *              or in @drop_stopped when reading stopped first
  * The neigh_requests, _evicted and _refused counts are as of the
- * worker's last turn.
+ * worker's last turn, and final once it is closed; like the others they
+ * go on over the worker's later opens (a new cpumap on the tun).
  */
 struct ucm_tun_back_stats {
 	uint64_t packets;
