@@ -136,14 +136,13 @@ static int parse_seconds(const struct opt *o, const char *arg, void *cfg)
 		return 0;
 	}
 	if (o->flags & OPT_F_ZERO_OFF)
-		complain(o, arg, "'%s' is neither 0 (off) nor a number of seconds from %g",
-			 arg, o->dlo);
-	else if (o->dhi)
-		complain(o, arg, "'%s' is not a number of seconds between %g and %g",
-			 arg, o->dlo, o->dhi);
+		complain(o, arg, "'%s' is neither 0 (off) nor a number of seconds from %g to %.10g",
+			 arg, o->dlo, hi);
+	else if ((o->flags & OPT_F_POSITIVE) && !o->dlo)
+		complain(o, arg, "'%s' is not a positive number of seconds up to %.10g", arg, hi);
 	else
-		complain(o, arg, "'%s' is not a %snumber of seconds", arg,
-			 o->flags & OPT_F_POSITIVE ? "positive " : "");
+		complain(o, arg, "'%s' is not a number of seconds between %g and %.10g",
+			 arg, o->dlo, hi);
 	return -1;
 }
 
