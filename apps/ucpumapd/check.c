@@ -153,8 +153,12 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 
 	if (opts_status)
 		said(&k, opts_status, "options", "each taken, together refused (above)");
+	else if (d->c.config && d->c.config[0] == '-' && access(d->c.config + 1, F_OK))
+		said(&k, 0, "options", "taken; %s (optional, the '-') is not there: none read from it",
+		     d->c.config + 1);
 	else if (d->c.config)
-		said(&k, 0, "options", "taken, with those of %s", d->c.config);
+		said(&k, 0, "options", "taken, with those of %s",
+		     d->c.config + (d->c.config[0] == '-'));
 	else
 		said(&k, 0, "options", "taken");
 	st = priv_check(d);

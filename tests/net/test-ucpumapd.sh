@@ -868,6 +868,12 @@ case_check() {
 			ok check-config "--queues 0 over the file's queues 5" ||
 			bad check-config "$(tr '\n' ' ' < "$tmp/conf.out")"
 	fi
+	# An optional file ('-') that is not there: said, not "taken with".
+	if check_run confopt 0 --config "-$tmp/none.conf" --dev vd --tun $tun; then
+		grep -q "^ok    options: taken; $tmp/none.conf (optional, the '-') is not there" "$tmp/confopt.out" &&
+			ok check-config-optional-absent ||
+			bad check-config-optional-absent "$(tr '\n' ' ' < "$tmp/confopt.out")"
+	fi
 	timing check
 }
 
