@@ -63,6 +63,9 @@ struct dp_cfg {
 	/* The interface's MTU is more than a frame holds: packets come in
 	 * several frames (UCM_XSK_F_SG, a frags-aware program). */
 	bool sg;
+	/* Built against 0.2.0 (its struct ends at flags): its callbacks take
+	 * a packet in one frame, as 0.2.0 gave them. */
+	bool one_frame_callbacks;
 	uint32_t max_frags;	/* a packet's frames on the way in (ucm_dp_opts) */
 	uint32_t if_mtu;	/* the interface's, 0 when unknown */
 	bool frames_set;	/* frames_per_queue was given, not defaulted */

@@ -271,6 +271,8 @@ int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	c->xsks_map_fd = o.xsks_map_fd;
 	c->thread_init = o.thread_init;
 	c->thread_init_ctx = o.thread_init_ctx;
+	c->one_frame_callbacks = opts->sz <= offsetof(struct ucm_dp_opts, thread_init) &&
+				 (o.sink || o.verdict || o.steer_fn);
 	if ((c->flags & UCM_DP_F_OWN_XDP) &&
 	    (c->flags & (UCM_DP_F_XDP_SKB | UCM_DP_F_REPLACE))) {
 		pr_warn("dp: UCM_DP_F_XDP_SKB and UCM_DP_F_REPLACE attach our program: not with UCM_DP_F_OWN_XDP\n");
@@ -454,6 +456,8 @@ int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 		return 0;
 	if (c->flags & UCM_DP_F_OWN_XDP)
 		why = "the packets come in several frames, and whether the attached program is frags-aware cannot be told";
+	else if (c->one_frame_callbacks)
+		why = "the program was built against libucpumap 0.2.0, whose callbacks (sink, verdict, steer_fn) take a packet in one frame (built again against 0.3.0, it gets packets of several)";
 	else if (c->if_mtu + DP_L2_ROOM > UINT16_MAX)
 		why = "a packet could be longer than 65535 bytes";
 	else if (chain_len(c) > UCM_CHAIN_MAX)

@@ -129,6 +129,16 @@ static int test_bad_options(void)
 	b = o; b.flags = UCM_DP_F_VERDICT_TX; b.verdict = pass_all; b.queues = two_q; b.nqueues = 2;
 	if (refused(&b, EINVAL, "takes one queue"))
 		return 1;
+	/* A program built against 0.2.0 (its struct ends at flags) with a
+	 * callback, on lo, whose MTU needs packets of several frames: its
+	 * callbacks were promised one frame. Built against 0.3.0: the MTU's
+	 * own refusal (more than 65535 bytes). */
+	b = o; b.sz = offsetof(struct ucm_dp_opts, thread_init); b.verdict = pass_all;
+	if (refused(&b, ERANGE, "built against libucpumap 0.2.0, whose callbacks"))
+		return 1;
+	b = o; b.verdict = pass_all;
+	if (refused(&b, ERANGE, "could be longer than 65535 bytes"))
+		return 1;
 	b = o; b.flags = UCM_DP_F_OWN_XDP | UCM_DP_F_XDP_SKB;
 	if (refused(&b, EINVAL, "attach our program"))
 		return 1;

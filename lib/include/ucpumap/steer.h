@@ -92,7 +92,9 @@ UCM_API uint32_t ucm_steer__pick(const struct ucm_steer_cfg *cfg,
  * typedef ucm_steer_fn - the application picks each packet's worker
  * @ctx: the context given with it
  * @pkt: the packet, parsed
- * @data: its first byte (read only); @len: its length
+ * @data: its first byte (read only); @len: the bytes at @data: the whole
+ *        packet, or of a packet of several frames its first frame's part
+ *        (@pkt->len is then the whole packet's)
  *
  * Instead of the built-in policies and the XDP program's choice: runs on
  * the queue's RX thread for every packet that parses (one that does not
