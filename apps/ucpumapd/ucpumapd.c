@@ -648,6 +648,7 @@ int main(int argc, char **argv)
 	struct ucm_dp_opts o;
 	sigset_t sigs;
 	int status, err;
+	bool started = false;
 
 	/* An operator's SIGUSR1 or a log rotation's SIGHUP while it starts
 	 * must not end it (their default): held until the loop takes them. */
@@ -706,7 +707,12 @@ int main(int argc, char **argv)
 		print_banner(&d);
 		svc_ready(&d);
 		status = stop(&d, serve(&d, &sigs));
+		started = true;
 	}
+	/* The reasons above may all be the library's warnings (<4>): one
+	 * error line, so that journalctl -p err shows the failed start. */
+	if (!started && status)
+		fprintf(stderr, "ucpumapd: not started (exit %d): the reason is above\n", status);
 	if (d.json)
 		json_close(&d);
 	metrics__close(d.metrics);

@@ -918,6 +918,16 @@ case_journal() {
 	else
 		bad journal-error "exit $rc: $(head -3 "$tmp/jerr.log" | tr '\n' ' ')"
 	fi
+	# The library's refusal is a warning (<4>): the failed start has an
+	# error line of its own, for journalctl -p err.
+	journal_run jq --dev vd --tun $tun --queues 7
+	rc=$?
+	if [ $rc = 78 ] && grep -q '^<4>ucpumap: xsk: vd has RX queues 0-0, not queue 7' "$tmp/jq.log" &&
+	   grep -q '^<3>ucpumapd: not started (exit 78): the reason is above$' "$tmp/jq.log"; then
+		ok journal-error-library "the library's <4>, then a <3> line, exit 78"
+	else
+		bad journal-error-library "exit $rc: $(head -4 "$tmp/jq.log" | tr '\n' ' ')"
+	fi
 	# A warning of its own, after which it would run on: <4>, not stderr's <3>.
 	if grep -q "^<4>ucpumapd: UCPUMAPD_TIMESTAMPS='maybe' is neither yes nor no: taken as yes" "$tmp/jerr.log"; then
 		ok journal-warning "its own warning is <4>"
