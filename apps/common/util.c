@@ -678,3 +678,21 @@ int xdp_live_frames(void)
 	close(fd);
 	return known;
 }
+
+/* The slot after *@next (CLOCK_MONOTONIC, @period ns apart), past those
+ * already gone by, into *@next; asleep until it. A sender that fell
+ * behind (a lost probe's wait) goes on at its rate, not in a burst.
+ * Return: the slots skipped. */
+uint32_t sleep_next_slot(struct timespec *next, uint64_t period)
+{
+	uint64_t due = (uint64_t)next->tv_sec * 1000000000 + next->tv_nsec + period;
+	uint64_t now = mono_ns();
+	uint32_t skipped = 0;
+
+	for (; due + period <= now; due += period)
+		skipped++;
+	next->tv_sec = due / 1000000000;
+	next->tv_nsec = due % 1000000000;
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
+	return skipped;
+}

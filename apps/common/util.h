@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdbool.h>
+#include <time.h>
 
 #define APP_MAX_CPUS	64
 
@@ -56,6 +57,7 @@ int cpus_usable(int *cpus, int max);
 double now_sec(void);
 /* CLOCK_MONOTONIC in ns: the clock of the kernel's bpf_ktime_get_ns(). */
 uint64_t mono_ns(void);
+uint32_t sleep_next_slot(struct timespec *next, uint64_t period);
 /* Time the hypervisor took from @cpu since boot, in seconds (the steal
  * column of /proc/stat); -1 when unknown. */
 double cpu_steal_sec(int cpu);

@@ -26,7 +26,8 @@
  * sink), both directions' percentiles LAT_P. A probe unanswered within
  * PROBE_WAIT_MS is lost, counted, and in the percentiles as LAT_LOST_US:
  * a tail of the answered ones alone would read low where probes were
- * lost.
+ * lost. The slots its wait ran past are skipped (the rate stays, no
+ * burst after a loss), and PROBE_LOST_RUN lost in a row fail the round.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -51,6 +52,9 @@
 #define PROBE_RATE	1000	/* a probe per ms: the low rate */
 #define PROBE_WAIT_MS	((int)(LAT_LOST_US / 1000))	/* an answer waited for at most */
 #define PROBE_WARMUP	20	/* first probes, not counted: ARP, caches */
+/* Lost in a row, the path is taken for down: the row fails then, not
+ * after 100 ms a probe for the rest of the round. */
+#define PROBE_LOST_RUN	20
 /* The capacity probe before the loaded run: long enough for a rate. */
 #define CAPACITY_S	1.0
 
@@ -263,6 +267,7 @@ static void *prober_main(void *arg)
 	uint32_t total = PROBE_WARMUP + (uint32_t)(pr->seconds * PROBE_RATE);
 	struct timespec next;
 	uint32_t key = 0;	/* the socket's own count of sends (OPT_ID) */
+	uint32_t lost_run = 0;
 	uint64_t tx, rx, t0, t1;
 	int fd;
 
@@ -275,9 +280,14 @@ static void *prober_main(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (uint32_t id = 0; id < total && !bench_stopped(); id++) {
 		t0 = real_ns();
-		if (send(fd, &id, sizeof(id), 0) != sizeof(id))
-			continue;
-		probe_wait(fd, id, key++, &tx, &rx, &t1);
+		tx = rx = 0;
+		if (send(fd, &id, sizeof(id), 0) == sizeof(id)) {
+			probe_wait(fd, id, key++, &tx, &rx, &t1);
+		} else {	/* lost; an ICMP error pends on the socket */
+			int e;
+
+			getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &(socklen_t){ sizeof(e) });
+		}
 		if (id >= PROBE_WARMUP) {
 			pr->sent++;
 			if (rx && tx && rx > tx) {
@@ -289,14 +299,16 @@ static void *prober_main(void *arg)
 				}
 			}
 		}
-		/* The next one a period after this one was due (catching up
-		 * after a lost one without a burst). */
-		next.tv_nsec += 1000000000 / PROBE_RATE;
-		if (next.tv_nsec >= 1000000000) {
-			next.tv_sec++;
-			next.tv_nsec -= 1000000000;
+		/* After the warm-up: ARP and a next hop may take a few. */
+		lost_run = rx && tx ? 0 : lost_run + (id >= PROBE_WARMUP);
+		if (lost_run == PROBE_LOST_RUN) {
+			pr->err = ETIMEDOUT;
+			break;
 		}
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		/* The next one a period after this one was due. The slots a
+		 * lost one's wait ran past are skipped, not sent at once: a
+		 * burst would time the path under a load no other row has. */
+		id += sleep_next_slot(&next, 1000000000 / PROBE_RATE);
 	}
 	close(fd);
 	return NULL;
@@ -327,8 +339,12 @@ static int probe(const struct bench_run *br, double seconds, double p[4], double
 	*sent = pr.sent;
 	*answered = pr.n;
 	if (pr.err || !pr.n) {
-		fprintf(stderr, "datapath: latency probes: %s\n",
-			pr.err ? strerror(pr.err) : "none answered");
+		if (pr.err == ETIMEDOUT)
+			fprintf(stderr, "datapath: latency probes: %d lost in a row: the path does not answer\n",
+				PROBE_LOST_RUN);
+		else
+			fprintf(stderr, "datapath: latency probes: %s\n",
+				pr.err ? strerror(pr.err) : "none answered");
 		goto out;
 	}
 	/* The lost ones as at least the wait: pr.sent <= n. */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "datapath.h"
@@ -25,13 +26,17 @@
 #define SOCKPERF_MPS	"1000"	/* the latency rows' probe rate */
 
 /* sockperf's percentiles of a ping-pong run in @out: p50, p90, p99,
- * p99.9 into @p, and its valid messages sent and received. 0, or -1 when
- * the output lacks them. */
+ * p99.9 into @p, and its valid messages sent and received. A reply lost
+ * is the last message sent: the client waits for it until its -t ends,
+ * outside the valid window, so the whole run's loss (its Total Run line)
+ * is added to what was sent where it is more. 0, or -1 when the output
+ * lacks them. */
 static int sockperf_parse(const char *out, double *p, double *sent, double *rcvd)
 {
 	static const double want[4] = { 50.0, 90.0, 99.0, 99.9 };
 	char line[512];
-	int have = 0, valid = 0;
+	int have = 0, valid = 0, total = 0;
+	double t_sent = 0, t_rcvd = 0;
 	FILE *f = fopen(out, "r");
 
 	if (!f)
@@ -44,6 +49,9 @@ static int sockperf_parse(const char *out, double *p, double *sent, double *rcvd
 		    (s = strstr(s, "SentMessages=")) &&
 		    sscanf(s, "SentMessages=%lf; ReceivedMessages=%lf", sent, rcvd) == 2)
 			valid = 1;
+		if ((s = strstr(line, "[Total Run]")) && (s = strstr(s, "SentMessages=")) &&
+		    sscanf(s, "SentMessages=%lf; ReceivedMessages=%lf", &t_sent, &t_rcvd) == 2)
+			total = 1;
 		if (!(s = strstr(line, "percentile ")) || sscanf(s, "percentile %lf = %lf", &pc, &v) != 2)
 			continue;
 		for (int i = 0; i < 4; i++)
@@ -53,7 +61,11 @@ static int sockperf_parse(const char *out, double *p, double *sent, double *rcvd
 			}
 	}
 	fclose(f);
-	return have == 0xf && valid ? 0 : -1;
+	if (!(have == 0xf && valid && total))
+		return -1;
+	if (t_sent - t_rcvd > *sent - *rcvd)
+		*sent = *rcvd + (t_sent - t_rcvd);
+	return 0;
 }
 
 /*
@@ -95,7 +107,7 @@ static int sockperf_run(struct bench_run *br, struct row *r, int round)
 	pid_t s, c;
 	int rc;
 
-	snprintf(secs, sizeof(secs), "%.0f", br->cfg.seconds < 1 ? 1 : br->cfg.seconds);
+	snprintf(secs, sizeof(secs), "%.0f", br->cfg.seconds < 1 ? 1 : ceil(br->cfg.seconds));
 	snprintf(sout, sizeof(sout), "%s/sockperf-s-%s", t->tmpdir, r->def->name);
 	snprintf(cout, sizeof(cout), "%s/sockperf-c-%s", t->tmpdir, r->def->name);
 	s = spawn(t, t->ns_dut, sout, server);

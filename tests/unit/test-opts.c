@@ -479,6 +479,27 @@ static int test_json_utf8(void)
 	return 0;
 }
 
+/* sleep_next_slot(): behind by 5.5 periods, 4 slots skipped and the next
+ * one at once (less than a period late); on time, it sleeps to its slot. */
+static int test_next_slot(void)
+{
+	const uint64_t period = 10000000;	/* 10 ms */
+	uint64_t t0 = mono_ns(), then = t0 - 55 * period / 10, took;
+	struct timespec next = { .tv_sec = then / 1000000000, .tv_nsec = then % 1000000000 };
+	uint32_t skipped = sleep_next_slot(&next, period);
+
+	took = mono_ns() - t0;
+	UT_ASSERT(skipped == 4 && took < period, "skipped %u, slept %llu ns", skipped,
+		  (unsigned long long)took);
+	t0 = mono_ns();
+	next = (struct timespec){ .tv_sec = t0 / 1000000000, .tv_nsec = t0 % 1000000000 };
+	skipped = sleep_next_slot(&next, period);
+	took = mono_ns() - t0;
+	UT_ASSERT(!skipped && took >= period, "on time: skipped %u, slept %llu ns", skipped,
+		  (unsigned long long)took);
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_every_kind),
 	UT_CASE(test_bad_arguments),
@@ -487,6 +508,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_bad_table),
 	UT_CASE(test_file),
 	UT_CASE(test_json_utf8),
+	UT_CASE(test_next_slot),
 	{}
 };
 
