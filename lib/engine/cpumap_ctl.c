@@ -181,11 +181,26 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 
 int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src)
 {
+	int err;
+
 	if (!src->sz) {
 		pr_warn("sink: struct ucm_sink_ops has no sz: set .sz = sizeof(struct ucm_sink_ops) (or declare it with UCM_OPTS())\n");
 		return -EINVAL;
 	}
-	return UCM_OPTS_COPY(dst, src, ucm_sink_ops);
+	err = UCM_OPTS_COPY(dst, src, ucm_sink_ops);
+	if (err)
+		return err;
+	/* Here, so that ucm_dp__validate() and the dp's create refuse them
+	 * before anything is attached, as the cpumap's create does. */
+	if (!dst->xmit) {
+		pr_warn("cpumap: a sink needs an xmit callback\n");
+		return -EINVAL;
+	}
+	if (dst->flags & ~(uint32_t)(UCM_SINK_F_KEEP | UCM_SINK_F_POLL_WAKE)) {
+		pr_warn("cpumap: sink flags %#x: unknown to this library\n", dst->flags);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* UCM_VERDICT_TX's channels, one per worker (or none): this map's UMEM's. */
@@ -290,14 +305,6 @@ struct ucm_cpumap *ucm_cpumap__create(struct ucm_umem *umem,
 	err = o.sink ? ucm_sink_ops_copy(&sink, o.sink) : 0;
 	if (err)
 		return ucm_err_ptr(err);
-	if (o.sink && !sink.xmit) {
-		pr_warn("cpumap: a sink needs an xmit callback\n");
-		return ucm_err_ptr(-EINVAL);
-	}
-	if (sink.flags & ~(uint32_t)(UCM_SINK_F_KEEP | UCM_SINK_F_POLL_WAKE)) {
-		pr_warn("cpumap: sink flags %#x: unknown to this library\n", sink.flags);
-		return ucm_err_ptr(-EINVAL);
-	}
 	if ((o.flags & UCM_CPUMAP_F_PREWAKE) &&
 	    (ucm_sink_reads_wake(&sink) || (o.flags & UCM_CPUMAP_F_INLINE))) {
 		pr_warn("cpumap: a pre-wake needs workers that sleep on their own or on a sink that only polls: %s\n",

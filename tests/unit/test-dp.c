@@ -33,10 +33,20 @@ static int pass_all(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
 	return UCM_VERDICT_PASS;
 }
 
+static int xmit_none(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
+		     const uint64_t *addrs, uint32_t n)
+{
+	return (int)n;
+}
+
 static const uint32_t two_q[2] = { 0, 1 };
-static const struct ucm_sink_ops null_sink = { .sz = sizeof(struct ucm_sink_ops) };
-static const struct ucm_sink_ops keep_sink = { .sz = sizeof(struct ucm_sink_ops), .flags = UCM_SINK_F_KEEP };
+static const struct ucm_sink_ops null_sink = { .sz = sizeof(struct ucm_sink_ops), .xmit = xmit_none };
+static const struct ucm_sink_ops keep_sink = { .sz = sizeof(struct ucm_sink_ops), .xmit = xmit_none,
+					       .flags = UCM_SINK_F_KEEP };
 static const struct ucm_sink_ops no_sz_sink = { .flags = 0 };	/* built without sz */
+static const struct ucm_sink_ops no_xmit_sink = { .sz = sizeof(struct ucm_sink_ops) };
+static const struct ucm_sink_ops new_flag_sink = { .sz = sizeof(struct ucm_sink_ops),
+						   .xmit = xmit_none, .flags = 1u << 15 };
 
 static int wait_never(void *ctx, uint32_t worker, int wake_fd)
 {
@@ -45,7 +55,7 @@ static int wait_never(void *ctx, uint32_t worker, int wake_fd)
 
 /* A sink that sleeps on its own fds and reads its wake fd. */
 static const struct ucm_sink_ops reading_wait_sink = {
-	.sz = sizeof(struct ucm_sink_ops), .wait = wait_never,
+	.sz = sizeof(struct ucm_sink_ops), .xmit = xmit_none, .wait = wait_never,
 };
 static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
 static const uint8_t zero_mac[6];
@@ -122,6 +132,13 @@ static int test_bad_options(void)
 		return 1;
 	b = o; b.sink = &no_sz_sink;
 	if (refused(&b, EINVAL, ".sz = sizeof(struct ucm_sink_ops)"))
+		return 1;
+	/* validate() refuses these too, before anything is attached. */
+	b = o; b.sink = &no_xmit_sink;
+	if (refused(&b, EINVAL, "a sink needs an xmit callback"))
+		return 1;
+	b = o; b.sink = &new_flag_sink;
+	if (refused(&b, EINVAL, "sink flags 0x8000: unknown to this library"))
 		return 1;
 	b = o; b.flags = UCM_DP_F_VERDICT_TX;
 	if (refused(&b, EINVAL, "it needs a verdict"))
