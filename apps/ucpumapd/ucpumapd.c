@@ -530,6 +530,11 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 	int status;
 
 	d->start_t = d->last_t = now_sec();
+	/* The links as they are before anybody is answered: a --status
+	 * right after READY=1 reads them, not the 0 of "not looked yet". */
+	status = check_faults(d);
+	if (status)
+		return status;
 	for (;;) {
 		double next = d->c.interval > 0 ? d->last_t + d->c.interval : now_sec() + 3600;
 		double until = next, wait;

@@ -112,8 +112,11 @@ case_answers() {
 		bad answers "ucpumapd did not start: $(tail -3 "$tmp/a.out.err" | tr '\n' ' ')"
 		return
 	fi
+	# At once after the banner (READY=1): the links as they are.
+	status "$tmp/a0.json"
+	[ "$(J "$tmp/a0.json" 'd["up"]')" = 1 ] || why="right after the start, up $(J "$tmp/a0.json" 'd["up"]') (want 1);"
 	mode=$(stat -c %a "$sock" 2> /dev/null)
-	[ "$mode" = 660 ] || why="$sock: mode ${mode:-none} (want 660);"
+	[ "$mode" = 660 ] || why="$why $sock: mode ${mode:-none} (want 660);"
 	ip netns exec "$gen" timeout 20 "$PY" "$traffic" flows-send --src $G4 --dst $D4 > "$tmp/batch" 2>&1
 	sent=$(jget "$tmp/batch" 'd["sent"]')
 	for _ in $(seq 30); do
