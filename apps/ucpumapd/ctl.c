@@ -320,6 +320,27 @@ void ctl__close(struct ctl *c)
 	free(c);
 }
 
+/* The sockets' directory is the host's, not the network namespace's: an
+ * instance serving an interface of the same name in another namespace
+ * may be the one that answers. Its pid (SO_PEERCRED) says where it runs,
+ * where this process may look (root, or the same user); true only when
+ * it is seen to be elsewhere. */
+static bool ctl_peer_elsewhere(int fd, pid_t *pid)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct stat mine, theirs;
+	char path[64];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) || cr.pid <= 0)
+		return false;
+	*pid = cr.pid;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)cr.pid);
+	if (stat("/proc/self/ns/net", &mine) || stat(path, &theirs))
+		return false;
+	return mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev;
+}
+
 /* The answer to stdout: 0, or -errno (-EPIPE: cut before its newline). */
 static int ctl_read(int fd, size_t *got_out)
 {
@@ -350,6 +371,7 @@ int ctl_status(const char *dev)
 	struct timeval tv = { .tv_sec = CTL_WAIT_SEC };
 	struct sockaddr_un sa;
 	size_t got = 0;
+	pid_t peer = 0;
 	int fd, err;
 
 	if (ctl_addr(dev, &sa)) {
@@ -381,6 +403,12 @@ int ctl_status(const char *dev)
 		/* ENOENT: none; ECONNREFUSED: a killed one's file. */
 		fprintf(stderr, "ucpumapd: no instance serves %s (%s: %s)\n", dev, sa.sun_path,
 			strerror(err));
+		return EXIT_SETUP;
+	}
+	if (ctl_peer_elsewhere(fd, &peer)) {
+		close(fd);
+		fprintf(stderr, "ucpumapd: the instance answering on %s (pid %d) serves a %s of another network namespace: ask there (ip netns exec NAME ucpumapd --status %s)\n",
+			sa.sun_path, (int)peer, dev, dev);
 		return EXIT_SETUP;
 	}
 	err = ctl_read(fd, &got);

@@ -22,7 +22,8 @@
 #   other-namespace an instance on another namespace's vd while one
 #                   answers: it runs without a socket, saying so; the
 #                   first one's still answers, and stays at the second's
-#                   stop
+#                   stop; a --status from the second's namespace is
+#                   refused, exit 1, naming the first's pid
 #   long-answer     the answer larger than its socket takes at once
 #                   (tests/progs/fault_shim.c short_send: 1000 bytes a
 #                   turn): the rest goes in the next turns, --status
@@ -237,6 +238,13 @@ case_other_namespace() {
 	if wait_line "$tmp/o2.out" '^ucpumapd: ' 50 "$dpid"; then
 		grep -q "cannot serve --status on $sock: another instance answers there" "$tmp/o2.out.err" ||
 			why="the second said: $(grep 'status' "$tmp/o2.out.err" || echo nothing);"
+		# Asked from the second's namespace, the first (elsewhere)
+		# answers: not taken for this namespace's vd.
+		ip netns exec ${dut}b timeout 10 "$daemon" --status vd > "$tmp/ob" 2> "$tmp/ob.err"
+		rc=$?
+		[ $rc = 1 ] && [ ! -s "$tmp/ob" ] &&
+			grep -q "(pid $first) serves a vd of another network namespace: ask there" "$tmp/ob.err" ||
+			why="$why --status from the second's namespace: exit $rc, $(head -c 300 "$tmp/ob.err");"
 		term || why="$why the second exited $?;"
 	else
 		why="the second did not start: $(tail -2 "$tmp/o2.out.err" | tr '\n' ' ');"
