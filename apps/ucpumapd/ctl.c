@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,9 @@ static int ctl_addr(const char *dev, struct sockaddr_un *sa)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	if (!*dev || strchr(dev, '/') ||
+	/* The kernel's rule for a device's name (dev_valid_name()). */
+	if (!*dev || strlen(dev) >= IF_NAMESIZE || !strcmp(dev, ".") || !strcmp(dev, "..") ||
+	    strpbrk(dev, "/: \t\n\v\f\r") ||
 	    snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/%s.sock", CTL_DIR, dev) >=
 	    (int)sizeof(sa->sun_path))
 		return -EINVAL;

@@ -8,7 +8,9 @@
  *               units ordered after ours start then, not before)
  *   WATCHDOG=1  from the control loop, twice per WatchdogSec, and only
  *               while ucm_dp__check() finds no fault: a stuck control
- *               thread, or a datapath that stopped serving, is restarted
+ *               thread is restarted. A fault the check sees stops the
+ *               daemon itself; a worker or RX thread that hangs without
+ *               one is not seen (its ring fills, its drops count)
  *   STOPPING=1  when the stop begins, with the reason as STATUS
  */
 #include <stdio.h>

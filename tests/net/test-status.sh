@@ -97,14 +97,14 @@ case_none() {
 }
 
 case_bad_name() {
-	local rc
-	ip netns exec "$dut" "$daemon" --status a/b > "$tmp/bad" 2> "$tmp/bad.err"
-	rc=$?
-	if [ $rc = 2 ] && grep -q "not an interface name" "$tmp/bad.err"; then
-		ok bad-name "$(cat "$tmp/bad.err")"
-	else
-		bad bad-name "exit $rc (want 2): $(cat "$tmp/bad.err")"
-	fi
+	local rc n why=
+	for n in a/b eth0:1 'a b' abcdefghijklmnop; do
+		ip netns exec "$dut" "$daemon" --status "$n" > "$tmp/bad" 2> "$tmp/bad.err"
+		rc=$?
+		[ $rc = 2 ] && grep -q "not an interface name" "$tmp/bad.err" ||
+			why="$why '$n': exit $rc (want 2): $(cat "$tmp/bad.err");"
+	done
+	if [ -z "$why" ]; then ok bad-name "$(cat "$tmp/bad.err")"; else bad bad-name "$why"; fi
 }
 
 case_answers() {
