@@ -200,7 +200,10 @@ enum ucm_dp_thread {
 };
 /* On each thread ucm_dp starts, once its own set-up is done and before its
  * loop (@kind: enum ucm_dp_thread): to drop the thread's capabilities
- * (none of the RX threads' or workers' run time needs one), name it, set
+ * (none of the RX threads' or workers' run time needs one, but an RX
+ * thread that gives up takes its socket out of the XSK map, which needs
+ * CAP_BPF or CAP_SYS_ADMIN before Linux 6.5: there, without it, its
+ * queue's traffic goes to a socket nobody reads), name it, set
  * its scheduling. It runs during ucm_dp__create() (workers, resolvers)
  * and ucm_dp__start() (RX threads), before either returns; it must not
  * block, and cannot fail a thread: it records a failure for the control
@@ -436,7 +439,8 @@ UCM_API int ucm_dp__start(struct ucm_dp *dp);
  * The counters are final once the workers drained (UCM_DP_S_STOPPED):
  * statistics getters on other threads read them from then on. Return: 0
  * when the counters add up and every frame came home; -EUCLEAN when they
- * do not (the log says which), -EBUSY when frames were still out after
+ * do not, or the frames' audit found one home twice (the log says which),
+ * -EBUSY when frames were still out after
  * @timeout_ms. Called again after -EBUSY, it looks for them again; once
  * the counters failed it says -EUCLEAN each time, and whether the frames
  * came home is UCM_DP_S_FRAMES_HOME in ucm_dp__stats()' state.
