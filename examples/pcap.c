@@ -136,6 +136,10 @@ int main(int argc, char **argv)
 	if (ucm_dp__stop(dp, 1500) && !err)
 		err = -errno;
 	ucm_dp__destroy(dp);
+	if (!s.packets && err) {	/* the start failed: no capture */
+		fprintf(stderr, "pcap: %s\n", strerror(-err));
+		goto out_file;
+	}
 	if (fclose(s.f))
 		err = -errno;
 	printf("pcap: wrote %lu packets to %s%s%s\n", s.packets, argv[2],
