@@ -22,11 +22,6 @@
 
 #define VLAN_HLEN	4
 #define IPV4_MIN_HLEN	20
-/* IPv4 option types (RFC 791): the list's end, a no-op, the source routes */
-#define IPV4_OPT_END	0
-#define IPV4_OPT_NOOP	1
-#define IPV4_OPT_LSRR	131
-#define IPV4_OPT_SSRR	137
 #define IPV6_HLEN	40
 #define UDP_HLEN	8
 #define TCP_MIN_HLEN	20
@@ -157,27 +152,6 @@ static inline void hash_ports(const struct ucm_pkt *pkt, uint16_t *sport_be,
 	}
 }
 
-/* UCM_PKT_F_SRCROUTE when the @len bytes of IPv4 options at @o hold a
- * loose or strict source route, else 0; a malformed list ends the look
- * (the kernel's stack judges it). */
-static uint16_t ipv4_srcroute(const uint8_t *o, uint32_t len)
-{
-	uint32_t i = 0;
-
-	while (i < len && o[i] != IPV4_OPT_END) {
-		if (o[i] == IPV4_OPT_NOOP) {
-			i++;
-			continue;
-		}
-		if (i + 1 >= len || o[i + 1] < 2)
-			break;
-		if (o[i] == IPV4_OPT_LSRR || o[i] == IPV4_OPT_SSRR)
-			return UCM_PKT_F_SRCROUTE;
-		i += o[i + 1];
-	}
-	return 0;
-}
-
 static enum ucm_drop_reason parse_ipv4(struct ucm_pkt *pkt, const uint8_t *p,
 				       uint32_t rd)
 {
@@ -204,8 +178,9 @@ static enum ucm_drop_reason parse_ipv4(struct ucm_pkt *pkt, const uint8_t *p,
 	pkt->l4_proto = p[off + 9];
 	pkt->flags = UCM_PKT_F_IPV4;
 	if (ihl > IPV4_MIN_HLEN)
-		pkt->flags |= UCM_PKT_F_IP_OPTS | ipv4_srcroute(p + off + IPV4_MIN_HLEN,
-								ihl - IPV4_MIN_HLEN);
+		pkt->flags |= UCM_PKT_F_IP_OPTS |
+			      (ucm_ipv4_srcroute(p + off + IPV4_MIN_HLEN, ihl - IPV4_MIN_HLEN) ?
+			       UCM_PKT_F_SRCROUTE : 0);
 
 	frag = ld_be16(p + off + 6);
 	if (frag & (IPV4_MF | IPV4_OFFSET)) {

@@ -58,6 +58,35 @@ static inline uint32_t ucm_l4_check_off(uint8_t l4_proto)
 	return l4_proto == IPPROTO_TCP ? 16 : 6;
 }
 
+
+/* IPv4 option types (RFC 791): the list's end, a no-op, the source routes */
+#define UCM_IPV4_OPT_END	0
+#define UCM_IPV4_OPT_NOOP	1
+#define UCM_IPV4_OPT_LSRR	131
+#define UCM_IPV4_OPT_SSRR	137
+
+/* Whether the @len bytes of IPv4 options at @o hold a loose or strict
+ * source route: the sender's pseudo-header then has the route's last
+ * address, not the header's. A malformed list ends the look (the
+ * kernel's stack judges it). */
+static inline bool ucm_ipv4_srcroute(const uint8_t *o, uint32_t len)
+{
+	uint32_t i = 0;
+
+	while (i < len && o[i] != UCM_IPV4_OPT_END) {
+		if (o[i] == UCM_IPV4_OPT_NOOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= len || o[i + 1] < 2)
+			break;
+		if (o[i] == UCM_IPV4_OPT_LSRR || o[i] == UCM_IPV4_OPT_SSRR)
+			return true;
+		i += o[i + 1];
+	}
+	return false;
+}
+
 /* The pseudo-header's sum: addresses, protocol, L4 length (@ip: the IP
  * header). */
 static inline uint32_t ucm_pseudo_sum(const uint8_t *ip, bool v6, uint8_t proto,

@@ -9,6 +9,7 @@
 #include <linux/if_ether.h>
 
 #include "core/internal.h"
+#include "proto/proto.h"
 #include "proto/split.h"
 #include "ucpumap/csum.h"
 #include "ucpumap/gso.h"	/* VIRTIO_NET_HDR_GSO_UDP_L4 on older headers */
@@ -33,8 +34,9 @@ static enum ucm_split_err parse(const uint8_t *pkt, uint32_t head, uint32_t len,
 		return UCM_SPLIT_BAD_HDR;
 	s->v6 = ip[0] >> 4 == 6;
 	if (s->v6) {
-		/* No extension headers: the kernel's own TSO/USO packets
-		 * have none, and a jumbogram's length field is 0. */
+		/* No extension headers (way-back.md lists the super-packets
+		 * that have them: dropped), and a jumbogram's length field
+		 * is 0. */
 		l3h = 40;
 		if (head < s->l3_off + l3h || ld_be16(ip + 4) != len - s->l3_off - l3h)
 			return UCM_SPLIT_BAD_HDR;
@@ -45,6 +47,7 @@ static enum ucm_split_err parse(const uint8_t *pkt, uint32_t head, uint32_t len,
 		    ld_be16(ip + 2) != len - s->l3_off || (ld_be16(ip + 6) & IP4_FRAG_MASK))
 			return UCM_SPLIT_BAD_HDR;
 		s->proto = ip[9];
+		s->srcroute = ucm_ipv4_srcroute(ip + 20, l3h - 20);
 	}
 	if ((gt == VIRTIO_NET_HDR_GSO_TCPV4 && (s->v6 || s->proto != IPPROTO_TCP)) ||
 	    (gt == VIRTIO_NET_HDR_GSO_TCPV6 && (!s->v6 || s->proto != IPPROTO_TCP)) ||
@@ -105,10 +108,13 @@ enum ucm_split_err ucm_split_plan(const struct virtio_net_hdr *vh, const uint8_t
 		err = parse(pkt, head, len, gt, ver, s);
 	if (err)
 		return err;
-	/* A checksum asked for must be the L4 one, where parse() found it. */
+	/* A checksum asked for must be the L4 one, where parse() found it;
+	 * with a source route, its field is the one pseudo-header known. */
 	if ((vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
 	    (vh->csum_start != s->l4_off ||
 	     vh->csum_offset != ucm_split_csum_off(s->proto)))
+		return UCM_SPLIT_BAD_HDR;
+	if (s->srcroute && !(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM))
 		return UCM_SPLIT_BAD_HDR;
 	s->len = len;
 	s->mss = vh->gso_size;
@@ -201,9 +207,19 @@ static void l4_csum(const struct ucm_split *s, uint8_t *seg, uint32_t l4len, uin
 	uint32_t sum;
 	uint16_t v;
 
+	if (s->srcroute) {
+		/* The field's sum at the whole length, less that length, plus
+		 * this segment's (one's complement: adding ~L takes L away). */
+		uint16_t less = (uint16_t)~(s->len - s->l4_off);
+		const uint8_t adj[6] = { check[0], check[1], less >> 8, less & 0xff,
+					 l4len >> 8, l4len & 0xff };
+
+		sum = ucm_csum_add(psum, adj, sizeof(adj));
+	} else {
+		sum = ucm_csum_add(psum, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
+		sum = ucm_csum_add(sum, ph, sizeof(ph));
+	}
 	st_be16(check, 0);
-	sum = ucm_csum_add(psum, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
-	sum = ucm_csum_add(sum, ph, sizeof(ph));
 	if (s->partial) {
 		st_be16(check, (uint16_t)~ucm_csum_fold(sum));
 		return;

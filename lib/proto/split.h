@@ -54,6 +54,10 @@ struct ucm_split {
 	uint8_t proto;		/* IPPROTO_TCP or IPPROTO_UDP */
 	bool v6;
 	bool partial;
+	/* An IPv4 source route: the sender's pseudo-header has the route's
+	 * last address, so each segment's comes from the super-packet's
+	 * field (the sum at its whole length), as the kernel's GSO does. */
+	bool srcroute;
 };
 
 /* Where a TCP or UDP header holds its checksum. */

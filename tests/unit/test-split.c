@@ -32,7 +32,13 @@ struct spec {
 	uint8_t tflags;		/* TCP flags of the super-packet (0: ACK|PSH) */
 	uint16_t id;
 	bool partial;		/* checksums left partial, finished here as a device does */
+	bool lsrr;		/* IPv4: a loose source route whose last hop is 10.0.0.3 */
 };
+
+/* A NOP and a loose source route (RFC 791) of two hops: 10.0.0.9, then
+ * 10.0.0.3, the final destination the sender's pseudo-header has. */
+static const uint8_t lsrr_opt[12] = { 1, 131, 11, 4, 10, 0, 0, 9, 10, 0, 0, 3 };
+static const uint8_t lsrr_final[4] = { 10, 0, 0, 3 };
 
 static uint16_t be16(const uint8_t *p)
 {
@@ -50,12 +56,17 @@ static void put16(uint8_t *p, uint16_t v)
 	p[1] = v & 0xff;
 }
 
-/* The sum over pseudo-header and L4 bytes: 0 folded when right. */
+/* The sum over pseudo-header and L4 bytes: 0 folded when right. The
+ * pseudo-header's destination is @dst where given (a source route's last
+ * hop), else the header's. */
 static uint16_t l4_check(const uint8_t *ip, bool v6, uint8_t proto, const uint8_t *l4,
-			 uint32_t l4len)
+			 uint32_t l4len, const uint8_t *dst)
 {
 	const uint8_t ph[4] = { 0, proto, l4len >> 8, l4len & 0xff };
-	uint32_t sum = ucm_csum_add(0, v6 ? ip + 8 : ip + 12, v6 ? 32 : 8);
+	uint32_t sum = ucm_csum_add(0, v6 ? ip + 8 : ip + 12, v6 ? 32 : (dst ? 4 : 8));
+
+	if (dst)
+		sum = ucm_csum_add(sum, dst, 4);
 
 	return ucm_csum_fold(ucm_csum_add(ucm_csum_add(sum, ph, 4), l4, l4len));
 }
@@ -64,7 +75,7 @@ static uint16_t l4_check(const uint8_t *ip, bool v6, uint8_t proto, const uint8_
  * field the pseudo-header's sum (NEEDS_CSUM). Return its length. */
 static uint32_t build(const struct spec *s, struct virtio_net_hdr *vh)
 {
-	uint32_t l2 = s->tap ? 14 : 0, l3h = s->v6 ? 40 : 20, l4h = s->udp ? 8 : 32;
+	uint32_t l2 = s->tap ? 14 : 0, l3h = s->v6 ? 40 : s->lsrr ? 32 : 20, l4h = s->udp ? 8 : 32;
 	uint32_t l4len = l4h + s->payload, len = l2 + l3h + l4len, i, sum;
 	uint8_t *ip = sp + l2, *l4 = ip + l3h;
 	uint8_t ph[4] = { 0, s->udp ? 17 : 6, l4len >> 8, l4len & 0xff };
@@ -84,14 +95,16 @@ static uint32_t build(const struct spec *s, struct virtio_net_hdr *vh)
 		ip[24] = 0xfd;
 		ip[39] = 2;
 	} else {
-		ip[0] = 0x45;
+		ip[0] = 0x40 | l3h / 4;
 		put16(ip + 2, l3h + l4len);
 		put16(ip + 4, s->id);
 		put16(ip + 6, 0x4000);	/* DF */
 		ip[8] = 64;
 		ip[9] = s->udp ? 17 : 6;
 		memcpy(ip + 12, "\x0a\x00\x00\x01\x0a\x00\x00\x02", 8);
-		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, 20)));
+		if (s->lsrr)
+			memcpy(ip + 20, lsrr_opt, sizeof(lsrr_opt));
+		put16(ip + 10, ucm_csum_fold(ucm_csum_add(0, ip, l3h)));
 	}
 	put16(l4, 5001);
 	put16(l4 + 2, 40000);
@@ -107,7 +120,10 @@ static uint32_t build(const struct spec *s, struct virtio_net_hdr *vh)
 	}
 	for (i = 0; i < s->payload; i++)
 		l4[l4h + i] = (uint8_t)(i * 7 + i / 251);
-	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
+	/* The sender's pseudo-header: with a source route, its last hop. */
+	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : s->lsrr ? 4 : 8);
+	if (s->lsrr)
+		sum = ucm_csum_add(sum, lsrr_final, 4);
 	put16(l4 + (s->udp ? 6 : 16), (uint16_t)~ucm_csum_fold(ucm_csum_add(sum, ph, 4)));
 	memset(vh, 0, sizeof(*vh));
 	vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
@@ -133,7 +149,7 @@ static void finish_partial(uint8_t *pkt, uint32_t n, uint32_t start, uint32_t at
  * segment; the payloads back together must be the original's. */
 static int cut_and_check(const struct spec *s, uint32_t head)
 {
-	uint32_t l2 = s->tap ? 14 : 0, l3h = s->v6 ? 40 : 20, l4h = s->udp ? 8 : 32;
+	uint32_t l2 = s->tap ? 14 : 0, l3h = s->v6 ? 40 : s->lsrr ? 32 : 20, l4h = s->udp ? 8 : 32;
 	uint32_t hl = l2 + l3h + l4h, len, k, got = 0, n;
 	uint8_t tf = s->tflags ? s->tflags : 0x18;
 	struct virtio_net_hdr vh;
@@ -169,10 +185,11 @@ static int cut_and_check(const struct spec *s, uint32_t head)
 			UT_ASSERT(be16(ip + 2) == l3h + l4h + want, "segment %u: total length", k);
 			UT_ASSERT(be16(ip + 4) == (uint16_t)(s->id + k), "segment %u: IPv4 ID %u",
 				  k, be16(ip + 4));
-			UT_ASSERT(ucm_csum_fold(ucm_csum_add(0, ip, 20)) == 0,
+			UT_ASSERT(ucm_csum_fold(ucm_csum_add(0, ip, l3h)) == 0,
 				  "segment %u: IPv4 header checksum", k);
 		}
-		UT_ASSERT(l4_check(ip, s->v6, s->udp ? 17 : 6, l4, l4h + want) == 0,
+		UT_ASSERT(l4_check(ip, s->v6, s->udp ? 17 : 6, l4, l4h + want,
+				   s->lsrr ? lsrr_final : NULL) == 0,
 			  "segment %u: L4 checksum wrong", k);
 		if (s->udp) {
 			UT_ASSERT(be16(l4 + 4) == 8 + want, "segment %u: UDP length", k);
@@ -220,6 +237,23 @@ static int test_udp4_udp6_short_last(void)
 		return -1;
 	s.v6 = true;
 	return cut_and_check(&s, SEG_MAX);
+}
+
+/* A TCP sender's source route (IP_OPTIONS, no privilege needed): the
+ * field's pseudo-header has the route's last hop, not the header's first;
+ * each segment's checksum must too, full or left partial. UDP alike. */
+static int test_tcp4_source_route(void)
+{
+	struct spec s = { .lsrr = true, .payload = 5000, .mss = 1448, .id = 7 };
+
+	if (cut_and_check(&s, 4000))
+		return 1;
+	s.partial = true;
+	if (cut_and_check(&s, 4000))
+		return 1;
+	s.udp = true;
+	s.partial = false;
+	return cut_and_check(&s, 4000);
 }
 
 static int test_tap(void)
@@ -347,12 +381,12 @@ static int test_csum(void)
 	vh.gso_type = VIRTIO_NET_HDR_GSO_NONE;
 	vh.gso_size = 0;
 	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_OK, "a good one refused");
-	UT_ASSERT(l4_check(sp, false, 17, sp + 20, len - 20) == 0, "UDP checksum wrong");
+	UT_ASSERT(l4_check(sp, false, 17, sp + 20, len - 20, NULL) == 0, "UDP checksum wrong");
 	s.udp = false;
 	s.v6 = true;
 	len = build(&s, &vh);
 	UT_ASSERT(ucm_split_csum(&vh, sp, len) == UCM_SPLIT_OK, "a good one refused");
-	UT_ASSERT(l4_check(sp, true, 6, sp + 40, len - 40) == 0, "TCPv6 checksum wrong");
+	UT_ASSERT(l4_check(sp, true, 6, sp + 40, len - 40, NULL) == 0, "TCPv6 checksum wrong");
 	UT_ASSERT(ucm_split_csum_own(&vh, sp, len, false), "TCPv6's own checksum not seen as such");
 	vh.csum_offset = 6;
 	UT_ASSERT(!ucm_split_csum_own(&vh, sp, len, false), "UDP's field in a TCP packet taken");
@@ -492,6 +526,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_tcp4),
 	UT_CASE(test_tcp6_cwr_fin),
 	UT_CASE(test_udp4_udp6_short_last),
+	UT_CASE(test_tcp4_source_route),
 	UT_CASE(test_tap),
 	UT_CASE(test_every_head),
 	UT_CASE(test_partial),
