@@ -167,6 +167,9 @@ int poll_check(struct cfg *c, const int *wk, int nwk);
  * i-th CPU), not refused. */
 void rx_cpus_said(const struct cfg *c);
 int poll_confine(const struct cfg *c);
+
+/* args.c: options that exclude or need each other. */
+int args_exclusive(struct cfg *c);
 void poll_napi_hint(const struct cfg *c, unsigned int spin_us);
 void rx_thread_seen(struct daemon *d, uint32_t idx);
 uint64_t rx_cpu_ns(struct daemon *d);

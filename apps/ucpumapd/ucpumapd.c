@@ -307,62 +307,14 @@ static int check_args(struct cfg *c)
 	unsigned long need;
 	int n;
 
-	/* First: --check runs the datapath's checks on these options even
-	 * after a refusal here, and a --peer-mac means two-way there too. */
-	c->two_way |= c->peer_mac_set;
-	if (c->copy && c->zero_copy) {
-		fprintf(stderr, "ucpumapd: --copy and --zero-copy exclude each other\n");
+	if (args_exclusive(c))
 		return -1;
-	}
-	if (c->peer_mac_set && c->tap) {
-		fprintf(stderr, "ucpumapd: --peer-mac is for a tun: a tap's frames carry their own Ethernet header; use --two-way\n");
-		return -1;
-	}
-	if (c->no_offload && !c->two_way) {
-		fprintf(stderr, "ucpumapd: --no-offload is about the way back: add --two-way, or drop --no-offload\n");
-		return -1;
-	}
-	if (c->no_tx_csum && (!c->two_way || c->no_offload)) {
-		fprintf(stderr, "ucpumapd: --no-tx-csum is about the way back's offloads: add --two-way, or drop %s\n",
-			c->two_way ? "--no-offload (it computes every checksum already)" : "--no-tx-csum");
-		return -1;
-	}
-	if (c->no_hold && !c->no_coalesce) {
-		/* Merging needs the hold: the library holds all the same. */
-		fprintf(stderr, "ucpumapd: --no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce, or drop --no-hold\n");
-		return -1;
-	}
-	if (c->keep_tun && c->tun && strchr(c->tun, '%')) {
-		fprintf(stderr, "ucpumapd: --keep-tun needs a fixed --tun name: with %s the kernel picks a new name at each start, and each kept tun would stay behind; give a name without %%\n",
-			c->tun);
-		return -1;
-	}
-	/* Below IPv6's minimum link MTU (RFC 8200) the kernel turns IPv6 off
-	 * on the tun and drops what is written into it, after us. */
-	if (c->mtu && c->mtu < 1280 && c->filter != UCM_STEER_F_IPV4) {
-		fprintf(stderr, "ucpumapd: --mtu %lu: below 1280 the kernel turns IPv6 off on the tun and drops each IPv6 packet written into it; give --mtu 1280 or more, or --filter ipv4\n",
-			c->mtu);
-		return -1;
-	}
-	if (c->two_way && c->pass) {
-		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
-		return -1;
-	}
-	if (c->prewake == UCM_DP_PREWAKE_ON && c->pass) {
-		fprintf(stderr, "ucpumapd: --prewake on: --pass has no workers; give --prewake auto or off\n");
-		return -1;
-	}
 	if (c->pass)
 		n = c->nqueues;		/* the RX threads are the workers */
 	else if (c->ncpus)
 		n = c->ncpus;
 	else	/* the library's default, near the device (and said by it) */
 		n = ucm_dp__default_cpus(c->dev, wk, UCM_CPUMAP_MAX_WORKERS);
-	if (c->poll && c->spin_set && !c->spin_us) {
-		fprintf(stderr, "ucpumapd: --poll with --spin-us 0 would never poll: give --spin-us "
-			"above 0, or leave --poll out\n");
-		return -1;
-	}
 	/* A spin is polling for a while, and so is busy polling's look
 	 * (UCM_DP_BUSY_POLL_US without a spin): the same placement. */
 	if ((c->poll || c->spin_us || c->busy_poll) &&
@@ -377,15 +329,6 @@ static int check_args(struct cfg *c)
 	if (c->poll || c->busy_poll)
 		poll_napi_hint(c, c->poll && !c->spin_set ? UCM_SPIN_US_MAX :
 				  c->spin_us ? c->spin_us : UCM_DP_BUSY_POLL_US);
-	/* Each is one policy's: with another, it would be ignored. */
-	if ((c->steer_flags & UCM_STEER_F_SYMMETRIC) && c->policy != UCM_STEER_L4_HASH) {
-		fprintf(stderr, "ucpumapd: --symmetric is l4-hash's: drop it, or give --steer l4-hash\n");
-		return -1;
-	}
-	if (c->fixed_set && c->policy != UCM_STEER_FIXED) {
-		fprintf(stderr, "ucpumapd: --fixed-worker is the worker of --steer fixed: add --steer fixed, or drop it\n");
-		return -1;
-	}
 	if (c->fixed >= (unsigned long)n) {
 		fprintf(stderr, "ucpumapd: --fixed-worker %lu: there are only %d workers (%s)\n",
 			c->fixed, n, c->pass ? "with --pass, one a queue: --queues" : "--cpus");

@@ -621,6 +621,11 @@ case_bad_flags() {
 		--dev vd --tun 'ucmk%d' --keep-tun
 	bad_flag mtu-ipv6-off 2 "--mtu 1000: below 1280 the kernel turns IPv6 off on the tun.*or --filter ipv4" -- \
 		--dev vd --tun $tun --mtu 1000
+	# Two-way, the tun takes IFACE's MTU: the same, without --mtu.
+	ip -n "$dut" link set vd mtu 1000
+	bad_flag two-way-mtu-ipv6-off 2 "--two-way: the tun takes the interface's MTU, 1000: below 1280 .*raise the interface's, or --filter ipv4" -- \
+		--dev vd --tun $tun --two-way
+	ip -n "$dut" link set vd mtu 1500
 	bad_flag default-tun-too-long 2 "ucm-vd-twelve-ch would be longer than 15 characters: give --tun" -- --dev vd-twelve-ch
 	# --config: a file of options, read before the command line.
 	bad_flag config-missing 78 "--config $tmp/none.conf: No such file" -- --dev vd --config $tmp/none.conf

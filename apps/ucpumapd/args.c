@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ucpumapd's options that exclude or need each other, and values a
+ * setting elsewhere makes wrong: each refusal names its fix (exit 2).
+ * The checks that need the workers' count or the library stay in
+ * check_args().
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ucpumap/dp.h"
+#include "ucpumap/steer.h"
+#include "daemon.h"
+
+/* IPv6's minimum link MTU (RFC 8200): below it the kernel turns IPv6 off
+ * on the tun and drops what is written into it, after us. */
+#define IPV6_MIN_MTU	1280
+
+/* @dev's MTU from sysfs, 0 when it cannot be read. */
+static unsigned long dev_mtu(const char *dev)
+{
+	char path[128];
+	unsigned long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", dev);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+/* Return: 0, or -1 after a message. */
+int args_exclusive(struct cfg *c)
+{
+	unsigned long mtu;
+
+	/* First: --check runs the datapath's checks on these options even
+	 * after a refusal here, and a --peer-mac means two-way there too. */
+	c->two_way |= c->peer_mac_set;
+	if (c->copy && c->zero_copy) {
+		fprintf(stderr, "ucpumapd: --copy and --zero-copy exclude each other\n");
+		return -1;
+	}
+	if (c->peer_mac_set && c->tap) {
+		fprintf(stderr, "ucpumapd: --peer-mac is for a tun: a tap's frames carry their own Ethernet header; use --two-way\n");
+		return -1;
+	}
+	if (c->no_offload && !c->two_way) {
+		fprintf(stderr, "ucpumapd: --no-offload is about the way back: add --two-way, or drop --no-offload\n");
+		return -1;
+	}
+	if (c->no_tx_csum && (!c->two_way || c->no_offload)) {
+		fprintf(stderr, "ucpumapd: --no-tx-csum is about the way back's offloads: add --two-way, or drop %s\n",
+			c->two_way ? "--no-offload (it computes every checksum already)" : "--no-tx-csum");
+		return -1;
+	}
+	if (c->no_hold && !c->no_coalesce) {
+		/* Merging needs the hold: the library holds all the same. */
+		fprintf(stderr, "ucpumapd: --no-hold: coalescing holds up to 64 packets to merge them; add --no-coalesce, or drop --no-hold\n");
+		return -1;
+	}
+	if (c->keep_tun && c->tun && strchr(c->tun, '%')) {
+		fprintf(stderr, "ucpumapd: --keep-tun needs a fixed --tun name: with %s the kernel picks a new name at each start, and each kept tun would stay behind; give a name without %%\n",
+			c->tun);
+		return -1;
+	}
+	/* Two-way, the tun takes IFACE's MTU where that is less. */
+	mtu = c->mtu ? c->mtu : c->two_way ? dev_mtu(c->dev) : 0;
+	if (mtu && mtu < IPV6_MIN_MTU && c->filter != UCM_STEER_F_IPV4) {
+		fprintf(stderr, "ucpumapd: %s %lu: below %d the kernel turns IPv6 off on the tun and drops each IPv6 packet written into it; %s, or --filter ipv4\n",
+			c->mtu ? "--mtu" : "--two-way: the tun takes the interface's MTU,", mtu,
+			IPV6_MIN_MTU, c->mtu ? "give --mtu 1280 or more" : "raise the interface's");
+		return -1;
+	}
+	if (c->two_way && c->pass) {
+		fprintf(stderr, "ucpumapd: --pass has no workers to read the tun: drop --pass, or --two-way and --peer-mac\n");
+		return -1;
+	}
+	if (c->prewake == UCM_DP_PREWAKE_ON && c->pass) {
+		fprintf(stderr, "ucpumapd: --prewake on: --pass has no workers; give --prewake auto or off\n");
+		return -1;
+	}
+	if (c->poll && c->spin_set && !c->spin_us) {
+		fprintf(stderr, "ucpumapd: --poll with --spin-us 0 would never poll: give --spin-us "
+			"above 0, or leave --poll out\n");
+		return -1;
+	}
+	/* Each is one policy's: with another, it would be ignored. */
+	if ((c->steer_flags & UCM_STEER_F_SYMMETRIC) && c->policy != UCM_STEER_L4_HASH) {
+		fprintf(stderr, "ucpumapd: --symmetric is l4-hash's: drop it, or give --steer l4-hash\n");
+		return -1;
+	}
+	if (c->fixed_set && c->policy != UCM_STEER_FIXED) {
+		fprintf(stderr, "ucpumapd: --fixed-worker is the worker of --steer fixed: add --steer fixed, or drop it\n");
+		return -1;
+	}
+	return 0;
+}
