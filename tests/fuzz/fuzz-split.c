@@ -64,8 +64,20 @@ static void check_seg(const struct ucm_split *s, uint32_t k, const uint8_t *h,
 	} else {
 		CHECK(ld_be16(l4 + 4) == l4len);
 	}
-	sum = ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8);
-	CHECK(ucm_csum_fold(ucm_csum_add(ucm_csum_add(sum, ph, 4), l4, l4len)) == 0);
+	if (s->srcroute) {
+		/* The sender's pseudo-header is the super-packet's field (its
+		 * sum at the whole length): less that length, plus this one. */
+		const uint8_t *f = hl4 + ucm_split_csum_off(s->proto);
+		uint16_t less = (uint16_t)~(s->len - s->l4_off);
+		const uint8_t adj[6] = { f[0], f[1], less >> 8, less & 0xff, l4len >> 8,
+					 l4len & 0xff };
+
+		sum = ucm_csum_add(0, adj, sizeof(adj));
+	} else {
+		sum = ucm_csum_add(ucm_csum_add(0, s->v6 ? ip + 8 : ip + 12, s->v6 ? 32 : 8),
+				   ph, 4);
+	}
+	CHECK(ucm_csum_fold(ucm_csum_add(sum, l4, l4len)) == 0);
 }
 
 /* Segment @k spread over parts of @first, then @each bytes: the bytes of

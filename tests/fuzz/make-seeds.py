@@ -343,6 +343,14 @@ def split_read(ctl, head, room, gso_type, gso_size, frame, csum_start, csum_off)
     return struct.pack('!BHH', ctl, head, room) + vnet + frame
 
 
+def with_lsrr(ip4):
+    """@ip4 with a NOP and a loose source route of two hops (RFC 791)."""
+    b = bytearray(ip4[:20] + bytes([1, 131, 11, 4, 10, 0, 0, 9, 10, 0, 0, 3]) + ip4[20:])
+    b[0] = 0x48
+    struct.pack_into('!H', b, 2, len(b))
+    return bytes(b)
+
+
 def split_seeds():
     # Super-packets with full checksums in place: the cut must not care.
     t4, t6 = tcp4(1000, n=4000)[14:], tcp6(1000, n=3000)[14:]
@@ -355,6 +363,7 @@ def split_seeds():
         'tap-tcp4-gso': split_read(1, 3000, 1600, 1, 1448, tcp4(7, n=2000), 34, 16),
         'needs-csum-udp4': split_read(0, 2000, 1600, 0, 0, udp4(100)[14:], 20, 6),
         'gso-size-0': split_read(0, 2000, 1600, 1, 0, t4, 20, 16),
+        'tcp4-gso-lsrr': split_read(0, 2000, 1600, 1, 1448, with_lsrr(t4), 32, 16),
     }
 
 
