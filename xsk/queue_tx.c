@@ -99,7 +99,9 @@ static bool tx_csum_ok(const struct ucm_xsk *x, uint64_t addr, uint32_t head)
 	struct ucm_txq_meta m;
 
 	memcpy(&m, (const char *)x->area + addr - UCM_TXQ_META_LEN, sizeof(m));
-	return (m.flags & UCM_TXQ_META_F_CSUM) &&
+	/* The request alone: the kernel refuses flags it does not know the
+	 * same way (txq.h: the only value ours take). */
+	return m.flags == UCM_TXQ_META_F_CSUM &&
 	       (uint32_t)m.csum_start + m.csum_offset + sizeof(uint16_t) <= head;
 }
 

@@ -399,6 +399,11 @@ static int test_refused(void)
 	memset((char *)f->x.area + a - UCM_TXQ_META_LEN, 0, sizeof(uint64_t));
 	if (refused(f, d, bad_desc))
 		return 1;
+	a = frame(f) + HEAD_OFF;	/* a flag besides the request's */
+	d = ucm_txq_meta_csum((char *)f->x.area + a, ucm_desc_make(a, 100), 34, 6);
+	((uint8_t *)f->x.area)[a - UCM_TXQ_META_LEN] |= 1 << 7;
+	if (refused(f, d, bad_desc))
+		return 1;
 	/* A checksum request with no one to finish it. */
 	f->x.tx_csum = false;
 	d = chain(f, 2, 10, fr);
