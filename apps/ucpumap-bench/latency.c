@@ -267,7 +267,7 @@ static void *prober_main(void *arg)
 	uint32_t total = PROBE_WARMUP + (uint32_t)(pr->seconds * PROBE_RATE);
 	struct timespec next;
 	uint32_t key = 0;	/* the socket's own count of sends (OPT_ID) */
-	uint32_t lost_run = 0;
+	uint32_t lost_run = 0, tried = 0;
 	uint64_t tx, rx, t0, t1;
 	int fd;
 
@@ -279,6 +279,9 @@ static void *prober_main(void *arg)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (uint32_t id = 0; id < total && !bench_stopped(); id++) {
+		/* The warm-up is probes, not slots: a slot may be skipped. */
+		bool counted = tried++ >= PROBE_WARMUP;
+
 		t0 = real_ns();
 		tx = rx = 0;
 		if (send(fd, &id, sizeof(id), 0) == sizeof(id)) {
@@ -288,7 +291,7 @@ static void *prober_main(void *arg)
 
 			getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &(socklen_t){ sizeof(e) });
 		}
-		if (id >= PROBE_WARMUP) {
+		if (counted) {
 			pr->sent++;
 			if (rx && tx && rx > tx) {
 				pr->rtt_us[pr->n++] = (rx - tx) / 1000.0;
@@ -300,7 +303,7 @@ static void *prober_main(void *arg)
 			}
 		}
 		/* After the warm-up: ARP and a next hop may take a few. */
-		lost_run = rx && tx ? 0 : lost_run + (id >= PROBE_WARMUP);
+		lost_run = rx && tx ? 0 : lost_run + counted;
 		if (lost_run == PROBE_LOST_RUN) {
 			pr->err = ETIMEDOUT;
 			break;

@@ -480,7 +480,8 @@ static int test_json_utf8(void)
 }
 
 /* sleep_next_slot(): behind by 5.5 periods, 4 slots skipped and the next
- * one at once (less than a period late); on time, it sleeps to its slot. */
+ * one at once (less than a period late; 5 where this thread lost the CPU
+ * for half a period between); on time, it sleeps to its slot. */
 static int test_next_slot(void)
 {
 	const uint64_t period = 10000000;	/* 10 ms */
@@ -489,8 +490,8 @@ static int test_next_slot(void)
 	uint32_t skipped = sleep_next_slot(&next, period);
 
 	took = mono_ns() - t0;
-	UT_ASSERT(skipped == 4 && took < period, "skipped %u, slept %llu ns", skipped,
-		  (unsigned long long)took);
+	UT_ASSERT((skipped == 4 && took < period) || (skipped == 5 && took < 2 * period),
+		  "skipped %u, slept %llu ns", skipped, (unsigned long long)took);
 	t0 = mono_ns();
 	next = (struct timespec){ .tv_sec = t0 / 1000000000, .tv_nsec = t0 % 1000000000 };
 	skipped = sleep_next_slot(&next, period);
