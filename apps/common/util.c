@@ -217,7 +217,7 @@ int parse_cpu_list(const char *s, int *cpus, int max, const char *what)
 		for (; a <= b; a++) {
 			if (!cpu_usable((int)a)) {
 				usable_str(here, sizeof(here));
-				fprintf(stderr, "%s: CPU %lu is not online or not allowed here (this process may use CPUs %s; a CPU isolcpus= or a cpuset leaves out is allowed by starting under taskset -c, or by a unit's CPUAffinity=)\n",
+				fprintf(stderr, "%s: CPU %lu is not online or not allowed here (this process may use CPUs %s; one isolcpus= leaves out is allowed by starting under taskset -c, or by a unit's CPUAffinity=; one a cpuset leaves out, by its cpuset.cpus, or a unit's AllowedCPUs=)\n",
 					what, a, here);
 				goto bad;
 			}

@@ -369,7 +369,10 @@ bool json_line_flush(struct daemon *d)
 			return true;
 		}
 		d->json_done += w;
-		d->json_mid_line = d->json_done < d->json_len;
+		/* Not where a cut came right after the newline that ended the
+		 * last cut line. */
+		d->json_mid_line = d->json_done < d->json_len &&
+				   d->json_line[d->json_done - 1] != '\n';
 	}
 	free(d->json_line);
 	d->json_line = NULL;
