@@ -7,6 +7,10 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "ucpumap/dp.h"
 #include "ucpumap/steer.h"
@@ -16,27 +20,27 @@
  * on the tun and drops what is written into it, after us. */
 #define IPV6_MIN_MTU	1280
 
-/* @dev's MTU from sysfs, 0 when it cannot be read. */
+/* @dev's MTU in this network namespace (not sysfs's, which is the
+ * namespace of whoever mounted it), 0 when it cannot be read. */
 static unsigned long dev_mtu(const char *dev)
 {
-	char path[128];
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	unsigned long v = 0;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", dev);
-	f = fopen(path, "re");
-	if (!f)
+	if (fd < 0)
 		return 0;
-	if (fscanf(f, "%lu", &v) != 1)
-		v = 0;
-	fclose(f);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
+		v = ifr.ifr_mtu;
+	close(fd);
 	return v;
 }
 
 /* Return: 0, or -1 after a message. */
 int args_exclusive(struct cfg *c)
 {
-	unsigned long mtu;
+	unsigned long mtu, if_mtu;
 
 	/* First: --check runs the datapath's checks on these options even
 	 * after a refusal here, and a --peer-mac means two-way there too. */
@@ -68,12 +72,17 @@ int args_exclusive(struct cfg *c)
 			c->tun);
 		return -1;
 	}
-	/* Two-way, the tun takes IFACE's MTU where that is less. */
-	mtu = c->mtu ? c->mtu : c->two_way ? dev_mtu(c->dev) : 0;
+	/* Two-way, the tun's MTU is at most IFACE's: taken where not given,
+	 * and a larger one given is refused (check_tun_mtu()). */
+	if_mtu = c->two_way ? dev_mtu(c->dev) : 0;
+	mtu = c->mtu ? c->mtu : if_mtu;
 	if (mtu && mtu < IPV6_MIN_MTU && c->filter != UCM_STEER_F_IPV4) {
-		fprintf(stderr, "ucpumapd: %s %lu: below %d the kernel turns IPv6 off on the tun and drops each IPv6 packet written into it; %s, or --filter ipv4\n",
-			c->mtu ? "--mtu" : "--two-way: the tun takes the interface's MTU,", mtu,
-			IPV6_MIN_MTU, c->mtu ? "give --mtu 1280 or more" : "raise the interface's");
+		if (if_mtu && if_mtu < IPV6_MIN_MTU)
+			fprintf(stderr, "ucpumapd: --two-way: the tun's MTU is at most %s's, %lu: below %d the kernel turns IPv6 off on the tun and drops each IPv6 packet written into it; raise %s's (ip link set dev %s mtu %d), or give --filter ipv4\n",
+				c->dev, if_mtu, IPV6_MIN_MTU, c->dev, c->dev, IPV6_MIN_MTU);
+		else
+			fprintf(stderr, "ucpumapd: --mtu %lu: below %d the kernel turns IPv6 off on the tun and drops each IPv6 packet written into it; give --mtu %d or more, or --filter ipv4\n",
+				mtu, IPV6_MIN_MTU, IPV6_MIN_MTU);
 		return -1;
 	}
 	if (c->two_way && c->pass) {

@@ -345,7 +345,10 @@ static int open_files(struct daemon *d)
  * (a part of it went out). */
 static void json_line_drop(struct daemon *d)
 {
-	*(d->json_done ? &d->json_cut : &d->json_lost) += 1;
+	/* A leading newline (the end of a line cut before) is not its own. */
+	bool cut = d->json_done > (uint32_t)(d->json_line[0] == '\n');
+
+	*(cut ? &d->json_cut : &d->json_lost) += 1;
 	free(d->json_line);
 	d->json_line = NULL;
 }

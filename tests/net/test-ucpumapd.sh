@@ -630,8 +630,11 @@ case_bad_flags() {
 		--dev vd --tun $tun --mtu 1000
 	# Two-way, the tun takes IFACE's MTU: the same, without --mtu.
 	ip -n "$dut" link set vd mtu 1000
-	bad_flag two-way-mtu-ipv6-off 2 "--two-way: the tun takes the interface's MTU, 1000: below 1280 .*raise the interface's, or --filter ipv4" -- \
+	bad_flag two-way-mtu-ipv6-off 2 "--two-way: the tun's MTU is at most vd's, 1000: below 1280 .*raise vd's \(ip link set dev vd mtu 1280\), or give --filter ipv4" -- \
 		--dev vd --tun $tun --two-way
+	# Given too: not sent to a --mtu 1280 that two-way refuses.
+	bad_flag two-way-mtu-given-ipv6-off 2 "--two-way: the tun's MTU is at most vd's, 1000" -- \
+		--dev vd --tun $tun --two-way --mtu 1000
 	ip -n "$dut" link set vd mtu 1500
 	bad_flag default-tun-too-long 2 "ucm-vd-twelve-ch would be longer than 15 characters: give --tun" -- --dev vd-twelve-ch
 	# --config: a file of options, read before the command line.
@@ -1051,7 +1054,7 @@ PY
 		lib_on_exit "umount -l '$small' 2> /dev/null" &&
 		head -c "$pg" /dev/zero > "$small/filler" || why="no small tmpfs;"
 	if [ -z "$why" ] &&
-	   start_daemon full --cpus 0 --interval 0.05 --duration 2 --stats-json "$small/s.json"; then
+	   start_daemon full --cpus 0 --interval 0.01 --duration 2 --stats-json "$small/s.json"; then
 		wait_line "$D_ERR" 'a write failed' 30 "$dpid" && rm "$small/filler"
 		lib_wait "$dpid"
 		rc=$?
