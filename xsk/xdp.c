@@ -460,7 +460,8 @@ static void link_holder(uint32_t id, char *who, size_t len)
 
 /* A program attached the old way (netlink) is on @ifindex: take it off
  * when it is a stale one of ours or @flags says replace; -EBUSY else.
- * *@old_fd keeps it (or -1), in *@old_mode, for an attach that fails. */
+ * *@old_fd keeps another's (or -1), in *@old_mode, for an attach that
+ * fails: a stale one of ours stays off. */
 static int netlink_prog_off(int ifindex, const char *ifname,
 			    const struct bpf_xdp_query_opts *q, uint32_t flags,
 			    int *old_fd, uint32_t *old_mode)
@@ -493,6 +494,10 @@ static int netlink_prog_off(int ifindex, const char *ifname,
 		if (fd >= 0)
 			close(fd);
 		return err;
+	}
+	if (ours && fd >= 0) {
+		close(fd);
+		fd = -1;
 	}
 	*old_fd = fd;
 	*old_mode = mode;

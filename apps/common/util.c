@@ -9,7 +9,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
@@ -695,4 +698,21 @@ uint32_t sleep_next_slot(struct timespec *next, uint64_t period)
 	next->tv_nsec = due % 1000000000;
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
 	return skipped;
+}
+
+/* @dev's MTU in this network namespace (sysfs shows the namespace of
+ * whoever mounted it), 0 when it cannot be read. */
+unsigned long iface_mtu(const char *dev)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	unsigned long v = 0;
+
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (!ioctl(fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
+		v = ifr.ifr_mtu;
+	close(fd);
+	return v;
 }

@@ -58,6 +58,7 @@ double now_sec(void);
 /* CLOCK_MONOTONIC in ns: the clock of the kernel's bpf_ktime_get_ns(). */
 uint64_t mono_ns(void);
 uint32_t sleep_next_slot(struct timespec *next, uint64_t period);
+unsigned long iface_mtu(const char *dev);
 /* Time the hypervisor took from @cpu since boot, in seconds (the steal
  * column of /proc/stat); -1 when unknown. */
 double cpu_steal_sec(int cpu);

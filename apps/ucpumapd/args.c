@@ -7,35 +7,15 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <net/if.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 
 #include "ucpumap/dp.h"
 #include "ucpumap/steer.h"
 #include "daemon.h"
+#include "util.h"
 
 /* IPv6's minimum link MTU (RFC 8200): below it the kernel turns IPv6 off
  * on the tun and drops what is written into it, after us. */
 #define IPV6_MIN_MTU	1280
-
-/* @dev's MTU in this network namespace (not sysfs's, which is the
- * namespace of whoever mounted it), 0 when it cannot be read. */
-static unsigned long dev_mtu(const char *dev)
-{
-	struct ifreq ifr = {};
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	unsigned long v = 0;
-
-	if (fd < 0)
-		return 0;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	if (!ioctl(fd, SIOCGIFMTU, &ifr) && ifr.ifr_mtu > 0)
-		v = ifr.ifr_mtu;
-	close(fd);
-	return v;
-}
 
 /* Return: 0, or -1 after a message. */
 int args_exclusive(struct cfg *c)
@@ -74,7 +54,7 @@ int args_exclusive(struct cfg *c)
 	}
 	/* Two-way, the tun's MTU is at most IFACE's: taken where not given,
 	 * and a larger one given is refused (check_tun_mtu()). */
-	if_mtu = c->two_way ? dev_mtu(c->dev) : 0;
+	if_mtu = c->two_way ? iface_mtu(c->dev) : 0;
 	mtu = c->mtu ? c->mtu : if_mtu;
 	if (mtu && mtu < IPV6_MIN_MTU && c->filter != UCM_STEER_F_IPV4) {
 		if (if_mtu && if_mtu < IPV6_MIN_MTU)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "util.h"
 
 /* /sys/class/net/NAME/tun_flags: the tun driver's IFF_* (if_tun.h). */
 #define TUN_F_TAP	0x0002
@@ -51,7 +52,8 @@ said(struct check *k, int status, const char *what, const char *fmt, ...)
 static void check_iface(struct check *k, const char *dev)
 {
 	struct ifreq ifr = {};
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), mtu = 0;
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	unsigned long mtu = iface_mtu(dev);
 	unsigned int idx = if_nametoindex(dev);
 
 	if (!idx) {
@@ -60,8 +62,6 @@ static void check_iface(struct check *k, const char *dev)
 		goto out;
 	}
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	if (s >= 0 && !ioctl(s, SIOCGIFMTU, &ifr))
-		mtu = ifr.ifr_mtu;
 	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr)) {
 		said(k, EXIT_SETUP, "interface", "%s: cannot read its flags: %s", dev,
 		     strerror(errno));
@@ -71,7 +71,7 @@ static void check_iface(struct check *k, const char *dev)
 		said(k, EXIT_SETUP, "interface", "%s (index %u) is down: ip link set dev %s up",
 		     dev, idx, dev);
 	else
-		said(k, 0, "interface", "%s, index %u, up%s, MTU %d", dev, idx,
+		said(k, 0, "interface", "%s, index %u, up%s, MTU %lu", dev, idx,
 		     ifr.ifr_flags & IFF_RUNNING ? "" : " (no carrier yet)", mtu);
 out:
 	if (s >= 0)
