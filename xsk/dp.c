@@ -378,6 +378,10 @@ int ucm_dp__start(struct ucm_dp *dp)
 		err = redirect_all(dp);
 	if (err)
 		return ucm_err(err);
+	/* Set up: a later stop leaves another's replaced program off (a
+	 * daemon that dropped CAP_NET_ADMIN could not put it back). */
+	if (dp->xdp)
+		ucm_xdp_let_other_go(dp->xdp);
 	pthread_mutex_lock(&dp->lock);
 	dp->state = UCM_DP_S_RUNNING;
 	pthread_mutex_unlock(&dp->lock);

@@ -179,4 +179,8 @@ int ucm_xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o);
 int ucm_xdp_opts_check(const struct ucm_xdp_opts *opts, struct ucm_xdp_opts *o,
 		       struct ucm_steer_cfg *cfg);
 
+/* The program UCM_XDP_ATTACH_REPLACE took off stays off: the detach no
+ * longer puts it back (ucm_dp, once started). */
+void ucm_xdp_let_other_go(struct ucm_xdp *x);
+
 #endif /* UCM_XSK_PORT_INTERNAL_H */

@@ -33,6 +33,10 @@ struct ucm_xdp {
 	int link_fd;			/* the XDP link; -1: netlink, or none */
 	int attached_fd;
 	uint32_t attached_mode;		/* XDP_FLAGS_DRV_MODE or _SKB_MODE */
+	/* Another's program that UCM_XDP_ATTACH_REPLACE took off (-1:
+	 * none), in its mode: put back at the detach, unless let go. */
+	int other_fd;
+	uint32_t other_mode;
 	int steer_fd, cpumap_fd;
 	int cfg_fd, xsks_fd, worker_cpu_fd, cpu_map_fd;
 	struct ucm_steer_cfg cfg;
@@ -216,6 +220,7 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 	if (!x)
 		return ucm_err_ptr(ucm_oom("the XDP program"));
 	x->link_fd = -1;
+	x->other_fd = -1;
 	/* libbpf's messages through our log while it opens and loads the
 	 * object; the application's own printer back after. */
 	prev = libbpf_set_print(libbpf_print);
@@ -616,14 +621,24 @@ static int xdp_attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 			err == -EOPNOTSUPP ? " (the driver has no native XDP: use generic mode, UCM_DP_F_XDP_SKB or ucpumapd's --xdp-mode skb)" :
 			err == -EBUSY ? " (another program came meanwhile)" :
 			err == -ERANGE ? " (an MTU over the driver's limit for XDP: lower it; a veth counts its peer's)" : "");
-		if (old_fd >= 0)
+		if (old_fd >= 0) {
 			netlink_prog_back(ifindex, ifname, old_fd, old_mode);
+			close(old_fd);
+		}
 	} else {
 		x->attached_ifindex = ifindex;
+		x->other_fd = old_fd;
+		x->other_mode = old_mode;
 	}
-	if (old_fd >= 0)
-		close(old_fd);
 	return ucm_err(err);
+}
+
+void ucm_xdp_let_other_go(struct ucm_xdp *x)
+{
+	if (x && x->other_fd >= 0) {
+		close(x->other_fd);
+		x->other_fd = -1;
+	}
 }
 
 static int xdp_detach(struct ucm_xdp *x)
@@ -634,19 +649,28 @@ static int xdp_detach(struct ucm_xdp *x)
 	if (!ifindex)
 		return 0;
 	x->attached_ifindex = 0;
+	err = 0;
 	if (x->link_fd >= 0) {
-		/* The link's last fd: the kernel detaches. */
+		/* The link's last fd: the kernel detaches before close()
+		 * returns (the file's release runs on the way out). */
 		close(x->link_fd);
 		x->link_fd = -1;
-		return 0;
+	} else {
+		/* XDP_FLAGS_REPLACE with our fd: only our program is taken off. */
+		err = bpf_xdp_detach(ifindex, x->attached_mode | XDP_FLAGS_REPLACE, &ao);
+		if (err == -ENOENT || err == -EEXIST || err == -ENODEV)
+			err = 0;
+		if (err)
+			pr_warn("detaching the XDP program: %s\n", strerror(-err));
 	}
-	/* XDP_FLAGS_REPLACE with our fd: only our program is taken off. */
-	err = bpf_xdp_detach(ifindex, x->attached_mode | XDP_FLAGS_REPLACE, &ao);
-	if (err && err != -ENOENT && err != -EEXIST && err != -ENODEV) {
-		pr_warn("detaching the XDP program: %s\n", strerror(-err));
-		return ucm_err(err);
+	if (x->other_fd >= 0) {
+		char ifname[IF_NAMESIZE] = "?";
+
+		if_indextoname(ifindex, ifname);
+		netlink_prog_back(ifindex, ifname, x->other_fd, x->other_mode);
+		ucm_xdp_let_other_go(x);
 	}
-	return 0;
+	return ucm_err(err);
 }
 
 /* libbpf's messages of an attach or a detach (the kernel's netlink

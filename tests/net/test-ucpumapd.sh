@@ -24,8 +24,8 @@
 #                  options, 78 for what this host cannot do with them: the
 #                  unit does not restart either), nothing left; and somebody
 #                  else's XDP program (left alone, or --replace: exit 1, it
-#                  may go; --replace with a queue vd lacks: exit 78, it
-#                  stays)
+#                  goes back when our attach or a later set-up step fails;
+#                  --replace with a queue vd lacks: exit 78, it stays)
 #   malformed-*    broken frames from a raw socket among valid traffic
 #   second-instance-*  a second daemon on vd is refused, naming the first,
 #                  which keeps forwarding
@@ -52,7 +52,8 @@
 # the line after a cut one whole),
 # foreign-program
 # (bad-flag-foreign-program, replace-refused-keeps-foreign,
-# replace-attach-fails-keeps-foreign: put back, replace-foreign-program), malformed
+# replace-attach-fails-keeps-foreign, replace-setup-fails-keeps-foreign: put
+# back, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
 # (second-tun-*), keep-tun (keep-tun-*), sigkill
 # (sigkill-leaves-no-program, restart-delivers), restart-stale
@@ -70,6 +71,7 @@ malformed second-instance second-tun keep-tun sigkill restart-stale nothing-left
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
+shim_so=$(dirname "$daemon")/tests/progs/libfault_shim.so
 gen=ucmug$$
 dut=ucmud$$
 tun=ucmt0
@@ -1156,11 +1158,36 @@ EOF
 		else
 			bad replace-attach-fails-keeps-foreign "exit $rc (want non-zero), said: $(grep -m2 'XDP' "$tmp/ra.err" | tr '\n' ' '); program on vd now: '${prog:-none}' (want foreign_pass)"
 		fi
+		# A set-up that fails once ours is on (no AF_XDP socket: the
+		# fault shim): the other program goes back too.
+		if [ -n "${SANITIZE:-}" ]; then
+			skip replace-setup-fails-keeps-foreign "a sanitizer build: its runtime must come first in LD_PRELOAD"
+		elif [ ! -f "$shim_so" ]; then
+			bad replace-setup-fails-keeps-foreign "no $shim_so (make tests)"
+		else
+			lib_run ip netns exec "$dut" env LD_PRELOAD="$shim_so" UCM_SHIM_FAULT=xsk_socket \
+				UCM_SHIM_COUNT=1000 timeout 10 "$daemon" --dev vd --tun $tun --replace \
+				--duration 5 > "$tmp/rs.out" 2> "$tmp/rs.err"
+			rc=$?
+			prog=$(xdp_prog)
+			l=$(leftovers)
+			if [ $rc != 0 ] && grep -q "no AF_XDP socket" "$tmp/rs.err" &&
+			   grep -q "foreign_pass is back on vd" "$tmp/rs.err" && [ "$prog" = foreign_pass ] &&
+			   [ "$l" = "an XDP program on vd;" ]; then
+				ok replace-setup-fails-keeps-foreign "exit $rc: $(grep -m1 'no AF_XDP socket' "$tmp/rs.err")"
+			else
+				bad replace-setup-fails-keeps-foreign "exit $rc (want non-zero), said: $(grep -m3 'XDP' "$tmp/rs.err" | tr '\n' ' '); program on vd now: '${prog:-none}' (want foreign_pass); left: $l"
+				[ -n "$prog" ] || ip -n "$dut" link set vd xdp obj "$tmp/foreign.o" sec xdp
+			fi
+		fi
 		if start_daemon replace --cpus 0,1 --replace --duration 20; then
 			prog=$(xdp_prog)
 			stop_daemon
 			why=$(final_ok)
 			l=$(leftovers)
+			# Let go once started: the stop tries nothing.
+			! grep -q "XDP program foreign_pass" "$D_ERR" ||
+				why="$why the stop tried to put it back: $(grep -m1 'XDP program foreign_pass' "$D_ERR");"
 			# ucm_xdp_nometa where the kernel's XDP has no metadata
 			if [[ "$prog" =~ ^ucm_xdp_(steer|nometa)$ ]] && [ -z "$why$l" ]; then
 				ok replace-foreign-program

@@ -17,6 +17,8 @@
  *                                at most SHIM_SEND_MAX bytes, then fails
  *                                with EAGAIN every other call: the
  *                                status socket's buffer full, each turn
+ *   UCM_SHIM_FAULT=xsk_socket    socket(AF_XDP) fails with EMFILE: a
+ *                                set-up that fails after the attach
  *
  * Everything is read in the constructor, before the daemon's seccomp
  * filter: the calls themselves use only clock_gettime() (vDSO) and what
@@ -38,7 +40,10 @@
 #define AF_XDP 44
 #endif
 
-enum { SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT, SHIM_STALL_WRITE, SHIM_SHORT_SEND };
+enum {
+	SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT, SHIM_STALL_WRITE, SHIM_SHORT_SEND,
+	SHIM_XSK_SOCKET,
+};
 
 static int shim_fault;
 static long shim_left = 1;
@@ -47,6 +52,7 @@ static int (*real_getsockopt)(int, int, int, void *, socklen_t *);
 static int (*real_submit)(struct io_uring *);
 static int (*real_submit_wait)(struct io_uring *, unsigned int);
 static ssize_t (*real_send)(int, const void *, size_t, int);
+static int (*real_socket)(int, int, int);
 static long shim_stall_ms;
 
 static long long now_ns(void)
@@ -67,6 +73,7 @@ __attribute__((constructor)) static void shim_init(void)
 	real_submit = dlsym(RTLD_NEXT, "io_uring_submit");
 	real_submit_wait = dlsym(RTLD_NEXT, "io_uring_submit_and_wait");
 	real_send = dlsym(RTLD_NEXT, "send");
+	real_socket = dlsym(RTLD_NEXT, "socket");
 	if (getenv("UCM_SHIM_STALL_MS"))
 		shim_stall_ms = atol(getenv("UCM_SHIM_STALL_MS"));
 	if (f && !strcmp(f, "so_error"))
@@ -77,6 +84,8 @@ __attribute__((constructor)) static void shim_init(void)
 		shim_fault = SHIM_STALL_WRITE;
 	else if (f && !strcmp(f, "short_send"))
 		shim_fault = SHIM_SHORT_SEND;
+	else if (f && !strcmp(f, "xsk_socket"))
+		shim_fault = SHIM_XSK_SOCKET;
 	shim_at_ns = now_ns() + (after ? atoll(after) : 0) * 1000000LL;
 	if (count)
 		shim_left = atol(count);
@@ -147,4 +156,13 @@ SHIM_API ssize_t send(int fd, const void *buf, size_t len, int flags)
 			len = SHIM_SEND_MAX;
 	}
 	return real_send(fd, buf, len, flags);
+}
+
+SHIM_API int socket(int domain, int type, int protocol)
+{
+	if (domain == AF_XDP && shim_take(SHIM_XSK_SOCKET)) {
+		errno = EMFILE;
+		return -1;
+	}
+	return real_socket(domain, type, protocol);
 }

@@ -115,6 +115,9 @@ enum ucm_xdp_attach_flags {
  * touched, the message naming the link, its program and its holder's pid.
  * A program attached the old way (netlink) is replaced when it is a stale
  * one of ours, refused with -EBUSY otherwise unless UCM_XDP_ATTACH_REPLACE.
+ * The program that flag took off is held, and put back (through netlink,
+ * CAP_NET_ADMIN) when this attach fails or at ucm_xdp__detach(), unless a
+ * third came meanwhile.
  * Kernels without XDP links (before 5.9) get the netlink attach, said so
  * in the log. Flags outside enum ucm_xdp_attach_flags: -EINVAL.
  * Return: 0 or -errno.
@@ -122,7 +125,7 @@ enum ucm_xdp_attach_flags {
 UCM_API int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags);
 
 /* Detach what ucm_xdp__attach() attached (the link's fd closed), if it is
- * still there. */
+ * still there, and put back what UCM_XDP_ATTACH_REPLACE took off. */
 UCM_API int ucm_xdp__detach(struct ucm_xdp *x);
 
 #ifdef __cplusplus
