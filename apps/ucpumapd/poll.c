@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "daemon.h"
 #include "journal.h"
@@ -235,8 +236,16 @@ void poll_napi_hint(const struct cfg *c, unsigned int spin_us)
 	unsigned long want = (unsigned long)spin_us * 1000 < POLL_FLUSH_NS ?
 			     (unsigned long)spin_us * 1000 : POLL_FLUSH_NS;
 
+	char path[128];
+
 	/* Unreadable (before Linux 5.10 the first is missing): nothing to say. */
 	if (defer < 0 || flush < 0 || (defer && flush))
+		return;
+	/* A virtual device (veth: no device behind it) has no interrupts to
+	 * defer, and copy mode's socket there no NAPI to busy-poll: the
+	 * writes would gain nothing. */
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device", c->dev);
+	if (access(path, F_OK))
 		return;
 	out_warn("ucpumapd: %s busy-polls %s, whose interrupts are not deferred "
 		"(/sys/class/net/%s/napi_defer_hard_irqs %ld, /sys/class/net/%s/gro_flush_timeout "
