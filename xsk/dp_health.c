@@ -12,6 +12,8 @@
 #include <linux/sockios.h>
 
 #include "dp_internal.h"
+#include "engine/cpumap_internal.h"
+#include "port_internal.h"
 
 int ucm_dp__err(const struct ucm_dp *dp, uint32_t *queue)
 {
@@ -38,6 +40,8 @@ static const char *const fault_names[UCM_DP_FAULT__MAX] = {
 	[UCM_DP_FAULT_XSK] = "socket error",
 	[UCM_DP_FAULT_RX_THREAD] = "RX thread failed",
 	[UCM_DP_FAULT_BACK] = "way back failed",
+	[UCM_DP_FAULT_WORKER_STALLED] = "worker stalled",
+	[UCM_DP_FAULT_RX_STALLED] = "RX thread stalled",
 };
 
 const char *ucm_dp_fault_str(uint32_t fault)
@@ -76,6 +80,51 @@ static void fault_set(struct ucm_dp *dp, uint32_t fault, int err, uint32_t where
 	dp->health.fault = fault;
 	dp->health.err = err;
 	dp->health.where = where;
+}
+
+/* Whether a ring's consumer index @taken stood still while entries
+ * waited (@waiting) for UCM_DP_STALL_MS, by @s's last looks. */
+static bool watch_stalled(struct dp_watch *s, uint32_t taken, bool waiting, uint64_t now)
+{
+	if (!waiting || taken != s->taken || !s->since) {
+		s->taken = taken;
+		s->since = waiting ? now : 0;
+		return false;
+	}
+	return now - s->since >= UCM_DP_STALL_MS * 1000000ull;
+}
+
+/* A thread that takes nothing from its ring while packets wait there: it
+ * is stuck (a sink that never returns, a lost wake-up); its ring is full
+ * and what comes for it is dropped. Said with how much waits. */
+static bool find_stall(struct ucm_dp *dp)
+{
+	uint64_t now = ucm_now_ns();
+	uint32_t w, q, taken;
+	bool waiting;
+
+	for (w = 0; dp->map && w < dp->c.nworkers; w++) {
+		if (ucm_cpumap_worker_look(dp->map, w, &taken, &waiting) ||
+		    !watch_stalled(&dp->watch_w[w], taken, waiting, now))
+			continue;
+		fault_set(dp, UCM_DP_FAULT_WORKER_STALLED, -ETIMEDOUT, w);
+		pr_warn("dp: worker %u has taken nothing from its ring for %u s with packets waiting: it is stuck (in its sink, or asleep); what comes for it is dropped\n",
+			w, UCM_DP_STALL_MS / 1000);
+		return true;
+	}
+	for (q = 0; q < dp->c.nqueues; q++) {
+		if (!dp->rx[q].q)
+			continue;
+		taken = ucm_xsk_queue_rx_look(dp->rx[q].q, &waiting);
+		if (!watch_stalled(&dp->watch_q[q], taken, waiting, now))
+			continue;
+		fault_set(dp, UCM_DP_FAULT_RX_STALLED, -ETIMEDOUT, dp->c.queues[q]);
+		pr_warn("dp: %s queue %u: its RX thread has taken nothing from the RX ring for %u s with packets waiting: it is stuck%s; the kernel drops what comes\n",
+			dp->c.ifname, dp->c.queues[q], UCM_DP_STALL_MS / 1000,
+			dp->c.flags & UCM_DP_F_INLINE ? " (inline: in its sink, or asleep)" : "");
+		return true;
+	}
+	return false;
 }
 
 /* The first fault, in the order of causes: a device gone makes its
@@ -117,6 +166,7 @@ static void find_fault(struct ucm_dp *dp, int iface, int tun)
 			strerror(-err));
 		return;
 	}
+	find_stall(dp);
 }
 
 /* A link's change, said once per change, when two looks in a row agree:

@@ -100,6 +100,13 @@ struct dp_rx {
 	bool started;
 };
 
+/* A thread's ring as ucm_dp__check() last saw it: its consumer index, and
+ * since when (ns; 0: nothing waited) it has not moved with entries there. */
+struct dp_watch {
+	uint32_t taken;
+	uint64_t since;
+};
+
 /* The counters as ucm_dp__stop() left them. */
 struct dp_final {
 	struct ucm_dp_stats tot;
@@ -141,6 +148,8 @@ struct ucm_dp {
 	uint32_t links_last;		/* as the last look saw them */
 	bool links_seen;
 	struct ucm_dp_health health;	/* the first fault, kept */
+	struct dp_watch watch_w[UCM_CPUMAP_MAX_WORKERS];
+	struct dp_watch watch_q[UCM_XSK_MAX_QUEUES];
 };
 
 /* With TX channels: two-way, or a verdict that sends. */

@@ -126,6 +126,9 @@ static inline uint32_t ucm_xsk_tx_frames(const struct ucm_xsk *x)
 /* queue.c: whether the kernel has published descriptors not yet taken
  * (an acquire load of the RX ring's producer when none are known). */
 bool ucm_xsk_queue_rx_ready(struct ucm_xsk_queue *q);
+/* queue.c, any thread: the RX ring's consumer index, and in *@waiting
+ * whether descriptors wait past it; a snapshot (ucm_dp's stall watch). */
+uint32_t ucm_xsk_queue_rx_look(const struct ucm_xsk_queue *q, bool *waiting);
 /* queue_chain.c: a packet of several descriptors still being taken (its
  * RX thread stopped) is dropped, as one whose end never came. */
 void ucm_xsk_queue_chain_end(struct ucm_xsk_queue *q);

@@ -238,6 +238,16 @@ bool ucm_xsk_queue_rx_ready(struct ucm_xsk_queue *q)
 	return xsk_cons_nb_avail(&q->rx, 1) != 0;
 }
 
+uint32_t ucm_xsk_queue_rx_look(const struct ucm_xsk_queue *q, bool *waiting)
+{
+	/* The RX thread's release of the consumer, the kernel's of the
+	 * producer: relaxed, a look that may be a moment old. */
+	uint32_t cons = __atomic_load_n(q->rx.consumer, __ATOMIC_RELAXED);
+
+	*waiting = __atomic_load_n(q->rx.producer, __ATOMIC_RELAXED) != cons;
+	return cons;
+}
+
 /* After an idle sleep: the socket's pending error, 0 for none. An XSK's
  * poll does not report sk_err (the kernel sets ENETDOWN when the device
  * goes), so an idle RX thread asks: one syscall per idle timeout. */

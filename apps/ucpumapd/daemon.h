@@ -27,6 +27,7 @@ enum {
 	EXIT_XSK = 6,		/* a socket failed (the kernel reported an error on it) */
 	EXIT_THREAD = 7,	/* an RX thread failed */
 	EXIT_BACK = 8,		/* the way back's reads failed */
+	EXIT_STALLED = 9,	/* a worker or RX thread stalled */
 	/* The configuration cannot work on this host (no such interface or
 	 * queue, an MTU a frame cannot take, the port in use, no such
 	 * --user): fix it, a restart will not. sysexits.h's EX_CONFIG, so

@@ -9,8 +9,8 @@
  *   WATCHDOG=1  from the control loop, twice per WatchdogSec, and only
  *               while ucm_dp__check() finds no fault: a stuck control
  *               thread is restarted. A fault the check sees stops the
- *               daemon itself; a worker or RX thread that hangs without
- *               one is not seen (its ring fills, its drops count)
+ *               daemon itself, a stalled worker or RX thread included
+ *               (UCM_DP_FAULT_*_STALLED)
  *   STOPPING=1  when the stop begins, with the reason as STATUS
  */
 #include <stdio.h>

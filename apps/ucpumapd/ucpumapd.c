@@ -444,6 +444,8 @@ static const int fault_exit[UCM_DP_FAULT__MAX] = {
 	[UCM_DP_FAULT_XSK] = EXIT_XSK,
 	[UCM_DP_FAULT_RX_THREAD] = EXIT_THREAD,
 	[UCM_DP_FAULT_BACK] = EXIT_BACK,
+	[UCM_DP_FAULT_WORKER_STALLED] = EXIT_STALLED,
+	[UCM_DP_FAULT_RX_STALLED] = EXIT_STALLED,
 };
 
 /* A fault stops the daemon (the library said what it was). Return: its

@@ -692,6 +692,31 @@ static uint64_t sleep_read(struct ucm_worker *w)
 	return v > seen ? v : seen;
 }
 
+int ucm_cpumap_worker_look(const struct ucm_cpumap *map, uint32_t w, uint32_t *taken,
+			   bool *waiting)
+{
+	const struct ucm_worker *wk;
+	uint32_t l, n;
+
+	if (!map || w >= map->nworkers)
+		return -EINVAL;
+	if (map->flags & UCM_CPUMAP_F_INLINE)
+		return -ENOENT;
+	wk = map->workers[w];
+	*taken = 0;
+	*waiting = false;
+	if (wk->ring) {
+		*taken = __atomic_load_n(&wk->ring->cons.tail, __ATOMIC_RELAXED);
+		*waiting = ucm_ring__count(wk->ring) != 0;
+	}
+	n = map_nlanes(map);
+	for (l = 0; l < n; l++) {
+		*taken += __atomic_load_n(&wk->lane[l]->cons.tail, __ATOMIC_RELAXED);
+		*waiting |= ucm_ring__count(wk->lane[l]) != 0;
+	}
+	return 0;
+}
+
 int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
 			     struct ucm_cpumap_worker_stats *st, size_t sz)
 {

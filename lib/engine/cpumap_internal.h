@@ -34,6 +34,13 @@ static inline bool ucm_sink_reads_wake(const struct ucm_sink_ops *s)
  * already): its caller reads the clock itself then. */
 uint64_t ucm_cpumap_producer_flush_ns(struct ucm_cpumap_producer *prod);
 
+/* Any thread: worker @w's rings' consumer indexes summed (they move as it
+ * takes), and in *@waiting whether entries wait in one; a snapshot, for
+ * ucm_dp's stall watch. -ENOENT for an inline map (no worker threads),
+ * -EINVAL out of range. */
+int ucm_cpumap_worker_look(const struct ucm_cpumap *map, uint32_t w, uint32_t *taken,
+			   bool *waiting);
+
 enum ucm_cpumap_hook_point {
 	/* The worker found its ring empty and has not announced sleep yet. */
 	UCM_CPUMAP_HOOK_EMPTY_SEEN,

@@ -18,6 +18,10 @@
 #   way-back-dead       two-way, the read path's io_uring refused
 #                       (fault_shim.c) while the DUT sends into the tun:
 #                       exit 8, not a silent switch to one way
+#   worker-stalled      both workers stall 7 s in their tun writes
+#                       (fault_shim.c) under a flood: after 5 s of nothing
+#                       taken with packets waiting, exit 9
+#   rx-stalled          the same with --pass: the RX thread stalls
 #   (the shim's cases skip in a sanitizer build: its runtime must be first)
 #   nothing-left        the cleanup leaves no namespace and no process
 #
@@ -28,7 +32,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-faults
 cases="link-down-up tun-down-up tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
-nothing-left"
+worker-stalled rx-stalled nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
@@ -163,7 +167,8 @@ case_iface_gone() { gone iface-gone "ip -n $dut link del vd" 4 "interface vd was
 # ---- faults nothing here makes by itself: tests/progs/fault_shim.c ----------
 # shim_case CASE FAULT STATUS RE CMD [options...]: the daemon with the shim's
 # FAULT from 2.5 s on; CMD (in the background) gives it work meanwhile;
-# it ends by itself with STATUS and its closing lines.
+# it ends by itself with STATUS and its closing lines, within WAIT seconds
+# (default 5).
 shim_case() {
 	local c=$1 fault=$2 want=$3 re=$4 cmd=$5 why= wpid
 	shift 5
@@ -188,7 +193,7 @@ shim_case() {
 	bash -c "$cmd" > "$tmp/$c.work" 2>&1 &
 	wpid=$!
 	lib_pid $wpid
-	wait_exit 5
+	wait_exit "${WAIT:-5}"
 	stop_pid "$wpid"
 	[ "$D_RC" = "$want" ] || why="$why exit $D_RC (want $want);"
 	grep -Eq "$re" "$D_ERR" || why="$why stderr does not say /$re/: $(tail -2 "$D_ERR" | tr '\n' ' ');"
@@ -202,6 +207,22 @@ case_socket_error() { shim_case socket-error so_error 6 "socket error" "sleep 3"
 case_way_back_dead() {
 	COUNT=1000000 shim_case way-back-dead uring_submit 8 "way back is dead" \
 		"for i in \$(seq 60); do ip -n $dut route replace 10.204.9.0/24 dev $tun 2>/dev/null; ip netns exec $dut ping -c 1 -W 0.05 10.204.9.1; sleep 0.05; done" --two-way
+}
+# Both workers stall 7 s in their write into the tun, under a flood: once
+# nothing has moved in their rings for UCM_DP_STALL_MS (5 s) with packets
+# waiting, the daemon names a stuck worker and stops, exit 9, with its
+# closing lines when the writes come back.
+case_worker_stalled() {
+	UCM_SHIM_STALL_MS=7000 COUNT=2 WAIT=12 shim_case worker-stalled stall_write 9 \
+		"worker [01] has taken nothing from its ring for 5 s with packets waiting" \
+		"ip netns exec $gen $PY $helper flood --src $G4 --dst $D4 --secs 10"
+}
+# --pass: the RX thread writes into the tun itself and stalls there; the
+# kernel's RX ring fills behind it.
+case_rx_stalled() {
+	UCM_SHIM_STALL_MS=7000 COUNT=1 WAIT=12 shim_case rx-stalled stall_write 9 \
+		"vd queue 0: its RX thread has taken nothing from the RX ring for 5 s with packets waiting: it is stuck \\(inline" \
+		"ip netns exec $gen $PY $helper flood --src $G4 --dst $D4 --secs 10" --pass
 }
 
 case_nothing_left() {

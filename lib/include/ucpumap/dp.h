@@ -475,8 +475,18 @@ enum ucm_dp_fault {
 	UCM_DP_FAULT_XSK,		/* a socket reported an error (@where: queue id) */
 	UCM_DP_FAULT_RX_THREAD,		/* an RX thread gave up (@where: queue id) */
 	UCM_DP_FAULT_BACK,		/* the way back's reads stopped (@where: worker) */
+	/* A thread took nothing from its ring for UCM_DP_STALL_MS while
+	 * packets waited there: a worker (@where: worker), an RX thread
+	 * (@where: queue id; with UCM_DP_F_INLINE its sink too). */
+	UCM_DP_FAULT_WORKER_STALLED,
+	UCM_DP_FAULT_RX_STALLED,
 	UCM_DP_FAULT__MAX,
 };
+
+/* As the kernel's netdev watchdog's usual timeout: far above any pause a
+ * working thread makes (a tun write, a sleep, the scheduler), short enough
+ * that a service manager restarts a stuck datapath within seconds. */
+#define UCM_DP_STALL_MS	5000
 
 enum ucm_dp_links {
 	UCM_DP_LINK_IFACE_UP = 1 << 0,	/* up, with a carrier */
@@ -502,7 +512,8 @@ struct ucm_dp_health {
  * @h: filled, @sz bytes of it (sizeof as the caller was built)
  *
  * For the control thread, every 100 ms or so while running (an interface
- * lookup and two ioctls; it never touches the threads). A fault is logged
+ * lookup and two ioctls, a look at each thread's ring; it never touches
+ * the threads). A fault is logged
  * once when first seen, and a link's change once per change, naming what
  * it means. Return: 0 no fault (a link may be down), 1 a fault (in @h),
  * -EINVAL.
