@@ -149,8 +149,22 @@ lib_traps() {
 lib_traps
 
 lib_cleanup_check() {
-	local ns=("${lib_ns[@]}") pids=("${lib_pids[@]}") p
+	local ns=("${lib_ns[@]}") pids=("${lib_pids[@]}") p q
 	lib_left=
+	# What the product left, before the cleanup takes it away: an XDP
+	# program of ours (ucm_*: a test's own may stay), a tun, a ucpumapd
+	# still running in our namespaces.
+	for p in "${ns[@]}"; do
+		lib_left="$lib_left$(ip -n "$p" -o link show 2> /dev/null | awk -v ns="$p" '
+			{ d = $2; sub(/:$/, "", d); sub(/@.*/, "", d) }
+			/prog\/xdp id [0-9]+ name ucm_/ { printf " an XDP program of ours on %s in %s;", d, ns }')"
+		lib_left="$lib_left$(ip -n "$p" -o link show type tun 2> /dev/null | awk -v ns="$p" '
+			{ d = $2; sub(/:$/, "", d); printf " tun %s left in %s;", d, ns }')"
+		for q in $(ip netns pids "$p" 2> /dev/null); do
+			[ "$(cat "/proc/$q/comm" 2> /dev/null)" = ucpumapd ] &&
+				lib_left="$lib_left ucpumapd $q still runs in $p;"
+		done
+	done
 	lib_cleanup
 	for p in "${ns[@]}"; do
 		ip netns list 2> /dev/null | grep -qE "^$p( |$)" && lib_left="$lib_left namespace $p left;"

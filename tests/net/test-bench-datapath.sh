@@ -219,6 +219,8 @@ for want in want_rows:
         allocs = p.get("pool_alloc_fast", 0) + p.get("pool_alloc_refill", 0) + p.get("pool_alloc_slow", 0)
         print(f"{'PASS' if allocs > 0 else 'FAIL'}: {name}/pool-{want}: {allocs:.0f} allocations")
 PY
+	# A traceback loses the lines after it: a FAIL of its own.
+	[ $? = 0 ] || echo "FAIL: $name/$tag-judge: the judge failed (its traceback above)"
 }
 
 all="kernel-pass kernel-cpumap pass cpumap-no-recycle cpumap cpumap-coalesce
@@ -497,6 +499,7 @@ for r in d["rows"]:
         ok = 0 < v <= s * 1.02 + 5000
         print(f"{'PASS' if ok else 'FAIL'}: {sys.argv[2]}/{what}-{r['name']}: {v:.0f} of {s:.0f} offered")
 PY
+		[ $? = 0 ] || echo "FAIL: $name/dev-offered-judge: the judge failed (its traceback above)"
 	fi
 	if ip -n "$nsd" link show vd | grep -q xdp || ip -n "$nsd" link show ucmb0 > /dev/null 2>&1; then
 		echo "FAIL: $name/dev-cleanup: XDP or the tun left on the interface"

@@ -95,9 +95,10 @@ tiny() {
 }
 
 # py CASE: the JSON judged by the Python that follows on stdin; it prints
-# the PASS/FAIL lines.
+# the PASS/FAIL lines. A judge that fails (a traceback: the lines after it
+# lost) is CASE's FAIL.
 py() {
-	python3 - "$tmp/s.json" "$name" "$@"
+	python3 - "$tmp/s.json" "$name" || bad "$1" "the judge failed (exit $?, its traceback above)"
 }
 
 case_run() {
@@ -107,7 +108,7 @@ case_run() {
 		return
 	fi
 	ok run
-	py <<'PY'
+	py run-judge <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); name = sys.argv[2]
 want = {(r, 1) for r in ("kernel-cpumap", "cpumap", "cpumap-coalesce")}
@@ -133,7 +134,7 @@ PY
 
 case_queues() {
 	lib_need run
-	py <<'PY'
+	py queues <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); name = sys.argv[2]
 for r in d["rows"]:
@@ -162,7 +163,7 @@ PY
 
 case_flood() {
 	lib_need run
-	py <<'PY'
+	py flood <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); name = sys.argv[2]; secs = d["seconds"]
 for r in d["rows"]:
@@ -187,7 +188,7 @@ for r in d["rows"]:
         # flood on shared CPUs the rings hold a light datagram up to 292 ms
         # (the loop engine): the bound is half a row.
         # (no percentiles where none was timed)
-        p50, p99, n = x.get("light_latency_p50_us", 0), x.get("light_latency_p99_us", 0), x["light_latency_timed"]
+        p50, p99, n = x.get("light_latency_p50_us", 0), x.get("light_latency_p99_us", 0), x.get("light_latency_timed", 0)
         good = n >= 0.9 * sum(ld) and 1 < p50 <= p99 < secs * 1e6 / 2
         print(f"{'PASS' if good else 'FAIL'}: {name}/flood-latency-{r['row']}-w{r['width']}: "
               f"{n:.0f} of {sum(ld):.0f} timed, p50 {p50:.1f} us, p99 {p99:.1f} us")
@@ -464,7 +465,7 @@ for (row, w), r in sorted(got.items()):
         good &= 0 < x["delivered_pps"] * secs <= off * 1.02 + 5000
         good &= len(x.get("nic_queue_offered", [])) == len(traffic) and \
             all(q > 0 for q in x["nic_queue_offered"])
-        good &= x.get("nic_offered_elsewhere", 1e9) <= 0.02 * sum(x["nic_queue_offered"])
+        good &= x.get("nic_offered_elsewhere", 1e9) <= 0.02 * sum(x.get("nic_queue_offered", []))
         if not row.startswith("kernel"):
             good &= len(x.get("queue_rx", [])) == len(traffic) and all(q > 0 for q in x["queue_rx"])
             good &= len(x.get("worker_processed", [])) == r["workers"] and \
@@ -486,6 +487,7 @@ else:
     s = skip("cpumap-fan-in", "width w needs the traffic on w queues", "2")
 print(f"{'PASS' if s else 'FAIL'}: {name}-skip-widths: {s['rows'] + ': ' + s['why'] if s else skips}")
 PY
+	[ $? = 0 ] || bad "$1-judge" "the judge failed (its traceback above)"
 }
 
 # A run of widths 1 and 2 fed on queues CPUS: judged, nothing left.

@@ -129,7 +129,16 @@ start_daemon() {
 		> "$D_OUT" 2> "$D_ERR" &
 	dpid=$!
 	lib_pid $dpid
-	wait_line "$D_OUT" '^ucpumapd: ' 50 "$dpid"
+	wait_line "$D_OUT" '^ucpumapd: ' 50 "$dpid" && return 0
+	stop_pid "$dpid"
+	dpid=
+	return 1
+}
+
+# The daemon started and still runs: without it the datagrams would reach
+# vd's address through the kernel's own path, and pass.
+daemon_up() {
+	[ -n "$dpid" ] && kill -0 "$dpid" 2> /dev/null
 }
 
 stop_daemon() {
@@ -203,7 +212,7 @@ case_start() {
 case_udp4() {
 	local why
 	lib_need start
-	[ -n "$dpid" ] || { bad udp4 "no daemon"; return; }
+	daemon_up || { bad udp4 "no daemon"; return; }
 	why=$(exact_dir in jumbo4 u4)
 	[ -z "$why" ] && ok udp4 "150 datagrams of 1472, 4000, 8972 bytes" || bad udp4 "$why"
 }
@@ -211,7 +220,7 @@ case_udp4() {
 case_udp6() {
 	local why
 	lib_need start
-	[ -n "$dpid" ] || { bad udp6 "no daemon"; return; }
+	daemon_up || { bad udp6 "no daemon"; return; }
 	why=$(exact_dir in jumbo6 u6)
 	[ -z "$why" ] && ok udp6 "150 datagrams of 1452, 3980, 8952 bytes" || bad udp6 "$why"
 }
@@ -219,7 +228,7 @@ case_udp6() {
 case_tcp() {
 	local spid want got err
 	lib_need start
-	[ -n "$dpid" ] || { bad tcp "no daemon"; return; }
+	daemon_up || { bad tcp "no daemon"; return; }
 	lib_once blob50
 	want=$want50
 	ip netns exec "$dut" "$PY" "$helper" tcp-server --addr $D4 --port 5009 \
@@ -243,7 +252,7 @@ case_tcp() {
 case_load() {
 	local fp
 	lib_need start
-	[ -n "$dpid" ] || { bad load "no daemon"; return; }
+	daemon_up || { bad load "no daemon"; return; }
 	# Paced near what this machine's copy path takes: a flood would only
 	# measure the kernel's ring-full drops, which stop accounts for.
 	ip netns exec "$gen" "$PY" "$helper" exact-send --paths jumbo4,jumbo6 --count 3000 \
@@ -261,7 +270,7 @@ case_load() {
 case_csum_offload() {
 	local why e0 e1
 	lib_need start
-	[ -n "$dpid" ] || { bad csum-offload "no daemon"; return; }
+	daemon_up || { bad csum-offload "no daemon"; return; }
 	if ! ip netns exec "$gen" ethtool -K vg tx on > /dev/null 2>&1; then
 		bad csum-offload "ethtool -K vg tx on failed"
 		return
@@ -277,7 +286,7 @@ case_csum_offload() {
 case_stop() {
 	local why chains super rcv dlv pk
 	lib_need start udp4 udp6 tcp load
-	[ -n "$dpid" ] || { bad stop "no daemon"; return; }
+	daemon_up || { bad stop "no daemon"; return; }
 	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
 	sleep 0.5
 	stop_daemon
@@ -468,7 +477,7 @@ tw_run() {
 	local c=$1 fn=$2
 	shift 2
 	lib_need tw-start
-	[ -n "$dpid" ] || { bad "$c" "no daemon"; return; }
+	daemon_up || { bad "$c" "no daemon"; return; }
 	"$fn" "$c" "$@"
 }
 
@@ -491,7 +500,7 @@ case_tw_ping6() { tw_run tw-ping6 tw_pings $G6 $D6 8952 "IPv6 "; }
 case_tw_udp() {
 	local why
 	lib_need tw-start
-	[ -n "$dpid" ] || { bad tw-udp "no daemon"; return; }
+	daemon_up || { bad tw-udp "no daemon"; return; }
 	why=$(exact_dir out jumbo4,jumbo6 tw-u)
 	[ -z "$why" ] && ok tw-udp "300 datagrams of 1472 to 8972 bytes out, IPv4 and IPv6, intact" ||
 		bad tw-udp "$why"
@@ -599,7 +608,7 @@ case_tw_stop() {
 	local why r chains more bad
 	lib_need tw-start tw-ping tw-ping6 tw-udp tw-tcp-in tw-tcp-out tw-tcp-in6 tw-tcp-out6 \
 		tw-iperf3-in tw-iperf3-out tw-http-out tw-http-in
-	[ -n "$dpid" ] || { bad tw-stop "no daemon"; return; }
+	daemon_up || { bad tw-stop "no daemon"; return; }
 	ip netns exec "$dut" kill -USR1 "$dpid" 2> /dev/null
 	sleep 0.5
 	stop_daemon

@@ -88,7 +88,7 @@ PY
 	dpid=$!
 	lib_pid $dpid
 	# Its start line comes once the tun is up.
-	wait_line "$tmp/out" '^ucpumapd:' 50 $dpid
+	wait_line "$tmp/out" '^ucpumapd:' 50 $dpid || echo "ucpumapd did not start" >> "$tmp/err"
 	ip netns exec "$dut" sysctl -qw net.ipv4.conf.ucmq0.rp_filter=0 2>/dev/null
 
 	# 64 flows (source ports), 50 datagrams each, in bursts: 10 of one
@@ -150,16 +150,27 @@ judge_exit() {
 	fi
 }
 
+# Every datagram arrived, and through ucpumapd: without its program they
+# reach vd's address by the kernel's own path.
 judge_delivered() {
-	[ "${R[$t.got]}" -eq "${R[$t.sent]}" ] && ok ${p}delivered ||
-		bad ${p}delivered "${R[$t.got]} of ${R[$t.sent]} datagrams arrived; ucpumapd: $(grep -E 'conservation|drops' "$d/out" | tr '\n' ' ')"
+	local rx
+	rx=$(python3 -c '
+import json, sys
+d = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+print(sum(x["rx"] for x in d["queues"]))' "$d/s.json" 2>/dev/null)
+	if [ "${R[$t.got]}" -eq "${R[$t.sent]}" ] && [ "${rx:-0}" -ge "${R[$t.sent]}" ]; then
+		ok ${p}delivered "${R[$t.got]} of ${R[$t.sent]}, the queues took $rx"
+	else
+		bad ${p}delivered "${R[$t.got]} of ${R[$t.sent]} datagrams arrived, the queues took ${rx:-none}; ucpumapd: $(grep -E 'conservation|drops' "$d/out" | tr '\n' ' ')"
+	fi
 }
 
 judge_in_order() {
-	if [ "${R[$t.reorders]}" = 0 ] && [ "${R[$t.complete]}" -eq 64 ]; then
+	# In order through ucpumapd, which ran to a clean stop.
+	if [ "${R[$t.reorders]}" = 0 ] && [ "${R[$t.complete]}" -eq 64 ] && [ "${R[$t.rc]}" = 0 ]; then
 		ok ${p}in-order "64 flows of 50, none reordered"
 	else
-		bad ${p}in-order "reordered ${R[$t.reorders]} datagrams; ${R[$t.complete]} of 64 flows complete"
+		bad ${p}in-order "reordered ${R[$t.reorders]} datagrams; ${R[$t.complete]} of 64 flows complete; ucpumapd exited ${R[$t.rc]}"
 	fi
 }
 

@@ -408,7 +408,7 @@ case_latency_counts() {
 		r=$(latency_counts "$tmp/default.json" 0 "$tmp/default.err")
 		if run nolat --no-latency --extended; then
 			r2=$(latency_counts "$tmp/nolat.json" 1 "$tmp/nolat.err")
-			grep -q "latency (us)" "$tmp/nolat.out" && r2="$r2; a latency line with --no-latency"
+			grep -q "latency (us)" "$tmp/nolat.out" && r2="a latency line with --no-latency; $r2"
 		else
 			r2="--no-latency: $why"
 		fi
@@ -427,7 +427,7 @@ case_latency_counts_inline() {
 	if run inline --pass; then
 		r=$(latency_counts "$tmp/inline.json" 0 "$tmp/inline.err")
 		w=$("$PY" -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1]) if x.strip()][-1]; print(sum(l["wait_hist"][1:]))' "$tmp/inline.json")
-		[ "$w" = 0 ] || r="$r; $w bulks waited, inline"
+		[ "$w" = 0 ] || r="${w:-an unreadable count of} bulks waited, inline; $r"
 		if [[ $r == ok* ]]; then
 			ok latency-counts-inline "${r#ok }, none waited"
 		else

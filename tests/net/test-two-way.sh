@@ -142,9 +142,9 @@ in_d() { ip netns exec "$d" "$@"; }
 replies() { echo "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["replies"])' 2> /dev/null; }
 
 # start [flags]: ucpumapd two-way (the flags say how), the /32 route to the
-# peer through the tun.
+# peer through the tun. --duration: a backstop, each case stops it first.
 start() {
-	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucm2 --interval 0 \
+	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucm2 --interval 0 --duration 120 \
 		--stats-json "$tmp/stats.json" "$@" > "$tmp/d.out" 2> "$tmp/d.err" &
 	dpid=$!
 	lib_pid "$dpid"
@@ -156,7 +156,11 @@ start() {
 	done
 	ip -n "$d" route add 10.204.0.1/32 dev ucm2 2> /dev/null
 	in_d sysctl -qw net.ipv4.conf.ucm2.rp_filter=0
-	ip -n "$d" route get 10.204.0.1 | grep -q "dev ucm2"
+	ip -n "$d" route get 10.204.0.1 | grep -q "dev ucm2" && return 0
+	# Not half up: the next case's start would find vd served.
+	echo "the route to 10.204.0.1 does not go through ucm2" >> "$tmp/d.err"
+	stop > /dev/null
+	return 1
 }
 stop() {	# exit code of ucpumapd after SIGTERM, bounded
 	local rc
@@ -491,8 +495,15 @@ case_spin() {
 	own
 	if [ "$(nproc)" -lt 3 ]; then
 		start --two-way --spin-us 1000 --rx-cpus 0 --cpus 1
-		lib_wait "$dpid"
-		rc=$?
+		# Refused at once; one that started is stopped, not waited for.
+		for _ in $(seq 100); do kill -0 "$dpid" 2> /dev/null || break; sleep 0.05; done
+		if kill -0 "$dpid" 2> /dev/null; then
+			stop_pid "$dpid"
+			rc="none: it started"
+		else
+			lib_wait "$dpid"
+			rc=$?
+		fi
 		if [ $rc = 2 ] && grep -q "spin-us: 2 polling threads would hold every CPU" "$tmp/d.err"; then
 			ok "spin: refused on $(nproc) CPUs: $(head -1 "$tmp/d.err" | cut -c1-90)"
 		else
@@ -905,7 +916,11 @@ PY
 case_sigterm() {
 	local spid cpid running rc back fwd sent
 	own
-	start --peer-mac "$gmac" --no-direct-bulk || bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
+	if ! start --peer-mac "$gmac" --no-direct-bulk; then
+		bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
+		kill -0 "$dpid" 2> /dev/null && stop > /dev/null
+		return
+	fi
 	ip netns exec "$d" iperf3 -s -B 10.204.0.2 -1 > /dev/null 2>&1 &
 	spid=$!
 	lib_pid "$spid"
@@ -1058,7 +1073,7 @@ case_bad_flags() {
 	badflag peer-mac-syntax "is not a MAC address" --peer-mac 02:00:00:00:01
 	badflag peer-mac-tap "--peer-mac is for a tun" --peer-mac "$gmac" --tap
 	badflag peer-mac-pass "--pass has no workers" --peer-mac "$gmac" --pass
-	badflag spin-too-long "spin-us" --two-way --spin-us 1001
+	badflag spin-too-long "--spin-us: '1001' is not a whole number between 0 and 1000" --two-way --spin-us 1001
 	badflag prewake-pass "prewake on: --pass has no workers" --pass --prewake on
 	badflag no-offload-one-way "--no-offload is about the way back" --no-offload
 	badflag no-tx-csum-one-way "--no-tx-csum is about the way back" --no-tx-csum

@@ -1114,7 +1114,10 @@ EOF
 		-c "$tmp/foreign.c" -o "$tmp/foreign.o" > "$tmp/foreign.log" 2>&1 ||
 	   ! ip -n "$dut" link set vd xdp obj "$tmp/foreign.o" sec xdp 2>> "$tmp/foreign.log"; then
 		skip bad-flag-foreign-program "cannot attach a program of our own making: $(tail -2 "$tmp/foreign.log" | tr '\n' ' ')"
-		skip replace-foreign-program "no foreign program"
+		for l in replace-refused-keeps-foreign replace-attach-fails-keeps-foreign \
+			 replace-setup-fails-keeps-foreign replace-foreign-program; do
+			skip $l "no foreign program"
+		done
 	else
 		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --duration 5 > "$tmp/bf.out" 2> "$tmp/bf.err"
 		rc=$?
