@@ -280,7 +280,8 @@ static int put_check(struct ucm_umem *umem, struct ucm_pool *pool,
 {
 	if (unlikely(!ucm_umem_addr_ok(umem, addr) ||
 		     (pool && ucm_umem_owner(umem, addr) != pool))) {
-		struct ucm_pool *p = pool ? pool : &umem->pools[0];
+		struct ucm_pool *p = pool ? pool : addr < umem->size ?
+				     ucm_umem_owner(umem, addr) : &umem->pools[0];
 
 		__atomic_fetch_add(&p->remote_stats.bad_addr, 1,
 				   __ATOMIC_RELAXED);

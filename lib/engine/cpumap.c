@@ -644,7 +644,7 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 	 */
 	for (i = 0; i < n; i++) {
 		base[i] = ucm_umem_desc_base(map->umem, desc[i]);
-		__builtin_prefetch((char *)map->area + ucm_desc_addr(desc[i]), 0);
+		__builtin_prefetch((char *)map->area + (ucm_desc_addr(desc[i]) & ~UCM_DESC_CHAIN), 0);
 		__builtin_prefetch((char *)map->area + base[i], 1);
 	}
 

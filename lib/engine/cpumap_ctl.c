@@ -3,10 +3,10 @@
  * The cpumap's control path: options, create (a thread per worker, each
  * pinned, started and waited for), stop and destroy (kernel/bpf/cpumap.c's
  * teardown: the producers' bulk queues flushed, then each worker drains
- * its ring and exits), producers, and the statistics' readers. The map's
- * calls run on the control thread, a producer's on its RX thread, the
- * readers on any (cpumap.h). The hot path is cpumap.c; the structures
- * they share, cpumap_priv.h.
+ * its ring and exits), and producers. The map's calls run on the control
+ * thread, a producer's on its RX thread (cpumap.h). The hot path is
+ * cpumap.c, the statistics' readers cpumap_stats.c; the structures they
+ * share, cpumap_priv.h.
  */
 #include <errno.h>
 #include <sched.h>
@@ -372,18 +372,20 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 			ucm_cpumap_producer__flush(prod);
 			continue;
 		}
+		wk = map->workers[prod->inline_w];
 		if (prod->bq_count[prod->inline_w]) {
 			uint64_t base[UCM_CPUMAP_BULK_SIZE];
 			uint32_t n = prod->bq_count[prod->inline_w];
 
 			pr_warn("cpumap: inline producer %d not stopped: %u staged frames returned undelivered\n",
 				prod->inline_w, n);
+			STAT_ADD(wk->stats.drop_reason[UCM_DROP_SINK], n);
+			STAT_ADD(wk->stats.drops, n);
 			desc_to_base(map, bq_desc(&prod->bq[prod->inline_w]), base, n);
 			chain_drop_frags(map, prod->pool, bq_desc(&prod->bq[prod->inline_w]), n);
 			ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_BQ);
 			prod->bq_count[prod->inline_w] = 0;
 		}
-		wk = map->workers[prod->inline_w];
 		if (wk->nheld) {
 			/* Its sink is its own thread's, which no longer runs
 			 * it: they cannot be delivered. */
@@ -421,6 +423,60 @@ static uint32_t worker_queued(const struct ucm_worker *w)
 	return n;
 }
 
+/* @n entries (descriptors; stamps skipped) nothing will deliver, their
+ * frames tagged @loc (a chain's later ones UCM_LOC_CHAIN): home, each
+ * chain's later frames first. Return: the packets. */
+static uint32_t entries_home(struct ucm_cpumap *map, const uint64_t *e, uint32_t n,
+			     enum ucm_frame_loc loc)
+{
+	uint64_t frag[UCM_CHAIN_MAX - 1], base;
+	uint32_t i, k, pk = 0;
+
+	for (i = 0; i < n; i++) {
+		if (e[i] & RING_STAMP)
+			continue;
+		base = ucm_umem_desc_base(map->umem, e[i]);
+		if (e[i] & UCM_DESC_CHAIN) {
+			k = ucm_chain_frames(map->area, base, map->frame_size - 1, frag);
+			ucm_umem_put_bulk_from(map->umem, frag, k, UCM_LOC_CHAIN, false);
+		}
+		ucm_umem_put_bulk_from(map->umem, &base, 1, loc, false);
+		pk++;
+	}
+	return pk;
+}
+
+/* Once the workers are gone: what a producer used after the stop left in a
+ * bulk queue or a ring goes home (the workers' joined, this thread is the
+ * one consumer), so the UMEM can be destroyed. Said: a misuse. */
+static void left_home(struct ucm_cpumap *map)
+{
+	struct ucm_cpumap_producer *prod;
+	uint64_t e[UCM_CPUMAP_BATCH];
+	uint32_t i, l, n, nl, pk = 0;
+	struct ucm_worker *wk;
+
+	for (prod = map->producers; prod; prod = prod->next)
+		for (i = 0; i < map->nworkers; i++) {
+			pk += entries_home(map, bq_desc(&prod->bq[i]), prod->bq_count[i],
+					   UCM_LOC_BQ);
+			prod->bq_count[i] = 0;
+		}
+	for (i = 0; i < map->nworkers; i++) {
+		wk = map->workers[i];
+		nl = wk->ring ? 1 : map_nlanes(map);
+		for (l = 0; l < nl; l++) {
+			struct ucm_ring *r = wk->ring ? wk->ring : wk->lane[l];
+
+			while ((n = ucm_ring__consume(r, e, ARRAY_SIZE(e))))
+				pk += entries_home(map, e, n, UCM_LOC_WQ);
+		}
+	}
+	if (pk)
+		pr_warn("cpumap: %u packets enqueued after the stop (no worker to take them) returned undelivered\n",
+			pk);
+}
+
 void ucm_cpumap__destroy(struct ucm_cpumap *map)
 {
 	struct ucm_cpumap_producer *prod, *next;
@@ -429,6 +485,8 @@ void ucm_cpumap__destroy(struct ucm_cpumap *map)
 	if (!map)
 		return;
 	ucm_cpumap__stop(map);
+	if (!(map->flags & UCM_CPUMAP_F_INLINE))
+		left_home(map);
 	for (i = 0; i < map->nworkers; i++) {
 		uint32_t left = worker_queued(map->workers[i]);
 
@@ -531,6 +589,10 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 
 	if (!map || !pool || pool->umem != map->umem)
 		return ucm_err_ptr(-EINVAL);
+	if (map->stopped) {
+		pr_warn("cpumap: the map is stopped (its workers are gone): create producers before ucm_cpumap__stop()\n");
+		return ucm_err_ptr(-EINVAL);
+	}
 	prod = aligned_alloc(UCM_CACHELINE,
 			     (sizeof(*prod) +
 			      map->nworkers * sizeof(struct ucm_bq) +
@@ -662,117 +724,4 @@ void ucm_cpumap_producer__destroy(struct ucm_cpumap_producer *prod)
 	}
 	pthread_mutex_unlock(&map->lock);
 	producer_free(prod);
-}
-
-/* ---- queries and statistics ------------------------------------------- */
-
-uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map)
-{
-	return map->nworkers;
-}
-
-int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w)
-{
-	if (w >= map->nworkers)
-		return ucm_err(-EINVAL);
-	return map->workers[w]->cpu;
-}
-
-/* The worker's time asleep now, a sleep going on included (sleep_word),
- * never less than a reader was given before (sleep_seen). */
-static uint64_t sleep_read(struct ucm_worker *w)
-{
-	uint64_t x = READ_ONCE(w->sleep_word), v, seen;
-
-	v = !(x & 1) ? x >> 1 : (uint64_t)((int64_t)(x & ~1ull) / 2) + ucm_now_ns();
-	seen = __atomic_load_n(&w->sleep_seen, __ATOMIC_RELAXED);
-	while (v > seen && !__atomic_compare_exchange_n(&w->sleep_seen, &seen, v, true,
-							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	return v > seen ? v : seen;
-}
-
-int ucm_cpumap_worker_look(const struct ucm_cpumap *map, uint32_t w, uint32_t *taken,
-			   bool *waiting)
-{
-	const struct ucm_worker *wk;
-	uint32_t l, n;
-
-	if (!map || w >= map->nworkers)
-		return -EINVAL;
-	if (map->flags & UCM_CPUMAP_F_INLINE)
-		return -ENOENT;
-	wk = map->workers[w];
-	*taken = 0;
-	*waiting = false;
-	if (wk->ring) {
-		*taken = __atomic_load_n(&wk->ring->cons.tail, __ATOMIC_RELAXED);
-		*waiting = ucm_ring__count(wk->ring) != 0;
-	}
-	n = map_nlanes(map);
-	for (l = 0; l < n; l++) {
-		*taken += __atomic_load_n(&wk->lane[l]->cons.tail, __ATOMIC_RELAXED);
-		*waiting |= ucm_ring__count(wk->lane[l]) != 0;
-	}
-	return 0;
-}
-
-int ucm_cpumap__worker_stats(const struct ucm_cpumap *map, uint32_t w,
-			     struct ucm_cpumap_worker_stats *st, size_t sz)
-{
-	struct ucm_cpumap_worker_stats o = {};	/* reasons past UCM_DROP__MAX read 0 */
-	const struct ucm_cpumap_worker_stats *s;
-	uint32_t r;
-
-	if (!map || w >= map->nworkers || !st || !sz)
-		return ucm_err(-EINVAL);
-	s = &map->workers[w]->stats;
-	o.processed = READ_ONCE(s->processed);
-	o.tx = READ_ONCE(s->tx);
-	o.drops = READ_ONCE(s->drops);
-	o.sched = READ_ONCE(s->sched);
-	o.xmits = READ_ONCE(s->xmits);
-	o.flush_empty = READ_ONCE(s->flush_empty);
-	o.flush_full = READ_ONCE(s->flush_full);
-	o.sleep_ns = sleep_read(map->workers[w]);
-	for (r = 0; r < UCM_DROP__MAX; r++)
-		o.drop_reason[r] = READ_ONCE(s->drop_reason[r]);
-	for (r = 0; r < UCM_LAT_BUCKETS; r++) {
-		o.wait_hist[r] = READ_ONCE(s->wait_hist[r]);
-		o.sink_hist[r] = READ_ONCE(s->sink_hist[r]);
-	}
-	o.wait_ns = READ_ONCE(s->wait_ns);
-	o.sink_ns = READ_ONCE(s->sink_ns);
-	o.prewakes = READ_ONCE(s->prewakes);
-	ucm_stats_out(st, sz, &o, sizeof(o));
-	return 0;
-}
-
-int ucm_cpumap_producer__enqueue_stats(const struct ucm_cpumap_producer *prod,
-				       uint32_t w,
-				       struct ucm_cpumap_enqueue_stats *st,
-				       size_t sz)
-{
-	struct ucm_cpumap_enqueue_stats o = {};
-	const struct ucm_cpumap_enqueue_stats *s;
-
-	if (!prod || w >= prod->map->nworkers || !st || !sz)
-		return ucm_err(-EINVAL);
-	s = &prod->stats[w];
-	o.processed = READ_ONCE(s->processed);
-	o.events = READ_ONCE(s->events);
-	o.wakeups = READ_ONCE(s->wakeups);
-	/* Counted apart, each only grows: so does their sum, and so does
-	 * the ring-full part a reader takes as drops less shed. */
-	o.shed = READ_ONCE(prod->fair[w].shed);
-	o.drops = READ_ONCE(s->drops) + o.shed;
-	ucm_stats_out(st, sz, &o, sizeof(o));
-	return 0;
-}
-
-uint64_t ucm_cpumap_producer__shed(const struct ucm_cpumap_producer *prod, uint32_t w)
-{
-	if (!prod || w >= prod->map->nworkers)
-		return 0;
-	return READ_ONCE(prod->fair[w].shed);
 }

@@ -1202,6 +1202,38 @@ static int test_destroy_flushes_bulk_queues(void)
 }
 
 /*
+ * A producer used after ucm_cpumap__stop(): its packets have no worker to
+ * take them. The destroy sends them home (a flushed bulk in the ring, a
+ * staged one, a chain's every frame), so the UMEM can go; a producer made
+ * on the stopped map is refused.
+ */
+static int enqueue_after_stop_case(uint32_t map_flags, uint32_t nframes)
+{
+	struct fixture f;
+
+	if (fixture_init(&f, 1, 256, &rec_ops, map_flags, 0, 4096))
+		return 1;
+	f.nframes = nframes;
+	ucm_cpumap__stop(f.map);
+	errno = 0;
+	UT_ASSERT(!ucm_cpumap__producer_create(f.map, f.pool) && errno == EINVAL,
+		  "flags 0x%x: a producer on a stopped map: %s", map_flags, strerror(errno));
+	/* Two bulks flushed at enqueue into the ring, 4 staged. */
+	if (enqueue_frames(&f, 0, 0, 2 * UCM_CPUMAP_BULK_SIZE + 4))
+		return 1;
+	UT_ASSERT(rec_delivered(&f.sink) == 0, "delivered after the stop");
+	return fixture_fini(&f);
+}
+
+static int test_enqueue_after_stop(void)
+{
+	return enqueue_after_stop_case(0, 1) ||
+	       enqueue_after_stop_case(0, CHAIN_FRAMES) ||
+	       enqueue_after_stop_case(UCM_CPUMAP_F_LANES, 1) ||
+	       enqueue_after_stop_case(UCM_CPUMAP_F_ONE_PRODUCER, CHAIN_FRAMES);
+}
+
+/*
  * A full worker ring: the overflow is a counted drop, recycled directly
  * into the producer's own cache. The ring's 16 entries take each bulk's
  * packets after its latency stamp: bulks of 8 leave room for 8 and then
@@ -2210,7 +2242,7 @@ static int test_inline_mode_no_latency(void)
 }
 
 /* A map stopped under an inline producer that never flushed: its staged
- * packet goes home, a held bulk's packets are sink drops, and the bulk
+ * packet goes home, a sink drop as a held bulk's packets are, and the bulk
  * wait_hist counted is in sink_hist too. Packets of @nframes frames:
  * every frame of each comes home. */
 static int run_inline_not_stopped(uint32_t flags, uint32_t nframes)
@@ -2230,11 +2262,13 @@ static int run_inline_not_stopped(uint32_t flags, uint32_t nframes)
 	lat_counts(&ws, &nw, &ns);
 	UT_ASSERT(nw == 1 && ns == 1, "%llu waits and %llu sink times, want 1 bulk",
 		  (unsigned long long)nw, (unsigned long long)ns);
-	UT_ASSERT(f.sink.delivered == 8 - held && ws.drop_reason[UCM_DROP_SINK] == held,
-		  "%llu delivered, %llu sink drops: want %llu, %llu",
+	UT_ASSERT(f.sink.delivered == 8 - held && ws.drop_reason[UCM_DROP_SINK] == held + 1 &&
+		  ws.drops == held + 1,
+		  "%llu delivered, %llu sink drops (%llu drops): want %llu, %llu",
 		  (unsigned long long)f.sink.delivered,
 		  (unsigned long long)ws.drop_reason[UCM_DROP_SINK],
-		  (unsigned long long)(8 - held), (unsigned long long)held);
+		  (unsigned long long)ws.drops,
+		  (unsigned long long)(8 - held), (unsigned long long)held + 1);
 	UT_ASSERT(!f.sink.errors && f.sink.chains == (nframes > 1 ? 8 - held : 0),
 		  "%llu chains delivered: %s", (unsigned long long)f.sink.chains, f.sink.why);
 	return fixture_fini(&f);
@@ -2566,6 +2600,7 @@ static int test_verdict_tx(void)
 }
 
 static const struct ut_case cases[] = {
+	UT_CASE(test_enqueue_after_stop),
 	UT_CASE(test_latency_hist),
 	UT_CASE(test_spin),
 	UT_CASE(test_latency_hist_hold),

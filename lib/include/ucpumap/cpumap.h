@@ -442,7 +442,8 @@ UCM_API int ucm_cpumap__prewake_on(struct ucm_cpumap *map, int fd);
  * Call once producer threads have stopped. Flushes what producers still
  * hold, lets each worker drain its ring into the sink, joins the workers
  * and frees the map (producers included). Every frame is back in a pool
- * afterwards (or kept by a UCM_SINK_F_KEEP sink).
+ * afterwards (or kept by a UCM_SINK_F_KEEP sink), also what a producer
+ * enqueued after ucm_cpumap__stop() (said, undelivered).
  */
 UCM_API void ucm_cpumap__destroy(struct ucm_cpumap *map);
 
@@ -457,7 +458,8 @@ UCM_API void ucm_cpumap__stop(struct ucm_cpumap *map);
  * ucm_cpumap__producer_create() - a bulk-queue set for one RX thread
  * @pool: the producer's own pool, where enqueue drops go back directly
  *
- * Return: the producer, or NULL with errno set: EINVAL, ENOMEM, ENOSPC
+ * Return: the producer, or NULL with errno set: EINVAL (also for a map
+ * ucm_cpumap__stop() stopped), ENOMEM, ENOSPC
  * (inline: every worker has its producer; UCM_CPUMAP_F_LANES: every lane
  * has one), EBUSY (UCM_CPUMAP_F_ONE_PRODUCER and the map's producer
  * exists: destroy it first).
