@@ -82,46 +82,55 @@ static void fault_set(struct ucm_dp *dp, uint32_t fault, int err, uint32_t where
 	dp->health.where = where;
 }
 
-/* Whether a ring's consumer index @taken stood still while entries
- * waited (@waiting) for UCM_DP_STALL_MS, by @s's last looks. */
-static bool watch_stalled(struct dp_watch *s, uint32_t taken, bool waiting, uint64_t now)
+/* How long (ns) a ring's consumer index @taken has stood still while
+ * entries waited (@waiting), by @s's last looks; 0 while it moves or
+ * nothing waits. */
+static uint64_t watch_still(struct dp_watch *s, uint32_t taken, bool waiting, uint64_t now)
 {
 	if (!waiting || taken != s->taken || !s->since) {
 		s->taken = taken;
 		s->since = waiting ? now : 0;
-		return false;
+		return 0;
 	}
-	return now - s->since >= UCM_DP_STALL_MS * 1000000ull;
+	return now - s->since;
 }
 
 /* A thread that takes nothing from its ring while packets wait there: it
  * is stuck (a sink that never returns, a lost wake-up); its ring is full
- * and what comes for it is dropped. Said with how much waits. */
+ * and what comes for it is dropped. The RX threads first: a worker whose
+ * RX thread stopped mid-batch waits for a kick that does not come, and is
+ * not the one to name while any RX ring stands still too. */
 static bool find_stall(struct ucm_dp *dp)
 {
-	uint64_t now = ucm_now_ns();
+	const uint64_t stall = UCM_DP_STALL_MS * 1000000ull;
+	uint64_t now = ucm_now_ns(), still, rx_still = 0;
 	uint32_t w, q, taken;
 	bool waiting;
 
-	for (w = 0; dp->map && w < dp->c.nworkers; w++) {
-		if (ucm_cpumap_worker_look(dp->map, w, &taken, &waiting) ||
-		    !watch_stalled(&dp->watch_w[w], taken, waiting, now))
-			continue;
-		fault_set(dp, UCM_DP_FAULT_WORKER_STALLED, -ETIMEDOUT, w);
-		pr_warn("dp: worker %u has taken nothing from its ring for %u s with packets waiting: it is stuck (in its sink, or asleep); what comes for it is dropped\n",
-			w, UCM_DP_STALL_MS / 1000);
-		return true;
-	}
 	for (q = 0; q < dp->c.nqueues; q++) {
 		if (!dp->rx[q].q)
 			continue;
 		taken = ucm_xsk_queue_rx_look(dp->rx[q].q, &waiting);
-		if (!watch_stalled(&dp->watch_q[q], taken, waiting, now))
+		still = watch_still(&dp->watch_q[q], taken, waiting, now);
+		rx_still = still > rx_still ? still : rx_still;
+		if (still < stall)
 			continue;
 		fault_set(dp, UCM_DP_FAULT_RX_STALLED, -ETIMEDOUT, dp->c.queues[q]);
 		pr_warn("dp: %s queue %u: its RX thread has taken nothing from the RX ring for %u s with packets waiting: it is stuck%s; the kernel drops what comes\n",
 			dp->c.ifname, dp->c.queues[q], UCM_DP_STALL_MS / 1000,
 			dp->c.flags & UCM_DP_F_INLINE ? " (inline: in its sink, or asleep)" : "");
+		return true;
+	}
+	for (w = 0; dp->map && w < dp->c.nworkers; w++) {
+		if (ucm_cpumap_worker_look(dp->map, w, &taken, &waiting))
+			continue;
+		still = watch_still(&dp->watch_w[w], taken, waiting, now);
+		/* An RX ring standing still a tenth as long: that thread first. */
+		if (still < stall || rx_still >= stall / 10)
+			continue;
+		fault_set(dp, UCM_DP_FAULT_WORKER_STALLED, -ETIMEDOUT, w);
+		pr_warn("dp: worker %u has taken nothing from its ring for %u s with packets waiting: it is stuck (in its sink, or asleep); what comes for it is dropped\n",
+			w, UCM_DP_STALL_MS / 1000);
 		return true;
 	}
 	return false;
