@@ -560,26 +560,20 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 			   struct ucm_tun_stats *a)
 {
 	struct io_uring_sqe *sqe;
-	uint32_t i, nsub, failed = 0, done;
+	uint32_t i, nlay, nsub, failed = 0, done;
 	bool broken = false;
 	int ret;
 
-	nsub = batch_layout(tun, st, frames, n, a, &failed);
+	nlay = batch_layout(tun, st, frames, n, a, &failed);
 	st->seq++;
-	for (i = 0; i < nsub; i++) {
+	for (i = 0; i < nlay; i++) {
 		const struct tun_slot *sl = &st->slot[i];
 
 		/* The SQ holds UCM_TUN_BATCH_MAX and is empty between
-		 * batches, so there is room for each write. A ring without
-		 * room fails the writes left, each counted. */
+		 * batches, so there is room for each write. */
 		sqe = io_uring_get_sqe(&st->ring);
-		if (unlikely(!sqe)) {
-			for (; i < nsub; i++) {
-				a->err_other++;
-				failed += st->slot[i].nseg;
-			}
+		if (unlikely(!sqe))
 			break;
-		}
 		/* Offset -1: a tun is a stream, it has no file position. */
 		if (likely(sl->niov == 1))
 			io_uring_prep_write(sqe, st->sqe_fd, st->iov[sl->iov].iov_base, sl->len, -1);
@@ -592,9 +586,18 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 		sqe->flags |= st->sqe_flags;
 		sqe->user_data = tun_write_ud(st, i);
 	}
+	/* Only what was prepared is submitted and waited for; a ring without
+	 * room fails the writes left, each counted once, and is made anew. */
 	nsub = i;
-	if (!nsub)
+	for (i = nsub; i < nlay; i++) {
+		a->err_other++;
+		failed += st->slot[i].nseg;
+	}
+	if (!nsub) {
+		if (nlay)
+			ring_reset(tun, st);
 		return failed;
+	}
 
 	ret = tun_test_ring_fail(false) ? -ENOMEM :
 	      io_uring_submit_and_wait(&st->ring, tun_test_wait_fail(false) ? 0 : nsub);
@@ -615,7 +618,7 @@ static uint32_t xmit_uring(const struct ucm_tun *tun, struct tun_wstate *st,
 		a->err_other++;
 		failed += st->slot[i].nseg;
 	}
-	if (unlikely(broken || done < nsub))
+	if (unlikely(broken || done < nsub || nsub < nlay))
 		ring_reset(tun, st);
 	return failed;
 }

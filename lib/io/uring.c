@@ -32,9 +32,8 @@ int ucm_uring_init(struct io_uring *ring, unsigned int entries)
 {
 	static const unsigned int setup[] = {
 		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |
-			IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SINGLE_ISSUER,
-		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |
-			IORING_SETUP_SINGLE_ISSUER,
+			IORING_SETUP_TASKRUN_FLAG,
+		IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN,
 		0,
 	};
 	struct io_uring_params p;

@@ -8,9 +8,12 @@
 
 /*
  * An io_uring of @entries for one worker's thread. SUBMIT_ALL: one bad SQE
- * does not strand the rest of the batch in the SQ; SINGLE_ISSUER and
- * COOP_TASKRUN: only this thread submits, and it always waits for its
- * completions itself; TASKRUN_FLAG: the kernel says when a completion
+ * does not strand the rest of the batch in the SQ; COOP_TASKRUN: the
+ * thread that submits always waits for its completions itself. Not
+ * SINGLE_ISSUER: an inline producer's sink is opened on the thread that
+ * creates the producer, which need not be the one that submits (the
+ * kernel would refuse that one's first batch, and a close on the
+ * opener's); TASKRUN_FLAG: the kernel says when a completion
  * waits for this thread to enter it (ucm_uring_run_tasks()). Older kernels
  * refuse those flags: retry without.
  * Return: 0 or -errno (io_uring_queue_init_params()).

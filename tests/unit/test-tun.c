@@ -734,6 +734,39 @@ static int test_uring_restricted(void)
 	return 0;
 }
 
+static void *nop_on_other_thread(void *arg)
+{
+	struct io_uring *ring = arg;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	int res = 1;
+
+	io_uring_prep_nop(sqe);
+	if (uring_res(ring, sqe, &res))
+		res = -EIO;
+	return (void *)(intptr_t)res;
+}
+
+/* A ring made on one thread, used from another: an inline producer's
+ * sink is opened where ucm_cpumap__producer_create() is called, and its
+ * batches come from the RX thread (a SINGLE_ISSUER ring refuses that
+ * thread's submits with -EEXIST). */
+static int test_uring_other_thread(void)
+{
+	struct io_uring ring;
+	pthread_t t;
+	void *res;
+	int err;
+
+	err = ucm_uring_init(&ring, 8);
+	UT_ASSERT(!err, "ucm_uring_init: %s", strerror(-err));
+	UT_ASSERT(!pthread_create(&t, NULL, nop_on_other_thread, &ring), "thread");
+	pthread_join(t, &res);
+	io_uring_queue_exit(&ring);
+	UT_ASSERT((intptr_t)res == 0, "a NOP from another thread: %d",
+		  (int)(intptr_t)res);
+	return 0;
+}
+
 static int test_uring_task_work(void)
 {
 	struct tw_writer w = { .efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) };
@@ -1298,6 +1331,7 @@ static int test_back_old_names(void)
 }
 
 static const struct ut_case cases[] = {
+	UT_CASE(test_uring_other_thread),
 	UT_CASE(test_back_old_names),
 	UT_CASE(test_one_way_ignores_back),
 	UT_CASE(test_back_close_ends_reads),

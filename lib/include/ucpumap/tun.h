@@ -123,7 +123,9 @@ struct ucm_tun_opts {
  * @err_eio: writes refused with EIO: the link is down
  * @err_ebadfd: writes refused with EBADFD: the device is gone
  * @err_eagain: writes refused with EAGAIN
- * @err_other: any other error, or a short write
+ * @err_other: any other error, a short write, a write the kernel did not
+ *             take from the ring, or one whose completion was lost
+ *             (cancelled after a failed wait, or given up)
  * @super: UCM_TUN_F_COALESCE: super-packets the kernel accepted (writes of
  *         two packets or more; they count in @packets as their packets)
  * @super_segs: the packets in them; super_segs / super is the average
