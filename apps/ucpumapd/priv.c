@@ -77,9 +77,10 @@
 /*
  * What the main thread's run time needs, and the bounding set keeps:
  * nothing. The statistics are getters; the stop takes the sockets out of
- * the XSK map through the map's fd (no capability since Linux 6.5 moved
- * the unprivileged check to map and program creation), closes the XDP
- * link (the kernel detaches), the tun and the sockets.
+ * the XSK map through the map's fd (no capability since Linux 5.19, which
+ * left kernel.unprivileged_bpf_disabled to map and program creation;
+ * before, none only where that sysctl is 0), closes the XDP link (the
+ * kernel detaches), the tun and the sockets.
  */
 #define CAPS_RUN	0ull
 /* A next-hop resolver's run time: RTM_NEWNEIGH, to have the kernel
@@ -334,7 +335,8 @@ static int open_files(struct daemon *d)
 		fprintf(stderr, "ucpumapd: --stats-json %s is a FIFO with no reader: start its reader first\n",
 			path);
 	else
-		fprintf(stderr, "ucpumapd: cannot write %s: %s\n", path, strerror(err));
+		fprintf(stderr, "ucpumapd: cannot write %s: %s%s\n", path, strerror(err),
+			err == EROFS ? " (under the unit only /var/lib/ucpumap is writable: put the file there, or add ReadWritePaths= to the unit)" : "");
 	/* The path's, until somebody changes it; ENOSPC, EIO, a FIFO's
 	 * reader may pass. */
 	return err == ELOOP || err == EACCES || err == EROFS || err == ENOENT ||

@@ -44,8 +44,19 @@
 
 /* The unit's RuntimeDirectory= (kept between instances). */
 #define RUN_DIR		"/run/ucpumap"
-/* The lock file's second line: a tun this daemon created and kept. */
-#define KEPT_MARK	"kept\n"
+/* The lock file's second line: a tun this daemon created and kept, by its
+ * index ("kept IFINDEX"): a tun an operator makes later under the name is
+ * another device, with another index, and not ours to delete. */
+#define KEPT_FMT	"kept %u\n"
+
+/* The index the lock file's @text marks kept, or 0. */
+static unsigned int kept_index(const char *text)
+{
+	const char *m = strstr(text, "\nkept ");
+	unsigned int idx;
+
+	return m && sscanf(m + 6, "%u", &idx) == 1 ? idx : 0;
+}
 
 static void holder_comm(pid_t pid, char *comm, size_t len)
 {
@@ -87,10 +98,10 @@ static int refuse(struct daemon *d, int fd)
 int tun_lock(struct daemon *d)
 {
 	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	char path[sizeof(RUN_DIR) + 64], pid[32], old[64];
+	char path[sizeof(RUN_DIR) + 64], pid[48], old[64];
 	struct stat ns = {};
+	unsigned int idx;
 	int fd, err, n;
-	bool kept;
 
 	d->priv.tun_lock_fd = -1;
 	if (!d->c.tun[0] || strchr(d->c.tun, '%'))
@@ -119,11 +130,13 @@ int tun_lock(struct daemon *d)
 	}
 	/* The pid for the operator's eyes (cat): the lock is what counts.
 	 * The mark of a kept tun stays while the tun does. */
-	d->priv.tun_existed = if_nametoindex(d->c.tun) != 0;
+	idx = if_nametoindex(d->c.tun);
+	d->priv.tun_existed = idx != 0;
 	n = pread(fd, old, sizeof(old) - 1, 0);
 	old[n > 0 ? n : 0] = 0;
-	kept = d->priv.tun_existed && strstr(old, KEPT_MARK);
-	n = snprintf(pid, sizeof(pid), "%d\n%s", (int)getpid(), kept ? KEPT_MARK : "");
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (idx && kept_index(old) == idx)
+		n += snprintf(pid + n, sizeof(pid) - n, KEPT_FMT, idx);
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
 		out_warn("ucpumapd: cannot write %s: %s\n", path, strerror(errno));
 	d->priv.tun_lock_fd = fd;
@@ -165,8 +178,9 @@ out:
 	}
 	/* Ours to remove with the package: the start created it. */
 	if (!d->priv.tun_existed && d->priv.tun_lock_fd >= 0) {
-		char line[32];
-		int n = snprintf(line, sizeof(line), "%d\n" KEPT_MARK, (int)getpid());
+		char line[48];
+		int n = snprintf(line, sizeof(line), "%d\n" KEPT_FMT, (int)getpid(),
+				 if_nametoindex(name));
 
 		if (pwrite(d->priv.tun_lock_fd, line, n, 0) != n)
 			out_warn("ucpumapd: cannot mark tun %s kept in its lock file: %s; the package's removal will leave it\n",

@@ -1375,7 +1375,7 @@ kept() {	# empty when the tun, its address and its route are there
 		echo "after $1: the route is gone;"
 }
 case_keep_tun() {
-	local why=
+	local why= l
 	if ! start_daemon keep1 --cpus 0,1 --keep-tun --duration 30; then
 		bad keep-tun-survives "$(why_start)"
 		return
@@ -1431,6 +1431,33 @@ case_keep_tun() {
 		ip -n "$dut" link show $t > /dev/null 2>&1 || why="$why the operator's $t deleted by the prerm;"
 		ip -n "$dut" link del $t 2> /dev/null
 	done
+	# A kept tun the operator replaced by one of the same name (another
+	# index): the operator's, it stays; and a later start on it does not
+	# mark it kept.
+	replaced() {	# LABEL: a kept tun made by a start, then replaced
+		start_daemon "$1" --cpus 0,1 --keep-tun --duration 30 || { echo "$(why_start);"; return; }
+		stop_daemon
+		ip -n "$dut" link del $tun && ip -n "$dut" tuntap add $tun mode tun multi_queue vnet_hdr ||
+			echo "cannot replace the kept tun;"
+	}
+	why="$why$(replaced keep6)"
+	PATH=$tmp/bin:$PATH ip netns exec "$dut" sh debian/ucpumap.prerm remove
+	ip -n "$dut" link show $tun > /dev/null 2>&1 ||
+		why="$why the operator's $tun (made after the kept one went) deleted by the prerm;"
+	ip -n "$dut" link del $tun 2> /dev/null
+	why="$why$(replaced keep7)"
+	if start_daemon keep8 --cpus 0,1 --keep-tun --duration 30; then
+		stop_daemon
+		l=/run/ucpumap/tun-$tun@$(ip netns exec "$dut" stat -L -c %i /proc/self/ns/net).lock
+		[ -f "$l" ] && ! grep -q '^kept' "$l" ||
+			why="$why a start on the operator's $tun marked it kept: $(tr '\n' ' ' < "$l");"
+	else
+		why="$why the start on the operator's $tun: $(why_start);"
+	fi
+	PATH=$tmp/bin:$PATH ip netns exec "$dut" sh debian/ucpumap.prerm remove
+	ip -n "$dut" link show $tun > /dev/null 2>&1 ||
+		why="$why the operator's $tun (a start served it since) deleted by the prerm;"
+	ip -n "$dut" link del $tun 2> /dev/null
 	if [ -z "$why" ]; then ok keep-tun-package-removed; else bad keep-tun-package-removed "$why"; fi
 	# Kept by the first start: the flag stays until the tun goes.
 	ip -n "$dut" link del $tun 2> /dev/null

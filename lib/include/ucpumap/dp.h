@@ -202,7 +202,8 @@ enum ucm_dp_thread {
  * loop (@kind: enum ucm_dp_thread): to drop the thread's capabilities
  * (none of the RX threads' or workers' run time needs one, but an RX
  * thread that gives up takes its socket out of the XSK map, which needs
- * CAP_BPF or CAP_SYS_ADMIN before Linux 6.5: there, without it, its
+ * CAP_BPF or CAP_SYS_ADMIN before Linux 5.19 where
+ * kernel.unprivileged_bpf_disabled is not 0: there, without it, its
  * queue's traffic goes to a socket nobody reads), name it, set
  * its scheduling. It runs during ucm_dp__create() (workers, resolvers)
  * and ucm_dp__start() (RX threads), before either returns; it must not
