@@ -241,6 +241,14 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 		}
 		snprintf(cfg->ifname, sizeof(cfg->ifname), "vd");
 		cfg->sink_ip = cfg->v6 ? "fd77::2" : "10.77.0.2";
+		if (cfg->gen_engine && cfg->gen_engine != GEN_ENGINE_PACKET &&
+		    gen_frame_size(cfg) > GEN_LIVE_MAX) {
+			fprintf(stderr, "datapath: --gen-engine %s: --mtu %lu makes %lu-byte frames, "
+				"and its frames hold %d bytes: give --gen-engine packet, or leave "
+				"--gen-engine out (the bench then picks packet)\n", gen_engine(cfg),
+				cfg->mtu, gen_frame_size(cfg), GEN_LIVE_MAX);
+			return -1;
+		}
 	}
 	if (rows_select(br, cfg->rowlist))
 		return -1;

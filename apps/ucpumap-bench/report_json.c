@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -210,17 +211,26 @@ int report_json(const struct bench_run *br, int nr)
 
 void report_chart(const struct bench_run *br, int nr)
 {
-	char dat[256];
+	char dat[] = "/tmp/ucm-bench-chart-XXXXXX";
 	FILE *f;
+	int fd;
 
 	if (!have_prog("gnuplot")) {
 		printf("chart: skipped, gnuplot is not installed\n");
 		return;
 	}
-	snprintf(dat, sizeof(dat), "/tmp/ucm-bench-chart-%d.dat", getpid());
-	f = fopen(dat, "w");
-	if (!f)
+	/* A name of its own (O_EXCL): a root run must not follow another's
+	 * link planted at a name it could guess. */
+	fd = mkstemp(dat);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		printf("chart: no file for gnuplot's data: %s\n", strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(dat);
+		}
 		return;
+	}
 	for (int i = 0; i < br->nrows; i++) {
 		const struct row *r = &br->rows[i];
 		struct run_stats st;

@@ -269,7 +269,9 @@ static int sport_worker(uint32_t saddr, uint32_t daddr, unsigned int sport,
  * in a row leave it to the hash's luck (16 flows over 4 workers: 6, 6, 3
  * and 1), and a row then measures the busiest worker. For each generator
  * the first window that keeps every worker within an even share so far,
- * else the most even of SPORT_SCAN.
+ * else the most even of SPORT_SCAN that leaves the later generators their
+ * runs below port 65536 (at wide widths and many flows, not quite even:
+ * flows_per_worker in the JSON says how).
  */
 static void balanced_sports(const struct scale_run *sr, struct scale_cell *c, int flows,
 			    unsigned int dport, unsigned int *sport)
@@ -285,7 +287,9 @@ static void balanced_sports(const struct scale_run *sr, struct scale_cell *c, in
 		int even = (total + flows + pl->nwk - 1) / pl->nwk, best_max = INT32_MAX;
 		unsigned int best = base;
 
-		for (unsigned int b = base; b < base + SPORT_SCAN && b + flows <= 65535; b++) {
+		/* Room left for this run and the later generators' after it. */
+		for (unsigned int b = base;
+		     b < base + SPORT_SCAN && b + (unsigned int)flows * (pl->ngen - i) <= 65536; b++) {
 			int add[SCALE_MAX_WIDTH] = { 0 }, most = 0;
 
 			for (int f = 0; f < flows; f++) {
@@ -446,15 +450,14 @@ static bool queue_counts(struct scale_cell *c, int k, int i, const char *p, cons
 	return true;
 }
 
-/* Each queue's rx and each worker's processed, from ucpumapd's last line. */
-static void daemon_counts(struct scale_cell *c, int k, const char *js)
+/* Each queue's rx and each worker's processed, from a line of ucpumapd's:
+ * true when all were there. */
+static bool line_counts(struct scale_cell *c, int k, const char *line)
 {
-	char line[65536];
 	const char *p, *wks;
 	bool ok;
 	int i;
 
-	last_line(js, line, sizeof(line));
 	wks = strstr(line, "\"workers\":");
 	p = strstr(line, "\"queues\":");
 	ok = p && wks;
@@ -463,6 +466,39 @@ static void daemon_counts(struct scale_cell *c, int k, const char *js)
 	for (i = 0, p = wks; ok && i < c->pl.nwk; i++)
 		ok = (p = strstr(p + 1, "\"worker\":")) &&
 		     !json_u64_field(p, "processed", &c->wproc[k][i]);
+	return ok;
+}
+
+/* The counters over the round's window: ucpumapd's last line (on veth all
+ * traffic falls in its life), or with --dev, whose generator runs on,
+ * the difference of the lines @l0 and @l1 taken around the window (NULL
+ * when one did not come). */
+static void daemon_counts(struct scale_cell *c, int k, const char *js, const char *l0,
+			  const char *l1)
+{
+	static char line[65536];
+	double qrx[SCALE_MAX_WIDTH], qxsk[SCALE_MAX_WIDTH], qenq[SCALE_MAX_WIDTH];
+	double wproc[SCALE_MAX_WIDTH];
+	bool ok;
+	int i;
+
+	if (!js) {
+		ok = l0 && l1 && line_counts(c, k, l0);
+		memcpy(qrx, c->qrx[k], sizeof(qrx));
+		memcpy(qxsk, c->qxsk[k], sizeof(qxsk));
+		memcpy(qenq, c->qenq[k], sizeof(qenq));
+		memcpy(wproc, c->wproc[k], sizeof(wproc));
+		ok = ok && line_counts(c, k, l1);
+		for (i = 0; ok && i < SCALE_MAX_WIDTH; i++) {
+			c->qrx[k][i] -= qrx[i];
+			c->qxsk[k][i] -= qxsk[i];
+			c->qenq[k][i] -= qenq[i];
+			c->wproc[k][i] -= wproc[i];
+		}
+	} else {
+		last_line(js, line, sizeof(line));
+		ok = line_counts(c, k, line);
+	}
 	c->have_daemon = (k == 0 || c->have_daemon) && ok;
 }
 
@@ -472,16 +508,30 @@ static int run_daemon(struct scale_run *sr, struct scale_cell *c, int k)
 			      .flag = c->def->flag };
 	struct row r = { .def = &rd, .on = true };
 	struct daemon_run d = { 0 };
+	static char l0[65536], l1[65536];
+	bool ok0 = false, ok1 = false;
 	int rc;
 
 	place_cfg(sr, c);
 	if (daemon_start(&sr->br, &r, &d))
 		return -1;	/* it said why, and is gone */
 	sleep_sec(0.2);
-	rc = (sr->cfg.dev ? scale_dev_window(sr, c, k) : run_gens(sr, c, k)) | d.rc;
+	if (sr->cfg.dev) {
+		/* The NIC's traffic starts before the daemon and goes on
+		 * after it: its counters around the window alone. */
+		ok0 = !daemon_json_line(&d, l0, sizeof(l0));
+		rc = scale_dev_window(sr, c, k);
+		ok1 = !daemon_json_line(&d, l1, sizeof(l1));
+	} else {
+		rc = run_gens(sr, c, k);
+	}
+	rc |= d.rc;
 	if (daemon_stop(&sr->br, &r, &d))
 		rc = -1;
-	daemon_counts(c, k, d.js);
+	if (sr->cfg.dev)
+		daemon_counts(c, k, NULL, ok0 ? l0 : NULL, ok1 ? l1 : NULL);
+	else
+		daemon_counts(c, k, d.js, NULL, NULL);
 	return rc;
 }
 

@@ -424,6 +424,8 @@ case_bad_settings() {
 	bad_setting gen-engine-with-dev 2 "--gen-engine are the" --dev vd --sink-ip 10.78.0.2 --gen-engine xsk
 	bad_setting gen-engine-unknown 2 "--gen-engine: .dpdk. is not live, loop, xsk or packet" --gen-engine dpdk
 	bad_setting mtu-range 2 "mtu" --mtu 9001
+	bad_setting gen-engine-mtu 2 "--gen-engine live: --mtu 9000 makes 9014-byte frames, and its frames hold 3408 bytes: give --gen-engine packet" \
+		--mtu 9000 --gen-engine live
 	bad_setting busy-poll-no-rx-cpus 2 "needs a CPU of its own: give --rx-cpus" --dev vd --sink-ip 10.78.0.2 --busy-poll
 	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
 	bad_setting queues-syntax 2 "--queues: 'x' is not a list of distinct numbers 0-63" --dev vd --sink-ip 10.78.0.2 --queues x
