@@ -107,6 +107,15 @@ static bool find_stall(struct ucm_dp *dp)
 	uint32_t w, q, taken;
 	bool waiting;
 
+	/* Looks a tenth of the limit apart or more (the process stopped,
+	 * frozen, or the caller late): what stood still then may not have
+	 * had a chance to run; the watch starts again. */
+	if (now - dp->watch_at >= stall / 10) {
+		memset(dp->watch_w, 0, sizeof(dp->watch_w));
+		memset(dp->watch_q, 0, sizeof(dp->watch_q));
+	}
+	dp->watch_at = now;
+
 	for (q = 0; q < dp->c.nqueues; q++) {
 		if (!dp->rx[q].q)
 			continue;

@@ -150,6 +150,7 @@ struct ucm_dp {
 	struct ucm_dp_health health;	/* the first fault, kept */
 	struct dp_watch watch_w[UCM_CPUMAP_MAX_WORKERS];
 	struct dp_watch watch_q[UCM_XSK_MAX_QUEUES];
+	uint64_t watch_at;		/* the last look (ns) */
 };
 
 /* With TX channels: two-way, or a verdict that sends. */

@@ -379,6 +379,9 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 
 			pr_warn("cpumap: inline producer %d not stopped: %u staged frames returned undelivered\n",
 				prod->inline_w, n);
+			/* Taken from the producer and dropped, as held
+			 * packets are: processed and drops both. */
+			STAT_ADD(wk->stats.processed, n);
 			STAT_ADD(wk->stats.drop_reason[UCM_DROP_SINK], n);
 			STAT_ADD(wk->stats.drops, n);
 			desc_to_base(map, bq_desc(&prod->bq[prod->inline_w]), base, n);
@@ -462,7 +465,7 @@ static void left_home(struct ucm_cpumap *map)
 					   UCM_LOC_BQ);
 			prod->bq_count[i] = 0;
 		}
-	for (i = 0; i < map->nworkers; i++) {
+	for (i = 0; i < map->nworkers && !(map->flags & UCM_CPUMAP_F_INLINE); i++) {
 		wk = map->workers[i];
 		nl = wk->ring ? 1 : map_nlanes(map);
 		for (l = 0; l < nl; l++) {
@@ -485,8 +488,7 @@ void ucm_cpumap__destroy(struct ucm_cpumap *map)
 	if (!map)
 		return;
 	ucm_cpumap__stop(map);
-	if (!(map->flags & UCM_CPUMAP_F_INLINE))
-		left_home(map);
+	left_home(map);
 	for (i = 0; i < map->nworkers; i++) {
 		uint32_t left = worker_queued(map->workers[i]);
 

@@ -1207,19 +1207,24 @@ static int test_destroy_flushes_bulk_queues(void)
  * staged one, a chain's every frame), so the UMEM can go; a producer made
  * on the stopped map is refused.
  */
+static const struct ucm_sink_ops inline_ops;
+
 static int enqueue_after_stop_case(uint32_t map_flags, uint32_t nframes)
 {
 	struct fixture f;
 
-	if (fixture_init(&f, 1, 256, &rec_ops, map_flags, 0, 4096))
+	if (fixture_init(&f, 1, 256, map_flags & UCM_CPUMAP_F_INLINE ? &inline_ops : &rec_ops,
+			 map_flags, 0, 4096))
 		return 1;
 	f.nframes = nframes;
 	ucm_cpumap__stop(f.map);
 	errno = 0;
 	UT_ASSERT(!ucm_cpumap__producer_create(f.map, f.pool) && errno == EINVAL,
 		  "flags 0x%x: a producer on a stopped map: %s", map_flags, strerror(errno));
-	/* Two bulks flushed at enqueue into the ring, 4 staged. */
-	if (enqueue_frames(&f, 0, 0, 2 * UCM_CPUMAP_BULK_SIZE + 4))
+	/* Two bulks flushed at enqueue into the ring, 4 staged; inline,
+	 * the 4 staged alone (a full bulk runs on the producer's thread). */
+	if (enqueue_frames(&f, 0, 0, (map_flags & UCM_CPUMAP_F_INLINE ? 0 :
+				      2 * UCM_CPUMAP_BULK_SIZE) + 4))
 		return 1;
 	UT_ASSERT(rec_delivered(&f.sink) == 0, "delivered after the stop");
 	return fixture_fini(&f);
@@ -1230,7 +1235,8 @@ static int test_enqueue_after_stop(void)
 	return enqueue_after_stop_case(0, 1) ||
 	       enqueue_after_stop_case(0, CHAIN_FRAMES) ||
 	       enqueue_after_stop_case(UCM_CPUMAP_F_LANES, 1) ||
-	       enqueue_after_stop_case(UCM_CPUMAP_F_ONE_PRODUCER, CHAIN_FRAMES);
+	       enqueue_after_stop_case(UCM_CPUMAP_F_ONE_PRODUCER, CHAIN_FRAMES) ||
+	       enqueue_after_stop_case(UCM_CPUMAP_F_INLINE, CHAIN_FRAMES);
 }
 
 /*
