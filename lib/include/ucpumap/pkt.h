@@ -24,7 +24,9 @@ enum ucm_drop_reason {
 	UCM_DROP_NONE = 0,
 	UCM_DROP_RUNT,		/* shorter than an Ethernet header or a VLAN tag */
 	UCM_DROP_VLAN_DEPTH,	/* more VLAN tags than UCM_VLAN_MAX_DEPTH */
-	UCM_DROP_NON_IP,	/* not IPv4/IPv6: the parser never returns it; tun mode uses it */
+	UCM_DROP_NON_IP,	/* not IPv4/IPv6: the parser never returns it, nor does
+				 * the tun (its refusals are sink drops, and its own
+				 * non_ip count); a sink of one's own may count it */
 	UCM_DROP_L3_TRUNC,	/* IP header cut short by the end of the frame */
 	UCM_DROP_IP_VERSION,	/* version field disagrees with the EtherType */
 	UCM_DROP_IPV4_IHL,	/* IHL < 5 */
