@@ -166,7 +166,7 @@ case_iface_gone() { gone iface-gone "ip -n $dut link del vd" 4 "interface vd was
 
 # ---- faults nothing here makes by itself: tests/progs/fault_shim.c ----------
 # shim_case CASE FAULT STATUS RE CMD [options...]: the daemon with the shim's
-# FAULT from 2.5 s on; CMD (in the background) gives it work meanwhile;
+# FAULT from AFTER ms on (2500); CMD (in the background) gives it work meanwhile;
 # it ends by itself with STATUS and its closing lines, within WAIT seconds
 # (default 5).
 shim_case() {
@@ -181,7 +181,7 @@ shim_case() {
 		return
 	fi
 	pair_ready "$c" || return
-	export UCM_SHIM_FAULT=$fault UCM_SHIM_AFTER_MS=2500 UCM_SHIM_COUNT=${COUNT:-1}
+	export UCM_SHIM_FAULT=$fault UCM_SHIM_AFTER_MS=${AFTER:-2500} UCM_SHIM_COUNT=${COUNT:-1}
 	SHIM=$shim_so
 	if ! start_daemon "$c" "$@"; then
 		unset SHIM UCM_SHIM_FAULT UCM_SHIM_AFTER_MS UCM_SHIM_COUNT
@@ -208,19 +208,20 @@ case_way_back_dead() {
 	COUNT=1000000 shim_case way-back-dead uring_submit 8 "way back is dead" \
 		"for i in \$(seq 60); do ip -n $dut route replace 10.204.9.0/24 dev $tun 2>/dev/null; ip netns exec $dut ping -c 1 -W 0.05 10.204.9.1; sleep 0.05; done" --two-way
 }
-# Both workers stall 7 s in their write into the tun, under a flood: once
+# Both workers stall 7 s in their write into the tun, under a flood (from
+# 5 s on: the exact datagrams before it are well through first): once
 # nothing has moved in their rings for UCM_DP_STALL_MS (5 s) with packets
 # waiting, the daemon names a stuck worker and stops, exit 9, with its
 # closing lines when the writes come back.
 case_worker_stalled() {
-	UCM_SHIM_STALL_MS=7000 COUNT=2 WAIT=12 shim_case worker-stalled stall_write 9 \
+	UCM_SHIM_STALL_MS=7000 COUNT=2 AFTER=5000 WAIT=15 shim_case worker-stalled stall_write 9 \
 		"worker [01] has taken nothing from its ring for 5 s with packets waiting" \
 		"ip netns exec $gen $PY $helper flood --src $G4 --dst $D4 --secs 10"
 }
 # --pass: the RX thread writes into the tun itself and stalls there; the
 # kernel's RX ring fills behind it.
 case_rx_stalled() {
-	UCM_SHIM_STALL_MS=7000 COUNT=1 WAIT=12 shim_case rx-stalled stall_write 9 \
+	UCM_SHIM_STALL_MS=7000 COUNT=1 AFTER=5000 WAIT=15 shim_case rx-stalled stall_write 9 \
 		"vd queue 0: its RX thread has taken nothing from the RX ring for 5 s with packets waiting: it is stuck \\(inline" \
 		"ip netns exec $gen $PY $helper flood --src $G4 --dst $D4 --secs 10" --pass
 }

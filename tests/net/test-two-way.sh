@@ -504,7 +504,7 @@ case_spin() {
 			lib_wait "$dpid"
 			rc=$?
 		fi
-		if [ $rc = 2 ] && grep -q "spin-us: 2 polling threads would hold every CPU" "$tmp/d.err"; then
+		if [ "$rc" = 2 ] && grep -q "spin-us: 2 polling threads would hold every CPU" "$tmp/d.err"; then
 			ok "spin: refused on $(nproc) CPUs: $(head -1 "$tmp/d.err" | cut -c1-90)"
 		else
 			bad spin "--spin-us 1000 on $(nproc) CPUs: exit $rc: $(head -c 300 "$tmp/d.err")"
