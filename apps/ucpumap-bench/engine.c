@@ -349,9 +349,15 @@ static int eng_main(struct eng_bench *eb, int argc, char **argv)
 		return err == OPTS_HELP ? 0 : 2;
 	if (eng_pw_fit(eb))
 		return 2;
-	if (cfg->producer_cpu == cfg->worker_cpu)
+	if (cfg->producer_cpu == cfg->worker_cpu) {
 		fprintf(stderr, "engine: warning: producer and worker share CPU %d; the rates measure time-sharing\n",
 			cfg->worker_cpu);
+		/* The one-producer rows are shared then: said in the JSON and
+		 * the tables, no verdict. */
+		for (int i = 0; i < eb->nrows; i++)
+			if (!eb->rows[i].workers)
+				eb->shared[i] = true;
+	}
 
 	eng_header(eb);
 	if (eng_run_rounds(eb))

@@ -472,10 +472,11 @@ static bool line_counts(struct scale_cell *c, int k, const char *line)
 /* The counters over the round's window: ucpumapd's last line (on veth all
  * traffic falls in its life), or with --dev, whose generator runs on,
  * the difference of the lines @l0 and @l1 taken around the window (NULL
- * when one did not come). */
+ * when one did not come), scaled to @seconds by the lines' own times. */
 static void daemon_counts(struct scale_cell *c, int k, const char *js, const char *l0,
-			  const char *l1)
+			  const char *l1, double seconds)
 {
+	double t0, t1, f = 1;
 	static char line[65536];
 	double qrx[SCALE_MAX_WIDTH], qxsk[SCALE_MAX_WIDTH], qenq[SCALE_MAX_WIDTH];
 	double wproc[SCALE_MAX_WIDTH];
@@ -488,12 +489,15 @@ static void daemon_counts(struct scale_cell *c, int k, const char *js, const cha
 		memcpy(qxsk, c->qxsk[k], sizeof(qxsk));
 		memcpy(qenq, c->qenq[k], sizeof(qenq));
 		memcpy(wproc, c->wproc[k], sizeof(wproc));
-		ok = ok && line_counts(c, k, l1);
+		ok = ok && line_counts(c, k, l1) && !json_u64_field(l0, "time", &t0) &&
+		     !json_u64_field(l1, "time", &t1) && t1 > t0;
+		if (ok)
+			f = seconds / (t1 - t0);
 		for (i = 0; ok && i < SCALE_MAX_WIDTH; i++) {
-			c->qrx[k][i] -= qrx[i];
-			c->qxsk[k][i] -= qxsk[i];
-			c->qenq[k][i] -= qenq[i];
-			c->wproc[k][i] -= wproc[i];
+			c->qrx[k][i] = (c->qrx[k][i] - qrx[i]) * f;
+			c->qxsk[k][i] = (c->qxsk[k][i] - qxsk[i]) * f;
+			c->qenq[k][i] = (c->qenq[k][i] - qenq[i]) * f;
+			c->wproc[k][i] = (c->wproc[k][i] - wproc[i]) * f;
 		}
 	} else {
 		last_line(js, line, sizeof(line));
@@ -529,9 +533,9 @@ static int run_daemon(struct scale_run *sr, struct scale_cell *c, int k)
 	if (daemon_stop(&sr->br, &r, &d))
 		rc = -1;
 	if (sr->cfg.dev)
-		daemon_counts(c, k, NULL, ok0 ? l0 : NULL, ok1 ? l1 : NULL);
+		daemon_counts(c, k, NULL, ok0 ? l0 : NULL, ok1 ? l1 : NULL, sr->cfg.seconds);
 	else
-		daemon_counts(c, k, d.js, NULL, NULL);
+		daemon_counts(c, k, d.js, NULL, NULL, 0);
 	return rc;
 }
 

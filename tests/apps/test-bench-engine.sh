@@ -23,6 +23,8 @@
 #                  producer: exit 0 (every frame came home: the audit), each
 #                  worker processed frames in every run, none dropped, the
 #                  output and the JSON saying the CPUs were shared
+#   one-cpu-shared producer and worker on one CPU: the one-producer rows are
+#                  shared in the JSON
 #   bad-flags      bad-flag-*: a message naming the problem, exit 2 (one
 #                  is a row asked for by name that one CPU cannot hold);
 #                  and taskset-default-cpus: on one CPU the producer and
@@ -32,7 +34,8 @@ set -u
 BUILD=${BUILD:-build}
 BENCH=$BUILD/ucpumap-bench
 name=test-bench-engine
-cases="run order table json json-unwritable gains pw-skip pw-workers pw-shared bad-flags bad-command"
+cases="run order table json json-unwritable gains pw-skip pw-workers pw-shared one-cpu-shared bad-flags
+bad-command"
 PW_ROWS="pw-1x1 pw-2x2 pw-4x4 pw-4x1 pw-1x4 pw-2x2-lanes pw-4x4-lanes pw-4x1-lanes"
 NCPU=$(nproc)
 cd "$(dirname "$0")/../.."
@@ -202,6 +205,23 @@ PY
 		bad pw-workers "no pw-1x1 line in the per-worker table"
 	else
 		ok pw-workers
+	fi
+}
+
+# --producer-cpu and --worker-cpu the same: the rows of one producer
+# measure time-sharing, and say so where a reader looks (the JSON).
+case_one_cpu_shared() {
+	local cpu
+	cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+	if ! "$BENCH" engine --rows recycle --producer-cpu "$cpu" --worker-cpu "$cpu" --rounds 1 \
+		--seconds 0.05 --warmup 0.01 --json "$tmp/o.json" > "$tmp/o.out" 2> "$tmp/o.err"; then
+		bad one-cpu-shared "exit $?: $(tail -2 "$tmp/o.err")"
+	elif python3 -c 'import json, sys
+r = [r for r in json.load(open(sys.argv[1]))["rows"] if r["name"] == "recycle"][0]
+sys.exit(r["shared_cpus"] != "yes")' "$tmp/o.json"; then
+		ok one-cpu-shared "recycle on CPU $cpu alone: shared_cpus yes"
+	else
+		bad one-cpu-shared "recycle on CPU $cpu alone: $(grep -o '"shared_cpus": *"[a-z]*"' "$tmp/o.json" | head -2 | tr '\n' ' ')"
 	fi
 }
 
