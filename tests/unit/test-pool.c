@@ -1226,6 +1226,16 @@ static int test_bad_addresses(void)
 		CHECK(same_but_bad_addr(&s0, &s1, -1, 2), "bulk 0x%llx",
 		      (unsigned long long)bad[i]);
 	}
+	/* One inside the UMEM is counted on its frame's owner. */
+	{
+		uint64_t u = a1 + 1;
+
+		CHECK(snap(umem, &s0), "owner before");
+		UT_ASSERT(ucm_umem__put_bulk(umem, &u, 1) == -EINVAL &&
+			  ucm_umem__release_bulk(umem, &u, 1) == -EINVAL, "unaligned in pool 1");
+		CHECK(snap(umem, &s1), "owner after");
+		CHECK(same_but_bad_addr(&s0, &s1, 1, 2), "unaligned in pool 1, bulk");
+	}
 	/* A bad handle in the middle of good ones: the good ones go home. */
 	{
 		uint64_t mix[3] = { a0, a1 + 1, a1 };
