@@ -66,6 +66,7 @@ struct ucm_xsk_queue {
 	uint64_t tx_posted;	/* frames (descriptors) given to the TX ring, ever */
 	uint64_t tx_done;	/* frames taken back from the completion ring */
 	uint32_t tx_next;	/* the channel a TX turn starts with (rotates) */
+	uint32_t tx_cons_seen;	/* the TX ring's consumer at the last look (tx_stuck()) */
 	ucm_steer_fn steer_fn;	/* the application's steering, or NULL */
 	void *steer_ctx;
 	uint64_t rx_stamp;	/* the last RX batch's first arrival stamp, or 0 */

@@ -302,7 +302,7 @@ static int sleep_woken(struct ucm_xsk_queue *q, const struct pollfd *p,
 	if (p[0].revents & POLLIN)
 		STAT_ADD(q->stats.wake_rx, 1);
 	for (i = 0; i < ntxq; i++)
-		if (p[1 + i].revents & POLLIN) {
+		if (p[1 + i].revents & POLLIN || (!i && p[0].revents & POLLOUT)) {
 			STAT_ADD(q->stats.wake_tx, 1);
 			break;
 		}
@@ -319,11 +319,36 @@ int ucm_xsk_queue__set_wake_fd(struct ucm_xsk_queue *q, int fd)
 	return 0;
 }
 
+/*
+ * Zero-copy, the TX ring has no room for a packet and the driver took
+ * nothing from it since the last look (its link down, a NIC slower than
+ * the way back): the channels' descriptors are no work then, the ring's
+ * room is (the socket's POLLOUT, which the driver's release raises). In
+ * copy mode the kicks are what sends: a kick that took nothing (the
+ * socket's send buffer full of skbs the peer has not freed yet) is tried
+ * again at once, as before; waiting for POLLOUT (half the buffer freed)
+ * cost the way back's TCP about a tenth on veth.
+ */
+static bool tx_stuck(struct ucm_xsk_queue *q)
+{
+	uint32_t room, cons;
+	bool stuck;
+
+	if (!q->x->zerocopy)
+		return false;
+	room = xsk_prod_nb_free(&q->tx, q->tx.size);
+	cons = __atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE);
+	stuck = room != q->tx.size && room < ucm_xsk_tx_frames(q->x) && cons == q->tx_cons_seen;
+
+	q->tx_cons_seen = cons;
+	return stuck;
+}
+
 int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			 uint32_t ntxq, int timeout_ms)
 {
 	struct pollfd p[2 + UCM_XSK_MAX_TXQ];
-	bool busy = false;
+	bool busy = false, stuck;
 	uint32_t i, n;
 	int ret = 1;	/* a channel has descriptors: work, no sleep */
 
@@ -331,11 +356,12 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 		return ucm_err(-EINVAL);
 	if (q->fill_dry && (timeout_ms < 0 || timeout_ms > XSK_DRY_SLEEP_MS))
 		timeout_ms = XSK_DRY_SLEEP_MS;
+	stuck = ntxq && tx_stuck(q);
 	for (i = 0; i < ntxq; i++)
-		busy |= !ucm_txq__sleep_begin(txq[i]);
+		busy |= !ucm_txq__sleep_begin(txq[i]) && (!stuck || ucm_txq_wanted(txq[i]));
 	if (!busy) {
 		p[0].fd = q->fd;
-		p[0].events = POLLIN;
+		p[0].events = POLLIN | (stuck ? POLLOUT : 0);
 		for (i = 0; i < ntxq; i++) {
 			p[1 + i].fd = ucm_txq__wake_fd(txq[i]);
 			p[1 + i].events = POLLIN;
@@ -393,6 +419,7 @@ int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 			uint32_t ntxq, uint32_t spin_us)
 {
 	uint64_t now, end, look = 0;
+	bool stuck;
 	uint32_t i;
 
 	if (!q || ntxq > UCM_XSK_MAX_TXQ || (ntxq && !txq) || spin_us > UCM_SPIN_US_MAX)
@@ -414,9 +441,11 @@ int ucm_xsk_queue__spin(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 		if (ntxq && ucm_xsk_queue__tx_pending(q) && xsk_cons_nb_avail(&q->comp, 1))
 			return 1;
 		/* What would end a sleep ends the spin: descriptors to
-		 * send, or a worker's ask for frames (ucm_txq__sleep_begin()). */
+		 * send while the TX ring takes them, or a worker's ask for
+		 * frames (ucm_txq__sleep_begin()). */
+		stuck = ntxq && tx_stuck(q);
 		for (i = 0; i < ntxq; i++)
-			if (ucm_txq__pending(txq[i]) || ucm_txq_wanted(txq[i]))
+			if ((!stuck && ucm_txq__pending(txq[i])) || ucm_txq_wanted(txq[i]))
 				return 1;
 		if (q->busy_poll) {
 			/* The kernel runs the device's NAPI poll here

@@ -521,6 +521,47 @@ static int test_turn_ring_full(void)
 	return fake_free(f);
 }
 
+/* The TX ring full and the driver taking nothing (zero-copy, its link
+ * down): the channel's backlog does not keep the RX thread from its sleep
+ * or its spin, which would turn at once, for ever; once the driver takes
+ * from the ring, the backlog is work again. In copy mode the backlog stays
+ * work: the kicks are what sends. */
+static int test_tx_full_sleeps(void)
+{
+	FAKE(f, false);
+	struct ucm_txq *t = ucm_txq__create(f->x.umem, 32);
+	uint64_t d[RING + 4];
+	uint32_t i;
+	int n;
+
+	UT_ASSERT(t, "no channel: %s", strerror(errno));
+	fake_rx_empty(f);
+	f->x.zerocopy = true;
+	ucm_txq__set_lend(t, false);
+	for (i = 0; i < RING + 4; i++)
+		d[i] = single(f);
+	UT_ASSERT(ucm_txq__send(t, d, RING + 4) == RING + 4, "send");
+	ucm_xsk_queue__tx_turn(&f->q, &t, 1);
+	UT_ASSERT(ucm_txq__pending(t) == 4, "%u left in the channel", ucm_txq__pending(t));
+	n = ucm_xsk_queue__sleep(&f->q, &t, 1, 5);
+	UT_ASSERT(n == 0 && stats(f).sleeps == 1, "a full ring the kernel does not take from: "
+		  "sleep %d, %llu sleeps (want 0, 1)", n, (unsigned long long)stats(f).sleeps);
+	n = ucm_xsk_queue__spin(&f->q, &t, 1, 50);
+	UT_ASSERT(n == 0, "the spin ended for a backlog the ring cannot take: %d", n);
+	f->x.zerocopy = false;
+	n = ucm_xsk_queue__sleep(&f->q, &t, 1, 5);
+	UT_ASSERT(n == 1 && stats(f).sleeps == 1, "copy mode: sleep %d (want 1: a kick's work)", n);
+	f->x.zerocopy = true;
+	kernel_send(f);
+	n = ucm_xsk_queue__sleep(&f->q, &t, 1, 5);
+	UT_ASSERT(n == 1 && stats(f).sleeps == 1, "the kernel took the ring: sleep %d (want 1)", n);
+	ucm_xsk_queue__tx_turn(&f->q, &t, 1);
+	UT_ASSERT(!ucm_txq__pending(t), "%u left", ucm_txq__pending(t));
+	UT_ASSERT(!ucm_txq__destroy(t), "the channel");
+	f->q.rx.producer = NULL;
+	return fake_free(f);
+}
+
 /* A spinning RX thread stops for a worker's ask for frames, as its sleep
  * does (ucm_txq__sleep_begin()): the turn that follows lends them. */
 static int test_spin_ask(void)
@@ -648,6 +689,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_no_sg),
 	UT_CASE(test_turn),
 	UT_CASE(test_turn_ring_full),
+	UT_CASE(test_tx_full_sleeps),
 	UT_CASE(test_turn_channels_alternate),
 	UT_CASE(test_spin_ask),
 	UT_CASE(test_spin_refill),

@@ -339,10 +339,13 @@ struct ucm_txq;
  *
  * Lends each channel frames of the queue's pool, puts what its worker
  * filled on the TX ring, and brings completed frames home (before each
- * send, so the ring has all the room it can). What the ring still cannot
- * take goes home and is counted once, in tx_ring_full: the RX direction
- * never waits on TX. RX thread only. Return: frames moved (sent, dropped
- * and completed); 0 when there was nothing to do.
+ * send, so the ring has all the room it can). It collects no more than
+ * the ring has room for: the rest stays in the channel, whose filling
+ * holds the worker's reads back; the RX direction never waits on TX, and
+ * in zero-copy a ring the driver takes nothing from lets the RX thread
+ * sleep (ucm_xsk_queue__sleep() then waits for the ring's room too). RX
+ * thread only. Return: frames moved (sent, refused and completed); 0
+ * when there was nothing to do.
  */
 UCM_API uint32_t ucm_xsk_queue__tx_turn(struct ucm_xsk_queue *q,
 					struct ucm_txq *const *txq,
