@@ -131,8 +131,14 @@ b_ovf=$(rcvbuf_errors)
 
 # The generator: ucpumap-gen's live-frame engine (an XDP program the
 # kernel runs in a loop, sending out of vg), 16 flows, paced to --rate.
+# Its frames need a native XDP program on vd (veth drops them without a
+# word otherwise): with ucpumapd's --xdp-mode skb, an AF_XDP socket sends.
+engine=()
+case " $* " in
+*" --xdp-mode skb "* | *" --xdp-mode=skb "*) engine=(--engine xsk) ;;
+esac
 ip netns exec "$gen" "$BUILD/ucpumap-gen" --dev vg --dst-ip 10.77.0.2 --dst-port 9000 \
-	--flows 16 --rate "$rate" --duration "$secs" > "$tmp/gen" 2> "$tmp/gen.err" &
+	--flows 16 --rate "$rate" --duration "$secs" "${engine[@]}" > "$tmp/gen" 2> "$tmp/gen.err" &
 gpid=$!
 wait "$gpid"
 gpid=

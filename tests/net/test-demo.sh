@@ -7,6 +7,10 @@
 #   run       2 s at 20000 datagrams a second: exit 0, the account (sent,
 #             received by the receiver behind the tun), ucpumapd's clean
 #             stop, its namespaces gone
+#   skb       the same with ucpumapd's --xdp-mode skb, as the script's
+#             header offers it: the datagrams arrive (the generator sends
+#             from an AF_XDP socket: veth drops live frames without a
+#             native program on the peer)
 #   bad-flag  an option ucpumapd refuses: exit 1, ucpumapd's message, its
 #             namespaces gone
 #   gen-fails a generator that refuses its rate: exit 1 (no datagram sent
@@ -20,7 +24,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-demo
-cases="run bad-flag gen-fails sigint stale"
+cases="run skb bad-flag gen-fails sigint stale"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 demo=$root/scripts/demo.sh
@@ -66,6 +70,17 @@ case_run() {
 	[ -z "$(demo_ns "$dmpid")" ] || why="$why left: $(demo_ns "$dmpid" | tr '\n' ' ');"
 	[ -z "$why" ] && ok run "$(grep '^demo: sent' "$tmp/run.out")" ||
 		bad run "$why $(tail -5 "$tmp/run.out" | tr '\n' ' ')"
+}
+
+case_skb() {
+	local why=
+	run_demo skb 60 --seconds 2 --rate 20000 --xdp-mode skb
+	[ "$drc" = 0 ] || why="exit $drc;"
+	grep -q '^demo: sent [1-9][0-9]* UDP datagrams; the receiver behind the tun got [1-9]' "$tmp/skb.out" ||
+		why="$why no datagram arrived;"
+	[ -z "$(demo_ns "$dmpid")" ] || why="$why left: $(demo_ns "$dmpid" | tr '\n' ' ');"
+	[ -z "$why" ] && ok skb "$(grep '^demo: sent' "$tmp/skb.out")" ||
+		bad skb "$why $(tail -5 "$tmp/skb.out" | tr '\n' ' ')"
 }
 
 case_bad_flag() {
