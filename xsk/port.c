@@ -360,7 +360,7 @@ static const char *bind_hint(int err, uint32_t mode)
 	case EBUSY:
 		return "the queue is already bound to another AF_XDP socket (or its last one is still closing: retry)";
 	case EPERM:
-		return "AF_XDP needs CAP_NET_ADMIN, CAP_BPF and CAP_NET_RAW: run as root";
+		return "an AF_XDP socket needs CAP_NET_RAW (the XDP program CAP_NET_ADMIN and CAP_BPF): run as root";
 	case ENETDOWN:
 		return "the interface is down: ip link set dev IFACE up";
 	case ENOMEM:

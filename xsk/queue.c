@@ -122,7 +122,8 @@ int ucm_xsk_queue__refill(struct ucm_xsk_queue *q)
 		if (n < 0)
 			return n;
 		if ((uint32_t)n < want) {
-			STAT_ADD(q->stats.fill_short, 1);
+			if (!q->fill_dry)	/* once a refill */
+				STAT_ADD(q->stats.fill_short, 1);
 			q->fill_dry = true;
 		}
 		if (!n)

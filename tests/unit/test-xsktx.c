@@ -628,6 +628,21 @@ static int test_spin_refill(void)
 	f->q.fill.cached_cons = RING;
 	UT_ASSERT(ucm_pool__alloc_bulk(f->q.pool, held, FRAMES) == FRAMES, "the pool");
 	UT_ASSERT(ucm_xsk_queue__refill(&f->q) == 0 && f->q.fill_dry, "a dry refill");
+	UT_ASSERT(stats(f).fill_short == 1, "a dry refill counted %llu times",
+		  (unsigned long long)stats(f).fill_short);
+	/* 5 frames home: a short refill, counted once (its second ask,
+	 * which finds none, is the same refill). */
+	for (i = 0; i < 5; i++)
+		ucm_pool__put(f->q.pool, held[i]);
+	UT_ASSERT(ucm_xsk_queue__refill(&f->q) == 5 && stats(f).fill_short == 2,
+		  "a refill of 5: fill_short %llu (want 2)", (unsigned long long)stats(f).fill_short);
+	/* The kernel gives them back unused. */
+	ucm_frame_move_bulk(f->x.umem, fill, 5, UCM_LOC_KERNEL, UCM_LOC_APP);
+	for (i = 0; i < 5; i++)
+		held[i] = fill[i];
+	fill_prod = 0;
+	f->q.fill.cached_prod = 0;
+	f->q.fill.cached_cons = RING;
 	for (i = 0; i < RING; i++)
 		ucm_pool__put(f->q.pool, held[i]);	/* frames come home */
 	n = ucm_xsk_queue__spin(&f->q, NULL, 0, 50);
