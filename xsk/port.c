@@ -120,9 +120,13 @@ int ucm_xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 	/* The fill and RX rings can hold this many frames at once; the pool
 	 * needs them plus room for the frames out in the cpumap. */
 	if (o->frames_per_queue < o->fill_size + o->rx_size) {
+		uint32_t least = 1;
+
+		/* A pool's frames are a power of two (ucm_umem__create()). */
+		while (least < o->fill_size + o->rx_size)
+			least <<= 1;
 		pr_warn("xsk: %u frames per queue cannot cover a fill ring of %u and an RX ring of %u: give at least %u\n",
-			o->frames_per_queue, o->fill_size, o->rx_size,
-			o->fill_size + o->rx_size);
+			o->frames_per_queue, o->fill_size, o->rx_size, least);
 		return -EINVAL;
 	}
 	if (o->mode > UCM_XSK_ZEROCOPY ||
@@ -431,6 +435,12 @@ static int queue_open(struct ucm_xsk *x, const struct ucm_xsk_opts *o, uint32_t 
 	if (o->flags & UCM_XSK_F_SG)
 		bind |= XDP_USE_SG;
 	err = queue_bind(x, q, bind);
+	if (err == -EOPNOTSUPP && (o->flags & UCM_XSK_F_SG) && mode == UCM_XSK_ZEROCOPY) {
+		pr_warn("xsk: cannot bind %s queue %u in zero-copy with multi-buffer (XDP_USE_SG): the driver has no zero-copy AF_XDP%s; use copy mode, or lower %s's MTU to what one frame holds\n",
+			o->ifname, q->id, x->zc_max_segs == 1 ? " for packets of several frames (its netdev record: 1 segment)" :
+			", or none for packets of several frames", o->ifname);
+		return err;
+	}
 	if (err == -EINVAL && (o->flags & UCM_XSK_F_SG)) {
 		pr_warn("xsk: cannot bind %s queue %u with multi-buffer (XDP_USE_SG): the kernel has no multi-buffer AF_XDP (Linux 6.6 and later), or the driver none in this mode; lower %s's MTU to what one frame holds, so that no packet needs several\n",
 			o->ifname, q->id, o->ifname);

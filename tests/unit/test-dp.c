@@ -233,6 +233,17 @@ static int test_xsk_bad_options(void)
 	x = ucm_xsk__open(&o);
 	UT_ASSERT(!x && errno == EINVAL && strstr(last_msg, "queue 0 is listed twice"),
 		  "queue 0 twice: errno %d, '%s'", errno, last_msg);
+	/* Too few frames: the least it names is a power of two, which a
+	 * pool's frames must be (fill 8192 + RX 4096: 16384, not 12288). */
+	o.nqueues = 1;
+	o.queues = NULL;
+	o.rx_size = 4096;
+	o.fill_size = 8192;
+	o.frames_per_queue = 4096;
+	last_msg[0] = 0;
+	x = ucm_xsk__open(&o);
+	UT_ASSERT(!x && errno == EINVAL && strstr(last_msg, "give at least 16384"),
+		  "too few frames: errno %d, '%s'", errno, last_msg);
 	return 0;
 }
 
