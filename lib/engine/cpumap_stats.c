@@ -13,12 +13,12 @@
 
 uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map)
 {
-	return map->nworkers;
+	return map ? map->nworkers : 0;
 }
 
 int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w)
 {
-	if (w >= map->nworkers)
+	if (!map || w >= map->nworkers)
 		return ucm_err(-EINVAL);
 	return map->workers[w]->cpu;
 }

@@ -1230,6 +1230,30 @@ static int enqueue_after_stop_case(uint32_t map_flags, uint32_t nframes)
 	return fixture_fini(&f);
 }
 
+/* The queries: a worker's CPU, -1 inline (its producer's thread), and a
+ * NULL map or a worker out of range refused, not read. */
+static int test_worker_cpu(void)
+{
+	struct fixture f;
+	int cpu;
+
+	UT_ASSERT(ucm_cpumap__nworkers(NULL) == 0, "NULL map: %u workers", ucm_cpumap__nworkers(NULL));
+	UT_ASSERT(ucm_cpumap__worker_cpu(NULL, 0) == -EINVAL, "NULL map");
+	if (fixture_init(&f, 1, 256, &rec_ops, 0, 0, 1024))
+		return 1;
+	cpu = ucm_cpumap__worker_cpu(f.map, 0);
+	UT_ASSERT(cpu >= 0 && ucm_cpumap__worker_cpu(f.map, 1) == -EINVAL,
+		  "worker 0 on %d, worker 1 (none): %d", cpu, ucm_cpumap__worker_cpu(f.map, 1));
+	if (fixture_fini(&f))
+		return 1;
+	if (fixture_init(&f, 1, 0, &inline_ops, UCM_CPUMAP_F_INLINE, 0, 1024))
+		return 1;
+	UT_ASSERT(ucm_cpumap__worker_cpu(f.map, 0) == -1, "inline: %d",
+		  ucm_cpumap__worker_cpu(f.map, 0));
+	ucm_cpumap_producer__stop(f.prod);
+	return fixture_fini(&f);
+}
+
 static int test_enqueue_after_stop(void)
 {
 	return enqueue_after_stop_case(0, 1) ||
@@ -2607,6 +2631,7 @@ static int test_verdict_tx(void)
 
 static const struct ut_case cases[] = {
 	UT_CASE(test_enqueue_after_stop),
+	UT_CASE(test_worker_cpu),
 	UT_CASE(test_latency_hist),
 	UT_CASE(test_spin),
 	UT_CASE(test_latency_hist_hold),

@@ -504,6 +504,8 @@ UCM_API int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 UCM_API void ucm_cpumap_producer__flush(struct ucm_cpumap_producer *prod);
 
 UCM_API uint32_t ucm_cpumap__nworkers(const struct ucm_cpumap *map);
+/* Worker @w's CPU; -1 for an inline map's (it runs on its producer's
+ * thread), -EINVAL out of range. */
 UCM_API int ucm_cpumap__worker_cpu(const struct ucm_cpumap *map, uint32_t w);
 /*
  * The statistics getters copy into the caller's @st of @sz bytes
