@@ -296,8 +296,9 @@ static void print_latency(const struct bench_run *br, int nr)
 		if (!r->on || !r->def->ops->latency)
 			continue;
 		if (!any)
-			printf("\nlatency (round trip of UDP probes at %d/s, kernel timestamps, us; median over "
-			       "the rounds):\n%-29s %7s %7s %7s %7s | %9s %7s %7s %7s %7s | %s\n",
+			printf("\nlatency (round trip of UDP probes at %d/s, kernel timestamps; the sockperf "
+			       "rows, its client's own timing; us; median over the rounds):\n"
+			       "%-29s %7s %7s %7s %7s | %9s %7s %7s %7s %7s | %s\n",
 			       1000, "row", "p50", "p90", "p99", "p99.9", "load pps", "p50", "p90",
 			       "p99", "p99.9", "lost");
 		any = true;
