@@ -100,7 +100,7 @@ static uint64_t watch_still(struct dp_watch *s, uint32_t taken, bool waiting, ui
  * and what comes for it is dropped. The RX threads first: a worker whose
  * RX thread stopped mid-batch waits for a kick that does not come, and is
  * not the one to name while any RX ring stands still too. */
-static bool find_stall(struct ucm_dp *dp)
+static void find_stall(struct ucm_dp *dp)
 {
 	const uint64_t stall = UCM_DP_STALL_MS * 1000000ull;
 	uint64_t now = ucm_now_ns(), still, rx_still = 0;
@@ -128,7 +128,7 @@ static bool find_stall(struct ucm_dp *dp)
 		pr_warn("dp: %s queue %u: its RX thread has taken nothing from the RX ring for %u s with packets waiting: it is stuck%s; the kernel drops what comes\n",
 			dp->c.ifname, dp->c.queues[q], UCM_DP_STALL_MS / 1000,
 			dp->c.flags & UCM_DP_F_INLINE ? " (inline: in its sink, or asleep)" : "");
-		return true;
+		return;
 	}
 	for (w = 0; dp->map && w < dp->c.nworkers; w++) {
 		if (ucm_cpumap_worker_look(dp->map, w, &taken, &waiting))
@@ -140,9 +140,8 @@ static bool find_stall(struct ucm_dp *dp)
 		fault_set(dp, UCM_DP_FAULT_WORKER_STALLED, -ETIMEDOUT, w);
 		pr_warn("dp: worker %u has taken nothing from its ring for %u s with packets waiting: it is stuck (in its sink, or asleep); what comes for it is dropped\n",
 			w, UCM_DP_STALL_MS / 1000);
-		return true;
+		return;
 	}
-	return false;
 }
 
 /* The first fault, in the order of causes: a device gone makes its
