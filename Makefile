@@ -245,6 +245,11 @@ $(BUILD)/tests/test-opts: tests/unit/test-opts.c tests/unit/utest.h $(APP_COMMON
 	$(Q)$(CC) $(DBG_CFLAGS) -Iapps/common -o $@ $< $(APP_COMMON) $(DEBUG_LIB) $(LDFLAGS) \
 		$(LDLIBS_BASE)
 
+# test-sports includes the bench's scale_sports.c, whose header wants
+# apps/common's.
+$(BUILD)/tests/test-sports: apps/ucpumap-bench/scale_sports.c apps/ucpumap-bench/scale.h
+$(BUILD)/tests/test-sports: DBG_CFLAGS += -Iapps/common
+
 # test-journal includes the daemon's journal.c (its static functions).
 $(BUILD)/tests/test-journal: apps/ucpumapd/journal.c apps/ucpumapd/journal.h
 

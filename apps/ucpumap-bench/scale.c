@@ -35,7 +35,6 @@
 #include "bench.h"
 #include "opts.h"
 #include "scale.h"
-#include "ucpumap/flowhash.h"
 #include "ucpumap/xdp.h"
 
 #define ARRAY_SIZE(a)	((int)(sizeof(a) / sizeof((a)[0])))
@@ -252,68 +251,6 @@ static const struct opts_cmd scale_cmd = {
 #define GEN_LEAD_SEC		0.3
 #define GEN_LEAD_PER_GEN	0.1
 
-/* Windows of source ports balanced_sports() looks at for each generator. */
-#define SPORT_SCAN	8192
-
-/* The worker of the generator's flow from @sport (l4-hash, as ucpumapd's
- * and the kernel row's programs pick it). */
-static int sport_worker(uint32_t saddr, uint32_t daddr, unsigned int sport,
-			unsigned int dport, int nwk)
-{
-	return ucm_flow_hash_v4(saddr, daddr, htons(sport), htons(dport), IPPROTO_UDP, 0) % nwk;
-}
-
-/*
- * Each generator's first source port (its @flows in a row from there), so
- * that the workers get the flows evenly: with a few flows a queue, ports
- * in a row leave it to the hash's luck (16 flows over 4 workers: 6, 6, 3
- * and 1), and a row then measures the busiest worker. For each generator
- * the first window that keeps every worker within an even share so far,
- * else the most even of SPORT_SCAN that leaves the later generators their
- * runs below port 65536 (at wide widths and many flows, not quite even:
- * flows_per_worker in the JSON says how).
- */
-static void balanced_sports(const struct scale_run *sr, struct scale_cell *c, int flows,
-			    unsigned int dport, unsigned int *sport)
-{
-	const struct scale_place *pl = &c->pl;
-	int *cnt = c->wflows, total = 0;
-	unsigned int base = SPORT0;
-	uint32_t sa, da;
-
-	inet_pton(AF_INET, GEN_IP4, &sa);
-	inet_pton(AF_INET, sr->br.cfg.sink_ip, &da);
-	for (int i = 0; i < pl->ngen; i++) {
-		int even = (total + flows + pl->nwk - 1) / pl->nwk, best_max = INT32_MAX;
-		unsigned int best = base;
-
-		/* Room left for this run and the later generators' after it. */
-		for (unsigned int b = base;
-		     b < base + SPORT_SCAN && b + (unsigned int)flows * (pl->ngen - i) <= 65536; b++) {
-			int add[SCALE_MAX_WIDTH] = { 0 }, most = 0;
-
-			for (int f = 0; f < flows; f++) {
-				int w = sport_worker(sa, da, b + f, dport, pl->nwk);
-
-				if (cnt[w] + ++add[w] > most)
-					most = cnt[w] + add[w];
-			}
-			if (most < best_max) {
-				best_max = most;
-				best = b;
-			}
-			if (most <= even)
-				break;
-		}
-		for (int f = 0; f < flows; f++)
-			cnt[sport_worker(sa, da, best + f, dport, pl->nwk)]++;
-		total += flows;
-		sport[i] = best;
-		base = best + flows;
-	}
-	c->flows = flows;
-}
-
 /* Run the cell's generators for --seconds and count: sent, delivered, and
  * for a flood row each queue's own. 0, or -1 when a generator failed. */
 static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
@@ -327,9 +264,20 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	pid_t g[SCALE_MAX_WIDTH];
 	unsigned int sport[SCALE_MAX_WIDTH];
 	struct scale_lat la = {};
+	uint32_t sa, da;
 	double start;
 	uint64_t d0, d1;
 
+	/* --flows is bounded so that every generator's run fits. */
+	inet_pton(AF_INET, GEN_IP4, &sa);
+	inet_pton(AF_INET, sr->br.cfg.sink_ip, &da);
+	if (scale_sports(sa, da, sr->br.cfg.sink_port, pl->ngen, pl->nwk, flows, SPORT0,
+			 c->wflows, sport)) {
+		fprintf(stderr, "scale: %s: %d generators of %d flows do not fit below port 65536\n",
+			c->name, pl->ngen, flows);
+		return -1;
+	}
+	c->flows = flows;
 	for (int i = 0; i < pl->ngen; i++) {
 		lfd[i] = -1;	/* a light sink: a flood row's queues but 0 */
 		if (flood && i && (lfd[i] = scale_light_open(&sr->br.cfg, LIGHT_PORT0 + i)) < 0)
@@ -337,8 +285,6 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	}
 	if (flood && scale_lat_init(&la, cfg->light_rate, cfg->seconds, pl->ngen - 1))
 		rc = -1;
-	memset(c->wflows, 0, sizeof(c->wflows));
-	balanced_sports(sr, c, flows, sr->br.cfg.sink_port, sport);
 	d0 = delivered_now(&sr->br.topo);
 	start = now_sec() + GEN_LEAD_SEC + GEN_LEAD_PER_GEN * pl->ngen;
 	for (int i = 0; i < pl->ngen; i++) {

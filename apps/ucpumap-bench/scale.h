@@ -61,7 +61,7 @@ struct scale_cell {
 	struct scale_place pl;
 	bool failed;		/* a round failed: its figures are left out */
 	/* On veth: each generator's flows, and how many of them the hash
-	 * gives each worker (balanced_sports()) */
+	 * gives each worker (scale_sports()) */
 	int flows, wflows[SCALE_MAX_WIDTH];
 	double sent[SCALE_MAX_ROUNDS], dst[SCALE_MAX_ROUNDS];
 	/* ucpumapd's: each queue's received share, each worker's processed */
@@ -187,6 +187,14 @@ void scale_lat_part(struct scale_lat *la, size_t from, double *p50, double *p99,
 		    double *timed);
 /* @la's p50 and p99 (0 when none was timed) and how many were; frees it. */
 void scale_lat_done(struct scale_lat *la, double *p50, double *p99, double *timed);
+
+/* scale_sports.c */
+/* Each of @ngen generators' first source port (@flows in a row from
+ * there, the first at @sport0 or later) so that @nwk workers get the flows
+ * as evenly as the hash allows, and how many each worker gets (@wflows):
+ * 0, or -ERANGE when the runs do not fit below port 65536. */
+int scale_sports(uint32_t saddr, uint32_t daddr, unsigned int dport, int ngen, int nwk,
+		 int flows, unsigned int sport0, int *wflows, unsigned int *sport);
 
 /* scale_report.c */
 void scale_report(const struct scale_run *sr);
