@@ -250,6 +250,14 @@ $(BUILD)/tests/test-opts: tests/unit/test-opts.c tests/unit/utest.h $(APP_COMMON
 $(BUILD)/tests/test-sports: apps/ucpumap-bench/scale_sports.c apps/ucpumap-bench/scale.h
 $(BUILD)/tests/test-sports: DBG_CFLAGS += -Iapps/common
 
+# test-httpd includes apps/common's httpd.c (its internals).
+$(BUILD)/tests/test-httpd: tests/unit/test-httpd.c tests/unit/utest.h apps/common/httpd.c \
+		$(APP_COMMON) $(wildcard apps/common/*.h) $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(DBG_CFLAGS) -Iapps/common -o $@ $< $(APP_COMMON) $(DEBUG_LIB) $(LDFLAGS) \
+		$(LDLIBS_BASE) -lm
+
 # test-journal includes the daemon's journal.c (its static functions).
 $(BUILD)/tests/test-journal: apps/ucpumapd/journal.c apps/ucpumapd/journal.h
 

@@ -52,6 +52,8 @@
 /* Out of descriptors (EMFILE), accept() again after this many seconds,
  * rather than spin on a listening socket that stays readable. */
 #define HTTPD_ACCEPT_PAUSE	0.1
+/* The listen backlog, and the most accepted in one turn: a flood of
+ * connections cannot keep the thread from the ones it has. */
 #define HTTPD_BACKLOG		128
 
 enum conn_state { CONN_FREE, CONN_READ, CONN_WRITE, CONN_LINGER };
@@ -354,8 +356,6 @@ static void conn_linger(struct conn *c)
 		conn_close(c);
 }
 
-/* What the backlog holds, at most: a flood of connections cannot keep
- * the thread from the ones it has. */
 /* The slot in @state with the earliest deadline, if that is @by or
  * sooner; -1: none. */
 static int oldest(const struct httpd *h, enum conn_state state, double by)
