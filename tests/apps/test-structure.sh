@@ -9,10 +9,13 @@
 # and docs/design/overview.md ("Layers").
 #
 #   structure      scripts/check-structure.py: a line per rule
+#   doc-commits    every commit the README, NEWS and docs/ cite (a hash of
+#                  7 to 40 hex digits, not a results folder's name) is in
+#                  the repository: a result names the tree it measured
 set -u
 BUILD=${BUILD:-build}
 name=test-structure
-cases="structure"
+cases="structure doc-commits"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
@@ -30,6 +33,35 @@ case_structure() {
 	cat "$tmp/out"
 	if [ $rc -ne 0 ] && ! grep -q '^FAIL: ' "$tmp/out"; then
 		echo "FAIL: test-structure: check-structure.py exited with status $rc"
+	fi
+}
+
+case_doc_commits() {
+	local f h n=0 missing=""
+	if ! git rev-parse --git-dir > /dev/null 2>&1; then
+		skip doc-commits "not a git checkout: no commits to look the hashes up in"
+		return
+	fi
+	if [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+		skip doc-commits "a shallow clone: the cited commits may be left out of it"
+		return
+	fi
+	# A results folder's name (DATE-HASH) is a label: the tree it names
+	# is in its README.
+	for f in $( (echo README.md HACKING.md NEWS; git ls-files 'docs/*.md' '*/README.md') |
+		   tr ' ' '\n' | sort -u); do
+		for h in $(grep -oE '(^|[^-[:alnum:]_])[0-9a-f]{7,40}\b' "$f" | sed -E 's/^[^0-9a-f]//' |
+			   grep '[a-f]' | grep '[0-9]' | sort -u); do
+			n=$((n + 1))
+			git cat-file -e "$h^{commit}" 2> /dev/null || missing="$missing $f:$h"
+		done
+	done
+	if [ -n "$missing" ]; then
+		bad doc-commits "not in the repository:$missing"
+	elif [ $n -eq 0 ]; then
+		bad doc-commits "no hash found: the search is broken"
+	else
+		ok doc-commits "$n cited hashes, each a commit here"
 	fi
 }
 
