@@ -205,7 +205,8 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
  * caller, not only from ucm_xsk_queue__rx(), and the worker and the drop
  * paths copy nfrag entries onto their stacks. Its form only: room for the
  * list in front of the packet, 1..UCM_CHAIN_MAX - 1 later frames, each in
- * the UMEM, the producer's pool's, none twice and none the first.
+ * the UMEM, the producer's pool's, its part inside it (the sinks write the
+ * parts as they are), none twice and none the first.
  */
 static bool chain_list_ok(const struct ucm_cpumap *map, const struct ucm_pool *pool,
 			  uint64_t addr, uint64_t base)
@@ -223,7 +224,8 @@ static bool chain_list_ok(const struct ucm_cpumap *map, const struct ucm_pool *p
 		if (a >= map->umem->size)
 			return false;
 		f[i + 1] = ucm_umem_base(map->umem, a);
-		if (ucm_umem_owner(map->umem, f[i + 1]) != pool)
+		if (ucm_umem_owner(map->umem, f[i + 1]) != pool ||
+		    a - f[i + 1] + ucm_desc_len(c->frag[i]) > map->umem->frame_size)
 			return false;
 		for (j = 0; j <= i; j++)
 			if (f[j] == f[i + 1])

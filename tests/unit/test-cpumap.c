@@ -1732,19 +1732,22 @@ static int test_enqueue_rejects_bad_input(void)
 			uint16_t nfrag;
 			uint64_t frag[2];
 			uint64_t addr;
+			uint32_t len;	/* the first later part's */
 		} bad[] = {
-			{ "a list of 100 frames", 100, { a2, 0 }, chain },
-			{ "an empty list", 0, { 0, 0 }, chain },
-			{ "another pool's frame listed", 1, { a1, 0 }, chain },
-			{ "a frame outside the UMEM listed", 1, { ucm_umem__size(umem), 0 }, chain },
-			{ "the first frame listed", 1, { a0, 0 }, chain },
-			{ "a frame listed twice", 2, { a2, a2 }, chain },
-			{ "no room for the list", 1, { a2, 0 }, (a0 + 64) | UCM_DESC_CHAIN },
+			{ "a list of 100 frames", 100, { a2, 0 }, chain, 100 },
+			{ "an empty list", 0, { 0, 0 }, chain, 100 },
+			{ "another pool's frame listed", 1, { a1, 0 }, chain, 100 },
+			{ "a frame outside the UMEM listed", 1, { ucm_umem__size(umem), 0 }, chain, 100 },
+			{ "the first frame listed", 1, { a0, 0 }, chain, 100 },
+			{ "a frame listed twice", 2, { a2, a2 }, chain, 100 },
+			{ "no room for the list", 1, { a2, 0 }, (a0 + 64) | UCM_DESC_CHAIN, 100 },
+			{ "a part past its frame's end", 1, { a2, 0 }, chain,
+			  ucm_umem__frame_size(umem) - DATA_OFF + 1 },
 		};
 
 		for (uint32_t i = 0; i < ARRAY_SIZE(bad); i++) {
 			c->nfrag = bad[i].nfrag;
-			c->frag[0] = ucm_desc_make(bad[i].frag[0] + DATA_OFF, 100);
+			c->frag[0] = ucm_desc_make(bad[i].frag[0] + DATA_OFF, bad[i].len);
 			c->frag[1] = ucm_desc_make(bad[i].frag[1] + DATA_OFF, 100);
 			UT_ASSERT(ucm_cpumap_producer__enqueue(prod, 0, bad[i].addr, PKT_LEN + 100) == -EINVAL,
 				  "the chain bit with %s accepted", bad[i].what);

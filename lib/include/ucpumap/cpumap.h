@@ -493,7 +493,8 @@ UCM_API void ucm_cpumap_producer__stop(struct ucm_cpumap_producer *prod);
  * that is not the producer's pool's, @len above 65535, or UCM_DESC_CHAIN
  * on a frame whose list (as ucm_xsk_queue__rx() writes it) is not one: no
  * room for it in front of the packet, no later frame or more than a packet
- * takes, one outside the UMEM or the pool, or one listed twice.
+ * takes, one outside the UMEM or the pool, a part that runs past its frame,
+ * or one listed twice.
  */
 UCM_API int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 					 uint32_t worker, uint64_t addr,
