@@ -168,7 +168,7 @@ case_iface_gone() { gone iface-gone "ip -n $dut link del vd" 4 "interface vd was
 # shim_case CASE FAULT STATUS RE CMD [options...]: the daemon with the shim's
 # FAULT from AFTER ms on (2500); CMD (in the background) gives it work meanwhile;
 # it ends by itself with STATUS and its closing lines, within WAIT seconds
-# (default 5).
+# (default 5). WORK_RE: what CMD's output must show (that the work ran).
 shim_case() {
 	local c=$1 fault=$2 want=$3 re=$4 cmd=$5 why= wpid
 	shift 5
@@ -195,6 +195,8 @@ shim_case() {
 	lib_pid $wpid
 	wait_exit "${WAIT:-5}"
 	stop_pid "$wpid"
+	[ -z "${WORK_RE:-}" ] || grep -Eq "$WORK_RE" "$tmp/$c.work" ||
+		why="$why the traffic did not run: $(tail -2 "$tmp/$c.work" | tr '\n' ' ');"
 	[ "$D_RC" = "$want" ] || why="$why exit $D_RC (want $want);"
 	grep -Eq "$re" "$D_ERR" || why="$why stderr does not say /$re/: $(tail -2 "$D_ERR" | tr '\n' ' ');"
 	why="$why$(closing_ok)"
@@ -203,10 +205,11 @@ shim_case() {
 # An idle RX thread asks its socket for an error each time its poll times
 # out; the datagrams first show that it forwarded.
 case_socket_error() { shim_case socket-error so_error 6 "socket error" "sleep 3"; }
-# The DUT sends into the tun: the way back's reads submit.
+# The DUT sends into the tun (echoes, $helper's: no ping(8) needed): the
+# way back's reads submit. At least one echo must have gone.
 case_way_back_dead() {
-	COUNT=1000000 shim_case way-back-dead uring_submit 8 "way back is dead" \
-		"for i in \$(seq 60); do ip -n $dut route replace 10.204.9.0/24 dev $tun 2>/dev/null; ip netns exec $dut ping -c 1 -W 0.05 10.204.9.1; sleep 0.05; done" --two-way
+	COUNT=1000000 WORK_RE='"sent": 1' shim_case way-back-dead uring_submit 8 "way back is dead" \
+		"for i in \$(seq 60); do ip -n $dut route replace 10.204.9.0/24 dev $tun 2>/dev/null; ip netns exec $dut $PY $helper ping --dst 10.204.9.1 --count 1 --timeout 0.05; sleep 0.05; done" --two-way
 }
 # Both workers stall 7 s in their write into the tun, under a flood (from
 # 5 s on: the exact datagrams before it are well through first): once
