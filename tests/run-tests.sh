@@ -23,7 +23,10 @@
 # (tests/net/test-*.sh) need root and make their own namespaces; as
 # non-root they are reported as skipped, with the reason. Every test runs
 # under a time limit (TEST_TIMEOUT seconds, default 300); a timeout is a
-# failure. test-cycles starts the daemon CYCLES times: here 10 by default,
+# failure. Each test's output comes when it ends, after a "# start: NAME"
+# line when it starts. An interrupt (SIGINT, SIGTERM, SIGHUP) ends the
+# test that runs with SIGTERM (its own cleanup then runs), prints what it
+# said and the counts so far, and exits 130. test-cycles starts the daemon CYCLES times: here 10 by default,
 # 18 s, enough for each run's own checks (and LeakSanitizer at each exit
 # under ASan); `make check-long` runs the 200 that judge growth.
 
@@ -41,7 +44,18 @@ pass=0
 fail=0
 skip=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT HUP INT TERM
+child=
+interrupted=
+trap 'rm -f "$log"' EXIT
+# timeout(1) runs a test in a process group of its own, so a terminal's
+# ^C reaches only this script: the test hears of it from here.
+on_signal() {
+	interrupted=$1
+	[ -z "$child" ] || kill -TERM "$child" 2> /dev/null
+}
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
+trap 'on_signal HUP' HUP
 
 count() {
 	p=$(grep -c '^PASS: ' "$log")
@@ -52,17 +66,46 @@ count() {
 	skip=$((skip + s))
 }
 
+summary() {
+	if [ "$skip" -gt 0 ]; then
+		echo "$pass passed, $fail failed, $skip skipped"
+	else
+		echo "$pass passed, $fail failed"
+	fi
+}
+
 run_one() {	# name, command...
 	name=$1
 	shift
+	if [ -n "$interrupted" ]; then
+		echo "FAIL: interrupted (SIG$interrupted) before $name; it and the tests after it did not run"
+		fail=$((fail + 1))
+		summary
+		exit 130
+	fi
 	: > "$log"
 	t0=$(date +%s)
-	timeout -k 5 "$TEST_TIMEOUT" "$@" > "$log" 2>&1
+	echo "# start: $name"
+	timeout -k 5 "$TEST_TIMEOUT" "$@" > "$log" 2>&1 &
+	child=$!
+	wait "$child"
 	rc=$?
+	# A signal ends the wait, not the test: wait for its cleanup.
+	while [ -n "$interrupted" ] && kill -0 "$child" 2> /dev/null; do
+		wait "$child"
+		rc=$?
+	done
+	child=
 	cat "$log"
 	# Its time, for CI's budget (30 minutes for every pass).
 	echo "# time: $name $(($(date +%s) - t0)) s"
-	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	if [ -n "$interrupted" ]; then
+		count
+		echo "FAIL: $name: interrupted (SIG$interrupted); the tests after it did not run"
+		fail=$((fail + 1))
+		summary
+		exit 130
+	elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		echo "FAIL: $name: timed out after ${TEST_TIMEOUT}s"
 		fail=$((fail + 1))
 	elif [ $rc -ne 0 ] && ! grep -q '^FAIL: ' "$log"; then
@@ -122,9 +165,5 @@ for t in tests/net/test-*.sh; do
 	run_one "$(basename "$t" .sh)" env BUILD="$BUILD" bash "$t" $cases
 done
 
-if [ "$skip" -gt 0 ]; then
-	echo "$pass passed, $fail failed, $skip skipped"
-else
-	echo "$pass passed, $fail failed"
-fi
+summary
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
