@@ -327,8 +327,9 @@ static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_w
 
 	a->super_refused++;
 	if (!st->gso_warned[!tcp])
-		pr_warn("tun: %s: the kernel refused a %s super-packet (EINVAL; a tun takes UDP GSO from Linux 6.2): this worker writes %s packets one by one, and tries merging again after 1 s, then at doubling waits up to 64 s\n",
-			tun->name, tcp ? "TCP" : "UDP", tcp ? "TCP" : "UDP");
+		pr_warn("tun: %s: the kernel refused a %s super-packet (EINVAL%s): this worker writes %s packets one by one, and tries merging again after 1 s, then at doubling waits up to 64 s\n",
+			tun->name, tcp ? "TCP" : "UDP",
+			tcp ? "" : "; a tun takes UDP GSO from Linux 6.2", tcp ? "TCP" : "UDP");
 	st->gso_warned[!tcp] = true;
 	/* The batch's first refusal of it sets the wait (its plan merged
 	 * more groups of the protocol, all refused alike). */
