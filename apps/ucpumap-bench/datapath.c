@@ -213,6 +213,12 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 	if (rc)
 		return rc;
 	if (!cfg->nwcpu) {
+		/* A NIC's several queues into that one worker: a fan-in the
+		 * user may not have meant. */
+		if (cfg->dev && strpbrk(cfg->queues, ",-"))
+			fprintf(stderr, "datapath: --queues %s and no --cpus: every queue feeds "
+				"one worker, on CPU 1; give --cpus, a CPU of %s's node for each "
+				"worker\n", cfg->queues, cfg->dev);
 		cfg->wcpu[0] = 1;
 		cfg->nwcpu = 1;
 	}

@@ -431,6 +431,10 @@ case_bad_settings() {
 	bad_setting queues-syntax 2 "--queues: 'x' is not a list of distinct numbers 0-63" --dev vd --sink-ip 10.78.0.2 --queues x
 	bad_setting queues-backwards 2 "--queues: '3-1' is not a list of distinct numbers 0-63" --dev vd --sink-ip 10.78.0.2 --queues 3-1
 	bad_setting unknown-row 2 "unknown row" --rows cpumap,nosuch
+	# --dev with several queues and the workers left to the default:
+	# said, before the run (here refused for its row).
+	bad_setting dev-queues-one-worker 2 "--queues 0-1 and no --cpus: every queue feeds one worker, on CPU 1" \
+		--dev vd --sink-ip 10.78.0.2 --queues 0-1 --rows nosuch
 	bad_setting spin-no-rx-cpus 2 "needs ucpumapd's RX thread on a CPU of its own" --spin-us 200
 	bad_setting poll-shared-cpu 2 "--rx-cpus and --cpus share a CPU" --poll --rx-cpus 1 --cpus 1 --rows latency-cpumap
 	bad_setting poll-generator-cpu 2 "the generator's CPU" --poll --rx-cpus 0 --rows latency-pass
