@@ -393,10 +393,12 @@ void ucm_tun_back_close(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 		if (!(r->inflight & (1ull << i)))
 			r->stash[keep++] = r->stash[i];
 	if (keep < r->nstash)
-		pr_warn("tun: %s: worker %u: %u reads did not answer their cancel: their frames stay out of the pool\n",
+		pr_warn("tun: %s: worker %u: %u reads did not answer their cancel: their frames stay out of the pool, and their spill buffers mapped\n",
 			tun->name, w, r->nstash - keep);
 	ucm_txq__drop(r->txq, r->stash, keep);
-	if (r->spill_area)
+	/* Such a read writes into its spill buffer too: that stays mapped
+	 * (a leak, said above), never reused under it. */
+	if (r->spill_area && !r->inflight)
 		munmap(r->spill_area, (size_t)UCM_TUN_BACK_BATCH * BACK_SPILL_LEN);
 	free(r);
 	st->back = NULL;
