@@ -592,9 +592,11 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 	if ((!r->nstash && (r->readable || r->pend)) ||
 	    (r->short_frames && r->nstash <= r->pend))
 		ucm_txq_ask(r->txq);
+	/* Each its own: a stall for room counts once, whether or not its
+	 * first turn had frames. */
 	if (!r->nstash && r->readable)
 		STAT_ADD(tun->wk[w].back_stats.no_frame, 1);
-	else if (!t.room && !r->blocked)
+	if (!t.room && !r->blocked)
 		STAT_ADD(tun->wk[w].back_stats.channel_waits, 1);
 	/* Packets waiting for a next hop have their frames: room will do. */
 	if (!t.room || (!r->nstash && !r->nunres)) {

@@ -544,6 +544,69 @@ static int test_back_neigh_counts_go_on(void)
 }
 
 /*
+ * A stall for room whose first turn also had no frame in hand: counted in
+ * channel_waits too (the "waits for room" an operator reads under
+ * overload), once for the whole stall. 64 packets fill the channel and
+ * take the 64 frames lent; a 65th finds neither a frame nor room; frames
+ * lent again leave it waiting for room alone.
+ */
+static int test_back_channel_waits(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
+	static uint8_t wire[VNET_LEN + 256];
+	struct ucm_tun_back_stats rs;
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	struct ucm_tun *tun;
+	uint64_t desc[64];
+	uint32_t n, i, k;
+	int s[2];
+
+	if (back_setup(&u, &p, &t, &tun, s, false))
+		return 1;
+	OPEN_OR_SKIP(ops, tun);
+	n = super_tcp4(wire, 100, 1448, 1, 'x');
+	memset(wire, 0, VNET_LEN);	/* a plain packet, no offload asked */
+	for (i = 0; i < 64; i++)
+		UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	for (i = 0; i < 20; i++) {
+		ops->poll(tun, 0);
+		ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
+		if (rs.packets == 64)
+			break;
+	}
+	UT_ASSERT(rs.packets == 64 && !rs.channel_waits, "%llu packets out, %llu waits",
+		  (unsigned long long)rs.packets, (unsigned long long)rs.channel_waits);
+	UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	ops->poll(tun, 0);
+	UT_ASSERT(ucm_txq__lend(t, p) > 0, "no frame lent");
+	ops->poll(tun, 0);
+	ops->poll(tun, 0);
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
+	UT_ASSERT(rs.no_frame >= 1 && rs.channel_waits == 1,
+		  "no frame %llu, waits for room %llu (want 1)",
+		  (unsigned long long)rs.no_frame, (unsigned long long)rs.channel_waits);
+	/* Room: the 65th goes out, and every frame comes home. */
+	while ((k = ucm_txq__collect(t, desc, 64))) {
+		for (i = 0; i < k; i++)
+			desc[i] = ucm_desc_addr(desc[i]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
+		UT_ASSERT(!ucm_umem__put_bulk(u, desc, k), "home after TX");
+	}
+	ops->poll(tun, 0);
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
+	UT_ASSERT(rs.packets == 65 && rs.channel_waits == 1, "%llu packets out, %llu waits",
+		  (unsigned long long)rs.packets, (unsigned long long)rs.channel_waits);
+	ops->close(tun, 0);
+	while ((k = ucm_txq__collect(t, desc, 64))) {
+		for (i = 0; i < k; i++)
+			desc[i] = ucm_desc_addr(desc[i]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
+		UT_ASSERT(!ucm_umem__put_bulk(u, desc, k), "home after TX");
+	}
+	return back_done(u, p, t, tun, s, -1);
+}
+
+/*
  * A turn that stops in a super-packet (45 segments, fewer frames in hand)
  * keeps it and the read after it for the next turn; a close before that
  * turn counts both as drop_stopped, sends their frames home, and nothing
@@ -1339,6 +1402,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_no_nowait),
 	UT_CASE(test_back_super_packets),
 	UT_CASE(test_back_neigh_counts_go_on),
+	UT_CASE(test_back_channel_waits),
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),
 	UT_CASE(test_uring_task_work),
