@@ -12,10 +12,12 @@
 #   doc-commits    every commit the README, NEWS and docs/ cite (a hash of
 #                  7 to 40 hex digits, not a results folder's name) is in
 #                  the repository: a result names the tree it measured
+#   doc-files      every source of lib/, xsk/ and apps/ has its row in
+#                  docs/design/overview.md, the next engineer's map
 set -u
 BUILD=${BUILD:-build}
 name=test-structure
-cases="structure doc-commits"
+cases="structure doc-commits doc-files"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
@@ -62,6 +64,22 @@ case_doc_commits() {
 		bad doc-commits "no hash found: the search is broken"
 	else
 		ok doc-commits "$n cited hashes, each a commit here"
+	fi
+}
+
+case_doc_files() {
+	local f n=0 missing=""
+	for f in $(git ls-files lib xsk apps 2> /dev/null | grep -E '\.(c|h|S)$'); do
+		n=$((n + 1))
+		grep -q "\`\([a-z_/-]*/\)\?$(basename "$f")\`" docs/design/overview.md ||
+			missing="$missing $f"
+	done
+	if [ $n -eq 0 ]; then
+		skip doc-files "not a git checkout: no list of the sources"
+	elif [ -n "$missing" ]; then
+		bad doc-files "no row in docs/design/overview.md:$missing"
+	else
+		ok doc-files "$n sources, each in docs/design/overview.md"
 	fi
 }
 
