@@ -3,7 +3,8 @@
  * The next-hop resolver's netlink reply parsers (lib/io/neigh_nl.c) on
  * arbitrary datagrams, as its resolver thread calls them: the reply to a
  * question found in a datagram (ucm_neigh_nl_find()), then read as a route
- * or a neighbour entry.
+ * or a neighbour entry (and as a dump's entry, ucm_neigh_parse_entry());
+ * and the datagram as one of the set-up dump (ucm_neigh_nl_walk_dump()).
  *
  * Input: a control byte, the question's sequence number and the NIC's
  * ifindex (4 bytes each, host order), then the datagram, copied to a heap
@@ -18,8 +19,13 @@
  * kernel's -errno, and never 1 for another sender; its message lies whole
  * inside the datagram, of the asked type and sequence number, long enough
  * for its fixed header. A route is 0, -ENETUNREACH or -EPROTO, and its hop
- * the destination or a gateway attribute's address; a neighbour entry 0 or
- * 1, -EAGAIN or -EPROTO, and its MAC a 6-byte link-layer attribute's. The
+ * the destination or a gateway attribute's address; 0 only for a unicast
+ * route of the asked family through the NIC, from a table. A neighbour
+ * entry 0 or 1, -EAGAIN or -EPROTO, and its MAC a 6-byte link-layer
+ * attribute's; 0 or 1 only for the asked family's entry on the NIC in a
+ * state with an address, 1 for a stale one. A dump's entry is 0 only for
+ * a station's on the NIC in such a state, its address and unicast MAC
+ * attributes'; a dump's walk gives as many entries as it counts. The
  * parsers write nothing past the address's length.
  */
 #include <errno.h>
@@ -40,13 +46,19 @@
 static const uint8_t DST4[4] = { 192, 0, 2, 9 };
 static const uint8_t DST6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 9 };
 
-/* Does message @h hold an attribute of @type whose payload is @want? An
- * attribute walk of the oracle's own, bounded by the message. */
+/* Neighbour states with an address (the kernel's NUD_VALID). */
+#define NUD_HAS_ADDR	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | NUD_PROBE | \
+			 NUD_STALE | NUD_DELAY)
+
+/* Does message @h hold an attribute of @type whose payload is @want
+ * (@want NULL: any 4-byte payload but 0)? An attribute walk of the
+ * oracle's own, bounded by the message. */
 static bool has_attr(const struct nlmsghdr *h, uint16_t type, const uint8_t *want,
 		     uint32_t len)
 {
 	const uint8_t *m = (const uint8_t *)h;
 	uint32_t off = NLMSG_LENGTH(NLMSG_ALIGN(sizeof(struct rtmsg)));
+	static const uint8_t zero[4];
 
 	/* rtmsg and ndmsg are both 12 bytes: the attributes start alike. */
 	_Static_assert(sizeof(struct rtmsg) == sizeof(struct ndmsg), "fixed headers");
@@ -57,7 +69,9 @@ static bool has_attr(const struct nlmsghdr *h, uint16_t type, const uint8_t *wan
 		memcpy(&atype, m + off + 2, 2);
 		if (alen < 4 || off + alen > h->nlmsg_len)
 			return false;
-		if (atype == type && alen - 4u == len && !memcmp(m + off + 4, want, len))
+		if (atype == type && !want && alen == 8 && memcmp(m + off + 4, zero, 4))
+			return true;
+		if (atype == type && want && alen - 4u == len && !memcmp(m + off + 4, want, len))
 			return true;
 		off += (alen + 3u) & ~3u;
 	}
@@ -69,6 +83,7 @@ static void check_route(const struct nlmsghdr *h, int ifindex, bool v6)
 	uint32_t alen = v6 ? 16 : 4;
 	const uint8_t *dst = v6 ? DST6 : DST4;
 	uint8_t hop[32], via[2 + 16];
+	const struct rtmsg *rt;
 	bool hv6 = !v6;
 	uint16_t fam;
 	int ret;
@@ -81,6 +96,17 @@ static void check_route(const struct nlmsghdr *h, int ifindex, bool v6)
 		CHECK(hop[i] == 0xa5);
 	if (ret)
 		return;
+	/*
+	 * A route is ours only when it is a unicast one of the asked family
+	 * through the NIC (an RTA_OIF of its ifindex; 0, no NIC, is what no
+	 * RTA_OIF reads as), from a table (the header's or an RTA_TABLE's):
+	 * the kernel's on-link guess for an oif without a route has none.
+	 */
+	rt = NLMSG_DATA(h);
+	CHECK(rt->rtm_family == (v6 ? AF_INET6 : AF_INET));
+	CHECK(rt->rtm_type == RTN_UNICAST);
+	CHECK(!ifindex || has_attr(h, RTA_OIF, (const uint8_t *)&ifindex, sizeof(ifindex)));
+	CHECK(rt->rtm_table != RT_TABLE_UNSPEC || has_attr(h, RTA_TABLE, NULL, 4));
 	/* The hop is the destination, a gateway of the route's family, or
 	 * a via of the family it says. */
 	fam = hv6 ? AF_INET6 : AF_INET;
@@ -95,6 +121,7 @@ static void check_route(const struct nlmsghdr *h, int ifindex, bool v6)
 
 static void check_neigh(const struct nlmsghdr *h, int ifindex, bool v6)
 {
+	const struct ndmsg *nd = NLMSG_DATA(h);
 	uint8_t mac[16];
 	int ret;
 
@@ -103,8 +130,76 @@ static void check_neigh(const struct nlmsghdr *h, int ifindex, bool v6)
 	CHECK(ret == 0 || ret == 1 || ret == -EAGAIN || ret == -EPROTO);
 	for (uint32_t i = 6; i < sizeof(mac); i++)
 		CHECK(mac[i] == 0xa5);
-	if (ret == 0 || ret == 1)
-		CHECK(has_attr(h, NDA_LLADDR, mac, 6));
+	if (ret != 0 && ret != 1)
+		return;
+	CHECK(has_attr(h, NDA_LLADDR, mac, 6));
+	/* The asked family's entry on the NIC, in a state with an address;
+	 * 1 says a stale one. */
+	CHECK(nd->ndm_family == (v6 ? AF_INET6 : AF_INET) && nd->ndm_ifindex == ifindex);
+	CHECK(nd->ndm_state & NUD_HAS_ADDR);
+	CHECK((ret == 1) == !!(nd->ndm_state & NUD_STALE));
+}
+
+/* A dump's entry: usable only when it is a station's (unicast, a unicast
+ * MAC) on the NIC, in a state with an address, of either family, with
+ * its address and MAC from its attributes. */
+static void check_entry(const struct nlmsghdr *h, int ifindex)
+{
+	const struct ndmsg *nd = NLMSG_DATA(h);
+	uint8_t addr[32], mac[16];
+	bool v6 = false;
+	uint32_t i;
+	int ret;
+
+	memset(addr, 0xa5, sizeof(addr));
+	memset(mac, 0xa5, sizeof(mac));
+	ret = ucm_neigh_parse_entry(h, ifindex, &v6, addr, mac);
+	CHECK(ret == 0 || ret == -EAGAIN || ret == -EPROTO);
+	for (i = 16; i < sizeof(addr); i++)
+		CHECK(addr[i] == 0xa5);
+	for (i = 6; i < sizeof(mac); i++)
+		CHECK(mac[i] == 0xa5);
+	if (ret)
+		return;
+	CHECK(h->nlmsg_type == RTM_NEWNEIGH);
+	CHECK(nd->ndm_family == (v6 ? AF_INET6 : AF_INET) && nd->ndm_ifindex == ifindex);
+	CHECK((nd->ndm_state & NUD_HAS_ADDR) && nd->ndm_type == RTN_UNICAST);
+	CHECK(has_attr(h, NDA_DST, addr, v6 ? 16 : 4));
+	CHECK(has_attr(h, NDA_LLADDR, mac, 6) && !(mac[0] & 1));
+}
+
+struct dump {
+	const uint8_t *buf;
+	size_t len;
+	uint32_t given;
+};
+
+/* An entry a dump gives: a unicast MAC, it and the address bytes of the
+ * datagram. */
+static void dump_entry(void *ctx, bool v6, const uint8_t *addr, const uint8_t *mac)
+{
+	struct dump *d = ctx;
+
+	CHECK(!(mac[0] & 1));
+	CHECK(memmem(d->buf, d->len, addr, v6 ? 16 : 4) && memmem(d->buf, d->len, mac, 6));
+	d->given++;
+}
+
+/* The datagram as one of a dump for question @seq: the entries counted as
+ * given, each at least a message's fixed header long; an error the
+ * walk's (-EPROTO) or one a message of the datagram says. */
+static void check_dump(const uint8_t *buf, size_t len, uint32_t seq, int ifindex)
+{
+	struct dump d = { .buf = buf, .len = len };
+	int ret;
+
+	ret = ucm_neigh_nl_walk_dump(buf, len, seq, ifindex, dump_entry, &d);
+	if (ret < 0) {
+		CHECK(ret == -EPROTO || memmem(buf, len, &ret, sizeof(ret)));
+		return;
+	}
+	CHECK((uint32_t)(ret & ~UCM_NEIGH_DUMP_DONE) == d.given);
+	CHECK(d.given * NLMSG_LENGTH(sizeof(struct ndmsg)) <= len);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -141,11 +236,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK((const uint8_t *)msg >= buf && off < len && off % NLMSG_ALIGNTO == 0);
 		CHECK(msg->nlmsg_len >= NLMSG_LENGTH(hdr) && msg->nlmsg_len <= len - off);
 		CHECK(msg->nlmsg_type == type && msg->nlmsg_seq == seq);
-		if (neigh)
+		if (neigh) {
 			check_neigh(msg, ifindex, v6);
-		else
+			check_entry(msg, ifindex);
+		} else {
 			check_route(msg, ifindex, v6);
+		}
 	}
+	/* The set-up dump's walk reads the kernel's datagrams only: no
+	 * sender to tell. */
+	check_dump(buf, len, seq, ifindex);
 	free(buf);
 	return 0;
 }

@@ -6,8 +6,10 @@
  * copy (ASan sees a read past it).
  *
  * Oracle: a reason the parser may give; on success every offset within
- * the frame and the flags consistent (check()), and a second parse the
- * same.
+ * the frame and the flags consistent (check()), the VLAN tags and the
+ * offsets the bytes' own (check_l2(), check_l3(): the transport header at
+ * the IHL, or 40 bytes into an IPv6 header without extensions), and a
+ * second parse the same.
  *
  * Then the frame as a packet of several frames of which only the first
  * rd bytes are at hand (ucm_pkt_parse_head()), rd the frame's last two
@@ -45,6 +47,58 @@ static uint32_t l4_min(const struct ucm_pkt *pkt, const uint8_t *data)
 	}
 }
 
+/*
+ * The tags are where the parser read them: tag i's TPID at 12 + 4 * i and
+ * its TCI after it, outermost first, and the EtherType past the last one
+ * is eth_proto.
+ */
+static void check_l2(const struct ucm_pkt *pkt, const uint8_t *data)
+{
+	uint32_t i, tpid;
+
+	for (i = 0; i < pkt->nvlan; i++) {
+		tpid = ld_be16(data + 12 + 4 * i);
+		CHECK(tpid == ETH_P_8021Q || tpid == ETH_P_8021AD);
+		CHECK(pkt->vlan_tci[i] == ld_be16(data + 14 + 4 * i));
+	}
+	CHECK(pkt->eth_proto == ld_be16(data + 12 + 4 * pkt->nvlan));
+}
+
+/*
+ * Where the IP header says its payload starts, from the header's bytes,
+ * not the parse: IPv4 at IHL * 4 (with options or not, a fragment or
+ * not: pkt.h's l4_off is "where the IP payload proper starts" for every
+ * IP packet), and options exactly when the IHL is over 5; IPv6 at 40
+ * without extension headers, the next header byte then being l4_proto,
+ * and past at least one 8-byte one with them. A transport header found
+ * at a wrong place (ports read from options) fails here.
+ */
+static void check_l3(const struct ucm_pkt *pkt, const uint8_t *data)
+{
+	const uint8_t *ip = data + pkt->l3_off;
+	uint32_t ihl;
+
+	if (pkt->flags & UCM_PKT_F_IPV4) {
+		ihl = (ip[0] & 0xf) * 4u;
+		CHECK(ip[0] >> 4 == 4);
+		CHECK(pkt->l4_off == pkt->l3_off + ihl);
+		CHECK(!(pkt->flags & UCM_PKT_F_IP_OPTS) == (ihl == 20));
+		CHECK(pkt->l4_proto == ip[9]);
+		CHECK(pkt->l3_len == ld_be16(ip + 2));
+		return;
+	}
+	CHECK(ip[0] >> 4 == 6);
+	CHECK(pkt->l3_len == 40 + ld_be16(ip + 4));
+	if (pkt->flags & UCM_PKT_F_IPV6_EXT) {
+		CHECK(pkt->l4_off >= pkt->l3_off + 40 + 8);
+	} else {
+		CHECK(pkt->l4_off == pkt->l3_off + 40);
+		CHECK(pkt->l4_proto == ip[6]);
+		/* Only a fragment header makes a fragment. */
+		CHECK(!(pkt->flags & UCM_PKT_F_FRAG));
+	}
+}
+
 static void check(const struct ucm_pkt *pkt, const uint8_t *data,
 		  uint32_t len)
 {
@@ -59,6 +113,7 @@ static void check(const struct ucm_pkt *pkt, const uint8_t *data,
 	CHECK(pkt->l4_off <= len);
 	CHECK(l3_end <= len);
 	CHECK(!((f & UCM_PKT_F_IPV4) && (f & UCM_PKT_F_IPV6)));
+	check_l2(pkt, data);
 
 	if (!ip) {
 		/* Non-IP: nothing beyond the link layer is claimed. */
@@ -80,6 +135,7 @@ static void check(const struct ucm_pkt *pkt, const uint8_t *data,
 		CHECK(f & UCM_PKT_F_IPV4);
 	if (f & UCM_PKT_F_IPV6_EXT)
 		CHECK(f & UCM_PKT_F_IPV6);
+	check_l3(pkt, data);
 	if (f & UCM_PKT_F_PORTS)
 		CHECK((f & UCM_PKT_F_L4) && (pkt->l4_proto == IPPROTO_UDP ||
 					     pkt->l4_proto == IPPROTO_TCP));

@@ -22,6 +22,10 @@
  * packet, and a completed checksum sums to zero with the pseudo-header's
  * sum the field held; a checksum ucm_split_csum_own() leaves to the way
  * out is one ucm_split_csum() takes (within the packet, an even field).
+ * The same packet's checksum with the head apart from the tail
+ * (ucm_split_csum_tail(), ucm_split_csum_own_head(): check_tail()) is
+ * the whole packet's, and an RFC 1071 sum of the harness's own over the
+ * bytes it covers is zero.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -105,6 +109,79 @@ static void check_parts(const struct ucm_split *s, uint32_t k, const uint8_t *h,
 	free(part);
 }
 
+/* RFC 1071 over bytes at an even offset of the sum: the oracle's own,
+ * not csum.h's. */
+static uint64_t sum16(uint64_t s, const uint8_t *p, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		s += ld_be16(p + i);
+	if (n & 1)
+		s += (uint32_t)p[n - 1] << 8;
+	return s;
+}
+
+static uint16_t fold16(uint64_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/*
+ * The checksum of the packet @pkt (@len bytes) read as its first @head
+ * bytes and a tail (ucm_split_csum_tail(), what the read path runs for a
+ * packet longer than a frame), in blocks of exactly their bytes. Taken
+ * exactly when the whole packet's (ucm_split_csum()) is and the field
+ * lies within the head; then only the field changes, to the whole
+ * packet's ("the same"), and the bytes from csum_start to the end read
+ * as one, with the new field, plus the old field's pseudo-header sum, are
+ * 0xffff (one's complement zero). A checksum ucm_split_csum_own_head()
+ * leaves to the way out is one the tail version takes (its field within
+ * the head), and one the whole packet's own takes too.
+ */
+static void check_tail(const struct virtio_net_hdr *vh, const uint8_t *pkt, uint32_t head,
+		       uint32_t len, bool tap)
+{
+	uint32_t start = vh->csum_start, at = start + vh->csum_offset;
+	uint8_t *hc = malloc(head ? head : 1), *t = malloc(len - head ? len - head : 1);
+	uint8_t *w = malloc(len ? len : 1);
+	enum ucm_split_err err, werr;
+	bool own, wown;
+	uint64_t sum;
+
+	CHECK(hc && t && w);
+	memcpy(hc, pkt, head);
+	memcpy(t, pkt + head, len - head);
+	memcpy(w, pkt, len);
+	own = ucm_split_csum_own_head(vh, hc, head, len, tap);
+	wown = ucm_split_csum_own(vh, w, len, tap);
+	err = ucm_split_csum_tail(vh, hc, head, t, len);
+	werr = ucm_split_csum(vh, w, len);
+	if (own)
+		CHECK(err == UCM_SPLIT_OK && wown);
+	CHECK((err == UCM_SPLIT_OK) == (werr == UCM_SPLIT_OK && at + 2 <= head));
+	CHECK(!memcmp(t, pkt + head, len - head));
+	if (err != UCM_SPLIT_OK) {
+		CHECK(!memcmp(hc, pkt, head));
+		goto out;
+	}
+	CHECK(!memcmp(hc, pkt, at) && !memcmp(hc + at + 2, pkt + at + 2, head - at - 2));
+	CHECK(!memcmp(hc + at, w + at, 2));
+	/* Pieces of even length up to the field: each starts at an even
+	 * offset of the sum. */
+	sum = sum16(0, pkt + start, at - start);
+	sum = sum16(sum, hc + at, 2);
+	sum = sum16(sum, pkt + at + 2, len - at - 2);
+	sum = sum16(sum, pkt + at, 2);
+	CHECK(fold16(sum) == 0xffff);
+out:
+	free(hc);
+	free(t);
+	free(w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct virtio_net_hdr vh;
@@ -159,6 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(off == len);
 		free(seg);
 	}
+	check_tail(&vh, data, head, len, tap);
 	if (vh.csum_start + vh.csum_offset + 2u <= head)
 		memcpy(field, h + vh.csum_start + vh.csum_offset, 2);
 	own = ucm_split_csum_own(&vh, h, head, tap);

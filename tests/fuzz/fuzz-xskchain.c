@@ -39,11 +39,13 @@
  * to max_frags frames, at most UINT16_MAX bytes (their lengths' sum),
  * its first packet byte at least UCM_CHAIN_HEAD_ROOM into its frame, a
  * socket bound with XDP_USE_SG and no BAD or FOREIGN descriptor; any
- * other is a DROP whose why is the greatest that holds: BAD (a bad or
- * foreign descriptor, fewer than 2 frames, no room for the list) < LONG
- * (a descriptor past max_frags, too many bytes) < NOSG < CUT (the
- * ring ran dry). seen counts every descriptor of the packet; after the
- * reset every field but max is 0. At the end no frame is left with a packet.
+ * other is a DROP whose why is the greatest that holds, in chain.h's
+ * order: BAD (a bad or foreign descriptor, fewer than 2 frames, no room
+ * for the list) < LONG (a descriptor past max_frags, too many bytes) <
+ * CUT (the ring ran dry) < NOSG (a stray XDP_PKT_CONTD on a socket
+ * without XDP_USE_SG is that, not a cut). seen counts every descriptor
+ * of the packet; after the reset every field but max is 0. At the end no
+ * frame is left with a packet.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -280,10 +280,11 @@ def xskchain_seeds():
 
 # ---- netlink -------------------------------------------------------------
 
-RTM_NEWROUTE, RTM_NEWNEIGH, NLMSG_ERROR = 24, 28, 2
+RTM_NEWROUTE, RTM_NEWNEIGH, NLMSG_ERROR, NLMSG_DONE = 24, 28, 2, 3
 RTA_OIF, RTA_GATEWAY, RTA_TABLE = 4, 5, 15
 NDA_DST, NDA_LLADDR = 1, 2
-NUD_REACHABLE, NUD_STALE = 0x02, 0x04
+NUD_REACHABLE, NUD_STALE, NUD_FAILED, NUD_NOARP = 0x02, 0x04, 0x20, 0x40
+RTN_UNICAST, RTN_BROADCAST = 1, 3
 IFX = 7
 
 
@@ -305,10 +306,14 @@ def route(seq, v6, gw=None, oif=IFX, table=254, rtype=1):
     return nlmsg(RTM_NEWROUTE, seq, body + attr(RTA_OIF, struct.pack('=i', oif)))
 
 
-def neigh(seq, v6, state, mac=b'\x02\0\0\0\0\x42'):
-    body = struct.pack('=BxxxiHBB', 10 if v6 else 2, IFX, state, 0, 0)
-    body += attr(NDA_DST, DST6 if v6 else DST4)
+def neigh(seq, v6, state, mac=b'\x02\0\0\0\0\x42', ifx=IFX, ntype=0, dst=None):
+    body = struct.pack('=BxxxiHBB', 10 if v6 else 2, ifx, state, 0, ntype)
+    body += attr(NDA_DST, dst or (DST6 if v6 else DST4))
     return nlmsg(RTM_NEWNEIGH, seq, body + attr(NDA_LLADDR, mac))
+
+
+def done(seq):
+    return nlmsg(NLMSG_DONE, seq, struct.pack('=i', 0))
 
 
 def error(seq, err):
@@ -334,6 +339,16 @@ def neigh_seeds():
         'error-netunreach': question(0, 2, error(2, -101)),
         'ack': question(1, 2, error(2, 0)),
         'foreign': question(4, 7, route(7, False, gw=SRC4)),
+        # A set-up dump's datagram: two stations, the subnet's broadcast
+        # (NOARP, not a station's), one on another NIC, one failed.
+        'dump': question(1, 11, neigh(11, False, NUD_REACHABLE, ntype=RTN_UNICAST) +
+                         neigh(11, True, NUD_STALE, ntype=RTN_UNICAST) +
+                         neigh(11, False, NUD_NOARP, mac=b'\xff' * 6, ntype=RTN_BROADCAST,
+                               dst=bytes([10, 0, 0, 255])) +
+                         neigh(11, False, NUD_REACHABLE, ifx=IFX + 1, ntype=RTN_UNICAST) +
+                         neigh(11, True, NUD_FAILED, ntype=RTN_UNICAST) + done(11)),
+        'dump-error': question(1, 11, neigh(11, True, NUD_REACHABLE, ntype=RTN_UNICAST) +
+                               error(11, -105)),
     }
 
 
@@ -363,6 +378,11 @@ def split_seeds():
         'tap-tcp4-gso': split_read(1, 3000, 1600, 1, 1448, tcp4(7, n=2000), 34, 16),
         'needs-csum-udp4': split_read(0, 2000, 1600, 0, 0, udp4(100)[14:], 20, 6),
         'gso-size-0': split_read(0, 2000, 1600, 1, 0, t4, 20, 16),
+        # Packets longer than their head: the tail summed apart, from an
+        # odd offset of the sum (61 - 20) or an even one.
+        'needs-csum-udp4-tail-odd': split_read(0, 61, 1600, 0, 0, udp4(100)[14:], 20, 6),
+        'needs-csum-tcp6-tail': split_read(0, 80, 1600, 0, 0, tcp6(300)[14:], 40, 16),
+        'tap-needs-csum-udp4-tail': split_read(1, 50, 1600, 0, 0, udp4(100), 34, 6),
         'tcp4-gso-lsrr': split_read(0, 2000, 1600, 1, 1448, with_lsrr(t4), 32, 16),
     }
 
