@@ -81,7 +81,7 @@ struct cfg {
  * rx_chain_long, _cut, _bad, _nosg), which sum to it (read a moment
  * after it: exactly once the datapath has stopped). */
 #define DROPS_IN	(7 + UCM_DROP_REASONS_MAX)
-#define DROPS_BACK	8
+#define DROPS_BACK	9
 #define DROPS_CHAIN	4
 struct drops {
 	uint64_t in[DROPS_IN], back[DROPS_BACK], chain[DROPS_CHAIN];

@@ -37,7 +37,7 @@ static const unsigned int seg_le[UCM_TUN_SEG_HIST] = { 2, 4, 8, 16, 32, 64, 128 
 struct snap {
 	struct ucm_dp_stats t;
 	uint32_t nq, nw;
-	bool two_way;
+	bool two_way, inline_;
 	uint32_t qid[UCM_XSK_MAX_QUEUES];
 	struct ucm_xsk_stats xs[UCM_XSK_MAX_QUEUES];
 	struct ucm_pool_stats ps[UCM_XSK_MAX_QUEUES];
@@ -105,6 +105,8 @@ struct fam {
 	bool is_signed;			/* an int64_t instead */
 	bool ns_to_s;			/* nanoseconds, shown in seconds */
 	bool two_way;			/* only on a two-way datapath */
+	bool threads;			/* only where the workers are threads of
+					 * their own: inline (--pass) ones never sleep */
 };
 
 #define C .type = "counter"
@@ -155,11 +157,11 @@ static const struct fam fams[] = {
 	  .help = "Packets the worker took from its ring." },
 	{ .name = "ucpumap_worker_drops_total", C, W(drops),
 	  .help = "Packets the worker dropped (malformed, or refused by the tun)." },
-	{ .name = "ucpumap_worker_sleeps_total", C, W(sched),
+	{ .name = "ucpumap_worker_sleeps_total", C, W(sched), .threads = true,
 	  .help = "Times the worker slept on an empty ring." },
-	{ .name = "ucpumap_worker_sleep_seconds_total", C, W(sleep_ns), .ns_to_s = true,
+	{ .name = "ucpumap_worker_sleep_seconds_total", C, W(sleep_ns), .ns_to_s = true, .threads = true,
 	  .help = "Time the worker slept on an empty ring; the rest of the time it was busy." },
-	{ .name = "ucpumap_worker_prewakes_total", C, W(prewakes),
+	{ .name = "ucpumap_worker_prewakes_total", C, W(prewakes), .threads = true,
 	  .help = "Sleeps of the worker an arrival on its queues ended, before the RX thread's kick (--prewake)." },
 	{ .name = "ucpumap_delivered_packets_total", C, T(packets),
 	  .help = "Packets the tun took from the worker." },
@@ -219,7 +221,7 @@ static void render_fams(struct tbuf *b, const struct snap *s)
 	for (f = fams; f < fams + sizeof(fams) / sizeof(fams[0]); f++) {
 		bool per_queue = f->src == SRC_XSK || f->src == SRC_POOL;
 
-		if (f->two_way && !s->two_way)
+		if ((f->two_way && !s->two_way) || (f->threads && s->inline_))
 			continue;
 		family(b, f->name, f->type, f->help);
 		n = per_queue ? s->nq : s->nw;
@@ -364,6 +366,7 @@ static void snap_read(struct snap *s, const struct daemon *d)
 
 	ucm_dp__stats(d->dp, &s->t, sizeof(s->t));
 	s->two_way = ucm_dp__flags(d->dp) & UCM_DP_F_TWO_WAY;
+	s->inline_ = ucm_dp__flags(d->dp) & UCM_DP_F_INLINE;
 	s->nq = ucm_dp__nqueues(d->dp);
 	s->nw = ucm_dp__nworkers(d->dp);
 	for (q = 0; q < s->nq; q++) {

@@ -29,7 +29,7 @@ static const char *const in_causes[] = {
 };
 static const char *const back_causes[DROPS_BACK] = {
 	"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full",
-	"stopped", "link_local",
+	"stopped", "link_local", "tx_bad",
 };
 /* The chain cause (in[IN_CHAIN]) by its reason, ucm_xsk_stats' order:
  * /metrics' labels (struct drops' chain[]). */
@@ -55,6 +55,7 @@ const char *cause_name(bool back, int i)
 void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct drops *n)
 {
 	struct ucm_tun_back_stats rs;
+	uint64_t tx_full = 0, tx_bad = 0;
 	struct ucm_xsk_stats xs;
 	uint32_t i;
 	int r;
@@ -62,6 +63,10 @@ void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct dr
 	memset(n, 0, sizeof(*n));
 	for (i = 0; i < ucm_dp__nqueues(d->dp); i++) {
 		ucm_dp__xsk_stats(d->dp, i, &xs, sizeof(xs));
+		/* t->tx_drops is their sum: full, or refused as the kernel
+		 * would lose it (a sender's bug) */
+		tx_full += xs.tx_ring_full;
+		tx_bad += xs.tx_bad_desc;
 		n->in[0] += xs.kernel_rx_ring_full;
 		n->in[1] += xs.kernel_rx_dropped;
 		n->chain[0] += xs.rx_chain_long;
@@ -90,7 +95,8 @@ void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct dr
 		n->back[7] += rs.drop_link_local;
 	}
 	n->back[4] = t->back_channel_full;
-	n->back[5] = t->tx_drops;
+	n->back[5] = tx_full;
+	n->back[8] = tx_bad;
 }
 
 int drops_in_named(const struct drops *n, bool chain_reasons, struct drop_named *out)
@@ -357,9 +363,14 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 
 	ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws));
 	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
-	printf("  worker %u (cpu %d): %.0f pps, %.0f%% busy, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu csum_partial %llu\n",
-	       w, ucm_dp__worker_cpu(d->dp, w), (ws.processed - d->last_w[w][0]) / dt,
-	       100 - share_pct((int64_t)(ws.sleep_ns - d->last_w_sleep[w]), dt, 1),
+	/* An inline worker (--pass) never sleeps: no busy share of its own. */
+	if (d->c.pass)
+		snprintf(l1, sizeof(l1), "inline");
+	else
+		snprintf(l1, sizeof(l1), "%.0f%% busy",
+			 100 - share_pct((int64_t)(ws.sleep_ns - d->last_w_sleep[w]), dt, 1));
+	printf("  worker %u (cpu %d): %.0f pps, %s, drops %.0f/s, processed %llu drops %llu sched %llu | tun: packets %llu submits %llu non_ip %llu eio %llu ebadfd %llu eagain %llu other %llu csum_partial %llu\n",
+	       w, ucm_dp__worker_cpu(d->dp, w), (ws.processed - d->last_w[w][0]) / dt, l1,
 	       (ws.drops - d->last_w[w][1]) / dt, ULL(ws.processed), ULL(ws.drops),
 	       ULL(ws.sched), ULL(ts.packets), ULL(ts.submits), ULL(ts.non_ip),
 	       ULL(ts.err_eio), ULL(ts.err_ebadfd), ULL(ts.err_eagain), ULL(ts.err_other),
@@ -687,10 +698,11 @@ void print_verdict(struct daemon *d)
 			printf("%s%s %llu", i ? ", " : "", nm[i].name, ULL(nm[i].v));
 	printf("): %s\n", v & UCM_DP_V_FORWARD ? "VIOLATED" : "holds");
 	if (d->c.two_way)
-		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable, no next hop, the tun's own link or stopped %llu, channel_full %llu, tx_full %llu) + left in the channel %llu; completed %llu of %llu frames (%llu packets in several) (%.1f%% straight into the cache): %s\n",
+		printf("conservation, way back: read %llu = sent %llu + drops %llu (unsendable, no next hop, the tun's own link or stopped %llu, channel_full %llu, tx_full %llu, tx_bad %llu) + left in the channel %llu; completed %llu of %llu frames (%llu packets in several) (%.1f%% straight into the cache): %s\n",
 		       ULL(t.back_read), ULL(t.tx),
 		       ULL(t.back_drop_bad + t.back_channel_full + t.tx_drops),
-		       ULL(t.back_drop_bad), ULL(t.back_channel_full), ULL(t.tx_drops),
+		       ULL(t.back_drop_bad), ULL(t.back_channel_full), ULL(n.back[5]),
+		       ULL(n.back[8]),
 		       ULL(t.back_channel_sent - t.back_channel_collected),
 		       ULL(t.tx_completed), ULL(t.tx + t.tx_chain_more), ULL(t.tx_chains),
 		       t.tx_completed ? 100.0 * t.tx_comp_direct / t.tx_completed : 0,

@@ -622,10 +622,11 @@ case_tw_stop() {
 	if [ -n "${why// /}" ]; then
 		bad tw-stop "$why"
 	elif ! grep -Eq '^conservation: received [0-9]+ = delivered [0-9]+ \+ drops 0 ' "$D_OUT" ||
-		! grep -q '^conservation, way back: .* channel_full 0, tx_full 0)' "$D_OUT"; then
+		! grep -q '^conservation, way back: .* channel_full 0, tx_full 0, tx_bad 0)' "$D_OUT"; then
 		# The transfers' packets, none lost: inward, no drop at all; on
-		# the way back, none for a full channel or TX ring (what it
-		# cannot send at all, such as the tun's own link's, aside).
+		# the way back, none for a full channel or TX ring, none refused
+		# (what it cannot send at all, such as the tun's own link's,
+		# aside).
 		bad tw-stop "packets lost: $(grep '^conservation' "$D_OUT" | tr '\n' ' ')"
 	elif [ "${chains:-0}" -lt 220 ] || [ "${more:-0}" -le "${chains:-0}" ] || [ "$bad" != 0 ]; then
 		bad tw-stop "tx_chains ${chains:-none}, their later frames ${more:-none}, refused $bad: want 220 or more, more frames than packets, none refused"

@@ -42,6 +42,10 @@
 #                       the ring-full reason, and what was sent is what
 #                       was delivered and the drops, exactly (less the
 #                       veth's own drops, which it reports)
+#   pass                a daemon of its own with --pass: no worker sleep
+#                       families (an inline worker never sleeps: its busy
+#                       share would read 100%), the worker's own families
+#                       there; its --extended worker line says inline
 #   cleanup             nothing outlives the cleanup (a line only when
 #                       something does)
 #
@@ -57,7 +61,7 @@ BUILD=${BUILD:-build}
 name=test-metrics
 cases="parser-self-check bad-listen port-in-use low-port scrape-counts scrape-format http-errors
 bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-held-slots bad-client-answered-held bad-client-100k-request
-link-state sigterm ring-full cleanup"
+link-state sigterm ring-full pass cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 genbin=$(dirname "$daemon")/ucpumap-gen
@@ -561,6 +565,37 @@ case_ring_full() {
 		ok ring-full "sent $sent = delivered $dl + drops $dr (kernel_rx_ring_full $full) + $before lost before the sockets"
 	else
 		bad ring-full "$why"
+	fi
+}
+
+case_pass() {
+	local why= fams f
+	lib_once topology
+	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --pass --extended --interval 1 \
+		--metrics-listen 127.0.0.1:$port --duration 60 > "$tmp/pa.out" 2> "$tmp/pa.err" &
+	dpid=$!
+	lib_pid $dpid
+	if ! wait_line "$tmp/pa.out" '^  worker 0 ' 50 "$dpid"; then
+		bad pass "no worker line: $(tail -3 "$tmp/pa.err" | tr '\n' ' ')"
+		return
+	fi
+	mc "$tmp/pa" scrape --deadline 8
+	stop_pid "$dpid" 50
+	dpid=
+	why=$(J "$tmp/pa" '"; ".join(d["problems"])')
+	fams=$(J "$tmp/pa" '" ".join(sorted(d.get("families", {})))')
+	[[ " $fams " == *" ucpumap_worker_processed_total "* ]] ||
+		why="$why no ucpumap_worker_processed_total (fams: $fams);"
+	for f in ucpumap_worker_sleep_seconds_total ucpumap_worker_sleeps_total \
+		 ucpumap_worker_prewakes_total; do
+		[[ " $fams " == *" $f "* ]] && why="$why $f under --pass;"
+	done
+	grep -Eq '^  worker 0 \(cpu -?[0-9]+\): [0-9]+ pps, inline, drops' "$tmp/pa.out" ||
+		why="$why worker line: $(grep -m1 '^  worker 0 ' "$tmp/pa.out");"
+	if [ -z "$why" ]; then
+		ok pass "no worker sleep families; the worker line says inline"
+	else
+		bad pass "$why"
 	fi
 }
 
