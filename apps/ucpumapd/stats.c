@@ -184,6 +184,15 @@ static double rx_busy_share(const struct daemon *d, uint64_t rx_cpu, double dt)
 	return share_pct((int64_t)(rx_cpu - d->last_rx_cpu), dt, ucm_dp__nqueues(d->dp));
 }
 
+/* A rate of packets received: descriptors less the later frames of
+ * packets in several, two counters a live reading can catch in the
+ * middle of a batch (the later frames counted, the batch not yet), a
+ * few tens low. Such a dip reads 0, not a wrapped difference. */
+static double rx_rate(uint64_t now, uint64_t then, double dt)
+{
+	return now > then ? (now - then) / dt : 0;
+}
+
 /* The line: received, delivered, dropped; two-way, the way back's. */
 static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 		       const struct drops *n, uint64_t rx_cpu, double dt, bool final)
@@ -194,7 +203,7 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 		printf("total %s, averaged over the whole run (%.3f s): ", d->c.dev, dt);
 	else
 		printf("%s: ", d->c.dev);
-	printf("rx %.0f pps, delivered %.0f pps, ", (t->rx - l->rx) / dt,
+	printf("rx %.0f pps, delivered %.0f pps, ", rx_rate(t->rx, l->rx, dt),
 	       (t->delivered - l->delivered) / dt);
 	print_drops(false, n->in, d->last_drops.in, DROPS_IN, dt);
 	if (!d->c.pass)
@@ -280,7 +289,7 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 	rxp = xs.rx - xs.rx_chain_more;	/* packets: the ring's descriptors are frames */
 	/* its RX thread's CPU time: rx_cpu_seen, read for this line */
 	printf("  queue %u: %.0f pps, RX thread %.0f%% busy, rx %llu (in several frames %llu) bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
-	       id, (rxp - d->last_q_rx[q]) / dt,
+	       id, rx_rate(rxp, d->last_q_rx[q], dt),
 	       share_pct(d->rx_cpu_seen[q] - d->last_q_cpu[q], dt, 1),
 	       ULL(rxp), ULL(xs.rx_chains), ULL(xs.rx_bad_desc),
 	       ULL(xs.kernel_rx_dropped), ULL(xs.kernel_rx_ring_full),
