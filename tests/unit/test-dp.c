@@ -94,6 +94,10 @@ static int test_bad_options(void)
 	b = o; b.ifname = NULL;
 	if (refused(&b, EINVAL, "interface (ifname) is required"))
 		return 1;
+	/* No options at all: the same, not a crash. */
+	if (refused(NULL, EINVAL, "interface (ifname) is required"))
+		return 1;
+	UT_ASSERT(ucm_dp__frames_needed(NULL) == 0, "frames needed of no options");
 	b = o; b.tun_name = "a-tun-name-of-16";
 	if (refused(&b, EINVAL, "longer than 15"))
 		return 1;
