@@ -488,19 +488,28 @@ static int netlink_prog_off(int ifindex, const char *ifname,
 		 * netlink: nothing detached it. */
 		pr_info("replacing our stale XDP program %s on %s (attached the old way, by a process now gone)\n",
 			name, ifname);
-	/* Only that program: another may have come meanwhile. */
+	/* Only that program: another may have come meanwhile. Without a
+	 * hold on it, a detach would take whatever is there, and nothing
+	 * could be put back. */
 	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0) {
+		err = -errno;
+		pr_warn("cannot take hold of XDP program %s (id %u) on %s to replace it: %s%s\n",
+			name, id, ifname, strerror(-err),
+			err == -ENOENT ? " (it went meanwhile: try again)" :
+			err == -EPERM ? " (it takes CAP_SYS_ADMIN)" : "");
+		return err;
+	}
 	/* libbpf takes any non-zero old_prog_fd for "replace only this". */
-	ao.old_prog_fd = fd >= 0 ? fd : 0;
-	err = bpf_xdp_detach(ifindex, mode | (fd >= 0 ? XDP_FLAGS_REPLACE : 0), &ao);
+	ao.old_prog_fd = fd;
+	err = bpf_xdp_detach(ifindex, mode | XDP_FLAGS_REPLACE, &ao);
 	if (err && err != -ENOENT) {
 		pr_warn("cannot take XDP program %s off %s: %s\n", name, ifname,
 			strerror(-err));
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 		return err;
 	}
-	if (ours && fd >= 0) {
+	if (ours) {
 		close(fd);
 		fd = -1;
 	}
