@@ -425,7 +425,11 @@ int ucm_dp__stop(struct ucm_dp *dp, unsigned int timeout_ms)
 		err = dp->xsk ? ucm_dp_close_xsk(dp, timeout_ms) : 0;
 		return ucm_err(dp->counted ? dp->counted : err);
 	}
+	/* A start that failed part-way may have RX threads that ran: their
+	 * packets are counted too. */
 	ran = dp->state & UCM_DP_S_RUNNING;
+	for (uint32_t q = 0; q < dp->c.nqueues; q++)
+		ran |= dp->rx[q].started;
 	dp_quiesce(dp);
 	/* From here the getters read the final counters, while the parts go. */
 	pthread_mutex_lock(&dp->lock);
