@@ -448,7 +448,13 @@ UCM_API int ucm_dp__start(struct ucm_dp *dp);
  */
 UCM_API int ucm_dp__stop(struct ucm_dp *dp, unsigned int timeout_ms);
 
-/* Stops it if running, and frees it. NULL is fine. */
+/*
+ * Stops it if running (without waiting: a timeout of 0), and frees it.
+ * Where frames are still out then, the UMEM stays, for good (its sockets'
+ * memory, 32 MiB a queue by default), rather than be freed under the
+ * kernel: call ucm_dp__stop() with a timeout first, and look at its
+ * result. NULL is fine.
+ */
 UCM_API void ucm_dp__destroy(struct ucm_dp *dp);
 
 /**
