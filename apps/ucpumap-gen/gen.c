@@ -335,6 +335,15 @@ out:
 	return err;
 }
 
+bool gen_link_up(const char *dev)
+{
+	bool up = false, carrier = false;
+	uint8_t mac[6];
+	int mtu;
+
+	return !dev_info(dev, mac, &mtu, &up, &carrier) && up && carrier;
+}
+
 /* The interface: its index and MAC, and --size against its MTU. 0, or -1
  * after a message. */
 static int dev_check(const struct gen_opts *c, int *ifindex, uint8_t *smac)

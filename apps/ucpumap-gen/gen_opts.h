@@ -57,9 +57,14 @@ int gen_nl_ack(struct nlmsghdr *req);
 
 /* ---- the sending loop (pace.c) --------------------------------------------- */
 
+/* Whether @dev is still up with a carrier (gen.c): frames redirected out
+ * of it otherwise are counted and never leave. */
+bool gen_link_up(const char *dev);
+
 /* Send through @engine's @send in calls of about 10 ms, paced by --rate,
  * until --duration, --count or *@stop; a line per second and the total on
- * stdout. Return the exit status: 0, or 1 when the engine failed. */
+ * stdout. Return the exit status: 0, or 1 when the engine failed, or the
+ * interface went down or lost its carrier (looked at once a second). */
 int pace_run(const struct gen_opts *c, gen_send_fn send, void *engine,
 	     const volatile sig_atomic_t *stop);
 

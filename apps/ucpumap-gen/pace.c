@@ -38,6 +38,10 @@
  * call's 1 ms), where making up a whole second would let a receiver's
  * second carry up to twice it. */
 #define PACE_CATCHUP_SEC	0.1
+/* The link looked at this often: one down or without a carrier makes the
+ * engines that redirect count frames that never leave (and the packet
+ * engine's sends fail), so the run stops, said, within this. */
+#define LINK_LOOK_SEC	1.0
 #define MIN_CHUNK	64
 #define MAX_CHUNK	(1u << 22)
 
@@ -51,6 +55,7 @@ static void print_tick(double t, uint64_t n, double dt)
 /* Where the sending loop is, in time and in frames. */
 struct pace {
 	double t0, end, next_print, last_print;
+	double next_link;		/* when to look at the link again */
 	double pace0, quantum;		/* --rate: the schedule's start, frames per call */
 	double per_frame;		/* seconds a frame took, measured so far */
 	uint64_t sent, last_sent;
@@ -65,6 +70,7 @@ static void pace_init(const struct gen_opts *c, struct pace *p)
 	p->t0 = now_sec();
 	p->end = c->duration > 0 ? p->t0 + c->duration : 0;
 	p->next_print = p->t0 + 1;
+	p->next_link = p->t0 + LINK_LOOK_SEC;
 	p->last_print = p->t0;
 	if (c->rate) {
 		/* RATE_CALL_SEC of packets per call, the first call at once;
@@ -177,6 +183,15 @@ int pace_run(const struct gen_opts *c, gen_send_fn send, void *engine,
 		pace_tick(&p, t);
 		if (p.end && t >= p.end)
 			break;
+		if (t >= p.next_link) {
+			p.next_link = t + LINK_LOOK_SEC;
+			if (!gen_link_up(c->dev)) {
+				fprintf(stderr, "ucpumap-gen: %s went down or lost its carrier after %.1f s: frames counted in the last second may not have left; stopping\n",
+					c->dev, t - p.t0);
+				status = 1;
+				break;
+			}
+		}
 		if (c->count && p.sent >= c->count)
 			break;
 		n = pace_want(c, &p, t);

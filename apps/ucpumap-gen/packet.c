@@ -78,10 +78,14 @@ err:
 	return NULL;
 }
 
+/* A call that the device's queue takes nothing from for this long ends
+ * with what it sent: the sending loop's own limits then apply. */
+#define PACKET_STUCK_NS	10000000ull
+
 int64_t packet_send(void *arg, uint64_t n)
 {
 	struct packet_tx *p = arg;
-	uint64_t sent = 0, now;
+	uint64_t sent = 0, now, stuck = 0;
 	uint32_t k, i;
 	int r;
 
@@ -96,12 +100,20 @@ int64_t packet_send(void *arg, uint64_t n)
 		r = sendmmsg(p->fd, p->msg, k, 0);
 		if (r < 0) {
 			if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) {
-				sched_yield();	/* the device's queue is full */
+				/* The device's queue is full: wait, but not for
+				 * ever (a link gone takes nothing): the loop
+				 * looks at the link between calls. */
+				if (!stuck)
+					stuck = mono_ns() + PACKET_STUCK_NS;
+				else if (mono_ns() > stuck)
+					break;
+				sched_yield();
 				continue;
 			}
 			fprintf(stderr, "ucpumap-gen: AF_PACKET send: %s\n", strerror(errno));
 			return -errno;
 		}
+		stuck = 0;
 		p->seq += r;
 		p->flow = (p->flow + r) % p->t->flows;
 		sent += r;

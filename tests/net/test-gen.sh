@@ -23,6 +23,10 @@
 #                  CLOCK_MONOTONIC at most a second old and not in the future
 #   neighbour-*    the destination MAC from the neighbour table; a silent
 #                  destination is an error naming --dst-mac
+#   link-lost-*    the peer set down mid-run (vg loses its carrier): the
+#                  default engine and the packet engine stop within 2.5 s,
+#                  exit 1, saying so (they counted frames that never left,
+#                  or the packet engine's sends failed for ever)
 #   sigterm, sigkill  a clean total on SIGTERM; nothing left after SIGKILL:
 #                  the live engine's tap device, the loop engine's namespace
 #                  (its traffic stops, its program goes)
@@ -39,7 +43,8 @@
 # size-over-mtu, checksum-ipv4, checksum-ipv6, rate (and duration),
 # neighbour-resolved, neighbour-resolved-ipv6, neighbour-silent, xsk-ipv4,
 # xsk-checksum-ipv6, loop-ipv4, loop-checksum-ipv6, stamp (stamp-live,
-# stamp-loop, stamp-xsk, stamp-packet), sigterm, sigkill-leaves-nothing
+# stamp-loop, stamp-xsk, stamp-packet), link-lost (link-lost-default,
+# link-lost-packet), sigterm, sigkill-leaves-nothing
 # (after sigterm), sigkill-loop,
 # bad-flags (bad-flag-*), cpu-flag, nothing-left.
 #
@@ -51,7 +56,7 @@ BUILD=${BUILD:-build}
 name=test-gen
 cases="engine-default arrives-ipv4 flows seq-ipv4 arrives-ipv6 ipv6-flag size-ipv4-1514 size-over-mtu
 checksum-ipv4 checksum-ipv6 rate start-at neighbour-resolved neighbour-resolved-ipv6 neighbour-silent
-xsk-ipv4 xsk-checksum-ipv6 loop-ipv4 loop-checksum-ipv6 stamp sigterm sigkill-leaves-nothing sigkill-loop
+xsk-ipv4 xsk-checksum-ipv6 loop-ipv4 loop-checksum-ipv6 stamp link-lost sigterm sigkill-leaves-nothing sigkill-loop
 bad-flags cpu-flag nothing-left"
 GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
 gen=ucmgg$$
@@ -622,6 +627,38 @@ case_xsk_checksum_ipv6() { engine_checksum_ipv6 xsk; }
 case_loop_checksum_ipv6() { engine_checksum_ipv6 loop; }
 
 # ---- 10. signals ------------------------------------------------------------------------------
+# link_lost TAG ENGINE-ARGS...: the peer down 1.2 s into an 8 s run.
+link_lost() {
+	local tag=$1 gpid t0 rc ms
+	shift
+	ip netns exec "$gen" timeout 20 "$GEN" --dev vg $V4 --rate 100000 --duration 8 "$@" \
+		> "$tmp/ll.out" 2> "$tmp/ll.err" &
+	gpid=$!
+	lib_pid $gpid
+	sleep 1.2
+	t0=$(date +%s%N)
+	ip -n "$dut" link set vd down
+	lib_wait "$gpid"
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	ip -n "$dut" link set vd up
+	if [ "$rc" = 1 ] && [ "$ms" -lt 2500 ] && grep -q "vg went down or lost its carrier" "$tmp/ll.err"; then
+		ok "link-lost-$tag" "exit 1, $ms ms after the peer went down"
+	else
+		bad "link-lost-$tag" "exit $rc after $ms ms (want 1 within 2.5 s): $(tail -2 "$tmp/ll.err" | tr '\n' ' ')"
+	fi
+	# The carrier back before the next case.
+	for _ in $(seq 50); do
+		ip -n "$gen" link show vg | grep -q 'LOWER_UP' && break
+		sleep 0.1
+	done
+}
+case_link_lost() {
+	sink_load
+	link_lost default
+	link_lost packet --engine packet
+}
+
 case_sigterm() {
 	local gpid t0 rc ms got total
 	sink_load
