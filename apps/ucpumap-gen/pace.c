@@ -64,9 +64,10 @@ struct pace {
 static void pace_init(const struct gen_opts *c, struct pace *p)
 {
 	/* The first call's guess: a live frame's 20 Mpps, a packet socket's
-	 * 500 kpps (a first call sized for the live engine would run the
-	 * packet engine for seconds past --duration). */
-	*p = (struct pace){ .per_frame = c->engine == ENGINE_PACKET ? 2e-6 : 50e-9 };
+	 * 500 kpps, an AF_XDP socket's 1 Mpps (a first call sized for the
+	 * live engine would run the others for seconds past --duration). */
+	*p = (struct pace){ .per_frame = c->engine == ENGINE_PACKET ? 2e-6 :
+					 c->engine == ENGINE_XSK ? 1e-6 : 50e-9 };
 	p->t0 = now_sec();
 	p->end = c->duration > 0 ? p->t0 + c->duration : 0;
 	p->next_print = p->t0 + 1;
@@ -133,6 +134,9 @@ static uint64_t pace_want(const struct gen_opts *c, struct pace *p, double t)
 	double want = CALL_SEC / p->per_frame;
 	uint64_t n;
 
+	/* No call past --duration, at the speed measured so far. */
+	if (p->end && want > (p->end - t) / p->per_frame)
+		want = (p->end - t) / p->per_frame;
 	if (want < MIN_CHUNK)
 		want = MIN_CHUNK;
 	if (want > MAX_CHUNK)
