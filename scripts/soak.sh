@@ -6,8 +6,11 @@
 # N minutes, with one fault a minute in turn: the tun down 5 s, the link
 # down 5 s (the generator's end), a burst of malformed frames. Every 10 s
 # one line: the daemon's resident memory, open files, threads and counters.
-# At the end, SIGTERM: exit 0, the conservation lines and the audit, and
-# neither memory (after the first minute) nor files nor threads grown.
+# The generator stops when its link goes down; it is started again for
+# the time left. At the end, SIGTERM: exit 0 within 5 s, the conservation
+# lines and the audit, neither memory (after the first minute) nor files
+# nor threads grown, and the daemon's rx grown in every 10 s between
+# samples that no fault touched (traffic flowed all along).
 #
 #   scripts/soak.sh [--minutes N] [--rate PPS]     (root; N default 30)
 #
@@ -47,6 +50,7 @@ ip netns exec "$dut" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.defa
 gmac=$(mac_of "$gen" vg)
 dmac=$(mac_of "$dut" vd)
 
+# --stats-json: its writes over the soak count among the files and memory.
 ip netns exec "$dut" "$BUILD/ucpumapd" --dev vd --tun $tun --interval 10 \
 	--stats-json "$tmp/stats.json" --duration $((secs + 120)) > "$tmp/d.out" 2> "$tmp/d.err" &
 dpid=$!
@@ -60,23 +64,49 @@ ip -n "$dut" addr add 10.78.1.1/24 dev $tun
 ip netns exec "$dut" "$PY" "$helper" sink --ports 9000 --ready "$tmp/r" --stop "$tmp/s" \
 	--out "$tmp/sink" --timeout $((secs + 60)) > "$tmp/sink.log" 2>&1 &
 lib_pid $!
-wait_file "$tmp/r" 50
-ip netns exec "$gen" "$BUILD/ucpumap-gen" --dev vg --dst-ip 10.78.0.2 --dst-port 9000 \
-	--flows 16 --rate "$rate" --duration "$secs" > "$tmp/gen" 2> "$tmp/gen.err" &
-gpid=$!
-lib_pid $gpid
+if ! wait_file "$tmp/r" 50; then
+	echo "soak: FAIL: the reader behind the tun did not start: $(tail -2 "$tmp/sink.log" | tr '\n' ' ')"
+	exit 1
+fi
+
+# gen_start SECONDS: the generator for that long; gen_ended: whether it
+# has, and its run judged (a failure outside a link fault is one).
+gruns=0 gfail=
+gen_start() {
+	gruns=$((gruns + 1))
+	ip netns exec "$gen" "$BUILD/ucpumap-gen" --dev vg --dst-ip 10.78.0.2 --dst-port 9000 \
+		--flows 16 --rate "$rate" --duration "$1" > "$tmp/gen.$gruns" 2> "$tmp/gen.$gruns.err" &
+	gpid=$!
+	lib_pid $gpid
+}
+gen_ended() {
+	local rc
+	kill -0 $gpid 2> /dev/null && return 1
+	lib_wait $gpid
+	rc=$?
+	if [ $rc != 0 ] && ! grep -q 'vg went down or lost its carrier' "$tmp/gen.$gruns.err"; then
+		gfail="$gfail generator run $gruns: exit $rc: $(tail -1 "$tmp/gen.$gruns.err");"
+	fi
+	return 0
+}
+gen_start "$secs"
 
 sample() {	# one line: time, VmRSS, files, threads, the last counters
 	local rss fds thr
 	rss=$(awk '$1 == "VmRSS:" { print $2 }' /proc/$dpid/status 2> /dev/null)
 	fds=$(ls /proc/$dpid/fd 2> /dev/null | wc -l)
 	thr=$(ls /proc/$dpid/task 2> /dev/null | wc -l)
-	echo "$1 $rss $fds $thr" >> "$tmp/samples"
-	printf 'soak: %4d s  VmRSS %s kB  files %s  threads %s  %s\n' "$1" "$rss" "$fds" "$thr" \
-		"$(tail -n 1 "$tmp/stats.json" 2> /dev/null | "$PY" -c 'import json,sys
+	local rx counters
+	# A live reading (--status): the --interval lines are not in step
+	# with these samples.
+	counters=$(ip netns exec "$dut" "$BUILD/ucpumapd" --status vd 2> /dev/null | "$PY" -c 'import json,sys
 d = json.loads(sys.stdin.read() or "{}")
-print("rx %s delivered %s drops %s" % (d.get("rx"), d.get("tun_packets"),
-      d.get("enqueue_drops", 0) + d.get("worker_drops", 0)))' 2> /dev/null)"
+print("%s rx %s delivered %s drops %s" % (d.get("rx", 0), d.get("rx"), d.get("tun_packets"),
+      d.get("enqueue_drops", 0) + d.get("worker_drops", 0)))' 2> /dev/null)
+	rx=${counters%% *}
+	echo "$1 $rss $fds $thr ${rx:-0}" >> "$tmp/samples"
+	printf 'soak: %4d s  VmRSS %s kB  files %s  threads %s  %s\n' "$1" "$rss" "$fds" "$thr" \
+		"${counters#* }"
 }
 
 fault() {	# the k-th fault, in turn
@@ -93,6 +123,7 @@ fault() {	# the k-th fault, in turn
 	esac
 }
 
+: > "$tmp/faults"
 t0=$(date +%s)
 k=0
 while :; do
@@ -100,18 +131,24 @@ while :; do
 	[ $now -ge $secs ] && break
 	kill -0 $dpid 2> /dev/null || break
 	if [ $((now % 10)) = 0 ]; then sample $now; fi
-	if [ $now -gt 0 ] && [ $((now % 60)) = 30 ]; then fault $k; k=$((k + 1)); fi
+	if [ $now -gt 0 ] && [ $((now % 60)) = 30 ]; then
+		echo "$now" >> "$tmp/faults"
+		fault $k
+		k=$((k + 1))
+	fi
+	# Stopped by a link fault (or ended early): again, for the time left.
+	now=$(($(date +%s) - t0))
+	if gen_ended && [ $((secs - now)) -gt 1 ]; then gen_start $((secs - now)); fi
 	sleep 1
 done
 sample "$(($(date +%s) - t0))"
-kill -TERM $dpid 2> /dev/null
-for _ in $(seq 50); do kill -0 $dpid 2> /dev/null || break; sleep 0.1; done
-lib_wait $dpid
+lib_term $dpid 50
 rc=$?
+lib_term $gpid 30 > /dev/null
 tail -4 "$tmp/d.out" | sed 's/^/soak: /'
 
-why=
-[ $rc = 0 ] || why="$why exit $rc;"
+why=$gfail
+[ $rc = 0 ] || why="$why exit $rc (137: it did not stop within 5 s of SIGTERM);"
 grep -q '^conservation: .*: holds$' "$tmp/d.out" || why="$why conservation violated or missing;"
 grep -q '^audit: every frame came home$' "$tmp/d.out" || why="$why frames did not come home;"
 # After the first minute (the allocator's warm-up), nothing grows.
@@ -122,9 +159,21 @@ why="$why$(awk 'NR == 1 { f = $3; t = $4 } $1 >= 60 && !r { r = $2 }
 		if (lf != f) printf " open files %d -> %d;", f, lf
 		if (lt != t) printf " threads %d -> %d;", t, lt
 	}' "$tmp/samples")"
+# Traffic all along: rx grew between any two samples that no fault (its
+# 5 s and 10 s after, the generator's restart) came near.
+why="$why$(awk -v faults="$(tr '\n' ' ' < "$tmp/faults")" 'BEGIN { n = split(faults, f, " ") }
+	p != "" {
+		near = 0
+		for (i = 1; i <= n; i++)
+			if (f[i] >= pt - 15 && f[i] <= $1)
+				near = 1
+		if (!near && $5 <= p)
+			printf " no traffic from %d s to %d s (rx %d);", pt, $1, $5
+	}
+	{ p = $5; pt = $1 }' "$tmp/samples")"
 faults=$k
 if [ -z "$why" ]; then
-	echo "soak: PASS: $minutes min at $rate pps, $faults faults; exit 0, conservation holds, every frame home, memory, files and threads flat"
+	echo "soak: PASS: $minutes min at $rate pps, $faults faults, $gruns generator runs; exit 0, conservation holds, every frame home, memory, files and threads flat, traffic all along"
 else
 	echo "soak: FAIL:$why"
 	exit 1
