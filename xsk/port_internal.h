@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <xdp/xsk.h>
 
 #include "core/pool_internal.h"
@@ -148,27 +149,28 @@ void ucm_xsk_rx_put(struct ucm_xsk_queue *q, const struct ucm_xsk_desc *d);
  * @base (its metadata), or -1; takes the batch's first arrival stamp. */
 static __hot_inline int32_t ucm_xsk_rx_meta(struct ucm_xsk_queue *q, uint64_t addr, uint64_t base)
 {
-	struct ucm_xdp_meta *meta;
-	struct ucm_xdp_stamp *st;
-	int32_t worker = -1;
+	struct ucm_xdp_meta meta;
+	struct ucm_xdp_stamp st;
+	uint8_t *at;
 
-	if (addr - base < sizeof(*meta))
+	if (addr - base < sizeof(meta))
 		return -1;
-	meta = ucm_umem__frame(q->x->area, addr - sizeof(*meta));
-	if (meta->magic == UCM_XDP_META_MAGIC || meta->magic == UCM_XDP_META_MAGIC_STAMP) {
-		worker = meta->worker;
-		/* The batch's first arrival: one stamp per batch, not per
-		 * packet. */
-		if (meta->magic == UCM_XDP_META_MAGIC_STAMP && !q->rx_stamp &&
-		    addr - base >= sizeof(*meta) + sizeof(*st)) {
-			st = (void *)((char *)meta - sizeof(*st));
-			q->rx_stamp = st->ns;
-		}
-		/* A recycled frame must not show it again if the next packet
-		 * comes without one. */
-		meta->magic = 0;
+	/* Copied, not read in place: a program that moved the packet's
+	 * start by other than a multiple of 8 leaves them unaligned. */
+	at = ucm_umem__frame(q->x->area, addr - sizeof(meta));
+	memcpy(&meta, at, sizeof(meta));
+	if (meta.magic != UCM_XDP_META_MAGIC && meta.magic != UCM_XDP_META_MAGIC_STAMP)
+		return -1;
+	/* The batch's first arrival: one stamp per batch, not per packet. */
+	if (meta.magic == UCM_XDP_META_MAGIC_STAMP && !q->rx_stamp &&
+	    addr - base >= sizeof(meta) + sizeof(st)) {
+		memcpy(&st, at - sizeof(st), sizeof(st));
+		q->rx_stamp = st.ns;
 	}
-	return worker;
+	/* A recycled frame must not show it again if the next packet comes
+	 * without one. */
+	memset(at + offsetof(struct ucm_xdp_meta, magic), 0, sizeof(meta.magic));
+	return meta.worker;
 }
 
 /* Every queue of @queues (@nqueues; NULL: queue 0) is one @ifname has:
