@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Write the fuzz targets' seeds: tests/fuzz/corpus/fuzz-NAME/, NAME one of
-pkt, gso, neigh, tun, xskdesc, xskchain, split.
+pkt, gso, neigh, tun, xskdesc, xskchain, split, xskrx.
 
     python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
 
@@ -10,7 +10,8 @@ them again (the same bytes each time). pkt: single frames; gso: batches in
 fuzz-gso.c's framing; neigh: netlink replies in fuzz-neigh.c's framing;
 tun: tun reads in fuzz-tun.c's; xskdesc: RX batches in fuzz-xskdesc.c's;
 xskchain: packets of several descriptors in fuzz-xskchain.c's; split:
-offloaded tun reads in fuzz-split.c's.
+offloaded tun reads in fuzz-split.c's; xskrx: the kernel's descriptors and
+the RX thread's polls in fuzz-xskrx.c's.
 """
 import os
 import struct
@@ -278,6 +279,115 @@ def xskchain_seeds():
     }
 
 
+# fuzz-xskrx.c's records: a descriptor the kernel writes (its frame: the
+# fill ring's next, another queue's, none; XDP_PKT_CONTD; the offset given,
+# else 256; the length the room left plus a delta, else given; the
+# metadata), and the operations: the RX thread's poll (its most, no
+# refill, the packets back at once), packets back (how many, newest first,
+# as a TX refusal), a socket's settings, what the thread does idle (its
+# look at the RX ring, a refill).
+X_OURS, X_OTHER, X_NONE = 0, 2, 3
+X_META_ZERO, X_META_WORKER, X_META_STAMP, X_META_OTHER = 0, 1, 2, 3
+
+
+def xsock(sg=True, max_frags=0, frames_2k=False, stop=False):
+    """fuzz-xskrx.c's socket byte."""
+    return bytes([(1 if sg else 0) | max_frags << 1 | (0x40 if frames_2k else 0) |
+                  (0x80 if stop else 0)])
+
+
+def xdesc(length=100, contd=False, where=X_OURS, off=None, room=None, meta=X_META_ZERO):
+    """A descriptor; @room: the length is the room left in the frame plus this."""
+    ctl = where | (4 if contd else 0) | (8 if off is not None else 0) | \
+        (16 if room is not None else 0) | meta << 5
+    n = (room & 0xff) if room is not None else length
+    return struct.pack('=BHH', ctl, off or 0, n)
+
+
+def xrx(most=64, refill=True, back=False):
+    return bytes([0x80, (most - 1) | (0 if refill else 0x40) | (0x80 if back else 0)])
+
+
+def xback(n=0, newest=False, tx=False):
+    return bytes([0x81, n | (0x40 if newest else 0) | (0x80 if tx else 0)])
+
+
+def xconfig(sg=True, max_frags=0, wakeup=False):
+    return bytes([0x82, (1 if sg else 0) | max_frags << 1 | (0x40 if wakeup else 0)])
+
+
+def xidle(look=True, refill=False):
+    return bytes([0x83, (1 if look else 0) | (2 if refill else 0)])
+
+
+def xpacket(lens, **kw):
+    """One packet of len(@lens) descriptors at the kernel's headroom."""
+    return b''.join(xdesc(n, contd=i < len(lens) - 1, **kw) for i, n in enumerate(lens))
+
+
+def xskrx_seeds():
+    per = 4096 - 256                                    # a frame's bytes after the headroom
+    return {
+        # test-xskchain's cases, in this target's terms.
+        'whole-3': xsock() + xpacket([per, per, 1334]) + xrx() + xback(),
+        'across-calls': xsock() + xpacket([per, per, 100]) + xrx(2) + xrx(2) + xback(),
+        'cut': xsock() + xdesc(per, True) + xdesc(per, True) + xrx() + xdesc(60) + xrx(back=True),
+        'cut-full-call': xsock() + xdesc(60) + xdesc(per, True) + xrx(2) +
+        xpacket([per, 70]) + xrx(back=True),
+        'too-long': xsock() + xpacket([10] * 19) + xpacket([per, 10]) + xrx(back=True),
+        'max-frags-2': xsock(max_frags=2) + xpacket([per, per, 10]) + xpacket([per, 20]) +
+        xrx(back=True) + xconfig() + xpacket([per, per, 30]) + xrx(back=True),
+        'too-many-bytes': xsock() + xpacket([per] * 18) + xrx() + xpacket([per] * 17 + [100]) +
+        xrx(back=True),
+        # 65535 bytes whole, 65536 long.
+        'bytes-edge': xsock() + xpacket([per] * 17 + [255]) + xrx(back=True) +
+        xpacket([per] * 17 + [256]) + xrx(back=True),
+        'foreign-middle': xsock() + xdesc(per, True) + xdesc(100, True, X_OTHER) + xdesc(100) +
+        xrx() + xdesc(60) + xrx(back=True),
+        'bad-length': xsock() + xdesc(per, True) + xdesc(contd=True, room=1) + xdesc(100) +
+        xrx() + xdesc(60) + xrx(back=True),
+        'no-room': xsock() + xdesc(1000, True, off=64) + xdesc(100) + xrx() + xdesc(60) + xrx(),
+        # A first frame's packet right at the list's end
+        # (UCM_CHAIN_HEAD_ROOM, 200 with this build's headers), then 4
+        # bytes into the list.
+        'room-edge': xsock() + xdesc(1000, True, off=200) + xdesc(100) + xdesc(1000, True, off=196) +
+        xdesc(100) + xrx(back=True),
+        'nosg': xsock(sg=False) + xpacket([per, 100]) + xdesc(64) + xrx(back=True) +
+        xdesc(64, True) + xrx(),
+        'stop-mid-packet': xsock(stop=True) + xpacket([per, per, 100]) + xrx(2),
+        'mixed': xsock() + xdesc(64) + xpacket([per, per, 5]) + xdesc(1500) + xpacket([per, 1]) +
+        xdesc(64) + xrx() + xback(2, newest=True) + xback(tx=True),
+        # Bad descriptors of one: empty, a byte past the frame, another
+        # queue's, past the UMEM, at UINT64_MAX.
+        'bad-singles': xsock() + xdesc(0) + xdesc(room=1) + xdesc(room=0) + xdesc(where=X_OTHER) +
+        xdesc(where=X_NONE) + xdesc(where=X_NONE, off=0) + xrx(back=True),
+        # The consumer's cached producer: a packet's first part published
+        # alone, its end after the call that saw the part: that call takes
+        # the part, all it had seen, and cuts it; the end is a packet of
+        # one.
+        'stale-producer': xsock() + xdesc(60) + xdesc(per, True) + xrx(1) + xdesc(100) + xrx(2) +
+        xrx(back=True),
+        # The same where the idle look read the index between the part and
+        # its end: the next poll takes the part alone and cuts it.
+        'stale-producer-look': xsock() + xdesc(60) + xrx(1) + xdesc(per, True) + xidle() +
+        xdesc(100) + xrx() + xrx(back=True),
+        # The metadata: a worker's, a stamp, another magic, none; a packet
+        # with room for the magic alone, then for the stamp too.
+        'meta': xsock() + xdesc(60, meta=X_META_WORKER) + xdesc(60, meta=X_META_STAMP) +
+        xdesc(60, meta=X_META_OTHER) + xpacket([per, 60], meta=X_META_STAMP) +
+        xdesc(60, off=8, meta=X_META_STAMP) + xdesc(60, off=16, meta=X_META_STAMP) +
+        xrx(back=True),
+        # The pool runs dry: packets held, the fill ring short; then home
+        # as TX refusals, the fill ring asking for wake-ups.
+        'pool-dry': xsock() + xconfig(wakeup=True) +
+        b''.join(xpacket([per, per, 100]) + xrx() for _ in range(50)) + xidle(False, True) +
+        xback(tx=True) + xidle(False, True),
+        # Frames of 2048: a packet of three, one of 18 too long in bytes.
+        'frames-2k': xsock(frames_2k=True) + xpacket([1792, 1792, 400]) +
+        xpacket([1792] * 18) + xrx(back=True),
+    }
+
+
 # ---- netlink -------------------------------------------------------------
 
 RTM_NEWROUTE, RTM_NEWNEIGH, NLMSG_ERROR, NLMSG_DONE = 24, 28, 2, 3
@@ -393,7 +503,7 @@ def main():
     for name, seeds in (('pkt', pkt_seeds()), ('gso', gso_seeds()),
                         ('neigh', neigh_seeds()), ('tun', tun_seeds()),
                         ('xskdesc', xskdesc_seeds()), ('xskchain', xskchain_seeds()),
-                        ('split', split_seeds())):
+                        ('split', split_seeds()), ('xskrx', xskrx_seeds())):
         d = os.path.join(top, 'fuzz-' + name)
         os.makedirs(d, exist_ok=True)
         for f, data in seeds.items():
