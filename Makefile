@@ -382,13 +382,15 @@ $(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz.h $(FUZZ_LIB) $(LIB_HD
 # libxdp), compiled with -DUCM_DEBUG, as the unit tests' library is:
 # every frame move checked against its tag, the audit counting the tags.
 # clang 14 has no symver attribute (lib/core/ring.c), so the link names
-# ucm_ring__create's default version itself.
+# ucm_ring__create's default version itself (the function ring.c defines).
 FUZZ_XSKRX_SRCS := $(sort $(wildcard lib/core/*.c lib/proto/*.c lib/engine/*.c)) \
 	xsk/queue.c xsk/queue_chain.c xsk/queue_tx.c
 FUZZ_XSKRX_CFLAGS := $(FUZZ_CFLAGS) -DUCM_DEBUG -Wno-unknown-attributes
 FUZZ_XSKRX_LIB := $(FUZZ_BUILD)/libucpumap-fuzz-xskrx.a
-FUZZ_XSKRX_LDFLAGS := -Wl,--undefined=ucm_ring_create_v0_3_0 \
-	-Wl,--defsym=ucm_ring__create=ucm_ring_create_v0_3_0
+FUZZ_RING_CREATE := $(shell sed -n 's/^struct ucm_ring \*\(ucm_ring_create_v[0-9_]*\)(.*)$$/\1/p' \
+	lib/core/ring.c)
+FUZZ_XSKRX_LDFLAGS := -Wl,--undefined=$(FUZZ_RING_CREATE) \
+	-Wl,--defsym=ucm_ring__create=$(FUZZ_RING_CREATE)
 
 $(FUZZ_BUILD)/dbg/%.o: %.c $(LIB_HDRS) $(FUZZ_DEPS)
 	@mkdir -p $(@D)
