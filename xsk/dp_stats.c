@@ -133,6 +133,15 @@ DP_GETTER(tun, ucm_tun_stats, 0, idx, (read_tun(dp, idx, &o), 0))
 DP_GETTER(back, ucm_tun_back_stats, 0, idx, ucm_dp_read_back(dp, idx, &o))
 DP_GETTER(txq, ucm_txq_stats, 0, idx, read_txq(dp, idx, &o))
 
+/* @a less @b, 0 below: packets as one counter less another, which a live
+ * reading can catch mid-batch (the later frames of a packet counted, the
+ * batch's descriptors not yet; a packet the sink is still on dropped or
+ * sent, not yet processed), a few tens low for a moment, never wrapped. */
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
 /* The 0.2.0 name (dp.h). */
 int ucm_dp__rev_stats(const struct ucm_dp *dp, uint32_t w,
 		      struct ucm_tun_back_stats *st, size_t sz)
@@ -162,7 +171,7 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	uint32_t w;
 
 	read_xsk(dp, q, &xs);
-	t->rx += xs.rx - xs.rx_chain_more;
+	t->rx += sub0(xs.rx, xs.rx_chain_more);
 	t->rx_chains += xs.rx_chains;
 	t->rx_chain_drops += xs.rx_chain_long + xs.rx_chain_cut + xs.rx_chain_bad +
 			     xs.rx_chain_nosg;
@@ -170,7 +179,7 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	t->rx_steer_err += xs.rx_steer_err;
 	/* The queue counts TX descriptors, a frame each; the totals count
 	 * packets in tx, frames in tx_completed and tx_pending. */
-	t->tx += xs.tx - xs.tx_chain_more;
+	t->tx += sub0(xs.tx, xs.tx_chain_more);
 	t->tx_chains += xs.tx_chains;
 	t->tx_chain_more += xs.tx_chain_more;
 	t->tx_drops += xs.tx_ring_full + xs.tx_bad_desc;
@@ -260,8 +269,8 @@ static void gather(const struct ucm_dp *dp, struct ucm_dp_stats *t)
 		add_worker(dp, i, t);
 	/* A sink of one's own took what the workers processed and neither
 	 * dropped nor sent back out. */
-	t->delivered = dp->c.sink ? t->worker_processed - t->worker_drops -
-				    t->verdict_tx : t->tun_packets;
+	t->delivered = dp->c.sink ? sub0(t->worker_processed, t->worker_drops + t->verdict_tx) :
+				    t->tun_packets;
 }
 
 int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st, size_t sz)

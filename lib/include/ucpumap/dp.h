@@ -296,7 +296,10 @@ struct ucm_dp_opts {
  * The way in: @rx = @delivered + @rx_bad_desc + @rx_chain_drops +
  * @rx_steer_err + @enqueue_drops + @worker_drops + @verdict_tx once
  * stopped (ucm_dp_stats__violations()).
- * @rx: packets; one of several frames (multi-buffer) counts once
+ * @rx: packets; one of several frames (multi-buffer) counts once. While
+ *      it runs, @rx, @tx and (a sink of one's own) @delivered are counters
+ *      less others, which a reading can catch in the middle of a batch: a
+ *      few tens low for a moment, never below 0; final once stopped.
  * @rx_chains: of them, packets of several frames handed on
  * @rx_chain_drops: packets of several frames dropped at the RX ring
  *                  (ucm_xsk_stats: rx_chain_long, _cut, _bad, _nosg)
