@@ -22,6 +22,7 @@
 #   make install PREFIX=/usr/local DESTDIR=...
 #                         = install-lib install-dev install-bin install-man
 #                         (SYSCONFDIR: /etc with PREFIX=/usr, else PREFIX/etc)
+#   make uninstall        what install put there (the same PREFIX, DESTDIR)
 #
 # CPPFLAGS, CFLAGS and LDFLAGS are taken from the environment or the command
 # line (as dpkg-buildflags sets them); CFLAGS defaults to -O2 -g.
@@ -153,7 +154,7 @@ $(shell mkdir -p $(BUILD) && (test -f $(FLAGS_STAMP) && \
 DEPS := Makefile config.mk $(FLAGS_STAMP)
 
 .PHONY: all lib apps tests check check-long check-unit check-abi abi-baseline fuzz fuzz-build install \
-	install-lib install-dev install-bin install-man clean distclean help
+	install-lib install-dev install-bin install-man uninstall clean distclean help
 all: lib apps tests
 
 lib: $(STATIC_LIB) $(SHARED_LIB) $(DEBUG_LIB)
@@ -464,7 +465,10 @@ install-bin: $(APPS)
 		> $(DESTDIR)$(SYSCONFDIR)/ucpumap/ucpumapd.conf.sample
 	chmod 0644 $(DESTDIR)$(SYSCONFDIR)/ucpumap/ucpumapd.conf.sample
 
-# man/*.3 (the library) and man/*.8 (the programs), those that exist.
+# man/*.3 (the library) and man/*.8 (the programs), those that exist;
+# ucpumapd(8) with the paths of this install (the unit's, its IFACE.conf's
+# folder, the daemon's), as the unit itself has them (UNIT_SED).
+MAN_SED := $(UNIT_SED) -e 's|/lib/systemd/system/|$(SYSTEMDUNITDIR)/|g'
 MAN3 := $(wildcard man/*.3)
 MAN8 := $(wildcard man/*.8)
 install-man:
@@ -475,7 +479,23 @@ endif
 ifneq ($(MAN8),)
 	install -d $(DESTDIR)$(MANDIR)/man8
 	install -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
+	sed $(MAN_SED) man/ucpumapd.8 > $(DESTDIR)$(MANDIR)/man8/ucpumapd.8
 endif
+
+# What install put there, and nothing else: the operator's IFACE.conf and
+# IFACE.up files and the folder that holds them stay. A running unit goes
+# on until it is stopped (systemctl stop, then daemon-reload).
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SHARED_LIB)) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+		$(DESTDIR)$(LIBDIR)/libucpumap.so $(DESTDIR)$(LIBDIR)/$(notdir $(STATIC_LIB)) \
+		$(DESTDIR)$(PKGCONFIGDIR)/libucpumap.pc \
+		$(DESTDIR)$(SBINDIR)/ucpumapd $(DESTDIR)$(BINDIR)/ucpumap-gen \
+		$(DESTDIR)$(BINDIR)/ucpumap-bench $(DESTDIR)$(SYSTEMDUNITDIR)/ucpumapd@.service \
+		$(DESTDIR)$(SYSCONFDIR)/ucpumap/ucpumapd.conf.sample \
+		$(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3))) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8)))
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/ucpumap
+	$(Q)if [ -z "$(DESTDIR)" ] && command -v ldconfig > /dev/null; then ldconfig; fi
 
 clean:
 	rm -rf build

@@ -434,6 +434,14 @@ static void print_banner(struct daemon *d)
 	       c->busy_poll || c->poll ? ", busy-poll" : "",
 	       ucm_dp__prewake(d->dp) ? ", pre-wake" : "",
 	       c->poll ? ", polling" : "");
+	/* Which file the options came from: a unit's optional one (the '-')
+	 * that is not where the operator put it is otherwise silent. */
+	if (c->config && c->config[0] == '-' && access(c->config + 1, F_OK))
+		printf("ucpumapd: options: no %s (optional): the command line's alone\n",
+		       c->config + 1);
+	else if (c->config)
+		printf("ucpumapd: options: %s, then the command line's\n",
+		       c->config + (c->config[0] == '-'));
 	fflush(stdout);
 }
 

@@ -10,14 +10,18 @@
 # pkg-config's, NEWS'), that the pkg-config file names the install's
 # prefix, and that install-lib installs the shared library alone.
 #
-# The cases, in order: install, files, pc-prefix, install-lib,
+# Also an install under another prefix: the unit, the sample and
+# ucpumapd(8) all name that install's paths (paths); make uninstall takes
+# away all it put there, and leaves the operator's IFACE.conf (uninstall).
+#
+# The cases, in order: install, files, pc-prefix, install-lib, paths, uninstall,
 # build-with-pkg-config, links-shared, run, build-cxx, version, exports,
 # static-exports. Each needs install's staging tree (install runs first);
 # links-shared and run need the program build-with-pkg-config built.
 set -u
 BUILD=${BUILD:-build}
 name=test-install
-cases="install files pc-prefix install-lib build-with-pkg-config links-shared run build-cxx version
+cases="install files pc-prefix install-lib paths uninstall build-with-pkg-config links-shared run build-cxx version
 exports static-exports"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -79,6 +83,47 @@ case_install_lib() {
 		ok install-lib
 	else
 		bad install-lib "$(tail -3 "$tmp/log"; cd "$tmp/lib" 2>/dev/null && find . ! -type d | tr '\n' ' ')"
+	fi
+}
+
+# PREFIX=/opt/ucm: the unit reads /opt/ucm/etc/ucpumap/IFACE.conf, and the
+# man page the operator reads says so (and no bare /etc/ucpumap/).
+case_paths() {
+	local d="$tmp/opt" why=
+	lib_need install
+	if ! make -s install-bin install-man PREFIX=/opt/ucm DESTDIR="$d" > "$tmp/log" 2>&1; then
+		bad paths "$(tail -3 "$tmp/log")"
+		return
+	fi
+	for f in lib/systemd/system/ucpumapd@.service share/man/man8/ucpumapd.8 \
+		 etc/ucpumap/ucpumapd.conf.sample; do
+		grep -q '/opt/ucm/etc/ucpumap/' "$d/opt/ucm/$f" || why="$why $f names no /opt/ucm/etc/ucpumap/;"
+		grep -Eq '(^|[^m])/etc/ucpumap/' "$d/opt/ucm/$f" && why="$why $f names /etc/ucpumap/;"
+	done
+	grep -q '/opt/ucm/sbin/ucpumapd' "$d/opt/ucm/lib/systemd/system/ucpumapd@.service" ||
+		why="$why the unit does not run /opt/ucm/sbin/ucpumapd;"
+	grep -q '/opt/ucm/lib/systemd/system/ucpumapd@.service' "$d/opt/ucm/share/man/man8/ucpumapd.8" ||
+		why="$why the man page does not name the unit's path;"
+	[ -z "$why" ] && ok paths "unit, sample and man page name /opt/ucm's" || bad paths "$why"
+}
+
+case_uninstall() {
+	local d="$tmp/un" left
+	lib_need install
+	if ! make -s install PREFIX=/opt/ucm DESTDIR="$d" > "$tmp/log" 2>&1; then
+		bad uninstall "install: $(tail -3 "$tmp/log")"
+		return
+	fi
+	echo 'queues 0' > "$d/opt/ucm/etc/ucpumap/eth1.conf"
+	if ! make -s uninstall PREFIX=/opt/ucm DESTDIR="$d" > "$tmp/log" 2>&1; then
+		bad uninstall "$(tail -3 "$tmp/log")"
+		return
+	fi
+	left=$(cd "$d" && find . ! -type d | sort | tr '\n' ' ')
+	if [ "$left" = "./opt/ucm/etc/ucpumap/eth1.conf " ]; then
+		ok uninstall "every file it installed gone, the operator's eth1.conf kept"
+	else
+		bad uninstall "left: $left"
 	fi
 }
 

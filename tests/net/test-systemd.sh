@@ -17,7 +17,8 @@
 #                   is not there, not 2)
 #   unit-defaults   the unit's ExecStart without /etc/ucpumap/vd.conf (its
 #                   --config optional): forwards on vd to tun ucm-vd, the
-#                   version line before the start line; SIGTERM, exit 0
+#                   version line before the start line, a line that says
+#                   no vd.conf was read; SIGTERM, exit 0
 #   restart-prevent RestartPreventExitStatus= lists what a bad option (2,
 #                   on the command line or a line of vd.conf, which names
 #                   the file and line) and a configuration vd cannot take
@@ -188,6 +189,7 @@ case_unit_defaults() {
 	stop_pid $upid
 	v=$(head -1 "$tmp/u.out" | sed -n 's/^\(ucpumapd [0-9.]* (libucpumap [0-9.]*)\), pid [0-9]*$/\1/p')
 	if grep -q '^ucpumapd: vd queues 0 .* -> tun ucm-vd; ' "$tmp/u.out" &&
+	   grep -q "^ucpumapd: options: no $tmp/etc/vd.conf (optional): the command line's alone$" "$tmp/u.out" &&
 	   [ -n "$v" ] && [ "$v" = "$("$daemon" --version)" ] &&
 	   grep -q '^audit: every frame came home$' "$tmp/u.out"; then
 		ok unit-defaults "$(head -1 "$tmp/u.out"); $(sed -n 2p "$tmp/u.out" | cut -c1-60)..."
