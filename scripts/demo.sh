@@ -11,6 +11,7 @@
 # it), and everything is removed.
 #
 #   scripts/demo.sh [--seconds N] [--rate PPS] [ucpumapd options...]
+#   scripts/demo.sh --help
 #
 # Needs root. Extra options go to ucpumapd (e.g. --extended, --steer round-robin,
 # --no-batch, --xdp-mode skb). Exits 0 when ucpumapd stopped cleanly and
@@ -21,10 +22,17 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 secs=10
 rate=200000
+# whole OPTION VALUE: VALUE a whole number above 0, or exit 2 naming it.
+whole() {
+	case $2 in
+	'' | *[!0-9]* | 0 | 0*) echo "demo: $1 takes a whole number above 0${2:+, not '$2'}" >&2; exit 2 ;;
+	esac
+}
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--seconds) secs=$2; shift 2 ;;
-	--rate) rate=$2; shift 2 ;;
+	--seconds) whole "$1" "${2:-}"; secs=$2; shift 2 ;;
+	--rate) whole "$1" "${2:-}"; rate=$2; shift 2 ;;
+	-h | --help) sed -n '4,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
 	*) break ;;
 	esac
 done
@@ -116,9 +124,13 @@ fi
 ip netns exec "$dut" "$BUILD/ucpumapd" --dev vd --tun ucm0 --duration $((secs + 2)) \
 	--stats-json "$tmp/stats.json" "$@" &
 dpid=$!
-for _ in $(seq 50); do
-	ip -n "$dut" link show ucm0 > /dev/null 2>&1 && break
-	kill -0 "$dpid" 2>/dev/null || { echo "demo: ucpumapd did not start" >&2; exit 1; }
+# Forwarding once it answers --status (its status socket opens after the
+# start, when the kernel redirects to it): before, the steering program
+# passes the datagrams to vd's own stack, past ucpumapd.
+for i in $(seq 100); do
+	ip netns exec "$dut" "$BUILD/ucpumapd" --status vd > /dev/null 2>&1 && break
+	kill -0 "$dpid" 2>/dev/null && [ "$i" -lt 100 ] ||
+		{ echo "demo: ucpumapd did not start" >&2; exit 1; }
 	sleep 0.1
 done
 ip netns exec "$dut" sysctl -qw net.ipv4.conf.ucm0.rp_filter=0 2>/dev/null

@@ -13,6 +13,8 @@
 #             native program on the peer)
 #   bad-flag  an option ucpumapd refuses: exit 1, ucpumapd's message, its
 #             namespaces gone
+#   bad-value --seconds and --rate not whole numbers above 0, or missing:
+#             exit 2 at once, naming the option, no namespace made
 #   gen-fails a generator that refuses its rate: exit 1 (no datagram sent
 #             is no demo), saying so, its namespaces gone
 #   sigint    SIGINT 3 s into a 30 s run: exit 130 within 5 s, its
@@ -24,7 +26,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-demo
-cases="run skb bad-flag gen-fails sigint stale"
+cases="run skb bad-flag bad-value gen-fails sigint stale"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 demo=$root/scripts/demo.sh
@@ -93,9 +95,23 @@ case_bad_flag() {
 		bad bad-flag "$why $(tail -3 "$tmp/bf.out" | tr '\n' ' ')"
 }
 
+case_bad_value() {
+	local why= a rc
+	for a in "--seconds 1.5" "--seconds 0" "--rate abc" "--seconds -5" "--seconds"; do
+		# shellcheck disable=SC2086
+		timeout 10 "$demo" $a > "$tmp/bv.out" 2>&1
+		rc=$?
+		[ $rc = 2 ] && grep -q "^demo: ${a%% *} takes a whole number above 0" "$tmp/bv.out" ||
+			why="$why '$a': exit $rc: $(head -1 "$tmp/bv.out");"
+	done
+	[ -z "$(ip netns list 2> /dev/null | grep '^ucm-demo-')" ] || why="$why a namespace made;"
+	[ -z "$why" ] && ok bad-value "5 bad values, each exit 2 naming its option" || bad bad-value "$why"
+}
+
 case_gen_fails() {
 	local why=
-	run_demo gf 30 --seconds 1 --rate -5
+	# A rate the demo takes (a whole number) and the generator refuses.
+	run_demo gf 30 --seconds 1 --rate 2000000000
 	[ "$drc" = 1 ] || why="exit $drc (want 1);"
 	grep -q "^demo: the generator failed" "$tmp/gf.out" || why="$why not said;"
 	grep -q "^demo: nothing was sent" "$tmp/gf.out" || why="$why the account does not say nothing was sent;"
