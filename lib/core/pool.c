@@ -397,12 +397,17 @@ int ucm_umem__release_bulk(struct ucm_umem *umem, const uint64_t *addrs,
 
 int ucm_pool__set_owner(struct ucm_pool *pool)
 {
-	__atomic_store_n(&pool->owner, ucm_self(), __ATOMIC_RELEASE);
+	/* O2: the acquire pairs with O1 in the old owner's clear_owner(): the
+	 * new owner's reads of the cache see the old owner's last writes (a
+	 * joined old owner needs none: the join orders them). */
+	__atomic_exchange_n(&pool->owner, ucm_self(), __ATOMIC_ACQ_REL);
 	return 0;
 }
 
 void ucm_pool__clear_owner(struct ucm_pool *pool)
 {
+	/* O1: pairs with O2 (the next owner) and with ucm_umem__destroy()'s
+	 * acquire, which then may drain the cache. */
 	__atomic_store_n(&pool->owner, 0, __ATOMIC_RELEASE);
 }
 

@@ -29,9 +29,11 @@
  *    visible (ring publication) or under stack.lock; ucm_umem__destroy()
  *    takes and releases every stack lock once nothing is in flight, so a
  *    late returner has left before memory is freed.
- *  - owner: written by ucm_pool__set_owner()/clear_owner() (release), read
- *    by every returning thread (relaxed: a thread only ever compares it with
- *    its own id, which no other thread ever has).
+ *  - owner: clear_owner()'s release (O1) pairs with the next
+ *    ucm_pool__set_owner()'s acquire (O2, an exchange) and with
+ *    ucm_umem__destroy()'s acquire: the cache passes whole. Read by every
+ *    returning thread (relaxed: a thread only ever compares it with its own
+ *    id, which no other thread ever has).
  */
 struct ucm_pool {
 	/* Owner-only line(s): the lockless LIFO cache (page_pool's pool->alloc). */
