@@ -16,6 +16,11 @@
 # time from the send (us: p50, p90, p99). The trace slows every path alike;
 # compare rows within one run, not with the bench's own figures.
 #
+# Each row's prober threads are the bench's run order's, whatever the
+# order of ROWS: its "round 1 ROW" lines. A row that got no hops (skipped
+# by the bench, sockperf's, not a latency row, no probe in the trace):
+# the rows' reasons on stderr at the end, and exit 1.
+#
 # Root; needs perf (Debian's linux-perf) and python3, and a built tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +42,7 @@ if ! perf sched timehist -w -i "$tmp/sched.data" > "$tmp/th.txt" 2> "$tmp/th.err
 	exit 1
 fi
 
-python3 - "$tmp/th.txt" "$rows" <<'PY'
+python3 - "$tmp/th.txt" "$tmp/bench.out" "$rows" <<'PY'
 import bisect, re, sys
 
 # "time [cpu] waker[tid/pid] awakened: wakee[tid/pid]"
@@ -48,21 +53,55 @@ for line in open(sys.argv[1]):
     if m:
         ev.append((float(m.group(1)), m.group(2), m.group(3)))
 times = [e[0] for e in ev]
-rows = sys.argv[2].split(",")
+rows = list(dict.fromkeys(r for r in sys.argv[3].split(",") if r))
 name = lambda t: t.split("[")[0]
 
-# Each phase has a prober thread of its own, in the order the bench runs
-# them: row 1 alone, row 1 loaded, row 2 alone, ... Alone: the even ones.
-probers = []
-for _, w, _ in ev:
-    if name(w) == "ucmb-prober" and w not in probers:
-        probers.append(w)
-pct = lambda v, q: v[min(len(v) - 1, int(len(v) * q))]
-for k, row in enumerate(rows):
-    if 2 * k >= len(probers):
-        print("%s: no probes in the trace" % row)
+# The rows that ran, in the bench's run order (datapath.c, run_round():
+# round 1 in its table's order, whatever the order of --rows): a
+# "  round 1 NAME ..." line each, none for a row skipped or failed. A row
+# the bench probes itself ("NN us p50 alone, NN us under NN pps") ran two
+# prober threads, one after the other: alone, then under load; sockperf's
+# rows ("NN us p50" only) none.
+ran, probed, skipped = {}, [], {}
+for line in open(sys.argv[2]):
+    m = re.match(r"\s*round 1 (\S+)\s+(.*?)\s*$", line)
+    if m:
+        ran[m.group(1)] = m.group(2)
+        if re.match(r"[\d.]+ us p50 alone, ", m.group(2)):
+            probed.append(m.group(1))
         continue
-    prober = probers[2 * k]
+    m = re.match(r"(\S+)\s+skipped: (.*?)\s*$", line)
+    if m:
+        skipped.setdefault(m.group(1), m.group(2))
+
+# The prober threads in the order they first show in the trace: each
+# phase's own thread, joined before the next starts.
+probers = []
+for _, w, b in ev:
+    for t in (w, b):
+        if name(t) == "ucmb-prober" and t not in probers:
+            probers.append(t)
+if len(probers) != 2 * len(probed):
+    sys.exit("latency-hops: %d prober threads in the trace for %d probed row(s) (%s), "
+             "two each: cannot tell whose is whose" %
+             (len(probers), len(probed), ", ".join(probed) or "none"))
+alone = {row: probers[2 * k] for k, row in enumerate(probed)}
+
+pct = lambda v, q: v[min(len(v) - 1, int(len(v) * q))]
+nothing = []
+for row in rows:
+    if row not in alone:
+        if row in skipped:
+            why = "skipped by the bench: " + skipped[row]
+        elif row in ran and " us p50" in ran[row]:
+            why = "probed by sockperf's client, not the bench's prober: " + ran[row]
+        elif row in ran:
+            why = "not a latency row: " + ran[row]
+        else:
+            why = "did not run (no \"round 1 %s\" line in the bench's output)" % row
+        nothing.append("%s: %s" % (row, why))
+        continue
+    prober = alone[row]
     hops, n, last = {}, 0, -1.0
     for i, (t0, w, first) in enumerate(ev):
         # A probe: the prober's first wake-up after the last probe's answer
@@ -89,4 +128,8 @@ for k, row in enumerate(rows):
         v.sort()
         print("  %-40s p50 %6.1f  p90 %6.1f  p99 %7.1f  (%d)" %
               (label, pct(v, .5), pct(v, .9), pct(v, .99), len(v)))
+    if not n:
+        nothing.append("%s: no probe of its prober (%s) in the trace" % (row, prober))
+if nothing:
+    sys.exit("latency-hops: %d row(s) without hops:\n  %s" % (len(nothing), "\n  ".join(nothing)))
 PY
