@@ -18,6 +18,10 @@
 # first N symbols (default 30). ARGS="...": more of the bench's options for
 # every row (ARGS="--mtu 9000" MSS=8948: the rows at a jumbo MTU).
 #
+# A row that measured nothing (the bench failed or skipped it, no rate,
+# no sample) is left out of the tables; the rows' reasons go to stderr at
+# the end, and the exit is 1.
+#
 # Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
 # run one after the other, never side by side.
 set -euo pipefail
@@ -33,6 +37,18 @@ rows=("$@")
 [ ${#rows[@]} -eq 0 ] && rows=(cpumap tun-ceiling kernel-cpumap)
 . scripts/perf-lib.sh bench-profile
 
+# Why the bench measured nothing of $row, from its output $1: its
+# "ROW  skipped: why" line, else its "round 1 ROW" line, else its last.
+bench_why() {
+	local why
+	why=$(grep -m1 -E "^$row +skipped: " "$1" | sed -E 's/^[^ ]+ +//' || true)
+	[ -n "$why" ] || why=$(grep -m1 -E "^ *round 1 $row " "$1" | sed -E 's/^ *//; s/  +/ /g' || true)
+	[ -n "$why" ] || why="the bench's last line: $(grep -v '^[[:space:]]*$' "$1" | tail -n 1)"
+	echo "$why"
+}
+
+failed=()
+measured=()
 for row in "${rows[@]}"; do
 	# shellcheck disable=SC2086 # ARGS is a list of words
 	"$BUILD/ucpumap-bench" datapath --rounds 1 --seconds 6 --rows "$row" ${ARGS:-} \
@@ -44,15 +60,35 @@ for row in "${rows[@]}"; do
 		cat "$tmp/$row.perr" >&2
 		exit 1
 	fi
-	wait "$bpid" || { echo "bench-profile: the $row row failed:" >&2; cat "$tmp/$row.bench" >&2; exit 1; }
+	brc=0
+	wait "$bpid" || brc=$?
 	bpid=
+	if [ "$brc" -ne 0 ]; then
+		echo "bench-profile: the $row row failed:" >&2
+		cat "$tmp/$row.bench" >&2
+		failed+=("$row: the bench failed (exit $brc; its output above)")
+		continue
+	fi
+	# Its rate, as the table below reads it: none, or 0, is no figure.
+	if ! awk -v r="$row" '$1 == "round" && $2 == 1 && $3 == r && $4 > 0 &&
+			($5 " " $6 == "Mpps delivered" || $5 " " $6 == "Gbit/s received") { ok = 1 }
+			END { exit !ok }' "$tmp/$row.bench"; then
+		failed+=("$row: no rate: $(bench_why "$tmp/$row.bench")")
+		continue
+	fi
 	perf report -i "$tmp/$row.data" --no-children --sort comm,sym --stdio 2> /dev/null |
 		grep '%' > "$tmp/$row.sym" || true
 	perf report -i "$tmp/$row.data" --no-children --sort comm --stdio 2> /dev/null |
 		grep '%' > "$tmp/$row.comm" || true
+	if [ ! -s "$tmp/$row.sym" ]; then
+		failed+=("$row: perf report found no samples in $row's 3 s")
+		continue
+	fi
+	measured+=("$row")
 	echo "$row: $(grep "round 1 $row " "$tmp/$row.bench" | sed 's/^ *round 1 //')"
 done
-TOP=${TOP:-30} MSS=${MSS:-1448} python3 - "$tmp" "$CPU" "$ncpu" "${rows[@]}" <<'PY'
+[ ${#measured[@]} -eq 0 ] ||
+TOP=${TOP:-30} MSS=${MSS:-1448} python3 - "$tmp" "$CPU" "$ncpu" "${measured[@]}" <<'PY'
 import os, re, sys
 tmp, cpu, ncpu, rows = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 where = "all CPUs" if cpu == "all" else f"CPU {cpu}"
@@ -90,3 +126,8 @@ for row in rows:
             shares.append(f"{m.group(2)} {float(m.group(1)):.1f}%")
     print(f"{row:28s} " + ", ".join(shares[:5]))
 PY
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "bench-profile: ${#failed[@]} row(s) measured nothing:" >&2
+	printf '  %s\n' "${failed[@]}" >&2
+	exit 1
+fi

@@ -18,6 +18,10 @@
 # complete) and also prints them per thread and call (`perf trace -s`):
 # each thread's calls made more than once per 10000 packets, most first.
 #
+# A row that measured nothing (ucpumapd did not come up, the bench failed
+# or skipped the row, no count): the rows' reasons on stderr at the end,
+# and exit 1.
+#
 # Root; needs perf (Debian's linux-perf) and a built tree (make). The rows
 # run one after the other, never side by side.
 set -euo pipefail
@@ -37,6 +41,17 @@ if pgrep -x ucpumapd > /dev/null; then
 	exit 1
 fi
 
+# Why the bench measured nothing of $row, from its output $1: its
+# "ROW  skipped: why" line, else its "round 1 ROW" line, else its last.
+bench_why() {
+	local why
+	why=$(grep -m1 -E "^$row +skipped: " "$1" | sed -E 's/^[^ ]+ +//' || true)
+	[ -n "$why" ] || why=$(grep -m1 -E "^ *round 1 $row " "$1" | sed -E 's/^ *//; s/  +/ /g' || true)
+	[ -n "$why" ] || why="the bench's last line: $(grep -v '^[[:space:]]*$' "$1" | tail -n 1)"
+	echo "$why"
+}
+
+failed=()
 for row in "${rows[@]}"; do
 	"$BUILD/ucpumap-bench" datapath --rows "$row" --rounds 1 --seconds 5 > "$tmp/$row.out" 2>&1 &
 	bpid=$!
@@ -47,14 +62,24 @@ for row in "${rows[@]}"; do
 		pid=
 		sleep 0.02
 	done
-	[ -n "$pid" ] || { echo "$row: ucpumapd did not come up"; wait "$bpid"; bpid=; continue; }
-	if [ -n "$split" ]; then
-		perf trace record -q -p "$pid" -o "$tmp/$row.data" > /dev/null 2>&1 || true
-	else
-		perf stat -x, -e raw_syscalls:sys_enter -p "$pid" -o "$tmp/$row.perf" 2> /dev/null || true
+	brc=0
+	if [ -z "$pid" ]; then
+		wait "$bpid" || brc=$?
+		bpid=
+		failed+=("$row: ucpumapd did not come up in 10 s (bench exit $brc; $(bench_why "$tmp/$row.out"))")
+		continue
 	fi
-	wait "$bpid" || true
+	if [ -n "$split" ]; then
+		perf trace record -q -p "$pid" -o "$tmp/$row.data" > "$tmp/$row.perr" 2>&1 || true
+	else
+		perf stat -x, -e raw_syscalls:sys_enter -p "$pid" -o "$tmp/$row.perf" 2> "$tmp/$row.perr" || true
+	fi
+	wait "$bpid" || brc=$?
 	bpid=
+	if [ "$brc" -ne 0 ]; then
+		failed+=("$row: the bench failed (exit $brc; $(bench_why "$tmp/$row.out"))")
+		continue
+	fi
 	if [ -n "$split" ]; then
 		# perf trace -s (on stderr): a "comm (tid), N events" line per thread, then
 		# "name calls errors ..." per call.
@@ -62,11 +87,18 @@ for row in "${rows[@]}"; do
 		calls=$(awk '$1 ~ /^[a-z_0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 8 { n += $2 }
 			END { if (n) print n }' "$tmp/$row.sum")
 	else
-		calls=$(grep raw_syscalls "$tmp/$row.perf" | cut -d, -f1 || true)
+		calls=$(grep -s raw_syscalls "$tmp/$row.perf" | cut -d, -f1 || true)
 	fi
 	got=$(grep -o "ucpumapd [0-9]*, kernel" "$tmp/$row.out" | awk '{print $2}' | tr -d , || true)
-	if [ -z "$calls" ] || [ -z "$got" ] || [ "$got" = 0 ]; then
-		echo "$row: no count (calls '$calls', delivered '$got')"
+	case $calls in
+	''|*[!0-9]*)	# perf's "<not counted>", or no count at all
+		perr=$(cat "$tmp/$row.perr" ${split:+"$tmp/$row.sum"} 2> /dev/null |
+			grep -v '^[[:space:]]*$' | tail -n 1 || true)
+		failed+=("$row: no count of calls ('$calls'; perf: $perr)")
+		continue ;;
+	esac
+	if [ -z "$got" ] || [ "$got" = 0 ]; then
+		failed+=("$row: no packets delivered ('$got'; $(bench_why "$tmp/$row.out"))")
 		continue
 	fi
 	awk -v r="$row" -v c="$calls" -v d="$got" \
@@ -79,3 +111,8 @@ for row in "${rows[@]}"; do
 			printf "%d %d %-16s %-16s %9d  (1 per %.0f packets)\n", nt, -$2, t, $1, $2, d / $2
 		}' "$tmp/$row.sum" | sort -k1,1n -k2,2n | cut -d" " -f3- | sed 's/^/    /'
 done
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "syscalls-per-packet: ${#failed[@]} row(s) measured nothing:" >&2
+	printf '  %s\n' "${failed[@]}" >&2
+	exit 1
+fi
