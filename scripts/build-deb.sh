@@ -12,7 +12,7 @@
 #                                    .buildinfo to DIR
 #
 # Needs the build dependencies (debian/control; `apt-get build-dep .`) and
-# dpkg-dev, debhelper, fakeroot and lintian (scripts/install-deps.sh).
+# dpkg-dev, debhelper, fakeroot, git and lintian (scripts/install-deps.sh).
 
 set -euo pipefail
 

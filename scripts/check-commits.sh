@@ -20,9 +20,15 @@ if ! git -C "$top" rev-parse -q --verify "$base^{commit}" > /dev/null 2>&1 ||
 	echo "check-commits.sh: $base is not in this clone's history of HEAD" >&2
 	exit 2
 fi
+# Characters, not bytes, in any awk (mawk has no multibyte support): in
+# the C locale length() counts bytes, less UTF-8's continuation bytes
+# (0x80-0xbf), which start no character.
 long=$(git -C "$top" log --no-merges --format='%h %s' "$base..HEAD" |
-	awk -v max=$MAX '{ s = substr($0, index($0, " ") + 1) }
-		length(s) > max { printf "%s (%d characters)\n", $0, length(s) }')
+	LC_ALL=C awk -v max=$MAX '{
+		s = substr($0, index($0, " ") + 1); t = s
+		n = length(s) - gsub(/[\200-\277]/, "", t)
+	}
+	n > max { printf "%s (%d characters)\n", $0, n }')
 if [ -n "$long" ]; then
 	echo "check-commits.sh: subjects over $MAX characters since ${base%"${base#???????}"}:"
 	echo "$long"

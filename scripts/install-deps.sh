@@ -25,8 +25,9 @@ ABI_PKGS="abigail-tools"
 # tap drivers. Without them the row says it was skipped.
 BENCH_PKGS="dpdk-dev librte-net-af-xdp23 librte-net-tap23"
 # Building and checking the Debian packages (debian/, scripts/build-deb.sh,
-# tests/apps/test-deb.sh); dpkg-buildpackage requires build-essential itself.
-PACKAGE_PKGS="build-essential debhelper dpkg-dev fakeroot lintian"
+# tests/apps/test-deb.sh); dpkg-buildpackage requires build-essential itself,
+# and build-deb.sh builds a git clone of HEAD.
+PACKAGE_PKGS="build-essential debhelper dpkg-dev fakeroot git lintian"
 
 usage()
 {
