@@ -37,16 +37,6 @@ rows=("$@")
 [ ${#rows[@]} -eq 0 ] && rows=(cpumap tun-ceiling kernel-cpumap)
 . scripts/perf-lib.sh bench-profile
 
-# Why the bench measured nothing of $row, from its output $1: its
-# "ROW  skipped: why" line, else its "round 1 ROW" line, else its last.
-bench_why() {
-	local why
-	why=$(grep -m1 -E "^$row +skipped: " "$1" | sed -E 's/^[^ ]+ +//' || true)
-	[ -n "$why" ] || why=$(grep -m1 -E "^ *round 1 $row " "$1" | sed -E 's/^ *//; s/  +/ /g' || true)
-	[ -n "$why" ] || why="the bench's last line: $(grep -v '^[[:space:]]*$' "$1" | tail -n 1)"
-	echo "$why"
-}
-
 failed=()
 measured=()
 for row in "${rows[@]}"; do
@@ -73,7 +63,7 @@ for row in "${rows[@]}"; do
 	if ! awk -v r="$row" '$1 == "round" && $2 == 1 && $3 == r && $4 > 0 &&
 			($5 " " $6 == "Mpps delivered" || $5 " " $6 == "Gbit/s received") { ok = 1 }
 			END { exit !ok }' "$tmp/$row.bench"; then
-		failed+=("$row: no rate: $(bench_why "$tmp/$row.bench")")
+		failed+=("$row: no rate: $(bench_why "$row" "$tmp/$row.bench")")
 		continue
 	fi
 	perf report -i "$tmp/$row.data" --no-children --sort comm,sym --stdio 2> /dev/null |

@@ -41,3 +41,14 @@ perf_lib_tracefs() {
 	mount -t tracefs nodev /sys/kernel/tracing || perf_lib_need "cannot mount tracefs"
 	perf_lib_tracefs_mounted=1
 }
+
+# bench_why ROW FILE: why the bench measured nothing of ROW, from its
+# output FILE: its "ROW  skipped: why" line, else its "round 1 ROW" line,
+# else its last.
+bench_why() {
+	local why
+	why=$(grep -m1 -E "^$1 +skipped: " "$2" | sed -E 's/^[^ ]+ +//' || true)
+	[ -n "$why" ] || why=$(grep -m1 -E "^ *round 1 $1 " "$2" | sed -E 's/^ *//; s/  +/ /g' || true)
+	[ -n "$why" ] || why="the bench's last line: $(grep -v '^[[:space:]]*$' "$2" | tail -n 1)"
+	echo "$why"
+}

@@ -41,16 +41,6 @@ if pgrep -x ucpumapd > /dev/null; then
 	exit 1
 fi
 
-# Why the bench measured nothing of $row, from its output $1: its
-# "ROW  skipped: why" line, else its "round 1 ROW" line, else its last.
-bench_why() {
-	local why
-	why=$(grep -m1 -E "^$row +skipped: " "$1" | sed -E 's/^[^ ]+ +//' || true)
-	[ -n "$why" ] || why=$(grep -m1 -E "^ *round 1 $row " "$1" | sed -E 's/^ *//; s/  +/ /g' || true)
-	[ -n "$why" ] || why="the bench's last line: $(grep -v '^[[:space:]]*$' "$1" | tail -n 1)"
-	echo "$why"
-}
-
 failed=()
 for row in "${rows[@]}"; do
 	"$BUILD/ucpumap-bench" datapath --rows "$row" --rounds 1 --seconds 5 > "$tmp/$row.out" 2>&1 &
@@ -66,7 +56,7 @@ for row in "${rows[@]}"; do
 	if [ -z "$pid" ]; then
 		wait "$bpid" || brc=$?
 		bpid=
-		failed+=("$row: ucpumapd did not come up in 10 s (bench exit $brc; $(bench_why "$tmp/$row.out"))")
+		failed+=("$row: ucpumapd did not come up in 10 s (bench exit $brc; $(bench_why "$row" "$tmp/$row.out"))")
 		continue
 	fi
 	if [ -n "$split" ]; then
@@ -77,7 +67,7 @@ for row in "${rows[@]}"; do
 	wait "$bpid" || brc=$?
 	bpid=
 	if [ "$brc" -ne 0 ]; then
-		failed+=("$row: the bench failed (exit $brc; $(bench_why "$tmp/$row.out"))")
+		failed+=("$row: the bench failed (exit $brc; $(bench_why "$row" "$tmp/$row.out"))")
 		continue
 	fi
 	if [ -n "$split" ]; then
@@ -98,7 +88,7 @@ for row in "${rows[@]}"; do
 		continue ;;
 	esac
 	if [ -z "$got" ] || [ "$got" = 0 ]; then
-		failed+=("$row: no packets delivered ('$got'; $(bench_why "$tmp/$row.out"))")
+		failed+=("$row: no packets delivered ('$got'; $(bench_why "$row" "$tmp/$row.out"))")
 		continue
 	fi
 	awk -v r="$row" -v c="$calls" -v d="$got" \

@@ -77,23 +77,9 @@ struct batch {
 	struct ucm_gso_plan plan;
 };
 
-/* RFC 1071, a word at a time: the oracle's own, not csum.h's. */
-static uint64_t sum16(uint64_t s, const uint8_t *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += ld_be16(p + i);
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
 static uint16_t fold(uint64_t s)
 {
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
+	return (uint16_t)~fuzz_fold16(s);
 }
 
 /* ---- one packet's fields ------------------------------------------------- */
@@ -126,7 +112,7 @@ static uint32_t payload(const struct ucm_pkt *p)
 
 static uint64_t pseudo(const uint8_t *ip, bool v6, uint8_t proto, uint32_t len)
 {
-	uint64_t s = v6 ? sum16(0, ip + 8, 32) : sum16(0, ip + 12, 8);
+	uint64_t s = v6 ? fuzz_sum16(0, ip + 8, 32) : fuzz_sum16(0, ip + 12, 8);
 
 	return s + proto + len;
 }
@@ -136,7 +122,7 @@ static bool ip_csum_ok(const struct batch *b, uint32_t i)
 {
 	const struct ucm_pkt *p = &b->pkt[i];
 
-	return is_v6(p) || fold(sum16(0, ip_of(b, i), p->l4_off - p->l3_off)) == 0;
+	return is_v6(p) || fold(fuzz_sum16(0, ip_of(b, i), p->l4_off - p->l3_off)) == 0;
 }
 
 static bool l4_csum_ok(const struct batch *b, uint32_t i)
@@ -146,7 +132,7 @@ static bool l4_csum_ok(const struct batch *b, uint32_t i)
 
 	if (p->l4_proto == IPPROTO_UDP && !ld_be16(l4_of(b, i) + 6))
 		return false;	/* no checksum: nothing to carry over */
-	return fold(sum16(s, l4_of(b, i), l4len(p))) == 0;
+	return fold(fuzz_sum16(s, l4_of(b, i), l4len(p))) == 0;
 }
 
 /* ---- the input into a batch ----------------------------------------------- */
@@ -162,14 +148,14 @@ static void fix_csums(struct batch *b, uint32_t i)
 		return;
 	if (!is_v6(p)) {
 		st_be16(ip + 10, 0);
-		st_be16(ip + 10, fold(sum16(0, ip, p->l4_off - p->l3_off)));
+		st_be16(ip + 10, fold(fuzz_sum16(0, ip, p->l4_off - p->l3_off)));
 	}
 	if (!(p->flags & UCM_PKT_F_PORTS) ||
 	    ((p->flags & UCM_PKT_F_FRAG) && !(p->flags & UCM_PKT_F_FRAG_FIRST)))
 		return;
 	check = l4 + (p->l4_proto == IPPROTO_TCP ? 16 : 6);
 	st_be16(check, 0);
-	c = fold(sum16(pseudo(ip, is_v6(p), p->l4_proto, l4len(p)), l4, l4len(p)));
+	c = fold(fuzz_sum16(pseudo(ip, is_v6(p), p->l4_proto, l4len(p)), l4, l4len(p)));
 	st_be16(check, p->l4_proto == IPPROTO_UDP && !c ? 0xffff : c);
 }
 
@@ -414,8 +400,8 @@ static void check_written(const struct batch *b, uint32_t g, const struct virtio
 	CHECK(len == hlen + total && vh->hdr_len == hlen && vh->csum_start == p->l4_off - start);
 	CHECK(len - l3 <= UCM_GSO_MAX_BYTES);
 	st_be16(w + vh->csum_start + vh->csum_offset,
-	      fold(sum16(0, w + vh->csum_start, len - vh->csum_start)));
-	CHECK(fold(sum16(pseudo(w + l3, is_v6(p), p->l4_proto, len - (l4 - w)), l4,
+	      fold(fuzz_sum16(0, w + vh->csum_start, len - vh->csum_start)));
+	CHECK(fold(fuzz_sum16(pseudo(w + l3, is_v6(p), p->l4_proto, len - (l4 - w)), l4,
 			 len - (l4 - w))) == 0);
 	free(w);
 }
@@ -439,7 +425,7 @@ static void check_headers(const struct batch *b, uint32_t g, const struct virtio
 	if (v6) {
 		CHECK(ld_be16(ip + 4) == len);
 	} else {
-		CHECK(ld_be16(ip + 2) == 20 + len && fold(sum16(0, ip, 20)) == 0);
+		CHECK(ld_be16(ip + 2) == 20 + len && fold(fuzz_sum16(0, ip, 20)) == 0);
 	}
 	if (!tcp)
 		CHECK(ld_be16(l4 + 4) == len);

@@ -109,26 +109,6 @@ static void check_parts(const struct ucm_split *s, uint32_t k, const uint8_t *h,
 	free(part);
 }
 
-/* RFC 1071 over bytes at an even offset of the sum: the oracle's own,
- * not csum.h's. */
-static uint64_t sum16(uint64_t s, const uint8_t *p, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i + 1 < n; i += 2)
-		s += ld_be16(p + i);
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t fold16(uint64_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)s;
-}
-
 /*
  * The checksum of the packet @pkt (@len bytes) read as its first @head
  * bytes and a tail (ucm_split_csum_tail(), what the read path runs for a
@@ -171,11 +151,11 @@ static void check_tail(const struct virtio_net_hdr *vh, const uint8_t *pkt, uint
 	CHECK(!memcmp(hc + at, w + at, 2));
 	/* Pieces of even length up to the field: each starts at an even
 	 * offset of the sum. */
-	sum = sum16(0, pkt + start, at - start);
-	sum = sum16(sum, hc + at, 2);
-	sum = sum16(sum, pkt + at + 2, len - at - 2);
-	sum = sum16(sum, pkt + at, 2);
-	CHECK(fold16(sum) == 0xffff);
+	sum = fuzz_sum16(0, pkt + start, at - start);
+	sum = fuzz_sum16(sum, hc + at, 2);
+	sum = fuzz_sum16(sum, pkt + at + 2, len - at - 2);
+	sum = fuzz_sum16(sum, pkt + at, 2);
+	CHECK(fuzz_fold16(sum) == 0xffff);
 out:
 	free(hc);
 	free(t);
