@@ -153,7 +153,7 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 
 	if (opts_status)
 		said(&k, opts_status, "options", "each taken, together refused (above)");
-	else if (d->c.config && d->c.config[0] == '-' && access(d->c.config + 1, F_OK))
+	else if (d->c.config_absent)
 		said(&k, 0, "options", "taken; %s (optional, the '-') is not there: none read from it",
 		     d->c.config + 1);
 	else if (d->c.config)

@@ -39,6 +39,9 @@ struct cfg {
 	const char *dev, *tun, *stats_json;
 	const char *user;		/* --user: who it runs as after set-up */
 	const char *config;		/* --config: the file of options read */
+	bool config_absent;		/* an optional one ('-FILE') not there, as
+					 * the parse found it (the banner comes
+					 * after the sandbox, which asks nothing) */
 	bool check;			/* --check: check.c, then exit */
 	bool lib_refused;		/* the library refused the options (said) */
 	int poll_placed;		/* polling threads' placement: 1 fine,

@@ -436,7 +436,7 @@ static void print_banner(struct daemon *d)
 	       c->poll ? ", polling" : "");
 	/* Which file the options came from: a unit's optional one (the '-')
 	 * that is not where the operator put it is otherwise silent. */
-	if (c->config && c->config[0] == '-' && access(c->config + 1, F_OK))
+	if (c->config_absent)
 		printf("ucpumapd: options: no %s (optional): the command line's alone\n",
 		       c->config + 1);
 	else if (c->config)
@@ -617,6 +617,7 @@ int main(int argc, char **argv)
 	out_init();	/* under journald: priorities, the parse's messages too */
 	ucm_set_print(daemon_print);
 	status = parse_args(argc, argv, &d.c);
+	d.c.config_absent = d.c.config && d.c.config[0] == '-' && access(d.c.config + 1, F_OK);
 	if (d.c.status)
 		return ctl_status(d.c.status);
 	if (status && status != -3)

@@ -18,7 +18,8 @@
 #   unit-defaults   the unit's ExecStart without /etc/ucpumap/vd.conf (its
 #                   --config optional): forwards on vd to tun ucm-vd, the
 #                   version line before the start line, a line that says
-#                   no vd.conf was read; SIGTERM, exit 0
+#                   no vd.conf was read (with one there: its name);
+#                   SIGTERM, exit 0
 #   restart-prevent RestartPreventExitStatus= lists what a bad option (2,
 #                   on the command line or a line of vd.conf, which names
 #                   the file and line) and a configuration vd cannot take
@@ -188,13 +189,20 @@ case_unit_defaults() {
 	fi
 	stop_pid $upid
 	v=$(head -1 "$tmp/u.out" | sed -n 's/^\(ucpumapd [0-9.]* (libucpumap [0-9.]*)\), pid [0-9]*$/\1/p')
+	# With vd.conf there: its name (the line comes after the sandbox).
+	mkdir -p "$tmp/etc"
+	echo 'interval 1' > "$tmp/etc/vd.conf"
+	unit_start "$tmp/u2.out" && sleep 0.2
+	stop_pid $upid
+	rm -f "$tmp/etc/vd.conf"
 	if grep -q '^ucpumapd: vd queues 0 .* -> tun ucm-vd; ' "$tmp/u.out" &&
 	   grep -q "^ucpumapd: options: no $tmp/etc/vd.conf (optional): the command line's alone$" "$tmp/u.out" &&
+	   grep -q "^ucpumapd: options: $tmp/etc/vd.conf, then the command line's$" "$tmp/u2.out" &&
 	   [ -n "$v" ] && [ "$v" = "$("$daemon" --version)" ] &&
 	   grep -q '^audit: every frame came home$' "$tmp/u.out"; then
 		ok unit-defaults "$(head -1 "$tmp/u.out"); $(sed -n 2p "$tmp/u.out" | cut -c1-60)..."
 	else
-		bad unit-defaults "${cmd[*]}: $(head -2 "$tmp/u.out" | tr '\n' ' '); $(tail -1 "$tmp/u.out")"
+		bad unit-defaults "${cmd[*]}: $(head -3 "$tmp/u.out" | tr '\n' ' '); $(tail -1 "$tmp/u.out"); with vd.conf: $(grep '^ucpumapd: options' "$tmp/u2.out")"
 	fi
 }
 
