@@ -78,8 +78,8 @@ struct cfg {
 	struct httpd_addr metrics;	/* --metrics-listen; .len 0: none */
 };
 
-/* The drops the statistics line sums, by cause (stats.c names them): the
- * way in's seven of its own and the workers' reasons, the way back's eight;
+/* The drops the statistics line sums, by cause (drops.c names them): the
+ * way in's seven of its own and the workers' reasons, the way back's nine;
  * and the way in's chain cause by its four reasons (ucm_xsk_stats'
  * rx_chain_long, _cut, _bad, _nosg), which sum to it (read a moment
  * after it: exactly once the datapath has stopped). */
@@ -184,10 +184,6 @@ int rx_thread_cpu_ns(const struct daemon *d, uint32_t i, uint64_t *ns);
  * over start_t to stop_t), and the closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
 void print_verdict(struct daemon *d);
-/* What a worker's way back read of the tun: handed to its TX channel, or
- * dropped (the conservation line's "read"; the JSON's back_read sums it). */
-struct ucm_tun_back_stats;
-uint64_t back_read_of(const struct ucm_tun_back_stats *rs);
 /* priv.c: --stats-json's file. The pending line (struct daemon) out as
  * the file takes it: true once none is pending (a failed write gives it
  * up, counted); drained, waiting a second at most for the reader. Whether
@@ -197,7 +193,7 @@ bool json_line_flush(struct daemon *d);
 bool json_line_drain(struct daemon *d);
 bool json_is_file(struct daemon *d);
 void json_close(struct daemon *d);
-/* Every drop so far, by cause (the getters': any thread). The way in's by
+/* drops.c: every drop so far, by cause (the getters': any thread). The way in's by
  * name, merged (a worker reason named as a cause of the RX side adds to
  * it) into @out[DROPS_NAMED], their number returned: what the conservation
  * line and JSON's drops_in list, and with @chain_reasons, chain replaced
@@ -214,6 +210,10 @@ int drops_in_named(const struct drops *n, bool chain_reasons, struct drop_named 
 const char *cause_name(bool back, int i);
 uint64_t drops_arrived(const struct ucm_dp_stats *t, const struct drops *n);
 uint64_t drops_sum(const uint64_t *v, int n);
+/* What a worker's way back read of the tun: handed to its TX channel, or
+ * dropped (the conservation line's "read"; the JSON's back_read sums it). */
+struct ucm_tun_back_stats;
+uint64_t back_read_of(const struct ucm_tun_back_stats *rs);
 /* The JSON line's counters, without its time and shares (the status
  * query's too). */
 struct json;

@@ -18,125 +18,9 @@
 
 /* ---- the one line ---------------------------------------------------------- */
 
-/* The way in's causes of drops, before the workers' reasons (struct
- * drops: in[7 + reason]); the kernel's two come first, at the AF_XDP
- * sockets, before rx counts the packet: every packet that reached a
- * socket is in rx or in one of them. A worker ring's refusals are split:
- * full, or over the queue's fair share of it. */
-static const char *const in_causes[] = {
-	"kernel_rx_ring_full", "kernel_rx_dropped", "bad_desc", "steer",
-	"enqueue_full",	       "fair_share",	    "chain",
-};
-static const char *const back_causes[DROPS_BACK] = {
-	"offload", "too_big", "non_ip", "no_neigh", "channel_full", "tx_full",
-	"stopped", "link_local", "tx_bad",
-};
-/* The chain cause (in[IN_CHAIN]) by its reason, ucm_xsk_stats' order:
- * /metrics' labels (struct drops' chain[]). */
-static const char *const chain_causes[DROPS_CHAIN] = {
-	"chain_long", "chain_cut", "chain_bad", "chain_nosg",
-};
-#define IN_CHAIN	6
-#define N_IN_CAUSES	((int)(sizeof(in_causes) / sizeof(in_causes[0])))
-_Static_assert(N_IN_CAUSES + UCM_DROP_REASONS_MAX == DROPS_IN, "struct drops' way in");
-/* in[] of the kernel's two, which rx does not count */
-#define IN_KERNEL	2
 /* The conservation line names the causes up to enqueue_full even at 0,
  * the others when they occurred. */
 #define IN_ALWAYS	5
-
-const char *cause_name(bool back, int i)
-{
-	if (back)
-		return back_causes[i];
-	return i < N_IN_CAUSES ? in_causes[i] : ucm_drop_reason_str(i - N_IN_CAUSES);
-}
-
-void count_drops(const struct daemon *d, const struct ucm_dp_stats *t, struct drops *n)
-{
-	struct ucm_tun_back_stats rs;
-	uint64_t tx_full = 0, tx_bad = 0;
-	struct ucm_xsk_stats xs;
-	uint32_t i;
-	int r;
-
-	memset(n, 0, sizeof(*n));
-	for (i = 0; i < ucm_dp__nqueues(d->dp); i++) {
-		ucm_dp__xsk_stats(d->dp, i, &xs, sizeof(xs));
-		/* t->tx_drops is their sum: full, or refused as the kernel
-		 * would lose it (a sender's bug) */
-		tx_full += xs.tx_ring_full;
-		tx_bad += xs.tx_bad_desc;
-		n->in[0] += xs.kernel_rx_ring_full;
-		n->in[1] += xs.kernel_rx_dropped;
-		n->chain[0] += xs.rx_chain_long;
-		n->chain[1] += xs.rx_chain_cut;
-		n->chain[2] += xs.rx_chain_bad;
-		n->chain[3] += xs.rx_chain_nosg;
-	}
-	n->in[2] = t->rx_bad_desc;
-	n->in[3] = t->rx_steer_err;
-	n->in[4] = t->enqueue_drops - t->enqueue_shed;
-	n->in[5] = t->enqueue_shed;
-	/* The sum of chain[], read with the rx it is part of. */
-	n->in[IN_CHAIN] = t->rx_chain_drops;
-	for (r = 0; r < UCM_DROP__MAX; r++)
-		n->in[N_IN_CAUSES + r] = t->worker_drop_reason[r];
-	if (!d->c.two_way)
-		return;
-	for (i = 0; i < ucm_dp__nworkers(d->dp); i++) {
-		if (ucm_dp__back_stats(d->dp, i, &rs, sizeof(rs)))
-			continue;
-		n->back[0] += rs.drop_offload;
-		n->back[1] += rs.drop_too_big;
-		n->back[2] += rs.drop_non_ip;
-		n->back[3] += rs.drop_no_neigh;
-		n->back[6] += rs.drop_stopped;
-		n->back[7] += rs.drop_link_local;
-	}
-	n->back[4] = t->back_channel_full;
-	n->back[5] = tx_full;
-	n->back[8] = tx_bad;
-}
-
-int drops_in_named(const struct drops *n, bool chain_reasons, struct drop_named *out)
-{
-	int k = 0, i, j;
-
-	for (i = 0; i < DROPS_IN; i++) {
-		const char *name;
-
-		if (i == N_IN_CAUSES + UCM_DROP_NONE || i >= N_IN_CAUSES + UCM_DROP__MAX)
-			continue;
-		if (i == IN_CHAIN && chain_reasons) {
-			for (j = 0; j < DROPS_CHAIN; j++)
-				out[k++] = (struct drop_named){ .name = chain_causes[j],
-								.v = n->chain[j] };
-			continue;
-		}
-		name = cause_name(false, i);
-		for (j = 0; j < k && strcmp(out[j].name, name); j++)
-			;
-		if (j == k)
-			out[k++] = (struct drop_named){ .name = name };
-		out[j].v += n->in[i];
-	}
-	return k;
-}
-
-uint64_t drops_arrived(const struct ucm_dp_stats *t, const struct drops *n)
-{
-	return t->rx + n->in[0] + n->in[1];
-}
-
-uint64_t drops_sum(const uint64_t *v, int n)
-{
-	uint64_t sum = 0;
-
-	while (n--)
-		sum += v[n];
-	return sum;
-}
 
 /* "drops N/s", and the largest cause when there are drops. */
 static void print_drops(bool back, const uint64_t *now, const uint64_t *then, int n, double dt)
@@ -184,11 +68,17 @@ static double rx_busy_share(const struct daemon *d, uint64_t rx_cpu, double dt)
 	return share_pct((int64_t)(rx_cpu - d->last_rx_cpu), dt, ucm_dp__nqueues(d->dp));
 }
 
-/* A rate of packets received: descriptors less the later frames of
- * packets in several, two counters a live reading can catch in the
- * middle of a batch (the later frames counted, the batch not yet), a
- * few tens low. Such a dip reads 0, not a wrapped difference. */
-static double rx_rate(uint64_t now, uint64_t then, double dt)
+/* Packets of a queue's ring: descriptors less the later frames of packets
+ * in several, two counters a live reading can catch in the middle of a
+ * batch (the later frames counted, the batch not yet): a few tens low for
+ * a moment, 0 at the lowest, never wrapped. */
+static uint64_t ring_packets(uint64_t descs, uint64_t more)
+{
+	return descs > more ? descs - more : 0;
+}
+
+/* The rate of such a count: a dip reads 0, not a wrapped difference. */
+static double dip_rate(uint64_t now, uint64_t then, double dt)
 {
 	return now > then ? (now - then) / dt : 0;
 }
@@ -203,7 +93,7 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 		printf("total %s, averaged over the whole run (%.3f s): ", d->c.dev, dt);
 	else
 		printf("%s: ", d->c.dev);
-	printf("rx %.0f pps, delivered %.0f pps, ", rx_rate(t->rx, l->rx, dt),
+	printf("rx %.0f pps, delivered %.0f pps, ", dip_rate(t->rx, l->rx, dt),
 	       (t->delivered - l->delivered) / dt);
 	print_drops(false, n->in, d->last_drops.in, DROPS_IN, dt);
 	if (!d->c.pass)
@@ -286,10 +176,10 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 
 	ucm_dp__xsk_stats(d->dp, q, &xs, sizeof(xs));
 	ucm_dp__pool_stats(d->dp, q, &ps, sizeof(ps));
-	rxp = xs.rx - xs.rx_chain_more;	/* packets: the ring's descriptors are frames */
+	rxp = ring_packets(xs.rx, xs.rx_chain_more);
 	/* its RX thread's CPU time: rx_cpu_seen, read for this line */
 	printf("  queue %u: %.0f pps, RX thread %.0f%% busy, rx %llu (in several frames %llu) bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
-	       id, rx_rate(rxp, d->last_q_rx[q], dt),
+	       id, dip_rate(rxp, d->last_q_rx[q], dt),
 	       share_pct(d->rx_cpu_seen[q] - d->last_q_cpu[q], dt, 1),
 	       ULL(rxp), ULL(xs.rx_chains), ULL(xs.rx_bad_desc),
 	       ULL(xs.kernel_rx_dropped), ULL(xs.kernel_rx_ring_full),
@@ -304,10 +194,10 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 		       lat_str(lat, sizeof(lat), xs.rx_hist), ULL(lat_count(xs.rx_hist)));
 	if (d->c.two_way && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
 		/* Packets; the ring's descriptors and completions are frames. */
-		uint64_t txp = xs.tx - xs.tx_chain_more;
+		uint64_t txp = ring_packets(xs.tx, xs.tx_chain_more);
 
 		printf("    tx: %.0f pps, tx %llu (in several frames %llu) drops (ring full) %llu (bad) %llu | completions %llu frames, bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
-		       (txp - d->last_q_tx[q]) / dt, ULL(txp), ULL(xs.tx_chains),
+		       dip_rate(txp, d->last_q_tx[q], dt), ULL(txp), ULL(xs.tx_chains),
 		       ULL(xs.tx_ring_full), ULL(xs.tx_bad_desc),
 		       ULL(xs.tx_completed),
 		       xs.tx_comp_bulks ? (double)xs.tx_completed / xs.tx_comp_bulks : 0,
@@ -326,12 +216,6 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 		d->last_enq[q][w][0] = es.processed;
 		d->last_enq[q][w][1] = es.drops;
 	}
-}
-
-uint64_t back_read_of(const struct ucm_tun_back_stats *rs)
-{
-	return rs->packets + rs->drop_offload + rs->drop_too_big + rs->drop_non_ip +
-	       rs->drop_no_neigh + rs->drop_link_local + rs->drop_stopped;
 }
 
 static void print_back(struct daemon *d, uint32_t w, double dt)
