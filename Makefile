@@ -49,8 +49,14 @@ endif
 .DEFAULT_GOAL := all
 
 # Every goal one that needs no configuration (make clean): none read.
-ifneq ($(filter-out clean distclean help,$(MAKECMDGOALS))$(if $(MAKECMDGOALS),,all),)
+ifneq ($(filter-out clean distclean help uninstall,$(MAKECMDGOALS))$(if $(MAKECMDGOALS),,all),)
 include config.mk
+endif
+# make clean all, make -j2 distclean check: the clean first, then the rest.
+ifneq ($(filter clean distclean,$(MAKECMDGOALS)),)
+ifneq ($(filter-out clean distclean,$(MAKECMDGOALS)),)
+.NOTPARALLEL:
+endif
 endif
 
 config.mk: configure
@@ -152,6 +158,11 @@ FLAGS_NOW := $(CC) $(BASE_CFLAGS) $(LDFLAGS)
 $(shell mkdir -p $(BUILD) && (test -f $(FLAGS_STAMP) && \
 	[ "$$(cat $(FLAGS_STAMP))" = "$(FLAGS_NOW)" ] || echo "$(FLAGS_NOW)" > $(FLAGS_STAMP)))
 DEPS := Makefile config.mk $(FLAGS_STAMP)
+# Written above as make reads this file; again when a goal before (make
+# clean all) took it away.
+$(FLAGS_STAMP):
+	@mkdir -p $(@D)
+	@echo "$(FLAGS_NOW)" > $@
 
 .PHONY: all lib apps tests check check-long check-unit check-abi abi-baseline fuzz fuzz-build install \
 	install-lib install-dev install-bin install-man uninstall clean distclean help
@@ -423,6 +434,9 @@ PC_STAMP := $(BUILD)/.pcvars
 PC_NOW := $(PREFIX) $(LIBDIR) $(INCLUDEDIR) $(VERSION)
 $(shell mkdir -p $(BUILD) && (test -f $(PC_STAMP) && \
 	[ "$$(cat $(PC_STAMP))" = "$(PC_NOW)" ] || echo "$(PC_NOW)" > $(PC_STAMP)))
+$(PC_STAMP):
+	@mkdir -p $(@D)
+	@echo "$(PC_NOW)" > $@
 
 $(PC_FILE): lib/libucpumap.pc.template lib/libucpumap.map $(PC_STAMP) Makefile
 	$(call msg,GEN,$@)
