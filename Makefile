@@ -371,6 +371,9 @@ FUZZ_STAMP := $(FUZZ_BUILD)/.flags
 FUZZ_NOW := $(FUZZ_CC) $(FUZZ_CFLAGS)
 $(shell mkdir -p $(FUZZ_BUILD) && (test -f $(FUZZ_STAMP) && \
 	[ "$$(cat $(FUZZ_STAMP))" = "$(FUZZ_NOW)" ] || echo "$(FUZZ_NOW)" > $(FUZZ_STAMP)))
+$(FUZZ_STAMP):
+	@mkdir -p $(@D)
+	@echo "$(FUZZ_NOW)" > $@
 endif
 FUZZ_DEPS := Makefile config.mk $(FUZZ_STAMP)
 
