@@ -30,8 +30,8 @@ static int sport_worker(uint32_t saddr, uint32_t daddr, unsigned int sport,
  * window that keeps every worker within an even share so far, else the
  * most even of up to SPORT_SCAN. The ports to spare below 65536 are shared
  * out, so that the later generators have windows to choose from too: at
- * wide widths and many flows not quite even, yet more even than ports in
- * a row (16 generators of 2048 flows: the busiest worker 2072 against 2105).
+ * wide widths and many flows not quite even, yet never less even than
+ * ports in a row: test-sports checks the busiest worker at every width.
  * @wflows[w] gets worker w's flows. 0, or -ERANGE when the runs do not
  * fit below port 65536.
  */
