@@ -226,8 +226,9 @@ $(BUILD)/ucpumapd: $(UCPUMAPD_SRCS) $(wildcard apps/ucpumapd/*.h) $(APP_COMMON) 
 		$(LDFLAGS) $(LDLIBS_BASE) $(LIBSYSTEMD_LIBS) $(LIBSECCOMP_LIBS) -lm
 
 # The traffic generator: its own XDP object (bpf/gen.bpf.c), embedded in
-# the binary by apps/ucpumap-gen/gen_obj.S; it needs libbpf and libxdp, not
-# the library.
+# the binary by apps/ucpumap-gen/gen_obj.S; it needs libbpf and libxdp, and
+# of the library only the netdev family's query (lib/io/netdev.c: whether
+# IFACE takes redirected frames), from the static archive.
 GEN_BPF_OBJ := $(BUILD)/bpf/gen.bpf.o
 GEN_EMBED_OBJ := $(BUILD)/apps/ucpumap-gen/gen_obj.o
 
@@ -243,10 +244,10 @@ $(GEN_EMBED_OBJ): apps/ucpumap-gen/gen_obj.S $(GEN_BPF_OBJ) $(DEPS)
 
 APP_SRCS_ucpumap-gen := $(sort $(wildcard apps/ucpumap-gen/*.c)) $(APP_COMMON)
 
-$(BUILD)/ucpumap-gen: $(APP_SRCS_ucpumap-gen) $(wildcard apps/common/*.h apps/ucpumap-gen/*.h) $(GEN_EMBED_OBJ) $(DEPS)
+$(BUILD)/ucpumap-gen: $(APP_SRCS_ucpumap-gen) $(wildcard apps/common/*.h apps/ucpumap-gen/*.h) $(GEN_EMBED_OBJ) $(STATIC_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-gen) $(GEN_EMBED_OBJ) $(LDFLAGS) $(LIBXDP_LIBS) $(LIBBPF_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS) -lpthread $(SAN_FLAGS) -lm
+	$(Q)$(CC) $(APP_CFLAGS) -o $@ $(APP_SRCS_ucpumap-gen) $(GEN_EMBED_OBJ) $(STATIC_LIB) $(LDFLAGS) $(LIBXDP_LIBS) $(LIBBPF_LIBS) $(LIBELF_LIBS) $(ZLIB_LIBS) -lpthread $(SAN_FLAGS) -lm
 
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/utest.h $(DEBUG_LIB) $(LIB_HDRS) $(DEPS)
 	@mkdir -p $(@D)

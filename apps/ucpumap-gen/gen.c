@@ -13,8 +13,9 @@
  * with BPF_F_TEST_XDP_LIVE_FRAMES: the kernel runs our XDP program
  * (bpf/gen.bpf.c, embedded in this binary) once per frame; the program
  * rewrites the frame and redirects it out of IFACE. The generator must run
- * in IFACE's network namespace. On veth, the peer needs an XDP program of
- * its own (native mode), or the kernel drops the frames silently.
+ * in IFACE's network namespace. IFACE must take redirected frames (on
+ * veth, the peer needs an XDP program of its own, native mode), or the
+ * kernel drops them silently: xmit_check() refuses such an IFACE.
  *
  * Where the kernel refuses live frames, the loop engine (loop.c) does the
  * same from frames that circulate on a veth pair of its own, each turn
@@ -51,6 +52,7 @@
 #include <unistd.h>
 
 #include "gen_opts.h"
+#include "io/netdev.h"
 #include "opts.h"
 #include "util.h"
 
@@ -155,10 +157,10 @@ static const struct opts_cmd gen_cmd = {
 "kernel's live-frame test run (BPF_F_TEST_XDP_LIVE_FRAMES) or, where the kernel\n"
 "refuses that, by frames that go round a veth pair of its own (--engine loop);\n"
 "or from an AF_XDP socket (--engine xsk). Run it in IFACE's network namespace,\n"
-"as root. With the live or the loop engine on veth, the peer must have an XDP\n"
-"program (native mode), or the kernel drops the frames without a word. What\n"
-"they need while they run goes with the process, also when it is killed: the\n"
-"live engine's tap device (ucmgenN), the loop engine's network namespace.\n",
+"as root. The live and loop engines refuse an interface that takes no\n"
+"redirected frames (on veth: a peer without an XDP program in native mode).\n"
+"What they need while they run goes with the process, also when it is killed:\n"
+"the live engine's tap device (ucmgenN), the loop engine's network namespace.\n",
 	.tail =
 "Prints the packets sent in each second and the total at the end.\n"
 "SIGINT/SIGTERM stop it (the total is printed).\n",
@@ -335,13 +337,42 @@ out:
 	return err;
 }
 
-bool gen_link_up(const char *dev)
+/* Whether @dev takes frames an XDP program redirects to it (netdev's
+ * xdp-features: the kernel drops them, uncounted by us, where it lacks
+ * ndo_xdp_xmit): 1, 0, or -1 where the kernel cannot say (no netdev
+ * family before Linux 6.3, or no answer). */
+static int dev_takes_xdp(const char *dev)
+{
+	struct ucm_netdev_info nd;
+	int ifindex = if_nametoindex(dev);
+
+	if (!ifindex || ucm_netdev_info(ifindex, &nd))
+		return -1;
+	return !!(nd.xdp_features & UCM_NETDEV_XDP_NDO_XMIT);
+}
+
+const char *gen_link_lost(const struct gen_opts *c)
 {
 	bool up = false, carrier = false;
 	uint8_t mac[6];
 	int mtu;
 
-	return !dev_info(dev, mac, &mtu, &up, &carrier) && up && carrier;
+	if (dev_info(c->dev, mac, &mtu, &up, &carrier) || !up || !carrier)
+		return "went down or lost its carrier";
+	if ((c->engine == ENGINE_LIVE || c->engine == ENGINE_LOOP) && !dev_takes_xdp(c->dev))
+		return "no longer takes redirected frames (on veth: the peer's XDP program went)";
+	return NULL;
+}
+
+/* The engines that redirect (live, loop) need a device that takes
+ * redirected frames. 0, or -1 after a message. */
+static int xmit_check(const struct gen_opts *c)
+{
+	if ((c->engine != ENGINE_LIVE && c->engine != ENGINE_LOOP) || dev_takes_xdp(c->dev))
+		return 0;
+	fprintf(stderr, "ucpumap-gen: %s takes no frames redirected by XDP (its xdp-features lack ndo-xmit): the %s engine's would be counted and dropped; on veth, give the peer an XDP program (native mode) or GRO (ethtool -K PEER gro on), or send with --engine xsk or packet\n",
+		c->dev, c->engine == ENGINE_LIVE ? "live" : "loop");
+	return -1;
 }
 
 /* The interface: its index and MAC, and --size against its MTU. 0, or -1
@@ -500,7 +531,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ucpumap-gen: needs root (CAP_BPF and CAP_NET_ADMIN): run it with sudo\n");
 		return 1;
 	}
-	if (dev_check(&c, &ifindex, smac) || resolve_addrs(&c, ifindex) || pick_engine(&c))
+	if (dev_check(&c, &ifindex, smac) || resolve_addrs(&c, ifindex) || pick_engine(&c) ||
+	    xmit_check(&c))
 		return 1;
 	if (c.cpu >= 0 && (err = pin_self(c.cpu))) {
 		fprintf(stderr, "ucpumap-gen: cannot run on CPU %d: %s\n", c.cpu, strerror(-err));

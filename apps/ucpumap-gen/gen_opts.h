@@ -57,9 +57,10 @@ int gen_nl_ack(struct nlmsghdr *req);
 
 /* ---- the sending loop (pace.c) --------------------------------------------- */
 
-/* Whether @dev is still up with a carrier (gen.c): frames redirected out
- * of it otherwise are counted and never leave. */
-bool gen_link_up(const char *dev);
+/* Why frames sent out of --dev would be counted and never leave (gen.c):
+ * it is down or without a carrier, or, for the engines that redirect
+ * (live, loop), it takes no redirected frames; NULL when none of these. */
+const char *gen_link_lost(const struct gen_opts *c);
 
 /* Send through @engine's @send in calls of about 10 ms, paced by --rate,
  * until --duration, --count or *@stop; a line per second and the total on

@@ -21,7 +21,8 @@
  *
  * As with the live engine, a frame counts as sent when the program
  * redirects it: a copy IFACE cannot take (down, or on veth a peer without
- * XDP) is dropped by the kernel and still counted.
+ * XDP) is dropped by the kernel and still counted, so the generator
+ * refuses such an IFACE and stops when it becomes one (gen.c).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -38,9 +38,11 @@
  * call's 1 ms), where making up a whole second would let a receiver's
  * second carry up to twice it. */
 #define PACE_CATCHUP_SEC	0.1
-/* The link looked at this often: one down or without a carrier makes the
- * engines that redirect count frames that never leave (and the packet
- * engine's sends fail), so the run stops, said, within this. */
+/* The link looked at this often: one down or without a carrier, or one
+ * that no longer takes redirected frames (a veth whose peer lost its XDP
+ * program), makes the engines that redirect count frames that never leave
+ * (and the packet engine's sends fail), so the run stops, said, within
+ * this. */
 #define LINK_LOOK_SEC	1.0
 #define MIN_CHUNK	64
 #define MAX_CHUNK	(1u << 22)
@@ -189,9 +191,11 @@ int pace_run(const struct gen_opts *c, gen_send_fn send, void *engine,
 			break;
 		if (t >= p.next_link) {
 			p.next_link = t + LINK_LOOK_SEC;
-			if (!gen_link_up(c->dev)) {
-				fprintf(stderr, "ucpumap-gen: %s went down or lost its carrier after %.1f s: frames counted in the last second may not have left; stopping\n",
-					c->dev, t - p.t0);
+			const char *why = gen_link_lost(c);
+
+			if (why) {
+				fprintf(stderr, "ucpumap-gen: after %.1f s, %s %s: frames counted in the last second may not have left; stopping\n",
+					t - p.t0, c->dev, why);
 				status = 1;
 				break;
 			}

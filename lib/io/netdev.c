@@ -2,7 +2,7 @@
 /*
  * The netdev family's answer about a device (netdev.h): its id from the
  * generic netlink controller, then the device's record, from which
- * xsk-features and xdp-zc-max-segs are read. Replies are found with
+ * xdp-features, xsk-features and xdp-zc-max-segs are read. Replies are found with
  * ucm_neigh_nl_find().
  */
 #include <errno.h>
@@ -22,6 +22,7 @@
 #define NETDEV_FAMILY_VERSION		1
 #define NETDEV_CMD_DEV_GET		1
 #define NETDEV_A_DEV_IFINDEX		1
+#define NETDEV_A_DEV_XDP_FEATURES	3
 #define NETDEV_A_DEV_XDP_ZC_MAX_SEGS	4
 #define NETDEV_A_DEV_XSK_FEATURES	6
 
@@ -83,6 +84,11 @@ static int gnl_get(const struct nlmsghdr *h, uint16_t type, void *out, size_t si
 int ucm_netdev_parse_family(const struct nlmsghdr *h, uint16_t *id)
 {
 	return gnl_get(h, CTRL_ATTR_FAMILY_ID, id, sizeof(*id), -EPROTO);
+}
+
+int ucm_netdev_parse_xdp(const struct nlmsghdr *h, uint64_t *features)
+{
+	return gnl_get(h, NETDEV_A_DEV_XDP_FEATURES, features, sizeof(*features), -EPROTO);
 }
 
 int ucm_netdev_parse_xsk(const struct nlmsghdr *h, uint64_t *features)
@@ -166,6 +172,8 @@ int ucm_netdev_info(int ifindex, struct ucm_netdev_info *info)
 	gnl_init(&r, family, NETDEV_CMD_DEV_GET, NETDEV_FAMILY_VERSION);
 	ucm_nl_put_attr(&r.h, NETDEV_A_DEV_IFINDEX, &idx, sizeof(idx));
 	err = gnl_talk(fd, &r, 2, family, buf, &msg);
+	if (!err)
+		err = ucm_netdev_parse_xdp(msg, &info->xdp_features);
 	if (err)
 		goto out;
 	info->xsk_err = ucm_netdev_parse_xsk(msg, &info->xsk_features);

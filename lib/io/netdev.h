@@ -17,9 +17,15 @@ struct nlmsghdr;
 /* netdev's xsk-features bits (enum netdev_xsk_flags, <linux/netdev.h>) */
 #define UCM_NETDEV_XSK_TX_TIMESTAMP	(1ull << 0)
 #define UCM_NETDEV_XSK_TX_CHECKSUM	(1ull << 1)
+/* netdev's xdp-features bit (enum netdev_xdp_act): the device takes
+ * frames redirected to it (ndo_xdp_xmit); the kernel drops them
+ * otherwise. On veth only while the peer has an XDP program or GRO. */
+#define UCM_NETDEV_XDP_NDO_XMIT		(1ull << 2)
 
-/* A device's record, as far as AF_XDP goes. */
+/* A device's record, as far as XDP and AF_XDP go. */
 struct ucm_netdev_info {
+	uint64_t xdp_features;	/* UCM_NETDEV_XDP_* (the family has it from
+				 * its first version, Linux 6.3) */
 	int xsk_err;		/* 0: xsk_features is the driver's; -EOPNOTSUPP:
 				 * a kernel before 6.8 cannot say; -EPROTO */
 	uint64_t xsk_features;	/* UCM_NETDEV_XSK_* */
@@ -43,6 +49,8 @@ int ucm_netdev_parse_family(const struct nlmsghdr *h, uint16_t *id);
 /* A NETDEV_CMD_DEV_GET reply's xsk-features. Return: 0, -EOPNOTSUPP
  * without them (a kernel before 6.8), -EPROTO for a short attribute. */
 int ucm_netdev_parse_xsk(const struct nlmsghdr *h, uint64_t *features);
+/* Its xdp-features. Return: 0, -EPROTO without them or short. */
+int ucm_netdev_parse_xdp(const struct nlmsghdr *h, uint64_t *features);
 /* Its xdp-zc-max-segs. Return: 0, -EOPNOTSUPP without it (before 6.6),
  * -EPROTO for a short attribute. */
 int ucm_netdev_parse_zc_segs(const struct nlmsghdr *h, uint32_t *segs);

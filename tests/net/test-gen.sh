@@ -26,7 +26,12 @@
 #   link-lost-*    the peer set down mid-run (vg loses its carrier): the
 #                  default engine and the packet engine stop within 2.5 s,
 #                  exit 1, saying so (they counted frames that never left,
-#                  or the packet engine's sends failed for ever)
+#                  or the packet engine's sends failed for ever);
+#                  link-lost-xdp-off: vd's XDP program taken off mid-run
+#                  (veth then takes no redirected frames), the same
+#   no-xmit-*      the live and loop engines refuse a device that takes no
+#                  redirected frames (vd without a program: xdp-features
+#                  without ndo-xmit, Linux 6.3); the xsk engine sends
 #   sigterm, sigkill  a clean total on SIGTERM; nothing left after SIGKILL:
 #                  the live engine's tap device, the loop engine's namespace
 #                  (its traffic stops, its program goes)
@@ -44,7 +49,8 @@
 # neighbour-resolved, neighbour-resolved-ipv6, neighbour-silent, xsk-ipv4,
 # xsk-checksum-ipv6, loop-ipv4, loop-checksum-ipv6, stamp (stamp-live,
 # stamp-loop, stamp-xsk, stamp-packet), link-lost (link-lost-default,
-# link-lost-packet), sigterm, sigkill-leaves-nothing
+# link-lost-packet, link-lost-xdp-off), no-xmit (no-xmit-live,
+# no-xmit-loop, no-xmit-xsk), sigterm, sigkill-leaves-nothing
 # (after sigterm), sigkill-loop,
 # bad-flags (bad-flag-*), cpu-flag, nothing-left.
 #
@@ -56,7 +62,7 @@ BUILD=${BUILD:-build}
 name=test-gen
 cases="engine-default arrives-ipv4 flows seq-ipv4 arrives-ipv6 ipv6-flag size-ipv4-1514 size-over-mtu
 checksum-ipv4 checksum-ipv6 rate start-at neighbour-resolved neighbour-resolved-ipv6 neighbour-silent
-xsk-ipv4 xsk-checksum-ipv6 loop-ipv4 loop-checksum-ipv6 stamp link-lost sigterm sigkill-leaves-nothing sigkill-loop
+xsk-ipv4 xsk-checksum-ipv6 loop-ipv4 loop-checksum-ipv6 stamp link-lost no-xmit sigterm sigkill-leaves-nothing sigkill-loop
 bad-flags cpu-flag nothing-left"
 GEN=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumap-gen
 gen=ucmgg$$
@@ -627,23 +633,31 @@ case_xsk_checksum_ipv6() { engine_checksum_ipv6 xsk; }
 case_loop_checksum_ipv6() { engine_checksum_ipv6 loop; }
 
 # ---- 10. signals ------------------------------------------------------------------------------
-# link_lost TAG ENGINE-ARGS...: the peer down 1.2 s into an 8 s run.
+# link_lost TAG HOW ENGINE-ARGS...: 1.2 s into an 8 s run, the peer set
+# down (HOW down) or its XDP program taken off (HOW xdp: veth then takes
+# no redirected frames).
 link_lost() {
-	local tag=$1 gpid t0 rc ms
-	shift
+	local tag=$1 how=$2 gpid t0 rc ms want="vg went down or lost its carrier"
+	shift 2
+	[ "$how" = xdp ] && want="vg no longer takes redirected frames"
 	ip netns exec "$gen" timeout 20 "$GEN" --dev vg $V4 --rate 100000 --duration 8 "$@" \
 		> "$tmp/ll.out" 2> "$tmp/ll.err" &
 	gpid=$!
 	lib_pid $gpid
 	sleep 1.2
 	t0=$(date +%s%N)
-	ip -n "$dut" link set vd down
+	if [ "$how" = xdp ]; then
+		ip -n "$dut" link set vd xdp off
+	else
+		ip -n "$dut" link set vd down
+	fi
 	lib_wait "$gpid"
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	ip -n "$dut" link set vd up
-	if [ "$rc" = 1 ] && [ "$ms" -lt 2500 ] && grep -q "vg went down or lost its carrier" "$tmp/ll.err"; then
-		ok "link-lost-$tag" "exit 1, $ms ms after the peer went down"
+	[ "$how" = xdp ] && sink_load
+	if [ "$rc" = 1 ] && [ "$ms" -lt 2500 ] && grep -q "$want" "$tmp/ll.err"; then
+		ok "link-lost-$tag" "exit 1, $ms ms after the peer's change ($how)"
 	else
 		bad "link-lost-$tag" "exit $rc after $ms ms (want 1 within 2.5 s): $(tail -2 "$tmp/ll.err" | tr '\n' ' ')"
 	fi
@@ -655,8 +669,41 @@ link_lost() {
 }
 case_link_lost() {
 	sink_load
-	link_lost default
-	link_lost packet --engine packet
+	link_lost default down
+	link_lost packet down --engine packet
+	if kernel_at_least 6 3; then
+		link_lost xdp-off xdp
+	else
+		skip link-lost-xdp-off "xdp-features need Linux 6.3, this is $(uname -r)"
+	fi
+}
+
+# The live and loop engines refuse a device that takes no redirected
+# frames (vd without its program: veth's xdp-features lack ndo-xmit),
+# where the kernel says (Linux 6.3); the xsk engine sends there.
+case_no_xmit() {
+	local e
+	ip -n "$dut" link set vd xdp off
+	for e in live loop; do
+		[ "$e" = live ] && [ -n "$LIVE" ] && continue
+		if ! kernel_at_least 6 3; then
+			skip "no-xmit-$e" "xdp-features need Linux 6.3, this is $(uname -r)"
+			continue
+		fi
+		run_gen no-xmit-$e $V4 --engine $e --count 1000
+		if [ "$RC" = 1 ] && grep -q "vg takes no frames redirected by XDP" "$ERR" && [ -z "$TOTAL" ]; then
+			ok "no-xmit-$e" "refused: $(head -c 90 "$ERR")"
+		else
+			bad "no-xmit-$e" "$(why_gen)"
+		fi
+	done
+	run_gen no-xmit-xsk $V4 --engine xsk --count 1000
+	if [ "$RC" = 0 ] && [ "$TOTAL" = 1000 ]; then
+		ok "no-xmit-xsk" "the xsk engine sends: $TOTAL"
+	else
+		bad "no-xmit-xsk" "$(why_gen)"
+	fi
+	sink_load
 }
 
 case_sigterm() {

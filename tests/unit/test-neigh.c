@@ -887,6 +887,8 @@ static int test_netdev_parse(void)
 	ucm_nl_put_attr(h, 6, &xsk, sizeof(xsk));
 	UT_ASSERT(ucm_netdev_parse_xsk(h, &got) == 0 && got == xsk, "xsk-features 0x%llx",
 		  (unsigned long long)got);
+	UT_ASSERT(ucm_netdev_parse_xdp(h, &got) == 0 && got == xdp, "xdp-features 0x%llx",
+		  (unsigned long long)got);
 	h = gnl_msg(&b, fam);	/* a kernel before 6.8 */
 	ucm_nl_put_attr(h, 1, &ifx, sizeof(ifx));
 	ucm_nl_put_attr(h, 3, &xdp, sizeof(xdp));
@@ -894,6 +896,9 @@ static int test_netdev_parse(void)
 	h = gnl_msg(&b, fam);	/* too short to be a u64 */
 	ucm_nl_put_attr(h, 6, &short4, sizeof(short4));
 	UT_ASSERT(ucm_netdev_parse_xsk(h, &got) == -EPROTO, "a short xsk-features taken");
+	UT_ASSERT(ucm_netdev_parse_xdp(h, &got) == -EPROTO, "a reply without xdp-features taken");
+	ucm_nl_put_attr(h, 3, &short4, sizeof(short4));
+	UT_ASSERT(ucm_netdev_parse_xdp(h, &got) == -EPROTO, "a short xdp-features taken");
 	/* xdp-zc-max-segs (4), a u32; absent before 6.6 */
 	h = gnl_msg(&b, fam);
 	ucm_nl_put_attr(h, 1, &ifx, sizeof(ifx));
@@ -913,14 +918,17 @@ static int test_netdev_parse(void)
 }
 
 /* The kernel's own answer about lo (no root needed): no TX metadata
- * support there; an unknown device is -ENODEV. A kernel before 6.8 cannot
+ * support there, and it takes no redirected frames; an unknown device is
+ * -ENODEV. A kernel before 6.8 cannot
  * say (-EOPNOTSUPP), which is an answer too. */
 static int test_netdev_live(void)
 {
-	struct ucm_netdev_info nd = { .xsk_features = ~0ull };
+	struct ucm_netdev_info nd = { .xdp_features = ~0ull, .xsk_features = ~0ull };
 	int err = ucm_netdev_info(1, &nd);
 
 	UT_ASSERT(err == 0 || err == -EOPNOTSUPP, "lo: %d (%s)", err, strerror(-err));
+	UT_ASSERT(err || !(nd.xdp_features & UCM_NETDEV_XDP_NDO_XMIT),
+		  "lo takes redirected frames: 0x%llx", (unsigned long long)nd.xdp_features);
 	if (!err)
 		err = nd.xsk_err;
 	UT_ASSERT(err == 0 || err == -EOPNOTSUPP, "lo's xsk-features: %d (%s)", err, strerror(-err));
