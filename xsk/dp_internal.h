@@ -67,6 +67,7 @@ struct dp_cfg {
 	 * a packet in one frame, as 0.2.0 gave them. */
 	bool one_frame_callbacks;
 	uint32_t max_frags;	/* a packet's frames on the way in (ucm_dp_opts) */
+	uint32_t tun_owner;	/* a tun created here belongs to it; 0: euid */
 	uint32_t if_mtu;	/* the interface's, 0 when unknown */
 	bool frames_set;	/* frames_per_queue was given, not defaulted */
 	bool rx_size_set;	/* rx_size was given, not defaulted */

@@ -271,6 +271,7 @@ int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	c->xsks_map_fd = o.xsks_map_fd;
 	c->thread_init = o.thread_init;
 	c->thread_init_ctx = o.thread_init_ctx;
+	c->tun_owner = o.tun_owner;
 	c->one_frame_callbacks = opts && opts->sz <= offsetof(struct ucm_dp_opts, thread_init) &&
 				 (o.sink || o.verdict || o.steer_fn);
 	if ((c->flags & UCM_DP_F_OWN_XDP) &&

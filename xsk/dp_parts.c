@@ -290,7 +290,7 @@ static int dp_open_tun(struct ucm_dp *dp)
 			  (f & UCM_DP_F_NO_OFFLOAD ? UCM_TUN_F_NO_OFFLOAD : 0),
 		 .mtu = dp->c.mtu,
 		 .resolver_init = dp->c.thread_init ? dp_resolver_init : NULL,
-		 .resolver_init_ctx = &dp->c);
+		 .resolver_init_ctx = &dp->c, .owner = dp->c.tun_owner);
 
 	dp->tun = ucm_tun__create(&to);
 	if (!dp->tun)

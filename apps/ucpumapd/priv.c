@@ -273,6 +273,11 @@ static int check_tun_owner(struct daemon *d)
 		fprintf(stderr, "ucpumapd: cannot read the owner of %s in /sys/class/net\n", dev);
 		return EXIT_SETUP;
 	}
+	if (owner == -1 && group == -1) {
+		out_warn("ucpumapd: %s has no owner: any user may open queues of it, read its traffic and write into it; delete it (ip link del %s) and let ucpumapd create it, or give it one (ip tuntap add dev %s mode %s multi_queue vnet_hdr user USER)\n",
+			 dev, dev, dev, d->c.tap ? "tap" : "tun");
+		return 0;
+	}
 	if ((owner == -1 || owner == (long)d->priv.uid) &&
 	    (group == -1 || group == (long)d->priv.gid))
 		return 0;

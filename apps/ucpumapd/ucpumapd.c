@@ -650,6 +650,7 @@ int main(int argc, char **argv)
 	dp_opts(&d.c, &o);
 	o.thread_init = daemon_thread;	/* each thread drops its own */
 	o.thread_init_ctx = &d;
+	o.tun_owner = d.priv.uid;	/* --user's may attach, no other */
 	d.dp = ucm_dp__create(&o);	/* a failure takes down what it set up */
 	err = d.dp ? 0 : errno;
 	if (d.dp && d.json && json_is_file(&d) && ftruncate(fileno(d.json), 0))

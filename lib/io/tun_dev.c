@@ -355,6 +355,19 @@ static int vnet_hdr_set(const struct ucm_tun *tun, bool existed)
 	return 0;
 }
 
+/* The tun we created belongs to @uid: 0, or -errno after a message. */
+static int owner_set(const struct ucm_tun *tun, uint32_t uid)
+{
+	int err;
+
+	if (!ioctl(tun->fds[0], TUNSETOWNER, (unsigned long)uid))
+		return 0;
+	err = -errno;
+	pr_warn("tun: cannot make user %u the owner of %s: %s%s\n", uid, tun->name,
+		strerror(-err), err == -EINVAL ? " (no such user in this user namespace)" : "");
+	return err;
+}
+
 struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 {
 	struct ucm_tun_opts o;
@@ -416,6 +429,13 @@ struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 		if (err < 0)
 			goto err_close;
 		tun->fds[q] = err;
+		/* Ours before the next queue opens: an ownerless multi-queue
+		 * tun takes any user's queues. */
+		if (!q && !existed) {
+			err = owner_set(tun, o.owner ? o.owner : geteuid());
+			if (err)
+				goto err_close;
+		}
 	}
 	err = vnet_hdr_set(tun, existed);
 	if (err)

@@ -10,6 +10,8 @@
 #                  --user every thread so, as that user; without, every
 #                  thread so too but the next-hop resolver, which holds
 #                  CAP_NET_ADMIN alone
+#   MODE-tun-owned the tun it made belongs to the user it runs as; another
+#                  user's attach of a queue of it is refused (EPERM)
 #   MODE-forwards  a known count of datagrams through it (and, two-way,
 #                  pings out through the tun)
 #   MODE-stop      SIGTERM: exit 0, the conservation lines hold, every
@@ -40,7 +42,7 @@
 #                  daemon's that the filter refused
 #   nothing-left   nothing in d but vd, nothing outlives the cleanup
 #
-# The cases: the modes above (MODE-caps, -forwards and -stop are lines of
+# The cases: the modes above (MODE-caps, -tun-owned, -forwards and -stop are lines of
 # case MODE), caps-named, two-way-user-refused, unknown-user, json-symlink,
 # tun-owner (tun-owner-refused and tun-owner-flag), sighup-reopen,
 # sighup-user, sigpipe, seccomp-refused-nothing, nothing-left.
@@ -203,6 +205,7 @@ run() {
 	else
 		bad "$mode-caps" "$why"
 	fi
+	tun_owned "$mode" "$@"
 	case $two in
 	yes)
 		if [ "$mode" != "${mode#tap}" ]; then
@@ -228,6 +231,35 @@ run() {
 	why=$(closing_ok $two)
 	if [ -z "$why" ]; then ok "$mode-stop"; else bad "$mode-stop" "$why"; fi
 	[ $two = yes ] && [ "$mode" != "${mode#tap}" ] && ip -n "$d" addr add 10.206.0.2/24 dev vd
+}
+
+# tun_owned MODE ARGS...: the tun the daemon made (ucmpt) belongs to the
+# user it runs as, and another user cannot attach a queue of it (EPERM:
+# an ownerless multi-queue tun takes any user's).
+tun_owned() {
+	local mode=$1 owner uid stranger flags=0x5101 got
+	shift
+	case " $* " in *" --tap "*) flags=0x5102 ;; esac
+	uid=$(awk '/^Uid:/ { print $3 }' "/proc/$dpid/status")
+	owner=$(ip netns exec "$d" cat /sys/class/net/ucmpt/owner 2> /dev/null)
+	stranger=65533
+	[ "$uid" = 65533 ] && stranger=65532
+	got=$(ip netns exec "$d" setpriv --reuid=$stranger --regid=$stranger --clear-groups \
+		"$PY" - ucmpt $flags <<'PY' 2>&1
+import errno, fcntl, os, struct, sys
+fd = os.open("/dev/net/tun", os.O_RDWR)
+try:
+    fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH22x", sys.argv[1].encode(), int(sys.argv[2], 16)))
+    print("attached")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))
+PY
+)
+	if [ -n "$uid" ] && [ "$owner" = "$uid" ] && [ "$got" = EPERM ]; then
+		ok "$mode-tun-owned" "ucmpt's owner is uid $owner; uid $stranger's attach: $got"
+	else
+		bad "$mode-tun-owned" "ucmpt's owner ${owner:-?} (the daemon runs as uid ${uid:-?}); uid $stranger's attach: ${got:-?}"
+	fi
 }
 
 # ---- the modes --------------------------------------------------------------

@@ -286,9 +286,13 @@ struct ucm_dp_opts {
 	 * longer one is dropped (rx_chain_long), and the frames per queue
 	 * grow for this many. 0: UCM_XSK_MAX_FRAGS. */
 	uint32_t max_frags;
+	/* The user a tun created here belongs to (ucm_tun_opts.owner): the
+	 * user a daemon runs as after it gives up root. 0: the effective
+	 * user. */
+	uint32_t tun_owner;
 	size_t :0;
 };
-#define ucm_dp_opts__last_field max_frags
+#define ucm_dp_opts__last_field tun_owner
 
 /**
  * struct ucm_dp_stats - the whole datapath, summed over queues and workers

@@ -107,9 +107,15 @@ struct ucm_tun_opts {
 	 * (RTM_NEWNEIGH): it needs CAP_NET_ADMIN. */
 	ucm_thread_fn resolver_init;
 	void *resolver_init_ctx;
+	/* The user a tun created here belongs to (TUNSETOWNER): another
+	 * user attaches queues of it only with CAP_NET_ADMIN. A tun the
+	 * kernel creates has no owner, and then any user may open queues of
+	 * a multi-queue one: read its traffic, write into it. 0: the
+	 * effective user (geteuid()). A tun that was there keeps its owner. */
+	uint32_t owner;
 	size_t :0;
 };
-#define ucm_tun_opts__last_field resolver_init_ctx
+#define ucm_tun_opts__last_field owner
 
 /**
  * struct ucm_tun_stats - write outcomes
