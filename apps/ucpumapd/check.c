@@ -24,7 +24,8 @@
 #include "util.h"
 
 /* /sys/class/net/NAME/tun_flags: the tun driver's IFF_* (if_tun.h). */
-#define TUN_F_TAP	0x0002
+#define TUN_F_TAP		0x0002
+#define TUN_F_MULTI_QUEUE	0x0100	/* ours: one queue a worker */
 
 struct check {
 	int status;	/* the first failure's exit status, or 0 */
@@ -106,6 +107,12 @@ static void check_tun(struct check *k, struct daemon *d)
 		said(k, EXIT_CONFIG, "tun", "%s is a %s, not a %s%s", tun,
 		     flags & TUN_F_TAP ? "tap" : "tun", kind,
 		     d->c.tap ? "" : " (a tap wants --tap)");
+		return;
+	}
+	if (!(flags & TUN_F_MULTI_QUEUE)) {
+		said(k, EXIT_CONFIG, "tun",
+		     "%s is a single-queue %s: delete it (ip link del %s) or re-create it with 'ip tuntap add dev %s mode %s multi_queue vnet_hdr'",
+		     tun, kind, tun, tun, kind);
 		return;
 	}
 	st = priv_check_tun(d);

@@ -814,7 +814,7 @@ check_run() {
 	return 1
 }
 case_check() {
-	local n
+	local n l
 	if check_run good 0 --dev vd --tun $tun --metrics-listen 9431; then
 		n=$(grep -c '^ok ' "$tmp/good.out")
 		if [ "$n" -ge 8 ] && ! grep -q '^FAIL' "$tmp/good.out" &&
@@ -891,6 +891,28 @@ case_check() {
 			ok check-config-optional-absent ||
 			bad check-config-optional-absent "$(tr '\n' ' ' < "$tmp/confopt.out")"
 	fi
+	# An operator's tun of one queue: refused, as the start refuses it
+	# (EINVAL: ours has one a worker); one of several queues without an
+	# owner: taken, with a word that any user may open queues of it.
+	ip -n "$dut" tuntap add ucmsq0 mode tun && ip -n "$dut" tuntap add ucmsq1 mode tun multi_queue vnet_hdr
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --check --dev vd --tun ucmsq0 \
+		> "$tmp/single-queue.out" 2> "$tmp/single-queue.err"
+	if [ $? = 78 ] && grep -q "^FAIL  tun: ucmsq0 is a single-queue tun: delete it" "$tmp/single-queue.out"; then
+		ok check-tun-single-queue
+	else
+		bad check-tun-single-queue "$(tr '\n' ' ' < "$tmp/single-queue.out")"
+	fi
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --check --dev vd --tun ucmsq1 \
+		> "$tmp/ownerless.out" 2> "$tmp/ownerless.err"
+	if [ $? = 0 ] && grep -q "^ucpumapd: ucmsq1 has no owner: any user may open queues of it" "$tmp/ownerless.err"; then
+		ok check-tun-ownerless
+	else
+		bad check-tun-ownerless "$(tr '\n' ' ' < "$tmp/ownerless.err")"
+	fi
+	ip -n "$dut" link del ucmsq0 2> /dev/null
+	ip -n "$dut" link del ucmsq1 2> /dev/null
+	l=$(leftovers)
+	[ -z "$l" ] || bad check-tun-left "$l"
 	timing check
 }
 
