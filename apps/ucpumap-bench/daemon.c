@@ -78,7 +78,7 @@ int daemon_start(struct bench_run *br, const struct row *r, struct daemon_run *d
 
 	snprintf(d->out, sizeof(d->out), "%s/d-%s", t->tmpdir, r->def->name);
 	snprintf(d->js, sizeof(d->js), "%s/d-%s.json", t->tmpdir, r->def->name);
-	snprintf(d->bin, sizeof(d->bin), "%s/ucpumapd", br->cfg.bindir);
+	snprintf(d->bin, sizeof(d->bin), "%s", br->cfg.daemon);
 	unlink(d->js);
 	daemon_argv(br, r, d, argv);
 	d->l0 = delivered_now(t);

@@ -283,18 +283,36 @@ const char *bench_poll_refused(const struct bench_cfg *cfg)
 	return NULL;
 }
 
-int bench_bindir(char *buf, size_t sz)
+int bench_progs(struct bench_cfg *cfg, const char *who)
 {
-	char self[512];
+	char self[512], gen[600], sbin[600];
 	ssize_t sl;
 
 	sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (sl <= 0)
+	if (sl <= 0) {
+		fprintf(stderr, "%s: cannot find this program's folder (/proc/self/exe): %s\n", who,
+			sl ? strerror(errno) : "empty");
 		return -1;
+	}
 	self[sl] = 0;
 	if (strrchr(self, '/'))
 		*strrchr(self, '/') = 0;
-	snprintf(buf, sz, "%s", self);
+	snprintf(cfg->bindir, sizeof(cfg->bindir), "%s", self);
+	snprintf(gen, sizeof(gen), "%s/ucpumap-gen", self);
+	snprintf(cfg->daemon, sizeof(cfg->daemon), "%s/ucpumapd", self);
+	snprintf(sbin, sizeof(sbin), "%s/../sbin/ucpumapd", self);
+	if (access(cfg->daemon, X_OK) && !access(sbin, X_OK))
+		snprintf(cfg->daemon, sizeof(cfg->daemon), "%s", sbin);
+	if (access(gen, X_OK)) {
+		fprintf(stderr, "%s: no ucpumap-gen beside this program (%s): install both, or run the bench from the build folder\n",
+			who, gen);
+		return -1;
+	}
+	if (access(cfg->daemon, X_OK)) {
+		fprintf(stderr, "%s: no ucpumapd beside this program (%s/ucpumapd) or in %s: install it, or run the bench from the build folder\n",
+			who, self, sbin);
+		return -1;
+	}
 	return 0;
 }
 
@@ -381,7 +399,7 @@ int bench_datapath(int argc, char **argv)
 		fprintf(stderr, "datapath: needs CPUs 0 and 1\n");
 		goto out;
 	}
-	if (bench_bindir(br.cfg.bindir, sizeof(br.cfg.bindir)))
+	if (bench_progs(&br.cfg, "datapath"))
 		goto out;
 	rows_skip(&br);
 	topo_signals();

@@ -54,7 +54,8 @@ struct bench_cfg {
 	double seconds;
 	unsigned long rate;
 	const char *json, *chart, *rowlist;
-	char bindir[512];
+	char bindir[512];		/* ucpumap-gen's: this binary's folder */
+	char daemon[600];		/* ucpumapd (bench_progs()) */
 	const char *dev;		/* NULL: the veth topology */
 	char ifname[IF_NAMESIZE];	/* where the rows run: vd or --dev */
 	const char *sink_ip, *cpus, *queues, *rx_cpus;
@@ -303,8 +304,10 @@ bool rows_pass_only(const struct bench_run *br);
 bool row_is_pass(const struct row_def *d);
 /* every selected row is a latency row (sockperf's too) */
 bool rows_latency_only(const struct bench_run *br);
-/* Where ucpumapd and ucpumap-gen are: this binary's folder, into @buf. */
-int bench_bindir(char *buf, size_t sz);
+/* Where ucpumap-gen (this binary's folder) and ucpumapd (that folder, as
+ * in the build tree, or ../sbin, as installed) are, into cfg->bindir and
+ * cfg->daemon. 0, or -1 after a message naming @who. */
+int bench_progs(struct bench_cfg *cfg, const char *who);
 
 /* One run of the datapath bench: what its files are given. */
 struct bench_run {

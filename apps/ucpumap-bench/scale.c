@@ -613,7 +613,7 @@ int bench_scale(int argc, char **argv)
 	rc = 1;
 	*bc = (struct bench_cfg){ .rounds = sr.cfg.rounds, .seconds = sr.cfg.seconds,
 				  .gen_engine = sr.cfg.gen_engine };
-	if (bench_bindir(bc->bindir, sizeof(bc->bindir)))
+	if (bench_progs(bc, "scale"))
 		goto out;
 	topo_signals();
 	if (!sr.cfg.dev && (stamps = scale_light_stamps_on()) < 0)

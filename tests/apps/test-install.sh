@@ -14,15 +14,18 @@
 # ucpumapd(8) all name that install's paths (paths); make uninstall takes
 # away all it put there, and leaves the operator's IFACE.conf (uninstall).
 #
+# The installed bench finds ucpumapd in sbin, and names it when it is not
+# there (bench-programs).
+#
 # The cases, in order: install, files, pc-prefix, install-lib, paths, uninstall,
-# build-with-pkg-config, links-shared, run, build-cxx, version, exports,
-# static-exports. Each needs install's staging tree (install runs first);
+# build-with-pkg-config, links-shared, run, build-cxx, bench-programs, version,
+# exports, static-exports. Each needs install's staging tree (install runs first);
 # links-shared and run need the program build-with-pkg-config built.
 set -u
 BUILD=${BUILD:-build}
 name=test-install
-cases="install files pc-prefix install-lib paths uninstall build-with-pkg-config links-shared run build-cxx version
-exports static-exports"
+cases="install files pc-prefix install-lib paths uninstall build-with-pkg-config links-shared run build-cxx
+bench-programs version exports static-exports"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 pc="$tmp/stage/usr/lib/pkgconfig/libucpumap.pc"
@@ -199,6 +202,25 @@ case_run() {
 	else
 		bad run "exit $?: $out"
 	fi
+}
+
+# The installed bench finds ucpumapd in ../sbin (a staged copy without it:
+# named, before anything is made): it gets past that to the interface.
+case_bench_programs() {
+	local b=$tmp/stage/usr/bin/ucpumap-bench out1 out2 why=
+	lib_need install
+	if [ "$(id -u)" != 0 ]; then
+		skip bench-programs "the bench checks root first"
+		return
+	fi
+	out1=$(timeout 20 "$b" datapath --dev nosuchif0 --sink-ip 198.18.9.9 --rounds 1 2>&1)
+	echo "$out1" | grep -q "nosuchif0: no such interface" || why="installed: $out1;"
+	mv "$tmp/stage/usr/sbin/ucpumapd" "$tmp/ucpumapd.away"
+	out2=$(timeout 20 "$b" scale --dev nosuchif0 --sink-ip 198.18.9.9 --rounds 1 2>&1)
+	mv "$tmp/ucpumapd.away" "$tmp/stage/usr/sbin/ucpumapd"
+	echo "$out2" | grep -q "scale: no ucpumapd beside this program .* or in .*/sbin/ucpumapd" ||
+		why="$why without ucpumapd: $out2"
+	if [ -z "$why" ]; then ok bench-programs "ucpumapd found in sbin; named when missing"; else bad bench-programs "$why"; fi
 }
 
 # One version: the symbol map's last node (UCPUMAP_x.y.z), which the
