@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <linux/ethtool.h>
 #include <linux/sockios.h>
 
 #include "dp_internal.h"
@@ -303,6 +304,26 @@ static int dp_open_tun(struct ucm_dp *dp)
 	return 0;
 }
 
+/* A NIC that takes VLAN tags off in hardware (rx-vlan-hw-parse) keeps
+ * them in its descriptor, which XDP does not see: a tap then gets tagged
+ * frames without their tag. Said, not refused: untagged traffic is right
+ * as it is, and a tun takes IP datagrams, tagged or not. veth's flag
+ * says nothing of what its XDP sees. */
+static void tap_vlan_hint(const struct dp_cfg *c)
+{
+	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
+	struct ethtool_value ev = { .cmd = ETHTOOL_GFLAGS };
+	struct ifreq ifr = { .ifr_data = (void *)&info };
+
+	if (ucm_dp_if_ioctl(c->ifname, SIOCETHTOOL, &ifr) || !strcmp(info.driver, "veth"))
+		return;
+	ifr.ifr_data = (void *)&ev;
+	if (ucm_dp_if_ioctl(c->ifname, SIOCETHTOOL, &ifr) || !(ev.data & ETH_FLAG_RXVLAN))
+		return;
+	pr_warn("dp: %s takes VLAN tags off in hardware (rx-vlan-hw-parse on), where XDP does not see them: tagged frames reach the tap without their tag; ethtool -K %s rxvlan off keeps them in the frame\n",
+		c->ifname, c->ifname);
+}
+
 static int dp_open_cpumap(struct ucm_dp *dp)
 {
 	uint32_t f = dp->c.flags, q;
@@ -349,6 +370,8 @@ int ucm_dp_parts_open(struct ucm_dp *dp)
 		err = dp_open_xsk(dp);
 	if (!err && !dp->c.sink)
 		err = dp_open_tun(dp);
+	if (!err && (f & UCM_DP_F_TAP) && !dp->c.sink)
+		tap_vlan_hint(&dp->c);
 	if (!err && (f & UCM_DP_F_TWO_WAY) && (f & UCM_DP_F_TAP))
 		err = tap_take_mac(dp);
 	if (!err && dp_has_channels(f))
