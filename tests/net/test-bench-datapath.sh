@@ -390,9 +390,13 @@ case_v6() {
 }
 
 # --dev: a veth standing in for a NIC, an outside generator sending all along.
+# vd takes the generator's frames as a NIC does, with or without an XDP
+# program: GRO on (veth takes redirected frames only with the peer's
+# program or GRO; ucpumap-gen refuses, and stops, otherwise).
 dev_pair() {
 	veth_pair "$nsg" "$nsd" vg vd 10.78.0.1/24 10.78.0.2/24 &&
-		ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
+		ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
+		ip netns exec "$nsd" ethtool -K vd gro on > /dev/null || {
 		echo "FAIL: $name/dev-setup: cannot build the namespaces"
 		exit 0
 	}

@@ -337,9 +337,13 @@ case_sigpipe() {
 # ---- --dev --------------------------------------------------------------------
 
 # The stand-in NIC: vd (2 RX queues) in $nsd, its peer vg in $nsg.
+# vd takes the generator's frames as a NIC does, with or without an XDP
+# program: GRO on (veth takes redirected frames only with the peer's
+# program or GRO; ucpumap-gen refuses, and stops, otherwise).
 dev_pair() {
 	veth_pair "$nsg" "$nsd" vg vd 10.78.0.1/24 10.78.0.2/24 numrxqueues 2 numtxqueues 2 &&
-		ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0 || {
+		ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=0 &&
+		ip netns exec "$nsd" ethtool -K vd gro on > /dev/null || {
 		bad dev-setup "cannot build the namespaces"
 		return 1
 	}
