@@ -280,6 +280,12 @@ int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		return -EINVAL;
 	}
 	err = copy_name(c->ifname, o.ifname, "the interface (ifname)");
+	if (!err) {
+		char prim[IF_NAMESIZE];
+
+		if (ucm_if_primary(c->ifname, prim) == prim)
+			strcpy(c->ifname, prim);
+	}
 	if (!err && !c->sink)
 		err = copy_name(c->tun, o.tun_name, "the tun (tun_name)");
 	if (!err)

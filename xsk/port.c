@@ -561,8 +561,19 @@ static void tx_csum_decide(struct ucm_xsk *x, const struct ucm_xsk_opts *o)
 			o->ifname);
 }
 
+const char *ucm_if_primary(const char *ifname, char *buf)
+{
+	unsigned int idx = if_nametoindex(ifname);
+
+	if (!idx || !if_indextoname(idx, buf) || !strcmp(buf, ifname))
+		return ifname;
+	pr_info("xsk: %s is an altname of %s\n", ifname, buf);
+	return buf;
+}
+
 struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 {
+	char ifname[IF_NAMESIZE];
 	struct ucm_xsk_opts o;
 	struct ucm_xsk *x;
 	uint32_t i;
@@ -571,6 +582,7 @@ struct ucm_xsk *ucm_xsk__open(const struct ucm_xsk_opts *opts)
 	err = ucm_xsk_parse_opts(opts, &o);
 	if (err)
 		return ucm_err_ptr(err);
+	o.ifname = ucm_if_primary(o.ifname, ifname);
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return ucm_err_ptr(ucm_oom("the sockets"));

@@ -173,6 +173,10 @@ static __hot_inline int32_t ucm_xsk_rx_meta(struct ucm_xsk_queue *q, uint64_t ad
 	return meta.worker;
 }
 
+/* @ifname's primary name into @buf (IF_NAMESIZE), said, where it is an
+ * altname: the kernel's calls take either, /sys/class/net only the
+ * primary. @ifname itself otherwise. */
+const char *ucm_if_primary(const char *ifname, char *buf);
 /* Every queue of @queues (@nqueues; NULL: queue 0) is one @ifname has:
  * 0, or -EINVAL after a message naming those it has. */
 int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues);

@@ -716,3 +716,10 @@ unsigned long iface_mtu(const char *dev)
 	close(fd);
 	return v;
 }
+
+const char *if_primary_name(const char *ifname, char *buf)
+{
+	unsigned int idx = if_nametoindex(ifname);
+
+	return idx && if_indextoname(idx, buf) ? buf : ifname;
+}

@@ -59,6 +59,11 @@ double now_sec(void);
 uint64_t mono_ns(void);
 uint32_t sleep_next_slot(struct timespec *next, uint64_t period);
 unsigned long iface_mtu(const char *dev);
+/* @ifname's primary name into @buf (IF_NAMESIZE) where @ifname is an
+ * altname (udev gives NICs several): the kernel's calls take either, but
+ * /proc/net/dev and /sys/class/net list only the primary. @ifname itself
+ * where there is no such device or it is the primary. */
+const char *if_primary_name(const char *ifname, char *buf);
 /* Time the hypervisor took from @cpu since boot, in seconds (the steal
  * column of /proc/stat); -1 when unknown. */
 double cpu_steal_sec(int cpu);

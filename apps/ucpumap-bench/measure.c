@@ -126,12 +126,14 @@ uint64_t back_delivered_now(const struct bench_topo *t)
  * the socket's drops. */
 uint64_t nic_rx_now(const char *ifname)
 {
-	char line[512];
+	char line[512], prim[IF_NAMESIZE];
 	uint64_t r = 0;
 	FILE *f = fopen("/proc/net/dev", "r");
 
 	if (!f)
 		return 0;
+	/* /proc/net/dev lists the primary names, not an altname */
+	ifname = if_primary_name(ifname, prim);
 	while (fgets(line, sizeof(line), f)) {
 		char *c = strchr(line, ':'), *n = line;
 		unsigned long long bytes, pkts, errs, drop;

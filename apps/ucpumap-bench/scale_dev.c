@@ -119,13 +119,13 @@ static int eth_ioctl(const char *ifname, void *data)
 static int nic_rx_queues(const char *ifname)
 {
 	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	char pat[128];
+	char pat[128], prim[IF_NAMESIZE];
 	glob_t g;
 	int n;
 
 	if (!eth_ioctl(ifname, &ch) && ch.combined_count + ch.rx_count > 0)
 		return ch.combined_count + ch.rx_count;
-	snprintf(pat, sizeof(pat), "/sys/class/net/%s/queues/rx-*", ifname);
+	snprintf(pat, sizeof(pat), "/sys/class/net/%s/queues/rx-*", if_primary_name(ifname, prim));
 	if (glob(pat, 0, NULL, &g))
 		return -1;
 	n = g.gl_pathc;

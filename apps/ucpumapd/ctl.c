@@ -372,10 +372,13 @@ static int ctl_read(int fd, size_t *got_out)
 int ctl_status(const char *dev)
 {
 	struct timeval tv = { .tv_sec = CTL_WAIT_SEC };
+	char prim[IF_NAMESIZE];
 	struct sockaddr_un sa;
 	size_t got = 0;
 	pid_t peer = 0;
 	int fd, err;
+
+	dev = if_primary_name(dev, prim);	/* the socket has the daemon's name */
 
 	if (ctl_addr(dev, &sa)) {
 		fprintf(stderr, "ucpumapd: --status '%s': not an interface name\n", dev);

@@ -307,6 +307,14 @@ static int check_args(struct cfg *c)
 	unsigned long need;
 	int n;
 
+	/* An altname names the device to the kernel's calls, not in
+	 * /sys/class/net, which the library and the hints read. */
+	if (c->dev && if_primary_name(c->dev, c->dev_name) != c->dev &&
+	    strcmp(c->dev, c->dev_name)) {
+		fprintf(stderr, "ucpumapd: --dev %s is an altname of %s: serving %s\n", c->dev,
+			c->dev_name, c->dev_name);
+		c->dev = c->dev_name;
+	}
 	if (args_exclusive(c))
 		return -1;
 	if (c->pass)

@@ -36,7 +36,8 @@
 #   dev-bad-settings  dev-bad-*: --dev's bad settings (a width above the
 #                  queues, no traffic, the generators' options, flood rows
 #                  alone, a width its --cpus cannot place, ...), each
-#                  refused, nothing left on vd
+#                  refused, nothing left on vd; dev-altname: --dev by an
+#                  altname of vd runs (the probe finds the traffic)
 #   dev-w2         traffic on both queues, widths 1 and 2: the wide,
 #                  no-fair, lanes and fan-in rows at width 2, each queue offered
 #                  and received, the rest skipped with the reason
@@ -438,7 +439,29 @@ case_dev_bad_settings() {
 	dev_gens 0
 	dev_bad width-cpus 1 "--widths: width 2 needs 3 CPUs" $d --sink-port 9100 \
 		--widths 1,2 --cpus 0,1 --rounds 1 --seconds 0.2
+	dev_altname
 	dev_gens_stop
+}
+
+# --dev by an altname (as udev names NICs): /proc/net/dev and sysfs list
+# the primary name only, and the probe still finds the traffic.
+dev_altname() {
+	local rc left
+	if ! ip -n "$nsd" link property add dev vd altname ucmvdalt0 2> /dev/null; then
+		skip dev-altname "this kernel or ip(8) makes no altnames"
+		return
+	fi
+	ip netns exec "$nsd" timeout 60 "$BUILD/ucpumap-bench" scale --dev ucmvdalt0 \
+		--sink-ip 10.78.0.2 --sink-port 9100 --widths 1 --rows cpumap --cpus 0,1 \
+		--rounds 1 --seconds 0.2 > "$tmp/alt" 2>&1
+	rc=$?
+	ip -n "$nsd" link property del dev vd altname ucmvdalt0
+	left=$(dev_left)
+	if [ "$rc" = 0 ] && grep -q "^cpumap" "$tmp/alt" && [ -z "$left" ]; then
+		ok dev-altname "ran on ucmvdalt0 (vd)"
+	else
+		bad dev-altname "exit $rc${left:+, left: $left}: $(head -c 300 "$tmp/alt")"
+	fi
 }
 
 # dev_judge TAG TRAFFIC ROWS: the run's JSON against what it should hold:

@@ -913,6 +913,18 @@ case_check() {
 	ip -n "$dut" link del ucmsq1 2> /dev/null
 	l=$(leftovers)
 	[ -z "$l" ] || bad check-tun-left "$l"
+	# --dev by an altname (udev gives NICs several): the kernel's calls
+	# take it, /sys/class/net does not list it; vd it is, said.
+	if ip -n "$dut" link property add dev vd altname ucmvdalt0 2> /dev/null; then
+		if check_run altname 0 --dev ucmvdalt0 --tun $tun; then
+			grep -q "^ucpumapd: --dev ucmvdalt0 is an altname of vd: serving vd" "$tmp/altname.err" &&
+				grep -q "^ok    datapath: 1 queue there" "$tmp/altname.out" &&
+				ok check-altname || bad check-altname "$(tr '\n' ' ' < "$tmp/altname.out")"
+		fi
+		ip -n "$dut" link property del dev vd altname ucmvdalt0
+	else
+		skip check-altname "this kernel or ip(8) makes no altnames"
+	fi
 	timing check
 }
 
