@@ -412,6 +412,8 @@ int json_sum_field(const char *line, const char *key, double *sum);
 void last_line(const char *path, char *line, size_t sz);
 int json_arr_field(const char *line, const char *key, double *v, int n);
 double gen_total(const char *out);
+/* How late a generator's --start-at was (its line in @out), 0 if not. */
+double gen_late_sec(const char *out);
 double iperf3_received(const char *out);
 double testpmd_rx(const char *out);
 

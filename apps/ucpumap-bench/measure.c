@@ -271,6 +271,22 @@ double gen_total(const char *out)
 	return v;
 }
 
+double gen_late_sec(const char *out)
+{
+	static const char key[] = "ucpumap-gen: --start-at: ";
+	char line[256];
+	double v = 0;
+	FILE *f = fopen(out, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, sizeof(key) - 1))
+			v = strtod(line + sizeof(key) - 1, NULL);
+	fclose(f);
+	return v > 0 ? v : 0;
+}
+
 /* iperf3 -J's receiver: "bits_per_second" of "sum_received" in the "end"
  * object; 0 when absent. */
 double iperf3_received(const char *out)

@@ -396,8 +396,10 @@ int scale_json(const struct scale_run *sr)
 	json_num(&j, "host_cpus", sysconf(_SC_NPROCESSORS_ONLN));
 	json_num(&j, "rounds", sr->nrounds);
 	json_num(&j, "seconds", sr->cfg.seconds);
-	json_num(&j, "flows_per_queue", sr->cfg.flows);
-	json_num(&j, "light_rate", sr->cfg.light_rate);
+	if (!sr->cfg.dev) {	/* with --dev the outside generator's */
+		json_num(&j, "flows_per_queue", sr->cfg.flows);
+		json_num(&j, "light_rate", sr->cfg.light_rate);
+	}
 	json_str(&j, "shared_cpus", sr->cfg.shared ? "yes" : "no");
 	if (sr->cfg.dev) {
 		json_str(&j, "dev", sr->cfg.dev);
