@@ -312,8 +312,11 @@ int ucm_xdp__set_xsk(struct ucm_xdp *x, uint32_t queue, int xsk_fd)
 {
 	int err;
 
-	if (queue >= UCM_STEER_MAX_QUEUES)
+	if (queue >= UCM_STEER_MAX_QUEUES) {
+		pr_warn("xdp: queue %u: the program's socket map holds queues 0 to %u\n", queue,
+			UCM_STEER_MAX_QUEUES - 1);
 		return ucm_err(-EINVAL);
+	}
 	if (xsk_fd < 0)
 		err = bpf_map_delete_elem(x->xsks_fd, &queue);
 	else
@@ -346,7 +349,8 @@ int ucm_xdp__set_kernel_cpumap(struct ucm_xdp *x, const int *cpus,
 		    bpf_map_update_elem(x->worker_cpu_fd, &i, &plus1, BPF_ANY)) {
 			int err = -errno;
 
-			pr_warn("kernel cpumap: CPU %u: %s\n", cpu, strerror(-err));
+			pr_warn("kernel cpumap: CPU %u: %s%s\n", cpu, strerror(-err),
+				err == -E2BIG ? " (past the CPUs this host may have)" : "");
 			return ucm_err(err);
 		}
 	}

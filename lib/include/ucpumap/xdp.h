@@ -54,8 +54,11 @@ enum ucm_xdp_load_flags {
 /**
  * ucm_xdp__load() - load the embedded programs and configure them
  *
- * Needs CAP_BPF (or root). Return: the object, or NULL with errno: EINVAL
- * for a bad option, EPERM without privileges; the log says which.
+ * Needs CAP_BPF and CAP_NET_ADMIN (the XDP program, its XSKMAP and
+ * CPUMAP), and CAP_PERFMON or CAP_SYS_ADMIN for the verifier; root has
+ * them (libucpumap(3), PRIVILEGES). Return: the object, or NULL with
+ * errno: EINVAL for a bad option, EPERM without privileges; the log says
+ * which.
  */
 UCM_API struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts);
 
