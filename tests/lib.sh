@@ -34,6 +34,14 @@
 #   wait_file FILE TENTHS   jget JSON-FILE PYTHON-EXPR
 #   last_count FILE NAME    N of the last "NAME N" in FILE (a daemon's
 #                      counter on its last statistics line)
+#   closing_count FILE WHAT   N of a daemon's closing lines in its output
+#                      FILE: WHAT received or delivered (the conservation
+#                      line), read or sent (the way back's); empty when
+#                      that line is not there
+#   usr1_json PID FILE PYTHON-EXPR   SIGUSR1 to a daemon PID that writes
+#                      its statistics to FILE (--stats-json), then jget
+#                      FILE PYTHON-EXPR over the line that adds; empty (and
+#                      status 1) when none came within 3 s
 #   wait_line FILE REGEX TENTHS [PID]
 #                      a line matching REGEX in FILE (a daemon's start
 #                      line); fails at once when PID has exited
@@ -255,6 +263,26 @@ mac_of() {
 
 last_count() {
 	grep -o "$2 [0-9]*" "$1" | tail -1 | cut -d' ' -f2
+}
+
+closing_count() {
+	case $2 in
+	received) sed -n 's/^conservation: received \([0-9]*\) = .*/\1/p' "$1" ;;
+	delivered) sed -n 's/^conservation: received [0-9]* = delivered \([0-9]*\) .*/\1/p' "$1" ;;
+	read) sed -n 's/^conservation, way back: read \([0-9]*\) = .*/\1/p' "$1" ;;
+	sent) sed -n 's/^conservation, way back: read [0-9]* = sent \([0-9]*\) .*/\1/p' "$1" ;;
+	esac 2> /dev/null | tail -1
+}
+
+usr1_json() {
+	local n
+	n=$(cat "$2" 2> /dev/null | grep -c .)
+	kill -USR1 "$1" 2> /dev/null || return 1
+	for _ in $(seq 30); do
+		[ "$(cat "$2" 2> /dev/null | grep -c .)" -gt "$n" ] && { jget "$2" "$3"; return; }
+		sleep 0.1
+	done
+	return 1
 }
 
 # Wait up to TENTHS tenths of a second for FILE (results appear whole:

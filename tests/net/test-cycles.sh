@@ -5,13 +5,21 @@
 # a veth end (vd) in the DUT's namespace, one-way and --two-way by turns,
 # each run with short traffic from the generator's namespace (vg).
 #
-#   runs        every run: its start line; 100 datagrams each once and
-#               intact behind the tun (exact_ipv4), and in a two-way run 5
+#   runs        every run: its start line; 100 datagrams of each of 6
+#               sizes each once and intact behind the tun (exact_ipv4),
+#               and in a two-way run the route to the generator through
+#               the tun (its errors and `ip route get` checked) and 5
 #               pings out of the DUT through the tun and back (after 4
 #               unjudged: a new daemon's workers drop their first while
 #               they ask for the next hop); SIGTERM:
 #               exit 0 within 5 s with its closing lines (conservation
-#               holds, every frame home); after it, every BPF program,
+#               holds, every frame home; two-way, the way back's line
+#               there and holding); the daemon's own count: received at
+#               least the 600 datagrams (and the 5 replies), for the
+#               reader also gets what the kernel takes in by vd when the
+#               daemon takes nothing (the XDP program's fallback); two-way,
+#               its way back read at least the 9 pings and sent at least
+#               the 5 answered; after it, every BPF program,
 #               map and link it held (its /proc fdinfo) gone, and nothing
 #               but vd left in the namespace, no XDP program on vd
 #   fds, threads  the daemon's open files (the fewest of three looks 20
@@ -153,9 +161,12 @@ declare -a FDS THR HWM STOP_MS PROGS MAPS LINKS OPROGS OMAPS OLINKS
 census=
 why=
 
+# exact_ipv4's datagrams: 100 of each of the 6 ipv4 sizes.
+IN=600
+
 # run N: the Nth run, one-way when N is odd, two-way when even.
 run() {
-	local c=$1 two= out=$tmp/c$1.out err=$tmp/c$1.err r rc t l
+	local c=$1 two= out=$tmp/c$1.out err=$tmp/c$1.err r rc t l rep= rx rd sn
 	[ $((c % 2)) = 0 ] && two=--two-way
 	why=
 	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --cpus 0,1 --interval 0 \
@@ -175,13 +186,17 @@ run() {
 		# before the kernel's answer (no_neigh, counted), and the tun
 		# may move the flow to the other worker once the replies come
 		# in through it; so 4 pings go first, unjudged.
-		ip -n "$dut" route add $G4/32 dev $tun 2> /dev/null
+		# The pings out through the tun, not by vd.
+		ip -n "$dut" route add $G4/32 dev $tun 2> "$tmp/route.err" ||
+			why="$why ip route add $G4/32 dev $tun: $(head -1 "$tmp/route.err");"
+		ip -n "$dut" route get $G4 2> /dev/null | grep -q " dev $tun " ||
+			why="$why the route to $G4 is not through $tun: $(ip -n "$dut" route get $G4 2>&1 | head -1);"
 		lib_run ip netns exec "$dut" "$PY" "$helper" ping --dst $G4 --count 4 \
 			--interval 0.03 --timeout 0.3 > /dev/null 2>&1
 		lib_run ip netns exec "$dut" "$PY" "$helper" ping --dst $G4 --count 5 \
 			--interval 0.02 --timeout 3 > "$tmp/ping-c$c" 2>&1
-		r=$(jget "$tmp/ping-c$c" "d['replies']")
-		[ "$r" = 5 ] || why="$why way back: ${r:-no} replies of 5 pings;"
+		rep=$(jget "$tmp/ping-c$c" "d['replies']")
+		[ "$rep" = 5 ] || why="$why way back: ${rep:-no} replies of 5 pings;"
 	fi
 	# Just before the signal: what the daemon holds at its fullest.
 	held_ids $dpid > "$tmp/held-c$c"
@@ -212,6 +227,19 @@ run() {
 	[ $rc = 0 ] || why="$why exit status $rc ($(tail -2 "$err" | tr '\n' ' '));"
 	r=$(closing_lines "$out")
 	[ -n "${r// /}" ] && why="$why closing lines: $r;"
+	# What went through the daemon, by its own count.
+	rx=$(closing_count "$out" received)
+	[ "${rx:-0}" -ge $((IN + ${rep:-0})) ] ||
+		why="$why the daemon received ${rx:-?} (its conservation line), want $IN datagrams${two:+ and ${rep:-0} ping replies} at least: they went around it;"
+	if [ -n "$two" ]; then
+		rd=$(closing_count "$out" read)
+		sn=$(closing_count "$out" sent)
+		if [ -z "$rd" ]; then
+			why="$why no way-back conservation line;"
+		elif [ "$rd" -lt 9 ] || [ "${sn:-0}" -lt "${rep:-5}" ]; then
+			why="$why its way back read $rd, sent ${sn:-?}: want the 9 pings read and the ${rep:-5} answered sent at least;"
+		fi
+	fi
 	[ -s "$tmp/held-c$c" ] || why="$why no BPF object seen in its fdinfo;"
 	if [ -n "$have_bpftool" ]; then
 		still_there "$tmp/held-c$c" > "$tmp/left"
@@ -240,7 +268,7 @@ case_runs() {
 			fi
 		fi
 	done
-	[ $failed = 0 ] && ok runs "$cycles runs: each started, delivered, stopped with exit 0 and its closing lines, and left nothing"
+	[ $failed = 0 ] && ok runs "$cycles runs: each started, delivered $IN datagrams through the daemon (by its own count; two-way, 5 pings out and back through it), stopped with exit 0 and its closing lines, and left nothing"
 	lib_once windows && summary
 }
 

@@ -29,8 +29,10 @@ setup() {
 
 case_kernel_cuts_back() {
 	local out rc
-	out=$(timeout 20 ip netns exec "$ns" "$prog" 2>&1)
+	# Under lib_run: an interrupt's cleanup stops it by its pid at once.
+	lib_run timeout 20 ip netns exec "$ns" "$prog" > "$tmp/gso.out" 2>&1
 	rc=$?
+	out=$(cat "$tmp/gso.out")
 	echo "$out" | sed 's/^/# /'
 	csum=$(ip netns exec "$ns" awk '/^Udp:/ { getline; print $8; exit }' /proc/net/snmp)
 	if [ "$rc" -eq 0 ]; then

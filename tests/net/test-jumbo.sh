@@ -12,16 +12,28 @@
 #                  worker ring of them needs; its tun's MTU is vd's
 #   udp4           50 datagrams each of 1472, 4000 and 8972 bytes (one,
 #                  two, three frames) through the daemon, each once and
-#                  intact
+#                  intact, read on the tun alone (SO_BINDTODEVICE); the
+#                  daemon's rx grew by 150 at least
 #   udp6           the same over IPv6 (1452, 3980, 8952)
 #   tcp            50 MB over TCP into the DUT through the daemon (its
-#                  segments up to 8948 bytes), sha256-exact
+#                  segments up to 8948 bytes), sha256-exact; the daemon's
+#                  rx grew by a packet a 9000 bytes at least
+#
+#                  What the daemon took in (rx) and its way back sent out
+#                  (tx), read by SIGUSR1 from its JSON before and after a
+#                  case (`through`), or from its closing lines, must cover
+#                  what the case sent through it: the XDP program leaves to
+#                  the kernel what no socket of the daemon takes
+#                  (XDP_PASS), and a reader or server in the DUT would get
+#                  it all the same by vd. TCP's ACKs, which the stack
+#                  spaces as it likes: ten at least (ACKS)
 #   load           a mixed flood of the sizes: 18000 datagrams at 30000 a
 #                  second (about 0.6 s)
 #   csum-offload   udp4's and udp6's datagrams with vg's TX checksum offload
 #                  on (only the pseudo-header sum in each checksum, judged
-#                  on a packet's first frame): each once and intact, no
-#                  InCsumErrors behind the tun
+#                  on a packet's first frame): each once and intact on the
+#                  tun, the daemon's rx 300 more at least, no InCsumErrors
+#                  behind the tun
 #   stop           the run's end: conservation holds, every frame home,
 #                  packets of several frames counted (rx_chains), none of
 #                  them dropped, load's 18000 received and at least 95% of
@@ -30,7 +42,8 @@
 #   frames-given   --frames 8192, too few for a worker ring of packets of
 #                  three frames: refused naming the number, exit 78
 #   frame-2048     --frame-size 2048 (five frames for 8972 bytes):
-#                  datagrams intact, every frame home
+#                  datagrams intact on the tun, the daemon received 150 at
+#                  least (its conservation line), every frame home
 #   max-frags      --max-frags 2: udp4's 1472- and 4000-byte datagrams
 #                  intact, the 8972-byte ones (three frames) dropped and
 #                  counted as chain drops (and in /metrics as chain_long),
@@ -46,41 +59,54 @@
 #                  checksum the way back leaves to the kernel is finished
 #                  in software and checked by the generator's kernel
 #   tw-ping        20 echoes of 8972 bytes each way (9000-byte packets,
-#                  never fragmented), every reply intact
+#                  never fragmented), every reply intact; the daemon took
+#                  40 in and sent 40 out at least
 #   tw-ping6       the same over IPv6 (8952 bytes of ICMPv6 echo data)
 #   tw-udp         the datagrams of udp4 and udp6 from the DUT out
-#                  through the way back: each once and intact
-#   tw-tcp-in      50 MB into the DUT, sha256-exact (ACKs the way back)
+#                  through the way back: each once and intact, the daemon
+#                  sent 300 out at least
+#   tw-tcp-in      50 MB into the DUT, sha256-exact (ACKs the way back);
+#                  the daemon took a packet a 9000 bytes in, sent ACKS out
 #   tw-tcp-out     50 MB out of the DUT through the way back, TSO
 #                  super-packets cut into 8948-byte segments of three
-#                  frames each: sha256-exact
+#                  frames each: sha256-exact; the daemon sent a packet a
+#                  9000 bytes out, took ACKS in
 #   tw-tcp-in6, tw-tcp-out6   the same over IPv6 (8928-byte segments)
 #   tw-iperf3-in   iperf3 -n 50M into the DUT (the client there, -R): its
-#                  JSON counts every byte of 50 MiB received
+#                  JSON counts every byte of 50 MiB received; through the
+#                  daemon as tw-tcp-in
 #   tw-iperf3-out  the same out of the DUT (the client in the generator's
-#                  namespace, -R)
+#                  namespace, -R); as tw-tcp-out
 #   tw-http-out    a 50 MB file over HTTP from a server in the DUT
 #                  (python3's http.server) to curl in the generator's
-#                  namespace, out through the way back: sha256-exact
+#                  namespace, out through the way back: sha256-exact; as
+#                  tw-tcp-out
 #   tw-http-in     the same the other way: the server in the generator's
-#                  namespace, curl in the DUT
+#                  namespace, curl in the DUT; as tw-tcp-in
 #   tw-stop        both conservation lines hold over all of the above,
 #                  every frame home, packets of several frames sent
 #                  (tx_chains) and none refused; none lost: no drop
 #                  inward, none for a full channel or TX ring on the way
-#                  back
+#                  back; received and the way back's sent at least the
+#                  sums the cases above wanted
 #   tw-frame-2048  two-way with 2048-byte frames (five for 8972 bytes): the
-#                  datagrams out intact, every frame home
+#                  datagrams out intact, the way back sent 150 at least,
+#                  every frame home
 #   tw-sw-csum     --no-tx-csum: every checksum the way back's own, summed
 #                  over a packet's frames (a datagram's over its read's
 #                  frame and spill, a segment's as it is spread): tw-udp's
-#                  datagrams and 50 MB out intact, every frame home
+#                  datagrams and 50 MB out intact, every frame home; the
+#                  way back sent them (300, and a packet a 9000 bytes),
+#                  the daemon received the ACKs (ACKS)
 #   tw-no-offload  --no-offload: 9000-byte reads, no super-packets: the
 #                  same
 #   tw-neigh       two-way with next hops from the kernel's tables (no
 #                  --peer-mac), the generator unknown to the DUT: the first
 #                  9000-byte echo request waits for its address in three
-#                  frames; 20 of 20 answered, no_neigh 0, every frame home
+#                  frames; 20 of 20 answered (the way back sent 20, the
+#                  daemon received the 20 replies at least), held 1 at
+#                  least and no_neigh 0 summed over the workers, every
+#                  frame home
 #   refused        an MTU a packet of 18 frames cannot take (vd at 40000,
 #                  2048-byte frames): exit 78 with the reason and the fix,
 #                  nothing attached
@@ -97,6 +123,10 @@ gen=ucm-jg-$$
 dut=ucm-jd-$$
 tun=ucmj$$
 G4=10.89.0.1 D4=10.89.0.2 G6=fd89::1 D6=fd89::2
+# Packets through the daemon that 50 MB (50 MiB: iperf3's) take at least:
+# one a 9000 bytes (the MTU); and the ACKs the other way, ten at least
+# (the stack spaces them as it likes: 150 to 700 here).
+SEGS=$((50000000 / 9000)) SEGS_MIB=$((52428800 / 9000)) ACKS=10
 # A TCP client's time for 50 MB, at most. Under half a second here; a
 # path that loses every super-packet's segments still delivers each byte,
 # resent one segment at a time after timeouts, in minutes: a time bound
@@ -146,15 +176,15 @@ stop_daemon() {
 }
 
 # exact_dir DIR PATH LABEL: 50 datagrams of each of PATH's sizes (a list),
-# in (DIR in: from the generator into the DUT through the daemon) or out
-# (from the DUT out through the way back), each once and intact: empty,
-# else what went wrong.
+# in (DIR in: from the generator into the DUT through the daemon, read on
+# the tun alone) or out (from the DUT out through the way back), each once
+# and intact: empty, else what went wrong.
 exact_dir() {
-	local rns=$dut sns=$gen to4=$D4 from4=$G4 to6=$D6 from6=$G6 r e g m du co rpid
+	local rns=$dut sns=$gen to4=$D4 from4=$G4 to6=$D6 from6=$G6 r e g m du co rpid dev=(--dev $tun)
 	if [ "$1" = out ]; then
-		rns=$gen sns=$dut to4=$G4 from4=$D4 to6=$G6 from6=$D6
+		rns=$gen sns=$dut to4=$G4 from4=$D4 to6=$G6 from6=$D6 dev=()
 	fi
-	ip netns exec "$rns" "$PY" "$helper" exact-recv --paths "$2" --count 50 \
+	ip netns exec "$rns" "$PY" "$helper" exact-recv --paths "$2" --count 50 "${dev[@]}" \
 		--ready "$tmp/r-$3" --stop "$tmp/s-$3" --out "$tmp/res-$3" --timeout 20 \
 		> "$tmp/recv-$3.log" 2>&1 &
 	rpid=$!
@@ -170,7 +200,36 @@ exact_dir() {
 	r=$(jget "$tmp/res-$3" "'%d %d %d %d %d' % tuple(sum(d['paths'][p][k] for p in '$2'.split(',')) for k in ('expected', 'received', 'missing', 'duplicated', 'corrupt'))")
 	read -r e g m du co <<< "${r:-0 0 0 0 0}"
 	if [ "$e" = 0 ] || [ "$g" != "$e" ] || [ "$m" != 0 ] || [ "$du" != 0 ] || [ "$co" != 0 ]; then
-		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co): $(jget "$tmp/res-$3" "[d['paths'][p]['problems'] for p in '$2'.split(',')]")"
+		echo "expected $e datagrams, received $g (missing $m, duplicated $du, corrupt $co): $(jget "$tmp/res-$3" "[d['paths'][p]['problems'] for p in '$2'.split(',')]")$([ -s "$tmp/res-$3" ] || echo " (the reader: $(tail -1 "$tmp/recv-$3.log"))")"
+	fi
+}
+
+# through JSON IN OUT CASE CMD...: CMD, which prints CASE's result line,
+# with the daemon's counters read before and after (SIGUSR1: the line it
+# adds to JSON, its --stats-json): a PASS becomes a FAIL unless its rx
+# (the packets it took from vd) grew by IN at least and its tx (those its
+# way back put on vd's TX ring) by OUT. Status 0 when CMD said PASS
+# (whatever the counters), else 1.
+through() {
+	local j=$1 in=$2 out=$3 c=$4 a b res drx dtx
+	shift 4
+	a=$(usr1_json "$dpid" "$j" "'%d %d' % (d['rx'], d.get('tx', 0))")
+	"$@" > "$tmp/through.res"
+	b=$(usr1_json "$dpid" "$j" "'%d %d' % (d['rx'], d.get('tx', 0))")
+	res=$(cat "$tmp/through.res")
+	case $res in
+	PASS:*) ;;
+	*) echo "$res"; return 1 ;;
+	esac
+	if [ -z "$a" ] || [ -z "$b" ]; then
+		bad "$c" "no statistics line on SIGUSR1 in $j (before: ${a:-none}, after: ${b:-none}); ${res#PASS: $name/$c: }"
+		return
+	fi
+	drx=$((${b% *} - ${a% *})) dtx=$((${b#* } - ${a#* }))
+	if [ "$drx" -lt "$in" ] || [ "$dtx" -lt "$out" ]; then
+		bad "$c" "the daemon took in $drx packets and sent out $dtx meanwhile, want $in and $out at least: the traffic went around it (${res#PASS: $name/$c: })"
+	else
+		echo "$res; the daemon took in $drx packets, sent out $dtx"
 	fi
 }
 
@@ -209,26 +268,38 @@ case_start() {
 	fi
 }
 
-case_udp4() {
+udp4_exact() {
 	local why
+	why=$(exact_dir in jumbo4 u4)
+	[ -z "$why" ] && ok udp4 "150 datagrams of 1472, 4000, 8972 bytes, read on $tun" || bad udp4 "$why"
+}
+
+case_udp4() {
 	lib_need start
 	daemon_up || { bad udp4 "no daemon"; return; }
-	why=$(exact_dir in jumbo4 u4)
-	[ -z "$why" ] && ok udp4 "150 datagrams of 1472, 4000, 8972 bytes" || bad udp4 "$why"
+	through "$tmp/main.json" 150 0 udp4 udp4_exact
+}
+
+udp6_exact() {
+	local why
+	why=$(exact_dir in jumbo6 u6)
+	[ -z "$why" ] && ok udp6 "150 datagrams of 1452, 3980, 8952 bytes, read on $tun" || bad udp6 "$why"
 }
 
 case_udp6() {
-	local why
 	lib_need start
 	daemon_up || { bad udp6 "no daemon"; return; }
-	why=$(exact_dir in jumbo6 u6)
-	[ -z "$why" ] && ok udp6 "150 datagrams of 1452, 3980, 8952 bytes" || bad udp6 "$why"
+	through "$tmp/main.json" 150 0 udp6 udp6_exact
 }
 
 case_tcp() {
-	local spid want got err
 	lib_need start
 	daemon_up || { bad tcp "no daemon"; return; }
+	through "$tmp/main.json" $SEGS 0 tcp tcp_file
+}
+
+tcp_file() {
+	local spid want got err
 	lib_once blob50
 	want=$want50
 	ip netns exec "$dut" "$PY" "$helper" tcp-server --addr $D4 --port 5009 \
@@ -268,9 +339,13 @@ case_load() {
 }
 
 case_csum_offload() {
-	local why e0 e1
 	lib_need start
 	daemon_up || { bad csum-offload "no daemon"; return; }
+	through "$tmp/main.json" 300 0 csum-offload csum_offload_exact
+}
+
+csum_offload_exact() {
+	local why e0 e1
 	if ! ip netns exec "$gen" ethtool -K vg tx on > /dev/null 2>&1; then
 		bad csum-offload "ethtool -K vg tx on failed"
 		return
@@ -280,7 +355,7 @@ case_csum_offload() {
 	e1=$(ip netns exec "$dut" nstat -asz | awk '$1 ~ /^Udp6?InCsumErrors$/ { n += $2 } END { print n + 0 }')
 	ip netns exec "$gen" ethtool -K vg tx off > /dev/null
 	[ -z "$why" ] && [ "$e1" != "$e0" ] && why="$((e1 - e0)) InCsumErrors behind the tun"
-	[ -z "$why" ] && ok csum-offload "300 datagrams, their checksums partial" || bad csum-offload "$why"
+	[ -z "$why" ] && ok csum-offload "300 datagrams, their checksums partial, read on $tun" || bad csum-offload "$why"
 }
 
 case_stop() {
@@ -329,7 +404,7 @@ case_frames_given() {
 }
 
 case_frame_2048() {
-	local why
+	local why rx
 	lib_need stop
 	if ! start_daemon f2k --duration 30 --frame-size 2048; then
 		bad frame-2048 "ucpumapd did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
@@ -339,6 +414,9 @@ case_frame_2048() {
 	why=$(exact_dir in jumbo4 f2k)
 	stop_daemon
 	[ -z "$why" ] && why=$(closing_lines "$D_OUT")
+	rx=$(closing_count "$D_OUT" received)
+	[ -z "$why" ] && [ "${rx:-0}" -lt 150 ] &&
+		why="the daemon received ${rx:-?} (its conservation line), want the 150 datagrams at least"
 	if [ -n "$why" ]; then
 		bad frame-2048 "$why"
 	elif ! grep -q "packets of up to 6 frames" "$D_ERR"; then
@@ -358,7 +436,7 @@ case_max_frags() {
 	ip -n "$dut" link set $tun up
 	why=$(exact_dir in jumbo4 mf)
 	# /metrics names the chain's reason: too long, here
-	ip netns exec "$dut" timeout 15 "$PY" "$progs/metrics_client.py" --port $port scrape \
+	lib_run ip netns exec "$dut" timeout 15 "$PY" "$progs/metrics_client.py" --port $port scrape \
 		--deadline 8 > "$tmp/mf.metrics" 2>&1
 	long=$(jget "$tmp/mf.metrics" 'int(d["drops_by_reason"]["chain_long"])')
 	stop_daemon
@@ -472,13 +550,18 @@ tw_ping() {
 	[ "$(echo "$r" | jget /dev/stdin "d['replies']")" = 20 ] || echo "$r"
 }
 
-# tw_run CASE FN ARGS...: FN CASE ARGS once the two-way daemon runs.
+# tw_run CASE IN OUT FN ARGS...: FN CASE ARGS once the two-way daemon
+# runs, through it: its rx must grow by IN at least, its tx by OUT
+# (through); $tw_in, $tw_out: the sums over the cases whose own check
+# passed, for tw-stop.
+tw_in=0 tw_out=0
 tw_run() {
-	local c=$1 fn=$2
-	shift 2
+	local c=$1 in=$2 out=$3 fn=$4
+	shift 4
 	lib_need tw-start
 	daemon_up || { bad "$c" "no daemon"; return; }
-	"$fn" "$c" "$@"
+	through "$tmp/tw.json" "$in" "$out" "$c" "$fn" "$c" "$@" &&
+		tw_in=$((tw_in + in)) tw_out=$((tw_out + out))
 }
 
 # tw_pings CASE ADDR-GEN ADDR-DUT SIZE FAMILY: 20 pings each way.
@@ -493,18 +576,19 @@ tw_pings() {
 	fi
 }
 
-case_tw_ping() { tw_run tw-ping tw_pings $G4 $D4 8972 ""; }
+# 20 echo requests and 20 replies each way: 40 in, 40 out.
+case_tw_ping() { tw_run tw-ping 40 40 tw_pings $G4 $D4 8972 ""; }
 
-case_tw_ping6() { tw_run tw-ping6 tw_pings $G6 $D6 8952 "IPv6 "; }
+case_tw_ping6() { tw_run tw-ping6 40 40 tw_pings $G6 $D6 8952 "IPv6 "; }
 
-case_tw_udp() {
+tw_udp() {
 	local why
-	lib_need tw-start
-	daemon_up || { bad tw-udp "no daemon"; return; }
 	why=$(exact_dir out jumbo4,jumbo6 tw-u)
 	[ -z "$why" ] && ok tw-udp "300 datagrams of 1472 to 8972 bytes out, IPv4 and IPv6, intact" ||
 		bad tw-udp "$why"
 }
+
+case_tw_udp() { tw_run tw-udp 0 300 tw_udp; }
 
 # tw_tcp TAG SERVER-NS SERVER-ADDR CLIENT-NS: 50 MB, sha256 at the server.
 tw_tcp() {
@@ -528,13 +612,13 @@ tw_tcp() {
 	fi
 }
 
-case_tw_tcp_in() { tw_run tw-tcp-in tw_tcp "$dut" $D4 "$gen"; }
+case_tw_tcp_in() { tw_run tw-tcp-in $SEGS $ACKS tw_tcp "$dut" $D4 "$gen"; }
 
-case_tw_tcp_out() { tw_run tw-tcp-out tw_tcp "$gen" $G4 "$dut"; }
+case_tw_tcp_out() { tw_run tw-tcp-out $ACKS $SEGS tw_tcp "$gen" $G4 "$dut"; }
 
-case_tw_tcp_in6() { tw_run tw-tcp-in6 tw_tcp "$dut" $D6 "$gen"; }
+case_tw_tcp_in6() { tw_run tw-tcp-in6 $SEGS $ACKS tw_tcp "$dut" $D6 "$gen"; }
 
-case_tw_tcp_out6() { tw_run tw-tcp-out6 tw_tcp "$gen" $G6 "$dut"; }
+case_tw_tcp_out6() { tw_run tw-tcp-out6 $ACKS $SEGS tw_tcp "$gen" $G6 "$dut"; }
 
 # tw_iperf3 CASE SERVER-NS SERVER-ADDR CLIENT-NS: iperf3 -n 50M from the
 # server to the client (-R). The receiver is then the client, which ends
@@ -567,9 +651,9 @@ print(e["sum_sent"]["bytes"], e["sum_received"]["bytes"], round(e["sum_received"
 	fi
 }
 
-case_tw_iperf3_in() { tw_run tw-iperf3-in tw_iperf3 "$gen" $G4 "$dut"; }
+case_tw_iperf3_in() { tw_run tw-iperf3-in $SEGS_MIB $ACKS tw_iperf3 "$gen" $G4 "$dut"; }
 
-case_tw_iperf3_out() { tw_run tw-iperf3-out tw_iperf3 "$dut" $D4 "$gen"; }
+case_tw_iperf3_out() { tw_run tw-iperf3-out $ACKS $SEGS_MIB tw_iperf3 "$dut" $D4 "$gen"; }
 
 # tw_http CASE SERVER-NS SERVER-ADDR CLIENT-NS: blob50 over HTTP from
 # python3's http.server to curl, sha256-exact.
@@ -599,13 +683,13 @@ tw_http() {
 }
 
 # Out through the way back (the server in the DUT).
-case_tw_http_out() { tw_run tw-http-out tw_http "$dut" $D4 "$gen"; }
+case_tw_http_out() { tw_run tw-http-out $ACKS $SEGS tw_http "$dut" $D4 "$gen"; }
 
 # Into the DUT through the daemon (the server in the generator's namespace).
-case_tw_http_in() { tw_run tw-http-in tw_http "$gen" $G4 "$dut"; }
+case_tw_http_in() { tw_run tw-http-in $SEGS $ACKS tw_http "$gen" $G4 "$dut"; }
 
 case_tw_stop() {
-	local why r chains more bad
+	local why r chains more bad rx sn
 	lib_need tw-start tw-ping tw-ping6 tw-udp tw-tcp-in tw-tcp-out tw-tcp-in6 tw-tcp-out6 \
 		tw-iperf3-in tw-iperf3-out tw-http-out tw-http-in
 	daemon_up || { bad tw-stop "no daemon"; return; }
@@ -617,6 +701,8 @@ case_tw_stop() {
 		why="$why $(grep '^conservation, way back' "$D_OUT" || echo 'no way back line')"
 	r=$(jget "$tmp/tw.json" "'%d %d %d' % (d['tx_chains'], d['tx_chain_more'], sum(q['tx_chain_long'] + q['tx_chain_bad'] + q['tx_chain_nosg'] for q in d['queues']))")
 	read -r chains more bad <<< "${r:-0 0 0}"
+	rx=$(closing_count "$D_OUT" received)
+	sn=$(closing_count "$D_OUT" sent)
 	# tw-ping's 20 replies and tw-udp's 200 datagrams of two or three
 	# frames, and tw-tcp-out's segments, went out in several frames.
 	if [ -n "${why// /}" ]; then
@@ -630,13 +716,15 @@ case_tw_stop() {
 		bad tw-stop "packets lost: $(grep '^conservation' "$D_OUT" | tr '\n' ' ')"
 	elif [ "${chains:-0}" -lt 220 ] || [ "${more:-0}" -le "${chains:-0}" ] || [ "$bad" != 0 ]; then
 		bad tw-stop "tx_chains ${chains:-none}, their later frames ${more:-none}, refused $bad: want 220 or more, more frames than packets, none refused"
+	elif [ "${rx:-0}" -lt "$tw_in" ] || [ "${sn:-0}" -lt "$tw_out" ]; then
+		bad tw-stop "the daemon received ${rx:-?}, its way back sent ${sn:-?}: want the cases' $tw_in and $tw_out at least (they went around it)"
 	else
-		ok tw-stop "tx_chains $chains ($more later frames); $(grep '^conservation, way back' "$D_OUT")"
+		ok tw-stop "tx_chains $chains ($more later frames); received $rx, $tw_in at least wanted; $(grep '^conservation, way back' "$D_OUT")"
 	fi
 }
 
 case_tw_frame_2048() {
-	local why
+	local why sn
 	lib_need tw-stop
 	if ! start_tw tw2k --duration 30 --frame-size 2048; then
 		bad tw-frame-2048 "ucpumapd did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
@@ -647,6 +735,8 @@ case_tw_frame_2048() {
 	[ -z "$why" ] && why=$(closing_lines "$D_OUT")
 	grep -q '^conservation, way back: .*: holds$' "$D_OUT" ||
 		why="$why $(grep '^conservation, way back' "$D_OUT" || echo 'no way back line')"
+	sn=$(closing_count "$D_OUT" sent)
+	[ "${sn:-0}" -ge 150 ] || why="$why the way back sent ${sn:-?}, want the 150 datagrams at least;"
 	if [ -n "${why// /}" ]; then
 		bad tw-frame-2048 "$why"
 	else
@@ -655,10 +745,11 @@ case_tw_frame_2048() {
 }
 
 # tw_variant CASE ARGS...: ucpumapd two-way with ARGS: tw-udp's datagrams
-# and 50 MB out, intact; both ways conserved, every frame home. Prints the
-# way back's line and the JSON's counters, or FAIL.
+# and 50 MB out, intact; both ways conserved, every frame home; through
+# the daemon (its closing lines): the way back sent the 300 and the
+# segments, it received the ACKs. Prints FAIL, or nothing.
 tw_variant() {
-	local c=$1 why
+	local c=$1 why rx sn
 	shift
 	if ! start_tw "$c" --duration 60 --stats-json "$tmp/$c.json" "$@"; then
 		bad "$c" "ucpumapd $* did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
@@ -673,8 +764,12 @@ tw_variant() {
 	why="$why $(closing_lines "$D_OUT")"
 	grep -q '^conservation, way back: .*: holds$' "$D_OUT" ||
 		why="$why $(grep '^conservation, way back' "$D_OUT" || echo 'no way back line')"
+	rx=$(closing_count "$D_OUT" received)
+	sn=$(closing_count "$D_OUT" sent)
+	[ "${rx:-0}" -ge $ACKS ] && [ "${sn:-0}" -ge $((300 + SEGS)) ] ||
+		why="$why the daemon received ${rx:-?}, its way back sent ${sn:-?}: want $ACKS and $((300 + SEGS)) at least (the ACKs; the datagrams and the segments);"
 	if [ -n "${why// /}" ]; then
-		bad "$c" "$why"
+		bad "$c" "${why#"${why%%[! ]*}"}"
 		return 1
 	fi
 }
@@ -705,8 +800,17 @@ case_tw_no_offload() {
 	fi
 }
 
+# back_sum FILE NAME: the sum over the workers of NAME N on the way back's
+# lines (--extended's "back:", one a worker) of the daemon's last block
+# (its closing one, from "total"); empty when there is none.
+back_sum() {
+	awk -v k="$2" '/^total / { s = 0; n = 0; t = 1 }
+		t && $1 == "back:" { for (i = 2; i < NF; i++) if ($i == k) { s += $(i + 1); n++ } }
+		END { if (n) print s }' "$1"
+}
+
 case_tw_neigh() {
-	local out held nn
+	local out held nn rx sn
 	lib_need tw-no-offload
 	ip -n "$dut" neigh flush dev vd
 	if ! TW_NEIGH=1 start_tw tw-neigh --duration 30 --extended; then
@@ -715,13 +819,16 @@ case_tw_neigh() {
 	fi
 	out=$(tw_ping "$dut" $G4)
 	stop_daemon
-	held=$(last_count "$D_OUT" held)
-	nn=$(last_count "$D_OUT" no_neigh)
+	held=$(back_sum "$D_OUT" held)
+	nn=$(back_sum "$D_OUT" no_neigh)
+	rx=$(closing_count "$D_OUT" received)
+	sn=$(closing_count "$D_OUT" sent)
 	if [ -z "$out" ] && [ "${held:-0}" -ge 1 ] && [ "${nn:-x}" = 0 ] &&
+		[ "${rx:-0}" -ge 20 ] && [ "${sn:-0}" -ge 20 ] &&
 		grep -q "^audit: every frame came home" "$D_OUT"; then
-		ok tw-neigh "20 of 20 echoes of 9000 bytes out, the first $held waiting in three frames for the generator's address; no_neigh 0, every frame home"
+		ok tw-neigh "20 of 20 echoes of 9000 bytes out, the first $held waiting in three frames for the generator's address; no_neigh 0 (the workers' sums); the way back sent $sn, the daemon received $rx; every frame home"
 	else
-		bad tw-neigh "echoes: ${out:-all 20}; held ${held:-none}, no_neigh ${nn:-none}; $(grep '^audit' "$D_OUT")"
+		bad tw-neigh "echoes: ${out:-all 20}; held ${held:-none}, no_neigh ${nn:-none} (the workers' sums; want 1 at least and 0); the way back sent ${sn:-?}, the daemon received ${rx:-?} (want 20 and 20 at least); $(grep '^audit' "$D_OUT")"
 	fi
 }
 

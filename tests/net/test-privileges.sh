@@ -12,10 +12,18 @@
 #                  CAP_NET_ADMIN alone
 #   MODE-tun-owned the tun it made belongs to the user it runs as; another
 #                  user's attach of a queue of it is refused (EPERM)
-#   MODE-forwards  a known count of datagrams through it (and, two-way,
-#                  pings out through the tun)
+#   MODE-forwards  a known count of datagrams through it, each read once
+#                  behind its tun by a reader bound to the tun (one the
+#                  kernel took in by vd, the XDP program's fallback when
+#                  the daemon takes nothing, is never read); two-way, the
+#                  route to the generator through the tun (checked) and
+#                  pings out that way: 4 of 5 answered at least
 #   MODE-stop      SIGTERM: exit 0, the conservation lines hold, every
-#                  frame home, nothing left attached
+#                  frame home, nothing left attached; the daemon's own
+#                  count: received at least the datagrams sent (and the
+#                  ping replies); two-way, the way back's line there, its
+#                  read at least the 5 pings and its sent at least the
+#                  replies
 #     MODE: one-way, one-way-user, two-way (the kernel resolves a next hop
 #     it did not know), peer-mac-user, tap-user, one-way-busy-poll (its
 #     RX thread's polls of the device): each under the seccomp
@@ -155,12 +163,12 @@ caps_check() {
 	echo "$why"
 }
 
-# forward COUNT: COUNT rounds of the ipv4 sizes from g through the tun;
-# prints "received expected".
+# forward COUNT: COUNT rounds of the ipv4 sizes from g through the tun,
+# read on the tun (ucmpt) alone; prints "received expected".
 forward() {
 	rm -f "$tmp/r" "$tmp/s" "$tmp/res"
-	ip netns exec "$d" "$PY" $helper exact-recv --paths ipv4 --count "$1" \
-		--ready "$tmp/r" --stop "$tmp/s" --out "$tmp/res" --timeout 15 > /dev/null 2>&1 &
+	ip netns exec "$d" "$PY" $helper exact-recv --paths ipv4 --count "$1" --dev ucmpt \
+		--ready "$tmp/r" --stop "$tmp/s" --out "$tmp/res" --timeout 15 > "$tmp/recv.log" 2>&1 &
 	local rp=$!
 	lib_pid $rp
 	wait_file "$tmp/r" 50 && lib_run ip netns exec "$g" "$PY" $helper exact-send --paths ipv4 \
@@ -190,9 +198,27 @@ closing_ok() {	# TWO-WAY: empty when the stop was clean, else why not
 	echo "$why"
 }
 
+# counted TWO-WAY SENT REPLIES: empty when the daemon's closing lines
+# count what went through it (received at least SENT datagrams and
+# REPLIES ping replies; two-way, its way back read at least the 5 pings
+# and sent at least REPLIES), else what they say.
+counted() {
+	local why= rx rd sn want=$(($2 + ${3:-0}))
+	rx=$(closing_count "$D_OUT" received)
+	[ "${rx:-0}" -ge "$want" ] ||
+		why="the daemon received ${rx:-?} (its conservation line), want $want at least: the datagrams${3:+ and ping replies} went around it;"
+	if [ "$1" = yes ]; then
+		rd=$(closing_count "$D_OUT" read)
+		sn=$(closing_count "$D_OUT" sent)
+		[ "${rd:-0}" -ge 5 ] && [ "${sn:-0}" -ge "${3:-0}" ] ||
+			why="$why its way back read ${rd:-?}, sent ${sn:-?}: want 5 pings read and ${3:-0} sent at least;"
+	fi
+	echo "$why"
+}
+
 # run MODE USER(yes/no) TWO-WAY(yes/no) ARGS...: start, caps, traffic, stop.
 run() {
-	local mode=$1 user=$2 two=$3 why r n filter=$FILTER
+	local mode=$1 user=$2 two=$3 why r e n= route= filter=$FILTER
 	shift 3
 	case " $* " in *" --no-seccomp "*) filter=0 ;; esac
 	if ! start "$mode" "$@"; then
@@ -208,12 +234,17 @@ run() {
 	tun_owned "$mode" "$@"
 	case $two in
 	yes)
+		# The way out through the tun, or the pings would leave by vd.
 		if [ "$mode" != "${mode#tap}" ]; then
-			ip -n "$d" addr add 10.206.0.2/24 dev ucmpt
+			ip -n "$d" addr add 10.206.0.2/24 dev ucmpt 2> "$tmp/route.err" ||
+				route="ip addr add 10.206.0.2/24 dev ucmpt: $(head -1 "$tmp/route.err");"
 		else
-			ip -n "$d" route add 10.206.0.1/32 dev ucmpt
+			ip -n "$d" route add 10.206.0.1/32 dev ucmpt 2> "$tmp/route.err" ||
+				route="ip route add 10.206.0.1/32 dev ucmpt: $(head -1 "$tmp/route.err");"
 			ip netns exec "$d" sysctl -qw net.ipv4.conf.ucmpt.rp_filter=0
 		fi
+		ip -n "$d" route get 10.206.0.1 2> /dev/null | grep -q " dev ucmpt " ||
+			route="$route the route to 10.206.0.1: $(ip -n "$d" route get 10.206.0.1 2>&1 | head -1), not through ucmpt;"
 		# Out first, to a peer neither side has met: the next hop must
 		# be resolved for the way back (the kernel's, or --peer-mac).
 		ip -n "$d" neigh flush dev vd
@@ -222,15 +253,19 @@ run() {
 		;;
 	esac
 	read -r r e <<< "$(forward 20)"
-	if [ "${r:-0}" = "${e:-x}" ] && { [ $two = no ] || [ "${n:-0}" -ge 4 ]; }; then
-		ok "$mode-forwards" "$r of $e datagrams in${n:+, $n of 5 pings out}"
+	if [ "${r:-0}" = "${e:-x}" ] && { [ $two = no ] || { [ "${n:-0}" -ge 4 ] && [ -z "$route" ]; }; }; then
+		ok "$mode-forwards" "$r of $e datagrams in, read on ucmpt${n:+, $n of 5 pings out through it}"
 	else
-		bad "$mode-forwards" "received ${r:-?} of ${e:-?} datagrams${n:+, $n of 5 pings out (want 4 at least)}"
+		bad "$mode-forwards" "read ${r:-?} of ${e:-?} datagrams on ucmpt$([ -s "$tmp/recv.log" ] && echo " (the reader: $(tail -1 "$tmp/recv.log"))")${n:+, $n of 5 pings out$([ "$n" -ge 4 ] || echo " (want 4 at least)")}${route:+; $route}"
 	fi
 	stop
 	why=$(closing_ok $two)
-	if [ -z "$why" ]; then ok "$mode-stop"; else bad "$mode-stop" "$why"; fi
-	[ $two = yes ] && [ "$mode" != "${mode#tap}" ] && ip -n "$d" addr add 10.206.0.2/24 dev vd
+	why="$why$(counted $two "${e:-120}" $n)"
+	if [ -z "$why" ]; then
+		ok "$mode-stop" "exit 0, conservation holds, every frame home; the daemon received $(closing_count "$D_OUT" received) (${e:-120} datagrams sent${n:+, $n ping replies})${n:+, its way back read $(closing_count "$D_OUT" read) and sent $(closing_count "$D_OUT" sent)}"
+	else
+		bad "$mode-stop" "$why"
+	fi
 }
 
 # tun_owned MODE ARGS...: the tun the daemon made (ucmpt) belongs to the
@@ -305,11 +340,13 @@ case_one_way() { run one-way no no --tun ucmpt; }
 case_one_way_user() { run one-way-user yes no --tun ucmpt --user nobody; }
 case_two_way() { run two-way no yes --tun ucmpt --two-way; }
 case_peer_mac_user() { run peer-mac-user yes yes --tun ucmpt --user nobody --peer-mac "$gmac"; }
-# The tap holds the DUT's address (run gives it back to vd at the end).
+# The tap holds the DUT's address; vd gets it back however the run went
+# (the cases after this one send to it).
 case_tap_user() {
 	ip -n "$d" addr del 10.206.0.2/24 dev vd
 	ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=1
 	run tap-user yes yes --tun ucmpt --tap --two-way --user nobody
+	ip -n "$d" addr replace 10.206.0.2/24 dev vd
 	ip netns exec "$d" sysctl -qw net.ipv4.conf.vd.arp_ignore=0
 }
 # Busy polling's look holds its CPU: the RX thread on CPU 0, the workers

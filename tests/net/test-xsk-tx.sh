@@ -13,7 +13,10 @@
 # refused and comes home; a close with frames still on the TX ring reclaims them, and
 # waits for the frames an application returns late; an idle
 # wait or sleep returns 0 when it times out; the default frames_per_queue
-# covers the default rings, 4096 does not.
+# covers the default rings, 4096 does not. Before each close, the pool
+# audit (ucm_umem__audit(): every frame of the pools accounted for, in
+# the backing stack, a cache, a ring or out) must say 0 ("audit 0"):
+# a case that does not see it FAILs.
 #
 #   direct         20000 datagrams, each read once, direct bulk recycling
 #                  on; with it frames-default, idle-wait, dry-sleep and
@@ -94,7 +97,7 @@ recv_stop() {	# waits until nothing more arrives, then stops the reader
 val() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/out"; }
 
 run() {	# mode count
-	timeout 30 ip netns exec "$a" "$prog" va "$smac" "$dmac" 10.203.0.1 10.203.0.2 "$2" "$1" \
+	lib_run timeout 30 ip netns exec "$a" "$prog" va "$smac" "$dmac" 10.203.0.1 10.203.0.2 "$2" "$1" \
 		> "$tmp/out" 2> "$tmp/err"
 }
 
@@ -107,8 +110,8 @@ mode_case() {
 	rc=$?
 	recv_stop
 	read -r total uniq dups < "$tmp/recv"
-	if [ "$rc" -ne 0 ] || [ "$(val close)" != 0 ]; then
-		bad "$mode" "exit $rc, close $(val close): $(head -c 300 "$tmp/err")"
+	if [ "$rc" -ne 0 ] || [ "$(val audit)" != 0 ] || [ "$(val close)" != 0 ]; then
+		bad "$mode" "exit $rc, audit $(val audit), close $(val close): $(head -c 300 "$tmp/err")"
 	elif [ "${total:-x}" != 20000 ] || [ "${uniq:-x}" != 20000 ]; then
 		bad "$mode" "read $total datagrams, $uniq distinct, of 20000"
 	elif [ "$(val sent)" != 20000 ] || [ "$(val completed)" != 20000 ]; then
@@ -117,9 +120,9 @@ mode_case() {
 		[ "$(val bad)" != 4 ]; }; then
 		bad "$mode" "TX checksum offload $(val tx_csum) (want 1 on veth), bad ones taken $(val bad_taken), counted $(val bad) (want 4 and 4)"
 	elif [ "$mode" = csum ]; then
-		ok "$mode: 20000 read once each, half with the UDP checksum left to the kernel (va's TX checksumming off: finished in software, checked by vb's UDP); 4 posted without room for their metadata refused and home; close audited"
+		ok "$mode: 20000 read once each, half with the UDP checksum left to the kernel (va's TX checksumming off: finished in software, checked by vb's UDP); 4 posted without room for their metadata refused and home; audit 0, close 0"
 	else
-		ok "$mode: 20000 read once each, 20000 completed, close audited"
+		ok "$mode: 20000 read once each, 20000 completed, audit 0, close 0"
 	fi
 	[ "$mode" = direct ] && direct_extras
 	d=$(val direct)
@@ -179,8 +182,8 @@ case_ring_full() {
 	run full 4096
 	rc=$?
 	if [ "$rc" -eq 0 ] && [ "$(val sent)" = 1024 ] && [ "$(val ring_full)" = 3072 ] &&
-		[ "$(val completed)" = 1024 ] && [ "$(val close)" = 0 ]; then
-		ok "ring-full: 1024 taken, 3072 counted, all home"
+		[ "$(val completed)" = 1024 ] && [ "$(val audit)" = 0 ] && [ "$(val close)" = 0 ]; then
+		ok "ring-full: 1024 taken, 3072 counted, all home (audit 0)"
 	else
 		bad ring-full "exit $rc: $(tr '\n' ' ' < "$tmp/out") $(head -c 300 "$tmp/err")"
 	fi
@@ -192,8 +195,8 @@ case_close_reclaims_tx() {
 	local rc
 	run leave 1024
 	rc=$?
-	if [ "$rc" -eq 0 ] && [ "$(val pending)" -gt 0 ] && [ "$(val close)" = 0 ]; then
-		ok "close-reclaims-tx: $(val pending) frames the kernel held came home"
+	if [ "$rc" -eq 0 ] && [ "$(val pending)" -gt 0 ] && [ "$(val audit)" = 0 ] && [ "$(val close)" = 0 ]; then
+		ok "close-reclaims-tx: $(val pending) frames the kernel held came home (audit 0 before the close)"
 	else
 		bad close-reclaims-tx "exit $rc: $(tr '\n' ' ' < "$tmp/out") $(head -c 300 "$tmp/err")"
 	fi
@@ -205,9 +208,9 @@ case_close_waits_late() {
 	local rc
 	run late 1024
 	rc=$?
-	if [ "$rc" -eq 0 ] && [ "$(val close_early)" = -16 ] && [ "$(val close)" = 0 ] &&
-		[ "$(val late_ms)" -ge 90 ]; then
-		ok "close-waits-late: -EBUSY with 4 frames out; then waited $(val late_ms) ms for them, freed"
+	if [ "$rc" -eq 0 ] && [ "$(val close_early)" = -16 ] && [ "$(val audit)" = 0 ] &&
+		[ "$(val close)" = 0 ] && [ "$(val late_ms)" -ge 90 ]; then
+		ok "close-waits-late: -EBUSY with 4 frames out; then waited $(val late_ms) ms for them, freed (audit 0 before the close)"
 	else
 		bad close-waits-late "exit $rc: $(tr '\n' ' ' < "$tmp/out") $(head -c 300 "$tmp/err")"
 	fi

@@ -8,7 +8,11 @@ as one line of JSON on stdout, or writes it to --out.
 
   exact-send  sequence-numbered UDP of every size, per address family/path
               (the VLAN paths as tagged frames on a raw socket)
-  exact-recv  reads them behind the tun: each once, byte-identical
+  exact-recv  reads them behind the tun: each once, byte-identical; with
+              --dev IF (SO_BINDTODEVICE) only what arrives on IF, the tun:
+              a datagram the kernel took in by another way (the XDP
+              program's fallback, XDP_PASS) is never read, so none that
+              went around the daemon counts
   flows-send  16 flows with distinct counts; prints the expected split of
               each steering policy over two workers
   sink        binds UDP ports and reads (counts) until told to stop
@@ -189,10 +193,13 @@ def wait_stop_loop(socks, stop, deadline, on_dgram):
             timed_out = not os.path.exists(stop)
 
 
-def bind_udp(family, port):
+def bind_udp(family, port, dev=None):
     s = socket.socket(family, socket.SOCK_DGRAM)
     if family == socket.AF_INET6:
         s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+    if dev:
+        # Only what arrives on dev (the tun): no other way in reaches it.
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, dev.encode())
     # Room for everything, so that a slow reader loses nothing.
     try:
         s.setsockopt(socket.SOL_SOCKET, 33, 32 << 20)	# SO_RCVBUFFORCE
@@ -207,7 +214,7 @@ def exact_recv(a):
     cls_info = {cls: (p, size) for p, cls, size in classes(paths)}
     got = {cls: {} for cls in cls_info}
     stray = []
-    s4, s6 = bind_udp(socket.AF_INET, PORT), bind_udp(socket.AF_INET6, PORT)
+    s4, s6 = bind_udp(socket.AF_INET, PORT, a.dev), bind_udp(socket.AF_INET6, PORT, a.dev)
     open(a.ready, "w").close()
 
     def on(s, data, addr):
@@ -639,6 +646,7 @@ def main():
     p = sub.add_parser("exact-recv")
     p.add_argument("--paths", required=True)
     p.add_argument("--count", type=int, default=100)
+    p.add_argument("--dev", help="read only what arrives on this device (the tun)")
     for k in ("ready", "stop", "out"):
         p.add_argument("--" + k, required=True)
     p.add_argument("--timeout", type=float, default=30)

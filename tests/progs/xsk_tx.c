@@ -18,8 +18,10 @@
  * with no time to wait says -EBUSY; one with a second waits for the
  * thread to return them 100 ms later, then frees: close_early, late_ms).
  * Prints "key value" lines: sent, completed, direct, ring_full, tx_csum,
- * bad, audit; the idle sleeps', and the sleeps' with the pool dry and fed
- * again (dry_sleeps()).
+ * bad, audit (ucm_umem__audit()'s result before the close: 0 when every
+ * frame of the pools is accounted for; its log lines say what is not),
+ * close; the idle sleeps', and the sleeps' with the pool dry and fed
+ * again (dry_sleeps()). Exits 1 when the audit or the close fails.
  */
 #include <arpa/inet.h>
 #include <stdbool.h>
@@ -184,7 +186,7 @@ int main(int argc, char **argv)
 	uint64_t txed = 0;
 	pthread_t th;
 	double end;
-	int rc;
+	int rc, audit;
 
 	if (argc != 8 || parse_mac(argv[2], smac) || parse_mac(argv[3], dmac) ||
 	    inet_pton(AF_INET, argv[4], &sip) != 1 || inet_pton(AF_INET, argv[5], &dip) != 1) {
@@ -281,8 +283,8 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "late"))
 		late_n = ucm_pool__alloc_bulk(ucm_xsk_queue__pool(q), late_frames, 4);
 	ucm_pool__clear_owner(ucm_xsk_queue__pool(q));
-	rc = ucm_umem__audit(umem, &a, sizeof(a));
-	(void)a;
+	audit = ucm_umem__audit(umem, &a, sizeof(a));
+	printf("audit %d\n", audit);
 	if (late_n) {
 		double t0;
 
@@ -297,5 +299,5 @@ int main(int argc, char **argv)
 	}
 	printf("close %d\n", rc);
 	fflush(stdout);
-	return rc ? 1 : 0;
+	return rc || audit ? 1 : 0;
 }
