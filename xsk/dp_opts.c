@@ -512,13 +512,13 @@ int ucm_dp_chain_frames(struct dp_cfg *c)
 	if (c->frames >= need)
 		return 0;
 	if (!c->frames_set) {
-		c->frames = 1u << (32 - __builtin_clz(need - 1));
+		c->frames = pow2_up(need);
 		pr_info("dp: %u frames per queue: an RX ring of %u descriptors, a worker ring of packets of up to %u frames%s\n",
 			c->frames, c->rx_size, k, chans);
 		return 0;
 	}
-	pr_warn("dp: %u frames per queue cannot cover the rings and a worker ring of packets of up to %u frames%s (%s's MTU %u): give at least %u\n",
-		c->frames, k, chans, c->ifname, c->if_mtu, need);
+	pr_warn("dp: %u frames per queue cannot cover the rings and a worker ring of packets of up to %u frames%s (%s's MTU %u): give at least %u (they need %u; a power of two)\n",
+		c->frames, k, chans, c->ifname, c->if_mtu, pow2_up(need), need);
 	return -EINVAL;
 }
 
@@ -542,13 +542,14 @@ int ucm_dp_check_cfg(struct dp_cfg *c)
 	/* Not given: as many as the rings and the channels take (two-way
 	 * past four workers a queue, more than the default). */
 	if (c->frames < need && !c->frames_set) {
-		c->frames = 1u << (32 - __builtin_clz(need - 1));
+		c->frames = pow2_up(need);
 		pr_info("dp: %u frames per queue: the rings, a worker ring and the way back of %u workers\n",
 			c->frames, c->nworkers);
 	}
 	if (c->frames < need) {
-		pr_warn("dp: %u frames per queue cannot cover the rings, a worker ring%s: give at least %u\n",
-			c->frames, dp_has_channels(c->flags) ? " and the way back" : "", need);
+		pr_warn("dp: %u frames per queue cannot cover the rings, a worker ring%s: give at least %u (they need %u; a power of two)\n",
+			c->frames, dp_has_channels(c->flags) ? " and the way back" : "", pow2_up(need),
+			need);
 		return -EINVAL;
 	}
 	if (!if_nametoindex(c->ifname)) {

@@ -120,13 +120,10 @@ int ucm_xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 	/* The fill and RX rings can hold this many frames at once; the pool
 	 * needs them plus room for the frames out in the cpumap. */
 	if (o->frames_per_queue < o->fill_size + o->rx_size) {
-		uint32_t least = 1;
-
 		/* A pool's frames are a power of two (ucm_umem__create()). */
-		while (least < o->fill_size + o->rx_size)
-			least <<= 1;
 		pr_warn("xsk: %u frames per queue cannot cover a fill ring of %u and an RX ring of %u: give at least %u\n",
-			o->frames_per_queue, o->fill_size, o->rx_size, least);
+			o->frames_per_queue, o->fill_size, o->rx_size,
+			pow2_up(o->fill_size + o->rx_size));
 		return -EINVAL;
 	}
 	if (o->mode > UCM_XSK_ZEROCOPY ||

@@ -106,6 +106,12 @@ static inline bool is_pow2(uint64_t x)
 	return x && !(x & (x - 1));
 }
 
+/* The least power of two at or above @x (1 to 2^31). */
+static inline uint32_t pow2_up(uint32_t x)
+{
+	return x <= 1 ? 1 : 1u << (32 - __builtin_clz(x - 1));
+}
+
 static inline unsigned int ilog2_u64(uint64_t x)
 {
 	return 63 - __builtin_clzll(x);

@@ -197,7 +197,7 @@ static int test_bad_options(void)
 	if (refused(&b, ERANGE, "is more than a 4096-byte frame holds"))
 		return 1;
 	b.frames_per_queue = UCM_DP_FRAMES_DEFAULT;
-	if (refused(&b, EINVAL, "8192 frames per queue cannot cover the rings, a worker ring and the way back: give at least 10240"))
+	if (refused(&b, EINVAL, "8192 frames per queue cannot cover the rings, a worker ring and the way back: give at least 16384 (they need 10240; a power of two)"))
 		return 1;
 	/* lo's MTU (65536) is more than any frame holds. */
 	b = o;
@@ -344,20 +344,20 @@ static int test_frames_chains(void)
 
 	/* Fill and RX (3072) + a worker ring of three frames an entry. */
 	if (chain_need(&o, 3072 + 3 * 2048,
-		       "a worker ring of packets of up to 3 frames (lo's MTU 9000): give at least 9216"))
+		       "a worker ring of packets of up to 3 frames (lo's MTU 9000): give at least 16384 (they need 9216; a power of two)"))
 		return 1;
 	/* Two-way: + the TX ring + an out ring of three frames an entry
 	 * and a free ring of one. */
 	o.flags = UCM_DP_F_TWO_WAY;
 	snprintf(words, sizeof(words),
-		 "up to 3 frames, TX channels of up to 3 (lo's MTU 9000): give at least %u", 9216 + UCM_XSK_TX_RING + 4 * UCM_TXQ_DEFAULT_SIZE);
+		 "up to 3 frames, TX channels of up to 3 (lo's MTU 9000): give at least 16384 (they need %u", 9216 + UCM_XSK_TX_RING + 4 * UCM_TXQ_DEFAULT_SIZE);
 	if (chain_need(&o, 9216 + UCM_XSK_TX_RING + 4 * UCM_TXQ_DEFAULT_SIZE, words))
 		return 1;
 	/* Two workers on each of two queues: two channels each. */
 	o.ncpus = 4;
 	o.queues = q2;
 	o.nqueues = 2;
-	if (chain_need(&o, 9216 + UCM_XSK_TX_RING + 8 * UCM_TXQ_DEFAULT_SIZE, "give at least"))
+	if (chain_need(&o, 9216 + UCM_XSK_TX_RING + 8 * UCM_TXQ_DEFAULT_SIZE, "; a power of two)"))
 		return 1;
 	/* max_frags 2: the worker ring's packets two frames, the way
 	 * back's still three. */
