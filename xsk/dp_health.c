@@ -217,6 +217,30 @@ static void links_say(struct ucm_dp *dp, uint32_t now)
 	dp->links_seen = true;
 }
 
+/* The interface's MTU changed under the running datapath: said once per
+ * change. The set-up sized the frames, the chains and the tun for the old
+ * one, and two-way what the kernel routes into the tun past the new one
+ * cannot leave by it (the way back would count it sent). */
+static void mtu_say(struct ucm_dp *dp)
+{
+	uint32_t was = dp->if_mtu_said ? dp->if_mtu_said : dp->c.if_mtu, mtu;
+	struct ifreq ifr = {};
+
+	if (!dp->c.if_mtu || ucm_dp_if_ioctl(dp->c.ifname, SIOCGIFMTU, &ifr) ||
+	    ifr.ifr_mtu <= 0 || (uint32_t)ifr.ifr_mtu == was)
+		return;
+	mtu = ifr.ifr_mtu;
+	dp->if_mtu_said = mtu;
+	if (mtu == dp->c.if_mtu)
+		pr_info("dp: %s's MTU is back to %u, the start's\n", dp->c.ifname, mtu);
+	else if ((dp->c.flags & UCM_DP_F_TWO_WAY) && !dp->c.sink && mtu < dp->c.mtu)
+		pr_warn("dp: %s's MTU is now %u, below the tun %s's %u: what the kernel routes into the tun past %u bytes cannot leave by %s; lower the tun's (ip link set dev %s mtu %u), or restart: that sizes it anew\n",
+			dp->c.ifname, mtu, dp->c.tun, dp->c.mtu, mtu, dp->c.ifname, dp->c.tun, mtu);
+	else
+		pr_warn("dp: %s's MTU is now %u (%u at the start, which the frames%s were sized for): a restart sizes them anew\n",
+			dp->c.ifname, mtu, dp->c.if_mtu, dp->c.sink ? "" : " and the tun");
+}
+
 int ucm_dp__check(struct ucm_dp *dp, struct ucm_dp_health *h, size_t sz)
 {
 	int iface, tun = 1;
@@ -235,6 +259,8 @@ int ucm_dp__check(struct ucm_dp *dp, struct ucm_dp_health *h, size_t sz)
 			(dp->tun_ifindex && tun > 0 ? UCM_DP_LINK_TUN_UP : 0);
 		if (iface >= 0 && tun >= 0)
 			links_say(dp, links);
+		if (iface > 0)
+			mtu_say(dp);
 	}
 	dp->health.links = links;
 	ucm_stats_out(h, sz, &dp->health, sizeof(dp->health));

@@ -148,6 +148,8 @@ struct ucm_dp {
 	uint32_t links;			/* UCM_DP_LINK_*, as last said */
 	uint32_t links_last;		/* as the last look saw them */
 	bool links_seen;
+	uint32_t if_mtu_said;		/* the interface's MTU last said, 0:
+					 * the set-up's (c.if_mtu) */
 	struct ucm_dp_health health;	/* the first fault, kept */
 	struct dp_watch watch_w[UCM_CPUMAP_MAX_WORKERS];
 	struct dp_watch watch_q[UCM_XSK_MAX_QUEUES];

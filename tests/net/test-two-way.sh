@@ -66,6 +66,9 @@
 #   multicast-out       5 datagrams to 239.1.2.3 routed into the tun, out
 #                       to the group's Ethernet address, received by a
 #                       member behind vg
+#   mtu-change          vd's MTU lowered under a running daemon: said,
+#                       naming the tun's larger one and the fix; set back:
+#                       said; a clean stop
 #   no-offload-kept     --no-offload on a kept tun whose offloads are on:
 #                       they go off, a file goes out intact, nothing dropped
 #                       for them
@@ -101,7 +104,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum no-offload-kept prewake neigh-known neigh-gateway neigh-via6 neigh-v6 neigh-limits multicast-out sigterm man-example tap bad-flags"
+stats clean-stop total-line spin sw-csum no-offload-kept prewake neigh-known neigh-gateway neigh-via6 neigh-v6 neigh-limits multicast-out mtu-change sigterm man-example tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -910,6 +913,28 @@ PY
 		ok multicast-out "5 datagrams to 239.1.2.3 out through the way back to 01:00:5e:01:02:03, received by a member behind vg"
 	else
 		bad multicast-out "${got:-0} of 5 received, exit $rc: $(tail -2 "$tmp/mc.res" | tr '\n' ' ')"
+	fi
+}
+
+case_mtu_change() {
+	local why= rc
+	own
+	if ! start --two-way; then
+		bad mtu-change "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
+		return
+	fi
+	ip -n "$d" link set vd mtu 1400
+	wait_line "$tmp/d.err" "dp: vd's MTU is now 1400, below the tun ucm2's 1500: .*ip link set dev ucm2 mtu 1400" 20 ||
+		why="no word of vd's MTU 1400;"
+	ip -n "$d" link set vd mtu 1500
+	wait_line "$tmp/d.err" "dp: vd's MTU is back to 1500, the start's" 20 || why="$why no word of it back to 1500;"
+	stop
+	rc=$?
+	[ "$rc" = 0 ] || why="$why exit $rc;"
+	if [ -z "$why" ]; then
+		ok mtu-change "both changes said"
+	else
+		bad mtu-change "$why $(grep -h "MTU" "$tmp/d.err" | head -3 | tr '\n' ' ')"
 	fi
 }
 

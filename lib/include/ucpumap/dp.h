@@ -526,10 +526,10 @@ struct ucm_dp_health {
  * @h: filled, @sz bytes of it (sizeof as the caller was built)
  *
  * For the control thread, every 100 ms or so while running (an interface
- * lookup and two ioctls, a look at each thread's ring; it never touches
- * the threads). A fault is logged
- * once when first seen, and a link's change once per change, naming what
- * it means. Return: 0 no fault (a link may be down), 1 a fault (in @h),
+ * lookup and three ioctls, a look at each thread's ring; it never touches
+ * the threads). A fault is logged once when first seen, and a link's
+ * change, or of the interface's MTU, once per change, naming what it
+ * means. Return: 0 no fault (a link may be down), 1 a fault (in @h),
  * -EINVAL.
  */
 UCM_API int ucm_dp__check(struct ucm_dp *dp, struct ucm_dp_health *h, size_t sz);
