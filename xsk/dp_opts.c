@@ -503,6 +503,14 @@ int ucm_dp_chain_frames(struct dp_cfg *c)
 		return 0;
 	k_out = chain_len(c);
 	k = k_out < c->max_frags ? k_out : c->max_frags;
+	/* A packet's descriptors go on the RX ring together, the way back's
+	 * on the TX ring (min(rx_size, UCM_XSK_TX_RING)): a ring smaller
+	 * than a packet passes none of that size. */
+	if (c->rx_size < k_out) {
+		pr_warn("dp: an RX ring of %u descriptors cannot hold a packet of %u frames (%s's MTU %u): give rx_size %u at least\n",
+			c->rx_size, k_out, c->ifname, c->if_mtu, pow2_up(k_out));
+		return -EINVAL;
+	}
 	/* The frames are ours to size: so is the RX ring, in packets. */
 	if (!c->frames_set && !c->rx_size_set && c->rx_size < UCM_DP_RX_RING_CHAIN)
 		c->rx_size = UCM_DP_RX_RING_CHAIN;

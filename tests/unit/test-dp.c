@@ -373,6 +373,15 @@ static int test_frames_chains(void)
 	if (chain_need(&o, 9216 + UCM_XSK_TX_RING + 4 * 3 * UCM_TXQ_DEFAULT_SIZE,
 		       "TX channels of up to 3"))
 		return 1;
+	/* An RX ring smaller than a packet's descriptors: refused. */
+	UT_ASSERT(!ucm_dp_resolve(&o, &c), "options refused");
+	c.if_mtu = 9000;
+	c.sg = true;
+	c.rx_size = 2;
+	last_msg[0] = 0;
+	UT_ASSERT(ucm_dp_chain_frames(&c) == -EINVAL, "an RX ring of 2 taken for packets of 3 frames");
+	UT_ASSERT(strstr(last_msg, "an RX ring of 2 descriptors cannot hold a packet of 3 frames (lo's MTU 9000): give rx_size 4 at least"),
+		  "message '%s'", last_msg);
 	/* Not given: the frames grow to the next power of two, said. */
 	UT_ASSERT(!ucm_dp_resolve(&o, &c), "options refused");
 	c.if_mtu = 9000;
