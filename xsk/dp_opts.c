@@ -456,23 +456,31 @@ static int check_tun_mtu(const struct dp_cfg *c)
  */
 int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 {
-	uint32_t holds = frame_mtu(c);
+	uint32_t holds = frame_mtu(c), big = 4096 - DP_XDP_HEADROOM;
+	/* The largest MTU that works, and whether 4096-byte frames would */
+	uint32_t fix = holds;
+	bool frames_help = c->if_mtu <= big - DP_L2_ROOM;
 	const char *why = NULL;
 
 	if (!c->sg)
 		return 0;
-	if (c->flags & UCM_DP_F_OWN_XDP)
+	if (c->flags & UCM_DP_F_OWN_XDP) {
 		why = "the packets come in several frames, and whether the attached program is frags-aware cannot be told";
-	else if (c->one_frame_callbacks)
+	} else if (c->one_frame_callbacks) {
 		why = "the program was built against libucpumap 0.2.0, whose callbacks (sink, verdict, steer_fn) take a packet in one frame (built again against 0.3.0, it gets packets of several)";
-	else if (c->if_mtu + DP_L2_ROOM > UINT16_MAX)
+	} else if (c->if_mtu + DP_L2_ROOM > UINT16_MAX) {
 		why = "a packet could be longer than 65535 bytes";
-	else if (chain_len(c) > UCM_CHAIN_MAX)
+		fix = UINT16_MAX - DP_L2_ROOM;
+		frames_help = false;
+	} else if (chain_len(c) > UCM_CHAIN_MAX) {
 		why = "a packet would take more frames than the kernel gives one";
+		fix = UCM_CHAIN_MAX * (c->frame_size - DP_XDP_HEADROOM) - DP_L2_ROOM;
+		frames_help = c->if_mtu + DP_L2_ROOM <= UCM_CHAIN_MAX * big;
+	}
 	if (why) {
 		pr_warn("dp: %s's MTU %u is more than a %u-byte frame holds (%u after the XDP headroom, an Ethernet header and two VLAN tags) and %s: lower it (ip link set dev %s mtu %u)%s\n",
-			c->ifname, c->if_mtu, c->frame_size, holds, why, c->ifname, holds,
-			c->frame_size < 4096 ? ", or give 4096-byte frames" : "");
+			c->ifname, c->if_mtu, c->frame_size, holds, why, c->ifname, fix,
+			c->frame_size < 4096 && frames_help ? ", or give 4096-byte frames" : "");
 		return -ERANGE;
 	}
 	pr_info("dp: %s's MTU %u is more than a %u-byte frame holds (%u): packets of up to %u frames (multi-buffer AF_XDP)\n",
@@ -536,8 +544,9 @@ int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames)
 
 	if (!c->sg || !dp_has_channels(c->flags) || chain_len(c) <= tx_frames)
 		return 0;
-	pr_warn("dp: in zero-copy %s's driver takes packets of at most %u descriptors, and its MTU %u takes %u frames of %u bytes: use copy mode (UCM_XSK_COPY), larger frames, or a lower MTU (ip link set dev %s mtu %u)\n",
-		c->ifname, tx_frames, c->if_mtu, chain_len(c), c->frame_size, c->ifname,
+	pr_warn("dp: in zero-copy %s's driver takes packets of at most %u descriptors, and its MTU %u takes %u frames of %u bytes: use copy mode (UCM_XSK_COPY, ucpumapd --copy)%s, or a lower MTU (ip link set dev %s mtu %u)\n",
+		c->ifname, tx_frames, c->if_mtu, chain_len(c), c->frame_size,
+		c->frame_size < 4096 ? ", 4096-byte frames" : "", c->ifname,
 		tx_frames * per - DP_L2_ROOM);
 	return -EINVAL;
 }

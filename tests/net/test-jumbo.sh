@@ -844,7 +844,7 @@ case_refused() {
 	rc=$?
 	attached=$(ip -n "$dut" -d link show vd | grep -c 'prog/xdp')
 	ip -n "$dut" link set vd mtu 9000
-	if [ "$rc" = 78 ] && grep -q "MTU 40000 is more than a 2048-byte frame holds .* a packet would take more frames than the kernel gives one: lower it (ip link set dev vd mtu 1770)" "$tmp/ref.err" &&
+	if [ "$rc" = 78 ] && grep -q "MTU 40000 is more than a 2048-byte frame holds .* a packet would take more frames than the kernel gives one: lower it (ip link set dev vd mtu 32234), or give 4096-byte frames" "$tmp/ref.err" &&
 		[ "$attached" = 0 ] && ! ip -n "$dut" link show ${tun}b > /dev/null 2>&1; then
 		ok refused "$(grep 'MTU 40000' "$tmp/ref.err" | head -1)"
 	else

@@ -158,7 +158,7 @@ static int test_bad_options(void)
 	if (refused(&b, ERANGE, "built against libucpumap 0.2.0, whose callbacks"))
 		return 1;
 	b = o; b.verdict = pass_all;
-	if (refused(&b, ERANGE, "could be longer than 65535 bytes"))
+	if (refused(&b, ERANGE, "could be longer than 65535 bytes: lower it (ip link set dev lo mtu 65513)\n"))
 		return 1;
 	b = o; b.flags = UCM_DP_F_OWN_XDP | UCM_DP_F_XDP_SKB;
 	if (refused(&b, EINVAL, "attach our program"))
