@@ -424,6 +424,18 @@ $(FUZZ_BUILD)/fuzz-xskrx: tests/fuzz/fuzz-xskrx.c tests/fuzz/fuzz.h $(FUZZ_XSKRX
 	$(Q)$(FUZZ_CC) $(FUZZ_XSKRX_CFLAGS) -o $@ $< $(FUZZ_XSKRX_LIB) $(FUZZ_XSKRX_LDFLAGS) \
 		-lpthread
 
+# fuzz-chainq drives the cpumap (an inline worker) over the same debug
+# archive, and the tun's iovecs of a chain: lib/io/tun_chain.c alone (it
+# calls nothing but ucm_frame_chain(); the rest of lib/io needs liburing).
+FUZZ_CHAINQ_OBJS := $(FUZZ_BUILD)/dbg/lib/io/tun_chain.o
+
+$(FUZZ_BUILD)/fuzz-chainq: tests/fuzz/fuzz-chainq.c tests/fuzz/fuzz.h $(FUZZ_CHAINQ_OBJS) \
+		$(FUZZ_XSKRX_LIB) $(LIB_HDRS) $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_XSKRX_CFLAGS) -o $@ $< $(FUZZ_CHAINQ_OBJS) $(FUZZ_XSKRX_LIB) \
+		$(FUZZ_XSKRX_LDFLAGS) -lpthread
+
 fuzz-build: $(FUZZ_BINS)
 	@:
 

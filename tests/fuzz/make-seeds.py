@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Write the fuzz targets' seeds: tests/fuzz/corpus/fuzz-NAME/, NAME one of
-pkt, gso, neigh, tun, xskdesc, xskchain, split, xskrx.
+pkt, gso, neigh, tun, xskdesc, xskchain, split, xskrx, chainq.
 
     python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
 
@@ -11,7 +11,8 @@ fuzz-gso.c's framing; neigh: netlink replies in fuzz-neigh.c's framing;
 tun: tun reads in fuzz-tun.c's; xskdesc: RX batches in fuzz-xskdesc.c's;
 xskchain: packets of several descriptors in fuzz-xskchain.c's; split:
 offloaded tun reads in fuzz-split.c's; xskrx: the kernel's descriptors and
-the RX thread's polls in fuzz-xskrx.c's.
+the RX thread's polls in fuzz-xskrx.c's; chainq: a library caller's
+packets of several frames and flushes in fuzz-chainq.c's.
 """
 import os
 import struct
@@ -388,6 +389,103 @@ def xskrx_seeds():
     }
 
 
+# fuzz-chainq.c: a set-up byte, then packets a library caller enqueues
+# (or a TX refusal sends home) with the list it wrote, and flushes.
+CQ_OURS, CQ_OTHER, CQ_NONE = 0, 2, 3
+CQ_FRESH, CQ_REPEAT, CQ_FIRST, CQ_OTHER_POOL, CQ_OUTSIDE = 0, 4, 5, 6, 7
+CQ_PER = 4096 - 256                                     # a part filling its frame
+
+
+def cq_setup(frames_2k=False, hold=False, no_recycle=False, no_lat=False, abandon=False):
+    return bytes([(1 if frames_2k else 0) | (2 if hold else 0) | (4 if no_recycle else 0) |
+                  (8 if no_lat else 0) | (16 if abandon else 0)])
+
+
+def cq_ent(plen, kind=CQ_FRESH, poff=256, ref=0, high=False):
+    """An entry: its frame's kind, the part's offset and length."""
+    return struct.pack('=BHH', kind | ref << 3 | (8 if high else 0), poff, plen)
+
+
+def cq_pkt(ents, chain=True, first=CQ_OURS, nfrag=None, length=None, fill=True, tx=False,
+           verdict=0, tun=False, off=256, head=0, worker=0):
+    """A packet: @ents its list's entries (cq_ent()); @nfrag, @length: the
+    list's count and the packet's length as given, else the entries'."""
+    ctl = (1 if chain else 0) | first << 1 | (8 if nfrag is not None else 0) | \
+        (16 if length is not None else 0) | (32 if fill else 0) | (64 if tx else 0)
+    n = len(ents) | verdict << 5 | (0x80 if tun else 0)
+    return struct.pack('=BBBHHH', ctl, n, nfrag or 0, off | worker << 12, head,
+                       length or 0) + b''.join(ents)
+
+
+def cq_rx(nparts, last=1334, **kw):
+    """A packet as the RX path makes one: parts filling their frames."""
+    return cq_pkt([cq_ent(CQ_PER)] * (nparts - 1) + [cq_ent(last)], **kw)
+
+
+CQ_FLUSH = b'\x80'
+
+
+def chainq_seeds():
+    room = 200                                          # UCM_CHAIN_HEAD_ROOM in this build
+    return {
+        'rx-3': cq_setup() + cq_rx(2) + CQ_FLUSH,
+        'rx-18': cq_setup() + cq_rx(17, 100) + CQ_FLUSH,
+        'bulk-9': cq_setup() + cq_rx(2, 100) * 9 + CQ_FLUSH + cq_rx(3) * 3,
+        # 70 held: a hand-over at 64, the rest at the flush.
+        'hold-70': cq_setup(hold=True) + cq_rx(1, 200, worker=3) * 70 + CQ_FLUSH,
+        # One packet held while 140 others come and are dropped.
+        'hold-long': cq_setup(hold=True) + cq_rx(2) +
+        cq_pkt([], chain=False, off=0) * 140 + CQ_FLUSH,
+        'tun-tap': cq_setup() + cq_rx(2, tun=True) + cq_rx(2) + cq_rx(1, 1, tun=True) +
+        CQ_FLUSH,
+        'verdicts': cq_setup() + b''.join(cq_rx(2, verdict=v) for v in range(4)) + CQ_FLUSH,
+        # The worker's drops: the head past its frame, a runt, no
+        # Ethernet header in the first frame.
+        'worker-drops': cq_setup() + cq_pkt([cq_ent(100)], fill=False, head=4000) +
+        cq_pkt([cq_ent(5)], fill=False, head=5) + cq_pkt([cq_ent(100)], fill=False, head=10) +
+        cq_pkt([cq_ent(100)], fill=False, head=10, length=12) + CQ_FLUSH,
+        # The guard's refusals, each then sent home as a TX refusal.
+        'no-room': cq_setup() + cq_rx(2, off=room) + cq_rx(2, off=room - 1) + cq_rx(2, off=64),
+        'empty-list': cq_setup() + cq_pkt([], nfrag=0) + cq_pkt([cq_ent(10)], nfrag=0),
+        'too-long': cq_setup() + cq_pkt([cq_ent(10)] * 17, nfrag=18) +
+        cq_pkt([cq_ent(10)], nfrag=200),
+        'dup': cq_setup() + cq_pkt([cq_ent(100), cq_ent(100, CQ_REPEAT, 512)]) +
+        cq_pkt([cq_ent(100), cq_ent(100), cq_ent(100, CQ_REPEAT, ref=1)]),
+        'first-listed': cq_setup() + cq_pkt([cq_ent(100, CQ_FIRST, 2048)]) +
+        cq_pkt([cq_ent(100, CQ_REPEAT)]),
+        'other-pool': cq_setup() + cq_pkt([cq_ent(100), cq_ent(100, CQ_OTHER_POOL)]) +
+        cq_rx(2, first=CQ_OTHER),
+        'outside': cq_setup() + cq_pkt([cq_ent(100, CQ_OUTSIDE, 0)]) +
+        cq_pkt([cq_ent(100, CQ_OUTSIDE, 0, high=True)]) + cq_rx(2, first=CQ_NONE),
+        # A part filling its frame to the byte, then one byte past it.
+        'part-edge': cq_setup() + cq_pkt([cq_ent(CQ_PER)]) + cq_pkt([cq_ent(CQ_PER + 1)]) +
+        cq_pkt([cq_ent(1, poff=4095)]) + CQ_FLUSH,
+        # 65535 bytes, then 65536.
+        'bytes-edge': cq_setup() + cq_rx(17, 65535 - 16 * CQ_PER - CQ_PER) +
+        cq_rx(17, 65536 - 16 * CQ_PER - CQ_PER) + CQ_FLUSH,
+        # Lists that do not hold the packet's bytes, or hold more.
+        'short-parts': cq_setup() + cq_rx(3, length=20000) + cq_rx(3, length=5000, tun=True) +
+        cq_pkt([cq_ent(100)], fill=False, head=3000, length=1000) + CQ_FLUSH,
+        # A list read no further than its count: the entries past it the
+        # caller's still.
+        'nfrag-short': cq_setup() + cq_pkt([cq_ent(100), cq_ent(100), cq_ent(100, CQ_FIRST)],
+                                          nfrag=2) + CQ_FLUSH,
+        'single-with-list': cq_setup() + cq_pkt([cq_ent(100)] * 3, chain=False, length=500) +
+        cq_pkt([], chain=False, off=64, fill=False, head=100) + CQ_FLUSH,
+        # TX refusals of any list: twice, the first, past the UMEM, too
+        # long, no chain bit, a checksum request.
+        'tx-home': cq_setup() + cq_pkt([cq_ent(100), cq_ent(1, CQ_REPEAT, ref=0),
+                                       cq_ent(1, CQ_FIRST), cq_ent(1, CQ_OUTSIDE),
+                                       cq_ent(1, CQ_OTHER_POOL)], tx=True, tun=True) +
+        cq_pkt([cq_ent(10)] * 3, nfrag=200, tx=True) + cq_pkt([cq_ent(10)] * 3, nfrag=1, tx=True) +
+        cq_pkt([cq_ent(10)], chain=False, tx=True) + cq_rx(2, first=CQ_NONE, tx=True),
+        # The map stopped with packets staged and held.
+        'abandon': cq_setup(hold=True, abandon=True) + cq_rx(2) * 10 + CQ_FLUSH + cq_rx(2) * 12,
+        'frames-2k': cq_setup(frames_2k=True, no_recycle=True, no_lat=True) +
+        cq_pkt([cq_ent(1792)] * 2 + [cq_ent(400)]) + cq_pkt([cq_ent(1793)]) + CQ_FLUSH,
+    }
+
+
 # ---- netlink -------------------------------------------------------------
 
 RTM_NEWROUTE, RTM_NEWNEIGH, NLMSG_ERROR, NLMSG_DONE = 24, 28, 2, 3
@@ -503,7 +601,8 @@ def main():
     for name, seeds in (('pkt', pkt_seeds()), ('gso', gso_seeds()),
                         ('neigh', neigh_seeds()), ('tun', tun_seeds()),
                         ('xskdesc', xskdesc_seeds()), ('xskchain', xskchain_seeds()),
-                        ('split', split_seeds()), ('xskrx', xskrx_seeds())):
+                        ('split', split_seeds()), ('xskrx', xskrx_seeds()),
+                        ('chainq', chainq_seeds())):
         d = os.path.join(top, 'fuzz-' + name)
         os.makedirs(d, exist_ok=True)
         for f, data in seeds.items():
