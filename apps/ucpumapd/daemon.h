@@ -104,6 +104,8 @@ struct priv {
 	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
 	int tun_lock_fd;		/* tunown.c's, held to the exit; -1: none */
 	bool tun_existed;		/* the tun was there before this start */
+	bool tun_kept;			/* ... kept by an earlier start (its
+					 * lock file's mark): ours to own */
 };
 
 /* How often the control thread looks for faults, whatever --interval: a
@@ -268,8 +270,13 @@ void priv_reopen(struct daemon *d);
  * 0, or the exit status after a message (EXIT_CONFIG: another ucpumapd
  * holds it). */
 int tun_lock(struct daemon *d);
-/* --keep-tun, once the set-up has the tun @name: 0, or -1 after a message. */
+/* --keep-tun, or a tun an earlier start kept, once the set-up has the tun
+ * @name: persistent, and the user's the daemon runs as. 0, or -1 after a
+ * message. */
 int tun_keep(struct daemon *d, const char *name);
+/* Whether the existing tun --tun names is one a start kept (its lock
+ * file's mark, read without the lock: --check's and the owner check's). */
+bool tun_kept_mark(const struct daemon *d);
 /* seccomp.c: the running phase's allow-list, on every thread. 0, or -1
  * after a message. */
 int seccomp_start(struct daemon *d);

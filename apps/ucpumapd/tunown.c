@@ -95,20 +95,44 @@ static int refuse(struct daemon *d, int fd)
 	return EXIT_CONFIG;
 }
 
+/* The lock file of --tun in this network namespace, into @path. */
+static void lock_path(const struct daemon *d, char *path, size_t sz)
+{
+	struct stat ns = {};
+
+	stat("/proc/self/ns/net", &ns);
+	snprintf(path, sz, RUN_DIR "/tun-%s@%lu.lock", d->c.tun, (unsigned long)ns.st_ino);
+}
+
+bool tun_kept_mark(const struct daemon *d)
+{
+	char path[sizeof(RUN_DIR) + 64], old[64];
+	unsigned int idx;
+	int fd, n;
+
+	if (!d->c.tun[0] || strchr(d->c.tun, '%') || !(idx = if_nametoindex(d->c.tun)))
+		return false;
+	lock_path(d, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = pread(fd, old, sizeof(old) - 1, 0);
+	close(fd);
+	old[n > 0 ? n : 0] = 0;
+	return kept_index(old) == idx;
+}
+
 int tun_lock(struct daemon *d)
 {
 	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	char path[sizeof(RUN_DIR) + 64], pid[48], old[64];
-	struct stat ns = {};
 	unsigned int idx;
 	int fd, err, n;
 
 	d->priv.tun_lock_fd = -1;
 	if (!d->c.tun[0] || strchr(d->c.tun, '%'))
 		return 0;	/* the kernel picks a name nobody holds */
-	stat("/proc/self/ns/net", &ns);
-	snprintf(path, sizeof(path), RUN_DIR "/tun-%s@%lu.lock", d->c.tun,
-		 (unsigned long)ns.st_ino);
+	lock_path(d, path, sizeof(path));
 	/* 0755 whatever the umask: the users --status serves look in it. */
 	if (!mkdir(RUN_DIR, 0755))
 		chmod(RUN_DIR, 0755);
@@ -135,7 +159,8 @@ int tun_lock(struct daemon *d)
 	n = pread(fd, old, sizeof(old) - 1, 0);
 	old[n > 0 ? n : 0] = 0;
 	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (idx && kept_index(old) == idx)
+	d->priv.tun_kept = idx && kept_index(old) == idx;
+	if (d->priv.tun_kept)
 		n += snprintf(pid + n, sizeof(pid) - n, KEPT_FMT, idx);
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
 		out_warn("ucpumapd: cannot write %s: %s\n", path, strerror(errno));
@@ -167,13 +192,16 @@ int tun_keep(struct daemon *d, const char *name)
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	ifr.ifr_flags = (d->c.tap ? IFF_TAP : IFF_TUN) | IFF_NO_PI | IFF_MULTI_QUEUE |
 			IFF_VNET_HDR;
-	if (ioctl(fd, TUNSETIFF, &ifr) || ioctl(fd, TUNSETPERSIST, 1UL))
+	/* The user the daemon runs as owns it, as the library's owns a tun
+	 * it creates: a kept one goes to a new --user. */
+	if (ioctl(fd, TUNSETIFF, &ifr) || ioctl(fd, TUNSETPERSIST, 1UL) ||
+	    ioctl(fd, TUNSETOWNER, (unsigned long)d->priv.uid))
 		err = errno;
 	close(fd);
 out:
 	if (err) {
-		fprintf(stderr, "ucpumapd: --keep-tun: cannot make %s persistent: %s\n", name,
-			strerror(err));
+		fprintf(stderr, "ucpumapd: --keep-tun: cannot make %s persistent and uid %u's: %s\n",
+			name, (unsigned int)d->priv.uid, strerror(err));
 		return -1;
 	}
 	/* Ours to remove with the package: the start created it. */

@@ -36,7 +36,9 @@
 #                  after SIGTERM and after SIGKILL, the next start attaches
 #                  to it and delivers; without --keep-tun the tun goes; the
 #                  package's prerm leaves a running daemon's tun and deletes
-#                  a kept one (keep-tun-package-removed)
+#                  a kept one (keep-tun-package-removed); the kept tun
+#                  belongs to the user each start runs as, --user or not
+#                  (keep-tun-owner)
 #   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
@@ -1409,7 +1411,7 @@ kept() {	# empty when the tun, its address and its route are there
 		echo "after $1: the route is gone;"
 }
 case_keep_tun() {
-	local why= l
+	local why= l o
 	if ! start_daemon keep1 --cpus 0,1 --keep-tun --duration 30; then
 		bad keep-tun-survives "$(why_start)"
 		return
@@ -1437,6 +1439,30 @@ case_keep_tun() {
 		why="the start after SIGKILL: $(why_start)"
 	fi
 	if [ -z "$why" ]; then ok keep-tun-restart-delivers; else bad keep-tun-restart-delivers "$why"; fi
+	# The kept tun goes to the user each start runs as: root's, then
+	# --user nobody's, then root's again (the kept mark, said).
+	why=
+	o=$(ip netns exec "$dut" cat /sys/class/net/$tun/owner 2> /dev/null)
+	[ "$o" = 0 ] || why="the kept tun's owner ${o:-?}, not root's;"
+	if start_daemon keepu --cpus 0,1 --keep-tun --user nobody --duration 30; then
+		o=$(ip netns exec "$dut" cat /sys/class/net/$tun/owner 2> /dev/null)
+		[ "$o" = "$(id -u nobody)" ] || why="$why under --user nobody its owner ${o:-?};"
+		stop_daemon
+		why="$why$(final_ok)"
+	else
+		why="$why --user nobody on the kept tun: $(why_start);"
+	fi
+	if start_daemon keepr --cpus 0,1 --keep-tun --duration 30; then
+		o=$(ip netns exec "$dut" cat /sys/class/net/$tun/owner 2> /dev/null)
+		[ "$o" = 0 ] || why="$why back as root its owner ${o:-?};"
+		grep -q "ucpumapd: $tun, kept by an earlier start as user $(id -u nobody), goes to uid 0" "$D_ERR" ||
+			why="$why not said: $(grep -h kept "$D_ERR" | head -1);"
+		stop_daemon
+		why="$why$(final_ok)$(kept 'the changes of user')"
+	else
+		why="$why root again on the kept tun: $(why_start);"
+	fi
+	if [ -z "$why" ]; then ok keep-tun-owner "root's, nobody's, root's again"; else bad keep-tun-owner "$why"; fi
 	# The package's removal (its prerm; systemctl a no-op here): a tun
 	# whose daemon runs stays, with its lock; a kept one without goes.
 	why=
