@@ -297,6 +297,27 @@ static bool wait_processed(struct ucm_cpumap *map, uint32_t w, uint64_t want,
 	}
 }
 
+/*
+ * Wait for pool @pool's statistic at @off (a struct ucm_pool_stats
+ * member) to reach @want. A worker counts packets processed before their
+ * frames go home: those come in bulks of 16, the last ones at its next
+ * idle moment.
+ */
+static bool wait_pool_stat(struct ucm_pool *pool, size_t off, uint64_t want)
+{
+	struct ucm_pool_stats ps;
+	uint64_t end = ut_ms_now() + WAIT_MS;
+
+	for (;;) {
+		ucm_pool__stats(pool, &ps, sizeof(ps));
+		if (*(uint64_t *)((char *)&ps + off) >= want)
+			return true;
+		if (ut_ms_now() > end)
+			return false;
+		ut_msleep(1);
+	}
+}
+
 struct fixture {
 	struct ucm_umem *umem;
 	struct ucm_pool *pool;
@@ -1107,10 +1128,18 @@ static int test_drain_on_stop(void)
 
 	if (fixture_init(&f, 1, 2048, &rec_ops, 0, 0, 4096))
 		return 1;
-	f.sink.delay_us = 200;	/* slow sink: the ring holds a backlog */
-	if (send_frames(&f, 0, 0, 1500, 64))
+	/* The closed gate holds the worker in its first hand-over while all
+	 * 1500 go in, however slowly we send: a backlog for certain. The
+	 * slow sink keeps one when the gate opens, as the stop comes. */
+	atomic_store(&f.sink.gate_closed, 1);
+	f.sink.delay_us = 200;
+	if (send_frames(&f, 0, 0, 1500, 64)) {
+		atomic_store(&f.sink.gate_closed, 0);
 		return 1;
-	UT_ASSERT(rec_delivered(&f.sink) < 1500, "no backlog to drain; test proves nothing");
+	}
+	UT_ASSERT(rec_delivered(&f.sink) == 0, "delivered %llu through a closed gate",
+		  (unsigned long long)rec_delivered(&f.sink));
+	atomic_store(&f.sink.gate_closed, 0);
 	ucm_cpumap__destroy(f.map);
 	f.map = NULL;
 	UT_ASSERT(f.sink.delivered == 1500, "delivered %llu of 1500 before exit",
@@ -1774,6 +1803,11 @@ static int test_no_recycle_switch(void)
 	if (send_frames(&f, 0, 0, 500, 64))
 		return 1;
 	UT_ASSERT(wait_processed(f.map, 0, 500, WAIT_MS), "processed");
+	/* Every frame home, then no worker left to move one: the figures
+	 * below are final. */
+	UT_ASSERT(wait_pool_stat(f.pool, offsetof(struct ucm_pool_stats, recycle_released), 500),
+		  "not all 500 released in %d ms", WAIT_MS);
+	ucm_cpumap__stop(f.map);
 	ucm_pool__stats(f.pool, &ps, sizeof(ps));
 	UT_ASSERT(ps.recycle_released == 500, "released %llu", (unsigned long long)ps.recycle_released);
 	UT_ASSERT(ps.recycle_ring == 0 && ps.recycle_cached == 0, "ring %llu cached %llu",
@@ -1806,6 +1840,10 @@ static int test_recycle_via_ring(void)
 	if (send_frames(&f, 0, 0, 500, 64))
 		return 1;
 	UT_ASSERT(wait_processed(f.map, 0, 500, WAIT_MS), "processed");
+	/* As test_no_recycle_switch(): all home, then final. */
+	UT_ASSERT(wait_pool_stat(f.pool, offsetof(struct ucm_pool_stats, recycle_ring), 500),
+		  "not all 500 back through the ring in %d ms", WAIT_MS);
+	ucm_cpumap__stop(f.map);
 	ucm_pool__stats(f.pool, &ps, sizeof(ps));
 	UT_ASSERT(ps.recycle_ring == 500 && ps.recycle_released == 0 && ps.recycle_cached == 0,
 		  "ring %llu released %llu cached %llu", (unsigned long long)ps.recycle_ring,
@@ -1865,6 +1903,9 @@ static int run_hold(uint32_t flags)
 	atomic_store(&f.sink.gate_closed, 0);
 	UT_ASSERT(wait_delivered(&f.sink, 201, WAIT_MS), "delivered %llu of 201",
 		  (unsigned long long)rec_delivered(&f.sink));
+	/* The worker counts a hand-over once the sink has returned, after
+	 * the sink's own count woke us: stop it before reading either. */
+	ucm_cpumap__stop(f.map);
 	UT_ASSERT(!f.sink.errors, "%s", f.sink.why);
 	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
 	UT_ASSERT(ws.xmits == f.sink.xmits, "xmits %llu, the sink saw %u",

@@ -1544,17 +1544,82 @@ static void h_vlan_ipv6_ext_tcp(struct fb *f)
 	fb_done(f);
 }
 
+/* A jumbo ping: the 8-byte ICMP header, then the payload. */
+static void h_ipv4_icmp(struct fb *f)
+{
+	fb_eth(f, ETH_P_IP);
+	fb_ipv4(f, IPPROTO_ICMP);
+	fb_icmp(f, 8);
+	fb_raw(f, 1400);
+	fb_done(f);
+}
+
+/* ICMPv6 echo: the parser takes 4 bytes of its header. */
+static void h_ipv6_icmp6(struct fb *f)
+{
+	fb_eth(f, ETH_P_IPV6);
+	fb_ipv6(f, IPPROTO_ICMPV6);
+	fb_icmp(f, 128);
+	fb_raw(f, 1400);
+	fb_done(f);
+}
+
+/* 40 bytes of options, a loose source route last: the parser reads them
+ * all for UCM_PKT_F_SRCROUTE. */
+static void h_ipv4_lsrr_udp(struct fb *f)
+{
+	uint8_t *o;
+
+	fb_eth(f, ETH_P_IP);
+	fb_ipv4_full(f, IPPROTO_UDP, 40, 0);
+	o = f->buf + f->l4 - 11;	/* NOPs, then LSRR of two hops */
+	o[0] = 131;
+	o[1] = 11;
+	o[2] = 4;
+	wr32(o + 3, 0x0a000003);
+	wr32(o + 7, 0x0a000004);
+	fb_udp(f, 1234, 53);
+	fb_raw(f, 1400);
+	fb_done(f);
+}
+
+/* A protocol whose header the parser does not look at: headers end with
+ * the IP header's. */
+static void h_ipv4_gre(struct fb *f)
+{
+	uint8_t *p;
+
+	fb_eth(f, ETH_P_IP);
+	fb_ipv4(f, IPPROTO_GRE);
+	p = fb_put(f, 4);	/* GRE: no flags, carrying IPv4 */
+	wr16(p + 2, ETH_P_IP);
+	fb_raw(f, 1400);
+	fb_done(f);
+}
+
+/* The flags a row's whole parse must have, of these. */
+#define HEAD_FLAGS	(UCM_PKT_F_L4 | UCM_PKT_F_PORTS | UCM_PKT_F_IP_OPTS | \
+			 UCM_PKT_F_SRCROUTE)
+
 static const struct {
 	const char *name;
 	void (*build)(struct fb *f);
 	/* The network header's last bytes the parser does not read: of an
 	 * extension header, only its first 8 (next header, length). */
 	uint32_t l3_unread;
+	uint32_t flags;		/* of HEAD_FLAGS */
 } head_rows[] = {
-	{ "ipv4_udp", h_ipv4_udp, 0 },
-	{ "ipv4_tcp", h_ipv4_tcp, 0 },
-	{ "ipv6_udp", h_ipv6_udp, 0 },
-	{ "vlan_ipv6_ext_tcp", h_vlan_ipv6_ext_tcp, 8 },
+	{ "ipv4_udp", h_ipv4_udp, 0, UCM_PKT_F_L4 | UCM_PKT_F_PORTS },
+	{ "ipv4_tcp", h_ipv4_tcp, 0, UCM_PKT_F_L4 | UCM_PKT_F_PORTS | UCM_PKT_F_IP_OPTS },
+	{ "ipv6_udp", h_ipv6_udp, 0, UCM_PKT_F_L4 | UCM_PKT_F_PORTS },
+	{ "vlan_ipv6_ext_tcp", h_vlan_ipv6_ext_tcp, 8, UCM_PKT_F_L4 | UCM_PKT_F_PORTS },
+	/* Headers with no ports: whole at l4_off + l4_hlen all the same. */
+	{ "ipv4_icmp", h_ipv4_icmp, 0, UCM_PKT_F_L4 },
+	{ "ipv6_icmp6", h_ipv6_icmp6, 0, UCM_PKT_F_L4 },
+	{ "ipv4_lsrr_udp", h_ipv4_lsrr_udp, 0,
+	  UCM_PKT_F_L4 | UCM_PKT_F_PORTS | UCM_PKT_F_IP_OPTS | UCM_PKT_F_SRCROUTE },
+	/* No L4 header: whole at l4_off. */
+	{ "ipv4_gre", h_ipv4_gre, 0, 0 },
 };
 
 /*
@@ -1609,8 +1674,9 @@ static int test_head_partial(void)
 		fb_init(&f);
 		head_rows[t].build(&f);
 		UT_ASSERT(!ucm_pkt__parse(&full, f.buf, f.len), "%s", n);
-		UT_ASSERT(full.flags & UCM_PKT_F_PORTS, "%s: flags %#x", n,
-			  full.flags);
+		UT_ASSERT((full.flags & HEAD_FLAGS) == head_rows[t].flags,
+			  "%s: flags %#x, want %#x of %#x", n, full.flags,
+			  head_rows[t].flags, HEAD_FLAGS);
 		l3_need = f.l4 - head_rows[t].l3_unread;
 		for (rd = 0; rd <= f.len + 2; rd++)
 			if (head_check(n, &f, &full, rd, l3_need))

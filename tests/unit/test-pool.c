@@ -1534,6 +1534,81 @@ static int test_direct_bulk_switch(void)
 	return 0;
 }
 
+/*
+ * One bulk, two pools, a caller that owns only one of them: an RX thread
+ * returning TX completions that hold another queue's frames. Locality is
+ * each pool's own: pool 0's frames go into its cache, pool 1's into its
+ * recycle ring (its cache is its owner's alone), whichever pool's frame
+ * comes first. 20 frames of each pool a bulk: a pool group crosses
+ * UCM_POOL_PUT_BULK.
+ */
+#define MIXED_N		20
+
+static int mixed_put(struct ucm_umem *umem, const uint64_t *a, const char *what,
+		     struct ucm_pool_stats *st0)
+{
+	struct ucm_pool_stats st[2];
+	uint32_t p;
+
+	UT_ASSERT(ucm_umem__put_bulk(umem, a, 2 * MIXED_N) == 0, "%s: put_bulk", what);
+	for (p = 0; p < 2; p++) {
+		uint64_t cached, ring;
+
+		stats(umem, p, &st[p]);
+		cached = st[p].recycle_cached - st0[p].recycle_cached;
+		ring = st[p].recycle_ring - st0[p].recycle_ring;
+		UT_ASSERT(cached == (p ? 0 : MIXED_N) && ring == (p ? MIXED_N : 0) &&
+			  st[p].recycle_cache_full == st0[p].recycle_cache_full &&
+			  st[p].recycle_ring_full == st0[p].recycle_ring_full,
+			  "%s: pool %u (%s): cached +%llu ring +%llu, want +%u +%u", what, p,
+			  p ? "not ours" : "ours", (unsigned long long)cached,
+			  (unsigned long long)ring, p ? 0 : MIXED_N, p ? MIXED_N : 0);
+		st0[p] = st[p];
+	}
+	return 0;
+}
+
+static int test_mixed_pool_bulk_one_owner(void)
+{
+	struct ucm_umem *umem = mk_umem(2, 256, 0, 0);
+	uint64_t f[2][2 * MIXED_N], a[2 * MIXED_N];
+	struct ucm_pool_stats st0[2];
+	struct ucm_pool *pool[2];
+	uint32_t p, i;
+
+	UT_ASSERT(umem, "create");
+	for (p = 0; p < 2; p++) {
+		pool[p] = ucm_umem__pool(umem, p);
+		ucm_pool__set_owner(pool[p]);
+		UT_ASSERT(ucm_pool__alloc_bulk(pool[p], f[p], 2 * MIXED_N) == 2 * MIXED_N,
+			  "pool %u: alloc", p);
+		for (i = 0; i < 2 * MIXED_N; i++)
+			UT_ASSERT(pool_of(umem, f[p][i]) == p, "frame 0x%llx not of pool %u",
+				  (unsigned long long)f[p][i], p);
+	}
+	/* Pool 1 is another thread's (none here): we keep pool 0 only. */
+	ucm_pool__clear_owner(pool[1]);
+	UT_ASSERT(ucm_pool__is_owner(pool[0]) && !ucm_pool__is_owner(pool[1]), "owners");
+	stats(umem, 0, &st0[0]);
+	stats(umem, 1, &st0[1]);
+
+	/* Pool 1's frame first: 1 0 0 1 1 0 0 1 ... */
+	for (i = 0; i < 2 * MIXED_N; i++)
+		a[i] = f[(i + 1) / 2 % 2 ? 0 : 1][i / 2];
+	CHECK(mixed_put(umem, a, "pool 1 first", st0), "pool 1 first");
+	/* Pool 0's frame first: 0 1 0 1 ... */
+	for (i = 0; i < 2 * MIXED_N; i++)
+		a[i] = f[i % 2][MIXED_N + i / 2];
+	CHECK(mixed_put(umem, a, "pool 0 first", st0), "pool 0 first");
+
+	/* Each pool's slow path took 64 and left 24 in its cache; the 40
+	 * returned are in pool 0's cache, in pool 1's ring. */
+	CHECK(expect_locs(umem, 0, 256 - 64, 24 + 2 * MIXED_N, 0, 0), "pool 0");
+	CHECK(expect_locs(umem, 1, 256 - 64, 24, 2 * MIXED_N, 0), "pool 1");
+	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
+	return 0;
+}
+
 /* ---- 11. destroy with frames out (A6) ---------------------------------------- */
 
 static int test_destroy_busy(void)
@@ -2145,6 +2220,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_cache_and_refill),
 	UT_CASE(test_ring_full),
 	UT_CASE(test_direct_bulk_switch),
+	UT_CASE(test_mixed_pool_bulk_one_owner),
 	UT_CASE(test_destroy_busy),
 	UT_CASE(test_destroy_waits_for_late_returns),
 	UT_CASE(test_destroy_waits_for_late_release),

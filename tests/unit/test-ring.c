@@ -33,57 +33,126 @@ static int test_create_rejects_bad_sizes(void)
 	return 0;
 }
 
-/* Fill, overfill, drain, underdrain, across the wrap, both kinds. */
-static int test_bounds_and_wrap(void)
+/*
+ * Walk ring @r (32 slots, empty) around its slot array several times with
+ * uneven bulks, so that copies split at the end of the slots; order and
+ * fill level checked at each step.
+ */
+static int walk_ring(struct ucm_ring *r, const char *what)
 {
-	uint32_t flags[] = { UCM_RING_SP, UCM_RING_MP };
+	uint64_t in[40], out[40], next_in = 0, next_out = 0;
+	unsigned int round, i;
+
+	UT_ASSERT(ucm_ring__empty(r), "%s: new ring not empty", what);
+	UT_ASSERT(ucm_ring__consume(r, out, 8) == 0, "%s: consumed from empty", what);
+	for (round = 0; round < 50; round++) {
+		uint32_t want = 1 + round % 13, got;
+
+		for (i = 0; i < want; i++)
+			in[i] = next_in + i;
+		got = ucm_ring__produce(r, in, want);
+		UT_ASSERT(got == want, "%s: round %u: produced %u of %u", what, round, got, want);
+		next_in += got;
+		UT_ASSERT(ucm_ring__count(r) == next_in - next_out,
+			  "%s: round %u: count %u, want %llu", what, round, ucm_ring__count(r),
+			  (unsigned long long)(next_in - next_out));
+		got = ucm_ring__consume(r, out, 1 + round % 7);
+		for (i = 0; i < got; i++)
+			UT_ASSERT(out[i] == next_out + i, "%s: round %u: got %llu want %llu",
+				  what, round, (unsigned long long)out[i],
+				  (unsigned long long)(next_out + i));
+		next_out += got;
+		UT_ASSERT(ucm_ring__count(r) == next_in - next_out,
+			  "%s: round %u: count %u, want %llu", what, round, ucm_ring__count(r),
+			  (unsigned long long)(next_in - next_out));
+		/* drain when close to full */
+		if (ucm_ring__count(r) > 20) {
+			while ((got = ucm_ring__consume(r, out, 40))) {
+				for (i = 0; i < got; i++)
+					UT_ASSERT(out[i] == next_out + i, "%s: drain order", what);
+				next_out += got;
+			}
+		}
+	}
+	while (ucm_ring__consume(r, out, 40))
+		;
+	return 0;
+}
+
+/* Overfill ring @r (32 slots, empty): only the free slots are taken. */
+static int fill_ring(struct ucm_ring *r, const char *what)
+{
 	uint64_t in[40], out[40];
-	unsigned int f, round, i;
+	unsigned int i;
 
 	for (i = 0; i < 40; i++)
 		in[i] = 1000 + i;
+	UT_ASSERT(ucm_ring__produce(r, in, 40) == 32, "%s: overfill took != 32", what);
+	UT_ASSERT(ucm_ring__produce(r, in, 1) == 0, "%s: full ring took more", what);
+	UT_ASSERT(ucm_ring__count(r) == 32, "%s: count %u", what, ucm_ring__count(r));
+	UT_ASSERT(ucm_ring__consume(r, out, 40) == 32, "%s: drain took != 32", what);
+	for (i = 0; i < 32; i++)
+		UT_ASSERT(out[i] == in[i], "%s: slot %u", what, i);
+	UT_ASSERT(ucm_ring__empty(r) && !ucm_ring__count(r), "%s: not empty after drain", what);
+	return 0;
+}
+
+static const uint32_t ring_kinds[] = { UCM_RING_SP, UCM_RING_MP };
+static const char *const ring_kind_names[] = { "SP", "MP" };
+
+/* Fill, overfill, drain, underdrain, across the wrap, both kinds. */
+static int test_bounds_and_wrap(void)
+{
+	unsigned int f;
+
 	for (f = 0; f < 2; f++) {
-		struct ucm_ring *r = ucm_ring__create(32, flags[f]);
-		uint64_t next_in = 0, next_out = 0;
+		struct ucm_ring *r = ucm_ring__create(32, ring_kinds[f]);
 
 		UT_ASSERT(r, "create");
-		UT_ASSERT(ucm_ring__empty(r), "new ring not empty");
-		UT_ASSERT(ucm_ring__consume(r, out, 8) == 0, "consumed from empty");
-		/* Walk the indices around the array several times with
-		 * uneven bulks so copies split at the end of the slots. */
-		for (round = 0; round < 50; round++) {
-			uint32_t want = 1 + round % 13, got;
+		if (walk_ring(r, ring_kind_names[f]) || fill_ring(r, ring_kind_names[f]))
+			return 1;
+		ucm_ring__destroy(r);
+	}
+	return 0;
+}
 
-			for (i = 0; i < want; i++)
-				in[i] = next_in + i;
-			got = ucm_ring__produce(r, in, want);
-			UT_ASSERT(got == want, "round %u: produced %u of %u", round, got, want);
-			next_in += got;
-			got = ucm_ring__consume(r, out, 1 + round % 7);
-			for (i = 0; i < got; i++)
-				UT_ASSERT(out[i] == next_out + i, "round %u: got %llu want %llu",
-					  round, (unsigned long long)out[i],
-					  (unsigned long long)(next_out + i));
-			next_out += got;
-			/* drain when close to full */
-			if (ucm_ring__count(r) > 20) {
-				while ((got = ucm_ring__consume(r, out, 40))) {
-					for (i = 0; i < got; i++)
-						UT_ASSERT(out[i] == next_out + i, "drain order");
-					next_out += got;
-				}
-			}
-		}
-		/* Overfill: only the free slots are taken. */
-		while (ucm_ring__consume(r, out, 40))
-			;
-		UT_ASSERT(ucm_ring__produce(r, in, 40) == 32, "overfill took != 32");
-		UT_ASSERT(ucm_ring__produce(r, in, 1) == 0, "full ring took more");
-		UT_ASSERT(ucm_ring__count(r) == 32, "count %u", ucm_ring__count(r));
-		UT_ASSERT(ucm_ring__consume(r, out, 40) == 32, "drain took != 32");
-		for (i = 0; i < 32; i++)
-			UT_ASSERT(out[i] == in[i], "slot %u", i);
-		UT_ASSERT(ucm_ring__empty(r), "not empty after drain");
+/*
+ * Put an empty ring's indices at @at, as 2^32 handles through it would:
+ * nothing but handles moves them, so the test writes the fields. Any
+ * value is a valid empty ring (an MP ring's slots are all free).
+ */
+static void ring_set_index(struct ucm_ring *r, uint32_t at)
+{
+	r->prod.head = r->prod.tail = r->prod.cached_cons = at;
+	r->cons.tail = r->cons.cached_prod = at;
+}
+
+/*
+ * The indices are free-running u32 and the fill level and free count
+ * their difference modulo 2^32 (ring.h): a ring's indices wrap after 2^32
+ * handles, minutes at 10 Mpps. The walk and a fill of every slot, each
+ * started just below 2^32, both kinds.
+ */
+static int test_index_wrap(void)
+{
+	unsigned int f;
+
+	for (f = 0; f < 2; f++) {
+		struct ucm_ring *r = ucm_ring__create(32, ring_kinds[f]);
+		const char *what = ring_kind_names[f];
+
+		UT_ASSERT(r, "create");
+		ring_set_index(r, UINT32_MAX - 40);
+		if (walk_ring(r, what))
+			return 1;
+		/* Some hundred handles went through: the walk crossed 2^32. */
+		UT_ASSERT(r->cons.tail < UINT32_MAX - 40, "%s: indices at %u, not wrapped",
+			  what, r->cons.tail);
+		/* A full ring whose used slots straddle 2^32. */
+		ring_set_index(r, UINT32_MAX - 15);
+		if (fill_ring(r, what))
+			return 1;
+		UT_ASSERT(r->cons.tail == 16, "%s: cons.tail %u after the fill", what, r->cons.tail);
 		ucm_ring__destroy(r);
 	}
 	return 0;
@@ -319,6 +388,7 @@ static int test_mpsc_stress_tiny_ring(void)
 static const struct ut_case cases[] = {
 	UT_CASE(test_create_rejects_bad_sizes),
 	UT_CASE(test_bounds_and_wrap),
+	UT_CASE(test_index_wrap),
 	UT_CASE(test_mp_stalled_producer),
 	UT_CASE(test_mp_no_handle),
 	UT_CASE(test_spsc_stress),
