@@ -34,6 +34,10 @@
 #   wait_file FILE TENTHS   jget JSON-FILE PYTHON-EXPR
 #   last_count FILE NAME    N of the last "NAME N" in FILE (a daemon's
 #                      counter on its last statistics line)
+#   back_sum FILE NAME  the sum over the workers of NAME N on the way
+#                      back's lines (--extended's "back:", one a worker) of
+#                      the daemon's closing block (from "total"); empty when
+#                      there is none
 #   closing_count FILE WHAT   N of a daemon's closing lines in its output
 #                      FILE: WHAT received or delivered (the conservation
 #                      line), read or sent (the way back's); empty when
@@ -263,6 +267,12 @@ mac_of() {
 
 last_count() {
 	grep -o "$2 [0-9]*" "$1" | tail -1 | cut -d' ' -f2
+}
+
+back_sum() {
+	awk -v k="$2" '/^total / { s = 0; n = 0; t = 1 }
+		t && $1 == "back:" { for (i = 2; i < NF; i++) if ($i == k) { s += $(i + 1); n++ } }
+		END { if (n) print s }' "$1"
 }
 
 closing_count() {

@@ -19,7 +19,9 @@
 #                      the background, registered: $fpid
 #   exact_ipv4 LABEL DST SRC [RATE]   100 datagrams of each size from $gen
 #                      to DST (from SRC) at RATE a second (3000), received
-#                      behind the daemon in $dut with $helper: empty when
+#                      behind the daemon in $dut with $helper, on the tun
+#                      $tun where the script names one (what vd's own stack
+#                      took in past the daemon is not read): empty when
 #                      each came once and intact, else what went wrong
 
 helper=$progs/ucpumapd_traffic.py
@@ -29,7 +31,7 @@ exact_ipv4() {
 	rm -f "$tmp/r-$1" "$tmp/s-$1" "$tmp/res-$1"
 	ip netns exec "$dut" "$PY" "$helper" exact-recv --paths ipv4 --count 100 \
 		--ready "$tmp/r-$1" --stop "$tmp/s-$1" --out "$tmp/res-$1" --timeout 20 \
-		> "$tmp/recv-$1.log" 2>&1 &
+		${tun:+--dev "$tun"} > "$tmp/recv-$1.log" 2>&1 &
 	rpid=$!
 	lib_pid $rpid
 	wait_file "$tmp/r-$1" 50 &&

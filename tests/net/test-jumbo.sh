@@ -800,15 +800,6 @@ case_tw_no_offload() {
 	fi
 }
 
-# back_sum FILE NAME: the sum over the workers of NAME N on the way back's
-# lines (--extended's "back:", one a worker) of the daemon's last block
-# (its closing one, from "total"); empty when there is none.
-back_sum() {
-	awk -v k="$2" '/^total / { s = 0; n = 0; t = 1 }
-		t && $1 == "back:" { for (i = 2; i < NF; i++) if ($i == k) { s += $(i + 1); n++ } }
-		END { if (n) print s }' "$1"
-}
-
 case_tw_neigh() {
 	local out held nn rx sn
 	lib_need tw-no-offload

@@ -677,8 +677,8 @@ case_neigh_known() {
 	stop
 	rc=$?
 	n=$(replies "$r")
-	nn=$(last_count "$tmp/d.out" no_neigh)
-	ll=$(last_count "$tmp/d.out" link_local)
+	nn=$(back_sum "$tmp/d.out" no_neigh)
+	ll=$(back_sum "$tmp/d.out" link_local)
 	if [ "${n:-0}" = 1 ] && [ "${nn:-x}" = 0 ] && [ "${ll:-0}" -ge 1 ] && [ $rc = 0 ]; then
 		ok neigh-known "the first ping answered, no_neigh 0: the next hop from the kernel's table; the tun's own link's $ll packets link_local"
 	else
@@ -723,8 +723,8 @@ for i in range(8):
 burst_judge() {
 	local got nn held
 	got=$(tail -1 "$tmp/$1.res" 2> /dev/null)
-	nn=$(last_count "$tmp/d.out" no_neigh)
-	held=$(last_count "$tmp/d.out" held)
+	nn=$(back_sum "$tmp/d.out" no_neigh)
+	held=$(back_sum "$tmp/d.out" held)
 	if [ "$got" = "0 1 2 3 4 5 6 7" ] && [ "${nn:-x}" = 0 ] && [ "${held:-0}" -ge 1 ] &&
 		[ "$3" = 0 ]; then
 		ok "$1" "8 datagrams $2, all in order; $held held, no_neigh 0"
@@ -857,8 +857,8 @@ for dst in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
 	ip -n "$d" route del 10.206.0.0/24 via 10.204.0.99 dev vd 2> /dev/null
 	[ -n "$rc" ] || return
 	n=$(replies "$r")
-	nn=$(last_count "$tmp/d.out" no_neigh)
-	held=$(last_count "$tmp/d.out" held)
+	nn=$(back_sum "$tmp/d.out" no_neigh)
+	held=$(back_sum "$tmp/d.out" held)
 	if [ "${held:-x}" = 40 ] && [ "${nn:-x}" = 52 ] && [ "${n:-0}" = 3 ] && [ "$rc" = 0 ] &&
 		grep -q "^audit: every frame came home" "$tmp/d.out"; then
 		ok neigh-limits "52 datagrams to 6 destinations never resolved: $held held, $nn no_neigh; the peer's 3 pings answered, every frame home"

@@ -117,9 +117,10 @@ case_no_program_left() {
 }
 
 # mode_case CASE MODE CHECK...: xsk_rx in MODE on 1000 datagrams; CASE
-# passes when each xsk_rx CHECK passed.
+# passes when each xsk_rx CHECK passed, none of its checks failed and it
+# exited 0.
 mode_case() {
-	local c=$1 mode=$2 k missing=
+	local c=$1 mode=$2 k missing= rc
 	shift 2
 	rm -f "$tmp/sent"
 	if ! start 1000 "$mode" "$tmp/sent"; then
@@ -129,10 +130,13 @@ mode_case() {
 	send 1000
 	touch "$tmp/sent"	# drain mode waits for it
 	lib_wait "$pid"
+	rc=$?
 	pid=
 	for k in "$@"; do
 		grep -q "^PASS: xsk_rx/$k\$" "$tmp/out" || missing="$missing $k"
 	done
+	grep -q '^FAIL' "$tmp/out" && missing="$missing (and a FAIL)"
+	[ "$rc" = 0 ] || missing="$missing (exit $rc)"
 	if [ -z "$missing" ]; then
 		ok "$c"
 	else
