@@ -304,7 +304,7 @@ static int check_args(struct cfg *c)
 {
 	int wk[UCM_CPUMAP_MAX_WORKERS] = { 0 };
 	struct ucm_dp_opts o;
-	unsigned long need;
+	unsigned long need, p2;
 	int n;
 
 	/* An altname names the device to the kernel's calls, not in
@@ -354,9 +354,11 @@ static int check_args(struct cfg *c)
 	}
 	if (c->frames >= need || !c->frames_set)	/* not given: the library's */
 		return 0;
-	fprintf(stderr, "--frames %lu cannot cover the fill ring (%lu), the RX ring (%lu), a worker ring (%lu)%s: give at least %lu (a power of two)\n",
+	for (p2 = 1; p2 < need; p2 <<= 1)
+		;
+	fprintf(stderr, "--frames %lu cannot cover the fill ring (%lu), the RX ring (%lu), a worker ring (%lu)%s: give at least %lu (they need %lu; a power of two)\n",
 		c->frames, 2 * c->rx_size, c->rx_size, c->qsize,
-		c->two_way ? " and the way back (TX ring and lent frames)" : "", need);
+		c->two_way ? " and the way back (TX ring and lent frames)" : "", p2, need);
 	return -1;
 }
 

@@ -622,7 +622,8 @@ case_bad_flags() {
 	bad_flag cpu-out-of-range 2 "CPU 99 is not online" -- --dev vd --tun $tun --cpus 99
 	bad_flag cpu-list-empty-item 2 "'0,,1' has an empty item" -- --dev vd --tun $tun --cpus 0,,1
 	bad_flag rx-size-not-power-of-two 2 "rx-size: 1000 is not a power of two" -- --dev vd --tun $tun --rx-size 1000
-	bad_flag frames-too-few 2 "frames 256 cannot cover the fill ring" -- --dev vd --tun $tun --frames 256
+	bad_flag frames-too-few 2 "frames 256 cannot cover the fill ring .*: give at least ([0-9]+) \\(they need [0-9]+; a power of two\\)" \
+		-- --dev vd --tun $tun --frames 256
 	bad_flag tun-name-too-long 2 "longer than 15 characters" -- --dev vd --tun ucm-tun-name-16c
 	bad_flag tun-name-invalid 2 "'ucm:0' cannot be a device's name" -- --dev vd --tun ucm:0
 	bad_flag unknown-steer 2 "unknown policy 'sideways'" -- --dev vd --tun $tun --steer sideways
@@ -761,7 +762,7 @@ PY
 	# before anything is attached; one the driver refuses (veth: its
 	# peer's) names the MTU too.
 	if ip -n "$dut" link set vd mtu 40000; then
-		bad_flag iface-mtu-over-frame 78 "vd's MTU 40000 is more than a 2048-byte frame holds .*ip link set dev vd mtu 1770" -- --dev vd --tun $tun --frame-size 2048
+		bad_flag iface-mtu-over-frame 78 "vd's MTU 40000 is more than a 2048-byte frame holds .*ip link set dev vd mtu 32234\\), or give 4096-byte frames" -- --dev vd --tun $tun --frame-size 2048
 		ip -n "$dut" link set vd mtu 1500
 	else
 		bad bad-flag-iface-mtu-over-frame "cannot set vd's MTU to 40000"
