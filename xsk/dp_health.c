@@ -224,10 +224,13 @@ static void links_say(struct ucm_dp *dp, uint32_t now)
 static void mtu_say(struct ucm_dp *dp)
 {
 	uint32_t was = dp->if_mtu_said ? dp->if_mtu_said : dp->c.if_mtu, mtu;
+	char name[IF_NAMESIZE];
 	struct ifreq ifr = {};
 
-	if (!dp->c.if_mtu || ucm_dp_if_ioctl(dp->c.ifname, SIOCGIFMTU, &ifr) ||
-	    ifr.ifr_mtu <= 0 || (uint32_t)ifr.ifr_mtu == was)
+	/* By its index: renamed, it is still ours. */
+	if (!dp->c.if_mtu || !if_indextoname(dp->ifindex, name) ||
+	    ucm_dp_if_ioctl(name, SIOCGIFMTU, &ifr) || ifr.ifr_mtu <= 0 ||
+	    (uint32_t)ifr.ifr_mtu == was)
 		return;
 	mtu = ifr.ifr_mtu;
 	dp->if_mtu_said = mtu;
@@ -236,8 +239,11 @@ static void mtu_say(struct ucm_dp *dp)
 	else if ((dp->c.flags & UCM_DP_F_TWO_WAY) && !dp->c.sink && mtu < dp->c.mtu)
 		pr_warn("dp: %s's MTU is now %u, below the tun %s's %u: what the kernel routes into the tun past %u bytes cannot leave by %s; lower the tun's (ip link set dev %s mtu %u), or restart: that sizes it anew\n",
 			dp->c.ifname, mtu, dp->c.tun, dp->c.mtu, mtu, dp->c.ifname, dp->c.tun, mtu);
+	else if (ucm_dp_mtu_fits(&dp->c, mtu))
+		pr_info("dp: %s's MTU is now %u (%u at the start): its packets take no more frames than the start sized for\n",
+			dp->c.ifname, mtu, dp->c.if_mtu);
 	else
-		pr_warn("dp: %s's MTU is now %u (%u at the start, which the frames%s were sized for): a restart sizes them anew\n",
+		pr_warn("dp: %s's MTU is now %u (%u at the start, which the frames%s were sized for): its longer packets are dropped until a restart sizes them anew\n",
 			dp->c.ifname, mtu, dp->c.if_mtu, dp->c.sink ? "" : " and the tun");
 }
 

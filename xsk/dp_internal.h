@@ -196,6 +196,9 @@ int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames);
  * ucm_dp_resolve_mtu()), two-way a tun MTU above the interface's. 0, or
  * -errno after a message. */
 int ucm_dp_check_cfg(struct dp_cfg *c);
+/* Whether packets of an interface MTU @mtu take no more frames than the
+ * set-up sized @c for (its if_mtu). */
+bool ucm_dp_mtu_fits(const struct dp_cfg *c, uint32_t mtu);
 /* SIOCGIFMTU, SIOCGIFFLAGS, SIOCETHTOOL or SIOCGIFHWADDR/SIOCSIFHWADDR on
  * @ifname: 0 or -errno. */
 int ucm_dp_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr);

@@ -37,6 +37,7 @@ _Static_assert(UCM_DP_FRAMES_DEFAULT >= 3 * UCM_DP_RX_RING_DEFAULT +
  * the node, when it left some out; else -1. */
 static uint32_t default_cpus(const char *ifname, int *cpus, uint32_t max, int *node)
 {
+	char prim[IF_NAMESIZE];
 	cpu_set_t allowed, near;
 	bool narrowed = false;
 	uint32_t n;
@@ -44,7 +45,8 @@ static uint32_t default_cpus(const char *ifname, int *cpus, uint32_t max, int *n
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed))
 		CPU_ZERO(&allowed);
-	dev = ucm_dev_numa_node(ifname);
+	/* sysfs knows the primary name only */
+	dev = ucm_dev_numa_node(ifname ? ucm_if_primary(ifname, prim) : ifname);
 	if (max > UCM_CPUMAP_MAX_WORKERS)
 		max = UCM_CPUMAP_MAX_WORKERS;	/* what a map takes */
 	/* The CPUs' IDs run to the configured count: online ones past a
@@ -411,6 +413,16 @@ static uint32_t chain_len(const struct dp_cfg *c)
 	uint32_t per = c->frame_size - DP_XDP_HEADROOM;
 
 	return (c->if_mtu + DP_L2_ROOM + per - 1) / per;
+}
+
+bool ucm_dp_mtu_fits(const struct dp_cfg *c, uint32_t mtu)
+{
+	uint32_t per = c->frame_size - DP_XDP_HEADROOM;
+
+	if (!c->sg)
+		return mtu <= frame_mtu(c);
+	return mtu + DP_L2_ROOM <= UINT16_MAX &&
+	       (mtu + DP_L2_ROOM + per - 1) / per <= chain_len(c);
 }
 
 void ucm_dp_resolve_mtu(struct dp_cfg *c)

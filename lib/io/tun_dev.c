@@ -355,7 +355,10 @@ static int vnet_hdr_set(const struct ucm_tun *tun, bool existed)
 	return 0;
 }
 
-/* The tun we created belongs to @uid: 0, or -errno after a message. */
+/* The tun we created belongs to @uid: 0, or -errno after a message. A
+ * uid the user namespace does not map (EINVAL: a namespace without a uid
+ * map, where geteuid() is the overflow uid) leaves it without an owner,
+ * as the kernel made it, said. */
 static int owner_set(const struct ucm_tun *tun, uint32_t uid)
 {
 	int err;
@@ -363,8 +366,13 @@ static int owner_set(const struct ucm_tun *tun, uint32_t uid)
 	if (!ioctl(tun->fds[0], TUNSETOWNER, (unsigned long)uid))
 		return 0;
 	err = -errno;
-	pr_warn("tun: cannot make user %u the owner of %s: %s%s\n", uid, tun->name,
-		strerror(-err), err == -EINVAL ? " (no such user in this user namespace)" : "");
+	if (err == -EINVAL) {
+		pr_warn("tun: user %u is not mapped in this user namespace: %s has no owner, and any user may open queues of it\n",
+			uid, tun->name);
+		return 0;
+	}
+	pr_warn("tun: cannot make user %u the owner of %s: %s\n", uid, tun->name,
+		strerror(-err));
 	return err;
 }
 

@@ -68,7 +68,8 @@
 #                       member behind vg
 #   mtu-change          vd's MTU lowered under a running daemon: said,
 #                       naming the tun's larger one and the fix; set back:
-#                       said; a clean stop
+#                       said; raised within a frame, then past it (a
+#                       restart needed): each said; a clean stop
 #   no-offload-kept     --no-offload on a kept tun whose offloads are on:
 #                       they go off, a file goes out intact, nothing dropped
 #                       for them
@@ -928,11 +929,21 @@ case_mtu_change() {
 		why="no word of vd's MTU 1400;"
 	ip -n "$d" link set vd mtu 1500
 	wait_line "$tmp/d.err" "dp: vd's MTU is back to 1500, the start's" 20 || why="$why no word of it back to 1500;"
+	# Raised within a frame: nothing to do, said; past it: said, a
+	# restart to take it.
+	ip -n "$d" link set vd mtu 3000
+	wait_line "$tmp/d.err" "dp: vd's MTU is now 3000 \(1500 at the start\): its packets take no more frames" 20 ||
+		why="$why no word of 3000;"
+	if ip -n "$d" link set vd mtu 9000 2> /dev/null; then
+		wait_line "$tmp/d.err" "dp: vd's MTU is now 9000 .*: its longer packets are dropped until a restart" 20 ||
+			why="$why no word of 9000;"
+	fi
+	ip -n "$d" link set vd mtu 1500
 	stop
 	rc=$?
 	[ "$rc" = 0 ] || why="$why exit $rc;"
 	if [ -z "$why" ]; then
-		ok mtu-change "both changes said"
+		ok mtu-change "each change said"
 	else
 		bad mtu-change "$why $(grep -h "MTU" "$tmp/d.err" | head -3 | tr '\n' ' ')"
 	fi
