@@ -480,14 +480,16 @@ int ucm_dp_check_if_mtu(const struct dp_cfg *c)
 		why = "the packets come in several frames, and whether the attached program is frags-aware cannot be told";
 	} else if (c->one_frame_callbacks) {
 		why = "the program was built against libucpumap 0.2.0, whose callbacks (sink, verdict, steer_fn) take a packet in one frame (built again against 0.3.0, it gets packets of several)";
-	} else if (c->if_mtu + DP_L2_ROOM > UINT16_MAX) {
-		why = "a packet could be longer than 65535 bytes";
-		fix = UINT16_MAX - DP_L2_ROOM;
-		frames_help = false;
-	} else if (chain_len(c) > UCM_CHAIN_MAX) {
-		why = "a packet would take more frames than the kernel gives one";
+	} else if (c->if_mtu + DP_L2_ROOM > UINT16_MAX || chain_len(c) > UCM_CHAIN_MAX) {
+		why = c->if_mtu + DP_L2_ROOM > UINT16_MAX ?
+		      "a packet could be longer than 65535 bytes" :
+		      "a packet would take more frames than the kernel gives one";
+		/* The largest MTU that is neither. */
 		fix = UCM_CHAIN_MAX * (c->frame_size - DP_XDP_HEADROOM) - DP_L2_ROOM;
-		frames_help = c->if_mtu + DP_L2_ROOM <= UCM_CHAIN_MAX * big;
+		if (fix > UINT16_MAX - DP_L2_ROOM)
+			fix = UINT16_MAX - DP_L2_ROOM;
+		frames_help = c->if_mtu + DP_L2_ROOM <= UCM_CHAIN_MAX * big &&
+			      c->if_mtu + DP_L2_ROOM <= UINT16_MAX;
 	}
 	if (why) {
 		pr_warn("dp: %s's MTU %u is more than a %u-byte frame holds (%u after the XDP headroom, an Ethernet header and two VLAN tags) and %s: lower it (ip link set dev %s mtu %u)%s\n",
@@ -558,7 +560,9 @@ int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames)
 		return 0;
 	pr_warn("dp: in zero-copy %s's driver takes packets of at most %u descriptors, and its MTU %u takes %u frames of %u bytes: use copy mode (UCM_XSK_COPY, ucpumapd --copy)%s, or a lower MTU (ip link set dev %s mtu %u)\n",
 		c->ifname, tx_frames, c->if_mtu, chain_len(c), c->frame_size,
-		c->frame_size < 4096 ? ", 4096-byte frames" : "", c->ifname,
+		c->frame_size < 4096 &&
+		(c->if_mtu + DP_L2_ROOM + 4096 - DP_XDP_HEADROOM - 1) / (4096 - DP_XDP_HEADROOM) <= tx_frames ?
+		", 4096-byte frames" : "", c->ifname,
 		tx_frames * per - DP_L2_ROOM);
 	return -EINVAL;
 }
