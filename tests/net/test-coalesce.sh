@@ -97,8 +97,7 @@ daemon_stop() {
 	for _ in $(seq 40); do [ -s "$tmp/$c.json" ] && break; sleep 0.05; done
 	super=$(jget "$tmp/$c.json" 'd["tun_super"]')
 	segs=$(jget "$tmp/$c.json" 'd["tun_super_segs"]')
-	kill -TERM $dpid
-	wait $dpid
+	lib_term $dpid	# 137 when it had to be killed after 5 s
 	r=$?
 	[ "$r" = 0 ] || why="$why ucpumapd exit status $r;"
 	grep -q '^conservation: .*: holds$' "$tmp/$c.out" || why="$why $(grep '^conservation' "$tmp/$c.out" || echo 'no conservation line');"

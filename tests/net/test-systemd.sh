@@ -108,7 +108,7 @@ case_unit_verify() {
 # conf_status FILE: the daemon's exit status with --config FILE (into
 # rc), on an interface that is not there: 78 when the file is taken.
 conf_status() {
-	"$daemon" --dev nosuchif0 --config "$1" --duration 1 > /dev/null 2> "$tmp/one.err"
+	timeout 20 "$daemon" --dev nosuchif0 --config "$1" --duration 1 > /dev/null 2> "$tmp/one.err"
 	rc=$?
 	# A CPU list of a bigger machine than this one is the sample's right.
 	[ $rc = 2 ] && grep -q "is not online" "$tmp/one.err" && rc=78
@@ -338,6 +338,8 @@ case_unit_sandbox() {
 	grep -Eq "vd is served already: .*, held by pid $dpid2 \(ucpumapd\)" "$tmp/sb3.err" ||
 		why="$why a second instance on vd said: $(head -1 "$tmp/sb3.err");"
 	kill -TERM "$dpid2"
+	for _ in $(seq 50); do kill -0 "$spid" 2> /dev/null || break; sleep 0.1; done
+	kill -0 "$spid" 2> /dev/null && kill -9 "$dpid2"	# its status then says so
 	lib_wait "$spid"
 	rc=$?
 	[ "$rc" = 0 ] && grep -q '^audit: every frame came home$' "$tmp/sb.out" ||

@@ -318,7 +318,7 @@ case_download() {
 	hpid=$!
 	lib_pid "$hpid"
 	for _ in $(seq 50); do
-		in_g curl -s -o /dev/null "http://10.204.0.2:5003/" && break
+		in_g curl -s --max-time 2 -o /dev/null "http://10.204.0.2:5003/" && break
 		sleep 0.1
 	done
 	bgot=$(in_g timeout 60 curl -s "http://10.204.0.2:5003/big" | sha256sum | cut -d' ' -f1)
