@@ -273,7 +273,8 @@ static int check_tun_owner(struct daemon *d)
 		fprintf(stderr, "ucpumapd: cannot read the owner of %s in /sys/class/net\n", dev);
 		return EXIT_SETUP;
 	}
-	if (owner == -1 && group == -1) {
+	/* A tun a start kept gets an owner from this one (tun_keep()). */
+	if (owner == -1 && group == -1 && !tun_kept_mark(d)) {
 		out_warn("ucpumapd: %s has no owner: any user may open queues of it, read its traffic and write into it; delete it (ip link del %s) and let ucpumapd create it, or give it one (ip tuntap add dev %s mode %s multi_queue vnet_hdr user USER)\n",
 			 dev, dev, dev, d->c.tap ? "tap" : "tun");
 		return 0;

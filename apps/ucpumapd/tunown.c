@@ -192,10 +192,12 @@ int tun_keep(struct daemon *d, const char *name)
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	ifr.ifr_flags = (d->c.tap ? IFF_TAP : IFF_TUN) | IFF_NO_PI | IFF_MULTI_QUEUE |
 			IFF_VNET_HDR;
-	/* The user the daemon runs as owns it, as the library's owns a tun
-	 * it creates: a kept one goes to a new --user. */
+	/* The user the daemon runs as owns a tun of ours, as the library's
+	 * owns a tun it creates: a kept one goes to a new --user. An
+	 * operator's keeps its owner. */
 	if (ioctl(fd, TUNSETIFF, &ifr) || ioctl(fd, TUNSETPERSIST, 1UL) ||
-	    ioctl(fd, TUNSETOWNER, (unsigned long)d->priv.uid))
+	    ((!d->priv.tun_existed || d->priv.tun_kept) &&
+	     ioctl(fd, TUNSETOWNER, (unsigned long)d->priv.uid)))
 		err = errno;
 	close(fd);
 out:

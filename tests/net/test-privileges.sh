@@ -45,7 +45,8 @@
 #   sigpipe        stdout a pipe whose reader left after the banner (the
 #                  version line and the start line): runs on, SIGTERM exit 0
 #   tun-owner      a tun owned by another uid refused (exit 78), naming the
-#                  owner and --tun-any-owner; accepted with it
+#                  owner and --tun-any-owner; accepted with it (and --keep-tun:
+#                  the operator's tun keeps its owner)
 #   seccomp-refused-nothing  the kernel's log holds no call of the
 #                  daemon's that the filter refused; a canary's refusal
 #                  (tests/progs/seccomp_canary.c) first shows that the log
@@ -431,9 +432,12 @@ case_tun_owner() {
 	ip -n "$d" tuntap add ucmpo mode tun multi_queue vnet_hdr user 1234
 	KEEP_DEV=ucmpo	# the test's own, persistent: it stays
 	refused tun-owner-refused 78 "ucmpo belongs to user 1234, not to root.*--tun-any-owner" --tun ucmpo
-	if start tun-owner-flag --tun ucmpo --tun-any-owner; then
+	if start tun-owner-flag --tun ucmpo --tun-any-owner --keep-tun; then
 		stop
 		why=$(closing_ok no)
+		# The operator's, kept: its owner stays.
+		[ "$(ip netns exec "$d" cat /sys/class/net/ucmpo/owner 2> /dev/null)" = 1234 ] ||
+			why="$why its owner now $(ip netns exec "$d" cat /sys/class/net/ucmpo/owner 2> /dev/null), not 1234;"
 		if [ -z "$why" ] && grep -q "belongs to user 1234" "$D_ERR"; then
 			ok tun-owner-flag "attached with --tun-any-owner, said so, stopped cleanly"
 		else
