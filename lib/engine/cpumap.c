@@ -206,14 +206,15 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
  * paths copy nfrag entries onto their stacks. Its form only: room for the
  * list in front of the packet, 1..UCM_CHAIN_MAX - 1 later frames, each in
  * the UMEM, the producer's pool's, its part inside it (the sinks write the
- * parts as they are), none twice and none the first.
+ * parts as they are), none twice and none the first, and the parts adding
+ * up to the packet's @len (a tun would write fewer bytes than counted).
  */
 static bool chain_list_ok(const struct ucm_cpumap *map, const struct ucm_pool *pool,
-			  uint64_t addr, uint64_t base)
+			  uint64_t addr, uint64_t base, uint32_t len)
 {
 	const struct ucm_chain *c = ucm_chain_of(map->umem->area, base);
 	uint64_t f[UCM_CHAIN_MAX];
-	uint32_t i, j, n = c->nfrag;
+	uint32_t i, j, n = c->nfrag, sum = c->head_len;
 
 	if (addr - base < UCM_CHAIN_HEAD_ROOM || !n || n >= UCM_CHAIN_MAX)
 		return false;
@@ -230,8 +231,9 @@ static bool chain_list_ok(const struct ucm_cpumap *map, const struct ucm_pool *p
 		for (j = 0; j <= i; j++)
 			if (f[j] == f[i + 1])
 				return false;
+		sum += ucm_desc_len(c->frag[i]);
 	}
-	return true;
+	return sum == len;
 }
 
 int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
@@ -250,7 +252,7 @@ int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 		     len > UINT16_MAX ||
 		     ucm_umem_owner(map->umem, base) != prod->pool ||
 		     ((addr & UCM_DESC_CHAIN) &&
-		      !chain_list_ok(map, prod->pool, addr & ~UCM_DESC_CHAIN, base))))
+		      !chain_list_ok(map, prod->pool, addr & ~UCM_DESC_CHAIN, base, len))))
 		return ucm_err(-EINVAL);
 	bq = &prod->bq[worker];
 	if (unlikely(prod->bq_count[worker] == UCM_CPUMAP_BULK_SIZE))

@@ -43,7 +43,8 @@
  * with the chain bit the list has room before the packet (offset >=
  * UCM_CHAIN_HEAD_ROOM), 1 to UCM_CHAIN_MAX - 1 later frames, each in the
  * UMEM and the producer's pool's, its part inside its frame, none twice,
- * none the first; a refused one returns -EINVAL with every frame where it
+ * none the first, the parts (head_len's and the list's) adding up to its
+ * length; a refused one returns -EINVAL with every frame where it
  * was, then goes home as a refusal. The model runs the bulk queue and the
  * worker: the drops and why (bounds, runt, no Ethernet header in the
  * first frame, the verdict), the verdict's and sink's calls in order, each
@@ -536,7 +537,7 @@ static bool model_accept(const struct pk *p)
 				return false;
 		seen[i + 1] = f;
 	}
-	return true;
+	return p->exact;
 }
 
 /* ---- the verdict and the sink ------------------------------------------- */

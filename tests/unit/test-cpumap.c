@@ -1762,23 +1762,30 @@ static int test_enqueue_rejects_bad_input(void)
 			uint64_t frag[2];
 			uint64_t addr;
 			uint32_t len;	/* the first later part's */
+			int32_t more;	/* bytes counted beyond the parts' */
 		} bad[] = {
-			{ "a list of 100 frames", 100, { a2, 0 }, chain, 100 },
-			{ "an empty list", 0, { 0, 0 }, chain, 100 },
-			{ "another pool's frame listed", 1, { a1, 0 }, chain, 100 },
-			{ "a frame outside the UMEM listed", 1, { ucm_umem__size(umem), 0 }, chain, 100 },
-			{ "the first frame listed", 1, { a0, 0 }, chain, 100 },
-			{ "a frame listed twice", 2, { a2, a2 }, chain, 100 },
-			{ "no room for the list", 1, { a2, 0 }, (a0 + 64) | UCM_DESC_CHAIN, 100 },
+			{ "a list of 100 frames", 100, { a2, 0 }, chain, 100, 0 },
+			{ "an empty list", 0, { 0, 0 }, chain, 100, 0 },
+			{ "another pool's frame listed", 1, { a1, 0 }, chain, 100, 0 },
+			{ "a frame outside the UMEM listed", 1, { ucm_umem__size(umem), 0 }, chain, 100, 0 },
+			{ "the first frame listed", 1, { a0, 0 }, chain, 100, 0 },
+			{ "a frame listed twice", 2, { a2, a2 }, chain, 100, 0 },
+			{ "no room for the list", 1, { a2, 0 }, (a0 + 64) | UCM_DESC_CHAIN, 100, 0 },
 			{ "a part past its frame's end", 1, { a2, 0 }, chain,
-			  ucm_umem__frame_size(umem) - DATA_OFF + 1 },
+			  ucm_umem__frame_size(umem) - DATA_OFF + 1, 0 },
+			{ "parts short of the length", 1, { a2, 0 }, chain, 100, 1 },
+			{ "parts beyond the length", 1, { a2, 0 }, chain, 100, -1 },
 		};
 
+		c->head_len = PKT_LEN;
 		for (uint32_t i = 0; i < ARRAY_SIZE(bad); i++) {
+			uint32_t len = PKT_LEN + bad[i].more + bad[i].len +
+				       (bad[i].nfrag > 1 ? 100 : 0);
+
 			c->nfrag = bad[i].nfrag;
 			c->frag[0] = ucm_desc_make(bad[i].frag[0] + DATA_OFF, bad[i].len);
 			c->frag[1] = ucm_desc_make(bad[i].frag[1] + DATA_OFF, 100);
-			UT_ASSERT(ucm_cpumap_producer__enqueue(prod, 0, bad[i].addr, PKT_LEN + 100) == -EINVAL,
+			UT_ASSERT(ucm_cpumap_producer__enqueue(prod, 0, bad[i].addr, len) == -EINVAL,
 				  "the chain bit with %s accepted", bad[i].what);
 		}
 	}
@@ -2401,7 +2408,9 @@ static int test_chain_worker_drops(void)
 	ucm_chain_of(area, base)->head_len = 4096 - DATA_OFF + 1;
 	((uint8_t *)area)[(addr[1] & ~UCM_DESC_CHAIN) + 14] = 0x65;	/* IP version 6 */
 	for (i = 0; i < 3; i++)
-		UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr[i], len), "enqueue");
+		UT_ASSERT(!ucm_cpumap_producer__enqueue(f.prod, 0, addr[i],
+							len + (i ? 0 : 4096 - DATA_OFF + 1 - PKT_LEN)),
+			  "enqueue");
 	ucm_cpumap_producer__flush(f.prod);
 	UT_ASSERT(wait_processed(f.map, 0, 3, WAIT_MS), "processed");
 	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));

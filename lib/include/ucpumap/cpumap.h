@@ -494,7 +494,8 @@ UCM_API void ucm_cpumap_producer__stop(struct ucm_cpumap_producer *prod);
  * on a frame whose list (as ucm_xsk_queue__rx() writes it) is not one: no
  * room for it in front of the packet, no later frame or more than a packet
  * takes, one outside the UMEM or the pool, a part that runs past its frame,
- * or one listed twice.
+ * one listed twice, or parts (the first frame's head_len and the later
+ * frames' lengths) that do not add up to @len.
  */
 UCM_API int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 					 uint32_t worker, uint64_t addr,
