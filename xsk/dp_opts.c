@@ -43,7 +43,7 @@ static uint32_t default_cpus(const char *ifname, int *cpus, uint32_t max, int *n
 	uint32_t n;
 	int dev;
 
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+	if (ucm_affinity(0, &allowed))
 		CPU_ZERO(&allowed);
 	/* sysfs knows the primary name only */
 	dev = ucm_dev_numa_node(ifname ? ucm_if_primary(ifname, prim) : ifname);

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
+#include "core/cpu.h"
 #include "ucpumap/csum.h"
 #include "util.h"
 
@@ -89,11 +90,16 @@ int cpu_online_count(void)
 	return n > 0 ? (int)n : 1;
 }
 
+int cpu_affinity(pid_t pid, cpu_set_t *set)
+{
+	return ucm_affinity(pid, set);
+}
+
 bool cpu_usable(int cpu)
 {
 	cpu_set_t set;
 
-	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(set), &set))
+	if (cpu < 0 || cpu >= CPU_SETSIZE || ucm_affinity(0, &set))
 		return false;
 	return CPU_ISSET(cpu, &set);
 }
@@ -103,7 +109,7 @@ int cpus_usable(int *cpus, int max)
 	cpu_set_t set;
 	int n = 0;
 
-	if (sched_getaffinity(0, sizeof(set), &set))
+	if (ucm_affinity(0, &set))
 		return 0;
 	for (int c = 0; c < CPU_SETSIZE && n < max; c++)
 		if (CPU_ISSET(c, &set))
@@ -159,7 +165,7 @@ static void usable_str(char *buf, size_t len)
 	int c = 0, a;
 
 	buf[0] = '\0';
-	if (sched_getaffinity(0, sizeof(set), &set))
+	if (ucm_affinity(0, &set))
 		return;
 	while (c < CPU_SETSIZE && k < len) {
 		for (; c < CPU_SETSIZE && !CPU_ISSET(c, &set); c++)
@@ -577,7 +583,8 @@ double cpu_pingpong_ns(int cpu_a, int cpu_b, double seconds)
 
 	if (cpu_a == cpu_b)
 		return 0;
-	pthread_getaffinity_np(pthread_self(), sizeof(old), &old);
+	if (ucm_affinity(0, &old))
+		return -1;
 	pin_self(cpu_a);
 	/* Calibrate: rounds for about @seconds at 200 ns a round trip. */
 	p.rounds = (uint64_t)(seconds / 200e-9) + 1;

@@ -3,11 +3,13 @@
 #ifndef UCM_APP_UTIL_H
 #define UCM_APP_UTIL_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdbool.h>
 #include <time.h>
+#include <sys/types.h>
 
 #define APP_MAX_CPUS	64
 
@@ -48,6 +50,12 @@ int parse_mac(const char *s, uint8_t *mac);
  * with ID 0, a zeroed payload, complete checksums. @src/@dst: 4 or 16 bytes, network order. */
 void udp_build(uint8_t *l3, size_t len, bool v6, const void *src, const void *dst,
 	       uint16_t sport, uint16_t dport);
+
+/* Thread or process @pid's affinity mask (0: the calling thread), as
+ * the library reads it (a host's mask may be longer than a cpu_set_t).
+ * Return: 0 or -errno. */
+int cpu_affinity(pid_t pid, cpu_set_t *set);
+
 bool cpu_usable(int cpu);
 
 /* The CPUs this process may use (taskset, a cpuset), in increasing order,

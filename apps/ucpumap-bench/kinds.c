@@ -374,6 +374,7 @@ int row_tun(struct bench_run *br, struct row *r, int round)
 	uint64_t d0, d1;
 	char out[GEN_OUT];
 	cpu_set_t old;
+	bool have_old;
 	pid_t g = 0;
 
 	len = ceiling_packets(cfg, pkt, TUN_NPKT);
@@ -393,12 +394,13 @@ int row_tun(struct bench_run *br, struct row *r, int round)
 		if (g < 0)
 			goto err_ring;
 	}
-	sched_getaffinity(0, sizeof(old), &old);
+	have_old = !cpu_affinity(0, &old);
 	pin_self(cfg->wcpu[0]);
 	sleep_sec(0.1);
 	d0 = delivered_now(&br->topo);
 	r->sent[round] = tun_write_loop(fd, &ring, pkt, len, cfg->seconds);
-	sched_setaffinity(0, sizeof(old), &old);
+	if (have_old)
+		sched_setaffinity(0, sizeof(old), &old);
 	sleep_sec(0.1);
 	d1 = delivered_now(&br->topo);
 	r->dst[round] = (d1 - d0) / cfg->seconds;

@@ -495,7 +495,7 @@ int lat_placement(pid_t pid)
 {
 	cpu_set_t set;
 
-	if (sched_getaffinity(pid, sizeof(set), &set) || CPU_COUNT(&set) != 1)
+	if (cpu_affinity(pid, &set) || CPU_COUNT(&set) != 1)
 		return -1;
 	for (int c = 0; c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &set))

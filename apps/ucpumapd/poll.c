@@ -158,7 +158,7 @@ int poll_check(struct cfg *c, const int *wk, int nwk)
 	/* The CPUs ucpumapd may run on (taskset, a cpuset): its own other
 	 * threads (control, metrics, next hops) are not pinned and need one
 	 * that no thread polls, as do the kernel's receive and the rest. */
-	if (sched_getaffinity(0, sizeof(free_set), &free_set))
+	if (cpu_affinity(0, &free_set))
 		CPU_ZERO(&free_set);
 	for (int i = 0; i < npoll; i++)
 		if (pcpus[i] < CPU_SETSIZE)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/cpu.h"
 #include "ucpumap/log.h"
 
 #ifndef likely
@@ -85,20 +86,6 @@ static inline uint64_t ucm_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/*
- * A thread of this process may be pinned to @cpu: it is online and in the
- * process's affinity mask (what taskset or a cgroup's cpuset left it; a
- * CPU going offline leaves the mask). Set-up only: a system call.
- */
-static inline bool ucm_cpu_allowed(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof(set), &set))
-		return false;
-	return CPU_ISSET(cpu, &set);
 }
 
 static inline bool is_pow2(uint64_t x)

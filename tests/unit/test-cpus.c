@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/internal.h"
 #include "io/cpus.h"
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
@@ -227,11 +228,47 @@ static int test_node0(void)
 	return 0;
 }
 
+/* The affinity mask as the kernel has it, the calling thread's: the whole
+ * one, then pinned to one CPU. (A host whose mask is longer than
+ * CPU_SETSIZE, where the second ask runs, is not to be had here.) */
+static int test_affinity(void)
+{
+	cpu_set_t sys, got, one;
+	int c, first = -1, n = 0;
+
+	UT_ASSERT(!sched_getaffinity(0, sizeof(sys), &sys), "sched_getaffinity");
+	UT_ASSERT(!ucm_affinity(0, &got) && CPU_EQUAL(&sys, &got), "the mask: %s, want %s",
+		  set_str(&got), set_str(&sys));
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &sys) && !n++)
+			first = c;
+	UT_ASSERT(ucm_cpu_allowed(first) && !ucm_cpu_allowed(-1) &&
+		  !ucm_cpu_allowed(CPU_SETSIZE), "CPU %d, -1 or CPU_SETSIZE", first);
+	UT_ASSERT(ucm_affinity(-1, &got) == -EINVAL || ucm_affinity(-1, &got) == -ESRCH,
+		  "pid -1 taken");
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	UT_ASSERT(!sched_setaffinity(0, sizeof(one), &one), "pin to %d", first);
+	c = ucm_affinity(0, &got);
+	if (n > 1) {
+		for (int o = first + 1; o < CPU_SETSIZE; o++)
+			if (CPU_ISSET(o, &sys)) {
+				UT_ASSERT(!ucm_cpu_allowed(o), "CPU %d allowed, pinned to %d",
+					  o, first);
+				break;
+			}
+	}
+	UT_ASSERT(!sched_setaffinity(0, sizeof(sys), &sys), "unpin");
+	UT_ASSERT(!c && CPU_EQUAL(&got, &one), "pinned to %d: %s", first, set_str(&got));
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_parse_cpulist),
 	UT_CASE(test_pick),
 	UT_CASE(test_default_cpus),
 	UT_CASE(test_node0),
+	UT_CASE(test_affinity),
 	{}
 };
 
