@@ -269,7 +269,7 @@ static bool loc_outside_pool(enum ucm_frame_loc loc)
 /*
  * Check one frame handle on its way back and, in debug builds, claim its
  * tag (@from, or any location outside the pool when @from is
- * UCM_LOC__MAX) for @to. A refused handle is counted on @pool, or on its
+ * UCM_LOC_ANY) for @to. A refused handle is counted on @pool, or on its
  * owner (pool 0 for an address that has none).
  *
  * Return: 0, -EINVAL (bad address, or not @pool's), -EALREADY (already free).
@@ -290,7 +290,7 @@ static int put_check(struct ucm_umem *umem, struct ucm_pool *pool,
 #ifdef UCM_DEBUG
 	enum ucm_frame_loc cur = ucm_frame_loc(umem, addr);
 
-	if (loc_outside_pool(cur) && from != UCM_LOC__MAX && cur != from)
+	if (loc_outside_pool(cur) && from != UCM_LOC_ANY && cur != from)
 		ucm_frame_bad_move(umem, addr, from, to);
 	if (unlikely(!loc_outside_pool(cur) ||
 		     !ucm_frame_try_move(umem, addr, cur, to))) {
@@ -306,7 +306,7 @@ static int put_check(struct ucm_umem *umem, struct ucm_pool *pool,
 
 int ucm_pool__put(struct ucm_pool *pool, uint64_t addr)
 {
-	int err = put_check(pool->umem, pool, addr, UCM_LOC__MAX,
+	int err = put_check(pool->umem, pool, addr, UCM_LOC_ANY,
 			    UCM_LOC_RING);
 
 	if (err)
@@ -384,13 +384,13 @@ int ucm_umem_put_bulk_from(struct ucm_umem *umem, const uint64_t *addrs,
 int ucm_umem__put_bulk(struct ucm_umem *umem, const uint64_t *addrs,
 		       uint32_t n)
 {
-	return ucm_umem_put_bulk_from(umem, addrs, n, UCM_LOC__MAX, false);
+	return ucm_umem_put_bulk_from(umem, addrs, n, UCM_LOC_ANY, false);
 }
 
 int ucm_umem__release_bulk(struct ucm_umem *umem, const uint64_t *addrs,
 			   uint32_t n)
 {
-	return ucm_umem_put_bulk_from(umem, addrs, n, UCM_LOC__MAX, true);
+	return ucm_umem_put_bulk_from(umem, addrs, n, UCM_LOC_ANY, true);
 }
 
 /* ---- ownership, statistics ---------------------------------------------- */

@@ -230,8 +230,12 @@ uint32_t ucm_pool_stack_push(struct ucm_pool *pool, const uint64_t *addrs,
 int ucm_pools_reclaim(struct ucm_pool *const *pools, uint32_t npools, uint64_t expect,
 		      enum ucm_frame_loc from, bool quiet);
 
+/* "Anywhere outside the pool" for a return's expected location: no tag
+ * is it (a tag is a byte; UCM_LOC_CHAIN is UCM_LOC__MAX). */
+#define UCM_LOC_ANY	((enum ucm_frame_loc)0xff)
+
 /* ucm_umem__put_bulk()/release_bulk() with the frames' expected location
- * (@from; UCM_LOC__MAX: anywhere outside the pool). */
+ * (@from; UCM_LOC_ANY: anywhere outside the pool). */
 int ucm_umem_put_bulk_from(struct ucm_umem *umem, const uint64_t *addrs,
 			   uint32_t n, enum ucm_frame_loc from, bool release);
 

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,7 +34,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/mempolicy.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "core/internal.h"
 #include "core/pool_internal.h"
@@ -1719,6 +1722,45 @@ static int test_destroy_waits_for_late_release(void)
 	return run_late_destroy(R_DELAYED_RELEASE, 200, 25);
 }
 
+#ifdef UCM_DEBUG
+/* A return that names where its frames are is checked against their
+ * tags, a chain frame's place (UCM_LOC_CHAIN, the audit's count past its
+ * places) as any other: a frame still allocated, returned as a chain's,
+ * aborts (in a child); the same frame returned from anywhere is taken. */
+static int test_put_from_chain_checked(void)
+{
+	struct ucm_umem *umem = mk_umem(1, 256, 0, 0);
+	struct ucm_pool *pool;
+	uint64_t a;
+	int status = 0;
+	pid_t pid;
+
+	UT_ASSERT(umem, "create");
+	pool = ucm_umem__pool(umem, 0);
+	ucm_pool__set_owner(pool);
+	UT_ASSERT(!ucm_pool__alloc(pool, &a), "alloc");
+	fflush(NULL);
+	pid = fork();
+	UT_ASSERT(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid) {
+		ucm_set_print(NULL);
+		/* Only the abort is asked for: no core file. */
+		signal(SIGABRT, SIG_DFL);
+		(void)setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
+		ucm_umem_put_bulk_from(umem, &a, 1, UCM_LOC_CHAIN, false);
+		_exit(0);
+	}
+	UT_ASSERT(waitpid(pid, &status, 0) == pid, "waitpid");
+	UT_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT,
+		  "an allocated frame returned as a chain's: %s %d, want killed by SIGABRT",
+		  WIFSIGNALED(status) ? "killed by" : "exit", WIFSIGNALED(status) ?
+		  WTERMSIG(status) : WEXITSTATUS(status));
+	UT_ASSERT(!ucm_umem__put_bulk(umem, &a, 1), "the same frame from anywhere");
+	UT_ASSERT(!ucm_umem__destroy(umem, 100), "destroy");
+	return 0;
+}
+#endif
+
 /*
  * A frame given back twice where nothing checks each return (a release
  * build: put here by hand, as that build's stack would take it while it
@@ -2227,6 +2269,9 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_concurrent_remote_returns),
 	UT_CASE(test_inflight_never_negative),
 	UT_CASE(test_destroy_double_release),
+#ifdef UCM_DEBUG
+	UT_CASE(test_put_from_chain_checked),
+#endif
 	{}
 };
 
