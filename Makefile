@@ -141,6 +141,9 @@ APP_COMMON := apps/common/util.c apps/common/opts.c
 APP_SRCS_ucpumap-bench := $(sort $(wildcard apps/ucpumap-bench/*.c)) $(APP_COMMON)
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test-*.c))
+# The pool's tests once more against the release library: what a release
+# build checks of a return (no tags) is not what a debug build checks.
+UNIT_TESTS += $(BUILD)/tests/test-pool-release
 # Programs the test scripts run (tests/progs/). link_test.c is built by
 # test-install.sh against the installed library, not here.
 PROG_SHIMS := tests/progs/fault_shim.c
@@ -253,6 +256,12 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/utest.h $(DEBUG_LIB) $(LIB_HDRS) $(D
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(DBG_CFLAGS) -o $@ $< $(DEBUG_LIB) $(LDFLAGS) $(LDLIBS_BASE)
+
+$(BUILD)/tests/test-pool-release: tests/unit/test-pool.c tests/unit/utest.h $(STATIC_LIB) \
+		$(LIB_HDRS) $(DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) -o $@ $< $(STATIC_LIB) $(LDFLAGS) $(LDLIBS_BASE)
 
 # The apps' option tables are tested on their own: apps/common is not the
 # library's.

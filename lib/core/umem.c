@@ -353,7 +353,7 @@ int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms)
 		int dups = stack_dups(&umem->pools[i]);
 
 		if (dups) {
-			pr_warn("pool %u: %d frames were given back twice, so as many are still out: the UMEM stays (a leak, not a use after free)\n",
+			pr_warn("pool %u: %d frames were given back twice, so as many others are not home (held still, or refused when the stack overflowed): the UMEM stays (a leak, not a use after free)\n",
 				i, dups);
 			return ucm_err(-EUCLEAN);
 		}

@@ -959,12 +959,9 @@ static int test_random_ops_audit(void)
 
 /* ---- 5. double free (A2) -------------------------------------------------- */
 
+#ifdef UCM_DEBUG
 static int test_double_free_debug(void)
 {
-#ifndef UCM_DEBUG
-	ut_skip_reason("per-frame double-free detection needs a debug build (UCM_DEBUG)");
-	return UT_SKIP;
-#else
 	struct ucm_umem *umem = mk_umem(2, 256, 0, 0);
 	struct ucm_pool *p0, *p1;
 	struct ucm_pool_stats st0, st1;
@@ -1045,8 +1042,8 @@ static int test_double_free_debug(void)
 	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
 	ucm_set_print(NULL);
 	return 0;
-#endif
 }
+#endif
 
 /*
  * A2, the path release builds have: all frames back on the backing stack,
@@ -1126,6 +1123,17 @@ static int test_double_release_audit(void)
 	ret = ucm_pool__audit(pool, NULL, 0);
 	UT_ASSERT(ret == -EUCLEAN, "audit missed a frame on the stack twice: %d", ret);
 	UT_ASSERT(log_count("two places") == 1, "audit log: %s", log_text);
+	/* Mended, one x off the stack: the owner's cache then fits on it
+	 * at the destroy, which finds the books whole. */
+	pthread_mutex_lock(&pool->stack.lock);
+	for (uint32_t i = 0; i < pool->stack.top; i++) {
+		if (pool->stack.frames[i] == x) {
+			pool->stack.frames[i] = pool->stack.frames[--pool->stack.top];
+			break;
+		}
+	}
+	pool->stack.release--;
+	pthread_mutex_unlock(&pool->stack.lock);
 #endif
 	UT_ASSERT(ucm_umem__destroy(umem, 0) == 0, "destroy");
 	ucm_set_print(NULL);
@@ -2254,7 +2262,9 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_stats_sized),
 	UT_CASE(test_stats_old_name),
 	UT_CASE(test_random_ops_audit),
+#ifdef UCM_DEBUG
 	UT_CASE(test_double_free_debug),
+#endif
 	UT_CASE(test_double_free_stack_overflow),
 	UT_CASE(test_double_release_audit),
 	UT_CASE(test_bad_addresses),
