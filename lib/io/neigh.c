@@ -316,7 +316,7 @@ static int start_resolver(struct ucm_neigh *n)
 
 	pthread_attr_init(&attr);
 	/* Best effort: unpinned, it runs where the creator's mask allows. */
-	if (sched_getaffinity(getpid(), sizeof(set), &set) == 0)
+	if (!ucm_affinity(getpid(), &set))
 		(void)pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	sigfillset(&all);
 	sem_init(&n->ready, 0, 0);
