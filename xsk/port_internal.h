@@ -72,6 +72,7 @@ struct ucm_xsk_queue {
 	void *steer_ctx;
 	uint64_t rx_stamp;	/* the last RX batch's first arrival stamp, or 0 */
 	bool fill_dry;		/* the last refill found the pool short */
+	bool tx_down;		/* the last kick was refused: the device is down (tx_kick()) */
 	bool busy_poll;		/* UCM_XSK_F_BUSY_POLL: the spin polls the device */
 	bool sg;		/* bound with XDP_USE_SG (its UMEM's first socket was) */
 	struct ucm_chain_rx chain;	/* a packet of several being taken */

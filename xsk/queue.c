@@ -328,16 +328,18 @@ int ucm_xsk_queue__set_wake_fd(struct ucm_xsk_queue *q, int fd)
  * copy mode the kicks are what sends: a kick that took nothing (the
  * socket's send buffer full of skbs the peer has not freed yet) is tried
  * again at once, as before; waiting for POLLOUT (half the buffer freed)
- * cost the way back's TCP about a tenth on veth.
+ * cost the way back's TCP about a tenth on veth. Copy mode's last kick
+ * refused as the device is down, with descriptors on the ring: stuck too,
+ * until a later kick (the sleep's timeout, DP_RX_TX_PENDING_MS) sends.
  */
 static bool tx_stuck(struct ucm_xsk_queue *q)
 {
 	uint32_t room, cons;
 	bool stuck;
 
-	if (!q->x->zerocopy)
-		return false;
 	room = xsk_prod_nb_free(&q->tx, q->tx.size);
+	if (!q->x->zerocopy)
+		return q->tx_down && room != q->tx.size;
 	cons = __atomic_load_n(q->tx.consumer, __ATOMIC_ACQUIRE);
 	stuck = room != q->tx.size && room < ucm_xsk_tx_frames(q->x) && cons == q->tx_cons_seen;
 
@@ -362,7 +364,8 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 		busy |= !ucm_txq__sleep_begin(txq[i]) && (!stuck || ucm_txq_wanted(txq[i]));
 	if (!busy) {
 		p[0].fd = q->fd;
-		p[0].events = POLLIN | (stuck ? POLLOUT : 0);
+		/* Copy mode: nothing but a kick frees the ring. */
+		p[0].events = POLLIN | (stuck && q->x->zerocopy ? POLLOUT : 0);
 		for (i = 0; i < ntxq; i++) {
 			p[1 + i].fd = ucm_txq__wake_fd(txq[i]);
 			p[1 + i].events = POLLIN;

@@ -31,12 +31,17 @@
 
 /* Kick the kernel into sending: copy mode sends in this syscall; zero-copy
  * drivers are woken. EAGAIN/EBUSY/ENOBUFS: the kernel is busy, the next
- * kick sends what is left. */
+ * kick sends what is left. ENETDOWN: the device is down, and copy mode
+ * takes nothing from the ring until it is up (tx_stuck()). */
 static void tx_kick(struct ucm_xsk_queue *q)
 {
+	int err = 0;
+
 	STAT_ADD(q->stats.tx_kicks, 1);
-	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 &&
-	    errno != EAGAIN && errno != EBUSY && errno != ENOBUFS)
+	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0)
+		err = errno;
+	q->tx_down = err == ENETDOWN;
+	if (err && err != EAGAIN && err != EBUSY && err != ENOBUFS)
 		STAT_ADD(q->stats.tx_kick_err, 1);
 }
 

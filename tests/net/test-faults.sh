@@ -9,6 +9,11 @@
 #                       daemon says so once each way and goes on; 100
 #                       datagrams after it arrive, each once
 #   tun-down-up         the same with the tun
+#   iface-down-two-way  two-way, vd set down for 2 s while the DUT floods
+#                       the peer through the tun (copy mode: the kernel
+#                       refuses every send, ENETDOWN): the RX thread sleeps
+#                       (under half a CPU over 1 s, not a spin), and after
+#                       vd is up 5 of 5 pings through the tun are answered
 #   tun-gone[-two-way]  the tun deleted: the daemon stops within 3 s, exit 5,
 #                       with its closing lines (conservation holds, every
 #                       frame home) and nothing left on vd
@@ -31,7 +36,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-faults
-cases="link-down-up tun-down-up tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
+cases="link-down-up tun-down-up iface-down-two-way tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
 worker-stalled rx-stalled nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -128,6 +133,50 @@ case_link_down_up() {
 case_tun_down_up() {
 	down_up tun-down-up "ip -n $dut link set $tun down" "ip -n $dut link set $tun up" \
 		"tun $tun is down" "tun $tun is up again"
+}
+
+# The CPU time (ticks) of the daemon's thread named $1.
+thread_ticks() {
+	local t
+	for t in /proc/"$dpid"/task/*; do
+		[ "$(cat "$t/comm" 2> /dev/null)" = "$1" ] || continue
+		awk '{ print $14 + $15 }' "$t/stat"
+		return
+	done
+	echo 0
+}
+
+case_iface_down_two_way() {
+	local c=iface-down-two-way why= t0 t1 hz wpid r
+	pair_ready "$c" || return
+	if ! start_daemon "$c" --two-way; then
+		bad "$c" "$(tail -1 "$D_ERR")"
+		return
+	fi
+	ip -n "$dut" route replace "$G4/32" dev $tun
+	lib_run ip netns exec "$dut" "$PY" "$helper" ping --dst "$G4" --count 1 --timeout 2 > /dev/null
+	ip netns exec "$dut" "$PY" "$helper" flood --src "$D4" --dst "$G4" --secs 6 > /dev/null 2>&1 &
+	wpid=$!
+	lib_pid $wpid
+	sleep 1
+	ip -n "$dut" link set vd down
+	sleep 0.5
+	hz=$(getconf CLK_TCK)
+	t0=$(thread_ticks ucpumap/rx0)
+	sleep 1
+	t1=$(thread_ticks ucpumap/rx0)
+	ip -n "$dut" link set vd up
+	stop_pid "$wpid"
+	[ $((t1 - t0)) -lt $((hz / 2)) ] ||
+		why="the RX thread took $((t1 - t0)) of $hz ticks in 1 s with vd down (a spin);"
+	grep -q "vd is down" "$D_ERR" || why="$why stderr does not say vd is down;"
+	sleep 1
+	r=$(ip netns exec "$dut" "$PY" "$helper" ping --dst "$G4" --count 5 --interval 0.05 --timeout 3)
+	echo "$r" | grep -q '"replies": 5' || why="$why after vd is up: $r;"
+	stop_pid "$dpid"
+	dpid=
+	why="$why$(closing_ok)"
+	if [ -z "$why" ]; then ok "$c" "RX thread $((t1 - t0)) of $hz ticks"; else bad "$c" "$why"; fi
 }
 
 # gone CASE WHAT-CMD STATUS RE [options...]: under a flood, WHAT-CMD

@@ -525,7 +525,8 @@ static int test_turn_ring_full(void)
  * down): the channel's backlog does not keep the RX thread from its sleep
  * or its spin, which would turn at once, for ever; once the driver takes
  * from the ring, the backlog is work again. In copy mode the backlog stays
- * work: the kicks are what sends. */
+ * work, the kicks are what sends, but for a device that refused the last
+ * one as down. */
 static int test_tx_full_sleeps(void)
 {
 	FAKE(f, false);
@@ -551,10 +552,20 @@ static int test_tx_full_sleeps(void)
 	f->x.zerocopy = false;
 	n = ucm_xsk_queue__sleep(&f->q, &t, 1, 5);
 	UT_ASSERT(n == 1 && stats(f).sleeps == 1, "copy mode: sleep %d (want 1: a kick's work)", n);
+	/* Copy mode, the last kick refused (ENETDOWN): no work but the
+	 * next kick, after the sleep; not its POLLOUT either (the ring's
+	 * room: nothing frees it while the device is down). */
+	f->q.tx_down = true;
+	n = ucm_xsk_queue__sleep(&f->q, &t, 1, 5);
+	UT_ASSERT(n == 0 && stats(f).sleeps == 2, "copy mode, device down: sleep %d, %llu sleeps "
+		  "(want 0, 2)", n, (unsigned long long)stats(f).sleeps);
+	n = ucm_xsk_queue__spin(&f->q, &t, 1, 50);
+	UT_ASSERT(n == 0, "copy mode, device down: the spin ended for the backlog: %d", n);
+	f->q.tx_down = false;
 	f->x.zerocopy = true;
 	kernel_send(f);
 	n = ucm_xsk_queue__sleep(&f->q, &t, 1, 5);
-	UT_ASSERT(n == 1 && stats(f).sleeps == 1, "the kernel took the ring: sleep %d (want 1)", n);
+	UT_ASSERT(n == 1 && stats(f).sleeps == 2, "the kernel took the ring: sleep %d (want 1)", n);
 	ucm_xsk_queue__tx_turn(&f->q, &t, 1);
 	UT_ASSERT(!ucm_txq__pending(t), "%u left", ucm_txq__pending(t));
 	UT_ASSERT(!ucm_txq__destroy(t), "the channel");
