@@ -225,7 +225,11 @@ int ucm_dp_check_parts(const struct dp_cfg *c)
 		return err;
 	cpumap_opts_of(c, &co);
 	err = ucm_cpumap_opts_check(&co);
-	return err ? err : ucm_xsk_check_queues(c->ifname, c->queues, c->nqueues);
+	if (!err)
+		err = ucm_xsk_check_queues(c->ifname, c->queues, c->nqueues);
+	if (!err && (c->flags & (UCM_DP_F_TWO_WAY | UCM_DP_F_VERDICT_TX)))
+		err = ucm_xsk_check_tx_queues(c->ifname, c->queues, c->nqueues);
+	return err;
 }
 
 static int dp_attach(struct ucm_dp *dp)

@@ -151,11 +151,11 @@ int ucm_xsk_parse_opts(const struct ucm_xsk_opts *in, struct ucm_xsk_opts *o)
 	return ucm_umem_parse_opts(&uo, &umem);
 }
 
-static int queue_exists(const char *ifname, uint32_t q)
+static int queue_exists(const char *ifname, const char *dir, uint32_t q)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues/rx-%u", ifname, q);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/queues/%s-%u", ifname, dir, q);
 	return access(path, F_OK) == 0;
 }
 
@@ -173,11 +173,12 @@ static int frames_node(const char *ifname)
 	return ucm_dev_numa_node(ifname);
 }
 
-static int count_rx_queues(const char *ifname)
+/* @dir: "rx" or "tx". */
+static int count_queues(const char *ifname, const char *dir)
 {
 	int n = 0;
 
-	while (n < 4096 && queue_exists(ifname, n))
+	while (n < 4096 && queue_exists(ifname, dir, n))
 		n++;
 	return n;
 }
@@ -374,7 +375,7 @@ static const char *bind_hint(int err, uint32_t mode)
 
 int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues)
 {
-	int nrx = count_rx_queues(ifname);
+	int nrx = count_queues(ifname, "rx");
 	uint32_t i, qid;
 
 	for (i = 0; i < nqueues; i++) {
@@ -387,6 +388,27 @@ int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nq
 		if (qid >= (uint32_t)nrx) {
 			pr_warn("xsk: %s has RX queues 0-%d, not queue %u (ethtool -L %s combined N adds more)\n",
 				ifname, nrx - 1, qid, ifname);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int ucm_xsk_check_tx_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues)
+{
+	int ntx = count_queues(ifname, "tx");
+	uint32_t i, qid;
+
+	for (i = 0; i < nqueues; i++) {
+		qid = queues ? queues[i] : 0;
+		if (ntx <= 0) {
+			pr_warn("xsk: %s shows no TX queue in /sys/class/net/%s/queues, and the way back sends on its queues\n",
+				ifname, ifname);
+			return -EINVAL;
+		}
+		if (qid >= (uint32_t)ntx) {
+			pr_warn("xsk: %s has TX queues 0-%d, not queue %u, where the way back would send: the kernel sends nothing there (ethtool -L %s combined N, a veth's numtxqueues, or fewer queues)\n",
+				ifname, ntx - 1, qid, ifname);
 			return -EINVAL;
 		}
 	}

@@ -181,6 +181,9 @@ const char *ucm_if_primary(const char *ifname, char *buf);
 /* Every queue of @queues (@nqueues; NULL: queue 0) is one @ifname has:
  * 0, or -EINVAL after a message naming those it has. */
 int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues);
+/* The same for TX queues, where the sockets send (copy mode sends nothing
+ * on a queue the device has no TX queue of, and says nothing). */
+int ucm_xsk_check_tx_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues);
 
 /* What ucm_xsk__open() (port.c) and ucm_xdp__load() (xdp.c) refuse of
  * their options before they touch anything: @in copied into @o, defaults

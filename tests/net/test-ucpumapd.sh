@@ -209,8 +209,8 @@ worker_processed() {	# worker index: the "processed N" of its final line
 }
 
 leftovers() {	# empty when nothing of the daemon is left in the DUT: no XDP
-	# program, no device but lo and vd
-	left_in "$dut" vd
+	# program, no device but lo, vd and those a case made ($KEEP)
+	left_in "$dut" vd ${KEEP:-}
 }
 
 # ---- 1. byte-exact delivery ----------------------------------------------------
@@ -619,6 +619,22 @@ case_bad_flags() {
 	local rc l
 	bad_flag unknown-interface 78 "nosuchif0" -- --dev nosuchif0 --tun $tun
 	bad_flag missing-queue 78 "vd has RX queues 0-0, not queue 5" -- --dev vd --tun $tun --queues 5
+	# Two RX queues, one TX queue: the way back would send nothing on
+	# queue 1 (copy mode skips a queue the device has no TX queue of).
+	if ip -n "$dut" link add vt numrxqueues 2 numtxqueues 1 type veth peer name vtp \
+		numrxqueues 1 numtxqueues 2; then
+		ip -n "$dut" link set vt up
+		ip -n "$dut" link set vtp up
+		KEEP="vt vtp"
+		bad_flag two-way-no-tx-queue 78 "vt has TX queues 0-0, not queue 1, .*numtxqueues" -- \
+			--dev vt --tun $tun --queues 0-1 --two-way
+		bad_flag check-two-way-no-tx-queue 78 "vt has TX queues 0-0, not queue 1" -- \
+			--check --dev vt --tun $tun --queues 0-1 --two-way
+		KEEP=
+		ip -n "$dut" link del vt
+	else
+		bad bad-flag-two-way-no-tx-queue "cannot make a veth of 2 RX queues and 1 TX queue"
+	fi
 	bad_flag cpu-out-of-range 2 "CPU 99 is not online" -- --dev vd --tun $tun --cpus 99
 	bad_flag cpu-list-empty-item 2 "'0,,1' has an empty item" -- --dev vd --tun $tun --cpus 0,,1
 	bad_flag rx-size-not-power-of-two 2 "rx-size: 1000 is not a power of two" -- --dev vd --tun $tun --rx-size 1000
