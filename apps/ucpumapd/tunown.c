@@ -132,6 +132,9 @@ int tun_lock(struct daemon *d)
 	d->priv.tun_lock_fd = -1;
 	if (!d->c.tun[0] || strchr(d->c.tun, '%'))
 		return 0;	/* the kernel picks a name nobody holds */
+	/* Whether the lock is had or not: tun_keep() leaves an operator's
+	 * tun its owner. */
+	d->priv.tun_existed = if_nametoindex(d->c.tun) != 0;
 	lock_path(d, path, sizeof(path));
 	/* 0755 whatever the umask: the users --status serves look in it. */
 	if (!mkdir(RUN_DIR, 0755))

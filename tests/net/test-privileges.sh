@@ -31,7 +31,10 @@
 #     without, and says so), and one-way-no-seccomp once without it
 #   caps-named-*   as nobody without capabilities: refused (78), naming
 #                  them; given exactly those (setpriv, ambient): caps,
-#                  forwards and stop as the modes above, as nobody
+#                  forwards and stop as the modes above, as nobody;
+#                  caps-named-keep-tun: so, --keep-tun of a root's tun
+#                  (nobody cannot take the tun's lock in /run): its owner
+#                  stays root
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
 #   unknown-user   --user of nobody we know: exit 78 (the configuration's)
 #   user-switch-not-root  not root, with --user: refused (78) before any
@@ -355,6 +358,21 @@ case_caps_named() {
 	caps=$(echo "$names" | tr -d ' ' | tr 'A-Z' 'a-z' | sed 's/cap_/+/g')
 	D_WRAP=(setpriv $ids --inh-caps="$caps" --ambient-caps="$caps" --)
 	run caps-named yes no --tun ucmpt
+	ip -n "$d" tuntap add ucmpk mode tun multi_queue vnet_hdr user 0
+	KEEP_DEV=ucmpk
+	if start caps-named-keep-tun --tun ucmpk --keep-tun; then
+		stop
+		rc=$(ip netns exec "$d" cat /sys/class/net/ucmpk/owner 2> /dev/null)
+		if [ "$rc" = 0 ] && [ "$D_RC" = 0 ]; then
+			ok caps-named-keep-tun "root's tun kept, still root's"
+		else
+			bad caps-named-keep-tun "exit $D_RC; the tun's owner now ${rc:-none}, not 0: $(head -2 "$D_ERR" | tr '\n' ' ')"
+		fi
+	else
+		bad caps-named-keep-tun "did not start: $(tail -2 "$D_ERR" | tr '\n' ' ')"
+	fi
+	ip -n "$d" link del ucmpk 2> /dev/null
+	KEEP_DEV=
 	D_WRAP=(env)
 }
 # Not root, with --user: refused (78) before the capabilities are named,
