@@ -39,6 +39,7 @@ struct cfg {
 	const char *dev, *tun, *stats_json;
 	char dev_name[16];		/* --dev's primary name, where it is an
 					 * altname (check_args()) */
+	char tun_name[16];		/* --tun's, likewise */
 	const char *user;		/* --user: who it runs as after set-up */
 	const char *config;		/* --config: the file of options read */
 	bool config_absent;		/* an optional one ('-FILE') not there, as

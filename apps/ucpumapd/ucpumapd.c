@@ -315,6 +315,13 @@ static int check_args(struct cfg *c)
 			c->dev_name, c->dev_name);
 		c->dev = c->dev_name;
 	}
+	/* The owner check and the one-instance lock read the tun's name. */
+	if (c->tun && !strchr(c->tun, '%') && if_primary_name(c->tun, c->tun_name) != c->tun &&
+	    strcmp(c->tun, c->tun_name)) {
+		fprintf(stderr, "ucpumapd: --tun %s is an altname of %s: serving %s\n", c->tun,
+			c->tun_name, c->tun_name);
+		c->tun = c->tun_name;
+	}
 	if (args_exclusive(c))
 		return -1;
 	if (c->pass)
