@@ -48,8 +48,8 @@ said(struct check *k, int status, const char *what, const char *fmt, ...)
 	k->failed += !!status;
 }
 
-/* The interface: there and up (a socket cannot bind on one that is down:
- * that may pass, status 1). */
+/* The interface: there. Down is no failure: the start binds to it as
+ * it is and rides it out, nothing coming in until it is up (FAULTS). */
 static void check_iface(struct check *k, const char *dev)
 {
 	struct ifreq ifr = {};
@@ -69,8 +69,8 @@ static void check_iface(struct check *k, const char *dev)
 		goto out;
 	}
 	if (!(ifr.ifr_flags & IFF_UP))
-		said(k, EXIT_SETUP, "interface", "%s (index %u) is down: ip link set dev %s up",
-		     dev, idx, dev);
+		said(k, 0, "interface", "%s, index %u, down: nothing comes in until it is up "
+		     "(ip link set dev %s up), MTU %lu", dev, idx, dev, mtu);
 	else
 		said(k, 0, "interface", "%s, index %u, up%s, MTU %lu", dev, idx,
 		     ifr.ifr_flags & IFF_RUNNING ? "" : " (no carrier yet)", mtu);

@@ -960,6 +960,14 @@ case_check() {
 	else
 		skip check-altname "this kernel or ip(8) makes no altnames"
 	fi
+	# vd down: the start takes it (and rides it out), so --check does.
+	ip -n "$dut" link set vd down
+	if check_run down 0 --dev vd --tun $tun; then
+		grep -q "^ok    interface: vd, index [0-9]*, down: nothing comes in until it is up" "$tmp/down.out" &&
+			ok check-iface-down || bad check-iface-down "$(tr '\n' ' ' < "$tmp/down.out")"
+	fi
+	ip -n "$dut" link set vd up
+	sleep 0.3	# its carrier, for the next case
 	timing check
 }
 
