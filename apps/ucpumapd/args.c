@@ -37,9 +37,12 @@ int args_exclusive(struct cfg *c)
 		fprintf(stderr, "ucpumapd: --no-offload is about the way back: add --two-way, or drop --no-offload\n");
 		return -1;
 	}
-	if (c->no_tx_csum && (!c->two_way || c->no_offload)) {
-		fprintf(stderr, "ucpumapd: --no-tx-csum is about the way back's offloads: add --two-way, or drop %s\n",
-			c->two_way ? "--no-offload (it computes every checksum already)" : "--no-tx-csum");
+	if (c->no_tx_csum && !c->two_way) {
+		fprintf(stderr, "ucpumapd: --no-tx-csum is about the way back's offloads: add --two-way, or drop --no-tx-csum\n");
+		return -1;
+	}
+	if (c->no_tx_csum && c->no_offload) {
+		fprintf(stderr, "ucpumapd: --no-tx-csum and --no-offload: --no-offload computes every checksum already; drop one of them\n");
 		return -1;
 	}
 	if (c->no_hold && !c->no_coalesce) {

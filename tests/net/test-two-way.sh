@@ -1112,8 +1112,9 @@ case_bad_flags() {
 	badflag spin-too-long "--spin-us: '1001' is not a whole number between 0 and 1000" --two-way --spin-us 1001
 	badflag prewake-pass "prewake on: --pass has no workers" --pass --prewake on
 	badflag no-offload-one-way "--no-offload is about the way back" --no-offload
-	badflag no-tx-csum-one-way "--no-tx-csum is about the way back" --no-tx-csum
-	badflag no-tx-csum-no-offload "drop --no-offload" --two-way --no-offload --no-tx-csum
+	badflag no-tx-csum-one-way "--no-tx-csum is about the way back.*: add --two-way, or drop --no-tx-csum" --no-tx-csum
+	badflag no-tx-csum-no-offload "--no-offload computes every checksum already; drop one of them" \
+		--two-way --no-offload --no-tx-csum
 }
 
 lib_run_cases "$@"
