@@ -21,8 +21,16 @@
  * default off journald: a line of a file, a pipe or another service
  * manager's log has no other time (journald's has its own, so there the
  * priority goes in front instead).
+ *
+ * A reader that takes nothing (a pager nobody pages, a terminal stopped
+ * with ^S, journald stalled) must not stop the thread that writes, the
+ * control thread among them, which takes the signals, watches for faults
+ * and answers --status: a line waits OUT_WAIT_MS for room, then is left
+ * out, and so is every line after it until one goes (no wait then), after
+ * a line that says how many were.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +48,13 @@ struct out_stream {
 	int prio;		/* its lines' priority */
 	int next_prio;		/* -1, or a library message's (out_vprint) */
 	bool at_start;		/* the next byte begins a line */
+	bool cut;		/* the line being written is left out */
+	unsigned long dropped;	/* lines left out since the last that went */
 };
+
+/* How long a line waits for its reader to make room: journald's writes
+ * to disk take some ms; a reader gone for this long takes nothing. */
+#define OUT_WAIT_MS	200
 
 static struct out_stream out_std[2] = {
 	{ .fd = STDOUT_FILENO, .prio = OUT_INFO, .next_prio = -1, .at_start = true },
@@ -110,12 +124,20 @@ int out_ts_wanted(enum out_when when, const char *env)
 	return word_in(env, ts_no) ? 0 : -1;
 }
 
-/* All of @iov to the descriptor, or -1. */
-static int write_all(int fd, struct iovec *iov, int n)
+/* All of @iov to the descriptor: 0, 1 when its reader made no room
+ * within @wait_ms (what is left is not written), or -1. */
+static int write_all(int fd, struct iovec *iov, int n, int wait_ms)
 {
 	while (n) {
-		ssize_t w = writev(fd, iov, n);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		int r = poll(&p, 1, wait_ms);
+		ssize_t w;
 
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (!r)
+			return 1;
+		w = writev(fd, iov, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -135,6 +157,7 @@ static ssize_t out_write(void *cookie, const char *buf, size_t size)
 {
 	struct out_stream *s = cookie;
 	size_t done = 0;
+	int r;
 
 	while (done < size) {
 		const char *nl = memchr(buf + done, '\n', size - done);
@@ -154,8 +177,26 @@ static ssize_t out_write(void *cookie, const char *buf, size_t size)
 		}
 		iov[k].iov_base = (char *)buf + done;
 		iov[k++].iov_len = n;
-		if (write_all(s->fd, iov, k))
+		if (s->at_start)
+			s->cut = false;
+		if (s->at_start && s->dropped) {
+			char note[160];
+			struct iovec v = { note, 0 };
+
+			v.iov_len = out_prefix(note, sizeof(note), s->mode, OUT_WARNING, &ts);
+			v.iov_len += snprintf(note + v.iov_len, sizeof(note) - v.iov_len,
+					      "ucpumapd: %lu lines left out here: their reader made no room for %d ms\n",
+					      s->dropped, OUT_WAIT_MS);
+			if (!write_all(s->fd, &v, 1, 0))
+				s->dropped = 0;
+		}
+		r = s->cut || s->dropped ? 1 : write_all(s->fd, iov, k, OUT_WAIT_MS);
+		if (r < 0)
 			return done ? (ssize_t)done : -1;
+		if (r > 0 && !s->cut) {
+			s->cut = true;
+			s->dropped++;
+		}
 		done += n;
 		s->at_start = nl != NULL;
 	}
@@ -200,13 +241,13 @@ int out_timestamps(enum out_when when)
 {
 	const char *env = getenv(OUT_TS_ENV);
 	int want = out_ts_wanted(when, env), err = 0;
+	enum out_mode m = want ? OUT_TIME : OUT_PLAIN;
 
-	if (!want)
-		return 0;
+	/* Wrapped without times too: the wait for the reader is ours. */
 	if (out_std[0].mode == OUT_PLAIN)
-		err = out_wrap(&out_std[0], OUT_TIME, &stdout);
+		err = out_wrap(&out_std[0], m, &stdout);
 	if (!err && out_std[1].mode == OUT_PLAIN)
-		err = out_wrap(&out_std[1], OUT_TIME, &stderr);
+		err = out_wrap(&out_std[1], m, &stderr);
 	if (want < 0)	/* after the wrap: stamped as the lines it is about */
 		out_warn("ucpumapd: %s='%s' is neither yes nor no: taken as yes, the default (off journald each line gets its time; --no-timestamps: none)\n",
 			OUT_TS_ENV, env);

@@ -68,7 +68,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
-cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag foreign-program
+cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag stdout-stalled foreign-program
 malformed second-instance second-tun keep-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -969,6 +969,45 @@ case_check() {
 	ip -n "$dut" link set vd up
 	sleep 0.3	# its carrier, for the next case
 	timing check
+}
+
+# ---- a reader that takes nothing ---------------------------------------------------
+# stdout into a pipe nobody reads for 8 s (a pager not paged, a terminal
+# stopped with ^S), its 64 KiB full within a second of --extended lines
+# every 10 ms: the control thread goes on, and a SIGTERM at 3 s ends the
+# run within 2 s, exit 0.
+case_stdout_stalled() {
+	local rpid pid why= rc
+	mkfifo "$tmp/st.fifo"
+	"$PY" - "$tmp/st.fifo" "$tmp/st.lines" <<'PY' &
+import sys, time
+f = open(sys.argv[1], "rb")
+time.sleep(8)
+open(sys.argv[2], "wb").write(f.read())
+PY
+	rpid=$!
+	lib_pid $rpid
+	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --interval 0.01 --extended \
+		--duration 30 > "$tmp/st.fifo" 2> "$tmp/st.err" &
+	pid=$!
+	lib_pid $pid
+	sleep 3
+	kill -TERM "$pid" 2> /dev/null
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2> /dev/null || break
+		sleep 0.02
+	done
+	if kill -0 "$pid" 2> /dev/null; then
+		why="still running 2 s after SIGTERM;"
+		stop_pid "$pid"
+	else
+		lib_wait "$pid"
+		rc=$?
+		[ "$rc" = 0 ] || why="exit $rc;"
+	fi
+	stop_pid "$rpid"
+	[ -z "$(leftovers)" ] || why="$why left: $(leftovers)"
+	if [ -z "$why" ]; then ok stdout-stalled; else bad stdout-stalled "$why $(tail -2 "$tmp/st.err" | tr '\n' ' ')"; fi
 }
 
 # ---- journald's priorities, or the time -------------------------------------------

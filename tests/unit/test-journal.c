@@ -93,6 +93,52 @@ static int test_stream(void)
 	return 0;
 }
 
+/* A reader that takes nothing (a full pipe): each line waits at most
+ * OUT_WAIT_MS, the first only, and is left out; once the reader takes
+ * again, a line says how many were, then the next goes. */
+static int test_stalled_reader(void)
+{
+	struct out_stream s = { .prio = 6, .next_prio = -1, .at_start = true };
+	FILE *dummy = fopen("/dev/null", "w"), *f = dummy;
+	char buf[4096], got[512] = "";
+	struct timespec t0, t1;
+	int p[2], fl;
+	double ms;
+	ssize_t n;
+
+	UT_ASSERT(dummy && !pipe(p), "pipe");
+	fl = fcntl(p[1], F_GETFL);
+	fcntl(p[1], F_SETFL, fl | O_NONBLOCK);
+	memset(buf, 'x', sizeof(buf));
+	while (write(p[1], buf, sizeof(buf)) > 0)
+		;
+	fcntl(p[1], F_SETFL, fl);	/* blocking, as a stdout is */
+	s.fd = p[1];
+	UT_ASSERT(!out_wrap(&s, OUT_PLAIN, &f) && f != dummy, "wrapped");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fprintf(f, "one\n");
+	fprintf(f, "two\nthr");
+	fprintf(f, "ee\n");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	UT_ASSERT(s.dropped == 3 && ms < 5 * OUT_WAIT_MS, "%lu lines left out in %.0f ms (want 3, "
+		  "within %d ms)", s.dropped, ms, 5 * OUT_WAIT_MS);
+	fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+	while (read(p[0], buf, sizeof(buf)) > 0)
+		;
+	fprintf(f, "four\n");
+	n = read(p[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	UT_ASSERT(!strcmp(got, "ucpumapd: 3 lines left out here: their reader made no room for 200 ms\nfour\n"),
+		  "got '%s'", got);
+	UT_ASSERT(!s.dropped, "%lu still counted", s.dropped);
+	fclose(f);
+	fclose(dummy);
+	close(p[0]);
+	close(p[1]);
+	return 0;
+}
+
 /* The options over the variable; the variable's words, systemd's. */
 static int test_ts_wanted(void)
 {
@@ -217,6 +263,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_prefix),
 	UT_CASE(test_is_journal),
 	UT_CASE(test_stream),
+	UT_CASE(test_stalled_reader),
 	UT_CASE(test_ts_wanted),
 	UT_CASE(test_ts_lines),
 	{}
