@@ -104,7 +104,7 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 		printf(", checksums left to the kernel %.0f/s",
 		       (t->tun_csum_partial - l->tun_csum_partial) / dt);
 	if (d->c.two_way) {
-		printf(" | back: %.0f pps, ", (t->tx - l->tx) / dt);
+		printf(" | back: %.0f pps, ", dip_rate(t->tx, l->tx, dt));
 		print_drops(true, n->back, d->last_drops.back, DROPS_BACK, dt);
 	}
 	putchar('\n');
@@ -117,9 +117,13 @@ static void print_cpumap(const struct daemon *d, const struct ucm_dp_stats *t, d
 {
 	const struct ucm_dp_stats *l = &d->last;
 	uint64_t ev = t->enqueue_events - l->enqueue_events;
+	/* Read one after the other while a bulk is counted: a drop may be
+	 * in where its bulk is not yet. */
+	int64_t to = (int64_t)(t->enqueue_processed - l->enqueue_processed) -
+		     (int64_t)(t->enqueue_drops - l->enqueue_drops);
 
 	printf("  cpumap: to workers %.0f pps, enqueue drops %.0f/s, bulk-avg %.1f, worker drops %.0f/s\n",
-	       (t->enqueue_processed - l->enqueue_processed - (t->enqueue_drops - l->enqueue_drops)) / dt,
+	       to > 0 ? to / dt : 0,
 	       (t->enqueue_drops - l->enqueue_drops) / dt,
 	       ev ? (double)(t->enqueue_processed - l->enqueue_processed) / ev : 0,
 	       (t->worker_drops - l->worker_drops) / dt);
