@@ -239,7 +239,7 @@ void poll_napi_hint(const struct cfg *c, unsigned int spin_us)
 	char path[128];
 
 	/* Unreadable (before Linux 5.10 the first is missing): nothing to say. */
-	if (defer < 0 || flush < 0 || (defer && flush))
+	if (defer < 0 || flush < 0)
 		return;
 	/* A virtual device (veth: no device behind it) has no interrupts to
 	 * defer, and copy mode's socket there no NAPI to busy-poll: the
@@ -247,6 +247,15 @@ void poll_napi_hint(const struct cfg *c, unsigned int spin_us)
 	snprintf(path, sizeof(path), "/sys/class/net/%s/device", c->dev);
 	if (access(path, F_OK))
 		return;
+	if (defer && flush) {
+		/* Deferred past the look: what comes after it waits for
+		 * the timer. */
+		if ((unsigned long)flush > (unsigned long)spin_us * 1000)
+			out_warn("ucpumapd: %s busy-polls %s for %u us at a time, and its interrupts are deferred for %ld ns (/sys/class/net/%s/gro_flush_timeout): a packet after a look waits up to that long. As root: echo %lu > /sys/class/net/%s/gro_flush_timeout, or a longer --spin-us\n",
+				 poll_flag(c), c->dev, spin_us, flush, c->dev,
+				 (unsigned long)spin_us * 1000, c->dev);
+		return;
+	}
 	out_warn("ucpumapd: %s busy-polls %s, whose interrupts are not deferred "
 		"(/sys/class/net/%s/napi_defer_hard_irqs %ld, /sys/class/net/%s/gro_flush_timeout "
 		"%ld): they keep running its NAPI beside the polls (SO_PREFER_BUSY_POLL holds them "
