@@ -135,6 +135,36 @@ static void cpumap_wake(struct ucm_cpumap_producer *prod, uint32_t w)
  * its descriptors, bq->ent[0] just before bq_desc() (an inline worker
  * counts its wait of none at once).
  */
+void ucm_cpumap_inline_unrun(struct ucm_cpumap_producer *prod, const char *why)
+{
+	struct ucm_cpumap *map = prod->map;
+	struct ucm_worker *wk = map->workers[prod->inline_w];
+	const uint64_t *desc = bq_desc(&prod->bq[prod->inline_w]);
+	uint32_t n = prod->bq_count[prod->inline_w];
+	uint64_t base[UCM_CPUMAP_BULK_SIZE];
+
+	if (!n)
+		return;
+	pr_warn("cpumap: inline producer %d %s: %u staged frames returned undelivered\n",
+		prod->inline_w, why, n);
+	/* Taken from the producer and dropped, as held packets are:
+	 * processed and drops both. */
+	STAT_ADD(wk->stats.processed, n);
+	STAT_ADD(wk->stats.drop_reason[UCM_DROP_SINK], n);
+	STAT_ADD(wk->stats.drops, n);
+	desc_to_base(map, desc, base, n);
+	chain_drop_frags(map, prod->pool, desc, n);
+	ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_BQ);
+	prod->bq_count[prod->inline_w] = 0;
+}
+
+/* An inline producer used after its stop (its sink closed) or the map's
+ * (its held packets gone home): the worker is not to run. */
+static inline bool inline_stopped(const struct ucm_cpumap_producer *prod)
+{
+	return prod->stopped || READ_ONCE(prod->map->stopped);
+}
+
 static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 {
 	struct ucm_cpumap *map = prod->map;
@@ -145,6 +175,10 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	uint32_t n = prod->bq_count[w], nstamp = !(map->flags & UCM_CPUMAP_F_NO_LATENCY);
 	uint32_t k, sent;
 
+	if (prod->inline_w >= 0 && unlikely(inline_stopped(prod))) {
+		ucm_cpumap_inline_unrun(prod, "used after the stop");
+		return;
+	}
 	if (nstamp && !prod->now)
 		prod->now = ucm_now_ns();
 #ifdef UCM_DEBUG
@@ -275,7 +309,8 @@ void ucm_cpumap_producer__flush(struct ucm_cpumap_producer *prod)
 			bq_flush(prod, prod->inline_w);
 		/* End of the RX batch: what a worker does when its ring runs
 		 * empty, since nothing else will come before the next poll. */
-		worker_idle(wk);
+		if (likely(!inline_stopped(prod)))
+			worker_idle(wk);
 	} else {
 		while (dirty) {
 			uint32_t w = __builtin_ctzll(dirty);

@@ -373,22 +373,7 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 			continue;
 		}
 		wk = map->workers[prod->inline_w];
-		if (prod->bq_count[prod->inline_w]) {
-			uint64_t base[UCM_CPUMAP_BULK_SIZE];
-			uint32_t n = prod->bq_count[prod->inline_w];
-
-			pr_warn("cpumap: inline producer %d not stopped: %u staged frames returned undelivered\n",
-				prod->inline_w, n);
-			/* Taken from the producer and dropped, as held
-			 * packets are: processed and drops both. */
-			STAT_ADD(wk->stats.processed, n);
-			STAT_ADD(wk->stats.drop_reason[UCM_DROP_SINK], n);
-			STAT_ADD(wk->stats.drops, n);
-			desc_to_base(map, bq_desc(&prod->bq[prod->inline_w]), base, n);
-			chain_drop_frags(map, prod->pool, bq_desc(&prod->bq[prod->inline_w]), n);
-			ucm_pool_recycle_direct(prod->pool, base, n, UCM_LOC_BQ);
-			prod->bq_count[prod->inline_w] = 0;
-		}
+		ucm_cpumap_inline_unrun(prod, "not stopped");
 		if (wk->nheld) {
 			/* Its sink is its own thread's, which no longer runs
 			 * it: they cannot be delivered. */
@@ -410,7 +395,7 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 	if (!(map->flags & UCM_CPUMAP_F_INLINE))
 		for (i = 0; i < map->nworkers; i++)
 			worker_stop(map->workers[i]);
-	map->stopped = true;
+	WRITE_ONCE(map->stopped, true);	/* an inline producer used after it reads it */
 }
 
 /* Entries queued for worker @w, in its ring or all its lanes. */

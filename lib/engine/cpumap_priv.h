@@ -152,7 +152,9 @@ struct ucm_worker {
  * Concurrency contract of struct ucm_cpumap: written by create and
  * read-only afterwards, but for the producer list, inline_held and the
  * lanes (under lock, on any thread that makes or destroys a producer) and
- * stopped (the control thread's). The workers read it, never write it.
+ * stopped (the control thread's; an inline producer used after the stop
+ * reads it, relaxed, no pair: its thread is the stop's, or a misuse's).
+ * The workers read it, never write it.
  */
 struct ucm_cpumap {
 	struct ucm_umem *umem;
@@ -249,6 +251,10 @@ struct ucm_cpumap_producer {
 
 /* Producer side: the later frames of the chains among @n descriptors
  * dropped into @pool (each chain's first frame is the caller's). */
+/* An inline producer's staged packets (UCM_LOC_BQ) home undelivered,
+ * counted as the worker's drops (UCM_DROP_SINK), said with @why. */
+void ucm_cpumap_inline_unrun(struct ucm_cpumap_producer *prod, const char *why);
+
 static inline void chain_drop_frags(const struct ucm_cpumap *map, struct ucm_pool *pool,
 				    const uint64_t *desc, uint32_t n)
 {

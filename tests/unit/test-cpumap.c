@@ -1251,10 +1251,12 @@ static int enqueue_after_stop_case(uint32_t map_flags, uint32_t nframes)
 	UT_ASSERT(!ucm_cpumap__producer_create(f.map, f.pool) && errno == EINVAL,
 		  "flags 0x%x: a producer on a stopped map: %s", map_flags, strerror(errno));
 	/* Two bulks flushed at enqueue into the ring, 4 staged; inline,
-	 * the 4 staged alone (a full bulk runs on the producer's thread). */
-	if (enqueue_frames(&f, 0, 0, (map_flags & UCM_CPUMAP_F_INLINE ? 0 :
-				      2 * UCM_CPUMAP_BULK_SIZE) + 4))
+	 * the full bulks and a flush run no worker (its held packets went
+	 * home at the stop, its sink may be closed): home at once. */
+	if (enqueue_frames(&f, 0, 0, 2 * UCM_CPUMAP_BULK_SIZE + 4))
 		return 1;
+	if (map_flags & UCM_CPUMAP_F_INLINE)
+		ucm_cpumap_producer__flush(f.prod);
 	UT_ASSERT(rec_delivered(&f.sink) == 0, "delivered after the stop");
 	return fixture_fini(&f);
 }
@@ -1289,7 +1291,8 @@ static int test_enqueue_after_stop(void)
 	       enqueue_after_stop_case(0, CHAIN_FRAMES) ||
 	       enqueue_after_stop_case(UCM_CPUMAP_F_LANES, 1) ||
 	       enqueue_after_stop_case(UCM_CPUMAP_F_ONE_PRODUCER, CHAIN_FRAMES) ||
-	       enqueue_after_stop_case(UCM_CPUMAP_F_INLINE, CHAIN_FRAMES);
+	       enqueue_after_stop_case(UCM_CPUMAP_F_INLINE, CHAIN_FRAMES) ||
+	       enqueue_after_stop_case(UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD, 1);
 }
 
 /*
