@@ -393,7 +393,9 @@ struct ucm_cpumap_enqueue_stats {
  * Neither with UCM_CPUMAP_F_NO_LATENCY.
  * @prewakes: UCM_CPUMAP_F_PREWAKE: sleeps an arrival ended before any
  *            producer's kick: the wake-ups the pre-wake adds (when the
- *            worker then finds no bulk, it sleeps again)
+ *            worker then finds no bulk, it sleeps again), among them a
+ *            wait an arrival while the worker was awake ended at once
+ *            (counted in @sched too)
  */
 struct ucm_cpumap_worker_stats {
 	uint64_t processed;
