@@ -279,16 +279,18 @@ static int check_tun_owner(struct daemon *d)
 			 dev, dev, dev, d->c.tap ? "tap" : "tun");
 		return 0;
 	}
-	/* Root's: root opens queues of any tun all the same. A tun a start
-	 * kept is ours: the start gives it to the user it runs as. */
+	/* A tun a start kept is ours: the start gives it to the user it
+	 * runs as, said where that changes it (root's to --user's too). */
+	if (tun_kept_mark(d)) {
+		if (owner != -1 && owner != (long)d->priv.uid)
+			out_warn("ucpumapd: %s, kept by an earlier start as user %ld, goes to uid %u\n",
+				 dev, owner, (unsigned int)d->priv.uid);
+		return 0;
+	}
+	/* Root's: root opens queues of any tun all the same. */
 	if ((owner == -1 || owner == 0 || owner == (long)d->priv.uid) &&
 	    (group == -1 || group == 0 || group == (long)d->priv.gid))
 		return 0;
-	if (tun_kept_mark(d)) {
-		out_warn("ucpumapd: %s, kept by an earlier start as user %ld, goes to uid %u\n", dev,
-			 owner, (unsigned int)d->priv.uid);
-		return 0;
-	}
 	if (d->c.tun_any_owner) {
 		out_warn("ucpumapd: %s belongs to user %ld, group %ld (--tun-any-owner): they can open queues of it too\n",
 			dev, owner, group);

@@ -1527,6 +1527,8 @@ case_keep_tun() {
 	if start_daemon keepu --cpus 0,1 --keep-tun --user nobody --duration 30; then
 		o=$(ip netns exec "$dut" cat /sys/class/net/$tun/owner 2> /dev/null)
 		[ "$o" = "$(id -u nobody)" ] || why="$why under --user nobody its owner ${o:-?};"
+		grep -q "ucpumapd: $tun, kept by an earlier start as user 0, goes to uid $(id -u nobody)" "$D_ERR" ||
+			why="$why root's to nobody's not said: $(grep -h kept "$D_ERR" | head -1);"
 		stop_daemon
 		why="$why$(final_ok)"
 	else
