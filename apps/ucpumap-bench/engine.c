@@ -144,7 +144,8 @@ static const struct opt eng_opts[] = {
 		.count = OPT_REF(struct eng_cfg, n_pw_cpu), .text = OPT_REF(struct eng_cfg, pw_cpus),
 		.help = "CPUs of the P->W rows, none shared: the producers on the first P, "
 			"the workers on the next W (default: every CPU we may use, in order; "
-			"a row that needs more than there are is skipped)"),
+			"a row that needs more than there are is skipped, or refused when "
+			"--rows names it)"),
 	OPT_DEF("shared-cpus", OPT_FLAG, struct eng_cfg, shared,
 		.help = "run a P->W row of more threads than --pw-cpus has CPUs on them, "
 			"in turn, sharing them (its W workers still on W CPUs): a functional "
