@@ -355,17 +355,23 @@ static int vnet_hdr_set(const struct ucm_tun *tun, bool existed)
 	return 0;
 }
 
-/* The tun we created belongs to @uid: 0, or -errno after a message. A
- * uid the user namespace does not map (EINVAL: a namespace without a uid
- * map, where geteuid() is the overflow uid) leaves it without an owner,
- * as the kernel made it, said. */
-static int owner_set(const struct ucm_tun *tun, uint32_t uid)
+/* The tun we created belongs to @uid: 0, or -errno after a message. Our
+ * own uid (@named false) that the user namespace does not map (EINVAL: a
+ * namespace without a uid map, where geteuid() is the overflow uid)
+ * leaves it without an owner, as the kernel made it, said; an owner the
+ * caller named is refused so. */
+static int owner_set(const struct ucm_tun *tun, uint32_t uid, bool named)
 {
 	int err;
 
 	if (!ioctl(tun->fds[0], TUNSETOWNER, (unsigned long)uid))
 		return 0;
 	err = -errno;
+	if (err == -EINVAL && named) {
+		pr_warn("tun: owner %u is no user of this user namespace: %s would have none, and any user could open queues of it; name one it maps\n",
+			uid, tun->name);
+		return err;
+	}
 	if (err == -EINVAL) {
 		pr_warn("tun: user %u is not mapped in this user namespace: %s has no owner, and any user may open queues of it\n",
 			uid, tun->name);
@@ -440,7 +446,7 @@ struct ucm_tun *ucm_tun__create(const struct ucm_tun_opts *opts)
 		/* Ours before the next queue opens: an ownerless multi-queue
 		 * tun takes any user's queues. */
 		if (!q && !existed) {
-			err = owner_set(tun, o.owner ? o.owner : geteuid());
+			err = owner_set(tun, o.owner ? o.owner : geteuid(), o.owner);
 			if (err)
 				goto err_close;
 		}

@@ -962,6 +962,7 @@ static int test_bad_options(void)
 	UCM_OPTS(ucm_tun_opts, q, .name = "ucmtun8", .nqueues = 65);
 	UCM_OPTS(ucm_tun_opts, f, .name = "ucmtun8", .flags = 0x80);
 	UCM_OPTS(ucm_tun_opts, sl, .name = "ucm/tun");
+	UCM_OPTS(ucm_tun_opts, ow, .name = "ucmtun8", .owner = (uint32_t)-1);
 
 	UT_ASSERT(strlen(o.name) == 16, "name length");
 	if (expect_refusal("16-char name", &o, EINVAL, "the limit is 15"))
@@ -971,6 +972,8 @@ static int test_bad_options(void)
 	if (expect_refusal("unknown flag", &f, EINVAL, "unknown flags"))
 		return 1;
 	if (expect_refusal("slash", &sl, EINVAL, "contains '/'"))
+		return 1;
+	if (expect_refusal("no user's owner", &ow, EINVAL, "owner 4294967295 is no user"))
 		return 1;
 	UT_ASSERT(!dev_exists("ucmtun8"), "a refused create left a device");
 	return 0;

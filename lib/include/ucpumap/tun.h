@@ -111,7 +111,10 @@ struct ucm_tun_opts {
 	 * user attaches queues of it only with CAP_NET_ADMIN. A tun the
 	 * kernel creates has no owner, and then any user may open queues of
 	 * a multi-queue one: read its traffic, write into it. 0: the
-	 * effective user (geteuid()). A tun that was there keeps its owner. */
+	 * effective user (geteuid()), left ownerless, said, where the user
+	 * namespace does not map it; one named that it does not map (or
+	 * (uint32_t)-1) is refused, -EINVAL. A tun that was there keeps its
+	 * owner. */
 	uint32_t owner;
 	size_t :0;
 };
