@@ -575,6 +575,7 @@ static void offload_on(struct ucm_tun *tun)
 int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
 		      struct ucm_txq *txq, const struct ucm_tun_l2 *l2)
 {
+	char name[IF_NAMESIZE];
 	struct tun_worker *wk;
 
 	if (!tun || !txq || worker >= UCM_TUN_MAX_WORKERS)
@@ -582,6 +583,12 @@ int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
 	if ((!l2 && !(tun->flags & UCM_TUN_F_TAP))) {
 		pr_warn("tun: %s: a tun's packets need an Ethernet header to go out: give one\n",
 			tun->name);
+		return ucm_err(-EINVAL);
+	}
+	if (l2 && l2->resolve_ifindex > 0 && !if_indextoname(l2->resolve_ifindex, name)) {
+		/* Every route question would say ENODEV: all no_neigh. */
+		pr_warn("tun: %s: resolve_ifindex %d names no interface (ip link shows the indexes)\n",
+			tun->name, l2->resolve_ifindex);
 		return ucm_err(-EINVAL);
 	}
 	wk = &tun->wk[worker];

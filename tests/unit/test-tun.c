@@ -515,6 +515,14 @@ static int test_back_neigh_counts_go_on(void)
 		return 1;
 	UT_ASSERT(l2.resolve_ifindex > 0, "no lo");
 	tun->flags &= ~UCM_TUN_F_TAP;	/* a tun's packets: next hops to find */
+	{
+		struct ucm_tun_l2 none = l2;
+
+		/* An index of no interface: every answer would be ENODEV. */
+		none.resolve_ifindex = 0x7ffffff0;
+		UT_ASSERT(ucm_tun__set_back(tun, 0, t, &none) == -EINVAL,
+			  "set_back with next hops of no interface taken");
+	}
 	UT_ASSERT(!ucm_tun__set_back(tun, 0, t, &l2), "set_back with next hops");
 	OPEN_OR_SKIP(ops, tun);
 	n = super_tcp4(wire, 100, 1448, 1, 'x') - 14;

@@ -301,7 +301,8 @@ struct ucm_txq;
  * Return: the device, or NULL with errno: EINVAL (bad option, name too
  * long, a device of that name of another type, not multi-queue, or not a
  * tun at all), EBUSY (in use by another program with other flags), EPERM
- * (CAP_NET_ADMIN missing), ENOENT (no /dev/net/tun). On failure nothing
+ * (CAP_NET_ADMIN missing), ENOENT (no /dev/net/tun) or ENODEV (the node,
+ * but no tun driver). On failure nothing
  * this call created is left behind: our device is not persistent and
  * disappears with its last fd.
  */
@@ -361,8 +362,9 @@ UCM_API const struct ucm_sink_ops *ucm_tun__sink_back(void);
  * UCM_TUN_F_NO_OFFLOAD: checksum, TSO4 and TSO6, and USO4 and USO6 where
  * the kernel has them (Linux 6.2); it logs what it got, once. A kernel
  * that takes none leaves the read path as with UCM_TUN_F_NO_OFFLOAD.
- * Return: 0, or -EINVAL (worker out of range, a tun without @l2),
- * -EBUSY (the worker is open).
+ * Return: 0, or -EINVAL (worker out of range, a tun without @l2, an
+ * @l2 whose resolve_ifindex names no interface), -EBUSY (the worker is
+ * open).
  */
 UCM_API int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
 			      struct ucm_txq *txq, const struct ucm_tun_l2 *l2);
