@@ -197,8 +197,12 @@ int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames);
  * -errno after a message. */
 int ucm_dp_check_cfg(struct dp_cfg *c);
 /* Whether packets of an interface MTU @mtu take no more frames than the
- * set-up sized @c for (its if_mtu). */
+ * set-up sized @c for (its if_mtu): a frame, or with packets of several
+ * frames (c->sg) the chain of if_mtu. */
 bool ucm_dp_mtu_fits(const struct dp_cfg *c, uint32_t mtu);
+/* The frames a packet of an interface MTU @mtu takes as @c is set up
+ * (1 without packets of several frames). */
+uint32_t ucm_dp_mtu_frames(const struct dp_cfg *c, uint32_t mtu);
 /* SIOCGIFMTU, SIOCGIFFLAGS, SIOCETHTOOL or SIOCGIFHWADDR/SIOCSIFHWADDR on
  * @ifname: 0 or -errno. */
 int ucm_dp_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr);

@@ -415,6 +415,13 @@ static uint32_t chain_len(const struct dp_cfg *c)
 	return (c->if_mtu + DP_L2_ROOM + per - 1) / per;
 }
 
+uint32_t ucm_dp_mtu_frames(const struct dp_cfg *c, uint32_t mtu)
+{
+	uint32_t per = c->frame_size - DP_XDP_HEADROOM;
+
+	return c->sg ? (mtu + DP_L2_ROOM + per - 1) / per : 1;
+}
+
 bool ucm_dp_mtu_fits(const struct dp_cfg *c, uint32_t mtu)
 {
 	uint32_t per = c->frame_size - DP_XDP_HEADROOM;
