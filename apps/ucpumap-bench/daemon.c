@@ -10,6 +10,7 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -102,14 +103,17 @@ int daemon_stop(struct bench_run *br, const struct row *r, const struct daemon_r
 
 /* ---- its statistics on demand --------------------------------------------------- */
 
+/* Lines of @path, whatever their length. */
 static int count_lines(const char *path)
 {
-	char line[65536];
+	char buf[4096];
+	size_t k, i;
 	int n = 0;
 	FILE *f = fopen(path, "r");
 
-	while (f && fgets(line, sizeof(line), f))
-		n++;
+	while (f && (k = fread(buf, 1, sizeof(buf), f)))
+		for (i = 0; i < k; i++)
+			n += buf[i] == '\n';
 	if (f)
 		fclose(f);
 	return n;
@@ -119,18 +123,20 @@ static int count_lines(const char *path)
  * after the first @skip lines of @js: 0, or -1 when there is none yet. */
 static int tun_packets_after(const char *js, int skip, double *v, double *rx)
 {
-	char line[65536];
+	char *line = NULL;
+	size_t cap = 0;
 	int n = 0;
 	FILE *f = fopen(js, "r");
 
 	*v = *rx = -1;
-	while (f && fgets(line, sizeof(line), f))
+	while (f && getline(&line, &cap, f) > 0)
 		if (++n > skip && strchr(line, '\n')) {
 			json_u64_field(line, "tun_packets", v);
 			json_u64_field(line, "rx", rx);
 		}
 	if (f)
 		fclose(f);
+	free(line);
 	return *v >= 0 ? 0 : -1;
 }
 
@@ -157,20 +163,20 @@ double daemon_sample(const struct bench_topo *t, const struct daemon_run *d, dou
 	return -1;
 }
 
-/* ucpumapd's statistics now: the line SIGUSR1 makes it append to its
- * --stats-json file, into @line; -1 when none came within a second. */
-int daemon_json_line(const struct daemon_run *d, char *line, size_t sz)
+char *daemon_json_line(const struct daemon_run *d)
 {
 	int n0 = count_lines(d->js);
+	char *line;
 
 	kill(d->pid, SIGUSR1);
 	for (int i = 0; i < 1000; i++) {
 		sleep_sec(0.001);
 		if (count_lines(d->js) > n0) {
-			last_line(d->js, line, sz);
-			if (strchr(line, '\n'))
-				return 0;
+			line = last_line(d->js);
+			if (line && strchr(line, '\n'))
+				return line;
+			free(line);
 		}
 	}
-	return -1;
+	return NULL;
 }

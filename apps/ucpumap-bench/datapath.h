@@ -345,7 +345,10 @@ int lat_path_up(struct bench_run *br, const struct row *r, bool kernel, struct l
 int lat_path_down(struct bench_run *br, const struct row *r, struct lat_path *p, int rc);
 /* The one CPU task @pid (0: this thread) may run on, or -1 when more. */
 int lat_placement(pid_t pid);
-int daemon_json_line(const struct daemon_run *d, char *line, size_t sz);
+/* ucpumapd's statistics now, the line SIGUSR1 makes it append to its
+ * --stats-json file, allocated (free() it); NULL when none came within a
+ * second. */
+char *daemon_json_line(const struct daemon_run *d);
 
 /* ---- the traffic (traffic.c) ---------------------------------------------- */
 
@@ -409,7 +412,7 @@ void busy_done(struct row *r, int round, const struct busy_mark *bw,
 
 int json_u64_field(const char *line, const char *key, double *v);
 int json_sum_field(const char *line, const char *key, double *sum);
-void last_line(const char *path, char *line, size_t sz);
+char *last_line(const char *path);
 int json_arr_field(const char *line, const char *key, double *v, int n);
 double gen_total(const char *out);
 /* How late a generator's --start-at was (its line in @out), 0 if not. */

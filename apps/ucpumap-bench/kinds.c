@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -194,10 +195,11 @@ static void daemon_segs(struct row *r, int round, const char *last)
 static void daemon_results(const struct bench_cfg *cfg, struct row *r, int round,
 			   const struct daemon_run *d)
 {
-	char last[16384];
+	char *last = last_line(d->js);
 	double v, sum;
 
-	last_line(d->js, last, sizeof(last));
+	if (!last)
+		return;
 	if (cfg->dev && d->a_tun >= 0 && d->b_tun >= 0) {
 		r->daemon[round] = d->b_tun - d->a_tun;
 		r->kernel_cmp[round] = d->b_kern - d->a_kern;
@@ -232,6 +234,7 @@ static void daemon_results(const struct bench_cfg *cfg, struct row *r, int round
 		json_u64_field(last, "tx_comp_direct", &direct);
 		r->direct[round] = done > 0 ? direct / done : 0;
 	}
+	free(last);
 }
 
 int row_daemon(struct bench_run *br, struct row *r, int round)

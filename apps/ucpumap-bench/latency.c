@@ -376,14 +376,16 @@ static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 	static const char *const keys[3] = LAT_STAGES;
 	double v[UCM_LAT_BUCKETS];
 	uint64_t h[UCM_LAT_BUCKETS];
-	char line[32768];
+	char *line = daemon_json_line(d);
 	uint32_t b;
 
-	if (daemon_json_line(d, line, sizeof(line)))
+	if (!line)
 		return;
 	for (int k = 0; k < 3; k++) {
-		if (json_arr_field(line, keys[k], v, UCM_LAT_BUCKETS) != UCM_LAT_BUCKETS)
+		if (json_arr_field(line, keys[k], v, UCM_LAT_BUCKETS) != UCM_LAT_BUCKETS) {
+			free(line);
 			return;
+		}
 		for (b = 0; b < UCM_LAT_BUCKETS; b++)
 			h[b] = (uint64_t)v[b];
 		for (int q = 0; q < 2; q++) {	/* the median, the 99th */
@@ -394,6 +396,7 @@ static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 				ucm_lat_bucket_le_ns(b < UCM_LAT_BUCKETS - 1 ? b : b - 1) / 1000.0;
 		}
 	}
+	free(line);
 	r->have_stage = true;
 }
 
@@ -410,11 +413,13 @@ struct cost_mark {
 
 static bool daemon_cost(const struct daemon_run *d, double *t, double *rx_ns, double *sleep_ns)
 {
-	char line[32768];
+	char *line = d ? daemon_json_line(d) : NULL;
+	bool ok = line && !json_u64_field(line, "time", t) &&
+		  !json_u64_field(line, "rx_cpu_ns", rx_ns) &&
+		  (json_sum_field(line, "sleep_ns", sleep_ns), true);
 
-	return d && !daemon_json_line(d, line, sizeof(line)) &&
-	       !json_u64_field(line, "time", t) && !json_u64_field(line, "rx_cpu_ns", rx_ns) &&
-	       (json_sum_field(line, "sleep_ns", sleep_ns), true);
+	free(line);
+	return ok;
 }
 
 static void cost_begin(const struct bench_run *br, const struct daemon_run *d,

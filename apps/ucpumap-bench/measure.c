@@ -241,18 +241,23 @@ int json_arr_field(const char *line, const char *key, double *v, int n)
 	return i;
 }
 
-/* The last line of @path into @line ("" when there is none). */
-void last_line(const char *path, char *line, size_t sz)
+/* The last line of @path, whatever its length (a statistics line grows
+ * with the queues and workers), allocated: free() it; "" when there is
+ * none, NULL when out of memory. */
+char *last_line(const char *path)
 {
-	char buf[65536];
+	char *line = NULL, *last = NULL;
+	size_t cap = 0;
 	FILE *f = fopen(path, "r");
 
-	line[0] = 0;
-	if (!f)
-		return;
-	while (fgets(buf, sizeof(buf), f))
-		snprintf(line, sz, "%s", buf);
-	fclose(f);
+	while (f && getline(&line, &cap, f) > 0) {
+		free(last);
+		last = strdup(line);
+	}
+	if (f)
+		fclose(f);
+	free(line);
+	return last ? last : strdup("");
 }
 
 /* ucpumap-gen's "total:" packets; -1 when it wrote none. */

@@ -427,7 +427,7 @@ static void daemon_counts(struct scale_cell *c, int k, const char *js, const cha
 			  const char *l1, double seconds)
 {
 	double t0, t1, f = 1;
-	static char line[65536];
+	char *line;
 	double qrx[SCALE_MAX_WIDTH], qxsk[SCALE_MAX_WIDTH], qenq[SCALE_MAX_WIDTH];
 	double wproc[SCALE_MAX_WIDTH];
 	bool ok;
@@ -450,8 +450,9 @@ static void daemon_counts(struct scale_cell *c, int k, const char *js, const cha
 			c->wproc[k][i] = (c->wproc[k][i] - wproc[i]) * f;
 		}
 	} else {
-		last_line(js, line, sizeof(line));
-		ok = line_counts(c, k, line);
+		line = last_line(js);
+		ok = line && line_counts(c, k, line);
+		free(line);
 	}
 	c->have_daemon = (k == 0 || c->have_daemon) && ok;
 }
@@ -462,8 +463,7 @@ static int run_daemon(struct scale_run *sr, struct scale_cell *c, int k)
 			      .flag = c->def->flag };
 	struct row r = { .def = &rd, .on = true };
 	struct daemon_run d = { 0 };
-	static char l0[65536], l1[65536];
-	bool ok0 = false, ok1 = false;
+	char *l0 = NULL, *l1 = NULL;
 	int rc;
 
 	place_cfg(sr, c);
@@ -473,9 +473,9 @@ static int run_daemon(struct scale_run *sr, struct scale_cell *c, int k)
 	if (sr->cfg.dev) {
 		/* The NIC's traffic starts before the daemon and goes on
 		 * after it: its counters around the window alone. */
-		ok0 = !daemon_json_line(&d, l0, sizeof(l0));
+		l0 = daemon_json_line(&d);
 		rc = scale_dev_window(sr, c, k);
-		ok1 = !daemon_json_line(&d, l1, sizeof(l1));
+		l1 = daemon_json_line(&d);
 	} else {
 		rc = run_gens(sr, c, k);
 	}
@@ -483,9 +483,11 @@ static int run_daemon(struct scale_run *sr, struct scale_cell *c, int k)
 	if (daemon_stop(&sr->br, &r, &d))
 		rc = -1;
 	if (sr->cfg.dev)
-		daemon_counts(c, k, NULL, ok0 ? l0 : NULL, ok1 ? l1 : NULL, sr->cfg.seconds);
+		daemon_counts(c, k, NULL, l0, l1, sr->cfg.seconds);
 	else
 		daemon_counts(c, k, d.js, NULL, NULL, 0);
+	free(l0);
+	free(l1);
 	return rc;
 }
 
