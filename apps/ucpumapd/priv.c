@@ -484,10 +484,12 @@ int priv_prepare(struct daemon *d)
 	status = priv_check_user(d);
 	if (!status)
 		status = priv_check_metrics(d);
-	if (!status)
-		status = check_tun_owner(d);
+	/* The lock first: a tun another instance serves is refused as
+	 * that, whoever that instance made its owner. */
 	if (!status)
 		status = tun_lock(d);
+	if (!status)
+		status = check_tun_owner(d);
 	if (!status)
 		status = open_files(d);
 	if (status)

@@ -1452,7 +1452,9 @@ case_second_tun() {
 		bad second-tun-refused "cannot make vd2: $(head -1 "$tmp/vd2.err")"
 		return
 	fi
-	if start_daemon firsttun --cpus 0,1 --duration 30; then
+	# The first as nobody: its tun is nobody's, and the second (root)
+	# meets the lock before the owner.
+	if start_daemon firsttun --cpus 0,1 --duration 30 --user nobody; then
 		first=$dpid
 		q0=$(ip netns exec "$dut" ls /sys/class/net/$tun/queues | tr '\n' ' ')
 		lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vd2 --tun $tun --duration 5 \
