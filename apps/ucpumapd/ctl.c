@@ -344,7 +344,9 @@ static bool ctl_peer_elsewhere(int fd, pid_t *pid)
 	return mine.st_ino != theirs.st_ino || mine.st_dev != theirs.st_dev;
 }
 
-/* The answer to stdout: 0, or -errno (-EPIPE: cut before its newline). */
+/* The answer to stdout: 0, -errno of the socket (-EPIPE: cut before its
+ * newline, a timeout too once some came), or 1 when stdout refused it
+ * (errno says why). */
 static int ctl_read(int fd, size_t *got_out)
 {
 	char buf[65536];
@@ -356,10 +358,10 @@ static int ctl_read(int fd, size_t *got_out)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			return got && (errno == EAGAIN || errno == EWOULDBLOCK) ? -EPIPE : -errno;
 		}
-		if (fwrite(buf, 1, r, stdout) != (size_t)r)
-			return -EIO;
+		if (fwrite(buf, 1, r, stdout) != (size_t)r || fflush(stdout))
+			return 1;
 		got += r;
 		last = buf[r - 1];
 		*got_out = got;
@@ -419,6 +421,11 @@ int ctl_status(const char *dev)
 	}
 	err = ctl_read(fd, &got);
 	close(fd);
+	if (err == 1) {
+		fprintf(stderr, "ucpumapd: --status %s: cannot write the answer to standard output: %s\n",
+			dev, strerror(errno));
+		return EXIT_SETUP;
+	}
 	if (err == -EPIPE) {
 		fprintf(stderr, "\nucpumapd: %s: the answer was cut after %zu bytes (the instance stopped, or found this query slow to read for %d s)\n",
 			sa.sun_path, got, CTL_WAIT_SEC);
@@ -429,5 +436,5 @@ int ctl_status(const char *dev)
 			dev, err == -ENODATA ? "it closed the connection (stopping?)" : strerror(-err));
 		return EXIT_SETUP;
 	}
-	return fflush(stdout) ? EXIT_SETUP : 0;
+	return 0;
 }

@@ -27,7 +27,8 @@
 #   long-answer     the answer larger than its socket takes at once
 #                   (tests/progs/fault_shim.c short_send: 1000 bytes a
 #                   turn): the rest goes in the next turns, --status
-#                   prints all of it (one JSON line, exit 0)
+#                   prints all of it (one JSON line, exit 0); into
+#                   /dev/full: exit 1, saying stdout refused it
 #   cut-answer      an answer that ends before its newline (a fake
 #                   instance): --status exits 1 saying it was cut
 #   cleanup         nothing outlives the cleanup
@@ -279,6 +280,11 @@ case_long_answer() {
 	[ "$(J "$tmp/l" 'd["pid"]')" = "$dpid" ] || why="$why the answer does not parse: $(tail -c 100 "$tmp/l");"
 	# Above the shim's 1000 a turn: else nothing went on to a second.
 	[ "${size:-0}" -gt 2000 ] || why="$why $size bytes: too short to need a third turn;"
+	# Its stdout full: said as that, not as the instance's silence.
+	ip netns exec "$dut" timeout 10 "$daemon" --status vd > /dev/full 2> "$tmp/full.err"
+	rc=$?
+	[ $rc = 1 ] && grep -q "^ucpumapd: --status vd: cannot write the answer to standard output: No space left on device" "$tmp/full.err" ||
+		why="$why to /dev/full: exit $rc, $(head -2 "$tmp/full.err" | tr '\n' ' ');"
 	term || why="$why exit status $?: $(tail -2 "$tmp/l.out.err" | tr '\n' ' ');"
 	if [ -z "$why" ]; then ok long-answer "$size bytes"; else bad long-answer "$why"; fi
 }
