@@ -138,6 +138,11 @@ struct daemon {
 	/* --extended's busy shares: each worker's sleep_ns, each RX
 	 * thread's CPU time (rx_cpu_seen) */
 	uint64_t last_w_sleep[UCM_CPUMAP_MAX_WORKERS], last_q_cpu[UCM_XSK_MAX_QUEUES];
+	/* The same at the serve loop's start (stats_start()): the sleeps
+	 * and CPU time of the set-up are no interval's, the first's or the
+	 * whole run's. */
+	uint64_t base_w_sleep[UCM_CPUMAP_MAX_WORKERS], base_q_cpu[UCM_XSK_MAX_QUEUES];
+	uint64_t base_sleep_ns, base_rx_cpu;
 	uint64_t last_back[UCM_CPUMAP_MAX_WORKERS];
 	struct drops last_drops;
 	double last_t;
@@ -188,6 +193,8 @@ int rx_thread_cpu_ns(const struct daemon *d, uint32_t i, uint64_t *ns);
 /* stats.c: the statistics every interval (final: the totals, averaged
  * over start_t to stop_t), and the closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
+/* The busy shares' starting points, as the serve loop starts. */
+void stats_start(struct daemon *d);
 void print_verdict(struct daemon *d);
 /* priv.c: --stats-json's file. The pending line (struct daemon) out as
  * the file takes it: true once none is pending (a failed write gives it

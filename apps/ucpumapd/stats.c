@@ -521,8 +521,24 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, const str
 	json_line_flush(d);
 }
 
-/* The final block's rates are the whole run's: from zero, over start to
- * stop. */
+void stats_start(struct daemon *d)
+{
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_dp_stats t;
+	uint32_t w;
+
+	ucm_dp__stats(d->dp, &t, sizeof(t));
+	d->base_sleep_ns = d->last.worker_sleep_ns = t.worker_sleep_ns;
+	for (w = 0; w < ucm_dp__nworkers(d->dp) && w < UCM_CPUMAP_MAX_WORKERS; w++)
+		if (!ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws)))
+			d->base_w_sleep[w] = d->last_w_sleep[w] = ws.sleep_ns;
+	d->base_rx_cpu = d->last_rx_cpu = rx_cpu_ns(d);
+	memcpy(d->base_q_cpu, d->rx_cpu_seen, sizeof(d->base_q_cpu));
+	memcpy(d->last_q_cpu, d->rx_cpu_seen, sizeof(d->last_q_cpu));
+}
+
+/* The final block's rates are the whole run's: from zero (the busy
+ * shares from the serve loop's start), over start to stop. */
 static void whole_run(struct daemon *d)
 {
 	memset(&d->last, 0, sizeof(d->last));
@@ -534,7 +550,10 @@ static void whole_run(struct daemon *d)
 	memset(d->last_q_cpu, 0, sizeof(d->last_q_cpu));
 	memset(d->last_back, 0, sizeof(d->last_back));
 	memset(&d->last_drops, 0, sizeof(d->last_drops));
-	d->last_rx_cpu = 0;
+	d->last.worker_sleep_ns = d->base_sleep_ns;
+	memcpy(d->last_w_sleep, d->base_w_sleep, sizeof(d->last_w_sleep));
+	memcpy(d->last_q_cpu, d->base_q_cpu, sizeof(d->last_q_cpu));
+	d->last_rx_cpu = d->base_rx_cpu;
 	d->last_t = d->start_t;
 }
 

@@ -500,6 +500,7 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 	int status;
 
 	d->start_t = d->last_t = now_sec();
+	stats_start(d);
 	/* The links as they are before anybody is answered: a --status
 	 * right after READY=1 reads them, not the 0 of "not looked yet". */
 	status = check_faults(d);
