@@ -364,8 +364,12 @@ int ucm_xsk_queue__sleep(struct ucm_xsk_queue *q, struct ucm_txq *const *txq,
 		busy |= !ucm_txq__sleep_begin(txq[i]) && (!stuck || ucm_txq_wanted(txq[i]));
 	if (!busy) {
 		p[0].fd = q->fd;
-		/* Copy mode: nothing but a kick frees the ring. */
-		p[0].events = POLLIN | (stuck && q->x->zerocopy ? POLLOUT : 0);
+		/* Copy mode: nothing but a kick frees the ring. POLLOUT is
+		 * the ring half free, which a ring of fewer than two
+		 * packets' frames may be with no room for one: the sleep's
+		 * timeout then (1 ms while frames are out), not a spin. */
+		p[0].events = POLLIN | (stuck && q->x->zerocopy &&
+					q->tx.size >= 2 * ucm_xsk_tx_frames(q->x) ? POLLOUT : 0);
 		for (i = 0; i < ntxq; i++) {
 			p[1 + i].fd = ucm_txq__wake_fd(txq[i]);
 			p[1 + i].events = POLLIN;
