@@ -282,6 +282,10 @@ int tun_lock(struct daemon *d);
  * @name: persistent, and the user's the daemon runs as. 0, or -1 after a
  * message. */
 int tun_keep(struct daemon *d, const char *name);
+/* A start that failed after tun_keep() made a tun of its own persistent:
+ * not persistent again (it goes with the daemon's queues), its mark out
+ * of the lock file. Before the privileges are dropped. */
+void tun_unkeep(struct daemon *d, const char *name);
 /* Whether the existing tun --tun names is one a start kept (its lock
  * file's mark, read without the lock: --check's and the owner check's). */
 bool tun_kept_mark(const struct daemon *d);

@@ -593,9 +593,16 @@ static int stop(struct daemon *d, int status)
  * privileges dropped, the metrics served. Nonzero: a step failed, said. */
 static int start_run(struct daemon *d)
 {
-	if (((d->c.keep_tun || d->priv.tun_kept) && tun_keep(d, ucm_dp__tun_name(d->dp))) ||
-	    ucm_dp__start(d->dp))
+	bool keep = d->c.keep_tun || d->priv.tun_kept;
+
+	if (keep && tun_keep(d, ucm_dp__tun_name(d->dp)))
 		return -1;
+	if (ucm_dp__start(d->dp)) {
+		/* A tun this start made stays no more than it would have. */
+		if (keep)
+			tun_unkeep(d, ucm_dp__tun_name(d->dp));
+		return -1;
+	}
 	ctl__open(d);
 	return priv_drop(d) || metrics__start(d->metrics, d);
 }

@@ -27,6 +27,9 @@
 #                       (fault_shim.c) under a flood: after 5 s of nothing
 #                       taken with packets waiting, exit 9
 #   rx-stalled          the same with --pass: the RX thread stalls
+#   keep-tun-start-fails  --keep-tun, the RX thread's start refused
+#                       (pthread_create, fault_shim.c): exit 1, and the tun
+#                       the start made and kept is gone with it
 #   (the shim's cases skip in a sanitizer build: its runtime must be first)
 #   nothing-left        the cleanup leaves no namespace and no process
 #
@@ -37,7 +40,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-faults
 cases="link-down-up tun-down-up iface-down-two-way tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
-worker-stalled rx-stalled nothing-left"
+worker-stalled rx-stalled keep-tun-start-fails nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
@@ -276,6 +279,26 @@ case_rx_stalled() {
 	UCM_SHIM_STALL_MS=7000 COUNT=1 AFTER=5000 WAIT=15 shim_case rx-stalled stall_write 9 \
 		"vd queue 0: its RX thread has taken nothing from the RX ring for 5 s with packets waiting: it is stuck \\(inline" \
 		"ip netns exec $gen $PY $helper flood --src $G4 --dst $D4 --secs 10" --pass
+}
+
+case_keep_tun_start_fails() {
+	local c=keep-tun-start-fails why= rc l
+	if [ -n "${SANITIZE:-}" ]; then
+		skip "$c" "a sanitizer build: its runtime must come first in LD_PRELOAD"
+		return
+	fi
+	pair_ready "$c" || return
+	lib_run ip netns exec "$dut" env UCM_SHIM_FAULT=thread UCM_SHIM_SKIP=1 LD_PRELOAD="$shim_so" \
+		timeout 10 "$daemon" --dev vd --tun ucmfk0 --cpus 1 --keep-tun --duration 5 \
+		> "$tmp/$c.out" 2> "$tmp/$c.err"
+	rc=$?
+	[ $rc = 1 ] || why="exit $rc (want 1);"
+	grep -q "cannot start the RX thread" "$tmp/$c.err" || why="$why not the RX thread's start: $(tail -2 "$tmp/$c.err" | tr '\n' ' ');"
+	ip -n "$dut" link show ucmfk0 > /dev/null 2>&1 && why="$why ucmfk0 stays;"
+	ip -n "$dut" link del ucmfk0 2> /dev/null
+	l=$(left_in "$dut" vd)
+	[ -z "$l" ] || why="$why left: $l"
+	if [ -z "$why" ]; then ok "$c" "exit 1, the tun gone"; else bad "$c" "$why"; fi
 }
 
 case_nothing_left() {

@@ -19,6 +19,10 @@
  *                                status socket's buffer full, each turn
  *   UCM_SHIM_FAULT=xsk_socket    socket(AF_XDP) fails with EMFILE: a
  *                                set-up that fails after the attach
+ *   UCM_SHIM_FAULT=thread        pthread_create() fails with EAGAIN, after
+ *                                UCM_SHIM_SKIP calls that go (with one
+ *                                worker, 1: the first RX thread's, at the
+ *                                datapath's start)
  *
  * Everything is read in the constructor, before the daemon's seccomp
  * filter: the calls themselves use only clock_gettime() (vDSO) and what
@@ -30,6 +34,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <liburing.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +47,7 @@
 
 enum {
 	SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT, SHIM_STALL_WRITE, SHIM_SHORT_SEND,
-	SHIM_XSK_SOCKET,
+	SHIM_XSK_SOCKET, SHIM_THREAD,
 };
 
 static int shim_fault;
@@ -53,7 +58,9 @@ static int (*real_submit)(struct io_uring *);
 static int (*real_submit_wait)(struct io_uring *, unsigned int);
 static ssize_t (*real_send)(int, const void *, size_t, int);
 static int (*real_socket)(int, int, int);
-static long shim_stall_ms;
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
+				  void *);
+static long shim_stall_ms, shim_skip;
 
 static long long now_ns(void)
 {
@@ -74,6 +81,9 @@ __attribute__((constructor)) static void shim_init(void)
 	real_submit_wait = dlsym(RTLD_NEXT, "io_uring_submit_and_wait");
 	real_send = dlsym(RTLD_NEXT, "send");
 	real_socket = dlsym(RTLD_NEXT, "socket");
+	real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+	if (getenv("UCM_SHIM_SKIP"))
+		shim_skip = atol(getenv("UCM_SHIM_SKIP"));
 	if (getenv("UCM_SHIM_STALL_MS"))
 		shim_stall_ms = atol(getenv("UCM_SHIM_STALL_MS"));
 	if (f && !strcmp(f, "so_error"))
@@ -86,6 +96,8 @@ __attribute__((constructor)) static void shim_init(void)
 		shim_fault = SHIM_SHORT_SEND;
 	else if (f && !strcmp(f, "xsk_socket"))
 		shim_fault = SHIM_XSK_SOCKET;
+	else if (f && !strcmp(f, "thread"))
+		shim_fault = SHIM_THREAD;
 	shim_at_ns = now_ns() + (after ? atoll(after) : 0) * 1000000LL;
 	if (count)
 		shim_left = atol(count);
@@ -165,4 +177,13 @@ SHIM_API int socket(int domain, int type, int protocol)
 		return -1;
 	}
 	return real_socket(domain, type, protocol);
+}
+
+SHIM_API int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			    void *arg)
+{
+	if (shim_fault == SHIM_THREAD &&
+	    __atomic_fetch_sub(&shim_skip, 1, __ATOMIC_RELAXED) <= 0 && shim_take(SHIM_THREAD))
+		return EAGAIN;
+	return real_pthread_create(t, attr, fn, arg);
 }
