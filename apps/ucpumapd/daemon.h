@@ -104,6 +104,7 @@ struct priv {
 	int thread_err;
 	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
 	int tun_lock_fd;		/* tunown.c's, held to the exit; -1: none */
+	bool tun_lock_read;		/* tun_lock() ran: tun_kept is known */
 	bool tun_existed;		/* the tun was there before this start */
 	bool tun_kept;			/* ... kept by an earlier start (its
 					 * lock file's mark): ours to own */
@@ -298,7 +299,7 @@ int seccomp_start(struct daemon *d);
  * said, else 0). Return: 0 when all passed, else the first failure's
  * exit status. priv.c's part of it (0 or the exit status after
  * a message), and the exit status of a set-up refused with -errno
- * (ucpumapd.c). */
+ * (setup_exit(): the start's too). */
 int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status);
 int priv_check_user(struct daemon *d);
 int priv_check_metrics(const struct daemon *d);

@@ -112,6 +112,10 @@ bool tun_kept_mark(const struct daemon *d)
 
 	if (!d->c.tun[0] || strchr(d->c.tun, '%') || !(idx = if_nametoindex(d->c.tun)))
 		return false;
+	/* Read as the lock was taken: a close of any other descriptor of
+	 * the file would let go of the lock (fcntl's record locks). */
+	if (d->priv.tun_lock_read)
+		return d->priv.tun_kept;
 	lock_path(d, path, sizeof(path));
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -163,6 +167,7 @@ int tun_lock(struct daemon *d)
 	old[n > 0 ? n : 0] = 0;
 	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	d->priv.tun_kept = idx && kept_index(old) == idx;
+	d->priv.tun_lock_read = true;
 	if (d->priv.tun_kept)
 		n += snprintf(pid + n, sizeof(pid) - n, KEPT_FMT, idx);
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
