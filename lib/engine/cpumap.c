@@ -3,7 +3,8 @@
  * The cpumap: bulk queues, worker rings and worker threads
  * (kernel/bpf/cpumap.c's role). This file is its hot path, the producers'
  * enqueue and flush and the worker loop; cpumap_ctl.c is the control path
- * (create, stop, destroy, statistics), cpumap_fair.c the producers' fair
+ * (create, stop, destroy, statistics), cpumap_chain.c the packets of
+ * several frames, cpumap_fair.c the producers' fair
  * share of a shared ring, cpumap_lat.h the latency stamps, cpumap_priv.h
  * the structures and their concurrency contracts.
  *
@@ -234,42 +235,6 @@ static void bq_flush(struct ucm_cpumap_producer *prod, uint32_t w)
 	prod->bq_count[w] = 0;
 }
 
-/*
- * A chain's list, read before anything trusts it: the bit comes from a
- * caller, not only from ucm_xsk_queue__rx(), and the worker and the drop
- * paths copy nfrag entries onto their stacks. Its form only: room for the
- * list in front of the packet, 1..UCM_CHAIN_MAX - 1 later frames, each in
- * the UMEM, the producer's pool's, its part inside it (the sinks write the
- * parts as they are), none twice and none the first, and the parts adding
- * up to the packet's @len (a tun would write fewer bytes than counted).
- */
-static bool chain_list_ok(const struct ucm_cpumap *map, const struct ucm_pool *pool,
-			  uint64_t addr, uint64_t base, uint32_t len)
-{
-	const struct ucm_chain *c = ucm_chain_of(map->umem->area, base);
-	uint64_t f[UCM_CHAIN_MAX];
-	uint32_t i, j, n = c->nfrag, sum = c->head_len;
-
-	if (addr - base < UCM_CHAIN_HEAD_ROOM || !n || n >= UCM_CHAIN_MAX)
-		return false;
-	f[0] = base;
-	for (i = 0; i < n; i++) {
-		uint64_t a = ucm_desc_addr(c->frag[i]);
-
-		if (a >= map->umem->size)
-			return false;
-		f[i + 1] = ucm_umem_base(map->umem, a);
-		if (ucm_umem_owner(map->umem, f[i + 1]) != pool ||
-		    a - f[i + 1] + ucm_desc_len(c->frag[i]) > map->umem->frame_size)
-			return false;
-		for (j = 0; j <= i; j++)
-			if (f[j] == f[i + 1])
-				return false;
-		sum += ucm_desc_len(c->frag[i]);
-	}
-	return sum == len;
-}
-
 int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 				 uint32_t worker, uint64_t addr, uint32_t len)
 {
@@ -286,7 +251,8 @@ int ucm_cpumap_producer__enqueue(struct ucm_cpumap_producer *prod,
 		     len > UINT16_MAX ||
 		     ucm_umem_owner(map->umem, base) != prod->pool ||
 		     ((addr & UCM_DESC_CHAIN) &&
-		      !chain_list_ok(map, prod->pool, addr & ~UCM_DESC_CHAIN, base, len))))
+		      !ucm_cpumap_chain_list_ok(map, prod->pool, addr & ~UCM_DESC_CHAIN, base,
+						len))))
 		return ucm_err(-EINVAL);
 	bq = &prod->bq[worker];
 	if (unlikely(prod->bq_count[worker] == UCM_CPUMAP_BULK_SIZE))
@@ -598,35 +564,6 @@ static void worker_idle(struct ucm_worker *w)
 	worker_return(w);
 }
 
-/* A packet of several frames taken from the ring: its later frames are
- * the worker's too. Return: its bytes in frame @base. */
-static __noinline uint32_t worker_chain_take(struct ucm_worker *w, uint64_t base)
-{
-	const struct ucm_cpumap *map = w->map;
-	uint64_t frag[UCM_CHAIN_MAX - 1];
-	uint32_t k = ucm_chain_frames(map->area, base, map->frame_size - 1, frag);
-
-	ucm_frame_move_bulk(map->umem, frag, k, UCM_LOC_CHAIN, UCM_LOC_WORKER);
-	return ucm_chain_of(map->area, base)->head_len;
-}
-
-/* A packet of several frames the verdict sends out: its later frames
- * are listed as the TX channel reads a chain (the list the RX thread
- * wrote), and go with it where it goes (UCM_LOC_CHAIN). False: the
- * channel's sockets take fewer frames a packet; the frames stay. */
-static __noinline bool worker_chain_lend(struct ucm_worker *w, uint64_t base,
-					 const struct ucm_txq *t)
-{
-	const struct ucm_cpumap *map = w->map;
-	uint64_t frag[UCM_CHAIN_MAX - 1];
-	uint32_t k = ucm_chain_frames(map->area, base, map->frame_size - 1, frag);
-
-	if (k + 1 > ucm_txq__max_frames(t))
-		return false;
-	ucm_frame_move_bulk(map->umem, frag, k, UCM_LOC_WORKER, UCM_LOC_CHAIN);
-	return true;
-}
-
 /* UCM_VERDICT_TX: the packet in frame @base out as it is now, ucm_txq's
  * from here, its descriptor into *@tx with the checked offset and length
  * (the verdict may not change them). False: a packet of several frames
@@ -636,31 +573,11 @@ static inline bool worker_verdict_tx(struct ucm_worker *w, uint64_t base, uint32
 {
 	const struct ucm_cpumap *map = w->map;
 
-	if (unlikely(chain) && !worker_chain_lend(w, base, map->txqs[w->idx]))
+	if (unlikely(chain) && !ucm_cpumap_chain_lend(w, base, map->txqs[w->idx]))
 		return false;
 	ucm_frame_move(map->umem, base, UCM_LOC_WORKER, UCM_LOC_APP);
 	*tx = ucm_desc_make(base + off, len) | (chain ? UCM_DESC_CHAIN : 0);
 	return true;
-}
-
-/* A dropped packet's later frames home (before its first frame). */
-static __noinline void worker_ret_chain(struct ucm_worker *w, uint64_t base)
-{
-	const struct ucm_cpumap *map = w->map;
-	uint64_t frag[UCM_CHAIN_MAX - 1];
-
-	worker_ret_add(w, frag, ucm_chain_frames(map->area, base, map->frame_size - 1, frag));
-}
-
-uint32_t ucm_frame_chain(const struct ucm_frame_hdr *hdr, uint64_t *part)
-{
-	const struct ucm_chain *c;
-
-	if (!hdr || !part || !(hdr->flags & UCM_FRAME_F_CHAIN))
-		return 0;
-	c = (const void *)((const char *)hdr + UCM_CHAIN_OFF);
-	memcpy(part, c->frag, c->nfrag * sizeof(*part));
-	return c->nfrag;
 }
 
 /*
@@ -697,7 +614,7 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 
 		ucm_frame_move(map->umem, base[i], UCM_LOC_WQ, UCM_LOC_WORKER);
 		if (unlikely(chain))
-			rd = worker_chain_take(w, base[i]);
+			rd = ucm_cpumap_chain_take(w, base[i]);
 		if (unlikely(off < UCM_FRAME_HDR_ROOM || off + rd > map->frame_size)) {
 			reason = UCM_DROP_FRAME_BOUNDS;
 		} else {
@@ -722,7 +639,7 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 		if (unlikely(reason != UCM_DROP_NONE)) {
 			STAT_ADD(w->stats.drop_reason[reason], 1);
 			if (unlikely(chain))
-				worker_ret_chain(w, base[i]);
+				ucm_cpumap_chain_ret(w, base[i]);
 			bad[nbad++] = base[i];
 			continue;
 		}

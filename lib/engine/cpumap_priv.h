@@ -251,6 +251,16 @@ struct ucm_cpumap_producer {
 
 /* Producer side: the later frames of the chains among @n descriptors
  * dropped into @pool (each chain's first frame is the caller's). */
+/* cpumap_chain.c: a caller's chain list checked (the enqueue), and a
+ * chain's later frames with its worker: taken from the ring (return: the
+ * bytes in the first frame), lent to the verdict's TX channel (false: it
+ * takes fewer frames a packet), sent home on a drop. */
+bool ucm_cpumap_chain_list_ok(const struct ucm_cpumap *map, const struct ucm_pool *pool,
+			      uint64_t addr, uint64_t base, uint32_t len);
+uint32_t ucm_cpumap_chain_take(struct ucm_worker *w, uint64_t base);
+bool ucm_cpumap_chain_lend(struct ucm_worker *w, uint64_t base, const struct ucm_txq *t);
+void ucm_cpumap_chain_ret(struct ucm_worker *w, uint64_t base);
+
 /* An inline producer's staged packets (UCM_LOC_BQ) home undelivered,
  * counted as the worker's drops (UCM_DROP_SINK), said with @why. */
 void ucm_cpumap_inline_unrun(struct ucm_cpumap_producer *prod, const char *why);
