@@ -210,3 +210,22 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 		printf("ucpumapd --check: all good\n");
 	return k.status;
 }
+
+/* The exit status of a set-up the library refused with @err (-errno or
+ * errno): what no restart can change is the configuration's. EBUSY (the
+ * interface held by another instance or program) and EADDRNOTAVAIL (an
+ * address not assigned yet, at boot) may pass; the rest is set-up. */
+int setup_exit(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case ENODEV:		/* no such interface */
+	case EINVAL:		/* an option it cannot take: a queue it lacks, too few frames */
+	case ERANGE:		/* its MTU: more than a frame holds, or XDP takes */
+	case EOPNOTSUPP:	/* zero-copy asked, and the driver has none */
+	case EPERM:		/* a privilege missing */
+	case EADDRINUSE:	/* --metrics-listen's port */
+		return EXIT_CONFIG;
+	default:
+		return EXIT_SETUP;
+	}
+}

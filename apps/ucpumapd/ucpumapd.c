@@ -607,25 +607,6 @@ static int start_run(struct daemon *d)
 	return priv_drop(d) || metrics__start(d->metrics, d);
 }
 
-/* The exit status of a set-up the library refused with @err (-errno or
- * errno): what no restart can change is the configuration's. EBUSY (the
- * interface held by another instance or program) and EADDRNOTAVAIL (an
- * address not assigned yet, at boot) may pass; the rest is set-up. */
-int setup_exit(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case ENODEV:		/* no such interface */
-	case EINVAL:		/* an option it cannot take: a queue it lacks, too few frames */
-	case ERANGE:		/* its MTU: more than a frame holds, or XDP takes */
-	case EOPNOTSUPP:	/* zero-copy asked, and the driver has none */
-	case EPERM:		/* a privilege missing */
-	case EADDRINUSE:	/* --metrics-listen's port */
-		return EXIT_CONFIG;
-	default:
-		return EXIT_SETUP;
-	}
-}
-
 int main(int argc, char **argv)
 {
 	struct daemon d = {};
