@@ -345,8 +345,9 @@ static bool ctl_peer_elsewhere(int fd, pid_t *pid)
 }
 
 /* The answer to stdout: 0, -errno of the socket (-EPIPE: cut before its
- * newline, a timeout too once some came), or 1 when stdout refused it
- * (errno says why). */
+ * newline, a timeout too once some came), 1 when stdout refused it
+ * (errno says why), 2 when its reader took nothing for a while (under
+ * journald: journal.c leaves such lines out). */
 static int ctl_read(int fd, size_t *got_out)
 {
 	char buf[65536];
@@ -362,6 +363,8 @@ static int ctl_read(int fd, size_t *got_out)
 		}
 		if (fwrite(buf, 1, r, stdout) != (size_t)r || fflush(stdout))
 			return 1;
+		if (out_lost())
+			return 2;
 		got += r;
 		last = buf[r - 1];
 		*got_out = got;
@@ -421,9 +424,9 @@ int ctl_status(const char *dev)
 	}
 	err = ctl_read(fd, &got);
 	close(fd);
-	if (err == 1) {
+	if (err == 1 || err == 2) {
 		fprintf(stderr, "ucpumapd: --status %s: cannot write the answer to standard output: %s\n",
-			dev, strerror(errno));
+			dev, err == 1 ? strerror(errno) : "its reader took nothing for a while");
 		return EXIT_SETUP;
 	}
 	if (err == -EPIPE) {

@@ -27,14 +27,20 @@
  * control thread among them, which takes the signals, watches for faults
  * and answers --status: a line waits OUT_WAIT_MS for room, then is left
  * out, and so is every line after it until one goes (no wait then), after
- * a line that says how many were.
+ * a line that says how many were (out_finish() tries that line at the
+ * exit). The waits are ours: a terminal or a pipe is written through a
+ * descriptor of our own opened without blocking (its POLLOUT promises
+ * some room, not a line's), a socket with MSG_DONTWAIT; the descriptor
+ * the daemon was given stays as it was, the shell's too.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -44,6 +50,9 @@
 struct out_stream {
 	FILE *f;		/* ours, once made; NULL: the stream as it was */
 	int fd;
+	int wfd;		/* what out_write() writes to: @fd, or ours of it */
+	bool sock;		/* @fd is a socket: MSG_DONTWAIT */
+	bool mid;		/* a line left out after part of it went */
 	enum out_mode mode;
 	int prio;		/* its lines' priority */
 	int next_prio;		/* -1, or a library message's (out_vprint) */
@@ -124,24 +133,40 @@ int out_ts_wanted(enum out_when when, const char *env)
 	return word_in(env, ts_no) ? 0 : -1;
 }
 
-/* All of @iov to the descriptor: 0, 1 when its reader made no room
- * within @wait_ms (what is left is not written), or -1. */
-static int write_all(int fd, struct iovec *iov, int n, int wait_ms)
+static long long mono_ms(void)
 {
-	while (n) {
-		struct pollfd p = { .fd = fd, .events = POLLOUT };
-		int r = poll(&p, 1, wait_ms);
-		ssize_t w;
+	struct timespec ts;
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (!r)
-			return 1;
-		w = writev(fd, iov, n);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* All of @iov to the stream: 0, 1 when its reader made no room within
+ * @wait_ms (what is left is not written; s->mid when part went), or -1. */
+static int write_all(struct out_stream *s, struct iovec *iov, int n, int wait_ms)
+{
+	long long end = mono_ms() + wait_ms;
+	bool some = false;
+
+	while (n) {
+		struct msghdr m = { .msg_iov = iov, .msg_iovlen = n };
+		struct pollfd p = { .fd = s->wfd, .events = POLLOUT };
+		ssize_t w = s->sock ? sendmsg(s->wfd, &m, MSG_DONTWAIT) : writev(s->wfd, iov, n);
+		long long left;
+
 		if (w < 0 && errno == EINTR)
 			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			left = end - mono_ms();
+			if (left <= 0 || !poll(&p, 1, (int)left)) {
+				s->mid |= some;
+				return 1;
+			}
+			continue;
+		}
 		if (w <= 0)
 			return -1;
+		some = true;
 		for (; n && (size_t)w >= iov->iov_len; iov++, n--)
 			w -= iov->iov_len;
 		if (n) {
@@ -149,6 +174,30 @@ static int write_all(int fd, struct iovec *iov, int n, int wait_ms)
 			iov->iov_len -= w;
 		}
 	}
+	return 0;
+}
+
+/* The line that says how many lines @s left out (after a newline, where
+ * one was cut), within @wait_ms: 0 once it went. */
+static int note_dropped(struct out_stream *s, int wait_ms)
+{
+	struct timespec ts = {};
+	char note[192];
+	struct iovec v = { note, 0 };
+
+	if (s->mid)
+		note[v.iov_len++] = '\n';
+	if (s->mode == OUT_TIME)
+		clock_gettime(CLOCK_REALTIME, &ts);
+	v.iov_len += out_prefix(note + v.iov_len, sizeof(note) - v.iov_len, s->mode, OUT_WARNING,
+				&ts);
+	v.iov_len += snprintf(note + v.iov_len, sizeof(note) - v.iov_len,
+			      "ucpumapd: %lu lines left out here: their reader made no room for %d ms\n",
+			      s->dropped, OUT_WAIT_MS);
+	if (write_all(s, &v, 1, wait_ms))
+		return -1;
+	s->dropped = 0;
+	s->mid = false;
 	return 0;
 }
 
@@ -179,18 +228,9 @@ static ssize_t out_write(void *cookie, const char *buf, size_t size)
 		iov[k++].iov_len = n;
 		if (s->at_start)
 			s->cut = false;
-		if (s->at_start && s->dropped) {
-			char note[160];
-			struct iovec v = { note, 0 };
-
-			v.iov_len = out_prefix(note, sizeof(note), s->mode, OUT_WARNING, &ts);
-			v.iov_len += snprintf(note + v.iov_len, sizeof(note) - v.iov_len,
-					      "ucpumapd: %lu lines left out here: their reader made no room for %d ms\n",
-					      s->dropped, OUT_WAIT_MS);
-			if (!write_all(s->fd, &v, 1, 0))
-				s->dropped = 0;
-		}
-		r = s->cut || s->dropped ? 1 : write_all(s->fd, iov, k, OUT_WAIT_MS);
+		if (s->at_start && s->dropped)
+			note_dropped(s, 0);
+		r = s->cut || s->dropped ? 1 : write_all(s, iov, k, OUT_WAIT_MS);
 		if (r < 0)
 			return done ? (ssize_t)done : -1;
 		if (r > 0 && !s->cut) {
@@ -214,10 +254,24 @@ static int out_wrap(struct out_stream *s, enum out_mode mode, FILE **std)
 		s->mode = mode;
 		return 0;
 	}
+	struct stat st;
+	char path[32];
+
 	f = fopencookie(s, "w", io);
 	if (!f)
 		return -errno;
 	setvbuf(f, NULL, _IOLBF, 0);
+	s->wfd = s->fd;
+	if (!fstat(s->fd, &st) && S_ISSOCK(st.st_mode)) {
+		s->sock = true;
+	} else if (!fstat(s->fd, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		/* A file description of our own: O_NONBLOCK on @fd's would
+		 * be the shell's too. */
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", s->fd);
+		s->wfd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (s->wfd < 0)
+			s->wfd = s->fd;		/* a wait in poll() at least */
+	}
 	fflush(*std);
 	s->mode = mode;
 	s->f = f;
@@ -277,4 +331,27 @@ void out_warn(const char *fmt, ...)
 	va_start(ap, fmt);
 	out_vprint(OUT_WARNING, fmt, ap);
 	va_end(ap);
+}
+
+unsigned long out_finish(void)
+{
+	unsigned long lost = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct out_stream *s = &out_std[i];
+
+		if (!s->f)
+			continue;
+		fflush(s->f);
+		flockfile(s->f);
+		if (s->dropped && note_dropped(s, OUT_WAIT_MS))
+			lost += s->dropped;
+		funlockfile(s->f);
+	}
+	return lost;
+}
+
+unsigned long out_lost(void)
+{
+	return out_std[0].dropped;
 }

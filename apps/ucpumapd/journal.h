@@ -73,5 +73,10 @@ int out_vprint(int prio, const char *fmt, va_list ap);
 /* A message of ucpumapd's own after which it runs on: OUT_WARNING, where
  * the rest of stderr is OUT_ERR. */
 void out_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* At the exit: each stream's lines left out said, within OUT_WAIT_MS.
+ * Return: the lines left out that could not be said so. */
+unsigned long out_finish(void);
+/* Lines of stdout left out and not said yet (--status's answer). */
+unsigned long out_lost(void);
 
 #endif /* UCPUMAPD_JOURNAL_H */

@@ -684,5 +684,6 @@ int main(int argc, char **argv)
 		json_close(&d);
 	metrics__close(d.metrics);
 	ctl__close(d.ctl);
+	out_finish();	/* the lines a stalled reader left out, said */
 	return status;
 }

@@ -10,6 +10,7 @@
 #include <regex.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "../../apps/ucpumapd/journal.c"
@@ -139,6 +140,113 @@ static int test_stalled_reader(void)
 	return 0;
 }
 
+/* A terminal whose reader stopped reading (a frozen ssh session): its
+ * POLLOUT promises some room, not a line's. Lines of 300 bytes past its
+ * buffer still go or are left out within the wait, none holds the
+ * writer; once read, the note comes on a line of its own (after a
+ * newline where a line was cut), then the next line. */
+static int test_stalled_terminal(void)
+{
+	struct out_stream s = { .prio = 6, .next_prio = -1, .at_start = true };
+	FILE *dummy = fopen("/dev/null", "w"), *f = dummy;
+	char line[301], got[65536], *note;
+	int m = posix_openpt(O_RDWR | O_NOCTTY), sl = -1;
+	struct timespec t0, t1;
+	struct termios tio;
+	size_t have = 0;
+	ssize_t n;
+	double ms;
+
+	UT_ASSERT(dummy && m >= 0 && !grantpt(m) && !unlockpt(m), "a pty: %s", strerror(errno));
+	sl = open(ptsname(m), O_WRONLY | O_NOCTTY);
+	UT_ASSERT(sl >= 0 && !tcgetattr(sl, &tio), "its other end: %s", strerror(errno));
+	cfmakeraw(&tio);	/* the bytes as written: no \r added */
+	UT_ASSERT(!tcsetattr(sl, TCSANOW, &tio), "raw");
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 2] = '\n';
+	line[sizeof(line) - 1] = '\0';
+	s.fd = sl;
+	UT_ASSERT(!out_wrap(&s, OUT_PLAIN, &f) && f != dummy && s.wfd != sl, "wrapped, its own fd");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 400; i++)
+		fputs(line, f);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	UT_ASSERT(s.dropped > 0 && ms < 5 * OUT_WAIT_MS, "%lu of 400 lines left out in %.0f ms "
+		  "(want some, within %d ms)", s.dropped, ms, 5 * OUT_WAIT_MS);
+	UT_ASSERT(!(fcntl(sl, F_GETFL) & O_NONBLOCK), "the descriptor given made non-blocking");
+	fcntl(m, F_SETFL, fcntl(m, F_GETFL) | O_NONBLOCK);
+	while (read(m, got, sizeof(got)) > 0)
+		;
+	fputs("four\n", f);
+	usleep(10000);
+	while ((n = read(m, got + have, sizeof(got) - 1 - have)) > 0)
+		have += n;
+	got[have] = '\0';
+	note = strstr(got, "ucpumapd: ");
+	UT_ASSERT(note && strstr(note, " lines left out here: their reader made no room for 200 ms\nfour\n"),
+		  "got '%.200s'", got);
+	UT_ASSERT(note == got || note[-1] == '\n', "the note after a cut line's bytes: '%.200s'", got);
+	fclose(f);
+	fclose(dummy);
+	close(sl);
+	close(m);
+	return 0;
+}
+
+/* At the exit (out_finish()): lines left out and not said yet are said
+ * once the reader makes room, in a child whose stdout is a pipe filled
+ * to the brim; the two pipes beside it say when each step is done. */
+static int test_finish_says(void)
+{
+	int out[2], done[2], go[2], st;
+	char buf[65536], got[4096] = "";
+	size_t have = 0;
+	ssize_t n;
+	pid_t pid;
+
+	UT_ASSERT(!pipe(out) && !pipe(done) && !pipe(go), "pipes");
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		close(out[0]);
+		if (dup2(out[1], STDOUT_FILENO) < 0)
+			_exit(1);
+		fcntl(STDOUT_FILENO, F_SETFL, O_NONBLOCK);
+		memset(buf, 'x', sizeof(buf));
+		while (write(STDOUT_FILENO, buf, sizeof(buf)) > 0)
+			;
+		fcntl(STDOUT_FILENO, F_SETFL, 0);
+		unsetenv("JOURNAL_STREAM");
+		if (out_init() || out_timestamps(OUT_TS_NO))
+			_exit(1);
+		printf("one\ntwo\n");
+		fflush(stdout);
+		if (write(done[1], "d", 1) != 1 || read(go[0], buf, 1) != 1)
+			_exit(1);
+		_exit(out_finish() ? 2 : 0);
+	}
+	UT_ASSERT(pid > 0 && read(done[0], buf, 1) == 1, "the child's lines");
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	while (read(out[0], buf, sizeof(buf)) > 0)
+		;
+	UT_ASSERT(write(go[1], "g", 1) == 1, "go");
+	UT_ASSERT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
+		  "the child: status %d", st);
+	while ((n = read(out[0], got + have, sizeof(got) - 1 - have)) > 0)
+		have += n;
+	got[have] = '\0';
+	UT_ASSERT(strstr(got, "ucpumapd: 2 lines left out here: their reader made no room for 200 ms\n"),
+		  "at the exit: '%s'", got);
+	close(out[0]);
+	close(out[1]);
+	close(done[0]);
+	close(done[1]);
+	close(go[0]);
+	close(go[1]);
+	return 0;
+}
+
 /* The options over the variable; the variable's words, systemd's. */
 static int test_ts_wanted(void)
 {
@@ -264,6 +372,8 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_is_journal),
 	UT_CASE(test_stream),
 	UT_CASE(test_stalled_reader),
+	UT_CASE(test_stalled_terminal),
+	UT_CASE(test_finish_says),
 	UT_CASE(test_ts_wanted),
 	UT_CASE(test_ts_lines),
 	{}
