@@ -107,10 +107,12 @@ static void find_stall(struct ucm_dp *dp)
 	uint32_t w, q, taken;
 	bool waiting;
 
-	/* Looks a tenth of the limit apart or more (the process stopped,
-	 * frozen, or the caller late): what stood still then may not have
-	 * had a chance to run; the watch starts again. */
-	if (now - dp->watch_at >= stall / 10) {
+	/* Looks half the limit apart or more (the process stopped, frozen,
+	 * or the caller very late): what stood still then may not have had
+	 * a chance to run; the watch starts again. A caller that looks once
+	 * a second (ucm_dp(3)'s example) still sees a stall; a pause under
+	 * half the limit alone cannot make one. */
+	if (now - dp->watch_at >= stall / 2) {
 		memset(dp->watch_w, 0, sizeof(dp->watch_w));
 		memset(dp->watch_q, 0, sizeof(dp->watch_q));
 	}

@@ -527,7 +527,8 @@ struct ucm_dp_health {
  *
  * For the control thread, every 100 ms or so while running (an interface
  * lookup and three ioctls, a look at each thread's ring; it never touches
- * the threads). A fault is logged once when first seen, and a link's
+ * the threads); the stall watch needs a look at least every
+ * UCM_DP_STALL_MS / 2, or it starts again (a process stopped meanwhile). A fault is logged once when first seen, and a link's
  * change, or of the interface's MTU, once per change, naming what it
  * means. Return: 0 no fault (a link may be down), 1 a fault (in @h),
  * -EINVAL.
