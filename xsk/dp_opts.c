@@ -163,8 +163,10 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 		return -EINVAL;
 	}
 	c->mtu = o->mtu;
-	if (c->mtu > UCM_DP_MTU_MAX) {
-		pr_warn("dp: mtu %u: the tun's is at most %u\n", c->mtu, UCM_DP_MTU_MAX);
+	/* The kernel's least for a device that carries IPv4 (ETH_MIN_MTU):
+	 * below it the tun's own MTU ioctl refuses, after the attach. */
+	if (c->mtu > UCM_DP_MTU_MAX || (c->mtu && c->mtu < 68 && !o->sink)) {
+		pr_warn("dp: mtu %u: the tun's is 68 to %u\n", c->mtu, UCM_DP_MTU_MAX);
 		return -EINVAL;
 	}
 	c->max_frags = o->max_frags ? o->max_frags : UCM_XSK_MAX_FRAGS;

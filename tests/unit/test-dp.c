@@ -185,7 +185,12 @@ static int test_bad_options(void)
 	if (refused(&b, EINVAL, "2048 or 4096"))
 		return 1;
 	b = o; b.mtu = UCM_DP_MTU_MAX + 1;
-	if (refused(&b, EINVAL, "mtu 9001: the tun's is at most 9000"))
+	if (refused(&b, EINVAL, "mtu 9001: the tun's is 68 to 9000"))
+		return 1;
+	/* Below the kernel's least: refused here, not by the tun's ioctl
+	 * once the program is attached. */
+	b = o; b.mtu = 50;
+	if (refused(&b, EINVAL, "mtu 50: the tun's is 68 to 9000"))
 		return 1;
 	b = o; b.frames_per_queue = 4096;
 	if (refused(&b, EINVAL, "4096 frames per queue cannot cover"))

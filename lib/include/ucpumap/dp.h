@@ -243,8 +243,9 @@ struct ucm_dp_opts {
 	/* The tun's MTU; default: what a frame holds after the XDP headroom,
 	 * Ethernet and two VLAN tags, or the interface's where that is more
 	 * (packets of several frames, both ways), at most UCM_DP_MTU_MAX, and
-	 * two-way at most the interface's. Given, more than UCM_DP_MTU_MAX
-	 * is refused (EINVAL), and two-way more than the interface's MTU
+	 * two-way at most the interface's. Given, below 68 (the kernel's
+	 * least for IPv4; without a sink of one's own) or more than
+	 * UCM_DP_MTU_MAX is refused (EINVAL), and two-way more than the interface's MTU
 	 * (ERANGE: the way back could not send what the kernel routes into
 	 * the tun). */
 	uint32_t mtu;
