@@ -525,7 +525,7 @@ endif
 # IFACE.up files and the folder that holds them stay. A running unit goes
 # on until it is stopped (systemctl stop, then daemon-reload).
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SHARED_LIB)) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	rm -f $(DESTDIR)$(LIBDIR)/libucpumap.so.$(VERSION_MAJOR).* $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/libucpumap.so $(DESTDIR)$(LIBDIR)/$(notdir $(STATIC_LIB)) \
 		$(DESTDIR)$(PKGCONFIGDIR)/libucpumap.pc \
 		$(DESTDIR)$(SBINDIR)/ucpumapd $(DESTDIR)$(BINDIR)/ucpumap-gen \

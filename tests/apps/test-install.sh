@@ -111,20 +111,23 @@ case_paths() {
 }
 
 case_uninstall() {
-	local d="$tmp/un" left
+	local d="$tmp/un" left lib
 	lib_need install
 	if ! make -s install PREFIX=/opt/ucm DESTDIR="$d" > "$tmp/log" 2>&1; then
 		bad uninstall "install: $(tail -3 "$tmp/log")"
 		return
 	fi
 	echo 'queues 0' > "$d/opt/ucm/etc/ucpumap/eth1.conf"
+	# An earlier version's library, left by an install over it.
+	lib=$(cd "$d" && find . -name 'libucpumap.so.*.*.*' | head -1)
+	[ -n "$lib" ] && cp "$d/$lib" "$d/${lib%.*.*}.0.0"
 	if ! make -s uninstall PREFIX=/opt/ucm DESTDIR="$d" > "$tmp/log" 2>&1; then
 		bad uninstall "$(tail -3 "$tmp/log")"
 		return
 	fi
 	left=$(cd "$d" && find . ! -type d | sort | tr '\n' ' ')
 	if [ "$left" = "./opt/ucm/etc/ucpumap/eth1.conf " ]; then
-		ok uninstall "every file it installed gone, the operator's eth1.conf kept"
+		ok uninstall "every file it installed gone, an earlier version's library too, the operator's eth1.conf kept"
 	else
 		bad uninstall "left: $left"
 	fi
