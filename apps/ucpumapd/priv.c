@@ -340,6 +340,12 @@ static int open_files(struct daemon *d)
 	 * must not empty the running one's file (main() truncates it once
 	 * the datapath is ours). */
 	d->json = out_open(path, O_APPEND);	/* a copytruncate leaves no hole */
+	/* The unit's /tmp and /var/tmp are its own (PrivateTmp=): what is
+	 * written there is nobody else's to read, and goes at the stop. */
+	if (d->json && getenv("INVOCATION_ID") &&
+	    (!strncmp(path, "/tmp/", 5) || !strncmp(path, "/var/tmp/", 9)))
+		out_warn("ucpumapd: --stats-json %s: under systemd, a unit's /tmp and /var/tmp may be its own (the unit's PrivateTmp=): the file is then no one else's and goes at the stop; put it under /var/lib/ucpumap\n",
+			 path);
 	if (d->json)
 		return 0;
 	err = errno;

@@ -51,8 +51,9 @@
 # time; elsewhere by default each line's time; --no-timestamps, none),
 # stats-json-lag (a FIFO whose reader lags gets whole lines;
 # stats-json-refused: a full disk's refusal said once, with its cause,
-# the line after a cut one whole),
-# foreign-program
+# the line after a cut one whole), stats-json-tmp (under /tmp with
+# systemd's INVOCATION_ID: the unit's private /tmp said), stdout-stalled
+# (a stdout nobody reads holds nothing up), foreign-program
 # (bad-flag-foreign-program, replace-refused-keeps-foreign,
 # replace-attach-fails-keeps-foreign, replace-setup-fails-keeps-foreign: put
 # back, replace-foreign-program), malformed
@@ -68,7 +69,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
-cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag stdout-stalled foreign-program
+cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag stats-json-tmp stdout-stalled foreign-program
 malformed second-instance second-tun keep-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -969,6 +970,21 @@ case_check() {
 	ip -n "$dut" link set vd up
 	sleep 0.3	# its carrier, for the next case
 	timing check
+}
+
+# --stats-json under /tmp with INVOCATION_ID set (as systemd sets it for a
+# service, whose /tmp is its own with the unit's PrivateTmp=): said.
+case_stats_json_tmp() {
+	local f=/tmp/ucm-json-$$.json rc
+	lib_run ip netns exec "$dut" env INVOCATION_ID=0123 timeout 10 "$daemon" --dev vd --tun $tun \
+		--interval 0 --duration 1 --stats-json "$f" > "$tmp/jt.out" 2> "$tmp/jt.err"
+	rc=$?
+	rm -f "$f"
+	if [ $rc = 0 ] && grep -q "stats-json $f: under systemd, a unit's /tmp and /var/tmp may be its own" "$tmp/jt.err"; then
+		ok stats-json-tmp
+	else
+		bad stats-json-tmp "exit $rc: $(head -3 "$tmp/jt.err" | tr '\n' ' ')"
+	fi
 }
 
 # ---- a reader that takes nothing ---------------------------------------------------
