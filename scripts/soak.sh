@@ -145,12 +145,19 @@ sample "$(($(date +%s) - t0))"
 lib_term $dpid 50
 rc=$?
 lib_term $gpid 30 > /dev/null
+touch "$tmp/s"
+wait_file "$tmp/sink" 50
 tail -4 "$tmp/d.out" | sed 's/^/soak: /'
 
 why=$gfail
 [ $rc = 0 ] || why="$why exit $rc (137: it did not stop within 5 s of SIGTERM);"
 grep -q '^conservation: .*: holds$' "$tmp/d.out" || why="$why conservation violated or missing;"
 grep -q '^audit: every frame came home$' "$tmp/d.out" || why="$why frames did not come home;"
+# Delivered, not only received: the daemon's count and the reader's.
+delivered=$(sed -n 's/^conservation: received [0-9]* = delivered \([0-9]*\) .*/\1/p' "$tmp/d.out")
+[ "${delivered:-0}" -gt 0 ] || why="$why nothing delivered (${delivered:-no conservation line});"
+got=$(jget "$tmp/sink" "d['total']" 2> /dev/null)
+[ "${got:-0}" -gt 0 ] || why="$why the reader behind the tun got ${got:-nothing};"
 # After the first minute (the allocator's warm-up), nothing grows.
 why="$why$(awk 'NR == 1 { f = $3; t = $4 } $1 >= 60 && !r { r = $2 }
 	{ lr = $2; lf = $3; lt = $4 }
@@ -173,7 +180,7 @@ why="$why$(awk -v faults="$(tr '\n' ' ' < "$tmp/faults")" 'BEGIN { n = split(fau
 	{ p = $5; pt = $1 }' "$tmp/samples")"
 faults=$k
 if [ -z "$why" ]; then
-	echo "soak: PASS: $minutes min at $rate pps, $faults faults, $gruns generator runs; exit 0, conservation holds, every frame home, memory, files and threads flat, traffic all along"
+	echo "soak: PASS: $minutes min at $rate pps, $faults faults, $gruns generator runs; exit 0, conservation holds, $delivered delivered ($got read behind the tun), every frame home, memory, files and threads flat, traffic all along"
 else
 	echo "soak: FAIL:$why"
 	exit 1
