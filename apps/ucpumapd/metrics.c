@@ -180,7 +180,7 @@ static const struct fam fams[] = {
 	{ .name = "ucpumap_back_neigh_evicted_total", C, R(neigh_evicted), .two_way = true,
 	  .help = "Two-way: known next hops the cache gave up for another destination." },
 	{ .name = "ucpumap_back_neigh_refused_total", C, R(neigh_refused), .two_way = true,
-	  .help = "Two-way: new destinations not cached, every place in their set in use." },
+	  .help = "Two-way: packets to new destinations not cached, every place in their set in use (each counts)." },
 	{ .name = "ucpumap_back_channel_waits_total", C, R(channel_waits), .two_way = true,
 	  .help = "Two-way: times the way back stopped reading the tun, its TX channel full (back-pressure, not drops)." },
 	{ .name = "ucpumap_back_super_packets_total", C, R(super_packets), .two_way = true,

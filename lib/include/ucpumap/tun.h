@@ -212,9 +212,9 @@ struct ucm_tun_stats {
  * @neigh_evicted: known next hops given up for another destination (each
  *                 idle for a second at least): many mean the cache (1024
  *                 destinations per worker) is smaller than the traffic
- * @neigh_refused: new destinations neither cached nor asked about, every
- *                 place they could take being in use (their packets are in
- *                 drop_no_neigh)
+ * @neigh_refused: lookups of new destinations neither cached nor asked
+ *                 about, every place they could take being in use: one
+ *                 per packet (each is in drop_no_neigh too)
  * @channel_waits: times the TX channel was full with packets waiting: the
  *                 worker stopped reading (they wait in the tun, whose
  *                 senders the kernel then holds back) until the RX thread
