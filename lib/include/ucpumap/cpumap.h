@@ -84,7 +84,10 @@ struct ucm_frame_hdr {
 
 /* A packet of several frames (UCM_XSK_F_SG): only head_len of its bytes
  * follow the header; ucm_frame_chain() lists the frames of the rest, and
- * they come home with this one (a UCM_SINK_F_KEEP sink returns them too). */
+ * they come home with this one. A UCM_SINK_F_KEEP sink returns them too,
+ * by their frames' handles (ucm_umem__put_bulk() takes no other): each
+ * part's ucm_desc_addr() (pool.h) rounded down to the frame size,
+ * ucm_desc_addr(part) & ~(uint64_t)(frame_size - 1). */
 #define UCM_FRAME_F_CHAIN	(1U << 0)
 
 /**
