@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,15 @@ struct pcap_sink {
 	pthread_mutex_t lock;	/* the workers share the file: one lock per batch */
 	FILE *f;
 	unsigned long packets;
+	bool broken;		/* a write failed: what follows would not parse */
+};
+
+/* The file's header, in the host's order (its magic tells a reader). */
+struct pcap_hdr {
+	uint32_t magic;
+	uint16_t major, minor;
+	int32_t zone;
+	uint32_t sigfigs, snaplen, linktype;
 };
 
 static volatile sig_atomic_t done;
@@ -70,9 +81,12 @@ static int pcap_xmit(void *ctx, uint32_t worker, struct ucm_frame_hdr **frames,
 		uint32_t rec[4] = { (uint32_t)now.tv_sec, (uint32_t)(now.tv_nsec / 1000),
 				    frames[i]->len, frames[i]->len };
 
-		if (fwrite(rec, sizeof(rec), 1, s->f) != 1 ||
-		    write_packet(s->f, frames[i], addrs[i]))
+		/* A record half written: nothing after it would parse. */
+		if (s->broken || fwrite(rec, sizeof(rec), 1, s->f) != 1 ||
+		    write_packet(s->f, frames[i], addrs[i])) {
+			s->broken = true;
 			failed++;
+		}
 	}
 	s->packets += n - failed;
 	pthread_mutex_unlock(&s->lock);
@@ -86,8 +100,8 @@ static const struct ucm_sink_ops pcap_ops = {
 
 int main(int argc, char **argv)
 {
-	static const uint32_t hdr[6] = { 0xa1b2c3d4, 2 | 4 << 16, 0, 0, SNAPLEN,
-					 LINKTYPE_ETHERNET };
+	static const struct pcap_hdr hdr = { 0xa1b2c3d4, 2, 4, 0, 0, SNAPLEN,
+					     LINKTYPE_ETHERNET };
 	struct pcap_sink s = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct ucm_dp_health h;
 	struct ucm_dp *dp;
@@ -103,7 +117,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pcap: %s: %s\n", argv[2], strerror(errno));
 		return 1;
 	}
-	if (fwrite(hdr, sizeof(hdr), 1, s.f) != 1) {
+	if (fwrite(&hdr, sizeof(hdr), 1, s.f) != 1) {
 		fprintf(stderr, "pcap: %s: %s\n", argv[2], strerror(errno));
 		goto out_file;
 	}
