@@ -45,17 +45,45 @@
 /* The unit's RuntimeDirectory= (kept between instances). */
 #define RUN_DIR		"/run/ucpumap"
 /* The lock file's second line: a tun this daemon created and kept, by its
- * index ("kept IFINDEX"): a tun an operator makes later under the name is
- * another device, with another index, and not ours to delete. */
-#define KEPT_FMT	"kept %u\n"
+ * index and its network namespace's cookie ("kept IFINDEX COOKIE"): a tun
+ * an operator makes later under the name is another device, with another
+ * index, and not ours to delete; nor is one of a namespace made later
+ * whose inode (the file's name) and indexes came round again. The cookie
+ * is never reused; "kept IFINDEX" alone is an earlier version's, or a
+ * kernel's without cookies (before Linux 5.14). */
+#define KEPT_FMT	"kept %u %llu\n"
 
-/* The index the lock file's @text marks kept, or 0. */
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE	71
+#endif
+
+/* This network namespace's cookie, or 0 where the kernel has none. */
+static unsigned long long netns_cookie(void)
+{
+	unsigned long long c = 0;
+	socklen_t len = sizeof(c);
+	int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (s >= 0 && getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &c, &len))
+		c = 0;
+	if (s >= 0)
+		close(s);
+	return c;
+}
+
+/* The index the lock file's @text marks kept in this namespace, or 0. */
 static unsigned int kept_index(const char *text)
 {
 	const char *m = strstr(text, "\nkept ");
+	unsigned long long cookie, ours;
 	unsigned int idx;
+	int n;
 
-	return m && sscanf(m + 6, "%u", &idx) == 1 ? idx : 0;
+	n = m ? sscanf(m + 6, "%u %llu", &idx, &cookie) : 0;
+	if (n < 1)
+		return 0;
+	ours = netns_cookie();
+	return n == 2 && ours && cookie != ours ? 0 : idx;
 }
 
 static void holder_comm(pid_t pid, char *comm, size_t len)
@@ -106,7 +134,7 @@ static void lock_path(const struct daemon *d, char *path, size_t sz)
 
 bool tun_kept_mark(const struct daemon *d)
 {
-	char path[sizeof(RUN_DIR) + 64], old[64];
+	char path[sizeof(RUN_DIR) + 64], old[96];
 	unsigned int idx;
 	int fd, n;
 
@@ -129,7 +157,7 @@ bool tun_kept_mark(const struct daemon *d)
 int tun_lock(struct daemon *d)
 {
 	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	char path[sizeof(RUN_DIR) + 64], pid[48], old[64];
+	char path[sizeof(RUN_DIR) + 64], pid[80], old[96];
 	unsigned int idx;
 	int fd, err, n;
 
@@ -169,7 +197,7 @@ int tun_lock(struct daemon *d)
 	d->priv.tun_kept = idx && kept_index(old) == idx;
 	d->priv.tun_lock_read = true;
 	if (d->priv.tun_kept)
-		n += snprintf(pid + n, sizeof(pid) - n, KEPT_FMT, idx);
+		n += snprintf(pid + n, sizeof(pid) - n, KEPT_FMT, idx, netns_cookie());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
 		out_warn("ucpumapd: cannot write %s: %s\n", path, strerror(errno));
 	d->priv.tun_lock_fd = fd;
@@ -216,9 +244,9 @@ out:
 	}
 	/* Ours to remove with the package: the start created it. */
 	if (!d->priv.tun_existed && d->priv.tun_lock_fd >= 0) {
-		char line[48];
+		char line[80];
 		int n = snprintf(line, sizeof(line), "%d\n" KEPT_FMT, (int)getpid(),
-				 if_nametoindex(name));
+				 if_nametoindex(name), netns_cookie());
 
 		if (pwrite(d->priv.tun_lock_fd, line, n, 0) != n)
 			out_warn("ucpumapd: cannot mark tun %s kept in its lock file: %s; the package's removal will leave it\n",

@@ -944,9 +944,31 @@ case_check() {
 	else
 		skip check-tun-altname "this kernel or ip(8) makes no altnames"
 	fi
+	# Another namespace's kept mark, its inode and the tun's index come
+	# round again here (a namespace deleted, another made): not ours, so
+	# user 1234's tun is refused as that.
+	if ip -n "$dut" tuntap add ucmsq3 mode tun multi_queue vnet_hdr user 1234; then
+		local ino idx lk
+		ino=$(ip netns exec "$dut" stat -L -c %i /proc/self/ns/net)
+		idx=$(ip -n "$dut" -o link show ucmsq3 | cut -d: -f1)
+		lk=/run/ucpumap/tun-ucmsq3@$ino.lock
+		mkdir -p /run/ucpumap
+		printf '1\nkept %s 18446744073709551615\n' "$idx" > "$lk"
+		lib_run ip netns exec "$dut" timeout 10 "$daemon" --check --dev vd --tun ucmsq3 \
+			> "$tmp/tun-mark.out" 2> "$tmp/tun-mark.err"
+		if [ $? = 78 ] && grep -q "ucmsq3 belongs to user 1234" "$tmp/tun-mark.err"; then
+			ok check-tun-other-ns-mark
+		else
+			bad check-tun-other-ns-mark "$(cat "$tmp/tun-mark.err" "$tmp/tun-mark.out" | tr '\n' ' ')"
+		fi
+		rm -f "$lk"
+	else
+		bad check-tun-other-ns-mark "cannot make ucmsq3"
+	fi
 	ip -n "$dut" link del ucmsq0 2> /dev/null
 	ip -n "$dut" link del ucmsq1 2> /dev/null
 	ip -n "$dut" link del ucmsq2 2> /dev/null
+	ip -n "$dut" link del ucmsq3 2> /dev/null
 	l=$(leftovers)
 	[ -z "$l" ] || bad check-tun-left "$l"
 	# --dev by an altname (udev gives NICs several): the kernel's calls
