@@ -373,46 +373,47 @@ static const char *bind_hint(int err, uint32_t mode)
 	}
 }
 
+/* The first of @queues (@nqueues; NULL: queue 0) at or past @have, or -1. */
+static int64_t queue_missing(const uint32_t *queues, uint32_t nqueues, int have)
+{
+	for (uint32_t i = 0; i < nqueues; i++) {
+		uint32_t qid = queues ? queues[i] : 0;
+
+		if (have <= 0 || qid >= (uint32_t)have)
+			return qid;
+	}
+	return -1;
+}
+
 int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues)
 {
 	int nrx = count_queues(ifname, "rx");
-	uint32_t i, qid;
+	int64_t q = queue_missing(queues, nqueues, nrx);
 
-	for (i = 0; i < nqueues; i++) {
-		qid = queues ? queues[i] : 0;
-		if (nrx <= 0) {
-			pr_warn("xsk: %s shows no RX queue in /sys/class/net/%s/queues\n", ifname,
-				ifname);
-			return -EINVAL;
-		}
-		if (qid >= (uint32_t)nrx) {
-			pr_warn("xsk: %s has RX queues 0-%d, not queue %u (ethtool -L %s combined N adds more)\n",
-				ifname, nrx - 1, qid, ifname);
-			return -EINVAL;
-		}
-	}
-	return 0;
+	if (q < 0)
+		return 0;
+	if (nrx <= 0)
+		pr_warn("xsk: %s shows no RX queue in /sys/class/net/%s/queues\n", ifname, ifname);
+	else
+		pr_warn("xsk: %s has RX queues 0-%d, not queue %u (ethtool -L %s combined N adds more)\n",
+			ifname, nrx - 1, (uint32_t)q, ifname);
+	return -EINVAL;
 }
 
 int ucm_xsk_check_tx_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues)
 {
 	int ntx = count_queues(ifname, "tx");
-	uint32_t i, qid;
+	int64_t q = queue_missing(queues, nqueues, ntx);
 
-	for (i = 0; i < nqueues; i++) {
-		qid = queues ? queues[i] : 0;
-		if (ntx <= 0) {
-			pr_warn("xsk: %s shows no TX queue in /sys/class/net/%s/queues, and the way back sends on its queues\n",
-				ifname, ifname);
-			return -EINVAL;
-		}
-		if (qid >= (uint32_t)ntx) {
-			pr_warn("xsk: %s has TX queues 0-%d, not queue %u, where the way back would send: the kernel sends nothing there (ethtool -L %s combined N, a veth's numtxqueues, or fewer queues)\n",
-				ifname, ntx - 1, qid, ifname);
-			return -EINVAL;
-		}
-	}
-	return 0;
+	if (q < 0)
+		return 0;
+	if (ntx <= 0)
+		pr_warn("xsk: %s shows no TX queue in /sys/class/net/%s/queues, and the way back sends on its queues\n",
+			ifname, ifname);
+	else
+		pr_warn("xsk: %s has TX queues 0-%d, not queue %u, where the way back would send: the kernel sends nothing there (ethtool -L %s combined N, a veth's numtxqueues, or fewer queues)\n",
+			ifname, ntx - 1, (uint32_t)q, ifname);
+	return -EINVAL;
 }
 
 /* Queue @i's socket (queue 0's exists: it holds the UMEM), its rings, and
