@@ -52,6 +52,7 @@ struct out_stream {
 	int fd;
 	int wfd;		/* what out_write() writes to: @fd, or ours of it */
 	bool sock;		/* @fd is a socket: MSG_DONTWAIT */
+	bool blocking;		/* @wfd is @fd, a terminal's or a pipe's */
 	bool mid;		/* a line left out after part of it went */
 	enum out_mode mode;
 	int prio;		/* its lines' priority */
@@ -151,8 +152,16 @@ static int write_all(struct out_stream *s, struct iovec *iov, int n, int wait_ms
 	while (n) {
 		struct msghdr m = { .msg_iov = iov, .msg_iovlen = n };
 		struct pollfd p = { .fd = s->wfd, .events = POLLOUT };
-		ssize_t w = s->sock ? sendmsg(s->wfd, &m, MSG_DONTWAIT) : writev(s->wfd, iov, n);
-		long long left;
+		long long left = end - mono_ms();
+		ssize_t w;
+
+		/* Blocking (its reopening failed): a wait for room first, a
+		 * pipe's at least is then a line's. */
+		if (s->blocking && (left < 0 || !poll(&p, 1, (int)left))) {
+			s->mid |= some;
+			return 1;
+		}
+		w = s->sock ? sendmsg(s->wfd, &m, MSG_DONTWAIT) : writev(s->wfd, iov, n);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -269,8 +278,9 @@ static int out_wrap(struct out_stream *s, enum out_mode mode, FILE **std)
 		 * be the shell's too. */
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", s->fd);
 		s->wfd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (s->wfd < 0)
-			s->wfd = s->fd;		/* a wait in poll() at least */
+		s->blocking = s->wfd < 0;	/* no /proc, no descriptor left */
+		if (s->blocking)
+			s->wfd = s->fd;
 	}
 	fflush(*std);
 	s->mode = mode;

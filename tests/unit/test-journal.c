@@ -8,6 +8,7 @@
  */
 #include <fcntl.h>
 #include <regex.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -247,6 +248,54 @@ static int test_finish_says(void)
 	return 0;
 }
 
+/* No descriptor of its own to be had (EMFILE here; no /proc, a FIFO's
+ * reader gone): the stream's own, blocking, then waits for room before
+ * each write, and a full pipe still holds a line 200 ms, not for ever
+ * (the child's alarm would end it). */
+static int test_stalled_no_reopen(void)
+{
+	int out[2], st;
+	char buf[65536];
+	pid_t pid;
+
+	UT_ASSERT(!pipe(out), "pipe");
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		struct rlimit rl = { 3, 3 };	/* 0-2: no descriptor past them */
+
+		close(out[0]);
+		if (dup2(out[1], STDOUT_FILENO) < 0)
+			_exit(1);
+		close(out[1]);
+		fcntl(STDOUT_FILENO, F_SETFL, O_NONBLOCK);
+		memset(buf, 'x', sizeof(buf));
+		while (write(STDOUT_FILENO, buf, sizeof(buf)) > 0)
+			;
+		fcntl(STDOUT_FILENO, F_SETFL, 0);
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(1);
+		alarm(5);
+		unsetenv("JOURNAL_STREAM");
+		if (out_init() || out_timestamps(OUT_TS_NO))
+			_exit(1);
+		if (!out_std[0].blocking)
+			_exit(3);
+		printf("one\n");
+		fflush(stdout);
+		_exit(out_std[0].dropped == 1 ? 0 : 2);
+	}
+	UT_ASSERT(pid > 0 && waitpid(pid, &st, 0) == pid, "the child");
+	UT_ASSERT(WIFEXITED(st) && !WEXITSTATUS(st), "the child: %s %d (3: reopened all the same; "
+		  "SIGALRM 14: held)", WIFEXITED(st) ? "exit" : "killed by",
+		  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	close(out[0]);
+	close(out[1]);
+	return 0;
+}
+
 /* The options over the variable; the variable's words, systemd's. */
 static int test_ts_wanted(void)
 {
@@ -374,6 +423,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_stalled_reader),
 	UT_CASE(test_stalled_terminal),
 	UT_CASE(test_finish_says),
+	UT_CASE(test_stalled_no_reopen),
 	UT_CASE(test_ts_wanted),
 	UT_CASE(test_ts_lines),
 	{}
