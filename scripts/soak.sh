@@ -62,7 +62,7 @@ fi
 ip -n "$dut" addr add 10.78.1.1/24 dev $tun
 # A reader behind the tun, so that nothing piles up in a socket.
 ip netns exec "$dut" "$PY" "$helper" sink --ports 9000 --ready "$tmp/r" --stop "$tmp/s" \
-	--out "$tmp/sink" --timeout $((secs + 60)) > "$tmp/sink.log" 2>&1 &
+	--out "$tmp/sink" --timeout $((secs + 60)) --dev $tun > "$tmp/sink.log" 2>&1 &
 lib_pid $!
 if ! wait_file "$tmp/r" 50; then
 	echo "soak: FAIL: the reader behind the tun did not start: $(tail -2 "$tmp/sink.log" | tr '\n' ' ')"

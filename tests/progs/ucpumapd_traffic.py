@@ -352,7 +352,7 @@ def sink(a):
     for part in a.ports.split(","):
         lo, _, hi = part.partition("-")
         ports += range(int(lo), int(hi or lo) + 1)
-    socks = [bind_udp(socket.AF_INET, p) for p in ports]
+    socks = [bind_udp(socket.AF_INET, p, a.dev) for p in ports]
     count, tags = {}, {}
     open(a.ready, "w").close()
 
@@ -666,6 +666,7 @@ def main():
     for k in ("ready", "stop", "out"):
         p.add_argument("--" + k, required=True)
     p.add_argument("--timeout", type=float, default=30)
+    p.add_argument("--dev", help="only what arrives on this device (the tun)")
     p = sub.add_parser("flood")
     p.add_argument("--src", required=True)
     p.add_argument("--dst", required=True)
