@@ -156,9 +156,10 @@ int main(int argc, char **argv)
 	}
 	if (fclose(s.f))
 		err = -errno;
-	printf("pcap: wrote %lu packets to %s%s%s\n", s.packets, argv[2],
+	printf("pcap: wrote %lu packets to %s%s%s%s\n", s.packets, argv[2],
+	       s.broken ? ", then a write failed: the capture is cut there" : "",
 	       err ? ": " : "", err ? strerror(-err) : "");
-	return err || fault ? 1 : 0;
+	return err || fault || s.broken ? 1 : 0;
 
 out_file:	/* nothing captured: no file left to refuse the next run */
 	fclose(s.f);
