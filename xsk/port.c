@@ -385,35 +385,35 @@ static int64_t queue_missing(const uint32_t *queues, uint32_t nqueues, int have)
 	return -1;
 }
 
-int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues)
+/* Every queue of @queues is one of @ifname's RX queues, or (@tx) its TX
+ * queues: 0, or -EINVAL after a message naming those it has. */
+static int check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues, bool tx)
 {
-	int nrx = count_queues(ifname, "rx");
-	int64_t q = queue_missing(queues, nqueues, nrx);
+	int have = count_queues(ifname, tx ? "tx" : "rx");
+	int64_t q = queue_missing(queues, nqueues, have);
+	const char *dir = tx ? "TX" : "RX";
 
 	if (q < 0)
 		return 0;
-	if (nrx <= 0)
-		pr_warn("xsk: %s shows no RX queue in /sys/class/net/%s/queues\n", ifname, ifname);
+	if (have <= 0)
+		pr_warn("xsk: %s shows no %s queue in /sys/class/net/%s/queues%s\n", ifname, dir,
+			ifname, tx ? ", and the way back sends on its queues" : "");
 	else
-		pr_warn("xsk: %s has RX queues 0-%d, not queue %u (ethtool -L %s combined N adds more)\n",
-			ifname, nrx - 1, (uint32_t)q, ifname);
+		pr_warn("xsk: %s has %s queues 0-%d, not queue %u%s (ethtool -L %s combined N%s)\n",
+			ifname, dir, have - 1, (uint32_t)q,
+			tx ? ", where the way back would send: the kernel sends nothing there" : "",
+			ifname, tx ? ", a veth's numtxqueues, or fewer queues" : " adds more");
 	return -EINVAL;
+}
+
+int ucm_xsk_check_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues)
+{
+	return check_queues(ifname, queues, nqueues, false);
 }
 
 int ucm_xsk_check_tx_queues(const char *ifname, const uint32_t *queues, uint32_t nqueues)
 {
-	int ntx = count_queues(ifname, "tx");
-	int64_t q = queue_missing(queues, nqueues, ntx);
-
-	if (q < 0)
-		return 0;
-	if (ntx <= 0)
-		pr_warn("xsk: %s shows no TX queue in /sys/class/net/%s/queues, and the way back sends on its queues\n",
-			ifname, ifname);
-	else
-		pr_warn("xsk: %s has TX queues 0-%d, not queue %u, where the way back would send: the kernel sends nothing there (ethtool -L %s combined N, a veth's numtxqueues, or fewer queues)\n",
-			ifname, ntx - 1, (uint32_t)q, ifname);
-	return -EINVAL;
+	return check_queues(ifname, queues, nqueues, true);
 }
 
 /* Queue @i's socket (queue 0's exists: it holds the UMEM), its rings, and
