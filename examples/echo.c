@@ -10,7 +10,8 @@
  *
  *   echo IFACE [SECONDS]                 (root: see libucpumap(3), PRIVILEGES)
  *
- * Its last line: "echo: answered N".
+ * Its last line: "echo: answered N, completed N, dropped on the way out
+ * N" (those the TX channel or ring had no room for, of the answered).
  * Build: cc echo.c $(pkg-config --cflags --libs libucpumap)
  */
 #include <errno.h>
@@ -102,8 +103,11 @@ int main(int argc, char **argv)
 	if (ucm_dp__stop(dp, 1500) && !err)
 		err = -errno;
 	ucm_dp__stats(dp, &st, sizeof(st));
-	printf("echo: answered %llu, completed %llu%s%s\n",
+	/* Answered: what the verdict turned around; of those, the TX channel
+	 * or ring had no room for some (dropped on the way out). */
+	printf("echo: answered %llu, completed %llu, dropped on the way out %llu%s%s\n",
 	       (unsigned long long)st.verdict_tx, (unsigned long long)st.tx_completed,
+	       (unsigned long long)(st.back_channel_full + st.tx_drops),
 	       err ? ": " : "", err ? strerror(-err) : "");
 	ucm_dp__destroy(dp);
 	return err || fault ? 1 : 0;
