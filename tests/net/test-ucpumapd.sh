@@ -1011,6 +1011,20 @@ case_stats_json_tmp() {
 	fi
 }
 
+# late_reader FIFO OUT SECS: FIFO made and opened at once (a writer's open
+# needs a reader), read SECS later, what came into OUT; $rpid its pid.
+late_reader() {
+	mkfifo "$1"
+	"$PY" - "$1" "$2" "$3" <<'PY' &
+import sys, time
+f = open(sys.argv[1], "rb")
+time.sleep(float(sys.argv[3]))
+open(sys.argv[2], "wb").write(f.read())
+PY
+	rpid=$!
+	lib_pid $rpid
+}
+
 # ---- a reader that takes nothing ---------------------------------------------------
 # stdout into a pipe nobody reads for 8 s (a pager not paged, a terminal
 # stopped with ^S), its 64 KiB full within a second of --extended lines
@@ -1018,33 +1032,15 @@ case_stats_json_tmp() {
 # run within 2 s, exit 0.
 case_stdout_stalled() {
 	local rpid pid why= rc
-	mkfifo "$tmp/st.fifo"
-	"$PY" - "$tmp/st.fifo" "$tmp/st.lines" <<'PY' &
-import sys, time
-f = open(sys.argv[1], "rb")
-time.sleep(8)
-open(sys.argv[2], "wb").write(f.read())
-PY
-	rpid=$!
-	lib_pid $rpid
+	late_reader "$tmp/st.fifo" "$tmp/st.lines" 8
 	ip netns exec "$dut" "$daemon" --dev vd --tun $tun --interval 0.01 --extended \
 		--duration 30 > "$tmp/st.fifo" 2> "$tmp/st.err" &
 	pid=$!
 	lib_pid $pid
 	sleep 3
-	kill -TERM "$pid" 2> /dev/null
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2> /dev/null || break
-		sleep 0.02
-	done
-	if kill -0 "$pid" 2> /dev/null; then
-		why="still running 2 s after SIGTERM;"
-		stop_pid "$pid"
-	else
-		lib_wait "$pid"
-		rc=$?
-		[ "$rc" = 0 ] || why="exit $rc;"
-	fi
+	lib_term "$pid" 20
+	rc=$?
+	[ "$rc" = 0 ] || why="exit $rc (137: still running 2 s after SIGTERM);"
 	stop_pid "$rpid"
 	[ -z "$(leftovers)" ] || why="$why left: $(leftovers)"
 	if [ -z "$why" ]; then ok stdout-stalled; else bad stdout-stalled "$why $(tail -2 "$tmp/st.err" | tr '\n' ' ')"; fi
@@ -1141,17 +1137,8 @@ case_journal() {
 # half out) cuts none.
 case_stats_json_lag() {
 	local rpid rc why= t_exit
-	mkfifo "$tmp/lag.fifo"
-	# Open at once (the daemon's open needs a reader), read after 4.5 s:
-	# within the second the stop waits.
-	"$PY" - "$tmp/lag.fifo" "$tmp/lag.lines" <<'PY' &
-import sys, time
-f = open(sys.argv[1], "rb")
-time.sleep(4.5)
-open(sys.argv[2], "wb").write(f.read())
-PY
-	rpid=$!
-	lib_pid $rpid
+	# Read after 4.5 s: within the second the stop waits.
+	late_reader "$tmp/lag.fifo" "$tmp/lag.lines" 4.5
 	# Four queues: a line of about 5 KB.
 	ip -n "$dut" link add vq numrxqueues 4 numtxqueues 4 type veth peer name vqp \
 		numrxqueues 4 numtxqueues 4 && ip -n "$dut" link set vq up &&
