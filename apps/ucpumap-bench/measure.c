@@ -246,13 +246,15 @@ int json_arr_field(const char *line, const char *key, double *v, int n)
  * none, NULL when out of memory. */
 char *last_line(const char *path)
 {
-	char *line = NULL, *last = NULL;
-	size_t cap = 0;
+	char *line = NULL, *last = NULL, *t;
+	size_t cap = 0, last_cap = 0, c;
 	FILE *f = fopen(path, "r");
 
+	/* Each line read into the other buffer: no copy, no allocation once
+	 * both are as long as the lines. */
 	while (f && getline(&line, &cap, f) > 0) {
-		free(last);
-		last = strdup(line);
+		t = last, last = line, line = t;
+		c = last_cap, last_cap = cap, cap = c;
 	}
 	if (f)
 		fclose(f);
