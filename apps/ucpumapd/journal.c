@@ -271,9 +271,11 @@ static int out_wrap(struct out_stream *s, enum out_mode mode, FILE **std)
 		return -errno;
 	setvbuf(f, NULL, _IOLBF, 0);
 	s->wfd = s->fd;
-	if (!fstat(s->fd, &st) && S_ISSOCK(st.st_mode)) {
+	if (fstat(s->fd, &st)) {
+		/* unknown: written as it is */
+	} else if (S_ISSOCK(st.st_mode)) {
 		s->sock = true;
-	} else if (!fstat(s->fd, &st) && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+	} else if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
 		/* A file description of our own: O_NONBLOCK on @fd's would
 		 * be the shell's too. */
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", s->fd);
