@@ -225,7 +225,7 @@ static void links_say(struct ucm_dp *dp, uint32_t now)
  * cannot leave by it (the way back would count it sent). */
 static void mtu_say(struct ucm_dp *dp)
 {
-	uint32_t was = dp->if_mtu_said ? dp->if_mtu_said : dp->c.if_mtu, mtu;
+	uint32_t was = dp->if_mtu_said ? dp->if_mtu_said : dp->c.if_mtu, mtu, start;
 	char name[IF_NAMESIZE];
 	struct ifreq ifr = {};
 
@@ -236,6 +236,7 @@ static void mtu_say(struct ucm_dp *dp)
 		return;
 	mtu = ifr.ifr_mtu;
 	dp->if_mtu_said = mtu;
+	start = ucm_dp_mtu_frames(&dp->c, dp->c.if_mtu);
 	if (mtu == dp->c.if_mtu)
 		pr_info("dp: %s's MTU is back to %u, the start's\n", dp->c.ifname, mtu);
 	else if ((dp->c.flags & UCM_DP_F_TWO_WAY) && !dp->c.sink && mtu < dp->c.mtu)
@@ -246,9 +247,8 @@ static void mtu_say(struct ucm_dp *dp)
 			dp->c.ifname, mtu, dp->c.if_mtu);
 	else if (dp->c.sg && ucm_dp_mtu_frames(&dp->c, mtu) <= dp->c.max_frags)
 		pr_warn("dp: %s's MTU is now %u (%u at the start): its packets take up to %u frames, %u at the start; they come through, but the frames were counted for %u a packet and may run short under load until a restart sizes them anew\n",
-			dp->c.ifname, mtu, dp->c.if_mtu, ucm_dp_mtu_frames(&dp->c, mtu),
-			ucm_dp_mtu_frames(&dp->c, dp->c.if_mtu),
-			ucm_dp_mtu_frames(&dp->c, dp->c.if_mtu));
+			dp->c.ifname, mtu, dp->c.if_mtu, ucm_dp_mtu_frames(&dp->c, mtu), start,
+			start);
 	else if (dp->c.sg)
 		pr_warn("dp: %s's MTU is now %u (%u at the start): a packet of more than %u frames (max_frags) is dropped, counted as rx_chain_long, until a restart sizes them anew\n",
 			dp->c.ifname, mtu, dp->c.if_mtu, dp->c.max_frags);

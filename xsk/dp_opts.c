@@ -409,29 +409,30 @@ static uint32_t frame_mtu(const struct dp_cfg *c)
 	return c->frame_size - DP_XDP_HEADROOM - DP_L2_ROOM;
 }
 
-/* Frames a packet may take at the interface's MTU. */
-static uint32_t chain_len(const struct dp_cfg *c)
+/* Frames a packet of an interface MTU @mtu takes, in several. */
+static uint32_t frames_of(const struct dp_cfg *c, uint32_t mtu)
 {
 	uint32_t per = c->frame_size - DP_XDP_HEADROOM;
 
-	return (c->if_mtu + DP_L2_ROOM + per - 1) / per;
+	return (mtu + DP_L2_ROOM + per - 1) / per;
+}
+
+/* Frames a packet may take at the interface's MTU. */
+static uint32_t chain_len(const struct dp_cfg *c)
+{
+	return frames_of(c, c->if_mtu);
 }
 
 uint32_t ucm_dp_mtu_frames(const struct dp_cfg *c, uint32_t mtu)
 {
-	uint32_t per = c->frame_size - DP_XDP_HEADROOM;
-
-	return c->sg ? (mtu + DP_L2_ROOM + per - 1) / per : 1;
+	return c->sg ? frames_of(c, mtu) : 1;
 }
 
 bool ucm_dp_mtu_fits(const struct dp_cfg *c, uint32_t mtu)
 {
-	uint32_t per = c->frame_size - DP_XDP_HEADROOM;
-
 	if (!c->sg)
 		return mtu <= frame_mtu(c);
-	return mtu + DP_L2_ROOM <= UINT16_MAX &&
-	       (mtu + DP_L2_ROOM + per - 1) / per <= chain_len(c);
+	return mtu + DP_L2_ROOM <= UINT16_MAX && frames_of(c, mtu) <= chain_len(c);
 }
 
 void ucm_dp_resolve_mtu(struct dp_cfg *c)
