@@ -41,6 +41,9 @@
  *   counter set and poll() returns at once: no lost wake-up.
  * - nl (the netlink socket), req_head, ans_next, held[] and nheld are the
  *   resolver's alone.
+ * - Each question carries its number (req_next when asked), and its answer
+ *   the same: a destination given up and asked about again has two out,
+ *   and the entry waits for the one it asked last.
  * - The counters evicted, refused (the worker's) and nl.requests (the
  *   resolver's) have one writer each and are read by ucm_neigh_counts() on
  *   any thread: relaxed stores and loads (STAT_ADD), nothing ordered by
@@ -117,6 +120,7 @@ struct neigh_entry {
 	uint8_t pending;	/* a question is out */
 	uint8_t backoff;	/* NE_NEG: doublings of NEIGH_NEG_NS */
 	int16_t err;		/* NE_NEG: the answer */
+	uint32_t asked;		/* pending: the question's number (req_next) */
 	uint64_t refresh;	/* ask again from then */
 	uint64_t used;		/* last looked up */
 };
@@ -124,6 +128,7 @@ struct neigh_entry {
 struct neigh_req {
 	uint8_t addr[16];
 	uint8_t v6;
+	uint32_t id;		/* its number: answers name it */
 };
 
 struct neigh_ans {
@@ -131,6 +136,7 @@ struct neigh_ans {
 	uint8_t mac[6];
 	uint8_t v6;
 	int32_t err;
+	uint32_t id;		/* the question's */
 };
 
 /* A question the resolver keeps open while the kernel resolves its hop. */
@@ -139,6 +145,7 @@ struct neigh_held {
 	uint8_t hop[16];
 	uint8_t v6;
 	bool hop_v6;		/* the next hop's family: an IPv4 route may go via IPv6 */
+	uint32_t id;		/* the question's */
 	uint32_t step_ms;
 	uint64_t next;		/* look again then */
 	uint64_t deadline;	/* answer -EAGAIN then */
@@ -181,11 +188,12 @@ struct ucm_neigh {
 /* ---- the resolver thread ---------------------------------------------- */
 
 /* An answer published to the worker (its slot, then ans_tail). */
-static void answer(struct ucm_neigh *n, bool v6, const uint8_t *addr, int err,
+static void answer(struct ucm_neigh *n, uint32_t id, bool v6, const uint8_t *addr, int err,
 		   const uint8_t *mac)
 {
 	struct neigh_ans *a = &n->ans[n->ans_next % NEIGH_RING];
 
+	a->id = id;
 	memcpy(a->addr, addr, sizeof(a->addr));
 	a->v6 = v6;
 	a->err = err;
@@ -210,9 +218,10 @@ static void resolver_drain(struct ucm_neigh *n)
 
 		err = ucm_neigh_nl_resolve(&n->nl, q->v6, q->addr, h->hop, &h->hop_v6, mac);
 		if (err != -EAGAIN) {
-			answer(n, q->v6, q->addr, err, mac);
+			answer(n, q->id, q->v6, q->addr, err, mac);
 			continue;
 		}
+		h->id = q->id;
 		memcpy(h->addr, q->addr, sizeof(h->addr));
 		h->v6 = q->v6;
 		h->step_ms = HOLD_STEP_MS;
@@ -249,7 +258,7 @@ static int resolver_recheck(struct ucm_neigh *n)
 		}
 		if (err == 1)
 			ucm_neigh_nl_use(&n->nl, h->hop_v6, h->hop);	/* stale already: confirm it */
-		answer(n, h->v6, h->addr, err == 1 ? 0 : err, mac);
+		answer(n, h->id, h->v6, h->addr, err == 1 ? 0 : err, mac);
 		*h = n->held[--n->nheld];	/* the last one, looked at next */
 	}
 	if (first == UINT64_MAX)
@@ -563,9 +572,11 @@ static void ask(struct ucm_neigh *n, struct neigh_entry *e, bool keep, uint64_t 
 	if (b < 0)
 		return;
 	n->tokens[b]--;
-	q = &n->req[n->req_next++ % NEIGH_RING];
+	q = &n->req[n->req_next % NEIGH_RING];
 	memcpy(q->addr, e->addr, sizeof(q->addr));
 	q->v6 = e->v6;
+	q->id = n->req_next;
+	e->asked = n->req_next++;
 	e->pending = 1;
 	(*asks)++;
 }
@@ -653,6 +664,10 @@ static void apply(struct ucm_neigh *n, const struct neigh_ans *a, uint64_t now)
 		if (e->state == NE_KNOWN)
 			STAT_ADD(n->evicted, 1);
 		entry_init(e, a->v6, a->addr, now);
+	} else if (e->pending && e->asked != a->id) {
+		/* An older question's, the destination given up and asked
+		 * about again since: the newer answer is due. */
+		return;
 	}
 	e->pending = 0;
 	if (!a->err) {
@@ -723,7 +738,7 @@ uint32_t ucm_neigh_set_of(const struct ucm_neigh *n, bool v6, const uint8_t *add
 	return neigh_hash(n->seed, v6, addr) % NEIGH_SETS;
 }
 
-int ucm_neigh_take_request(struct ucm_neigh *n, bool *v6, uint8_t *addr)
+int ucm_neigh_take_request(struct ucm_neigh *n, bool *v6, uint8_t *addr, uint32_t *id)
 {
 	const struct neigh_req *q;
 
@@ -732,13 +747,33 @@ int ucm_neigh_take_request(struct ucm_neigh *n, bool *v6, uint8_t *addr)
 	q = &n->req[n->req_head++ % NEIGH_RING];
 	*v6 = q->v6;
 	memcpy(addr, q->addr, 16);
+	if (id)
+		*id = q->id;
 	return 0;
+}
+
+void ucm_neigh_put_answer_to(struct ucm_neigh *n, uint32_t id, bool v6, const uint8_t *addr,
+			     int err, const uint8_t *mac)
+{
+	static const uint8_t none[6];
+
+	answer(n, id, v6, addr, err, mac ? mac : none);
 }
 
 void ucm_neigh_put_answer(struct ucm_neigh *n, bool v6, const uint8_t *addr, int err,
 			  const uint8_t *mac)
 {
-	static const uint8_t none[6];
+	uint32_t id = n->req_head - 1;
 
-	answer(n, v6, addr, err, mac ? mac : none);
+	/* The latest question taken about @addr (its slot is intact: at
+	 * most NEIGH_RING are unanswered). */
+	for (uint32_t i = 1; i <= NEIGH_RING && i <= n->req_head; i++) {
+		const struct neigh_req *q = &n->req[(n->req_head - i) % NEIGH_RING];
+
+		if (q->v6 == v6 && !memcmp(q->addr, addr, v6 ? 16 : 4)) {
+			id = q->id;
+			break;
+		}
+	}
+	ucm_neigh_put_answer_to(n, id, v6, addr, err, mac);
 }

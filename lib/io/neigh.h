@@ -119,9 +119,13 @@ int ucm_neigh_preload(struct ucm_neigh *n, bool v6, const uint8_t *addr, const u
 /* A cache without a thread or socket (@seed: its hash seed): the test is
  * the resolver, taking the kicked questions and giving answers. */
 struct ucm_neigh *ucm_neigh_create_detached(uint64_t seed);
-int ucm_neigh_take_request(struct ucm_neigh *n, bool *v6, uint8_t *addr);
+int ucm_neigh_take_request(struct ucm_neigh *n, bool *v6, uint8_t *addr, uint32_t *id);
 /* The set @addr falls in (of 256, 4 ways each). */
 uint32_t ucm_neigh_set_of(const struct ucm_neigh *n, bool v6, const uint8_t *addr);
+/* The answer to question @id (take_request's); put_answer: to the latest
+ * question taken about @addr. */
+void ucm_neigh_put_answer_to(struct ucm_neigh *n, uint32_t id, bool v6, const uint8_t *addr,
+			     int err, const uint8_t *mac);
 void ucm_neigh_put_answer(struct ucm_neigh *n, bool v6, const uint8_t *addr, int err,
 			  const uint8_t *mac);
 

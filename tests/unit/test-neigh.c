@@ -367,7 +367,7 @@ static int take_all(struct ucm_neigh *n, uint8_t (*got)[16], int max)
 	bool v6;
 	int k = 0;
 
-	while (k < max && !ucm_neigh_take_request(n, &v6, got[k]))
+	while (k < max && !ucm_neigh_take_request(n, &v6, got[k], NULL))
 		k++;
 	return k;
 }
@@ -431,6 +431,61 @@ static int test_cache_answer(void)
 	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -ENETUNREACH, "gone");
 	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -ENETUNREACH, "peek: gone");
 	UT_ASSERT(asks == 3, "a peek asked: %llu questions", (unsigned long long)asks);
+	ucm_neigh_destroy(n);
+	return 0;
+}
+
+/* A destination given up while asked about, then asked about again: the
+ * first question's late answer is not the second's. The entry still
+ * waits for its own (no second question while it is out, a peek says
+ * "asked"), and takes it when it comes. */
+static int test_cache_late_answer(void)
+{
+	struct ucm_neigh *n = ucm_neigh_create_detached(3);
+	uint8_t a[4], b[4][4], mac[6], addr[16];
+	uint32_t si, id, first = UINT32_MAX, second = UINT32_MAX;
+	uint64_t asks = 0, t = 1000 * MS;
+	bool v6;
+	int k = 0;
+
+	UT_ASSERT(n, "create");
+	addr4(a, 1);
+	si = ucm_neigh_set_of(n, false, a);
+	for (uint32_t i = 2; k < 4 && i < 100000; i++) {
+		addr4(b[k], i);
+		if (ucm_neigh_set_of(n, false, b[k]) == si)
+			k++;
+	}
+	UT_ASSERT(k == 4, "four more addresses in one set");
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "asked");
+	/* Three fill the set; the fourth takes the way asked about first. */
+	for (k = 0; k < 4; k++)
+		UT_ASSERT(ucm_neigh_lookup(n, false, b[k], mac, t, &asks) == -EAGAIN, "other %d", k);
+	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -ENOENT, "not given up");
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN, "asked again");
+	UT_ASSERT(asks == 6, "%llu questions", (unsigned long long)asks);
+	ucm_neigh_kick(n);
+	while (!ucm_neigh_take_request(n, &v6, addr, &id))
+		if (!memcmp(addr, a, 4))
+			*(first == UINT32_MAX ? &first : &second) = id;
+	UT_ASSERT(first != UINT32_MAX && second != UINT32_MAX && first != second,
+		  "two questions about it: %u %u", first, second);
+	ucm_neigh_put_answer_to(n, first, false, a, -EAGAIN, NULL);
+	t += MS;
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(ucm_neigh_peek(n, false, a, mac) == -EAGAIN,
+		  "the first question's answer taken for the second's: %d",
+		  ucm_neigh_peek(n, false, a, mac));
+	t += 100 * MS;
+	ucm_neigh_sync(n, t);
+	UT_ASSERT(ucm_neigh_lookup(n, false, a, mac, t, &asks) == -EAGAIN && asks == 6,
+		  "asked a third time while the second is out: %llu", (unsigned long long)asks);
+	ucm_neigh_put_answer_to(n, second, false, a, 0, MAC);
+	ucm_neigh_sync(n, t);
+	memset(mac, 0, sizeof(mac));
+	UT_ASSERT(!ucm_neigh_lookup(n, false, a, mac, t, &asks) && !memcmp(mac, MAC, 6),
+		  "the second answer");
 	ucm_neigh_destroy(n);
 	return 0;
 }
@@ -951,6 +1006,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_parse_neigh),
 	UT_CASE(test_dump_preload),
 	UT_CASE(test_cache_answer),
+	UT_CASE(test_cache_late_answer),
 	UT_CASE(test_cache_negative),
 	UT_CASE(test_cache_bounds),
 	UT_CASE(test_cache_capacity),
