@@ -15,7 +15,9 @@
  * address through the NIC, then its next hop's neighbour entry; an unknown
  * neighbour makes the kernel resolve it (RTM_NEWNEIGH with NTF_USE, what
  * `ip neigh ... use` does), and the resolver answers when it is resolved
- * (or after 1 s); a stale one is confirmed the same way: our traffic
+ * (or after 1 s, or at once with the kernel's refusal: -EPERM without
+ * CAP_NET_ADMIN, -ENOBUFS with its table full, the first one logged);
+ * a stale one is confirmed the same way: our traffic
  * bypasses the kernel's neighbour code, which would otherwise do it. A
  * known next hop is asked about again after 1 s of use and used meanwhile
  * (as the kernel uses a STALE entry while it probes), so changes in the

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
@@ -45,9 +46,14 @@ int ucm_neigh_nl_find(const void *buf, size_t len, uint32_t pid, uint32_t seq,
 				const struct nlmsgerr *e = NLMSG_DATA(h);
 
 				if (h->nlmsg_len < NLMSG_LENGTH(sizeof(*e)) ||
-				    e->error >= 0 || e->error < -4095)
-					return -EPROTO;	/* short, or an ACK */
-				return e->error;
+				    e->error > 0 || e->error < -4095)
+					return -EPROTO;
+				if (e->error < 0)
+					return e->error;
+				if (type != NLMSG_ERROR)
+					return -EPROTO;	/* an ACK, where an answer was due */
+				*msg = h;
+				return 1;
 			}
 			if (h->nlmsg_type != type || h->nlmsg_len < NLMSG_LENGTH(hdr))
 				return -EPROTO;
@@ -296,15 +302,32 @@ int ucm_neigh_nl_get(struct neigh_nl *nl, bool v6, const uint8_t *hop, uint8_t *
 	return err ? err : ucm_neigh_parse_neigh(msg, nl->ifindex, v6, mac);
 }
 
-/* Make the kernel resolve @hop, or confirm a stale entry (NTF_USE:
- * neigh_event_send(), what traffic through the kernel does). No ACK is
- * asked for; an error the kernel sends anyway is read past later. */
-void ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop)
+/*
+ * Make the kernel resolve @hop, or confirm a stale entry (NTF_USE:
+ * neigh_event_send(), what traffic through the kernel does). The kernel
+ * acts inside our send, so its ACK or refusal is waiting when we read:
+ * -EPERM without CAP_NET_ADMIN over the namespace, -ENOBUFS with its
+ * neighbour table full. The first refusal is logged.
+ */
+int ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop)
 {
 	union nl_req req = {};
+	const struct nlmsghdr *msg;
+	char a[INET6_ADDRSTRLEN];
+	int err;
 
-	neigh_req(nl, (struct nlmsghdr *)req.buf, RTM_NEWNEIGH, NLM_F_CREATE, NTF_USE, v6, hop);
-	nl_send(nl, (struct nlmsghdr *)req.buf);	/* best effort: asked again later */
+	neigh_req(nl, (struct nlmsghdr *)req.buf, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_ACK,
+		  NTF_USE, v6, hop);
+	err = nl_talk(nl, (struct nlmsghdr *)req.buf, NLMSG_ERROR, sizeof(struct nlmsgerr), &msg);
+	if (err && !nl->use_refused) {
+		nl->use_refused = true;
+		inet_ntop(v6 ? AF_INET6 : AF_INET, hop, a, sizeof(a));
+		pr_warn("next hops: the kernel refused to resolve %s (RTM_NEWNEIGH: %s)%s\n",
+			a, strerror(-err), err == -EPERM ?
+			": the resolver thread needs CAP_NET_ADMIN in the interface's network namespace" :
+			err == -ENOBUFS ? ": its neighbour table is full (the gc_thresh3 sysctl)" : "");
+	}
+	return err;
 }
 
 /* The answer to a question: 0 with @mac, -EAGAIN with @hop when the
@@ -312,15 +335,23 @@ void ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop)
 int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8_t *hop,
 			 bool *hop_v6, uint8_t *mac)
 {
-	int err;
+	int err, use;
 
 	err = route_get(nl, v6, dst, hop, hop_v6);
 	if (err)
 		return err == -EAGAIN ? -EBUSY : err;
 	err = ucm_neigh_nl_get(nl, *hop_v6, hop, mac);
-	if (err == -EAGAIN || err == 1)
-		ucm_neigh_nl_use(nl, *hop_v6, hop);
-	return err == 1 ? 0 : err;
+	if (err == 1) {
+		ucm_neigh_nl_use(nl, *hop_v6, hop);	/* refused: the stale MAC still serves */
+		return 0;
+	}
+	if (err == -EAGAIN) {
+		use = ucm_neigh_nl_use(nl, *hop_v6, hop);
+		/* Refused, the kernel will not resolve it: no use waiting. */
+		if (use)
+			return use == -EAGAIN ? -EBUSY : use;
+	}
+	return err;
 }
 
 /*

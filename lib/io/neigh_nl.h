@@ -18,6 +18,7 @@ struct neigh_nl {
 	int fd;			/* NETLINK_ROUTE, or -1 */
 	int ifindex;		/* the NIC the questions are about */
 	uint32_t seq;		/* the last question's */
+	bool use_refused;	/* a refusal of RTM_NEWNEIGH logged */
 	uint64_t requests;	/* messages sent: one writer, STAT_ADD */
 	char buf[NL_BUF] __attribute__((aligned(8)));
 };
@@ -34,8 +35,9 @@ int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8
 /* The neighbour entry of @hop: 0 with @mac, 1 with @mac of a stale entry,
  * or -errno (-EAGAIN: none usable yet). */
 int ucm_neigh_nl_get(struct neigh_nl *nl, bool v6, const uint8_t *hop, uint8_t *mac);
-/* Have the kernel resolve @hop, or confirm its stale entry; best effort. */
-void ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop);
+/* Have the kernel resolve @hop, or confirm its stale entry: 0 when it
+ * took the request, or its -errno (the first logged). */
+int ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop);
 
 /* The kernel's usable neighbour entries on the NIC, each given to @fn
  * (neigh.h's ucm_neigh_entry_fn): a dump, at set-up. Return: how many, or

@@ -11,7 +11,7 @@
  * block of its exact size (ASan sees a read past it).
  *   control: bit 0 a neighbour question (else a route), bit 1 IPv6,
  *            bit 2 the datagram comes from a process (nl_pid 4242), not
- *            the kernel
+ *            the kernel, bit 3 an ACK is asked for (NTF_USE's)
  * The seeds (tests/fuzz/corpus/fuzz-neigh/) are well-formed replies that the
  * fuzzer mutates.
  *
@@ -227,6 +227,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	pid = foreign ? 4242 : 0;
 	type = neigh ? RTM_NEWNEIGH : RTM_NEWROUTE;
 	hdr = neigh ? sizeof(struct ndmsg) : sizeof(struct rtmsg);
+	if (data[0] & 8) {	/* an ACK asked for (NTF_USE) */
+		type = NLMSG_ERROR;
+		hdr = sizeof(struct nlmsgerr);
+	}
 	ret = ucm_neigh_nl_find(buf, len, pid, seq, type, hdr, &msg);
 	CHECK(ret == 1 || ret == 0 || ret == -EPROTO || (ret < 0 && ret >= -4095));
 	if (foreign)
@@ -236,7 +240,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK((const uint8_t *)msg >= buf && off < len && off % NLMSG_ALIGNTO == 0);
 		CHECK(msg->nlmsg_len >= NLMSG_LENGTH(hdr) && msg->nlmsg_len <= len - off);
 		CHECK(msg->nlmsg_type == type && msg->nlmsg_seq == seq);
-		if (neigh) {
+		if (type == NLMSG_ERROR) {
+			CHECK(((const struct nlmsgerr *)NLMSG_DATA(msg))->error == 0);
+		} else if (neigh) {
 			check_neigh(msg, ifindex, v6);
 			check_entry(msg, ifindex);
 		} else {

@@ -546,6 +546,8 @@ def neigh_seeds():
         'neigh4-after-error': question(1, 2, error(1, -16) + neigh(2, False, NUD_REACHABLE)),
         'error-netunreach': question(0, 2, error(2, -101)),
         'ack': question(1, 2, error(2, 0)),
+        'ack-asked': question(8 | 1, 2, error(2, 0)),
+        'use-refused': question(8, 2, error(1, 0) + error(2, -1)),
         'foreign': question(4, 7, route(7, False, gw=SRC4)),
         # A set-up dump's datagram: two stations, the subnet's broadcast
         # (NOARP, not a station's), one on another NIC, one failed.

@@ -11,11 +11,16 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <arpa/inet.h>
 #include <linux/genetlink.h>
 #include <linux/neighbour.h>
@@ -23,7 +28,9 @@
 #include <linux/rtnetlink.h>
 
 #include "core/internal.h"
+#include "ucpumap/log.h"
 #include "io/neigh.h"
+#include "io/neigh_nl.h"
 #include "io/netdev.h"
 #include "utest.h"
 
@@ -188,6 +195,14 @@ static int test_find_error(void)
 	memset(&b, 0, sizeof(b));
 	error_msg(&b, 2, 0, 0);
 	UT_ASSERT(find(&b, b.len, 0, 2, RTM_NEWROUTE, &m) == -EPROTO, "an ACK");
+	/* An ACK where one was asked for (RTM_NEWNEIGH with NTF_USE). */
+	m = NULL;
+	UT_ASSERT(ucm_neigh_nl_find(b.buf, b.len, 0, 2, NLMSG_ERROR, sizeof(struct nlmsgerr), &m) == 1 &&
+		  m, "the ACK asked for");
+	memset(&b, 0, sizeof(b));
+	error_msg(&b, 2, -EPERM, 0);
+	UT_ASSERT(ucm_neigh_nl_find(b.buf, b.len, 0, 2, NLMSG_ERROR, sizeof(struct nlmsgerr), &m) ==
+		  -EPERM, "a refusal where an ACK was asked for");
 	memset(&b, 0, sizeof(b));
 	error_msg(&b, 2, -ENOENT, 4);
 	UT_ASSERT(find(&b, b.len, 0, 2, RTM_NEWNEIGH, &m) == -EPROTO, "a short error");
@@ -910,6 +925,70 @@ static int test_resolver_many(void)
 
 /* ---- the netdev family's replies (io/netdev.c) ---------------------------- */
 
+/*
+ * The kernel refusing to resolve a next hop is an answer, not a wait: in
+ * a user namespace of its own (all capabilities there, none over the
+ * network namespace) a child's NTF_USE gets -EPERM back, where without
+ * the ACK the question was held a second for nothing.
+ */
+static int said_cap;
+
+static int catch_print(enum ucm_log_level level, const char *fmt, va_list args)
+{
+	char line[512];
+
+	vsnprintf(line, sizeof(line), fmt, args);
+	if (level == UCM_LOG_WARN && strstr(line, "127.0.0.2") && strstr(line, "CAP_NET_ADMIN"))
+		said_cap++;
+	return 0;
+}
+
+static int test_use_refused(void)
+{
+	static struct neigh_nl nl;
+	uint8_t hop[4] = { 127, 0, 0, 2 };
+	int fds[2], res[3] = { 0, 0, 0 }, status;
+	pid_t pid;
+
+	UT_ASSERT(!pipe(fds), "pipe: %s", strerror(errno));
+	pid = fork();
+	UT_ASSERT(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid) {
+		int r[3] = { 1, 0, 0 };
+
+		close(fds[0]);
+		ucm_set_print(catch_print);
+		nl.fd = -1;
+		if (unshare(CLONE_NEWUSER)) {
+			r[1] = errno;
+		} else if ((r[1] = -ucm_neigh_nl_open(&nl, 1)) == 0) {
+			r[0] = 0;
+			r[1] = ucm_neigh_nl_use(&nl, false, hop);
+			ucm_neigh_nl_use(&nl, false, hop);	/* said once */
+			r[2] = said_cap;
+		}
+		if (write(fds[1], r, sizeof(r)) != sizeof(r))
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], res, sizeof(res)) != sizeof(res))
+		res[0] = 2;
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	UT_ASSERT(res[0] != 2 && WIFEXITED(status) && !WEXITSTATUS(status), "the child failed");
+	if (res[0] == 1 && (res[1] == EPERM || res[1] == EINVAL || res[1] == ENOSPC ||
+			    netlink_denied(res[1]))) {
+		ut_skip_reason("no user namespace or netlink socket for the child: %s",
+			       strerror(res[1]));
+		return UT_SKIP;
+	}
+	UT_ASSERT(res[0] == 0, "netlink socket: %s", strerror(res[1]));
+	UT_ASSERT(res[1] == -EPERM, "NTF_USE without CAP_NET_ADMIN: %d (want -EPERM)", res[1]);
+	UT_ASSERT(res[2] == 1, "the refusal said %d times naming CAP_NET_ADMIN (want once)", res[2]);
+	return 0;
+}
+
 /* A generic netlink reply of family @type: its header, then attributes. */
 static struct nlmsghdr *gnl_msg(struct msgbuf *b, uint16_t type)
 {
@@ -1014,6 +1093,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_cache_crowded_set),
 	UT_CASE(test_resolver_thread),
 	UT_CASE(test_resolver_many),
+	UT_CASE(test_use_refused),
 	UT_CASE(test_netdev_parse),
 	UT_CASE(test_netdev_live),
 	{}
