@@ -251,6 +251,9 @@ static int resolver_recheck(struct ucm_neigh *n)
 				h->step_ms = h->step_ms * 2 > HOLD_STEP_MAX ?
 					     HOLD_STEP_MAX : h->step_ms * 2;
 				h->next = now + h->step_ms * 1000000ull;
+				/* The last look is at the deadline. */
+				if (h->next > h->deadline)
+					h->next = h->deadline;
 			}
 			first = h->next < first ? h->next : first;
 			i++;
