@@ -266,13 +266,15 @@ void metrics__close(struct metrics *m);
 /* priv.c: least privilege (man/ucpumapd.8, PRIVILEGES) and the files it
  * writes. priv_prepare() before ucm_dp__create() (the exit status after
  * a message, EXIT_SETUP, _USAGE or _CONFIG: nothing attached),
- * priv_drop() once ucm_dp__start() succeeded (-1 after a message: stop,
- * exit 1), priv_reopen() on SIGHUP. */
+ * priv_drop() once ucm_dp__start() succeeded and priv_confine() (the
+ * seccomp filter) last (-1 after a message: stop, exit 1), priv_reopen()
+ * on SIGHUP. */
 /* Before it: the capabilities it must be given, whoever runs it (0, or
  * EXIT_CONFIG after a message naming them). */
 int priv_check(const struct daemon *d);
 int priv_prepare(struct daemon *d);
 int priv_drop(struct daemon *d);
+int priv_confine(struct daemon *d);
 void priv_thread(void *ctx, uint32_t kind, uint32_t idx);	/* ucm_dp_thread_fn */
 void priv_reopen(struct daemon *d);
 /* tunown.c: one instance per tun, before the set-up attaches anything:
@@ -285,7 +287,8 @@ int tun_lock(struct daemon *d);
 int tun_keep(struct daemon *d, const char *name);
 /* A start that failed after tun_keep() made a tun of its own persistent:
  * not persistent again (it goes with the daemon's queues), its mark out
- * of the lock file. Before the privileges are dropped. */
+ * of the lock file. Before priv_confine(); after priv_drop() as the tun's
+ * owner. Where it cannot, said with the fix, and the mark stays. */
 void tun_unkeep(struct daemon *d, const char *name);
 /* Whether the existing tun --tun names is one a start kept (its lock
  * file's mark, read without the lock: --check's and the owner check's). */

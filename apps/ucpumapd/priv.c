@@ -26,8 +26,11 @@
  *                   and setresuid(), which glibc applies to every thread;
  *                   leaving uid 0 empties each thread's capabilities.
  *                   Then this thread keeps what its run time needs
- *                   (nothing today), a thread's failed drop is fatal, and
- *                   the seccomp filter (seccomp.c) goes on every thread.
+ *                   (nothing today), and a thread's failed drop is fatal.
+ *   priv_confine()  the seccomp filter (seccomp.c) on every thread, the
+ *                   last step of the start (after the metrics thread's):
+ *                   before it, a start that fails can still take back the
+ *                   tun it kept (tun_unkeep(), as the tun's owner).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -616,7 +619,10 @@ int priv_drop(struct daemon *d)
 			(unsigned long long)prm, (unsigned long long)eff);
 		return -1;
 	}
-	if (!d->c.no_seccomp && seccomp_start(d))
-		return -1;
 	return 0;
+}
+
+int priv_confine(struct daemon *d)
+{
+	return d->c.no_seccomp ? 0 : seccomp_start(d);
 }

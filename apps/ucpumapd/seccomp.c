@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ucpumapd's seccomp allow-list for the running phase, on every thread
- * (SECCOMP_FILTER_FLAG_TSYNC), loaded by priv_drop() once the set-up is
- * done and the privileges are gone; --no-seccomp leaves it off.
+ * (SECCOMP_FILTER_FLAG_TSYNC), loaded by priv_confine() once the set-up
+ * is done and the privileges are gone; --no-seccomp leaves it off.
  *
  * What it allows is what the threads were seen to call once running
  * (strace -f of each mode: one-way, two-way with the kernel's next hops,

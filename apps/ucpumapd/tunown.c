@@ -267,11 +267,14 @@ void tun_unkeep(struct daemon *d, const char *name)
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	ifr.ifr_flags = (d->c.tap ? IFF_TAP : IFF_TUN) | IFF_NO_PI | IFF_MULTI_QUEUE |
 			IFF_VNET_HDR;
-	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) || ioctl(fd, TUNSETPERSIST, 0UL))
+	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) || ioctl(fd, TUNSETPERSIST, 0UL)) {
 		out_warn("ucpumapd: the start failed, and %s stays persistent: %s; ip link del %s\n",
 			 name, strerror(errno), name);
-	if (fd >= 0)
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		return;	/* still kept: the mark stays for the package's removal */
+	}
+	close(fd);
 	if (d->priv.tun_lock_fd >= 0) {
 		n = snprintf(line, sizeof(line), "%d\n", (int)getpid());
 		if (ftruncate(d->priv.tun_lock_fd, 0) || pwrite(d->priv.tun_lock_fd, line, n, 0) != n)

@@ -590,21 +590,26 @@ static int stop(struct daemon *d, int status)
 
 /* From a created datapath to a running one: the tun kept, the datapath
  * started, the status socket (made before the privileges drop), the
- * privileges dropped, the metrics served. Nonzero: a step failed, said. */
+ * privileges dropped, the metrics served, the seccomp filter on. Nonzero:
+ * a step failed, said. */
 static int start_run(struct daemon *d)
 {
 	bool keep = d->c.keep_tun || d->priv.tun_kept;
 
 	if (keep && tun_keep(d, ucm_dp__tun_name(d->dp)))
 		return -1;
-	if (ucm_dp__start(d->dp)) {
-		/* A tun this start made stays no more than it would have. */
-		if (keep)
-			tun_unkeep(d, ucm_dp__tun_name(d->dp));
-		return -1;
-	}
+	if (ucm_dp__start(d->dp))
+		goto err_unkeep;
 	ctl__open(d);
-	return priv_drop(d) || metrics__start(d->metrics, d);
+	if (priv_drop(d) || metrics__start(d->metrics, d) || priv_confine(d))
+		goto err_unkeep;
+	return 0;
+
+err_unkeep:
+	/* A tun this start made stays no more than it would have. */
+	if (keep)
+		tun_unkeep(d, ucm_dp__tun_name(d->dp));
+	return -1;
 }
 
 int main(int argc, char **argv)

@@ -30,6 +30,9 @@
 #   keep-tun-start-fails  --keep-tun, the RX thread's start refused
 #                       (pthread_create, fault_shim.c): exit 1, and the tun
 #                       the start made and kept is gone with it
+#   keep-tun-late-fails  --keep-tun, the metrics thread's start refused,
+#                       after the privileges are dropped (as root, and with
+#                       --user nobody): exit 1, the tun gone as above
 #   (the shim's cases skip in a sanitizer build: its runtime must be first)
 #   nothing-left        the cleanup leaves no namespace and no process
 #
@@ -40,7 +43,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-faults
 cases="link-down-up tun-down-up iface-down-two-way tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
-worker-stalled rx-stalled keep-tun-start-fails nothing-left"
+worker-stalled rx-stalled keep-tun-start-fails keep-tun-late-fails nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
@@ -299,6 +302,32 @@ case_keep_tun_start_fails() {
 	l=$(left_in "$dut" vd)
 	[ -z "$l" ] || why="$why left: $l"
 	if [ -z "$why" ]; then ok "$c" "exit 1, the tun gone"; else bad "$c" "$why"; fi
+}
+
+case_keep_tun_late_fails() {
+	local c=keep-tun-late-fails why= rc l user
+	if [ -n "${SANITIZE:-}" ]; then
+		skip "$c" "a sanitizer build: its runtime must come first in LD_PRELOAD"
+		return
+	fi
+	pair_ready "$c" || return
+	for user in "" nobody; do
+		# The worker's and the RX thread's starts go; the metrics
+		# thread's, after priv_drop(), is refused.
+		lib_run ip netns exec "$dut" env UCM_SHIM_FAULT=thread UCM_SHIM_SKIP=2 \
+			LD_PRELOAD="$shim_so" timeout 10 "$daemon" --dev vd --tun ucmfk0 --cpus 1 \
+			--keep-tun ${user:+--user $user} --metrics-listen 127.0.0.1:9431 --duration 5 \
+			> "$tmp/$c.out" 2> "$tmp/$c.err"
+		rc=$?
+		[ $rc = 1 ] || why="$why ${user:-root}: exit $rc (want 1);"
+		grep -q "no thread to serve it" "$tmp/$c.err" ||
+			why="$why ${user:-root}: not the metrics thread's start: $(tail -2 "$tmp/$c.err" | tr '\n' ' ');"
+		ip -n "$dut" link show ucmfk0 > /dev/null 2>&1 && why="$why ${user:-root}: ucmfk0 stays;"
+		ip -n "$dut" link del ucmfk0 2> /dev/null
+	done
+	l=$(left_in "$dut" vd)
+	[ -z "$l" ] || why="$why left: $l"
+	if [ -z "$why" ]; then ok "$c" "exit 1 as root and as nobody, the tun gone"; else bad "$c" "$why"; fi
 }
 
 case_nothing_left() {
