@@ -104,6 +104,8 @@ struct priv {
 	int thread_err;
 	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
 	int tun_lock_fd;		/* tunown.c's, held to the exit; -1: none */
+	char tun_lock_path[96];		/* its file, while held; "": none */
+	bool tun_marked;		/* it says "kept": it stays at the exit */
 	bool tun_lock_read;		/* tun_lock() ran: tun_kept is known */
 	bool tun_existed;		/* the tun was there before this start */
 	bool tun_kept;			/* ... kept by an earlier start (its
@@ -281,6 +283,9 @@ void priv_reopen(struct daemon *d);
  * 0, or the exit status after a message (EXIT_CONFIG: another ucpumapd
  * holds it). */
 int tun_lock(struct daemon *d);
+/* At the exit: the lock let go, its file removed unless it marks a kept
+ * tun. Nothing where none was taken. */
+void tun_unlock(struct daemon *d);
 /* --keep-tun, or a tun an earlier start kept, once the set-up has the tun
  * @name: persistent, and the user's the daemon runs as. 0, or -1 after a
  * message. */

@@ -16,7 +16,10 @@
  * holder's pid. The kernel drops it with the process, SIGKILL included,
  * or when the process closes any fd of the file: this file opens it once
  * and keeps it to the exit. NETNS is the network namespace's inode: a tun
- * of the same name in another namespace is another device.
+ * of the same name in another namespace is another device. The exit
+ * removes the file, holding the lock, unless it marks a kept tun (below):
+ * whoever opened it meanwhile finds it is not the path's file any more,
+ * and opens the path again.
  *
  * What it does not see: a tun's queue held by a program other than
  * ucpumapd (ucpumapd(8), ONE INSTANCE PER TUN).
@@ -173,19 +176,34 @@ int tun_lock(struct daemon *d)
 		chmod(RUN_DIR, 0755);
 	else if (errno != EEXIST)
 		goto unchecked;
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto unchecked;
-	if (fcntl(fd, F_SETLK, &l)) {
-		err = errno;
-		if (err == EAGAIN || err == EACCES) {
-			n = refuse(d, fd);
+	for (int tries = 0;; tries++) {
+		struct stat held, now;
+
+		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0)
+			goto unchecked;
+		if (fcntl(fd, F_SETLK, &l)) {
+			err = errno;
+			if (err == EAGAIN || err == EACCES) {
+				n = refuse(d, fd);
+				close(fd);
+				return n;
+			}
 			close(fd);
-			return n;
+			errno = err;
+			goto unchecked;
 		}
-		close(fd);
-		errno = err;
-		goto unchecked;
+		/* The file a stopping instance removed (tun_unlock()) while
+		 * we opened it is no lock: take the path's again. */
+		if (fstat(fd, &held) || stat(path, &now) || held.st_ino != now.st_ino ||
+		    held.st_dev != now.st_dev) {
+			close(fd);
+			if (tries < 8)
+				continue;
+			errno = ESTALE;
+			goto unchecked;
+		}
+		break;
 	}
 	/* The pid for the operator's eyes (cat): the lock is what counts.
 	 * The mark of a kept tun stays while the tun does. */
@@ -198,15 +216,31 @@ int tun_lock(struct daemon *d)
 	d->priv.tun_lock_read = true;
 	if (d->priv.tun_kept)
 		n += snprintf(pid + n, sizeof(pid) - n, KEPT_FMT, idx, netns_cookie());
+	d->priv.tun_marked = d->priv.tun_kept;
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
 		out_warn("ucpumapd: cannot write %s: %s\n", path, strerror(errno));
 	d->priv.tun_lock_fd = fd;
+	snprintf(d->priv.tun_lock_path, sizeof(d->priv.tun_lock_path), "%s", path);
 	return 0;
 
 unchecked:
 	out_warn("ucpumapd: cannot lock %s (%s): whether another ucpumapd serves tun %s is not checked\n",
 		path, strerror(errno), d->c.tun);
 	return 0;
+}
+
+void tun_unlock(struct daemon *d)
+{
+	if (!d->priv.tun_lock_path[0])
+		return;
+	/* Removed while held, so that no one takes a lock on it meanwhile.
+	 * A kept tun's mark stays for the next start and the package's
+	 * removal; --user may not remove it (the directory is root's). */
+	if (!d->priv.tun_marked)
+		(void)unlink(d->priv.tun_lock_path);
+	close(d->priv.tun_lock_fd);
+	d->priv.tun_lock_fd = -1;
+	d->priv.tun_lock_path[0] = 0;
 }
 
 /*
@@ -251,6 +285,7 @@ out:
 		if (pwrite(d->priv.tun_lock_fd, line, n, 0) != n)
 			out_warn("ucpumapd: cannot mark tun %s kept in its lock file: %s; the package's removal will leave it\n",
 				 name, strerror(errno));
+		d->priv.tun_marked = true;	/* a mark cut short is one too */
 	}
 	return 0;
 }
@@ -280,5 +315,7 @@ void tun_unkeep(struct daemon *d, const char *name)
 		if (ftruncate(d->priv.tun_lock_fd, 0) || pwrite(d->priv.tun_lock_fd, line, n, 0) != n)
 			out_warn("ucpumapd: cannot take the kept mark of %s out of its lock file: %s\n",
 				 name, strerror(errno));
+		else
+			d->priv.tun_marked = false;
 	}
 }

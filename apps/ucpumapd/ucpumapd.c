@@ -647,8 +647,10 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	status = priv_prepare(&d);	/* files, and what the set-up needs */
-	if (status)
+	if (status) {
+		tun_unlock(&d);
 		return status;
+	}
 	/* Signals go to this thread: sigtimedwait() takes them. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
@@ -689,6 +691,7 @@ int main(int argc, char **argv)
 		json_close(&d);
 	metrics__close(d.metrics);
 	ctl__close(d.ctl);
+	tun_unlock(&d);
 	out_finish();	/* the lines a stalled reader left out, said */
 	return status;
 }
