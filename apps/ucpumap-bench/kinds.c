@@ -196,34 +196,35 @@ static void daemon_results(const struct bench_cfg *cfg, struct row *r, int round
 			   const struct daemon_run *d)
 {
 	char *last = last_line(d->js);
+	bool got_daemon = false, got_src = false, got_pool = false;
 	double v, sum;
 
 	if (!last)
-		return;
+		goto out;
 	if (cfg->dev && d->a_tun >= 0 && d->b_tun >= 0) {
 		r->daemon[round] = d->b_tun - d->a_tun;
 		r->kernel_cmp[round] = d->b_kern - d->a_kern;
-		r->have_daemon = true;
+		got_daemon = true;
 	} else if (!cfg->dev && !row_is_tcp(r) && !json_u64_field(last, "tun_packets", &v)) {
 		r->daemon[round] = v;
-		r->have_daemon = true;
+		got_daemon = true;
 	}
 	if (cfg->dev) {
 		/* Over the timed run, as the offered load: the far side's
 		 * generator also ran while the daemon started and stopped. */
 		if (d->a_rx >= 0 && d->b_rx >= d->a_rx) {
 			r->src[round] = (d->b_rx - d->a_rx) / cfg->seconds;
-			r->have_src = true;
+			got_src = true;
 		}
 	} else if (!json_u64_field(last, "rx", &v)) {
 		r->src[round] = v / cfg->seconds;
-		r->have_src = true;
+		got_src = true;
 	}
 	for (int i = 0; i < NPOOL; i++) {
 		if (json_sum_field(last, pool_key(i), &sum))
 			continue;
 		r->pool[i] += sum;
-		r->have_pool = true;
+		got_pool = true;
 	}
 	if (r->def->coalesce)
 		daemon_segs(r, round, last);
@@ -235,6 +236,12 @@ static void daemon_results(const struct bench_cfg *cfg, struct row *r, int round
 		r->direct[round] = done > 0 ? direct / done : 0;
 	}
 	free(last);
+out:
+	/* A figure is shown where every round read it: a round without
+	 * would show its 0 as a measure. */
+	r->have_daemon = (round == 0 || r->have_daemon) && got_daemon;
+	r->have_src = (round == 0 || r->have_src) && got_src;
+	r->have_pool = (round == 0 || r->have_pool) && got_pool;
 }
 
 int row_daemon(struct bench_run *br, struct row *r, int round)
@@ -469,10 +476,9 @@ int row_dpdk(struct bench_run *br, struct row *r, int round)
 	rx = testpmd_rx(out);
 	/* testpmd's count is its whole run's: with --dev the far side's
 	 * generator ran all along, so it is no rate of the timed run. */
-	if (rx >= 0 && !cfg->dev) {
+	if (rx >= 0 && !cfg->dev)
 		r->src[round] = rx / cfg->seconds;
-		r->have_src = true;
-	}
+	r->have_src = (round == 0 || r->have_src) && rx >= 0 && !cfg->dev;
 	return rc;
 }
 

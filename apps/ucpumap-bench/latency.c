@@ -379,10 +379,13 @@ static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 	char *line = daemon_json_line(d);
 	uint32_t b;
 
+	/* Shown where every round read them (a missing round's would be 0). */
+	r->have_stage = (round == 0 || r->have_stage) && line;
 	if (!line)
 		return;
 	for (int k = 0; k < 3; k++) {
 		if (json_arr_field(line, keys[k], v, UCM_LAT_BUCKETS) != UCM_LAT_BUCKETS) {
+			r->have_stage = false;
 			free(line);
 			return;
 		}
@@ -397,7 +400,6 @@ static void daemon_stages(struct row *r, int round, const struct daemon_run *d)
 		}
 	}
 	free(line);
-	r->have_stage = true;
 }
 
 /* ---- what a phase cost ------------------------------------------------------------ */

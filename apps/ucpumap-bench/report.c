@@ -488,7 +488,7 @@ static void print_pool(const struct bench_run *br)
 	bool any = false;
 
 	for (int i = 0; i < br->nrows; i++)
-		any |= br->rows[i].on && br->rows[i].have_pool;
+		any |= br->rows[i].on && !br->rows[i].skipped && br->rows[i].have_pool;
 	if (!any)
 		return;
 	printf("\nucpumapd's pools, all rounds (alloc: from the cache / refilled from the recycle "
@@ -500,7 +500,7 @@ static void print_pool(const struct bench_run *br)
 		const double *p = r->pool;
 		double a = p[0] + p[1] + p[2], stack = p[5] + p[6], f = p[3] + p[4] + stack;
 
-		if (!r->on || !r->have_pool)
+		if (!r->on || r->skipped || !r->have_pool)
 			continue;
 		printf("  %-28s %12.0f %8.1f/%5.1f/%5.1f  %12.0f %8.1f/%5.1f/%5.1f  %12.0f\n",
 		       r->def->name, a, a ? 100 * p[0] / a : 0, a ? 100 * p[1] / a : 0,
@@ -545,7 +545,7 @@ static void print_counts(const struct bench_run *br, int nr)
 	for (int i = 0; i < br->nrows; i++) {
 		struct row *r = &br->rows[i];
 
-		if (!r->on || !r->def->ops->count)
+		if (!r->on || r->skipped || !r->def->ops->count)
 			continue;
 		printf("  %-28s", r->def->name);
 		if (!r->have_daemon) {
