@@ -354,6 +354,19 @@ void run_stats(const double *v, int n, struct run_stats *st)
 	st->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
+double run_median_bound(const double *v, int n, double bound)
+{
+	double s[RUN_STATS_MAX];
+	struct run_stats st;
+
+	run_stats(v, n, &st);
+	if (n <= 0 || n % 2 || n > RUN_STATS_MAX)
+		return st.median;
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(double), cmp_double);
+	return s[n / 2] >= bound ? s[n / 2] : st.median;
+}
+
 void quantiles(double *v, size_t n, const double *q, int nq, double *out)
 {
 	qsort(v, n, sizeof(double), cmp_double);
@@ -460,10 +473,17 @@ void json_str(struct json *j, const char *key, const char *v)
 	fputc('"', j->f);
 }
 
+/* A count whole, to the unit (below 2^53, where a double holds every
+ * integer): %g's six digits made 1767512 packets 1.76751e+06. */
+#define JSON_EXACT	9007199254740992.0
+
 void json_num(struct json *j, const char *key, double v)
 {
 	json_sep(j, key);
-	fprintf(j->f, "%.6g", v);
+	if (v > -JSON_EXACT && v < JSON_EXACT && v == (double)(long long)v)
+		fprintf(j->f, "%lld", (long long)v);
+	else
+		fprintf(j->f, "%.6g", v);
 }
 
 /* Seconds in fixed point, to the microsecond: %g's six digits would

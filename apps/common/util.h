@@ -104,6 +104,11 @@ struct run_stats {
 	double median, min, max;
 };
 void run_stats(const double *v, int n, struct run_stats *st);
+/* run_stats()'s median of figures where @bound and above are lower bounds
+ * (a lost probe's rank): of an even count, the upper middle one when it
+ * is such a bound, not a mean of it and a measure (100 ms and 180 us are
+ * not 50.09 ms). */
+double run_median_bound(const double *v, int n, double bound);
 /* @v's (@n > 0, sorted in place) quantiles @q[0..@nq) into @out, by
  * nearest rank. */
 void quantiles(double *v, size_t n, const double *q, int nq, double *out);
@@ -121,7 +126,7 @@ void json_arr(struct json *j, const char *key);
 void json_arr_end(struct json *j);
 void json_str(struct json *j, const char *key, const char *v);
 size_t utf8_seq_len(const char *s);
-void json_num(struct json *j, const char *key, double v);	/* %.6g */
+void json_num(struct json *j, const char *key, double v);	/* whole, or %.6g */
 void json_sec(struct json *j, const char *key, double v);	/* %.6f */
 void json_u64(struct json *j, const char *key, uint64_t v);
 void json_end(struct json *j);

@@ -310,11 +310,10 @@ static void print_latency(const struct bench_run *br, int nr)
 		for (int p = 0; p < 4; p++) {
 			for (int k = 0; k < nr; k++)
 				v[k] = r->lat[k][p];
-			run_stats(v, nr, &st);
 			if (p == 3 && !p999_measured(r, 0, nr))
 				printf(" %7s", "-");
 			else
-				print_lat(st.median);
+				print_lat(run_median_bound(v, nr, LAT_LOST_US));
 		}
 		run_stats(r->load_pps, nr, &st);
 		if (!r->have_load) {	/* sockperf's rows */
@@ -324,11 +323,10 @@ static void print_latency(const struct bench_run *br, int nr)
 			for (int p = 0; p < 4; p++) {
 				for (int k = 0; k < nr; k++)
 					v[k] = r->lat_load[k][p];
-				run_stats(v, nr, &st);
 				if (p == 3 && !p999_measured(r, 1, nr))
 					printf(" %7s", "-");
 				else
-					print_lat(st.median);
+					print_lat(run_median_bound(v, nr, LAT_LOST_US));
 			}
 		}
 		for (int k = 0; k < nr; k++) {

@@ -3,6 +3,8 @@
  * The apps' option tables (apps/common/opts.c): every kind into its field,
  * the messages of bad arguments, required options, and --help written from
  * the table. The apps' own tests check their tables' messages verbatim.
+ * And util.c's pieces the reports rest on: the JSON writer's strings and
+ * numbers, the medians over rounds, the pacing's slots.
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -443,6 +445,43 @@ static int test_file(void)
 }
 
 /* json_str: what is not UTF-8 becomes U+FFFD, what is stays as it is. */
+/* Counts whole to the unit, rates in six digits; a median over rounds
+ * that meets a lower bound is that bound. */
+static int test_json_counts(void)
+{
+	static const struct {
+		double in;
+		const char *out;
+	} c[] = {
+		{ 1767512, "1767512" }, { 0, "0" }, { -3, "-3" },
+		{ 9007199254740991.0, "9007199254740991" }, { 0.5, "0.5" },
+		{ 512345.678, "512346" }, { 1e300, "1e+300" },
+	};
+	const double two[2] = { 100000, 180 }, four[4] = { 100000, 100000, 170, 180 };
+	const double calm[4] = { 150, 100000, 170, 180 };
+	char *buf;
+	size_t len;
+	struct json j;
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		f = open_memstream(&buf, &len);
+		UT_ASSERT(f, "open_memstream: %s", strerror(errno));
+		memset(&j, 0, sizeof(j));
+		j.f = f;
+		j.first[0] = true;
+		json_num(&j, NULL, c[i].in);
+		fclose(f);
+		UT_ASSERT(!strcmp(buf, c[i].out), "case %zu: '%s', not '%s'", i, buf, c[i].out);
+		free(buf);
+	}
+	UT_ASSERT(run_median_bound(two, 2, 100000) == 100000, "%g", run_median_bound(two, 2, 100000));
+	UT_ASSERT(run_median_bound(four, 4, 100000) == 100000, "%g", run_median_bound(four, 4, 100000));
+	UT_ASSERT(run_median_bound(calm, 4, 100000) == 175, "%g", run_median_bound(calm, 4, 100000));
+	UT_ASSERT(run_median_bound(two, 1, 100000) == 100000, "one round");
+	return 0;
+}
+
 static int test_json_utf8(void)
 {
 	static const struct {
@@ -519,6 +558,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_help),
 	UT_CASE(test_bad_table),
 	UT_CASE(test_file),
+	UT_CASE(test_json_counts),
 	UT_CASE(test_json_utf8),
 	UT_CASE(test_next_slot),
 	{}
