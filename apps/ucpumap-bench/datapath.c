@@ -133,9 +133,10 @@ static const struct opt dp_opts[] = {
 	OPT_DEF("poll", OPT_FLAG, struct bench_cfg, poll,
 		.help = "ucpumapd's --poll (it needs --rx-cpus, and CPUs to spare)"),
 	OPT_DEF("mtu", OPT_UINT, struct bench_cfg, mtu, .lo = 1280, .hi = 9000, .metavar = "N",
-		.help = "the veth pair's MTU (default 1500); the UDP rows send N + 14-byte "
-			"frames (past 3408 bytes through an AF_PACKET socket, slower than the "
-			"live frames), the XDP programs are loaded frags-aware"),
+		.help = "the veth pair's MTU (default 1500); the generator's UDP rows send "
+			"N + 14-byte frames (past 3408 bytes through an AF_PACKET socket, slower "
+			"than the live frames; tun-ceiling and udp-back stay at 64), the XDP "
+			"programs are loaded frags-aware"),
 	OPT_DEF("gen-engine", OPT_ENUM, struct bench_cfg, gen_engine, .vals = gen_engines,
 		.metavar = "ENGINE",
 		.help = "ucpumap-gen's --engine: live, loop, xsk or packet (default: its own "

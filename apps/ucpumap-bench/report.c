@@ -29,6 +29,17 @@ static void print_stats_col(const double *v, int n, bool have)
 	printf(" %6.3f (%5.3f-%5.3f)", st.median / 1e6, st.min / 1e6, st.max / 1e6);
 }
 
+/* Whether the generator's traffic is what the row's sent counts. */
+static bool gen_row(const struct row *r)
+{
+	switch (row_kind(r)) {
+	case K_KPASS: case K_KCPUMAP: case K_DAEMON: case K_DPDK: case K_TWOWAY:
+		return true;
+	default:	/* the tun writer's, the way back's sender's, TCP, probes */
+		return false;
+	}
+}
+
 /* The UDP rows: sent (offered), src rx, drops, dst rx. */
 static void print_flat(const struct bench_run *br, int nr)
 {
@@ -68,7 +79,9 @@ static void print_flat(const struct bench_run *br, int nr)
 			struct run_stats st;
 
 			run_stats(r->dst, nr, &st);
-			printf("   %11.2f", st.median * (br->cfg.mtu + 14) * 8 / 1e9);
+			/* The tun writer's and the way back's sender's
+			 * packets stay 64 bytes. */
+			printf("   %11.2f", st.median * (gen_row(r) ? br->cfg.mtu + 14 : 64) * 8 / 1e9);
 		}
 		printf("\n");
 	}
@@ -380,16 +393,6 @@ static void print_latency(const struct bench_run *br, int nr)
 	print_sockperf_check(br, nr, "latency-cpumap", "sockperf-cpumap");
 }
 
-/* Whether the generator's traffic is what the row's sent counts. */
-static bool gen_row(const struct row *r)
-{
-	switch (row_kind(r)) {
-	case K_KPASS: case K_KCPUMAP: case K_DAEMON: case K_DPDK: case K_TWOWAY:
-		return true;
-	default:	/* the tun writer's, the way back's sender's, TCP, probes */
-		return false;
-	}
-}
 
 /*
  * A target no row's offered load could reach: in every round, delivering
@@ -454,6 +457,11 @@ static void print_gain(const struct bench_run *br, const struct row_gain *gn, in
 	if (!ra->on || !rb->on || ra->skipped || rb->skipped)
 		return;
 	printf("  %-26s vs %-24s", gn->a, gn->b);
+	if (br->cfg.mtu && !back && gen_row(ra) != gen_row(rb)) {
+		printf("  left out: --mtu's frames against %s's 64-byte packets\n",
+		       gen_row(ra) ? gn->b : gn->a);
+		return;
+	}
 	for (int i = 0; i < nr; i++) {
 		const double *x = back ? ra->back_dst : ra->dst, *y = back ? rb->back_dst : rb->dst;
 
