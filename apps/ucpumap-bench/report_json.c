@@ -171,6 +171,7 @@ int report_json(const struct bench_run *br, int nr)
 {
 	FILE *f = json_file_open("datapath", br->cfg.json);
 	struct utsname u;
+	unsigned long mtu;
 	struct json j;
 
 	if (uname(&u))
@@ -184,10 +185,13 @@ int report_json(const struct bench_run *br, int nr)
 	json_str(&j, "cpus", br->cfg.cpus);
 	json_num(&j, "seconds", br->cfg.seconds);
 	json_u64(&j, "rate", br->cfg.rate);
-	json_u64(&j, "mtu", br->cfg.mtu ? br->cfg.mtu : 1500);
+	/* --dev: the NIC's own (--mtu is the veth pair's), and a generator
+	 * outside, not the bench's. */
+	mtu = br->cfg.dev ? iface_mtu(br->cfg.ifname) : br->cfg.mtu;
+	json_u64(&j, "mtu", mtu ? mtu : 1500);
 	/* What else a comparison of two runs must hold equal. */
 	json_obj(&j, "conditions");
-	json_str(&j, "gen_engine", gen_engine(&br->cfg));
+	json_str(&j, "gen_engine", br->cfg.dev ? "external" : gen_engine(&br->cfg));
 	json_u64(&j, "rounds", nr);
 	json_str(&j, "ip", br->cfg.v6 ? "ipv6" : "ipv4");
 	json_str(&j, "rx_cpus", br->cfg.rx_cpus ? br->cfg.rx_cpus : "");

@@ -487,6 +487,9 @@ case_dev() {
 	dev_rows="kernel-pass kernel-cpumap cpumap tun-ceiling"
 	dpdk_args=
 	[ "$dpdk_ok" = 1 ] && dev_rows="$dev_rows dpdk"
+	# The JSON names the NIC's MTU (not --mtu's default) and an outside
+	# generator.
+	ip -n "$nsd" link set vd mtu 2000
 	if run_bench dev 40 "$nsd" --dev vd --sink-ip 10.78.0.2 --sink-port 9100 --rounds 1 \
 		--seconds 1 --rows "$(echo $dev_rows | tr ' ' ,)" --json "$tmp/dev.json"; then
 		check dev $dev_rows
@@ -494,6 +497,8 @@ case_dev() {
 		python3 - "$tmp/dev.json" "$name/dev" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
+ok = d["mtu"] == 2000 and d["conditions"]["gen_engine"] == "external"
+print(f"{'PASS' if ok else 'FAIL'}: {sys.argv[2]}/conditions: mtu {d['mtu']}, generator {d['conditions']['gen_engine']}")
 for r in d["rows"]:
     if "skipped" in r or r["name"] == "tun-ceiling":	# its own writes, not the NIC's
         continue
@@ -520,6 +525,7 @@ for r in d["rows"]:
 PY
 		[ $? = 0 ] || echo "FAIL: $name/dev-offered-judge: the judge failed (its traceback above)"
 	fi
+	ip -n "$nsd" link set vd mtu 1500
 	if ip -n "$nsd" link show vd | grep -q xdp || ip -n "$nsd" link show ucmb0 > /dev/null 2>&1; then
 		echo "FAIL: $name/dev-cleanup: XDP or the tun left on the interface"
 	else
