@@ -23,7 +23,11 @@
 # (tests/net/test-*.sh) need root and make their own namespaces; as
 # non-root they are reported as skipped, with the reason. Every test runs
 # under a time limit (TEST_TIMEOUT seconds, default 300); a timeout is a
-# failure. Each test's output comes when it ends, after a "# start: NAME"
+# failure, one. A test that ends otherwise than its way is a failure too,
+# whatever it printed before: a script's status other than 0 (each ends
+# with lib_run_cases, which exits 0: another is an abort, as set -u's),
+# a unit binary's other than 0 or 1 (a crash: an abort() of a debug
+# build's frame check, a segfault, a stall's SIGALRM). Each test's output comes when it ends, after a "# start: NAME"
 # line when it starts. An interrupt (SIGINT, SIGTERM, SIGHUP) ends the
 # test that runs with SIGTERM (its own cleanup then runs), prints what it
 # said and the counts so far, and exits 130. test-cycles starts the daemon CYCLES times: here 10 by default,
@@ -31,6 +35,8 @@
 # under ASan); `make check-long` runs the 200 that judge growth.
 
 BUILD=${BUILD:-build}
+# The app tests' folder (tests/apps; test-runner gives fakes of its own).
+APPS=${UCM_TEST_APPS:-tests/apps}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 CYCLES=${CYCLES:-10}
 export CYCLES
@@ -74,9 +80,10 @@ summary() {
 	fi
 }
 
-run_one() {	# name, command...
+run_one() {	# name, kind (unit or script), command...
 	name=$1
-	shift
+	kind=$2
+	shift 2
 	if [ -n "$interrupted" ]; then
 		echo "FAIL: interrupted (SIG$interrupted) before $name; it and the tests after it did not run"
 		fail=$((fail + 1))
@@ -106,11 +113,16 @@ run_one() {	# name, command...
 		summary
 		exit 130
 	elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-		echo "FAIL: $name: timed out after ${TEST_TIMEOUT}s"
-		fail=$((fail + 1))
-	elif [ $rc -ne 0 ] && ! grep -q '^FAIL: ' "$log"; then
-		# A crash or a non-zero exit without a FAIL line is a failure.
-		echo "FAIL: $name: exited with status $rc"
+		# A script's trap says "interrupted" itself: one failure.
+		if grep -q "^FAIL: $name: interrupted" "$log"; then
+			echo "# $name: that interruption was the time limit, ${TEST_TIMEOUT}s"
+		else
+			echo "FAIL: $name: timed out after ${TEST_TIMEOUT}s"
+			fail=$((fail + 1))
+		fi
+	elif [ $rc -ne 0 ] && { [ "$kind" = script ] || [ $rc -ne 1 ] ||
+				  ! grep -q '^FAIL: ' "$log"; }; then
+		echo "FAIL: $name: ended with status $rc after its last line above (the cases after it did not run)"
 		fail=$((fail + 1))
 	fi
 	count
@@ -135,7 +147,7 @@ SELECTED="$*"
 # Every argument must name a test.
 for w in $SELECTED; do
 	t=${w%%:*}
-	[ -f "$BUILD/tests/$t" ] || [ -f "tests/apps/$t.sh" ] || [ -f "tests/net/$t.sh" ] ||
+	[ -f "$BUILD/tests/$t" ] || [ -f "$APPS/$t.sh" ] || [ -f "tests/net/$t.sh" ] ||
 		[ -f "$t" ] || { echo "FAIL: $t: no such test"; fail=$((fail + 1)); }
 done
 
@@ -144,14 +156,14 @@ for t in "$BUILD"/tests/test-*; do
 	name=$(basename "$t")
 	picked "$name" || continue
 	# $cases unquoted: the case names, one word each.
-	run_one "$name" "$t" $cases
+	run_one "$name" unit "$t" $cases
 done
 
 # App tests: no root.
-for t in tests/apps/test-*.sh; do
+for t in "$APPS"/test-*.sh; do
 	[ -f "$t" ] || continue
 	picked "$(basename "$t" .sh)" "$t" || continue
-	run_one "$(basename "$t" .sh)" env BUILD="$BUILD" bash "$t" $cases
+	run_one "$(basename "$t" .sh)" script env BUILD="$BUILD" bash "$t" $cases
 done
 
 for t in tests/net/test-*.sh; do
@@ -162,7 +174,7 @@ for t in tests/net/test-*.sh; do
 		skip=$((skip + 1))
 		continue
 	fi
-	run_one "$(basename "$t" .sh)" env BUILD="$BUILD" bash "$t" $cases
+	run_one "$(basename "$t" .sh)" script env BUILD="$BUILD" bash "$t" $cases
 done
 
 summary
