@@ -88,6 +88,7 @@ PY=${PY:-$(python3 -c 'import sys; print(sys.executable)' 2> /dev/null)}
 unset PYTHONOPTIMIZE
 export UCPUMAPD_TIMESTAMPS=no
 lib_pids=()
+declare -A lib_start	# a registered pid's start time (its /proc stat's 22nd field)
 lib_ns=()
 lib_exit=()
 
@@ -95,13 +96,38 @@ ok() { echo "PASS: $name/$1${2:+: $2}"; }
 bad() { echo "FAIL: $name/$1: $2"; }
 skip() { echo "SKIP: $name/$1: $2"; }
 
-lib_pid() { lib_pids+=("$1"); }
+# lib_started PID: its start time, from /proc (nothing: no such process).
+lib_started() {
+	local s
+	{ s=$(< "/proc/$1/stat"); } 2> /dev/null || return 1
+	s=${s##*) }	# past the name, which may hold spaces
+	set -- $s
+	echo "${20}"
+}
+
+# lib_pid PID: ours, to stop at the exit. Its start time with it: a pid
+# the kernel gave another process since is not signalled (pid_max wraps
+# in a long run beside others' tests).
+lib_pid() {
+	lib_pids+=("$1")
+	lib_start[$1]=$(lib_started "$1") || lib_start[$1]=-
+}
 lib_on_exit() { lib_exit+=("$1"); }
 
 lib_forget() {
 	local p keep=()
 	for p in "${lib_pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
 	lib_pids=("${keep[@]}")
+	unset "lib_start[$1]"
+}
+
+# lib_ours PID: still the process registered as PID (a pid never
+# registered is taken as the caller's).
+lib_ours() {
+	local now
+	[ -z "${lib_start[$1]+x}" ] && return 0
+	now=$(lib_started "$1") || return 1
+	[ "$now" = "${lib_start[$1]}" ]
 }
 
 stop_pid() { lib_term "$1" "${2:-30}" 2> /dev/null; }
@@ -117,9 +143,13 @@ lib_wait() {
 # lib_term PID [TENTHS]: SIGTERM, TENTHS tenths of a second (50) to go,
 # then SIGKILL; its exit status (137: it hung).
 lib_term() {
+	if ! lib_ours "$1"; then	# gone, its pid maybe another's now
+		lib_wait "$1" 2> /dev/null
+		return
+	fi
 	kill -TERM "$1" 2> /dev/null
-	for _ in $(seq "${2:-50}"); do kill -0 "$1" 2> /dev/null || break; sleep 0.1; done
-	kill -0 "$1" 2> /dev/null && kill -9 "$1"
+	for _ in $(seq "${2:-50}"); do lib_ours "$1" || break; sleep 0.1; done
+	lib_ours "$1" && kill -9 "$1"
 	lib_wait "$1"
 }
 

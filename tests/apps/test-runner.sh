@@ -12,12 +12,15 @@
 #                      ends it: one failure, not two
 #   aborted-script     a script's status other than 0 after a FAIL line
 #                      (set -u's abort): a failure
+#   stale-pid          tests/lib.sh's cleanup stops a process it started,
+#                      and leaves one whose pid it registered but whose
+#                      start time differs (the pid given to another since)
 #
 # No root. One PASS/FAIL/SKIP line per case.
 set -u
 BUILD=${BUILD:-build}
 name=test-runner
-cases="crash-after-fail plain-fail timeout-once aborted-script"
+cases="crash-after-fail plain-fail timeout-once aborted-script stale-pid"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
@@ -61,6 +64,29 @@ case_aborted_script() {
 	printf '#!/bin/bash\nset -u\necho "FAIL: test-zz4/a: no"\necho "$nosuch"\necho "PASS: test-zz4/b"\n' \
 		> "$tmp/apps/test-zz4.sh"
 	UCM_TEST_APPS=$tmp/apps runner aborted-script "0 passed, 2 failed" 10 test-zz4
+}
+
+# alive PID: running (a zombie is not: no one may reap an orphan here).
+alive() {
+	local st
+	st=$(ps -o stat= -p "$1") && [ "${st:0:1}" != Z ]
+}
+
+case_stale_pid() {
+	local a b why=
+	sleep 30 &
+	a=$!
+	lib_pid $a
+	# Not this shell's child, as a process that took a stale pid is not.
+	b=$(sleep 30 > /dev/null 2>&1 & echo $!)
+	lib_pid $b
+	lib_start[$b]=1	# as if ours had ended and its pid gone to this one
+	stop_pid $a 10
+	stop_pid $b 10
+	alive $a && why="$why the registered process lives on;"
+	alive $b || why="$why a pid registered for another start time was signalled;"
+	kill $b 2> /dev/null
+	if [ -z "$why" ]; then ok stale-pid; else bad stale-pid "$why"; fi
 }
 
 lib_run_cases "$@"
