@@ -118,9 +118,11 @@ static int test_stalled_reader(void)
 	s.fd = p[1];
 	UT_ASSERT(!out_wrap(&s, OUT_PLAIN, &f) && f != dummy, "wrapped");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	alarm(5);	/* a writer the full pipe holds: fail, not hang */
 	fprintf(f, "one\n");
 	fprintf(f, "two\nthr");
 	fprintf(f, "ee\n");
+	alarm(0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	UT_ASSERT(s.dropped == 3 && ms < 5 * OUT_WAIT_MS, "%lu lines left out in %.0f ms (want 3, "
@@ -169,8 +171,10 @@ static int test_stalled_terminal(void)
 	s.fd = sl;
 	UT_ASSERT(!out_wrap(&s, OUT_PLAIN, &f) && f != dummy && s.wfd != sl, "wrapped, its own fd");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	alarm(5);	/* a writer the terminal holds: fail, not hang */
 	for (int i = 0; i < 400; i++)
 		fputs(line, f);
+	alarm(0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 	UT_ASSERT(s.dropped > 0 && ms < 5 * OUT_WAIT_MS, "%lu of 400 lines left out in %.0f ms "
@@ -227,6 +231,13 @@ static int test_finish_says(void)
 			_exit(1);
 		_exit(out_finish() ? 2 : 0);
 	}
+	/* The child's ends closed here: its early exit is an EOF, not a
+	 * wait; and a child the full pipe holds ends the test (fail, not
+	 * hang). */
+	close(out[1]);
+	close(done[1]);
+	close(go[0]);
+	alarm(10);
 	UT_ASSERT(pid > 0 && read(done[0], buf, 1) == 1, "the child's lines");
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	while (read(out[0], buf, sizeof(buf)) > 0)
@@ -234,16 +245,14 @@ static int test_finish_says(void)
 	UT_ASSERT(write(go[1], "g", 1) == 1, "go");
 	UT_ASSERT(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
 		  "the child: status %d", st);
+	alarm(0);
 	while ((n = read(out[0], got + have, sizeof(got) - 1 - have)) > 0)
 		have += n;
 	got[have] = '\0';
 	UT_ASSERT(strstr(got, "ucpumapd: 2 lines left out here: their reader made no room for 200 ms\n"),
 		  "at the exit: '%s'", got);
 	close(out[0]);
-	close(out[1]);
 	close(done[0]);
-	close(done[1]);
-	close(go[0]);
 	close(go[1]);
 	return 0;
 }
