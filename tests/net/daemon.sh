@@ -48,12 +48,17 @@ exact_ipv4() {
 	fi
 }
 
+# closing_lines FILE [two-way]: what is wrong with a run's closing lines
+# (nothing: empty); with two-way, the way back's line must be there too.
 closing_lines() {
 	local why=
 	grep -q '^conservation: .*: holds$' "$1" ||
 		why="$(grep '^conservation: ' "$1" || echo 'no conservation line');"
-	! grep -q '^conservation, way back' "$1" || grep -q '^conservation, way back: .*: holds$' "$1" ||
+	if [ "${2:-}" = two-way ] && ! grep -q '^conservation, way back' "$1"; then
+		why="$why no way-back conservation line;"
+	elif grep -q '^conservation, way back' "$1" && ! grep -q '^conservation, way back: .*: holds$' "$1"; then
 		why="$why $(grep '^conservation, way back' "$1");"
+	fi
 	grep -q '^audit: every frame came home$' "$1" ||
 		why="$why $(grep '^audit' "$1" || echo 'no audit line')"
 	echo "$why"

@@ -53,6 +53,7 @@ tun=ucmft0
 . "$here/../lib.sh"
 . "$here/daemon.sh"
 dpid=
+D_TWO=
 
 setup() { daemon_veth 10.204.0.1 10.204.0.2; }
 
@@ -68,8 +69,9 @@ pair_ready() {
 }
 
 start_daemon() {	# label, options...: the daemon, in the background
-	D_OUT=$tmp/$1.out D_ERR=$tmp/$1.err D_RC=
+	D_OUT=$tmp/$1.out D_ERR=$tmp/$1.err D_RC= D_TWO=
 	shift
+	case " $* " in *" --two-way "*) D_TWO=two-way ;; esac
 	ip netns exec "$dut" env ${SHIM:+LD_PRELOAD=$SHIM} "$daemon" --dev vd --tun $tun \
 		--cpus 0,1 --interval 0 --duration 30 "$@" > "$D_OUT" 2> "$D_ERR" &
 	dpid=$!
@@ -102,7 +104,7 @@ wait_exit() {
 	dpid=
 }
 
-closing_ok() { closing_lines "$D_OUT"; }
+closing_ok() { closing_lines "$D_OUT" $D_TWO; }
 flood() { udp_flood "$1"; }
 
 # down_up CASE DOWN-CMD UP-CMD DOWN-RE UP-RE: under a flood, down for 2 s,
@@ -141,7 +143,7 @@ case_tun_down_up() {
 		"tun $tun is down" "tun $tun is up again"
 }
 
-# The CPU time (ticks) of the daemon's thread named $1.
+# The CPU time (ticks) of the daemon's thread named $1; -1 for none.
 thread_ticks() {
 	local t
 	for t in /proc/"$dpid"/task/*; do
@@ -149,7 +151,7 @@ thread_ticks() {
 		awk '{ print $14 + $15 }' "$t/stat"
 		return
 	done
-	echo 0
+	echo -1
 }
 
 case_iface_down_two_way() {
@@ -173,8 +175,11 @@ case_iface_down_two_way() {
 	t1=$(thread_ticks ucpumap/rx0)
 	ip -n "$dut" link set vd up
 	stop_pid "$wpid"
-	[ $((t1 - t0)) -lt $((hz / 2)) ] ||
+	if [ "$t0" -lt 0 ] || [ "$t1" -lt 0 ]; then
+		why="no thread ucpumap/rx0 to measure;"
+	elif [ $((t1 - t0)) -ge $((hz / 2)) ]; then
 		why="the RX thread took $((t1 - t0)) of $hz ticks in 1 s with vd down (a spin);"
+	fi
 	grep -q "vd is down" "$D_ERR" || why="$why stderr does not say vd is down;"
 	sleep 1
 	r=$(ip netns exec "$dut" "$PY" "$helper" ping --dst "$G4" --count 5 --interval 0.05 --timeout 3)
