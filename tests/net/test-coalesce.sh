@@ -143,7 +143,9 @@ run() {
 	daemon_start $c "$@" || return
 	hl=28
 	case $dst in *:*) hl=48 ;; esac
-	ip netns exec $D "$PY" $helper seq-recv --count $COUNT --size $((size - 14 - hl)) \
+	# Bound to the tun: what the XDP program passed to vd's own stack
+	# (no socket for its queue) does not reach the reader.
+	ip netns exec $D "$PY" $helper seq-recv --count $COUNT --size $((size - 14 - hl)) --dev ucmc0 \
 		--ready "$tmp/$c.ready" --stop "$tmp/$c.stop" --out "$tmp/$c.res" > "$tmp/$c.reader" 2>&1 &
 	rpid=$!
 	lib_pid $rpid

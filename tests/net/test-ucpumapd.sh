@@ -284,7 +284,7 @@ case_poll() {
 			aff=$(awk '$1 == "Cpus_allowed_list:" { print $2 }' "$t/status" 2> /dev/null) || continue
 			where="$where $(cat "$t/comm" 2> /dev/null):$aff"
 		done
-		bg "$dut" "$tmp/recvp.log" "$PY" "$helper" exact-recv --paths ipv4 --count $count \
+		bg "$dut" "$tmp/recvp.log" "$PY" "$helper" exact-recv --paths ipv4 --count $count --dev $tun \
 			--ready "$tmp/rp" --stop "$tmp/sp" --out "$tmp/resp" --timeout 20
 		if wait_file "$tmp/rp" 50; then
 			in_gen "$PY" "$helper" exact-send --paths ipv4 --count $count --rate 16000 \
@@ -455,7 +455,7 @@ case_csum_offload() {
 	fi
 	e0=$(csum_errors)
 	if start_daemon csum --cpus 0,1 --interval 0 --stats-json "$tmp/csum.json" --duration 40; then
-		bg "$dut" "$tmp/recvc.log" "$PY" "$helper" exact-recv --paths ipv4,ipv6 --count 100 \
+		bg "$dut" "$tmp/recvc.log" "$PY" "$helper" exact-recv --paths ipv4,ipv6 --count 100 --dev $tun \
 			--ready "$tmp/rc" --stop "$tmp/sc" --out "$tmp/resc" --timeout 20
 		rpid=$last
 		if wait_file "$tmp/rc" 50; then

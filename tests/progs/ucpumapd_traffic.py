@@ -254,7 +254,7 @@ def exact_recv(a):
 def seq_recv(a):
     """ucpumap-gen --seq: the first 8 bytes a sequence number counting
     over all flows, the source port the flow, the rest zeros."""
-    socks = [bind_udp(socket.AF_INET, PORT), bind_udp(socket.AF_INET6, PORT)]
+    socks = [bind_udp(socket.AF_INET, PORT, a.dev), bind_udp(socket.AF_INET6, PORT, a.dev)]
     open(a.ready, "w").close()
     st = {"seen": set(), "last": {}, "corrupt": 0, "dup": 0, "disorder": 0, "first": None}
 
@@ -653,6 +653,7 @@ def main():
     p = sub.add_parser("seq-recv")
     p.add_argument("--count", type=int, required=True)
     p.add_argument("--size", type=int, required=True, help="UDP payload bytes")
+    p.add_argument("--dev", help="read only what arrives on this device (the tun)")
     for k in ("ready", "stop", "out"):
         p.add_argument("--" + k, required=True)
     p.add_argument("--timeout", type=float, default=25)
