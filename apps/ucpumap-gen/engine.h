@@ -28,7 +28,8 @@ struct gen_tmpl {
 
 /* Send @n frames through @engine; return how many went out (fewer when
  * stopped, or more: some of an earlier call's), or -errno after a message.
- * @n 0, once at the end: those of earlier calls that went out since. */
+ * @n 0, once at the end: those of earlier calls that went out since, a
+ * failed call's among them (its frames before the failure). */
 typedef int64_t (*gen_send_fn)(void *engine, uint64_t n);
 
 static inline uint32_t gen_csum_add16(uint32_t sum, uint16_t old, uint16_t new)

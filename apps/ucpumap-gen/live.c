@@ -31,6 +31,7 @@ struct live {
 	int tap_fd;				/* the anchor device, or -1 */
 	struct bpf_test_run_opts opts;
 	struct bpf_link *anchor;		/* our program on it */
+	uint64_t pending;			/* sent by a call that failed */
 };
 
 void live_close(struct live *l)
@@ -94,12 +95,17 @@ int64_t live_send(void *arg, uint64_t n)
 	uint64_t before = gen_obj_frames(&l->o);
 	int err;
 
-	if (!n)
-		return 0;	/* a repeat of 0 would run once */
+	if (!n) {	/* a repeat of 0 would run once */
+		before = l->pending;
+		l->pending = 0;
+		return (int64_t)before;
+	}
 	l->opts.repeat = (uint32_t)n;
 	err = bpf_prog_test_run_opts(l->prog_fd, &l->opts);
 	if (err && errno != EINTR) {
 		err = -errno;
+		/* What went before the failure: the last call's return. */
+		l->pending += gen_obj_frames(&l->o) - before;
 		fprintf(stderr, "ucpumap-gen: the live-frame test run failed: %s%s\n", strerror(-err),
 			err == -EOPNOTSUPP || err == -EINVAL ?
 			" (the kernel needs BPF_F_TEST_XDP_LIVE_FRAMES, 5.18 or later)" : "");

@@ -33,6 +33,7 @@ struct packet_tx {
 	struct iovec iov[PACKET_BATCH_MAX];
 	struct mmsghdr msg[PACKET_BATCH_MAX];
 	struct sockaddr_ll to;
+	uint64_t pending;			/* sent by a call that failed */
 };
 
 struct packet_tx *packet_open(int ifindex, const struct gen_tmpl *t, uint32_t batch,
@@ -89,6 +90,11 @@ int64_t packet_send(void *arg, uint64_t n)
 	uint32_t k, i;
 	int r;
 
+	if (!n) {	/* the last call: what a failed one sent */
+		sent = p->pending;
+		p->pending = 0;
+		return (int64_t)sent;
+	}
 	while (sent < n && !*p->stop) {
 		k = n - sent < p->batch ? (uint32_t)(n - sent) : p->batch;
 		/* The flows in turn from where the last call ended: frames
@@ -110,8 +116,10 @@ int64_t packet_send(void *arg, uint64_t n)
 				sched_yield();
 				continue;
 			}
-			fprintf(stderr, "ucpumap-gen: AF_PACKET send: %s\n", strerror(errno));
-			return -errno;
+			r = -errno;
+			fprintf(stderr, "ucpumap-gen: AF_PACKET send: %s\n", strerror(-r));
+			p->pending += sent;	/* gone: the last call's return */
+			return r;
 		}
 		stuck = 0;
 		p->seq += r;

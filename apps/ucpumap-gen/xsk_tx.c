@@ -39,6 +39,7 @@ struct xsk_tx {
 	uint64_t free[NFRAMES];		/* frame addresses not on the rings */
 	uint32_t nfree;
 	uint64_t seq, completed, outstanding;
+	uint64_t pending;		/* completed in a call that failed */
 	uint32_t flow;
 	const struct gen_tmpl *t;
 	const volatile sig_atomic_t *stop;	/* a send returns when set */
@@ -204,25 +205,30 @@ int64_t xsk_tx_send(void *arg, uint64_t n)
 			idle = 0;
 		} else if (++idle > 1000000) {
 			fprintf(stderr, "ucpumap-gen: the AF_XDP TX ring does not move (is the interface up?)\n");
-			return -EIO;
+			err = -EIO;
+			goto err;
 		}
 		err = kick(x);
-		if (err) {
-			fprintf(stderr, "ucpumap-gen: AF_XDP transmit: %s\n", strerror(-err));
-			return err;
-		}
+		if (err)
+			goto err_kick;
 	}
 	/* What is on the ring goes out now (copy mode sends only when kicked);
 	 * in zero-copy mode the driver may report it a little later. */
 	for (i = 0; x->outstanding && i < 100000; i++) {
 		err = kick(x);
-		if (err) {
-			fprintf(stderr, "ucpumap-gen: AF_XDP transmit: %s\n", strerror(-err));
-			return err;
-		}
+		if (err)
+			goto err_kick;
 		reap(x);
 	}
+	done0 -= x->pending;	/* a failed call's, in the last call's return */
+	x->pending = 0;
 	return (int64_t)(x->completed - done0);
+
+err_kick:
+	fprintf(stderr, "ucpumap-gen: AF_XDP transmit: %s\n", strerror(-err));
+err:
+	x->pending += x->completed - done0;
+	return err;
 }
 
 void xsk_tx_close(struct xsk_tx *x)
