@@ -475,13 +475,14 @@ int scale_dev_window(struct scale_run *sr, struct scale_cell *c, int k)
 	bench_sleep(sr->cfg.seconds);
 	n1 = nic_rx_now(ifname);
 	tn1 = now_sec();
+	/* The queues' counts beside the NIC's, before the sink's drain. */
+	qs = qs && !queue_counts(sr, b);
 	d1 = delivered_now(&sr->br.topo);
 	td1 = now_sec();
-	qs = qs && !queue_counts(sr, b);
 	c->sent[k] = (n1 - n0) * sr->cfg.seconds / (tn1 - tn0);
 	c->dst[k] = (d1 - d0) / (td1 - td0);
 	for (int q = 0; qs && q < sr->nic_queues && q < SCALE_DEV_MAX_QUEUES; q++)
-		c->qoff[k][q] = b[q] - a[q];
+		c->qoff[k][q] = (b[q] - a[q]) * sr->cfg.seconds / (tn1 - tn0);
 	c->have_qoff = (k == 0 || c->have_qoff) && qs;
 	if (bench_stopped())
 		return -1;

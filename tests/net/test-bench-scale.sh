@@ -493,6 +493,8 @@ for (row, w), r in sorted(got.items()):
         good &= len(x.get("nic_queue_offered", [])) == len(traffic) and \
             all(q > 0 for q in x["nic_queue_offered"])
         good &= x.get("nic_offered_elsewhere", 1e9) <= 0.02 * sum(x.get("nic_queue_offered", []))
+        # the queues' counts over the window alone, as offered is
+        good &= sum(x.get("nic_queue_offered", [])) <= off * 1.05 + 5000
         if not row.startswith("kernel"):
             good &= len(x.get("queue_rx", [])) == len(traffic) and all(q > 0 for q in x["queue_rx"])
             # ucpumapd's counts over the window alone: the generators
