@@ -166,7 +166,19 @@ lib_cleanup() {
 	trap '' HUP INT TERM	# a second Ctrl-C must not cut it short
 	for c in "${lib_exit[@]}"; do eval "$c"; done
 	lib_exit=()
-	for p in "${lib_pids[@]}"; do stop_pid "$p"; done
+	# All told at once, then one wait of 3 s for all: the runner's time
+	# limit leaves the cleanup 5 s before its SIGKILL.
+	for p in "${lib_pids[@]}"; do lib_ours "$p" && kill -TERM "$p" 2> /dev/null; done
+	for _ in $(seq 30); do
+		c=
+		for p in "${lib_pids[@]}"; do lib_ours "$p" && c=1 && break; done
+		[ -z "$c" ] && break
+		sleep 0.1
+	done
+	for p in "${lib_pids[@]}"; do
+		lib_ours "$p" && kill -9 "$p" 2> /dev/null
+		lib_wait "$p" 2> /dev/null
+	done
 	lib_pids=()
 	for c in "${lib_ns[@]}"; do
 		# Only processes inside our namespaces: ours.
