@@ -445,6 +445,26 @@ static int test_file(void)
 }
 
 /* json_str: what is not UTF-8 becomes U+FFFD, what is stays as it is. */
+/* One value written by the JSON writer, as text (the caller frees it):
+ * @str, else @num. NULL when no memory stream could be had. */
+static char *json_text(const char *str, double num)
+{
+	struct json j = {};
+	size_t len;
+	char *buf;
+
+	j.f = open_memstream(&buf, &len);
+	if (!j.f)
+		return NULL;
+	j.first[0] = true;
+	if (str)
+		json_str(&j, NULL, str);
+	else
+		json_num(&j, NULL, num);
+	fclose(j.f);
+	return buf;
+}
+
 /* Counts whole to the unit, rates in six digits; a median over rounds
  * that meets a lower bound is that bound. */
 static int test_json_counts(void)
@@ -460,18 +480,10 @@ static int test_json_counts(void)
 	const double two[2] = { 100000, 180 }, four[4] = { 100000, 100000, 170, 180 };
 	const double calm[4] = { 150, 100000, 170, 180 };
 	char *buf;
-	size_t len;
-	struct json j;
-	FILE *f;
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		f = open_memstream(&buf, &len);
-		UT_ASSERT(f, "open_memstream: %s", strerror(errno));
-		memset(&j, 0, sizeof(j));
-		j.f = f;
-		j.first[0] = true;
-		json_num(&j, NULL, c[i].in);
-		fclose(f);
+		buf = json_text(NULL, c[i].in);
+		UT_ASSERT(buf, "open_memstream: %s", strerror(errno));
 		UT_ASSERT(!strcmp(buf, c[i].out), "case %zu: '%s', not '%s'", i, buf, c[i].out);
 		free(buf);
 	}
@@ -499,19 +511,10 @@ static int test_json_utf8(void)
 		{ "q\"\x01\\", "\"q\\\"\\u0001\\\\\"" },
 	};
 	char *buf;
-	size_t len;
-	struct json j;
-	FILE *f;
-	size_t i;
 
-	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		f = open_memstream(&buf, &len);
-		UT_ASSERT(f, "open_memstream: %s", strerror(errno));
-		memset(&j, 0, sizeof(j));
-		j.f = f;
-		j.first[0] = true;
-		json_str(&j, NULL, c[i].in);
-		fclose(f);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		buf = json_text(c[i].in, 0);
+		UT_ASSERT(buf, "open_memstream: %s", strerror(errno));
 		UT_ASSERT(!strcmp(buf, c[i].out), "case %zu: '%s', not '%s'", i, buf, c[i].out);
 		free(buf);
 	}
