@@ -979,8 +979,9 @@ static int test_use_refused(void)
 	UT_ASSERT(res[0] != 2 && WIFEXITED(status) && !WEXITSTATUS(status), "the child failed");
 	if (res[0] == 1 && (res[1] == EPERM || res[1] == EINVAL || res[1] == ENOSPC ||
 			    netlink_denied(res[1]))) {
-		ut_skip_reason("no user namespace or netlink socket for the child: %s",
-			       strerror(res[1]));
+		ut_skip_reason("no user namespace or netlink socket for the child: %s%s",
+			       strerror(res[1]), res[1] == EINVAL ?
+			       " (unshare() refuses a process with threads: a sanitizer's)" : "");
 		return UT_SKIP;
 	}
 	UT_ASSERT(res[0] == 0, "netlink socket: %s", strerror(res[1]));
