@@ -20,7 +20,13 @@
 # a SKIP line and exit status 0.
 
 set -u
-seconds=$1
+seconds=${1:-}
+# libFuzzer reads 0, or what is not a number, as no time limit at all.
+case $seconds in
+'' | *[!0-9]* | 0)
+	echo "run-fuzz.sh: SECONDS must be a whole number of seconds above 0, not '$seconds' (make fuzz FUZZ_SECONDS=10)" >&2
+	exit 2 ;;
+esac
 shift
 MAKE=${MAKE:-make}
 FUZZ_CC=${FUZZ_CC:-clang}
@@ -28,7 +34,10 @@ FUZZ_BUILD=${FUZZ_BUILD:-build/fuzz}
 
 # Can this clang link a fuzz target? Compile the smallest one.
 probe=$(mktemp -d)
-trap 'rm -rf "$probe"' EXIT HUP INT TERM
+# A signal ends the whole run (sh carries on after a trap's action
+# otherwise: the next target would start).
+trap 'rm -rf "$probe"' EXIT
+trap 'echo "fuzz: interrupted"; exit 130' HUP INT TERM
 printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
 	'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return d && n > 1 && d[0] == 1; }' \
 	> "$probe/probe.c"
