@@ -121,14 +121,16 @@ if [ ! -e "$tmp/rx.ready" ]; then
 	exit 1
 fi
 
+# Its lines to the terminal and to a file the start is read from.
 ip netns exec "$dut" "$BUILD/ucpumapd" --dev vd --tun ucm0 --duration $((secs + 2)) \
-	--stats-json "$tmp/stats.json" "$@" &
+	--stats-json "$tmp/stats.json" "$@" > >(tee "$tmp/d.out") &
 dpid=$!
-# Forwarding once it answers --status (its status socket opens after the
-# start, when the kernel redirects to it): before, the steering program
-# passes the datagrams to vd's own stack, past ucpumapd.
+# Forwarding once it says so (its line "ucpumapd: vd queues ...", after
+# the start, when the kernel redirects to it): before, the steering
+# program passes the datagrams to vd's own stack, past ucpumapd. Not its
+# --status: /run/ucpumap/vd.sock may be another namespace's vd's.
 for i in $(seq 100); do
-	ip netns exec "$dut" "$BUILD/ucpumapd" --status vd > /dev/null 2>&1 && break
+	grep -q '^ucpumapd: vd queues' "$tmp/d.out" 2> /dev/null && break
 	kill -0 "$dpid" 2>/dev/null && [ "$i" -lt 100 ] ||
 		{ echo "demo: ucpumapd did not start" >&2; exit 1; }
 	sleep 0.1

@@ -21,10 +21,15 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 minutes=30
 rate=50000
+whole() {	# OPTION VALUE: a whole number above 0, or exit 2
+	case $2 in
+	'' | *[!0-9]* | 0 | 0*) echo "soak.sh: $1 takes a whole number above 0${2:+, not '$2'}" >&2; exit 2 ;;
+	esac
+}
 while [ $# -gt 0 ]; do
 	case $1 in
-	--minutes) minutes=$2; shift 2 ;;
-	--rate) rate=$2; shift 2 ;;
+	--minutes) whole "$1" "${2:-}"; minutes=$2; shift 2 ;;
+	--rate) whole "$1" "${2:-}"; rate=$2; shift 2 ;;
 	*) echo "soak.sh: unknown argument '$1'; use --minutes N, --rate PPS" >&2; exit 2 ;;
 	esac
 done
@@ -97,12 +102,11 @@ sample() {	# one line: time, VmRSS, files, threads, the last counters
 	fds=$(ls /proc/$dpid/fd 2> /dev/null | wc -l)
 	thr=$(ls /proc/$dpid/task 2> /dev/null | wc -l)
 	local rx counters
-	# A live reading (--status): the --interval lines are not in step
-	# with these samples.
-	counters=$(ip netns exec "$dut" "$BUILD/ucpumapd" --status vd 2> /dev/null | "$PY" -c 'import json,sys
-d = json.loads(sys.stdin.read() or "{}")
-print("%s rx %s delivered %s drops %s" % (d.get("rx", 0), d.get("rx"), d.get("tun_packets"),
-      d.get("enqueue_drops", 0) + d.get("worker_drops", 0)))' 2> /dev/null)
+	# A live reading (SIGUSR1's line): the --interval lines are not in
+	# step with these samples. Not --status: /run/ucpumap/vd.sock may be
+	# another namespace's vd's.
+	counters=$(usr1_json "$dpid" "$tmp/stats.json" \
+		'"%s rx %s delivered %s drops %s" % (d["rx"], d["rx"], d["tun_packets"], d["enqueue_drops"] + d["worker_drops"])')
 	rx=${counters%% *}
 	echo "$1 $rss $fds $thr ${rx:-0}" >> "$tmp/samples"
 	printf 'soak: %4d s  VmRSS %s kB  files %s  threads %s  %s\n' "$1" "$rss" "$fds" "$thr" \
