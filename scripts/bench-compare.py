@@ -8,7 +8,8 @@ Prints a Markdown table: per row of either side (in the order first seen),
 the median of every run of every file on each side (the runs in brackets)
 and after / before; a row with runs on one side only says "missing on one
 side". Other benches' files (engine, scale), an unreadable file or one
-without the keys: a message and exit 2. Rows that run no
+without the keys, runs made under other conditions, or other arguments:
+a message and exit 2. Rows that run no
 ucpumap code (kernel-*, tcp-kernel, dpdk) show the machine's drift between
 the sides: read the others against them. Rates are in Mpps or Gbit/s,
 latencies (unit us) in microseconds, where after / before above 1 is slower.
@@ -78,7 +79,8 @@ def load(files, rows, order):
 
 def main():
     if len(sys.argv) != 3:
-        sys.exit(__doc__)
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
     before, after, order = {}, {}, []
     cb = load(sys.argv[1], before, order)
     ca = load(sys.argv[2], after, order)
@@ -89,8 +91,7 @@ def main():
         have = [(p, c[k]) for p, c in runs if c[k] is not None]
         for p, v in have[1:]:
             if v != have[0][1]:
-                sys.exit(f"bench-compare.py: {p} was run otherwise: {k} {v!r}, "
-                         f"{have[0][0]} {have[0][1]!r}")
+                fail(f"{p} was run otherwise: {k} {v!r}, {have[0][0]} {have[0][1]!r}")
     print("| row | unit | before: median (runs) | after: median (runs) | after / before |")
     print("|---|---|---|---|---|")
     # Every row of either side, in the order first seen: a row skipped or

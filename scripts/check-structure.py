@@ -219,7 +219,9 @@ def check_reserved():
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+    # The file lists are the tree's: read from its top, wherever called.
+    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     check_includes()
     check_symbols(build)
     check_functions()
