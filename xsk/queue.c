@@ -555,7 +555,9 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 		ucm_cpumap_producer__flush(prod);
 		STAT_ADD(q->stats.rx_batches, 1);
 	}
-	if (q->rx_stamp) {
+	/* A sample per batch (rx_hist's count is rx_batches): a poll whose
+	 * packets were all dropped (a chain too long, cut) flushed none. */
+	if (q->rx_stamp && n) {
 		/* The flush's own stamp: no clock read of ours. */
 		uint64_t now = ucm_cpumap_producer_flush_ns(prod) ?: ucm_now_ns();
 		/* One clock on every CPU: a stamp from the future would be a
@@ -564,8 +566,8 @@ int ucm_xsk_queue__poll(struct ucm_xsk_queue *q,
 
 		STAT_ADD(q->stats.rx_hist[ucm_lat_bucket(dt)], 1);
 		STAT_ADD(q->stats.rx_lat_ns, dt);
-		q->rx_stamp = 0;
 	}
+	q->rx_stamp = 0;
 	return n;
 }
 

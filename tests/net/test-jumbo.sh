@@ -427,9 +427,10 @@ case_frame_2048() {
 }
 
 case_max_frags() {
-	local why long port=$((20000 + $$ % 10000))
+	local why long hist port=$((20000 + $$ % 10000))
 	lib_need stop
-	if ! start_daemon mf --duration 30 --max-frags 2 --metrics-listen 127.0.0.1:$port; then
+	if ! start_daemon mf --duration 30 --max-frags 2 --metrics-listen 127.0.0.1:$port \
+		--stats-json "$tmp/mf.json"; then
 		bad max-frags "ucpumapd did not start: $(tail -3 "$D_ERR" | tr '\n' ' ')"
 		return
 	fi
@@ -439,6 +440,10 @@ case_max_frags() {
 	lib_run ip netns exec "$dut" timeout 15 "$PY" "$progs/metrics_client.py" --port $port scrape \
 		--deadline 8 > "$tmp/mf.metrics" 2>&1
 	long=$(jget "$tmp/mf.metrics" 'int(d["drops_by_reason"]["chain_long"])')
+	# A poll whose one packet was dropped flushed no batch: no RX-stage
+	# sample either (rx_hist counts one per batch, where stamped).
+	hist=$(usr1_json "$dpid" "$tmp/mf.json" \
+		'"%d %d" % (sum(q["rx_hist"]) if sum(q["rx_hist"]) else -1, q["rx_batches"]) if (q := d["queues"][0]) else ""')
 	stop_daemon
 	if [ "${why%%:*}" != "expected 150 datagrams, received 100 (missing 50, duplicated 0, corrupt 0)" ]; then
 		bad max-frags "want the 50 of 8972 bytes missing, the rest intact: ${why:-all 150 came}"
@@ -450,6 +455,8 @@ case_max_frags() {
 		bad max-frags "want 50 chain drops: $(grep '^conservation' "$D_OUT")"
 	elif [ "$long" != 50 ]; then
 		bad max-frags "/metrics: want chain_long 50, read '${long:-none}': $(head -c 300 "$tmp/mf.metrics")"
+	elif [ -z "$hist" ] || { [ "${hist% *}" != -1 ] && [ "${hist% *}" != "${hist#* }" ]; }; then
+		bad max-frags "rx_hist and rx_batches (want equal, where stamped): '${hist:-no SIGUSR1 line}'"
 	else
 		ok max-frags "100 datagrams of 1472 and 4000 intact, 50 of 8972 dropped; $(grep '^conservation' "$D_OUT")"
 	fi
