@@ -265,9 +265,11 @@ static enum ucm_drop_reason parse_ipv6(struct ucm_pkt *pkt, const uint8_t *p,
 			/*
 			 * The fragment header's next header is the same in
 			 * every fragment, unlike whatever the first one
-			 * shows past it: hash on that.
+			 * shows past it: hash on that, the first such
+			 * header's (the XDP program stops at it).
 			 */
-			hash_proto = p[cur];
+			if (!(pkt->flags & UCM_PKT_F_FRAG))
+				hash_proto = p[cur];
 			pkt->flags |= UCM_PKT_F_FRAG;
 			if (fo & IPV6_FRAG_OFFSET) {
 				pkt->flags &= ~UCM_PKT_F_FRAG_FIRST;

@@ -164,6 +164,7 @@ static void build_table(void)
 	static const uint8_t ah[] = { IPPROTO_AH, 0 };
 	static const uint8_t frag[] = { IPPROTO_FRAGMENT, 0 };
 	static const uint8_t frag_dst[] = { IPPROTO_FRAGMENT, IPPROTO_DSTOPTS, 0 };
+	static const uint8_t frag_frag[] = { IPPROTO_FRAGMENT, IPPROTO_FRAGMENT, 0 };
 	int i;
 
 	for (i = 0; i < 40; i++) {
@@ -185,6 +186,7 @@ static void build_table(void)
 		add_v6("v6 later fragment", 0, IPPROTO_UDP, frag, 0x0100);
 		add_v6("v6 atomic fragment", 0, IPPROTO_UDP, frag, 0);
 		add_v6("v6 fragment+dst", 0, IPPROTO_UDP, frag_dst, 0x0001);
+		add_v6("v6 two fragment headers", 0, IPPROTO_UDP, frag_frag, 0x0001);
 		add_v6("v6 echo", 0, IPPROTO_ICMPV6, NULL, 0);
 	}
 	add_raw("arp", 0x0806, 1);
