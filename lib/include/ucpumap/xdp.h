@@ -11,8 +11,13 @@
  *                          the receiving queue (ucpumap's path);
  *   ucm_xdp__cpumap_fd() - the same choice into the kernel's own cpumap
  *                          (the benchmark's baseline).
- * ARP and IPv6 neighbour discovery, and any family the configuration does
- * not claim, get XDP_PASS.
+ * The kernel keeps (XDP_PASS): ARP and every other non-IP EtherType (ARP
+ * claimed with UCM_STEER_F_LINK_CTRL, for a tap), a family the
+ * configuration does not claim, a frame too short for its Ethernet
+ * header, a VLAN tag or its fixed IP header, one with more than two VLAN
+ * tags, and IPv6 neighbour discovery and multicast listener messages
+ * (unless UCM_STEER_F_LINK_CTRL): docs/design/xsk.md, "What the kernel
+ * keeps".
  *
  * Threads: control path only; one thread at a time per object.
  * Errors: 0 or a negative errno; pointers NULL with errno set.
