@@ -175,6 +175,7 @@ int64_t xsk_tx_send(void *arg, uint64_t n)
 	struct xsk_tx *x = arg;
 	uint64_t queued = 0, done0 = x->completed, now;
 	uint32_t idx, k, i, idle = 0;
+	bool last = !n;		/* the sending loop's final call */
 	int err;
 
 	/* What the last call left on its way counts when it completes, in
@@ -228,7 +229,12 @@ err_kick:
 	fprintf(stderr, "ucpumap-gen: AF_XDP transmit: %s\n", strerror(-err));
 err:
 	x->pending += x->completed - done0;
-	return err;
+	if (!last)
+		return err;
+	/* The final call's count is all there is left to give. */
+	n = x->pending;
+	x->pending = 0;
+	return (int64_t)n;
 }
 
 void xsk_tx_close(struct xsk_tx *x)
