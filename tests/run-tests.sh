@@ -35,6 +35,10 @@
 # under ASan); `make check-long` runs the 200 that judge growth.
 
 BUILD=${BUILD:-build}
+# A sanitizer's report is not a test's own failure: its exit status says
+# so (ASan and UBSan exit 1 otherwise, as a failed case does; TSan's is 66).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=86"
 # The app tests' folder (tests/apps; test-runner gives fakes of its own).
 APPS=${UCM_TEST_APPS:-tests/apps}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}

@@ -12,6 +12,9 @@
 #                      ends it: one failure, not two
 #   aborted-script     a script's status other than 0 after a FAIL line
 #                      (set -u's abort): a failure
+#   asan-after-fail    a test built with ASan that fails a case, then
+#                      reads past a block: the report is a failure too
+#                      (ASan exits 1 on its own, as a failed case does)
 #   stale-pid          tests/lib.sh's cleanup stops a process it started,
 #                      and leaves one whose pid it registered but whose
 #                      start time differs (the pid given to another since)
@@ -20,7 +23,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-runner
-cases="crash-after-fail plain-fail timeout-once aborted-script stale-pid"
+cases="crash-after-fail plain-fail timeout-once aborted-script asan-after-fail stale-pid"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
@@ -64,6 +67,18 @@ case_aborted_script() {
 	printf '#!/bin/bash\nset -u\necho "FAIL: test-zz4/a: no"\necho "$nosuch"\necho "PASS: test-zz4/b"\n' \
 		> "$tmp/apps/test-zz4.sh"
 	UCM_TEST_APPS=$tmp/apps runner aborted-script "0 passed, 2 failed" 10 test-zz4
+}
+
+case_asan_after_fail() {
+	mkdir -p "$tmp/b/tests"
+	printf '%s\n' '#include <stdio.h>' '#include <stdlib.h>' \
+		'int main(void) { volatile char *p = malloc(8); puts("PASS: test-zz5/a");' \
+		'puts("FAIL: test-zz5/b: no"); fflush(stdout); return p[8]; }' > "$tmp/zz5.c"
+	if ! ${CC:-cc} -fsanitize=address -g -o "$tmp/b/tests/test-zz5" "$tmp/zz5.c" 2> "$tmp/zz5.log"; then
+		skip asan-after-fail "${CC:-cc} cannot build with -fsanitize=address: $(head -1 "$tmp/zz5.log")"
+		return
+	fi
+	runner asan-after-fail "1 passed, 2 failed" 30 test-zz5
 }
 
 # alive PID: running (a zombie is not: no one may reap an orphan here).
