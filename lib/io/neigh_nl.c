@@ -232,6 +232,7 @@ static int nl_talk(struct neigh_nl *nl, struct nlmsghdr *req, uint16_t type, siz
 {
 	int err = nl_send(nl, req);
 
+	nl->kernel_said = false;
 	for (int i = 0; !err && i < NL_READS; i++) {
 		struct sockaddr_nl from = {};
 		socklen_t flen = sizeof(from);
@@ -245,6 +246,7 @@ static int nl_talk(struct neigh_nl *nl, struct nlmsghdr *req, uint16_t type, siz
 		if (len > NL_BUF)
 			return -EMSGSIZE;	/* cut: may have been ours */
 		err = ucm_neigh_nl_find(nl->buf, len, from.nl_pid, nl->seq, type, hdr, msg);
+		nl->kernel_said = err < 0 && err != -EPROTO;
 		if (err)
 			return err < 0 ? err : 0;
 	}
@@ -307,7 +309,8 @@ int ucm_neigh_nl_get(struct neigh_nl *nl, bool v6, const uint8_t *hop, uint8_t *
  * neigh_event_send(), what traffic through the kernel does). The kernel
  * acts inside our send, so its ACK or refusal is waiting when we read:
  * -EPERM without CAP_NET_ADMIN over the namespace, -ENOBUFS with its
- * neighbour table full. The first refusal is logged.
+ * neighbour table full. The first refusal is logged. A failure of our
+ * own (no answer in time, a cut one) is no refusal: 0.
  */
 int ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop)
 {
@@ -319,6 +322,8 @@ int ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop)
 	neigh_req(nl, (struct nlmsghdr *)req.buf, RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_ACK,
 		  NTF_USE, v6, hop);
 	err = nl_talk(nl, (struct nlmsghdr *)req.buf, NLMSG_ERROR, sizeof(struct nlmsgerr), &msg);
+	if (err && !nl->kernel_said)
+		return 0;
 	if (err && !nl->use_refused) {
 		nl->use_refused = true;
 		inet_ntop(v6 ? AF_INET6 : AF_INET, hop, a, sizeof(a));
@@ -347,9 +352,11 @@ int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8
 	}
 	if (err == -EAGAIN) {
 		use = ucm_neigh_nl_use(nl, *hop_v6, hop);
-		/* Refused, the kernel will not resolve it: no use waiting. */
+		/* Refused, the kernel will not resolve it: no use waiting.
+		 * Its full table is its word, not a failure of our asking
+		 * (neigh.c's -ENOBUFS): an answer, backed off. */
 		if (use)
-			return use == -EAGAIN ? -EBUSY : use;
+			return use == -ENOBUFS ? -ENOSPC : use == -EAGAIN ? -EBUSY : use;
 	}
 	return err;
 }

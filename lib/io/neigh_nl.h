@@ -19,6 +19,7 @@ struct neigh_nl {
 	int ifindex;		/* the NIC the questions are about */
 	uint32_t seq;		/* the last question's */
 	bool use_refused;	/* a refusal of RTM_NEWNEIGH logged */
+	bool kernel_said;	/* the last question's error was the kernel's reply */
 	uint64_t requests;	/* messages sent: one writer, STAT_ADD */
 	char buf[NL_BUF] __attribute__((aligned(8)));
 };
@@ -36,7 +37,8 @@ int ucm_neigh_nl_resolve(struct neigh_nl *nl, bool v6, const uint8_t *dst, uint8
  * or -errno (-EAGAIN: none usable yet). */
 int ucm_neigh_nl_get(struct neigh_nl *nl, bool v6, const uint8_t *hop, uint8_t *mac);
 /* Have the kernel resolve @hop, or confirm its stale entry: 0 when it
- * took the request, or its -errno (the first logged). */
+ * took the request (or no word came: our own failure, asked again
+ * later), or the kernel's refusal, -errno (the first logged). */
 int ucm_neigh_nl_use(struct neigh_nl *nl, bool v6, const uint8_t *hop);
 
 /* The kernel's usable neighbour entries on the NIC, each given to @fn
