@@ -78,6 +78,9 @@ setup() {
 	fi
 	veth_pair $G $D vg vd 10.208.0.1/24 10.208.0.2/24 || { bad setup "cannot build the namespaces"; exit 0; }
 	ip netns exec $D sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0
+	# vg's tx_dropped counts the generator's frames alone: none of its
+	# own IPv6 (router solicitations, MLD) that vd's full ring drops.
+	ip netns exec $G sysctl -qw net.ipv6.conf.vg.disable_ipv6=1
 	vdmac=$(mac_of $D vd)
 }
 
