@@ -124,7 +124,7 @@ static void json_row(const struct bench_run *br, struct json *j, const struct ro
 	if (r->def->ops->latency) {
 		json_latency(j, r, nr);
 		run_stats(r->dst, nr, &st);
-		json_num(j, "median", st.median);
+		json_num(j, "median", run_median_bound(r->dst, nr, LAT_LOST_US));
 		json_num(j, "min", st.min);
 		json_num(j, "max", st.max);
 		json_obj_end(j);

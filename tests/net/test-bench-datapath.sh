@@ -135,8 +135,8 @@ for want in want_rows:
             print(f"FAIL: {name}/back-{want}: way back {back} pps, direct share {share}")
     if want.startswith("latency-"):
         # round trips in us: ordered percentiles alone and under load, the
-        # load half a measured capacity (the JSON's numbers have 6 significant
-        # digits: 1331364 is 1.33136e+06), and nearly every probe answered
+        # load half a measured capacity (the JSON's rates have 6 significant
+        # digits: 1331364.4 is 1.33136e+06), and nearly every probe answered
         # (a p99.9 only where every round had 1000 answers: lat_keys)
         ps = [r.get(k, []) for k in lat_keys(r)]
         ld = r.get("load", {})
