@@ -13,6 +13,8 @@
  *                     by the kernel's own kthreads (the baseline the
  *                     benchmark sets ucpumap beside).
  *
+ * A unicast frame to another station's MAC (where the interface's is
+ * set: ucm_steer_mac) stays with the kernel, as it would there.
  * Control traffic stays with the kernel (XDP_PASS): ARP, IPv6 neighbour
  * discovery and multicast listener messages (unless UCM_STEER_F_LINK_CTRL
  * claims them for a tap behind ucpumap), and whatever the configuration
@@ -49,6 +51,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ucm_steer_cfg);
 } ucm_steer_cfg_map SEC(".maps");
+
+/*
+ * The interface's own MAC, bytes 0-5, and byte 6 non-zero once it is set
+ * (ucm_dp writes it at attach, and again when it changes): a unicast
+ * frame to another station's (a promiscuous NIC's, a bridge port's, a
+ * macvlan child's) is the kernel's, as the kernel's own cpumap leaves it
+ * by eth_type_trans(): dropped as otherhost, or given to its owner. Not
+ * set (ucm_xdp alone): every frame is steered.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[8]);
+} ucm_steer_mac SEC(".maps");
 
 /* Round-robin position, per receiving CPU: no shared counter to bounce. */
 struct {
@@ -255,6 +272,23 @@ static __always_inline __u32 pick_worker(const struct ucm_steer_cfg *cfg,
 	}
 }
 
+/* Whether the frame is for this station: multicast and broadcast are,
+ * a unicast one when its destination is the interface's MAC (or that is
+ * not set). */
+static __always_inline int ours(void *data, void *end)
+{
+	__u8 *d = data, *m;
+	__u32 key = 0;
+
+	if (data + ETH_HLEN > end || (d[0] & 1))
+		return 1;	/* too short: parse() passes it */
+	m = bpf_map_lookup_elem(&ucm_steer_mac, &key);
+	if (!m || !m[6])
+		return 1;
+	return d[0] == m[0] && d[1] == m[1] && d[2] == m[2] && d[3] == m[3] &&
+	       d[4] == m[4] && d[5] == m[5];
+}
+
 /* Return 1, the worker and the configuration when the packet is ours; 0
  * to pass it. */
 static __always_inline int steer(struct xdp_md *ctx, __u32 *worker, __u32 *flags)
@@ -266,7 +300,7 @@ static __always_inline int steer(struct xdp_md *ctx, __u32 *worker, __u32 *flags
 	__u32 key = 0;
 
 	cfg = bpf_map_lookup_elem(&ucm_steer_cfg_map, &key);
-	if (!cfg || !parse(data, end, cfg, &f))
+	if (!cfg || !ours(data, end) || !parse(data, end, cfg, &f))
 		return 0;
 	*worker = pick_worker(cfg, &f);
 	*flags = cfg->flags;

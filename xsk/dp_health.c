@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <string.h>
 
 #include <linux/ethtool.h>
@@ -257,6 +258,31 @@ static void mtu_say(struct ucm_dp *dp)
 			dp->c.ifname, mtu, dp->c.if_mtu, dp->c.sink ? "" : " and the tun");
 }
 
+void ucm_dp_follow_mac(struct ucm_dp *dp)
+{
+	char name[IF_NAMESIZE];
+	struct ifreq ifr = {};
+	const uint8_t *mac = (const uint8_t *)ifr.ifr_hwaddr.sa_data;
+
+	/* By its index: renamed, it is still ours. Not an Ethernet device
+	 * (no MAC to tell stations by): every frame steered. */
+	if (!dp->xdp || !if_indextoname(dp->ifindex, name) ||
+	    ucm_dp_if_ioctl(name, SIOCGIFHWADDR, &ifr) ||
+	    ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER ||
+	    (dp->mac_set && !memcmp(dp->mac, mac, 6)))
+		return;
+	if (ucm_xdp_set_mac(dp->xdp, mac)) {
+		pr_warn("dp: cannot give the XDP program %s's MAC: frames to other stations are steered too\n",
+			dp->c.ifname);
+		return;
+	}
+	if (dp->mac_set)
+		pr_info("dp: %s's MAC is now %02x:%02x:%02x:%02x:%02x:%02x: frames to it are steered, to the old one the kernel's\n",
+			dp->c.ifname, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+	memcpy(dp->mac, mac, 6);
+	dp->mac_set = true;
+}
+
 int ucm_dp__check(struct ucm_dp *dp, struct ucm_dp_health *h, size_t sz)
 {
 	int iface, tun = 1;
@@ -275,8 +301,10 @@ int ucm_dp__check(struct ucm_dp *dp, struct ucm_dp_health *h, size_t sz)
 			(dp->tun_ifindex && tun > 0 ? UCM_DP_LINK_TUN_UP : 0);
 		if (iface >= 0 && tun >= 0)
 			links_say(dp, links);
-		if (iface > 0)
+		if (iface > 0) {
 			mtu_say(dp);
+			ucm_dp_follow_mac(dp);
+		}
 	}
 	dp->health.links = links;
 	ucm_stats_out(h, sz, &dp->health, sizeof(dp->health));

@@ -150,6 +150,8 @@ struct ucm_dp {
 	bool links_seen;
 	uint32_t if_mtu_said;		/* the interface's MTU last said, 0:
 					 * the set-up's (c.if_mtu) */
+	uint8_t mac[6];			/* the interface's, in the program */
+	bool mac_set;			/* ... once ucm_dp_follow_mac() set it */
 	struct ucm_dp_health health;	/* the first fault, kept */
 	struct dp_watch watch_w[UCM_CPUMAP_MAX_WORKERS];
 	struct dp_watch watch_q[UCM_XSK_MAX_QUEUES];
@@ -206,6 +208,12 @@ uint32_t ucm_dp_mtu_frames(const struct dp_cfg *c, uint32_t mtu);
 /* SIOCGIFMTU, SIOCGIFFLAGS, SIOCETHTOOL or SIOCGIFHWADDR/SIOCSIFHWADDR on
  * @ifname: 0 or -errno. */
 int ucm_dp_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr);
+
+/* dp_health.c */
+/* The interface's MAC into the XDP program, where it changed (or was not
+ * set): a unicast frame to another station's is the kernel's. Control
+ * thread; nothing with the application's own program. */
+void ucm_dp_follow_mac(struct ucm_dp *dp);
 
 /* dp_stats.c */
 /* The way back's counters of worker @w, under dp->lock; -ENOENT one way. */

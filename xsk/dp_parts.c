@@ -248,6 +248,9 @@ static int dp_attach(struct ucm_dp *dp)
 	dp->xdp = ucm_xdp__load(&xo);
 	if (!dp->xdp)
 		return -errno;
+	/* Frames to another station's MAC stay the kernel's, from the first
+	 * packet on (ucm_dp__check() follows a change of it). */
+	ucm_dp_follow_mac(dp);
 	return ucm_xdp__attach(dp->xdp, if_nametoindex(dp->c.ifname),
 			       (f & UCM_DP_F_XDP_SKB ? UCM_XDP_ATTACH_SKB : 0) |
 			       (f & UCM_DP_F_REPLACE ? UCM_XDP_ATTACH_REPLACE : 0));

@@ -38,7 +38,7 @@ struct ucm_xdp {
 	int other_fd;
 	uint32_t other_mode;
 	int steer_fd, cpumap_fd;
-	int cfg_fd, xsks_fd, worker_cpu_fd, cpu_map_fd;
+	int cfg_fd, xsks_fd, worker_cpu_fd, cpu_map_fd, mac_fd;
 	struct ucm_steer_cfg cfg;
 	bool meta;			/* steer_fd writes the metadata */
 };
@@ -270,8 +270,9 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 	x->xsks_fd = map_fd(x->obj, "ucm_xsks");
 	x->worker_cpu_fd = map_fd(x->obj, "ucm_worker_cpu");
 	x->cpu_map_fd = map_fd(x->obj, "ucm_cpu_map");
+	x->mac_fd = map_fd(x->obj, "ucm_steer_mac");
 	if (x->steer_fd < 0 || x->cpumap_fd < 0 || x->cfg_fd < 0 ||
-	    x->xsks_fd < 0 || x->worker_cpu_fd < 0 || x->cpu_map_fd < 0) {
+	    x->xsks_fd < 0 || x->worker_cpu_fd < 0 || x->cpu_map_fd < 0 || x->mac_fd < 0) {
 		pr_warn("the embedded XDP object lacks a program or map\n");
 		err = -ENOENT;
 		goto out_obj;
@@ -689,6 +690,18 @@ static int xdp_detach(struct ucm_xdp *x)
 /* libbpf's messages of an attach or a detach (the kernel's netlink
  * errors) through our log, as at the load; the application's printer
  * back after. */
+int ucm_xdp_set_mac(struct ucm_xdp *x, const uint8_t *mac)
+{
+	uint8_t v[8] = {};
+	uint32_t key = 0;
+
+	if (mac) {
+		memcpy(v, mac, 6);
+		v[6] = 1;
+	}
+	return bpf_map_update_elem(x->mac_fd, &key, v, BPF_ANY) ? -errno : 0;
+}
+
 int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 {
 	const uint32_t known = UCM_XDP_ATTACH_SKB | UCM_XDP_ATTACH_CPUMAP |

@@ -90,10 +90,12 @@ static const int allowed[] = {
 /* ioctl(2): stdio's question whether standard output is a terminal, and
  * the fault checks' reading of the interface's and the tun's state
  * (ucm_dp__check() every 100 ms: if_indextoname(), SIOCGIFFLAGS, the
- * carrier by SIOCETHTOOL, the interface's MTU by SIOCGIFMTU); without
- * these it would read every device as up, and never report one gone. */
+ * carrier by SIOCETHTOOL, the interface's MTU by SIOCGIFMTU, its MAC by
+ * SIOCGIFHWADDR); without these it would read every device as up, never
+ * report one gone, and steer frames to a changed MAC past the program. */
 static const unsigned long ioctls[] = {
 	TCGETS, SIOCGIFNAME, SIOCGIFINDEX, SIOCGIFFLAGS, SIOCETHTOOL, SIOCGIFMTU,
+	SIOCGIFHWADDR,
 };
 
 /* bpf(2): the XSK map's elements (the stop, or an RX thread that gives

@@ -40,6 +40,10 @@
 #                  belongs to the user each start runs as, --user or not
 #                  (keep-tun-owner); the lock file of a tun not kept goes
 #                  with the daemon (keep-tun-default-goes)
+#   other-mac      frames to another station's MAC (a promiscuous NIC's,
+#                  a bridge port's) are the kernel's: ucpumapd's rx does
+#                  not grow; after vd's MAC changes, frames to the new
+#                  one are steered and to the old one not, said
 #   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
@@ -71,7 +75,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
 cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag stats-json-tmp stdout-stalled foreign-program
-malformed second-instance second-tun keep-tun sigkill restart-stale nothing-left"
+malformed other-mac second-instance second-tun keep-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -1347,6 +1351,41 @@ EOF
 		ip -n "$dut" link set vd xdp off 2>/dev/null
 	fi
 	timing "foreign program"
+}
+
+# ---- frames to other stations -------------------------------------------------------
+# mac_send MAC: 600 IPv4 datagrams from vg to D4, to Ethernet address MAC
+# (ucpumap-gen: a socket would take the neighbour's); then the daemon's rx
+# (a SIGUSR1 line).
+mac_send() {
+	in_gen "$(dirname "$daemon")/ucpumap-gen" --dev vg --dst-ip $D4 --dst-mac "$1" \
+		--engine packet --count 600 --rate 20000 > /dev/null 2>&1
+	sleep 0.2
+	usr1_json "$dpid" "$tmp/om.json" 'd["rx"]'
+}
+
+case_other_mac() {
+	local other=02:00:00:00:00:99 r0 r1 r2 r3 why=
+	if ! start_daemon om --cpus 0,1 --stats-json "$tmp/om.json" --interval 0 --duration 30; then
+		bad other-mac "$(why_start)"
+		return
+	fi
+	r0=$(usr1_json "$dpid" "$tmp/om.json" 'd["rx"]')
+	r1=$(mac_send $other)
+	[ -n "$r0" ] && [ "$r1" = "$r0" ] || why="to another MAC: rx $r0 -> $r1 (want no change);"
+	# vd takes that address: the daemon follows within a check (100 ms)
+	ip -n "$dut" link set vd address $other
+	sleep 0.5
+	r2=$(mac_send $other)
+	[ -n "$r2" ] && [ $((r2 - r1)) = 600 ] || why="$why to vd's new MAC: rx $r1 -> $r2 (want 600 more);"
+	r3=$(mac_send "$vdmac")
+	[ "$r3" = "$r2" ] || why="$why to vd's old MAC: rx $r2 -> $r3 (want no change);"
+	ip -n "$dut" link set vd address "$vdmac"
+	grep -q "vd's MAC is now $other" "$D_ERR" || why="$why the change not said;"
+	sleep 0.3
+	stop_daemon
+	why="$why$(final_ok)$(leftovers)"
+	if [ -z "$why" ]; then ok other-mac "rx $r0, $r1, $r2, $r3"; else bad other-mac "$why"; fi
 }
 
 # ---- 6. malformed frames ---------------------------------------------------------
