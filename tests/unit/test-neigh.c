@@ -457,7 +457,7 @@ static int test_cache_answer(void)
 static int test_cache_late_answer(void)
 {
 	struct ucm_neigh *n = ucm_neigh_create_detached(3);
-	uint8_t a[4], b[4][4], mac[6], addr[16];
+	uint8_t a[16] = {}, b[4][4], mac[6], addr[16];	/* a: answers copy 16 bytes */
 	uint32_t si, id, first = UINT32_MAX, second = UINT32_MAX;
 	uint64_t asks = 0, t = 1000 * MS;
 	bool v6;
