@@ -1381,6 +1381,9 @@ case_other_mac() {
 	r3=$(mac_send "$vdmac")
 	[ "$r3" = "$r2" ] || why="$why to vd's old MAC: rx $r2 -> $r3 (want no change);"
 	ip -n "$dut" link set vd address "$vdmac"
+	# vg's neighbour may have learnt the passing address (an ARP request
+	# of vd's meanwhile): the cases after this one send to vd's own.
+	ip -n "$gen" neigh flush dev vg
 	grep -q "vd's MAC is now $other" "$D_ERR" || why="$why the change not said;"
 	sleep 0.3
 	stop_daemon
