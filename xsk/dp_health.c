@@ -260,27 +260,41 @@ static void mtu_say(struct ucm_dp *dp)
 
 void ucm_dp_follow_mac(struct ucm_dp *dp)
 {
+	uint32_t both = UCM_DP_F_TWO_WAY | UCM_DP_F_TAP;
 	char name[IF_NAMESIZE];
 	struct ifreq ifr = {};
 	const uint8_t *mac = (const uint8_t *)ifr.ifr_hwaddr.sa_data;
+	const char *dev = name;
+	int err;
 
-	/* By its index: renamed, it is still ours. Not an Ethernet device
-	 * (no MAC to tell stations by): every frame steered. */
-	if (!dp->xdp || !if_indextoname(dp->ifindex, name) ||
-	    ucm_dp_if_ioctl(name, SIOCGIFHWADDR, &ifr) ||
-	    ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER ||
-	    (dp->mac_set && !memcmp(dp->mac, mac, 6)))
+	if (!dp->xdp)
 		return;
-	if (ucm_xdp_set_mac(dp->xdp, mac)) {
-		pr_warn("dp: cannot give the XDP program %s's MAC: frames to other stations are steered too\n",
-			dp->c.ifname);
+	/* Two-way over a tap, the tap answers for the interface with the
+	 * address it took at the set-up: the peers send to the tap's, which
+	 * an operator's change of the interface's does not move. Else the
+	 * interface's, by its index: renamed, it is still ours. */
+	if ((dp->c.flags & both) == both && dp->tun)
+		dev = ucm_tun__name(dp->tun);
+	else if (!if_indextoname(dp->ifindex, name))
 		return;
-	}
-	if (dp->mac_set)
+	/* Not an Ethernet device (no MAC to tell stations by): every frame
+	 * steered. A value tried and refused is not tried again. */
+	if (ucm_dp_if_ioctl(dev, SIOCGIFHWADDR, &ifr) || ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER ||
+	    ((dp->mac_set || dp->mac_refused) && !memcmp(dp->mac, mac, 6)))
+		return;
+	err = ucm_xdp_set_mac(dp->xdp, mac);
+	dp->mac_refused = err != 0;
+	if (err && !dp->mac_set)
+		pr_warn("dp: cannot give the XDP program %s's MAC (%s): every frame is steered, those to other stations too\n",
+			dev, strerror(-err));
+	else if (err)
+		pr_warn("dp: %s's MAC is now %02x:%02x:%02x:%02x:%02x:%02x, which the XDP program cannot be told (%s; before Linux 5.19 a map update needs CAP_BPF where kernel.unprivileged_bpf_disabled is set): frames to it go to the kernel, not forwarded, until a restart\n",
+			dev, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], strerror(-err));
+	else if (dp->mac_set)
 		pr_info("dp: %s's MAC is now %02x:%02x:%02x:%02x:%02x:%02x: frames to it are steered, to the old one the kernel's\n",
-			dp->c.ifname, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+			dev, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 	memcpy(dp->mac, mac, 6);
-	dp->mac_set = true;
+	dp->mac_set |= !err;
 }
 
 int ucm_dp__check(struct ucm_dp *dp, struct ucm_dp_health *h, size_t sz)

@@ -150,8 +150,10 @@ struct ucm_dp {
 	bool links_seen;
 	uint32_t if_mtu_said;		/* the interface's MTU last said, 0:
 					 * the set-up's (c.if_mtu) */
-	uint8_t mac[6];			/* the interface's, in the program */
+	uint8_t mac[6];			/* the interface's (two-way tap: the
+					 * tap's), in the program */
 	bool mac_set;			/* ... once ucm_dp_follow_mac() set it */
+	bool mac_refused;		/* @mac was refused (said once) */
 	struct ucm_dp_health health;	/* the first fault, kept */
 	struct dp_watch watch_w[UCM_CPUMAP_MAX_WORKERS];
 	struct dp_watch watch_q[UCM_XSK_MAX_QUEUES];

@@ -78,7 +78,8 @@
 #                       conservation lines and the audit hold
 #   tap-*               --tap --two-way: the tap holds the DUT's address and
 #                       vd's MAC, ARP goes through ucpumapd both ways; ping
-#                       each way, a file each way, a clean stop
+#                       each way, a file each way; vd's MAC changed, pings
+#                       to the tap's still come through; a clean stop
 #   man-example-*       the two-way example of ucpumapd(8), EXAMPLES, its
 #                       commands as the page prints them (eth0 vd, the peer
 #                       10.204.0.1, the JSON in the test's directory): 50 MB
@@ -1034,6 +1035,16 @@ case_tap() {
 		[ "${n:-0}" -ge 8 ] && ok "tap-ping-out: $n of 10" || bad tap-ping-out "$r"
 		file tap-file-in "$d" 10.204.0.2 "$g"
 		file tap-file-out "$g" 10.204.0.1 "$d"
+		# vd's address changed under it: the peers still send to the
+		# tap's (which answered their ARP), and the program follows
+		# the tap's, not vd's.
+		ip -n "$d" link set vd address 02:00:00:00:00:77
+		sleep 0.5
+		r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --interval 0.1 --timeout 5)
+		n=$(replies "$r")
+		ip -n "$d" link set vd address "$vmac"
+		[ "${n:-0}" -ge 8 ] && ok "tap-iface-mac-change: $n of 10 to the tap's address after vd's changed" ||
+			bad tap-iface-mac-change "$r"
 		stop
 		rc=$?
 		if [ "$rc" -eq 0 ] && grep -q "^conservation: .*holds" "$tmp/d.out" &&
