@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <net/if_arp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <linux/ethtool.h>
@@ -265,6 +266,7 @@ void ucm_dp_follow_mac(struct ucm_dp *dp)
 	struct ifreq ifr = {};
 	const uint8_t *mac = (const uint8_t *)ifr.ifr_hwaddr.sa_data;
 	const char *dev = name;
+	char text[18];
 	int err;
 
 	if (!dp->xdp)
@@ -283,17 +285,19 @@ void ucm_dp_follow_mac(struct ucm_dp *dp)
 	    ((dp->mac_set || dp->mac_refused) && !memcmp(dp->mac, mac, 6)))
 		return;
 	err = ucm_xdp_set_mac(dp->xdp, mac);
-	dp->mac_refused = err != 0;
+	snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2],
+		 mac[3], mac[4], mac[5]);
 	if (err && !dp->mac_set)
 		pr_warn("dp: cannot give the XDP program %s's MAC (%s): every frame is steered, those to other stations too\n",
 			dev, strerror(-err));
 	else if (err)
-		pr_warn("dp: %s's MAC is now %02x:%02x:%02x:%02x:%02x:%02x, which the XDP program cannot be told (%s; before Linux 5.19 a map update needs CAP_BPF where kernel.unprivileged_bpf_disabled is set): frames to it go to the kernel, not forwarded, until a restart\n",
-			dev, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5], strerror(-err));
+		pr_warn("dp: %s's MAC is now %s, which the XDP program cannot be told (%s; before Linux 5.19 a map update needs CAP_BPF where kernel.unprivileged_bpf_disabled is set): frames to it go to the kernel, not forwarded, until a restart\n",
+			dev, text, strerror(-err));
 	else if (dp->mac_set)
-		pr_info("dp: %s's MAC is now %02x:%02x:%02x:%02x:%02x:%02x: frames to it are steered, to the old one the kernel's\n",
-			dev, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+		pr_info("dp: %s's MAC is now %s: frames to it are steered, to the old one the kernel's\n",
+			dev, text);
 	memcpy(dp->mac, mac, 6);
+	dp->mac_refused = err != 0;
 	dp->mac_set |= !err;
 }
 

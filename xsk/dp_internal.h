@@ -151,8 +151,9 @@ struct ucm_dp {
 	uint32_t if_mtu_said;		/* the interface's MTU last said, 0:
 					 * the set-up's (c.if_mtu) */
 	uint8_t mac[6];			/* the interface's (two-way tap: the
-					 * tap's), in the program */
-	bool mac_set;			/* ... once ucm_dp_follow_mac() set it */
+					 * tap's) last tried: in the program
+					 * unless @mac_refused */
+	bool mac_set;			/* the program has one (ucm_dp_follow_mac()) */
 	bool mac_refused;		/* @mac was refused (said once) */
 	struct ucm_dp_health health;	/* the first fault, kept */
 	struct dp_watch watch_w[UCM_CPUMAP_MAX_WORKERS];

@@ -196,9 +196,9 @@ int ucm_xdp_opts_check(const struct ucm_xdp_opts *opts, struct ucm_xdp_opts *o,
 /* The program UCM_XDP_ATTACH_REPLACE took off stays off: the detach no
  * longer puts it back (ucm_dp, once started). */
 void ucm_xdp_let_other_go(struct ucm_xdp *x);
-/* The interface's MAC (@mac, 6 bytes; NULL: none): a unicast frame to
- * another is passed to the kernel (steer.bpf.c's ucm_steer_mac). For
- * ucm_dp; ucm_xdp alone steers every frame. 0 or -errno. */
+/* The interface's MAC (@mac, 6 bytes): a unicast frame to another is
+ * passed to the kernel (steer.bpf.c's ucm_steer_mac). For ucm_dp;
+ * ucm_xdp alone steers every frame. 0 or -errno. */
 int ucm_xdp_set_mac(struct ucm_xdp *x, const uint8_t *mac);
 
 #endif /* UCM_XSK_PORT_INTERNAL_H */

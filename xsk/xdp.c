@@ -687,21 +687,18 @@ static int xdp_detach(struct ucm_xdp *x)
 	return ucm_err(err);
 }
 
-/* libbpf's messages of an attach or a detach (the kernel's netlink
- * errors) through our log, as at the load; the application's printer
- * back after. */
 int ucm_xdp_set_mac(struct ucm_xdp *x, const uint8_t *mac)
 {
-	uint8_t v[8] = {};
+	uint8_t v[8] = { [6] = 1 };	/* byte 6: set (steer.bpf.c) */
 	uint32_t key = 0;
 
-	if (mac) {
-		memcpy(v, mac, 6);
-		v[6] = 1;
-	}
+	memcpy(v, mac, 6);
 	return bpf_map_update_elem(x->mac_fd, &key, v, BPF_ANY) ? -errno : 0;
 }
 
+/* libbpf's messages of an attach or a detach (the kernel's netlink
+ * errors) through our log, as at the load; the application's printer
+ * back after. */
 int ucm_xdp__attach(struct ucm_xdp *x, int ifindex, uint32_t flags)
 {
 	const uint32_t known = UCM_XDP_ATTACH_SKB | UCM_XDP_ATTACH_CPUMAP |

@@ -393,7 +393,6 @@ static void print_latency(const struct bench_run *br, int nr)
 	print_sockperf_check(br, nr, "latency-cpumap", "sockperf-cpumap");
 }
 
-
 /*
  * A target no row's offered load could reach: in every round, delivering
  * every packet the generator offered to any row in that round (the most
