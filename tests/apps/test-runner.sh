@@ -10,6 +10,8 @@
 #                      nothing more
 #   timeout-once       a test that says "interrupted" when the time limit
 #                      ends it: one failure, not two
+#   timeout-silent     one the time limit ends that says nothing: one
+#                      failure
 #   aborted-script     a script's status other than 0 after a FAIL line
 #                      (set -u's abort): a failure
 #   asan-after-fail    a test built with ASan that fails a case, then
@@ -23,7 +25,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-runner
-cases="crash-after-fail plain-fail timeout-once aborted-script asan-after-fail stale-pid"
+cases="crash-after-fail plain-fail timeout-once timeout-silent aborted-script asan-after-fail stale-pid"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
@@ -54,6 +56,13 @@ case_crash_after_fail() {
 case_plain_fail() {
 	fake test-zz2 'echo "PASS: test-zz2/a"; echo "FAIL: test-zz2/b: no"; exit 1'
 	runner plain-fail "1 passed, 1 failed" 10 test-zz2
+}
+
+# A test the time limit ends that says nothing itself (a hung unit test):
+# still one failure.
+case_timeout_silent() {
+	fake test-zz6 'echo "PASS: test-zz6/a"; sleep 20'
+	runner timeout-silent "1 passed, 1 failed" 1 test-zz6
 }
 
 case_timeout_once() {
@@ -88,15 +97,19 @@ alive() {
 }
 
 case_stale_pid() {
-	local a b why=
-	sleep 30 &
+	local a b t0 why=
+	sleep 20 &
 	a=$!
 	lib_pid $a
 	# Not this shell's child, as a process that took a stale pid is not.
 	b=$(sleep 30 > /dev/null 2>&1 & echo $!)
 	lib_pid $b
 	lib_start[$b]=1	# as if ours had ended and its pid gone to this one
+	# Stopped, not waited for: stop_pid ends in a wait, which a
+	# process never signalled would hold for its 20 s.
+	t0=$SECONDS
 	stop_pid $a 10
+	[ $((SECONDS - t0)) -le 3 ] || why="the registered process was not signalled (waited $((SECONDS - t0)) s);"
 	stop_pid $b 10
 	alive $a && why="$why the registered process lives on;"
 	alive $b || why="$why a pid registered for another start time was signalled;"
