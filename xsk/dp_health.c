@@ -267,9 +267,13 @@ void ucm_dp_follow_mac(struct ucm_dp *dp)
 	const uint8_t *mac = (const uint8_t *)ifr.ifr_hwaddr.sa_data;
 	const char *dev = name;
 	char text[18];
+	bool back;
 	int err;
 
-	if (!dp->xdp)
+	/* Two-way over a tun: the way back's frames leave from the
+	 * interface's address, which a spoof check (a VF's) holds them to. */
+	back = (dp->c.flags & both) == UCM_DP_F_TWO_WAY && dp->tun && dp->back_mac_set;
+	if (!dp->xdp && !back)
 		return;
 	/* Two-way over a tap, the tap answers for the interface with the
 	 * address it took at the set-up: the peers send to the tap's, which
@@ -280,13 +284,19 @@ void ucm_dp_follow_mac(struct ucm_dp *dp)
 	else if (!if_indextoname(dp->ifindex, name))
 		return;
 	/* Not an Ethernet device (no MAC to tell stations by): every frame
-	 * steered. A value tried and refused is not tried again. */
-	if (ucm_dp_if_ioctl(dev, SIOCGIFHWADDR, &ifr) || ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER ||
-	    ((dp->mac_set || dp->mac_refused) && !memcmp(dp->mac, mac, 6)))
+	 * steered. */
+	if (ucm_dp_if_ioctl(dev, SIOCGIFHWADDR, &ifr) || ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
 		return;
-	err = ucm_xdp_set_mac(dp->xdp, mac);
 	snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2],
 		 mac[3], mac[4], mac[5]);
+	if (back && memcmp(dp->back_mac, mac, 6) && !ucm_tun__set_back_src(dp->tun, mac)) {
+		pr_info("dp: %s's MAC is now %s: the way back's frames leave from it\n", dev, text);
+		memcpy(dp->back_mac, mac, 6);
+	}
+	/* A value tried and refused is not tried again. */
+	if (!dp->xdp || ((dp->mac_set || dp->mac_refused) && !memcmp(dp->mac, mac, 6)))
+		return;
+	err = ucm_xdp_set_mac(dp->xdp, mac);
 	if (err && !dp->mac_set)
 		pr_warn("dp: cannot give the XDP program %s's MAC (%s): every frame is steered, those to other stations too\n",
 			dev, strerror(-err));

@@ -60,6 +60,8 @@ static int back_setup(struct ucm_dp *dp)
 	err = if_mac(dp->c.ifname, l2.src);
 	if (err)
 		return err;
+	memcpy(dp->back_mac, l2.src, 6);
+	dp->back_mac_set = true;
 	memcpy(l2.dst, dp->c.peer_mac, 6);
 	l2.resolve_ifindex = dp->c.peer_mac_set || (dp->c.flags & UCM_DP_F_TAP) ?
 			     0 : (int)if_nametoindex(dp->c.ifname);

@@ -605,6 +605,20 @@ int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
 	return 0;
 }
 
+int ucm_tun__set_back_src(struct ucm_tun *tun, const uint8_t *mac)
+{
+	uint64_t v = TUN_SRC_SET;
+	int i;
+
+	if (!tun || !mac || (tun->flags & UCM_TUN_F_TAP) || (mac[0] & 1))
+		return ucm_err(-EINVAL);
+	for (i = 0; i < 6; i++)
+		v |= (uint64_t)mac[i] << (8 * i);
+	/* S1 (tun_internal.h): pairs with S2 in the read path's turn. */
+	__atomic_store_n(&tun->back_src, v, __ATOMIC_RELAXED);
+	return 0;
+}
+
 /* The 0.2.0 name (tun.h). */
 int ucm_tun__set_reverse(struct ucm_tun *tun, uint32_t worker,
 			 struct ucm_txq *txq, const struct ucm_tun_l2 *l2)

@@ -123,11 +123,14 @@ struct tun_worker {
 } __cacheline_aligned;
 
 /*
- * Concurrency contract of struct ucm_tun: every field but wk[] and offload
- * is written by create() and read-only afterwards (workers read flags,
- * nqueues and fds); offload is written by the first set_back(), on the
- * control thread before any worker opens, and read-only afterwards (the
- * worker threads start after it); wk[] follows its own contract above.
+ * Concurrency contract of struct ucm_tun: every field but wk[], offload
+ * and back_src is written by create() and read-only afterwards (workers
+ * read flags, nqueues and fds); offload is written by the first
+ * set_back(), on the control thread before any worker opens, and
+ * read-only afterwards (the worker threads start after it); wk[] follows
+ * its own contract above. back_src: stored by set_back_src() on any
+ * thread (S1, relaxed), loaded by each worker's read path once a turn
+ * (S2, relaxed); S1 pairs with S2, and only its own 64 bits pass, whole.
  * destroy() runs once every worker has closed.
  */
 struct ucm_tun {
@@ -149,7 +152,11 @@ struct ucm_tun {
 	/* RWF_NOWAIT where the device takes it (Linux 6.4), else 0: the
 	 * io_uring writes and reads' rw_flags (nowait_probe()) */
 	int rw_nowait;
+	/* The way back's source MAC in the low 48 bits over TUN_SRC_SET, or
+	 * 0: each worker's l2.src. */
+	uint64_t back_src;
 };
+#define TUN_SRC_SET	(1ull << 63)
 
 /* Linux 6.2's USO bits; Debian 12's uapi headers (6.1) lack them. */
 #ifndef TUN_F_USO4
@@ -271,6 +278,7 @@ struct tun_back {
 	int rw_nowait;		/* struct ucm_tun's */
 	bool offload;		/* the tun's offloads are on (ucm_tun.offload) */
 	struct ucm_tun_l2 l2;
+	uint64_t src_seen;	/* struct ucm_tun's back_src, as l2.src took it */
 	struct ucm_neigh *neigh;	/* l2.resolve_ifindex: the next hops */
 	/* The worker's neigh_requests, _evicted, _refused before this
 	 * resolver: the counts go on from there. */

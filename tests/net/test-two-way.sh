@@ -70,6 +70,11 @@
 #                       naming the tun's larger one and the fix; set back:
 #                       said; raised within a frame, then past it (a
 #                       restart needed): each said; a clean stop
+#   mac-change          vd's MAC changed under a running daemon: said; ping
+#                       each way, 10 of 10 (vg's ARP asked again), and
+#                       every frame of the way back vg sees leaves from the
+#                       new address (a VF's spoof check drops the old's);
+#                       a clean stop
 #   no-offload-kept     --no-offload on a kept tun whose offloads are on:
 #                       they go off, a file goes out intact, nothing dropped
 #                       for them
@@ -106,7 +111,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-two-way
 cases="neigh-resolve ping-in ping-out iperf3-in iperf3-out file-in file-out download uso-csum
-stats clean-stop total-line spin sw-csum no-offload-kept prewake neigh-known neigh-gateway neigh-via6 neigh-v6 neigh-limits multicast-out mtu-change sigterm man-example tap bad-flags"
+stats clean-stop total-line spin sw-csum no-offload-kept prewake neigh-known neigh-gateway neigh-via6 neigh-v6 neigh-limits multicast-out mtu-change mac-change sigterm man-example tap bad-flags"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
@@ -964,6 +969,48 @@ case_mtu_change() {
 	else
 		bad mtu-change "$why $(grep -h "MTU" "$tmp/d.err" | head -3 | tr '\n' ' ')"
 	fi
+}
+
+case_mac_change() {
+	local new=02:00:00:00:00:77 vmac why= cpid r n srcs rc
+	command -v tcpdump > /dev/null || { skip mac-change "needs tcpdump (scripts/install-deps.sh)"; return; }
+	own
+	vmac=$(mac_of "$d" vd)
+	if ! start --two-way; then
+		bad mac-change "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
+		return
+	fi
+	ip -n "$d" link set vd address $new
+	wait_line "$tmp/d.err" "dp: vd's MAC is now $new: the way back's frames leave from it" 20 ||
+		why="no word of the way back's new source;"
+	ip -n "$g" neigh flush dev vg
+	ip netns exec "$g" tcpdump -nn -e -l -i vg 'icmp and src host 10.204.0.2' \
+		> "$tmp/mac.cap" 2> "$tmp/mac.cap.err" &
+	cpid=$!
+	lib_pid "$cpid"
+	wait_line "$tmp/mac.cap.err" "listening on" 50 "$cpid" || why="$why tcpdump did not start;"
+	r=$(in_d python3 "$helper" ping --dst 10.204.0.1 --count 10 --interval 0.05 --timeout 5)
+	n=$(replies "$r")
+	[ "${n:-0}" = 10 ] || why="$why ping out: $r;"
+	r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --interval 0.05 --timeout 5)
+	n=$(replies "$r")
+	[ "${n:-0}" = 10 ] || why="$why ping in: $r;"
+	sleep 0.2
+	stop_pid "$cpid"
+	# 10 echo requests and 10 replies from the DUT, each source once
+	srcs=$(awk '{ print $2 }' "$tmp/mac.cap" | sort | uniq -c | tr -s ' \n' ' ')
+	[ "$(grep -c " $new > " "$tmp/mac.cap")" -ge 20 ] && ! grep -v " $new > " "$tmp/mac.cap" | grep -q . ||
+		why="$why vg saw the DUT's frames from: ${srcs:-none};"
+	ip -n "$d" link set vd address "$vmac"
+	stop
+	rc=$?
+	[ "$rc" = 0 ] || why="$why exit $rc;"
+	if [ -z "$why" ]; then
+		ok mac-change "said; 10 of 10 each way, all $(grep -c . "$tmp/mac.cap") frames vg saw from $new"
+	else
+		bad mac-change "$why $(grep -h "MAC" "$tmp/d.err" | head -3 | tr '\n' ' ')"
+	fi
+	ip -n "$g" neigh flush dev vg
 }
 
 case_sigterm() {

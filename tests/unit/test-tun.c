@@ -551,6 +551,68 @@ static int test_back_neigh_counts_go_on(void)
 	return back_done(u, p, t, tun, s, -1);
 }
 
+/* Send one plain IPv4 packet (no offload asked) into the tun's socket,
+ * take the turn, and return the source MAC of the frame that went out. */
+static int back_one_src(const struct ucm_sink_ops *ops, struct ucm_tun *tun, struct ucm_txq *t,
+			struct ucm_umem *u, int s, uint8_t *src)
+{
+	static uint8_t wire[VNET_LEN + 256];
+	uint32_t n, i;
+	uint64_t d;
+
+	n = super_tcp4(wire, 100, 1448, 1, 'x') - 14;
+	memset(wire, 0, VNET_LEN);
+	memmove(wire + VNET_LEN, wire + VNET_LEN + 14, n - VNET_LEN);	/* no Ethernet */
+	UT_ASSERT(send(s, wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	for (i = 0, n = 0; i < 100 && !n; i++) {
+		ops->poll(tun, 0);
+		n = ucm_txq__collect(t, &d, 1);
+		if (!n)
+			ut_msleep(1);
+	}
+	UT_ASSERT(n == 1, "the packet did not go out");
+	memcpy(src, (uint8_t *)ucm_umem__area(u) + ucm_desc_addr(d) + 6, 6);
+	d = ucm_desc_addr(d) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
+	UT_ASSERT(!ucm_umem__put_bulk(u, &d, 1), "home after TX");
+	return 0;
+}
+
+/* ucm_tun__set_back_src(): the way back's frames leave from the new
+ * address from the next turn on; what it refuses changes nothing. */
+static int test_back_src_follows(void)
+{
+	static const uint8_t a[6] = { 2, 0, 0, 0, 0, 0xa }, b[6] = { 2, 0, 0, 0, 0, 0xb };
+	static const uint8_t group[6] = { 1, 0, 0x5e, 0, 0, 1 };
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
+	struct ucm_tun_l2 l2 = { .dst = { 2, 0, 0, 0, 0, 0xd } };
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	struct ucm_tun *tun;
+	uint8_t src[6];
+	int s[2];
+
+	if (back_setup(&u, &p, &t, &tun, s, false))
+		return 1;
+	UT_ASSERT(ucm_tun__set_back_src(tun, b) == -EINVAL, "a tap's source taken");
+	tun->flags &= ~UCM_TUN_F_TAP;
+	memcpy(l2.src, a, 6);
+	UT_ASSERT(!ucm_tun__set_back(tun, 0, t, &l2), "set_back");
+	UT_ASSERT(ucm_tun__set_back_src(NULL, b) == -EINVAL && ucm_tun__set_back_src(tun, NULL) == -EINVAL &&
+		  ucm_tun__set_back_src(tun, group) == -EINVAL, "a bad source taken");
+	OPEN_OR_SKIP(ops, tun);
+	if (back_one_src(ops, tun, t, u, s[1], src))
+		return 1;
+	UT_ASSERT(!memcmp(src, a, 6), "first frame from %02x, want set_back()'s", src[5]);
+	UT_ASSERT(!ucm_tun__set_back_src(tun, b), "set_back_src");
+	if (back_one_src(ops, tun, t, u, s[1], src))
+		return 1;
+	UT_ASSERT(!memcmp(src, b, 6), "frame after set_back_src() from %02x, want 0b", src[5]);
+	ops->close(tun, 0);
+	ucm_txq__lend(t, p);
+	return back_done(u, p, t, tun, s, -1);
+}
+
 /*
  * A stall for room whose first turn also had no frame in hand: counted in
  * channel_waits too (the "waits for room" an operator reads under
@@ -1410,6 +1472,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_no_nowait),
 	UT_CASE(test_back_super_packets),
 	UT_CASE(test_back_neigh_counts_go_on),
+	UT_CASE(test_back_src_follows),
 	UT_CASE(test_back_channel_waits),
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),

@@ -368,6 +368,19 @@ UCM_API const struct ucm_sink_ops *ucm_tun__sink_back(void);
  */
 UCM_API int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
 			      struct ucm_txq *txq, const struct ucm_tun_l2 *l2);
+
+/**
+ * ucm_tun__set_back_src() - the way back's source MAC from now on
+ * @mac: 6 bytes: the NIC's address now
+ *
+ * For a NIC whose address changes while the workers run (an operator's
+ * change; a VF given another by its PF, whose spoof check drops frames
+ * from the old): it replaces ucm_tun__set_back()'s l2.src for every
+ * worker, this cpumap's and later ones', each from its next read turn.
+ * Any thread. Return: 0, or -EINVAL (@tun or @mac NULL, a tap: the
+ * stack gives its frames their source, or a group address).
+ */
+UCM_API int ucm_tun__set_back_src(struct ucm_tun *tun, const uint8_t *mac);
 /*
  * The statistics getters copy into the caller's @st of @sz bytes
  * (sizeof(*@st) as the caller was built): an older, smaller struct gets
