@@ -353,6 +353,9 @@ void ucm_tun_back_handle_reads(struct tun_back *r, struct back_turn *t);
 /* tun_read_tx.c: the packets waiting for a next hop home, counted into
  * @dropped, when reading stops (its close, its io_uring failed). */
 void ucm_tun_back_unres_flush(struct tun_back *r, uint64_t *dropped);
+/* tun_read_tx.c: struct ucm_tun's back_src (@src), if it changed, into
+ * the headers to come and those written already. */
+void ucm_tun_back_src_sync(struct tun_back *r, const uint64_t *src);
 
 /* tun_chain.c: a packet of several frames, @len bytes to write from
  * iov[0].iov_base (in its first frame) into @iov (room for

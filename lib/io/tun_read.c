@@ -559,20 +559,6 @@ static void back_stats_publish(struct ucm_tun_back_stats *s,
 			STAT_ADD(dst[i], src[i]);
 }
 
-/* The source address ucm_tun__set_back_src() gave last, if any. */
-static void back_src_sync(struct tun_back *r, const struct ucm_tun *tun)
-{
-	/* S2 (tun_internal.h): pairs with S1 in ucm_tun__set_back_src(). */
-	uint64_t v = __atomic_load_n(&tun->back_src, __ATOMIC_RELAXED);
-	int i;
-
-	if (likely(v == r->src_seen))
-		return;
-	r->src_seen = v;
-	for (i = 0; i < 6; i++)
-		r->l2.src[i] = v >> (8 * i);
-}
-
 uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 {
 	struct ucm_tun *tun = ctx;
@@ -637,7 +623,7 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 			r->readable = true;
 		r->pend = n;
 	}
-	back_src_sync(r, tun);
+	ucm_tun_back_src_sync(r, &tun->back_src);
 	if (r->neigh && (r->pend || r->nunres)) {
 		r->now = ucm_now_ns();
 		ucm_neigh_sync(r->neigh, r->now);	/* the resolver's answers */

@@ -291,6 +291,24 @@ static enum back_l2 l2_header(struct tun_back *r, const uint8_t *pkt, bool v6, u
 	return ret;
 }
 
+void ucm_tun_back_src_sync(struct tun_back *r, const uint64_t *src)
+{
+	/* S2 (tun_internal.h): pairs with S1 in ucm_tun__set_back_src(). */
+	uint64_t v = __atomic_load_n(src, __ATOMIC_RELAXED);
+	uint32_t i;
+
+	if (likely(v == r->src_seen))
+		return;
+	r->src_seen = v;
+	for (i = 0; i < 6; i++)
+		r->l2.src[i] = v >> (8 * i);
+	/* Headers written already: a super-packet's next segments, and the
+	 * packets waiting for their next hop. */
+	memcpy(r->eth + 6, r->l2.src, 6);
+	for (i = 0; i < r->nunres; i++)
+		memcpy(unres_eth(r, &r->unres[i]) + 6, r->l2.src, 6);
+}
+
 void ucm_tun_back_unres_flush(struct tun_back *r, uint64_t *dropped)
 {
 	for (uint32_t i = 0; i < r->nunres; i++)

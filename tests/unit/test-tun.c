@@ -577,6 +577,65 @@ static int back_one_src(const struct ucm_sink_ops *ops, struct ucm_tun *tun, str
 	return 0;
 }
 
+/*
+ * A super-packet whose turn stopped in it goes on in the next turn: its
+ * segments from then on leave from the source set meanwhile. Tun mode:
+ * two 45-segment super-packets as a tun gives them (no Ethernet), more
+ * segments than a turn sends.
+ */
+static int test_back_src_super_resumed(void)
+{
+	static const uint8_t a[6] = { 2, 0, 0, 0, 0, 0xa }, b[6] = { 2, 0, 0, 0, 0, 0xb };
+	static uint8_t wire[VNET_LEN + 65536];
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
+	struct ucm_tun_l2 l2 = { .dst = { 2, 0, 0, 0, 0, 0xd } };
+	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)wire;
+	uint32_t n, k, got = 0, first = 0, turns = 0, from_b = 0;
+	uint64_t desc[64];
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	struct ucm_tun *tun;
+	int s[2];
+
+	if (back_setup(&u, &p, &t, &tun, s, true))
+		return 1;
+	tun->flags &= ~UCM_TUN_F_TAP;
+	memcpy(l2.src, a, 6);
+	UT_ASSERT(!ucm_tun__set_back(tun, 0, t, &l2), "set_back");
+	OPEN_OR_SKIP(ops, tun);
+	for (k = 0; k < 2; k++) {
+		n = super_tcp4(wire, 45 * 1448, 1448, 1000 + k * 45 * 1448, 'a' + k) - 14;
+		memmove(wire + VNET_LEN, wire + VNET_LEN + 14, n - VNET_LEN);
+		vh->csum_start -= 14;
+		UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	}
+	while (got < 90 && turns++ < 20) {
+		ops->poll(tun, 0);
+		if (turns == 1)
+			UT_ASSERT(!ucm_tun__set_back_src(tun, b), "set_back_src");
+		while ((n = ucm_txq__collect(t, desc, 64))) {
+			for (k = 0; k < n; k++, got++) {
+				uint8_t *f = (uint8_t *)ucm_umem__area(u) + ucm_desc_addr(desc[k]);
+
+				if (turns == 1)
+					first++;
+				UT_ASSERT(!memcmp(f + 6, turns == 1 ? a : b, 6),
+					  "segment %u (turn %u) from %02x", got, turns, f[11]);
+				from_b += turns > 1;
+				desc[k] = ucm_desc_addr(desc[k]) & ~(uint64_t)(ucm_umem__frame_size(u) - 1);
+			}
+			UT_ASSERT(!ucm_umem__put_bulk(u, desc, n), "home after TX");
+		}
+		ucm_txq__lend(t, p);
+	}
+	/* One cut in the first turn, its header written before the change. */
+	UT_ASSERT(got == 90 && first % 45, "%u segments out, %u in the first turn", got, first);
+	UT_ASSERT(from_b == 90 - first, "%u segments from the new source, want %u", from_b, 90 - first);
+	ops->close(tun, 0);
+	return back_done(u, p, t, tun, s, -1);
+}
+
 /* ucm_tun__set_back_src(): the way back's frames leave from the new
  * address from the next turn on; what it refuses changes nothing. */
 static int test_back_src_follows(void)
@@ -1473,6 +1532,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_super_packets),
 	UT_CASE(test_back_neigh_counts_go_on),
 	UT_CASE(test_back_src_follows),
+	UT_CASE(test_back_src_super_resumed),
 	UT_CASE(test_back_channel_waits),
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),
