@@ -196,6 +196,12 @@ int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src)
 		pr_warn("cpumap: a sink needs an xmit callback\n");
 		return -EINVAL;
 	}
+	/* The worker's sleep without a wait() ends at a producer's kick
+	 * alone: the poll's direction would wait for the other's traffic. */
+	if (dst->poll && !dst->wait) {
+		pr_warn("cpumap: a sink with a poll callback needs a wait callback too, which sleeps until the poll has work\n");
+		return -EINVAL;
+	}
 	if (dst->flags & ~(uint32_t)(UCM_SINK_F_KEEP | UCM_SINK_F_POLL_WAKE)) {
 		pr_warn("cpumap: sink flags %#x: unknown to this library\n", dst->flags);
 		return -EINVAL;
@@ -260,10 +266,14 @@ int ucm_cpumap_opts_check(struct ucm_cpumap_opts *o)
 			o->spin_us, UCM_SPIN_US_MAX);
 		return -EINVAL;
 	}
-	if (!o->ncpus || o->ncpus > UCM_CPUMAP_MAX_WORKERS ||
-	    (!o->cpus && !(o->flags & UCM_CPUMAP_F_INLINE))) {
-		pr_warn("cpumap: give between 1 and %u worker CPUs\n",
+	if (!o->ncpus || o->ncpus > UCM_CPUMAP_MAX_WORKERS) {
+		pr_warn("cpumap: %u worker CPUs: give between 1 and %u\n", o->ncpus,
 			UCM_CPUMAP_MAX_WORKERS);
+		return -EINVAL;
+	}
+	if (!o->cpus && !(o->flags & UCM_CPUMAP_F_INLINE)) {
+		pr_warn("cpumap: no cpus[]: give the %u workers' CPUs, or UCM_CPUMAP_F_INLINE\n",
+			o->ncpus);
 		return -EINVAL;
 	}
 	for (i = 0; i < o->ncpus && !(o->flags & UCM_CPUMAP_F_INLINE); i++) {
@@ -574,8 +584,12 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 	struct ucm_cpumap_producer *prod;
 	uint32_t i;
 
-	if (!map || !pool || pool->umem != map->umem)
+	if (!map || !pool)
 		return ucm_err_ptr(-EINVAL);
+	if (pool->umem != map->umem) {
+		pr_warn("cpumap: a producer's pool must be of the map's UMEM\n");
+		return ucm_err_ptr(-EINVAL);
+	}
 	if (map->stopped) {
 		pr_warn("cpumap: the map is stopped (its workers are gone): create producers before ucm_cpumap__stop()\n");
 		return ucm_err_ptr(-EINVAL);

@@ -353,8 +353,12 @@ bool ucm_txq__tx_csum(const struct ucm_txq *t)
 
 int ucm_txq__set_max_frames(struct ucm_txq *t, uint32_t n)
 {
-	if (!t || !n || n > UCM_CHAIN_MAX)
+	if (!t)
 		return ucm_err(-EINVAL);
+	if (!n || n > UCM_CHAIN_MAX) {
+		pr_warn("txq: %u frames a packet: give between 1 and %u\n", n, UCM_CHAIN_MAX);
+		return ucm_err(-EINVAL);
+	}
 	t->max_frames = n;
 	return 0;
 }

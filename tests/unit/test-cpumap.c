@@ -492,6 +492,7 @@ static int test_create_rejects_bad_options(void)
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
 	struct ucm_umem *umem = ucm_umem__create(&uo);
 	UCM_OPTS(ucm_sink_ops, no_xmit);
+	UCM_OPTS(ucm_sink_ops, poll_only, .xmit = rec_xmit, .poll = rec_poll);
 	int ok[1] = { 0 }, dup[2] = { 0, 0 }, far[1] = { 4095 }, neg[1] = { -1 };
 	struct {
 		const char *what;
@@ -509,6 +510,10 @@ static int test_create_rejects_bad_options(void)
 		{ "cpu 4095", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = far, .ncpus = 1 } },
 		{ "cpu -1", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = neg, .ncpus = 1 } },
 		{ "sink without xmit", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .sink = &no_xmit } },
+		/* Its worker's sleep would end at a producer's kick alone. */
+		{ "sink with poll, without wait", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok,
+						    .ncpus = 1, .sink = &poll_only } },
+		{ "ncpus without cpus", { .sz = sizeof(struct ucm_cpumap_opts), .ncpus = 1 } },
 		{ "unknown flags", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .flags = 0x200 } },
 		{ "one producer, two inline workers", { .sz = sizeof(struct ucm_cpumap_opts), .ncpus = 2,
 				.flags = UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_ONE_PRODUCER } },
@@ -687,6 +692,19 @@ static int test_one_producer(void)
 	ucm_set_print(NULL);
 	UT_ASSERT(!p2 && errno == EBUSY, "a second producer: %p, errno %d", (void *)p2, errno);
 	UT_ASSERT(log_count == 1 && strstr(log_last, "one producer"), "said: %s", log_last);
+	{
+		UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
+		struct ucm_umem *other = ucm_umem__create(&uo);
+
+		UT_ASSERT(other, "umem");
+		ucm_set_print(quiet_print);
+		errno = 0;
+		p2 = ucm_cpumap__producer_create(f.map, ucm_umem__pool(other, 0));
+		ucm_set_print(NULL);
+		UT_ASSERT(!p2 && errno == EINVAL && strstr(log_last, "of the map's UMEM"),
+			  "a pool of another UMEM: %p, errno %d, said: %s", (void *)p2, errno, log_last);
+		UT_ASSERT(!ucm_umem__destroy(other, 100), "umem destroy");
+	}
 	if (send_frames(&f, 0, 0, 100, 8))
 		return 1;
 	UT_ASSERT(wait_delivered(&f.sink, 100, WAIT_MS), "delivered %llu of 100",

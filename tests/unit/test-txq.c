@@ -232,8 +232,12 @@ static int test_chain_home(void)
 
 	UT_ASSERT(t, "create: %s", strerror(errno));
 	UT_ASSERT(ucm_txq__max_frames(t) == 1, "packets of several at create");
+	ucm_set_print(keep_last);
+	last_said[0] = 0;
 	UT_ASSERT(ucm_txq__set_max_frames(t, UCM_CHAIN_MAX + 1) == -EINVAL &&
 		  ucm_txq__set_max_frames(t, 0) == -EINVAL, "a bad count taken");
+	ucm_set_print(NULL);
+	UT_ASSERT(strstr(last_said, "0 frames a packet: give between 1 and"), "said '%s'", last_said);
 	UT_ASSERT(!ucm_txq__set_max_frames(t, 3) && ucm_txq__max_frames(t) == 3, "set");
 	ucm_pool__set_owner(p);
 	UT_ASSERT(ucm_pool__alloc_bulk(p, a, 9) == 9, "alloc");

@@ -162,7 +162,8 @@ enum ucm_sink_flags {
  * @poll:  the other direction's work (e.g. the tun's packets out to the
  *         NIC), bounded per call: called after every batch and before the
  *         worker sleeps, so neither direction starves the other. Returns
- *         how much it did; 0 lets the worker sleep. Optional.
+ *         how much it did; 0 lets the worker sleep. Optional; a sink with
+ *         @poll needs @wait (a sleep that ends at the poll's work).
  * @wait:  sleep until the sink has work for @poll or @wake_fd (an eventfd
  *         the cpumap's producers and stop write to) is readable; consume
  *         what made @wake_fd readable, unless the sink has
@@ -448,7 +449,9 @@ UCM_API int ucm_cpumap__prewake_on(struct ucm_cpumap *map, int fd);
  * hold, lets each worker drain its ring into the sink, joins the workers
  * and frees the map (producers included). Every frame is back in a pool
  * afterwards (or kept by a UCM_SINK_F_KEEP sink), also what a producer
- * enqueued after ucm_cpumap__stop() (said, undelivered).
+ * enqueued after ucm_cpumap__stop() (said, undelivered), but for those
+ * in the UCM_VERDICT_TX channels: those are ucm_txq__reclaim()'s, and
+ * the XSK TX ring's completions'.
  */
 UCM_API void ucm_cpumap__destroy(struct ucm_cpumap *map);
 
