@@ -70,6 +70,8 @@ int ucm_dp__default_cpus(const char *ifname, int *cpus, uint32_t max)
 
 static int copy_name(char *dst, const char *src, const char *what)
 {
+	const char *p;
+
 	if (!src || !*src) {
 		pr_warn("dp: %s is required\n", what);
 		return -EINVAL;
@@ -86,6 +88,13 @@ static int copy_name(char *dst, const char *src, const char *what)
 			what, src);
 		return -EINVAL;
 	}
+	/* A template takes one %d (__dev_alloc_name()), nothing else. */
+	p = strchr(src, '%');
+	if (p && (p[1] != 'd' || strchr(p + 2, '%'))) {
+		pr_warn("dp: %s '%s': a name's '%%' is a template's one %%d (ucm%%d), no other\n",
+			what, src);
+		return -EINVAL;
+	}
 	strcpy(dst, src);
 	return 0;
 }
@@ -94,11 +103,18 @@ static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
 	uint32_t i, j;
 
-	if (o->nqueues > UCM_XSK_MAX_QUEUES || (o->nqueues && !o->queues) ||
-	    o->ncpus > UCM_CPUMAP_MAX_WORKERS || (o->ncpus && !o->cpus) ||
-	    o->n_rx_cpus > UCM_XSK_MAX_QUEUES || (o->n_rx_cpus && !o->rx_cpus)) {
-		pr_warn("dp: at most %d queues, %d worker CPUs and %d RX CPUs, each list with its array\n",
-			UCM_XSK_MAX_QUEUES, UCM_CPUMAP_MAX_WORKERS, UCM_XSK_MAX_QUEUES);
+	if (o->nqueues > UCM_XSK_MAX_QUEUES || o->ncpus > UCM_CPUMAP_MAX_WORKERS ||
+	    o->n_rx_cpus > UCM_XSK_MAX_QUEUES) {
+		pr_warn("dp: %u queues, %u worker CPUs, %u RX CPUs: at most %d, %d and %d\n",
+			o->nqueues, o->ncpus, o->n_rx_cpus, UCM_XSK_MAX_QUEUES,
+			UCM_CPUMAP_MAX_WORKERS, UCM_XSK_MAX_QUEUES);
+		return -EINVAL;
+	}
+	if ((o->nqueues && !o->queues) || (o->ncpus && !o->cpus) ||
+	    (o->n_rx_cpus && !o->rx_cpus)) {
+		pr_warn("dp: a count without its list: nqueues %u with%s queues, ncpus %u with%s cpus, n_rx_cpus %u with%s rx_cpus\n",
+			o->nqueues, o->queues ? "" : "out", o->ncpus, o->cpus ? "" : "out",
+			o->n_rx_cpus, o->rx_cpus ? "" : "out");
 		return -EINVAL;
 	}
 	c->cpus_node = -1;
@@ -157,9 +173,21 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 	c->rx_size = o->rx_size ? o->rx_size : UCM_DP_RX_RING_DEFAULT;
 	c->rx_size_set = o->rx_size;
 	c->qsize = o->qsize ? o->qsize : UCM_CPUMAP_QSIZE_DEFAULT;
-	if (!is_pow2(c->frames) || !is_pow2(c->rx_size) || !is_pow2(c->qsize) ||
-	    (c->frame_size != 2048 && c->frame_size != 4096)) {
-		pr_warn("dp: frames per queue, the RX ring and the worker ring are powers of two, and frames 2048 or 4096 bytes\n");
+	if (!is_pow2(c->frames)) {
+		pr_warn("dp: frames_per_queue %u: a power of two\n", c->frames);
+		return -EINVAL;
+	}
+	if (!is_pow2(c->rx_size) || c->rx_size > UCM_XSK_MAX_RING) {
+		pr_warn("dp: rx_size %u: a power of two, at most %u\n", c->rx_size,
+			UCM_XSK_MAX_RING);
+		return -EINVAL;
+	}
+	if (!is_pow2(c->qsize)) {
+		pr_warn("dp: qsize %u: a power of two\n", c->qsize);
+		return -EINVAL;
+	}
+	if (c->frame_size != 2048 && c->frame_size != 4096) {
+		pr_warn("dp: frame_size %u: 2048 or 4096 bytes\n", c->frame_size);
 		return -EINVAL;
 	}
 	c->mtu = o->mtu;

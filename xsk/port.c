@@ -45,7 +45,6 @@ __attribute__((constructor)) static void xsk_loc_name(void)
 _Static_assert(UCM_XSK_FRAMES_DEFAULT >= 3 * UCM_XSK_RX_RING_DEFAULT,
 	       "the default frames cover the default fill and RX rings");
 
-#define UCM_XSK_MAX_RING	16384
 /* Busy-poll time per poll (SO_BUSY_POLL, microseconds); the budget
  * (SO_BUSY_POLL_BUDGET) is one RX batch. */
 #define UCM_XSK_BUSY_POLL_US	20

@@ -31,6 +31,9 @@
 #include "ucpumap/xdp.h"
 #include "ucpumap/xsk.h"
 
+/* An RX ring's entries at most: ucm_xsk__open() refuses more. */
+#define UCM_XSK_MAX_RING	16384
+
 /* Linux 6.6: multi-buffer sockets, and the descriptor option that says
  * the packet goes on in the next one. Older headers lack them. */
 #ifndef XDP_USE_SG

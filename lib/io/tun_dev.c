@@ -79,6 +79,7 @@ static int ifreq_ioctl(int s, const char *name, unsigned long req,
 static int check_name(const char *name)
 {
 	size_t len = strlen(name), i;
+	const char *p;
 
 	if (len >= IFNAMSIZ) {
 		pr_warn("tun: name '%s' is %zu characters; the limit is %d (IFNAMSIZ - 1)\n",
@@ -95,6 +96,13 @@ static int check_name(const char *name)
 				name);
 			return -EINVAL;
 		}
+	}
+	/* A template takes one %d (__dev_alloc_name()), nothing else. */
+	p = strchr(name, '%');
+	if (p && (p[1] != 'd' || strchr(p + 2, '%'))) {
+		pr_warn("tun: name '%s': its '%%' is a template's one %%d (ucm%%d), no other\n",
+			name);
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -101,6 +101,16 @@ static int test_bad_options(void)
 	b = o; b.tun_name = "a-tun-name-of-16";
 	if (refused(&b, EINVAL, "longer than 15"))
 		return 1;
+	/* The kernel's template rule: one %d, no other '%'. */
+	b = o; b.tun_name = "ucm%s";
+	if (refused(&b, EINVAL, "a template's one %d"))
+		return 1;
+	b = o; b.tun_name = "ucm%";
+	if (refused(&b, EINVAL, "a template's one %d"))
+		return 1;
+	b = o; b.tun_name = "t%d%d";
+	if (refused(&b, EINVAL, "a template's one %d"))
+		return 1;
 	b = o; b.flags = UCM_DP_F_INLINE | UCM_DP_F_TWO_WAY;
 	if (refused(&b, EINVAL, "inline has no workers"))
 		return 1;
@@ -179,10 +189,21 @@ static int test_bad_options(void)
 	if (refused(&b, EINVAL, "fixed worker 64"))
 		return 1;
 	b = o; b.rx_size = 1000;
-	if (refused(&b, EINVAL, "powers of two"))
+	if (refused(&b, EINVAL, "rx_size 1000: a power of two, at most 16384"))
+		return 1;
+	/* A power of two, but more than a ring takes: refused before the
+	 * frames are sized for it. */
+	b = o; b.rx_size = 32768;
+	if (refused(&b, EINVAL, "rx_size 32768: a power of two, at most 16384"))
 		return 1;
 	b = o; b.frame_size = 3000;
-	if (refused(&b, EINVAL, "2048 or 4096"))
+	if (refused(&b, EINVAL, "frame_size 3000: 2048 or 4096"))
+		return 1;
+	b = o; b.qsize = 3000;
+	if (refused(&b, EINVAL, "qsize 3000: a power of two"))
+		return 1;
+	b = o; b.frames_per_queue = 5000;
+	if (refused(&b, EINVAL, "frames_per_queue 5000: a power of two"))
 		return 1;
 	b = o; b.mtu = UCM_DP_MTU_MAX + 1;
 	if (refused(&b, EINVAL, "mtu 9001: the tun's is 68 to 9000"))
@@ -219,7 +240,10 @@ static int test_bad_options(void)
 	    refused(&b, EINVAL, "online; taskset -c or a unit's CPUAffinity= sets the mask"))
 		return 1;
 	b = o; b.queues = many; b.nqueues = UCM_XSK_MAX_QUEUES + 1;
-	if (refused(&b, EINVAL, "at most 64 queues"))
+	if (refused(&b, EINVAL, "65 queues, 0 worker CPUs, 0 RX CPUs: at most 64, 64 and 64"))
+		return 1;
+	b = o; b.nqueues = 2;
+	if (refused(&b, EINVAL, "a count without its list: nqueues 2 without queues"))
 		return 1;
 	b = o; b.ifname = "ucm-no-such-if";
 	return refused(&b, ENODEV, "no interface named 'ucm-no-such-if'");
