@@ -296,6 +296,14 @@ void ucm_dp_follow_mac(struct ucm_dp *dp)
 	/* A value tried and refused is not tried again. */
 	if (!dp->xdp || ((dp->mac_set || dp->mac_refused) && !memcmp(dp->mac, mac, 6)))
 		return;
+	/* Back to the one the program holds (a change to another refused). */
+	if (dp->mac_set && !memcmp(dp->prog_mac, mac, 6)) {
+		pr_info("dp: %s's MAC is back to %s, the XDP program's: frames to it are steered again\n",
+			dev, text);
+		memcpy(dp->mac, mac, 6);
+		dp->mac_refused = false;
+		return;
+	}
 	err = ucm_xdp_set_mac(dp->xdp, mac);
 	if (err && !dp->mac_set)
 		pr_warn("dp: cannot give the XDP program %s's MAC (%s): every frame is steered, those to other stations too\n",
@@ -307,6 +315,8 @@ void ucm_dp_follow_mac(struct ucm_dp *dp)
 		pr_info("dp: %s's MAC is now %s: frames to it are steered, to the old one the kernel's\n",
 			dev, text);
 	memcpy(dp->mac, mac, 6);
+	if (!err)
+		memcpy(dp->prog_mac, mac, 6);
 	dp->mac_refused = err != 0;
 	dp->mac_set |= !err;
 }

@@ -151,8 +151,9 @@ struct ucm_dp {
 	uint32_t if_mtu_said;		/* the interface's MTU last said, 0:
 					 * the set-up's (c.if_mtu) */
 	uint8_t mac[6];			/* the interface's (two-way tap: the
-					 * tap's) last tried: in the program
+					 * tap's) last seen: in the program
 					 * unless @mac_refused */
+	uint8_t prog_mac[6];		/* the one the program holds, if @mac_set */
 	bool mac_set;			/* the program has one (ucm_dp_follow_mac()) */
 	bool mac_refused;		/* @mac was refused (said once) */
 	uint8_t back_mac[6];		/* two-way tun: the way back's source */

@@ -33,6 +33,11 @@
 #   keep-tun-late-fails  --keep-tun, the metrics thread's start refused,
 #                       after the privileges are dropped (as root, and with
 #                       --user nobody): exit 1, the tun gone as above
+#   mac-refused         vd's MAC changed, the program's map update refused
+#                       (EPERM, fault_shim.c, as before Linux 5.19 without
+#                       CAP_BPF): said once; changed back to the MAC the
+#                       program holds: said so, no refusal, and datagrams
+#                       to it forwarded exactly
 #   (the shim's cases skip in a sanitizer build: its runtime must be first)
 #   nothing-left        the cleanup leaves no namespace and no process
 #
@@ -43,7 +48,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-faults
 cases="link-down-up tun-down-up iface-down-two-way tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
-worker-stalled rx-stalled keep-tun-start-fails keep-tun-late-fails nothing-left"
+worker-stalled rx-stalled keep-tun-start-fails keep-tun-late-fails mac-refused nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
@@ -333,6 +338,37 @@ case_keep_tun_late_fails() {
 	l=$(left_in "$dut" vd)
 	[ -z "$l" ] || why="$why left: $l"
 	if [ -z "$why" ]; then ok "$c" "exit 1 as root and as nobody, the tun gone"; else bad "$c" "$why"; fi
+}
+
+case_mac_refused() {
+	local c=mac-refused why= a new=02:00:00:00:00:78
+	if [ -n "${SANITIZE:-}" ]; then
+		skip "$c" "a sanitizer build: its runtime must come first in LD_PRELOAD"
+		return
+	fi
+	pair_ready "$c" || return
+	a=$(mac_of "$dut" vd)
+	export UCM_SHIM_FAULT=mac_update UCM_SHIM_SKIP=1 UCM_SHIM_COUNT=100
+	SHIM=$shim_so
+	if ! start_daemon "$c"; then
+		unset SHIM UCM_SHIM_FAULT UCM_SHIM_SKIP UCM_SHIM_COUNT
+		bad "$c" "$(tail -1 "$D_ERR")"
+		return
+	fi
+	unset SHIM UCM_SHIM_FAULT UCM_SHIM_SKIP UCM_SHIM_COUNT
+	ip -n "$dut" link set vd address $new
+	wait_line "$D_ERR" "vd's MAC is now $new, which the XDP program cannot be told \\(Operation not permitted" 30 ||
+		why="no word of the refusal;"
+	ip -n "$dut" link set vd address "$a"
+	wait_line "$D_ERR" "vd's MAC is back to $a, the XDP program's" 30 || why="$why no word of it back;"
+	[ "$(grep -c "cannot be told" "$D_ERR")" = 1 ] ||
+		why="$why $(grep -c "cannot be told" "$D_ERR") refusals said (want 1);"
+	ip -n "$gen" neigh flush dev vg
+	why="$why$(exact_ipv4 "$c" $D4 $G4)"
+	stop_pid "$dpid"
+	dpid=
+	why="$why$(closing_ok)"
+	if [ -z "$why" ]; then ok "$c" "refused once, back to the program's: forwarded"; else bad "$c" "$why $(grep MAC "$D_ERR" | tr '\n' ' ')"; fi
 }
 
 case_nothing_left() {

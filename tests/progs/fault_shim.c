@@ -23,6 +23,10 @@
  *                                UCM_SHIM_SKIP calls that go (with one
  *                                worker, 1: the first RX thread's, at the
  *                                datapath's start)
+ *   UCM_SHIM_FAULT=mac_update    an update of the steering program's MAC
+ *                                map (ucm_steer_mac) fails with EPERM, as
+ *                                before Linux 5.19 without CAP_BPF, after
+ *                                UCM_SHIM_SKIP that go (1: the load's)
  *
  * Everything is read in the constructor, before the daemon's seccomp
  * filter: the calls themselves use only clock_gettime() (vDSO) and what
@@ -39,7 +43,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <linux/bpf.h>
 
 #ifndef AF_XDP
 #define AF_XDP 44
@@ -47,7 +55,7 @@
 
 enum {
 	SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT, SHIM_STALL_WRITE, SHIM_SHORT_SEND,
-	SHIM_XSK_SOCKET, SHIM_THREAD,
+	SHIM_XSK_SOCKET, SHIM_THREAD, SHIM_MAC_UPDATE,
 };
 
 static int shim_fault;
@@ -60,6 +68,7 @@ static ssize_t (*real_send)(int, const void *, size_t, int);
 static int (*real_socket)(int, int, int);
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
 				  void *);
+static int (*real_map_update)(int, const void *, const void *, __u64);
 static long shim_stall_ms, shim_skip;
 
 static long long now_ns(void)
@@ -82,6 +91,7 @@ __attribute__((constructor)) static void shim_init(void)
 	real_send = dlsym(RTLD_NEXT, "send");
 	real_socket = dlsym(RTLD_NEXT, "socket");
 	real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
+	real_map_update = dlsym(RTLD_NEXT, "bpf_map_update_elem");
 	if (getenv("UCM_SHIM_SKIP"))
 		shim_skip = atol(getenv("UCM_SHIM_SKIP"));
 	if (getenv("UCM_SHIM_STALL_MS"))
@@ -98,6 +108,8 @@ __attribute__((constructor)) static void shim_init(void)
 		shim_fault = SHIM_XSK_SOCKET;
 	else if (f && !strcmp(f, "thread"))
 		shim_fault = SHIM_THREAD;
+	else if (f && !strcmp(f, "mac_update"))
+		shim_fault = SHIM_MAC_UPDATE;
 	shim_at_ns = now_ns() + (after ? atoll(after) : 0) * 1000000LL;
 	if (count)
 		shim_left = atol(count);
@@ -186,4 +198,29 @@ SHIM_API int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn
 	    __atomic_fetch_sub(&shim_skip, 1, __ATOMIC_RELAXED) <= 0 && shim_take(SHIM_THREAD))
 		return EAGAIN;
 	return real_pthread_create(t, attr, fn, arg);
+}
+
+/* The steering program's MAC map, by its name (BPF_OBJ_GET_INFO_BY_FD,
+ * which the daemon's seccomp filter lets through). */
+static bool is_mac_map(int fd)
+{
+	struct bpf_map_info info = {};
+	union bpf_attr attr = {};
+
+	attr.info.bpf_fd = fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (__u64)(unsigned long)&info;
+	if (syscall(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr)))
+		return false;
+	return !strcmp(info.name, "ucm_steer_mac");
+}
+
+SHIM_API int bpf_map_update_elem(int fd, const void *key, const void *value, __u64 flags)
+{
+	if (shim_fault == SHIM_MAC_UPDATE && is_mac_map(fd) &&
+	    __atomic_fetch_sub(&shim_skip, 1, __ATOMIC_RELAXED) <= 0 && shim_take(SHIM_MAC_UPDATE)) {
+		errno = EPERM;
+		return -EPERM;
+	}
+	return real_map_update(fd, key, value, flags);
 }
