@@ -157,9 +157,9 @@ enum ucm_dp_flags {
  * frames_per_queue and rx_size are left to the library: a descriptor a
  * frame, so at MTU 9000 in 4096-byte frames 1024 hold 341 packets, fewer
  * than a TCP sender keeps in flight with tcp_wmem's 4 MiB (some 460
- * segments of 8948 bytes); 2048 hold 682, within the 16384 frames per
- * queue those packets need with 1024 (one-way, or two-way with up to 3
- * workers a queue; 32768 with 4 to 6). */
+ * segments of 8948 bytes); 2048 hold 682. The frames per queue then:
+ * 16384 one-way or two-way with up to 3 workers a queue, 32768 with 4 to
+ * 19, 65536 with 20 to 51 (with 1024: 16384 up to 6 workers). */
 #define UCM_DP_RX_RING_CHAIN		2048
 /* The common jumbo-frame MTU: the tun's largest. */
 #define UCM_DP_MTU_MAX			9000
