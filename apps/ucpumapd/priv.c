@@ -190,6 +190,9 @@ int priv_check(const struct daemon *d)
 		return st;
 	if (caps_get(&prm, &eff))
 		return 0;	/* the set-up's refusals will say */
+	/* Before Linux 5.8 there is no CAP_BPF: CAP_SYS_ADMIN covers bpf(2). */
+	if (prctl(PR_CAPBSET_READ, CAP_BPF, 0, 0, 0) < 0)
+		want &= ~CAP(CAP_BPF);
 	if (!(want & ~prm))
 		return 0;
 	fprintf(stderr, "ucpumapd: needs %s; missing %s: run it as root, or give it these (ambient: setpriv(1), systemd's AmbientCapabilities=)\n",
