@@ -578,6 +578,29 @@ err:
 	return -ENOMEM;		/* the ring said so */
 }
 
+/* Inline: the producer takes a free worker, and opens its sink on this
+ * thread, which will run its batches. Under map->lock. 0 or -errno. */
+static int producer_inline_take(struct ucm_cpumap *map, struct ucm_cpumap_producer *prod)
+{
+	uint64_t all = map->nworkers < 64 ? (1ull << map->nworkers) - 1 : ~0ull;
+	int err = 0;
+
+	if ((map->inline_held & all) == all) {
+		pr_warn("cpumap: inline mode has %u producers already, one a worker: destroy one first\n",
+			map->nworkers);
+		return -ENOSPC;
+	}
+	prod->inline_w = __builtin_ctzll(~map->inline_held);
+	map->inline_held |= 1ull << prod->inline_w;
+	if (map->sink && map->sink->open)
+		err = map->sink->open(map->sink_ctx, prod->inline_w);
+	if (err) {
+		map->inline_held &= ~(1ull << prod->inline_w);
+		return err < 0 ? err : -EIO;
+	}
+	return 0;
+}
+
 struct ucm_cpumap_producer *
 ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 {
@@ -622,26 +645,8 @@ ucm_cpumap__producer_create(struct ucm_cpumap *map, struct ucm_pool *pool)
 		return ucm_err_ptr(-EBUSY);
 	}
 	if (map->flags & UCM_CPUMAP_F_INLINE) {
-		int err = 0;
+		int err = producer_inline_take(map, prod);
 
-		uint64_t all = map->nworkers < 64 ? (1ull << map->nworkers) - 1 : ~0ull;
-
-		if ((map->inline_held & all) == all) {
-			pr_warn("cpumap: inline mode has %u producers already, one a worker: destroy one first\n",
-				map->nworkers);
-			err = -ENOSPC;
-		} else {
-			prod->inline_w = __builtin_ctzll(~map->inline_held);
-			map->inline_held |= 1ull << prod->inline_w;
-			/* The sink's per-worker state belongs to the thread
-			 * that will run the batches: this one. */
-			if (map->sink && map->sink->open)
-				err = map->sink->open(map->sink_ctx, prod->inline_w);
-			if (err) {
-				err = err < 0 ? err : -EIO;
-				map->inline_held &= ~(1ull << prod->inline_w);
-			}
-		}
 		if (err) {
 			pthread_mutex_unlock(&map->lock);
 			producer_free(prod);
