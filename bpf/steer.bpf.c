@@ -67,6 +67,15 @@ struct {
 	__type(value, __u8[8]);
 } ucm_steer_mac SEC(".maps");
 
+/* Frames passed to the kernel, by reason (enum ucm_steer_pass), per CPU:
+ * no shared counter to bounce. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, UCM_STEER_PASS__MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} ucm_steer_pass SEC(".maps");
+
 /* Round-robin position, per receiving CPU: no shared counter to bounce. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -122,7 +131,8 @@ struct ext6 { __u8 nexthdr, hdrlen; __be16 fo; };
 struct ports { __be16 sport, dport; };
 struct icmp6h { __u8 type, code; };
 
-/* Return 1: steer it (flow filled in); 0: leave it to the kernel. */
+/* Steer it (flow filled in), or leave it to the kernel for a reason. */
+#define STEER	(-1)
 static __always_inline int parse(void *data, void *end,
 				 const struct ucm_steer_cfg *cfg,
 				 struct flow *f)
@@ -132,7 +142,7 @@ static __always_inline int parse(void *data, void *end,
 	int i;
 
 	if (data + ETH_HLEN > end)
-		return 0;
+		return UCM_STEER_PASS_SHORT;
 	proto = *(__be16 *)(data + 12);
 
 #pragma unroll
@@ -144,7 +154,7 @@ static __always_inline int parse(void *data, void *end,
 			break;
 		v = PULL(v, pos, end);
 		if (!v)
-			return 0;
+			return UCM_STEER_PASS_SHORT;
 		proto = v->proto;
 		pos += sizeof(*v);
 	}
@@ -153,23 +163,27 @@ static __always_inline int parse(void *data, void *end,
 		struct ip4 *ip = PULL(ip, pos, end);
 		__u32 ihl;
 
-		if (!ip || !(cfg->flags & UCM_STEER_F_IPV4))
-			return 0;
+		if (!(cfg->flags & UCM_STEER_F_IPV4))
+			return UCM_STEER_PASS_UNCLAIMED;
+		if (!ip)
+			return UCM_STEER_PASS_SHORT;
 		ihl = (ip->vihl & 0xf) * 4;
 		if (ihl < 20)
-			return 1;	/* malformed: the worker drops it */
+			return STEER;	/* malformed: the worker drops it */
 		f->saddr[0] = ip->saddr;
 		f->daddr[0] = ip->daddr;
 		f->proto = ip->proto;
 		if (ip->frag & bpf_htons(0x3fff))
-			return 1;	/* fragment: addresses and protocol */
+			return STEER;	/* fragment: addresses and protocol */
 		pos += ihl;
 	} else if (proto == bpf_htons(ETH_P_IPV6_)) {
 		struct ip6 *ip = PULL(ip, pos, end);
 		__u8 nh;
 
-		if (!ip || !(cfg->flags & UCM_STEER_F_IPV6))
-			return 0;
+		if (!(cfg->flags & UCM_STEER_F_IPV6))
+			return UCM_STEER_PASS_UNCLAIMED;
+		if (!ip)
+			return UCM_STEER_PASS_SHORT;
 		__builtin_memcpy(f->saddr, ip->saddr, 16);
 		__builtin_memcpy(f->daddr, ip->daddr, 16);
 		f->v6 = 1;
@@ -187,14 +201,14 @@ static __always_inline int parse(void *data, void *end,
 				break;
 			x = PULL(x, pos, end);
 			if (!x)
-				return 1;
+				return STEER;
 			if (nh == IPPROTO_FRAGMENT) {
 				len = 8;
 				/* A real fragment: hash on its next header,
 				 * no ports. An atomic one is just a header. */
 				if (x->fo & bpf_htons(0xfff9)) {
 					f->proto = x->nexthdr;
-					return 1;
+					return STEER;
 				}
 			} else if (nh == IPPROTO_AH) {
 				len = (x->hdrlen + 2) * 4;
@@ -213,7 +227,8 @@ static __always_inline int parse(void *data, void *end,
 			 * kernel must see to keep the interface reachable. */
 			if (ic && ((ic->type >= 130 && ic->type <= 137) ||
 				   ic->type == 143))
-				return !!(cfg->flags & UCM_STEER_F_LINK_CTRL);
+				return cfg->flags & UCM_STEER_F_LINK_CTRL ?
+				       STEER : UCM_STEER_PASS_LINK_CTRL;
 		}
 	} else if (proto == bpf_htons(ETH_P_ARP_)) {
 		/* No flow: one worker for all (worker 0 hashed, as the RX
@@ -221,10 +236,11 @@ static __always_inline int parse(void *data, void *end,
 		 * link control, as neighbour discovery is IPv6's: with
 		 * IPv4 left to the kernel, so is its ARP. */
 		f->none = 1;
-		return (cfg->flags & (UCM_STEER_F_LINK_CTRL | UCM_STEER_F_IPV4)) ==
-		       (UCM_STEER_F_LINK_CTRL | UCM_STEER_F_IPV4);
+		if (!(cfg->flags & UCM_STEER_F_IPV4))
+			return UCM_STEER_PASS_UNCLAIMED;
+		return cfg->flags & UCM_STEER_F_LINK_CTRL ? STEER : UCM_STEER_PASS_LINK_CTRL;
 	} else {
-		return 0;	/* every other protocol: the kernel's */
+		return UCM_STEER_PASS_UNCLAIMED;	/* every other protocol */
 	}
 
 	if (f->proto == IPPROTO_UDP || f->proto == IPPROTO_TCP) {
@@ -235,7 +251,7 @@ static __always_inline int parse(void *data, void *end,
 			f->dport = pt->dport;
 		}
 	}
-	return 1;
+	return STEER;
 }
 
 static __always_inline __u32 pick_worker(const struct ucm_steer_cfg *cfg,
@@ -289,8 +305,16 @@ static __always_inline int ours(void *data, void *end)
 	       d[4] == m[4] && d[5] == m[5];
 }
 
+static __always_inline void count_pass(__u32 why)
+{
+	__u64 *n = bpf_map_lookup_elem(&ucm_steer_pass, &why);
+
+	if (n)
+		(*n)++;
+}
+
 /* Return 1, the worker and the configuration when the packet is ours; 0
- * to pass it. */
+ * to pass it, counted by its reason. */
 static __always_inline int steer(struct xdp_md *ctx, __u32 *worker, __u32 *flags)
 {
 	void *data = (void *)(long)ctx->data;
@@ -298,10 +322,16 @@ static __always_inline int steer(struct xdp_md *ctx, __u32 *worker, __u32 *flags
 	struct ucm_steer_cfg *cfg;
 	struct flow f = {};
 	__u32 key = 0;
+	int r;
 
 	cfg = bpf_map_lookup_elem(&ucm_steer_cfg_map, &key);
-	if (!cfg || !ours(data, end) || !parse(data, end, cfg, &f))
+	if (!cfg)
 		return 0;
+	r = ours(data, end) ? parse(data, end, cfg, &f) : UCM_STEER_PASS_OTHER_HOST;
+	if (r != STEER) {
+		count_pass(r);
+		return 0;
+	}
 	*worker = pick_worker(cfg, &f);
 	*flags = cfg->flags;
 	return 1;
@@ -381,8 +411,10 @@ int ucm_xdp_cpumap(struct xdp_md *ctx)
 		return XDP_PASS;
 	/* Entries hold CPU + 1: 0 is a worker nobody configured. */
 	cpu = bpf_map_lookup_elem(&ucm_worker_cpu, &worker);
-	if (!cpu || !*cpu)
+	if (!cpu || !*cpu) {
+		count_pass(UCM_STEER_PASS_NO_CPU);
 		return XDP_PASS;
+	}
 	return bpf_redirect_map(&ucm_cpu_map, *cpu - 1, XDP_PASS);
 }
 

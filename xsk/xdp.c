@@ -38,7 +38,8 @@ struct ucm_xdp {
 	int other_fd;
 	uint32_t other_mode;
 	int steer_fd, cpumap_fd;
-	int cfg_fd, xsks_fd, worker_cpu_fd, cpu_map_fd, mac_fd;
+	int cfg_fd, xsks_fd, worker_cpu_fd, cpu_map_fd, mac_fd, pass_fd;
+	int ncpus;			/* possible CPUs: a per-CPU value's */
 	struct ucm_steer_cfg cfg;
 	bool meta;			/* steer_fd writes the metadata */
 };
@@ -271,8 +272,11 @@ struct ucm_xdp *ucm_xdp__load(const struct ucm_xdp_opts *opts)
 	x->worker_cpu_fd = map_fd(x->obj, "ucm_worker_cpu");
 	x->cpu_map_fd = map_fd(x->obj, "ucm_cpu_map");
 	x->mac_fd = map_fd(x->obj, "ucm_steer_mac");
-	if (x->steer_fd < 0 || x->cpumap_fd < 0 || x->cfg_fd < 0 ||
-	    x->xsks_fd < 0 || x->worker_cpu_fd < 0 || x->cpu_map_fd < 0 || x->mac_fd < 0) {
+	x->pass_fd = map_fd(x->obj, "ucm_steer_pass");
+	/* Read here, before a caller's seccomp filter: libbpf keeps it. */
+	x->ncpus = libbpf_num_possible_cpus();
+	if (x->steer_fd < 0 || x->cpumap_fd < 0 || x->cfg_fd < 0 || x->xsks_fd < 0 ||
+	    x->worker_cpu_fd < 0 || x->cpu_map_fd < 0 || x->mac_fd < 0 || x->pass_fd < 0) {
 		pr_warn("the embedded XDP object lacks a program or map\n");
 		err = -ENOENT;
 		goto out_obj;
@@ -694,6 +698,44 @@ int ucm_xdp_set_mac(struct ucm_xdp *x, const uint8_t *mac)
 
 	memcpy(v, mac, 6);
 	return bpf_map_update_elem(x->mac_fd, &key, v, BPF_ANY) ? -errno : 0;
+}
+
+static const char *const pass_names[UCM_STEER_PASS__MAX] = {
+	"other_host", "link_ctrl", "unclaimed", "short", "no_cpu",
+};
+_Static_assert(UCM_STEER_PASS__MAX <= UCM_STEER_PASS_SLOTS, "room for every pass reason");
+
+const char *ucm_pass_reason_str(uint32_t reason)
+{
+	return reason < UCM_STEER_PASS__MAX ? pass_names[reason] : "unknown";
+}
+
+int ucm_xdp__pass_stats(const struct ucm_xdp *x, uint64_t *counts, uint32_t n)
+{
+	uint64_t *v;
+	uint32_t r;
+	int c, err = 0;
+
+	if (!x || !counts)
+		return ucm_err(-EINVAL);
+	if (x->ncpus <= 0)
+		return ucm_err(x->ncpus ? x->ncpus : -EINVAL);
+	v = calloc(x->ncpus, sizeof(*v));
+	if (!v)
+		return ucm_err(-ENOMEM);
+	for (r = 0; r < n; r++) {
+		counts[r] = 0;
+		if (r >= UCM_STEER_PASS__MAX || err)
+			continue;
+		if (bpf_map_lookup_elem(x->pass_fd, &r, v)) {
+			err = -errno;
+			continue;
+		}
+		for (c = 0; c < x->ncpus; c++)
+			counts[r] += v[c];
+	}
+	free(v);
+	return err ? ucm_err(err) : 0;
 }
 
 /* libbpf's messages of an attach or a detach (the kernel's netlink

@@ -565,6 +565,81 @@ static int test_bad_config(void)
 	return 0;
 }
 
+/* xsk/port_internal.h's, linked in from the debug archive. */
+int ucm_xdp_set_mac(struct ucm_xdp *x, const uint8_t *mac);
+
+/* One run of @t through @fd: its action, and in @grew how much each
+ * pass counter grew. */
+static int pass_after(int fd, const struct tpkt *t, uint64_t *grew)
+{
+	uint64_t before[UCM_STEER_PASS_SLOTS], after[UCM_STEER_PASS_SLOTS];
+	int worker, act, r;
+
+	UT_ASSERT(!ucm_xdp__pass_stats(x, before, UCM_STEER_PASS_SLOTS), "pass stats: %s",
+		  strerror(errno));
+	act = run_prog(fd, t, &worker);
+	UT_ASSERT(!ucm_xdp__pass_stats(x, after, UCM_STEER_PASS_SLOTS), "pass stats");
+	for (r = 0; r < UCM_STEER_PASS_SLOTS; r++)
+		grew[r] = after[r] - before[r];
+	return act;
+}
+
+/* One run of @t counts one pass, for @want (-1: none). */
+static int pass_is(int fd, const struct tpkt *t, int want, const char *what)
+{
+	uint64_t grew[UCM_STEER_PASS_SLOTS];
+	int r, act = pass_after(fd, t, grew);
+
+	for (r = 0; r < UCM_STEER_PASS_SLOTS; r++)
+		UT_ASSERT(grew[r] == (r == want), "%s: %s grew by %llu", what,
+			  ucm_pass_reason_str(r), (unsigned long long)grew[r]);
+	UT_ASSERT(want < 0 || act == XDP_PASS, "%s: action %d with a pass counted", what, act);
+	return 0;
+}
+
+/* Each frame the program leaves to the kernel is counted once, by its
+ * reason; a steered one is not. Last: it leaves the MAC map set to the
+ * table's destination. */
+static int test_pass_counts(void)
+{
+	static const uint8_t other[6] = { 2, 0, 0, 0, 0, 9 }, dst[6] = { 2, 0, 0, 0, 0, 2 };
+	struct ucm_steer_cfg cfg = { .policy = UCM_STEER_FIXED, .nworkers = 64, .fixed = 63 };
+	int fd = ucm_xdp__steer_fd(x), i;
+	struct tpkt cut = pkts[0];
+	char what[64];
+
+	UT_ASSERT(!strcmp(pkts[npkts - 7].name, "arp") && !strcmp(pkts[npkts - 6].name, "lldp"),
+		  "the table's order changed");
+	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure");
+	if (pass_is(fd, &pkts[0], -1, "v4 udp") ||
+	    pass_is(fd, &pkts[npkts - 7], UCM_STEER_PASS_LINK_CTRL, "arp") ||
+	    pass_is(fd, &pkts[npkts - 6], UCM_STEER_PASS_UNCLAIMED, "lldp"))
+		return 1;
+	for (i = npkts - 5; i < npkts; i++) {
+		snprintf(what, sizeof(what), "%s %u", pkts[i].name, pkts[i].d[14 + 40]);
+		if (pass_is(fd, &pkts[i], UCM_STEER_PASS_LINK_CTRL, what))
+			return 1;
+	}
+	cut.len = 14 + 10;	/* within the IPv4 header */
+	if (pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its header"))
+		return 1;
+	/* (A frame shorter than Ethernet's header: the test run takes none.) */
+	/* ucm_xdp_cpumap: worker 63 has no CPU. */
+	if (pass_is(ucm_xdp__cpumap_fd(x), &pkts[0], UCM_STEER_PASS_NO_CPU, "cpumap, no CPU"))
+		return 1;
+	cfg.flags = UCM_STEER_F_IPV6;
+	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure");
+	if (pass_is(fd, &pkts[0], UCM_STEER_PASS_UNCLAIMED, "v4, IPv6 alone steered") ||
+	    pass_is(fd, &pkts[npkts - 7], UCM_STEER_PASS_UNCLAIMED, "arp, IPv6 alone steered") ||
+	    pass_is(fd, &pkts[2], -1, "v6 udp, IPv6 alone steered"))
+		return 1;
+	UT_ASSERT(!ucm_xdp_set_mac(x, other), "set the MAC: %s", strerror(errno));
+	if (pass_is(fd, &pkts[2], UCM_STEER_PASS_OTHER_HOST, "v6 udp to another MAC"))
+		return 1;
+	UT_ASSERT(!ucm_xdp_set_mac(x, dst), "set the MAC: %s", strerror(errno));
+	return pass_is(fd, &pkts[2], -1, "v6 udp to the MAC");
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_fixed),
 	UT_CASE(test_l4_hash),
@@ -578,6 +653,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_claims),
 	UT_CASE(test_kernel_cpumap),
 	UT_CASE(test_bad_config),
+	UT_CASE(test_pass_counts),
 	{}
 };
 

@@ -367,6 +367,9 @@ struct ucm_dp_opts {
  * @tun_csum_partial: of @tun_packets, those written with their checksum
  *            left to the kernel: their sender left it partial (its checksum
  *            offload; ucm_tun_stats.csum_partial)
+ * @xdp_pass: by reason (enum ucm_steer_pass), the frames our XDP program
+ *            left to the kernel before they were ours: not in @rx, nor in
+ *            any equation (0 with UCM_DP_F_OWN_XDP; ucm_xdp__pass_stats())
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -396,6 +399,7 @@ struct ucm_dp_stats {
 	uint64_t enqueue_shed;
 	uint64_t tx_chains, tx_chain_more;
 	uint64_t tun_csum_partial;
+	uint64_t xdp_pass[UCM_STEER_PASS_SLOTS];
 };
 
 enum ucm_dp_state {

@@ -44,6 +44,23 @@ struct ucm_steer_cfg {
 #define UCM_STEER_MAX_WORKERS	64
 #define UCM_STEER_MAX_QUEUES	64
 
+/* Why the program left a frame to the kernel (XDP_PASS): each a per-CPU
+ * counter, the key of ucm_steer_pass. A queue without a socket in the map
+ * passes too (bpf_redirect_map()'s fallback), uncounted. */
+enum ucm_steer_pass {
+	UCM_STEER_PASS_OTHER_HOST = 0,	/* unicast to another station's MAC */
+	UCM_STEER_PASS_LINK_CTRL,	/* ARP, neighbour discovery, MLD */
+	/* not IPv4, IPv6 or ARP (more than two VLAN tags included), or a
+	 * family not steered (UCM_STEER_F_IPV4, _IPV6) */
+	UCM_STEER_PASS_UNCLAIMED,
+	UCM_STEER_PASS_SHORT,		/* cut in its Ethernet, VLAN or IP header */
+	UCM_STEER_PASS_NO_CPU,		/* ucm_xdp_cpumap: the worker has no CPU */
+	UCM_STEER_PASS__MAX,
+};
+/* Counts by reason are arrays this long (ucm_dp_stats.xdp_pass): a new
+ * reason changes no struct's size. */
+#define UCM_STEER_PASS_SLOTS	8
+
 /*
  * Written by the program just before the packet (XDP metadata), read by
  * the RX thread at [addr - sizeof(meta), addr). 8 bytes: metadata must be

@@ -98,6 +98,21 @@ UCM_API void ucm_xdp__config(const struct ucm_xdp *x, struct ucm_steer_cfg *cfg)
 UCM_API int ucm_xdp__steer_fd(const struct ucm_xdp *x);
 UCM_API int ucm_xdp__cpumap_fd(const struct ucm_xdp *x);
 
+/**
+ * ucm_xdp__pass_stats() - the frames the program left to the kernel
+ * @counts: filled with the count of each reason (enum ucm_steer_pass),
+ *          summed over the CPUs, from the load on
+ * @n: @counts' length; reasons past it are not read, slots past
+ *     UCM_STEER_PASS__MAX are zeroed
+ *
+ * A bpf(2) map lookup. Any thread. Return: 0 or -errno (-EINVAL: @x or
+ * @counts NULL).
+ */
+UCM_API int ucm_xdp__pass_stats(const struct ucm_xdp *x, uint64_t *counts, uint32_t n);
+/* A reason's short name ("other_host", "link_ctrl", "unclaimed", "short",
+ * "no_cpu"), or "unknown". */
+UCM_API const char *ucm_pass_reason_str(uint32_t reason);
+
 /* Point queue @queue at an XSK socket; @xsk_fd < 0 takes it out. */
 UCM_API int ucm_xdp__set_xsk(struct ucm_xdp *x, uint32_t queue, int xsk_fd);
 
