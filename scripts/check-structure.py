@@ -20,8 +20,9 @@ line per rule:
                  pass what they share (the bench's struct bench_run)
   daemon-api     the datapath is not in the daemon: apps/ucpumapd/ calls
                  only ucm_dp's API (ucm_dp_*: ucm_dp__*, ucm_dp_stats__*,
-                 ucm_dp_fault_str), the log's and the latency buckets'
-                 (api.h), and no file of it is over 700 lines
+                 ucm_dp_fault_str), the log's, the latency buckets' (api.h)
+                 and the names of drop and pass reasons, and no file of it
+                 is over 700 lines
   reserved-names no name of ours in lib/ or xsk/ begins with an underscore
                  (_ucm, __ucm, _UCM, ...: reserved in C, C11 7.1.3), and no
                  public header defines a macro that does; a static inline helper
@@ -180,7 +181,7 @@ def check_app_globals():
 
 
 DAEMON_CALLS = re.compile(r"^(ucm_dp_|ucm_set_print$|"
-                          r"ucm_drop_reason_str$|ucm_lat_)")
+                          r"ucm_drop_reason_str$|ucm_pass_reason_str$|ucm_lat_)")
 
 
 def check_daemon():

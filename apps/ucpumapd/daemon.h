@@ -13,6 +13,7 @@
 
 #include "ucpumap/cpumap.h"
 #include "ucpumap/dp.h"
+#include "ucpumap/xdp.h"
 #include "httpd.h"
 
 /* The exit status: what a service manager and its operator act on

@@ -264,6 +264,20 @@ static void render_drops(struct tbuf *b, const struct snap *s, const struct daem
 			    cause_name(true, i), ULL(n.back[i]));
 }
 
+/* What the XDP program left to the kernel before it was ours: not in
+ * ucpumap_rx_packets_total, never a drop of ours. */
+static void render_pass(struct tbuf *b, const struct snap *s)
+{
+	uint32_t r;
+
+	family(b, "ucpumap_xdp_pass_total", "counter",
+	       "Frames the XDP program left to the kernel (XDP_PASS), by reason: to another station's MAC, the link's control (ARP, neighbour discovery), a protocol or family not steered, cut short in its headers.");
+	for (r = 0; r < UCM_STEER_PASS__MAX; r++)
+		if (r != UCM_STEER_PASS_NO_CPU)	/* the baseline program's */
+			tbuf_printf(b, "ucpumap_xdp_pass_total{reason=\"%s\"} %llu\n",
+				    ucm_pass_reason_str(r), ULL(s->t.xdp_pass[r]));
+}
+
 static void render_enqueue(struct tbuf *b, const struct snap *s)
 {
 	static const char *const names[3] = {"ucpumap_enqueue_packets_total",
@@ -446,6 +460,7 @@ static int render(struct metrics *m, struct tbuf *b)
 	label(b, "version", UCPUMAPD_VERSION);
 	tbuf_printf(b, "} 1\n");
 	render_drops(b, s, d);
+	render_pass(b, s);
 	render_fams(b, s);
 	render_rx_cpu(b, s, d);
 	render_enqueue(b, s);

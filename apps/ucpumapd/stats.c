@@ -337,6 +337,12 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 	json_u64(j, "tun_super", t->tun_super);
 	json_u64(j, "tun_super_segs", t->tun_super_segs);
 	json_u64(j, "tun_csum_partial", t->tun_csum_partial);
+	/* Before the datapath: the kernel's, never ours to count in rx. */
+	json_obj(j, "xdp_pass");
+	for (uint32_t r = 0; r < UCM_STEER_PASS__MAX; r++)
+		if (r != UCM_STEER_PASS_NO_CPU)	/* the baseline program's */
+			json_u64(j, ucm_pass_reason_str(r), t->xdp_pass[r]);
+	json_obj_end(j);
 	json_hist(j, "rx_hist", t->rx_hist, t->rx_lat_ns);
 	json_hist(j, "wait_hist", t->wait_hist, t->wait_ns);
 	json_hist(j, "sink_hist", t->sink_hist, t->sink_ns);

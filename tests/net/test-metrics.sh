@@ -320,7 +320,7 @@ case_scrape_format() {
 		 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter \
 		 ucpumap_rx_thread_cpu_seconds_total:counter ucpumap_enqueue_packets_total:counter \
 		 ucpumap_enqueue_drops_total:counter ucpumap_enqueue_shed_total:counter \
-		 ucpumap_build_info:gauge ucpumap_link_up:gauge; do
+		 ucpumap_build_info:gauge ucpumap_link_up:gauge ucpumap_xdp_pass_total:counter; do
 		[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
 	done
 	q=$(J "$tmp/s1" '",".join(d.get("queues", []))')
@@ -332,6 +332,11 @@ case_scrape_format() {
 		      chain_long chain_cut chain_bad chain_nosg ip_len l4_hdr sink; do
 		[[ ",$r," == *",$reason,"* ]] || why="$why no drop reason $reason;"
 	done
+	# What the program left to the kernel, by the four reasons the page
+	# names (the baseline program's no_cpu not among them).
+	r=$(J "$tmp/s1" '",".join(sorted(d.get("xdp_pass", {})))')
+	[ "$r" = link_ctrl,other_host,short,unclaimed ] || why="$why xdp_pass reasons '$r';"
+	r=$(J "$tmp/s1" '",".join(d.get("reasons", []))')
 	# The chain drops by their reason, not their sum beside them too.
 	[[ ",$r," == *",chain,"* ]] && why="$why drop reason chain beside its parts;"
 	[ "$(J "$tmp/s1" 'int(d.get("drops_in", -1))')" = 0 ] || why="$why drops where none should be;"

@@ -42,8 +42,9 @@
 #                  with the daemon (keep-tun-default-goes)
 #   other-mac      frames to another station's MAC (a promiscuous NIC's,
 #                  a bridge port's) are the kernel's: ucpumapd's rx does
-#                  not grow; after vd's MAC changes, frames to the new
-#                  one are steered and to the old one not, said
+#                  not grow, xdp_pass.other_host grows by each; after vd's
+#                  MAC changes, frames to the new one are steered and to
+#                  the old one not, said
 #   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
@@ -1357,11 +1358,13 @@ EOF
 # mac_send MAC: 600 IPv4 datagrams from vg to D4, to Ethernet address MAC
 # (ucpumap-gen: a socket would take the neighbour's); then the daemon's rx
 # (a SIGUSR1 line).
+# mac_send MAC: 600 frames to MAC; prints the daemon's rx and its count
+# of frames passed to the kernel as another station's, after them.
 mac_send() {
 	in_gen "$(dirname "$daemon")/ucpumap-gen" --dev vg --dst-ip $D4 --dst-mac "$1" \
 		--engine packet --count 600 --rate 20000 > /dev/null 2>&1
 	sleep 0.2
-	usr1_json "$dpid" "$tmp/om.json" 'd["rx"]'
+	usr1_json "$dpid" "$tmp/om.json" '"%d %d" % (d["rx"], d["xdp_pass"]["other_host"])'
 }
 
 case_other_mac() {
@@ -1370,16 +1373,20 @@ case_other_mac() {
 		bad other-mac "$(why_start)"
 		return
 	fi
-	r0=$(usr1_json "$dpid" "$tmp/om.json" 'd["rx"]')
+	r0=$(usr1_json "$dpid" "$tmp/om.json" '"%d %d" % (d["rx"], d["xdp_pass"]["other_host"])')
 	r1=$(mac_send $other)
-	[ -n "$r0" ] && [ "$r1" = "$r0" ] || why="to another MAC: rx $r0 -> $r1 (want no change);"
+	# rx the same, other_host 600 more
+	[ -n "$r0" ] && [ "${r1% *}" = "${r0% *}" ] && [ $((${r1#* } - ${r0#* })) = 600 ] ||
+		why="to another MAC: rx, other_host $r0 -> $r1 (want 600 more passed, none received);"
 	# vd takes that address: the daemon follows within a check (100 ms)
 	ip -n "$dut" link set vd address $other
 	sleep 0.5
 	r2=$(mac_send $other)
-	[ -n "$r2" ] && [ $((r2 - r1)) = 600 ] || why="$why to vd's new MAC: rx $r1 -> $r2 (want 600 more);"
+	[ -n "$r2" ] && [ $((${r2% *} - ${r1% *})) = 600 ] && [ "${r2#* }" = "${r1#* }" ] ||
+		why="$why to vd's new MAC: rx, other_host $r1 -> $r2 (want 600 more received);"
 	r3=$(mac_send "$vdmac")
-	[ "$r3" = "$r2" ] || why="$why to vd's old MAC: rx $r2 -> $r3 (want no change);"
+	[ "${r3% *}" = "${r2% *}" ] && [ $((${r3#* } - ${r2#* })) = 600 ] ||
+		why="$why to vd's old MAC: rx, other_host $r2 -> $r3 (want 600 more passed);"
 	ip -n "$dut" link set vd address "$vdmac"
 	# vg's neighbour may have learnt the passing address (an ARP request
 	# of vd's meanwhile): the cases after this one send to vd's own.
@@ -1388,7 +1395,7 @@ case_other_mac() {
 	sleep 0.3
 	stop_daemon
 	why="$why$(final_ok)$(leftovers)"
-	if [ -z "$why" ]; then ok other-mac "rx $r0, $r1, $r2, $r3"; else bad other-mac "$why"; fi
+	if [ -z "$why" ]; then ok other-mac "rx, other_host: $r0; $r1; $r2; $r3"; else bad other-mac "$why"; fi
 }
 
 # ---- 6. malformed frames ---------------------------------------------------------

@@ -323,6 +323,8 @@ def summarize(r):
                          if n == "ucpumap_build_info"]
     res["drops_by_reason"] = {l["reason"]: v for n, l, v in samples
                               if n == "ucpumap_drops_total" and l.get("way") == "in"}
+    res["xdp_pass"] = {l["reason"]: v for n, l, v in samples
+                       if n == "ucpumap_xdp_pass_total"}
     res["up"] = total("ucpumap_up")
     res["link_up"] = {"%s:%s" % (l.get("role"), l.get("dev")): v for n, l, v in samples
                       if n == "ucpumap_link_up"}
