@@ -196,12 +196,6 @@ int ucm_sink_ops_copy(struct ucm_sink_ops *dst, const struct ucm_sink_ops *src)
 		pr_warn("cpumap: a sink needs an xmit callback\n");
 		return -EINVAL;
 	}
-	/* The worker's sleep without a wait() ends at a producer's kick
-	 * alone: the poll's direction would wait for the other's traffic. */
-	if (dst->poll && !dst->wait) {
-		pr_warn("cpumap: a sink with a poll callback needs a wait callback too, which sleeps until the poll has work\n");
-		return -EINVAL;
-	}
 	if (dst->flags & ~(uint32_t)(UCM_SINK_F_KEEP | UCM_SINK_F_POLL_WAKE)) {
 		pr_warn("cpumap: sink flags %#x: unknown to this library\n", dst->flags);
 		return -EINVAL;

@@ -492,7 +492,6 @@ static int test_create_rejects_bad_options(void)
 	UCM_OPTS(ucm_umem_opts, uo, .frames_per_pool = 256);
 	struct ucm_umem *umem = ucm_umem__create(&uo);
 	UCM_OPTS(ucm_sink_ops, no_xmit);
-	UCM_OPTS(ucm_sink_ops, poll_only, .xmit = rec_xmit, .poll = rec_poll);
 	int ok[1] = { 0 }, dup[2] = { 0, 0 }, far[1] = { 4095 }, neg[1] = { -1 };
 	struct {
 		const char *what;
@@ -510,9 +509,6 @@ static int test_create_rejects_bad_options(void)
 		{ "cpu 4095", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = far, .ncpus = 1 } },
 		{ "cpu -1", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = neg, .ncpus = 1 } },
 		{ "sink without xmit", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .sink = &no_xmit } },
-		/* Its worker's sleep would end at a producer's kick alone. */
-		{ "sink with poll, without wait", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok,
-						    .ncpus = 1, .sink = &poll_only } },
 		{ "ncpus without cpus", { .sz = sizeof(struct ucm_cpumap_opts), .ncpus = 1 } },
 		{ "unknown flags", { .sz = sizeof(struct ucm_cpumap_opts), .cpus = ok, .ncpus = 1, .flags = 0x200 } },
 		{ "one producer, two inline workers", { .sz = sizeof(struct ucm_cpumap_opts), .ncpus = 2,

@@ -162,8 +162,9 @@ enum ucm_sink_flags {
  * @poll:  the other direction's work (e.g. the tun's packets out to the
  *         NIC), bounded per call: called after every batch and before the
  *         worker sleeps, so neither direction starves the other. Returns
- *         how much it did; 0 lets the worker sleep. Optional; a sink with
- *         @poll needs @wait (a sleep that ends at the poll's work).
+ *         how much it did; 0 lets the worker sleep. Optional. Without
+ *         @wait that sleep ends only at a producer's kick: the poll's own
+ *         work waits for the other direction's traffic, so give @wait too.
  * @wait:  sleep until the sink has work for @poll or @wake_fd (an eventfd
  *         the cpumap's producers and stop write to) is readable; consume
  *         what made @wake_fd readable, unless the sink has
