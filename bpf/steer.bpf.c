@@ -379,13 +379,17 @@ static __always_inline void put_meta(struct xdp_md *ctx, __u32 worker, __u32 fla
 static __always_inline int steer_xsk(struct xdp_md *ctx, int with_meta)
 {
 	__u32 worker, flags;
+	long act;
 
 	if (!steer(ctx, &worker, &flags))
 		return XDP_PASS;
 	if (with_meta)
 		put_meta(ctx, worker, flags);
 	/* No socket on this queue: the kernel keeps the packet. */
-	return bpf_redirect_map(&ucm_xsks, ctx->rx_queue_index, XDP_PASS);
+	act = bpf_redirect_map(&ucm_xsks, ctx->rx_queue_index, XDP_PASS);
+	if (act == XDP_PASS)
+		count_pass(UCM_STEER_PASS_NO_SOCKET);
+	return act;
 }
 
 SEC("xdp")
@@ -406,6 +410,7 @@ SEC("xdp")
 int ucm_xdp_cpumap(struct xdp_md *ctx)
 {
 	__u32 worker, flags, *cpu;
+	long act;
 
 	if (!steer(ctx, &worker, &flags))
 		return XDP_PASS;
@@ -415,7 +420,10 @@ int ucm_xdp_cpumap(struct xdp_md *ctx)
 		count_pass(UCM_STEER_PASS_NO_CPU);
 		return XDP_PASS;
 	}
-	return bpf_redirect_map(&ucm_cpu_map, *cpu - 1, XDP_PASS);
+	act = bpf_redirect_map(&ucm_cpu_map, *cpu - 1, XDP_PASS);
+	if (act == XDP_PASS)
+		count_pass(UCM_STEER_PASS_NO_CPU);
+	return act;
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

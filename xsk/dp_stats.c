@@ -271,8 +271,10 @@ static void gather(const struct ucm_dp *dp, struct ucm_dp_stats *t)
 	 * dropped nor sent back out. */
 	t->delivered = dp->c.sink ? sub0(t->worker_processed, t->worker_drops + t->verdict_tx) :
 				    t->tun_packets;
-	if (dp->xdp)
-		ucm_xdp__pass_stats(dp->xdp, t->xdp_pass, UCM_STEER_PASS_SLOTS);
+	t->xdp_pass_err = dp->xdp ? ucm_xdp__pass_stats(dp->xdp, t->xdp_pass,
+							 UCM_STEER_PASS_SLOTS) : 0;
+	if (t->xdp_pass_err)
+		memset(t->xdp_pass, 0, sizeof(t->xdp_pass));
 }
 
 int ucm_dp__stats(const struct ucm_dp *dp, struct ucm_dp_stats *st, size_t sz)

@@ -701,7 +701,7 @@ int ucm_xdp_set_mac(struct ucm_xdp *x, const uint8_t *mac)
 }
 
 static const char *const pass_names[UCM_STEER_PASS__MAX] = {
-	"other_host", "link_ctrl", "unclaimed", "short", "no_cpu",
+	"other_host", "link_ctrl", "unclaimed", "short", "no_cpu", "no_socket",
 };
 _Static_assert(UCM_STEER_PASS__MAX <= UCM_STEER_PASS_SLOTS, "room for every pass reason");
 

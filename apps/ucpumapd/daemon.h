@@ -197,6 +197,9 @@ int rx_thread_cpu_ns(const struct daemon *d, uint32_t i, uint64_t *ns);
 /* stats.c: the statistics every interval (final: the totals, averaged
  * over start_t to stop_t), and the closing conservation lines. */
 void print_stats(struct daemon *d, bool final);
+/* After the privileges' drop: the XDP program's pass counters, where they
+ * cannot be read any more, said once. */
+void stats_pass_check(const struct daemon *d);
 /* The busy shares' starting points, as the serve loop starts. */
 void stats_start(struct daemon *d);
 void print_verdict(struct daemon *d);

@@ -79,11 +79,13 @@
 #define CAPS_USER_SETUP	CAP(CAP_CHOWN)
 /*
  * What the main thread's run time needs, and the bounding set keeps:
- * nothing. The statistics are getters; the stop takes the sockets out of
- * the XSK map through the map's fd (no capability since Linux 5.19, which
- * left kernel.unprivileged_bpf_disabled to map and program creation;
- * before, none only where that sysctl is 0), closes the XDP link (the
- * kernel detaches), the tun and the sockets.
+ * nothing. The statistics are getters, but for the XDP program's pass
+ * counters, a map lookup by its fd; the stop takes the sockets out of the
+ * XSK map through the map's fd (neither needs a capability since Linux
+ * 5.19, which left kernel.unprivileged_bpf_disabled to map and program
+ * creation; before, none only where that sysctl is 0: the counters are
+ * then left out, said), closes the XDP link (the kernel detaches), the
+ * tun and the sockets.
  */
 #define CAPS_RUN	0ull
 /* A next-hop resolver's run time: RTM_NEWNEIGH, to have the kernel

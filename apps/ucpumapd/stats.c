@@ -337,12 +337,15 @@ static void json_totals(struct json *j, const struct daemon *d, const struct ucm
 	json_u64(j, "tun_super", t->tun_super);
 	json_u64(j, "tun_super_segs", t->tun_super_segs);
 	json_u64(j, "tun_csum_partial", t->tun_csum_partial);
-	/* Before the datapath: the kernel's, never ours to count in rx. */
-	json_obj(j, "xdp_pass");
-	for (uint32_t r = 0; r < UCM_STEER_PASS__MAX; r++)
-		if (r != UCM_STEER_PASS_NO_CPU)	/* the baseline program's */
-			json_u64(j, ucm_pass_reason_str(r), t->xdp_pass[r]);
-	json_obj_end(j);
+	/* Before the datapath: the kernel's, never ours to count in rx.
+	 * Left out where they cannot be read (said at the start). */
+	if (!t->xdp_pass_err) {
+		json_obj(j, "xdp_pass");
+		for (uint32_t r = 0; r < UCM_STEER_PASS__MAX; r++)
+			if (r != UCM_STEER_PASS_NO_CPU)	/* the baseline program's */
+				json_u64(j, ucm_pass_reason_str(r), t->xdp_pass[r]);
+		json_obj_end(j);
+	}
 	json_hist(j, "rx_hist", t->rx_hist, t->rx_lat_ns);
 	json_hist(j, "wait_hist", t->wait_hist, t->wait_ns);
 	json_hist(j, "sink_hist", t->sink_hist, t->sink_ns);
@@ -525,6 +528,17 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, const str
 		return;
 	}
 	json_line_flush(d);
+}
+
+/* With the privileges gone, whether the XDP program's pass counters can
+ * still be read: where they cannot, they never will, said once. */
+void stats_pass_check(const struct daemon *d)
+{
+	struct ucm_dp_stats t;
+
+	if (!ucm_dp__stats(d->dp, &t, sizeof(t)) && t.xdp_pass_err)
+		fprintf(stderr, "ucpumapd: the XDP program's counts of frames left to the kernel cannot be read (%s; before Linux 5.19 a bpf(2) lookup needs CAP_BPF where kernel.unprivileged_bpf_disabled is set): the JSON and /metrics leave them out\n",
+			strerror(-t.xdp_pass_err));
 }
 
 void stats_start(struct daemon *d)

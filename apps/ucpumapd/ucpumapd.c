@@ -603,6 +603,7 @@ static int start_run(struct daemon *d)
 	ctl__open(d);
 	if (priv_drop(d) || metrics__start(d->metrics, d) || priv_confine(d))
 		goto err_unkeep;
+	stats_pass_check(d);
 	return 0;
 
 err_unkeep:

@@ -38,6 +38,10 @@
 #                       CAP_BPF): said once; changed back to the MAC the
 #                       program holds: said so, no refusal, and datagrams
 #                       to it forwarded exactly
+#   pass-unread         the pass counters' lookups refused (EPERM, as
+#                       before Linux 5.19 without CAP_BPF): said once at the
+#                       start, xdp_pass left out of the JSON, and the
+#                       datagrams forwarded exactly all the same
 #   (the shim's cases skip in a sanitizer build: its runtime must be first)
 #   nothing-left        the cleanup leaves no namespace and no process
 #
@@ -48,7 +52,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-faults
 cases="link-down-up tun-down-up iface-down-two-way tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
-worker-stalled rx-stalled keep-tun-start-fails keep-tun-late-fails mac-refused nothing-left"
+worker-stalled rx-stalled keep-tun-start-fails keep-tun-late-fails mac-refused pass-unread nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
@@ -369,6 +373,32 @@ case_mac_refused() {
 	dpid=
 	why="$why$(closing_ok)"
 	if [ -z "$why" ]; then ok "$c" "refused once, back to the program's: forwarded"; else bad "$c" "$why $(grep MAC "$D_ERR" | tr '\n' ' ')"; fi
+}
+
+case_pass_unread() {
+	local c=pass-unread why= n j
+	if [ -n "${SANITIZE:-}" ]; then
+		skip "$c" "a sanitizer build: its runtime must come first in LD_PRELOAD"
+		return
+	fi
+	pair_ready "$c" || return
+	export UCM_SHIM_FAULT=pass_lookup UCM_SHIM_COUNT=1000000
+	SHIM=$shim_so
+	if ! start_daemon "$c" --stats-json "$tmp/$c.json"; then
+		unset SHIM UCM_SHIM_FAULT UCM_SHIM_COUNT
+		bad "$c" "$(tail -1 "$D_ERR")"
+		return
+	fi
+	unset SHIM UCM_SHIM_FAULT UCM_SHIM_COUNT
+	why=$(exact_ipv4 "$c" $D4 $G4)
+	j=$(usr1_json "$dpid" "$tmp/$c.json" '"%d %s" % (d["rx"], "xdp_pass" in d)')
+	[ "${j#* }" = False ] && [ "${j% *}" -gt 0 ] || why="$why JSON rx, xdp_pass there: '$j' (want rx, False);"
+	stop_pid "$dpid"
+	dpid=
+	n=$(grep -c "counts of frames left to the kernel cannot be read (Operation not permitted" "$D_ERR")
+	[ "$n" = 1 ] || why="$why said $n times (want 1);"
+	why="$why$(closing_ok)"
+	if [ -z "$why" ]; then ok "$c" "said once, left out, forwarded"; else bad "$c" "$why"; fi
 }
 
 case_nothing_left() {

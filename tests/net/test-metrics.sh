@@ -332,10 +332,10 @@ case_scrape_format() {
 		      chain_long chain_cut chain_bad chain_nosg ip_len l4_hdr sink; do
 		[[ ",$r," == *",$reason,"* ]] || why="$why no drop reason $reason;"
 	done
-	# What the program left to the kernel, by the four reasons the page
+	# What the program left to the kernel, by the five reasons the page
 	# names (the baseline program's no_cpu not among them).
 	r=$(J "$tmp/s1" '",".join(sorted(d.get("xdp_pass", {})))')
-	[ "$r" = link_ctrl,other_host,short,unclaimed ] || why="$why xdp_pass reasons '$r';"
+	[ "$r" = link_ctrl,no_socket,other_host,short,unclaimed ] || why="$why xdp_pass reasons '$r';"
 	r=$(J "$tmp/s1" '",".join(d.get("reasons", []))')
 	# The chain drops by their reason, not their sum beside them too.
 	[[ ",$r," == *",chain,"* ]] && why="$why drop reason chain beside its parts;"

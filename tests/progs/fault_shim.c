@@ -27,6 +27,10 @@
  *                                map (ucm_steer_mac) fails with EPERM, as
  *                                before Linux 5.19 without CAP_BPF, after
  *                                UCM_SHIM_SKIP that go (1: the load's)
+ *   UCM_SHIM_FAULT=pass_lookup   a lookup in the steering program's pass
+ *                                counters (ucm_steer_pass) fails with
+ *                                EPERM, as before Linux 5.19 without
+ *                                CAP_BPF
  *
  * Everything is read in the constructor, before the daemon's seccomp
  * filter: the calls themselves use only clock_gettime() (vDSO) and what
@@ -55,7 +59,7 @@
 
 enum {
 	SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT, SHIM_STALL_WRITE, SHIM_SHORT_SEND,
-	SHIM_XSK_SOCKET, SHIM_THREAD, SHIM_MAC_UPDATE,
+	SHIM_XSK_SOCKET, SHIM_THREAD, SHIM_MAC_UPDATE, SHIM_PASS_LOOKUP,
 };
 
 static int shim_fault;
@@ -69,6 +73,7 @@ static int (*real_socket)(int, int, int);
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
 				  void *);
 static int (*real_map_update)(int, const void *, const void *, __u64);
+static int (*real_map_lookup)(int, const void *, void *);
 static long shim_stall_ms, shim_skip;
 
 static long long now_ns(void)
@@ -92,6 +97,7 @@ __attribute__((constructor)) static void shim_init(void)
 	real_socket = dlsym(RTLD_NEXT, "socket");
 	real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	real_map_update = dlsym(RTLD_NEXT, "bpf_map_update_elem");
+	real_map_lookup = dlsym(RTLD_NEXT, "bpf_map_lookup_elem");
 	if (getenv("UCM_SHIM_SKIP"))
 		shim_skip = atol(getenv("UCM_SHIM_SKIP"));
 	if (getenv("UCM_SHIM_STALL_MS"))
@@ -110,6 +116,8 @@ __attribute__((constructor)) static void shim_init(void)
 		shim_fault = SHIM_THREAD;
 	else if (f && !strcmp(f, "mac_update"))
 		shim_fault = SHIM_MAC_UPDATE;
+	else if (f && !strcmp(f, "pass_lookup"))
+		shim_fault = SHIM_PASS_LOOKUP;
 	shim_at_ns = now_ns() + (after ? atoll(after) : 0) * 1000000LL;
 	if (count)
 		shim_left = atol(count);
@@ -200,9 +208,9 @@ SHIM_API int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn
 	return real_pthread_create(t, attr, fn, arg);
 }
 
-/* The steering program's MAC map, by its name (BPF_OBJ_GET_INFO_BY_FD,
+/* The steering program's map @name, by its name (BPF_OBJ_GET_INFO_BY_FD,
  * which the daemon's seccomp filter lets through). */
-static bool is_mac_map(int fd)
+static bool is_map(int fd, const char *name)
 {
 	struct bpf_map_info info = {};
 	union bpf_attr attr = {};
@@ -212,15 +220,25 @@ static bool is_mac_map(int fd)
 	attr.info.info = (__u64)(unsigned long)&info;
 	if (syscall(__NR_bpf, BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr)))
 		return false;
-	return !strcmp(info.name, "ucm_steer_mac");
+	return !strcmp(info.name, name);
 }
 
 SHIM_API int bpf_map_update_elem(int fd, const void *key, const void *value, __u64 flags)
 {
-	if (shim_fault == SHIM_MAC_UPDATE && is_mac_map(fd) &&
+	if (shim_fault == SHIM_MAC_UPDATE && is_map(fd, "ucm_steer_mac") &&
 	    __atomic_fetch_sub(&shim_skip, 1, __ATOMIC_RELAXED) <= 0 && shim_take(SHIM_MAC_UPDATE)) {
 		errno = EPERM;
 		return -EPERM;
 	}
 	return real_map_update(fd, key, value, flags);
+}
+
+SHIM_API int bpf_map_lookup_elem(int fd, const void *key, void *value)
+{
+	if (shim_fault == SHIM_PASS_LOOKUP && is_map(fd, "ucm_steer_pass") &&
+	    shim_take(SHIM_PASS_LOOKUP)) {
+		errno = EPERM;
+		return -EPERM;
+	}
+	return real_map_lookup(fd, key, value);
 }

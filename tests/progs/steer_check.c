@@ -598,46 +598,68 @@ static int pass_is(int fd, const struct tpkt *t, int want, const char *what)
 }
 
 /* Each frame the program leaves to the kernel is counted once, by its
- * reason; a steered one is not. Last: it leaves the MAC map set to the
- * table's destination. */
+ * reason; a steered one is not (a socket in queue 0's slot, which the test
+ * run takes from; the steered without it: no_socket). Last: it leaves the
+ * MAC map set to the table's destination. */
 static int test_pass_counts(void)
 {
 	static const uint8_t other[6] = { 2, 0, 0, 0, 0, 9 }, dst[6] = { 2, 0, 0, 0, 0, 2 };
 	struct ucm_steer_cfg cfg = { .policy = UCM_STEER_FIXED, .nworkers = 64, .fixed = 63 };
-	int fd = ucm_xdp__steer_fd(x), i;
+	int fd = ucm_xdp__steer_fd(x), xsk, i, err = 1;
 	struct tpkt cut = pkts[0];
 	char what[64];
 
 	UT_ASSERT(!strcmp(pkts[npkts - 7].name, "arp") && !strcmp(pkts[npkts - 6].name, "lldp"),
 		  "the table's order changed");
 	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure");
+	if (pass_is(fd, &pkts[0], UCM_STEER_PASS_NO_SOCKET, "v4 udp, no socket"))
+		return 1;
+	xsk = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	UT_ASSERT(xsk >= 0, "no AF_XDP socket: %s", strerror(errno));
+	if (ucm_xdp__set_xsk(x, 0, xsk)) {
+		close(xsk);
+		UT_ASSERT(0, "the socket into queue 0's slot: %s", strerror(errno));
+	}
 	if (pass_is(fd, &pkts[0], -1, "v4 udp") ||
 	    pass_is(fd, &pkts[npkts - 7], UCM_STEER_PASS_LINK_CTRL, "arp") ||
 	    pass_is(fd, &pkts[npkts - 6], UCM_STEER_PASS_UNCLAIMED, "lldp"))
-		return 1;
+		goto out;
 	for (i = npkts - 5; i < npkts; i++) {
 		snprintf(what, sizeof(what), "%s %u", pkts[i].name, pkts[i].d[14 + 40]);
 		if (pass_is(fd, &pkts[i], UCM_STEER_PASS_LINK_CTRL, what))
-			return 1;
+			goto out;
 	}
 	cut.len = 14 + 10;	/* within the IPv4 header */
-	if (pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its header"))
-		return 1;
 	/* (A frame shorter than Ethernet's header: the test run takes none.) */
+	if (pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its header"))
+		goto out;
 	/* ucm_xdp_cpumap: worker 63 has no CPU. */
 	if (pass_is(ucm_xdp__cpumap_fd(x), &pkts[0], UCM_STEER_PASS_NO_CPU, "cpumap, no CPU"))
-		return 1;
+		goto out;
 	cfg.flags = UCM_STEER_F_IPV6;
-	UT_ASSERT(!ucm_xdp__configure(x, &cfg), "configure");
+	if (ucm_xdp__configure(x, &cfg)) {
+		ut_fail_reason("configure: %s", strerror(errno));
+		goto out;
+	}
 	if (pass_is(fd, &pkts[0], UCM_STEER_PASS_UNCLAIMED, "v4, IPv6 alone steered") ||
 	    pass_is(fd, &pkts[npkts - 7], UCM_STEER_PASS_UNCLAIMED, "arp, IPv6 alone steered") ||
 	    pass_is(fd, &pkts[2], -1, "v6 udp, IPv6 alone steered"))
-		return 1;
-	UT_ASSERT(!ucm_xdp_set_mac(x, other), "set the MAC: %s", strerror(errno));
+		goto out;
+	if (ucm_xdp_set_mac(x, other)) {
+		ut_fail_reason("set the MAC: %s", strerror(errno));
+		goto out;
+	}
 	if (pass_is(fd, &pkts[2], UCM_STEER_PASS_OTHER_HOST, "v6 udp to another MAC"))
-		return 1;
-	UT_ASSERT(!ucm_xdp_set_mac(x, dst), "set the MAC: %s", strerror(errno));
-	return pass_is(fd, &pkts[2], -1, "v6 udp to the MAC");
+		goto out;
+	if (ucm_xdp_set_mac(x, dst)) {
+		ut_fail_reason("set the MAC: %s", strerror(errno));
+		goto out;
+	}
+	err = pass_is(fd, &pkts[2], -1, "v6 udp to the MAC");
+out:
+	ucm_xdp__set_xsk(x, 0, -1);
+	close(xsk);
+	return err;
 }
 
 static const struct ut_case cases[] = {

@@ -370,6 +370,10 @@ struct ucm_dp_opts {
  * @xdp_pass: by reason (enum ucm_steer_pass), the frames our XDP program
  *            left to the kernel before they were ours: not in @rx, nor in
  *            any equation (0 with UCM_DP_F_OWN_XDP; ucm_xdp__pass_stats())
+ * @xdp_pass_err: 0, or why @xdp_pass could not be read (-errno; -EPERM:
+ *            a bpf(2) lookup refused, before Linux 5.19 without CAP_BPF
+ *            where kernel.unprivileged_bpf_disabled is set); @xdp_pass is
+ *            0 then
  */
 struct ucm_dp_stats {
 	uint64_t rx, rx_bad_desc, rx_steer_err, delivered;
@@ -400,6 +404,7 @@ struct ucm_dp_stats {
 	uint64_t tx_chains, tx_chain_more;
 	uint64_t tun_csum_partial;
 	uint64_t xdp_pass[UCM_STEER_PASS_SLOTS];
+	int32_t xdp_pass_err;
 };
 
 enum ucm_dp_state {

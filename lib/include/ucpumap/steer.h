@@ -45,8 +45,7 @@ struct ucm_steer_cfg {
 #define UCM_STEER_MAX_QUEUES	64
 
 /* Why the program left a frame to the kernel (XDP_PASS): each a per-CPU
- * counter, the key of ucm_steer_pass. A queue without a socket in the map
- * passes too (bpf_redirect_map()'s fallback), uncounted. */
+ * counter, the key of ucm_steer_pass. */
 enum ucm_steer_pass {
 	UCM_STEER_PASS_OTHER_HOST = 0,	/* unicast to another station's MAC */
 	UCM_STEER_PASS_LINK_CTRL,	/* ARP, neighbour discovery, MLD */
@@ -54,7 +53,11 @@ enum ucm_steer_pass {
 	 * family not steered (UCM_STEER_F_IPV4, _IPV6) */
 	UCM_STEER_PASS_UNCLAIMED,
 	UCM_STEER_PASS_SHORT,		/* cut in its Ethernet, VLAN or IP header */
-	UCM_STEER_PASS_NO_CPU,		/* ucm_xdp_cpumap: the worker has no CPU */
+	/* ucm_xdp_cpumap: the worker has no CPU, or its CPU no entry */
+	UCM_STEER_PASS_NO_CPU,
+	/* steered, but its queue has no socket in the XSK map (a queue
+	 * nobody serves): bpf_redirect_map()'s fallback */
+	UCM_STEER_PASS_NO_SOCKET,
 	UCM_STEER_PASS__MAX,
 };
 /* Counts by reason are arrays this long (ucm_dp_stats.xdp_pass): a new

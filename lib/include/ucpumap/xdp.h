@@ -110,7 +110,7 @@ UCM_API int ucm_xdp__cpumap_fd(const struct ucm_xdp *x);
  */
 UCM_API int ucm_xdp__pass_stats(const struct ucm_xdp *x, uint64_t *counts, uint32_t n);
 /* A reason's short name ("other_host", "link_ctrl", "unclaimed", "short",
- * "no_cpu"), or "unknown". */
+ * "no_cpu", "no_socket"), or "unknown". */
 UCM_API const char *ucm_pass_reason_str(uint32_t reason);
 
 /* Point queue @queue at an XSK socket; @xsk_fd < 0 takes it out. */
