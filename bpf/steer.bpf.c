@@ -18,7 +18,8 @@
  * Control traffic stays with the kernel (XDP_PASS): ARP, IPv6 neighbour
  * discovery and multicast listener messages (unless UCM_STEER_F_LINK_CTRL
  * claims them for a tap behind ucpumap), and whatever the configuration
- * does not claim.
+ * does not claim. Each frame left to the kernel is counted by its reason
+ * (ucm_steer_pass).
  *
  * The flow hash and what goes into it mirror lib/proto/pkt.c exactly, so that
  * where metadata is missing (generic mode) userspace picks the same worker
