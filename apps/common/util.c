@@ -27,7 +27,9 @@ int parse_uint(const char *s, unsigned long lo, unsigned long hi,
 	char *end;
 
 	errno = 0;
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* Digits alone: strtoul() would skip blanks and take a sign after
+	 * them (" -18446744073709551615" is 1). */
+	if (!s || *s < '0' || *s > '9')
 		goto bad;
 	v = strtoul(s, &end, 10);
 	if (errno || *end || v < lo || v > hi)

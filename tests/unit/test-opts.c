@@ -234,6 +234,10 @@ static int test_bad_arguments(void)
 	} bad[] = {
 		{ "--num", "0", "--num: '0' is not a whole number between 1 and 9\n" },
 		{ "--num", "1x", "--num: '1x' is not a whole number between 1 and 9\n" },
+		/* strtoul() would skip the blank and take the sign: 1 */
+		{ "--num", " -18446744073709551615",
+		  "--num: ' -18446744073709551615' is not a whole number between 1 and 9\n" },
+		{ "--num", " 5", "--num: ' 5' is not a whole number between 1 and 9\n" },
 		{ "--pow", "100", "--pow: 100 is not a power of two; try 64\n" },
 		{ "--secs", "0.1", "--secs: '0.1' is not a number of seconds between 0.5 and 60\n" },
 		{ "--secs", "1s", "--secs: '1s' is not a number of seconds between 0.5 and 60\n" },
