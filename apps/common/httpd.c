@@ -255,17 +255,22 @@ static void respond(struct httpd *h, struct conn *c, int code, bool head)
 {
 	const char *type = "text/plain; charset=utf-8";
 	struct tbuf body = {}, r = {};
+	int err = 0;
 
-	if (code == 200 && h->o.render(&body, h->o.ctx)) {
+	if (code == 200)
+		err = h->o.render(&body, h->o.ctx);
+	if (err) {
 		free(body.p);
 		body = (struct tbuf){};
 		code = 500;
-	}
-	if (code == 200)
+		tbuf_printf(&body, "500 %s: the answer could not be made (%s)\n",
+			    status_text(code), strerror(err < 0 ? -err : err));
+	} else if (code == 200) {
 		type = h->o.content_type;
-	else
+	} else {
 		tbuf_printf(&body, "%d %s: this server answers GET %s only\n", code,
 			    status_text(code), h->o.path);
+	}
 	tbuf_printf(&r, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
 		    "Connection: close\r\n\r\n", code, status_text(code), type, body.len,
 		    code == 405 ? "Allow: GET, HEAD\r\n" : "");

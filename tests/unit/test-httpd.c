@@ -19,11 +19,15 @@
 #define REQ		"GET /metrics HTTP/1.1\r\nHost: t\r\n\r\n"
 #define READ_MS		3000
 
+static int render_err;	/* non-zero: render_big() fails with it */
+
 static int render_big(struct tbuf *body, void *ctx)
 {
 	static char chunk[4096];
 
 	(void)ctx;
+	if (render_err)
+		return render_err;
 	memset(chunk, 'x', sizeof(chunk));
 	for (size_t n = 0; n < BODY; n += sizeof(chunk))
 		tbuf_append(body, chunk, sizeof(chunk));
@@ -163,6 +167,31 @@ static int test_answers(void)
 	return 0;
 }
 
+/* A render that fails: 500, its reason in the body (not the text of a
+ * wrong path). */
+static int test_render_fails(void)
+{
+	char buf[1024] = "";
+	struct httpd *h;
+	size_t got = 0;
+	int port, fd;
+	ssize_t n;
+
+	SERVE(h, port);
+	render_err = -ENOMEM;
+	fd = ask(port, REQ, false);
+	UT_ASSERT(fd >= 0, "connect: %s", strerror(errno));
+	while (got < sizeof(buf) - 1 && (n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0)) > 0)
+		got += n;
+	close(fd);
+	render_err = 0;
+	httpd__close(h);
+	UT_ASSERT(!strncmp(buf, "HTTP/1.1 500 ", 13) &&
+		  strstr(buf, "the answer could not be made (Cannot allocate memory)") &&
+		  !strstr(buf, "answers GET"), "answered: %.200s", buf);
+	return 0;
+}
+
 /*
  * Every slot an answer going out to a reader that stalls: a newcomer
  * hears 503 until the oldest has gone on HTTPD_EVICT_WRITE_AGE, then takes
@@ -205,6 +234,7 @@ static int test_stalled_readers(void)
 
 static const struct ut_case cases[] = {
 	UT_CASE(test_answers),
+	UT_CASE(test_render_fails),
 	UT_CASE(test_stalled_readers),
 	{}
 };
