@@ -399,7 +399,10 @@ $(FUZZ_LIB): $(patsubst %.c,$(FUZZ_BUILD)/%.o,$(FUZZ_LIB_SRCS))
 $(FUZZ_BUILD)/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz.h $(FUZZ_LIB) $(LIB_HDRS) $(FUZZ_DEPS)
 	@mkdir -p $(@D)
 	$(call msg,LINK,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpthread
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lpthread -lm
+
+# fuzz-httpd includes apps/common's httpd.c (the metrics server's parser).
+$(FUZZ_BUILD)/fuzz-httpd: apps/common/httpd.c apps/common/httpd.h apps/common/util.h
 
 # fuzz-xskrx drives the RX path itself over a real UMEM and pool: an
 # archive of its own, of xsk/queue*.c and what they call (lib/core,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Write the fuzz targets' seeds: tests/fuzz/corpus/fuzz-NAME/, NAME one of
-pkt, gso, neigh, tun, xskdesc, xskchain, split, xskrx, chainq.
+pkt, gso, neigh, tun, xskdesc, xskchain, split, xskrx, chainq, httpd.
 
     python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
 
@@ -12,7 +12,8 @@ tun: tun reads in fuzz-tun.c's; xskdesc: RX batches in fuzz-xskdesc.c's;
 xskchain: packets of several descriptors in fuzz-xskchain.c's; split:
 offloaded tun reads in fuzz-split.c's; xskrx: the kernel's descriptors and
 the RX thread's polls in fuzz-xskrx.c's; chainq: a library caller's
-packets of several frames and flushes in fuzz-chainq.c's.
+packets of several frames and flushes in fuzz-chainq.c's; httpd: requests
+to the metrics server after fuzz-httpd.c's byte of piece sizes.
 """
 import os
 import struct
@@ -597,6 +598,18 @@ def split_seeds():
     }
 
 
+def httpd_seeds():
+    """fuzz-httpd.c: a byte that seeds the piece sizes, then the request."""
+    return {
+        'get': b'\x07GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n',
+        'head-query': b'\x03HEAD /metrics?x=1 HTTP/1.0\n\n',
+        'post': b'\x01POST /metrics HTTP/1.1\r\n\r\n',
+        'other-path': b'\x09GET /metricsx HTTP/1.1\r\n\r\n',
+        'bad-version': b'\x05GET /metrics HTTP/9.9\r\n\r\n',
+        'no-end': b'\x02GET /metrics HTTP/1.1\r\nHost: x\r\n',
+    }
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__),
                                                              'corpus')
@@ -604,7 +617,7 @@ def main():
                         ('neigh', neigh_seeds()), ('tun', tun_seeds()),
                         ('xskdesc', xskdesc_seeds()), ('xskchain', xskchain_seeds()),
                         ('split', split_seeds()), ('xskrx', xskrx_seeds()),
-                        ('chainq', chainq_seeds())):
+                        ('chainq', chainq_seeds()), ('httpd', httpd_seeds())):
         d = os.path.join(top, 'fuzz-' + name)
         os.makedirs(d, exist_ok=True)
         for f, data in seeds.items():
