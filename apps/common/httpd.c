@@ -131,6 +131,11 @@ int httpd_parse_addr(const char *arg, const char *what, struct httpd_addr *a)
 	memcpy(host, arg, hl);
 	host[hl] = '\0';
 	if (v6) {
+		/* A link-local address needs its interface (a scope id),
+		 * which bind() asks for and this form does not carry. */
+		if (strchr(host, '%') || (inet_pton(AF_INET6, host, &s6->sin6_addr) == 1 &&
+					  IN6_IS_ADDR_LINKLOCAL(&s6->sin6_addr)))
+			return addr_bad(what, given, "'%s': a link-local address (or a zone) is not served; give a global address, [::1] or [::]", host);
 		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
 			return addr_bad(what, given, "'%s' is not a numeric IPv6 address", host);
 		s6->sin6_family = AF_INET6;

@@ -169,6 +169,8 @@ case_bad_listen() {
 	bad_listen name localhost:9423 "'localhost' is not a numeric IPv4 address"
 	bad_listen ipv6-bare ::1:9423 "put an IPv6 address in brackets"
 	bad_listen ipv6-no-port '[::1]' "no port after ']'"
+	bad_listen ipv6-link-local '[fe80::1]:9423' "'fe80::1': a link-local address \\(or a zone\\) is not served"
+	bad_listen ipv6-zone '[fe80::1%vd]:9423' "'fe80::1%vd': a link-local address \\(or a zone\\) is not served"
 }
 
 # A port in use: refused before the datapath, nothing attached.
