@@ -13,8 +13,9 @@
  * 431; 414 and 431 only with the buffer full; 200 only for a request
  * line "GET" or "HEAD", a target of the path alone or with a query, and
  * HTTP/1.0 or /1.1, once a blank line ended the headers; HEAD is said for
- * HEAD alone. The answer does not depend on how the bytes were cut: the
- * whole at once gets the answer its first piece with one got (or none).
+ * HEAD alone, and every such request whose headers ended is answered
+ * 200. The answer does not depend on how the bytes were cut: the whole
+ * at once gets the answer its first piece with one got (or none).
  */
 #include <stdbool.h>
 #include <string.h>
@@ -51,9 +52,15 @@ static bool valid_get(const char *p, size_t len, bool *head)
 		t = p + 5, *head = true;
 	else
 		return false;
-	if (p + l - t < 8 + 1 + 8 || memcmp(t, "/metrics", 8) || (t[8] != ' ' && t[8] != '?'))
+	if (p + l - t < 8 + 9 || memcmp(t, "/metrics", 8) || (t[8] != ' ' && t[8] != '?'))
 		return false;
-	return !memcmp(p + l - 9, " HTTP/1.1", 9) || !memcmp(p + l - 9, " HTTP/1.0", 9);
+	if (memcmp(p + l - 9, " HTTP/1.1", 9) && memcmp(p + l - 9, " HTTP/1.0", 9))
+		return false;
+	/* The target: printable, no blank, up to the version. */
+	for (; t < p + l - 9; t++)
+		if (*t <= ' ' || *t >= 0x7f)
+			return false;
+	return true;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -95,5 +102,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	whole.len = size;
 	code2 = request_status(&h, &whole, &head2);
 	CHECK(code2 == code && (code != 200 || head2 == head));
+	/* And a good request whose headers ended is answered. */
+	if (valid_get(whole.req, size, &vhead) &&
+	    (memmem(whole.req, size, "\r\n\r\n", 4) || memmem(whole.req, size, "\n\n", 2)))
+		CHECK(code == 200 && head == vhead);
 	return 0;
 }
