@@ -273,7 +273,7 @@ static void render_pass(struct tbuf *b, const struct snap *s)
 	if (s->t.xdp_pass_err)	/* cannot be read: said at the start */
 		return;
 	family(b, "ucpumap_xdp_pass_total", "counter",
-	       "Frames the XDP program left to the kernel (XDP_PASS), by reason: to another station's MAC, the link's control (ARP, neighbour discovery), a protocol or family not steered, cut short in its headers, IP on a queue without a socket.");
+	       "Frames the XDP program left to the kernel (XDP_PASS), by reason: to another station's MAC, the link's control (ARP, neighbour discovery), a protocol or family not steered, cut short in its headers, steered where no socket took it (a queue not served, the start, the stop).");
 	for (r = 0; r < UCM_STEER_PASS__MAX; r++)
 		if (r != UCM_STEER_PASS_NO_CPU)	/* the baseline program's */
 			tbuf_printf(b, "ucpumap_xdp_pass_total{reason=\"%s\"} %llu\n",

@@ -537,8 +537,8 @@ void stats_pass_check(const struct daemon *d)
 	struct ucm_dp_stats t;
 
 	if (!ucm_dp__stats(d->dp, &t, sizeof(t)) && t.xdp_pass_err)
-		fprintf(stderr, "ucpumapd: the XDP program's counts of frames left to the kernel cannot be read (%s; before Linux 5.19 a bpf(2) lookup needs CAP_BPF where kernel.unprivileged_bpf_disabled is set): the JSON and /metrics leave them out\n",
-			strerror(-t.xdp_pass_err));
+		out_warn("ucpumapd: the XDP program's counts of frames left to the kernel cannot be read (%s; before Linux 5.19 a bpf(2) lookup needs CAP_BPF, CAP_SYS_ADMIN before 5.8, where kernel.unprivileged_bpf_disabled is set): the JSON and /metrics leave them out\n",
+			 strerror(-t.xdp_pass_err));
 }
 
 void stats_start(struct daemon *d)

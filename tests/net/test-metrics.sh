@@ -322,7 +322,7 @@ case_scrape_format() {
 		 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter \
 		 ucpumap_rx_thread_cpu_seconds_total:counter ucpumap_enqueue_packets_total:counter \
 		 ucpumap_enqueue_drops_total:counter ucpumap_enqueue_shed_total:counter \
-		 ucpumap_build_info:gauge ucpumap_link_up:gauge ucpumap_xdp_pass_total:counter; do
+		 ucpumap_build_info:gauge ucpumap_link_up:gauge; do
 		[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
 	done
 	q=$(J "$tmp/s1" '",".join(d.get("queues", []))')
@@ -335,9 +335,15 @@ case_scrape_format() {
 		[[ ",$r," == *",$reason,"* ]] || why="$why no drop reason $reason;"
 	done
 	# What the program left to the kernel, by the five reasons the page
-	# names (the baseline program's no_cpu not among them).
+	# names (the baseline program's no_cpu not among them); none where
+	# the start said they cannot be read (before Linux 5.19).
 	r=$(J "$tmp/s1" '",".join(sorted(d.get("xdp_pass", {})))')
-	[ "$r" = link_ctrl,no_socket,other_host,short,unclaimed ] || why="$why xdp_pass reasons '$r';"
+	if grep -q "left to the kernel cannot be read" "$tmp/d.err"; then
+		[[ " $fams " == *" ucpumap_xdp_pass_total:"* ]] && why="$why ucpumap_xdp_pass_total, said unread;"
+	else
+		[[ " $fams " == *" ucpumap_xdp_pass_total:counter "* ]] || why="$why missing ucpumap_xdp_pass_total;"
+		[ "$r" = link_ctrl,no_socket,other_host,short,unclaimed ] || why="$why xdp_pass reasons '$r';"
+	fi
 	r=$(J "$tmp/s1" '",".join(d.get("reasons", []))')
 	# The chain drops by their reason, not their sum beside them too.
 	[[ ",$r," == *",chain,"* ]] && why="$why drop reason chain beside its parts;"

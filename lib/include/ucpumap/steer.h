@@ -56,7 +56,8 @@ enum ucm_steer_pass {
 	/* ucm_xdp_cpumap: the worker has no CPU, or its CPU no entry */
 	UCM_STEER_PASS_NO_CPU,
 	/* steered, but its queue has no socket in the XSK map (a queue
-	 * nobody serves): bpf_redirect_map()'s fallback */
+	 * nobody serves; any before the sockets are in, or once they are
+	 * out): bpf_redirect_map()'s fallback */
 	UCM_STEER_PASS_NO_SOCKET,
 	UCM_STEER_PASS__MAX,
 };
