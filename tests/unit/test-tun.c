@@ -673,6 +673,55 @@ static int test_back_src_follows(void)
 }
 
 /*
+ * A packet waiting for its next hop has its Ethernet header written: a
+ * source set meanwhile reaches it too. Tun mode, next hops from lo (the
+ * question about 10.0.0.2 is out: the packet waits); the worker's sync
+ * called as its next turn would, before that turn can drop it.
+ */
+static int test_back_src_held(void)
+{
+	static const uint8_t a[6] = { 2, 0, 0, 0, 0, 0xa }, b[6] = { 2, 0, 0, 0, 0, 0xb };
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
+	struct ucm_tun_l2 l2 = { .resolve_ifindex = (int)if_nametoindex("lo") };
+	static uint8_t wire[VNET_LEN + 256];
+	struct tun_back *r;
+	const uint8_t *eth;
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	struct ucm_tun *tun;
+	uint32_t n;
+	int s[2];
+
+	if (back_setup(&u, &p, &t, &tun, s, false))
+		return 1;
+	UT_ASSERT(l2.resolve_ifindex > 0, "no lo");
+	tun->flags &= ~UCM_TUN_F_TAP;
+	memcpy(l2.src, a, 6);
+	UT_ASSERT(!ucm_tun__set_back(tun, 0, t, &l2), "set_back");
+	OPEN_OR_SKIP(ops, tun);
+	n = super_tcp4(wire, 100, 1448, 1, 'x') - 14;
+	memset(wire, 0, VNET_LEN);
+	memmove(wire + VNET_LEN, wire + VNET_LEN + 14, n - VNET_LEN);	/* no Ethernet */
+	UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	r = tun->wk[0].st->back;
+	for (n = 0; n < 100 && !r->nunres; n++) {
+		ops->poll(tun, 0);
+		if (!r->nunres)
+			ut_msleep(1);
+	}
+	UT_ASSERT(r->nunres == 1, "%u packets wait for a next hop, want 1", r->nunres);
+	eth = (const uint8_t *)r->area + r->unres[0].at;
+	UT_ASSERT(!memcmp(eth + 6, a, 6), "held from %02x, want set_back()'s", eth[11]);
+	UT_ASSERT(!ucm_tun__set_back_src(tun, b), "set_back_src");
+	ucm_tun_back_src_sync(r, &tun->back_src);
+	UT_ASSERT(!memcmp(eth + 6, b, 6), "held from %02x after set_back_src(), want 0b", eth[11]);
+	ops->close(tun, 0);
+	ucm_txq__lend(t, p);
+	return back_done(u, p, t, tun, s, -1);
+}
+
+/*
  * A stall for room whose first turn also had no frame in hand: counted in
  * channel_waits too (the "waits for room" an operator reads under
  * overload), once for the whole stall. 64 packets fill the channel and
@@ -1533,6 +1582,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_neigh_counts_go_on),
 	UT_CASE(test_back_src_follows),
 	UT_CASE(test_back_src_super_resumed),
+	UT_CASE(test_back_src_held),
 	UT_CASE(test_back_channel_waits),
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),
