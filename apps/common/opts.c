@@ -350,6 +350,22 @@ static int opt_by_name(const struct opt *opts, int n, const char *name)
 	return -1;
 }
 
+/* The one option @name begins, or -1 (none, or several). */
+static int opt_by_prefix(const struct opt *opts, int n, const char *name)
+{
+	size_t len = strlen(name);
+	int found = -1;
+
+	for (int i = 0; len && i < n; i++) {
+		if (strncmp(opts[i].name, name, len))
+			continue;
+		if (found >= 0)
+			return -1;
+		found = i;
+	}
+	return found;
+}
+
 /* @line's option and value, cut in place: comments and blanks off, the
  * dashes off the name, blanks around a '=' too ("queues = 0-3", as other
  * files of settings write it). Return false for a line with nothing on
@@ -439,9 +455,18 @@ static int file_line(const struct opts_cmd *cmd, void *cfg, int n, const char *p
 		     int lineno, const char *name, const char *val, bool *given)
 {
 	int i = opt_by_name(cmd->opts, n, name);
+	int p = i < 0 ? opt_by_prefix(cmd->opts, n, name) : -1;
 	const struct opt *o;
 	char *arg = NULL;
 
+	/* The command line takes a prefix (getopt_long()); a file wants the
+	 * whole name, which an option added later cannot make ambiguous. */
+	if (p >= 0 && strcmp(cmd->opts[p].name, cmd->config_opt) &&
+	    !(cmd->opts[p].flags & OPT_F_NO_FILE)) {
+		fprintf(stderr, "%s:%d: no option --%s: a file of options takes whole names: %s\n",
+			path, lineno, name, cmd->opts[p].name);
+		return -1;
+	}
 	if (i < 0 || !strcmp(name, cmd->config_opt) || (cmd->opts[i].flags & OPT_F_NO_FILE)) {
 		fprintf(stderr, "%s:%d: %s%s%s; `%s --help` lists the options\n", path, lineno,
 			i < 0 ? "no option --" : "--", name,

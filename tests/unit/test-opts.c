@@ -392,6 +392,10 @@ static int test_file(void)
 		{ "flag on\n", ":1: --flag takes no value" },
 		{ "\nnum\n", ":2: --num needs a value" },
 		{ "nosuch 1\n", ":1: no option --nosuch" },
+		/* a prefix, which the command line would take */
+		{ "cus 1\n", ":1: no option --cus: a file of options takes whole names: custom" },
+		/* one the file cannot take: not offered */
+		{ "sk\n", ":1: no option --sk; `t --help` lists the options" },
 		{ "conf x\n", ":1: --conf cannot be in a file" },
 		{ "skb\n", ":1: --skb cannot be in a file" },
 		{ "num = \n", ":1: --num needs a value" },
