@@ -154,6 +154,10 @@ replies() { echo "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[
 # start [flags]: ucpumapd two-way (the flags say how), the /32 route to the
 # peer through the tun. --duration: a backstop, each case stops it first.
 start() {
+	# Emptied here, not by the child's redirection: the wait below would
+	# find the last daemon's banner in the file before the child opens it.
+	: > "$tmp/d.out"
+	: > "$tmp/d.err"
 	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucm2 --interval 0 --duration 120 \
 		--stats-json "$tmp/stats.json" "$@" > "$tmp/d.out" 2> "$tmp/d.err" &
 	dpid=$!
@@ -1057,6 +1061,8 @@ case_tap() {
 	# vd's own stack must not answer ARP for the tap's address in its place.
 	in_d sysctl -qw net.ipv4.conf.vd.arp_ignore=1
 	ip -n "$g" neigh flush dev vg
+	: > "$tmp/d.out"	# as in start(): no earlier banner to find
+	: > "$tmp/d.err"
 	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucmt2 --tap --two-way --interval 0 \
 		> "$tmp/d.out" 2> "$tmp/d.err" &
 	dpid=$!
