@@ -303,6 +303,14 @@ kernel_at_least() {
 	[ "$maj" -gt "$1" ] || { [ "$maj" -eq "$1" ] && [ "$min" -ge "$2" ]; }
 }
 
+# kernel_before MAJOR MINOR: the running kernel is older than MAJOR.MINOR.
+kernel_before() {
+	local maj min
+	IFS=. read -r maj min _ <<< "$(uname -r)"
+	min=${min%%[!0-9]*}
+	[ "$maj" -lt "$1" ] || { [ "$maj" -eq "$1" ] && [ "${min:-0}" -lt "$2" ]; }
+}
+
 mac_of() {
 	ip -n "$1" -o link show "$2" | sed 's/.*link\/ether \([^ ]*\).*/\1/'
 }

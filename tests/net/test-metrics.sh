@@ -336,9 +336,9 @@ case_scrape_format() {
 	done
 	# What the program left to the kernel, by the five reasons the page
 	# names (the baseline program's no_cpu not among them); none where
-	# the start said they cannot be read (before Linux 5.19).
+	# the start said they cannot be read, before Linux 5.19 alone.
 	r=$(J "$tmp/s1" '",".join(sorted(d.get("xdp_pass", {})))')
-	if grep -q "left to the kernel cannot be read" "$tmp/d.err"; then
+	if grep -q "left to the kernel cannot be read" "$tmp/d.err" && kernel_before 5 19; then
 		[[ " $fams " == *" ucpumap_xdp_pass_total:"* ]] && why="$why ucpumap_xdp_pass_total, said unread;"
 	else
 		[[ " $fams " == *" ucpumap_xdp_pass_total:counter "* ]] || why="$why missing ucpumap_xdp_pass_total;"
