@@ -34,11 +34,6 @@
 #define HTTPD_REQ_MAX		4096
 /* Seconds to send the whole request: a slowloris client is cut off then. */
 #define HTTPD_REQ_TIMEOUT	2.0
-/* A full table takes a newcomer in place of the oldest connection still
- * waiting for its request, once that one has waited this long (seconds):
- * idle connections cannot keep a scraper out, and a newcomer's request is
- * read at the next turn, well within it. */
-#define HTTPD_EVICT_AGE		0.1
 /* Seconds to take the response: a reader that stalls is cut off then. */
 #define HTTPD_RESP_TIMEOUT	5.0
 /* A full table takes a newcomer in place of an answer still going out
@@ -76,6 +71,8 @@ struct httpd {
 	struct httpd_opts o;
 	double accept_after;		/* now_sec(): accept() paused until */
 	const char *what, *where;	/* the option, ADDR:PORT: for messages */
+	struct httpd_stats stats;
+	struct conn spare;		/* a newcomer, read before it has a slot */
 	struct conn conn[HTTPD_CONN_MAX];
 };
 
@@ -331,20 +328,30 @@ static int request_status(const struct httpd *h, const struct conn *c, bool *hea
 	return c->len == HTTPD_REQ_MAX ? 431 : 0;
 }
 
-static void conn_read(struct httpd *h, struct conn *c)
+/* What the client sent, added to its request. Return: the bytes read (0:
+ * nothing yet), or -1 after closing a client that went away. */
+static ssize_t conn_recv(struct conn *c)
 {
-	bool head = false;
 	ssize_t n;
-	int code;
 
 	n = recv(c->fd, c->req + c->len, HTTPD_REQ_MAX - c->len, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-		return;
+		return 0;
 	if (n <= 0) {		/* gone before asking, or an error */
 		conn_close(c);
-		return;
+		return -1;
 	}
 	c->len += n;
+	return n;
+}
+
+static void conn_read(struct httpd *h, struct conn *c)
+{
+	bool head = false;
+	int code;
+
+	if (conn_recv(c) <= 0)
+		return;
 	code = request_status(h, c, &head);
 	if (code)
 		respond(h, c, code, head);
@@ -379,30 +386,75 @@ static int oldest(const struct httpd *h, enum conn_state state, double by)
 	return old;
 }
 
+/* A connection closed before its time to make room for a newcomer. */
+static void evict(struct httpd *h, struct conn *c, int code)
+{
+	if (code)
+		answer_now(c->fd, code);
+	conn_close(c);
+	h->stats.evicted++;
+}
+
 /* A slot for a new connection when all are taken: an answered one's
  * (LINGER: its answer is out), else that of the connection waiting
- * longest for its request if it has waited HTTPD_EVICT_AGE (told 408),
- * else that of the answer going out longest if for HTTPD_EVICT_WRITE_AGE
- * (a reader that stalls: cut off). -1: none. */
-static int evict_idle(struct httpd *h, double now)
+ * longest for its request, however young (told 408: connections that
+ * never ask, opened faster than they could age, must not keep out one
+ * that asks), else that of the answer going out longest if for
+ * HTTPD_EVICT_WRITE_AGE (a reader that stalls: cut off). -1: none. */
+static int free_slot(struct httpd *h, double now)
 {
-	int old = oldest(h, CONN_LINGER, INFINITY);
+	int i;
 
-	if (old < 0) {
-		old = oldest(h, CONN_READ, now + HTTPD_REQ_TIMEOUT - HTTPD_EVICT_AGE);
-		if (old >= 0)
-			answer_now(h->conn[old].fd, 408);
+	for (i = 0; i < HTTPD_CONN_MAX; i++)
+		if (h->conn[i].state == CONN_FREE)
+			return i;
+	i = oldest(h, CONN_LINGER, INFINITY);
+	if (i >= 0) {
+		conn_close(&h->conn[i]);
+		return i;
 	}
-	if (old < 0)
-		old = oldest(h, CONN_WRITE, now + HTTPD_RESP_TIMEOUT - HTTPD_EVICT_WRITE_AGE);
-	if (old >= 0)
-		conn_close(&h->conn[old]);
-	return old;
+	i = oldest(h, CONN_READ, INFINITY);
+	if (i >= 0) {
+		evict(h, &h->conn[i], 408);
+		return i;
+	}
+	i = oldest(h, CONN_WRITE, now + HTTPD_RESP_TIMEOUT - HTTPD_EVICT_WRITE_AGE);
+	if (i >= 0)
+		evict(h, &h->conn[i], 0);
+	return i;
+}
+
+/* A new connection: what it sent with its connection is read at once
+ * (most clients ask at once), and answered if whole: the next newcomers
+ * then find it answered, not waiting. */
+static void admit(struct httpd *h, int fd)
+{
+	double now = now_sec();
+	struct conn *c = &h->spare;
+	bool head = false;
+	int i, code;
+
+	*c = (struct conn){ .fd = fd, .state = CONN_READ, .deadline = now + HTTPD_REQ_TIMEOUT };
+	if (conn_recv(c) < 0)
+		return;
+	code = request_status(h, c, &head);
+	i = free_slot(h, now);
+	if (i < 0) {
+		answer_now(fd, 503);
+		conn_close(c);
+		h->stats.refused++;
+		return;
+	}
+	h->conn[i] = *c;
+	c->fd = -1;
+	c->state = CONN_FREE;
+	if (code)
+		respond(h, &h->conn[i], code, head);
 }
 
 static void accept_all(struct httpd *h)
 {
-	int fd, i, k;
+	int fd, k;
 
 	for (k = 0; k < HTTPD_BACKLOG; k++) {
 		fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -413,15 +465,7 @@ static void accept_all(struct httpd *h)
 				h->accept_after = now_sec() + HTTPD_ACCEPT_PAUSE;
 			return;	/* EAGAIN: all taken */
 		}
-		for (i = 0; i < HTTPD_CONN_MAX && h->conn[i].state != CONN_FREE; i++)
-			;
-		if (i == HTTPD_CONN_MAX && (i = evict_idle(h, now_sec())) < 0) {
-			answer_now(fd, 503);
-			close(fd);
-			continue;
-		}
-		h->conn[i] = (struct conn){ .fd = fd, .state = CONN_READ,
-					    .deadline = now_sec() + HTTPD_REQ_TIMEOUT };
+		admit(h, fd);
 	}
 }
 
@@ -497,6 +541,11 @@ static void *httpd_thread(void *arg)
 }
 
 /* ---- life cycle ------------------------------------------------------------------ */
+
+void httpd__stats(const struct httpd *h, struct httpd_stats *s)
+{
+	*s = h->stats;
+}
 
 int httpd__open(struct httpd **hp, const struct httpd_addr *a)
 {

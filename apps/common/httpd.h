@@ -20,9 +20,9 @@
  *
  * Bad clients cost little and never stop it: at most HTTPD_CONN_MAX
  * connections (when all are taken, a newcomer replaces one already
- * answered, else the one waiting longest for its request, after
- * HTTPD_EVICT_AGE, else the answer going out longest, after
- * HTTPD_EVICT_WRITE_AGE; else it hears 503 and is closed at once), each with
+ * answered, else the one waiting longest for its request, else the answer
+ * going out longest, after HTTPD_EVICT_WRITE_AGE; else it hears 503 and is
+ * closed at once: httpd__stats() counts both outcomes), each with
  * HTTPD_REQ_TIMEOUT seconds to send a request of at most HTTPD_REQ_MAX
  * bytes; anything but GET or HEAD of the path is answered 400, 404, 405,
  * 414 or 431 and closed.
@@ -34,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
 /* Where to listen, as httpd_parse_addr() read it. */
@@ -80,6 +81,15 @@ int httpd__open(struct httpd **hp, const struct httpd_addr *a);
 /* @o is copied. NULL @h: nothing to start. */
 int httpd__start(struct httpd *h, const struct httpd_opts *o);
 void httpd__stop(struct httpd *h);
+
+/* What bad clients cost, since the start. */
+struct httpd_stats {
+	uint64_t refused;	/* newcomers told 503: no slot to give */
+	uint64_t evicted;	/* connections closed before their time for a
+				 * newcomer (told 408 if they had not asked) */
+};
+/* On the server's thread (in @render), or after httpd__stop(). */
+void httpd__stats(const struct httpd *h, struct httpd_stats *s);
 void httpd__close(struct httpd *h);
 
 #endif /* UCM_APP_HTTPD_H */

@@ -442,6 +442,21 @@ static void render_up(struct tbuf *b, const struct snap *s, const struct daemon 
 	tbuf_printf(b, ",role=\"tun\"} %d\n", seen && (l & UCM_DP_LINK_TUN_UP));
 }
 
+/* What bad clients of this server cost (httpd.h): a scraper refused is
+ * counted here, seen at the next scrape that gets in. */
+static void render_server(struct tbuf *b, const struct metrics *m)
+{
+	struct httpd_stats hs;
+
+	httpd__stats(m->srv, &hs);
+	family(b, "ucpumap_metrics_connections_dropped_total", "counter",
+	       "Connections to this server it closed unanswered: refused (503, every slot busy and young) or evicted (for a newcomer, before their time).");
+	tbuf_printf(b, "ucpumap_metrics_connections_dropped_total{reason=\"refused\"} %llu\n",
+		    ULL(hs.refused));
+	tbuf_printf(b, "ucpumap_metrics_connections_dropped_total{reason=\"evicted\"} %llu\n",
+		    ULL(hs.evicted));
+}
+
 /* The whole exposition into @b. Return: 0 or -errno (@b's). */
 static int render(struct metrics *m, struct tbuf *b)
 {
@@ -469,6 +484,7 @@ static int render(struct metrics *m, struct tbuf *b)
 	render_coalesce(b, s);
 	if (!d->c.no_latency)
 		render_latency(b, s);
+	render_server(b, m);
 	return b->err;
 }
 

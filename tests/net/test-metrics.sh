@@ -31,7 +31,9 @@
 #   http-errors         wrong methods, paths and versions: 405, 404, 400
 #   bad-client-*        garbage, a slowloris, 1000 connections at once,
 #                       every slot held idle or answered and unread (a
-#                       scrape gets in at once), a
+#                       scrape gets in at once), a flood of idle
+#                       connections (every scrape gets in, the evicted
+#                       are counted), a
 #                       100 KiB request: each answered or cut off in time,
 #                       and after each, a scrape answers and a new batch
 #                       of datagrams is counted, exactly
@@ -60,7 +62,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-metrics
 cases="parser-self-check bad-listen port-in-use low-port scrape-counts scrape-format http-errors
-bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-held-slots bad-client-answered-held bad-client-100k-request
+bad-client-garbage bad-client-slowloris bad-client-1000-connections bad-client-held-slots bad-client-answered-held bad-client-flood bad-client-100k-request
 link-state sigterm ring-full pass cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -322,7 +324,8 @@ case_scrape_format() {
 		 ucpumap_worker_drops_total:counter ucpumap_worker_sleep_seconds_total:counter \
 		 ucpumap_rx_thread_cpu_seconds_total:counter ucpumap_enqueue_packets_total:counter \
 		 ucpumap_enqueue_drops_total:counter ucpumap_enqueue_shed_total:counter \
-		 ucpumap_build_info:gauge ucpumap_link_up:gauge; do
+		 ucpumap_build_info:gauge ucpumap_link_up:gauge \
+		 ucpumap_metrics_connections_dropped_total:counter; do
 		[[ " $fams " == *" $f "* ]] || why="$why missing $f;"
 	done
 	q=$(J "$tmp/s1" '",".join(d.get("queues", []))')
@@ -348,6 +351,8 @@ case_scrape_format() {
 	# The chain drops by their reason, not their sum beside them too.
 	[[ ",$r," == *",chain,"* ]] && why="$why drop reason chain beside its parts;"
 	[ "$(J "$tmp/s1" 'int(d.get("drops_in", -1))')" = 0 ] || why="$why drops where none should be;"
+	r=$(J "$tmp/s1" '",".join("%s=%d" % kv for kv in sorted(d.get("conn_dropped", {}).items()))')
+	[ "$r" = evicted=0,refused=0 ] || why="$why metrics connections dropped '$r' (want evicted=0,refused=0: no bad client yet);"
 	[ "$(J "$tmp/s1" 'int(d.get("up", -1))')" = 1 ] || why="$why ucpumap_up $(J "$tmp/s1" 'd.get("up")') (want 1);"
 	# The version --version prints, as the one build_info sample's label.
 	v=$("$daemon" --version | sed -n 's/^ucpumapd \([^ ]*\) .*/\1/p')
@@ -443,6 +448,30 @@ case_bad_client_answered_held() {
 		ok bad-client-answered-held "200 in $(J "$tmp/ahold" 'd["ms"]') ms with 64 answered and held; still counting"
 	else
 		bad bad-client-answered-held "answer ${st:-?} ($(J "$tmp/ahold" 'd["how"]')); $why $(tail -2 "$tmp/ahold.err" | tr '\n' ' ')"
+	fi
+}
+
+# Idle connections opened without pause (above 1000 a second the 64 slots
+# are all taken by connections younger than 64 ms): a scrape still gets
+# in, every time, in the place of one that never asked.
+case_bad_client_flood() {
+	local n okn rate dr
+	lib_once daemon_up
+	mc "$tmp/flood" flood --seconds 2
+	n=$(J "$tmp/flood" 'd["scrapes"]')
+	okn=$(J "$tmp/flood" 'd["ok"]')
+	rate=$(J "$tmp/flood" 'd["flood_per_s"]')
+	still_serving flood
+	# The flood's connections evicted for one another, counted; none
+	# refused (no answer stalls).
+	dr=$(J "$tmp/flood.scrape" '"evicted %d refused %d" % (d["conn_dropped"]["evicted"], d["conn_dropped"]["refused"])')
+	if [ -n "$rate" ] && [ "$rate" -lt 1000 ]; then
+		echo "SKIP: $name: bad-client-flood: the client opened $rate connections a second, fewer than the 1000 that fill the slots faster than a scrape"
+	elif [ -n "$n" ] && [ "$n" -ge 5 ] && [ "$okn" = "$n" ] && [ -z "$why" ] &&
+	     [[ "$dr" =~ ^evicted\ [1-9][0-9]*\ refused\ 0$ ]]; then
+		ok bad-client-flood "$okn of $n scrapes answered 200 under $rate idle connections a second; $dr; still counting"
+	else
+		bad bad-client-flood "$(J "$tmp/flood" '"%d of %d scrapes 200 (%s) under %d connections a second" % (d["ok"], d["scrapes"], d["got"], d["flood_per_s"])'); ${dr:-no counts} (want evicted above 0, refused 0); $why $(tail -2 "$tmp/flood.err" | tr '\n' ' ')"
 	fi
 }
 

@@ -16,9 +16,15 @@ clients. Every mode bounds itself in time and prints one JSON line.
   hold         N idle connections (every slot the server has), then one
                scrape, not retried: what it got; --answered: each asks
                first and reads nothing of its answer
+  flood        idle connections opened without pause for --seconds
+               (each closed after 1 s), every slot always younger than
+               the server's eviction age; meanwhile a scrape every
+               0.1 s, each tried once: how many got 200, what the
+               others got
   big          a request of N bytes: 414/431, or a close
 """
 import argparse
+import errno
 import json
 import math
 import os
@@ -27,6 +33,7 @@ import resource
 import select
 import socket
 import sys
+import threading
 import time
 
 CTYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -325,6 +332,8 @@ def summarize(r):
                               if n == "ucpumap_drops_total" and l.get("way") == "in"}
     res["xdp_pass"] = {l["reason"]: v for n, l, v in samples
                        if n == "ucpumap_xdp_pass_total"}
+    res["conn_dropped"] = {l["reason"]: v for n, l, v in samples
+                           if n == "ucpumap_metrics_connections_dropped_total"}
     res["up"] = total("ucpumap_up")
     res["link_up"] = {"%s:%s" % (l.get("role"), l.get("dev")): v for n, l, v in samples
                       if n == "ucpumap_link_up"}
@@ -460,6 +469,52 @@ def cmd_hold(a):
     emit(res)
 
 
+def cmd_flood(a):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 65536:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(65536, hard), hard))
+    fam = socket.AF_INET6 if ":" in a.addr else socket.AF_INET
+    stop = threading.Event()
+    opened = [0, 0]		# connections opened, connect errors
+
+    def flood():
+        held = []		# (when, socket), oldest first
+        while not stop.is_set():
+            now = time.monotonic()
+            while held and now - held[0][0] > 1.0:
+                held.pop(0)[1].close()
+            s = socket.socket(fam, socket.SOCK_STREAM)
+            s.setblocking(False)
+            if s.connect_ex((a.addr, a.port)) not in (0, errno.EINPROGRESS):
+                opened[1] += 1
+                s.close()
+                continue
+            opened[0] += 1
+            held.append((now, s))
+        for _, s in held:
+            s.close()
+
+    t = threading.Thread(target=flood)
+    t.start()
+    time.sleep(0.3)		# the table full of young connections
+    t0, got = time.monotonic(), {}
+    try:
+        while time.monotonic() - t0 < a.seconds:
+            try:
+                r = scrape_once(a)
+                k = str(r[0]) if r[0] else r[3]
+            except OSError as e:
+                k = "error: %s" % e.__class__.__name__
+            got[k] = got.get(k, 0) + 1
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        t.join()
+    secs = time.monotonic() - t0 + 0.3
+    emit({"scrapes": sum(got.values()), "ok": got.get("200", 0), "got": got,
+          "flood_per_s": round(opened[0] / secs), "connect_errors": opened[1]})
+
+
 def cmd_big(a):
     req = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * a.size + b"\r\n\r\n"
     t0 = time.monotonic()
@@ -490,6 +545,8 @@ def main():
     p = sub.add_parser("hold")
     p.add_argument("--n", type=int, default=64)
     p.add_argument("--answered", action="store_true")
+    p = sub.add_parser("flood")
+    p.add_argument("--seconds", type=float, default=2)
     p = sub.add_parser("big")
     p.add_argument("--size", type=int, default=100 * 1024)
     p = sub.add_parser("parse")
@@ -501,7 +558,7 @@ def main():
         return
     {"scrape": cmd_scrape, "http-errors": cmd_http_errors, "garbage": cmd_garbage,
      "slowloris": cmd_slowloris, "storm": cmd_storm, "hold": cmd_hold,
-     "big": cmd_big}[a.mode](a)
+     "flood": cmd_flood, "big": cmd_big}[a.mode](a)
 
 
 if __name__ == "__main__":

@@ -196,12 +196,13 @@ static int test_render_fails(void)
  * Every slot an answer going out to a reader that stalls: a newcomer
  * hears 503 until the oldest has gone on HTTPD_EVICT_WRITE_AGE, then takes
  * its place and gets the whole answer; the one cut off gets less; the
- * others, read at last, get theirs whole.
+ * others, read at last, get theirs whole. One refused, one evicted.
  */
 static int test_stalled_readers(void)
 {
 	int fd[HTTPD_CONN_MAX], port, code, whole = 0, cut = 0;
 	double t0, t503;
+	struct httpd_stats hs;
 	struct httpd *h;
 	size_t body;
 
@@ -227,8 +228,12 @@ static int test_stalled_readers(void)
 		else if (code == 200)
 			cut++;
 	}
+	httpd__stop(h);
+	httpd__stats(h, &hs);
 	httpd__close(h);
 	UT_ASSERT(cut == 1 && whole == HTTPD_CONN_MAX - 1, "%d cut off, %d whole", cut, whole);
+	UT_ASSERT(hs.refused == 1 && hs.evicted == 1, "counted %llu refused, %llu evicted",
+		  (unsigned long long)hs.refused, (unsigned long long)hs.evicted);
 	return 0;
 }
 
