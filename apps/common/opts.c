@@ -506,6 +506,10 @@ static int read_file(const struct opts_cmd *cmd, void *cfg, int n, const char *p
 	FILE *f;
 
 	path += optional;
+	if (!*path) {
+		fprintf(stderr, "--%s: the file's name is empty\n", cmd->config_opt);
+		return -1;
+	}
 	f = fopen(path, "re");
 	if (!f) {
 		if (optional && errno == ENOENT)

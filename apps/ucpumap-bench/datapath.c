@@ -111,7 +111,7 @@ static const struct opt dp_opts[] = {
 		.help = "every run of every row as JSON"),
 	OPT_DEF("chart", OPT_OUTFILE, struct bench_cfg, chart, .metavar = "FILE",
 		.help = "a PNG chart of the rows (gnuplot)"),
-	OPT_DEF("dev", OPT_STRING, struct bench_cfg, dev, .hi = IF_NAMESIZE - 1,
+	OPT_DEF("dev", OPT_STRING, struct bench_cfg, dev, .lo = 1, .hi = IF_NAMESIZE - 1,
 		.metavar = "IFACE",
 		.heading = "On a real NIC, fed by an external generator (see docs/BENCHMARKING.md):",
 		.help = "run the rows on IFACE, in this namespace; no veth, no ucpumap-gen; the "

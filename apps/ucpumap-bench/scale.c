@@ -209,7 +209,7 @@ static const struct opt scale_opts[] = {
 	OPT_DEF("chart", OPT_OUTFILE, struct scale_cfg, chart, .metavar = "FILE",
 		.help = "a PNG chart, Mpps against width (gnuplot; its script is FILE.gp, drawn "
 			"later by `gnuplot FILE.gp` where gnuplot is missing)"),
-	OPT_DEF("dev", OPT_STRING, struct scale_cfg, dev, .hi = IF_NAMESIZE - 1,
+	OPT_DEF("dev", OPT_STRING, struct scale_cfg, dev, .lo = 1, .hi = IF_NAMESIZE - 1,
 		.metavar = "IFACE",
 		.heading = "On a real NIC, fed by an external generator (see docs/BENCHMARKING.md):",
 		.help = "run the rows on IFACE's own queues, in this namespace: no veth, no "

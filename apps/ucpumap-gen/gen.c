@@ -80,7 +80,7 @@ static const struct opt_enum engines[] = {
 };
 
 static const struct opt gen_opts[] = {
-	OPT_DEF("dev", OPT_STRING, struct gen_opts, dev, .hi = IF_NAMESIZE - 1,
+	OPT_DEF("dev", OPT_STRING, struct gen_opts, dev, .lo = 1, .hi = IF_NAMESIZE - 1,
 		.flags = OPT_F_REQUIRED, .metavar = "IFACE", .help = "the interface to send on"),
 	OPT_DEF("dst-mac", OPT_MAC, struct gen_opts, dmac, .seen = OPT_REF(struct gen_opts, have_dmac),
 		.metavar = "MAC",

@@ -205,14 +205,14 @@ static const struct opt d_opts[] = {
 	  .dlo = INTERVAL_MIN, .metavar = "SEC", .help = "statistics every SEC seconds (0: none)"),
 	D("extended", OPT_FLAG, extended, .help = "after each statistics line, one per queue "
 	  "and per worker"),
-	D("stats-json", OPT_STRING, stats_json, .metavar = "FILE",
+	D("stats-json", OPT_STRING, stats_json, .lo = 1, .metavar = "FILE",
 	  .help = "the statistics as JSON lines too"),
 	D("metrics-listen", OPT_CUSTOM, metrics, .parse = metrics_parse_listen,
 	  .metavar = "ADDR:PORT", .help = "serve GET /metrics (Prometheus) on ADDR:PORT; "
 	  "PORT or :PORT alone: on 127.0.0.1"),
 	D("duration", OPT_SECONDS, duration, .metavar = "SEC",
 	  .help = "stop after SEC seconds (0, the default: run until signalled)"),
-	D("user", OPT_STRING, user, .metavar = "NAME", .help = "after set-up, run as user NAME "
+	D("user", OPT_STRING, user, .lo = 1, .metavar = "NAME", .help = "after set-up, run as user NAME "
 	  "(and its group, no supplementary groups), with no capabilities"),
 	D("tun-any-owner", OPT_FLAG, tun_any_owner, .help = "attach to an existing tun or tap "
 	  "even when another user or group owns it"),
@@ -238,7 +238,7 @@ static const struct opt d_opts[] = {
 	  .help = "check the options, the interface (up), its queues and MTU, the CPUs, "
 	  "the tun, --user and --metrics-listen's port, attaching nothing: a line each, "
 	  "exit 0 when all are good, else the first failure's status"),
-	D("config", OPT_STRING, config, .metavar = "FILE", .help = "options from FILE, one a "
+	D("config", OPT_STRING, config, .lo = 1, .metavar = "FILE", .help = "options from FILE, one a "
 	  "line (\"queues 0-3\", a flag alone, '#' comments), read first: the command "
 	  "line's override them; -FILE: the same, and no file is none"),
 	{}

@@ -652,6 +652,10 @@ case_bad_flags() {
 	bad_flag unknown-steer 2 "unknown policy 'sideways'" -- --dev vd --tun $tun --steer sideways
 	bad_flag missing-dev 2 "--dev IFACE is required" -- --tun $tun
 	bad_flag empty-dev 2 "^--dev: the value is empty" -- --dev '' --tun $tun
+	# Empty values refused as the file of options refuses them, at once.
+	bad_flag empty-user 2 "^--user: the value is empty" -- --dev vd --tun $tun --user=
+	bad_flag empty-stats-json 2 "^--stats-json: the value is empty" -- --dev vd --tun $tun --stats-json ''
+	bad_flag empty-config 2 "^--config: the file's name is empty" -- --dev vd --tun $tun --config=-
 	bad_flag keep-tun-picked-name 2 "--keep-tun needs a fixed --tun name: with ucmk%d the kernel picks" -- \
 		--dev vd --tun 'ucmk%d' --keep-tun
 	bad_flag mtu-ipv6-off 2 "--mtu 1000: below 1280 the kernel turns IPv6 off on the tun.*or --filter ipv4" -- \

@@ -382,7 +382,8 @@ static void put_file(const char *path, const char *text)
 
 /* A file of options: every form of a line, read before the command line
  * (which overrides it wherever the option naming the file stands), its
- * complaints naming the file and the line, a missing file, an optional one. */
+ * complaints naming the file and the line, a missing file, an optional one,
+ * no name. */
 static int test_file(void)
 {
 	/* A line each, refused naming its line. */
@@ -448,6 +449,13 @@ static int test_file(void)
 	snprintf(opt, sizeof(opt), "-%s", path);
 	rc = parse(&c, "--conf", opt, "--req", "r", NULL);
 	UT_ASSERT(rc == 0 && c.num == 3, "optional and missing: rc %d '%s'", rc, err_text);
+	/* No name, optional or not: a usage error, not a file not there. */
+	rc = parse(&c, "--conf", "", "--req", "r", NULL);
+	UT_ASSERT(rc == -1 && !strcmp(err_text, "--conf: the file's name is empty\n"),
+		  "empty: rc %d '%s'", rc, err_text);
+	rc = parse(&c, "--conf", "-", "--req", "r", NULL);
+	UT_ASSERT(rc == -1 && !strcmp(err_text, "--conf: the file's name is empty\n"),
+		  "'-': rc %d '%s'", rc, err_text);
 	cmd_used = &t_cmd;
 	return 0;
 }
