@@ -126,11 +126,12 @@ ip netns exec "$dut" "$BUILD/ucpumapd" --dev vd --tun ucm0 --duration $((secs + 
 	--stats-json "$tmp/stats.json" "$@" > >(tee "$tmp/d.out") &
 dpid=$!
 # Forwarding once it says so (its line "ucpumapd: vd queues ...", after
-# the start, when the kernel redirects to it): before, the steering
+# its time unless UCPUMAPD_TIMESTAMPS=no; said after the start, when the
+# kernel redirects to it): before, the steering
 # program passes the datagrams to vd's own stack, past ucpumapd. Not its
 # --status: /run/ucpumap/vd.sock may be another namespace's vd's.
 for i in $(seq 100); do
-	grep -q '^ucpumapd: vd queues' "$tmp/d.out" 2> /dev/null && break
+	grep -qE '^([0-9T:.-]+Z )?ucpumapd: vd queues' "$tmp/d.out" 2> /dev/null && break
 	kill -0 "$dpid" 2>/dev/null && [ "$i" -lt 100 ] ||
 		{ echo "demo: ucpumapd did not start" >&2; exit 1; }
 	sleep 0.1

@@ -46,10 +46,12 @@ demo_ns() { ip netns list 2> /dev/null | awk -v p="$1" '$1 ~ "^ucm-demo-(gen|dut
 
 # run_demo TAG LIMIT ARGS...: the demo in the background, bounded by LIMIT
 # seconds; $dmpid, its exit status in $drc (124: still running at LIMIT).
+# As a user runs it: ucpumapd's lines with their times (lib.sh's
+# UCPUMAPD_TIMESTAMPS=no is the tests' alone).
 run_demo() {
 	local tag=$1 limit=$2
 	shift 2
-	"$demo" "$@" > "$tmp/$tag.out" 2>&1 &
+	env -u UCPUMAPD_TIMESTAMPS "$demo" "$@" > "$tmp/$tag.out" 2>&1 &
 	dmpid=$!
 	lib_pid "$dmpid"
 	for _ in $(seq $((limit * 10))); do kill -0 "$dmpid" 2> /dev/null || break; sleep 0.1; done
