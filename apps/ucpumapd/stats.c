@@ -83,6 +83,29 @@ static double dip_rate(uint64_t now, uint64_t then, double dt)
 	return now > then ? (now - then) / dt : 0;
 }
 
+/* ", to the kernel N/s (largest: REASON N/s)": what the XDP program left
+ * to the kernel (never in rx), said only where some was and it can be
+ * read. */
+static void print_pass(const struct ucm_dp_stats *t, const struct ucm_dp_stats *l, double dt)
+{
+	uint64_t sum = 0, most = 0, n;
+	uint32_t r, which = 0;
+
+	if (t->xdp_pass_err)
+		return;
+	for (r = 0; r < UCM_STEER_PASS__MAX; r++) {
+		n = t->xdp_pass[r] > l->xdp_pass[r] ? t->xdp_pass[r] - l->xdp_pass[r] : 0;
+		sum += n;
+		if (n > most) {
+			most = n;
+			which = r;
+		}
+	}
+	if (sum)
+		printf(", to the kernel %.0f/s (largest: %s %.0f/s)", sum / dt,
+		       ucm_pass_reason_str(which), most / dt);
+}
+
 /* The line: received, delivered, dropped; two-way, the way back's. */
 static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 		       const struct drops *n, uint64_t rx_cpu, double dt, bool final)
@@ -99,6 +122,7 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 	if (!d->c.pass)
 		printf(", workers %.0f%% busy", busy_share(d, t, dt));
 	printf(", RX threads %.0f%% busy", rx_busy_share(d, rx_cpu, dt));
+	print_pass(t, l, dt);
 	/* Said only where there are some: the senders' checksum offload. */
 	if (t->tun_csum_partial != l->tun_csum_partial)
 		printf(", checksums left to the kernel %.0f/s",

@@ -147,11 +147,11 @@ interval, duration, rate = float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[
 lines = [json.loads(l) for l in open(js) if l.strip()]
 LINE = re.compile(r"vd: rx (\d+) pps, delivered (\d+) pps, drops (\d+)/s"
                   r"( \(largest: [a-z0-9_]+ \d+/s\))?, workers (\d+)% busy, RX threads (\d+)% busy"
-                  r"(?:, checksums left to the kernel \d+/s)?$")
+                  r"(?:, to the kernel \d+/s \(largest: [a-z_]+ \d+/s\))?(?:, checksums left to the kernel \d+/s)?$")
 TOTAL = re.compile(r"total vd, averaged over the whole run \(([0-9.]+) s\): rx (\d+) pps, "
                    r"delivered (\d+) pps, drops (\d+)/s( \(largest: [a-z0-9_]+ \d+/s\))?"
                    r", workers (\d+)% busy, RX threads (\d+)% busy"
-                  r"(?:, checksums left to the kernel \d+/s)?$")
+                  r"(?:, to the kernel \d+/s \(largest: [a-z_]+ \d+/s\))?(?:, checksums left to the kernel \d+/s)?$")
 
 def verdict(case, why):
     print(case, "ok" if not why else "; ".join(why))

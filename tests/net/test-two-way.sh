@@ -477,7 +477,7 @@ last = [json.loads(l) for l in open(sys.argv[2]) if l.strip()][-1]
 TOTAL = re.compile(r"total vd, averaged over the whole run \(([0-9.]+) s\): rx (\d+) pps, "
                    r"delivered (\d+) pps, drops \d+/s( \(largest: [a-z0-9_]+ \d+/s\))?"
                    r", workers \d+% busy, RX threads \d+% busy"
-                   r"(?:, checksums left to the kernel \d+/s)? "
+                   r"(?:, to the kernel \d+/s \(largest: [a-z_]+ \d+/s\))?(?:, checksums left to the kernel \d+/s)? "
                    r"\| back: (\d+) pps, drops \d+/s( \(largest: [a-z0-9_]+ \d+/s\))?$")
 t = [TOTAL.match(l) for l in out if l.startswith("total ")]
 if len(t) != 1 or not t[0]:

@@ -317,7 +317,7 @@ case_poll() {
 			grep -q "^ucpumapd: polling on CPU(s) 1 not isolated (not in /sys/devices/system/cpu/isolated, which isolcpus= fills" "$D_ERR" ||
 				why="$why no word of CPU 1 not isolated;"
 		fi
-		lines=$(grep -cE "^vd: rx [0-9]+ pps, .*, RX threads [0-9]+% busy(, checksums left to the kernel [0-9]+/s)?$" "$D_OUT")
+		lines=$(grep -cE "^vd: rx [0-9]+ pps, .*, RX threads [0-9]+% busy(, to the kernel [0-9]+/s \(largest: [a-z_]+ [0-9]+/s\))?(, checksums left to the kernel [0-9]+/s)?$" "$D_OUT")
 		[ "$lines" -ge 2 ] || why="$why $lines statistics lines with the RX threads' share;"
 		# The last line is idle: a sleep that timed out is not followed
 		# by a spin (that would be a tenth of the CPU).
@@ -1401,6 +1401,9 @@ case_other_mac() {
 	grep -q "vd's MAC is now $other" "$D_ERR" || why="$why the change not said;"
 	sleep 0.3
 	stop_daemon
+	# The total line says what went to the kernel, and why most of it.
+	[ $p = 0 ] || grep -qE "^total vd, .*, to the kernel [0-9]+/s \(largest: other_host [0-9]+/s\)" "$D_OUT" ||
+		why="$why the total line: $(grep '^total vd' "$D_OUT") (want 'to the kernel N/s (largest: other_host N/s)');"
 	why="$why$(final_ok)$(leftovers)"
 	if [ -z "$why" ]; then ok other-mac "rx, other_host: $r0; $r1; $r2; $r3"; else bad other-mac "$why"; fi
 }
