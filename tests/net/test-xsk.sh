@@ -116,11 +116,26 @@ case_no_program_left() {
 	detached no-program-left
 }
 
-# mode_case CASE MODE CHECK...: xsk_rx in MODE on 1000 datagrams; CASE
-# passes when each xsk_rx CHECK passed, none of its checks failed and it
-# exited 0.
+# judge CASE RC CHECK...: CASE passes when each xsk_rx CHECK passed, none
+# of its checks failed and it exited 0 (RC, lib_wait's).
+judge() {
+	local c=$1 rc=$2 k missing=
+	shift 2
+	for k in "$@"; do
+		grep -q "^PASS: xsk_rx/$k\$" "$tmp/out" || missing="$missing $k"
+	done
+	grep -q '^FAIL' "$tmp/out" && missing="$missing (and a FAIL)"
+	[ "$rc" = 0 ] || missing="$missing (exit $rc)"
+	if [ -z "$missing" ]; then
+		ok "$c"
+	else
+		bad "$c" "not passed:$missing: $(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
+	fi
+}
+
+# mode_case CASE MODE CHECK...: xsk_rx in MODE on 1000 datagrams, judged.
 mode_case() {
-	local c=$1 mode=$2 k missing= rc
+	local c=$1 mode=$2 rc
 	shift 2
 	rm -f "$tmp/sent"
 	if ! start 1000 "$mode" "$tmp/sent"; then
@@ -132,16 +147,7 @@ mode_case() {
 	lib_wait "$pid"
 	rc=$?
 	pid=
-	for k in "$@"; do
-		grep -q "^PASS: xsk_rx/$k\$" "$tmp/out" || missing="$missing $k"
-	done
-	grep -q '^FAIL' "$tmp/out" && missing="$missing (and a FAIL)"
-	[ "$rc" = 0 ] || missing="$missing (exit $rc)"
-	if [ -z "$missing" ]; then
-		ok "$c"
-	else
-		bad "$c" "not passed:$missing: $(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
-	fi
+	judge "$c" $rc "$@"
 }
 
 # Generic (skb) mode: metadata or the userspace policy.
@@ -182,7 +188,7 @@ case_stop_drains_ring() {
 	mode_case stop-drains-ring drain drain delivered conservation frames-home
 }
 case_stop_drains_long() {
-	local c=stop-drains-long
+	local c=stop-drains-long rc
 	rm -f "$tmp/sent"
 	ip -n "$gen" link set vg mtu 9000 && ip -n "$dut" link set vd mtu 9000 || {
 		bad $c "cannot set an MTU of 9000 on the veth pair"
@@ -200,13 +206,9 @@ for i in range(300):
         time.sleep(0.002)'
 		touch "$tmp/sent"
 		lib_wait "$pid"
+		rc=$?
 		pid=
-		if grep -q "^PASS: xsk_rx/drain-long$" "$tmp/out" &&
-			grep -q "^PASS: xsk_rx/frames-home$" "$tmp/out"; then
-			ok $c
-		else
-			bad $c "$(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
-		fi
+		judge $c $rc drain-long frames-home
 	else
 		bad $c "xsk_rx did not get ready: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
 	fi
@@ -238,21 +240,15 @@ case_busy_poll() {
 # must say the stop ended it. No timing is judged; the stop's time is in
 # the message.
 case_idle_stop() {
-	local k missing=
+	local rc
 	if ! start 0 idle-stop; then
 		bad idle-stop "xsk_rx did not get ready: $(tail -3 "$tmp/err") $(cat "$tmp/out")"
 		return
 	fi
 	lib_wait "$pid"
+	rc=$?
 	pid=
-	for k in stop-wakes-sleep conservation frames-home stop-twice; do
-		grep -q "^PASS: xsk_rx/$k\$" "$tmp/out" || missing="$missing $k"
-	done
-	if [ -z "$missing" ]; then
-		ok idle-stop
-	else
-		bad idle-stop "not passed:$missing: $(grep -E '^FAIL' "$tmp/out" | head -3) $(tail -2 "$tmp/err")"
-	fi
+	judge idle-stop $rc stop-wakes-sleep conservation frames-home stop-twice
 }
 
 # SIGKILL: the kernel takes the program off with the link's last fd.
@@ -274,16 +270,14 @@ case_no_program_after_sigkill() {
 
 # The next run starts on a clean interface.
 case_restart_after_sigkill() {
+	local rc
 	lib_need no-program-after-sigkill
 	if start 500; then
 		send 500
 		lib_wait "$pid"
+		rc=$?
 		pid=
-		if grep -q '^PASS: xsk_rx/delivered' "$tmp/out"; then
-			ok restart-after-sigkill
-		else
-			bad restart-after-sigkill "$(grep -E '^FAIL' "$tmp/out") $(tail -2 "$tmp/err")"
-		fi
+		judge restart-after-sigkill $rc delivered conservation frames-home
 	else
 		bad restart-after-sigkill "restart did not get ready: $(tail -3 "$tmp/err")"
 	fi
