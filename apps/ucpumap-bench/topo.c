@@ -310,7 +310,8 @@ void topo_init(struct bench_topo *t)
 
 int topo_tmpdir(struct bench_topo *t)
 {
-	snprintf(t->tmpdir, sizeof(t->tmpdir), "/tmp/ucm-bench-XXXXXX");
+	/* The pid, as the namespaces': a killed bench's is known by it. */
+	snprintf(t->tmpdir, sizeof(t->tmpdir), "/tmp/ucm-bench-%d-XXXXXX", getpid());
 	if (mkdtemp(t->tmpdir))
 		return 0;
 	t->tmpdir[0] = 0;

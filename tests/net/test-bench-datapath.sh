@@ -67,7 +67,8 @@ if command -v dpdk-testpmd > /dev/null &&
 	dpdk_ok=1
 fi
 
-# run_bench TAG TIMEOUT [ns] -- ARGS: the bench in the background, bounded.
+# run_bench TAG TIMEOUT [ns] -- ARGS: the bench in the background, bounded
+# (stopped at TIMEOUT: return 2, its output cut short).
 run_bench() {
 	local tag=$1 limit=$2 ns=$3 bpid rc
 	shift 3
@@ -81,7 +82,8 @@ run_bench() {
 	for _ in $(seq $((limit * 10))); do kill -0 "$bpid" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$bpid" 2>/dev/null; then
 		echo "FAIL: $name/$tag-run: still running after $limit s"
-		return 1
+		stop_pid "$bpid" 100
+		return 2
 	fi
 	wait "$bpid"
 	rc=$?
@@ -239,19 +241,21 @@ san_rows="pass cpumap-no-recycle cpumap cpumap-coalesce cpumap-no-batch cpumap-n
 cpumap-no-latency two-way two-way-no-direct-bulk tcp-coalesce tcp-back tcp-back-no-offload
 tcp-back-sw-csum udp-back latency-cpumap"
 case_v4() {
-	local rows=$all
+	local rows=$all rc
 
 	if [ -n "${SANITIZE:-}" ]; then
 		rows=$san_rows
 		echo "# $SANITIZE build: $(echo $rows | wc -w) rows of $(echo $all | wc -w), one a code path"
 	fi
 	# shellcheck disable=SC2086
-	if run_bench v4 120 "" --rounds 1 --seconds 1 --rows "$(echo $rows | tr ' ' ,)" \
-		--json "$tmp/v4.json"; then
-		check v4 $rows
-	fi
+	run_bench v4 120 "" --rounds 1 --seconds 1 --rows "$(echo $rows | tr ' ' ,)" \
+		--json "$tmp/v4.json"
+	rc=$?
+	[ $rc = 0 ] && check v4 $rows
 	# every child stopped as asked (sockperf's server dies of its SIGTERM)
-	if grep -q "did not stop cleanly\|after SIGTERM" "$tmp/v4.out"; then
+	if [ $rc = 2 ]; then
+		bad v4-stopped "the bench was stopped at its time limit: its children not seen to stop"
+	elif grep -q "did not stop cleanly\|after SIGTERM" "$tmp/v4.out"; then
 		bad v4-stopped "$(grep -m2 "did not stop cleanly\|after SIGTERM" "$tmp/v4.out")"
 	else
 		ok v4-stopped
@@ -539,25 +543,28 @@ PY
 # SIGINT ends the window at once (a clean exit within 3 s); SIGKILL leaves
 # nothing on the NIC (the program through a bpf_link the kernel takes off).
 dev_stop() {
-	local bpid t0 ms before after
-	before=$(ls -d /tmp/ucm-bench-* 2> /dev/null)
+	local bpid t0 ms attached=
 	ip netns exec "$nsd" "$BUILD/ucpumap-bench" datapath --dev vd --sink-ip 10.78.0.2 \
 		--sink-port 9100 --rounds 1 --seconds 30 --rows kernel-pass > "$tmp/ds-$1.out" 2>&1 &
 	bpid=$!
 	lib_pid "$bpid"
-	sleep 2
+	# The row's program on vd first: else the signal tests nothing.
+	for _ in $(seq 100); do
+		ip -n "$nsd" link show vd | grep -q xdp && { attached=1; break; }
+		sleep 0.05
+	done
+	sleep 0.5
 	t0=$(date +%s%N)
 	kill -"$2" "$bpid"
 	for _ in $(seq 100); do kill -0 "$bpid" 2> /dev/null || break; sleep 0.05; done
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	lib_wait "$bpid"
 	sleep 0.3
-	# a killed bench leaves its scratch folder: ours to take away
-	after=$(ls -d /tmp/ucm-bench-* 2> /dev/null)
-	for d in $after; do
-		echo "$before" | grep -qx "$d" || rm -rf "$d"
-	done
-	if ip -n "$nsd" link show vd | grep -q xdp; then
+	# a killed bench leaves its scratch folder, named by its pid
+	rm -rf /tmp/ucm-bench-"$bpid"-*
+	if [ -z "$attached" ]; then
+		echo "FAIL: $name/dev-sig$1: the row's XDP program not on vd within 5 s: SIG$2 tested nothing ($(tail -2 "$tmp/ds-$1.out" | tr '\n' ' '))"
+	elif ip -n "$nsd" link show vd | grep -q xdp; then
 		echo "FAIL: $name/dev-sig$1: an XDP program left on vd after SIG$2"
 		ip -n "$nsd" link set vd xdp off
 	elif [ "$2" = INT ] && [ $ms -gt 3000 ]; then
