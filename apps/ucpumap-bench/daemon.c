@@ -119,20 +119,22 @@ static int count_lines(const char *path)
 	return n;
 }
 
-/* "tun_packets" (and "rx" into *@rx, -1 without it) of a complete line
- * after the first @skip lines of @js: 0, or -1 when there is none yet. */
-static int tun_packets_after(const char *js, int skip, double *v, double *rx)
+/* "tun_packets" (and "rx" into *@rx, "time" into *@when, -1 without
+ * them) of a complete line after the first @skip lines of @js: 0, or -1
+ * when there is none yet. */
+static int tun_packets_after(const char *js, int skip, double *v, double *rx, double *when)
 {
 	char *line = NULL;
 	size_t cap = 0;
 	int n = 0;
 	FILE *f = fopen(js, "r");
 
-	*v = *rx = -1;
+	*v = *rx = *when = -1;
 	while (f && getline(&line, &cap, f) > 0)
 		if (++n > skip && strchr(line, '\n')) {
 			json_u64_field(line, "tun_packets", v);
 			json_u64_field(line, "rx", rx);
+			json_u64_field(line, "time", when);
 		}
 	if (f)
 		fclose(f);
@@ -144,9 +146,10 @@ static int tun_packets_after(const char *js, int skip, double *v, double *rx)
  * --stats-json file. -1 when no line came within a second. @kern: the
  * kernel's delivered count at about the same moment, the middle of two reads
  * that bracket the signal (the daemon counts a packet after the kernel has).
- * @rx: the line's "rx", what its sockets received (-1 without it). */
+ * @rx: the line's "rx", what its sockets received, and @when its "time"
+ * (-1 without them). */
 double daemon_sample(const struct bench_topo *t, const struct daemon_run *d, double *kern,
-		     double *rx)
+		     double *rx, double *when)
 {
 	int n0 = count_lines(d->js);
 	uint64_t k0 = delivered_now(t);
@@ -155,7 +158,7 @@ double daemon_sample(const struct bench_topo *t, const struct daemon_run *d, dou
 	kill(d->pid, SIGUSR1);
 	for (int i = 0; i < 2000; i++) {	/* short steps: a narrow bracket */
 		sleep_sec(0.0005);
-		if (!tun_packets_after(d->js, n0, &v, rx)) {
+		if (!tun_packets_after(d->js, n0, &v, rx, when)) {
 			*kern = (k0 + delivered_now(t)) / 2.0;
 			return v;
 		}

@@ -324,6 +324,7 @@ struct daemon_run {
 	pid_t pid;
 	uint64_t l0;			/* delivered before it started */
 	double a_tun, b_tun, a_kern, b_kern, a_rx, b_rx;	/* --dev: SIGUSR1 samples */
+	double a_when, b_when;				/* their lines' "time" */
 	int rc;
 };
 /* Start ucpumapd for row @r and wait until it is on the interface. */
@@ -331,7 +332,7 @@ int daemon_start(struct bench_run *br, const struct row *r, struct daemon_run *d
 /* Stop it: 0 when it exits cleanly, -1 otherwise (its last lines shown). */
 int daemon_stop(struct bench_run *br, const struct row *r, const struct daemon_run *d);
 double daemon_sample(const struct bench_topo *t, const struct daemon_run *d, double *kern,
-		     double *rx);
+		     double *rx, double *when);
 
 /* A latency row's path (latency.c, sockperf.c use it): the kernel's
  * cpumap on the rows' interface, or ucpumapd with row @r's flags. */
@@ -397,6 +398,9 @@ void back_stop(const struct bench_topo *t, struct back_sender *b, double *sent_p
 uint64_t delivered_now(const struct bench_topo *t);
 uint64_t back_delivered_now(const struct bench_topo *t);
 uint64_t nic_rx_now(const char *ifname);
+/* What makes a count read between @t0 and @t1 (now_sec()) one over
+ * @seconds: 1 where the reads are not in order. */
+double window_scale(double seconds, double t0, double t1);
 
 /* A CPU's working share between a mark and now. */
 struct busy_mark {

@@ -210,10 +210,12 @@ static void daemon_results(const struct bench_cfg *cfg, struct row *r, int round
 		got_daemon = true;
 	}
 	if (cfg->dev) {
-		/* Over the timed run, as the offered load: the far side's
-		 * generator also ran while the daemon started and stopped. */
-		if (d->a_rx >= 0 && d->b_rx >= d->a_rx) {
-			r->src[round] = (d->b_rx - d->a_rx) / cfg->seconds;
+		/* Over the timed run, as the offered load (the far side's
+		 * generator also ran while the daemon started and stopped),
+		 * by the two lines' own times: the samples bracket the sink's
+		 * drains too. */
+		if (d->a_rx >= 0 && d->b_rx >= d->a_rx && d->b_when > d->a_when && d->a_when >= 0) {
+			r->src[round] = (d->b_rx - d->a_rx) / (d->b_when - d->a_when);
 			got_src = true;
 		}
 	} else if (!json_u64_field(last, "rx", &v)) {
@@ -246,7 +248,8 @@ out:
 
 int row_daemon(struct bench_run *br, struct row *r, int round)
 {
-	struct daemon_run d = { .a_tun = -1, .b_tun = -1, .a_rx = -1, .b_rx = -1 };
+	struct daemon_run d = { .a_tun = -1, .b_tun = -1, .a_rx = -1, .b_rx = -1,
+				 .a_when = -1, .b_when = -1 };
 	const struct row_kind_ops *k = r->def->ops;
 	const struct bench_cfg *cfg = &br->cfg;
 	struct bench_topo *t = &br->topo;
@@ -261,7 +264,7 @@ int row_daemon(struct bench_run *br, struct row *r, int round)
 	sleep_sec(0.3);
 	d0 = delivered_now(t);
 	if (cfg->dev)
-		d.a_tun = daemon_sample(t, &d, &d.a_kern, &d.a_rx);
+		d.a_tun = daemon_sample(t, &d, &d.a_kern, &d.a_rx, &d.a_when);
 	if (k->two_way || (k->back && !k->tcp))
 		back_start(t, &back);
 	busy_mark(&bw, cfg->wcpu[0]);
@@ -277,7 +280,7 @@ int row_daemon(struct bench_run *br, struct row *r, int round)
 	busy_done(r, round, &bw, &bc0);
 	back_stop(t, &back, &r->back_sent[round], &r->back_dst[round]);
 	if (cfg->dev)
-		d.b_tun = daemon_sample(t, &d, &d.b_kern, &d.b_rx);
+		d.b_tun = daemon_sample(t, &d, &d.b_kern, &d.b_rx, &d.b_when);
 	else
 		sleep_sec(0.2);
 	if (daemon_stop(br, r, &d))

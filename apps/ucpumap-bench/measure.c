@@ -338,3 +338,8 @@ double testpmd_rx(const char *out)
 		fclose(f);
 	return rx;
 }
+
+double window_scale(double seconds, double t0, double t1)
+{
+	return t1 > t0 ? seconds / (t1 - t0) : 1;
+}

@@ -442,7 +442,7 @@ static void daemon_counts(struct scale_cell *c, int k, const char *js, const cha
 		ok = ok && line_counts(c, k, l1) && !json_u64_field(l0, "time", &t0) &&
 		     !json_u64_field(l1, "time", &t1) && t1 > t0;
 		if (ok)
-			f = seconds / (t1 - t0);
+			f = window_scale(seconds, t0, t1);
 		for (i = 0; ok && i < SCALE_MAX_WIDTH; i++) {
 			c->qrx[k][i] = (c->qrx[k][i] - qrx[i]) * f;
 			c->qxsk[k][i] = (c->qxsk[k][i] - qxsk[i]) * f;

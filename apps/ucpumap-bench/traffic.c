@@ -164,13 +164,25 @@ int run_traffic(struct bench_run *br, const char *tag, int flows, double *sent,
 
 	if (cfg->dev) {
 		/* The far side's generator does not stop with the window:
-		 * what is delivered is counted over the same window as what
-		 * was offered, not over the row's set-up and drain. */
-		uint64_t n0 = nic_rx_now(cfg->ifname), k0 = delivered_now(&br->topo);
+		 * what is delivered is counted over the offered load's
+		 * window, not over the row's set-up and drain. Each count
+		 * over the time between its own two reads, made --seconds
+		 * long: a read of the sink drains it first, most of a second
+		 * at a high rate, and a row that delivers more drains longer. */
+		uint64_t n0, n1, k0, k1;
+		double tn0, tn1, tk0, tk1;
 
+		n0 = nic_rx_now(cfg->ifname);
+		tn0 = now_sec();
+		k0 = delivered_now(&br->topo);
+		tk0 = now_sec();
 		bench_sleep(cfg->seconds);
-		*sent = nic_rx_now(cfg->ifname) - n0;
-		*dev_dst = delivered_now(&br->topo) - k0;
+		n1 = nic_rx_now(cfg->ifname);
+		tn1 = now_sec();
+		k1 = delivered_now(&br->topo);
+		tk1 = now_sec();
+		*sent = (n1 - n0) * window_scale(cfg->seconds, tn0, tn1);
+		*dev_dst = (k1 - k0) * window_scale(cfg->seconds, tk0, tk1);
 		return bench_stopped() ? -1 : 0;
 	}
 	g = gen_start(br, tag, flows, out);
