@@ -501,13 +501,24 @@ int topo_veth(struct bench_topo *t, const struct bench_cfg *cfg)
 int topo_dev(struct bench_topo *t, const struct bench_cfg *cfg)
 {
 	unsigned int ifindex = if_nametoindex(cfg->ifname);
-	uint32_t prog = 0;
+	int n, i, nq = nic_rx_queues(cfg->ifname);
+	uint32_t prog = 0, q[64];
 	char v[16] = "";
 	FILE *f;
 
 	if (!ifindex) {
 		fprintf(stderr, "datapath: --dev %s: no such interface in this network namespace\n",
 			cfg->ifname);
+		return -1;
+	}
+	/* Before any row: ucpumapd and testpmd would refuse it in each. */
+	n = parse_index_list(cfg->queues, q, 64, "datapath: --queues");
+	for (i = 0; nq > 0 && i < n; i++) {
+		if (q[i] < (uint32_t)nq)
+			continue;
+		fprintf(stderr, "datapath: --queues %s: %s has RX queues 0-%d, not queue %u: give "
+			"queues it has, or give it more (ethtool -L %s combined N)\n", cfg->queues,
+			cfg->ifname, nq - 1, q[i], cfg->ifname);
 		return -1;
 	}
 	if (!bpf_xdp_query_id(ifindex, 0, &prog) && prog) {

@@ -447,6 +447,9 @@ case_bad_settings() {
 	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
 	bad_setting queues-syntax 2 "--queues: 'x' is not a list of distinct numbers 0-63" --dev vd --sink-ip 10.78.0.2 --queues x
 	bad_setting queues-backwards 2 "--queues: '3-1' is not a list of distinct numbers 0-63" --dev vd --sink-ip 10.78.0.2 --queues 3-1
+	# vd has one RX queue: refused before any row, not in each.
+	bad_setting dev-queue-missing 1 "--queues 0-3: vd has RX queues 0-0, not queue 1: .*ethtool -L vd combined N" \
+		--dev vd --sink-ip 10.78.0.2 --queues 0-3 --cpus 1 --rows kernel-pass,cpumap --seconds 30
 	bad_setting unknown-row 2 "unknown row" --rows cpumap,nosuch
 	# --dev with several queues and the workers left to the default:
 	# said, before the run (here refused for its row).
