@@ -155,12 +155,12 @@ static void print_light_queues(const struct scale_run *sr, const struct scale_ce
 				v99[n++] = c->lq_p99[k][i];
 			}
 		if (!n) {
-			printf(" q%d none timed", i);
+			printf(" q%d none timed", c->pl.queue[i]);
 			continue;
 		}
 		run_stats(v50, n, &p50);
 		run_stats(v99, n, &p99);
-		printf(" q%d %.1f/%.1f", i, p50.median, p99.median);
+		printf(" q%d %.1f/%.1f", c->pl.queue[i], p50.median, p99.median);
 	}
 	printf("\n");
 }
