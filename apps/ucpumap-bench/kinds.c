@@ -218,7 +218,8 @@ static void daemon_results(const struct bench_cfg *cfg, struct row *r, int round
 			r->src[round] = (d->b_rx - d->a_rx) / (d->b_when - d->a_when);
 			got_src = true;
 		}
-	} else if (!json_u64_field(last, "rx", &v)) {
+	} else if (!row_is_tcp(r) && !json_u64_field(last, "rx", &v)) {
+		/* Not a TCP row's: iperf3 ran whole seconds, its own rate. */
 		r->src[round] = v / cfg->seconds;
 		got_src = true;
 	}
