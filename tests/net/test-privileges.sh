@@ -75,9 +75,21 @@ cd "$(dirname "$0")/../.."
 . tests/lib.sh
 helper=$progs/ucpumapd_traffic.py
 daemon=$BUILD/ucpumapd
-# The kernel's log so far: the filter's refusals of this run come after.
-dmesg0=$(dmesg 2> /dev/null | wc -l)
-[ "$dmesg0" -gt 0 ] 2> /dev/null || dmesg0=
+# A line of ours in the kernel's log: the filter's refusals of this run
+# come after it (a count of lines would not do: a full log ring keeps its
+# count while it wraps). Empty where the log cannot be written or read.
+mark=
+kmsg_mark() {	# TAG: a line of its own in the log; its text in $mark
+	mark="ucpumap-$name-$$-$1"
+	echo "$mark" > /dev/kmsg 2> /dev/null && dmesg 2> /dev/null | grep -q -- "$mark" || mark=
+}
+# since_mark: the log after $mark; 1 when the mark is gone (the ring wrapped).
+since_mark() {
+	dmesg 2> /dev/null | sed -n "/$mark\$/,\$p" | tail -n +2 | grep . || true
+	dmesg 2> /dev/null | grep -q -- "$mark"
+}
+kmsg_mark start
+dmesg0=$mark
 
 # canary: a refusal of our own (the daemon's filter flags) before any
 # daemon runs: a log that shows none (auditd takes them, audit=0) proves
@@ -91,14 +103,12 @@ canary() {
 		canary_why="a sanitizer build runs the daemon without the filter"
 		return
 	fi
-	n=$(dmesg 2> /dev/null | wc -l)
 	if ! lib_run timeout 10 "$c" > /dev/null 2> "$tmp/canary.err"; then
 		canary_why="the canary's filter: $(head -1 "$tmp/canary.err")"
 		return
 	fi
 	for _ in $(seq 20); do
-		if dmesg 2> /dev/null | tail -n +"$((n + 1))" | grep 'type=1326' |
-			grep -q "exe=\"$(readlink -f "$c")\""; then
+		if since_mark | grep 'type=1326' | grep -q "exe=\"$(readlink -f "$c")\""; then
 			canary_why=
 			return
 		fi
@@ -551,12 +561,13 @@ case_sigpipe() {
 case_seccomp_refused_nothing() {
 	local refused
 	if [ -z "$dmesg0" ]; then
-		skip seccomp-refused-nothing "cannot read the kernel's log (dmesg)"
+		skip seccomp-refused-nothing "cannot write and read back the kernel's log (/dev/kmsg, dmesg)"
 	elif [ -n "$canary_why" ]; then
 		skip seccomp-refused-nothing "$canary_why"
+	elif ! since_mark > "$tmp/kmsg"; then
+		skip seccomp-refused-nothing "the kernel's log wrapped past this run's start (its mark gone): its refusals cannot be told"
 	else
-		refused=$(dmesg 2> /dev/null | tail -n +"$((dmesg0 + 1))" | grep 'type=1326' |
-			grep "exe=\"$(readlink -f "$daemon")\"" |
+		refused=$(grep 'type=1326' "$tmp/kmsg" | grep "exe=\"$(readlink -f "$daemon")\"" |
 			sed -n 's/.*\(syscall=[0-9]*\).*/\1/p' | sort | uniq -c | tr '\n' ' ')
 		if [ -z "$refused" ]; then
 			ok seccomp-refused-nothing
