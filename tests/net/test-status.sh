@@ -64,6 +64,12 @@ status() {
 	ip netns exec "$dut" timeout 10 "$daemon" --status vd > "$1" 2> "$1.err"
 }
 
+# rm_stale: the socket removed, if no instance answers on it (another
+# run's vd may have taken the host-wide path meanwhile).
+rm_stale() {
+	status "$tmp/stale" || [ $? != 1 ] || rm -f "$sock"
+}
+
 # start LOG ARGS...: the daemon on vd, $dpid; fails when it did not start.
 start() {
 	local log=$1
@@ -172,7 +178,7 @@ case_killed_replaced() {
 		why="$why after kill -9, --status exited $rc: $(cat "$tmp/k1.err");"
 	if ! start "$tmp/k2.out"; then
 		bad killed-replaced "$why the second start failed: $(tail -3 "$tmp/k2.out.err" | tr '\n' ' ')"
-		rm -f "$sock"	# the killed one's
+		rm_stale	# the killed one's
 		return
 	fi
 	status "$tmp/k2"
@@ -216,7 +222,7 @@ case_user_owned() {
 	term || why="$why exit status $?: $(tail -2 "$tmp/u.out.err" | tr '\n' ' ');"
 	status "$tmp/u2"
 	[ $? = 1 ] || why="$why --status after the stop: $(cat "$tmp/u2.err");"
-	rm -f "$sock"	# a user that may not remove it from /run/ucpumap leaves it
+	rm_stale	# a user that may not remove it from /run/ucpumap leaves it
 	if [ -z "$why" ]; then ok user-owned "$own; nobody asked"; else bad user-owned "$why"; fi
 }
 
