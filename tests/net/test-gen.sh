@@ -685,7 +685,10 @@ case_no_xmit() {
 	local e
 	ip -n "$dut" link set vd xdp off
 	for e in live loop; do
-		[ "$e" = live ] && [ -n "$LIVE" ] && continue
+		if [ "$e" = live ] && [ -n "$LIVE" ]; then
+			skip "no-xmit-$e" "this kernel refuses the live engine ($LIVE)"
+			continue
+		fi
 		if ! kernel_at_least 6 3; then
 			skip "no-xmit-$e" "xdp-features need Linux 6.3, this is $(uname -r)"
 			continue
