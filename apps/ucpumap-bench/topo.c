@@ -511,8 +511,9 @@ int topo_dev(struct bench_topo *t, const struct bench_cfg *cfg)
 			cfg->ifname);
 		return -1;
 	}
-	/* Before any row: ucpumapd and testpmd would refuse it in each. */
-	n = parse_index_list(cfg->queues, q, 64, "datapath: --queues");
+	/* Before any row: ucpumapd and testpmd would refuse it in each.
+	 * The scale bench places its queues itself, on the NIC's. */
+	n = cfg->queues ? parse_index_list(cfg->queues, q, 64, "datapath: --queues") : 0;
 	for (i = 0; nq > 0 && i < n; i++) {
 		if (q[i] < (uint32_t)nq)
 			continue;
