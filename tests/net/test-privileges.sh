@@ -80,7 +80,7 @@ daemon=$BUILD/ucpumapd
 # count while it wraps). Empty where the log cannot be written or read.
 mark=
 kmsg_mark() {	# TAG: a line of its own in the log; its text in $mark
-	mark="ucpumap-$name-$$-$1"
+	mark="ucpumap-$name-$$-$(date +%s%N)-$1"	# a pid comes round again
 	echo "$mark" > /dev/kmsg 2> /dev/null && dmesg 2> /dev/null | grep -q -- "$mark" || mark=
 }
 # since_mark: the log after $mark; 1 when the mark is gone (the ring wrapped).
