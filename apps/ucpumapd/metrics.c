@@ -450,7 +450,7 @@ static void render_server(struct tbuf *b, const struct metrics *m)
 
 	httpd__stats(m->srv, &hs);
 	family(b, "ucpumap_metrics_connections_dropped_total", "counter",
-	       "Connections to this server it closed unanswered: refused (503, every slot busy and young) or evicted (for a newcomer, before their time).");
+	       "Connections this server closed to make room: evicted for a newcomer before their time limit (waiting for their request, or taking an answer for over a second), or refused (503: every slot an answer going out for less than a second).");
 	tbuf_printf(b, "ucpumap_metrics_connections_dropped_total{reason=\"refused\"} %llu\n",
 		    ULL(hs.refused));
 	tbuf_printf(b, "ucpumap_metrics_connections_dropped_total{reason=\"evicted\"} %llu\n",
