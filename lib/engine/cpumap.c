@@ -624,8 +624,19 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 			hdr->flags = chain ? UCM_FRAME_F_CHAIN : 0;
 			reason = likely(!chain) ? ucm_pkt__parse(&hdr->pkt, ucm_frame_data(hdr), len) :
 				 ucm_pkt_parse_head(&hdr->pkt, ucm_frame_data(hdr), rd, len);
-			if (map->verdict && reason == UCM_DROP_NONE)
+			if (map->verdict && reason == UCM_DROP_NONE) {
 				verdict = map->verdict(map->verdict_ctx, w->idx, hdr);
+				/* What the frames hold is the library's to say:
+				 * a verdict that parsed a chain as one buffer, or
+				 * changed a length, does not make the sink or the
+				 * coalescing read past the first frame. */
+				hdr->len = len;
+				hdr->head_len = rd;
+				if (unlikely(chain)) {
+					hdr->flags |= UCM_FRAME_F_CHAIN;
+					hdr->pkt.flags |= UCM_PKT_F_PARTIAL;
+				}
+			}
 			if (verdict == UCM_VERDICT_TX && map->txqs && map->txqs[w->idx]) {
 				if (worker_verdict_tx(w, base[i], off, len, chain, &tx[ntx])) {
 					ntx++;

@@ -329,6 +329,9 @@ struct fixture {
 	uint32_t nframes;
 };
 
+/* The verdict the next fixture's map runs (NULL: none). */
+static ucm_verdict_fn fx_verdict;
+
 /* The fixture with @npools pools; its producer on pool 0. */
 static int fixture_init_pools(struct fixture *f, int ncpus, uint32_t qsize,
 			      const struct ucm_sink_ops *ops, uint32_t map_flags,
@@ -350,7 +353,7 @@ static int fixture_init_pools(struct fixture *f, int ncpus, uint32_t qsize,
 	{
 		UCM_OPTS(ucm_cpumap_opts, co, .cpus = cpus, .ncpus = ncpus,
 			 .qsize = qsize, .sink = ops, .sink_ctx = &f->sink,
-			 .flags = map_flags, .spin_us = spin_us);
+			 .flags = map_flags, .spin_us = spin_us, .verdict = fx_verdict);
 
 		f->map = ucm_cpumap__create(f->umem, &co);
 	}
@@ -2444,6 +2447,42 @@ static int test_chain_worker_drops(void)
 	return fixture_fini(&f);
 }
 
+/* A verdict that breaks the rule on a chain: parses it as one buffer of
+ * its whole length (UCM_PKT_F_PARTIAL gone) and shortens its length. */
+static int reparse_whole(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
+{
+	(void)ctx;
+	(void)worker;
+	if (ucm_pkt__parse(&frame->pkt, ucm_frame_data(frame), frame->len) != UCM_DROP_NONE)
+		return UCM_VERDICT_DROP;
+	frame->len = frame->head_len;
+	frame->head_len = frame->len + 1;
+	return UCM_VERDICT_PASS;
+}
+
+/* What such a verdict did to the frame's lengths and flags is undone: the
+ * sink gets each chain as it came (rec_chain()), never a length that
+ * would read past its first frame. */
+static int test_chain_verdict_reparse(void)
+{
+	struct fixture f;
+	int err;
+
+	fx_verdict = reparse_whole;
+	err = fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096);
+	fx_verdict = NULL;
+	if (err)
+		return 1;
+	f.nframes = CHAIN_FRAMES;
+	if (send_frames(&f, 0, 0, 16, 8))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 16, WAIT_MS) && f.sink.chains == 16 && !f.sink.errors,
+		  "delivered %llu, %llu chains, want 16: %s",
+		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)f.sink.chains,
+		  f.sink.why);
+	return fixture_fini(&f);
+}
+
 /* A stop with chains held: an inline worker's held bulk (sink drops)
  * and its producer's staged packet; without the hold, the staged one. */
 static int test_chain_stop_held(void)
@@ -2720,6 +2759,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_chain_ring_full),
 	UT_CASE(test_chain_fair_share),
 	UT_CASE(test_chain_worker_drops),
+	UT_CASE(test_chain_verdict_reparse),
 	UT_CASE(test_chain_stop_held),
 	UT_CASE(test_create_rejects_bad_options),
 	UT_CASE(test_sink_ops_sized),
