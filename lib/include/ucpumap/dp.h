@@ -86,8 +86,9 @@ enum ucm_dp_flags {
 	 * id; ucm_dp loads no program, puts each socket into that map at
 	 * start and takes it out at stop, and leaves the program alone. A
 	 * program that writes struct ucm_xdp_meta (steer.h) in front of a
-	 * packet picks its worker; for the others, steer_fn or steer_policy
-	 * does, on the RX thread. Not with XDP_SKB or REPLACE, which are
+	 * packet picks its worker, unless steer_fn is given (it picks every
+	 * packet's); for the others steer_policy does, on the RX thread.
+	 * Not with XDP_SKB or REPLACE, which are
 	 * about attaching ours. The program must redirect with XDP_PASS as
 	 * bpf_redirect_map()'s fallback: a queue out of the map (stopped,
 	 * or its RX thread gave up) then goes to the kernel's stack, not
@@ -535,9 +536,10 @@ struct ucm_dp_health {
  * ucm_dp__check() - look at a running datapath: faults and links
  * @h: filled, @sz bytes of it (sizeof as the caller was built)
  *
- * For the control thread, every 100 ms or so while running (an interface
- * lookup and three ioctls, a look at each thread's ring; it never touches
- * the threads); the stall watch needs a look at least every
+ * For the control thread, every 100 ms or so while running (up to four
+ * interface lookups and five ioctls, a map update when the interface's MAC
+ * changed, a look at each thread's ring; it never touches the threads);
+ * the stall watch needs a look at least every
  * UCM_DP_STALL_MS / 2, or it starts again (a process stopped meanwhile). A fault is logged once when first seen, and a link's
  * change, or of the interface's MTU, once per change, naming what it
  * means. Return: 0 no fault (a link may be down), 1 a fault (in @h),
