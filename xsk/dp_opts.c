@@ -182,8 +182,10 @@ static int resolve_sizes(const struct ucm_dp_opts *o, struct dp_cfg *c)
 			UCM_XSK_MAX_RING);
 		return -EINVAL;
 	}
-	if (!is_pow2(c->qsize)) {
-		pr_warn("dp: qsize %u: a power of two\n", c->qsize);
+	if (!is_pow2(c->qsize) || c->qsize < UCM_CPUMAP_QSIZE_MIN ||
+	    c->qsize > UCM_CPUMAP_QSIZE_MAX) {
+		pr_warn("dp: qsize %u: a power of two, %u to %u\n", c->qsize,
+			UCM_CPUMAP_QSIZE_MIN, UCM_CPUMAP_QSIZE_MAX);
 		return -EINVAL;
 	}
 	if (c->frame_size != 2048 && c->frame_size != 4096) {
@@ -240,6 +242,35 @@ static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
 	return 0;
 }
 
+/* The XDP program's steering: the application's policy and flags, and
+ * the flags that follow the datapath's. After the worker count. */
+static int resolve_steer(const struct ucm_dp_opts *o, struct dp_cfg *c)
+{
+	/* LINK_CTRL and STAMP are the library's to set, below. */
+	if (o->steer_policy >= UCM_STEER__MAX ||
+	    (o->steer_flags & ~(UCM_STEER_F_SYMMETRIC | UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6))) {
+		pr_warn("dp: steer_policy %u or steer_flags 0x%x unknown: the flags are SYMMETRIC, IPV4 and IPV6\n",
+			o->steer_policy, o->steer_flags);
+		return -EINVAL;
+	}
+	c->steer.policy = o->steer_policy;
+	c->steer.flags = o->steer_flags;
+	c->steer.fixed = o->fixed_worker;
+	c->steer.nworkers = c->nworkers;
+	if ((c->flags & UCM_DP_F_TWO_WAY) && (c->flags & UCM_DP_F_TAP))
+		/* The tap is the host's interface on this link: its stack
+		 * must see ARP and neighbour discovery. */
+		c->steer.flags |= UCM_STEER_F_LINK_CTRL;
+	if (!(c->flags & UCM_DP_F_NO_LATENCY))
+		c->steer.flags |= UCM_STEER_F_STAMP;
+	if (c->steer.fixed >= c->nworkers) {
+		pr_warn("dp: fixed worker %u: there are only %u workers\n",
+			c->steer.fixed, c->nworkers);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The way back's flags, and its next hop. */
 static int resolve_way_back(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
@@ -289,6 +320,10 @@ int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 		return -EINVAL;
 	}
 	c->xsk_mode = o.xsk_mode;
+	if (c->xsk_mode > UCM_XSK_ZEROCOPY) {
+		pr_warn("dp: xsk_mode %u unknown: UCM_XSK_AUTO, _COPY or _ZEROCOPY\n", c->xsk_mode);
+		return -EINVAL;
+	}
 	if (o.sink) {
 		err = ucm_sink_ops_copy(&c->sink_ops, o.sink);
 		if (err)
@@ -349,25 +384,10 @@ int ucm_dp_resolve(const struct ucm_dp_opts *opts, struct dp_cfg *c)
 	err = resolve_way_back(&o, c);
 	if (err)
 		return err;
-	c->steer.policy = o.steer_policy;
-	c->steer.flags = o.steer_flags;
-	c->steer.fixed = o.fixed_worker;
-	c->steer.nworkers = c->nworkers;
 	err = resolve_wake(&o, c);
 	if (err)
 		return err;
-	if ((c->flags & UCM_DP_F_TWO_WAY) && (c->flags & UCM_DP_F_TAP))
-		/* The tap is the host's interface on this link: its stack
-		 * must see ARP and neighbour discovery. */
-		c->steer.flags |= UCM_STEER_F_LINK_CTRL;
-	if (!(c->flags & UCM_DP_F_NO_LATENCY))
-		c->steer.flags |= UCM_STEER_F_STAMP;
-	if (c->steer.fixed >= c->nworkers) {
-		pr_warn("dp: fixed worker %u: there are only %u workers\n",
-			c->steer.fixed, c->nworkers);
-		return -EINVAL;
-	}
-	return 0;
+	return resolve_steer(&o, c);
 }
 
 /* Fill and RX rings, a worker ring of packets of @k frames, and with TX

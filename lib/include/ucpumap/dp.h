@@ -230,7 +230,7 @@ struct ucm_dp_opts {
 	const int *rx_cpus;
 	uint32_t n_rx_cpus;
 	uint32_t steer_policy;		/* enum ucm_steer_policy; 0: FIXED */
-	uint32_t steer_flags;		/* enum ucm_steer_flags */
+	uint32_t steer_flags;		/* SYMMETRIC, IPV4, IPV6 (steer.h) */
 	uint32_t fixed_worker;		/* UCM_STEER_FIXED's worker */
 	uint32_t xsk_mode;		/* enum ucm_xsk_mode */
 	uint32_t frames_per_queue;	/* power of two; UCM_DP_FRAMES_DEFAULT */
