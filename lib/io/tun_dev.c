@@ -593,6 +593,17 @@ int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
 			tun->name);
 		return ucm_err(-EINVAL);
 	}
+	if (l2 && !(tun->flags & UCM_TUN_F_TAP) && (l2->src[0] & 1)) {
+		pr_warn("tun: %s: the way back's source MAC is a group address: give the interface's\n",
+			tun->name);
+		return ucm_err(-EINVAL);
+	}
+	if (l2 && !(tun->flags & UCM_TUN_F_TAP) && l2->resolve_ifindex <= 0 &&
+	    ((l2->dst[0] & 1) || !memcmp(l2->dst, "\0\0\0\0\0\0", 6))) {
+		pr_warn("tun: %s: the next hop's MAC %s: give a station's (l2.dst), or resolve_ifindex\n",
+			tun->name, l2->dst[0] & 1 ? "is a group address" : "is all zeros");
+		return ucm_err(-EINVAL);
+	}
 	if (l2 && l2->resolve_ifindex > 0 && !if_indextoname(l2->resolve_ifindex, name)) {
 		/* Every route question would say ENODEV: all no_neigh. */
 		pr_warn("tun: %s: resolve_ifindex %d names no interface (ip link shows the indexes)\n",

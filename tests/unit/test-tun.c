@@ -522,6 +522,19 @@ static int test_back_neigh_counts_go_on(void)
 		none.resolve_ifindex = 0x7ffffff0;
 		UT_ASSERT(ucm_tun__set_back(tun, 0, t, &none) == -EINVAL,
 			  "set_back with next hops of no interface taken");
+		/* A group source; no next hop, or a group one, without the
+		 * kernel's tables: every frame would go out wrong. */
+		none = l2;
+		none.src[0] = 1;
+		UT_ASSERT(ucm_tun__set_back(tun, 0, t, &none) == -EINVAL,
+			  "set_back with a group source taken");
+		none = l2;
+		none.resolve_ifindex = 0;
+		UT_ASSERT(ucm_tun__set_back(tun, 0, t, &none) == -EINVAL,
+			  "set_back with no next hop taken");
+		none.dst[0] = 0xff;
+		UT_ASSERT(ucm_tun__set_back(tun, 0, t, &none) == -EINVAL,
+			  "set_back with a group next hop taken");
 	}
 	UT_ASSERT(!ucm_tun__set_back(tun, 0, t, &l2), "set_back with next hops");
 	OPEN_OR_SKIP(ops, tun);

@@ -363,8 +363,9 @@ UCM_API const struct ucm_sink_ops *ucm_tun__sink_back(void);
  * the kernel has them (Linux 6.2); it logs what it got, once. A kernel
  * that takes none leaves the read path as with UCM_TUN_F_NO_OFFLOAD.
  * Return: 0, or -EINVAL (worker out of range, a tun without @l2, an
- * @l2 whose resolve_ifindex names no interface), -EBUSY (the worker is
- * open).
+ * @l2 whose resolve_ifindex names no interface, whose src is a group
+ * address, or whose dst, without resolve_ifindex, is all zeros or a group
+ * address), -EBUSY (the worker is open).
  */
 UCM_API int ucm_tun__set_back(struct ucm_tun *tun, uint32_t worker,
 			      struct ucm_txq *txq, const struct ucm_tun_l2 *l2);
