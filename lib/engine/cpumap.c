@@ -630,12 +630,12 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 				 * a verdict that parsed a chain as one buffer, or
 				 * changed a length, does not make the sink or the
 				 * coalescing read past the first frame. */
+				hdr->data_off = off;
 				hdr->len = len;
 				hdr->head_len = rd;
-				if (unlikely(chain)) {
-					hdr->flags |= UCM_FRAME_F_CHAIN;
+				hdr->flags = chain ? UCM_FRAME_F_CHAIN : 0;
+				if (unlikely(chain))
 					hdr->pkt.flags |= UCM_PKT_F_PARTIAL;
-				}
 			}
 			if (verdict == UCM_VERDICT_TX && map->txqs && map->txqs[w->idx]) {
 				if (worker_verdict_tx(w, base[i], off, len, chain, &tx[ntx])) {

@@ -2483,6 +2483,39 @@ static int test_chain_verdict_reparse(void)
 	return fixture_fini(&f);
 }
 
+/* A verdict that moves a packet of one frame's start and end and marks it
+ * a chain, all against the rule. */
+static int move_and_mark(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
+{
+	(void)ctx;
+	(void)worker;
+	frame->data_off += 4;
+	frame->len -= 4;
+	frame->flags |= UCM_FRAME_F_CHAIN;
+	return UCM_VERDICT_PASS;
+}
+
+/* Undone too: the sink gets each packet from where it came, whole, not a
+ * chain. */
+static int test_verdict_bounds_restored(void)
+{
+	struct fixture f;
+	int err;
+
+	fx_verdict = move_and_mark;
+	err = fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096);
+	fx_verdict = NULL;
+	if (err)
+		return 1;
+	if (send_frames(&f, 0, 0, 16, 8))
+		return 1;
+	UT_ASSERT(wait_delivered(&f.sink, 16, WAIT_MS) && !f.sink.chains && !f.sink.errors,
+		  "delivered %llu, %llu chains, want 16 and none: %s",
+		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)f.sink.chains,
+		  f.sink.why);
+	return fixture_fini(&f);
+}
+
 /* A stop with chains held: an inline worker's held bulk (sink drops)
  * and its producer's staged packet; without the hold, the staged one. */
 static int test_chain_stop_held(void)
@@ -2760,6 +2793,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_chain_fair_share),
 	UT_CASE(test_chain_worker_drops),
 	UT_CASE(test_chain_verdict_reparse),
+	UT_CASE(test_verdict_bounds_restored),
 	UT_CASE(test_chain_stop_held),
 	UT_CASE(test_create_rejects_bad_options),
 	UT_CASE(test_sink_ops_sized),

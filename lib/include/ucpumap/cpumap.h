@@ -302,7 +302,7 @@ enum ucm_verdict {
  * drops it unless that returns UCM_DROP_NONE (ucm_pkt__parse() reads one
  * buffer: a packet of several keeps its descriptor as it came);
  * checksums it breaks are its to fix (csum.h); what it does to @frame's
- * lengths and flags is undone. It must not keep @frame: after it returns, the
+ * start, lengths and flags is undone. It must not keep @frame: after it returns, the
  * frame is the worker's. It must not block: the worker's ring fills
  * behind it.
  */
