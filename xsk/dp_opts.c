@@ -246,11 +246,15 @@ static int resolve_wake(const struct ucm_dp_opts *o, struct dp_cfg *c)
  * the flags that follow the datapath's. After the worker count. */
 static int resolve_steer(const struct ucm_dp_opts *o, struct dp_cfg *c)
 {
+	if (o->steer_policy >= UCM_STEER__MAX) {
+		pr_warn("dp: steer_policy %u unknown: UCM_STEER_FIXED, _RR, _L4_HASH, _L4_SPORT or _L4_DPORT\n",
+			o->steer_policy);
+		return -EINVAL;
+	}
 	/* LINK_CTRL and STAMP are the library's to set, below. */
-	if (o->steer_policy >= UCM_STEER__MAX ||
-	    (o->steer_flags & ~(UCM_STEER_F_SYMMETRIC | UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6))) {
-		pr_warn("dp: steer_policy %u or steer_flags 0x%x unknown: the flags are SYMMETRIC, IPV4 and IPV6\n",
-			o->steer_policy, o->steer_flags);
+	if (o->steer_flags & ~(UCM_STEER_F_SYMMETRIC | UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6)) {
+		pr_warn("dp: steer_flags 0x%x unknown: the flags are SYMMETRIC, IPV4 and IPV6\n",
+			o->steer_flags);
 		return -EINVAL;
 	}
 	c->steer.policy = o->steer_policy;
