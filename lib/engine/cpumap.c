@@ -634,7 +634,7 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 				hdr->len = len;
 				hdr->head_len = rd;
 				hdr->flags = chain ? UCM_FRAME_F_CHAIN : 0;
-				if (unlikely(chain))
+				if (unlikely(rd < len))	/* as ucm_pkt_parse_head() */
 					hdr->pkt.flags |= UCM_PKT_F_PARTIAL;
 			}
 			if (verdict == UCM_VERDICT_TX && map->txqs && map->txqs[w->idx]) {

@@ -458,6 +458,9 @@ def chainq_seeds():
         cq_rx(2, first=CQ_OTHER),
         'outside': cq_setup() + cq_pkt([cq_ent(100, CQ_OUTSIDE, 0)]) +
         cq_pkt([cq_ent(100, CQ_OUTSIDE, 0, high=True)]) + cq_rx(2, first=CQ_NONE),
+        # A chain whose one part is empty: its head is the whole packet,
+        # not partial, through the verdict as through the parse.
+        'empty-part': cq_setup() + cq_pkt([cq_ent(0)]) + CQ_FLUSH,
         # A part filling its frame to the byte, then one byte past it.
         'part-edge': cq_setup() + cq_pkt([cq_ent(CQ_PER)]) + cq_pkt([cq_ent(CQ_PER + 1)]) +
         cq_pkt([cq_ent(1, poff=4095)]) + CQ_FLUSH,
