@@ -171,7 +171,7 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	uint32_t w;
 
 	read_xsk(dp, q, &xs);
-	t->rx += sub0(xs.rx, xs.rx_chain_more);
+	t->rx += xs.rx_packets;
 	t->rx_chains += xs.rx_chains;
 	t->rx_chain_drops += xs.rx_chain_long + xs.rx_chain_cut + xs.rx_chain_bad +
 			     xs.rx_chain_nosg;

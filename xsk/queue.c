@@ -76,6 +76,7 @@ int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st
 	o.rx_chain_bad = READ_ONCE(q->stats.rx_chain_bad);
 	o.rx_chain_nosg = READ_ONCE(q->stats.rx_chain_nosg);
 	o.rx_chain_more = READ_ONCE(q->stats.rx_chain_more);
+	o.rx_packets = READ_ONCE(q->stats.rx_packets);
 	o.sleeps = READ_ONCE(q->stats.sleeps);
 	o.wake_rx = READ_ONCE(q->stats.wake_rx);
 	o.wake_tx = READ_ONCE(q->stats.wake_tx);
@@ -178,7 +179,7 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 	struct ucm_xsk *x = q->x;
 	const struct ucm_umem_geom g = ucm_umem_geom_of(x->umem);
 	const uint32_t pool = q->pool->idx;
-	uint32_t idx = 0, n, i, good = 0, bad = 0;
+	uint32_t idx = 0, n, i, good = 0, bad = 0, single = 0;
 	enum ucm_umem_desc v;
 
 	q->rx_stamp = 0;
@@ -195,6 +196,7 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 			good += ucm_xsk_chain_take(q, &g, rd, &d[good]);
 			continue;
 		}
+		single++;	/* a packet of one frame, good or bad */
 		/* umem_desc.h says what a good one is. A bad one is counted;
 		 * its frame, if it is ours, goes straight back to the pool. */
 		v = ucm_umem_desc_check(&g, pool, addr, rd->len, &base);
@@ -228,6 +230,7 @@ uint32_t ucm_xsk_queue__rx(struct ucm_xsk_queue *q, struct ucm_xsk_desc *d,
 	if (n) {
 		xsk_ring_cons__release(&q->rx, n);
 		STAT_ADD(q->stats.rx, n);
+		STAT_ADD(q->stats.rx_packets, single);
 		if (bad)
 			STAT_ADD(q->stats.rx_bad_desc, bad);
 	}

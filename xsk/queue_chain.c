@@ -34,6 +34,7 @@ static void chain_drop(struct ucm_xsk_queue *q)
 		break;
 	}
 	STAT_ADD(q->stats.rx_chain_more, c->seen - 1);
+	STAT_ADD(q->stats.rx_packets, 1);
 	ucm_chain_rx_reset(c);
 }
 
@@ -64,6 +65,7 @@ static void chain_whole(struct ucm_xsk_queue *q, struct ucm_xsk_desc *out)
 	out->worker = q->chain_worker;
 	STAT_ADD(q->stats.rx_chains, 1);
 	STAT_ADD(q->stats.rx_chain_more, c->seen - 1);
+	STAT_ADD(q->stats.rx_packets, 1);
 	ucm_chain_rx_reset(c);
 }
 

@@ -204,7 +204,7 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 
 	ucm_dp__xsk_stats(d->dp, q, &xs, sizeof(xs));
 	ucm_dp__pool_stats(d->dp, q, &ps, sizeof(ps));
-	rxp = ring_packets(xs.rx, xs.rx_chain_more);
+	rxp = xs.rx_packets;
 	/* its RX thread's CPU time: rx_cpu_seen, read for this line */
 	printf("  queue %u: %.0f pps, RX thread %.0f%% busy, rx %llu (in several frames %llu) bad-desc %llu | kernel: rx_dropped %llu ring_full %llu fill_empty %llu invalid %llu | pool: fast %llu refill %llu slow %llu cached %llu ring %llu ring_full %llu released %llu inflight %lld\n",
 	       id, dip_rate(rxp, d->last_q_rx[q], dt),

@@ -492,6 +492,8 @@ static void stats_check(void)
 	CHECK(s->rx_chain_long == H.st.rx_chain_long && s->rx_chain_cut == H.st.rx_chain_cut);
 	CHECK(s->rx_chain_bad == H.st.rx_chain_bad && s->rx_chain_nosg == H.st.rx_chain_nosg);
 	CHECK(s->rx_steer_err == 0 && s->rx_batches == 0);
+	/* Packets counted at their end: a packet still open is in rx alone. */
+	CHECK(s->rx - s->rx_chain_more == s->rx_packets + (H.q.chain.open ? H.q.chain.seen : 0));
 }
 
 /* A packet as it is in memory: inside the pool's part of the UMEM, each
@@ -778,6 +780,7 @@ static void finish(bool stop)
 	CHECK(s.rx == H.singles + s.rx_bad_desc + s.rx_chains + s.rx_chain_long + s.rx_chain_cut +
 	      s.rx_chain_bad + s.rx_chain_nosg + s.rx_chain_more);
 	CHECK(s.rx == H.rx_cons && s.fill == H.q.posted);
+	CHECK(s.rx_packets == s.rx - s.rx_chain_more);
 
 	/* Every frame home but the kernel's, once. */
 	kernel = kernel_frames();

@@ -208,9 +208,10 @@ static int test_whole(void)
 	UT_ASSERT(ucm_desc_addr(c->frag[0]) == f->posted[1] + DATA_OFF &&
 		  ucm_desc_len(c->frag[1]) == 1334, "the list names other frames");
 	s = stats(f);
-	UT_ASSERT(s.rx == 3 && s.rx_chains == 1 && s.rx_chain_more == 2,
-		  "rx %llu chains %llu more %llu", (unsigned long long)s.rx,
-		  (unsigned long long)s.rx_chains, (unsigned long long)s.rx_chain_more);
+	UT_ASSERT(s.rx == 3 && s.rx_chains == 1 && s.rx_chain_more == 2 && s.rx_packets == 1,
+		  "rx %llu chains %llu more %llu packets %llu", (unsigned long long)s.rx,
+		  (unsigned long long)s.rx_chains, (unsigned long long)s.rx_chain_more,
+		  (unsigned long long)s.rx_packets);
 	if (audit(f, 1, 2))
 		return 1;
 	give_back(f, &d[0]);

@@ -302,8 +302,9 @@ struct ucm_dp_opts {
  * The way in: @rx = @delivered + @rx_bad_desc + @rx_chain_drops +
  * @rx_steer_err + @enqueue_drops + @worker_drops + @verdict_tx once
  * stopped (ucm_dp_stats__violations()).
- * @rx: packets; one of several frames (multi-buffer) counts once. While
- *      it runs, @rx, @tx and (a sink of one's own) @delivered are counters
+ * @rx: packets; one of several frames (multi-buffer) counts once, at its
+ *      end (ucm_xsk_stats.rx_packets): a reading never goes back. While
+ *      it runs, @tx and (a sink of one's own) @delivered are counters
  *      less others, which a reading can catch in the middle of a batch: a
  *      few tens low for a moment, never below 0; final once stopped.
  * @rx_chains: of them, packets of several frames handed on

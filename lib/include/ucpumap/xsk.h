@@ -187,6 +187,10 @@ struct ucm_xsk_opts {
  *                the packet's, or a checksum asked of a socket that
  *                cannot offload it
  * @tx_chain_nosg: on a socket bound without UCM_XSK_F_SG
+ * @rx_packets: packets taken from the RX ring: a descriptor of one frame
+ *              each, a packet of several once, at its end (handed on or
+ *              dropped). Final, it is @rx less @rx_chain_more; unlike that
+ *              difference of two live counters, a reading never goes back.
  */
 struct ucm_xsk_stats {
 	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
@@ -204,6 +208,7 @@ struct ucm_xsk_stats {
 	uint64_t rx_chain_more;
 	uint64_t sleeps, wake_rx, wake_tx, wake_fd, wake_timeout;
 	uint64_t tx_chains, tx_chain_more, tx_chain_long, tx_chain_bad, tx_chain_nosg;
+	uint64_t rx_packets;
 };
 
 /* A validated RX descriptor. */
