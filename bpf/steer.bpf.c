@@ -134,6 +134,35 @@ struct icmp6h { __u8 type, code; };
 
 /* Steer it (flow filled in), or leave it to the kernel for a reason. */
 #define STEER	(-1)
+
+/* Link control: the kernel's to keep the interface reachable, unless a
+ * tap behind ucpumap is the host's interface on this link. */
+#define LINK_CTRL(cfg) \
+	((cfg)->flags & UCM_STEER_F_LINK_CTRL ? STEER : UCM_STEER_PASS_LINK_CTRL)
+
+/* Link scope: the kernel takes it on the interface it came in on alone, not
+ * on a tun: 169.254/16, 224.0.0.0/24 (OSPF, VRRP, IGMP), the limited
+ * broadcast; fe80::/10, and multicast of interface or link scope (ff01,
+ * ff02: DHCPv6's servers, OSPFv3). */
+static __always_inline int link_scope4(__be32 daddr)
+{
+	__u32 d = bpf_ntohl(daddr);
+
+	return d == 0xffffffff || (d & 0xffffff00) == 0xe0000000 ||
+	       (d & 0xffff0000) == 0xa9fe0000;
+}
+
+static __always_inline int link_scope6(const __u32 *daddr)
+{
+	const __u8 *d = (const __u8 *)daddr;
+
+	return (d[0] == 0xfe && (d[1] & 0xc0) == 0x80) ||
+	       (d[0] == 0xff && (d[1] & 0x0f) <= 2);
+}
+
+/* DHCP's replies (UDP to port 68) go to a client that may not have its
+ * address yet: its socket is on the interface, not the tun. */
+#define DHCP_CLIENT_PORT	68
 static __always_inline int parse(void *data, void *end,
 				 const struct ucm_steer_cfg *cfg,
 				 struct flow *f)
@@ -171,6 +200,8 @@ static __always_inline int parse(void *data, void *end,
 		ihl = (ip->vihl & 0xf) * 4;
 		if (ihl < 20)
 			return STEER;	/* malformed: the worker drops it */
+		if (link_scope4(ip->daddr))
+			return LINK_CTRL(cfg);
 		f->saddr[0] = ip->saddr;
 		f->daddr[0] = ip->daddr;
 		f->proto = ip->proto;
@@ -185,6 +216,8 @@ static __always_inline int parse(void *data, void *end,
 			return UCM_STEER_PASS_UNCLAIMED;
 		if (!ip)
 			return UCM_STEER_PASS_SHORT;
+		if (link_scope6(ip->daddr))
+			return LINK_CTRL(cfg);
 		__builtin_memcpy(f->saddr, ip->saddr, 16);
 		__builtin_memcpy(f->daddr, ip->daddr, 16);
 		f->v6 = 1;
@@ -228,8 +261,7 @@ static __always_inline int parse(void *data, void *end,
 			 * kernel must see to keep the interface reachable. */
 			if (ic && ((ic->type >= 130 && ic->type <= 137) ||
 				   ic->type == 143))
-				return cfg->flags & UCM_STEER_F_LINK_CTRL ?
-				       STEER : UCM_STEER_PASS_LINK_CTRL;
+				return LINK_CTRL(cfg);
 		}
 	} else if (proto == bpf_htons(ETH_P_ARP_)) {
 		/* No flow: one worker for all (worker 0 hashed, as the RX
@@ -239,7 +271,7 @@ static __always_inline int parse(void *data, void *end,
 		f->none = 1;
 		if (!(cfg->flags & UCM_STEER_F_IPV4))
 			return UCM_STEER_PASS_UNCLAIMED;
-		return cfg->flags & UCM_STEER_F_LINK_CTRL ? STEER : UCM_STEER_PASS_LINK_CTRL;
+		return LINK_CTRL(cfg);
 	} else {
 		return UCM_STEER_PASS_UNCLAIMED;	/* every other protocol */
 	}
@@ -250,6 +282,9 @@ static __always_inline int parse(void *data, void *end,
 		if (pt) {
 			f->sport = pt->sport;
 			f->dport = pt->dport;
+			if (!f->v6 && f->proto == IPPROTO_UDP &&
+			    pt->dport == bpf_htons(DHCP_CLIENT_PORT))
+				return LINK_CTRL(cfg);
 		}
 	}
 	return STEER;

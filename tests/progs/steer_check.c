@@ -94,6 +94,7 @@ static void add_v4(const char *name, int vlans, uint8_t proto, uint16_t frag,
 	uint8_t *p = eth(t->d, 0x0800, vlans), *ip = p;
 	uint32_t ihl = 20 + 4 * opt, plen = 20;
 	uint32_t sa = htonl(0xc6120000 | (xs() & 0xffff));
+	uint16_t sp, dp;
 	uint32_t da = htonl(0xc6130000 | (xs() & 0xffff));
 
 	snprintf(t->name, sizeof(t->name), "%s", name);
@@ -107,7 +108,11 @@ static void add_v4(const char *name, int vlans, uint8_t proto, uint16_t frag,
 	memcpy(ip + 16, &da, 4);
 	for (int i = 0; i < opt; i++)
 		ip[20 + 4 * i] = 1;	/* NOP options */
-	p = l4(ip + ihl, proto, 1024 + xs() % 60000, 1 + xs() % 65000, plen);
+	sp = 1024 + xs() % 60000;
+	dp = 1 + xs() % 65000;
+	if (dp == 68)		/* the DHCP client's: link control */
+		dp = 6800;
+	p = l4(ip + ihl, proto, sp, dp, plen);
 	t->len = p - t->d < 60 ? 60 : p - t->d;
 }
 
@@ -128,6 +133,7 @@ static void add_v6(const char *name, int vlans, uint8_t proto, const uint8_t *ex
 		ip[8 + i] = xs();
 		ip[24 + i] = xs();
 	}
+	ip[24] = 0x20 | (ip[24] & 0x1f);	/* global unicast: 2000::/3 */
 	nhp = ip + 6;
 	cur = ip + 40;
 	for (; ext && *ext; ext++) {
@@ -155,6 +161,35 @@ static void add_raw(const char *name, uint16_t proto, int control)
 	memset(p, 0, 46);
 	t->len = 60;
 	t->control = control;
+}
+
+/* Link-scope traffic, which the kernel takes on its interface alone: the
+ * DHCP client's replies, 169.254/16, 224.0.0.0/24, the limited broadcast,
+ * fe80::/10, ff02::/16. LINK_SCOPE of them, IPv4's first. */
+#define LINK_SCOPE	6
+#define LINK_SCOPE_V4	4
+static void add_link_scope(void)
+{
+	static const uint8_t v4[LINK_SCOPE_V4][4] = {
+		{ 198, 19, 0, 1 }, { 169, 254, 7, 7 }, { 224, 0, 0, 5 }, { 255, 255, 255, 255 } };
+	static const uint8_t v6[][2] = { { 0xfe, 0x80 }, { 0xff, 0x02 } };
+	struct tpkt *t;
+	int i;
+
+	for (i = 0; i < LINK_SCOPE_V4; i++) {
+		add_v4(i ? "v4 link scope" : "v4 dhcp reply", 0, IPPROTO_UDP, 0, 0);
+		t = &pkts[npkts - 1];
+		memcpy(t->d + 14 + 16, v4[i], 4);
+		if (!i)
+			put16(t->d + 14 + 20 + 2, 68);
+		t->control = 1;
+	}
+	for (i = 0; i < LINK_SCOPE - LINK_SCOPE_V4; i++) {
+		add_v6("v6 link scope", 0, IPPROTO_UDP, NULL, 0);
+		t = &pkts[npkts - 1];
+		memcpy(t->d + 14 + 24, v6[i], 2);
+		t->control = 1;
+	}
 }
 
 static void build_table(void)
@@ -189,6 +224,7 @@ static void build_table(void)
 		add_v6("v6 two fragment headers", 0, IPPROTO_UDP, frag_frag, 0x0001);
 		add_v6("v6 echo", 0, IPPROTO_ICMPV6, NULL, 0);
 	}
+	add_link_scope();
 	add_raw("arp", 0x0806, 1);
 	add_raw("lldp", 0x88cc, 1);
 	/* IPv6 neighbour discovery and multicast listener messages. */
@@ -353,7 +389,8 @@ static int test_link_ctrl(void)
 			steered++;
 		}
 	}
-	UT_ASSERT(steered == 6, "%d of 6 control packets steered (arp, 5 nd/mld)", steered);
+	UT_ASSERT(steered == 6 + LINK_SCOPE, "%d of %d control packets steered (arp, 5 nd/mld, %d of link scope)",
+		  steered, 6 + LINK_SCOPE, LINK_SCOPE);
 	return 0;
 }
 
@@ -454,14 +491,15 @@ static int test_claims(void)
 			    claims(&v6, &pkts[0]), claims(&v6, &pkts[2]));
 		err = -1;
 	}
-	/* IPv6 and its link control: ARP, IPv4's, stays with the kernel
-	 * as IPv4 does; neighbour discovery is claimed. */
+	/* IPv6 and its link control: ARP and IPv4's link scope stay with
+	 * the kernel as IPv4 does; neighbour discovery and IPv6's link scope
+	 * are claimed. */
 	for (i = 0; i < npkts && !err; i++) {
 		const struct tpkt *t = &pkts[i];
 
 		if (!t->control)
 			continue;
-		want = strcmp(t->name, "arp") && strcmp(t->name, "lldp");
+		want = !strncmp(t->name, "v6 ", 3);
 		c = claims(&v6ctrl, t);
 		if (c != want) {
 			ut_fail_reason("%s with IPv6 and its link control only: claimed %d, want %d",
@@ -473,8 +511,9 @@ static int test_claims(void)
 	close(fd);
 	if (err)
 		return 1;
-	UT_ASSERT(ctl == 6, "%d of 6 control packets claimed with UCM_STEER_F_LINK_CTRL (arp, 5 nd/mld)",
-		  ctl);
+	UT_ASSERT(ctl == 6 + LINK_SCOPE,
+		  "%d of %d control packets claimed with UCM_STEER_F_LINK_CTRL (arp, 5 nd/mld, %d of link scope)",
+		  ctl, 6 + LINK_SCOPE, LINK_SCOPE);
 	UT_ASSERT(n > 0, "no packet claimed");
 	return 0;
 }
@@ -626,6 +665,11 @@ static int test_pass_counts(void)
 		goto out;
 	for (i = npkts - 5; i < npkts; i++) {
 		snprintf(what, sizeof(what), "%s %u", pkts[i].name, pkts[i].d[14 + 40]);
+		if (pass_is(fd, &pkts[i], UCM_STEER_PASS_LINK_CTRL, what))
+			goto out;
+	}
+	for (i = npkts - 7 - LINK_SCOPE; i < npkts - 7; i++) {
+		snprintf(what, sizeof(what), "%s %d", pkts[i].name, i - (npkts - 7 - LINK_SCOPE));
 		if (pass_is(fd, &pkts[i], UCM_STEER_PASS_LINK_CTRL, what))
 			goto out;
 	}
