@@ -45,6 +45,10 @@
 #                  not grow, xdp_pass.other_host grows by each; after vd's
 #                  MAC changes, frames to the new one are steered and to
 #                  the old one not, said
+#   link-scope     what the kernel takes on vd alone stays with it: a ping
+#                  to vd's IPv6 link-local address is answered, datagrams
+#                  to UDP port 68 (a DHCP client's) reach a socket bound
+#                  to vd; xdp_pass.link_ctrl grows, rx does not
 #   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
@@ -76,7 +80,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
 cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag stats-json-tmp stdout-stalled foreign-program
-malformed other-mac second-instance second-tun keep-tun sigkill restart-stale nothing-left"
+malformed other-mac link-scope second-instance second-tun keep-tun sigkill restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -1406,6 +1410,59 @@ case_other_mac() {
 		why="$why the total line: $(grep '^total vd' "$D_OUT") (want 'to the kernel N/s (largest: other_host N/s)');"
 	why="$why$(final_ok)$(leftovers)"
 	if [ -z "$why" ]; then ok other-mac "rx, other_host: $r0; $r1; $r2; $r3"; else bad other-mac "$why"; fi
+}
+
+# What the kernel takes on the interface it came in on alone, steered
+# into the tun, would be lost there: a DHCP client's replies, link-local
+# peers.
+case_link_scope() {
+	local ll r0 r1 got why= rpid
+	if ! start_daemon ls --cpus 0,1 --stats-json "$tmp/ls.json" --interval 0 --duration 30; then
+		bad link-scope "$(why_start)"
+		return
+	fi
+	# A link-local address of its own, without duplicate detection's wait.
+	ll=fe80::203:2
+	ip -n "$dut" addr add $ll/64 dev vd nodad 2> /dev/null
+	r0=$(usr1_json "$dpid" "$tmp/ls.json" '"%d %d" % (d["rx"], d.get("xdp_pass", {}).get("link_ctrl", -1))')
+	in_gen "$PY" "$helper" ping --dst "$ll%vg" --count 3 --interval 0.2 > "$tmp/ls.ping" 2>&1
+	[ "$(jget "$tmp/ls.ping" 'd["replies"]')" = 3 ] ||
+		why="ping $ll%vg: $(tail -2 "$tmp/ls.ping" | tr '\n' ' ') (want 3 replies);"
+	# A DHCP client's socket: bound to vd, port 68.
+	bg "$dut" "$tmp/ls.rx" "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"vd")
+s.bind(("0.0.0.0", 68))
+s.settimeout(3)
+n = 0
+open(sys.argv[1], "w").close()
+try:
+    while n < 3:
+        s.recv(2048)
+        n += 1
+except socket.timeout:
+    pass
+print(n)' "$tmp/ls.ready"
+	rpid=$last
+	wait_file "$tmp/ls.ready" 30
+	in_gen "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(3):
+    s.sendto(b"offer", (sys.argv[1], 68))' $D4
+	lib_wait "$rpid"
+	got=$(tail -1 "$tmp/ls.rx")
+	[ "$got" = 3 ] || why="$why $got of 3 datagrams to port 68 read on vd ($(tail -2 "$tmp/ls.rx" | tr '\n' ' '));"
+	r1=$(usr1_json "$dpid" "$tmp/ls.json" '"%d %d" % (d["rx"], d.get("xdp_pass", {}).get("link_ctrl", -1))')
+	# rx the same; link_ctrl at least the 3 pings and 3 datagrams more
+	# (neighbour discovery's too)
+	[ -n "$r0" ] && [ -n "$r1" ] && [ "${r1% *}" = "${r0% *}" ] && [ $((${r1#* } - ${r0#* })) -ge 6 ] ||
+		why="$why rx, link_ctrl $r0 -> $r1 (want rx the same, link_ctrl 6 more at least);"
+	stop_daemon
+	ip -n "$dut" addr del $ll/64 dev vd 2> /dev/null
+	why="$why$(final_ok)$(leftovers)"
+	if [ -z "$why" ]; then ok link-scope "ping $ll%vg answered, 3 of 3 to port 68 read on vd; rx, link_ctrl: $r0 -> $r1"; else bad link-scope "$why"; fi
 }
 
 # ---- 6. malformed frames ---------------------------------------------------------

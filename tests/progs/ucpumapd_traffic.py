@@ -551,7 +551,7 @@ def ping(a):
         # here, never fragments that would hide it.
         s.setsockopt(socket.IPPROTO_IP, 10, 2)	# IP_MTU_DISCOVER, IP_PMTUDISC_DO
         req, rep = 8, 0
-    dst = socket.inet_pton(fam, a.dst)
+    dst = socket.inet_pton(fam, a.dst.split("%")[0])	# fe80::1%vg: its zone
     ident = os.getpid() & 0xffff
     replies, bad = set(), 0
     end = time.monotonic() + a.timeout
@@ -563,7 +563,7 @@ def ping(a):
         if len(pkt) < ihl + 8:
             return
         t, _, _, pid, sq = struct.unpack("!BBHHH", pkt[ihl:ihl + 8])
-        if t == rep and pid == ident and socket.inet_pton(fam, addr[0]) == dst:
+        if t == rep and pid == ident and socket.inet_pton(fam, addr[0].split("%")[0]) == dst:
             if pkt[ihl + 8:] == ping_data(sq, a.size):
                 replies.add(sq)
             else:
