@@ -2460,27 +2460,34 @@ static int reparse_whole(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame
 	return UCM_VERDICT_PASS;
 }
 
-/* What such a verdict did to the frame's lengths and flags is undone: the
- * sink gets each chain as it came (rec_chain()), never a length that
+/* 16 packets of @nframes frames through @verdict, which breaks the rule:
+ * what it did to the frames' start, lengths and flags is undone, so the
+ * sink gets each as it came (rec_xmit(), rec_chain()), never a length that
  * would read past its first frame. */
-static int test_chain_verdict_reparse(void)
+static int verdict_undone(ucm_verdict_fn verdict, uint32_t nframes)
 {
+	uint64_t want = nframes > 1 ? 16 : 0;
 	struct fixture f;
 	int err;
 
-	fx_verdict = reparse_whole;
+	fx_verdict = verdict;
 	err = fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096);
 	fx_verdict = NULL;
 	if (err)
 		return 1;
-	f.nframes = CHAIN_FRAMES;
+	f.nframes = nframes;
 	if (send_frames(&f, 0, 0, 16, 8))
 		return 1;
-	UT_ASSERT(wait_delivered(&f.sink, 16, WAIT_MS) && f.sink.chains == 16 && !f.sink.errors,
-		  "delivered %llu, %llu chains, want 16: %s",
+	UT_ASSERT(wait_delivered(&f.sink, 16, WAIT_MS) && f.sink.chains == want && !f.sink.errors,
+		  "delivered %llu, %llu chains, want 16 and %llu: %s",
 		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)f.sink.chains,
-		  f.sink.why);
+		  (unsigned long long)want, f.sink.why);
 	return fixture_fini(&f);
+}
+
+static int test_chain_verdict_reparse(void)
+{
+	return verdict_undone(reparse_whole, CHAIN_FRAMES);
 }
 
 /* A verdict that moves a packet of one frame's start and end and marks it
@@ -2495,25 +2502,9 @@ static int move_and_mark(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame
 	return UCM_VERDICT_PASS;
 }
 
-/* Undone too: the sink gets each packet from where it came, whole, not a
- * chain. */
 static int test_verdict_bounds_restored(void)
 {
-	struct fixture f;
-	int err;
-
-	fx_verdict = move_and_mark;
-	err = fixture_init(&f, 1, 256, &rec_ops, 0, 0, 4096);
-	fx_verdict = NULL;
-	if (err)
-		return 1;
-	if (send_frames(&f, 0, 0, 16, 8))
-		return 1;
-	UT_ASSERT(wait_delivered(&f.sink, 16, WAIT_MS) && !f.sink.chains && !f.sink.errors,
-		  "delivered %llu, %llu chains, want 16 and none: %s",
-		  (unsigned long long)rec_delivered(&f.sink), (unsigned long long)f.sink.chains,
-		  f.sink.why);
-	return fixture_fini(&f);
+	return verdict_undone(move_and_mark, 1);
 }
 
 /* A stop with chains held: an inline worker's held bulk (sink drops)
