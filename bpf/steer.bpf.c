@@ -114,6 +114,7 @@ struct flow {
 	__u8 proto;
 	__u8 v6;
 	__u8 none;	/* no flow (ARP): worker 0, as the RX thread's pick */
+	__u8 link;	/* link scope: link control once its flow is read */
 };
 
 /* Bounds-checked cursor: every header read goes through it. */
@@ -140,15 +141,16 @@ struct icmp6h { __u8 type, code; };
 #define LINK_CTRL(cfg) \
 	((cfg)->flags & UCM_STEER_F_LINK_CTRL ? STEER : UCM_STEER_PASS_LINK_CTRL)
 
-/* Link scope: the kernel takes it on the interface it came in on alone, not
- * on a tun: 169.254/16, 224.0.0.0/24 (OSPF, VRRP, IGMP), the limited
- * broadcast; fe80::/10, and multicast of interface or link scope (ff01,
- * ff02: DHCPv6's servers, OSPFv3). */
+/* The interface's own: the kernel takes it on the interface it came in on
+ * alone, not on a tun. Link scope: 169.254/16, the limited broadcast,
+ * fe80::/10; and multicast, whose groups are joined on the interface
+ * (224.0.0.0/4 with its link-local 224.0.0.0/24: OSPF, VRRP; ff00::/8:
+ * DHCPv6's servers, OSPFv3). */
 static __always_inline int link_scope4(__be32 daddr)
 {
 	__u32 d = bpf_ntohl(daddr);
 
-	return d == 0xffffffff || (d & 0xffffff00) == 0xe0000000 ||
+	return d == 0xffffffff || (d & 0xf0000000) == 0xe0000000 ||
 	       (d & 0xffff0000) == 0xa9fe0000;
 }
 
@@ -156,8 +158,7 @@ static __always_inline int link_scope6(const __u32 *daddr)
 {
 	const __u8 *d = (const __u8 *)daddr;
 
-	return (d[0] == 0xfe && (d[1] & 0xc0) == 0x80) ||
-	       (d[0] == 0xff && (d[1] & 0x0f) <= 2);
+	return (d[0] == 0xfe && (d[1] & 0xc0) == 0x80) || d[0] == 0xff;
 }
 
 /* DHCP's replies (UDP to port 68) go to a client that may not have its
@@ -200,8 +201,9 @@ static __always_inline int parse(void *data, void *end,
 		ihl = (ip->vihl & 0xf) * 4;
 		if (ihl < 20)
 			return STEER;	/* malformed: the worker drops it */
-		if (link_scope4(ip->daddr))
-			return LINK_CTRL(cfg);
+		/* IGMP too: a group's query and v1/v2 reports go to the
+		 * group. */
+		f->link = link_scope4(ip->daddr) || ip->proto == IPPROTO_IGMP;
 		f->saddr[0] = ip->saddr;
 		f->daddr[0] = ip->daddr;
 		f->proto = ip->proto;
@@ -216,8 +218,7 @@ static __always_inline int parse(void *data, void *end,
 			return UCM_STEER_PASS_UNCLAIMED;
 		if (!ip)
 			return UCM_STEER_PASS_SHORT;
-		if (link_scope6(ip->daddr))
-			return LINK_CTRL(cfg);
+		f->link = link_scope6(ip->daddr);
 		__builtin_memcpy(f->saddr, ip->saddr, 16);
 		__builtin_memcpy(f->daddr, ip->daddr, 16);
 		f->v6 = 1;
@@ -284,7 +285,7 @@ static __always_inline int parse(void *data, void *end,
 			f->dport = pt->dport;
 			if (!f->v6 && f->proto == IPPROTO_UDP &&
 			    pt->dport == bpf_htons(DHCP_CLIENT_PORT))
-				return LINK_CTRL(cfg);
+				f->link = 1;
 		}
 	}
 	return STEER;
@@ -364,6 +365,10 @@ static __always_inline int steer(struct xdp_md *ctx, __u32 *worker, __u32 *flags
 	if (!cfg)
 		return 0;
 	r = ours(data, end) ? parse(data, end, cfg, &f) : UCM_STEER_PASS_OTHER_HOST;
+	/* Its flow read whole, so that a tap's worker is the RX thread's pick
+	 * of the same packet (ucm_steer__pick()). */
+	if (r == STEER && f.link)
+		r = LINK_CTRL(cfg);
 	if (r != STEER) {
 		count_pass(r);
 		return 0;

@@ -163,29 +163,36 @@ static void add_raw(const char *name, uint16_t proto, int control)
 	t->control = control;
 }
 
-/* Link-scope traffic, which the kernel takes on its interface alone: the
- * DHCP client's replies, 169.254/16, 224.0.0.0/24, the limited broadcast,
- * fe80::/10, ff02::/16. LINK_SCOPE of them, IPv4's first. */
-#define LINK_SCOPE	6
-#define LINK_SCOPE_V4	4
+/* The interface's own traffic, which the kernel takes on that interface
+ * alone: the DHCP client's replies, 169.254/16, multicast (224.0.0.0/24's
+ * and beyond) and IGMP, the limited broadcast; fe80::/10, ff02::, ff05::.
+ * LINK_SCOPE of them, IPv4's first. */
+#define LINK_SCOPE	9
+#define LINK_SCOPE_V4	6
 static void add_link_scope(void)
 {
-	static const uint8_t v4[LINK_SCOPE_V4][4] = {
-		{ 198, 19, 0, 1 }, { 169, 254, 7, 7 }, { 224, 0, 0, 5 }, { 255, 255, 255, 255 } };
-	static const uint8_t v6[][2] = { { 0xfe, 0x80 }, { 0xff, 0x02 } };
+	static const struct {
+		uint8_t dst[4], proto;
+		uint16_t dport;		/* 0: the random one */
+	} v4[LINK_SCOPE_V4] = {
+		{ { 198, 19, 0, 1 }, IPPROTO_UDP, 68 }, { { 169, 254, 7, 7 }, IPPROTO_UDP, 0 },
+		{ { 224, 0, 0, 5 }, IPPROTO_UDP, 0 }, { { 239, 1, 2, 3 }, IPPROTO_UDP, 0 },
+		{ { 255, 255, 255, 255 }, IPPROTO_UDP, 0 }, { { 198, 19, 0, 2 }, IPPROTO_IGMP, 0 } };
+	static const uint8_t v6[LINK_SCOPE - LINK_SCOPE_V4][2] = {
+		{ 0xfe, 0x80 }, { 0xff, 0x02 }, { 0xff, 0x05 } };
 	struct tpkt *t;
 	int i;
 
 	for (i = 0; i < LINK_SCOPE_V4; i++) {
-		add_v4(i ? "v4 link scope" : "v4 dhcp reply", 0, IPPROTO_UDP, 0, 0);
+		add_v4("v4 the link's own", 0, v4[i].proto, 0, 0);
 		t = &pkts[npkts - 1];
-		memcpy(t->d + 14 + 16, v4[i], 4);
-		if (!i)
-			put16(t->d + 14 + 20 + 2, 68);
+		memcpy(t->d + 14 + 16, v4[i].dst, 4);
+		if (v4[i].dport)
+			put16(t->d + 14 + 20 + 2, v4[i].dport);
 		t->control = 1;
 	}
 	for (i = 0; i < LINK_SCOPE - LINK_SCOPE_V4; i++) {
-		add_v6("v6 link scope", 0, IPPROTO_UDP, NULL, 0);
+		add_v6("v6 the link's own", 0, IPPROTO_UDP, NULL, 0);
 		t = &pkts[npkts - 1];
 		memcpy(t->d + 14 + 24, v6[i], 2);
 		t->control = 1;
@@ -373,6 +380,8 @@ static int test_link_ctrl(void)
 				     .flags = UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6 |
 					      UCM_STEER_F_LINK_CTRL };
 	int i, act, worker, steered = 0;
+	struct ucm_pkt pkt;
+	uint32_t rr = 0;
 
 	if (nometa)
 		return skip_nometa();
@@ -387,9 +396,15 @@ static int test_link_ctrl(void)
 		} else if (t->control) {
 			UT_ASSERT(worker >= 0 && worker < 3, "%s: not steered (%d)", t->name, worker);
 			steered++;
+			/* The worker the RX thread would pick without the
+			 * metadata: the flow read whole, not left empty. */
+			if (ucm_pkt__parse(&pkt, t->d, t->len) == UCM_DROP_NONE)
+				UT_ASSERT((uint32_t)worker == ucm_steer__pick(&cfg, &pkt, &rr),
+					  "%s (#%d): XDP picked %d, userspace %u", t->name, i,
+					  worker, ucm_steer__pick(&cfg, &pkt, &rr));
 		}
 	}
-	UT_ASSERT(steered == 6 + LINK_SCOPE, "%d of %d control packets steered (arp, 5 nd/mld, %d of link scope)",
+	UT_ASSERT(steered == 6 + LINK_SCOPE, "%d of %d control packets steered (arp, 5 nd/mld, %d the link's own)",
 		  steered, 6 + LINK_SCOPE, LINK_SCOPE);
 	return 0;
 }
@@ -512,7 +527,7 @@ static int test_claims(void)
 	if (err)
 		return 1;
 	UT_ASSERT(ctl == 6 + LINK_SCOPE,
-		  "%d of %d control packets claimed with UCM_STEER_F_LINK_CTRL (arp, 5 nd/mld, %d of link scope)",
+		  "%d of %d control packets claimed with UCM_STEER_F_LINK_CTRL (arp, 5 nd/mld, %d the link's own)",
 		  ctl, 6 + LINK_SCOPE, LINK_SCOPE);
 	UT_ASSERT(n > 0, "no packet claimed");
 	return 0;
