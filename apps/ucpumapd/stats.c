@@ -68,10 +68,9 @@ static double rx_busy_share(const struct daemon *d, uint64_t rx_cpu, double dt)
 	return share_pct((int64_t)(rx_cpu - d->last_rx_cpu), dt, ucm_dp__nqueues(d->dp));
 }
 
-/* Packets of a queue's ring: descriptors less the later frames of packets
- * in several, two counters a live reading can catch in the middle of a
- * batch (the later frames counted, the batch not yet): a few tens low for
- * a moment, 0 at the lowest, never wrapped. */
+/* Packets of a queue's TX ring: descriptors less the later frames of
+ * packets in several, two counters a live reading can catch in the middle
+ * of a batch: a few tens low for a moment, 0 at the lowest, never wrapped. */
 static uint64_t ring_packets(uint64_t descs, uint64_t more)
 {
 	return descs > more ? descs - more : 0;

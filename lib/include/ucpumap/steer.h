@@ -23,9 +23,10 @@ enum ucm_steer_flags {
 	UCM_STEER_F_SYMMETRIC = 1 << 0,	/* L4_HASH: both directions alike */
 	UCM_STEER_F_IPV4 = 1 << 1,	/* steer IPv4 to ucpumap */
 	UCM_STEER_F_IPV6 = 1 << 2,	/* steer IPv6 to ucpumap */
-	/* ARP, IPv6 neighbour discovery and multicast listener messages to
-	 * ucpumap too: when a tap behind it is the host's interface on this
-	 * link (two-way tap), its stack must see them */
+	/* ARP, IPv6 neighbour discovery and multicast listener messages, and
+	 * the interface's own IP (link scope, multicast, IGMP, DHCP's
+	 * replies) to ucpumap too: when a tap behind it is the host's
+	 * interface on this link (two-way tap), its stack must see them */
 	UCM_STEER_F_LINK_CTRL = 1 << 3,
 	/* Stamp each packet's arrival (bpf_ktime_get_ns(), CLOCK_MONOTONIC)
 	 * in front of its metadata (struct ucm_xdp_stamp): the RX thread's
@@ -48,7 +49,9 @@ struct ucm_steer_cfg {
  * counter, the key of ucm_steer_pass. */
 enum ucm_steer_pass {
 	UCM_STEER_PASS_OTHER_HOST = 0,	/* unicast to another station's MAC */
-	UCM_STEER_PASS_LINK_CTRL,	/* ARP, neighbour discovery, MLD */
+	/* ARP, neighbour discovery, MLD, and the interface's own IP: link
+	 * scope, multicast, IGMP, UDP to port 68 (DHCP's replies) */
+	UCM_STEER_PASS_LINK_CTRL,
 	/* not IPv4, IPv6 or ARP (more than two VLAN tags included), or a
 	 * family not steered (UCM_STEER_F_IPV4, _IPV6) */
 	UCM_STEER_PASS_UNCLAIMED,

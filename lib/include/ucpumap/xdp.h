@@ -15,9 +15,10 @@
  * claimed with UCM_STEER_F_LINK_CTRL, for a tap), a family the
  * configuration does not claim, a frame too short for its Ethernet
  * header, a VLAN tag or its fixed IP header, one with more than two VLAN
- * tags, and IPv6 neighbour discovery and multicast listener messages
- * (unless UCM_STEER_F_LINK_CTRL): docs/design/xsk.md, "What the kernel
- * keeps".
+ * tags, IPv6 neighbour discovery and multicast listener messages, and
+ * the interface's own IP (link scope, multicast, IGMP, DHCP's replies)
+ * (these unless UCM_STEER_F_LINK_CTRL): docs/design/xsk.md, "What the
+ * kernel keeps".
  *
  * Threads: control path only; one thread at a time per object.
  * Errors: 0 or a negative errno; pointers NULL with errno set.
