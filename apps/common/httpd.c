@@ -72,7 +72,6 @@ struct httpd {
 	double accept_after;		/* now_sec(): accept() paused until */
 	const char *what, *where;	/* the option, ADDR:PORT: for messages */
 	struct httpd_stats stats;
-	struct conn spare;		/* a newcomer, read before it has a slot */
 	struct conn conn[HTTPD_CONN_MAX];
 };
 
@@ -424,32 +423,23 @@ static int free_slot(struct httpd *h, double now)
 	return i;
 }
 
-/* A new connection: what it sent with its connection is read at once
- * (most clients ask at once), and answered if whole: the next newcomers
- * then find it answered, not waiting. */
+/* A new connection: in a slot, what it sent with its connection read at
+ * once (most clients ask at once) and answered if whole, so that the next
+ * newcomers find it answered, not waiting. */
 static void admit(struct httpd *h, int fd)
 {
 	double now = now_sec();
-	struct conn *c = &h->spare;
-	bool head = false;
-	int i, code;
+	int i = free_slot(h, now);
 
-	*c = (struct conn){ .fd = fd, .state = CONN_READ, .deadline = now + HTTPD_REQ_TIMEOUT };
-	if (conn_recv(c) < 0)
-		return;
-	code = request_status(h, c, &head);
-	i = free_slot(h, now);
 	if (i < 0) {
 		answer_now(fd, 503);
-		conn_close(c);
+		close(fd);
 		h->stats.refused++;
 		return;
 	}
-	h->conn[i] = *c;
-	c->fd = -1;
-	c->state = CONN_FREE;
-	if (code)
-		respond(h, &h->conn[i], code, head);
+	h->conn[i] = (struct conn){ .fd = fd, .state = CONN_READ,
+				    .deadline = now + HTTPD_REQ_TIMEOUT };
+	conn_read(h, &h->conn[i]);
 }
 
 static void accept_all(struct httpd *h)

@@ -580,6 +580,17 @@ static inline bool worker_verdict_tx(struct ucm_worker *w, uint64_t base, uint32
 	return true;
 }
 
+/* Where a worker's packet lies: @len bytes from @off, @rd of them in its
+ * first frame (less where @chain lists the rest). */
+static inline void frame_hdr_set(struct ucm_frame_hdr *hdr, uint32_t off, uint32_t len,
+				 uint32_t rd, bool chain)
+{
+	hdr->data_off = off;
+	hdr->len = len;
+	hdr->head_len = rd;
+	hdr->flags = chain ? UCM_FRAME_F_CHAIN : 0;
+}
+
 /*
  * One batch: lay each frame's header out from its descriptor, parse the
  * packet into it, add the good ones to what is held for the sink and
@@ -618,22 +629,17 @@ static void worker_run_batch(struct ucm_worker *w, const uint64_t *desc,
 		if (unlikely(off < UCM_FRAME_HDR_ROOM || off + rd > map->frame_size)) {
 			reason = UCM_DROP_FRAME_BOUNDS;
 		} else {
-			hdr->data_off = off;
-			hdr->len = len;
-			hdr->head_len = rd;
-			hdr->flags = chain ? UCM_FRAME_F_CHAIN : 0;
+			frame_hdr_set(hdr, off, len, rd, chain);
 			reason = likely(!chain) ? ucm_pkt__parse(&hdr->pkt, ucm_frame_data(hdr), len) :
 				 ucm_pkt_parse_head(&hdr->pkt, ucm_frame_data(hdr), rd, len);
 			if (map->verdict && reason == UCM_DROP_NONE) {
 				verdict = map->verdict(map->verdict_ctx, w->idx, hdr);
 				/* What the frames hold is the library's to say:
-				 * a verdict that parsed a chain as one buffer, or
-				 * changed a length, does not make the sink or the
-				 * coalescing read past the first frame. */
-				hdr->data_off = off;
-				hdr->len = len;
-				hdr->head_len = rd;
-				hdr->flags = chain ? UCM_FRAME_F_CHAIN : 0;
+				 * a verdict that moved the start, changed a length
+				 * or a flag, or parsed a chain as one buffer, does
+				 * not make the sink or the coalescing read past
+				 * the first frame. */
+				frame_hdr_set(hdr, off, len, rd, chain);
 				if (unlikely(rd < len))	/* as ucm_pkt_parse_head() */
 					hdr->pkt.flags |= UCM_PKT_F_PARTIAL;
 			}
