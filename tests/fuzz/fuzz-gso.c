@@ -28,7 +28,8 @@
  * TOS/traffic class and DF, over IPv4 without options or fragmentation or
  * IPv6 without extension headers (and, writing whole frames, one Ethernet
  * header and no VLAN tag); no merged packet has a bad IPv4 header or L4
- * checksum or a zero UDP one; payloads non-empty, equal but a shorter
+ * checksum (a partial one, the pseudo-header's sum alone, is not bad) or a
+ * zero UDP one; payloads non-empty, equal but a shorter
  * last; IPv4 IDs counting up by one or, with DF, all equal; TCP's
  * sequence, ACK, window, header, options and flags rules, PSH only on the
  * last; at most 64 UDP / 128 TCP segments and 65535 bytes of IP packet.
@@ -125,14 +126,17 @@ static bool ip_csum_ok(const struct batch *b, uint32_t i)
 	return is_v6(p) || fold(fuzz_sum16(0, ip_of(b, i), p->l4_off - p->l3_off)) == 0;
 }
 
+/* Right over pseudo-header and segment, or partial: the field holds the
+ * pseudo-header's sum alone, not inverted (its sender's offload). */
 static bool l4_csum_ok(const struct batch *b, uint32_t i)
 {
 	const struct ucm_pkt *p = &b->pkt[i];
 	uint64_t s = pseudo(ip_of(b, i), is_v6(p), p->l4_proto, l4len(p));
+	uint16_t field = ld_be16(l4_of(b, i) + (p->l4_proto == IPPROTO_TCP ? 16 : 6));
 
-	if (p->l4_proto == IPPROTO_UDP && !ld_be16(l4_of(b, i) + 6))
+	if (p->l4_proto == IPPROTO_UDP && !field)
 		return false;	/* no checksum: nothing to carry over */
-	return fold(fuzz_sum16(s, l4_of(b, i), l4len(p))) == 0;
+	return field == fuzz_fold16(s) || fold(fuzz_sum16(s, l4_of(b, i), l4len(p))) == 0;
 }
 
 /* ---- the input into a batch ----------------------------------------------- */
