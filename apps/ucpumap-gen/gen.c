@@ -353,12 +353,19 @@ static int dev_takes_xdp(const char *dev)
 
 const char *gen_link_lost(const struct gen_opts *c)
 {
+	static char why[96];
 	bool up = false, carrier = false;
 	uint8_t mac[6];
 	int mtu;
 
 	if (dev_info(c->dev, mac, &mtu, &up, &carrier) || !up || !carrier)
 		return "went down or lost its carrier";
+	/* Lowered under us: the kernel drops what no longer fits. */
+	if (c->size > (unsigned long)mtu + ETH_HLEN_) {
+		snprintf(why, sizeof(why), "now has MTU %d, too small for frames of --size %lu",
+			 mtu, c->size);
+		return why;
+	}
 	if ((c->engine == ENGINE_LIVE || c->engine == ENGINE_LOOP) && !dev_takes_xdp(c->dev))
 		return "no longer takes redirected frames (on veth: the peer's XDP program went)";
 	return NULL;

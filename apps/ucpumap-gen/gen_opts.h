@@ -58,8 +58,9 @@ int gen_nl_ack(struct nlmsghdr *req);
 /* ---- the sending loop (pace.c) --------------------------------------------- */
 
 /* Why frames sent out of --dev would be counted and never leave (gen.c):
- * it is down or without a carrier, or, for the engines that redirect
- * (live, loop), it takes no redirected frames; NULL when none of these. */
+ * it is down or without a carrier, its MTU no longer carries --size, or,
+ * for the engines that redirect (live, loop), it takes no redirected
+ * frames; NULL when none of these. */
 const char *gen_link_lost(const struct gen_opts *c);
 
 /* Send through @engine's @send in calls of about 10 ms, paced by --rate,

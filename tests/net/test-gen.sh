@@ -634,27 +634,29 @@ case_loop_checksum_ipv6() { engine_checksum_ipv6 loop; }
 
 # ---- 10. signals ------------------------------------------------------------------------------
 # link_lost TAG HOW ENGINE-ARGS...: 1.2 s into an 8 s run, the peer set
-# down (HOW down) or its XDP program taken off (HOW xdp: veth then takes
-# no redirected frames).
+# down (HOW down), its XDP program taken off (HOW xdp: veth then takes
+# no redirected frames) or vg's MTU lowered below the frames (HOW mtu).
 link_lost() {
 	local tag=$1 how=$2 gpid t0 rc ms want="vg went down or lost its carrier"
 	shift 2
 	[ "$how" = xdp ] && want="vg no longer takes redirected frames"
+	[ "$how" = mtu ] && want="vg now has MTU 1000, too small for frames of --size 1400"
 	ip netns exec "$gen" timeout 20 "$GEN" --dev vg $V4 --rate 100000 --duration 8 "$@" \
 		> "$tmp/ll.out" 2> "$tmp/ll.err" &
 	gpid=$!
 	lib_pid $gpid
 	sleep 1.2
 	t0=$(date +%s%N)
-	if [ "$how" = xdp ]; then
-		ip -n "$dut" link set vd xdp off
-	else
-		ip -n "$dut" link set vd down
-	fi
+	case $how in
+	xdp) ip -n "$dut" link set vd xdp off ;;
+	mtu) ip -n "$gen" link set vg mtu 1000 ;;
+	*) ip -n "$dut" link set vd down ;;
+	esac
 	lib_wait "$gpid"
 	rc=$?
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	ip -n "$dut" link set vd up
+	ip -n "$gen" link set vg mtu 1500
 	[ "$how" = xdp ] && sink_load
 	if [ "$rc" = 1 ] && [ "$ms" -lt 2500 ] && grep -q "$want" "$tmp/ll.err"; then
 		ok "link-lost-$tag" "exit 1, $ms ms after the peer's change ($how)"
@@ -671,6 +673,7 @@ case_link_lost() {
 	sink_load
 	link_lost default down
 	link_lost packet down --engine packet
+	link_lost mtu mtu --size 1400
 	if kernel_at_least 6 3; then
 		link_lost xdp-off xdp
 	else
