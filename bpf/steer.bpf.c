@@ -161,9 +161,21 @@ static __always_inline int link_scope6(const __u32 *daddr)
 	return (d[0] == 0xfe && (d[1] & 0xc0) == 0x80) || d[0] == 0xff;
 }
 
-/* DHCP's replies (UDP to port 68) go to a client that may not have its
- * address yet: its socket is on the interface, not the tun. */
+/* DHCP's ports: a client may not have its address yet, so its socket is
+ * on the interface; a server or relay on the host reads on the interface
+ * too (a raw socket there, or the arrival's ifindex naming its subnet),
+ * its clients' unicast renewals and relayed requests included. */
+#define DHCP_SERVER_PORT	67
 #define DHCP_CLIENT_PORT	68
+#define DHCP6_CLIENT_PORT	546
+#define DHCP6_SERVER_PORT	547
+static __always_inline int dhcp_port(__be16 dport, int v6)
+{
+	if (v6)
+		return dport == bpf_htons(DHCP6_CLIENT_PORT) ||
+		       dport == bpf_htons(DHCP6_SERVER_PORT);
+	return dport == bpf_htons(DHCP_SERVER_PORT) || dport == bpf_htons(DHCP_CLIENT_PORT);
+}
 static __always_inline int parse(void *data, void *end,
 				 const struct ucm_steer_cfg *cfg,
 				 struct flow *f)
@@ -283,8 +295,7 @@ static __always_inline int parse(void *data, void *end,
 		if (pt) {
 			f->sport = pt->sport;
 			f->dport = pt->dport;
-			if (!f->v6 && f->proto == IPPROTO_UDP &&
-			    pt->dport == bpf_htons(DHCP_CLIENT_PORT))
+			if (f->proto == IPPROTO_UDP && dhcp_port(pt->dport, f->v6))
 				f->link = 1;
 		}
 	}

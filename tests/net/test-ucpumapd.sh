@@ -47,8 +47,9 @@
 #                  the old one not, said
 #   link-scope     what the kernel takes on vd alone stays with it: a ping
 #                  to vd's IPv6 link-local address is answered, datagrams
-#                  to UDP port 68 (a DHCP client's) reach a socket bound
-#                  to vd, and to 239.1.2.3 a member of it on vd;
+#                  to UDP ports 68 and 67 (a DHCP client's, a server's)
+#                  reach sockets bound to vd, and to 239.1.2.3 a member
+#                  of it on vd;
 #                  xdp_pass.link_ctrl grows, rx does not
 #   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
 #                  the process); a restart works; a stale program of ours
@@ -1414,8 +1415,8 @@ case_other_mac() {
 }
 
 # What the kernel takes on the interface it came in on alone, steered
-# into the tun, would be lost there: a DHCP client's replies, link-local
-# peers.
+# into the tun, would be lost there: a DHCP client's replies, a DHCP
+# server's renewals, link-local peers.
 case_link_scope() {
 	local ll r0 r1 got why= rpid p
 	if ! start_daemon ls --cpus 0,1 --stats-json "$tmp/ls.json" --interval 0 --duration 30; then
@@ -1429,20 +1430,23 @@ case_link_scope() {
 	in_gen "$PY" "$helper" ping --dst "$ll%vg" --count 3 --interval 0.2 > "$tmp/ls.ping" 2>&1
 	[ "$(jget "$tmp/ls.ping" 'd["replies"]')" = 3 ] ||
 		why="ping $ll%vg: $(tail -2 "$tmp/ls.ping" | tr '\n' ' ') (want 3 replies);"
-	# A DHCP client's socket, bound to vd, port 68; a member of 239.1.2.3
-	# on vd.
+	# A DHCP client's socket and a server's, bound to vd, ports 68 and 67;
+	# a member of 239.1.2.3 on vd.
 	bg "$dut" "$tmp/ls.rx" "$PY" -c '
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"vd")
-s.bind(("0.0.0.0", 68))
+def dhcp(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"vd")
+    s.bind(("0.0.0.0", port))
+    return s
+s, v = dhcp(68), dhcp(67)
 m = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 m.bind(("239.1.2.3", 5400))
 m.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
              socket.inet_aton("239.1.2.3") + socket.inet_aton(sys.argv[2]))
 n = []
 open(sys.argv[1], "w").close()
-for sk in (s, m):
+for sk in (s, v, m):
     sk.settimeout(3)
     k = 0
     try:
@@ -1452,7 +1456,7 @@ for sk in (s, m):
     except socket.timeout:
         pass
     n.append(k)
-print("%d %d" % tuple(n))' "$tmp/ls.ready" $D4
+print("%d %d %d" % tuple(n))' "$tmp/ls.ready" $D4
 	rpid=$last
 	wait_file "$tmp/ls.ready" 30
 	in_gen "$PY" -c '
@@ -1461,23 +1465,24 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(sys.argv[2]))
 for _ in range(3):
     s.sendto(b"offer", (sys.argv[1], 68))
+    s.sendto(b"renew", (sys.argv[1], 67))
     s.sendto(b"group", ("239.1.2.3", 5400))' $D4 $G4
 	lib_wait "$rpid"
 	got=$(tail -1 "$tmp/ls.rx")
-	[ "$got" = "3 3" ] ||
-		why="$why '$got' of '3 3' datagrams read on vd, to port 68 and to 239.1.2.3 ($(tail -2 "$tmp/ls.rx" | tr '\n' ' '));"
+	[ "$got" = "3 3 3" ] ||
+		why="$why '$got' of '3 3 3' datagrams read on vd, to ports 68 and 67 and to 239.1.2.3 ($(tail -2 "$tmp/ls.rx" | tr '\n' ' '));"
 	r1=$(usr1_json "$dpid" "$tmp/ls.json" '"%d %d" % (d["rx"], d.get("xdp_pass", {}).get("link_ctrl", -1))')
-	# rx the same; link_ctrl at least the 3 pings and 6 datagrams more
+	# rx the same; link_ctrl at least the 3 pings and 9 datagrams more
 	# (neighbour discovery's and IGMP's too), unless the counters cannot
 	# be read (before Linux 5.19 alone)
-	p=9
+	p=12
 	grep -q "left to the kernel cannot be read" "$D_ERR" && kernel_before 5 19 && p=0
 	[ -n "$r0" ] && [ -n "$r1" ] && [ "${r1% *}" = "${r0% *}" ] && [ $((${r1#* } - ${r0#* })) -ge $p ] ||
 		why="$why rx, link_ctrl $r0 -> $r1 (want rx the same, link_ctrl $p more at least);"
 	stop_daemon
 	ip -n "$dut" addr del $ll/64 dev vd 2> /dev/null
 	why="$why$(final_ok)$(leftovers)"
-	if [ -z "$why" ]; then ok link-scope "ping $ll%vg answered, 3 of 3 to port 68 and 3 of 3 to 239.1.2.3 read on vd; rx, link_ctrl: $r0 -> $r1"; else bad link-scope "$why"; fi
+	if [ -z "$why" ]; then ok link-scope "ping $ll%vg answered, 3 of 3 to port 68, 67 and 239.1.2.3 each read on vd; rx, link_ctrl: $r0 -> $r1"; else bad link-scope "$why"; fi
 }
 
 # ---- 6. malformed frames ---------------------------------------------------------

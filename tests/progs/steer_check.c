@@ -86,6 +86,15 @@ static uint8_t *l4(uint8_t *p, uint8_t proto, uint16_t sport, uint16_t dport,
 	return p + plen;
 }
 
+/* A random destination port, none of DHCP's (link control: 67, 68, 546,
+ * 547), so only add_link_scope()'s packets are the link's own. */
+static uint16_t any_port(void)
+{
+	uint16_t dp = 1 + xs() % 65000;
+
+	return dp == 67 || dp == 68 || dp == 546 || dp == 547 ? dp + 1000 : dp;
+}
+
 /* IPv4 with @opt option words, fragment field @frag, then L4. */
 static void add_v4(const char *name, int vlans, uint8_t proto, uint16_t frag,
 		   int opt)
@@ -109,9 +118,7 @@ static void add_v4(const char *name, int vlans, uint8_t proto, uint16_t frag,
 	for (int i = 0; i < opt; i++)
 		ip[20 + 4 * i] = 1;	/* NOP options */
 	sp = 1024 + xs() % 60000;
-	dp = 1 + xs() % 65000;
-	if (dp == 68)		/* the DHCP client's: link control */
-		dp = 6800;
+	dp = any_port();
 	p = l4(ip + ihl, proto, sp, dp, plen);
 	t->len = p - t->d < 60 ? 60 : p - t->d;
 }
@@ -147,7 +154,7 @@ static void add_v6(const char *name, int vlans, uint8_t proto, const uint8_t *ex
 		cur += 8;
 	}
 	*nhp = proto;
-	p = l4(cur, proto, 1024 + xs() % 60000, 1 + xs() % 65000, plen);
+	p = l4(cur, proto, 1024 + xs() % 60000, any_port(), plen);
 	put16(ip + 4, p - ip - 40);
 	t->len = p - t->d;
 }
@@ -164,22 +171,28 @@ static void add_raw(const char *name, uint16_t proto, int control)
 }
 
 /* The interface's own traffic, which the kernel takes on that interface
- * alone: the DHCP client's replies, 169.254/16, multicast (224.0.0.0/24's
- * and beyond) and IGMP, the limited broadcast; fe80::/10, ff02::, ff05::.
+ * alone: DHCP's (to a client's or a server's port, unicast), 169.254/16,
+ * multicast (224.0.0.0/24's and beyond) and IGMP, the limited broadcast;
+ * DHCPv6's ports on a global address, fe80::/10, ff02::, ff05::.
  * LINK_SCOPE of them, IPv4's first. */
-#define LINK_SCOPE	9
-#define LINK_SCOPE_V4	6
+#define LINK_SCOPE	13
+#define LINK_SCOPE_V4	7
 static void add_link_scope(void)
 {
 	static const struct {
 		uint8_t dst[4], proto;
 		uint16_t dport;		/* 0: the random one */
 	} v4[LINK_SCOPE_V4] = {
-		{ { 198, 19, 0, 1 }, IPPROTO_UDP, 68 }, { { 169, 254, 7, 7 }, IPPROTO_UDP, 0 },
-		{ { 224, 0, 0, 5 }, IPPROTO_UDP, 0 }, { { 239, 1, 2, 3 }, IPPROTO_UDP, 0 },
-		{ { 255, 255, 255, 255 }, IPPROTO_UDP, 0 }, { { 198, 19, 0, 2 }, IPPROTO_IGMP, 0 } };
-	static const uint8_t v6[LINK_SCOPE - LINK_SCOPE_V4][2] = {
-		{ 0xfe, 0x80 }, { 0xff, 0x02 }, { 0xff, 0x05 } };
+		{ { 198, 19, 0, 1 }, IPPROTO_UDP, 68 }, { { 198, 19, 0, 1 }, IPPROTO_UDP, 67 },
+		{ { 169, 254, 7, 7 }, IPPROTO_UDP, 0 }, { { 224, 0, 0, 5 }, IPPROTO_UDP, 0 },
+		{ { 239, 1, 2, 3 }, IPPROTO_UDP, 0 }, { { 255, 255, 255, 255 }, IPPROTO_UDP, 0 },
+		{ { 198, 19, 0, 2 }, IPPROTO_IGMP, 0 } };
+	static const struct {
+		uint8_t dst[2];		/* 0: add_v6()'s global one */
+		uint16_t dport;
+	} v6[LINK_SCOPE - LINK_SCOPE_V4] = {
+		{ { 0 }, 546 }, { { 0 }, 547 }, { { 0xfe, 0x80 }, 0 },
+		{ { 0xff, 0x02 }, 0 }, { { 0xff, 0x05 }, 0 }, { { 0xfe, 0xbf }, 0 } };
 	struct tpkt *t;
 	int i;
 
@@ -194,7 +207,10 @@ static void add_link_scope(void)
 	for (i = 0; i < LINK_SCOPE - LINK_SCOPE_V4; i++) {
 		add_v6("v6 the link's own", 0, IPPROTO_UDP, NULL, 0);
 		t = &pkts[npkts - 1];
-		memcpy(t->d + 14 + 24, v6[i], 2);
+		if (v6[i].dst[0])
+			memcpy(t->d + 14 + 24, v6[i].dst, 2);
+		if (v6[i].dport)
+			put16(t->d + 14 + 40 + 2, v6[i].dport);
 		t->control = 1;
 	}
 }

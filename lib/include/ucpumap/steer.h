@@ -25,7 +25,7 @@ enum ucm_steer_flags {
 	UCM_STEER_F_IPV6 = 1 << 2,	/* steer IPv6 to ucpumap */
 	/* ARP, IPv6 neighbour discovery and multicast listener messages, and
 	 * the interface's own IP (link scope, multicast, IGMP, DHCP's
-	 * replies) to ucpumap too: when a tap behind it is the host's
+	 * ports) to ucpumap too: when a tap behind it is the host's
 	 * interface on this link (two-way tap), its stack must see them */
 	UCM_STEER_F_LINK_CTRL = 1 << 3,
 	/* Stamp each packet's arrival (bpf_ktime_get_ns(), CLOCK_MONOTONIC)
@@ -50,7 +50,8 @@ struct ucm_steer_cfg {
 enum ucm_steer_pass {
 	UCM_STEER_PASS_OTHER_HOST = 0,	/* unicast to another station's MAC */
 	/* ARP, neighbour discovery, MLD, and the interface's own IP: link
-	 * scope, multicast, IGMP, UDP to port 68 (DHCP's replies) */
+	 * scope, multicast, IGMP, UDP to ports 67, 68 (DHCP's) and 546,
+	 * 547 (DHCPv6's) */
 	UCM_STEER_PASS_LINK_CTRL,
 	/* not IPv4, IPv6 or ARP (more than two VLAN tags included), or a
 	 * family not steered (UCM_STEER_F_IPV4, _IPV6) */

@@ -16,7 +16,7 @@
  * configuration does not claim, a frame too short for its Ethernet
  * header, a VLAN tag or its fixed IP header, one with more than two VLAN
  * tags, IPv6 neighbour discovery and multicast listener messages, and
- * the interface's own IP (link scope, multicast, IGMP, DHCP's replies)
+ * the interface's own IP (link scope, multicast, IGMP, DHCP's ports)
  * (these unless UCM_STEER_F_LINK_CTRL): docs/design/xsk.md, "What the
  * kernel keeps".
  *
