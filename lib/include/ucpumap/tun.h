@@ -209,9 +209,11 @@ struct ucm_tun_stats {
  * @neigh_requests: messages the resolver sent the kernel (netlink): two or
  *                  three per question, and one per look at a neighbour the
  *                  kernel is resolving (bounded: a question per ms at most)
- * @neigh_evicted: known next hops given up for another destination (each
- *                 idle for a second at least): many mean the cache (1024
- *                 destinations per worker) is smaller than the traffic
+ * @neigh_evicted: known next hops given up for another destination (the
+ *                 least recently used idle one; where every way of its
+ *                 set is in use, the oldest of those, at most once in
+ *                 100 ms a set): many mean the cache (1024 destinations
+ *                 per worker) is smaller than the traffic
  * @neigh_refused: lookups of new destinations neither cached nor asked
  *                 about, every place they could take being in use: one
  *                 per packet (each is in drop_no_neigh too)
