@@ -135,6 +135,10 @@ int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool)
 
 	if (!ucm_pool_local(pool))
 		return ucm_err(-EPERM);
+	/* Another UMEM's frames would be written as this one's, and come
+	 * home to pools that never lent them. */
+	if (unlikely(pool->umem != t->umem))
+		return ucm_err(-EINVAL);
 	/* The worker's ask is answered by this lend, whatever it brings: a
 	 * pool that ran dry is asked again at the worker's next look, not
 	 * by an RX thread that would spin on it. Taken before the room is

@@ -107,10 +107,19 @@ static int keep_last(enum ucm_log_level level, const char *fmt, va_list ap)
 /* Only the pool's owner may lend (its cache is owner-only). */
 static int test_lend_needs_owner(void)
 {
-	struct ucm_umem *u = mk_umem(0);
+	struct ucm_umem *u = mk_umem(0), *u2;
 	struct ucm_txq *t = ucm_txq__create(u, 64), *t2;
+	struct ucm_pool *p2;
 
 	UT_ASSERT(ucm_txq__lend(t, ucm_umem__pool(u, 0)) == -EPERM, "non-owner lent");
+	/* Another UMEM's pool: its frames are not the channel's. */
+	u2 = mk_umem(0);
+	p2 = ucm_umem__pool(u2, 0);
+	UT_ASSERT(!ucm_pool__set_owner(p2), "owner");
+	UT_ASSERT(ucm_txq__lend(t, p2) == -EINVAL, "another UMEM's pool lent");
+	UT_ASSERT(ucm_txq__available(t) == 0, "frames in the free ring");
+	ucm_pool__clear_owner(p2);
+	UT_ASSERT(!ucm_umem__destroy(u2, 100), "the other UMEM destroy");
 	UT_ASSERT(ucm_txq__create(u, 100) == NULL && errno == EINVAL, "size 100 accepted");
 	ucm_set_print(keep_last);
 	t2 = ucm_txq__create(NULL, 64);

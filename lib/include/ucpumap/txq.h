@@ -167,7 +167,8 @@ UCM_API int ucm_txq__destroy(struct ucm_txq *t);
 
 /* RX thread (the owner of @pool). Top the free ring up from @pool (none
  * when ucm_txq__set_lend() turned lending off).
- * Return: frames lent now, or -errno (-EPERM: not the owner). */
+ * Return: frames lent now, or -errno (-EPERM: not the owner; -EINVAL:
+ * @pool is not of the channel's UMEM). */
 UCM_API int ucm_txq__lend(struct ucm_txq *t, struct ucm_pool *pool);
 /* RX thread. Announce a sleep (W1); false: descriptors are waiting, do
  * not sleep (call sleep_end all the same). */
