@@ -499,8 +499,6 @@ static int serve(struct daemon *d, const sigset_t *sigs)
 	double end = d->c.duration > 0 ? now_sec() + d->c.duration : 0;
 	int status;
 
-	d->start_t = d->last_t = now_sec();
-	stats_start(d);
 	/* The links as they are before anybody is answered: a --status
 	 * right after READY=1 reads them, not the 0 of "not looked yet". */
 	status = check_faults(d);
@@ -600,6 +598,11 @@ static int start_run(struct daemon *d)
 		return -1;
 	if (ucm_dp__start(d->dp))
 		goto err_unkeep;
+	/* The run's time and counters from here, where frames start to
+	 * come: a later step's failure stops it with a closing total of
+	 * its own seconds, not of the host's uptime. */
+	d->start_t = d->last_t = now_sec();
+	stats_start(d);
 	ctl__open(d);
 	if (priv_drop(d) || metrics__start(d->metrics, d) || priv_confine(d))
 		goto err_unkeep;

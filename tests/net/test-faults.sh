@@ -32,7 +32,8 @@
 #                       the start made and kept is gone with it
 #   keep-tun-late-fails  --keep-tun, the metrics thread's start refused,
 #                       after the privileges are dropped (as root, and with
-#                       --user nobody): exit 1, the tun gone as above
+#                       --user nobody): exit 1, the tun gone as above, the
+#                       closing total over the run's own seconds
 #   mac-refused         vd's MAC changed, the program's map update refused
 #                       (EPERM, fault_shim.c, as before Linux 5.19 without
 #                       CAP_BPF): said once; changed back to the MAC the
@@ -338,6 +339,10 @@ case_keep_tun_late_fails() {
 			why="$why ${user:-root}: not the metrics thread's start: $(tail -2 "$tmp/$c.err" | tr '\n' ' ');"
 		ip -n "$dut" link show ucmfk0 > /dev/null 2>&1 && why="$why ${user:-root}: ucmfk0 stays;"
 		ip -n "$dut" link del ucmfk0 2> /dev/null
+		# The closing total is over the run's own seconds (under 10).
+		l=$(sed -n 's/.*averaged over the whole run (\([0-9]*\)\..*/\1/p' "$tmp/$c.out")
+		[ -n "$l" ] && [ "$l" -lt 10 ] ||
+			why="$why ${user:-root}: the total's seconds '$l' (want under 10): $(grep -m1 'whole run' "$tmp/$c.out");"
 	done
 	l=$(left_in "$dut" vd)
 	[ -z "$l" ] || why="$why left: $l"
