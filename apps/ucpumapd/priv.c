@@ -246,6 +246,13 @@ static int lookup_user(struct daemon *d)
 			d->c.user);
 		return EXIT_CONFIG;
 	}
+	/* Root's group reads what root's does (/etc/sudoers, root's
+	 * home): not a user without privileges either. */
+	if (pw->pw_gid == 0) {
+		fprintf(stderr, "ucpumapd: --user %s has root's group (gid 0) as its own: give a user whose group is not root's, or no --user\n",
+			d->c.user);
+		return EXIT_CONFIG;
+	}
 	p->uid = pw->pw_uid;
 	p->gid = pw->pw_gid;
 	return 0;

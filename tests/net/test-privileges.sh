@@ -37,6 +37,8 @@
 #                  stays root
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
 #   unknown-user   --user of nobody we know: exit 78 (the configuration's)
+#   root-group-user  --user of a user whose group is root's (made for the
+#                  case, removed at the cleanup): exit 78
 #   user-switch-not-root  not root, with --user: refused (78) before any
 #                  capability is named: from one user to another the
 #                  threads would keep CAP_SETUID and CAP_SETGID
@@ -69,7 +71,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-privileges
 cases="one-way one-way-user two-way peer-mac-user tap-user one-way-busy-poll one-way-no-seccomp
-caps-named user-switch-not-root two-way-user-refused unknown-user json-symlink tun-owner sighup-reopen sighup-user sigpipe
+caps-named user-switch-not-root two-way-user-refused unknown-user root-group-user json-symlink tun-owner sighup-reopen sighup-user sigpipe
 seccomp-refused-nothing nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -445,6 +447,21 @@ case_two_way_user_refused() {
 }
 case_unknown_user() {
 	refused unknown-user 78 "--user nosuchuser0: no such user" --tun ucmpt --user nosuchuser0
+}
+# A user of its own whose group is root's (as RHEL's operator, useradd -g
+# 0), removed at the cleanup.
+case_root_group_user() {
+	local u=ucmg0$$
+	if ! command -v useradd > /dev/null || ! command -v userdel > /dev/null; then
+		skip root-group-user "no useradd or userdel here to make a user of group 0"
+		return
+	fi
+	if ! useradd -r -M -N -g 0 -s /usr/sbin/nologin "$u" 2> "$tmp/useradd.err"; then
+		skip root-group-user "useradd refused: $(head -1 "$tmp/useradd.err")"
+		return
+	fi
+	lib_on_exit "userdel $u 2> /dev/null"
+	refused root-group-user 78 "--user $u has root's group \\(gid 0\\)" --tun ucmpt --user "$u"
 }
 
 case_json_symlink() {
