@@ -217,7 +217,8 @@ int tun_lock(struct daemon *d)
 	if (d->priv.tun_kept)
 		n += snprintf(pid + n, sizeof(pid) - n, KEPT_FMT, idx, netns_cookie());
 	d->priv.tun_marked = d->priv.tun_kept;
-	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
+	/* Written over, then cut: a kill between the two leaves the mark. */
+	if (pwrite(fd, pid, n, 0) != n || ftruncate(fd, n))
 		out_warn("ucpumapd: cannot write %s: %s\n", path, strerror(errno));
 	d->priv.tun_lock_fd = fd;
 	snprintf(d->priv.tun_lock_path, sizeof(d->priv.tun_lock_path), "%s", path);
@@ -312,7 +313,7 @@ void tun_unkeep(struct daemon *d, const char *name)
 	close(fd);
 	if (d->priv.tun_lock_fd >= 0) {
 		n = snprintf(line, sizeof(line), "%d\n", (int)getpid());
-		if (ftruncate(d->priv.tun_lock_fd, 0) || pwrite(d->priv.tun_lock_fd, line, n, 0) != n)
+		if (pwrite(d->priv.tun_lock_fd, line, n, 0) != n || ftruncate(d->priv.tun_lock_fd, n))
 			out_warn("ucpumapd: cannot take the kept mark of %s out of its lock file: %s\n",
 				 name, strerror(errno));
 		else
