@@ -567,6 +567,11 @@ static int stop(struct daemon *d, int status)
 	int err;
 
 	d->stop_t = now_sec();
+	/* No answer comes from here on (the control thread stops): the
+	 * socket goes now, not after the drain and the audit, so that an
+	 * instance started meanwhile on the interface serves its own. */
+	ctl__close(d->ctl);
+	d->ctl = NULL;
 	metrics__stop(d->metrics);
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	if (t.state & UCM_DP_S_RUNNING)

@@ -12,6 +12,10 @@
 #                   and after 760 datagrams rx, received and delivered
 #                   760, no drops, the drops by cause listed
 #   stopped-none    SIGTERM: exit 0, the socket gone, --status exit 1
+#   stopping-gone   the socket goes as the stop begins, not at its end:
+#                   with --stats-json into a pipe nobody reads, the stop
+#                   waits on it, and the socket is gone while it does
+#                   (an instance started meanwhile serves its own)
 #   killed-replaced kill -9 leaves the socket: --status says no instance
 #                   (exit 1); the next start replaces it and answers with
 #                   its own pid; SIGTERM, exit 0, the socket gone
@@ -37,7 +41,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-status
-cases="none bad-name answers stopped-none killed-replaced user-owned other-namespace long-answer cut-answer cleanup"
+cases="none bad-name answers stopped-none stopping-gone killed-replaced user-owned other-namespace long-answer cut-answer cleanup"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
@@ -159,6 +163,44 @@ case_stopped_none() {
 	[ $rc = 1 ] && grep -q "no instance serves vd" "$tmp/s.err" ||
 		why="$why --status exited $rc: $(cat "$tmp/s.err");"
 	if [ -z "$why" ]; then ok stopped-none; else bad stopped-none "$why"; fi
+}
+
+case_stopping_gone() {
+	local rpid k gone= why=
+	mkfifo "$tmp/sg.fifo"
+	# Opened at once (a writer's open needs a reader), read never.
+	"$PY" -c '
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+open(sys.argv[2], "w").close()
+time.sleep(10)' "$tmp/sg.fifo" "$tmp/sg.ready" &
+	rpid=$!
+	lib_pid $rpid
+	wait_file "$tmp/sg.ready" 30
+	if ! start "$tmp/sg.out" --stats-json "$tmp/sg.fifo" --interval 0.01; then
+		stop_pid "$rpid"
+		bad stopping-gone "ucpumapd did not start: $(tail -3 "$tmp/sg.out.err" | tr '\n' ' ')"
+		return
+	fi
+	sleep 2		# the pipe's 64 KiB full of lines
+	kill -TERM "$dpid"
+	for k in $(seq 40); do
+		kill -0 "$dpid" 2> /dev/null || break
+		[ -e "$sock" ] || { gone=$k; break; }
+		sleep 0.05
+	done
+	if [ -z "$gone" ]; then
+		if kill -0 "$dpid" 2> /dev/null; then
+			why="$sock still there $((k * 50)) ms into the stop;"
+		else
+			why="$sock stayed until the daemon's end, $((k * 50)) ms into the stop;"
+		fi
+	fi
+	lib_wait "$dpid" > /dev/null 2>&1
+	dpid=
+	stop_pid "$rpid"
+	rm_stale
+	if [ -z "$why" ]; then ok stopping-gone "the socket gone within $((gone * 50)) ms of SIGTERM, the stop still draining"; else bad stopping-gone "$why"; fi
 }
 
 case_killed_replaced() {
