@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -9,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
@@ -751,4 +754,38 @@ const char *if_primary_name(const char *ifname, char *buf)
 	unsigned int idx = if_nametoindex(ifname);
 
 	return idx && if_indextoname(idx, buf) ? buf : ifname;
+}
+
+/* An ethtool request of @ifname's: 0 or -errno. */
+int eth_ioctl(const char *ifname, void *data)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = data;
+	rc = ioctl(fd, SIOCETHTOOL, &ifr) ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+/* The NIC's RX queues now: its combined channels and its RX-only ones;
+ * where the driver reports none, its rx-N entries in sysfs. -1: unknown. */
+int nic_rx_queues(const char *ifname)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	char pat[128], prim[IF_NAMESIZE];
+	glob_t g;
+	int n;
+
+	if (!eth_ioctl(ifname, &ch) && ch.combined_count + ch.rx_count > 0)
+		return ch.combined_count + ch.rx_count;
+	snprintf(pat, sizeof(pat), "/sys/class/net/%s/queues/rx-*", if_primary_name(ifname, prim));
+	if (glob(pat, 0, NULL, &g))
+		return -1;
+	n = g.gl_pathc;
+	globfree(&g);
+	return n;
 }

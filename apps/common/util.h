@@ -72,6 +72,11 @@ unsigned long iface_mtu(const char *dev);
  * /proc/net/dev and /sys/class/net list only the primary. @ifname itself
  * where there is no such device or it is the primary. */
 const char *if_primary_name(const char *ifname, char *buf);
+/* An ethtool request (SIOCETHTOOL) of @ifname's: 0 or -errno. */
+int eth_ioctl(const char *ifname, void *data);
+/* The NIC's RX queues now: its combined channels and its RX-only ones;
+ * where the driver reports none, its rx-N entries in sysfs. -1: unknown. */
+int nic_rx_queues(const char *ifname);
 /* Time the hypervisor took from @cpu since boot, in seconds (the steal
  * column of /proc/stat); -1 when unknown. */
 double cpu_steal_sec(int cpu);

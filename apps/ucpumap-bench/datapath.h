@@ -401,11 +401,6 @@ uint64_t nic_rx_now(const char *ifname);
 /* What makes a count read between @t0 and @t1 (now_sec()) one over
  * @seconds: 1 where the reads are not in order. */
 double window_scale(double seconds, double t0, double t1);
-/* An ethtool request (SIOCETHTOOL) of @ifname's: 0 or -errno. */
-int eth_ioctl(const char *ifname, void *data);
-/* The NIC's RX queues now: its combined channels and its RX-only ones;
- * where the driver reports none, its rx-N entries in sysfs. -1: unknown. */
-int nic_rx_queues(const char *ifname);
 
 /* A CPU's working share between a mark and now. */
 struct busy_mark {

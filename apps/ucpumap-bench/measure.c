@@ -350,36 +350,3 @@ double window_scale(double seconds, double t0, double t1)
 	return t1 > t0 ? seconds / (t1 - t0) : 1;
 }
 
-/* An ethtool request of @ifname's: 0 or -errno. */
-int eth_ioctl(const char *ifname, void *data)
-{
-	struct ifreq ifr = { 0 };
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
-
-	if (fd < 0)
-		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = data;
-	rc = ioctl(fd, SIOCETHTOOL, &ifr) ? -errno : 0;
-	close(fd);
-	return rc;
-}
-
-/* The NIC's RX queues now: its combined channels and its RX-only ones;
- * where the driver reports none, its rx-N entries in sysfs. -1: unknown. */
-int nic_rx_queues(const char *ifname)
-{
-	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
-	char pat[128], prim[IF_NAMESIZE];
-	glob_t g;
-	int n;
-
-	if (!eth_ioctl(ifname, &ch) && ch.combined_count + ch.rx_count > 0)
-		return ch.combined_count + ch.rx_count;
-	snprintf(pat, sizeof(pat), "/sys/class/net/%s/queues/rx-*", if_primary_name(ifname, prim));
-	if (glob(pat, 0, NULL, &g))
-		return -1;
-	n = g.gl_pathc;
-	globfree(&g);
-	return n;
-}
