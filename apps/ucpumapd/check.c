@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "journal.h"
 #include "util.h"
 
 /* /sys/class/net/NAME/tun_flags: the tun driver's IFF_* (if_tun.h). */
@@ -151,6 +152,92 @@ static void check_cpus(struct check *k, const struct cfg *c)
 		     c->ncpus ? "" : " (default)");
 }
 
+int queues_unserved(const struct cfg *c, char *list, size_t len, int *have)
+{
+	bool served[UCM_XSK_MAX_QUEUES] = {};
+	int q, n = 0, first = -1;
+	size_t off = 0;
+
+	*have = nic_rx_queues(c->dev);
+	list[0] = '\0';
+	for (q = 0; q < c->nqueues; q++)
+		if (c->queues[q] < UCM_XSK_MAX_QUEUES)
+			served[c->queues[q]] = true;
+	/* One past the last: the run in hand ends there. */
+	for (q = 0; *have > 0 && q <= *have && q <= UCM_XSK_MAX_QUEUES; q++) {
+		bool out = q < *have && q < UCM_XSK_MAX_QUEUES && !served[q];
+
+		if (out && first < 0)
+			first = q;
+		if (out) {
+			n++;
+			continue;
+		}
+		if (first < 0)
+			continue;
+		if (off < len)
+			off += snprintf(list + off, len - off, first == q - 1 ? "%s%d" : "%s%d-%d",
+					off ? "," : "", first, q - 1);
+		first = -1;
+	}
+	return n;
+}
+
+/* Served: queues 0 to N-1, which ethtool -L ... combined N keeps alone. */
+static int served_prefix(const struct cfg *c)
+{
+	bool seen[UCM_XSK_MAX_QUEUES] = {};
+	int q;
+
+	for (q = 0; q < c->nqueues; q++)
+		if (c->queues[q] >= (uint32_t)c->nqueues)
+			return 0;
+		else
+			seen[c->queues[q]] = true;
+	for (q = 0; q < c->nqueues; q++)
+		if (!seen[q])
+			return 0;
+	return c->nqueues;
+}
+
+/* The fix for queues left out, after "IFACE has RX queues 0-N, X not
+ * served": into @buf. */
+static void unserved_fix(const struct cfg *c, int have, char *buf, size_t len)
+{
+	int k = served_prefix(c);
+	int off = snprintf(buf, len, "RSS gives them flows that go to the kernel past ucpumapd (xdp_pass no_socket): --queues 0-%d",
+			   have - 1);
+
+	if (k && off > 0 && (size_t)off < len)
+		snprintf(buf + off, len - off, ", or narrow the NIC to those served, ethtool -L %s combined %d (not kept over a reboot: a systemd .link's CombinedChannels=)",
+			 c->dev, k);
+}
+
+void queues_unserved_warn(const struct cfg *c)
+{
+	char list[128], fix[320];
+	int have, n = queues_unserved(c, list, sizeof(list), &have);
+
+	if (!n)
+		return;
+	unserved_fix(c, have, fix, sizeof(fix));
+	out_warn("ucpumapd: %s has RX queues 0-%d, and %s %s not served: %s\n", c->dev, have - 1,
+		 list, n > 1 ? "are" : "is", fix);
+}
+
+/* Queues left out: a warning, no failure (a start runs so, saying it). */
+static void check_unserved(const struct cfg *c)
+{
+	char list[128], fix[320];
+	int have, n = queues_unserved(c, list, sizeof(list), &have);
+
+	if (!n)
+		return;
+	unserved_fix(c, have, fix, sizeof(fix));
+	printf("%-5s %s: %s has RX queues 0-%d, and %s %s not served: %s\n", "warn", "queues",
+	       c->dev, have - 1, list, n > 1 ? "are" : "is", fix);
+}
+
 /* Return: 0 when every check passed, else the first failure's status. */
 int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 {
@@ -182,6 +269,8 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 	else
 		said(&k, 0, "datapath", "%d queue%s there, the MTU and the frames fit", d->c.nqueues,
 		     d->c.nqueues > 1 ? "s" : "");
+	if (!d->c.lib_refused && !err)
+		check_unserved(&d->c);
 	check_cpus(&k, &d->c);
 	st = priv_check_user(d);	/* first: the tun's owner is compared with it */
 	if (st)

@@ -688,6 +688,7 @@ int main(int argc, char **argv)
 		status = stop(&d, EXIT_SETUP);
 	} else {
 		print_banner(&d);
+		queues_unserved_warn(&d.c);
 		svc_ready(&d);
 		status = stop(&d, serve(&d, &sigs));
 		started = true;

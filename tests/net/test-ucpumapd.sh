@@ -58,7 +58,8 @@
 # The cases: delivery (delivery-*), path (ping, tcp, path-shutdown),
 # csum-offload (csum-offload-*), steer (steer-*), sigterm (sigterm-*),
 # bad-flags (bad-flag-*), check (check-*: --check, good and bad, a line per
-# check, nothing left), journal (journal-*: under journald, JOURNAL_STREAM
+# check, nothing left; RX queues --queues leaves out warned of, there and
+# at the start), journal (journal-*: under journald, JOURNAL_STREAM
 # naming the file its stdout and stderr go to, each line's priority and no
 # time; elsewhere by default each line's time; --no-timestamps, none),
 # stats-json-lag (a FIFO whose reader lags gets whole lines;
@@ -1009,7 +1010,40 @@ case_check() {
 	fi
 	ip -n "$dut" link set vd up
 	sleep 0.3	# its carrier, for the next case
+	check_unserved
 	timing check
+}
+
+# RX queues that --queues leaves out (RSS gives them flows that pass
+# ucpumapd by): a warning line in --check (no failure) and at the start,
+# naming them and the fix; none where every queue is served.
+check_unserved() {
+	local why=
+	if ! ip -n "$dut" link add vq numrxqueues 3 numtxqueues 3 type veth peer name vqp \
+		numrxqueues 3 numtxqueues 3; then
+		bad check-queues-unserved "cannot make a veth of 3 queues"
+		return
+	fi
+	ip -n "$dut" link set vq up
+	ip -n "$dut" link set vqp up
+	KEEP="vq vqp"
+	if check_run unserved 0 --dev vq --tun $tun --queues 0; then
+		grep -q "^warn  queues: vq has RX queues 0-2, and 1-2 are not served: .*--queues 0-2, or narrow the NIC to those served, ethtool -L vq combined 1" "$tmp/unserved.out" &&
+			grep -qx 'ucpumapd --check: all good' "$tmp/unserved.out" ||
+			why="--queues 0: $(tr '\n' ' ' < "$tmp/unserved.out");"
+	fi
+	if check_run served 0 --dev vq --tun $tun --queues 0-2; then
+		grep -q "^warn" "$tmp/served.out" && why="$why --queues 0-2: $(grep '^warn' "$tmp/served.out");"
+	fi
+	# The start says it too (a second on stderr), and runs.
+	lib_run ip netns exec "$dut" timeout 10 "$daemon" --dev vq --tun $tun --queues 2 --cpus 1 \
+		--duration 0.5 > "$tmp/unserved-run.out" 2> "$tmp/unserved-run.err"
+	[ $? = 0 ] && grep -q "^ucpumapd: vq has RX queues 0-2, and 0-1 are not served: .*--queues 0-2\$" "$tmp/unserved-run.err" ||
+		why="$why the start with --queues 2: $(tr '\n' ' ' < "$tmp/unserved-run.err" | cut -c1-300);"
+	KEEP=
+	ip -n "$dut" link del vq
+	[ -z "$(leftovers)" ] || why="$why left: $(leftovers)"
+	if [ -z "$why" ]; then ok check-queues-unserved "said in --check and at the start, with the fix"; else bad check-queues-unserved "$why"; fi
 }
 
 # --stats-json under /tmp with INVOCATION_ID set (as systemd sets it for a
