@@ -394,6 +394,13 @@ void ucm_cpumap__stop(struct ucm_cpumap *map)
 		if (wk->npend)
 			worker_lat_record(wk, ucm_now_ns());
 		worker_return(wk);
+		/* The close its thread did not call, here: every open has
+		 * its close (cpumap.h), the tun sink's queue let go. */
+		if (!prod->stopped) {
+			if (map->sink && map->sink->close)
+				map->sink->close(map->sink_ctx, prod->inline_w);
+			prod->stopped = true;
+		}
 	}
 	/* 2. Each worker drains its ring, closes its sink and exits. */
 	if (!(map->flags & UCM_CPUMAP_F_INLINE))

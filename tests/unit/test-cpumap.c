@@ -2352,6 +2352,7 @@ static int run_inline_not_stopped(uint32_t flags, uint32_t nframes)
 	struct fixture f;
 	uint64_t nw, ns, held = flags & UCM_CPUMAP_F_HOLD ? 8 : 0;
 
+	inline_opens = inline_closes = 0;
 	if (fixture_init(&f, 1, 0, &inline_ops, UCM_CPUMAP_F_INLINE | flags, 0, 1024))
 		return 1;
 	f.nframes = nframes;
@@ -2359,6 +2360,9 @@ static int run_inline_not_stopped(uint32_t flags, uint32_t nframes)
 	if (enqueue_frames(&f, 0, 0, 9))
 		return 1;
 	ucm_cpumap__stop(f.map);
+	/* Its sink closed all the same: every open has its close. */
+	UT_ASSERT(inline_opens == 1 && inline_closes == 1, "sink opened %d, closed %d times",
+		  inline_opens, inline_closes);
 	ucm_cpumap__worker_stats(f.map, 0, &ws, sizeof(ws));
 	lat_counts(&ws, &nw, &ns);
 	UT_ASSERT(nw == 1 && ns == 1, "%llu waits and %llu sink times, want 1 bulk",

@@ -145,7 +145,9 @@ enum ucm_sink_flags {
  *   are out of their pools, and a UMEM is not destroyed under them.
  * - Pairing: close is called once for every worker whose open succeeded
  *   (or that had no open), after its ring has drained; never after a
- *   failed open. A sink that wraps another forwards every callback,
+ *   failed open. An inline producer's close runs in
+ *   ucm_cpumap_producer__stop() on its thread, or, where that thread
+ *   never stopped it, in ucm_cpumap__stop() on the caller's. A sink that wraps another forwards every callback,
  *   close included (the tun sink holds the worker's queue until close),
  *   and keeps its flags.
  * - It must not block for long: the worker's ring fills behind it.
