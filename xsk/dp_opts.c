@@ -142,7 +142,7 @@ static int resolve_lists(const struct ucm_dp_opts *o, struct dp_cfg *c)
 		/* An RX thread off its CPU would run, unpinned, where
 		 * nobody asked: a polling one beside a worker. */
 		if (!ucm_cpu_allowed(o->rx_cpus[i])) {
-			pr_warn("dp: RX CPU %d is not online or not in this process's affinity mask (%ld online; taskset -c or a unit's CPUAffinity= sets the mask, which leaves isolcpus= CPUs out)\n",
+			pr_warn("dp: RX CPU %d is not online or not in the calling thread's affinity mask, which new threads inherit (%ld online; taskset -c or a unit's CPUAffinity= sets the mask, which leaves isolcpus= CPUs out)\n",
 				o->rx_cpus[i], sysconf(_SC_NPROCESSORS_ONLN));
 			return -EINVAL;
 		}

@@ -22,8 +22,10 @@ int ucm_affinity(pid_t pid, cpu_set_t *set);
 
 /*
  * A thread of this process may be pinned to @cpu: it is online and in the
- * process's affinity mask (what taskset or a cgroup's cpuset left it; a
- * CPU going offline leaves the mask). Set-up only.
+ * calling thread's affinity mask, which the threads it makes inherit
+ * (what taskset or a cgroup's cpuset left it, or the caller narrowed with
+ * pthread_setaffinity_np(); a CPU going offline leaves the mask).
+ * Set-up only.
  */
 bool ucm_cpu_allowed(int cpu);
 

@@ -272,7 +272,7 @@ int ucm_cpumap_opts_check(struct ucm_cpumap_opts *o)
 	}
 	for (i = 0; i < o->ncpus && !(o->flags & UCM_CPUMAP_F_INLINE); i++) {
 		if (!ucm_cpu_allowed(o->cpus[i])) {
-			pr_warn("cpumap: CPU %d is not online or not in this process's affinity mask (%ld online; taskset -c or a unit's CPUAffinity= sets the mask, which leaves isolcpus= CPUs out)\n",
+			pr_warn("cpumap: CPU %d is not online or not in the calling thread's affinity mask, which new threads inherit (%ld online; taskset -c or a unit's CPUAffinity= sets the mask, which leaves isolcpus= CPUs out)\n",
 				o->cpus[i], sysconf(_SC_NPROCESSORS_ONLN));
 			return -EINVAL;
 		}

@@ -260,7 +260,7 @@ static int test_bad_options(void)
 	if (refused(&b, EINVAL, "queue 0 is listed twice"))
 		return 1;
 	b = o; b.rx_cpus = far_cpu; b.n_rx_cpus = 1;
-	if (refused(&b, EINVAL, "RX CPU 1000 is not online or not in this process's affinity mask (") ||
+	if (refused(&b, EINVAL, "RX CPU 1000 is not online or not in the calling thread's affinity mask, which new threads inherit (") ||
 	    refused(&b, EINVAL, "online; taskset -c or a unit's CPUAffinity= sets the mask"))
 		return 1;
 	b = o; b.queues = many; b.nqueues = UCM_XSK_MAX_QUEUES + 1;

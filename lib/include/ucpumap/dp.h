@@ -226,7 +226,8 @@ struct ucm_dp_opts {
 	const int *cpus;
 	uint32_t ncpus;
 	/* RX thread i on rx_cpus[i % n_rx_cpus], each CPU online and in the
-	 * process's affinity mask (else -EINVAL); default: not pinned. */
+	 * calling thread's affinity mask (else -EINVAL); default: not
+	 * pinned. */
 	const int *rx_cpus;
 	uint32_t n_rx_cpus;
 	uint32_t steer_policy;		/* enum ucm_steer_policy; 0: FIXED */
