@@ -337,7 +337,8 @@ int ucm_umem_put_bulk_from(struct ucm_umem *umem, const uint64_t *addrs,
 	uint64_t rest[UCM_POOL_PUT_BULK * 4];
 	const uint64_t *src = addrs;
 	enum ucm_frame_loc to = release ? UCM_LOC_STACK : UCM_LOC_RING;
-	bool rejected = false;
+	bool rejected = false, late = false;
+	uint64_t last = 0;
 
 	/* Chunk the caller's array so the "foreign" scratch space is bounded. */
 	while (n) {
@@ -352,6 +353,13 @@ int ucm_umem_put_bulk_from(struct ucm_umem *umem, const uint64_t *addrs,
 		}
 		src += chunk;
 		n -= chunk;
+		/* Checks still to come (they count on a pool): one frame of
+		 * ours stays out until they are done, so that nothing is
+		 * freed under them (pool_internal.h, the destroy's fence). */
+		if (n && left && !late) {
+			last = rest[--left];
+			late = true;
+		}
 
 		while (left) {
 			struct ucm_pool *pool = ucm_umem_owner(umem, rest[0]);
@@ -377,6 +385,13 @@ int ucm_umem_put_bulk_from(struct ucm_umem *umem, const uint64_t *addrs,
 				rejected = true;
 			left = foreign;
 		}
+	}
+	if (late) {
+		struct ucm_pool *pool = ucm_umem_owner(umem, last);
+
+		if (pool_put_validated(pool, &last, 1, !(umem->flags & UCM_UMEM_F_NO_DIRECT_BULK) &&
+				       ucm_pool_local(pool), release))
+			rejected = true;
 	}
 	return rejected ? ucm_err(-EINVAL) : 0;
 }

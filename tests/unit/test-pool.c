@@ -1267,6 +1267,37 @@ static int test_bad_addresses(void)
 	return 0;
 }
 
+/* A return of more entries than one chunk of checks (256), its bad
+ * handles in the second chunk alone: every good frame home all the same
+ * (the one held back till the checks are done among them), the bad ones
+ * counted, the call -EINVAL. */
+static int test_bad_addresses_late(void)
+{
+	struct ucm_umem *umem = mk_umem(1, 512, 0, 0);
+	struct ucm_pool *pool;
+	struct ucm_pool_stats st;
+	uint64_t a[300], kept[40];
+	uint32_t i;
+
+	UT_ASSERT(umem, "create");
+	pool = ucm_umem__pool(umem, 0);
+	UT_ASSERT(!ucm_pool__set_owner(pool), "owner");
+	UT_ASSERT(ucm_pool__alloc_bulk(pool, a, 300) == 300, "alloc 300");
+	for (i = 260; i < 300; i++) {
+		kept[i - 260] = a[i];
+		a[i] = (uint64_t)1 << 40;	/* outside the UMEM */
+	}
+	UT_ASSERT(ucm_umem__put_bulk(umem, a, 300) == -EINVAL, "260 good, 40 bad");
+	stats(umem, 0, &st);
+	UT_ASSERT(st.bad_addr == 40, "bad_addr %llu, want 40", (unsigned long long)st.bad_addr);
+	CHECK(audit_pool(umem, 0, 40, NULL), "260 home, 40 kept");
+	UT_ASSERT(!ucm_umem__put_bulk(umem, kept, 40), "the 40 kept");
+	CHECK(audit_pool(umem, 0, 0, NULL), "all home");
+	ucm_pool__clear_owner(pool);
+	UT_ASSERT(!ucm_umem__destroy(umem, 0), "destroy");
+	return 0;
+}
+
 /* ---- 7. exhaustion (B2) ---------------------------------------------------- */
 
 static int test_exhaustion(void)
@@ -2268,6 +2299,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_double_free_stack_overflow),
 	UT_CASE(test_double_release_audit),
 	UT_CASE(test_bad_addresses),
+	UT_CASE(test_bad_addresses_late),
 	UT_CASE(test_exhaustion),
 	UT_CASE(test_cache_and_refill),
 	UT_CASE(test_ring_full),
