@@ -236,6 +236,8 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 				"--sink-ip)\n");
 			return -1;
 		}
+		if (sink_steered("datapath", cfg->sink_ip, cfg->sink_port))
+			return -1;
 		snprintf(cfg->ifname, sizeof(cfg->ifname), "%s", cfg->dev);
 		cfg->v6 = strchr(cfg->sink_ip, ':');
 	} else {

@@ -271,6 +271,12 @@ void bench_stop(void);
  * signal): a row's window ends at Ctrl-C, not after it. */
 void bench_sleep(double s);
 
+/* --sink-ip and --sink-port with --dev: where the steering program would
+ * leave the generator's datagrams to the kernel as the interface's own
+ * (link_ctrl: link-local, multicast, the limited broadcast, DHCP's
+ * ports), so that no row measures ucpumap. 0, or -1 after a message
+ * naming @cmd. */
+int sink_steered(const char *cmd, const char *ip, unsigned long port);
 void topo_init(struct bench_topo *t);
 int topo_tmpdir(struct bench_topo *t);
 int topo_veth(struct bench_topo *t, const struct bench_cfg *cfg);

@@ -79,6 +79,8 @@ int scale_dev_opts(const struct scale_cfg *cfg)
 			"external generator sends to\n");
 		return -1;
 	}
+	if (sink_steered("scale", cfg->sink_ip, cfg->sink_port))
+		return -1;
 	if (cfg->flows_set || cfg->light_set || cfg->gen_engine) {
 		fprintf(stderr, "scale: --flows, --light-rate and --gen-engine are the bench's own "
 			"generators': with --dev the traffic is the external generator's (set its "

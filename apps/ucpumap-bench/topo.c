@@ -351,6 +351,36 @@ void topo_cleanup(struct bench_topo *t, bool dpdk)
 	t->ns_gen[0] = t->ns_dut[0] = t->tmpdir[0] = 0;
 }
 
+int sink_steered(const char *cmd, const char *ip, unsigned long port)
+{
+	uint8_t a[16];
+	const char *why = NULL;
+
+	if (inet_pton(AF_INET6, ip, a) == 1) {
+		if (a[0] == 0xff)
+			why = "a multicast address";
+		else if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+			why = "a link-local address";
+		else if (port == 546 || port == 547)
+			why = "DHCPv6's port";
+	} else if (inet_pton(AF_INET, ip, a) == 1) {
+		if ((a[0] & 0xf0) == 0xe0)
+			why = "a multicast address";
+		else if (a[0] == 169 && a[1] == 254)
+			why = "a link-local address";
+		else if (a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255)
+			why = "the limited broadcast";
+		else if (port == 67 || port == 68)
+			why = "DHCP's port";
+	}
+	if (!why)
+		return 0;
+	fprintf(stderr, "%s: --sink-ip %s port %lu: %s, which the steering program leaves to the kernel as the interface's own (xdp_pass link_ctrl): no row would measure ucpumap; give %s\n",
+		cmd, ip, port, why, strstr(why, "port") ? "another --sink-port" :
+		"a unicast address of this host that is not link-local");
+	return -1;
+}
+
 /* Bind the sink: a UDP socket on --sink-ip, never read while traffic runs;
  * with cfg->nsinks, that many in one SO_REUSEPORT group, so that packets
  * delivered on several CPUs do not all meet at one socket's counters. */

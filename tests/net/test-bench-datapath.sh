@@ -436,6 +436,13 @@ case_bad_settings() {
 	bad_setting sink-ip-syntax 2 "not an IPv4 or IPv6" --dev vd --sink-ip 10.78.0
 	bad_setting dev-missing 1 "no such interface" --dev nosuch0 --sink-ip 10.78.0.2
 	bad_setting sink-not-local 1 "must be an address of this host" --dev vd --sink-ip 10.78.0.9
+	# The interface's own, left to the kernel (link_ctrl): no row would
+	# measure ucpumap.
+	bad_setting sink-link-local 2 "--sink-ip 169.254.7.7 port 9000: a link-local address, .*link_ctrl" \
+		--dev vd --sink-ip 169.254.7.7
+	bad_setting sink-multicast6 2 "--sink-ip ff02::1 port 9000: a multicast address" --dev vd --sink-ip ff02::1
+	bad_setting sink-dhcp-port 2 "port 67: DHCP's port, .*give another --sink-port" \
+		--dev vd --sink-ip 10.78.0.2 --sink-port 67
 	bad_setting rate-with-dev 2 "the generator's" --dev vd --sink-ip 10.78.0.2 --rate 1000
 	bad_setting mtu-with-dev 2 "the NIC's MTU is yours" --dev vd --sink-ip 10.78.0.2 --mtu 9000
 	bad_setting gen-engine-with-dev 2 "--gen-engine are the" --dev vd --sink-ip 10.78.0.2 --gen-engine xsk

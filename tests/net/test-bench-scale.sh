@@ -431,6 +431,8 @@ case_dev_bad_settings() {
 	dev_bad flood-only 2 "no row runs with --dev: the flood rows need the bench's own" $d \
 		--rows cpumap-flood,kernel-cpumap-flood
 	dev_bad no-such-dev 1 "--dev nosuch0: no such interface" --dev nosuch0 --sink-ip 10.78.0.2
+	dev_bad sink-broadcast 2 "--sink-ip 255.255.255.255 port 9000: the limited broadcast, which the steering program leaves to the kernel" \
+		--dev vd --sink-ip 255.255.255.255
 	dev_bad width-above-queues 1 "it has 2: \`ethtool -L vd combined 4\`" $d --widths 4
 	# no generator runs yet: the probe finds nothing
 	dev_bad no-traffic 1 "no traffic; start the external generator" $d --widths 2 --shared-cpus
