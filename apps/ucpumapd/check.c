@@ -15,10 +15,12 @@
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/ethtool.h>
 
 #include "daemon.h"
 #include "journal.h"
@@ -152,38 +154,43 @@ static void check_cpus(struct check *k, const struct cfg *c)
 		     c->ncpus ? "" : " (default)");
 }
 
-int queues_unserved(const struct cfg *c, char *list, size_t len, int *have)
+/* RSS's queues: @used[q] for each queue of @have that the indirection
+ * table names where the driver gives one (ethtool -X narrows it), else
+ * for every queue. Return: whether there was a table. */
+static bool rss_queues(const char *dev, bool *used, int have)
 {
-	bool served[UCM_XSK_MAX_QUEUES] = {};
-	int q, n = 0, first = -1;
-	size_t off = 0;
+	struct ethtool_rxfh_indir head = { .cmd = ETHTOOL_GRXFHINDIR }, *t;
+	bool table = false;
+	uint32_t i;
 
-	*have = nic_rx_queues(c->dev);
-	list[0] = '\0';
-	for (q = 0; q < c->nqueues; q++)
-		if (c->queues[q] < UCM_XSK_MAX_QUEUES)
-			served[c->queues[q]] = true;
-	/* One past the last: the run in hand ends there. */
-	for (q = 0; *have > 0 && q <= *have && q <= UCM_XSK_MAX_QUEUES; q++) {
-		bool out = q < *have && q < UCM_XSK_MAX_QUEUES && !served[q];
-
-		if (out && first < 0)
-			first = q;
-		if (out) {
-			n++;
-			continue;
-		}
-		if (first < 0)
-			continue;
-		if (off < len)
-			off += snprintf(list + off, len - off, first == q - 1 ? "%s%d" : "%s%d-%d",
-					off ? "," : "", first, q - 1);
-		first = -1;
+	memset(used, 1, have);
+	if (eth_ioctl(dev, &head) || !head.size)
+		return false;
+	t = calloc(1, sizeof(*t) + head.size * sizeof(t->ring_index[0]));
+	if (!t)
+		return false;
+	t->cmd = ETHTOOL_GRXFHINDIR;
+	t->size = head.size;
+	if (!eth_ioctl(dev, t)) {
+		memset(used, 0, have);
+		for (i = 0; i < t->size; i++)
+			if (t->ring_index[i] < (uint32_t)have)
+				used[t->ring_index[i]] = true;
+		table = true;
 	}
-	return n;
+	free(t);
+	return table;
 }
 
-/* Served: queues 0 to N-1, which ethtool -L ... combined N keeps alone. */
+/* How ethtool -L counts @dev's RX queues: "combined", or "rx" (veth). */
+static const char *channel_kind(const char *dev)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+
+	return !eth_ioctl(dev, &ch) && !ch.combined_count && ch.rx_count ? "rx" : "combined";
+}
+
+/* Served: queues 0 to N-1, which the NIC narrowed to N keeps alone. */
 static int served_prefix(const struct cfg *c)
 {
 	bool seen[UCM_XSK_MAX_QUEUES] = {};
@@ -200,42 +207,72 @@ static int served_prefix(const struct cfg *c)
 	return c->nqueues;
 }
 
-/* The fix for queues left out, after "IFACE has RX queues 0-N, X not
- * served": into @buf. */
-static void unserved_fix(const struct cfg *c, int have, char *buf, size_t len)
+/*
+ * The RX queues of --dev that RSS gives flows and --queues leaves out:
+ * their flows go to the kernel past ucpumapd, counted only as xdp_pass
+ * no_socket. The sentence naming them and the fix into @msg, "" when
+ * there are none or the NIC does not say.
+ */
+static void unserved_msg(const struct cfg *c, char *msg, size_t len)
 {
-	int k = served_prefix(c);
-	int off = snprintf(buf, len, "RSS gives them flows that go to the kernel past ucpumapd (xdp_pass no_socket): --queues 0-%d",
-			   have - 1);
+	bool served[UCM_XSK_MAX_QUEUES] = {}, *used, high = false, table;
+	int have = nic_rx_queues(c->dev), q, n = 0, first = -1, k;
+	size_t off = 0;
+	char list[128];
 
-	if (k && off > 0 && (size_t)off < len)
-		snprintf(buf + off, len - off, ", or narrow the NIC to those served, ethtool -L %s combined %d (not kept over a reboot: a systemd .link's CombinedChannels=)",
-			 c->dev, k);
+	msg[0] = list[0] = '\0';
+	if (have <= 0 || !(used = calloc(have, sizeof(*used))))
+		return;
+	table = rss_queues(c->dev, used, have);
+	for (q = 0; q < c->nqueues; q++)
+		if (c->queues[q] < UCM_XSK_MAX_QUEUES)
+			served[c->queues[q]] = true;
+	/* One past the last: a run of queues in hand ends there. */
+	for (q = 0; q <= have; q++) {
+		if (q < have && used[q] && (q >= UCM_XSK_MAX_QUEUES || !served[q])) {
+			high |= q >= UCM_XSK_MAX_QUEUES;
+			first = first < 0 ? q : first;
+			n++;
+			continue;
+		}
+		if (first >= 0 && off < sizeof(list))
+			off += snprintf(list + off, sizeof(list) - off,
+					first == q - 1 ? "%s%d" : "%s%d-%d", off ? "," : "", first, q - 1);
+		first = -1;
+	}
+	free(used);
+	if (!n)
+		return;
+	off = snprintf(msg, len, "%s has RX queues 0-%d, and RSS gives flows to %s, which %s not served: they go to the kernel past ucpumapd (xdp_pass no_socket); %s",
+		       c->dev, have - 1, list, n > 1 ? "are" : "is",
+		       high ? "ucpumapd serves queues 0-63 at most" : "add them to --queues");
+	k = served_prefix(c);
+	if (k && off < len)
+		off += snprintf(msg + off, len - off, ", or narrow the NIC to those served: ethtool -L %s %s %d",
+				c->dev, channel_kind(c->dev), k);
+	if (k && table && off < len)
+		off += snprintf(msg + off, len - off, " or ethtool -X %s equal %d", c->dev, k);
+	if (k && off < len)
+		snprintf(msg + off, len - off, " (not kept over a reboot)");
 }
 
 void queues_unserved_warn(const struct cfg *c)
 {
-	char list[128], fix[320];
-	int have, n = queues_unserved(c, list, sizeof(list), &have);
+	char msg[512];
 
-	if (!n)
-		return;
-	unserved_fix(c, have, fix, sizeof(fix));
-	out_warn("ucpumapd: %s has RX queues 0-%d, and %s %s not served: %s\n", c->dev, have - 1,
-		 list, n > 1 ? "are" : "is", fix);
+	unserved_msg(c, msg, sizeof(msg));
+	if (msg[0])
+		out_warn("ucpumapd: %s\n", msg);
 }
 
 /* Queues left out: a warning, no failure (a start runs so, saying it). */
 static void check_unserved(const struct cfg *c)
 {
-	char list[128], fix[320];
-	int have, n = queues_unserved(c, list, sizeof(list), &have);
+	char msg[512];
 
-	if (!n)
-		return;
-	unserved_fix(c, have, fix, sizeof(fix));
-	printf("%-5s %s: %s has RX queues 0-%d, and %s %s not served: %s\n", "warn", "queues",
-	       c->dev, have - 1, list, n > 1 ? "are" : "is", fix);
+	unserved_msg(c, msg, sizeof(msg));
+	if (msg[0])
+		printf("%-5s %s: %s\n", "warn", "queues", msg);
 }
 
 /* Return: 0 when every check passed, else the first failure's status. */

@@ -317,12 +317,9 @@ int priv_check_user(struct daemon *d);
 int priv_check_metrics(const struct daemon *d);
 int priv_check_tun(struct daemon *d);
 int setup_exit(int err);
-/* The RX queues of --dev that --queues leaves out (RSS gives them flows
- * that go to the kernel past ucpumapd): their list ("1-3,5") into @list,
- * the NIC's count into @have. Return: how many; 0 where every queue is
- * served or the count is unknown. */
-int queues_unserved(const struct cfg *c, char *list, size_t len, int *have);
-/* The start's word on them (stderr), the fix named. */
+/* The start's word (stderr) on the RX queues of --dev that RSS gives
+ * flows and --queues leaves out, the fix named; --check prints it as a
+ * warn line. Before the seccomp filter: it reads sysfs and ethtool. */
 void queues_unserved_warn(const struct cfg *c);
 
 #endif /* UCPUMAPD_DAEMON_H */

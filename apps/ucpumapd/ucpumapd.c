@@ -599,6 +599,7 @@ static int start_run(struct daemon *d)
 {
 	bool keep = d->c.keep_tun || d->priv.tun_kept;
 
+	queues_unserved_warn(&d->c);
 	if (keep && tun_keep(d, ucm_dp__tun_name(d->dp)))
 		return -1;
 	if (ucm_dp__start(d->dp))
@@ -688,7 +689,6 @@ int main(int argc, char **argv)
 		status = stop(&d, EXIT_SETUP);
 	} else {
 		print_banner(&d);
-		queues_unserved_warn(&d.c);
 		svc_ready(&d);
 		status = stop(&d, serve(&d, &sigs));
 		started = true;
