@@ -142,7 +142,7 @@ struct daemon {
 	/* --extended's busy shares: each worker's sleep_ns, each RX
 	 * thread's CPU time (rx_cpu_seen) */
 	uint64_t last_w_sleep[UCM_CPUMAP_MAX_WORKERS], last_q_cpu[UCM_XSK_MAX_QUEUES];
-	/* The same at the serve loop's start (stats_start()): the sleeps
+	/* The same once the datapath starts (stats_start()): the sleeps
 	 * and CPU time of the set-up are no interval's, the first's or the
 	 * whole run's. */
 	uint64_t base_w_sleep[UCM_CPUMAP_MAX_WORKERS], base_q_cpu[UCM_XSK_MAX_QUEUES];
@@ -200,7 +200,7 @@ void print_stats(struct daemon *d, bool final);
 /* After the privileges' drop: the XDP program's pass counters, where they
  * cannot be read any more, said once. */
 void stats_pass_check(const struct daemon *d);
-/* The busy shares' starting points, as the serve loop starts. */
+/* The busy shares' starting points, as the datapath starts. */
 void stats_start(struct daemon *d);
 void print_verdict(struct daemon *d);
 /* priv.c: --stats-json's file. The pending line (struct daemon) out as

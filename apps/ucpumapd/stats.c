@@ -581,7 +581,7 @@ void stats_start(struct daemon *d)
 }
 
 /* The final block's rates are the whole run's: from zero (the busy
- * shares from the serve loop's start), over start to stop. */
+ * shares from the datapath's start), over start to stop. */
 static void whole_run(struct daemon *d)
 {
 	memset(&d->last, 0, sizeof(d->last));
