@@ -176,6 +176,7 @@ static __always_inline int dhcp_port(__be16 dport, int v6)
 		       dport == bpf_htons(DHCP6_SERVER_PORT);
 	return dport == bpf_htons(DHCP_SERVER_PORT) || dport == bpf_htons(DHCP_CLIENT_PORT);
 }
+
 static __always_inline int parse(void *data, void *end,
 				 const struct ucm_steer_cfg *cfg,
 				 struct flow *f)

@@ -73,8 +73,9 @@ int ucm_neigh_peek(struct ucm_neigh *n, bool v6, const uint8_t *dst, uint8_t *ma
  * to the kernel (netlink; a question costs two or three, and one per look
  * at a neighbour the kernel resolves); @evicted, known next hops given up
  * for another destination (idle ones first, then, where a whole set is in
- * use, its oldest: a sign the cache is too small for the traffic); @refused, new destinations not cached (nor asked about)
- * because every way of their set was in use. */
+ * use, its oldest: a sign the cache is too small for the traffic);
+ * @refused, new destinations not cached (nor asked about) because every
+ * way of their set was in use. */
 void ucm_neigh_counts(const struct ucm_neigh *n, uint64_t *requests, uint64_t *evicted,
 		      uint64_t *refused);
 

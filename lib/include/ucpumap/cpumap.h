@@ -147,9 +147,9 @@ enum ucm_sink_flags {
  *   (or that had no open), after its ring has drained; never after a
  *   failed open. An inline producer's close runs in
  *   ucm_cpumap_producer__stop() on its thread, or, where that thread
- *   never stopped it, in ucm_cpumap__stop() on the caller's. A sink that wraps another forwards every callback,
- *   close included (the tun sink holds the worker's queue until close),
- *   and keeps its flags.
+ *   never stopped it, in ucm_cpumap__stop() on the caller's. A sink
+ *   that wraps another forwards every callback, close included (the tun
+ *   sink holds the worker's queue until close), and keeps its flags.
  * - It must not block for long: the worker's ring fills behind it.
  *
  * @open:  once, before the worker's loop (e.g. attach its tun queue);
