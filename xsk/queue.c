@@ -112,7 +112,7 @@ int ucm_xsk_queue__refill(struct ucm_xsk_queue *q)
 {
 	uint64_t addrs[UCM_XSK_RX_BATCH];
 	uint32_t room, idx = 0, i, total = 0;
-	int n;
+	int n, err = 0;
 
 	room = xsk_prod_nb_free(&q->fill, q->x->fill_size);
 	q->fill_dry = false;
@@ -120,8 +120,10 @@ int ucm_xsk_queue__refill(struct ucm_xsk_queue *q)
 		uint32_t want = min(room, (uint32_t)UCM_XSK_RX_BATCH);
 
 		n = ucm_pool__alloc_bulk(q->pool, addrs, want);
-		if (n < 0)
-			return n;
+		if (n < 0) {
+			err = n;	/* what went out before is counted below */
+			break;
+		}
 		if ((uint32_t)n < want) {
 			if (!q->fill_dry)	/* once a refill */
 				STAT_ADD(q->stats.fill_short, 1);
@@ -152,7 +154,7 @@ int ucm_xsk_queue__refill(struct ucm_xsk_queue *q)
 		recvfrom(q->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
 		STAT_ADD(q->stats.wakeups, 1);
 	}
-	return total;
+	return err ? err : (int)total;
 }
 
 /*
