@@ -39,6 +39,7 @@
 int ucm_tun_test_refuse_super;
 int ucm_tun_test_wait_fail;
 int ucm_tun_test_ring_fail;
+int ucm_tun_test_sleep_fail;
 #endif
 
 /* ---- the device ------------------------------------------------------- */

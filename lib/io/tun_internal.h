@@ -184,6 +184,9 @@ extern int ucm_tun_test_wait_fail;
  * can (ENOMEM, nothing taken), and the ring's rebuild after it fail too.
  */
 extern int ucm_tun_test_ring_fail;
+/* Tests: non-zero makes the way back's next sleep (ucm_tun_back_wait())
+ * fail at once with EBADR, as a ring the kernel broke would, every time. */
+extern int ucm_tun_test_sleep_fail;
 #endif
 
 /* A switch above, looked at (@take false) or used up (@take true);
@@ -198,9 +201,11 @@ static inline bool tun_test_switch(int *sw, bool take)
 }
 #define tun_test_wait_fail(take)	tun_test_switch(&ucm_tun_test_wait_fail, (take))
 #define tun_test_ring_fail(take)	tun_test_switch(&ucm_tun_test_ring_fail, (take))
+#define tun_test_sleep_fail(take)	tun_test_switch(&ucm_tun_test_sleep_fail, (take))
 #else
 #define tun_test_wait_fail(take)	((void)(take), false)
 #define tun_test_ring_fail(take)	((void)(take), false)
+#define tun_test_sleep_fail(take)	((void)(take), false)
 #endif
 
 /* tun_dev.c: one batch's counts @a into a worker's @s (tun_xmit()). */

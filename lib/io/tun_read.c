@@ -637,10 +637,34 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 			  t.a.drop_non_ip + t.a.drop_no_neigh + t.a.drop_link_local);
 }
 
+/*
+ * A sleep's wait, given @ret: one the ring refused (not a signal, not its
+ * timeout) stops reading, as a batch's failed wait does (read_batch()),
+ * rather than leave the worker spinning on a wait that returns at once.
+ * The packets waiting are counted at close.
+ */
+static void sleep_done(struct ucm_tun *tun, uint32_t w, struct tun_back *r, int ret)
+{
+	struct ucm_tun_back_stats a = {};
+
+	if (tun_test_sleep_fail(false))
+		ret = -EBADR;
+	if (ret >= 0 || ret == -EINTR || ret == -ETIME || ret == -EAGAIN || ret == -EBUSY) {
+		reap_events(r);
+		return;
+	}
+	pr_warn("tun: the read path's io_uring failed a sleep (%s): reading stops\n",
+		strerror(-ret));
+	r->dead = true;
+	a.stopped = 1;
+	ucm_tun_back_unres_flush(r, &a.drop_stopped);
+	back_stats_publish(&tun->wk[w].back_stats, &a);
+}
+
 /* Packets wait and the channel is full: sleep until the RX thread takes
  * some (the room eventfd) or the worker is woken. Return: 1 when there is
  * room again, 0 after a sleep. */
-static int room_wait(struct tun_back *r)
+static int room_wait(struct ucm_tun *tun, uint32_t w, struct tun_back *r)
 {
 	if (!ucm_txq__room_wait_begin(r->txq)) {
 		ucm_txq__room_wait_end(r->txq);
@@ -649,8 +673,7 @@ static int room_wait(struct tun_back *r)
 	}
 	if (!r->room_armed)
 		r->room_armed = arm_oneshot(r, ucm_txq__room_fd(r->txq), TAG_ROOM);
-	io_uring_submit_and_wait(&r->ring, 1);
-	reap_events(r);
+	sleep_done(tun, w, r, io_uring_submit_and_wait(&r->ring, 1));
 	ucm_txq__room_wait_end(r->txq);
 	return 0;
 }
@@ -663,6 +686,7 @@ int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd)
 	struct __kernel_timespec ts = { .tv_nsec = BACK_NO_FRAME_WAIT_NS };
 	struct io_uring_cqe *cqe;
 	struct pollfd p;
+	int ret;
 
 	if (!r || r->dead) {	/* a one-way worker, or reading stopped */
 		p.fd = wake_fd;
@@ -682,14 +706,13 @@ int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd)
 		arm_wake(r);
 	if (r->pend) {	/* reads wait for room or frames: never for the tun */
 		if (!ucm_txq__room(r->txq))
-			return room_wait(r);
+			return room_wait(tun, w, r);
 		if (!r->short_frames || ucm_txq__available(r->txq)) {
 			io_uring_submit(&r->ring);
 			return 1;
 		}
 		ucm_txq__want(r->txq);	/* the RX thread lends now, not at its idle timeout */
-		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
-		reap_events(r);
+		sleep_done(tun, w, r, io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL));
 		return 0;
 	}
 	if (r->readable && (r->nstash || ucm_txq__available(r->txq)) &&
@@ -698,17 +721,17 @@ int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd)
 		return 1;	/* work to do: no sleep */
 	}
 	if (r->readable && (r->nstash || ucm_txq__available(r->txq)))
-		return room_wait(r);
+		return room_wait(tun, w, r);
 	if (r->readable) {	/* packets wait for frames: ask, look again soon */
 		ucm_txq__want(r->txq);
-		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
+		ret = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
 	} else if (r->nunres) {	/* packets wait for next hops: look again soon */
 		ts.tv_nsec = BACK_UNRES_WAIT_NS;
-		io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
+		ret = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
 	} else {
-		io_uring_submit_and_wait(&r->ring, 1);
+		ret = io_uring_submit_and_wait(&r->ring, 1);
 	}
-	reap_events(r);
+	sleep_done(tun, w, r, ret);
 	return 0;
 }
 

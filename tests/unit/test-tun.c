@@ -314,6 +314,51 @@ static int test_back_close_ends_reads(void)
 }
 
 /*
+ * A sleep the ring refuses (not a signal, not its timeout) stops reading
+ * for good, said and counted (stopped), as a batch's failed wait does;
+ * the next sleep is on the wake alone, no spin on a wait that returns at
+ * once.
+ */
+static int test_back_sleep_fails(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
+	struct ucm_tun_back_stats rs;
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	struct ucm_tun *tun;
+	uint64_t one = 1;
+	int s[2], efd, ret;
+
+	if (back_setup(&u, &p, &t, &tun, s, false))
+		return 1;
+	OPEN_OR_SKIP(ops, tun);
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	UT_ASSERT(efd >= 0, "eventfd: %s", strerror(errno));
+	UT_ASSERT(ops->poll(tun, 0) == 0, "a read of an empty socket read something");
+	/* Woken already: the sleep's wait returns at once, then refused. */
+	UT_ASSERT(write(efd, &one, sizeof(one)) == sizeof(one), "wake");
+	log_start();
+	ucm_tun_test_sleep_fail = 1;
+	ret = ops->wait(tun, 0, efd);
+	ucm_tun_test_sleep_fail = 0;
+	ucm_set_print(NULL);
+	UT_ASSERT(ret == 0, "the failed sleep returned %d", ret);
+	UT_ASSERT(tun->wk[0].st->back->dead, "reading goes on after a refused sleep");
+	UT_ASSERT(strstr(logbuf, "failed a sleep") && strstr(logbuf, "reading stops"),
+		  "no word of the failed sleep: '%s'", logbuf);
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
+	UT_ASSERT(rs.stopped == 1, "back stats: stopped %llu, want 1",
+		  (unsigned long long)rs.stopped);
+	/* Stopped: a sleep waits on the wake alone (here written: at once). */
+	UT_ASSERT(ops->wait(tun, 0, efd) == 0, "the sleep after the stop");
+	ops->close(tun, 0);
+	close(efd);
+	/* The batch's frames went home from the read path at close. */
+	return back_done(u, p, t, tun, s, 64 - UCM_TUN_BACK_BATCH);
+}
+
+/*
  * The usual close: a turn read one packet and keeps the rest of its frames
  * for the next (no read in the kernel between turns); close sends them
  * home, and the packet goes out through the channel.
@@ -1589,6 +1634,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_old_names),
 	UT_CASE(test_one_way_ignores_back),
 	UT_CASE(test_back_close_ends_reads),
+	UT_CASE(test_back_sleep_fails),
 	UT_CASE(test_back_close_keeps_order),
 	UT_CASE(test_back_no_nowait),
 	UT_CASE(test_back_super_packets),
