@@ -27,10 +27,12 @@
  * cancels the writes not reaped and waits for their answers; a ring that
  * cannot account for every write is thrown away.
  *
- * The writes are RWF_NOWAIT and the fds non-blocking, so io_uring never
- * parks a write (it completes it inline or fails it with EAGAIN), and a
- * tun write never sleeps: waiting for the completions of a submitted
- * batch cannot wait forever.
+ * The writes are RWF_NOWAIT (Linux 6.4 on; before, nowait_probe() says
+ * so) and the fds non-blocking, so io_uring never parks a write (it
+ * completes it inline or fails it with EAGAIN), and a tun write never
+ * sleeps: waiting for the completions of a submitted batch cannot wait
+ * forever. Before 6.4 a write to a full tun (its sndbuf lowered) waits
+ * for room.
  *
  * A packet of several frames (UCM_FRAME_F_CHAIN) is one write of an
  * iovec per frame; coalesced, its payload is an iovec per frame of the

@@ -32,8 +32,9 @@ int ucm_tun_ring_init(struct tun_wstate *st)
 /*
  * The ring is torn down asynchronously by the kernel, and until then its
  * registered file keeps the queue open (and a device we created alive).
- * Unregistering first drops that reference now: nothing is in flight
- * between batches (reap()).
+ * Unregistering first drops that reference now: nothing of ours is
+ * waited for between batches (reap() heard every write, or gave the
+ * ring's up with it: reap_give_up()).
  */
 void ucm_tun_ring_exit(struct tun_wstate *st)
 {
