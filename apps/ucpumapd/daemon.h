@@ -200,7 +200,8 @@ void print_stats(struct daemon *d, bool final);
 /* After the privileges' drop: the XDP program's pass counters, where they
  * cannot be read any more, said once. */
 void stats_pass_check(const struct daemon *d);
-/* The busy shares' starting points, as the datapath starts. */
+/* The run's start (its time) and the busy shares' starting points, as
+ * the datapath starts. */
 void stats_start(struct daemon *d);
 void print_verdict(struct daemon *d);
 /* priv.c: --stats-json's file. The pending line (struct daemon) out as

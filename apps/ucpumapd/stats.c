@@ -570,6 +570,7 @@ void stats_start(struct daemon *d)
 	struct ucm_dp_stats t;
 	uint32_t w;
 
+	d->start_t = d->last_t = now_sec();
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	d->base_sleep_ns = d->last.worker_sleep_ns = t.worker_sleep_ns;
 	for (w = 0; w < ucm_dp__nworkers(d->dp) && w < UCM_CPUMAP_MAX_WORKERS; w++)

@@ -567,9 +567,7 @@ static int stop(struct daemon *d, int status)
 	int err;
 
 	d->stop_t = now_sec();
-	/* No answer comes from here on (the control thread stops): the
-	 * socket goes now, not after the drain and the audit, so that an
-	 * instance started meanwhile on the interface serves its own. */
+	/* No more answers: an instance started meanwhile makes its own. */
 	ctl__close(d->ctl);
 	d->ctl = NULL;
 	metrics__stop(d->metrics);
@@ -591,10 +589,10 @@ static int stop(struct daemon *d, int status)
 	return status ? status : err ? EXIT_UNCLEAN : 0;
 }
 
-/* From a created datapath to a running one: the tun kept, the datapath
- * started, the status socket (made before the privileges drop), the
- * privileges dropped, the metrics served, the seccomp filter on. Nonzero:
- * a step failed, said. */
+/* From a created datapath to a running one: the queues left out said,
+ * the tun kept, the datapath started, the status socket (made before the
+ * privileges drop), the privileges dropped, the metrics served, the
+ * seccomp filter on. Nonzero: a step failed, said. */
 static int start_run(struct daemon *d)
 {
 	bool keep = d->c.keep_tun || d->priv.tun_kept;
@@ -604,11 +602,7 @@ static int start_run(struct daemon *d)
 		return -1;
 	if (ucm_dp__start(d->dp))
 		goto err_unkeep;
-	/* The run's time and counters from here, where frames start to
-	 * come: a later step's failure stops it with a closing total of
-	 * its own seconds, not of the host's uptime. */
-	d->start_t = d->last_t = now_sec();
-	stats_start(d);
+	stats_start(d);	/* a later step's failure closes over its seconds */
 	ctl__open(d);
 	if (priv_drop(d) || metrics__start(d->metrics, d) || priv_confine(d))
 		goto err_unkeep;
@@ -670,7 +664,6 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	/* A reader of stdout that went away costs a write's EPIPE, not us. */
 	signal(SIGPIPE, SIG_IGN);
-
 	dp_opts(&d.c, &o);
 	o.thread_init = daemon_thread;	/* each thread drops its own */
 	o.thread_init_ctx = &d;
