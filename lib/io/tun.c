@@ -129,7 +129,10 @@ static __hot_inline char *pkt_buf(const struct ucm_tun *tun, struct ucm_frame_hd
 	data = frame + start - VNET_LEN;
 	memset(data, 0, VNET_LEN);
 	sl->len += VNET_LEN;
-	sl->partial = ucm_l4_csum_partial(&hdr->pkt, (const uint8_t *)frame);
+	/* A tap's write runs to the frame's end, and the kernel's sum with
+	 * it: trailing bytes (Ethernet padding) are no sender's offload. */
+	sl->partial = (!start && hdr->len != hdr->pkt.l3_off + hdr->pkt.l3_len) ? false :
+		      ucm_l4_csum_partial(&hdr->pkt, (const uint8_t *)frame);
 	if (unlikely(sl->partial)) {
 		vh = (struct virtio_net_hdr *)data;
 		vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;

@@ -118,7 +118,10 @@ static inline uint16_t ucm_csum_folded(uint32_t sum)
  * fragments), for a UDP field of 0 (IPv4's "no checksum": a pseudo-header
  * sum is never 0, its protocol word is not), and where the sender's
  * pseudo-header is not this header's (an IPv4 source route, an IPv6
- * routing header with segments left: UCM_PKT_F_SRCROUTE): left as they
+ * routing header with segments left: UCM_PKT_F_SRCROUTE), and for a UDP
+ * length short of the datagram (the kernel would sum the bytes past it:
+ * a full checksum that looked partial would come out wrong; tun.c holds
+ * a tap's frame with bytes past its datagram to the same): left as they
  * came. A correct full checksum F that
  * equals the pseudo-header sum P (one packet in 2^16) is true too, and
  * harmless: correct, P + S + F = -0 (S: the segment's sum but the field),
@@ -139,10 +142,10 @@ static inline bool ucm_l4_csum_partial(const struct ucm_pkt *pkt, const uint8_t 
 	if ((pkt->flags & (UCM_PKT_F_PORTS | UCM_PKT_F_FRAG | UCM_PKT_F_SRCROUTE)) !=
 	    UCM_PKT_F_PORTS)
 		return false;
-	/* UDP: the length its sender summed, which the parse checked lies
-	 * within the datagram; TCP: the rest of the datagram. */
-	l4len = pkt->l4_proto == IPPROTO_UDP ? ld_be16(l4 + 4) :
-		pkt->l3_len - (pkt->l4_off - pkt->l3_off);
+	/* The rest of the datagram, which the kernel's completion sums. */
+	l4len = pkt->l3_len - (pkt->l4_off - pkt->l3_off);
+	if (pkt->l4_proto == IPPROTO_UDP && ld_be16(l4 + 4) != l4len)
+		return false;
 	st_be16(ph + 2, l4len);
 	/*
 	 * ucm_pseudo_sum() unrolled, in native order throughout: every

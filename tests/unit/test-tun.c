@@ -1596,6 +1596,73 @@ static int test_write_partial_csum(void)
 	return tun_done(ops, tun, u, addrs, NPKT, s[1]);
 }
 
+/*
+ * A field that holds the pseudo-header's sum where the kernel's
+ * completion would sum more than its sender did goes without NEEDS_CSUM:
+ * a tap frame with bytes past its datagram (Ethernet padding), a UDP
+ * length short of the datagram (tun and tap). A full checksum that looks
+ * partial (one in 2^16) would come out wrong there.
+ */
+static int test_write_partial_lookalike(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink();
+	struct ucm_umem *u = mk_umem();
+	struct ucm_pool *p = ucm_umem__pool(u, 0);
+	struct ucm_frame_hdr *hdrs[2];
+	uint64_t addrs[2];
+	struct ucm_tun_stats st;
+	struct ucm_tun *tun;
+	uint8_t buf[512], *d, *l4;
+	int s[2], failed, tap;
+	uint32_t i, len;
+
+	UT_ASSERT(u, "umem");
+	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
+	tun = fake_tun(s[0]);
+	UT_ASSERT(tun, "tun");
+	ucm_pool__set_owner(p);
+	OPEN_OR_SKIP(ops, tun);
+	UT_ASSERT(ucm_pool__alloc_bulk(p, addrs, 2) == 2, "alloc");
+	for (tap = 1; tap >= 0; tap--) {
+		tun->flags = tap ? UCM_TUN_F_TAP : 0;
+		for (i = 0; i < 2; i++) {
+			hdrs[i] = ucm_umem__frame(ucm_umem__area(u), addrs[i]);
+			memset(hdrs[i], 0, sizeof(*hdrs[i]));
+			hdrs[i]->data_off = DATA_OFF;
+			d = ucm_frame_data(hdrs[i]);
+			len = mk_l4(d, false, false, true);	/* IPv4 UDP, field = P */
+			l4 = d + 14 + 20;
+			if (i == 0) {
+				memset(d + len, 0xee, 6);	/* padding past the datagram */
+				len += 6;
+			} else {
+				/* UDP 4 bytes short of the datagram, P over its length */
+				st_be16(l4 + 4, 24);
+				st_be16(l4 + 6, ucm_csum_folded(ucm_pseudo_sum(d + 14, false, 17, 24)));
+			}
+			hdrs[i]->len = len;
+			UT_ASSERT(ucm_pkt__parse(&hdrs[i]->pkt, d, len) == UCM_DROP_NONE, "parse %u", i);
+		}
+		failed = ops->xmit(tun, 0, hdrs, addrs, 2);
+		UT_ASSERT(!failed, "tap %d: %d failed", tap, failed);
+		for (i = 0; i < 2; i++) {
+			const struct virtio_net_hdr *vh = (const void *)buf;
+			ssize_t n = recv(s[1], buf, sizeof(buf), MSG_DONTWAIT);
+
+			UT_ASSERT(n > (ssize_t)VNET_LEN, "tap %d, packet %u: recv %zd", tap, i, n);
+			/* The padding of a tun's write is left out: its UDP
+			 * length alone is the look-alike there. */
+			UT_ASSERT(!vh->flags || (!tap && i == 0),
+				  "tap %d, packet %u: NEEDS_CSUM for a sum over more than its sender's",
+				  tap, i);
+		}
+	}
+	ucm_tun__worker_stats(tun, 0, &st, sizeof(st));
+	UT_ASSERT(st.csum_partial == 1, "csum_partial %llu, want 1 (the tun's padded one)",
+		  (unsigned long long)st.csum_partial);
+	return tun_done(ops, tun, u, addrs, 2, s[1]);
+}
+
 /* The way back's 0.2.0 names (tun.h) reach the same functions. */
 static int test_back_old_names(void)
 {
@@ -1654,6 +1721,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_write_stale_completion),
 	UT_CASE(test_write_close_after_given_up),
 	UT_CASE(test_write_partial_csum),
+	UT_CASE(test_write_partial_lookalike),
 	{}
 };
 
