@@ -70,7 +70,8 @@ extern "C" {
  * which a hold of at most 71 packets hardly notices. */
 #define UCM_GSO_MAX_SEGS	128
 #define UCM_GSO_MAX_UDP_SEGS	64
-/* IP total length (IPv4) / payload length (IPv6): 16 bits. */
+/* The IP packet, header included: IPv4's total length is 16 bits; an
+ * IPv6 group stops 40 bytes short of its payload length's limit. */
 #define UCM_GSO_MAX_BYTES	65535
 /* Packets one plan covers. */
 #define UCM_GSO_MAX_BATCH	256
