@@ -179,7 +179,7 @@ static void add_queue(const struct ucm_dp *dp, uint32_t q, struct ucm_dp_stats *
 	t->rx_steer_err += xs.rx_steer_err;
 	/* The queue counts TX descriptors, a frame each; the totals count
 	 * packets in tx, frames in tx_completed and tx_pending. */
-	t->tx += sub0(xs.tx, xs.tx_chain_more);
+	t->tx += xs.tx_packets;
 	t->tx_chains += xs.tx_chains;
 	t->tx_chain_more += xs.tx_chain_more;
 	t->tx_drops += xs.tx_ring_full + xs.tx_bad_desc;

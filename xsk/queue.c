@@ -77,6 +77,7 @@ int ucm_xsk_queue__stats(const struct ucm_xsk_queue *q, struct ucm_xsk_stats *st
 	o.rx_chain_nosg = READ_ONCE(q->stats.rx_chain_nosg);
 	o.rx_chain_more = READ_ONCE(q->stats.rx_chain_more);
 	o.rx_packets = READ_ONCE(q->stats.rx_packets);
+	o.tx_packets = READ_ONCE(q->stats.tx_packets);
 	o.sleeps = READ_ONCE(q->stats.sleeps);
 	o.wake_rx = READ_ONCE(q->stats.wake_rx);
 	o.wake_tx = READ_ONCE(q->stats.wake_tx);

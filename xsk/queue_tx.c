@@ -12,7 +12,8 @@
  * completion ring gives back one address per descriptor: tx_posted and
  * tx_done (port_internal.h) count frames, and so do the statistics' tx
  * and tx_completed; a packet of several counts once in tx_ring_full and
- * tx_bad_desc, and tx less tx_chain_more is the packets posted.
+ * tx_bad_desc, and tx less tx_chain_more is the packets posted
+ * (tx_packets, one counter: a reading never goes back).
  */
 #include <string.h>
 #include <sys/socket.h>
@@ -247,6 +248,7 @@ uint32_t ucm_xsk_queue__tx(struct ucm_xsk_queue *q, const uint64_t *desc,
 		xsk_ring_prod__submit(&q->tx, used);
 		q->tx_posted += used;
 		STAT_ADD(q->stats.tx, used);
+		STAT_ADD(q->stats.tx_packets, used - more);
 	}
 	if (chains) {
 		STAT_ADD(q->stats.tx_chains, chains);

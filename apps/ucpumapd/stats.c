@@ -68,15 +68,8 @@ static double rx_busy_share(const struct daemon *d, uint64_t rx_cpu, double dt)
 	return share_pct((int64_t)(rx_cpu - d->last_rx_cpu), dt, ucm_dp__nqueues(d->dp));
 }
 
-/* Packets of a queue's TX ring: descriptors less the later frames of
- * packets in several, two counters a live reading can catch in the middle
- * of a batch: a few tens low for a moment, 0 at the lowest, never wrapped. */
-static uint64_t ring_packets(uint64_t descs, uint64_t more)
-{
-	return descs > more ? descs - more : 0;
-}
-
-/* The rate of such a count: a dip reads 0, not a wrapped difference. */
+/* The rate of a count read live that may dip (delivered, a difference of
+ * counters): a dip reads 0, not a wrapped difference. */
 static double dip_rate(uint64_t now, uint64_t then, double dt)
 {
 	return now > then ? (now - then) / dt : 0;
@@ -221,7 +214,7 @@ static void print_queue(struct daemon *d, uint32_t q, double dt)
 		       lat_str(lat, sizeof(lat), xs.rx_hist), ULL(lat_count(xs.rx_hist)));
 	if (d->c.two_way && q < ucm_dp__nworkers(d->dp)) {	/* it has channels */
 		/* Packets; the ring's descriptors and completions are frames. */
-		uint64_t txp = ring_packets(xs.tx, xs.tx_chain_more);
+		uint64_t txp = xs.tx_packets;
 
 		printf("    tx: %.0f pps, tx %llu (in several frames %llu) drops (ring full) %llu (bad) %llu | completions %llu frames, bulk-avg %.1f, direct %.1f%% | kicks %llu kick_err %llu\n",
 		       dip_rate(txp, d->last_q_tx[q], dt), ULL(txp), ULL(xs.tx_chains),

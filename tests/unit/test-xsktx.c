@@ -231,8 +231,9 @@ static int test_posted(void)
 		  "last: %u %#x", t[2].len, t[2].options);
 	s = stats(f);
 	UT_ASSERT(s.tx == 3 && s.tx_chains == 1 && s.tx_chain_more == 2 && s.tx_ring_full == 0 &&
-		  s.tx_bad_desc == 0, "tx %llu chains %llu more %llu", (unsigned long long)s.tx,
-		  (unsigned long long)s.tx_chains, (unsigned long long)s.tx_chain_more);
+		  s.tx_bad_desc == 0 && s.tx_packets == 1, "tx %llu chains %llu more %llu packets %llu",
+		  (unsigned long long)s.tx, (unsigned long long)s.tx_chains,
+		  (unsigned long long)s.tx_chain_more, (unsigned long long)s.tx_packets);
 	UT_ASSERT(ucm_xsk_queue__tx_pending(&f->q) == 3, "pending %u",
 		  ucm_xsk_queue__tx_pending(&f->q));
 	if (audit(f, 3, 0, 0))
@@ -268,8 +269,9 @@ static int test_ring_full(void)
 	kernel_send(f);
 	ucm_xsk_queue__complete(&f->q);
 	k = ucm_xsk_queue__tx(&f->q, d, 2);
-	UT_ASSERT(k == 2 && stats(f).tx == RING - 2 + 4, "took %u, tx %llu", k,
-		  (unsigned long long)stats(f).tx);
+	UT_ASSERT(k == 2 && stats(f).tx == RING - 2 + 4 && stats(f).tx_packets == RING - 2 + 2,
+		  "took %u, tx %llu, packets %llu", k, (unsigned long long)stats(f).tx,
+		  (unsigned long long)stats(f).tx_packets);
 	if (audit(f, 4, 0, 0))
 		return 1;
 	/* A single, a packet of three, a single with room for four: the
@@ -299,7 +301,9 @@ static int refused(struct fake *f, uint64_t d, uint64_t *(*what)(struct ucm_xsk_
 
 	k = ucm_xsk_queue__tx(&f->q, next, 2);
 	s = stats(f);
-	UT_ASSERT(k == 2 && s.tx == s0.tx + 1, "took %u, tx %llu", k, (unsigned long long)s.tx);
+	UT_ASSERT(k == 2 && s.tx == s0.tx + 1 && s.tx_packets == s0.tx_packets + 1,
+		  "took %u, tx %llu, packets %llu", k, (unsigned long long)s.tx,
+		  (unsigned long long)s.tx_packets);
 	UT_ASSERT(s.tx_bad_desc == s0.tx_bad_desc + 1 && *what(&s) == *what(&s0) + 1,
 		  "not counted by its reason");
 	return audit(f, f->tx_prod - f->tx_cons, 0, 0);

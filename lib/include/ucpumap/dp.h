@@ -304,10 +304,11 @@ struct ucm_dp_opts {
  * @rx_steer_err + @enqueue_drops + @worker_drops + @verdict_tx once
  * stopped (ucm_dp_stats__violations()).
  * @rx: packets; one of several frames (multi-buffer) counts once, at its
- *      end (ucm_xsk_stats.rx_packets): a reading never goes back. While
- *      it runs, @tx and (a sink of one's own) @delivered are counters
- *      less others, which a reading can catch in the middle of a batch: a
- *      few tens low for a moment, never below 0; final once stopped.
+ *      end (ucm_xsk_stats.rx_packets): a reading never goes back, nor
+ *      does @tx's (tx_packets). While it runs, (a sink of one's own)
+ *      @delivered is a counter less others, which a reading can catch in
+ *      the middle of a batch: a few tens low for a moment, never below 0;
+ *      final once stopped.
  * @rx_chains: of them, packets of several frames handed on
  * @rx_chain_drops: packets of several frames dropped at the RX ring
  *                  (ucm_xsk_stats: rx_chain_long, _cut, _bad, _nosg)

@@ -191,6 +191,8 @@ struct ucm_xsk_opts {
  *              each, a packet of several once, at its end (handed on or
  *              dropped). Final, it is @rx less @rx_chain_more; unlike that
  *              difference of two live counters, a reading never goes back.
+ * @tx_packets: packets posted to the TX ring, one of several frames once:
+ *              @tx less @tx_chain_more, in one counter likewise.
  */
 struct ucm_xsk_stats {
 	uint64_t rx, rx_bad_desc, fill, fill_short, wakeups, rx_steer_err;
@@ -209,6 +211,7 @@ struct ucm_xsk_stats {
 	uint64_t sleeps, wake_rx, wake_tx, wake_fd, wake_timeout;
 	uint64_t tx_chains, tx_chain_more, tx_chain_long, tx_chain_bad, tx_chain_nosg;
 	uint64_t rx_packets;
+	uint64_t tx_packets;
 };
 
 /* A validated RX descriptor. */
