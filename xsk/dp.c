@@ -36,6 +36,10 @@
 #define DP_TX_GRACE_MS		100
 /* An RX thread that has not made its producer by then is stuck. */
 #define DP_START_TIMEOUT_MS	5000
+/* At stop, between the sockets leaving the XSK map and the RX threads'
+ * last look: a NAPI poll (a budget of 64 packets: microseconds) that
+ * found a socket before publishes its packets at its end. */
+#define NAPI_GRACE_NS		1000000
 
 /* Queue @q's socket into the XSK map (@fd), or out of it (-1). */
 static int dp_redirect(struct ucm_dp *dp, uint32_t q, int fd)
@@ -393,10 +397,14 @@ static void dp_quiesce(struct ucm_dp *dp)
 {
 	uint32_t q;
 
-	/* 1. The kernel stops redirecting to us. */
+	/* 1. The kernel stops redirecting to us; the RX threads, still
+	 *    running, take what a NAPI poll under way publishes at its end
+	 *    (xdp_do_flush()). */
 	for (q = 0; q < dp->c.nqueues; q++)
 		if (dp->rx[q].q)
 			dp_redirect(dp, q, -1);
+	if (dp->state & UCM_DP_S_RUNNING)
+		nanosleep(&(struct timespec){ .tv_nsec = NAPI_GRACE_NS }, NULL);
 	/* 2. RX threads flush their bulk queues and let go of their pools. */
 	atomic_store_explicit(&dp->stop, 1, memory_order_relaxed);
 	/* Never read: readable from now on, every sleep ends at once. */
