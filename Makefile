@@ -308,7 +308,8 @@ $(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h) tests/unit/u
 # or a sanitizer's malloc, so LeakSanitizer judges in an ASan build.
 comma := ,
 SETUPFAIL_WRAP := malloc calloc realloc aligned_alloc posix_memalign strdup \
-	pthread_attr_setaffinity_np io_uring_queue_init_params socket bpf_map_create \
+	pthread_attr_setaffinity_np io_uring_queue_init_params socket eventfd epoll_create1 \
+	bpf_map_create \
 	bpf_prog_load bpf_btf_load bpf_link_create pthread_create
 $(BUILD)/tests/progs/setupfail: tests/progs/setupfail.c tests/progs/census.h \
 		$(DEBUG_LIB) $(LIB_HDRS) $(DEPS)

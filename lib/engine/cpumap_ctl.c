@@ -104,6 +104,8 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 	err = ucm_wake_init(&w->wake, (map->sink && map->sink->wait) ||
 				       (map->flags & UCM_CPUMAP_F_PREWAKE));
 	if (err) {
+		pr_warn("cpumap: worker %u's eventfd: %s (the open files' limit: ulimit -n, a unit's LimitNOFILE=)\n",
+			idx, strerror(-err));
 		free(w);
 		return err;
 	}
@@ -120,6 +122,8 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 		if (w->epfd < 0 ||
 		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, ucm_wake_fd(&w->wake), &ev)) {
 			err = -errno;
+			pr_warn("cpumap: worker %u's epoll set: %s (the open files' limit: ulimit -n, a unit's LimitNOFILE=)\n",
+				idx, strerror(-err));
 			worker_free(w);
 			return err;
 		}

@@ -9,8 +9,8 @@
  *            strdup: NULL, ENOMEM; pthread_attr_setaffinity_np (glibc's
  *            allocates): ENOMEM
  *   uring    io_uring_queue_init_params: -ENOMEM
- *   socket   socket (libxdp's AF_XDP ones, libbpf's netlink ones, ours):
- *            EMFILE
+ *   socket   socket (libxdp's AF_XDP ones, libbpf's netlink ones, ours),
+ *            eventfd, epoll_create1: EMFILE (the open files' limit)
  *   bpf      bpf_map_create, bpf_prog_load, bpf_btf_load, bpf_link_create:
  *            -ENOMEM
  *   thread   pthread_create: EAGAIN
@@ -124,6 +124,8 @@ char *__real_strdup(const char *s);
 int __real_io_uring_queue_init_params(unsigned int entries, struct io_uring *ring,
 				      struct io_uring_params *p);
 int __real_socket(int domain, int type, int proto);
+int __real_eventfd(unsigned int initval, int flags);
+int __real_epoll_create1(int flags);
 int __real_bpf_map_create(enum bpf_map_type type, const char *name, __u32 key_size,
 			  __u32 value_size, __u32 max_entries,
 			  const struct bpf_map_create_opts *opts);
@@ -208,6 +210,24 @@ int __wrap_socket(int domain, int type, int proto)
 		return -1;
 	}
 	return __real_socket(domain, type, proto);
+}
+
+int __wrap_eventfd(unsigned int initval, int flags)
+{
+	if (take(K_SOCKET)) {
+		errno = EMFILE;
+		return -1;
+	}
+	return __real_eventfd(initval, flags);
+}
+
+int __wrap_epoll_create1(int flags)
+{
+	if (take(K_SOCKET)) {
+		errno = EMFILE;
+		return -1;
+	}
+	return __real_epoll_create1(flags);
 }
 
 int __wrap_bpf_map_create(enum bpf_map_type type, const char *name, __u32 key_size,
