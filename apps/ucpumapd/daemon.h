@@ -152,6 +152,10 @@ struct daemon {
 	double last_t;
 	double wd_period, wd_last;	/* systemd's watchdog: seconds; 0 off */
 	double start_t, stop_t;		/* the run, for the final averages */
+	/* The workers' sleeps at stop_t (stats_stop()): the final busy
+	 * shares end there, as the RX threads' do, not after the drain. */
+	uint64_t stop_sleep_ns, stop_w_sleep[UCM_CPUMAP_MAX_WORKERS];
+	bool stop_read;
 	struct metrics *metrics;	/* NULL without --metrics-listen */
 	/* The RX threads (poll.c): each records itself in thread_init,
 	 * before start returns (rx_thr_set: release there, acquire here);
@@ -203,6 +207,9 @@ void stats_pass_check(const struct daemon *d);
 /* The run's start (its time) and the busy shares' starting points, as
  * the datapath starts. */
 void stats_start(struct daemon *d);
+/* The busy shares' end points as the stop begins, the datapath running:
+ * the RX threads' CPU time and the workers' sleeps. */
+void stats_stop(struct daemon *d);
 void print_verdict(struct daemon *d);
 /* priv.c: --stats-json's file. The pending line (struct daemon) out as
  * the file takes it: true once none is pending (a failed write gives it

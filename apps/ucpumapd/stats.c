@@ -276,6 +276,8 @@ static void print_worker(struct daemon *d, uint32_t w, double dt)
 
 	ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws));
 	ucm_dp__tun_stats(d->dp, w, &ts, sizeof(ts));
+	if (d->stop_read)
+		ws.sleep_ns = d->stop_w_sleep[w];
 	/* An inline worker (--pass) never sleeps: no busy share of its own. */
 	if (d->c.pass)
 		snprintf(l1, sizeof(l1), "inline");
@@ -574,6 +576,21 @@ void stats_start(struct daemon *d)
 	memcpy(d->last_q_cpu, d->rx_cpu_seen, sizeof(d->last_q_cpu));
 }
 
+void stats_stop(struct daemon *d)
+{
+	struct ucm_cpumap_worker_stats ws;
+	struct ucm_dp_stats t;
+	uint32_t w;
+
+	rx_cpu_ns(d);
+	ucm_dp__stats(d->dp, &t, sizeof(t));
+	d->stop_sleep_ns = t.worker_sleep_ns;
+	for (w = 0; w < ucm_dp__nworkers(d->dp) && w < UCM_CPUMAP_MAX_WORKERS; w++)
+		if (!ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws)))
+			d->stop_w_sleep[w] = ws.sleep_ns;
+	d->stop_read = true;
+}
+
 /* The final block's rates are the whole run's: from zero (the busy
  * shares from the datapath's start), over start to stop. */
 static void whole_run(struct daemon *d)
@@ -603,6 +620,8 @@ void print_stats(struct daemon *d, bool final)
 	uint32_t i;
 
 	ucm_dp__stats(d->dp, &t, sizeof(t));
+	if (d->stop_read)
+		t.worker_sleep_ns = d->stop_sleep_ns;
 	rx_cpu = rx_cpu_ns(d);
 	count_drops(d, &t, &n);
 	if (final) {

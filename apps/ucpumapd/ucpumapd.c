@@ -573,7 +573,7 @@ static int stop(struct daemon *d, int status)
 	metrics__stop(d->metrics);
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	if (t.state & UCM_DP_S_RUNNING)
-		rx_cpu_ns(d);	/* the RX threads' last readings */
+		stats_stop(d);	/* the busy shares end here */
 	d->rx_joined = true;
 	err = ucm_dp__stop(d->dp, SHUTDOWN_TIMEOUT_MS);
 	if (t.state & UCM_DP_S_RUNNING) {
