@@ -546,8 +546,9 @@ static uint32_t reap(const struct ucm_tun *tun, struct tun_wstate *st,
 		io_uring_cq_advance(&st->ring, cnt);
 		if (!left)
 			return failed;
-		/* Submitted writes finish (a tun write never sleeps on a
-		 * non-blocking fd); their frames may not go home before. */
+		/* Submitted writes finish (with RWF_NOWAIT at once; before
+		 * Linux 6.4 a full tun's once it has room); their frames may
+		 * not go home before. */
 		if (!cancelled)
 			err = tun_test_wait_fail(true) ? -EBADR :
 			      io_uring_wait_cqe(&st->ring, &cqe);
