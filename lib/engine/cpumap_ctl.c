@@ -104,8 +104,8 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 	err = ucm_wake_init(&w->wake, (map->sink && map->sink->wait) ||
 				       (map->flags & UCM_CPUMAP_F_PREWAKE));
 	if (err) {
-		pr_warn("cpumap: worker %u's eventfd: %s (the open files' limit: ulimit -n, a unit's LimitNOFILE=)\n",
-			idx, strerror(-err));
+		pr_warn("cpumap: worker %u's eventfd: %s%s\n", idx, strerror(-err),
+			err == -EMFILE ? " (the open files' limit: ulimit -n, a unit's LimitNOFILE=)" : "");
 		free(w);
 		return err;
 	}
@@ -122,8 +122,8 @@ static int worker_start(struct ucm_cpumap *map, uint32_t idx, int cpu,
 		if (w->epfd < 0 ||
 		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, ucm_wake_fd(&w->wake), &ev)) {
 			err = -errno;
-			pr_warn("cpumap: worker %u's epoll set: %s (the open files' limit: ulimit -n, a unit's LimitNOFILE=)\n",
-				idx, strerror(-err));
+			pr_warn("cpumap: worker %u's epoll set: %s%s\n", idx, strerror(-err),
+				err == -EMFILE ? " (the open files' limit: ulimit -n, a unit's LimitNOFILE=)" : "");
 			worker_free(w);
 			return err;
 		}

@@ -78,8 +78,8 @@ struct ucm_txq *ucm_txq__create(struct ucm_umem *umem, uint32_t size)
 	if (!err)
 		err = ucm_wake_init(&t->room_wake, true);
 	if (err)
-		pr_warn("txq: a TX channel's eventfd: %s (the open files' limit: ulimit -n, a unit's LimitNOFILE=)\n",
-			strerror(-err));
+		pr_warn("txq: a TX channel's eventfd: %s%s\n", strerror(-err),
+			err == -EMFILE ? " (the open files' limit: ulimit -n, a unit's LimitNOFILE=)" : "");
 	if (!t->free || !t->out || err) {
 		err = err ? err : -ENOMEM;
 		ucm_ring__destroy(t->free);

@@ -244,7 +244,7 @@ int ucm_tun_back_open(struct ucm_tun *tun, uint32_t w, struct tun_wstate *st)
 					    tun->resolver_init_ctx, w);
 		if (!r->neigh) {
 			err = -errno;
-			pr_warn("tun: %s: worker %u: no netlink socket for the next hops: %s\n",
+			pr_warn("tun: %s: worker %u: no next-hop resolver (its netlink socket, eventfd or thread): %s\n",
 				tun->name, w, strerror(-err));
 			goto out_spill;
 		}
