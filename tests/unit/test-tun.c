@@ -112,6 +112,19 @@ static struct ucm_tun *fake_tun(int fd)
 		UT_ASSERT(!err_, "open: %s", strerror(-err_));			\
 	} while (0)
 
+/* A write path's case: the UMEM @u made, a datagram socket pair @s whose
+ * s[0] is the fake tun @tun's queue, the pool @p ours, worker 0 open. */
+#define WRITER_UP(ops, u, p, s, tun)						\
+	do {									\
+		UT_ASSERT(u, "umem");						\
+		UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s),\
+			  "socketpair");					\
+		tun = fake_tun(s[0]);						\
+		UT_ASSERT(tun, "tun");						\
+		ucm_pool__set_owner(p);						\
+		OPEN_OR_SKIP(ops, tun);						\
+	} while (0)
+
 static bool is_ring(int fd)
 {
 	char path[64], link[64];
@@ -1411,12 +1424,7 @@ static int test_write_stale_completion(void)
 	struct ucm_tun *tun;
 	char buf[512];
 
-	UT_ASSERT(u, "umem");
-	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
-	tun = fake_tun(s[0]);
-	UT_ASSERT(tun, "tun");
-	ucm_pool__set_owner(p);
-	OPEN_OR_SKIP(ops, tun);
+	WRITER_UP(ops, u, p, s, tun);
 	ws = tun->wk[0].st;
 
 	UT_ASSERT(!frames_get(u, addrs, hdrs, NPKT, 'A', 100), "alloc");
@@ -1547,12 +1555,7 @@ static int test_write_partial_csum(void)
 	uint32_t i, len[NPKT];
 	ssize_t n;
 
-	UT_ASSERT(u, "umem");
-	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
-	tun = fake_tun(s[0]);
-	UT_ASSERT(tun, "tun");
-	ucm_pool__set_owner(p);
-	OPEN_OR_SKIP(ops, tun);
+	WRITER_UP(ops, u, p, s, tun);
 	UT_ASSERT(ucm_pool__alloc_bulk(p, addrs, NPKT) == NPKT, "alloc");
 	for (int tap = 1; tap >= 0; tap--) {
 		tun->flags = tap ? UCM_TUN_F_TAP : 0;
@@ -1616,12 +1619,7 @@ static int test_write_partial_lookalike(void)
 	int s[2], failed, tap;
 	uint32_t i, len;
 
-	UT_ASSERT(u, "umem");
-	UT_ASSERT(!socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, s), "socketpair");
-	tun = fake_tun(s[0]);
-	UT_ASSERT(tun, "tun");
-	ucm_pool__set_owner(p);
-	OPEN_OR_SKIP(ops, tun);
+	WRITER_UP(ops, u, p, s, tun);
 	UT_ASSERT(ucm_pool__alloc_bulk(p, addrs, 2) == 2, "alloc");
 	for (tap = 1; tap >= 0; tap--) {
 		tun->flags = tap ? UCM_TUN_F_TAP : 0;
