@@ -412,10 +412,22 @@ static int free_slot(struct httpd *h, double now)
 		conn_close(&h->conn[i]);
 		return i;
 	}
-	i = oldest(h, CONN_READ, INFINITY);
-	if (i >= 0) {
-		evict(h, &h->conn[i], 408);
-		return i;
+	/* Its request may have come since it was admitted (a client slow
+	 * to send behind its connect, or newcomers admitted in the same
+	 * turn): read first; one answered is spared. Each turn takes a
+	 * connection out of READ: at most HTTPD_CONN_MAX turns. */
+	while ((i = oldest(h, CONN_READ, INFINITY)) >= 0) {
+		conn_read(h, &h->conn[i]);
+		if (h->conn[i].state == CONN_READ) {
+			evict(h, &h->conn[i], 408);
+			return i;
+		}
+		if (h->conn[i].state == CONN_FREE)
+			return i;	/* it closed, or its answer failed */
+		if (h->conn[i].state == CONN_LINGER) {
+			conn_close(&h->conn[i]);
+			return i;	/* answered whole */
+		}
 	}
 	i = oldest(h, CONN_WRITE, now + HTTPD_RESP_TIMEOUT - HTTPD_EVICT_WRITE_AGE);
 	if (i >= 0)
