@@ -274,9 +274,11 @@ static int check_required(const struct opts_cmd *cmd, const bool *given)
 	return -1;
 }
 
+/* A shift by the value's own width is undefined (a long is 32 bits on
+ * ILP32): a field as wide takes any value. */
 static bool uint_fits(unsigned long v, size_t size)
 {
-	return size == sizeof(uint64_t) || (size < sizeof(uint64_t) && !(v >> (8 * size)));
+	return size >= sizeof(v) || !(v >> (8 * size));
 }
 
 /* The field is one the kind can fill, and an argument is taken when the

@@ -52,7 +52,7 @@ int parse_pow2(const char *s, unsigned long lo, unsigned long hi,
 		return -1;
 	if (*out & (*out - 1)) {
 		fprintf(stderr, "%s: %lu is not a power of two; try %lu\n", what,
-			*out, 1ul << (63 - __builtin_clzl(*out)));
+			*out, 1ul << (8 * sizeof(*out) - 1 - __builtin_clzl(*out)));
 		return -1;
 	}
 	return 0;
