@@ -537,25 +537,30 @@ static int read_file(const struct opts_cmd *cmd, void *cfg, int n, const char *p
 
 /* The file of options named on the command line (the last one), read
  * before the rest: a first pass over @argv looks for it alone. */
-static int file_first(const struct opts_cmd *cmd, void *cfg, int n, int argc, char **argv,
-		      const struct option *lo, const char *so, bool *given)
+/* A first pass, silent: where an option that stops the parse stands
+ * (@stop, its @stop_arg: "nothing else is needed"), and --config's file. */
+static const char *first_pass(const struct opts_cmd *cmd, int n, int argc, char **argv,
+			      const struct option *lo, const char *so, int *stop,
+			      const char **stop_arg)
 {
 	const char *path = NULL;
 	int c, i, saved = opterr;
 
+	*stop = -1;
 	opterr = 0;	/* the second pass says what is wrong */
 	optind = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		i = opt_index(cmd->opts, n, c);
 		if (i >= 0 && (cmd->opts[i].flags & OPT_F_STOPS)) {
-			path = NULL;	/* "nothing else is needed" */
+			*stop = i;
+			*stop_arg = optarg;
 			break;
 		}
-		if (i >= 0 && !strcmp(cmd->opts[i].name, cmd->config_opt))
+		if (i >= 0 && cmd->config_opt && !strcmp(cmd->opts[i].name, cmd->config_opt))
 			path = optarg;
 	}
 	opterr = saved;
-	return path ? read_file(cmd, cfg, n, path, given) : 0;
+	return path;
 }
 
 int opts_parse(const struct opts_cmd *cmd, void *cfg, int argc, char **argv)
@@ -564,6 +569,7 @@ int opts_parse(const struct opts_cmd *cmd, void *cfg, int argc, char **argv)
 	struct option lo[OPTS_MAX + 2];
 	char so[2 * OPTS_MAX + 2];
 	bool given[OPTS_MAX] = {};
+	const char *path, *arg;
 	int n = 0, c, i;
 
 	for (; cmd->opts[n].name; n++) {
@@ -578,8 +584,11 @@ int opts_parse(const struct opts_cmd *cmd, void *cfg, int argc, char **argv)
 		return -1;
 	}
 	getopt_tables(cmd->opts, n, lo, so);
-	if (cmd->config_opt) {
-		c = file_first(cmd, cfg, n, argc, argv, lo, so, given);
+	path = first_pass(cmd, n, argc, argv, lo, so, &i, &arg);
+	if (i >= 0)	/* alone: no other option is read, nor the file */
+		return opt_given(&cmd->opts[i], arg, cfg) ? -1 : 0;
+	if (path) {
+		c = read_file(cmd, cfg, n, path, given);
 		if (c)
 			return c;
 	}

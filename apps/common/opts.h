@@ -56,9 +56,9 @@ enum opt_kind {
  * (--check, --status, --version), which a unit's file would make of
  * every start. */
 #define OPT_F_NO_FILE	(1U << 3)
-/* It ends the parse (--version, --status): the file of options is not
- * read when it is on the command line. (--help reads it: it shows the
- * values the file gives.) */
+/* It asks for something else than a run (--version, --status): taken
+ * alone wherever it stands, no other option read, nor the file of
+ * options. (--help reads the file: it shows the values the file gives.) */
 #define OPT_F_STOPS	(1U << 5)
 
 /* OPT_ENUM's names. A name whose value an earlier one has is an alias:

@@ -684,6 +684,12 @@ case_bad_flags() {
 	else
 		bad bad-flag-config-version "$(cat "$tmp/cv.err")"
 	fi
+	# ... nor an option before it.
+	if "$daemon" --frames 3 --version 2> "$tmp/fv.err" | grep -q '^ucpumapd [0-9]'; then
+		ok bad-flag-bad-option-version "--version after a bad --frames: the version"
+	else
+		bad bad-flag-bad-option-version "$(cat "$tmp/fv.err")"
+	fi
 	printf '# queues\n\ninterval 1\nqueues x  # no\n' > "$tmp/bad.conf"
 	bad_flag config-bad-line 2 "^$tmp/bad.conf:4: --queues: 'x' is not a list" -- --dev vd --config $tmp/bad.conf
 	printf 'two-way yes\n' > "$tmp/bad.conf"
