@@ -204,6 +204,9 @@ int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames);
  * ucm_dp_resolve_mtu()), two-way a tun MTU above the interface's. 0, or
  * -errno after a message. */
 int ucm_dp_check_cfg(struct dp_cfg *c);
+/* The interface is an Ethernet device (the program and the workers read
+ * that header): 0, or -EINVAL after a message. */
+int ucm_dp_check_ether(const char *ifname);
 /* Whether packets of an interface MTU @mtu take no more frames than the
  * set-up sized @c for (its if_mtu): a frame, or with packets of several
  * frames (c->sg) the chain of if_mtu. */
@@ -232,8 +235,8 @@ void ucm_dp_snapshot(struct ucm_dp *dp);
 /* What each part would refuse of its options, given @c, before anything
  * is set up: the application's XSKMAP, the interface's MTU
  * (ucm_dp_check_if_mtu()), the steering, the sockets and their UMEM, the
- * workers (CPUs, ring size), the interface's queues. 0, or -errno after
- * a message. */
+ * workers (CPUs, ring size), the interface's queues and its link type
+ * (Ethernet). 0, or -errno after a message. */
 int ucm_dp_check_parts(const struct dp_cfg *c);
 /* Every part, in order; what was set up stays for ucm_dp_parts_close(). */
 int ucm_dp_parts_open(struct ucm_dp *dp);

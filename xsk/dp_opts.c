@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <net/if.h>
+#include <net/if_arp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -627,6 +628,27 @@ int ucm_dp_check_tx_frames(const struct dp_cfg *c, uint32_t tx_frames)
 		", 4096-byte frames" : "", c->ifname,
 		tx_frames * per - DP_L2_ROOM);
 	return -EINVAL;
+}
+
+/* The program and the workers read Ethernet frames: on a device without
+ * that header (wireguard, ipip, gre, an L3 tun, lo) the IP header sits
+ * where they look for the EtherType. */
+int ucm_dp_check_ether(const char *ifname)
+{
+	struct ifreq ifr = {};
+	int err;
+
+	err = ucm_dp_if_ioctl(ifname, SIOCGIFHWADDR, &ifr);
+	if (err) {
+		pr_warn("dp: cannot read the link type of %s: %s\n", ifname, strerror(-err));
+		return err;
+	}
+	if (ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER) {
+		pr_warn("dp: %s is not an Ethernet device (link type %u, /sys/class/net/%s/type): ucpumap serves Ethernet interfaces (a NIC, a veth, a tap, a bond or VLAN on one)\n",
+			ifname, ifr.ifr_hwaddr.sa_family, ifname);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int ucm_dp_check_cfg(struct dp_cfg *c)

@@ -231,7 +231,7 @@ int ucm_dp_check_parts(const struct dp_cfg *c)
 		err = ucm_xsk_check_queues(c->ifname, c->queues, c->nqueues);
 	if (!err && (c->flags & (UCM_DP_F_TWO_WAY | UCM_DP_F_VERDICT_TX)))
 		err = ucm_xsk_check_tx_queues(c->ifname, c->queues, c->nqueues);
-	return err;
+	return err ? err : ucm_dp_check_ether(c->ifname);
 }
 
 static int dp_attach(struct ucm_dp *dp)

@@ -633,6 +633,18 @@ case_bad_flags() {
 	local rc l
 	bad_flag unknown-interface 78 "nosuchif0" -- --dev nosuchif0 --tun $tun
 	bad_flag missing-queue 78 "vd has RX queues 0-0, not queue 5" -- --dev vd --tun $tun --queues 5
+	# No Ethernet header (an L3 tun, as wireguard or ipip): the program
+	# would read the IP header as one. Refused before anything is made.
+	if ip -n "$dut" tuntap add l3t mode tun && ip -n "$dut" link set l3t up; then
+		KEEP=l3t
+		bad_flag not-ethernet 78 "l3t is not an Ethernet device \(link type 65534" -- \
+			--dev l3t --tun $tun --xdp-mode skb
+		bad_flag check-not-ethernet 78 "l3t is not an Ethernet device" -- --check --dev l3t --tun $tun
+		KEEP=
+		ip -n "$dut" link del l3t
+	else
+		bad bad-flag-not-ethernet "cannot make an L3 tun"
+	fi
 	# Two RX queues, one TX queue: the way back would send nothing on
 	# queue 1 (copy mode skips a queue the device has no TX queue of).
 	if ip -n "$dut" link add vt numrxqueues 2 numtxqueues 1 type veth peer name vtp \
