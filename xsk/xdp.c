@@ -669,8 +669,14 @@ static int xdp_detach(struct ucm_xdp *x)
 	x->attached_ifindex = 0;
 	err = 0;
 	if (x->link_fd >= 0) {
-		/* The link's last fd: the kernel detaches before close()
-		 * returns (the file's release runs on the way out). */
+		/* Detached, not only closed: a link fd another process took
+		 * by id (bpftool, an agent) would keep the program on, and a
+		 * replaced program could not go back. ENOLINK: the device
+		 * went, and the program with it. */
+		err = bpf_link_detach(x->link_fd);
+		if (err && err != -ENOLINK && err != -ENODEV)
+			pr_warn("detaching the XDP link: %s\n", strerror(-err));
+		err = 0;
 		close(x->link_fd);
 		x->link_fd = -1;
 	} else {

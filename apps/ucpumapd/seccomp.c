@@ -100,10 +100,12 @@ static const unsigned long ioctls[] = {
 
 /* bpf(2): the XSK map's elements (the stop, or an RX thread that gives
  * up, takes its socket out), the MAC map's, the pass counters read, an
- * object's info; no load, no map creation, no look-up of others' objects
- * by id. A link is detached by its close. */
+ * object's info, our link's detach at the stop (another process may
+ * hold a fd of it); no load, no map creation, no look-up of others'
+ * objects by id. */
 static const int bpf_cmds[] = {
 	BPF_MAP_UPDATE_ELEM, BPF_MAP_DELETE_ELEM, BPF_MAP_LOOKUP_ELEM, BPF_OBJ_GET_INFO_BY_FD,
+	BPF_LINK_DETACH,
 };
 
 /* clone(2)'s flags: the first argument, but on s390 the second. */

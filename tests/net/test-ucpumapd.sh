@@ -72,7 +72,8 @@
 # back, replace-foreign-program), malformed
 # (malformed-*), second-instance (second-instance-*), second-tun
 # (second-tun-*), keep-tun (keep-tun-*), sigkill
-# (sigkill-leaves-no-program, restart-delivers), restart-stale
+# (sigkill-leaves-no-program, restart-delivers), link-held
+# (link-held-stop-detaches: a link fd held elsewhere), restart-stale
 # (restart-replaces-stale-netlink), nothing-left.
 #
 # Root. Every case prints one PASS/FAIL/SKIP line; the script exits 0. Each
@@ -83,7 +84,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
 cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag stats-json-tmp stdout-stalled foreign-program
-malformed other-mac link-scope second-instance second-tun keep-tun sigkill restart-stale nothing-left"
+malformed other-mac link-scope second-instance second-tun keep-tun sigkill link-held restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -1879,6 +1880,51 @@ case_sigkill() {
 	else
 		bad sigkill-leaves-no-program "$(why_start)"
 	fi
+}
+
+# Another process holds a fd of the daemon's XDP link (bpftool, an agent
+# walking links): the stop still takes the program off.
+case_link_held() {
+	local why= id hpid f
+	if ! start_daemon held --cpus 0,1 --duration 30; then
+		bad link-held-stop-detaches "$(why_start)"
+		return
+	fi
+	for f in /proc/$dpid/fdinfo/*; do
+		id=$(sed -n 's/^link_id:[[:space:]]*//p' "$f" 2> /dev/null)
+		[ -n "$id" ] && break
+	done
+	if [ -z "$id" ]; then
+		stop_daemon
+		bad link-held-stop-detaches "no XDP link among the daemon's fds (attached by netlink?)"
+		return
+	fi
+	# BPF_LINK_GET_FD_BY_ID (30): a fd of our own on the link.
+	"$PY" - "$id" > "$tmp/held.out" 2>&1 <<'PY' &
+import ctypes, os, struct, sys, time
+nr = {"x86_64": 321, "aarch64": 280}[os.uname().machine]
+libc = ctypes.CDLL(None, use_errno=True)
+attr = ctypes.create_string_buffer(struct.pack("III", int(sys.argv[1]), 0, 0), 16)
+fd = libc.syscall(nr, 30, attr, 12)
+print("held" if fd >= 0 else "error %d" % ctypes.get_errno(), flush=True)
+time.sleep(20 if fd >= 0 else 0)
+PY
+	hpid=$!
+	lib_pid $hpid
+	wait_line "$tmp/held.out" '^(held|error)' 50 "$hpid"
+	stop_daemon
+	if ! grep -q '^held' "$tmp/held.out"; then
+		why="cannot hold link $id: $(cat "$tmp/held.out")"
+	elif ip -n "$dut" link show vd | grep -q 'xdp'; then
+		why="the program stayed on vd while another process held link $id: $(ip -n "$dut" link show vd | grep -o 'prog/xdp.*')"
+	fi
+	kill "$hpid" 2> /dev/null
+	lib_wait "$hpid"
+	! grep -q "detaching the XDP link" "$D_ERR" || why="$why $(grep -m1 'detaching the XDP link' "$D_ERR");"
+	why="$why$(final_ok)"
+	ip -n "$dut" link set vd xdp off 2> /dev/null
+	if [ -z "$why" ]; then ok link-held-stop-detaches "link $id held elsewhere, the program off vd at the stop"
+	else bad link-held-stop-detaches "$why"; fi
 }
 
 # A stale program of ours attached the old way (netlink, as versions
