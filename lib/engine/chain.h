@@ -129,8 +129,8 @@ static inline uint32_t ucm_chain_desc_frames(struct ucm_umem *umem, uint64_t des
 enum ucm_chain_frame { UCM_CHAIN_KEEP, UCM_CHAIN_PUT, UCM_CHAIN_LEAVE };
 enum ucm_chain_end { UCM_CHAIN_MORE, UCM_CHAIN_WHOLE, UCM_CHAIN_DROP };
 /* Why a packet is dropped; the greatest wins. CUT: its end never came.
- * NOSG over CUT: on such a socket no packet has several parts, and a
- * stray XDP_PKT_CONTD last on the ring is that, not a cut. */
+ * NOSG: on such a socket each descriptor is a packet, and one with a
+ * stray XDP_PKT_CONTD is dropped alone: the next is a packet of its own. */
 enum ucm_chain_why {
 	UCM_CHAIN_OK,
 	UCM_CHAIN_BAD,	/* a bad descriptor, or no room for the list */
@@ -183,7 +183,7 @@ static inline enum ucm_chain_end ucm_chain_rx_take(struct ucm_chain_rx *c, bool 
 		c->frag[c->n++] = ucm_desc_make(addr, len);
 		c->len += len;
 	}
-	if (more)
+	if (more && sg)
 		return UCM_CHAIN_MORE;
 	if (c->len > UINT16_MAX)
 		ucm_chain_rx_why(c, UCM_CHAIN_LONG);

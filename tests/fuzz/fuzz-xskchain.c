@@ -42,8 +42,9 @@
  * other is a DROP whose why is the greatest that holds, in chain.h's
  * order: BAD (a bad or foreign descriptor, fewer than 2 frames, no room
  * for the list) < LONG (a descriptor past max_frags, too many bytes) <
- * CUT (the ring ran dry) < NOSG (a stray XDP_PKT_CONTD on a socket
- * without XDP_USE_SG is that, not a cut). seen counts every descriptor
+ * CUT (the ring ran dry) < NOSG (on a socket without XDP_USE_SG each
+ * descriptor is a packet: one with a stray XDP_PKT_CONTD ends at once,
+ * dropped, and the next is its own). seen counts every descriptor
  * of the packet; after the reset every field but max is 0. At the end no
  * frame is left with a packet.
  */
@@ -265,7 +266,7 @@ static void chain_one(struct model *M, struct ucm_chain_rx *c, enum ucm_umem_des
 		model_take(M, HELD);
 	}
 	CHECK(fr == want && c->open);
-	if (more) {
+	if (more && M->sg) {
 		CHECK(end == UCM_CHAIN_MORE);
 		same_packet(M, c);
 		return;

@@ -441,7 +441,9 @@ static void model_chain(const struct fed *f)
 		H.len += f->len;
 		move(f->frame, RING, HELD);
 	}
-	if (f->contd)
+	/* Without XDP_USE_SG each descriptor is a packet: a stray
+	 * XDP_PKT_CONTD one ends at once, dropped. */
+	if (f->contd && H.sg)
 		return;
 	if (H.len > UINT16_MAX)
 		model_why(UCM_CHAIN_LONG);

@@ -426,13 +426,17 @@ static int test_no_sg(void)
 	struct ucm_xsk_desc d[8];
 	uint32_t n;
 
-	put_packet(f, 2, 100);
+	/* Each descriptor a packet: the one with XDP_PKT_CONTD dropped
+	 * alone, the next two delivered. */
+	put_desc(f, DATA_OFF, 100, true);
+	put_desc(f, DATA_OFF, 80, false);
 	put_desc(f, DATA_OFF, 64, false);
 	n = ucm_xsk_queue__rx(&f->q, d, 8);
-	UT_ASSERT(n == 1 && d[0].len == 64, "%u packets", n);
-	UT_ASSERT(stats(f).rx_chain_nosg == 1, "nosg %llu",
+	UT_ASSERT(n == 2 && d[0].len == 80 && d[1].len == 64, "%u packets", n);
+	UT_ASSERT(stats(f).rx_chain_nosg == 1 && !f->q.chain.open, "nosg %llu",
 		  (unsigned long long)stats(f).rx_chain_nosg);
 	give_back(f, &d[0]);
+	give_back(f, &d[1]);
 	if (audit(f, 0, 0))
 		return 1;
 	/* A stray XDP_PKT_CONTD last on the ring: not SG's, not a cut. */
