@@ -427,7 +427,7 @@ case_frame_2048() {
 }
 
 case_max_frags() {
-	local why long hist port=$((20000 + $$ % 10000))
+	local why long hist descs port=$((20000 + $$ % 10000))
 	lib_need stop
 	if ! start_daemon mf --duration 30 --max-frags 2 --metrics-listen 127.0.0.1:$port \
 		--stats-json "$tmp/mf.json"; then
@@ -440,6 +440,8 @@ case_max_frags() {
 	lib_run ip netns exec "$dut" timeout 15 "$PY" "$progs/metrics_client.py" --port $port scrape \
 		--deadline 8 > "$tmp/mf.metrics" 2>&1
 	long=$(jget "$tmp/mf.metrics" 'int(d["drops_by_reason"]["chain_long"])')
+	# Packets, and descriptors: packets and the frames after each first.
+	descs=$(jget "$tmp/mf.metrics" '"%d %d %d" % (d["rx"], d["rx_descs"], d["rx_chain_more"])')
 	# A poll whose one packet was dropped flushed no batch: no RX-stage
 	# sample either (rx_hist counts one per batch, where stamped).
 	hist=$(usr1_json "$dpid" "$tmp/mf.json" \
@@ -455,10 +457,12 @@ case_max_frags() {
 		bad max-frags "want 50 chain drops: $(grep '^conservation' "$D_OUT")"
 	elif [ "$long" != 50 ]; then
 		bad max-frags "/metrics: want chain_long 50, read '${long:-none}': $(head -c 300 "$tmp/mf.metrics")"
+	elif [ "$descs" != "150 300 150" ]; then
+		bad max-frags "/metrics: want packets 150, descriptors 300, chain_more 150 (50 of 1, 2 and 3 frames), read '${descs:-none}'"
 	elif [ -z "$hist" ] || { [ "${hist% *}" != -1 ] && [ "${hist% *}" != "${hist#* }" ]; }; then
 		bad max-frags "rx_hist and rx_batches (want equal, where stamped): '${hist:-no SIGUSR1 line}'"
 	else
-		ok max-frags "100 datagrams of 1472 and 4000 intact, 50 of 8972 dropped; $(grep '^conservation' "$D_OUT")"
+		ok max-frags "100 datagrams of 1472 and 4000 intact, 50 of 8972 dropped; /metrics: packets, descriptors, chain_more $descs; $(grep '^conservation' "$D_OUT")"
 	fi
 }
 

@@ -313,7 +313,8 @@ case_scrape_format() {
 	lib_need scrape-counts
 	why=$(J "$tmp/s1" '"; ".join(d["problems"])')
 	fams=$(J "$tmp/s1" '" ".join("%s:%s" % kv for kv in sorted(d.get("families", {}).items()))')
-	for f in ucpumap_up:gauge ucpumap_rx_packets_total:counter ucpumap_delivered_packets_total:counter \
+	for f in ucpumap_up:gauge ucpumap_rx_packets_total:counter ucpumap_rx_descriptors_total:counter \
+		 ucpumap_delivered_packets_total:counter \
 		 ucpumap_drops_total:counter ucpumap_coalesce_segments:histogram ucpumap_pool_inflight:gauge \
 		 ucpumap_pool_alloc_fast_total:counter ucpumap_pool_alloc_refill_total:counter \
 		 ucpumap_pool_alloc_slow_total:counter ucpumap_pool_recycle_cached_total:counter \

@@ -314,6 +314,8 @@ def summarize(r):
         return sum(v for n, l, v in samples
                    if n == name and all(l.get(k) == x for k, x in match.items()))
     res["rx"] = total("ucpumap_rx_packets_total")
+    res["rx_descs"] = total("ucpumap_rx_descriptors_total")
+    res["rx_chain_more"] = total("ucpumap_rx_chain_more_total")
     res["delivered"] = total("ucpumap_delivered_packets_total")
     res["drops_in"] = total("ucpumap_drops_total", way="in")
     res["queues"] = sorted(l["queue"] for n, l, v in samples if n == "ucpumap_rx_packets_total")
