@@ -247,12 +247,12 @@ static void mtu_say(struct ucm_dp *dp)
 	else if (ucm_dp_mtu_fits(&dp->c, mtu))
 		pr_info("dp: %s's MTU is now %u (%u at the start): its packets take no more frames than the start sized for\n",
 			dp->c.ifname, mtu, dp->c.if_mtu);
-	else if (dp->c.sg && ucm_dp_mtu_frames(&dp->c, mtu) <= dp->c.max_frags)
+	else if (ucm_dp_mtu_chains(&dp->c, mtu))
 		pr_warn("dp: %s's MTU is now %u (%u at the start): its packets take up to %u frames, %u at the start; they come through, but the frames were counted for %u a packet and may run short under load until a restart sizes them anew\n",
 			dp->c.ifname, mtu, dp->c.if_mtu, ucm_dp_mtu_frames(&dp->c, mtu), start,
 			start);
 	else if (dp->c.sg)
-		pr_warn("dp: %s's MTU is now %u (%u at the start): a packet of more than %u frames (max_frags) is dropped, counted as rx_chain_long, until a restart sizes them anew\n",
+		pr_warn("dp: %s's MTU is now %u (%u at the start): a packet of more than %u frames (max_frags) or 65535 bytes is dropped, counted as rx_chain_long, until a restart sizes them anew\n",
 			dp->c.ifname, mtu, dp->c.if_mtu, dp->c.max_frags);
 	else
 		pr_warn("dp: %s's MTU is now %u (%u at the start, which the frames%s were sized for): its longer packets are dropped until a restart sizes them anew\n",

@@ -211,6 +211,9 @@ int ucm_dp_check_ether(const char *ifname);
  * set-up sized @c for (its if_mtu): a frame, or with packets of several
  * frames (c->sg) the chain of if_mtu. */
 bool ucm_dp_mtu_fits(const struct dp_cfg *c, uint32_t mtu);
+/* Whether, with packets of several frames, those of an interface MTU @mtu
+ * come through: no more than max_frags frames, nor 65535 bytes. */
+bool ucm_dp_mtu_chains(const struct dp_cfg *c, uint32_t mtu);
 /* The frames a packet of an interface MTU @mtu takes as @c is set up
  * (1 without packets of several frames). */
 uint32_t ucm_dp_mtu_frames(const struct dp_cfg *c, uint32_t mtu);

@@ -481,6 +481,11 @@ uint32_t ucm_dp_mtu_frames(const struct dp_cfg *c, uint32_t mtu)
 	return c->sg ? frames_of(c, mtu) : 1;
 }
 
+bool ucm_dp_mtu_chains(const struct dp_cfg *c, uint32_t mtu)
+{
+	return c->sg && mtu + DP_L2_ROOM <= UINT16_MAX && frames_of(c, mtu) <= c->max_frags;
+}
+
 bool ucm_dp_mtu_fits(const struct dp_cfg *c, uint32_t mtu)
 {
 	if (!c->sg)

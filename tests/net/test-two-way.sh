@@ -960,6 +960,12 @@ case_mtu_change() {
 			wait_line "$tmp/d.err" "dp: vd's MTU is now 16000 \(9000 at the start\): its packets take up to 5 frames, 3 at the start; they come through" 20 ||
 				why="$why no word of 16000 over 9000;"
 		fi
+		# Within max_frags' frames, but past 65535 bytes with its
+		# Ethernet header: dropped, said so.
+		if ip -n "$d" link set vd mtu 65535 2> /dev/null; then
+			wait_line "$tmp/d.err" "dp: vd's MTU is now 65535 \(9000 at the start\): a packet of more than 18 frames \(max_frags\) or 65535 bytes is dropped" 20 ||
+				why="$why no word of 65535 over 9000;"
+		fi
 		stop
 		rc=$?
 		[ "$rc" = 0 ] || why="$why exit $rc at 9000;"
