@@ -10,8 +10,9 @@
  *
  *   echo IFACE [SECONDS]                 (root: see libucpumap(3), PRIVILEGES)
  *
- * Its last line: "echo: answered N, completed N, dropped on the way out
- * N" (those the TX channel or ring had no room for, of the answered).
+ * Its last line: "echo: answered N, sent N, dropped on the way out N"
+ * (put on the TX ring, and those the TX channel or ring had no room for,
+ * of the answered; packets, one of several frames once).
  * Build: cc echo.c $(pkg-config --cflags --libs libucpumap)
  */
 #include <errno.h>
@@ -103,10 +104,11 @@ int main(int argc, char **argv)
 	if (ucm_dp__stop(dp, 1500) && !err)
 		err = -errno;
 	ucm_dp__stats(dp, &st, sizeof(st));
-	/* Answered: what the verdict turned around; of those, the TX channel
-	 * or ring had no room for some (dropped on the way out). */
-	printf("echo: answered %llu, completed %llu, dropped on the way out %llu%s%s\n",
-	       (unsigned long long)st.verdict_tx, (unsigned long long)st.tx_completed,
+	/* Answered: what the verdict turned around; of those, some went on
+	 * the TX ring, the TX channel or ring had no room for others
+	 * (dropped on the way out). Packets all: tx_completed counts frames. */
+	printf("echo: answered %llu, sent %llu, dropped on the way out %llu%s%s\n",
+	       (unsigned long long)st.verdict_tx, (unsigned long long)st.tx,
 	       (unsigned long long)(st.back_channel_full + st.tx_drops),
 	       err ? ": " : "", err ? strerror(-err) : "");
 	ucm_dp__destroy(dp);

@@ -289,7 +289,7 @@ PY
 # from PORT, their sizes SIZES (a comma list) in turn, each answered
 # exactly (the same bytes, from port 7), and the example's own count.
 echo_exact() {
-	local rc answered good
+	local rc answered sent good
 	run echo vd || return
 	ip netns exec "$g" "$PY" - "$2" "$3" "$4" > "$tmp/$1.res" 2>&1 <<'PY'
 import socket, sys
@@ -311,8 +311,11 @@ PY
 	finish
 	rc=$?
 	answered=$(sed -n 's/^echo: answered \([0-9]*\),.*/\1/p' "$tmp/echo.out")
+	# Packets, as answered: not the frames of a jumbo answer's chain.
+	sent=$(sed -n 's/^echo: answered [0-9]*, sent \([0-9]*\),.*/\1/p' "$tmp/echo.out")
 	good=$(tail -1 "$tmp/$1.res")
-	if [ "$rc" = 0 ] && [ "$good" = "$2" ] && [ "${answered:-0}" -ge "$2" ]; then
+	if [ "$rc" = 0 ] && [ "$good" = "$2" ] && [ "${answered:-0}" -ge "$2" ] &&
+	   [ "${sent:-0}" -ge "$2" ] && [ "$sent" -le "$answered" ]; then
 		ok "$1" "$2 requests of $3 bytes to port 7, $2 exact answers sent back through XSK TX by the verdict"
 	else
 		bad "$1" "exit $rc, $good of $2 answered exactly, it says it answered ${answered:-?}: $(tail -1 "$tmp/echo.out") $(tail -2 "$tmp/echo.err")"
