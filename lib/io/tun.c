@@ -165,7 +165,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	/* tun: from the IP header; tap: the whole frame, less any padding */
 	uint32_t start = tap ? 0 : h->pkt.l3_off;
 	uint32_t hlen = h->pkt.l4_off - h->pkt.l3_off + h->pkt.l4_hlen;
-	uint32_t payload = h->pkt.l3_len - hlen, k = 1, nseg = 1;
+	uint32_t payload = h->pkt.l3_len - hlen, first = payload, k = 1, nseg = 1;
 	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)(data + start - VNET_LEN);
 	int32_t j;
 
@@ -188,6 +188,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 		else
 			k++;
 		nseg++;
+		sl->short_last = m->pkt.l3_len - mh < first;
 	}
 	/* What ucm_gso__build() rewrites and cannot work out again, for a
 	 * kernel that refuses the super-packet (super_refused()). */
@@ -195,10 +196,13 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	ucm_gso__build(&h->pkt, data, nseg, payload, st->plan.push[g], tap, vh);
 #ifdef UCM_DEBUG
 	/* Relaxed, no pair: a test's switch, nothing published with it. 1:
-	 * every super-packet refused, 4: IPv6 ones (a shape refused). */
+	 * every super-packet refused, 4: IPv6 ones (a shape refused), 8:
+	 * UDP ones with a short last segment (Linux 6.6.44). */
 	if ((__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED) & 1) ||
 	    ((__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED) & 4) &&
-	     h->pkt.eth_proto == 0x86dd))
+	     h->pkt.eth_proto == 0x86dd) ||
+	    ((__atomic_load_n(&ucm_tun_test_refuse_super, __ATOMIC_RELAXED) & 8) &&
+	     h->pkt.l4_proto == IPPROTO_UDP && sl->short_last))
 		vh->gso_type = 0x7f;
 #endif
 	sl->len = VNET_LEN + h->pkt.l3_off - start + hlen + payload;
@@ -315,7 +319,8 @@ static __noinline void gso_taken(const struct ucm_tun *tun, struct tun_wstate *s
  * The kernel refused a super-packet with EINVAL: too old for its GSO type,
  * or this shape of it. Put the first packet back as it came, write the
  * group's packets one by one, and stop merging that protocol on this
- * worker until its retry (above): nothing is lost. On the io_uring path
+ * worker until its retry (above), or for a UDP one with a short last
+ * segment merge equal sizes only: nothing is lost. On the io_uring path
  * the rest of the batch is already written by then, so a flow's next group
  * in the same hand-over may pass these packets: a reordering per refusal.
  */
@@ -331,6 +336,18 @@ static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_w
 	char *buf;
 
 	a->super_refused++;
+	if (!tcp && sl->short_last) {
+		/* Perhaps this shape alone (Linux 6.6.44 refused a short
+		 * last segment; the create's probe finds that on a tun, not
+		 * on a tap): equal sizes from now on, for good, as the
+		 * probe's finding is. A group planned so is never short:
+		 * refused too, UDP stops as below. */
+		if (!(st->gso_flags & UCM_GSO_F_UDP_EQUAL))
+			pr_warn("tun: %s: the kernel refused a UDP super-packet with a short last segment (EINVAL): this worker merges UDP datagrams of one size only\n",
+				tun->name);
+		st->gso_flags |= UCM_GSO_F_UDP_EQUAL;
+		goto one_by_one;
+	}
 	if (!st->gso_warned[!tcp])
 		pr_warn("tun: %s: the kernel refused a %s super-packet (EINVAL%s): this worker writes %s packets one by one, and tries merging again after 1 s, then at doubling waits up to 64 s\n",
 			tun->name, tcp ? "TCP" : "UDP",
@@ -345,6 +362,7 @@ static __noinline uint32_t super_refused(const struct ucm_tun *tun, struct tun_w
 		st->gso_retry_at[!tcp] = ucm_now_ns() + st->gso_backoff[!tcp];
 	}
 	st->gso_flags |= flag;
+one_by_one:
 	ucm_gso_restore(&h->pkt, ucm_frame_data(h), &sl->undo);
 	for (; j >= 0; j = st->plan.next[j]) {
 		struct tun_slot one = { .nseg = 1 };

@@ -45,6 +45,7 @@ struct tun_slot {
 	struct ucm_gso_undo undo;
 	bool done;		/* its completion was reaped */
 	bool partial;		/* one packet, its checksum left to the kernel */
+	bool short_last;	/* a super-packet's last payload is shorter */
 };
 
 /*
