@@ -7,8 +7,10 @@
  * (UCM_TUN_F_COALESCE) uses it.
  *
  * The merge rules follow the kernel's GRO, so that what the kernel's stack
- * sees (and, when it cuts a super-packet back up, what it cuts out) is
- * what arrived. For both protocols:
+ * cuts back out of a super-packet is what arrived. Unlike the kernel's GRO
+ * (UDP only for a UDP_GRO socket or with rx-udp-gro-forwarding), every
+ * UDP flow merges: netfilter and tc before the socket see one packet a
+ * group. For both protocols:
  *   - over IPv4 without options or fragmentation, or over IPv6 without
  *     extension headers;
  *   - the same flow (addresses, protocol, ports, IPv6 flow label) and the
