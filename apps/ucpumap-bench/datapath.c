@@ -222,6 +222,19 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 				"worker\n", cfg->queues, cfg->dev);
 		cfg->wcpu[0] = 1;
 		cfg->nwcpu = 1;
+		if (!cpu_usable(1)) {
+			fprintf(stderr, "datapath: the default worker's CPU 1 is not one this "
+				"process may run on (taskset, a cpuset): give --cpus\n");
+			return -1;
+		}
+	}
+	/* On veth the generator, the latency prober and the way back's
+	 * sender run on CPU 0: not moved, the rows would all fail. */
+	if (!cfg->dev && !cpu_usable(0)) {
+		fprintf(stderr, "datapath: CPU 0 is not one this process may run on (taskset, a "
+			"cpuset): on veth the generator, the latency prober and the way back's "
+			"sender run there; allow it\n");
+		return -1;
 	}
 	if (cfg->dev) {
 		if (!cfg->sink_ip) {

@@ -420,7 +420,8 @@ dev_pair() {
 bad_setting() {
 	local tag=$1 want_rc=$2 want_msg=$3 rc
 	shift 3
-	ip netns exec "$nsd" timeout 20 "$BUILD/ucpumap-bench" datapath "$@" > "$tmp/bad" 2>&1
+	# $RUN_PREFIX: a command before the bench (taskset)
+	ip netns exec "$nsd" timeout 20 ${RUN_PREFIX:-} "$BUILD/ucpumap-bench" datapath "$@" > "$tmp/bad" 2>&1
 	rc=$?
 	if [ "$rc" -eq "$want_rc" ] && grep -q -- "$want_msg" "$tmp/bad" &&
 		! ip -n "$nsd" link show vd | grep -q xdp; then
@@ -452,6 +453,12 @@ case_bad_settings() {
 		--mtu 9000 --gen-engine live
 	bad_setting busy-poll-no-rx-cpus 2 "needs a CPU of its own: give --rx-cpus" --dev vd --sink-ip 10.78.0.2 --busy-poll
 	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
+	# The generator's CPU 0, the default worker's CPU 1, out of reach
+	# (a cpuset): refused before any row, not failed in each.
+	RUN_PREFIX="taskset -c 1" bad_setting cpu0-not-allowed 2 "CPU 0 is not one this process may run on" \
+		--rows kernel-cpumap
+	RUN_PREFIX="taskset -c 0" bad_setting cpu1-not-allowed 2 "the default worker's CPU 1 is not one this process may run on.*give --cpus" \
+		--rows kernel-cpumap
 	bad_setting queues-syntax 2 "--queues: 'x' is not a list of distinct numbers 0-63" --dev vd --sink-ip 10.78.0.2 --queues x
 	bad_setting queues-backwards 2 "--queues: '3-1' is not a list of distinct numbers 0-63" --dev vd --sink-ip 10.78.0.2 --queues 3-1
 	# vd has one RX queue: refused before any row, not in each.
