@@ -81,6 +81,14 @@ int scale_dev_opts(const struct scale_cfg *cfg)
 	}
 	if (sink_steered("scale", cfg->sink_ip, cfg->sink_port))
 		return -1;
+	/* ucpumapd refuses a busy-polling RX thread beside a worker: each
+	 * cell would fail to start. */
+	if (cfg->busy_poll && cfg->shared) {
+		fprintf(stderr, "scale: --busy-poll with --shared-cpus: a busy-polling RX thread "
+			"needs a CPU of its own, which shared CPUs cannot give; leave one of them "
+			"out\n");
+		return -1;
+	}
 	if (cfg->flows_set || cfg->light_set || cfg->gen_engine) {
 		fprintf(stderr, "scale: --flows, --light-rate and --gen-engine are the bench's own "
 			"generators': with --dev the traffic is the external generator's (set its "

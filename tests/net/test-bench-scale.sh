@@ -275,6 +275,9 @@ case_bad_settings() {
 	bad_setting one-queue 1 "width 2 needs 2 CPUs for its generators, one per queue, even with --shared-cpus; 1 given
 give more --cpus" --cpus 0 --widths 2 --shared-cpus
 	bad_setting width-empty-item 2 "--widths: '1,,2' has an empty item" --widths 1,,2
+	# each ucpumapd cell would refuse a busy-polling RX thread beside a worker
+	bad_setting busy-poll-shared 2 "--busy-poll with --shared-cpus: a busy-polling RX thread needs a CPU of its own" \
+		--dev nosuch0 --sink-ip 10.9.9.9 --busy-poll --shared-cpus
 	bad_setting rows-empty 2 "--rows: '' has an empty item" --rows ""
 	bad_setting rows-comma 2 "--rows: 'cpumap,' has an empty item" --rows cpumap,
 	# the output files are tried before the run, not found bad after it
