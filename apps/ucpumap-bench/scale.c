@@ -325,6 +325,7 @@ static int run_gens(struct scale_run *sr, struct scale_cell *c, int k)
 	d1 = delivered_now(&sr->br.topo);
 	/* A generator that missed --start-at sent in a window that far
 	 * apart: the traffic took that much longer, never less. */
+	c->late[k] = late;
 	c->dst[k] = (d1 - d0) / (cfg->seconds + late);
 	if (flood) {
 		c->flood_dst[k] = d1 - d0;
@@ -505,7 +506,7 @@ static int run_round(struct scale_run *sr, int k)
 			fprintf(stderr, "scale: round %d, row %s failed\n", k + 1, c->name);
 		}
 		printf("  round %d %-26s %7.3f Mpps delivered of %.3f offered\n", k + 1, c->name,
-		       c->dst[k] / 1e6, c->sent[k] / sr->cfg.seconds / 1e6);
+		       c->dst[k] / 1e6, scale_offered(sr, c, k) / 1e6);
 		fflush(stdout);
 	}
 	return failed;

@@ -64,6 +64,9 @@ struct scale_cell {
 	 * gives each worker (scale_sports()) */
 	int flows, wflows[SCALE_MAX_WIDTH];
 	double sent[SCALE_MAX_ROUNDS], dst[SCALE_MAX_ROUNDS];
+	/* seconds a generator missed --start-at by: the round's traffic
+	 * took --seconds and that, offered as delivered (scale_offered()) */
+	double late[SCALE_MAX_ROUNDS];
 	/* ucpumapd's: each queue's received share, each worker's processed */
 	double qrx[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
 	double wproc[SCALE_MAX_ROUNDS][SCALE_MAX_WIDTH];
@@ -195,6 +198,13 @@ void scale_lat_done(struct scale_lat *la, double *p50, double *p99, double *time
  * 0, or -ERANGE when the runs do not fit below port 65536. */
 int scale_sports(uint32_t saddr, uint32_t daddr, unsigned int dport, int ngen, int nwk,
 		 int flows, unsigned int sport0, int *wflows, unsigned int *sport);
+
+/* Round @k's offered rate: what the generators sent over the window the
+ * delivered rate is taken over. */
+static inline double scale_offered(const struct scale_run *sr, const struct scale_cell *c, int k)
+{
+	return c->sent[k] / (sr->cfg.seconds + c->late[k]);
+}
 
 /* scale_report.c */
 void scale_report(const struct scale_run *sr);

@@ -209,7 +209,7 @@ static void print_cell(const struct scale_run *sr, const struct scale_cell *c)
 	}
 	run_stats(c->dst, sr->nrounds, &st);
 	for (int k = 0; k < sr->nrounds; k++)
-		v[k] = c->sent[k] / sr->cfg.seconds;
+		v[k] = scale_offered(sr, c, k);
 	run_stats(v, sr->nrounds, &sent);
 	if (!c->def->kernel && ratio(sr, c, kernel_of(sr, c), &rk))
 		snprintf(xk, sizeof(xk), "%.2f", rk.median);
@@ -350,7 +350,7 @@ static void json_cell(struct json *j, const struct scale_run *sr, const struct s
 	json_arr(j, "runs");
 	for (int k = 0; k < sr->nrounds; k++) {
 		json_obj(j, NULL);
-		json_num(j, "offered_pps", c->sent[k] / sr->cfg.seconds);
+		json_num(j, "offered_pps", scale_offered(sr, c, k));
 		json_num(j, "delivered_pps", c->dst[k]);
 		if (c->have_qoff)
 			json_dev_run(j, sr, c, k);
