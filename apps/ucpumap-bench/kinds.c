@@ -327,11 +327,15 @@ static int tun_open(const char *name)
 	int fd, s;
 
 	fd = open("/dev/net/tun", O_RDWR);
-	if (fd < 0)
+	if (fd < 0) {
+		fprintf(stderr, "datapath: tun-ceiling: /dev/net/tun: %s\n", strerror(errno));
 		return -1;
+	}
 	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
 	if (ioctl(fd, TUNSETIFF, &ifr)) {
+		fprintf(stderr, "datapath: tun-ceiling: cannot make the tun %s: %s\n", name,
+			strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -382,7 +386,7 @@ static uint64_t tun_write_loop(int fd, struct io_uring *ring, uint8_t (*pkt)[64]
 int row_tun(struct bench_run *br, struct row *r, int round)
 {
 	const struct bench_cfg *cfg = &br->cfg;
-	int ifindex = if_nametoindex(cfg->ifname), fd, len, xfd, rc = -1;
+	int ifindex = if_nametoindex(cfg->ifname), fd, len, xfd, err, rc = -1;
 	uint8_t pkt[TUN_NPKT][64];
 	struct io_uring ring;
 	uint64_t d0, d1;
@@ -401,12 +405,18 @@ int row_tun(struct bench_run *br, struct row *r, int round)
 	fd = tun_open("ucmb1");
 	if (fd < 0)
 		goto err_xdp;
-	if (io_uring_queue_init(TUN_BATCH * 2, &ring, 0))
+	err = io_uring_queue_init(TUN_BATCH * 2, &ring, 0);
+	if (err) {
+		fprintf(stderr, "datapath: tun-ceiling: no io_uring: %s%s\n", strerror(-err),
+			err == -EPERM ? " (kernel.io_uring_disabled?)" : "");
 		goto err_fd;
+	}
 	if (!cfg->dev) {
 		g = gen_start(br, r->def->name, r->def->flows, out);
-		if (g < 0)
+		if (g < 0) {
+			fprintf(stderr, "datapath: tun-ceiling: the generator did not start\n");
 			goto err_ring;
+		}
 	}
 	have_old = !cpu_affinity(0, &old);
 	pin_self(cfg->wcpu[0]);

@@ -483,8 +483,11 @@ static int latency_round(struct bench_run *br, struct row *r, int round,
 	sleep_sec(0.2);
 	r->capacity[round] = (delivered_now(t) - d0) / CAPACITY_S;
 	r->load_pps[round] = r->capacity[round] / 2;
-	if (r->load_pps[round] < 1)
+	if (r->load_pps[round] < 1) {
+		fprintf(stderr, "datapath: %s: its capacity run delivered nothing in %g s (%.0f sent): no load to measure under\n",
+			r->def->name, CAPACITY_S, gen_total(out));
 		return -1;
+	}
 	r->have_load = true;
 	snprintf(tag, sizeof(tag), "%s-load", r->def->name);
 	g = gen_start_at(br, tag, 0, r->load_pps[round], cfg->seconds + 1, out);
