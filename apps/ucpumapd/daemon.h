@@ -147,6 +147,9 @@ struct daemon {
 	 * whole run's. */
 	uint64_t base_w_sleep[UCM_CPUMAP_MAX_WORKERS], base_q_cpu[UCM_XSK_MAX_QUEUES];
 	uint64_t base_sleep_ns, base_rx_cpu;
+	/* and the program's passes so far: the set-up's, before the sockets
+	 * were in its map (no_socket), are no interval's either */
+	uint64_t base_pass[UCM_STEER_PASS_SLOTS];
 	uint64_t last_back[UCM_CPUMAP_MAX_WORKERS];
 	struct drops last_drops;
 	double last_t;

@@ -568,6 +568,8 @@ void stats_start(struct daemon *d)
 	d->start_t = d->last_t = now_sec();
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	d->base_sleep_ns = d->last.worker_sleep_ns = t.worker_sleep_ns;
+	memcpy(d->base_pass, t.xdp_pass, sizeof(d->base_pass));
+	memcpy(d->last.xdp_pass, t.xdp_pass, sizeof(d->last.xdp_pass));
 	for (w = 0; w < ucm_dp__nworkers(d->dp) && w < UCM_CPUMAP_MAX_WORKERS; w++)
 		if (!ucm_dp__worker_stats(d->dp, w, &ws, sizeof(ws)))
 			d->base_w_sleep[w] = d->last_w_sleep[w] = ws.sleep_ns;
@@ -605,6 +607,7 @@ static void whole_run(struct daemon *d)
 	memset(d->last_back, 0, sizeof(d->last_back));
 	memset(&d->last_drops, 0, sizeof(d->last_drops));
 	d->last.worker_sleep_ns = d->base_sleep_ns;
+	memcpy(d->last.xdp_pass, d->base_pass, sizeof(d->last.xdp_pass));
 	memcpy(d->last_w_sleep, d->base_w_sleep, sizeof(d->last_w_sleep));
 	memcpy(d->last_q_cpu, d->base_q_cpu, sizeof(d->last_q_cpu));
 	d->last_rx_cpu = d->base_rx_cpu;
@@ -642,6 +645,10 @@ void print_stats(struct daemon *d, bool final)
 		print_json(d, &t, &n, rx_cpu, now, dt, final);
 	fflush(stdout);
 	d->last_rx_cpu = rx_cpu;
+	/* A read of the passes that failed (zeros) is no base for the next
+	 * line's rate: the last good one stays. */
+	if (t.xdp_pass_err)
+		memcpy(t.xdp_pass, d->last.xdp_pass, sizeof(t.xdp_pass));
 	d->last = t;
 	d->last_drops = n;
 	d->last_t = now;
