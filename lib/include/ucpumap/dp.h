@@ -328,7 +328,9 @@ struct ucm_dp_opts {
  *
  * The way back (two-way, and the verdict's): @back_read = the packets read
  * from the tun, handed on or dropped there (@back_drop_bad: offload, too
- * big, not IP, no next hop, reading stopped with them in hand);
+ * big, not IP, no next hop, to the tun's own link (link-local, the
+ * kernel's MLD and router solicitations), reading stopped with them in
+ * hand);
  * @back_read - @back_drop_bad + @verdict_tx = @back_channel_sent +
  * @back_channel_full; of the sent, @back_channel_collected reached the TX ring's turn: @tx went on
  * it, @tx_drops found it full or were refused (ucm_xsk_stats.tx_ring_full,
