@@ -150,6 +150,7 @@ struct daemon {
 	/* and the program's passes so far: the set-up's, before the sockets
 	 * were in its map (no_socket), are no interval's either */
 	uint64_t base_pass[UCM_STEER_PASS_SLOTS];
+	double last_pass_t;		/* when last.xdp_pass was read */
 	uint64_t last_back[UCM_CPUMAP_MAX_WORKERS];
 	struct drops last_drops;
 	double last_t;

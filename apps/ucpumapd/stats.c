@@ -114,7 +114,9 @@ static void print_line(const struct daemon *d, const struct ucm_dp_stats *t,
 	if (!d->c.pass)
 		printf(", workers %.0f%% busy", busy_share(d, t, dt));
 	printf(", RX threads %.0f%% busy", rx_busy_share(d, rx_cpu, dt));
-	print_pass(t, l, dt);
+	/* over the time since the passes were last read (a failed read
+	 * keeps the reading before it) */
+	print_pass(t, l, d->last_t + dt - d->last_pass_t);
 	/* Said only where there are some: the senders' checksum offload. */
 	if (t->tun_csum_partial != l->tun_csum_partial)
 		printf(", checksums left to the kernel %.0f/s",
@@ -565,7 +567,7 @@ void stats_start(struct daemon *d)
 	struct ucm_dp_stats t;
 	uint32_t w;
 
-	d->start_t = d->last_t = now_sec();
+	d->start_t = d->last_t = d->last_pass_t = now_sec();
 	ucm_dp__stats(d->dp, &t, sizeof(t));
 	d->base_sleep_ns = d->last.worker_sleep_ns = t.worker_sleep_ns;
 	memcpy(d->base_pass, t.xdp_pass, sizeof(d->base_pass));
@@ -611,7 +613,7 @@ static void whole_run(struct daemon *d)
 	memcpy(d->last_w_sleep, d->base_w_sleep, sizeof(d->last_w_sleep));
 	memcpy(d->last_q_cpu, d->base_q_cpu, sizeof(d->last_q_cpu));
 	d->last_rx_cpu = d->base_rx_cpu;
-	d->last_t = d->start_t;
+	d->last_t = d->last_pass_t = d->start_t;
 }
 
 void print_stats(struct daemon *d, bool final)
@@ -649,6 +651,8 @@ void print_stats(struct daemon *d, bool final)
 	 * line's rate: the last good one stays. */
 	if (t.xdp_pass_err)
 		memcpy(t.xdp_pass, d->last.xdp_pass, sizeof(t.xdp_pass));
+	else
+		d->last_pass_t = now;
 	d->last = t;
 	d->last_drops = n;
 	d->last_t = now;
