@@ -545,13 +545,15 @@ static const char *first_pass(const struct opts_cmd *cmd, int n, int argc, char 
 {
 	const char *path = NULL;
 	int c, i, saved = opterr;
+	bool help = false;
 
 	*stop = -1;
 	opterr = 0;	/* the second pass says what is wrong */
 	optind = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		i = opt_index(cmd->opts, n, c);
-		if (i >= 0 && (cmd->opts[i].flags & OPT_F_STOPS)) {
+		help |= c == 'h';	/* first: the second pass shows it */
+		if (i >= 0 && (cmd->opts[i].flags & OPT_F_STOPS) && !help) {
 			*stop = i;
 			*stop_arg = optarg;
 			break;
