@@ -672,9 +672,12 @@ static int xdp_detach(struct ucm_xdp *x)
 		/* Detached, not only closed: a link fd another process took
 		 * by id (bpftool, an agent) would keep the program on, and a
 		 * replaced program could not go back. ENOLINK: the device
-		 * went, and the program with it. */
+		 * went, and the program with it. EPERM: bpf(2) closed to a
+		 * process without capabilities (before Linux 5.19 with
+		 * kernel.unprivileged_bpf_disabled): the close alone, which
+		 * detaches where no other process holds the link. */
 		err = bpf_link_detach(x->link_fd);
-		if (err && err != -ENOLINK && err != -ENODEV)
+		if (err && err != -ENOLINK && err != -ENODEV && err != -EPERM)
 			pr_warn("detaching the XDP link: %s\n", strerror(-err));
 		err = 0;
 		close(x->link_fd);

@@ -84,8 +84,9 @@
  * XSK map through the map's fd (neither needs a capability since Linux
  * 5.19, which left kernel.unprivileged_bpf_disabled to map and program
  * creation; before, none only where that sysctl is 0: the counters are
- * then left out, said), closes the XDP link (the kernel detaches), the
- * tun and the sockets.
+ * then left out, said), detaches and closes the XDP link (the close
+ * alone where bpf(2) is closed to it: it detaches unless another process
+ * holds the link), the tun and the sockets.
  */
 #define CAPS_RUN	0ull
 /* A next-hop resolver's run time: RTM_NEWNEIGH, to have the kernel
