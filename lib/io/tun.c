@@ -215,8 +215,8 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 /*
  * A protocol whose super-packet the kernel refused is merged again after
  * GSO_RETRY_NS, then after twice that at each refusal, up to
- * GSO_RETRY_MAX_NS. A kernel may refuse one shape and take the rest (Linux
- * 6.6.44 refused a UDP super-packet with a short last segment), so one
+ * GSO_RETRY_MAX_NS. A kernel may refuse one shape and take the rest (a
+ * UDP short last segment is handled apart: super_refused()), so one
  * refusal does not end merging for good; a kernel that never takes it
  * (a tun takes UDP GSO from Linux 6.2) costs one refused write a minute.
  */

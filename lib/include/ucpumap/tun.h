@@ -141,9 +141,11 @@ struct ucm_tun_opts {
  * @super_hist: @super by packets in each (buckets: UCM_TUN_SEG_HIST)
  * @super_refused: super-packets the kernel refused with EINVAL (too old
  *                 for that GSO type: UDP needs Linux 6.2; or that shape of
- *                 it): their packets were written one by one, and the
- *                 worker stopped merging that protocol for a second, then
- *                 twice as long at each refusal that follows, up to 64 s
+ *                 it): their packets were written one by one; a UDP one
+ *                 with a short last segment made the worker merge equal
+ *                 sizes only, any other stopped merging that protocol for
+ *                 a second, then twice as long at each refusal that
+ *                 follows, up to 64 s
  * @csum_partial: of @packets, those written alone whose TCP or UDP
  *                checksum held only the pseudo-header sum (their sender's
  *                checksum offload: a veth's default), written with
