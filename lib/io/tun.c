@@ -165,7 +165,7 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 	/* tun: from the IP header; tap: the whole frame, less any padding */
 	uint32_t start = tap ? 0 : h->pkt.l3_off;
 	uint32_t hlen = h->pkt.l4_off - h->pkt.l3_off + h->pkt.l4_hlen;
-	uint32_t payload = h->pkt.l3_len - hlen, first = payload, k = 1, nseg = 1;
+	uint32_t payload = h->pkt.l3_len - hlen, first = payload, last = first, k = 1, nseg = 1;
 	struct virtio_net_hdr *vh = (struct virtio_net_hdr *)(data + start - VNET_LEN);
 	int32_t j;
 
@@ -180,16 +180,17 @@ static __hot_inline void super_build(const struct ucm_tun *tun, struct tun_wstat
 		uint32_t mh = m->pkt.l4_off - m->pkt.l3_off + m->pkt.l4_hlen;
 
 		iov[k].iov_base = (uint8_t *)ucm_frame_data(m) + m->pkt.l4_off + m->pkt.l4_hlen;
-		iov[k].iov_len = m->pkt.l3_len - mh;
-		payload += iov[k].iov_len;
+		last = m->pkt.l3_len - mh;
+		iov[k].iov_len = last;
+		payload += last;
 		sl->bytes += tap ? m->len : m->pkt.l3_len;
 		if (unlikely(m->flags & UCM_FRAME_F_CHAIN))
 			k += ucm_tun_chain_iov(m, st->addrs[j], &iov[k], iov[k].iov_len);
 		else
 			k++;
 		nseg++;
-		sl->short_last = m->pkt.l3_len - mh < first;
 	}
+	sl->short_last = last < first;
 	/* What ucm_gso__build() rewrites and cannot work out again, for a
 	 * kernel that refuses the super-packet (super_refused()). */
 	ucm_gso_save(&h->pkt, data, &sl->undo);

@@ -1264,28 +1264,41 @@ extern int ucm_tun_test_refuse_super;	/* lib/io/tun_internal.h */
  * UDP GSO from a tun): the first refused one is written packet by packet,
  * merging stops on that worker (for longer than this test: its retry is
  * a second later), and every datagram arrives, in order. */
-static int test_coalesce_refused(void)
-{
 #ifdef UCM_DEBUG
+/* 3000 datagrams (4 flows of 100 bytes, IPv4 and IPv6 in turn) through
+ * @r with the kernel's refusal @hook on (ucm_tun_test_refuse_super):
+ * each delivered, in order, none lost to an error; the tun's counters in
+ * *@t, printed as @what. */
+static int refused_feed(struct rig *r, int hook, const char *what, struct ucm_tun_stats *t)
+{
 	static const enum kind mix[] = { K_V4, K_V6 };
-	struct ucm_tun_stats t;
-	struct rig r;
 	int ret;
 
-	if (rig_init(&r, "ucmtun15", NULL, UCM_TUN_F_COALESCE, 2, 0, 15))
-		return 1;
-	r.flows = 4;
-	r.plen = 100;
-	r.pace = 512;
-	__atomic_store_n(&ucm_tun_test_refuse_super, 1, __ATOMIC_RELAXED);
-	ret = rig_feed(&r, 0, 3000, mix, 2, true) || rig_check_delivery(&r);
+	r->flows = 4;
+	r->plen = 100;
+	r->pace = 512;
+	__atomic_store_n(&ucm_tun_test_refuse_super, hook, __ATOMIC_RELAXED);
+	ret = rig_feed(r, 0, 3000, mix, 2, true) || rig_check_delivery(r);
 	__atomic_store_n(&ucm_tun_test_refuse_super, 0, __ATOMIC_RELAXED);
 	if (ret)
 		return 1;
-	tun_stats_total(&r, &t);
-	print_super("refused", &t);
-	UT_ASSERT(t.packets == 3000 && !tun_errors(&t), "tun: %llu packets, %llu errors",
-		  (unsigned long long)t.packets, (unsigned long long)tun_errors(&t));
+	tun_stats_total(r, t);
+	print_super(what, t);
+	UT_ASSERT(t->packets == 3000 && !tun_errors(t), "tun: %llu packets, %llu errors",
+		  (unsigned long long)t->packets, (unsigned long long)tun_errors(t));
+	return 0;
+}
+#endif
+
+static int test_coalesce_refused(void)
+{
+#ifdef UCM_DEBUG
+	struct ucm_tun_stats t;
+	struct rig r;
+
+	if (rig_init(&r, "ucmtun15", NULL, UCM_TUN_F_COALESCE, 2, 0, 15) ||
+	    refused_feed(&r, 1, "refused", &t))
+		return 1;
 	/* Refused: the super-packets of each worker's first hand-over (a
 	 * few flows'), then none is tried again. */
 	UT_ASSERT(t.super_refused >= 1 && t.super_refused <= 8 * r.nworkers && !t.super,
@@ -1415,27 +1428,15 @@ static int test_coalesce_refused_shape(void)
 static int test_coalesce_refused_short(void)
 {
 #ifdef UCM_DEBUG
-	static const enum kind mix[] = { K_V4, K_V6 };
 	struct ucm_tun_stats t;
 	struct rig r;
-	int ret;
 
 	if (rig_init(&r, "ucmtun22", NULL, UCM_TUN_F_COALESCE, 1, 0, 22))
 		return 1;
-	r.flows = 4;
-	r.plen = 100;
 	r.short_every = 8;
-	r.pace = 512;
 	log_reset();
-	__atomic_store_n(&ucm_tun_test_refuse_super, 8, __ATOMIC_RELAXED);
-	ret = rig_feed(&r, 0, 3000, mix, 2, true) || rig_check_delivery(&r);
-	__atomic_store_n(&ucm_tun_test_refuse_super, 0, __ATOMIC_RELAXED);
-	if (ret)
+	if (refused_feed(&r, 8, "short last refused", &t))
 		return 1;
-	tun_stats_total(&r, &t);
-	print_super("short last refused", &t);
-	UT_ASSERT(t.packets == 3000 && !tun_errors(&t), "tun: %llu packets, %llu errors",
-		  (unsigned long long)t.packets, (unsigned long long)tun_errors(&t));
 	/* Each worker's first hand-over's short-last groups refused (at
 	 * most 71 packets, two or more a group), then equal groups taken. */
 	UT_ASSERT(t.super_refused >= 1 && t.super_refused <= 36 * r.nworkers && t.super > 10,
