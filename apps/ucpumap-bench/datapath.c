@@ -46,10 +46,13 @@ static int queue_range(struct bench_cfg *cfg, const char *s)
 	uint32_t list[64];
 	unsigned long a, b;
 	char *end;
+	int n;
 
 	cfg->nq = 0;
-	if (parse_index_list(s, list, 64, "datapath: --queues") < 0)
+	n = parse_index_list(s, list, 64, "datapath: --queues");
+	if (n < 0)
 		return -1;
+	cfg->nqueues = n;
 	a = strtoul(s, &end, 10);
 	b = a;
 	if (*end == '-')
@@ -161,13 +164,69 @@ static const struct opts_cmd dp_cmd = {
 	.opts = dp_opts,
 };
 
-/* The workers' and a polling RX thread's CPUs against the generator's and
+/*
+ * ucpumapd's threads as it places them (poll_check()): an RX thread a
+ * queue, on --rx-cpus in turn, polling; the workers on --cpus, polling
+ * when @wk_poll. NULL, or why ucpumapd would refuse them (a static
+ * buffer: the bench's set-up is one thread).
+ */
+static const char *poll_place(const struct bench_cfg *cfg, bool wk_poll)
+{
+	/* With --pass alone the RX threads are ucpumapd's only threads: the
+	 * workers' CPUs are the kernel's cpumap's, in its rows. */
+	int nwk = cfg->pass_only ? 0 : cfg->nwcpu;
+	int nrx = cfg->nqueues > 1 ? cfg->nqueues : 1;
+	int cpus[2 * APP_MAX_CPUS], n = 0, npoll = 0;
+	bool polls[2 * APP_MAX_CPUS];
+	static char why[256];
+
+	if (!cfg->n_rx_cpu)
+		return "needs ucpumapd's RX thread on a CPU of its own: give --rx-cpus (one "
+		       "per queue)";
+	for (int q = 0; q < nrx && n < 2 * APP_MAX_CPUS; q++) {
+		cpus[n] = cfg->rx_cpu[q % cfg->n_rx_cpu];
+		polls[n++] = true;
+		npoll++;
+		if (!cfg->dev && cpus[n - 1] == 0)
+			return "--rx-cpus 0 is the generator's CPU; give another";
+	}
+	for (int w = 0; w < nwk && n < 2 * APP_MAX_CPUS; w++) {
+		cpus[n] = cfg->wcpu[w];
+		polls[n++] = wk_poll;
+		npoll += wk_poll;
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (cpus[i] == cpus[j] && (polls[i] || polls[j])) {
+				snprintf(why, sizeof(why), "%s share a CPU (%d), as ucpumapd places "
+					 "them (queue q's RX thread on the q-th --rx-cpus CPU, in "
+					 "turn); a polling thread needs one of its own",
+					 j >= nrx ? "two workers" : i >= nrx ?
+					 "--rx-cpus and --cpus" : "two queues' RX threads", cpus[i]);
+				return why;
+			}
+	/* Polling CPUs are distinct now: one must be left to the rest. */
+	if (npoll >= cpu_online_count())
+		return "its polling threads would hold every CPU; a host with CPUs to spare";
+	return NULL;
+}
+
+const char *bench_poll_refused(const struct bench_cfg *cfg)
+{
+	static char poll_why[300];
+	const char *why = poll_place(cfg, true);
+
+	if (!why)
+		return NULL;
+	snprintf(poll_why, sizeof(poll_why), "polling (--poll, --spin-us): %s", why);
+	return poll_why;
+}
+
+/* The workers' and the polling RX threads' CPUs against the generator's and
  * each other: 0, or -1 after a message. */
 static int check_cpus(struct bench_run *br)
 {
 	struct bench_cfg *cfg = &br->cfg;
-	/* With --pass alone ucpumapd has no workers (bench_poll_refused()) */
-	int nwk = cfg->pass_only ? 0 : cfg->nwcpu;
 
 	/* On veth CPU 0 sends: a worker there measures less than its
 	 * capacity. Latency rows alone take it (a small host's placement,
@@ -179,22 +238,10 @@ static int check_cpus(struct bench_run *br)
 				"alone may share it)\n");
 			return -1;
 		}
-	/* ucpumapd's own placement for a busy-polling RX thread: said here,
+	/* ucpumapd's own placement for busy-polling RX threads: said here,
 	 * before any row, not by each ucpumapd it starts. */
-	if (cfg->busy_poll && !cfg->n_rx_cpu) {
-		fprintf(stderr, "datapath: --busy-poll: ucpumapd's RX thread polls the device "
-			"and needs a CPU of its own: give --rx-cpus\n");
-		return -1;
-	}
-	for (int i = 0; cfg->busy_poll && i < nwk; i++)
-		if (cfg->wcpu[i] == cfg->rx_cpu[0]) {
-			fprintf(stderr, "datapath: --busy-poll: --rx-cpus and --cpus share a CPU; "
-				"the polling RX thread needs one of its own\n");
-			return -1;
-		}
-	if (cfg->busy_poll && !cfg->dev && cfg->rx_cpu[0] == 0) {
-		fprintf(stderr, "datapath: --busy-poll: --rx-cpus 0 is the generator's CPU; give "
-			"another\n");
+	if (cfg->busy_poll && !cfg->spin_us && !cfg->poll && poll_place(cfg, false)) {
+		fprintf(stderr, "datapath: --busy-poll: %s\n", poll_place(cfg, false));
 		return -1;
 	}
 	if ((cfg->spin_us || cfg->poll) && bench_poll_refused(cfg)) {
@@ -276,27 +323,6 @@ static int parse_args(struct bench_run *br, int argc, char **argv)
 		return -1;
 	cfg->pass_only = rows_pass_only(br);
 	return check_cpus(br);
-}
-
-const char *bench_poll_refused(const struct bench_cfg *cfg)
-{
-	/* With --pass alone the RX thread is ucpumapd's only thread: the
-	 * workers' CPUs are the kernel's cpumap's, in its rows. */
-	int nwk = cfg->pass_only ? 0 : cfg->nwcpu;
-
-	if (!cfg->n_rx_cpu)
-		return "polling (--poll, --spin-us) needs ucpumapd's RX thread on a CPU of its "
-		       "own: give --rx-cpus";
-	for (int i = 0; i < nwk; i++)
-		if (cfg->wcpu[i] == cfg->rx_cpu[0])
-			return "polling (--poll, --spin-us): --rx-cpus and --cpus share a CPU";
-	if (!cfg->dev && cfg->rx_cpu[0] == 0)
-		return "polling (--poll, --spin-us): --rx-cpus 0 is the generator's CPU; give "
-		       "another";
-	if (nwk + 1 >= cpu_online_count())
-		return "polling (--poll, --spin-us): its threads would hold every CPU; a host "
-		       "with CPUs to spare";
-	return NULL;
 }
 
 int bench_progs(struct bench_cfg *cfg, const char *who)

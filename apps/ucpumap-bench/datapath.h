@@ -66,6 +66,7 @@ struct bench_cfg {
 	unsigned long spin_us;		/* ucpumapd's --spin-us (0: its default) */
 	int wcpu[APP_MAX_CPUS], nwcpu;	/* the workers' CPUs */
 	int q0, nq;			/* --queues as a range, for testpmd; nq 0: not one */
+	int nqueues;			/* --queues' count: ucpumapd's RX threads (0: 1) */
 	int rx_cpu[APP_MAX_CPUS], n_rx_cpu;	/* --rx-cpus, checked; ucpumapd takes the text */
 	/* The veth pair's queues each way (0: the kernel's one), and the
 	 * sink's sockets in one SO_REUSEPORT group (0: one socket): the

@@ -451,7 +451,7 @@ case_bad_settings() {
 	bad_setting mtu-range 2 "mtu" --mtu 9001
 	bad_setting gen-engine-mtu 2 "--gen-engine live: --mtu 9000 makes 9014-byte frames, and its frames hold 3408 bytes: give --gen-engine packet" \
 		--mtu 9000 --gen-engine live
-	bad_setting busy-poll-no-rx-cpus 2 "needs a CPU of its own: give --rx-cpus" --dev vd --sink-ip 10.78.0.2 --busy-poll
+	bad_setting busy-poll-no-rx-cpus 2 "needs ucpumapd.s RX thread on a CPU of its own: give --rx-cpus" --dev vd --sink-ip 10.78.0.2 --busy-poll
 	bad_setting cpus-zero-veth 2 "CPU 0 carries the generator" --cpus 0
 	# The generator's CPU 0, the default worker's CPU 1, out of reach
 	# (a cpuset): refused before any row, not failed in each.
@@ -473,6 +473,12 @@ case_bad_settings() {
 	bad_setting poll-shared-cpu 2 "--rx-cpus and --cpus share a CPU" --poll --rx-cpus 1 --cpus 1 --rows latency-cpumap
 	bad_setting poll-generator-cpu 2 "the generator's CPU" --poll --rx-cpus 0 --rows latency-pass
 	bad_setting busy-poll-generator-cpu 2 "the generator's CPU" --busy-poll --rx-cpus 0 --rows latency-pass
+	# Every queue's RX thread, as ucpumapd places them (queue q on the
+	# q-th --rx-cpus CPU, in turn), not the first alone.
+	bad_setting busy-poll-queue1-on-worker 2 "--busy-poll: --rx-cpus and --cpus share a CPU .0." \
+		--dev vd --sink-ip 10.78.0.2 --queues 0-1 --rx-cpus 1,0 --cpus 0 --busy-poll --rows cpumap
+	bad_setting busy-poll-queues-one-cpu 2 "--busy-poll: two queues' RX threads share a CPU .1." \
+		--dev vd --sink-ip 10.78.0.2 --queues 0-1 --rx-cpus 1 --cpus 0 --busy-poll --rows kernel-pass
 	bad_setting cpus-zero-not-latency 2 "latency rows alone may share it" --cpus 0 --rows latency-cpumap,cpumap
 	ip netns exec "$nsd" sysctl -qw net.ipv4.conf.all.rp_filter=1
 	bad_setting rp-filter-strict 1 "rp_filter is 1" --dev vd --sink-ip 10.78.0.2
