@@ -38,6 +38,8 @@ struct snap {
 	struct ucm_dp_stats t;
 	uint32_t nq, nw;
 	bool two_way, inline_;
+	bool neigh;			/* the way back asks the kernel for next hops */
+	bool offload;			/* the way back reads super-packets */
 	uint32_t qid[UCM_XSK_MAX_QUEUES];
 	struct ucm_xsk_stats xs[UCM_XSK_MAX_QUEUES];
 	struct ucm_pool_stats ps[UCM_XSK_MAX_QUEUES];
@@ -105,6 +107,8 @@ struct fam {
 	bool is_signed;			/* an int64_t instead */
 	bool ns_to_s;			/* nanoseconds, shown in seconds */
 	bool two_way;			/* only on a two-way datapath */
+	bool neigh;			/* only where it resolves next hops: a tun, no --peer-mac */
+	bool offload;			/* only with the way back's offloads (no --no-offload) */
 	bool threads;			/* only where the workers are threads of
 					 * their own: inline (--pass) ones never sleep */
 };
@@ -175,25 +179,25 @@ static const struct fam fams[] = {
 	  .help = "Packets the tun took with their checksum left to the kernel: their sender left it partial (its checksum offload)." },
 	{ .name = "ucpumap_back_packets_total", C, .src = SRC_BACK_READ, .two_way = true,
 	  .help = "Two-way: packets the worker read from the tun for the way back: handed to its TX channel, or dropped (ucpumap_drops_total{way=\"back\"})." },
-	{ .name = "ucpumap_back_neigh_questions_total", C, R(neigh_asks), .two_way = true,
+	{ .name = "ucpumap_back_neigh_questions_total", C, R(neigh_asks), .two_way = true, .neigh = true,
 	  .help = "Two-way: next-hop questions the worker queued for its resolver (misses, refreshes)." },
-	{ .name = "ucpumap_back_neigh_held_total", C, R(neigh_held), .two_way = true,
+	{ .name = "ucpumap_back_neigh_held_total", C, R(neigh_held), .two_way = true, .neigh = true,
 	  .help = "Two-way: packets that waited for their next hop to be resolved (sent then, or dropped as no_neigh, or as stopped at the stop)." },
-	{ .name = "ucpumap_back_neigh_requests_total", C, R(neigh_requests), .two_way = true,
+	{ .name = "ucpumap_back_neigh_requests_total", C, R(neigh_requests), .two_way = true, .neigh = true,
 	  .help = "Two-way: netlink messages the worker's resolver sent the kernel." },
-	{ .name = "ucpumap_back_neigh_evicted_total", C, R(neigh_evicted), .two_way = true,
+	{ .name = "ucpumap_back_neigh_evicted_total", C, R(neigh_evicted), .two_way = true, .neigh = true,
 	  .help = "Two-way: known next hops the cache gave up for another destination." },
-	{ .name = "ucpumap_back_neigh_refused_total", C, R(neigh_refused), .two_way = true,
+	{ .name = "ucpumap_back_neigh_refused_total", C, R(neigh_refused), .two_way = true, .neigh = true,
 	  .help = "Two-way: packets to new destinations not cached, every place in their set in use (each counts)." },
 	{ .name = "ucpumap_back_channel_waits_total", C, R(channel_waits), .two_way = true,
 	  .help = "Two-way: times the way back stopped reading the tun, its TX channel full (back-pressure, not drops)." },
-	{ .name = "ucpumap_back_super_packets_total", C, R(super_packets), .two_way = true,
+	{ .name = "ucpumap_back_super_packets_total", C, R(super_packets), .two_way = true, .offload = true,
 	  .help = "Two-way: GSO super-packets (TSO, USO) the way back read and cut into segments." },
-	{ .name = "ucpumap_back_segments_total", C, R(segments), .two_way = true,
+	{ .name = "ucpumap_back_segments_total", C, R(segments), .two_way = true, .offload = true,
 	  .help = "Two-way: segments the way back cut from super-packets (in ucpumap_back_packets_total)." },
-	{ .name = "ucpumap_back_csum_completed_total", C, R(csum_completed), .two_way = true,
+	{ .name = "ucpumap_back_csum_completed_total", C, R(csum_completed), .two_way = true, .offload = true,
 	  .help = "Two-way: partial checksums (NEEDS_CSUM) the way back completed." },
-	{ .name = "ucpumap_back_csum_offloaded_total", C, R(csum_offloaded), .two_way = true,
+	{ .name = "ucpumap_back_csum_offloaded_total", C, R(csum_offloaded), .two_way = true, .offload = true,
 	  .help = "Two-way: packets the way back sent with their checksum left to the kernel or the device (AF_XDP TX metadata)." },
 };
 #undef C
@@ -225,7 +229,8 @@ static void render_fams(struct tbuf *b, const struct snap *s)
 	for (f = fams; f < fams + sizeof(fams) / sizeof(fams[0]); f++) {
 		bool per_queue = f->src == SRC_XSK || f->src == SRC_POOL;
 
-		if ((f->two_way && !s->two_way) || (f->threads && s->inline_))
+		if ((f->two_way && !s->two_way) || (f->threads && s->inline_) ||
+		    (f->neigh && !s->neigh) || (f->offload && !s->offload))
 			continue;
 		family(b, f->name, f->type, f->help);
 		n = per_queue ? s->nq : s->nw;
@@ -387,6 +392,8 @@ static void snap_read(struct snap *s, const struct daemon *d)
 	ucm_dp__stats(d->dp, &s->t, sizeof(s->t));
 	s->two_way = ucm_dp__flags(d->dp) & UCM_DP_F_TWO_WAY;
 	s->inline_ = ucm_dp__flags(d->dp) & UCM_DP_F_INLINE;
+	s->neigh = s->two_way && !(ucm_dp__flags(d->dp) & UCM_DP_F_TAP) && !d->c.peer_mac_set;
+	s->offload = s->two_way && !(ucm_dp__flags(d->dp) & UCM_DP_F_NO_OFFLOAD);
 	s->nq = ucm_dp__nqueues(d->dp);
 	s->nw = ucm_dp__nworkers(d->dp);
 	for (q = 0; q < s->nq; q++) {

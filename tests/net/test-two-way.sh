@@ -77,7 +77,7 @@
 #                       a clean stop
 #   no-offload-kept     --no-offload on a kept tun whose offloads are on:
 #                       they go off, a file goes out intact, nothing dropped
-#                       for them
+#                       for them; /metrics leaves the offload families out
 #   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
 #                       next hop, and --no-direct-bulk): exit 0, both
 #                       conservation lines and the audit hold
@@ -591,9 +591,18 @@ PY
 		bad no-offload-kept "cannot make a kept tun with its offloads on"
 		return
 	fi
-	if start --two-way --no-offload; then
+	if start --two-way --no-offload --metrics-listen 127.0.0.1:9441; then
 		tso=$(in_d ethtool -k ucm2 | sed -n 's/^tcp-segmentation-offload: //p')
 		file no-offload-kept-file-out "$g" 10.204.0.1 "$d"
+		# No super-packet is read: its families are left out, not 0;
+		# the next hops' stay (a tun, no --peer-mac).
+		in_d curl -s --max-time 5 http://127.0.0.1:9441/metrics > "$tmp/no-offload.metrics"
+		if ! grep -q "^ucpumap_back_super_packets_total" "$tmp/no-offload.metrics" &&
+			grep -q "^ucpumap_back_neigh_questions_total" "$tmp/no-offload.metrics"; then
+			ok no-offload-metrics "no offload families, the next-hop ones there"
+		else
+			bad no-offload-metrics "$(grep -c "^ucpumap_back_super_packets_total" "$tmp/no-offload.metrics") super-packet series (want 0), $(grep -c "^ucpumap_back_neigh_questions_total" "$tmp/no-offload.metrics") next-hop ones (want 1 or more)"
+		fi
 		kill -USR1 "$dpid"
 		sleep 0.3
 		stop
