@@ -630,6 +630,8 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGUSR1);
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	/* A reader of stdout gone (--status | head) costs a write's EPIPE. */
+	signal(SIGPIPE, SIG_IGN);
 	out_init();	/* under journald: priorities, the parse's messages too */
 	ucm_set_print(daemon_print);
 	status = parse_args(argc, argv, &d.c);
@@ -662,8 +664,6 @@ int main(int argc, char **argv)
 	sigaddset(&sigs, SIGUSR1);
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	/* A reader of stdout that went away costs a write's EPIPE, not us. */
-	signal(SIGPIPE, SIG_IGN);
 	dp_opts(&d.c, &o);
 	o.thread_init = daemon_thread;	/* each thread drops its own */
 	o.thread_init_ctx = &d;

@@ -10,7 +10,8 @@
 #   answers         the instance's socket (mode 0660), and its answer:
 #                   exit 0, one JSON line, state running, up 1, its pid,
 #                   and after 760 datagrams rx, received and delivered
-#                   760, no drops, the drops by cause listed
+#                   760, no drops, the drops by cause listed; into a
+#                   pipe whose reader is gone: exit 1, saying so
 #   stopped-none    SIGTERM: exit 0, the socket gone, --status exit 1
 #   stopping-gone   the socket goes as the stop begins, not at its end:
 #                   with --stats-json into a pipe nobody reads, the stop
@@ -143,6 +144,13 @@ case_answers() {
 	[ "$r" = "running 1 $dpid $sent $sent $sent 0 22" ] ||
 		[[ "$r" =~ ^running\ 1\ $dpid\ $sent\ $sent\ $sent\ 0\ [1-9][0-9]$ ]] ||
 		why="$why answer '$r' (want: running 1 $dpid, rx, received, delivered $sent, 0 drops, the causes);"
+	# Its reader gone (--status vd | head, ended): said, exit 1, not a
+	# silent death by SIGPIPE (141).
+	ip netns exec "$dut" sh -c 'sleep 0.3; exec timeout 10 "$0" --status vd' "$daemon" \
+		2> "$tmp/pipe.err" | true
+	rc=${PIPESTATUS[0]}
+	[ $rc = 1 ] && grep -q "cannot write the answer to standard output: Broken pipe" "$tmp/pipe.err" ||
+		why="$why into a closed pipe: exit $rc, $(head -2 "$tmp/pipe.err" | tr '\n' ' ');"
 	if [ -z "$why" ] && [ -n "$sent" ]; then
 		ok answers "$r"
 	else
