@@ -265,10 +265,12 @@ int tun_keep(struct daemon *d, const char *name)
 			IFF_VNET_HDR;
 	/* The user the daemon runs as owns a tun of ours, as the library's
 	 * owns a tun it creates: a kept one goes to a new --user. An
-	 * operator's keeps its owner. */
-	if (ioctl(fd, TUNSETIFF, &ifr) || ioctl(fd, TUNSETPERSIST, 1UL) ||
+	 * operator's keeps its owner. The owner first: a refusal then
+	 * leaves the tun as it was, not persistent and unmarked. */
+	if (ioctl(fd, TUNSETIFF, &ifr) ||
 	    ((!d->priv.tun_existed || d->priv.tun_kept) &&
-	     ioctl(fd, TUNSETOWNER, (unsigned long)d->priv.uid)))
+	     ioctl(fd, TUNSETOWNER, (unsigned long)d->priv.uid)) ||
+	    ioctl(fd, TUNSETPERSIST, 1UL))
 		err = errno;
 	close(fd);
 out:

@@ -30,6 +30,9 @@
 #   keep-tun-start-fails  --keep-tun, the RX thread's start refused
 #                       (pthread_create, fault_shim.c): exit 1, and the tun
 #                       the start made and kept is gone with it
+#   keep-tun-owner-fails  --keep-tun, its TUNSETOWNER refused (EINVAL,
+#                       fault_shim.c) after the library's went: exit 1,
+#                       and the tun the start made is not left persistent
 #   keep-tun-late-fails  --keep-tun, the metrics thread's start refused,
 #                       after the privileges are dropped (as root, and with
 #                       --user nobody): exit 1, the tun gone as above, the
@@ -53,7 +56,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-faults
 cases="link-down-up tun-down-up iface-down-two-way tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
-worker-stalled rx-stalled keep-tun-start-fails keep-tun-late-fails mac-refused pass-unread nothing-left"
+worker-stalled rx-stalled keep-tun-start-fails keep-tun-owner-fails keep-tun-late-fails mac-refused pass-unread nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 shim_so=$(cd "$BUILD" 2>/dev/null && pwd)/tests/progs/libfault_shim.so
@@ -299,24 +302,32 @@ case_rx_stalled() {
 		"ip netns exec $gen $PY $helper flood --src $G4 --dst $D4 --secs 10" --pass
 }
 
-case_keep_tun_start_fails() {
-	local c=keep-tun-start-fails why= rc l
+# keep_fails CASE FAULT RE: --keep-tun with fault_shim.c's FAULT after
+# the first call it wraps; the start exits 1 saying RE, and the tun it
+# made and kept is gone with it.
+keep_fails() {
+	local c=$1 why= rc l
 	if [ -n "${SANITIZE:-}" ]; then
 		skip "$c" "a sanitizer build: its runtime must come first in LD_PRELOAD"
 		return
 	fi
 	pair_ready "$c" || return
-	lib_run ip netns exec "$dut" env UCM_SHIM_FAULT=thread UCM_SHIM_SKIP=1 LD_PRELOAD="$shim_so" \
+	lib_run ip netns exec "$dut" env UCM_SHIM_FAULT=$2 UCM_SHIM_SKIP=1 LD_PRELOAD="$shim_so" \
 		timeout 10 "$daemon" --dev vd --tun ucmfk0 --cpus 1 --keep-tun --duration 5 \
 		> "$tmp/$c.out" 2> "$tmp/$c.err"
 	rc=$?
 	[ $rc = 1 ] || why="exit $rc (want 1);"
-	grep -q "cannot start the RX thread" "$tmp/$c.err" || why="$why not the RX thread's start: $(tail -2 "$tmp/$c.err" | tr '\n' ' ');"
+	grep -q "$3" "$tmp/$c.err" || why="$why not /$3/: $(tail -2 "$tmp/$c.err" | tr '\n' ' ');"
 	ip -n "$dut" link show ucmfk0 > /dev/null 2>&1 && why="$why ucmfk0 stays;"
 	ip -n "$dut" link del ucmfk0 2> /dev/null
 	l=$(left_in "$dut" vd)
 	[ -z "$l" ] || why="$why left: $l"
 	if [ -z "$why" ]; then ok "$c" "exit 1, the tun gone"; else bad "$c" "$why"; fi
+}
+
+case_keep_tun_start_fails() { keep_fails keep-tun-start-fails thread "cannot start the RX thread"; }
+case_keep_tun_owner_fails() {
+	keep_fails keep-tun-owner-fails tun_owner "keep-tun: cannot make ucmfk0 persistent.*Invalid argument"
 }
 
 case_keep_tun_late_fails() {

@@ -31,6 +31,10 @@
  *                                counters (ucm_steer_pass) fails with
  *                                EPERM, as before Linux 5.19 without
  *                                CAP_BPF
+ *   UCM_SHIM_FAULT=tun_owner     ioctl(TUNSETOWNER) fails with EINVAL (a
+ *                                uid the user namespace does not map),
+ *                                after UCM_SHIM_SKIP that go (1: the
+ *                                library's, at the tun's creation)
  *
  * Everything is read in the constructor, before the daemon's seccomp
  * filter: the calls themselves use only clock_gettime() (vDSO) and what
@@ -43,6 +47,7 @@
 #include <errno.h>
 #include <liburing.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +57,7 @@
 #include <unistd.h>
 
 #include <linux/bpf.h>
+#include <linux/if_tun.h>
 
 #ifndef AF_XDP
 #define AF_XDP 44
@@ -59,7 +65,7 @@
 
 enum {
 	SHIM_NONE, SHIM_SO_ERROR, SHIM_URING_SUBMIT, SHIM_STALL_WRITE, SHIM_SHORT_SEND,
-	SHIM_XSK_SOCKET, SHIM_THREAD, SHIM_MAC_UPDATE, SHIM_PASS_LOOKUP,
+	SHIM_XSK_SOCKET, SHIM_THREAD, SHIM_MAC_UPDATE, SHIM_PASS_LOOKUP, SHIM_TUN_OWNER,
 };
 
 static int shim_fault;
@@ -70,6 +76,7 @@ static int (*real_submit)(struct io_uring *);
 static int (*real_submit_wait)(struct io_uring *, unsigned int);
 static ssize_t (*real_send)(int, const void *, size_t, int);
 static int (*real_socket)(int, int, int);
+static int (*real_ioctl)(int, unsigned long, void *);
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *),
 				  void *);
 static int (*real_map_update)(int, const void *, const void *, __u64);
@@ -95,6 +102,7 @@ __attribute__((constructor)) static void shim_init(void)
 	real_submit_wait = dlsym(RTLD_NEXT, "io_uring_submit_and_wait");
 	real_send = dlsym(RTLD_NEXT, "send");
 	real_socket = dlsym(RTLD_NEXT, "socket");
+	real_ioctl = dlsym(RTLD_NEXT, "ioctl");
 	real_pthread_create = dlsym(RTLD_NEXT, "pthread_create");
 	real_map_update = dlsym(RTLD_NEXT, "bpf_map_update_elem");
 	real_map_lookup = dlsym(RTLD_NEXT, "bpf_map_lookup_elem");
@@ -118,6 +126,8 @@ __attribute__((constructor)) static void shim_init(void)
 		shim_fault = SHIM_MAC_UPDATE;
 	else if (f && !strcmp(f, "pass_lookup"))
 		shim_fault = SHIM_PASS_LOOKUP;
+	else if (f && !strcmp(f, "tun_owner"))
+		shim_fault = SHIM_TUN_OWNER;
 	shim_at_ns = now_ns() + (after ? atoll(after) : 0) * 1000000LL;
 	if (count)
 		shim_left = atol(count);
@@ -241,4 +251,21 @@ SHIM_API int bpf_map_lookup_elem(int fd, const void *key, void *value)
 		return -EPERM;
 	}
 	return real_map_lookup(fd, key, value);
+}
+
+/* Every ioctl's argument is one word: a pointer, or a number as one. */
+SHIM_API int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == TUNSETOWNER && shim_fault == SHIM_TUN_OWNER &&
+	    __atomic_fetch_sub(&shim_skip, 1, __ATOMIC_RELAXED) <= 0 && shim_take(SHIM_TUN_OWNER)) {
+		errno = EINVAL;
+		return -1;
+	}
+	return real_ioctl(fd, req, arg);
 }
