@@ -200,6 +200,9 @@ UCM_API struct ucm_umem *ucm_umem__create(const struct ucm_umem_opts *opts);
  * (which only the debug build catches at the return) leaves another one
  * out while the counts say none: it returns -EUCLEAN, freeing nothing.
  *
+ * Either failure leaves every pool without an owner and direct recycling
+ * off: a thread that goes on allocating calls ucm_pool__set_owner() again.
+ *
  * Return: 0, or -EBUSY or -EUCLEAN with the umem intact.
  */
 UCM_API int ucm_umem__destroy(struct ucm_umem *umem, unsigned int timeout_ms);
@@ -339,7 +342,9 @@ UCM_API int64_t ucm_pool__inflight(const struct ucm_pool *pool);
  * ucm_pool__audit() - account for every frame of one pool
  *
  * Debug builds walk the per-frame tags and check each tier against them
- * (and the backing stack for duplicates); release builds check the counters.
+ * (and the backing stack for duplicates); release builds check that no
+ * frame is parked twice, outside its pool, or beyond the pool's count, and
+ * count the rest as the application's (a frame lost is counted so too).
  * Not for the data path. Exact only while no thread moves frames.
  * @a: if not NULL, where the frames are
  * @sz: sizeof(*@a) as the caller was built (an older, smaller struct gets
