@@ -351,8 +351,10 @@ struct ucm_cpumap_opts {
 /**
  * struct ucm_cpumap_enqueue_stats - per (producer, worker), after the
  * xdp_cpumap_enqueue tracepoint
- * @processed: frames flushed towards the worker (drops included)
- * @drops: frames the worker ring had no room for, or the fair share
+ * @processed: packets flushed towards the worker (drops included); a
+ *             packet of several frames (UCM_DESC_CHAIN) counts once, here
+ *             and in every packet count below
+ * @drops: packets the worker ring had no room for, or the fair share
  *         refused (UCM_CPUMAP_F_NO_FAIR)
  * @events: bulk flushes; processed / events is the bulk average
  * @wakeups: times this producer woke the sleeping worker
@@ -369,10 +371,10 @@ struct ucm_cpumap_enqueue_stats {
 
 /**
  * struct ucm_cpumap_worker_stats - per worker, after xdp_cpumap_kthread
- * @processed: frames dequeued
+ * @processed: packets dequeued
  * @tx: packets the verdict sent back out (UCM_VERDICT_TX), handed to the
  *      TX channel; what the channel had no room for it counts (send_full)
- * @drops: frames not delivered (malformed, or refused by the sink)
+ * @drops: packets not delivered (malformed, or refused by the sink)
  * @sched: times the worker went to sleep on an empty ring
  * @drop_reason: @drops by enum ucm_drop_reason
  * @xmits: batches handed to the sink; delivered / xmits is the average
