@@ -233,7 +233,7 @@ void ucm_tun_stats_publish(struct ucm_tun_stats *s, const struct ucm_tun_stats *
  * watches the kernel resolve for 1 s (neigh.c's HOLD_NS), its answer
  * comes at the worker's next turn. Then a counted drop (drop_no_neigh),
  * as the kernel's when its resolution fails. While any wait the worker
- * looks at the answers every BACK_UNRES_WAIT_NS.
+ * looks at the answers every BACK_UNRES_WAIT_NS, the channel full or not.
  */
 #define BACK_UNRES		32
 #define BACK_UNRES_DST		8
@@ -356,6 +356,9 @@ int ucm_tun_back_wait(void *ctx, uint32_t w, int wake_fd);
  * in order, the reads still waiting, then the free frames it has room
  * for (the rest go home). */
 void ucm_tun_back_handle_reads(struct tun_back *r, struct back_turn *t);
+/* tun_read_tx.c: while the channel is full, the waiting packets whose
+ * next hop failed or that waited BACK_UNRES_NS home, counted into @t. */
+void ucm_tun_back_unres_age(struct tun_back *r, struct back_turn *t);
 /* tun_read_tx.c: the packets waiting for a next hop home, counted into
  * @dropped, when reading stops (its close, its io_uring failed). */
 void ucm_tun_back_unres_flush(struct tun_back *r, uint64_t *dropped);

@@ -598,12 +598,23 @@ uint32_t ucm_tun_back_poll(void *ctx, uint32_t w)
 		STAT_ADD(tun->wk[w].back_stats.no_frame, 1);
 	if (!t.room && !r->blocked)
 		STAT_ADD(tun->wk[w].back_stats.channel_waits, 1);
-	/* Packets waiting for a next hop have their frames: room will do. */
+	/* Packets waiting for a next hop have their frames: room will do.
+	 * Without it they still age, and a failed next hop's go. */
 	if (!t.room || (!r->nstash && !r->nunres)) {
+		uint32_t aged = 0;
+
 		r->blocked = !t.room;
+		if (r->nunres && r->neigh) {
+			memset(&t.a, 0, sizeof(t.a));
+			r->now = ucm_now_ns();
+			ucm_neigh_sync(r->neigh, r->now);
+			ucm_tun_back_unres_age(r, &t);
+			back_stats_publish(&tun->wk[w].back_stats, &t.a);
+			aged = t.a.drop_no_neigh;
+		}
 		if (io_uring_sq_ready(&r->ring))
 			io_uring_submit(&r->ring);
-		return 0;
+		return aged;
 	}
 	r->blocked = false;
 	memset(&t.a, 0, sizeof(t.a));
@@ -673,7 +684,15 @@ static int room_wait(struct ucm_tun *tun, uint32_t w, struct tun_back *r)
 	}
 	if (!r->room_armed)
 		r->room_armed = arm_oneshot(r, ucm_txq__room_fd(r->txq), TAG_ROOM);
-	sleep_done(tun, w, r, io_uring_submit_and_wait(&r->ring, 1));
+	if (r->nunres) {	/* packets wait for next hops: they age meanwhile */
+		struct __kernel_timespec ts = { .tv_nsec = BACK_UNRES_WAIT_NS };
+		struct io_uring_cqe *cqe;
+
+		sleep_done(tun, w, r, io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts,
+									NULL));
+	} else {
+		sleep_done(tun, w, r, io_uring_submit_and_wait(&r->ring, 1));
+	}
 	ucm_txq__room_wait_end(r->txq);
 	return 0;
 }

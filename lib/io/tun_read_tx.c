@@ -309,6 +309,13 @@ void ucm_tun_back_src_sync(struct tun_back *r, const uint64_t *src)
 		memcpy(unres_eth(r, &r->unres[i]) + 6, r->l2.src, 6);
 }
 
+void ucm_tun_back_unres_age(struct tun_back *r, struct back_turn *t)
+{
+	/* No room: nothing goes out, what failed or waited too long goes. */
+	t->room = 0;
+	unres_turn(r, t);
+}
+
 void ucm_tun_back_unres_flush(struct tun_back *r, uint64_t *dropped)
 {
 	for (uint32_t i = 0; i < r->nunres; i++)

@@ -744,6 +744,39 @@ static int test_back_src_follows(void)
 }
 
 /*
+ * The way back of back_setup()'s @tun in tun mode, next hops from lo, from
+ * source @src, opened; one packet to 10.0.0.2 read, which waits for its
+ * next hop (the question about it is out). 0 with its read path in @r,
+ * UT_SKIP, or 1.
+ */
+static int back_one_held(const struct ucm_sink_ops *ops, struct ucm_tun *tun, struct ucm_txq *t,
+			 const uint8_t *src, int s1, struct tun_back **r)
+{
+	struct ucm_tun_l2 l2 = { .resolve_ifindex = (int)if_nametoindex("lo") };
+	static uint8_t wire[VNET_LEN + 256];
+	uint32_t n;
+
+	UT_ASSERT(l2.resolve_ifindex > 0, "no lo");
+	tun->flags &= ~UCM_TUN_F_TAP;
+	if (src)
+		memcpy(l2.src, src, 6);
+	UT_ASSERT(!ucm_tun__set_back(tun, 0, t, &l2), "set_back");
+	OPEN_OR_SKIP(ops, tun);
+	n = super_tcp4(wire, 100, 1448, 1, 'x') - 14;
+	memset(wire, 0, VNET_LEN);
+	memmove(wire + VNET_LEN, wire + VNET_LEN + 14, n - VNET_LEN);	/* no Ethernet */
+	UT_ASSERT(send(s1, wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
+	*r = tun->wk[0].st->back;
+	for (n = 0; n < 100 && !(*r)->nunres; n++) {
+		ops->poll(tun, 0);
+		if (!(*r)->nunres)
+			ut_msleep(1);
+	}
+	UT_ASSERT((*r)->nunres == 1, "%u packets wait for a next hop, want 1", (*r)->nunres);
+	return 0;
+}
+
+/*
  * A packet waiting for its next hop has its Ethernet header written: a
  * source set meanwhile reaches it too. Tun mode, next hops from lo (the
  * question about 10.0.0.2 is out: the packet waits); the worker's sync
@@ -753,40 +786,61 @@ static int test_back_src_held(void)
 {
 	static const uint8_t a[6] = { 2, 0, 0, 0, 0, 0xa }, b[6] = { 2, 0, 0, 0, 0, 0xb };
 	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
-	struct ucm_tun_l2 l2 = { .resolve_ifindex = (int)if_nametoindex("lo") };
-	static uint8_t wire[VNET_LEN + 256];
 	struct tun_back *r;
 	const uint8_t *eth;
 	struct ucm_umem *u;
 	struct ucm_pool *p;
 	struct ucm_txq *t;
 	struct ucm_tun *tun;
-	uint32_t n;
-	int s[2];
+	int s[2], err;
 
 	if (back_setup(&u, &p, &t, &tun, s, false))
 		return 1;
-	UT_ASSERT(l2.resolve_ifindex > 0, "no lo");
-	tun->flags &= ~UCM_TUN_F_TAP;
-	memcpy(l2.src, a, 6);
-	UT_ASSERT(!ucm_tun__set_back(tun, 0, t, &l2), "set_back");
-	OPEN_OR_SKIP(ops, tun);
-	n = super_tcp4(wire, 100, 1448, 1, 'x') - 14;
-	memset(wire, 0, VNET_LEN);
-	memmove(wire + VNET_LEN, wire + VNET_LEN + 14, n - VNET_LEN);	/* no Ethernet */
-	UT_ASSERT(send(s[1], wire, n, 0) == (ssize_t)n, "send: %s", strerror(errno));
-	r = tun->wk[0].st->back;
-	for (n = 0; n < 100 && !r->nunres; n++) {
-		ops->poll(tun, 0);
-		if (!r->nunres)
-			ut_msleep(1);
-	}
-	UT_ASSERT(r->nunres == 1, "%u packets wait for a next hop, want 1", r->nunres);
+	err = back_one_held(ops, tun, t, a, s[1], &r);
+	if (err)
+		return err;
 	eth = (const uint8_t *)r->area + r->unres[0].at;
 	UT_ASSERT(!memcmp(eth + 6, a, 6), "held from %02x, want set_back()'s", eth[11]);
 	UT_ASSERT(!ucm_tun__set_back_src(tun, b), "set_back_src");
 	ucm_tun_back_src_sync(r, &tun->back_src);
 	UT_ASSERT(!memcmp(eth + 6, b, 6), "held from %02x after set_back_src(), want 0b", eth[11]);
+	ops->close(tun, 0);
+	ucm_txq__lend(t, p);
+	return back_done(u, p, t, tun, s, -1);
+}
+
+/*
+ * A packet waiting for its next hop ages while the channel is full: past
+ * BACK_UNRES_NS a turn with no room drops it (drop_no_neigh, its frame
+ * home), where it used to wait for as long as the stall lasted. Next hops
+ * from lo, as above; the channel filled from the test's own frames.
+ */
+static int test_back_unres_ages_full(void)
+{
+	const struct ucm_sink_ops *ops = ucm_tun__sink_back();
+	struct ucm_tun_back_stats rs;
+	uint64_t fill[64];
+	struct tun_back *r;
+	struct ucm_umem *u;
+	struct ucm_pool *p;
+	struct ucm_txq *t;
+	struct ucm_tun *tun;
+	uint32_t room;
+	int s[2], err;
+
+	if (back_setup(&u, &p, &t, &tun, s, false))
+		return 1;
+	err = back_one_held(ops, tun, t, NULL, s[1], &r);
+	if (err)
+		return err;
+	room = ucm_txq__room(t);
+	UT_ASSERT(room <= 64 && ucm_pool__alloc_bulk(p, fill, room) == (int)room, "alloc %u", room);
+	UT_ASSERT(ucm_txq__send(t, fill, room) == room && !ucm_txq__room(t), "fill the channel");
+	r->unres[0].since -= BACK_UNRES_NS;	/* as if it had waited that long */
+	ops->poll(tun, 0);
+	ucm_tun__back_stats(tun, 0, &rs, sizeof(rs));
+	UT_ASSERT(!r->nunres && rs.drop_no_neigh == 1, "channel full: %u wait, %llu dropped, want 0 and 1",
+		  r->nunres, (unsigned long long)rs.drop_no_neigh);
 	ops->close(tun, 0);
 	ucm_txq__lend(t, p);
 	return back_done(u, p, t, tun, s, -1);
@@ -1707,6 +1761,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_back_src_follows),
 	UT_CASE(test_back_src_super_resumed),
 	UT_CASE(test_back_src_held),
+	UT_CASE(test_back_unres_ages_full),
 	UT_CASE(test_back_channel_waits),
 	UT_CASE(test_back_close_counts_waiting),
 	UT_CASE(test_back_close_counts_late),
