@@ -192,8 +192,9 @@ struct ucm_tun_stats {
  *                sockets take packets of several frames
  *                (ucm_txq__max_frames()), than such a packet takes
  * @drop_non_ip: tun mode: packets neither IPv4 nor IPv6
- * @drop_no_neigh: tun mode with resolve_ifindex: packets with no route
- *                 through the NIC, whose next hop the kernel did not
+ * @drop_no_neigh: tun mode with resolve_ifindex: packets with no unicast
+ *                 route through the NIC (a subnet's directed broadcast
+ *                 included), whose next hop the kernel did not
  *                 resolve within 1.2 s, or found no place to wait for it
  *                 (@neigh_held: 32 a worker, 8 a destination; a GSO
  *                 super-packet never waits)
