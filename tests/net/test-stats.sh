@@ -494,7 +494,7 @@ case_prewake() {
 }
 
 case_setup_passes() {
-	local gpid dpid first why=
+	local gpid dpid first rc why=
 	# 2 s at 20000/s: the start's set-up sees some, the stop none. An
 	# AF_PACKET sender: vd has no program yet to take redirected frames.
 	ip netns exec $G "$gen" --dev vg --dst-ip 10.208.0.2 --dst-mac "$vdmac" --dst-port 9000 \
@@ -510,9 +510,13 @@ case_setup_passes() {
 	for _ in $(seq 60); do kill -0 $dpid 2> /dev/null || break; sleep 0.1; done
 	kill -0 $dpid 2> /dev/null && { stop_pid $dpid; why="still running 3 s after --duration;"; }
 	lib_wait $dpid 2> /dev/null
+	rc=$?
+	[ $rc = 0 ] || why="$why exit $rc: $(tail -2 "$tmp/sp.err" | tr '\n' ' ');"
+	# As root the pass counters are readable (test-faults pass-unread
+	# covers them refused): a first line without them is a failure.
 	first=$(jget "$tmp/sp.json" 'json.loads(open(sys.argv[1]).readline()).get("xdp_pass", {}).get("no_socket", -1)')
 	if [ -z "$first" ] || [ "$first" -lt 0 ]; then
-		skip setup-passes "the first JSON line has no xdp_pass (this kernel's counts unreadable?): $(head -c 200 "$tmp/sp.json")"
+		bad setup-passes "$why the first JSON line has no xdp_pass: $(head -c 200 "$tmp/sp.json" 2> /dev/null)"
 		return
 	fi
 	if [ "$first" = 0 ]; then
