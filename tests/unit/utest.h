@@ -26,6 +26,8 @@
 #include <sched.h>
 #include <stdint.h>
 #include <time.h>
+#include <stdbool.h>
+#include <sys/utsname.h>
 
 #define UT_SKIP	77
 
@@ -73,6 +75,18 @@ static inline void ut_msleep(unsigned int ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
+}
+
+/* Whether the running kernel is MAJ.MIN or later (uname's release): a
+ * skip for a kernel feature is taken only where the kernel lacks it. */
+static inline bool ut_kernel_at_least(int maj, int min)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &a, &b) != 2)
+		return false;
+	return a > maj || (a == maj && b >= min);
 }
 
 static inline int ut_usable_cpus(int *cpus, int max)
