@@ -148,11 +148,19 @@ picked() {
 	return $hit
 }
 SELECTED="$*"
-# Every argument must name a test.
+# Every argument must name a test as picked() takes it: a test's name, or
+# a script's path as the loops below see it (any other path would pass a
+# file test and then run nothing).
 for w in $SELECTED; do
 	t=${w%%:*}
-	[ -f "$BUILD/tests/$t" ] || [ -f "$APPS/$t.sh" ] || [ -f "tests/net/$t.sh" ] ||
-		[ -f "$t" ] || { echo "FAIL: $t: no such test"; fail=$((fail + 1)); }
+	case $t in
+	"$APPS"/test-*.sh | tests/net/test-*.sh) [ -f "$t" ] ;;
+	*/*) false ;;
+	*) [ -f "$BUILD/tests/$t" ] || [ -f "$APPS/$t.sh" ] || [ -f "tests/net/$t.sh" ] ;;
+	esac || {
+		echo "FAIL: $t: no such test (give a test's name, test-NAME, or tests/net/test-NAME.sh)"
+		fail=$((fail + 1))
+	}
 done
 
 for t in "$BUILD"/tests/test-*; do

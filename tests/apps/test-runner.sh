@@ -17,6 +17,9 @@
 #   asan-after-fail    a test built with ASan that fails a case, then
 #                      reads past a block: the report is a failure too
 #                      (ASan exits 1 on its own, as a failed case does)
+#   path-not-run       a word that names a file but no test as the runner
+#                      picks them (a unit test's path): a failure, said,
+#                      beside the test named rightly (1 passed, 1 failed)
 #   stale-pid          tests/lib.sh's cleanup stops a process it started,
 #                      and leaves one whose pid it registered but whose
 #                      start time differs (the pid given to another since)
@@ -25,7 +28,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-runner
-cases="crash-after-fail plain-fail timeout-once timeout-silent aborted-script asan-after-fail stale-pid"
+cases="crash-after-fail plain-fail timeout-once timeout-silent aborted-script asan-after-fail path-not-run stale-pid"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
@@ -94,6 +97,11 @@ case_asan_after_fail() {
 alive() {
 	local st
 	st=$(ps -o stat= -p "$1") && [ "${st:0:1}" != Z ]
+}
+
+case_path_not_run() {
+	fake test-zz7 'echo "PASS: test-zz7/a"'
+	runner path-not-run "1 passed, 1 failed" 10 "test-zz7 $tmp/b/tests/test-zz7"
 }
 
 case_stale_pid() {
