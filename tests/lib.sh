@@ -184,6 +184,10 @@ lib_cleanup() {
 		# Only processes inside our namespaces: ours.
 		pids=$(ip netns pids "$c" 2> /dev/null)
 		[ -n "$pids" ] && kill -9 $pids 2> /dev/null
+		# A kept tun's lock file (and one a --user daemon may not
+		# remove) names the namespace: it goes with it.
+		p=$(stat -L -c %i "/run/netns/$c" 2> /dev/null) &&
+			rm -f /run/ucpumap/tun-*@"$p".lock
 		ip netns del "$c" 2> /dev/null
 	done
 	lib_ns=()

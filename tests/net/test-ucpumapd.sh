@@ -1790,7 +1790,8 @@ case_keep_tun() {
 	if start_daemon keep5 --cpus 0,1 --keep-tun --duration 30; then
 		PATH=$tmp/bin:$PATH ip netns exec "$dut" sh debian/ucpumap.prerm remove
 		why="$(kept 'prerm under a running daemon')"
-		ls /run/ucpumap/tun-$tun@*.lock > /dev/null 2>&1 || why="$why its lock file is gone;"
+		[ -e "/run/ucpumap/tun-$tun@$(ip netns exec "$dut" stat -L -c %i /proc/self/ns/net).lock" ] ||
+			why="$why its lock file is gone;"
 		stop_daemon
 		PATH=$tmp/bin:$PATH ip netns exec "$dut" sh debian/ucpumap.prerm remove
 		ip -n "$dut" link show $tun > /dev/null 2>&1 && why="$why the kept tun stays after the prerm;"
