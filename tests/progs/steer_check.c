@@ -638,32 +638,37 @@ static int test_bad_config(void)
 /* xsk/port_internal.h's, linked in from the debug archive. */
 int ucm_xdp_set_mac(struct ucm_xdp *x, const uint8_t *mac);
 
-/* One run of @t through @fd: its action, and in @grew how much each
- * pass counter grew. */
-static int pass_after(int fd, const struct tpkt *t, uint64_t *grew)
+/* One run of @t through @fd: its action into @act, and in @grew how much
+ * each pass counter grew. 0, or 1 after a failure said. */
+static int pass_after(int fd, const struct tpkt *t, int *act, uint64_t *grew)
 {
 	uint64_t before[UCM_STEER_PASS_SLOTS], after[UCM_STEER_PASS_SLOTS];
-	int worker, act, r;
+	int worker, r;
 
 	UT_ASSERT(!ucm_xdp__pass_stats(x, before, UCM_STEER_PASS_SLOTS), "pass stats: %s",
 		  strerror(errno));
-	act = run_prog(fd, t, &worker);
+	*act = run_prog(fd, t, &worker);
+	UT_ASSERT(*act >= 0, "the test run: %s", strerror(-*act));
 	UT_ASSERT(!ucm_xdp__pass_stats(x, after, UCM_STEER_PASS_SLOTS), "pass stats");
 	for (r = 0; r < UCM_STEER_PASS_SLOTS; r++)
 		grew[r] = after[r] - before[r];
-	return act;
+	return 0;
 }
 
-/* One run of @t counts one pass, for @want (-1: none). */
+/* One run of @t counts one pass, for @want, and passes it; -1: counts
+ * none, and is redirected (steered). */
 static int pass_is(int fd, const struct tpkt *t, int want, const char *what)
 {
 	uint64_t grew[UCM_STEER_PASS_SLOTS];
-	int r, act = pass_after(fd, t, grew);
+	int r, act;
 
+	if (pass_after(fd, t, &act, grew))
+		return 1;
 	for (r = 0; r < UCM_STEER_PASS_SLOTS; r++)
 		UT_ASSERT(grew[r] == (r == want), "%s: %s grew by %llu", what,
 			  ucm_pass_reason_str(r), (unsigned long long)grew[r]);
-	UT_ASSERT(want < 0 || act == XDP_PASS, "%s: action %d with a pass counted", what, act);
+	UT_ASSERT(act == (want < 0 ? XDP_REDIRECT : XDP_PASS), "%s: action %d, want %s", what, act,
+		  want < 0 ? "XDP_REDIRECT" : "XDP_PASS");
 	return 0;
 }
 
