@@ -92,9 +92,11 @@ declare -A lib_start	# a registered pid's start time (its /proc stat's 22nd fiel
 lib_ns=()
 lib_exit=()
 
-ok() { echo "PASS: $name/$1${2:+: $2}"; }
-bad() { echo "FAIL: $name/$1: $2"; }
-skip() { echo "SKIP: $name/$1: $2"; }
+# One line a result, whatever the message holds: the runner counts lines
+# (a message quoting another tool's FAIL lines would count them too).
+ok() { local m=${2:-}; m=${m//$'\n'/ | }; echo "PASS: $name/$1${m:+: $m}"; }
+bad() { local m=${2:-}; echo "FAIL: $name/$1: ${m//$'\n'/ | }"; }
+skip() { local m=${2:-}; echo "SKIP: $name/$1: ${m//$'\n'/ | }"; }
 
 # lib_started PID: its start time, from /proc (nothing: no such process).
 lib_started() {
