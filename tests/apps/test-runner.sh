@@ -17,6 +17,8 @@
 #   asan-after-fail    a test built with ASan that fails a case, then
 #                      reads past a block: the report is a failure too
 #                      (ASan exits 1 on its own, as a failed case does)
+#   self-bounded       a script that stops itself (its TERM trap's
+#                      "interrupted" line, exit 1): one failure, not two
 #   path-not-run       a word that names a file but no test as the runner
 #                      picks them (a unit test's path): a failure, said,
 #                      beside the test named rightly (1 passed, 1 failed)
@@ -28,7 +30,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-runner
-cases="crash-after-fail plain-fail timeout-once timeout-silent aborted-script asan-after-fail path-not-run stale-pid"
+cases="crash-after-fail plain-fail timeout-once timeout-silent aborted-script asan-after-fail self-bounded path-not-run stale-pid"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
@@ -97,6 +99,13 @@ case_asan_after_fail() {
 alive() {
 	local st
 	st=$(ps -o stat= -p "$1") && [ "${st:0:1}" != Z ]
+}
+
+case_self_bounded() {
+	mkdir -p "$tmp/apps"
+	printf '#!/bin/bash\nname=test-zz8\n. tests/lib.sh\necho "PASS: test-zz8/a"\nkill -TERM $$\necho "PASS: test-zz8/b"\n' \
+		> "$tmp/apps/test-zz8.sh"
+	UCM_TEST_APPS=$tmp/apps runner self-bounded "1 passed, 1 failed" 10 test-zz8
 }
 
 case_path_not_run() {
