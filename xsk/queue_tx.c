@@ -41,7 +41,7 @@ static void tx_kick(struct ucm_xsk_queue *q)
 	STAT_ADD(q->stats.tx_kicks, 1);
 	if (sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0)
 		err = errno;
-	q->tx_down = err == ENETDOWN;
+	q->tx_down = err == ENETDOWN || err == ENXIO;
 	if (err && err != EAGAIN && err != EBUSY && err != ENOBUFS)
 		STAT_ADD(q->stats.tx_kick_err, 1);
 }

@@ -18,6 +18,8 @@
 #                       with its closing lines (conservation holds, every
 #                       frame home) and nothing left on vd
 #   iface-gone          vd deleted: within 3 s, exit 4, closing lines
+#   iface-gone-two-way  the same under the way back's flood, its TX ring
+#                       and channels holding packets
 #   socket-error        a socket's error (SO_ERROR ENETDOWN, from
 #                       tests/progs/fault_shim.c, LD_PRELOAD): exit 6
 #   way-back-dead       two-way, the read path's io_uring refused
@@ -55,7 +57,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-faults
-cases="link-down-up tun-down-up iface-down-two-way tun-gone tun-gone-two-way iface-gone socket-error way-back-dead
+cases="link-down-up tun-down-up iface-down-two-way tun-gone tun-gone-two-way iface-gone iface-gone-two-way socket-error way-back-dead
 worker-stalled rx-stalled keep-tun-start-fails keep-tun-owner-fails keep-tun-late-fails mac-refused pass-unread nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -167,12 +169,16 @@ thread_ticks() {
 	echo -1
 }
 
-case_iface_down_two_way() {
-	local c=iface-down-two-way why= t0 t1 hz wpid r
-	pair_ready "$c" || return
-	if ! start_daemon "$c" --two-way; then
+# back_flood CASE [options...]: a two-way daemon, and a flood from the DUT
+# through the tun out of vd for 6 s (its pid in wpid), 1 s along; 1 when
+# either did not start (said).
+back_flood() {
+	local c=$1
+	shift
+	pair_ready "$c" || return 1
+	if ! start_daemon "$c" --two-way "$@"; then
 		bad "$c" "$(tail -1 "$D_ERR")"
-		return
+		return 1
 	fi
 	ip -n "$dut" route replace "$G4/32" dev $tun
 	lib_run ip netns exec "$dut" "$PY" "$helper" ping --dst "$G4" --count 1 --timeout 2 > /dev/null
@@ -180,6 +186,11 @@ case_iface_down_two_way() {
 	wpid=$!
 	lib_pid $wpid
 	sleep 1
+}
+
+case_iface_down_two_way() {
+	local c=iface-down-two-way why= t0 t1 hz wpid r
+	back_flood "$c" || return
 	ip -n "$dut" link set vd down
 	sleep 0.5
 	hz=$(getconf CLK_TCK)
@@ -236,6 +247,24 @@ case_tun_gone_two_way() {
 	gone tun-gone-two-way "ip -n $dut link del $tun" 5 "tun $tun was deleted" --two-way
 }
 case_iface_gone() { gone iface-gone "ip -n $dut link del vd" 4 "interface vd was deleted"; }
+
+# vd deleted under the way back's flood (copy mode): its socket unbound
+# with descriptors on its TX ring and in its channels; the daemon ends as
+# above, its closing lines whole.
+case_iface_gone_two_way() {
+	local c=iface-gone-two-way why= wpid kerr l
+	back_flood "$c" --extended || return
+	ip -n "$dut" link del vd
+	wait_exit 3
+	stop_pid "$wpid"
+	[ "$D_RC" = 4 ] || why="exit $D_RC after $D_MS ms (want 4 within 3 s);"
+	kerr=$(sed -n 's/.* kick_err \([0-9]*\).*/\1/p' "$D_OUT" | tail -1)
+	[ -n "$kerr" ] || why="$why no tx line in the closing lines;"
+	why="$why$(closing_ok)"
+	l=$(left_in "$dut" vd)
+	[ -z "$l" ] || why="$why left: $l"
+	if [ -z "$why" ]; then ok "$c" "exit $D_RC after $D_MS ms, $kerr refused kicks"; else bad "$c" "$why"; fi
+}
 
 # ---- faults nothing here makes by itself: tests/progs/fault_shim.c ----------
 # shim_case CASE FAULT STATUS RE CMD [options...]: the daemon with the shim's
