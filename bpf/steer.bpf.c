@@ -214,6 +214,8 @@ static __always_inline int parse(void *data, void *end,
 		ihl = (ip->vihl & 0xf) * 4;
 		if (ihl < 20)
 			return STEER;	/* malformed: the worker drops it */
+		if (pos + ihl > end)
+			return UCM_STEER_PASS_SHORT;	/* cut in its options */
 		/* IGMP too: a group's query and v1/v2 reports go to the
 		 * group. */
 		f->link = link_scope4(ip->daddr) || ip->proto == IPPROTO_IGMP;

@@ -713,6 +713,16 @@ static int test_pass_counts(void)
 	/* (A frame shorter than Ethernet's header: the test run takes none.) */
 	if (pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its header"))
 		goto out;
+	for (i = 0; i < npkts && strcmp(pkts[i].name, "v4 udp with options"); i++)
+		;
+	if (i == npkts) {
+		ut_fail_reason("no \"v4 udp with options\" in the table");
+		goto out;
+	}
+	cut = pkts[i];
+	cut.len = 14 + 24;	/* past the fixed header, within its 12 bytes of options */
+	if (pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its options"))
+		goto out;
 	/* ucm_xdp_cpumap: worker 63 has no CPU. */
 	if (pass_is(ucm_xdp__cpumap_fd(x), &pkts[0], UCM_STEER_PASS_NO_CPU, "cpumap, no CPU"))
 		goto out;

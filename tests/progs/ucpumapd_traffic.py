@@ -482,8 +482,9 @@ def malformed(a):
         # EtherType IPv4, version 6 in the header.
         "ip_version": (eth(0x0800) + ipv4_hdr(a.src, a.dst, 20 + ulen, vihl=0x65) + udp(ulen, pl),
                        "ip_version"),
-        # IHL 15 (60 bytes of header) in a frame that ends 20 bytes in.
-        "ihl_past_end": (eth(0x0800) + ipv4_hdr(a.src, a.dst, 60, vihl=0x4f), "l3_trunc"),
+        # IHL 15 (60 bytes of header) in a frame that ends 20 bytes in: cut
+        # in its options, the program passes it to the kernel (short).
+        "ihl_past_end": (eth(0x0800) + ipv4_hdr(a.src, a.dst, 60, vihl=0x4f), None),
         # UDP cut after 4 bytes, tot_len agreeing.
         "udp_cut": (eth(0x0800) + ipv4_hdr(a.src, a.dst, 24) + struct.pack("!HH", 40000, a.bad_port),
                     "l4_trunc"),
