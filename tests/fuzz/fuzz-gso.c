@@ -306,6 +306,10 @@ static void check_member(const struct batch *b, uint32_t h, uint32_t m)
 	      q->l4_proto == IPPROTO_TCP && !(b->flags & UCM_GSO_F_NO_TCP));
 	CHECK(is_v6(q) == v6 && q->l4_proto == p->l4_proto);
 	CHECK(q->sport == p->sport && q->dport == p->dport);
+	/* A datagram whose length field is not its IP payload stays alone:
+	 * merged, its trailing bytes would become the group's payload. */
+	if (q->l4_proto == IPPROTO_UDP)
+		CHECK(ld_be16(l4_of(b, m) + 4) == l4len(q));
 	if (v6) {
 		CHECK(!memcmp(a + 8, c + 8, 32));
 		CHECK(!((ld_be32(a) ^ ld_be32(c)) & 0x0fffffff));	/* class, label */

@@ -136,9 +136,13 @@ static void check(const struct ucm_pkt *pkt, const uint8_t *data,
 	if (f & UCM_PKT_F_IPV6_EXT)
 		CHECK(f & UCM_PKT_F_IPV6);
 	check_l3(pkt, data);
-	if (f & UCM_PKT_F_PORTS)
+	if (f & UCM_PKT_F_PORTS) {
 		CHECK((f & UCM_PKT_F_L4) && (pkt->l4_proto == IPPROTO_UDP ||
 					     pkt->l4_proto == IPPROTO_TCP));
+		/* The ports the hash took are the header's own bytes. */
+		CHECK(pkt->sport == ld_be16(data + pkt->l4_off) &&
+		      pkt->dport == ld_be16(data + pkt->l4_off + 2));
+	}
 	/* A later fragment carries no transport header. */
 	if ((f & UCM_PKT_F_FRAG) && !(f & UCM_PKT_F_FRAG_FIRST))
 		CHECK(!(f & UCM_PKT_F_L4));
