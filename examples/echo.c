@@ -46,7 +46,9 @@ static void swap(uint8_t *a, uint8_t *b, size_t n)
 /* On the worker: a request to port 7 goes back where it came from. Not
  * one sent to a group or to everyone (the answer's source would be that
  * address), nor one from port 7 (two echo servers would answer each
- * other for ever: RFC 862's echo has the same hazard). */
+ * other for ever: RFC 862's echo has the same hazard), nor a fragment:
+ * only the first carries the ports, and the sender could not reassemble
+ * an answer of the first alone. */
 static int turn_around(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
 {
 	const struct ucm_pkt *p = &frame->pkt;
@@ -55,7 +57,8 @@ static int turn_around(void *ctx, uint32_t worker, struct ucm_frame_hdr *frame)
 	size_t aoff = p->flags & UCM_PKT_F_IPV6 ? 8 : 12;
 
 	if (p->l4_proto != IPPROTO_UDP || !(p->flags & UCM_PKT_F_PORTS) ||
-	    p->dport != ECHO_PORT || p->sport == ECHO_PORT || (d[0] & 1))
+	    (p->flags & UCM_PKT_F_FRAG) || p->dport != ECHO_PORT || p->sport == ECHO_PORT ||
+	    (d[0] & 1))
 		return UCM_VERDICT_DROP;
 	swap(d, d + 6, 6);					/* Ethernet */
 	swap(d + p->l3_off + aoff, d + p->l3_off + aoff + alen, alen);	/* IP */

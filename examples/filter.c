@@ -2,7 +2,10 @@
 /*
  * filter: a forwarder with the application's code on every packet. The
  * workers run a verdict callback on each parsed packet: UDP and TCP to
- * PORT are dropped and counted, the rest goes on into the tun TUN.
+ * PORT are dropped and counted, the rest goes on into the tun TUN. Only a
+ * datagram's first fragment carries its ports: the later ones of one to
+ * PORT go on, counted delivered, and the stack drops them when their
+ * reassembly times out (a firewall that judges them reassembles first).
  *
  *   filter IFACE TUN PORT [SECONDS]      (root: see libucpumap(3), PRIVILEGES)
  *

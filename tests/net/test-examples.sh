@@ -18,6 +18,8 @@
 #              holds all N, the count it printed
 #   echo       N requests to UDP port 7, each answered exactly (same bytes,
 #              from port 7) through XSK TX by its verdict callback
+#   echo-fragment  a request in two fragments: neither answered nor counted
+#              answered; a whole one after it is
 #   echo-jumbo the same at MTU 9000: requests of 1472, 4000 and 8972 bytes
 #              (one, two, three frames), each answered exactly, a packet
 #              of several frames sent back as one
@@ -32,7 +34,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-examples
-cases="build readme-program forward filter pcap pcap-jumbo echo echo-jumbo tun-gone nothing-left"
+cases="build readme-program forward filter pcap pcap-jumbo echo echo-fragment echo-jumbo tun-gone nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 g=ucmxg$$
@@ -325,6 +327,38 @@ PY
 case_echo() {
 	needs
 	echo_exact echo 500 49 7007
+}
+
+# A request in two fragments (2000 bytes at MTU 1500): not answered, nor
+# counted answered (its first fragment alone, turned round, the sender
+# could never reassemble); one whole request after it is.
+case_echo_fragment() {
+	local rc answered r
+	needs
+	run echo vd || return
+	r=$(ip netns exec "$g" "$PY" - <<'PY'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.205.0.1", 7009))
+s.settimeout(1)
+got = []
+for size in (2000, 49):
+    s.sendto(b"f" * size, ("10.205.0.2", 7))
+    try:
+        got.append(len(s.recvfrom(9000)[0]))
+    except socket.timeout:
+        got.append(0)
+print(*got)
+PY
+)
+	finish
+	rc=$?
+	answered=$(sed -n 's/^echo: answered \([0-9]*\), sent \([0-9]*\),.*/\1 \2/p' "$tmp/echo.out")
+	if [ "$rc" = 0 ] && [ "$r" = "0 49" ] && [ "$answered" = "1 1" ]; then
+		ok echo-fragment "the fragmented request unanswered and not counted, the whole one answered"
+	else
+		bad echo-fragment "exit $rc, replies '$r' (want '0 49'), answered and sent '$answered' (want '1 1'): $(tail -1 "$tmp/echo.out")"
+	fi
 }
 
 case_echo_jumbo() {
