@@ -18,14 +18,15 @@
 # there (bench-programs).
 #
 # The cases, in order: install, files, pc-prefix, install-lib, paths, uninstall,
-# build-with-pkg-config, links-shared, run, build-cxx, bench-programs, version,
+# build-with-pkg-config, links-shared, run, build-cxx, static-link (cc -static as
+# libucpumap(3) gives it, run), bench-programs, version,
 # exports, static-exports. Each needs install's staging tree (install runs first);
 # links-shared and run need the program build-with-pkg-config built.
 set -u
 BUILD=${BUILD:-build}
 name=test-install
 cases="install files pc-prefix install-lib paths uninstall build-with-pkg-config links-shared run build-cxx
-bench-programs version exports static-exports"
+static-link bench-programs version exports static-exports"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 pc="$tmp/stage/usr/lib/pkgconfig/libucpumap.pc"
@@ -194,6 +195,25 @@ CXX
 		bad build-cxx "the C++ program exited $?: $(head -3 "$tmp/cxx.run")"
 	else
 		ok build-cxx "$(ls "$tmp"/stage/usr/include/ucpumap/*.h | wc -l) headers from C++, ucm_steer__pick() called"
+	fi
+}
+
+# The static link libucpumap(3) gives, run: the archive and what its
+# pkg-config file's Libs.private name are all a program needs.
+case_static_link() {
+	local flags
+	lib_need install
+	lib_once pc_env
+	flags=$(pkg-config --static --cflags --libs libucpumap 2>&1)
+	if ! ${CC:-cc} -static -Wall -Werror -o "$tmp/link_static" "$progs/link_test.c" $flags -lpthread \
+		> "$tmp/cc-static" 2>&1; then
+		bad static-link "$(head -5 "$tmp/cc-static")"
+	elif ldd "$tmp/link_static" 2>&1 | grep -q "=>"; then
+		bad static-link "linked dynamically: $(ldd "$tmp/link_static" | head -3)"
+	elif ! timeout 20 "$tmp/link_static" > "$tmp/static.run" 2>&1; then
+		bad static-link "exit $?: $(head -3 "$tmp/static.run")"
+	else
+		ok static-link "$(tail -1 "$tmp/static.run")"
 	fi
 }
 
