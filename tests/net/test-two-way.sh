@@ -83,8 +83,9 @@
 #                       conservation lines and the audit hold
 #   tap-*               --tap --two-way: the tap holds the DUT's address and
 #                       vd's MAC, ARP goes through ucpumapd both ways; ping
-#                       each way, a file each way; vd's MAC changed, pings
-#                       to the tap's still come through; a clean stop
+#                       each way, a file each way; /metrics has no next-hop
+#                       families; vd's MAC changed, pings to the tap's
+#                       still come through; a clean stop
 #   man-example-*       the two-way example of ucpumapd(8), EXAMPLES, its
 #                       commands as the page prints them (eth0 vd, the peer
 #                       10.204.0.1, the JSON in the test's directory): 50 MB
@@ -1079,7 +1080,7 @@ case_tap() {
 	: > "$tmp/d.out"	# as in start(): no earlier banner to find
 	: > "$tmp/d.err"
 	ip netns exec "$d" "$BUILD/ucpumapd" --dev vd --tun ucmt2 --tap --two-way --interval 0 \
-		> "$tmp/d.out" 2> "$tmp/d.err" &
+		--metrics-listen 127.0.0.1:9442 > "$tmp/d.out" 2> "$tmp/d.err" &
 	dpid=$!
 	lib_pid "$dpid"
 	for _ in $(seq 200); do
@@ -1103,6 +1104,15 @@ case_tap() {
 		[ "${n:-0}" -ge 8 ] && ok "tap-ping-out: $n of 10" || bad tap-ping-out "$r"
 		file tap-file-in "$d" 10.204.0.2 "$g"
 		file tap-file-out "$g" 10.204.0.1 "$d"
+		# A tap's frames carry their own MAC: no next-hop families,
+		# the way back's own there.
+		in_d curl -s --max-time 5 http://127.0.0.1:9442/metrics > "$tmp/tap.metrics"
+		if ! grep -q "^ucpumap_back_neigh_" "$tmp/tap.metrics" &&
+			grep -q "^ucpumap_back_packets_total" "$tmp/tap.metrics"; then
+			ok tap-metrics "no next-hop families, the way back's there"
+		else
+			bad tap-metrics "$(grep -c "^ucpumap_back_neigh_" "$tmp/tap.metrics") next-hop series (want 0), $(grep -c "^ucpumap_back_packets_total" "$tmp/tap.metrics") way-back ones (want 1 or more)"
+		fi
 		# vd's address changed under it: the peers still send to the
 		# tap's (which answered their ARP), and the program follows
 		# the tap's, not vd's.
