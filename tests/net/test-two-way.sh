@@ -80,7 +80,9 @@
 #                       for them; /metrics leaves the offload families out
 #   sigterm             SIGTERM during a two-way transfer (--peer-mac, a fixed
 #                       next hop, and --no-direct-bulk): exit 0, both
-#                       conservation lines and the audit hold
+#                       conservation lines and the audit hold;
+#                       peer-mac-metrics: its /metrics has no next-hop
+#                       families
 #   tap-*               --tap --two-way: the tap holds the DUT's address and
 #                       vd's MAC, ARP goes through ucpumapd both ways; ping
 #                       each way, a file each way; /metrics has no next-hop
@@ -1036,10 +1038,19 @@ case_mac_change() {
 case_sigterm() {
 	local spid cpid running rc back fwd sent
 	own
-	if ! start --peer-mac "$gmac" --no-direct-bulk; then
+	if ! start --peer-mac "$gmac" --no-direct-bulk --metrics-listen 127.0.0.1:9443; then
 		bad sigterm "ucpumapd did not restart: $(head -c 300 "$tmp/d.err")"
 		kill -0 "$dpid" 2> /dev/null && stop > /dev/null
 		return
+	fi
+	# A fixed next hop: nothing asked of the kernel, so no next-hop
+	# families, the way back's there.
+	in_d curl -s --max-time 5 http://127.0.0.1:9443/metrics > "$tmp/peer.metrics"
+	if ! grep -q "^ucpumap_back_neigh_" "$tmp/peer.metrics" &&
+		grep -q "^ucpumap_back_packets_total" "$tmp/peer.metrics"; then
+		ok peer-mac-metrics "no next-hop families, the way back's there"
+	else
+		bad peer-mac-metrics "$(grep -c "^ucpumap_back_neigh_" "$tmp/peer.metrics") next-hop series (want 0), $(grep -c "^ucpumap_back_packets_total" "$tmp/peer.metrics") way-back ones (want 1 or more)"
 	fi
 	ip netns exec "$d" iperf3 -s -B 10.204.0.2 -1 > /dev/null 2>&1 &
 	spid=$!
