@@ -630,11 +630,18 @@ void httpd__stop(struct httpd *h)
 {
 	uint64_t one = 1;
 
-	if (!h || !h->started)
+	if (!h)
 		return;
-	(void)!write(h->stop_fd, &one, sizeof(one));
-	pthread_join(h->thread, NULL);
-	h->started = false;
+	if (h->started) {
+		(void)!write(h->stop_fd, &one, sizeof(one));
+		pthread_join(h->thread, NULL);
+		h->started = false;
+	}
+	/* Served no more: a scraper's connect is refused from now on, not
+	 * taken into a backlog that nobody answers while the app stops. */
+	if (h->lfd >= 0)
+		close(h->lfd);
+	h->lfd = -1;
 }
 
 void httpd__close(struct httpd *h)
@@ -642,7 +649,6 @@ void httpd__close(struct httpd *h)
 	if (!h)
 		return;
 	httpd__stop(h);
-	close(h->lfd);
 	close(h->stop_fd);
 	free(h);
 }

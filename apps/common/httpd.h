@@ -8,7 +8,7 @@
  *   httpd__open()       the socket bound and listening: a port in use
  *                       fails here, before the app sets anything else up
  *   httpd__start()      the thread; @render runs on it for each request
- *   httpd__stop()       the thread told and joined
+ *   httpd__stop()       the thread told and joined, the port closed
  *   httpd__close()      the sockets and the memory (stops first)
  *
  * Concurrency: between start and stop the server's thread owns struct

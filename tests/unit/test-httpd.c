@@ -2,9 +2,9 @@
 /*
  * The metrics server (apps/common/httpd.c, compiled in here: the apps'
  * files are not a library) on 127.0.0.1, a port of the kernel's choice:
- * its answers, and a full table of readers that stall. test-metrics
- * drives the rest through ucpumapd (idle and answered connections, a
- * slowloris, a storm).
+ * its answers, a full table of readers that stall, and no connection
+ * taken once stopped. test-metrics drives the rest through ucpumapd (idle
+ * and answered connections, a slowloris, a storm).
  */
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -237,8 +237,31 @@ static int test_stalled_readers(void)
 	return 0;
 }
 
+/* Stopped, the server takes no connection: a scraper is refused at once
+ * while the app goes on stopping, not left waiting in a backlog. */
+static int test_stopped_refuses(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int port, fd, err;
+	struct httpd *h;
+
+	SERVE(h, port);
+	httpd__stop(h);
+	sa.sin_port = htons(port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	UT_ASSERT(fd >= 0, "socket: %s", strerror(errno));
+	err = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ? errno : 0;
+	close(fd);
+	httpd__close(h);
+	UT_ASSERT(err == ECONNREFUSED, "a connect after the stop: %s, not refused",
+		  err ? strerror(err) : "taken");
+	return 0;
+}
+
 static const struct ut_case cases[] = {
 	UT_CASE(test_answers),
+	UT_CASE(test_stopped_refuses),
 	UT_CASE(test_render_fails),
 	UT_CASE(test_stalled_readers),
 	{}
