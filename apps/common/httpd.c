@@ -599,6 +599,10 @@ out_msg:
 		fix = ": the port is in use (ss -ltnp says by whom); pick another one";
 	else if (err == -EADDRNOTAVAIL)
 		fix = ": the address is not one of this host's (ip addr shows them)";
+	else if (err == -EACCES)
+		fix = ": a port below net.ipv4.ip_unprivileged_port_start needs CAP_NET_BIND_SERVICE; pick a port from there";
+	else if (err == -EAFNOSUPPORT)
+		fix = ": the host has no such address family (IPv6 off?); listen on an IPv4 address";
 	fprintf(stderr, "%s: %s %s: %s%s\n", program_invocation_short_name, a->what, a->text,
 		strerror(-err), fix);
 	return err;

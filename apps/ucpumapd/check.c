@@ -349,7 +349,9 @@ int setup_exit(int err)
 	case ERANGE:		/* its MTU: more than a frame holds, or XDP takes */
 	case EOPNOTSUPP:	/* zero-copy asked, and the driver has none */
 	case EPERM:		/* a privilege missing */
-	case EADDRINUSE:	/* --metrics-listen's port */
+	case EADDRINUSE:	/* --metrics-listen's port in use */
+	case EACCES:		/* a privileged port; a program the verifier refused */
+	case EAFNOSUPPORT:	/* no IPv6 (or AF_XDP) in this kernel */
 		return EXIT_CONFIG;
 	default:
 		return EXIT_SETUP;

@@ -205,19 +205,41 @@ int priv_check(const struct daemon *d)
 
 /* ---- --user and the tun's owner ------------------------------------------ */
 
-/* --metrics-listen names a port that only CAP_NET_BIND_SERVICE may bind
- * (net.ipv4.ip_unprivileged_port_start's default: 1024). */
-static bool metrics_port_low(const struct daemon *d)
+/* The first port any process may bind in this network namespace (IPv6's
+ * too): its sysctl, or -1 where /proc/sys is hidden (the unit's
+ * ProcSubset=pid) or unreadable. */
+static int unprivileged_port_start(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "re");
+	int start = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &start) != 1)
+			start = -1;
+		fclose(f);
+	}
+	return start;
+}
+
+/* The --metrics-listen port, 0 for none (or the kernel's choice). */
+static uint16_t metrics_port(const struct daemon *d)
 {
 	const struct sockaddr_storage *ss = &d->c.metrics.ss;
-	uint16_t port;
 
 	if (!d->c.metrics.len)
-		return false;
-	port = ntohs(ss->ss_family == AF_INET6 ?
+		return 0;
+	return ntohs(ss->ss_family == AF_INET6 ?
 		     ((const struct sockaddr_in6 *)ss)->sin6_port :
 		     ((const struct sockaddr_in *)ss)->sin_port);
-	return port && port < 1024;
+}
+
+/* Its port may need CAP_NET_BIND_SERVICE: below the sysctl's first
+ * unprivileged port, or below 1024 where that cannot be read. */
+static bool metrics_port_low(const struct daemon *d)
+{
+	int start = unprivileged_port_start();
+
+	return metrics_port(d) && metrics_port(d) < (start < 0 ? 1024 : start);
 }
 
 /* Each of these: 0, or the exit status after a message. */
@@ -548,13 +570,15 @@ int priv_check_user(struct daemon *d)
 
 int priv_check_metrics(const struct daemon *d)
 {
+	int start = unprivileged_port_start();
 	uint64_t prm, eff;
 
-	if (!metrics_port_low(d) || caps_get(&prm, &eff) ||
+	/* The sysctl unread, the bind decides (EACCES: exit 78, said). */
+	if (start < 0 || !metrics_port_low(d) || caps_get(&prm, &eff) ||
 	    (prm & CAP(CAP_NET_BIND_SERVICE)))
 		return 0;
-	fprintf(stderr, "ucpumapd: --metrics-listen %s: a port below 1024 needs CAP_NET_BIND_SERVICE, which this process does not have (the unit's CapabilityBoundingSet leaves it out): take a port from 1024, as 9423\n",
-		d->c.metrics.text);
+	fprintf(stderr, "ucpumapd: --metrics-listen %s: a port below %d (net.ipv4.ip_unprivileged_port_start) needs CAP_NET_BIND_SERVICE, which this process does not have (the unit's CapabilityBoundingSet leaves it out): take a port from %d\n",
+		d->c.metrics.text, start, start);
 	return EXIT_CONFIG;
 }
 

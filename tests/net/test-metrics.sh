@@ -14,7 +14,11 @@
 #   low-port            a port below 1024: bound and served as root (the
 #                       set-up keeps CAP_NET_BIND_SERVICE until then);
 #                       without that capability, the start and --check
-#                       both say exit 78, naming it, nothing attached
+#                       both say exit 78, naming it, nothing attached;
+#                       the namespace's ip_unprivileged_port_start
+#                       followed (80: port 81 served; 2000: 1500 refused);
+#                       /proc/sys hidden (ProcSubset=pid), the bind decides
+#                       (80: 81 served; 1024: 81 refused, exit 78, said)
 #   scrape-format       200, Content-Type 0.0.4, every line valid (UTF-8
 #                       too: the tun's name is not), the
 #                       families there (the fair share's refusals among
@@ -204,9 +208,32 @@ time.sleep(30)' $port
 	stop_pid "$holder"
 }
 
-# A port below 1024 needs CAP_NET_BIND_SERVICE until the bind.
+# A port below 1024 (the namespace's net.ipv4.ip_unprivileged_port_start)
+# needs CAP_NET_BIND_SERVICE until the bind.
+# no_bind TAG ARGS...: the daemon without that capability, its output in
+# $tmp/TAG.out and .err; its exit status.
+# HIDE=1: /proc/sys hidden from it, as the unit's ProcSubset=pid does.
+no_bind() {
+	local tag=$1 hide='exec "$@"'
+	shift
+	[ "${HIDE:-0}" = 1 ] && hide='mount -t proc -o subset=pid proc /proc && exec "$@"'
+	in_ns "$dut" timeout 10 unshare -m --propagation private sh -c "$hide" sh \
+		setpriv --inh-caps=-net_bind_service --bounding-set=-net_bind_service -- \
+		"$daemon" "$@" > "$tmp/$tag.out" 2> "$tmp/$tag.err"
+}
+# no_bind_refused TAG PORT START: nothing when PORT was refused, exit 78,
+# as below START, and nothing was left; else why not.
+no_bind_refused() {
+	local rc l
+	no_bind "$1" --dev vd --tun $tun --metrics-listen "127.0.0.1:$2" --duration 1
+	rc=$?
+	l=$(leftovers)
+	[ $rc = 78 ] && [ -z "$l" ] &&
+		grep -q "127.0.0.1:$2: a port below $3 (net.ipv4.ip_unprivileged_port_start) needs CAP_NET_BIND_SERVICE" "$tmp/$1.err" ||
+		echo " port $2, below $3, without the capability: exited $rc (want 78): $(head -2 "$tmp/$1.err" | tr '\n' ' ')${l:+; left: $l};"
+}
 case_low_port() {
-	local rc l why=
+	local rc why=
 	lib_once topology
 	in_ns "$dut" timeout 10 "$daemon" --dev vd --tun $tun --metrics-listen 127.0.0.1:81 \
 		--duration 1 > "$tmp/lp.out" 2> "$tmp/lp.err"
@@ -215,20 +242,30 @@ case_low_port() {
 	if ! command -v setpriv > /dev/null; then
 		skip low-port-no-cap "no setpriv to drop CAP_NET_BIND_SERVICE with"
 	else
-		in_ns "$dut" timeout 10 setpriv --inh-caps=-net_bind_service --bounding-set=-net_bind_service -- \
-			"$daemon" --dev vd --tun $tun --metrics-listen 127.0.0.1:81 --duration 1 \
-			> "$tmp/lpn.out" 2> "$tmp/lpn.err"
-		rc=$?
-		l=$(leftovers)
-		[ $rc = 78 ] && grep -q "127.0.0.1:81: a port below 1024 needs CAP_NET_BIND_SERVICE" "$tmp/lpn.err" &&
-			[ -z "$l" ] ||
-			why="$why without the capability: exited $rc (want 78): $(head -2 "$tmp/lpn.err" | tr '\n' ' ')${l:+; left: $l};"
-		in_ns "$dut" timeout 10 setpriv --inh-caps=-net_bind_service --bounding-set=-net_bind_service -- \
-			"$daemon" --check --dev vd --tun $tun --metrics-listen 127.0.0.1:81 \
-			> "$tmp/lpc.out" 2> "$tmp/lpc.err"
+		why="$why$(no_bind_refused lpn 81 1024)"
+		no_bind lpc --check --dev vd --tun $tun --metrics-listen 127.0.0.1:81
 		rc=$?
 		[ $rc = 78 ] && grep -q '^FAIL  metrics: 127.0.0.1:81: not with the capabilities it has' "$tmp/lpc.out" ||
 			why="$why --check without the capability: exited $rc (want 78): $(grep metrics "$tmp/lpc.out");"
+		# The namespace's own first unprivileged port, either way.
+		in_ns "$dut" sysctl -qw net.ipv4.ip_unprivileged_port_start=80
+		no_bind lp80 --dev vd --tun $tun --metrics-listen 127.0.0.1:81 --duration 1
+		rc=$?
+		[ $rc = 0 ] || why="$why port 81 from 80 on, without the capability: exited $rc (want 0): $(head -2 "$tmp/lp80.err" | tr '\n' ' ');"
+		# /proc/sys hidden (the unit's ProcSubset=pid): the bind decides.
+		HIDE=1 no_bind lph80 --dev vd --tun $tun --metrics-listen 127.0.0.1:81 --duration 1
+		rc=$?
+		[ $rc = 0 ] || why="$why /proc/sys hidden, port 81 from 80 on: exited $rc (want 0): $(head -2 "$tmp/lph80.err" | tr '\n' ' ');"
+		in_ns "$dut" sysctl -qw net.ipv4.ip_unprivileged_port_start=1024
+		HIDE=1 no_bind lph --dev vd --tun $tun --metrics-listen 127.0.0.1:81 --duration 1
+		rc=$?
+		l=$(leftovers)
+		[ $rc = 78 ] && [ -z "$l" ] &&
+			grep -q "127.0.0.1:81: Permission denied: a port below net.ipv4.ip_unprivileged_port_start needs CAP_NET_BIND_SERVICE" "$tmp/lph.err" ||
+			why="$why /proc/sys hidden, port 81 below 1024: exited $rc (want 78): $(grep -v '^[0-9-]*T.*Z ucpumapd: vd' "$tmp/lph.err" | head -2 | tr '\n' ' ')${l:+; left: $l};"
+		in_ns "$dut" sysctl -qw net.ipv4.ip_unprivileged_port_start=2000
+		why="$why$(no_bind_refused lp2k 1500 2000)"
+		in_ns "$dut" sysctl -qw net.ipv4.ip_unprivileged_port_start=1024
 	fi
 	[ -z "$why" ] && ok low-port "served as root; refused, named, without CAP_NET_BIND_SERVICE" ||
 		bad low-port "$why"
