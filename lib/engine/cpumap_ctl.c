@@ -697,8 +697,13 @@ void ucm_cpumap_producer__stop(struct ucm_cpumap_producer *prod)
 {
 	struct ucm_cpumap *map = prod->map;
 
-	if (prod->stopped)
+	if (prod->stopped) {
+		/* What it staged since (a misuse, tolerated): on to the
+		 * ring, or home inline, before a destroy frees its bulks. */
+		if (prod->dirty)
+			ucm_cpumap_producer__flush(prod);
 		return;
+	}
 	ucm_cpumap_producer__flush(prod);
 	if (prod->inline_w >= 0 && map->sink && map->sink->close)
 		map->sink->close(map->sink_ctx, prod->inline_w);

@@ -1250,12 +1250,13 @@ static int test_destroy_flushes_bulk_queues(void)
 /*
  * A producer used after ucm_cpumap__stop(): its packets have no worker to
  * take them. The destroy sends them home (a flushed bulk in the ring, a
- * staged one, a chain's every frame), so the UMEM can go; a producer made
- * on the stopped map is refused.
+ * staged one, a chain's every frame), so the UMEM can go, also where the
+ * producer is destroyed before the map (@prod_first); a producer made on
+ * the stopped map is refused.
  */
 static const struct ucm_sink_ops inline_ops;
 
-static int enqueue_after_stop_case(uint32_t map_flags, uint32_t nframes)
+static int enqueue_after_stop_case(uint32_t map_flags, uint32_t nframes, bool prod_first)
 {
 	struct fixture f;
 
@@ -1264,6 +1265,8 @@ static int enqueue_after_stop_case(uint32_t map_flags, uint32_t nframes)
 		return 1;
 	f.nframes = nframes;
 	ucm_cpumap__stop(f.map);
+	if (prod_first)		/* and its own stop before its last packets */
+		ucm_cpumap_producer__stop(f.prod);
 	errno = 0;
 	UT_ASSERT(!ucm_cpumap__producer_create(f.map, f.pool) && errno == EINVAL,
 		  "flags 0x%x: a producer on a stopped map: %s", map_flags, strerror(errno));
@@ -1272,9 +1275,13 @@ static int enqueue_after_stop_case(uint32_t map_flags, uint32_t nframes)
 	 * home at the stop, its sink may be closed): home at once. */
 	if (enqueue_frames(&f, 0, 0, 2 * UCM_CPUMAP_BULK_SIZE + 4))
 		return 1;
-	if (map_flags & UCM_CPUMAP_F_INLINE)
+	if (map_flags & UCM_CPUMAP_F_INLINE && !prod_first)
 		ucm_cpumap_producer__flush(f.prod);
 	UT_ASSERT(rec_delivered(&f.sink) == 0, "delivered after the stop");
+	if (prod_first) {	/* the 4 staged still go home */
+		ucm_cpumap_producer__destroy(f.prod);
+		f.prod = NULL;
+	}
 	return fixture_fini(&f);
 }
 
@@ -1304,12 +1311,14 @@ static int test_worker_cpu(void)
 
 static int test_enqueue_after_stop(void)
 {
-	return enqueue_after_stop_case(0, 1) ||
-	       enqueue_after_stop_case(0, CHAIN_FRAMES) ||
-	       enqueue_after_stop_case(UCM_CPUMAP_F_LANES, 1) ||
-	       enqueue_after_stop_case(UCM_CPUMAP_F_ONE_PRODUCER, CHAIN_FRAMES) ||
-	       enqueue_after_stop_case(UCM_CPUMAP_F_INLINE, CHAIN_FRAMES) ||
-	       enqueue_after_stop_case(UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD, 1);
+	return enqueue_after_stop_case(0, 1, false) ||
+	       enqueue_after_stop_case(0, CHAIN_FRAMES, false) ||
+	       enqueue_after_stop_case(UCM_CPUMAP_F_LANES, 1, false) ||
+	       enqueue_after_stop_case(UCM_CPUMAP_F_ONE_PRODUCER, CHAIN_FRAMES, false) ||
+	       enqueue_after_stop_case(UCM_CPUMAP_F_INLINE, CHAIN_FRAMES, false) ||
+	       enqueue_after_stop_case(UCM_CPUMAP_F_INLINE | UCM_CPUMAP_F_HOLD, 1, false) ||
+	       enqueue_after_stop_case(0, CHAIN_FRAMES, true) ||
+	       enqueue_after_stop_case(UCM_CPUMAP_F_INLINE, CHAIN_FRAMES, true);
 }
 
 /*
