@@ -11,20 +11,22 @@
 #include "engine/cpumap_priv.h"
 
 /* The producers sending into worker @wk's @ring lately, @prod among
- * them: those whose mark is within FAIR_RECENT rings of @head. */
+ * them: those whose mark is within FAIR_RECENT rings before @head, or
+ * within a ring after it (one that moved the head on since our read). */
 static uint32_t fair_senders(const struct ucm_cpumap_producer *prod,
 			     const struct ucm_worker *wk, const struct ucm_ring *ring,
 			     uint32_t head)
 {
 	uint64_t slots = __atomic_load_n(&prod->map->fair_slots, __ATOMIC_RELAXED);
-	uint32_t n = 1;
+	uint32_t n = 1, age;
 
 	while (slots) {
 		int s = __builtin_ctzll(slots);
 
 		slots &= slots - 1;
+		age = head - READ_ONCE(wk->fair_mark[s]);
 		if (s != prod->fair_slot &&
-		    head - READ_ONCE(wk->fair_mark[s]) < FAIR_RECENT * ring->size)
+		    (age < FAIR_RECENT * ring->size || -age <= ring->size))
 			n++;
 	}
 	return n;

@@ -28,6 +28,7 @@
 #include "ucpumap/ring.h"
 #include "engine/chain.h"
 #include "engine/cpumap_internal.h"
+#include "engine/cpumap_priv.h"
 #include "utest.h"
 
 #define WAIT_MS		2000
@@ -1509,6 +1510,46 @@ static int fair_case(uint32_t map_flags, bool fair, uint32_t nframes)
 	return fixture_fini(&f);
 }
 
+/*
+ * Who counts as a sender, alone (white-box, ucm_cpumap_fair_over()): a
+ * producer whose mark is behind the caller's view of the ring's head by
+ * less than FAIR_RECENT rings, or a moment ahead of it (it moved the head
+ * on after the caller read it); one 9 rings behind does not. The caller
+ * has 30 of the window's 40 entries, the ring 56 of 64 full: alone within
+ * its share, over it beside a sender.
+ */
+static int test_fair_senders(void)
+{
+	static const struct { int32_t ahead; bool over; } c[] = {
+		{ -10, true }, { 9, true }, { -9 * 64, false },
+	};
+	struct ucm_ring *ring = ucm_ring__create(64, UCM_RING_MP);
+	struct ucm_worker *wk = aligned_alloc(64, (sizeof(*wk) + 63) / 64 * 64);
+	struct ucm_cpumap map = { .fair_slots = 3, .workers = &wk };
+	struct ucm_cpumap_producer prod = { .map = &map, .fair_slot = 0 };
+	const uint32_t head = 0xfffffff0u;	/* the window across the wrap */
+	struct ucm_fair fair;
+
+	UT_ASSERT(ring && wk, "no memory");
+	memset(wk, 0, sizeof(*wk));
+	prod.fair = &fair;
+	ring->prod.head = head;
+	ring->cons.tail = head - 56;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		fair = (struct ucm_fair){ .head0 = head - 40, .mine = 30, .mark = head };
+		wk->fair_mark[1] = head + c[i].ahead;
+		UT_ASSERT(ucm_cpumap_fair_over(&prod, 0, ring) == c[i].over,
+			  "the other's mark %d from the head: over %d, want %d", c[i].ahead,
+			  !c[i].over, c[i].over);
+	}
+	fair = (struct ucm_fair){ .head0 = head - 40, .mine = 30, .mark = head };
+	map.fair_slots = 1;	/* alone */
+	UT_ASSERT(!ucm_cpumap_fair_over(&prod, 0, ring), "alone, over its share");
+	free(wk);
+	ucm_ring__destroy(ring);
+	return 0;
+}
+
 static int test_fair_share(void)
 {
 	return fair_case(0, true, 1) || fair_case(UCM_CPUMAP_F_NO_FAIR, false, 1);
@@ -2820,6 +2861,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_destroy_flushes_bulk_queues),
 	UT_CASE(test_ring_full_drops),
 	UT_CASE(test_fair_share),
+	UT_CASE(test_fair_senders),
 	UT_CASE(test_fair_share_silent),
 	UT_CASE(test_one_producer),
 	UT_CASE(test_malformed_frames_are_counted),
