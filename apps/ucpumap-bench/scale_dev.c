@@ -382,6 +382,12 @@ const char *scale_dev_skip(const struct scale_run *sr, const struct scale_rowdef
 			 "equal 1`) for a run of these rows", sr->ntraffic, tq, sr->cfg.dev);
 		return why;
 	}
+	if (sr->ntraffic < def->min_width) {
+		snprintf(why, sizeof(why), "they need the traffic on %d queues or more; it "
+			 "arrives on %d (queue(s) %s): spread it (`ethtool -X %s equal W`) for a "
+			 "run of these rows", def->min_width, sr->ntraffic, tq, sr->cfg.dev);
+		return why;
+	}
 	if (w == sr->ntraffic)
 		return NULL;
 	*every = false;

@@ -225,7 +225,6 @@ int scale_make_cells(struct scale_run *sr)
 			const struct scale_rowdef *def = &rowdefs[i];
 			struct scale_cell *c = &sr->cells[sr->ncells];
 			const char *why;
-
 			bool every;
 
 			if (!scale_row_wanted(cfg, i) || w < def->min_width)

@@ -44,7 +44,9 @@
 #                  (dev-w2-run, dev-w2-rows, dev-w2-row-*, dev-w2-skip-*,
 #                  dev-w2-left)
 #   dev-w1         traffic on queue 0, widths 1 and 2: the wide rows at
-#                  width 1, fan-out at 2, both workers at work (dev-w1-*)
+#                  width 1, fan-out at 2, both workers at work; the
+#                  fan-in and lanes rows skipped at every width, saying
+#                  they need 2 queues (dev-w1-*)
 #   dev-moved      a second queue's traffic starting mid-run: the cells
 #                  after it fail, saying the traffic moved (dev-moved-*)
 #
@@ -521,7 +523,9 @@ if len(traffic) > 1:
     s = skip("cpumap-fan-out", "needs the traffic on one queue", "all") and \
         skip("cpumap", "width w needs the traffic on w queues", "1")
 else:
-    s = skip("cpumap-fan-in", "width w needs the traffic on w queues", "2")
+    s = skip("cpumap-fan-in", "need the traffic on 2 queues or more", "all") and \
+        skip("cpumap-lanes", "need the traffic on 2 queues or more", "all") and \
+        skip("cpumap", "these rows run at width 1 here", "2")
 print(f"{'PASS' if s else 'FAIL'}: {name}-skip-widths: {s['rows'] + ': ' + s['why'] if s else skips}")
 PY
 	[ $? = 0 ] || bad "$1-judge" "the judge failed (its traceback above)"
