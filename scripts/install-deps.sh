@@ -15,10 +15,11 @@ set -euo pipefail
 # What configure and `make` need.
 BUILD_PKGS="gcc make libxdp-dev libbpf-dev libelf-dev zlib1g-dev liburing-dev libsystemd-dev libseccomp-dev clang llvm pkg-config"
 # What the tests, benchmarks and scripts run: veth/netns setup, traffic,
-# capture, plots, BPF inspection, python3 for the tests' JSON checks, and
+# capture, plots, BPF inspection, file capabilities (setcap), python3 for
+# the tests' JSON checks, and
 # for `make fuzz` clang 14's libFuzzer and sanitizer runtimes
 # (libclang-rt-14-dev; without it the fuzz targets do not link).
-TEST_PKGS="iproute2 ethtool iperf3 sockperf socat curl tcpdump gnuplot-nox bpftool python3 groff-base man-db libclang-rt-14-dev procps strace linux-perf"
+TEST_PKGS="iproute2 ethtool iperf3 sockperf socat curl tcpdump gnuplot-nox bpftool libcap2-bin python3 groff-base man-db libclang-rt-14-dev procps strace linux-perf"
 # `make check-abi`: libabigail's abidw and abidiff.
 ABI_PKGS="abigail-tools"
 # The benchmark's dpdk row: dpdk-testpmd (in dpdk-dev) with its AF_XDP and

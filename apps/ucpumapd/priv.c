@@ -525,6 +525,10 @@ int priv_prepare(struct daemon *d)
 	err = caps_get(&prm, &eff);
 	if (err)
 		return -fail("capget", err);
+	/* Given as permitted alone (setcap's +p, a supervisor's empty
+	 * effective set): what follows needs them in effect. */
+	if (eff != prm && (err = caps_set(prm, prm)))
+		return -fail("capset", err);
 	status = priv_check_user(d);
 	if (!status)
 		status = priv_check_metrics(d);

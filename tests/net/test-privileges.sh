@@ -34,7 +34,8 @@
 #                  forwards and stop as the modes above, as nobody;
 #                  caps-named-keep-tun: so, --keep-tun of a root's tun
 #                  (nobody cannot take the tun's lock in /run): its owner
-#                  stays root
+#                  stays root; caps-permitted-*: so, given as permitted
+#                  alone (a copy with file capabilities, setcap +p)
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
 #   unknown-user   --user of nobody we know: exit 78 (the configuration's)
 #   root-group-user  --user of a user whose group is root's (made for the
@@ -385,6 +386,20 @@ case_caps_named() {
 	fi
 	ip -n "$d" link del ucmpk 2> /dev/null
 	KEEP_DEV=
+	# Those given as permitted alone (file capabilities, setcap +p): the
+	# daemon makes them effective before it uses them.
+	if ! command -v setcap > /dev/null; then
+		skip caps-permitted "no setcap (libcap2-bin)"
+	elif chmod 711 "$tmp" && cp "$daemon" "$tmp/ucpumapd-pcap" &&
+		setcap "$(echo "$names" | tr -d ' ' | tr 'A-Z' 'a-z')+p" "$tmp/ucpumapd-pcap"; then
+		D_WRAP=(setpriv $ids --)
+		local real=$daemon
+		daemon=$tmp/ucpumapd-pcap
+		run caps-permitted yes no --tun ucmpt
+		daemon=$real
+	else
+		bad caps-permitted "no copy of the daemon with file capabilities in $tmp"
+	fi
 	D_WRAP=(env)
 }
 # Not root, with --user: refused (78) before the capabilities are named,
