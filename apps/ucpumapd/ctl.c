@@ -112,7 +112,7 @@ static int ctl_bind(struct ctl *c, struct daemon *d, const struct sockaddr_un *s
 	if (lstat(CTL_DIR, &st))
 		return -errno;
 	if (!S_ISDIR(st.st_mode) || st.st_uid || (st.st_mode & 022))
-		return -EACCES;
+		return -ENOTDIR;	/* not one only root may write to */
 	if (ctl_live(sa))
 		return -EADDRINUSE;
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -172,9 +172,11 @@ void ctl__open(struct daemon *d)
 		out_warn("ucpumapd: cannot serve --status on %s: %s; running without it%s\n",
 			c->path[0] ? c->path : CTL_DIR,
 			err == -EADDRINUSE ? "another instance answers there (another network namespace's)" :
-			err == -EACCES ? CTL_DIR " is not a directory only root may write to" :
+			err == -ENOTDIR ? CTL_DIR " is not a directory only root may write to" :
+			err == -EACCES && geteuid() ? "not root: only root makes it, in root's " CTL_DIR :
 			strerror(-err),
-			err == -EROFS ? " (under systemd, the unit's RuntimeDirectory=ucpumap makes it)" : "");
+			err == -EROFS ? " (under systemd, the unit's RuntimeDirectory=ucpumap makes it)" :
+			err == -EACCES && geteuid() ? " (start as root with --user, or under the unit)" : "");
 		if (c->fd >= 0)
 			close(c->fd);
 		if (c->bound)

@@ -31,7 +31,8 @@
 #     without, and says so), and one-way-no-seccomp once without it
 #   caps-named-*   as nobody without capabilities: refused (78), naming
 #                  them; given exactly those (setpriv, ambient): caps,
-#                  forwards and stop as the modes above, as nobody;
+#                  forwards and stop as the modes above, as nobody,
+#                  saying that not root it has no status socket;
 #                  caps-named-keep-tun: so, --keep-tun of a root's tun
 #                  (nobody cannot take the tun's lock in /run): its owner
 #                  stays root; caps-permitted-*: so, given as permitted
@@ -371,6 +372,12 @@ case_caps_named() {
 	caps=$(echo "$names" | tr -d ' ' | tr 'A-Z' 'a-z' | sed 's/cap_/+/g')
 	D_WRAP=(setpriv $ids --inh-caps="$caps" --ambient-caps="$caps" --)
 	run caps-named yes no --tun ucmpt
+	# No status socket for it (/run/ucpumap is root's), and the reason.
+	if grep -q "cannot serve --status on .*: not root: only root makes it" "$D_ERR"; then
+		ok caps-named-status-said
+	else
+		bad caps-named-status-said "$(grep 'cannot serve' "$D_ERR" || echo 'no line')"
+	fi
 	ip -n "$d" tuntap add ucmpk mode tun multi_queue vnet_hdr user 0
 	KEEP_DEV=ucmpk
 	if start caps-named-keep-tun --tun ucmpk --keep-tun; then
