@@ -256,11 +256,48 @@ static void unserved_msg(const struct cfg *c, char *msg, size_t len)
 		snprintf(msg + off, len - off, " (not kept over a reboot)");
 }
 
-void queues_unserved_warn(const struct cfg *c)
+/* A number from /proc/sys: 0, or -1 where it cannot be read. */
+static int sysctl_num(const char *path, long *v)
+{
+	FILE *f = fopen(path, "re");
+	int n;
+
+	if (!f)
+		return -1;
+	n = fscanf(f, "%ld", v);
+	fclose(f);
+	return n == 1 ? 0 : -1;
+}
+
+/*
+ * kernel.io_uring_disabled 1 lets only CAP_SYS_ADMIN or the group
+ * kernel.io_uring_group make an io_uring. The tun's writers make theirs in
+ * the set-up, which holds it; one rebuilt after a fault (lib/io/tun.c) is
+ * made by a thread that holds nothing. The sentence into @msg, "" when it
+ * does not apply.
+ */
+static void uring_msg(const struct daemon *d, char *msg, size_t len)
+{
+	long disabled, group;
+
+	msg[0] = '\0';
+	if (d->c.no_batch || sysctl_num("/proc/sys/kernel/io_uring_disabled", &disabled) ||
+	    disabled != 1)
+		return;
+	if (!sysctl_num("/proc/sys/kernel/io_uring_group", &group) && group == (long)d->priv.gid)
+		return;
+	snprintf(msg, len, "kernel.io_uring_disabled is 1: the tun's writers make their io_uring in the set-up, which may; one rebuilt after a fault is not made (no capability is held by then), and that writer sends a packet a write() until a restart: set it to 0, or make kernel.io_uring_group the group ucpumapd runs as (%u)",
+		 (unsigned int)d->priv.gid);
+}
+
+void setup_warn(const struct daemon *d)
 {
 	char msg[512];
 
-	unserved_msg(c, msg, sizeof(msg));
+	unserved_msg(&d->c, msg, sizeof(msg));
+	if (msg[0])
+		out_warn("ucpumapd: %s\n", msg);
+	uring_msg(d, msg, sizeof(msg));
 	if (msg[0])
 		out_warn("ucpumapd: %s\n", msg);
 }
@@ -280,6 +317,7 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 {
 	struct check k = {};
 	struct metrics *m;
+	char msg[512];
 	int err, st;
 
 	if (opts_status)
@@ -314,6 +352,9 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 		said(&k, st, "user", "--user %s (above)", d->c.user);
 	else
 		said(&k, 0, "user", "%s", d->c.user ? d->c.user : "none: stays root, with no capabilities");
+	uring_msg(d, msg, sizeof(msg));
+	if (msg[0])
+		printf("%-5s %s: %s\n", "warn", "io_uring", msg);
 	check_tun(&k, d);
 	if (!d->c.metrics.len) {
 		said(&k, 0, "metrics", "none (--metrics-listen)");

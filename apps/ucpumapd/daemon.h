@@ -329,9 +329,10 @@ int priv_check_user(struct daemon *d);
 int priv_check_metrics(const struct daemon *d);
 int priv_check_tun(struct daemon *d);
 int setup_exit(int err);
-/* The start's word (stderr) on the RX queues of --dev that RSS gives
- * flows and --queues leaves out, the fix named; --check prints it as a
- * warn line. Before the seccomp filter: it reads sysfs and ethtool. */
-void queues_unserved_warn(const struct cfg *c);
+/* The start's words (stderr), each with its fix: the RX queues of --dev
+ * that RSS gives flows and --queues leaves out; an io_uring that could not
+ * be rebuilt once the privileges are dropped. --check prints them as warn
+ * lines. Before the seccomp filter: it reads sysfs, /proc and ethtool. */
+void setup_warn(const struct daemon *d);
 
 #endif /* UCPUMAPD_DAEMON_H */

@@ -597,7 +597,7 @@ static int start_run(struct daemon *d)
 {
 	bool keep = d->c.keep_tun || d->priv.tun_kept;
 
-	queues_unserved_warn(&d->c);
+	setup_warn(d);
 	if (keep && tun_keep(d, ucm_dp__tun_name(d->dp)))
 		return -1;
 	if (ucm_dp__start(d->dp))

@@ -38,6 +38,9 @@
 #                  stays root; caps-permitted-*: so, given as permitted
 #                  alone (a copy with file capabilities, setcap +p)
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
+#   uring-disabled  kernel.io_uring_disabled 1 (put back after): --check
+#                  and the start say a writer's io_uring would not be
+#                  rebuilt after the drop; the start runs
 #   unknown-user   --user of nobody we know: exit 78 (the configuration's)
 #   root-group-user  --user of a user whose group is root's (made for the
 #                  case, removed at the cleanup): exit 78
@@ -62,7 +65,7 @@
 #   nothing-left   nothing in d but vd, nothing outlives the cleanup
 #
 # The cases: the modes above (MODE-caps, -tun-owned, -forwards and -stop are lines of
-# case MODE), caps-named, two-way-user-refused, unknown-user, json-symlink,
+# case MODE), caps-named, two-way-user-refused, uring-disabled, unknown-user, json-symlink,
 # tun-owner (tun-owner-refused and tun-owner-flag), sighup-reopen,
 # sighup-user, sigpipe, seccomp-refused-nothing, nothing-left.
 #
@@ -73,7 +76,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-privileges
 cases="one-way one-way-user two-way peer-mac-user tap-user one-way-busy-poll one-way-no-seccomp
-caps-named user-switch-not-root two-way-user-refused unknown-user root-group-user json-symlink tun-owner sighup-reopen sighup-user sigpipe
+caps-named user-switch-not-root two-way-user-refused uring-disabled unknown-user root-group-user json-symlink tun-owner sighup-reopen sighup-user sigpipe
 seccomp-refused-nothing nothing-left"
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -466,6 +469,29 @@ refused() {
 case_two_way_user_refused() {
 	refused two-way-user-refused 2 "needs CAP_NET_ADMIN in the resolver thread.*--peer-mac" \
 		--tun ucmpt --two-way --user nobody
+}
+# kernel.io_uring_disabled 1: the start and --check say that a writer's
+# io_uring could not be rebuilt once the privileges are dropped, and the
+# start runs. The sysctl is the host's: put back at once, and at the exit.
+case_uring_disabled() {
+	local old rc why=
+	if ! old=$(cat /proc/sys/kernel/io_uring_disabled 2> /dev/null); then
+		skip uring-disabled "no kernel.io_uring_disabled here (Linux 6.6 has it)"
+		return
+	fi
+	lib_on_exit "sysctl -qw kernel.io_uring_disabled=$old"
+	sysctl -qw kernel.io_uring_disabled=1
+	ip netns exec "$d" timeout 10 "$daemon" --check --dev vd --tun ucmpt > "$tmp/ud.out" 2>&1
+	ip netns exec "$d" timeout 10 "$daemon" --dev vd --tun ucmpt --duration 0.3 \
+		> "$tmp/uds.out" 2>&1
+	rc=$?
+	sysctl -qw kernel.io_uring_disabled="$old"
+	grep -q "^warn  io_uring: kernel.io_uring_disabled is 1: .*set it to 0" "$tmp/ud.out" ||
+		why="--check: $(grep -i uring "$tmp/ud.out" || echo 'no io_uring line');"
+	[ $rc = 0 ] && grep -q "ucpumapd: kernel.io_uring_disabled is 1: .*set it to 0" "$tmp/uds.out" ||
+		why="$why start: exit $rc, $(grep -i uring "$tmp/uds.out" || echo 'no io_uring line')"
+	[ -z "$why" ] && ok uring-disabled "said by --check and the start, which ran" ||
+		bad uring-disabled "$why"
 }
 case_unknown_user() {
 	refused unknown-user 78 "--user nosuchuser0: no such user" --tun ucmpt --user nosuchuser0
