@@ -432,12 +432,32 @@ int scale_json(const struct scale_run *sr)
 
 /* ---- --chart ------------------------------------------------------------------------ */
 
+/* Whether row @name has a good cell at some width: a line to draw. */
+static bool chart_has(const struct scale_run *sr, const char *name)
+{
+	for (int k = 0; k < sr->cfg.nwidths; k++)
+		if (cell_ok(scale_cell_of(sr, name, sr->cfg.widths[k])))
+			return true;
+	return false;
+}
+
+/* The wide rows' Mpps against width: a line for each with a figure, no
+ * chart where none has one (gnuplot draws no plot without data). */
 void scale_chart(const struct scale_run *sr)
 {
 	static const char *const lines[] = { "kernel-cpumap", "cpumap", "cpumap-coalesce" };
+	bool draw[3];
+	int ndraw = 0;
 	char gp[512];
 	FILE *f;
 
+	for (size_t i = 0; i < 3; i++)
+		ndraw += draw[i] = chart_has(sr, lines[i]);
+	if (!ndraw) {
+		printf("chart: no figure of kernel-cpumap, cpumap or cpumap-coalesce: no chart in %s\n",
+		       sr->cfg.chart);
+		return;
+	}
 	snprintf(gp, sizeof(gp), "%s.gp", sr->cfg.chart);
 	f = fopen(gp, "w");
 	if (!f) {
@@ -452,11 +472,14 @@ void scale_chart(const struct scale_run *sr)
 	for (int k = 0; k < sr->cfg.nwidths; k++)
 		fprintf(f, "%s%d", k ? ", " : "", sr->cfg.widths[k]);
 	fprintf(f, ")\nset key left top\nplot ");
-	for (size_t i = 0; i < 3; i++)
-		fprintf(f, "%s'-' using 1:2 with linespoints lw 2 title '%s'", i ? ", " : "",
-			lines[i]);
+	for (size_t i = 0, n = 0; i < 3; i++)
+		if (draw[i])
+			fprintf(f, "%s'-' using 1:2 with linespoints lw 2 title '%s'", n++ ? ", " : "",
+				lines[i]);
 	fprintf(f, "\n");
 	for (size_t i = 0; i < 3; i++) {
+		if (!draw[i])
+			continue;
 		for (int k = 0; k < sr->cfg.nwidths; k++) {
 			const struct scale_cell *c = scale_cell_of(sr, lines[i], sr->cfg.widths[k]);
 			struct run_stats st;

@@ -48,7 +48,8 @@
 #                  fan-in and lanes rows skipped at every width, saying
 #                  they need 2 queues (dev-w1-*)
 #   dev-moved      a second queue's traffic starting mid-run: the cells
-#                  after it fail, saying the traffic moved (dev-moved-*)
+#                  after it fail, saying the traffic moved; --chart then
+#                  draws nothing, saying so (dev-moved-*)
 #
 # Root. The bench makes and removes its own namespaces; those of --dev
 # and the generators are this script's, removed and stopped on exit.
@@ -571,7 +572,7 @@ case_dev_moved() {
 	dev_gens 0
 	ip netns exec "$nsd" "$BUILD/ucpumap-bench" scale --dev vd --sink-ip 10.78.0.2 \
 		--sink-port 9100 --widths 1 --rows kernel-cpumap,cpumap --rounds 2 --seconds 0.5 \
-		--shared-cpus > "$tmp/moved.out" 2>&1 &
+		--shared-cpus --chart "$tmp/moved.png" > "$tmp/moved.out" 2>&1 &
 	bpid=$!
 	lib_pid "$bpid"
 	if wait_line "$tmp/moved.out" "round 1 kernel-cpumap-w1" 300 "$bpid"; then
@@ -584,10 +585,11 @@ case_dev_moved() {
 	dev_gens_stop
 	sed 's/^/# /' "$tmp/moved.out"
 	if [ "$rc" -eq 1 ] && grep -q "arrived on queues other than 0.*the traffic moved since the probe" \
-		"$tmp/moved.out" && grep -q "round 2, row cpumap-w1 failed" "$tmp/moved.out"; then
+		"$tmp/moved.out" && grep -q "round 2, row cpumap-w1 failed" "$tmp/moved.out" &&
+		grep -q "^chart: no figure of .*: no chart in" "$tmp/moved.out" && [ ! -e "$tmp/moved.png.gp" ]; then
 		ok dev-moved
 	else
-		bad dev-moved "exit $rc (want 1), no 'the traffic moved' for the rows after it"
+		bad dev-moved "exit $rc (want 1), no 'the traffic moved' for the rows after it, or a chart of none: $(grep '^chart' "$tmp/moved.out")"
 	fi
 	left=$(dev_left)
 	[ -z "$left" ] && ok dev-moved-left || bad dev-moved-left "$left"
