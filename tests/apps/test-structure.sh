@@ -11,7 +11,9 @@
 #   structure      scripts/check-structure.py: a line per rule
 #   doc-commits    every commit the README, NEWS and docs/ cite (a hash of
 #                  7 to 40 hex digits, not a results folder's name) is in
-#                  the repository: a result names the tree it measured
+#                  the repository, and every results folder (DATE-HASH)
+#                  names an ancestor of HEAD: a result names the tree it
+#                  measured
 #   doc-files      every source of lib/, xsk/ and apps/ has its row in
 #                  docs/design/overview.md, the next engineer's map
 set -u
@@ -48,8 +50,8 @@ case_doc_commits() {
 		skip doc-commits "a shallow clone: the cited commits may be left out of it"
 		return
 	fi
-	# A results folder's name (DATE-HASH) is a label: the tree it names
-	# is in its README.
+	# A results folder's name (DATE-HASH) is not read as a citation
+	# here: the folders are checked below, as ancestors of HEAD.
 	for f in $( (echo README.md HACKING.md NEWS; git ls-files 'docs/*.md' '*/README.md') |
 		   tr ' ' '\n' | sort -u); do
 		for h in $(grep -oE '(^|[^-[:alnum:]_])[0-9a-f]{7,40}\b' "$f" | sed -E 's/^[^0-9a-f]//' |
@@ -58,8 +60,13 @@ case_doc_commits() {
 			git cat-file -e "$h^{commit}" 2> /dev/null || missing="$missing $f:$h"
 		done
 	done
+	for f in $(git ls-files docs/results | cut -d/ -f3 | sort -u); do
+		h=${f##*-}
+		n=$((n + 1))
+		git merge-base --is-ancestor "$h" HEAD 2> /dev/null || missing="$missing docs/results/$f"
+	done
 	if [ -n "$missing" ]; then
-		bad doc-commits "not in the repository:$missing"
+		bad doc-commits "not in the repository (or not before HEAD):$missing"
 	elif [ $n -eq 0 ]; then
 		bad doc-commits "no hash found: the search is broken"
 	else
