@@ -330,6 +330,9 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 		     d->c.config + (d->c.config[0] == '-'));
 	else
 		said(&k, 0, "options", "taken");
+	/* As the start does; were it refused, the steps below say what
+	 * they then cannot do. */
+	(void)priv_effective();
 	st = priv_check(d);
 	if (st)
 		said(&k, st, "privileges", "the capabilities the set-up needs (above)");
@@ -350,8 +353,11 @@ int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status)
 	st = priv_check_user(d);	/* first: the tun's owner is compared with it */
 	if (st)
 		said(&k, st, "user", "--user %s (above)", d->c.user);
+	else if (d->c.user)
+		said(&k, 0, "user", "%s", d->c.user);
 	else
-		said(&k, 0, "user", "%s", d->c.user ? d->c.user : "none: stays root, with no capabilities");
+		said(&k, 0, "user", "none: stays uid %u%s, with no capabilities", (unsigned int)geteuid(),
+		     geteuid() ? "" : " (root)");
 	uring_msg(d, msg, sizeof(msg));
 	if (msg[0])
 		printf("%-5s %s: %s\n", "warn", "io_uring", msg);

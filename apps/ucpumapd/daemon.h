@@ -325,6 +325,10 @@ int seccomp_start(struct daemon *d);
  * a message), and the exit status of a set-up refused with -errno
  * (setup_exit(): the start's too). */
 int check_run(struct daemon *d, const struct ucm_dp_opts *o, int opts_status);
+/* Capabilities given as permitted alone (setcap's +p, a supervisor's
+ * empty effective set) made effective, for the set-up or --check to use:
+ * 0 or -errno. */
+int priv_effective(void);
 int priv_check_user(struct daemon *d);
 int priv_check_metrics(const struct daemon *d);
 int priv_check_tun(struct daemon *d);

@@ -516,19 +516,26 @@ void priv_reopen(struct daemon *d)
 
 /* ---- the two steps ------------------------------------------------------ */
 
+int priv_effective(void)
+{
+	uint64_t prm, eff;
+	int err = caps_get(&prm, &eff);
+
+	return err || eff == prm ? err : caps_set(prm, prm);
+}
+
 /* Return: 0, or the exit status after a message. */
 int priv_prepare(struct daemon *d)
 {
 	uint64_t prm, eff, setup;
 	int err, status;
 
+	err = priv_effective();
+	if (err)
+		return -fail("capset", err);
 	err = caps_get(&prm, &eff);
 	if (err)
 		return -fail("capget", err);
-	/* Given as permitted alone (setcap's +p, a supervisor's empty
-	 * effective set): what follows needs them in effect. */
-	if (eff != prm && (err = caps_set(prm, prm)))
-		return -fail("capset", err);
 	status = priv_check_user(d);
 	if (!status)
 		status = priv_check_metrics(d);

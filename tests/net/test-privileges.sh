@@ -36,7 +36,8 @@
 #                  caps-named-keep-tun: so, --keep-tun of a root's tun
 #                  (nobody cannot take the tun's lock in /run): its owner
 #                  stays root; caps-permitted-*: so, given as permitted
-#                  alone (a copy with file capabilities, setcap +p)
+#                  alone (a copy with file capabilities, setcap +p), and
+#                  its --check, port 81 with CAP_NET_BIND_SERVICE: exit 0
 #   two-way-user-refused   --user --two-way over a tun without --peer-mac
 #   uring-disabled  kernel.io_uring_disabled 1 (put back after): --check
 #                  and the start say a writer's io_uring would not be
@@ -398,14 +399,23 @@ case_caps_named() {
 	KEEP_DEV=
 	# Those given as permitted alone (file capabilities, setcap +p): the
 	# daemon makes them effective before it uses them.
+	# --check too, binding a low port with the one it adds for that.
 	if ! command -v setcap > /dev/null; then
 		skip caps-permitted "no setcap (libcap2-bin)"
+	elif findmnt -n -o OPTIONS -T "$tmp" 2> /dev/null | grep -qw nosuid; then
+		skip caps-permitted "$tmp is on a nosuid mount: file capabilities are not given there"
 	elif chmod 711 "$tmp" && cp "$daemon" "$tmp/ucpumapd-pcap" &&
-		setcap "$(echo "$names" | tr -d ' ' | tr 'A-Z' 'a-z')+p" "$tmp/ucpumapd-pcap"; then
+		setcap "$(echo "$names" | tr -d ' ' | tr 'A-Z' 'a-z'),cap_net_bind_service+p" \
+			"$tmp/ucpumapd-pcap"; then
 		D_WRAP=(setpriv $ids --)
 		local real=$daemon
 		daemon=$tmp/ucpumapd-pcap
 		run caps-permitted yes no --tun ucmpt
+		ip netns exec "$d" setpriv $ids -- "$daemon" --check --dev vd --tun ucmpt \
+			--metrics-listen 127.0.0.1:81 > "$tmp/pcheck.out" 2>&1
+		rc=$?
+		[ $rc = 0 ] && ok caps-permitted-check "exit 0, port 81 bound" ||
+			bad caps-permitted-check "exit $rc: $(grep -E '^[^ ]* ?FAIL' "$tmp/pcheck.out" | head -2 | tr '\n' ' ')"
 		daemon=$real
 	else
 		bad caps-permitted "no copy of the daemon with file capabilities in $tmp"
