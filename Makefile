@@ -449,6 +449,19 @@ $(FUZZ_BUILD)/fuzz-chainq: tests/fuzz/fuzz-chainq.c tests/fuzz/fuzz.h $(FUZZ_CHA
 	$(Q)$(FUZZ_CC) $(FUZZ_XSKRX_CFLAGS) -o $@ $< $(FUZZ_CHAINQ_OBJS) $(FUZZ_XSKRX_LIB) \
 		$(FUZZ_XSKRX_LDFLAGS) -lpthread
 
+# fuzz-tunwrite compiles lib/io/tun.c in (its writev() renamed: no tun),
+# over the same debug archive and tun_chain.c; tun.c's io_uring path is
+# linked, not run.
+$(FUZZ_BUILD)/fuzz-tunwrite: tests/fuzz/fuzz-tunwrite.c tests/fuzz/fuzz.h tests/fuzz/fuzz-batch.h \
+		lib/io/tun.c $(FUZZ_CHAINQ_OBJS) $(FUZZ_XSKRX_LIB) $(LIB_HDRS) $(FUZZ_DEPS)
+	@mkdir -p $(@D)
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_XSKRX_CFLAGS) -o $@ $< $(FUZZ_CHAINQ_OBJS) $(FUZZ_XSKRX_LIB) \
+		$(FUZZ_XSKRX_LDFLAGS) -luring -lpthread
+
+# fuzz-gso shares its input's reading with fuzz-tunwrite.
+$(FUZZ_BUILD)/fuzz-gso: tests/fuzz/fuzz-batch.h
+
 fuzz-build: $(FUZZ_BINS)
 	@:
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Write the fuzz targets' seeds: tests/fuzz/corpus/fuzz-NAME/, NAME one of
-pkt, gso, neigh, tun, xskdesc, xskchain, split, xskrx, chainq, httpd.
+pkt, gso, neigh, tun, xskdesc, xskchain, split, xskrx, chainq, httpd,
+tunwrite.
 
     python3 tests/fuzz/make-seeds.py [DIR]     (default: tests/fuzz/corpus)
 
@@ -13,7 +14,8 @@ xskchain: packets of several descriptors in fuzz-xskchain.c's; split:
 offloaded tun reads in fuzz-split.c's; xskrx: the kernel's descriptors and
 the RX thread's polls in fuzz-xskrx.c's; chainq: a library caller's
 packets of several frames and flushes in fuzz-chainq.c's; httpd: requests
-to the metrics server after fuzz-httpd.c's byte of piece sizes.
+to the metrics server after fuzz-httpd.c's byte of piece sizes; tunwrite:
+the tun's writes of gso's batches after fuzz-tunwrite.c's control byte.
 """
 import os
 import struct
@@ -141,6 +143,21 @@ def gso_seeds():
         rec(ipv4(17, b'z' * 16, frag=0x0003)) + rec(udp4(18, 3)),
         'tap-mixed': b'\x84' + rec(eth(0x0806) + bytes(28)) + rec(udp4(18, 1)) +
         rec(tcp4(1000)) + rec(udp4(18, 2)) + rec(tcp4(1100)),
+    }
+
+
+def tunwrite_seeds():
+    """fuzz-tunwrite.c: its control byte, then fuzz-gso.c's records."""
+    g = {k: v[1:] for k, v in gso_seeds().items()}
+    return {
+        'tun-alone-udp6': b'\x00' + g['udp6-two-flows'],
+        'tun-merged-udp4': b'\x02' + g['udp4-one-flow'],
+        'tun-merged-tcp4-refused': b'\x06' + g['tcp4-push'],
+        'tun-tcp6-refused-v6': b'\x0a' + g['tcp6-stream'],
+        'tun-udp4-short-refused': b'\x12' + g['udp4-short-last'],
+        'tun-64k': b'\x02' + g['udp4-64k'],
+        'tun-arp-not-written': b'\x02' + rec(eth(0x0806) + bytes(28)) + g['udp4-one-flow'],
+        'tap-merged-mixed': b'\x03' + g['tap-mixed'],
     }
 
 
@@ -620,7 +637,8 @@ def main():
                         ('neigh', neigh_seeds()), ('tun', tun_seeds()),
                         ('xskdesc', xskdesc_seeds()), ('xskchain', xskchain_seeds()),
                         ('split', split_seeds()), ('xskrx', xskrx_seeds()),
-                        ('chainq', chainq_seeds()), ('httpd', httpd_seeds())):
+                        ('chainq', chainq_seeds()), ('httpd', httpd_seeds()),
+                        ('tunwrite', tunwrite_seeds())):
         d = os.path.join(top, 'fuzz-' + name)
         os.makedirs(d, exist_ok=True)
         for f, data in seeds.items():
