@@ -103,7 +103,6 @@ struct priv {
 	/* The first failed drop on a datapath thread (-errno): written
 	 * there (release), read by priv_drop() (acquire). */
 	int thread_err;
-	bool reopen_said;		/* a SIGHUP's failed reopen, said once */
 	int tun_lock_fd;		/* tunown.c's, held to the exit; -1: none */
 	char tun_lock_path[96];		/* its file, while held; "": none */
 	bool tun_marked;		/* it says "kept": it stays at the exit */
@@ -120,6 +119,9 @@ struct priv {
  * a fraction of a millisecond to make; much shorter and the control
  * thread would do nothing else). */
 #define INTERVAL_MIN	0.01
+/* A --stats-json trouble that lasts (a full disk, a lagging reader) said
+ * at most this often: a line a minute, not one per statistics line. */
+#define JSON_SAY_SEC	60.0
 
 struct daemon {
 	struct cfg c;
@@ -132,7 +134,10 @@ struct daemon {
 	char *json_line;
 	size_t json_len, json_done;
 	uint64_t json_lost, json_cut;	/* lines left out whole, cut short */
-	bool json_lag_said, json_err_said;
+	/* When a lagging reader, a refused write was last said (now_sec();
+	 * 0: never): at most once a JSON_SAY_SEC each, so a later episode is
+	 * said too, a lasting one not each line. */
+	double json_lag_at, json_err_at;
 	bool json_mid_line;		/* the file ends inside a line a write cut */
 	struct ucm_dp_stats last;
 	/* Previous snapshots, for the per-line rates. */

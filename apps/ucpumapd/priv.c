@@ -51,6 +51,7 @@
 
 #include "daemon.h"
 #include "journal.h"
+#include "util.h"
 
 #define CAP(c)		(1ull << (c))
 
@@ -425,10 +426,13 @@ bool json_line_flush(struct daemon *d)
 		if (w < 0 && errno == EAGAIN)
 			return false;
 		if (w <= 0) {	/* the reader gone, a full disk: given up */
-			if (!d->json_err_said)
-				out_warn("ucpumapd: --stats-json %s: a write failed: %s; its lines are left out while writes fail\n",
+			double now = now_sec();
+
+			if (!d->json_err_at || now - d->json_err_at >= JSON_SAY_SEC) {
+				out_warn("ucpumapd: --stats-json %s: a write failed: %s; its lines are left out while writes fail (said at most once a minute)\n",
 					 d->c.stats_json, w < 0 ? strerror(errno) : "no byte taken");
-			d->json_err_said = true;
+				d->json_err_at = now;
+			}
 			json_line_drop(d);
 			return true;
 		}
@@ -490,12 +494,11 @@ void priv_reopen(struct daemon *d)
 	if (!d->c.stats_json || !d->json)
 		return;
 	f = out_open(d->c.stats_json, O_APPEND);
-	if (!f) {
-		if (!d->priv.reopen_said)
-			out_warn("ucpumapd: SIGHUP: cannot reopen %s%s%s: %s; the statistics go on into the file already open\n",
-				d->c.stats_json, d->c.user ? " as user " : "",
-				d->c.user ? d->c.user : "", strerror(errno));
-		d->priv.reopen_said = true;
+	if (!f) {	/* each SIGHUP's answer: said every time */
+		out_warn("ucpumapd: SIGHUP: cannot reopen %s%s%s: %s; the statistics go on into the file already open%s\n",
+			 d->c.stats_json, d->c.user ? " as user " : "",
+			 d->c.user ? d->c.user : "", strerror(errno),
+			 d->c.user ? " (rotate it with copytruncate instead)" : "");
 		return;
 	}
 	/* A line partly written ends where it began: the same file (a FIFO

@@ -519,10 +519,11 @@ static void print_json(struct daemon *d, const struct ucm_dp_stats *t, const str
 
 	if (!(final ? json_line_drain(d) : json_line_flush(d))) {
 		d->json_lost++;
-		if (!d->json_lag_said)
-			out_warn("ucpumapd: --stats-json %s: its reader lags: lines are left out, whole, until it catches up (counted at the stop)\n",
-				 d->c.stats_json);
-		d->json_lag_said = true;
+		if (!d->json_lag_at || now - d->json_lag_at >= JSON_SAY_SEC) {
+			out_warn("ucpumapd: --stats-json %s: its reader lags: lines are left out, whole, until it catches up (%llu so far; said at most once a minute)\n",
+				 d->c.stats_json, (unsigned long long)d->json_lost);
+			d->json_lag_at = now;
+		}
 		return;
 	}
 	m = open_memstream(&d->json_line, &d->json_len);

@@ -51,8 +51,9 @@
 #   json-symlink   --stats-json to a symbolic link: exit 78, said, nothing
 #                  attached, the link's target untouched
 #   sighup-reopen  rename the file, SIGHUP: a new file gets the lines
-#   sighup-user    --user, a directory it may not write: said once, the
-#                  lines go on into the open file
+#   sighup-user    --user, a directory it may not write: said at each
+#                  SIGHUP, naming copytruncate; the lines go on into the
+#                  open file
 #   sigpipe        stdout a pipe whose reader left after the banner (the
 #                  version line and the start line): runs on, SIGTERM exit 0
 #   tun-owner      a tun owned by another uid refused (exit 78), naming the
@@ -595,10 +596,10 @@ case_sighup_user() {
 	# Root's 0700 directory: nobody may not create a file in it.
 	mkdir -m 0700 "$tmp/private"
 	if sighup sighup-user "$tmp/private" --user nobody; then
-		said=$(grep -c "SIGHUP: cannot reopen .*as user nobody: Permission denied; the statistics go on into the file already open" "$D_ERR")
+		said=$(grep -c "SIGHUP: cannot reopen .*as user nobody: Permission denied; the statistics go on into the file already open (rotate it with copytruncate instead)" "$D_ERR")
 		why=$(closing_ok no)
-		if [ "$alive" = yes ] && [ "$said" = 1 ] && [ "$moved" -ge 3 ] && [ "$new" = 0 ] && [ -z "$why" ]; then
-			ok sighup-user "said once of two SIGHUPs; the open file got $moved more lines"
+		if [ "$alive" = yes ] && [ "$said" = 2 ] && [ "$moved" -ge 3 ] && [ "$new" = 0 ] && [ -z "$why" ]; then
+			ok sighup-user "said at each of two SIGHUPs; the open file got $moved more lines"
 		else
 			bad sighup-user "alive $alive; said $said times; open file $moved more lines, new file $new; $why"
 		fi
