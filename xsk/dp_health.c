@@ -190,6 +190,21 @@ static void find_fault(struct ucm_dp *dp, int iface, int tun)
 	find_stall(dp);
 }
 
+/* A link that flaps (a failing optic, a peer that toggles its end of a
+ * veth) is said a few times a minute, then counted: the journal keeps the
+ * faults, not thousands of link lines a day. */
+#define LINKS_SAY_MAX	4
+#define LINKS_WIN_NS	60000000000ull
+
+/* The minute's changes left unsaid, and the links as they are now. */
+static void links_hushed_say(struct ucm_dp *dp, uint32_t now)
+{
+	pr_info("dp: %u more link changes in the last minute, not said one by one: %s is %s%s%s%s\n",
+		dp->links_hushed, dp->c.ifname, now & UCM_DP_LINK_IFACE_UP ? "up" : "down",
+		dp->tun_ifindex ? ", the tun " : "", dp->tun_ifindex ? dp->c.tun : "",
+		!dp->tun_ifindex ? "" : now & UCM_DP_LINK_TUN_UP ? " up" : " down");
+}
+
 /* A link's change, said once per change, when two looks in a row agree:
  * a carrier settles through a few states (the kernel's linkwatch). */
 static void links_say(struct ucm_dp *dp, uint32_t now)
@@ -197,10 +212,24 @@ static void links_say(struct ucm_dp *dp, uint32_t now)
 	uint32_t was = dp->links_seen ? dp->links : UCM_DP_LINK_IFACE_UP |
 			(dp->tun_ifindex ? UCM_DP_LINK_TUN_UP : 0);
 	uint32_t ch = now ^ was;
+	uint64_t t = ucm_now_ns();
 
+	if (t - dp->links_win >= LINKS_WIN_NS) {
+		if (dp->links_hushed)
+			links_hushed_say(dp, now);
+		dp->links_win = t;
+		dp->links_nsaid = dp->links_hushed = 0;
+	}
 	if (now != dp->links_last) {
 		dp->links_last = now;
 		return;
+	}
+	if (ch && dp->links_nsaid >= LINKS_SAY_MAX) {
+		dp->links_hushed++;
+		ch = 0;
+	} else if (ch && ++dp->links_nsaid == LINKS_SAY_MAX) {
+		pr_warn("dp: %s's links change often: this minute's later changes are said together at its end\n",
+			dp->c.ifname);
 	}
 
 	if (ch & UCM_DP_LINK_IFACE_UP) {

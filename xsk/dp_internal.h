@@ -148,6 +148,10 @@ struct ucm_dp {
 	uint32_t links;			/* UCM_DP_LINK_*, as last said */
 	uint32_t links_last;		/* as the last look saw them */
 	bool links_seen;
+	/* The changes said in the minute that began at links_win (ns), and
+	 * those left unsaid past LINKS_SAY_MAX: said together at its end. */
+	uint64_t links_win;
+	uint32_t links_nsaid, links_hushed;
 	uint32_t if_mtu_said;		/* the interface's MTU last said, 0:
 					 * the set-up's (c.if_mtu) */
 	uint8_t mac[6];			/* the interface's (two-way tap: the

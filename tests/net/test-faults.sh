@@ -9,6 +9,8 @@
 #                       daemon says so once each way and goes on; 100
 #                       datagrams after it arrive, each once
 #   tun-down-up         the same with the tun
+#   link-flap           vg down and up 5 times in 4 s: 4 changes said,
+#                       then that the rest are said together; a clean stop
 #   iface-down-two-way  two-way, vd set down for 2 s while the DUT floods
 #                       the peer through the tun (copy mode: the kernel
 #                       refuses every send, ENETDOWN): the RX thread sleeps
@@ -57,7 +59,7 @@
 set -u
 BUILD=${BUILD:-build}
 name=test-faults
-cases="link-down-up tun-down-up iface-down-two-way tun-gone tun-gone-two-way iface-gone iface-gone-two-way socket-error way-back-dead
+cases="link-down-up tun-down-up link-flap iface-down-two-way tun-gone tun-gone-two-way iface-gone iface-gone-two-way socket-error way-back-dead
 worker-stalled rx-stalled keep-tun-start-fails keep-tun-owner-fails keep-tun-late-fails mac-refused pass-unread nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
@@ -156,6 +158,33 @@ case_link_down_up() {
 case_tun_down_up() {
 	down_up tun-down-up "ip -n $dut link set $tun down" "ip -n $dut link set $tun up" \
 		"tun $tun is down" "tun $tun is up again"
+}
+
+# vg down and up 5 times, 0.4 s each way (10 changes): the first 4 said,
+# then that the rest are said together (at the minute's end, after the
+# case), and the daemon goes on and stops cleanly.
+case_link_flap() {
+	local why= n
+	pair_ready link-flap || return
+	if ! start_daemon link-flap; then
+		bad link-flap "$(tail -1 "$D_ERR")"
+		return
+	fi
+	for _ in 1 2 3 4 5; do
+		ip -n "$gen" link set vg down
+		sleep 0.4
+		ip -n "$gen" link set vg up
+		sleep 0.4
+	done
+	kill -0 "$dpid" 2>/dev/null || why="the daemon ended (stderr: $(tail -2 "$D_ERR" | tr '\n' ' '));"
+	n=$(grep -Ec 'vd is down or has no carrier|vd is up again' "$D_ERR")
+	[ "$n" = 4 ] || why="$why $n link lines (want 4);"
+	[ "$(grep -c "vd's links change often: this minute's later changes are said together" "$D_ERR")" = 1 ] ||
+		why="$why no line saying the rest are said together;"
+	stop_pid "$dpid"
+	dpid=
+	why="$why$(closing_ok)"
+	if [ -z "$why" ]; then ok link-flap "4 of 10 changes said, the rest counted"; else bad link-flap "$why"; fi
 }
 
 # The CPU time (ticks) of the daemon's thread named $1; -1 for none.
