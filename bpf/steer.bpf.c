@@ -251,7 +251,7 @@ static __always_inline int parse(void *data, void *end,
 				break;
 			x = PULL(x, pos, end);
 			if (!x)
-				return STEER;
+				return UCM_STEER_PASS_SHORT;	/* cut in its headers */
 			if (nh == IPPROTO_FRAGMENT) {
 				len = 8;
 				/* A real fragment: hash on its next header,
@@ -265,6 +265,8 @@ static __always_inline int parse(void *data, void *end,
 			} else {
 				len = (x->hdrlen + 1) * 8;
 			}
+			if (pos + len > end)
+				return UCM_STEER_PASS_SHORT;
 			nh = x->nexthdr;
 			pos += len;
 		}

@@ -123,8 +123,11 @@ static void add_v4(const char *name, int vlans, uint8_t proto, uint16_t frag,
 	t->len = p - t->d < 60 ? 60 : p - t->d;
 }
 
-/* IPv6 with a chain of extension headers @ext (0-terminated list of next
- * header numbers), then L4. */
+/* An extension header list's end: hop-by-hop is 0, so 0 cannot be. */
+#define EXT_END		IPPROTO_RAW
+
+/* IPv6 with a chain of extension headers @ext (a list of next header
+ * numbers up to EXT_END), then L4. */
 static void add_v6(const char *name, int vlans, uint8_t proto, const uint8_t *ext,
 		   uint16_t frag_fo)
 {
@@ -143,7 +146,7 @@ static void add_v6(const char *name, int vlans, uint8_t proto, const uint8_t *ex
 	ip[24] = 0x20 | (ip[24] & 0x1f);	/* global unicast: 2000::/3 */
 	nhp = ip + 6;
 	cur = ip + 40;
-	for (; ext && *ext; ext++) {
+	for (; ext && *ext != EXT_END; ext++) {
 		*nhp = *ext;
 		memset(cur, 0, 8);
 		if (*ext == IPPROTO_FRAGMENT)
@@ -217,12 +220,12 @@ static void add_link_scope(void)
 
 static void build_table(void)
 {
-	static const uint8_t hbh[] = { IPPROTO_HOPOPTS, 0 };
-	static const uint8_t chain[] = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING, 0 };
-	static const uint8_t ah[] = { IPPROTO_AH, 0 };
-	static const uint8_t frag[] = { IPPROTO_FRAGMENT, 0 };
-	static const uint8_t frag_dst[] = { IPPROTO_FRAGMENT, IPPROTO_DSTOPTS, 0 };
-	static const uint8_t frag_frag[] = { IPPROTO_FRAGMENT, IPPROTO_FRAGMENT, 0 };
+	static const uint8_t hbh[] = { IPPROTO_HOPOPTS, EXT_END };
+	static const uint8_t chain[] = { IPPROTO_HOPOPTS, IPPROTO_DSTOPTS, IPPROTO_ROUTING, EXT_END };
+	static const uint8_t ah[] = { IPPROTO_AH, EXT_END };
+	static const uint8_t frag[] = { IPPROTO_FRAGMENT, EXT_END };
+	static const uint8_t frag_dst[] = { IPPROTO_FRAGMENT, IPPROTO_DSTOPTS, EXT_END };
+	static const uint8_t frag_frag[] = { IPPROTO_FRAGMENT, IPPROTO_FRAGMENT, EXT_END };
 	int i;
 
 	for (i = 0; i < 40; i++) {
@@ -655,6 +658,21 @@ static int pass_after(int fd, const struct tpkt *t, int *act, uint64_t *grew)
 	return 0;
 }
 
+/* The table's packet @name cut to @len bytes, into *@cut: 0, or 1 (a
+ * failure said) when the table has none of that name. */
+static int cut_of(const char *name, uint32_t len, struct tpkt *cut)
+{
+	for (int i = 0; i < npkts; i++) {
+		if (strcmp(pkts[i].name, name))
+			continue;
+		*cut = pkts[i];
+		cut->len = len;
+		return 0;
+	}
+	ut_fail_reason("no \"%s\" in the table", name);
+	return 1;
+}
+
 /* One run of @t counts one pass, for @want, and passes it; -1: counts
  * none, and is redirected (steered). */
 static int pass_is(int fd, const struct tpkt *t, int want, const char *what)
@@ -713,15 +731,14 @@ static int test_pass_counts(void)
 	/* (A frame shorter than Ethernet's header: the test run takes none.) */
 	if (pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its header"))
 		goto out;
-	for (i = 0; i < npkts && strcmp(pkts[i].name, "v4 udp with options"); i++)
-		;
-	if (i == npkts) {
-		ut_fail_reason("no \"v4 udp with options\" in the table");
-		goto out;
-	}
-	cut = pkts[i];
-	cut.len = 14 + 24;	/* past the fixed header, within its 12 bytes of options */
-	if (pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its options"))
+	/* Past the fixed header, within its 12 bytes of options; IPv6 within
+	 * a hop-by-hop header's first 2 bytes, and within its 8. */
+	if (cut_of("v4 udp with options", 14 + 24, &cut) ||
+	    pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its options") ||
+	    cut_of("v6 hbh udp", 14 + 40 + 1, &cut) ||
+	    pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v6 cut in a hop-by-hop header's start") ||
+	    cut_of("v6 hbh udp", 14 + 40 + 4, &cut) ||
+	    pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v6 cut in a hop-by-hop header"))
 		goto out;
 	/* ucm_xdp_cpumap: worker 63 has no CPU. */
 	if (pass_is(ucm_xdp__cpumap_fd(x), &pkts[0], UCM_STEER_PASS_NO_CPU, "cpumap, no CPU"))

@@ -488,9 +488,14 @@ def malformed(a):
         # UDP cut after 4 bytes, tot_len agreeing.
         "udp_cut": (eth(0x0800) + ipv4_hdr(a.src, a.dst, 24) + struct.pack("!HH", 40000, a.bad_port),
                     "l4_trunc"),
-        # A hop-by-hop header claiming 2048 bytes.
-        "ipv6_ext": (eth(0x86dd) + v6hdr(8 + ulen, 0) + struct.pack("!BB6x", 17, 255) + udp(ulen, pl),
-                     "ipv6_ext"),
+        # A hop-by-hop header claiming 2048 bytes, past the frame's end:
+        # cut in its headers, the program passes it to the kernel (short).
+        "ext_past_end": (eth(0x86dd) + v6hdr(8 + ulen, 0) + struct.pack("!BB6x", 17, 255)
+                         + udp(ulen, pl), None),
+        # Seven destination options headers: a chain past the limit (6).
+        "ipv6_ext": (eth(0x86dd) + v6hdr(7 * 8 + ulen, 60)
+                     + b"".join(struct.pack("!BB6x", 60 if i < 6 else 17, 0) for i in range(7))
+                     + udp(ulen, pl), "ipv6_ext"),
         # Not IP: the program passes it to the kernel.
         "non_ip": (eth(0x88b5) + b"\x00" * 46, None),
         # Ethernet header alone, EtherType IPv4.

@@ -56,7 +56,8 @@ enum ucm_steer_pass {
 	/* not IPv4, IPv6 or ARP (more than two VLAN tags included), or a
 	 * family not steered (UCM_STEER_F_IPV4, _IPV6) */
 	UCM_STEER_PASS_UNCLAIMED,
-	UCM_STEER_PASS_SHORT,		/* cut in its Ethernet, VLAN or IP header */
+	UCM_STEER_PASS_SHORT,		/* cut in its Ethernet, VLAN or IP header
+					 * (IPv4 options, IPv6 extension headers) */
 	/* ucm_xdp_cpumap: the worker has no CPU, or its CPU no entry */
 	UCM_STEER_PASS_NO_CPU,
 	/* steered, but its queue has no socket in the XSK map (a queue
