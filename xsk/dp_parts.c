@@ -17,6 +17,7 @@
 #include "dp_internal.h"
 #include "port_internal.h"
 #include "engine/chain.h"
+#include "io/netdev.h"
 #include "engine/cpumap_internal.h"
 
 static int if_mac(const char *ifname, uint8_t *mac)
@@ -313,6 +314,31 @@ static int dp_open_tun(struct ucm_dp *dp)
 	return 0;
 }
 
+/*
+ * IPv6 claimed, and off on the tun (its disable_ipv6, inherited from
+ * net.ipv6.conf.default at its making): the kernel would drop each IPv6
+ * packet written into it, and the writes count it delivered. IPv6 is then
+ * left to the kernel on the interface, said; IPv6 alone asked is refused.
+ * Not known (an old kernel's answer): as asked.
+ */
+static int tun_ipv6_check(struct ucm_dp *dp)
+{
+	uint32_t fam = dp->c.steer.flags & (UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6);
+	const char *t = dp->c.tun;
+
+	if (fam == UCM_STEER_F_IPV4 || ucm_netdev_ipv6_off(dp->tun_ifindex) <= 0)
+		return 0;
+	if (fam == UCM_STEER_F_IPV6) {
+		pr_warn("dp: IPv6 is off on the tun %s (net.ipv6.conf.%s.disable_ipv6 is 1), and IPv6 alone is steered: the kernel would drop all of it; turn it on (sysctl -w net.ipv6.conf.%s.disable_ipv6=0, or net.ipv6.conf.default.disable_ipv6=0 before a tun is made)\n",
+			t, t, t);
+		return -EINVAL;
+	}
+	pr_warn("dp: IPv6 is off on the tun %s (net.ipv6.conf.%s.disable_ipv6 is 1): IPv6 stays with the kernel on %s, IPv4 alone is steered; to steer IPv6, turn it on (sysctl -w net.ipv6.conf.%s.disable_ipv6=0, or net.ipv6.conf.default.disable_ipv6=0 before a tun is made) and start again\n",
+		t, t, dp->c.ifname, t);
+	dp->c.steer.flags = (dp->c.steer.flags & ~UCM_STEER_F_IPV6) | UCM_STEER_F_IPV4;
+	return dp->xdp ? ucm_xdp__configure(dp->xdp, &dp->c.steer) : 0;
+}
+
 /* A NIC that takes VLAN tags off in hardware (rx-vlan-hw-parse) keeps
  * them in its descriptor, which XDP does not see: a tap then gets tagged
  * frames without their tag. Said, not refused: untagged traffic is right
@@ -379,6 +405,8 @@ int ucm_dp_parts_open(struct ucm_dp *dp)
 		err = dp_open_xsk(dp);
 	if (!err && !dp->c.sink)
 		err = dp_open_tun(dp);
+	if (!err && !dp->c.sink)
+		err = tun_ipv6_check(dp);
 	if (!err && (f & UCM_DP_F_TAP) && !dp->c.sink)
 		tap_vlan_hint(&dp->c);
 	if (!err && (f & UCM_DP_F_TWO_WAY) && (f & UCM_DP_F_TAP))

@@ -4,8 +4,8 @@
  * netdev family (generic netlink, Linux 6.3; its xsk-features, 6.8):
  * whether a zero-copy driver finishes the TX checksums that AF_XDP TX
  * metadata asks for, and how many descriptors a packet may take in
- * zero-copy (xdp-zc-max-segs, 6.6). Asked when the sockets open: no hot
- * path.
+ * zero-copy (xdp-zc-max-segs, 6.6); and whether IPv6 is off on a device
+ * (rtnetlink). Asked when the sockets or the tun open: no hot path.
  */
 #ifndef UCM_IO_NETDEV_H
 #define UCM_IO_NETDEV_H
@@ -42,6 +42,14 @@ struct ucm_netdev_info {
  */
 int ucm_netdev_info(int ifindex, struct ucm_netdev_info *info);
 
+/*
+ * Whether IPv6 is off on the device @ifindex (its disable_ipv6 setting,
+ * or a kernel without IPv6), asked of rtnetlink: /proc/sys may be hidden
+ * (a unit's ProcSubset=pid). What is written into a tun without it, the
+ * kernel drops. Return: 1 off, 0 on, or -errno.
+ */
+int ucm_netdev_ipv6_off(int ifindex);
+
 /* ---- for tests/unit/test-neigh.c: pure parsers over a reply ----------- */
 
 /* A CTRL_CMD_GETFAMILY reply's family id. Return: 0, -EPROTO without one. */
@@ -54,5 +62,8 @@ int ucm_netdev_parse_xdp(const struct nlmsghdr *h, uint64_t *features);
 /* Its xdp-zc-max-segs. Return: 0, -EOPNOTSUPP without it (before 6.6),
  * -EPROTO for a short attribute. */
 int ucm_netdev_parse_zc_segs(const struct nlmsghdr *h, uint32_t *segs);
+/* An RTM_NEWLINK's IPv6 setting: 1 off (or no IPv6 on it), 0 on,
+ * -EPROTO. */
+int ucm_netdev_parse_ipv6_off(const struct nlmsghdr *h);
 
 #endif /* UCM_IO_NETDEV_H */

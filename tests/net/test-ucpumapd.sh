@@ -51,6 +51,10 @@
 #                  reach sockets bound to vd, and to 239.1.2.3 a member
 #                  of it on vd;
 #                  xdp_pass.link_ctrl grows, rx does not
+#   ipv6-off-tun   IPv6 off on the tun (net.ipv6.conf.default at its
+#                  making): said, IPv6 left to the kernel on vd (5 of 5
+#                  datagrams read, unclaimed grows, rx does not);
+#                  --filter ipv6 refused, exit 78
 #   sigkill-*, restart-*  SIGKILL leaves no program (the XDP link goes with
 #                  the process); a restart works; a stale program of ours
 #                  attached the old way (netlink) is replaced
@@ -84,7 +88,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
 cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag stats-json-tmp stdout-stalled foreign-program
-malformed other-mac link-scope second-instance second-tun keep-tun sigkill link-held restart-stale nothing-left"
+malformed other-mac link-scope ipv6-off-tun second-instance second-tun keep-tun sigkill link-held restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -1554,6 +1558,59 @@ for _ in range(3):
 	ip -n "$dut" addr del $ll/64 dev vd 2> /dev/null
 	why="$why$(final_ok)$(leftovers)"
 	if [ -z "$why" ]; then ok link-scope "ping $ll%vg answered, 3 of 3 to port 68, 67 and 239.1.2.3 each read on vd; rx, link_ctrl: $r0 -> $r1"; else bad link-scope "$why"; fi
+}
+
+# IPv6 off on the tun (its making inherits net.ipv6.conf.default): what
+# the program steered of IPv6 the kernel would drop in the tun. It stays
+# with the kernel on vd, said, and arrives there; IPv6 alone is refused.
+case_ipv6_off_tun() {
+	local r0 r1 r got why= rpid
+	ip netns exec "$dut" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	if ! start_daemon v6off --cpus 0,1 --stats-json "$tmp/v6off.json" --interval 0 --duration 30; then
+		ip netns exec "$dut" sysctl -qw net.ipv6.conf.default.disable_ipv6=0
+		bad ipv6-off-tun "$(why_start)"
+		return
+	fi
+	grep -q "IPv6 is off on the tun $tun .*: IPv6 stays with the kernel on vd, IPv4 alone is steered" "$D_ERR" ||
+		why="no line saying IPv6 stays with the kernel;"
+	r0=$(usr1_json "$dpid" "$tmp/v6off.json" '"%d %d" % (d["rx"], d.get("xdp_pass", {}).get("unclaimed", -1))')
+	bg "$dut" "$tmp/v6off.rx" "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.bind((sys.argv[2], 9300))
+s.settimeout(3)
+open(sys.argv[1], "w").close()
+k = 0
+try:
+    while k < 5:
+        s.recv(2048)
+        k += 1
+except socket.timeout:
+    pass
+print(k)' "$tmp/v6off.ready" $D6
+	rpid=$last
+	wait_file "$tmp/v6off.ready" 30
+	in_gen "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+for _ in range(5):
+    s.sendto(b"six", (sys.argv[1], 9300))' $D6
+	lib_wait "$rpid"
+	got=$(tail -1 "$tmp/v6off.rx")
+	[ "$got" = 5 ] || why="$why $got of 5 IPv6 datagrams to $D6 read on the DUT;"
+	r1=$(usr1_json "$dpid" "$tmp/v6off.json" '"%d %d" % (d["rx"], d.get("xdp_pass", {}).get("unclaimed", -1))')
+	[ -n "$r0" ] && [ -n "$r1" ] && [ "${r1% *}" = "${r0% *}" ] && [ $((${r1#* } - ${r0#* })) -ge 5 ] ||
+		why="$why rx, unclaimed $r0 -> $r1 (want rx the same, unclaimed 5 more at least);"
+	stop_daemon
+	why="$why$(final_ok)"
+	ip netns exec "$dut" timeout 10 "$daemon" --dev vd --tun $tun --filter ipv6 --duration 1 \
+		> "$tmp/v6only.out" 2>&1
+	r=$?
+	[ $r = 78 ] && grep -q "IPv6 is off on the tun $tun .*IPv6 alone is steered: the kernel would drop all of it" "$tmp/v6only.out" ||
+		why="$why --filter ipv6: exit $r (want 78): $(grep -i ipv6 "$tmp/v6only.out" | head -1);"
+	ip netns exec "$dut" sysctl -qw net.ipv6.conf.default.disable_ipv6=0
+	why="$why$(leftovers)"
+	if [ -z "$why" ]; then ok ipv6-off-tun "said; 5 of 5 read through vd; rx, unclaimed: $r0 -> $r1; --filter ipv6 refused"; else bad ipv6-off-tun "$why"; fi
 }
 
 # ---- 6. malformed frames ---------------------------------------------------------

@@ -23,6 +23,8 @@
 #include <sys/wait.h>
 #include <arpa/inet.h>
 #include <linux/genetlink.h>
+#include <linux/if_link.h>
+#include <linux/ipv6.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -1056,6 +1058,55 @@ static int test_netdev_parse(void)
  * support there, and it takes no redirected frames; an unknown device is
  * -ENODEV. A kernel before 6.8 cannot
  * say (-EOPNOTSUPP), which is an answer too. */
+/* An attribute @type of @len bytes at @data into @p: its aligned size. */
+static size_t attr_put(char *p, uint16_t type, const void *data, size_t len)
+{
+	struct nlattr a = { .nla_len = NLA_HDRLEN + len, .nla_type = type };
+
+	memcpy(p, &a, sizeof(a));
+	memcpy(p + NLA_HDRLEN, data, len);
+	return NLA_ALIGN(a.nla_len);
+}
+
+/* An RTM_NEWLINK whose AF_SPEC holds AF_INET's settings and, with @nconf
+ * of them (0: none, as without IPv6), AF_INET6's, disable_ipv6 @off. */
+static struct nlmsghdr *link_msg(struct msgbuf *b, int32_t off, size_t nconf)
+{
+	struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC, .ifi_index = IFX };
+	int32_t conf[64] = { 0 }, four = 4;
+	char in4[64], in6[512], spec[1024];
+	size_t n4, n6, ns = 0;
+
+	b->len = 0;
+	conf[DEVCONF_DISABLE_IPV6] = off;
+	n4 = attr_put(in4, IFLA_INET_CONF, &four, sizeof(four));
+	ns += attr_put(spec + ns, AF_INET, in4, n4);
+	if (nconf) {
+		n6 = attr_put(in6, IFLA_INET6_CONF, conf, nconf * sizeof(conf[0]));
+		ns += attr_put(spec + ns, AF_INET6, in6, n6);
+	}
+	ucm_nl_put_attr(msg_start(b, RTM_NEWLINK, 1, &ifi, sizeof(ifi)), IFLA_AF_SPEC, spec, ns);
+	return (struct nlmsghdr *)b->buf;
+}
+
+/* A link's IPv6 setting from its record: off, on, no IPv6 at all (off),
+ * its settings too short, an attribute past the message. */
+static int test_netdev_ipv6_parse(void)
+{
+	struct msgbuf b;
+	struct nlmsghdr *h;
+
+	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 1, 64)) == 1, "off taken for on");
+	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 0, 64)) == 0, "on taken for off");
+	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 0, 0)) == 1, "no IPv6 taken for on");
+	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 1, DEVCONF_DISABLE_IPV6)) == -EPROTO,
+		  "settings short of disable_ipv6 taken");
+	h = link_msg(&b, 1, 64);
+	h->nlmsg_len -= 8;	/* the last attribute runs past the message */
+	UT_ASSERT(ucm_netdev_parse_ipv6_off(h) == -EPROTO, "a cut record taken");
+	return 0;
+}
+
 static int test_netdev_live(void)
 {
 	struct ucm_netdev_info nd = { .xdp_features = ~0ull, .xsk_features = ~0ull };
@@ -1073,6 +1124,11 @@ static int test_netdev_live(void)
 		err = ucm_netdev_info(0x7ffffff0, &nd);
 		UT_ASSERT(err == -ENODEV, "no such device: %d (%s)", err, strerror(-err));
 	}
+	/* rtnetlink's record of lo: IPv6 on or off, read; none of no device */
+	err = ucm_netdev_ipv6_off(1);
+	UT_ASSERT(err == 0 || err == 1, "lo's IPv6: %d (%s)", err, err < 0 ? strerror(-err) : "");
+	err = ucm_netdev_ipv6_off(0x7ffffff0);
+	UT_ASSERT(err == -ENODEV, "IPv6 of no such device: %d (%s)", err, strerror(-err));
 	return 0;
 }
 
@@ -1096,6 +1152,7 @@ static const struct ut_case cases[] = {
 	UT_CASE(test_resolver_many),
 	UT_CASE(test_use_refused),
 	UT_CASE(test_netdev_parse),
+	UT_CASE(test_netdev_ipv6_parse),
 	UT_CASE(test_netdev_live),
 	{}
 };

@@ -231,7 +231,9 @@ struct ucm_dp_opts {
 	const int *rx_cpus;
 	uint32_t n_rx_cpus;
 	uint32_t steer_policy;		/* enum ucm_steer_policy; 0: FIXED */
-	uint32_t steer_flags;		/* SYMMETRIC, IPV4, IPV6 (steer.h) */
+	/* SYMMETRIC, IPV4, IPV6 (steer.h). Where IPv6 is off on the tun,
+	 * IPv6 stays with the kernel (said); IPV6 alone: -EINVAL. */
+	uint32_t steer_flags;
 	uint32_t fixed_worker;		/* UCM_STEER_FIXED's worker */
 	uint32_t xsk_mode;		/* enum ucm_xsk_mode */
 	uint32_t frames_per_queue;	/* power of two; UCM_DP_FRAMES_DEFAULT */
