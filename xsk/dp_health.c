@@ -304,11 +304,11 @@ void ucm_dp_follow_mac(struct ucm_dp *dp)
 	back = (dp->c.flags & both) == UCM_DP_F_TWO_WAY && dp->tun && dp->back_mac_set;
 	if (!dp->xdp && !back)
 		return;
-	/* Two-way over a tap, the tap answers for the interface with the
-	 * address it took at the set-up: the peers send to the tap's, which
+	/* A tap took the interface's address at the set-up: the frames it
+	 * takes are those to its own (two-way, the peers send to it), which
 	 * an operator's change of the interface's does not move. Else the
 	 * interface's, by its index: renamed, it is still ours. */
-	if ((dp->c.flags & both) == both && dp->tun)
+	if ((dp->c.flags & UCM_DP_F_TAP) && dp->tun)
 		dev = ucm_tun__name(dp->tun);
 	else if (!if_indextoname(dp->ifindex, name))
 		return;

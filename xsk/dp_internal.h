@@ -162,6 +162,7 @@ struct ucm_dp {
 	bool mac_refused;		/* @mac was refused (said once) */
 	uint8_t back_mac[6];		/* two-way tun: the way back's source */
 	bool back_mac_set;		/* set by back_setup() */
+	bool tun_made;			/* the tun made by this start */
 	struct ucm_dp_health health;	/* the first fault, kept */
 	struct dp_watch watch_w[UCM_CPUMAP_MAX_WORKERS];
 	struct dp_watch watch_q[UCM_XSK_MAX_QUEUES];

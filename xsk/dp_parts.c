@@ -32,21 +32,50 @@ static int if_mac(const char *ifname, uint8_t *mac)
 	return err;
 }
 
-/* Two-way tap: the tap answers for the interface on the link, with its
- * address. */
-static int tap_take_mac(struct ucm_dp *dp)
+/* A tap's flags, up or down. */
+static int tap_updown(const char *tap, bool up)
 {
 	struct ifreq ifr = {};
 	int err;
 
-	err = if_mac(dp->c.ifname, (uint8_t *)ifr.ifr_hwaddr.sa_data);
-	if (err)
+	err = ucm_dp_if_ioctl(tap, SIOCGIFFLAGS, &ifr);
+	if (err || !!(ifr.ifr_flags & IFF_UP) == up)
 		return err;
-	ifr.ifr_hwaddr.sa_family = 1;	/* ARPHRD_ETHER */
-	err = ucm_dp_if_ioctl(ucm_tun__name(dp->tun), SIOCSIFHWADDR, &ifr);
+	ifr.ifr_flags = up ? ifr.ifr_flags | IFF_UP : ifr.ifr_flags & ~IFF_UP;
+	return ucm_dp_if_ioctl(tap, SIOCSIFFLAGS, &ifr);
+}
+
+/*
+ * A tap takes the interface's address: the frames steered into it are
+ * addressed to it (a tap's stack drops those to another station's as
+ * other host), and two-way it answers for the interface on the link. One
+ * this start made goes down for the change and up again: the kernel
+ * makes a device's IPv6 link-local address from its MAC when it comes
+ * up, and makes none anew for a MAC changed while up (the peers would
+ * ask for the interface's).
+ */
+static int tap_take_mac(struct ucm_dp *dp)
+{
+	const char *tap = ucm_tun__name(dp->tun);
+	struct ifreq ifr = {};
+	uint8_t now[6];
+	int err;
+
+	err = if_mac(dp->c.ifname, (uint8_t *)ifr.ifr_hwaddr.sa_data);
+	if (!err && !if_mac(tap, now) && !memcmp(now, ifr.ifr_hwaddr.sa_data, 6))
+		return 0;
+	if (!err && dp->tun_made)
+		err = tap_updown(tap, false);
 	if (err)
-		pr_warn("dp: cannot give %s the address of %s: %s\n",
-			ucm_tun__name(dp->tun), dp->c.ifname, strerror(-err));
+		goto out;
+	ifr.ifr_hwaddr.sa_family = 1;	/* ARPHRD_ETHER */
+	err = ucm_dp_if_ioctl(tap, SIOCSIFHWADDR, &ifr);
+	if (!err && dp->tun_made)
+		err = tap_updown(tap, true);
+out:
+	if (err)
+		pr_warn("dp: cannot give %s the address of %s: %s\n", tap, dp->c.ifname,
+			strerror(-err));
 	return err;
 }
 
@@ -303,6 +332,8 @@ static int dp_open_tun(struct ucm_dp *dp)
 		 .resolver_init = dp->c.thread_init ? dp_resolver_init : NULL,
 		 .resolver_init_ctx = &dp->c, .owner = dp->c.tun_owner);
 
+	/* Made by this start, or one there before (a template names none). */
+	dp->tun_made = strchr(dp->c.tun, '%') || !if_nametoindex(dp->c.tun);
 	dp->tun = ucm_tun__create(&to);
 	if (!dp->tun)
 		return -errno;
@@ -409,7 +440,7 @@ int ucm_dp_parts_open(struct ucm_dp *dp)
 		err = tun_ipv6_check(dp);
 	if (!err && (f & UCM_DP_F_TAP) && !dp->c.sink)
 		tap_vlan_hint(&dp->c);
-	if (!err && (f & UCM_DP_F_TWO_WAY) && (f & UCM_DP_F_TAP))
+	if (!err && (f & UCM_DP_F_TAP) && !dp->c.sink)
 		err = tap_take_mac(dp);
 	if (!err && dp_has_channels(f))
 		err = channels_setup(dp);

@@ -84,7 +84,8 @@
 #                       peer-mac-metrics: its /metrics has no next-hop
 #                       families
 #   tap-*               --tap --two-way: the tap holds the DUT's address and
-#                       vd's MAC, ARP goes through ucpumapd both ways; ping
+#                       vd's MAC (and its IPv6 link-local address is made of
+#                       it), ARP goes through ucpumapd both ways; ping
 #                       each way, a file each way; /metrics has no next-hop
 #                       families; vd's MAC changed, pings to the tap's
 #                       still come through; a clean stop
@@ -1082,7 +1083,7 @@ case_sigterm() {
 
 # ---- a tap, both ways: it is the DUT's interface on the link ---------------------
 case_tap() {
-	local vmac tmac r n rc
+	local vmac tmac r n rc ll
 	own
 	ip -n "$d" addr del 10.204.0.2/24 dev vd
 	# vd's own stack must not answer ARP for the tap's address in its place.
@@ -1106,6 +1107,13 @@ case_tap() {
 		tmac=$(mac_of "$d" ucmt2)
 		[ "$vmac" = "$tmac" ] && ok "tap-mac: the tap took vd's address" ||
 			bad tap-mac "vd $vmac, tap $tmac"
+		# Its IPv6 link-local address is made of vd's MAC (EUI-64), the
+		# one the peers know the interface by.
+		ll=$(python3 -c 'import sys; m = [int(x, 16) for x in sys.argv[1].split(":")]
+print("fe80::%x:%x:%x:%x" % ((m[0] ^ 2) << 8 | m[1], m[2] << 8 | 0xff, 0xfe00 | m[3], m[4] << 8 | m[5]))' "$vmac")
+		ip -n "$d" -6 addr show dev ucmt2 scope link | grep -q "inet6 $ll/64" &&
+			ok tap-link-local "$ll, of vd's MAC" ||
+			bad tap-link-local "want $ll: $(ip -n "$d" -6 addr show dev ucmt2 scope link | grep inet6)"
 		r=$(in_g python3 "$helper" ping --dst 10.204.0.2 --count 10 --interval 0.1 --timeout 5)
 		n=$(replies "$r")
 		[ "${n:-0}" -ge 8 ] && ok "tap-ping-in: $n of 10 (ARP answered by the tap's stack)" ||

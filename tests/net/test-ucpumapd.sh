@@ -51,6 +51,9 @@
 #                  reach sockets bound to vd, and to 239.1.2.3 a member
 #                  of it on vd;
 #                  xdp_pass.link_ctrl grows, rx does not
+#   tap-one-way    --tap one way: the tap takes vd's MAC, and 5 datagrams
+#                  to the DUT's address are read on it, delivered by the
+#                  daemon
 #   ipv6-off-tun   IPv6 off on the tun (net.ipv6.conf.default at its
 #                  making): said, IPv6 left to the kernel on vd (5 of 5
 #                  datagrams read, unclaimed grows, rx does not);
@@ -88,7 +91,7 @@ set -u
 BUILD=${BUILD:-build}
 name=test-ucpumapd
 cases="delivery poll path csum-offload steer sigterm sigusr1-flood bad-flags check journal stats-json-lag stats-json-tmp stdout-stalled foreign-program
-malformed other-mac link-scope ipv6-off-tun second-instance second-tun keep-tun sigkill link-held restart-stale nothing-left"
+malformed other-mac link-scope tap-one-way ipv6-off-tun second-instance second-tun keep-tun sigkill link-held restart-stale nothing-left"
 here=$(cd "$(dirname "$0")" && pwd)
 daemon=$(cd "$BUILD" 2>/dev/null && pwd)/ucpumapd
 bpf_obj=$(dirname "$daemon")/bpf/steer.bpf.o	# the object ucm_dp embeds
@@ -1611,6 +1614,50 @@ for _ in range(5):
 	ip netns exec "$dut" sysctl -qw net.ipv6.conf.default.disable_ipv6=0
 	why="$why$(leftovers)"
 	if [ -z "$why" ]; then ok ipv6-off-tun "said; 5 of 5 read through vd; rx, unclaimed: $r0 -> $r1; --filter ipv6 refused"; else bad ipv6-off-tun "$why"; fi
+}
+
+# One way through a tap: it takes vd's MAC, so its stack takes the frames
+# steered into it (addressed to vd's), which it would drop as another
+# station's; and it reads them, not the kernel on vd.
+case_tap_one_way() {
+	local r0 r1 got why= rpid
+	if ! start_daemon tap1 --tap --cpus 0,1 --stats-json "$tmp/tap1.json" --interval 0 --duration 30; then
+		bad tap-one-way "$(why_start)"
+		return
+	fi
+	[ "$(ip netns exec "$dut" cat /sys/class/net/$tun/address)" = "$vdmac" ] ||
+		why="the tap's MAC $(ip netns exec "$dut" cat /sys/class/net/$tun/address), not vd's $vdmac;"
+	r0=$(usr1_json "$dpid" "$tmp/tap1.json" '"%d" % d["delivered"]')
+	bg "$dut" "$tmp/tap1.rx" "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[2], 9301))
+s.settimeout(3)
+open(sys.argv[1], "w").close()
+k = 0
+try:
+    while k < 5:
+        s.recv(2048)
+        k += 1
+except socket.timeout:
+    pass
+print(k)' "$tmp/tap1.ready" $D4
+	rpid=$last
+	wait_file "$tmp/tap1.ready" 30
+	in_gen "$PY" -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for _ in range(5):
+    s.sendto(b"tap", (sys.argv[1], 9301))' $D4
+	lib_wait "$rpid"
+	got=$(tail -1 "$tmp/tap1.rx")
+	[ "$got" = 5 ] || why="$why $got of 5 datagrams to $D4 read on the DUT;"
+	r1=$(usr1_json "$dpid" "$tmp/tap1.json" '"%d" % d["delivered"]')
+	[ -n "$r0" ] && [ -n "$r1" ] && [ $((r1 - r0)) -ge 5 ] ||
+		why="$why delivered $r0 -> $r1 (want 5 more at least: through the tap);"
+	stop_daemon
+	why="$why$(final_ok)$(leftovers)"
+	if [ -z "$why" ]; then ok tap-one-way "the tap has vd's MAC; 5 of 5 read through it, delivered $r0 -> $r1"; else bad tap-one-way "$why"; fi
 }
 
 # ---- 6. malformed frames ---------------------------------------------------------

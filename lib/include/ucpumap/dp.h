@@ -53,12 +53,12 @@ extern "C" {
 #endif
 
 enum ucm_dp_flags {
-	/* A tap: frames go whole (L2), not IP datagrams. */
+	/* A tap: frames go whole (L2), not IP datagrams; the tap takes the
+	 * interface's MAC address, to which they are addressed. */
 	UCM_DP_F_TAP = 1 << 0,
 	/* The way back: what the kernel routes into the tun leaves through
 	 * the interface (to the next hop the kernel's tables give, or to
-	 * peer_mac). With a tap, the tap takes the interface's MAC address
-	 * and ARP and neighbour discovery go to it. */
+	 * peer_mac). With a tap, ARP and neighbour discovery go to it. */
 	UCM_DP_F_TWO_WAY = 1 << 1,
 	/* No workers: each RX thread writes to the tun itself (the kernel's
 	 * XDP_PASS, for comparison). Not with UCM_DP_F_TWO_WAY. */
