@@ -63,9 +63,10 @@
 #                       find no place): held 40, and all 52 dropped as
 #                       no_neigh; then a ping to the peer answered, every
 #                       frame home
-#   multicast-out       5 datagrams to 239.1.2.3 routed into the tun, out
-#                       to the group's Ethernet address, received by a
-#                       member behind vg
+#   multicast-out       5 datagrams to 239.1.2.3 and 5 to ff0e::1:3 routed
+#                       into the tun, out to the group's Ethernet address
+#                       (tcpdump on vg: veth takes any group's), received
+#                       by a member behind vg
 #   mtu-change          vd's MTU lowered under a running daemon: said,
 #                       naming the tun's larger one and the fix; set back:
 #                       said; raised within a frame, then past it (a
@@ -893,13 +894,18 @@ for dst in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
 
 # Multicast routed into the tun goes out to its group's Ethernet address.
 case_multicast_out() {
-	local got rc rpid
+	local got got6 rc rpid cpid macs
 	own
 	if ! start --two-way; then
 		bad multicast-out "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
 		return
 	fi
 	ip -n "$d" route add 239.1.2.3/32 dev ucm2
+	# vg takes any group's frames: what they were sent to, on the wire.
+	ip netns exec "$g" tcpdump -nn -e -l -i vg 'udp port 4999' > "$tmp/mc.cap" 2> "$tmp/mc.cap.err" &
+	cpid=$!
+	lib_pid "$cpid"
+	wait_line "$tmp/mc.cap.err" "listening on" 50 "$cpid"
 	in_g python3 - "$tmp/mc.ready" > "$tmp/mc.res" 2>&1 <<'PY' &
 import socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -929,14 +935,53 @@ for i in range(5):
     time.sleep(0.05)
 PY
 	lib_wait $rpid
+	# IPv6: a group of global scope, out to 33:33 and its last 32 bits;
+	# sent on the tun by name (the local table's ff00::/8 routes would
+	# send it on vd).
+	ip -n "$d" addr add fd06::2/64 dev ucm2 nodad
+	in_g python3 - "$tmp/mc6.ready" > "$tmp/mc6.res" 2>&1 <<'PY' &
+import socket, struct, sys
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("ff0e::1:3", 4999))
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
+             socket.inet_pton(socket.AF_INET6, "ff0e::1:3") + struct.pack("@I", socket.if_nametoindex("vg")))
+open(sys.argv[1], "w").close()
+s.settimeout(3)
+n = 0
+try:
+    while n < 5:
+        if s.recv(2048) == b"ucpumap group6 %d" % n:
+            n += 1
+except socket.timeout:
+    pass
+print(n)
+PY
+	rpid=$!
+	lib_pid $rpid
+	wait_file "$tmp/mc6.ready" 50
+	in_d python3 - <<'PY'
+import socket, struct, time
+s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF,
+             struct.pack("@i", socket.if_nametoindex("ucm2")))
+for i in range(5):
+    s.sendto(b"ucpumap group6 %d" % i, ("ff0e::1:3", 4999))
+    time.sleep(0.05)
+PY
+	lib_wait $rpid
+	sleep 0.2
+	stop_pid "$cpid"
 	stop
 	rc=$?
 	ip -n "$d" route del 239.1.2.3/32 dev ucm2 2> /dev/null
 	got=$(tail -1 "$tmp/mc.res")
-	if [ "$got" = 5 ] && [ $rc = 0 ]; then
-		ok multicast-out "5 datagrams to 239.1.2.3 out through the way back to 01:00:5e:01:02:03, received by a member behind vg"
+	got6=$(tail -1 "$tmp/mc6.res")
+	macs="$(grep -c '> 01:00:5e:01:02:03,' "$tmp/mc.cap") $(grep -c '> 33:33:00:01:00:03,' "$tmp/mc.cap")"
+	if [ "$got" = 5 ] && [ "$got6" = 5 ] && [ "$macs" = "5 5" ] && [ $rc = 0 ]; then
+		ok multicast-out "5 datagrams to 239.1.2.3 and 5 to ff0e::1:3 out through the way back to 01:00:5e:01:02:03 and 33:33:00:01:00:03, received by members behind vg"
 	else
-		bad multicast-out "${got:-0} of 5 received, exit $rc: $(tail -2 "$tmp/mc.res" | tr '\n' ' ')"
+		bad multicast-out "${got:-0} of 5 to 239.1.2.3, ${got6:-0} of 5 to ff0e::1:3 received, frames to the groups' addresses on vg: $macs (want 5 5), exit $rc: $(tail -2 "$tmp/mc.res" "$tmp/mc6.res" | tr '\n' ' ')"
 	fi
 }
 
