@@ -892,27 +892,23 @@ for dst in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
 	fi
 }
 
-# Multicast routed into the tun goes out to its group's Ethernet address.
-case_multicast_out() {
-	local got got6 rc rpid cpid macs
-	own
-	if ! start --two-way; then
-		bad multicast-out "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
-		return
-	fi
-	ip -n "$d" route add 239.1.2.3/32 dev ucm2
-	# vg takes any group's frames: what they were sent to, on the wire.
-	ip netns exec "$g" tcpdump -nn -e -l -i vg 'udp port 4999' > "$tmp/mc.cap" 2> "$tmp/mc.cap.err" &
-	cpid=$!
-	lib_pid "$cpid"
-	wait_line "$tmp/mc.cap.err" "listening on" 50 "$cpid"
-	in_g python3 - "$tmp/mc.ready" > "$tmp/mc.res" 2>&1 <<'PY' &
+# group_out TAG GROUP: 5 datagrams from the DUT to GROUP (IPv4 or IPv6),
+# sent on the tun, read by a member of it on vg; $TAG.res, how many came.
+group_out() {
+	local rpid
+	in_g python3 - "$tmp/$1.ready" "$2" > "$tmp/$1.res" 2>&1 <<'PY' &
 import socket, struct, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+g = sys.argv[2]
+v6 = ":" in g
+s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("239.1.2.3", 4999))
-s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
-             struct.pack("4s4s", socket.inet_aton("239.1.2.3"), socket.inet_aton("10.204.0.1")))
+s.bind((g, 4999))
+if v6:
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, socket.inet_pton(socket.AF_INET6, g)
+                 + struct.pack("@I", socket.if_nametoindex("vg")))
+else:
+    s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                 struct.pack("4s4s", socket.inet_aton(g), socket.inet_aton("10.204.0.1")))
 open(sys.argv[1], "w").close()
 s.settimeout(3)
 n = 0
@@ -926,50 +922,43 @@ print(n)
 PY
 	rpid=$!
 	lib_pid $rpid
-	wait_file "$tmp/mc.ready" 50
-	in_d python3 - <<'PY'
-import socket, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+	wait_file "$tmp/$1.ready" 50
+	in_d python3 - "$2" <<'PY'
+import socket, struct, sys, time
+g = sys.argv[1]
+if ":" in g:
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF,
+                 struct.pack("@i", socket.if_nametoindex("ucm2")))
+else:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 for i in range(5):
-    s.sendto(b"ucpumap group %d" % i, ("239.1.2.3", 4999))
+    s.sendto(b"ucpumap group %d" % i, (g, 4999))
     time.sleep(0.05)
 PY
 	lib_wait $rpid
+}
+
+# Multicast routed into the tun goes out to its group's Ethernet address.
+case_multicast_out() {
+	local got got6 rc cpid macs
+	own
+	if ! start --two-way; then
+		bad multicast-out "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
+		return
+	fi
+	ip -n "$d" route add 239.1.2.3/32 dev ucm2
+	# vg takes any group's frames: what they were sent to, on the wire.
+	ip netns exec "$g" tcpdump -nn -e -l -i vg 'udp port 4999' > "$tmp/mc.cap" 2> "$tmp/mc.cap.err" &
+	cpid=$!
+	lib_pid "$cpid"
+	wait_line "$tmp/mc.cap.err" "listening on" 50 "$cpid"
+	group_out mc 239.1.2.3
 	# IPv6: a group of global scope, out to 33:33 and its last 32 bits;
 	# sent on the tun by name (the local table's ff00::/8 routes would
 	# send it on vd).
 	ip -n "$d" addr add fd06::2/64 dev ucm2 nodad
-	in_g python3 - "$tmp/mc6.ready" > "$tmp/mc6.res" 2>&1 <<'PY' &
-import socket, struct, sys
-s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("ff0e::1:3", 4999))
-s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
-             socket.inet_pton(socket.AF_INET6, "ff0e::1:3") + struct.pack("@I", socket.if_nametoindex("vg")))
-open(sys.argv[1], "w").close()
-s.settimeout(3)
-n = 0
-try:
-    while n < 5:
-        if s.recv(2048) == b"ucpumap group6 %d" % n:
-            n += 1
-except socket.timeout:
-    pass
-print(n)
-PY
-	rpid=$!
-	lib_pid $rpid
-	wait_file "$tmp/mc6.ready" 50
-	in_d python3 - <<'PY'
-import socket, struct, time
-s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF,
-             struct.pack("@i", socket.if_nametoindex("ucm2")))
-for i in range(5):
-    s.sendto(b"ucpumap group6 %d" % i, ("ff0e::1:3", 4999))
-    time.sleep(0.05)
-PY
-	lib_wait $rpid
+	group_out mc6 ff0e::1:3
 	sleep 0.2
 	stop_pid "$cpid"
 	stop

@@ -1567,7 +1567,7 @@ for _ in range(3):
 # the program steered of IPv6 the kernel would drop in the tun. It stays
 # with the kernel on vd, said, and arrives there; IPv6 alone is refused.
 case_ipv6_off_tun() {
-	local r0 r1 r got why= rpid
+	local r0 r1 r got why=
 	ip netns exec "$dut" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 	if ! start_daemon v6off --cpus 0,1 --stats-json "$tmp/v6off.json" --interval 0 --duration 30; then
 		ip netns exec "$dut" sysctl -qw net.ipv6.conf.default.disable_ipv6=0
@@ -1577,29 +1577,7 @@ case_ipv6_off_tun() {
 	grep -q "IPv6 is off on the tun $tun .*: IPv6 stays with the kernel on vd, IPv4 alone is steered" "$D_ERR" ||
 		why="no line saying IPv6 stays with the kernel;"
 	r0=$(usr1_json "$dpid" "$tmp/v6off.json" '"%d %d" % (d["rx"], d.get("xdp_pass", {}).get("unclaimed", -1))')
-	bg "$dut" "$tmp/v6off.rx" "$PY" -c '
-import socket, sys
-s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-s.bind((sys.argv[2], 9300))
-s.settimeout(3)
-open(sys.argv[1], "w").close()
-k = 0
-try:
-    while k < 5:
-        s.recv(2048)
-        k += 1
-except socket.timeout:
-    pass
-print(k)' "$tmp/v6off.ready" $D6
-	rpid=$last
-	wait_file "$tmp/v6off.ready" 30
-	in_gen "$PY" -c '
-import socket, sys
-s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-for _ in range(5):
-    s.sendto(b"six", (sys.argv[1], 9300))' $D6
-	lib_wait "$rpid"
-	got=$(tail -1 "$tmp/v6off.rx")
+	got=$(recv5 v6off $D6 9300)
 	[ "$got" = 5 ] || why="$why $got of 5 IPv6 datagrams to $D6 read on the DUT;"
 	r1=$(usr1_json "$dpid" "$tmp/v6off.json" '"%d %d" % (d["rx"], d.get("xdp_pass", {}).get("unclaimed", -1))')
 	[ -n "$r0" ] && [ -n "$r1" ] && [ "${r1% *}" = "${r0% *}" ] && [ $((${r1#* } - ${r0#* })) -ge 5 ] ||
@@ -1616,22 +1594,14 @@ for _ in range(5):
 	if [ -z "$why" ]; then ok ipv6-off-tun "said; 5 of 5 read through vd; rx, unclaimed: $r0 -> $r1; --filter ipv6 refused"; else bad ipv6-off-tun "$why"; fi
 }
 
-# One way through a tap: it takes vd's MAC, so its stack takes the frames
-# steered into it (addressed to vd's), which it would drop as another
-# station's; and it reads them, not the kernel on vd.
-case_tap_one_way() {
-	local r0 r1 got why= rpid
-	if ! start_daemon tap1 --tap --cpus 0,1 --stats-json "$tmp/tap1.json" --interval 0 --duration 30; then
-		bad tap-one-way "$(why_start)"
-		return
-	fi
-	[ "$(ip netns exec "$dut" cat /sys/class/net/$tun/address)" = "$vdmac" ] ||
-		why="the tap's MAC $(ip netns exec "$dut" cat /sys/class/net/$tun/address), not vd's $vdmac;"
-	r0=$(usr1_json "$dpid" "$tmp/tap1.json" '"%d" % d["delivered"]')
-	bg "$dut" "$tmp/tap1.rx" "$PY" -c '
+# recv5 TAG ADDR PORT: 5 datagrams from the generator to ADDR:PORT (IPv4
+# or IPv6), read by a socket of the DUT's bound to it: how many came.
+recv5() {
+	local rpid
+	bg "$dut" "$tmp/$1.rx" "$PY" -c '
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[2], 9301))
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[2] else socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[2], int(sys.argv[3])))
 s.settimeout(3)
 open(sys.argv[1], "w").close()
 k = 0
@@ -1641,16 +1611,31 @@ try:
         k += 1
 except socket.timeout:
     pass
-print(k)' "$tmp/tap1.ready" $D4
+print(k)' "$tmp/$1.ready" "$2" "$3"
 	rpid=$last
-	wait_file "$tmp/tap1.ready" 30
+	wait_file "$tmp/$1.ready" 30
 	in_gen "$PY" -c '
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET, socket.SOCK_DGRAM)
 for _ in range(5):
-    s.sendto(b"tap", (sys.argv[1], 9301))' $D4
+    s.sendto(b"five", (sys.argv[1], int(sys.argv[2])))' "$2" "$3"
 	lib_wait "$rpid"
-	got=$(tail -1 "$tmp/tap1.rx")
+	tail -1 "$tmp/$1.rx"
+}
+
+# One way through a tap: it takes vd's MAC, so its stack takes the frames
+# steered into it (addressed to vd's), which it would drop as another
+# station's; and it reads them, not the kernel on vd.
+case_tap_one_way() {
+	local r0 r1 got why=
+	if ! start_daemon tap1 --tap --cpus 0,1 --stats-json "$tmp/tap1.json" --interval 0 --duration 30; then
+		bad tap-one-way "$(why_start)"
+		return
+	fi
+	[ "$(ip netns exec "$dut" cat /sys/class/net/$tun/address)" = "$vdmac" ] ||
+		why="the tap's MAC $(ip netns exec "$dut" cat /sys/class/net/$tun/address), not vd's $vdmac;"
+	r0=$(usr1_json "$dpid" "$tmp/tap1.json" '"%d" % d["delivered"]')
+	got=$(recv5 tap1 $D4 9301)
 	[ "$got" = 5 ] || why="$why $got of 5 datagrams to $D4 read on the DUT;"
 	r1=$(usr1_json "$dpid" "$tmp/tap1.json" '"%d" % d["delivered"]')
 	[ -n "$r0" ] && [ -n "$r1" ] && [ $((r1 - r0)) -ge 5 ] ||
