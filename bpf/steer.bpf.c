@@ -252,21 +252,20 @@ static __always_inline int parse(void *data, void *end,
 			x = PULL(x, pos, end);
 			if (!x)
 				return UCM_STEER_PASS_SHORT;	/* cut in its headers */
-			if (nh == IPPROTO_FRAGMENT) {
+			if (nh == IPPROTO_FRAGMENT)
 				len = 8;
-				/* A real fragment: hash on its next header,
-				 * no ports. An atomic one is just a header. */
-				if (x->fo & bpf_htons(0xfff9)) {
-					f->proto = x->nexthdr;
-					return STEER;
-				}
-			} else if (nh == IPPROTO_AH) {
+			else if (nh == IPPROTO_AH)
 				len = (x->hdrlen + 2) * 4;
-			} else {
+			else
 				len = (x->hdrlen + 1) * 8;
-			}
 			if (pos + len > end)
 				return UCM_STEER_PASS_SHORT;
+			/* A real fragment: hash on its next header, no ports.
+			 * An atomic one is just a header. */
+			if (nh == IPPROTO_FRAGMENT && (x->fo & bpf_htons(0xfff9))) {
+				f->proto = x->nexthdr;
+				return STEER;
+			}
 			nh = x->nexthdr;
 			pos += len;
 		}

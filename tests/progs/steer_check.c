@@ -732,13 +732,16 @@ static int test_pass_counts(void)
 	if (pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its header"))
 		goto out;
 	/* Past the fixed header, within its 12 bytes of options; IPv6 within
-	 * a hop-by-hop header's first 2 bytes, and within its 8. */
+	 * a hop-by-hop header's first 2 bytes, within its 8, and within a
+	 * real fragment's header. */
 	if (cut_of("v4 udp with options", 14 + 24, &cut) ||
 	    pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v4 cut in its options") ||
 	    cut_of("v6 hbh udp", 14 + 40 + 1, &cut) ||
 	    pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v6 cut in a hop-by-hop header's start") ||
 	    cut_of("v6 hbh udp", 14 + 40 + 4, &cut) ||
-	    pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v6 cut in a hop-by-hop header"))
+	    pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v6 cut in a hop-by-hop header") ||
+	    cut_of("v6 first fragment", 14 + 40 + 6, &cut) ||
+	    pass_is(fd, &cut, UCM_STEER_PASS_SHORT, "v6 cut in a fragment header"))
 		goto out;
 	/* ucm_xdp_cpumap: worker 63 has no CPU. */
 	if (pass_is(ucm_xdp__cpumap_fd(x), &pkts[0], UCM_STEER_PASS_NO_CPU, "cpumap, no CPU"))
