@@ -18,10 +18,15 @@
  * bytes as they came (tun: the IP datagram, no padding; tap: the frame),
  * no GSO asked, NEEDS_CSUM only with the offsets of its L4 checksum; a
  * group is one write of the first packet's headers, with the IP length of
- * the whole, and every member's payload in order; a refused one is
+ * the whole, and every member's payload in order, its vnet header asking
+ * the GSO of its protocol and family, a segment of the first's payload,
+ * the checksum at its protocol's offset; a refused one is
  * followed by each member alone, as it came (the first put back). In tun
  * mode a non-IP packet is not written and is the only failure counted.
- * Packets of one frame each: a chain's iovecs are fuzz-chainq's.
+ * Packets of one frame each: a chain's iovecs are fuzz-chainq's. Not
+ * checked: that a packet whose checksum is partial asks NEEDS_CSUM (that
+ * takes tun.c's own reading of it), and writes failing otherwise than by
+ * a refusal.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -126,9 +131,12 @@ static void check_super(const struct batch *b, const struct ucm_gso_plan *pl, ui
 	uint32_t hlen = p->l4_off - start + p->l4_hlen, off = VNET_LEN + hlen, ip_len;
 	const uint8_t *ip = w.bytes[k] + VNET_LEN + p->l3_off - start;
 
-	CHECK(vh->gso_type == VIRTIO_NET_HDR_GSO_TCPV4 || vh->gso_type == VIRTIO_NET_HDR_GSO_TCPV6 ||
-	      vh->gso_type == VIRTIO_NET_HDR_GSO_UDP_L4);
+	bool tcp = p->l4_proto == IPPROTO_TCP;
+
+	CHECK(vh->gso_type == (!tcp ? VIRTIO_NET_HDR_GSO_UDP_L4 :
+			       is_v6(p) ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4));
 	CHECK(vh->flags == VIRTIO_NET_HDR_F_NEEDS_CSUM && vh->csum_start == p->l4_off - start);
+	CHECK(vh->csum_offset == (tcp ? 16 : 6) && vh->gso_size == payload(p));
 	CHECK(w.len[k] >= off);
 	/* The addresses as they came. */
 	if (is_v6(p))
