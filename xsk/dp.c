@@ -438,6 +438,7 @@ int ucm_dp__stop(struct ucm_dp *dp, unsigned int timeout_ms)
 	ran = dp->state & UCM_DP_S_RUNNING;
 	for (uint32_t q = 0; q < dp->c.nqueues; q++)
 		ran |= dp->rx[q].started;
+	ucm_dp_links_flush(dp);
 	dp_quiesce(dp);
 	/* From here the getters read the final counters, while the parts go. */
 	pthread_mutex_lock(&dp->lock);

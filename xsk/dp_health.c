@@ -196,13 +196,20 @@ static void find_fault(struct ucm_dp *dp, int iface, int tun)
 #define LINKS_SAY_MAX	4
 #define LINKS_WIN_NS	60000000000ull
 
-/* The minute's changes left unsaid, and the links as they are now. */
+/* The minute's changes left unsaid, and the links as they are now (@now). */
 static void links_hushed_say(struct ucm_dp *dp, uint32_t now)
 {
 	pr_info("dp: %u more link changes in the last minute, not said one by one: %s is %s%s%s%s\n",
 		dp->links_hushed, dp->c.ifname, now & UCM_DP_LINK_IFACE_UP ? "up" : "down",
 		dp->tun_ifindex ? ", the tun " : "", dp->tun_ifindex ? dp->c.tun : "",
 		!dp->tun_ifindex ? "" : now & UCM_DP_LINK_TUN_UP ? " up" : " down");
+}
+
+void ucm_dp_links_flush(struct ucm_dp *dp)
+{
+	if (dp->links_hushed)
+		links_hushed_say(dp, dp->links);
+	dp->links_hushed = 0;
 }
 
 /* A link's change, said once per change, when two looks in a row agree:

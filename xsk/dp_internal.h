@@ -225,6 +225,9 @@ uint32_t ucm_dp_mtu_frames(const struct dp_cfg *c, uint32_t mtu);
 /* SIOCGIFMTU, SIOCGIFFLAGS, SIOCETHTOOL or SIOCGIFHWADDR/SIOCSIFHWADDR on
  * @ifname: 0 or -errno. */
 int ucm_dp_if_ioctl(const char *ifname, unsigned long req, struct ifreq *ifr);
+/* dp_health.c: the link changes of this minute not said yet, said (the
+ * stop's; control thread). */
+void ucm_dp_links_flush(struct ucm_dp *dp);
 
 /* dp_health.c */
 /* The interface's MAC into the XDP program, where it changed (or was not

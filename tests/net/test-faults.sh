@@ -10,7 +10,8 @@
 #                       datagrams after it arrive, each once
 #   tun-down-up         the same with the tun
 #   link-flap           vg down and up 5 times in 4 s: 4 changes said,
-#                       then that the rest are said together; a clean stop
+#                       then that the rest are said together, and their
+#                       count at the stop; a clean stop
 #   iface-down-two-way  two-way, vd set down for 2 s while the DUT floods
 #                       the peer through the tun (copy mode: the kernel
 #                       refuses every send, ENETDOWN): the RX thread sleeps
@@ -182,6 +183,9 @@ case_link_flap() {
 	[ "$(grep -c "vd's links change often: this minute's later changes are said together" "$D_ERR")" = 1 ] ||
 		why="$why no line saying the rest are said together;"
 	stop_pid "$dpid"
+	# The minute not over: the stop says how many went unsaid.
+	grep -Eq "[0-9]+ more link changes in the last minute, not said one by one: vd is up" "$D_ERR" ||
+		why="$why no count of the changes not said, at the stop;"
 	dpid=
 	why="$why$(closing_ok)"
 	if [ -z "$why" ]; then ok link-flap "4 of 10 changes said, the rest counted"; else bad link-flap "$why"; fi
