@@ -347,27 +347,43 @@ static int dp_open_tun(struct ucm_dp *dp)
 
 /*
  * IPv6 claimed, and off on the tun (its disable_ipv6, inherited from
- * net.ipv6.conf.default at its making): the kernel would drop each IPv6
- * packet written into it, and the writes count it delivered. IPv6 is then
- * left to the kernel on the interface, said; IPv6 alone asked is refused.
- * Not known (an old kernel's answer): as asked.
+ * net.ipv6.conf.default at its making, or no IPv6 there at all): the
+ * kernel would drop each IPv6 packet written into it, and the writes
+ * count it delivered. Our program then leaves IPv6 to the kernel on the
+ * interface, said; IPv6 alone asked is refused. An application's own
+ * program is its to change: said. Not known (an old kernel's answer): as
+ * asked.
  */
 static int tun_ipv6_check(struct ucm_dp *dp)
 {
 	uint32_t fam = dp->c.steer.flags & (UCM_STEER_F_IPV4 | UCM_STEER_F_IPV6);
+	int off = fam == UCM_STEER_F_IPV4 ? 0 : ucm_netdev_ipv6_off(dp->tun_ifindex);
 	const char *t = dp->c.tun;
+	char why[160], fix[200];
 
-	if (fam == UCM_STEER_F_IPV4 || ucm_netdev_ipv6_off(dp->tun_ifindex) <= 0)
+	if (off <= 0)
 		return 0;
+	if (off == UCM_NETDEV_IPV6_NONE) {
+		snprintf(why, sizeof(why), "the tun %s has no IPv6 (an MTU below 1280, or a kernel without IPv6)", t);
+		snprintf(fix, sizeof(fix), "give it an MTU of 1280 or more");
+	} else {
+		snprintf(why, sizeof(why), "IPv6 is off on the tun %s (net.ipv6.conf.%s.disable_ipv6 is 1)", t, t);
+		snprintf(fix, sizeof(fix), "turn it on (sysctl -w net.ipv6.conf.%s.disable_ipv6=0, or net.ipv6.conf.default.disable_ipv6=0 before a tun is made)", t);
+	}
+	if (!dp->xdp) {
+		pr_warn("dp: %s: the kernel drops what the application's XDP program steers of IPv6 into it; leave IPv6 to the kernel there, or %s\n",
+			why, fix);
+		return 0;
+	}
 	if (fam == UCM_STEER_F_IPV6) {
-		pr_warn("dp: IPv6 is off on the tun %s (net.ipv6.conf.%s.disable_ipv6 is 1), and IPv6 alone is steered: the kernel would drop all of it; turn it on (sysctl -w net.ipv6.conf.%s.disable_ipv6=0, or net.ipv6.conf.default.disable_ipv6=0 before a tun is made)\n",
-			t, t, t);
+		pr_warn("dp: %s, and IPv6 alone is steered: the kernel would drop all of it; %s\n",
+			why, fix);
 		return -EINVAL;
 	}
-	pr_warn("dp: IPv6 is off on the tun %s (net.ipv6.conf.%s.disable_ipv6 is 1): IPv6 stays with the kernel on %s, IPv4 alone is steered; to steer IPv6, turn it on (sysctl -w net.ipv6.conf.%s.disable_ipv6=0, or net.ipv6.conf.default.disable_ipv6=0 before a tun is made) and start again\n",
-		t, t, dp->c.ifname, t);
+	pr_warn("dp: %s: IPv6 stays with the kernel on %s, IPv4 alone is steered; to steer IPv6, %s and start again\n",
+		why, dp->c.ifname, fix);
 	dp->c.steer.flags = (dp->c.steer.flags & ~UCM_STEER_F_IPV6) | UCM_STEER_F_IPV4;
-	return dp->xdp ? ucm_xdp__configure(dp->xdp, &dp->c.steer) : 0;
+	return ucm_xdp__configure(dp->xdp, &dp->c.steer);
 }
 
 /* A NIC that takes VLAN tags off in hardware (rx-vlan-hw-parse) keeps

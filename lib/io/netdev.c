@@ -247,12 +247,12 @@ int ucm_netdev_parse_ipv6_off(const struct nlmsghdr *h)
 	if (p)		/* the families' settings, each nested in its own */
 		p = nla_in(p, len, AF_INET6, &len, &err);
 	if (!p)		/* no IPv6 on the device at all */
-		return err ? err : 1;
+		return err ? err : UCM_NETDEV_IPV6_NONE;
 	p = nla_in(p, len, IFLA_INET6_CONF, &len, &err);
 	if (!p || len < (int)((DEVCONF_DISABLE_IPV6 + 1) * sizeof(off)))
 		return err ? err : -EPROTO;
 	memcpy(&off, p + DEVCONF_DISABLE_IPV6 * sizeof(off), sizeof(off));
-	return off ? 1 : 0;
+	return off ? UCM_NETDEV_IPV6_OFF : 0;
 }
 
 int ucm_netdev_ipv6_off(int ifindex)

@@ -42,11 +42,16 @@ struct ucm_netdev_info {
  */
 int ucm_netdev_info(int ifindex, struct ucm_netdev_info *info);
 
+/* Why a device takes no IPv6: its disable_ipv6 setting, or none at all
+ * (a kernel without IPv6; an MTU below 1280, which turns it off). */
+#define UCM_NETDEV_IPV6_OFF	1
+#define UCM_NETDEV_IPV6_NONE	2
+
 /*
- * Whether IPv6 is off on the device @ifindex (its disable_ipv6 setting,
- * or a kernel without IPv6), asked of rtnetlink: /proc/sys may be hidden
- * (a unit's ProcSubset=pid). What is written into a tun without it, the
- * kernel drops. Return: 1 off, 0 on, or -errno.
+ * Whether IPv6 is off on the device @ifindex, asked of rtnetlink:
+ * /proc/sys may be hidden (a unit's ProcSubset=pid). What is written into
+ * a tun without it, the kernel drops. Return: UCM_NETDEV_IPV6_OFF or
+ * _NONE, 0 when it takes IPv6, or -errno.
  */
 int ucm_netdev_ipv6_off(int ifindex);
 
@@ -62,7 +67,7 @@ int ucm_netdev_parse_xdp(const struct nlmsghdr *h, uint64_t *features);
 /* Its xdp-zc-max-segs. Return: 0, -EOPNOTSUPP without it (before 6.6),
  * -EPROTO for a short attribute. */
 int ucm_netdev_parse_zc_segs(const struct nlmsghdr *h, uint32_t *segs);
-/* An RTM_NEWLINK's IPv6 setting: 1 off (or no IPv6 on it), 0 on,
+/* An RTM_NEWLINK's IPv6 setting: UCM_NETDEV_IPV6_OFF or _NONE, 0 on,
  * -EPROTO. */
 int ucm_netdev_parse_ipv6_off(const struct nlmsghdr *h);
 

@@ -1568,6 +1568,8 @@ for _ in range(3):
 # with the kernel on vd, said, and arrives there; IPv6 alone is refused.
 case_ipv6_off_tun() {
 	local r0 r1 r got why=
+	# (bad-flags' MTU of 1000 took IPv6, and with it $D6, off vd.)
+	ip -n "$dut" addr replace $D6/64 dev vd nodad
 	ip netns exec "$dut" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
 	if ! start_daemon v6off --cpus 0,1 --stats-json "$tmp/v6off.json" --interval 0 --duration 30; then
 		ip netns exec "$dut" sysctl -qw net.ipv6.conf.default.disable_ipv6=0

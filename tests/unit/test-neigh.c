@@ -1096,9 +1096,11 @@ static int test_netdev_ipv6_parse(void)
 	struct msgbuf b;
 	struct nlmsghdr *h;
 
-	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 1, 64)) == 1, "off taken for on");
+	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 1, 64)) == UCM_NETDEV_IPV6_OFF,
+		  "off taken for on");
 	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 0, 64)) == 0, "on taken for off");
-	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 0, 0)) == 1, "no IPv6 taken for on");
+	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 0, 0)) == UCM_NETDEV_IPV6_NONE,
+		  "no IPv6 taken for on, or for off");
 	UT_ASSERT(ucm_netdev_parse_ipv6_off(link_msg(&b, 1, DEVCONF_DISABLE_IPV6)) == -EPROTO,
 		  "settings short of disable_ipv6 taken");
 	h = link_msg(&b, 1, 64);
@@ -1126,7 +1128,8 @@ static int test_netdev_live(void)
 	}
 	/* rtnetlink's record of lo: IPv6 on or off, read; none of no device */
 	err = ucm_netdev_ipv6_off(1);
-	UT_ASSERT(err == 0 || err == 1, "lo's IPv6: %d (%s)", err, err < 0 ? strerror(-err) : "");
+	UT_ASSERT(err >= 0 && err <= UCM_NETDEV_IPV6_NONE, "lo's IPv6: %d (%s)", err,
+		  err < 0 ? strerror(-err) : "");
 	err = ucm_netdev_ipv6_off(0x7ffffff0);
 	UT_ASSERT(err == -ENODEV, "IPv6 of no such device: %d (%s)", err, strerror(-err));
 	return 0;

@@ -232,7 +232,8 @@ struct ucm_dp_opts {
 	uint32_t n_rx_cpus;
 	uint32_t steer_policy;		/* enum ucm_steer_policy; 0: FIXED */
 	/* SYMMETRIC, IPV4, IPV6 (steer.h). Where IPv6 is off on the tun,
-	 * IPv6 stays with the kernel (said); IPV6 alone: -EINVAL. */
+	 * IPv6 stays with the kernel (said); IPV6 alone: -EINVAL; with
+	 * UCM_DP_F_OWN_XDP, said. */
 	uint32_t steer_flags;
 	uint32_t fixed_worker;		/* UCM_STEER_FIXED's worker */
 	uint32_t xsk_mode;		/* enum ucm_xsk_mode */
