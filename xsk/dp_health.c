@@ -295,6 +295,23 @@ static void mtu_say(struct ucm_dp *dp)
 			dp->c.ifname, mtu, dp->c.if_mtu, dp->c.sink ? "" : " and the tun");
 }
 
+/* One way over a tap: the interface's MAC changed, the tap's not (that
+ * takes CAP_NET_ADMIN, which the run has not): said, once a change. */
+static void tap_iface_mac(struct ucm_dp *dp)
+{
+	char name[IF_NAMESIZE];
+	struct ifreq ifr = {};
+	const uint8_t *m = (const uint8_t *)ifr.ifr_hwaddr.sa_data, *t = dp->if_mac;
+
+	if (!if_indextoname(dp->ifindex, name) || ucm_dp_if_ioctl(name, SIOCGIFHWADDR, &ifr) ||
+	    !memcmp(m, dp->if_mac, 6))
+		return;
+	pr_warn("dp: %s's MAC is now %02x:%02x:%02x:%02x:%02x:%02x; the tap %s keeps %02x:%02x:%02x:%02x:%02x:%02x, which frames are steered by: those to the new one go to the kernel on %s, past the tap, until a restart gives it the new one\n",
+		name, m[0], m[1], m[2], m[3], m[4], m[5], ucm_tun__name(dp->tun), t[0], t[1], t[2],
+		t[3], t[4], t[5], name);
+	memcpy(dp->if_mac, m, 6);
+}
+
 void ucm_dp_follow_mac(struct ucm_dp *dp)
 {
 	uint32_t both = UCM_DP_F_TWO_WAY | UCM_DP_F_TAP;
@@ -315,6 +332,8 @@ void ucm_dp_follow_mac(struct ucm_dp *dp)
 	 * takes are those to its own (two-way, the peers send to it), which
 	 * an operator's change of the interface's does not move. Else the
 	 * interface's, by its index: renamed, it is still ours. */
+	if ((dp->c.flags & both) == UCM_DP_F_TAP && dp->tun)
+		tap_iface_mac(dp);
 	if ((dp->c.flags & UCM_DP_F_TAP) && dp->tun)
 		dev = ucm_tun__name(dp->tun);
 	else if (!if_indextoname(dp->ifindex, name))

@@ -162,7 +162,10 @@ struct ucm_dp {
 	bool mac_refused;		/* @mac was refused (said once) */
 	uint8_t back_mac[6];		/* two-way tun: the way back's source */
 	bool back_mac_set;		/* set by back_setup() */
-	bool tun_made;			/* the tun made by this start */
+	bool tun_fresh;			/* the tun made, or brought up, by
+					 * this start */
+	uint8_t if_mac[6];		/* a tap: the interface's it took,
+					 * then its last said (one way) */
 	struct ucm_dp_health health;	/* the first fault, kept */
 	struct dp_watch watch_w[UCM_CPUMAP_MAX_WORKERS];
 	struct dp_watch watch_q[UCM_XSK_MAX_QUEUES];

@@ -32,6 +32,14 @@ static int if_mac(const char *ifname, uint8_t *mac)
 	return err;
 }
 
+/* Whether device @name is up (@up) or down, as far as can be asked. */
+static bool tap_updown_is(const char *name, bool up)
+{
+	struct ifreq ifr = {};
+
+	return !ucm_dp_if_ioctl(name, SIOCGIFFLAGS, &ifr) && !!(ifr.ifr_flags & IFF_UP) == up;
+}
+
 /* A tap's flags, up or down. */
 static int tap_updown(const char *tap, bool up)
 {
@@ -49,10 +57,11 @@ static int tap_updown(const char *tap, bool up)
  * A tap takes the interface's address: the frames steered into it are
  * addressed to it (a tap's stack drops those to another station's as
  * other host), and two-way it answers for the interface on the link. One
- * this start made goes down for the change and up again: the kernel
- * makes a device's IPv6 link-local address from its MAC when it comes
- * up, and makes none anew for a MAC changed while up (the peers would
- * ask for the interface's).
+ * that was not up before this start goes down for the change and up
+ * again: the kernel makes a device's IPv6 link-local address from its MAC
+ * when it comes up, and makes none anew for a MAC changed while up (the
+ * peers would ask for the interface's). One way, a tap that cannot take
+ * it (attached without CAP_NET_ADMIN) is said, not refused.
  */
 static int tap_take_mac(struct ucm_dp *dp)
 {
@@ -62,17 +71,26 @@ static int tap_take_mac(struct ucm_dp *dp)
 	int err;
 
 	err = if_mac(dp->c.ifname, (uint8_t *)ifr.ifr_hwaddr.sa_data);
-	if (!err && !if_mac(tap, now) && !memcmp(now, ifr.ifr_hwaddr.sa_data, 6))
+	if (err)
+		return err;
+	memcpy(dp->if_mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (!if_mac(tap, now) && !memcmp(now, dp->if_mac, 6))
 		return 0;
-	if (!err && dp->tun_made)
+	if (dp->tun_fresh)
 		err = tap_updown(tap, false);
 	if (err)
 		goto out;
 	ifr.ifr_hwaddr.sa_family = 1;	/* ARPHRD_ETHER */
 	err = ucm_dp_if_ioctl(tap, SIOCSIFHWADDR, &ifr);
-	if (!err && dp->tun_made)
+	if (!err && dp->tun_fresh)
 		err = tap_updown(tap, true);
 out:
+	if (err && !(dp->c.flags & UCM_DP_F_TWO_WAY)) {
+		pr_warn("dp: cannot give %s the address of %s: %s; its stack drops what is steered into it as another station's until it has it (ip link set dev %s address %02x:%02x:%02x:%02x:%02x:%02x)\n",
+			tap, dp->c.ifname, strerror(-err), tap, dp->if_mac[0], dp->if_mac[1],
+			dp->if_mac[2], dp->if_mac[3], dp->if_mac[4], dp->if_mac[5]);
+		return 0;
+	}
 	if (err)
 		pr_warn("dp: cannot give %s the address of %s: %s\n", tap, dp->c.ifname,
 			strerror(-err));
@@ -332,8 +350,10 @@ static int dp_open_tun(struct ucm_dp *dp)
 		 .resolver_init = dp->c.thread_init ? dp_resolver_init : NULL,
 		 .resolver_init_ctx = &dp->c, .owner = dp->c.tun_owner);
 
-	/* Made by this start, or one there before (a template names none). */
-	dp->tun_made = strchr(dp->c.tun, '%') || !if_nametoindex(dp->c.tun);
+	/* Made by this start (a template names none there before), or one
+	 * it brings up: its addresses are made as it comes up. */
+	dp->tun_fresh = strchr(dp->c.tun, '%') || !if_nametoindex(dp->c.tun) ||
+			tap_updown_is(dp->c.tun, false);
 	dp->tun = ucm_tun__create(&to);
 	if (!dp->tun)
 		return -errno;

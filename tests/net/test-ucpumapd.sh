@@ -53,7 +53,7 @@
 #                  xdp_pass.link_ctrl grows, rx does not
 #   tap-one-way    --tap one way: the tap takes vd's MAC, and 5 datagrams
 #                  to the DUT's address are read on it, delivered by the
-#                  daemon
+#                  daemon; vd's MAC changed: said that the tap keeps its
 #   ipv6-off-tun   IPv6 off on the tun (net.ipv6.conf.default at its
 #                  making): said, IPv6 left to the kernel on vd (5 of 5
 #                  datagrams read, unclaimed grows, rx does not);
@@ -1642,6 +1642,12 @@ case_tap_one_way() {
 	r1=$(usr1_json "$dpid" "$tmp/tap1.json" '"%d" % d["delivered"]')
 	[ -n "$r0" ] && [ -n "$r1" ] && [ $((r1 - r0)) -ge 5 ] ||
 		why="$why delivered $r0 -> $r1 (want 5 more at least: through the tap);"
+	# vd's MAC changed: the tap keeps its own (the run may not change it),
+	# said.
+	ip -n "$dut" link set vd address 02:00:00:00:00:78
+	wait_line "$D_ERR" "vd's MAC is now 02:00:00:00:00:78; the tap $tun keeps $vdmac" 30 "$dpid" ||
+		why="$why vd's new MAC not said;"
+	ip -n "$dut" link set vd address "$vdmac"
 	stop_daemon
 	why="$why$(final_ok)$(leftovers)"
 	if [ -z "$why" ]; then ok tap-one-way "the tap has vd's MAC; 5 of 5 read through it, delivered $r0 -> $r1"; else bad tap-one-way "$why"; fi
