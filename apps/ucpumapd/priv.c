@@ -486,7 +486,8 @@ static bool same_file(FILE *a, FILE *b)
 
 /* SIGHUP: the files again by their names (a log rotation renamed them),
  * appended to. A file that cannot be opened now, for one because --user
- * may not write in its directory, is said once, and the one open goes on. */
+ * may not write in its directory, is said at each SIGHUP, and the one open
+ * goes on. */
 void priv_reopen(struct daemon *d)
 {
 	FILE *f;

@@ -947,6 +947,7 @@ case_multicast_out() {
 		bad multicast-out "ucpumapd did not start: $(head -c 300 "$tmp/d.err")"
 		return
 	fi
+	command -v tcpdump > /dev/null || { skip multicast-out "needs tcpdump (scripts/install-deps.sh)"; stop > /dev/null; return; }
 	ip -n "$d" route add 239.1.2.3/32 dev ucm2
 	# vg takes any group's frames: what they were sent to, on the wire.
 	ip netns exec "$g" tcpdump -nn -e -l -i vg 'udp port 4999' > "$tmp/mc.cap" 2> "$tmp/mc.cap.err" &
