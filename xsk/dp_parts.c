@@ -78,13 +78,16 @@ static int tap_take_mac(struct ucm_dp *dp)
 		return 0;
 	if (dp->tun_fresh)
 		err = tap_updown(tap, false);
-	if (err)
-		goto out;
-	ifr.ifr_hwaddr.sa_family = 1;	/* ARPHRD_ETHER */
-	err = ucm_dp_if_ioctl(tap, SIOCSIFHWADDR, &ifr);
-	if (!err && dp->tun_fresh)
-		err = tap_updown(tap, true);
-out:
+	if (!err) {
+		ifr.ifr_hwaddr.sa_family = 1;	/* ARPHRD_ETHER */
+		err = ucm_dp_if_ioctl(tap, SIOCSIFHWADDR, &ifr);
+	}
+	/* Up again, whatever the change did: as the set-up left it. */
+	if (dp->tun_fresh) {
+		int up = tap_updown(tap, true);
+
+		err = err ? err : up;
+	}
 	if (err && !(dp->c.flags & UCM_DP_F_TWO_WAY)) {
 		pr_warn("dp: cannot give %s the address of %s: %s; its stack drops what is steered into it as another station's until it has it (ip link set dev %s address %02x:%02x:%02x:%02x:%02x:%02x)\n",
 			tap, dp->c.ifname, strerror(-err), tap, dp->if_mac[0], dp->if_mac[1],
