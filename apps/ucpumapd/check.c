@@ -256,17 +256,16 @@ static void unserved_msg(const struct cfg *c, char *msg, size_t len)
 		snprintf(msg + off, len - off, " (not kept over a reboot)");
 }
 
-/* A number from /proc/sys: 0, or -1 where it cannot be read. */
-static int sysctl_num(const char *path, long *v)
+int file_num(const char *path, long *v)
 {
 	FILE *f = fopen(path, "re");
 	int n;
 
 	if (!f)
-		return -1;
+		return -errno;
 	n = fscanf(f, "%ld", v);
 	fclose(f);
-	return n == 1 ? 0 : -1;
+	return n == 1 ? 0 : -EINVAL;
 }
 
 /*
@@ -281,10 +280,10 @@ static void uring_msg(const struct daemon *d, char *msg, size_t len)
 	long disabled, group;
 
 	msg[0] = '\0';
-	if (d->c.no_batch || sysctl_num("/proc/sys/kernel/io_uring_disabled", &disabled) ||
+	if (d->c.no_batch || file_num("/proc/sys/kernel/io_uring_disabled", &disabled) ||
 	    disabled != 1)
 		return;
-	if (!sysctl_num("/proc/sys/kernel/io_uring_group", &group) && group == (long)d->priv.gid)
+	if (!file_num("/proc/sys/kernel/io_uring_group", &group) && group == (long)d->priv.gid)
 		return;
 	snprintf(msg, len, "kernel.io_uring_disabled is 1: the tun's writers make their io_uring in the set-up, which may; one rebuilt after a fault is not made (no capability is held by then), and that writer sends a packet a write() until a restart: set it to 0, or make kernel.io_uring_group the group ucpumapd runs as (%u)",
 		 (unsigned int)d->priv.gid);

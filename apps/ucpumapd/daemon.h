@@ -338,6 +338,9 @@ int priv_check_user(struct daemon *d);
 int priv_check_metrics(const struct daemon *d);
 int priv_check_tun(struct daemon *d);
 int setup_exit(int err);
+/* The number a file (/proc/sys, sysfs) holds: 0, -ENOENT (no such file),
+ * -EINVAL (no number) or another -errno. */
+int file_num(const char *path, long *v);
 /* The start's words (stderr), each with its fix: the RX queues of --dev
  * that RSS gives flows and --queues leaves out; an io_uring that could not
  * be rebuilt once the privileges are dropped. --check prints them as warn

@@ -211,17 +211,10 @@ int poll_confine(const struct cfg *c)
 static long dev_sysfs(const char *dev, const char *name)
 {
 	char path[128];
-	long v = -1;
-	FILE *f;
+	long v;
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return file_num(path, &v) ? -1 : v;
 }
 
 /* The gro_flush_timeout poll_napi_hint() suggests, in ns: what the NIC

@@ -211,15 +211,9 @@ int priv_check(const struct daemon *d)
  * ProcSubset=pid) or unreadable. */
 static int unprivileged_port_start(void)
 {
-	FILE *f = fopen("/proc/sys/net/ipv4/ip_unprivileged_port_start", "re");
-	int start = -1;
+	long start;
 
-	if (f) {
-		if (fscanf(f, "%d", &start) != 1)
-			start = -1;
-		fclose(f);
-	}
-	return start;
+	return file_num("/proc/sys/net/ipv4/ip_unprivileged_port_start", &start) ? -1 : start;
 }
 
 /* The --metrics-listen port, 0 for none (or the kernel's choice). */
@@ -234,13 +228,13 @@ static uint16_t metrics_port(const struct daemon *d)
 		     ((const struct sockaddr_in *)ss)->sin_port);
 }
 
-/* Its port may need CAP_NET_BIND_SERVICE: below the sysctl's first
- * unprivileged port, or below 1024 where that cannot be read. */
-static bool metrics_port_low(const struct daemon *d)
+/* Its port may need CAP_NET_BIND_SERVICE: below @start, the sysctl's
+ * first unprivileged port, or below 1024 where that cannot be read (-1). */
+static bool metrics_port_low(const struct daemon *d, int start)
 {
-	int start = unprivileged_port_start();
+	uint16_t port = metrics_port(d);
 
-	return metrics_port(d) && metrics_port(d) < (start < 0 ? 1024 : start);
+	return port && port < (start < 0 ? 1024 : start);
 }
 
 /* Each of these: 0, or the exit status after a message. */
@@ -287,16 +281,9 @@ static int lookup_user(struct daemon *d)
 static int sys_net_num(const char *dev, const char *attr, long *v)
 {
 	char path[128];
-	FILE *f;
-	int n;
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", dev, attr);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%ld", v);
-	fclose(f);
-	return n == 1 ? 0 : -EINVAL;
+	return file_num(path, v);
 }
 
 /* An existing tun or tap may be attached to when nobody else owns it: its
@@ -556,7 +543,8 @@ int priv_prepare(struct daemon *d)
 	/* What the set-up needs, of what we have: a capability missing is
 	 * the set-up's to report, with its fix. */
 	setup = (CAPS_SETUP | (d->c.user ? CAPS_SWITCH | CAPS_USER_SETUP : 0) |
-		 (metrics_port_low(d) ? CAP(CAP_NET_BIND_SERVICE) : 0)) & prm;
+		 (metrics_port_low(d, unprivileged_port_start()) ?
+		  CAP(CAP_NET_BIND_SERVICE) : 0)) & prm;
 	d->priv.setup = setup;
 	d->priv.run = CAPS_RUN & prm;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
@@ -589,7 +577,7 @@ int priv_check_metrics(const struct daemon *d)
 	uint64_t prm, eff;
 
 	/* The sysctl unread, the bind decides (EACCES: exit 78, said). */
-	if (start < 0 || !metrics_port_low(d) || caps_get(&prm, &eff) ||
+	if (start < 0 || !metrics_port_low(d, start) || caps_get(&prm, &eff) ||
 	    (prm & CAP(CAP_NET_BIND_SERVICE)))
 		return 0;
 	fprintf(stderr, "ucpumapd: --metrics-listen %s: a port below %d (net.ipv4.ip_unprivileged_port_start) needs CAP_NET_BIND_SERVICE, which this process does not have (the unit's CapabilityBoundingSet leaves it out): take a port from %d\n",
